@@ -1,0 +1,29 @@
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, relative } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+
+const packageDir = new URL("..", import.meta.url).pathname;
+const scratch = mkdtempSync(join(tmpdir(), "rms-gen-"));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+function listFiles(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    return statSync(path).isDirectory() ? listFiles(path) : [path];
+  });
+}
+
+describe("generated code", () => {
+  it("is exactly what buf generate makes from proto/ (no stale or hand-edited files)", () => {
+    execFileSync("buf", ["generate", "--template", "buf.gen.yaml", "--output", scratch], { cwd: packageDir, stdio: "pipe" });
+    const fresh = join(scratch, "src/gen");
+    const committed = join(packageDir, "src/gen");
+    const freshFiles = listFiles(fresh).map((f) => relative(fresh, f)).sort();
+    expect(listFiles(committed).map((f) => relative(committed, f)).sort()).toEqual(freshFiles);
+    for (const file of freshFiles) {
+      expect(readFileSync(join(committed, file), "utf8"), file).toBe(readFileSync(join(fresh, file), "utf8"));
+    }
+  });
+});

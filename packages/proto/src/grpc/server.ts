@@ -1,0 +1,75 @@
+import { create, toBinary, type DescFile } from "@bufbuild/protobuf";
+import { FileDescriptorProtoSchema } from "@bufbuild/protobuf/wkt";
+import { status as GrpcStatus, type Server, type ServerUnaryCall, type sendUnaryData, type UntypedHandleCall } from "@grpc/grpc-js";
+import { RpcError } from "./rpc-error.js";
+import { toServiceDefinition, methodPath } from "./service-definition.js";
+import type { AnyService, CallContext, ServiceImplementation } from "./types.js";
+
+export interface ServeOptions {
+  /** Runs before every handler; throw an RpcError to refuse the call (e.g. a missing admin token). */
+  readonly authorize?: (context: CallContext) => void;
+  /** Told about every call's outcome, for logs and metrics. `error` is set on failure. */
+  readonly onCallEnd?: (context: CallContext, grpcCode: GrpcStatus, durationMs: number, error?: unknown) => void;
+}
+
+const internalError = () =>
+  new RpcError(GrpcStatus.INTERNAL, {
+    type: "api_error",
+    code: "internal_error",
+    message: "An internal error occurred. The request may be retried.",
+  });
+
+/**
+ * Registers a protobuf-es service with a grpc-js server. Handlers are async
+ * functions; an RpcError they throw becomes the status plus its ErrorDetail,
+ * anything else becomes a generic INTERNAL error that leaks nothing.
+ */
+export function addService<S extends AnyService>(
+  server: Server,
+  service: S,
+  implementation: ServiceImplementation<S>,
+  options: ServeOptions = {},
+): void {
+  const handlers: Record<string, UntypedHandleCall> = {};
+  for (const method of service.methods) {
+    const handler = (implementation as Record<string, (req: unknown, ctx: CallContext) => Promise<unknown>>)[method.localName];
+    if (!handler) throw new Error(`no implementation for ${methodPath(method)}`);
+    handlers[method.localName] = (call: ServerUnaryCall<unknown, unknown>, callback: sendUnaryData<unknown>) => {
+      const started = performance.now();
+      const controller = new AbortController();
+      call.on("cancelled", () => controller.abort());
+      const context: CallContext = { method: methodPath(method), metadata: call.metadata, signal: controller.signal };
+      const run = async () => {
+        options.authorize?.(context);
+        return create(method.output, (await handler.call(implementation, call.request, context)) as never);
+      };
+      run().then(
+        (response) => {
+          options.onCallEnd?.(context, GrpcStatus.OK, performance.now() - started);
+          callback(null, response);
+        },
+        (error: unknown) => {
+          const rpcError = error instanceof RpcError ? error : internalError();
+          options.onCallEnd?.(context, rpcError.grpcCode, performance.now() - started, error);
+          callback({ code: rpcError.grpcCode, details: rpcError.message, metadata: rpcError.toMetadata() });
+        },
+      );
+    };
+  }
+  server.addService(toServiceDefinition(service), handlers);
+}
+
+/**
+ * The descriptor set that @grpc/reflection expects, built from protobuf-es file
+ * descriptors (with their imports), so reflection needs no .proto files at runtime.
+ */
+export function reflectionPackageDefinition(files: readonly DescFile[]): Record<string, { fileDescriptorProtos: Buffer[] }> {
+  const seen = new Map<string, Buffer>();
+  const visit = (file: DescFile) => {
+    if (seen.has(file.name)) return;
+    for (const dependency of file.dependencies) visit(dependency);
+    seen.set(file.proto.name, Buffer.from(toBinary(FileDescriptorProtoSchema, create(FileDescriptorProtoSchema, file.proto))));
+  };
+  files.forEach(visit);
+  return { rms: { fileDescriptorProtos: [...seen.values()] } };
+}

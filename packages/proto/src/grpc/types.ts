@@ -1,0 +1,39 @@
+import type { MessageInitShape, MessageShape } from "@bufbuild/protobuf";
+import type { GenService, GenServiceMethods } from "@bufbuild/protobuf/codegenv2";
+import type { Metadata } from "@grpc/grpc-js";
+
+export type AnyService = GenService<GenServiceMethods>;
+
+type Methods<S> = S extends GenService<infer M> ? M : never;
+
+/** What a handler learns about its call besides the request message. */
+export interface CallContext {
+  readonly method: string;
+  readonly metadata: Metadata;
+  /** Aborted when the caller cancels or the deadline passes. */
+  readonly signal: AbortSignal;
+}
+
+/** A server implementation of every unary method of a service. */
+export type ServiceImplementation<S> = {
+  [K in keyof Methods<S>]: (
+    request: MessageShape<Methods<S>[K]["input"]>,
+    context: CallContext,
+  ) => Promise<MessageInitShape<Methods<S>[K]["output"]>>;
+};
+
+export interface CallOptions {
+  /** Extra metadata sent with the call (e.g. rms-request-id, idempotency-key). */
+  readonly metadata?: Readonly<Record<string, string>>;
+  /** Per-call deadline in milliseconds from now. */
+  readonly timeoutMs?: number;
+  readonly signal?: AbortSignal;
+}
+
+/** A typed promise-based client: one function per unary method. */
+export type ServiceClient<S> = {
+  [K in keyof Methods<S>]: (
+    request: MessageInitShape<Methods<S>[K]["input"]>,
+    options?: CallOptions,
+  ) => Promise<MessageShape<Methods<S>[K]["output"]>>;
+};

@@ -1,0 +1,10 @@
+// The whole public face of @rms/proto: generated rms.v1 types and the grpc-js adapter.
+export * from "./gen/rms/v1/common_pb.js";
+export * from "./gen/rms/v1/errors_pb.js";
+export * from "./gen/rms/v1/resources_pb.js";
+export * from "./gen/rms/v1/admin_pb.js";
+export { addService, reflectionPackageDefinition, type ServeOptions } from "./grpc/server.js";
+export { createClient, type ClientOptions } from "./grpc/client.js";
+export { RpcError, isServiceError, STATUS_DETAILS_KEY, type ErrorFields } from "./grpc/rpc-error.js";
+export { toServiceDefinition, methodPath } from "./grpc/service-definition.js";
+export type { AnyService, CallContext, CallOptions, ServiceClient, ServiceImplementation } from "./grpc/types.js";
