@@ -8,6 +8,8 @@ import type { AnyService, CallContext, ServiceImplementation } from "./types.js"
 export interface ServeOptions {
   /** Runs before every handler; throw an RpcError to refuse the call (e.g. a missing admin token). */
   readonly authorize?: (context: CallContext) => void;
+  /** Turns a thrown non-RpcError into one (e.g. database outages into UNAVAILABLE); undefined: INTERNAL. */
+  readonly mapError?: (error: unknown) => RpcError | undefined;
   /** Told about every call's outcome, for logs and metrics. `error` is set on failure. */
   readonly onCallEnd?: (context: CallContext, grpcCode: GrpcStatus, durationMs: number, error?: unknown) => void;
 }
@@ -49,7 +51,7 @@ export function addService<S extends AnyService>(
           callback(null, response);
         },
         (error: unknown) => {
-          const rpcError = error instanceof RpcError ? error : internalError();
+          const rpcError = error instanceof RpcError ? error : (options.mapError?.(error) ?? internalError());
           options.onCallEnd?.(context, rpcError.grpcCode, performance.now() - started, error);
           callback({ code: rpcError.grpcCode, details: rpcError.message, metadata: rpcError.toMetadata() });
         },
@@ -59,11 +61,16 @@ export function addService<S extends AnyService>(
   server.addService(toServiceDefinition(service), handlers);
 }
 
+export type ReflectionPackageDefinition = Record<
+  string,
+  { format: "Protocol Buffer 3 EnumDescriptorProto"; type: object; fileDescriptorProtos: Buffer[] }
+>;
+
 /**
  * The descriptor set that @grpc/reflection expects, built from protobuf-es file
  * descriptors (with their imports), so reflection needs no .proto files at runtime.
  */
-export function reflectionPackageDefinition(files: readonly DescFile[]): Record<string, { fileDescriptorProtos: Buffer[] }> {
+export function reflectionPackageDefinition(files: readonly DescFile[]): ReflectionPackageDefinition {
   const seen = new Map<string, Buffer>();
   const visit = (file: DescFile) => {
     if (seen.has(file.name)) return;
@@ -71,5 +78,6 @@ export function reflectionPackageDefinition(files: readonly DescFile[]): Record<
     seen.set(file.proto.name, Buffer.from(toBinary(FileDescriptorProtoSchema, create(FileDescriptorProtoSchema, file.proto))));
   };
   files.forEach(visit);
-  return { rms: { fileDescriptorProtos: [...seen.values()] } };
+  // Shaped like a proto-loader enum entry: reflection reads only `fileDescriptorProtos`.
+  return { "rms.descriptors": { format: "Protocol Buffer 3 EnumDescriptorProto", type: {}, fileDescriptorProtos: [...seen.values()] } };
 }

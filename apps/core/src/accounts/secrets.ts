@@ -1,0 +1,60 @@
+import { createHash, timingSafeEqual } from "node:crypto";
+import { randomBase62 } from "../ids.js";
+
+export const KEY_KINDS = ["secret", "publishable", "restricted"] as const;
+export type KeyKindName = (typeof KEY_KINDS)[number];
+
+const KIND_PREFIX: Record<KeyKindName, string> = { secret: "sk", publishable: "pk", restricted: "rk" };
+
+/** 32 base62 characters ≈ 190 bits of entropy. */
+const SECRET_RANDOM_CHARS = 32;
+/** How much of a secret is kept in clear, to recognise a key in listings. */
+const DISPLAY_PREFIX_CHARS = 12;
+
+export const SCOPES = ["resources:read", "resources:write", "jobs:read", "jobs:write", "webhooks:write", "events:read"] as const;
+export type Scope = (typeof SCOPES)[number];
+
+/** The scopes a key grants: all for secret keys, read-only for publishable, the given ones (expanded) for restricted. */
+export function grantedScopes(kind: KeyKindName, requested: readonly Scope[]): Scope[] {
+  if (kind === "secret") return [...SCOPES];
+  if (kind === "publishable") return ["resources:read"];
+  const set = new Set<Scope>(requested);
+  if (set.has("jobs:write")) set.add("jobs:read"); // jobs:write implies jobs:read
+  return SCOPES.filter((s) => set.has(s));
+}
+
+export function isScope(value: string): value is Scope {
+  return (SCOPES as readonly string[]).includes(value);
+}
+
+/** A new secret such as `sk_test_…`; only its hash is ever stored. */
+export function newSecret(kind: KeyKindName, livemode: boolean): string {
+  return `${KIND_PREFIX[kind]}_${livemode ? "live" : "test"}_${randomBase62(SECRET_RANDOM_CHARS)}`;
+}
+
+/** What the secret's shape says about it, or null when it cannot be a key of ours. */
+export function parseSecret(secret: string): { kind: KeyKindName; livemode: boolean } | null {
+  const match = /^(sk|pk|rk)_(live|test)_[0-9A-Za-z]{32}$/.exec(secret);
+  if (!match) return null;
+  const kind = KEY_KINDS.find((k) => KIND_PREFIX[k] === match[1]);
+  return kind ? { kind, livemode: match[2] === "live" } : null;
+}
+
+/**
+ * SHA-256 of the secret. Secrets are 190 random bits, so a fast hash is enough
+ * (no dictionary to guess from) and keeps verification cheap on every request.
+ */
+export function hashSecret(secret: string): string {
+  return createHash("sha256").update(secret, "utf8").digest("hex");
+}
+
+/** Constant-time comparison of two hex hashes. */
+export function sameHash(a: string, b: string): boolean {
+  const left = Buffer.from(a, "hex");
+  const right = Buffer.from(b, "hex");
+  return left.length === right.length && timingSafeEqual(left, right);
+}
+
+export function displayPrefix(secret: string): string {
+  return secret.slice(0, DISPLAY_PREFIX_CHARS);
+}

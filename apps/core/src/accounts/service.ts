@@ -1,0 +1,94 @@
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import { KeyKind, type AdminService, type ApiKeySchema, type ServiceImplementation } from "@rms/proto";
+import type { Logger } from "pino";
+import { errors } from "../errors.js";
+import { isId } from "../ids.js";
+import { hashSecret, isScope, parseSecret, sameHash, type KeyKindName, type Scope } from "./secrets.js";
+import type { AccountStore, KeyDocument } from "./store.js";
+
+const KIND_NAMES: Record<number, KeyKindName> = {
+  [KeyKind.SECRET]: "secret",
+  [KeyKind.PUBLISHABLE]: "publishable",
+  [KeyKind.RESTRICTED]: "restricted",
+};
+const KIND_VALUES: Record<KeyKindName, KeyKind> = { secret: KeyKind.SECRET, publishable: KeyKind.PUBLISHABLE, restricted: KeyKind.RESTRICTED };
+
+function toMessage(key: KeyDocument): MessageInitShape<typeof ApiKeySchema> {
+  return {
+    id: key._id,
+    accountId: key.account,
+    kind: KIND_VALUES[key.kind],
+    livemode: key.livemode,
+    scopes: key.scopes,
+    created: BigInt(key.created),
+    expiresAt: BigInt(key.expires_at ?? 0),
+    revokedAt: BigInt(key.revoked_at ?? 0),
+    prefix: key.prefix,
+  };
+}
+
+const invalidKey = () => errors.unauthenticated("api_key_invalid", "Invalid API key provided.");
+
+/** Accounts and keys: the operator's RPCs, plus VerifyKey for the gateway. */
+export function adminService(store: AccountStore, logger: Logger): ServiceImplementation<typeof AdminService> {
+  return {
+    async createAccount() {
+      const account = await store.createAccount();
+      logger.info({ account_id: account._id }, "account created");
+      return { account: { id: account._id, created: BigInt(account.created) } };
+    },
+
+    async createKey(request) {
+      const kind = KIND_NAMES[request.kind];
+      if (!kind) throw errors.invalid("parameter_invalid", "kind must be secret, publishable or restricted.", "kind");
+      if (!isId("acct", request.accountId) || !(await store.getAccount(request.accountId))) {
+        throw errors.notFound("account", request.accountId, "account");
+      }
+      const unknown = request.scopes.find((s) => !isScope(s));
+      if (unknown !== undefined) throw errors.invalid("parameter_invalid", `Unknown scope '${unknown}'.`, "scopes");
+      if (kind === "restricted" && request.scopes.length === 0) {
+        throw errors.invalid("parameter_missing", "A restricted key needs at least one scope.", "scopes");
+      }
+      if (kind !== "restricted" && request.scopes.length > 0) {
+        throw errors.invalid("parameter_invalid", "Only restricted keys take scopes.", "scopes");
+      }
+      const expiresAt = Number(request.expiresAt);
+      if (expiresAt < 0) throw errors.invalid("parameter_invalid", "expires_at must be a Unix timestamp.", "expires_at");
+      const { key, secret } = await store.createKey({
+        account: request.accountId,
+        kind,
+        livemode: request.livemode,
+        scopes: request.scopes as Scope[],
+        expiresAt: expiresAt === 0 ? null : expiresAt,
+      });
+      logger.info({ key_id: key._id, account_id: key.account, kind, livemode: key.livemode }, "key created");
+      return { key: toMessage(key), secret };
+    },
+
+    async listKeys(request) {
+      if (!isId("acct", request.accountId) || !(await store.getAccount(request.accountId))) {
+        throw errors.notFound("account", request.accountId, "account");
+      }
+      return { keys: (await store.listKeys(request.accountId)).map(toMessage) };
+    },
+
+    async revokeKey(request) {
+      const key = isId("key", request.keyId) ? await store.revokeKey(request.keyId) : null;
+      if (!key) throw errors.notFound("key", request.keyId, "key");
+      logger.warn({ key_id: key._id, account_id: key.account, reason: request.reason || "operator" }, "key revoked");
+      return { key: toMessage(key) };
+    },
+
+    async verifyKey(request) {
+      if (!parseSecret(request.secret)) throw invalidKey();
+      const hash = hashSecret(request.secret);
+      const key = await store.findKeyByHash(hash);
+      if (!key || !sameHash(key.hash, hash)) throw invalidKey();
+      if (key.revoked_at !== null) throw errors.unauthenticated("api_key_revoked", "This API key has been revoked.");
+      if (key.expires_at !== null && key.expires_at <= Date.now() / 1000) {
+        throw errors.unauthenticated("api_key_expired", "This API key has expired.");
+      }
+      return { key: toMessage(key) };
+    },
+  };
+}

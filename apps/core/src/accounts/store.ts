@@ -1,0 +1,92 @@
+import type { Collection, Db } from "mongodb";
+import { newId } from "../ids.js";
+import { displayPrefix, grantedScopes, hashSecret, newSecret, type KeyKindName, type Scope } from "./secrets.js";
+
+export interface AccountDocument {
+  _id: string;
+  created: number;
+}
+
+export interface KeyDocument {
+  _id: string;
+  account: string;
+  kind: KeyKindName;
+  livemode: boolean;
+  scopes: Scope[];
+  /** SHA-256 of the secret; the secret itself is never stored. */
+  hash: string;
+  prefix: string;
+  created: number;
+  expires_at: number | null;
+  revoked_at: number | null;
+}
+
+const nowSeconds = () => Math.floor(Date.now() / 1000);
+
+/** Accounts and their API keys. */
+export class AccountStore {
+  readonly accounts: Collection<AccountDocument>;
+  readonly keys: Collection<KeyDocument>;
+
+  constructor(db: Db) {
+    this.accounts = db.collection<AccountDocument>("accounts");
+    this.keys = db.collection<KeyDocument>("api_keys");
+  }
+
+  async ensureIndexes(): Promise<void> {
+    await this.keys.createIndex({ hash: 1 }, { unique: true, name: "hash_unique" });
+    await this.keys.createIndex({ account: 1, _id: -1 }, { name: "account_keys" });
+  }
+
+  async createAccount(): Promise<AccountDocument> {
+    const account = { _id: newId("acct"), created: nowSeconds() };
+    await this.accounts.insertOne(account);
+    return account;
+  }
+
+  getAccount(id: string): Promise<AccountDocument | null> {
+    return this.accounts.findOne({ _id: id });
+  }
+
+  async countAccounts(): Promise<number> {
+    return this.accounts.countDocuments({}, { limit: 1 });
+  }
+
+  async createKey(input: {
+    account: string;
+    kind: KeyKindName;
+    livemode: boolean;
+    scopes: Scope[];
+    expiresAt: number | null;
+  }): Promise<{ key: KeyDocument; secret: string }> {
+    const secret = newSecret(input.kind, input.livemode);
+    const key: KeyDocument = {
+      _id: newId("key"),
+      account: input.account,
+      kind: input.kind,
+      livemode: input.livemode,
+      scopes: grantedScopes(input.kind, input.scopes),
+      hash: hashSecret(secret),
+      prefix: displayPrefix(secret),
+      created: nowSeconds(),
+      expires_at: input.expiresAt,
+      revoked_at: null,
+    };
+    await this.keys.insertOne(key);
+    return { key, secret };
+  }
+
+  listKeys(account: string): Promise<KeyDocument[]> {
+    return this.keys.find({ account }, { sort: { _id: -1 } }).toArray();
+  }
+
+  findKeyByHash(hash: string): Promise<KeyDocument | null> {
+    return this.keys.findOne({ hash });
+  }
+
+  /** Revokes once: the first revocation time is kept. Returns null for an unknown key. */
+  async revokeKey(id: string): Promise<KeyDocument | null> {
+    await this.keys.updateOne({ _id: id, revoked_at: null }, { $set: { revoked_at: nowSeconds() } });
+    return this.keys.findOne({ _id: id });
+  }
+}

@@ -1,0 +1,35 @@
+import { z } from "zod";
+
+const schema = z.object({
+  MONGODB_URI: z.string().regex(/^mongodb(\+srv)?:\/\//, "must be a mongodb:// or mongodb+srv:// URI"),
+  MONGODB_DATABASE: z.string().regex(/^[A-Za-z0-9_-]{1,63}$/, "must be 1-63 letters, digits, _ or -").default("rms"),
+  CORE_ADDR: z.string().regex(/^[^\s:]+:\d{1,5}$/, "must be host:port").default("127.0.0.1:50051"),
+  RMS_ADMIN_TOKEN: z.string().min(16, "must be at least 16 characters"),
+  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+});
+
+export type CoreConfig = {
+  mongoUri: string;
+  databaseName: string;
+  address: string;
+  adminToken: string;
+  logLevel: z.infer<typeof schema>["LOG_LEVEL"];
+};
+
+/** A configuration error: its message is one line naming the variable. */
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+/** Parses the environment once, at start-up. Nothing else reads process.env. */
+export function parseCoreConfig(env: Record<string, string | undefined>): CoreConfig {
+  const result = schema.safeParse(env);
+  if (!result.success) {
+    const issue = result.error.issues[0]!;
+    const variable = String(issue.path[0] ?? "environment");
+    const message = issue.code === "invalid_type" && env[variable] === undefined ? "is required" : issue.message;
+    throw new ConfigError(`${variable} ${message}`);
+  }
+  const c = result.data;
+  return { mongoUri: c.MONGODB_URI, databaseName: c.MONGODB_DATABASE, address: c.CORE_ADDR, adminToken: c.RMS_ADMIN_TOKEN, logLevel: c.LOG_LEVEL };
+}

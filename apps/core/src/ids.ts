@@ -1,0 +1,51 @@
+import { randomBytes } from "node:crypto";
+
+/** Every kind of id the service makes; nothing else may be minted. */
+export const ID_PREFIXES = ["res", "acct", "key", "job", "evt", "we", "req"] as const;
+export type IdPrefix = (typeof ID_PREFIXES)[number];
+
+// Base62 in ASCII order, so that ids compare byte-wise in the order they encode.
+const ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+const TIME_CHARS = 8; // 62^8 ms ≈ 6,900 years
+const RANDOM_CHARS = 14; // ≈ 83 bits
+const SUFFIX = new RegExp(`^[0-9A-Za-z]{${TIME_CHARS + RANDOM_CHARS}}$`);
+
+/** Base62 text of `count` uniformly random characters. */
+export function randomBase62(count: number): string {
+  let out = "";
+  while (out.length < count) {
+    for (const byte of randomBytes(count * 2)) {
+      // 248 = 4 * 62: rejecting the top bytes keeps every character equally likely.
+      if (byte < 248 && out.length < count) out += ALPHABET[byte % 62];
+    }
+  }
+  return out;
+}
+
+function encodeTime(ms: number): string {
+  let out = "";
+  for (let i = 0, rest = ms; i < TIME_CHARS; i++, rest = Math.floor(rest / 62)) out = ALPHABET[rest % 62] + out;
+  return out;
+}
+
+/**
+ * A new id: the prefix, then the creation time in milliseconds and random bits.
+ * Ids of one prefix sort (byte-wise) by creation time, so a list ordered by id
+ * is newest-first without a second sort key, and an id alone is a cursor.
+ */
+export function newId(prefix: IdPrefix, nowMs: number = Date.now()): string {
+  return `${prefix}_${encodeTime(nowMs)}${randomBase62(RANDOM_CHARS)}`;
+}
+
+/** True when `value` is a well-formed id of that prefix (it may or may not exist). */
+export function isId(prefix: IdPrefix, value: string): boolean {
+  return value.startsWith(`${prefix}_`) && SUFFIX.test(value.slice(prefix.length + 1));
+}
+
+/** The creation time (ms) encoded in a well-formed id. */
+export function idTimeMs(id: string): number {
+  const suffix = id.slice(id.indexOf("_") + 1, id.indexOf("_") + 1 + TIME_CHARS);
+  let ms = 0;
+  for (const char of suffix) ms = ms * 62 + ALPHABET.indexOf(char);
+  return ms;
+}

@@ -1,0 +1,41 @@
+#!/usr/bin/env node
+// Entry point of the core process: the only place that reads the environment.
+import { pino } from "pino";
+import { ConfigError, parseCoreConfig } from "./config.js";
+import { startCore } from "./server.js";
+
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = parseCoreConfig(process.env);
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`rms-core: ${error.message}\n`);
+      process.exit(2);
+    }
+    throw error;
+  }
+  const logger = pino({ level: config.logLevel, base: { service: "core" } });
+  const core = await startCore({ mongoUri: config.mongoUri, databaseName: config.databaseName, address: config.address, adminToken: config.adminToken, logger });
+
+  let stopping = false;
+  const shutdown = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, "core stopping");
+    core.stop().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        logger.error({ err: error }, "core stop failed");
+        process.exit(1);
+      },
+    );
+  };
+  process.on("SIGTERM", () => shutdown("SIGTERM"));
+  process.on("SIGINT", () => shutdown("SIGINT"));
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`rms-core: failed to start: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,125 @@
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import { ResourceStatus, type ResourceSchema, type ResourceService, type ServiceImplementation, type Tenant as TenantMessage } from "@rms/proto";
+import { errors } from "../errors.js";
+import { isId } from "../ids.js";
+import { requestInfo } from "../grpc/call-info.js";
+import type { ResourceDocument, ResourceStatusName } from "./model.js";
+import { ResourceStore, type Tenant } from "./store.js";
+import { mergeMetadata, validateName } from "./validation.js";
+
+export const LIST_LIMIT_DEFAULT = 20;
+export const LIST_LIMIT_MAX = 100;
+
+const STATUS_NAMES: Record<number, ResourceStatusName> = {
+  [ResourceStatus.ACTIVE]: "active",
+  [ResourceStatus.PAUSED]: "paused",
+  [ResourceStatus.ARCHIVED]: "archived",
+};
+const STATUS_VALUES: Record<ResourceStatusName, ResourceStatus> = {
+  active: ResourceStatus.ACTIVE,
+  paused: ResourceStatus.PAUSED,
+  archived: ResourceStatus.ARCHIVED,
+};
+
+/** UNSPECIFIED means "not given"; any other unknown number is invalid. */
+function statusName(value: ResourceStatus, param = "status"): ResourceStatusName | undefined {
+  if (value === ResourceStatus.UNSPECIFIED) return undefined;
+  const name = STATUS_NAMES[value];
+  if (!name) throw errors.invalid("parameter_invalid", "Invalid status: must be one of active, paused or archived.", param);
+  return name;
+}
+
+export function tenantOf(message: TenantMessage | undefined): Tenant {
+  if (!message?.accountId) throw errors.invalid("parameter_missing", "Missing required param: tenant.", "tenant");
+  return { account: message.accountId, livemode: message.livemode };
+}
+
+function toMessage(doc: ResourceDocument): MessageInitShape<typeof ResourceSchema> {
+  return {
+    id: doc._id,
+    name: doc.name,
+    status: STATUS_VALUES[doc.status],
+    metadata: doc.metadata.map((p) => ({ key: p.k, value: p.v })),
+    created: BigInt(doc.created),
+    livemode: doc.livemode,
+  };
+}
+
+function cursor(value: string, param: string): string | undefined {
+  if (value === "") return undefined;
+  if (!isId("res", value)) throw errors.invalid("parameter_invalid", `Invalid ${param}: '${value.slice(0, 64)}' is not a resource id.`, param);
+  return value;
+}
+
+/** The ResourceService RPCs: domain validation, then the store. */
+export function resourceService(store: ResourceStore): ServiceImplementation<typeof ResourceService> {
+  return {
+    async createResource(request, context) {
+      const tenant = tenantOf(request.tenant);
+      const doc = await store.create(
+        tenant,
+        {
+          name: validateName(request.name),
+          status: statusName(request.status) ?? "active",
+          metadata: mergeMetadata([], request.metadata),
+        },
+        requestInfo(context),
+      );
+      return { resource: toMessage(doc) };
+    },
+
+    async getResource(request) {
+      const doc = await store.get(tenantOf(request.tenant), request.id);
+      if (!doc) throw errors.notFound("resource", request.id);
+      return { resource: toMessage(doc) };
+    },
+
+    async updateResource(request, context) {
+      const tenant = tenantOf(request.tenant);
+      const name = request.name === undefined ? undefined : validateName(request.name);
+      const status = statusName(request.status);
+      const metadataChanged = request.clearMetadata || request.metadata.length > 0;
+      // Validate the changes up front, so a bad request fails before any read or write.
+      if (metadataChanged) mergeMetadata([], request.metadata.filter((e) => e.value !== ""));
+      const doc = await store.update(
+        tenant,
+        request.id,
+        {
+          ...(name !== undefined ? { name } : {}),
+          ...(status !== undefined ? { status } : {}),
+          ...(metadataChanged ? { metadata: (current) => mergeMetadata(current, request.metadata, request.clearMetadata) } : {}),
+        },
+        requestInfo(context),
+      );
+      if (!doc) throw errors.notFound("resource", request.id);
+      return { resource: toMessage(doc) };
+    },
+
+    async deleteResource(request, context) {
+      const doc = await store.delete(tenantOf(request.tenant), request.id, requestInfo(context));
+      if (!doc) throw errors.notFound("resource", request.id);
+      return { id: doc._id };
+    },
+
+    async listResources(request) {
+      const tenant = tenantOf(request.tenant);
+      const limit = request.limit === 0 ? LIST_LIMIT_DEFAULT : request.limit;
+      if (!Number.isInteger(limit) || limit < 1 || limit > LIST_LIMIT_MAX) {
+        throw errors.invalid("limit_invalid", `Invalid limit: must be an integer from 1 to ${LIST_LIMIT_MAX}.`, "limit");
+      }
+      const startingAfter = cursor(request.startingAfter, "starting_after");
+      const endingBefore = cursor(request.endingBefore, "ending_before");
+      if (startingAfter && endingBefore) {
+        throw errors.invalid("parameter_invalid", "You may only specify one of starting_after and ending_before.", "ending_before");
+      }
+      const status = statusName(request.status);
+      const page = await store.list(tenant, {
+        limit,
+        ...(startingAfter ? { startingAfter } : {}),
+        ...(endingBefore ? { endingBefore } : {}),
+        ...(status ? { status } : {}),
+      });
+      return { resources: page.items.map(toMessage), hasMore: page.hasMore };
+    },
+  };
+}

@@ -1,0 +1,173 @@
+import type { Collection, Db, Filter } from "mongodb";
+import { newId } from "../ids.js";
+import { sameMetadata } from "./validation.js";
+import type { PendingEvent, ResourceDocument, ResourceState, ResourceStatusName, MetadataPair } from "./model.js";
+
+export interface Tenant {
+  account: string;
+  livemode: boolean;
+}
+
+/** Who asked, carried into the events a write records. */
+export interface RequestInfo {
+  requestId: string | null;
+  idempotencyKey: string | null;
+}
+
+export interface ResourceChanges {
+  name?: string;
+  status?: ResourceStatusName;
+  /** Computes the new metadata from the current one (merge rules live in validation.ts). */
+  metadata?: (current: MetadataPair[]) => MetadataPair[];
+}
+
+export interface ListQuery {
+  limit: number;
+  startingAfter?: string;
+  endingBefore?: string;
+  status?: ResourceStatusName;
+}
+
+/** Retries of an optimistic update that lost a race before giving up. */
+const MAX_UPDATE_ATTEMPTS = 20;
+
+const live = { deleted: { $exists: false } } as const;
+
+export function stateOf(doc: ResourceDocument): ResourceState {
+  return { id: doc._id, name: doc.name, status: doc.status, metadata: doc.metadata, created: doc.created };
+}
+
+/**
+ * Storage of resources. Every change is one single-document write that also
+ * pushes its event into `pending_events` (the outbox), so a change and its event
+ * commit together or not at all.
+ */
+export class ResourceStore {
+  readonly collection: Collection<ResourceDocument>;
+
+  constructor(db: Db) {
+    this.collection = db.collection<ResourceDocument>("resources");
+  }
+
+  async ensureIndexes(): Promise<void> {
+    // Keyset pagination: ids sort by creation time, so (tenant, _id desc) is the whole order.
+    await this.collection.createIndex({ account: 1, livemode: 1, _id: -1 }, { name: "tenant_order" });
+    await this.collection.createIndex({ account: 1, livemode: 1, status: 1, _id: -1 }, { name: "tenant_status_order" });
+  }
+
+  private event(
+    type: PendingEvent["type"],
+    tenant: Tenant,
+    object: ResourceState,
+    request: RequestInfo,
+    previous: PendingEvent["previous_attributes"] = null,
+  ): PendingEvent {
+    return {
+      _id: newId("evt"),
+      type,
+      created: Math.floor(Date.now() / 1000),
+      account: tenant.account,
+      livemode: tenant.livemode,
+      object,
+      previous_attributes: previous,
+      request: { id: request.requestId, idempotency_key: request.idempotencyKey },
+    };
+  }
+
+  async create(
+    tenant: Tenant,
+    fields: { name: string; status: ResourceStatusName; metadata: MetadataPair[] },
+    request: RequestInfo,
+  ): Promise<ResourceDocument> {
+    const nowMs = Date.now();
+    const id = newId("res", nowMs);
+    const state: ResourceState = { id, ...fields, created: Math.floor(nowMs / 1000) };
+    const doc: ResourceDocument = {
+      _id: id,
+      account: tenant.account,
+      livemode: tenant.livemode,
+      ...state,
+      version: 0,
+      pending_events: [this.event("resource.created", tenant, state, request)],
+    };
+    await this.collection.insertOne(doc);
+    return doc;
+  }
+
+  async get(tenant: Tenant, id: string): Promise<ResourceDocument | null> {
+    return this.collection.findOne({ _id: id, account: tenant.account, livemode: tenant.livemode, ...live });
+  }
+
+  /**
+   * Applies changes with optimistic concurrency: read, compute, then write only
+   * if the version is still the one read. Returns null when the resource is gone.
+   * A change that alters nothing writes nothing and records no event.
+   */
+  async update(tenant: Tenant, id: string, changes: ResourceChanges, request: RequestInfo): Promise<ResourceDocument | null> {
+    for (let attempt = 0; attempt < MAX_UPDATE_ATTEMPTS; attempt++) {
+      const current = await this.get(tenant, id);
+      if (!current) return null;
+      const next: ResourceState = {
+        ...stateOf(current),
+        ...(changes.name !== undefined ? { name: changes.name } : {}),
+        ...(changes.status !== undefined ? { status: changes.status } : {}),
+        ...(changes.metadata ? { metadata: changes.metadata(current.metadata) } : {}),
+      };
+      const previous = changedFields(stateOf(current), next);
+      if (!previous) return current;
+      const event = this.event("resource.updated", tenant, next, request, previous);
+      const result = await this.collection.updateOne(
+        { _id: id, account: tenant.account, livemode: tenant.livemode, version: current.version, ...live },
+        { $set: { name: next.name, status: next.status, metadata: next.metadata }, $inc: { version: 1 }, $push: { pending_events: event } },
+      );
+      if (result.modifiedCount === 1) {
+        return { ...current, ...next, version: current.version + 1, pending_events: [...current.pending_events, event] };
+      }
+    }
+    throw new Error(`update of ${id} kept losing races`);
+  }
+
+  /** Tombstones the resource with its deletion event. Returns null when it was already gone. */
+  async delete(tenant: Tenant, id: string, request: RequestInfo): Promise<ResourceDocument | null> {
+    for (let attempt = 0; attempt < MAX_UPDATE_ATTEMPTS; attempt++) {
+      const current = await this.get(tenant, id);
+      if (!current) return null;
+      const event = this.event("resource.deleted", tenant, stateOf(current), request);
+      const result = await this.collection.updateOne(
+        { _id: id, account: tenant.account, livemode: tenant.livemode, version: current.version, ...live },
+        { $set: { deleted: true }, $inc: { version: 1 }, $push: { pending_events: event } },
+      );
+      if (result.modifiedCount === 1) return current;
+    }
+    throw new Error(`delete of ${id} kept losing races`);
+  }
+
+  /**
+   * One page, newest first. The cursor is an id, and ids encode their position,
+   * so a cursor stays valid after its resource is deleted and a page costs the
+   * same at any depth (an index range, never a skip).
+   */
+  async list(tenant: Tenant, query: ListQuery): Promise<{ items: ResourceDocument[]; hasMore: boolean }> {
+    const filter: Filter<ResourceDocument> = { account: tenant.account, livemode: tenant.livemode, ...live };
+    if (query.status) filter.status = query.status;
+    const backwards = query.endingBefore !== undefined;
+    if (query.startingAfter !== undefined) filter._id = { $lt: query.startingAfter };
+    if (query.endingBefore !== undefined) filter._id = { $gt: query.endingBefore };
+    const found = await this.collection
+      .find(filter, { sort: { _id: backwards ? 1 : -1 }, limit: query.limit + 1 })
+      .toArray();
+    const hasMore = found.length > query.limit;
+    const page = found.slice(0, query.limit);
+    return { items: backwards ? page.reverse() : page, hasMore };
+  }
+}
+
+/** Old values of the fields that differ, or null when nothing changed. */
+function changedFields(before: ResourceState, after: ResourceState): PendingEvent["previous_attributes"] {
+  const previous: NonNullable<PendingEvent["previous_attributes"]> = {};
+  if (before.name !== after.name) previous.name = before.name;
+  if (before.status !== after.status) previous.status = before.status;
+  if (!sameMetadata(before.metadata, after.metadata)) previous.metadata = before.metadata;
+  return Object.keys(previous).length ? previous : null;
+}
+

@@ -1,0 +1,96 @@
+import { Server, ServerCredentials } from "@grpc/grpc-js";
+import { ReflectionService } from "@grpc/reflection";
+import { AdminService, ResourceService, addService, file_rms_v1_admin, file_rms_v1_errors, file_rms_v1_resources, reflectionPackageDefinition, type ServeOptions } from "@rms/proto";
+import { HealthImplementation } from "grpc-health-check";
+import { MongoClient } from "mongodb";
+import { pino, type Logger } from "pino";
+import { AccountStore } from "./accounts/store.js";
+import { adminService } from "./accounts/service.js";
+import { mapStoreError } from "./errors.js";
+import { adminTokenGuard } from "./grpc/admin-token.js";
+import { requestId } from "./grpc/call-info.js";
+import { ResourceStore } from "./resources/store.js";
+import { resourceService } from "./resources/service.js";
+
+export interface CoreOptions {
+  mongoUri: string;
+  databaseName: string;
+  /** host:port; port 0 picks a free one. */
+  address?: string;
+  adminToken: string;
+  logger?: Logger;
+  /** How often the database is pinged for the health status. */
+  healthIntervalMs?: number;
+}
+
+export interface RunningCore {
+  /** host:port actually bound. */
+  readonly address: string;
+  readonly mongo: MongoClient;
+  /** Stops accepting calls, lets in-flight ones finish (bounded), closes the database. */
+  stop(graceMs?: number): Promise<void>;
+}
+
+const SERVICE_NAMES = ["", "rms.v1.ResourceService", "rms.v1.AdminService"];
+
+/** Starts the core gRPC server over MongoDB: resources, admin, health and reflection. */
+export async function startCore(options: CoreOptions): Promise<RunningCore> {
+  const logger = options.logger ?? pino({ level: "silent" });
+  const mongo = new MongoClient(options.mongoUri, { serverSelectionTimeoutMS: 2_000, connectTimeoutMS: 2_000 });
+  const db = mongo.db(options.databaseName);
+  const resources = new ResourceStore(db);
+  const accounts = new AccountStore(db);
+  await resources.ensureIndexes();
+  await accounts.ensureIndexes();
+
+  const server = new Server({ "grpc.max_receive_message_length": 4 * 1024 * 1024 });
+  const serveOptions: ServeOptions = {
+    authorize: adminTokenGuard(options.adminToken),
+    mapError: mapStoreError,
+    onCallEnd(context, code, durationMs, error) {
+      if (error && code === 13) logger.error({ err: error, method: context.method, request_id: requestId(context) }, "call failed");
+      else logger.debug({ method: context.method, code, duration_ms: Math.round(durationMs), request_id: requestId(context) }, "call");
+    },
+  };
+  addService(server, ResourceService, resourceService(resources), serveOptions);
+  addService(server, AdminService, adminService(accounts, logger), serveOptions);
+
+  const health = new HealthImplementation(Object.fromEntries(SERVICE_NAMES.map((n) => [n, "SERVING" as const])));
+  health.addToServer(server);
+  new ReflectionService(reflectionPackageDefinition([file_rms_v1_resources, file_rms_v1_admin, file_rms_v1_errors])).addToServer(server);
+
+  // Health follows the database: NOT_SERVING while it does not answer a ping.
+  const checkHealth = async () => {
+    const ok = await db.command({ ping: 1 }, { timeoutMS: 1_500 }).then(() => true, () => false);
+    for (const name of SERVICE_NAMES) health.setStatus(name, ok ? "SERVING" : "NOT_SERVING");
+  };
+  const healthTimer = setInterval(checkHealth, options.healthIntervalMs ?? 2_000);
+  healthTimer.unref();
+
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync(options.address ?? "127.0.0.1:0", ServerCredentials.createInsecure(), (err, bound) => (err ? reject(err) : resolve(bound))),
+  );
+  const host = (options.address ?? "127.0.0.1:0").replace(/:\d+$/, "");
+  const address = `${host}:${port}`;
+  logger.info({ address }, "core listening");
+
+  return {
+    address,
+    mongo,
+    async stop(graceMs = 10_000) {
+      clearInterval(healthTimer);
+      await new Promise<void>((resolve) => {
+        const force = setTimeout(() => {
+          server.forceShutdown();
+          resolve();
+        }, graceMs);
+        server.tryShutdown(() => {
+          clearTimeout(force);
+          resolve();
+        });
+      });
+      await mongo.close();
+    },
+  };
+}
+
