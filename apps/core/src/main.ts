@@ -33,6 +33,8 @@ async function main(): Promise<void> {
   };
   process.on("SIGTERM", () => shutdown("SIGTERM"));
   process.on("SIGINT", () => shutdown("SIGINT"));
+  // Under `npm start` our stdin is a pipe from the launcher: its end means the launcher is gone.
+  if (process.env.RMS_SUPERVISED === "1") process.stdin.on("end", () => shutdown("launcher gone")).resume();
 }
 
 main().catch((error: unknown) => {

@@ -38,6 +38,13 @@ export function adminService(store: AccountStore, logger: Logger): ServiceImplem
       return { account: { id: account._id, created: BigInt(account.created) } };
     },
 
+    async listAccounts(request) {
+      const limit = request.limit === 0 ? 20 : request.limit;
+      if (limit < 1 || limit > 100) throw errors.invalid("limit_invalid", "limit must be from 1 to 100.", "limit");
+      const accounts = await store.listAccounts(limit);
+      return { accounts: accounts.map((a) => ({ id: a._id, created: BigInt(a.created) })) };
+    },
+
     async createKey(request) {
       const kind = KIND_NAMES[request.kind];
       if (!kind) throw errors.invalid("parameter_invalid", "kind must be secret, publishable or restricted.", "kind");

@@ -48,8 +48,8 @@ export class AccountStore {
     return this.accounts.findOne({ _id: id });
   }
 
-  async countAccounts(): Promise<number> {
-    return this.accounts.countDocuments({}, { limit: 1 });
+  listAccounts(limit: number): Promise<AccountDocument[]> {
+    return this.accounts.find({}, { sort: { _id: -1 }, limit }).toArray();
   }
 
   async createKey(input: {

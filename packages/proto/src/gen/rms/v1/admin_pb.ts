@@ -10,7 +10,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file rms/v1/admin.proto.
  */
 export const file_rms_v1_admin: GenFile = /*@__PURE__*/
-  fileDesc("ChJybXMvdjEvYWRtaW4ucHJvdG8SBnJtcy52MSImCgdBY2NvdW50EgoKAmlkGAEgASgJEg8KB2NyZWF0ZWQYAiABKAMisgEKBkFwaUtleRIKCgJpZBgBIAEoCRISCgphY2NvdW50X2lkGAIgASgJEh0KBGtpbmQYAyABKA4yDy5ybXMudjEuS2V5S2luZBIQCghsaXZlbW9kZRgEIAEoCBIOCgZzY29wZXMYBSADKAkSDwoHY3JlYXRlZBgGIAEoAxISCgpleHBpcmVzX2F0GAcgASgDEhIKCnJldm9rZWRfYXQYCCABKAMSDgoGcHJlZml4GAkgASgJIhYKFENyZWF0ZUFjY291bnRSZXF1ZXN0IjkKFUNyZWF0ZUFjY291bnRSZXNwb25zZRIgCgdhY2NvdW50GAEgASgLMg8ucm1zLnYxLkFjY291bnQiewoQQ3JlYXRlS2V5UmVxdWVzdBISCgphY2NvdW50X2lkGAEgASgJEh0KBGtpbmQYAiABKA4yDy5ybXMudjEuS2V5S2luZBIQCghsaXZlbW9kZRgDIAEoCBIOCgZzY29wZXMYBCADKAkSEgoKZXhwaXJlc19hdBgFIAEoAyJAChFDcmVhdGVLZXlSZXNwb25zZRIbCgNrZXkYASABKAsyDi5ybXMudjEuQXBpS2V5Eg4KBnNlY3JldBgCIAEoCSIlCg9MaXN0S2V5c1JlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoCSIwChBMaXN0S2V5c1Jlc3BvbnNlEhwKBGtleXMYASADKAsyDi5ybXMudjEuQXBpS2V5IjIKEFJldm9rZUtleVJlcXVlc3QSDgoGa2V5X2lkGAEgASgJEg4KBnJlYXNvbhgCIAEoCSIwChFSZXZva2VLZXlSZXNwb25zZRIbCgNrZXkYASABKAsyDi5ybXMudjEuQXBpS2V5IiIKEFZlcmlmeUtleVJlcXVlc3QSDgoGc2VjcmV0GAEgASgJIjAKEVZlcmlmeUtleVJlc3BvbnNlEhsKA2tleRgBIAEoCzIOLnJtcy52MS5BcGlLZXkqawoHS2V5S2luZBIYChRLRVlfS0lORF9VTlNQRUNJRklFRBAAEhMKD0tFWV9LSU5EX1NFQ1JFVBABEhgKFEtFWV9LSU5EX1BVQkxJU0hBQkxFEAISFwoTS0VZX0tJTkRfUkVTVFJJQ1RFRBADMuECCgxBZG1pblNlcnZpY2USTAoNQ3JlYXRlQWNjb3VudBIcLnJtcy52MS5DcmVhdGVBY2NvdW50UmVxdWVzdBodLnJtcy52MS5DcmVhdGVBY2NvdW50UmVzcG9uc2USQAoJQ3JlYXRlS2V5Ehgucm1zLnYxLkNyZWF0ZUtleVJlcXVlc3QaGS5ybXMudjEuQ3JlYXRlS2V5UmVzcG9uc2USPQoITGlzdEtleXMSFy5ybXMudjEuTGlzdEtleXNSZXF1ZXN0Ghgucm1zLnYxLkxpc3RLZXlzUmVzcG9uc2USQAoJUmV2b2tlS2V5Ehgucm1zLnYxLlJldm9rZUtleVJlcXVlc3QaGS5ybXMudjEuUmV2b2tlS2V5UmVzcG9uc2USQAoJVmVyaWZ5S2V5Ehgucm1zLnYxLlZlcmlmeUtleVJlcXVlc3QaGS5ybXMudjEuVmVyaWZ5S2V5UmVzcG9uc2ViBnByb3RvMw");
+  fileDesc("ChJybXMvdjEvYWRtaW4ucHJvdG8SBnJtcy52MSImCgdBY2NvdW50EgoKAmlkGAEgASgJEg8KB2NyZWF0ZWQYAiABKAMisgEKBkFwaUtleRIKCgJpZBgBIAEoCRISCgphY2NvdW50X2lkGAIgASgJEh0KBGtpbmQYAyABKA4yDy5ybXMudjEuS2V5S2luZBIQCghsaXZlbW9kZRgEIAEoCBIOCgZzY29wZXMYBSADKAkSDwoHY3JlYXRlZBgGIAEoAxISCgpleHBpcmVzX2F0GAcgASgDEhIKCnJldm9rZWRfYXQYCCABKAMSDgoGcHJlZml4GAkgASgJIhYKFENyZWF0ZUFjY291bnRSZXF1ZXN0IjkKFUNyZWF0ZUFjY291bnRSZXNwb25zZRIgCgdhY2NvdW50GAEgASgLMg8ucm1zLnYxLkFjY291bnQiJAoTTGlzdEFjY291bnRzUmVxdWVzdBINCgVsaW1pdBgBIAEoBSI5ChRMaXN0QWNjb3VudHNSZXNwb25zZRIhCghhY2NvdW50cxgBIAMoCzIPLnJtcy52MS5BY2NvdW50InsKEENyZWF0ZUtleVJlcXVlc3QSEgoKYWNjb3VudF9pZBgBIAEoCRIdCgRraW5kGAIgASgOMg8ucm1zLnYxLktleUtpbmQSEAoIbGl2ZW1vZGUYAyABKAgSDgoGc2NvcGVzGAQgAygJEhIKCmV4cGlyZXNfYXQYBSABKAMiQAoRQ3JlYXRlS2V5UmVzcG9uc2USGwoDa2V5GAEgASgLMg4ucm1zLnYxLkFwaUtleRIOCgZzZWNyZXQYAiABKAkiJQoPTGlzdEtleXNSZXF1ZXN0EhIKCmFjY291bnRfaWQYASABKAkiMAoQTGlzdEtleXNSZXNwb25zZRIcCgRrZXlzGAEgAygLMg4ucm1zLnYxLkFwaUtleSIyChBSZXZva2VLZXlSZXF1ZXN0Eg4KBmtleV9pZBgBIAEoCRIOCgZyZWFzb24YAiABKAkiMAoRUmV2b2tlS2V5UmVzcG9uc2USGwoDa2V5GAEgASgLMg4ucm1zLnYxLkFwaUtleSIiChBWZXJpZnlLZXlSZXF1ZXN0Eg4KBnNlY3JldBgBIAEoCSIwChFWZXJpZnlLZXlSZXNwb25zZRIbCgNrZXkYASABKAsyDi5ybXMudjEuQXBpS2V5KmsKB0tleUtpbmQSGAoUS0VZX0tJTkRfVU5TUEVDSUZJRUQQABITCg9LRVlfS0lORF9TRUNSRVQQARIYChRLRVlfS0lORF9QVUJMSVNIQUJMRRACEhcKE0tFWV9LSU5EX1JFU1RSSUNURUQQAzKsAwoMQWRtaW5TZXJ2aWNlEkwKDUNyZWF0ZUFjY291bnQSHC5ybXMudjEuQ3JlYXRlQWNjb3VudFJlcXVlc3QaHS5ybXMudjEuQ3JlYXRlQWNjb3VudFJlc3BvbnNlEkkKDExpc3RBY2NvdW50cxIbLnJtcy52MS5MaXN0QWNjb3VudHNSZXF1ZXN0Ghwucm1zLnYxLkxpc3RBY2NvdW50c1Jlc3BvbnNlEkAKCUNyZWF0ZUtleRIYLnJtcy52MS5DcmVhdGVLZXlSZXF1ZXN0Ghkucm1zLnYxLkNyZWF0ZUtleVJlc3BvbnNlEj0KCExpc3RLZXlzEhcucm1zLnYxLkxpc3RLZXlzUmVxdWVzdBoYLnJtcy52MS5MaXN0S2V5c1Jlc3BvbnNlEkAKCVJldm9rZUtleRIYLnJtcy52MS5SZXZva2VLZXlSZXF1ZXN0Ghkucm1zLnYxLlJldm9rZUtleVJlc3BvbnNlEkAKCVZlcmlmeUtleRIYLnJtcy52MS5WZXJpZnlLZXlSZXF1ZXN0Ghkucm1zLnYxLlZlcmlmeUtleVJlc3BvbnNlYgZwcm90bzM");
 
 /**
  * @generated from message rms.v1.Account
@@ -134,6 +134,42 @@ export const CreateAccountResponseSchema: GenMessage<CreateAccountResponse> = /*
   messageDesc(file_rms_v1_admin, 3);
 
 /**
+ * @generated from message rms.v1.ListAccountsRequest
+ */
+export type ListAccountsRequest = Message<"rms.v1.ListAccountsRequest"> & {
+  /**
+   * 1 to 100; 0 means 20. Newest first.
+   *
+   * @generated from field: int32 limit = 1;
+   */
+  limit: number;
+};
+
+/**
+ * Describes the message rms.v1.ListAccountsRequest.
+ * Use `create(ListAccountsRequestSchema)` to create a new message.
+ */
+export const ListAccountsRequestSchema: GenMessage<ListAccountsRequest> = /*@__PURE__*/
+  messageDesc(file_rms_v1_admin, 4);
+
+/**
+ * @generated from message rms.v1.ListAccountsResponse
+ */
+export type ListAccountsResponse = Message<"rms.v1.ListAccountsResponse"> & {
+  /**
+   * @generated from field: repeated rms.v1.Account accounts = 1;
+   */
+  accounts: Account[];
+};
+
+/**
+ * Describes the message rms.v1.ListAccountsResponse.
+ * Use `create(ListAccountsResponseSchema)` to create a new message.
+ */
+export const ListAccountsResponseSchema: GenMessage<ListAccountsResponse> = /*@__PURE__*/
+  messageDesc(file_rms_v1_admin, 5);
+
+/**
  * @generated from message rms.v1.CreateKeyRequest
  */
 export type CreateKeyRequest = Message<"rms.v1.CreateKeyRequest"> & {
@@ -172,7 +208,7 @@ export type CreateKeyRequest = Message<"rms.v1.CreateKeyRequest"> & {
  * Use `create(CreateKeyRequestSchema)` to create a new message.
  */
 export const CreateKeyRequestSchema: GenMessage<CreateKeyRequest> = /*@__PURE__*/
-  messageDesc(file_rms_v1_admin, 4);
+  messageDesc(file_rms_v1_admin, 6);
 
 /**
  * @generated from message rms.v1.CreateKeyResponse
@@ -196,7 +232,7 @@ export type CreateKeyResponse = Message<"rms.v1.CreateKeyResponse"> & {
  * Use `create(CreateKeyResponseSchema)` to create a new message.
  */
 export const CreateKeyResponseSchema: GenMessage<CreateKeyResponse> = /*@__PURE__*/
-  messageDesc(file_rms_v1_admin, 5);
+  messageDesc(file_rms_v1_admin, 7);
 
 /**
  * @generated from message rms.v1.ListKeysRequest
@@ -213,7 +249,7 @@ export type ListKeysRequest = Message<"rms.v1.ListKeysRequest"> & {
  * Use `create(ListKeysRequestSchema)` to create a new message.
  */
 export const ListKeysRequestSchema: GenMessage<ListKeysRequest> = /*@__PURE__*/
-  messageDesc(file_rms_v1_admin, 6);
+  messageDesc(file_rms_v1_admin, 8);
 
 /**
  * @generated from message rms.v1.ListKeysResponse
@@ -230,7 +266,7 @@ export type ListKeysResponse = Message<"rms.v1.ListKeysResponse"> & {
  * Use `create(ListKeysResponseSchema)` to create a new message.
  */
 export const ListKeysResponseSchema: GenMessage<ListKeysResponse> = /*@__PURE__*/
-  messageDesc(file_rms_v1_admin, 7);
+  messageDesc(file_rms_v1_admin, 9);
 
 /**
  * @generated from message rms.v1.RevokeKeyRequest
@@ -254,7 +290,7 @@ export type RevokeKeyRequest = Message<"rms.v1.RevokeKeyRequest"> & {
  * Use `create(RevokeKeyRequestSchema)` to create a new message.
  */
 export const RevokeKeyRequestSchema: GenMessage<RevokeKeyRequest> = /*@__PURE__*/
-  messageDesc(file_rms_v1_admin, 8);
+  messageDesc(file_rms_v1_admin, 10);
 
 /**
  * @generated from message rms.v1.RevokeKeyResponse
@@ -271,7 +307,7 @@ export type RevokeKeyResponse = Message<"rms.v1.RevokeKeyResponse"> & {
  * Use `create(RevokeKeyResponseSchema)` to create a new message.
  */
 export const RevokeKeyResponseSchema: GenMessage<RevokeKeyResponse> = /*@__PURE__*/
-  messageDesc(file_rms_v1_admin, 9);
+  messageDesc(file_rms_v1_admin, 11);
 
 /**
  * @generated from message rms.v1.VerifyKeyRequest
@@ -288,7 +324,7 @@ export type VerifyKeyRequest = Message<"rms.v1.VerifyKeyRequest"> & {
  * Use `create(VerifyKeyRequestSchema)` to create a new message.
  */
 export const VerifyKeyRequestSchema: GenMessage<VerifyKeyRequest> = /*@__PURE__*/
-  messageDesc(file_rms_v1_admin, 10);
+  messageDesc(file_rms_v1_admin, 12);
 
 /**
  * @generated from message rms.v1.VerifyKeyResponse
@@ -305,7 +341,7 @@ export type VerifyKeyResponse = Message<"rms.v1.VerifyKeyResponse"> & {
  * Use `create(VerifyKeyResponseSchema)` to create a new message.
  */
 export const VerifyKeyResponseSchema: GenMessage<VerifyKeyResponse> = /*@__PURE__*/
-  messageDesc(file_rms_v1_admin, 11);
+  messageDesc(file_rms_v1_admin, 13);
 
 /**
  * @generated from enum rms.v1.KeyKind
@@ -358,6 +394,14 @@ export const AdminService: GenService<{
     methodKind: "unary";
     input: typeof CreateAccountRequestSchema;
     output: typeof CreateAccountResponseSchema;
+  },
+  /**
+   * @generated from rpc rms.v1.AdminService.ListAccounts
+   */
+  listAccounts: {
+    methodKind: "unary";
+    input: typeof ListAccountsRequestSchema;
+    output: typeof ListAccountsResponseSchema;
   },
   /**
    * @generated from rpc rms.v1.AdminService.CreateKey

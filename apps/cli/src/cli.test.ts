@@ -1,0 +1,85 @@
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
+import { startCore, type RunningCore } from "@rms/core";
+import { testDatabaseName } from "@rms/test-db";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { runCli } from "./cli.js";
+
+const ADMIN_TOKEN = "cli-test-admin-token-0123456789";
+let core: RunningCore;
+beforeAll(async () => {
+  core = await startCore({ mongoUri: inject("mongoUri"), databaseName: testDatabaseName("cli"), adminToken: ADMIN_TOKEN });
+});
+afterAll(() => core.stop(1_000));
+
+/** Runs the CLI in-process against the test core; returns exit code and output. */
+async function rms(...args: string[]) {
+  let stdout = "";
+  let stderr = "";
+  const code = await runCli(args, {
+    env: { RMS_ADMIN_TOKEN: ADMIN_TOKEN, CORE_ADDR: core.address },
+    stdout: (t) => (stdout += t),
+    stderr: (t) => (stderr += t),
+  });
+  return { code, stdout, stderr, json: () => stdout.trim().split("\n").filter(Boolean).map((line) => JSON.parse(line)) };
+}
+
+describe("rms accounts and keys", () => {
+  it("creates an account and keys of every kind, lists and revokes them, one JSON object per line", async () => {
+    const account = (await rms("accounts", "create", "--json")).json()[0];
+    expect(account).toMatchObject({ id: expect.stringMatching(/^acct_/), object: "account" });
+
+    const secret = await rms("keys", "create", "--account", account.id, "--kind", "secret", "--mode", "test", "--json");
+    expect(secret.code).toBe(0);
+    const secretKey = secret.json()[0];
+    expect(secretKey).toMatchObject({ id: expect.stringMatching(/^key_/), kind: "secret", livemode: false, secret: expect.stringMatching(/^sk_test_/) });
+
+    const restricted = (await rms("keys", "create", "--account", account.id, "--kind", "restricted", "--mode", "live", "--scopes", "resources:read,jobs:write", "--expires-at", "4102444800", "--json")).json()[0];
+    expect(restricted).toMatchObject({ kind: "restricted", livemode: true, scopes: ["resources:read", "jobs:read", "jobs:write"], expires_at: 4102444800, secret: expect.stringMatching(/^rk_live_/) });
+
+    const publishable = (await rms("keys", "create", "--account", account.id, "--kind", "publishable", "--mode", "live", "--json")).json()[0];
+    expect(publishable.secret).toMatch(/^pk_live_/);
+
+    const listed = (await rms("keys", "list", "--account", account.id, "--json")).json();
+    expect(listed.map((k: { id: string }) => k.id)).toEqual([publishable.id, restricted.id, secretKey.id]);
+    expect(listed.every((k: Record<string, unknown>) => !("secret" in k))).toBe(true);
+
+    const revoked = await rms("keys", "revoke", secretKey.id, "--json");
+    expect(revoked.code).toBe(0);
+    expect(revoked.json()[0].revoked_at).toEqual(expect.any(Number));
+  });
+
+  it.each([
+    [["keys", "create", "--account", "acct_0VbmcTa0dnRox8QNLmcF1D", "--kind", "secret", "--mode", "test"], 1, /No such account/],
+    [["keys", "create", "--account", "acct_x", "--kind", "master", "--mode", "test"], 2, /kind/],
+    [["keys", "create", "--account", "acct_x", "--kind", "secret"], 2, /--mode/],
+    [["keys", "revoke", "key_0VbmcTa0dnRox8QNLmcF1D"], 1, /No such key/],
+    [["keys", "create", "--account", "acct_x", "--kind", "restricted", "--mode", "test", "--expires-at", "tomorrow"], 2, /Unix timestamp/],
+  ])("fails non-zero with a message on stderr: %j", async (args, code, message) => {
+    const result = await rms(...args);
+    expect(result.code).toBe(code);
+    expect(result.stderr).toMatch(message);
+    expect(result.stdout).toBe("");
+  });
+});
+
+describe("the rms binary", () => {
+  const run = promisify(execFile);
+  const bin = new URL("../bin/rms.js", import.meta.url).pathname;
+
+  it("works end to end as a process", async () => {
+    const { stdout } = await run(process.execPath, [bin, "accounts", "create", "--json"], { env: { ...process.env, RMS_ADMIN_TOKEN: ADMIN_TOKEN, CORE_ADDR: core.address } });
+    expect(JSON.parse(stdout)).toMatchObject({ object: "account" });
+  });
+
+  it("exits non-zero with one clear line when the core is down", async () => {
+    const error = await run(process.execPath, [bin, "accounts", "create", "--json"], { env: { ...process.env, RMS_ADMIN_TOKEN: ADMIN_TOKEN, CORE_ADDR: "127.0.0.1:1" } }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 1, stdout: "" });
+    expect((error as { stderr: string }).stderr).toBe("rms: cannot reach the core at 127.0.0.1:1 (is `npm start` running?)\n");
+  });
+
+  it("refuses a wrong admin token", async () => {
+    const error = await run(process.execPath, [bin, "accounts", "create"], { env: { ...process.env, RMS_ADMIN_TOKEN: "wrong-token-wrong-token", CORE_ADDR: core.address } }).catch((e: unknown) => e);
+    expect((error as { stderr: string }).stderr).toContain("refused the admin token");
+  });
+});

@@ -1,0 +1,140 @@
+import { AdminService, RpcError, createClient } from "@rms/proto";
+import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
+import { MissingAdminTokenError, readAdminToken } from "./admin-token.js";
+import { KIND_BY_NAME, accountJson, keyJson } from "./format.js";
+import { adminTokenFile } from "./paths.js";
+
+export interface CliIo {
+  env: Record<string, string | undefined>;
+  stdout: (text: string) => void;
+  stderr: (text: string) => void;
+  /** Runs the development stack (`rms start`); injected so the CLI stays testable. */
+  startStack?: () => Promise<number>;
+}
+
+const DEFAULT_CORE_ADDR = "127.0.0.1:50051";
+
+function unixSeconds(value: string): number {
+  if (!/^\d{1,12}$/.test(value)) throw new InvalidArgumentError("must be a Unix timestamp in seconds");
+  return Number(value);
+}
+
+function scopeList(value: string): string[] {
+  return value.split(",").map((s) => s.trim()).filter(Boolean);
+}
+
+/**
+ * The `rms` operator CLI. Returns the exit code: 0 on success, 1 on a failed
+ * call (one line on stderr), 2 on a usage error.
+ */
+export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
+  const program = new Command("rms")
+    .description("Operator CLI of the Resource Management Service: accounts and API keys.")
+    .option("--core <addr>", "address of the core gRPC service", io.env.CORE_ADDR || DEFAULT_CORE_ADDR)
+    .exitOverride()
+    .configureOutput({ writeOut: io.stdout, writeErr: io.stderr })
+    .showHelpAfterError(false);
+
+  const admin = () => {
+    const token = readAdminToken(io.env, adminTokenFile);
+    return createClient(AdminService, program.opts<{ core: string }>().core, {
+      metadata: { authorization: `Bearer ${token}` },
+      timeoutMs: 5_000,
+    });
+  };
+  const print = (json: boolean, value: Record<string, unknown>, human: string) => io.stdout(`${json ? JSON.stringify(value) : human}\n`);
+  let client: ReturnType<typeof admin> | undefined;
+  const withAdmin = () => (client ??= admin());
+
+  const accounts = program.command("accounts").description("manage accounts");
+  accounts
+    .command("create")
+    .description("create an account")
+    .option("--json", "print one JSON object per line")
+    .action(async (opts: { json?: boolean }) => {
+      const { account } = await withAdmin().createAccount({});
+      print(!!opts.json, accountJson(account!), `created account ${account!.id}`);
+    });
+  accounts
+    .command("list")
+    .description("list accounts, newest first")
+    .option("--limit <n>", "how many (1-100)", "20")
+    .option("--json", "print one JSON object per line")
+    .action(async (opts: { json?: boolean; limit: string }) => {
+      const { accounts: list } = await withAdmin().listAccounts({ limit: Number(opts.limit) });
+      for (const account of list) print(!!opts.json, accountJson(account), account.id);
+    });
+
+  const keys = program.command("keys").description("manage API keys");
+  keys
+    .command("create")
+    .description("create an API key; its secret is printed once")
+    .requiredOption("--account <acct_id>", "the account the key belongs to")
+    .addOption(new Option("--kind <kind>", "key kind").choices(["secret", "publishable", "restricted"]).makeOptionMandatory())
+    .addOption(new Option("--mode <mode>", "live or test data").choices(["live", "test"]).makeOptionMandatory())
+    .option("--scopes <a,b>", "scopes of a restricted key, comma-separated", scopeList)
+    .option("--expires-at <unix>", "expiry as a Unix timestamp", unixSeconds)
+    .option("--json", "print one JSON object per line")
+    .action(async (opts: { account: string; kind: string; mode: string; scopes?: string[]; expiresAt?: number; json?: boolean }) => {
+      const { key, secret } = await withAdmin().createKey({
+        accountId: opts.account,
+        kind: KIND_BY_NAME[opts.kind]!,
+        livemode: opts.mode === "live",
+        scopes: opts.scopes ?? [],
+        expiresAt: BigInt(opts.expiresAt ?? 0),
+      });
+      print(!!opts.json, keyJson(key!, secret), `created ${opts.kind} key ${key!.id}\n${secret}\n(the secret is shown only this once)`);
+    });
+  keys
+    .command("list")
+    .description("list an account's keys (never their secrets)")
+    .requiredOption("--account <acct_id>", "the account")
+    .option("--json", "print one JSON object per line")
+    .action(async (opts: { account: string; json?: boolean }) => {
+      const { keys: list } = await withAdmin().listKeys({ accountId: opts.account });
+      for (const key of list) {
+        const state = key.revokedAt ? "revoked" : "active";
+        print(!!opts.json, keyJson(key), `${key.id}  ${key.prefix}…  ${keyJson(key).kind}  ${key.livemode ? "live" : "test"}  ${state}  ${key.scopes.join(",")}`);
+      }
+    });
+  keys
+    .command("revoke")
+    .description("revoke a key at once")
+    .argument("<key_id>", "the key to revoke")
+    .option("--json", "print one JSON object per line")
+    .action(async (keyId: string, opts: { json?: boolean }) => {
+      const { key } = await withAdmin().revokeKey({ keyId, reason: "operator" });
+      print(!!opts.json, keyJson(key!), `revoked ${key!.id}`);
+    });
+
+  program
+    .command("start")
+    .description("run the whole development stack in the foreground (what `npm start` does)")
+    .action(async () => {
+      if (!io.startStack) throw new Error("start is not available here");
+      process.exitCode = await io.startStack();
+    });
+
+  try {
+    await program.parseAsync(argv, { from: "user" });
+    return 0;
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      return error.exitCode === 0 ? 0 : 2;
+    }
+    io.stderr(`rms: ${describe(error, program.opts<{ core: string }>().core)}\n`);
+    return 1;
+  } finally {
+    client?.close();
+  }
+}
+
+function describe(error: unknown, core: string): string {
+  if (error instanceof MissingAdminTokenError) return error.message;
+  if (error instanceof RpcError) {
+    if (error.code === "service_unavailable") return `cannot reach the core at ${core} (is \`npm start\` running?)`;
+    if (error.code === "admin_token_invalid") return "the core refused the admin token (check RMS_ADMIN_TOKEN)";
+    return `${error.message}${error.param ? ` (${error.param})` : ""} [${error.code}]`;
+  }
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,0 +1,48 @@
+import { spawn, type ChildProcess } from "node:child_process";
+
+export interface Child {
+  readonly name: string;
+  readonly process: ChildProcess;
+  /** Resolves with the exit code (or signal name) when the child is gone. */
+  readonly exited: Promise<number | string>;
+  /** SIGTERM, then SIGKILL after `graceMs`. Resolves once the child is gone. */
+  stop(graceMs: number): Promise<void>;
+}
+
+/**
+ * Starts a Node.js child that shares our stdout/stderr. Its stdin is a pipe it
+ * watches (RMS_SUPERVISED=1): if this process dies, even by SIGKILL, the pipe
+ * closes and the child shuts itself down, so none outlives the launcher.
+ */
+export function startNodeChild(name: string, script: string, env: Record<string, string>): Child {
+  const child = spawn(process.execPath, [script], {
+    env: { ...process.env, ...env, RMS_SUPERVISED: "1" },
+    stdio: ["pipe", "inherit", "inherit"],
+  });
+  const exited = new Promise<number | string>((resolve) => child.once("exit", (code, signal) => resolve(code ?? signal ?? 0)));
+  return {
+    name,
+    process: child,
+    exited,
+    async stop(graceMs) {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill("SIGTERM");
+      const timer = setTimeout(() => child.kill("SIGKILL"), graceMs);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+/** Polls `probe` until it resolves true or the time is up. */
+export async function waitUntil(what: string, probe: () => Promise<boolean>, timeoutMs: number, child?: Child): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let gone = false;
+  void child?.exited.then(() => (gone = true));
+  while (Date.now() < deadline) {
+    if (gone) throw new Error(`${what}: the process exited before it was ready`);
+    if (await probe().catch(() => false)) return;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`${what}: not ready after ${Math.round(timeoutMs / 1000)} s`);
+}

@@ -1,0 +1,27 @@
+import { describe, expect, it } from "vitest";
+import { parseStackConfig } from "./config.js";
+
+describe("stack configuration", () => {
+  it("defaults every variable of the contract", () => {
+    expect(parseStackConfig({})).toMatchObject({ PORT: 8443, HTTP_PORT: 8080, CORE_ADDR: "127.0.0.1:50051", METRICS_PORT: 9464, LOG_LEVEL: "info" });
+  });
+
+  it("treats empty values as unset", () => {
+    expect(parseStackConfig({ MONGODB_URI: "", PORT: "" })).toMatchObject({ PORT: 8443 });
+  });
+
+  it.each([
+    [{ PORT: "https" }, "PORT must be a port number"],
+    [{ HTTP_PORT: "70000" }, "HTTP_PORT must be a port number"],
+    [{ MONGODB_URI: "postgres://x" }, "MONGODB_URI must be a mongodb:// or mongodb+srv:// URI"],
+    [{ CORE_ADDR: "nope" }, "CORE_ADDR must be host:port"],
+    [{ TLS_CERT_FILE: "cert.pem" }, "TLS_KEY_FILE must be set together with the other TLS file"],
+    [{ RATE_LIMIT_LIVE: "-5" }, "RATE_LIMIT_LIVE must be a positive number"],
+    [{ WEBHOOK_RETRY_SCHEDULE: "5s,soon" }, "WEBHOOK_RETRY_SCHEDULE must be comma-separated delays such as 5s,5m,2h"],
+    [{ WEBHOOK_ALLOW_PRIVATE: "yes" }, "WEBHOOK_ALLOW_PRIVATE must be true or false"],
+    [{ LOG_LEVEL: "loud" }, "LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent"],
+    [{ RMS_ADMIN_TOKEN: "short" }, "RMS_ADMIN_TOKEN must be at least 16 characters"],
+  ])("refuses %o with one line naming the variable", (env, message) => {
+    expect(() => parseStackConfig(env)).toThrow(message);
+  });
+});

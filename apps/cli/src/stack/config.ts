@@ -1,0 +1,48 @@
+import { z } from "zod";
+
+const port = (fallback: number) =>
+  z.coerce.number({ message: "must be a port number" }).int("must be a port number").min(0, "must be a port number").max(65535, "must be a port number").default(fallback);
+const boolean = z.enum(["true", "false", "1", "0"], { message: "must be true or false" }).transform((v) => v === "true" || v === "1");
+const duration = /^\d+(ms|s|m|h)$/;
+
+/** Every variable of CONTRACT section 9, checked before anything starts. */
+const schema = z
+  .object({
+    MONGODB_URI: z.string().regex(/^mongodb(\+srv)?:\/\//, "must be a mongodb:// or mongodb+srv:// URI").optional(),
+    PORT: port(8443),
+    HTTP_PORT: port(8080),
+    CORE_ADDR: z.string().regex(/^[^\s:]+:\d{1,5}$/, "must be host:port").default("127.0.0.1:50051"),
+    METRICS_PORT: port(9464),
+    TLS_CERT_FILE: z.string().min(1).optional(),
+    TLS_KEY_FILE: z.string().min(1).optional(),
+    TRUSTED_PROXIES: z.string().regex(/^[0-9A-Fa-f:.,\s]*$/, "must be a comma-separated list of IP addresses").optional(),
+    RMS_ADMIN_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
+    WEBHOOK_ALLOW_PRIVATE: boolean.optional(),
+    WEBHOOK_RETRY_SCHEDULE: z
+      .string()
+      .refine((v) => v.split(",").every((part) => duration.test(part.trim())), "must be comma-separated delays such as 5s,5m,2h")
+      .optional(),
+    RATE_LIMIT_LIVE: z.coerce.number({ message: "must be a positive number" }).positive("must be a positive number").optional(),
+    RATE_LIMIT_TEST: z.coerce.number({ message: "must be a positive number" }).positive("must be a positive number").optional(),
+    LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"], { message: "must be one of fatal, error, warn, info, debug, trace, silent" }).default("info"),
+  })
+  .superRefine((c, ctx) => {
+    if (!!c.TLS_CERT_FILE !== !!c.TLS_KEY_FILE) {
+      ctx.addIssue({ code: "custom", path: [c.TLS_CERT_FILE ? "TLS_KEY_FILE" : "TLS_CERT_FILE"], message: "must be set together with the other TLS file" });
+    }
+  });
+
+export type StackConfig = z.infer<typeof schema>;
+
+export class StackConfigError extends Error {}
+
+export function parseStackConfig(env: Record<string, string | undefined>): StackConfig {
+  // Empty strings count as unset, as shells often export VAR= to clear a value.
+  const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ""));
+  const result = schema.safeParse(present);
+  if (!result.success) {
+    const issue = result.error.issues[0]!;
+    throw new StackConfigError(`${String(issue.path[0])} ${issue.message}`);
+  }
+  return result.data;
+}

@@ -1,0 +1,124 @@
+import { request } from "node:https";
+import { join } from "node:path";
+import { AdminService, KeyKind, createClient } from "@rms/proto";
+import { startDatabase, type RunningDatabase } from "@rms/test-db";
+import { ensureAdminToken } from "../admin-token.js";
+import { adminTokenFile, dataDir, repoRoot } from "../paths.js";
+import { startNodeChild, waitUntil, type Child } from "./children.js";
+import { parseStackConfig, StackConfigError, type StackConfig } from "./config.js";
+
+const STOP_GRACE_MS = 15_000;
+const say = (line: string) => process.stderr.write(`rms: ${line}\n`);
+
+/** GET /v1/status over HTTPS on localhost; true on 200. Readiness only, so the dev certificate is not checked here. */
+function statusOk(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const req = request({ host: "127.0.0.1", port, path: "/v1/status", rejectUnauthorized: false, timeout: 1_000 }, (res) => {
+      res.resume();
+      resolve(res.statusCode === 200);
+    });
+    req.on("error", () => resolve(false));
+    req.on("timeout", () => req.destroy());
+    req.end();
+  });
+}
+
+/** First start on an empty database: one account and one test secret key, printed once with a curl line. */
+async function bootstrapFirstAccount(admin: ReturnType<typeof createClient<typeof AdminService>>, config: StackConfig): Promise<void> {
+  const { accounts } = await admin.listAccounts({ limit: 1 });
+  if (accounts.length > 0) return;
+  const { account } = await admin.createAccount({});
+  const { secret } = await admin.createKey({ accountId: account!.id, kind: KeyKind.SECRET, livemode: false });
+  const tls = config.TLS_CERT_FILE ? "" : ` --cacert ${join(".data", "tls", "cert.pem")}`;
+  process.stdout.write(
+    [
+      "",
+      `Created account ${account!.id} with a test-mode secret key (shown only this once):`,
+      "",
+      `  ${secret}`,
+      "",
+      "Try it:",
+      "",
+      `  curl${tls} https://localhost:${config.PORT}/v1/resources -H "Authorization: Bearer ${secret}" -d name="My first resource"`,
+      "",
+    ].join("\n") + "\n",
+  );
+}
+
+/**
+ * `npm start`: the embedded database (unless MONGODB_URI), core and gateway, in
+ * the foreground. SIGTERM or SIGINT stops them all; returns the exit code.
+ */
+export async function startStack(env: Record<string, string | undefined>): Promise<number> {
+  let config: StackConfig;
+  try {
+    config = parseStackConfig(env);
+  } catch (error) {
+    if (error instanceof StackConfigError) {
+      say(error.message);
+      return 2;
+    }
+    throw error;
+  }
+
+  const children: Child[] = [];
+  let database: RunningDatabase | undefined;
+  let stopping: Promise<void> | undefined;
+  const stopAll = () =>
+    (stopping ??= (async () => {
+      for (const child of [...children].reverse()) await child.stop(STOP_GRACE_MS);
+      await database?.stop();
+    })());
+
+  let resolveExit: (code: number) => void = () => {};
+  const exitCode = new Promise<number>((resolve) => (resolveExit = resolve));
+  for (const signal of ["SIGINT", "SIGTERM"] as const) {
+    process.once(signal, () => {
+      say(`${signal}: stopping`);
+      void stopAll().then(() => resolveExit(0));
+    });
+  }
+
+  try {
+    const adminToken = ensureAdminToken(env, adminTokenFile);
+    database = config.MONGODB_URI ? undefined : await startDatabase({ dataDir: join(dataDir, "db"), logger: say });
+    const mongoUri = config.MONGODB_URI ?? database!.uri;
+    if (database) say(`database: ${database.engine} ${database.version} (data in .data/db)`);
+
+    const common = { RMS_ADMIN_TOKEN: adminToken, CORE_ADDR: config.CORE_ADDR, LOG_LEVEL: config.LOG_LEVEL };
+    const core = startNodeChild("core", join(repoRoot, "apps/core/dist/main.js"), { ...common, MONGODB_URI: mongoUri });
+    children.push(core);
+    const admin = createClient(AdminService, config.CORE_ADDR, { metadata: { authorization: `Bearer ${adminToken}` }, timeoutMs: 2_000 });
+    try {
+      await waitUntil("core", () => admin.listAccounts({ limit: 1 }).then(() => true), 60_000, core);
+      await bootstrapFirstAccount(admin, config);
+    } finally {
+      admin.close();
+    }
+
+    const gateway = startNodeChild("gateway", join(repoRoot, "apps/gateway/dist/main.js"), {
+      ...common,
+      ...Object.fromEntries(
+        (["PORT", "HTTP_PORT", "METRICS_PORT", "TLS_CERT_FILE", "TLS_KEY_FILE", "TRUSTED_PROXIES", "RATE_LIMIT_LIVE", "RATE_LIMIT_TEST"] as const)
+          .filter((name) => config[name] !== undefined)
+          .map((name) => [name, String(config[name])]),
+      ),
+      DATA_DIR: dataDir,
+    });
+    children.push(gateway);
+    await waitUntil("gateway", () => statusOk(config.PORT), 60_000, gateway);
+    say(`ready: https://localhost:${config.PORT}/v1 (plain HTTP ${config.HTTP_PORT ? `on ${config.HTTP_PORT}, rejecting` : "off"}; core at ${config.CORE_ADDR})`);
+
+    // Any child that dies on its own takes the stack down: a half-running stack helps no one.
+    void Promise.race(children.map((c) => c.exited.then((code) => ({ c, code })))).then(({ c, code }) => {
+      if (stopping) return;
+      say(`${c.name} exited (${code}); stopping`);
+      void stopAll().then(() => resolveExit(1));
+    });
+  } catch (error) {
+    say(`failed to start: ${error instanceof Error ? error.message : String(error)}`);
+    await stopAll();
+    return 1;
+  }
+  return exitCode;
+}

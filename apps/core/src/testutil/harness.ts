@@ -1,0 +1,41 @@
+import { AdminService, KeyKind, ResourceService, createClient } from "@rms/proto";
+import { testDatabaseName } from "@rms/test-db";
+import { inject } from "vitest";
+import { startCore, type RunningCore } from "../server.js";
+
+export const ADMIN_TOKEN = "test-admin-token-0123456789";
+
+/** A core on a free port over this test file's own database, with typed clients. */
+export async function startTestCore() {
+  const core: RunningCore = await startCore({
+    mongoUri: inject("mongoUri"),
+    databaseName: testDatabaseName("core"),
+    adminToken: ADMIN_TOKEN,
+    healthIntervalMs: 200,
+  });
+  const auth = { metadata: { authorization: `Bearer ${ADMIN_TOKEN}` } };
+  const admin = createClient(AdminService, core.address, auth);
+  const resources = createClient(ResourceService, core.address, auth);
+
+  /** A new account and its tenants in both modes. */
+  async function newAccount() {
+    const { account } = await admin.createAccount({});
+    const id = account!.id;
+    return { id, test: { accountId: id, livemode: false }, live: { accountId: id, livemode: true } };
+  }
+
+  return {
+    core,
+    admin,
+    resources,
+    newAccount,
+    KeyKind,
+    async stop() {
+      admin.close();
+      resources.close();
+      await core.stop(1_000);
+    },
+  };
+}
+
+export type TestCore = Awaited<ReturnType<typeof startTestCore>>;
