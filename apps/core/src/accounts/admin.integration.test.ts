@@ -36,7 +36,7 @@ describe("accounts and keys", () => {
 
   it("stores only a hash of the secret", async () => {
     const { key, secret } = await t.admin.createKey({ accountId: account, kind: KeyKind.SECRET });
-    const stored = await t.core.mongo.db().collection("api_keys").findOne({ _id: key!.id as never });
+    const stored = await t.db.collection("api_keys").findOne({ _id: key!.id as never });
     expect(JSON.stringify(stored)).not.toContain(secret);
     expect(JSON.stringify(stored)).not.toContain(secret.slice(12));
   });

@@ -14,7 +14,7 @@ beforeAll(async () => {
 });
 afterAll(() => t.stop());
 
-const storedDoc = (id: string) => t.core.mongo.db().collection<ResourceDocument>("resources").findOne({ _id: id });
+const storedDoc = (id: string) => t.db.collection<ResourceDocument>("resources").findOne({ _id: id });
 const metadataOf = (r: { metadata: { key: string; value: string }[] } | undefined) => r?.metadata.map((m) => [m.key, m.value]);
 
 describe("CreateResource", () => {
@@ -41,9 +41,9 @@ describe("CreateResource", () => {
     ["unknown status", { name: "a", status: 9 as ResourceStatus }, "parameter_invalid", "status"],
     ["51 metadata keys", { name: "a", metadata: Array.from({ length: 51 }, (_, i) => ({ key: `k${i}`, value: "v" })) }, "metadata_invalid", "metadata"],
   ])("refuses %s with INVALID_ARGUMENT and writes nothing", async (_label, fields, code, param) => {
-    const before = await t.core.mongo.db().collection("resources").countDocuments();
+    const before = await t.db.collection("resources").countDocuments();
     await expect(t.resources.createResource({ tenant, ...fields })).rejects.toMatchObject({ grpcCode: GrpcStatus.INVALID_ARGUMENT, code, param });
-    expect(await t.core.mongo.db().collection("resources").countDocuments()).toBe(before);
+    expect(await t.db.collection("resources").countDocuments()).toBe(before);
   });
 
   it("records its resource.created event in the same document", async () => {

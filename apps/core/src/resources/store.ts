@@ -1,5 +1,6 @@
 import type { Collection, Db, Filter } from "mongodb";
 import { newId } from "../ids.js";
+import { KeyedMutex } from "../util/keyed-mutex.js";
 import { sameMetadata } from "./validation.js";
 import type { PendingEvent, ResourceDocument, ResourceState, ResourceStatusName, MetadataPair } from "./model.js";
 
@@ -44,6 +45,13 @@ export function stateOf(doc: ResourceDocument): ResourceState {
  */
 export class ResourceStore {
   readonly collection: Collection<ResourceDocument>;
+  /**
+   * Writes to one resource are also serialized within this process: the embedded
+   * engine (FerretDB 1.x on SQLite) does not apply a filtered update atomically,
+   * so two concurrent version-checked updates could both "win" there. On MongoDB
+   * the version check alone is enough, across any number of processes.
+   */
+  private readonly writes = new KeyedMutex();
 
   constructor(db: Db) {
     this.collection = db.collection<ResourceDocument>("resources");
@@ -103,7 +111,11 @@ export class ResourceStore {
    * if the version is still the one read. Returns null when the resource is gone.
    * A change that alters nothing writes nothing and records no event.
    */
-  async update(tenant: Tenant, id: string, changes: ResourceChanges, request: RequestInfo): Promise<ResourceDocument | null> {
+  update(tenant: Tenant, id: string, changes: ResourceChanges, request: RequestInfo): Promise<ResourceDocument | null> {
+    return this.writes.run(id, () => this.updateNow(tenant, id, changes, request));
+  }
+
+  private async updateNow(tenant: Tenant, id: string, changes: ResourceChanges, request: RequestInfo): Promise<ResourceDocument | null> {
     for (let attempt = 0; attempt < MAX_UPDATE_ATTEMPTS; attempt++) {
       const current = await this.get(tenant, id);
       if (!current) return null;
@@ -128,7 +140,11 @@ export class ResourceStore {
   }
 
   /** Tombstones the resource with its deletion event. Returns null when it was already gone. */
-  async delete(tenant: Tenant, id: string, request: RequestInfo): Promise<ResourceDocument | null> {
+  delete(tenant: Tenant, id: string, request: RequestInfo): Promise<ResourceDocument | null> {
+    return this.writes.run(id, () => this.deleteNow(tenant, id, request));
+  }
+
+  private async deleteNow(tenant: Tenant, id: string, request: RequestInfo): Promise<ResourceDocument | null> {
     for (let attempt = 0; attempt < MAX_UPDATE_ATTEMPTS; attempt++) {
       const current = await this.get(tenant, id);
       if (!current) return null;

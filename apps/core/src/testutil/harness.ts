@@ -7,9 +7,10 @@ export const ADMIN_TOKEN = "test-admin-token-0123456789";
 
 /** A core on a free port over this test file's own database, with typed clients. */
 export async function startTestCore() {
+  const databaseName = testDatabaseName("core");
   const core: RunningCore = await startCore({
     mongoUri: inject("mongoUri"),
-    databaseName: testDatabaseName("core"),
+    databaseName,
     adminToken: ADMIN_TOKEN,
     healthIntervalMs: 200,
   });
@@ -26,6 +27,8 @@ export async function startTestCore() {
 
   return {
     core,
+    /** This test file's database, for checking what was stored. */
+    db: core.mongo.db(databaseName),
     admin,
     resources,
     newAccount,
