@@ -1,0 +1,112 @@
+import express, { type Express, type Request, type RequestHandler, type Response } from "express";
+import type { Logger } from "pino";
+import type { GatewayConfig } from "./config.js";
+import type { CoreClients } from "./core.js";
+import { ApiError, errorMiddleware } from "./errors.js";
+import { authenticate, authorize } from "./http/auth.js";
+import { requestParams } from "./http/body.js";
+import { requireHttps } from "./http/plain-http.js";
+import { normalizeIp } from "./http/https.js";
+import { requestIdOf, responseHeaders } from "./http/request-id.js";
+import type { Operation } from "./routes/operation.js";
+import { createResource } from "./routes/resources.create.js";
+import { deleteResource } from "./routes/resources.delete.js";
+import { listResources } from "./routes/resources.list.js";
+import { retrieveResource } from "./routes/resources.retrieve.js";
+import { updateResource } from "./routes/resources.update.js";
+import { statusHandler } from "./routes/status.js";
+
+/** Every authenticated public operation, described once. */
+export const OPERATIONS: readonly Operation[] = [listResources, createResource, retrieveResource, updateResource, deleteResource];
+
+export interface GatewayDeps {
+  readonly core: CoreClients;
+  readonly config: Pick<GatewayConfig, "trustedProxies">;
+  readonly logger: Logger;
+}
+
+const IDEMPOTENCY_KEY = /^[\x20-\x7e]{1,255}$/;
+
+/** Runs one operation: key, scope, parameters, core, response. */
+function operationHandler(operation: Operation, core: CoreClients): RequestHandler {
+  return async (req, res) => {
+    const principal = await authenticate(req.headers, core, res);
+    authorize(principal, operation.scope);
+    const metadata: Record<string, string> = { "rms-request-id": requestIdOf(res) };
+    const idempotencyKey = req.headers["idempotency-key"];
+    if (operation.method === "POST" && idempotencyKey !== undefined) {
+      if (typeof idempotencyKey !== "string" || !IDEMPOTENCY_KEY.test(idempotencyKey)) {
+        throw new ApiError("parameter_invalid", "Invalid Idempotency-Key: 1 to 255 printable ASCII characters.", { param: "Idempotency-Key" });
+      }
+      metadata["idempotency-key"] = idempotencyKey;
+    }
+    const params = await requestParams(req);
+    const result = await operation.handle({
+      params,
+      path: req.params as Record<string, string>,
+      tenant: principal.tenant,
+      core,
+      call: { metadata },
+    });
+    res.status(result.status).send(JSON.stringify(result.body));
+  };
+}
+
+/** One structured line per request, with its id; never headers (they carry keys). */
+function accessLog(logger: Logger): RequestHandler {
+  return (req, res, next) => {
+    const started = process.hrtime.bigint();
+    res.on("finish", () => {
+      logger.info(
+        {
+          request_id: requestIdOf(res),
+          method: req.method,
+          path: req.path,
+          status: res.statusCode,
+          duration_ms: Number((process.hrtime.bigint() - started) / 1_000_000n),
+        },
+        "request",
+      );
+    });
+    next();
+  };
+}
+
+function methodNotAllowed(allowed: readonly string[]): RequestHandler {
+  const allow = allowed.join(", ");
+  return (req: Request, _res: Response) => {
+    throw new ApiError("method_not_allowed", `${req.method} is not allowed on ${req.path}; allowed: ${allow}.`, { headers: { Allow: allow } });
+  };
+}
+
+/** The public /v1 API as an Express app; the caller picks the servers it runs on. */
+export function createGatewayApp(deps: GatewayDeps): Express {
+  const { core, logger } = deps;
+  const app = express();
+  app.disable("x-powered-by");
+  app.disable("etag");
+  app.set("query parser", false);
+  app.set("case sensitive routing", true);
+
+  app.use(responseHeaders());
+  app.use(accessLog(logger));
+  app.use(requireHttps(new Set(deps.config.trustedProxies.map(normalizeIp)), core, logger));
+
+  const methodsByPath = new Map<string, string[]>([["/v1/status", ["GET"]]]);
+  app.get("/v1/status", statusHandler(core, logger));
+  for (const operation of OPERATIONS) {
+    const route = app.route(operation.path);
+    const handler = operationHandler(operation, core);
+    if (operation.method === "GET") route.get(handler);
+    else if (operation.method === "POST") route.post(handler);
+    else route.delete(handler);
+    methodsByPath.set(operation.path, [...(methodsByPath.get(operation.path) ?? []), operation.method]);
+  }
+  for (const [path, methods] of methodsByPath) app.all(path, methodNotAllowed(methods));
+
+  app.use((req: Request) => {
+    throw new ApiError("route_missing", `Unrecognized request URL (${req.method}: ${req.path.slice(0, 200)}).`);
+  });
+  app.use(errorMiddleware(logger));
+  return app;
+}

@@ -1,0 +1,105 @@
+import { isIP } from "node:net";
+import { z } from "zod";
+
+/** The gateway's settings, parsed once from the environment by `parseGatewayConfig`. */
+export interface GatewayConfig {
+  /** HTTPS port; 0 picks a free one. */
+  readonly port: number;
+  /** Plain-HTTP rejecting listener; null disables it, 0 picks a free port. */
+  readonly httpPort: number | null;
+  /** Interface to listen on; undefined means all. */
+  readonly host: string | undefined;
+  /** Core gRPC address, host:port. */
+  readonly coreAddr: string;
+  /** Certificate and key files, or null for the development certificate under `dataDir/tls`. */
+  readonly tls: { readonly certFile: string; readonly keyFile: string } | null;
+  /** Peers whose `X-Forwarded-Proto: https` is believed. */
+  readonly trustedProxies: readonly string[];
+  /** Sent to core as `authorization: Bearer <token>`. */
+  readonly adminToken: string;
+  readonly logLevel: "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
+  /** Where the development certificate is kept (`<dataDir>/tls/`). */
+  readonly dataDir: string;
+  /** Upper bound for finishing in-flight requests on shutdown. */
+  readonly shutdownGraceMs: number;
+}
+
+/** A configuration problem; the message is one line naming the variable. */
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "ConfigError";
+  }
+}
+
+const port = (fallback: number) =>
+  z
+    .string()
+    .trim()
+    .regex(/^\d{1,5}$/, "must be a port number from 0 to 65535")
+    .transform(Number)
+    .refine((n) => n <= 65535, "must be a port number from 0 to 65535")
+    .default(fallback);
+
+const optionalPositiveInt = z
+  .string()
+  .trim()
+  .regex(/^[1-9]\d{0,8}$/, "must be a positive integer")
+  .transform(Number)
+  .optional();
+
+const schema = z.object({
+  PORT: port(8443),
+  HTTP_PORT: port(8080),
+  HOST: z.string().trim().min(1, "must not be empty").optional(),
+  CORE_ADDR: z
+    .string()
+    .trim()
+    .regex(/^[^\s:]+:\d{1,5}$|^\[[0-9a-fA-F:.]+\]:\d{1,5}$/, "must be host:port")
+    .default("127.0.0.1:50051"),
+  TLS_CERT_FILE: z.string().trim().min(1, "must not be empty").optional(),
+  TLS_KEY_FILE: z.string().trim().min(1, "must not be empty").optional(),
+  TRUSTED_PROXIES: z
+    .string()
+    .default("")
+    .transform((value) => value.split(",").map((ip) => ip.trim()).filter((ip) => ip !== ""))
+    .refine((ips) => ips.every((ip) => isIP(ip) !== 0), "must be a comma-separated list of IP addresses"),
+  RMS_ADMIN_TOKEN: z.string({ error: "is required" }).min(1, "is required"),
+  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"], "must be one of fatal, error, warn, info, debug, trace, silent").default("info"),
+  DATA_DIR: z.string().trim().min(1, "must not be empty").default(".data"),
+  SHUTDOWN_GRACE_MS: optionalPositiveInt,
+  // Read by features of later issues (metrics, rate limits); validated now so a typo fails at start.
+  METRICS_PORT: port(9464),
+  RATE_LIMIT_LIVE: optionalPositiveInt,
+  RATE_LIMIT_TEST: optionalPositiveInt,
+});
+
+/**
+ * Validates the environment into a GatewayConfig. The only reader of the
+ * environment is main.ts, which passes it here.
+ */
+export function parseGatewayConfig(env: Readonly<Record<string, string | undefined>>): GatewayConfig {
+  // Treat empty strings as unset, as shells and launchers often pass them.
+  const present = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined && value !== ""));
+  const result = schema.safeParse(present);
+  if (!result.success) {
+    const issue = result.error.issues[0]!;
+    throw new ConfigError(`${String(issue.path[0] ?? "environment")} ${issue.message}`.replace(/\s+/g, " "));
+  }
+  const c = result.data;
+  if ((c.TLS_CERT_FILE === undefined) !== (c.TLS_KEY_FILE === undefined)) {
+    throw new ConfigError(`${c.TLS_CERT_FILE === undefined ? "TLS_CERT_FILE" : "TLS_KEY_FILE"} is required when ${c.TLS_CERT_FILE === undefined ? "TLS_KEY_FILE" : "TLS_CERT_FILE"} is set`);
+  }
+  return {
+    port: c.PORT,
+    httpPort: c.HTTP_PORT === 0 ? null : c.HTTP_PORT,
+    host: c.HOST,
+    coreAddr: c.CORE_ADDR,
+    tls: c.TLS_CERT_FILE !== undefined && c.TLS_KEY_FILE !== undefined ? { certFile: c.TLS_CERT_FILE, keyFile: c.TLS_KEY_FILE } : null,
+    trustedProxies: c.TRUSTED_PROXIES,
+    adminToken: c.RMS_ADMIN_TOKEN,
+    logLevel: c.LOG_LEVEL,
+    dataDir: c.DATA_DIR,
+    shutdownGraceMs: c.SHUTDOWN_GRACE_MS ?? 10_000,
+  };
+}

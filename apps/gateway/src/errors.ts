@@ -1,0 +1,188 @@
+import { status as GrpcStatus } from "@grpc/grpc-js";
+import { RpcError } from "@rms/proto";
+import type { ErrorRequestHandler } from "express";
+import type { Logger } from "pino";
+import { requestIdOf } from "./http/request-id.js";
+
+/**
+ * The closed catalogue of public error codes (CONTRACT section 2): each code has
+ * exactly one HTTP status and one error type.
+ */
+const CATALOGUE = {
+  parameter_missing: [400, "invalid_request_error"],
+  parameter_invalid: [400, "invalid_request_error"],
+  parameter_invalid_empty: [400, "invalid_request_error"],
+  parameter_unknown: [400, "invalid_request_error"],
+  string_too_long: [400, "invalid_request_error"],
+  metadata_invalid: [400, "invalid_request_error"],
+  limit_invalid: [400, "invalid_request_error"],
+  url_invalid: [400, "invalid_request_error"],
+  idempotency_key_reused: [400, "idempotency_error"],
+  api_key_missing: [401, "authentication_error"],
+  api_key_invalid: [401, "authentication_error"],
+  api_key_expired: [401, "authentication_error"],
+  api_key_revoked: [401, "authentication_error"],
+  insufficient_scope: [403, "permission_error"],
+  publishable_key_read_only: [403, "permission_error"],
+  https_required: [403, "invalid_request_error"],
+  resource_missing: [404, "invalid_request_error"],
+  route_missing: [404, "invalid_request_error"],
+  method_not_allowed: [405, "invalid_request_error"],
+  idempotency_key_in_use: [409, "idempotency_error"],
+  state_conflict: [409, "invalid_request_error"],
+  request_too_large: [413, "invalid_request_error"],
+  unsupported_media_type: [415, "invalid_request_error"],
+  rate_limited: [429, "rate_limit_error"],
+  internal_error: [500, "api_error"],
+  service_unavailable: [503, "api_error"],
+} as const satisfies Record<string, readonly [number, ErrorType]>;
+
+export type ErrorType =
+  | "invalid_request_error"
+  | "idempotency_error"
+  | "authentication_error"
+  | "permission_error"
+  | "rate_limit_error"
+  | "api_error";
+export type ErrorCode = keyof typeof CATALOGUE;
+
+export function isErrorCode(code: string): code is ErrorCode {
+  return Object.hasOwn(CATALOGUE, code);
+}
+
+/** The one mapping from an error code to its HTTP status. */
+export function httpStatusOf(code: ErrorCode): number {
+  return CATALOGUE[code][0];
+}
+
+export function errorTypeOf(code: ErrorCode): ErrorType {
+  return CATALOGUE[code][1];
+}
+
+/** Seconds a client should wait before retrying a 429 or 503. */
+export const RETRY_AFTER_SECONDS = 1;
+const INTERNAL_MESSAGE = "An unexpected error occurred. Please retry the request later, and contact support with the request id if it persists.";
+const UNAVAILABLE_MESSAGE = "The service is temporarily unavailable. Retry the request later.";
+
+/** The one error class handlers throw; the error middleware renders it. */
+export class ApiError extends Error {
+  readonly code: ErrorCode;
+  readonly type: ErrorType;
+  readonly status: number;
+  readonly param: string | undefined;
+  /** Extra response headers, e.g. Allow or WWW-Authenticate. */
+  readonly headers: Readonly<Record<string, string>>;
+
+  constructor(code: ErrorCode, message: string, options: { param?: string | undefined; headers?: Record<string, string>; type?: ErrorType } = {}) {
+    super(message);
+    this.name = "ApiError";
+    this.code = code;
+    this.type = options.type ?? errorTypeOf(code);
+    this.status = httpStatusOf(code);
+    this.param = options.param || undefined;
+    const headers: Record<string, string> = { ...options.headers };
+    if (this.status === 401) headers["WWW-Authenticate"] = "Bearer";
+    if (this.status === 429 || this.status === 503) headers["Retry-After"] ??= String(RETRY_AFTER_SECONDS);
+    this.headers = headers;
+  }
+
+  static internal(): ApiError {
+    return new ApiError("internal_error", INTERNAL_MESSAGE);
+  }
+
+  static unavailable(): ApiError {
+    return new ApiError("service_unavailable", UNAVAILABLE_MESSAGE);
+  }
+}
+
+/** HTTP status for a gRPC status code of a failed core call; undefined means "a bug" (500). */
+function httpStatusOfGrpc(code: GrpcStatus): number | undefined {
+  switch (code) {
+    case GrpcStatus.INVALID_ARGUMENT:
+      return 400;
+    case GrpcStatus.UNAUTHENTICATED:
+      return 401;
+    case GrpcStatus.PERMISSION_DENIED:
+      return 403;
+    case GrpcStatus.NOT_FOUND:
+      return 404;
+    case GrpcStatus.ALREADY_EXISTS:
+    case GrpcStatus.ABORTED:
+    case GrpcStatus.FAILED_PRECONDITION:
+      return 409;
+    case GrpcStatus.RESOURCE_EXHAUSTED:
+      return 429;
+    case GrpcStatus.UNAVAILABLE:
+    case GrpcStatus.DEADLINE_EXCEEDED:
+    case GrpcStatus.CANCELLED:
+      return 503;
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * The one translation of a core failure into a public error: the gRPC status
+ * picks the HTTP status, the structured detail gives type/code/param/message.
+ * A code outside the catalogue, or one whose status disagrees with the gRPC
+ * status, is a bug between the services: it becomes a generic 500.
+ */
+export function fromCoreError(error: unknown): ApiError {
+  if (!(error instanceof RpcError)) return ApiError.internal();
+  const status = httpStatusOfGrpc(error.grpcCode);
+  if (status === 503) return ApiError.unavailable();
+  if (status === undefined || !isErrorCode(error.code) || httpStatusOf(error.code) !== status) return ApiError.internal();
+  return new ApiError(error.code, error.message, { param: error.param, type: errorTypeOf(error.code) });
+}
+
+/** The error envelope, keys in contract order, `param` only when there is one. */
+export function errorBody(error: ApiError, requestId: string): string {
+  return JSON.stringify({
+    error: {
+      type: error.type,
+      code: error.code,
+      message: error.message,
+      ...(error.param !== undefined ? { param: error.param } : {}),
+      request_id: requestId,
+    },
+  });
+}
+
+/** Turns anything thrown into an ApiError: unknown errors become a generic 500. */
+export function toApiError(error: unknown): ApiError {
+  if (error instanceof ApiError) return error;
+  if (error instanceof RpcError) return fromCoreError(error);
+  // Express/router errors about the request itself (e.g. a malformed %-escape in the path).
+  if (error instanceof URIError || (isHttpError(error) && error.status === 400 && error.expose)) {
+    return new ApiError("parameter_invalid", "The request URL is malformed.");
+  }
+  return ApiError.internal();
+}
+
+function isHttpError(error: unknown): error is { status: number; expose: boolean } {
+  return typeof error === "object" && error !== null && typeof (error as { status?: unknown }).status === "number";
+}
+
+/** Writes an error response; every path that answers with an error goes through here. */
+export function sendError(res: import("express").Response, error: ApiError): void {
+  res.status(error.status);
+  for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
+  res.type("application/json").send(errorBody(error, requestIdOf(res)));
+}
+
+/** The one Express error middleware: renders everything as the envelope, never a stack. */
+export function errorMiddleware(logger: Logger): ErrorRequestHandler {
+  return (error, req, res, next) => {
+    const apiError = toApiError(error);
+    if (apiError.status >= 500) {
+      // Log the cause (for operators), never send it.
+      const cause = error instanceof RpcError ? { grpc_code: error.grpcCode, code: error.code, message: error.message } : { err: error };
+      logger.error({ request_id: requestIdOf(res), ...cause }, "request failed");
+    }
+    if (res.headersSent) {
+      next(error);
+      return;
+    }
+    sendError(res, apiError);
+  };
+}

@@ -1,0 +1,69 @@
+import { KeyKind, type ApiKey } from "@rms/proto";
+import type { IncomingHttpHeaders } from "node:http";
+import type { Response } from "express";
+import { ApiError, fromCoreError } from "../errors.js";
+import type { CoreClients } from "../core.js";
+import { requestIdOf } from "./request-id.js";
+
+export type Scope = "resources:read" | "resources:write" | "jobs:read" | "jobs:write" | "webhooks:write" | "events:read";
+
+/** Whose data a request acts on, from the verified key. */
+export interface Tenant {
+  readonly accountId: string;
+  readonly livemode: boolean;
+}
+
+/** A verified key, as much of it as handlers need. Never the secret. */
+export interface Principal {
+  readonly keyId: string;
+  readonly kind: KeyKind;
+  readonly tenant: Tenant;
+  readonly scopes: readonly string[];
+}
+
+/**
+ * The key presented with a request: `Authorization: Bearer <key>`, or (as Stripe
+ * clients do with `curl -u sk_...:`) Basic with the key as user name. Undefined
+ * when no credentials were sent.
+ */
+export function presentedKey(headers: IncomingHttpHeaders): string | undefined {
+  const header = headers.authorization?.trim();
+  if (!header) return undefined;
+  const [scheme = "", ...rest] = header.split(/\s+/);
+  const credentials = rest.join(" ");
+  if (scheme.toLowerCase() === "bearer") return credentials;
+  if (scheme.toLowerCase() === "basic") {
+    const decoded = Buffer.from(credentials, "base64").toString("utf8");
+    const colon = decoded.indexOf(":");
+    return colon === -1 ? decoded : decoded.slice(0, colon);
+  }
+  return "";
+}
+
+/** Asks core who the key belongs to; 401 (missing/invalid/expired/revoked) otherwise. */
+export async function authenticate(headers: IncomingHttpHeaders, core: CoreClients, res: Response): Promise<Principal> {
+  const secret = presentedKey(headers);
+  if (secret === undefined) {
+    throw new ApiError("api_key_missing", "You did not provide an API key. Provide your API key in the Authorization header, using Bearer auth (e.g. 'Authorization: Bearer YOUR_SECRET_KEY').");
+  }
+  if (secret === "" || secret.length > 512) throw new ApiError("api_key_invalid", "Invalid API key provided.");
+  let key: ApiKey | undefined;
+  try {
+    key = (await core.admin.verifyKey({ secret }, { metadata: { "rms-request-id": requestIdOf(res) } })).key;
+  } catch (error) {
+    throw fromCoreError(error);
+  }
+  if (!key) throw ApiError.internal();
+  return { keyId: key.id, kind: key.kind, tenant: { accountId: key.accountId, livemode: key.livemode }, scopes: key.scopes };
+}
+
+/** Secret keys may do everything; publishable keys only read; restricted keys exactly their scopes. */
+export function authorize(principal: Principal, scope: Scope): void {
+  if (principal.kind === KeyKind.SECRET) return;
+  if (principal.kind === KeyKind.PUBLISHABLE) {
+    if (scope === "resources:read") return;
+    throw new ApiError("publishable_key_read_only", `Publishable keys are read-only; this request needs the '${scope}' scope. Use a secret or restricted key.`);
+  }
+  if (principal.kind === KeyKind.RESTRICTED && principal.scopes.includes(scope)) return;
+  throw new ApiError("insufficient_scope", `The provided key does not have the required scope '${scope}' for this request.`);
+}

@@ -1,0 +1,215 @@
+import type { IncomingMessage } from "node:http";
+import qs from "qs";
+import { ApiError } from "../errors.js";
+
+/** Largest accepted request body, in bytes (1 MiB). */
+export const BODY_LIMIT_BYTES = 1024 * 1024;
+export const NESTING_DEPTH_LIMIT = 5;
+export const PARAMETER_LIMIT = 1000;
+
+/** Parsed request parameters: a null-prototype object, so any key is plain data. */
+export type Params = Record<string, unknown>;
+
+/**
+ * qs would turn `metadata[0]=x` into an array and silently drop `__proto__`
+ * segments. Escaping such key segments before qs sees them (and unescaping
+ * after) keeps every key as plain data: only `[]` makes an array.
+ */
+const ESCAPE = "\u0000";
+const needsEscape = (segment: string) => /^\d+$/.test(segment) || segment === "__proto__" || segment.startsWith(ESCAPE);
+const escapeSegment = (segment: string) => (needsEscape(segment) ? ESCAPE + segment : segment);
+const unescapeSegment = (segment: string) => (segment.startsWith(ESCAPE) ? segment.slice(1) : segment);
+
+/** Escapes the root and each `[segment]` of a decoded key, the way qs will split it. */
+export function escapeKey(key: string): string {
+  const match = /^([^[]*)((?:\[[^[\]]*\])*)([\s\S]*)$/.exec(key);
+  if (!match) return key;
+  const [, root = "", segments = "", rest = ""] = match;
+  const escaped = segments.replace(/\[([^[\]]*)\]/g, (_all, inner: string) => (inner === "" ? "[]" : `[${escapeSegment(inner)}]`));
+  return escapeSegment(root) + escaped + rest;
+}
+
+function unescapeTree(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(unescapeTree);
+  if (value !== null && typeof value === "object") {
+    const out: Params = Object.create(null) as Params;
+    for (const key of Object.keys(value)) out[unescapeSegment(key)] = unescapeTree((value as Params)[key]);
+    return out;
+  }
+  return value;
+}
+
+const QS_OPTIONS: qs.IParseOptions & { throwOnLimitExceeded: boolean; strictDepth: boolean } = {
+  depth: NESTING_DEPTH_LIMIT,
+  strictDepth: true,
+  parameterLimit: PARAMETER_LIMIT,
+  arrayLimit: PARAMETER_LIMIT,
+  throwOnLimitExceeded: true,
+  allowPrototypes: false,
+  plainObjects: true,
+  allowDots: false,
+  parseArrays: true,
+  charset: "utf-8",
+  decoder(text, defaultDecoder, charset, type) {
+    const decoded = defaultDecoder(text, defaultDecoder, charset) as string;
+    return type === "key" ? escapeKey(decoded) : decoded;
+  },
+};
+
+/** Parses a form body or query string with Stripe bracket notation, within the limits. */
+export function parseForm(text: string): Params {
+  let parsed: unknown;
+  try {
+    parsed = qs.parse(text, QS_OPTIONS);
+  } catch (error) {
+    if (error instanceof RangeError) {
+      throw new ApiError(
+        "parameter_invalid",
+        `Too many parameters or nesting too deep: at most ${PARAMETER_LIMIT} parameters, nested at most ${NESTING_DEPTH_LIMIT} levels.`,
+      );
+    }
+    throw new ApiError("parameter_invalid", "The parameters could not be parsed.");
+  }
+  return unescapeTree(parsed) as Params;
+}
+
+/** Re-creates JSON objects with null prototypes, counting parameters like the form parser does. */
+function toParams(value: unknown, depth: number, budget: { left: number }): unknown {
+  if (Array.isArray(value)) {
+    if ((budget.left -= value.length) < 0) throw tooManyJson();
+    return value.map((item) => toParams(item, depth + 1, budget));
+  }
+  if (value !== null && typeof value === "object") {
+    if (depth > NESTING_DEPTH_LIMIT) {
+      throw new ApiError("parameter_invalid", `The request body is nested too deeply: at most ${NESTING_DEPTH_LIMIT} levels.`);
+    }
+    const out: Params = Object.create(null) as Params;
+    for (const [key, item] of Object.entries(value)) {
+      if (--budget.left < 0) throw tooManyJson();
+      out[key] = toParams(item, depth + 1, budget);
+    }
+    return out;
+  }
+  return value;
+}
+
+const tooManyJson = () => new ApiError("parameter_invalid", `Too many parameters: at most ${PARAMETER_LIMIT}.`);
+
+export function parseJson(text: string): Params {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new ApiError("parameter_invalid", "Invalid JSON in the request body.");
+  }
+  if (value === null || typeof value !== "object" || Array.isArray(value)) {
+    throw new ApiError("parameter_invalid", "The JSON request body must be an object.");
+  }
+  return toParams(value, 0, { left: PARAMETER_LIMIT }) as Params;
+}
+
+function hasBody(req: IncomingMessage): boolean {
+  const length = req.headers["content-length"];
+  if (req.headers["transfer-encoding"] !== undefined) return true;
+  return length !== undefined && length !== "0";
+}
+
+function tooLarge(): ApiError {
+  return new ApiError("request_too_large", `The request body is too large: at most ${BODY_LIMIT_BYTES} bytes.`);
+}
+
+function unsupported(what: string): ApiError {
+  return new ApiError(
+    "unsupported_media_type",
+    `${what} Send the body as application/json or application/x-www-form-urlencoded.`,
+  );
+}
+
+/** Reads the whole body as bytes, refusing to buffer more than the limit. */
+function readBody(req: IncomingMessage): Promise<Buffer> {
+  const declared = Number(req.headers["content-length"] ?? Number.NaN);
+  if (Number.isFinite(declared) && declared > BODY_LIMIT_BYTES) return Promise.reject(tooLarge());
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const cleanup = () => {
+      req.off("data", onData);
+      req.off("end", onEnd);
+      req.off("error", onError);
+      req.off("aborted", onAborted);
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > BODY_LIMIT_BYTES) {
+        cleanup();
+        req.pause();
+        reject(tooLarge());
+        return;
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = () => {
+      cleanup();
+      resolve(Buffer.concat(chunks, size));
+    };
+    const onError = (error: Error) => {
+      cleanup();
+      reject(error);
+    };
+    const onAborted = () => onError(new Error("request aborted"));
+    req.on("data", onData);
+    req.on("end", onEnd);
+    req.on("error", onError);
+    req.on("aborted", onAborted);
+  });
+}
+
+/** Decodes UTF-8 strictly: invalid bytes are an invalid request, not replacement characters. */
+function utf8(bytes: Buffer): string {
+  try {
+    return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    throw new ApiError("parameter_invalid", "The request body is not valid UTF-8.");
+  }
+}
+
+/**
+ * The request body as parameters: JSON or form, anything else with a body is 415.
+ * A request without a body has no body parameters.
+ */
+export async function bodyParams(req: IncomingMessage): Promise<Params> {
+  if (!hasBody(req)) return Object.create(null) as Params;
+  const encoding = (req.headers["content-encoding"] ?? "identity").trim().toLowerCase();
+  if (encoding !== "identity") throw unsupported(`Content-Encoding '${encoding.slice(0, 40)}' is not supported.`);
+  const contentType = req.headers["content-type"];
+  if (contentType === undefined) throw unsupported("A request body needs a Content-Type.");
+  const [mediaType = "", ...parameters] = contentType.split(";").map((part) => part.trim().toLowerCase());
+  const charset = parameters.find((p) => p.startsWith("charset="))?.slice("charset=".length).replace(/"/g, "");
+  if (charset !== undefined && charset !== "utf-8" && charset !== "utf8") throw unsupported(`Charset '${charset.slice(0, 40)}' is not supported; use utf-8.`);
+  if (mediaType !== "application/json" && mediaType !== "application/x-www-form-urlencoded") {
+    throw unsupported(`Content-Type '${mediaType.slice(0, 100)}' is not supported.`);
+  }
+  const text = utf8(await readBody(req));
+  if (mediaType === "application/json") return text.trim() === "" ? (Object.create(null) as Params) : parseJson(text);
+  return parseForm(text);
+}
+
+/** The query string of a request URL as parameters. */
+export function queryParams(url: string): Params {
+  const at = url.indexOf("?");
+  return at === -1 ? (Object.create(null) as Params) : parseForm(url.slice(at + 1));
+}
+
+/**
+ * All parameters of a request: the query string and the body. A name given in
+ * both is ambiguous and refused.
+ */
+export async function requestParams(req: IncomingMessage & { originalUrl?: string }): Promise<Params> {
+  const query = queryParams(req.originalUrl ?? req.url ?? "");
+  const body = await bodyParams(req);
+  for (const key of Object.keys(query)) {
+    if (Object.hasOwn(body, key)) throw new ApiError("parameter_invalid", `Parameter '${key}' was given both in the URL and in the body.`, { param: key });
+    body[key] = query[key];
+  }
+  return body;
+}

@@ -1,0 +1,98 @@
+import { ApiError, type ErrorCode } from "../errors.js";
+import type { Params } from "./body.js";
+
+/**
+ * Type checks of request parameters. Form values are always strings, so every
+ * reader accepts the string form; JSON callers may also send real numbers and
+ * booleans where a field is numeric or boolean. Domain limits (lengths, counts)
+ * are left to core.
+ */
+
+/** Refuses any parameter not in `allowed`, naming the first one. */
+export function rejectUnknown(params: Params, allowed: readonly string[]): void {
+  const unknown = Object.keys(params).find((key) => !allowed.includes(key));
+  if (unknown !== undefined) {
+    throw new ApiError("parameter_unknown", `Received unknown parameter: ${unknown.slice(0, 100)}`, { param: unknown });
+  }
+}
+
+function describe(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  if (typeof value === "object") return "an object";
+  return `a ${typeof value}`;
+}
+
+export function optionalString(params: Params, name: string): string | undefined {
+  const value = params[name];
+  if (value === undefined) return undefined;
+  if (typeof value !== "string") throw new ApiError("parameter_invalid", `Invalid ${name}: must be a string, got ${describe(value)}.`, { param: name });
+  return value;
+}
+
+export function requiredString(params: Params, name: string): string {
+  const value = optionalString(params, name);
+  if (value === undefined) throw new ApiError("parameter_missing", `Missing required param: ${name}.`, { param: name });
+  return value;
+}
+
+/** One of `values`; an empty string is "unset", which an enum field cannot be. */
+export function optionalEnum<T extends string>(params: Params, name: string, values: readonly T[]): T | undefined {
+  const value = params[name];
+  if (value === undefined) return undefined;
+  if (value === "") {
+    throw new ApiError("parameter_invalid_empty", `You passed an empty string for '${name}'. We assume empty values are an attempt to unset a parameter; however '${name}' cannot be unset.`, { param: name });
+  }
+  if (typeof value !== "string" || !(values as readonly string[]).includes(value)) {
+    throw new ApiError("parameter_invalid", `Invalid ${name}: must be one of ${values.join(", ")}.`, { param: name });
+  }
+  return value as T;
+}
+
+/** An integer from `min` to `max`, as a JSON number or its decimal string form. */
+export function optionalInteger(
+  params: Params,
+  name: string,
+  range: { min: number; max: number },
+  code: ErrorCode = "parameter_invalid",
+): number | undefined {
+  const value = params[name];
+  if (value === undefined) return undefined;
+  const number = typeof value === "number" ? value : typeof value === "string" && /^[+-]?\d{1,15}$/.test(value) ? Number(value) : Number.NaN;
+  if (!Number.isSafeInteger(number) || number < range.min || number > range.max) {
+    throw new ApiError(code, `Invalid ${name}: must be an integer from ${range.min} to ${range.max}.`, { param: name });
+  }
+  return number;
+}
+
+export interface MetadataChange {
+  /** Entries in the order given; an empty value removes its key (update only). */
+  readonly entries: { key: string; value: string }[];
+  /** True for `metadata=""`: remove every existing key first. */
+  readonly clear: boolean;
+}
+
+/**
+ * Metadata as given: an object of string values (JSON numbers and booleans are
+ * taken in their string form), or `""` to clear. Keys are data, `__proto__` included.
+ */
+export function optionalMetadata(params: Params, name = "metadata"): MetadataChange | undefined {
+  const value = params[name];
+  if (value === undefined) return undefined;
+  if (value === "") return { entries: [], clear: true };
+  if (value === null || typeof value !== "object" || Array.isArray(value)) {
+    throw new ApiError("metadata_invalid", `Invalid ${name}: must be an object of key-value pairs, got ${describe(value)}.`, { param: name });
+  }
+  const entries: { key: string; value: string }[] = [];
+  for (const key of Object.keys(value)) {
+    const item = (value as Params)[key];
+    if (typeof item === "string") entries.push({ key, value: item });
+    else if ((typeof item === "number" && Number.isFinite(item)) || typeof item === "boolean") entries.push({ key, value: String(item) });
+    else {
+      throw new ApiError("metadata_invalid", `Invalid value for ${name}[${key.slice(0, 40)}]: values must be strings, got ${describe(item)}.`, {
+        param: `${name}[${key}]`,
+      });
+    }
+  }
+  return { entries, clear: false };
+}

@@ -1,0 +1,39 @@
+#!/usr/bin/env node
+// The gateway process: the only place that reads the environment.
+import { pino } from "pino";
+import { ConfigError, parseGatewayConfig, type GatewayConfig } from "./config.js";
+import { startGateway } from "./server.js";
+
+let config: GatewayConfig;
+try {
+  config = parseGatewayConfig(process.env);
+} catch (error) {
+  if (error instanceof ConfigError) {
+    process.stderr.write(`gateway: ${error.message}\n`);
+    process.exit(2);
+  }
+  throw error;
+}
+
+const logger = pino({ level: config.logLevel, base: { service: "gateway" } });
+try {
+  const gateway = await startGateway(config, { logger });
+  let stopping = false;
+  for (const signal of ["SIGTERM", "SIGINT"] as const) {
+    process.on(signal, () => {
+      if (stopping) return;
+      stopping = true;
+      logger.info({ signal }, "stopping: finishing in-flight requests");
+      void gateway.stop().then(
+        () => process.exit(0),
+        (error: unknown) => {
+          logger.error({ err: error }, "shutdown failed");
+          process.exit(1);
+        },
+      );
+    });
+  }
+} catch (error) {
+  logger.fatal({ err: error }, "gateway failed to start");
+  process.exit(1);
+}

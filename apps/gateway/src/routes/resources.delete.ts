@@ -1,0 +1,14 @@
+import { rejectUnknown } from "../http/params.js";
+import type { Operation } from "./operation.js";
+
+/** DELETE /v1/resources/:id: 200 with the deletion result. */
+export const deleteResource: Operation = {
+  method: "DELETE",
+  path: "/v1/resources/:id",
+  scope: "resources:write",
+  async handle({ params, path, tenant, core, call }) {
+    rejectUnknown(params, []);
+    const { id } = await core.resources.deleteResource({ tenant, id: path["id"] ?? "" }, call);
+    return { status: 200, body: { id, object: "resource", deleted: true } };
+  },
+};

@@ -1,0 +1,29 @@
+import { ApiError } from "../errors.js";
+import { optionalEnum, optionalInteger, optionalString, rejectUnknown } from "../http/params.js";
+import type { Operation } from "./operation.js";
+import { STATUS_NAMES, renderResource, statusToProto } from "./resources.render.js";
+
+export const LIST_LIMIT_DEFAULT = 20;
+export const LIST_LIMIT_MAX = 100;
+
+/** GET /v1/resources: one page, newest first, in the list envelope. */
+export const listResources: Operation = {
+  method: "GET",
+  path: "/v1/resources",
+  scope: "resources:read",
+  async handle({ params, tenant, core, call }) {
+    rejectUnknown(params, ["limit", "starting_after", "ending_before", "status"]);
+    const limit = optionalInteger(params, "limit", { min: 1, max: LIST_LIMIT_MAX }, "limit_invalid") ?? LIST_LIMIT_DEFAULT;
+    const startingAfter = optionalString(params, "starting_after") ?? "";
+    const endingBefore = optionalString(params, "ending_before") ?? "";
+    if (startingAfter !== "" && endingBefore !== "") {
+      throw new ApiError("parameter_invalid", "You may only specify one of starting_after and ending_before.", { param: "ending_before" });
+    }
+    const status = optionalEnum(params, "status", STATUS_NAMES);
+    const page = await core.resources.listResources({ tenant, limit, startingAfter, endingBefore, status: statusToProto(status) }, call);
+    return {
+      status: 200,
+      body: { object: "list", url: "/v1/resources", has_more: page.hasMore, data: page.resources.map(renderResource) },
+    };
+  },
+};

@@ -1,0 +1,101 @@
+import { createServer as createHttpServer, type Server } from "node:http";
+import { createServer as createHttpsServer } from "node:https";
+import type { AddressInfo } from "node:net";
+import { pino, type Logger } from "pino";
+import { createGatewayApp } from "./app.js";
+import type { GatewayConfig } from "./config.js";
+import { connectCore, type CoreClients } from "./core.js";
+import { loadTls } from "./tls.js";
+
+/** Limits that keep one client from holding the gateway's sockets. */
+export const SERVER_LIMITS = {
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 30_000,
+  keepAliveTimeoutMs: 5_000,
+  maxConnections: 2_048,
+  maxHeadersCount: 100,
+} as const;
+
+export interface RunningGateway {
+  readonly httpsPort: number;
+  /** The plain-HTTP rejecting listener's port, or null when disabled. */
+  readonly httpPort: number | null;
+  /** PEM of the certificate served (for clients that must trust the development certificate). */
+  readonly certificate: string;
+  /** Stops accepting, lets in-flight requests finish (up to the grace period), closes core clients. */
+  stop(): Promise<void>;
+}
+
+export interface StartOptions {
+  readonly logger?: Logger;
+  /** Core clients to use instead of connecting to `config.coreAddr`. */
+  readonly core?: CoreClients;
+}
+
+function applyLimits(server: Server): void {
+  server.headersTimeout = SERVER_LIMITS.headersTimeoutMs;
+  server.requestTimeout = SERVER_LIMITS.requestTimeoutMs;
+  server.keepAliveTimeout = SERVER_LIMITS.keepAliveTimeoutMs;
+  server.maxConnections = SERVER_LIMITS.maxConnections;
+  server.maxHeadersCount = SERVER_LIMITS.maxHeadersCount;
+}
+
+function listen(server: Server, port: number, host: string | undefined): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once("error", reject);
+    server.listen({ port, ...(host ? { host } : {}) }, () => {
+      server.off("error", reject);
+      resolve((server.address() as AddressInfo).port);
+    });
+  });
+}
+
+/** Closes a server: no new connections, idle ones closed now, busy ones after their response or the grace period. */
+function close(server: Server, graceMs: number): Promise<void> {
+  if (!server.listening) return Promise.resolve();
+  return new Promise((resolve) => {
+    const force = setTimeout(() => server.closeAllConnections(), graceMs);
+    force.unref();
+    server.close(() => {
+      clearTimeout(force);
+      resolve();
+    });
+    server.closeIdleConnections();
+  });
+}
+
+/** Starts the HTTPS API and (unless disabled) the plain-HTTP rejecting listener. */
+export async function startGateway(config: GatewayConfig, options: StartOptions = {}): Promise<RunningGateway> {
+  const logger = options.logger ?? pino({ level: config.logLevel });
+  const tls = await loadTls(config);
+  if (tls.generated) logger.info({ cert_file: tls.certFile }, "generated a self-signed development certificate for localhost");
+  const core = options.core ?? connectCore(config.coreAddr, config.adminToken);
+  const app = createGatewayApp({ core, config, logger });
+
+  const https = createHttpsServer({ cert: tls.cert, key: tls.key, minVersion: "TLSv1.2" }, app);
+  applyLimits(https);
+  const plain = config.httpPort === null ? undefined : createHttpServer(app);
+  if (plain) applyLimits(plain);
+
+  try {
+    const httpsPort = await listen(https, config.port, config.host);
+    const httpPort = plain ? await listen(plain, config.httpPort!, config.host) : null;
+    logger.info({ https_port: httpsPort, http_port: httpPort, core: config.coreAddr }, "gateway listening");
+    let stopping: Promise<void> | undefined;
+    return {
+      httpsPort,
+      httpPort,
+      certificate: tls.cert,
+      stop: () =>
+        (stopping ??= (async () => {
+          await Promise.all([close(https, config.shutdownGraceMs), plain ? close(plain, config.shutdownGraceMs) : undefined]);
+          if (!options.core) core.close();
+          logger.info("gateway stopped");
+        })()),
+    };
+  } catch (error) {
+    await Promise.all([close(https, 0), plain ? close(plain, 0) : undefined]);
+    if (!options.core) core.close();
+    throw error;
+  }
+}
