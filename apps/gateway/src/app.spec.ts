@@ -1,0 +1,231 @@
+import { status as GrpcStatus } from "@grpc/grpc-js";
+import { RpcError } from "@rms/proto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startUnitGateway, type UnitGateway } from "./testutil/unit-harness.js";
+
+// The gateway's own rules over an in-memory core: headers, parsing, errors, scopes, plain HTTP.
+let t: UnitGateway;
+beforeAll(async () => {
+  t = await startUnitGateway({ trustedProxies: ["127.0.0.1"] });
+});
+afterAll(async () => {
+  await t.stop();
+});
+
+function expectEnvelope(response: { status: number; json: any; headers: Record<string, string | undefined> }, status: number, code: string, param?: string) {
+  expect(response.status).toBe(status);
+  expect(Object.keys(response.json)).toEqual(["error"]);
+  const error = response.json.error;
+  expect(Object.keys(error)).toEqual(["type", "code", "message", ...(param !== undefined ? ["param"] : []), "request_id"]);
+  expect(error.code).toBe(code);
+  if (param !== undefined) expect(error.param).toBe(param);
+  expect(error.request_id).toBe(response.headers["request-id"]);
+}
+
+describe("every response", () => {
+  it("carries Request-Id, Api-Version and the JSON content type, errors too", async () => {
+    const responses = [
+      await t.api.get("/v1/status"),
+      await t.api.get("/v1/resources", { key: t.keys.secret }),
+      await t.api.get("/v1/resources"),
+      await t.api.get("/nope"),
+      await t.plain.get("/v1/status"),
+    ];
+    const ids = new Set<string>();
+    for (const response of responses) {
+      expect(response.headers["request-id"]).toMatch(/^req_[0-9A-Za-z]{24}$/);
+      expect(response.headers["api-version"]).toBe("1.4");
+      expect(response.headers["content-type"]).toBe("application/json; charset=utf-8");
+      expect(response.headers["x-powered-by"]).toBeUndefined();
+      expect(response.headers["etag"]).toBeUndefined();
+      ids.add(response.headers["request-id"]!);
+    }
+    expect(ids.size).toBe(responses.length);
+  });
+
+  it("sends the request id to core", async () => {
+    const response = await t.api.get("/v1/resources", { key: t.keys.secret });
+    const call = t.core.calls.findLast((c) => c.method === "listResources")!;
+    expect(call.metadata["rms-request-id"]).toBe(response.headers["request-id"]);
+  });
+});
+
+describe("routing", () => {
+  it("answers an unknown path with 404 route_missing, before asking for a key", async () => {
+    expectEnvelope(await t.api.get("/v1/nothing"), 404, "route_missing");
+    expectEnvelope(await t.api.post("/v2/resources", { key: t.keys.secret }), 404, "route_missing");
+  });
+
+  it.each([
+    ["PUT", "/v1/resources", "GET, POST"],
+    ["DELETE", "/v1/resources", "GET, POST"],
+    ["PATCH", "/v1/resources/res_1", "GET, POST, DELETE"],
+    ["POST", "/v1/status", "GET"],
+  ])("answers %s %s with 405 and Allow: %s", async (method, path, allow) => {
+    const response = await t.api.send(method, path, { key: t.keys.secret });
+    expectEnvelope(response, 405, "method_not_allowed");
+    expect(response.headers["allow"]).toBe(allow);
+  });
+});
+
+describe("request bodies", () => {
+  it("refuses other content types with 415", async () => {
+    const response = await t.api.post("/v1/resources", { key: t.keys.secret, body: "<name>x</name>", headers: { "content-type": "application/xml" } });
+    expectEnvelope(response, 415, "unsupported_media_type");
+    expectEnvelope(await t.api.post("/v1/resources", { key: t.keys.secret, body: "name=x", headers: { "content-type": "text/plain" } }), 415, "unsupported_media_type");
+  });
+
+  it("refuses a body over 1 MiB with 413", async () => {
+    const response = await t.api.post("/v1/resources", { key: t.keys.secret, form: `name=${"x".repeat(1024 * 1024)}` });
+    expectEnvelope(response, 413, "request_too_large");
+  });
+
+  it("refuses malformed JSON with 400 parameter_invalid", async () => {
+    const response = await t.api.post("/v1/resources", { key: t.keys.secret, body: '{"name": ', headers: { "content-type": "application/json" } });
+    expectEnvelope(response, 400, "parameter_invalid");
+  });
+
+  it("accepts a JSON charset parameter", async () => {
+    const response = await t.api.post("/v1/resources", { key: t.keys.secret, body: '{"name":"x"}', headers: { "content-type": "application/json; charset=utf-8" } });
+    expect(response.status).toBe(201);
+  });
+
+  it("gives byte-identical answers to the JSON and form versions of a request", async () => {
+    const created = await t.api.post("/v1/resources", { key: t.keys.secret, json: { name: "base" } });
+    const path = `/v1/resources/${created.json.id}`;
+    // JSON.parse keeps "__proto__" as an own key; the number 5 is metadata's string "5".
+    const viaJson = await t.api.post(path, {
+      key: t.keys.secret,
+      body: '{"name":"Ünïcode ✓ & more","status":"paused","metadata":{"__proto__":"p","a.b":"c","$where":"1","n":5}}',
+      headers: { "content-type": "application/json" },
+    });
+    const viaForm = await t.api.post(path, { key: t.keys.secret, form: "name=%C3%9Cn%C3%AFcode+%E2%9C%93+%26+more&status=paused&metadata[__proto__]=p&metadata[a.b]=c&metadata[%24where]=1&metadata[n]=5" });
+    expect(viaJson.status).toBe(200);
+    expect(viaForm.status).toBe(200);
+    expect(viaForm.text).toBe(viaJson.text);
+    expect(viaJson.text).toBe(
+      `{"id":"${created.json.id}","object":"resource","name":"Ünïcode ✓ & more","status":"paused","metadata":{"__proto__":"p","a.b":"c","$where":"1","n":"5"},"created":${created.json.created}}`,
+    );
+  });
+
+  it("refuses the same parameter in both URL and body", async () => {
+    expectEnvelope(await t.api.post("/v1/resources?name=a", { key: t.keys.secret, form: "name=b" }), 400, "parameter_invalid", "name");
+  });
+
+  it("refuses a malformed Idempotency-Key", async () => {
+    expectEnvelope(
+      await t.api.post("/v1/resources", { key: t.keys.secret, json: { name: "x" }, headers: { "idempotency-key": "x".repeat(256) } }),
+      400,
+      "parameter_invalid",
+      "Idempotency-Key",
+    );
+  });
+});
+
+describe("authentication and scopes", () => {
+  it("needs a key: 401 api_key_missing with WWW-Authenticate", async () => {
+    const response = await t.api.get("/v1/resources");
+    expectEnvelope(response, 401, "api_key_missing");
+    expect(response.headers["www-authenticate"]).toBe("Bearer");
+  });
+
+  it("passes core's verdict on a key through as 401", async () => {
+    const response = await t.api.get("/v1/resources", { key: "sk_test_unknown" });
+    expectEnvelope(response, 401, "api_key_invalid");
+    expect(response.headers["www-authenticate"]).toBe("Bearer");
+  });
+
+  it("accepts the key as Basic user name, as Stripe clients send it", async () => {
+    const basic = Buffer.from(`${t.keys.secret}:`).toString("base64");
+    expect((await t.api.get("/v1/resources", { headers: { authorization: `Basic ${basic}` } })).status).toBe(200);
+  });
+
+  it.each([
+    ["publishable", "GET", "/v1/resources", 200, undefined],
+    ["publishable", "POST", "/v1/resources", 403, "publishable_key_read_only"],
+    ["publishable", "DELETE", "/v1/resources/res_x", 403, "publishable_key_read_only"],
+    ["readOnly", "GET", "/v1/resources", 200, undefined],
+    ["readOnly", "POST", "/v1/resources", 403, "insufficient_scope"],
+    ["writeOnly", "GET", "/v1/resources", 403, "insufficient_scope"],
+    ["writeOnly", "GET", "/v1/resources/res_x", 403, "insufficient_scope"],
+    ["writeOnly", "POST", "/v1/resources", 201, undefined],
+  ] as const)("%s key: %s %s -> %i", async (kind, method, path, status, code) => {
+    const response = await t.api.send(method, path, { key: t.keys[kind], ...(method === "POST" ? { json: { name: "n" } } : {}) });
+    if (code) expectEnvelope(response, status, code);
+    else expect(response.status).toBe(status);
+  });
+
+  it("answers 503 when core is unreachable", async () => {
+    t.core.failWith("verifyKey", new RpcError(GrpcStatus.UNAVAILABLE, { type: "api_error", code: "service_unavailable", message: "connect ECONNREFUSED 127.0.0.1:50051" }));
+    try {
+      const response = await t.api.get("/v1/resources", { key: t.keys.secret });
+      expectEnvelope(response, 503, "service_unavailable");
+      expect(response.headers["retry-after"]).toBe("1");
+      expect(response.text).not.toContain("ECONNREFUSED");
+    } finally {
+      t.core.failWith("verifyKey", undefined);
+    }
+  });
+
+  it("answers a core bug with a generic 500", async () => {
+    t.core.failWith("listResources", new Error("TypeError: cannot read properties of undefined (at /srv/core/store.js:12)"));
+    try {
+      const response = await t.api.get("/v1/resources", { key: t.keys.secret });
+      expectEnvelope(response, 500, "internal_error");
+      expect(response.text).not.toMatch(/TypeError|store\.js/);
+    } finally {
+      t.core.failWith("listResources", undefined);
+    }
+  });
+});
+
+describe("plain HTTP", () => {
+  it("refuses everything with 403 https_required and performs nothing", async () => {
+    const before = t.core.calls.length;
+    const response = await t.plain.post("/v1/resources", { form: { name: "x" } });
+    expectEnvelope(response, 403, "https_required");
+    expect(response.json.error.type).toBe("invalid_request_error");
+    expect(t.core.calls.slice(before).map((c) => c.method)).toEqual([]);
+    expectEnvelope(await t.plain.get("/v1/status"), 403, "https_required");
+    expectEnvelope(await t.plain.get("/nowhere"), 403, "https_required");
+  });
+
+  it("revokes a secret or restricted key sent over it, not a publishable one", async () => {
+    const keys = { secret: "sk_test_leaked", restricted: "rk_test_leaked", publishable: "pk_test_leaked" };
+    t.core.addKey(keys.secret, { kind: 1, id: "key_leaked_secret" });
+    t.core.addKey(keys.restricted, { kind: 3, scopes: ["resources:read"], id: "key_leaked_restricted" });
+    t.core.addKey(keys.publishable, { kind: 2, id: "key_leaked_publishable" });
+    for (const key of Object.values(keys)) expectEnvelope(await t.plain.get("/v1/resources", { key }), 403, "https_required");
+    expect(t.core.revoked).toEqual(expect.arrayContaining(["key_leaked_secret", "key_leaked_restricted"]));
+    expect(t.core.revoked).not.toContain("key_leaked_publishable");
+    expect(t.core.calls.filter((c) => c.method === "revokeKey").map((c) => (c.request as { reason: string }).reason)).toContain("seen over plain HTTP");
+    expectEnvelope(await t.api.get("/v1/resources", { key: keys.secret }), 401, "api_key_revoked");
+    expect((await t.api.get("/v1/resources", { key: keys.publishable })).status).toBe(200);
+  });
+
+  it("ignores X-Forwarded-Proto from untrusted peers but honours it from a trusted proxy", async () => {
+    // This gateway trusts 127.0.0.1, so the plain listener serves the request.
+    const response = await t.plain.get("/v1/resources", { key: t.keys.secret, headers: { "x-forwarded-proto": "https" } });
+    expect(response.status).toBe(200);
+    expectEnvelope(await t.plain.get("/v1/resources", { key: t.keys.readOnly, headers: { "x-forwarded-proto": "http" } }), 403, "https_required");
+  });
+});
+
+describe("GET /v1/status", () => {
+  it("is operational without a key", async () => {
+    const response = await t.api.get("/v1/status");
+    expect(response.status).toBe(200);
+    expect(response.text).toBe('{"object":"status","status":"operational","version":"1.4"}');
+  });
+
+  it.each(["NOT_SERVING", "unreachable"] as const)("is degraded with 503 when core is %s", async (health) => {
+    t.core.healthStatus = health;
+    try {
+      const response = await t.api.get("/v1/status");
+      expect(response.status).toBe(503);
+      expect(response.text).toBe('{"object":"status","status":"degraded","version":"1.4"}');
+    } finally {
+      t.core.healthStatus = "SERVING";
+    }
+  });
+});

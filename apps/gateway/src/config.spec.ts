@@ -1,0 +1,72 @@
+import { describe, expect, it } from "vitest";
+import { ConfigError, parseGatewayConfig } from "./config.js";
+
+const base = { RMS_ADMIN_TOKEN: "token" };
+
+describe("parseGatewayConfig", () => {
+  it("applies the documented defaults", () => {
+    expect(parseGatewayConfig(base)).toEqual({
+      port: 8443,
+      httpPort: 8080,
+      host: undefined,
+      coreAddr: "127.0.0.1:50051",
+      tls: null,
+      trustedProxies: [],
+      adminToken: "token",
+      logLevel: "info",
+      dataDir: ".data",
+      shutdownGraceMs: 10_000,
+    });
+  });
+
+  it("reads every variable", () => {
+    const config = parseGatewayConfig({
+      ...base,
+      PORT: "9443",
+      HTTP_PORT: "0",
+      CORE_ADDR: "core.internal:6000",
+      TLS_CERT_FILE: "/etc/cert.pem",
+      TLS_KEY_FILE: "/etc/key.pem",
+      TRUSTED_PROXIES: "10.0.0.1, ::1",
+      LOG_LEVEL: "debug",
+      DATA_DIR: "/var/lib/rms",
+    });
+    expect(config).toMatchObject({
+      port: 9443,
+      httpPort: null,
+      coreAddr: "core.internal:6000",
+      tls: { certFile: "/etc/cert.pem", keyFile: "/etc/key.pem" },
+      trustedProxies: ["10.0.0.1", "::1"],
+      logLevel: "debug",
+      dataDir: "/var/lib/rms",
+    });
+  });
+
+  it.each([
+    [{ PORT: "http" }, "PORT"],
+    [{ PORT: "70000" }, "PORT"],
+    [{ HTTP_PORT: "-1" }, "HTTP_PORT"],
+    [{ CORE_ADDR: "nope" }, "CORE_ADDR"],
+    [{ TRUSTED_PROXIES: "10.0.0.1,proxy.example" }, "TRUSTED_PROXIES"],
+    [{ LOG_LEVEL: "loud" }, "LOG_LEVEL"],
+    [{ TLS_CERT_FILE: "/etc/cert.pem" }, "TLS_KEY_FILE"],
+    [{ TLS_KEY_FILE: "/etc/key.pem" }, "TLS_CERT_FILE"],
+    [{ RATE_LIMIT_LIVE: "fast" }, "RATE_LIMIT_LIVE"],
+  ])("refuses %o with one line naming %s", (env, variable) => {
+    let caught: unknown;
+    try {
+      parseGatewayConfig({ ...base, ...env });
+    } catch (error) {
+      caught = error;
+    }
+    expect(caught).toBeInstanceOf(ConfigError);
+    const message = (caught as Error).message;
+    expect(message.startsWith(variable)).toBe(true);
+    expect(message).not.toContain("\n");
+  });
+
+  it("requires RMS_ADMIN_TOKEN", () => {
+    expect(() => parseGatewayConfig({})).toThrow(/^RMS_ADMIN_TOKEN is required$/);
+    expect(() => parseGatewayConfig({ RMS_ADMIN_TOKEN: "" })).toThrow(/^RMS_ADMIN_TOKEN is required$/);
+  });
+});

@@ -1,0 +1,81 @@
+import { describe, expect, it } from "vitest";
+import { ApiError } from "../errors.js";
+import { parseForm, parseJson, queryParams } from "./body.js";
+
+const plain = (value: unknown) => JSON.parse(JSON.stringify(value)) as unknown;
+
+function codeOf(run: () => unknown): string | undefined {
+  try {
+    run();
+  } catch (error) {
+    return error instanceof ApiError ? error.code : "not an ApiError";
+  }
+  return undefined;
+}
+
+describe("parseForm (Stripe bracket notation)", () => {
+  it("nests brackets and collects [] into arrays", () => {
+    expect(plain(parseForm("name=a+b%21&metadata[plan]=pro&metadata[tier]=1&events[]=x&events[]=y"))).toEqual({
+      name: "a b!",
+      metadata: { plan: "pro", tier: "1" },
+      events: ["x", "y"],
+    });
+  });
+
+  it("keeps numeric keys as object keys, not array indices", () => {
+    expect(plain(parseForm("metadata[0]=a&metadata[123]=b"))).toEqual({ metadata: { "0": "a", "123": "b" } });
+  });
+
+  it("keeps __proto__, constructor and prototype as plain data keys", () => {
+    const params = parseForm("metadata[__proto__]=x&metadata[constructor]=y&metadata[prototype]=z&__proto__=top");
+    const metadata = params["metadata"] as Record<string, unknown>;
+    expect(Object.getPrototypeOf(params)).toBeNull();
+    expect(Object.getPrototypeOf(metadata)).toBeNull();
+    expect(Object.keys(metadata)).toEqual(["__proto__", "constructor", "prototype"]);
+    expect(metadata["__proto__"]).toBe("x");
+    expect(Object.keys(params)).toEqual(["metadata", "__proto__"]);
+    expect(({} as Record<string, unknown>)["x"]).toBeUndefined();
+  });
+
+  it("gives a repeated scalar as an array (which a string field then refuses)", () => {
+    expect(plain(parseForm("name=a&name=b"))).toEqual({ name: ["a", "b"] });
+  });
+
+  it("keeps metadata=\"\" as an empty string", () => {
+    expect(plain(parseForm("metadata="))).toEqual({ metadata: "" });
+  });
+
+  it("allows 5 levels of nesting and refuses a 6th", () => {
+    expect(plain(parseForm("a[b][c][d][e][f]=1"))).toEqual({ a: { b: { c: { d: { e: { f: "1" } } } } } });
+    expect(codeOf(() => parseForm("a[b][c][d][e][f][g]=1"))).toBe("parameter_invalid");
+  });
+
+  it("allows 1,000 parameters and refuses 1,001", () => {
+    const params = (n: number) => Array.from({ length: n }, (_, i) => `metadata[k${i}]=v`).join("&");
+    expect(Object.keys(parseForm(params(1000))["metadata"] as object)).toHaveLength(1000);
+    expect(codeOf(() => parseForm(params(1001)))).toBe("parameter_invalid");
+  });
+
+  it("parses the query string of a URL", () => {
+    expect(plain(queryParams("/v1/resources?limit=3&status=active"))).toEqual({ limit: "3", status: "active" });
+    expect(plain(queryParams("/v1/resources"))).toEqual({});
+  });
+});
+
+describe("parseJson", () => {
+  it("returns null-prototype objects with __proto__ as data", () => {
+    const params = parseJson('{"metadata":{"__proto__":"x","a.b":"y"}}');
+    const metadata = params["metadata"] as Record<string, unknown>;
+    expect(Object.getPrototypeOf(metadata)).toBeNull();
+    expect(Object.keys(metadata)).toEqual(["__proto__", "a.b"]);
+  });
+
+  it.each(["{", "[1]", "null", '"text"', "42"])("refuses %s", (text) => {
+    expect(codeOf(() => parseJson(text))).toBe("parameter_invalid");
+  });
+
+  it("refuses nesting deeper than 5 levels", () => {
+    expect(codeOf(() => parseJson('{"a":{"b":{"c":{"d":{"e":{"f":1}}}}}}'))).toBeUndefined();
+    expect(codeOf(() => parseJson('{"a":{"b":{"c":{"d":{"e":{"f":{"g":1}}}}}}}'))).toBe("parameter_invalid");
+  });
+});
