@@ -1,4 +1,4 @@
-import { createServer as createHttpServer, type Server } from "node:http";
+import { createServer as createHttpServer, type Server, type ServerResponse } from "node:http";
 import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import { pino, type Logger } from "pino";
@@ -32,7 +32,18 @@ export interface StartOptions {
   readonly core?: CoreClients;
 }
 
+const closing = new WeakSet<Server>();
+const inFlight = new WeakMap<Server, Set<ServerResponse>>();
+
 function applyLimits(server: Server): void {
+  // Track responses in flight, so that a shutdown can ask their connections to close afterwards.
+  const responses = new Set<ServerResponse>();
+  inFlight.set(server, responses);
+  server.on("request", (_req, res: ServerResponse) => {
+    responses.add(res);
+    res.once("close", () => responses.delete(res));
+    if (closing.has(server) && !res.headersSent) res.setHeader("Connection", "close");
+  });
   server.headersTimeout = SERVER_LIMITS.headersTimeoutMs;
   server.requestTimeout = SERVER_LIMITS.requestTimeoutMs;
   server.keepAliveTimeout = SERVER_LIMITS.keepAliveTimeoutMs;
@@ -53,6 +64,8 @@ function listen(server: Server, port: number, host: string | undefined): Promise
 /** Closes a server: no new connections, idle ones closed now, busy ones after their response or the grace period. */
 function close(server: Server, graceMs: number): Promise<void> {
   if (!server.listening) return Promise.resolve();
+  closing.add(server);
+  for (const res of inFlight.get(server) ?? []) if (!res.headersSent) res.setHeader("Connection", "close");
   return new Promise((resolve) => {
     const force = setTimeout(() => server.closeAllConnections(), graceMs);
     force.unref();

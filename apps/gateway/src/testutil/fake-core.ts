@@ -26,6 +26,8 @@ export interface FakeCore extends CoreClients {
   readonly calls: { method: string; request: unknown; metadata: Readonly<Record<string, string>> }[];
   readonly revoked: string[];
   healthStatus: ServingStatus | "unreachable";
+  /** Delay of every resource call, to hold requests in flight. */
+  latencyMs: number;
 }
 
 const ALL_SCOPES = ["resources:read", "resources:write", "jobs:read", "jobs:write", "webhooks:write", "events:read"];
@@ -45,11 +47,8 @@ export function fakeCore(): FakeCore {
     calls.push({ method, request, metadata: { ...options?.metadata } });
     const failure = failures.get(method);
     if (failure) return Promise.reject(failure);
-    try {
-      return Promise.resolve(run());
-    } catch (error) {
-      return Promise.reject(error);
-    }
+    const delay = method === "verifyKey" || method === "revokeKey" ? 0 : fake.latencyMs;
+    return new Promise<void>((resolve) => setTimeout(resolve, delay)).then(run);
   }
   const owned = (tenant: { accountId: string; livemode: boolean } | undefined, id: string) => {
     const resource = resources.get(id);
@@ -62,6 +61,7 @@ export function fakeCore(): FakeCore {
     calls,
     revoked,
     healthStatus: "SERVING",
+    latencyMs: 0,
     addKey(secret, init) {
       const key = create(ApiKeySchema, {
         id: init.id ?? `key_${++counter}`,
