@@ -2,7 +2,7 @@ import { AdminService, RpcError, createClient } from "@rms/proto";
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import { MissingAdminTokenError, readAdminToken } from "./admin-token.js";
 import { KIND_BY_NAME, accountJson, keyJson } from "./format.js";
-import { adminTokenFile } from "./paths.js";
+import { adminTokenFileOf } from "./paths.js";
 
 export interface CliIo {
   env: Record<string, string | undefined>;
@@ -36,7 +36,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     .showHelpAfterError(false);
 
   const admin = () => {
-    const token = readAdminToken(io.env, adminTokenFile);
+    const token = readAdminToken(io.env, adminTokenFileOf(io.env));
     return createClient(AdminService, program.opts<{ core: string }>().core, {
       metadata: { authorization: `Bearer ${token}` },
       timeoutMs: 5_000,

@@ -1,9 +1,17 @@
 import { fileURLToPath } from "node:url";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 
 /** The repository root (this file is apps/cli/{src,dist}/paths.*). */
 export const repoRoot = fileURLToPath(new URL("../../../", import.meta.url));
 
-/** Development state kept between starts: embedded database, admin token, TLS certificate. */
-export const dataDir = join(repoRoot, ".data");
-export const adminTokenFile = join(dataDir, "admin-token");
+/**
+ * Development state kept between starts (embedded database, admin token, TLS
+ * certificate): `.data/` at the repository root, or RMS_DATA_DIR (tests use a temporary one).
+ */
+export function dataDirOf(env: Record<string, string | undefined>): string {
+  return env.RMS_DATA_DIR ? resolve(env.RMS_DATA_DIR) : join(repoRoot, ".data");
+}
+
+export function adminTokenFileOf(env: Record<string, string | undefined>): string {
+  return join(dataDirOf(env), "admin-token");
+}

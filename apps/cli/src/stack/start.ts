@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { AdminService, KeyKind, createClient } from "@rms/proto";
 import { startDatabase, type RunningDatabase } from "@rms/test-db";
 import { ensureAdminToken } from "../admin-token.js";
-import { adminTokenFile, dataDir, repoRoot } from "../paths.js";
+import { adminTokenFileOf, dataDirOf, repoRoot } from "../paths.js";
 import { startNodeChild, waitUntil, type Child } from "./children.js";
 import { parseStackConfig, StackConfigError, type StackConfig } from "./config.js";
 
@@ -79,11 +79,12 @@ export async function startStack(env: Record<string, string | undefined>): Promi
     });
   }
 
+  const dataDir = dataDirOf(env);
   try {
-    const adminToken = ensureAdminToken(env, adminTokenFile);
+    const adminToken = ensureAdminToken(env, adminTokenFileOf(env));
     database = config.MONGODB_URI ? undefined : await startDatabase({ dataDir: join(dataDir, "db"), logger: say });
     const mongoUri = config.MONGODB_URI ?? database!.uri;
-    if (database) say(`database: ${database.engine} ${database.version} (data in .data/db)`);
+    if (database) say(`database: ${database.engine} ${database.version} (data in ${join(dataDir, "db")})`);
 
     const common = { RMS_ADMIN_TOKEN: adminToken, CORE_ADDR: config.CORE_ADDR, LOG_LEVEL: config.LOG_LEVEL };
     const core = startNodeChild("core", join(repoRoot, "apps/core/dist/main.js"), { ...common, MONGODB_URI: mongoUri });
