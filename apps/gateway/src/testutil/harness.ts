@@ -1,0 +1,95 @@
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { AdminService, KeyKind, createClient } from "@rms/proto";
+import { startCore, type RunningCore } from "@rms/core";
+import { testDatabaseName } from "@rms/test-db";
+import { pino } from "pino";
+import { inject } from "vitest";
+// Brings in the ProvidedContext declaration of `mongoUri`.
+import type {} from "@rms/test-db/vitest-setup";
+import { startGateway, type RunningGateway } from "../server.js";
+import { apiClient } from "./client.js";
+import { testConfig } from "./unit-harness.js";
+
+export const ADMIN_TOKEN = "gateway-test-admin-token-0123456789";
+
+export type KeyKindName = "secret" | "publishable" | "restricted";
+export type Mode = "live" | "test";
+const KINDS: Record<KeyKindName, KeyKind> = { secret: KeyKind.SECRET, publishable: KeyKind.PUBLISHABLE, restricted: KeyKind.RESTRICTED };
+
+/**
+ * The whole stack for one test file: its own database, a real core on a free
+ * port, the real gateway (HTTPS + plain-HTTP listeners) on free ports, and
+ * clients: `api` over HTTPS trusting the gateway's development certificate,
+ * `plain` over HTTP, `admin` straight to core's AdminService.
+ */
+export async function startStack(options: { trustedProxies?: string[] } = {}) {
+  const dataDir = await mkdtemp(join(tmpdir(), "rms-gateway-e2e-"));
+  let core: RunningCore | undefined = await startCore({
+    mongoUri: inject("mongoUri"),
+    databaseName: testDatabaseName("gateway"),
+    adminToken: ADMIN_TOKEN,
+    healthIntervalMs: 200,
+  });
+  const coreAddress = core.address;
+  let gateway: RunningGateway;
+  try {
+    gateway = await startGateway(testConfig(dataDir, { coreAddr: coreAddress, adminToken: ADMIN_TOKEN, trustedProxies: options.trustedProxies ?? [] }), {
+      logger: pino({ level: "silent" }),
+    });
+  } catch (error) {
+    await core.stop(1_000);
+    throw error;
+  }
+  const admin = createClient(AdminService, coreAddress, { metadata: { authorization: `Bearer ${ADMIN_TOKEN}` }, timeoutMs: 5_000 });
+  const api = apiClient(`https://127.0.0.1:${gateway.httpsPort}`, { ca: gateway.certificate });
+  const plain = apiClient(`http://127.0.0.1:${gateway.httpPort}`);
+
+  /** A new account; `key()` makes keys for it (the secret is returned once, as by core). */
+  async function newAccount() {
+    const { account } = await admin.createAccount({});
+    const id = account!.id;
+    async function key(kind: KeyKindName = "secret", mode: Mode = "test", extra: { scopes?: string[]; expiresAt?: number } = {}) {
+      const created = await admin.createKey({
+        accountId: id,
+        kind: KINDS[kind],
+        livemode: mode === "live",
+        scopes: extra.scopes ?? [],
+        expiresAt: BigInt(extra.expiresAt ?? 0),
+      });
+      return { secret: created.secret, id: created.key!.id };
+    }
+    return { id, key };
+  }
+
+  return {
+    api,
+    plain,
+    admin,
+    gateway,
+    coreAddress,
+    newAccount,
+    /** Stops core (the gateway keeps running), e.g. to see it degrade. */
+    async stopCore() {
+      await core?.stop(1_000);
+      core = undefined;
+    },
+    async stop() {
+      admin.close();
+      await Promise.all([api.close(), plain.close()]);
+      await gateway.stop();
+      await core?.stop(1_000);
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export type Stack = Awaited<ReturnType<typeof startStack>>;
+
+/** A test account with a test-mode secret key: the usual starting point of a story. */
+export async function withSecretKey(stack: Stack, mode: Mode = "test") {
+  const account = await stack.newAccount();
+  const { secret } = await account.key("secret", mode);
+  return { account, key: secret };
+}
