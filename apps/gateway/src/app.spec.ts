@@ -68,6 +68,30 @@ describe("routing", () => {
   });
 });
 
+describe("cross-origin (browsers with publishable keys)", () => {
+  it("answers a preflight on a known path with 204 and its methods", async () => {
+    const response = await t.api.send("OPTIONS", "/v1/resources/res_1", {
+      headers: { origin: "https://shop.example", "access-control-request-method": "POST", "access-control-request-headers": "authorization" },
+    });
+    expect(response.status).toBe(204);
+    expect(response.headers["access-control-allow-origin"]).toBe("*");
+    expect(response.headers["access-control-allow-methods"]).toBe("GET, POST, DELETE");
+    expect(response.headers["access-control-allow-headers"]).toContain("Authorization");
+    expect(response.headers["request-id"]).toMatch(/^req_/);
+  });
+
+  it("lets a browser read the request id of any response", async () => {
+    const response = await t.api.get("/v1/resources", { key: t.keys.publishable, headers: { origin: "https://shop.example" } });
+    expect(response.status).toBe(200);
+    expect(response.headers["access-control-allow-origin"]).toBe("*");
+    expect(response.headers["access-control-expose-headers"]).toContain("Request-Id");
+  });
+
+  it("treats OPTIONS without a preflight header as a wrong verb", async () => {
+    expect((await t.api.send("OPTIONS", "/v1/resources")).status).toBe(405);
+  });
+});
+
 describe("request bodies", () => {
   it("refuses other content types with 415", async () => {
     const response = await t.api.post("/v1/resources", { key: t.keys.secret, body: "<name>x</name>", headers: { "content-type": "application/xml" } });

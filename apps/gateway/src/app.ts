@@ -4,6 +4,7 @@ import type { GatewayConfig } from "./config.js";
 import type { CoreClients } from "./core.js";
 import { ApiError, errorMiddleware } from "./errors.js";
 import { authenticate, authorize } from "./http/auth.js";
+import { cors } from "./http/cors.js";
 import { requestParams } from "./http/body.js";
 import { requireHttps } from "./http/plain-http.js";
 import { normalizeIp } from "./http/https.js";
@@ -79,6 +80,15 @@ function methodNotAllowed(allowed: readonly string[]): RequestHandler {
   };
 }
 
+/** `/v1/resources/:id` as a regular expression over request paths (one segment per parameter, optional trailing slash). */
+function pathPattern(path: string): RegExp {
+  const source = path
+    .split("/")
+    .map((part) => (part.startsWith(":") ? "[^/]+" : part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")))
+    .join("/");
+  return new RegExp(`^${source}/?$`);
+}
+
 /** The public /v1 API as an Express app; the caller picks the servers it runs on. */
 export function createGatewayApp(deps: GatewayDeps): Express {
   const { core, logger } = deps;
@@ -88,11 +98,16 @@ export function createGatewayApp(deps: GatewayDeps): Express {
   app.set("query parser", false);
   app.set("case sensitive routing", true);
 
+  const methodsByPath = new Map<string, string[]>([["/v1/status", ["GET"]]]);
+  for (const operation of OPERATIONS) methodsByPath.set(operation.path, [...(methodsByPath.get(operation.path) ?? []), operation.method]);
+  const matchers = [...methodsByPath].map(([path, methods]) => ({ pattern: pathPattern(path), methods }));
+  const methodsOf = (path: string) => matchers.find((m) => m.pattern.test(path))?.methods;
+
   app.use(responseHeaders());
   app.use(accessLog(logger));
   app.use(requireHttps(new Set(deps.config.trustedProxies.map(normalizeIp)), core, logger));
+  app.use(cors(methodsOf));
 
-  const methodsByPath = new Map<string, string[]>([["/v1/status", ["GET"]]]);
   app.get("/v1/status", statusHandler(core, logger));
   for (const operation of OPERATIONS) {
     const route = app.route(operation.path);
@@ -100,7 +115,6 @@ export function createGatewayApp(deps: GatewayDeps): Express {
     if (operation.method === "GET") route.get(handler);
     else if (operation.method === "POST") route.post(handler);
     else route.delete(handler);
-    methodsByPath.set(operation.path, [...(methodsByPath.get(operation.path) ?? []), operation.method]);
   }
   for (const [path, methods] of methodsByPath) app.all(path, methodNotAllowed(methods));
 

@@ -38,3 +38,24 @@ it("can run without the plain-HTTP listener", async () => {
     await t.stop();
   }
 });
+
+it("answers malformed HTTP with the envelope and a request id", async () => {
+  const t = await startUnitGateway({ trustedProxies: ["127.0.0.1"] });
+  try {
+    const { connect } = await import("node:net");
+    const raw = await new Promise<string>((resolve, reject) => {
+      const socket = connect(t.gateway.httpPort!, "127.0.0.1", () => socket.write("GET /v1/status HTTP/1.1\r\nHost: x\r\nBad Header Line\r\n\r\n"));
+      let data = "";
+      socket.on("data", (chunk) => (data += chunk));
+      socket.on("end", () => resolve(data));
+      socket.on("error", reject);
+    });
+    expect(raw).toMatch(/^HTTP\/1\.1 400 /);
+    expect(raw).toMatch(/Request-Id: req_\w+/);
+    expect(raw).toContain("Api-Version: 1.4");
+    const body = JSON.parse(raw.slice(raw.indexOf("\r\n\r\n") + 4));
+    expect(body.error).toMatchObject({ type: "invalid_request_error", code: "parameter_invalid" });
+  } finally {
+    await t.stop();
+  }
+});

@@ -1,10 +1,13 @@
 import { createServer as createHttpServer, type Server, type ServerResponse } from "node:http";
 import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
+import type { Duplex } from "node:stream";
 import { pino, type Logger } from "pino";
 import { createGatewayApp } from "./app.js";
 import type { GatewayConfig } from "./config.js";
 import { connectCore, type CoreClients } from "./core.js";
+import { ApiError, errorBody } from "./errors.js";
+import { API_VERSION, newRequestId } from "./http/request-id.js";
 import { loadTls } from "./tls.js";
 
 /** Limits that keep one client from holding the gateway's sockets. */
@@ -44,11 +47,37 @@ function applyLimits(server: Server): void {
     res.once("close", () => responses.delete(res));
     if (closing.has(server) && !res.headersSent) res.setHeader("Connection", "close");
   });
+  answerClientErrors(server);
   server.headersTimeout = SERVER_LIMITS.headersTimeoutMs;
   server.requestTimeout = SERVER_LIMITS.requestTimeoutMs;
   server.keepAliveTimeout = SERVER_LIMITS.keepAliveTimeoutMs;
   server.maxConnections = SERVER_LIMITS.maxConnections;
   server.maxHeadersCount = SERVER_LIMITS.maxHeadersCount;
+}
+
+/**
+ * Requests Node refuses before Express sees them (malformed HTTP, oversized
+ * headers) still get the envelope and the usual headers; timed-out or reset
+ * connections are just closed.
+ */
+function answerClientErrors(server: Server): void {
+  server.on("clientError", (error: NodeJS.ErrnoException, socket: Duplex) => {
+    if (!socket.writable || error.code === "ECONNRESET" || error.code === "ERR_HTTP_REQUEST_TIMEOUT") {
+      socket.destroy();
+      return;
+    }
+    const apiError =
+      error.code === "HPE_HEADER_OVERFLOW"
+        ? new ApiError("request_too_large", "The request headers are too large.")
+        : new ApiError("parameter_invalid", "The request is not valid HTTP.");
+    const requestId = newRequestId();
+    const body = errorBody(apiError, requestId);
+    socket.end(
+      `HTTP/1.1 ${apiError.status} ${apiError.status === 413 ? "Content Too Large" : "Bad Request"}\r\n` +
+        `Request-Id: ${requestId}\r\nApi-Version: ${API_VERSION}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  });
 }
 
 function listen(server: Server, port: number, host: string | undefined): Promise<number> {
