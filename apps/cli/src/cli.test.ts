@@ -2,6 +2,7 @@ import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { startCore, type RunningCore } from "@rms/core";
 import { testDatabaseName } from "@rms/test-db";
+import type {} from "@rms/test-db/vitest-setup";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { runCli } from "./cli.js";
 

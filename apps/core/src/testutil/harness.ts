@@ -1,5 +1,6 @@
 import { AdminService, KeyKind, ResourceService, createClient } from "@rms/proto";
 import { testDatabaseName } from "@rms/test-db";
+import type {} from "@rms/test-db/vitest-setup";
 import { inject } from "vitest";
 import { startCore, type RunningCore } from "../server.js";
 
