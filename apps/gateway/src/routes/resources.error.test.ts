@@ -115,6 +115,20 @@ describe("error envelope", () => {
     for (const [name, value] of Object.entries(row.headers ?? {})) expect(response.headers[name]).toBe(value);
   });
 
+  it.each([
+    ["missing name", { status: "paused" }, "status=paused"],
+    ["unknown parameter", { name: "n", colour: "red" }, "name=n&colour=red"],
+    ["bad status", { name: "n", status: "gone" }, "name=n&status=gone"],
+    ["too long", { name: "x".repeat(201) }, `name=${"x".repeat(201)}`],
+    ["bad metadata", { name: "n", metadata: { a: { b: "c" } } }, "name=n&metadata[a][b]=c"],
+  ])("gives the same error for the JSON and form versions: %s", async (_name, json, form) => {
+    const viaJson = await post("/v1/resources", { json });
+    const viaForm = await post("/v1/resources", { form });
+    const withoutId = (text: string) => text.replace(/"request_id":"req_\w+"/, "");
+    expect(viaJson.status).toBe(400);
+    expect(withoutId(viaForm.text)).toBe(withoutId(viaJson.text));
+  });
+
   it("performed nothing for any of the refused writes", async () => {
     const response = await stack.api.get("/v1/resources?limit=100", { key: keys.secret });
     expect(response.json.data.map((r: { name: string }) => r.name)).toEqual(["exists"]);
