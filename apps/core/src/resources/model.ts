@@ -37,6 +37,13 @@ export interface ResourceDocument extends ResourceState {
   livemode: boolean;
   /** Optimistic-concurrency version: every update matches on it and increments it. */
   version: number;
+  /**
+   * Idempotency: `<account>/<mode>/<key>` of the creating request, or the resource's own id when the
+   * request had no key (so the unique index never sees two equal values). With `request_hash`,
+   * the fingerprint of the creating request, so a different request under the same key is refused.
+   */
+  idempotency: string;
+  request_hash: string | null;
   /** Tombstone: reads treat the resource as gone; the event relay removes it once its event is out. */
   deleted?: true;
   pending_events: PendingEvent[];

@@ -226,3 +226,32 @@ describe("ListResources", () => {
     expect((await t.resources.listResources({ tenant: mine, limit: 100 })).resources).toHaveLength(7);
   });
 });
+
+describe("idempotent create (idempotency-key metadata)", () => {
+  it("makes one resource for many concurrent creates with one key, and returns it to all", async () => {
+    const scratch = (await t.newAccount()).test;
+    const results = await Promise.all(
+      Array.from({ length: 20 }, () => t.resources.createResource({ tenant: scratch, name: "once", metadata: [{ key: "a", value: "1" }] }, { metadata: { "idempotency-key": "k-1" } })),
+    );
+    expect(new Set(results.map((r) => r.resource!.id)).size).toBe(1);
+    expect((await t.resources.listResources({ tenant: scratch })).resources).toHaveLength(1);
+  });
+
+  it("scopes keys to account and mode", async () => {
+    const other = await t.newAccount();
+    const a = await t.resources.createResource({ tenant: other.test, name: "n" }, { metadata: { "idempotency-key": "shared" } });
+    const b = await t.resources.createResource({ tenant: other.live, name: "n" }, { metadata: { "idempotency-key": "shared" } });
+    expect(a.resource!.id).not.toBe(b.resource!.id);
+  });
+
+  it("refuses the same key with different parameters, and writes nothing", async () => {
+    const scratch = (await t.newAccount()).test;
+    await t.resources.createResource({ tenant: scratch, name: "first" }, { metadata: { "idempotency-key": "k-2" } });
+    await expect(t.resources.createResource({ tenant: scratch, name: "second" }, { metadata: { "idempotency-key": "k-2" } })).rejects.toMatchObject({
+      grpcCode: GrpcStatus.INVALID_ARGUMENT,
+      type: "idempotency_error",
+      code: "idempotency_key_reused",
+    });
+    expect((await t.resources.listResources({ tenant: scratch })).resources.map((r) => r.name)).toEqual(["first"]);
+  });
+});

@@ -1,5 +1,6 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import { ResourceStatus, type ResourceSchema, type ResourceService, type ServiceImplementation, type Tenant as TenantMessage } from "@rms/proto";
+import { status as GrpcStatus } from "@grpc/grpc-js";
+import { ResourceStatus, RpcError, type ResourceSchema, type ResourceService, type ServiceImplementation, type Tenant as TenantMessage } from "@rms/proto";
 import { errors } from "../errors.js";
 import { isId } from "../ids.js";
 import { requestInfo } from "../grpc/call-info.js";
@@ -56,7 +57,7 @@ export function resourceService(store: ResourceStore): ServiceImplementation<typ
   return {
     async createResource(request, context) {
       const tenant = tenantOf(request.tenant);
-      const doc = await store.create(
+      const created = await store.create(
         tenant,
         {
           name: validateName(request.name),
@@ -65,7 +66,14 @@ export function resourceService(store: ResourceStore): ServiceImplementation<typ
         },
         requestInfo(context),
       );
-      return { resource: toMessage(doc) };
+      if ("conflict" in created) {
+        throw new RpcError(GrpcStatus.INVALID_ARGUMENT, {
+          type: "idempotency_error",
+          code: "idempotency_key_reused",
+          message: "Keys for idempotent requests can only be used with the same parameters they were first used with.",
+        });
+      }
+      return { resource: toMessage(created.doc) };
     },
 
     async getResource(request) {

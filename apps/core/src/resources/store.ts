@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import type { Collection, Db, Filter } from "mongodb";
 import { newId } from "../ids.js";
 import { KeyedMutex } from "../util/keyed-mutex.js";
@@ -58,6 +59,9 @@ export class ResourceStore {
   }
 
   async ensureIndexes(): Promise<void> {
+    // One resource per idempotency key (ARCHITECTURE rule 3), enforced by the database itself,
+    // so a retry after any crash finds the first resource instead of making a second.
+    await this.collection.createIndex({ idempotency: 1 }, { unique: true, name: "idempotency_unique" });
     // Keyset pagination: ids sort by creation time, so (tenant, _id desc) is the whole order.
     await this.collection.createIndex({ account: 1, livemode: 1, _id: -1 }, { name: "tenant_order" });
     await this.collection.createIndex({ account: 1, livemode: 1, status: 1, _id: -1 }, { name: "tenant_status_order" });
@@ -82,24 +86,40 @@ export class ResourceStore {
     };
   }
 
+  /**
+   * Creates a resource, at most once per idempotency key: when the key was used
+   * before, the first resource is returned (`replayed`), or `conflict` when that
+   * first request was a different one (its fingerprint differs).
+   */
   async create(
     tenant: Tenant,
     fields: { name: string; status: ResourceStatusName; metadata: MetadataPair[] },
     request: RequestInfo,
-  ): Promise<ResourceDocument> {
+  ): Promise<{ doc: ResourceDocument; replayed: boolean } | { conflict: true }> {
     const nowMs = Date.now();
     const id = newId("res", nowMs);
     const state: ResourceState = { id, ...fields, created: Math.floor(nowMs / 1000) };
+    const key = request.idempotencyKey;
+    const requestHash = key ? fingerprint(fields) : null;
     const doc: ResourceDocument = {
       _id: id,
       account: tenant.account,
       livemode: tenant.livemode,
       ...state,
+      idempotency: key ? idempotencyScope(tenant, key) : id,
+      request_hash: requestHash,
       version: 0,
       pending_events: [this.event("resource.created", tenant, state, request)],
     };
-    await this.collection.insertOne(doc);
-    return doc;
+    try {
+      await this.collection.insertOne(doc);
+      return { doc, replayed: false };
+    } catch (error) {
+      if (!key || (error as { code?: number }).code !== 11000) throw error;
+      const first = await this.collection.findOne({ idempotency: doc.idempotency });
+      if (!first) throw error;
+      return first.request_hash === requestHash ? { doc: first, replayed: true } : { conflict: true };
+    }
   }
 
   async get(tenant: Tenant, id: string): Promise<ResourceDocument | null> {
@@ -176,6 +196,15 @@ export class ResourceStore {
     const page = found.slice(0, query.limit);
     return { items: backwards ? page.reverse() : page, hasMore };
   }
+}
+
+function idempotencyScope(tenant: Tenant, key: string): string {
+  return `${tenant.account}/${tenant.livemode ? "live" : "test"}/${key}`;
+}
+
+/** A stable fingerprint of a create request's fields. */
+function fingerprint(fields: { name: string; status: ResourceStatusName; metadata: MetadataPair[] }): string {
+  return createHash("sha256").update(JSON.stringify([fields.name, fields.status, fields.metadata.map((p) => [p.k, p.v])])).digest("base64url");
 }
 
 /** Old values of the fields that differ, or null when nothing changed. */
