@@ -1,10 +1,12 @@
 import { z } from "zod";
+import { parseFaults, type Faults } from "./faults.js";
 
 const schema = z.object({
   MONGODB_URI: z.string().regex(/^mongodb(\+srv)?:\/\//, "must be a mongodb:// or mongodb+srv:// URI"),
   MONGODB_DATABASE: z.string().regex(/^[A-Za-z0-9_-]{1,63}$/, "must be 1-63 letters, digits, _ or -").default("rms"),
   CORE_ADDR: z.string().regex(/^[^\s:]+:\d{1,5}$/, "must be host:port").default("127.0.0.1:50051"),
   RMS_ADMIN_TOKEN: z.string().min(16, "must be at least 16 characters"),
+  RMS_FAULTS: z.string().optional(),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
 });
 
@@ -14,6 +16,7 @@ export type CoreConfig = {
   address: string;
   adminToken: string;
   logLevel: z.infer<typeof schema>["LOG_LEVEL"];
+  faults: Faults;
 };
 
 /** A configuration error: its message is one line naming the variable. */
@@ -31,5 +34,11 @@ export function parseCoreConfig(env: Record<string, string | undefined>): CoreCo
     throw new ConfigError(`${variable} ${message}`);
   }
   const c = result.data;
-  return { mongoUri: c.MONGODB_URI, databaseName: c.MONGODB_DATABASE, address: c.CORE_ADDR, adminToken: c.RMS_ADMIN_TOKEN, logLevel: c.LOG_LEVEL };
+  let faults: Faults;
+  try {
+    faults = parseFaults(c.RMS_FAULTS);
+  } catch (error) {
+    throw new ConfigError(`RMS_FAULTS ${(error as Error).message}`);
+  }
+  return { mongoUri: c.MONGODB_URI, databaseName: c.MONGODB_DATABASE, address: c.CORE_ADDR, adminToken: c.RMS_ADMIN_TOKEN, logLevel: c.LOG_LEVEL, faults };
 }

@@ -7,6 +7,7 @@ import { pino, type Logger } from "pino";
 import { AccountStore } from "./accounts/store.js";
 import { adminService } from "./accounts/service.js";
 import { mapStoreError } from "./errors.js";
+import type { Faults } from "./faults.js";
 import { adminTokenGuard } from "./grpc/admin-token.js";
 import { requestId } from "./grpc/call-info.js";
 import { ResourceStore } from "./resources/store.js";
@@ -19,6 +20,8 @@ export interface CoreOptions {
   address?: string;
   adminToken: string;
   logger?: Logger;
+  /** Test-only crash points (RMS_FAULTS); none by default. */
+  faults?: Faults;
   /** How often the database is pinged for the health status. */
   healthIntervalMs?: number;
 }
@@ -52,7 +55,7 @@ export async function startCore(options: CoreOptions): Promise<RunningCore> {
       else logger.debug({ method: context.method, code, duration_ms: Math.round(durationMs), request_id: requestId(context) }, "call");
     },
   };
-  addService(server, ResourceService, resourceService(resources), serveOptions);
+  addService(server, ResourceService, resourceService(resources, options.faults), serveOptions);
   addService(server, AdminService, adminService(accounts, logger), serveOptions);
 
   const health = new HealthImplementation(Object.fromEntries(SERVICE_NAMES.map((n) => [n, "SERVING" as const])));

@@ -4,16 +4,23 @@ import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import type { Env } from "./cache.js";
 import { ensureFerretDb, ferretDbArgs } from "./ferretdb.js";
+import { ensureMongoJavaServer, mongoJavaServerArgs } from "./mongo-java-server.js";
 import { freePort } from "./ports.js";
 import { spawnServer, tail, waitForPing } from "./server-process.js";
 
-export type Engine = "external" | "testcontainers" | "mongod" | "ferretdb";
+export type Engine = "external" | "testcontainers" | "mongod" | "ferretdb" | "mongo-java-server";
+
+export const ENGINES: readonly Engine[] = ["external", "testcontainers", "mongod", "ferretdb", "mongo-java-server"];
 
 export interface RunningDatabase {
   /** Connection string without a database name; each user picks its own database. */
   readonly uri: string;
   readonly engine: Engine;
   readonly version: string;
+  /** The server process started for this database (none for external and testcontainers). */
+  readonly pid?: number;
+  /** The server's log file, in the data directory (removed with a temporary one on stop; none for external and testcontainers). */
+  readonly logFile?: string;
   stop(): Promise<void>;
 }
 
@@ -24,6 +31,10 @@ export interface StartOptions {
   env?: Env;
   /** Progress lines (e.g. the first-run build). */
   logger?: (line: string) => void;
+  /** Port for a server started here (mongod, FerretDB); default: a free one. Lets a test restart a database at the same address. */
+  port?: number;
+  /** Use only this engine (default: $RMS_TEST_DB_ENGINE, else the first that works, in order). */
+  engine?: Engine;
   /** Skip engines, for tests of the launcher itself. */
   skip?: readonly Engine[];
 }
@@ -68,25 +79,32 @@ function dataDirectory(given: string | undefined): { dir: string; cleanup: () =>
   return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
-async function startLocalServer(engine: "mongod" | "ferretdb", binary: string, version: string, options: StartOptions): Promise<RunningDatabase> {
+async function startLocalServer(
+  engine: "mongod" | "ferretdb" | "mongo-java-server",
+  command: string,
+  args: (dataDir: string, port: number) => string[],
+  version: string,
+  options: StartOptions,
+): Promise<RunningDatabase> {
   const { dir, cleanup } = dataDirectory(options.dataDir);
   const port = await freePort();
-  const args = engine === "mongod" ? ["--dbpath", dir, "--port", String(port), "--bind_ip", "127.0.0.1", "--quiet"] : ferretDbArgs(dir, port);
   const logFile = join(dir, `${engine}.log`);
-  const server = spawnServer(binary, args, logFile);
+  const server = spawnServer(command, args(dir, port), logFile);
   const uri = `mongodb://127.0.0.1:${port}/`;
   try {
     await waitForPing(uri, READY_TIMEOUT_MS, server);
   } catch (error) {
-    const lastLines = tail(logFile);
     await server.stop();
+    const lastLines = tail(logFile);
     cleanup();
-    throw new Error(`${engine} did not start: ${(error as Error).message}\n${lastLines}`);
+    throw new Error(`${engine} did not start: ${(error as Error).message}\nlast lines of ${logFile}:\n${lastLines}`);
   }
   return {
     uri,
     engine,
     version,
+    ...(server.child.pid ? { pid: server.child.pid } : {}),
+    logFile,
     async stop() {
       await server.stop();
       cleanup();
@@ -94,18 +112,30 @@ async function startLocalServer(engine: "mongod" | "ferretdb", binary: string, v
   };
 }
 
+function isEngine(name: string): name is Engine {
+  return (ENGINES as readonly string[]).includes(name);
+}
+
 /**
  * A MongoDB-protocol database, found in the order of ARCHITECTURE.md:
- * MONGODB_URI; a container when a runtime answers; `mongod` on PATH; else the
- * embedded FerretDB (SQLite), built and cached on first use.
+ * MONGODB_URI; a container when a runtime answers; `mongod` on PATH; the
+ * embedded FerretDB (SQLite), built and cached on first use; else
+ * mongo-java-server (fetched with Maven) when there is no Go toolchain or
+ * FerretDB does not build. `engine` (or $RMS_TEST_DB_ENGINE) forces one.
  */
 export async function startDatabase(options: StartOptions = {}): Promise<RunningDatabase> {
   const env = options.env ?? process.env;
+  const forced = options.engine ?? (env.RMS_TEST_DB_ENGINE || undefined);
+  if (forced !== undefined && !isEngine(forced)) throw new Error(`unknown engine ${JSON.stringify(forced)} (RMS_TEST_DB_ENGINE): use one of ${ENGINES.join(", ")}`);
   const skip = new Set(options.skip ?? []);
-  if (env.MONGODB_URI && !skip.has("external")) {
+  const wanted = (engine: Engine): boolean => (forced ? forced === engine : !skip.has(engine));
+  const log = options.logger ?? (() => undefined);
+
+  if (wanted("external") && (env.MONGODB_URI || forced === "external")) {
+    if (!env.MONGODB_URI) throw new Error("engine external needs MONGODB_URI");
     return { uri: env.MONGODB_URI, engine: "external", version: "external", stop: async () => undefined };
   }
-  if (!skip.has("testcontainers") && !options.dataDir && (await containerRuntimeAnswers(env))) {
+  if (wanted("testcontainers") && (forced === "testcontainers" || (!options.dataDir && (await containerRuntimeAnswers(env))))) {
     const { MongoDBContainer } = await import("@testcontainers/mongodb");
     const container = await new MongoDBContainer("mongo:8").start();
     return {
@@ -117,8 +147,35 @@ export async function startDatabase(options: StartOptions = {}): Promise<Running
       },
     };
   }
-  const mongod = skip.has("mongod") ? undefined : onPath("mongod", env);
-  if (mongod) return startLocalServer("mongod", mongod, "mongod", options);
-  const ferret = await ensureFerretDb({ env, ...(options.logger ? { log: options.logger } : {}) });
-  return startLocalServer("ferretdb", ferret.path, ferret.version, options);
+  const mongod = wanted("mongod") ? onPath("mongod", env) : undefined;
+  if (mongod || forced === "mongod") {
+    if (!mongod) throw new Error("engine mongod: no mongod on PATH");
+    const args = (dir: string, port: number): string[] => ["--dbpath", dir, "--port", String(port), "--bind_ip", "127.0.0.1", "--quiet"];
+    return startLocalServer("mongod", mongod, args, "mongod", options);
+  }
+  const failures: string[] = [];
+  if (wanted("ferretdb")) {
+    if (onPath("go", env) || forced === "ferretdb") {
+      try {
+        const ferret = await ensureFerretDb({ env, log });
+        return await startLocalServer("ferretdb", ferret.path, ferretDbArgs, ferret.version, options);
+      } catch (error) {
+        if (forced) throw error;
+        failures.push(`ferretdb: ${(error as Error).message}`);
+        log(`FerretDB unavailable, trying mongo-java-server: ${(error as Error).message}`);
+      }
+    } else {
+      failures.push("ferretdb: no go on PATH");
+    }
+  }
+  if (wanted("mongo-java-server")) {
+    try {
+      const server = await ensureMongoJavaServer({ env, log });
+      return await startLocalServer("mongo-java-server", "java", (dir, port) => mongoJavaServerArgs(server, dir, port), server.version, options);
+    } catch (error) {
+      if (forced) throw error;
+      failures.push(`mongo-java-server: ${(error as Error).message}`);
+    }
+  }
+  throw new Error(`no database engine could be started (${failures.join("; ") || "all engines skipped"})`);
 }

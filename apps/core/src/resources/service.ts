@@ -2,6 +2,7 @@ import type { MessageInitShape } from "@bufbuild/protobuf";
 import { status as GrpcStatus } from "@grpc/grpc-js";
 import { ResourceStatus, RpcError, type ResourceSchema, type ResourceService, type ServiceImplementation, type Tenant as TenantMessage } from "@rms/proto";
 import { errors } from "../errors.js";
+import { NO_FAULTS, type Faults } from "../faults.js";
 import { isId } from "../ids.js";
 import { requestInfo } from "../grpc/call-info.js";
 import type { ResourceDocument, ResourceStatusName } from "./model.js";
@@ -53,7 +54,7 @@ function cursor(value: string, param: string): string | undefined {
 }
 
 /** The ResourceService RPCs: domain validation, then the store. */
-export function resourceService(store: ResourceStore): ServiceImplementation<typeof ResourceService> {
+export function resourceService(store: ResourceStore, faults: Faults = NO_FAULTS): ServiceImplementation<typeof ResourceService> {
   return {
     async createResource(request, context) {
       const tenant = tenantOf(request.tenant);
@@ -66,6 +67,7 @@ export function resourceService(store: ResourceStore): ServiceImplementation<typ
         },
         requestInfo(context),
       );
+      faults.afterWrite("resource.create");
       if ("conflict" in created) {
         throw new RpcError(GrpcStatus.INVALID_ARGUMENT, {
           type: "idempotency_error",

@@ -1,0 +1,35 @@
+/**
+ * Test-only crash points. Off unless RMS_FAULTS names them, e.g.
+ * `RMS_FAULTS=resource.create:1` (always) or `resource.create:0.05` (5% of calls):
+ * the process kills itself with SIGKILL right after the database write and before
+ * it answers, the worst moment for exactly-once. Used by the fault tests and `npm run chaos`.
+ */
+export const FAULT_POINTS = ["resource.create"] as const;
+export type FaultPoint = (typeof FAULT_POINTS)[number];
+
+export interface Faults {
+  /** Called after a committed write; may not return. */
+  afterWrite(point: FaultPoint): void;
+}
+
+export const NO_FAULTS: Faults = { afterWrite: () => undefined };
+
+/** Parses `point:probability[,point:probability]`; throws with a message naming the bad part. */
+export function parseFaults(spec: string | undefined, random: () => number = Math.random): Faults {
+  if (!spec) return NO_FAULTS;
+  const odds = new Map<FaultPoint, number>();
+  for (const part of spec.split(",")) {
+    const [point, probability] = part.trim().split(":");
+    const p = Number(probability ?? "1");
+    if (!(FAULT_POINTS as readonly string[]).includes(point ?? "") || !(p >= 0 && p <= 1)) {
+      throw new Error(`must be point:probability with a point in ${FAULT_POINTS.join(", ")} (got '${part}')`);
+    }
+    odds.set(point as FaultPoint, p);
+  }
+  return {
+    afterWrite(point) {
+      const p = odds.get(point);
+      if (p !== undefined && random() < p) process.kill(process.pid, "SIGKILL");
+    },
+  };
+}
