@@ -19,8 +19,7 @@ const logger = pino({ level: config.logLevel, base: { service: "gateway" } });
 try {
   const gateway = await startGateway(config, { logger });
   let stopping = false;
-  for (const signal of ["SIGTERM", "SIGINT"] as const) {
-    process.on(signal, () => {
+  const shutdown = (signal: string) => {
       if (stopping) return;
       stopping = true;
       logger.info({ signal }, "stopping: finishing in-flight requests");
@@ -31,8 +30,10 @@ try {
           process.exit(1);
         },
       );
-    });
-  }
+  };
+  for (const signal of ["SIGTERM", "SIGINT"] as const) process.on(signal, () => shutdown(signal));
+  // Under `npm start` our stdin is a pipe from the launcher: its end means the launcher is gone.
+  if (process.env.RMS_SUPERVISED === "1") process.stdin.on("end", () => shutdown("launcher gone")).resume();
 } catch (error) {
   logger.fatal({ err: error }, "gateway failed to start");
   process.exit(1);
