@@ -20,16 +20,16 @@ try {
   const gateway = await startGateway(config, { logger });
   let stopping = false;
   const shutdown = (signal: string) => {
-      if (stopping) return;
-      stopping = true;
-      logger.info({ signal }, "stopping: finishing in-flight requests");
-      void gateway.stop().then(
-        () => process.exit(0),
-        (error: unknown) => {
-          logger.error({ err: error }, "shutdown failed");
-          process.exit(1);
-        },
-      );
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, "stopping: finishing in-flight requests");
+    void gateway.stop().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        logger.error({ err: error }, "shutdown failed");
+        process.exit(1);
+      },
+    );
   };
   for (const signal of ["SIGTERM", "SIGINT"] as const) process.on(signal, () => shutdown(signal));
   // Under `npm start` our stdin is a pipe from the launcher: its end means the launcher is gone.
