@@ -5,7 +5,7 @@ const valid = { MONGODB_URI: "mongodb://127.0.0.1:27017/", RMS_ADMIN_TOKEN: "012
 
 describe("core configuration", () => {
   it("defaults the optional variables", () => {
-    expect(parseCoreConfig(valid)).toMatchObject({ databaseName: "rms", address: "127.0.0.1:50051", logLevel: "info" });
+    expect(parseCoreConfig(valid)).toMatchObject({ databaseName: "rms", address: "127.0.0.1:50051", logLevel: "info", metricsPort: 9465 });
   });
 
   it.each([
@@ -13,6 +13,8 @@ describe("core configuration", () => {
     [{ ...valid, MONGODB_URI: "http://x" }, "MONGODB_URI must be a mongodb:// or mongodb+srv:// URI"],
     [{ MONGODB_URI: valid.MONGODB_URI }, "RMS_ADMIN_TOKEN is required"],
     [{ ...valid, CORE_ADDR: "50051" }, "CORE_ADDR must be host:port"],
+    [{ ...valid, CORE_METRICS_PORT: "http" }, "CORE_METRICS_PORT must be a port number"],
+    [{ ...valid, CORE_METRICS_PORT: "70000" }, "CORE_METRICS_PORT must be a port number"],
     [{ ...valid, RMS_FAULTS: "everything:1" }, "RMS_FAULTS must be point:probability"],
     [{ ...valid, RMS_FAULTS: "resource.create:2" }, "RMS_FAULTS must be point:probability"],
   ])("refuses %o with one line naming the variable", (env, message) => {

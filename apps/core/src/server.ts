@@ -10,6 +10,7 @@ import { mapStoreError } from "./errors.js";
 import type { Faults } from "./faults.js";
 import { adminTokenGuard } from "./grpc/admin-token.js";
 import { requestId } from "./grpc/call-info.js";
+import { CoreMetrics, startMetricsServer } from "./metrics.js";
 import { ResourceStore } from "./resources/store.js";
 import { resourceService } from "./resources/service.js";
 
@@ -24,12 +25,18 @@ export interface CoreOptions {
   faults?: Faults;
   /** How often the database is pinged for the health status. */
   healthIntervalMs?: number;
+  /** Port of `GET /metrics` on 127.0.0.1 (0 picks a free one); no metrics server when omitted. */
+  metricsPort?: number;
 }
 
 export interface RunningCore {
   /** host:port actually bound. */
   readonly address: string;
   readonly mongo: MongoClient;
+  /** Prometheus metrics (served on `metricsPort` when given). */
+  readonly metrics: CoreMetrics;
+  /** The bound metrics port, or null when not served. */
+  readonly metricsPort: number | null;
   /** Stops accepting calls, lets in-flight ones finish (bounded), closes the database. */
   stop(graceMs?: number): Promise<void>;
 }
@@ -39,7 +46,9 @@ const SERVICE_NAMES = ["", "rms.v1.ResourceService", "rms.v1.AdminService"];
 /** Starts the core gRPC server over MongoDB: resources, admin, health and reflection. */
 export async function startCore(options: CoreOptions): Promise<RunningCore> {
   const logger = options.logger ?? pino({ level: "silent" });
-  const mongo = new MongoClient(options.mongoUri, { serverSelectionTimeoutMS: 2_000, connectTimeoutMS: 2_000 });
+  const metrics = new CoreMetrics();
+  const mongo = new MongoClient(options.mongoUri, { serverSelectionTimeoutMS: 2_000, connectTimeoutMS: 2_000, monitorCommands: true });
+  metrics.watch(mongo);
   const db = mongo.db(options.databaseName);
   const resources = new ResourceStore(db);
   const accounts = new AccountStore(db);
@@ -51,8 +60,10 @@ export async function startCore(options: CoreOptions): Promise<RunningCore> {
     authorize: adminTokenGuard(options.adminToken),
     mapError: mapStoreError,
     onCallEnd(context, code, durationMs, error) {
+      metrics.call(context.method, code, durationMs);
+      // One line per call with the gateway's request id, so a request can be followed across both processes.
       if (error && code === 13) logger.error({ err: error, method: context.method, request_id: requestId(context) }, "call failed");
-      else logger.debug({ method: context.method, code, duration_ms: Math.round(durationMs), request_id: requestId(context) }, "call");
+      else logger.info({ method: context.method, code, duration_ms: Math.round(durationMs * 10) / 10, request_id: requestId(context) }, "call");
     },
   };
   addService(server, ResourceService, resourceService(resources, options.faults), serveOptions);
@@ -75,13 +86,25 @@ export async function startCore(options: CoreOptions): Promise<RunningCore> {
   );
   const host = (options.address ?? "127.0.0.1:0").replace(/:\d+$/, "");
   const address = `${host}:${port}`;
-  logger.info({ address }, "core listening");
+  let metricsServer: Awaited<ReturnType<typeof startMetricsServer>> | undefined;
+  try {
+    if (options.metricsPort !== undefined) metricsServer = await startMetricsServer(metrics.registry, options.metricsPort);
+  } catch (error) {
+    clearInterval(healthTimer);
+    server.forceShutdown();
+    await mongo.close();
+    throw error;
+  }
+  logger.info({ address, metrics_port: metricsServer?.port ?? null }, "core listening");
 
   return {
     address,
     mongo,
+    metrics,
+    metricsPort: metricsServer?.port ?? null,
     async stop(graceMs = 10_000) {
       clearInterval(healthTimer);
+      await metricsServer?.close();
       await new Promise<void>((resolve) => {
         const force = setTimeout(() => {
           server.forceShutdown();

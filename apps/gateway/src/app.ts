@@ -16,6 +16,7 @@ import { listResources } from "./routes/resources.list.js";
 import { retrieveResource } from "./routes/resources.retrieve.js";
 import { updateResource } from "./routes/resources.update.js";
 import { statusHandler } from "./routes/status.js";
+import type { GatewayMetrics } from "./metrics.js";
 
 /** Every authenticated public operation, described once. */
 export const OPERATIONS: readonly Operation[] = [listResources, createResource, retrieveResource, updateResource, deleteResource];
@@ -24,6 +25,8 @@ export interface GatewayDeps {
   readonly core: CoreClients;
   readonly config: Pick<GatewayConfig, "trustedProxies">;
   readonly logger: Logger;
+  /** Request counts and latencies by route pattern; none when omitted. */
+  readonly metrics?: GatewayMetrics;
 }
 
 const IDEMPOTENCY_KEY = /^[\x20-\x7e]{1,255}$/;
@@ -100,10 +103,11 @@ export function createGatewayApp(deps: GatewayDeps): Express {
 
   const methodsByPath = new Map<string, string[]>([["/v1/status", ["GET"]]]);
   for (const operation of OPERATIONS) methodsByPath.set(operation.path, [...(methodsByPath.get(operation.path) ?? []), operation.method]);
-  const matchers = [...methodsByPath].map(([path, methods]) => ({ pattern: pathPattern(path), methods }));
+  const matchers = [...methodsByPath].map(([path, methods]) => ({ path, pattern: pathPattern(path), methods }));
   const methodsOf = (path: string) => matchers.find((m) => m.pattern.test(path))?.methods;
 
   app.use(responseHeaders());
+  if (deps.metrics) app.use(deps.metrics.middleware((path) => matchers.find((m) => m.pattern.test(path))?.path));
   app.use(accessLog(logger));
   app.use(requireHttps(new Set(deps.config.trustedProxies.map(normalizeIp)), core, logger));
   app.use(cors(methodsOf));

@@ -16,6 +16,7 @@ describe("parseGatewayConfig", () => {
       logLevel: "info",
       dataDir: ".data",
       shutdownGraceMs: 10_000,
+      metricsPort: 9464,
     });
   });
 

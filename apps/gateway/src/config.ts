@@ -22,6 +22,8 @@ export interface GatewayConfig {
   readonly dataDir: string;
   /** Upper bound for finishing in-flight requests on shutdown. */
   readonly shutdownGraceMs: number;
+  /** Operator port of `GET /metrics` (Prometheus), always on 127.0.0.1; 0 picks a free one. */
+  readonly metricsPort: number;
 }
 
 /** A configuration problem; the message is one line naming the variable. */
@@ -68,8 +70,8 @@ const schema = z.object({
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"], "must be one of fatal, error, warn, info, debug, trace, silent").default("info"),
   DATA_DIR: z.string().trim().min(1, "must not be empty").default(".data"),
   SHUTDOWN_GRACE_MS: optionalPositiveInt,
-  // Read by features of later issues (metrics, rate limits); validated now so a typo fails at start.
   METRICS_PORT: port(9464),
+  // Read by features of later issues (rate limits); validated now so a typo fails at start.
   RATE_LIMIT_LIVE: optionalPositiveInt,
   RATE_LIMIT_TEST: optionalPositiveInt,
 });
@@ -101,5 +103,6 @@ export function parseGatewayConfig(env: Readonly<Record<string, string | undefin
     logLevel: c.LOG_LEVEL,
     dataDir: c.DATA_DIR,
     shutdownGraceMs: c.SHUTDOWN_GRACE_MS ?? 10_000,
+    metricsPort: c.METRICS_PORT,
   };
 }

@@ -13,7 +13,7 @@ export interface CoreClients {
   readonly resources: ServiceClient<typeof ResourceService>;
   readonly admin: ServiceClient<typeof AdminService>;
   /** grpc.health.v1.Health/Check for the whole server (service ""); rejects when core is unreachable. */
-  health(timeoutMs: number): Promise<ServingStatus>;
+  health(timeoutMs: number, requestId?: string): Promise<ServingStatus>;
   close(): void;
 }
 
@@ -49,7 +49,9 @@ export function connectCore(address: string, adminToken: string): CoreClients {
   return {
     resources,
     admin,
-    health(timeoutMs) {
+    health(timeoutMs, requestId) {
+      const metadata = new Metadata();
+      if (requestId) metadata.set("rms-request-id", requestId);
       return new Promise((resolve, reject) => {
         healthChannel.makeUnaryRequest(
           HEALTH_CHECK_PATH,
@@ -57,7 +59,7 @@ export function connectCore(address: string, adminToken: string): CoreClients {
           () => Buffer.alloc(0),
           (bytes: Buffer) => bytes,
           {},
-          new Metadata(),
+          metadata,
           { deadline: Date.now() + timeoutMs },
           (error, response) => (error ? reject(error) : resolve(decodeHealthResponse(response ?? Buffer.alloc(0)))),
         );

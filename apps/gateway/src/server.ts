@@ -8,6 +8,7 @@ import type { GatewayConfig } from "./config.js";
 import { connectCore, type CoreClients } from "./core.js";
 import { ApiError, errorBody } from "./errors.js";
 import { API_VERSION, newRequestId } from "./http/request-id.js";
+import { gatewayMetrics, startMetricsServer } from "./metrics.js";
 import { loadTls } from "./tls.js";
 
 /** Limits that keep one client from holding the gateway's sockets. */
@@ -23,6 +24,8 @@ export interface RunningGateway {
   readonly httpsPort: number;
   /** The plain-HTTP rejecting listener's port, or null when disabled. */
   readonly httpPort: number | null;
+  /** The operator port serving `GET /metrics` on 127.0.0.1. */
+  readonly metricsPort: number;
   /** PEM of the certificate served (for clients that must trust the development certificate). */
   readonly certificate: string;
   /** Stops accepting, lets in-flight requests finish (up to the grace period), closes core clients. */
@@ -112,31 +115,36 @@ export async function startGateway(config: GatewayConfig, options: StartOptions 
   const tls = await loadTls(config);
   if (tls.generated) logger.info({ cert_file: tls.certFile }, "generated a self-signed development certificate for localhost");
   const core = options.core ?? connectCore(config.coreAddr, config.adminToken);
-  const app = createGatewayApp({ core, config, logger });
+  const metrics = gatewayMetrics();
+  const app = createGatewayApp({ core, config, logger, metrics });
 
   const https = createHttpsServer({ cert: tls.cert, key: tls.key, minVersion: "TLSv1.2" }, app);
   applyLimits(https);
   const plain = config.httpPort === null ? undefined : createHttpServer(app);
   if (plain) applyLimits(plain);
 
+  let metricsServer: Awaited<ReturnType<typeof startMetricsServer>> | undefined;
   try {
     const httpsPort = await listen(https, config.port, config.host);
     const httpPort = plain ? await listen(plain, config.httpPort!, config.host) : null;
-    logger.info({ https_port: httpsPort, http_port: httpPort, core: config.coreAddr }, "gateway listening");
+    metricsServer = await startMetricsServer(metrics.registry, config.metricsPort);
+    logger.info({ https_port: httpsPort, http_port: httpPort, metrics_port: metricsServer.port, core: config.coreAddr }, "gateway listening");
     let stopping: Promise<void> | undefined;
     return {
       httpsPort,
       httpPort,
+      metricsPort: metricsServer.port,
       certificate: tls.cert,
       stop: () =>
         (stopping ??= (async () => {
           await Promise.all([close(https, config.shutdownGraceMs), plain ? close(plain, config.shutdownGraceMs) : undefined]);
+          await metricsServer?.close();
           if (!options.core) core.close();
           logger.info("gateway stopped");
         })()),
     };
   } catch (error) {
-    await Promise.all([close(https, 0), plain ? close(plain, 0) : undefined]);
+    await Promise.all([close(https, 0), plain ? close(plain, 0) : undefined, metricsServer?.close()]);
     if (!options.core) core.close();
     throw error;
   }

@@ -3,7 +3,7 @@ import { parseStackConfig } from "./config.js";
 
 describe("stack configuration", () => {
   it("defaults every variable of the contract", () => {
-    expect(parseStackConfig({})).toMatchObject({ PORT: 8443, HTTP_PORT: 8080, CORE_ADDR: "127.0.0.1:50051", METRICS_PORT: 9464, LOG_LEVEL: "info" });
+    expect(parseStackConfig({})).toMatchObject({ PORT: 8443, HTTP_PORT: 8080, CORE_ADDR: "127.0.0.1:50051", METRICS_PORT: 9464, CORE_METRICS_PORT: 9465, LOG_LEVEL: "info" });
   });
 
   it("treats empty values as unset", () => {

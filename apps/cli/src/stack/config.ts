@@ -13,6 +13,7 @@ const schema = z
     HTTP_PORT: port(8080),
     CORE_ADDR: z.string().regex(/^[^\s:]+:\d{1,5}$/, "must be host:port").default("127.0.0.1:50051"),
     METRICS_PORT: port(9464),
+    CORE_METRICS_PORT: port(9465),
     TLS_CERT_FILE: z.string().min(1).optional(),
     TLS_KEY_FILE: z.string().min(1).optional(),
     TRUSTED_PROXIES: z.string().regex(/^[0-9A-Fa-f:.,\s]*$/, "must be a comma-separated list of IP addresses").optional(),

@@ -31,7 +31,7 @@ interface Stack {
 async function startStack(ports: { https: number; http: number; core: number }): Promise<Stack> {
   let output = "";
   const child = spawn(process.execPath, [bin, "start"], {
-    env: { ...process.env, MONGODB_URI: "", RMS_ADMIN_TOKEN: "", RMS_DATA_DIR: dataDir, PORT: String(ports.https), HTTP_PORT: String(ports.http), CORE_ADDR: `127.0.0.1:${ports.core}`, LOG_LEVEL: "warn" },
+    env: { ...process.env, MONGODB_URI: "", RMS_ADMIN_TOKEN: "", RMS_DATA_DIR: dataDir, PORT: String(ports.https), HTTP_PORT: String(ports.http), CORE_ADDR: `127.0.0.1:${ports.core}`, METRICS_PORT: "0", CORE_METRICS_PORT: "0", LOG_LEVEL: "warn" },
     stdio: ["ignore", "pipe", "pipe"],
   });
   child.stdout!.on("data", (d) => (output += d));

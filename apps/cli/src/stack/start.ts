@@ -87,7 +87,7 @@ export async function startStack(env: Record<string, string | undefined>): Promi
     if (database) say(`database: ${database.engine} ${database.version} (data in ${join(dataDir, "db")})`);
 
     const common = { RMS_ADMIN_TOKEN: adminToken, CORE_ADDR: config.CORE_ADDR, LOG_LEVEL: config.LOG_LEVEL };
-    const core = startNodeChild("core", join(repoRoot, "apps/core/dist/main.js"), { ...common, MONGODB_URI: mongoUri });
+    const core = startNodeChild("core", join(repoRoot, "apps/core/dist/main.js"), { ...common, MONGODB_URI: mongoUri, CORE_METRICS_PORT: String(config.CORE_METRICS_PORT) });
     children.push(core);
     const admin = createClient(AdminService, config.CORE_ADDR, { metadata: { authorization: `Bearer ${adminToken}` }, timeoutMs: 2_000 });
     try {

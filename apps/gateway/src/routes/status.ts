@@ -6,7 +6,7 @@ import { API_VERSION, requestIdOf } from "../http/request-id.js";
 /** GET /v1/status, no key needed: 200 operational, or 503 degraded while core or its database is unreachable. */
 export function statusHandler(core: CoreClients, logger: Logger): RequestHandler {
   return async (_req, res) => {
-    const serving = await core.health(HEALTH_TIMEOUT_MS).then(
+    const serving = await core.health(HEALTH_TIMEOUT_MS, requestIdOf(res)).then(
       (status) => status === "SERVING",
       (error: unknown) => {
         logger.warn({ request_id: requestIdOf(res), err: error instanceof Error ? error.message : String(error) }, "core health check failed");

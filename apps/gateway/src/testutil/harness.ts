@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { AdminService, KeyKind, createClient } from "@rms/proto";
 import { startCore, type RunningCore } from "@rms/core";
 import { testDatabaseName } from "@rms/test-db";
-import { pino } from "pino";
+import { pino, type Logger } from "pino";
 import { inject } from "vitest";
 // Brings in the ProvidedContext declaration of `mongoUri`.
 import type {} from "@rms/test-db/vitest-setup";
@@ -24,19 +24,21 @@ const KINDS: Record<KeyKindName, KeyKind> = { secret: KeyKind.SECRET, publishabl
  * clients: `api` over HTTPS trusting the gateway's development certificate,
  * `plain` over HTTP, `admin` straight to core's AdminService.
  */
-export async function startStack(options: { trustedProxies?: string[] } = {}) {
+export async function startStack(options: { trustedProxies?: string[]; logs?: { gateway?: Logger; core?: Logger } } = {}) {
   const dataDir = await mkdtemp(join(tmpdir(), "rms-gateway-e2e-"));
   let core: RunningCore | undefined = await startCore({
     mongoUri: inject("mongoUri"),
     databaseName: testDatabaseName("gateway"),
     adminToken: ADMIN_TOKEN,
     healthIntervalMs: 200,
+    metricsPort: 0,
+    ...(options.logs?.core ? { logger: options.logs.core } : {}),
   });
   const coreAddress = core.address;
   let gateway: RunningGateway;
   try {
     gateway = await startGateway(testConfig(dataDir, { coreAddr: coreAddress, adminToken: ADMIN_TOKEN, trustedProxies: options.trustedProxies ?? [] }), {
-      logger: pino({ level: "silent" }),
+      logger: options.logs?.gateway ?? pino({ level: "silent" }),
     });
   } catch (error) {
     await core.stop(1_000);
@@ -69,6 +71,8 @@ export async function startStack(options: { trustedProxies?: string[] } = {}) {
     admin,
     gateway,
     coreAddress,
+    /** Core's metrics port on 127.0.0.1. */
+    coreMetricsPort: core.metricsPort!,
     newAccount,
     /** Stops core (the gateway keeps running), e.g. to see it degrade. */
     async stopCore() {

@@ -21,6 +21,7 @@ export function testConfig(dataDir: string, overrides: Partial<GatewayConfig> = 
     logLevel: "silent",
     dataDir,
     shutdownGraceMs: 2_000,
+    metricsPort: 0,
     ...overrides,
   };
 }

@@ -1,0 +1,79 @@
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import type { RequestHandler } from "express";
+import { Counter, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+
+/** Seconds; from sub-millisecond (a cached reply) to the 30 s request timeout. */
+const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+/** The gateway's Prometheus metrics: one registry per gateway (tests run several in one process). */
+export interface GatewayMetrics {
+  readonly registry: Registry;
+  /** Counts and times every response by method, route pattern and status. */
+  middleware(routeOf: (path: string) => string | undefined): RequestHandler;
+}
+
+export function gatewayMetrics(): GatewayMetrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const labelNames = ["method", "route", "status"] as const;
+  const requests = new Counter({
+    name: "http_requests_total",
+    help: "HTTP requests answered, by method, route pattern (never the raw path) and status.",
+    labelNames,
+    registers: [registry],
+  });
+  const duration = new Histogram({
+    name: "http_request_duration_seconds",
+    help: "Time from the request's arrival to the end of its response, by method, route pattern and status.",
+    labelNames,
+    buckets: LATENCY_BUCKETS,
+    registers: [registry],
+  });
+  return {
+    registry,
+    middleware(routeOf) {
+      return (req, res, next) => {
+        const started = process.hrtime.bigint();
+        res.once("finish", () => {
+          // Only known patterns and a few fixed words as labels: raw paths would let clients grow the series without bound.
+          const route = routeOf(req.path) ?? "unmatched";
+          const method = ["GET", "POST", "DELETE", "OPTIONS", "HEAD", "PUT", "PATCH"].includes(req.method) ? req.method : "OTHER";
+          const labels = { method, route, status: String(res.statusCode) };
+          requests.inc(labels);
+          duration.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
+        });
+        next();
+      };
+    },
+  };
+}
+
+/** `GET /metrics` on its own small HTTP server, loopback only: the operator port, never the public one. */
+export function startMetricsServer(registry: Registry, port: number): Promise<{ port: number; close(): Promise<void> }> {
+  const server: Server = createServer((req, res) => {
+    if (req.method !== "GET" || (req.url ?? "").split("?")[0] !== "/metrics") {
+      res.writeHead(404, { "Content-Type": "text/plain" }).end("not found\n");
+      return;
+    }
+    registry.metrics().then(
+      (text) => res.writeHead(200, { "Content-Type": registry.contentType }).end(text),
+      () => res.writeHead(500, { "Content-Type": "text/plain" }).end("metrics unavailable\n"),
+    );
+  });
+  server.keepAliveTimeout = 5_000;
+  return new Promise((resolve, reject) => {
+    server.once("error", reject);
+    server.listen({ port, host: "127.0.0.1" }, () => {
+      server.off("error", reject);
+      resolve({
+        port: (server.address() as AddressInfo).port,
+        close: () =>
+          new Promise<void>((done) => {
+            server.close(() => done());
+            server.closeAllConnections();
+          }),
+      });
+    });
+  });
+}
