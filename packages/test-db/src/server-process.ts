@@ -3,17 +3,30 @@ import { closeSync, openSync, readFileSync } from "node:fs";
 import { MongoClient } from "mongodb";
 
 const live = new Set<ChildProcess>();
-let exitHookInstalled = false;
+let exitHooksInstalled = false;
 
-/** Whatever happens to this process, no database child outlives it. */
+function killAll(signal: NodeJS.Signals): void {
+  for (const child of live) child.kill(signal);
+}
+
+/**
+ * Whatever happens to this process, no database child outlives it: killed on
+ * `exit` (SIGKILL), and sent SIGTERM on SIGINT/SIGTERM/SIGHUP. A signal that nobody else handles is
+ * re-raised after the children are killed, so the default (dying) still happens.
+ */
 function killOnExit(child: ChildProcess): void {
   live.add(child);
   child.once("exit", () => live.delete(child));
-  if (exitHookInstalled) return;
-  exitHookInstalled = true;
-  process.once("exit", () => {
-    for (const c of live) c.kill("SIGKILL");
-  });
+  if (exitHooksInstalled) return;
+  exitHooksInstalled = true;
+  process.once("exit", () => killAll("SIGKILL"));
+  for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
+    const onSignal = (): void => {
+      killAll("SIGTERM");
+      if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
+    };
+    process.once(signal, onSignal);
+  }
 }
 
 export interface ServerProcess {
@@ -21,11 +34,18 @@ export interface ServerProcess {
   stop(): Promise<void>;
 }
 
-/** Starts a database server binary with its output going to `logFile`. */
+export const STOP_GRACE_MS = 5_000;
+
+/**
+ * Starts a database server binary with its output going to `logFile`. stdin is
+ * a pipe held by this process: a server that watches it (the Java runner does)
+ * exits even when this process is SIGKILLed.
+ */
 export function spawnServer(command: string, args: readonly string[], logFile: string): ServerProcess {
   const log = openSync(logFile, "a");
-  const child = spawn(command, args, { stdio: ["ignore", log, log] });
+  const child = spawn(command, args, { stdio: ["pipe", log, log] });
   closeSync(log);
+  child.stdin?.on("error", () => undefined);
   killOnExit(child);
   const exited = new Promise<void>((resolve) => {
     if (child.exitCode !== null || child.signalCode !== null) resolve();
@@ -36,9 +56,10 @@ export function spawnServer(command: string, args: readonly string[], logFile: s
     async stop() {
       if (child.exitCode !== null || child.signalCode !== null) return;
       child.kill("SIGTERM");
-      const timer = setTimeout(() => child.kill("SIGKILL"), 5_000);
+      const timer = setTimeout(() => child.kill("SIGKILL"), STOP_GRACE_MS);
       await exited;
       clearTimeout(timer);
+      child.stdin?.destroy();
     },
   };
 }
@@ -66,6 +87,8 @@ export async function waitForPing(uri: string, timeoutMs: number, server?: Serve
       return;
     } catch (error) {
       lastError = error;
+      // Answers, but in a protocol version the driver refuses: waiting will not help.
+      if (/wire version/i.test(String(error))) throw error;
     } finally {
       await client.close().catch(() => undefined);
     }

@@ -1,17 +1,24 @@
 // A vitest globalSetup: one database server for a package's whole test run;
 // each test file then uses its own database on it (testDatabaseName).
+//   vitest.config.ts: test: { globalSetup: ["@rms/test-db/vitest-setup"] }
+//   test file:        import type {} from "@rms/test-db/vitest-setup"; inject("mongoUri")
 import type { TestProject } from "vitest/node";
-import { startDatabase } from "./start.js";
+import { startDatabase, type Engine } from "./start.js";
 
 declare module "vitest" {
   export interface ProvidedContext {
-    /** Connection string of the shared test database server. */
+    /** Connection string of the shared test database server (no database name in it). */
     mongoUri: string;
+    /** Which engine serves it, for tests that document an engine's deviations. */
+    mongoEngine: Engine;
   }
 }
 
-export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+export async function setup(project: TestProject): Promise<() => Promise<void>> {
   const database = await startDatabase({ logger: (line) => process.stderr.write(`test-db: ${line}\n`) });
   project.provide("mongoUri", database.uri);
+  project.provide("mongoEngine", database.engine);
   return () => database.stop();
 }
+
+export default setup;
