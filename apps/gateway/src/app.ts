@@ -16,6 +16,7 @@ import { listResources } from "./routes/resources.list.js";
 import { retrieveResource } from "./routes/resources.retrieve.js";
 import { updateResource } from "./routes/resources.update.js";
 import { statusHandler } from "./routes/status.js";
+import { OPENAPI_PATH, openApiHandler } from "./openapi.js";
 import type { GatewayMetrics } from "./metrics.js";
 
 /** Every authenticated public operation, described once. */
@@ -101,7 +102,10 @@ export function createGatewayApp(deps: GatewayDeps): Express {
   app.set("query parser", false);
   app.set("case sensitive routing", true);
 
-  const methodsByPath = new Map<string, string[]>([["/v1/status", ["GET"]]]);
+  const methodsByPath = new Map<string, string[]>([
+    ["/v1/status", ["GET"]],
+    [OPENAPI_PATH, ["GET"]],
+  ]);
   for (const operation of OPERATIONS) methodsByPath.set(operation.path, [...(methodsByPath.get(operation.path) ?? []), operation.method]);
   const matchers = [...methodsByPath].map(([path, methods]) => ({ path, pattern: pathPattern(path), methods }));
   const methodsOf = (path: string) => matchers.find((m) => m.pattern.test(path))?.methods;
@@ -113,6 +117,7 @@ export function createGatewayApp(deps: GatewayDeps): Express {
   app.use(cors(methodsOf));
 
   app.get("/v1/status", statusHandler(core, logger));
+  app.get(OPENAPI_PATH, openApiHandler(OPERATIONS));
   for (const operation of OPERATIONS) {
     const route = app.route(operation.path);
     const handler = operationHandler(operation, core);

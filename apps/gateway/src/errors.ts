@@ -46,6 +46,11 @@ export type ErrorType =
   | "api_error";
 export type ErrorCode = keyof typeof CATALOGUE;
 
+/** Every public error code with its HTTP status and type, in catalogue order (for the API description). */
+export function errorCatalogue(): { code: ErrorCode; status: number; type: ErrorType }[] {
+  return (Object.keys(CATALOGUE) as ErrorCode[]).map((code) => ({ code, status: CATALOGUE[code][0], type: CATALOGUE[code][1] }));
+}
+
 export function isErrorCode(code: string): code is ErrorCode {
   return Object.hasOwn(CATALOGUE, code);
 }

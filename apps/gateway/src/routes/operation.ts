@@ -26,5 +26,9 @@ export interface Operation {
   /** Express path, e.g. `/v1/resources/:id`. */
   readonly path: string;
   readonly scope: Scope;
+  /** Every parameter name it accepts (query or body); any other is 400 parameter_unknown. The OpenAPI document is checked against it. */
+  readonly params: readonly string[];
+  /** One line for the API description. */
+  readonly summary: string;
   handle(context: OperationContext): Promise<OperationResult>;
 }

@@ -6,9 +6,11 @@ import { STATUS_NAMES, renderResource, statusToProto } from "./resources.render.
 export const createResource: Operation = {
   method: "POST",
   path: "/v1/resources",
+  params: ["name", "status", "metadata"],
+  summary: "Create a resource",
   scope: "resources:write",
   async handle({ params, tenant, core, call }) {
-    rejectUnknown(params, ["name", "status", "metadata"]);
+    rejectUnknown(params, createResource.params);
     const name = requiredString(params, "name");
     const status = optionalEnum(params, "status", STATUS_NAMES);
     const metadata = optionalMetadata(params);

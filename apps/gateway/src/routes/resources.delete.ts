@@ -5,9 +5,11 @@ import type { Operation } from "./operation.js";
 export const deleteResource: Operation = {
   method: "DELETE",
   path: "/v1/resources/:id",
+  params: [],
+  summary: "Delete a resource",
   scope: "resources:write",
   async handle({ params, path, tenant, core, call }) {
-    rejectUnknown(params, []);
+    rejectUnknown(params, deleteResource.params);
     const { id } = await core.resources.deleteResource({ tenant, id: path["id"] ?? "" }, call);
     return { status: 200, body: { id, object: "resource", deleted: true } };
   },

@@ -10,9 +10,11 @@ export const LIST_LIMIT_MAX = 100;
 export const listResources: Operation = {
   method: "GET",
   path: "/v1/resources",
+  params: ["limit", "starting_after", "ending_before", "status"],
+  summary: "List resources",
   scope: "resources:read",
   async handle({ params, tenant, core, call }) {
-    rejectUnknown(params, ["limit", "starting_after", "ending_before", "status"]);
+    rejectUnknown(params, listResources.params);
     const limit = optionalInteger(params, "limit", { min: 1, max: LIST_LIMIT_MAX }, "limit_invalid") ?? LIST_LIMIT_DEFAULT;
     const startingAfter = optionalString(params, "starting_after") ?? "";
     const endingBefore = optionalString(params, "ending_before") ?? "";

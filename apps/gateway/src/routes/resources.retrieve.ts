@@ -6,9 +6,11 @@ import { renderResource } from "./resources.render.js";
 export const retrieveResource: Operation = {
   method: "GET",
   path: "/v1/resources/:id",
+  params: [],
+  summary: "Retrieve a resource",
   scope: "resources:read",
   async handle({ params, path, tenant, core, call }) {
-    rejectUnknown(params, []);
+    rejectUnknown(params, retrieveResource.params);
     const { resource } = await core.resources.getResource({ tenant, id: path["id"] ?? "" }, call);
     return { status: 200, body: renderResource(resource) };
   },

@@ -6,9 +6,11 @@ import { STATUS_NAMES, renderResource, statusToProto } from "./resources.render.
 export const updateResource: Operation = {
   method: "POST",
   path: "/v1/resources/:id",
+  params: ["name", "status", "metadata"],
+  summary: "Update a resource",
   scope: "resources:write",
   async handle({ params, path, tenant, core, call }) {
-    rejectUnknown(params, ["name", "status", "metadata"]);
+    rejectUnknown(params, updateResource.params);
     const name = optionalString(params, "name");
     const status = optionalEnum(params, "status", STATUS_NAMES);
     const metadata = optionalMetadata(params);

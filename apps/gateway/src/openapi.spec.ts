@@ -1,0 +1,136 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { OPERATIONS } from "./app.js";
+import { errorCatalogue } from "./errors.js";
+import { OPENAPI_PATH, openApiDocument } from "./openapi.js";
+import { startUnitGateway, type UnitGateway } from "./testutil/unit-harness.js";
+
+type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+const doc = openApiDocument(OPERATIONS) as Obj;
+const openApiPath = (path: string) => path.replace(/:([A-Za-z_]+)/g, "{$1}");
+const UNKEYED = new Set(["GET /v1/status", `GET ${OPENAPI_PATH}`]);
+
+/** Resolves a local `$ref`. */
+function resolve(node: Obj): Obj {
+  if (typeof node["$ref"] !== "string") return node;
+  return (node["$ref"] as string)
+    .slice(2)
+    .split("/")
+    .reduce((at: Obj, part) => at[part], doc);
+}
+
+/** The parameter names a described operation accepts besides path parameters and headers. */
+function documentedParams(operation: Obj): { query: string[]; body: Record<string, string[]>; path: string[] } {
+  const parameters = (operation["parameters"] as Obj[]).map(resolve);
+  const body: Record<string, string[]> = {};
+  for (const [type, content] of Object.entries((operation["requestBody"]?.["content"] ?? {}) as Obj)) {
+    body[type] = Object.keys(resolve(content["schema"])["properties"] ?? {});
+  }
+  return {
+    query: parameters.filter((p) => p["in"] === "query").map((p) => p["name"]),
+    path: parameters.filter((p) => p["in"] === "path").map((p) => p["name"]),
+    body,
+  };
+}
+
+describe("the OpenAPI document matches the gateway's operation table", () => {
+  it("is OpenAPI 3.1 for API version 1.4 with bearer security", () => {
+    expect(doc["openapi"]).toBe("3.1.0");
+    expect(doc["info"]["version"]).toBe("1.4");
+    expect(doc["components"]["securitySchemes"]["bearerAuth"]).toMatchObject({ type: "http", scheme: "bearer" });
+    expect(doc["security"]).toEqual([{ bearerAuth: [] }]);
+  });
+
+  it("describes every operation with exactly its accepted parameters, in both request encodings", () => {
+    for (const operation of OPERATIONS) {
+      const described = doc["paths"][openApiPath(operation.path)]?.[operation.method.toLowerCase()] as Obj | undefined;
+      expect(described, `${operation.method} ${operation.path}`).toBeDefined();
+      const params = documentedParams(described!);
+      expect(params.path).toEqual([...operation.path.matchAll(/:([A-Za-z_]+)/g)].map((m) => m[1]));
+      if (operation.method === "POST") {
+        expect(Object.keys(params.body).sort()).toEqual(["application/json", "application/x-www-form-urlencoded"]);
+        for (const names of Object.values(params.body)) expect([...names].sort()).toEqual([...operation.params].sort());
+        expect(params.query).toEqual([]);
+        expect(described!["parameters"].map(resolve).map((p: Obj) => p["name"])).toContain("Idempotency-Key");
+      } else {
+        expect([...params.query].sort()).toEqual([...operation.params].sort());
+        expect(described!["requestBody"]).toBeUndefined();
+      }
+      expect(described!["x-scope"]).toBe(operation.scope);
+      expect(described!["security"]).toBeUndefined(); // the document-wide bearer requirement applies
+    }
+  });
+
+  it("describes nothing the gateway does not serve", () => {
+    const served = new Set([...OPERATIONS.map((o) => `${o.method} ${openApiPath(o.path)}`), ...UNKEYED]);
+    const described = Object.entries(doc["paths"] as Obj).flatMap(([path, methods]) => Object.keys(methods).map((m) => `${m.toUpperCase()} ${path}`));
+    expect(described.sort()).toEqual([...served].sort());
+    for (const key of UNKEYED) {
+      const [method, path] = key.split(" ") as [string, string];
+      expect(doc["paths"][path][method.toLowerCase()]["security"]).toEqual([]);
+    }
+  });
+
+  it("has every error code and type of the catalogue in the error schema, and a response for each status an operation can get", () => {
+    const error = doc["components"]["schemas"]["Error"]["properties"]["error"]["properties"];
+    const catalogue = errorCatalogue();
+    expect([...error["code"]["enum"]].sort()).toEqual(catalogue.map((e) => e.code).sort());
+    expect([...error["type"]["enum"]].sort()).toEqual([...new Set(catalogue.map((e) => e.type))].sort());
+    // Statuses an authenticated operation can answer (405 and 403 https_required are for requests outside the description too).
+    const statuses = new Set(catalogue.map((e) => String(e.status)).filter((s) => s !== "405"));
+    for (const operation of OPERATIONS) {
+      const responses = doc["paths"][openApiPath(operation.path)][operation.method.toLowerCase()]["responses"] as Obj;
+      for (const status of statuses) {
+        expect(resolve(responses[status] ?? {})["content"]?.["application/json"]?.["schema"], `${operation.method} ${operation.path} ${status}`).toEqual({
+          $ref: "#/components/schemas/Error",
+        });
+      }
+    }
+  });
+});
+
+describe("the gateway accepts exactly the documented parameters", () => {
+  let gw: UnitGateway;
+  beforeAll(async () => {
+    gw = await startUnitGateway();
+  });
+  afterAll(() => gw.stop());
+
+  const SAMPLES: Record<string, unknown> = {
+    name: "n",
+    status: "paused",
+    metadata: { a: "1" },
+    limit: "3",
+    starting_after: "res_0000000000000000000000",
+    ending_before: "res_0000000000000000000000",
+  };
+
+  it("serves the document without a key", async () => {
+    const response = await gw.api.get(OPENAPI_PATH);
+    expect(response.status).toBe(200);
+    expect(response.headers["content-type"]).toBe("application/json; charset=utf-8");
+    expect(response.json).toEqual(JSON.parse(JSON.stringify(doc)));
+  });
+
+  it.each(OPERATIONS.map((o) => [`${o.method} ${o.path}`, o] as const))("%s: each documented parameter is known, anything else is parameter_unknown", async (_label, operation) => {
+    const path = operation.path.replace(":id", "res_0000000000000000000000");
+    const send = (params: Record<string, unknown>) => {
+      const form = new URLSearchParams();
+      for (const [name, value] of Object.entries(params)) {
+        if (typeof value === "object" && value) for (const [k, v] of Object.entries(value)) form.append(`${name}[${k}]`, String(v));
+        else form.append(name, String(value));
+      }
+      return operation.method === "POST"
+        ? gw.api.post(path, { key: gw.keys.secret, form: form.toString() })
+        : gw.api.send(operation.method, `${path}?${form.toString()}`, { key: gw.keys.secret });
+    };
+    for (const name of operation.params) {
+      expect(name in SAMPLES, `a sample value for ${name}`).toBe(true);
+      const response = await send({ [name]: SAMPLES[name] });
+      expect(response.json.error?.code, `${name}`).not.toBe("parameter_unknown");
+    }
+    const unknown = await send({ not_a_parameter: "x" });
+    expect(unknown.status).toBe(400);
+    expect(unknown.json.error).toMatchObject({ code: "parameter_unknown", param: "not_a_parameter" });
+  });
+});
