@@ -87,7 +87,7 @@ async function startLocalServer(
   options: StartOptions,
 ): Promise<RunningDatabase> {
   const { dir, cleanup } = dataDirectory(options.dataDir);
-  const port = await freePort();
+  const port = options.port ?? (await freePort());
   const logFile = join(dir, `${engine}.log`);
   const server = spawnServer(command, args(dir, port), logFile);
   const uri = `mongodb://127.0.0.1:${port}/`;
