@@ -17,6 +17,8 @@ import { retrieveResource } from "./routes/resources.retrieve.js";
 import { updateResource } from "./routes/resources.update.js";
 import { statusHandler } from "./routes/status.js";
 import { OPENAPI_PATH, openApiHandler } from "./openapi.js";
+import { IdempotentRequest, runOperation, type IdempotencyStore } from "./idempotency/index.js";
+import { enforceRateLimit, type RateLimiter } from "./ratelimit/index.js";
 import type { GatewayMetrics } from "./metrics.js";
 
 /** Every authenticated public operation, described once. */
@@ -24,18 +26,24 @@ export const OPERATIONS: readonly Operation[] = [listResources, createResource, 
 
 export interface GatewayDeps {
   readonly core: CoreClients;
-  readonly config: Pick<GatewayConfig, "trustedProxies">;
+  readonly config: Pick<GatewayConfig, "trustedProxies" | "rateLimits">;
   readonly logger: Logger;
+  /** Idempotency records (lock, fingerprint, recorded response) of POSTs with an Idempotency-Key. */
+  readonly idempotency: IdempotencyStore;
+  /** Per-key request rate limit. */
+  readonly rateLimiter: RateLimiter;
   /** Request counts and latencies by route pattern; none when omitted. */
   readonly metrics?: GatewayMetrics;
 }
 
 const IDEMPOTENCY_KEY = /^[\x20-\x7e]{1,255}$/;
 
-/** Runs one operation: key, scope, parameters, core, response. */
-function operationHandler(operation: Operation, core: CoreClients): RequestHandler {
+/** Runs one operation: key, rate limit, scope, parameters, core (under the Idempotency-Key), response. */
+function operationHandler(operation: Operation, deps: GatewayDeps): RequestHandler {
+  const { core } = deps;
   return async (req, res) => {
     const principal = await authenticate(req.headers, core, res);
+    await enforceRateLimit(deps.rateLimiter, deps.config.rateLimits, principal);
     authorize(principal, operation.scope);
     const metadata: Record<string, string> = { "rms-request-id": requestIdOf(res) };
     const idempotencyKey = req.headers["idempotency-key"];
@@ -46,14 +54,14 @@ function operationHandler(operation: Operation, core: CoreClients): RequestHandl
       metadata["idempotency-key"] = idempotencyKey;
     }
     const params = await requestParams(req);
-    const result = await operation.handle({
-      params,
-      path: req.params as Record<string, string>,
-      tenant: principal.tenant,
-      core,
-      call: { metadata },
-    });
-    res.status(result.status).send(JSON.stringify(result.body));
+    const key = metadata["idempotency-key"];
+    const idempotent =
+      key === undefined
+        ? undefined
+        : new IdempotentRequest(deps.idempotency, { ...principal.tenant, key }, { method: req.method, path: req.path, requestId: requestIdOf(res) });
+    await runOperation(res, core, idempotent, deps.logger, (guarded) =>
+      operation.handle({ params, path: req.params as Record<string, string>, tenant: principal.tenant, core: guarded, call: { metadata } }),
+    );
   };
 }
 
@@ -120,7 +128,7 @@ export function createGatewayApp(deps: GatewayDeps): Express {
   app.get(OPENAPI_PATH, openApiHandler(OPERATIONS));
   for (const operation of OPERATIONS) {
     const route = app.route(operation.path);
-    const handler = operationHandler(operation, core);
+    const handler = operationHandler(operation, deps);
     if (operation.method === "GET") route.get(handler);
     else if (operation.method === "POST") route.post(handler);
     else route.delete(handler);

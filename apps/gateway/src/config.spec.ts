@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ConfigError, parseGatewayConfig } from "./config.js";
 
-const base = { RMS_ADMIN_TOKEN: "token" };
+const base = { RMS_ADMIN_TOKEN: "token", MONGODB_URI: "mongodb://127.0.0.1:27017" };
 
 describe("parseGatewayConfig", () => {
   it("applies the documented defaults", () => {
@@ -17,6 +17,10 @@ describe("parseGatewayConfig", () => {
       dataDir: ".data",
       shutdownGraceMs: 10_000,
       metricsPort: 9464,
+      mongoUri: "mongodb://127.0.0.1:27017",
+      mongoDatabase: "rms",
+      rateLimits: { live: 100, test: 25 },
+      rateLimitStore: "memory",
     });
   });
 
@@ -53,6 +57,9 @@ describe("parseGatewayConfig", () => {
     [{ TLS_CERT_FILE: "/etc/cert.pem" }, "TLS_KEY_FILE"],
     [{ TLS_KEY_FILE: "/etc/key.pem" }, "TLS_CERT_FILE"],
     [{ RATE_LIMIT_LIVE: "fast" }, "RATE_LIMIT_LIVE"],
+    [{ RATE_LIMIT_STORE: "redis" }, "RATE_LIMIT_STORE"],
+    [{ MONGODB_URI: "localhost:27017" }, "MONGODB_URI"],
+    [{ MONGODB_DATABASE: "a.b" }, "MONGODB_DATABASE"],
   ])("refuses %o with one line naming %s", (env, variable) => {
     let caught: unknown;
     try {
@@ -69,5 +76,9 @@ describe("parseGatewayConfig", () => {
   it("requires RMS_ADMIN_TOKEN", () => {
     expect(() => parseGatewayConfig({})).toThrow(/^RMS_ADMIN_TOKEN is required$/);
     expect(() => parseGatewayConfig({ RMS_ADMIN_TOKEN: "" })).toThrow(/^RMS_ADMIN_TOKEN is required$/);
+  });
+
+  it("requires MONGODB_URI (idempotency records live in the database)", () => {
+    expect(() => parseGatewayConfig({ RMS_ADMIN_TOKEN: "token" })).toThrow(/^MONGODB_URI is required$/);
   });
 });

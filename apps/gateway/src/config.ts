@@ -22,6 +22,13 @@ export interface GatewayConfig {
   readonly dataDir: string;
   /** Upper bound for finishing in-flight requests on shutdown. */
   readonly shutdownGraceMs: number;
+  /** MongoDB for the gateway's own records (idempotency keys, shared rate limits). */
+  readonly mongoUri: string;
+  readonly mongoDatabase: string;
+  /** Requests per second per API key, by mode. */
+  readonly rateLimits: { readonly live: number; readonly test: number };
+  /** Where rate-limit buckets live: this process, or MongoDB (shared by several gateways). */
+  readonly rateLimitStore: "memory" | "mongodb";
   /** Operator port of `GET /metrics` (Prometheus), always on 127.0.0.1; 0 picks a free one. */
   readonly metricsPort: number;
 }
@@ -71,9 +78,18 @@ const schema = z.object({
   DATA_DIR: z.string().trim().min(1, "must not be empty").default(".data"),
   SHUTDOWN_GRACE_MS: optionalPositiveInt,
   METRICS_PORT: port(9464),
-  // Read by features of later issues (rate limits); validated now so a typo fails at start.
   RATE_LIMIT_LIVE: optionalPositiveInt,
   RATE_LIMIT_TEST: optionalPositiveInt,
+  RATE_LIMIT_STORE: z.enum(["memory", "mongodb"], "must be memory or mongodb").default("memory"),
+  MONGODB_URI: z
+    .string({ error: "is required" })
+    .trim()
+    .regex(/^mongodb(\+srv)?:\/\/\S+$/, "must be a mongodb:// or mongodb+srv:// URI"),
+  MONGODB_DATABASE: z
+    .string()
+    .trim()
+    .regex(/^[^/\\. "$*<>:|?]{1,63}$/, "must be a MongoDB database name")
+    .default("rms"),
 });
 
 /**
@@ -103,6 +119,10 @@ export function parseGatewayConfig(env: Readonly<Record<string, string | undefin
     logLevel: c.LOG_LEVEL,
     dataDir: c.DATA_DIR,
     shutdownGraceMs: c.SHUTDOWN_GRACE_MS ?? 10_000,
+    mongoUri: c.MONGODB_URI,
+    mongoDatabase: c.MONGODB_DATABASE,
+    rateLimits: { live: c.RATE_LIMIT_LIVE ?? 100, test: c.RATE_LIMIT_TEST ?? 25 },
+    rateLimitStore: c.RATE_LIMIT_STORE,
     metricsPort: c.METRICS_PORT,
   };
 }

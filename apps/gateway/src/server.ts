@@ -10,6 +10,9 @@ import { ApiError, errorBody } from "./errors.js";
 import { API_VERSION, newRequestId } from "./http/request-id.js";
 import { gatewayMetrics, startMetricsServer } from "./metrics.js";
 import { loadTls } from "./tls.js";
+import type { IdempotencyStore } from "./idempotency/index.js";
+import type { RateLimiter } from "./ratelimit/index.js";
+import { openStores } from "./stores.js";
 
 /** Limits that keep one client from holding the gateway's sockets. */
 export const SERVER_LIMITS = {
@@ -18,6 +21,10 @@ export const SERVER_LIMITS = {
   keepAliveTimeoutMs: 5_000,
   maxConnections: 2_048,
   maxHeadersCount: 100,
+  /** How often Node checks headersTimeout/requestTimeout (its default, 30 s, would let a slow client stay 40 s). */
+  connectionsCheckingIntervalMs: 1_000,
+  /** A connection that never completes its TLS handshake is closed after this (Node's default is 120 s). */
+  handshakeTimeoutMs: 10_000,
 } as const;
 
 export interface RunningGateway {
@@ -36,6 +43,9 @@ export interface StartOptions {
   readonly logger?: Logger;
   /** Core clients to use instead of connecting to `config.coreAddr`. */
   readonly core?: CoreClients;
+  /** Stores to use instead of the MongoDB ones of `config` (tests). */
+  readonly idempotency?: IdempotencyStore;
+  readonly rateLimiter?: RateLimiter;
 }
 
 const closing = new WeakSet<Server>();
@@ -116,11 +126,16 @@ export async function startGateway(config: GatewayConfig, options: StartOptions 
   if (tls.generated) logger.info({ cert_file: tls.certFile }, "generated a self-signed development certificate for localhost");
   const core = options.core ?? connectCore(config.coreAddr, config.adminToken);
   const metrics = gatewayMetrics();
-  const app = createGatewayApp({ core, config, logger, metrics });
+  const stores = openStores(config, logger, { idempotency: options.idempotency, rateLimiter: options.rateLimiter });
+  const app = createGatewayApp({ core, config, logger, metrics, idempotency: stores.idempotency, rateLimiter: stores.rateLimiter });
 
-  const https = createHttpsServer({ cert: tls.cert, key: tls.key, minVersion: "TLSv1.2" }, app);
+  const serverOptions = { connectionsCheckingInterval: SERVER_LIMITS.connectionsCheckingIntervalMs };
+  const https = createHttpsServer(
+    { ...serverOptions, cert: tls.cert, key: tls.key, minVersion: "TLSv1.2", handshakeTimeout: SERVER_LIMITS.handshakeTimeoutMs },
+    app,
+  );
   applyLimits(https);
-  const plain = config.httpPort === null ? undefined : createHttpServer(app);
+  const plain = config.httpPort === null ? undefined : createHttpServer(serverOptions, app);
   if (plain) applyLimits(plain);
 
   let metricsServer: Awaited<ReturnType<typeof startMetricsServer>> | undefined;
@@ -140,12 +155,14 @@ export async function startGateway(config: GatewayConfig, options: StartOptions 
           await Promise.all([close(https, config.shutdownGraceMs), plain ? close(plain, config.shutdownGraceMs) : undefined]);
           await metricsServer?.close();
           if (!options.core) core.close();
+          await stores.close();
           logger.info("gateway stopped");
         })()),
     };
   } catch (error) {
     await Promise.all([close(https, 0), plain ? close(plain, 0) : undefined, metricsServer?.close()]);
     if (!options.core) core.close();
+    await stores.close();
     throw error;
   }
 }

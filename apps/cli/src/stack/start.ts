@@ -105,6 +105,9 @@ export async function startStack(env: Record<string, string | undefined>): Promi
           .map((name) => [name, String(config[name])]),
       ),
       DATA_DIR: dataDir,
+      // The gateway keeps its idempotency records (and shared rate limits) in the same database as core.
+      MONGODB_URI: mongoUri,
+      ...(env["MONGODB_DATABASE"] ? { MONGODB_DATABASE: env["MONGODB_DATABASE"] } : {}),
     });
     children.push(gateway);
     await waitUntil("gateway", () => statusOk(config.PORT), 60_000, gateway);

@@ -9,6 +9,8 @@ import { inject } from "vitest";
 // Brings in the ProvidedContext declaration of `mongoUri`.
 import type {} from "@rms/test-db/vitest-setup";
 import { startGateway, type RunningGateway } from "../server.js";
+import type { GatewayConfig } from "../config.js";
+import { connectCore, type CoreClients } from "../core.js";
 import { apiClient } from "./client.js";
 import { testConfig } from "./unit-harness.js";
 
@@ -24,11 +26,22 @@ const KINDS: Record<KeyKindName, KeyKind> = { secret: KeyKind.SECRET, publishabl
  * clients: `api` over HTTPS trusting the gateway's development certificate,
  * `plain` over HTTP, `admin` straight to core's AdminService.
  */
-export async function startStack(options: { trustedProxies?: string[]; logs?: { gateway?: Logger; core?: Logger } } = {}) {
+export async function startStack(
+  options: {
+    trustedProxies?: string[];
+    logs?: { gateway?: Logger; core?: Logger };
+    /** Gateway settings over the test defaults (e.g. rate limits, or another MONGODB_URI). */
+    gateway?: Partial<GatewayConfig>;
+    /** Wraps the gateway's clients of the real core, e.g. to hold calls in flight. */
+    wrapCore?: (core: CoreClients) => CoreClients;
+  } = {},
+) {
   const dataDir = await mkdtemp(join(tmpdir(), "rms-gateway-e2e-"));
+  const mongoUri = inject("mongoUri");
+  const databaseName = testDatabaseName("gateway");
   let core: RunningCore | undefined = await startCore({
-    mongoUri: inject("mongoUri"),
-    databaseName: testDatabaseName("gateway"),
+    mongoUri,
+    databaseName,
     adminToken: ADMIN_TOKEN,
     healthIntervalMs: 200,
     metricsPort: 0,
@@ -36,11 +49,17 @@ export async function startStack(options: { trustedProxies?: string[]; logs?: { 
   });
   const coreAddress = core.address;
   let gateway: RunningGateway;
+  const coreClients = options.wrapCore ? options.wrapCore(connectCore(coreAddress, ADMIN_TOKEN)) : undefined;
   try {
-    gateway = await startGateway(testConfig(dataDir, { coreAddr: coreAddress, adminToken: ADMIN_TOKEN, trustedProxies: options.trustedProxies ?? [] }), {
-      logger: options.logs?.gateway ?? pino({ level: "silent" }),
-    });
+    gateway = await startGateway(
+      testConfig(dataDir, { coreAddr: coreAddress, adminToken: ADMIN_TOKEN, trustedProxies: options.trustedProxies ?? [], mongoUri, mongoDatabase: databaseName, ...options.gateway }),
+      {
+        logger: options.logs?.gateway ?? pino({ level: "silent" }),
+        ...(coreClients ? { core: coreClients } : {}),
+      },
+    );
   } catch (error) {
+    coreClients?.close();
     await core.stop(1_000);
     throw error;
   }
@@ -71,6 +90,9 @@ export async function startStack(options: { trustedProxies?: string[]; logs?: { 
     admin,
     gateway,
     coreAddress,
+    /** The database of this stack (core's collections and the gateway's). */
+    mongoUri,
+    databaseName,
     /** Core's metrics port on 127.0.0.1. */
     coreMetricsPort: core.metricsPort!,
     newAccount,
@@ -83,6 +105,7 @@ export async function startStack(options: { trustedProxies?: string[]; logs?: { 
       admin.close();
       await Promise.all([api.close(), plain.close()]);
       await gateway.stop();
+      coreClients?.close();
       await core?.stop(1_000);
       await rm(dataDir, { recursive: true, force: true });
     },

@@ -7,6 +7,7 @@ import type { GatewayConfig } from "../config.js";
 import { startGateway } from "../server.js";
 import { apiClient } from "./client.js";
 import { fakeCore } from "./fake-core.js";
+import { MemoryIdempotencyStore } from "../idempotency/index.js";
 
 /** Test configuration: free ports, loopback only, a throwaway data dir. */
 export function testConfig(dataDir: string, overrides: Partial<GatewayConfig> = {}): GatewayConfig {
@@ -21,6 +22,12 @@ export function testConfig(dataDir: string, overrides: Partial<GatewayConfig> = 
     logLevel: "silent",
     dataDir,
     shutdownGraceMs: 2_000,
+    // Never contacted by the unit gateway (in-memory stores); end-to-end tests pass the test database.
+    mongoUri: "mongodb://127.0.0.1:1",
+    mongoDatabase: "rms_unit",
+    // High enough that no ordinary test is limited; rate-limit tests set their own.
+    rateLimits: { live: 10_000, test: 10_000 },
+    rateLimitStore: "memory",
     metricsPort: 0,
     ...overrides,
   };
@@ -44,7 +51,7 @@ export async function startUnitGateway(overrides: Partial<GatewayConfig> = {}) {
   core.addKey(keys.readOnly, { kind: KeyKind.RESTRICTED, scopes: ["resources:read"], id: "key_readonly" });
   core.addKey(keys.writeOnly, { kind: KeyKind.RESTRICTED, scopes: ["resources:write"], id: "key_writeonly" });
   const logger = pino({ level: "silent" });
-  const gateway = await startGateway(testConfig(dataDir, overrides), { core, logger });
+  const gateway = await startGateway(testConfig(dataDir, overrides), { core, logger, idempotency: new MemoryIdempotencyStore() });
   const api = apiClient(`https://127.0.0.1:${gateway.httpsPort}`, { ca: gateway.certificate });
   const plain = apiClient(`http://127.0.0.1:${gateway.httpPort}`);
   return {

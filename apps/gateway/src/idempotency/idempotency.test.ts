@@ -1,0 +1,245 @@
+import { ResourceService, createClient } from "@rms/proto";
+import { MongoClient, type Collection } from "mongodb";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { CoreClients } from "../core.js";
+import { ADMIN_TOKEN, startStack, withSecretKey, type Stack } from "../testutil/harness.js";
+import { IDEMPOTENCY_COLLECTION, MongoIdempotencyStore } from "./index.js";
+
+/** Holds core's CreateResource calls while `held` is set; `entered` resolves when one is waiting. */
+function gate() {
+  let release: (() => void) | undefined;
+  let held: Promise<void> | undefined;
+  let signalEntered: (() => void) | undefined;
+  let entered = Promise.resolve();
+  return {
+    hold() {
+      held = new Promise((resolve) => (release = resolve));
+      entered = new Promise((resolve) => (signalEntered = resolve));
+    },
+    release() {
+      release?.();
+      held = undefined;
+    },
+    entered: () => entered,
+    wrap(core: CoreClients): CoreClients {
+      const resources = new Proxy(core.resources, {
+        get(target, property, receiver) {
+          const value: unknown = Reflect.get(target, property, receiver);
+          if (property !== "createResource" || typeof value !== "function") return value;
+          return async (...args: unknown[]) => {
+            if (held) {
+              signalEntered?.();
+              await held;
+            }
+            return (value as (...a: unknown[]) => unknown).apply(target, args);
+          };
+        },
+      });
+      return new Proxy(core, { get: (target, property, receiver) => (property === "resources" ? resources : Reflect.get(target, property, receiver)) });
+    },
+  };
+}
+
+const slowCore = gate();
+let stack: Stack;
+let mongo: MongoClient;
+let records: Collection<Record<string, unknown>>;
+
+beforeAll(async () => {
+  stack = await startStack({ wrapCore: (core) => slowCore.wrap(core) });
+  mongo = new MongoClient(stack.mongoUri);
+  records = mongo.db(stack.databaseName).collection(IDEMPOTENCY_COLLECTION);
+});
+afterAll(async () => {
+  slowCore.release();
+  await mongo?.close();
+  await stack?.stop();
+});
+
+const withKey = (key: string) => ({ "idempotency-key": key });
+const listAll = async (key: string) => (await stack.api.get("/v1/resources?limit=100", { key })).json.data as { id: string; name: string }[];
+
+describe("Idempotency-Key on POST", () => {
+  it("creates exactly one resource for 200 concurrent identical creates; every success has the same bytes", async () => {
+    const { key } = await withSecretKey(stack);
+    const request = { key, json: { name: "concurrent", metadata: { n: "1" } }, headers: withKey("key-200") };
+    const responses = await Promise.all(Array.from({ length: 200 }, () => stack.api.post("/v1/resources", request)));
+    for (const r of responses) expect([201, 409]).toContain(r.status);
+    for (const r of responses.filter((r) => r.status === 409)) expect(r.json.error).toMatchObject({ type: "idempotency_error", code: "idempotency_key_in_use" });
+    const successes = responses.filter((r) => r.status === 201);
+    expect(successes.length).toBeGreaterThan(0);
+    expect(successes.filter((r) => r.headers["idempotent-replayed"] !== "true")).toHaveLength(1);
+    const final = await stack.api.post("/v1/resources", request);
+    expect(final.status).toBe(201);
+    expect(final.headers["idempotent-replayed"]).toBe("true");
+    for (const r of successes) expect(r.text).toBe(final.text);
+    const all = await listAll(key);
+    expect(all).toHaveLength(1);
+    expect(all[0]!.id).toBe(final.json.id);
+  });
+
+  it("replays a form request after its JSON version, byte for byte, with Idempotent-Replayed", async () => {
+    const { key } = await withSecretKey(stack);
+    const first = await stack.api.post("/v1/resources", { key, json: { name: "both encodings", metadata: { plan: "pro", seats: 5 } }, headers: withKey("enc") });
+    expect(first.status).toBe(201);
+    expect(first.headers["idempotent-replayed"]).toBeUndefined();
+    const second = await stack.api.post("/v1/resources", { key, form: "name=both+encodings&metadata[plan]=pro&metadata[seats]=5", headers: withKey("enc") });
+    expect(second.status).toBe(201);
+    expect(second.headers["idempotent-replayed"]).toBe("true");
+    expect(second.headers["original-request"]).toBe(first.headers["request-id"]);
+    expect(second.headers["request-id"]).not.toBe(first.headers["request-id"]);
+    expect(second.text).toBe(first.text);
+    expect(await listAll(key)).toHaveLength(1);
+  });
+
+  it("refuses the same key with other parameters: 400 idempotency_key_reused", async () => {
+    const { key } = await withSecretKey(stack);
+    expect((await stack.api.post("/v1/resources", { key, json: { name: "a" }, headers: withKey("reuse") })).status).toBe(201);
+    const other = await stack.api.post("/v1/resources", { key, json: { name: "b" }, headers: withKey("reuse") });
+    expect(other.status).toBe(400);
+    expect(other.json.error).toMatchObject({ type: "idempotency_error", code: "idempotency_key_reused" });
+    const otherPath = await stack.api.post("/v1/resources/res_00000000000000000000000", { key, json: { name: "a" }, headers: withKey("reuse") });
+    expect(otherPath.json.error?.code).toBe("idempotency_key_reused");
+    expect(await listAll(key)).toHaveLength(1);
+  });
+
+  it("scopes keys to account and mode", async () => {
+    const { account, key } = await withSecretKey(stack);
+    const { secret: live } = await account.key("secret", "live");
+    const other = await withSecretKey(stack);
+    const a = await stack.api.post("/v1/resources", { key, json: { name: "scoped" }, headers: withKey("scope") });
+    const b = await stack.api.post("/v1/resources", { key: live, json: { name: "scoped" }, headers: withKey("scope") });
+    const c = await stack.api.post("/v1/resources", { key: other.key, json: { name: "scoped" }, headers: withKey("scope") });
+    for (const r of [a, b, c]) {
+      expect(r.status).toBe(201);
+      expect(r.headers["idempotent-replayed"]).toBeUndefined();
+    }
+    expect(new Set([a.json.id, b.json.id, c.json.id]).size).toBe(3);
+  });
+
+  it("answers 409 idempotency_key_in_use while the first request is still executing, then replays it", async () => {
+    const { key } = await withSecretKey(stack);
+    const request = { key, json: { name: "in flight" }, headers: withKey("flight") };
+    slowCore.hold();
+    const first = stack.api.post("/v1/resources", request);
+    try {
+      await slowCore.entered();
+      const second = await stack.api.post("/v1/resources", request);
+      expect(second.status).toBe(409);
+      expect(second.json.error).toMatchObject({ type: "idempotency_error", code: "idempotency_key_in_use" });
+      expect(second.headers["idempotent-replayed"]).toBeUndefined();
+    } finally {
+      slowCore.release();
+    }
+    const done = await first;
+    expect(done.status).toBe(201);
+    const third = await stack.api.post("/v1/resources", request);
+    expect(third.headers["idempotent-replayed"]).toBe("true");
+    expect(third.text).toBe(done.text);
+    expect(await listAll(key)).toHaveLength(1);
+  });
+
+  it("replays errors that came from executing (400 and 404 from core) with the same bytes", async () => {
+    const { key } = await withSecretKey(stack);
+    const long = { key, json: { name: "x".repeat(201) }, headers: withKey("too-long") };
+    const first = await stack.api.post("/v1/resources", long);
+    expect(first.status).toBe(400);
+    expect(first.json.error.code).toBe("string_too_long");
+    const again = await stack.api.post("/v1/resources", long);
+    expect(again.status).toBe(400);
+    expect(again.headers["idempotent-replayed"]).toBe("true");
+    expect(again.text).toBe(first.text);
+
+    const missing = { key, json: { name: "n" }, headers: withKey("missing") };
+    const notFound = await stack.api.post("/v1/resources/res_00000000000000000000000", missing);
+    expect(notFound.status).toBe(404);
+    const replayed = await stack.api.post("/v1/resources/res_00000000000000000000000", missing);
+    expect(replayed.status).toBe(404);
+    expect(replayed.headers["idempotent-replayed"]).toBe("true");
+    expect(replayed.text).toBe(notFound.text);
+  });
+
+  it("saves nothing for requests refused before executing (bad key, 415, gateway validation)", async () => {
+    const { account, key } = await withSecretKey(stack);
+    const bad = await stack.api.post("/v1/resources", { key: "sk_test_wrong", json: { name: "n" }, headers: withKey("pre") });
+    expect(bad.status).toBe(401);
+    const unsupported = await stack.api.post("/v1/resources", { key, body: "name=n", headers: { ...withKey("pre"), "content-type": "text/plain" } });
+    expect(unsupported.status).toBe(415);
+    const unknown = await stack.api.post("/v1/resources", { key, json: { name: "n", colour: "red" }, headers: withKey("pre") });
+    expect(unknown.status).toBe(400);
+    expect(unknown.json.error.code).toBe("parameter_unknown");
+    expect(await records.countDocuments({ account: account.id })).toBe(0);
+    const good = await stack.api.post("/v1/resources", { key, json: { name: "n" }, headers: withKey("pre") });
+    expect(good.status).toBe(201);
+    expect(good.headers["idempotent-replayed"]).toBeUndefined();
+  });
+
+  it("ignores Idempotency-Key on GET and DELETE", async () => {
+    const { key } = await withSecretKey(stack);
+    const created = await stack.api.post("/v1/resources", { key, json: { name: "d" } });
+    const got = await stack.api.get(`/v1/resources/${created.json.id}`, { key, headers: withKey("g") });
+    const again = await stack.api.get(`/v1/resources/${created.json.id}`, { key, headers: withKey("g") });
+    expect(again.headers["idempotent-replayed"]).toBeUndefined();
+    expect(again.text).toBe(got.text);
+    expect((await stack.api.delete(`/v1/resources/${created.json.id}`, { key, headers: withKey("g") })).status).toBe(200);
+    expect((await stack.api.delete(`/v1/resources/${created.json.id}`, { key, headers: withKey("g") })).status).toBe(404);
+  });
+});
+
+describe("records in idempotency_keys", () => {
+  it("takes over a lock left by a dead gateway once it has expired, and completes the request exactly once", async () => {
+    const { account, key } = await withSecretKey(stack);
+    // The fingerprint of this request, as written by a completed attempt under another key.
+    const body = { name: "taken over" };
+    expect((await stack.api.post("/v1/resources", { key, json: body, headers: withKey("probe") })).status).toBe(201);
+    const probe = await records.findOne({ _id: `${account.id}:test:probe` as never });
+    // The crash: core created the resource for key "crashed", the gateway died before recording the response.
+    const resources = createClient(ResourceService, stack.coreAddress, { metadata: { authorization: `Bearer ${ADMIN_TOKEN}` }, timeoutMs: 5_000 });
+    const { resource } = await resources.createResource(
+      { tenant: { accountId: account.id, livemode: false }, name: body.name, metadata: [] },
+      { metadata: { "idempotency-key": "crashed" } },
+    );
+    resources.close();
+    const now = Date.now();
+    const stale = { fingerprint: probe!["fingerprint"], account: account.id, livemode: false, created: new Date(now - 60_000), owner: "dead", completed: false, request_id: "req_dead" };
+    await records.insertOne({ _id: `${account.id}:test:crashed` as never, ...stale, locked_until: new Date(now - 1_000) });
+    await records.insertOne({ _id: `${account.id}:test:alive` as never, ...stale, locked_until: new Date(now + 600_000) });
+
+    const stillLocked = await stack.api.post("/v1/resources", { key, json: body, headers: withKey("alive") });
+    expect(stillLocked.status).toBe(409);
+
+    const retry = await stack.api.post("/v1/resources", { key, json: body, headers: withKey("crashed") });
+    expect(retry.status).toBe(201);
+    expect(retry.headers["idempotent-replayed"]).toBeUndefined();
+    expect(retry.json.id).toBe(resource!.id);
+    const replay = await stack.api.post("/v1/resources", { key, json: body, headers: withKey("crashed") });
+    expect(replay.headers["idempotent-replayed"]).toBe("true");
+    expect(replay.text).toBe(retry.text);
+    const record = await records.findOne({ _id: `${account.id}:test:crashed` as never });
+    expect(record).toMatchObject({ completed: true, status: 201 });
+    expect((record!["created"] as Date).getTime()).toBe(now - 60_000);
+    expect((await listAll(key)).filter((r) => r.name === body.name)).toHaveLength(2); // "probe" and "crashed"
+  });
+
+  it("removes records older than 24 hours (and treats an old one as absent before that)", async () => {
+    const { account, key } = await withSecretKey(stack);
+    const first = await stack.api.post("/v1/resources", { key, json: { name: "old" }, headers: withKey("old") });
+    expect(first.status).toBe(201);
+    expect((await stack.api.post("/v1/resources", { key, json: { name: "fresh" }, headers: withKey("fresh") })).status).toBe(201);
+    const dayAndMore = new Date(Date.now() - 25 * 60 * 60 * 1000);
+    await records.updateOne({ _id: `${account.id}:test:old` as never }, { $set: { created: dayAndMore } });
+
+    // Not cleaned up yet, but expired: not replayed; the request executes again (core still knows the key
+    // and answers with the same resource).
+    const reused = await stack.api.post("/v1/resources", { key, json: { name: "old" }, headers: withKey("old") });
+    expect(reused.status).toBe(201);
+    expect(reused.headers["idempotent-replayed"]).toBeUndefined();
+    expect(reused.json.id).toBe(first.json.id);
+    await records.updateOne({ _id: `${account.id}:test:old` as never }, { $set: { created: dayAndMore } });
+
+    const store = new MongoIdempotencyStore(mongo.db(stack.databaseName));
+    expect(await store.removeExpired()).toBeGreaterThanOrEqual(1);
+    expect(await records.countDocuments({ _id: `${account.id}:test:old` as never })).toBe(0);
+    expect(await records.countDocuments({ _id: `${account.id}:test:fresh` as never })).toBe(1);
+  });
+});

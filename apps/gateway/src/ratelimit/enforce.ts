@@ -1,0 +1,23 @@
+import { ApiError } from "../errors.js";
+import type { Principal } from "../http/auth.js";
+import type { RateLimiter } from "./interface.js";
+
+export interface RateLimits {
+  readonly live: number;
+  readonly test: number;
+}
+
+/** One token from the key's bucket, or 429 `rate_limited` with Retry-After; 503 when the shared store is unreachable. */
+export async function enforceRateLimit(limiter: RateLimiter, limits: RateLimits, principal: Principal): Promise<void> {
+  let decision;
+  try {
+    decision = await limiter.take(principal.keyId, principal.tenant.livemode ? limits.live : limits.test);
+  } catch {
+    throw ApiError.unavailable();
+  }
+  if (!decision.allowed) {
+    throw new ApiError("rate_limited", "Too many requests hit the API too quickly. Retry after the number of seconds in the Retry-After header.", {
+      headers: { "Retry-After": String(decision.retryAfterSeconds) },
+    });
+  }
+}
