@@ -1,0 +1,101 @@
+// Crashes and outages against the real processes: core and gateway as children, a real database.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { startDatabase, testDatabaseName, type RunningDatabase } from "@rms/test-db";
+import type {} from "@rms/test-db/vitest-setup";
+import { MongoClient } from "mongodb";
+import { afterAll, afterEach, describe, expect, inject, it } from "vitest";
+import type { Child } from "./children.js";
+import { freePort, httpsCall, newTestKey, startCoreProcess, startGatewayProcess } from "./processes.js";
+
+const dataDir = mkdtempSync(join(tmpdir(), "rms-faults-"));
+const running: { stop(graceMs: number): Promise<void> }[] = [];
+afterEach(async () => {
+  for (const p of running.splice(0).reverse()) await p.stop(2_000);
+});
+afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+async function countResources(mongoUri: string, databaseName: string, filter: Record<string, unknown>): Promise<number> {
+  const client = await new MongoClient(mongoUri).connect();
+  try {
+    return await client.db(databaseName).collection("resources").countDocuments(filter);
+  } finally {
+    await client.close();
+  }
+}
+
+describe("faults", () => {
+  it("core killed after its database write but before answering: a retry with the same key returns that same resource", async () => {
+    const mongoUri = inject("mongoUri");
+    const databaseName = testDatabaseName("crash");
+    const corePort = await freePort();
+    const coreAddr = `127.0.0.1:${corePort}`;
+    const doomedCore = await startCoreProcess({ mongoUri, databaseName, port: corePort, faults: "resource.create:1" });
+    running.push(doomedCore);
+    const gatewayPort = await freePort();
+    running.push(await startGatewayProcess({ coreAddr, mongoUri, databaseName, dataDir, port: gatewayPort }));
+    const { accountId, secret } = await newTestKey(coreAddr);
+
+    const call = () => httpsCall(dataDir, gatewayPort, "POST", "/v1/resources", { key: secret, form: "name=crash-once", headers: { "idempotency-key": "crash-key-1" } });
+    const first = await call();
+    expect(first.status).toBe(503);
+    expect(JSON.parse(first.body).error).toMatchObject({ type: "api_error", code: "service_unavailable" });
+    expect(first.headers["retry-after"]).toBeDefined();
+    expect(await doomedCore.exited).toBe("SIGKILL");
+    // The write committed before the crash.
+    expect(await countResources(mongoUri, databaseName, { account: accountId })).toBe(1);
+
+    running.push(await startCoreProcess({ mongoUri, databaseName, port: corePort }));
+    let retry = await call();
+    for (let i = 0; i < 50 && retry.status >= 500; i++) retry = await call(); // the gateway reconnects to the new core
+    expect(retry.status).toBe(201);
+    const resource = JSON.parse(retry.body);
+    expect(resource).toMatchObject({ object: "resource", name: "crash-once" });
+    expect(await countResources(mongoUri, databaseName, { account: accountId })).toBe(1);
+    const again = await call();
+    expect(JSON.parse(again.body).id).toBe(resource.id);
+  }, 180_000);
+
+  it("database stopped and restarted under traffic: 503 while it is down, then success with no restart of core or gateway", async () => {
+    const dbPort = await freePort();
+    const dbDir = join(dataDir, "db");
+    let database: RunningDatabase = await startDatabase({ dataDir: dbDir, port: dbPort, env: { ...process.env, MONGODB_URI: "" } });
+    running.push({ stop: () => database.stop() });
+    const mongoUri = database.uri;
+    const databaseName = testDatabaseName("outage");
+    const corePort = await freePort();
+    const coreAddr = `127.0.0.1:${corePort}`;
+    running.push(await startCoreProcess({ mongoUri, databaseName, port: corePort }));
+    const gatewayPort = await freePort();
+    running.push(await startGatewayProcess({ coreAddr, mongoUri, databaseName, dataDir, port: gatewayPort }));
+    const { secret } = await newTestKey(coreAddr);
+    const create = (n: number) => httpsCall(dataDir, gatewayPort, "POST", "/v1/resources", { key: secret, form: `name=outage-${n}` });
+
+    expect((await create(0)).status).toBe(201);
+    await database.stop();
+
+    const during = await create(1);
+    expect(during.status).toBe(503);
+    expect(JSON.parse(during.body).error).toMatchObject({ type: "api_error", code: "service_unavailable" });
+    expect(Number(during.headers["retry-after"])).toBeGreaterThan(0);
+    let status = await httpsCall(dataDir, gatewayPort, "GET", "/v1/status");
+    for (let i = 0; i < 50 && status.status !== 503; i++) {
+      await new Promise((r) => setTimeout(r, 200));
+      status = await httpsCall(dataDir, gatewayPort, "GET", "/v1/status");
+    }
+    expect(status.status).toBe(503);
+    expect(JSON.parse(status.body)).toMatchObject({ object: "status", status: "degraded", version: "1.4" });
+
+    database = await startDatabase({ dataDir: dbDir, port: dbPort, env: { ...process.env, MONGODB_URI: "" } });
+    let after = await create(2);
+    for (let i = 0; i < 60 && after.status !== 201; i++) {
+      await new Promise((r) => setTimeout(r, 500));
+      after = await create(2);
+    }
+    expect(after.status).toBe(201);
+    const list = JSON.parse((await httpsCall(dataDir, gatewayPort, "GET", "/v1/resources?limit=100", { key: secret })).body);
+    // Nothing half-written: the request that failed during the outage left nothing behind.
+    expect(list.data.map((r: { name: string }) => r.name).sort()).toEqual(["outage-0", "outage-2"]);
+  }, 240_000);
+});

@@ -1,0 +1,109 @@
+import { readFile } from "node:fs/promises";
+import { Agent, request } from "node:https";
+import { createServer } from "node:net";
+import { join } from "node:path";
+import { AdminService, KeyKind, createClient } from "@rms/proto";
+import { repoRoot } from "../paths.js";
+import { startNodeChild, waitUntil, type Child } from "./children.js";
+
+export const ADMIN_TOKEN = "process-test-admin-token-0123456789";
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+    server.on("error", reject);
+  });
+}
+
+export function adminClient(coreAddr: string) {
+  return createClient(AdminService, coreAddr, { metadata: { authorization: `Bearer ${ADMIN_TOKEN}` }, timeoutMs: 5_000 });
+}
+
+/** Core as a real process (so it can be SIGKILLed), ready when it answers an admin call. */
+export async function startCoreProcess(options: { mongoUri: string; databaseName: string; port: number; faults?: string }): Promise<Child> {
+  const core = startNodeChild("core", join(repoRoot, "apps/core/dist/main.js"), {
+    MONGODB_URI: options.mongoUri,
+    MONGODB_DATABASE: options.databaseName,
+    CORE_ADDR: `127.0.0.1:${options.port}`,
+    RMS_ADMIN_TOKEN: ADMIN_TOKEN,
+    LOG_LEVEL: "fatal",
+    ...(options.faults ? { RMS_FAULTS: options.faults } : {}),
+  });
+  const admin = adminClient(`127.0.0.1:${options.port}`);
+  try {
+    await waitUntil("core", () => admin.listAccounts({ limit: 1 }).then(() => true), 60_000, core);
+  } finally {
+    admin.close();
+  }
+  return core;
+}
+
+/** The gateway as a real process, with its development certificate in `dataDir`. */
+export async function startGatewayProcess(options: { coreAddr: string; mongoUri: string; databaseName: string; dataDir: string; port: number; env?: Record<string, string> }): Promise<Child> {
+  const gateway = startNodeChild("gateway", join(repoRoot, "apps/gateway/dist/main.js"), {
+    CORE_ADDR: options.coreAddr,
+    RMS_ADMIN_TOKEN: ADMIN_TOKEN,
+    MONGODB_URI: options.mongoUri,
+    MONGODB_DATABASE: options.databaseName,
+    PORT: String(options.port),
+    HTTP_PORT: "0",
+    METRICS_PORT: String(await freePort()),
+    DATA_DIR: options.dataDir,
+    LOG_LEVEL: "fatal",
+    ...options.env,
+  });
+  await waitUntil("gateway", () => httpsCall(options.dataDir, options.port, "GET", "/v1/status").then(() => true), 60_000, gateway);
+  return gateway;
+}
+
+export interface HttpsReply {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
+
+/** One HTTPS request to the gateway, trusting its development certificate. */
+export async function httpsCall(dataDir: string, port: number, method: string, path: string, options: { key?: string; form?: string; headers?: Record<string, string> } = {}): Promise<HttpsReply> {
+  const ca = await readFile(join(dataDir, "tls", "cert.pem"));
+  return new Promise((resolve, reject) => {
+    const req = request(
+      {
+        host: "localhost",
+        port,
+        path,
+        method,
+        agent: new Agent({ ca, keepAlive: false }),
+        timeout: 30_000,
+        headers: {
+          ...(options.key ? { authorization: `Bearer ${options.key}` } : {}),
+          ...(options.form !== undefined ? { "content-type": "application/x-www-form-urlencoded" } : {}),
+          ...options.headers,
+        },
+      },
+      (res) => {
+        let body = "";
+        res.on("data", (d) => (body += d));
+        res.on("end", () => resolve({ status: res.statusCode!, headers: res.headers, body }));
+      },
+    );
+    req.on("timeout", () => req.destroy(new Error("timeout")));
+    req.on("error", reject);
+    req.end(options.form);
+  });
+}
+
+/** A new account with a test secret key, made through core's admin service. */
+export async function newTestKey(coreAddr: string): Promise<{ accountId: string; secret: string }> {
+  const admin = adminClient(coreAddr);
+  try {
+    const { account } = await admin.createAccount({});
+    const { secret } = await admin.createKey({ accountId: account!.id, kind: KeyKind.SECRET, livemode: false });
+    return { accountId: account!.id, secret };
+  } finally {
+    admin.close();
+  }
+}
