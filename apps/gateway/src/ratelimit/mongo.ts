@@ -11,8 +11,6 @@ interface TokenRecord {
 export const RATE_LIMIT_COLLECTION = "rate_limit_tokens";
 const WINDOW_MS = 1_000;
 const DUPLICATE_KEY = 11000;
-/** Insert attempts per request before counting again (each failure means another gateway took that slot). */
-const MAX_ATTEMPTS = 8;
 
 const isDuplicate = (error: unknown) => error instanceof MongoServerError && error.code === DUPLICATE_KEY;
 
@@ -47,7 +45,8 @@ export class MongoRateLimiter implements RateLimiter {
     const w = Math.floor(now / WINDOW_MS);
     const hint = this.hints.get(bucket);
     let slot = hint && hint.w === w ? hint.slot : 0;
-    for (let attempt = 0; slot < perSecond; attempt++) {
+    // Each failed insert moves to a higher slot, so this ends after at most `perSecond` attempts.
+    while (slot < perSecond) {
       try {
         await this.tokens.insertOne({ _id: `${bucket}|${w}|${slot}`, b: bucket, w });
         this.hints.set(bucket, { w, slot: slot + 1 });
@@ -56,7 +55,7 @@ export class MongoRateLimiter implements RateLimiter {
         if (!isDuplicate(error)) throw error;
       }
       // Taken by another request: skip ahead past what is already taken in this window.
-      slot = attempt + 1 >= MAX_ATTEMPTS ? perSecond : Math.max(slot + 1, await this.tokens.countDocuments({ b: bucket, w }));
+      slot = Math.max(slot + 1, await this.tokens.countDocuments({ b: bucket, w }));
     }
     this.hints.set(bucket, { w, slot: perSecond });
     return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil(((w + 1) * WINDOW_MS - now) / 1000)) };

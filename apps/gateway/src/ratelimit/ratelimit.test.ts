@@ -1,0 +1,121 @@
+import { testDatabaseName } from "@rms/test-db";
+import type {} from "@rms/test-db/vitest-setup";
+import { MongoClient } from "mongodb";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { IDEMPOTENCY_COLLECTION } from "../idempotency/index.js";
+import { startStack, withSecretKey, type Stack } from "../testutil/harness.js";
+import { MemoryRateLimiter } from "./memory.js";
+import { MongoRateLimiter, RATE_LIMIT_COLLECTION } from "./mongo.js";
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe("MemoryRateLimiter (token bucket)", () => {
+  it("allows a burst of `perSecond`, then refuses with Retry-After, and refills over time", async () => {
+    let now = 1_000_000;
+    const limiter = new MemoryRateLimiter(() => now);
+    const burst = await Promise.all(Array.from({ length: 7 }, () => limiter.take("key_a", 5)));
+    expect(burst.filter((d) => d.allowed)).toHaveLength(5);
+    expect(burst[6]).toEqual({ allowed: false, retryAfterSeconds: 1 });
+    expect((await limiter.take("key_b", 5)).allowed).toBe(true); // other keys have their own bucket
+    now += 200; // one token back (5 per second)
+    expect((await limiter.take("key_a", 5)).allowed).toBe(true);
+    expect((await limiter.take("key_a", 5)).allowed).toBe(false);
+    expect(await limiter.take("key_slow", 1)).toEqual({ allowed: true });
+    now += 100;
+    expect(await limiter.take("key_slow", 1)).toEqual({ allowed: false, retryAfterSeconds: 1 });
+    await limiter.close();
+  });
+});
+
+describe("MongoRateLimiter (shared by several gateways)", () => {
+  let mongo: MongoClient;
+  beforeAll(() => {
+    mongo = new MongoClient(inject("mongoUri"));
+  });
+  afterAll(() => mongo.close());
+
+  it("allows exactly `perSecond` per window across processes, whatever the concurrency", async () => {
+    const db = mongo.db(testDatabaseName("ratelimit"));
+    let now = 1_700_000_000_250;
+    const clock = () => now;
+    const gateways = [new MongoRateLimiter(db, clock), new MongoRateLimiter(db, clock), new MongoRateLimiter(db, clock)];
+    await gateways[0]!.ensureIndexes();
+    const decisions = await Promise.all(Array.from({ length: 45 }, (_, i) => gateways[i % 3]!.take("key_shared", 5)));
+    expect(decisions.filter((d) => d.allowed)).toHaveLength(5);
+    for (const d of decisions.filter((d) => !d.allowed)) expect(d).toEqual({ allowed: false, retryAfterSeconds: 1 });
+    expect(await db.collection(RATE_LIMIT_COLLECTION).countDocuments({ b: "key_shared" })).toBe(5);
+
+    now += 1_000; // next window: a full bucket again
+    const next = await Promise.all(Array.from({ length: 12 }, (_, i) => gateways[i % 3]!.take("key_shared", 5)));
+    expect(next.filter((d) => d.allowed)).toHaveLength(5);
+
+    now += 2_000;
+    expect(await gateways[0]!.removeOld()).toBe(10);
+    await Promise.all(gateways.map((g) => g.close()));
+    await db.dropDatabase();
+  });
+});
+
+describe("rate limits at the gateway", () => {
+  let stack: Stack;
+  beforeAll(async () => {
+    stack = await startStack({ gateway: { rateLimits: { live: 3, test: 2 } } });
+  });
+  afterAll(() => stack?.stop());
+
+  it("answers 429 rate_limited with Retry-After per key, saves no idempotency record, and allows again after waiting", async () => {
+    const { account, key } = await withSecretKey(stack);
+    const { secret: otherKey } = await account.key("secret", "test");
+    const responses = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => stack.api.post("/v1/resources", { key, json: { name: "limited" }, headers: { "idempotency-key": `rl-${i}` } })),
+    );
+    const limited = responses.filter((r) => r.status === 429);
+    expect(limited.length).toBeGreaterThan(0);
+    for (const r of responses) expect([201, 429]).toContain(r.status);
+    for (const r of limited) {
+      expect(r.json.error).toMatchObject({ type: "rate_limit_error", code: "rate_limited" });
+      expect(r.headers["retry-after"]).toMatch(/^[1-9]\d*$/);
+    }
+    // The limit is per key: another key of the same account is not limited by this one.
+    expect((await stack.api.get("/v1/resources", { key: otherKey })).status).toBe(200);
+
+    // A 429 saved nothing: once allowed, the same key executes (not a replay).
+    const refusedKey = responses.findIndex((r) => r.status === 429);
+    const mongo = new MongoClient(stack.mongoUri);
+    try {
+      const records = mongo.db(stack.databaseName).collection(IDEMPOTENCY_COLLECTION);
+      expect(await records.countDocuments({ _id: `${account.id}:test:rl-${refusedKey}` as never })).toBe(0);
+    } finally {
+      await mongo.close();
+    }
+    await sleep(Number(limited[0]!.headers["retry-after"]) * 1000);
+    let retry = await stack.api.post("/v1/resources", { key, json: { name: "limited" }, headers: { "idempotency-key": `rl-${refusedKey}` } });
+    for (let i = 0; retry.status === 429 && i < 20; i++) {
+      await sleep(500);
+      retry = await stack.api.post("/v1/resources", { key, json: { name: "limited" }, headers: { "idempotency-key": `rl-${refusedKey}` } });
+    }
+    expect(retry.status).toBe(201);
+    expect(retry.headers["idempotent-replayed"]).toBeUndefined();
+  });
+});
+
+describe("rate limits with RATE_LIMIT_STORE=mongodb", () => {
+  let stack: Stack;
+  beforeAll(async () => {
+    stack = await startStack({ gateway: { rateLimits: { live: 3, test: 2 }, rateLimitStore: "mongodb" } });
+  });
+  afterAll(() => stack?.stop());
+
+  it("limits through the shared store", async () => {
+    const { key } = await withSecretKey(stack);
+    const responses = await Promise.all(Array.from({ length: 10 }, () => stack.api.get("/v1/resources", { key })));
+    expect(responses.filter((r) => r.status === 429).length).toBeGreaterThan(0);
+    for (const r of responses) expect([200, 429]).toContain(r.status);
+    let later = await stack.api.get("/v1/resources", { key });
+    for (let i = 0; later.status === 429 && i < 20; i++) {
+      await sleep(500);
+      later = await stack.api.get("/v1/resources", { key });
+    }
+    expect(later.status).toBe(200);
+  });
+});
