@@ -35,7 +35,7 @@ async function build(version: string, target: string, log: (line: string) => voi
     chmodSync(tree, 0o755);
     await run("chmod", ["-R", "u+w", tree]);
     writeFileSync(join(tree, "build/version/version.txt"), `${version}\n`);
-    log(`building FerretDB ${version} (first run only; about two minutes)`);
+    log(`building FerretDB ${version} (first run only; one to five minutes)`);
     const output = join(work, "ferretdb");
     await run("go", ["build", "-trimpath", "-buildvcs=false", "-o", output, "./cmd/ferretdb"], { cwd: tree, env: goEnv, maxBuffer: 16 << 20 });
     renameSync(output, target);

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { closeSync, openSync, readFileSync } from "node:fs";
+import { closeSync, existsSync, openSync, readFileSync } from "node:fs";
 import { MongoClient } from "mongodb";
 
 const live = new Set<ChildProcess>();
@@ -36,14 +36,19 @@ export interface ServerProcess {
 
 export const STOP_GRACE_MS = 5_000;
 
+/** Linux: util-linux `setpriv --pdeathsig` makes the kernel send the server SIGTERM when its parent dies. */
+const SETPRIV = ["/usr/bin/setpriv", "/bin/setpriv"].find((path) => process.platform === "linux" && existsSync(path));
+
 /**
- * Starts a database server binary with its output going to `logFile`. stdin is
- * a pipe held by this process: a server that watches it (the Java runner does)
- * exits even when this process is SIGKILLed.
+ * Starts a database server binary with its output going to `logFile`. Even when
+ * this process is SIGKILLed the server goes: through setpriv's parent-death
+ * signal (it execs the server, so the pid is the server's), and stdin is a pipe
+ * held by this process, which a server may watch (the Java runner does).
  */
 export function spawnServer(command: string, args: readonly string[], logFile: string): ServerProcess {
   const log = openSync(logFile, "a");
-  const child = spawn(command, args, { stdio: ["pipe", log, log] });
+  const [file, argv] = SETPRIV ? [SETPRIV, ["--pdeathsig", "TERM", "--", command, ...args]] : [command, args];
+  const child = spawn(file, argv, { stdio: ["pipe", log, log] });
   closeSync(log);
   child.stdin?.on("error", () => undefined);
   killOnExit(child);

@@ -56,12 +56,15 @@ async function roundTripAndStop(db: RunningDatabase): Promise<void> {
   await expect(withClient(db.uri, (c) => c.db("admin").command({ ping: 1 }))).rejects.toThrow();
 }
 
+/** Data kept in `dataDir` across a stop and a start at the same address (`port`). */
 async function persists(engine: Engine): Promise<void> {
   const dataDir = join(scratch, `persist-${engine}`);
   const first = await startDatabase({ env: ownEnv, dataDir, engine });
+  const port = Number(new URL(first.uri).port);
   await withClient(first.uri, (c) => c.db("keep").collection("docs").insertOne({ _id: "kept" as never }));
   await first.stop();
-  const second = await startDatabase({ env: ownEnv, dataDir, engine });
+  const second = await startDatabase({ env: ownEnv, dataDir, engine, port });
+  expect(second.uri).toBe(first.uri);
   expect(second.logFile).toBe(join(dataDir, `${engine}.log`));
   expect(await withClient(second.uri, (c) => c.db("keep").collection("docs").countDocuments({ _id: "kept" as never }))).toBe(1);
   await second.stop();
