@@ -75,7 +75,9 @@ function applyLimits(server: Server): void {
  */
 function answerClientErrors(server: Server): void {
   server.on("clientError", (error: NodeJS.ErrnoException, socket: Duplex) => {
-    if (!socket.writable || error.code === "ECONNRESET" || error.code === "ERR_HTTP_REQUEST_TIMEOUT") {
+    // Only HTTP parser errors (HPE_*) get an answer. Anything else (timeouts, resets, TLS failures such as a
+    // handshake that never finished: ERR_TLS_HANDSHAKE_TIMEOUT, where there is no HTTP to answer with) is closed.
+    if (!socket.writable || !error.code?.startsWith("HPE_")) {
       socket.destroy();
       return;
     }
@@ -90,6 +92,8 @@ function answerClientErrors(server: Server): void {
         `Request-Id: ${requestId}\r\nApi-Version: ${API_VERSION}\r\nContent-Type: application/json; charset=utf-8\r\n` +
         `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
     );
+    // A client that does not read the answer does not keep the socket.
+    setTimeout(() => socket.destroy(), 5_000).unref();
   });
 }
 
