@@ -1,4 +1,5 @@
-import { ResourceService, createClient } from "@rms/proto";
+import { status as GrpcStatus } from "@grpc/grpc-js";
+import { ResourceService, RpcError, createClient } from "@rms/proto";
 import { MongoClient, type Collection } from "mongodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { CoreClients } from "../core.js";
@@ -11,7 +12,12 @@ function gate() {
   let held: Promise<void> | undefined;
   let signalEntered: (() => void) | undefined;
   let entered = Promise.resolve();
+  let failure: Error | undefined;
   return {
+    /** The next CreateResource fails with this error after reaching core (the outcome is unknown to the gateway). */
+    failNext(error: Error) {
+      failure = error;
+    },
     hold() {
       held = new Promise((resolve) => (release = resolve));
       entered = new Promise((resolve) => (signalEntered = resolve));
@@ -31,7 +37,13 @@ function gate() {
               signalEntered?.();
               await held;
             }
-            return (value as (...a: unknown[]) => unknown).apply(target, args);
+            const result = await (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+            if (failure) {
+              const error = failure;
+              failure = undefined;
+              throw error;
+            }
+            return result;
           };
         },
       });
@@ -137,6 +149,21 @@ describe("Idempotency-Key on POST", () => {
     expect(third.headers["idempotent-replayed"]).toBe("true");
     expect(third.text).toBe(done.text);
     expect(await listAll(key)).toHaveLength(1);
+  });
+
+  it("releases the key when the outcome is unknown (core unavailable after the write): the retry completes with the same resource", async () => {
+    const { key } = await withSecretKey(stack);
+    const request = { key, json: { name: "unknown outcome" }, headers: withKey("unknown") };
+    slowCore.failNext(new RpcError(GrpcStatus.UNAVAILABLE, { type: "api_error", code: "service_unavailable", message: "connection dropped" }));
+    const first = await stack.api.post("/v1/resources", request);
+    expect(first.status).toBe(503);
+    expect(first.headers["retry-after"]).toBe("1");
+    const retry = await stack.api.post("/v1/resources", request);
+    expect(retry.status).toBe(201);
+    expect(retry.headers["idempotent-replayed"]).toBeUndefined();
+    const all = await listAll(key);
+    expect(all).toHaveLength(1); // core's idempotent create: the first attempt's resource
+    expect(all[0]!.id).toBe(retry.json.id);
   });
 
   it("replays errors that came from executing (400 and 404 from core) with the same bytes", async () => {

@@ -39,14 +39,15 @@ export async function startStack(
   const dataDir = await mkdtemp(join(tmpdir(), "rms-gateway-e2e-"));
   const mongoUri = inject("mongoUri");
   const databaseName = testDatabaseName("gateway");
-  let core: RunningCore | undefined = await startCore({
+  const coreOptions = {
     mongoUri,
     databaseName,
     adminToken: ADMIN_TOKEN,
     healthIntervalMs: 200,
     metricsPort: 0,
     ...(options.logs?.core ? { logger: options.logs.core } : {}),
-  });
+  };
+  let core: RunningCore | undefined = await startCore(coreOptions);
   const coreAddress = core.address;
   let gateway: RunningGateway;
   const coreClients = options.wrapCore ? options.wrapCore(connectCore(coreAddress, ADMIN_TOKEN)) : undefined;
@@ -100,6 +101,10 @@ export async function startStack(
     async stopCore() {
       await core?.stop(1_000);
       core = undefined;
+    },
+    /** Starts core again at the same address (after `stopCore`). */
+    async restartCore() {
+      core ??= await startCore({ ...coreOptions, address: coreAddress });
     },
     async stop() {
       admin.close();

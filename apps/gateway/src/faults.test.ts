@@ -1,0 +1,129 @@
+import { createServer, connect, type Server, type Socket } from "node:net";
+import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import type {} from "@rms/test-db/vitest-setup";
+import { startStack, withSecretKey, type Stack } from "./testutil/harness.js";
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A TCP proxy to the test database that can be cut and restored at the same port. */
+async function tcpProxy(target: { host: string; port: number }) {
+  const sockets = new Set<Socket>();
+  let server: Server | undefined;
+  let port = 0;
+  async function open() {
+    server = createServer((client) => {
+      const upstream = connect(target.port, target.host);
+      for (const s of [client, upstream]) {
+        sockets.add(s);
+        s.on("close", () => sockets.delete(s));
+        s.on("error", () => undefined);
+      }
+      client.pipe(upstream).pipe(client);
+      client.on("close", () => upstream.destroy());
+      upstream.on("close", () => client.destroy());
+    });
+    await new Promise<void>((resolve) => server!.listen(port, "127.0.0.1", resolve));
+    port = (server.address() as AddressInfo).port;
+  }
+  await open();
+  return {
+    get port() {
+      return port;
+    },
+    /** Refuses new connections and drops the open ones. */
+    async cut() {
+      for (const s of sockets) s.destroy();
+      await new Promise<void>((resolve) => server!.close(() => resolve()));
+    },
+    restore: open,
+    close: async () => {
+      for (const s of sockets) s.destroy();
+      if (server?.listening) await new Promise<void>((resolve) => server!.close(() => resolve()));
+    },
+  };
+}
+
+/** Retries `attempt` until `done` says so (bounded generously); returns the last result. */
+async function eventually<T>(attempt: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 60_000): Promise<T> {
+  const until = Date.now() + timeoutMs;
+  let value = await attempt();
+  while (!done(value) && Date.now() < until) {
+    await sleep(250);
+    value = await attempt();
+  }
+  return value;
+}
+
+describe("the database behind the idempotency records is unreachable", () => {
+  let stack: Stack;
+  let proxy: Awaited<ReturnType<typeof tcpProxy>>;
+  beforeAll(async () => {
+    const real = new URL(inject("mongoUri"));
+    proxy = await tcpProxy({ host: real.hostname.replace(/^\[|\]$/g, ""), port: Number(real.port || 27017) });
+    const viaProxy = new URL(real.href);
+    viaProxy.host = `127.0.0.1:${proxy.port}`;
+    viaProxy.searchParams.set("directConnection", "true");
+    stack = await startStack({ gateway: { mongoUri: viaProxy.href } });
+  });
+  afterAll(async () => {
+    await stack?.stop();
+    await proxy?.close();
+  });
+
+  it("answers 503 with Retry-After and executes nothing; works again by itself when the database is back", async () => {
+    const { key } = await withSecretKey(stack);
+    const create = () => stack.api.post("/v1/resources", { key, json: { name: "while down" }, headers: { "idempotency-key": "down" } });
+    expect((await create()).status).toBe(201);
+    await proxy.cut();
+    try {
+      const down = await stack.api.post("/v1/resources", { key, json: { name: "while down" }, headers: { "idempotency-key": "down-2" } });
+      expect(down.status).toBe(503);
+      expect(down.json.error).toMatchObject({ type: "api_error", code: "service_unavailable" });
+      expect(down.headers["retry-after"]).toMatch(/^[1-9]\d*$/);
+      // Nothing was executed (core, on its own connection, is fine and shows one resource).
+      const list = await stack.api.get("/v1/resources", { key });
+      expect(list.status).toBe(200);
+      expect(list.json.data).toHaveLength(1);
+    } finally {
+      await proxy.restore();
+    }
+    const back = await eventually(
+      () => stack.api.post("/v1/resources", { key, json: { name: "while down" }, headers: { "idempotency-key": "down-2" } }),
+      (r) => r.status !== 503,
+    );
+    expect(back.status).toBe(201);
+    expect(back.headers["idempotent-replayed"]).toBeUndefined();
+    expect((await stack.api.get("/v1/resources", { key })).json.data).toHaveLength(2);
+  }, 120_000);
+});
+
+describe("core is unreachable", () => {
+  let stack: Stack;
+  beforeAll(async () => {
+    stack = await startStack();
+  });
+  afterAll(() => stack?.stop());
+
+  it("answers 503 with Retry-After, records nothing, and serves again when core is back (no restart of the gateway)", async () => {
+    const { key } = await withSecretKey(stack);
+    await stack.stopCore();
+    for (const request of [
+      () => stack.api.get("/v1/resources", { key }),
+      () => stack.api.post("/v1/resources", { key, json: { name: "core down" }, headers: { "idempotency-key": "core-down" } }),
+    ]) {
+      const response = await request();
+      expect(response.status).toBe(503);
+      expect(response.json.error).toMatchObject({ type: "api_error", code: "service_unavailable" });
+      expect(response.headers["retry-after"]).toMatch(/^[1-9]\d*$/);
+    }
+    await stack.restartCore();
+    const back = await eventually(
+      () => stack.api.post("/v1/resources", { key, json: { name: "core down" }, headers: { "idempotency-key": "core-down" } }),
+      (r) => r.status !== 503,
+    );
+    expect(back.status).toBe(201);
+    expect(back.headers["idempotent-replayed"]).toBeUndefined();
+    expect((await stack.api.get("/v1/resources", { key })).json.data).toHaveLength(1);
+  }, 120_000);
+});
