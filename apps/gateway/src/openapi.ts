@@ -14,7 +14,9 @@ import { STATUS_NAMES } from "./routes/resources.render.js";
 type Schema = Record<string, unknown>;
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
-const RESOURCE_ID = { type: "string", pattern: "^res_[0-9A-Za-z]+$", description: "A resource id: `res_` and an opaque suffix." };
+const RESOURCE_ID = { type: "string", pattern: "^res_[0-9A-Za-z]{22}$", description: "A resource id: `res_` and an opaque suffix." };
+/** A cursor is a well-formed resource id (that resource may since have been deleted); an empty string counts as absent. */
+const CURSOR = { type: "string", pattern: "^(res_[0-9A-Za-z]{22})?$" };
 const STATUS = { type: "string", enum: [...STATUS_NAMES] };
 
 /** Request metadata: an object of at most 50 keys (key 1-40 characters, no brackets) to strings (numbers and booleans are taken in string form), or `""`. */
@@ -42,8 +44,8 @@ const PARAMETERS: Record<string, { schema: Schema; description: string }> = {
     schema: { type: "integer", minimum: 1, maximum: LIST_LIMIT_MAX, default: LIST_LIMIT_DEFAULT },
     description: `Page size, 1 to ${LIST_LIMIT_MAX}; default ${LIST_LIMIT_DEFAULT}.`,
   },
-  starting_after: { schema: RESOURCE_ID, description: "Cursor: the page after this resource id (older). Not with `ending_before`." },
-  ending_before: { schema: RESOURCE_ID, description: "Cursor: the page before this resource id (newer). Not with `starting_after`." },
+  starting_after: { schema: CURSOR, description: "Cursor: the page after this resource id (older). Not together with `ending_before` (400)." },
+  ending_before: { schema: CURSOR, description: "Cursor: the page before this resource id (newer). Not together with `starting_after` (400)." },
 };
 
 function parameterSchema(operation: Operation, name: string): Schema {
