@@ -25,7 +25,9 @@ function killOnExit(child: ChildProcess): void {
       killAll("SIGTERM");
       if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
     };
-    process.once(signal, onSignal);
+    // First in line: the listeners registered before us (e.g. a launcher's own `once` handler) have not run and
+    // been removed yet, so the count above still sees them and the signal is not re-raised under them.
+    process.prependOnceListener(signal, onSignal);
   }
 }
 
