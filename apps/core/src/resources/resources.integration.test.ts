@@ -255,3 +255,17 @@ describe("idempotent create (idempotency-key metadata)", () => {
     expect((await t.resources.listResources({ tenant: scratch })).resources.map((r) => r.name)).toEqual(["first"]);
   });
 });
+
+describe("idempotency keys expire after 24 hours", () => {
+  it("lets a key be used for a new resource once its first use is older than 24 hours", async () => {
+    const scratch = (await t.newAccount()).test;
+    const first = await t.resources.createResource({ tenant: scratch, name: "day one" }, { metadata: { "idempotency-key": "daily" } });
+    // Age the first use by 25 hours, as if a day had passed.
+    await t.db.collection<ResourceDocument>("resources").updateOne({ _id: first.resource!.id }, { $inc: { created: -25 * 3600 } });
+    const second = await t.resources.createResource({ tenant: scratch, name: "day two" }, { metadata: { "idempotency-key": "daily" } });
+    expect(second.resource!.id).not.toBe(first.resource!.id);
+    expect(second.resource!.name).toBe("day two");
+    const again = await t.resources.createResource({ tenant: scratch, name: "day two" }, { metadata: { "idempotency-key": "daily" } });
+    expect(again.resource!.id).toBe(second.resource!.id);
+  });
+});

@@ -30,6 +30,9 @@ export interface ListQuery {
   status?: ResourceStatusName;
 }
 
+/** How long an Idempotency-Key stays bound to the resource it created (CONTRACT section 5). */
+export const IDEMPOTENCY_RETENTION_MS = 24 * 60 * 60 * 1000;
+
 /** Retries of an optimistic update that lost a race before giving up. */
 const MAX_UPDATE_ATTEMPTS = 20;
 
@@ -111,14 +114,20 @@ export class ResourceStore {
       version: 0,
       pending_events: [this.event("resource.created", tenant, state, request)],
     };
-    try {
-      await this.collection.insertOne(doc);
-      return { doc, replayed: false };
-    } catch (error) {
-      if (!key || (error as { code?: number }).code !== 11000) throw error;
-      const first = await this.collection.findOne({ idempotency: doc.idempotency });
-      if (!first) throw error;
-      return first.request_hash === requestHash ? { doc: first, replayed: true } : { conflict: true };
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await this.collection.insertOne(doc);
+        return { doc, replayed: false };
+      } catch (error) {
+        if (!key || (error as { code?: number }).code !== 11000 || attempt > 0) throw error;
+        const first = await this.collection.findOne({ idempotency: doc.idempotency });
+        if (!first) throw error;
+        if (first.created * 1000 + IDEMPOTENCY_RETENTION_MS > nowMs) {
+          return first.request_hash === requestHash ? { doc: first, replayed: true } : { conflict: true };
+        }
+        // The key's 24 hours are over: release it from the old resource, then create anew.
+        await this.collection.updateOne({ _id: first._id, idempotency: doc.idempotency }, { $set: { idempotency: first._id } });
+      }
     }
   }
 
