@@ -10,7 +10,7 @@ import { freePort, httpsCall, newTestKey, startCoreProcess, startGatewayProcess 
 
 const TOTAL = Number(process.env.CHAOS_REQUESTS ?? 1000);
 const CONCURRENCY = 16;
-const DEADLINE_MS = 4 * 60_000;
+const DEADLINE_MS = 5 * 60_000;
 const CRASH_AFTER_WRITE = "resource.create:0.02"; // core also kills itself after 2% of create writes
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -52,7 +52,7 @@ const killedByUs = new WeakSet<Child>();
 
 async function killer(): Promise<void> {
   while (!stopping) {
-    await sleep(1_500 + Math.random() * 2_500);
+    await sleep(3_000 + Math.random() * 3_000);
     const name = Math.random() < 0.5 ? "core" : "gateway";
     const child = processes[name];
     if (stopping || !child || child.process.exitCode !== null || child.process.signalCode !== null) continue;
@@ -69,31 +69,34 @@ while (!key) key = await newTestKey(coreAddr).catch(async () => (await sleep(300
 const { accountId, secret } = key;
 log(`stack up; ${TOTAL} creates, concurrency ${CONCURRENCY}`);
 const killing = killer();
+const progress = setInterval(() => log(`${outcomes.ok}/${TOTAL} created, ${outcomes.retries} retries, SIGKILLs core ${kills.core} gateway ${kills.gateway}, core crash-after-write ${kills.selfCrash}`), 10_000);
 
 const outcomes = { ok: 0, retries: 0, gaveUp: 0 };
-let next = 0;
+const acknowledged = new Set<number>();
+// Work queue: a request that fails goes to the back and is retried later with the same key, so a key
+// locked by a killed gateway (409 until its lock expires) does not stall a client.
+const pending = Array.from({ length: TOTAL }, (_, i) => i);
 async function client(): Promise<void> {
-  for (let i = next++; i < TOTAL; i = next++) {
-    for (;;) {
-      if (Date.now() - started > DEADLINE_MS) {
-        outcomes.gaveUp++;
-        break;
-      }
-      const reply = await httpsCall(dir, gatewayPort, "POST", "/v1/resources", {
-        key: secret,
-        form: `name=chaos-${i}`,
-        headers: { "idempotency-key": `chaos-key-${i}` },
-      }).catch(() => undefined);
-      if (reply && (reply.status === 200 || reply.status === 201)) {
-        outcomes.ok++;
-        break;
-      }
-      outcomes.retries++;
-      await sleep(100 + Math.random() * 300);
+  while (pending.length > 0 && Date.now() - started < DEADLINE_MS) {
+    const i = pending.shift()!;
+    const reply = await httpsCall(dir, gatewayPort, "POST", "/v1/resources", {
+      key: secret,
+      form: `name=chaos-${i}`,
+      headers: { "idempotency-key": `chaos-key-${i}` },
+    }).catch(() => undefined);
+    if (reply && (reply.status === 200 || reply.status === 201)) {
+      outcomes.ok++;
+      acknowledged.add(i);
+      continue;
     }
+    outcomes.retries++;
+    pending.push(i);
+    await sleep(50 + Math.random() * 200);
   }
 }
 await Promise.all(Array.from({ length: CONCURRENCY }, client));
+outcomes.gaveUp = pending.length;
+clearInterval(progress);
 stopping = true;
 await killing;
 for (const child of Object.values(processes)) await child?.stop(5_000);
@@ -108,15 +111,16 @@ rmSync(dir, { recursive: true, force: true });
 const counts = new Map<string, number>();
 for (const name of names) counts.set(name, (counts.get(name) ?? 0) + 1);
 const duplicates = [...counts.values()].reduce((sum, n) => sum + (n - 1), 0);
-const lost = Array.from({ length: TOTAL }, (_, i) => `chaos-${i}`).filter((n) => !counts.has(n)).length;
+// Lost: a create the client was told succeeded whose resource is not there.
+const lost = [...acknowledged].filter((i) => !counts.has(`chaos-${i}`)).length;
 const summary = {
   resources_expected: TOTAL,
   resources_found: names.length,
   duplicates,
   lost,
-  client_successes: outcomes.ok,
+  acknowledged: outcomes.ok,
+  unfinished_at_deadline: outcomes.gaveUp,
   client_retries: outcomes.retries,
-  client_gave_up: outcomes.gaveUp,
   sigkill_core: kills.core,
   sigkill_gateway: kills.gateway,
   core_crash_after_write: kills.selfCrash,

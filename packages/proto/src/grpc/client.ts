@@ -14,6 +14,16 @@ export interface ClientOptions {
   readonly channelOptions?: ChannelOptions;
 }
 
+/**
+ * Internal peers restart in about a second: reconnect quickly instead of grpc-js's default
+ * backoff (up to 120 s), so service returns by itself soon after a restarted peer is back.
+ */
+const DEFAULT_CHANNEL_OPTIONS: ChannelOptions = {
+  "grpc.initial_reconnect_backoff_ms": 100,
+  "grpc.min_reconnect_backoff_ms": 100,
+  "grpc.max_reconnect_backoff_ms": 1_000,
+};
+
 /** Codes a caller may retry or report as "temporarily unavailable". */
 const UNAVAILABLE_CODES = new Set([GrpcStatus.UNAVAILABLE, GrpcStatus.DEADLINE_EXCEEDED, GrpcStatus.CANCELLED]);
 
@@ -40,7 +50,7 @@ export function createClient<S extends AnyService>(
   address: string,
   options: ClientOptions = {},
 ): ServiceClient<S> & { close(): void; readonly channel: Client } {
-  const channel = new Client(address, options.credentials ?? grpcCredentials.createInsecure(), options.channelOptions);
+  const channel = new Client(address, options.credentials ?? grpcCredentials.createInsecure(), { ...DEFAULT_CHANNEL_OPTIONS, ...options.channelOptions });
   const client: Record<string, unknown> = {
     close: () => channel.close(),
     channel,
