@@ -1,15 +1,53 @@
-import { status as GrpcStatus } from "@grpc/grpc-js";
-import { RpcError } from "@rms/proto";
+import { Server, ServerCredentials, status as GrpcStatus } from "@grpc/grpc-js";
+import { ResourceService, RpcError, addService, createClient, type CallOptions } from "@rms/proto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startUnitGateway, type UnitGateway } from "./testutil/unit-harness.js";
+import type { CoreClients } from "./core.js";
+import { startStack, type Stack } from "./testutil/harness.js";
+import { databaseRelay } from "./testutil/relay.js";
 
-// The gateway's own rules over an in-memory core: headers, parsing, errors, scopes, plain HTTP.
-let t: UnitGateway;
+// The gateway's own rules (headers, parsing, errors, scopes, plain HTTP) over the real core and the test database.
+
+/** Every call the gateway makes to core, in order; the calls themselves go to the real core. */
+const calls: { method: string; request: any; metadata: Readonly<Record<string, string>> }[] = [];
+/** While set, the gateway's resource calls go to this client instead of core's (a stub server that answers with errors). */
+let resourcesVia: CoreClients["resources"] | undefined;
+
+function recorded<T extends object>(client: T, route: () => T | undefined = () => undefined): T {
+  return new Proxy(client, {
+    get(target, property, receiver) {
+      const value: unknown = Reflect.get(target, property, receiver);
+      if (typeof property !== "string" || typeof value !== "function") return value;
+      return (request: unknown, options?: CallOptions) => {
+        calls.push({ method: property, request, metadata: { ...options?.metadata } });
+        const to = route() ?? target;
+        return (Reflect.get(to, property) as (r: unknown, o?: CallOptions) => Promise<unknown>).call(to, request, options);
+      };
+    },
+  });
+}
+
+let t: Stack;
+let keys: { secret: string; publishable: string; readOnly: string; writeOnly: string };
 beforeAll(async () => {
-  t = await startUnitGateway({ trustedProxies: ["127.0.0.1"] });
+  t = await startStack({
+    trustedProxies: ["127.0.0.1"],
+    wrapCore: (core) => ({
+      resources: recorded(core.resources, () => resourcesVia),
+      admin: recorded(core.admin),
+      health: (timeoutMs, requestId) => core.health(timeoutMs, requestId),
+      close: () => core.close(),
+    }),
+  });
+  const account = await t.newAccount();
+  keys = {
+    secret: (await account.key("secret")).secret,
+    publishable: (await account.key("publishable")).secret,
+    readOnly: (await account.key("restricted", "test", { scopes: ["resources:read"] })).secret,
+    writeOnly: (await account.key("restricted", "test", { scopes: ["resources:write"] })).secret,
+  };
 });
 afterAll(async () => {
-  await t.stop();
+  await t?.stop();
 });
 
 function expectEnvelope(response: { status: number; json: any; headers: Record<string, string | undefined> }, status: number, code: string, param?: string) {
@@ -26,7 +64,7 @@ describe("every response", () => {
   it("carries Request-Id, Api-Version and the JSON content type, errors too", async () => {
     const responses = [
       await t.api.get("/v1/status"),
-      await t.api.get("/v1/resources", { key: t.keys.secret }),
+      await t.api.get("/v1/resources", { key: keys.secret }),
       await t.api.get("/v1/resources"),
       await t.api.get("/nope"),
       await t.plain.get("/v1/status"),
@@ -44,8 +82,8 @@ describe("every response", () => {
   });
 
   it("sends the request id to core", async () => {
-    const response = await t.api.get("/v1/resources", { key: t.keys.secret });
-    const call = t.core.calls.findLast((c) => c.method === "listResources")!;
+    const response = await t.api.get("/v1/resources", { key: keys.secret });
+    const call = calls.findLast((c) => c.method === "listResources")!;
     expect(call.metadata["rms-request-id"]).toBe(response.headers["request-id"]);
   });
 });
@@ -53,7 +91,7 @@ describe("every response", () => {
 describe("routing", () => {
   it("answers an unknown path with 404 route_missing, before asking for a key", async () => {
     expectEnvelope(await t.api.get("/v1/nothing"), 404, "route_missing");
-    expectEnvelope(await t.api.post("/v2/resources", { key: t.keys.secret }), 404, "route_missing");
+    expectEnvelope(await t.api.post("/v2/resources", { key: keys.secret }), 404, "route_missing");
   });
 
   it.each([
@@ -62,7 +100,7 @@ describe("routing", () => {
     ["PATCH", "/v1/resources/res_1", "GET, POST, DELETE"],
     ["POST", "/v1/status", "GET"],
   ])("answers %s %s with 405 and Allow: %s", async (method, path, allow) => {
-    const response = await t.api.send(method, path, { key: t.keys.secret });
+    const response = await t.api.send(method, path, { key: keys.secret });
     expectEnvelope(response, 405, "method_not_allowed");
     expect(response.headers["allow"]).toBe(allow);
   });
@@ -81,7 +119,7 @@ describe("cross-origin (browsers with publishable keys)", () => {
   });
 
   it("lets a browser read the request id of any response", async () => {
-    const response = await t.api.get("/v1/resources", { key: t.keys.publishable, headers: { origin: "https://shop.example" } });
+    const response = await t.api.get("/v1/resources", { key: keys.publishable, headers: { origin: "https://shop.example" } });
     expect(response.status).toBe(200);
     expect(response.headers["access-control-allow-origin"]).toBe("*");
     expect(response.headers["access-control-expose-headers"]).toContain("Request-Id");
@@ -94,36 +132,36 @@ describe("cross-origin (browsers with publishable keys)", () => {
 
 describe("request bodies", () => {
   it("refuses other content types with 415", async () => {
-    const response = await t.api.post("/v1/resources", { key: t.keys.secret, body: "<name>x</name>", headers: { "content-type": "application/xml" } });
+    const response = await t.api.post("/v1/resources", { key: keys.secret, body: "<name>x</name>", headers: { "content-type": "application/xml" } });
     expectEnvelope(response, 415, "unsupported_media_type");
-    expectEnvelope(await t.api.post("/v1/resources", { key: t.keys.secret, body: "name=x", headers: { "content-type": "text/plain" } }), 415, "unsupported_media_type");
+    expectEnvelope(await t.api.post("/v1/resources", { key: keys.secret, body: "name=x", headers: { "content-type": "text/plain" } }), 415, "unsupported_media_type");
   });
 
   it("refuses a body over 1 MiB with 413", async () => {
-    const response = await t.api.post("/v1/resources", { key: t.keys.secret, form: `name=${"x".repeat(1024 * 1024)}` });
+    const response = await t.api.post("/v1/resources", { key: keys.secret, form: `name=${"x".repeat(1024 * 1024)}` });
     expectEnvelope(response, 413, "request_too_large");
   });
 
   it("refuses malformed JSON with 400 parameter_invalid", async () => {
-    const response = await t.api.post("/v1/resources", { key: t.keys.secret, body: '{"name": ', headers: { "content-type": "application/json" } });
+    const response = await t.api.post("/v1/resources", { key: keys.secret, body: '{"name": ', headers: { "content-type": "application/json" } });
     expectEnvelope(response, 400, "parameter_invalid");
   });
 
   it("accepts a JSON charset parameter", async () => {
-    const response = await t.api.post("/v1/resources", { key: t.keys.secret, body: '{"name":"x"}', headers: { "content-type": "application/json; charset=utf-8" } });
+    const response = await t.api.post("/v1/resources", { key: keys.secret, body: '{"name":"x"}', headers: { "content-type": "application/json; charset=utf-8" } });
     expect(response.status).toBe(201);
   });
 
   it("gives byte-identical answers to the JSON and form versions of a request", async () => {
-    const created = await t.api.post("/v1/resources", { key: t.keys.secret, json: { name: "base" } });
+    const created = await t.api.post("/v1/resources", { key: keys.secret, json: { name: "base" } });
     const path = `/v1/resources/${created.json.id}`;
     // JSON.parse keeps "__proto__" as an own key; the number 5 is metadata's string "5".
     const viaJson = await t.api.post(path, {
-      key: t.keys.secret,
+      key: keys.secret,
       body: '{"name":"Ünïcode ✓ & more","status":"paused","metadata":{"__proto__":"p","a.b":"c","$where":"1","n":5}}',
       headers: { "content-type": "application/json" },
     });
-    const viaForm = await t.api.post(path, { key: t.keys.secret, form: "name=%C3%9Cn%C3%AFcode+%E2%9C%93+%26+more&status=paused&metadata[__proto__]=p&metadata[a.b]=c&metadata[%24where]=1&metadata[n]=5" });
+    const viaForm = await t.api.post(path, { key: keys.secret, form: "name=%C3%9Cn%C3%AFcode+%E2%9C%93+%26+more&status=paused&metadata[__proto__]=p&metadata[a.b]=c&metadata[%24where]=1&metadata[n]=5" });
     expect(viaJson.status).toBe(200);
     expect(viaForm.status).toBe(200);
     expect(viaForm.text).toBe(viaJson.text);
@@ -133,12 +171,12 @@ describe("request bodies", () => {
   });
 
   it("refuses the same parameter in both URL and body", async () => {
-    expectEnvelope(await t.api.post("/v1/resources?name=a", { key: t.keys.secret, form: "name=b" }), 400, "parameter_invalid", "name");
+    expectEnvelope(await t.api.post("/v1/resources?name=a", { key: keys.secret, form: "name=b" }), 400, "parameter_invalid", "name");
   });
 
   it("refuses a malformed Idempotency-Key", async () => {
     expectEnvelope(
-      await t.api.post("/v1/resources", { key: t.keys.secret, json: { name: "x" }, headers: { "idempotency-key": "x".repeat(256) } }),
+      await t.api.post("/v1/resources", { key: keys.secret, json: { name: "x" }, headers: { "idempotency-key": "x".repeat(256) } }),
       400,
       "parameter_invalid",
       "Idempotency-Key",
@@ -160,7 +198,7 @@ describe("authentication and scopes", () => {
   });
 
   it("accepts the key as Basic user name, as Stripe clients send it", async () => {
-    const basic = Buffer.from(`${t.keys.secret}:`).toString("base64");
+    const basic = Buffer.from(`${keys.secret}:`).toString("base64");
     expect((await t.api.get("/v1/resources", { headers: { authorization: `Basic ${basic}` } })).status).toBe(200);
   });
 
@@ -174,64 +212,76 @@ describe("authentication and scopes", () => {
     ["writeOnly", "GET", "/v1/resources/res_x", 403, "insufficient_scope"],
     ["writeOnly", "POST", "/v1/resources", 201, undefined],
   ] as const)("%s key: %s %s -> %i", async (kind, method, path, status, code) => {
-    const response = await t.api.send(method, path, { key: t.keys[kind], ...(method === "POST" ? { json: { name: "n" } } : {}) });
+    const response = await t.api.send(method, path, { key: keys[kind], ...(method === "POST" ? { json: { name: "n" } } : {}) });
     if (code) expectEnvelope(response, status, code);
     else expect(response.status).toBe(status);
   });
 
-  it("answers 503 when core is unreachable", async () => {
-    t.core.failWith("verifyKey", new RpcError(GrpcStatus.UNAVAILABLE, { type: "api_error", code: "service_unavailable", message: "connect ECONNREFUSED 127.0.0.1:50051" }));
+  it("answers a core error outside the catalogue with a generic 500", async () => {
+    // A real gRPC server in place of core's ResourceService whose every call fails with a code the gateway does not know.
+    const bug = new RpcError(GrpcStatus.INVALID_ARGUMENT, {
+      type: "invalid_request_error",
+      code: "store_crashed",
+      message: "TypeError: cannot read properties of undefined (at /srv/core/store.js:12)",
+    });
+    const server = new Server();
+    const fail = () => Promise.reject(bug);
+    addService(server, ResourceService, { createResource: fail, getResource: fail, updateResource: fail, deleteResource: fail, listResources: fail });
+    const port = await new Promise<number>((resolve, reject) =>
+      server.bindAsync("127.0.0.1:0", ServerCredentials.createInsecure(), (error, bound) => (error ? reject(error) : resolve(bound))),
+    );
+    const stub = createClient(ResourceService, `127.0.0.1:${port}`, { timeoutMs: 5_000 });
+    resourcesVia = stub;
     try {
-      const response = await t.api.get("/v1/resources", { key: t.keys.secret });
-      expectEnvelope(response, 503, "service_unavailable");
-      expect(response.headers["retry-after"]).toBe("1");
-      expect(response.text).not.toContain("ECONNREFUSED");
-    } finally {
-      t.core.failWith("verifyKey", undefined);
-    }
-  });
-
-  it("answers a core bug with a generic 500", async () => {
-    t.core.failWith("listResources", new Error("TypeError: cannot read properties of undefined (at /srv/core/store.js:12)"));
-    try {
-      const response = await t.api.get("/v1/resources", { key: t.keys.secret });
+      const response = await t.api.get("/v1/resources", { key: keys.secret });
       expectEnvelope(response, 500, "internal_error");
-      expect(response.text).not.toMatch(/TypeError|store\.js/);
+      expect(response.json.error.type).toBe("api_error");
+      expect(response.text).not.toMatch(/TypeError|store\.js|store_crashed/);
+      expect(calls.findLast((c) => c.method === "listResources")?.metadata["rms-request-id"]).toBe(response.headers["request-id"]);
     } finally {
-      t.core.failWith("listResources", undefined);
+      resourcesVia = undefined;
+      stub.close();
+      server.forceShutdown();
     }
   });
 });
 
 describe("plain HTTP", () => {
   it("refuses everything with 403 https_required and performs nothing", async () => {
-    const before = t.core.calls.length;
+    const before = calls.length;
     const response = await t.plain.post("/v1/resources", { form: { name: "x" } });
     expectEnvelope(response, 403, "https_required");
     expect(response.json.error.type).toBe("invalid_request_error");
-    expect(t.core.calls.slice(before).map((c) => c.method)).toEqual([]);
+    expect(calls.slice(before).map((c) => c.method)).toEqual([]);
     expectEnvelope(await t.plain.get("/v1/status"), 403, "https_required");
     expectEnvelope(await t.plain.get("/nowhere"), 403, "https_required");
   });
 
   it("revokes a secret or restricted key sent over it, not a publishable one", async () => {
-    const keys = { secret: "sk_test_leaked", restricted: "rk_test_leaked", publishable: "pk_test_leaked" };
-    t.core.addKey(keys.secret, { kind: 1, id: "key_leaked_secret" });
-    t.core.addKey(keys.restricted, { kind: 3, scopes: ["resources:read"], id: "key_leaked_restricted" });
-    t.core.addKey(keys.publishable, { kind: 2, id: "key_leaked_publishable" });
-    for (const key of Object.values(keys)) expectEnvelope(await t.plain.get("/v1/resources", { key }), 403, "https_required");
-    expect(t.core.revoked).toEqual(expect.arrayContaining(["key_leaked_secret", "key_leaked_restricted"]));
-    expect(t.core.revoked).not.toContain("key_leaked_publishable");
-    expect(t.core.calls.filter((c) => c.method === "revokeKey").map((c) => (c.request as { reason: string }).reason)).toContain("seen over plain HTTP");
-    expectEnvelope(await t.api.get("/v1/resources", { key: keys.secret }), 401, "api_key_revoked");
-    expect((await t.api.get("/v1/resources", { key: keys.publishable })).status).toBe(200);
+    const account = await t.newAccount();
+    const leaked = {
+      secret: await account.key("secret"),
+      restricted: await account.key("restricted", "test", { scopes: ["resources:read"] }),
+      publishable: await account.key("publishable"),
+    };
+    const before = calls.length;
+    for (const key of Object.values(leaked)) expectEnvelope(await t.plain.get("/v1/resources", { key: key.secret }), 403, "https_required");
+    const revokes = calls.slice(before).filter((c) => c.method === "revokeKey");
+    expect(revokes.map((c) => c.request.keyId)).toEqual(expect.arrayContaining([leaked.secret.id, leaked.restricted.id]));
+    expect(revokes.map((c) => c.request.keyId)).not.toContain(leaked.publishable.id);
+    expect(revokes.map((c) => c.request.reason)).toContain("seen over plain HTTP");
+    expectEnvelope(await t.api.get("/v1/resources", { key: leaked.secret.secret }), 401, "api_key_revoked");
+    expectEnvelope(await t.api.get("/v1/resources", { key: leaked.restricted.secret }), 401, "api_key_revoked");
+    expect((await t.api.get("/v1/resources", { key: leaked.publishable.secret })).status).toBe(200);
   });
 
   it("ignores X-Forwarded-Proto from untrusted peers but honours it from a trusted proxy", async () => {
     // This gateway trusts 127.0.0.1, so the plain listener serves the request.
-    const response = await t.plain.get("/v1/resources", { key: t.keys.secret, headers: { "x-forwarded-proto": "https" } });
+    const response = await t.plain.get("/v1/resources", { key: keys.secret, headers: { "x-forwarded-proto": "https" } });
     expect(response.status).toBe(200);
-    expectEnvelope(await t.plain.get("/v1/resources", { key: t.keys.readOnly, headers: { "x-forwarded-proto": "http" } }), 403, "https_required");
+    // A fresh restricted key: sent over plain HTTP, it is revoked.
+    const restricted = (await (await t.newAccount()).key("restricted", "test", { scopes: ["resources:read"] })).secret;
+    expectEnvelope(await t.plain.get("/v1/resources", { key: restricted, headers: { "x-forwarded-proto": "http" } }), 403, "https_required");
   });
 });
 
@@ -242,14 +292,54 @@ describe("GET /v1/status", () => {
     expect(response.text).toBe('{"object":"status","status":"operational","version":"1.4"}');
   });
 
-  it.each(["NOT_SERVING", "unreachable"] as const)("is degraded with 503 when core is %s", async (health) => {
-    t.core.healthStatus = health;
-    try {
-      const response = await t.api.get("/v1/status");
-      expect(response.status).toBe(503);
-      expect(response.text).toBe('{"object":"status","status":"degraded","version":"1.4"}');
-    } finally {
-      t.core.healthStatus = "SERVING";
+});
+
+describe("core degraded or unreachable", () => {
+  // Core's database goes through a relay that can be cut: core then reports NOT_SERVING; stopped, core is unreachable.
+  let relay: Awaited<ReturnType<typeof databaseRelay>>;
+  let down: Stack;
+  let key: string;
+  beforeAll(async () => {
+    relay = await databaseRelay();
+    down = await startStack({ coreMongoUri: relay.uri });
+    key = (await (await down.newAccount()).key("secret")).secret;
+  });
+  afterAll(async () => {
+    await down?.stop();
+    await relay?.close();
+  });
+
+  /** GET /v1/status until it answers `status` (bounded by the test's timeout). */
+  async function statusUntil(status: number) {
+    for (;;) {
+      const response = await down.api.get("/v1/status");
+      if (response.status === status) return response;
+      await new Promise((resolve) => setTimeout(resolve, 100));
     }
+  }
+
+  it("GET /v1/status is degraded with 503 when core is NOT_SERVING, operational again when it serves", async () => {
+    expect((await down.api.get("/v1/status")).status).toBe(200);
+    await relay.cut();
+    try {
+      const response = await statusUntil(503);
+      expect(response.text).toBe('{"object":"status","status":"degraded","version":"1.4"}');
+      expect(response.headers["retry-after"]).toBe("1");
+    } finally {
+      await relay.restore();
+    }
+    expect((await statusUntil(200)).text).toBe('{"object":"status","status":"operational","version":"1.4"}');
+  });
+
+  it("GET /v1/status is degraded with 503 when core is unreachable, and API calls get 503 without the cause", async () => {
+    await down.stopCore();
+    const response = await down.api.get("/v1/status");
+    expect(response.status).toBe(503);
+    expect(response.text).toBe('{"object":"status","status":"degraded","version":"1.4"}');
+
+    const call = await down.api.get("/v1/resources", { key });
+    expectEnvelope(call, 503, "service_unavailable");
+    expect(call.headers["retry-after"]).toBe("1");
+    expect(call.text).not.toMatch(/ECONNREFUSED|127\.0\.0\.1|No connection/);
   });
 });

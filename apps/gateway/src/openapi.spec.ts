@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { OPERATIONS } from "./app.js";
 import { errorCatalogue } from "./errors.js";
 import { OPENAPI_PATH, openApiDocument } from "./openapi.js";
-import { startUnitGateway, type UnitGateway } from "./testutil/unit-harness.js";
+import { startStack, withSecretKey, type Stack } from "./testutil/harness.js";
 
 type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -90,11 +90,13 @@ describe("the OpenAPI document matches the gateway's operation table", () => {
 });
 
 describe("the gateway accepts exactly the documented parameters", () => {
-  let gw: UnitGateway;
+  let gw: Stack;
+  let key: string;
   beforeAll(async () => {
-    gw = await startUnitGateway();
+    gw = await startStack();
+    ({ key } = await withSecretKey(gw));
   });
-  afterAll(() => gw.stop());
+  afterAll(() => gw?.stop());
 
   const SAMPLES: Record<string, unknown> = {
     name: "n",
@@ -121,8 +123,8 @@ describe("the gateway accepts exactly the documented parameters", () => {
         else form.append(name, String(value));
       }
       return operation.method === "POST"
-        ? gw.api.post(path, { key: gw.keys.secret, form: form.toString() })
-        : gw.api.send(operation.method, `${path}?${form.toString()}`, { key: gw.keys.secret });
+        ? gw.api.post(path, { key, form: form.toString() })
+        : gw.api.send(operation.method, `${path}?${form.toString()}`, { key });
     };
     for (const name of operation.params) {
       expect(name in SAMPLES, `a sample value for ${name}`).toBe(true);

@@ -2,7 +2,7 @@ import { connect as connectTcp, type Socket } from "node:net";
 import { connect as connectTls, type TLSSocket } from "node:tls";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SERVER_LIMITS } from "./server.js";
-import { startUnitGateway, type UnitGateway } from "./testutil/unit-harness.js";
+import { startStack, withSecretKey, type Stack } from "./testutil/harness.js";
 
 /**
  * Bad clients: one that sends its headers a byte at a time and never finishes,
@@ -10,9 +10,11 @@ import { startUnitGateway, type UnitGateway } from "./testutil/unit-harness.js";
  * and never sends a request. Each is cut off by the server's timeouts while
  * other clients keep being served. Waits are bounded generously; no timing is asserted.
  */
-let t: UnitGateway;
+let t: Stack;
+let key: string;
 beforeAll(async () => {
-  t = await startUnitGateway();
+  t = await startStack();
+  ({ key } = await withSecretKey(t));
 });
 afterAll(() => t?.stop());
 
@@ -55,7 +57,7 @@ describe("slow and abandoned connections", () => {
         const served = [];
         // Other clients are served while the bad ones hang on.
         for (let i = 0; i < 5; i++) {
-          const response = await t.api.get("/v1/resources", { key: t.keys.secret });
+          const response = await t.api.get("/v1/resources", { key });
           served.push(response.status);
           await new Promise((resolve) => setTimeout(resolve, 500));
         }
@@ -65,7 +67,7 @@ describe("slow and abandoned connections", () => {
         await within(closed(idleTcp), CUT_OFF_WITHIN_MS, "idle TCP connection");
         await within(closed(idleTls), CUT_OFF_WITHIN_MS, "idle TLS connection");
         expect(sent).toBeLessThan(header.length); // cut off before it could finish its headers
-        expect((await t.api.get("/v1/resources", { key: t.keys.secret })).status).toBe(200);
+        expect((await t.api.get("/v1/resources", { key })).status).toBe(200);
       } finally {
         clearInterval(drip);
         for (const socket of [idleTcp, idleTls, slow]) socket.destroy();

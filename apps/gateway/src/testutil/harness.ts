@@ -12,9 +12,31 @@ import { startGateway, type RunningGateway } from "../server.js";
 import type { GatewayConfig } from "../config.js";
 import { connectCore, type CoreClients } from "../core.js";
 import { apiClient } from "./client.js";
-import { testConfig } from "./unit-harness.js";
 
 export const ADMIN_TOKEN = "gateway-test-admin-token-0123456789";
+
+/** Test configuration: free ports, loopback only, a throwaway data dir; `startStack` sets core and the database. */
+function testConfig(dataDir: string, overrides: Partial<GatewayConfig> = {}): GatewayConfig {
+  return {
+    port: 0,
+    httpPort: 0,
+    host: "127.0.0.1",
+    coreAddr: "127.0.0.1:1",
+    tls: null,
+    trustedProxies: [],
+    adminToken: "test-admin-token",
+    logLevel: "silent",
+    dataDir,
+    shutdownGraceMs: 2_000,
+    mongoUri: "mongodb://127.0.0.1:1",
+    mongoDatabase: "rms_unset",
+    // High enough that no ordinary test is limited; rate-limit tests set their own.
+    rateLimits: { live: 10_000, test: 10_000 },
+    rateLimitStore: "memory",
+    metricsPort: 0,
+    ...overrides,
+  };
+}
 
 export type KeyKindName = "secret" | "publishable" | "restricted";
 export type Mode = "live" | "test";
@@ -34,13 +56,15 @@ export async function startStack(
     gateway?: Partial<GatewayConfig>;
     /** Wraps the gateway's clients of the real core, e.g. to hold calls in flight. */
     wrapCore?: (core: CoreClients) => CoreClients;
+    /** Core's database connection string, when it must differ from the gateway's (e.g. through a relay that can be cut). */
+    coreMongoUri?: string;
   } = {},
 ) {
   const dataDir = await mkdtemp(join(tmpdir(), "rms-gateway-e2e-"));
   const mongoUri = inject("mongoUri");
   const databaseName = testDatabaseName("gateway");
   const coreOptions = {
-    mongoUri,
+    mongoUri: options.coreMongoUri ?? mongoUri,
     databaseName,
     adminToken: ADMIN_TOKEN,
     healthIntervalMs: 200,
