@@ -1,48 +1,9 @@
-import { createServer, connect, type Server, type Socket } from "node:net";
-import type { AddressInfo } from "node:net";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type {} from "@rms/test-db/vitest-setup";
 import { startStack, withSecretKey, type Stack } from "./testutil/harness.js";
+import { databaseRelay } from "./testutil/relay.js";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** A TCP proxy to the test database that can be cut and restored at the same port. */
-async function tcpProxy(target: { host: string; port: number }) {
-  const sockets = new Set<Socket>();
-  let server: Server | undefined;
-  let port = 0;
-  async function open() {
-    server = createServer((client) => {
-      const upstream = connect(target.port, target.host);
-      for (const s of [client, upstream]) {
-        sockets.add(s);
-        s.on("close", () => sockets.delete(s));
-        s.on("error", () => undefined);
-      }
-      client.pipe(upstream).pipe(client);
-      client.on("close", () => upstream.destroy());
-      upstream.on("close", () => client.destroy());
-    });
-    await new Promise<void>((resolve) => server!.listen(port, "127.0.0.1", resolve));
-    port = (server.address() as AddressInfo).port;
-  }
-  await open();
-  return {
-    get port() {
-      return port;
-    },
-    /** Refuses new connections and drops the open ones. */
-    async cut() {
-      for (const s of sockets) s.destroy();
-      await new Promise<void>((resolve) => server!.close(() => resolve()));
-    },
-    restore: open,
-    close: async () => {
-      for (const s of sockets) s.destroy();
-      if (server?.listening) await new Promise<void>((resolve) => server!.close(() => resolve()));
-    },
-  };
-}
 
 /** Retries `attempt` until `done` says so (bounded generously); returns the last result. */
 async function eventually<T>(attempt: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 60_000): Promise<T> {
@@ -57,14 +18,10 @@ async function eventually<T>(attempt: () => Promise<T>, done: (value: T) => bool
 
 describe("the database behind the idempotency records is unreachable", () => {
   let stack: Stack;
-  let proxy: Awaited<ReturnType<typeof tcpProxy>>;
+  let proxy: Awaited<ReturnType<typeof databaseRelay>>;
   beforeAll(async () => {
-    const real = new URL(inject("mongoUri"));
-    proxy = await tcpProxy({ host: real.hostname.replace(/^\[|\]$/g, ""), port: Number(real.port || 27017) });
-    const viaProxy = new URL(real.href);
-    viaProxy.host = `127.0.0.1:${proxy.port}`;
-    viaProxy.searchParams.set("directConnection", "true");
-    stack = await startStack({ gateway: { mongoUri: viaProxy.href } });
+    proxy = await databaseRelay();
+    stack = await startStack({ gateway: { mongoUri: proxy.uri } });
   });
   afterAll(async () => {
     await stack?.stop();
