@@ -73,6 +73,8 @@ const progress = setInterval(() => log(`${outcomes.ok}/${TOTAL} created, ${outco
 
 const outcomes = { ok: 0, retries: 0, gaveUp: 0 };
 const acknowledged = new Set<number>();
+/** How the failed attempts failed: HTTP status, or "network" when no answer came. */
+const failures: Record<string, number> = {};
 // Work queue: a request that fails goes to the back and is retried later with the same key, so a key
 // locked by a killed gateway (409 until its lock expires) does not stall a client.
 const pending = Array.from({ length: TOTAL }, (_, i) => i);
@@ -90,6 +92,8 @@ async function client(): Promise<void> {
       continue;
     }
     outcomes.retries++;
+    const kind = reply ? String(reply.status) : "network";
+    failures[kind] = (failures[kind] ?? 0) + 1;
     pending.push(i);
     await sleep(50 + Math.random() * 200);
   }
@@ -121,6 +125,7 @@ const summary = {
   acknowledged: outcomes.ok,
   unfinished_at_deadline: outcomes.gaveUp,
   client_retries: outcomes.retries,
+  failed_attempts_by_status: failures,
   sigkill_core: kills.core,
   sigkill_gateway: kills.gateway,
   core_crash_after_write: kills.selfCrash,
