@@ -1,25 +1,15 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { connect, createServer } from "node:net";
+import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Agent, request } from "node:https";
 import { afterAll, describe, expect, it } from "vitest";
+import { freePort } from "./processes.js";
 
 const bin = new URL("../../bin/rms.js", import.meta.url).pathname;
 const dataDir = mkdtempSync(join(tmpdir(), "rms-stack-"));
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-    server.on("error", reject);
-  });
-}
 
 interface Stack {
   child: ChildProcess;
