@@ -1,6 +1,7 @@
 // `npm run chaos`: 1,000 creates with random SIGKILLs of core and gateway and client retries with the
 // same Idempotency-Keys, then a count of what the database holds. Loopback only, bounded in time.
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { Agent } from "node:https";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startDatabase } from "@rms/test-db";
@@ -78,6 +79,8 @@ const failures: Record<string, number> = {};
 // Work queue: a request that fails goes to the back and is retried later with the same key, so a key
 // locked by a killed gateway (409 until its lock expires) does not stall a client.
 const pending = Array.from({ length: TOTAL }, (_, i) => i);
+// One keep-alive connection pool, as a real client would use (no TLS handshake per request).
+const agent = new Agent({ ca: readFileSync(join(dir, "tls", "cert.pem")), keepAlive: true, maxSockets: CONCURRENCY });
 async function client(): Promise<void> {
   while (pending.length > 0 && Date.now() - started < DEADLINE_MS) {
     const i = pending.shift()!;
@@ -85,6 +88,7 @@ async function client(): Promise<void> {
       key: secret,
       form: `name=chaos-${i}`,
       headers: { "idempotency-key": `chaos-key-${i}` },
+      agent,
     }).catch(() => undefined);
     if (reply && (reply.status === 200 || reply.status === 201)) {
       outcomes.ok++;

@@ -67,8 +67,14 @@ export interface HttpsReply {
 }
 
 /** One HTTPS request to the gateway, trusting its development certificate. */
-export async function httpsCall(dataDir: string, port: number, method: string, path: string, options: { key?: string; form?: string; headers?: Record<string, string> } = {}): Promise<HttpsReply> {
-  const ca = await readFile(join(dataDir, "tls", "cert.pem"));
+export async function httpsCall(
+  dataDir: string,
+  port: number,
+  method: string,
+  path: string,
+  options: { key?: string; form?: string; headers?: Record<string, string>; agent?: Agent } = {},
+): Promise<HttpsReply> {
+  const agent = options.agent ?? new Agent({ ca: await readFile(join(dataDir, "tls", "cert.pem")), keepAlive: false });
   return new Promise((resolve, reject) => {
     const req = request(
       {
@@ -76,7 +82,7 @@ export async function httpsCall(dataDir: string, port: number, method: string, p
         port,
         path,
         method,
-        agent: new Agent({ ca, keepAlive: false }),
+        agent,
         timeout: 30_000,
         headers: {
           ...(options.key ? { authorization: `Bearer ${options.key}` } : {}),
