@@ -11,7 +11,7 @@ import { freePort, httpsCall, newTestKey, startCoreProcess, startGatewayProcess 
 
 const TOTAL = Number(process.env.CHAOS_REQUESTS ?? 1000);
 const CONCURRENCY = 16;
-const DEADLINE_MS = 5 * 60_000;
+const DEADLINE_MS = 6 * 60_000;
 const CRASH_AFTER_WRITE = "resource.create:0.02"; // core also kills itself after 2% of create writes
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -53,7 +53,7 @@ const killedByUs = new WeakSet<Child>();
 
 async function killer(): Promise<void> {
   while (!stopping) {
-    await sleep(3_000 + Math.random() * 3_000);
+    await sleep(5_000 + Math.random() * 5_000);
     const name = Math.random() < 0.5 ? "core" : "gateway";
     const child = processes[name];
     if (stopping || !child || child.process.exitCode !== null || child.process.signalCode !== null) continue;
