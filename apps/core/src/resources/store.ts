@@ -132,7 +132,10 @@ export class ResourceStore {
   }
 
   async get(tenant: Tenant, id: string): Promise<ResourceDocument | null> {
-    return this.collection.findOne({ _id: id, account: tenant.account, livemode: tenant.livemode, ...live });
+    // By _id alone, tenant and tombstone checked here: the same answer, and the one filter FerretDB
+    // pushes down to its storage (with more fields it decodes every document of the collection).
+    const doc = await this.collection.findOne({ _id: id });
+    return doc && doc.account === tenant.account && doc.livemode === tenant.livemode && doc.deleted === undefined ? doc : null;
   }
 
   /**
