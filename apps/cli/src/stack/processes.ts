@@ -29,6 +29,7 @@ export async function startCoreProcess(options: { mongoUri: string; databaseName
     MONGODB_URI: options.mongoUri,
     MONGODB_DATABASE: options.databaseName,
     CORE_ADDR: `127.0.0.1:${options.port}`,
+    CORE_METRICS_PORT: "0",
     RMS_ADMIN_TOKEN: ADMIN_TOKEN,
     LOG_LEVEL: "fatal",
     ...(options.faults ? { RMS_FAULTS: options.faults } : {}),
