@@ -1,5 +1,3 @@
-import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
 import { status as GrpcStatus } from "@grpc/grpc-js";
 import type { MongoClient } from "mongodb";
 import { Counter, Histogram, Registry, collectDefaultMetrics } from "prom-client";
@@ -46,32 +44,4 @@ export class CoreMetrics {
     mongo.on("commandSucceeded", (event) => this.commandSeconds.observe({ command: event.commandName, outcome: "ok" }, event.duration / 1000));
     mongo.on("commandFailed", (event) => this.commandSeconds.observe({ command: event.commandName, outcome: "error" }, event.duration / 1000));
   }
-}
-
-/** `GET /metrics` on its own small HTTP server on 127.0.0.1 (the operator port). */
-export function startMetricsServer(registry: Registry, port: number): Promise<{ port: number; close(): Promise<void> }> {
-  const server = createServer((req, res) => {
-    if (req.method !== "GET" || (req.url ?? "").split("?")[0] !== "/metrics") {
-      res.writeHead(404, { "Content-Type": "text/plain" }).end("not found\n");
-      return;
-    }
-    registry.metrics().then(
-      (text) => res.writeHead(200, { "Content-Type": registry.contentType }).end(text),
-      () => res.writeHead(500, { "Content-Type": "text/plain" }).end("metrics unavailable\n"),
-    );
-  });
-  return new Promise((resolve, reject) => {
-    server.once("error", reject);
-    server.listen({ port, host: "127.0.0.1" }, () => {
-      server.off("error", reject);
-      resolve({
-        port: (server.address() as AddressInfo).port,
-        close: () =>
-          new Promise<void>((done) => {
-            server.close(() => done());
-            server.closeAllConnections();
-          }),
-      });
-    });
-  });
 }

@@ -11,7 +11,8 @@ import { mapStoreError } from "./errors.js";
 import type { Faults } from "./faults.js";
 import { adminTokenGuard } from "./grpc/admin-token.js";
 import { requestId } from "./grpc/call-info.js";
-import { CoreMetrics, startMetricsServer } from "./metrics.js";
+import { startMetricsServer } from "@rms/metrics-server";
+import { CoreMetrics } from "./metrics.js";
 import { ResourceStore } from "./resources/store.js";
 import { resourceService } from "./resources/service.js";
 

@@ -1,5 +1,3 @@
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import type { RequestHandler } from "express";
 import { Counter, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 
@@ -47,33 +45,4 @@ export function gatewayMetrics(): GatewayMetrics {
       };
     },
   };
-}
-
-/** `GET /metrics` on its own small HTTP server, loopback only: the operator port, never the public one. */
-export function startMetricsServer(registry: Registry, port: number): Promise<{ port: number; close(): Promise<void> }> {
-  const server: Server = createServer((req, res) => {
-    if (req.method !== "GET" || (req.url ?? "").split("?")[0] !== "/metrics") {
-      res.writeHead(404, { "Content-Type": "text/plain" }).end("not found\n");
-      return;
-    }
-    registry.metrics().then(
-      (text) => res.writeHead(200, { "Content-Type": registry.contentType }).end(text),
-      () => res.writeHead(500, { "Content-Type": "text/plain" }).end("metrics unavailable\n"),
-    );
-  });
-  server.keepAliveTimeout = 5_000;
-  return new Promise((resolve, reject) => {
-    server.once("error", reject);
-    server.listen({ port, host: "127.0.0.1" }, () => {
-      server.off("error", reject);
-      resolve({
-        port: (server.address() as AddressInfo).port,
-        close: () =>
-          new Promise<void>((done) => {
-            server.close(() => done());
-            server.closeAllConnections();
-          }),
-      });
-    });
-  });
 }
