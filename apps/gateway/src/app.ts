@@ -6,6 +6,7 @@ import { ApiError, errorMiddleware } from "./errors.js";
 import { authenticate, authorize } from "./http/auth.js";
 import { cors } from "./http/cors.js";
 import { requestParams } from "./http/body.js";
+import { rejectUnknown } from "./http/params.js";
 import { requireHttps } from "./http/plain-http.js";
 import { normalizeIp } from "./http/https.js";
 import { requestIdOf, responseHeaders } from "./http/request-id.js";
@@ -54,6 +55,8 @@ function operationHandler(operation: Operation, deps: GatewayDeps): RequestHandl
       metadata["idempotency-key"] = idempotencyKey;
     }
     const params = await requestParams(req);
+    // Every operation declares its parameters once; anything else is refused before it runs.
+    rejectUnknown(params, operation.params);
     const key = metadata["idempotency-key"];
     const idempotent =
       key === undefined

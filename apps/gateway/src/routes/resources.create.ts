@@ -1,4 +1,4 @@
-import { optionalEnum, optionalMetadata, rejectUnknown, requiredString } from "../http/params.js";
+import { optionalEnum, optionalMetadata, requiredString } from "../http/params.js";
 import type { Operation } from "./operation.js";
 import { STATUS_NAMES, renderResource, statusToProto } from "./resources.render.js";
 
@@ -10,7 +10,6 @@ export const createResource: Operation = {
   summary: "Create a resource",
   scope: "resources:write",
   async handle({ params, tenant, core, call }) {
-    rejectUnknown(params, createResource.params);
     const name = requiredString(params, "name");
     const status = optionalEnum(params, "status", STATUS_NAMES);
     const metadata = optionalMetadata(params);

@@ -1,4 +1,3 @@
-import { rejectUnknown } from "../http/params.js";
 import type { Operation } from "./operation.js";
 
 /** DELETE /v1/resources/:id: 200 with the deletion result. */
@@ -8,8 +7,7 @@ export const deleteResource: Operation = {
   params: [],
   summary: "Delete a resource",
   scope: "resources:write",
-  async handle({ params, path, tenant, core, call }) {
-    rejectUnknown(params, deleteResource.params);
+  async handle({ path, tenant, core, call }) {
     const { id } = await core.resources.deleteResource({ tenant, id: path["id"] ?? "" }, call);
     return { status: 200, body: { id, object: "resource", deleted: true } };
   },

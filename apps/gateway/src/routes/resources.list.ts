@@ -1,5 +1,5 @@
 import { ApiError } from "../errors.js";
-import { optionalEnum, optionalInteger, optionalString, rejectUnknown } from "../http/params.js";
+import { optionalEnum, optionalInteger, optionalString } from "../http/params.js";
 import type { Operation } from "./operation.js";
 import { STATUS_NAMES, renderResource, statusToProto } from "./resources.render.js";
 
@@ -14,7 +14,6 @@ export const listResources: Operation = {
   summary: "List resources",
   scope: "resources:read",
   async handle({ params, tenant, core, call }) {
-    rejectUnknown(params, listResources.params);
     const limit = optionalInteger(params, "limit", { min: 1, max: LIST_LIMIT_MAX }, "limit_invalid") ?? LIST_LIMIT_DEFAULT;
     const startingAfter = optionalString(params, "starting_after") ?? "";
     const endingBefore = optionalString(params, "ending_before") ?? "";

@@ -1,4 +1,3 @@
-import { rejectUnknown } from "../http/params.js";
 import type { Operation } from "./operation.js";
 import { renderResource } from "./resources.render.js";
 
@@ -9,8 +8,7 @@ export const retrieveResource: Operation = {
   params: [],
   summary: "Retrieve a resource",
   scope: "resources:read",
-  async handle({ params, path, tenant, core, call }) {
-    rejectUnknown(params, retrieveResource.params);
+  async handle({ path, tenant, core, call }) {
     const { resource } = await core.resources.getResource({ tenant, id: path["id"] ?? "" }, call);
     return { status: 200, body: renderResource(resource) };
   },

@@ -1,4 +1,4 @@
-import { optionalEnum, optionalMetadata, optionalString, rejectUnknown } from "../http/params.js";
+import { optionalEnum, optionalMetadata, optionalString } from "../http/params.js";
 import type { Operation } from "./operation.js";
 import { STATUS_NAMES, renderResource, statusToProto } from "./resources.render.js";
 
@@ -10,7 +10,6 @@ export const updateResource: Operation = {
   summary: "Update a resource",
   scope: "resources:write",
   async handle({ params, path, tenant, core, call }) {
-    rejectUnknown(params, updateResource.params);
     const name = optionalString(params, "name");
     const status = optionalEnum(params, "status", STATUS_NAMES);
     const metadata = optionalMetadata(params);
