@@ -179,7 +179,10 @@ export function sendError(res: import("express").Response, error: ApiError): voi
 export function errorMiddleware(logger: Logger): ErrorRequestHandler {
   return (error, req, res, next) => {
     const apiError = toApiError(error);
-    if (apiError.status >= 500) {
+    if (apiError.code === "service_unavailable") {
+      // An outage of core or the database: expected while it lasts, one line without a stack.
+      logger.warn({ request_id: requestIdOf(res), code: apiError.code, cause: error instanceof Error ? error.message : String(error) }, "dependency unavailable");
+    } else if (apiError.status >= 500) {
       // Log the cause (for operators), never send it.
       const cause = error instanceof RpcError ? { grpc_code: error.grpcCode, code: error.code, message: error.message } : { err: error };
       logger.error({ request_id: requestIdOf(res), ...cause }, "request failed");
