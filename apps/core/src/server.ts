@@ -1,8 +1,7 @@
 import { Server, ServerCredentials } from "@grpc/grpc-js";
 import { ReflectionService } from "@grpc/reflection";
-import { AdminService, ResourceService, addService, file_rms_v1_admin, file_rms_v1_errors, file_rms_v1_resources, reflectionPackageDefinition, type ServeOptions } from "@rms/proto";
-import { HealthImplementation, protoPath as healthProtoPath } from "grpc-health-check";
-import { loadSync } from "@grpc/proto-loader";
+import { AdminService, ResourceService, addService, file_rms_v1_admin, file_rms_v1_errors, file_rms_v1_resources, file_grpc_health_v1_health, reflectionPackageDefinition, type ServeOptions } from "@rms/proto";
+import { HealthImplementation } from "grpc-health-check";
 import { MongoClient } from "mongodb";
 import { pino, type Logger } from "pino";
 import { AccountStore } from "./accounts/store.js";
@@ -77,10 +76,7 @@ export async function startCore(options: CoreOptions): Promise<RunningCore> {
   const health = new HealthImplementation(Object.fromEntries(SERVICE_NAMES.map((n) => [n, "SERVING" as const])));
   health.addToServer(server);
   // Reflection describes our services and the standard health service, so grpcurl-style tools see both.
-  new ReflectionService({
-    ...reflectionPackageDefinition([file_rms_v1_resources, file_rms_v1_admin, file_rms_v1_errors]),
-    ...loadSync(healthProtoPath),
-  }).addToServer(server);
+  new ReflectionService(reflectionPackageDefinition([file_rms_v1_resources, file_rms_v1_admin, file_rms_v1_errors, file_grpc_health_v1_health])).addToServer(server);
 
   // Health follows the database: NOT_SERVING while it does not answer a ping.
   const checkHealth = async () => {

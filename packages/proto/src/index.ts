@@ -8,3 +8,4 @@ export { createClient, type ClientOptions } from "./grpc/client.js";
 export { RpcError, isServiceError, STATUS_DETAILS_KEY, type ErrorFields } from "./grpc/rpc-error.js";
 export { toServiceDefinition, methodPath } from "./grpc/service-definition.js";
 export type { AnyService, CallContext, CallOptions, ServiceClient, ServiceImplementation } from "./grpc/types.js";
+export * from "./gen/grpc/health/v1/health_pb.js";
