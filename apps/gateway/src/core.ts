@@ -1,5 +1,4 @@
-import { Client, Metadata, credentials } from "@grpc/grpc-js";
-import { AdminService, ResourceService, createClient, type ServiceClient } from "@rms/proto";
+import { AdminService, Health, HealthCheckResponse_ServingStatus, ResourceService, createClient, type ServiceClient } from "@rms/proto";
 
 /** Deadline of one call to core. */
 export const CORE_CALL_TIMEOUT_MS = 10_000;
@@ -17,58 +16,29 @@ export interface CoreClients {
   close(): void;
 }
 
-const HEALTH_CHECK_PATH = "/grpc.health.v1.Health/Check";
-const SERVING_STATUS: Record<number, ServingStatus> = { 1: "SERVING", 2: "NOT_SERVING" };
-
-/**
- * Decodes grpc.health.v1.HealthCheckResponse: `ServingStatus status = 1`, the
- * only field. Hand-rolled: one varint, no need for a generated type.
- */
-export function decodeHealthResponse(bytes: Buffer): ServingStatus {
-  let status = 0;
-  for (let i = 0; i < bytes.length; ) {
-    const tag = bytes[i++]!;
-    if (tag !== 0x08) return "UNKNOWN"; // not field 1 / varint: not what we expect
-    let value = 0;
-    for (let shift = 0; i < bytes.length; shift += 7) {
-      const byte = bytes[i++]!;
-      value |= (byte & 0x7f) << shift;
-      if ((byte & 0x80) === 0) break;
-    }
-    status = value;
-  }
-  return SERVING_STATUS[status] ?? "UNKNOWN";
-}
+const SERVING_STATUS: Partial<Record<HealthCheckResponse_ServingStatus, ServingStatus>> = {
+  [HealthCheckResponse_ServingStatus.SERVING]: "SERVING",
+  [HealthCheckResponse_ServingStatus.NOT_SERVING]: "NOT_SERVING",
+};
 
 /** Clients of core's services, every call authenticated with the admin token. */
 export function connectCore(address: string, adminToken: string): CoreClients {
   const options = { metadata: { authorization: `Bearer ${adminToken}` }, timeoutMs: CORE_CALL_TIMEOUT_MS };
   const resources = createClient(ResourceService, address, options);
   const admin = createClient(AdminService, address, options);
-  const healthChannel = new Client(address, credentials.createInsecure());
+  // Health needs no admin token: it is the standard grpc.health.v1 service.
+  const health = createClient(Health, address);
   return {
     resources,
     admin,
-    health(timeoutMs, requestId) {
-      const metadata = new Metadata();
-      if (requestId) metadata.set("rms-request-id", requestId);
-      return new Promise((resolve, reject) => {
-        healthChannel.makeUnaryRequest(
-          HEALTH_CHECK_PATH,
-          // HealthCheckRequest{service: ""} encodes as zero bytes.
-          () => Buffer.alloc(0),
-          (bytes: Buffer) => bytes,
-          {},
-          metadata,
-          { deadline: Date.now() + timeoutMs },
-          (error, response) => (error ? reject(error) : resolve(decodeHealthResponse(response ?? Buffer.alloc(0)))),
-        );
-      });
+    async health(timeoutMs, requestId) {
+      const reply = await health.check({ service: "" }, { timeoutMs, ...(requestId ? { metadata: { "rms-request-id": requestId } } : {}) });
+      return SERVING_STATUS[reply.status] ?? "UNKNOWN";
     },
     close() {
       resources.close();
       admin.close();
-      healthChannel.close();
+      health.close();
     },
   };
 }

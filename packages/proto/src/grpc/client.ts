@@ -56,6 +56,7 @@ export function createClient<S extends AnyService>(
     channel,
   };
   for (const method of service.methods) {
+    if (method.methodKind !== "unary") continue;
     const path = methodPath(method);
     const serialize = (value: never) => Buffer.from(toBinary(method.input, value));
     const deserialize = (bytes: Buffer) => fromBinary(method.output, bytes);

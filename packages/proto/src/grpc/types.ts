@@ -30,9 +30,9 @@ export interface CallOptions {
   readonly signal?: AbortSignal;
 }
 
-/** A typed promise-based client: one function per unary method. */
+/** A typed promise-based client: one function per unary method (streaming methods are left out). */
 export type ServiceClient<S> = {
-  [K in keyof Methods<S>]: (
+  [K in keyof Methods<S> as Methods<S>[K]["methodKind"] extends "unary" ? K : never]: (
     request: MessageInitShape<Methods<S>[K]["input"]>,
     options?: CallOptions,
   ) => Promise<MessageShape<Methods<S>[K]["output"]>>;
