@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -34,6 +34,20 @@ async function startStack(ports: { https: number; http: number; core: number }):
     await new Promise((r) => setTimeout(r, 200));
   }
   return { child, output: () => output, exited };
+}
+
+/** Processes (other than this one) whose command line mentions `path`: what a stack left running. */
+function processesUsing(path: string): string[] {
+  const found: string[] = [];
+  for (const pid of readdirSync("/proc").filter((name) => /^\d+$/.test(name) && Number(name) !== process.pid)) {
+    try {
+      const command = readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " ");
+      if (command.includes(path)) found.push(`pid ${pid}: ${command.slice(0, 120)}`);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return found;
 }
 
 /** True when nothing accepts connections on the port any more (its process is gone). */
@@ -88,6 +102,26 @@ describe("npm start (rms start)", () => {
     second.child.kill("SIGINT");
     expect(await second.exited).toBe(0);
   }, 240_000);
+
+  it("leaves no process behind even when it is itself killed with SIGKILL", async () => {
+    const ports = { https: await freePort(), http: await freePort(), core: await freePort() };
+    const stack = await startStack(ports);
+    stack.child.kill("SIGKILL");
+    await stack.exited;
+    // Core and gateway see their stdin pipe close; the database child was started with a parent-death signal.
+    const deadline = Date.now() + 60_000;
+    const leftovers = async () => {
+      const open = [];
+      for (const port of Object.values(ports)) if (!(await portClosed(port))) open.push(`port ${port}`);
+      return [...open, ...processesUsing(dataDir)];
+    };
+    let left = await leftovers();
+    while (left.length > 0 && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 250));
+      left = await leftovers();
+    }
+    expect(left).toEqual([]);
+  }, 180_000);
 
   it("refuses a wrong environment value with one line naming the variable", async () => {
     const child = spawn(process.execPath, [bin, "start"], { env: { ...process.env, PORT: "not-a-port", RMS_DATA_DIR: dataDir }, stdio: ["ignore", "pipe", "pipe"] });
