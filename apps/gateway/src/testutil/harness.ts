@@ -5,7 +5,7 @@ import { AdminService, KeyKind, createClient } from "@rms/proto";
 import { startCore, type RunningCore } from "@rms/core";
 import { testDatabaseName } from "@rms/test-db";
 import { pino, type Logger } from "pino";
-import { inject } from "vitest";
+import { afterAll, beforeAll, inject } from "vitest";
 // Brings in the ProvidedContext declaration of `mongoUri`.
 import type {} from "@rms/test-db/vitest-setup";
 import { startGateway, type RunningGateway } from "../server.js";
@@ -148,4 +148,18 @@ export async function withSecretKey(stack: Stack, mode: Mode = "test") {
   const account = await stack.newAccount();
   const { secret } = await account.key("secret", mode);
   return { account, key: secret };
+}
+
+/**
+ * For a test file: a stack started before its tests and stopped after, with a
+ * test-mode secret key. Read `stack` and `key` inside tests (they are set in beforeAll).
+ */
+export function useStackWithSecretKey(): { readonly stack: Stack; readonly key: string } {
+  const context = {} as { stack: Stack; key: string };
+  beforeAll(async () => {
+    context.stack = await startStack();
+    context.key = (await withSecretKey(context.stack)).key;
+  });
+  afterAll(() => context.stack?.stop());
+  return context;
 }
