@@ -1,6 +1,6 @@
 import { RpcError } from "@rms/proto";
 import { status as GrpcStatus } from "@grpc/grpc-js";
-import { MongoError, MongoNetworkError, MongoServerSelectionError, MongoNotConnectedError, MongoTopologyClosedError } from "mongodb";
+import { MongoNetworkError, MongoNotConnectedError, MongoOperationTimeoutError, MongoServerSelectionError, MongoTopologyClosedError } from "mongodb";
 
 /**
  * The one catalogue of errors core produces. Each is an RpcError: a gRPC status
@@ -37,7 +37,7 @@ export type InvalidCode =
   | "metadata_invalid"
   | "limit_invalid";
 
-/** Database outages become UNAVAILABLE (the gateway answers 503); other unknown errors stay unknown (500). */
+/** Database outages (told apart by the driver's error classes, never by message text) become UNAVAILABLE (the gateway answers 503); other unknown errors stay unknown (500). */
 export function mapStoreError(error: unknown): RpcError | undefined {
   if (error instanceof RpcError) return error;
   if (
@@ -45,7 +45,7 @@ export function mapStoreError(error: unknown): RpcError | undefined {
     error instanceof MongoServerSelectionError ||
     error instanceof MongoNotConnectedError ||
     error instanceof MongoTopologyClosedError ||
-    (error instanceof MongoError && /ECONNREFUSED|ECONNRESET|timed out/i.test(error.message))
+    error instanceof MongoOperationTimeoutError
   ) {
     return errors.unavailable();
   }
