@@ -1,5 +1,5 @@
 import { request } from "node:https";
-import { join } from "node:path";
+import { join, relative } from "node:path";
 import { AdminService, KeyKind, createClient } from "@rms/proto";
 import { startDatabase, type RunningDatabase } from "@rms/test-db";
 import { ensureAdminToken } from "../admin-token.js";
@@ -26,12 +26,13 @@ function statusOk(port: number): Promise<boolean> {
 }
 
 /** First start on an empty database: one account and one test secret key, printed once with a curl line. */
-async function bootstrapFirstAccount(admin: ReturnType<typeof createClient<typeof AdminService>>, config: StackConfig): Promise<void> {
+async function bootstrapFirstAccount(admin: ReturnType<typeof createClient<typeof AdminService>>, config: StackConfig, dataDir: string): Promise<void> {
   const { accounts } = await admin.listAccounts({ limit: 1 });
   if (accounts.length > 0) return;
   const { account } = await admin.createAccount({});
   const { secret } = await admin.createKey({ accountId: account!.id, kind: KeyKind.SECRET, livemode: false });
-  const tls = config.TLS_CERT_FILE ? "" : ` --cacert ${join(".data", "tls", "cert.pem")}`;
+  // The development certificate, as a path the user can paste from where they ran npm start.
+  const tls = config.TLS_CERT_FILE ? "" : ` --cacert ${relative(process.cwd(), join(dataDir, "tls", "cert.pem"))}`;
   process.stdout.write(
     [
       "",
@@ -94,7 +95,7 @@ export async function startStack(env: Record<string, string | undefined>): Promi
     const admin = createClient(AdminService, config.CORE_ADDR, { metadata: { authorization: `Bearer ${adminToken}` }, timeoutMs: 2_000 });
     try {
       await waitUntil("core", () => admin.listAccounts({ limit: 1 }).then(() => true), 60_000, core);
-      await bootstrapFirstAccount(admin, config);
+      await bootstrapFirstAccount(admin, config, dataDir);
     } finally {
       admin.close();
     }
