@@ -1,4 +1,3 @@
-import { ApiError } from "../errors.js";
 import { optionalEnum, optionalInteger, optionalString } from "../http/params.js";
 import type { Operation } from "./operation.js";
 import { STATUS_NAMES, renderResource, statusToProto } from "./resources.render.js";
@@ -16,10 +15,8 @@ export const listResources: Operation = {
   async handle({ params, tenant, core, call }) {
     const limit = optionalInteger(params, "limit", { min: 1, max: LIST_LIMIT_MAX }, "limit_invalid") ?? LIST_LIMIT_DEFAULT;
     const startingAfter = optionalString(params, "starting_after") ?? "";
+    // Both cursors at once, and malformed cursors, are core's to refuse (one rule, one place).
     const endingBefore = optionalString(params, "ending_before") ?? "";
-    if (startingAfter !== "" && endingBefore !== "") {
-      throw new ApiError("parameter_invalid", "You may only specify one of starting_after and ending_before.", { param: "ending_before" });
-    }
     const status = optionalEnum(params, "status", STATUS_NAMES);
     const page = await core.resources.listResources({ tenant, limit, startingAfter, endingBefore, status: statusToProto(status) }, call);
     return {
