@@ -1,7 +1,6 @@
 import { createHash } from "node:crypto";
 import type { Collection, Db, Filter } from "mongodb";
 import { newId } from "../ids.js";
-import { KeyedMutex } from "../util/keyed-mutex.js";
 import { sameMetadata } from "./validation.js";
 import type { PendingEvent, ResourceDocument, ResourceState, ResourceStatusName, MetadataPair } from "./model.js";
 
@@ -33,8 +32,13 @@ export interface ListQuery {
 /** How long an Idempotency-Key stays bound to the resource it created (CONTRACT section 5). */
 export const IDEMPOTENCY_RETENTION_MS = 24 * 60 * 60 * 1000;
 
-/** Retries of an optimistic update that lost a race before giving up. */
-const MAX_UPDATE_ATTEMPTS = 20;
+/**
+ * Retries of an optimistic update that lost a race before giving up. The version check
+ * is the only serialisation (a filtered update is atomic on one document, on MongoDB and
+ * mongo-java-server alike), so racers on one resource from any number of processes each
+ * lose at most once per winner.
+ */
+const MAX_UPDATE_ATTEMPTS = 64;
 
 const live = { deleted: { $exists: false } } as const;
 
@@ -49,13 +53,6 @@ export function stateOf(doc: ResourceDocument): ResourceState {
  */
 export class ResourceStore {
   readonly collection: Collection<ResourceDocument>;
-  /**
-   * Writes to one resource are also serialized within this process: the embedded
-   * engine (FerretDB 1.x on SQLite) does not apply a filtered update atomically,
-   * so two concurrent version-checked updates could both "win" there. On MongoDB
-   * the version check alone is enough, across any number of processes.
-   */
-  private readonly writes = new KeyedMutex();
 
   constructor(db: Db) {
     this.collection = db.collection<ResourceDocument>("resources");
@@ -143,11 +140,7 @@ export class ResourceStore {
    * if the version is still the one read. Returns null when the resource is gone.
    * A change that alters nothing writes nothing and records no event.
    */
-  update(tenant: Tenant, id: string, changes: ResourceChanges, request: RequestInfo): Promise<ResourceDocument | null> {
-    return this.writes.run(id, () => this.updateNow(tenant, id, changes, request));
-  }
-
-  private async updateNow(tenant: Tenant, id: string, changes: ResourceChanges, request: RequestInfo): Promise<ResourceDocument | null> {
+  async update(tenant: Tenant, id: string, changes: ResourceChanges, request: RequestInfo): Promise<ResourceDocument | null> {
     for (let attempt = 0; attempt < MAX_UPDATE_ATTEMPTS; attempt++) {
       const current = await this.get(tenant, id);
       if (!current) return null;
@@ -172,11 +165,7 @@ export class ResourceStore {
   }
 
   /** Tombstones the resource with its deletion event. Returns null when it was already gone. */
-  delete(tenant: Tenant, id: string, request: RequestInfo): Promise<ResourceDocument | null> {
-    return this.writes.run(id, () => this.deleteNow(tenant, id, request));
-  }
-
-  private async deleteNow(tenant: Tenant, id: string, request: RequestInfo): Promise<ResourceDocument | null> {
+  async delete(tenant: Tenant, id: string, request: RequestInfo): Promise<ResourceDocument | null> {
     for (let attempt = 0; attempt < MAX_UPDATE_ATTEMPTS; attempt++) {
       const current = await this.get(tenant, id);
       if (!current) return null;
