@@ -7,7 +7,6 @@ const schema = z.object({
   CORE_ADDR: z.string().regex(/^[^\s:]+:\d{1,5}$/, "must be host:port").default("127.0.0.1:50051"),
   RMS_ADMIN_TOKEN: z.string().min(16, "must be at least 16 characters"),
   RMS_FAULTS: z.string().optional(),
-  KEY_CACHE_MS: z.coerce.number({ message: "must be a number of milliseconds" }).int("must be a number of milliseconds").min(0, "must be a number of milliseconds").max(300_000, "must be at most 300000").default(0),
   CORE_METRICS_PORT: z.coerce.number({ message: "must be a port number" }).int("must be a port number").min(0, "must be a port number").max(65535, "must be a port number").default(9465),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
 });
@@ -21,8 +20,6 @@ export type CoreConfig = {
   faults: Faults;
   /** Operator port of core's `GET /metrics`, on 127.0.0.1. */
   metricsPort: number;
-  /** Verified-key cache lifetime; 0 (default) disables it. Safe only with one core process. */
-  keyCacheMs: number;
 };
 
 /** A configuration error: its message is one line naming the variable. */
@@ -46,5 +43,5 @@ export function parseCoreConfig(env: Record<string, string | undefined>): CoreCo
   } catch (error) {
     throw new ConfigError(`RMS_FAULTS ${(error as Error).message}`);
   }
-  return { mongoUri: c.MONGODB_URI, databaseName: c.MONGODB_DATABASE, address: c.CORE_ADDR, adminToken: c.RMS_ADMIN_TOKEN, logLevel: c.LOG_LEVEL, faults, metricsPort: c.CORE_METRICS_PORT, keyCacheMs: c.KEY_CACHE_MS };
+  return { mongoUri: c.MONGODB_URI, databaseName: c.MONGODB_DATABASE, address: c.CORE_ADDR, adminToken: c.RMS_ADMIN_TOKEN, logLevel: c.LOG_LEVEL, faults, metricsPort: c.CORE_METRICS_PORT };
 }

@@ -20,6 +20,17 @@ export const errors = {
     const type = code === "idempotency_key_in_use" ? "idempotency_error" : "invalid_request_error";
     return new RpcError(GrpcStatus.ABORTED, { type, code, message });
   },
+  /**
+   * A write was sent to the database but its answer never came (timeout, connection lost):
+   * it may or may not have committed. The caller retries with the same idempotency key.
+   */
+  outcomeUnknown(): RpcError {
+    return new RpcError(GrpcStatus.UNKNOWN, {
+      type: "api_error",
+      code: "outcome_unknown",
+      message: "The request timed out before its outcome was known: it may or may not have been performed. Retrying it with the same Idempotency-Key is safe.",
+    });
+  },
   unavailable(): RpcError {
     return new RpcError(GrpcStatus.UNAVAILABLE, {
       type: "api_error",
@@ -36,6 +47,11 @@ export type InvalidCode =
   | "string_too_long"
   | "metadata_invalid"
   | "limit_invalid";
+
+/** A driver error that leaves a sent write's outcome open (no answer came), as opposed to one refused before sending. */
+export function isUnansweredWrite(error: unknown): boolean {
+  return error instanceof MongoNetworkError || error instanceof MongoOperationTimeoutError;
+}
 
 /** Database outages (told apart by the driver's error classes, never by message text) become UNAVAILABLE (the gateway answers 503); other unknown errors stay unknown (500). */
 export function mapStoreError(error: unknown): RpcError | undefined {

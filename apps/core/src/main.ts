@@ -16,7 +16,7 @@ async function main(): Promise<void> {
     throw error;
   }
   const logger = pino({ level: config.logLevel, base: { service: "core" } });
-  const core = await startCore({ mongoUri: config.mongoUri, databaseName: config.databaseName, address: config.address, adminToken: config.adminToken, logger, faults: config.faults, metricsPort: config.metricsPort, keyCacheMs: config.keyCacheMs });
+  const core = await startCore({ mongoUri: config.mongoUri, databaseName: config.databaseName, address: config.address, adminToken: config.adminToken, logger, faults: config.faults, metricsPort: config.metricsPort });
 
   let stopping = false;
   const shutdown = (signal: string) => {

@@ -6,7 +6,7 @@ import { MongoClient } from "mongodb";
 import { pino, type Logger } from "pino";
 import { AccountStore } from "./accounts/store.js";
 import { adminService } from "./accounts/service.js";
-import { KeyCache } from "./accounts/key-cache.js";
+import { presentedKeyCheck } from "./accounts/presented-key.js";
 import { mapStoreError } from "./errors.js";
 import type { Faults } from "./faults.js";
 import { adminTokenGuard } from "./grpc/admin-token.js";
@@ -29,8 +29,6 @@ export interface CoreOptions {
   healthIntervalMs?: number;
   /** Port of `GET /metrics` on 127.0.0.1 (0 picks a free one); no metrics server when omitted. */
   metricsPort?: number;
-  /** How long a verified key is kept in memory (0: not at all). Only for a single core process: see accounts/key-cache.ts. */
-  keyCacheMs?: number;
 }
 
 export interface RunningCore {
@@ -70,8 +68,8 @@ export async function startCore(options: CoreOptions): Promise<RunningCore> {
       else logger.info({ method: context.method, code, duration_ms: Math.round(durationMs * 10) / 10, request_id: requestId(context) }, "call");
     },
   };
-  addService(server, ResourceService, resourceService(resources, options.faults), serveOptions);
-  addService(server, AdminService, adminService(accounts, logger, new KeyCache(options.keyCacheMs ?? 0)), serveOptions);
+  addService(server, ResourceService, resourceService(resources, options.faults, presentedKeyCheck(accounts)), serveOptions);
+  addService(server, AdminService, adminService(accounts, logger), serveOptions);
 
   const health = new HealthImplementation(Object.fromEntries(SERVICE_NAMES.map((n) => [n, "SERVING" as const])));
   health.addToServer(server);

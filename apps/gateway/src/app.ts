@@ -2,8 +2,9 @@ import express, { type Express, type Request, type RequestHandler, type Response
 import type { Logger } from "pino";
 import type { GatewayConfig } from "./config.js";
 import type { CoreClients } from "./core.js";
-import { ApiError, errorMiddleware } from "./errors.js";
-import { authenticate, authorize } from "./http/auth.js";
+import { ApiError, errorMiddleware, toApiError } from "./errors.js";
+import { authenticate, authorize, presentedKeyMetadata, verify, type Authenticated } from "./http/auth.js";
+import { PrincipalCache } from "./http/principal-cache.js";
 import { cors } from "./http/cors.js";
 import { requestParams } from "./http/body.js";
 import { rejectUnknown } from "./http/params.js";
@@ -35,37 +36,60 @@ export interface GatewayDeps {
   readonly rateLimiter: RateLimiter;
   /** Request counts and latencies by route pattern; none when omitted. */
   readonly metrics?: GatewayMetrics;
+  /** Recently verified keys (a fresh one per app when omitted). */
+  readonly principals?: PrincipalCache;
 }
 
 const IDEMPOTENCY_KEY = /^[\x20-\x7e]{1,255}$/;
 
-/** Runs one operation: key, rate limit, scope, parameters, core (under the Idempotency-Key), response. */
-function operationHandler(operation: Operation, deps: GatewayDeps): RequestHandler {
+/**
+ * Runs one operation: key, rate limit, scope, parameters, core (under the Idempotency-Key), response.
+ * One core call per request: the key's principal usually comes from the cache, and the operation
+ * call carries the presented key, which core re-checks; a key core refuses leaves the cache.
+ */
+function operationHandler(operation: Operation, deps: GatewayDeps, principals: PrincipalCache): RequestHandler {
   const { core } = deps;
   return async (req, res) => {
-    const principal = await authenticate(req.headers, core, res);
-    await enforceRateLimit(deps.rateLimiter, deps.config.rateLimits, principal);
-    authorize(principal, operation.scope);
-    const metadata: Record<string, string> = { "rms-request-id": requestIdOf(res) };
-    const idempotencyKey = req.headers["idempotency-key"];
-    if (operation.method === "POST" && idempotencyKey !== undefined) {
-      if (typeof idempotencyKey !== "string" || !IDEMPOTENCY_KEY.test(idempotencyKey)) {
-        throw new ApiError("parameter_invalid", "Invalid Idempotency-Key: 1 to 255 printable ASCII characters.", { param: "Idempotency-Key" });
-      }
-      metadata["idempotency-key"] = idempotencyKey;
+    const auth = await authenticate(req.headers, core, res, principals);
+    try {
+      await runAuthenticated(operation, deps, auth, req, res);
+    } catch (error) {
+      if (toApiError(error).status === 401) principals.drop(auth.secret);
+      throw error;
     }
-    const params = await requestParams(req);
-    // Every operation declares its parameters once; anything else is refused before it runs.
-    rejectUnknown(params, operation.params);
-    const key = metadata["idempotency-key"];
-    const idempotent =
-      key === undefined
-        ? undefined
-        : new IdempotentRequest(deps.idempotency, { ...principal.tenant, key }, { method: req.method, path: req.path, requestId: requestIdOf(res) });
-    await runOperation(res, core, idempotent, deps.logger, (guarded) =>
-      operation.handle({ params, path: req.params as Record<string, string>, tenant: principal.tenant, core: guarded, call: { metadata } }),
-    );
   };
+}
+
+async function runAuthenticated(operation: Operation, deps: GatewayDeps, auth: Authenticated, req: Request, res: Response): Promise<void> {
+  const { core } = deps;
+  const { principal } = auth;
+  await enforceRateLimit(deps.rateLimiter, deps.config.rateLimits, principal);
+  authorize(principal, operation.scope);
+  const metadata: Record<string, string> = { "rms-request-id": requestIdOf(res), ...presentedKeyMetadata(auth) };
+  const idempotencyKey = req.headers["idempotency-key"];
+  if (operation.method === "POST" && idempotencyKey !== undefined) {
+    if (typeof idempotencyKey !== "string" || !IDEMPOTENCY_KEY.test(idempotencyKey)) {
+      throw new ApiError("parameter_invalid", "Invalid Idempotency-Key: 1 to 255 printable ASCII characters.", { param: "Idempotency-Key" });
+    }
+    metadata["idempotency-key"] = idempotencyKey;
+  }
+  const params = await requestParams(req);
+  // Every operation declares its parameters once; anything else is refused before it runs.
+  rejectUnknown(params, operation.params);
+  const key = metadata["idempotency-key"];
+  const idempotent =
+    key === undefined
+      ? undefined
+      : new IdempotentRequest(
+          deps.idempotency,
+          { ...principal.tenant, key },
+          { method: req.method, path: req.path, requestId: requestIdOf(res) },
+          // A replay does not reach core: a cached key is confirmed live first.
+          auth.fromCache ? () => verify(auth.secret, core, res) : undefined,
+        );
+  await runOperation(res, core, idempotent, deps.logger, (guarded) =>
+    operation.handle({ params, path: req.params as Record<string, string>, tenant: principal.tenant, core: guarded, call: { metadata } }),
+  );
 }
 
 /** One structured line per request, with its id; never headers (they carry keys). */
@@ -107,6 +131,7 @@ function pathPattern(path: string): RegExp {
 /** The public /v1 API as an Express app; the caller picks the servers it runs on. */
 export function createGatewayApp(deps: GatewayDeps): Express {
   const { core, logger } = deps;
+  const principals = deps.principals ?? new PrincipalCache();
   const app = express();
   app.disable("x-powered-by");
   app.disable("etag");
@@ -131,7 +156,7 @@ export function createGatewayApp(deps: GatewayDeps): Express {
   app.get(OPENAPI_PATH, openApiHandler(OPERATIONS));
   for (const operation of OPERATIONS) {
     const route = app.route(operation.path);
-    const handler = operationHandler(operation, deps);
+    const handler = operationHandler(operation, deps, principals);
     if (operation.method === "GET") route.get(handler);
     else if (operation.method === "POST") route.post(handler);
     else route.delete(handler);

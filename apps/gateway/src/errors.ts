@@ -34,6 +34,7 @@ const CATALOGUE = {
   unsupported_media_type: [415, "invalid_request_error"],
   rate_limited: [429, "rate_limit_error"],
   internal_error: [500, "api_error"],
+  outcome_unknown: [500, "api_error"],
   service_unavailable: [503, "api_error"],
 } as const satisfies Record<string, readonly [number, ErrorType]>;
 
@@ -67,6 +68,8 @@ export function errorTypeOf(code: ErrorCode): ErrorType {
 /** Seconds a client should wait before retrying a 429 or 503. */
 export const RETRY_AFTER_SECONDS = 1;
 const INTERNAL_MESSAGE = "An unexpected error occurred. Please retry the request later, and contact support with the request id if it persists.";
+const OUTCOME_UNKNOWN_MESSAGE =
+  "The request timed out before its outcome was known: it may or may not have been performed. Retrying it with the same Idempotency-Key is safe.";
 const UNAVAILABLE_MESSAGE = "The service is temporarily unavailable. Retry the request later.";
 
 /** The one error class handlers throw; the error middleware renders it. */
@@ -95,6 +98,11 @@ export class ApiError extends Error {
     return new ApiError("internal_error", INTERNAL_MESSAGE);
   }
 
+  /** A write was sent but no answer came back: it may or may not have happened; a retry under the same Idempotency-Key is safe. */
+  static outcomeUnknown(): ApiError {
+    return new ApiError("outcome_unknown", OUTCOME_UNKNOWN_MESSAGE);
+  }
+
   static unavailable(): ApiError {
     return new ApiError("service_unavailable", UNAVAILABLE_MESSAGE);
   }
@@ -117,6 +125,8 @@ function httpStatusOfGrpc(code: GrpcStatus): number | undefined {
       return 409;
     case GrpcStatus.RESOURCE_EXHAUSTED:
       return 429;
+    case GrpcStatus.UNKNOWN:
+      return 500; // with code outcome_unknown: a write whose commit core could not confirm
     case GrpcStatus.UNAVAILABLE:
     case GrpcStatus.DEADLINE_EXCEEDED:
     case GrpcStatus.CANCELLED:

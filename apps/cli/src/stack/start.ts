@@ -8,8 +8,6 @@ import { startNodeChild, waitUntil, type Child } from "./children.js";
 import { parseStackConfig, StackConfigError, type StackConfig } from "./config.js";
 
 const STOP_GRACE_MS = 15_000;
-/** `rms start` runs exactly one core, through which every revocation goes, so it may keep verified keys (docs/performance.md). */
-const KEY_CACHE_MS = "30000";
 const say = (line: string) => process.stderr.write(`rms: ${line}\n`);
 
 /** GET /v1/status over HTTPS on localhost; true on 200. Readiness only, so the dev certificate is not checked here. */
@@ -90,7 +88,7 @@ export async function startStack(env: Record<string, string | undefined>): Promi
     if (database) say(`database: ${database.engine} ${database.version} (data in ${join(dataDir, "db")})`);
 
     const common = { RMS_ADMIN_TOKEN: adminToken, CORE_ADDR: config.CORE_ADDR, LOG_LEVEL: config.LOG_LEVEL };
-    const core = startNodeChild("core", join(repoRoot, "apps/core/dist/main.js"), { ...common, MONGODB_URI: mongoUri, CORE_METRICS_PORT: String(config.CORE_METRICS_PORT), KEY_CACHE_MS: KEY_CACHE_MS });
+    const core = startNodeChild("core", join(repoRoot, "apps/core/dist/main.js"), { ...common, MONGODB_URI: mongoUri, CORE_METRICS_PORT: String(config.CORE_METRICS_PORT) });
     children.push(core);
     const admin = createClient(AdminService, config.CORE_ADDR, { metadata: { authorization: `Bearer ${adminToken}` }, timeoutMs: 2_000 });
     try {

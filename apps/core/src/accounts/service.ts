@@ -3,9 +3,9 @@ import { KeyKind, type AdminService, type ApiKeySchema, type ServiceImplementati
 import type { Logger } from "pino";
 import { errors } from "../errors.js";
 import { isId } from "../ids.js";
-import { hashSecret, isScope, parseSecret, sameHash, type KeyKindName, type Scope } from "./secrets.js";
+import { hashSecret, isScope, parseSecret, type KeyKindName, type Scope } from "./secrets.js";
+import { refuseIfNotLive } from "./presented-key.js";
 import type { AccountStore, KeyDocument } from "./store.js";
-import { KeyCache } from "./key-cache.js";
 
 const KIND_NAMES: Record<number, KeyKindName> = {
   [KeyKind.SECRET]: "secret",
@@ -31,7 +31,7 @@ function toMessage(key: KeyDocument): MessageInitShape<typeof ApiKeySchema> {
 const invalidKey = () => errors.unauthenticated("api_key_invalid", "Invalid API key provided.");
 
 /** Accounts and keys: the operator's RPCs, plus VerifyKey for the gateway. */
-export function adminService(store: AccountStore, logger: Logger, cache: KeyCache = new KeyCache(0)): ServiceImplementation<typeof AdminService> {
+export function adminService(store: AccountStore, logger: Logger): ServiceImplementation<typeof AdminService> {
   return {
     async createAccount() {
       const account = await store.createAccount();
@@ -83,25 +83,16 @@ export function adminService(store: AccountStore, logger: Logger, cache: KeyCach
     async revokeKey(request) {
       const key = isId("key", request.keyId) ? await store.revokeKey(request.keyId) : null;
       if (!key) throw errors.notFound("key", request.keyId, "key");
-      cache.revoked(key.hash);
       logger.warn({ key_id: key._id, account_id: key.account, reason: request.reason || "operator" }, "key revoked");
       return { key: toMessage(key) };
     },
 
     async verifyKey(request) {
       if (!parseSecret(request.secret)) throw invalidKey();
-      const hash = hashSecret(request.secret);
-      let key = cache.get(hash);
-      if (!key) {
-        const generation = cache.begin();
-        key = (await store.findKeyByHash(hash)) ?? undefined;
-        if (key) cache.set(hash, key, generation);
-      }
-      if (!key || !sameHash(key.hash, hash)) throw invalidKey();
-      if (key.revoked_at !== null) throw errors.unauthenticated("api_key_revoked", "This API key has been revoked.");
-      if (key.expires_at !== null && key.expires_at <= Date.now() / 1000) {
-        throw errors.unauthenticated("api_key_expired", "This API key has expired.");
-      }
+      // Found by its hash through the unique index: equal hashes are the whole check.
+      const key = await store.findKeyByHash(hashSecret(request.secret));
+      if (!key) throw invalidKey();
+      refuseIfNotLive(key);
       return { key: toMessage(key) };
     },
   };

@@ -80,6 +80,11 @@ export class AccountStore {
     return this.keys.find({ account }, { sort: { _id: -1 } }).toArray();
   }
 
+  /** By primary key: the cheap read behind every operation call's key check. */
+  getKey(id: string, options: { timeoutMS?: number } = {}): Promise<KeyDocument | null> {
+    return this.keys.findOne({ _id: id }, options);
+  }
+
   findKeyByHash(hash: string): Promise<KeyDocument | null> {
     return this.keys.findOne({ hash });
   }

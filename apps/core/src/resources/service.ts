@@ -5,6 +5,8 @@ import { errors } from "../errors.js";
 import { NO_FAULTS, type Faults } from "../faults.js";
 import { isId } from "../ids.js";
 import { requestInfo } from "../grpc/call-info.js";
+import { budgetOf } from "../grpc/budget.js";
+import type { PresentedKeyCheck } from "../accounts/presented-key.js";
 import type { ResourceDocument, ResourceStatusName } from "./model.js";
 import { ResourceStore, type Tenant } from "./store.js";
 import { mergeMetadata, validateName } from "./validation.js";
@@ -53,20 +55,27 @@ function cursor(value: string, param: string): string | undefined {
   return value;
 }
 
-/** The ResourceService RPCs: domain validation, then the store. */
-export function resourceService(store: ResourceStore, faults: Faults = NO_FAULTS): ServiceImplementation<typeof ResourceService> {
+/** Calls that present no key (operator tools holding the internal credential) are not checked. */
+const NO_KEY_CHECK: PresentedKeyCheck = async () => undefined;
+
+/**
+ * The ResourceService RPCs: domain validation, the presented key (see
+ * accounts/presented-key.ts), then the store, within the caller's deadline.
+ * A write starts only once the key is confirmed; a read runs alongside the key
+ * check and its result is dropped if the key is refused.
+ */
+export function resourceService(store: ResourceStore, faults: Faults = NO_FAULTS, checkKey: PresentedKeyCheck = NO_KEY_CHECK): ServiceImplementation<typeof ResourceService> {
   return {
     async createResource(request, context) {
       const tenant = tenantOf(request.tenant);
-      const created = await store.create(
-        tenant,
-        {
-          name: validateName(request.name),
-          status: statusName(request.status) ?? "active",
-          metadata: mergeMetadata([], request.metadata),
-        },
-        requestInfo(context),
-      );
+      const budget = budgetOf(context);
+      const fields = {
+        name: validateName(request.name),
+        status: statusName(request.status) ?? "active",
+        metadata: mergeMetadata([], request.metadata),
+      };
+      await checkKey(context, tenant, budget.db());
+      const created = await store.create(tenant, fields, requestInfo(context), budget);
       faults.afterWrite("resource.create");
       if ("conflict" in created) {
         throw new RpcError(GrpcStatus.INVALID_ARGUMENT, {
@@ -78,8 +87,10 @@ export function resourceService(store: ResourceStore, faults: Faults = NO_FAULTS
       return { resource: toMessage(created.doc) };
     },
 
-    async getResource(request) {
-      const doc = await store.get(tenantOf(request.tenant), request.id);
+    async getResource(request, context) {
+      const tenant = tenantOf(request.tenant);
+      const budget = budgetOf(context);
+      const [doc] = await Promise.all([store.get(tenant, request.id, budget), checkKey(context, tenant, budget.db())]);
       if (!doc) throw errors.notFound("resource", request.id);
       return { resource: toMessage(doc) };
     },
@@ -91,6 +102,8 @@ export function resourceService(store: ResourceStore, faults: Faults = NO_FAULTS
       const metadataChanged = request.clearMetadata || request.metadata.length > 0;
       // Validate the changes up front, so a bad request fails before any read or write.
       if (metadataChanged) mergeMetadata([], request.metadata.filter((e) => e.value !== ""));
+      const budget = budgetOf(context);
+      await checkKey(context, tenant, budget.db());
       const doc = await store.update(
         tenant,
         request.id,
@@ -100,18 +113,22 @@ export function resourceService(store: ResourceStore, faults: Faults = NO_FAULTS
           ...(metadataChanged ? { metadata: (current) => mergeMetadata(current, request.metadata, request.clearMetadata) } : {}),
         },
         requestInfo(context),
+        budget,
       );
       if (!doc) throw errors.notFound("resource", request.id);
       return { resource: toMessage(doc) };
     },
 
     async deleteResource(request, context) {
-      const doc = await store.delete(tenantOf(request.tenant), request.id, requestInfo(context));
+      const tenant = tenantOf(request.tenant);
+      const budget = budgetOf(context);
+      await checkKey(context, tenant, budget.db());
+      const doc = await store.delete(tenant, request.id, requestInfo(context), budget);
       if (!doc) throw errors.notFound("resource", request.id);
       return { id: doc._id };
     },
 
-    async listResources(request) {
+    async listResources(request, context) {
       const tenant = tenantOf(request.tenant);
       const limit = request.limit === 0 ? LIST_LIMIT_DEFAULT : request.limit;
       if (!Number.isInteger(limit) || limit < 1 || limit > LIST_LIMIT_MAX) {
@@ -123,12 +140,20 @@ export function resourceService(store: ResourceStore, faults: Faults = NO_FAULTS
         throw errors.invalid("parameter_invalid", "You may only specify one of starting_after and ending_before.", "ending_before");
       }
       const status = statusName(request.status);
-      const page = await store.list(tenant, {
-        limit,
-        ...(startingAfter ? { startingAfter } : {}),
-        ...(endingBefore ? { endingBefore } : {}),
-        ...(status ? { status } : {}),
-      });
+      const budget = budgetOf(context);
+      const [page] = await Promise.all([
+        store.list(
+          tenant,
+          {
+            limit,
+            ...(startingAfter ? { startingAfter } : {}),
+            ...(endingBefore ? { endingBefore } : {}),
+            ...(status ? { status } : {}),
+          },
+          budget,
+        ),
+        checkKey(context, tenant, budget.db()),
+      ]);
       return { resources: page.items.map(toMessage), hasMore: page.hasMore };
     },
   };

@@ -1,5 +1,7 @@
 import { createHash } from "node:crypto";
 import type { Collection, Db, Filter } from "mongodb";
+import { errors, isUnansweredWrite } from "../errors.js";
+import { UNBOUNDED, type Budget } from "../grpc/budget.js";
 import { newId } from "../ids.js";
 import { sameMetadata } from "./validation.js";
 import type { PendingEvent, ResourceDocument, ResourceState, ResourceStatusName, MetadataPair } from "./model.js";
@@ -95,6 +97,7 @@ export class ResourceStore {
     tenant: Tenant,
     fields: { name: string; status: ResourceStatusName; metadata: MetadataPair[] },
     request: RequestInfo,
+    budget: Budget = UNBOUNDED,
   ): Promise<{ doc: ResourceDocument; replayed: boolean } | { conflict: true }> {
     const nowMs = Date.now();
     const id = newId("res", nowMs);
@@ -113,25 +116,25 @@ export class ResourceStore {
     };
     for (let attempt = 0; ; attempt++) {
       try {
-        await this.collection.insertOne(doc);
+        await written(budget, (options) => this.collection.insertOne(doc, options));
         return { doc, replayed: false };
       } catch (error) {
         if (!key || (error as { code?: number }).code !== 11000 || attempt > 0) throw error;
-        const first = await this.collection.findOne({ idempotency: doc.idempotency });
+        const first = await this.collection.findOne({ idempotency: doc.idempotency }, budget.db());
         if (!first) throw error;
         if (first.created * 1000 + IDEMPOTENCY_RETENTION_MS > nowMs) {
           return first.request_hash === requestHash ? { doc: first, replayed: true } : { conflict: true };
         }
         // The key's 24 hours are over: release it from the old resource, then create anew.
-        await this.collection.updateOne({ _id: first._id, idempotency: doc.idempotency }, { $set: { idempotency: first._id } });
+        await written(budget, (options) => this.collection.updateOne({ _id: first._id, idempotency: doc.idempotency }, { $set: { idempotency: first._id } }, options));
       }
     }
   }
 
-  async get(tenant: Tenant, id: string): Promise<ResourceDocument | null> {
+  async get(tenant: Tenant, id: string, budget: Budget = UNBOUNDED): Promise<ResourceDocument | null> {
     // By _id alone, tenant and tombstone checked here: the same answer, and the one filter FerretDB
     // pushes down to its storage (with more fields it decodes every document of the collection).
-    const doc = await this.collection.findOne({ _id: id });
+    const doc = await this.collection.findOne({ _id: id }, budget.db());
     return doc && doc.account === tenant.account && doc.livemode === tenant.livemode && doc.deleted === undefined ? doc : null;
   }
 
@@ -140,9 +143,9 @@ export class ResourceStore {
    * if the version is still the one read. Returns null when the resource is gone.
    * A change that alters nothing writes nothing and records no event.
    */
-  async update(tenant: Tenant, id: string, changes: ResourceChanges, request: RequestInfo): Promise<ResourceDocument | null> {
+  async update(tenant: Tenant, id: string, changes: ResourceChanges, request: RequestInfo, budget: Budget = UNBOUNDED): Promise<ResourceDocument | null> {
     for (let attempt = 0; attempt < MAX_UPDATE_ATTEMPTS; attempt++) {
-      const current = await this.get(tenant, id);
+      const current = await this.get(tenant, id, budget);
       if (!current) return null;
       const next: ResourceState = {
         ...stateOf(current),
@@ -153,9 +156,12 @@ export class ResourceStore {
       const previous = changedFields(stateOf(current), next);
       if (!previous) return current;
       const event = this.event("resource.updated", tenant, next, request, previous);
-      const result = await this.collection.updateOne(
-        { _id: id, account: tenant.account, livemode: tenant.livemode, version: current.version, ...live },
-        { $set: { name: next.name, status: next.status, metadata: next.metadata }, $inc: { version: 1 }, $push: { pending_events: event } },
+      const result = await written(budget, (options) =>
+        this.collection.updateOne(
+          { _id: id, account: tenant.account, livemode: tenant.livemode, version: current.version, ...live },
+          { $set: { name: next.name, status: next.status, metadata: next.metadata }, $inc: { version: 1 }, $push: { pending_events: event } },
+          options,
+        ),
       );
       if (result.modifiedCount === 1) {
         return { ...current, ...next, version: current.version + 1, pending_events: [...current.pending_events, event] };
@@ -165,14 +171,17 @@ export class ResourceStore {
   }
 
   /** Tombstones the resource with its deletion event. Returns null when it was already gone. */
-  async delete(tenant: Tenant, id: string, request: RequestInfo): Promise<ResourceDocument | null> {
+  async delete(tenant: Tenant, id: string, request: RequestInfo, budget: Budget = UNBOUNDED): Promise<ResourceDocument | null> {
     for (let attempt = 0; attempt < MAX_UPDATE_ATTEMPTS; attempt++) {
-      const current = await this.get(tenant, id);
+      const current = await this.get(tenant, id, budget);
       if (!current) return null;
       const event = this.event("resource.deleted", tenant, stateOf(current), request);
-      const result = await this.collection.updateOne(
-        { _id: id, account: tenant.account, livemode: tenant.livemode, version: current.version, ...live },
-        { $set: { deleted: true }, $inc: { version: 1 }, $push: { pending_events: event } },
+      const result = await written(budget, (options) =>
+        this.collection.updateOne(
+          { _id: id, account: tenant.account, livemode: tenant.livemode, version: current.version, ...live },
+          { $set: { deleted: true }, $inc: { version: 1 }, $push: { pending_events: event } },
+          options,
+        ),
       );
       if (result.modifiedCount === 1) return current;
     }
@@ -184,18 +193,34 @@ export class ResourceStore {
    * so a cursor stays valid after its resource is deleted and a page costs the
    * same at any depth (an index range, never a skip).
    */
-  async list(tenant: Tenant, query: ListQuery): Promise<{ items: ResourceDocument[]; hasMore: boolean }> {
+  async list(tenant: Tenant, query: ListQuery, budget: Budget = UNBOUNDED): Promise<{ items: ResourceDocument[]; hasMore: boolean }> {
     const filter: Filter<ResourceDocument> = { account: tenant.account, livemode: tenant.livemode, ...live };
     if (query.status) filter.status = query.status;
     const backwards = query.endingBefore !== undefined;
     if (query.startingAfter !== undefined) filter._id = { $lt: query.startingAfter };
     if (query.endingBefore !== undefined) filter._id = { $gt: query.endingBefore };
     const found = await this.collection
-      .find(filter, { sort: { _id: backwards ? 1 : -1 }, limit: query.limit + 1 })
+      .find(filter, { sort: { _id: backwards ? 1 : -1 }, limit: query.limit + 1, ...budget.db() })
       .toArray();
     const hasMore = found.length > query.limit;
     const page = found.slice(0, query.limit);
     return { items: backwards ? page.reverse() : page, hasMore };
+  }
+}
+
+/**
+ * Runs one write command within the call's budget: refused before sending when no time
+ * is left (nothing done), and reported as outcome unknown when it was sent but its
+ * answer never came (it may still commit).
+ */
+async function written<T>(budget: Budget, write: (options: { timeoutMS?: number }) => Promise<T>): Promise<T> {
+  budget.beforeWrite();
+  const options = budget.db();
+  try {
+    return await write(options);
+  } catch (error) {
+    if (isUnansweredWrite(error)) throw errors.outcomeUnknown();
+    throw error;
   }
 }
 

@@ -3,6 +3,7 @@ import type { IncomingHttpHeaders } from "node:http";
 import type { Response } from "express";
 import { ApiError, fromCoreError } from "../errors.js";
 import type { CoreClients } from "../core.js";
+import type { PrincipalCache } from "./principal-cache.js";
 import { requestIdOf } from "./request-id.js";
 
 export type Scope = "resources:read" | "resources:write" | "jobs:read" | "jobs:write" | "webhooks:write" | "events:read";
@@ -40,13 +41,39 @@ export function presentedKey(headers: IncomingHttpHeaders): string | undefined {
   return "";
 }
 
-/** Asks core who the key belongs to; 401 (missing/invalid/expired/revoked) otherwise. */
-export async function authenticate(headers: IncomingHttpHeaders, core: CoreClients, res: Response): Promise<Principal> {
+/** A request's key: who it is, the presented secret (only to pass on to core), and whether core verified it just now. */
+export interface Authenticated {
+  readonly principal: Principal;
+  readonly secret: string;
+  readonly fromCache: boolean;
+}
+
+/**
+ * Who the key belongs to: from the cache of recently verified keys, else core's
+ * VerifyKey; 401 (missing/invalid/expired/revoked) otherwise. A cached principal
+ * is only half the check: the operation's call to core re-checks that the key is
+ * live (metadata from `presentedKeyMetadata`).
+ */
+export async function authenticate(headers: IncomingHttpHeaders, core: CoreClients, res: Response, principals?: PrincipalCache): Promise<Authenticated> {
   const secret = presentedKey(headers);
   if (secret === undefined) {
     throw new ApiError("api_key_missing", "You did not provide an API key. Provide your API key in the Authorization header, using Bearer auth (e.g. 'Authorization: Bearer YOUR_SECRET_KEY').");
   }
   if (secret === "" || secret.length > 512) throw new ApiError("api_key_invalid", "Invalid API key provided.");
+  const cached = principals?.get(secret);
+  if (cached) return { principal: cached, secret, fromCache: true };
+  const principal = await verify(secret, core, res);
+  principals?.set(secret, principal);
+  return { principal, secret, fromCache: false };
+}
+
+/** Metadata that makes core re-check the presented key within the operation call itself. */
+export function presentedKeyMetadata({ principal, secret }: Authenticated): Record<string, string> {
+  return { "rms-api-key": secret, "rms-api-key-id": principal.keyId };
+}
+
+/** Core's VerifyKey: one round trip. */
+export async function verify(secret: string, core: CoreClients, res: Response): Promise<Principal> {
   let key: ApiKey | undefined;
   try {
     key = (await core.admin.verifyKey({ secret }, { metadata: { "rms-request-id": requestIdOf(res) } })).key;

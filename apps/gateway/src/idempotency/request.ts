@@ -24,6 +24,8 @@ export class IdempotentRequest {
     private readonly store: IdempotencyStore,
     private readonly scope: IdempotencyScope,
     private readonly http: { readonly method: string; readonly path: string; readonly requestId: string },
+    /** Runs before a recorded response is replayed (which reaches no core call); throws to refuse. */
+    private readonly beforeReplay?: () => Promise<unknown>,
   ) {}
 
   /** True once the lock is held: from then on the outcome is recorded (or the lock released). */
@@ -61,7 +63,10 @@ export class IdempotentRequest {
     this.beginning ??= (async () => {
       const fingerprint = requestFingerprint(this.http.method, this.http.path, rpc, request);
       const result = await this.store.begin(this.scope, fingerprint, this.http.requestId);
-      if (result.kind === "replay") throw new IdempotentReplay(result.response);
+      if (result.kind === "replay") {
+        await this.beforeReplay?.();
+        throw new IdempotentReplay(result.response);
+      }
       this.lease = result.lease;
     })();
     return this.beginning;

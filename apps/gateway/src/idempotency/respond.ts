@@ -16,6 +16,8 @@ export const ORIGINAL_REQUEST_HEADER = "Original-Request";
  * recorded response. The outcome of an executed request (success, or an error
  * below 500) is recorded byte for byte; a 5xx (unknown outcome) releases the
  * lock, so a retry executes again (core's idempotent create makes that safe).
+ * So does a 401: core refused the key (revoked or expired since it was cached)
+ * and executed nothing; that answer belongs to the key, not to the request.
  */
 export async function runOperation(
   res: Response,
@@ -46,7 +48,7 @@ export async function runOperation(
     }
     if (!idempotent.began) throw error; // refused before executing: nothing to record
     const apiError = toApiError(error);
-    if (apiError.status >= 500) {
+    if (apiError.status >= 500 || apiError.status === 401) {
       await idempotent.release().catch((cause: unknown) => logLost(logger, res, cause));
       throw error;
     }

@@ -1,6 +1,6 @@
 import { create, fromBinary, toBinary, type DescMessage } from "@bufbuild/protobuf";
 import { Client, credentials as grpcCredentials, Metadata, status as GrpcStatus, type ChannelCredentials, type ChannelOptions } from "@grpc/grpc-js";
-import { RpcError, isServiceError } from "./rpc-error.js";
+import { RpcError, TransportError, isServiceError } from "./rpc-error.js";
 import { methodPath } from "./service-definition.js";
 import type { AnyService, CallOptions, ServiceClient } from "./types.js";
 
@@ -33,7 +33,7 @@ function toRpcError(error: unknown): RpcError {
   }
   return (
     RpcError.fromMetadata(error.code, error.metadata) ??
-    new RpcError(error.code, {
+    new TransportError(error.code, {
       type: "api_error",
       code: UNAVAILABLE_CODES.has(error.code) ? "service_unavailable" : "internal_error",
       message: error.details || "gRPC call failed",

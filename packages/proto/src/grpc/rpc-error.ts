@@ -62,6 +62,18 @@ export class RpcError extends Error {
   }
 }
 
+/**
+ * A failure reported by the gRPC library itself (deadline, connection refused or lost),
+ * not by the server: no detail came back, so the server may never have seen the call,
+ * or may have handled it without the answer arriving.
+ */
+export class TransportError extends RpcError {
+  constructor(grpcCode: GrpcStatus, fields: ErrorFields) {
+    super(grpcCode, fields);
+    this.name = "TransportError";
+  }
+}
+
 /** True when a value is a grpc-js ServiceError-like object. */
 export function isServiceError(err: unknown): err is Error & { code: GrpcStatus; details: string; metadata?: Metadata } {
   return err instanceof Error && typeof (err as { code?: unknown }).code === "number" && "details" in err;

@@ -40,7 +40,13 @@ export function addService<S extends AnyService>(
       const started = performance.now();
       const controller = new AbortController();
       call.on("cancelled", () => controller.abort());
-      const context: CallContext = { method: methodPath(method), metadata: call.metadata, signal: controller.signal };
+      const deadline = call.getDeadline();
+      const context: CallContext = {
+        method: methodPath(method),
+        metadata: call.metadata,
+        signal: controller.signal,
+        deadline: deadline instanceof Date ? deadline.getTime() : deadline,
+      };
       const run = async () => {
         options.authorize?.(context);
         return create(method.output, (await handler.call(implementation, call.request, context)) as never);

@@ -12,6 +12,8 @@ export interface CallContext {
   readonly metadata: Metadata;
   /** Aborted when the caller cancels or the deadline passes. */
   readonly signal: AbortSignal;
+  /** The caller's deadline (ms since the epoch); Infinity when it set none. */
+  readonly deadline: number;
 }
 
 /** A server implementation of every unary method of a service. */

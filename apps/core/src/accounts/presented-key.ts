@@ -1,0 +1,49 @@
+import type { CallContext } from "@rms/proto";
+import { errors } from "../errors.js";
+import { isId } from "../ids.js";
+import type { Tenant } from "../resources/store.js";
+import { hashSecret, sameHash } from "./secrets.js";
+import type { AccountStore, KeyDocument } from "./store.js";
+
+/**
+ * Metadata of an operation call made on behalf of a public request: the key the
+ * client presented and the id of the key it was verified as (VerifyKey, possibly
+ * cached by the gateway). Core re-checks it in the same call, so a revocation
+ * written by any core process refuses the key on its very next request.
+ */
+export const PRESENTED_KEY = "rms-api-key";
+export const PRESENTED_KEY_ID = "rms-api-key-id";
+
+const invalidKey = () => errors.unauthenticated("api_key_invalid", "Invalid API key provided.");
+
+/** Throws the public refusal of a key that is revoked or past its expiry. */
+export function refuseIfNotLive(key: KeyDocument, nowSeconds = Date.now() / 1000): void {
+  if (key.revoked_at !== null) throw errors.unauthenticated("api_key_revoked", "This API key has been revoked.");
+  if (key.expires_at !== null && key.expires_at <= nowSeconds) throw errors.unauthenticated("api_key_expired", "This API key has expired.");
+}
+
+/** Checks a call's presented key against the tenant it acts on. */
+export type PresentedKeyCheck = (context: CallContext, tenant: Tenant, options?: { timeoutMS?: number }) => Promise<void>;
+
+/**
+ * One read by primary key: the key must exist, match the presented secret (its
+ * hash, compared in constant time: the id alone came from the caller), belong to
+ * the call's tenant and be live. A call without a presented key comes from an
+ * operator or test holding the internal credential and is not checked.
+ */
+export function presentedKeyCheck(store: AccountStore): PresentedKeyCheck {
+  return async (context, tenant, options = {}) => {
+    const secret = single(context, PRESENTED_KEY);
+    if (secret === null) return;
+    const id = single(context, PRESENTED_KEY_ID);
+    if (id === null || !isId("key", id)) throw invalidKey();
+    const key = await store.getKey(id, options);
+    if (!key || !sameHash(key.hash, hashSecret(secret)) || key.account !== tenant.account || key.livemode !== tenant.livemode) throw invalidKey();
+    refuseIfNotLive(key);
+  };
+}
+
+function single(context: CallContext, name: string): string | null {
+  const value = context.metadata.get(name)[0];
+  return typeof value === "string" ? value : null;
+}
