@@ -45,7 +45,8 @@ describe("logs", () => {
     const core = coreLogs.lines.map((line) => JSON.parse(line) as Record<string, unknown>);
     const callsOf = (id: string) => core.filter((line) => line["request_id"] === id && line["msg"] === "call").map((line) => line["method"]);
     expect(callsOf(requestId)).toEqual(["/rms.v1.AdminService/VerifyKey", "/rms.v1.ResourceService/CreateResource"]);
-    expect(callsOf(retrieveId)).toEqual(["/rms.v1.AdminService/VerifyKey", "/rms.v1.ResourceService/GetResource"]);
+    // The key was verified by the first request; the second makes only its operation call.
+    expect(callsOf(retrieveId)).toEqual(["/rms.v1.ResourceService/GetResource"]);
     const gateway = gatewayLogs.lines.map((line) => JSON.parse(line) as Record<string, unknown>);
     expect(gateway).toContainEqual(expect.objectContaining({ msg: "request", request_id: requestId, method: "POST", status: 201 }));
   });
