@@ -2,7 +2,7 @@ import { connectivityState, status as GrpcStatus, type Client } from "@grpc/grpc
 import { AdminService, Health, HealthCheckResponse_ServingStatus, ResourceService, TransportError, createClient, type ServiceClient } from "@rms/proto";
 import { ApiError } from "./errors.js";
 
-/** Deadline of one call to core (core's own budget ends a second earlier, so it answers first). */
+/** Deadline of one call to core (core's own budget ends half a second earlier, so it answers first). */
 export const CORE_CALL_TIMEOUT_MS = 10_000;
 /** Deadline of the health check behind GET /v1/status. */
 export const HEALTH_TIMEOUT_MS = 1_000;

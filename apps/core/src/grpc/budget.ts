@@ -6,7 +6,7 @@ import { errors } from "../errors.js";
  * core's own answer (done, not done, or outcome unknown) reaches the caller
  * before the caller gives up and has to guess.
  */
-export const DEADLINE_MARGIN_MS = 1_000;
+export const DEADLINE_MARGIN_MS = 500;
 
 /** How much time a call has left, for its database commands and before its writes. */
 export interface Budget {

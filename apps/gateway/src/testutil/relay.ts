@@ -11,6 +11,8 @@ export async function databaseRelay() {
   const real = new URL(inject("mongoUri"));
   const target = { host: real.hostname.replace(/^\[|\]$/g, ""), port: Number(real.port || 27017) };
   const sockets = new Set<Socket>();
+  /** Replies are withheld on every connection that sends a request containing this, while it is set. */
+  let stallMarker: Buffer | undefined;
   let server: Server | undefined;
   let port = 0;
   async function open() {
@@ -21,7 +23,14 @@ export async function databaseRelay() {
         s.on("close", () => sockets.delete(s));
         s.on("error", () => undefined);
       }
-      client.pipe(upstream).pipe(client);
+      let stalled = false;
+      client.on("data", (chunk: Buffer) => {
+        if (stallMarker && chunk.includes(stallMarker)) stalled = true;
+        upstream.write(chunk);
+      });
+      upstream.on("data", (chunk: Buffer) => {
+        if (!stalled) client.write(chunk);
+      });
       client.on("close", () => upstream.destroy());
       upstream.on("close", () => client.destroy());
     });
@@ -40,6 +49,14 @@ export async function databaseRelay() {
       await new Promise<void>((resolve) => server!.close(() => resolve()));
     },
     restore: open,
+    /**
+     * From now on, a connection whose request contains `marker` (e.g. a command name)
+     * still delivers that request to the database, but its replies never come back:
+     * the write commits and its caller cannot know. Undefined stops stalling new requests.
+     */
+    stallRepliesAfter(marker: string | undefined) {
+      stallMarker = marker === undefined ? undefined : Buffer.from(marker);
+    },
     async close() {
       for (const s of sockets) s.destroy();
       if (server?.listening) await new Promise<void>((resolve) => server!.close(() => resolve()));
