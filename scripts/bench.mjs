@@ -218,6 +218,8 @@ async function main() {
     };
     await page("list_page1", `${api}/v1/resources?limit=20`);
     await page("list_deep", `${api}/v1/resources?limit=20&starting_after=${cursor}`);
+    // A list page under load in the account holding DEPTH + 100 resources, against baseline B.
+    await http("list", `${api}/v1/resources?limit=20`, { headers: { authorization: `Bearer ${listKey}` } }, stackPids());
     echoClient.close();
     const breakdown = await coreBreakdown(coreMetricsPort);
     admin.close();
@@ -229,6 +231,7 @@ async function main() {
       { check: "GET /v1/resources/:id (full stack) vs B", rps: ratio(results.get.rps, results.baseline_b.rps), p99: ratio(results.get.p99, results.baseline_b.p99), target: "≥ 0.70 req/s, p99 ≤ 2×", ok: ratio(results.get.rps, results.baseline_b.rps) >= 0.7 && ratio(results.get.p99, results.baseline_b.p99) <= 2, a: results.get, b: results.baseline_b },
       { check: "POST /v1/resources + Idempotency-Key vs B", rps: ratio(results.post.rps, results.baseline_b.rps), p99: ratio(results.post.p99, results.baseline_b.p99), target: "≥ 0.35 req/s", ok: ratio(results.post.rps, results.baseline_b.rps) >= 0.35, a: results.post, b: results.baseline_b },
       { check: `list page ${DEPTH.toLocaleString("en")} deep vs page 1 (time)`, rps: ratio(results.list_page1.rps, results.list_deep.rps), p99: ratio(results.list_deep.p99, results.list_page1.p99), target: "≤ 1.2× time", ok: ratio(results.list_page1.rps, results.list_deep.rps) <= 1.2, a: results.list_deep, b: results.list_page1 },
+      { check: `GET /v1/resources?limit=20 (account of ${(DEPTH + 100).toLocaleString("en")}) vs B`, rps: ratio(results.list.rps, results.baseline_b.rps), p99: ratio(results.list.p99, results.baseline_b.p99), target: "≥ 0.35 req/s", ok: ratio(results.list.rps, results.baseline_b.rps) >= 0.35, a: results.list, b: results.baseline_b },
       { check: "gRPC GetResource on core vs grpc-js echo", rps: ratio(results.grpc_core.rps, results.grpc_echo.rps), p99: ratio(results.grpc_core.p99, results.grpc_echo.p99), target: "≥ 0.60 req/s", ok: ratio(results.grpc_core.rps, results.grpc_echo.rps) >= 0.6, a: results.grpc_core, b: results.grpc_echo },
       { check: "B vs A (cost of one gRPC hop)", rps: ratio(results.baseline_b.rps, results.baseline_a.rps), p99: ratio(results.baseline_b.p99, results.baseline_a.p99), target: "(context)", ok: null, a: results.baseline_b, b: results.baseline_a },
     ];
@@ -246,6 +249,8 @@ async function main() {
       "| run | req/s | p50 ms | p99 ms | non-2xx | errors | RSS under load (MB) |",
       "|---|---|---|---|---|---|---|",
       ...Object.entries(results).map(([name, r]) => `| ${name} | ${f0(r.rps)} | ${f2(r.p50)} | ${f2(r.p99)} | ${r.non2xx ?? 0} | ${r.errors ?? 0} | ${Object.entries(r.rss_mb).map(([p, mb]) => `${p} ${mb}`).join(", ")} |`),
+      "",
+      "Peak RSS of each process over the whole run (MB): " + Object.entries(peakRss(results)).map(([p, mb]) => `${p} ${mb}`).join(", ") + ".",
       "",
       "Core, whole run (from its /metrics): mean time per call — " + breakdown.calls + "; mean database command — " + breakdown.commands + ".",
       "",
@@ -278,6 +283,13 @@ async function main() {
     });
     return child;
   }
+}
+
+/** The highest RSS each process reached in any run. */
+function peakRss(results) {
+  const peak = {};
+  for (const r of Object.values(results)) for (const [p, mb] of Object.entries(r.rss_mb)) peak[p] = Math.max(peak[p] ?? 0, mb);
+  return peak;
 }
 
 /** Mean seconds per gRPC method and per database command, from core's Prometheus text. */
