@@ -97,7 +97,7 @@ const ALLOWED = [
 ];
 
 describe("classifyAddress", () => {
-  it.each(BLOCKED)("blocks %s as %s", (address, range, via) => {
+  it.each(BLOCKED.map(([address, range, via]) => ({ address, range, via })))("blocks $address as $range", ({ address, range, via }) => {
     expect(classifyAddress(address)).toEqual(via ? { allowed: false, range, via } : { allowed: false, range });
   });
 
