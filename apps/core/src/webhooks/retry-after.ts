@@ -8,7 +8,7 @@ export function parseRetryAfter(value: string | undefined, nowMs: number): numbe
   const text = value.trim();
   if (/^\d+$/.test(text)) return Number(text);
   // Only the date forms RFC 9110 names (IMF-fixdate and the two obsolete ones), never free text Date.parse might guess at.
-  if (!/^[A-Za-z]{3},? /.test(text)) return null;
+  if (!/^[A-Za-z]{3,9},? /.test(text)) return null;
   const at = Date.parse(text);
   if (Number.isNaN(at)) return null;
   return Math.max(0, Math.ceil((at - nowMs) / 1000));
