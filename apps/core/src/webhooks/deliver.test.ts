@@ -183,7 +183,7 @@ describe("deliver: timeouts and transport failures", () => {
         response.on("close", () => clearInterval(drip));
       },
     });
-    const outcome = await deliver(request(target.url()), { ...loopback, timeoutMs: 400 });
+    const outcome = await deliver(request(target.url()), { ...loopback, timeoutMs: 1000 });
     expect(outcome).toMatchObject({ status: "failed", error: "timeout", responseStatus: 200 });
     expect(outcome.responseBody).toMatch(/^a+$/);
     await eventually(() => expect(target.closedConnections).toBe(1));

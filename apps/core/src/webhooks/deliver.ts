@@ -81,8 +81,9 @@ function transportError(error: NodeJS.ErrnoException, phase: { connected: boolea
 }
 
 /**
- * One delivery attempt of one event to one endpoint. Never throws: every way
- * it can end is an outcome. Redirects are not followed; the connection goes to
+ * One delivery attempt of one event to one endpoint. Whatever the url, the
+ * network or the receiver does, it resolves to an outcome and never rejects
+ * (only a call without secrets, a caller's bug, throws). Redirects are not followed; the connection goes to
  * the single address resolved and checked here, with TLS verified against the
  * url's host name.
  */
