@@ -36,7 +36,7 @@ export type ReceiverHandler = (request: IncomingMessage, response: ServerRespons
 
 export interface Receiver {
   readonly port: number;
-  /** `http(s)://127.0.0.1:<port><path>`. */
+  /** `http(s)://<listen address or host>:<port><path>`. */
   url(path?: string, host?: string): string;
   readonly deliveries: ReceivedDelivery[];
   /** Connections accepted, even those that never sent a complete request. */
@@ -46,8 +46,8 @@ export interface Receiver {
   close(): Promise<void>;
 }
 
-/** A webhook receiver on 127.0.0.1, port 0; with `tls`, HTTPS under that certificate. */
-export async function startReceiver(options: { tls?: { cert: string; key: string }; handler?: ReceiverHandler } = {}): Promise<Receiver> {
+/** A webhook receiver on 127.0.0.1 (or `listenOn`), port 0; with `tls`, HTTPS under that certificate. */
+export async function startReceiver(options: { tls?: { cert: string; key: string }; handler?: ReceiverHandler; listenOn?: string } = {}): Promise<Receiver> {
   const deliveries: ReceivedDelivery[] = [];
   const sockets = new Set<Socket>();
   let connections = 0;
@@ -71,12 +71,13 @@ export async function startReceiver(options: { tls?: { cert: string; key: string
       sockets.delete(socket);
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const listenOn = options.listenOn ?? "127.0.0.1";
+  await new Promise<void>((resolve, reject) => server.once("error", reject).listen(0, listenOn, resolve));
   const port = (server.address() as AddressInfo).port;
   const scheme = options.tls ? "https" : "http";
   return {
     port,
-    url: (path = "/hook", host = "127.0.0.1") => `${scheme}://${host}:${port}${path}`,
+    url: (path = "/hook", host = listenOn.includes(":") ? `[${listenOn}]` : listenOn) => `${scheme}://${host}:${port}${path}`,
     deliveries,
     get connections() {
       return connections;

@@ -274,6 +274,40 @@ describe("deliver: SSRF protection on the address connected to", () => {
   });
 });
 
+/** Whether this machine has an IPv6 loopback to listen on. */
+async function hasIpv6Loopback(): Promise<boolean> {
+  const probe = createServer();
+  return new Promise((resolve) => {
+    probe.once("error", () => resolve(false));
+    probe.listen(0, "::1", () => probe.close(() => resolve(true)));
+  });
+}
+
+describe.skipIf(!(await hasIpv6Loopback()))("deliver over IPv6", () => {
+  it("delivers to a literal [::1] url with the bracketed Host header", async () => {
+    const target = await receiver({ listenOn: "::1" });
+    const outcome = await deliver(request(target.url()), loopback);
+    expect(outcome).toMatchObject({ status: "succeeded", responseStatus: 200 });
+    expect(target.deliveries[0]!.headers.host).toBe(`[::1]:${target.port}`);
+    expect(verifyWith(secret, target.deliveries[0]!)).toEqual(event);
+  });
+
+  it("connects over IPv6 to a name pinned to ::1", async () => {
+    const target = await receiver({ listenOn: "::1" });
+    const resolve = tableResolver({ "v6.test": ["::1"] });
+    const outcome = await deliver(request(target.url("/hook", "v6.test")), { allowPrivate: true, resolve });
+    expect(outcome).toMatchObject({ status: "succeeded" });
+    expect(target.deliveries[0]!.headers.host).toBe(`v6.test:${target.port}`);
+  });
+
+  it("refuses [::1] without connecting when the policy applies", async () => {
+    const target = await receiver({ listenOn: "::1" });
+    const outcome = await deliver(request(`https://[::1]:${target.port}/hook`));
+    expect(outcome).toMatchObject({ error: "blocked_address", detail: "::1 is loopback" });
+    expect(target.connections).toBe(0);
+  });
+});
+
 describe("deliver over HTTPS", () => {
   let named: { cert: string; key: string };
   let byIp: { cert: string; key: string };
