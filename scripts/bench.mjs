@@ -157,15 +157,21 @@ async function main() {
         autocannon({ url, connections: opts.connections ?? CONNECTIONS, duration, timeout: 60, tlsOptions: { ca }, headers: opts.headers ?? {}, method: opts.method ?? "GET", ...(opts.requests ? { requests: opts.requests } : {}), ...(opts.body ? { body: opts.body } : {}) });
       await run(WARMUP);
       const rss = sampleRss(pids);
+      const cpu = cpuMeter({ ...pids, load: process.pid });
       const r = await run(DURATION);
-      results[name] = { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, non2xx: r.non2xx, errors: r.errors + r.timeouts, total: r.requests.total, rss_mb: rss.stop() };
+      const cpuMs = cpu.stop();
+      const perRequest = Object.fromEntries(Object.entries(cpuMs).map(([p, ms]) => [p, ms / Math.max(1, r.requests.total)]));
+      results[name] = { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, non2xx: r.non2xx, errors: r.errors + r.timeouts, total: r.requests.total, rss_mb: rss.stop(), cpu_ms_per_request: perRequest };
     };
     const grpc = async (name, client, request, pids = {}) => {
       say(`run ${name}`);
       await closedLoop(() => client.getResource(request), CONNECTIONS, WARMUP);
       const rss = sampleRss(pids);
+      const cpu = cpuMeter({ ...pids, load: process.pid });
       const r = await closedLoop(() => client.getResource(request), CONNECTIONS, DURATION);
-      results[name] = { ...r, rss_mb: rss.stop() };
+      const cpuMs = cpu.stop();
+      const perRequest = Object.fromEntries(Object.entries(cpuMs).map(([p, ms]) => [p, ms / Math.max(1, r.total)]));
+      results[name] = { ...r, rss_mb: rss.stop(), cpu_ms_per_request: perRequest };
     };
 
     await http("baseline_a", `https://127.0.0.1:${aPort}/v1/resources/${FIXED.id}`, {}, { baseline_a: a.pid });
@@ -246,9 +252,9 @@ async function main() {
       "|---|---|---|---|---|---|---|",
       ...rows.map((r) => `| ${r.check} | ${f2(r.rps)} | ${f2(r.p99)} | ${r.target} | ${r.ok === null ? "" : r.ok ? "yes" : "**no**"} | ${abs(r.a)} | ${abs(r.b)} |`),
       "",
-      "| run | req/s | p50 ms | p99 ms | non-2xx | errors | RSS under load (MB) |",
-      "|---|---|---|---|---|---|---|",
-      ...Object.entries(results).map(([name, r]) => `| ${name} | ${f0(r.rps)} | ${f2(r.p50)} | ${f2(r.p99)} | ${r.non2xx ?? 0} | ${r.errors ?? 0} | ${Object.entries(r.rss_mb).map(([p, mb]) => `${p} ${mb}`).join(", ")} |`),
+      "| run | req/s | p50 ms | p99 ms | non-2xx | errors | RSS under load (MB) | CPU ms per request (load = the load generator) |",
+      "|---|---|---|---|---|---|---|---|",
+      ...Object.entries(results).map(([name, r]) => `| ${name} | ${f0(r.rps)} | ${f2(r.p50)} | ${f2(r.p99)} | ${r.non2xx ?? 0} | ${r.errors ?? 0} | ${Object.entries(r.rss_mb).map(([p, mb]) => `${p} ${mb}`).join(", ")} | ${r.cpu_ms_per_request ? Object.entries(r.cpu_ms_per_request).map(([p, ms]) => `${p} ${ms.toFixed(2)}`).join(", ") : ""} |`),
       "",
       "Peak RSS of each process over the whole run (MB): " + Object.entries(peakRss(results)).map(([p, mb]) => `${p} ${mb}`).join(", ") + ".",
       "",
@@ -352,6 +358,28 @@ function childPids(pid) {
 }
 
 /** Peak resident memory (MB) of each named process, sampled every 250 ms until `stop`. */
+/** CPU time (user + system, ms) each process spends between start and stop, from /proc. */
+function cpuMeter(pids) {
+  const tick = 1000 / 100; // USER_HZ is 100 on Linux
+  const read = () => {
+    const times = {};
+    for (const [name, pid] of Object.entries(pids)) {
+      try {
+        const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+        times[name] = (Number(fields[11]) + Number(fields[12])) * tick;
+      } catch {}
+    }
+    return times;
+  };
+  const before = read();
+  return {
+    stop: () => {
+      const after = read();
+      return Object.fromEntries(Object.keys(after).filter((n) => n in before).map((n) => [n, after[n] - before[n]]));
+    },
+  };
+}
+
 function sampleRss(pids) {
   const peak = {};
   const sample = () => {

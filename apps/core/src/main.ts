@@ -15,7 +15,9 @@ async function main(): Promise<void> {
     }
     throw error;
   }
-  const logger = pino({ level: config.logLevel, base: { service: "core" } });
+  // Asynchronous writes: a synchronous write per log line was a tenth of this process's CPU under load
+  // (docs/performance.md); lines still go out as soon as the previous write finishes, and pino flushes at exit.
+  const logger = pino({ level: config.logLevel, base: { service: "core" } }, pino.destination({ sync: false }));
   const core = await startCore({ mongoUri: config.mongoUri, databaseName: config.databaseName, address: config.address, adminToken: config.adminToken, logger, faults: config.faults, metricsPort: config.metricsPort });
 
   let stopping = false;
