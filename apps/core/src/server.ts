@@ -13,6 +13,7 @@ import { adminTokenGuard } from "./grpc/admin-token.js";
 import { requestId } from "./grpc/call-info.js";
 import { startMetricsServer } from "@rms/metrics-server";
 import { CoreMetrics } from "./metrics.js";
+import { usesSecondaryIndexes } from "./db-engine.js";
 import { ResourceStore } from "./resources/store.js";
 import { resourceService } from "./resources/service.js";
 
@@ -56,8 +57,9 @@ export async function startCore(options: CoreOptions): Promise<RunningCore> {
   const db = mongo.db(options.databaseName);
   const resources = new ResourceStore(db);
   const accounts = new AccountStore(db);
-  await resources.ensureIndexes();
-  await accounts.ensureIndexes();
+  const secondary = await usesSecondaryIndexes(db);
+  await resources.ensureIndexes({ secondary });
+  await accounts.ensureIndexes({ secondary });
 
   const server = new Server({ "grpc.max_receive_message_length": 4 * 1024 * 1024 });
   const serveOptions: ServeOptions = {

@@ -1,7 +1,7 @@
 import { request } from "node:https";
 import { join, relative } from "node:path";
 import { AdminService, KeyKind, createClient } from "@rms/proto";
-import { startDatabase, type RunningDatabase } from "@rms/test-db";
+import { describeDatabase, startDatabase, type RunningDatabase } from "@rms/test-db";
 import { ensureAdminToken } from "../admin-token.js";
 import { adminTokenFileOf, dataDirOf, repoRoot } from "../paths.js";
 import { startNodeChild, waitUntil, type Child } from "./children.js";
@@ -87,7 +87,7 @@ export async function startStack(env: Record<string, string | undefined>): Promi
     const adminToken = ensureAdminToken(env, adminTokenFileOf(env));
     database = config.MONGODB_URI ? undefined : await startDatabase({ dataDir: join(dataDir, "db"), logger: say });
     const mongoUri = config.MONGODB_URI ?? database!.uri;
-    if (database) say(`database: ${database.engine} ${database.version} (data in ${join(dataDir, "db")})`);
+    if (database) say(`database: ${describeDatabase(database)}, data in ${join(dataDir, "db")}`);
 
     const common = { RMS_ADMIN_TOKEN: adminToken, CORE_ADDR: config.CORE_ADDR, LOG_LEVEL: config.LOG_LEVEL };
     const core = startNodeChild("core", join(repoRoot, "apps/core/dist/main.js"), { ...common, MONGODB_URI: mongoUri, CORE_METRICS_PORT: String(config.CORE_METRICS_PORT), KEY_CACHE_MS: KEY_CACHE_MS });
