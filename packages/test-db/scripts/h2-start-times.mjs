@@ -4,7 +4,7 @@
 // core's unique + non-unique ones, as it declared them before), it fills a new H2 file, then
 // restarts the server on it after a clean stop and after a SIGKILL, timing each start until the
 // server answers ping, and list-page queries after it (the first reads the file; then the median of 15).
-import { mkdtempSync, rmSync, statSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { MongoClient } from "mongodb";
@@ -52,13 +52,15 @@ async function timedStart(dataDir, port) {
   for (let i = 0; i < 15; i++) next.push(await page());
   const nextPageMs = next.sort((a, b) => a - b)[7];
   await client.close();
-  return { db, startMs, firstPageMs, nextPageMs, port: Number(new URL(db.uri).port) };
+  const rssMb = Math.round(Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${db.pid}/status`, "utf8"))?.[1]) / 1024);
+  return { db, startMs, firstPageMs, nextPageMs, rssMb, port: Number(new URL(db.uri).port) };
 }
 
-console.log("| documents | indexes declared | file MB | first start (empty) | restart after clean stop | restart after SIGKILL | first list page after restart | list page, warm (median of next 15) |");
-console.log("|---|---|---|---|---|---|---|---|");
+console.log("| documents | indexes declared | file MB | first start (empty) | restart after clean stop | restart after SIGKILL | first list page after restart | list page, warm (median of next 15) | server RSS then |");
+console.log("|---|---|---|---|---|---|---|---|---|");
 for (const n of sizes.length ? sizes : [10_000, 50_000]) {
-  for (const [label, indexes] of [["unique only (core now)", uniqueOnly], ["unique + 2 non-unique (before)", withSecondary]]) {
+  const indexSets = [["unique only (core now)", uniqueOnly], ["unique + 2 non-unique (before)", withSecondary]];
+  for (const [label, indexes] of process.env.MEASURE_UNIQUE_ONLY ? indexSets.slice(0, 1) : indexSets) {
     const dataDir = mkdtempSync(join(tmpdir(), "rms-h2-measure-"));
     try {
       const first = await timedStart(dataDir);
@@ -74,7 +76,7 @@ for (const n of sizes.length ? sizes : [10_000, 50_000]) {
       const killed = await timedStart(dataDir, first.port);
       await killed.db.stop();
       const mb = (statSync(join(dataDir, "mongo-java-server.mv")).size / 1e6).toFixed(0);
-      console.log(`| ${n.toLocaleString("en")} | ${label} | ${mb} | ${first.startMs} ms | ${clean.startMs} ms | ${killed.startMs} ms | ${clean.firstPageMs} ms | ${clean.nextPageMs} ms |`);
+      console.log(`| ${n.toLocaleString("en")} | ${label} | ${mb} | ${first.startMs} ms | ${clean.startMs} ms | ${killed.startMs} ms | ${clean.firstPageMs} ms | ${clean.nextPageMs} ms | ${clean.rssMb} MB |`);
     } finally {
       rmSync(dataDir, { recursive: true, force: true });
     }

@@ -1,12 +1,12 @@
 import type {} from "./vitest-setup.js";
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { delimiter, join } from "node:path";
 import { MongoClient } from "mongodb";
 import { afterAll, describe, expect, inject, it } from "vitest";
 import { describeDatabase, startDatabase, type Engine, type RunningDatabase } from "./start.js";
-import { MONGO_JAVA_SERVER_HEAP, MONGO_JAVA_SERVER_VERSION } from "./mongo-java-server.js";
+import { ensureMongoJavaServer, mongoJavaServerArgs, MONGO_JAVA_SERVER_HEAP, MONGO_JAVA_SERVER_VERSION } from "./mongo-java-server.js";
 import { reachable } from "./mongodb-memory-server.js";
 import { freePort } from "./ports.js";
 import { testDatabaseName } from "./names.js";
@@ -127,6 +127,24 @@ describe("startDatabase", () => {
   it("RMS_TEST_DB_ENGINE still forces an engine, RMS_DB_ENGINE wins over it", async () => {
     await expect(startDatabase({ env: { RMS_TEST_DB_ENGINE: "mongod", PATH: "" } })).rejects.toThrow(/engine mongod .*no mongod on PATH/);
     await expect(startDatabase({ env: { RMS_DB_ENGINE: "postgres", RMS_TEST_DB_ENGINE: "mongod" } })).rejects.toThrow(/unknown database engine "postgres"/);
+  });
+
+  it("takes a mongod on PATH before mongodb-memory-server and mongo-java-server (a stand-in mongod here)", async () => {
+    // The stand-in answers the launcher's mongod arguments (--dbpath D --port P ...) with mongo-java-server.
+    const server = await ensureMongoJavaServer({ env: ownEnv });
+    const bin = join(scratch, "bin");
+    mkdirSync(bin, { recursive: true });
+    const java = mongoJavaServerArgs(server, "memory", scratch, 0).map((arg) => `'${arg}'`);
+    writeFileSync(join(bin, "mongod"), `#!/bin/sh\nexec java ${java.slice(0, -2).join(" ")} "$4" memory\n`, { mode: 0o755 });
+    const lines: string[] = [];
+    const db = await startDatabase({ env: { ...ownEnv, PATH: `${bin}${delimiter}${process.env.PATH}` }, skip: ["testcontainers"], logger: (line) => lines.push(line) });
+    try {
+      expect(db).toMatchObject({ engine: "mongod", version: "mongod" });
+      expect(lines).toEqual([]);
+      await roundTripAndStop(db);
+    } finally {
+      await db.stop();
+    }
   });
 
   it.skipIf(!has("mongod"))("uses mongod on PATH before the embedded engines", async () => {

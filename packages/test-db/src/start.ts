@@ -3,7 +3,6 @@ import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import type { Env } from "./cache.js";
-import { ensureMongodBinary, NoDownloadRoute } from "./mongodb-memory-server.js";
 import { ensureMongoJavaServer, mongoJavaServerArgs, type MongoJavaServerStorage } from "./mongo-java-server.js";
 import { freePort } from "./ports.js";
 import { spawnServer, tail, waitForPing } from "./server-process.js";
@@ -173,6 +172,8 @@ async function tryEngine(engine: Engine, options: StartOptions, env: Env, forced
       return startLocalServer(engine, mongod, mongodArgs, "mongod", options);
     }
     case "mongodb-memory-server": {
+      // Loaded only when reached: the library and its download stack are not needed on the other paths.
+      const { ensureMongodBinary, NoDownloadRoute } = await import("./mongodb-memory-server.js");
       let binary;
       try {
         binary = await ensureMongodBinary(log);
