@@ -3,6 +3,7 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
+import { createServer } from "node:net";
 import { MongoClient } from "mongodb";
 import { afterAll, describe, expect, inject, it } from "vitest";
 import { describeDatabase, startDatabase, type Engine, type RunningDatabase } from "./start.js";
@@ -127,6 +128,30 @@ describe("startDatabase", () => {
   it("RMS_TEST_DB_ENGINE still forces an engine, RMS_DB_ENGINE wins over it", async () => {
     await expect(startDatabase({ env: { RMS_TEST_DB_ENGINE: "mongod", PATH: "" } })).rejects.toThrow(/engine mongod .*no mongod on PATH/);
     await expect(startDatabase({ env: { RMS_DB_ENGINE: "postgres", RMS_TEST_DB_ENGINE: "mongod" } })).rejects.toThrow(/unknown database engine "postgres"/);
+  });
+
+  it("tries testcontainers when a container runtime answers (tests only: not for a data directory), and moves on in one line when it fails", async () => {
+    // A stand-in runtime on DOCKER_HOST that answers every request with 500.
+    const socket = join(scratch, "runtime.sock");
+    const runtime = createServer((connection) => {
+      connection.on("error", () => undefined);
+      connection.once("data", () => connection.end("HTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"));
+    });
+    await new Promise<void>((resolve) => runtime.listen(socket, resolve));
+    const env = { ...ownEnv, DOCKER_HOST: `unix://${socket}` };
+    const skip = ["mongod", "mongodb-memory-server"] as const;
+    try {
+      const lines: string[] = [];
+      const durable = await startDatabase({ env, skip, dataDir: join(scratch, "no-container"), logger: (line) => lines.push(line) });
+      await durable.stop();
+      expect(lines).toEqual([]);
+      const db = await startDatabase({ env, skip, logger: (line) => lines.push(line) });
+      await db.stop();
+      expect(db.engine).toBe("mongo-java-server");
+      expect(lines).toEqual([expect.stringMatching(/^testcontainers: .*; trying the next engine$/)]);
+    } finally {
+      runtime.close();
+    }
   });
 
   it("takes a mongod on PATH before mongodb-memory-server and mongo-java-server (a stand-in mongod here)", async () => {
