@@ -24,7 +24,7 @@ export function ensureAdminToken(env: Record<string, string | undefined>, file: 
   } catch (error) {
     if (!(error instanceof MissingAdminTokenError)) throw error;
     const token = randomBytes(32).toString("base64url");
-    mkdirSync(dirname(file), { recursive: true });
+    mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
     writeFileSync(file, `${token}\n`, { mode: 0o600 });
     return token;
   }

@@ -5,9 +5,11 @@ import { startDatabase, type RunningDatabase } from "@rms/test-db";
 import { ensureAdminToken } from "../admin-token.js";
 import { adminTokenFileOf, dataDirOf, repoRoot } from "../paths.js";
 import { startNodeChild, waitUntil, type Child } from "./children.js";
+import { makePrivate, PRIVATE_UMASK } from "./private-dir.js";
 import { parseStackConfig, StackConfigError, type StackConfig } from "./config.js";
 
 const STOP_GRACE_MS = 15_000;
+const PARENT_WATCH_MS = 500;
 /** `rms start` runs exactly one core, through which every revocation goes, so it may keep verified keys (docs/performance.md). */
 const KEY_CACHE_MS = "30000";
 const say = (line: string) => process.stderr.write(`rms: ${line}\n`);
@@ -81,9 +83,21 @@ export async function startStack(env: Record<string, string | undefined>): Promi
       void stopAll().then(() => resolveExit(0));
     });
   }
+  // Whoever started us (npm, a shell script) may die without signalling us, even by SIGKILL: we are
+  // then re-parented, and stop rather than run on unattended.
+  const parent = process.ppid;
+  const parentWatch = setInterval(() => {
+    if (process.ppid === parent || stopping) return;
+    say("parent process gone: stopping");
+    void stopAll().then(() => resolveExit(0));
+  }, PARENT_WATCH_MS);
+  parentWatch.unref();
 
   const dataDir = dataDirOf(env);
   try {
+    // Everything the stack writes into the data directory (database files, tokens, TLS key) is owner-only.
+    process.umask(PRIVATE_UMASK);
+    makePrivate(dataDir);
     const adminToken = ensureAdminToken(env, adminTokenFileOf(env));
     database = config.MONGODB_URI ? undefined : await startDatabase({ dataDir: join(dataDir, "db"), logger: say });
     const mongoUri = config.MONGODB_URI ?? database!.uri;
