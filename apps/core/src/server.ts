@@ -59,12 +59,11 @@ export async function startCore(options: CoreOptions): Promise<RunningCore> {
   await resources.ensureIndexes();
   await accounts.ensureIndexes();
 
-  const server = new Server({ "grpc.max_receive_message_length": 4 * 1024 * 1024 });
+  const server = new Server({ "grpc.max_receive_message_length": 4 * 1024 * 1024, interceptors: [metrics.interceptor] });
   const serveOptions: ServeOptions = {
     authorize: adminTokenGuard(options.adminToken),
     mapError: mapStoreError,
     onCallEnd(context, code, durationMs, error) {
-      metrics.call(context.method, code, durationMs);
       // One line per call with the gateway's request id, so a request can be followed across both processes.
       if (error && code === 13) logger.error({ err: error, method: context.method, request_id: requestId(context) }, "call failed");
       else logger.info({ method: context.method, code, duration_ms: Math.round(durationMs * 10) / 10, request_id: requestId(context) }, "call");
@@ -78,9 +77,13 @@ export async function startCore(options: CoreOptions): Promise<RunningCore> {
   // Reflection describes our services and the standard health service, so grpcurl-style tools see both.
   new ReflectionService(reflectionPackageDefinition([file_rms_v1_resources, file_rms_v1_admin, file_rms_v1_errors, file_grpc_health_v1_health])).addToServer(server);
 
-  // Health follows the database: NOT_SERVING while it does not answer a ping.
+  // Health follows the database: NOT_SERVING while it does not answer a ping. The library tells every
+  // Health/Watch stream of each setStatus, so it is told only of changes.
+  let serving = true;
   const checkHealth = async () => {
     const ok = await db.command({ ping: 1 }, { timeoutMS: 1_500 }).then(() => true, () => false);
+    if (ok === serving) return;
+    serving = ok;
     for (const name of SERVICE_NAMES) health.setStatus(name, ok ? "SERVING" : "NOT_SERVING");
   };
   const healthTimer = setInterval(checkHealth, options.healthIntervalMs ?? 2_000);
