@@ -1,7 +1,4 @@
 // Core's /metrics over real gRPC calls: conventional labels, every service counted, an exposition promtool accepts.
-import { createRequire } from "node:module";
-import { credentials, loadPackageDefinition } from "@grpc/grpc-js";
-import { loadSync } from "@grpc/proto-loader";
 import { lintExposition } from "@rms/metrics-server";
 import { Health, createClient } from "@rms/proto";
 import { testDatabaseName } from "@rms/test-db";
@@ -10,6 +7,7 @@ import { afterAll, beforeAll, expect, inject, it } from "vitest";
 import { startCore, type RunningCore } from "./server.js";
 import { ADMIN_TOKEN } from "./testutil/harness.js";
 import { callLabels } from "./metrics.js";
+import { reflect } from "./testutil/reflection.js";
 
 let core: RunningCore;
 beforeAll(async () => {
@@ -17,28 +15,12 @@ beforeAll(async () => {
 });
 afterAll(() => core.stop(1_000));
 
-/** One grpc.reflection.v1 ServerReflectionInfo exchange: list the services. */
-function listServicesByReflection(address: string): Promise<string[]> {
-  const protoFile = createRequire(import.meta.url).resolve("@grpc/reflection/build/proto/grpc/reflection/v1/reflection.proto");
-  const pkg = loadPackageDefinition(loadSync(protoFile)) as any; // eslint-disable-line @typescript-eslint/no-explicit-any
-  const client = new pkg.grpc.reflection.v1.ServerReflection(address, credentials.createInsecure());
-  return new Promise((resolve, reject) => {
-    const call = client.ServerReflectionInfo();
-    call.on("data", (reply: { listServicesResponse?: { service: { name: string }[] } }) => {
-      resolve(reply.listServicesResponse?.service.map((s) => s.name) ?? []);
-      call.end();
-    });
-    call.on("error", reject);
-    call.on("end", () => client.close());
-    call.write({ listServices: "" });
-  });
-}
-
 it("names series by service, short method, type and code name, counting health and reflection calls too", async () => {
   const health = createClient(Health, core.address, { timeoutMs: 5_000 });
   await health.check({ service: "" });
   health.close();
-  expect(await listServicesByReflection(core.address)).toContain("rms.v1.ResourceService");
+  const reply = await reflect(core.address, { listServices: "" });
+  expect(reply.listServicesResponse?.service.map((s) => s.name)).toContain("rms.v1.ResourceService");
 
   const text = await (await fetch(`http://127.0.0.1:${core.metricsPort}/metrics`)).text();
   expect(text).toContain('grpc_server_handled_total{grpc_type="unary",grpc_service="grpc.health.v1.Health",grpc_method="Check",grpc_code="OK"} 1');
