@@ -1,4 +1,4 @@
-import { AdminService, RpcError, createClient } from "@rms/proto";
+import { AdminService, RpcError, coreTlsFilesFromEnv, createClient, mutualTlsCredentials } from "@rms/proto";
 import { readFileSync } from "node:fs";
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import { MissingAdminTokenError, readAdminToken } from "./admin-token.js";
@@ -62,9 +62,11 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
 
   const admin = () => {
     const token = readAdminToken(io.env, adminTokenFileOf(io.env));
+    const tls = coreTlsFilesFromEnv(io.env);
     return createClient(AdminService, program.opts<{ core: string }>().core, {
       metadata: { authorization: `Bearer ${token}` },
       timeoutMs: 5_000,
+      ...(tls ? { credentials: mutualTlsCredentials(tls) } : {}),
     });
   };
   const print = (json: boolean, value: Record<string, unknown>, human: string) => io.stdout(`${json ? JSON.stringify(value) : human}\n`);

@@ -65,6 +65,19 @@ function processesUsing(path: string): string[] {
   return found;
 }
 
+/** The environment of this stack's process (RMS_DATA_DIR is ours) whose command line mentions `script`. */
+function environmentOf(script: string): string[] {
+  for (const pid of readdirSync("/proc").filter((name) => /^\d+$/.test(name))) {
+    try {
+      const environment = readFileSync(`/proc/${pid}/environ`, "utf8").split("\0");
+      if (readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(script) && environment.includes(`RMS_DATA_DIR=${dataDir}`)) return environment;
+    } catch {
+      // gone meanwhile, or not ours to read
+    }
+  }
+  throw new Error(`no process running ${script}`);
+}
+
 /** What is left of a stack on `ports` with data in `dataDir`, polled until nothing or a minute has passed. */
 async function leftoversAfterStop(ports: Record<string, number>): Promise<string[]> {
   const deadline = Date.now() + 60_000;
@@ -135,6 +148,13 @@ describe("npm start (rms start)", () => {
     const cacert = /curl --cacert (\S+) /.exec(first.output())?.[1];
     expect(cacert && resolve(cacert)).toBe(join(dataDir, "tls", "cert.pem"));
     expect(first.output()).toContain(`https://localhost:${ports.https}/v1/resources -H "Authorization: Bearer ${key}"`);
+
+    // Least privilege: the gateway runs with a token of its own and without the admin token.
+    const adminToken = readFileSync(join(dataDir, "admin-token"), "utf8").trim();
+    const gatewayToken = readFileSync(join(dataDir, "gateway-token"), "utf8").trim();
+    const gatewayEnvironment = environmentOf("apps/gateway/dist/main.js");
+    expect(gatewayEnvironment).toContain(`RMS_GATEWAY_TOKEN=${gatewayToken}`);
+    expect(gatewayEnvironment.filter((entry) => entry.startsWith("RMS_ADMIN_TOKEN=") || entry.includes(adminToken))).toEqual([]);
 
     const created = await call(ports.https, "/v1/resources", key!, "name=My+first+resource");
     expect(created.status).toBe(201);
