@@ -1,12 +1,16 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import { execFile, spawn, type ChildProcess } from "node:child_process";
 import { lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { Agent, request } from "node:https";
+import { promisify } from "node:util";
+import { writeTestPki } from "@rms/core/testing";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { repoRoot } from "../paths.js";
 import { freePort } from "./processes.js";
+
+const run = promisify(execFile);
 
 const bin = new URL("../../bin/rms.js", import.meta.url).pathname;
 const dataDir = mkdtempSync(join(tmpdir(), "rms-stack-"));
@@ -31,12 +35,12 @@ type Ports = { https: number; http: number; core: number };
 const stackEnv = (ports: Ports) => ({ ...process.env, MONGODB_URI: "", RMS_ADMIN_TOKEN: "", RMS_DATA_DIR: dataDir, PORT: String(ports.https), HTTP_PORT: String(ports.http), CORE_ADDR: `127.0.0.1:${ports.core}`, METRICS_PORT: "0", CORE_METRICS_PORT: "0", LOG_LEVEL: "warn" });
 
 /** `rms start` (what `npm start` runs) as a real process on free ports and a temporary data dir; `npm: true` runs `npm start` itself. */
-async function startStack(ports: Ports, options: { npm?: boolean } = {}): Promise<Stack> {
+async function startStack(ports: Ports, options: { npm?: boolean; env?: Record<string, string> } = {}): Promise<Stack> {
   let output = "";
   // npm_execpath: the npm that runs this test suite; plain `npm` when run some other way.
   const npm = process.env.npm_execpath ? [process.execPath, process.env.npm_execpath] : ["npm"];
   const [command, ...args] = options.npm ? [...npm, "start"] : [process.execPath, bin, "start"];
-  const child = spawn(command!, args, { ...(options.npm ? { cwd: repoRoot } : {}), env: stackEnv(ports), stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(command!, args, { ...(options.npm ? { cwd: repoRoot } : {}), env: { ...stackEnv(ports), ...options.env }, stdio: ["ignore", "pipe", "pipe"] });
   child.stdout!.on("data", (d) => (output += d));
   child.stderr!.on("data", (d) => (output += d));
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
@@ -201,6 +205,23 @@ describe("npm start (rms start)", () => {
     // The launcher sees it has lost its parent; its children then see the launcher go.
     expect(await leftoversAfterStop(ports)).toEqual([]);
   }, 300_000);
+
+  it("with CORE_TLS_* set, core speaks only mutual TLS and the gateway and rms present their certificates", async () => {
+    const pki = await writeTestPki(join(dataDir, "test-pki"));
+    const tlsEnv = { CORE_TLS_CERT_FILE: pki.certFile, CORE_TLS_KEY_FILE: pki.keyFile, CORE_TLS_CA_FILE: pki.caFile };
+    const ports = { https: await freePort(), http: await freePort(), core: await freePort() };
+    const stack = await startStack(ports, { env: tlsEnv });
+    const rms = (...args: string[]) => run(process.execPath, [bin, ...args], { env: { ...process.env, ...tlsEnv, RMS_ADMIN_TOKEN: "", RMS_DATA_DIR: dataDir, CORE_ADDR: `127.0.0.1:${ports.core}` } });
+    const account = JSON.parse((await rms("accounts", "create", "--json")).stdout);
+    const key = JSON.parse((await rms("keys", "create", "--account", account.id, "--kind", "secret", "--mode", "test", "--json")).stdout);
+    // Through the gateway, which reaches core over TLS with its client certificate.
+    expect((await call(ports.https, "/v1/resources", key.secret, "name=over+mTLS")).status).toBe(201);
+    // Without a certificate rms cannot get in.
+    const plaintext = await run(process.execPath, [bin, "accounts", "list"], { env: { ...process.env, RMS_ADMIN_TOKEN: "", RMS_DATA_DIR: dataDir, CORE_ADDR: `127.0.0.1:${ports.core}` } }).catch((e: unknown) => e);
+    expect(plaintext).toMatchObject({ code: 1, stderr: expect.stringContaining("cannot reach the core") });
+    stack.child.kill("SIGTERM");
+    expect(await stack.exited).toBe(0);
+  }, 180_000);
 
   it("refuses a wrong environment value with one line naming the variable", async () => {
     const child = spawn(process.execPath, [bin, "start"], { env: { ...process.env, PORT: "not-a-port", RMS_DATA_DIR: dataDir }, stdio: ["ignore", "pipe", "pipe"] });
