@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 // Entry point of the core process: the only place that reads the environment.
+import { readFileSync } from "node:fs";
 import { pino } from "pino";
 import { ConfigError, parseCoreConfig } from "./config.js";
 import { startCore } from "./server.js";
@@ -18,7 +19,18 @@ async function main(): Promise<void> {
   // Asynchronous writes: a synchronous write per log line was a tenth of this process's CPU under load
   // (docs/performance.md); lines still go out as soon as the previous write finishes, and pino flushes at exit.
   const logger = pino({ level: config.logLevel, base: { service: "core" } }, pino.destination({ sync: false }));
-  const core = await startCore({ mongoUri: config.mongoUri, databaseName: config.databaseName, address: config.address, adminToken: config.adminToken, logger, faults: config.faults, metricsPort: config.metricsPort });
+  const tls = config.tls && { cert: readFileSync(config.tls.certFile), key: readFileSync(config.tls.keyFile), ca: readFileSync(config.tls.caFile) };
+  const core = await startCore({
+    mongoUri: config.mongoUri,
+    databaseName: config.databaseName,
+    address: config.address,
+    adminToken: config.adminToken,
+    ...(config.gatewayToken ? { gatewayToken: config.gatewayToken } : {}),
+    ...(tls ? { tls } : {}),
+    logger,
+    faults: config.faults,
+    metricsPort: config.metricsPort,
+  });
 
   let stopping = false;
   const shutdown = (signal: string) => {

@@ -1,8 +1,9 @@
+import { timingSafeEqual } from "node:crypto";
 import type { CallContext } from "@rms/proto";
 import { errors } from "../errors.js";
 import { isId } from "../ids.js";
 import type { Tenant } from "../resources/store.js";
-import { hashSecret, sameHash } from "./secrets.js";
+import { hashSecret } from "./secrets.js";
 import type { AccountStore, KeyDocument } from "./store.js";
 
 /**
@@ -41,6 +42,13 @@ export function presentedKeyCheck(store: AccountStore): PresentedKeyCheck {
     if (!key || !sameHash(key.hash, hashSecret(secret)) || key.account !== tenant.account || key.livemode !== tenant.livemode) throw invalidKey();
     refuseIfNotLive(key);
   };
+}
+
+/** Constant-time equality of two hex hashes: here the key was found by an id the caller chose, so its hash is not yet known to match. */
+function sameHash(a: string, b: string): boolean {
+  const left = Buffer.from(a, "hex");
+  const right = Buffer.from(b, "hex");
+  return left.length === right.length && timingSafeEqual(left, right);
 }
 
 function single(context: CallContext, name: string): string | null {

@@ -89,7 +89,9 @@ export function adminService(store: AccountStore, logger: Logger): ServiceImplem
 
     async verifyKey(request) {
       if (!parseSecret(request.secret)) throw invalidKey();
-      // Found by its hash through the unique index: equal hashes are the whole check.
+      // Found by an exact match on the SHA-256 of the whole secret, so its hash is that hash: comparing the two
+      // again proves nothing. Lookup timing cannot leak the secret: it depends on the hash, which an
+      // attacker cannot steer towards a stored one without a preimage.
       const key = await store.findKeyByHash(hashSecret(request.secret));
       if (!key) throw invalidKey();
       refuseIfNotLive(key);

@@ -60,10 +60,12 @@ export class ResourceStore {
     this.collection = db.collection<ResourceDocument>("resources");
   }
 
-  async ensureIndexes(): Promise<void> {
+  /** `secondary`: also the non-unique indexes, on engines that use them (db-engine.ts). */
+  async ensureIndexes({ secondary }: { secondary: boolean }): Promise<void> {
     // One resource per idempotency key (ARCHITECTURE rule 3), enforced by the database itself,
     // so a retry after any crash finds the first resource instead of making a second.
     await this.collection.createIndex({ idempotency: 1 }, { unique: true, name: "idempotency_unique" });
+    if (!secondary) return;
     // Keyset pagination: ids sort by creation time, so (tenant, _id desc) is the whole order.
     await this.collection.createIndex({ account: 1, livemode: 1, _id: -1 }, { name: "tenant_order" });
     await this.collection.createIndex({ account: 1, livemode: 1, status: 1, _id: -1 }, { name: "tenant_status_order" });
