@@ -16,6 +16,29 @@ export interface PlainListener {
 }
 
 const REASONS: Record<number, string> = { 400: "Bad Request", 403: "Forbidden", 413: "Content Too Large" };
+/** How many bytes of each plain connection are kept to look for keys when its request cannot be parsed (above Node's 16 KiB header limit). */
+const KEPT_BYTES = 128 * 1024;
+
+/**
+ * The first bytes of each plain-HTTP connection: when a request cannot be
+ * parsed, Node's error holds only the last chunk read, and a key sent before it
+ * must still be found.
+ */
+function keepFirstBytes(server: Server): WeakMap<Socket, Buffer[]> {
+  const kept = new WeakMap<Socket, Buffer[]>();
+  server.on("connection", (socket: Socket) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    kept.set(socket, chunks);
+    const onData = (chunk: Buffer) => {
+      chunks.push(chunk.subarray(0, KEPT_BYTES - size));
+      size += chunk.length;
+      if (size >= KEPT_BYTES) socket.off("data", onData);
+    };
+    socket.on("data", onData);
+  });
+  return kept;
+}
 
 /**
  * Requests Node refuses before Express sees them (malformed HTTP, oversized
@@ -25,6 +48,7 @@ const REASONS: Record<number, string> = { 400: "Bad Request", 403: "Forbidden", 
  * in the bytes received are revoked.
  */
 export function answerClientErrors(server: Server, plain?: PlainListener): void {
+  const kept = plain ? keepFirstBytes(server) : undefined;
   server.on("clientError", (error: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Socket) => {
     // Only HTTP parser errors (HPE_*) get an answer. Anything else (timeouts, resets, TLS failures such as a
     // handshake that never finished: ERR_TLS_HANDSHAKE_TIMEOUT, where there is no HTTP to answer with) is closed.
@@ -38,7 +62,8 @@ export function answerClientErrors(server: Server, plain?: PlainListener): void 
       let apiError: ApiError;
       if (plain && !plain.trustedProxies.has(peer)) {
         apiError = httpsRequired();
-        const candidates = error.rawPacket ? leakedKeyCandidatesInRaw(error.rawPacket) : [];
+        const received = Buffer.concat([...(kept?.get(socket) ?? []), ...(error.rawPacket ? [error.rawPacket] : [])]);
+        const candidates = leakedKeyCandidatesInRaw(received);
         if (candidates.length > 0 && (await plain.addressLimit.takeFor(peer).catch(() => ({ allowed: true }))).allowed) {
           await plain.revoker.revokeLeaked(candidates, requestId);
         }
