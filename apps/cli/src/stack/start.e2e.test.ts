@@ -14,17 +14,20 @@ afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 interface Stack {
   child: ChildProcess;
   output: () => string;
+  /** Standard output alone: the JSON log stream. */
+  stdout: () => string;
   exited: Promise<number | null>;
 }
 
 /** `rms start` (what `npm start` runs) as a real process on free ports and a temporary data dir. */
 async function startStack(ports: { https: number; http: number; core: number }): Promise<Stack> {
   let output = "";
+  let stdout = "";
   const child = spawn(process.execPath, [bin, "start"], {
     env: { ...process.env, MONGODB_URI: "", RMS_ADMIN_TOKEN: "", RMS_DATA_DIR: dataDir, PORT: String(ports.https), HTTP_PORT: String(ports.http), CORE_ADDR: `127.0.0.1:${ports.core}`, METRICS_PORT: "0", CORE_METRICS_PORT: "0", LOG_LEVEL: "warn" },
     stdio: ["ignore", "pipe", "pipe"],
   });
-  child.stdout!.on("data", (d) => (output += d));
+  child.stdout!.on("data", (d) => ((output += d), (stdout += d)));
   child.stderr!.on("data", (d) => (output += d));
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
   const deadline = Date.now() + 120_000;
@@ -33,7 +36,7 @@ async function startStack(ports: { https: number; http: number; core: number }):
     if (Date.now() > deadline) throw new Error(`rms start not ready:\n${output}`);
     await new Promise((r) => setTimeout(r, 200));
   }
-  return { child, output: () => output, exited };
+  return { child, output: () => output, stdout: () => stdout, exited };
 }
 
 /** Processes (other than this one) whose command line mentions `path`: what a stack left running. */
@@ -84,6 +87,8 @@ describe("npm start (rms start)", () => {
     const first = await startStack(ports);
     const key = /\b(sk_test_[0-9A-Za-z]{32})\b/.exec(first.output())?.[1];
     expect(key, first.output()).toBeDefined();
+    // The banner is for the terminal (stderr), never in the JSON log stream on stdout.
+    expect(first.stdout()).not.toContain(key);
     // The printed certificate path works from where npm start ran (the same directory as this test).
     const cacert = /curl --cacert (\S+) /.exec(first.output())?.[1];
     expect(cacert && resolve(cacert)).toBe(join(dataDir, "tls", "cert.pem"));

@@ -33,7 +33,8 @@ async function bootstrapFirstAccount(admin: ReturnType<typeof createClient<typeo
   const { secret } = await admin.createKey({ accountId: account!.id, kind: KeyKind.SECRET, livemode: false });
   // The development certificate, as a path the user can paste from where they ran npm start.
   const tls = config.TLS_CERT_FILE ? "" : ` --cacert ${relative(process.cwd(), join(dataDir, "tls", "cert.pem"))}`;
-  process.stdout.write(
+  // The terminal, not stdout: stdout carries the JSON log lines that a collector may read.
+  process.stderr.write(
     [
       "",
       `Created account ${account!.id} with a test-mode secret key (shown only this once):`,
