@@ -104,7 +104,7 @@ export async function startStack(env: Record<string, string | undefined>): Promi
     const gateway = startNodeChild("gateway", join(repoRoot, "apps/gateway/dist/main.js"), {
       ...common,
       ...Object.fromEntries(
-        (["PORT", "HTTP_PORT", "METRICS_PORT", "TLS_CERT_FILE", "TLS_KEY_FILE", "TRUSTED_PROXIES", "RATE_LIMIT_LIVE", "RATE_LIMIT_TEST"] as const)
+        (["PORT", "HTTP_PORT", "METRICS_PORT", "TLS_CERT_FILE", "TLS_KEY_FILE", "TRUSTED_PROXIES", "RATE_LIMIT_LIVE", "RATE_LIMIT_TEST", "RATE_LIMIT_ADDRESS"] as const)
           .filter((name) => config[name] !== undefined)
           .map((name) => [name, String(config[name])]),
       ),
