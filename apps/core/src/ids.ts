@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 
 /** Every kind of id the service makes; nothing else may be minted. */
-export const ID_PREFIXES = ["res", "acct", "key", "job", "evt", "we", "req"] as const;
+export const ID_PREFIXES = ["res", "acct", "key", "job", "evt", "we", "wa", "req"] as const;
 export type IdPrefix = (typeof ID_PREFIXES)[number];
 
 // Base62 in ASCII order, so that ids compare byte-wise in the order they encode.

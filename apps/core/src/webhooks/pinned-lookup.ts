@@ -1,0 +1,66 @@
+import { lookup as dnsLookup } from "node:dns/promises";
+import type { LookupFunction } from "node:net";
+import { isIP } from "node:net";
+import type { AddressPolicy, BlockedRange, Embedding } from "./address-policy.js";
+
+export interface ResolvedAddress {
+  readonly address: string;
+  readonly family: 4 | 6;
+}
+
+/** Turns a host name into its addresses; the system resolver in production, a table in tests. */
+export type Resolver = (hostname: string) => Promise<readonly ResolvedAddress[]>;
+
+export const systemResolver: Resolver = async (hostname) => {
+  const found = await dnsLookup(hostname, { all: true, order: "verbatim" });
+  return found.map(({ address, family }) => ({ address, family: family === 6 ? 6 : 4 }));
+};
+
+export type Pin =
+  | { readonly ok: true; readonly address: string; readonly family: 4 | 6 }
+  | { readonly ok: false; readonly error: "blocked_address"; readonly address: string; readonly range: BlockedRange; readonly via?: Embedding }
+  | { readonly ok: false; readonly error: "dns_failed"; readonly detail: string };
+
+/**
+ * Resolves a host once and checks every address it has: one blocked address
+ * refuses the host (a name that mixes public and private addresses is not
+ * delivered to), otherwise the first address is the one to connect to.
+ * A literal address is checked without any lookup.
+ */
+export async function resolveAndPin(host: string, policy: AddressPolicy, resolve: Resolver): Promise<Pin> {
+  let addresses: readonly ResolvedAddress[];
+  const family = isIP(host);
+  if (family !== 0) {
+    addresses = [{ address: host, family: family === 6 ? 6 : 4 }];
+  } else {
+    try {
+      addresses = await resolve(host);
+    } catch (error) {
+      return { ok: false, error: "dns_failed", detail: (error as NodeJS.ErrnoException).code ?? "lookup failed" };
+    }
+  }
+  if (addresses.length === 0) return { ok: false, error: "dns_failed", detail: "no addresses" };
+  for (const { address } of addresses) {
+    const verdict = policy(address);
+    if (!verdict.allowed) return { ok: false, error: "blocked_address", address, range: verdict.range, ...(verdict.via ? { via: verdict.via } : {}) };
+  }
+  return { ok: true, address: addresses[0]!.address, family: addresses[0]!.family };
+}
+
+/**
+ * A `lookup` for node:net/tls that answers with the pinned address and never
+ * asks DNS, so the socket connects to exactly the address that was checked.
+ * Asked about any other name, it fails rather than resolve.
+ */
+export function lookupPinnedTo(host: string, pin: { address: string; family: 4 | 6 }): LookupFunction {
+  return (hostname, options, callback) => {
+    if (hostname !== host) {
+      const error: NodeJS.ErrnoException = new Error(`refusing to resolve ${hostname}: the connection is pinned to ${host}`);
+      error.code = "ENOTFOUND";
+      callback(error, "", 0);
+      return;
+    }
+    if (options.all) callback(null, [{ address: pin.address, family: pin.family }]);
+    else callback(null, pin.address, pin.family);
+  };
+}
