@@ -89,7 +89,7 @@ async function main() {
     }
     rmSync(work, { recursive: true, force: true });
   };
-  process.once("SIGINT", () => void cleanup().then(() => process.exit(130)));
+  for (const signal of ["SIGINT", "SIGTERM"]) process.once(signal, () => void cleanup().then(() => process.exit(130)));
 
   try {
     const ports = await freePorts(9);

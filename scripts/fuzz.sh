@@ -19,7 +19,9 @@ turbo run build --env-mode=loose --output-logs=errors-only >&2
 work=$(mktemp -d "${TMPDIR:-/tmp}/rms-fuzz-XXXXXX")
 log="$work/stack.log"
 stack_pid=""
+fuzz_pid=""
 cleanup() {
+  if [ -n "$fuzz_pid" ]; then kill -TERM "$fuzz_pid" 2>/dev/null || true; fi
   if [ -n "$stack_pid" ] && kill -0 "$stack_pid" 2>/dev/null; then
     kill -TERM "$stack_pid" 2>/dev/null || true
     for _ in $(seq 1 100); do kill -0 "$stack_pid" 2>/dev/null || break; sleep 0.2; done
@@ -62,8 +64,12 @@ RMS_FUZZ_KEY="$key" PYTHONPATH="$root/scripts" SCHEMATHESIS_HOOKS=fuzz_hooks \
   --seed "${FUZZ_SEED:-1}" \
   --no-color \
   --report junit --report-junit-path "$work/junit.xml" \
-  --output-truncate false
+  --output-truncate false &
+# In the background with `wait`, so a SIGTERM (npm forwards it to us) runs the trap at once.
+fuzz_pid=$!
+wait "$fuzz_pid"
 status=$?
+fuzz_pid=""
 set -e
 
 python3 - "$work/junit.xml" <<'EOF'

@@ -23,9 +23,25 @@ export function ensureAdminToken(env: Record<string, string | undefined>, file: 
     return readAdminToken(env, file);
   } catch (error) {
     if (!(error instanceof MissingAdminTokenError)) throw error;
-    const token = randomBytes(32).toString("base64url");
-    mkdirSync(dirname(file), { recursive: true });
-    writeFileSync(file, `${token}\n`, { mode: 0o600 });
-    return token;
+    return createTokenFile(file);
   }
+}
+
+/** The gateway's own credential for core: RMS_GATEWAY_TOKEN, or the development one in .data/, created on first start. */
+export function ensureGatewayToken(env: Record<string, string | undefined>, file: string): string {
+  if (env.RMS_GATEWAY_TOKEN) return env.RMS_GATEWAY_TOKEN;
+  try {
+    const token = readFileSync(file, "utf8").trim();
+    if (token) return token;
+  } catch {
+    // none yet
+  }
+  return createTokenFile(file);
+}
+
+function createTokenFile(file: string): string {
+  const token = randomBytes(32).toString("base64url");
+  mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+  writeFileSync(file, `${token}\n`, { mode: 0o600 });
+  return token;
 }

@@ -56,11 +56,38 @@ describe("rms accounts and keys", () => {
     [["keys", "create", "--account", "acct_x", "--kind", "secret"], 2, /--mode/],
     [["keys", "revoke", "key_0VbmcTa0dnRox8QNLmcF1D"], 1, /No such key/],
     [["keys", "create", "--account", "acct_x", "--kind", "restricted", "--mode", "test", "--expires-at", "tomorrow"], 2, /Unix timestamp/],
+    [["keys", "create", "--account", "acct_x", "--kind", "secret", "--mode", "test", "--expires-at", "1000000000"], 2, /^error: option '--expires-at <unix>' argument '1000000000' is invalid\. must be in the future \(a Unix timestamp in seconds\)\n$/],
+    [["accounts", "list", "--limit", "abc"], 2, /^error: option '--limit <n>' argument 'abc' is invalid\. must be a whole number from 1 to 100\n$/],
+    [["accounts", "list", "--limit", "0"], 2, /must be a whole number from 1 to 100/],
+    [["accounts", "list", "--limit", "101"], 2, /must be a whole number from 1 to 100/],
+    [["accounts", "list", "--limit", "2.5"], 2, /must be a whole number from 1 to 100/],
   ])("fails non-zero with a message on stderr: %j", async (args, code, message) => {
     const result = await rms(...args);
     expect(result.code).toBe(code);
     expect(result.stderr).toMatch(message);
     expect(result.stdout).toBe("");
+  });
+});
+
+describe("rms itself", () => {
+  it("prints its version", async () => {
+    const result = await rms("--version");
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/^\d+\.\d+\.\d+\n$/);
+  });
+
+  it("names the environment it reads in its help", async () => {
+    const result = await rms("--help");
+    expect(result.code).toBe(0);
+    for (const variable of ["RMS_ADMIN_TOKEN", "CORE_ADDR", "RMS_DATA_DIR"]) expect(result.stdout).toContain(variable);
+  });
+
+  it("lists accounts with a valid --limit", async () => {
+    await rms("accounts", "create");
+    await rms("accounts", "create");
+    const result = await rms("accounts", "list", "--limit", "2", "--json");
+    expect(result.code).toBe(0);
+    expect(result.json()).toHaveLength(2);
   });
 });
 

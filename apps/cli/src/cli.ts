@@ -1,4 +1,5 @@
-import { AdminService, RpcError, createClient } from "@rms/proto";
+import { AdminService, RpcError, coreTlsFilesFromEnv, createClient, mutualTlsCredentials } from "@rms/proto";
+import { readFileSync } from "node:fs";
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import { MissingAdminTokenError, readAdminToken } from "./admin-token.js";
 import { KIND_BY_NAME, accountJson, keyJson } from "./format.js";
@@ -14,10 +15,32 @@ export interface CliIo {
 
 const DEFAULT_CORE_ADDR = "127.0.0.1:50051";
 
-function unixSeconds(value: string): number {
+function futureUnixSeconds(value: string): number {
   if (!/^\d{1,12}$/.test(value)) throw new InvalidArgumentError("must be a Unix timestamp in seconds");
+  if (Number(value) <= Date.now() / 1000) throw new InvalidArgumentError("must be in the future (a Unix timestamp in seconds)");
   return Number(value);
 }
+
+/** A whole number within [min, max], else one line saying so (never a serialization error from deep inside). */
+function wholeNumber(min: number, max: number): (value: string) => number {
+  return (value) => {
+    if (!/^\d{1,9}$/.test(value) || Number(value) < min || Number(value) > max) throw new InvalidArgumentError(`must be a whole number from ${min} to ${max}`);
+    return Number(value);
+  };
+}
+
+/** The version of this CLI, from its package.json (one directory up from src/ and dist/ alike). */
+function cliVersion(): string {
+  return (JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string }).version;
+}
+
+const ENVIRONMENT_HELP = `
+Environment:
+  RMS_ADMIN_TOKEN    the admin token core accepts (default: the development token \`npm start\` keeps in RMS_DATA_DIR)
+  CORE_ADDR          address of the core gRPC service (default ${DEFAULT_CORE_ADDR}; --core overrides it)
+  RMS_DATA_DIR       the development data directory (default: .data/ at the repository root)
+  CORE_TLS_CERT_FILE, CORE_TLS_KEY_FILE, CORE_TLS_CA_FILE
+                     when set, talk to core over TLS presenting this client certificate`;
 
 function scopeList(value: string): string[] {
   return value.split(",").map((s) => s.trim()).filter(Boolean);
@@ -30,16 +53,20 @@ function scopeList(value: string): string[] {
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
   const program = new Command("rms")
     .description("Operator CLI of the Resource Management Service: accounts and API keys.")
+    .version(cliVersion(), "-V, --version", "print the version of rms")
     .option("--core <addr>", "address of the core gRPC service", io.env.CORE_ADDR || DEFAULT_CORE_ADDR)
+    .addHelpText("after", ENVIRONMENT_HELP)
     .exitOverride()
     .configureOutput({ writeOut: io.stdout, writeErr: io.stderr })
     .showHelpAfterError(false);
 
   const admin = () => {
     const token = readAdminToken(io.env, adminTokenFileOf(io.env));
+    const tls = coreTlsFilesFromEnv(io.env);
     return createClient(AdminService, program.opts<{ core: string }>().core, {
       metadata: { authorization: `Bearer ${token}` },
       timeoutMs: 5_000,
+      ...(tls ? { credentials: mutualTlsCredentials(tls) } : {}),
     });
   };
   const print = (json: boolean, value: Record<string, unknown>, human: string) => io.stdout(`${json ? JSON.stringify(value) : human}\n`);
@@ -58,10 +85,10 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   accounts
     .command("list")
     .description("list accounts, newest first")
-    .option("--limit <n>", "how many (1-100)", "20")
+    .option("--limit <n>", "how many (1-100)", wholeNumber(1, 100), 20)
     .option("--json", "print one JSON object per line")
-    .action(async (opts: { json?: boolean; limit: string }) => {
-      const { accounts: list } = await withAdmin().listAccounts({ limit: Number(opts.limit) });
+    .action(async (opts: { json?: boolean; limit: number }) => {
+      const { accounts: list } = await withAdmin().listAccounts({ limit: opts.limit });
       for (const account of list) print(!!opts.json, accountJson(account), account.id);
     });
 
@@ -73,7 +100,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     .addOption(new Option("--kind <kind>", "key kind").choices(["secret", "publishable", "restricted"]).makeOptionMandatory())
     .addOption(new Option("--mode <mode>", "live or test data").choices(["live", "test"]).makeOptionMandatory())
     .option("--scopes <a,b>", "scopes of a restricted key, comma-separated", scopeList)
-    .option("--expires-at <unix>", "expiry as a Unix timestamp", unixSeconds)
+    .option("--expires-at <unix>", "expiry as a Unix timestamp in seconds, in the future", futureUnixSeconds)
     .option("--json", "print one JSON object per line")
     .action(async (opts: { account: string; kind: string; mode: string; scopes?: string[]; expiresAt?: number; json?: boolean }) => {
       const { key, secret } = await withAdmin().createKey({

@@ -15,3 +15,7 @@ export function dataDirOf(env: Record<string, string | undefined>): string {
 export function adminTokenFileOf(env: Record<string, string | undefined>): string {
   return join(dataDirOf(env), "admin-token");
 }
+
+export function gatewayTokenFileOf(env: Record<string, string | undefined>): string {
+  return join(dataDirOf(env), "gateway-token");
+}

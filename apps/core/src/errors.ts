@@ -16,6 +16,10 @@ export const errors = {
   unauthenticated(code: "api_key_invalid" | "api_key_expired" | "api_key_revoked" | "admin_token_invalid", message: string): RpcError {
     return new RpcError(GrpcStatus.UNAUTHENTICATED, { type: "authentication_error", code, message });
   },
+  /** A known internal caller asking for a call its role does not allow (see grpc/permissions.ts). */
+  permissionDenied(code: "method_not_allowed", message: string): RpcError {
+    return new RpcError(GrpcStatus.PERMISSION_DENIED, { type: "permission_error", code, message });
+  },
   conflict(code: "idempotency_key_in_use" | "state_conflict", message: string): RpcError {
     const type = code === "idempotency_key_in_use" ? "idempotency_error" : "invalid_request_error";
     return new RpcError(GrpcStatus.ABORTED, { type, code, message });

@@ -78,6 +78,38 @@ async function eventually(service: string, wanted: string): Promise<void> {
   }
 }
 
+/** Pings the database has answered so far (each health check while it is up is one). */
+async function pings(): Promise<number> {
+  const text = await core.metrics.registry.getSingleMetricAsString("mongodb_command_duration_seconds");
+  return [...text.matchAll(/_count\{command="ping",outcome="\w+"\} (\d+)/g)].reduce((sum, m) => sum + Number(m[1]), 0);
+}
+
+async function untilMorePings(count: number): Promise<void> {
+  const target = (await pings()) + count;
+  while ((await pings()) < target) await new Promise((r) => setTimeout(r, 50));
+}
+
+it.runIf(hosts.length === 1)("Health/Watch sends the current status, then only changes of it", async () => {
+  await eventually("", "SERVING");
+  const statuses: string[] = [];
+  const stream = client.Watch({ service: "" });
+  stream.on("data", (message: { status: string }) => statuses.push(message.status));
+  stream.on("error", () => {}); // cancelled at the end
+  try {
+    // Several health checks with no change: nothing more than the first message.
+    await untilMorePings(5);
+    expect(statuses).toEqual(["SERVING"]);
+    await db.close();
+    while (!statuses.includes("NOT_SERVING")) await new Promise((r) => setTimeout(r, 50));
+    await db.open();
+    while (statuses.at(-1) !== "SERVING") await new Promise((r) => setTimeout(r, 50));
+    await untilMorePings(5);
+    expect(statuses).toEqual(["SERVING", "NOT_SERVING", "SERVING"]);
+  } finally {
+    stream.cancel();
+  }
+});
+
 it.runIf(hosts.length === 1)("goes NOT_SERVING while the database is unreachable, and SERVING again when it is back", async () => {
   await eventually("", "SERVING");
   await db.close();

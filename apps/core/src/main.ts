@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 // Entry point of the core process: the only place that reads the environment.
+import { readFileSync } from "node:fs";
 import { pino } from "pino";
 import { ConfigError, parseCoreConfig } from "./config.js";
 import { startCore } from "./server.js";
@@ -16,7 +17,19 @@ async function main(): Promise<void> {
     throw error;
   }
   const logger = pino({ level: config.logLevel, base: { service: "core" } });
-  const core = await startCore({ mongoUri: config.mongoUri, databaseName: config.databaseName, address: config.address, adminToken: config.adminToken, logger, faults: config.faults, metricsPort: config.metricsPort, keyCacheMs: config.keyCacheMs });
+  const tls = config.tls && { cert: readFileSync(config.tls.certFile), key: readFileSync(config.tls.keyFile), ca: readFileSync(config.tls.caFile) };
+  const core = await startCore({
+    mongoUri: config.mongoUri,
+    databaseName: config.databaseName,
+    address: config.address,
+    adminToken: config.adminToken,
+    ...(config.gatewayToken ? { gatewayToken: config.gatewayToken } : {}),
+    ...(tls ? { tls } : {}),
+    logger,
+    faults: config.faults,
+    metricsPort: config.metricsPort,
+    keyCacheMs: config.keyCacheMs,
+  });
 
   let stopping = false;
   const shutdown = (signal: string) => {

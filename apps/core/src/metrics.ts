@@ -1,23 +1,40 @@
-import { status as GrpcStatus } from "@grpc/grpc-js";
+import { ServerInterceptingCall, status as GrpcStatus, type ServerInterceptor } from "@grpc/grpc-js";
+import { collectProcessMetrics } from "@rms/metrics-server";
 import type { MongoClient } from "mongodb";
-import { Counter, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import { Counter, Histogram, Registry } from "prom-client";
 
 /** Seconds, from a sub-millisecond index lookup to the 10 s call deadline. */
 const BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
-/** Core's Prometheus metrics: gRPC calls by method and code, database commands by name. One registry per core. */
+/** The labels of the conventional gRPC server metrics (as go-grpc-prometheus and grpc-ecosystem name them). */
+type CallLabels = { grpc_type: string; grpc_service: string; grpc_method: string };
+
+/** `/pkg.Service/Method` → service and method; what is not of that shape is kept whole as the method. */
+export function callLabels(path: string, requestStream: boolean, responseStream: boolean): CallLabels {
+  const match = /^\/([^/]+)\/([^/]+)$/.exec(path);
+  const grpc_type = requestStream ? (responseStream ? "bidi_stream" : "client_stream") : responseStream ? "server_stream" : "unary";
+  return { grpc_type, grpc_service: match?.[1] ?? "unknown", grpc_method: match?.[2] ?? path };
+}
+
+/** Core's Prometheus metrics: every gRPC call (health and reflection included), database commands by name. One registry per core. */
 export class CoreMetrics {
   readonly registry = new Registry();
-  private readonly calls = new Counter({
-    name: "grpc_server_handled_total",
-    help: "gRPC calls completed, by full method name and status code.",
-    labelNames: ["grpc_method", "grpc_code"] as const,
+  private readonly started = new Counter({
+    name: "grpc_server_started_total",
+    help: "gRPC calls started on the server, by type, service and method.",
+    labelNames: ["grpc_type", "grpc_service", "grpc_method"] as const,
     registers: [this.registry],
   });
-  private readonly callSeconds = new Histogram({
+  private readonly handled = new Counter({
+    name: "grpc_server_handled_total",
+    help: "gRPC calls completed on the server, by type, service, method and status code name.",
+    labelNames: ["grpc_type", "grpc_service", "grpc_method", "grpc_code"] as const,
+    registers: [this.registry],
+  });
+  private readonly handlingSeconds = new Histogram({
     name: "grpc_server_handling_seconds",
-    help: "Time to handle a gRPC call, by full method name and status code.",
-    labelNames: ["grpc_method", "grpc_code"] as const,
+    help: "Time from the start of a gRPC call to its status, by type, service and method.",
+    labelNames: ["grpc_type", "grpc_service", "grpc_method"] as const,
     buckets: BUCKETS,
     registers: [this.registry],
   });
@@ -30,14 +47,29 @@ export class CoreMetrics {
   });
 
   constructor() {
-    collectDefaultMetrics({ register: this.registry });
+    collectProcessMetrics(this.registry);
   }
 
-  call(method: string, code: GrpcStatus, durationMs: number): void {
-    const labels = { grpc_method: method, grpc_code: GrpcStatus[code] ?? String(code) };
-    this.calls.inc(labels);
-    this.callSeconds.observe(labels, durationMs / 1000);
-  }
+  /**
+   * A server interceptor that counts and times every call the server runs, whichever service
+   * registered it (ours, health, reflection): the status it ends with, or CANCELLED.
+   */
+  readonly interceptor: ServerInterceptor = (descriptor, call) => {
+    const labels = callLabels(descriptor.path, descriptor.requestStream, descriptor.responseStream);
+    const began = performance.now();
+    let ended = false;
+    const end = (code: GrpcStatus) => {
+      if (ended) return;
+      ended = true;
+      this.handled.inc({ ...labels, grpc_code: GrpcStatus[code] ?? String(code) });
+      this.handlingSeconds.observe(labels, (performance.now() - began) / 1000);
+    };
+    this.started.inc(labels);
+    return new ServerInterceptingCall(call, {
+      start: (next) => next({ onCancel: () => end(GrpcStatus.CANCELLED) }),
+      sendStatus: (status, next) => (end(status.code), next(status)),
+    });
+  };
 
   /** Times every command of a client created with `monitorCommands: true`. */
   watch(mongo: MongoClient): void {

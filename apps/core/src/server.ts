@@ -9,7 +9,8 @@ import { adminService } from "./accounts/service.js";
 import { KeyCache } from "./accounts/key-cache.js";
 import { mapStoreError } from "./errors.js";
 import type { Faults } from "./faults.js";
-import { adminTokenGuard } from "./grpc/admin-token.js";
+import { roleGuard } from "./grpc/permissions.js";
+import { isLoopbackAddress } from "./config.js";
 import { requestId } from "./grpc/call-info.js";
 import { startMetricsServer } from "@rms/metrics-server";
 import { CoreMetrics } from "./metrics.js";
@@ -22,6 +23,10 @@ export interface CoreOptions {
   /** host:port; port 0 picks a free one. */
   address?: string;
   adminToken: string;
+  /** The gateway's own token: resource calls, VerifyKey and RevokeKey only (grpc/permissions.ts). */
+  gatewayToken?: string;
+  /** PEM material: serve gRPC over TLS and require client certificates signed by `ca`. Required off loopback. */
+  tls?: { cert: Buffer; key: Buffer; ca: Buffer };
   logger?: Logger;
   /** Test-only crash points (RMS_FAULTS); none by default. */
   faults?: Faults;
@@ -49,6 +54,9 @@ const SERVICE_NAMES = ["", "rms.v1.ResourceService", "rms.v1.AdminService"];
 
 /** Starts the core gRPC server over MongoDB: resources, admin, health and reflection. */
 export async function startCore(options: CoreOptions): Promise<RunningCore> {
+  if (!options.tls && !isLoopbackAddress(options.address ?? "127.0.0.1:0")) {
+    throw new Error(`refusing plaintext gRPC on non-loopback ${options.address}: give TLS material`);
+  }
   const logger = options.logger ?? pino({ level: "silent" });
   const metrics = new CoreMetrics();
   const mongo = new MongoClient(options.mongoUri, { serverSelectionTimeoutMS: 2_000, connectTimeoutMS: 2_000, monitorCommands: true });
@@ -59,12 +67,11 @@ export async function startCore(options: CoreOptions): Promise<RunningCore> {
   await resources.ensureIndexes();
   await accounts.ensureIndexes();
 
-  const server = new Server({ "grpc.max_receive_message_length": 4 * 1024 * 1024 });
+  const server = new Server({ "grpc.max_receive_message_length": 4 * 1024 * 1024, interceptors: [metrics.interceptor] });
   const serveOptions: ServeOptions = {
-    authorize: adminTokenGuard(options.adminToken),
+    authorize: roleGuard({ admin: options.adminToken, gateway: options.gatewayToken }),
     mapError: mapStoreError,
     onCallEnd(context, code, durationMs, error) {
-      metrics.call(context.method, code, durationMs);
       // One line per call with the gateway's request id, so a request can be followed across both processes.
       if (error && code === 13) logger.error({ err: error, method: context.method, request_id: requestId(context) }, "call failed");
       else logger.info({ method: context.method, code, duration_ms: Math.round(durationMs * 10) / 10, request_id: requestId(context) }, "call");
@@ -78,16 +85,20 @@ export async function startCore(options: CoreOptions): Promise<RunningCore> {
   // Reflection describes our services and the standard health service, so grpcurl-style tools see both.
   new ReflectionService(reflectionPackageDefinition([file_rms_v1_resources, file_rms_v1_admin, file_rms_v1_errors, file_grpc_health_v1_health])).addToServer(server);
 
-  // Health follows the database: NOT_SERVING while it does not answer a ping.
+  // Health follows the database: NOT_SERVING while it does not answer a ping. The library tells every
+  // Health/Watch stream of each setStatus, so it is told only of changes.
+  let serving = true;
   const checkHealth = async () => {
     const ok = await db.command({ ping: 1 }, { timeoutMS: 1_500 }).then(() => true, () => false);
+    if (ok === serving) return;
+    serving = ok;
     for (const name of SERVICE_NAMES) health.setStatus(name, ok ? "SERVING" : "NOT_SERVING");
   };
   const healthTimer = setInterval(checkHealth, options.healthIntervalMs ?? 2_000);
   healthTimer.unref();
 
   const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync(options.address ?? "127.0.0.1:0", ServerCredentials.createInsecure(), (err, bound) => (err ? reject(err) : resolve(bound))),
+    server.bindAsync(options.address ?? "127.0.0.1:0", serverCredentials(options.tls), (err, bound) => (err ? reject(err) : resolve(bound))),
   );
   const host = (options.address ?? "127.0.0.1:0").replace(/:\d+$/, "");
   const address = `${host}:${port}`;
@@ -125,3 +136,8 @@ export async function startCore(options: CoreOptions): Promise<RunningCore> {
   };
 }
 
+/** Mutual TLS when given material (clients must present a certificate signed by its CA), else plaintext. */
+function serverCredentials(tls: CoreOptions["tls"]): ServerCredentials {
+  if (!tls) return ServerCredentials.createInsecure();
+  return ServerCredentials.createSsl(tls.ca, [{ cert_chain: tls.cert, private_key: tls.key }], true);
+}

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ConfigError, parseGatewayConfig } from "./config.js";
 
-const base = { RMS_ADMIN_TOKEN: "token", MONGODB_URI: "mongodb://127.0.0.1:27017" };
+const base = { RMS_GATEWAY_TOKEN: "token", MONGODB_URI: "mongodb://127.0.0.1:27017" };
 
 describe("parseGatewayConfig", () => {
   it("applies the documented defaults", () => {
@@ -12,7 +12,8 @@ describe("parseGatewayConfig", () => {
       coreAddr: "127.0.0.1:50051",
       tls: null,
       trustedProxies: [],
-      adminToken: "token",
+      coreToken: "token",
+      coreTls: null,
       logLevel: "info",
       dataDir: ".data",
       shutdownGraceMs: 10_000,
@@ -36,8 +37,12 @@ describe("parseGatewayConfig", () => {
       TRUSTED_PROXIES: "10.0.0.1, ::1",
       LOG_LEVEL: "debug",
       DATA_DIR: "/var/lib/rms",
+      CORE_TLS_CERT_FILE: "/etc/gateway.pem",
+      CORE_TLS_KEY_FILE: "/etc/gateway-key.pem",
+      CORE_TLS_CA_FILE: "/etc/ca.pem",
     });
     expect(config).toMatchObject({
+      coreTls: { certFile: "/etc/gateway.pem", keyFile: "/etc/gateway-key.pem", caFile: "/etc/ca.pem" },
       port: 9443,
       httpPort: null,
       coreAddr: "core.internal:6000",
@@ -74,12 +79,20 @@ describe("parseGatewayConfig", () => {
     expect(message).not.toContain("\n");
   });
 
-  it("requires RMS_ADMIN_TOKEN", () => {
-    expect(() => parseGatewayConfig({})).toThrow(/^RMS_ADMIN_TOKEN is required$/);
-    expect(() => parseGatewayConfig({ RMS_ADMIN_TOKEN: "" })).toThrow(/^RMS_ADMIN_TOKEN is required$/);
+  it("requires RMS_GATEWAY_TOKEN", () => {
+    expect(() => parseGatewayConfig({})).toThrow(/^RMS_GATEWAY_TOKEN is required$/);
+    expect(() => parseGatewayConfig({ RMS_GATEWAY_TOKEN: "" })).toThrow(/^RMS_GATEWAY_TOKEN is required$/);
+  });
+
+  it("ignores the admin token: the gateway has a credential of its own", () => {
+    expect(() => parseGatewayConfig({ RMS_ADMIN_TOKEN: "admin-token", MONGODB_URI: base.MONGODB_URI })).toThrow(/^RMS_GATEWAY_TOKEN is required$/);
+  });
+
+  it("wants all three CORE_TLS_ files or none", () => {
+    expect(() => parseGatewayConfig({ ...base, CORE_TLS_CERT_FILE: "/etc/gateway.pem" })).toThrow(/^CORE_TLS_KEY_FILE must be set together with the other CORE_TLS_ files$/);
   });
 
   it("requires MONGODB_URI (idempotency records live in the database)", () => {
-    expect(() => parseGatewayConfig({ RMS_ADMIN_TOKEN: "token" })).toThrow(/^MONGODB_URI is required$/);
+    expect(() => parseGatewayConfig({ RMS_GATEWAY_TOKEN: "token" })).toThrow(/^MONGODB_URI is required$/);
   });
 });

@@ -1,4 +1,5 @@
 import { isIP } from "node:net";
+import { coreTlsFilesFromEnv, type CoreTlsFiles } from "@rms/proto";
 import { z } from "zod";
 
 /** The gateway's settings, parsed once from the environment by `parseGatewayConfig`. */
@@ -15,8 +16,10 @@ export interface GatewayConfig {
   readonly tls: { readonly certFile: string; readonly keyFile: string } | null;
   /** Peers whose `X-Forwarded-Proto: https` is believed. */
   readonly trustedProxies: readonly string[];
-  /** Sent to core as `authorization: Bearer <token>`. */
-  readonly adminToken: string;
+  /** The gateway's own credential for core (RMS_GATEWAY_TOKEN), sent as `authorization: Bearer <token>`; never the admin token. */
+  readonly coreToken: string;
+  /** gRPC to core over TLS with this client certificate (CORE_TLS_*), or plaintext on loopback. */
+  readonly coreTls: CoreTlsFiles | null;
   readonly logLevel: "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
   /** Where the development certificate is kept (`<dataDir>/tls/`). */
   readonly dataDir: string;
@@ -75,7 +78,7 @@ const schema = z.object({
     .default("")
     .transform((value) => value.split(",").map((ip) => ip.trim()).filter((ip) => ip !== ""))
     .refine((ips) => ips.every((ip) => isIP(ip) !== 0), "must be a comma-separated list of IP addresses"),
-  RMS_ADMIN_TOKEN: z.string({ error: "is required" }).min(1, "is required"),
+  RMS_GATEWAY_TOKEN: z.string({ error: "is required" }).min(1, "is required"),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"], "must be one of fatal, error, warn, info, debug, trace, silent").default("info"),
   DATA_DIR: z.string().trim().min(1, "must not be empty").default(".data"),
   SHUTDOWN_GRACE_MS: optionalPositiveInt,
@@ -111,6 +114,12 @@ export function parseGatewayConfig(env: Readonly<Record<string, string | undefin
   if ((c.TLS_CERT_FILE === undefined) !== (c.TLS_KEY_FILE === undefined)) {
     throw new ConfigError(`${c.TLS_CERT_FILE === undefined ? "TLS_CERT_FILE" : "TLS_KEY_FILE"} is required when ${c.TLS_CERT_FILE === undefined ? "TLS_KEY_FILE" : "TLS_CERT_FILE"} is set`);
   }
+  let coreTls: CoreTlsFiles | null;
+  try {
+    coreTls = coreTlsFilesFromEnv(present);
+  } catch (error) {
+    throw new ConfigError((error as Error).message);
+  }
   return {
     port: c.PORT,
     httpPort: c.HTTP_PORT === 0 ? null : c.HTTP_PORT,
@@ -118,7 +127,8 @@ export function parseGatewayConfig(env: Readonly<Record<string, string | undefin
     coreAddr: c.CORE_ADDR,
     tls: c.TLS_CERT_FILE !== undefined && c.TLS_KEY_FILE !== undefined ? { certFile: c.TLS_CERT_FILE, keyFile: c.TLS_KEY_FILE } : null,
     trustedProxies: c.TRUSTED_PROXIES,
-    adminToken: c.RMS_ADMIN_TOKEN,
+    coreToken: c.RMS_GATEWAY_TOKEN,
+    coreTls,
     logLevel: c.LOG_LEVEL,
     dataDir: c.DATA_DIR,
     shutdownGraceMs: c.SHUTDOWN_GRACE_MS ?? 10_000,

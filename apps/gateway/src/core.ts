@@ -1,4 +1,4 @@
-import { AdminService, Health, HealthCheckResponse_ServingStatus, ResourceService, createClient, type ServiceClient } from "@rms/proto";
+import { AdminService, Health, HealthCheckResponse_ServingStatus, ResourceService, createClient, mutualTlsCredentials, type CoreTlsFiles, type ServiceClient } from "@rms/proto";
 
 /** Deadline of one call to core. */
 export const CORE_CALL_TIMEOUT_MS = 10_000;
@@ -21,13 +21,17 @@ const SERVING_STATUS: Partial<Record<HealthCheckResponse_ServingStatus, ServingS
   [HealthCheckResponse_ServingStatus.NOT_SERVING]: "NOT_SERVING",
 };
 
-/** Clients of core's services, every call authenticated with the admin token. */
-export function connectCore(address: string, adminToken: string): CoreClients {
-  const options = { metadata: { authorization: `Bearer ${adminToken}` }, timeoutMs: CORE_CALL_TIMEOUT_MS };
+/**
+ * Clients of core's services, every call authenticated with the gateway's own token (core allows it
+ * only the calls the gateway makes); over TLS with the gateway's client certificate when `tls` is given.
+ */
+export function connectCore(address: string, token: string, tls: CoreTlsFiles | null = null): CoreClients {
+  const credentials = tls ? { credentials: mutualTlsCredentials(tls) } : {};
+  const options = { metadata: { authorization: `Bearer ${token}` }, timeoutMs: CORE_CALL_TIMEOUT_MS, ...credentials };
   const resources = createClient(ResourceService, address, options);
   const admin = createClient(AdminService, address, options);
-  // Health needs no admin token: it is the standard grpc.health.v1 service.
-  const health = createClient(Health, address);
+  // Health needs no token: it is the standard grpc.health.v1 service.
+  const health = createClient(Health, address, credentials);
   return {
     resources,
     admin,

@@ -1,5 +1,6 @@
 import type { RequestHandler } from "express";
-import { Counter, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import { collectProcessMetrics } from "@rms/metrics-server";
+import { Counter, Histogram, Registry } from "prom-client";
 
 /** Seconds; from sub-millisecond (a cached reply) to the 30 s request timeout. */
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
@@ -13,7 +14,7 @@ export interface GatewayMetrics {
 
 export function gatewayMetrics(): GatewayMetrics {
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry });
+  collectProcessMetrics(registry);
   const labelNames = ["method", "route", "status"] as const;
   const requests = new Counter({
     name: "http_requests_total",

@@ -101,7 +101,7 @@ export async function startGateway(config: GatewayConfig, options: StartOptions 
   const logger = options.logger ?? pino({ level: config.logLevel });
   const tls = await loadTls(config);
   if (tls.generated) logger.info({ cert_file: tls.certFile }, "generated a self-signed development certificate for localhost");
-  const core = options.core ?? connectCore(config.coreAddr, config.adminToken);
+  const core = options.core ?? connectCore(config.coreAddr, config.coreToken, config.coreTls);
   const metrics = gatewayMetrics();
   const stores = openStores(config, logger, { idempotency: options.idempotency, rateLimiter: options.rateLimiter });
   const revoker = new KeyRevoker(core, stores.revocations, logger);

@@ -71,7 +71,7 @@ export async function developmentCertificate(dir: string): Promise<TlsMaterial &
   });
   await mkdir(dir, { recursive: true, mode: 0o700 });
   await writeAtomically(keyFile, pems.private, 0o600);
-  await writeAtomically(certFile, pems.cert, 0o644);
+  await writeAtomically(certFile, pems.cert, 0o600); // owner-only like all of the data directory
   return { cert: pems.cert, key: pems.private, certFile, generated: true };
 }
 

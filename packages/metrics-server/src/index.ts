@@ -39,3 +39,6 @@ export function startMetricsServer(registry: Registry, port: number): Promise<Me
     });
   });
 }
+
+export { collectProcessMetrics } from "./process-metrics.js";
+export { lintExposition } from "./exposition-lint.js";

@@ -26,4 +26,10 @@ describe("generated code", () => {
       expect(readFileSync(join(committed, file), "utf8"), file).toBe(readFileSync(join(fresh, file), "utf8"));
     }
   });
+
+  it("includes a descriptor set with comments that is exactly what scripts/descriptor-set.mjs makes from proto/", () => {
+    const fresh = join(scratch, "descriptor-set.ts");
+    execFileSync("node", ["scripts/descriptor-set.mjs", fresh], { cwd: packageDir, stdio: "pipe" });
+    expect(readFileSync(join(packageDir, "src/descriptor-set.ts"), "utf8")).toBe(readFileSync(fresh, "utf8"));
+  });
 });

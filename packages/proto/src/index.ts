@@ -4,7 +4,7 @@ export * from "./gen/rms/v1/errors_pb.js";
 export * from "./gen/rms/v1/resources_pb.js";
 export * from "./gen/rms/v1/admin_pb.js";
 export { addService, reflectionPackageDefinition, type ReflectionPackageDefinition, type ServeOptions } from "./grpc/server.js";
-export { createClient, type ClientOptions } from "./grpc/client.js";
+export { createClient, coreTlsFilesFromEnv, mutualTlsCredentials, type ClientOptions, type CoreTlsFiles } from "./grpc/client.js";
 export { RpcError, isServiceError, STATUS_DETAILS_KEY, type ErrorFields } from "./grpc/rpc-error.js";
 export { toServiceDefinition, methodPath } from "./grpc/service-definition.js";
 export type { AnyService, CallContext, CallOptions, ServiceClient, ServiceImplementation } from "./grpc/types.js";

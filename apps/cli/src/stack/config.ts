@@ -18,6 +18,10 @@ const schema = z
     TLS_KEY_FILE: z.string().min(1).optional(),
     TRUSTED_PROXIES: z.string().regex(/^[0-9A-Fa-f:.,\s]*$/, "must be a comma-separated list of IP addresses").optional(),
     RMS_ADMIN_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
+    RMS_GATEWAY_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
+    CORE_TLS_CERT_FILE: z.string().min(1).optional(),
+    CORE_TLS_KEY_FILE: z.string().min(1).optional(),
+    CORE_TLS_CA_FILE: z.string().min(1).optional(),
     WEBHOOK_ALLOW_PRIVATE: boolean.optional(),
     WEBHOOK_RETRY_SCHEDULE: z
       .string()
@@ -31,6 +35,11 @@ const schema = z
   .superRefine((c, ctx) => {
     if (!!c.TLS_CERT_FILE !== !!c.TLS_KEY_FILE) {
       ctx.addIssue({ code: "custom", path: [c.TLS_CERT_FILE ? "TLS_KEY_FILE" : "TLS_CERT_FILE"], message: "must be set together with the other TLS file" });
+    }
+    const coreTls = ["CORE_TLS_CERT_FILE", "CORE_TLS_KEY_FILE", "CORE_TLS_CA_FILE"] as const;
+    const missing = coreTls.find((name) => !c[name]);
+    if (missing && coreTls.some((name) => c[name])) {
+      ctx.addIssue({ code: "custom", path: [missing], message: "must be set together with the other CORE_TLS_ files" });
     }
   });
 

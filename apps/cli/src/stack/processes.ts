@@ -7,6 +7,7 @@ import { repoRoot } from "../paths.js";
 import { startNodeChild, waitUntil, type Child } from "./children.js";
 
 export const ADMIN_TOKEN = "process-test-admin-token-0123456789";
+export const GATEWAY_TOKEN = "process-test-gateway-token-0123456789";
 
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -31,6 +32,7 @@ export async function startCoreProcess(options: { mongoUri: string; databaseName
     CORE_ADDR: `127.0.0.1:${options.port}`,
     CORE_METRICS_PORT: "0",
     RMS_ADMIN_TOKEN: ADMIN_TOKEN,
+    RMS_GATEWAY_TOKEN: GATEWAY_TOKEN,
     LOG_LEVEL: "fatal",
     ...(options.faults ? { RMS_FAULTS: options.faults } : {}),
   });
@@ -47,7 +49,7 @@ export async function startCoreProcess(options: { mongoUri: string; databaseName
 export async function startGatewayProcess(options: { coreAddr: string; mongoUri: string; databaseName: string; dataDir: string; port: number; env?: Record<string, string> }): Promise<Child> {
   const gateway = startNodeChild("gateway", join(repoRoot, "apps/gateway/dist/main.js"), {
     CORE_ADDR: options.coreAddr,
-    RMS_ADMIN_TOKEN: ADMIN_TOKEN,
+    RMS_GATEWAY_TOKEN: GATEWAY_TOKEN,
     MONGODB_URI: options.mongoUri,
     MONGODB_DATABASE: options.databaseName,
     PORT: String(options.port),

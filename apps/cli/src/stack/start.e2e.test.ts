@@ -1,15 +1,29 @@
-import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { execFile, spawn, type ChildProcess } from "node:child_process";
+import { lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { Agent, request } from "node:https";
-import { afterAll, describe, expect, it } from "vitest";
+import { promisify } from "node:util";
+import { writeTestPki } from "@rms/core/testing";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { repoRoot } from "../paths.js";
 import { freePort } from "./processes.js";
+
+const run = promisify(execFile);
 
 const bin = new URL("../../bin/rms.js", import.meta.url).pathname;
 const dataDir = mkdtempSync(join(tmpdir(), "rms-stack-"));
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+// A failed test must not leave its stack holding the data directory for the next one.
+const started: Stack[] = [];
+afterEach(async () => {
+  for (const stack of started.splice(0)) {
+    if (stack.child.exitCode !== null || stack.child.signalCode !== null) continue;
+    stack.child.kill("SIGTERM");
+    await stack.exited;
+  }
+});
 
 interface Stack {
   child: ChildProcess;
@@ -19,17 +33,21 @@ interface Stack {
   exited: Promise<number | null>;
 }
 
-/** `rms start` (what `npm start` runs) as a real process on free ports and a temporary data dir. */
-async function startStack(ports: { https: number; http: number; core: number }): Promise<Stack> {
+type Ports = { https: number; http: number; core: number };
+const stackEnv = (ports: Ports) => ({ ...process.env, MONGODB_URI: "", RMS_ADMIN_TOKEN: "", RMS_DATA_DIR: dataDir, PORT: String(ports.https), HTTP_PORT: String(ports.http), CORE_ADDR: `127.0.0.1:${ports.core}`, METRICS_PORT: "0", CORE_METRICS_PORT: "0", LOG_LEVEL: "warn" });
+
+/** `rms start` (what `npm start` runs) as a real process on free ports and a temporary data dir; `npm: true` runs `npm start` itself. */
+async function startStack(ports: Ports, options: { npm?: boolean; env?: Record<string, string> } = {}): Promise<Stack> {
   let output = "";
   let stdout = "";
-  const child = spawn(process.execPath, [bin, "start"], {
-    env: { ...process.env, MONGODB_URI: "", RMS_ADMIN_TOKEN: "", RMS_DATA_DIR: dataDir, PORT: String(ports.https), HTTP_PORT: String(ports.http), CORE_ADDR: `127.0.0.1:${ports.core}`, METRICS_PORT: "0", CORE_METRICS_PORT: "0", LOG_LEVEL: "warn" },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+  // npm_execpath: the npm that runs this test suite; plain `npm` when run some other way.
+  const npm = process.env.npm_execpath ? [process.execPath, process.env.npm_execpath] : ["npm"];
+  const [command, ...args] = options.npm ? [...npm, "start"] : [process.execPath, bin, "start"];
+  const child = spawn(command!, args, { ...(options.npm ? { cwd: repoRoot } : {}), env: { ...stackEnv(ports), ...options.env }, stdio: ["ignore", "pipe", "pipe"] });
   child.stdout!.on("data", (d) => ((output += d), (stdout += d)));
   child.stderr!.on("data", (d) => (output += d));
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  started.push({ child, output: () => output, stdout: () => stdout, exited });
   const deadline = Date.now() + 120_000;
   while (!output.includes("rms: ready")) {
     if (child.exitCode !== null) throw new Error(`rms start exited early:\n${output}`);
@@ -39,18 +57,64 @@ async function startStack(ports: { https: number; http: number; core: number }):
   return { child, output: () => output, stdout: () => stdout, exited };
 }
 
-/** Processes (other than this one) whose command line mentions `path`: what a stack left running. */
+/** Processes (other than this one) whose command line or environment mentions `path`: what a stack left running. */
 function processesUsing(path: string): string[] {
   const found: string[] = [];
   for (const pid of readdirSync("/proc").filter((name) => /^\d+$/.test(name) && Number(name) !== process.pid)) {
     try {
       const command = readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " ");
-      if (command.includes(path)) found.push(`pid ${pid}: ${command.slice(0, 120)}`);
+      const environment = readFileSync(`/proc/${pid}/environ`, "utf8");
+      if (command.includes(path) || environment.includes(`=${path}\0`)) found.push(`pid ${pid}: ${command.slice(0, 120)}`);
     } catch {
-      // gone meanwhile
+      // gone meanwhile, or not ours to read
     }
   }
   return found;
+}
+
+/** The environment of this stack's process (RMS_DATA_DIR is ours) whose command line mentions `script`. */
+function environmentOf(script: string): string[] {
+  for (const pid of readdirSync("/proc").filter((name) => /^\d+$/.test(name))) {
+    try {
+      const environment = readFileSync(`/proc/${pid}/environ`, "utf8").split("\0");
+      if (readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(script) && environment.includes(`RMS_DATA_DIR=${dataDir}`)) return environment;
+    } catch {
+      // gone meanwhile, or not ours to read
+    }
+  }
+  throw new Error(`no process running ${script}`);
+}
+
+/** What is left of a stack on `ports` with data in `dataDir`, polled until nothing or a minute has passed. */
+async function leftoversAfterStop(ports: Record<string, number>): Promise<string[]> {
+  const deadline = Date.now() + 60_000;
+  const leftovers = async () => {
+    const open = [];
+    for (const port of Object.values(ports)) if (!(await portClosed(port))) open.push(`port ${port}`);
+    return [...open, ...processesUsing(dataDir)];
+  };
+  let left = await leftovers();
+  while (left.length > 0 && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 250));
+    left = await leftovers();
+  }
+  return left;
+}
+
+/** Every directory under `dir` (itself included) with a mode other than 0700, every file other than 0600. */
+function notPrivate(dir: string): string[] {
+  const wrong: string[] = [];
+  const visit = (path: string) => {
+    const stat = lstatSync(path);
+    if (stat.isSymbolicLink()) return;
+    const mode = stat.mode & 0o777;
+    if (stat.isDirectory()) {
+      if (mode !== 0o700) wrong.push(`${path} ${mode.toString(8)}`);
+      for (const name of readdirSync(path)) visit(join(path, name));
+    } else if (mode !== 0o600) wrong.push(`${path} ${mode.toString(8)}`);
+  };
+  visit(dir);
+  return wrong;
 }
 
 /** True when nothing accepts connections on the port any more (its process is gone). */
@@ -94,6 +158,13 @@ describe("npm start (rms start)", () => {
     expect(cacert && resolve(cacert)).toBe(join(dataDir, "tls", "cert.pem"));
     expect(first.output()).toContain(`https://localhost:${ports.https}/v1/resources -H "Authorization: Bearer ${key}"`);
 
+    // Least privilege: the gateway runs with a token of its own and without the admin token.
+    const adminToken = readFileSync(join(dataDir, "admin-token"), "utf8").trim();
+    const gatewayToken = readFileSync(join(dataDir, "gateway-token"), "utf8").trim();
+    const gatewayEnvironment = environmentOf("apps/gateway/dist/main.js");
+    expect(gatewayEnvironment).toContain(`RMS_GATEWAY_TOKEN=${gatewayToken}`);
+    expect(gatewayEnvironment.filter((entry) => entry.startsWith("RMS_ADMIN_TOKEN=") || entry.includes(adminToken))).toEqual([]);
+
     const created = await call(ports.https, "/v1/resources", key!, "name=My+first+resource");
     expect(created.status).toBe(201);
     expect(created.json).toMatchObject({ object: "resource", name: "My first resource", status: "active" });
@@ -101,6 +172,8 @@ describe("npm start (rms start)", () => {
     first.child.kill("SIGTERM");
     expect(await first.exited).toBe(0);
     for (const port of Object.values(ports)) expect(await portClosed(port), `port ${port} still open`).toBe(true);
+    // Database files hold key hashes and recorded responses: the whole data directory is owner-only.
+    expect(notPrivate(dataDir)).toEqual([]);
 
     const second = await startStack(ports);
     expect(second.output()).not.toMatch(/sk_test_/);
@@ -116,18 +189,43 @@ describe("npm start (rms start)", () => {
     stack.child.kill("SIGKILL");
     await stack.exited;
     // Core and gateway see their stdin pipe close; the database child was started with a parent-death signal.
-    const deadline = Date.now() + 60_000;
-    const leftovers = async () => {
-      const open = [];
-      for (const port of Object.values(ports)) if (!(await portClosed(port))) open.push(`port ${port}`);
-      return [...open, ...processesUsing(dataDir)];
-    };
-    let left = await leftovers();
-    while (left.length > 0 && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 250));
-      left = await leftovers();
-    }
-    expect(left).toEqual([]);
+    expect(await leftoversAfterStop(ports)).toEqual([]);
+  }, 180_000);
+
+  it("`npm start` stops everything when npm itself gets SIGTERM", async () => {
+    const ports = { https: await freePort(), http: await freePort(), core: await freePort() };
+    const stack = await startStack(ports, { npm: true });
+    // The signal goes to npm, not to the launcher: npm must be waiting on the launcher itself (exec) and pass it on.
+    stack.child.kill("SIGTERM");
+    await stack.exited;
+    expect(await leftoversAfterStop(ports)).toEqual([]);
+    expect(stack.output()).toContain("rms: SIGTERM: stopping");
+  }, 300_000);
+
+  it("`npm start` leaves nothing behind when npm is SIGKILLed", async () => {
+    const ports = { https: await freePort(), http: await freePort(), core: await freePort() };
+    const stack = await startStack(ports, { npm: true });
+    stack.child.kill("SIGKILL");
+    await stack.exited;
+    // The launcher sees it has lost its parent; its children then see the launcher go.
+    expect(await leftoversAfterStop(ports)).toEqual([]);
+  }, 300_000);
+
+  it("with CORE_TLS_* set, core speaks only mutual TLS and the gateway and rms present their certificates", async () => {
+    const pki = await writeTestPki(join(dataDir, "test-pki"));
+    const tlsEnv = { CORE_TLS_CERT_FILE: pki.certFile, CORE_TLS_KEY_FILE: pki.keyFile, CORE_TLS_CA_FILE: pki.caFile };
+    const ports = { https: await freePort(), http: await freePort(), core: await freePort() };
+    const stack = await startStack(ports, { env: tlsEnv });
+    const rms = (...args: string[]) => run(process.execPath, [bin, ...args], { env: { ...process.env, ...tlsEnv, RMS_ADMIN_TOKEN: "", RMS_DATA_DIR: dataDir, CORE_ADDR: `127.0.0.1:${ports.core}` } });
+    const account = JSON.parse((await rms("accounts", "create", "--json")).stdout);
+    const key = JSON.parse((await rms("keys", "create", "--account", account.id, "--kind", "secret", "--mode", "test", "--json")).stdout);
+    // Through the gateway, which reaches core over TLS with its client certificate.
+    expect((await call(ports.https, "/v1/resources", key.secret, "name=over+mTLS")).status).toBe(201);
+    // Without a certificate rms cannot get in.
+    const plaintext = await run(process.execPath, [bin, "accounts", "list"], { env: { ...process.env, RMS_ADMIN_TOKEN: "", RMS_DATA_DIR: dataDir, CORE_ADDR: `127.0.0.1:${ports.core}` } }).catch((e: unknown) => e);
+    expect(plaintext).toMatchObject({ code: 1, stderr: expect.stringContaining("cannot reach the core") });
+    stack.child.kill("SIGTERM");
+    expect(await stack.exited).toBe(0);
   }, 180_000);
 
   it("refuses a wrong environment value with one line naming the variable", async () => {

@@ -1,13 +1,15 @@
 import { request } from "node:https";
 import { join, relative } from "node:path";
-import { AdminService, KeyKind, createClient } from "@rms/proto";
+import { AdminService, KeyKind, coreTlsFilesFromEnv, createClient, mutualTlsCredentials } from "@rms/proto";
 import { startDatabase, type RunningDatabase } from "@rms/test-db";
-import { ensureAdminToken } from "../admin-token.js";
-import { adminTokenFileOf, dataDirOf, repoRoot } from "../paths.js";
+import { ensureAdminToken, ensureGatewayToken } from "../admin-token.js";
+import { adminTokenFileOf, dataDirOf, gatewayTokenFileOf, repoRoot } from "../paths.js";
 import { startNodeChild, waitUntil, type Child } from "./children.js";
+import { makePrivate, PRIVATE_UMASK } from "./private-dir.js";
 import { parseStackConfig, StackConfigError, type StackConfig } from "./config.js";
 
 const STOP_GRACE_MS = 15_000;
+const PARENT_WATCH_MS = 500;
 /** `rms start` runs exactly one core, through which every revocation goes, so it may keep verified keys (docs/performance.md). */
 const KEY_CACHE_MS = "30000";
 const say = (line: string) => process.stderr.write(`rms: ${line}\n`);
@@ -82,18 +84,39 @@ export async function startStack(env: Record<string, string | undefined>): Promi
       void stopAll().then(() => resolveExit(0));
     });
   }
+  // Whoever started us (npm, a shell script) may die without signalling us, even by SIGKILL: we are
+  // then re-parented, and stop rather than run on unattended.
+  const parent = process.ppid;
+  const parentWatch = setInterval(() => {
+    if (process.ppid === parent || stopping) return;
+    say("parent process gone: stopping");
+    void stopAll().then(() => resolveExit(0));
+  }, PARENT_WATCH_MS);
+  parentWatch.unref();
 
   const dataDir = dataDirOf(env);
   try {
+    // Everything the stack writes into the data directory (database files, tokens, TLS key) is owner-only.
+    process.umask(PRIVATE_UMASK);
+    makePrivate(dataDir);
     const adminToken = ensureAdminToken(env, adminTokenFileOf(env));
+    // The gateway gets a credential of its own that core allows only the calls the gateway makes.
+    const gatewayToken = ensureGatewayToken(env, gatewayTokenFileOf(env));
+    const coreTls = coreTlsFilesFromEnv(env);
     database = config.MONGODB_URI ? undefined : await startDatabase({ dataDir: join(dataDir, "db"), logger: say });
     const mongoUri = config.MONGODB_URI ?? database!.uri;
     if (database) say(`database: ${database.engine} ${database.version} (data in ${join(dataDir, "db")})`);
 
-    const common = { RMS_ADMIN_TOKEN: adminToken, CORE_ADDR: config.CORE_ADDR, LOG_LEVEL: config.LOG_LEVEL };
-    const core = startNodeChild("core", join(repoRoot, "apps/core/dist/main.js"), { ...common, MONGODB_URI: mongoUri, CORE_METRICS_PORT: String(config.CORE_METRICS_PORT), KEY_CACHE_MS: KEY_CACHE_MS });
+    // Core and gateway share the CORE_TLS_ files here (one certificate for both ends in development).
+    const tlsEnv: Record<string, string> = coreTls ? { CORE_TLS_CERT_FILE: coreTls.certFile, CORE_TLS_KEY_FILE: coreTls.keyFile, CORE_TLS_CA_FILE: coreTls.caFile } : {};
+    const common = { RMS_GATEWAY_TOKEN: gatewayToken, CORE_ADDR: config.CORE_ADDR, LOG_LEVEL: config.LOG_LEVEL, ...tlsEnv };
+    const core = startNodeChild("core", join(repoRoot, "apps/core/dist/main.js"), { ...common, RMS_ADMIN_TOKEN: adminToken, MONGODB_URI: mongoUri, CORE_METRICS_PORT: String(config.CORE_METRICS_PORT), KEY_CACHE_MS: KEY_CACHE_MS });
     children.push(core);
-    const admin = createClient(AdminService, config.CORE_ADDR, { metadata: { authorization: `Bearer ${adminToken}` }, timeoutMs: 2_000 });
+    const admin = createClient(AdminService, config.CORE_ADDR, {
+      metadata: { authorization: `Bearer ${adminToken}` },
+      timeoutMs: 2_000,
+      ...(coreTls ? { credentials: mutualTlsCredentials(coreTls) } : {}),
+    });
     try {
       await waitUntil("core", () => admin.listAccounts({ limit: 1 }).then(() => true), 60_000, core);
       await bootstrapFirstAccount(admin, config, dataDir);
@@ -109,6 +132,8 @@ export async function startStack(env: Record<string, string | undefined>): Promi
           .map((name) => [name, String(config[name])]),
       ),
       DATA_DIR: dataDir,
+      // Least privilege: the gateway never holds the admin token, even when the operator exported it.
+      RMS_ADMIN_TOKEN: "",
       // The gateway keeps its idempotency records (and shared rate limits) in the same database as core.
       MONGODB_URI: mongoUri,
       ...(env["MONGODB_DATABASE"] ? { MONGODB_DATABASE: env["MONGODB_DATABASE"] } : {}),

@@ -1,4 +1,4 @@
-import { createHash, timingSafeEqual } from "node:crypto";
+import { createHash } from "node:crypto";
 import { randomBase62 } from "../ids.js";
 
 export const KEY_KINDS = ["secret", "publishable", "restricted"] as const;
@@ -46,13 +46,6 @@ export function parseSecret(secret: string): { kind: KeyKindName; livemode: bool
  */
 export function hashSecret(secret: string): string {
   return createHash("sha256").update(secret, "utf8").digest("hex");
-}
-
-/** Constant-time comparison of two hex hashes. */
-export function sameHash(a: string, b: string): boolean {
-  const left = Buffer.from(a, "hex");
-  const right = Buffer.from(b, "hex");
-  return left.length === right.length && timingSafeEqual(left, right);
 }
 
 export function displayPrefix(secret: string): string {

@@ -14,6 +14,8 @@ import { connectCore, type CoreClients } from "../core.js";
 import { apiClient } from "./client.js";
 
 export const ADMIN_TOKEN = "gateway-test-admin-token-0123456789";
+/** The gateway's own credential: core allows it resource calls, VerifyKey and RevokeKey only. */
+export const GATEWAY_TOKEN = "gateway-test-gateway-token-0123456789";
 
 /** Test configuration: free ports, loopback only, a throwaway data dir; `startStack` sets core and the database. */
 function testConfig(dataDir: string, overrides: Partial<GatewayConfig> = {}): GatewayConfig {
@@ -24,7 +26,8 @@ function testConfig(dataDir: string, overrides: Partial<GatewayConfig> = {}): Ga
     coreAddr: "127.0.0.1:1",
     tls: null,
     trustedProxies: [],
-    adminToken: "test-admin-token",
+    coreToken: "test-gateway-token",
+    coreTls: null,
     logLevel: "silent",
     dataDir,
     shutdownGraceMs: 2_000,
@@ -68,6 +71,7 @@ export async function startStack(
     mongoUri: options.coreMongoUri ?? mongoUri,
     databaseName,
     adminToken: ADMIN_TOKEN,
+    gatewayToken: GATEWAY_TOKEN,
     healthIntervalMs: 200,
     metricsPort: 0,
     ...(options.logs?.core ? { logger: options.logs.core } : {}),
@@ -75,10 +79,10 @@ export async function startStack(
   let core: RunningCore | undefined = await startCore(coreOptions);
   const coreAddress = core.address;
   let gateway: RunningGateway;
-  const coreClients = options.wrapCore ? options.wrapCore(connectCore(coreAddress, ADMIN_TOKEN)) : undefined;
+  const coreClients = options.wrapCore ? options.wrapCore(connectCore(coreAddress, GATEWAY_TOKEN)) : undefined;
   try {
     gateway = await startGateway(
-      testConfig(dataDir, { coreAddr: coreAddress, adminToken: ADMIN_TOKEN, trustedProxies: options.trustedProxies ?? [], mongoUri, mongoDatabase: databaseName, ...options.gateway }),
+      testConfig(dataDir, { coreAddr: coreAddress, coreToken: GATEWAY_TOKEN, trustedProxies: options.trustedProxies ?? [], mongoUri, mongoDatabase: databaseName, ...options.gateway }),
       {
         logger: options.logs?.gateway ?? pino({ level: "silent" }),
         ...(coreClients ? { core: coreClients } : {}),

@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { create, fromBinary, toBinary, type DescMessage } from "@bufbuild/protobuf";
 import { Client, credentials as grpcCredentials, Metadata, status as GrpcStatus, type ChannelCredentials, type ChannelOptions } from "@grpc/grpc-js";
 import { RpcError, isServiceError } from "./rpc-error.js";
@@ -82,4 +83,30 @@ export function createClient<S extends AnyService>(
 
 function fromInit(schema: DescMessage, init: unknown): never {
   return create(schema, init as never) as never;
+}
+
+/** PEM files for gRPC over TLS with client certificates: this process's certificate and key, and the CA to trust. */
+export interface CoreTlsFiles {
+  readonly certFile: string;
+  readonly keyFile: string;
+  readonly caFile: string;
+}
+
+const CORE_TLS_VARIABLES = ["CORE_TLS_CERT_FILE", "CORE_TLS_KEY_FILE", "CORE_TLS_CA_FILE"] as const;
+
+/**
+ * CORE_TLS_CERT_FILE, CORE_TLS_KEY_FILE and CORE_TLS_CA_FILE: all three, or none (null).
+ * Some but not all throws an Error whose message is one line naming the missing variable.
+ */
+export function coreTlsFilesFromEnv(env: Readonly<Record<string, string | undefined>>): CoreTlsFiles | null {
+  const [certFile, keyFile, caFile] = CORE_TLS_VARIABLES.map((name) => env[name] || undefined);
+  if (certFile && keyFile && caFile) return { certFile, keyFile, caFile };
+  const missing = CORE_TLS_VARIABLES.find((name) => !env[name]);
+  if (CORE_TLS_VARIABLES.some((name) => env[name])) throw new Error(`${missing} must be set together with the other CORE_TLS_ files`);
+  return null;
+}
+
+/** Channel credentials that verify core's certificate against `caFile` and present this process's own. */
+export function mutualTlsCredentials(files: CoreTlsFiles): ChannelCredentials {
+  return grpcCredentials.createSsl(readFileSync(files.caFile), readFileSync(files.keyFile), readFileSync(files.certFile));
 }

@@ -1,5 +1,6 @@
-import { create, toBinary, type DescFile } from "@bufbuild/protobuf";
-import { FileDescriptorProtoSchema } from "@bufbuild/protobuf/wkt";
+import { create, fromBinary, toBinary, type DescFile } from "@bufbuild/protobuf";
+import { FileDescriptorProtoSchema, FileDescriptorSetSchema, type FileDescriptorProto } from "@bufbuild/protobuf/wkt";
+import { DESCRIPTOR_SET_BASE64 } from "../descriptor-set.js";
 import { status as GrpcStatus, type Server, type ServerUnaryCall, type sendUnaryData, type UntypedHandleCall } from "@grpc/grpc-js";
 import { RpcError } from "./rpc-error.js";
 import { toServiceDefinition, methodPath } from "./service-definition.js";
@@ -66,16 +67,26 @@ export type ReflectionPackageDefinition = Record<
   { format: "Protocol Buffer 3 EnumDescriptorProto"; type: object; fileDescriptorProtos: Buffer[] }
 >;
 
+/** proto/'s files as buf built them, with their comments (source info), by file name. */
+let commented: Map<string, FileDescriptorProto> | undefined;
+function commentedFile(name: string): FileDescriptorProto | undefined {
+  commented ??= new Map(fromBinary(FileDescriptorSetSchema, Buffer.from(DESCRIPTOR_SET_BASE64, "base64")).file.map((f) => [f.name, f]));
+  return commented.get(name);
+}
+
 /**
  * The descriptor set that @grpc/reflection expects, built from protobuf-es file
  * descriptors (with their imports), so reflection needs no .proto files at runtime.
+ * protoc-gen-es strips comments from its descriptors, so each file comes from the
+ * descriptor set built with source info when it is there (grpcurl describe then shows the comments).
  */
 export function reflectionPackageDefinition(files: readonly DescFile[]): ReflectionPackageDefinition {
   const seen = new Map<string, Buffer>();
   const visit = (file: DescFile) => {
     if (seen.has(file.name)) return;
     for (const dependency of file.dependencies) visit(dependency);
-    seen.set(file.proto.name, Buffer.from(toBinary(FileDescriptorProtoSchema, create(FileDescriptorProtoSchema, file.proto))));
+    const proto = commentedFile(file.proto.name) ?? create(FileDescriptorProtoSchema, file.proto);
+    seen.set(file.proto.name, Buffer.from(toBinary(FileDescriptorProtoSchema, proto)));
   };
   files.forEach(visit);
   // Shaped like a proto-loader enum entry: reflection reads only `fileDescriptorProtos`.

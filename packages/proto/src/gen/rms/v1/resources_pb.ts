@@ -357,7 +357,7 @@ export const ResourceStatusSchema: GenEnum<ResourceStatus> = /*@__PURE__*/
 /**
  * ResourceService owns resources: the primary unit of data.
  * Every request names its tenant; ids of other tenants are not found.
- * Calls carry the admin token as `authorization: Bearer <token>` metadata,
+ * Calls carry the caller's own token (the gateway's, or the admin's) as `authorization: Bearer <token>` metadata,
  * and optionally `rms-request-id` and `idempotency-key`.
  *
  * @generated from service rms.v1.ResourceService

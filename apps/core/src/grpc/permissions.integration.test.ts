@@ -1,0 +1,71 @@
+// The permission table over real gRPC: the gateway's credential reaches only what the gateway calls.
+import { status as GrpcStatus } from "@grpc/grpc-js";
+import { AdminService, KeyKind, ResourceService, createClient, methodPath } from "@rms/proto";
+import { testDatabaseName } from "@rms/test-db";
+import type {} from "@rms/test-db/vitest-setup";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { startCore, type RunningCore } from "../server.js";
+import { METHOD_ROLES } from "./permissions.js";
+
+const ADMIN_TOKEN = "permissions-test-admin-token-0123";
+const GATEWAY_TOKEN = "permissions-test-gateway-token-0123";
+let core: RunningCore;
+const clients = (token: string) => {
+  const options = { metadata: { authorization: `Bearer ${token}` }, timeoutMs: 5_000 };
+  return { admin: createClient(AdminService, core.address, options), resources: createClient(ResourceService, core.address, options) };
+};
+let admin: ReturnType<typeof clients>;
+let gateway: ReturnType<typeof clients>;
+let stranger: ReturnType<typeof clients>;
+beforeAll(async () => {
+  core = await startCore({ mongoUri: inject("mongoUri"), databaseName: testDatabaseName("core"), adminToken: ADMIN_TOKEN, gatewayToken: GATEWAY_TOKEN });
+  [admin, gateway, stranger] = [clients(ADMIN_TOKEN), clients(GATEWAY_TOKEN), clients("not-a-known-token-at-all")];
+});
+afterAll(async () => {
+  for (const c of [admin, gateway, stranger]) for (const client of Object.values(c)) client.close();
+  await core.stop(1_000);
+});
+
+const denied = { grpcCode: GrpcStatus.PERMISSION_DENIED, code: "method_not_allowed" };
+
+describe("the gateway's credential", () => {
+  it("is refused PERMISSION_DENIED for creating and listing accounts and keys", async () => {
+    const { account } = await admin.admin.createAccount({});
+    await expect(gateway.admin.createAccount({})).rejects.toMatchObject(denied);
+    await expect(gateway.admin.listAccounts({ limit: 1 })).rejects.toMatchObject(denied);
+    await expect(gateway.admin.createKey({ accountId: account!.id, kind: KeyKind.SECRET })).rejects.toMatchObject(denied);
+    await expect(gateway.admin.listKeys({ accountId: account!.id })).rejects.toMatchObject(denied);
+    // Nothing was created by the refused calls.
+    expect((await admin.admin.listKeys({ accountId: account!.id })).keys).toEqual([]);
+  });
+
+  it("verifies and revokes keys and makes every resource call", async () => {
+    const { account } = await admin.admin.createAccount({});
+    const { key, secret } = await admin.admin.createKey({ accountId: account!.id, kind: KeyKind.SECRET });
+    expect((await gateway.admin.verifyKey({ secret })).key?.id).toBe(key!.id);
+    const tenant = { accountId: account!.id, livemode: false };
+    const { resource } = await gateway.resources.createResource({ tenant, name: "by the gateway" });
+    expect((await gateway.resources.getResource({ tenant, id: resource!.id })).resource?.name).toBe("by the gateway");
+    await gateway.resources.updateResource({ tenant, id: resource!.id, name: "renamed" });
+    expect((await gateway.resources.listResources({ tenant, limit: 10 })).resources).toHaveLength(1);
+    await gateway.resources.deleteResource({ tenant, id: resource!.id });
+    expect(Number((await gateway.admin.revokeKey({ keyId: key!.id, reason: "plain_http" })).key?.revokedAt)).toBeGreaterThan(0);
+  });
+});
+
+describe("other credentials", () => {
+  it("refuses an unknown token UNAUTHENTICATED, on every service", async () => {
+    const unauthenticated = { grpcCode: GrpcStatus.UNAUTHENTICATED, code: "admin_token_invalid" };
+    await expect(stranger.admin.verifyKey({ secret: "sk_test_x" })).rejects.toMatchObject(unauthenticated);
+    await expect(stranger.resources.listResources({ tenant: { accountId: "acct_x" } })).rejects.toMatchObject(unauthenticated);
+  });
+
+  it("lets the admin token call everything", async () => {
+    expect((await admin.admin.listAccounts({ limit: 1 })).accounts.length).toBe(1);
+  });
+});
+
+it("gives every method of our services its roles (a new RPC is closed until it is listed)", () => {
+  const methods = [...ResourceService.methods, ...AdminService.methods].map(methodPath).sort();
+  expect(Object.keys(METHOD_ROLES).sort()).toEqual(methods);
+});

@@ -1,0 +1,44 @@
+// Test-only (exported as @rms/core/testing): a small certificate authority for core's mutual TLS, made at test time.
+import { mkdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { generate } from "selfsigned";
+
+export interface TestPki {
+  /** The CA both ends trust. */
+  readonly caFile: string;
+  /** One certificate for localhost, 127.0.0.1 and ::1, good as server and as client, signed by the CA. */
+  readonly certFile: string;
+  readonly keyFile: string;
+}
+
+const DAY_MS = 86_400_000;
+
+/** Writes a fresh CA and a leaf certificate signed by it into `dir` (the files CORE_TLS_* name). */
+export async function writeTestPki(dir: string): Promise<TestPki> {
+  const notBeforeDate = new Date(Date.now() - 60_000);
+  const notAfterDate = new Date(notBeforeDate.getTime() + DAY_MS);
+  const common = { keyType: "ec" as const, curve: "P-256" as const, algorithm: "sha256", notBeforeDate, notAfterDate };
+  const ca = await generate([{ name: "commonName", value: "rms test CA" }], {
+    ...common,
+    extensions: [
+      { name: "basicConstraints", cA: true },
+      { name: "keyUsage", keyCertSign: true, cRLSign: true, digitalSignature: true },
+    ],
+  });
+  const leaf = await generate([{ name: "commonName", value: "localhost" }], {
+    ...common,
+    ca: { key: ca.private, cert: ca.cert },
+    extensions: [
+      { name: "basicConstraints", cA: false },
+      { name: "keyUsage", digitalSignature: true, keyEncipherment: true },
+      { name: "extKeyUsage", serverAuth: true, clientAuth: true },
+      { name: "subjectAltName", altNames: [{ type: 2, value: "localhost" }, { type: 7, ip: "127.0.0.1" }, { type: 7, ip: "::1" }] },
+    ],
+  });
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  const files = { caFile: join(dir, "ca.pem"), certFile: join(dir, "cert.pem"), keyFile: join(dir, "key.pem") };
+  await writeFile(files.caFile, ca.cert, { mode: 0o600 });
+  await writeFile(files.certFile, leaf.cert, { mode: 0o600 });
+  await writeFile(files.keyFile, leaf.private, { mode: 0o600 });
+  return files;
+}
