@@ -102,7 +102,7 @@ async function main() {
     const { openSync } = await import("node:fs");
     const out = openSync(logFile, "a");
     const env = { ...process.env, RMS_DATA_DIR: dataDir, RMS_ADMIN_TOKEN: "", PORT: String(httpsPort), HTTP_PORT: "0", CORE_ADDR: `127.0.0.1:${corePort}`,
-      METRICS_PORT: String(metricsPort), CORE_METRICS_PORT: String(coreMetricsPort), RATE_LIMIT_TEST: "100000000", RATE_LIMIT_LIVE: "100000000" };
+      METRICS_PORT: String(metricsPort), CORE_METRICS_PORT: String(coreMetricsPort), RATE_LIMIT_TEST: "100000000", RATE_LIMIT_LIVE: "100000000", RATE_LIMIT_ADDRESS: "100000000" };
     if (!process.env.MONGODB_URI) delete env.MONGODB_URI;
     // BENCH_PROFILE=1: CPU profiles of the stack's processes (written when they stop) into bench/results/profiles/.
     const profileDir = join(root, "bench", "results", "profiles");

@@ -40,7 +40,7 @@ read -r https_port core_port metrics_port core_metrics_port < <(free_ports 4)
 
 echo "fuzz: starting the stack (data in a temporary directory, HTTPS on $https_port)" >&2
 env -u MONGODB_URI RMS_DATA_DIR="$work/data" RMS_ADMIN_TOKEN="" PORT="$https_port" HTTP_PORT=0 CORE_ADDR="127.0.0.1:$core_port" \
-  METRICS_PORT="$metrics_port" CORE_METRICS_PORT="$core_metrics_port" RATE_LIMIT_TEST=100000 RATE_LIMIT_LIVE=100000 LOG_LEVEL=warn \
+  METRICS_PORT="$metrics_port" CORE_METRICS_PORT="$core_metrics_port" RATE_LIMIT_TEST=100000 RATE_LIMIT_LIVE=100000 RATE_LIMIT_ADDRESS=100000 LOG_LEVEL=warn \
   node apps/cli/dist/rms.js start >"$log" 2>&1 &
 stack_pid=$!
 for _ in $(seq 1 600); do

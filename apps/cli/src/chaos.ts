@@ -32,7 +32,7 @@ const processes: Record<"core" | "gateway", Child | undefined> = { core: undefin
 const launch = {
   core: () => startCoreProcess({ mongoUri: database.uri, databaseName, port: corePort, faults: CRASH_AFTER_WRITE }),
   gateway: () =>
-    startGatewayProcess({ coreAddr, mongoUri: database.uri, databaseName, dataDir: dir, port: gatewayPort, env: { RATE_LIMIT_TEST: "100000", RATE_LIMIT_LIVE: "100000" } }),
+    startGatewayProcess({ coreAddr, mongoUri: database.uri, databaseName, dataDir: dir, port: gatewayPort, env: { RATE_LIMIT_TEST: "100000", RATE_LIMIT_LIVE: "100000", RATE_LIMIT_ADDRESS: "100000" } }),
 };
 
 /** Keeps a process running: whenever it dies (killed by us or by its crash point), it is started again. */

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { CoreClients } from "./core.js";
 import { startStack, type Stack } from "./testutil/harness.js";
 import { databaseRelay } from "./testutil/relay.js";
+import { plainRequest } from "./testutil/raw.js";
 
 // The gateway's own rules (headers, parsing, errors, scopes, plain HTTP) over the real core and the test database.
 
@@ -104,6 +105,33 @@ describe("routing", () => {
     expectEnvelope(response, 405, "method_not_allowed");
     expect(response.headers["allow"]).toBe(allow);
   });
+
+  it.each([
+    ["/v1/resources", "GET, POST"],
+    ["/v1/resources/res_1", "GET, POST, DELETE"],
+    ["/v1/status", "GET"],
+    ["/v1/openapi.json", "GET"],
+  ])("answers HEAD %s with 405 and Allow: %s (HEAD is never listed, so never served)", async (path, allow) => {
+    const before = calls.length;
+    const response = await t.api.send("HEAD", path, { key: keys.secret });
+    expect(response.status).toBe(405);
+    expect(response.headers["allow"]).toBe(allow);
+    expect(response.text).toBe("");
+    expect(calls.slice(before)).toEqual([]);
+  });
+
+  it("echoes at most a bounded part of the input in an error", async () => {
+    const id = `res_${"x".repeat(15_000)}`;
+    const response = await t.api.get(`/v1/resources/${id}`, { key: keys.secret });
+    expect(response.status).toBeGreaterThanOrEqual(400);
+    expect(response.json.error.message.length).toBeLessThanOrEqual(501);
+    expect(response.text.length).toBeLessThan(2_000);
+    const unknown = await t.api.get(`/v1/resources?${"p".repeat(15_000)}=1`, { key: keys.secret });
+    expect(unknown.status).toBe(400);
+    expect(unknown.json.error.code).toBe("parameter_unknown");
+    expect(unknown.json.error.param.length).toBeLessThanOrEqual(201);
+    expect(unknown.text.length).toBeLessThan(2_000);
+  });
 });
 
 describe("cross-origin (browsers with publishable keys)", () => {
@@ -197,6 +225,17 @@ describe("authentication and scopes", () => {
     expect(response.headers["www-authenticate"]).toBe("Bearer");
   });
 
+  it("accepts the Bearer scheme in any case (RFC 9110)", async () => {
+    for (const scheme of ["bearer", "BEARER", "BeArEr"]) {
+      expect((await t.api.get("/v1/resources", { headers: { authorization: `${scheme} ${keys.secret}` } })).status).toBe(200);
+    }
+  });
+
+  it("tells Stripe clients which errors a retry can fix", async () => {
+    expect((await t.api.get("/v1/resources")).headers["stripe-should-retry"]).toBe("false");
+    expect((await t.api.get("/v1/resources", { key: keys.secret })).headers["stripe-should-retry"]).toBeUndefined();
+  });
+
   it("accepts the key as Basic user name, as Stripe clients send it", async () => {
     const basic = Buffer.from(`${keys.secret}:`).toString("base64");
     expect((await t.api.get("/v1/resources", { headers: { authorization: `Basic ${basic}` } })).status).toBe(200);
@@ -279,7 +318,15 @@ describe("plain HTTP", () => {
     // This gateway trusts 127.0.0.1, so the plain listener serves the request.
     const response = await t.plain.get("/v1/resources", { key: keys.secret, headers: { "x-forwarded-proto": "https" } });
     expect(response.status).toBe(200);
-    // A fresh restricted key: sent over plain HTTP, it is revoked.
+    // The same header from 127.0.0.2, a peer that is not trusted, counts for nothing: 403, and its key is revoked.
+    const untrusted = (await (await t.newAccount()).key("restricted", "test", { scopes: ["resources:read"] })).secret;
+    const before = calls.length;
+    const refused = await plainRequest(t.gateway.httpPort!, { path: "/v1/resources", headers: { authorization: `Bearer ${untrusted}`, "x-forwarded-proto": "https" }, localAddress: "127.0.0.2" });
+    expect(refused.status).toBe(403);
+    expect(refused.json.error.code).toBe("https_required");
+    expect(calls.slice(before).map((c) => c.method)).toEqual(["verifyKey", "revokeKey"]);
+    expectEnvelope(await t.api.get("/v1/resources", { key: untrusted }), 401, "api_key_revoked");
+    // From the trusted proxy, "http" is plain HTTP too.
     const restricted = (await (await t.newAccount()).key("restricted", "test", { scopes: ["resources:read"] })).secret;
     expectEnvelope(await t.plain.get("/v1/resources", { key: restricted, headers: { "x-forwarded-proto": "http" } }), 403, "https_required");
   });

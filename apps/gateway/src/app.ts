@@ -8,9 +8,12 @@ import { PrincipalCache } from "./http/principal-cache.js";
 import { cors } from "./http/cors.js";
 import { requestParams } from "./http/body.js";
 import { rejectUnknown } from "./http/params.js";
-import { requireHttps } from "./http/plain-http.js";
+import { refusePendingRevocations, requireHttps } from "./http/plain-http.js";
+import { refuseHead } from "./http/head.js";
+import type { KeyRevoker } from "./revocation/revoker.js";
 import { normalizeIp } from "./http/https.js";
 import { requestIdOf, responseHeaders } from "./http/request-id.js";
+import { accessLog, recordPrincipal } from "./http/request-log.js";
 import type { Operation } from "./routes/operation.js";
 import { createResource } from "./routes/resources.create.js";
 import { deleteResource } from "./routes/resources.delete.js";
@@ -20,7 +23,7 @@ import { updateResource } from "./routes/resources.update.js";
 import { statusHandler } from "./routes/status.js";
 import { OPENAPI_PATH, openApiHandler } from "./openapi.js";
 import { IdempotentRequest, runOperation, type IdempotencyStore } from "./idempotency/index.js";
-import { enforceRateLimit, type RateLimiter } from "./ratelimit/index.js";
+import { enforceRateLimit, type AddressRateLimit, type RateLimiter } from "./ratelimit/index.js";
 import type { GatewayMetrics } from "./metrics.js";
 
 /** Every authenticated public operation, described once. */
@@ -34,6 +37,10 @@ export interface GatewayDeps {
   readonly idempotency: IdempotencyStore;
   /** Per-key request rate limit. */
   readonly rateLimiter: RateLimiter;
+  /** Revokes keys seen over plain HTTP, durably; refuses them meanwhile. */
+  readonly revoker: KeyRevoker;
+  /** The limit on requests per client address before a key is verified. */
+  readonly addressLimit: AddressRateLimit;
   /** Request counts and latencies by route pattern; none when omitted. */
   readonly metrics?: GatewayMetrics;
   /** Recently verified keys (a fresh one per app when omitted). */
@@ -51,6 +58,7 @@ function operationHandler(operation: Operation, deps: GatewayDeps, principals: P
   const { core } = deps;
   return async (req, res) => {
     const auth = await authenticate(req.headers, core, res, principals);
+    recordPrincipal(res, auth.principal);
     try {
       await runAuthenticated(operation, deps, auth, req, res);
     } catch (error) {
@@ -92,26 +100,6 @@ async function runAuthenticated(operation: Operation, deps: GatewayDeps, auth: A
   );
 }
 
-/** One structured line per request, with its id; never headers (they carry keys). */
-function accessLog(logger: Logger): RequestHandler {
-  return (req, res, next) => {
-    const started = process.hrtime.bigint();
-    res.on("finish", () => {
-      logger.info(
-        {
-          request_id: requestIdOf(res),
-          method: req.method,
-          path: req.path,
-          status: res.statusCode,
-          duration_ms: Number((process.hrtime.bigint() - started) / 1_000_000n),
-        },
-        "request",
-      );
-    });
-    next();
-  };
-}
-
 function methodNotAllowed(allowed: readonly string[]): RequestHandler {
   const allow = allowed.join(", ");
   return (req: Request, _res: Response) => {
@@ -149,8 +137,13 @@ export function createGatewayApp(deps: GatewayDeps): Express {
   app.use(responseHeaders());
   if (deps.metrics) app.use(deps.metrics.middleware((path) => matchers.find((m) => m.pattern.test(path))?.path));
   app.use(accessLog(logger));
-  app.use(requireHttps(new Set(deps.config.trustedProxies.map(normalizeIp)), core, logger));
+  const trustedProxies = new Set(deps.config.trustedProxies.map(normalizeIp));
+  const { addressLimit } = deps;
+  app.use(requireHttps(trustedProxies, deps.revoker, addressLimit, logger));
   app.use(cors(methodsOf));
+  app.use(refusePendingRevocations(deps.revoker));
+  app.use(addressLimit.middleware());
+  app.use(refuseHead(methodsOf));
 
   app.get("/v1/status", statusHandler(core, logger));
   app.get(OPENAPI_PATH, openApiHandler(OPERATIONS));

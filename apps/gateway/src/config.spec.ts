@@ -21,6 +21,7 @@ describe("parseGatewayConfig", () => {
       mongoUri: "mongodb://127.0.0.1:27017",
       mongoDatabase: "rms",
       rateLimits: { live: 100, test: 25 },
+      addressRateLimit: 500,
       rateLimitStore: "memory",
     });
   });

@@ -30,6 +30,8 @@ export interface GatewayConfig {
   readonly mongoDatabase: string;
   /** Requests per second per API key, by mode. */
   readonly rateLimits: { readonly live: number; readonly test: number };
+  /** Requests per second per client address before a key is verified (what random keys could make core look up). */
+  readonly addressRateLimit: number;
   /** Where rate-limit buckets live: this process, or MongoDB (shared by several gateways). */
   readonly rateLimitStore: "memory" | "mongodb";
   /** Operator port of `GET /metrics` (Prometheus), always on 127.0.0.1; 0 picks a free one. */
@@ -83,6 +85,7 @@ const schema = z.object({
   METRICS_PORT: port(9464),
   RATE_LIMIT_LIVE: optionalPositiveInt,
   RATE_LIMIT_TEST: optionalPositiveInt,
+  RATE_LIMIT_ADDRESS: optionalPositiveInt,
   RATE_LIMIT_STORE: z.enum(["memory", "mongodb"], "must be memory or mongodb").default("memory"),
   MONGODB_URI: z
     .string({ error: "is required" })
@@ -132,6 +135,7 @@ export function parseGatewayConfig(env: Readonly<Record<string, string | undefin
     mongoUri: c.MONGODB_URI,
     mongoDatabase: c.MONGODB_DATABASE,
     rateLimits: { live: c.RATE_LIMIT_LIVE ?? 100, test: c.RATE_LIMIT_TEST ?? 25 },
+    addressRateLimit: c.RATE_LIMIT_ADDRESS ?? 500,
     rateLimitStore: c.RATE_LIMIT_STORE,
     metricsPort: c.METRICS_PORT,
   };

@@ -1,7 +1,7 @@
 import { status as GrpcStatus } from "@grpc/grpc-js";
 import { RpcError } from "@rms/proto";
 import { describe, expect, it } from "vitest";
-import { ApiError, errorBody, fromCoreError, httpStatusOf, toApiError } from "./errors.js";
+import { ApiError, errorBody, errorCatalogue, fromCoreError, httpStatusOf, isRetryable, toApiError } from "./errors.js";
 
 const rpc = (grpcCode: GrpcStatus, code: string, type = "invalid_request_error", param?: string) =>
   new RpcError(grpcCode, { type, code, message: `core says ${code}`, ...(param ? { param } : {}) });
@@ -26,9 +26,28 @@ describe("error catalogue", () => {
   });
 
   it("adds WWW-Authenticate to every 401 and Retry-After to 429 and 503", () => {
-    expect(new ApiError("api_key_revoked", "x").headers).toEqual({ "WWW-Authenticate": "Bearer" });
-    expect(new ApiError("rate_limited", "x").headers).toEqual({ "Retry-After": "1" });
-    expect(ApiError.unavailable().headers).toEqual({ "Retry-After": "1" });
+    expect(new ApiError("api_key_revoked", "x").headers).toEqual({ "WWW-Authenticate": "Bearer", "Stripe-Should-Retry": "false" });
+    expect(new ApiError("rate_limited", "x").headers).toEqual({ "Retry-After": "1", "Stripe-Should-Retry": "true" });
+    expect(ApiError.unavailable().headers).toEqual({ "Retry-After": "1", "Stripe-Should-Retry": "true" });
+  });
+
+  it("says Stripe-Should-Retry: true exactly for the codes marked retryable, false for every other", () => {
+    const retryable = errorCatalogue().filter(({ code }) => isRetryable(code)).map(({ code }) => code);
+    expect(retryable).toEqual(["idempotency_key_in_use", "rate_limited", "service_unavailable"]);
+    for (const { code } of errorCatalogue()) {
+      expect(new ApiError(code, "x").headers["Stripe-Should-Retry"]).toBe(retryable.includes(code) ? "true" : "false");
+    }
+  });
+
+  it("echoes at most 500 characters of a message and 200 of a param, whatever the input", () => {
+    const id = "res_" + "x".repeat(15_000);
+    const error = new ApiError("resource_missing", `No such resource: '${id}'`, { param: id });
+    expect([...error.message].length).toBe(501);
+    expect(error.message.endsWith("…")).toBe(true);
+    expect([...error.param!].length).toBe(201);
+    expect(new ApiError("resource_missing", "short", { param: "id" }).message).toBe("short");
+    // Cut by code points: an emoji is never split into a lone surrogate.
+    expect(new ApiError("parameter_invalid", "😀".repeat(600)).message.isWellFormed()).toBe(true);
   });
 
   it("renders the envelope in contract order and omits an empty param", () => {

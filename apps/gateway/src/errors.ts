@@ -2,11 +2,14 @@ import { status as GrpcStatus } from "@grpc/grpc-js";
 import { RpcError } from "@rms/proto";
 import type { ErrorRequestHandler } from "express";
 import type { Logger } from "pino";
+import { recordErrorCode } from "./http/request-log.js";
 import { requestIdOf } from "./http/request-id.js";
 
 /**
  * The closed catalogue of public error codes (CONTRACT section 2): each code has
- * exactly one HTTP status and one error type.
+ * exactly one HTTP status and one error type. Codes marked "retryable" are
+ * answered with `Stripe-Should-Retry: true` (the same request may succeed
+ * later), every other code with `false` (a retry cannot fix it).
  */
 const CATALOGUE = {
   parameter_missing: [400, "invalid_request_error"],
@@ -28,15 +31,16 @@ const CATALOGUE = {
   resource_missing: [404, "invalid_request_error"],
   route_missing: [404, "invalid_request_error"],
   method_not_allowed: [405, "invalid_request_error"],
-  idempotency_key_in_use: [409, "idempotency_error"],
+  idempotency_key_in_use: [409, "idempotency_error", "retryable"],
   state_conflict: [409, "invalid_request_error"],
   request_too_large: [413, "invalid_request_error"],
   unsupported_media_type: [415, "invalid_request_error"],
-  rate_limited: [429, "rate_limit_error"],
+  rate_limited: [429, "rate_limit_error", "retryable"],
   internal_error: [500, "api_error"],
-  outcome_unknown: [500, "api_error"],
-  service_unavailable: [503, "api_error"],
-} as const satisfies Record<string, readonly [number, ErrorType]>;
+  // A write that may or may not have happened: the same request with the same Idempotency-Key completes it exactly once.
+  outcome_unknown: [500, "api_error", "retryable"],
+  service_unavailable: [503, "api_error", "retryable"],
+} as const satisfies Record<string, readonly [number, ErrorType] | readonly [number, ErrorType, "retryable"]>;
 
 export type ErrorType =
   | "invalid_request_error"
@@ -65,6 +69,20 @@ export function errorTypeOf(code: ErrorCode): ErrorType {
   return CATALOGUE[code][1];
 }
 
+/** True when repeating the same request may succeed (Stripe clients retry only these). */
+export function isRetryable(code: ErrorCode): boolean {
+  return (CATALOGUE[code] as readonly unknown[])[2] === "retryable";
+}
+
+/** How much of a message or param an error carries at most: input echoed in them is cut, never sent whole. */
+export const MESSAGE_LIMIT_CHARS = 500;
+export const PARAM_LIMIT_CHARS = 200;
+
+function capped(text: string, limit: number): string {
+  const chars = [...text];
+  return chars.length <= limit ? text : `${chars.slice(0, limit).join("")}…`;
+}
+
 /** Seconds a client should wait before retrying a 429 or 503. */
 export const RETRY_AFTER_SECONDS = 1;
 const INTERNAL_MESSAGE = "An unexpected error occurred. Please retry the request later, and contact support with the request id if it persists.";
@@ -82,15 +100,16 @@ export class ApiError extends Error {
   readonly headers: Readonly<Record<string, string>>;
 
   constructor(code: ErrorCode, message: string, options: { param?: string | undefined; headers?: Record<string, string>; type?: ErrorType } = {}) {
-    super(message);
+    super(capped(message, MESSAGE_LIMIT_CHARS));
     this.name = "ApiError";
     this.code = code;
     this.type = options.type ?? errorTypeOf(code);
     this.status = httpStatusOf(code);
-    this.param = options.param || undefined;
+    this.param = options.param ? capped(options.param, PARAM_LIMIT_CHARS) : undefined;
     const headers: Record<string, string> = { ...options.headers };
     if (this.status === 401) headers["WWW-Authenticate"] = "Bearer";
     if (this.status === 429 || this.status === 503) headers["Retry-After"] ??= String(RETRY_AFTER_SECONDS);
+    headers["Stripe-Should-Retry"] = String(isRetryable(code));
     this.headers = headers;
   }
 
@@ -180,6 +199,7 @@ function isHttpError(error: unknown): error is { status: number; expose: boolean
 
 /** Writes an error response; every path that answers with an error goes through here. */
 export function sendError(res: import("express").Response, error: ApiError): void {
+  recordErrorCode(res, error.code);
   res.status(error.status);
   for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
   res.type("application/json").send(errorBody(error, requestIdOf(res)));

@@ -51,6 +51,20 @@ describe("logs", () => {
     expect(gateway).toContainEqual(expect.objectContaining({ msg: "request", request_id: requestId, method: "POST", status: 201 }));
   });
 
+  it("names the key, its account and mode on every request line, and the error code of an error", async () => {
+    const { account, key: liveKey } = await withSecretKey(stack, "live");
+    const created = await stack.api.post("/v1/resources", { key: liveKey, form: { name: "logged" } });
+    const missing = await stack.api.get("/v1/resources/res_0000000000000000000000", { key: liveKey });
+    const anonymous = await stack.api.get("/v1/resources");
+    const lineOf = (response: { headers: Record<string, string | undefined> }) =>
+      gatewayLogs.lines.map((line) => JSON.parse(line) as Record<string, unknown>).find((line) => line["msg"] === "request" && line["request_id"] === response.headers["request-id"]);
+    const keyId = (await stack.admin.verifyKey({ secret: liveKey })).key!.id;
+    expect(lineOf(created)).toMatchObject({ status: 201, key_id: keyId, account: account.id, livemode: true });
+    expect(lineOf(created)).not.toHaveProperty("code");
+    expect(lineOf(missing)).toMatchObject({ status: 404, key_id: keyId, account: account.id, livemode: true, code: "resource_missing" });
+    expect(lineOf(anonymous)).toMatchObject({ status: 401, key_id: null, account: null, livemode: null, code: "api_key_missing" });
+  });
+
   it("never writes a key, whatever happens to the request", async () => {
     const account = await stack.newAccount();
     const leaked = (await account.key("secret", "test")).secret;

@@ -89,17 +89,21 @@ const ERROR_STATUSES: Record<string, string> = {
   "401": "No valid API key.",
   "403": "The key may not do this, or the request came over plain HTTP.",
   "404": "No such resource (in this account and mode).",
+  "405": "A verb this path does not have (HEAD included); `Allow` lists the ones it has.",
   "409": "The same Idempotency-Key is still in flight.",
   "413": "Request body over 1 MiB.",
   "415": "Unsupported request content type.",
-  "429": "Too many requests for this key.",
-  "500": "A bug; the message leaks nothing.",
+  "429": "Too many requests for this key, or from this address before a key is verified.",
+  "500": "An unexpected error; the message leaks nothing.",
   "503": "MongoDB or the core is unreachable; nothing was half-written.",
 };
 
-function errorResponses(): Record<string, Schema> {
-  return Object.fromEntries(Object.keys(ERROR_STATUSES).map((status) => [status, { $ref: `#/components/responses/Error${status}` }]));
+function errorResponses(statuses: readonly string[] = Object.keys(ERROR_STATUSES)): Record<string, Schema> {
+  return Object.fromEntries(statuses.map((status) => [status, { $ref: `#/components/responses/Error${status}` }]));
 }
+
+/** What a path that needs no key can still answer: plain HTTP, a wrong verb, the per-address limit. */
+const KEYLESS_ERRORS = ["403", "405", "429"];
 
 function pathOf(expressPath: string): string {
   return expressPath.replace(/:([A-Za-z_]+)/g, "{$1}");
@@ -167,6 +171,7 @@ export function openApiDocument(operations: readonly Operation[]): OpenApiDocume
         responses: {
           "200": jsonResponse("Operational.", ref("Status")),
           "503": jsonResponse("Degraded.", ref("Status"), { "Retry-After": { $ref: "#/components/headers/Retry-After" } }),
+          ...errorResponses(KEYLESS_ERRORS),
         },
       },
     },
@@ -177,7 +182,7 @@ export function openApiDocument(operations: readonly Operation[]): OpenApiDocume
         description: "No key needed.",
         security: [],
         parameters: [],
-        responses: { "200": jsonResponse("The OpenAPI 3.1 document.", { type: "object" }) },
+        responses: { "200": jsonResponse("The OpenAPI 3.1 document.", { type: "object" }), ...errorResponses(KEYLESS_ERRORS) },
       },
     },
   };
@@ -185,7 +190,8 @@ export function openApiDocument(operations: readonly Operation[]): OpenApiDocume
     (paths[pathOf(operation.path)] ??= {})[operation.method.toLowerCase()] = operationObject(operation);
   }
   const errorResponse = (status: string): Schema => {
-    const headers: Record<string, unknown> = {};
+    const headers: Record<string, unknown> = { "Stripe-Should-Retry": { $ref: "#/components/headers/Stripe-Should-Retry" } };
+    if (status === "405") headers["Allow"] = { description: "The verbs this path has, e.g. `GET, POST`.", schema: { type: "string" }, required: true };
     if (status === "401") headers["WWW-Authenticate"] = { description: "`Bearer`.", schema: { type: "string" }, required: true };
     if (status === "429" || status === "503") headers["Retry-After"] = { $ref: "#/components/headers/Retry-After" };
     const codes = catalogue.filter((e) => String(e.status) === status).map((e) => `\`${e.code}\``);
@@ -196,11 +202,14 @@ export function openApiDocument(operations: readonly Operation[]): OpenApiDocume
     info: {
       title: "Resource Management Service",
       version: API_VERSION,
+      license: { name: "Proprietary", identifier: "LicenseRef-Proprietary" },
       description:
         "A Stripe-style REST API. Every path is under `/v1`, HTTPS only. Request bodies may be JSON or " +
         "`application/x-www-form-urlencoded` with bracket notation; both give byte-identical responses. " +
         "Authenticate with `Authorization: Bearer <key>` (or HTTP Basic with the key as user name, as `curl -u sk_...:` sends it).",
     },
+    // Relative: the origin this document was fetched from (`npm start` serves it on https://localhost:8443).
+    servers: [{ url: "/", description: "The origin serving this document." }],
     security: [{ bearerAuth: [] }],
     paths,
     components: {
@@ -221,6 +230,11 @@ export function openApiDocument(operations: readonly Operation[]): OpenApiDocume
         "Api-Version": { description: "The API version.", required: true, schema: { type: "string", const: API_VERSION } },
         "Idempotent-Replayed": { description: "`true` on a replayed response.", schema: { type: "string", const: "true" } },
         "Retry-After": { description: "Seconds to wait before retrying.", required: true, schema: { type: "string", pattern: "^[0-9]+$" } },
+        "Stripe-Should-Retry": {
+          description: "`true` when the same request may succeed if retried (429, 503, 409 `idempotency_key_in_use`), `false` when a retry cannot fix it.",
+          required: true,
+          schema: { type: "string", enum: ["true", "false"] },
+        },
       },
       responses: Object.fromEntries(Object.keys(ERROR_STATUSES).map((status) => [`Error${status}`, errorResponse(status)])),
       schemas: {

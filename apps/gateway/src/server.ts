@@ -1,19 +1,20 @@
 import { createServer as createHttpServer, type Server, type ServerResponse } from "node:http";
 import { createServer as createHttpsServer } from "node:https";
 import type { AddressInfo } from "node:net";
-import type { Duplex } from "node:stream";
 import { pino, type Logger } from "pino";
 import { createGatewayApp } from "./app.js";
 import type { GatewayConfig } from "./config.js";
 import { connectCore, type CoreClients } from "./core.js";
-import { ApiError, errorBody } from "./errors.js";
-import { API_VERSION, newRequestId } from "./http/request-id.js";
 import { startMetricsServer } from "@rms/metrics-server";
 import { gatewayMetrics } from "./metrics.js";
 import { loadTls } from "./tls.js";
 import type { IdempotencyStore } from "./idempotency/index.js";
 import type { RateLimiter } from "./ratelimit/index.js";
 import { openStores } from "./stores.js";
+import { KeyRevoker } from "./revocation/revoker.js";
+import { answerClientErrors, type PlainListener } from "./http/client-error.js";
+import { AddressRateLimit } from "./ratelimit/index.js";
+import { normalizeIp } from "./http/https.js";
 
 /** Limits that keep one client from holding the gateway's sockets. */
 export const SERVER_LIMITS = {
@@ -52,7 +53,7 @@ export interface StartOptions {
 const closing = new WeakSet<Server>();
 const inFlight = new WeakMap<Server, Set<ServerResponse>>();
 
-function applyLimits(server: Server): void {
+function applyLimits(server: Server, plainListener?: PlainListener): void {
   // Track responses in flight, so that a shutdown can ask their connections to close afterwards.
   const responses = new Set<ServerResponse>();
   inFlight.set(server, responses);
@@ -61,41 +62,12 @@ function applyLimits(server: Server): void {
     res.once("close", () => responses.delete(res));
     if (closing.has(server) && !res.headersSent) res.setHeader("Connection", "close");
   });
-  answerClientErrors(server);
+  answerClientErrors(server, plainListener);
   server.headersTimeout = SERVER_LIMITS.headersTimeoutMs;
   server.requestTimeout = SERVER_LIMITS.requestTimeoutMs;
   server.keepAliveTimeout = SERVER_LIMITS.keepAliveTimeoutMs;
   server.maxConnections = SERVER_LIMITS.maxConnections;
   server.maxHeadersCount = SERVER_LIMITS.maxHeadersCount;
-}
-
-/**
- * Requests Node refuses before Express sees them (malformed HTTP, oversized
- * headers) still get the envelope and the usual headers; timed-out or reset
- * connections are just closed.
- */
-function answerClientErrors(server: Server): void {
-  server.on("clientError", (error: NodeJS.ErrnoException, socket: Duplex) => {
-    // Only HTTP parser errors (HPE_*) get an answer. Anything else (timeouts, resets, TLS failures such as a
-    // handshake that never finished: ERR_TLS_HANDSHAKE_TIMEOUT, where there is no HTTP to answer with) is closed.
-    if (!socket.writable || !error.code?.startsWith("HPE_")) {
-      socket.destroy();
-      return;
-    }
-    const apiError =
-      error.code === "HPE_HEADER_OVERFLOW"
-        ? new ApiError("request_too_large", "The request headers are too large.")
-        : new ApiError("parameter_invalid", "The request is not valid HTTP.");
-    const requestId = newRequestId();
-    const body = errorBody(apiError, requestId);
-    socket.end(
-      `HTTP/1.1 ${apiError.status} ${apiError.status === 413 ? "Content Too Large" : "Bad Request"}\r\n` +
-        `Request-Id: ${requestId}\r\nApi-Version: ${API_VERSION}\r\nContent-Type: application/json; charset=utf-8\r\n` +
-        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
-    );
-    // A client that does not read the answer does not keep the socket.
-    setTimeout(() => socket.destroy(), 5_000).unref();
-  });
 }
 
 function listen(server: Server, port: number, host: string | undefined): Promise<number> {
@@ -132,7 +104,10 @@ export async function startGateway(config: GatewayConfig, options: StartOptions 
   const core = options.core ?? connectCore(config.coreAddr, config.coreToken, config.coreTls);
   const metrics = gatewayMetrics();
   const stores = openStores(config, logger, { idempotency: options.idempotency, rateLimiter: options.rateLimiter });
-  const app = createGatewayApp({ core, config, logger, metrics, idempotency: stores.idempotency, rateLimiter: stores.rateLimiter });
+  const revoker = new KeyRevoker(core, stores.revocations, logger);
+  const trustedProxies = new Set(config.trustedProxies.map(normalizeIp));
+  const addressLimit = new AddressRateLimit(stores.rateLimiter, config.addressRateLimit, trustedProxies);
+  const app = createGatewayApp({ core, config, logger, metrics, revoker, addressLimit, idempotency: stores.idempotency, rateLimiter: stores.rateLimiter });
 
   const serverOptions = { connectionsCheckingInterval: SERVER_LIMITS.connectionsCheckingIntervalMs };
   const https = createHttpsServer(
@@ -141,7 +116,7 @@ export async function startGateway(config: GatewayConfig, options: StartOptions 
   );
   applyLimits(https);
   const plain = config.httpPort === null ? undefined : createHttpServer(serverOptions, app);
-  if (plain) applyLimits(plain);
+  if (plain) applyLimits(plain, { trustedProxies, revoker, addressLimit });
 
   let metricsServer: Awaited<ReturnType<typeof startMetricsServer>> | undefined;
   try {
@@ -159,6 +134,7 @@ export async function startGateway(config: GatewayConfig, options: StartOptions 
         (stopping ??= (async () => {
           await Promise.all([close(https, config.shutdownGraceMs), plain ? close(plain, config.shutdownGraceMs) : undefined]);
           await metricsServer?.close();
+          revoker.close();
           if (!options.core) core.close();
           await stores.close();
           logger.info("gateway stopped");
@@ -166,6 +142,7 @@ export async function startGateway(config: GatewayConfig, options: StartOptions 
     };
   } catch (error) {
     await Promise.all([close(https, 0), plain ? close(plain, 0) : undefined, metricsServer?.close()]);
+    revoker.close();
     if (!options.core) core.close();
     await stores.close();
     throw error;

@@ -3,11 +3,13 @@ import type { Logger } from "pino";
 import type { GatewayConfig } from "./config.js";
 import { CLEANUP_INTERVAL_MS, MongoIdempotencyStore, type IdempotencyStore } from "./idempotency/index.js";
 import { MemoryRateLimiter, MongoRateLimiter, type RateLimiter } from "./ratelimit/index.js";
+import { MongoPendingRevocationStore, type PendingRevocationStore } from "./revocation/pending-store.js";
 
-/** The gateway's own state: idempotency records and rate-limit buckets. */
+/** The gateway's own state: idempotency records, rate-limit buckets and revocations not yet done. */
 export interface GatewayStores {
   readonly idempotency: IdempotencyStore;
   readonly rateLimiter: RateLimiter;
+  readonly revocations: PendingRevocationStore;
   close(): Promise<void>;
 }
 
@@ -56,6 +58,7 @@ export function openStores(
   return {
     idempotency,
     rateLimiter,
+    revocations: new MongoPendingRevocationStore(db),
     async close() {
       stopped = true;
       clearInterval(cleanup);

@@ -29,6 +29,7 @@ const schema = z
       .optional(),
     RATE_LIMIT_LIVE: z.coerce.number({ message: "must be a positive number" }).positive("must be a positive number").optional(),
     RATE_LIMIT_TEST: z.coerce.number({ message: "must be a positive number" }).positive("must be a positive number").optional(),
+    RATE_LIMIT_ADDRESS: z.coerce.number({ message: "must be a positive integer" }).int("must be a positive integer").positive("must be a positive integer").optional(),
     LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"], { message: "must be one of fatal, error, warn, info, debug, trace, silent" }).default("info"),
   })
   .superRefine((c, ctx) => {

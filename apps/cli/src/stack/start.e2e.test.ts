@@ -28,6 +28,8 @@ afterEach(async () => {
 interface Stack {
   child: ChildProcess;
   output: () => string;
+  /** Standard output alone: the JSON log stream. */
+  stdout: () => string;
   exited: Promise<number | null>;
 }
 
@@ -37,21 +39,22 @@ const stackEnv = (ports: Ports) => ({ ...process.env, MONGODB_URI: "", RMS_ADMIN
 /** `rms start` (what `npm start` runs) as a real process on free ports and a temporary data dir; `npm: true` runs `npm start` itself. */
 async function startStack(ports: Ports, options: { npm?: boolean; env?: Record<string, string> } = {}): Promise<Stack> {
   let output = "";
+  let stdout = "";
   // npm_execpath: the npm that runs this test suite; plain `npm` when run some other way.
   const npm = process.env.npm_execpath ? [process.execPath, process.env.npm_execpath] : ["npm"];
   const [command, ...args] = options.npm ? [...npm, "start"] : [process.execPath, bin, "start"];
   const child = spawn(command!, args, { ...(options.npm ? { cwd: repoRoot } : {}), env: { ...stackEnv(ports), ...options.env }, stdio: ["ignore", "pipe", "pipe"] });
-  child.stdout!.on("data", (d) => (output += d));
+  child.stdout!.on("data", (d) => ((output += d), (stdout += d)));
   child.stderr!.on("data", (d) => (output += d));
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
-  started.push({ child, output: () => output, exited });
+  started.push({ child, output: () => output, stdout: () => stdout, exited });
   const deadline = Date.now() + 120_000;
   while (!output.includes("rms: ready")) {
     if (child.exitCode !== null) throw new Error(`rms start exited early:\n${output}`);
     if (Date.now() > deadline) throw new Error(`rms start not ready:\n${output}`);
     await new Promise((r) => setTimeout(r, 200));
   }
-  return { child, output: () => output, exited };
+  return { child, output: () => output, stdout: () => stdout, exited };
 }
 
 /** Processes (other than this one) whose command line or environment mentions `path`: what a stack left running. */
@@ -148,6 +151,8 @@ describe("npm start (rms start)", () => {
     const first = await startStack(ports);
     const key = /\b(sk_test_[0-9A-Za-z]{32})\b/.exec(first.output())?.[1];
     expect(key, first.output()).toBeDefined();
+    // The banner is for the terminal (stderr), never in the JSON log stream on stdout.
+    expect(first.stdout()).not.toContain(key);
     // The printed certificate path works from where npm start ran (the same directory as this test).
     const cacert = /curl --cacert (\S+) /.exec(first.output())?.[1];
     expect(cacert && resolve(cacert)).toBe(join(dataDir, "tls", "cert.pem"));

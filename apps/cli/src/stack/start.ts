@@ -33,7 +33,8 @@ async function bootstrapFirstAccount(admin: ReturnType<typeof createClient<typeo
   const { secret } = await admin.createKey({ accountId: account!.id, kind: KeyKind.SECRET, livemode: false });
   // The development certificate, as a path the user can paste from where they ran npm start.
   const tls = config.TLS_CERT_FILE ? "" : ` --cacert ${relative(process.cwd(), join(dataDir, "tls", "cert.pem"))}`;
-  process.stdout.write(
+  // The terminal, not stdout: stdout carries the JSON log lines that a collector may read.
+  process.stderr.write(
     [
       "",
       `Created account ${account!.id} with a test-mode secret key (shown only this once):`,
@@ -124,7 +125,7 @@ export async function startStack(env: Record<string, string | undefined>): Promi
     const gateway = startNodeChild("gateway", join(repoRoot, "apps/gateway/dist/main.js"), {
       ...common,
       ...Object.fromEntries(
-        (["PORT", "HTTP_PORT", "METRICS_PORT", "TLS_CERT_FILE", "TLS_KEY_FILE", "TRUSTED_PROXIES", "RATE_LIMIT_LIVE", "RATE_LIMIT_TEST"] as const)
+        (["PORT", "HTTP_PORT", "METRICS_PORT", "TLS_CERT_FILE", "TLS_KEY_FILE", "TRUSTED_PROXIES", "RATE_LIMIT_LIVE", "RATE_LIMIT_TEST", "RATE_LIMIT_ADDRESS"] as const)
           .filter((name) => config[name] !== undefined)
           .map((name) => [name, String(config[name])]),
       ),

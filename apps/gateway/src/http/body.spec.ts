@@ -79,3 +79,37 @@ describe("parseJson", () => {
     expect(codeOf(() => parseJson('{"a":{"b":{"c":{"d":{"e":{"f":{"g":1}}}}}}}'))).toBe("parameter_invalid");
   });
 });
+
+describe("input edge cases (issue 11 item 6)", () => {
+  it("counts JSON array nesting toward the depth limit, like objects", () => {
+    const nested = (levels: number, leaf: unknown = "x"): unknown => (levels === 0 ? leaf : [nested(levels - 1, leaf)]);
+    expect(codeOf(() => parseJson(JSON.stringify({ a: nested(5) })))).toBeUndefined();
+    expect(codeOf(() => parseJson(JSON.stringify({ a: nested(6) })))).toBe("parameter_invalid");
+    expect(codeOf(() => parseJson(JSON.stringify({ a: nested(100) })))).toBe("parameter_invalid");
+    expect(codeOf(() => parseJson(JSON.stringify({ a: [{ b: [{ c: [{}] }] }] })))).toBe("parameter_invalid");
+  });
+
+  it("refuses a lone UTF-16 surrogate in a JSON value or key", () => {
+    expect(codeOf(() => parseJson('{"name":"a\\ud800b"}'))).toBe("parameter_invalid");
+    expect(codeOf(() => parseJson('{"metadata":{"\\udc00":"v"}}'))).toBe("parameter_invalid");
+    expect(codeOf(() => parseJson('{"tags":["\\ud83d"]}'))).toBe("parameter_invalid");
+    expect(plain(parseJson('{"name":"\\ud83d\\ude00"}'))).toEqual({ name: "😀" });
+  });
+
+  it("refuses malformed %-escapes and %-escaped bytes that are not UTF-8, in form bodies and query strings", () => {
+    for (const text of ["name=%", "name=%zz", "name=a%2", "na%G0me=x", "name=%ED%A0%80", "name=%C3", "name=%FF", "metadata[%C3]=x"]) {
+      expect(codeOf(() => parseForm(text)), text).toBe("parameter_invalid");
+      expect(codeOf(() => queryParams(`/v1/resources?${text}`)), text).toBe("parameter_invalid");
+    }
+    expect(codeOf(() => queryParams("/v1/resources?name=\u00e9"))).toBe("parameter_invalid");
+    expect(plain(parseForm("name=%C3%A9+%F0%9F%98%80"))).toEqual({ name: "é 😀" });
+  });
+
+  it("refuses a parameter given both as a value and with [keys], in either order", () => {
+    for (const text of ["metadata[a]=1&metadata=", "metadata=&metadata[a]=1", "metadata=x&metadata[a][b]=1", "metadata[a]=1&metadata[a][b]=2"]) {
+      expect(codeOf(() => parseForm(text)), text).toBe("parameter_invalid");
+    }
+    expect(plain(parseForm("tags[]=a&tags[]=b"))).toEqual({ tags: ["a", "b"] });
+    expect(plain(parseForm("metadata[a]=1&metadata[b]="))).toEqual({ metadata: { a: "1", b: "" } });
+  });
+});

@@ -1,6 +1,7 @@
 import type { IncomingMessage } from "node:http";
 import qs from "qs";
 import { ApiError } from "../errors.js";
+import { checkFormPairs } from "./form-pairs.js";
 
 /** Largest accepted request body, in bytes (1 MiB). */
 export const BODY_LIMIT_BYTES = 1024 * 1024;
@@ -58,6 +59,7 @@ const QS_OPTIONS: qs.IParseOptions & { throwOnLimitExceeded: boolean; strictDept
 
 /** Parses a form body or query string with Stripe bracket notation, within the limits. */
 export function parseForm(text: string): Params {
+  checkFormPairs(text);
   let parsed: unknown;
   try {
     parsed = qs.parse(text, QS_OPTIONS);
@@ -73,19 +75,29 @@ export function parseForm(text: string): Params {
   return unescapeTree(parsed) as Params;
 }
 
+const tooDeep = () => new ApiError("parameter_invalid", `The request body is nested too deeply: at most ${NESTING_DEPTH_LIMIT} levels.`);
+
+function checkWellFormed(text: string): void {
+  if (!text.isWellFormed()) throw new ApiError("parameter_invalid", "The request contains a lone UTF-16 surrogate (\\uD800-\\uDFFF without its pair): not a valid Unicode string.");
+}
+
 /** Re-creates JSON objects with null prototypes, counting parameters like the form parser does. */
 function toParams(value: unknown, depth: number, budget: { left: number }): unknown {
+  if (typeof value === "string") {
+    checkWellFormed(value);
+    return value;
+  }
   if (Array.isArray(value)) {
+    if (depth > NESTING_DEPTH_LIMIT) throw tooDeep();
     if ((budget.left -= value.length) < 0) throw tooManyJson();
     return value.map((item) => toParams(item, depth + 1, budget));
   }
   if (value !== null && typeof value === "object") {
-    if (depth > NESTING_DEPTH_LIMIT) {
-      throw new ApiError("parameter_invalid", `The request body is nested too deeply: at most ${NESTING_DEPTH_LIMIT} levels.`);
-    }
+    if (depth > NESTING_DEPTH_LIMIT) throw tooDeep();
     const out: Params = Object.create(null) as Params;
     for (const [key, item] of Object.entries(value)) {
       if (--budget.left < 0) throw tooManyJson();
+      checkWellFormed(key);
       out[key] = toParams(item, depth + 1, budget);
     }
     return out;
@@ -197,7 +209,11 @@ export async function bodyParams(req: IncomingMessage): Promise<Params> {
 /** The query string of a request URL as parameters. */
 export function queryParams(url: string): Params {
   const at = url.indexOf("?");
-  return at === -1 ? (Object.create(null) as Params) : parseForm(url.slice(at + 1));
+  if (at === -1) return Object.create(null) as Params;
+  const query = url.slice(at + 1);
+  // Bytes outside ASCII reach us as they were sent, not as UTF-8: only %-escapes say what they mean.
+  if (/[^\x21-\x7e]/.test(query)) throw new ApiError("parameter_invalid", "The query string must be ASCII: %-encode other characters as UTF-8.");
+  return parseForm(query);
 }
 
 /**

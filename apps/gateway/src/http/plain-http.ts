@@ -1,44 +1,80 @@
-import { KeyKind } from "@rms/proto";
+import type { IncomingMessage } from "node:http";
 import type { RequestHandler } from "express";
 import type { Logger } from "pino";
-import type { CoreClients } from "../core.js";
 import { ApiError, sendError } from "../errors.js";
-import { presentedKey } from "./auth.js";
+import type { AddressRateLimit } from "../ratelimit/index.js";
+import { leakedKeyCandidates } from "../revocation/scan.js";
+import type { KeyRevoker } from "../revocation/revoker.js";
+import { BODY_LIMIT_BYTES } from "./body.js";
 import { arrivedOverHttps } from "./https.js";
+import { presentedKey } from "./auth.js";
 import { requestIdOf } from "./request-id.js";
 
-export const REVOKE_REASON = "seen over plain HTTP";
+export { REVOKE_REASON } from "../revocation/revoker.js";
+
+export function httpsRequired(): ApiError {
+  return new ApiError("https_required", "Requests must be made over HTTPS. A secret or restricted API key sent over plain HTTP is compromised and is revoked at once.");
+}
+
+/** Up to the body size limit of a request's body, whatever its type; the rest is not read. */
+function bodyPrefix(req: IncomingMessage): Promise<Buffer> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const done = () => {
+      req.off("data", onData);
+      req.off("end", done);
+      req.off("error", done);
+      req.off("aborted", done);
+      resolve(Buffer.concat(chunks).subarray(0, BODY_LIMIT_BYTES));
+    };
+    const onData = (chunk: Buffer) => {
+      chunks.push(chunk);
+      size += chunk.length;
+      if (size >= BODY_LIMIT_BYTES) {
+        req.pause();
+        done();
+      }
+    };
+    req.on("data", onData);
+    req.on("end", done);
+    req.on("error", done);
+    req.on("aborted", done);
+  });
+}
 
 /**
  * Refuses every request that did not arrive over HTTPS (403 https_required),
- * performing nothing. A valid secret or restricted key that came with it is
- * compromised: it is revoked before the answer is sent, and the revocation is
- * logged with the key's id (never the key).
+ * performing nothing. Every secret or restricted key found anywhere in it
+ * (headers, URL, body up to the size limit) is compromised: it is revoked
+ * before the answer is sent, or kept pending and refused until core has
+ * revoked it. The lookups count against the client address's rate limit;
+ * over it, the answer is the same 403 without them.
  */
-export function requireHttps(trustedProxies: ReadonlySet<string>, core: CoreClients, logger: Logger): RequestHandler {
+export function requireHttps(trustedProxies: ReadonlySet<string>, revoker: KeyRevoker, addressLimit: AddressRateLimit, logger: Logger): RequestHandler {
   return async (req, res, next) => {
     if (arrivedOverHttps(req, trustedProxies)) {
       next();
       return;
     }
     const requestId = requestIdOf(res);
-    const secret = presentedKey(req.headers);
-    if (secret) {
-      try {
-        const { key } = await core.admin.verifyKey({ secret }, { metadata: { "rms-request-id": requestId } });
-        if (key && (key.kind === KeyKind.SECRET || key.kind === KeyKind.RESTRICTED)) {
-          await core.admin.revokeKey({ keyId: key.id, reason: REVOKE_REASON }, { metadata: { "rms-request-id": requestId } });
-          logger.warn({ request_id: requestId, key_id: key.id }, "API key revoked: it was sent over plain HTTP");
-        }
-      } catch (error) {
-        // Invalid, expired or already revoked keys need nothing; an unreachable core is worth a line.
-        const code = (error as { code?: unknown }).code;
-        if (code !== "api_key_invalid" && code !== "api_key_expired" && code !== "api_key_revoked") {
-          logger.error({ request_id: requestId, err: error instanceof Error ? error.message : String(error) }, "could not check a key sent over plain HTTP");
-        }
-      }
+    const body = await bodyPrefix(req);
+    const candidates = leakedKeyCandidates({ headers: req.headers, url: req.originalUrl, body });
+    if (candidates.length > 0) {
+      const decision = await addressLimit.take(req).catch(() => ({ allowed: true }) as const);
+      if (decision.allowed) await revoker.revokeLeaked(candidates, requestId);
+      else logger.warn({ request_id: requestId }, "keys seen over plain HTTP not checked: the client address is over its rate limit");
     }
     res.setHeader("Connection", "close");
-    sendError(res, new ApiError("https_required", "Requests must be made over HTTPS. A secret or restricted API key sent over plain HTTP is compromised and is revoked at once."));
+    sendError(res, httpsRequired());
+  };
+}
+
+/** Over HTTPS: a key whose plain-HTTP revocation is still pending is refused as revoked. */
+export function refusePendingRevocations(revoker: KeyRevoker): RequestHandler {
+  return (req, _res, next) => {
+    const secret = presentedKey(req.headers);
+    if (secret && revoker.isPending(secret)) throw new ApiError("api_key_revoked", "This API key was sent over plain HTTP and has been revoked.");
+    next();
   };
 }

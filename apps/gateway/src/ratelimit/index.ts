@@ -2,3 +2,4 @@ export type { RateLimiter, RateLimitDecision } from "./interface.js";
 export { MemoryRateLimiter } from "./memory.js";
 export { MongoRateLimiter, RATE_LIMIT_COLLECTION } from "./mongo.js";
 export { enforceRateLimit, type RateLimits } from "./enforce.js";
+export { AddressRateLimit } from "./address.js";

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { IDEMPOTENCY_COLLECTION } from "../idempotency/index.js";
 import { startStack, withSecretKey, type Stack } from "../testutil/harness.js";
 import { MemoryRateLimiter } from "./memory.js";
+import { plainRequest } from "../testutil/raw.js";
 import { MongoRateLimiter, RATE_LIMIT_COLLECTION } from "./mongo.js";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -117,5 +118,60 @@ describe("rate limits with RATE_LIMIT_STORE=mongodb", () => {
       later = await stack.api.get("/v1/resources", { key });
     }
     expect(later.status).toBe(200);
+  });
+});
+
+describe("rate limit per client address before a key is verified", () => {
+  let stack: Stack;
+  let lookups = 0;
+  beforeAll(async () => {
+    stack = await startStack({
+      gateway: { addressRateLimit: 3 },
+      wrapCore: (core) => ({
+        ...core,
+        health: (timeoutMs, requestId) => core.health(timeoutMs, requestId),
+        close: () => core.close(),
+        admin: new Proxy(core.admin, {
+          get(target, property, receiver) {
+            const value = Reflect.get(target, property, receiver) as unknown;
+            if (property !== "verifyKey" || typeof value !== "function") return value;
+            return (...args: unknown[]) => {
+              lookups++;
+              return (value as (...a: unknown[]) => unknown).apply(target, args);
+            };
+          },
+        }),
+      }),
+    });
+  });
+  afterAll(() => stack?.stop());
+
+  const randomKey = (i: number) => `sk_test_${String(i).padStart(32, "0")}`;
+
+  it("answers 429 once an address has spent its budget, so random keys cost core a bounded number of lookups", async () => {
+    const before = lookups;
+    const responses = await Promise.all(Array.from({ length: 15 }, (_, i) => stack.api.get("/v1/resources", { key: randomKey(i) })));
+    const limited = responses.filter((r) => r.status === 429);
+    const looked = responses.filter((r) => r.status === 401);
+    expect(limited.length + looked.length).toBe(15);
+    expect(limited.length).toBeGreaterThan(0);
+    for (const r of limited) {
+      expect(r.json.error.code).toBe("rate_limited");
+      expect(r.headers["retry-after"]).toMatch(/^[1-9]\d*$/);
+      expect(r.headers["stripe-should-retry"]).toBe("true");
+    }
+    // Only the requests let through asked core about their key.
+    expect(lookups - before).toBe(looked.length);
+  });
+
+  it("limits plain-HTTP requests that carry keys too: still 403 https_required, without asking core", async () => {
+    // From 127.0.0.2: an address with its own, untouched budget.
+    const before = lookups;
+    const responses = await Promise.all(
+      Array.from({ length: 15 }, (_, i) => plainRequest(stack.gateway.httpPort!, { path: "/v1/resources", headers: { authorization: `Bearer ${randomKey(100 + i)}` }, localAddress: "127.0.0.2" })),
+    );
+    for (const r of responses) expect(r.json.error.code).toBe("https_required");
+    expect(lookups - before).toBeGreaterThan(0);
+    expect(lookups - before).toBeLessThan(15);
   });
 });

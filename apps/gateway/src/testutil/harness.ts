@@ -35,6 +35,7 @@ function testConfig(dataDir: string, overrides: Partial<GatewayConfig> = {}): Ga
     mongoDatabase: "rms_unset",
     // High enough that no ordinary test is limited; rate-limit tests set their own.
     rateLimits: { live: 10_000, test: 10_000 },
+    addressRateLimit: 10_000,
     rateLimitStore: "memory",
     metricsPort: 0,
     ...overrides,

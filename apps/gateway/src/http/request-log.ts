@@ -1,0 +1,62 @@
+import type { RequestHandler, Response } from "express";
+import type { Logger } from "pino";
+import { requestIdOf } from "./request-id.js";
+
+/** Who made a request, as far as the access log needs it (never the secret). */
+export interface LoggedPrincipal {
+  readonly keyId: string;
+  readonly tenant: { readonly accountId: string; readonly livemode: boolean };
+}
+
+/** What the access line of a request says beyond method, path and status; filled in while it runs. */
+interface RequestFacts {
+  principal?: LoggedPrincipal;
+  errorCode?: string;
+}
+
+const facts = new WeakMap<Response, RequestFacts>();
+
+function factsOf(res: Response): RequestFacts {
+  let found = facts.get(res);
+  if (!found) facts.set(res, (found = {}));
+  return found;
+}
+
+/** Called once the key is verified: the request's line names the key, its account and its mode. */
+export function recordPrincipal(res: Response, principal: LoggedPrincipal): void {
+  factsOf(res).principal = principal;
+}
+
+/** Called by the one function that sends errors: the request's line carries the error code. */
+export function recordErrorCode(res: Response, code: string): void {
+  factsOf(res).errorCode = code;
+}
+
+/**
+ * One structured line per request, with its id, the key's id, account and mode
+ * (null before a key is verified) and the error code of an error answer; never
+ * headers (they carry keys).
+ */
+export function accessLog(logger: Logger): RequestHandler {
+  return (req, res, next) => {
+    const started = process.hrtime.bigint();
+    res.on("finish", () => {
+      const { principal, errorCode } = factsOf(res);
+      logger.info(
+        {
+          request_id: requestIdOf(res),
+          method: req.method,
+          path: req.path,
+          status: res.statusCode,
+          duration_ms: Number((process.hrtime.bigint() - started) / 1_000_000n),
+          key_id: principal?.keyId ?? null,
+          account: principal?.tenant.accountId ?? null,
+          livemode: principal?.tenant.livemode ?? null,
+          ...(errorCode !== undefined ? { code: errorCode } : {}),
+        },
+        "request",
+      );
+    });
+    next();
+  };
+}

@@ -1,0 +1,40 @@
+import { execFile } from "node:child_process";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { expect, it } from "vitest";
+import { OPERATIONS } from "./app.js";
+import { openApiDocument } from "./openapi.js";
+
+const run = promisify(execFile);
+const redocly = createRequire(import.meta.url).resolve("@redocly/cli/bin/cli.js");
+
+/** What `redocly lint --format=json` reports, reduced to what a failure message needs. */
+interface LintProblem {
+  ruleId: string;
+  severity: "error" | "warn";
+  message: string;
+  location?: { pointer?: string }[];
+}
+
+it("passes `redocly lint` with the recommended rules: 0 errors, 0 warnings (offline, on the generated document)", async () => {
+  const dir = await mkdtemp(join(tmpdir(), "rms-openapi-"));
+  try {
+    const file = join(dir, "openapi.json");
+    await writeFile(file, JSON.stringify(openApiDocument(OPERATIONS), null, 2));
+    // A config file next to the document: the recommended rules, nothing fetched from anywhere.
+    await writeFile(join(dir, "redocly.yaml"), "extends:\n  - recommended\n");
+    const { stdout } = await run(process.execPath, [redocly, "lint", file, "--config", join(dir, "redocly.yaml"), "--format=json"], {
+      cwd: dir,
+      env: { ...process.env, REDOCLY_TELEMETRY: "off", REDOCLY_SUPPRESS_UPDATE_NOTICE: "true", CI: "true" },
+      timeout: 60_000,
+    }).catch((error: { stdout?: string; stderr?: string }) => ({ stdout: error.stdout ?? "", stderr: error.stderr ?? "" }));
+    const report = JSON.parse(stdout) as { problems: LintProblem[] };
+    const problems = report.problems.map((p) => `${p.severity} ${p.ruleId} at ${p.location?.[0]?.pointer ?? "?"}: ${p.message}`);
+    expect(problems).toEqual([]);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
