@@ -48,6 +48,7 @@ it("a create whose database reply never comes is 500 outcome_unknown, not 503; i
   expect(first.status).toBe(500);
   expect(first.json.error).toMatchObject({ type: "api_error", code: "outcome_unknown" });
   expect(first.json.error.message).toContain("same Idempotency-Key");
+  expect(first.headers["stripe-should-retry"]).toBe("true");
   // The insert reached the database: this is the write a 503 would have lied about.
   const stored = await resources().find({ idempotency: `${account}/test/stalled-create` }).toArray();
   expect(stored).toHaveLength(1);
