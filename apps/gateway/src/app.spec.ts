@@ -33,6 +33,7 @@ beforeAll(async () => {
   t = await startStack({
     trustedProxies: ["127.0.0.1"],
     wrapCore: (core) => ({
+      ...core,
       resources: recorded(core.resources, () => resourcesVia),
       admin: recorded(core.admin),
       health: (timeoutMs, requestId) => core.health(timeoutMs, requestId),

@@ -2,32 +2,24 @@ import express, { type Express, type Request, type RequestHandler, type Response
 import type { Logger } from "pino";
 import type { GatewayConfig } from "./config.js";
 import type { CoreClients } from "./core.js";
-import { ApiError, errorMiddleware, toApiError } from "./errors.js";
-import { authenticate, authorize, presentedKeyMetadata, verify, type Authenticated } from "./http/auth.js";
+import { ApiError, errorMiddleware } from "./errors.js";
 import { PrincipalCache } from "./http/principal-cache.js";
 import { cors } from "./http/cors.js";
-import { requestParams } from "./http/body.js";
-import { rejectUnknown } from "./http/params.js";
 import { refusePendingRevocations, requireHttps } from "./http/plain-http.js";
 import { refuseHead } from "./http/head.js";
 import type { KeyRevoker } from "./revocation/revoker.js";
 import { normalizeIp } from "./http/https.js";
-import { requestIdOf, responseHeaders } from "./http/request-id.js";
-import { accessLog, recordPrincipal } from "./http/request-log.js";
-import type { Operation } from "./routes/operation.js";
-import { createResource } from "./routes/resources.create.js";
-import { deleteResource } from "./routes/resources.delete.js";
-import { listResources } from "./routes/resources.list.js";
-import { retrieveResource } from "./routes/resources.retrieve.js";
-import { updateResource } from "./routes/resources.update.js";
-import { statusHandler } from "./routes/status.js";
+import { responseHeaders } from "./http/request-id.js";
+import { accessLog } from "./http/request-log.js";
+import { OPERATIONS } from "./routes/index.js";
+import { operationHandler } from "./routes/run.js";
+import { STATUS_PATH, statusHandler } from "./routes/status.js";
 import { OPENAPI_PATH, openApiHandler } from "./openapi.js";
-import { IdempotentRequest, runOperation, type IdempotencyStore } from "./idempotency/index.js";
-import { enforceRateLimit, type AddressRateLimit, type RateLimiter } from "./ratelimit/index.js";
+import type { IdempotencyStore } from "./idempotency/index.js";
+import type { AddressRateLimit, RateLimiter } from "./ratelimit/index.js";
 import type { GatewayMetrics } from "./metrics.js";
 
-/** Every authenticated public operation, described once. */
-export const OPERATIONS: readonly Operation[] = [listResources, createResource, retrieveResource, updateResource, deleteResource];
+export { OPERATIONS };
 
 export interface GatewayDeps {
   readonly core: CoreClients;
@@ -45,59 +37,6 @@ export interface GatewayDeps {
   readonly metrics?: GatewayMetrics;
   /** Recently verified keys (a fresh one per app when omitted). */
   readonly principals?: PrincipalCache;
-}
-
-const IDEMPOTENCY_KEY = /^[\x20-\x7e]{1,255}$/;
-
-/**
- * Runs one operation: key, rate limit, scope, parameters, core (under the Idempotency-Key), response.
- * One core call per request: the key's principal usually comes from the cache, and the operation
- * call carries the presented key, which core re-checks; a key core refuses leaves the cache.
- */
-function operationHandler(operation: Operation, deps: GatewayDeps, principals: PrincipalCache): RequestHandler {
-  const { core } = deps;
-  return async (req, res) => {
-    const auth = await authenticate(req.headers, core, res, principals);
-    recordPrincipal(res, auth.principal);
-    try {
-      await runAuthenticated(operation, deps, auth, req, res);
-    } catch (error) {
-      if (toApiError(error).status === 401) principals.drop(auth.secret);
-      throw error;
-    }
-  };
-}
-
-async function runAuthenticated(operation: Operation, deps: GatewayDeps, auth: Authenticated, req: Request, res: Response): Promise<void> {
-  const { core } = deps;
-  const { principal } = auth;
-  await enforceRateLimit(deps.rateLimiter, deps.config.rateLimits, principal);
-  authorize(principal, operation.scope);
-  const metadata: Record<string, string> = { "rms-request-id": requestIdOf(res), ...presentedKeyMetadata(auth) };
-  const idempotencyKey = req.headers["idempotency-key"];
-  if (operation.method === "POST" && idempotencyKey !== undefined) {
-    if (typeof idempotencyKey !== "string" || !IDEMPOTENCY_KEY.test(idempotencyKey)) {
-      throw new ApiError("parameter_invalid", "Invalid Idempotency-Key: 1 to 255 printable ASCII characters.", { param: "Idempotency-Key" });
-    }
-    metadata["idempotency-key"] = idempotencyKey;
-  }
-  const params = await requestParams(req);
-  // Every operation declares its parameters once; anything else is refused before it runs.
-  rejectUnknown(params, operation.params);
-  const key = metadata["idempotency-key"];
-  const idempotent =
-    key === undefined
-      ? undefined
-      : new IdempotentRequest(
-          deps.idempotency,
-          { ...principal.tenant, key },
-          { method: req.method, path: req.path, requestId: requestIdOf(res) },
-          // A replay does not reach core: a cached key is confirmed live first.
-          auth.fromCache ? () => verify(auth.secret, core, res) : undefined,
-        );
-  await runOperation(res, core, idempotent, deps.logger, (guarded) =>
-    operation.handle({ params, path: req.params as Record<string, string>, tenant: principal.tenant, core: guarded, call: { metadata } }),
-  );
 }
 
 function methodNotAllowed(allowed: readonly string[]): RequestHandler {
@@ -127,7 +66,7 @@ export function createGatewayApp(deps: GatewayDeps): Express {
   app.set("case sensitive routing", true);
 
   const methodsByPath = new Map<string, string[]>([
-    ["/v1/status", ["GET"]],
+    [STATUS_PATH, ["GET"]],
     [OPENAPI_PATH, ["GET"]],
   ]);
   for (const operation of OPERATIONS) methodsByPath.set(operation.path, [...(methodsByPath.get(operation.path) ?? []), operation.method]);
@@ -145,7 +84,7 @@ export function createGatewayApp(deps: GatewayDeps): Express {
   app.use(addressLimit.middleware());
   app.use(refuseHead(methodsOf));
 
-  app.get("/v1/status", statusHandler(core, logger));
+  app.get(STATUS_PATH, statusHandler(core, logger));
   app.get(OPENAPI_PATH, openApiHandler(OPERATIONS));
   for (const operation of OPERATIONS) {
     const route = app.route(operation.path);

@@ -1,5 +1,16 @@
 import { connectivityState, status as GrpcStatus, type Client } from "@grpc/grpc-js";
-import { AdminService, Health, HealthCheckResponse_ServingStatus, ResourceService, TransportError, createClient, mutualTlsCredentials, type CoreTlsFiles, type ServiceClient } from "@rms/proto";
+import {
+  AdminService,
+  Health,
+  HealthCheckResponse_ServingStatus,
+  ResourceService,
+  TransportError,
+  createClient,
+  mutualTlsCredentials,
+  type CallOptions,
+  type CoreTlsFiles,
+  type ServiceClient,
+} from "@rms/proto";
 import { ApiError } from "./errors.js";
 
 /** Deadline of one call to core (core's own budget ends half a second earlier, so it answers first). */
@@ -9,13 +20,36 @@ export const HEALTH_TIMEOUT_MS = 1_000;
 
 export type ServingStatus = "SERVING" | "NOT_SERVING" | "UNKNOWN";
 
-/** What the gateway needs from core; tests may pass fakes. */
-export interface CoreClients {
-  readonly resources: ServiceClient<typeof ResourceService>;
-  readonly admin: ServiceClient<typeof AdminService>;
+/** Core's services the gateway calls, by the name its code uses; a new kind's service is one line here. */
+export const CORE_SERVICES = {
+  resources: ResourceService,
+  admin: AdminService,
+} as const;
+
+export type CoreServiceName = keyof typeof CORE_SERVICES;
+/** One typed client per service of CORE_SERVICES. */
+export type CoreServiceClients = { readonly [K in CoreServiceName]: ServiceClient<(typeof CORE_SERVICES)[K]> };
+
+/** What the gateway needs from core; tests may wrap it. */
+export interface CoreClients extends CoreServiceClients {
   /** grpc.health.v1.Health/Check for the whole server (service ""); rejects when core is unreachable. */
   health(timeoutMs: number, requestId?: string): Promise<ServingStatus>;
+  /** The state of the connection behind a service's client (what an unknown outcome is judged by). */
+  connectivity(service: CoreServiceName): connectivityState;
   close(): void;
+}
+
+/** The RPC names of one service, and their request and reply messages. */
+export type RpcName<S extends CoreServiceName> = keyof CoreServiceClients[S] & string;
+type RpcOf<S extends CoreServiceName, M extends RpcName<S>> = CoreServiceClients[S][M];
+export type RpcRequest<S extends CoreServiceName, M extends RpcName<S>> = RpcOf<S, M> extends (request: infer R, options?: CallOptions) => unknown ? R : never;
+export type RpcReply<S extends CoreServiceName, M extends RpcName<S>> = RpcOf<S, M> extends (...args: never[]) => Promise<infer R> ? R : never;
+
+/** One call to core, as data: which service and RPC, with which request message. */
+export interface CoreCall {
+  readonly service: CoreServiceName;
+  readonly rpc: string;
+  readonly request: unknown;
 }
 
 const SERVING_STATUS: Partial<Record<HealthCheckResponse_ServingStatus, ServingStatus>> = {
@@ -30,51 +64,43 @@ const SERVING_STATUS: Partial<Record<HealthCheckResponse_ServingStatus, ServingS
 export function connectCore(address: string, token: string, tls: CoreTlsFiles | null = null): CoreClients {
   const credentials = tls ? { credentials: mutualTlsCredentials(tls) } : {};
   const options = { metadata: { authorization: `Bearer ${token}` }, timeoutMs: CORE_CALL_TIMEOUT_MS, ...credentials };
-  const resources = unknownOutcomeOfWrites(createClient(ResourceService, address, options));
-  const admin = createClient(AdminService, address, options);
+  const names = Object.keys(CORE_SERVICES) as CoreServiceName[];
+  const clients = new Map<CoreServiceName, ServiceClient<never> & { close(): void; readonly channel: Client }>(
+    names.map((name) => [name, createClient(CORE_SERVICES[name], address, options)]),
+  );
   // Health needs no token: it is the standard grpc.health.v1 service.
   const health = createClient(Health, address, credentials);
   return {
-    resources,
-    admin,
+    ...(Object.fromEntries(clients) as unknown as CoreServiceClients),
     async health(timeoutMs, requestId) {
       const reply = await health.check({ service: "" }, { timeoutMs, ...(requestId ? { metadata: { "rms-request-id": requestId } } : {}) });
       return SERVING_STATUS[reply.status] ?? "UNKNOWN";
     },
+    connectivity: (service) => clients.get(service)!.channel.getChannel().getConnectivityState(false),
     close() {
-      resources.close();
-      admin.close();
+      for (const client of clients.values()) client.close();
       health.close();
     },
   };
 }
 
-/** The resource RPCs that change data. */
-const WRITES = ["createResource", "updateResource", "deleteResource"] as const;
-
 /**
- * A write whose call failed in transit (deadline passed, connection lost) after it
- * may have reached core has an unknown outcome: it becomes 500 `outcome_unknown`
- * (not recorded for replay; a retry under the same Idempotency-Key completes it
- * exactly once), never 503, which promises that nothing was done. A call that
- * could not reach core at all (no connection when it started, none made since)
- * stays 503. Answers core gave itself are not touched.
+ * Makes one call to core. A write whose call failed in transit (deadline passed,
+ * connection lost) after it may have reached core has an unknown outcome: it
+ * becomes 500 `outcome_unknown` (not recorded for replay; a retry under the same
+ * Idempotency-Key completes it exactly once), never 503, which promises that
+ * nothing was done. A call that could not reach core at all (no connection when
+ * it started, none made since) stays 503. Answers core gave itself are not touched.
  */
-function unknownOutcomeOfWrites<C extends ServiceClient<typeof ResourceService> & { readonly channel: Client }>(client: C): C {
-  const channel = client.channel.getChannel();
-  for (const name of WRITES) {
-    const call = client[name].bind(client) as (...args: unknown[]) => Promise<unknown>;
-    (client as Record<string, unknown>)[name] = async (...args: unknown[]) => {
-      const connectedAtStart = channel.getConnectivityState(false) === connectivityState.READY;
-      try {
-        return await call(...args);
-      } catch (error) {
-        if (error instanceof TransportError && maySeeCore(error, connectedAtStart, channel.getConnectivityState(false))) throw ApiError.outcomeUnknown();
-        throw error;
-      }
-    };
+export async function callCore(core: CoreClients, call: CoreCall, options: CallOptions, write: boolean): Promise<unknown> {
+  const client = core[call.service] as unknown as Record<string, (request: unknown, options: CallOptions) => Promise<unknown>>;
+  const connectedAtStart = core.connectivity(call.service) === connectivityState.READY;
+  try {
+    return await client[call.rpc]!(call.request, options);
+  } catch (error) {
+    if (write && error instanceof TransportError && maySeeCore(error, connectedAtStart, core.connectivity(call.service))) throw ApiError.outcomeUnknown();
+    throw error;
   }
-  return client;
 }
 
 function maySeeCore(error: TransportError, connectedAtStart: boolean, stateNow: connectivityState): boolean {

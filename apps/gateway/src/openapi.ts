@@ -1,78 +1,40 @@
 import type { RequestHandler } from "express";
 import { errorCatalogue } from "./errors.js";
 import { API_VERSION } from "./http/request-id.js";
-import type { Operation } from "./routes/operation.js";
-import { LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX } from "./routes/resources.list.js";
-import { STATUS_NAMES } from "./routes/resources.render.js";
+import { KEYLESS_ROUTES } from "./routes/index.js";
+import type { Operation, ParamSpec } from "./routes/operation.js";
+import { schemaRef as ref, type JsonSchema, type PublicObject } from "./schema/objects.js";
 
 /**
  * The OpenAPI 3.1 description of the public API, built as data from the
- * gateway's own operation table (paths, methods, accepted parameters) and
- * error catalogue, so it cannot drift from what the gateway does.
+ * gateway's own operation table (paths, methods, parameters with their
+ * schemas, success objects) and error catalogue, so it cannot drift from what
+ * the gateway does. Nothing here is about one kind of object: each route file
+ * describes itself.
  */
 
-type Schema = Record<string, unknown>;
+type Schema = JsonSchema;
 
-const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
-const RESOURCE_ID = { type: "string", pattern: "^res_[0-9A-Za-z]{22}$", description: "A resource id: `res_` and an opaque suffix." };
-/** A cursor is a well-formed resource id (that resource may since have been deleted); an empty string counts as absent. */
-const CURSOR = { type: "string", pattern: "^(res_[0-9A-Za-z]{22})?$" };
-const STATUS = { type: "string", enum: [...STATUS_NAMES] };
-
-/** Request metadata: an object of at most 50 keys (key 1-40 characters, no brackets) to strings (numbers and booleans are taken in string form), or `""`. */
-function metadataParam(update: boolean): Schema {
-  return {
-    oneOf: [
-      {
-        type: "object",
-        maxProperties: 50,
-        propertyNames: { minLength: 1, maxLength: 40, pattern: "^[^\\[\\]]*$" },
-        additionalProperties: { type: ["string", "number", "boolean"], maxLength: 500 },
-        description: update ? "Keys to set; a key set to `\"\"` is removed. Merged into the existing metadata." : "Key-value pairs to attach.",
-      },
-      { type: "string", const: "", description: update ? "Removes every key." : "No metadata." },
-    ],
-  };
+/** A path served without a key (status, this document), described by its route file. */
+export interface KeylessRoute {
+  readonly path: string;
+  readonly operationId: string;
+  readonly summary: string;
+  readonly description: string;
+  /** By HTTP status: the object answered (or a bare schema), and whether Retry-After comes with it. */
+  readonly responses: Readonly<Record<string, { description: string; object?: PublicObject<never>; schema?: Schema; retryAfter?: boolean }>>;
 }
 
-/** The schema of every parameter an operation may accept, by name. */
-const PARAMETERS: Record<string, { schema: Schema; description: string }> = {
-  name: { schema: { type: "string", minLength: 1, maxLength: 200 }, description: "1 to 200 characters (Unicode code points), kept as given." },
-  status: { schema: STATUS, description: "`active` (default on create), `paused` or `archived`." },
-  metadata: { schema: {}, description: "Metadata (see the schema)." },
-  limit: {
-    schema: { type: "integer", minimum: 1, maximum: LIST_LIMIT_MAX, default: LIST_LIMIT_DEFAULT },
-    description: `Page size, 1 to ${LIST_LIMIT_MAX}; default ${LIST_LIMIT_DEFAULT}.`,
-  },
-  starting_after: { schema: CURSOR, description: "Cursor: the page after this resource id (older). Not together with `ending_before` (400)." },
-  ending_before: { schema: CURSOR, description: "Cursor: the page before this resource id (newer). Not together with `starting_after` (400)." },
+export const OPENAPI_PATH = "/v1/openapi.json";
+
+/** How this document itself is described. */
+const openApiRoute: KeylessRoute = {
+  path: OPENAPI_PATH,
+  operationId: "getOpenApi",
+  summary: "This description",
+  description: "No key needed.",
+  responses: { "200": { description: "The OpenAPI 3.1 document.", schema: { type: "object" } } },
 };
-
-function parameterSchema(operation: Operation, name: string): Schema {
-  if (name === "metadata") return metadataParam(operation.path.includes(":"));
-  const known = PARAMETERS[name];
-  if (!known) throw new Error(`openapi: no schema for parameter '${name}' of ${operation.method} ${operation.path}`);
-  return { ...known.schema, description: known.description };
-}
-
-/** What each operation answers on success. */
-function successOf(operation: Operation): [string, Schema] {
-  const key = `${operation.method} ${operation.path}`;
-  switch (key) {
-    case "GET /v1/resources":
-      return ["200", { description: "One page of resources, newest first.", schema: ref("ResourceList") }];
-    case "POST /v1/resources":
-      return ["201", { description: "The created resource.", schema: ref("Resource") }];
-    case "GET /v1/resources/:id":
-      return ["200", { description: "The resource.", schema: ref("Resource") }];
-    case "POST /v1/resources/:id":
-      return ["200", { description: "The updated resource.", schema: ref("Resource") }];
-    case "DELETE /v1/resources/:id":
-      return ["200", { description: "The deletion result.", schema: ref("DeletedResource") }];
-    default:
-      throw new Error(`openapi: no response described for ${key}`);
-  }
-}
 
 const COMMON_HEADERS = {
   "Request-Id": { $ref: "#/components/headers/Request-Id" },
@@ -88,7 +50,7 @@ const ERROR_STATUSES: Record<string, string> = {
   "400": "Invalid request (parameters, encoding, Idempotency-Key reuse).",
   "401": "No valid API key.",
   "403": "The key may not do this, or the request came over plain HTTP.",
-  "404": "No such resource (in this account and mode).",
+  "404": "No such object (in this account and mode).",
   "405": "A verb this path does not have (HEAD included); `Allow` lists the ones it has.",
   "409": "The same Idempotency-Key is still in flight.",
   "413": "Request body over 1 MiB.",
@@ -109,33 +71,52 @@ function pathOf(expressPath: string): string {
   return expressPath.replace(/:([A-Za-z_]+)/g, "{$1}");
 }
 
+/** A parameter that takes an object (metadata): sent in forms with bracket notation. */
+function takesObject(spec: ParamSpec): boolean {
+  const forms = [spec.schema, ...((spec.schema["oneOf"] as Schema[] | undefined) ?? [])];
+  return forms.some((form) => form["type"] === "object");
+}
+
+function pathParameters(operation: Operation): Schema[] {
+  const names = [...operation.path.matchAll(/:([A-Za-z_]+)/g)].map((m) => m[1]!);
+  return names.map((name) => {
+    const spec = operation.pathParameters[name];
+    if (!spec) throw new Error(`openapi: no description of path parameter '${name}' of ${operation.method} ${operation.path}`);
+    const { description, ...schema } = spec.schema;
+    return { name, in: "path", required: true, schema, description };
+  });
+}
+
+function requestBodyOf(operation: Operation): Schema {
+  const entries = Object.entries(operation.parameters);
+  const required = entries.filter(([, spec]) => spec.required).map(([name]) => name);
+  const schema: Schema = {
+    type: "object",
+    additionalProperties: false,
+    properties: Object.fromEntries(entries.map(([name, spec]) => [name, spec.schema])),
+    ...(required.length > 0 ? { required } : {}),
+  };
+  const encoding = Object.fromEntries(entries.filter(([, spec]) => takesObject(spec)).map(([name]) => [name, { style: "deepObject", explode: true }]));
+  return {
+    required: required.length > 0,
+    description: "Both encodings are accepted and mean the same; forms use Stripe bracket notation (`metadata[plan]=pro`).",
+    content: {
+      "application/json": { schema },
+      "application/x-www-form-urlencoded": { schema, ...(Object.keys(encoding).length > 0 ? { encoding } : {}) },
+    },
+  };
+}
+
 function operationObject(operation: Operation): Schema {
-  const pathParams = [...operation.path.matchAll(/:([A-Za-z_]+)/g)].map((m) => m[1]!);
-  const parameters: Schema[] = pathParams.map((name) => ({ name, in: "path", required: true, schema: { type: "string" }, description: "The resource id." }));
+  const parameters = pathParameters(operation);
   let requestBody: Schema | undefined;
   if (operation.method === "POST") {
     parameters.push({ $ref: "#/components/parameters/IdempotencyKey" });
-    const required = operation.path.includes(":") ? [] : ["name"];
-    const schema: Schema = {
-      type: "object",
-      additionalProperties: false,
-      properties: Object.fromEntries(operation.params.map((name) => [name, parameterSchema(operation, name)])),
-      ...(required.length > 0 ? { required } : {}),
-    };
-    requestBody = {
-      required: required.length > 0,
-      description: "Both encodings are accepted and mean the same; forms use Stripe bracket notation (`metadata[plan]=pro`).",
-      content: {
-        "application/json": { schema },
-        "application/x-www-form-urlencoded": { schema, encoding: { metadata: { style: "deepObject", explode: true } } },
-      },
-    };
+    requestBody = requestBodyOf(operation);
   } else {
-    for (const name of operation.params) {
-      parameters.push({ name, in: "query", required: false, schema: parameterSchema(operation, name) });
-    }
+    for (const [name, spec] of Object.entries(operation.parameters)) parameters.push({ name, in: "query", required: false, schema: spec.schema });
   }
-  const [status, success] = successOf(operation);
+  const { success } = operation;
   const successHeaders = operation.method === "POST" ? { "Idempotent-Replayed": { $ref: "#/components/headers/Idempotent-Replayed" } } : {};
   return {
     operationId: `${operation.method.toLowerCase()}${pathOf(operation.path).replace(/[{}]/g, "").split("/").filter(Boolean).slice(1).map((s) => s[0]!.toUpperCase() + s.slice(1)).join("")}`,
@@ -144,8 +125,40 @@ function operationObject(operation: Operation): Schema {
     "x-scope": operation.scope,
     parameters,
     ...(requestBody ? { requestBody } : {}),
-    responses: { [status]: jsonResponse(success["description"] as string, success["schema"] as Schema, successHeaders), ...errorResponses() },
+    responses: { [String(success.status)]: jsonResponse(success.description, ref(success.object.name), successHeaders), ...errorResponses() },
   };
+}
+
+function keylessObject(route: KeylessRoute): Schema {
+  const responses: Record<string, Schema> = {};
+  for (const [status, answer] of Object.entries(route.responses)) {
+    const schema = answer.object ? ref(answer.object.name) : (answer.schema ?? {});
+    responses[status] = jsonResponse(answer.description, schema, answer.retryAfter ? { "Retry-After": { $ref: "#/components/headers/Retry-After" } } : {});
+  }
+  return {
+    operationId: route.operationId,
+    summary: route.summary,
+    description: route.description,
+    security: [],
+    parameters: [],
+    responses: { ...responses, ...errorResponses(KEYLESS_ERRORS) },
+  };
+}
+
+/** Every named object the described answers use, each once (a name used by two different objects is a bug). */
+function objectSchemas(objects: readonly PublicObject<never>[]): Record<string, Schema> {
+  const schemas: Record<string, Schema> = {};
+  const seen = new Map<string, PublicObject<never>>();
+  const add = (object: PublicObject<never>) => {
+    const known = seen.get(object.name);
+    if (known === object) return;
+    if (known) throw new Error(`openapi: two different objects are named '${object.name}'`);
+    seen.set(object.name, object);
+    for (const used of object.uses) add(used);
+    schemas[object.name] = object.schema;
+  };
+  for (const object of objects) add(object);
+  return schemas;
 }
 
 export interface OpenApiDocument {
@@ -155,40 +168,19 @@ export interface OpenApiDocument {
   readonly [key: string]: unknown;
 }
 
-export const OPENAPI_PATH = "/v1/openapi.json";
 
-/** The whole document for the given operations. */
-export function openApiDocument(operations: readonly Operation[]): OpenApiDocument {
+/** The whole document for the given operations and keyless routes. */
+export function openApiDocument(operations: readonly Operation[], keyless: readonly KeylessRoute[] = KEYLESS_ROUTES): OpenApiDocument {
   const catalogue = errorCatalogue();
-  const paths: Record<string, Record<string, Schema>> = {
-    "/v1/status": {
-      get: {
-        operationId: "getStatus",
-        summary: "Service status",
-        description: "No key needed. `degraded` (503) while MongoDB or the core is unreachable.",
-        security: [],
-        parameters: [],
-        responses: {
-          "200": jsonResponse("Operational.", ref("Status")),
-          "503": jsonResponse("Degraded.", ref("Status"), { "Retry-After": { $ref: "#/components/headers/Retry-After" } }),
-          ...errorResponses(KEYLESS_ERRORS),
-        },
-      },
-    },
-    [OPENAPI_PATH]: {
-      get: {
-        operationId: "getOpenApi",
-        summary: "This description",
-        description: "No key needed.",
-        security: [],
-        parameters: [],
-        responses: { "200": jsonResponse("The OpenAPI 3.1 document.", { type: "object" }), ...errorResponses(KEYLESS_ERRORS) },
-      },
-    },
-  };
+  const paths: Record<string, Record<string, Schema>> = {};
+  for (const route of [...keyless, openApiRoute]) (paths[route.path] ??= {})["get"] = keylessObject(route);
   for (const operation of operations) {
     (paths[pathOf(operation.path)] ??= {})[operation.method.toLowerCase()] = operationObject(operation);
   }
+  const objects = [
+    ...operations.map((operation) => operation.success.object),
+    ...keyless.flatMap((route) => Object.values(route.responses).flatMap((answer) => (answer.object ? [answer.object] : []))),
+  ];
   const errorResponse = (status: string): Schema => {
     const headers: Record<string, unknown> = { "Stripe-Should-Retry": { $ref: "#/components/headers/Stripe-Should-Retry" } };
     if (status === "405") headers["Allow"] = { description: "The verbs this path has, e.g. `GET, POST`.", schema: { type: "string" }, required: true };
@@ -238,46 +230,7 @@ export function openApiDocument(operations: readonly Operation[]): OpenApiDocume
       },
       responses: Object.fromEntries(Object.keys(ERROR_STATUSES).map((status) => [`Error${status}`, errorResponse(status)])),
       schemas: {
-        Resource: {
-          type: "object",
-          additionalProperties: false,
-          required: ["id", "object", "name", "status", "metadata", "created"],
-          properties: {
-            id: RESOURCE_ID,
-            object: { type: "string", const: "resource" },
-            name: { type: "string", minLength: 1, maxLength: 200 },
-            status: STATUS,
-            metadata: { type: "object", maxProperties: 50, additionalProperties: { type: "string", maxLength: 500 } },
-            created: { type: "integer", description: "Unix seconds." },
-          },
-        },
-        ResourceList: {
-          type: "object",
-          additionalProperties: false,
-          required: ["object", "url", "has_more", "data"],
-          properties: {
-            object: { type: "string", const: "list" },
-            url: { type: "string", const: "/v1/resources" },
-            has_more: { type: "boolean" },
-            data: { type: "array", maxItems: LIST_LIMIT_MAX, items: ref("Resource") },
-          },
-        },
-        DeletedResource: {
-          type: "object",
-          additionalProperties: false,
-          required: ["id", "object", "deleted"],
-          properties: { id: RESOURCE_ID, object: { type: "string", const: "resource" }, deleted: { type: "boolean", const: true } },
-        },
-        Status: {
-          type: "object",
-          additionalProperties: false,
-          required: ["object", "status", "version"],
-          properties: {
-            object: { type: "string", const: "status" },
-            status: { type: "string", enum: ["operational", "degraded"] },
-            version: { type: "string", const: API_VERSION },
-          },
-        },
+        ...objectSchemas(objects),
         Error: {
           type: "object",
           additionalProperties: false,
@@ -303,8 +256,8 @@ export function openApiDocument(operations: readonly Operation[]): OpenApiDocume
 }
 
 /** GET /v1/openapi.json, no key needed: the document, serialized once. */
-export function openApiHandler(operations: readonly Operation[]): RequestHandler {
-  const body = JSON.stringify(openApiDocument(operations));
+export function openApiHandler(operations: readonly Operation[], keyless: readonly KeylessRoute[] = KEYLESS_ROUTES): RequestHandler {
+  const body = JSON.stringify(openApiDocument(operations, keyless));
   return (_req, res) => {
     res.status(200).send(body);
   };

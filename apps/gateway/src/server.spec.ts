@@ -13,7 +13,7 @@ function holdListCalls() {
     entered,
     release,
     wrap: (core: CoreClients): CoreClients => ({
-      admin: core.admin,
+      ...core,
       resources: new Proxy(core.resources, {
         get(target, property, receiver) {
           const value: unknown = Reflect.get(target, property, receiver);

@@ -1,6 +1,7 @@
 import { MongoClient } from "mongodb";
 import type { Logger } from "pino";
 import type { GatewayConfig } from "./config.js";
+import { ensureSecondaryIndexes } from "./db-engine.js";
 import { CLEANUP_INTERVAL_MS, MongoIdempotencyStore, type IdempotencyStore } from "./idempotency/index.js";
 import { MemoryRateLimiter, MongoRateLimiter, type RateLimiter } from "./ratelimit/index.js";
 import { MongoPendingRevocationStore, type PendingRevocationStore } from "./revocation/pending-store.js";
@@ -19,7 +20,8 @@ const MONGO_OPTIONS = { serverSelectionTimeoutMS: 2_000, connectTimeoutMS: 2_000
 /**
  * Connects to MongoDB lazily (the gateway starts even while the database is
  * down; requests that need it get 503 until it is back), creates indexes in
- * the background and runs the periodic cleanup of expired idempotency records.
+ * the background (only on engines that use them: see db-engine.ts) and runs
+ * the periodic cleanup of expired idempotency records.
  */
 export function openStores(
   config: Pick<GatewayConfig, "mongoUri" | "mongoDatabase" | "rateLimitStore">,
@@ -37,8 +39,7 @@ export function openStores(
   const indexes = async () => {
     for (let delay = 1_000; !stopped; delay = Math.min(delay * 2, 30_000)) {
       try {
-        await mongoIdempotency?.ensureIndexes();
-        await mongoLimiter?.ensureIndexes();
+        await ensureSecondaryIndexes(db, [mongoIdempotency, mongoLimiter]);
         return;
       } catch (error) {
         logger.warn({ err: error instanceof Error ? error.message : String(error) }, "gateway indexes not created yet; retrying");

@@ -1,34 +1,87 @@
-import type { CallOptions } from "@rms/proto";
-import type { CoreClients } from "../core.js";
+import type { CoreCall, CoreServiceName, RpcName, RpcReply, RpcRequest } from "../core.js";
 import type { Params } from "../http/body.js";
 import type { Scope, Tenant } from "../http/auth.js";
+import type { JsonSchema, PublicObject } from "../schema/objects.js";
 
-/** What an operation gets: checked-in-order inputs, its tenant and core. */
-export interface OperationContext {
-  /** Query and body parameters (null-prototype; unknown ones not yet refused). */
+/** A parameter an operation accepts, as the API description shows it. */
+export interface ParamSpec {
+  /** Its JSON Schema, with a `description`. */
+  readonly schema: JsonSchema;
+  /** Required in a request body (query parameters are all optional). */
+  readonly required?: boolean;
+}
+
+/** What parsing a request starts from: its parameters, path parameters and tenant. */
+export interface OperationInput {
+  /** Query and body parameters (null-prototype; unknown ones already refused). */
   readonly params: Params;
   /** Path parameters such as `id`. */
   readonly path: Readonly<Record<string, string>>;
   readonly tenant: Tenant;
-  readonly core: CoreClients;
-  /** Metadata for every core call of this request (request id, idempotency key). */
-  readonly call: CallOptions;
 }
 
-export interface OperationResult {
+/** What an operation answers on success. */
+export interface SuccessSpec<O> {
   readonly status: number;
-  readonly body: unknown;
+  readonly description: string;
+  /** The public object of the answer: renders the body and describes it. */
+  readonly object: PublicObject<O>;
 }
 
-/** One public operation, described as data: the route table registers it. */
+/**
+ * One public operation, described as data: the route table registers it, the
+ * API description is built from it, and the request flow runs it as
+ * parse (`prepare`) -> one core call -> `render`.
+ */
 export interface Operation {
   readonly method: "GET" | "POST" | "DELETE";
   /** Express path, e.g. `/v1/resources/:id`. */
   readonly path: string;
   readonly scope: Scope;
-  /** Every parameter name it accepts (query or body); any other is 400 parameter_unknown. The OpenAPI document is checked against it. */
-  readonly params: readonly string[];
   /** One line for the API description. */
   readonly summary: string;
-  handle(context: OperationContext): Promise<OperationResult>;
+  /** Every parameter it accepts (query or body), by name; any other is 400 parameter_unknown. */
+  readonly parameters: Readonly<Record<string, ParamSpec>>;
+  /** The names of `parameters`. */
+  readonly params: readonly string[];
+  /** Each `:name` of the path. */
+  readonly pathParameters: Readonly<Record<string, ParamSpec>>;
+  readonly success: SuccessSpec<never>;
+  /** Checks the request and makes the one core call it stands for (throws ApiError on bad input). */
+  prepare(input: OperationInput): CoreCall;
+  /** The success body, from core's reply. */
+  render(reply: unknown): Record<string, unknown>;
+}
+
+/** An operation as its route file writes it: typed against the core RPC it calls. */
+export interface OperationSpec<S extends CoreServiceName, M extends RpcName<S>, O> {
+  readonly method: Operation["method"];
+  readonly path: string;
+  readonly scope: Scope;
+  readonly summary: string;
+  readonly parameters?: Readonly<Record<string, ParamSpec>>;
+  readonly pathParameters?: Readonly<Record<string, ParamSpec>>;
+  readonly success: SuccessSpec<O>;
+  readonly service: S;
+  readonly rpc: M;
+  /** The request message, from the checked parameters. */
+  request(input: OperationInput): RpcRequest<S, M>;
+  /** What of the reply the success object renders. */
+  reply(reply: RpcReply<S, M>): O | undefined;
+}
+
+export function defineOperation<S extends CoreServiceName, M extends RpcName<S>, O>(spec: OperationSpec<S, M, O>): Operation {
+  const parameters = spec.parameters ?? {};
+  return {
+    method: spec.method,
+    path: spec.path,
+    scope: spec.scope,
+    summary: spec.summary,
+    parameters,
+    params: Object.keys(parameters),
+    pathParameters: spec.pathParameters ?? {},
+    success: spec.success as SuccessSpec<never>,
+    prepare: (input) => ({ service: spec.service, rpc: spec.rpc, request: spec.request(input) }),
+    render: (reply) => spec.success.object.render(spec.reply(reply as RpcReply<S, M>)),
+  };
 }

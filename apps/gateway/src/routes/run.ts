@@ -1,0 +1,120 @@
+import type { Request, RequestHandler, Response } from "express";
+import type { Logger } from "pino";
+import { callCore, type CoreClients } from "../core.js";
+import { errorBody, toApiError } from "../errors.js";
+import { authenticate, authorize, presentedKeyMetadata, verify, type Authenticated } from "../http/auth.js";
+import { requestParams } from "../http/body.js";
+import { rejectUnknown } from "../http/params.js";
+import type { PrincipalCache } from "../http/principal-cache.js";
+import { requestIdOf } from "../http/request-id.js";
+import { recordPrincipal } from "../http/request-log.js";
+import { idempotencyKeyOf, requestFingerprint, sendReplay, type IdempotencyLease, type IdempotencyStore } from "../idempotency/index.js";
+import { enforceRateLimit, type RateLimiter } from "../ratelimit/index.js";
+import type { GatewayConfig } from "../config.js";
+import type { Operation } from "./operation.js";
+
+/** What running an operation needs of the gateway. */
+export interface RunDeps {
+  readonly core: CoreClients;
+  readonly config: Pick<GatewayConfig, "rateLimits">;
+  readonly logger: Logger;
+  readonly idempotency: IdempotencyStore;
+  readonly rateLimiter: RateLimiter;
+}
+
+/** An answer ready to send: status, body text and extra headers. */
+interface Answer {
+  readonly status: number;
+  readonly body: string;
+  readonly headers: Readonly<Record<string, string>>;
+}
+
+/**
+ * Runs one operation: key, rate limit, scope, parameters, core (under the Idempotency-Key), response.
+ * One core call per request: the key's principal usually comes from the cache, and the operation
+ * call carries the presented key, which core re-checks; a key core refuses leaves the cache.
+ */
+export function operationHandler(operation: Operation, deps: RunDeps, principals: PrincipalCache): RequestHandler {
+  return async (req, res) => {
+    const auth = await authenticate(req.headers, deps.core, res, principals);
+    recordPrincipal(res, auth.principal);
+    try {
+      await runAuthenticated(operation, deps, auth, req, res);
+    } catch (error) {
+      if (toApiError(error).status === 401) principals.drop(auth.secret);
+      throw error;
+    }
+  };
+}
+
+/**
+ * parse -> fingerprint -> begin -> call core -> record. Everything refused before
+ * `begin` (rate limit, scope, parameters) records nothing. The fingerprint is made
+ * of the core call the request stands for, so the JSON and form versions of one
+ * request are the same request.
+ */
+async function runAuthenticated(operation: Operation, deps: RunDeps, auth: Authenticated, req: Request, res: Response): Promise<void> {
+  const { core } = deps;
+  const { principal } = auth;
+  const requestId = requestIdOf(res);
+  await enforceRateLimit(deps.rateLimiter, deps.config.rateLimits, principal);
+  authorize(principal, operation.scope);
+
+  // parse
+  const key = operation.method === "POST" ? idempotencyKeyOf(req.headers) : undefined;
+  const params = await requestParams(req);
+  // Every operation declares its parameters once; anything else is refused before it runs.
+  rejectUnknown(params, operation.params);
+  const call = operation.prepare({ params, path: req.params as Record<string, string>, tenant: principal.tenant });
+  const metadata = { "rms-request-id": requestId, ...presentedKeyMetadata(auth), ...(key !== undefined ? { "idempotency-key": key } : {}) };
+  const execute = async (): Promise<Answer> => {
+    const reply = await callCore(core, call, { metadata }, operation.method !== "GET");
+    return { status: operation.success.status, body: JSON.stringify(operation.render(reply)), headers: {} };
+  };
+  if (key === undefined) return send(res, await execute());
+
+  // fingerprint -> begin
+  const fingerprint = requestFingerprint(req.method, req.path, call.rpc, call.request);
+  const begun = await deps.idempotency.begin({ ...principal.tenant, key }, fingerprint, requestId);
+  if (begun.kind === "replay") {
+    // A replay does not reach core: a cached key is confirmed live first.
+    if (auth.fromCache) await verify(auth.secret, core, res);
+    return sendReplay(res, begun.response);
+  }
+
+  // call core -> record
+  const answer = await executeUnderLock(execute, begun.lease, deps.logger, res);
+  // If recording fails the client still gets the outcome; the lock expires and a retry re-executes.
+  await begun.lease.complete({ status: answer.status, body: Buffer.from(answer.body, "utf8"), requestId }).catch((cause: unknown) => logLost(deps.logger, res, cause));
+  send(res, answer);
+}
+
+/**
+ * The answer to record for an executed request: success, or an error below 500.
+ * A 5xx (unknown outcome) releases the lock and is thrown, so a retry executes
+ * again (core's idempotent create makes that safe). So does a 401: core refused
+ * the key (revoked or expired since it was cached) and executed nothing; that
+ * answer belongs to the key, not to the request.
+ */
+async function executeUnderLock(execute: () => Promise<Answer>, lease: IdempotencyLease, logger: Logger, res: Response): Promise<Answer> {
+  try {
+    return await execute();
+  } catch (error) {
+    const apiError = toApiError(error);
+    if (apiError.status >= 500 || apiError.status === 401) {
+      await lease.release().catch((cause: unknown) => logLost(logger, res, cause));
+      throw error;
+    }
+    return { status: apiError.status, body: errorBody(apiError, requestIdOf(res)), headers: apiError.headers };
+  }
+}
+
+function send(res: Response, answer: Answer): void {
+  res.status(answer.status);
+  for (const [name, value] of Object.entries(answer.headers)) res.setHeader(name, value);
+  res.send(answer.body);
+}
+
+function logLost(logger: Logger, res: Response, cause: unknown): void {
+  logger.warn({ request_id: requestIdOf(res), err: cause instanceof Error ? cause.message : String(cause) }, "idempotency record not written");
+}

@@ -1,0 +1,83 @@
+import { ApiError } from "../errors.js";
+
+/** A JSON Schema fragment (OpenAPI 3.1 dialect). */
+export type JsonSchema = Record<string, unknown>;
+
+/** A reference to a named schema of the document's components. */
+export const schemaRef = (name: string): JsonSchema => ({ $ref: `#/components/schemas/${name}` });
+
+/** One field of a public object: how it is described, and how it is read from its source. */
+export interface Field<S> {
+  readonly schema: JsonSchema;
+  readonly value: (source: S) => unknown;
+}
+
+export const field = <S>(schema: JsonSchema, value: (source: S) => unknown): Field<S> => ({ schema, value });
+
+/** A field with one fixed value, such as `object: "resource"`. */
+export const constant = <S>(value: string | boolean): Field<S> => ({
+  schema: { type: typeof value, const: value },
+  value: () => value,
+});
+
+/**
+ * A public object, written once: its fields in wire order render a response,
+ * and the same fields describe it in the OpenAPI document (`name` under
+ * components, `uses` the named objects it refers to).
+ */
+export interface PublicObject<S> {
+  readonly name: string;
+  readonly schema: JsonSchema;
+  readonly uses: readonly PublicObject<never>[];
+  /** The wire form; a missing source is a bug of core's answer (500). */
+  render(source: S | undefined): Record<string, unknown>;
+}
+
+export function publicObject<S>(name: string, fields: Readonly<Record<string, Field<S>>>, uses: readonly PublicObject<never>[] = []): PublicObject<S> {
+  const entries = Object.entries(fields);
+  return {
+    name,
+    uses,
+    schema: {
+      type: "object",
+      additionalProperties: false,
+      required: entries.map(([key]) => key),
+      properties: Object.fromEntries(entries.map(([key, f]) => [key, f.schema])),
+    },
+    render(source) {
+      if (source === undefined) throw ApiError.internal();
+      const out: Record<string, unknown> = {};
+      for (const [key, f] of entries) out[key] = f.value(source);
+      return out;
+    },
+  };
+}
+
+/** One page of a list answer: what `listOf` renders from. */
+export interface Page<S> {
+  readonly items: readonly S[];
+  readonly hasMore: boolean;
+}
+
+/** The list envelope of an object: `{object: "list", url, has_more, data}`. */
+export function listOf<S>(item: PublicObject<S>, url: string, maxItems: number): PublicObject<Page<S>> {
+  return publicObject<Page<S>>(
+    `${item.name}List`,
+    {
+      object: constant("list"),
+      url: field({ type: "string", const: url }, () => url),
+      has_more: field({ type: "boolean" }, (page) => page.hasMore),
+      data: field({ type: "array", maxItems, items: schemaRef(item.name) }, (page) => page.items.map((source) => item.render(source))),
+    },
+    [item as PublicObject<never>],
+  );
+}
+
+/** The deletion result of an object: `{id, object, deleted: true}`. */
+export function deletedOf(item: PublicObject<never>, object: string, id: JsonSchema): PublicObject<{ readonly id: string }> {
+  return publicObject<{ readonly id: string }>(`Deleted${item.name}`, {
+    id: field(id, (deleted) => deleted.id),
+    object: constant(object),
+    deleted: constant(true),
+  });
+}

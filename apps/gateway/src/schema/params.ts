@@ -1,0 +1,42 @@
+import type { ParamSpec } from "../routes/operation.js";
+
+/** Page sizes of every list. */
+export const LIST_LIMIT_DEFAULT = 20;
+export const LIST_LIMIT_MAX = 100;
+
+/**
+ * Request metadata: an object of at most 50 keys (key 1-40 characters, no brackets) to strings
+ * (numbers and booleans are taken in string form), or `""`. On update, keys merge and `""` clears.
+ */
+export function metadataParam(update: boolean): ParamSpec {
+  return {
+    schema: {
+      oneOf: [
+        {
+          type: "object",
+          maxProperties: 50,
+          propertyNames: { minLength: 1, maxLength: 40, pattern: "^[^\\[\\]]*$" },
+          additionalProperties: { type: ["string", "number", "boolean"], maxLength: 500 },
+          description: update ? "Keys to set; a key set to `\"\"` is removed. Merged into the existing metadata." : "Key-value pairs to attach.",
+        },
+        { type: "string", const: "", description: update ? "Removes every key." : "No metadata." },
+      ],
+    },
+  };
+}
+
+/** The schema of stored metadata in a public object. */
+export const METADATA_OBJECT = { type: "object", maxProperties: 50, additionalProperties: { type: "string", maxLength: 500 } } as const;
+
+/** `limit`, `starting_after` and `ending_before` of a list whose cursors are ids matching `idPattern` (no anchors). */
+export function pageParams(idPattern: string, noun: string): Record<string, ParamSpec> {
+  // A cursor is a well-formed id (that object may since have been deleted); an empty string counts as absent.
+  const cursor = { type: "string", pattern: `^(${idPattern})?$` };
+  return {
+    limit: {
+      schema: { type: "integer", minimum: 1, maximum: LIST_LIMIT_MAX, default: LIST_LIMIT_DEFAULT, description: `Page size, 1 to ${LIST_LIMIT_MAX}; default ${LIST_LIMIT_DEFAULT}.` },
+    },
+    starting_after: { schema: { ...cursor, description: `Cursor: the page after this ${noun} id (older). Not together with \`ending_before\` (400).` } },
+    ending_before: { schema: { ...cursor, description: `Cursor: the page before this ${noun} id (newer). Not together with \`starting_after\` (400).` } },
+  };
+}
