@@ -107,6 +107,14 @@ function requestBodyOf(operation: Operation): Schema {
   };
 }
 
+/** The codes of the operation's own, and those of its kind of request: Idempotency-Key for POST, an unknown outcome for writes. */
+function errorsOf(operation: Operation): string {
+  const codes = [...operation.errors];
+  if (operation.method === "POST") codes.push("idempotency_key_reused", "idempotency_key_in_use");
+  if (operation.method !== "GET") codes.push("outcome_unknown");
+  return codes.length === 0 ? "" : ` Its own error codes, besides those of every operation: ${codes.map((code) => `\`${code}\``).join(", ")}.`;
+}
+
 function operationObject(operation: Operation): Schema {
   const parameters = pathParameters(operation);
   let requestBody: Schema | undefined;
@@ -121,7 +129,7 @@ function operationObject(operation: Operation): Schema {
   return {
     operationId: `${operation.method.toLowerCase()}${pathOf(operation.path).replace(/[{}]/g, "").split("/").filter(Boolean).slice(1).map((s) => s[0]!.toUpperCase() + s.slice(1)).join("")}`,
     summary: operation.summary,
-    description: `Needs the \`${operation.scope}\` scope.`,
+    description: `Needs the \`${operation.scope}\` scope.${errorsOf(operation)}`,
     "x-scope": operation.scope,
     parameters,
     ...(requestBody ? { requestBody } : {}),

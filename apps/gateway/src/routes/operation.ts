@@ -1,4 +1,5 @@
 import type { CoreCall, CoreServiceName, RpcName, RpcReply, RpcRequest } from "../core.js";
+import type { ErrorCode } from "../errors.js";
 import type { Params } from "../http/body.js";
 import type { Scope, Tenant } from "../http/auth.js";
 import type { JsonSchema, PublicObject } from "../schema/objects.js";
@@ -47,6 +48,8 @@ export interface Operation {
   /** Each `:name` of the path. */
   readonly pathParameters: Readonly<Record<string, ParamSpec>>;
   readonly success: SuccessSpec<never>;
+  /** The error codes of its own (parameter checks, core's answers), besides those every operation may get. */
+  readonly errors: readonly ErrorCode[];
   /** Checks the request and makes the one core call it stands for (throws ApiError on bad input). */
   prepare(input: OperationInput): CoreCall;
   /** The success body, from core's reply. */
@@ -62,6 +65,7 @@ export interface OperationSpec<S extends CoreServiceName, M extends RpcName<S>, 
   readonly parameters?: Readonly<Record<string, ParamSpec>>;
   readonly pathParameters?: Readonly<Record<string, ParamSpec>>;
   readonly success: SuccessSpec<O>;
+  readonly errors?: readonly ErrorCode[];
   readonly service: S;
   readonly rpc: M;
   /** The request message, from the checked parameters. */
@@ -81,6 +85,7 @@ export function defineOperation<S extends CoreServiceName, M extends RpcName<S>,
     params: Object.keys(parameters),
     pathParameters: spec.pathParameters ?? {},
     success: spec.success as SuccessSpec<never>,
+    errors: spec.errors ?? [],
     prepare: (input) => ({ service: spec.service, rpc: spec.rpc, request: spec.request(input) }),
     render: (reply) => spec.success.object.render(spec.reply(reply as RpcReply<S, M>)),
   };

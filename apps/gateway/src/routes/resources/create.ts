@@ -11,6 +11,7 @@ export const createResource = defineOperation({
   scope: "resources:write",
   parameters: { name: { ...RESOURCE_PARAMS.name, required: true }, status: RESOURCE_PARAMS.status, metadata: metadataParam(false) },
   success: { status: 201, description: "The created resource.", object: ResourceObject },
+  errors: ["parameter_missing", "parameter_invalid", "parameter_invalid_empty", "string_too_long", "metadata_invalid"],
   service: "resources",
   rpc: "createResource",
   request({ params, tenant }) {

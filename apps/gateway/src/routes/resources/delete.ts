@@ -9,6 +9,7 @@ export const deleteResource = defineOperation({
   scope: "resources:write",
   pathParameters: RESOURCE_ID_PATH,
   success: { status: 200, description: "The deletion result.", object: DeletedResourceObject },
+  errors: ["resource_missing"],
   service: "resources",
   rpc: "deleteResource",
   request: ({ path, tenant }) => ({ tenant, id: path["id"] ?? "" }),

@@ -11,6 +11,7 @@ export const listResources = defineOperation({
   scope: "resources:read",
   parameters: { ...pageParams(RESOURCE_ID_PATTERN, "resource"), status: RESOURCE_PARAMS.status },
   success: { status: 200, description: "One page of resources, newest first.", object: ResourceListObject },
+  errors: ["limit_invalid", "parameter_invalid", "parameter_invalid_empty"],
   service: "resources",
   rpc: "listResources",
   request({ params, tenant }) {

@@ -9,6 +9,7 @@ export const retrieveResource = defineOperation({
   scope: "resources:read",
   pathParameters: RESOURCE_ID_PATH,
   success: { status: 200, description: "The resource.", object: ResourceObject },
+  errors: ["resource_missing"],
   service: "resources",
   rpc: "getResource",
   request: ({ path, tenant }) => ({ tenant, id: path["id"] ?? "" }),

@@ -12,6 +12,7 @@ export const updateResource = defineOperation({
   pathParameters: RESOURCE_ID_PATH,
   parameters: { name: RESOURCE_PARAMS.name, status: RESOURCE_PARAMS.status, metadata: metadataParam(true) },
   success: { status: 200, description: "The updated resource.", object: ResourceObject },
+  errors: ["resource_missing", "parameter_invalid", "parameter_invalid_empty", "string_too_long", "metadata_invalid"],
   service: "resources",
   rpc: "updateResource",
   request({ params, path, tenant }) {
