@@ -88,7 +88,7 @@ export async function verify(secret: string, core: CoreClients, res: Response): 
 export function authorize(principal: Principal, scope: Scope): void {
   if (principal.kind === KeyKind.SECRET) return;
   if (principal.kind === KeyKind.PUBLISHABLE) {
-    if (scope.endsWith(":read")) return;
+    if (scope === "resources:read") return;
     throw new ApiError("publishable_key_read_only", `Publishable keys are read-only; this request needs the '${scope}' scope. Use a secret or restricted key.`);
   }
   if (principal.kind === KeyKind.RESTRICTED && principal.scopes.includes(scope)) return;
