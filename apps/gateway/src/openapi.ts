@@ -83,7 +83,7 @@ function pathParameters(operation: Operation): Schema[] {
     const spec = operation.pathParameters[name];
     if (!spec) throw new Error(`openapi: no description of path parameter '${name}' of ${operation.method} ${operation.path}`);
     const { description, ...schema } = spec.schema;
-    return { name, in: "path", required: true, schema, description };
+    return { name, in: "path", required: true, schema, description, example: spec.example };
   });
 }
 
@@ -93,7 +93,7 @@ function requestBodyOf(operation: Operation): Schema {
   const schema: Schema = {
     type: "object",
     additionalProperties: false,
-    properties: Object.fromEntries(entries.map(([name, spec]) => [name, spec.schema])),
+    properties: Object.fromEntries(entries.map(([name, spec]) => [name, { ...spec.schema, examples: [spec.example] }])),
     ...(required.length > 0 ? { required } : {}),
   };
   const encoding = Object.fromEntries(entries.filter(([, spec]) => takesObject(spec)).map(([name]) => [name, { style: "deepObject", explode: true }]));
@@ -122,7 +122,7 @@ function operationObject(operation: Operation): Schema {
     parameters.push({ $ref: "#/components/parameters/IdempotencyKey" });
     requestBody = requestBodyOf(operation);
   } else {
-    for (const [name, spec] of Object.entries(operation.parameters)) parameters.push({ name, in: "query", required: false, schema: spec.schema });
+    for (const [name, spec] of Object.entries(operation.parameters)) parameters.push({ name, in: "query", required: false, schema: spec.schema, example: spec.example });
   }
   const { success } = operation;
   const successHeaders = operation.method === "POST" ? { "Idempotent-Replayed": { $ref: "#/components/headers/Idempotent-Replayed" } } : {};

@@ -10,6 +10,8 @@ export interface ParamSpec {
   readonly schema: JsonSchema;
   /** Required in a request body (query parameters are all optional). */
   readonly required?: boolean;
+  /** A valid value, shown in the description (and sent by the drift test). */
+  readonly example: unknown;
 }
 
 /** What parsing a request starts from: its parameters, path parameters and tenant. */

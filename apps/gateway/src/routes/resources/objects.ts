@@ -25,6 +25,8 @@ export function statusToProto(status: StatusName | undefined): ResourceStatus {
 
 /** A resource id: `res_` and an opaque suffix (no anchors, for use inside other patterns). */
 export const RESOURCE_ID_PATTERN = "res_[0-9A-Za-z]{22}";
+/** A well-formed resource id (of no resource). */
+export const EXAMPLE_RESOURCE_ID = "res_0000000000000000000000";
 const RESOURCE_ID = { type: "string", pattern: `^${RESOURCE_ID_PATTERN}$`, description: "A resource id: `res_` and an opaque suffix." };
 const STATUS = { type: "string", enum: [...STATUS_NAMES] };
 
@@ -52,9 +54,9 @@ function fail(): never {
 
 /** Parameters shared by several resource operations. */
 export const RESOURCE_PARAMS = {
-  name: { schema: { type: "string", minLength: 1, maxLength: 200, description: "1 to 200 characters (Unicode code points), kept as given." } },
-  status: { schema: { ...STATUS, description: "`active` (default on create), `paused` or `archived`." } },
+  name: { example: "Staging cluster", schema: { type: "string", minLength: 1, maxLength: 200, description: "1 to 200 characters (Unicode code points), kept as given." } },
+  status: { example: "paused", schema: { ...STATUS, description: "`active` (default on create), `paused` or `archived`." } },
 } satisfies Record<string, ParamSpec>;
 
 /** The `:id` of `/v1/resources/:id`. */
-export const RESOURCE_ID_PATH = { id: { schema: { type: "string", description: "The resource id." } } } satisfies Record<string, ParamSpec>;
+export const RESOURCE_ID_PATH = { id: { example: EXAMPLE_RESOURCE_ID, schema: { type: "string", description: "The resource id." } } } satisfies Record<string, ParamSpec>;
