@@ -1,14 +1,14 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { status as GrpcStatus } from "@grpc/grpc-js";
-import { ResourceStatus, RpcError, type ResourceSchema, type ResourceService, type ServiceImplementation, type Tenant as TenantMessage } from "@rms/proto";
+import { ResourceStatus, RpcError, type ResourceSchema, type ResourceService, type ServiceImplementation } from "@rms/proto";
 import { errors } from "../errors.js";
 import { NO_FAULTS, type Faults } from "../faults.js";
 import { isId } from "../ids.js";
-import { requestInfo } from "../grpc/call-info.js";
+import { requestInfo, tenantOf } from "../grpc/call-info.js";
 import { budgetOf } from "../grpc/budget.js";
 import type { PresentedKeyCheck } from "../accounts/presented-key.js";
 import type { ResourceDocument, ResourceStatusName } from "./model.js";
-import { ResourceStore, type Tenant } from "./store.js";
+import type { ResourceStore } from "./store.js";
 import { mergeMetadata, validateName } from "./validation.js";
 
 export const LIST_LIMIT_DEFAULT = 20;
@@ -31,11 +31,6 @@ function statusName(value: ResourceStatus, param = "status"): ResourceStatusName
   const name = STATUS_NAMES[value];
   if (!name) throw errors.invalid("parameter_invalid", "Invalid status: must be one of active, paused or archived.", param);
   return name;
-}
-
-export function tenantOf(message: TenantMessage | undefined): Tenant {
-  if (!message?.accountId) throw errors.invalid("parameter_missing", "Missing required param: tenant.", "tenant");
-  return { account: message.accountId, livemode: message.livemode };
 }
 
 function toMessage(doc: ResourceDocument): MessageInitShape<typeof ResourceSchema> {
