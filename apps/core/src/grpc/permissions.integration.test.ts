@@ -5,7 +5,7 @@ import { testDatabaseName } from "@rms/test-db";
 import type {} from "@rms/test-db/vitest-setup";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { startCore, type RunningCore } from "../server.js";
-import { METHOD_ROLES } from "./permissions.js";
+import { METHOD_ROLES } from "../domains.js";
 
 const ADMIN_TOKEN = "permissions-test-admin-token-0123";
 const GATEWAY_TOKEN = "permissions-test-gateway-token-0123";
