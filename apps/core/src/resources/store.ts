@@ -4,7 +4,7 @@ import { UNBOUNDED, type Budget } from "../grpc/budget.js";
 import { newId } from "../ids.js";
 import { findLive } from "../storage/documents.js";
 import { ensureIdempotencyIndex, fingerprint, insertOnce, type InsertOnceResult } from "../storage/idempotent-insert.js";
-import { ensureKeysetIndexes, listPage } from "../storage/keyset-list.js";
+import { ensureKeysetIndexes, listPage, type KeysetQuery } from "../storage/keyset-list.js";
 import { newEvent } from "../storage/outbox.js";
 import { tombstone } from "../storage/tombstone.js";
 import { updateVersioned } from "../storage/versioned-update.js";
@@ -18,10 +18,7 @@ export interface ResourceChanges {
   metadata?: (current: MetadataPair[]) => MetadataPair[];
 }
 
-export interface ListQuery {
-  limit: number;
-  startingAfter?: string;
-  endingBefore?: string;
+export interface ListQuery extends Omit<KeysetQuery<ResourceDocument>, "where"> {
   status?: ResourceStatusName;
 }
 
