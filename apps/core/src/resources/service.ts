@@ -7,8 +7,8 @@ import { requestInfo, tenantOf } from "../grpc/call-info.js";
 import { budgetOf } from "../grpc/budget.js";
 import { pageOf } from "../grpc/list-request.js";
 import type { PresentedKeyCheck } from "../accounts/presented-key.js";
-import type { ResourceDocument, ResourceStatusName } from "./model.js";
-import type { ResourceStore } from "./store.js";
+import type { ResourceStatusName } from "./model.js";
+import type { LoadedResource, ResourceStore } from "./store.js";
 import { mergeMetadata, validateName } from "./validation.js";
 
 const STATUS_NAMES: Record<number, ResourceStatusName> = {
@@ -30,7 +30,7 @@ function statusName(value: ResourceStatus, param = "status"): ResourceStatusName
   return name;
 }
 
-function toMessage(doc: ResourceDocument): MessageInitShape<typeof ResourceSchema> {
+function toMessage(doc: LoadedResource): MessageInitShape<typeof ResourceSchema> {
   return {
     id: doc._id,
     name: doc.name,

@@ -2,7 +2,7 @@ import type { Collection, Db } from "mongodb";
 import type { RequestInfo, Tenant } from "../caller.js";
 import { UNBOUNDED, type Budget } from "../grpc/budget.js";
 import { newId } from "../ids.js";
-import { findLive } from "../storage/documents.js";
+import { findLive, type Loaded } from "../storage/documents.js";
 import { ensureIdempotencyIndex, fingerprint, insertOnce, type InsertOnceResult } from "../storage/idempotent-insert.js";
 import { ensureKeysetIndexes, listPage, type KeysetQuery } from "../storage/keyset-list.js";
 import { newEvent } from "../storage/outbox.js";
@@ -22,7 +22,10 @@ export interface ListQuery extends Omit<KeysetQuery<ResourceDocument>, "where"> 
   status?: ResourceStatusName;
 }
 
-export function stateOf(doc: ResourceDocument): ResourceState {
+/** A resource as reads load it (without its outbox). */
+export type LoadedResource = Loaded<ResourceDocument>;
+
+export function stateOf(doc: LoadedResource): ResourceState {
   return { id: doc._id, name: doc.name, status: doc.status, metadata: doc.metadata, created: doc.created };
 }
 
@@ -61,7 +64,7 @@ export class ResourceStore {
     );
   }
 
-  get(tenant: Tenant, id: string, budget: Budget = UNBOUNDED): Promise<ResourceDocument | null> {
+  get(tenant: Tenant, id: string, budget: Budget = UNBOUNDED): Promise<LoadedResource | null> {
     return findLive(this.collection, tenant, id, budget);
   }
 
@@ -69,7 +72,7 @@ export class ResourceStore {
    * Applies changes under the version check (storage/versioned-update.ts). Returns null when
    * the resource is gone. A change that alters nothing writes nothing and records no event.
    */
-  async update(tenant: Tenant, id: string, changes: ResourceChanges, request: RequestInfo, budget: Budget = UNBOUNDED): Promise<ResourceDocument | null> {
+  async update(tenant: Tenant, id: string, changes: ResourceChanges, request: RequestInfo, budget: Budget = UNBOUNDED): Promise<LoadedResource | null> {
     const result = await updateVersioned(
       this.collection,
       tenant,
@@ -92,12 +95,12 @@ export class ResourceStore {
   }
 
   /** Tombstones the resource with its deletion event. Returns null when it was already gone. */
-  delete(tenant: Tenant, id: string, request: RequestInfo, budget: Budget = UNBOUNDED): Promise<ResourceDocument | null> {
+  delete(tenant: Tenant, id: string, request: RequestInfo, budget: Budget = UNBOUNDED): Promise<LoadedResource | null> {
     return tombstone(this.collection, tenant, id, (current): PendingEvent => newEvent("resource.deleted", tenant, stateOf(current), request), budget);
   }
 
   /** One page, newest first (storage/keyset-list.ts). */
-  list(tenant: Tenant, query: ListQuery, budget: Budget = UNBOUNDED): Promise<{ items: ResourceDocument[]; hasMore: boolean }> {
+  list(tenant: Tenant, query: ListQuery, budget: Budget = UNBOUNDED): Promise<{ items: LoadedResource[]; hasMore: boolean }> {
     return listPage(
       this.collection,
       tenant,

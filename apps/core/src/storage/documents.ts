@@ -18,6 +18,15 @@ export interface TenantDocument<E = unknown> {
   pending_events: E[];
 }
 
+/**
+ * A document as reads load it: without its outbox. Reads never load `pending_events` (ARCHITECTURE
+ * data rule 2), so a document's size as read does not grow with the events not yet relayed.
+ */
+export type Loaded<D> = Omit<D, "pending_events">;
+
+/** The read option that leaves the outbox in the database. */
+export const WITHOUT_OUTBOX = { projection: { pending_events: 0 } } as const;
+
 /** The filter part that leaves tombstones out. */
 export const LIVE = { deleted: { $exists: false } } as const;
 
@@ -30,7 +39,7 @@ export function liveFilter<D extends TenantDocument>(tenant: Tenant, id: string)
  * One live document of the tenant, or null. Found by `_id` alone, tenant and tombstone checked
  * here: the same answer, and the one filter every engine answers from its primary key.
  */
-export async function findLive<D extends TenantDocument>(collection: Collection<D>, tenant: Tenant, id: string, budget: Budget = UNBOUNDED): Promise<D | null> {
-  const doc = (await collection.findOne({ _id: id } as Filter<D>, budget.db())) as D | null;
+export async function findLive<D extends TenantDocument>(collection: Collection<D>, tenant: Tenant, id: string, budget: Budget = UNBOUNDED): Promise<Loaded<D> | null> {
+  const doc = (await collection.findOne({ _id: id } as Filter<D>, { ...WITHOUT_OUTBOX, ...budget.db() })) as Loaded<D> | null;
   return doc && doc.account === tenant.account && doc.livemode === tenant.livemode && doc.deleted === undefined ? doc : null;
 }

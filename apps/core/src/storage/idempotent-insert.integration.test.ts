@@ -64,6 +64,7 @@ it("releases a key once its retention window is over, and binds it to the new do
   // One second before the window closes: still the first document.
   const before = await insertOnce(t.things, fresh(tenant), { tenant, key: "daily", fingerprint: hash }, undefined, () => createdMs + IDEMPOTENCY_RETENTION_MS - 1_000);
   expect(before).toMatchObject({ replayed: true, doc: { _id: firstId } });
+  expect("doc" in before && "pending_events" in before.doc).toBe(false);
   // Past it: a new document, which the key now names; the old one keeps its data under its own id.
   const after = await insertOnce(t.things, fresh(tenant), { tenant, key: "daily", fingerprint: hash }, undefined, () => createdMs + IDEMPOTENCY_RETENTION_MS);
   expect(after).toMatchObject({ replayed: false });

@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import type { Collection, Filter, OptionalUnlessRequiredId } from "mongodb";
 import type { Tenant } from "../caller.js";
 import { UNBOUNDED, type Budget } from "../grpc/budget.js";
+import { WITHOUT_OUTBOX, type Loaded } from "./documents.js";
 import { isDuplicateKey, written } from "./write.js";
 
 /** How long an Idempotency-Key stays bound to the object it created (CONTRACT section 5). */
@@ -21,7 +22,8 @@ export interface IdempotentDocument {
   request_hash: string | null;
 }
 
-export type InsertOnceResult<D> = { doc: D; replayed: boolean } | { conflict: true };
+/** The document as reads load it (without its outbox), whether just made or found. */
+export type InsertOnceResult<D> = { doc: Loaded<D>; replayed: boolean } | { conflict: true };
 
 /** The unique index that makes one document per key a fact of the database, whatever process crashes when. */
 export async function ensureIdempotencyIndex<D extends IdempotentDocument>(collection: Collection<D>): Promise<void> {
@@ -60,10 +62,11 @@ export async function insertOnce<D extends IdempotentDocument>(
   for (let attempt = 0; ; attempt++) {
     try {
       await written(budget, (options) => collection.insertOne(full as OptionalUnlessRequiredId<D>, options));
-      return { doc: full, replayed: false };
+      const { pending_events: _outbox, ...loaded } = full as D & { pending_events?: unknown };
+      return { doc: loaded as Loaded<D>, replayed: false };
     } catch (error) {
       if (!key || !isDuplicateKey(error) || attempt > 0) throw error;
-      const first = (await collection.findOne({ idempotency: full.idempotency } as Filter<D>, budget.db())) as D | null;
+      const first = (await collection.findOne({ idempotency: full.idempotency } as Filter<D>, { ...WITHOUT_OUTBOX, ...budget.db() })) as Loaded<D> | null;
       if (!first) throw error;
       if (first.created * 1000 + IDEMPOTENCY_RETENTION_MS > now()) {
         return first.request_hash === full.request_hash ? { doc: first, replayed: true } : { conflict: true };

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { newTenant, thing, thingsCollection, type ThingDocument } from "../testutil/storage.js";
 import { ensureKeysetIndexes, listPage } from "./keyset-list.js";
+import { newEvent } from "./outbox.js";
 
 let t: Awaited<ReturnType<typeof thingsCollection>>;
 beforeAll(async () => {
@@ -12,10 +13,11 @@ afterAll(() => t.close());
 async function seed(tenant: ReturnType<typeof newTenant>, count: number): Promise<ThingDocument[]> {
   const start = Date.now() - 60_000;
   const docs = Array.from({ length: count }, (_, i) => thing(tenant, { n: i, color: i % 3 === 0 ? "blue" : "red" }, start + i));
+  for (const doc of docs) doc.pending_events = [newEvent("thing.created", tenant, { n: doc.n, color: doc.color }, { requestId: null, idempotencyKey: null })];
   await t.things.insertMany(docs);
   return docs;
 }
-const ids = (docs: ThingDocument[]) => docs.map((d) => d._id);
+const ids = (docs: { _id: string }[]) => docs.map((d) => d._id);
 
 it("pages newest first after a cursor and, backwards, before one, with hasMore on both sides", async () => {
   const tenant = newTenant();
@@ -60,6 +62,8 @@ it("never shows another tenant's or the other mode's documents", async () => {
   const page = await listPage(t.things, tenant, { limit: 100 });
   expect(page.items).toHaveLength(3);
   expect(page.items.every((d) => d.account === tenant.account && !d.livemode)).toBe(true);
+  // Reads never load the outbox (each seeded document has one, in the database).
+  expect(page.items.some((d) => "pending_events" in d)).toBe(false);
 });
 
 it("declares the tenant order index and one per equality filter", async () => {

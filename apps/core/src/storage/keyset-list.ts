@@ -1,7 +1,7 @@
 import type { Collection, Filter } from "mongodb";
 import type { Tenant } from "../caller.js";
 import { UNBOUNDED, type Budget } from "../grpc/budget.js";
-import { LIVE, type TenantDocument } from "./documents.js";
+import { LIVE, WITHOUT_OUTBOX, type Loaded, type TenantDocument } from "./documents.js";
 
 /** The scalar fields of a document a list may filter on by equality. */
 type Equalities<D> = { [K in keyof D & string]?: D[K] extends string | number | boolean ? D[K] : never };
@@ -27,15 +27,15 @@ export async function listPage<D extends TenantDocument>(
   tenant: Tenant,
   query: KeysetQuery<D>,
   budget: Budget = UNBOUNDED,
-): Promise<{ items: D[]; hasMore: boolean }> {
+): Promise<{ items: Loaded<D>[]; hasMore: boolean }> {
   const filter: Record<string, unknown> = { account: tenant.account, livemode: tenant.livemode, ...LIVE };
   for (const [field, value] of Object.entries(query.where ?? {})) if (value !== undefined) filter[field] = value;
   const backwards = query.endingBefore !== undefined;
   if (query.startingAfter !== undefined) filter["_id"] = { $lt: query.startingAfter };
   if (query.endingBefore !== undefined) filter["_id"] = { $gt: query.endingBefore };
   const found = (await collection
-    .find(filter as Filter<D>, { sort: { _id: backwards ? 1 : -1 }, limit: query.limit + 1, ...budget.db() })
-    .toArray()) as D[];
+    .find(filter as Filter<D>, { sort: { _id: backwards ? 1 : -1 }, limit: query.limit + 1, ...WITHOUT_OUTBOX, ...budget.db() })
+    .toArray()) as Loaded<D>[];
   const hasMore = found.length > query.limit;
   const page = found.slice(0, query.limit);
   return { items: backwards ? page.reverse() : page, hasMore };

@@ -18,7 +18,8 @@ it("marks the document deleted with its event in one write; reads, updates and d
   const doc = thing(tenant, { n: 7 });
   await t.things.insertOne(doc);
   const gone = await tombstone(t.things, tenant, doc._id, (current): ThingEvent => newEvent("thing.deleted", tenant, { n: current.n, color: current.color }, request));
-  expect(gone).toEqual(doc); // as it was before the delete
+  const { pending_events: _outbox, ...before } = doc;
+  expect(gone).toEqual(before); // as it was before the delete, as reads load it
   const stored = (await t.things.findOne({ _id: doc._id }))!;
   expect(stored.deleted).toBe(true);
   expect(stored.version).toBe(1);

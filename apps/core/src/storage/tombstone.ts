@@ -1,7 +1,7 @@
 import type { Collection } from "mongodb";
 import type { Tenant } from "../caller.js";
 import { UNBOUNDED, type Budget } from "../grpc/budget.js";
-import type { TenantDocument } from "./documents.js";
+import type { Loaded, TenantDocument } from "./documents.js";
 import { updateVersioned, type Change } from "./versioned-update.js";
 
 /**
@@ -14,9 +14,9 @@ export async function tombstone<D extends TenantDocument>(
   collection: Collection<D>,
   tenant: Tenant,
   id: string,
-  event: (current: D) => D["pending_events"][number],
+  event: (current: Loaded<D>) => D["pending_events"][number],
   budget: Budget = UNBOUNDED,
-): Promise<D | null> {
+): Promise<Loaded<D> | null> {
   const result = await updateVersioned(collection, tenant, id, (current) => ({ set: { deleted: true }, events: [event(current)] }) as Change<D>, budget);
   return result?.before ?? null;
 }

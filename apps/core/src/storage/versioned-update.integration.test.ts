@@ -2,6 +2,7 @@ import { Metadata } from "@grpc/grpc-js";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { budgetOf, DEADLINE_MARGIN_MS } from "../grpc/budget.js";
 import { newTenant, thing, thingsCollection, type ThingDocument, type ThingEvent } from "../testutil/storage.js";
+import { WITHOUT_OUTBOX, type Loaded } from "./documents.js";
 import { newEvent } from "./outbox.js";
 import { updateVersioned } from "./versioned-update.js";
 
@@ -12,7 +13,7 @@ beforeAll(async () => {
 afterAll(() => t.close());
 
 const request = { requestId: "req_test", idempotencyKey: null };
-const bump = (tenant: ReturnType<typeof newTenant>) => (current: ThingDocument) => {
+const bump = (tenant: ReturnType<typeof newTenant>) => (current: Loaded<ThingDocument>) => {
   const next = { n: current.n + 1, color: current.color };
   const event: ThingEvent = newEvent("thing.changed", tenant, next, request, { n: current.n });
   return { set: { n: next.n }, events: [event] };
@@ -39,7 +40,9 @@ it("returns the document as written, and writes nothing when the change decides 
   await t.things.insertOne(doc);
   const changed = await updateVersioned(t.things, tenant, doc._id, bump(tenant));
   expect(changed!.before.n).toBe(5);
-  expect(changed!.after).toEqual(await t.things.findOne({ _id: doc._id }));
+  // As written, and as reads load it: without the outbox.
+  expect(changed!.after).toEqual(await t.things.findOne({ _id: doc._id }, WITHOUT_OUTBOX));
+  expect("pending_events" in changed!.after).toBe(false);
   const unchanged = await updateVersioned(t.things, tenant, doc._id, () => null);
   expect(unchanged!.after.version).toBe(1);
   expect((await t.things.findOne({ _id: doc._id }))!.version).toBe(1);

@@ -1,7 +1,7 @@
 import type { Collection, Filter, UpdateFilter } from "mongodb";
 import type { Tenant } from "../caller.js";
 import { UNBOUNDED, type Budget } from "../grpc/budget.js";
-import { findLive, liveFilter, type TenantDocument } from "./documents.js";
+import { findLive, liveFilter, type Loaded, type TenantDocument } from "./documents.js";
 import { pushEvents } from "./outbox.js";
 import { written } from "./write.js";
 
@@ -23,15 +23,15 @@ export interface Change<D extends TenantDocument> {
  * Read, decide, then write only if the version is still the one read; on a lost race, read
  * again and decide again. The change's events go into the outbox in the same update.
  * Returns null when the document is gone (or never was the tenant's), else the document
- * before and after (the same document, unwritten, when `decide` answered null).
+ * before and after, as reads load it (the same document, unwritten, when `decide` answered null).
  */
 export async function updateVersioned<D extends TenantDocument>(
   collection: Collection<D>,
   tenant: Tenant,
   id: string,
-  decide: (current: D) => Change<D> | null,
+  decide: (current: Loaded<D>) => Change<D> | null,
   budget: Budget = UNBOUNDED,
-): Promise<{ before: D; after: D } | null> {
+): Promise<{ before: Loaded<D>; after: Loaded<D> } | null> {
   for (let attempt = 0; attempt < MAX_UPDATE_ATTEMPTS; attempt++) {
     const current = await findLive(collection, tenant, id, budget);
     if (!current) return null;
@@ -41,7 +41,7 @@ export async function updateVersioned<D extends TenantDocument>(
     const update = { $set: change.set, $inc: { version: 1 }, ...pushEvents(change.events) } as unknown as UpdateFilter<D>;
     const result = await written(budget, (options) => collection.updateOne(filter, update, options));
     if (result.modifiedCount === 1) {
-      const after = { ...current, ...change.set, version: current.version + 1, pending_events: [...current.pending_events, ...change.events] };
+      const after = { ...current, ...change.set, version: current.version + 1 } as Loaded<D>;
       return { before: current, after };
     }
   }
