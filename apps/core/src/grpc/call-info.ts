@@ -1,5 +1,6 @@
-import type { CallContext } from "@rms/proto";
-import type { RequestInfo } from "../resources/store.js";
+import type { CallContext, Tenant as TenantMessage } from "@rms/proto";
+import type { RequestInfo, Tenant } from "../caller.js";
+import { errors } from "../errors.js";
 
 /** Metadata keys internal callers may send with any call. */
 export const REQUEST_ID_KEY = "rms-request-id";
@@ -17,4 +18,10 @@ export function requestInfo(context: CallContext): RequestInfo {
 
 export function requestId(context: CallContext): string | null {
   return first(context, REQUEST_ID_KEY);
+}
+
+/** The tenant a tenant-scoped request names; every such request must name one. */
+export function tenantOf(message: TenantMessage | undefined): Tenant {
+  if (!message?.accountId) throw errors.invalid("parameter_missing", "Missing required param: tenant.", "tenant");
+  return { account: message.accountId, livemode: message.livemode };
 }
