@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { keyHash } from "@rms/proto";
 import { randomBase62 } from "../ids.js";
 
 export const KEY_KINDS = ["secret", "publishable", "restricted"] as const;
@@ -40,13 +40,8 @@ export function parseSecret(secret: string): { kind: KeyKindName; livemode: bool
   return kind ? { kind, livemode: match[2] === "live" } : null;
 }
 
-/**
- * SHA-256 of the secret. Secrets are 190 random bits, so a fast hash is enough
- * (no dictionary to guess from) and keeps verification cheap on every request.
- */
-export function hashSecret(secret: string): string {
-  return createHash("sha256").update(secret, "utf8").digest("hex");
-}
+/** The stored form of a secret: the wire-wide key hash (@rms/proto), so every holder of a key hash agrees with core. */
+export const hashSecret = keyHash;
 
 export function displayPrefix(secret: string): string {
   return secret.slice(0, DISPLAY_PREFIX_CHARS);

@@ -1,5 +1,5 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import { KeyKind, type AdminService, type ApiKeySchema, type ServiceImplementation } from "@rms/proto";
+import { KEY_HASH_PATTERN, KeyKind, type AdminService, type ApiKeySchema, type ServiceImplementation } from "@rms/proto";
 import type { Logger } from "pino";
 import { errors } from "../errors.js";
 import { isId } from "../ids.js";
@@ -29,6 +29,16 @@ function toMessage(key: KeyDocument): MessageInitShape<typeof ApiKeySchema> {
 }
 
 const invalidKey = () => errors.unauthenticated("api_key_invalid", "Invalid API key provided.");
+
+/** The hash to look a key up by: of the secret when one is given, else the given hash (a caller that keeps no secret). */
+function verifiedHash(secret: string, secretHash: string): string {
+  if (secret !== "") {
+    if (!parseSecret(secret)) throw invalidKey();
+    return hashSecret(secret);
+  }
+  if (!KEY_HASH_PATTERN.test(secretHash)) throw invalidKey();
+  return secretHash;
+}
 
 /** Accounts and keys: the operator's RPCs, plus VerifyKey for the gateway. */
 export function adminService(store: AccountStore, logger: Logger): ServiceImplementation<typeof AdminService> {
@@ -88,11 +98,11 @@ export function adminService(store: AccountStore, logger: Logger): ServiceImplem
     },
 
     async verifyKey(request) {
-      if (!parseSecret(request.secret)) throw invalidKey();
+      const hash = verifiedHash(request.secret, request.secretHash);
       // Found by an exact match on the SHA-256 of the whole secret, so its hash is that hash: comparing the two
       // again proves nothing. Lookup timing cannot leak the secret: it depends on the hash, which an
       // attacker cannot steer towards a stored one without a preimage.
-      const key = await store.findKeyByHash(hashSecret(request.secret));
+      const key = await store.findKeyByHash(hash);
       if (!key) throw invalidKey();
       refuseIfNotLive(key);
       return { key: toMessage(key) };
