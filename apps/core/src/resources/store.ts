@@ -134,8 +134,8 @@ export class ResourceStore {
   }
 
   async get(tenant: Tenant, id: string, budget: Budget = UNBOUNDED): Promise<ResourceDocument | null> {
-    // By _id alone, tenant and tombstone checked here: the same answer, and the one filter FerretDB
-    // pushes down to its storage (with more fields it decodes every document of the collection).
+    // By _id alone, tenant and tombstone checked here: the same answer, and the one filter every engine
+    // serves from an index (mongo-java-server keeps no non-unique index: more fields would scan the collection).
     const doc = await this.collection.findOne({ _id: id }, budget.db());
     return doc && doc.account === tenant.account && doc.livemode === tenant.livemode && doc.deleted === undefined ? doc : null;
   }

@@ -47,7 +47,7 @@ export interface MongoIdempotencyOptions {
 
 /**
  * Idempotency records in MongoDB, built on the operations that are atomic on
- * every engine we run on (FerretDB included): the lock is an `insertOne` under
+ * every engine we run on (MongoDB, mongo-java-server): the lock is an `insertOne` under
  * the unique `_id`, a stale lock is taken over with a conditional `deleteOne`
  * followed by a new insert. Only the final "record the response" step is an
  * update, guarded by the owner token.

@@ -16,7 +16,7 @@ const isDuplicate = (error: unknown) => error instanceof MongoServerError && err
 
 /**
  * A limiter shared by several gateway processes through MongoDB, built on
- * inserts only (atomic on FerretDB too, where conditional updates are not):
+ * inserts only (atomic on every MongoDB-protocol engine, with no conditional update to race):
  * each one-second window of a bucket has `perSecond` slots, and a request is
  * allowed when it inserts one of them under its unique `_id`. That is a token
  * bucket of capacity `perSecond` refilled in one step at each window start.
