@@ -10,3 +10,4 @@ export { toServiceDefinition, methodPath } from "./grpc/service-definition.js";
 export type { AnyService, CallContext, CallOptions, ServiceClient, ServiceImplementation } from "./grpc/types.js";
 export * from "./gen/grpc/health/v1/health_pb.js";
 export { keyHash, KEY_HASH_PATTERN } from "./wire/key-hash.js";
+export * from "./errors/catalogue.js";

@@ -1,6 +1,5 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import { status as GrpcStatus } from "@grpc/grpc-js";
-import { ResourceStatus, RpcError, type ResourceSchema, type ResourceService, type ServiceImplementation, type Tenant as TenantMessage } from "@rms/proto";
+import { ResourceStatus, type ResourceSchema, type ResourceService, type ServiceImplementation, type Tenant as TenantMessage } from "@rms/proto";
 import { errors } from "../errors.js";
 import { NO_FAULTS, type Faults } from "../faults.js";
 import { isId } from "../ids.js";
@@ -78,11 +77,7 @@ export function resourceService(store: ResourceStore, faults: Faults = NO_FAULTS
       const created = await store.create(tenant, fields, requestInfo(context), budget);
       faults.afterWrite("resource.create");
       if ("conflict" in created) {
-        throw new RpcError(GrpcStatus.INVALID_ARGUMENT, {
-          type: "idempotency_error",
-          code: "idempotency_key_reused",
-          message: "Keys for idempotent requests can only be used with the same parameters they were first used with.",
-        });
+        throw errors.of("idempotency_key_reused", "Keys for idempotent requests can only be used with the same parameters they were first used with.");
       }
       return { resource: toMessage(created.doc) };
     },
