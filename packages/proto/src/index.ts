@@ -9,5 +9,12 @@ export { RpcError, TransportError, isServiceError, STATUS_DETAILS_KEY, type Erro
 export { toServiceDefinition, methodPath } from "./grpc/service-definition.js";
 export type { AnyService, CallContext, CallOptions, ServiceClient, ServiceImplementation } from "./grpc/types.js";
 export * from "./gen/grpc/health/v1/health_pb.js";
-export { keyHash, KEY_HASH_PATTERN } from "./wire/key-hash.js";
+// Wire constants: each defined here once, used by core, gateway and CLI.
+export * from "./wire/key-hash.js";
+export * from "./wire/metadata.js";
+export * from "./wire/enums.js";
+export * from "./wire/limits.js";
+export * from "./wire/scopes.js";
+export * from "./wire/request-id.js";
+export * from "./wire/duplicate-key.js";
 export * from "./errors/catalogue.js";

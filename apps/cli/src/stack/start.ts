@@ -1,6 +1,6 @@
 import { request } from "node:https";
 import { join, relative } from "node:path";
-import { AdminService, KeyKind, coreTlsFilesFromEnv, createClient, mutualTlsCredentials } from "@rms/proto";
+import { AdminService, KeyKind, bearerMetadata, coreTlsFilesFromEnv, createClient, mutualTlsCredentials } from "@rms/proto";
 import { describeDatabase, startDatabase, type RunningDatabase } from "@rms/test-db";
 import { ensureAdminToken, ensureGatewayToken } from "../admin-token.js";
 import { adminTokenFileOf, dataDirOf, gatewayTokenFileOf, repoRoot } from "../paths.js";
@@ -111,7 +111,7 @@ export async function startStack(env: Record<string, string | undefined>): Promi
     const core = startNodeChild("core", join(repoRoot, "apps/core/dist/main.js"), { ...common, RMS_ADMIN_TOKEN: adminToken, MONGODB_URI: mongoUri, CORE_METRICS_PORT: String(config.CORE_METRICS_PORT) });
     children.push(core);
     const admin = createClient(AdminService, config.CORE_ADDR, {
-      metadata: { authorization: `Bearer ${adminToken}` },
+      metadata: bearerMetadata(adminToken),
       timeoutMs: 2_000,
       ...(coreTls ? { credentials: mutualTlsCredentials(coreTls) } : {}),
     });

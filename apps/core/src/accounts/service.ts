@@ -1,24 +1,17 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import { KEY_HASH_PATTERN, KeyKind, type AdminService, type ApiKeySchema, type ServiceImplementation } from "@rms/proto";
+import { KEY_HASH_PATTERN, KEY_KIND, LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX, type AdminService, type ApiKeySchema, type ServiceImplementation } from "@rms/proto";
 import type { Logger } from "pino";
 import { errors } from "../errors.js";
 import { isId } from "../ids.js";
-import { hashSecret, isScope, parseSecret, type KeyKindName, type Scope } from "./secrets.js";
+import { hashSecret, isScope, parseSecret, type Scope } from "./secrets.js";
 import { refuseIfNotLive } from "./presented-key.js";
 import type { AccountStore, KeyDocument } from "./store.js";
-
-const KIND_NAMES: Record<number, KeyKindName> = {
-  [KeyKind.SECRET]: "secret",
-  [KeyKind.PUBLISHABLE]: "publishable",
-  [KeyKind.RESTRICTED]: "restricted",
-};
-const KIND_VALUES: Record<KeyKindName, KeyKind> = { secret: KeyKind.SECRET, publishable: KeyKind.PUBLISHABLE, restricted: KeyKind.RESTRICTED };
 
 function toMessage(key: KeyDocument): MessageInitShape<typeof ApiKeySchema> {
   return {
     id: key._id,
     accountId: key.account,
-    kind: KIND_VALUES[key.kind],
+    kind: KEY_KIND.valueOf(key.kind),
     livemode: key.livemode,
     scopes: key.scopes,
     created: BigInt(key.created),
@@ -50,14 +43,14 @@ export function adminService(store: AccountStore, logger: Logger): ServiceImplem
     },
 
     async listAccounts(request) {
-      const limit = request.limit === 0 ? 20 : request.limit;
-      if (limit < 1 || limit > 100) throw errors.invalid("limit_invalid", "limit must be from 1 to 100.", "limit");
+      const limit = request.limit === 0 ? LIST_LIMIT_DEFAULT : request.limit;
+      if (limit < 1 || limit > LIST_LIMIT_MAX) throw errors.invalid("limit_invalid", `limit must be from 1 to ${LIST_LIMIT_MAX}.`, "limit");
       const accounts = await store.listAccounts(limit);
       return { accounts: accounts.map((a) => ({ id: a._id, created: BigInt(a.created) })) };
     },
 
     async createKey(request) {
-      const kind = KIND_NAMES[request.kind];
+      const kind = KEY_KIND.nameOf(request.kind);
       if (!kind) throw errors.invalid("parameter_invalid", "kind must be secret, publishable or restricted.", "kind");
       if (!isId("acct", request.accountId) || !(await store.getAccount(request.accountId))) {
         throw errors.notFound("account", request.accountId, "account");

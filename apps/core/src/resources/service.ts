@@ -1,5 +1,5 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import { ResourceStatus, type ResourceSchema, type ResourceService, type ServiceImplementation, type Tenant as TenantMessage } from "@rms/proto";
+import { LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX, RESOURCE_STATUS, ResourceStatus, type ResourceSchema, type ResourceService, type ServiceImplementation, type Tenant as TenantMessage } from "@rms/proto";
 import { errors } from "../errors.js";
 import { NO_FAULTS, type Faults } from "../faults.js";
 import { isId } from "../ids.js";
@@ -10,24 +10,10 @@ import type { ResourceDocument, ResourceStatusName } from "./model.js";
 import { ResourceStore, type Tenant } from "./store.js";
 import { mergeMetadata, validateName } from "./validation.js";
 
-export const LIST_LIMIT_DEFAULT = 20;
-export const LIST_LIMIT_MAX = 100;
-
-const STATUS_NAMES: Record<number, ResourceStatusName> = {
-  [ResourceStatus.ACTIVE]: "active",
-  [ResourceStatus.PAUSED]: "paused",
-  [ResourceStatus.ARCHIVED]: "archived",
-};
-const STATUS_VALUES: Record<ResourceStatusName, ResourceStatus> = {
-  active: ResourceStatus.ACTIVE,
-  paused: ResourceStatus.PAUSED,
-  archived: ResourceStatus.ARCHIVED,
-};
-
 /** UNSPECIFIED means "not given"; any other unknown number is invalid. */
 function statusName(value: ResourceStatus, param = "status"): ResourceStatusName | undefined {
   if (value === ResourceStatus.UNSPECIFIED) return undefined;
-  const name = STATUS_NAMES[value];
+  const name = RESOURCE_STATUS.nameOf(value);
   if (!name) throw errors.invalid("parameter_invalid", "Invalid status: must be one of active, paused or archived.", param);
   return name;
 }
@@ -41,7 +27,7 @@ function toMessage(doc: ResourceDocument): MessageInitShape<typeof ResourceSchem
   return {
     id: doc._id,
     name: doc.name,
-    status: STATUS_VALUES[doc.status],
+    status: RESOURCE_STATUS.valueOf(doc.status),
     metadata: doc.metadata.map((p) => ({ key: p.k, value: p.v })),
     created: BigInt(doc.created),
     livemode: doc.livemode,

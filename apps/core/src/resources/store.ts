@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { isDuplicateKeyError } from "@rms/proto";
 import type { Collection, Db, Filter } from "mongodb";
 import { errors, isUnansweredWrite } from "../errors.js";
 import { UNBOUNDED, type Budget } from "../grpc/budget.js";
@@ -121,7 +122,7 @@ export class ResourceStore {
         await written(budget, (options) => this.collection.insertOne(doc, options));
         return { doc, replayed: false };
       } catch (error) {
-        if (!key || (error as { code?: number }).code !== 11000 || attempt > 0) throw error;
+        if (!key || !isDuplicateKeyError(error) || attempt > 0) throw error;
         const first = await this.collection.findOne({ idempotency: doc.idempotency }, budget.db());
         if (!first) throw error;
         if (first.created * 1000 + IDEMPOTENCY_RETENTION_MS > nowMs) {

@@ -1,4 +1,4 @@
-import { KeyKind, RpcError, keyHash } from "@rms/proto";
+import { KeyKind, REQUEST_ID_METADATA, RpcError, keyHash } from "@rms/proto";
 import type { Logger } from "pino";
 import type { CoreClients } from "../core.js";
 import type { PendingRevocation, PendingRevocationStore } from "./pending-store.js";
@@ -98,7 +98,7 @@ export class KeyRevoker {
 
   /** Revokes the key whose keyHash this is: only the hash travels, so the secret is never kept. */
   private async revoke(hash: string, requestId: string | undefined): Promise<Outcome> {
-    const options = requestId ? { metadata: { "rms-request-id": requestId } } : {};
+    const options = requestId ? { metadata: { [REQUEST_ID_METADATA]: requestId } } : {};
     try {
       const { key } = await this.core.admin.verifyKey({ secretHash: hash }, options);
       if (!key || (key.kind !== KeyKind.SECRET && key.kind !== KeyKind.RESTRICTED)) return "nothing";
