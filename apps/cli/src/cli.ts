@@ -4,6 +4,7 @@ import { Command, CommanderError, InvalidArgumentError, Option } from "commander
 import { MissingAdminTokenError, readAdminToken } from "./admin-token.js";
 import { accountJson, keyJson } from "./format.js";
 import { adminTokenFileOf } from "./paths.js";
+import { checkOperatorEnvironment, ConfigError, DEFAULT_CORE_ADDR } from "./config.js";
 
 export interface CliIo {
   env: Record<string, string | undefined>;
@@ -13,7 +14,6 @@ export interface CliIo {
   startStack?: () => Promise<number>;
 }
 
-const DEFAULT_CORE_ADDR = "127.0.0.1:50051";
 
 function futureUnixSeconds(value: string): number {
   if (!/^\d{1,12}$/.test(value)) throw new InvalidArgumentError("must be a Unix timestamp in seconds");
@@ -61,6 +61,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     .showHelpAfterError(false);
 
   const admin = () => {
+    checkOperatorEnvironment(io.env);
     const token = readAdminToken(io.env, adminTokenFileOf(io.env));
     const tls = coreTlsFilesFromEnv(io.env);
     return createClient(AdminService, program.opts<{ core: string }>().core, {
@@ -148,6 +149,10 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   } catch (error) {
     if (error instanceof CommanderError) {
       return error.exitCode === 0 ? 0 : 2;
+    }
+    if (error instanceof ConfigError) {
+      io.stderr(`rms: ${error.message}\n`);
+      return 2;
     }
     io.stderr(`rms: ${describe(error, program.opts<{ core: string }>().core)}\n`);
     return 1;
