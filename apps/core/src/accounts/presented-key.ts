@@ -2,7 +2,7 @@ import { timingSafeEqual } from "node:crypto";
 import { PRESENTED_KEY_ID_METADATA, PRESENTED_KEY_METADATA, type CallContext } from "@rms/proto";
 import { errors } from "../errors.js";
 import { isId } from "../ids.js";
-import type { Tenant } from "../resources/store.js";
+import type { Tenant } from "../caller.js";
 import { hashSecret } from "./secrets.js";
 import type { AccountStore, KeyDocument } from "./store.js";
 

@@ -1,5 +1,6 @@
-import { IDEMPOTENCY_KEY_METADATA, REQUEST_ID_METADATA, type CallContext } from "@rms/proto";
-import type { RequestInfo } from "../resources/store.js";
+import { IDEMPOTENCY_KEY_METADATA, REQUEST_ID_METADATA, type CallContext, type Tenant as TenantMessage } from "@rms/proto";
+import type { RequestInfo, Tenant } from "../caller.js";
+import { errors } from "../errors.js";
 
 function first(context: CallContext, key: string): string | null {
   const value = context.metadata.get(key)[0];
@@ -13,4 +14,10 @@ export function requestInfo(context: CallContext): RequestInfo {
 
 export function requestId(context: CallContext): string | null {
   return first(context, REQUEST_ID_METADATA);
+}
+
+/** The tenant a tenant-scoped request names; every such request must name one. */
+export function tenantOf(message: TenantMessage | undefined): Tenant {
+  if (!message?.accountId) throw errors.invalid("parameter_missing", "Missing required param: tenant.", "tenant");
+  return { account: message.accountId, livemode: message.livemode };
 }

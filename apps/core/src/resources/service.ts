@@ -1,13 +1,13 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import { LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX, RESOURCE_STATUS, ResourceStatus, type ResourceSchema, type ResourceService, type ServiceImplementation, type Tenant as TenantMessage } from "@rms/proto";
+import { RESOURCE_STATUS, ResourceStatus, type ResourceSchema, type ResourceService, type ServiceImplementation } from "@rms/proto";
 import { errors } from "../errors.js";
 import { NO_FAULTS, type Faults } from "../faults.js";
-import { isId } from "../ids.js";
-import { requestInfo } from "../grpc/call-info.js";
+import { requestInfo, tenantOf } from "../grpc/call-info.js";
 import { budgetOf } from "../grpc/budget.js";
+import { pageOf } from "../grpc/list-request.js";
 import type { PresentedKeyCheck } from "../accounts/presented-key.js";
-import type { ResourceDocument, ResourceStatusName } from "./model.js";
-import { ResourceStore, type Tenant } from "./store.js";
+import type { ResourceStatusName } from "./model.js";
+import type { LoadedResource, ResourceStore } from "./store.js";
 import { mergeMetadata, validateName } from "./validation.js";
 
 /** UNSPECIFIED means "not given"; any other unknown number is invalid. */
@@ -18,12 +18,7 @@ function statusName(value: ResourceStatus, param = "status"): ResourceStatusName
   return name;
 }
 
-export function tenantOf(message: TenantMessage | undefined): Tenant {
-  if (!message?.accountId) throw errors.invalid("parameter_missing", "Missing required param: tenant.", "tenant");
-  return { account: message.accountId, livemode: message.livemode };
-}
-
-function toMessage(doc: ResourceDocument): MessageInitShape<typeof ResourceSchema> {
+function toMessage(doc: LoadedResource): MessageInitShape<typeof ResourceSchema> {
   return {
     id: doc._id,
     name: doc.name,
@@ -32,12 +27,6 @@ function toMessage(doc: ResourceDocument): MessageInitShape<typeof ResourceSchem
     created: BigInt(doc.created),
     livemode: doc.livemode,
   };
-}
-
-function cursor(value: string, param: string): string | undefined {
-  if (value === "") return undefined;
-  if (!isId("res", value)) throw errors.invalid("parameter_invalid", `Invalid ${param}: '${value.slice(0, 64)}' is not a resource id.`, param);
-  return value;
 }
 
 /** Calls that present no key (operator tools holding the internal credential) are not checked. */
@@ -111,28 +100,11 @@ export function resourceService(store: ResourceStore, faults: Faults = NO_FAULTS
 
     async listResources(request, context) {
       const tenant = tenantOf(request.tenant);
-      const limit = request.limit === 0 ? LIST_LIMIT_DEFAULT : request.limit;
-      if (!Number.isInteger(limit) || limit < 1 || limit > LIST_LIMIT_MAX) {
-        throw errors.invalid("limit_invalid", `Invalid limit: must be an integer from 1 to ${LIST_LIMIT_MAX}.`, "limit");
-      }
-      const startingAfter = cursor(request.startingAfter, "starting_after");
-      const endingBefore = cursor(request.endingBefore, "ending_before");
-      if (startingAfter && endingBefore) {
-        throw errors.invalid("parameter_invalid", "You may only specify one of starting_after and ending_before.", "ending_before");
-      }
+      const paging = pageOf(request, "res", "resource");
       const status = statusName(request.status);
       const budget = budgetOf(context);
       const [page] = await Promise.all([
-        store.list(
-          tenant,
-          {
-            limit,
-            ...(startingAfter ? { startingAfter } : {}),
-            ...(endingBefore ? { endingBefore } : {}),
-            ...(status ? { status } : {}),
-          },
-          budget,
-        ),
+        store.list(tenant, { ...paging, ...(status ? { status } : {}) }, budget),
         checkKey(context, tenant, budget.db()),
       ]);
       return { resources: page.items.map(toMessage), hasMore: page.hasMore };
