@@ -3,8 +3,10 @@ import {
   AdminService,
   Health,
   HealthCheckResponse_ServingStatus,
+  REQUEST_ID_METADATA,
   ResourceService,
   TransportError,
+  bearerMetadata,
   createClient,
   mutualTlsCredentials,
   type CallOptions,
@@ -63,7 +65,7 @@ const SERVING_STATUS: Partial<Record<HealthCheckResponse_ServingStatus, ServingS
  */
 export function connectCore(address: string, token: string, tls: CoreTlsFiles | null = null): CoreClients {
   const credentials = tls ? { credentials: mutualTlsCredentials(tls) } : {};
-  const options = { metadata: { authorization: `Bearer ${token}` }, timeoutMs: CORE_CALL_TIMEOUT_MS, ...credentials };
+  const options = { metadata: bearerMetadata(token), timeoutMs: CORE_CALL_TIMEOUT_MS, ...credentials };
   const names = Object.keys(CORE_SERVICES) as CoreServiceName[];
   const clients = new Map<CoreServiceName, ServiceClient<never> & { close(): void; readonly channel: Client }>(
     names.map((name) => [name, createClient(CORE_SERVICES[name], address, options)]),
@@ -73,7 +75,7 @@ export function connectCore(address: string, token: string, tls: CoreTlsFiles | 
   return {
     ...(Object.fromEntries(clients) as unknown as CoreServiceClients),
     async health(timeoutMs, requestId) {
-      const reply = await health.check({ service: "" }, { timeoutMs, ...(requestId ? { metadata: { "rms-request-id": requestId } } : {}) });
+      const reply = await health.check({ service: "" }, { timeoutMs, ...(requestId ? { metadata: { [REQUEST_ID_METADATA]: requestId } } : {}) });
       return SERVING_STATUS[reply.status] ?? "UNKNOWN";
     },
     connectivity: (service) => clients.get(service)!.channel.getChannel().getConnectivityState(false),

@@ -1,8 +1,9 @@
+import { LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX } from "@rms/proto";
 import { errors } from "../errors.js";
 import { isId, type IdPrefix } from "../ids.js";
 
-export const LIST_LIMIT_DEFAULT = 20;
-export const LIST_LIMIT_MAX = 100;
+// The wire's list limits (@rms/proto), re-exported for the callers of pageOf.
+export { LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX };
 
 /** The paging fields every list request of rms.v1 carries. */
 export interface PagingRequest {

@@ -1,5 +1,5 @@
 import { createHash, timingSafeEqual } from "node:crypto";
-import type { CallContext } from "@rms/proto";
+import { AUTHORIZATION_METADATA, bearerToken, type CallContext } from "@rms/proto";
 import { errors } from "../errors.js";
 
 /**
@@ -27,8 +27,7 @@ export function roleGuard(tokens: RoleTokens, methodRoles: MethodRoleTable): (co
     .filter((entry): entry is [Role, string] => typeof entry[1] === "string" && entry[1] !== "")
     .map(([role, token]) => ({ role, digest: digest(token) }));
   return (context) => {
-    const header = context.metadata.get("authorization")[0];
-    const presented = digest(typeof header === "string" && header.startsWith("Bearer ") ? header.slice(7) : "");
+    const presented = digest(bearerToken(context.metadata.get(AUTHORIZATION_METADATA)[0]) ?? "");
     let role: Role | undefined;
     for (const candidate of known) if (timingSafeEqual(presented, candidate.digest)) role = candidate.role;
     if (!role) throw errors.unauthenticated("admin_token_invalid", "Missing or invalid token.");

@@ -1,10 +1,10 @@
+import type { ResourceStatusName } from "@rms/proto";
 import type { TenantDocument } from "../storage/documents.js";
 import type { IdempotentDocument } from "../storage/idempotent-insert.js";
 import type { OutboxEvent } from "../storage/outbox.js";
 
-/** Resource status as stored and as the public API spells it. */
-export const RESOURCE_STATUSES = ["active", "paused", "archived"] as const;
-export type ResourceStatusName = (typeof RESOURCE_STATUSES)[number];
+/** Resource status as stored and as the public API spells it (the wire names of @rms/proto). */
+export type { ResourceStatusName };
 
 /** One metadata pair. Stored as a list of pairs so any key is data, never a path or operator. */
 export interface MetadataPair {

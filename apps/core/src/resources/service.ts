@@ -1,6 +1,5 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import { status as GrpcStatus } from "@grpc/grpc-js";
-import { ResourceStatus, RpcError, type ResourceSchema, type ResourceService, type ServiceImplementation } from "@rms/proto";
+import { RESOURCE_STATUS, ResourceStatus, type ResourceSchema, type ResourceService, type ServiceImplementation } from "@rms/proto";
 import { errors } from "../errors.js";
 import { NO_FAULTS, type Faults } from "../faults.js";
 import { requestInfo, tenantOf } from "../grpc/call-info.js";
@@ -11,21 +10,10 @@ import type { ResourceStatusName } from "./model.js";
 import type { LoadedResource, ResourceStore } from "./store.js";
 import { mergeMetadata, validateName } from "./validation.js";
 
-const STATUS_NAMES: Record<number, ResourceStatusName> = {
-  [ResourceStatus.ACTIVE]: "active",
-  [ResourceStatus.PAUSED]: "paused",
-  [ResourceStatus.ARCHIVED]: "archived",
-};
-const STATUS_VALUES: Record<ResourceStatusName, ResourceStatus> = {
-  active: ResourceStatus.ACTIVE,
-  paused: ResourceStatus.PAUSED,
-  archived: ResourceStatus.ARCHIVED,
-};
-
 /** UNSPECIFIED means "not given"; any other unknown number is invalid. */
 function statusName(value: ResourceStatus, param = "status"): ResourceStatusName | undefined {
   if (value === ResourceStatus.UNSPECIFIED) return undefined;
-  const name = STATUS_NAMES[value];
+  const name = RESOURCE_STATUS.nameOf(value);
   if (!name) throw errors.invalid("parameter_invalid", "Invalid status: must be one of active, paused or archived.", param);
   return name;
 }
@@ -34,7 +22,7 @@ function toMessage(doc: LoadedResource): MessageInitShape<typeof ResourceSchema>
   return {
     id: doc._id,
     name: doc.name,
-    status: STATUS_VALUES[doc.status],
+    status: RESOURCE_STATUS.valueOf(doc.status),
     metadata: doc.metadata.map((p) => ({ key: p.k, value: p.v })),
     created: BigInt(doc.created),
     livemode: doc.livemode,
@@ -64,11 +52,7 @@ export function resourceService(store: ResourceStore, faults: Faults = NO_FAULTS
       const created = await store.create(tenant, fields, requestInfo(context), budget);
       faults.afterWrite("resource.create");
       if ("conflict" in created) {
-        throw new RpcError(GrpcStatus.INVALID_ARGUMENT, {
-          type: "idempotency_error",
-          code: "idempotency_key_reused",
-          message: "Keys for idempotent requests can only be used with the same parameters they were first used with.",
-        });
+        throw errors.of("idempotency_key_reused", "Keys for idempotent requests can only be used with the same parameters they were first used with.");
       }
       return { resource: toMessage(created.doc) };
     },

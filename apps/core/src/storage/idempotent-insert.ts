@@ -1,9 +1,10 @@
 import { createHash } from "node:crypto";
+import { isDuplicateKeyError } from "@rms/proto";
 import type { Collection, Filter, OptionalUnlessRequiredId } from "mongodb";
 import type { Tenant } from "../caller.js";
 import { UNBOUNDED, type Budget } from "../grpc/budget.js";
 import { WITHOUT_OUTBOX, type Loaded } from "./documents.js";
-import { isDuplicateKey, written } from "./write.js";
+import { written } from "./write.js";
 
 /** How long an Idempotency-Key stays bound to the object it created (CONTRACT section 5). */
 export const IDEMPOTENCY_RETENTION_MS = 24 * 60 * 60 * 1000;
@@ -65,7 +66,7 @@ export async function insertOnce<D extends IdempotentDocument>(
       const { pending_events: _outbox, ...loaded } = full as D & { pending_events?: unknown };
       return { doc: loaded as Loaded<D>, replayed: false };
     } catch (error) {
-      if (!key || !isDuplicateKey(error) || attempt > 0) throw error;
+      if (!key || !isDuplicateKeyError(error) || attempt > 0) throw error;
       const first = (await collection.findOne({ idempotency: full.idempotency } as Filter<D>, { ...WITHOUT_OUTBOX, ...budget.db() })) as Loaded<D> | null;
       if (!first) throw error;
       if (first.created * 1000 + IDEMPOTENCY_RETENTION_MS > now()) {

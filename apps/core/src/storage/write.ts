@@ -16,8 +16,3 @@ export async function written<T>(budget: Budget, write: (options: { timeoutMS?: 
     throw error;
   }
 }
-
-/** The server's answer to a write that broke a unique index. */
-export function isDuplicateKey(error: unknown): boolean {
-  return (error as { code?: number } | null)?.code === 11000;
-}

@@ -1,3 +1,4 @@
+import { IDEMPOTENCY_KEY_METADATA, REQUEST_ID_METADATA } from "@rms/proto";
 import type { Request, RequestHandler, Response } from "express";
 import type { Logger } from "pino";
 import { callCore, type CoreClients } from "../core.js";
@@ -66,7 +67,7 @@ async function runAuthenticated(operation: Operation, deps: RunDeps, auth: Authe
   // Every operation declares its parameters once; anything else is refused before it runs.
   rejectUnknown(params, operation.params);
   const call = operation.prepare({ params, path: req.params as Record<string, string>, tenant: principal.tenant });
-  const metadata = { "rms-request-id": requestId, ...presentedKeyMetadata(auth), ...(key !== undefined ? { "idempotency-key": key } : {}) };
+  const metadata = { [REQUEST_ID_METADATA]: requestId, ...presentedKeyMetadata(auth), ...(key !== undefined ? { [IDEMPOTENCY_KEY_METADATA]: key } : {}) };
   const execute = async (): Promise<Answer> => {
     const reply = await callCore(core, call, { metadata }, operation.method !== "GET");
     return { status: operation.success.status, body: JSON.stringify(operation.render(reply)), headers: {} };

@@ -1,8 +1,8 @@
+import { LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX } from "@rms/proto";
 import type { ParamSpec } from "../routes/operation.js";
 
 /** Page sizes of every list. */
-export const LIST_LIMIT_DEFAULT = 20;
-export const LIST_LIMIT_MAX = 100;
+export { LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX };
 
 /**
  * Request metadata: an object of at most 50 keys (key 1-40 characters, no brackets) to strings

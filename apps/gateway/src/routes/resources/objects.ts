@@ -1,26 +1,15 @@
-import { ResourceStatus, type Resource } from "@rms/proto";
+import { RESOURCE_STATUS, ResourceStatus, type Resource, type ResourceStatusName } from "@rms/proto";
 import { ApiError } from "../../errors.js";
 import { constant, deletedOf, field, listOf, publicObject } from "../../schema/objects.js";
 import { LIST_LIMIT_MAX, METADATA_OBJECT } from "../../schema/params.js";
 import type { ParamSpec } from "../operation.js";
 
-export const STATUS_NAMES = ["active", "paused", "archived"] as const;
-export type StatusName = (typeof STATUS_NAMES)[number];
-
-const TO_PROTO: Record<StatusName, ResourceStatus> = {
-  active: ResourceStatus.ACTIVE,
-  paused: ResourceStatus.PAUSED,
-  archived: ResourceStatus.ARCHIVED,
-};
-const FROM_PROTO: Partial<Record<ResourceStatus, StatusName>> = {
-  [ResourceStatus.ACTIVE]: "active",
-  [ResourceStatus.PAUSED]: "paused",
-  [ResourceStatus.ARCHIVED]: "archived",
-};
+export const STATUS_NAMES = RESOURCE_STATUS.names;
+export type StatusName = ResourceStatusName;
 
 /** A public status name as the proto enum; absent means UNSPECIFIED (default / unchanged / no filter). */
 export function statusToProto(status: StatusName | undefined): ResourceStatus {
-  return status === undefined ? ResourceStatus.UNSPECIFIED : TO_PROTO[status];
+  return status === undefined ? ResourceStatus.UNSPECIFIED : RESOURCE_STATUS.valueOf(status);
 }
 
 /** A resource id: `res_` and an opaque suffix (no anchors, for use inside other patterns). */
@@ -35,7 +24,7 @@ export const ResourceObject = publicObject<Resource>("Resource", {
   id: field(RESOURCE_ID, (r) => r.id),
   object: constant("resource"),
   name: field({ type: "string", minLength: 1, maxLength: 200 }, (r) => r.name),
-  status: field(STATUS, (r) => FROM_PROTO[r.status] ?? fail()),
+  status: field(STATUS, (r) => RESOURCE_STATUS.nameOf(r.status) ?? fail()),
   metadata: field(METADATA_OBJECT, (r) => {
     // Null prototype: a key such as "__proto__" is an own property, serialized verbatim.
     const metadata = Object.create(null) as Record<string, string>;
