@@ -1,13 +1,13 @@
 import { createHash } from "node:crypto";
-import { isDuplicateKeyError } from "@rms/proto";
+import { IDEMPOTENCY_RETENTION_MS, idempotencyScopeId, isDuplicateKeyError } from "@rms/proto";
 import type { Collection, Filter, OptionalUnlessRequiredId } from "mongodb";
 import type { Tenant } from "../caller.js";
 import { UNBOUNDED, type Budget } from "../grpc/budget.js";
 import { WITHOUT_OUTBOX, type Loaded } from "./documents.js";
 import { written } from "./write.js";
 
-/** How long an Idempotency-Key stays bound to the object it created (CONTRACT section 5). */
-export const IDEMPOTENCY_RETENTION_MS = 24 * 60 * 60 * 1000;
+/** How long an Idempotency-Key stays bound to the object it created (one constant with the gateway's records). */
+export { IDEMPOTENCY_RETENTION_MS };
 
 /**
  * The fields an idempotently created document carries (ARCHITECTURE data rule 3, in ../shared/docs/).
@@ -32,7 +32,7 @@ export async function ensureIdempotencyIndex<D extends IdempotentDocument>(colle
 }
 
 export function idempotencyScope(tenant: Tenant, key: string): string {
-  return `${tenant.account}/${tenant.livemode ? "live" : "test"}/${key}`;
+  return idempotencyScopeId(tenant.account, tenant.livemode, key);
 }
 
 /** A stable fingerprint of a create request's fields (any JSON value: the same value, the same text). */

@@ -219,7 +219,7 @@ describe("records in idempotency_keys", () => {
     // The fingerprint of this request, as written by a completed attempt under another key.
     const body = { name: "taken over" };
     expect((await stack.api.post("/v1/resources", { key, json: body, headers: withKey("probe") })).status).toBe(201);
-    const probe = await records.findOne({ _id: `${account.id}:test:probe` as never });
+    const probe = await records.findOne({ _id: `${account.id}/test/probe` as never });
     // The crash: core created the resource for key "crashed", the gateway died before recording the response.
     const resources = createClient(ResourceService, stack.coreAddress, { metadata: { authorization: `Bearer ${ADMIN_TOKEN}` }, timeoutMs: 5_000 });
     const { resource } = await resources.createResource(
@@ -229,8 +229,8 @@ describe("records in idempotency_keys", () => {
     resources.close();
     const now = Date.now();
     const stale = { fingerprint: probe!["fingerprint"], account: account.id, livemode: false, created: new Date(now - 60_000), owner: "dead", completed: false, request_id: "req_dead" };
-    await records.insertOne({ _id: `${account.id}:test:crashed` as never, ...stale, locked_until: new Date(now - 1_000) });
-    await records.insertOne({ _id: `${account.id}:test:alive` as never, ...stale, locked_until: new Date(now + 600_000) });
+    await records.insertOne({ _id: `${account.id}/test/crashed` as never, ...stale, locked_until: new Date(now - 1_000) });
+    await records.insertOne({ _id: `${account.id}/test/alive` as never, ...stale, locked_until: new Date(now + 600_000) });
 
     const stillLocked = await stack.api.post("/v1/resources", { key, json: body, headers: withKey("alive") });
     expect(stillLocked.status).toBe(409);
@@ -242,7 +242,7 @@ describe("records in idempotency_keys", () => {
     const replay = await stack.api.post("/v1/resources", { key, json: body, headers: withKey("crashed") });
     expect(replay.headers["idempotent-replayed"]).toBe("true");
     expect(replay.text).toBe(retry.text);
-    const record = await records.findOne({ _id: `${account.id}:test:crashed` as never });
+    const record = await records.findOne({ _id: `${account.id}/test/crashed` as never });
     expect(record).toMatchObject({ completed: true, status: 201 });
     expect((record!["created"] as Date).getTime()).toBe(now - 60_000);
     expect((await listAll(key)).filter((r) => r.name === body.name)).toHaveLength(2); // "probe" and "crashed"
@@ -254,7 +254,7 @@ describe("records in idempotency_keys", () => {
     expect(first.status).toBe(201);
     expect((await stack.api.post("/v1/resources", { key, json: { name: "fresh" }, headers: withKey("fresh") })).status).toBe(201);
     const dayAndMore = new Date(Date.now() - 25 * 60 * 60 * 1000);
-    await records.updateOne({ _id: `${account.id}:test:old` as never }, { $set: { created: dayAndMore } });
+    await records.updateOne({ _id: `${account.id}/test/old` as never }, { $set: { created: dayAndMore } });
 
     // Not cleaned up yet, but expired: not replayed; the request executes again (core still knows the key
     // and answers with the same resource).
@@ -262,11 +262,11 @@ describe("records in idempotency_keys", () => {
     expect(reused.status).toBe(201);
     expect(reused.headers["idempotent-replayed"]).toBeUndefined();
     expect(reused.json.id).toBe(first.json.id);
-    await records.updateOne({ _id: `${account.id}:test:old` as never }, { $set: { created: dayAndMore } });
+    await records.updateOne({ _id: `${account.id}/test/old` as never }, { $set: { created: dayAndMore } });
 
     const store = new MongoIdempotencyStore(mongo.db(stack.databaseName));
     expect(await store.removeExpired()).toBeGreaterThanOrEqual(1);
-    expect(await records.countDocuments({ _id: `${account.id}:test:old` as never })).toBe(0);
-    expect(await records.countDocuments({ _id: `${account.id}:test:fresh` as never })).toBe(1);
+    expect(await records.countDocuments({ _id: `${account.id}/test/old` as never })).toBe(0);
+    expect(await records.countDocuments({ _id: `${account.id}/test/fresh` as never })).toBe(1);
   });
 });

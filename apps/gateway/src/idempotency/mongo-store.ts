@@ -16,7 +16,7 @@ import {
 
 /** One record of the `idempotency_keys` collection. */
 interface IdempotencyRecord {
-  /** `<account>:<live|test>:<Idempotency-Key>`: the unique index that makes the lock exclusive. */
+  /** `<account>/<live|test>/<Idempotency-Key>` (the scope id shared with core): the unique index that makes the lock exclusive. */
   _id: string;
   account: string;
   livemode: boolean;

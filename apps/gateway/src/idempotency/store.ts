@@ -1,3 +1,5 @@
+import { IDEMPOTENCY_RETENTION_MS, idempotencyScopeId } from "@rms/proto";
+
 /**
  * The idempotency record store: one record per account + mode + Idempotency-Key,
  * holding the request fingerprint, a lock with an expiry, and (once done) the
@@ -45,9 +47,10 @@ export interface IdempotencyStore {
 
 /** How long a lock blocks repeats; a lock left by a dead gateway stops blocking after this. */
 export const LOCK_TIMEOUT_MS = 30_000;
-/** Records are kept this long after first use. */
-export const RETENTION_MS = 24 * 60 * 60 * 1000;
+/** Records are kept this long after first use (core binds a key to what it created as long). */
+export const RETENTION_MS = IDEMPOTENCY_RETENTION_MS;
 /** How often expired records are deleted. */
 export const CLEANUP_INTERVAL_MS = 60_000;
 
-export const scopeId = (scope: IdempotencyScope) => `${scope.accountId}:${scope.livemode ? "live" : "test"}:${scope.key}`;
+/** The record's `_id`: the same scope id as core's created objects carry. */
+export const scopeId = (scope: IdempotencyScope) => idempotencyScopeId(scope.accountId, scope.livemode, scope.key);

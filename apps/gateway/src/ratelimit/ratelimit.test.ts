@@ -85,7 +85,7 @@ describe("rate limits at the gateway", () => {
     const mongo = new MongoClient(stack.mongoUri);
     try {
       const records = mongo.db(stack.databaseName).collection(IDEMPOTENCY_COLLECTION);
-      expect(await records.countDocuments({ _id: `${account.id}:test:rl-${refusedKey}` as never })).toBe(0);
+      expect(await records.countDocuments({ _id: `${account.id}/test/rl-${refusedKey}` as never })).toBe(0);
     } finally {
       await mongo.close();
     }

@@ -1,0 +1,13 @@
+/**
+ * How long an Idempotency-Key stays bound (CONTRACT section 5): the gateway keeps the
+ * recorded response, and core the object the key created, this long after first use.
+ */
+export const IDEMPOTENCY_RETENTION_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * Where an Idempotency-Key applies: keys are per account and mode. `<account>/<live|test>/<key>`
+ * names it in the gateway's records and in core's created objects alike.
+ */
+export function idempotencyScopeId(accountId: string, livemode: boolean, key: string): string {
+  return `${accountId}/${livemode ? "live" : "test"}/${key}`;
+}
