@@ -6,7 +6,7 @@ import { recordErrorCode } from "./http/request-log.js";
 import { requestIdOf } from "./http/request-id.js";
 
 /**
- * The closed catalogue of public error codes (CONTRACT section 2): each code has
+ * The closed catalogue of public error codes (CONTRACT.md section 2, in ../shared/docs/): each code has
  * exactly one HTTP status and one error type. Codes marked "retryable" are
  * answered with `Stripe-Should-Retry: true` (the same request may succeed
  * later), every other code with `false` (a retry cannot fix it).

@@ -5,7 +5,7 @@ const port = (fallback: number) =>
 const boolean = z.enum(["true", "false", "1", "0"], { message: "must be true or false" }).transform((v) => v === "true" || v === "1");
 const duration = /^\d+(ms|s|m|h)$/;
 
-/** Every variable of CONTRACT section 9, checked before anything starts. */
+/** Every variable of CONTRACT.md section 9 (../shared/docs/), checked before anything starts. */
 const schema = z
   .object({
     MONGODB_URI: z.string().regex(/^mongodb(\+srv)?:\/\//, "must be a mongodb:// or mongodb+srv:// URI").optional(),

@@ -22,7 +22,7 @@ export const METHOD_ROLES: Readonly<Record<string, readonly Role[]>> = {
   "/rms.v1.AdminService/ListAccounts": ["admin"],
   "/rms.v1.AdminService/CreateKey": ["admin"],
   "/rms.v1.AdminService/ListKeys": ["admin"],
-  // The gateway revokes any key it sees over plain HTTP (CONTRACT 2).
+  // The gateway revokes any key it sees over plain HTTP (CONTRACT.md section 2, in ../shared/docs/).
   "/rms.v1.AdminService/RevokeKey": ["admin", "gateway"],
   "/rms.v1.AdminService/VerifyKey": ["admin", "gateway"],
 };

@@ -17,7 +17,7 @@ export interface ResourceState {
   created: number;
 }
 
-/** A pending event embedded in the document it describes (the outbox; ARCHITECTURE rule 2). */
+/** A pending event embedded in the document it describes (the outbox; docs/architecture.md, data rule 2). */
 export interface PendingEvent {
   _id: string;
   type: "resource.created" | "resource.updated" | "resource.deleted";

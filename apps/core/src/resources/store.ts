@@ -31,7 +31,7 @@ export interface ListQuery {
   status?: ResourceStatusName;
 }
 
-/** How long an Idempotency-Key stays bound to the resource it created (CONTRACT section 5). */
+/** How long an Idempotency-Key stays bound to the resource it created (CONTRACT.md section 5, in ../shared/docs/). */
 export const IDEMPOTENCY_RETENTION_MS = 24 * 60 * 60 * 1000;
 
 /**
@@ -62,7 +62,7 @@ export class ResourceStore {
 
   /** `secondary`: also the non-unique indexes, on engines that use them (db-engine.ts). */
   async ensureIndexes({ secondary }: { secondary: boolean }): Promise<void> {
-    // One resource per idempotency key (ARCHITECTURE rule 3), enforced by the database itself,
+    // One resource per idempotency key (docs/architecture.md, data rule 3), enforced by the database itself,
     // so a retry after any crash finds the first resource instead of making a second.
     await this.collection.createIndex({ idempotency: 1 }, { unique: true, name: "idempotency_unique" });
     if (!secondary) return;
