@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startDatabase, testDatabaseName, type RunningDatabase } from "@rms/test-db";
-import { eventually } from "@rms/test-db/testkit";
+import { dropDatabase, eventually } from "@rms/test-db/testkit";
 import type {} from "@rms/test-db/vitest-setup";
 import { MongoClient } from "mongodb";
 import { afterAll, afterEach, describe, expect, inject, it } from "vitest";
@@ -29,6 +29,8 @@ describe("faults", () => {
   it("core killed after its database write but before answering: a retry with the same key returns that same resource", async () => {
     const mongoUri = inject("mongoUri");
     const databaseName = testDatabaseName("crash");
+    // Stopped last (the list is stopped in reverse): the database goes once nothing uses it.
+    running.push({ stop: () => dropDatabase(mongoUri, databaseName) });
     const corePort = await freePort();
     const coreAddr = `127.0.0.1:${corePort}`;
     const doomedCore = await startCoreProcess({ mongoUri, databaseName, port: corePort, faults: "resource.create:1" });

@@ -18,6 +18,7 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(async () => {
   await Promise.all(cores.map((c) => c.stop()));
+  await mongo?.db(databaseName).dropDatabase();
   await mongo?.close();
 });
 
