@@ -104,6 +104,17 @@ describe("the rms binary", () => {
     expect(JSON.parse(stdout)).toMatchObject({ object: "account" });
   });
 
+  it("refuses a bad CORE_ADDR or a short RMS_ADMIN_TOKEN with one line naming it, by the rules core and gateway use", async () => {
+    for (const [env, line] of [
+      [{ RMS_ADMIN_TOKEN: ADMIN_TOKEN, CORE_ADDR: "nope" }, "rms: CORE_ADDR must be host:port\n"],
+      [{ RMS_ADMIN_TOKEN: "short", CORE_ADDR: core.address }, "rms: RMS_ADMIN_TOKEN must be at least 16 characters\n"],
+    ] as const) {
+      let stderr = "";
+      const code = await runCli(["accounts", "list"], { env, stdout: () => {}, stderr: (t) => (stderr += t) });
+      expect({ code, stderr }).toEqual({ code: 2, stderr: line });
+    }
+  });
+
   it("exits non-zero with one clear line when the core is down", async () => {
     const error = await run(process.execPath, [bin, "accounts", "create", "--json"], { env: { ...process.env, RMS_ADMIN_TOKEN: ADMIN_TOKEN, CORE_ADDR: "127.0.0.1:1" } }).catch((e: unknown) => e);
     expect(error).toMatchObject({ code: 1, stdout: "" });

@@ -1,9 +1,10 @@
-import { AdminService, RpcError, coreTlsFilesFromEnv, createClient, mutualTlsCredentials } from "@rms/proto";
+import { AdminService, KEY_KIND, LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX, RpcError, bearerMetadata, coreTlsFilesFromEnv, createClient, mutualTlsCredentials, type KeyKindName } from "@rms/proto";
 import { readFileSync } from "node:fs";
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import { MissingAdminTokenError, readAdminToken } from "./admin-token.js";
-import { KIND_BY_NAME, accountJson, keyJson } from "./format.js";
+import { accountJson, keyJson } from "./format.js";
 import { adminTokenFileOf } from "./paths.js";
+import { checkOperatorEnvironment, ConfigError, DEFAULT_CORE_ADDR } from "./config.js";
 
 export interface CliIo {
   env: Record<string, string | undefined>;
@@ -13,7 +14,6 @@ export interface CliIo {
   startStack?: () => Promise<number>;
 }
 
-const DEFAULT_CORE_ADDR = "127.0.0.1:50051";
 
 function futureUnixSeconds(value: string): number {
   if (!/^\d{1,12}$/.test(value)) throw new InvalidArgumentError("must be a Unix timestamp in seconds");
@@ -61,10 +61,11 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     .showHelpAfterError(false);
 
   const admin = () => {
+    checkOperatorEnvironment(io.env);
     const token = readAdminToken(io.env, adminTokenFileOf(io.env));
     const tls = coreTlsFilesFromEnv(io.env);
     return createClient(AdminService, program.opts<{ core: string }>().core, {
-      metadata: { authorization: `Bearer ${token}` },
+      metadata: bearerMetadata(token),
       timeoutMs: 5_000,
       ...(tls ? { credentials: mutualTlsCredentials(tls) } : {}),
     });
@@ -85,7 +86,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   accounts
     .command("list")
     .description("list accounts, newest first")
-    .option("--limit <n>", "how many (1-100)", wholeNumber(1, 100), 20)
+    .option("--limit <n>", `how many (1-${LIST_LIMIT_MAX})`, wholeNumber(1, LIST_LIMIT_MAX), LIST_LIMIT_DEFAULT)
     .option("--json", "print one JSON object per line")
     .action(async (opts: { json?: boolean; limit: number }) => {
       const { accounts: list } = await withAdmin().listAccounts({ limit: opts.limit });
@@ -97,7 +98,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     .command("create")
     .description("create an API key; its secret is printed once")
     .requiredOption("--account <acct_id>", "the account the key belongs to")
-    .addOption(new Option("--kind <kind>", "key kind").choices(["secret", "publishable", "restricted"]).makeOptionMandatory())
+    .addOption(new Option("--kind <kind>", "key kind").choices(KEY_KIND.names).makeOptionMandatory())
     .addOption(new Option("--mode <mode>", "live or test data").choices(["live", "test"]).makeOptionMandatory())
     .option("--scopes <a,b>", "scopes of a restricted key, comma-separated", scopeList)
     .option("--expires-at <unix>", "expiry as a Unix timestamp in seconds, in the future", futureUnixSeconds)
@@ -105,7 +106,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     .action(async (opts: { account: string; kind: string; mode: string; scopes?: string[]; expiresAt?: number; json?: boolean }) => {
       const { key, secret } = await withAdmin().createKey({
         accountId: opts.account,
-        kind: KIND_BY_NAME[opts.kind]!,
+        kind: KEY_KIND.valueOf(opts.kind as KeyKindName),
         livemode: opts.mode === "live",
         scopes: opts.scopes ?? [],
         expiresAt: BigInt(opts.expiresAt ?? 0),
@@ -148,6 +149,10 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
   } catch (error) {
     if (error instanceof CommanderError) {
       return error.exitCode === 0 ? 0 : 2;
+    }
+    if (error instanceof ConfigError) {
+      io.stderr(`rms: ${error.message}\n`);
+      return 2;
     }
     io.stderr(`rms: ${describe(error, program.opts<{ core: string }>().core)}\n`);
     return 1;

@@ -1,6 +1,4 @@
-import { KeyKind, type Account, type ApiKey } from "@rms/proto";
-
-const KIND_NAMES: Record<number, string> = { [KeyKind.SECRET]: "secret", [KeyKind.PUBLISHABLE]: "publishable", [KeyKind.RESTRICTED]: "restricted" };
+import { KEY_KIND, type Account, type ApiKey } from "@rms/proto";
 
 const orNull = (seconds: bigint) => (seconds === 0n ? null : Number(seconds));
 
@@ -13,7 +11,7 @@ export function keyJson(key: ApiKey, secret?: string) {
     id: key.id,
     object: "api_key",
     account: key.accountId,
-    kind: KIND_NAMES[key.kind] ?? "unknown",
+    kind: KEY_KIND.nameOf(key.kind) ?? "unknown",
     livemode: key.livemode,
     scopes: key.scopes,
     prefix: key.prefix,
@@ -23,5 +21,3 @@ export function keyJson(key: ApiKey, secret?: string) {
     ...(secret ? { secret } : {}),
   };
 }
-
-export const KIND_BY_NAME: Record<string, KeyKind> = { secret: KeyKind.SECRET, publishable: KeyKind.PUBLISHABLE, restricted: KeyKind.RESTRICTED };

@@ -1,16 +1,21 @@
+import { address, ConfigError, databaseName, isLoopbackAddress, logLevel, mongoUri, parseEnvironment, port, token, type LogLevel } from "@rms/config";
 import { coreTlsFilesFromEnv, type CoreTlsFiles } from "@rms/proto";
 import { z } from "zod";
 import { parseFaults, type Faults } from "./faults.js";
 
+export { ConfigError, isLoopbackAddress };
+
+/** Core's variables, by the shared rules of @rms/config (the gateway and the launcher check the same ones alike). */
 const schema = z.object({
-  MONGODB_URI: z.string().regex(/^mongodb(\+srv)?:\/\//, "must be a mongodb:// or mongodb+srv:// URI"),
-  MONGODB_DATABASE: z.string().regex(/^[A-Za-z0-9_-]{1,63}$/, "must be 1-63 letters, digits, _ or -").default("rms"),
-  CORE_ADDR: z.string().regex(/^[^\s:]+:\d{1,5}$/, "must be host:port").default("127.0.0.1:50051"),
-  RMS_ADMIN_TOKEN: z.string().min(16, "must be at least 16 characters"),
-  RMS_GATEWAY_TOKEN: z.string().min(16, "must be at least 16 characters").optional(),
+  MONGODB_URI: mongoUri(),
+  MONGODB_DATABASE: databaseName(),
+  CORE_ADDR: address("127.0.0.1:50051"),
+  RMS_ADMIN_TOKEN: token(),
+  RMS_GATEWAY_TOKEN: token().optional(),
   RMS_FAULTS: z.string().optional(),
-  CORE_METRICS_PORT: z.coerce.number({ message: "must be a port number" }).int("must be a port number").min(0, "must be a port number").max(65535, "must be a port number").default(9465),
-  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  CORE_METRICS_PORT: port(9465),
+  LOG_LEVEL: logLevel(),
+  RMS_SUPERVISED: z.string().optional(),
 });
 
 export type CoreConfig = {
@@ -22,33 +27,17 @@ export type CoreConfig = {
   gatewayToken: string | undefined;
   /** gRPC over TLS with client certificates; required off loopback. */
   tls: CoreTlsFiles | null;
-  logLevel: z.infer<typeof schema>["LOG_LEVEL"];
+  logLevel: LogLevel;
   faults: Faults;
   /** Operator port of core's `GET /metrics`, on 127.0.0.1. */
   metricsPort: number;
+  /** Started by `npm start` (RMS_SUPERVISED=1): stdin is the launcher's pipe, and its end means shut down. */
+  supervised: boolean;
 };
-
-/** True for 127.0.0.0/8, ::1 and localhost: the only addresses core serves plaintext gRPC on. */
-export function isLoopbackAddress(address: string): boolean {
-  const host = address.replace(/:\d+$/, "").replace(/^\[(.*)\]$/, "$1").toLowerCase();
-  return host === "localhost" || host === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
-}
-
-/** A configuration error: its message is one line naming the variable. */
-export class ConfigError extends Error {
-  override name = "ConfigError";
-}
 
 /** Parses the environment once, at start-up. Nothing else reads process.env. */
 export function parseCoreConfig(env: Record<string, string | undefined>): CoreConfig {
-  const result = schema.safeParse(env);
-  if (!result.success) {
-    const issue = result.error.issues[0]!;
-    const variable = String(issue.path[0] ?? "environment");
-    const message = issue.code === "invalid_type" && env[variable] === undefined ? "is required" : issue.message;
-    throw new ConfigError(`${variable} ${message}`);
-  }
-  const c = result.data;
+  const c = parseEnvironment(schema, env);
   let faults: Faults;
   try {
     faults = parseFaults(c.RMS_FAULTS);
@@ -78,5 +67,6 @@ export function parseCoreConfig(env: Record<string, string | undefined>): CoreCo
     logLevel: c.LOG_LEVEL,
     faults,
     metricsPort: c.CORE_METRICS_PORT,
+    supervised: c.RMS_SUPERVISED === "1",
   };
 }

@@ -1,56 +1,45 @@
-import { RpcError } from "@rms/proto";
-import { status as GrpcStatus } from "@grpc/grpc-js";
+import { catalogueError, RpcError, type AnyErrorCode } from "@rms/proto";
 import { MongoNetworkError, MongoNotConnectedError, MongoOperationTimeoutError, MongoServerSelectionError, MongoTopologyClosedError } from "mongodb";
 
 /**
- * The one catalogue of errors core produces. Each is an RpcError: a gRPC status
- * plus the public type/code/param/message that the gateway renders as is.
+ * The errors core produces, each an RpcError whose gRPC status and public type
+ * come from the shared catalogue (@rms/proto's ERROR_CATALOGUE): the gateway
+ * renders them as they are. A new code is added to the catalogue, not here.
  */
 export const errors = {
+  /** Any catalogued code (for the few with no helper below). */
+  of(code: AnyErrorCode, message?: string, param?: string): RpcError {
+    return catalogueError(code, message, param);
+  },
   invalid(code: InvalidCode, message: string, param?: string): RpcError {
-    return new RpcError(GrpcStatus.INVALID_ARGUMENT, { type: "invalid_request_error", code, message, ...(param ? { param } : {}) });
+    return catalogueError(code, message, param);
   },
   notFound(kind: string, id: string, param = "id"): RpcError {
-    return new RpcError(GrpcStatus.NOT_FOUND, { type: "invalid_request_error", code: "resource_missing", param, message: `No such ${kind}: '${id}'` });
+    return catalogueError("resource_missing", `No such ${kind}: '${id}'`, param);
   },
   unauthenticated(code: "api_key_invalid" | "api_key_expired" | "api_key_revoked" | "admin_token_invalid", message: string): RpcError {
-    return new RpcError(GrpcStatus.UNAUTHENTICATED, { type: "authentication_error", code, message });
+    return catalogueError(code, message);
   },
   /** A known internal caller asking for a call its role does not allow (see grpc/permissions.ts). */
   permissionDenied(code: "method_not_allowed", message: string): RpcError {
-    return new RpcError(GrpcStatus.PERMISSION_DENIED, { type: "permission_error", code, message });
+    return catalogueError(code, message);
   },
   conflict(code: "idempotency_key_in_use" | "state_conflict", message: string): RpcError {
-    const type = code === "idempotency_key_in_use" ? "idempotency_error" : "invalid_request_error";
-    return new RpcError(GrpcStatus.ABORTED, { type, code, message });
+    return catalogueError(code, message);
   },
   /**
    * A write was sent to the database but its answer never came (timeout, connection lost):
    * it may or may not have committed. The caller retries with the same idempotency key.
    */
   outcomeUnknown(): RpcError {
-    return new RpcError(GrpcStatus.UNKNOWN, {
-      type: "api_error",
-      code: "outcome_unknown",
-      message: "The request timed out before its outcome was known: it may or may not have been performed. Retrying it with the same Idempotency-Key is safe.",
-    });
+    return catalogueError("outcome_unknown");
   },
   unavailable(): RpcError {
-    return new RpcError(GrpcStatus.UNAVAILABLE, {
-      type: "api_error",
-      code: "service_unavailable",
-      message: "The service is temporarily unavailable. Retry the request later.",
-    });
+    return catalogueError("service_unavailable");
   },
 };
 
-export type InvalidCode =
-  | "parameter_missing"
-  | "parameter_invalid"
-  | "parameter_invalid_empty"
-  | "string_too_long"
-  | "metadata_invalid"
-  | "limit_invalid";
+export type InvalidCode = Extract<AnyErrorCode, "parameter_missing" | "parameter_invalid" | "parameter_invalid_empty" | "string_too_long" | "metadata_invalid" | "limit_invalid">;
 
 /** A driver error that leaves a sent write's outcome open (no answer came), as opposed to one refused before sending. */
 export function isUnansweredWrite(error: unknown): boolean {

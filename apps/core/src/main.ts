@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Entry point of the core process: the only place that reads the environment.
+// Entry point of the core process: hands the environment to config.ts, the only reader of its variables.
 import { readFileSync } from "node:fs";
 import { pino } from "pino";
 import { ConfigError, parseCoreConfig } from "./config.js";
@@ -48,7 +48,7 @@ async function main(): Promise<void> {
   process.on("SIGTERM", () => shutdown("SIGTERM"));
   process.on("SIGINT", () => shutdown("SIGINT"));
   // Under `npm start` our stdin is a pipe from the launcher: its end means the launcher is gone.
-  if (process.env.RMS_SUPERVISED === "1") process.stdin.on("end", () => shutdown("launcher gone")).resume();
+  if (config.supervised) process.stdin.on("end", () => shutdown("launcher gone")).resume();
 }
 
 main().catch((error: unknown) => {

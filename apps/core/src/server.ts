@@ -1,22 +1,19 @@
 import { Server, ServerCredentials } from "@grpc/grpc-js";
 import { ReflectionService } from "@grpc/reflection";
-import { AdminService, ResourceService, addService, file_rms_v1_admin, file_rms_v1_errors, file_rms_v1_resources, file_grpc_health_v1_health, reflectionPackageDefinition, type ServeOptions } from "@rms/proto";
+import { addService, file_rms_v1_errors, file_grpc_health_v1_health, reflectionPackageDefinition, type ServeOptions } from "@rms/proto";
 import { HealthImplementation } from "grpc-health-check";
 import { MongoClient } from "mongodb";
 import { pino, type Logger } from "pino";
-import { AccountStore } from "./accounts/store.js";
-import { adminService } from "./accounts/service.js";
-import { presentedKeyCheck } from "./accounts/presented-key.js";
 import { mapStoreError } from "./errors.js";
-import type { Faults } from "./faults.js";
+import { NO_FAULTS, type Faults } from "./faults.js";
 import { roleGuard } from "./grpc/permissions.js";
 import { isLoopbackAddress } from "./config.js";
 import { requestId } from "./grpc/call-info.js";
 import { startMetricsServer } from "@rms/metrics-server";
 import { CoreMetrics } from "./metrics.js";
 import { usesSecondaryIndexes } from "./db-engine.js";
-import { ResourceStore } from "./resources/store.js";
-import { resourceService } from "./resources/service.js";
+import { DOMAINS, HEALTH_NAMES, METHOD_ROLES, domainContext } from "./domains.js";
+import type { Domain, OpenDomain } from "./domain.js";
 
 export interface CoreOptions {
   mongoUri: string;
@@ -49,9 +46,7 @@ export interface RunningCore {
   stop(graceMs?: number): Promise<void>;
 }
 
-const SERVICE_NAMES = ["", "rms.v1.ResourceService", "rms.v1.AdminService"];
-
-/** Starts the core gRPC server over MongoDB: resources, admin, health and reflection. */
+/** Starts the core gRPC server over MongoDB: the services of every domain (domains.ts), health and reflection. */
 export async function startCore(options: CoreOptions): Promise<RunningCore> {
   if (!options.tls && !isLoopbackAddress(options.address ?? "127.0.0.1:0")) {
     throw new Error(`refusing plaintext gRPC on non-loopback ${options.address}: give TLS material`);
@@ -61,15 +56,14 @@ export async function startCore(options: CoreOptions): Promise<RunningCore> {
   const mongo = new MongoClient(options.mongoUri, { serverSelectionTimeoutMS: 2_000, connectTimeoutMS: 2_000, monitorCommands: true });
   metrics.watch(mongo);
   const db = mongo.db(options.databaseName);
-  const resources = new ResourceStore(db);
-  const accounts = new AccountStore(db);
+  const context = domainContext(db, logger, options.faults ?? NO_FAULTS);
+  const opened = DOMAINS.map((domain) => ({ domain, open: domain.open(context) }));
   const secondary = await usesSecondaryIndexes(db);
-  await resources.ensureIndexes({ secondary });
-  await accounts.ensureIndexes({ secondary });
+  for (const { open } of opened) await open.ensureIndexes({ secondary });
 
   const server = new Server({ "grpc.max_receive_message_length": 4 * 1024 * 1024, interceptors: [metrics.interceptor] });
   const serveOptions: ServeOptions = {
-    authorize: roleGuard({ admin: options.adminToken, gateway: options.gatewayToken }),
+    authorize: roleGuard({ admin: options.adminToken, gateway: options.gatewayToken }, METHOD_ROLES),
     mapError: mapStoreError,
     onCallEnd(context, code, durationMs, error) {
       // One line per call with the gateway's request id, so a request can be followed across both processes.
@@ -77,13 +71,15 @@ export async function startCore(options: CoreOptions): Promise<RunningCore> {
       else logger.info({ method: context.method, code, duration_ms: Math.round(durationMs * 10) / 10, request_id: requestId(context) }, "call");
     },
   };
-  addService(server, ResourceService, resourceService(resources, options.faults, presentedKeyCheck(accounts)), serveOptions);
-  addService(server, AdminService, adminService(accounts, logger), serveOptions);
+  for (const { domain, open } of opened) {
+    for (const bound of implementationsOf(domain, open)) addService(server, bound.service, bound.implementation, serveOptions);
+  }
 
-  const health = new HealthImplementation(Object.fromEntries(SERVICE_NAMES.map((n) => [n, "SERVING" as const])));
+  const health = new HealthImplementation(Object.fromEntries(HEALTH_NAMES.map((n) => [n, "SERVING" as const])));
   health.addToServer(server);
-  // Reflection describes our services and the standard health service, so grpcurl-style tools see both.
-  new ReflectionService(reflectionPackageDefinition([file_rms_v1_resources, file_rms_v1_admin, file_rms_v1_errors, file_grpc_health_v1_health])).addToServer(server);
+  // Reflection describes our services (and the error detail they send) and the standard health service, so grpcurl-style tools see all.
+  const files = [...DOMAINS.flatMap((d) => d.files), file_rms_v1_errors, file_grpc_health_v1_health];
+  new ReflectionService(reflectionPackageDefinition(files)).addToServer(server);
 
   // Health follows the database: NOT_SERVING while it does not answer a ping. The library tells every
   // Health/Watch stream of each setStatus, so it is told only of changes.
@@ -92,7 +88,7 @@ export async function startCore(options: CoreOptions): Promise<RunningCore> {
     const ok = await db.command({ ping: 1 }, { timeoutMS: 1_500 }).then(() => true, () => false);
     if (ok === serving) return;
     serving = ok;
-    for (const name of SERVICE_NAMES) health.setStatus(name, ok ? "SERVING" : "NOT_SERVING");
+    for (const name of HEALTH_NAMES) health.setStatus(name, ok ? "SERVING" : "NOT_SERVING");
   };
   const healthTimer = setInterval(checkHealth, options.healthIntervalMs ?? 2_000);
   healthTimer.unref();
@@ -140,4 +136,14 @@ export async function startCore(options: CoreOptions): Promise<RunningCore> {
 function serverCredentials(tls: CoreOptions["tls"]): ServerCredentials {
   if (!tls) return ServerCredentials.createInsecure();
   return ServerCredentials.createSsl(tls.ca, [{ cert_chain: tls.cert, private_key: tls.key }], true);
+}
+
+/** The domain's handlers, one per service it declares (and no other), in its declared order. */
+function implementationsOf(domain: Domain, open: OpenDomain): OpenDomain["implementations"] {
+  const declared = domain.services.map((entry) => entry.service.typeName);
+  const bound = open.implementations.map((b) => b.service.typeName);
+  if (declared.length !== bound.length || declared.some((name) => !bound.includes(name))) {
+    throw new Error(`domain ${domain.name} declares ${declared.join(", ")} but implements ${bound.join(", ")}`);
+  }
+  return open.implementations;
 }

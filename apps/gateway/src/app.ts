@@ -1,3 +1,4 @@
+import { IDEMPOTENCY_KEY_METADATA, REQUEST_ID_METADATA } from "@rms/proto";
 import express, { type Express, type Request, type RequestHandler, type Response } from "express";
 import type { Logger } from "pino";
 import type { GatewayConfig } from "./config.js";
@@ -73,18 +74,18 @@ async function runAuthenticated(operation: Operation, deps: GatewayDeps, auth: A
   const { principal } = auth;
   await enforceRateLimit(deps.rateLimiter, deps.config.rateLimits, principal);
   authorize(principal, operation.scope);
-  const metadata: Record<string, string> = { "rms-request-id": requestIdOf(res), ...presentedKeyMetadata(auth) };
+  const metadata: Record<string, string> = { [REQUEST_ID_METADATA]: requestIdOf(res), ...presentedKeyMetadata(auth) };
   const idempotencyKey = req.headers["idempotency-key"];
   if (operation.method === "POST" && idempotencyKey !== undefined) {
     if (typeof idempotencyKey !== "string" || !IDEMPOTENCY_KEY.test(idempotencyKey)) {
       throw new ApiError("parameter_invalid", "Invalid Idempotency-Key: 1 to 255 printable ASCII characters.", { param: "Idempotency-Key" });
     }
-    metadata["idempotency-key"] = idempotencyKey;
+    metadata[IDEMPOTENCY_KEY_METADATA] = idempotencyKey;
   }
   const params = await requestParams(req);
   // Every operation declares its parameters once; anything else is refused before it runs.
   rejectUnknown(params, operation.params);
-  const key = metadata["idempotency-key"];
+  const key = metadata[IDEMPOTENCY_KEY_METADATA];
   const idempotent =
     key === undefined
       ? undefined

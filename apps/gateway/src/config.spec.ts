@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ConfigError, parseGatewayConfig } from "./config.js";
 
-const base = { RMS_GATEWAY_TOKEN: "token", MONGODB_URI: "mongodb://127.0.0.1:27017" };
+const base = { RMS_GATEWAY_TOKEN: "gateway-token-0123456789", MONGODB_URI: "mongodb://127.0.0.1:27017" };
 
 describe("parseGatewayConfig", () => {
   it("applies the documented defaults", () => {
@@ -12,7 +12,7 @@ describe("parseGatewayConfig", () => {
       coreAddr: "127.0.0.1:50051",
       tls: null,
       trustedProxies: [],
-      coreToken: "token",
+      coreToken: "gateway-token-0123456789",
       coreTls: null,
       logLevel: "info",
       dataDir: ".data",
@@ -23,6 +23,7 @@ describe("parseGatewayConfig", () => {
       rateLimits: { live: 100, test: 25 },
       addressRateLimit: 500,
       rateLimitStore: "memory",
+      supervised: false,
     });
   });
 
@@ -82,6 +83,8 @@ describe("parseGatewayConfig", () => {
   it("requires RMS_GATEWAY_TOKEN", () => {
     expect(() => parseGatewayConfig({})).toThrow(/^RMS_GATEWAY_TOKEN is required$/);
     expect(() => parseGatewayConfig({ RMS_GATEWAY_TOKEN: "" })).toThrow(/^RMS_GATEWAY_TOKEN is required$/);
+    // The same token rule as core's and the launcher's (@rms/config).
+    expect(() => parseGatewayConfig({ ...base, RMS_GATEWAY_TOKEN: "short" })).toThrow(/^RMS_GATEWAY_TOKEN must be at least 16 characters$/);
   });
 
   it("ignores the admin token: the gateway has a credential of its own", () => {
@@ -93,6 +96,6 @@ describe("parseGatewayConfig", () => {
   });
 
   it("requires MONGODB_URI (idempotency records live in the database)", () => {
-    expect(() => parseGatewayConfig({ RMS_GATEWAY_TOKEN: "token" })).toThrow(/^MONGODB_URI is required$/);
+    expect(() => parseGatewayConfig({ RMS_GATEWAY_TOKEN: base.RMS_GATEWAY_TOKEN })).toThrow(/^MONGODB_URI is required$/);
   });
 });

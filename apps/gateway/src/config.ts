@@ -1,6 +1,8 @@
-import { isIP } from "node:net";
+import { address, ConfigError, databaseName, filePath, ipList, logLevel, mongoUri, parseEnvironment, port, positiveInt, rateLimitStore, token, type LogLevel } from "@rms/config";
 import { coreTlsFilesFromEnv, type CoreTlsFiles } from "@rms/proto";
 import { z } from "zod";
+
+export { ConfigError };
 
 /** The gateway's settings, parsed once from the environment by `parseGatewayConfig`. */
 export interface GatewayConfig {
@@ -20,7 +22,7 @@ export interface GatewayConfig {
   readonly coreToken: string;
   /** gRPC to core over TLS with this client certificate (CORE_TLS_*), or plaintext on loopback. */
   readonly coreTls: CoreTlsFiles | null;
-  readonly logLevel: "fatal" | "error" | "warn" | "info" | "debug" | "trace" | "silent";
+  readonly logLevel: LogLevel;
   /** Where the development certificate is kept (`<dataDir>/tls/`). */
   readonly dataDir: string;
   /** Upper bound for finishing in-flight requests on shutdown. */
@@ -36,66 +38,31 @@ export interface GatewayConfig {
   readonly rateLimitStore: "memory" | "mongodb";
   /** Operator port of `GET /metrics` (Prometheus), always on 127.0.0.1; 0 picks a free one. */
   readonly metricsPort: number;
+  /** Started by `npm start` (RMS_SUPERVISED=1): stdin is the launcher's pipe, and its end means shut down. */
+  readonly supervised?: boolean;
 }
 
-/** A configuration problem; the message is one line naming the variable. */
-export class ConfigError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "ConfigError";
-  }
-}
-
-const port = (fallback: number) =>
-  z
-    .string()
-    .trim()
-    .regex(/^\d{1,5}$/, "must be a port number from 0 to 65535")
-    .transform(Number)
-    .refine((n) => n <= 65535, "must be a port number from 0 to 65535")
-    .default(fallback);
-
-const optionalPositiveInt = z
-  .string()
-  .trim()
-  .regex(/^[1-9]\d{0,8}$/, "must be a positive integer")
-  .transform(Number)
-  .optional();
-
+/** The gateway's variables, by the shared rules of @rms/config (core and the launcher check the same ones alike). */
 const schema = z.object({
   PORT: port(8443),
   HTTP_PORT: port(8080),
   HOST: z.string().trim().min(1, "must not be empty").optional(),
-  CORE_ADDR: z
-    .string()
-    .trim()
-    .regex(/^[^\s:]+:\d{1,5}$|^\[[0-9a-fA-F:.]+\]:\d{1,5}$/, "must be host:port")
-    .default("127.0.0.1:50051"),
-  TLS_CERT_FILE: z.string().trim().min(1, "must not be empty").optional(),
-  TLS_KEY_FILE: z.string().trim().min(1, "must not be empty").optional(),
-  TRUSTED_PROXIES: z
-    .string()
-    .default("")
-    .transform((value) => value.split(",").map((ip) => ip.trim()).filter((ip) => ip !== ""))
-    .refine((ips) => ips.every((ip) => isIP(ip) !== 0), "must be a comma-separated list of IP addresses"),
-  RMS_GATEWAY_TOKEN: z.string({ error: "is required" }).min(1, "is required"),
-  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"], "must be one of fatal, error, warn, info, debug, trace, silent").default("info"),
+  CORE_ADDR: address("127.0.0.1:50051"),
+  TLS_CERT_FILE: filePath().optional(),
+  TLS_KEY_FILE: filePath().optional(),
+  TRUSTED_PROXIES: ipList(),
+  RMS_GATEWAY_TOKEN: token(),
+  LOG_LEVEL: logLevel(),
   DATA_DIR: z.string().trim().min(1, "must not be empty").default(".data"),
-  SHUTDOWN_GRACE_MS: optionalPositiveInt,
+  SHUTDOWN_GRACE_MS: positiveInt().optional(),
   METRICS_PORT: port(9464),
-  RATE_LIMIT_LIVE: optionalPositiveInt,
-  RATE_LIMIT_TEST: optionalPositiveInt,
-  RATE_LIMIT_ADDRESS: optionalPositiveInt,
-  RATE_LIMIT_STORE: z.enum(["memory", "mongodb"], "must be memory or mongodb").default("memory"),
-  MONGODB_URI: z
-    .string({ error: "is required" })
-    .trim()
-    .regex(/^mongodb(\+srv)?:\/\/\S+$/, "must be a mongodb:// or mongodb+srv:// URI"),
-  MONGODB_DATABASE: z
-    .string()
-    .trim()
-    .regex(/^[^/\\. "$*<>:|?]{1,63}$/, "must be a MongoDB database name")
-    .default("rms"),
+  RATE_LIMIT_LIVE: positiveInt().optional(),
+  RATE_LIMIT_TEST: positiveInt().optional(),
+  RATE_LIMIT_ADDRESS: positiveInt().optional(),
+  RATE_LIMIT_STORE: rateLimitStore(),
+  MONGODB_URI: mongoUri(),
+  MONGODB_DATABASE: databaseName(),
+  RMS_SUPERVISED: z.string().optional(),
 });
 
 /**
@@ -103,20 +70,13 @@ const schema = z.object({
  * environment is main.ts, which passes it here.
  */
 export function parseGatewayConfig(env: Readonly<Record<string, string | undefined>>): GatewayConfig {
-  // Treat empty strings as unset, as shells and launchers often pass them.
-  const present = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== undefined && value !== ""));
-  const result = schema.safeParse(present);
-  if (!result.success) {
-    const issue = result.error.issues[0]!;
-    throw new ConfigError(`${String(issue.path[0] ?? "environment")} ${issue.message}`.replace(/\s+/g, " "));
-  }
-  const c = result.data;
+  const c = parseEnvironment(schema, env);
   if ((c.TLS_CERT_FILE === undefined) !== (c.TLS_KEY_FILE === undefined)) {
     throw new ConfigError(`${c.TLS_CERT_FILE === undefined ? "TLS_CERT_FILE" : "TLS_KEY_FILE"} is required when ${c.TLS_CERT_FILE === undefined ? "TLS_KEY_FILE" : "TLS_CERT_FILE"} is set`);
   }
   let coreTls: CoreTlsFiles | null;
   try {
-    coreTls = coreTlsFilesFromEnv(present);
+    coreTls = coreTlsFilesFromEnv(env);
   } catch (error) {
     throw new ConfigError((error as Error).message);
   }
@@ -138,5 +98,6 @@ export function parseGatewayConfig(env: Readonly<Record<string, string | undefin
     addressRateLimit: c.RATE_LIMIT_ADDRESS ?? 500,
     rateLimitStore: c.RATE_LIMIT_STORE,
     metricsPort: c.METRICS_PORT,
+    supervised: c.RMS_SUPERVISED === "1",
   };
 }

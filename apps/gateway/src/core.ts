@@ -1,5 +1,5 @@
 import { connectivityState, status as GrpcStatus, type Client } from "@grpc/grpc-js";
-import { AdminService, Health, HealthCheckResponse_ServingStatus, ResourceService, TransportError, createClient, mutualTlsCredentials, type CoreTlsFiles, type ServiceClient } from "@rms/proto";
+import { AdminService, Health, HealthCheckResponse_ServingStatus, ResourceService, REQUEST_ID_METADATA, TransportError, bearerMetadata, createClient, mutualTlsCredentials, type CoreTlsFiles, type ServiceClient } from "@rms/proto";
 import { ApiError } from "./errors.js";
 
 /** Deadline of one call to core (core's own budget ends half a second earlier, so it answers first). */
@@ -29,7 +29,7 @@ const SERVING_STATUS: Partial<Record<HealthCheckResponse_ServingStatus, ServingS
  */
 export function connectCore(address: string, token: string, tls: CoreTlsFiles | null = null): CoreClients {
   const credentials = tls ? { credentials: mutualTlsCredentials(tls) } : {};
-  const options = { metadata: { authorization: `Bearer ${token}` }, timeoutMs: CORE_CALL_TIMEOUT_MS, ...credentials };
+  const options = { metadata: bearerMetadata(token), timeoutMs: CORE_CALL_TIMEOUT_MS, ...credentials };
   const resources = unknownOutcomeOfWrites(createClient(ResourceService, address, options));
   const admin = createClient(AdminService, address, options);
   // Health needs no token: it is the standard grpc.health.v1 service.
@@ -38,7 +38,7 @@ export function connectCore(address: string, token: string, tls: CoreTlsFiles | 
     resources,
     admin,
     async health(timeoutMs, requestId) {
-      const reply = await health.check({ service: "" }, { timeoutMs, ...(requestId ? { metadata: { "rms-request-id": requestId } } : {}) });
+      const reply = await health.check({ service: "" }, { timeoutMs, ...(requestId ? { metadata: { [REQUEST_ID_METADATA]: requestId } } : {}) });
       return SERVING_STATUS[reply.status] ?? "UNKNOWN";
     },
     close() {

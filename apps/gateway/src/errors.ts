@@ -1,77 +1,20 @@
 import { status as GrpcStatus } from "@grpc/grpc-js";
-import { RpcError } from "@rms/proto";
+import { errorTypeOf, httpStatusOf, isErrorCode, isRetryable, PUBLIC_ERROR_CODES, RpcError, standardMessageOf, type ErrorCode, type ErrorType } from "@rms/proto";
 import type { ErrorRequestHandler } from "express";
 import type { Logger } from "pino";
 import { recordErrorCode } from "./http/request-log.js";
 import { requestIdOf } from "./http/request-id.js";
 
 /**
- * The closed catalogue of public error codes (CONTRACT.md section 2, in ../shared/docs/): each code has
- * exactly one HTTP status and one error type. Codes marked "retryable" are
- * answered with `Stripe-Should-Retry: true` (the same request may succeed
- * later), every other code with `false` (a retry cannot fix it).
+ * The public error codes live in the shared catalogue (@rms/proto's ERROR_CATALOGUE):
+ * each code has one HTTP status, one type, and whether a retry may succeed
+ * (`Stripe-Should-Retry`). This module renders them.
  */
-const CATALOGUE = {
-  parameter_missing: [400, "invalid_request_error"],
-  parameter_invalid: [400, "invalid_request_error"],
-  parameter_invalid_empty: [400, "invalid_request_error"],
-  parameter_unknown: [400, "invalid_request_error"],
-  string_too_long: [400, "invalid_request_error"],
-  metadata_invalid: [400, "invalid_request_error"],
-  limit_invalid: [400, "invalid_request_error"],
-  url_invalid: [400, "invalid_request_error"],
-  idempotency_key_reused: [400, "idempotency_error"],
-  api_key_missing: [401, "authentication_error"],
-  api_key_invalid: [401, "authentication_error"],
-  api_key_expired: [401, "authentication_error"],
-  api_key_revoked: [401, "authentication_error"],
-  insufficient_scope: [403, "permission_error"],
-  publishable_key_read_only: [403, "permission_error"],
-  https_required: [403, "invalid_request_error"],
-  resource_missing: [404, "invalid_request_error"],
-  route_missing: [404, "invalid_request_error"],
-  method_not_allowed: [405, "invalid_request_error"],
-  idempotency_key_in_use: [409, "idempotency_error", "retryable"],
-  state_conflict: [409, "invalid_request_error"],
-  request_too_large: [413, "invalid_request_error"],
-  unsupported_media_type: [415, "invalid_request_error"],
-  rate_limited: [429, "rate_limit_error", "retryable"],
-  internal_error: [500, "api_error"],
-  // A write that may or may not have happened: the same request with the same Idempotency-Key completes it exactly once.
-  outcome_unknown: [500, "api_error", "retryable"],
-  service_unavailable: [503, "api_error", "retryable"],
-} as const satisfies Record<string, readonly [number, ErrorType] | readonly [number, ErrorType, "retryable"]>;
-
-export type ErrorType =
-  | "invalid_request_error"
-  | "idempotency_error"
-  | "authentication_error"
-  | "permission_error"
-  | "rate_limit_error"
-  | "api_error";
-export type ErrorCode = keyof typeof CATALOGUE;
+export { errorTypeOf, httpStatusOf, isErrorCode, isRetryable, type ErrorCode, type ErrorType } from "@rms/proto";
 
 /** Every public error code with its HTTP status and type, in catalogue order (for the API description). */
 export function errorCatalogue(): { code: ErrorCode; status: number; type: ErrorType }[] {
-  return (Object.keys(CATALOGUE) as ErrorCode[]).map((code) => ({ code, status: CATALOGUE[code][0], type: CATALOGUE[code][1] }));
-}
-
-export function isErrorCode(code: string): code is ErrorCode {
-  return Object.hasOwn(CATALOGUE, code);
-}
-
-/** The one mapping from an error code to its HTTP status. */
-export function httpStatusOf(code: ErrorCode): number {
-  return CATALOGUE[code][0];
-}
-
-export function errorTypeOf(code: ErrorCode): ErrorType {
-  return CATALOGUE[code][1];
-}
-
-/** True when repeating the same request may succeed (Stripe clients retry only these). */
-export function isRetryable(code: ErrorCode): boolean {
-  return (CATALOGUE[code] as readonly unknown[])[2] === "retryable";
+  return PUBLIC_ERROR_CODES.map((code) => ({ code, status: httpStatusOf(code), type: errorTypeOf(code) }));
 }
 
 /** How much of a message or param an error carries at most: input echoed in them is cut, never sent whole. */
@@ -85,10 +28,6 @@ function capped(text: string, limit: number): string {
 
 /** Seconds a client should wait before retrying a 429 or 503. */
 export const RETRY_AFTER_SECONDS = 1;
-const INTERNAL_MESSAGE = "An unexpected error occurred. Please retry the request later, and contact support with the request id if it persists.";
-const OUTCOME_UNKNOWN_MESSAGE =
-  "The request timed out before its outcome was known: it may or may not have been performed. Retrying it with the same Idempotency-Key is safe.";
-const UNAVAILABLE_MESSAGE = "The service is temporarily unavailable. Retry the request later.";
 
 /** The one error class handlers throw; the error middleware renders it. */
 export class ApiError extends Error {
@@ -113,17 +52,22 @@ export class ApiError extends Error {
     this.headers = headers;
   }
 
+  /** An error of a code with a standard message (internal_error, outcome_unknown, service_unavailable). */
+  static standard(code: "internal_error" | "outcome_unknown" | "service_unavailable"): ApiError {
+    return new ApiError(code, standardMessageOf(code)!);
+  }
+
   static internal(): ApiError {
-    return new ApiError("internal_error", INTERNAL_MESSAGE);
+    return ApiError.standard("internal_error");
   }
 
   /** A write was sent but no answer came back: it may or may not have happened; a retry under the same Idempotency-Key is safe. */
   static outcomeUnknown(): ApiError {
-    return new ApiError("outcome_unknown", OUTCOME_UNKNOWN_MESSAGE);
+    return ApiError.standard("outcome_unknown");
   }
 
   static unavailable(): ApiError {
-    return new ApiError("service_unavailable", UNAVAILABLE_MESSAGE);
+    return ApiError.standard("service_unavailable");
   }
 }
 

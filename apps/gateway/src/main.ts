@@ -35,7 +35,7 @@ try {
   };
   for (const signal of ["SIGTERM", "SIGINT"] as const) process.on(signal, () => shutdown(signal));
   // Under `npm start` our stdin is a pipe from the launcher: its end means the launcher is gone.
-  if (process.env.RMS_SUPERVISED === "1") process.stdin.on("end", () => shutdown("launcher gone")).resume();
+  if (config.supervised) process.stdin.on("end", () => shutdown("launcher gone")).resume();
 } catch (error) {
   logger.fatal({ err: error }, "gateway failed to start");
   process.exit(1);

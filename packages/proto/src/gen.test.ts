@@ -32,4 +32,10 @@ describe("generated code", () => {
     execFileSync("node", ["scripts/descriptor-set.mjs", fresh], { cwd: packageDir, stdio: "pipe" });
     expect(readFileSync(join(packageDir, "src/descriptor-set.ts"), "utf8")).toBe(readFileSync(fresh, "utf8"));
   });
+
+  it("exports every generated file through src/generated.ts, exactly as scripts/generated-index.mjs writes it", () => {
+    const fresh = join(scratch, "generated.ts");
+    execFileSync("node", ["scripts/generated-index.mjs", fresh], { cwd: packageDir, stdio: "pipe" });
+    expect(readFileSync(join(packageDir, "src/generated.ts"), "utf8")).toBe(readFileSync(fresh, "utf8"));
+  });
 });

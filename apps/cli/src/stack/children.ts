@@ -10,13 +10,13 @@ export interface Child {
 }
 
 /**
- * Starts a Node.js child that shares our stdout/stderr, with our environment plus `env` (where "" unsets). Its stdin is a pipe it
- * watches (RMS_SUPERVISED=1): if this process dies, even by SIGKILL, the pipe
- * closes and the child shuts itself down, so none outlives the launcher.
+ * Starts a Node.js child that shares our stdout/stderr, with exactly `env` (empty values left out): nothing
+ * else of our environment, so a child never gets what it must not have (e.g. the admin token). Its stdin is
+ * a pipe it watches (RMS_SUPERVISED=1): if this process dies, even by SIGKILL, the pipe closes and the child
+ * shuts itself down, so none outlives the launcher.
  */
 export function startNodeChild(name: string, script: string, env: Record<string, string>): Child {
-  // An empty value removes the variable, so a child never inherits what it must not have (e.g. the admin token).
-  const childEnv = Object.fromEntries(Object.entries({ ...process.env, ...env, RMS_SUPERVISED: "1" }).filter(([, value]) => value !== undefined && value !== ""));
+  const childEnv = Object.fromEntries(Object.entries({ ...env, RMS_SUPERVISED: "1" }).filter(([, value]) => value !== ""));
   const child = spawn(process.execPath, [script], {
     env: childEnv,
     stdio: ["pipe", "inherit", "inherit"],

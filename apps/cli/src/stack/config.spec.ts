@@ -16,11 +16,13 @@ describe("stack configuration", () => {
     [{ MONGODB_URI: "postgres://x" }, "MONGODB_URI must be a mongodb:// or mongodb+srv:// URI"],
     [{ CORE_ADDR: "nope" }, "CORE_ADDR must be host:port"],
     [{ TLS_CERT_FILE: "cert.pem" }, "TLS_KEY_FILE must be set together with the other TLS file"],
-    [{ RATE_LIMIT_LIVE: "-5" }, "RATE_LIMIT_LIVE must be a positive number"],
-    [{ WEBHOOK_RETRY_SCHEDULE: "5s,soon" }, "WEBHOOK_RETRY_SCHEDULE must be comma-separated delays such as 5s,5m,2h"],
-    [{ WEBHOOK_ALLOW_PRIVATE: "yes" }, "WEBHOOK_ALLOW_PRIVATE must be true or false"],
+    [{ RATE_LIMIT_LIVE: "-5" }, "RATE_LIMIT_LIVE must be a positive integer"],
+    [{ RATE_LIMIT_STORE: "redis" }, "RATE_LIMIT_STORE must be memory or mongodb"],
+    [{ TRUSTED_PROXIES: "10.0.0.1, example.com" }, "TRUSTED_PROXIES must be a comma-separated list of IP addresses"],
+    [{ MONGODB_DATABASE: "a.b" }, "MONGODB_DATABASE must be a MongoDB database name"],
     [{ LOG_LEVEL: "loud" }, "LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent"],
     [{ RMS_ADMIN_TOKEN: "short" }, "RMS_ADMIN_TOKEN must be at least 16 characters"],
+    [{ RMS_GATEWAY_TOKEN: "short" }, "RMS_GATEWAY_TOKEN must be at least 16 characters"],
   ])("refuses %o with one line naming the variable", (env, message) => {
     expect(() => parseStackConfig(env)).toThrow(message);
   });

@@ -2,7 +2,7 @@ import { readFile } from "node:fs/promises";
 import { Agent, request } from "node:https";
 import { createServer } from "node:net";
 import { join } from "node:path";
-import { AdminService, KeyKind, createClient } from "@rms/proto";
+import { AdminService, KeyKind, bearerMetadata, createClient } from "@rms/proto";
 import { repoRoot } from "../paths.js";
 import { startNodeChild, waitUntil, type Child } from "./children.js";
 
@@ -21,7 +21,7 @@ export function freePort(): Promise<number> {
 }
 
 export function adminClient(coreAddr: string) {
-  return createClient(AdminService, coreAddr, { metadata: { authorization: `Bearer ${ADMIN_TOKEN}` }, timeoutMs: 5_000 });
+  return createClient(AdminService, coreAddr, { metadata: bearerMetadata(ADMIN_TOKEN), timeoutMs: 5_000 });
 }
 
 /** Core as a real process (so it can be SIGKILLed), ready when it answers an admin call. */

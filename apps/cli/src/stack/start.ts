@@ -1,9 +1,10 @@
 import { request } from "node:https";
 import { join, relative } from "node:path";
-import { AdminService, KeyKind, coreTlsFilesFromEnv, createClient, mutualTlsCredentials } from "@rms/proto";
+import { AdminService, KeyKind, bearerMetadata, coreTlsFilesFromEnv, createClient, mutualTlsCredentials } from "@rms/proto";
 import { describeDatabase, startDatabase, type RunningDatabase } from "@rms/test-db";
 import { ensureAdminToken, ensureGatewayToken } from "../admin-token.js";
 import { adminTokenFileOf, dataDirOf, gatewayTokenFileOf, repoRoot } from "../paths.js";
+import { coreEnv, gatewayEnv } from "./child-env.js";
 import { startNodeChild, waitUntil, type Child } from "./children.js";
 import { makePrivate, PRIVATE_UMASK } from "./private-dir.js";
 import { parseStackConfig, StackConfigError, type StackConfig } from "./config.js";
@@ -101,17 +102,15 @@ export async function startStack(env: Record<string, string | undefined>): Promi
     // The gateway gets a credential of its own that core allows only the calls the gateway makes.
     const gatewayToken = ensureGatewayToken(env, gatewayTokenFileOf(env));
     const coreTls = coreTlsFilesFromEnv(env);
-    database = config.MONGODB_URI ? undefined : await startDatabase({ dataDir: join(dataDir, "db"), logger: say });
+    database = config.MONGODB_URI ? undefined : await startDatabase({ dataDir: join(dataDir, "db"), logger: say, env });
     const mongoUri = config.MONGODB_URI ?? database!.uri;
     if (database) say(`database: ${describeDatabase(database)}, data in ${join(dataDir, "db")}`);
 
-    // Core and gateway share the CORE_TLS_ files here (one certificate for both ends in development).
-    const tlsEnv: Record<string, string> = coreTls ? { CORE_TLS_CERT_FILE: coreTls.certFile, CORE_TLS_KEY_FILE: coreTls.keyFile, CORE_TLS_CA_FILE: coreTls.caFile } : {};
-    const common = { RMS_GATEWAY_TOKEN: gatewayToken, CORE_ADDR: config.CORE_ADDR, LOG_LEVEL: config.LOG_LEVEL, ...tlsEnv };
-    const core = startNodeChild("core", join(repoRoot, "apps/core/dist/main.js"), { ...common, RMS_ADMIN_TOKEN: adminToken, MONGODB_URI: mongoUri, CORE_METRICS_PORT: String(config.CORE_METRICS_PORT) });
+    const resolved = { mongoUri, adminToken, gatewayToken, coreTls, dataDir };
+    const core = startNodeChild("core", join(repoRoot, "apps/core/dist/main.js"), coreEnv(env, config, resolved));
     children.push(core);
     const admin = createClient(AdminService, config.CORE_ADDR, {
-      metadata: { authorization: `Bearer ${adminToken}` },
+      metadata: bearerMetadata(adminToken),
       timeoutMs: 2_000,
       ...(coreTls ? { credentials: mutualTlsCredentials(coreTls) } : {}),
     });
@@ -122,20 +121,7 @@ export async function startStack(env: Record<string, string | undefined>): Promi
       admin.close();
     }
 
-    const gateway = startNodeChild("gateway", join(repoRoot, "apps/gateway/dist/main.js"), {
-      ...common,
-      ...Object.fromEntries(
-        (["PORT", "HTTP_PORT", "METRICS_PORT", "TLS_CERT_FILE", "TLS_KEY_FILE", "TRUSTED_PROXIES", "RATE_LIMIT_LIVE", "RATE_LIMIT_TEST", "RATE_LIMIT_ADDRESS"] as const)
-          .filter((name) => config[name] !== undefined)
-          .map((name) => [name, String(config[name])]),
-      ),
-      DATA_DIR: dataDir,
-      // Least privilege: the gateway never holds the admin token, even when the operator exported it.
-      RMS_ADMIN_TOKEN: "",
-      // The gateway keeps its idempotency records (and shared rate limits) in the same database as core.
-      MONGODB_URI: mongoUri,
-      ...(env["MONGODB_DATABASE"] ? { MONGODB_DATABASE: env["MONGODB_DATABASE"] } : {}),
-    });
+    const gateway = startNodeChild("gateway", join(repoRoot, "apps/gateway/dist/main.js"), gatewayEnv(env, config, resolved));
     children.push(gateway);
     await waitUntil("gateway", () => statusOk(config.PORT), 60_000, gateway);
     say(`ready: https://localhost:${config.PORT}/v1 (plain HTTP ${config.HTTP_PORT ? `on ${config.HTTP_PORT}, rejecting` : "off"}; core at ${config.CORE_ADDR})`);

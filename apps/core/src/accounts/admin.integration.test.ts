@@ -1,5 +1,5 @@
 import { status as GrpcStatus } from "@grpc/grpc-js";
-import { AdminService, KeyKind, createClient } from "@rms/proto";
+import { AdminService, KeyKind, createClient, keyHash } from "@rms/proto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestCore, type TestCore } from "../testutil/harness.js";
 
@@ -63,6 +63,17 @@ describe("accounts and keys", () => {
     await expect(t.admin.verifyKey({ secret: expired.secret })).rejects.toMatchObject({ code: "api_key_expired" });
     const later = await t.admin.createKey({ accountId: account, kind: KeyKind.SECRET, expiresAt: BigInt(Math.floor(Date.now() / 1000) + 3600) });
     await expect(t.admin.verifyKey({ secret: later.secret })).resolves.toBeTruthy();
+  });
+
+  it("verifies by the key's hash alone, with the same refusals", async () => {
+    const created = await t.admin.createKey({ accountId: account, kind: KeyKind.RESTRICTED, scopes: ["resources:read"] });
+    const { key } = await t.admin.verifyKey({ secretHash: keyHash(created.secret) });
+    expect(key?.id).toBe(created.key!.id);
+    await expect(t.admin.verifyKey({ secretHash: keyHash(`sk_test_${"B".repeat(32)}`) })).rejects.toMatchObject({ code: "api_key_invalid" });
+    await expect(t.admin.verifyKey({ secretHash: "not-a-hash" })).rejects.toMatchObject({ code: "api_key_invalid" });
+    await expect(t.admin.verifyKey({})).rejects.toMatchObject({ code: "api_key_invalid" });
+    await t.admin.revokeKey({ keyId: created.key!.id, reason: "test" });
+    await expect(t.admin.verifyKey({ secretHash: keyHash(created.secret) })).rejects.toMatchObject({ code: "api_key_revoked" });
   });
 
   it.each([

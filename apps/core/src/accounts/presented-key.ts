@@ -1,19 +1,18 @@
 import { timingSafeEqual } from "node:crypto";
-import type { CallContext } from "@rms/proto";
+import { PRESENTED_KEY_ID_METADATA, PRESENTED_KEY_METADATA, type CallContext } from "@rms/proto";
 import { errors } from "../errors.js";
 import { isId } from "../ids.js";
-import type { Tenant } from "../resources/store.js";
+import type { Tenant } from "../caller.js";
 import { hashSecret } from "./secrets.js";
 import type { AccountStore, KeyDocument } from "./store.js";
 
 /**
  * Metadata of an operation call made on behalf of a public request: the key the
  * client presented and the id of the key it was verified as (VerifyKey, possibly
- * cached by the gateway). Core re-checks it in the same call, so a revocation
- * written by any core process refuses the key on its very next request.
+ * cached by the gateway), under PRESENTED_KEY_METADATA and PRESENTED_KEY_ID_METADATA.
+ * Core re-checks it in the same call, so a revocation written by any core process
+ * refuses the key on its very next request.
  */
-export const PRESENTED_KEY = "rms-api-key";
-export const PRESENTED_KEY_ID = "rms-api-key-id";
 
 const invalidKey = () => errors.unauthenticated("api_key_invalid", "Invalid API key provided.");
 
@@ -34,9 +33,9 @@ export type PresentedKeyCheck = (context: CallContext, tenant: Tenant, options?:
  */
 export function presentedKeyCheck(store: AccountStore): PresentedKeyCheck {
   return async (context, tenant, options = {}) => {
-    const secret = single(context, PRESENTED_KEY);
+    const secret = single(context, PRESENTED_KEY_METADATA);
     if (secret === null) return;
-    const id = single(context, PRESENTED_KEY_ID);
+    const id = single(context, PRESENTED_KEY_ID_METADATA);
     if (id === null || !isId("key", id)) throw invalidKey();
     const key = await store.getKey(id, options);
     if (!key || !sameHash(key.hash, hashSecret(secret)) || key.account !== tenant.account || key.livemode !== tenant.livemode) throw invalidKey();

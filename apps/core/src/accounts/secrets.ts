@@ -1,8 +1,7 @@
-import { createHash } from "node:crypto";
+import { KEY_KIND, keyHash, SCOPES, type KeyKindName, type Scope } from "@rms/proto";
 import { randomBase62 } from "../ids.js";
 
-export const KEY_KINDS = ["secret", "publishable", "restricted"] as const;
-export type KeyKindName = (typeof KEY_KINDS)[number];
+export { isScope, SCOPES, type KeyKindName, type Scope } from "@rms/proto";
 
 const KIND_PREFIX: Record<KeyKindName, string> = { secret: "sk", publishable: "pk", restricted: "rk" };
 
@@ -11,9 +10,6 @@ const SECRET_RANDOM_CHARS = 32;
 /** How much of a secret is kept in clear, to recognise a key in listings. */
 const DISPLAY_PREFIX_CHARS = 12;
 
-export const SCOPES = ["resources:read", "resources:write", "jobs:read", "jobs:write", "webhooks:write", "events:read"] as const;
-export type Scope = (typeof SCOPES)[number];
-
 /** The scopes a key grants: all for secret keys, read-only for publishable, the given ones (expanded) for restricted. */
 export function grantedScopes(kind: KeyKindName, requested: readonly Scope[]): Scope[] {
   if (kind === "secret") return [...SCOPES];
@@ -21,10 +17,6 @@ export function grantedScopes(kind: KeyKindName, requested: readonly Scope[]): S
   const set = new Set<Scope>(requested);
   if (set.has("jobs:write")) set.add("jobs:read"); // jobs:write implies jobs:read
   return SCOPES.filter((s) => set.has(s));
-}
-
-export function isScope(value: string): value is Scope {
-  return (SCOPES as readonly string[]).includes(value);
 }
 
 /** A new secret such as `sk_test_…`; only its hash is ever stored. */
@@ -36,17 +28,12 @@ export function newSecret(kind: KeyKindName, livemode: boolean): string {
 export function parseSecret(secret: string): { kind: KeyKindName; livemode: boolean } | null {
   const match = /^(sk|pk|rk)_(live|test)_[0-9A-Za-z]{32}$/.exec(secret);
   if (!match) return null;
-  const kind = KEY_KINDS.find((k) => KIND_PREFIX[k] === match[1]);
+  const kind = KEY_KIND.names.find((k) => KIND_PREFIX[k] === match[1]);
   return kind ? { kind, livemode: match[2] === "live" } : null;
 }
 
-/**
- * SHA-256 of the secret. Secrets are 190 random bits, so a fast hash is enough
- * (no dictionary to guess from) and keeps verification cheap on every request.
- */
-export function hashSecret(secret: string): string {
-  return createHash("sha256").update(secret, "utf8").digest("hex");
-}
+/** The stored form of a secret: the wire-wide key hash (@rms/proto), so every holder of a key hash agrees with core. */
+export const hashSecret = keyHash;
 
 export function displayPrefix(secret: string): string {
   return secret.slice(0, DISPLAY_PREFIX_CHARS);

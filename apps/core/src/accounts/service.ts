@@ -1,24 +1,17 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import { KeyKind, type AdminService, type ApiKeySchema, type ServiceImplementation } from "@rms/proto";
+import { KEY_HASH_PATTERN, KEY_KIND, LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX, type AdminService, type ApiKeySchema, type ServiceImplementation } from "@rms/proto";
 import type { Logger } from "pino";
 import { errors } from "../errors.js";
 import { isId } from "../ids.js";
-import { hashSecret, isScope, parseSecret, type KeyKindName, type Scope } from "./secrets.js";
+import { hashSecret, isScope, parseSecret, type Scope } from "./secrets.js";
 import { refuseIfNotLive } from "./presented-key.js";
 import type { AccountStore, KeyDocument } from "./store.js";
-
-const KIND_NAMES: Record<number, KeyKindName> = {
-  [KeyKind.SECRET]: "secret",
-  [KeyKind.PUBLISHABLE]: "publishable",
-  [KeyKind.RESTRICTED]: "restricted",
-};
-const KIND_VALUES: Record<KeyKindName, KeyKind> = { secret: KeyKind.SECRET, publishable: KeyKind.PUBLISHABLE, restricted: KeyKind.RESTRICTED };
 
 function toMessage(key: KeyDocument): MessageInitShape<typeof ApiKeySchema> {
   return {
     id: key._id,
     accountId: key.account,
-    kind: KIND_VALUES[key.kind],
+    kind: KEY_KIND.valueOf(key.kind),
     livemode: key.livemode,
     scopes: key.scopes,
     created: BigInt(key.created),
@@ -30,6 +23,16 @@ function toMessage(key: KeyDocument): MessageInitShape<typeof ApiKeySchema> {
 
 const invalidKey = () => errors.unauthenticated("api_key_invalid", "Invalid API key provided.");
 
+/** The hash to look a key up by: of the secret when one is given, else the given hash (a caller that keeps no secret). */
+function verifiedHash(secret: string, secretHash: string): string {
+  if (secret !== "") {
+    if (!parseSecret(secret)) throw invalidKey();
+    return hashSecret(secret);
+  }
+  if (!KEY_HASH_PATTERN.test(secretHash)) throw invalidKey();
+  return secretHash;
+}
+
 /** Accounts and keys: the operator's RPCs, plus VerifyKey for the gateway. */
 export function adminService(store: AccountStore, logger: Logger): ServiceImplementation<typeof AdminService> {
   return {
@@ -40,14 +43,14 @@ export function adminService(store: AccountStore, logger: Logger): ServiceImplem
     },
 
     async listAccounts(request) {
-      const limit = request.limit === 0 ? 20 : request.limit;
-      if (limit < 1 || limit > 100) throw errors.invalid("limit_invalid", "limit must be from 1 to 100.", "limit");
+      const limit = request.limit === 0 ? LIST_LIMIT_DEFAULT : request.limit;
+      if (limit < 1 || limit > LIST_LIMIT_MAX) throw errors.invalid("limit_invalid", `limit must be from 1 to ${LIST_LIMIT_MAX}.`, "limit");
       const accounts = await store.listAccounts(limit);
       return { accounts: accounts.map((a) => ({ id: a._id, created: BigInt(a.created) })) };
     },
 
     async createKey(request) {
-      const kind = KIND_NAMES[request.kind];
+      const kind = KEY_KIND.nameOf(request.kind);
       if (!kind) throw errors.invalid("parameter_invalid", "kind must be secret, publishable or restricted.", "kind");
       if (!isId("acct", request.accountId) || !(await store.getAccount(request.accountId))) {
         throw errors.notFound("account", request.accountId, "account");
@@ -88,11 +91,11 @@ export function adminService(store: AccountStore, logger: Logger): ServiceImplem
     },
 
     async verifyKey(request) {
-      if (!parseSecret(request.secret)) throw invalidKey();
+      const hash = verifiedHash(request.secret, request.secretHash);
       // Found by an exact match on the SHA-256 of the whole secret, so its hash is that hash: comparing the two
       // again proves nothing. Lookup timing cannot leak the secret: it depends on the hash, which an
       // attacker cannot steer towards a stored one without a preimage.
-      const key = await store.findKeyByHash(hashSecret(request.secret));
+      const key = await store.findKeyByHash(hash);
       if (!key) throw invalidKey();
       refuseIfNotLive(key);
       return { key: toMessage(key) };

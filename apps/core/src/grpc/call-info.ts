@@ -1,9 +1,6 @@
-import type { CallContext } from "@rms/proto";
-import type { RequestInfo } from "../resources/store.js";
-
-/** Metadata keys internal callers may send with any call. */
-export const REQUEST_ID_KEY = "rms-request-id";
-export const IDEMPOTENCY_KEY = "idempotency-key";
+import { IDEMPOTENCY_KEY_METADATA, REQUEST_ID_METADATA, type CallContext, type Tenant as TenantMessage } from "@rms/proto";
+import type { RequestInfo, Tenant } from "../caller.js";
+import { errors } from "../errors.js";
 
 function first(context: CallContext, key: string): string | null {
   const value = context.metadata.get(key)[0];
@@ -12,9 +9,15 @@ function first(context: CallContext, key: string): string | null {
 
 /** The request id and idempotency key the caller passed, recorded with events. */
 export function requestInfo(context: CallContext): RequestInfo {
-  return { requestId: first(context, REQUEST_ID_KEY), idempotencyKey: first(context, IDEMPOTENCY_KEY) };
+  return { requestId: first(context, REQUEST_ID_METADATA), idempotencyKey: first(context, IDEMPOTENCY_KEY_METADATA) };
 }
 
 export function requestId(context: CallContext): string | null {
-  return first(context, REQUEST_ID_KEY);
+  return first(context, REQUEST_ID_METADATA);
+}
+
+/** The tenant a tenant-scoped request names; every such request must name one. */
+export function tenantOf(message: TenantMessage | undefined): Tenant {
+  if (!message?.accountId) throw errors.invalid("parameter_missing", "Missing required param: tenant.", "tenant");
+  return { account: message.accountId, livemode: message.livemode };
 }

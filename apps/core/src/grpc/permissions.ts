@@ -1,5 +1,5 @@
 import { createHash, timingSafeEqual } from "node:crypto";
-import type { CallContext } from "@rms/proto";
+import { AUTHORIZATION_METADATA, bearerToken, type CallContext } from "@rms/proto";
 import { errors } from "../errors.js";
 
 /**
@@ -8,46 +8,30 @@ import { errors } from "../errors.js";
  */
 export type Role = "admin" | "gateway";
 
-/**
- * Which roles may call each method. A method missing here is refused to everyone, so a new RPC is
- * closed until it is given its roles (a test checks that every method of our services is listed).
- */
-export const METHOD_ROLES: Readonly<Record<string, readonly Role[]>> = {
-  "/rms.v1.ResourceService/CreateResource": ["admin", "gateway"],
-  "/rms.v1.ResourceService/GetResource": ["admin", "gateway"],
-  "/rms.v1.ResourceService/UpdateResource": ["admin", "gateway"],
-  "/rms.v1.ResourceService/DeleteResource": ["admin", "gateway"],
-  "/rms.v1.ResourceService/ListResources": ["admin", "gateway"],
-  "/rms.v1.AdminService/CreateAccount": ["admin"],
-  "/rms.v1.AdminService/ListAccounts": ["admin"],
-  "/rms.v1.AdminService/CreateKey": ["admin"],
-  "/rms.v1.AdminService/ListKeys": ["admin"],
-  // The gateway revokes any key it sees over plain HTTP (CONTRACT.md section 2, in ../shared/docs/).
-  "/rms.v1.AdminService/RevokeKey": ["admin", "gateway"],
-  "/rms.v1.AdminService/VerifyKey": ["admin", "gateway"],
-};
-
 /** The bearer token of each role; a role without one cannot be used. */
 export type RoleTokens = Readonly<Partial<Record<Role, string>>>;
 
 const digest = (token: string) => createHash("sha256").update(token).digest();
 
+/** Which roles may call each method, by gRPC path (built from the domains' rows in domains.ts). */
+export type MethodRoleTable = Readonly<Record<string, readonly Role[]>>;
+
 /**
  * Checks `authorization: Bearer <token>` on every call: the token names a role (compared in
  * constant time), the role must be allowed the method. UNAUTHENTICATED for an unknown token,
- * PERMISSION_DENIED for a known one that may not make this call.
+ * PERMISSION_DENIED for a known one that may not make this call, or for a method the table
+ * does not list (so a new RPC is closed until it is given its roles).
  */
-export function roleGuard(tokens: RoleTokens): (context: CallContext) => void {
+export function roleGuard(tokens: RoleTokens, methodRoles: MethodRoleTable): (context: CallContext) => void {
   const known = Object.entries(tokens)
     .filter((entry): entry is [Role, string] => typeof entry[1] === "string" && entry[1] !== "")
     .map(([role, token]) => ({ role, digest: digest(token) }));
   return (context) => {
-    const header = context.metadata.get("authorization")[0];
-    const presented = digest(typeof header === "string" && header.startsWith("Bearer ") ? header.slice(7) : "");
+    const presented = digest(bearerToken(context.metadata.get(AUTHORIZATION_METADATA)[0]) ?? "");
     let role: Role | undefined;
     for (const candidate of known) if (timingSafeEqual(presented, candidate.digest)) role = candidate.role;
     if (!role) throw errors.unauthenticated("admin_token_invalid", "Missing or invalid token.");
-    if (!METHOD_ROLES[context.method]?.includes(role)) {
+    if (!methodRoles[context.method]?.includes(role)) {
       throw errors.permissionDenied("method_not_allowed", `The ${role} credential may not call ${context.method}.`);
     }
   };

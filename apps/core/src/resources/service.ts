@@ -1,58 +1,32 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import { status as GrpcStatus } from "@grpc/grpc-js";
-import { ResourceStatus, RpcError, type ResourceSchema, type ResourceService, type ServiceImplementation, type Tenant as TenantMessage } from "@rms/proto";
+import { RESOURCE_STATUS, ResourceStatus, type ResourceSchema, type ResourceService, type ServiceImplementation } from "@rms/proto";
 import { errors } from "../errors.js";
 import { NO_FAULTS, type Faults } from "../faults.js";
-import { isId } from "../ids.js";
-import { requestInfo } from "../grpc/call-info.js";
+import { requestInfo, tenantOf } from "../grpc/call-info.js";
 import { budgetOf } from "../grpc/budget.js";
+import { pageOf } from "../grpc/list-request.js";
 import type { PresentedKeyCheck } from "../accounts/presented-key.js";
-import type { ResourceDocument, ResourceStatusName } from "./model.js";
-import { ResourceStore, type Tenant } from "./store.js";
+import type { ResourceStatusName } from "./model.js";
+import type { LoadedResource, ResourceStore } from "./store.js";
 import { mergeMetadata, validateName } from "./validation.js";
-
-export const LIST_LIMIT_DEFAULT = 20;
-export const LIST_LIMIT_MAX = 100;
-
-const STATUS_NAMES: Record<number, ResourceStatusName> = {
-  [ResourceStatus.ACTIVE]: "active",
-  [ResourceStatus.PAUSED]: "paused",
-  [ResourceStatus.ARCHIVED]: "archived",
-};
-const STATUS_VALUES: Record<ResourceStatusName, ResourceStatus> = {
-  active: ResourceStatus.ACTIVE,
-  paused: ResourceStatus.PAUSED,
-  archived: ResourceStatus.ARCHIVED,
-};
 
 /** UNSPECIFIED means "not given"; any other unknown number is invalid. */
 function statusName(value: ResourceStatus, param = "status"): ResourceStatusName | undefined {
   if (value === ResourceStatus.UNSPECIFIED) return undefined;
-  const name = STATUS_NAMES[value];
+  const name = RESOURCE_STATUS.nameOf(value);
   if (!name) throw errors.invalid("parameter_invalid", "Invalid status: must be one of active, paused or archived.", param);
   return name;
 }
 
-export function tenantOf(message: TenantMessage | undefined): Tenant {
-  if (!message?.accountId) throw errors.invalid("parameter_missing", "Missing required param: tenant.", "tenant");
-  return { account: message.accountId, livemode: message.livemode };
-}
-
-function toMessage(doc: ResourceDocument): MessageInitShape<typeof ResourceSchema> {
+function toMessage(doc: LoadedResource): MessageInitShape<typeof ResourceSchema> {
   return {
     id: doc._id,
     name: doc.name,
-    status: STATUS_VALUES[doc.status],
+    status: RESOURCE_STATUS.valueOf(doc.status),
     metadata: doc.metadata.map((p) => ({ key: p.k, value: p.v })),
     created: BigInt(doc.created),
     livemode: doc.livemode,
   };
-}
-
-function cursor(value: string, param: string): string | undefined {
-  if (value === "") return undefined;
-  if (!isId("res", value)) throw errors.invalid("parameter_invalid", `Invalid ${param}: '${value.slice(0, 64)}' is not a resource id.`, param);
-  return value;
 }
 
 /** Calls that present no key (operator tools holding the internal credential) are not checked. */
@@ -78,11 +52,7 @@ export function resourceService(store: ResourceStore, faults: Faults = NO_FAULTS
       const created = await store.create(tenant, fields, requestInfo(context), budget);
       faults.afterWrite("resource.create");
       if ("conflict" in created) {
-        throw new RpcError(GrpcStatus.INVALID_ARGUMENT, {
-          type: "idempotency_error",
-          code: "idempotency_key_reused",
-          message: "Keys for idempotent requests can only be used with the same parameters they were first used with.",
-        });
+        throw errors.of("idempotency_key_reused", "Keys for idempotent requests can only be used with the same parameters they were first used with.");
       }
       return { resource: toMessage(created.doc) };
     },
@@ -130,28 +100,11 @@ export function resourceService(store: ResourceStore, faults: Faults = NO_FAULTS
 
     async listResources(request, context) {
       const tenant = tenantOf(request.tenant);
-      const limit = request.limit === 0 ? LIST_LIMIT_DEFAULT : request.limit;
-      if (!Number.isInteger(limit) || limit < 1 || limit > LIST_LIMIT_MAX) {
-        throw errors.invalid("limit_invalid", `Invalid limit: must be an integer from 1 to ${LIST_LIMIT_MAX}.`, "limit");
-      }
-      const startingAfter = cursor(request.startingAfter, "starting_after");
-      const endingBefore = cursor(request.endingBefore, "ending_before");
-      if (startingAfter && endingBefore) {
-        throw errors.invalid("parameter_invalid", "You may only specify one of starting_after and ending_before.", "ending_before");
-      }
+      const paging = pageOf(request, "res", "resource");
       const status = statusName(request.status);
       const budget = budgetOf(context);
       const [page] = await Promise.all([
-        store.list(
-          tenant,
-          {
-            limit,
-            ...(startingAfter ? { startingAfter } : {}),
-            ...(endingBefore ? { endingBefore } : {}),
-            ...(status ? { status } : {}),
-          },
-          budget,
-        ),
+        store.list(tenant, { ...paging, ...(status ? { status } : {}) }, budget),
         checkKey(context, tenant, budget.db()),
       ]);
       return { resources: page.items.map(toMessage), hasMore: page.hasMore };

@@ -1,4 +1,4 @@
-import { KeyKind, type ApiKey } from "@rms/proto";
+import { KeyKind, PRESENTED_KEY_ID_METADATA, PRESENTED_KEY_METADATA, REQUEST_ID_METADATA, type ApiKey, type Scope } from "@rms/proto";
 import type { IncomingHttpHeaders } from "node:http";
 import type { Response } from "express";
 import { ApiError, fromCoreError } from "../errors.js";
@@ -6,7 +6,7 @@ import type { CoreClients } from "../core.js";
 import type { PrincipalCache } from "./principal-cache.js";
 import { requestIdOf } from "./request-id.js";
 
-export type Scope = "resources:read" | "resources:write" | "jobs:read" | "jobs:write" | "webhooks:write" | "events:read";
+export type { Scope };
 
 /** Whose data a request acts on, from the verified key. */
 export interface Tenant {
@@ -69,14 +69,14 @@ export async function authenticate(headers: IncomingHttpHeaders, core: CoreClien
 
 /** Metadata that makes core re-check the presented key within the operation call itself. */
 export function presentedKeyMetadata({ principal, secret }: Authenticated): Record<string, string> {
-  return { "rms-api-key": secret, "rms-api-key-id": principal.keyId };
+  return { [PRESENTED_KEY_METADATA]: secret, [PRESENTED_KEY_ID_METADATA]: principal.keyId };
 }
 
 /** Core's VerifyKey: one round trip. */
 export async function verify(secret: string, core: CoreClients, res: Response): Promise<Principal> {
   let key: ApiKey | undefined;
   try {
-    key = (await core.admin.verifyKey({ secret }, { metadata: { "rms-request-id": requestIdOf(res) } })).key;
+    key = (await core.admin.verifyKey({ secret }, { metadata: { [REQUEST_ID_METADATA]: requestIdOf(res) } })).key;
   } catch (error) {
     throw fromCoreError(error);
   }

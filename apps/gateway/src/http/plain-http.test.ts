@@ -1,11 +1,11 @@
 import { status as GrpcStatus } from "@grpc/grpc-js";
-import { RpcError } from "@rms/proto";
+import { RpcError, keyHash } from "@rms/proto";
 import { eventually } from "@rms/test-db/testkit";
 import { MongoClient } from "mongodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { pino } from "pino";
 import { connectCore, type CoreClients } from "../core.js";
-import { MongoPendingRevocationStore, PENDING_REVOCATIONS_COLLECTION, secretHash } from "../revocation/pending-store.js";
+import { MongoPendingRevocationStore, PENDING_REVOCATIONS_COLLECTION } from "../revocation/pending-store.js";
 import { KeyRevoker } from "../revocation/revoker.js";
 import { ADMIN_TOKEN, startStack, type Stack } from "../testutil/harness.js";
 import { plainRequest, rawExchange } from "../testutil/raw.js";
@@ -146,7 +146,12 @@ describe("a revocation core cannot take now", () => {
     try {
       expectHttpsRequired(await plainRequest(t.gateway.httpPort!, { path: "/v1/resources", headers: { authorization: `Bearer ${key}` } }));
       expect(await coreVerdict(key)).toBe("valid");
-      expect(await pending.countDocuments({ _id: secretHash(key) as never })).toBe(1);
+      expect(await pending.countDocuments({ _id: keyHash(key) as never })).toBe(1);
+      // Only the key's hash is kept (CONTRACT.md section 4, in ../shared/docs/): no field of any pending record holds the secret.
+      const records = await pending.find({}).toArray();
+      expect(records.length).toBeGreaterThan(0);
+      for (const record of records) expect(Object.keys(record).sort()).toEqual(["_id", "since"]);
+      expect(JSON.stringify(records)).not.toContain(key);
       // Core still takes the key, the gateway does not.
       const refused = await t.api.get("/v1/resources", { key });
       expect(refused.status).toBe(401);
@@ -155,19 +160,19 @@ describe("a revocation core cannot take now", () => {
       revokeUnreachable = false;
     }
     await until(async () => (await coreVerdict(key)) === "api_key_revoked", "the pending revocation reached core");
-    await until(async () => (await pending.countDocuments({ _id: secretHash(key) as never })) === 0, "the pending record was removed");
+    await until(async () => (await pending.countDocuments({ _id: keyHash(key) as never })) === 0, "the pending record was removed");
   });
 
   it("survives a restart: a gateway that starts later finds the pending revocation and completes it", async () => {
     const key = await freshKey("restricted");
     const db = mongo.db(t.databaseName);
     // What a gateway that stopped before core came back left behind.
-    await new MongoPendingRevocationStore(db).add({ hash: secretHash(key), secret: key, since: new Date() });
+    await new MongoPendingRevocationStore(db).add({ hash: keyHash(key), since: new Date() });
     const core = connectCore(t.coreAddress, ADMIN_TOKEN);
     const revoker = new KeyRevoker(core, new MongoPendingRevocationStore(db), pino({ level: "silent" }), 60_000);
     try {
       await until(async () => (await coreVerdict(key)) === "api_key_revoked", "the restarted gateway revoked the key");
-      await until(async () => (await db.collection(PENDING_REVOCATIONS_COLLECTION).countDocuments({ _id: secretHash(key) as never })) === 0, "the record was removed");
+      await until(async () => (await db.collection(PENDING_REVOCATIONS_COLLECTION).countDocuments({ _id: keyHash(key) as never })) === 0, "the record was removed");
     } finally {
       revoker.close();
       core.close();

@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
-import { Binary, MongoServerError, type Collection, type Db } from "mongodb";
+import { isDuplicateKeyError } from "@rms/proto";
+import { Binary, type Collection, type Db } from "mongodb";
 import type { Logger } from "pino";
 import { ApiError } from "../errors.js";
 import {
@@ -32,11 +33,8 @@ interface IdempotencyRecord {
 }
 
 export const IDEMPOTENCY_COLLECTION = "idempotency_keys";
-const DUPLICATE_KEY = 11000;
 /** Rounds of insert / take-over before giving up (each round means another request won a race). */
 const MAX_ROUNDS = 5;
-
-const isDuplicate = (error: unknown) => error instanceof MongoServerError && error.code === DUPLICATE_KEY;
 
 export interface MongoIdempotencyOptions {
   readonly lockTimeoutMs?: number;
@@ -47,7 +45,7 @@ export interface MongoIdempotencyOptions {
 
 /**
  * Idempotency records in MongoDB, built on the operations that are atomic on
- * every engine we run on (FerretDB included): the lock is an `insertOne` under
+ * every engine we run on (MongoDB, mongo-java-server): the lock is an `insertOne` under
  * the unique `_id`, a stale lock is taken over with a conditional `deleteOne`
  * followed by a new insert. Only the final "record the response" step is an
  * update, guarded by the owner token.
@@ -102,7 +100,7 @@ export class MongoIdempotencyStore implements IdempotencyStore {
         });
         return { kind: "acquired", lease: this.lease(_id, owner) };
       } catch (error) {
-        if (!isDuplicate(error)) throw error;
+        if (!isDuplicateKeyError(error)) throw error;
       }
       const existing = await this.records.findOne({ _id });
       if (!existing) continue; // removed in between (expired or taken over): try to insert again

@@ -1,4 +1,5 @@
-import { MongoServerError, type Collection, type Db } from "mongodb";
+import { isDuplicateKeyError } from "@rms/proto";
+import type { Collection, Db } from "mongodb";
 import type { RateLimitDecision, RateLimiter } from "./interface.js";
 
 /** One token taken: `<bucket>|<window>|<slot>`. */
@@ -10,13 +11,10 @@ interface TokenRecord {
 
 export const RATE_LIMIT_COLLECTION = "rate_limit_tokens";
 const WINDOW_MS = 1_000;
-const DUPLICATE_KEY = 11000;
-
-const isDuplicate = (error: unknown) => error instanceof MongoServerError && error.code === DUPLICATE_KEY;
 
 /**
  * A limiter shared by several gateway processes through MongoDB, built on
- * inserts only (atomic on FerretDB too, where conditional updates are not):
+ * inserts only (atomic on every MongoDB-protocol engine, with no conditional update to race):
  * each one-second window of a bucket has `perSecond` slots, and a request is
  * allowed when it inserts one of them under its unique `_id`. That is a token
  * bucket of capacity `perSecond` refilled in one step at each window start.
@@ -52,7 +50,7 @@ export class MongoRateLimiter implements RateLimiter {
         this.hints.set(bucket, { w, slot: slot + 1 });
         return { allowed: true };
       } catch (error) {
-        if (!isDuplicate(error)) throw error;
+        if (!isDuplicateKeyError(error)) throw error;
       }
       // Taken by another request: skip ahead past what is already taken in this window.
       slot = Math.max(slot + 1, await this.tokens.countDocuments({ b: bucket, w }));

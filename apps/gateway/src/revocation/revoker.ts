@@ -1,7 +1,7 @@
-import { KeyKind, RpcError } from "@rms/proto";
+import { KeyKind, REQUEST_ID_METADATA, RpcError, keyHash } from "@rms/proto";
 import type { Logger } from "pino";
 import type { CoreClients } from "../core.js";
-import { secretHash, type PendingRevocation, type PendingRevocationStore } from "./pending-store.js";
+import type { PendingRevocation, PendingRevocationStore } from "./pending-store.js";
 
 export const REVOKE_REASON = "seen over plain HTTP";
 /** How often pending revocations are retried (and other gateways' pending ones learnt). */
@@ -40,15 +40,16 @@ export class KeyRevoker {
 
   /** True while a revocation of this secret is pending: the key must be refused as revoked. */
   isPending(secret: string): boolean {
-    return this.pending.has(secretHash(secret));
+    return this.pending.has(keyHash(secret));
   }
 
   /** Revokes each leaked secret or restricted key now, or records it as pending; never throws. */
   async revokeLeaked(secrets: readonly string[], requestId: string): Promise<void> {
     await Promise.all(
       secrets.map(async (secret) => {
-        if ((await this.revoke(secret, requestId)) !== "failed") return;
-        const record = { hash: secretHash(secret), secret, since: new Date() };
+        const hash = keyHash(secret);
+        if ((await this.revoke(hash, requestId)) !== "failed") return;
+        const record = { hash, since: new Date() };
         if (this.pending.has(record.hash)) return;
         this.pending.set(record.hash, record);
         this.unsaved.add(record.hash);
@@ -75,7 +76,7 @@ export class KeyRevoker {
       // The store is unreachable: retry what is known in memory.
     }
     for (const record of [...this.pending.values()]) {
-      if ((await this.revoke(record.secret, undefined)) === "failed") continue;
+      if ((await this.revoke(record.hash, undefined)) === "failed") continue;
       try {
         await this.store.remove(record.hash);
         this.pending.delete(record.hash);
@@ -95,10 +96,11 @@ export class KeyRevoker {
     }
   }
 
-  private async revoke(secret: string, requestId: string | undefined): Promise<Outcome> {
-    const options = requestId ? { metadata: { "rms-request-id": requestId } } : {};
+  /** Revokes the key whose keyHash this is: only the hash travels, so the secret is never kept. */
+  private async revoke(hash: string, requestId: string | undefined): Promise<Outcome> {
+    const options = requestId ? { metadata: { [REQUEST_ID_METADATA]: requestId } } : {};
     try {
-      const { key } = await this.core.admin.verifyKey({ secret }, options);
+      const { key } = await this.core.admin.verifyKey({ secretHash: hash }, options);
       if (!key || (key.kind !== KeyKind.SECRET && key.kind !== KeyKind.RESTRICTED)) return "nothing";
       await this.core.admin.revokeKey({ keyId: key.id, reason: REVOKE_REASON }, options);
       this.logger.warn({ request_id: requestId, key_id: key.id }, "API key revoked: it was sent over plain HTTP");

@@ -1,9 +1,9 @@
+import { LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX } from "@rms/proto";
 import { optionalEnum, optionalInteger, optionalString } from "../http/params.js";
 import type { Operation } from "./operation.js";
 import { STATUS_NAMES, renderResource, statusToProto } from "./resources.render.js";
 
-export const LIST_LIMIT_DEFAULT = 20;
-export const LIST_LIMIT_MAX = 100;
+export { LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX };
 
 /** GET /v1/resources: one page, newest first, in the list envelope. */
 export const listResources: Operation = {

@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { AdminService, KeyKind, createClient } from "@rms/proto";
+import { AdminService, KEY_KIND, bearerMetadata, createClient, type KeyKindName } from "@rms/proto";
 import { startCore, type RunningCore } from "@rms/core";
 import { testDatabaseName } from "@rms/test-db";
 import { dropDatabase } from "@rms/test-db/testkit";
@@ -44,9 +44,8 @@ function testConfig(dataDir: string, overrides: Partial<GatewayConfig> = {}): Ga
   };
 }
 
-export type KeyKindName = "secret" | "publishable" | "restricted";
+export type { KeyKindName };
 export type Mode = "live" | "test";
-const KINDS: Record<KeyKindName, KeyKind> = { secret: KeyKind.SECRET, publishable: KeyKind.PUBLISHABLE, restricted: KeyKind.RESTRICTED };
 
 /**
  * The whole stack for one test file: its own database, a real core on a free
@@ -98,7 +97,7 @@ export async function startStack(
     await core.stop(1_000);
     throw error;
   }
-  const admin = createClient(AdminService, coreAddress, { metadata: { authorization: `Bearer ${ADMIN_TOKEN}` }, timeoutMs: 5_000 });
+  const admin = createClient(AdminService, coreAddress, { metadata: bearerMetadata(ADMIN_TOKEN), timeoutMs: 5_000 });
   const api = apiClient(`https://127.0.0.1:${gateway.httpsPort}`, { ca: gateway.certificate });
   const plain = apiClient(`http://127.0.0.1:${gateway.httpPort}`);
 
@@ -109,7 +108,7 @@ export async function startStack(
     async function key(kind: KeyKindName = "secret", mode: Mode = "test", extra: { scopes?: string[]; expiresAt?: number } = {}) {
       const created = await admin.createKey({
         accountId: id,
-        kind: KINDS[kind],
+        kind: KEY_KIND.valueOf(kind),
         livemode: mode === "live",
         scopes: extra.scopes ?? [],
         expiresAt: BigInt(extra.expiresAt ?? 0),

@@ -26,6 +26,9 @@ const internalError = () =>
  * Registers a protobuf-es service with a grpc-js server. Handlers are async
  * functions; an RpcError they throw becomes the status plus its ErrorDetail,
  * anything else becomes a generic INTERNAL error that leaks nothing.
+ * Unary methods only: a service with a streaming method is refused here, before
+ * anything is registered, since a unary handler installed for it would misread
+ * its calls (grpc-js hands a streaming handler a stream, not one request).
  */
 export function addService<S extends AnyService>(
   server: Server,
@@ -33,6 +36,10 @@ export function addService<S extends AnyService>(
   implementation: ServiceImplementation<S>,
   options: ServeOptions = {},
 ): void {
+  const streaming = service.methods.filter((method) => method.methodKind !== "unary");
+  if (streaming.length > 0) {
+    throw new Error(`addService serves unary methods only; ${streaming.map((m) => `${methodPath(m)} is ${m.methodKind}`).join(", ")}`);
+  }
   const handlers: Record<string, UntypedHandleCall> = {};
   for (const method of service.methods) {
     const handler = (implementation as Record<string, (req: unknown, ctx: CallContext) => Promise<unknown>>)[method.localName];

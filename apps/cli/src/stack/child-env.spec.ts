@@ -1,0 +1,43 @@
+import { describe, expect, it } from "vitest";
+import { coreEnv, gatewayEnv } from "./child-env.js";
+import { parseStackConfig } from "./config.js";
+
+const launcherEnv = {
+  PATH: "/usr/bin",
+  HOME: "/home/op",
+  RMS_ADMIN_TOKEN: "operator-admin-token-0123",
+  RMS_DB_ENGINE: "mongo-java-server",
+  AWS_SECRET_ACCESS_KEY: "not-for-children",
+  TRUSTED_PROXIES: "10.0.0.1, 10.0.0.2",
+  RATE_LIMIT_STORE: "mongodb",
+  MONGODB_DATABASE: "rms_dev",
+};
+const resolved = { mongoUri: "mongodb://127.0.0.1:27017", adminToken: "admin-token-0123456789", gatewayToken: "gateway-token-0123456789", coreTls: null, dataDir: "/data" };
+
+describe("what the launcher hands its children", () => {
+  const config = parseStackConfig(launcherEnv);
+
+  it("gives core its variables and nothing else of the launcher's environment", () => {
+    expect(coreEnv(launcherEnv, config, resolved)).toEqual({
+      PATH: "/usr/bin",
+      HOME: "/home/op",
+      CORE_ADDR: "127.0.0.1:50051",
+      LOG_LEVEL: "info",
+      MONGODB_DATABASE: "rms_dev",
+      MONGODB_URI: resolved.mongoUri,
+      RMS_GATEWAY_TOKEN: resolved.gatewayToken,
+      RMS_DATA_DIR: "/data",
+      CORE_METRICS_PORT: "9465",
+      RMS_ADMIN_TOKEN: resolved.adminToken,
+    });
+  });
+
+  it("gives the gateway its variables, never the admin token", () => {
+    const env = gatewayEnv(launcherEnv, config, resolved);
+    expect(env).toMatchObject({ TRUSTED_PROXIES: "10.0.0.1,10.0.0.2", RATE_LIMIT_STORE: "mongodb", MONGODB_DATABASE: "rms_dev", DATA_DIR: "/data", PORT: "8443", HTTP_PORT: "8080" });
+    expect(env).not.toHaveProperty("RMS_ADMIN_TOKEN");
+    expect(env).not.toHaveProperty("RMS_DB_ENGINE");
+    expect(env).not.toHaveProperty("AWS_SECRET_ACCESS_KEY");
+    expect(Object.values(env)).not.toContain(resolved.adminToken);
+  });
+});

@@ -1,0 +1,54 @@
+import type { CoreTlsFiles } from "@rms/proto";
+import type { StackConfig } from "./config.js";
+
+/** What any Node.js process may need from the launcher's environment, whatever it is: nothing of ours. */
+const PROCESS_BASICS = ["PATH", "HOME", "TMPDIR", "TZ", "LANG", "LC_ALL", "NODE_OPTIONS"] as const;
+
+/** What the launcher resolved before starting its children. */
+export interface Resolved {
+  readonly mongoUri: string;
+  readonly adminToken: string;
+  readonly gatewayToken: string;
+  readonly coreTls: CoreTlsFiles | null;
+  readonly dataDir: string;
+}
+
+/** Variables set in the config, as strings (unset ones are left out). */
+function pick<Name extends keyof StackConfig>(config: StackConfig, names: readonly Name[]): Record<string, string> {
+  return Object.fromEntries(names.flatMap((name) => (config[name] === undefined ? [] : [[name, String(config[name])]])));
+}
+
+function basics(env: Readonly<Record<string, string | undefined>>): Record<string, string> {
+  return Object.fromEntries(PROCESS_BASICS.flatMap((name) => (env[name] ? [[name, env[name]]] : [])));
+}
+
+function shared(config: StackConfig, resolved: Resolved): Record<string, string> {
+  const tls = resolved.coreTls;
+  return {
+    ...pick(config, ["CORE_ADDR", "LOG_LEVEL", "MONGODB_DATABASE"]),
+    // Core and gateway keep their records in the same database.
+    MONGODB_URI: resolved.mongoUri,
+    RMS_GATEWAY_TOKEN: resolved.gatewayToken,
+    // Read by neither child: it names the stack a process belongs to (ps, /proc, the launcher's tests).
+    RMS_DATA_DIR: resolved.dataDir,
+    // Core and gateway share the CORE_TLS_ files here (one certificate for both ends in development).
+    ...(tls ? { CORE_TLS_CERT_FILE: tls.certFile, CORE_TLS_KEY_FILE: tls.keyFile, CORE_TLS_CA_FILE: tls.caFile } : {}),
+  };
+}
+
+/** Core's whole environment: its variables and nothing else of the launcher's. */
+export function coreEnv(env: Readonly<Record<string, string | undefined>>, config: StackConfig, resolved: Resolved): Record<string, string> {
+  return { ...basics(env), ...shared(config, resolved), ...pick(config, ["CORE_METRICS_PORT", "RMS_FAULTS"]), RMS_ADMIN_TOKEN: resolved.adminToken };
+}
+
+/** The gateway's whole environment; least privilege: never the admin token, even when the operator exported it. */
+export function gatewayEnv(env: Readonly<Record<string, string | undefined>>, config: StackConfig, resolved: Resolved): Record<string, string> {
+  const trustedProxies: Record<string, string> = config.TRUSTED_PROXIES.length > 0 ? { TRUSTED_PROXIES: config.TRUSTED_PROXIES.join(",") } : {};
+  return {
+    ...basics(env),
+    ...shared(config, resolved),
+    ...pick(config, ["PORT", "HTTP_PORT", "HOST", "METRICS_PORT", "TLS_CERT_FILE", "TLS_KEY_FILE", "RATE_LIMIT_LIVE", "RATE_LIMIT_TEST", "RATE_LIMIT_ADDRESS", "RATE_LIMIT_STORE", "SHUTDOWN_GRACE_MS"]),
+    ...trustedProxies,
+    DATA_DIR: resolved.dataDir,
+  };
+}

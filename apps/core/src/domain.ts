@@ -1,0 +1,62 @@
+import type { DescFile } from "@bufbuild/protobuf";
+import { methodPath, type AnyService, type ServiceImplementation } from "@rms/proto";
+import type { Db } from "mongodb";
+import type { Logger } from "pino";
+import type { PresentedKeyCheck } from "./accounts/presented-key.js";
+import type { Faults } from "./faults.js";
+import type { Role } from "./grpc/permissions.js";
+
+/** What core hands every domain when it opens it over the database. */
+export interface DomainContext {
+  readonly db: Db;
+  readonly logger: Logger;
+  readonly faults: Faults;
+  /** The presented-key check of calls made on behalf of a public request (accounts/presented-key.ts). */
+  readonly checkKey: PresentedKeyCheck;
+}
+
+/** The roles allowed each method of a service: one row per method, a missing method does not compile. */
+export type MethodRoles<S> = { readonly [K in keyof ServiceImplementation<S>]: readonly Role[] };
+
+/** A service a domain serves and who may call each of its methods (grpc/permissions.ts). */
+export interface ServiceEntry {
+  readonly service: AnyService;
+  /** By gRPC path (`/rms.v1.Service/Method`). */
+  readonly roles: Readonly<Record<string, readonly Role[]>>;
+}
+
+export function serviceEntry<S extends AnyService>(service: S, roles: MethodRoles<S>): ServiceEntry {
+  const byLocalName = roles as Readonly<Record<string, readonly Role[]>>;
+  return { service, roles: Object.fromEntries(service.methods.map((m) => [methodPath(m), byLocalName[m.localName] ?? []])) };
+}
+
+/** A service's handlers, with the descriptor they implement (their pairing checked here, by type). */
+export interface BoundService {
+  readonly service: AnyService;
+  readonly implementation: ServiceImplementation<AnyService>;
+}
+
+export function implement<S extends AnyService>(service: S, implementation: ServiceImplementation<S>): BoundService {
+  return { service, implementation: implementation as ServiceImplementation<AnyService> };
+}
+
+/** A domain opened over one database: its indexes and its handlers. */
+export interface OpenDomain {
+  /** `secondary`: also the non-unique indexes, on engines that use them (db-engine.ts). */
+  ensureIndexes(options: { secondary: boolean }): Promise<void>;
+  /** One per entry of the domain's `services`. */
+  readonly implementations: readonly BoundService[];
+}
+
+/**
+ * One object kind (or family of them) as core serves it: its proto files (reflection), its
+ * services with their permission rows, and how to open it. core's server registers services,
+ * indexes, health names, reflection and permissions from the list in domains.ts, so adding a
+ * kind is its folder plus one line there.
+ */
+export interface Domain {
+  readonly name: string;
+  readonly files: readonly DescFile[];
+  readonly services: readonly ServiceEntry[];
+  open(context: DomainContext): OpenDomain;
+}

@@ -1,0 +1,32 @@
+import type { Db } from "mongodb";
+import type { Logger } from "pino";
+import { accountsDomain } from "./accounts/domain.js";
+import { presentedKeyCheck } from "./accounts/presented-key.js";
+import { AccountStore } from "./accounts/store.js";
+import type { Domain, DomainContext } from "./domain.js";
+import type { Faults } from "./faults.js";
+import type { Role } from "./grpc/permissions.js";
+import { resourcesDomain } from "./resources/domain.js";
+
+/**
+ * Every domain core serves. The server registers their services, indexes, health names,
+ * reflection files and permission rows from this list alone: a new object kind is its
+ * folder (with a domain.ts) plus one line here.
+ */
+export const DOMAINS: readonly Domain[] = [resourcesDomain, accountsDomain];
+
+/**
+ * Which roles may call each method, by gRPC path, from the domains' rows. A method missing
+ * here is refused to everyone (grpc/permissions.ts).
+ */
+export const METHOD_ROLES: Readonly<Record<string, readonly Role[]>> = Object.fromEntries(
+  DOMAINS.flatMap((domain) => domain.services.flatMap((entry) => Object.entries(entry.roles))),
+);
+
+/** The names the health service answers for: the whole server ("") and each service. */
+export const HEALTH_NAMES: readonly string[] = ["", ...DOMAINS.flatMap((d) => d.services.map((s) => s.service.typeName))];
+
+/** What the domains share when opened over one database. */
+export function domainContext(db: Db, logger: Logger, faults: Faults): DomainContext {
+  return { db, logger, faults, checkKey: presentedKeyCheck(new AccountStore(db)) };
+}

@@ -1,0 +1,45 @@
+import type { Collection, Filter } from "mongodb";
+import type { Tenant } from "../caller.js";
+import { UNBOUNDED, type Budget } from "../grpc/budget.js";
+
+/**
+ * The fields every tenant-owned object kind stores besides its own: the tenant, the version
+ * the versioned update matches on, the tombstone, and the outbox of events not yet relayed
+ * (ARCHITECTURE data rules 2 and 5, in ../shared/docs/).
+ */
+export interface TenantDocument<E = unknown> {
+  _id: string;
+  account: string;
+  livemode: boolean;
+  /** Optimistic-concurrency version: every update matches on it and increments it. */
+  version: number;
+  /** Tombstone: reads treat the document as gone; the event relay removes it once its event is out. */
+  deleted?: true;
+  pending_events: E[];
+}
+
+/**
+ * A document as reads load it: without its outbox. Reads never load `pending_events` (data rule 2 in
+ * docs/architecture.md), so a document's size as read does not grow with the events not yet relayed.
+ */
+export type Loaded<D> = Omit<D, "pending_events">;
+
+/** The read option that leaves the outbox in the database. */
+export const WITHOUT_OUTBOX = { projection: { pending_events: 0 } } as const;
+
+/** The filter part that leaves tombstones out. */
+export const LIVE = { deleted: { $exists: false } } as const;
+
+/** A filter on `_id` that also names the tenant and leaves tombstones out. */
+export function liveFilter<D extends TenantDocument>(tenant: Tenant, id: string): Filter<D> {
+  return { _id: id, account: tenant.account, livemode: tenant.livemode, ...LIVE } as Filter<D>;
+}
+
+/**
+ * One live document of the tenant, or null. Found by `_id` alone, tenant and tombstone checked
+ * here: the same answer, and the one filter every engine answers from its primary key.
+ */
+export async function findLive<D extends TenantDocument>(collection: Collection<D>, tenant: Tenant, id: string, budget: Budget = UNBOUNDED): Promise<Loaded<D> | null> {
+  const doc = (await collection.findOne({ _id: id } as Filter<D>, { ...WITHOUT_OUTBOX, ...budget.db() })) as Loaded<D> | null;
+  return doc && doc.account === tenant.account && doc.livemode === tenant.livemode && doc.deleted === undefined ? doc : null;
+}
