@@ -82,8 +82,14 @@ async function main() {
       if (child.exitCode === null && child.signalCode === null) {
         child.kill("SIGTERM");
         await new Promise((r) => {
-          const t = setTimeout(() => (child.kill("SIGKILL"), r()), 15_000);
-          child.once("exit", () => (clearTimeout(t), r()));
+          const t = setTimeout(() => {
+            child.kill("SIGKILL");
+            r();
+          }, 15_000);
+          child.once("exit", () => {
+            clearTimeout(t);
+            r();
+          });
         });
       }
     }
@@ -256,9 +262,9 @@ async function main() {
       "|---|---|---|---|---|---|---|---|",
       ...Object.entries(results).map(([name, r]) => `| ${name} | ${f0(r.rps)} | ${f2(r.p50)} | ${f2(r.p99)} | ${r.non2xx ?? 0} | ${r.errors ?? 0} | ${Object.entries(r.rss_mb).map(([p, mb]) => `${p} ${mb}`).join(", ")} | ${r.cpu_ms_per_request ? Object.entries(r.cpu_ms_per_request).map(([p, ms]) => `${p} ${ms.toFixed(2)}`).join(", ") : ""} |`),
       "",
-      "Peak RSS of each process over the whole run (MB): " + Object.entries(peakRss(results)).map(([p, mb]) => `${p} ${mb}`).join(", ") + ".",
+      `Peak RSS of each process over the whole run (MB): ${Object.entries(peakRss(results)).map(([p, mb]) => `${p} ${mb}`).join(", ")}.`,
       "",
-      "Core, whole run (from its /metrics): mean time per call — " + breakdown.calls + "; mean database command — " + breakdown.commands + ".",
+      `Core, whole run (from its /metrics): mean time per call — ${breakdown.calls}; mean database command — ${breakdown.commands}.`,
       "",
       `Seeding ${(DEPTH + 100).toLocaleString("en")} resources through core took ${seedSeconds.toFixed(1)} s; whole run ${Math.round((Date.now() - started) / 1000)} s.`,
     ];
@@ -266,7 +272,7 @@ async function main() {
     process.stdout.write(`\n${markdown}\n`);
     const dir = join(root, "bench", "results");
     mkdirSync(dir, { recursive: true });
-    writeFileSync(join(dir, "latest.json"), JSON.stringify({ date: new Date().toISOString(), machine, connections: CONNECTIONS, durationSeconds: DURATION, depth: DEPTH, seedSeconds, results, coreBreakdown: breakdown, ratios: rows.map(({ a, b, ...r }) => r) }, null, 2) + "\n");
+    writeFileSync(join(dir, "latest.json"), `${JSON.stringify({ date: new Date().toISOString(), machine, connections: CONNECTIONS, durationSeconds: DURATION, depth: DEPTH, seedSeconds, results, coreBreakdown: breakdown, ratios: rows.map(({ a, b, ...r }) => r) }, null, 2)}\n`);
     writeFileSync(join(dir, "latest.md"), `# Benchmark results\n\n${markdown}\n`);
     const docPath = join(root, "docs", "performance.md");
     if (existsSync(docPath)) {
@@ -309,7 +315,8 @@ async function coreBreakdown(port) {
       const name = m[2].match(new RegExp(`${label}="([^"]*)"`))?.[1];
       const okay = !m[2].includes('grpc_code="') || m[2].includes('grpc_code="OK"');
       if (!name || !okay) continue;
-      (sums[name] ??= { sum: 0, count: 0 })[m[1]] += Number(m[3]);
+      sums[name] ??= { sum: 0, count: 0 };
+      sums[name][m[1]] += Number(m[3]);
     }
     return Object.entries(sums)
       .filter(([, v]) => v.count > 0)
@@ -392,7 +399,13 @@ function sampleRss(pids) {
   };
   sample();
   const timer = setInterval(sample, 250);
-  return { stop: () => (clearInterval(timer), sample(), peak) };
+  return {
+    stop: () => {
+      clearInterval(timer);
+      sample();
+      return peak;
+    },
+  };
 }
 
 /** `concurrency` loops calling `call` back to back for `seconds`; throughput and latency percentiles. */

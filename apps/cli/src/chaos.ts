@@ -66,7 +66,11 @@ async function killer(): Promise<void> {
 const supervisors = [supervise("core"), supervise("gateway")];
 while (!processes.core || !processes.gateway) await sleep(100);
 let key: { accountId: string; secret: string } | undefined;
-while (!key) key = await newTestKey(coreAddr).catch(async () => (await sleep(300), undefined));
+while (!key)
+  key = await newTestKey(coreAddr).catch(async () => {
+    await sleep(300);
+    return undefined;
+  });
 const { accountId, secret } = key;
 log(`stack up; ${TOTAL} creates, concurrency ${CONCURRENCY}`);
 const killing = killer();

@@ -8,10 +8,14 @@ import { runCli } from "./cli.js";
 
 const ADMIN_TOKEN = "cli-test-admin-token-0123456789";
 let core: RunningCore;
+const databaseName = testDatabaseName("cli");
 beforeAll(async () => {
-  core = await startCore({ mongoUri: inject("mongoUri"), databaseName: testDatabaseName("cli"), adminToken: ADMIN_TOKEN });
+  core = await startCore({ mongoUri: inject("mongoUri"), databaseName, adminToken: ADMIN_TOKEN });
 });
-afterAll(() => core.stop(1_000));
+afterAll(async () => {
+  await core.mongo.db(databaseName).dropDatabase();
+  await core.stop(1_000);
+});
 
 /** Runs the CLI in-process against the test core; returns exit code and output. */
 async function rms(...args: string[]) {

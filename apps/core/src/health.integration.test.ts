@@ -1,81 +1,41 @@
-import { createServer, connect, type AddressInfo, type Server, type Socket } from "node:net";
 import { credentials, loadPackageDefinition } from "@grpc/grpc-js";
 import { loadSync } from "@grpc/proto-loader";
 import { testDatabaseName } from "@rms/test-db";
+import { eventually, startTcpRelay, type TcpRelay } from "@rms/test-db/testkit";
 import type {} from "@rms/test-db/vitest-setup";
 import { protoPath as healthProtoPath } from "grpc-health-check";
 import { afterAll, beforeAll, expect, inject, it } from "vitest";
 import { startCore, type RunningCore } from "./server.js";
 
-/**
- * A TCP relay in front of the test database: closing it makes the database
- * unreachable for core without stopping the database the other tests share.
- */
-function relay(target: { host: string; port: number }) {
-  let server: Server | undefined;
-  const sockets = new Set<Socket>();
-  let port = 0;
-  return {
-    get port() {
-      return port;
-    },
-    open: () =>
-      new Promise<void>((resolve, reject) => {
-        server = createServer((client) => {
-          const upstream = connect(target.port, target.host);
-          for (const socket of [client, upstream]) {
-            sockets.add(socket);
-            socket.on("close", () => sockets.delete(socket));
-            socket.on("error", () => {
-              client.destroy();
-              upstream.destroy();
-            });
-          }
-          client.pipe(upstream).pipe(client);
-        });
-        server.once("error", reject);
-        server.listen(port, "127.0.0.1", () => {
-          port = (server!.address() as AddressInfo).port;
-          resolve();
-        });
-      }),
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const socket of sockets) socket.destroy();
-        server ? server.close(() => resolve()) : resolve();
-      }),
-  };
-}
-
 const uri = new URL(inject("mongoUri"));
 const hosts = uri.host.split(",");
-const db = relay({ host: uri.hostname, port: Number(uri.port || 27017) });
+const databaseName = testDatabaseName("core");
+// Closing the relay makes the database unreachable for core without stopping the server the other tests share.
+let db: TcpRelay;
 let core: RunningCore;
-let client: any; // eslint-disable-line @typescript-eslint/no-explicit-any
+// biome-ignore lint/suspicious/noExplicitAny: a client loaded at run time from the health .proto has no static type.
+let client: any;
 
 beforeAll(async () => {
-  await db.open();
-  const relayed = new URL(uri);
-  relayed.host = `127.0.0.1:${db.port}`;
-  relayed.searchParams.set("directConnection", "true");
-  core = await startCore({ mongoUri: relayed.toString(), databaseName: testDatabaseName("core"), adminToken: "health-test-admin-token-0123", healthIntervalMs: 100 });
-  const pkg = loadPackageDefinition(loadSync(healthProtoPath, { enums: String })) as any; // eslint-disable-line @typescript-eslint/no-explicit-any
+  db = await startTcpRelay(uri.href);
+  core = await startCore({ mongoUri: db.uri, databaseName, adminToken: "health-test-admin-token-0123", healthIntervalMs: 100 });
+  // biome-ignore lint/suspicious/noExplicitAny: see `client`.
+  const pkg = loadPackageDefinition(loadSync(healthProtoPath, { enums: String })) as any;
   client = new pkg.grpc.health.v1.Health(core.address, credentials.createInsecure());
 });
 afterAll(async () => {
   client?.close();
-  await db.close();
+  await db?.restore();
+  await core?.mongo.db(databaseName).dropDatabase();
   await core?.stop(1_000);
+  await db?.close();
 });
 
 const check = (service: string) =>
   new Promise<string>((resolve, reject) => client.Check({ service }, (err: Error | null, res: { status: string }) => (err ? reject(err) : resolve(res.status))));
 
-async function eventually(service: string, wanted: string): Promise<void> {
-  for (;;) {
-    if ((await check(service)) === wanted) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
+async function untilStatus(service: string, wanted: string): Promise<void> {
+  await eventually(async () => expect(await check(service)).toBe(wanted));
 }
 
 /** Pings the database has answered so far (each health check while it is up is one). */
@@ -86,11 +46,11 @@ async function pings(): Promise<number> {
 
 async function untilMorePings(count: number): Promise<void> {
   const target = (await pings()) + count;
-  while ((await pings()) < target) await new Promise((r) => setTimeout(r, 50));
+  await eventually(async () => expect(await pings()).toBeGreaterThanOrEqual(target));
 }
 
 it.runIf(hosts.length === 1)("Health/Watch sends the current status, then only changes of it", async () => {
-  await eventually("", "SERVING");
+  await untilStatus("", "SERVING");
   const statuses: string[] = [];
   const stream = client.Watch({ service: "" });
   stream.on("data", (message: { status: string }) => statuses.push(message.status));
@@ -99,10 +59,10 @@ it.runIf(hosts.length === 1)("Health/Watch sends the current status, then only c
     // Several health checks with no change: nothing more than the first message.
     await untilMorePings(5);
     expect(statuses).toEqual(["SERVING"]);
-    await db.close();
-    while (!statuses.includes("NOT_SERVING")) await new Promise((r) => setTimeout(r, 50));
-    await db.open();
-    while (statuses.at(-1) !== "SERVING") await new Promise((r) => setTimeout(r, 50));
+    await db.cut();
+    await eventually(() => expect(statuses).toContain("NOT_SERVING"));
+    await db.restore();
+    await eventually(() => expect(statuses.at(-1)).toBe("SERVING"));
     await untilMorePings(5);
     expect(statuses).toEqual(["SERVING", "NOT_SERVING", "SERVING"]);
   } finally {
@@ -111,9 +71,9 @@ it.runIf(hosts.length === 1)("Health/Watch sends the current status, then only c
 });
 
 it.runIf(hosts.length === 1)("goes NOT_SERVING while the database is unreachable, and SERVING again when it is back", async () => {
-  await eventually("", "SERVING");
-  await db.close();
-  for (const service of ["", "rms.v1.ResourceService", "rms.v1.AdminService"]) await eventually(service, "NOT_SERVING");
-  await db.open();
-  for (const service of ["", "rms.v1.ResourceService", "rms.v1.AdminService"]) await eventually(service, "SERVING");
+  await untilStatus("", "SERVING");
+  await db.cut();
+  for (const service of ["", "rms.v1.ResourceService", "rms.v1.AdminService"]) await untilStatus(service, "NOT_SERVING");
+  await db.restore();
+  for (const service of ["", "rms.v1.ResourceService", "rms.v1.AdminService"]) await untilStatus(service, "SERVING");
 });

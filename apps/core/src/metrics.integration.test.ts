@@ -10,10 +10,14 @@ import { callLabels } from "./metrics.js";
 import { reflect } from "./testutil/reflection.js";
 
 let core: RunningCore;
+const databaseName = testDatabaseName("core");
 beforeAll(async () => {
-  core = await startCore({ mongoUri: inject("mongoUri"), databaseName: testDatabaseName("core"), adminToken: ADMIN_TOKEN, metricsPort: 0 });
+  core = await startCore({ mongoUri: inject("mongoUri"), databaseName, adminToken: ADMIN_TOKEN, metricsPort: 0 });
 });
-afterAll(() => core.stop(1_000));
+afterAll(async () => {
+  await core.mongo.db(databaseName).dropDatabase();
+  await core.stop(1_000);
+});
 
 it("names series by service, short method, type and code name, counting health and reflection calls too", async () => {
   const health = createClient(Health, core.address, { timeoutMs: 5_000 });

@@ -16,18 +16,20 @@ const dir = mkdtempSync(join(tmpdir(), "rms-core-tls-"));
 let pki: TestPki;
 let stranger: TestPki;
 let core: RunningCore;
+const databaseName = testDatabaseName("core");
 beforeAll(async () => {
   pki = await writeTestPki(join(dir, "ours"));
   stranger = await writeTestPki(join(dir, "other"));
   const read = (file: string) => readFileSync(file);
   core = await startCore({
     mongoUri: inject("mongoUri"),
-    databaseName: testDatabaseName("core"),
+    databaseName,
     adminToken: ADMIN_TOKEN,
     tls: { cert: read(pki.certFile), key: read(pki.keyFile), ca: read(pki.caFile) },
   });
 });
 afterAll(async () => {
+  await core?.mongo.db(databaseName).dropDatabase();
   await core?.stop(1_000);
   rmSync(dir, { recursive: true, force: true });
 });

@@ -1,5 +1,6 @@
 import { Server, ServerCredentials, status as GrpcStatus } from "@grpc/grpc-js";
 import { ResourceService, RpcError, addService, createClient, type CallOptions } from "@rms/proto";
+import { eventually } from "@rms/test-db/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { CoreClients } from "./core.js";
 import { startStack, type Stack } from "./testutil/harness.js";
@@ -357,13 +358,16 @@ describe("core degraded or unreachable", () => {
     await relay?.close();
   });
 
-  /** GET /v1/status until it answers `status` (bounded by the test's timeout). */
-  async function statusUntil(status: number) {
-    for (;;) {
-      const response = await down.api.get("/v1/status");
-      if (response.status === status) return response;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+  /** GET /v1/status until it answers `status` (bounded). */
+  function statusUntil(status: number) {
+    return eventually(
+      async () => {
+        const response = await down.api.get("/v1/status");
+        expect(response.status).toBe(status);
+        return response;
+      },
+      { timeoutMs: 20_000, intervalMs: 100 },
+    );
   }
 
   it("GET /v1/status is degraded with 503 when core is NOT_SERVING, operational again when it serves", async () => {

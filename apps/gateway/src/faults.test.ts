@@ -1,19 +1,19 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { eventually } from "@rms/test-db/testkit";
 import type {} from "@rms/test-db/vitest-setup";
 import { startStack, withSecretKey, type Stack } from "./testutil/harness.js";
 import { databaseRelay } from "./testutil/relay.js";
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Retries `attempt` until `done` says so (bounded generously); returns the last result. */
-async function eventually<T>(attempt: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 60_000): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  let value = await attempt();
-  while (!done(value) && Date.now() < until) {
-    await sleep(250);
-    value = await attempt();
-  }
-  return value;
+/** Retries `attempt` until its answer is no longer 503 (bounded generously); returns that answer. */
+function untilNot503<T extends { status: number }>(attempt: () => Promise<T>): Promise<T> {
+  return eventually(
+    async () => {
+      const response = await attempt();
+      expect(response.status).not.toBe(503);
+      return response;
+    },
+    { timeoutMs: 60_000, intervalMs: 250 },
+  );
 }
 
 describe("the database behind the idempotency records is unreachable", () => {
@@ -45,10 +45,7 @@ describe("the database behind the idempotency records is unreachable", () => {
     } finally {
       await proxy.restore();
     }
-    const back = await eventually(
-      () => stack.api.post("/v1/resources", { key, json: { name: "while down" }, headers: { "idempotency-key": "down-2" } }),
-      (r) => r.status !== 503,
-    );
+    const back = await untilNot503(() => stack.api.post("/v1/resources", { key, json: { name: "while down" }, headers: { "idempotency-key": "down-2" } }));
     expect(back.status).toBe(201);
     expect(back.headers["idempotent-replayed"]).toBeUndefined();
     expect((await stack.api.get("/v1/resources", { key })).json.data).toHaveLength(2);
@@ -75,10 +72,7 @@ describe("core is unreachable", () => {
       expect(response.headers["retry-after"]).toMatch(/^[1-9]\d*$/);
     }
     await stack.restartCore();
-    const back = await eventually(
-      () => stack.api.post("/v1/resources", { key, json: { name: "core down" }, headers: { "idempotency-key": "core-down" } }),
-      (r) => r.status !== 503,
-    );
+    const back = await untilNot503(() => stack.api.post("/v1/resources", { key, json: { name: "core down" }, headers: { "idempotency-key": "core-down" } }));
     expect(back.status).toBe(201);
     expect(back.headers["idempotent-replayed"]).toBeUndefined();
     expect((await stack.api.get("/v1/resources", { key })).json.data).toHaveLength(1);

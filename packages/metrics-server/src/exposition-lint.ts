@@ -95,7 +95,10 @@ export function lintExposition(text: string): string[] {
   const families = new Map<string, Family>();
   const family = (name: string) => {
     let f = families.get(name);
-    if (!f) families.set(name, (f = { series: new Map(), sampleNames: new Set() }));
+    if (!f) {
+      f = { series: new Map(), sampleNames: new Set() };
+      families.set(name, f);
+    }
     return f;
   };
   let current: string | undefined;
@@ -113,7 +116,10 @@ export function lintExposition(text: string): string[] {
     const meta = /^#\s*(HELP|TYPE)\s+(\S+)(?:\s+(.*))?$/.exec(raw);
     if (meta) {
       const [, keyword, name, rest = ""] = meta;
-      if (!NAME.test(name!)) return void problems.push(`line ${line}: bad metric name "${name}"`);
+      if (!NAME.test(name!)) {
+        problems.push(`line ${line}: bad metric name "${name}"`);
+        return;
+      }
       enter(name!, line);
       const f = family(name!);
       if (keyword === "HELP") {
@@ -129,14 +135,18 @@ export function lintExposition(text: string): string[] {
     }
     if (raw.startsWith("#")) return; // a comment
     const sample = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?\s+(\S+)(?:\s+(-?\d+))?\s*$/.exec(raw);
-    if (!sample) return void problems.push(`line ${line}: cannot parse "${raw.slice(0, 80)}"`);
+    if (!sample) {
+      problems.push(`line ${line}: cannot parse "${raw.slice(0, 80)}"`);
+      return;
+    }
     const [, sampleName, labelText = "", value] = sample;
     if (!VALUE.test(value!)) problems.push(`line ${line}: bad value "${value}"`);
     let labels: [string, string][];
     try {
       labels = parseLabels(labelText);
     } catch (error) {
-      return void problems.push(`line ${line}: ${(error as Error).message}`);
+      problems.push(`line ${line}: ${(error as Error).message}`);
+      return;
     }
     const names = labels.map(([n]) => n);
     if (new Set(names).size !== names.length) problems.push(`line ${line}: repeated label name`);

@@ -10,6 +10,7 @@ import { describeDatabase, startDatabase, type Engine, type RunningDatabase } fr
 import { ensureMongoJavaServer, mongoJavaServerArgs, MONGO_JAVA_SERVER_HEAP, MONGO_JAVA_SERVER_VERSION } from "./mongo-java-server.js";
 import { reachable } from "./mongodb-memory-server.js";
 import { freePort } from "./ports.js";
+import { eventually } from "./testkit/eventually.js";
 import { testDatabaseName } from "./names.js";
 import { spawnServer, tail, waitForPing } from "./server-process.js";
 
@@ -19,19 +20,6 @@ afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 /** The environment with no external database and no forced engine, so the launcher must start its own. */
 const ownEnv = { ...process.env, MONGODB_URI: "", RMS_DB_ENGINE: "", RMS_TEST_DB_ENGINE: "" };
 const id = (s: string): never => s as never;
-
-/** Retries `check` until it passes (bounded), for states reached asynchronously. */
-async function eventually(check: () => void, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      return check();
-    } catch (error) {
-      if (Date.now() > deadline) throw error;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
-}
 
 async function withClient<T>(uri: string, use: (client: MongoClient) => Promise<T>): Promise<T> {
   const client = await new MongoClient(uri, { serverSelectionTimeoutMS: 2_000 }).connect();
@@ -243,8 +231,9 @@ describe("server processes", () => {
   });
 
   it("stop escalates to SIGKILL when SIGTERM is ignored", async () => {
-    const server = spawnServer("sh", ["-c", "trap '' TERM; while :; do sleep 0.1; done"], join(scratch, "stubborn.log"));
-    await new Promise((r) => setTimeout(r, 200));
+    const logFile = join(scratch, "stubborn.log");
+    const server = spawnServer("sh", ["-c", "trap '' TERM; echo trapped >&2; while :; do sleep 0.1; done"], logFile);
+    await eventually(() => expect(tail(logFile)).toContain("trapped"));
     await server.stop();
     expect(server.child.signalCode).toBe("SIGKILL");
   }, 15_000);

@@ -174,7 +174,7 @@ async function tryEngine(engine: Engine, options: StartOptions, env: Env, forced
     case "mongodb-memory-server": {
       // Loaded only when reached: the library and its download stack are not needed on the other paths.
       const { ensureMongodBinary, NoDownloadRoute } = await import("./mongodb-memory-server.js");
-      let binary;
+      let binary: Awaited<ReturnType<typeof ensureMongodBinary>>;
       try {
         binary = await ensureMongodBinary(log);
       } catch (error) {

@@ -2,7 +2,7 @@ import { address, ConfigError, databaseName, filePath, ipList, logLevel, mongoUr
 import { z } from "zod";
 
 /**
- * Every variable `npm start` reads or hands to core and gateway (CONTRACT section 9), checked before anything
+ * Every variable `npm start` reads or hands to core and gateway (CONTRACT.md section 9, in ../shared/docs/), checked before anything
  * starts by the same rules (@rms/config) core and gateway check them with.
  */
 const schema = z

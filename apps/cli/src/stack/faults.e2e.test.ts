@@ -3,10 +3,10 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startDatabase, testDatabaseName, type RunningDatabase } from "@rms/test-db";
+import { dropDatabase, eventually } from "@rms/test-db/testkit";
 import type {} from "@rms/test-db/vitest-setup";
 import { MongoClient } from "mongodb";
 import { afterAll, afterEach, describe, expect, inject, it } from "vitest";
-import type { Child } from "./children.js";
 import { freePort, httpsCall, newTestKey, startCoreProcess, startGatewayProcess } from "./processes.js";
 
 const dataDir = mkdtempSync(join(tmpdir(), "rms-faults-"));
@@ -29,6 +29,8 @@ describe("faults", () => {
   it("core killed after its database write but before answering: a retry with the same key returns that same resource", async () => {
     const mongoUri = inject("mongoUri");
     const databaseName = testDatabaseName("crash");
+    // Stopped last (the list is stopped in reverse): the database goes once nothing uses it.
+    running.push({ stop: () => dropDatabase(mongoUri, databaseName) });
     const corePort = await freePort();
     const coreAddr = `127.0.0.1:${corePort}`;
     const doomedCore = await startCoreProcess({ mongoUri, databaseName, port: corePort, faults: "resource.create:1" });
@@ -79,21 +81,18 @@ describe("faults", () => {
     expect(during.status).toBe(503);
     expect(JSON.parse(during.body).error).toMatchObject({ type: "api_error", code: "service_unavailable" });
     expect(Number(during.headers["retry-after"])).toBeGreaterThan(0);
-    let status = await httpsCall(dataDir, gatewayPort, "GET", "/v1/status");
-    for (let i = 0; i < 50 && status.status !== 503; i++) {
-      await new Promise((r) => setTimeout(r, 200));
-      status = await httpsCall(dataDir, gatewayPort, "GET", "/v1/status");
-    }
-    expect(status.status).toBe(503);
+    const status = await eventually(
+      async () => {
+        const answer = await httpsCall(dataDir, gatewayPort, "GET", "/v1/status");
+        expect(answer.status).toBe(503);
+        return answer;
+      },
+      { timeoutMs: 10_000, intervalMs: 200 },
+    );
     expect(JSON.parse(status.body)).toMatchObject({ object: "status", status: "degraded", version: "1.4" });
 
     database = await startDatabase({ dataDir: dbDir, port: dbPort, env: { ...process.env, MONGODB_URI: "" } });
-    let after = await create(2);
-    for (let i = 0; i < 60 && after.status !== 201; i++) {
-      await new Promise((r) => setTimeout(r, 500));
-      after = await create(2);
-    }
-    expect(after.status).toBe(201);
+    await eventually(async () => expect((await create(2)).status).toBe(201), { timeoutMs: 30_000, intervalMs: 500 });
     const list = JSON.parse((await httpsCall(dataDir, gatewayPort, "GET", "/v1/resources?limit=100", { key: secret })).body);
     // Nothing half-written: the request that failed during the outage left nothing behind.
     expect(list.data.map((r: { name: string }) => r.name).sort()).toEqual(["outage-0", "outage-2"]);

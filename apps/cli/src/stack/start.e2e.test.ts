@@ -6,6 +6,7 @@ import { join, resolve } from "node:path";
 import { Agent, request } from "node:https";
 import { promisify } from "node:util";
 import { writeTestPki } from "@rms/core/testing";
+import { eventually } from "@rms/test-db/testkit";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { repoRoot } from "../paths.js";
 import { freePort } from "./processes.js";
@@ -44,16 +45,24 @@ async function startStack(ports: Ports, options: { npm?: boolean; env?: Record<s
   const npm = process.env.npm_execpath ? [process.execPath, process.env.npm_execpath] : ["npm"];
   const [command, ...args] = options.npm ? [...npm, "start"] : [process.execPath, bin, "start"];
   const child = spawn(command!, args, { ...(options.npm ? { cwd: repoRoot } : {}), env: { ...stackEnv(ports), ...options.env }, stdio: ["ignore", "pipe", "pipe"] });
-  child.stdout!.on("data", (d) => ((output += d), (stdout += d)));
-  child.stderr!.on("data", (d) => (output += d));
+  child.stdout!.on("data", (d) => {
+    output += d;
+    stdout += d;
+  });
+  child.stderr!.on("data", (d) => {
+    output += d;
+  });
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
   started.push({ child, output: () => output, stdout: () => stdout, exited });
-  const deadline = Date.now() + 120_000;
-  while (!output.includes("rms: ready")) {
-    if (child.exitCode !== null) throw new Error(`rms start exited early:\n${output}`);
-    if (Date.now() > deadline) throw new Error(`rms start not ready:\n${output}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
+  let exitedEarly = false;
+  await eventually(
+    () => {
+      if (child.exitCode !== null) exitedEarly = true;
+      expect(output.includes("rms: ready") || exitedEarly, `rms start not ready:\n${output}`).toBe(true);
+    },
+    { timeoutMs: 120_000, intervalMs: 200 },
+  );
+  if (!output.includes("rms: ready")) throw new Error(`rms start exited early:\n${output}`);
   return { child, output: () => output, stdout: () => stdout, exited };
 }
 
@@ -87,18 +96,20 @@ function environmentOf(script: string): string[] {
 
 /** What is left of a stack on `ports` with data in `dataDir`, polled until nothing or a minute has passed. */
 async function leftoversAfterStop(ports: Record<string, number>): Promise<string[]> {
-  const deadline = Date.now() + 60_000;
   const leftovers = async () => {
     const open = [];
     for (const port of Object.values(ports)) if (!(await portClosed(port))) open.push(`port ${port}`);
     return [...open, ...processesUsing(dataDir)];
   };
-  let left = await leftovers();
-  while (left.length > 0 && Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 250));
-    left = await leftovers();
-  }
-  return left;
+  // The caller asserts on the list, so a timeout here returns what is still left rather than throwing.
+  return eventually(
+    async () => {
+      const left = await leftovers();
+      expect(left).toEqual([]);
+      return left;
+    },
+    { timeoutMs: 60_000, intervalMs: 250 },
+  ).catch(() => leftovers());
 }
 
 /** Every directory under `dir` (itself included) with a mode other than 0700, every file other than 0600. */
@@ -129,9 +140,12 @@ function portClosed(port: number): Promise<boolean> {
   });
 }
 
+// biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON bodies; each assertion states the shape it expects.
+type Json = any;
+
 function call(port: number, path: string, key: string, body?: string) {
   const ca = readFileSync(join(dataDir, "tls", "cert.pem"));
-  return new Promise<{ status: number; json: any }>((resolve, reject) => {
+  return new Promise<{ status: number; json: Json }>((resolve, reject) => {
     const req = request(
       { host: "localhost", port, path, method: body ? "POST" : "GET", agent: new Agent({ ca }), headers: { authorization: `Bearer ${key}`, ...(body ? { "content-type": "application/x-www-form-urlencoded" } : {}) } },
       (res) => {

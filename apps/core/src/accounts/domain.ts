@@ -13,7 +13,7 @@ export const accountsDomain: Domain = {
       listAccounts: ["admin"],
       createKey: ["admin"],
       listKeys: ["admin"],
-      // The gateway revokes any key it sees over plain HTTP (CONTRACT 2).
+      // The gateway revokes any key it sees over plain HTTP (CONTRACT.md section 2, in ../shared/docs/).
       revokeKey: ["admin", "gateway"],
       verifyKey: ["admin", "gateway"],
     }),

@@ -17,12 +17,14 @@ const clients = (token: string) => {
 let admin: ReturnType<typeof clients>;
 let gateway: ReturnType<typeof clients>;
 let stranger: ReturnType<typeof clients>;
+const databaseName = testDatabaseName("core");
 beforeAll(async () => {
-  core = await startCore({ mongoUri: inject("mongoUri"), databaseName: testDatabaseName("core"), adminToken: ADMIN_TOKEN, gatewayToken: GATEWAY_TOKEN });
+  core = await startCore({ mongoUri: inject("mongoUri"), databaseName, adminToken: ADMIN_TOKEN, gatewayToken: GATEWAY_TOKEN });
   [admin, gateway, stranger] = [clients(ADMIN_TOKEN), clients(GATEWAY_TOKEN), clients("not-a-known-token-at-all")];
 });
 afterAll(async () => {
   for (const c of [admin, gateway, stranger]) for (const client of Object.values(c)) client.close();
+  await core.mongo.db(databaseName).dropDatabase();
   await core.stop(1_000);
 });
 

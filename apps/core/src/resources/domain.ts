@@ -5,7 +5,7 @@ import { ResourceStore } from "./store.js";
 
 const both = ["admin", "gateway"] as const;
 
-/** Resources: the primary unit of data (CONTRACT section 4). */
+/** Resources: the primary unit of data (CONTRACT.md section 4, in ../shared/docs/). */
 export const resourcesDomain: Domain = {
   name: "resources",
   files: [file_rms_v1_resources],

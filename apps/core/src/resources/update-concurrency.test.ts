@@ -18,6 +18,7 @@ beforeAll(async () => {
 }, 60_000);
 afterAll(async () => {
   await Promise.all(cores.map((c) => c.stop()));
+  await mongo?.db(databaseName).dropDatabase();
   await mongo?.close();
 });
 
@@ -49,7 +50,7 @@ it("concurrent updates of one resource through two core processes: none lost, ve
     expect(events.map((e) => e.object.metadata.length)).toEqual(Array.from({ length: updates }, (_, i) => i + 1));
     expect(events.map((e) => (e.previous_attributes?.metadata ?? []).length)).toEqual(Array.from({ length: updates }, (_, i) => i));
   } finally {
-    clients.forEach((c) => c.close());
+    for (const c of clients) c.close();
     admin.close();
   }
 });

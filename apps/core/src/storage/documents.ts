@@ -19,8 +19,8 @@ export interface TenantDocument<E = unknown> {
 }
 
 /**
- * A document as reads load it: without its outbox. Reads never load `pending_events` (ARCHITECTURE
- * data rule 2), so a document's size as read does not grow with the events not yet relayed.
+ * A document as reads load it: without its outbox. Reads never load `pending_events` (data rule 2 in
+ * docs/architecture.md), so a document's size as read does not grow with the events not yet relayed.
  */
 export type Loaded<D> = Omit<D, "pending_events">;
 

@@ -37,6 +37,7 @@ export async function startTestCore() {
     async stop() {
       admin.close();
       resources.close();
+      await core.mongo.db(databaseName).dropDatabase();
       await core.stop(1_000);
     },
   };

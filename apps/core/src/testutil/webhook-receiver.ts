@@ -91,17 +91,3 @@ export async function startReceiver(options: { tls?: { cert: string; key: string
     },
   };
 }
-
-/** Polls until `check` passes or the time runs out (no fixed sleeps in tests). */
-export async function eventually(check: () => void, timeoutMs = 5000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      check();
-      return;
-    } catch (error) {
-      if (Date.now() > until) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-  }
-}

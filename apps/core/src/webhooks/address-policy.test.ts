@@ -3,7 +3,7 @@ import { addressPolicy, classifyAddress, type BlockedRange, type Embedding } fro
 
 // [address, range it must be blocked as, embedding it was found through]
 const BLOCKED: ReadonlyArray<readonly [string, BlockedRange, Embedding?]> = [
-  // IPv4, every range of CONTRACT section 7, at both ends where the edge matters
+  // IPv4, every range of CONTRACT.md section 7 (../shared/docs/), at both ends where the edge matters
   ["0.0.0.0", "unspecified"],
   ["0.255.255.255", "unspecified"],
   ["127.0.0.1", "loopback"],

@@ -2,7 +2,7 @@ import { isIP } from "node:net";
 import ipaddr from "ipaddr.js";
 
 /**
- * The SSRF policy of CONTRACT section 7: which addresses a webhook may be
+ * The SSRF policy of CONTRACT.md section 7 (../shared/docs/): which addresses a webhook may be
  * delivered to. IPv4 is checked against a table of blocked ranges; IPv6 is
  * allowed only inside global unicast (2000::/3) minus its blocked ranges, and
  * the prefixes that carry an IPv4 address (IPv4-mapped, SIIT, NAT64, 6to4,

@@ -1,8 +1,9 @@
+import { eventually } from "@rms/test-db/testkit";
 import { createServer, type Server } from "node:net";
 import type { AddressInfo } from "node:net";
 import { Webhook } from "standardwebhooks";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import { eventually, startReceiver, testCertificate, type Receiver, type ReceivedDelivery } from "../testutil/webhook-receiver.js";
+import { startReceiver, testCertificate, type Receiver, type ReceivedDelivery } from "../testutil/webhook-receiver.js";
 import type { AddressPolicy } from "./address-policy.js";
 import { deliver, RESPONSE_BODY_CAP_BYTES, WEBHOOK_USER_AGENT, type DeliveryRequest } from "./deliver.js";
 import type { Resolver } from "./pinned-lookup.js";

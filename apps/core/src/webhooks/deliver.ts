@@ -9,7 +9,7 @@ import { lookupPinnedTo, resolveAndPin, systemResolver, type Resolver } from "./
 import { parseRetryAfter } from "./retry-after.js";
 import { signatureHeader } from "./signature.js";
 
-/** Success is a 2xx within this long (CONTRACT section 7); lookup, connect, TLS, headers and body all count. */
+/** Success is a 2xx within this long (CONTRACT.md section 7, in ../shared/docs/); lookup, connect, TLS, headers and body all count. */
 export const DELIVERY_TIMEOUT_MS = 15_000;
 /** Bytes of a response body kept (and read: the socket is dropped after them). */
 export const RESPONSE_BODY_CAP_BYTES = 1024;

@@ -31,7 +31,7 @@ export function bareHostname(url: URL): string {
 }
 
 /**
- * The check at endpoint creation and update (CONTRACT section 7). Names are
+ * The check at endpoint creation and update (CONTRACT.md section 7, in ../shared/docs/). Names are
  * not resolved here: what a name points to can change, so the address is
  * judged again at every delivery, on the address connected to.
  * `allowPrivate` (development and tests) also admits `http` and local names.

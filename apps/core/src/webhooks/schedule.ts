@@ -1,6 +1,6 @@
 /**
  * When to try a failed delivery again, and when to give up on an endpoint
- * (CONTRACT section 7). Pure functions: time and randomness come in as arguments.
+ * (CONTRACT.md section 7, in ../shared/docs/). Pure functions: time and randomness come in as arguments.
  */
 
 export const DEFAULT_RETRY_SCHEDULE = "5s,5m,30m,2h,5h,10h,10h";

@@ -1,7 +1,7 @@
 import { createCipheriv, createDecipheriv, createHmac, randomBytes } from "node:crypto";
 
 /**
- * Endpoint signing secrets (CONTRACT section 7): made here, stored only
+ * Endpoint signing secrets (CONTRACT.md section 7, in ../shared/docs/): made here, stored only
  * encrypted (AES-256-GCM), shown in clear only in create and rotate answers.
  *
  * Stored form: `enc1.<key id>.<base64url of iv (12 bytes) | ciphertext | tag (16 bytes)>`.

@@ -1,5 +1,6 @@
 import { status as GrpcStatus } from "@grpc/grpc-js";
 import { RpcError, keyHash } from "@rms/proto";
+import { eventually } from "@rms/test-db/testkit";
 import { MongoClient } from "mongodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { pino } from "pino";
@@ -48,12 +49,9 @@ async function coreVerdict(secret: string): Promise<string> {
   }
 }
 
-async function eventually(check: () => Promise<boolean>, what: string): Promise<void> {
-  for (let i = 0; i < 100; i++) {
-    if (await check()) return;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error(`never happened: ${what}`);
+/** Waits (bounded) until `check` holds; `what` names it when it never does. */
+async function until(check: () => Promise<boolean>, what: string): Promise<void> {
+  await eventually(async () => expect(await check(), what).toBe(true), { timeoutMs: 10_000, intervalMs: 100 });
 }
 
 async function freshKey(kind: "secret" | "restricted" = "secret"): Promise<string> {
@@ -149,7 +147,7 @@ describe("a revocation core cannot take now", () => {
       expectHttpsRequired(await plainRequest(t.gateway.httpPort!, { path: "/v1/resources", headers: { authorization: `Bearer ${key}` } }));
       expect(await coreVerdict(key)).toBe("valid");
       expect(await pending.countDocuments({ _id: keyHash(key) as never })).toBe(1);
-      // Only the key's hash is kept (CONTRACT section 4): no field of any pending record holds the secret.
+      // Only the key's hash is kept (CONTRACT.md section 4, in ../shared/docs/): no field of any pending record holds the secret.
       const records = await pending.find({}).toArray();
       expect(records.length).toBeGreaterThan(0);
       for (const record of records) expect(Object.keys(record).sort()).toEqual(["_id", "since"]);
@@ -161,8 +159,8 @@ describe("a revocation core cannot take now", () => {
     } finally {
       revokeUnreachable = false;
     }
-    await eventually(async () => (await coreVerdict(key)) === "api_key_revoked", "the pending revocation reached core");
-    await eventually(async () => (await pending.countDocuments({ _id: keyHash(key) as never })) === 0, "the pending record was removed");
+    await until(async () => (await coreVerdict(key)) === "api_key_revoked", "the pending revocation reached core");
+    await until(async () => (await pending.countDocuments({ _id: keyHash(key) as never })) === 0, "the pending record was removed");
   });
 
   it("survives a restart: a gateway that starts later finds the pending revocation and completes it", async () => {
@@ -173,8 +171,8 @@ describe("a revocation core cannot take now", () => {
     const core = connectCore(t.coreAddress, ADMIN_TOKEN);
     const revoker = new KeyRevoker(core, new MongoPendingRevocationStore(db), pino({ level: "silent" }), 60_000);
     try {
-      await eventually(async () => (await coreVerdict(key)) === "api_key_revoked", "the restarted gateway revoked the key");
-      await eventually(async () => (await db.collection(PENDING_REVOCATIONS_COLLECTION).countDocuments({ _id: keyHash(key) as never })) === 0, "the record was removed");
+      await until(async () => (await coreVerdict(key)) === "api_key_revoked", "the restarted gateway revoked the key");
+      await until(async () => (await db.collection(PENDING_REVOCATIONS_COLLECTION).countDocuments({ _id: keyHash(key) as never })) === 0, "the record was removed");
     } finally {
       revoker.close();
       core.close();

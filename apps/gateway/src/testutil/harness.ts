@@ -4,12 +4,14 @@ import { join } from "node:path";
 import { AdminService, KEY_KIND, bearerMetadata, createClient, type KeyKindName } from "@rms/proto";
 import { startCore, type RunningCore } from "@rms/core";
 import { testDatabaseName } from "@rms/test-db";
+import { dropDatabase } from "@rms/test-db/testkit";
 import { pino, type Logger } from "pino";
 import { afterAll, beforeAll, inject } from "vitest";
 // Brings in the ProvidedContext declaration of `mongoUri`.
 import type {} from "@rms/test-db/vitest-setup";
 import { startGateway, type RunningGateway } from "../server.js";
 import type { GatewayConfig } from "../config.js";
+import type { RateLimiter } from "../ratelimit/index.js";
 import { connectCore, type CoreClients } from "../core.js";
 import { apiClient } from "./client.js";
 
@@ -61,6 +63,8 @@ export async function startStack(
     wrapCore?: (core: CoreClients) => CoreClients;
     /** Core's database connection string, when it must differ from the gateway's (e.g. through a relay that can be cut). */
     coreMongoUri?: string;
+    /** The gateway's rate limiter, e.g. one on a test clock so a test can pass a window without waiting for it. */
+    rateLimiter?: RateLimiter;
   } = {},
 ) {
   const dataDir = await mkdtemp(join(tmpdir(), "rms-gateway-e2e-"));
@@ -85,6 +89,7 @@ export async function startStack(
       {
         logger: options.logs?.gateway ?? pino({ level: "silent" }),
         ...(coreClients ? { core: coreClients } : {}),
+        ...(options.rateLimiter ? { rateLimiter: options.rateLimiter } : {}),
       },
     );
   } catch (error) {
@@ -140,6 +145,7 @@ export async function startStack(
       await gateway.stop();
       coreClients?.close();
       await core?.stop(1_000);
+      await dropDatabase(mongoUri, databaseName);
       await rm(dataDir, { recursive: true, force: true });
     },
   };

@@ -1,7 +1,7 @@
 import { status as GrpcStatus } from "@grpc/grpc-js";
 import { RpcError } from "../grpc/rpc-error.js";
 
-/** The public error types (CONTRACT section 2). */
+/** The public error types (CONTRACT.md section 2, in ../shared/docs/). */
 export type ErrorType = "invalid_request_error" | "idempotency_error" | "authentication_error" | "permission_error" | "rate_limit_error" | "api_error";
 
 interface CatalogueEntry {
@@ -75,7 +75,7 @@ export const ERROR_CATALOGUE = {
 
 /** Every code, core's internal ones included. */
 export type AnyErrorCode = keyof typeof ERROR_CATALOGUE;
-/** The codes API clients can see (CONTRACT section 2). */
+/** The codes API clients can see (CONTRACT.md section 2, in ../shared/docs/). */
 export type ErrorCode = { [C in AnyErrorCode]: (typeof ERROR_CATALOGUE)[C] extends { internal: true } ? never : C }[AnyErrorCode];
 
 const entryOf = (code: AnyErrorCode): CatalogueEntry => ERROR_CATALOGUE[code];

@@ -1,5 +1,5 @@
 /**
- * How long an Idempotency-Key stays bound (CONTRACT section 5): the gateway keeps the
+ * How long an Idempotency-Key stays bound (CONTRACT.md section 5, in ../shared/docs/): the gateway keeps the
  * recorded response, and core the object the key created, this long after first use.
  */
 export const IDEMPOTENCY_RETENTION_MS = 24 * 60 * 60 * 1000;

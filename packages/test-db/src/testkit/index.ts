@@ -1,0 +1,4 @@
+// @rms/test-db/testkit: small helpers for tests (no vitest import, usable from any test runner).
+export { eventually, type EventuallyOptions } from "./eventually.js";
+export { startTcpRelay, type TcpRelay } from "./relay.js";
+export { dropDatabase } from "./drop.js";

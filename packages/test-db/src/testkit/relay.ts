@@ -1,0 +1,72 @@
+import { connect, createServer, type AddressInfo, type Server, type Socket } from "node:net";
+
+export type TcpRelay = Awaited<ReturnType<typeof startTcpRelay>>;
+
+/**
+ * A TCP relay on 127.0.0.1 in front of a test database (or any TCP service):
+ * it can be cut and restored at the same port, and can withhold replies, so a
+ * test can make the database unreachable for one process without stopping the
+ * server other tests share. `uri` is `mongoUri` re-pointed through the relay.
+ */
+export async function startTcpRelay(mongoUri: string) {
+  const real = new URL(mongoUri);
+  const target = { host: real.hostname.replace(/^\[|\]$/g, ""), port: Number(real.port || 27017) };
+  const sockets = new Set<Socket>();
+  /** Replies are withheld on every connection that sends a request containing this, while it is set. */
+  let stallMarker: Buffer | undefined;
+  let server: Server | undefined;
+  let port = 0;
+  async function open(): Promise<void> {
+    if (server?.listening) return;
+    const listening = createServer((client) => {
+      const upstream = connect(target.port, target.host);
+      for (const socket of [client, upstream]) {
+        sockets.add(socket);
+        socket.on("close", () => sockets.delete(socket));
+        socket.on("error", () => undefined);
+      }
+      let stalled = false;
+      client.on("data", (chunk: Buffer) => {
+        if (stallMarker && chunk.includes(stallMarker)) stalled = true;
+        upstream.write(chunk);
+      });
+      upstream.on("data", (chunk: Buffer) => {
+        if (!stalled) client.write(chunk);
+      });
+      client.on("close", () => upstream.destroy());
+      upstream.on("close", () => client.destroy());
+    });
+    server = listening;
+    await new Promise<void>((resolve, reject) => {
+      listening.once("error", reject);
+      listening.listen(port, "127.0.0.1", resolve);
+    });
+    port = (listening.address() as AddressInfo).port;
+  }
+  async function close(): Promise<void> {
+    for (const socket of sockets) socket.destroy();
+    const listening = server;
+    if (listening?.listening) await new Promise<void>((resolve) => listening.close(() => resolve()));
+  }
+  await open();
+  const uri = new URL(real.href);
+  uri.host = `127.0.0.1:${port}`;
+  uri.searchParams.set("directConnection", "true");
+  return {
+    uri: uri.href,
+    port,
+    /** Refuses new connections and drops the open ones. */
+    cut: close,
+    /** Listens again at the same port (after `cut`). */
+    restore: open,
+    /**
+     * From now on, a connection whose request contains `marker` (e.g. a command name)
+     * still delivers that request, but its replies never come back: the write commits
+     * and its caller cannot know. Undefined stops stalling new requests.
+     */
+    stallRepliesAfter(marker: string | undefined): void {
+      stallMarker = marker === undefined ? undefined : Buffer.from(marker);
+    },
+    close,
+  };
+}
