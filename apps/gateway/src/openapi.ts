@@ -181,10 +181,11 @@ export interface OpenApiDocument {
 export function openApiDocument(operations: readonly Operation[], keyless: readonly KeylessRoute[] = KEYLESS_ROUTES): OpenApiDocument {
   const catalogue = errorCatalogue();
   const paths: Record<string, Record<string, Schema>> = {};
-  for (const route of [...keyless, openApiRoute]) (paths[route.path] ??= {})["get"] = keylessObject(route);
-  for (const operation of operations) {
-    (paths[pathOf(operation.path)] ??= {})[operation.method.toLowerCase()] = operationObject(operation);
-  }
+  const describe = (path: string, method: string, operation: Schema) => {
+    paths[path] = { ...paths[path], [method]: operation };
+  };
+  for (const route of [...keyless, openApiRoute]) describe(route.path, "get", keylessObject(route));
+  for (const operation of operations) describe(pathOf(operation.path), operation.method.toLowerCase(), operationObject(operation));
   const objects = [
     ...operations.map((operation) => operation.success.object),
     ...keyless.flatMap((route) => Object.values(route.responses).flatMap((answer) => (answer.object ? [answer.object] : []))),
