@@ -13,6 +13,8 @@ export interface DomainContext {
   readonly faults: Faults;
   /** The presented-key check of calls made on behalf of a public request (accounts/presented-key.ts). */
   readonly checkKey: PresentedKeyCheck;
+  /** Tells the event relay which document a write just changed (storage/relay.ts); never waits. */
+  readonly written: (collection: string, id: string) => void;
 }
 
 /** The roles allowed each method of a service: one row per method, a missing method does not compile. */
@@ -58,5 +60,7 @@ export interface Domain {
   readonly name: string;
   readonly files: readonly DescFile[];
   readonly services: readonly ServiceEntry[];
+  /** Collections whose documents carry an outbox, for the relay's sweep (storage/relay.ts). */
+  readonly outboxes?: readonly string[];
   open(context: DomainContext): OpenDomain;
 }

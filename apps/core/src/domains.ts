@@ -27,6 +27,9 @@ export const METHOD_ROLES: Readonly<Record<string, readonly Role[]>> = Object.fr
 export const HEALTH_NAMES: readonly string[] = ["", ...DOMAINS.flatMap((d) => d.services.map((s) => s.service.typeName))];
 
 /** What the domains share when opened over one database. */
-export function domainContext(db: Db, logger: Logger, faults: Faults): DomainContext {
-  return { db, logger, faults, checkKey: presentedKeyCheck(new AccountStore(db)) };
+export function domainContext(db: Db, logger: Logger, faults: Faults, written: DomainContext["written"] = () => {}): DomainContext {
+  return { db, logger, faults, checkKey: presentedKeyCheck(new AccountStore(db)), written };
 }
+
+/** Every collection with an outbox, for the relay's sweep. */
+export const OUTBOXES: readonly string[] = DOMAINS.flatMap((d) => d.outboxes ?? []);

@@ -12,7 +12,8 @@ import { requestId } from "./grpc/call-info.js";
 import { startMetricsServer } from "@rms/metrics-server";
 import { CoreMetrics } from "./metrics.js";
 import { usesSecondaryIndexes } from "./db-engine.js";
-import { DOMAINS, HEALTH_NAMES, METHOD_ROLES, domainContext } from "./domains.js";
+import { DOMAINS, HEALTH_NAMES, METHOD_ROLES, OUTBOXES, domainContext } from "./domains.js";
+import { OutboxRelay } from "./storage/relay.js";
 import type { Domain, OpenDomain } from "./domain.js";
 
 export interface CoreOptions {
@@ -32,6 +33,12 @@ export interface CoreOptions {
   healthIntervalMs?: number;
   /** Port of `GET /metrics` on 127.0.0.1 (0 picks a free one); no metrics server when omitted. */
   metricsPort?: number;
+  /**
+   * The event relay (storage/relay.ts): on by default, told of every write and sweeping every
+   * `sweepIntervalMs` (default 1 s) for what a crash left; `false` leaves events in their outbox
+   * (tests that look at the outbox itself).
+   */
+  relay?: { sweepIntervalMs?: number } | false;
 }
 
 export interface RunningCore {
@@ -56,7 +63,8 @@ export async function startCore(options: CoreOptions): Promise<RunningCore> {
   const mongo = new MongoClient(options.mongoUri, { serverSelectionTimeoutMS: 2_000, connectTimeoutMS: 2_000, monitorCommands: true });
   metrics.watch(mongo);
   const db = mongo.db(options.databaseName);
-  const context = domainContext(db, logger, options.faults ?? NO_FAULTS);
+  const relay = options.relay === false ? null : new OutboxRelay(db, { sources: OUTBOXES, logger });
+  const context = domainContext(db, logger, options.faults ?? NO_FAULTS, relay ? (collection, id) => relay.notify(collection, id) : undefined);
   const opened = DOMAINS.map((domain) => ({ domain, open: domain.open(context) }));
   const secondary = await usesSecondaryIndexes(db);
   for (const { open } of opened) await open.ensureIndexes({ secondary });
@@ -92,6 +100,7 @@ export async function startCore(options: CoreOptions): Promise<RunningCore> {
   };
   const healthTimer = setInterval(checkHealth, options.healthIntervalMs ?? 2_000);
   healthTimer.unref();
+  if (relay && options.relay !== false) relay.start(options.relay?.sweepIntervalMs ?? 1_000);
 
   const port = await new Promise<number>((resolve, reject) =>
     server.bindAsync(options.address ?? "127.0.0.1:0", serverCredentials(options.tls), (err, bound) => (err ? reject(err) : resolve(bound))),
@@ -103,6 +112,7 @@ export async function startCore(options: CoreOptions): Promise<RunningCore> {
     if (options.metricsPort !== undefined) metricsServer = await startMetricsServer(metrics.registry, options.metricsPort);
   } catch (error) {
     clearInterval(healthTimer);
+    await relay?.stop();
     server.forceShutdown();
     await mongo.close();
     throw error;
@@ -127,6 +137,7 @@ export async function startCore(options: CoreOptions): Promise<RunningCore> {
           resolve();
         });
       });
+      await relay?.stop();
       await mongo.close();
     },
   };

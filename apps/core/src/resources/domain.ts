@@ -1,7 +1,7 @@
 import { ResourceService, file_rms_v1_resources } from "@rms/proto";
 import { implement, serviceEntry, type Domain } from "../domain.js";
 import { resourceService } from "./service.js";
-import { ResourceStore } from "./store.js";
+import { RESOURCES_COLLECTION, ResourceStore } from "./store.js";
 
 const both = ["admin", "gateway"] as const;
 
@@ -18,8 +18,9 @@ export const resourcesDomain: Domain = {
       listResources: both,
     }),
   ],
-  open({ db, faults, checkKey }) {
-    const store = new ResourceStore(db);
+  outboxes: [RESOURCES_COLLECTION],
+  open({ db, faults, checkKey, written }) {
+    const store = new ResourceStore(db, written);
     return {
       ensureIndexes: (options) => store.ensureIndexes(options),
       implementations: [implement(ResourceService, resourceService(store, faults, checkKey))],

@@ -25,6 +25,8 @@ export interface ListQuery extends Omit<KeysetQuery<ResourceDocument>, "where"> 
 /** A resource as reads load it (without its outbox). */
 export type LoadedResource = Loaded<ResourceDocument>;
 
+export const RESOURCES_COLLECTION = "resources";
+
 export function stateOf(doc: LoadedResource): ResourceState {
   return { id: doc._id, name: doc.name, status: doc.status, metadata: doc.metadata, created: doc.created };
 }
@@ -36,8 +38,12 @@ export function stateOf(doc: LoadedResource): ResourceState {
 export class ResourceStore {
   readonly collection: Collection<ResourceDocument>;
 
-  constructor(db: Db) {
-    this.collection = db.collection<ResourceDocument>("resources");
+  /** `written`: told of every document a write changed, so the relay moves its events at once. */
+  constructor(
+    db: Db,
+    private readonly written: (collection: string, id: string) => void = () => {},
+  ) {
+    this.collection = db.collection<ResourceDocument>(RESOURCES_COLLECTION);
   }
 
   /** `secondary`: also the non-unique indexes, on engines that use them (db-engine.ts). */
@@ -47,7 +53,7 @@ export class ResourceStore {
   }
 
   /** Creates a resource, at most once per idempotency key (storage/idempotent-insert.ts). */
-  create(
+  async create(
     tenant: Tenant,
     fields: { name: string; status: ResourceStatusName; metadata: MetadataPair[] },
     request: RequestInfo,
@@ -56,12 +62,14 @@ export class ResourceStore {
     const nowMs = Date.now();
     const state: ResourceState = { id: newId("res", nowMs), ...fields, created: Math.floor(nowMs / 1000) };
     const created: PendingEvent = newEvent("resource.created", tenant, state, request, null, nowMs);
-    return insertOnce(
+    const result = await insertOnce(
       this.collection,
       { _id: state.id, account: tenant.account, livemode: tenant.livemode, ...state, version: 0, pending_events: [created] },
       { tenant, key: request.idempotencyKey, fingerprint: fingerprint([fields.name, fields.status, fields.metadata.map((p) => [p.k, p.v])]) },
       budget,
     );
+    if ("doc" in result && !result.replayed) this.written(RESOURCES_COLLECTION, state.id);
+    return result;
   }
 
   get(tenant: Tenant, id: string, budget: Budget = UNBOUNDED): Promise<LoadedResource | null> {
@@ -91,12 +99,15 @@ export class ResourceStore {
       },
       budget,
     );
+    if (result && result.after.version !== result.before.version) this.written(RESOURCES_COLLECTION, id);
     return result?.after ?? null;
   }
 
   /** Tombstones the resource with its deletion event. Returns null when it was already gone. */
-  delete(tenant: Tenant, id: string, request: RequestInfo, budget: Budget = UNBOUNDED): Promise<LoadedResource | null> {
-    return tombstone(this.collection, tenant, id, (current): PendingEvent => newEvent("resource.deleted", tenant, stateOf(current), request), budget);
+  async delete(tenant: Tenant, id: string, request: RequestInfo, budget: Budget = UNBOUNDED): Promise<LoadedResource | null> {
+    const before = await tombstone(this.collection, tenant, id, (current): PendingEvent => newEvent("resource.deleted", tenant, stateOf(current), request), budget);
+    if (before) this.written(RESOURCES_COLLECTION, id);
+    return before;
   }
 
   /** One page, newest first (storage/keyset-list.ts). */

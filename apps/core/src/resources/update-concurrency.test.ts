@@ -1,10 +1,11 @@
 import { AdminService, ResourceService, createClient } from "@rms/proto";
 import { testDatabaseName } from "@rms/test-db";
+import { eventually } from "@rms/test-db/testkit";
 import { MongoClient } from "mongodb";
 import { afterAll, beforeAll, expect, inject, it } from "vitest";
 import { ADMIN_TOKEN } from "../testutil/harness.js";
 import { startCoreProcess } from "../testutil/process.js";
-import type { ResourceDocument } from "./model.js";
+import type { PendingEvent, ResourceDocument } from "./model.js";
 
 // Two core processes over one database: the version check in the filtered update is
 // the only thing that serialises writes (no lock shared between the processes).
@@ -22,7 +23,7 @@ afterAll(async () => {
   await mongo?.close();
 });
 
-it("concurrent updates of one resource through two core processes: none lost, versions strictly increase, each event recorded once", async () => {
+it("concurrent updates of one resource through two core processes (each with its relay): none lost, versions strictly increase, each event relayed once", async () => {
   const auth = { authorization: `Bearer ${ADMIN_TOKEN}` };
   const clients = cores.map((c) => createClient(ResourceService, c.address, { metadata: auth }));
   const admin = createClient(AdminService, cores[0]!.address, { metadata: auth });
@@ -43,7 +44,11 @@ it("concurrent updates of one resource through two core processes: none lost, ve
     const doc = (await mongo.db(databaseName).collection<ResourceDocument>("resources").findOne({ _id: id }))!;
     expect(doc.metadata.map((p) => p.k).sort()).toEqual(Array.from({ length: updates }, (_, i) => `k${i}`).sort());
     expect(doc.version).toBe(updates);
-    const events = doc.pending_events.filter((e) => e.type === "resource.updated");
+    // Both processes' relays drain the outbox into `events` (each told of its own writes, both sweeping).
+    await eventually(async () => expect((await mongo.db(databaseName).collection<ResourceDocument>("resources").findOne({ _id: id }))!.pending_events).toEqual([]));
+    const relayed = await mongo.db(databaseName).collection<PendingEvent>("events").find({ "object.id": id }).sort({ sequence: 1 }).toArray();
+    expect(relayed.map((e) => e.sequence)).toEqual(Array.from({ length: updates + 1 }, (_, i) => i));
+    const events = relayed.filter((e) => e.type === "resource.updated");
     // Exactly one event per update request, none twice.
     expect(events.map((e) => e.request.id).sort()).toEqual(Array.from({ length: updates }, (_, i) => `req_${i}`).sort());
     // In the order they committed, each update saw the previous one's result: the metadata grows by one key each time.

@@ -14,6 +14,11 @@ export interface OutboxEvent<Type extends string = string, Snapshot = unknown, P
   created: number;
   account: string;
   livemode: boolean;
+  /**
+   * The object's version the change made (0 for its creation): grows with every committed change of
+   * the same object, so a receiver can drop an event older than one it already applied.
+   */
+  sequence: number;
   /** The object as the change left it. */
   object: Snapshot;
   /** Old values of the changed fields only (`*.updated`), else null. */
@@ -36,10 +41,16 @@ export function newEvent<Type extends string, Snapshot, Previous = never>(
     created: Math.floor(nowMs / 1000),
     account: tenant.account,
     livemode: tenant.livemode,
+    sequence: 0,
     object,
     previous_attributes: previous,
     request: { id: request.requestId, idempotency_key: request.idempotencyKey },
   };
+}
+
+/** The events stamped with the version their write makes (the versioned update knows it, the caller does not). */
+export function withSequence<E>(events: readonly E[], sequence: number): E[] {
+  return events.map((event) => ({ ...event, sequence }));
 }
 
 /** The update operator that appends events to a document's outbox, in the update that makes the change. */

@@ -2,7 +2,7 @@ import type { Collection, Filter, UpdateFilter } from "mongodb";
 import type { Tenant } from "../caller.js";
 import { UNBOUNDED, type Budget } from "../grpc/budget.js";
 import { findLive, liveFilter, type Loaded, type TenantDocument } from "./documents.js";
-import { pushEvents } from "./outbox.js";
+import { pushEvents, withSequence } from "./outbox.js";
 import { written } from "./write.js";
 
 /**
@@ -38,7 +38,7 @@ export async function updateVersioned<D extends TenantDocument>(
     const change = decide(current);
     if (!change) return { before: current, after: current };
     const filter = { ...liveFilter<D>(tenant, id), version: current.version } as Filter<D>;
-    const update = { $set: change.set, $inc: { version: 1 }, ...pushEvents(change.events) } as unknown as UpdateFilter<D>;
+    const update = { $set: change.set, $inc: { version: 1 }, ...pushEvents(withSequence(change.events, current.version + 1)) } as unknown as UpdateFilter<D>;
     const result = await written(budget, (options) => collection.updateOne(filter, update, options));
     if (result.modifiedCount === 1) {
       const after = { ...current, ...change.set, version: current.version + 1 } as Loaded<D>;

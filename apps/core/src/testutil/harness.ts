@@ -7,13 +7,15 @@ import { startCore, type RunningCore } from "../server.js";
 export const ADMIN_TOKEN = "test-admin-token-0123456789";
 
 /** A core on a free port over this test file's own database, with typed clients. */
-export async function startTestCore() {
+/** `relay`: off by default, so tests can look at the outbox a write filled; the relay has its own tests. */
+export async function startTestCore({ relay = false }: { relay?: boolean } = {}) {
   const databaseName = testDatabaseName("core");
   const core: RunningCore = await startCore({
     mongoUri: inject("mongoUri"),
     databaseName,
     adminToken: ADMIN_TOKEN,
     healthIntervalMs: 200,
+    ...(relay ? {} : { relay: false as const }),
   });
   const auth = { metadata: { authorization: `Bearer ${ADMIN_TOKEN}` } };
   const admin = createClient(AdminService, core.address, auth);

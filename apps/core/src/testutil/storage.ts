@@ -1,6 +1,6 @@
 import { testDatabaseName } from "@rms/test-db";
 import type {} from "@rms/test-db/vitest-setup";
-import { MongoClient, type Collection } from "mongodb";
+import { MongoClient, type Collection, type Db } from "mongodb";
 import { inject } from "vitest";
 import type { Tenant } from "../caller.js";
 import { newId } from "../ids.js";
@@ -12,17 +12,18 @@ import type { OutboxEvent } from "../storage/outbox.js";
  * A made-up object kind for the storage mechanisms' tests: they are generic, so they are
  * tested on a document that is not a resource.
  */
-export type ThingEvent = OutboxEvent<"thing.created" | "thing.changed" | "thing.deleted", { n: number; color: string }>;
+export type ThingEvent = OutboxEvent<"thing.created" | "thing.changed" | "thing.deleted", { id?: string; n: number; color: string }>;
 export interface ThingDocument extends TenantDocument<ThingEvent>, IdempotentDocument {
   n: number;
   color: string;
 }
 
 /** A test file's own database with one `things` collection, dropped by `close`. */
-export async function thingsCollection(): Promise<{ things: Collection<ThingDocument>; close(): Promise<void> }> {
+export async function thingsCollection(): Promise<{ db: Db; things: Collection<ThingDocument>; close(): Promise<void> }> {
   const client = await new MongoClient(inject("mongoUri")).connect();
   const db = client.db(testDatabaseName("storage"));
   return {
+    db,
     things: db.collection<ThingDocument>("things"),
     async close() {
       await db.dropDatabase();

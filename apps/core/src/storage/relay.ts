@@ -1,0 +1,160 @@
+import { IDEMPOTENCY_RETENTION_MS, isDuplicateKeyError } from "@rms/proto";
+import type { Collection, Db, Filter } from "mongodb";
+import type { Logger } from "pino";
+import { idTimeMs } from "../ids.js";
+import type { TenantDocument } from "./documents.js";
+
+/** The collection relayed events live in, one document per event, `_id` the event id. */
+export const EVENTS_COLLECTION = "events";
+
+/** Documents (and tombstones) one sweep of one collection looks at, so a sweep is a bounded amount of work. */
+export const SWEEP_BATCH = 100;
+
+interface Relayed {
+  _id: string;
+}
+
+export interface RelayOptions {
+  /** The collections whose documents carry an outbox (the domains' `outboxes`). */
+  sources: readonly string[];
+  logger: Logger;
+  /** The clock tombstone removal is judged by (tests move it). */
+  now?: () => number;
+}
+
+/**
+ * The event relay (ARCHITECTURE data rule 2, in ../shared/docs/): copies each pending event of a
+ * document into `events` (inserted by its own `_id`, so a second copy is a duplicate key, not a second
+ * event), then pulls exactly the copied ids from the document. An event is pulled only after its copy
+ * is known to exist, so a crash at any point leaves it pending (copied again later, harmlessly), never
+ * lost. A tombstone goes once its outbox is empty and its idempotency window has closed, so a retried
+ * create still finds its first result until then.
+ *
+ * Fast path: the write path calls `notify` with the document it just wrote (no waiting in the request).
+ * Slow path: `sweep` finds documents with pending events that a crash left, in bounded batches.
+ */
+export class OutboxRelay {
+  private readonly events: Collection<Relayed>;
+  private readonly now: () => number;
+  private readonly queued = new Set<string>();
+  private draining: Promise<void> | null = null;
+  private timer: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly db: Db,
+    private readonly options: RelayOptions,
+  ) {
+    this.events = db.collection<Relayed>(EVENTS_COLLECTION);
+    this.now = options.now ?? Date.now;
+  }
+
+  /** Tells the relay a document was just written; returns at once, the relay works in the background. */
+  notify(collection: string, id: string): void {
+    this.queued.add(`${collection}\u0000${id}`);
+    this.draining ??= this.drain().finally(() => {
+      this.draining = null;
+    });
+  }
+
+  /** Resolves once every notified document has been relayed (for an orderly stop). */
+  async idle(): Promise<void> {
+    while (this.draining) await this.draining;
+  }
+
+  private async drain(): Promise<void> {
+    while (this.queued.size > 0) {
+      const [entry] = this.queued;
+      this.queued.delete(entry!);
+      const [collection, id] = entry!.split("\u0000") as [string, string];
+      try {
+        await this.relayDocument(collection, id);
+      } catch (error) {
+        // Left pending: the sweep retries it.
+        this.options.logger.warn({ err: error, collection, id }, "relay of a document failed");
+      }
+    }
+  }
+
+  /** Relays one document's pending events, then removes it if it is a tombstone whose time has come. Returns the events moved. */
+  async relayDocument(collectionName: string, id: string): Promise<number> {
+    const collection = this.db.collection<TenantDocument>(collectionName);
+    const doc = await collection.findOne({ _id: id } as Filter<TenantDocument>, { projection: { pending_events: 1, deleted: 1 } });
+    if (!doc) return 0;
+    const pending = (doc.pending_events ?? []) as Relayed[];
+    if (pending.length > 0) {
+      await this.copy(pending);
+      const ids = pending.map((event) => event._id);
+      // Only ids whose copy exists now are pulled; an event pushed since the read is not among them.
+      await collection.updateOne({ _id: id } as Filter<TenantDocument>, { $pull: { pending_events: { _id: { $in: ids } } } } as never);
+    }
+    if (doc.deleted) await this.removeTombstone(collection, id);
+    return pending.length;
+  }
+
+  /** Inserts each event by its id; a duplicate key means an earlier run already copied it. */
+  private async copy(events: readonly Relayed[]): Promise<void> {
+    for (const event of events) {
+      try {
+        await this.events.insertOne(event);
+      } catch (error) {
+        if (!isDuplicateKeyError(error)) throw error;
+      }
+    }
+  }
+
+  /** Deletes a tombstone whose outbox is empty and whose Idempotency-Key window (from its creation) has closed. */
+  private async removeTombstone(collection: Collection<TenantDocument>, id: string): Promise<boolean> {
+    if (idTimeMs(id) + IDEMPOTENCY_RETENTION_MS > this.now()) return false;
+    const result = await collection.deleteOne({ _id: id, deleted: true, pending_events: { $size: 0 } } as Filter<TenantDocument>);
+    return result.deletedCount === 1;
+  }
+
+  /**
+   * One pass over every source: documents with pending events (up to SWEEP_BATCH each), then the oldest
+   * tombstones with an empty outbox (ids sort by creation time, so the oldest come first and a young
+   * tombstone never hides an expired one). Returns the events moved and tombstones removed.
+   */
+  async sweep(): Promise<{ events: number; tombstones: number }> {
+    let events = 0;
+    let tombstones = 0;
+    for (const name of this.options.sources) {
+      const collection = this.db.collection<TenantDocument>(name);
+      const stuck = await collection
+        .find({ "pending_events.0": { $exists: true } } as Filter<TenantDocument>, { projection: { _id: 1 } })
+        .limit(SWEEP_BATCH)
+        .toArray();
+      for (const { _id } of stuck) events += await this.relayDocument(name, _id);
+      const graves = await collection
+        .find({ deleted: true, pending_events: { $size: 0 } } as Filter<TenantDocument>, { projection: { _id: 1 } })
+        .sort({ _id: 1 })
+        .limit(SWEEP_BATCH)
+        .toArray();
+      for (const { _id } of graves) {
+        if (!(await this.removeTombstone(collection, _id))) break;
+        tombstones++;
+      }
+    }
+    return { events, tombstones };
+  }
+
+  /** Sweeps every `intervalMs` until `stop` (one sweep at a time; a failed sweep is logged and retried next time). */
+  start(intervalMs: number): void {
+    let running = false;
+    this.timer = setInterval(() => {
+      if (running) return;
+      running = true;
+      this.sweep()
+        .catch((error: unknown) => this.options.logger.warn({ err: error }, "relay sweep failed"))
+        .finally(() => {
+          running = false;
+        });
+    }, intervalMs);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    await this.idle();
+  }
+}
