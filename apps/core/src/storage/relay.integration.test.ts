@@ -4,7 +4,7 @@ import { pino } from "pino";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { newTenant, thing, thingsCollection, type ThingDocument, type ThingEvent } from "../testutil/storage.js";
 import { newEvent } from "./outbox.js";
-import { EVENTS_COLLECTION, OutboxRelay } from "./relay.js";
+import { EVENT_RETENTION_MS, EVENTS_COLLECTION, OutboxRelay } from "./relay.js";
 import { tombstone } from "./tombstone.js";
 import { updateVersioned } from "./versioned-update.js";
 
@@ -113,4 +113,17 @@ it("removes a tombstone only once its event is out and its idempotency window ha
   await relay.sweep();
   expect(await t.things.findOne({ _id: doc._id })).toBeNull();
   expect((await eventsOf(doc._id)).map((e) => e._id)).toContain(late._id);
+});
+
+it("deletes events once they are past their 30 days, and keeps younger ones (clock moved)", async () => {
+  let nowMs = Date.now();
+  const relay = relayOf(() => nowMs);
+  const doc = await created();
+  await relay.relayDocument("things", doc._id);
+  nowMs += EVENT_RETENTION_MS - 60_000;
+  await relay.sweep();
+  expect(await eventsOf(doc._id)).toHaveLength(1);
+  nowMs += 120_000;
+  expect((await relay.sweep()).expired).toBeGreaterThanOrEqual(1);
+  expect(await eventsOf(doc._id)).toHaveLength(0);
 });

@@ -10,8 +10,13 @@ export const EVENTS_COLLECTION = "events";
 /** Documents (and tombstones) one sweep of one collection looks at, so a sweep is a bounded amount of work. */
 export const SWEEP_BATCH = 100;
 
+/** How long events are kept (CONTRACT.md section 7); older ones go in each sweep, by one deleteMany. */
+export const EVENT_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
+
 interface Relayed {
   _id: string;
+  /** Unix seconds. */
+  created?: number;
 }
 
 export interface RelayOptions {
@@ -112,9 +117,10 @@ export class OutboxRelay {
   /**
    * One pass over every source: documents with pending events (up to SWEEP_BATCH each), then the oldest
    * tombstones with an empty outbox (ids sort by creation time, so the oldest come first and a young
-   * tombstone never hides an expired one). Returns the events moved and tombstones removed.
+   * tombstone never hides an expired one); then events past their retention. Returns the events
+   * moved, tombstones removed and old events deleted.
    */
-  async sweep(): Promise<{ events: number; tombstones: number }> {
+  async sweep(): Promise<{ events: number; tombstones: number; expired: number }> {
     let events = 0;
     let tombstones = 0;
     for (const name of this.options.sources) {
@@ -134,7 +140,9 @@ export class OutboxRelay {
         tombstones++;
       }
     }
-    return { events, tombstones };
+    const cutoff = Math.floor((this.now() - EVENT_RETENTION_MS) / 1000);
+    const { deletedCount: expired } = await this.events.deleteMany({ created: { $lt: cutoff } });
+    return { events, tombstones, expired };
   }
 
   /** Sweeps every `intervalMs` until `stop` (one sweep at a time; a failed sweep is logged and retried next time). */

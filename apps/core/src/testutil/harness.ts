@@ -1,4 +1,4 @@
-import { AdminService, KeyKind, ResourceService, createClient } from "@rms/proto";
+import { AdminService, EventService, KeyKind, ResourceService, createClient } from "@rms/proto";
 import { testDatabaseName } from "@rms/test-db";
 import type {} from "@rms/test-db/vitest-setup";
 import { inject } from "vitest";
@@ -20,6 +20,7 @@ export async function startTestCore({ relay = false }: { relay?: boolean } = {})
   const auth = { metadata: { authorization: `Bearer ${ADMIN_TOKEN}` } };
   const admin = createClient(AdminService, core.address, auth);
   const resources = createClient(ResourceService, core.address, auth);
+  const events = createClient(EventService, core.address, auth);
 
   /** A new account and its tenants in both modes. */
   async function newAccount() {
@@ -34,11 +35,13 @@ export async function startTestCore({ relay = false }: { relay?: boolean } = {})
     db: core.mongo.db(databaseName),
     admin,
     resources,
+    events,
     newAccount,
     KeyKind,
     async stop() {
       admin.close();
       resources.close();
+      events.close();
       await core.mongo.db(databaseName).dropDatabase();
       await core.stop(1_000);
     },

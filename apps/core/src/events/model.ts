@@ -1,0 +1,23 @@
+import type { OutboxEvent } from "../storage/outbox.js";
+
+/**
+ * An event as the relay stored it in `events` (storage/relay.ts): the outbox entry unchanged, its
+ * `object` the snapshot the change's domain recorded (metadata still as `{k, v}` pairs).
+ */
+export type StoredEvent = OutboxEvent<string, Record<string, unknown>, Record<string, unknown>>;
+
+/** Longest `type` filter accepted; real types are far shorter. */
+export const TYPE_FILTER_MAX_LENGTH = 100;
+/** Most exact types one `types[]` filter may name (CONTRACT.md section 7). */
+export const TYPES_FILTER_MAX = 20;
+
+/** Bounds on `created`, Unix seconds. */
+export interface CreatedBounds {
+  gt?: number;
+  gte?: number;
+  lt?: number;
+  lte?: number;
+}
+
+/** How a list narrows the tenant's events: one exact type, a type prefix (`resource.*`), or a set of exact types. */
+export type TypeFilter = { exact: string } | { prefix: string } | { anyOf: string[] };

@@ -1,0 +1,58 @@
+import type { Collection, Db, Filter } from "mongodb";
+import type { Tenant } from "../caller.js";
+import { UNBOUNDED, type Budget } from "../grpc/budget.js";
+import type { Page } from "../grpc/list-request.js";
+import { EVENTS_COLLECTION } from "../storage/relay.js";
+import type { CreatedBounds, StoredEvent, TypeFilter } from "./model.js";
+
+export interface EventListQuery extends Page {
+  type?: TypeFilter;
+  created: CreatedBounds;
+}
+
+/**
+ * Reads of the events the relay copied (storage/relay.ts writes them; nothing here writes). Lists
+ * are keyset pages by `_id`, newest first, like every list (data rule 5).
+ */
+export class EventStore {
+  readonly collection: Collection<StoredEvent>;
+
+  constructor(db: Db) {
+    this.collection = db.collection<StoredEvent>(EVENTS_COLLECTION);
+  }
+
+  /** `secondary`: the non-unique indexes, on engines that use them (db-engine.ts). */
+  async ensureIndexes({ secondary }: { secondary: boolean }): Promise<void> {
+    if (!secondary) return;
+    await this.collection.createIndex({ account: 1, livemode: 1, _id: -1 }, { name: "tenant_order" });
+    await this.collection.createIndex({ account: 1, livemode: 1, type: 1, _id: -1 }, { name: "tenant_type_order" });
+    // Retention deletes by age (storage/relay.ts).
+    await this.collection.createIndex({ created: 1 }, { name: "created" });
+  }
+
+  async get(tenant: Tenant, id: string, budget: Budget = UNBOUNDED): Promise<StoredEvent | null> {
+    const event = await this.collection.findOne({ _id: id }, budget.db());
+    return event && event.account === tenant.account && event.livemode === tenant.livemode ? event : null;
+  }
+
+  async list(tenant: Tenant, query: EventListQuery, budget: Budget = UNBOUNDED): Promise<{ items: StoredEvent[]; hasMore: boolean }> {
+    const filter: Record<string, unknown> = { account: tenant.account, livemode: tenant.livemode };
+    const type = query.type;
+    if (type && "exact" in type) filter["type"] = type.exact;
+    // A prefix is a range of strings, never a pattern built from the caller's text (data rule 6).
+    if (type && "prefix" in type && type.prefix !== "") filter["type"] = { $gte: type.prefix, $lt: `${type.prefix}\uffff` };
+    if (type && "anyOf" in type) filter["type"] = { $in: type.anyOf };
+    const created: Record<string, number> = {};
+    for (const [bound, value] of Object.entries(query.created)) created[`$${bound}`] = value;
+    if (Object.keys(created).length > 0) filter["created"] = created;
+    const backwards = query.endingBefore !== undefined;
+    if (query.startingAfter !== undefined) filter["_id"] = { $lt: query.startingAfter };
+    if (query.endingBefore !== undefined) filter["_id"] = { $gt: query.endingBefore };
+    const found = await this.collection
+      .find(filter as Filter<StoredEvent>, { sort: { _id: backwards ? 1 : -1 }, limit: query.limit + 1, ...budget.db() })
+      .toArray();
+    const hasMore = found.length > query.limit;
+    const page = found.slice(0, query.limit);
+    return { items: backwards ? page.reverse() : page, hasMore };
+  }
+}
