@@ -5,6 +5,7 @@ import {
   HealthCheckResponse_ServingStatus,
   REQUEST_ID_METADATA,
   ResourceService,
+  EventService,
   TransportError,
   bearerMetadata,
   createClient,
@@ -25,6 +26,7 @@ export type ServingStatus = "SERVING" | "NOT_SERVING" | "UNKNOWN";
 /** Core's services the gateway calls, by the name its code uses; a new kind's service is one line here. */
 export const CORE_SERVICES = {
   resources: ResourceService,
+  events: EventService,
   admin: AdminService,
 } as const;
 

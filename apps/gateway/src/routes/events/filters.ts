@@ -1,0 +1,46 @@
+import { ApiError } from "../../errors.js";
+import type { Params } from "../../http/body.js";
+import { optionalInteger, optionalString } from "../../http/params.js";
+
+const invalid = (param: string, message: string) => new ApiError("parameter_invalid", message, { param });
+
+/**
+ * `types` as a list of strings: a JSON array, `types[]=a&types[]=b`, or the indexed form
+ * `types[0]=a` (which the form decoder keeps as an object with keys "0", "1", ...).
+ */
+export function typesParam(params: Params): string[] {
+  const value = params["types"];
+  if (value === undefined) return [];
+  let items: unknown[];
+  if (Array.isArray(value)) items = value;
+  else if (typeof value === "object" && value !== null && Object.keys(value).every((k) => /^\d{1,3}$/.test(k))) {
+    items = Object.entries(value)
+      .sort(([a], [b]) => Number(a) - Number(b))
+      .map(([, v]) => v);
+  } else throw invalid("types", "Invalid types: must be a list of event types.");
+  if (!items.every((item): item is string => typeof item === "string")) throw invalid("types", "Invalid types: must be a list of event types.");
+  return items;
+}
+
+const BOUNDS = ["gt", "gte", "lt", "lte"] as const;
+
+/** `created[gt|gte|lt|lte]`, each a Unix time (a JSON number or its decimal text). */
+export function createdParam(params: Params): Partial<Record<(typeof BOUNDS)[number], bigint>> {
+  const value = params["created"];
+  if (value === undefined) return {};
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    throw invalid("created", "Invalid created: give bounds as created[gt], created[gte], created[lt] or created[lte].");
+  }
+  const bounds = value as Params;
+  const unknown = Object.keys(bounds).find((k) => !(BOUNDS as readonly string[]).includes(k));
+  if (unknown !== undefined) throw invalid(`created[${unknown.slice(0, 20)}]`, "Invalid created: the bounds are gt, gte, lt and lte.");
+  const out: Partial<Record<(typeof BOUNDS)[number], bigint>> = {};
+  for (const bound of BOUNDS) {
+    const at = optionalInteger(bounds, bound, { min: 0, max: Number.MAX_SAFE_INTEGER });
+    if (at !== undefined) out[bound] = BigInt(at);
+  }
+  return out;
+}
+
+/** `type`, as given (its form is core's to check). */
+export const typeParam = (params: Params): string => optionalString(params, "type") ?? "";

@@ -1,0 +1,26 @@
+import { optionalInteger, optionalString } from "../../http/params.js";
+import { LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX, pageParams } from "../../schema/params.js";
+import { defineOperation } from "../operation.js";
+import { createdParam, typeParam, typesParam } from "./filters.js";
+import { EVENT_FILTERS, EVENT_ID_PATTERN, EXAMPLE_EVENT_ID, EventListObject } from "./objects.js";
+
+/** GET /v1/events: one page, newest first, in the list envelope. */
+export const listEvents = defineOperation({
+  method: "GET",
+  path: "/v1/events",
+  summary: "List events",
+  scope: "events:read",
+  parameters: { ...pageParams(EVENT_ID_PATTERN, "event", EXAMPLE_EVENT_ID), ...EVENT_FILTERS },
+  success: { status: 200, description: "One page of events, newest first (kept 30 days).", object: EventListObject },
+  errors: ["limit_invalid", "parameter_invalid"],
+  service: "events",
+  rpc: "listEvents",
+  request({ params, tenant }) {
+    const limit = optionalInteger(params, "limit", { min: 1, max: LIST_LIMIT_MAX }, "limit_invalid") ?? LIST_LIMIT_DEFAULT;
+    // Both cursors at once, malformed cursors and type with types are core's to refuse (one rule, one place).
+    const startingAfter = optionalString(params, "starting_after") ?? "";
+    const endingBefore = optionalString(params, "ending_before") ?? "";
+    return { tenant, limit, startingAfter, endingBefore, type: typeParam(params), types: typesParam(params), created: createdParam(params) };
+  },
+  reply: (page) => ({ items: page.events, hasMore: page.hasMore }),
+});

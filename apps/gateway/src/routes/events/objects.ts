@@ -1,0 +1,87 @@
+import type { Event } from "@rms/proto";
+import { ApiError } from "../../errors.js";
+import { API_VERSION } from "../../http/request-id.js";
+import { constant, field, listOf, publicObject } from "../../schema/objects.js";
+import { LIST_LIMIT_MAX } from "../../schema/params.js";
+import type { ParamSpec } from "../operation.js";
+
+/** An event id: `evt_` and an opaque suffix (no anchors, for use inside other patterns). */
+export const EVENT_ID_PATTERN = "evt_[0-9A-Za-z]{22}";
+/** A well-formed event id (of no event). */
+export const EXAMPLE_EVENT_ID = "evt_0000000000000000000000";
+const EVENT_ID = { type: "string", pattern: `^${EVENT_ID_PATTERN}$`, description: "An event id: `evt_` and an opaque suffix." };
+/** Most exact types one `types` filter may name (CONTRACT.md section 7). */
+export const TYPES_FILTER_MAX = 20;
+
+/** Core sends `data` as JSON text; anything else is a bug of core's answer (500). */
+function dataOf(event: Event): unknown {
+  try {
+    return JSON.parse(event.dataJson);
+  } catch {
+    throw ApiError.internal();
+  }
+}
+
+/** The public event object of CONTRACT.md section 7, fields in contract order. */
+export const EventObject = publicObject<Event>("Event", {
+  id: field(EVENT_ID, (e) => e.id),
+  object: constant("event"),
+  type: field({ type: "string", description: "`resource.created`, `resource.updated`, `resource.deleted`, ..." }, (e) => e.type),
+  created: field({ type: "integer", description: "Unix seconds." }, (e) => Number(e.created)),
+  livemode: field({ type: "boolean" }, (e) => e.livemode),
+  api_version: constant(API_VERSION),
+  sequence: field({ type: "integer", description: "Grows with every committed change of the same object: drop an event older than one already applied." }, (e) => Number(e.sequence)),
+  pending_webhooks: field({ type: "integer", minimum: 0, description: "Endpoints that have not yet answered this event with a 2xx." }, (e) => e.pendingWebhooks),
+  data: field(
+    {
+      type: "object",
+      required: ["object"],
+      properties: {
+        object: { type: "object", description: "The object as the change left it (a deletion: as it was)." },
+        previous_attributes: { type: "object", description: "`*.updated` only: the old values of the changed fields." },
+      },
+    },
+    dataOf,
+  ),
+  request: field(
+    {
+      type: "object",
+      required: ["id", "idempotency_key"],
+      properties: { id: { type: ["string", "null"] }, idempotency_key: { type: ["string", "null"] } },
+    },
+    (e) => ({ id: e.requestId ?? null, idempotency_key: e.idempotencyKey ?? null }),
+  ),
+});
+
+export const EventListObject = listOf(EventObject, "/v1/events", LIST_LIMIT_MAX);
+
+/** The `:id` of `/v1/events/:id`. */
+export const EVENT_ID_PATH = { id: { example: EXAMPLE_EVENT_ID, schema: { type: "string", description: "The event id." } } } satisfies Record<string, ParamSpec>;
+
+const UNIX_TIME = { type: "integer", minimum: 0 };
+
+/** The filters of `GET /v1/events`. */
+export const EVENT_FILTERS = {
+  type: {
+    example: "resource.*",
+    schema: { type: "string", minLength: 1, maxLength: 100, description: "An exact event type, or a prefix ending in `*` (`resource.*`). Not together with `types`." },
+  },
+  types: {
+    example: ["resource.created", "resource.deleted"],
+    schema: {
+      type: "array",
+      maxItems: TYPES_FILTER_MAX,
+      items: { type: "string", minLength: 1, maxLength: 100 },
+      description: `Up to ${TYPES_FILTER_MAX} exact event types (\`types[]=a&types[]=b\`). Not together with \`type\`.`,
+    },
+  },
+  created: {
+    example: { gte: 1700000000 },
+    schema: {
+      type: "object",
+      additionalProperties: false,
+      properties: { gt: UNIX_TIME, gte: UNIX_TIME, lt: UNIX_TIME, lte: UNIX_TIME },
+      description: "Bounds on the creation time, Unix seconds: `created[gt]`, `created[gte]`, `created[lt]`, `created[lte]`.",
+    },
+  },
+} satisfies Record<string, ParamSpec>;
