@@ -6,7 +6,7 @@ import { ConfigError, parseCoreConfig } from "./config.js";
 import { startCore } from "./server.js";
 
 async function main(): Promise<void> {
-  let config;
+  let config: ReturnType<typeof parseCoreConfig>;
   try {
     config = parseCoreConfig(process.env);
   } catch (error) {

@@ -67,7 +67,10 @@ export class CoreMetrics {
     this.started.inc(labels);
     return new ServerInterceptingCall(call, {
       start: (next) => next({ onCancel: () => end(GrpcStatus.CANCELLED) }),
-      sendStatus: (status, next) => (end(status.code), next(status)),
+      sendStatus: (status, next) => {
+        end(status.code);
+        next(status);
+      },
     });
   };
 

@@ -89,7 +89,8 @@ function toParams(value: unknown, depth: number, budget: { left: number }): unkn
   }
   if (Array.isArray(value)) {
     if (depth > NESTING_DEPTH_LIMIT) throw tooDeep();
-    if ((budget.left -= value.length) < 0) throw tooManyJson();
+    budget.left -= value.length;
+    if (budget.left < 0) throw tooManyJson();
     return value.map((item) => toParams(item, depth + 1, budget));
   }
   if (value !== null && typeof value === "object") {

@@ -17,9 +17,11 @@ interface RequestFacts {
 const facts = new WeakMap<Response, RequestFacts>();
 
 function factsOf(res: Response): RequestFacts {
-  let found = facts.get(res);
-  if (!found) facts.set(res, (found = {}));
-  return found;
+  const known = facts.get(res);
+  if (known) return known;
+  const fresh: RequestFacts = {};
+  facts.set(res, fresh);
+  return fresh;
 }
 
 /** Called once the key is verified: the request's line names the key, its account and its mode. */

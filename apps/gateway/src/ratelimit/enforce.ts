@@ -9,7 +9,7 @@ export interface RateLimits {
 
 /** One token from the key's bucket, or 429 `rate_limited` with Retry-After; 503 when the shared store is unreachable. */
 export async function enforceRateLimit(limiter: RateLimiter, limits: RateLimits, principal: Principal): Promise<void> {
-  let decision;
+  let decision: Awaited<ReturnType<RateLimiter["take"]>>;
   try {
     decision = await limiter.take(principal.keyId, principal.tenant.livemode ? limits.live : limits.test);
   } catch {

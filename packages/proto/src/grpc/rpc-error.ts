@@ -1,4 +1,4 @@
-import { status as GrpcStatus, Metadata } from "@grpc/grpc-js";
+import { type status as GrpcStatus, Metadata } from "@grpc/grpc-js";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { anyPack, anyUnpack } from "@bufbuild/protobuf/wkt";
 import { ErrorDetailSchema, RpcStatusSchema, type ErrorDetail } from "../gen/rms/v1/errors_pb.js";
