@@ -10,6 +10,13 @@ export const EVENTS_COLLECTION = "events";
 /** Documents (and tombstones) one sweep of one collection looks at, so a sweep is a bounded amount of work. */
 export const SWEEP_BATCH = 100;
 
+/** Each relay operation's time limit: a database that stops answering cannot hold the relay (or core's stop) forever. */
+const OPERATION_TIMEOUT_MS = 5_000;
+const LIMIT = { timeoutMS: OPERATION_TIMEOUT_MS } as const;
+
+/** How long `stop` waits for the work in hand before leaving it to the next start's sweep. */
+const STOP_GRACE_MS = 2_000;
+
 /** How long events are kept (CONTRACT.md section 7); older ones go in each sweep, by one deleteMany. */
 export const EVENT_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
 
@@ -44,6 +51,7 @@ export class OutboxRelay {
   private readonly queued = new Set<string>();
   private draining: Promise<void> | null = null;
   private timer: NodeJS.Timeout | null = null;
+  private stopped = false;
 
   constructor(
     private readonly db: Db,
@@ -55,6 +63,7 @@ export class OutboxRelay {
 
   /** Tells the relay a document was just written; returns at once, the relay works in the background. */
   notify(collection: string, id: string): void {
+    if (this.stopped) return;
     this.queued.add(`${collection}\u0000${id}`);
     this.draining ??= this.drain().finally(() => {
       this.draining = null;
@@ -67,7 +76,7 @@ export class OutboxRelay {
   }
 
   private async drain(): Promise<void> {
-    while (this.queued.size > 0) {
+    while (this.queued.size > 0 && !this.stopped) {
       const [entry] = this.queued;
       this.queued.delete(entry!);
       const [collection, id] = entry!.split("\u0000") as [string, string];
@@ -83,14 +92,14 @@ export class OutboxRelay {
   /** Relays one document's pending events, then removes it if it is a tombstone whose time has come. Returns the events moved. */
   async relayDocument(collectionName: string, id: string): Promise<number> {
     const collection = this.db.collection<TenantDocument>(collectionName);
-    const doc = await collection.findOne({ _id: id } as Filter<TenantDocument>, { projection: { pending_events: 1, deleted: 1 } });
+    const doc = await collection.findOne({ _id: id } as Filter<TenantDocument>, { projection: { pending_events: 1, deleted: 1 }, ...LIMIT });
     if (!doc) return 0;
     const pending = (doc.pending_events ?? []) as Relayed[];
     if (pending.length > 0) {
       await this.copy(pending);
       const ids = pending.map((event) => event._id);
       // Only ids whose copy exists now are pulled; an event pushed since the read is not among them.
-      await collection.updateOne({ _id: id } as Filter<TenantDocument>, { $pull: { pending_events: { _id: { $in: ids } } } } as never);
+      await collection.updateOne({ _id: id } as Filter<TenantDocument>, { $pull: { pending_events: { _id: { $in: ids } } } } as never, LIMIT);
     }
     if (doc.deleted) await this.removeTombstone(collection, id);
     return pending.length;
@@ -100,7 +109,7 @@ export class OutboxRelay {
   private async copy(events: readonly Relayed[]): Promise<void> {
     for (const event of events) {
       try {
-        await this.events.insertOne(event);
+        await this.events.insertOne(event, LIMIT);
       } catch (error) {
         if (!isDuplicateKeyError(error)) throw error;
       }
@@ -110,7 +119,7 @@ export class OutboxRelay {
   /** Deletes a tombstone whose outbox is empty and whose Idempotency-Key window (from its creation) has closed. */
   private async removeTombstone(collection: Collection<TenantDocument>, id: string): Promise<boolean> {
     if (idTimeMs(id) + IDEMPOTENCY_RETENTION_MS > this.now()) return false;
-    const result = await collection.deleteOne({ _id: id, deleted: true, pending_events: { $size: 0 } } as Filter<TenantDocument>);
+    const result = await collection.deleteOne({ _id: id, deleted: true, pending_events: { $size: 0 } } as Filter<TenantDocument>, LIMIT);
     return result.deletedCount === 1;
   }
 
@@ -126,12 +135,12 @@ export class OutboxRelay {
     for (const name of this.options.sources) {
       const collection = this.db.collection<TenantDocument>(name);
       const stuck = await collection
-        .find({ "pending_events.0": { $exists: true } } as Filter<TenantDocument>, { projection: { _id: 1 } })
+        .find({ "pending_events.0": { $exists: true } } as Filter<TenantDocument>, { projection: { _id: 1 }, ...LIMIT })
         .limit(SWEEP_BATCH)
         .toArray();
       for (const { _id } of stuck) events += await this.relayDocument(name, _id);
       const graves = await collection
-        .find({ deleted: true, pending_events: { $size: 0 } } as Filter<TenantDocument>, { projection: { _id: 1 } })
+        .find({ deleted: true, pending_events: { $size: 0 } } as Filter<TenantDocument>, { projection: { _id: 1 }, ...LIMIT })
         .sort({ _id: 1 })
         .limit(SWEEP_BATCH)
         .toArray();
@@ -141,7 +150,7 @@ export class OutboxRelay {
       }
     }
     const cutoff = Math.floor((this.now() - EVENT_RETENTION_MS) / 1000);
-    const { deletedCount: expired } = await this.events.deleteMany({ created: { $lt: cutoff } });
+    const { deletedCount: expired } = await this.events.deleteMany({ created: { $lt: cutoff } }, LIMIT);
     return { events, tombstones, expired };
   }
 
@@ -160,9 +169,16 @@ export class OutboxRelay {
     this.timer.unref();
   }
 
+  /**
+   * Stops sweeping and taking notices; waits a little for the document in hand. Whatever is left stays
+   * pending in its document, where any relay's sweep finds it.
+   */
   async stop(): Promise<void> {
+    this.stopped = true;
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
-    await this.idle();
+    let grace: NodeJS.Timeout | undefined;
+    await Promise.race([this.idle(), new Promise<void>((resolve) => (grace = setTimeout(resolve, STOP_GRACE_MS)))]);
+    clearTimeout(grace);
   }
 }
