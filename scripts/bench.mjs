@@ -40,7 +40,9 @@ if (role === "baseline-a" || role === "baseline-b") {
       const { resource } = await client.getResource({ tenant: { accountId: "acct_x", livemode: false }, id: req.params.id });
       const metadata = Object.create(null);
       for (const { key, value } of resource.metadata) metadata[key] = value;
-      res.type("application/json").send(JSON.stringify({ id: resource.id, object: "resource", name: resource.name, status: "active", metadata, created: Number(resource.created) }));
+      res
+        .type("application/json")
+        .send(JSON.stringify({ id: resource.id, object: "resource", name: resource.name, status: "active", metadata, created: Number(resource.created) }));
     });
   }
   createServer({ cert: readFileSync(certFile), key: readFileSync(keyFile) }, app).listen(Number(port), "127.0.0.1", () => process.send?.("ready"));
@@ -107,8 +109,19 @@ async function main() {
     const logFile = join(work, "stack.log");
     const { openSync } = await import("node:fs");
     const out = openSync(logFile, "a");
-    const env = { ...process.env, RMS_DATA_DIR: dataDir, RMS_ADMIN_TOKEN: "", PORT: String(httpsPort), HTTP_PORT: "0", CORE_ADDR: `127.0.0.1:${corePort}`,
-      METRICS_PORT: String(metricsPort), CORE_METRICS_PORT: String(coreMetricsPort), RATE_LIMIT_TEST: "100000000", RATE_LIMIT_LIVE: "100000000", RATE_LIMIT_ADDRESS: "100000000" };
+    const env = {
+      ...process.env,
+      RMS_DATA_DIR: dataDir,
+      RMS_ADMIN_TOKEN: "",
+      PORT: String(httpsPort),
+      HTTP_PORT: "0",
+      CORE_ADDR: `127.0.0.1:${corePort}`,
+      METRICS_PORT: String(metricsPort),
+      CORE_METRICS_PORT: String(coreMetricsPort),
+      RATE_LIMIT_TEST: "100000000",
+      RATE_LIMIT_LIVE: "100000000",
+      RATE_LIMIT_ADDRESS: "100000000",
+    };
     if (!process.env.MONGODB_URI) delete env.MONGODB_URI;
     // BENCH_PROFILE=1: CPU profiles of the stack's processes (written when they stop) into bench/results/profiles/.
     const profileDir = join(root, "bench", "results", "profiles");
@@ -118,7 +131,11 @@ async function main() {
     }
     const stack = spawn(process.execPath, [join(root, "apps/cli/dist/rms.js"), "start"], { env, stdio: ["ignore", out, out] });
     children.push(stack);
-    await until(() => readFileSync(logFile, "utf8").includes("rms: ready"), 180_000, () => stack.exitCode !== null && readFileSync(logFile, "utf8"));
+    await until(
+      () => readFileSync(logFile, "utf8").includes("rms: ready"),
+      180_000,
+      () => stack.exitCode !== null && readFileSync(logFile, "utf8"),
+    );
     const key = readFileSync(logFile, "utf8").match(/sk_test_[0-9A-Za-z]+/)?.[0];
     if (!key) throw new Error("no test key in the first-start output");
     const certFile = join(dataDir, "tls", "cert.pem");
@@ -151,7 +168,13 @@ async function main() {
     // ---- data: one resource to retrieve; an account with DEPTH + 100 resources for the deep page
     const api = `https://127.0.0.1:${httpsPort}`;
     const headers = { authorization: `Bearer ${key}` };
-    const created = await (await httpsJson("POST", `${api}/v1/resources`, ca, { ...headers, "content-type": "application/json" }, JSON.stringify({ name: "bench", metadata: { plan: "pro" } })));
+    const created = await await httpsJson(
+      "POST",
+      `${api}/v1/resources`,
+      ca,
+      { ...headers, "content-type": "application/json" },
+      JSON.stringify({ name: "bench", metadata: { plan: "pro" } }),
+    );
     const { key: verified } = await admin.verifyKey({ secret: key });
     const tenant = { accountId: verified.accountId, livemode: false };
     // ---- the runs
@@ -160,14 +183,33 @@ async function main() {
     const http = async (name, url, opts = {}, pids = {}) => {
       say(`run ${name}`);
       const run = (duration) =>
-        autocannon({ url, connections: opts.connections ?? CONNECTIONS, duration, timeout: 60, tlsOptions: { ca }, headers: opts.headers ?? {}, method: opts.method ?? "GET", ...(opts.requests ? { requests: opts.requests } : {}), ...(opts.body ? { body: opts.body } : {}) });
+        autocannon({
+          url,
+          connections: opts.connections ?? CONNECTIONS,
+          duration,
+          timeout: 60,
+          tlsOptions: { ca },
+          headers: opts.headers ?? {},
+          method: opts.method ?? "GET",
+          ...(opts.requests ? { requests: opts.requests } : {}),
+          ...(opts.body ? { body: opts.body } : {}),
+        });
       await run(WARMUP);
       const rss = sampleRss(pids);
       const cpu = cpuMeter({ ...pids, load: process.pid });
       const r = await run(DURATION);
       const cpuMs = cpu.stop();
       const perRequest = Object.fromEntries(Object.entries(cpuMs).map(([p, ms]) => [p, ms / Math.max(1, r.requests.total)]));
-      results[name] = { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, non2xx: r.non2xx, errors: r.errors + r.timeouts, total: r.requests.total, rss_mb: rss.stop(), cpu_ms_per_request: perRequest };
+      results[name] = {
+        rps: r.requests.average,
+        p50: r.latency.p50,
+        p99: r.latency.p99,
+        non2xx: r.non2xx,
+        errors: r.errors + r.timeouts,
+        total: r.requests.total,
+        rss_mb: rss.stop(),
+        cpu_ms_per_request: perRequest,
+      };
     };
     const grpc = async (name, client, request, pids = {}) => {
       say(`run ${name}`);
@@ -184,13 +226,24 @@ async function main() {
     await http("baseline_b", `https://127.0.0.1:${bPort}/v1/resources/${FIXED.id}`, {}, { baseline_b: b.pid, echo: echoPid });
     await http("get", `${api}/v1/resources/${created.id}`, { headers }, stackPids());
     let n = 0;
-    await http("post", `${api}/v1/resources`, {
-      method: "POST",
-      requests: [{
+    await http(
+      "post",
+      `${api}/v1/resources`,
+      {
         method: "POST",
-        setupRequest: (req) => ({ ...req, headers: { ...headers, "content-type": "application/x-www-form-urlencoded", "idempotency-key": `bench-${process.pid}-${Date.now()}-${n++}` }, body: "name=bench&metadata[plan]=pro" }),
-      }],
-    }, stackPids());
+        requests: [
+          {
+            method: "POST",
+            setupRequest: (req) => ({
+              ...req,
+              headers: { ...headers, "content-type": "application/x-www-form-urlencoded", "idempotency-key": `bench-${process.pid}-${Date.now()}-${n++}` },
+              body: "name=bench&metadata[plan]=pro",
+            }),
+          },
+        ],
+      },
+      stackPids(),
+    );
     const echoClient = proto.createClient(proto.ResourceService, `127.0.0.1:${echoPort}`, { timeoutMs: 10_000 });
     await grpc("grpc_echo", echoClient, { tenant, id: FIXED.id }, { echo: echoPid });
     await grpc("grpc_core", coreResources, { tenant, id: created.id }, stackPids());
@@ -202,13 +255,15 @@ async function main() {
     const seedStarted = Date.now();
     let next = 0;
     const seeded = [];
-    await Promise.all(Array.from({ length: 16 }, async () => {
-      while (next < DEPTH + 100) {
-        next++;
-        const { resource } = await coreResources.createResource({ tenant: listTenant, name: `seed ${next}`, metadata: [{ key: "i", value: String(next) }] });
-        seeded.push(resource.id);
-      }
-    }));
+    await Promise.all(
+      Array.from({ length: 16 }, async () => {
+        while (next < DEPTH + 100) {
+          next++;
+          const { resource } = await coreResources.createResource({ tenant: listTenant, name: `seed ${next}`, metadata: [{ key: "i", value: String(next) }] });
+          seeded.push(resource.id);
+        }
+      }),
+    );
     seedSeconds = (Date.now() - seedStarted) / 1000;
     // The cursor DEPTH items deep: ids sort newest first, and this account holds only the seeded ones.
     seeded.sort().reverse();
@@ -240,12 +295,60 @@ async function main() {
     // ---- report
     const ratio = (x, y) => (y ? x / y : NaN);
     const rows = [
-      { check: "GET /v1/resources/:id (full stack) vs B", rps: ratio(results.get.rps, results.baseline_b.rps), p99: ratio(results.get.p99, results.baseline_b.p99), target: "≥ 0.70 req/s, p99 ≤ 2×", ok: ratio(results.get.rps, results.baseline_b.rps) >= 0.7 && ratio(results.get.p99, results.baseline_b.p99) <= 2, a: results.get, b: results.baseline_b },
-      { check: "POST /v1/resources + Idempotency-Key vs B", rps: ratio(results.post.rps, results.baseline_b.rps), p99: ratio(results.post.p99, results.baseline_b.p99), target: "≥ 0.35 req/s", ok: ratio(results.post.rps, results.baseline_b.rps) >= 0.35, a: results.post, b: results.baseline_b },
-      { check: `list page ${DEPTH.toLocaleString("en")} deep vs page 1 (time)`, rps: ratio(results.list_page1.rps, results.list_deep.rps), p99: ratio(results.list_deep.p99, results.list_page1.p99), target: "≤ 1.2× time", ok: ratio(results.list_page1.rps, results.list_deep.rps) <= 1.2, a: results.list_deep, b: results.list_page1 },
-      { check: `GET /v1/resources?limit=20 (account of ${(DEPTH + 100).toLocaleString("en")}) vs B`, rps: ratio(results.list.rps, results.baseline_b.rps), p99: ratio(results.list.p99, results.baseline_b.p99), target: "≥ 0.35 req/s", ok: ratio(results.list.rps, results.baseline_b.rps) >= 0.35, a: results.list, b: results.baseline_b },
-      { check: "gRPC GetResource on core vs grpc-js echo", rps: ratio(results.grpc_core.rps, results.grpc_echo.rps), p99: ratio(results.grpc_core.p99, results.grpc_echo.p99), target: "≥ 0.60 req/s", ok: ratio(results.grpc_core.rps, results.grpc_echo.rps) >= 0.6, a: results.grpc_core, b: results.grpc_echo },
-      { check: "B vs A (cost of one gRPC hop)", rps: ratio(results.baseline_b.rps, results.baseline_a.rps), p99: ratio(results.baseline_b.p99, results.baseline_a.p99), target: "(context)", ok: null, a: results.baseline_b, b: results.baseline_a },
+      {
+        check: "GET /v1/resources/:id (full stack) vs B",
+        rps: ratio(results.get.rps, results.baseline_b.rps),
+        p99: ratio(results.get.p99, results.baseline_b.p99),
+        target: "≥ 0.70 req/s, p99 ≤ 2×",
+        ok: ratio(results.get.rps, results.baseline_b.rps) >= 0.7 && ratio(results.get.p99, results.baseline_b.p99) <= 2,
+        a: results.get,
+        b: results.baseline_b,
+      },
+      {
+        check: "POST /v1/resources + Idempotency-Key vs B",
+        rps: ratio(results.post.rps, results.baseline_b.rps),
+        p99: ratio(results.post.p99, results.baseline_b.p99),
+        target: "≥ 0.35 req/s",
+        ok: ratio(results.post.rps, results.baseline_b.rps) >= 0.35,
+        a: results.post,
+        b: results.baseline_b,
+      },
+      {
+        check: `list page ${DEPTH.toLocaleString("en")} deep vs page 1 (time)`,
+        rps: ratio(results.list_page1.rps, results.list_deep.rps),
+        p99: ratio(results.list_deep.p99, results.list_page1.p99),
+        target: "≤ 1.2× time",
+        ok: ratio(results.list_page1.rps, results.list_deep.rps) <= 1.2,
+        a: results.list_deep,
+        b: results.list_page1,
+      },
+      {
+        check: `GET /v1/resources?limit=20 (account of ${(DEPTH + 100).toLocaleString("en")}) vs B`,
+        rps: ratio(results.list.rps, results.baseline_b.rps),
+        p99: ratio(results.list.p99, results.baseline_b.p99),
+        target: "≥ 0.35 req/s",
+        ok: ratio(results.list.rps, results.baseline_b.rps) >= 0.35,
+        a: results.list,
+        b: results.baseline_b,
+      },
+      {
+        check: "gRPC GetResource on core vs grpc-js echo",
+        rps: ratio(results.grpc_core.rps, results.grpc_echo.rps),
+        p99: ratio(results.grpc_core.p99, results.grpc_echo.p99),
+        target: "≥ 0.60 req/s",
+        ok: ratio(results.grpc_core.rps, results.grpc_echo.rps) >= 0.6,
+        a: results.grpc_core,
+        b: results.grpc_echo,
+      },
+      {
+        check: "B vs A (cost of one gRPC hop)",
+        rps: ratio(results.baseline_b.rps, results.baseline_a.rps),
+        p99: ratio(results.baseline_b.p99, results.baseline_a.p99),
+        target: "(context)",
+        ok: null,
+        a: results.baseline_b,
+        b: results.baseline_a,
+      },
     ];
     const f0 = (x) => (!Number.isFinite(x) ? "n/a" : x < 10 ? x.toFixed(2) : Math.round(x).toLocaleString("en"));
     const f2 = (x) => (Number.isFinite(x) ? x.toFixed(2) : "n/a");
@@ -260,9 +363,22 @@ async function main() {
       "",
       "| run | req/s | p50 ms | p99 ms | non-2xx | errors | RSS under load (MB) | CPU ms per request (load = the load generator) |",
       "|---|---|---|---|---|---|---|---|",
-      ...Object.entries(results).map(([name, r]) => `| ${name} | ${f0(r.rps)} | ${f2(r.p50)} | ${f2(r.p99)} | ${r.non2xx ?? 0} | ${r.errors ?? 0} | ${Object.entries(r.rss_mb).map(([p, mb]) => `${p} ${mb}`).join(", ")} | ${r.cpu_ms_per_request ? Object.entries(r.cpu_ms_per_request).map(([p, ms]) => `${p} ${ms.toFixed(2)}`).join(", ") : ""} |`),
+      ...Object.entries(results).map(
+        ([name, r]) =>
+          `| ${name} | ${f0(r.rps)} | ${f2(r.p50)} | ${f2(r.p99)} | ${r.non2xx ?? 0} | ${r.errors ?? 0} | ${Object.entries(r.rss_mb)
+            .map(([p, mb]) => `${p} ${mb}`)
+            .join(", ")} | ${
+            r.cpu_ms_per_request
+              ? Object.entries(r.cpu_ms_per_request)
+                  .map(([p, ms]) => `${p} ${ms.toFixed(2)}`)
+                  .join(", ")
+              : ""
+          } |`,
+      ),
       "",
-      `Peak RSS of each process over the whole run (MB): ${Object.entries(peakRss(results)).map(([p, mb]) => `${p} ${mb}`).join(", ")}.`,
+      `Peak RSS of each process over the whole run (MB): ${Object.entries(peakRss(results))
+        .map(([p, mb]) => `${p} ${mb}`)
+        .join(", ")}.`,
       "",
       `Core, whole run (from its /metrics): mean time per call — ${breakdown.calls}; mean database command — ${breakdown.commands}.`,
       "",
@@ -272,7 +388,10 @@ async function main() {
     process.stdout.write(`\n${markdown}\n`);
     const dir = join(root, "bench", "results");
     mkdirSync(dir, { recursive: true });
-    writeFileSync(join(dir, "latest.json"), `${JSON.stringify({ date: new Date().toISOString(), machine, connections: CONNECTIONS, durationSeconds: DURATION, depth: DEPTH, seedSeconds, results, coreBreakdown: breakdown, ratios: rows.map(({ a, b, ...r }) => r) }, null, 2)}\n`);
+    writeFileSync(
+      join(dir, "latest.json"),
+      `${JSON.stringify({ date: new Date().toISOString(), machine, connections: CONNECTIONS, durationSeconds: DURATION, depth: DEPTH, seedSeconds, results, coreBreakdown: breakdown, ratios: rows.map(({ a, b, ...r }) => r) }, null, 2)}\n`,
+    );
     writeFileSync(join(dir, "latest.md"), `# Benchmark results\n\n${markdown}\n`);
     const docPath = join(root, "docs", "performance.md");
     if (existsSync(docPath)) {
@@ -321,7 +440,7 @@ async function coreBreakdown(port) {
     return Object.entries(sums)
       .filter(([, v]) => v.count > 0)
       .sort((x, y) => y[1].count - x[1].count)
-      .map(([name, v]) => `${name.replace(/^\/rms\.v1\./, "")} ${(1000 * v.sum / v.count).toFixed(2)} ms × ${v.count}`)
+      .map(([name, v]) => `${name.replace(/^\/rms\.v1\./, "")} ${((1000 * v.sum) / v.count).toFixed(2)} ms × ${v.count}`)
       .join(", ");
   };
   return { calls: mean("grpc_server_handling_seconds", "grpc_method"), commands: mean("mongodb_command_duration_seconds", "command") };
@@ -329,14 +448,18 @@ async function coreBreakdown(port) {
 
 function freePorts(count) {
   return Promise.all(
-    Array.from({ length: count }, () => new Promise((resolve, reject) => {
-      const server = createNetServer();
-      server.listen(0, "127.0.0.1", () => {
-        const { port } = server.address();
-        server.close(() => resolve(port));
-      });
-      server.on("error", reject);
-    })),
+    Array.from(
+      { length: count },
+      () =>
+        new Promise((resolve, reject) => {
+          const server = createNetServer();
+          server.listen(0, "127.0.0.1", () => {
+            const { port } = server.address();
+            server.close(() => resolve(port));
+          });
+          server.on("error", reject);
+        }),
+    ),
   ).then((ports) => (new Set(ports).size === ports.length ? ports : freePorts(count)));
 }
 
@@ -382,7 +505,11 @@ function cpuMeter(pids) {
   return {
     stop: () => {
       const after = read();
-      return Object.fromEntries(Object.keys(after).filter((n) => n in before).map((n) => [n, after[n] - before[n]]));
+      return Object.fromEntries(
+        Object.keys(after)
+          .filter((n) => n in before)
+          .map((n) => [n, after[n] - before[n]]),
+      );
     },
   };
 }
@@ -413,17 +540,19 @@ async function closedLoop(call, concurrency, seconds) {
   const latencies = [];
   let errors = 0;
   const end = performance.now() + seconds * 1000;
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (performance.now() < end) {
-      const t = performance.now();
-      try {
-        await call();
-        latencies.push(performance.now() - t);
-      } catch {
-        errors++;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (performance.now() < end) {
+        const t = performance.now();
+        try {
+          await call();
+          latencies.push(performance.now() - t);
+        } catch {
+          errors++;
+        }
       }
-    }
-  }));
+    }),
+  );
   latencies.sort((x, y) => x - y);
   const at = (q) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? NaN;
   return { rps: latencies.length / seconds, p50: at(0.5), p99: at(0.99), errors, total: latencies.length };

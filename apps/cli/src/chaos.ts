@@ -32,7 +32,14 @@ const processes: Record<"core" | "gateway", Child | undefined> = { core: undefin
 const launch = {
   core: () => startCoreProcess({ mongoUri: database.uri, databaseName, port: corePort, faults: CRASH_AFTER_WRITE }),
   gateway: () =>
-    startGatewayProcess({ coreAddr, mongoUri: database.uri, databaseName, dataDir: dir, port: gatewayPort, env: { RATE_LIMIT_TEST: "100000", RATE_LIMIT_LIVE: "100000", RATE_LIMIT_ADDRESS: "100000" } }),
+    startGatewayProcess({
+      coreAddr,
+      mongoUri: database.uri,
+      databaseName,
+      dataDir: dir,
+      port: gatewayPort,
+      env: { RATE_LIMIT_TEST: "100000", RATE_LIMIT_LIVE: "100000", RATE_LIMIT_ADDRESS: "100000" },
+    }),
 };
 
 /** Keeps a process running: whenever it dies (killed by us or by its crash point), it is started again. */
@@ -74,7 +81,10 @@ while (!key)
 const { accountId, secret } = key;
 log(`stack up; ${TOTAL} creates, concurrency ${CONCURRENCY}`);
 const killing = killer();
-const progress = setInterval(() => log(`${outcomes.ok}/${TOTAL} created, ${outcomes.retries} retries, SIGKILLs core ${kills.core} gateway ${kills.gateway}, core crash-after-write ${kills.selfCrash}`), 10_000);
+const progress = setInterval(
+  () => log(`${outcomes.ok}/${TOTAL} created, ${outcomes.retries} retries, SIGKILLs core ${kills.core} gateway ${kills.gateway}, core crash-after-write ${kills.selfCrash}`),
+  10_000,
+);
 
 const outcomes = { ok: 0, retries: 0, gaveUp: 0 };
 const acknowledged = new Set<number>();
@@ -115,7 +125,13 @@ for (const child of Object.values(processes)) await child?.stop(5_000);
 await Promise.all(supervisors);
 
 const mongo = await new MongoClient(database.uri).connect();
-const names = (await mongo.db(databaseName).collection("resources").find({ account: accountId }, { projection: { name: 1 } }).toArray()).map((d) => d.name as string);
+const names = (
+  await mongo
+    .db(databaseName)
+    .collection("resources")
+    .find({ account: accountId }, { projection: { name: 1 } })
+    .toArray()
+).map((d) => d.name as string);
 await mongo.close();
 await database.stop();
 rmSync(dir, { recursive: true, force: true });

@@ -26,7 +26,17 @@ async function rms(...args: string[]) {
     stdout: (t) => (stdout += t),
     stderr: (t) => (stderr += t),
   });
-  return { code, stdout, stderr, json: () => stdout.trim().split("\n").filter(Boolean).map((line) => JSON.parse(line)) };
+  return {
+    code,
+    stdout,
+    stderr,
+    json: () =>
+      stdout
+        .trim()
+        .split("\n")
+        .filter(Boolean)
+        .map((line) => JSON.parse(line)),
+  };
 }
 
 describe("rms accounts and keys", () => {
@@ -39,8 +49,30 @@ describe("rms accounts and keys", () => {
     const secretKey = secret.json()[0];
     expect(secretKey).toMatchObject({ id: expect.stringMatching(/^key_/), kind: "secret", livemode: false, secret: expect.stringMatching(/^sk_test_/) });
 
-    const restricted = (await rms("keys", "create", "--account", account.id, "--kind", "restricted", "--mode", "live", "--scopes", "resources:read,jobs:write", "--expires-at", "4102444800", "--json")).json()[0];
-    expect(restricted).toMatchObject({ kind: "restricted", livemode: true, scopes: ["resources:read", "jobs:read", "jobs:write"], expires_at: 4102444800, secret: expect.stringMatching(/^rk_live_/) });
+    const restricted = (
+      await rms(
+        "keys",
+        "create",
+        "--account",
+        account.id,
+        "--kind",
+        "restricted",
+        "--mode",
+        "live",
+        "--scopes",
+        "resources:read,jobs:write",
+        "--expires-at",
+        "4102444800",
+        "--json",
+      )
+    ).json()[0];
+    expect(restricted).toMatchObject({
+      kind: "restricted",
+      livemode: true,
+      scopes: ["resources:read", "jobs:read", "jobs:write"],
+      expires_at: 4102444800,
+      secret: expect.stringMatching(/^rk_live_/),
+    });
 
     const publishable = (await rms("keys", "create", "--account", account.id, "--kind", "publishable", "--mode", "live", "--json")).json()[0];
     expect(publishable.secret).toMatch(/^pk_live_/);
@@ -60,7 +92,11 @@ describe("rms accounts and keys", () => {
     [["keys", "create", "--account", "acct_x", "--kind", "secret"], 2, /--mode/],
     [["keys", "revoke", "key_0VbmcTa0dnRox8QNLmcF1D"], 1, /No such key/],
     [["keys", "create", "--account", "acct_x", "--kind", "restricted", "--mode", "test", "--expires-at", "tomorrow"], 2, /Unix timestamp/],
-    [["keys", "create", "--account", "acct_x", "--kind", "secret", "--mode", "test", "--expires-at", "1000000000"], 2, /^error: option '--expires-at <unix>' argument '1000000000' is invalid\. must be in the future \(a Unix timestamp in seconds\)\n$/],
+    [
+      ["keys", "create", "--account", "acct_x", "--kind", "secret", "--mode", "test", "--expires-at", "1000000000"],
+      2,
+      /^error: option '--expires-at <unix>' argument '1000000000' is invalid\. must be in the future \(a Unix timestamp in seconds\)\n$/,
+    ],
     [["accounts", "list", "--limit", "abc"], 2, /^error: option '--limit <n>' argument 'abc' is invalid\. must be a whole number from 1 to 100\n$/],
     [["accounts", "list", "--limit", "0"], 2, /must be a whole number from 1 to 100/],
     [["accounts", "list", "--limit", "101"], 2, /must be a whole number from 1 to 100/],
@@ -116,13 +152,17 @@ describe("the rms binary", () => {
   });
 
   it("exits non-zero with one clear line when the core is down", async () => {
-    const error = await run(process.execPath, [bin, "accounts", "create", "--json"], { env: { ...process.env, RMS_ADMIN_TOKEN: ADMIN_TOKEN, CORE_ADDR: "127.0.0.1:1" } }).catch((e: unknown) => e);
+    const error = await run(process.execPath, [bin, "accounts", "create", "--json"], { env: { ...process.env, RMS_ADMIN_TOKEN: ADMIN_TOKEN, CORE_ADDR: "127.0.0.1:1" } }).catch(
+      (e: unknown) => e,
+    );
     expect(error).toMatchObject({ code: 1, stdout: "" });
     expect((error as { stderr: string }).stderr).toBe("rms: cannot reach the core at 127.0.0.1:1 (is `npm start` running?)\n");
   });
 
   it("refuses a wrong admin token", async () => {
-    const error = await run(process.execPath, [bin, "accounts", "create"], { env: { ...process.env, RMS_ADMIN_TOKEN: "wrong-token-wrong-token", CORE_ADDR: core.address } }).catch((e: unknown) => e);
+    const error = await run(process.execPath, [bin, "accounts", "create"], { env: { ...process.env, RMS_ADMIN_TOKEN: "wrong-token-wrong-token", CORE_ADDR: core.address } }).catch(
+      (e: unknown) => e,
+    );
     expect((error as { stderr: string }).stderr).toContain("refused the admin token");
   });
 });

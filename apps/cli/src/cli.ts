@@ -1,4 +1,15 @@
-import { AdminService, KEY_KIND, LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX, RpcError, bearerMetadata, coreTlsFilesFromEnv, createClient, mutualTlsCredentials, type KeyKindName } from "@rms/proto";
+import {
+  AdminService,
+  KEY_KIND,
+  LIST_LIMIT_DEFAULT,
+  LIST_LIMIT_MAX,
+  RpcError,
+  bearerMetadata,
+  coreTlsFilesFromEnv,
+  createClient,
+  mutualTlsCredentials,
+  type KeyKindName,
+} from "@rms/proto";
 import { readFileSync } from "node:fs";
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import { MissingAdminTokenError, readAdminToken } from "./admin-token.js";
@@ -13,7 +24,6 @@ export interface CliIo {
   /** Runs the development stack (`rms start`); injected so the CLI stays testable. */
   startStack?: () => Promise<number>;
 }
-
 
 function futureUnixSeconds(value: string): number {
   if (!/^\d{1,12}$/.test(value)) throw new InvalidArgumentError("must be a Unix timestamp in seconds");
@@ -43,7 +53,10 @@ Environment:
                      when set, talk to core over TLS presenting this client certificate`;
 
 function scopeList(value: string): string[] {
-  return value.split(",").map((s) => s.trim()).filter(Boolean);
+  return value
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
 }
 
 /**

@@ -55,7 +55,9 @@ export function parseCoreConfig(env: Record<string, string | undefined>): CoreCo
     throw new ConfigError((error as Error).message);
   }
   if (!tls && !isLoopbackAddress(c.CORE_ADDR)) {
-    throw new ConfigError(`CORE_ADDR ${c.CORE_ADDR} is not a loopback address: set CORE_TLS_CERT_FILE, CORE_TLS_KEY_FILE and CORE_TLS_CA_FILE to serve gRPC over TLS with client certificates`);
+    throw new ConfigError(
+      `CORE_ADDR ${c.CORE_ADDR} is not a loopback address: set CORE_TLS_CERT_FILE, CORE_TLS_KEY_FILE and CORE_TLS_CA_FILE to serve gRPC over TLS with client certificates`,
+    );
   }
   return {
     mongoUri: c.MONGODB_URI,

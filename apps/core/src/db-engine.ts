@@ -8,6 +8,9 @@ import type { Db } from "mongodb";
  * Where serverStatus is not allowed (a restricted MongoDB user), it is MongoDB.
  */
 export async function usesSecondaryIndexes(db: Db): Promise<boolean> {
-  const status = await db.admin().command({ serverStatus: 1 }).catch(() => undefined);
+  const status = await db
+    .admin()
+    .command({ serverStatus: 1 })
+    .catch(() => undefined);
   return status?.["process"] !== "java";
 }

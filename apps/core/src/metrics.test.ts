@@ -28,7 +28,9 @@ it("names series by service, short method, type and code name, counting health a
 
   const text = await (await fetch(`http://127.0.0.1:${core.metricsPort}/metrics`)).text();
   expect(text).toContain('grpc_server_handled_total{grpc_type="unary",grpc_service="grpc.health.v1.Health",grpc_method="Check",grpc_code="OK"} 1');
-  expect(text).toMatch(/grpc_server_handled_total\{grpc_type="bidi_stream",grpc_service="grpc.reflection.v1.ServerReflection",grpc_method="ServerReflectionInfo",grpc_code="(OK|CANCELLED)"\} 1/);
+  expect(text).toMatch(
+    /grpc_server_handled_total\{grpc_type="bidi_stream",grpc_service="grpc.reflection.v1.ServerReflection",grpc_method="ServerReflectionInfo",grpc_code="(OK|CANCELLED)"\} 1/,
+  );
   expect(text).toContain('grpc_server_started_total{grpc_type="unary",grpc_service="grpc.health.v1.Health",grpc_method="Check"} 1');
   expect(text).toMatch(/grpc_server_handling_seconds_count\{grpc_type="unary",grpc_service="grpc.health.v1.Health",grpc_method="Check"\} 1/);
   expect(lintExposition(text)).toEqual([]);

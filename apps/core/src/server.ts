@@ -93,7 +93,10 @@ export async function startCore(options: CoreOptions): Promise<RunningCore> {
   // Health/Watch stream of each setStatus, so it is told only of changes.
   let serving = true;
   const checkHealth = async () => {
-    const ok = await db.command({ ping: 1 }, { timeoutMS: 1_500 }).then(() => true, () => false);
+    const ok = await db.command({ ping: 1 }, { timeoutMS: 1_500 }).then(
+      () => true,
+      () => false,
+    );
     if (ok === serving) return;
     serving = ok;
     for (const name of HEALTH_NAMES) health.setStatus(name, ok ? "SERVING" : "NOT_SERVING");

@@ -66,7 +66,9 @@ describe("plaintext only on loopback", () => {
   it("refuses a non-loopback CORE_ADDR without the CORE_TLS_ files, with one line", async () => {
     for (const address of ["0.0.0.0:50051", "10.1.2.3:50051", "core.internal:50051"]) {
       expect(() => parseCoreConfig({ ...base, CORE_ADDR: address })).toThrow(
-        new RegExp(`^CORE_ADDR ${address} is not a loopback address: set CORE_TLS_CERT_FILE, CORE_TLS_KEY_FILE and CORE_TLS_CA_FILE to serve gRPC over TLS with client certificates$`),
+        new RegExp(
+          `^CORE_ADDR ${address} is not a loopback address: set CORE_TLS_CERT_FILE, CORE_TLS_KEY_FILE and CORE_TLS_CA_FILE to serve gRPC over TLS with client certificates$`,
+        ),
       );
     }
     await expect(startCore({ mongoUri: base.MONGODB_URI, databaseName: "x", adminToken: ADMIN_TOKEN, address: "0.0.0.0:0" })).rejects.toThrow(/non-loopback/);

@@ -191,7 +191,10 @@ describe("request bodies", () => {
       body: '{"name":"Ünïcode ✓ & more","status":"paused","metadata":{"__proto__":"p","a.b":"c","$where":"1","n":5}}',
       headers: { "content-type": "application/json" },
     });
-    const viaForm = await t.api.post(path, { key: keys.secret, form: "name=%C3%9Cn%C3%AFcode+%E2%9C%93+%26+more&status=paused&metadata[__proto__]=p&metadata[a.b]=c&metadata[%24where]=1&metadata[n]=5" });
+    const viaForm = await t.api.post(path, {
+      key: keys.secret,
+      form: "name=%C3%9Cn%C3%AFcode+%E2%9C%93+%26+more&status=paused&metadata[__proto__]=p&metadata[a.b]=c&metadata[%24where]=1&metadata[n]=5",
+    });
     expect(viaJson.status).toBe(200);
     expect(viaForm.status).toBe(200);
     expect(viaForm.text).toBe(viaJson.text);
@@ -323,7 +326,11 @@ describe("plain HTTP", () => {
     // The same header from 127.0.0.2, a peer that is not trusted, counts for nothing: 403, and its key is revoked.
     const untrusted = (await (await t.newAccount()).key("restricted", "test", { scopes: ["resources:read"] })).secret;
     const before = calls.length;
-    const refused = await plainRequest(t.gateway.httpPort!, { path: "/v1/resources", headers: { authorization: `Bearer ${untrusted}`, "x-forwarded-proto": "https" }, localAddress: "127.0.0.2" });
+    const refused = await plainRequest(t.gateway.httpPort!, {
+      path: "/v1/resources",
+      headers: { authorization: `Bearer ${untrusted}`, "x-forwarded-proto": "https" },
+      localAddress: "127.0.0.2",
+    });
     expect(refused.status).toBe(403);
     expect(refused.json.error.code).toBe("https_required");
     expect(calls.slice(before).map((c) => c.method)).toEqual(["verifyKey", "revokeKey"]);
@@ -340,7 +347,6 @@ describe("GET /v1/status", () => {
     expect(response.status).toBe(200);
     expect(response.text).toBe('{"object":"status","status":"operational","version":"1.4"}');
   });
-
 });
 
 describe("core degraded or unreachable", () => {

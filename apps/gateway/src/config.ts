@@ -72,7 +72,9 @@ const schema = z.object({
 export function parseGatewayConfig(env: Readonly<Record<string, string | undefined>>): GatewayConfig {
   const c = parseEnvironment(schema, env);
   if ((c.TLS_CERT_FILE === undefined) !== (c.TLS_KEY_FILE === undefined)) {
-    throw new ConfigError(`${c.TLS_CERT_FILE === undefined ? "TLS_CERT_FILE" : "TLS_KEY_FILE"} is required when ${c.TLS_CERT_FILE === undefined ? "TLS_KEY_FILE" : "TLS_CERT_FILE"} is set`);
+    throw new ConfigError(
+      `${c.TLS_CERT_FILE === undefined ? "TLS_CERT_FILE" : "TLS_KEY_FILE"} is required when ${c.TLS_CERT_FILE === undefined ? "TLS_KEY_FILE" : "TLS_CERT_FILE"} is set`,
+    );
   }
   let coreTls: CoreTlsFiles | null;
   try {

@@ -20,7 +20,15 @@ it("the gateway declares its non-unique indexes only on engines that use them", 
     expect(await usesSecondaryIndexes(db)).toBe(secondary);
     expect(await ensureSecondaryIndexes(db, [new MongoIdempotencyStore(db), limiter])).toBe(secondary);
     // A collection without declared indexes may not exist yet: it then has none to list.
-    const names = async (collection: string) => (await db.collection(collection).indexes().catch(() => [])).map((index) => index.name).sort();
+    const names = async (collection: string) =>
+      (
+        await db
+          .collection(collection)
+          .indexes()
+          .catch(() => [])
+      )
+        .map((index) => index.name)
+        .sort();
     expect(await names(IDEMPOTENCY_COLLECTION)).toEqual(secondary ? ["_id_", "created"] : []);
     expect(await names(RATE_LIMIT_COLLECTION)).toEqual(secondary ? ["_id_", "bucket_window", "window"] : []);
   } finally {

@@ -8,7 +8,10 @@ import type { Db } from "mongodb";
  * where serverStatus is not allowed (a restricted user), it is MongoDB.
  */
 export async function usesSecondaryIndexes(db: Db): Promise<boolean> {
-  const status = await db.admin().command({ serverStatus: 1 }).catch(() => undefined);
+  const status = await db
+    .admin()
+    .command({ serverStatus: 1 })
+    .catch(() => undefined);
   return status?.["process"] !== "java";
 }
 

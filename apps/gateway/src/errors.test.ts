@@ -32,7 +32,9 @@ describe("error catalogue", () => {
   });
 
   it("says Stripe-Should-Retry: true exactly for the codes marked retryable, false for every other", () => {
-    const retryable = errorCatalogue().filter(({ code }) => isRetryable(code)).map(({ code }) => code);
+    const retryable = errorCatalogue()
+      .filter(({ code }) => isRetryable(code))
+      .map(({ code }) => code);
     expect(retryable).toEqual(["idempotency_key_in_use", "rate_limited", "outcome_unknown", "service_unavailable"]);
     for (const { code } of errorCatalogue()) {
       expect(new ApiError(code, "x").headers["Stripe-Should-Retry"]).toBe(retryable.includes(code) ? "true" : "false");
@@ -54,9 +56,7 @@ describe("error catalogue", () => {
     expect(errorBody(new ApiError("parameter_missing", "Missing name.", { param: "name" }), "req_1")).toBe(
       '{"error":{"type":"invalid_request_error","code":"parameter_missing","message":"Missing name.","param":"name","request_id":"req_1"}}',
     );
-    expect(errorBody(new ApiError("route_missing", "No."), "req_2")).toBe(
-      '{"error":{"type":"invalid_request_error","code":"route_missing","message":"No.","request_id":"req_2"}}',
-    );
+    expect(errorBody(new ApiError("route_missing", "No."), "req_2")).toBe('{"error":{"type":"invalid_request_error","code":"route_missing","message":"No.","request_id":"req_2"}}');
   });
 });
 

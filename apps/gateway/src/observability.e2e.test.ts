@@ -8,7 +8,12 @@ function captured() {
   const lines: string[] = [];
   const stream = new Writable({
     write(chunk: Buffer, _encoding, done) {
-      lines.push(...chunk.toString("utf8").split("\n").filter((line) => line !== ""));
+      lines.push(
+        ...chunk
+          .toString("utf8")
+          .split("\n")
+          .filter((line) => line !== ""),
+      );
       done();
     },
   });
@@ -57,7 +62,9 @@ describe("logs", () => {
     const missing = await stack.api.get("/v1/resources/res_0000000000000000000000", { key: liveKey });
     const anonymous = await stack.api.get("/v1/resources");
     const lineOf = (response: { headers: Record<string, string | undefined> }) =>
-      gatewayLogs.lines.map((line) => JSON.parse(line) as Record<string, unknown>).find((line) => line["msg"] === "request" && line["request_id"] === response.headers["request-id"]);
+      gatewayLogs.lines
+        .map((line) => JSON.parse(line) as Record<string, unknown>)
+        .find((line) => line["msg"] === "request" && line["request_id"] === response.headers["request-id"]);
     const keyId = (await stack.admin.verifyKey({ secret: liveKey })).key!.id;
     expect(lineOf(created)).toMatchObject({ status: 201, key_id: keyId, account: account.id, livemode: true });
     expect(lineOf(created)).not.toHaveProperty("code");

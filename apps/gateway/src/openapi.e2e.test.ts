@@ -105,26 +105,27 @@ describe("the gateway accepts exactly the documented parameters", () => {
     expect(response.json).toEqual(JSON.parse(JSON.stringify(doc)));
   });
 
-  it.each(OPERATIONS.map((o) => [`${o.method} ${o.path}`, o] as const))("%s: each documented parameter is known (its example accepted), anything else is parameter_unknown", async (_label, operation) => {
-    const path = operation.path.replace(/:([A-Za-z_]+)/g, (_, name: string) => String(operation.pathParameters[name]?.example));
-    const send = (params: Record<string, unknown>) => {
-      const form = new URLSearchParams();
-      for (const [name, value] of Object.entries(params)) {
-        if (typeof value === "object" && value) for (const [k, v] of Object.entries(value)) form.append(`${name}[${k}]`, String(v));
-        else form.append(name, String(value));
+  it.each(OPERATIONS.map((o) => [`${o.method} ${o.path}`, o] as const))(
+    "%s: each documented parameter is known (its example accepted), anything else is parameter_unknown",
+    async (_label, operation) => {
+      const path = operation.path.replace(/:([A-Za-z_]+)/g, (_, name: string) => String(operation.pathParameters[name]?.example));
+      const send = (params: Record<string, unknown>) => {
+        const form = new URLSearchParams();
+        for (const [name, value] of Object.entries(params)) {
+          if (typeof value === "object" && value) for (const [k, v] of Object.entries(value)) form.append(`${name}[${k}]`, String(v));
+          else form.append(name, String(value));
+        }
+        return operation.method === "POST" ? gw.api.post(path, { key, form: form.toString() }) : gw.api.send(operation.method, `${path}?${form.toString()}`, { key });
+      };
+      for (const name of operation.params) {
+        const response = await send({ [name]: operation.parameters[name]!.example });
+        expect(response.json.error?.code, `${name}`).not.toBe("parameter_unknown");
+        // The described example is a valid value: whatever else is answered, it is not refused.
+        expect(response.json.error?.param, `${name}`).not.toBe(name);
       }
-      return operation.method === "POST"
-        ? gw.api.post(path, { key, form: form.toString() })
-        : gw.api.send(operation.method, `${path}?${form.toString()}`, { key });
-    };
-    for (const name of operation.params) {
-      const response = await send({ [name]: operation.parameters[name]!.example });
-      expect(response.json.error?.code, `${name}`).not.toBe("parameter_unknown");
-      // The described example is a valid value: whatever else is answered, it is not refused.
-      expect(response.json.error?.param, `${name}`).not.toBe(name);
-    }
-    const unknown = await send({ not_a_parameter: "x" });
-    expect(unknown.status).toBe(400);
-    expect(unknown.json.error).toMatchObject({ code: "parameter_unknown", param: "not_a_parameter" });
-  });
+      const unknown = await send({ not_a_parameter: "x" });
+      expect(unknown.status).toBe(400);
+      expect(unknown.json.error).toMatchObject({ code: "parameter_unknown", param: "not_a_parameter" });
+    },
+  );
 });

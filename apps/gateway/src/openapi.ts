@@ -127,7 +127,13 @@ function operationObject(operation: Operation): Schema {
   const { success } = operation;
   const successHeaders = operation.method === "POST" ? { "Idempotent-Replayed": { $ref: "#/components/headers/Idempotent-Replayed" } } : {};
   return {
-    operationId: `${operation.method.toLowerCase()}${pathOf(operation.path).replace(/[{}]/g, "").split("/").filter(Boolean).slice(1).map((s) => s[0]!.toUpperCase() + s.slice(1)).join("")}`,
+    operationId: `${operation.method.toLowerCase()}${pathOf(operation.path)
+      .replace(/[{}]/g, "")
+      .split("/")
+      .filter(Boolean)
+      .slice(1)
+      .map((s) => s[0]!.toUpperCase() + s.slice(1))
+      .join("")}`,
     summary: operation.summary,
     description: `Needs the \`${operation.scope}\` scope.${errorsOf(operation)}`,
     "x-scope": operation.scope,
@@ -175,7 +181,6 @@ export interface OpenApiDocument {
   readonly components: Record<string, Record<string, Schema>>;
   readonly [key: string]: unknown;
 }
-
 
 /** The whole document for the given operations and keyless routes. */
 export function openApiDocument(operations: readonly Operation[], keyless: readonly KeylessRoute[] = KEYLESS_ROUTES): OpenApiDocument {

@@ -50,7 +50,9 @@ it("a create whose database reply never comes is 500 outcome_unknown, not 503; i
   expect(first.json.error.message).toContain("same Idempotency-Key");
   expect(first.headers["stripe-should-retry"]).toBe("true");
   // The insert reached the database: this is the write a 503 would have lied about.
-  const stored = await resources().find({ idempotency: `${account}/test/stalled-create` }).toArray();
+  const stored = await resources()
+    .find({ idempotency: `${account}/test/stalled-create` })
+    .toArray();
   expect(stored).toHaveLength(1);
 
   const retry = await stack.api.post("/v1/resources", { key, form: { name: "stalled" }, headers });

@@ -110,10 +110,7 @@ export async function startGateway(config: GatewayConfig, options: StartOptions 
   const app = createGatewayApp({ core, config, logger, metrics, revoker, addressLimit, idempotency: stores.idempotency, rateLimiter: stores.rateLimiter });
 
   const serverOptions = { connectionsCheckingInterval: SERVER_LIMITS.connectionsCheckingIntervalMs };
-  const https = createHttpsServer(
-    { ...serverOptions, cert: tls.cert, key: tls.key, minVersion: "TLSv1.2", handshakeTimeout: SERVER_LIMITS.handshakeTimeoutMs },
-    app,
-  );
+  const https = createHttpsServer({ ...serverOptions, cert: tls.cert, key: tls.key, minVersion: "TLSv1.2", handshakeTimeout: SERVER_LIMITS.handshakeTimeoutMs }, app);
   applyLimits(https);
   const plain = config.httpPort === null ? undefined : createHttpServer(serverOptions, app);
   if (plain) applyLimits(plain, { trustedProxies, revoker, addressLimit });

@@ -44,9 +44,7 @@ describe("stripe-node against the gateway", () => {
   it("completes every call of a burst over the rate limit with maxNetworkRetries, by retrying the 429s", async () => {
     const stripe = sdk(key, 8);
     const before = requestLines.length;
-    const results = await Promise.allSettled(
-      Array.from({ length: 20 }, (_, i) => stripe.rawRequest("POST", "/v1/resources", { name: `burst ${i}` })),
-    );
+    const results = await Promise.allSettled(Array.from({ length: 20 }, (_, i) => stripe.rawRequest("POST", "/v1/resources", { name: `burst ${i}` })));
     const failed = results.filter((r) => r.status === "rejected").map((r) => String((r as PromiseRejectedResult).reason));
     expect(failed).toEqual([]);
     const lines = requestLines.slice(before);

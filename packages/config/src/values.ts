@@ -50,7 +50,10 @@ export const positiveInt = () =>
 
 /** True for 127.0.0.0/8, ::1 and localhost: the only addresses core serves plaintext gRPC on. */
 export function isLoopbackAddress(address: string): boolean {
-  const host = address.replace(/:\d+$/, "").replace(/^\[(.*)\]$/, "$1").toLowerCase();
+  const host = address
+    .replace(/:\d+$/, "")
+    .replace(/^\[(.*)\]$/, "$1")
+    .toLowerCase();
   return host === "localhost" || host === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
 }
 
@@ -62,7 +65,12 @@ export const ipList = () =>
   z
     .string()
     .default("")
-    .transform((value) => value.split(",").map((ip) => ip.trim()).filter((ip) => ip !== ""))
+    .transform((value) =>
+      value
+        .split(",")
+        .map((ip) => ip.trim())
+        .filter((ip) => ip !== ""),
+    )
     .refine((ips) => ips.every((ip) => isIP(ip) !== 0), "must be a comma-separated list of IP addresses");
 
 /** Where the gateway keeps rate-limit buckets: its own memory, or MongoDB (shared by several gateways). */

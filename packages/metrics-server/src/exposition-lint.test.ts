@@ -29,8 +29,8 @@ describe("lintExposition", () => {
       'x{a="1"} 2',
     ].join("\n");
     expect(lintExposition(text)).toEqual([
-      'line 9: label a: value must be quoted',
-      "line 13: duplicate series x{a=\"1\"}",
+      "line 9: label a: value must be quoted",
+      'line 13: duplicate series x{a="1"}',
       'nodejs_active_handles_total: non-counter metrics should not have "_total" suffix',
       'requests: counter metrics should have "_total" suffix',
       "latency_milliseconds: no help text",

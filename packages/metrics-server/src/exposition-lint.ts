@@ -22,9 +22,23 @@ const VALUE = /^(?:[+-]?(?:\d+\.?\d*(?:e[+-]?\d+)?|\.\d+(?:e[+-]?\d+)?|inf(?:ini
 const TYPES = new Set<MetricType>(["counter", "gauge", "histogram", "summary", "untyped"]);
 /** Units promtool wants replaced by base units. */
 const NON_BASE_UNITS: Record<string, string> = {
-  milliseconds: "seconds", microseconds: "seconds", nanoseconds: "seconds", minutes: "seconds", hours: "seconds", days: "seconds",
-  kilobytes: "bytes", megabytes: "bytes", gigabytes: "bytes", kibibytes: "bytes", mebibytes: "bytes", gibibytes: "bytes",
-  millimeters: "meters", centimeters: "meters", kilometers: "meters", grams: "kilograms", percent: "ratio",
+  milliseconds: "seconds",
+  microseconds: "seconds",
+  nanoseconds: "seconds",
+  minutes: "seconds",
+  hours: "seconds",
+  days: "seconds",
+  kilobytes: "bytes",
+  megabytes: "bytes",
+  gigabytes: "bytes",
+  kibibytes: "bytes",
+  mebibytes: "bytes",
+  gibibytes: "bytes",
+  millimeters: "meters",
+  centimeters: "meters",
+  kilometers: "meters",
+  grams: "kilograms",
+  percent: "ratio",
 };
 const ABBREVIATIONS = ["ms", "msec", "sec", "secs", "us", "usec", "ns", "nsec", "kb", "mb", "gb"];
 
@@ -154,7 +168,10 @@ export function lintExposition(text: string): string[] {
     enter(name, line);
     const f = family(name);
     f.sampleNames.add(sampleName!);
-    const key = labels.map(([n, v]) => `${n}=${JSON.stringify(v)}`).sort().join(",");
+    const key = labels
+      .map(([n, v]) => `${n}=${JSON.stringify(v)}`)
+      .sort()
+      .join(",");
     const seen = f.series.get(sampleName!) ?? new Set<string>();
     if (seen.has(key)) problems.push(`line ${line}: duplicate series ${sampleName}{${labelText}}`);
     seen.add(key);
@@ -167,7 +184,16 @@ export function lintExposition(text: string): string[] {
     if (f.type === "histogram") {
       // Every label set of a histogram needs its +Inf bucket, _sum and _count.
       const sets = new Set([...(f.series.get(`${name}_count`) ?? [])]);
-      const infinite = new Set([...(f.series.get(`${name}_bucket`) ?? [])].filter((k) => /(^|,)le="\+Inf"/.test(k)).map((k) => k.split(",").filter((p) => !p.startsWith("le=")).join(",")));
+      const infinite = new Set(
+        [...(f.series.get(`${name}_bucket`) ?? [])]
+          .filter((k) => /(^|,)le="\+Inf"/.test(k))
+          .map((k) =>
+            k
+              .split(",")
+              .filter((p) => !p.startsWith("le="))
+              .join(","),
+          ),
+      );
       for (const set of sets) if (!infinite.has(set)) problems.push(`${name}: series {${set}} has no +Inf bucket`);
       for (const set of sets) if (!f.series.get(`${name}_sum`)?.has(set)) problems.push(`${name}: series {${set}} has no _sum`);
     }

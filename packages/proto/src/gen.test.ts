@@ -20,8 +20,14 @@ describe("generated code", () => {
     execFileSync("buf", ["generate", "--template", "buf.gen.yaml", "--output", scratch], { cwd: packageDir, stdio: "pipe" });
     const fresh = join(scratch, "src/gen");
     const committed = join(packageDir, "src/gen");
-    const freshFiles = listFiles(fresh).map((f) => relative(fresh, f)).sort();
-    expect(listFiles(committed).map((f) => relative(committed, f)).sort()).toEqual(freshFiles);
+    const freshFiles = listFiles(fresh)
+      .map((f) => relative(fresh, f))
+      .sort();
+    expect(
+      listFiles(committed)
+        .map((f) => relative(committed, f))
+        .sort(),
+    ).toEqual(freshFiles);
     for (const file of freshFiles) {
       expect(readFileSync(join(committed, file), "utf8"), file).toBe(readFileSync(join(fresh, file), "utf8"));
     }

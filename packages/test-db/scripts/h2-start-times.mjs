@@ -21,7 +21,16 @@ const withSecondary = [
 
 function resource(i) {
   const id = `res_${String(i).padStart(10, "0")}AbCdEfGhIjKl`;
-  const state = { id, name: `Resource ${i}`, status: i % 3 ? "active" : "inactive", metadata: [{ k: "order", v: String(i) }, { k: "team", v: "billing" }], created: 1_790_000_000 + i };
+  const state = {
+    id,
+    name: `Resource ${i}`,
+    status: i % 3 ? "active" : "inactive",
+    metadata: [
+      { k: "order", v: String(i) },
+      { k: "team", v: "billing" },
+    ],
+    created: 1_790_000_000 + i,
+  };
   return {
     _id: id,
     account: `acct_${i % 10}`,
@@ -30,7 +39,18 @@ function resource(i) {
     idempotency: id,
     request_hash: null,
     version: 0,
-    pending_events: [{ _id: `evt_${i}`, type: "resource.created", created: state.created, account: `acct_${i % 10}`, livemode: false, object: state, previous_attributes: null, request: { id: `req_${i}`, idempotency_key: null } }],
+    pending_events: [
+      {
+        _id: `evt_${i}`,
+        type: "resource.created",
+        created: state.created,
+        account: `acct_${i % 10}`,
+        livemode: false,
+        object: state,
+        previous_attributes: null,
+        request: { id: `req_${i}`, idempotency_key: null },
+      },
+    ],
   };
 }
 
@@ -43,7 +63,11 @@ async function timedStart(dataDir, port) {
   const client = await new MongoClient(db.uri).connect();
   const page = async () => {
     const q = performance.now();
-    await client.db("measure").collection("resources").find({ account: "acct_3", livemode: false }, { sort: { _id: -1 }, limit: 21 }).toArray();
+    await client
+      .db("measure")
+      .collection("resources")
+      .find({ account: "acct_3", livemode: false }, { sort: { _id: -1 }, limit: 21 })
+      .toArray();
     return ms(q);
   };
   const firstPageMs = await page();
@@ -56,10 +80,15 @@ async function timedStart(dataDir, port) {
   return { db, startMs, firstPageMs, nextPageMs, rssMb, port: Number(new URL(db.uri).port) };
 }
 
-console.log("| documents | indexes declared | file MB | first start (empty) | restart after clean stop | restart after SIGKILL | first list page after restart | list page, warm (median of next 15) | server RSS then |");
+console.log(
+  "| documents | indexes declared | file MB | first start (empty) | restart after clean stop | restart after SIGKILL | first list page after restart | list page, warm (median of next 15) | server RSS then |",
+);
 console.log("|---|---|---|---|---|---|---|---|---|");
 for (const n of sizes.length ? sizes : [10_000, 50_000]) {
-  const indexSets = [["unique only (core now)", uniqueOnly], ["unique + 2 non-unique (before)", withSecondary]];
+  const indexSets = [
+    ["unique only (core now)", uniqueOnly],
+    ["unique + 2 non-unique (before)", withSecondary],
+  ];
   for (const [label, indexes] of process.env.MEASURE_UNIQUE_ONLY ? indexSets.slice(0, 1) : indexSets) {
     const dataDir = mkdtempSync(join(tmpdir(), "rms-h2-measure-"));
     try {
@@ -76,7 +105,9 @@ for (const n of sizes.length ? sizes : [10_000, 50_000]) {
       const killed = await timedStart(dataDir, first.port);
       await killed.db.stop();
       const mb = (statSync(join(dataDir, "mongo-java-server.mv")).size / 1e6).toFixed(0);
-      console.log(`| ${n.toLocaleString("en")} | ${label} | ${mb} | ${first.startMs} ms | ${clean.startMs} ms | ${killed.startMs} ms | ${clean.firstPageMs} ms | ${clean.nextPageMs} ms | ${clean.rssMb} MB |`);
+      console.log(
+        `| ${n.toLocaleString("en")} | ${label} | ${mb} | ${first.startMs} ms | ${clean.startMs} ms | ${killed.startMs} ms | ${clean.firstPageMs} ms | ${clean.nextPageMs} ms | ${clean.rssMb} MB |`,
+      );
     } finally {
       rmSync(dataDir, { recursive: true, force: true });
     }

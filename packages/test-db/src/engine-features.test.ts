@@ -116,7 +116,13 @@ describe.each(targets.map((target) => ({ target, label: `${target.engine}${targe
 
     it("$elemMatch and $all on arrays of {k, v} pairs", async () => {
       const c = fresh();
-      await c.insertOne({ _id: id("r"), metadata: [{ k: "$where", v: "1" }, { k: "a.b", v: "2" }] });
+      await c.insertOne({
+        _id: id("r"),
+        metadata: [
+          { k: "$where", v: "1" },
+          { k: "a.b", v: "2" },
+        ],
+      });
       expect(await c.countDocuments({ metadata: { $elemMatch: { k: "a.b", v: "2" } } })).toBe(1);
       expect(await c.countDocuments({ metadata: { $all: [{ k: "a.b", v: "2" }] } })).toBe(1);
       expect(await c.countDocuments({ metadata: { $all: [{ k: "a.b", v: "other" }] } })).toBe(0);
@@ -189,7 +195,14 @@ describe.each(targets.map((target) => ({ target, label: `${target.engine}${targe
       await c.insertOne({ _id: id("doc"), version: 0 });
       const clients = await Promise.all(Array.from({ length: 20 }, () => new MongoClient(uri).connect()));
       try {
-        const results = await Promise.all(clients.map((cl) => cl.db(dbName).collection(c.collectionName).updateOne({ _id: id("doc"), version: 0 }, { $inc: { version: 1 } })));
+        const results = await Promise.all(
+          clients.map((cl) =>
+            cl
+              .db(dbName)
+              .collection(c.collectionName)
+              .updateOne({ _id: id("doc"), version: 0 }, { $inc: { version: 1 } }),
+          ),
+        );
         const winners = results.filter((r) => r.modifiedCount === 1).length;
         expect({ winners, final: (await c.findOne({ _id: id("doc") }))?.version }).toEqual({ winners: 1, final: 1 });
       } finally {
@@ -209,10 +222,13 @@ describe.each(targets.map((target) => ({ target, label: `${target.engine}${targe
     it("the version it claims: mongo-java-server says MongoDB 5.0.0 with wire version 13 (the runner's claim), and knows no `hello`", async () => {
       const build = await client.db("admin").command({ buildInfo: 1 });
       const isMaster = await client.db("admin").command({ isMaster: 1 });
-      const hello = await client.db("admin").command({ hello: 1 }).then(
-        (answer) => answer.isWritablePrimary as unknown,
-        (e: Error) => e.message,
-      );
+      const hello = await client
+        .db("admin")
+        .command({ hello: 1 })
+        .then(
+          (answer) => answer.isWritablePrimary as unknown,
+          (e: Error) => e.message,
+        );
       if (isMongoDb) {
         expect(isMaster.maxWireVersion).toBeGreaterThanOrEqual(13);
         expect(hello).toBe(true);

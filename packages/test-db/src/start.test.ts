@@ -67,12 +67,24 @@ async function persists(engine: Engine): Promise<void> {
   const dataDir = join(scratch, `persist-${engine}`);
   const first = await startDatabase({ env: ownEnv, dataDir, engine });
   const port = Number(new URL(first.uri).port);
-  await withClient(first.uri, (c) => c.db("keep").collection("docs").insertOne({ _id: "kept" as never }));
+  await withClient(first.uri, (c) =>
+    c
+      .db("keep")
+      .collection("docs")
+      .insertOne({ _id: "kept" as never }),
+  );
   await first.stop();
   const second = await startDatabase({ env: ownEnv, dataDir, engine, port });
   expect(second.uri).toBe(first.uri);
   expect(second.logFile).toBe(join(dataDir, `${engine}.log`));
-  expect(await withClient(second.uri, (c) => c.db("keep").collection("docs").countDocuments({ _id: "kept" as never }))).toBe(1);
+  expect(
+    await withClient(second.uri, (c) =>
+      c
+        .db("keep")
+        .collection("docs")
+        .countDocuments({ _id: "kept" as never }),
+    ),
+  ).toBe(1);
   await second.stop();
 }
 
@@ -85,7 +97,9 @@ describe("startDatabase", () => {
   });
 
   it("refuses an unknown forced engine (FerretDB is gone), and a forced engine that is not there", async () => {
-    await expect(startDatabase({ env: { RMS_DB_ENGINE: "ferretdb" } })).rejects.toThrow(/^unknown database engine "ferretdb" \(RMS_DB_ENGINE\): use one of external, testcontainers, mongod, mongodb-memory-server, mongo-java-server$/);
+    await expect(startDatabase({ env: { RMS_DB_ENGINE: "ferretdb" } })).rejects.toThrow(
+      /^unknown database engine "ferretdb" \(RMS_DB_ENGINE\): use one of external, testcontainers, mongod, mongodb-memory-server, mongo-java-server$/,
+    );
     await expect(startDatabase({ env: {}, engine: "external" })).rejects.toThrow(/^database engine external \(RMS_DB_ENGINE\) cannot start: MONGODB_URI is not set$/);
   });
 
@@ -103,8 +117,12 @@ describe("startDatabase", () => {
 
   it("a forced engine that cannot start fails with one line naming it", async () => {
     const outcome = startDatabase({ env: ownEnv, engine: "mongodb-memory-server" });
-    await expect(outcome).rejects.toThrow(/^database engine mongodb-memory-server \(RMS_DB_ENGINE\) cannot start: no MongoDB \S+ binary cached and its download site \(\S+\) does not answer$/);
-    await expect(startDatabase({ env: { ...ownEnv, RMS_DB_ENGINE: "mongod", PATH: "" } })).rejects.toThrow(/^database engine mongod \(RMS_DB_ENGINE\) cannot start: no mongod on PATH$/);
+    await expect(outcome).rejects.toThrow(
+      /^database engine mongodb-memory-server \(RMS_DB_ENGINE\) cannot start: no MongoDB \S+ binary cached and its download site \(\S+\) does not answer$/,
+    );
+    await expect(startDatabase({ env: { ...ownEnv, RMS_DB_ENGINE: "mongod", PATH: "" } })).rejects.toThrow(
+      /^database engine mongod \(RMS_DB_ENGINE\) cannot start: no mongod on PATH$/,
+    );
   });
 
   it("the download probe gives up within its bound when nothing answers", async () => {

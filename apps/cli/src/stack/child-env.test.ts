@@ -34,7 +34,14 @@ describe("what the launcher hands its children", () => {
 
   it("gives the gateway its variables, never the admin token", () => {
     const env = gatewayEnv(launcherEnv, config, resolved);
-    expect(env).toMatchObject({ TRUSTED_PROXIES: "10.0.0.1,10.0.0.2", RATE_LIMIT_STORE: "mongodb", MONGODB_DATABASE: "rms_dev", DATA_DIR: "/data", PORT: "8443", HTTP_PORT: "8080" });
+    expect(env).toMatchObject({
+      TRUSTED_PROXIES: "10.0.0.1,10.0.0.2",
+      RATE_LIMIT_STORE: "mongodb",
+      MONGODB_DATABASE: "rms_dev",
+      DATA_DIR: "/data",
+      PORT: "8443",
+      HTTP_PORT: "8080",
+    });
     expect(env).not.toHaveProperty("RMS_ADMIN_TOKEN");
     expect(env).not.toHaveProperty("RMS_DB_ENGINE");
     expect(env).not.toHaveProperty("AWS_SECRET_ACCESS_KEY");

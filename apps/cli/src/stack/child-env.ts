@@ -47,7 +47,19 @@ export function gatewayEnv(env: Readonly<Record<string, string | undefined>>, co
   return {
     ...basics(env),
     ...shared(config, resolved),
-    ...pick(config, ["PORT", "HTTP_PORT", "HOST", "METRICS_PORT", "TLS_CERT_FILE", "TLS_KEY_FILE", "RATE_LIMIT_LIVE", "RATE_LIMIT_TEST", "RATE_LIMIT_ADDRESS", "RATE_LIMIT_STORE", "SHUTDOWN_GRACE_MS"]),
+    ...pick(config, [
+      "PORT",
+      "HTTP_PORT",
+      "HOST",
+      "METRICS_PORT",
+      "TLS_CERT_FILE",
+      "TLS_KEY_FILE",
+      "RATE_LIMIT_LIVE",
+      "RATE_LIMIT_TEST",
+      "RATE_LIMIT_ADDRESS",
+      "RATE_LIMIT_STORE",
+      "SHUTDOWN_GRACE_MS",
+    ]),
     ...trustedProxies,
     DATA_DIR: resolved.dataDir,
   };

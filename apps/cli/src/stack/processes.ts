@@ -46,7 +46,14 @@ export async function startCoreProcess(options: { mongoUri: string; databaseName
 }
 
 /** The gateway as a real process, with its development certificate in `dataDir`. */
-export async function startGatewayProcess(options: { coreAddr: string; mongoUri: string; databaseName: string; dataDir: string; port: number; env?: Record<string, string> }): Promise<Child> {
+export async function startGatewayProcess(options: {
+  coreAddr: string;
+  mongoUri: string;
+  databaseName: string;
+  dataDir: string;
+  port: number;
+  env?: Record<string, string>;
+}): Promise<Child> {
   const gateway = startNodeChild("gateway", join(repoRoot, "apps/gateway/dist/main.js"), {
     CORE_ADDR: options.coreAddr,
     RMS_GATEWAY_TOKEN: GATEWAY_TOKEN,

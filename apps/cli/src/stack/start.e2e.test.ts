@@ -35,7 +35,18 @@ interface Stack {
 }
 
 type Ports = { https: number; http: number; core: number };
-const stackEnv = (ports: Ports) => ({ ...process.env, MONGODB_URI: "", RMS_ADMIN_TOKEN: "", RMS_DATA_DIR: dataDir, PORT: String(ports.https), HTTP_PORT: String(ports.http), CORE_ADDR: `127.0.0.1:${ports.core}`, METRICS_PORT: "0", CORE_METRICS_PORT: "0", LOG_LEVEL: "warn" });
+const stackEnv = (ports: Ports) => ({
+  ...process.env,
+  MONGODB_URI: "",
+  RMS_ADMIN_TOKEN: "",
+  RMS_DATA_DIR: dataDir,
+  PORT: String(ports.https),
+  HTTP_PORT: String(ports.http),
+  CORE_ADDR: `127.0.0.1:${ports.core}`,
+  METRICS_PORT: "0",
+  CORE_METRICS_PORT: "0",
+  LOG_LEVEL: "warn",
+});
 
 /** `rms start` (what `npm start` runs) as a real process on free ports and a temporary data dir; `npm: true` runs `npm start` itself. */
 async function startStack(ports: Ports, options: { npm?: boolean; env?: Record<string, string> } = {}): Promise<Stack> {
@@ -147,7 +158,14 @@ function call(port: number, path: string, key: string, body?: string) {
   const ca = readFileSync(join(dataDir, "tls", "cert.pem"));
   return new Promise<{ status: number; json: Json }>((resolve, reject) => {
     const req = request(
-      { host: "localhost", port, path, method: body ? "POST" : "GET", agent: new Agent({ ca }), headers: { authorization: `Bearer ${key}`, ...(body ? { "content-type": "application/x-www-form-urlencoded" } : {}) } },
+      {
+        host: "localhost",
+        port,
+        path,
+        method: body ? "POST" : "GET",
+        agent: new Agent({ ca }),
+        headers: { authorization: `Bearer ${key}`, ...(body ? { "content-type": "application/x-www-form-urlencoded" } : {}) },
+      },
       (res) => {
         let text = "";
         res.on("data", (d) => (text += d));
@@ -230,13 +248,16 @@ describe("npm start (rms start)", () => {
     const tlsEnv = { CORE_TLS_CERT_FILE: pki.certFile, CORE_TLS_KEY_FILE: pki.keyFile, CORE_TLS_CA_FILE: pki.caFile };
     const ports = { https: await freePort(), http: await freePort(), core: await freePort() };
     const stack = await startStack(ports, { env: tlsEnv });
-    const rms = (...args: string[]) => run(process.execPath, [bin, ...args], { env: { ...process.env, ...tlsEnv, RMS_ADMIN_TOKEN: "", RMS_DATA_DIR: dataDir, CORE_ADDR: `127.0.0.1:${ports.core}` } });
+    const rms = (...args: string[]) =>
+      run(process.execPath, [bin, ...args], { env: { ...process.env, ...tlsEnv, RMS_ADMIN_TOKEN: "", RMS_DATA_DIR: dataDir, CORE_ADDR: `127.0.0.1:${ports.core}` } });
     const account = JSON.parse((await rms("accounts", "create", "--json")).stdout);
     const key = JSON.parse((await rms("keys", "create", "--account", account.id, "--kind", "secret", "--mode", "test", "--json")).stdout);
     // Through the gateway, which reaches core over TLS with its client certificate.
     expect((await call(ports.https, "/v1/resources", key.secret, "name=over+mTLS")).status).toBe(201);
     // Without a certificate rms cannot get in.
-    const plaintext = await run(process.execPath, [bin, "accounts", "list"], { env: { ...process.env, RMS_ADMIN_TOKEN: "", RMS_DATA_DIR: dataDir, CORE_ADDR: `127.0.0.1:${ports.core}` } }).catch((e: unknown) => e);
+    const plaintext = await run(process.execPath, [bin, "accounts", "list"], {
+      env: { ...process.env, RMS_ADMIN_TOKEN: "", RMS_DATA_DIR: dataDir, CORE_ADDR: `127.0.0.1:${ports.core}` },
+    }).catch((e: unknown) => e);
     expect(plaintext).toMatchObject({ code: 1, stderr: expect.stringContaining("cannot reach the core") });
     stack.child.kill("SIGTERM");
     expect(await stack.exited).toBe(0);

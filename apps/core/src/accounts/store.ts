@@ -54,13 +54,7 @@ export class AccountStore {
     return this.accounts.find({}, { sort: { _id: -1 }, limit }).toArray();
   }
 
-  async createKey(input: {
-    account: string;
-    kind: KeyKindName;
-    livemode: boolean;
-    scopes: Scope[];
-    expiresAt: number | null;
-  }): Promise<{ key: KeyDocument; secret: string }> {
+  async createKey(input: { account: string; kind: KeyKindName; livemode: boolean; scopes: Scope[]; expiresAt: number | null }): Promise<{ key: KeyDocument; secret: string }> {
     const secret = newSecret(input.kind, input.livemode);
     const key: KeyDocument = {
       _id: newId("key"),

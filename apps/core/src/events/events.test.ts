@@ -8,7 +8,6 @@ beforeAll(async () => {
 });
 afterAll(() => t?.stop());
 
-
 describe("EventService over the relay", () => {
   it("shows one event per change of a resource, newest first, with sequence, previous_attributes and the deleted object as it was", async () => {
     const { test } = await t.newAccount();

@@ -42,10 +42,7 @@ export function eventService(store: EventStore, checkKey: PresentedKeyCheck): Se
       const type = typeFilterOf(request.type, request.types);
       const created = createdBoundsOf(request.created);
       const budget = budgetOf(context);
-      const [page] = await Promise.all([
-        store.list(tenant, { ...paging, ...(type ? { type } : {}), created }, budget),
-        checkKey(context, tenant, budget.db()),
-      ]);
+      const [page] = await Promise.all([store.list(tenant, { ...paging, ...(type ? { type } : {}), created }, budget), checkKey(context, tenant, budget.db())]);
       return { events: page.items.map(toMessage), hasMore: page.hasMore };
     },
   };

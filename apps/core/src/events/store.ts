@@ -48,9 +48,7 @@ export class EventStore {
     const backwards = query.endingBefore !== undefined;
     if (query.startingAfter !== undefined) filter["_id"] = { $lt: query.startingAfter };
     if (query.endingBefore !== undefined) filter["_id"] = { $gt: query.endingBefore };
-    const found = await this.collection
-      .find(filter as Filter<StoredEvent>, { sort: { _id: backwards ? 1 : -1 }, limit: query.limit + 1, ...budget.db() })
-      .toArray();
+    const found = await this.collection.find(filter as Filter<StoredEvent>, { sort: { _id: backwards ? 1 : -1 }, limit: query.limit + 1, ...budget.db() }).toArray();
     const hasMore = found.length > query.limit;
     const page = found.slice(0, query.limit);
     return { items: backwards ? page.reverse() : page, hasMore };

@@ -16,6 +16,8 @@ it("accepts a cursor only as an id of the listed kind, and only one of the two",
   const id = newId("job");
   expect(pageOf(paging({ startingAfter: id }), "job", "job")).toEqual({ limit: LIST_LIMIT_DEFAULT, startingAfter: id });
   expect(pageOf(paging({ endingBefore: id }), "job", "job")).toEqual({ limit: LIST_LIMIT_DEFAULT, endingBefore: id });
-  expect(() => pageOf(paging({ startingAfter: newId("res") }), "job", "job")).toThrow(expect.objectContaining({ code: "parameter_invalid", param: "starting_after", message: expect.stringContaining("is not a job id") }));
+  expect(() => pageOf(paging({ startingAfter: newId("res") }), "job", "job")).toThrow(
+    expect.objectContaining({ code: "parameter_invalid", param: "starting_after", message: expect.stringContaining("is not a job id") }),
+  );
   expect(() => pageOf(paging({ startingAfter: id, endingBefore: id }), "job", "job")).toThrow(expect.objectContaining({ param: "ending_before" }));
 });

@@ -68,6 +68,8 @@ describe("other credentials", () => {
 });
 
 it("gives every method of every served service its roles (a new RPC is closed until it is listed)", () => {
-  const methods = DOMAINS.flatMap((d) => d.services.flatMap((s) => s.service.methods)).map(methodPath).sort();
+  const methods = DOMAINS.flatMap((d) => d.services.flatMap((s) => s.service.methods))
+    .map(methodPath)
+    .sort();
   expect(Object.keys(METHOD_ROLES).sort()).toEqual(methods);
 });

@@ -76,16 +76,29 @@ describe("GetResource", () => {
 
 describe("UpdateResource", () => {
   it("changes only the fields given and merges metadata", async () => {
-    const { resource } = await t.resources.createResource({ tenant, name: "u", metadata: [{ key: "a", value: "1" }, { key: "b", value: "2" }] });
+    const { resource } = await t.resources.createResource({
+      tenant,
+      name: "u",
+      metadata: [
+        { key: "a", value: "1" },
+        { key: "b", value: "2" },
+      ],
+    });
     const { resource: updated } = await t.resources.updateResource({
       tenant,
       id: resource!.id,
       status: ResourceStatus.PAUSED,
-      metadata: [{ key: "a", value: "" }, { key: "c", value: "3" }],
+      metadata: [
+        { key: "a", value: "" },
+        { key: "c", value: "3" },
+      ],
     });
     expect(updated?.name).toBe("u");
     expect(updated?.status).toBe(ResourceStatus.PAUSED);
-    expect(metadataOf(updated)).toEqual([["b", "2"], ["c", "3"]]);
+    expect(metadataOf(updated)).toEqual([
+      ["b", "2"],
+      ["c", "3"],
+    ]);
     expect(updated?.created).toBe(resource?.created);
   });
 
@@ -231,7 +244,9 @@ describe("idempotent create (idempotency-key metadata)", () => {
   it("makes one resource for many concurrent creates with one key, and returns it to all", async () => {
     const scratch = (await t.newAccount()).test;
     const results = await Promise.all(
-      Array.from({ length: 20 }, () => t.resources.createResource({ tenant: scratch, name: "once", metadata: [{ key: "a", value: "1" }] }, { metadata: { "idempotency-key": "k-1" } })),
+      Array.from({ length: 20 }, () =>
+        t.resources.createResource({ tenant: scratch, name: "once", metadata: [{ key: "a", value: "1" }] }, { metadata: { "idempotency-key": "k-1" } }),
+      ),
     );
     expect(new Set(results.map((r) => r.resource!.id)).size).toBe(1);
     expect((await t.resources.listResources({ tenant: scratch })).resources).toHaveLength(1);

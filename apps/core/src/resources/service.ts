@@ -71,7 +71,11 @@ export function resourceService(store: ResourceStore, faults: Faults = NO_FAULTS
       const status = statusName(request.status);
       const metadataChanged = request.clearMetadata || request.metadata.length > 0;
       // Validate the changes up front, so a bad request fails before any read or write.
-      if (metadataChanged) mergeMetadata([], request.metadata.filter((e) => e.value !== ""));
+      if (metadataChanged)
+        mergeMetadata(
+          [],
+          request.metadata.filter((e) => e.value !== ""),
+        );
       const budget = budgetOf(context);
       await checkKey(context, tenant, budget.db());
       const doc = await store.update(
@@ -103,10 +107,7 @@ export function resourceService(store: ResourceStore, faults: Faults = NO_FAULTS
       const paging = pageOf(request, "res", "resource");
       const status = statusName(request.status);
       const budget = budgetOf(context);
-      const [page] = await Promise.all([
-        store.list(tenant, { ...paging, ...(status ? { status } : {}) }, budget),
-        checkKey(context, tenant, budget.db()),
-      ]);
+      const [page] = await Promise.all([store.list(tenant, { ...paging, ...(status ? { status } : {}) }, budget), checkKey(context, tenant, budget.db())]);
       return { resources: page.items.map(toMessage), hasMore: page.hasMore };
     },
   };

@@ -15,7 +15,12 @@ export function codePointLength(value: string): number {
 
 /** A resource name: 1 to 200 code points, surrounding whitespace kept. */
 export function validateName(name: string): string {
-  if (name.length === 0) throw errors.invalid("parameter_invalid_empty", "You passed an empty string for 'name'. We assume empty values are an attempt to unset a parameter; however 'name' cannot be unset.", "name");
+  if (name.length === 0)
+    throw errors.invalid(
+      "parameter_invalid_empty",
+      "You passed an empty string for 'name'. We assume empty values are an attempt to unset a parameter; however 'name' cannot be unset.",
+      "name",
+    );
   if (codePointLength(name) > NAME_MAX_CODE_POINTS) {
     throw errors.invalid("string_too_long", `Invalid string: 'name' must be at most ${NAME_MAX_CODE_POINTS} characters long.`, "name");
   }
@@ -49,11 +54,7 @@ function checkCount(pairs: readonly MetadataPair[]): void {
  * entry sets its key (in place when present, appended when new) or, with an
  * empty value, removes it. The result is validated as a whole (at most 50 keys).
  */
-export function mergeMetadata(
-  existing: readonly MetadataPair[],
-  changes: readonly { key: string; value: string }[],
-  clear = false,
-): MetadataPair[] {
+export function mergeMetadata(existing: readonly MetadataPair[], changes: readonly { key: string; value: string }[], clear = false): MetadataPair[] {
   const merged = new Map<string, string>(clear ? [] : existing.map((p) => [p.k, p.v]));
   for (const { key, value } of changes) {
     validateKey(key);

@@ -26,9 +26,7 @@ it("without a key, inserts every time, each document holding its own id in the u
 
 it("under one key, many concurrent inserts make one document and all of them get it", async () => {
   const tenant = newTenant();
-  const results = await Promise.all(
-    Array.from({ length: 12 }, () => insertOnce(t.things, fresh(tenant), { tenant, key: "k-1", fingerprint: fingerprint(["same"]) })),
-  );
+  const results = await Promise.all(Array.from({ length: 12 }, () => insertOnce(t.things, fresh(tenant), { tenant, key: "k-1", fingerprint: fingerprint(["same"]) })));
   const docs = results.map((r) => ("doc" in r ? r.doc._id : "conflict"));
   expect(new Set(docs).size).toBe(1);
   expect(results.filter((r) => "replayed" in r && !r.replayed)).toHaveLength(1);

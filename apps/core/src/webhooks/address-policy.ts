@@ -28,9 +28,7 @@ export type BlockedRange =
 /** How an IPv4 address was carried inside an IPv6 one, when it was. */
 export type Embedding = "ipv4_mapped" | "ipv4_translated" | "nat64" | "6to4" | "teredo";
 
-export type AddressVerdict =
-  | { readonly allowed: true }
-  | { readonly allowed: false; readonly range: BlockedRange; readonly via?: Embedding };
+export type AddressVerdict = { readonly allowed: true } | { readonly allowed: false; readonly range: BlockedRange; readonly via?: Embedding };
 
 /** Decides one IP address; the delivery code asks it for the address it connects to. */
 export type AddressPolicy = (address: string) => AddressVerdict;

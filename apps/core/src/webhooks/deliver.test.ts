@@ -118,7 +118,13 @@ describe("deliver over HTTP", () => {
 
   it("410 asks for the endpoint to be disabled", async () => {
     const target = await receiver({ handler: (_q, response) => response.writeHead(410).end("gone") });
-    expect(await deliver(request(target.url()), loopback)).toMatchObject({ status: "failed", error: "http_error", responseStatus: 410, disableEndpoint: true, responseBody: "gone" });
+    expect(await deliver(request(target.url()), loopback)).toMatchObject({
+      status: "failed",
+      error: "http_error",
+      responseStatus: 410,
+      disableEndpoint: true,
+      responseBody: "gone",
+    });
   });
 
   it("429 and 503 carry Retry-After in seconds or as an HTTP-date; other statuses do not", async () => {
@@ -197,7 +203,12 @@ describe("deliver: timeouts and transport failures", () => {
 
   it("reports a refused connection as connection_failed", async () => {
     const port = await freePort();
-    expect(await deliver(request(`http://127.0.0.1:${port}/hook`), loopback)).toMatchObject({ status: "failed", error: "connection_failed", responseStatus: null, detail: "ECONNREFUSED" });
+    expect(await deliver(request(`http://127.0.0.1:${port}/hook`), loopback)).toMatchObject({
+      status: "failed",
+      error: "connection_failed",
+      responseStatus: null,
+      detail: "ECONNREFUSED",
+    });
   });
 
   it("reports a connection closed before any answer as connection_failed", async () => {

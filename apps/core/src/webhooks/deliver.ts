@@ -15,16 +15,7 @@ export const DELIVERY_TIMEOUT_MS = 15_000;
 export const RESPONSE_BODY_CAP_BYTES = 1024;
 export const WEBHOOK_USER_AGENT = "rms-webhooks/1.4";
 
-export type AttemptError =
-  | "timeout"
-  | "dns_failed"
-  | "connection_failed"
-  | "tls_failed"
-  | "invalid_response"
-  | "redirect"
-  | "http_error"
-  | "blocked_address"
-  | "invalid_url";
+export type AttemptError = "timeout" | "dns_failed" | "connection_failed" | "tls_failed" | "invalid_response" | "redirect" | "http_error" | "blocked_address" | "invalid_url";
 
 export interface DeliveryRequest {
   readonly url: string;
@@ -146,45 +137,49 @@ export function deliver(request: DeliveryRequest, options: DeliveryOptions = {})
     // A response that has not ended (or filled the cap) by the deadline is a timeout, whatever its status.
     const timer = setTimeout(() => finish({ error: "timeout", detail: `no complete answer within ${timeoutMs} ms`, responseStatus, responseBody: responseText() }), timeoutMs);
 
-    void resolveAndPin(host, policy, options.resolve ?? systemResolver).then((pin) => {
-      if (settled) return;
-      if (!pin.ok) {
-        if (pin.error === "dns_failed") return finish({ error: "dns_failed", detail: pin.detail });
-        return finish({ error: "blocked_address", detail: `${pin.address} is ${pin.range}${pin.via ? ` (via ${pin.via})` : ""}` });
-      }
-      const phase = { connected: false, secured: false, tls };
-      const send = tls ? httpsRequest : httpRequest;
-      sent = send({
-        method: "POST",
-        protocol: url.protocol,
-        hostname: host,
-        port: url.port === "" ? undefined : Number(url.port),
-        path: `${url.pathname}${url.search}`,
-        headers,
-        agent: false,
-        lookup: lookupPinnedTo(host, pin),
-        ...(tls ? { servername: isIP(host) === 0 ? host : undefined, ...(options.ca ? { ca: options.ca as string | string[] } : {}) } : {}),
-      });
-      sent.on("socket", (socket) => {
-        socket.once("connect", () => (phase.connected = true));
-        socket.once("secureConnect", () => (phase.secured = true));
-      });
-      sent.on("error", (error: NodeJS.ErrnoException) => finish({ error: transportError(error, phase), detail: error.code ?? error.message, responseStatus, responseBody: responseText() }));
-      sent.on("response", (response) => {
-        responseStatus = response.statusCode ?? 0;
-        const judged = judgeResponse(responseStatus, response.headers, now());
-        const complete = () => finish({ error: judged.error, detail: judged.error ? `status ${responseStatus}` : null, responseStatus, responseBody: responseText() }, judged);
-        response.on("data", (chunk: Buffer) => {
-          chunks.push(chunk);
-          received += chunk.length;
-          if (received >= RESPONSE_BODY_CAP_BYTES) complete();
+    void resolveAndPin(host, policy, options.resolve ?? systemResolver)
+      .then((pin) => {
+        if (settled) return;
+        if (!pin.ok) {
+          if (pin.error === "dns_failed") return finish({ error: "dns_failed", detail: pin.detail });
+          return finish({ error: "blocked_address", detail: `${pin.address} is ${pin.range}${pin.via ? ` (via ${pin.via})` : ""}` });
+        }
+        const phase = { connected: false, secured: false, tls };
+        const send = tls ? httpsRequest : httpRequest;
+        sent = send({
+          method: "POST",
+          protocol: url.protocol,
+          hostname: host,
+          port: url.port === "" ? undefined : Number(url.port),
+          path: `${url.pathname}${url.search}`,
+          headers,
+          agent: false,
+          lookup: lookupPinnedTo(host, pin),
+          ...(tls ? { servername: isIP(host) === 0 ? host : undefined, ...(options.ca ? { ca: options.ca as string | string[] } : {}) } : {}),
         });
-        response.on("end", complete);
-        response.on("close", () => {
-          if (!response.complete) finish({ error: "connection_failed", detail: "response cut short", responseStatus, responseBody: responseText() });
+        sent.on("socket", (socket) => {
+          socket.once("connect", () => (phase.connected = true));
+          socket.once("secureConnect", () => (phase.secured = true));
         });
-      });
-      sent.end(body);
-    }).catch((error: unknown) => finish({ error: "connection_failed", detail: (error as NodeJS.ErrnoException).code ?? "request failed" }));
+        sent.on("error", (error: NodeJS.ErrnoException) =>
+          finish({ error: transportError(error, phase), detail: error.code ?? error.message, responseStatus, responseBody: responseText() }),
+        );
+        sent.on("response", (response) => {
+          responseStatus = response.statusCode ?? 0;
+          const judged = judgeResponse(responseStatus, response.headers, now());
+          const complete = () => finish({ error: judged.error, detail: judged.error ? `status ${responseStatus}` : null, responseStatus, responseBody: responseText() }, judged);
+          response.on("data", (chunk: Buffer) => {
+            chunks.push(chunk);
+            received += chunk.length;
+            if (received >= RESPONSE_BODY_CAP_BYTES) complete();
+          });
+          response.on("end", complete);
+          response.on("close", () => {
+            if (!response.complete) finish({ error: "connection_failed", detail: "response cut short", responseStatus, responseBody: responseText() });
+          });
+        });
+        sent.end(body);
+      })
+      .catch((error: unknown) => finish({ error: "connection_failed", detail: (error as NodeJS.ErrnoException).code ?? "request failed" }));
   });
 }

@@ -4,7 +4,18 @@ import * as webhooks from "./index.js";
 
 describe("webhooks toolkit", () => {
   it("exports every piece the relay and workers wire", () => {
-    for (const name of ["deliver", "checkEndpointUrl", "classifyAddress", "newEndpointSecret", "encryptSecret", "decryptSecret", "parseRetrySchedule", "nextAttemptAtMs", "afterAttempt", "signatureHeader"]) {
+    for (const name of [
+      "deliver",
+      "checkEndpointUrl",
+      "classifyAddress",
+      "newEndpointSecret",
+      "encryptSecret",
+      "decryptSecret",
+      "parseRetrySchedule",
+      "nextAttemptAtMs",
+      "afterAttempt",
+      "signatureHeader",
+    ]) {
       expect(typeof (webhooks as Record<string, unknown>)[name], name).toBe("function");
     }
   });

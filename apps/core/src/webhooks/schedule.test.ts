@@ -1,13 +1,5 @@
 import { describe, expect, it } from "vitest";
-import {
-  afterAttempt,
-  DEFAULT_RETRY_SCHEDULE,
-  DISABLE_AFTER_FAILING_MS,
-  MAX_RETRY_AFTER_SECONDS,
-  nextAttemptAtMs,
-  parseRetrySchedule,
-  RetryScheduleError,
-} from "./schedule.js";
+import { afterAttempt, DEFAULT_RETRY_SCHEDULE, DISABLE_AFTER_FAILING_MS, MAX_RETRY_AFTER_SECONDS, nextAttemptAtMs, parseRetrySchedule, RetryScheduleError } from "./schedule.js";
 
 const S = 1000;
 const M = 60 * S;

@@ -67,7 +67,10 @@ describe("encryptSecret / decryptSecret", () => {
     for (const index of [0, 12, 20, bytes.length - 1]) {
       const changed = Buffer.from(bytes);
       changed[index] = changed[index]! ^ 0x01;
-      expect(codeOf(() => decryptSecret(`${format}.${id}.${changed.toString("base64url")}`, ringA)), `byte ${index}`).toBe("secret_tampered");
+      expect(
+        codeOf(() => decryptSecret(`${format}.${id}.${changed.toString("base64url")}`, ringA)),
+        `byte ${index}`,
+      ).toBe("secret_tampered");
     }
   });
 
@@ -115,7 +118,10 @@ describe("master keys", () => {
 
   it("refuses keys of the wrong size or shape (secret_key_invalid)", () => {
     for (const text of ["", "abc", "00".repeat(31), randomBytes(31).toString("base64"), randomBytes(48).toString("base64")]) {
-      expect(codeOf(() => parseMasterKey(text)), text).toBe("secret_key_invalid");
+      expect(
+        codeOf(() => parseMasterKey(text)),
+        text,
+      ).toBe("secret_key_invalid");
     }
     expect(codeOf(() => masterKey(randomBytes(16)))).toBe("secret_key_invalid");
   });

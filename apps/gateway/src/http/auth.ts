@@ -57,7 +57,10 @@ export interface Authenticated {
 export async function authenticate(headers: IncomingHttpHeaders, core: CoreClients, res: Response, principals?: PrincipalCache): Promise<Authenticated> {
   const secret = presentedKey(headers);
   if (secret === undefined) {
-    throw new ApiError("api_key_missing", "You did not provide an API key. Provide your API key in the Authorization header, using Bearer auth (e.g. 'Authorization: Bearer YOUR_SECRET_KEY').");
+    throw new ApiError(
+      "api_key_missing",
+      "You did not provide an API key. Provide your API key in the Authorization header, using Bearer auth (e.g. 'Authorization: Bearer YOUR_SECRET_KEY').",
+    );
   }
   if (secret === "" || secret.length > 512) throw new ApiError("api_key_invalid", "Invalid API key provided.");
   const cached = principals?.get(secret);

@@ -41,7 +41,7 @@ describe("parseForm (Stripe bracket notation)", () => {
     expect(plain(parseForm("name=a&name=b"))).toEqual({ name: ["a", "b"] });
   });
 
-  it("keeps metadata=\"\" as an empty string", () => {
+  it('keeps metadata="" as an empty string', () => {
     expect(plain(parseForm("metadata="))).toEqual({ metadata: "" });
   });
 
@@ -98,8 +98,14 @@ describe("input edge cases (issue 11 item 6)", () => {
 
   it("refuses malformed %-escapes and %-escaped bytes that are not UTF-8, in form bodies and query strings", () => {
     for (const text of ["name=%", "name=%zz", "name=a%2", "na%G0me=x", "name=%ED%A0%80", "name=%C3", "name=%FF", "metadata[%C3]=x"]) {
-      expect(codeOf(() => parseForm(text)), text).toBe("parameter_invalid");
-      expect(codeOf(() => queryParams(`/v1/resources?${text}`)), text).toBe("parameter_invalid");
+      expect(
+        codeOf(() => parseForm(text)),
+        text,
+      ).toBe("parameter_invalid");
+      expect(
+        codeOf(() => queryParams(`/v1/resources?${text}`)),
+        text,
+      ).toBe("parameter_invalid");
     }
     expect(codeOf(() => queryParams("/v1/resources?name=\u00e9"))).toBe("parameter_invalid");
     expect(plain(parseForm("name=%C3%A9+%F0%9F%98%80"))).toEqual({ name: "é 😀" });
@@ -107,7 +113,10 @@ describe("input edge cases (issue 11 item 6)", () => {
 
   it("refuses a parameter given both as a value and with [keys], in either order", () => {
     for (const text of ["metadata[a]=1&metadata=", "metadata=&metadata[a]=1", "metadata=x&metadata[a][b]=1", "metadata[a]=1&metadata[a][b]=2"]) {
-      expect(codeOf(() => parseForm(text)), text).toBe("parameter_invalid");
+      expect(
+        codeOf(() => parseForm(text)),
+        text,
+      ).toBe("parameter_invalid");
     }
     expect(plain(parseForm("tags[]=a&tags[]=b"))).toEqual({ tags: ["a", "b"] });
     expect(plain(parseForm("metadata[a]=1&metadata[b]="))).toEqual({ metadata: { a: "1", b: "" } });

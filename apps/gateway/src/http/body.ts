@@ -65,10 +65,7 @@ export function parseForm(text: string): Params {
     parsed = qs.parse(text, QS_OPTIONS);
   } catch (error) {
     if (error instanceof RangeError) {
-      throw new ApiError(
-        "parameter_invalid",
-        `Too many parameters or nesting too deep: at most ${PARAMETER_LIMIT} parameters, nested at most ${NESTING_DEPTH_LIMIT} levels.`,
-      );
+      throw new ApiError("parameter_invalid", `Too many parameters or nesting too deep: at most ${PARAMETER_LIMIT} parameters, nested at most ${NESTING_DEPTH_LIMIT} levels.`);
     }
     throw new ApiError("parameter_invalid", "The parameters could not be parsed.");
   }
@@ -132,10 +129,7 @@ function tooLarge(): ApiError {
 }
 
 function unsupported(what: string): ApiError {
-  return new ApiError(
-    "unsupported_media_type",
-    `${what} Send the body as application/json or application/x-www-form-urlencoded.`,
-  );
+  return new ApiError("unsupported_media_type", `${what} Send the body as application/json or application/x-www-form-urlencoded.`);
 }
 
 /** Reads the whole body as bytes, refusing to buffer more than the limit. */
@@ -197,7 +191,10 @@ export async function bodyParams(req: IncomingMessage): Promise<Params> {
   const contentType = req.headers["content-type"];
   if (contentType === undefined) throw unsupported("A request body needs a Content-Type.");
   const [mediaType = "", ...parameters] = contentType.split(";").map((part) => part.trim().toLowerCase());
-  const charset = parameters.find((p) => p.startsWith("charset="))?.slice("charset=".length).replace(/"/g, "");
+  const charset = parameters
+    .find((p) => p.startsWith("charset="))
+    ?.slice("charset=".length)
+    .replace(/"/g, "");
   if (charset !== undefined && charset !== "utf-8" && charset !== "utf8") throw unsupported(`Charset '${charset.slice(0, 40)}' is not supported; use utf-8.`);
   if (mediaType !== "application/json" && mediaType !== "application/x-www-form-urlencoded") {
     throw unsupported(`Content-Type '${mediaType.slice(0, 100)}' is not supported.`);

@@ -75,7 +75,9 @@ export function answerClientErrors(server: Server, plain?: PlainListener): void 
       }
       if (!socket.writable) return;
       const body = errorBody(apiError, requestId);
-      const extra = Object.entries(apiError.headers).map(([name, value]) => `${name}: ${value}\r\n`).join("");
+      const extra = Object.entries(apiError.headers)
+        .map(([name, value]) => `${name}: ${value}\r\n`)
+        .join("");
       socket.end(
         `HTTP/1.1 ${apiError.status} ${REASONS[apiError.status] ?? "Error"}\r\n` +
           `Request-Id: ${requestId}\r\nApi-Version: ${API_VERSION}\r\n${extra}Content-Type: application/json; charset=utf-8\r\n` +

@@ -45,7 +45,10 @@ export function checkFormPairs(text: string): void {
   }
   const clash = [...values].find((path) => containers.has(path));
   if (clash !== undefined) {
-    const name = clash.split("\u0000").map((segment, i) => (i === 0 ? segment : `[${segment}]`)).join("");
+    const name = clash
+      .split("\u0000")
+      .map((segment, i) => (i === 0 ? segment : `[${segment}]`))
+      .join("");
     throw new ApiError("parameter_invalid", `Parameter '${name}' was given both as a value and with [keys].`, { param: name });
   }
 }

@@ -41,7 +41,11 @@ export function optionalEnum<T extends string>(params: Params, name: string, val
   const value = params[name];
   if (value === undefined) return undefined;
   if (value === "") {
-    throw new ApiError("parameter_invalid_empty", `You passed an empty string for '${name}'. We assume empty values are an attempt to unset a parameter; however '${name}' cannot be unset.`, { param: name });
+    throw new ApiError(
+      "parameter_invalid_empty",
+      `You passed an empty string for '${name}'. We assume empty values are an attempt to unset a parameter; however '${name}' cannot be unset.`,
+      { param: name },
+    );
   }
   if (typeof value !== "string" || !(values as readonly string[]).includes(value)) {
     throw new ApiError("parameter_invalid", `Invalid ${name}: must be one of ${values.join(", ")}.`, { param: name });
@@ -50,12 +54,7 @@ export function optionalEnum<T extends string>(params: Params, name: string, val
 }
 
 /** An integer from `min` to `max`, as a JSON number or its decimal string form. */
-export function optionalInteger(
-  params: Params,
-  name: string,
-  range: { min: number; max: number },
-  code: ErrorCode = "parameter_invalid",
-): number | undefined {
+export function optionalInteger(params: Params, name: string, range: { min: number; max: number }, code: ErrorCode = "parameter_invalid"): number | undefined {
   const value = params[name];
   if (value === undefined) return undefined;
   const number = typeof value === "number" ? value : typeof value === "string" && /^[+-]?\d{1,15}$/.test(value) ? Number(value) : Number.NaN;

@@ -26,7 +26,8 @@ beforeAll(async () => {
       close: () => core.close(),
       admin: new Proxy(core.admin, {
         get(target, property, receiver) {
-          if (property === "revokeKey" && revokeUnreachable) return () => Promise.reject(new RpcError(GrpcStatus.UNAVAILABLE, { type: "api_error", code: "service_unavailable", message: "down" }));
+          if (property === "revokeKey" && revokeUnreachable)
+            return () => Promise.reject(new RpcError(GrpcStatus.UNAVAILABLE, { type: "api_error", code: "service_unavailable", message: "down" }));
           return Reflect.get(target, property, receiver) as unknown;
         },
       }),
@@ -71,8 +72,19 @@ describe("plain HTTP revokes every secret or restricted key it sees", () => {
     ["Authorization: bearer (lower case)", (key) => ({ path: "/v1/resources", headers: { authorization: `bearer ${key}` } })],
     ["Basic with the key as password", (key) => ({ path: "/v1/resources", headers: { authorization: `Basic ${b64(`me:${key}`)}` } })],
     ["the query string", (key) => ({ path: `/v1/resources?api_key=${key}` })],
-    ["a form body", (key) => ({ method: "POST", path: "/v1/resources", headers: { "content-type": "application/x-www-form-urlencoded" }, body: `name=x&key=${encodeURIComponent(key)}` })],
-    ["a JSON body, \\u-escaped", (key) => ({ method: "POST", path: "/v1/resources", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "x", key }).replace('"sk_', '"\\u0073k_').replace('"rk_', '"\\u0072k_') })],
+    [
+      "a form body",
+      (key) => ({ method: "POST", path: "/v1/resources", headers: { "content-type": "application/x-www-form-urlencoded" }, body: `name=x&key=${encodeURIComponent(key)}` }),
+    ],
+    [
+      "a JSON body, \\u-escaped",
+      (key) => ({
+        method: "POST",
+        path: "/v1/resources",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ name: "x", key }).replace('"sk_', '"\\u0073k_').replace('"rk_', '"\\u0072k_'),
+      }),
+    ],
     ["a body of another type on an unknown path", (key) => ({ method: "PUT", path: "/nowhere", headers: { "content-type": "text/plain" }, body: `my key is ${key}.` })],
   ];
 
@@ -89,9 +101,12 @@ describe("plain HTTP revokes every secret or restricted key it sees", () => {
   it("in a body over the size limit: still 403 https_required (not 413), and the key near its start is revoked", async () => {
     const key = await freshKey();
     const body = `key=${key}&pad=${"a".repeat(2 * 1024 * 1024)}`;
-    const response = await plainRequest(t.gateway.httpPort!, { method: "POST", path: "/v1/resources", headers: { "content-type": "application/x-www-form-urlencoded" }, body }).catch(
-      (error: Error) => ({ status: 0, json: { error: { code: error.message } }, headers: {} }),
-    );
+    const response = await plainRequest(t.gateway.httpPort!, {
+      method: "POST",
+      path: "/v1/resources",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body,
+    }).catch((error: Error) => ({ status: 0, json: { error: { code: error.message } }, headers: {} }));
     expectHttpsRequired(response);
     expect(await coreVerdict(key)).toBe("api_key_revoked");
   });
@@ -121,7 +136,9 @@ describe("plain HTTP revokes every secret or restricted key it sees", () => {
 describe("X-Forwarded-Proto over the plain listener", () => {
   it("serves a trusted proxy's https, but not when the client wrote https and the proxy appended http", async () => {
     const served = await freshKey();
-    expect((await plainRequest(t.gateway.httpPort!, { path: "/v1/resources", headers: { authorization: `Bearer ${served}`, "x-forwarded-proto": "http, https" } })).status).toBe(200);
+    expect((await plainRequest(t.gateway.httpPort!, { path: "/v1/resources", headers: { authorization: `Bearer ${served}`, "x-forwarded-proto": "http, https" } })).status).toBe(
+      200,
+    );
 
     for (const proto of ["https, http", ["https", "http"], "HTTP", ""]) {
       const key = await freshKey();
@@ -132,7 +149,11 @@ describe("X-Forwarded-Proto over the plain listener", () => {
 
   it("ignores X-Forwarded-Proto: https from an untrusted peer, and revokes its key", async () => {
     const key = await freshKey();
-    const response = await plainRequest(t.gateway.httpPort!, { path: "/v1/resources", headers: { authorization: `Bearer ${key}`, "x-forwarded-proto": "https" }, localAddress: "127.0.0.2" });
+    const response = await plainRequest(t.gateway.httpPort!, {
+      path: "/v1/resources",
+      headers: { authorization: `Bearer ${key}`, "x-forwarded-proto": "https" },
+      localAddress: "127.0.0.2",
+    });
     expectHttpsRequired(response);
     expect(await coreVerdict(key)).toBe("api_key_revoked");
   });

@@ -27,5 +27,7 @@ export function canonicalJson(value: unknown): string {
  */
 export function requestFingerprint(httpMethod: string, httpPath: string, rpc: string, request: unknown): string {
   const path = httpPath.length > 1 ? httpPath.replace(/\/+$/, "") : httpPath;
-  return createHash("sha256").update(canonicalJson([httpMethod, path, rpc, request])).digest("base64url");
+  return createHash("sha256")
+    .update(canonicalJson([httpMethod, path, rpc, request]))
+    .digest("base64url");
 }

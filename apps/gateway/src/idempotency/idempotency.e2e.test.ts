@@ -228,7 +228,15 @@ describe("records in idempotency_keys", () => {
     );
     resources.close();
     const now = Date.now();
-    const stale = { fingerprint: probe!["fingerprint"], account: account.id, livemode: false, created: new Date(now - 60_000), owner: "dead", completed: false, request_id: "req_dead" };
+    const stale = {
+      fingerprint: probe!["fingerprint"],
+      account: account.id,
+      livemode: false,
+      created: new Date(now - 60_000),
+      owner: "dead",
+      completed: false,
+      request_id: "req_dead",
+    };
     await records.insertOne({ _id: `${account.id}/test/crashed` as never, ...stale, locked_until: new Date(now - 1_000) });
     await records.insertOne({ _id: `${account.id}/test/alive` as never, ...stale, locked_until: new Date(now + 600_000) });
 

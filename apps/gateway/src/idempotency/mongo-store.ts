@@ -3,16 +3,7 @@ import { isDuplicateKeyError } from "@rms/proto";
 import { Binary, type Collection, type Db } from "mongodb";
 import type { Logger } from "pino";
 import { ApiError } from "../errors.js";
-import {
-  LOCK_TIMEOUT_MS,
-  RETENTION_MS,
-  scopeId,
-  type BeginResult,
-  type IdempotencyLease,
-  type IdempotencyScope,
-  type IdempotencyStore,
-  type RecordedResponse,
-} from "./store.js";
+import { LOCK_TIMEOUT_MS, RETENTION_MS, scopeId, type BeginResult, type IdempotencyLease, type IdempotencyScope, type IdempotencyStore, type RecordedResponse } from "./store.js";
 
 /** One record of the `idempotency_keys` collection. */
 interface IdempotencyRecord {

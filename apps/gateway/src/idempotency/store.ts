@@ -29,9 +29,7 @@ export interface IdempotencyLease {
   release(): Promise<void>;
 }
 
-export type BeginResult =
-  | { readonly kind: "acquired"; readonly lease: IdempotencyLease }
-  | { readonly kind: "replay"; readonly response: RecordedResponse };
+export type BeginResult = { readonly kind: "acquired"; readonly lease: IdempotencyLease } | { readonly kind: "replay"; readonly response: RecordedResponse };
 
 export interface IdempotencyStore {
   /**

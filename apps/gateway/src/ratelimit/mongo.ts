@@ -27,7 +27,10 @@ export class MongoRateLimiter implements RateLimiter {
   private readonly hints = new Map<string, { w: number; slot: number }>();
   private readonly sweeper: NodeJS.Timeout;
 
-  constructor(db: Db, private readonly now: () => number = Date.now) {
+  constructor(
+    db: Db,
+    private readonly now: () => number = Date.now,
+  ) {
     this.tokens = db.collection<TokenRecord>(RATE_LIMIT_COLLECTION);
     this.sweeper = setInterval(() => void this.removeOld().catch(() => undefined), 5_000);
     this.sweeper.unref();

@@ -9,7 +9,6 @@ import { MemoryRateLimiter } from "./memory.js";
 import { plainRequest } from "../testutil/raw.js";
 import { MongoRateLimiter, RATE_LIMIT_COLLECTION } from "./mongo.js";
 
-
 describe("MemoryRateLimiter (token bucket)", () => {
   it("allows a burst of `perSecond`, then refuses with Retry-After, and refills over time", async () => {
     let now = 1_000_000;
@@ -162,7 +161,9 @@ describe("rate limit per client address before a key is verified", () => {
     // From 127.0.0.2: an address with its own, untouched budget.
     const before = lookups;
     const responses = await Promise.all(
-      Array.from({ length: 15 }, (_, i) => plainRequest(stack.gateway.httpPort!, { path: "/v1/resources", headers: { authorization: `Bearer ${randomKey(100 + i)}` }, localAddress: "127.0.0.2" })),
+      Array.from({ length: 15 }, (_, i) =>
+        plainRequest(stack.gateway.httpPort!, { path: "/v1/resources", headers: { authorization: `Bearer ${randomKey(100 + i)}` }, localAddress: "127.0.0.2" }),
+      ),
     );
     for (const r of responses) expect(r.json.error.code).toBe("https_required");
     expect(lookups - before).toBeGreaterThan(0);

@@ -67,7 +67,10 @@ it("filters by type, type prefix, types and created, from the query string, a fo
   expect(await types(`created[lte]=${newest}&created[gte]=${all[2]!.created}`)).toHaveLength(3);
 
   const viaQuery = await stack.api.get(`/v1/events?limit=1&types[]=resource.created&types[]=resource.updated&created[gte]=${all[2]!.created}`, { key });
-  const viaForm = await stack.api.get("/v1/events", { key, form: { limit: "1", types: { 0: "resource.created", 1: "resource.updated" }, created: { gte: String(all[2]!.created) } } });
+  const viaForm = await stack.api.get("/v1/events", {
+    key,
+    form: { limit: "1", types: { 0: "resource.created", 1: "resource.updated" }, created: { gte: String(all[2]!.created) } },
+  });
   const viaJson = await stack.api.get("/v1/events", { key, json: { limit: 1, types: ["resource.created", "resource.updated"], created: { gte: all[2]!.created } } });
   expect(viaQuery.json.data.map((e: Json) => e.type)).toEqual(["resource.updated"]);
   expect(viaQuery.json.has_more).toBe(true);

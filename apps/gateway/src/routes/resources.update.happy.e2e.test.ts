@@ -32,7 +32,7 @@ it("leaves omitted fields unchanged; an empty body returns the resource as it is
   expect(statusOnly.json).toMatchObject({ name: "same", status: "active", metadata: { k: "v" } });
 });
 
-it("clears all metadata with metadata=\"\" in both encodings", async () => {
+it('clears all metadata with metadata="" in both encodings', async () => {
   const a = await create({ name: "m", metadata: { x: "1", y: "2" } });
   const b = await create({ name: "m", metadata: { x: "1", y: "2" } });
   const viaForm = await ctx.stack.api.post(`/v1/resources/${a.id}`, { key: ctx.key, form: "metadata=" });

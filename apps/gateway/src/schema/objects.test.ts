@@ -9,7 +9,10 @@ const resource = create(ResourceSchema, {
   id: "res_0000000000000000000001",
   name: "n",
   status: ResourceStatus.PAUSED,
-  metadata: [{ key: "__proto__", value: "kept" }, { key: "b", value: "2" }],
+  metadata: [
+    { key: "__proto__", value: "kept" },
+    { key: "b", value: "2" },
+  ],
   created: 1_700_000_000n,
 });
 
@@ -24,7 +27,9 @@ describe("a public object renders what it describes", () => {
   it("renders a resource in contract order, metadata keys as data", () => {
     const rendered = ResourceObject.render(resource);
     expectDescribes(ResourceObject as PublicObject<never>, rendered);
-    expect(JSON.stringify(rendered)).toBe('{"id":"res_0000000000000000000001","object":"resource","name":"n","status":"paused","metadata":{"__proto__":"kept","b":"2"},"created":1700000000}');
+    expect(JSON.stringify(rendered)).toBe(
+      '{"id":"res_0000000000000000000001","object":"resource","name":"n","status":"paused","metadata":{"__proto__":"kept","b":"2"},"created":1700000000}',
+    );
   });
 
   it("renders the list envelope and the deletion result, each referring to the resource schema by name", () => {

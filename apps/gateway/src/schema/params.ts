@@ -18,7 +18,7 @@ export function metadataParam(update: boolean): ParamSpec {
           maxProperties: 50,
           propertyNames: { minLength: 1, maxLength: 40, pattern: "^[^\\[\\]]*$" },
           additionalProperties: { type: ["string", "number", "boolean"], maxLength: 500 },
-          description: update ? "Keys to set; a key set to `\"\"` is removed. Merged into the existing metadata." : "Key-value pairs to attach.",
+          description: update ? 'Keys to set; a key set to `""` is removed. Merged into the existing metadata.' : "Key-value pairs to attach.",
         },
         { type: "string", const: "", description: update ? "Removes every key." : "No metadata." },
       ],
@@ -36,7 +36,13 @@ export function pageParams(idPattern: string, noun: string, exampleId: string): 
   return {
     limit: {
       example: 3,
-      schema: { type: "integer", minimum: 1, maximum: LIST_LIMIT_MAX, default: LIST_LIMIT_DEFAULT, description: `Page size, 1 to ${LIST_LIMIT_MAX}; default ${LIST_LIMIT_DEFAULT}.` },
+      schema: {
+        type: "integer",
+        minimum: 1,
+        maximum: LIST_LIMIT_MAX,
+        default: LIST_LIMIT_DEFAULT,
+        description: `Page size, 1 to ${LIST_LIMIT_MAX}; default ${LIST_LIMIT_DEFAULT}.`,
+      },
     },
     starting_after: { example: exampleId, schema: { ...cursor, description: `Cursor: the page after this ${noun} id (older). Not together with \`ending_before\` (400).` } },
     ending_before: { example: exampleId, schema: { ...cursor, description: `Cursor: the page before this ${noun} id (newer). Not together with \`starting_after\` (400).` } },

@@ -85,7 +85,14 @@ export async function startStack(
   const coreClients = options.wrapCore ? options.wrapCore(connectCore(coreAddress, GATEWAY_TOKEN)) : undefined;
   try {
     gateway = await startGateway(
-      testConfig(dataDir, { coreAddr: coreAddress, coreToken: GATEWAY_TOKEN, trustedProxies: options.trustedProxies ?? [], mongoUri, mongoDatabase: databaseName, ...options.gateway }),
+      testConfig(dataDir, {
+        coreAddr: coreAddress,
+        coreToken: GATEWAY_TOKEN,
+        trustedProxies: options.trustedProxies ?? [],
+        mongoUri,
+        mongoDatabase: databaseName,
+        ...options.gateway,
+      }),
       {
         logger: options.logs?.gateway ?? pino({ level: "silent" }),
         ...(coreClients ? { core: coreClients } : {}),

@@ -11,7 +11,11 @@ describe("the error catalogue", () => {
       message: "other parameters",
     });
     expect(catalogueError("resource_missing", "No such resource: 'res_x'", "id")).toMatchObject({ grpcCode: GrpcStatus.NOT_FOUND, param: "id" });
-    expect(catalogueError("service_unavailable")).toMatchObject({ grpcCode: GrpcStatus.UNAVAILABLE, type: "api_error", message: "The service is temporarily unavailable. Retry the request later." });
+    expect(catalogueError("service_unavailable")).toMatchObject({
+      grpcCode: GrpcStatus.UNAVAILABLE,
+      type: "api_error",
+      message: "The service is temporarily unavailable. Retry the request later.",
+    });
   });
 
   it("keeps core's own credential codes out of the public ones", () => {

@@ -46,11 +46,7 @@ function toRpcError(error: unknown): RpcError {
  * A typed promise client for a protobuf-es service over grpc-js: one method per
  * RPC, rejecting with RpcError (the server's ErrorDetail when it sent one).
  */
-export function createClient<S extends AnyService>(
-  service: S,
-  address: string,
-  options: ClientOptions = {},
-): ServiceClient<S> & { close(): void; readonly channel: Client } {
+export function createClient<S extends AnyService>(service: S, address: string, options: ClientOptions = {}): ServiceClient<S> & { close(): void; readonly channel: Client } {
   const channel = new Client(address, options.credentials ?? grpcCredentials.createInsecure(), { ...DEFAULT_CHANNEL_OPTIONS, ...options.channelOptions });
   const client: Record<string, unknown> = {
     close: () => channel.close(),

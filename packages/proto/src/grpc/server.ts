@@ -30,12 +30,7 @@ const internalError = () =>
  * anything is registered, since a unary handler installed for it would misread
  * its calls (grpc-js hands a streaming handler a stream, not one request).
  */
-export function addService<S extends AnyService>(
-  server: Server,
-  service: S,
-  implementation: ServiceImplementation<S>,
-  options: ServeOptions = {},
-): void {
+export function addService<S extends AnyService>(server: Server, service: S, implementation: ServiceImplementation<S>, options: ServeOptions = {}): void {
   const streaming = service.methods.filter((method) => method.methodKind !== "unary");
   if (streaming.length > 0) {
     throw new Error(`addService serves unary methods only; ${streaming.map((m) => `${methodPath(m)} is ${m.methodKind}`).join(", ")}`);
@@ -75,10 +70,7 @@ export function addService<S extends AnyService>(
   server.addService(toServiceDefinition(service), handlers);
 }
 
-export type ReflectionPackageDefinition = Record<
-  string,
-  { format: "Protocol Buffer 3 EnumDescriptorProto"; type: object; fileDescriptorProtos: Buffer[] }
->;
+export type ReflectionPackageDefinition = Record<string, { format: "Protocol Buffer 3 EnumDescriptorProto"; type: object; fileDescriptorProtos: Buffer[] }>;
 
 /** proto/'s files as buf built them, with their comments (source info), by file name. */
 let commented: Map<string, FileDescriptorProto> | undefined;

@@ -18,10 +18,7 @@ export interface CallContext {
 
 /** A server implementation of every unary method of a service. */
 export type ServiceImplementation<S> = {
-  [K in keyof Methods<S>]: (
-    request: MessageShape<Methods<S>[K]["input"]>,
-    context: CallContext,
-  ) => Promise<MessageInitShape<Methods<S>[K]["output"]>>;
+  [K in keyof Methods<S>]: (request: MessageShape<Methods<S>[K]["input"]>, context: CallContext) => Promise<MessageInitShape<Methods<S>[K]["output"]>>;
 };
 
 export interface CallOptions {

@@ -30,7 +30,9 @@ export const EventObject = publicObject<Event>("Event", {
   created: field({ type: "integer", description: "Unix seconds." }, (e) => Number(e.created)),
   livemode: field({ type: "boolean" }, (e) => e.livemode),
   api_version: constant(API_VERSION),
-  sequence: field({ type: "integer", description: "Grows with every committed change of the same object: drop an event older than one already applied." }, (e) => Number(e.sequence)),
+  sequence: field({ type: "integer", description: "Grows with every committed change of the same object: drop an event older than one already applied." }, (e) =>
+    Number(e.sequence),
+  ),
   pending_webhooks: field({ type: "integer", minimum: 0, description: "Endpoints that have not yet answered this event with a 2xx." }, (e) => e.pendingWebhooks),
   data: field(
     {
