@@ -1,6 +1,6 @@
 import type {} from "@rms/test-db/vitest-setup";
 import { afterAll, beforeAll, expect, inject, it } from "vitest";
-import { usesSecondaryIndexes } from "./db-engine.js";
+import { usesSecondaryIndexes } from "@rms/db-engine";
 import { startTestCore, type TestCore } from "./testutil/harness.js";
 
 let t: TestCore;

@@ -11,7 +11,7 @@ import { isLoopbackAddress } from "./config.js";
 import { requestId } from "./grpc/call-info.js";
 import { startMetricsServer } from "@rms/metrics-server";
 import { CoreMetrics } from "./metrics.js";
-import { usesSecondaryIndexes } from "./db-engine.js";
+import { usesSecondaryIndexes } from "@rms/db-engine";
 import { DOMAINS, HEALTH_NAMES, METHOD_ROLES, OUTBOXES, domainContext } from "./domains.js";
 import { OutboxRelay } from "./storage/relay.js";
 import type { Domain, OpenDomain } from "./domain.js";

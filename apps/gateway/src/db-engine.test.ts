@@ -2,7 +2,8 @@ import { testDatabaseName } from "@rms/test-db";
 import type {} from "@rms/test-db/vitest-setup";
 import { MongoClient } from "mongodb";
 import { afterAll, beforeAll, expect, inject, it } from "vitest";
-import { ensureSecondaryIndexes, usesSecondaryIndexes } from "./db-engine.js";
+import { usesSecondaryIndexes } from "@rms/db-engine";
+import { ensureSecondaryIndexes } from "./db-engine.js";
 import { IDEMPOTENCY_COLLECTION, MongoIdempotencyStore } from "./idempotency/index.js";
 import { MongoRateLimiter, RATE_LIMIT_COLLECTION } from "./ratelimit/mongo.js";
 
