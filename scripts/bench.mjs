@@ -73,6 +73,9 @@ async function main() {
   const DEPTH = Number(process.env.BENCH_SEED ?? 10_000);
   // List pages are compared with each other, one request at a time (see docs/performance.md).
   const LIST_REQUESTS = Number(process.env.BENCH_LIST_REQUESTS ?? 5);
+  // The size rule of issue 13: one resource updated this many times, one update at a time (relay running).
+  const UPDATES = Number(process.env.BENCH_UPDATES ?? 10_000);
+  const UPDATE_WINDOW = Math.min(500, Math.floor(UPDATES / 2));
   const started = Date.now();
   const { default: autocannon } = await import("autocannon");
   const proto = await import("@rms/proto");
@@ -287,6 +290,27 @@ async function main() {
     await page("list_deep", `${api}/v1/resources?limit=20&starting_after=${cursor}`);
     // A list page under load in the account holding DEPTH + 100 resources, against baseline B.
     await http("list", `${api}/v1/resources?limit=20`, { headers: { authorization: `Bearer ${listKey}` } }, stackPids());
+    // One resource updated UPDATES times through core: the first UPDATE_WINDOW updates against the last
+    // (each waits for the one before, so a growing document or outbox would show as slower updates).
+    say(`run ${UPDATES.toLocaleString("en")} updates of one resource`);
+    {
+      const rss = sampleRss(stackPids());
+      const { resource } = await coreResources.createResource({ tenant: listTenant, name: "often updated" });
+      const times = [];
+      for (let i = 1; i <= UPDATES; i++) {
+        const t = performance.now();
+        await coreResources.updateResource({ tenant: listTenant, id: resource.id, metadata: [{ key: "n", value: String(i) }] });
+        times.push(performance.now() - t);
+      }
+      const rssMb = rss.stop();
+      const summary = (slice) => {
+        const sorted = [...slice].sort((x, y) => x - y);
+        const mean = sorted.reduce((x, y) => x + y, 0) / sorted.length;
+        return { rps: 1000 / mean, p50: sorted[Math.floor(sorted.length / 2)], p99: sorted[Math.floor(sorted.length * 0.99)], total: sorted.length, errors: 0, rss_mb: rssMb };
+      };
+      results.update_first = summary(times.slice(0, UPDATE_WINDOW));
+      results.update_last = summary(times.slice(-UPDATE_WINDOW));
+    }
     echoClient.close();
     const breakdown = await coreBreakdown(coreMetricsPort);
     admin.close();
@@ -330,6 +354,15 @@ async function main() {
         ok: ratio(results.list.rps, results.baseline_b.rps) >= 0.35,
         a: results.list,
         b: results.baseline_b,
+      },
+      {
+        check: `update of one resource: last ${UPDATE_WINDOW} of ${UPDATES.toLocaleString("en")} vs first ${UPDATE_WINDOW} (time)`,
+        rps: ratio(results.update_first.rps, results.update_last.rps),
+        p99: ratio(results.update_last.p99, results.update_first.p99),
+        target: "≤ 1.2× time",
+        ok: ratio(results.update_first.rps, results.update_last.rps) <= 1.2,
+        a: results.update_last,
+        b: results.update_first,
       },
       {
         check: "gRPC GetResource on core vs grpc-js echo",
