@@ -45,4 +45,3 @@ export class PrincipalCache {
     return this.entries.size;
   }
 }
-
