@@ -28,13 +28,18 @@ export type PresentedKeyCheck = (context: CallContext, tenant: Tenant, options?:
 /**
  * One read by primary key: the key must exist, match the presented secret (its
  * hash, compared in constant time: the id alone came from the caller), belong to
- * the call's tenant and be live. A call without a presented key comes from an
- * operator or test holding the internal credential and is not checked.
+ * the call's tenant and be live. Only the operator's credential (role `admin`,
+ * or a server run without roles, as in unit tests) may act without a presented
+ * key: the gateway's credential acts for a client's key and nothing else, so a
+ * leaked gateway token alone reads no tenant's data.
  */
 export function presentedKeyCheck(store: AccountStore): PresentedKeyCheck {
   return async (context, tenant, options = {}) => {
     const secret = single(context, PRESENTED_KEY_METADATA);
-    if (secret === null) return;
+    if (secret === null) {
+      if (context.caller === null || context.caller === "admin") return;
+      throw errors.permissionDenied("method_not_allowed", `The ${context.caller} credential acts only for a presented API key.`);
+    }
     const id = single(context, PRESENTED_KEY_ID_METADATA);
     if (id === null || !isId("key", id)) throw invalidKey();
     const key = await store.getKey(id, options);

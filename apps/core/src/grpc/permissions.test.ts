@@ -1,6 +1,6 @@
 // The permission table over real gRPC: the gateway's credential reaches only what the gateway calls.
 import { status as GrpcStatus } from "@grpc/grpc-js";
-import { AdminService, KeyKind, ResourceService, createClient, methodPath } from "@rms/proto";
+import { AdminService, KeyKind, PRESENTED_KEY_ID_METADATA, PRESENTED_KEY_METADATA, ResourceService, createClient, methodPath } from "@rms/proto";
 import { testDatabaseName } from "@rms/test-db";
 import type {} from "@rms/test-db/vitest-setup";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
@@ -46,12 +46,24 @@ describe("the gateway's credential", () => {
     const { key, secret } = await admin.admin.createKey({ accountId: account!.id, kind: KeyKind.SECRET });
     expect((await gateway.admin.verifyKey({ secret })).key?.id).toBe(key!.id);
     const tenant = { accountId: account!.id, livemode: false };
-    const { resource } = await gateway.resources.createResource({ tenant, name: "by the gateway" });
-    expect((await gateway.resources.getResource({ tenant, id: resource!.id })).resource?.name).toBe("by the gateway");
-    await gateway.resources.updateResource({ tenant, id: resource!.id, name: "renamed" });
-    expect((await gateway.resources.listResources({ tenant, limit: 10 })).resources).toHaveLength(1);
-    await gateway.resources.deleteResource({ tenant, id: resource!.id });
+    // The gateway acts for the key its client presented, as it does for every public request.
+    const call = { metadata: { [PRESENTED_KEY_METADATA]: secret, [PRESENTED_KEY_ID_METADATA]: key!.id } };
+    const { resource } = await gateway.resources.createResource({ tenant, name: "by the gateway" }, call);
+    expect((await gateway.resources.getResource({ tenant, id: resource!.id }, call)).resource?.name).toBe("by the gateway");
+    await gateway.resources.updateResource({ tenant, id: resource!.id, name: "renamed" }, call);
+    expect((await gateway.resources.listResources({ tenant, limit: 10 }, call)).resources).toHaveLength(1);
+    await gateway.resources.deleteResource({ tenant, id: resource!.id }, call);
     expect(Number((await gateway.admin.revokeKey({ keyId: key!.id, reason: "plain_http" })).key?.revokedAt)).toBeGreaterThan(0);
+  });
+  it("acts on no tenant's data without a presented API key (a leaked gateway token alone reads nothing)", async () => {
+    const { account } = await admin.admin.createAccount({});
+    const tenant = { accountId: account!.id, livemode: false };
+    const { resource } = await admin.resources.createResource({ tenant, name: "the operator's" });
+    const keyless = { grpcCode: GrpcStatus.PERMISSION_DENIED, code: "method_not_allowed" };
+    await expect(gateway.resources.getResource({ tenant, id: resource!.id })).rejects.toMatchObject(keyless);
+    await expect(gateway.resources.listResources({ tenant, limit: 10 })).rejects.toMatchObject(keyless);
+    await expect(gateway.resources.createResource({ tenant, name: "sneaked in" })).rejects.toMatchObject(keyless);
+    expect((await admin.resources.listResources({ tenant, limit: 10 })).resources.map((r) => r.name)).toEqual(["the operator's"]);
   });
 });
 

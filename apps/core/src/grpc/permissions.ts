@@ -20,9 +20,10 @@ export type MethodRoleTable = Readonly<Record<string, readonly Role[]>>;
  * Checks `authorization: Bearer <token>` on every call: the token names a role (compared in
  * constant time), the role must be allowed the method. UNAUTHENTICATED for an unknown token,
  * PERMISSION_DENIED for a known one that may not make this call, or for a method the table
- * does not list (so a new RPC is closed until it is given its roles).
+ * does not list (so a new RPC is closed until it is given its roles). Returns the role, which handlers
+ * see as `context.caller`.
  */
-export function roleGuard(tokens: RoleTokens, methodRoles: MethodRoleTable): (context: CallContext) => void {
+export function roleGuard(tokens: RoleTokens, methodRoles: MethodRoleTable): (context: CallContext) => Role {
   const known = Object.entries(tokens)
     .filter((entry): entry is [Role, string] => typeof entry[1] === "string" && entry[1] !== "")
     .map(([role, token]) => ({ role, digest: digest(token) }));
@@ -34,5 +35,6 @@ export function roleGuard(tokens: RoleTokens, methodRoles: MethodRoleTable): (co
     if (!methodRoles[context.method]?.includes(role)) {
       throw errors.permissionDenied("method_not_allowed", `The ${role} credential may not call ${context.method}.`);
     }
+    return role;
   };
 }

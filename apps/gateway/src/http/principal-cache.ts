@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { keyHash } from "@rms/proto";
 import type { Principal } from "./auth.js";
 
 /** How long a verified key's principal is reused without asking core's VerifyKey again. */
@@ -21,7 +21,7 @@ export class PrincipalCache {
   ) {}
 
   get(secret: string): Principal | undefined {
-    const id = digest(secret);
+    const id = keyHash(secret);
     const entry = this.entries.get(id);
     if (!entry) return undefined;
     if (entry.until <= this.now()) {
@@ -34,16 +34,14 @@ export class PrincipalCache {
   set(secret: string, principal: Principal): void {
     if (this.ttlMs <= 0) return;
     if (this.entries.size >= MAX_ENTRIES) this.entries.delete(this.entries.keys().next().value!);
-    this.entries.set(digest(secret), { principal, until: this.now() + this.ttlMs });
+    this.entries.set(keyHash(secret), { principal, until: this.now() + this.ttlMs });
   }
 
   drop(secret: string): void {
-    this.entries.delete(digest(secret));
+    this.entries.delete(keyHash(secret));
   }
 
   get size(): number {
     return this.entries.size;
   }
 }
-
-const digest = (secret: string) => createHash("sha256").update(secret, "utf8").digest("base64url");

@@ -8,7 +8,8 @@ import type { AnyService, CallContext, ServiceImplementation } from "./types.js"
 
 export interface ServeOptions {
   /** Runs before every handler; throw an RpcError to refuse the call (e.g. a missing admin token). */
-  readonly authorize?: (context: CallContext) => void;
+  /** Refuses a call by throwing; may name the caller, which handlers then see as `context.caller`. */
+  readonly authorize?: (context: CallContext) => string | undefined;
   /** Turns a thrown non-RpcError into one (e.g. database outages into UNAVAILABLE); undefined: INTERNAL. */
   readonly mapError?: (error: unknown) => RpcError | undefined;
   /** Told about every call's outcome, for logs and metrics. `error` is set on failure. */
@@ -49,10 +50,11 @@ export function addService<S extends AnyService>(server: Server, service: S, imp
         metadata: call.metadata,
         signal: controller.signal,
         deadline: deadline instanceof Date ? deadline.getTime() : deadline,
+        caller: null,
       };
       const run = async () => {
-        options.authorize?.(context);
-        return create(method.output, (await handler.call(implementation, call.request, context)) as never);
+        const caller = options.authorize?.(context) ?? null;
+        return create(method.output, (await handler.call(implementation, call.request, { ...context, caller })) as never);
       };
       run().then(
         (response) => {

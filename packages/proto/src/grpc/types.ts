@@ -14,6 +14,8 @@ export interface CallContext {
   readonly signal: AbortSignal;
   /** The caller's deadline (ms since the epoch); Infinity when it set none. */
   readonly deadline: number;
+  /** Who the server's `authorize` hook found the caller to be (e.g. a role); null without such a hook. */
+  readonly caller: string | null;
 }
 
 /** A server implementation of every unary method of a service. */
