@@ -35,7 +35,7 @@ export interface CoreOptions {
   metricsPort?: number;
   /**
    * The event relay (storage/relay.ts): on by default, told of every write and sweeping every
-   * `sweepIntervalMs` (default 1 s) for what a crash left; `false` leaves events in their outbox
+   * `sweepIntervalMs` (default 5 s, `SWEEP_INTERVAL_MS`) for what a crash left; `false` leaves events in their outbox
    * (tests that look at the outbox itself).
    */
   relay?: { sweepIntervalMs?: number } | false;
@@ -103,7 +103,7 @@ export async function startCore(options: CoreOptions): Promise<RunningCore> {
   };
   const healthTimer = setInterval(checkHealth, options.healthIntervalMs ?? 2_000);
   healthTimer.unref();
-  if (relay && options.relay !== false) relay.start(options.relay?.sweepIntervalMs ?? 1_000);
+  if (relay && options.relay !== false) relay.start(options.relay?.sweepIntervalMs);
 
   const port = await new Promise<number>((resolve, reject) =>
     server.bindAsync(options.address ?? "127.0.0.1:0", serverCredentials(options.tls), (err, bound) => (err ? reject(err) : resolve(bound))),

@@ -17,8 +17,16 @@ const LIMIT = { timeoutMS: OPERATION_TIMEOUT_MS } as const;
 /** How long `stop` waits for the work in hand before leaving it to the next start's sweep. */
 const STOP_GRACE_MS = 2_000;
 
-/** How long events are kept (CONTRACT.md section 7); older ones go in each sweep, by one deleteMany. */
+/** How long events are kept (CONTRACT.md section 7, in ../shared/docs/); older ones go by one deleteMany. */
 export const EVENT_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
+/**
+ * How often a sweep also deletes expired events. Retention is measured in days, and the delete reads the
+ * whole collection on an engine without secondary indexes, so once per sweep (every few seconds) would be
+ * work for nothing.
+ */
+export const RETENTION_PASS_INTERVAL_MS = 10 * 60 * 1000;
+/** Default time between sweeps. Normal traffic is relayed by the fast path; the sweep only finds what a crash left (and every start sweeps at once). */
+export const SWEEP_INTERVAL_MS = 5_000;
 
 interface Relayed {
   _id: string;
@@ -52,6 +60,7 @@ export class OutboxRelay {
   private draining: Promise<void> | null = null;
   private timer: NodeJS.Timeout | null = null;
   private stopped = false;
+  private lastRetentionPass = Number.NEGATIVE_INFINITY;
 
   constructor(
     private readonly db: Db,
@@ -149,15 +158,19 @@ export class OutboxRelay {
         tombstones++;
       }
     }
-    const cutoff = Math.floor((this.now() - EVENT_RETENTION_MS) / 1000);
-    const { deletedCount: expired } = await this.events.deleteMany({ created: { $lt: cutoff } }, LIMIT);
+    let expired = 0;
+    if (this.now() - this.lastRetentionPass >= RETENTION_PASS_INTERVAL_MS) {
+      const cutoff = Math.floor((this.now() - EVENT_RETENTION_MS) / 1000);
+      expired = (await this.events.deleteMany({ created: { $lt: cutoff } }, LIMIT)).deletedCount;
+      this.lastRetentionPass = this.now();
+    }
     return { events, tombstones, expired };
   }
 
-  /** Sweeps every `intervalMs` until `stop` (one sweep at a time; a failed sweep is logged and retried next time). */
-  start(intervalMs: number): void {
+  /** Sweeps now, then every `intervalMs` until `stop` (one sweep at a time; a failed sweep is logged and retried next time). */
+  start(intervalMs: number = SWEEP_INTERVAL_MS): void {
     let running = false;
-    this.timer = setInterval(() => {
+    const pass = () => {
       if (running) return;
       running = true;
       this.sweep()
@@ -165,7 +178,10 @@ export class OutboxRelay {
         .finally(() => {
           running = false;
         });
-    }, intervalMs);
+    };
+    // At once: a restarted core relays what its crash left without waiting for the first interval.
+    pass();
+    this.timer = setInterval(pass, intervalMs);
     this.timer.unref();
   }
 
