@@ -5,15 +5,20 @@ import { dirname } from "node:path";
 /** Thrown when no admin token can be found; the message is the one line to print. */
 export class MissingAdminTokenError extends Error {}
 
+/** The token given in the environment, else the one kept in `file`; undefined when neither has one. */
+function givenToken(fromEnv: string | undefined, file: string): string | undefined {
+  if (fromEnv) return fromEnv;
+  try {
+    return readFileSync(file, "utf8").trim() || undefined;
+  } catch {
+    return undefined; // no file yet
+  }
+}
+
 /** RMS_ADMIN_TOKEN, else the development token that `npm start` keeps in .data/. */
 export function readAdminToken(env: Record<string, string | undefined>, file: string): string {
-  if (env.RMS_ADMIN_TOKEN) return env.RMS_ADMIN_TOKEN;
-  try {
-    const token = readFileSync(file, "utf8").trim();
-    if (token) return token;
-  } catch {
-    // fall through to the error below
-  }
+  const token = givenToken(env.RMS_ADMIN_TOKEN, file);
+  if (token) return token;
   throw new MissingAdminTokenError("no admin token: set RMS_ADMIN_TOKEN, or run `npm start` once to create a development token in .data/");
 }
 
@@ -29,14 +34,7 @@ export function ensureAdminToken(env: Record<string, string | undefined>, file: 
 
 /** The gateway's own credential for core: RMS_GATEWAY_TOKEN, or the development one in .data/, created on first start. */
 export function ensureGatewayToken(env: Record<string, string | undefined>, file: string): string {
-  if (env.RMS_GATEWAY_TOKEN) return env.RMS_GATEWAY_TOKEN;
-  try {
-    const token = readFileSync(file, "utf8").trim();
-    if (token) return token;
-  } catch {
-    // none yet
-  }
-  return createTokenFile(file);
+  return givenToken(env.RMS_GATEWAY_TOKEN, file) ?? createTokenFile(file);
 }
 
 function createTokenFile(file: string): string {
