@@ -1,6 +1,7 @@
 import { IDEMPOTENCY_RETENTION_MS } from "@rms/proto";
 import { BSON } from "mongodb";
 import { pino } from "pino";
+import { eventually } from "@rms/test-db/testkit";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { newTenant, thing, thingsCollection, type ThingDocument, type ThingEvent } from "../testutil/storage.js";
 import { newEvent } from "./outbox.js";
@@ -126,4 +127,15 @@ it("deletes events once they are past their 30 days, and keeps younger ones (clo
   nowMs += RETENTION_PASS_INTERVAL_MS + 60_000; // the next retention pass, when the event is past its 30 days
   expect((await relay.sweep()).expired).toBeGreaterThanOrEqual(1);
   expect(await eventsOf(doc._id)).toHaveLength(0);
+});
+
+it("relays what a crash left as soon as it starts, without waiting for its first interval", async () => {
+  const doc = await created(); // written, never relayed: as a core killed right after its write leaves it
+  const relay = relayOf();
+  relay.start(10 * 60_000); // an interval far longer than the wait below
+  try {
+    await eventually(async () => expect(await eventsOf(doc._id)).toHaveLength(1), { timeoutMs: 10_000 });
+  } finally {
+    await relay.stop();
+  }
 });
