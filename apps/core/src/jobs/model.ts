@@ -112,7 +112,12 @@ export interface JobItemError {
   message: string;
 }
 
-/** `result` once finished: the count named after the type's effect, and the first 100 errors. */
+/** The count `result` names after the type's effect. */
+export function resultCountName(type: JobType): "created" | "updated" | "deleted" {
+  return type === "resources.import" ? "created" : type === "resources.bulk_update" ? "updated" : "deleted";
+}
+
+/** `result` once finished (a job canceled while queued too, with a count of 0): the count named after the type's effect, and the first 100 errors. */
 export interface JobResult {
   created?: number;
   updated?: number;
