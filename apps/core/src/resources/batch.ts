@@ -103,7 +103,11 @@ export function updateDecision(doc: Current, change: BulkChange, job: string, te
   let metadata = doc.metadata;
   try {
     if (change.metadata === "") metadata = [];
-    else if (change.metadata) metadata = mergeMetadata(doc.metadata, change.metadata.map((p) => ({ key: p.k, value: p.v })));
+    else if (change.metadata)
+      metadata = mergeMetadata(
+        doc.metadata,
+        change.metadata.map((p) => ({ key: p.k, value: p.v })),
+      );
   } catch (error) {
     if (error instanceof RpcError) return { kind: "failed", error: { code: error.code, param: error.param ?? null, message: error.message } };
     throw error;

@@ -128,7 +128,11 @@ async function applyChunk(run: JobRun, ids: readonly string[], decide: Decide): 
   const touched = new Set<string>();
   for (let round = 0; open.length > 0; round++) {
     if (round === MAX_ROUNDS) throw new Error(`job ${run.job._id}: chunk kept losing races`);
-    const docs = await readAll(resources, tenant, open.map((i) => ids[i]!));
+    const docs = await readAll(
+      resources,
+      tenant,
+      open.map((i) => ids[i]!),
+    );
     const writes: { item: number; op: AnyBulkWriteOperation<MarkedResource> }[] = [];
     for (const i of open) {
       const decision = decide(docs.get(ids[i]!) ?? null, run.job._id, tenant);
@@ -136,7 +140,10 @@ async function applyChunk(run: JobRun, ids: readonly string[], decide: Decide): 
       else outcome[i] = decision;
     }
     if (writes.length === 0) break;
-    const { refused, matched } = await writeAll(resources, writes.map((w) => w.op));
+    const { refused, matched } = await writeAll(
+      resources,
+      writes.map((w) => w.op),
+    );
     for (const [position, message] of refused) outcome[writes[position]!.item] = { kind: "failed", error: { code: "write_failed", param: null, message } };
     for (const w of writes) touched.add(ids[w.item]!);
     // Every versioned write matched: each landed (the usual case, no second read).

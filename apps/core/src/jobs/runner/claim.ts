@@ -47,10 +47,10 @@ export async function claimJob(jobs: Collection<RunnerJob>, leases: LeaseQueue<R
   }
   const full: { account: string; livemode: boolean }[] = [];
   for (let looked = 0; looked < MAX_CANDIDATES; looked++) {
-    const candidate = await jobs.findOne(
-      { status: "queued", ...(full.length ? { $nor: full } : {}) } as Filter<RunnerJob>,
-      { sort: { _id: 1 }, projection: { _id: 1, account: 1, livemode: 1, type: 1 } },
-    );
+    const candidate = await jobs.findOne({ status: "queued", ...(full.length ? { $nor: full } : {}) } as Filter<RunnerJob>, {
+      sort: { _id: 1 },
+      projection: { _id: 1, account: 1, livemode: 1, type: 1 },
+    });
     if (!candidate) return null;
     const job = await takeSlot(jobs, candidate, owner, leaseMs, perAccount);
     if (job === "full") full.push({ account: candidate.account, livemode: candidate.livemode });

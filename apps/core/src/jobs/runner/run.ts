@@ -37,14 +37,17 @@ export async function runJob(claimed: RunnerJob, executor: Executor, options: Ru
   const jobs = options.db.collection<RunnerJob>(JOBS_COLLECTION);
   const job = claimed;
   let lost = false;
-  const heartbeat = setInterval(() => {
-    options.leases.renew(job._id, job.epoch).then(
-      (held) => {
-        if (!held) lost = true;
-      },
-      () => {}, // the database did not answer: the next beat tries again; if the lease runs out, another worker takes over
-    );
-  }, Math.max(50, Math.floor(options.leaseMs / 3)));
+  const heartbeat = setInterval(
+    () => {
+      options.leases.renew(job._id, job.epoch).then(
+        (held) => {
+          if (!held) lost = true;
+        },
+        () => {}, // the database did not answer: the next beat tries again; if the lease runs out, another worker takes over
+      );
+    },
+    Math.max(50, Math.floor(options.leaseMs / 3)),
+  );
   const run: JobRun = {
     db: options.db,
     job,
