@@ -60,32 +60,53 @@ export async function runJob(claimed: RunnerJob, executor: Executor, options: Ru
   let stalled = job.stalled ?? 0;
   let attempts = job.attempts;
   try {
-    if (job.cancel_requested_at !== null) return void (await finish("canceled"));
-    if (stalled >= MAX_STALLED_ATTEMPTS) return void (await finish("failed", retriesExhausted(attempts)));
+    if (job.cancel_requested_at !== null) {
+      await finish("canceled");
+      return;
+    }
+    if (stalled >= MAX_STALLED_ATTEMPTS) {
+      await finish("failed", retriesExhausted(attempts));
+      return;
+    }
     for (;;) {
       if (lost) return;
-      if (options.stopping()) return void (await options.leases.release(job._id, job.epoch));
+      if (options.stopping()) {
+        await options.leases.release(job._id, job.epoch);
+        return;
+      }
       let next: Checkpoint | null;
       try {
         next = await executor.step(run, state);
       } catch (error) {
         if (!isTransient(error)) {
           options.logger.error({ err: error, job: job._id }, "job failed on an unexpected error");
-          return void (await finish("failed", { code: "internal_error", message: "The job stopped on an internal error." }));
+          {
+            await finish("failed", { code: "internal_error", message: "The job stopped on an internal error." });
+            return;
+          }
         }
         attempts++;
         stalled++;
         options.logger.warn({ err: error, job: job._id, attempts }, "job step failed; retrying");
-        if (stalled >= MAX_STALLED_ATTEMPTS) return void (await finish("failed", retriesExhausted(attempts)));
+        if (stalled >= MAX_STALLED_ATTEMPTS) {
+          await finish("failed", retriesExhausted(attempts));
+          return;
+        }
         await options.sleep(backoffMs(stalled));
         await guarded({ $inc: { attempts: 1, stalled: 1, version: 1 } }).catch(() => {});
         continue;
       }
-      if (next === null) return void (await finish("succeeded"));
+      if (next === null) {
+        await finish("succeeded");
+        return;
+      }
       const outcome = await checkpoint(next);
       if (outcome === "lost") return;
       state = next;
-      if (outcome === "cancel") return void (await finish("canceled"));
+      if (outcome === "cancel") {
+        await finish("canceled");
+        return;
+      }
     }
   } finally {
     clearInterval(heartbeat);
@@ -126,7 +147,10 @@ export async function runJob(claimed: RunnerJob, executor: Executor, options: Ru
     for (let tries = 1; !lost; tries++) {
       try {
         const current = await jobs.findOne({ _id: job._id } as Filter<RunnerJob>, { projection: { pending_events: 0 } });
-        if (!current || current.epoch !== job.epoch || current.lease_owner !== options.owner) return void (lost = true);
+        if (!current || current.epoch !== job.epoch || current.lease_owner !== options.owner) {
+          lost = true;
+          return;
+        }
         const nowMs = Date.now();
         const result: JobResult = { [COUNT_NAME[job.type]]: state.done, errors: state.errors };
         const finished = {
