@@ -127,7 +127,7 @@ export class ResourceStore {
 }
 
 /** Old values of the fields that differ, or null when nothing changed. */
-function changedFields(before: ResourceState, after: ResourceState): PendingEvent["previous_attributes"] {
+export function changedFields(before: ResourceState, after: ResourceState): PendingEvent["previous_attributes"] {
   const previous: NonNullable<PendingEvent["previous_attributes"]> = {};
   if (before.name !== after.name) previous.name = before.name;
   if (before.status !== after.status) previous.status = before.status;
