@@ -134,6 +134,13 @@ describe("POST /v1/jobs", () => {
     const ok = await stack.api.post("/v1/jobs", { key, json: { type: "resources.import", params: { items: items(10_000) } } });
     expect(ok.status).toBe(201);
     expect(ok.json.progress.total).toBe(10_000);
+    // The same in a form, in the indexed bracket notation (more than the API's usual 1,000 parameters).
+    const itemsForm = `type=resources.import&${items(10_000)
+      .map((item, i) => `params[items][${i}][name]=${encodeURIComponent(item.name)}`)
+      .join("&")}`;
+    const viaForm = await stack.api.post("/v1/jobs", { key, form: itemsForm });
+    expect(viaForm.status).toBe(201);
+    expect(masked(viaForm.text)).toBe(masked(ok.text));
     const tooMany = await stack.api.post("/v1/jobs", { key, json: { type: "resources.import", params: { items: items(10_001) } } });
     expect(tooMany.status).toBe(400);
     expect(tooMany.json.error).toMatchObject({ code: "parameter_invalid", param: "params[items]" });
@@ -193,6 +200,13 @@ describe("POST /v1/jobs", () => {
     expect(response.status).toBe(400);
     expect(response.json.error).toMatchObject({ type: "invalid_request_error", code, param });
     expect(await db.collection("jobs").countDocuments()).toBe(before);
+  });
+
+  it("keeps the API's 1,000-parameter limit everywhere else", async () => {
+    const form = Array.from({ length: 1_001 }, (_, i) => `metadata[k${i}]=v`).join("&");
+    const response = await stack.api.post("/v1/resources", { key, form: `name=a&${form}` });
+    expect(response.status).toBe(400);
+    expect(response.json.error.code).toBe("parameter_invalid");
   });
 
   it("names nested params in form requests too", async () => {
