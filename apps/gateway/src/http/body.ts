@@ -62,7 +62,10 @@ export function parseForm(text: string, limit: number = PARAMETER_LIMIT): Params
   checkFormPairs(text);
   let parsed: unknown;
   try {
-    parsed = qs.parse(text, limit === PARAMETER_LIMIT ? QS_OPTIONS : { ...QS_OPTIONS, parameterLimit: limit, arrayLimit: limit });
+    // Only the parameter count grows: qs builds `[]` lists and repeated names in time quadratic in their
+    // length, so lists stay within the usual 1,000 (1,000 ids is the longest list a job takes in a form;
+    // long item lists use the indexed form, `items[0][name]`, which is plain keys).
+    parsed = qs.parse(text, limit === PARAMETER_LIMIT ? QS_OPTIONS : { ...QS_OPTIONS, parameterLimit: limit });
   } catch (error) {
     if (error instanceof RangeError) {
       throw new ApiError("parameter_invalid", `Too many parameters or nesting too deep: at most ${limit} parameters, nested at most ${NESTING_DEPTH_LIMIT} levels.`);
