@@ -238,6 +238,47 @@ describe("JobService", () => {
       expect(await t.db.collection<JobDocument>("jobs").findOne({ _id: job.id })).toEqual(before);
     });
 
+    it("racing a worker's claim, every cancel either cancels the queued job (one event, the claim loses) or marks the running one", async () => {
+      const { test } = await t.newAccount();
+      const ids: string[] = [];
+      for (let i = 0; i < 30; i++) ids.push((await jobs.createJob({ tenant: test, params: importOf(1) })).job!.id);
+      const collection = t.db.collection<JobDocument>("jobs");
+      // A claim as a worker makes it: one write filtered on `queued`, moving the epoch and version.
+      const claim = (id: string) =>
+        collection.updateOne(
+          { _id: id, status: "queued" },
+          { $set: { status: "running", lease_owner: "w1", lease_until: Date.now() + 30_000, started_at: 1 }, $inc: { epoch: 1, version: 1 } },
+        );
+      const outcomes = await Promise.all(
+        ids.map(async (id, i) => {
+          // A third claimed before the cancel, a third claimed at the same time, a third never claimed.
+          if (i % 3 === 0) await claim(id);
+          const [cancel] = await Promise.all([jobs.cancelJob({ tenant: test, id }), i % 3 === 1 ? claim(id) : null]);
+          return { id, answer: cancel.job! };
+        }),
+      );
+      const canceled: string[] = [];
+      for (const { id, answer } of outcomes) {
+        const stored = (await collection.findOne({ _id: id }))!;
+        expect(answer.status).toBe(stored.status);
+        if (stored.status === "canceled") {
+          canceled.push(id);
+          expect(stored.started_at).toBeNull();
+          expect(stored.lease_owner).toBeNull();
+        } else {
+          expect(stored.status).toBe("running");
+          expect(stored.cancel_requested_at).toBe(Number(answer.cancelRequestedAt));
+        }
+      }
+      expect(outcomes.filter((_, i) => i % 3 === 0).every((o) => o.answer.status === "running")).toBe(true);
+      expect(outcomes.filter((_, i) => i % 3 === 2).every((o) => o.answer.status === "canceled")).toBe(true);
+      // Exactly one job.canceled event per canceled job, none for the others.
+      await eventually(async () => {
+        const { events } = await t.events.listEvents({ tenant: test, type: "job.canceled", limit: 100 });
+        expect(events.map((e) => JSON.parse(e.dataJson).object.id).sort()).toEqual(canceled.sort());
+      });
+    });
+
     it("an unknown id is resource_missing", async () => {
       const { test } = await t.newAccount();
       await expect(jobs.cancelJob({ tenant: test, id: "job_0000000000000000000000" })).rejects.toMatchObject({ code: "resource_missing" });

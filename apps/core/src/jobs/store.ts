@@ -73,6 +73,8 @@ export class JobStore {
     if (secondary) {
       await ensureKeysetIndexes(this.collection, ["status", "type"]);
       await this.errors.createIndex({ job: 1, index: 1 }, { name: "job_index" });
+      // Retention's find: finished jobs by finish time.
+      await this.collection.createIndex({ status: 1, finished_at: 1 }, { name: "status_finished_at" });
     }
   }
 
