@@ -171,19 +171,32 @@ export class JobStore {
     const backwards = query.endingBefore !== undefined;
     if (query.startingAfter !== undefined) filter["_id"] = { $lt: query.startingAfter };
     if (query.endingBefore !== undefined) filter["_id"] = { $gt: query.endingBefore };
-    const found = (await this.collection
-      .find(filter as Filter<JobDocument>, { sort: { _id: backwards ? 1 : -1 }, limit: query.limit + 1, ...WITHOUT_OUTBOX, ...budget.db() })
-      .toArray()) as LoadedJob[];
-    let hasMore = found.length > query.limit;
+    // Read in small batches and stop early: a page of large imports needs only the first few documents.
+    const cursor = this.collection.find(filter as Filter<JobDocument>, {
+      sort: { _id: backwards ? 1 : -1 },
+      limit: query.limit + 1,
+      batchSize: Math.min(query.limit + 1, 25),
+      ...WITHOUT_OUTBOX,
+      ...budget.db(),
+    });
     const page: LoadedJob[] = [];
+    let hasMore = false;
     let bytes = 0;
-    for (const job of found.slice(0, query.limit)) {
-      bytes += JSON.stringify(job.params).length;
-      if (page.length > 0 && bytes > LIST_PAGE_PARAMS_BYTES) {
-        hasMore = true;
-        break;
+    try {
+      for await (const job of cursor) {
+        if (page.length === query.limit) {
+          hasMore = true;
+          break;
+        }
+        bytes += JSON.stringify(job.params).length;
+        if (page.length > 0 && bytes > LIST_PAGE_PARAMS_BYTES) {
+          hasMore = true;
+          break;
+        }
+        page.push(job as LoadedJob);
       }
-      page.push(job);
+    } finally {
+      await cursor.close();
     }
     return { items: backwards ? page.reverse() : page, hasMore };
   }
