@@ -180,6 +180,30 @@ describe("JobService", () => {
     expect(seen).toHaveLength(3);
   });
 
+  it("pages job.* events of large imports within the byte bound (four 1.2 MB snapshots do not fit one 4 MiB answer)", async () => {
+    const { test } = await t.newAccount();
+    const big = params({ kind: { case: "importItems", value: { items: Array.from({ length: 10_000 }, (_, i) => ({ name: `${"n".repeat(100)}${i}` })) } } });
+    const ids: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      const job = (await jobs.createJob({ tenant: test, params: big })).job!;
+      await jobs.cancelJob({ tenant: test, id: job.id });
+      ids.push(job.id);
+    }
+    const seen = await eventually(async () => {
+      const all: string[] = [];
+      let page = await t.events.listEvents({ tenant: test, type: "job.canceled", limit: 100 });
+      expect(page.events.length).toBeLessThan(4);
+      all.push(...page.events.map((e) => e.id));
+      while (page.hasMore) {
+        page = await t.events.listEvents({ tenant: test, type: "job.canceled", limit: 100, startingAfter: all.at(-1)! });
+        all.push(...page.events.map((e) => e.id));
+      }
+      expect(all).toHaveLength(4);
+      return all;
+    });
+    expect(new Set(seen).size).toBe(4);
+  });
+
   describe("cancel in each state", () => {
     it("queued: canceled at once, finished_at set, epoch moved on, job.canceled in the same write; the event shows params with maps", async () => {
       const { test } = await t.newAccount();

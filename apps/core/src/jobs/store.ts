@@ -1,8 +1,9 @@
-import type { Collection, Db, Filter } from "mongodb";
+import type { Collection, Db, Filter, FindCursor } from "mongodb";
 import type { RequestInfo, Tenant } from "../caller.js";
 import { errors } from "../errors.js";
 import { UNBOUNDED, type Budget } from "../grpc/budget.js";
 import { newId } from "../ids.js";
+import { boundedPage, PAGE_BYTES_MAX } from "../storage/bounded-page.js";
 import { findLive, WITHOUT_OUTBOX, type Loaded } from "../storage/documents.js";
 import { ensureIdempotencyIndex, fingerprint, insertOnce, type InsertOnceResult } from "../storage/idempotent-insert.js";
 import { ensureKeysetIndexes } from "../storage/keyset-list.js";
@@ -42,11 +43,8 @@ export interface ErrorListQuery {
   endingBefore?: number;
 }
 
-/**
- * A list page stops adding jobs once their params pass this many bytes (as JSON), so a page of
- * large imports stays well under the 4 MiB a gRPC message may carry; `hasMore` then says more follow.
- */
-export const LIST_PAGE_PARAMS_BYTES = 2 * 1024 * 1024;
+/** A list page stops adding jobs once their params pass this many bytes as JSON (storage/bounded-page.ts). */
+export const LIST_PAGE_PARAMS_BYTES = PAGE_BYTES_MAX;
 
 /** Retries of a cancel that lost a race with the runner (each loss means the job moved on). */
 const CANCEL_ATTEMPTS = 8;
@@ -171,7 +169,7 @@ export class JobStore {
     const backwards = query.endingBefore !== undefined;
     if (query.startingAfter !== undefined) filter["_id"] = { $lt: query.startingAfter };
     if (query.endingBefore !== undefined) filter["_id"] = { $gt: query.endingBefore };
-    // Read in small batches and stop early: a page of large imports needs only the first few documents.
+    // Read in batches and stop early: a page of large imports needs only the first few documents.
     const cursor = this.collection.find(filter as Filter<JobDocument>, {
       sort: { _id: backwards ? 1 : -1 },
       limit: query.limit + 1,
@@ -179,25 +177,7 @@ export class JobStore {
       ...WITHOUT_OUTBOX,
       ...budget.db(),
     });
-    const page: LoadedJob[] = [];
-    let hasMore = false;
-    let bytes = 0;
-    try {
-      for await (const job of cursor) {
-        if (page.length === query.limit) {
-          hasMore = true;
-          break;
-        }
-        bytes += JSON.stringify(job.params).length;
-        if (page.length > 0 && bytes > LIST_PAGE_PARAMS_BYTES) {
-          hasMore = true;
-          break;
-        }
-        page.push(job as LoadedJob);
-      }
-    } finally {
-      await cursor.close();
-    }
+    const { items: page, hasMore } = await boundedPage(cursor as unknown as FindCursor<LoadedJob>, query.limit, (job) => JSON.stringify(job.params).length, LIST_PAGE_PARAMS_BYTES);
     return { items: backwards ? page.reverse() : page, hasMore };
   }
 
