@@ -83,7 +83,7 @@ export function jobService(store: JobStore, checkKey: PresentedKeyCheck = NO_KEY
         { limit, ...(startingAfter !== undefined ? { startingAfter } : {}), ...(endingBefore !== undefined ? { endingBefore } : {}) },
         budget,
       );
-      return { errors: page.items.map(itemErrorMessage), hasMore: page.hasMore };
+      return { errors: page.items.map(itemErrorMessage), hasMore: page.hasMore, jobId: job._id };
     },
 
     async cancelJob(request, context) {

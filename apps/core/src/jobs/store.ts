@@ -1,8 +1,9 @@
-import type { Collection, Db, Filter } from "mongodb";
+import type { Collection, Db, Filter, FindCursor } from "mongodb";
 import type { RequestInfo, Tenant } from "../caller.js";
 import { errors } from "../errors.js";
 import { UNBOUNDED, type Budget } from "../grpc/budget.js";
 import { newId } from "../ids.js";
+import { boundedPage, PAGE_BYTES_MAX } from "../storage/bounded-page.js";
 import { findLive, WITHOUT_OUTBOX, type Loaded } from "../storage/documents.js";
 import { ensureIdempotencyIndex, fingerprint, insertOnce, type InsertOnceResult } from "../storage/idempotent-insert.js";
 import { ensureKeysetIndexes } from "../storage/keyset-list.js";
@@ -42,11 +43,8 @@ export interface ErrorListQuery {
   endingBefore?: number;
 }
 
-/**
- * A list page stops adding jobs once their params pass this many bytes (as JSON), so a page of
- * large imports stays well under the 4 MiB a gRPC message may carry; `hasMore` then says more follow.
- */
-export const LIST_PAGE_PARAMS_BYTES = 2 * 1024 * 1024;
+/** A list page stops adding jobs once their params pass this many bytes as JSON (storage/bounded-page.ts). */
+export const LIST_PAGE_PARAMS_BYTES = PAGE_BYTES_MAX;
 
 /** Retries of a cancel that lost a race with the runner (each loss means the job moved on). */
 const CANCEL_ATTEMPTS = 8;
@@ -73,6 +71,8 @@ export class JobStore {
     if (secondary) {
       await ensureKeysetIndexes(this.collection, ["status", "type"]);
       await this.errors.createIndex({ job: 1, index: 1 }, { name: "job_index" });
+      // Retention's find: finished jobs by finish time.
+      await this.collection.createIndex({ status: 1, finished_at: 1 }, { name: "status_finished_at" });
     }
   }
 
@@ -169,20 +169,15 @@ export class JobStore {
     const backwards = query.endingBefore !== undefined;
     if (query.startingAfter !== undefined) filter["_id"] = { $lt: query.startingAfter };
     if (query.endingBefore !== undefined) filter["_id"] = { $gt: query.endingBefore };
-    const found = (await this.collection
-      .find(filter as Filter<JobDocument>, { sort: { _id: backwards ? 1 : -1 }, limit: query.limit + 1, ...WITHOUT_OUTBOX, ...budget.db() })
-      .toArray()) as LoadedJob[];
-    let hasMore = found.length > query.limit;
-    const page: LoadedJob[] = [];
-    let bytes = 0;
-    for (const job of found.slice(0, query.limit)) {
-      bytes += JSON.stringify(job.params).length;
-      if (page.length > 0 && bytes > LIST_PAGE_PARAMS_BYTES) {
-        hasMore = true;
-        break;
-      }
-      page.push(job);
-    }
+    // Read in batches and stop early: a page of large imports needs only the first few documents.
+    const cursor = this.collection.find(filter as Filter<JobDocument>, {
+      sort: { _id: backwards ? 1 : -1 },
+      limit: query.limit + 1,
+      batchSize: Math.min(query.limit + 1, 25),
+      ...WITHOUT_OUTBOX,
+      ...budget.db(),
+    });
+    const { items: page, hasMore } = await boundedPage(cursor as unknown as FindCursor<LoadedJob>, query.limit, (job) => JSON.stringify(job.params).length, LIST_PAGE_PARAMS_BYTES);
     return { items: backwards ? page.reverse() : page, hasMore };
   }
 
