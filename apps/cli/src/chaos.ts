@@ -7,6 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startDatabase } from "@rms/test-db";
 import { MongoClient } from "mongodb";
+import { runJobsChaos } from "./chaos-jobs.js";
 import type { Child } from "./stack/children.js";
 import { freePort, httpsCall, newTestKey, startCoreProcess, startGatewayProcess } from "./stack/processes.js";
 
@@ -155,19 +156,27 @@ while (stillPending > 0 && Date.now() - settleStarted < SETTLE_MS) {
   stillPending = await db.collection("resources").countDocuments({ "pending_events.0": { $exists: true } });
 }
 log(`settled in ${((Date.now() - settleStarted) / 1000).toFixed(1)}s; documents with pending events: ${stillPending}`);
+// The jobs phase (chaos-jobs.ts): its own workers, SIGKILLed at random; core and gateway stay up.
+const jobs = await runJobsChaos({ db, mongoUri: database.uri, databaseName, dataDir: dir, gatewayPort, secret, accountId, log });
 stopping = true;
 for (const child of Object.values(processes)) await child?.stop(5_000);
 await Promise.all(supervisors);
 
-const resources = await db
-  .collection("resources")
-  .find({ account: accountId }, { projection: { name: 1, version: 1, deleted: 1 } })
-  .toArray();
+// The jobs phase's resources are counted by its own report.
+const resources = (
+  await db
+    .collection("resources")
+    .find({ account: accountId }, { projection: { name: 1, version: 1, deleted: 1 } })
+    .toArray()
+).filter((d) => String(d.name).startsWith("chaos-"));
 const names = resources.map((d) => d.name as string);
-const events = await db
-  .collection("events")
-  .find({ account: accountId }, { projection: { "object.id": 1, sequence: 1 } })
-  .toArray();
+const ofPhaseOne = new Set(resources.map((d) => String(d._id)));
+const events = (
+  await db
+    .collection("events")
+    .find({ account: accountId }, { projection: { "object.id": 1, sequence: 1 } })
+    .toArray()
+).filter((e) => ofPhaseOne.has(e.object.id));
 await mongo.close();
 await database.stop();
 rmSync(dir, { recursive: true, force: true });
@@ -209,6 +218,6 @@ const summary = {
   core_crash_after_write: kills.selfCrash,
   seconds: Math.round((Date.now() - started) / 1000),
 };
-process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
-const ok = duplicates === 0 && lost === 0 && outcomes.gaveUp === 0 && missingEvents === 0 && duplicateEvents === 0 && stillPending === 0;
+process.stdout.write(`${JSON.stringify({ ...summary, jobs: jobs.report }, null, 2)}\n`);
+const ok = jobs.ok && duplicates === 0 && lost === 0 && outcomes.gaveUp === 0 && missingEvents === 0 && duplicateEvents === 0 && stillPending === 0;
 process.exit(ok ? 0 : 1);

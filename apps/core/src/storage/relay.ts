@@ -1,5 +1,5 @@
 import { IDEMPOTENCY_RETENTION_MS, isDuplicateKeyError } from "@rms/proto";
-import type { Collection, Db, Filter } from "mongodb";
+import { MongoBulkWriteError, type Collection, type Db, type Filter } from "mongodb";
 import type { Logger } from "pino";
 import { idTimeMs } from "../ids.js";
 import type { TenantDocument } from "./documents.js";
@@ -25,6 +25,9 @@ export const EVENT_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
  * work for nothing.
  */
 export const RETENTION_PASS_INTERVAL_MS = 10 * 60 * 1000;
+/** Noticed documents the fast path relays together (one read, one insert, one bulk pull per collection). */
+export const RELAY_BATCH = 200;
+
 /** Default time between sweeps. Normal traffic is relayed by the fast path; the sweep only finds what a crash left (and every start sweeps at once). */
 export const SWEEP_INTERVAL_MS = 5_000;
 
@@ -86,16 +89,51 @@ export class OutboxRelay {
 
   private async drain(): Promise<void> {
     while (this.queued.size > 0 && !this.stopped) {
-      const [entry] = this.queued;
-      this.queued.delete(entry!);
-      const [collection, id] = entry!.split("\u0000") as [string, string];
-      try {
-        await this.relayDocument(collection, id);
-      } catch (error) {
-        // Left pending: the sweep retries it.
-        this.options.logger.warn({ err: error, collection, id }, "relay of a document failed");
+      // Up to RELAY_BATCH noticed documents at a time, grouped by collection: a job's chunk of hundreds
+      // of written resources costs three round trips per group, not three per document.
+      const groups = new Map<string, string[]>();
+      for (const entry of this.queued) {
+        if (groups.size > 0 && [...groups.values()].reduce((n, ids) => n + ids.length, 0) >= RELAY_BATCH) break;
+        this.queued.delete(entry);
+        const [collection, id] = entry.split("\u0000") as [string, string];
+        groups.set(collection, [...(groups.get(collection) ?? []), id]);
+      }
+      for (const [collection, ids] of groups) {
+        try {
+          await this.relayDocuments(collection, ids);
+        } catch (error) {
+          // Left pending: the sweep retries them.
+          this.options.logger.warn({ err: error, collection, count: ids.length }, "relay of documents failed");
+        }
       }
     }
+  }
+
+  /**
+   * Relays several documents of one collection as `relayDocument` does one: one read of their outboxes,
+   * one insert of all their events, then per document a pull of exactly the ids copied (one unordered
+   * bulk write). Returns the events moved.
+   */
+  async relayDocuments(collectionName: string, ids: readonly string[]): Promise<number> {
+    if (ids.length === 1) return this.relayDocument(collectionName, ids[0]!);
+    const collection = this.db.collection<TenantDocument>(collectionName);
+    const docs = await collection.find({ _id: { $in: [...ids] } } as Filter<TenantDocument>, { projection: { pending_events: 1, deleted: 1 }, ...LIMIT }).toArray();
+    const withEvents = docs.filter((doc) => (doc.pending_events ?? []).length > 0);
+    const events = withEvents.flatMap((doc) => doc.pending_events as Relayed[]);
+    if (events.length > 0) {
+      await this.copy(events);
+      await collection.bulkWrite(
+        withEvents.map((doc) => ({
+          updateOne: {
+            filter: { _id: doc._id } as Filter<TenantDocument>,
+            update: { $pull: { pending_events: { _id: { $in: (doc.pending_events as Relayed[]).map((event) => event._id) } } } } as never,
+          },
+        })),
+        { ordered: false, ...LIMIT },
+      );
+    }
+    for (const doc of docs) if (doc.deleted) await this.removeTombstone(collection, doc._id);
+    return events.length;
   }
 
   /** Relays one document's pending events, then removes it if it is a tombstone whose time has come. Returns the events moved. */
@@ -114,14 +152,12 @@ export class OutboxRelay {
     return pending.length;
   }
 
-  /** Inserts each event by its id; a duplicate key means an earlier run already copied it. */
+  /** Inserts each event by its id (one unordered insert); a duplicate key means an earlier run already copied that one. */
   private async copy(events: readonly Relayed[]): Promise<void> {
-    for (const event of events) {
-      try {
-        await this.events.insertOne(event, LIMIT);
-      } catch (error) {
-        if (!isDuplicateKeyError(error)) throw error;
-      }
+    try {
+      await this.events.insertMany([...events], { ordered: false, ...LIMIT });
+    } catch (error) {
+      if (!onlyDuplicateKeys(error)) throw error;
     }
   }
 
@@ -147,7 +183,11 @@ export class OutboxRelay {
         .find({ "pending_events.0": { $exists: true } } as Filter<TenantDocument>, { projection: { _id: 1 }, ...LIMIT })
         .limit(SWEEP_BATCH)
         .toArray();
-      for (const { _id } of stuck) events += await this.relayDocument(name, _id);
+      if (stuck.length > 0)
+        events += await this.relayDocuments(
+          name,
+          stuck.map(({ _id }) => _id),
+        );
       const graves = await collection
         .find({ deleted: true, pending_events: { $size: 0 } } as Filter<TenantDocument>, { projection: { _id: 1 }, ...LIMIT })
         .sort({ _id: 1 })
@@ -197,4 +237,11 @@ export class OutboxRelay {
     await Promise.race([this.idle(), new Promise<void>((resolve) => (grace = setTimeout(resolve, STOP_GRACE_MS)))]);
     clearTimeout(grace);
   }
+}
+
+/** An unordered insert whose only failures are duplicate keys (events an earlier run already copied). */
+function onlyDuplicateKeys(error: unknown): boolean {
+  if (!(error instanceof MongoBulkWriteError)) return isDuplicateKeyError(error);
+  const writeErrors = Array.isArray(error.writeErrors) ? error.writeErrors : [error.writeErrors];
+  return !error.writeConcernError && writeErrors.length > 0 && writeErrors.every((w) => w.code === 11000);
 }

@@ -6,6 +6,7 @@ import { RESOURCES_COLLECTION } from "../../resources/store.js";
 import { WITHOUT_OUTBOX, type Loaded } from "../../storage/documents.js";
 import type { BulkDeleteParams, BulkUpdateParams, JobItemError } from "../model.js";
 import { recordErrors } from "./errors-record.js";
+import { ContentionError } from "./transient.js";
 import type { Checkpoint, Executor, JobRun } from "./seam.js";
 
 /** Ids per snapshot page (one `job_items` document each). */
@@ -127,7 +128,7 @@ async function applyChunk(run: JobRun, ids: readonly string[], decide: Decide): 
   let open = ids.map((_, i) => i);
   const touched = new Set<string>();
   for (let round = 0; open.length > 0; round++) {
-    if (round === MAX_ROUNDS) throw new Error(`job ${run.job._id}: chunk kept losing races`);
+    if (round === MAX_ROUNDS) throw new ContentionError(`job ${run.job._id}: chunk kept losing races`);
     const docs = await readAll(
       resources,
       tenant,

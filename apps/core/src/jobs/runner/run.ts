@@ -79,7 +79,7 @@ export async function runJob(claimed: RunnerJob, executor: Executor, options: Ru
         next = await executor.step(run, state);
       } catch (error) {
         if (!isTransient(error)) {
-          options.logger.error({ err: error, job: job._id }, "job failed on an unexpected error");
+          options.logger.error({ err: error, name: (error as Error)?.name, code: (error as { code?: unknown })?.code, job: job._id }, "job failed on an unexpected error");
           {
             await finish("failed", { code: "internal_error", message: "The job stopped on an internal error." });
             return;

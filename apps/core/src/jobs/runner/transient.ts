@@ -1,11 +1,13 @@
 import { RpcError } from "@rms/proto";
-import { MongoError, MongoNetworkError, MongoNotConnectedError, MongoOperationTimeoutError, MongoServerSelectionError, MongoTopologyClosedError } from "mongodb";
+import { MongoError, MongoServerError, MongoNetworkError, MongoNotConnectedError, MongoOperationTimeoutError, MongoServerSelectionError, MongoTopologyClosedError } from "mongodb";
 
 /**
  * A failure worth retrying with backoff: the database did not answer, was not reachable, or said the
  * write may be retried. Anything else is a bug or a refusal, and fails the job at once.
  */
 export function isTransient(error: unknown): boolean {
+  if (error instanceof ContentionError) return true;
+  if (error instanceof MongoServerError && TRANSIENT_SERVER_CODES.has(Number(error.code))) return true;
   if (error instanceof RpcError) return error.code === "outcome_unknown" || error.code === "service_unavailable";
   if (
     error instanceof MongoNetworkError ||
@@ -18,6 +20,16 @@ export function isTransient(error: unknown): boolean {
   }
   return error instanceof MongoError && (error.hasErrorLabel("RetryableWriteError") || error.hasErrorLabel("TransientTransactionError"));
 }
+
+/** A chunk whose versioned writes kept losing races with other writers: worth another try later. */
+export class ContentionError extends Error {}
+
+/**
+ * Server codes that say "not now" rather than "never": time limits, interruptions, a primary stepping
+ * down or not yet elected, write conflicts, and the engine's own internal error (code 1), which the
+ * embedded engine answers under memory pressure.
+ */
+const TRANSIENT_SERVER_CODES = new Set([1, 6, 7, 50, 89, 91, 112, 189, 262, 9001, 10107, 11600, 11601, 11602, 13435, 13436]);
 
 /** Delay before retry `n` (1, 2, ...): doubling from 500 ms, at most 30 s, with up to a fifth of jitter. */
 export function backoffMs(n: number, random: () => number = Math.random): number {
