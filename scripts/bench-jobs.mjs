@@ -42,7 +42,7 @@ export async function benchJobs({ say = (l) => process.stderr.write(`bench-jobs:
         env: { RATE_LIMIT_TEST: "100000000", RATE_LIMIT_LIVE: "100000000", RATE_LIMIT_ADDRESS: "100000000" },
       }),
     );
-    children.push(startNodeChild("worker", join(root, "apps/core/dist/worker/main.js"), { MONGODB_URI: database.uri, MONGODB_DATABASE: databaseName, LOG_LEVEL: "fatal" }));
+    children.push(startNodeChild("worker", join(root, "apps/core/dist/worker/main.js"), { MONGODB_URI: database.uri, MONGODB_DATABASE: databaseName, LOG_LEVEL: "warn" }));
     const { accountId, secret } = await newTestKey(`127.0.0.1:${corePort}`);
     const db = mongo.db(databaseName);
     const resources = db.collection("resources");
@@ -57,8 +57,9 @@ export async function benchJobs({ say = (l) => process.stderr.write(`bench-jobs:
       for (;;) {
         const job = JSON.parse((await call("GET", `/v1/jobs/${id}`)).body);
         if (job.status === "succeeded") return { ms: performance.now() - t, job };
-        if (job.status === "failed" || job.status === "canceled") throw new Error(`job ${id} ${job.status}`);
-        await sleep(20);
+        if (job.status === "failed" || job.status === "canceled") throw new Error(`job ${id} ${job.status}: ${JSON.stringify(job.error)} attempts ${job.attempts}`);
+        // A job of 10,000 items is a large answer: polled five times a second, not in a tight loop.
+        await sleep(200);
       }
     };
     const items = (tag) => Array.from({ length: ITEMS }, (_, i) => ({ name: `${tag}-${i}`, metadata: { tag } }));

@@ -51,10 +51,24 @@ export async function runJobsChaos(options: JobsChaosOptions): Promise<{ report:
       await child.exited;
     }
   };
+  /** Half the kills hit the worker holding a job (its lease owner name carries its pid), the others a random one. */
+  const victim = async (): Promise<Child | undefined> => {
+    if (Math.random() < 0.5) {
+      const running = await db
+        .collection("jobs")
+        .find({ status: "running", lease_owner: { $ne: null } }, { projection: { lease_owner: 1 } })
+        .toArray()
+        .catch(() => []);
+      const pids = new Set(running.map((j) => Number(String(j.lease_owner).split(":")[1])));
+      const holder = workers.find((w) => w?.process.pid !== undefined && pids.has(w.process.pid));
+      if (holder) return holder;
+    }
+    return workers[Math.floor(Math.random() * count)];
+  };
   const killer = async () => {
     while (killing) {
       await sleep(3_000 + Math.random() * 4_000);
-      const child = workers[Math.floor(Math.random() * count)];
+      const child = await victim();
       if (!killing || !child || child.process.exitCode !== null || child.process.signalCode !== null) continue;
       killed.add(child);
       child.process.kill("SIGKILL");
@@ -86,7 +100,7 @@ export async function runJobsChaos(options: JobsChaosOptions): Promise<{ report:
     }
   };
 
-  log(`jobs: import of ${items} items, then a bulk update of them, ${count} workers SIGKILLed every 3 to 7 s`);
+  log(`jobs: import of ${items} items, then a bulk update of them, ${count} workers SIGKILLed every 3 to 7 s (half of the kills aimed at the job's holder)`);
   const importId = await post(
     { type: "resources.import", params: { items: Array.from({ length: items }, (_, i) => ({ name: `${tag}-${i}`, metadata: { tag } })) } },
     `${tag}-import`,

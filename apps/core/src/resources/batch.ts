@@ -80,11 +80,15 @@ function marked(doc: Loaded<MarkedResource>, job: string): boolean {
   return doc.job_marks?.includes(job) ?? false;
 }
 
-/** Filter and mark shared by every item write: the version read, alive, not yet marked by this job. */
+/**
+ * Filter and mark shared by every item write: exactly `{_id, version}` (the version read: every change,
+ * the tombstone included, moves it, so the document is still the live, unmarked one that was decided on;
+ * and the embedded engine answers exactly these fields from its `id_version` index, resources/store.ts).
+ */
 function guardedWrite(doc: Loaded<MarkedResource>, job: string, set: Partial<MarkedResource>, event: PendingEvent): AnyBulkWriteOperation<MarkedResource> {
   return {
     updateOne: {
-      filter: { _id: doc._id, version: doc.version, deleted: { $exists: false }, job_marks: { $ne: job } } as Filter<MarkedResource>,
+      filter: { _id: doc._id, version: doc.version } as Filter<MarkedResource>,
       update: {
         $set: set,
         $inc: { version: 1 },

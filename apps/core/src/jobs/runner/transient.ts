@@ -1,5 +1,14 @@
 import { RpcError } from "@rms/proto";
-import { MongoError, MongoServerError, MongoNetworkError, MongoNotConnectedError, MongoOperationTimeoutError, MongoServerSelectionError, MongoTopologyClosedError } from "mongodb";
+import {
+  MongoBulkWriteError,
+  MongoError,
+  MongoServerError,
+  MongoNetworkError,
+  MongoNotConnectedError,
+  MongoOperationTimeoutError,
+  MongoServerSelectionError,
+  MongoTopologyClosedError,
+} from "mongodb";
 
 /**
  * A failure worth retrying with backoff: the database did not answer, was not reachable, or said the
@@ -7,6 +16,9 @@ import { MongoError, MongoServerError, MongoNetworkError, MongoNotConnectedError
  */
 export function isTransient(error: unknown): boolean {
   if (error instanceof ContentionError) return true;
+  // A batch that failed as a whole, with no per-document error (the connection was cut under it, a pool
+  // cleared): the chunk is idempotent, so it is tried again like any other unanswered write.
+  if (error instanceof MongoBulkWriteError && (Array.isArray(error.writeErrors) ? error.writeErrors.length === 0 : !error.writeErrors)) return true;
   if (error instanceof MongoServerError && TRANSIENT_SERVER_CODES.has(Number(error.code))) return true;
   if (error instanceof RpcError) return error.code === "outcome_unknown" || error.code === "service_unavailable";
   if (
