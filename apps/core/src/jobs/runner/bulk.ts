@@ -72,39 +72,56 @@ export function pageId(job: string, page: number): string {
   return `${job}:${page}`;
 }
 
+/**
+ * Evaluates the filter into pages, in one pass over the matches (one query: on an engine without
+ * secondary indexes every query reads the collection, so one per page would read it once per 1,000
+ * items). A page already written by an attempt before a takeover wins: its ids are kept and the pass
+ * goes on after its last id. One checkpoint follows, with the snapshot complete.
+ */
 async function snapshotPage(run: JobRun, state: Checkpoint): Promise<Checkpoint> {
-  const snapshot = state.snapshot!;
+  let snapshot = state.snapshot!;
   const tenant: Tenant = { account: run.job.account, livemode: run.job.livemode };
   const pages = run.db.collection<JobItemsPage>(JOB_ITEMS_COLLECTION);
   const { filter } = run.job.params as BulkUpdateParams | BulkDeleteParams;
-  const found = await run.db
-    .collection<MarkedResource>(RESOURCES_COLLECTION)
-    .find(matchingFilter(tenant, filter, snapshot.last, snapshot.bound), { projection: { _id: 1 } })
-    .sort({ _id: 1 })
-    .limit(PAGE_SIZE)
-    .toArray();
-  let ids = found.map((d) => d._id);
-  if (ids.length > 0) {
-    const page: JobItemsPage = { _id: pageId(run.job._id, snapshot.pages), job: run.job._id, page: snapshot.pages, ids };
+  // "go": the page is ours; "restart": an earlier attempt's full page differs, go on after its last id;
+  // "end": an earlier attempt's last page (not full) ends the items. Every page but the last holds
+  // PAGE_SIZE ids, so item i is at page i / PAGE_SIZE.
+  let pass: "go" | "restart" | "end" = "restart";
+  while (pass === "restart") {
+    pass = "go";
+    const cursor = run.db
+      .collection<MarkedResource>(RESOURCES_COLLECTION)
+      .find(matchingFilter(tenant, filter, snapshot.last, snapshot.bound), { projection: { _id: 1 }, batchSize: PAGE_SIZE })
+      .sort({ _id: 1 });
     try {
-      await pages.insertOne(page);
-    } catch (error) {
-      if (!isDuplicateKeyError(error)) throw error;
-      // Written by an attempt before a takeover: that one is the page (the matches may have moved since).
-      ids = (await pages.findOne({ _id: page._id }))!.ids;
+      let ids: string[] = [];
+      const flush = async (): Promise<"go" | "restart" | "end"> => {
+        const page: JobItemsPage = { _id: pageId(run.job._id, snapshot.pages), job: run.job._id, page: snapshot.pages, ids };
+        let kept = ids;
+        try {
+          await pages.insertOne(page);
+        } catch (error) {
+          if (!isDuplicateKeyError(error)) throw error;
+          // Written by an attempt before a takeover: that one is the page (the matches may have moved since).
+          kept = (await pages.findOne({ _id: page._id }))!.ids;
+        }
+        snapshot = { ...snapshot, pages: snapshot.pages + 1, last: kept.at(-1)!, total: snapshot.total + kept.length };
+        ids = [];
+        if (kept === page.ids) return "go";
+        return kept.length === PAGE_SIZE ? "restart" : "end";
+      };
+      for await (const doc of cursor) {
+        ids.push(doc._id);
+        if (ids.length < PAGE_SIZE) continue;
+        pass = await flush();
+        if (pass !== "go") break;
+      }
+      if (pass === "go" && ids.length > 0) pass = await flush();
+    } finally {
+      await cursor.close();
     }
   }
-  const complete = ids.length < PAGE_SIZE;
-  return {
-    ...state,
-    snapshot: {
-      ...snapshot,
-      pages: snapshot.pages + (ids.length > 0 ? 1 : 0),
-      last: ids.at(-1) ?? snapshot.last,
-      complete,
-      total: snapshot.total + ids.length,
-    },
-  };
+  return { ...state, snapshot: { ...snapshot, complete: true } };
 }
 
 async function chunkIds(db: Db, job: string, from: number, count: number): Promise<string[]> {

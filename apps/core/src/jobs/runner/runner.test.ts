@@ -13,7 +13,7 @@ import { eventCounts, jobOf, queueJob, relayAll, seedResources } from "../../tes
 import { startWorker, type RunningWorker } from "../../worker/run.js";
 import type { TypedParams } from "../model.js";
 import { JobStore } from "../store.js";
-import { bulkExecutor } from "./bulk.js";
+import { bulkExecutor, JOB_ITEMS_COLLECTION, pageId, type JobItemsPage } from "./bulk.js";
 import { claimJob, ensureRunnerIndexes } from "./claim.js";
 import { importExecutor } from "./import.js";
 import type { Checkpoint, JobRun, RunnerJob } from "./seam.js";
@@ -191,6 +191,19 @@ describe("resources.bulk_update", () => {
     await relayAll(db);
     const counts = await eventCounts(db, tenant);
     expect(ids.filter((id) => id !== ids[7]).every((id) => counts.get(`${id} resource.updated`) === 1)).toBe(true);
+  });
+
+  it("the filter is evaluated in one pass into pages of 1,000 ids; a page written by an attempt before a takeover is kept and the pass goes on after it", async () => {
+    const tenant = newTenant();
+    const ids = (await seedResources(db, tenant, 2_500)).sort();
+    await queueJob(db, tenant, { type: "resources.bulk_delete", params: { filter: { created: { gte: 0 } } } });
+    const { run, state } = await claimedRun();
+    // The attempt before saw other matches for page 0 (here: without the first resource).
+    await db.collection<JobItemsPage>(JOB_ITEMS_COLLECTION).insertOne({ _id: pageId(run.job._id, 0), job: run.job._id, page: 0, ids: ids.slice(1, 1_001) });
+    const snapshotted = (await bulkExecutor("delete").step(run, state))!;
+    expect(snapshotted.snapshot).toMatchObject({ complete: true, pages: 3, total: 2_499, last: ids[2_499] });
+    const pages = await db.collection<JobItemsPage>(JOB_ITEMS_COLLECTION).find({ job: run.job._id }).sort({ page: 1 }).toArray();
+    expect(pages.flatMap((p) => p.ids)).toEqual(ids.slice(1));
   });
 
   it("a poison item (its merged metadata would pass 50 keys) fails alone; the rest are updated", async () => {
