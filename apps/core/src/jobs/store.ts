@@ -121,7 +121,7 @@ export class JobStore {
       const current = await this.get(tenant, id, budget);
       if (!current) return null;
       if (isFinished(current.status)) {
-        throw errors.conflict("state_conflict", `This job is already ${current.status}; only a queued or running job can be canceled.`);
+        throw errors.conflict("state_conflict", `This job has already finished (${current.status}); only a queued or running job can be canceled.`);
       }
       const nowMs = now();
       const at = Math.floor(nowMs / 1000);
