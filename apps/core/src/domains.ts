@@ -8,13 +8,14 @@ import type { Faults } from "./faults.js";
 import type { Role } from "./grpc/permissions.js";
 import { eventsDomain } from "./events/domain.js";
 import { resourcesDomain } from "./resources/domain.js";
+import { webhookEndpointsDomain } from "./webhook-endpoints/domain.js";
 
 /**
  * Every domain core serves. The server registers their services, indexes, health names,
  * reflection files and permission rows from this list alone: a new object kind is its
  * folder (with a domain.ts) plus one line here.
  */
-export const DOMAINS: readonly Domain[] = [resourcesDomain, accountsDomain, eventsDomain];
+export const DOMAINS: readonly Domain[] = [resourcesDomain, accountsDomain, eventsDomain, webhookEndpointsDomain];
 
 /**
  * Which roles may call each method, by gRPC path, from the domains' rows. A method missing
