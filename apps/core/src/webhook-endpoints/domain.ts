@@ -1,11 +1,9 @@
 import { WebhookEndpointService, file_rms_v1_webhook_endpoints } from "@rms/proto";
-import { implement, serviceEntry, type Domain, type DomainContext } from "../domain.js";
-import { webhookEndpointService, type EndpointSettings } from "./service.js";
+import { implement, serviceEntry, type Domain } from "../domain.js";
+import { webhookEndpointService } from "./service.js";
 import { WebhookEndpointStore } from "./store.js";
 
 const both = ["admin", "gateway"] as const;
-
-const NO_SETTINGS: EndpointSettings = { secretKeyring: null, webhookAllowPrivate: false };
 
 /** Webhook endpoints: where events are delivered and the secrets that sign them (CONTRACT.md section 7, in ../shared/docs/). */
 export const webhookEndpointsDomain: Domain = {
@@ -23,10 +21,9 @@ export const webhookEndpointsDomain: Domain = {
   ],
   open(context) {
     const store = new WebhookEndpointStore(context.db);
-    const settings = (context as DomainContext & { settings?: EndpointSettings }).settings ?? NO_SETTINGS;
     return {
       ensureIndexes: (options) => store.ensureIndexes(options),
-      implementations: [implement(WebhookEndpointService, webhookEndpointService(store, settings, context.checkKey, context.logger))],
+      implementations: [implement(WebhookEndpointService, webhookEndpointService(store, context.settings, context.checkKey, context.logger))],
     };
   },
 };

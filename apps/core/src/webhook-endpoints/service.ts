@@ -6,17 +6,15 @@ import { errors } from "../errors.js";
 import { budgetOf } from "../grpc/budget.js";
 import { requestInfo, tenantOf } from "../grpc/call-info.js";
 import { pageOf } from "../grpc/list-request.js";
+import type { CoreSettings } from "../settings.js";
 import { mergeMetadata } from "../metadata.js";
 import { decryptSecret, encryptSecret, newEndpointSecret, type Keyring } from "../webhooks/index.js";
 import { ENDPOINTS_PER_TENANT, type WebhookEndpointStatusName } from "./model.js";
 import type { LoadedEndpoint, WebhookEndpointStore } from "./store.js";
 import { validateDescription, validateEnabledEvents, validateExpiresIn, validateUrl } from "./validation.js";
 
-/** What the endpoint rules need of core's settings (settings.ts): the sealing key and the SSRF switch. */
-export interface EndpointSettings {
-  readonly secretKeyring: Keyring | null;
-  readonly webhookAllowPrivate: boolean;
-}
+/** What the endpoint rules need of core's settings: the sealing key and the SSRF switch. */
+export type EndpointSettings = Pick<CoreSettings, "secretKeyring" | "webhookAllowPrivate">;
 
 /** UNSPECIFIED means "not given"; any other unknown number is invalid. */
 function statusName(value: WebhookEndpointStatus): WebhookEndpointStatusName | undefined {
