@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
+import { newMasterKeyText } from "@rms/core/settings";
 
 /** Thrown when no admin token can be found; the message is the one line to print. */
 export class MissingAdminTokenError extends Error {}
@@ -37,8 +38,12 @@ export function ensureGatewayToken(env: Record<string, string | undefined>, file
   return givenToken(env.RMS_GATEWAY_TOKEN, file) ?? createTokenFile(file);
 }
 
-function createTokenFile(file: string): string {
-  const token = randomBytes(32).toString("base64url");
+/** The key sealing webhook secrets: RMS_SECRET_KEY, or the development one in .data/, created on first start. */
+export function ensureSecretKey(env: Record<string, string | undefined>, file: string): string {
+  return givenToken(env.RMS_SECRET_KEY, file) ?? createTokenFile(file, newMasterKeyText());
+}
+
+function createTokenFile(file: string, token: string = randomBytes(32).toString("base64url")): string {
   mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
   writeFileSync(file, `${token}\n`, { mode: 0o600 });
   return token;

@@ -19,3 +19,8 @@ export function adminTokenFileOf(env: Record<string, string | undefined>): strin
 export function gatewayTokenFileOf(env: Record<string, string | undefined>): string {
   return join(dataDirOf(env), "gateway-token");
 }
+
+/** The development key that seals webhook secrets at rest (RMS_SECRET_KEY when set instead). */
+export function secretKeyFileOf(env: Record<string, string | undefined>): string {
+  return join(dataDirOf(env), "secret-key");
+}

@@ -2,6 +2,7 @@ import { address, ConfigError, databaseName, isLoopbackAddress, logLevel, mongoU
 import { coreTlsFilesFromEnv, type CoreTlsFiles } from "@rms/proto";
 import { z } from "zod";
 import { parseFaults, type Faults } from "./faults.js";
+import { settingsFrom, settingsVariables, type CoreSettings } from "./settings.js";
 
 export { ConfigError, isLoopbackAddress };
 
@@ -16,6 +17,7 @@ const schema = z.object({
   CORE_METRICS_PORT: port(9465),
   LOG_LEVEL: logLevel(),
   RMS_SUPERVISED: z.string().optional(),
+  ...settingsVariables,
 });
 
 export type CoreConfig = {
@@ -33,6 +35,7 @@ export type CoreConfig = {
   metricsPort: number;
   /** Started by `npm start` (RMS_SUPERVISED=1): stdin is the launcher's pipe, and its end means shut down. */
   supervised: boolean;
+  settings: CoreSettings;
 };
 
 /** Parses the environment once, at start-up. Nothing else reads process.env. */
@@ -70,5 +73,6 @@ export function parseCoreConfig(env: Record<string, string | undefined>): CoreCo
     faults,
     metricsPort: c.CORE_METRICS_PORT,
     supervised: c.RMS_SUPERVISED === "1",
+    settings: settingsFrom(c),
   };
 }

@@ -5,6 +5,7 @@ import type { Logger } from "pino";
 import type { PresentedKeyCheck } from "./accounts/presented-key.js";
 import type { Faults } from "./faults.js";
 import type { Role } from "./grpc/permissions.js";
+import type { CoreSettings } from "./settings.js";
 
 /** What core hands every domain when it opens it over the database. */
 export interface DomainContext {
@@ -15,6 +16,8 @@ export interface DomainContext {
   readonly checkKey: PresentedKeyCheck;
   /** Tells the event relay which document a write just changed (storage/relay.ts); never waits. */
   readonly written: (collection: string, id: string) => void;
+  /** Behaviour settings from the environment (settings.ts). */
+  readonly settings: CoreSettings;
 }
 
 /** The roles allowed each method of a service: one row per method, a missing method does not compile. */

@@ -8,6 +8,7 @@ import type { Faults } from "./faults.js";
 import type { Role } from "./grpc/permissions.js";
 import { eventsDomain } from "./events/domain.js";
 import { resourcesDomain } from "./resources/domain.js";
+import { DEFAULT_SETTINGS, type CoreSettings } from "./settings.js";
 
 /**
  * Every domain core serves. The server registers their services, indexes, health names,
@@ -28,8 +29,8 @@ export const METHOD_ROLES: Readonly<Record<string, readonly Role[]>> = Object.fr
 export const HEALTH_NAMES: readonly string[] = ["", ...DOMAINS.flatMap((d) => d.services.map((s) => s.service.typeName))];
 
 /** What the domains share when opened over one database. */
-export function domainContext(db: Db, logger: Logger, faults: Faults, written: DomainContext["written"] = () => {}): DomainContext {
-  return { db, logger, faults, checkKey: presentedKeyCheck(new AccountStore(db)), written };
+export function domainContext(db: Db, logger: Logger, faults: Faults, written: DomainContext["written"] = () => {}, settings: CoreSettings = DEFAULT_SETTINGS): DomainContext {
+  return { db, logger, faults, checkKey: presentedKeyCheck(new AccountStore(db)), written, settings };
 }
 
 /** Every collection with an outbox, for the relay's sweep. */

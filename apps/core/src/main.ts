@@ -30,6 +30,7 @@ async function main(): Promise<void> {
     logger,
     faults: config.faults,
     metricsPort: config.metricsPort,
+    settings: config.settings,
   });
 
   let stopping = false;

@@ -15,6 +15,7 @@ import { usesSecondaryIndexes } from "@rms/db-engine";
 import { DOMAINS, HEALTH_NAMES, METHOD_ROLES, domainContext } from "./domains.js";
 import { eventRelay } from "./event-relay.js";
 import type { Domain, OpenDomain } from "./domain.js";
+import { DEFAULT_SETTINGS, type CoreSettings } from "./settings.js";
 
 export interface CoreOptions {
   mongoUri: string;
@@ -39,6 +40,8 @@ export interface CoreOptions {
    * (tests that look at the outbox itself).
    */
   relay?: { sweepIntervalMs?: number } | false;
+  /** Behaviour settings (settings.ts); defaults for what is not given. */
+  settings?: Partial<CoreSettings>;
 }
 
 export interface RunningCore {
@@ -64,7 +67,8 @@ export async function startCore(options: CoreOptions): Promise<RunningCore> {
   metrics.watch(mongo);
   const db = mongo.db(options.databaseName);
   const relay = options.relay === false ? null : eventRelay(db, logger);
-  const context = domainContext(db, logger, options.faults ?? NO_FAULTS, relay ? (collection, id) => relay.notify(collection, id) : undefined);
+  const settings: CoreSettings = { ...DEFAULT_SETTINGS, ...options.settings };
+  const context = domainContext(db, logger, options.faults ?? NO_FAULTS, relay ? (collection, id) => relay.notify(collection, id) : undefined, settings);
   const opened = DOMAINS.map((domain) => ({ domain, open: domain.open(context) }));
   const secondary = await usesSecondaryIndexes(db);
   for (const { open } of opened) await open.ensureIndexes({ secondary });

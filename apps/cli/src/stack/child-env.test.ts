@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { coreEnv, gatewayEnv } from "./child-env.js";
+import { coreEnv, gatewayEnv, workerEnv } from "./child-env.js";
 import { parseStackConfig } from "./config.js";
 
 const launcherEnv = {
@@ -11,8 +11,17 @@ const launcherEnv = {
   TRUSTED_PROXIES: "10.0.0.1, 10.0.0.2",
   RATE_LIMIT_STORE: "mongodb",
   MONGODB_DATABASE: "rms_dev",
+  WEBHOOK_ALLOW_PRIVATE: "true",
+  WEBHOOK_RETRY_SCHEDULE: "1s,2s",
 };
-const resolved = { mongoUri: "mongodb://127.0.0.1:27017", adminToken: "admin-token-0123456789", gatewayToken: "gateway-token-0123456789", coreTls: null, dataDir: "/data" };
+const resolved = {
+  mongoUri: "mongodb://127.0.0.1:27017",
+  adminToken: "admin-token-0123456789",
+  gatewayToken: "gateway-token-0123456789",
+  coreTls: null,
+  dataDir: "/data",
+  secretKey: "c2VjcmV0LWtleS1mb3ItdGVzdHMtb25seS0wMTIzNDU=",
+};
 
 describe("what the launcher hands its children", () => {
   const config = parseStackConfig(launcherEnv);
@@ -28,6 +37,9 @@ describe("what the launcher hands its children", () => {
       RMS_GATEWAY_TOKEN: resolved.gatewayToken,
       RMS_DATA_DIR: "/data",
       CORE_METRICS_PORT: "9465",
+      WEBHOOK_ALLOW_PRIVATE: "true",
+      WEBHOOK_RETRY_SCHEDULE: "1s,2s",
+      RMS_SECRET_KEY: resolved.secretKey,
       RMS_ADMIN_TOKEN: resolved.adminToken,
     });
   });
@@ -46,5 +58,20 @@ describe("what the launcher hands its children", () => {
     expect(env).not.toHaveProperty("RMS_DB_ENGINE");
     expect(env).not.toHaveProperty("AWS_SECRET_ACCESS_KEY");
     expect(Object.values(env)).not.toContain(resolved.adminToken);
+    expect(env).not.toHaveProperty("RMS_SECRET_KEY"); // webhook secrets are core's and the workers' business
+  });
+
+  it("gives a worker the database and the settings, and no credential for core", () => {
+    expect(workerEnv(launcherEnv, config, resolved)).toEqual({
+      PATH: "/usr/bin",
+      HOME: "/home/op",
+      LOG_LEVEL: "info",
+      MONGODB_DATABASE: "rms_dev",
+      MONGODB_URI: resolved.mongoUri,
+      RMS_DATA_DIR: "/data",
+      WEBHOOK_ALLOW_PRIVATE: "true",
+      WEBHOOK_RETRY_SCHEDULE: "1s,2s",
+      RMS_SECRET_KEY: resolved.secretKey,
+    });
   });
 });

@@ -11,6 +11,8 @@ export interface Resolved {
   readonly gatewayToken: string;
   readonly coreTls: CoreTlsFiles | null;
   readonly dataDir: string;
+  /** Seals webhook secrets at rest: RMS_SECRET_KEY, or the development key. */
+  readonly secretKey: string;
 }
 
 /** Variables set in the config, as strings (unset ones are left out). */
@@ -36,9 +38,33 @@ function shared(config: StackConfig, resolved: Resolved): Record<string, string>
   };
 }
 
+/** The behaviour settings core and workers share (core's settings.ts), as the operator wrote them; validated already. */
+const SETTINGS = ["WEBHOOK_ALLOW_PRIVATE", "WEBHOOK_RETRY_SCHEDULE", "JOBS_PER_ACCOUNT"] as const;
+
+function settings(env: Readonly<Record<string, string | undefined>>, resolved: Resolved): Record<string, string> {
+  return { ...Object.fromEntries(SETTINGS.flatMap((name) => (env[name] ? [[name, env[name]]] : []))), RMS_SECRET_KEY: resolved.secretKey };
+}
+
 /** Core's whole environment: its variables and nothing else of the launcher's. */
 export function coreEnv(env: Readonly<Record<string, string | undefined>>, config: StackConfig, resolved: Resolved): Record<string, string> {
-  return { ...basics(env), ...shared(config, resolved), ...pick(config, ["CORE_METRICS_PORT", "RMS_FAULTS"]), RMS_ADMIN_TOKEN: resolved.adminToken };
+  return {
+    ...basics(env),
+    ...shared(config, resolved),
+    ...pick(config, ["CORE_METRICS_PORT", "RMS_FAULTS"]),
+    ...settings(env, resolved),
+    RMS_ADMIN_TOKEN: resolved.adminToken,
+  };
+}
+
+/** A worker's whole environment: the database and the settings; no token of any kind (it calls nothing). */
+export function workerEnv(env: Readonly<Record<string, string | undefined>>, config: StackConfig, resolved: Resolved): Record<string, string> {
+  return {
+    ...basics(env),
+    ...pick(config, ["LOG_LEVEL", "MONGODB_DATABASE"]),
+    MONGODB_URI: resolved.mongoUri,
+    RMS_DATA_DIR: resolved.dataDir,
+    ...settings(env, resolved),
+  };
 }
 
 /** The gateway's whole environment; least privilege: never the admin token, even when the operator exported it. */

@@ -3,7 +3,15 @@ import { parseStackConfig } from "./config.js";
 
 describe("stack configuration", () => {
   it("defaults every variable of the contract", () => {
-    expect(parseStackConfig({})).toMatchObject({ PORT: 8443, HTTP_PORT: 8080, CORE_ADDR: "127.0.0.1:50051", METRICS_PORT: 9464, CORE_METRICS_PORT: 9465, LOG_LEVEL: "info" });
+    expect(parseStackConfig({})).toMatchObject({
+      PORT: 8443,
+      HTTP_PORT: 8080,
+      CORE_ADDR: "127.0.0.1:50051",
+      METRICS_PORT: 9464,
+      CORE_METRICS_PORT: 9465,
+      LOG_LEVEL: "info",
+      WORKERS: 1,
+    });
   });
 
   it("treats empty values as unset", () => {
@@ -23,6 +31,12 @@ describe("stack configuration", () => {
     [{ LOG_LEVEL: "loud" }, "LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent"],
     [{ RMS_ADMIN_TOKEN: "short" }, "RMS_ADMIN_TOKEN must be at least 16 characters"],
     [{ RMS_GATEWAY_TOKEN: "short" }, "RMS_GATEWAY_TOKEN must be at least 16 characters"],
+    [{ WORKERS: "many" }, "WORKERS must be a whole number from 0 to 64"],
+    [{ WORKERS: "65" }, "WORKERS must be a whole number from 0 to 64"],
+    [{ RMS_SECRET_KEY: "hunter2" }, "RMS_SECRET_KEY A secret key must be 64 hex digits or the base64 of 32 bytes."],
+    [{ WEBHOOK_ALLOW_PRIVATE: "yes" }, "WEBHOOK_ALLOW_PRIVATE must be true or false"],
+    [{ WEBHOOK_RETRY_SCHEDULE: "5s,soon" }, 'WEBHOOK_RETRY_SCHEDULE delay 2 ("soon") must be a whole number with a unit'],
+    [{ JOBS_PER_ACCOUNT: "0" }, "JOBS_PER_ACCOUNT must be a positive integer"],
   ])("refuses %o with one line naming the variable", (env, message) => {
     expect(() => parseStackConfig(env)).toThrow(message);
   });

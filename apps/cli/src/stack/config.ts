@@ -1,4 +1,5 @@
 import { address, ConfigError, databaseName, filePath, ipList, logLevel, mongoUri, parseEnvironment, port, positiveInt, rateLimitStore, token } from "@rms/config";
+import { settingsVariables } from "@rms/core/settings";
 import { z } from "zod";
 
 /**
@@ -30,6 +31,14 @@ const schema = z
     SHUTDOWN_GRACE_MS: positiveInt().optional(),
     RMS_FAULTS: z.string().optional(),
     LOG_LEVEL: logLevel(),
+    WORKERS: z
+      .string()
+      .trim()
+      .regex(/^\d{1,2}$/, "must be a whole number from 0 to 64")
+      .transform(Number)
+      .refine((n) => n <= 64, "must be a whole number from 0 to 64")
+      .default(1),
+    ...settingsVariables,
   })
   .superRefine((c, ctx) => {
     if (!!c.TLS_CERT_FILE !== !!c.TLS_KEY_FILE) {

@@ -45,6 +45,16 @@ export async function startCoreProcess(options: { mongoUri: string; databaseName
   return core;
 }
 
+/** A worker as a real process (webhook deliveries, jobs); it answers nothing, so it is running once spawned. */
+export function startWorkerProcess(options: { mongoUri: string; databaseName: string; name?: string; env?: Record<string, string> }): Child {
+  return startNodeChild(options.name ?? "worker", join(repoRoot, "apps/core/dist/worker/main.js"), {
+    MONGODB_URI: options.mongoUri,
+    MONGODB_DATABASE: options.databaseName,
+    LOG_LEVEL: "fatal",
+    ...options.env,
+  });
+}
+
 /** The gateway as a real process, with its development certificate in `dataDir`. */
 export async function startGatewayProcess(options: {
   coreAddr: string;

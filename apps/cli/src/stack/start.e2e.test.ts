@@ -196,6 +196,12 @@ describe("npm start (rms start)", () => {
     const gatewayEnvironment = environmentOf("apps/gateway/dist/main.js");
     expect(gatewayEnvironment).toContain(`RMS_GATEWAY_TOKEN=${gatewayToken}`);
     expect(gatewayEnvironment.filter((entry) => entry.startsWith("RMS_ADMIN_TOKEN=") || entry.includes(adminToken))).toEqual([]);
+    // A worker runs (WORKERS defaults to 1) with the generated key that seals webhook secrets, and no credential for core.
+    const secretKey = readFileSync(join(dataDir, "secret-key"), "utf8").trim();
+    const workerEnvironment = environmentOf("apps/core/dist/worker/main.js");
+    expect(workerEnvironment).toContain(`RMS_SECRET_KEY=${secretKey}`);
+    expect(workerEnvironment.filter((entry) => /^RMS_(ADMIN|GATEWAY)_TOKEN=/.test(entry))).toEqual([]);
+    expect(environmentOf("apps/core/dist/main.js")).toContain(`RMS_SECRET_KEY=${secretKey}`);
 
     const created = await call(ports.https, "/v1/resources", key!, "name=My+first+resource");
     expect(created.status).toBe(201);

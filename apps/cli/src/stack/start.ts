@@ -2,9 +2,9 @@ import { request } from "node:https";
 import { join, relative } from "node:path";
 import { AdminService, KeyKind, bearerMetadata, coreTlsFilesFromEnv, createClient, mutualTlsCredentials } from "@rms/proto";
 import { describeDatabase, startDatabase, type RunningDatabase } from "@rms/test-db";
-import { ensureAdminToken, ensureGatewayToken } from "../admin-token.js";
-import { adminTokenFileOf, dataDirOf, gatewayTokenFileOf, repoRoot } from "../paths.js";
-import { coreEnv, gatewayEnv } from "./child-env.js";
+import { ensureAdminToken, ensureGatewayToken, ensureSecretKey } from "../admin-token.js";
+import { adminTokenFileOf, dataDirOf, gatewayTokenFileOf, repoRoot, secretKeyFileOf } from "../paths.js";
+import { coreEnv, gatewayEnv, workerEnv } from "./child-env.js";
 import { startNodeChild, waitUntil, type Child } from "./children.js";
 import { makePrivate, PRIVATE_UMASK } from "./private-dir.js";
 import { parseStackConfig, StackConfigError, type StackConfig } from "./config.js";
@@ -101,12 +101,13 @@ export async function startStack(env: Record<string, string | undefined>): Promi
     const adminToken = ensureAdminToken(env, adminTokenFileOf(env));
     // The gateway gets a credential of its own that core allows only the calls the gateway makes.
     const gatewayToken = ensureGatewayToken(env, gatewayTokenFileOf(env));
+    const secretKey = ensureSecretKey(env, secretKeyFileOf(env));
     const coreTls = coreTlsFilesFromEnv(env);
     database = config.MONGODB_URI ? undefined : await startDatabase({ dataDir: join(dataDir, "db"), logger: say, env });
     const mongoUri = config.MONGODB_URI ?? database!.uri;
     if (database) say(`database: ${describeDatabase(database)}, data in ${join(dataDir, "db")}`);
 
-    const resolved = { mongoUri, adminToken, gatewayToken, coreTls, dataDir };
+    const resolved = { mongoUri, adminToken, gatewayToken, coreTls, dataDir, secretKey };
     const core = startNodeChild("core", join(repoRoot, "apps/core/dist/main.js"), coreEnv(env, config, resolved));
     children.push(core);
     const admin = createClient(AdminService, config.CORE_ADDR, {
@@ -121,10 +122,17 @@ export async function startStack(env: Record<string, string | undefined>): Promi
       admin.close();
     }
 
+    // Workers share only the database with core; they start once core has made the indexes.
+    for (let n = 1; n <= config.WORKERS; n++) {
+      children.push(startNodeChild(`worker-${n}`, join(repoRoot, "apps/core/dist/worker/main.js"), workerEnv(env, config, resolved)));
+    }
+
     const gateway = startNodeChild("gateway", join(repoRoot, "apps/gateway/dist/main.js"), gatewayEnv(env, config, resolved));
     children.push(gateway);
     await waitUntil("gateway", () => statusOk(config.PORT), 60_000, gateway);
-    say(`ready: https://localhost:${config.PORT}/v1 (plain HTTP ${config.HTTP_PORT ? `on ${config.HTTP_PORT}, rejecting` : "off"}; core at ${config.CORE_ADDR})`);
+    say(
+      `ready: https://localhost:${config.PORT}/v1 (plain HTTP ${config.HTTP_PORT ? `on ${config.HTTP_PORT}, rejecting` : "off"}; core at ${config.CORE_ADDR}; ${config.WORKERS} worker${config.WORKERS === 1 ? "" : "s"})`,
+    );
 
     // Any child that dies on its own takes the stack down: a half-running stack helps no one.
     void Promise.race(children.map((c) => c.exited.then((code) => ({ c, code })))).then(({ c, code }) => {

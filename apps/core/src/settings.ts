@@ -1,0 +1,66 @@
+import { positiveInt } from "@rms/config";
+import { z } from "zod";
+import { DEFAULT_RETRY_SCHEDULE, parseRetrySchedule } from "./webhooks/schedule.js";
+import { parseMasterKey, type Keyring } from "./webhooks/secret.js";
+
+// The launcher generates the development key with the same rule core reads it by.
+export { newMasterKeyText, type MasterKey } from "./webhooks/secret.js";
+
+/**
+ * The behaviour settings core and the workers share (CONTRACT.md section 9, in ../shared/docs/): read once from
+ * the environment by each process's config, handed to the domains and worker tasks as one value.
+ */
+export interface CoreSettings {
+  /** Seals and opens webhook endpoint secrets (RMS_SECRET_KEY); null when unset: endpoints cannot be created. */
+  readonly secretKeyring: Keyring | null;
+  /** WEBHOOK_ALLOW_PRIVATE=true: `http://` and loopback/private webhook urls (development and tests only). */
+  readonly webhookAllowPrivate: boolean;
+  /** Delays before the 2nd, 3rd, ... delivery attempt, in ms (WEBHOOK_RETRY_SCHEDULE). */
+  readonly webhookRetrySchedule: readonly number[];
+  /** How many jobs of one account and mode may run at once (JOBS_PER_ACCOUNT). */
+  readonly jobsPerAccount: number;
+}
+
+export const DEFAULT_JOBS_PER_ACCOUNT = 2;
+
+export const DEFAULT_SETTINGS: CoreSettings = {
+  secretKeyring: null,
+  webhookAllowPrivate: false,
+  webhookRetrySchedule: parseRetrySchedule(DEFAULT_RETRY_SCHEDULE),
+  jobsPerAccount: DEFAULT_JOBS_PER_ACCOUNT,
+};
+
+/** A rule that runs `parse` and reports its error's message, so every process states a bad value the same way. */
+function parsedBy<T>(parse: (text: string) => T) {
+  return z.string().transform((text, ctx) => {
+    try {
+      return parse(text);
+    } catch (error) {
+      ctx.addIssue({ code: "custom", message: (error as Error).message });
+      return z.NEVER;
+    }
+  });
+}
+
+/**
+ * The settings' variables, by one rule each. Core's, the workers' and the launcher's config schemas
+ * all include this shape, so a bad value stops `npm start` before anything starts, with the same line.
+ */
+export const settingsVariables = {
+  RMS_SECRET_KEY: parsedBy((text) => parseMasterKey(text)).optional(),
+  WEBHOOK_ALLOW_PRIVATE: z.enum(["true", "false"], "must be true or false").optional(),
+  WEBHOOK_RETRY_SCHEDULE: parsedBy(parseRetrySchedule).optional(),
+  JOBS_PER_ACCOUNT: positiveInt().optional(),
+};
+
+type SettingsVariables = z.infer<z.ZodObject<typeof settingsVariables>>;
+
+/** The settings from parsed variables; unset ones take their defaults. */
+export function settingsFrom(variables: SettingsVariables): CoreSettings {
+  return {
+    secretKeyring: variables.RMS_SECRET_KEY ? { primary: variables.RMS_SECRET_KEY } : null,
+    webhookAllowPrivate: variables.WEBHOOK_ALLOW_PRIVATE === "true",
+    webhookRetrySchedule: variables.WEBHOOK_RETRY_SCHEDULE ?? DEFAULT_SETTINGS.webhookRetrySchedule,
+    jobsPerAccount: variables.JOBS_PER_ACCOUNT ?? DEFAULT_JOBS_PER_ACCOUNT,
+  };
+}

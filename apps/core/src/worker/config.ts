@@ -1,0 +1,27 @@
+import { databaseName, logLevel, mongoUri, parseEnvironment, type LogLevel } from "@rms/config";
+import { z } from "zod";
+import { settingsFrom, settingsVariables, type CoreSettings } from "../settings.js";
+
+/** A worker's variables: the database and the shared settings; no gRPC, no tokens (it calls nothing). */
+const schema = z.object({
+  MONGODB_URI: mongoUri(),
+  MONGODB_DATABASE: databaseName(),
+  LOG_LEVEL: logLevel(),
+  RMS_SUPERVISED: z.string().optional(),
+  ...settingsVariables,
+});
+
+export interface WorkerConfig {
+  mongoUri: string;
+  databaseName: string;
+  logLevel: LogLevel;
+  /** Started by `npm start`: stdin is the launcher's pipe, and its end means shut down. */
+  supervised: boolean;
+  settings: CoreSettings;
+}
+
+/** Parses the environment once, at start-up. Nothing else in a worker reads process.env. */
+export function parseWorkerConfig(env: Record<string, string | undefined>): WorkerConfig {
+  const c = parseEnvironment(schema, env);
+  return { mongoUri: c.MONGODB_URI, databaseName: c.MONGODB_DATABASE, logLevel: c.LOG_LEVEL, supervised: c.RMS_SUPERVISED === "1", settings: settingsFrom(c) };
+}

@@ -1,0 +1,65 @@
+import { randomBytes } from "node:crypto";
+import { hostname } from "node:os";
+import { MongoClient } from "mongodb";
+import { pino, type Logger } from "pino";
+import { eventRelay } from "../event-relay.js";
+import { DEFAULT_SETTINGS, type CoreSettings } from "../settings.js";
+import type { RunningTask, WorkerContext, WorkerTask } from "./task.js";
+import { WORKER_TASKS } from "./tasks.js";
+
+export interface WorkerOptions {
+  mongoUri: string;
+  databaseName: string;
+  logger?: Logger;
+  settings?: Partial<CoreSettings>;
+  /** The tasks to run; every registered one (tasks.ts) by default. */
+  tasks?: readonly WorkerTask[];
+  /** Lease owner name; a fresh unique one by default. */
+  workerId?: string;
+}
+
+export interface RunningWorker {
+  readonly workerId: string;
+  readonly mongo: MongoClient;
+  /** Stops every task (each checkpoints and releases its work), then the relay, then closes the database. */
+  stop(): Promise<void>;
+}
+
+/** A new lease owner name: host, pid and random, so two processes never share one. */
+export function newWorkerId(): string {
+  return `${hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`;
+}
+
+/**
+ * Starts a worker: the background tasks over the database, with a relay of its own for the events its
+ * writes leave in outboxes (the fast path; core's sweep finds anything a crash leaves).
+ */
+export async function startWorker(options: WorkerOptions): Promise<RunningWorker> {
+  const logger = options.logger ?? pino({ level: "silent" });
+  const mongo = new MongoClient(options.mongoUri, { serverSelectionTimeoutMS: 2_000, connectTimeoutMS: 2_000 });
+  await mongo.connect();
+  const db = mongo.db(options.databaseName);
+  const relay = eventRelay(db, logger);
+  const workerId = options.workerId ?? newWorkerId();
+  const context: WorkerContext = {
+    db,
+    logger,
+    workerId,
+    written: (collection, id) => relay.notify(collection, id),
+    settings: { ...DEFAULT_SETTINGS, ...options.settings },
+  };
+  const running: RunningTask[] = [];
+  for (const task of options.tasks ?? WORKER_TASKS) {
+    running.push(task.start(context));
+    logger.info({ task: task.name, worker: workerId }, "worker task started");
+  }
+  return {
+    workerId,
+    mongo,
+    async stop() {
+      await Promise.allSettled(running.map((task) => task.stop()));
+      await relay.stop();
+      await mongo.close();
+    },
+  };
+}

@@ -1,0 +1,4 @@
+import type { WorkerTask } from "./task.js";
+
+/** Every task a worker process runs: one line per kind of background work. */
+export const WORKER_TASKS: readonly WorkerTask[] = [];
