@@ -8,7 +8,7 @@ import { startReceiver, testCertificate, type Receiver, type ReceivedDelivery } 
 import { insertEndpoint, testKeyring } from "../testutil/webhooks.js";
 import { attemptDelivery, SECRET_UNAVAILABLE, type DeliveryEnvironment } from "./attempt.js";
 import { eventBody } from "./event-body.js";
-import { WEBHOOK_ATTEMPTS_COLLECTION, WEBHOOK_ENDPOINTS_COLLECTION, type DeliveryEndpoint, type FannedOutEvent } from "./model.js";
+import { WEBHOOK_ATTEMPTS_COLLECTION, WEBHOOK_ENDPOINTS_COLLECTION, type AttemptDocument, type DeliveryEndpoint, type FannedOutEvent } from "./model.js";
 import { DISABLE_AFTER_FAILING_MS } from "./schedule.js";
 import { newEndpointSecret } from "./secret.js";
 
@@ -62,7 +62,7 @@ describe("attemptDelivery", () => {
     const verified = verify(endpoint.secrets[0]!, delivery) as Record<string, unknown>;
     expect(verified).toEqual(JSON.parse(eventBody(event)));
     expect(verified).toMatchObject({ id: event._id, object: "event", api_version: "1.4", pending_webhooks: 2, data: { object: { object: "resource", metadata: { a: "1" } } } });
-    expect(await t.db.collection(WEBHOOK_ATTEMPTS_COLLECTION).findOne({ _id: attempt._id })).toMatchObject({ status: "succeeded" });
+    expect(await t.db.collection<AttemptDocument>(WEBHOOK_ATTEMPTS_COLLECTION).findOne({ _id: attempt._id })).toMatchObject({ status: "succeeded" });
     expect((await t.db.collection<FannedOutEvent>(EVENTS_COLLECTION).findOne({ _id: event._id }))!.pending_endpoints).toEqual([other]);
   });
 
