@@ -1,5 +1,5 @@
 import { isDuplicateKeyError } from "@rms/proto";
-import type { Collection, Db, Filter } from "mongodb";
+import type { Collection, Db, Filter, UpdateFilter } from "mongodb";
 import type { Logger } from "pino";
 import { newId } from "../ids.js";
 import { EVENTS_COLLECTION } from "../storage/relay.js";
@@ -130,9 +130,15 @@ export async function applyAttempt(env: DeliveryEnvironment, attempt: AttemptDoc
   // Only the first failure of a streak sets its start; a concurrent attempt does not move it later.
   await endpoints.updateOne({ _id: endpoint._id, failing_since: null } as Filter<DeliveryEndpoint>, { $set: { failing_since: streak.failingSinceMs } });
   if (!disable) return null;
-  const result = await endpoints.updateOne({ _id: endpoint._id, status: "enabled" } as Filter<DeliveryEndpoint>, {
-    $set: { status: "disabled", disabled_reason: disable },
-  });
+  // The version moves so that a concurrent versioned update of the endpoint reads it again; the streak
+  // ends with the disable, so an operator's re-enable starts a fresh 5 days.
+  const result = await endpoints.updateOne(
+    { _id: endpoint._id, status: "enabled" } as Filter<DeliveryEndpoint>,
+    {
+      $set: { status: "disabled", disabled_reason: disable, failing_since: null },
+      $inc: { version: 1 },
+    } as UpdateFilter<DeliveryEndpoint>,
+  );
   if (result.modifiedCount === 1) env.logger?.warn({ endpoint: endpoint._id, reason: disable }, "webhook endpoint disabled");
   return result.modifiedCount === 1 ? disable : null;
 }
