@@ -28,7 +28,8 @@ export const RETENTION_PASS_INTERVAL_MS = 10 * 60 * 1000;
 /** Default time between sweeps. Normal traffic is relayed by the fast path; the sweep only finds what a crash left (and every start sweeps at once). */
 export const SWEEP_INTERVAL_MS = 5_000;
 
-interface Relayed {
+/** An event as it waits in an outbox; the relay reads only these fields, a `prepare` hook may read more. */
+export interface Relayed {
   _id: string;
   /** Unix seconds. */
   created?: number;
@@ -40,6 +41,12 @@ export interface RelayOptions {
   logger: Logger;
   /** The clock tombstone removal is judged by (tests move it). */
   now?: () => number;
+  /**
+   * Runs on a document's pending events before they are copied and returns what to insert instead
+   * (core's webhook fan-out adds deliveries and `pending_endpoints`). It must be safe to repeat: a crash
+   * after it and before the pull runs it again on the same events, some perhaps already copied.
+   */
+  prepare?: (events: Relayed[]) => Promise<Relayed[]>;
 }
 
 /**
@@ -105,7 +112,7 @@ export class OutboxRelay {
     if (!doc) return 0;
     const pending = (doc.pending_events ?? []) as Relayed[];
     if (pending.length > 0) {
-      await this.copy(pending);
+      await this.copy(this.options.prepare ? await this.options.prepare(pending) : pending);
       const ids = pending.map((event) => event._id);
       // Only ids whose copy exists now are pulled; an event pushed since the read is not among them.
       await collection.updateOne({ _id: id } as Filter<TenantDocument>, { $pull: { pending_events: { _id: { $in: ids } } } } as never, LIMIT);

@@ -1,0 +1,220 @@
+import { usesSecondaryIndexes } from "@rms/db-engine";
+import type { Collection, Db, Filter, UpdateFilter } from "mongodb";
+import type { Logger } from "pino";
+import { LeaseQueue } from "../storage/lease.js";
+import { EVENT_RETENTION_MS, EVENTS_COLLECTION } from "../storage/relay.js";
+import type { RunningTask, WorkerContext, WorkerTask } from "../worker/task.js";
+import { applyAttempt, performAttempt, recordAttempt, type DeliveryEnvironment } from "./attempt.js";
+import { DELIVERY_TIMEOUT_MS } from "./deliver.js";
+import {
+  attemptIdOf,
+  WEBHOOK_ATTEMPTS_COLLECTION,
+  WEBHOOK_DELIVERIES_COLLECTION,
+  WEBHOOK_ENDPOINTS_COLLECTION,
+  type AttemptDocument,
+  type DeliveryDocument,
+  type DeliveryEndpoint,
+  type FannedOutEvent,
+} from "./model.js";
+import { nextAttemptAtMs } from "./schedule.js";
+
+/** Deliveries one worker process attempts at once: receivers are slow in parallel, not the worker. */
+export const DELIVERY_CONCURRENCY = 4;
+/** How often an idle worker looks for due deliveries. */
+export const DELIVERY_POLL_MS = 250;
+/**
+ * A claim holds its delivery this long: one attempt is bounded by the 15 s timeout, and the reads and
+ * writes around it take milliseconds, so the lease outlasts any live attempt and is never renewed. A
+ * worker that dies frees its deliveries after this.
+ */
+export const DELIVERY_LEASE_MS = 4 * DELIVERY_TIMEOUT_MS;
+/** A delivery whose event is not in `events` yet (the relay copies it right after queueing its deliveries) waits this long before looking again. */
+export const EVENT_NOT_YET_COPIED_DELAY_MS = 5_000;
+/** How often a worker deletes deliveries and attempts older than the 30 days attempts are kept. */
+export const DELIVERY_RETENTION_PASS_MS = 10 * 60_000;
+
+export interface DeliveryTaskOptions {
+  readonly concurrency?: number;
+  readonly pollMs?: number;
+  readonly leaseMs?: number;
+  /** Tests: a certificate authority to trust, a resolver table, a shorter timeout. */
+  readonly transport?: DeliveryEnvironment["transport"];
+  readonly now?: () => number;
+  readonly random?: () => number;
+}
+
+/** What became of one claimed delivery (for tests and logs). */
+export type DeliveryStep = "succeeded" | "retry" | "failed" | "waiting" | "lost";
+
+/** The indexes the queue and the attempt lists use, where the engine uses secondary indexes (docs/database.md). */
+export async function ensureDeliveryIndexes(db: Db, { secondary }: { secondary: boolean }): Promise<void> {
+  if (!secondary) return;
+  const deliveries = db.collection(WEBHOOK_DELIVERIES_COLLECTION);
+  await deliveries.createIndex({ status: 1, due_at: 1 }, { name: "due" });
+  await deliveries.createIndex({ endpoint: 1, event: 1 }, { name: "endpoint_event" });
+  const attempts = db.collection(WEBHOOK_ATTEMPTS_COLLECTION);
+  await attempts.createIndex({ endpoint: 1, _id: -1 }, { name: "endpoint_order" });
+  await attempts.createIndex({ created: 1 }, { name: "created" });
+}
+
+/**
+ * The deliveries queue of one worker process: claims due deliveries under a lease (storage/lease.ts),
+ * up to `concurrency` at a time, makes one attempt of each (attempt.ts) and then, in the release of its
+ * lease, marks it succeeded, due again per the retry schedule, or failed.
+ */
+export class DeliveryWorker {
+  private readonly queue: LeaseQueue<DeliveryDocument>;
+  private readonly deliveries: Collection<DeliveryDocument>;
+  private readonly env: DeliveryEnvironment;
+  private readonly now: () => number;
+  private readonly random: () => number;
+  private readonly concurrency: number;
+  private readonly schedule: readonly number[];
+  private readonly logger: Logger;
+  private readonly inFlight = new Set<Promise<void>>();
+  private filling = false;
+  private stopped = false;
+  private timer: NodeJS.Timeout | null = null;
+  private lastRetentionPass = Number.NEGATIVE_INFINITY;
+
+  constructor(
+    private readonly context: WorkerContext,
+    options: DeliveryTaskOptions = {},
+  ) {
+    this.now = options.now ?? Date.now;
+    this.random = options.random ?? Math.random;
+    this.concurrency = options.concurrency ?? DELIVERY_CONCURRENCY;
+    this.schedule = context.settings.webhookRetrySchedule;
+    this.logger = context.logger;
+    this.deliveries = context.db.collection<DeliveryDocument>(WEBHOOK_DELIVERIES_COLLECTION);
+    this.queue = new LeaseQueue(this.deliveries, { owner: context.workerId, leaseMs: options.leaseMs ?? DELIVERY_LEASE_MS, now: this.now });
+    this.env = {
+      db: context.db,
+      keyring: context.settings.secretKeyring,
+      allowPrivate: context.settings.webhookAllowPrivate,
+      now: this.now,
+      logger: context.logger,
+      ...(options.transport ? { transport: options.transport } : {}),
+    };
+  }
+
+  /** Looks for due work now and then every `pollMs`. */
+  start(pollMs: number = DELIVERY_POLL_MS): void {
+    const tick = () => {
+      this.fill().catch((error: unknown) => this.logger.warn({ err: error }, "delivery claim failed"));
+      this.retention().catch((error: unknown) => this.logger.warn({ err: error }, "delivery retention pass failed"));
+    };
+    tick();
+    this.timer = setInterval(tick, pollMs);
+    this.timer.unref();
+  }
+
+  /** Takes no more work and waits for the attempts in hand (each bounded by the delivery timeout). */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    await Promise.allSettled([...this.inFlight]);
+  }
+
+  /** Claims due deliveries until the worker is full or none is due. */
+  async fill(): Promise<void> {
+    if (this.filling) return;
+    this.filling = true;
+    try {
+      while (!this.stopped && this.inFlight.size < this.concurrency) {
+        const claimed = await this.queue.claim({ status: "pending", due_at: { $lte: this.now() } } as Filter<DeliveryDocument>, { due_at: 1 });
+        if (!claimed) break;
+        const work: Promise<void> = this.process(claimed)
+          .then(
+            () => undefined,
+            (error: unknown) => this.logger.warn({ err: error, delivery: claimed._id }, "delivery failed; its lease will expire and it is retried"),
+          )
+          .finally(() => {
+            this.inFlight.delete(work);
+            // A free slot takes the next due delivery at once, not at the next poll.
+            if (!this.stopped) void this.fill().catch(() => undefined);
+          });
+        this.inFlight.add(work);
+      }
+    } finally {
+      this.filling = false;
+    }
+  }
+
+  /** One claimed delivery: end it without an attempt when there is nothing to deliver to, else attempt it once and release it. */
+  async process(delivery: DeliveryDocument): Promise<DeliveryStep> {
+    const { db } = this.context;
+    const epoch = delivery.epoch;
+    const release = async (update: UpdateFilter<DeliveryDocument>, step: DeliveryStep): Promise<DeliveryStep> =>
+      (await this.queue.release(delivery._id, epoch, update)) ? step : "lost";
+
+    const endpoint = await db.collection<DeliveryEndpoint & { deleted?: boolean }>(WEBHOOK_ENDPOINTS_COLLECTION).findOne({ _id: delivery.endpoint });
+    if (!endpoint || endpoint.deleted) {
+      // A deleted endpoint will never answer: no event waits for it any more.
+      await db.collection<FannedOutEvent>(EVENTS_COLLECTION).updateOne({ _id: delivery.event }, { $pull: { pending_endpoints: delivery.endpoint } });
+      return release({ $set: { status: "failed", ended_reason: "endpoint_deleted" } }, "failed");
+    }
+    if (endpoint.status !== "enabled") return release({ $set: { status: "failed", ended_reason: "endpoint_disabled" } }, "failed");
+
+    const event = await db.collection<FannedOutEvent>(EVENTS_COLLECTION).findOne({ _id: delivery.event });
+    if (!event) {
+      if (delivery.created * 1000 < this.now() - EVENT_RETENTION_MS) return release({ $set: { status: "failed", ended_reason: "event_expired" } }, "failed");
+      // Queued by a relay that has not copied the event yet (or crashed before it; a sweep will): look again soon.
+      return release({ $set: { due_at: this.now() + EVENT_NOT_YET_COPIED_DELAY_MS } }, "waiting");
+    }
+    if (!(event.pending_endpoints ?? []).includes(delivery.endpoint)) {
+      // Answered 2xx already (this delivery's attempt before a crash, or a resend): nothing is owed.
+      return release({ $set: { status: "succeeded", ended_reason: "not_pending" } }, "succeeded");
+    }
+
+    const attemptNumber = delivery.attempts + 1;
+    const attemptId = attemptIdOf(delivery, attemptNumber);
+    // Recorded before a crash: apply that outcome again instead of sending a second time.
+    const recorded =
+      (await db.collection<AttemptDocument>(WEBHOOK_ATTEMPTS_COLLECTION).findOne({ _id: attemptId })) ??
+      (await recordAttempt(db, await performAttempt(this.env, { event, endpoint, trigger: delivery.trigger, delivery: delivery._id, attemptId })));
+    const disabled = await applyAttempt(this.env, recorded, endpoint);
+
+    const atMs = this.now();
+    if (recorded.status === "succeeded") return release({ $set: { status: "succeeded", attempts: attemptNumber } }, "succeeded");
+    const failed = { attempts: attemptNumber, first_failed_at: delivery.first_failed_at ?? atMs };
+    if (disabled) return release({ $set: { ...failed, status: "failed", ended_reason: "endpoint_disabled" } }, "failed");
+    // Recovery and manual deliveries are one attempt each; scheduled ones follow the schedule.
+    const next =
+      delivery.trigger === "scheduled"
+        ? nextAttemptAtMs({ schedule: this.schedule, attemptsMade: attemptNumber, failedAtMs: atMs, retryAfterSeconds: recorded.retry_after, random: this.random })
+        : null;
+    if (next === null) return release({ $set: { ...failed, status: "failed", ended_reason: "schedule_exhausted" } }, "failed");
+    return release({ $set: { ...failed, due_at: next } }, "retry");
+  }
+
+  /** Deletes finished deliveries and attempts past the 30 days attempts are kept, at most every 10 minutes. */
+  private async retention(): Promise<void> {
+    if (this.now() - this.lastRetentionPass < DELIVERY_RETENTION_PASS_MS) return;
+    this.lastRetentionPass = this.now();
+    const cutoff = Math.floor((this.now() - EVENT_RETENTION_MS) / 1000);
+    await this.deliveries.deleteMany({ status: { $ne: "pending" }, created: { $lt: cutoff } } as Filter<DeliveryDocument>);
+    await this.context.db.collection<AttemptDocument>(WEBHOOK_ATTEMPTS_COLLECTION).deleteMany({ created: { $lt: cutoff } });
+  }
+}
+
+/** The worker task (worker/tasks.ts): declares the indexes, then runs the deliveries queue until stopped. */
+export function deliveryTask(options: DeliveryTaskOptions = {}): WorkerTask {
+  return {
+    name: "webhook-deliveries",
+    start(context: WorkerContext): RunningTask {
+      const worker = new DeliveryWorker(context, options);
+      const indexes = usesSecondaryIndexes(context.db)
+        .then((secondary) => ensureDeliveryIndexes(context.db, { secondary }))
+        .catch((error: unknown) => context.logger.warn({ err: error }, "delivery indexes not declared"));
+      worker.start(options.pollMs);
+      return {
+        async stop() {
+          await indexes;
+          await worker.stop();
+        },
+      };
+    },
+  };
+}
