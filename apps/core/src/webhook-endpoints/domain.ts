@@ -2,6 +2,7 @@ import { WebhookEndpointService, file_rms_v1_webhook_endpoints } from "@rms/prot
 import { implement, serviceEntry, type Domain } from "../domain.js";
 import { webhookEndpointService } from "./service.js";
 import { WebhookEndpointStore } from "./store.js";
+import { AttemptStore } from "./attempts.js";
 
 const both = ["admin", "gateway"] as const;
 
@@ -17,13 +18,28 @@ export const webhookEndpointsDomain: Domain = {
       deleteWebhookEndpoint: both,
       listWebhookEndpoints: both,
       rotateWebhookEndpointSecret: both,
+      listWebhookAttempts: both,
+      recoverWebhookEndpoint: both,
+      resendEvent: both,
     }),
   ],
   open(context) {
     const store = new WebhookEndpointStore(context.db);
     return {
       ensureIndexes: (options) => store.ensureIndexes(options),
-      implementations: [implement(WebhookEndpointService, webhookEndpointService(store, context.settings, context.checkKey, context.logger))],
+      implementations: [
+        implement(
+          WebhookEndpointService,
+          webhookEndpointService({
+            store,
+            attempts: new AttemptStore(context.db),
+            db: context.db,
+            settings: context.settings,
+            checkKey: context.checkKey,
+            logger: context.logger,
+          }),
+        ),
+      ],
     };
   },
 };

@@ -47,3 +47,6 @@ export interface WebhookEndpointDocument extends TenantDocument<never>, Idempote
   secrets: StoredSecret[];
   disabled_reason?: string | null;
 }
+
+/** How far back a recovery may reach, in seconds (14 days). */
+export const RECOVER_MAX_AGE_S = 14 * 24 * 60 * 60;

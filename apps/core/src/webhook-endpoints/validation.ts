@@ -1,7 +1,9 @@
 import { errors } from "../errors.js";
 import { codePointLength } from "../metadata.js";
 import { checkEndpointUrl } from "../webhooks/index.js";
-import { ALL_EVENTS, DESCRIPTION_MAX, EVENT_TYPES, ROTATION_GRACE_DEFAULT_S, ROTATION_GRACE_MAX_S } from "./model.js";
+import { isId } from "../ids.js";
+import type { AttemptDocument } from "../webhooks/model.js";
+import { ALL_EVENTS, DESCRIPTION_MAX, RECOVER_MAX_AGE_S, EVENT_TYPES, ROTATION_GRACE_DEFAULT_S, ROTATION_GRACE_MAX_S } from "./model.js";
 
 const KNOWN = new Set<string>([ALL_EVENTS, ...EVENT_TYPES]);
 
@@ -40,4 +42,27 @@ export function validateExpiresIn(expiresIn: bigint | undefined): number {
     throw errors.invalid("parameter_invalid", `Invalid expires_in: must be an integer from 0 to ${ROTATION_GRACE_MAX_S} (seconds).`, "expires_in");
   }
   return Number(expiresIn);
+}
+
+/** An event id given as a filter or a path parameter (`param` names it). */
+export function eventIdOf(value: string, param: string): string {
+  if (!isId("evt", value)) throw errors.invalid("parameter_invalid", `Invalid ${param}: '${value.slice(0, 64)}' is not an event id.`, param);
+  return value;
+}
+
+/** The attempt status filter: empty is none. */
+export function attemptStatusOf(value: string): AttemptDocument["status"] | undefined {
+  if (value === "") return undefined;
+  if (value !== "succeeded" && value !== "failed") throw errors.invalid("parameter_invalid", "Invalid status: must be one of succeeded or failed.", "status");
+  return value;
+}
+
+/** `since` of a recovery: a Unix time at most 14 days ago and not in the future. */
+export function sinceOf(since: bigint, nowMs = Date.now()): number {
+  const nowS = Math.floor(nowMs / 1000);
+  if (since === 0n) throw errors.invalid("parameter_missing", "Missing required param: since.", "since");
+  if (since > BigInt(nowS) || since < BigInt(nowS - RECOVER_MAX_AGE_S)) {
+    throw errors.invalid("parameter_invalid", `Invalid since: must be a Unix time from ${nowS - RECOVER_MAX_AGE_S} (14 days ago) to ${nowS} (now).`, "since");
+  }
+  return Number(since);
 }

@@ -69,7 +69,8 @@ async function runAuthenticated(operation: Operation, deps: RunDeps, auth: Authe
   const call = operation.prepare({ params, path: req.params as Record<string, string>, tenant: principal.tenant });
   const metadata = { [REQUEST_ID_METADATA]: requestId, ...presentedKeyMetadata(auth), ...(key !== undefined ? { [IDEMPOTENCY_KEY_METADATA]: key } : {}) };
   const execute = async (): Promise<Answer> => {
-    const reply = await callCore(core, call, { metadata }, operation.method !== "GET");
+    const options = operation.timeoutMs !== undefined ? { metadata, timeoutMs: operation.timeoutMs } : { metadata };
+    const reply = await callCore(core, call, options, operation.method !== "GET");
     return { status: operation.success.status, body: JSON.stringify(operation.render(reply)), headers: {} };
   };
   if (key === undefined) return send(res, await execute());

@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file rms/v1/webhook_endpoints.proto.
  */
 export const file_rms_v1_webhook_endpoints: GenFile = /*@__PURE__*/
-  fileDesc("Ch5ybXMvdjEvd2ViaG9va19lbmRwb2ludHMucHJvdG8SBnJtcy52MSKHAgoPV2ViaG9va0VuZHBvaW50EgoKAmlkGAEgASgJEgsKA3VybBgCIAEoCRIWCg5lbmFibGVkX2V2ZW50cxgDIAMoCRItCgZzdGF0dXMYBCABKA4yHS5ybXMudjEuV2ViaG9va0VuZHBvaW50U3RhdHVzEhgKC2Rlc2NyaXB0aW9uGAUgASgJSACIAQESJwoIbWV0YWRhdGEYBiADKAsyFS5ybXMudjEuTWV0YWRhdGFFbnRyeRIPCgdjcmVhdGVkGAcgASgDEhAKCGxpdmVtb2RlGAggASgIEhMKBnNlY3JldBgJIAEoCUgBiAEBQg4KDF9kZXNjcmlwdGlvbkIJCgdfc2VjcmV0Ih4KDUVuYWJsZWRFdmVudHMSDQoFdHlwZXMYASADKAki5QEKHENyZWF0ZVdlYmhvb2tFbmRwb2ludFJlcXVlc3QSHgoGdGVuYW50GAEgASgLMg4ucm1zLnYxLlRlbmFudBILCgN1cmwYAiABKAkSFgoOZW5hYmxlZF9ldmVudHMYAyADKAkSLQoGc3RhdHVzGAQgASgOMh0ucm1zLnYxLldlYmhvb2tFbmRwb2ludFN0YXR1cxIYCgtkZXNjcmlwdGlvbhgFIAEoCUgAiAEBEicKCG1ldGFkYXRhGAYgAygLMhUucm1zLnYxLk1ldGFkYXRhRW50cnlCDgoMX2Rlc2NyaXB0aW9uIlIKHUNyZWF0ZVdlYmhvb2tFbmRwb2ludFJlc3BvbnNlEjEKEHdlYmhvb2tfZW5kcG9pbnQYASABKAsyFy5ybXMudjEuV2ViaG9va0VuZHBvaW50IkcKGUdldFdlYmhvb2tFbmRwb2ludFJlcXVlc3QSHgoGdGVuYW50GAEgASgLMg4ucm1zLnYxLlRlbmFudBIKCgJpZBgCIAEoCSJPChpHZXRXZWJob29rRW5kcG9pbnRSZXNwb25zZRIxChB3ZWJob29rX2VuZHBvaW50GAEgASgLMhcucm1zLnYxLldlYmhvb2tFbmRwb2ludCKtAgocVXBkYXRlV2ViaG9va0VuZHBvaW50UmVxdWVzdBIeCgZ0ZW5hbnQYASABKAsyDi5ybXMudjEuVGVuYW50EgoKAmlkGAIgASgJEhAKA3VybBgDIAEoCUgAiAEBEi0KDmVuYWJsZWRfZXZlbnRzGAQgASgLMhUucm1zLnYxLkVuYWJsZWRFdmVudHMSLQoGc3RhdHVzGAUgASgOMh0ucm1zLnYxLldlYmhvb2tFbmRwb2ludFN0YXR1cxIYCgtkZXNjcmlwdGlvbhgGIAEoCUgBiAEBEicKCG1ldGFkYXRhGAcgAygLMhUucm1zLnYxLk1ldGFkYXRhRW50cnkSFgoOY2xlYXJfbWV0YWRhdGEYCCABKAhCBgoEX3VybEIOCgxfZGVzY3JpcHRpb24iUgodVXBkYXRlV2ViaG9va0VuZHBvaW50UmVzcG9uc2USMQoQd2ViaG9va19lbmRwb2ludBgBIAEoCzIXLnJtcy52MS5XZWJob29rRW5kcG9pbnQiSgocRGVsZXRlV2ViaG9va0VuZHBvaW50UmVxdWVzdBIeCgZ0ZW5hbnQYASABKAsyDi5ybXMudjEuVGVuYW50EgoKAmlkGAIgASgJIisKHURlbGV0ZVdlYmhvb2tFbmRwb2ludFJlc3BvbnNlEgoKAmlkGAEgASgJInsKG0xpc3RXZWJob29rRW5kcG9pbnRzUmVxdWVzdBIeCgZ0ZW5hbnQYASABKAsyDi5ybXMudjEuVGVuYW50Eg0KBWxpbWl0GAIgASgFEhYKDnN0YXJ0aW5nX2FmdGVyGAMgASgJEhUKDWVuZGluZ19iZWZvcmUYBCABKAkiZAocTGlzdFdlYmhvb2tFbmRwb2ludHNSZXNwb25zZRIyChF3ZWJob29rX2VuZHBvaW50cxgBIAMoCzIXLnJtcy52MS5XZWJob29rRW5kcG9pbnQSEAoIaGFzX21vcmUYAiABKAgieAoiUm90YXRlV2ViaG9va0VuZHBvaW50U2VjcmV0UmVxdWVzdBIeCgZ0ZW5hbnQYASABKAsyDi5ybXMudjEuVGVuYW50EgoKAmlkGAIgASgJEhcKCmV4cGlyZXNfaW4YAyABKANIAIgBAUINCgtfZXhwaXJlc19pbiJYCiNSb3RhdGVXZWJob29rRW5kcG9pbnRTZWNyZXRSZXNwb25zZRIxChB3ZWJob29rX2VuZHBvaW50GAEgASgLMhcucm1zLnYxLldlYmhvb2tFbmRwb2ludCqLAQoVV2ViaG9va0VuZHBvaW50U3RhdHVzEicKI1dFQkhPT0tfRU5EUE9JTlRfU1RBVFVTX1VOU1BFQ0lGSUVEEAASIwofV0VCSE9PS19FTkRQT0lOVF9TVEFUVVNfRU5BQkxFRBABEiQKIFdFQkhPT0tfRU5EUE9JTlRfU1RBVFVTX0RJU0FCTEVEEAIyggUKFldlYmhvb2tFbmRwb2ludFNlcnZpY2USZAoVQ3JlYXRlV2ViaG9va0VuZHBvaW50EiQucm1zLnYxLkNyZWF0ZVdlYmhvb2tFbmRwb2ludFJlcXVlc3QaJS5ybXMudjEuQ3JlYXRlV2ViaG9va0VuZHBvaW50UmVzcG9uc2USWwoSR2V0V2ViaG9va0VuZHBvaW50EiEucm1zLnYxLkdldFdlYmhvb2tFbmRwb2ludFJlcXVlc3QaIi5ybXMudjEuR2V0V2ViaG9va0VuZHBvaW50UmVzcG9uc2USZAoVVXBkYXRlV2ViaG9va0VuZHBvaW50EiQucm1zLnYxLlVwZGF0ZVdlYmhvb2tFbmRwb2ludFJlcXVlc3QaJS5ybXMudjEuVXBkYXRlV2ViaG9va0VuZHBvaW50UmVzcG9uc2USZAoVRGVsZXRlV2ViaG9va0VuZHBvaW50EiQucm1zLnYxLkRlbGV0ZVdlYmhvb2tFbmRwb2ludFJlcXVlc3QaJS5ybXMudjEuRGVsZXRlV2ViaG9va0VuZHBvaW50UmVzcG9uc2USYQoUTGlzdFdlYmhvb2tFbmRwb2ludHMSIy5ybXMudjEuTGlzdFdlYmhvb2tFbmRwb2ludHNSZXF1ZXN0GiQucm1zLnYxLkxpc3RXZWJob29rRW5kcG9pbnRzUmVzcG9uc2USdgobUm90YXRlV2ViaG9va0VuZHBvaW50U2VjcmV0Eioucm1zLnYxLlJvdGF0ZVdlYmhvb2tFbmRwb2ludFNlY3JldFJlcXVlc3QaKy5ybXMudjEuUm90YXRlV2ViaG9va0VuZHBvaW50U2VjcmV0UmVzcG9uc2ViBnByb3RvMw", [file_rms_v1_common]);
+  fileDesc("Ch5ybXMvdjEvd2ViaG9va19lbmRwb2ludHMucHJvdG8SBnJtcy52MSKHAgoPV2ViaG9va0VuZHBvaW50EgoKAmlkGAEgASgJEgsKA3VybBgCIAEoCRIWCg5lbmFibGVkX2V2ZW50cxgDIAMoCRItCgZzdGF0dXMYBCABKA4yHS5ybXMudjEuV2ViaG9va0VuZHBvaW50U3RhdHVzEhgKC2Rlc2NyaXB0aW9uGAUgASgJSACIAQESJwoIbWV0YWRhdGEYBiADKAsyFS5ybXMudjEuTWV0YWRhdGFFbnRyeRIPCgdjcmVhdGVkGAcgASgDEhAKCGxpdmVtb2RlGAggASgIEhMKBnNlY3JldBgJIAEoCUgBiAEBQg4KDF9kZXNjcmlwdGlvbkIJCgdfc2VjcmV0Ih4KDUVuYWJsZWRFdmVudHMSDQoFdHlwZXMYASADKAki5QEKHENyZWF0ZVdlYmhvb2tFbmRwb2ludFJlcXVlc3QSHgoGdGVuYW50GAEgASgLMg4ucm1zLnYxLlRlbmFudBILCgN1cmwYAiABKAkSFgoOZW5hYmxlZF9ldmVudHMYAyADKAkSLQoGc3RhdHVzGAQgASgOMh0ucm1zLnYxLldlYmhvb2tFbmRwb2ludFN0YXR1cxIYCgtkZXNjcmlwdGlvbhgFIAEoCUgAiAEBEicKCG1ldGFkYXRhGAYgAygLMhUucm1zLnYxLk1ldGFkYXRhRW50cnlCDgoMX2Rlc2NyaXB0aW9uIlIKHUNyZWF0ZVdlYmhvb2tFbmRwb2ludFJlc3BvbnNlEjEKEHdlYmhvb2tfZW5kcG9pbnQYASABKAsyFy5ybXMudjEuV2ViaG9va0VuZHBvaW50IkcKGUdldFdlYmhvb2tFbmRwb2ludFJlcXVlc3QSHgoGdGVuYW50GAEgASgLMg4ucm1zLnYxLlRlbmFudBIKCgJpZBgCIAEoCSJPChpHZXRXZWJob29rRW5kcG9pbnRSZXNwb25zZRIxChB3ZWJob29rX2VuZHBvaW50GAEgASgLMhcucm1zLnYxLldlYmhvb2tFbmRwb2ludCKtAgocVXBkYXRlV2ViaG9va0VuZHBvaW50UmVxdWVzdBIeCgZ0ZW5hbnQYASABKAsyDi5ybXMudjEuVGVuYW50EgoKAmlkGAIgASgJEhAKA3VybBgDIAEoCUgAiAEBEi0KDmVuYWJsZWRfZXZlbnRzGAQgASgLMhUucm1zLnYxLkVuYWJsZWRFdmVudHMSLQoGc3RhdHVzGAUgASgOMh0ucm1zLnYxLldlYmhvb2tFbmRwb2ludFN0YXR1cxIYCgtkZXNjcmlwdGlvbhgGIAEoCUgBiAEBEicKCG1ldGFkYXRhGAcgAygLMhUucm1zLnYxLk1ldGFkYXRhRW50cnkSFgoOY2xlYXJfbWV0YWRhdGEYCCABKAhCBgoEX3VybEIOCgxfZGVzY3JpcHRpb24iUgodVXBkYXRlV2ViaG9va0VuZHBvaW50UmVzcG9uc2USMQoQd2ViaG9va19lbmRwb2ludBgBIAEoCzIXLnJtcy52MS5XZWJob29rRW5kcG9pbnQiSgocRGVsZXRlV2ViaG9va0VuZHBvaW50UmVxdWVzdBIeCgZ0ZW5hbnQYASABKAsyDi5ybXMudjEuVGVuYW50EgoKAmlkGAIgASgJIisKHURlbGV0ZVdlYmhvb2tFbmRwb2ludFJlc3BvbnNlEgoKAmlkGAEgASgJInsKG0xpc3RXZWJob29rRW5kcG9pbnRzUmVxdWVzdBIeCgZ0ZW5hbnQYASABKAsyDi5ybXMudjEuVGVuYW50Eg0KBWxpbWl0GAIgASgFEhYKDnN0YXJ0aW5nX2FmdGVyGAMgASgJEhUKDWVuZGluZ19iZWZvcmUYBCABKAkiZAocTGlzdFdlYmhvb2tFbmRwb2ludHNSZXNwb25zZRIyChF3ZWJob29rX2VuZHBvaW50cxgBIAMoCzIXLnJtcy52MS5XZWJob29rRW5kcG9pbnQSEAoIaGFzX21vcmUYAiABKAgieAoiUm90YXRlV2ViaG9va0VuZHBvaW50U2VjcmV0UmVxdWVzdBIeCgZ0ZW5hbnQYASABKAsyDi5ybXMudjEuVGVuYW50EgoKAmlkGAIgASgJEhcKCmV4cGlyZXNfaW4YAyABKANIAIgBAUINCgtfZXhwaXJlc19pbiJYCiNSb3RhdGVXZWJob29rRW5kcG9pbnRTZWNyZXRSZXNwb25zZRIxChB3ZWJob29rX2VuZHBvaW50GAEgASgLMhcucm1zLnYxLldlYmhvb2tFbmRwb2ludCKiAgoOV2ViaG9va0F0dGVtcHQSCgoCaWQYASABKAkSEAoIZXZlbnRfaWQYAiABKAkSGwoTd2ViaG9va19lbmRwb2ludF9pZBgDIAEoCRIOCgZzdGF0dXMYBCABKAkSHAoPcmVzcG9uc2Vfc3RhdHVzGAUgASgFSACIAQESGgoNcmVzcG9uc2VfYm9keRgGIAEoCUgBiAEBEhIKBWVycm9yGAcgASgJSAKIAQESEwoLZHVyYXRpb25fbXMYCCABKAMSDwoHdHJpZ2dlchgJIAEoCRIPCgdjcmVhdGVkGAogASgDEhAKCGxpdmVtb2RlGAsgASgIQhIKEF9yZXNwb25zZV9zdGF0dXNCEAoOX3Jlc3BvbnNlX2JvZHlCCAoGX2Vycm9yIrkBChpMaXN0V2ViaG9va0F0dGVtcHRzUmVxdWVzdBIeCgZ0ZW5hbnQYASABKAsyDi5ybXMudjEuVGVuYW50EhsKE3dlYmhvb2tfZW5kcG9pbnRfaWQYAiABKAkSDQoFbGltaXQYAyABKAUSFgoOc3RhcnRpbmdfYWZ0ZXIYBCABKAkSFQoNZW5kaW5nX2JlZm9yZRgFIAEoCRIQCghldmVudF9pZBgGIAEoCRIOCgZzdGF0dXMYByABKAkifgobTGlzdFdlYmhvb2tBdHRlbXB0c1Jlc3BvbnNlEjAKEHdlYmhvb2tfYXR0ZW1wdHMYASADKAsyFi5ybXMudjEuV2ViaG9va0F0dGVtcHQSEAoIaGFzX21vcmUYAiABKAgSGwoTd2ViaG9va19lbmRwb2ludF9pZBgDIAEoCSJaCh1SZWNvdmVyV2ViaG9va0VuZHBvaW50UmVxdWVzdBIeCgZ0ZW5hbnQYASABKAsyDi5ybXMudjEuVGVuYW50EgoKAmlkGAIgASgJEg0KBXNpbmNlGAMgASgDIjMKHlJlY292ZXJXZWJob29rRW5kcG9pbnRSZXNwb25zZRIRCglzY2hlZHVsZWQYASABKAUiYwoSUmVzZW5kRXZlbnRSZXF1ZXN0Eh4KBnRlbmFudBgBIAEoCzIOLnJtcy52MS5UZW5hbnQSEAoIZXZlbnRfaWQYAiABKAkSGwoTd2ViaG9va19lbmRwb2ludF9pZBgDIAEoCSJGChNSZXNlbmRFdmVudFJlc3BvbnNlEi8KD3dlYmhvb2tfYXR0ZW1wdBgBIAEoCzIWLnJtcy52MS5XZWJob29rQXR0ZW1wdCqLAQoVV2ViaG9va0VuZHBvaW50U3RhdHVzEicKI1dFQkhPT0tfRU5EUE9JTlRfU1RBVFVTX1VOU1BFQ0lGSUVEEAASIwofV0VCSE9PS19FTkRQT0lOVF9TVEFUVVNfRU5BQkxFRBABEiQKIFdFQkhPT0tfRU5EUE9JTlRfU1RBVFVTX0RJU0FCTEVEEAIykwcKFldlYmhvb2tFbmRwb2ludFNlcnZpY2USZAoVQ3JlYXRlV2ViaG9va0VuZHBvaW50EiQucm1zLnYxLkNyZWF0ZVdlYmhvb2tFbmRwb2ludFJlcXVlc3QaJS5ybXMudjEuQ3JlYXRlV2ViaG9va0VuZHBvaW50UmVzcG9uc2USWwoSR2V0V2ViaG9va0VuZHBvaW50EiEucm1zLnYxLkdldFdlYmhvb2tFbmRwb2ludFJlcXVlc3QaIi5ybXMudjEuR2V0V2ViaG9va0VuZHBvaW50UmVzcG9uc2USZAoVVXBkYXRlV2ViaG9va0VuZHBvaW50EiQucm1zLnYxLlVwZGF0ZVdlYmhvb2tFbmRwb2ludFJlcXVlc3QaJS5ybXMudjEuVXBkYXRlV2ViaG9va0VuZHBvaW50UmVzcG9uc2USZAoVRGVsZXRlV2ViaG9va0VuZHBvaW50EiQucm1zLnYxLkRlbGV0ZVdlYmhvb2tFbmRwb2ludFJlcXVlc3QaJS5ybXMudjEuRGVsZXRlV2ViaG9va0VuZHBvaW50UmVzcG9uc2USYQoUTGlzdFdlYmhvb2tFbmRwb2ludHMSIy5ybXMudjEuTGlzdFdlYmhvb2tFbmRwb2ludHNSZXF1ZXN0GiQucm1zLnYxLkxpc3RXZWJob29rRW5kcG9pbnRzUmVzcG9uc2USdgobUm90YXRlV2ViaG9va0VuZHBvaW50U2VjcmV0Eioucm1zLnYxLlJvdGF0ZVdlYmhvb2tFbmRwb2ludFNlY3JldFJlcXVlc3QaKy5ybXMudjEuUm90YXRlV2ViaG9va0VuZHBvaW50U2VjcmV0UmVzcG9uc2USXgoTTGlzdFdlYmhvb2tBdHRlbXB0cxIiLnJtcy52MS5MaXN0V2ViaG9va0F0dGVtcHRzUmVxdWVzdBojLnJtcy52MS5MaXN0V2ViaG9va0F0dGVtcHRzUmVzcG9uc2USZwoWUmVjb3ZlcldlYmhvb2tFbmRwb2ludBIlLnJtcy52MS5SZWNvdmVyV2ViaG9va0VuZHBvaW50UmVxdWVzdBomLnJtcy52MS5SZWNvdmVyV2ViaG9va0VuZHBvaW50UmVzcG9uc2USRgoLUmVzZW5kRXZlbnQSGi5ybXMudjEuUmVzZW5kRXZlbnRSZXF1ZXN0Ghsucm1zLnYxLlJlc2VuZEV2ZW50UmVzcG9uc2ViBnByb3RvMw", [file_rms_v1_common]);
 
 /**
  * @generated from message rms.v1.WebhookEndpoint
@@ -431,6 +431,267 @@ export const RotateWebhookEndpointSecretResponseSchema: GenMessage<RotateWebhook
   messageDesc(file_rms_v1_webhook_endpoints, 13);
 
 /**
+ * One delivery attempt of an event to an endpoint.
+ *
+ * @generated from message rms.v1.WebhookAttempt
+ */
+export type WebhookAttempt = Message<"rms.v1.WebhookAttempt"> & {
+  /**
+   * "wa_" followed by 22 base62 characters; ids sort by the attempt's time.
+   *
+   * @generated from field: string id = 1;
+   */
+  id: string;
+
+  /**
+   * @generated from field: string event_id = 2;
+   */
+  eventId: string;
+
+  /**
+   * @generated from field: string webhook_endpoint_id = 3;
+   */
+  webhookEndpointId: string;
+
+  /**
+   * "succeeded" or "failed".
+   *
+   * @generated from field: string status = 4;
+   */
+  status: string;
+
+  /**
+   * The receiver's HTTP status; absent when no response came.
+   *
+   * @generated from field: optional int32 response_status = 5;
+   */
+  responseStatus?: number | undefined;
+
+  /**
+   * The first 1 KiB of the response body; absent when no response came.
+   *
+   * @generated from field: optional string response_body = 6;
+   */
+  responseBody?: string | undefined;
+
+  /**
+   * "timeout", "connection_failed", "tls_failed", "redirect", "blocked_address", "http_error", ...; absent on success.
+   *
+   * @generated from field: optional string error = 7;
+   */
+  error?: string | undefined;
+
+  /**
+   * @generated from field: int64 duration_ms = 8;
+   */
+  durationMs: bigint;
+
+  /**
+   * "scheduled", "manual" or "recovery".
+   *
+   * @generated from field: string trigger = 9;
+   */
+  trigger: string;
+
+  /**
+   * Unix seconds.
+   *
+   * @generated from field: int64 created = 10;
+   */
+  created: bigint;
+
+  /**
+   * @generated from field: bool livemode = 11;
+   */
+  livemode: boolean;
+};
+
+/**
+ * Describes the message rms.v1.WebhookAttempt.
+ * Use `create(WebhookAttemptSchema)` to create a new message.
+ */
+export const WebhookAttemptSchema: GenMessage<WebhookAttempt> = /*@__PURE__*/
+  messageDesc(file_rms_v1_webhook_endpoints, 14);
+
+/**
+ * @generated from message rms.v1.ListWebhookAttemptsRequest
+ */
+export type ListWebhookAttemptsRequest = Message<"rms.v1.ListWebhookAttemptsRequest"> & {
+  /**
+   * @generated from field: rms.v1.Tenant tenant = 1;
+   */
+  tenant?: Tenant | undefined;
+
+  /**
+   * @generated from field: string webhook_endpoint_id = 2;
+   */
+  webhookEndpointId: string;
+
+  /**
+   * 1 to 100; 0 means the default, 20.
+   *
+   * @generated from field: int32 limit = 3;
+   */
+  limit: number;
+
+  /**
+   * An attempt id; at most one of the two.
+   *
+   * @generated from field: string starting_after = 4;
+   */
+  startingAfter: string;
+
+  /**
+   * @generated from field: string ending_before = 5;
+   */
+  endingBefore: string;
+
+  /**
+   * Empty: no filter. An event id.
+   *
+   * @generated from field: string event_id = 6;
+   */
+  eventId: string;
+
+  /**
+   * Empty: no filter. "succeeded" or "failed".
+   *
+   * @generated from field: string status = 7;
+   */
+  status: string;
+};
+
+/**
+ * Describes the message rms.v1.ListWebhookAttemptsRequest.
+ * Use `create(ListWebhookAttemptsRequestSchema)` to create a new message.
+ */
+export const ListWebhookAttemptsRequestSchema: GenMessage<ListWebhookAttemptsRequest> = /*@__PURE__*/
+  messageDesc(file_rms_v1_webhook_endpoints, 15);
+
+/**
+ * @generated from message rms.v1.ListWebhookAttemptsResponse
+ */
+export type ListWebhookAttemptsResponse = Message<"rms.v1.ListWebhookAttemptsResponse"> & {
+  /**
+   * Newest first, whichever cursor was used.
+   *
+   * @generated from field: repeated rms.v1.WebhookAttempt webhook_attempts = 1;
+   */
+  webhookAttempts: WebhookAttempt[];
+
+  /**
+   * @generated from field: bool has_more = 2;
+   */
+  hasMore: boolean;
+
+  /**
+   * The endpoint listed (the list envelope names it in its url).
+   *
+   * @generated from field: string webhook_endpoint_id = 3;
+   */
+  webhookEndpointId: string;
+};
+
+/**
+ * Describes the message rms.v1.ListWebhookAttemptsResponse.
+ * Use `create(ListWebhookAttemptsResponseSchema)` to create a new message.
+ */
+export const ListWebhookAttemptsResponseSchema: GenMessage<ListWebhookAttemptsResponse> = /*@__PURE__*/
+  messageDesc(file_rms_v1_webhook_endpoints, 16);
+
+/**
+ * @generated from message rms.v1.RecoverWebhookEndpointRequest
+ */
+export type RecoverWebhookEndpointRequest = Message<"rms.v1.RecoverWebhookEndpointRequest"> & {
+  /**
+   * @generated from field: rms.v1.Tenant tenant = 1;
+   */
+  tenant?: Tenant | undefined;
+
+  /**
+   * @generated from field: string id = 2;
+   */
+  id: string;
+
+  /**
+   * Unix seconds, at most 14 days ago and not in the future.
+   *
+   * @generated from field: int64 since = 3;
+   */
+  since: bigint;
+};
+
+/**
+ * Describes the message rms.v1.RecoverWebhookEndpointRequest.
+ * Use `create(RecoverWebhookEndpointRequestSchema)` to create a new message.
+ */
+export const RecoverWebhookEndpointRequestSchema: GenMessage<RecoverWebhookEndpointRequest> = /*@__PURE__*/
+  messageDesc(file_rms_v1_webhook_endpoints, 17);
+
+/**
+ * @generated from message rms.v1.RecoverWebhookEndpointResponse
+ */
+export type RecoverWebhookEndpointResponse = Message<"rms.v1.RecoverWebhookEndpointResponse"> & {
+  /**
+   * Recovery deliveries scheduled (one per event).
+   *
+   * @generated from field: int32 scheduled = 1;
+   */
+  scheduled: number;
+};
+
+/**
+ * Describes the message rms.v1.RecoverWebhookEndpointResponse.
+ * Use `create(RecoverWebhookEndpointResponseSchema)` to create a new message.
+ */
+export const RecoverWebhookEndpointResponseSchema: GenMessage<RecoverWebhookEndpointResponse> = /*@__PURE__*/
+  messageDesc(file_rms_v1_webhook_endpoints, 18);
+
+/**
+ * @generated from message rms.v1.ResendEventRequest
+ */
+export type ResendEventRequest = Message<"rms.v1.ResendEventRequest"> & {
+  /**
+   * @generated from field: rms.v1.Tenant tenant = 1;
+   */
+  tenant?: Tenant | undefined;
+
+  /**
+   * @generated from field: string event_id = 2;
+   */
+  eventId: string;
+
+  /**
+   * @generated from field: string webhook_endpoint_id = 3;
+   */
+  webhookEndpointId: string;
+};
+
+/**
+ * Describes the message rms.v1.ResendEventRequest.
+ * Use `create(ResendEventRequestSchema)` to create a new message.
+ */
+export const ResendEventRequestSchema: GenMessage<ResendEventRequest> = /*@__PURE__*/
+  messageDesc(file_rms_v1_webhook_endpoints, 19);
+
+/**
+ * @generated from message rms.v1.ResendEventResponse
+ */
+export type ResendEventResponse = Message<"rms.v1.ResendEventResponse"> & {
+  /**
+   * @generated from field: rms.v1.WebhookAttempt webhook_attempt = 1;
+   */
+  webhookAttempt?: WebhookAttempt | undefined;
+};
+
+/**
+ * Describes the message rms.v1.ResendEventResponse.
+ * Use `create(ResendEventResponseSchema)` to create a new message.
+ */
+export const ResendEventResponseSchema: GenMessage<ResendEventResponse> = /*@__PURE__*/
+  messageDesc(file_rms_v1_webhook_endpoints, 20);
+
+/**
  * @generated from enum rms.v1.WebhookEndpointStatus
  */
 export enum WebhookEndpointStatus {
@@ -515,6 +776,37 @@ export const WebhookEndpointService: GenService<{
     methodKind: "unary";
     input: typeof RotateWebhookEndpointSecretRequestSchema;
     output: typeof RotateWebhookEndpointSecretResponseSchema;
+  },
+  /**
+   * The delivery attempts made to one endpoint, newest first (kept 30 days).
+   *
+   * @generated from rpc rms.v1.WebhookEndpointService.ListWebhookAttempts
+   */
+  listWebhookAttempts: {
+    methodKind: "unary";
+    input: typeof ListWebhookAttemptsRequestSchema;
+    output: typeof ListWebhookAttemptsResponseSchema;
+  },
+  /**
+   * Schedules one recovery delivery to the endpoint of every event since `since` whose deliveries to it all failed.
+   *
+   * @generated from rpc rms.v1.WebhookEndpointService.RecoverWebhookEndpoint
+   */
+  recoverWebhookEndpoint: {
+    methodKind: "unary";
+    input: typeof RecoverWebhookEndpointRequestSchema;
+    output: typeof RecoverWebhookEndpointResponseSchema;
+  },
+  /**
+   * Makes one attempt of an event to an endpoint now, within the call, and answers it. Here rather than on
+   * EventService: it needs the endpoint, its secrets and the delivery rules, which events know nothing of.
+   *
+   * @generated from rpc rms.v1.WebhookEndpointService.ResendEvent
+   */
+  resendEvent: {
+    methodKind: "unary";
+    input: typeof ResendEventRequestSchema;
+    output: typeof ResendEventResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_rms_v1_webhook_endpoints, 0);
