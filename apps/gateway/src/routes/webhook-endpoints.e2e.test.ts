@@ -1,6 +1,8 @@
 import { Writable } from "node:stream";
+import { type Binary, MongoClient } from "mongodb";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { IDEMPOTENCY_COLLECTION } from "../idempotency/index.js";
 import { startStack, withSecretKey, type Stack } from "../testutil/harness.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON bodies; each assertion states the shape it expects.
@@ -80,6 +82,25 @@ describe("webhook endpoints over HTTPS", () => {
     const other = await stack.api.post("/v1/webhook_endpoints", { key, json: { ...FIELDS, description: "x" }, headers });
     expect(other.status).toBe(400);
     expect(other.json.error.code).toBe("idempotency_key_reused");
+  });
+
+  it("keeps the recorded answers of create and rotate encrypted: no secret in the idempotency records, replays still byte for byte", async () => {
+    const { json: we, text } = await stack.api.post("/v1/webhook_endpoints", { key, form: FIELDS, headers: { "Idempotency-Key": "we-sealed-1" } });
+    const rotated = await stack.api.post(`/v1/webhook_endpoints/${we.id}/rotate_secret`, { key, headers: { "Idempotency-Key": "we-sealed-2" } });
+    const mongo = await new MongoClient(stack.mongoUri).connect();
+    try {
+      const records = await mongo.db(stack.databaseName).collection(IDEMPOTENCY_COLLECTION).find({}).toArray();
+      const stored = records.map((r) => JSON.stringify(r) + Buffer.from((r["body"] as Binary | undefined)?.buffer ?? []).toString("latin1")).join("\n");
+      expect(records.length).toBeGreaterThanOrEqual(2);
+      expect(stored).not.toContain("whsec_");
+      expect(stored).not.toContain(we.id);
+    } finally {
+      await mongo.close();
+    }
+    expect((await stack.api.post("/v1/webhook_endpoints", { key, form: FIELDS, headers: { "Idempotency-Key": "we-sealed-1" } })).text).toBe(text);
+    const again = await stack.api.post(`/v1/webhook_endpoints/${we.id}/rotate_secret`, { key, headers: { "Idempotency-Key": "we-sealed-2" } });
+    expect(again.headers["idempotent-replayed"]).toBe("true");
+    expect(again.text).toBe(rotated.text);
   });
 
   it("rotates the secret: a new one in the answer, the old one kept for its grace period", async () => {

@@ -18,6 +18,7 @@ export const createWebhookEndpoint = defineOperation({
   },
   success: { status: 201, description: "The created endpoint, with its signing secret (shown only here and on rotation).", object: WebhookEndpointWithSecretObject },
   errors: ["parameter_missing", "parameter_invalid", "parameter_invalid_empty", "url_invalid", "string_too_long", "metadata_invalid", "limit_exceeded"],
+  secretInAnswer: true,
   service: "webhookEndpoints",
   rpc: "createWebhookEndpoint",
   request({ params, tenant }) {

@@ -26,6 +26,7 @@ export const rotateWebhookEndpointSecret = defineOperation({
   },
   success: { status: 200, description: "The endpoint with its new signing secret.", object: WebhookEndpointWithSecretObject },
   errors: ["resource_missing", "parameter_invalid"],
+  secretInAnswer: true,
   service: "webhookEndpoints",
   rpc: "rotateWebhookEndpointSecret",
   request({ params, path, tenant }) {
