@@ -311,12 +311,7 @@ async function main() {
       });
     };
     const pendingDeliveries = () => db.collection("webhook_deliveries").countDocuments({ status: "pending" });
-    const drain = async (bound = 120_000) =>
-      until(
-        async () => (await pendingDeliveries()) === 0,
-        bound,
-        () => false,
-      );
+    const drain = (bound = 300_000) => eventually(async () => (await pendingDeliveries()) === 0, bound);
     await addEndpoint(tenant.accountId, "/main");
     await http("get_webhooks", `${api}/v1/resources/${created.id}`, { headers }, stackPids());
     // Each 201's resource id with the time it was answered; the receiver notes when its resource.created arrived.
@@ -376,11 +371,7 @@ async function main() {
           }
         }),
       );
-      await until(
-        async () => deliveredNow() >= DELIVERIES * count,
-        300_000,
-        () => false,
-      );
+      await eventually(async () => deliveredNow() >= DELIVERIES * count, 300_000);
       const seconds = (performance.now() - t0) / 1000;
       results[`deliveries_${count}`] = { rps: (DELIVERIES * count) / seconds, p50: NaN, p99: NaN, total: DELIVERIES * count, errors: 0, rss_mb: {} };
     }
@@ -628,6 +619,15 @@ async function main() {
       child.once("exit", (code) => reject(new Error(`${name} exited (${code})`)));
     });
     return child;
+  }
+}
+
+/** Waits until the async `probe` answers true (looking every 100 ms), or throws after `timeoutMs`. */
+async function eventually(probe, timeoutMs) {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await probe())) {
+    if (Date.now() > deadline) throw new Error("timed out");
+    await new Promise((r) => setTimeout(r, 100));
   }
 }
 
