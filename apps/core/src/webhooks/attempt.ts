@@ -2,6 +2,7 @@ import { isDuplicateKeyError } from "@rms/proto";
 import type { Collection, Db, Filter, UpdateFilter } from "mongodb";
 import type { Logger } from "pino";
 import { newId } from "../ids.js";
+import type { CoreSettings } from "../settings.js";
 import { EVENTS_COLLECTION } from "../storage/relay.js";
 import { deliver, type DeliveryOptions, type DeliveryOutcome } from "./deliver.js";
 import { eventBody } from "./event-body.js";
@@ -20,6 +21,11 @@ export interface DeliveryEnvironment {
   readonly transport?: Pick<DeliveryOptions, "ca" | "resolve" | "timeoutMs" | "policy">;
   readonly now?: () => number;
   readonly logger?: Logger;
+}
+
+/** The environment from the settings core and the workers share (settings.ts). */
+export function deliveryEnvironment(db: Db, settings: Pick<CoreSettings, "secretKeyring" | "webhookAllowPrivate">, logger?: Logger): DeliveryEnvironment {
+  return { db, keyring: settings.secretKeyring, allowPrivate: settings.webhookAllowPrivate, ...(logger ? { logger } : {}) };
 }
 
 export interface AttemptRequest {

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { idAt } from "../ids.js";
+import { idAt, randomBase62 } from "../ids.js";
 import type { StoredEvent } from "../events/model.js";
 
 /**
@@ -94,4 +94,28 @@ export function scheduledDeliveryId(eventId: string, endpointId: string): string
 export function attemptIdOf(delivery: Pick<DeliveryDocument, "_id" | "due_at">, attemptNumber: number): string {
   const digest = createHash("sha256").update(`${delivery._id}#${attemptNumber}`).digest();
   return idAt("wa", delivery.due_at, digest);
+}
+
+/**
+ * A recovery delivery (`POST /v1/webhook_endpoints/{id}/recover`): one attempt, due now, under a fresh id
+ * (a scheduled delivery of the same event and endpoint already exists and has failed). The worker makes its
+ * attempt; the recover call only inserts these.
+ */
+export function recoveryDelivery(event: { _id: string; account: string; livemode: boolean }, endpointId: string, nowMs: number = Date.now()): DeliveryDocument {
+  return {
+    _id: `${scheduledDeliveryId(event._id, endpointId)}:recovery:${randomBase62(12)}`,
+    account: event.account,
+    livemode: event.livemode,
+    event: event._id,
+    endpoint: endpointId,
+    trigger: "recovery",
+    status: "pending",
+    due_at: nowMs,
+    attempts: 0,
+    first_failed_at: null,
+    lease_owner: null,
+    lease_until: null,
+    epoch: 0,
+    created: Math.floor(nowMs / 1000),
+  };
 }

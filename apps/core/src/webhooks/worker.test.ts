@@ -16,6 +16,7 @@ import { performAttempt, recordAttempt } from "./attempt.js";
 import { webhookFanOut, type RelayedEvent } from "./fanout.js";
 import {
   attemptIdOf,
+  recoveryDelivery,
   scheduledDeliveryId,
   WEBHOOK_ATTEMPTS_COLLECTION,
   WEBHOOK_DELIVERIES_COLLECTION,
@@ -306,6 +307,37 @@ describe("the deliveries worker", () => {
     await deliveries().updateOne({ _id: waiting._id }, { $set: { due_at: Date.now() } });
     await w.fill();
     expect(await finished(prepared as FannedOutEvent, endpoint)).toMatchObject({ status: "succeeded", attempts: 1 });
+  });
+
+  it("a recovery delivery is one attempt with trigger `recovery`, not retried; a later one that succeeds ends the event's wait", async () => {
+    const tenant = newTenant();
+    let up = false;
+    const target = await receiver({ handler: (_q, response) => (up ? response.end("ok") : response.writeHead(500).end()) });
+    const endpoint = await insertEndpoint(t.db, keyring, tenant, { url: target.url() });
+    const event = await relayedEvent(tenant);
+    worker({ settings: { webhookRetrySchedule: parseRetrySchedule("50ms") } });
+    expect(await finished(event, endpoint)).toMatchObject({ status: "failed", attempts: 2 });
+
+    const first = recoveryDelivery(event, endpoint.doc._id);
+    await deliveries().insertOne(first);
+    const failedAgain = await eventually(async () => {
+      const found = await deliveries().findOne({ _id: first._id });
+      expect(found?.status).toBe("failed");
+      return found!;
+    });
+    expect(failedAgain).toMatchObject({ attempts: 1, trigger: "recovery", ended_reason: "schedule_exhausted" });
+
+    up = true;
+    const second = recoveryDelivery(event, endpoint.doc._id);
+    await deliveries().insertOne(second);
+    await eventually(async () => expect((await deliveries().findOne({ _id: second._id }))?.status).toBe("succeeded"));
+    expect((await attemptsOf(event)).map((a) => [a.trigger, a.status])).toEqual([
+      ["scheduled", "failed"],
+      ["scheduled", "failed"],
+      ["recovery", "failed"],
+      ["recovery", "succeeded"],
+    ]);
+    expect((await events().findOne({ _id: event._id }))!.pending_endpoints).toEqual([]);
   });
 
   it("pending_webhooks and the delivery_success filter follow the deliveries", async () => {

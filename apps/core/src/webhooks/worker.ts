@@ -16,12 +16,19 @@ import {
   type DeliveryEndpoint,
   type FannedOutEvent,
 } from "./model.js";
+import { queueSignal } from "./queue-signal.js";
 import { nextAttemptAtMs } from "./schedule.js";
 
 /** Deliveries one worker process attempts at once: receivers are slow in parallel, not the worker. */
 export const DELIVERY_CONCURRENCY = 4;
-/** How often an idle worker looks for due deliveries. */
+/** How often an idle worker reads the queue's counter (one document by `_id`: cheap on every engine). */
 export const DELIVERY_POLL_MS = 250;
+/**
+ * How often an idle worker claims even when the counter has not moved: for retries another worker
+ * scheduled and deliveries inserted without a signal. A claim reads the whole queue on engines without
+ * secondary indexes, so it is not made on every poll.
+ */
+export const DELIVERY_FULL_POLL_MS = 2_000;
 /**
  * A claim holds its delivery this long: one attempt is bounded by the 15 s timeout, and the reads and
  * writes around it take milliseconds, so the lease outlasts any live attempt and is never renewed. A
@@ -76,6 +83,10 @@ export class DeliveryWorker {
   private stopped = false;
   private timer: NodeJS.Timeout | null = null;
   private lastRetentionPass = Number.NEGATIVE_INFINITY;
+  /** The queue counter last seen, when a claim was last tried, and the earliest retry this worker scheduled. */
+  private lastSignal: number | null = null;
+  private lastClaimAt = Number.NEGATIVE_INFINITY;
+  private nextOwnDue = Number.POSITIVE_INFINITY;
 
   constructor(
     private readonly context: WorkerContext,
@@ -98,10 +109,13 @@ export class DeliveryWorker {
     };
   }
 
-  /** Looks for due work now and then every `pollMs`. */
+  /**
+   * Looks for due work now, then every `pollMs`: claims when the queue counter moved (a fan-out queued
+   * deliveries), when a retry this worker scheduled is due, or at least every DELIVERY_FULL_POLL_MS.
+   */
   start(pollMs: number = DELIVERY_POLL_MS): void {
     const tick = () => {
-      this.fill().catch((error: unknown) => this.logger.warn({ err: error }, "delivery claim failed"));
+      this.poll().catch((error: unknown) => this.logger.warn({ err: error }, "delivery claim failed"));
       this.retention().catch((error: unknown) => this.logger.warn({ err: error }, "delivery retention pass failed"));
     };
     tick();
@@ -117,10 +131,21 @@ export class DeliveryWorker {
     await Promise.allSettled([...this.inFlight]);
   }
 
+  private async poll(): Promise<void> {
+    if (this.filling || this.inFlight.size >= this.concurrency) return;
+    const signal = await queueSignal(this.context.db);
+    const now = this.now();
+    if (signal === this.lastSignal && now < this.nextOwnDue && now - this.lastClaimAt < DELIVERY_FULL_POLL_MS) return;
+    this.lastSignal = signal;
+    await this.fill();
+  }
+
   /** Claims due deliveries until the worker is full or none is due. */
   async fill(): Promise<void> {
     if (this.filling) return;
     this.filling = true;
+    this.lastClaimAt = this.now();
+    if (this.nextOwnDue <= this.now()) this.nextOwnDue = Number.POSITIVE_INFINITY;
     try {
       while (!this.stopped && this.inFlight.size < this.concurrency) {
         const claimed = await this.queue.claim({ status: "pending", due_at: { $lte: this.now() } } as Filter<DeliveryDocument>, { due_at: 1 });
@@ -161,6 +186,7 @@ export class DeliveryWorker {
     if (!event) {
       if (delivery.created * 1000 < this.now() - EVENT_RETENTION_MS) return release({ $set: { status: "failed", ended_reason: "event_expired" } }, "failed");
       // Queued by a relay that has not copied the event yet (or crashed before it; a sweep will): look again soon.
+      this.nextOwnDue = Math.min(this.nextOwnDue, this.now() + EVENT_NOT_YET_COPIED_DELAY_MS);
       return release({ $set: { due_at: this.now() + EVENT_NOT_YET_COPIED_DELAY_MS } }, "waiting");
     }
     if (!(event.pending_endpoints ?? []).includes(delivery.endpoint)) {
@@ -186,6 +212,7 @@ export class DeliveryWorker {
         ? nextAttemptAtMs({ schedule: this.schedule, attemptsMade: attemptNumber, failedAtMs: atMs, retryAfterSeconds: recorded.retry_after, random: this.random })
         : null;
     if (next === null) return release({ $set: { ...failed, status: "failed", ended_reason: "schedule_exhausted" } }, "failed");
+    this.nextOwnDue = Math.min(this.nextOwnDue, next);
     return release({ $set: { ...failed, due_at: next } }, "retry");
   }
 
