@@ -4,7 +4,7 @@ import type { Tenant } from "../caller.js";
 import { UNBOUNDED, type Budget } from "../grpc/budget.js";
 import { idAt } from "../ids.js";
 import { written } from "../storage/write.js";
-import { WEBHOOK_DELIVERIES_COLLECTION, type DeliveryDocument } from "../webhooks/model.js";
+import { recoveryDelivery, WEBHOOK_DELIVERIES_COLLECTION, type DeliveryDocument } from "../webhooks/model.js";
 
 /**
  * A recovery delivery's id: the event, the endpoint and how many deliveries of that pair there were.
@@ -32,21 +32,10 @@ export async function scheduleRecovery(db: Db, tenant: Tenant, endpoint: string,
   let scheduled = 0;
   for (const [event, { allFailed, count }] of byEvent) {
     if (!allFailed) continue;
+    // The workers' recovery delivery, under an id per round (see recoveryDeliveryId).
     const delivery: DeliveryDocument = {
+      ...recoveryDelivery({ _id: event, account: tenant.account, livemode: tenant.livemode }, endpoint, nowMs),
       _id: recoveryDeliveryId(event, endpoint, count),
-      account: tenant.account,
-      livemode: tenant.livemode,
-      event,
-      endpoint,
-      trigger: "recovery",
-      status: "pending",
-      due_at: nowMs,
-      attempts: 0,
-      first_failed_at: null,
-      lease_owner: null,
-      lease_until: null,
-      epoch: 0,
-      created: Math.floor(nowMs / 1000),
     };
     try {
       await written(budget, (options) => deliveries.insertOne(delivery, options));

@@ -17,7 +17,7 @@ import { pageOf } from "../grpc/list-request.js";
 import type { CoreSettings } from "../settings.js";
 import { mergeMetadata } from "../metadata.js";
 import { EVENTS_COLLECTION } from "../storage/relay.js";
-import { attemptDelivery, type DeliveryEnvironment } from "../webhooks/attempt.js";
+import { attemptDelivery, deliveryEnvironment, type DeliveryEnvironment } from "../webhooks/attempt.js";
 import { decryptSecret, encryptSecret, newEndpointSecret, type Keyring } from "../webhooks/index.js";
 import type { AttemptDocument, DeliveryEndpoint, FannedOutEvent } from "../webhooks/model.js";
 import { ENDPOINTS_PER_TENANT, type WebhookEndpointStatusName } from "./model.js";
@@ -211,13 +211,7 @@ export function webhookEndpointService(deps: EndpointServiceDeps): ServiceImplem
       if (!endpoint) throw errors.notFound("webhook endpoint", request.webhookEndpointId, "webhook_endpoint");
       // One attempt now, recorded like any other (trigger "manual"); it retries nothing, and a disabled
       // endpoint may be tried too (its status does not change on success).
-      const env: DeliveryEnvironment = {
-        db: deps.db,
-        keyring: settings.secretKeyring,
-        allowPrivate: settings.webhookAllowPrivate,
-        logger,
-        ...(deps.transport ? { transport: deps.transport } : {}),
-      };
+      const env: DeliveryEnvironment = { ...deliveryEnvironment(deps.db, settings, logger), ...(deps.transport ? { transport: deps.transport } : {}) };
       const { attempt } = await attemptDelivery(env, { event, endpoint: endpoint as unknown as DeliveryEndpoint, trigger: "manual" });
       return { webhookAttempt: attemptMessage(attempt) };
     },
