@@ -1,6 +1,8 @@
+import { Agent } from "node:https";
 import { Writable } from "node:stream";
 import { type Binary, MongoClient } from "mongodb";
 import { pino } from "pino";
+import Stripe from "stripe";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { IDEMPOTENCY_COLLECTION } from "../idempotency/index.js";
 import { startStack, withSecretKey, type Stack } from "../testutil/harness.js";
@@ -203,4 +205,17 @@ it("never writes a secret into the gateway's or core's logs", async () => {
   expect(logs).toContain(created.json.id);
   expect(logs).not.toContain("whsec_");
   for (const secret of [created.json.secret, rotated.json.secret]) expect(logs).not.toContain(secret.slice(6, 30));
+});
+
+it("works from the stripe-node SDK's own webhook endpoint methods (indexed form arrays, delete)", async () => {
+  const stripe = new Stripe(key, { host: "127.0.0.1", port: stack.gateway.httpsPort, protocol: "https", httpAgent: new Agent({ ca: stack.gateway.certificate }) });
+  // The SDK's types name Stripe's own event types; ours are passed as they are.
+  const created = await stripe.webhookEndpoints.create({ url: FIELDS.url, enabled_events: ["resource.created", "job.failed"] as never, metadata: { via: "sdk" } });
+  expect(created).toMatchObject({ object: "webhook_endpoint", enabled_events: ["resource.created", "job.failed"], metadata: { via: "sdk" } });
+  expect(created.secret).toMatch(/^whsec_/);
+  const updated = await stripe.webhookEndpoints.update(created.id, { description: "from the sdk" });
+  expect(updated.description).toBe("from the sdk");
+  expect((await stripe.webhookEndpoints.retrieve(created.id)).secret).toBeUndefined();
+  expect((await stripe.webhookEndpoints.list({ limit: 100 })).data.map((w) => w.id)).toContain(created.id);
+  expect(await stripe.webhookEndpoints.del(created.id)).toEqual({ id: created.id, object: "webhook_endpoint", deleted: true });
 });
