@@ -101,6 +101,10 @@ describe("ResendEvent", () => {
       param: "webhook_endpoint",
     });
     await expect(t.webhookEndpoints.listWebhookAttempts({ tenant: b.test, webhookEndpointId: we.id })).rejects.toMatchObject({ code: "resource_missing" });
+    await expect(t.webhookEndpoints.resendEvent({ tenant: a.test, eventId: "not-an-id", webhookEndpointId: we.id })).rejects.toMatchObject({
+      code: "resource_missing",
+      param: "id",
+    });
   });
 });
 

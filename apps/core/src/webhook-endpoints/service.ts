@@ -199,7 +199,8 @@ export function webhookEndpointService(deps: EndpointServiceDeps): ServiceImplem
 
     async resendEvent(request, context) {
       const tenant = tenantOf(request.tenant);
-      const eventId = eventIdOf(request.eventId, "id");
+      // A path id: anything that names no event of the caller is not found, as on GET /v1/events/{id}.
+      const eventId = request.eventId;
       if (request.webhookEndpointId === "") throw errors.invalid("parameter_missing", "Missing required param: webhook_endpoint.", "webhook_endpoint");
       const budget = budgetOf(context);
       await checkKey(context, tenant, budget.db());
