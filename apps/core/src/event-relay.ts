@@ -3,6 +3,7 @@ import type { Logger } from "pino";
 import { OUTBOXES } from "./domains.js";
 import { OutboxRelay, type Relayed } from "./storage/relay.js";
 import { webhookFanOut, type RelayedEvent } from "./webhooks/fanout.js";
+import { signalQueued } from "./webhooks/queue-signal.js";
 
 /**
  * The event relay every core and worker process runs: the domains' outboxes, with the webhook fan-out
@@ -10,5 +11,14 @@ import { webhookFanOut, type RelayedEvent } from "./webhooks/fanout.js";
  */
 export function eventRelay(db: Db, logger: Logger): OutboxRelay {
   const fanOut = webhookFanOut(db);
-  return new OutboxRelay(db, { sources: OUTBOXES, logger, prepare: (events: Relayed[]) => fanOut(events as (Relayed & RelayedEvent)[]) });
+  return new OutboxRelay(db, {
+    sources: OUTBOXES,
+    logger,
+    prepare: (events: Relayed[]) => fanOut(events as (Relayed & RelayedEvent)[]),
+    // Idle workers wake on the queue counter; moved once the events are copied, so a woken worker finds them.
+    copied: (events) => {
+      const waiting = (events as readonly { pending_endpoints?: string[] }[]).filter((e) => (e.pending_endpoints?.length ?? 0) > 0).length;
+      if (waiting > 0) void signalQueued(db, waiting);
+    },
+  });
 }

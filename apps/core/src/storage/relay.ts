@@ -47,6 +47,8 @@ export interface RelayOptions {
    * after it and before the pull runs it again on the same events, some perhaps already copied.
    */
   prepare?: (events: Relayed[]) => Promise<Relayed[]>;
+  /** Told, without waiting, of the events (as `prepare` returned them) once they are all in `events`. */
+  copied?: (events: readonly Relayed[]) => void;
 }
 
 /**
@@ -112,7 +114,9 @@ export class OutboxRelay {
     if (!doc) return 0;
     const pending = (doc.pending_events ?? []) as Relayed[];
     if (pending.length > 0) {
-      await this.copy(this.options.prepare ? await this.options.prepare(pending) : pending);
+      const prepared = this.options.prepare ? await this.options.prepare(pending) : pending;
+      await this.copy(prepared);
+      this.options.copied?.(prepared);
       const ids = pending.map((event) => event._id);
       // Only ids whose copy exists now are pulled; an event pushed since the read is not among them.
       await collection.updateOne({ _id: id } as Filter<TenantDocument>, { $pull: { pending_events: { _id: { $in: ids } } } } as never, LIMIT);
