@@ -311,7 +311,9 @@ async function main() {
       });
     };
     const pendingDeliveries = () => db.collection("webhook_deliveries").countDocuments({ status: "pending" });
-    const drain = (bound = 300_000) => eventually(async () => (await pendingDeliveries()) === 0, bound);
+    // Settled: no outbox holds an event (the relay copied and fanned out everything) and no delivery is pending.
+    const drain = (bound = 300_000) =>
+      eventually(async () => (await db.collection("resources").countDocuments({ "pending_events.0": { $exists: true } })) === 0 && (await pendingDeliveries()) === 0, bound);
     await addEndpoint(tenant.accountId, "/main");
     await http("get_webhooks", `${api}/v1/resources/${created.id}`, { headers }, stackPids());
     // Each 201's resource id with the time it was answered; the receiver notes when its resource.created arrived.
@@ -372,6 +374,7 @@ async function main() {
         }),
       );
       await eventually(async () => deliveredNow() >= DELIVERIES * count, 300_000);
+      await drain();
       const seconds = (performance.now() - t0) / 1000;
       results[`deliveries_${count}`] = { rps: (DELIVERIES * count) / seconds, p50: NaN, p99: NaN, total: DELIVERIES * count, errors: 0, rss_mb: {} };
     }
