@@ -5,20 +5,35 @@ import { OutboxRelay, type Relayed } from "./storage/relay.js";
 import { webhookFanOut, type RelayedEvent } from "./webhooks/fanout.js";
 import { signalQueued } from "./webhooks/queue-signal.js";
 
+/** Longest a copied event waits before the queue counter tells idle workers of it. */
+const SIGNAL_EVERY_MS = 20;
+
 /**
  * The event relay every core and worker process runs: the domains' outboxes, with the webhook fan-out
  * as its `prepare` hook, so an event reaches `events` only with its deliveries already queued.
  */
 export function eventRelay(db: Db, logger: Logger): OutboxRelay {
   const fanOut = webhookFanOut(db);
+  // Idle workers wake on the queue counter, moved once the events are copied (so a woken worker finds
+  // them), at most every SIGNAL_EVERY_MS: under a write load one counter update covers many documents.
+  let unsignalled = 0;
+  let timer: NodeJS.Timeout | null = null;
+  const signal = (count: number) => {
+    unsignalled += count;
+    timer ??= setTimeout(() => {
+      timer = null;
+      const count = unsignalled;
+      unsignalled = 0;
+      void signalQueued(db, count);
+    }, SIGNAL_EVERY_MS);
+  };
   return new OutboxRelay(db, {
     sources: OUTBOXES,
     logger,
     prepare: (events: Relayed[]) => fanOut(events as (Relayed & RelayedEvent)[]),
-    // Idle workers wake on the queue counter; moved once the events are copied, so a woken worker finds them.
     copied: (events) => {
       const waiting = (events as readonly { pending_endpoints?: string[] }[]).filter((e) => (e.pending_endpoints?.length ?? 0) > 0).length;
-      if (waiting > 0) void signalQueued(db, waiting);
+      if (waiting > 0) signal(waiting);
     },
   });
 }
