@@ -3,6 +3,10 @@ import type { Logger } from "pino";
 import { OUTBOXES } from "./domains.js";
 import { OutboxRelay, type Relayed } from "./storage/relay.js";
 import { webhookFanOut, type RelayedEvent } from "./webhooks/fanout.js";
+import { signalQueued } from "./webhooks/queue-signal.js";
+
+/** Longest a copied event waits before the queue counter tells idle workers of it. */
+const SIGNAL_EVERY_MS = 20;
 
 /**
  * The event relay every core and worker process runs: the domains' outboxes, with the webhook fan-out
@@ -10,5 +14,26 @@ import { webhookFanOut, type RelayedEvent } from "./webhooks/fanout.js";
  */
 export function eventRelay(db: Db, logger: Logger): OutboxRelay {
   const fanOut = webhookFanOut(db);
-  return new OutboxRelay(db, { sources: OUTBOXES, logger, prepare: (events: Relayed[]) => fanOut(events as (Relayed & RelayedEvent)[]) });
+  // Idle workers wake on the queue counter, moved once the events are copied (so a woken worker finds
+  // them), at most every SIGNAL_EVERY_MS: under a write load one counter update covers many documents.
+  let unsignalled = 0;
+  let timer: NodeJS.Timeout | null = null;
+  const signal = (count: number) => {
+    unsignalled += count;
+    timer ??= setTimeout(() => {
+      timer = null;
+      const count = unsignalled;
+      unsignalled = 0;
+      void signalQueued(db, count);
+    }, SIGNAL_EVERY_MS);
+  };
+  return new OutboxRelay(db, {
+    sources: OUTBOXES,
+    logger,
+    prepare: (events: Relayed[]) => fanOut(events as (Relayed & RelayedEvent)[]),
+    copied: (events) => {
+      const waiting = (events as readonly { pending_endpoints?: string[] }[]).filter((e) => (e.pending_endpoints?.length ?? 0) > 0).length;
+      if (waiting > 0) signal(waiting);
+    },
+  });
 }

@@ -14,6 +14,12 @@ export const SWEEP_BATCH = 100;
 const OPERATION_TIMEOUT_MS = 5_000;
 const LIMIT = { timeoutMS: OPERATION_TIMEOUT_MS } as const;
 
+/**
+ * Documents the fast path relays at once. Relaying one document twice at the same time is harmless (the
+ * copy is by id, the pull by ids), so lanes need no coordination.
+ */
+export const FAST_PATH_CONCURRENCY = 4;
+
 /** How long `stop` waits for the work in hand before leaving it to the next start's sweep. */
 const STOP_GRACE_MS = 2_000;
 
@@ -47,6 +53,8 @@ export interface RelayOptions {
    * after it and before the pull runs it again on the same events, some perhaps already copied.
    */
   prepare?: (events: Relayed[]) => Promise<Relayed[]>;
+  /** Told, without waiting, of the events (as `prepare` returned them) once they are all in `events`. */
+  copied?: (events: readonly Relayed[]) => void;
 }
 
 /**
@@ -91,18 +99,22 @@ export class OutboxRelay {
     while (this.draining) await this.draining;
   }
 
+  /** Up to FAST_PATH_CONCURRENCY documents at once: each is a few sequential round trips, and writes come faster than one at a time. */
   private async drain(): Promise<void> {
-    while (this.queued.size > 0 && !this.stopped) {
-      const [entry] = this.queued;
-      this.queued.delete(entry!);
-      const [collection, id] = entry!.split("\u0000") as [string, string];
-      try {
-        await this.relayDocument(collection, id);
-      } catch (error) {
-        // Left pending: the sweep retries it.
-        this.options.logger.warn({ err: error, collection, id }, "relay of a document failed");
+    const lane = async () => {
+      while (this.queued.size > 0 && !this.stopped) {
+        const [entry] = this.queued;
+        this.queued.delete(entry!);
+        const [collection, id] = entry!.split("\u0000") as [string, string];
+        try {
+          await this.relayDocument(collection, id);
+        } catch (error) {
+          // Left pending: the sweep retries it.
+          this.options.logger.warn({ err: error, collection, id }, "relay of a document failed");
+        }
       }
-    }
+    };
+    await Promise.all(Array.from({ length: FAST_PATH_CONCURRENCY }, lane));
   }
 
   /** Relays one document's pending events, then removes it if it is a tombstone whose time has come. Returns the events moved. */
@@ -112,7 +124,9 @@ export class OutboxRelay {
     if (!doc) return 0;
     const pending = (doc.pending_events ?? []) as Relayed[];
     if (pending.length > 0) {
-      await this.copy(this.options.prepare ? await this.options.prepare(pending) : pending);
+      const prepared = this.options.prepare ? await this.options.prepare(pending) : pending;
+      await this.copy(prepared);
+      this.options.copied?.(prepared);
       const ids = pending.map((event) => event._id);
       // Only ids whose copy exists now are pulled; an event pushed since the read is not among them.
       await collection.updateOne({ _id: id } as Filter<TenantDocument>, { $pull: { pending_events: { _id: { $in: ids } } } } as never, LIMIT);

@@ -128,7 +128,9 @@ export async function applyAttempt(env: DeliveryEnvironment, attempt: AttemptDoc
   if (attempt.status === "succeeded") {
     const events: Collection<FannedOutEvent> = env.db.collection<FannedOutEvent>(EVENTS_COLLECTION);
     await events.updateOne({ _id: attempt.event }, { $pull: { pending_endpoints: attempt.endpoint } });
-    await endpoints.updateOne({ _id: endpoint._id, failing_since: { $ne: null } } as Filter<DeliveryEndpoint>, { $set: { failing_since: null } });
+    if (endpoint.failing_since != null) {
+      await endpoints.updateOne({ _id: endpoint._id, failing_since: { $ne: null } } as Filter<DeliveryEndpoint>, { $set: { failing_since: null } });
+    }
     return null;
   }
   const atMs = now();

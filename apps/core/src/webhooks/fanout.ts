@@ -1,7 +1,6 @@
 import { isDuplicateKeyError } from "@rms/proto";
 import type { Db, Filter, MongoBulkWriteError } from "mongodb";
 import { EVENTS_COLLECTION } from "../storage/relay.js";
-import { signalQueued } from "./queue-signal.js";
 import { scheduledDeliveryId, WEBHOOK_DELIVERIES_COLLECTION, WEBHOOK_ENDPOINTS_COLLECTION, type DeliveryDocument, type DeliveryEndpoint, type FannedOutEvent } from "./model.js";
 
 /** The fields the relay's events carry that fan-out reads. */
@@ -93,7 +92,6 @@ export function webhookFanOut(db: Db, now: () => number = Date.now) {
       } catch (error) {
         if (!allDuplicates(error)) throw error;
       }
-      await signalQueued(db, toInsert.length);
     }
     return prepared;
   };

@@ -36,7 +36,10 @@ export interface DeliveryEndpoint {
 /** What an event document holds once fanned out: the endpoints that have not answered 2xx yet. */
 export type FannedOutEvent = StoredEvent & { pending_endpoints?: string[] };
 
-/** One event to deliver to one endpoint: a queue item, claimed under a lease (storage/lease.ts). */
+/**
+ * One event to deliver to one endpoint: a queue item, claimed under a lease (storage/lease.ts). A delivery
+ * that succeeds is deleted (its attempt records the success); `status: "succeeded"` is never stored.
+ */
 export interface DeliveryDocument {
   _id: string;
   account: string;
@@ -44,7 +47,7 @@ export interface DeliveryDocument {
   event: string;
   endpoint: string;
   trigger: DeliveryTrigger;
-  status: "pending" | "succeeded" | "failed";
+  status: "pending" | "failed";
   /** When the next attempt may be made (ms). */
   due_at: number;
   attempts: number;
@@ -54,6 +57,8 @@ export interface DeliveryDocument {
   lease_owner: string | null;
   lease_until: number | null;
   epoch: number;
+  /** The epoch of the last claim that ended with a release; absent before the first. */
+  released_epoch?: number;
   /** Unix seconds. */
   created: number;
 }

@@ -35,7 +35,13 @@ export const DELIVERY_FULL_POLL_MS = 2_000;
  * worker that dies frees its deliveries after this.
  */
 export const DELIVERY_LEASE_MS = 4 * DELIVERY_TIMEOUT_MS;
-/** A delivery whose event is not in `events` yet (the relay copies it right after queueing its deliveries) waits this long before looking again. */
+/**
+ * A delivery whose event is not in `events` yet (the relay copies it right after queueing its deliveries)
+ * is looked at again after 100 ms while younger than 10 s, then every 5 s (a relay that crashed in between
+ * leaves the copy to a sweep).
+ */
+export const EVENT_NOT_YET_COPIED_SOON_MS = 100;
+export const EVENT_NOT_YET_COPIED_SOON_FOR_MS = 10_000;
 export const EVENT_NOT_YET_COPIED_DELAY_MS = 5_000;
 /** How often a worker deletes deliveries and attempts older than the 30 days attempts are kept. */
 export const DELIVERY_RETENTION_PASS_MS = 10 * 60_000;
@@ -171,39 +177,48 @@ export class DeliveryWorker {
   async process(delivery: DeliveryDocument): Promise<DeliveryStep> {
     const { db } = this.context;
     const epoch = delivery.epoch;
-    const release = async (update: UpdateFilter<DeliveryDocument>, step: DeliveryStep): Promise<DeliveryStep> =>
-      (await this.queue.release(delivery._id, epoch, update)) ? step : "lost";
+    // Every release notes its epoch, so the next claim knows whether the one before it ended cleanly.
+    const release = async (update: { $set: Partial<DeliveryDocument> }, step: DeliveryStep): Promise<DeliveryStep> =>
+      (await this.queue.release(delivery._id, epoch, { $set: { ...update.$set, released_epoch: epoch } } as UpdateFilter<DeliveryDocument>)) ? step : "lost";
+    // A delivery that succeeded leaves the queue: the attempt records the success, and on engines without
+    // secondary indexes every claim reads the whole queue, so it holds only work and failures.
+    const done = async (): Promise<DeliveryStep> =>
+      (await this.deliveries.deleteOne({ _id: delivery._id, epoch, lease_owner: this.context.workerId } as Filter<DeliveryDocument>)).deletedCount === 1 ? "succeeded" : "lost";
 
-    const endpoint = await db.collection<DeliveryEndpoint & { deleted?: boolean }>(WEBHOOK_ENDPOINTS_COLLECTION).findOne({ _id: delivery.endpoint });
+    const [endpoint, event] = await Promise.all([
+      db.collection<DeliveryEndpoint & { deleted?: boolean }>(WEBHOOK_ENDPOINTS_COLLECTION).findOne({ _id: delivery.endpoint }),
+      db.collection<FannedOutEvent>(EVENTS_COLLECTION).findOne({ _id: delivery.event }),
+    ]);
     if (!endpoint || endpoint.deleted) {
       // A deleted endpoint will never answer: no event waits for it any more.
       await db.collection<FannedOutEvent>(EVENTS_COLLECTION).updateOne({ _id: delivery.event }, { $pull: { pending_endpoints: delivery.endpoint } });
       return release({ $set: { status: "failed", ended_reason: "endpoint_deleted" } }, "failed");
     }
     if (endpoint.status !== "enabled") return release({ $set: { status: "failed", ended_reason: "endpoint_disabled" } }, "failed");
-
-    const event = await db.collection<FannedOutEvent>(EVENTS_COLLECTION).findOne({ _id: delivery.event });
     if (!event) {
-      if (delivery.created * 1000 < this.now() - EVENT_RETENTION_MS) return release({ $set: { status: "failed", ended_reason: "event_expired" } }, "failed");
-      // Queued by a relay that has not copied the event yet (or crashed before it; a sweep will): look again soon.
-      this.nextOwnDue = Math.min(this.nextOwnDue, this.now() + EVENT_NOT_YET_COPIED_DELAY_MS);
-      return release({ $set: { due_at: this.now() + EVENT_NOT_YET_COPIED_DELAY_MS } }, "waiting");
+      const ageMs = this.now() - delivery.created * 1000;
+      if (ageMs > EVENT_RETENTION_MS) return release({ $set: { status: "failed", ended_reason: "event_expired" } }, "failed");
+      // Queued by a relay that copies the event a moment later (or crashed first, and a sweep will): look
+      // again soon while young, then every few seconds.
+      const delay = ageMs < EVENT_NOT_YET_COPIED_SOON_FOR_MS ? EVENT_NOT_YET_COPIED_SOON_MS : EVENT_NOT_YET_COPIED_DELAY_MS;
+      this.nextOwnDue = Math.min(this.nextOwnDue, this.now() + delay);
+      return release({ $set: { due_at: this.now() + delay } }, "waiting");
     }
-    if (!(event.pending_endpoints ?? []).includes(delivery.endpoint)) {
-      // Answered 2xx already (this delivery's attempt before a crash, or a resend): nothing is owed.
-      return release({ $set: { status: "succeeded", ended_reason: "not_pending" } }, "succeeded");
-    }
+    // Answered 2xx already (this delivery's attempt before a crash, or a resend): nothing is owed.
+    if (!(event.pending_endpoints ?? []).includes(delivery.endpoint)) return done();
 
     const attemptNumber = delivery.attempts + 1;
     const attemptId = attemptIdOf(delivery, attemptNumber);
-    // Recorded before a crash: apply that outcome again instead of sending a second time.
+    // After a claim that did not end cleanly (a worker died holding it), the attempt may be recorded
+    // already: its outcome is applied again instead of sending a second time.
+    const cleanBefore = (delivery.released_epoch ?? 0) === epoch - 1;
     const recorded =
-      (await db.collection<AttemptDocument>(WEBHOOK_ATTEMPTS_COLLECTION).findOne({ _id: attemptId })) ??
+      (cleanBefore ? null : await db.collection<AttemptDocument>(WEBHOOK_ATTEMPTS_COLLECTION).findOne({ _id: attemptId })) ??
       (await recordAttempt(db, await performAttempt(this.env, { event, endpoint, trigger: delivery.trigger, delivery: delivery._id, attemptId })));
     const disabled = await applyAttempt(this.env, recorded, endpoint);
 
     const atMs = this.now();
-    if (recorded.status === "succeeded") return release({ $set: { status: "succeeded", attempts: attemptNumber } }, "succeeded");
+    if (recorded.status === "succeeded") return done();
     const failed = { attempts: attemptNumber, first_failed_at: delivery.first_failed_at ?? atMs };
     if (disabled) return release({ $set: { ...failed, status: "failed", ended_reason: "endpoint_disabled" } }, "failed");
     // Recovery and manual deliveries are one attempt each; scheduled ones follow the schedule.
