@@ -6,7 +6,8 @@ import { newId } from "../ids.js";
 import { startTestCore, type TestCore } from "../testutil/harness.js";
 import { startReceiver, type Receiver } from "../testutil/webhook-receiver.js";
 import { masterKey } from "../webhooks/index.js";
-import { WEBHOOK_DELIVERIES_COLLECTION, type DeliveryDocument } from "../webhooks/model.js";
+import { EVENTS_COLLECTION } from "../storage/relay.js";
+import { WEBHOOK_DELIVERIES_COLLECTION, type DeliveryDocument, type FannedOutEvent } from "../webhooks/model.js";
 
 type Tenant = { accountId: string; livemode: boolean };
 
@@ -132,17 +133,41 @@ describe("RecoverWebhookEndpoint", () => {
   const nowS = () => Math.floor(Date.now() / 1000);
   const eventAgo = (seconds: number) => newId("evt", Date.now() - seconds * 1000);
 
+  /** An event as the relay leaves it once fanned out, still waiting for `pending` endpoints. */
+  const storeEvent = (tenant: Tenant, id: string, pending: string[]) =>
+    t.db.collection<FannedOutEvent>(EVENTS_COLLECTION).insertOne({
+      _id: id,
+      type: "resource.created",
+      created: Math.floor(Date.now() / 1000),
+      account: tenant.accountId,
+      livemode: tenant.livemode,
+      sequence: 0,
+      object: {},
+      previous_attributes: null,
+      request: { id: null, idempotency_key: null },
+      pending_endpoints: pending,
+    });
+
   it("schedules one recovery delivery of every event since `since` whose deliveries to the endpoint all failed", async () => {
     const { test: tenant } = await t.newAccount();
     const we = await endpointAt(tenant, ok.url());
     const other = await endpointAt(tenant, ok.url());
-    const [allFailed, failedTwice, recovered, stillPending, tooOld, otherEndpoint] = [3600, 7200, 60, 60, 3 * 86_400, 60].map(eventAgo);
+    const [allFailed, failedTwice, answered, stillPending, tooOld, otherEndpoint] = [3600, 7200, 60, 60, 3 * 86_400, 60].map(eventAgo);
+    // `answered` failed once, then got a 2xx (a resend, or a delivery the workers deleted on success): no longer pending.
+    for (const [event, pending] of [
+      [allFailed, [we.id]],
+      [failedTwice, [we.id, other.id]],
+      [answered, []],
+      [stillPending, [we.id]],
+      [tooOld, [we.id]],
+      [otherEndpoint, [other.id]],
+    ] as const)
+      await storeEvent(tenant, event!, [...pending]);
     await deliveries().insertMany([
       delivery(tenant, we.id, allFailed!, "failed", 0),
       delivery(tenant, we.id, failedTwice!, "failed", 0),
       delivery(tenant, we.id, failedTwice!, "failed", 1),
-      delivery(tenant, we.id, recovered!, "failed", 0),
-      delivery(tenant, we.id, recovered!, "succeeded", 1),
+      delivery(tenant, we.id, answered!, "failed", 0),
       delivery(tenant, we.id, stillPending!, "pending", 0),
       delivery(tenant, we.id, tooOld!, "failed", 0),
       delivery(tenant, other.id, otherEndpoint!, "failed", 0),
