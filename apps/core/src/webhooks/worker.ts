@@ -22,7 +22,7 @@ import { nextAttemptAtMs } from "./schedule.js";
 /** Deliveries one worker process attempts at once: receivers are slow in parallel, not the worker. */
 export const DELIVERY_CONCURRENCY = 4;
 /** How often an idle worker reads the queue's counter (one document by `_id`: cheap on every engine). */
-export const DELIVERY_POLL_MS = 250;
+export const DELIVERY_POLL_MS = 100;
 /**
  * How often an idle worker claims even when the counter has not moved: for retries another worker
  * scheduled and deliveries inserted without a signal. A claim reads the whole queue on engines without
@@ -85,7 +85,7 @@ export class DeliveryWorker {
   private readonly schedule: readonly number[];
   private readonly logger: Logger;
   private readonly inFlight = new Set<Promise<void>>();
-  private filling = false;
+  private filling: Promise<void> | null = null;
   private stopped = false;
   private timer: NodeJS.Timeout | null = null;
   private lastRetentionPass = Number.NEGATIVE_INFINITY;
@@ -134,11 +134,13 @@ export class DeliveryWorker {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
+    // A claim in hand when stopping still runs its attempt; then everything in flight is waited for.
+    await this.filling;
     await Promise.allSettled([...this.inFlight]);
   }
 
   private async poll(): Promise<void> {
-    if (this.filling || this.inFlight.size >= this.concurrency) return;
+    if (this.filling !== null || this.inFlight.size >= this.concurrency) return;
     const signal = await queueSignal(this.context.db);
     const now = this.now();
     if (signal === this.lastSignal && now < this.nextOwnDue && now - this.lastClaimAt < DELIVERY_FULL_POLL_MS) return;
@@ -147,29 +149,30 @@ export class DeliveryWorker {
   }
 
   /** Claims due deliveries until the worker is full or none is due. */
-  async fill(): Promise<void> {
-    if (this.filling) return;
-    this.filling = true;
+  fill(): Promise<void> {
+    this.filling ??= this.claimUntilFull().finally(() => {
+      this.filling = null;
+    });
+    return this.filling;
+  }
+
+  private async claimUntilFull(): Promise<void> {
     this.lastClaimAt = this.now();
     if (this.nextOwnDue <= this.now()) this.nextOwnDue = Number.POSITIVE_INFINITY;
-    try {
-      while (!this.stopped && this.inFlight.size < this.concurrency) {
-        const claimed = await this.queue.claim({ status: "pending", due_at: { $lte: this.now() } } as Filter<DeliveryDocument>, { due_at: 1 });
-        if (!claimed) break;
-        const work: Promise<void> = this.process(claimed)
-          .then(
-            () => undefined,
-            (error: unknown) => this.logger.warn({ err: error, delivery: claimed._id }, "delivery failed; its lease will expire and it is retried"),
-          )
-          .finally(() => {
-            this.inFlight.delete(work);
-            // A free slot takes the next due delivery at once, not at the next poll.
-            if (!this.stopped) void this.fill().catch(() => undefined);
-          });
-        this.inFlight.add(work);
-      }
-    } finally {
-      this.filling = false;
+    while (!this.stopped && this.inFlight.size < this.concurrency) {
+      const claimed = await this.queue.claim({ status: "pending", due_at: { $lte: this.now() } } as Filter<DeliveryDocument>, { due_at: 1 });
+      if (!claimed) break;
+      const work: Promise<void> = this.process(claimed)
+        .then(
+          () => undefined,
+          (error: unknown) => this.logger.warn({ err: error, delivery: claimed._id }, "delivery failed; its lease will expire and it is retried"),
+        )
+        .finally(() => {
+          this.inFlight.delete(work);
+          // A free slot takes the next due delivery at once, not at the next poll.
+          if (!this.stopped) void this.fill().catch(() => undefined);
+        });
+      this.inFlight.add(work);
     }
   }
 
