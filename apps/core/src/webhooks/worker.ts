@@ -183,10 +183,14 @@ export class DeliveryWorker {
     // Every release notes its epoch, so the next claim knows whether the one before it ended cleanly.
     const release = async (update: { $set: Partial<DeliveryDocument> }, step: DeliveryStep): Promise<DeliveryStep> =>
       (await this.queue.release(delivery._id, epoch, { $set: { ...update.$set, released_epoch: epoch } } as UpdateFilter<DeliveryDocument>)) ? step : "lost";
-    // A delivery that succeeded leaves the queue: the attempt records the success, and on engines without
-    // secondary indexes every claim reads the whole queue, so it holds only work and failures.
-    const done = async (): Promise<DeliveryStep> =>
-      (await this.deliveries.deleteOne({ _id: delivery._id, epoch, lease_owner: this.context.workerId } as Filter<DeliveryDocument>)).deletedCount === 1 ? "succeeded" : "lost";
+    // A scheduled delivery that succeeded leaves the queue: its attempt records the success, and on engines
+    // without secondary indexes every claim reads the whole queue. A recovery delivery stays, `succeeded`:
+    // recover reads an event's deliveries to an endpoint to see whether they all failed.
+    const done = async (ended?: string): Promise<DeliveryStep> => {
+      if (delivery.trigger !== "scheduled") return release({ $set: { status: "succeeded", ...(ended ? { ended_reason: ended } : {}) } }, "succeeded");
+      const { deletedCount } = await this.deliveries.deleteOne({ _id: delivery._id, epoch, lease_owner: this.context.workerId } as Filter<DeliveryDocument>);
+      return deletedCount === 1 ? "succeeded" : "lost";
+    };
 
     const [endpoint, event] = await Promise.all([
       db.collection<DeliveryEndpoint & { deleted?: boolean }>(WEBHOOK_ENDPOINTS_COLLECTION).findOne({ _id: delivery.endpoint }),
@@ -208,7 +212,7 @@ export class DeliveryWorker {
       return release({ $set: { due_at: this.now() + delay } }, "waiting");
     }
     // Answered 2xx already (this delivery's attempt before a crash, or a resend): nothing is owed.
-    if (!(event.pending_endpoints ?? []).includes(delivery.endpoint)) return done();
+    if (!(event.pending_endpoints ?? []).includes(delivery.endpoint)) return done("not_pending");
 
     const attemptNumber = delivery.attempts + 1;
     const attemptId = attemptIdOf(delivery, attemptNumber);
