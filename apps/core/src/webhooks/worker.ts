@@ -186,8 +186,8 @@ export class DeliveryWorker {
     // A scheduled delivery that succeeded leaves the queue: its attempt records the success, and on engines
     // without secondary indexes every claim reads the whole queue. A recovery delivery stays, `succeeded`:
     // recover reads an event's deliveries to an endpoint to see whether they all failed.
-    const done = async (ended?: string): Promise<DeliveryStep> => {
-      if (delivery.trigger !== "scheduled") return release({ $set: { status: "succeeded", ...(ended ? { ended_reason: ended } : {}) } }, "succeeded");
+    const done = async (fields: Partial<DeliveryDocument>): Promise<DeliveryStep> => {
+      if (delivery.trigger !== "scheduled") return release({ $set: { ...fields, status: "succeeded" } }, "succeeded");
       const { deletedCount } = await this.deliveries.deleteOne({ _id: delivery._id, epoch, lease_owner: this.context.workerId } as Filter<DeliveryDocument>);
       return deletedCount === 1 ? "succeeded" : "lost";
     };
@@ -212,7 +212,7 @@ export class DeliveryWorker {
       return release({ $set: { due_at: this.now() + delay } }, "waiting");
     }
     // Answered 2xx already (this delivery's attempt before a crash, or a resend): nothing is owed.
-    if (!(event.pending_endpoints ?? []).includes(delivery.endpoint)) return done("not_pending");
+    if (!(event.pending_endpoints ?? []).includes(delivery.endpoint)) return done({ ended_reason: "not_pending" });
 
     const attemptNumber = delivery.attempts + 1;
     const attemptId = attemptIdOf(delivery, attemptNumber);
@@ -225,7 +225,7 @@ export class DeliveryWorker {
     const disabled = await applyAttempt(this.env, recorded, endpoint);
 
     const atMs = this.now();
-    if (recorded.status === "succeeded") return done();
+    if (recorded.status === "succeeded") return done({ attempts: attemptNumber });
     const failed = { attempts: attemptNumber, first_failed_at: delivery.first_failed_at ?? atMs };
     if (disabled) return release({ $set: { ...failed, status: "failed", ended_reason: "endpoint_disabled" } }, "failed");
     // Recovery and manual deliveries are one attempt each; scheduled ones follow the schedule.
