@@ -73,7 +73,7 @@ export async function ensureDeliveryIndexes(db: Db, { secondary }: { secondary: 
 /**
  * The deliveries queue of one worker process: claims due deliveries under a lease (storage/lease.ts),
  * up to `concurrency` at a time, makes one attempt of each (attempt.ts) and then, in the release of its
- * lease, marks it succeeded, due again per the retry schedule, or failed.
+ * lease, makes it due again per the retry schedule or failed; a success deletes a scheduled delivery.
  */
 export class DeliveryWorker {
   private readonly queue: LeaseQueue<DeliveryDocument>;
