@@ -17,14 +17,16 @@ export function eventRelay(db: Db, logger: Logger): OutboxRelay {
   // Idle workers wake on the queue counter, moved once the events are copied (so a woken worker finds
   // them), at most every SIGNAL_EVERY_MS: under a write load one counter update covers many documents.
   let unsignalled = 0;
-  let timer: NodeJS.Timeout | null = null;
+  let scheduled = false;
   const signal = (count: number) => {
     unsignalled += count;
-    timer ??= setTimeout(() => {
-      timer = null;
-      const count = unsignalled;
+    if (scheduled) return;
+    scheduled = true;
+    setTimeout(() => {
+      scheduled = false;
+      const total = unsignalled;
       unsignalled = 0;
-      void signalQueued(db, count);
+      void signalQueued(db, total);
     }, SIGNAL_EVERY_MS);
   };
   return new OutboxRelay(db, {

@@ -136,7 +136,8 @@ export async function applyAttempt(env: DeliveryEnvironment, attempt: AttemptDoc
   const atMs = now();
   const { streak, disable } = afterAttempt({ failingSinceMs: endpoint.failing_since ?? null }, { succeeded: false, disableEndpoint: attempt.disable_endpoint, atMs });
   // Only the first failure of a streak sets its start; a concurrent attempt does not move it later.
-  await endpoints.updateOne({ _id: endpoint._id, failing_since: null } as Filter<DeliveryEndpoint>, { $set: { failing_since: streak.failingSinceMs } });
+  if (endpoint.failing_since == null)
+    await endpoints.updateOne({ _id: endpoint._id, failing_since: null } as Filter<DeliveryEndpoint>, { $set: { failing_since: streak.failingSinceMs } });
   if (!disable) return null;
   // The version moves so that a concurrent versioned update of the endpoint reads it again; the streak
   // ends with the disable, so an operator's re-enable starts a fresh 5 days.

@@ -37,8 +37,9 @@ export interface DeliveryEndpoint {
 export type FannedOutEvent = StoredEvent & { pending_endpoints?: string[] };
 
 /**
- * One event to deliver to one endpoint: a queue item, claimed under a lease (storage/lease.ts). A delivery
- * that succeeds is deleted (its attempt records the success); `status: "succeeded"` is never stored.
+ * One event to deliver to one endpoint: a queue item, claimed under a lease (storage/lease.ts). A scheduled
+ * delivery that succeeds is deleted (its attempt records the success); only recovery deliveries are kept
+ * as `succeeded`.
  */
 export interface DeliveryDocument {
   _id: string;
@@ -47,7 +48,7 @@ export interface DeliveryDocument {
   event: string;
   endpoint: string;
   trigger: DeliveryTrigger;
-  status: "pending" | "failed";
+  status: "pending" | "succeeded" | "failed";
   /** When the next attempt may be made (ms). */
   due_at: number;
   attempts: number;

@@ -22,7 +22,7 @@ import { nextAttemptAtMs } from "./schedule.js";
 /** Deliveries one worker process attempts at once: receivers are slow in parallel, not the worker. */
 export const DELIVERY_CONCURRENCY = 4;
 /** How often an idle worker reads the queue's counter (one document by `_id`: cheap on every engine). */
-export const DELIVERY_POLL_MS = 250;
+export const DELIVERY_POLL_MS = 100;
 /**
  * How often an idle worker claims even when the counter has not moved: for retries another worker
  * scheduled and deliveries inserted without a signal. A claim reads the whole queue on engines without
@@ -73,7 +73,7 @@ export async function ensureDeliveryIndexes(db: Db, { secondary }: { secondary: 
 /**
  * The deliveries queue of one worker process: claims due deliveries under a lease (storage/lease.ts),
  * up to `concurrency` at a time, makes one attempt of each (attempt.ts) and then, in the release of its
- * lease, marks it succeeded, due again per the retry schedule, or failed.
+ * lease, makes it due again per the retry schedule or failed; a success deletes a scheduled delivery.
  */
 export class DeliveryWorker {
   private readonly queue: LeaseQueue<DeliveryDocument>;
@@ -85,7 +85,7 @@ export class DeliveryWorker {
   private readonly schedule: readonly number[];
   private readonly logger: Logger;
   private readonly inFlight = new Set<Promise<void>>();
-  private filling = false;
+  private filling: Promise<void> | null = null;
   private stopped = false;
   private timer: NodeJS.Timeout | null = null;
   private lastRetentionPass = Number.NEGATIVE_INFINITY;
@@ -134,11 +134,13 @@ export class DeliveryWorker {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
+    // A claim in hand when stopping still runs its attempt; then everything in flight is waited for.
+    await this.filling;
     await Promise.allSettled([...this.inFlight]);
   }
 
   private async poll(): Promise<void> {
-    if (this.filling || this.inFlight.size >= this.concurrency) return;
+    if (this.filling !== null || this.inFlight.size >= this.concurrency) return;
     const signal = await queueSignal(this.context.db);
     const now = this.now();
     if (signal === this.lastSignal && now < this.nextOwnDue && now - this.lastClaimAt < DELIVERY_FULL_POLL_MS) return;
@@ -147,29 +149,30 @@ export class DeliveryWorker {
   }
 
   /** Claims due deliveries until the worker is full or none is due. */
-  async fill(): Promise<void> {
-    if (this.filling) return;
-    this.filling = true;
+  fill(): Promise<void> {
+    this.filling ??= this.claimUntilFull().finally(() => {
+      this.filling = null;
+    });
+    return this.filling;
+  }
+
+  private async claimUntilFull(): Promise<void> {
     this.lastClaimAt = this.now();
     if (this.nextOwnDue <= this.now()) this.nextOwnDue = Number.POSITIVE_INFINITY;
-    try {
-      while (!this.stopped && this.inFlight.size < this.concurrency) {
-        const claimed = await this.queue.claim({ status: "pending", due_at: { $lte: this.now() } } as Filter<DeliveryDocument>, { due_at: 1 });
-        if (!claimed) break;
-        const work: Promise<void> = this.process(claimed)
-          .then(
-            () => undefined,
-            (error: unknown) => this.logger.warn({ err: error, delivery: claimed._id }, "delivery failed; its lease will expire and it is retried"),
-          )
-          .finally(() => {
-            this.inFlight.delete(work);
-            // A free slot takes the next due delivery at once, not at the next poll.
-            if (!this.stopped) void this.fill().catch(() => undefined);
-          });
-        this.inFlight.add(work);
-      }
-    } finally {
-      this.filling = false;
+    while (!this.stopped && this.inFlight.size < this.concurrency) {
+      const claimed = await this.queue.claim({ status: "pending", due_at: { $lte: this.now() } } as Filter<DeliveryDocument>, { due_at: 1 });
+      if (!claimed) break;
+      const work: Promise<void> = this.process(claimed)
+        .then(
+          () => undefined,
+          (error: unknown) => this.logger.warn({ err: error, delivery: claimed._id }, "delivery failed; its lease will expire and it is retried"),
+        )
+        .finally(() => {
+          this.inFlight.delete(work);
+          // A free slot takes the next due delivery at once, not at the next poll.
+          if (!this.stopped) void this.fill().catch(() => undefined);
+        });
+      this.inFlight.add(work);
     }
   }
 
@@ -180,10 +183,14 @@ export class DeliveryWorker {
     // Every release notes its epoch, so the next claim knows whether the one before it ended cleanly.
     const release = async (update: { $set: Partial<DeliveryDocument> }, step: DeliveryStep): Promise<DeliveryStep> =>
       (await this.queue.release(delivery._id, epoch, { $set: { ...update.$set, released_epoch: epoch } } as UpdateFilter<DeliveryDocument>)) ? step : "lost";
-    // A delivery that succeeded leaves the queue: the attempt records the success, and on engines without
-    // secondary indexes every claim reads the whole queue, so it holds only work and failures.
-    const done = async (): Promise<DeliveryStep> =>
-      (await this.deliveries.deleteOne({ _id: delivery._id, epoch, lease_owner: this.context.workerId } as Filter<DeliveryDocument>)).deletedCount === 1 ? "succeeded" : "lost";
+    // A scheduled delivery that succeeded leaves the queue: its attempt records the success, and on engines
+    // without secondary indexes every claim reads the whole queue. A recovery delivery stays, `succeeded`:
+    // recover reads an event's deliveries to an endpoint to see whether they all failed.
+    const done = async (fields: Partial<DeliveryDocument>): Promise<DeliveryStep> => {
+      if (delivery.trigger !== "scheduled") return release({ $set: { ...fields, status: "succeeded" } }, "succeeded");
+      const { deletedCount } = await this.deliveries.deleteOne({ _id: delivery._id, epoch, lease_owner: this.context.workerId } as Filter<DeliveryDocument>);
+      return deletedCount === 1 ? "succeeded" : "lost";
+    };
 
     const [endpoint, event] = await Promise.all([
       db.collection<DeliveryEndpoint & { deleted?: boolean }>(WEBHOOK_ENDPOINTS_COLLECTION).findOne({ _id: delivery.endpoint }),
@@ -205,7 +212,7 @@ export class DeliveryWorker {
       return release({ $set: { due_at: this.now() + delay } }, "waiting");
     }
     // Answered 2xx already (this delivery's attempt before a crash, or a resend): nothing is owed.
-    if (!(event.pending_endpoints ?? []).includes(delivery.endpoint)) return done();
+    if (!(event.pending_endpoints ?? []).includes(delivery.endpoint)) return done({ ended_reason: "not_pending" });
 
     const attemptNumber = delivery.attempts + 1;
     const attemptId = attemptIdOf(delivery, attemptNumber);
@@ -218,7 +225,7 @@ export class DeliveryWorker {
     const disabled = await applyAttempt(this.env, recorded, endpoint);
 
     const atMs = this.now();
-    if (recorded.status === "succeeded") return done();
+    if (recorded.status === "succeeded") return done({ attempts: attemptNumber });
     const failed = { attempts: attemptNumber, first_failed_at: delivery.first_failed_at ?? atMs };
     if (disabled) return release({ $set: { ...failed, status: "failed", ended_reason: "endpoint_disabled" } }, "failed");
     // Recovery and manual deliveries are one attempt each; scheduled ones follow the schedule.
