@@ -40,15 +40,9 @@ export function webhookFanOut(db: Db, now: () => number = Date.now) {
 
   return async function prepare<E extends RelayedEvent>(batch: readonly E[]): Promise<(E & { pending_endpoints?: string[] })[]> {
     if (batch.length === 0) return [];
-    const copied = new Set(
-      (await events.find({ _id: { $in: batch.map((e) => e._id) } } as Filter<FannedOutEvent>, { projection: { _id: 1 }, ...OPERATION }).toArray()).map((e) => e._id),
-    );
-    const fresh = batch.filter((e) => !copied.has(e._id));
-    if (fresh.length === 0) return [...batch];
-
     // One read of endpoints per tenant in the batch (a document's events share one tenant).
     const byTenant = new Map<string, Pick<DeliveryEndpoint, "_id" | "enabled_events">[]>();
-    for (const event of fresh) {
+    for (const event of batch) {
       const key = `${event.account}\u0000${event.livemode}`;
       if (byTenant.has(key)) continue;
       const found = await endpoints
@@ -59,14 +53,24 @@ export function webhookFanOut(db: Db, now: () => number = Date.now) {
         .toArray();
       byTenant.set(key, found);
     }
+    const wanting = new Map(
+      batch.map((event) => [event._id, (byTenant.get(`${event.account}\u0000${event.livemode}`) ?? []).filter((e) => wantsEvent(e.enabled_events ?? [], event.type))]),
+    );
+
+    // Only events some endpoint wants need to know whether they were copied before (with no endpoint, the
+    // copy of an event copied before is a duplicate key whatever it carries).
+    const asked = batch.filter((e) => wanting.get(e._id)!.length > 0).map((e) => e._id);
+    const copied = new Set(
+      asked.length === 0 ? [] : (await events.find({ _id: { $in: asked } } as Filter<FannedOutEvent>, { projection: { _id: 1 }, ...OPERATION }).toArray()).map((e) => e._id),
+    );
 
     const created = Math.floor(now() / 1000);
     const dueAt = now();
     const toInsert: DeliveryDocument[] = [];
     const prepared = batch.map((event) => {
       if (copied.has(event._id)) return event;
-      const wanting = (byTenant.get(`${event.account}\u0000${event.livemode}`) ?? []).filter((e) => wantsEvent(e.enabled_events ?? [], event.type));
-      for (const endpoint of wanting) {
+      const endpointsOfEvent = wanting.get(event._id)!;
+      for (const endpoint of endpointsOfEvent) {
         toInsert.push({
           _id: scheduledDeliveryId(event._id, endpoint._id),
           account: event.account,
@@ -84,7 +88,7 @@ export function webhookFanOut(db: Db, now: () => number = Date.now) {
           created,
         });
       }
-      return { ...event, pending_endpoints: wanting.map((e) => e._id) };
+      return { ...event, pending_endpoints: endpointsOfEvent.map((e) => e._id) };
     });
     if (toInsert.length > 0) {
       try {
