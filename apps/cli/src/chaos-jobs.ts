@@ -57,6 +57,24 @@ export async function runJobsChaos(options: JobsChaosOptions): Promise<{ report:
     }
   };
   const killing$ = killer();
+  /** Each job loses its worker at least once: SIGKILL of its holder once it has committed some items. */
+  const killHolderMidway = async (id: string) => {
+    const deadline = Date.now() + 60_000;
+    while (Date.now() < deadline) {
+      const job = await db.collection("jobs").findOne({ _id: id as never }, { projection: { status: 1, lease_owner: 1, "progress.processed": 1 } });
+      if (!job || (job.status !== "running" && job.status !== "queued")) return;
+      if (job.status === "running" && job.progress.processed > 0 && job.lease_owner) {
+        const pid = Number(String(job.lease_owner).split(":")[1]);
+        const holder = options.workers().find((w) => w?.process.pid === pid);
+        if (holder && holder.process.exitCode === null && holder.process.signalCode === null) {
+          holder.process.kill("SIGKILL");
+          kills++;
+          return;
+        }
+      }
+      await sleep(20);
+    }
+  };
 
   const post = async (body: unknown, key: string): Promise<string> => {
     for (;;) {
@@ -80,17 +98,21 @@ export async function runJobsChaos(options: JobsChaosOptions): Promise<{ report:
     }
   };
 
-  log(`jobs: import of ${items} items, then a bulk update of them, ${options.workers().length} workers SIGKILLed every 3 to 7 s (half of the kills aimed at the job's holder)`);
+  log(
+    `jobs: import of ${items} items, then a bulk update of them, ${options.workers().length} workers SIGKILLed every 3 to 7 s (half of the kills aimed at the job's holder) and each job's holder once midway`,
+  );
   const importId = await post(
     { type: "resources.import", params: { items: Array.from({ length: items }, (_, i) => ({ name: `${tag}-${i}`, metadata: { tag } })) } },
     `${tag}-import`,
   );
+  await killHolderMidway(importId);
   const imported = await waitFor(importId);
   log(`jobs: import ${imported.status} after ${((Date.now() - started) / 1000).toFixed(1)} s, attempts ${imported.attempts}, ${kills} kills so far`);
   const updateId = await post(
     { type: "resources.bulk_update", params: { filter: { metadata: { tag } }, update: { status: "paused", metadata: { step: "updated" } } } },
     `${tag}-update`,
   );
+  await killHolderMidway(updateId);
   const updated = await waitFor(updateId);
   log(`jobs: bulk update ${updated.status} after ${((Date.now() - started) / 1000).toFixed(1)} s, attempts ${updated.attempts}, ${kills} kills`);
   killing = false;
