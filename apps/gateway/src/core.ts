@@ -6,6 +6,7 @@ import {
   REQUEST_ID_METADATA,
   ResourceService,
   EventService,
+  WebhookEndpointService,
   TransportError,
   bearerMetadata,
   createClient,
@@ -27,6 +28,7 @@ export type ServingStatus = "SERVING" | "NOT_SERVING" | "UNKNOWN";
 export const CORE_SERVICES = {
   resources: ResourceService,
   events: EventService,
+  webhookEndpoints: WebhookEndpointService,
   admin: AdminService,
 } as const;
 
