@@ -8,7 +8,11 @@
 // Every HTTP run is autocannon at the same concurrency over loopback; gRPC runs use a
 // closed-loop driver at the same concurrency. Prints a Markdown table and writes
 // bench/results/latest.{json,md}; refreshes the results section of docs/performance.md.
-// Tunables: BENCH_DURATION (s per run, default 8), BENCH_CONNECTIONS (default 16), BENCH_SEED (list depth, default 10000).
+// Webhooks: the same GET and POST runs again with a webhook endpoint on the account (relay + fan-out +
+// a worker delivering to a receiver in this process), the time from each 201 to its delivery, and
+// deliveries per second with 1 and 4 endpoints.
+// Tunables: BENCH_DURATION (s per run, default 8), BENCH_CONNECTIONS (default 16), BENCH_SEED (list depth, default 10000),
+// BENCH_DELIVERIES (events per deliveries/s run, default 500).
 import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync, mkdirSync, existsSync } from "node:fs";
 import { createServer as createNetServer } from "node:net";
@@ -101,11 +105,20 @@ async function main() {
     rmSync(work, { recursive: true, force: true });
   };
   for (const signal of ["SIGINT", "SIGTERM"]) process.once(signal, () => void cleanup().then(() => process.exit(130)));
+  let database = null;
 
   try {
     const ports = await freePorts(9);
     const [httpsPort, corePort, metricsPort, coreMetricsPort, aPort, bPort, echoPort] = ports;
     const dataDir = join(work, "data");
+    // The bench starts the database itself (the same engine `rms start` would pick), so it can write webhook
+    // endpoints directly: the stack is given its address and a webhook secret key.
+    const { startDatabase } = await import("@rms/test-db");
+    const { encryptSecret, newEndpointSecret, newMasterKeyText, parseMasterKey } = await import("@rms/core");
+    const { MongoClient } = await import("mongodb");
+    database = process.env.MONGODB_URI ? null : await startDatabase({ dataDir: join(dataDir, "db"), env: { ...process.env, MONGODB_URI: "" } });
+    const mongoUri = process.env.MONGODB_URI ?? database.uri;
+    const secretKey = newMasterKeyText();
 
     // ---- the full stack
     say(`starting the stack (data in a temporary directory)`);
@@ -124,8 +137,10 @@ async function main() {
       RATE_LIMIT_TEST: "100000000",
       RATE_LIMIT_LIVE: "100000000",
       RATE_LIMIT_ADDRESS: "100000000",
+      MONGODB_URI: mongoUri,
+      RMS_SECRET_KEY: secretKey,
+      WEBHOOK_ALLOW_PRIVATE: "true",
     };
-    if (!process.env.MONGODB_URI) delete env.MONGODB_URI;
     // BENCH_PROFILE=1: CPU profiles of the stack's processes (written when they stop) into bench/results/profiles/.
     const profileDir = join(root, "bench", "results", "profiles");
     if (process.env.BENCH_PROFILE === "1") {
@@ -152,10 +167,12 @@ async function main() {
       const found = {};
       for (const pid of childPids(stack.pid)) {
         const cmd = readFileSync(`/proc/${pid}/cmdline`, "utf8");
-        if (cmd.includes("apps/core/dist/main.js")) found.core = pid;
+        if (cmd.includes("apps/core/dist/worker/main.js")) found.worker = pid;
+        else if (cmd.includes("apps/core/dist/main.js")) found.core = pid;
         else if (cmd.includes("apps/gateway/dist/main.js")) found.gateway = pid;
         else found.database = pid;
       }
+      if (database?.pid) found.database = database.pid;
       return found;
     };
 
@@ -195,6 +212,7 @@ async function main() {
           headers: opts.headers ?? {},
           method: opts.method ?? "GET",
           ...(opts.requests ? { requests: opts.requests } : {}),
+          ...(opts.overallRate ? { overallRate: opts.overallRate } : {}),
           ...(opts.body ? { body: opts.body } : {}),
         });
       await run(WARMUP);
@@ -250,6 +268,127 @@ async function main() {
     const echoClient = proto.createClient(proto.ResourceService, `127.0.0.1:${echoPort}`, { timeoutMs: 10_000 });
     await grpc("grpc_echo", echoClient, { tenant, id: FIXED.id }, { echo: echoPid });
     await grpc("grpc_core", coreResources, { tenant, id: created.id }, stackPids());
+
+    // ---- webhooks: a receiver here, endpoints written into the stack's database
+    const mongo = await new MongoClient(mongoUri).connect();
+    const db = mongo.db(process.env.MONGODB_DATABASE ?? "rms");
+    const keyring = { primary: parseMasterKey(secretKey) };
+    const received = { byPath: new Map(), createdAt: new Map() };
+    const { createServer: createHttpServer } = await import("node:http");
+    const receiver = createHttpServer((req, res) => {
+      const chunks = [];
+      req.on("data", (c) => chunks.push(c));
+      req.on("end", () => {
+        const at = performance.now();
+        received.byPath.set(req.url, (received.byPath.get(req.url) ?? 0) + 1);
+        try {
+          const event = JSON.parse(Buffer.concat(chunks).toString("utf8"));
+          if (event.type === "resource.created" && !received.createdAt.has(event.data.object.id)) received.createdAt.set(event.data.object.id, at);
+        } catch {}
+        res.end("ok");
+      });
+    });
+    await new Promise((r) => receiver.listen(0, "127.0.0.1", r));
+    const receiverPort = receiver.address().port;
+    let endpoints = 0;
+    const addEndpoint = async (accountId, path) => {
+      const id = `we_bench${Date.now()}${endpoints++}`;
+      await db.collection("webhook_endpoints").insertOne({
+        _id: id,
+        account: accountId,
+        livemode: false,
+        url: `http://127.0.0.1:${receiverPort}${path}`,
+        enabled_events: ["*"],
+        status: "enabled",
+        description: null,
+        metadata: [],
+        created: Math.floor(Date.now() / 1000),
+        slot: endpoints,
+        secrets: [{ sealed: encryptSecret(newEndpointSecret(), keyring, id), expires_at: null }],
+        version: 0,
+        pending_events: [],
+        idempotency: id,
+        request_hash: null,
+      });
+    };
+    const pendingDeliveries = () => db.collection("webhook_deliveries").countDocuments({ status: "pending" });
+    // Settled: no outbox holds an event (the relay copied and fanned out everything) and no delivery is pending.
+    const drain = (bound = 300_000) =>
+      eventually(async () => (await db.collection("resources").countDocuments({ "pending_events.0": { $exists: true } })) === 0 && (await pendingDeliveries()) === 0, bound);
+    await addEndpoint(tenant.accountId, "/main");
+    await http("get_webhooks", `${api}/v1/resources/${created.id}`, { headers }, stackPids());
+    const createRequest = (onAnswer) => ({
+      method: "POST",
+      requests: [
+        {
+          method: "POST",
+          setupRequest: (req) => ({
+            ...req,
+            headers: { ...headers, "content-type": "application/x-www-form-urlencoded", "idempotency-key": `bench-${process.pid}-${Date.now()}-${n++}` },
+            body: "name=bench&metadata[plan]=pro",
+          }),
+          onResponse: (status, body) => {
+            if (status === 201) onAnswer(JSON.parse(body).id);
+          },
+        },
+      ],
+    });
+    // Throughput: creates as fast as they go, every one fanned out to the endpoint and delivered meanwhile.
+    await http(
+      "post_webhooks",
+      `${api}/v1/resources`,
+      createRequest(() => {}),
+      stackPids(),
+    );
+    say("waiting for the deliveries of the POST run");
+    await drain();
+    // Deliveries per second: DELIVERIES creates through core as fast as it takes them, in an account with 1 (then 4)
+    // endpoints; timed from the first create to the last delivery.
+    const DELIVERIES = Number(process.env.BENCH_DELIVERIES ?? 500);
+    for (const count of [1, 4]) {
+      say(`run deliveries/s with ${count} endpoint${count === 1 ? "" : "s"}`);
+      const { account: hooked } = await admin.createAccount({});
+      const paths = Array.from({ length: count }, (_, i) => `/fan${count}-${i}`);
+      for (const path of paths) await addEndpoint(hooked.id, path);
+      const deliveredNow = () => paths.reduce((sum, path) => sum + (received.byPath.get(path) ?? 0), 0);
+      const t0 = performance.now();
+      let made = 0;
+      await Promise.all(
+        Array.from({ length: CONNECTIONS }, async () => {
+          while (made < DELIVERIES) {
+            made++;
+            await coreResources.createResource({ tenant: { accountId: hooked.id, livemode: false }, name: "hooked" });
+          }
+        }),
+      );
+      await eventually(async () => deliveredNow() >= DELIVERIES * count, 300_000);
+      await drain();
+      const seconds = (performance.now() - t0) / 1000;
+      results[`deliveries_${count}`] = { rps: (DELIVERIES * count) / seconds, p50: NaN, p99: NaN, total: DELIVERIES * count, errors: 0, rss_mb: {} };
+    }
+    // Latency: creates at half the rate the whole pipeline (relay, fan-out, worker) delivered above, a steady
+    // load it can follow (at saturation the backlog, and so the latency, only grows with the run). Each 201's resource id with the time it
+    // was answered; the receiver notes when its resource.created arrived.
+    const answeredAt = new Map();
+    const steadyRate = Math.max(1, Math.round(Math.min(results.post.rps, results.deliveries_1.rps) / 2));
+    await http("post_steady", `${api}/v1/resources`, { ...createRequest((id) => answeredAt.set(id, performance.now())), overallRate: steadyRate }, stackPids());
+    say("waiting for the deliveries of the steady run");
+    await drain();
+    {
+      const lags = [];
+      for (const [id, at] of answeredAt) if (received.createdAt.has(id)) lags.push(received.createdAt.get(id) - at);
+      lags.sort((x, y) => x - y);
+      results.create_to_delivery = {
+        rps: steadyRate,
+        p50: lags[Math.floor(lags.length / 2)],
+        p99: lags[Math.floor(lags.length * 0.99)],
+        total: lags.length,
+        errors: answeredAt.size - lags.length,
+        rss_mb: {},
+      };
+    }
+    await new Promise((r) => receiver.close(r));
+    await mongo.close();
     // Seeding comes after the runs above: on the embedded engine every extra document slows every query.
     const { account } = await admin.createAccount({});
     const listKey = (await admin.createKey({ accountId: account.id, kind: proto.KeyKind.SECRET, livemode: false })).secret;
@@ -370,6 +509,51 @@ async function main() {
         b: results.update_first,
       },
       {
+        check: "GET /v1/resources/:id with a webhook endpoint (relay + fan-out + a worker delivering) vs the GET row",
+        rps: ratio(results.get_webhooks.rps, results.get.rps),
+        p99: ratio(results.get_webhooks.p99, results.get.p99),
+        target: "≥ 0.90 req/s",
+        ok: ratio(results.get_webhooks.rps, results.get.rps) >= 0.9,
+        a: results.get_webhooks,
+        b: results.get,
+      },
+      {
+        check: "POST /v1/resources with a webhook endpoint (each create fanned out and delivered) vs the POST row",
+        rps: ratio(results.post_webhooks.rps, results.post.rps),
+        p99: ratio(results.post_webhooks.p99, results.post.p99),
+        target: "≥ 0.90 req/s",
+        ok: ratio(results.post_webhooks.rps, results.post.rps) >= 0.9,
+        a: results.post_webhooks,
+        b: results.post,
+      },
+      {
+        check: `committed create (its 201) -> its delivery at a local receiver, ${Math.round(results.create_to_delivery.rps)} creates/s (half the deliveries/s of 1 endpoint), ${results.create_to_delivery.total} deliveries, vs B's latency`,
+        rps: NaN,
+        p99: ratio(results.create_to_delivery.p99, results.baseline_b.p99),
+        target: "(context)",
+        ok: null,
+        a: results.create_to_delivery,
+        b: results.baseline_b,
+      },
+      {
+        check: "deliveries/s, 1 endpoint vs B",
+        rps: ratio(results.deliveries_1.rps, results.baseline_b.rps),
+        p99: NaN,
+        target: "(context)",
+        ok: null,
+        a: results.deliveries_1,
+        b: results.baseline_b,
+      },
+      {
+        check: "deliveries/s, 4 endpoints vs B",
+        rps: ratio(results.deliveries_4.rps, results.baseline_b.rps),
+        p99: NaN,
+        target: "(context)",
+        ok: null,
+        a: results.deliveries_4,
+        b: results.baseline_b,
+      },
+      {
         check: "gRPC GetResource on core vs grpc-js echo",
         rps: ratio(results.grpc_core.rps, results.grpc_echo.rps),
         p99: ratio(results.grpc_core.p99, results.grpc_echo.p99),
@@ -447,6 +631,7 @@ async function main() {
     if (failed.length) say(`some runs had errors or non-2xx answers; see the table`);
   } finally {
     await cleanup();
+    await database?.stop();
   }
   // ---------------------------------------------------------------- helpers
 
@@ -457,6 +642,15 @@ async function main() {
       child.once("exit", (code) => reject(new Error(`${name} exited (${code})`)));
     });
     return child;
+  }
+}
+
+/** Waits until the async `probe` answers true (looking every 100 ms), or throws after `timeoutMs`. */
+async function eventually(probe, timeoutMs) {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await probe())) {
+    if (Date.now() > deadline) throw new Error("timed out");
+    await new Promise((r) => setTimeout(r, 100));
   }
 }
 

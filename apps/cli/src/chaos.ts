@@ -1,22 +1,34 @@
-// `npm run chaos`: 1,000 creates, each followed by one or two updates, with random SIGKILLs of core and
-// gateway and client retries with the same Idempotency-Keys; then the stack settles (relay drained) and
-// the database is counted: resources, committed changes and their events. Loopback only, bounded in time.
+// `npm run chaos`: 1,000 creates, each followed by one or two updates, with random SIGKILLs of core,
+// gateway and the workers and client retries with the same Idempotency-Keys, while one webhook endpoint
+// takes every event at a local receiver; then the stack settles (relay drained, deliveries done) and the
+// database and the receiver are counted: resources, committed changes, their events and their deliveries.
+// Loopback only, bounded in time.
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createServer, type IncomingHttpHeaders } from "node:http";
 import { Agent } from "node:https";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { encryptSecret, newEndpointSecret, newMasterKeyText, parseMasterKey, WEBHOOK_DELIVERIES_COLLECTION, WEBHOOK_ENDPOINTS_COLLECTION } from "@rms/core";
 import { startDatabase } from "@rms/test-db";
 import { MongoClient } from "mongodb";
 import { runJobsChaos } from "./chaos-jobs.js";
+import { Webhook } from "standardwebhooks";
 import type { Child } from "./stack/children.js";
-import { freePort, httpsCall, newTestKey, startCoreProcess, startGatewayProcess } from "./stack/processes.js";
+import { freePort, httpsCall, newTestKey, startCoreProcess, startGatewayProcess, startWorkerProcess } from "./stack/processes.js";
 
 const TOTAL = Number(process.env.CHAOS_REQUESTS ?? 1000);
 const CONCURRENCY = 16;
 const DEADLINE_MS = 6 * 60_000;
 const CRASH_AFTER_WRITE = "resource.create:0.02"; // core also kills itself after 2% of create writes
-/** Bound on the wait, after the clients finish, for the relay to empty every outbox. */
-const SETTLE_MS = 60_000;
+/** Bound on the wait, after the clients finish, for the relay to empty every outbox and the workers to finish every delivery. */
+const SETTLE_MS = 120_000;
+/** Worker processes, each SIGKILLed at random like core and gateway. */
+const WORKERS = Number(process.env.CHAOS_WORKERS ?? 2);
+/** A compressed retry schedule: a delivery lost with a killed worker, or refused by the receiver, comes back within seconds. */
+const RETRY_SCHEDULE = "1s,2s,3s,5s,5s,5s,5s,5s";
+/** Share of deliveries the receiver answers with a 500, so retries happen too. */
+const RECEIVER_FAILURE_RATE = 0.05;
 /** Updates per resource after its create is acknowledged: one or two. */
 const updatesOf = (i: number) => 1 + (i % 2);
 
@@ -33,10 +45,43 @@ const gatewayPort = await freePort();
 
 let stopping = false;
 let killingStopped = false;
-const kills = { core: 0, gateway: 0, selfCrash: 0 };
-const processes: Record<"core" | "gateway", Child | undefined> = { core: undefined, gateway: undefined };
+type ProcessName = "core" | "gateway" | `worker${number}`;
+const workerNames = Array.from({ length: WORKERS }, (_, i) => `worker${i + 1}` as const);
+const kills = { core: 0, gateway: 0, worker: 0, selfCrash: 0 };
+const processes: Partial<Record<ProcessName, Child>> = {};
 
-const launch = {
+// The receiver: verifies every delivery with the Standard Webhooks library and counts them by event id.
+const secretKey = newMasterKeyText();
+const endpointSecret = newEndpointSecret();
+const verifier = new Webhook(endpointSecret);
+const received = { requests: 0, unverified: 0, refused: 0, answered2xx: new Map<string, number>() };
+const receiver = createServer((request, response) => {
+  const chunks: Buffer[] = [];
+  request.on("data", (chunk: Buffer) => chunks.push(chunk));
+  request.on("end", () => {
+    received.requests++;
+    let id: string;
+    try {
+      id = (verifier.verify(Buffer.concat(chunks).toString("utf8"), request.headers as IncomingHttpHeaders & Record<string, string>) as { id: string }).id;
+    } catch {
+      received.unverified++;
+      response.writeHead(400).end();
+      return;
+    }
+    if (Math.random() < RECEIVER_FAILURE_RATE) {
+      received.refused++;
+      response.writeHead(500).end();
+      return;
+    }
+    received.answered2xx.set(id, (received.answered2xx.get(id) ?? 0) + 1);
+    response.end("ok");
+  });
+});
+await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
+const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
+const webhookEnv = { RMS_SECRET_KEY: secretKey, WEBHOOK_ALLOW_PRIVATE: "true", WEBHOOK_RETRY_SCHEDULE: RETRY_SCHEDULE };
+
+const launch: Record<ProcessName, () => Promise<Child>> = {
   core: () => startCoreProcess({ mongoUri: database.uri, databaseName, port: corePort, faults: CRASH_AFTER_WRITE }),
   gateway: () =>
     startGatewayProcess({
@@ -47,13 +92,14 @@ const launch = {
       port: gatewayPort,
       env: { RATE_LIMIT_TEST: "100000", RATE_LIMIT_LIVE: "100000", RATE_LIMIT_ADDRESS: "100000" },
     }),
+  ...Object.fromEntries(workerNames.map((name) => [name, async () => startWorkerProcess({ mongoUri: database.uri, databaseName, name, env: webhookEnv })])),
 };
 
 /** Keeps a process running: whenever it dies (killed by us or by its crash point), it is started again. */
-async function supervise(name: "core" | "gateway"): Promise<void> {
+async function supervise(name: ProcessName): Promise<void> {
   while (!stopping) {
     try {
-      const child = await launch[name]();
+      const child = await launch[name]!();
       processes[name] = child;
       const how = await child.exited;
       if (!stopping && name === "core" && how === "SIGKILL" && !killedByUs.has(child)) kills.selfCrash++;
@@ -68,16 +114,17 @@ const killedByUs = new WeakSet<Child>();
 async function killer(): Promise<void> {
   while (!killingStopped) {
     await sleep(5_000 + Math.random() * 5_000);
-    const name = Math.random() < 0.5 ? "core" : "gateway";
+    const names: ProcessName[] = ["core", "gateway", ...workerNames];
+    const name = names[Math.floor(Math.random() * names.length)]!;
     const child = processes[name];
     if (killingStopped || !child || child.process.exitCode !== null || child.process.signalCode !== null) continue;
     killedByUs.add(child);
     child.process.kill("SIGKILL");
-    kills[name]++;
+    kills[name === "core" || name === "gateway" ? name : "worker"]++;
   }
 }
 
-const supervisors = [supervise("core"), supervise("gateway")];
+const supervisors = [supervise("core"), supervise("gateway"), ...workerNames.map(supervise)];
 while (!processes.core || !processes.gateway) await sleep(100);
 let key: { accountId: string; secret: string } | undefined;
 while (!key)
@@ -86,12 +133,37 @@ while (!key)
     return undefined;
   });
 const { accountId, secret } = key;
-log(`stack up; ${TOTAL} creates, each followed by 1 or 2 updates, concurrency ${CONCURRENCY}`);
+// One endpoint taking every event of the account, written as the endpoints API stores it (secret sealed
+// under the stack's RMS_SECRET_KEY with the endpoint id as context).
+const setup = await new MongoClient(database.uri).connect();
+const endpointId = `we_chaos${Date.now()}`;
+await setup
+  .db(databaseName)
+  .collection(WEBHOOK_ENDPOINTS_COLLECTION)
+  .insertOne({
+    _id: endpointId as never,
+    account: accountId,
+    livemode: false,
+    url: receiverUrl,
+    enabled_events: ["*"],
+    status: "enabled",
+    description: null,
+    metadata: [],
+    created: Math.floor(Date.now() / 1000),
+    slot: 0,
+    secrets: [{ sealed: encryptSecret(endpointSecret, { primary: parseMasterKey(secretKey) }, endpointId), expires_at: null }],
+    version: 0,
+    pending_events: [],
+    idempotency: endpointId,
+    request_hash: null,
+  });
+await setup.close();
+log(`stack up with ${WORKERS} workers; ${TOTAL} creates, each followed by 1 or 2 updates, concurrency ${CONCURRENCY}; every event delivered to ${receiverUrl}`);
 const killing = killer();
 const progress = setInterval(
   () =>
     log(
-      `${outcomes.ok}/${TOTAL} created, ${outcomes.updated} updates acknowledged, ${outcomes.retries} retries, SIGKILLs core ${kills.core} gateway ${kills.gateway}, core crash-after-write ${kills.selfCrash}`,
+      `${outcomes.ok}/${TOTAL} created, ${outcomes.updated} updates acknowledged, ${outcomes.retries} retries, ${received.answered2xx.size} events delivered, SIGKILLs core ${kills.core} gateway ${kills.gateway} workers ${kills.worker}, core crash-after-write ${kills.selfCrash}`,
     ),
   10_000,
 );
@@ -145,18 +217,25 @@ clearInterval(progress);
 killingStopped = true;
 await killing;
 
-// Settle: core stays up (its supervisor restarts it if a kill landed last) until no document has an
-// event left in its outbox, or the bound passes.
+// Settle: core and workers stay up (their supervisors restart them if a kill landed last) until no
+// document has an event left in its outbox and no delivery is pending, or the bound passes.
 const mongo = await new MongoClient(database.uri).connect();
 const db = mongo.db(databaseName);
 const settleStarted = Date.now();
-let stillPending = await db.collection("resources").countDocuments({ "pending_events.0": { $exists: true } });
-while (stillPending > 0 && Date.now() - settleStarted < SETTLE_MS) {
+const unsettled = async () => ({
+  outbox: await db.collection("resources").countDocuments({ "pending_events.0": { $exists: true } }),
+  deliveries: await db.collection(WEBHOOK_DELIVERIES_COLLECTION).countDocuments({ status: "pending" }),
+});
+let left = await unsettled();
+while ((left.outbox > 0 || left.deliveries > 0) && Date.now() - settleStarted < SETTLE_MS) {
   await sleep(500);
-  stillPending = await db.collection("resources").countDocuments({ "pending_events.0": { $exists: true } });
+  left = await unsettled();
 }
-log(`settled in ${((Date.now() - settleStarted) / 1000).toFixed(1)}s; documents with pending events: ${stillPending}`);
-// The jobs phase (chaos-jobs.ts): its own workers, SIGKILLed at random; core and gateway stay up.
+const stillPending = left.outbox;
+log(`settled in ${((Date.now() - settleStarted) / 1000).toFixed(1)}s; documents with pending events: ${stillPending}, pending deliveries: ${left.deliveries}`);
+// The jobs phase (chaos-jobs.ts): its own workers, SIGKILLed at random; core and gateway stay up. The webhook
+// endpoint is disabled first: the delivery check above is done, and the phase's 20,000 events are not its.
+await db.collection(WEBHOOK_ENDPOINTS_COLLECTION).updateMany({ account: accountId }, { $set: { status: "disabled" } });
 const jobs = await runJobsChaos({ db, mongoUri: database.uri, databaseName, dataDir: dir, gatewayPort, secret, accountId, log });
 stopping = true;
 for (const child of Object.values(processes)) await child?.stop(5_000);
@@ -174,11 +253,16 @@ const ofPhaseOne = new Set(resources.map((d) => String(d._id)));
 const events = (
   await db
     .collection("events")
-    .find({ account: accountId }, { projection: { "object.id": 1, sequence: 1 } })
+    .find({ account: accountId }, { projection: { "object.id": 1, sequence: 1, pending_endpoints: 1 } })
     .toArray()
 ).filter((e) => ofPhaseOne.has(e.object.id));
+const deliveryStatus = await db
+  .collection(WEBHOOK_DELIVERIES_COLLECTION)
+  .aggregate<{ _id: string; n: number }>([{ $group: { _id: "$status", n: { $sum: 1 } } }])
+  .toArray();
 await mongo.close();
 await database.stop();
+await new Promise<void>((resolve) => receiver.close(() => resolve()));
 rmSync(dir, { recursive: true, force: true });
 
 // Committed changes: a resource at version v has had v + 1 (its create and v updates; no deletes here).
@@ -192,6 +276,13 @@ const duplicateEvents = [...seen.values()].reduce((sum, n) => sum + (n - 1), 0);
 // Missing: a committed change (sequence 0..version of a resource) with no event for it.
 let missingEvents = 0;
 for (const d of resources) for (let s = 0; s <= (d.version as number); s++) if (!seen.has(`${d._id}/${s}`)) missingEvents++;
+
+// Deliveries: what the receiver answered 2xx to. Undelivered: an event never answered 2xx; duplicates:
+// 2xx answers beyond the first for an event (allowed: a worker killed after the POST and before recording it).
+const undelivered = events.filter((e) => !received.answered2xx.has(e._id as unknown as string)).length;
+const deliveries = [...received.answered2xx.values()].reduce((sum, n) => sum + n, 0);
+const duplicateDeliveries = deliveries - received.answered2xx.size;
+const stillWaiting = events.filter((e) => ((e.pending_endpoints as string[] | undefined) ?? []).length > 0).length;
 
 const counts = new Map<string, number>();
 for (const name of names) counts.set(name, (counts.get(name) ?? 0) + 1);
@@ -210,14 +301,33 @@ const summary = {
   missing_events: missingEvents,
   duplicate_events: duplicateEvents,
   documents_with_pending_events: stillPending,
+  deliveries,
+  undelivered,
+  duplicate_deliveries: duplicateDeliveries,
+  events_with_pending_webhooks: stillWaiting,
+  delivery_requests: received.requests,
+  delivery_requests_refused_by_receiver: received.refused,
+  delivery_requests_unverified: received.unverified,
+  delivery_documents_by_status: Object.fromEntries(deliveryStatus.map((d) => [d._id, d.n])),
   unfinished_at_deadline: outcomes.gaveUp,
   client_retries: outcomes.retries,
   failed_attempts_by_status: failures,
   sigkill_core: kills.core,
   sigkill_gateway: kills.gateway,
+  sigkill_workers: kills.worker,
   core_crash_after_write: kills.selfCrash,
   seconds: Math.round((Date.now() - started) / 1000),
 };
 process.stdout.write(`${JSON.stringify({ ...summary, jobs: jobs.report }, null, 2)}\n`);
-const ok = jobs.ok && duplicates === 0 && lost === 0 && outcomes.gaveUp === 0 && missingEvents === 0 && duplicateEvents === 0 && stillPending === 0;
+const ok =
+  jobs.ok &&
+  duplicates === 0 &&
+  lost === 0 &&
+  outcomes.gaveUp === 0 &&
+  missingEvents === 0 &&
+  duplicateEvents === 0 &&
+  stillPending === 0 &&
+  undelivered === 0 &&
+  stillWaiting === 0 &&
+  received.unverified === 0;
 process.exit(ok ? 0 : 1);

@@ -39,7 +39,10 @@ export const errors = {
   },
 };
 
-export type InvalidCode = Extract<AnyErrorCode, "parameter_missing" | "parameter_invalid" | "parameter_invalid_empty" | "string_too_long" | "metadata_invalid" | "limit_invalid">;
+export type InvalidCode = Extract<
+  AnyErrorCode,
+  "parameter_missing" | "parameter_invalid" | "parameter_invalid_empty" | "string_too_long" | "metadata_invalid" | "limit_invalid" | "url_invalid" | "limit_exceeded"
+>;
 
 /** A driver error that leaves a sent write's outcome open (no answer came), as opposed to one refused before sending. */
 export function isUnansweredWrite(error: unknown): boolean {

@@ -37,6 +37,18 @@ export function newId(prefix: IdPrefix, nowMs: number = Date.now()): string {
   return `${prefix}_${encodeTime(nowMs)}${randomBase62(RANDOM_CHARS)}`;
 }
 
+/**
+ * An id derived from a time and a digest instead of randomness: the same inputs give the same id, so
+ * a write repeated after a crash finds its first result. Shaped and ordered like `newId`.
+ */
+export function idAt(prefix: IdPrefix, ms: number, digest: Uint8Array): string {
+  let suffix = "";
+  // 248 = 4 * 62, as in randomBase62; 32 digest bytes leave enough after rejection for 14 characters.
+  for (const byte of digest) if (byte < 248 && suffix.length < RANDOM_CHARS) suffix += ALPHABET[byte % 62];
+  if (suffix.length < RANDOM_CHARS) throw new Error("digest too short for an id");
+  return `${prefix}_${encodeTime(ms)}${suffix}`;
+}
+
 /** True when `value` is a well-formed id of that prefix (it may or may not exist). */
 export function isId(prefix: IdPrefix, value: string): boolean {
   return value.startsWith(`${prefix}_`) && SUFFIX.test(value.slice(prefix.length + 1));

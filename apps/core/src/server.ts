@@ -12,8 +12,8 @@ import { requestId } from "./grpc/call-info.js";
 import { startMetricsServer } from "@rms/metrics-server";
 import { CoreMetrics } from "./metrics.js";
 import { usesSecondaryIndexes } from "@rms/db-engine";
-import { DOMAINS, HEALTH_NAMES, METHOD_ROLES, OUTBOXES, domainContext } from "./domains.js";
-import { OutboxRelay } from "./storage/relay.js";
+import { DOMAINS, HEALTH_NAMES, METHOD_ROLES, domainContext } from "./domains.js";
+import { eventRelay } from "./event-relay.js";
 import type { Domain, OpenDomain } from "./domain.js";
 import { DEFAULT_SETTINGS, type CoreSettings } from "./settings.js";
 
@@ -66,7 +66,7 @@ export async function startCore(options: CoreOptions): Promise<RunningCore> {
   const mongo = new MongoClient(options.mongoUri, { serverSelectionTimeoutMS: 2_000, connectTimeoutMS: 2_000, monitorCommands: true });
   metrics.watch(mongo);
   const db = mongo.db(options.databaseName);
-  const relay = options.relay === false ? null : new OutboxRelay(db, { sources: OUTBOXES, logger });
+  const relay = options.relay === false ? null : eventRelay(db, logger);
   const settings: CoreSettings = { ...DEFAULT_SETTINGS, ...options.settings };
   const context = domainContext(db, logger, options.faults ?? NO_FAULTS, relay ? (collection, id) => relay.notify(collection, id) : undefined, settings);
   const opened = DOMAINS.map((domain) => ({ domain, open: domain.open(context) }));

@@ -15,7 +15,7 @@ import { OPERATIONS } from "./routes/index.js";
 import { operationHandler } from "./routes/run.js";
 import { STATUS_PATH, statusHandler } from "./routes/status.js";
 import { OPENAPI_PATH, openApiHandler } from "./openapi.js";
-import type { IdempotencyStore } from "./idempotency/index.js";
+import { processRecordSealer, type IdempotencyStore, type RecordSealer } from "./idempotency/index.js";
 import type { AddressRateLimit, RateLimiter } from "./ratelimit/index.js";
 import type { GatewayMetrics } from "./metrics.js";
 
@@ -37,6 +37,8 @@ export interface GatewayDeps {
   readonly metrics?: GatewayMetrics;
   /** Recently verified keys (a fresh one per app when omitted). */
   readonly principals?: PrincipalCache;
+  /** Encrypts recorded answers that carry a secret (one with a per-process key when omitted). */
+  readonly recordSealer?: RecordSealer;
 }
 
 function methodNotAllowed(allowed: readonly string[]): RequestHandler {
@@ -59,6 +61,7 @@ function pathPattern(path: string): RegExp {
 export function createGatewayApp(deps: GatewayDeps): Express {
   const { core, logger } = deps;
   const principals = deps.principals ?? new PrincipalCache();
+  const recordSealer = deps.recordSealer ?? processRecordSealer();
   const app = express();
   app.disable("x-powered-by");
   app.disable("etag");
@@ -88,7 +91,7 @@ export function createGatewayApp(deps: GatewayDeps): Express {
   app.get(OPENAPI_PATH, openApiHandler(OPERATIONS));
   for (const operation of OPERATIONS) {
     const route = app.route(operation.path);
-    const handler = operationHandler(operation, deps, principals);
+    const handler = operationHandler(operation, { ...deps, recordSealer }, principals);
     if (operation.method === "GET") route.get(handler);
     else if (operation.method === "POST") route.post(handler);
     else route.delete(handler);

@@ -7,6 +7,7 @@ import {
   ResourceService,
   EventService,
   JobService,
+  WebhookEndpointService,
   TransportError,
   bearerMetadata,
   createClient,
@@ -29,6 +30,7 @@ export const CORE_SERVICES = {
   resources: ResourceService,
   events: EventService,
   jobs: JobService,
+  webhookEndpoints: WebhookEndpointService,
   admin: AdminService,
 } as const;
 

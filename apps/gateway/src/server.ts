@@ -8,7 +8,7 @@ import { connectCore, type CoreClients } from "./core.js";
 import { startMetricsServer } from "@rms/metrics-server";
 import { gatewayMetrics } from "./metrics.js";
 import { loadTls } from "./tls.js";
-import type { IdempotencyStore } from "./idempotency/index.js";
+import { recordSealer, type IdempotencyStore } from "./idempotency/index.js";
 import type { RateLimiter } from "./ratelimit/index.js";
 import { openStores } from "./stores.js";
 import { KeyRevoker } from "./revocation/revoker.js";
@@ -107,7 +107,17 @@ export async function startGateway(config: GatewayConfig, options: StartOptions 
   const revoker = new KeyRevoker(core, stores.revocations, logger);
   const trustedProxies = new Set(config.trustedProxies.map(normalizeIp));
   const addressLimit = new AddressRateLimit(stores.rateLimiter, config.addressRateLimit, trustedProxies);
-  const app = createGatewayApp({ core, config, logger, metrics, revoker, addressLimit, idempotency: stores.idempotency, rateLimiter: stores.rateLimiter });
+  const app = createGatewayApp({
+    core,
+    config,
+    logger,
+    metrics,
+    revoker,
+    addressLimit,
+    idempotency: stores.idempotency,
+    rateLimiter: stores.rateLimiter,
+    recordSealer: recordSealer(config.coreToken),
+  });
 
   const serverOptions = { connectionsCheckingInterval: SERVER_LIMITS.connectionsCheckingIntervalMs };
   const https = createHttpsServer({ ...serverOptions, cert: tls.cert, key: tls.key, minVersion: "TLSv1.2", handshakeTimeout: SERVER_LIMITS.handshakeTimeoutMs }, app);

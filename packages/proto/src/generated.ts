@@ -6,3 +6,4 @@ export * from "./gen/rms/v1/errors_pb.js";
 export * from "./gen/rms/v1/events_pb.js";
 export * from "./gen/rms/v1/jobs_pb.js";
 export * from "./gen/rms/v1/resources_pb.js";
+export * from "./gen/rms/v1/webhook_endpoints_pb.js";

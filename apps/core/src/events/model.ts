@@ -4,7 +4,10 @@ import type { OutboxEvent } from "../storage/outbox.js";
  * An event as the relay stored it in `events` (storage/relay.ts): the outbox entry unchanged, its
  * `object` the snapshot the change's domain recorded (metadata still as `{k, v}` pairs).
  */
-export type StoredEvent = OutboxEvent<string, Record<string, unknown>, Record<string, unknown>>;
+export type StoredEvent = OutboxEvent<string, Record<string, unknown>, Record<string, unknown>> & {
+  /** Endpoints that have not answered this event with a 2xx yet (webhooks/fanout.ts fills it, a success pulls one). */
+  pending_endpoints?: string[];
+};
 
 /** Longest `type` filter accepted; real types are far shorter. */
 export const TYPE_FILTER_MAX_LENGTH = 100;

@@ -20,8 +20,7 @@ function toMessage(event: StoredEvent): MessageInitShape<typeof EventSchema> {
     dataJson: JSON.stringify(eventData(event)),
     ...(event.request.id !== null ? { requestId: event.request.id } : {}),
     ...(event.request.idempotency_key !== null ? { idempotencyKey: event.request.idempotency_key } : {}),
-    // No webhook endpoints exist yet, so no endpoint is waiting for any event.
-    pendingWebhooks: 0,
+    pendingWebhooks: event.pending_endpoints?.length ?? 0,
   };
 }
 
@@ -42,7 +41,14 @@ export function eventService(store: EventStore, checkKey: PresentedKeyCheck): Se
       const type = typeFilterOf(request.type, request.types);
       const created = createdBoundsOf(request.created);
       const budget = budgetOf(context);
-      const [page] = await Promise.all([store.list(tenant, { ...paging, ...(type ? { type } : {}), created }, budget), checkKey(context, tenant, budget.db())]);
+      const [page] = await Promise.all([
+        store.list(
+          tenant,
+          { ...paging, ...(type ? { type } : {}), created, ...(request.deliverySuccess !== undefined ? { deliverySuccess: request.deliverySuccess } : {}) },
+          budget,
+        ),
+        checkKey(context, tenant, budget.db()),
+      ]);
       return { events: page.items.map(toMessage), hasMore: page.hasMore };
     },
   };

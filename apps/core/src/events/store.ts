@@ -9,6 +9,8 @@ import type { CreatedBounds, StoredEvent, TypeFilter } from "./model.js";
 export interface EventListQuery extends Page {
   type?: TypeFilter;
   created: CreatedBounds;
+  /** true: every endpoint answered 2xx (`pending_endpoints` empty or absent); false: at least one has not. */
+  deliverySuccess?: boolean;
 }
 
 /**
@@ -46,6 +48,7 @@ export class EventStore {
     const created: Record<string, number> = {};
     for (const [bound, value] of Object.entries(query.created)) created[`$${bound}`] = value;
     if (Object.keys(created).length > 0) filter["created"] = created;
+    if (query.deliverySuccess !== undefined) filter["pending_endpoints.0"] = { $exists: !query.deliverySuccess };
     const backwards = query.endingBefore !== undefined;
     if (query.startingAfter !== undefined) filter["_id"] = { $lt: query.startingAfter };
     if (query.endingBefore !== undefined) filter["_id"] = { $gt: query.endingBefore };

@@ -14,6 +14,12 @@ export const SWEEP_BATCH = 100;
 const OPERATION_TIMEOUT_MS = 5_000;
 const LIMIT = { timeoutMS: OPERATION_TIMEOUT_MS } as const;
 
+/**
+ * Documents the fast path relays at once. Relaying one document twice at the same time is harmless (the
+ * copy is by id, the pull by ids), so lanes need no coordination.
+ */
+export const FAST_PATH_CONCURRENCY = 4;
+
 /** How long `stop` waits for the work in hand before leaving it to the next start's sweep. */
 const STOP_GRACE_MS = 2_000;
 
@@ -31,7 +37,8 @@ export const RELAY_BATCH = 200;
 /** Default time between sweeps. Normal traffic is relayed by the fast path; the sweep only finds what a crash left (and every start sweeps at once). */
 export const SWEEP_INTERVAL_MS = 5_000;
 
-interface Relayed {
+/** An event as it waits in an outbox; the relay reads only these fields, a `prepare` hook may read more. */
+export interface Relayed {
   _id: string;
   /** Unix seconds. */
   created?: number;
@@ -43,6 +50,14 @@ export interface RelayOptions {
   logger: Logger;
   /** The clock tombstone removal is judged by (tests move it). */
   now?: () => number;
+  /**
+   * Runs on a document's pending events before they are copied and returns what to insert instead
+   * (core's webhook fan-out adds deliveries and `pending_endpoints`). It must be safe to repeat: a crash
+   * after it and before the pull runs it again on the same events, some perhaps already copied.
+   */
+  prepare?: (events: Relayed[]) => Promise<Relayed[]>;
+  /** Told, without waiting, of the events (as `prepare` returned them) once they are all in `events`. */
+  copied?: (events: readonly Relayed[]) => void;
 }
 
 /**
@@ -87,18 +102,15 @@ export class OutboxRelay {
     while (this.draining) await this.draining;
   }
 
+  /**
+   * FAST_PATH_CONCURRENCY lanes, each relaying up to RELAY_BATCH noticed documents of one collection at a time:
+   * each batch is a few sequential round trips, writes come faster than one at a time, and a job's chunk of
+   * hundreds of written resources costs a few round trips per batch, not per document.
+   */
   private async drain(): Promise<void> {
-    while (this.queued.size > 0 && !this.stopped) {
-      // Up to RELAY_BATCH noticed documents at a time, grouped by collection: a job's chunk of hundreds
-      // of written resources costs three round trips per group, not three per document.
-      const groups = new Map<string, string[]>();
-      for (const entry of this.queued) {
-        if (groups.size > 0 && [...groups.values()].reduce((n, ids) => n + ids.length, 0) >= RELAY_BATCH) break;
-        this.queued.delete(entry);
-        const [collection, id] = entry.split("\u0000") as [string, string];
-        groups.set(collection, [...(groups.get(collection) ?? []), id]);
-      }
-      for (const [collection, ids] of groups) {
+    const lane = async () => {
+      while (this.queued.size > 0 && !this.stopped) {
+        const { collection, ids } = this.takeBatch();
         try {
           await this.relayDocuments(collection, ids);
         } catch (error) {
@@ -106,7 +118,23 @@ export class OutboxRelay {
           this.options.logger.warn({ err: error, collection, count: ids.length }, "relay of documents failed");
         }
       }
+    };
+    await Promise.all(Array.from({ length: FAST_PATH_CONCURRENCY }, lane));
+  }
+
+  /** Takes up to RELAY_BATCH queued documents of the first queued one's collection. */
+  private takeBatch(): { collection: string; ids: string[] } {
+    let collection: string | undefined;
+    const ids: string[] = [];
+    for (const entry of this.queued) {
+      const [name, id] = entry.split("\u0000") as [string, string];
+      collection ??= name;
+      if (name !== collection) continue;
+      this.queued.delete(entry);
+      ids.push(id);
+      if (ids.length >= RELAY_BATCH) break;
     }
+    return { collection: collection!, ids };
   }
 
   /**
@@ -121,7 +149,10 @@ export class OutboxRelay {
     const withEvents = docs.filter((doc) => (doc.pending_events ?? []).length > 0);
     const events = withEvents.flatMap((doc) => doc.pending_events as Relayed[]);
     if (events.length > 0) {
-      await this.copy(events);
+      const prepared = this.options.prepare ? await this.options.prepare(events) : events;
+      await this.copy(prepared);
+      this.options.copied?.(prepared);
+      // Only ids whose copy exists now are pulled; an event pushed since the read is not among them.
       await collection.bulkWrite(
         withEvents.map((doc) => ({
           updateOne: {
@@ -143,7 +174,9 @@ export class OutboxRelay {
     if (!doc) return 0;
     const pending = (doc.pending_events ?? []) as Relayed[];
     if (pending.length > 0) {
-      await this.copy(pending);
+      const prepared = this.options.prepare ? await this.options.prepare(pending) : pending;
+      await this.copy(prepared);
+      this.options.copied?.(prepared);
       const ids = pending.map((event) => event._id);
       // Only ids whose copy exists now are pulled; an event pushed since the read is not among them.
       await collection.updateOne({ _id: id } as Filter<TenantDocument>, { $pull: { pending_events: { _id: { $in: ids } } } } as never, LIMIT);

@@ -1,14 +1,14 @@
-import { AdminService, EventService, KeyKind, ResourceService, createClient } from "@rms/proto";
+import { AdminService, EventService, KeyKind, ResourceService, WebhookEndpointService, createClient } from "@rms/proto";
 import { testDatabaseName } from "@rms/test-db";
 import type {} from "@rms/test-db/vitest-setup";
 import { inject } from "vitest";
-import { startCore, type RunningCore } from "../server.js";
+import { startCore, type CoreOptions, type RunningCore } from "../server.js";
 
 export const ADMIN_TOKEN = "test-admin-token-0123456789";
 
 /** A core on a free port over this test file's own database, with typed clients. */
 /** `relay`: off by default, so tests can look at the outbox a write filled; the relay has its own tests. */
-export async function startTestCore({ relay = false }: { relay?: boolean } = {}) {
+export async function startTestCore({ relay = false, settings }: { relay?: boolean; settings?: CoreOptions["settings"] } = {}) {
   const databaseName = testDatabaseName("core");
   const core: RunningCore = await startCore({
     mongoUri: inject("mongoUri"),
@@ -16,11 +16,13 @@ export async function startTestCore({ relay = false }: { relay?: boolean } = {})
     adminToken: ADMIN_TOKEN,
     healthIntervalMs: 200,
     ...(relay ? {} : { relay: false as const }),
+    ...(settings ? { settings } : {}),
   });
   const auth = { metadata: { authorization: `Bearer ${ADMIN_TOKEN}` } };
   const admin = createClient(AdminService, core.address, auth);
   const resources = createClient(ResourceService, core.address, auth);
   const events = createClient(EventService, core.address, auth);
+  const webhookEndpoints = createClient(WebhookEndpointService, core.address, auth);
 
   /** A new account and its tenants in both modes. */
   async function newAccount() {
@@ -36,12 +38,14 @@ export async function startTestCore({ relay = false }: { relay?: boolean } = {})
     admin,
     resources,
     events,
+    webhookEndpoints,
     newAccount,
     KeyKind,
     async stop() {
       admin.close();
       resources.close();
       events.close();
+      webhookEndpoints.close();
       await core.mongo.db(databaseName).dropDatabase();
       await core.stop(1_000);
     },

@@ -2,9 +2,8 @@ import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import { MongoClient } from "mongodb";
 import { pino, type Logger } from "pino";
-import { OUTBOXES } from "../domains.js";
+import { eventRelay } from "../event-relay.js";
 import { DEFAULT_SETTINGS, type CoreSettings } from "../settings.js";
-import { OutboxRelay } from "../storage/relay.js";
 import type { RunningTask, WorkerContext, WorkerTask } from "./task.js";
 import { WORKER_TASKS } from "./tasks.js";
 
@@ -40,7 +39,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   const mongo = new MongoClient(options.mongoUri, { serverSelectionTimeoutMS: 2_000, connectTimeoutMS: 2_000 });
   await mongo.connect();
   const db = mongo.db(options.databaseName);
-  const relay = new OutboxRelay(db, { sources: OUTBOXES, logger });
+  const relay = eventRelay(db, logger);
   const workerId = options.workerId ?? newWorkerId();
   const context: WorkerContext = {
     db,

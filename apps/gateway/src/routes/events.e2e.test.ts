@@ -117,3 +117,12 @@ it("needs events:read: secret keys and restricted keys given it read; publishabl
   expect(denied.status).toBe(403);
   expect(denied.json.error.code).toBe("insufficient_scope");
 });
+
+it("delivery_success=true|false reaches core's filter (no endpoint waits for these events); any other value is 400", async () => {
+  await threeEvents();
+  expect((await stack.api.get("/v1/events?delivery_success=true", { key })).json.data).toHaveLength(3);
+  expect((await stack.api.get("/v1/events?delivery_success=false", { key })).json.data).toHaveLength(0);
+  const bad = await stack.api.get("/v1/events?delivery_success=maybe", { key });
+  expect(bad.status).toBe(400);
+  expect(bad.json.error).toMatchObject({ code: "parameter_invalid", param: "delivery_success" });
+});

@@ -54,6 +54,10 @@ export interface Operation {
   readonly errors: readonly ErrorCode[];
   /** Most parameters its body may hold (default: the API's 1,000). */
   readonly bodyParameterLimit?: number;
+  /** The deadline of its core call, when it must differ from CORE_CALL_TIMEOUT_MS (a call that waits on a receiver). */
+  readonly timeoutMs?: number;
+  /** Its answers carry a secret: the copy an Idempotency-Key record keeps is encrypted (idempotency/sealed-records.ts). */
+  readonly secretInAnswer?: boolean;
   /** Checks the request and makes the one core call it stands for (throws ApiError on bad input). */
   prepare(input: OperationInput): CoreCall;
   /** The success body, from core's reply. */
@@ -71,6 +75,8 @@ export interface OperationSpec<S extends CoreServiceName, M extends RpcName<S>, 
   readonly success: SuccessSpec<O>;
   readonly errors?: readonly ErrorCode[];
   readonly bodyParameterLimit?: number;
+  readonly timeoutMs?: number;
+  readonly secretInAnswer?: boolean;
   readonly service: S;
   readonly rpc: M;
   /** The request message, from the checked parameters. */
@@ -92,6 +98,8 @@ export function defineOperation<S extends CoreServiceName, M extends RpcName<S>,
     success: spec.success as SuccessSpec<never>,
     errors: spec.errors ?? [],
     ...(spec.bodyParameterLimit !== undefined ? { bodyParameterLimit: spec.bodyParameterLimit } : {}),
+    ...(spec.timeoutMs !== undefined ? { timeoutMs: spec.timeoutMs } : {}),
+    ...(spec.secretInAnswer ? { secretInAnswer: true } : {}),
     prepare: (input) => ({ service: spec.service, rpc: spec.rpc, request: spec.request(input) }),
     render: (reply) => spec.success.object.render(spec.reply(reply as RpcReply<S, M>)),
   };

@@ -2,14 +2,23 @@ import { IDEMPOTENCY_KEY_METADATA, REQUEST_ID_METADATA } from "@rms/proto";
 import type { Request, RequestHandler, Response } from "express";
 import type { Logger } from "pino";
 import { callCore, type CoreClients } from "../core.js";
-import { errorBody, toApiError } from "../errors.js";
+import { ApiError, errorBody, toApiError } from "../errors.js";
 import { authenticate, authorize, presentedKeyMetadata, verify, type Authenticated } from "../http/auth.js";
 import { requestParams } from "../http/body.js";
 import { rejectUnknown } from "../http/params.js";
 import type { PrincipalCache } from "../http/principal-cache.js";
 import { requestIdOf } from "../http/request-id.js";
 import { recordPrincipal } from "../http/request-log.js";
-import { idempotencyKeyOf, requestFingerprint, sendReplay, type IdempotencyLease, type IdempotencyStore } from "../idempotency/index.js";
+import {
+  idempotencyKeyOf,
+  requestFingerprint,
+  scopeId,
+  sendReplay,
+  type IdempotencyLease,
+  type IdempotencyStore,
+  type RecordedResponse,
+  type RecordSealer,
+} from "../idempotency/index.js";
 import { enforceRateLimit, type RateLimiter } from "../ratelimit/index.js";
 import type { GatewayConfig } from "../config.js";
 import type { Operation } from "./operation.js";
@@ -21,6 +30,7 @@ export interface RunDeps {
   readonly logger: Logger;
   readonly idempotency: IdempotencyStore;
   readonly rateLimiter: RateLimiter;
+  readonly recordSealer: RecordSealer;
 }
 
 /** An answer ready to send: status, body text and extra headers. */
@@ -69,24 +79,28 @@ async function runAuthenticated(operation: Operation, deps: RunDeps, auth: Authe
   const call = operation.prepare({ params, path: req.params as Record<string, string>, tenant: principal.tenant });
   const metadata = { [REQUEST_ID_METADATA]: requestId, ...presentedKeyMetadata(auth), ...(key !== undefined ? { [IDEMPOTENCY_KEY_METADATA]: key } : {}) };
   const execute = async (): Promise<Answer> => {
-    const reply = await callCore(core, call, { metadata }, operation.method !== "GET");
+    const options = operation.timeoutMs !== undefined ? { metadata, timeoutMs: operation.timeoutMs } : { metadata };
+    const reply = await callCore(core, call, options, operation.method !== "GET");
     return { status: operation.success.status, body: JSON.stringify(operation.render(reply)), headers: {} };
   };
   if (key === undefined) return send(res, await execute());
 
   // fingerprint -> begin
   const fingerprint = requestFingerprint(req.method, req.path, call.rpc, call.request);
-  const begun = await deps.idempotency.begin({ ...principal.tenant, key }, fingerprint, requestId);
+  const scope = { ...principal.tenant, key };
+  const begun = await deps.idempotency.begin(scope, fingerprint, requestId);
   if (begun.kind === "replay") {
     // A replay does not reach core: a cached key is confirmed live first.
     if (auth.fromCache) await verify(auth.secret, core, res);
-    return sendReplay(res, begun.response);
+    return sendReplay(res, operation.secretInAnswer ? openRecorded(deps, begun.response, scopeId(scope), res) : begun.response);
   }
 
   // call core -> record
   const answer = await executeUnderLock(execute, begun.lease, deps.logger, res);
+  const body = Buffer.from(answer.body, "utf8");
+  const recorded = operation.secretInAnswer ? deps.recordSealer.seal(body, scopeId(scope)) : body;
   // If recording fails the client still gets the outcome; the lock expires and a retry re-executes.
-  await begun.lease.complete({ status: answer.status, body: Buffer.from(answer.body, "utf8"), requestId }).catch((cause: unknown) => logLost(deps.logger, res, cause));
+  await begun.lease.complete({ status: answer.status, body: recorded, requestId }).catch((cause: unknown) => logLost(deps.logger, res, cause));
   send(res, answer);
 }
 
@@ -107,6 +121,19 @@ async function executeUnderLock(execute: () => Promise<Answer>, lease: Idempoten
       throw error;
     }
     return { status: apiError.status, body: errorBody(apiError, requestIdOf(res)), headers: apiError.headers };
+  }
+}
+
+/**
+ * A sealed record opened for its replay. One that does not open (sealed under another gateway credential,
+ * or changed in the database) cannot be replayed, and running the request again could repeat its effect: 500.
+ */
+function openRecorded(deps: RunDeps, recorded: RecordedResponse, scope: string, res: Response): RecordedResponse {
+  try {
+    return { ...recorded, body: deps.recordSealer.open(recorded.body, scope) };
+  } catch {
+    deps.logger.error({ request_id: requestIdOf(res) }, "a sealed idempotency record does not open");
+    throw ApiError.internal();
   }
 }
 

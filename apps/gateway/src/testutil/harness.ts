@@ -2,7 +2,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AdminService, KEY_KIND, bearerMetadata, createClient, type KeyKindName } from "@rms/proto";
-import { startCore, type RunningCore } from "@rms/core";
+import { startCore, type CoreOptions, type RunningCore } from "@rms/core";
 import { testDatabaseName } from "@rms/test-db";
 import { dropDatabase } from "@rms/test-db/testkit";
 import { pino, type Logger } from "pino";
@@ -65,6 +65,8 @@ export async function startStack(
     coreMongoUri?: string;
     /** The gateway's rate limiter, e.g. one on a test clock so a test can pass a window without waiting for it. */
     rateLimiter?: RateLimiter;
+    /** Core's settings (webhook sealing key, private addresses allowed). */
+    coreSettings?: CoreOptions["settings"];
   } = {},
 ) {
   const dataDir = await mkdtemp(join(tmpdir(), "rms-gateway-e2e-"));
@@ -78,6 +80,7 @@ export async function startStack(
     healthIntervalMs: 200,
     metricsPort: 0,
     ...(options.logs?.core ? { logger: options.logs.core } : {}),
+    ...(options.coreSettings ? { settings: options.coreSettings } : {}),
   };
   let core: RunningCore | undefined = await startCore(coreOptions);
   const coreAddress = core.address;

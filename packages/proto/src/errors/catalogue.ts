@@ -36,6 +36,8 @@ export const ERROR_CATALOGUE = {
   metadata_invalid: invalid,
   limit_invalid: invalid,
   url_invalid: invalid,
+  // A create that would pass a per-account-and-mode limit (16 webhook endpoints).
+  limit_exceeded: invalid,
   idempotency_key_reused: { ...invalid, type: "idempotency_error" },
   api_key_missing: unauthenticated,
   api_key_invalid: unauthenticated,

@@ -44,3 +44,12 @@ export function createdParam(params: Params): Partial<Record<(typeof BOUNDS)[num
 
 /** `type`, as given (its form is core's to check). */
 export const typeParam = (params: Params): string => optionalString(params, "type") ?? "";
+
+/** `delivery_success`: `true` or `false` (form text or a JSON boolean); undefined when absent. */
+export function deliverySuccessParam(params: Params): boolean | undefined {
+  const value = params["delivery_success"];
+  if (value === undefined) return undefined;
+  if (value === true || value === "true") return true;
+  if (value === false || value === "false") return false;
+  throw invalid("delivery_success", "Invalid delivery_success: must be true or false.");
+}

@@ -1,7 +1,7 @@
 import { optionalInteger, optionalString } from "../../http/params.js";
 import { LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX, pageParams } from "../../schema/params.js";
 import { defineOperation } from "../operation.js";
-import { createdParam, typeParam, typesParam } from "./filters.js";
+import { createdParam, deliverySuccessParam, typeParam, typesParam } from "./filters.js";
 import { EVENT_FILTERS, EVENT_ID_PATTERN, EXAMPLE_EVENT_ID, EventListObject } from "./objects.js";
 
 /** GET /v1/events: one page, newest first, in the list envelope. */
@@ -20,7 +20,17 @@ export const listEvents = defineOperation({
     // Both cursors at once, malformed cursors and type with types are core's to refuse (one rule, one place).
     const startingAfter = optionalString(params, "starting_after") ?? "";
     const endingBefore = optionalString(params, "ending_before") ?? "";
-    return { tenant, limit, startingAfter, endingBefore, type: typeParam(params), types: typesParam(params), created: createdParam(params) };
+    const deliverySuccess = deliverySuccessParam(params);
+    return {
+      tenant,
+      limit,
+      startingAfter,
+      endingBefore,
+      type: typeParam(params),
+      types: typesParam(params),
+      created: createdParam(params),
+      ...(deliverySuccess !== undefined ? { deliverySuccess } : {}),
+    };
   },
   reply: (page) => ({ items: page.events, hasMore: page.hasMore }),
 });

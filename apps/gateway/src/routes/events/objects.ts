@@ -86,4 +86,8 @@ export const EVENT_FILTERS = {
       description: "Bounds on the creation time, Unix seconds: `created[gt]`, `created[gte]`, `created[lt]`, `created[lte]`.",
     },
   },
+  delivery_success: {
+    example: false,
+    schema: { type: "boolean", description: "`true`: every webhook endpoint answered 2xx (`pending_webhooks` is 0); `false`: at least one has not yet." },
+  },
 } satisfies Record<string, ParamSpec>;

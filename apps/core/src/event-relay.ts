@@ -1,0 +1,41 @@
+import type { Db } from "mongodb";
+import type { Logger } from "pino";
+import { OUTBOXES } from "./domains.js";
+import { OutboxRelay, type Relayed } from "./storage/relay.js";
+import { webhookFanOut, type RelayedEvent } from "./webhooks/fanout.js";
+import { signalQueued } from "./webhooks/queue-signal.js";
+
+/** Longest a copied event waits before the queue counter tells idle workers of it. */
+const SIGNAL_EVERY_MS = 20;
+
+/**
+ * The event relay every core and worker process runs: the domains' outboxes, with the webhook fan-out
+ * as its `prepare` hook, so an event reaches `events` only with its deliveries already queued.
+ */
+export function eventRelay(db: Db, logger: Logger): OutboxRelay {
+  const fanOut = webhookFanOut(db);
+  // Idle workers wake on the queue counter, moved once the events are copied (so a woken worker finds
+  // them), at most every SIGNAL_EVERY_MS: under a write load one counter update covers many documents.
+  let unsignalled = 0;
+  let scheduled = false;
+  const signal = (count: number) => {
+    unsignalled += count;
+    if (scheduled) return;
+    scheduled = true;
+    setTimeout(() => {
+      scheduled = false;
+      const total = unsignalled;
+      unsignalled = 0;
+      void signalQueued(db, total);
+    }, SIGNAL_EVERY_MS);
+  };
+  return new OutboxRelay(db, {
+    sources: OUTBOXES,
+    logger,
+    prepare: (events: Relayed[]) => fanOut(events as (Relayed & RelayedEvent)[]),
+    copied: (events) => {
+      const waiting = (events as readonly { pending_endpoints?: string[] }[]).filter((e) => (e.pending_endpoints?.length ?? 0) > 0).length;
+      if (waiting > 0) signal(waiting);
+    },
+  });
+}

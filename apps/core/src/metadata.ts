@@ -1,0 +1,69 @@
+import { errors } from "./errors.js";
+
+/**
+ * Metadata as every kind that carries it stores and checks it (CONTRACT.md section 3, in
+ * ../shared/docs/): a list of `{k, v}` pairs, so any key is data and never a path or operator.
+ */
+export interface MetadataPair {
+  k: string;
+  v: string;
+}
+
+export const METADATA_MAX_KEYS = 50;
+export const METADATA_KEY_MAX = 40;
+export const METADATA_VALUE_MAX = 500;
+
+function validateKey(key: string): void {
+  if (key.length === 0) throw errors.invalid("metadata_invalid", "Metadata keys must be at least 1 character long.", "metadata");
+  if (codePointLength(key) > METADATA_KEY_MAX) {
+    throw errors.invalid("metadata_invalid", `Metadata keys can be at most ${METADATA_KEY_MAX} characters long; '${key.slice(0, 50)}' is longer.`, `metadata[${key}]`);
+  }
+  if (key.includes("[") || key.includes("]")) {
+    throw errors.invalid("metadata_invalid", "Metadata keys may not contain '[' or ']'.", `metadata[${key}]`);
+  }
+}
+
+function validateValue(key: string, value: string): void {
+  if (codePointLength(value) > METADATA_VALUE_MAX) {
+    throw errors.invalid("metadata_invalid", `Metadata values can be at most ${METADATA_VALUE_MAX} characters long (key '${key}').`, `metadata[${key}]`);
+  }
+}
+
+function checkCount(pairs: readonly MetadataPair[]): void {
+  if (pairs.length > METADATA_MAX_KEYS) {
+    throw errors.invalid("metadata_invalid", `Metadata can have at most ${METADATA_MAX_KEYS} keys; this request would leave ${pairs.length}.`, "metadata");
+  }
+}
+
+/**
+ * Applies metadata changes to existing pairs: `clear` drops all first, then each
+ * entry sets its key (in place when present, appended when new) or, with an
+ * empty value, removes it. The result is validated as a whole (at most 50 keys).
+ */
+export function mergeMetadata(existing: readonly MetadataPair[], changes: readonly { key: string; value: string }[], clear = false): MetadataPair[] {
+  const merged = new Map<string, string>(clear ? [] : existing.map((p) => [p.k, p.v]));
+  for (const { key, value } of changes) {
+    validateKey(key);
+    if (value === "") {
+      merged.delete(key);
+    } else {
+      validateValue(key, value);
+      merged.set(key, value);
+    }
+  }
+  const pairs = [...merged].map(([k, v]) => ({ k, v }));
+  checkCount(pairs);
+  return pairs;
+}
+
+/** True when two metadata lists hold the same pairs in the same order. */
+export function sameMetadata(a: readonly MetadataPair[], b: readonly MetadataPair[]): boolean {
+  return a.length === b.length && a.every((p, i) => p.k === b[i]?.k && p.v === b[i]?.v);
+}
+
+/** Length in Unicode code points (an emoji is one, as a user counts it). */
+export function codePointLength(value: string): number {
+  let length = 0;
+  for (const _ of value) length++;
+  return length;
+}

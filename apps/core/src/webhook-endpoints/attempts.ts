@@ -1,0 +1,37 @@
+import type { Db, Filter } from "mongodb";
+import type { Tenant } from "../caller.js";
+import { UNBOUNDED, type Budget } from "../grpc/budget.js";
+import { WEBHOOK_ATTEMPTS_COLLECTION, type AttemptDocument } from "../webhooks/model.js";
+
+export interface AttemptQuery {
+  limit: number;
+  startingAfter?: string;
+  endingBefore?: string;
+  event?: string;
+  status?: AttemptDocument["status"];
+}
+
+/**
+ * Reads of the attempts delivery records (webhooks/attempt.ts): one endpoint's, newest first, by keyset
+ * on the attempt id (ids begin with the attempt's time), backed by delivery's `(endpoint, _id desc)` index.
+ */
+export class AttemptStore {
+  private readonly attempts;
+
+  constructor(db: Db) {
+    this.attempts = db.collection<AttemptDocument>(WEBHOOK_ATTEMPTS_COLLECTION);
+  }
+
+  async list(tenant: Tenant, endpoint: string, query: AttemptQuery, budget: Budget = UNBOUNDED): Promise<{ items: AttemptDocument[]; hasMore: boolean }> {
+    const filter: Filter<AttemptDocument> = { endpoint, account: tenant.account, livemode: tenant.livemode };
+    if (query.event !== undefined) filter.event = query.event;
+    if (query.status !== undefined) filter.status = query.status;
+    const backwards = query.endingBefore !== undefined;
+    if (query.startingAfter !== undefined) filter._id = { $lt: query.startingAfter };
+    if (query.endingBefore !== undefined) filter._id = { $gt: query.endingBefore };
+    const found = await this.attempts.find(filter, { sort: { _id: backwards ? 1 : -1 }, limit: query.limit + 1, ...budget.db() }).toArray();
+    const hasMore = found.length > query.limit;
+    const page = found.slice(0, query.limit);
+    return { items: backwards ? page.reverse() : page, hasMore };
+  }
+}

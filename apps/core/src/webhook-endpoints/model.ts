@@ -1,0 +1,52 @@
+import type { WebhookEndpointStatusName } from "@rms/proto";
+import type { MetadataPair } from "../metadata.js";
+import type { TenantDocument } from "../storage/documents.js";
+import type { IdempotentDocument } from "../storage/idempotent-insert.js";
+
+export type { WebhookEndpointStatusName };
+
+/** At most this many endpoints per account and mode (CONTRACT.md section 7, in ../shared/docs/): slots 0 to 15. */
+export const ENDPOINTS_PER_TENANT = 16;
+
+/** The event types an endpoint may subscribe to, besides `*` (every type). */
+export const EVENT_TYPES = ["resource.created", "resource.updated", "resource.deleted", "job.succeeded", "job.failed", "job.canceled"] as const;
+export const ALL_EVENTS = "*";
+
+/** Longest description, in Unicode code points. */
+export const DESCRIPTION_MAX = 500;
+
+/** Default, and largest, grace period of a rotated secret, in seconds. */
+export const ROTATION_GRACE_DEFAULT_S = 86_400;
+export const ROTATION_GRACE_MAX_S = 604_800;
+/** Secrets kept per endpoint (the newest and up to four still in their grace period): each one signs every delivery. */
+export const SECRETS_MAX = 5;
+
+/** One signing secret, sealed (webhooks/secret.ts) with the endpoint id as context. */
+export interface StoredSecret {
+  sealed: string;
+  /** Unix ms after which it no longer signs; null for the current secret. */
+  expires_at: number | null;
+}
+
+/**
+ * The stored document of one endpoint (the shared data model of the delivery workers, which read `status`,
+ * `url`, `enabled_events` and `secrets`, and may set `status: "disabled"` with `disabled_reason`).
+ * Endpoint changes record no events, so the outbox stays empty.
+ */
+export interface WebhookEndpointDocument extends TenantDocument<never>, IdempotentDocument {
+  _id: string;
+  url: string;
+  enabled_events: string[];
+  status: WebhookEndpointStatusName;
+  description: string | null;
+  metadata: MetadataPair[];
+  created: number;
+  /** 0 to 15, unique per account and mode: the endpoint limit as a fact of a unique index, with no counter to drift. */
+  slot: number;
+  /** Newest first. */
+  secrets: StoredSecret[];
+  disabled_reason?: string | null;
+}
+
+/** How far back a recovery may reach, in seconds (14 days). */
+export const RECOVER_MAX_AGE_S = 14 * 24 * 60 * 60;

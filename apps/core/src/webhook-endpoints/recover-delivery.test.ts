@@ -1,0 +1,68 @@
+import { eventually } from "@rms/test-db/testkit";
+import { pino } from "pino";
+import { Webhook } from "standardwebhooks";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { DEFAULT_SETTINGS, type CoreSettings } from "../settings.js";
+import { startTestCore, type TestCore } from "../testutil/harness.js";
+import { startReceiver, type Receiver } from "../testutil/webhook-receiver.js";
+import { masterKey } from "../webhooks/index.js";
+import { WEBHOOK_DELIVERIES_COLLECTION, type DeliveryDocument } from "../webhooks/model.js";
+import { DeliveryWorker } from "../webhooks/worker.js";
+
+const settings: CoreSettings = {
+  ...DEFAULT_SETTINGS,
+  secretKeyring: { primary: masterKey(Buffer.alloc(32, 5)) },
+  webhookAllowPrivate: true,
+  // One retry soon after the first attempt: the scheduled delivery gives up within the test.
+  webhookRetrySchedule: [20],
+};
+let t: TestCore;
+let receiver: Receiver;
+let worker: DeliveryWorker;
+let answer = 500;
+beforeAll(async () => {
+  t = await startTestCore({ relay: true, settings });
+  receiver = await startReceiver({ handler: (_req, res) => res.writeHead(answer).end(String(answer)) });
+  worker = new DeliveryWorker({ db: t.db, logger: pino({ level: "silent" }), workerId: "recover-test", written: () => {}, settings });
+  worker.start(50);
+});
+afterAll(async () => {
+  await worker?.stop();
+  await receiver?.close();
+  await t?.stop();
+});
+
+it("an event whose scheduled delivery failed for good is delivered by a recovery, which the attempts list shows", async () => {
+  const { test: tenant } = await t.newAccount();
+  const { webhookEndpoint: we } = await t.webhookEndpoints.createWebhookEndpoint({ tenant, url: receiver.url(), enabledEvents: ["resource.created"] });
+  const { resource } = await t.resources.createResource({ tenant, name: "missed" });
+  const deliveries = t.db.collection<DeliveryDocument>(WEBHOOK_DELIVERIES_COLLECTION);
+  // The worker tries twice (the schedule has one retry), then ends the delivery.
+  const failed = await eventually(async () => {
+    const found = await deliveries.findOne({ endpoint: we!.id, status: "failed" });
+    expect(found).toMatchObject({ trigger: "scheduled", attempts: 2 });
+    return found!;
+  });
+
+  answer = 200;
+  const since = BigInt(Math.floor(Date.now() / 1000) - 600);
+  expect((await t.webhookEndpoints.recoverWebhookEndpoint({ tenant, id: we!.id, since })).scheduled).toBe(1);
+  const recovered = await eventually(async () => {
+    const { webhookAttempts } = await t.webhookEndpoints.listWebhookAttempts({ tenant, webhookEndpointId: we!.id, status: "succeeded" });
+    expect(webhookAttempts).toHaveLength(1);
+    return webhookAttempts[0]!;
+  });
+  expect(recovered).toMatchObject({ eventId: failed.event, trigger: "recovery", responseStatus: 200 });
+  const all = await t.webhookEndpoints.listWebhookAttempts({ tenant, webhookEndpointId: we!.id });
+  expect(all.webhookAttempts.map((a) => [a.trigger, a.status])).toEqual([
+    ["recovery", "succeeded"],
+    ["scheduled", "failed"],
+    ["scheduled", "failed"],
+  ]);
+  const last = receiver.deliveries.at(-1)!;
+  const payload = new Webhook(we!.secret!).verify(last.body, last.headers as Record<string, string>) as { id: string; data: { object: { id: string } } };
+  expect(payload).toMatchObject({ id: failed.event, data: { object: { id: resource!.id } } });
+  expect((await t.events.getEvent({ tenant, id: failed.event })).event?.pendingWebhooks).toBe(0);
+  // Delivered now: nothing is left to recover.
+  expect((await t.webhookEndpoints.recoverWebhookEndpoint({ tenant, id: we!.id, since })).scheduled).toBe(0);
+});

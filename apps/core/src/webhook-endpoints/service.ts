@@ -1,0 +1,232 @@
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import {
+  WEBHOOK_ENDPOINT_STATUS,
+  WebhookEndpointStatus,
+  type ServiceImplementation,
+  type WebhookAttemptSchema,
+  type WebhookEndpointSchema,
+  type WebhookEndpointService,
+} from "@rms/proto";
+import type { Db } from "mongodb";
+import type { Logger } from "pino";
+import type { PresentedKeyCheck } from "../accounts/presented-key.js";
+import { errors } from "../errors.js";
+import { budgetOf } from "../grpc/budget.js";
+import { requestInfo, tenantOf } from "../grpc/call-info.js";
+import { pageOf } from "../grpc/list-request.js";
+import type { CoreSettings } from "../settings.js";
+import { mergeMetadata } from "../metadata.js";
+import { EVENTS_COLLECTION } from "../storage/relay.js";
+import { attemptDelivery, deliveryEnvironment, type DeliveryEnvironment } from "../webhooks/attempt.js";
+import { decryptSecret, encryptSecret, newEndpointSecret, type Keyring } from "../webhooks/index.js";
+import type { AttemptDocument, DeliveryEndpoint, FannedOutEvent } from "../webhooks/model.js";
+import { ENDPOINTS_PER_TENANT, type WebhookEndpointStatusName } from "./model.js";
+import type { LoadedEndpoint, WebhookEndpointStore } from "./store.js";
+import { attemptStatusOf, eventIdOf, sinceOf, validateDescription, validateEnabledEvents, validateExpiresIn, validateUrl } from "./validation.js";
+import type { AttemptStore } from "./attempts.js";
+import { scheduleRecovery } from "./recover.js";
+
+/** What the endpoint rules need of core's settings: the sealing key and the SSRF switch. */
+export type EndpointSettings = Pick<CoreSettings, "secretKeyring" | "webhookAllowPrivate">;
+
+function attemptMessage(doc: AttemptDocument): MessageInitShape<typeof WebhookAttemptSchema> {
+  return {
+    id: doc._id,
+    eventId: doc.event,
+    webhookEndpointId: doc.endpoint,
+    status: doc.status,
+    ...(doc.response_status !== null ? { responseStatus: doc.response_status } : {}),
+    ...(doc.response_body !== null ? { responseBody: doc.response_body } : {}),
+    ...(doc.error !== null ? { error: doc.error } : {}),
+    durationMs: BigInt(Math.round(doc.duration_ms)),
+    trigger: doc.trigger,
+    created: BigInt(doc.created),
+    livemode: doc.livemode,
+  };
+}
+
+/** UNSPECIFIED means "not given"; any other unknown number is invalid. */
+function statusName(value: WebhookEndpointStatus): WebhookEndpointStatusName | undefined {
+  if (value === WebhookEndpointStatus.UNSPECIFIED) return undefined;
+  const name = WEBHOOK_ENDPOINT_STATUS.nameOf(value);
+  if (!name) throw errors.invalid("parameter_invalid", "Invalid status: must be one of enabled or disabled.", "status");
+  return name;
+}
+
+function toMessage(doc: LoadedEndpoint, secret?: string): MessageInitShape<typeof WebhookEndpointSchema> {
+  return {
+    id: doc._id,
+    url: doc.url,
+    enabledEvents: doc.enabled_events,
+    status: WEBHOOK_ENDPOINT_STATUS.valueOf(doc.status),
+    ...(doc.description !== null ? { description: doc.description } : {}),
+    metadata: doc.metadata.map((p) => ({ key: p.k, value: p.v })),
+    created: BigInt(doc.created),
+    livemode: doc.livemode,
+    ...(secret !== undefined ? { secret } : {}),
+  };
+}
+
+/**
+ * The WebhookEndpointService RPCs: domain validation, the presented key, then the store. Secrets exist
+ * in clear only in this call's memory and its answer (create, rotate); they are never logged.
+ */
+export interface EndpointServiceDeps {
+  readonly store: WebhookEndpointStore;
+  readonly attempts: AttemptStore;
+  readonly db: Db;
+  readonly settings: EndpointSettings;
+  readonly checkKey: PresentedKeyCheck;
+  readonly logger: Logger;
+  /** Tests: the delivery transport (a certificate authority to trust, a shorter timeout). */
+  readonly transport?: DeliveryEnvironment["transport"];
+}
+
+export function webhookEndpointService(deps: EndpointServiceDeps): ServiceImplementation<typeof WebhookEndpointService> {
+  const { store, settings, checkKey, logger } = deps;
+  const keyring = (): Keyring => {
+    if (settings.secretKeyring) return settings.secretKeyring;
+    logger.error("RMS_SECRET_KEY is not configured: webhook endpoint secrets cannot be sealed");
+    throw errors.of("internal_error");
+  };
+
+  return {
+    async createWebhookEndpoint(request, context) {
+      const tenant = tenantOf(request.tenant);
+      const fields = {
+        url: validateUrl(request.url, settings.webhookAllowPrivate),
+        enabled_events: validateEnabledEvents(request.enabledEvents),
+        status: statusName(request.status) ?? "enabled",
+        description: request.description === undefined ? null : validateDescription(request.description),
+        metadata: mergeMetadata([], request.metadata),
+      };
+      const ring = keyring();
+      const budget = budgetOf(context);
+      await checkKey(context, tenant, budget.db());
+      const secret = newEndpointSecret();
+      const created = await store.create(tenant, fields, (id) => encryptSecret(secret, ring, id), requestInfo(context), budget);
+      if ("limitReached" in created) {
+        throw errors.invalid("limit_exceeded", `An account can have at most ${ENDPOINTS_PER_TENANT} webhook endpoints in each mode; delete one first.`);
+      }
+      if ("conflict" in created) {
+        throw errors.of("idempotency_key_reused", "Keys for idempotent requests can only be used with the same parameters they were first used with.");
+      }
+      const { doc, replayed } = created;
+      // A retried create (the first answer was lost) shows the endpoint's current secret: the caller never saw one.
+      const shown = replayed ? decryptSecret(doc.secrets[0]!.sealed, ring, doc._id) : secret;
+      return { webhookEndpoint: toMessage(doc, shown) };
+    },
+
+    async getWebhookEndpoint(request, context) {
+      const tenant = tenantOf(request.tenant);
+      const budget = budgetOf(context);
+      const [doc] = await Promise.all([store.get(tenant, request.id, budget), checkKey(context, tenant, budget.db())]);
+      if (!doc) throw errors.notFound("webhook endpoint", request.id);
+      return { webhookEndpoint: toMessage(doc) };
+    },
+
+    async updateWebhookEndpoint(request, context) {
+      const tenant = tenantOf(request.tenant);
+      const url = request.url === undefined ? undefined : validateUrl(request.url, settings.webhookAllowPrivate);
+      const enabledEvents = request.enabledEvents ? validateEnabledEvents(request.enabledEvents.types) : undefined;
+      const status = statusName(request.status);
+      const description = request.description === undefined ? undefined : validateDescription(request.description);
+      const metadataChanged = request.clearMetadata || request.metadata.length > 0;
+      // Validate the changes up front, so a bad request fails before any read or write.
+      if (metadataChanged)
+        mergeMetadata(
+          [],
+          request.metadata.filter((e) => e.value !== ""),
+        );
+      const budget = budgetOf(context);
+      await checkKey(context, tenant, budget.db());
+      const doc = await store.update(
+        tenant,
+        request.id,
+        {
+          ...(url !== undefined ? { url } : {}),
+          ...(enabledEvents !== undefined ? { enabled_events: enabledEvents } : {}),
+          ...(status !== undefined ? { status } : {}),
+          ...(description !== undefined ? { description } : {}),
+          ...(metadataChanged ? { metadata: (current) => mergeMetadata(current, request.metadata, request.clearMetadata) } : {}),
+        },
+        budget,
+      );
+      if (!doc) throw errors.notFound("webhook endpoint", request.id);
+      return { webhookEndpoint: toMessage(doc) };
+    },
+
+    async deleteWebhookEndpoint(request, context) {
+      const tenant = tenantOf(request.tenant);
+      const budget = budgetOf(context);
+      await checkKey(context, tenant, budget.db());
+      const doc = await store.delete(tenant, request.id, budget);
+      if (!doc) throw errors.notFound("webhook endpoint", request.id);
+      return { id: doc._id };
+    },
+
+    async listWebhookEndpoints(request, context) {
+      const tenant = tenantOf(request.tenant);
+      const paging = pageOf(request, "we", "webhook endpoint");
+      const budget = budgetOf(context);
+      const [page] = await Promise.all([store.list(tenant, paging, budget), checkKey(context, tenant, budget.db())]);
+      return { webhookEndpoints: page.items.map((doc) => toMessage(doc)), hasMore: page.hasMore };
+    },
+
+    async listWebhookAttempts(request, context) {
+      const tenant = tenantOf(request.tenant);
+      const paging = pageOf(request, "wa", "webhook attempt");
+      const event = request.eventId === "" ? undefined : eventIdOf(request.eventId, "event");
+      const status = attemptStatusOf(request.status);
+      const budget = budgetOf(context);
+      const [endpoint] = await Promise.all([store.get(tenant, request.webhookEndpointId, budget), checkKey(context, tenant, budget.db())]);
+      if (!endpoint) throw errors.notFound("webhook endpoint", request.webhookEndpointId);
+      const page = await deps.attempts.list(tenant, endpoint._id, { ...paging, ...(event ? { event } : {}), ...(status ? { status } : {}) }, budget);
+      return { webhookAttempts: page.items.map(attemptMessage), hasMore: page.hasMore, webhookEndpointId: endpoint._id };
+    },
+
+    async recoverWebhookEndpoint(request, context) {
+      const tenant = tenantOf(request.tenant);
+      const since = sinceOf(request.since);
+      const budget = budgetOf(context);
+      await checkKey(context, tenant, budget.db());
+      const endpoint = await store.get(tenant, request.id, budget);
+      if (!endpoint) throw errors.notFound("webhook endpoint", request.id);
+      // Workers end every delivery to a disabled endpoint without an attempt: recovering one would do nothing.
+      if (endpoint.status !== "enabled") throw errors.conflict("state_conflict", "This webhook endpoint is disabled; enable it before recovering its events.");
+      return { scheduled: await scheduleRecovery(deps.db, tenant, endpoint._id, since, budget) };
+    },
+
+    async resendEvent(request, context) {
+      const tenant = tenantOf(request.tenant);
+      // A path id: anything that names no event of the caller is not found, as on GET /v1/events/{id}.
+      const eventId = request.eventId;
+      if (request.webhookEndpointId === "") throw errors.invalid("parameter_missing", "Missing required param: webhook_endpoint.", "webhook_endpoint");
+      const budget = budgetOf(context);
+      await checkKey(context, tenant, budget.db());
+      const [endpoint, event] = await Promise.all([
+        store.get(tenant, request.webhookEndpointId, budget),
+        deps.db.collection<FannedOutEvent>(EVENTS_COLLECTION).findOne({ _id: eventId }, budget.db()),
+      ]);
+      if (!event || event.account !== tenant.account || event.livemode !== tenant.livemode) throw errors.notFound("event", eventId);
+      if (!endpoint) throw errors.notFound("webhook endpoint", request.webhookEndpointId, "webhook_endpoint");
+      // One attempt now, recorded like any other (trigger "manual"); it retries nothing, and a disabled
+      // endpoint may be tried too (its status does not change on success).
+      const env: DeliveryEnvironment = { ...deliveryEnvironment(deps.db, settings, logger), ...(deps.transport ? { transport: deps.transport } : {}) };
+      const { attempt } = await attemptDelivery(env, { event, endpoint: endpoint as unknown as DeliveryEndpoint, trigger: "manual" });
+      return { webhookAttempt: attemptMessage(attempt) };
+    },
+
+    async rotateWebhookEndpointSecret(request, context) {
+      const tenant = tenantOf(request.tenant);
+      const graceS = validateExpiresIn(request.expiresIn);
+      const ring = keyring();
+      const budget = budgetOf(context);
+      await checkKey(context, tenant, budget.db());
+      const secret = newEndpointSecret();
+      const doc = await store.rotate(tenant, request.id, encryptSecret(secret, ring, request.id), graceS, budget);
+      if (!doc) throw errors.notFound("webhook endpoint", request.id);
+      return { webhookEndpoint: toMessage(doc, secret) };
+    },
+  };
+}

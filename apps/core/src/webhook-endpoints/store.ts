@@ -1,0 +1,163 @@
+import { isDuplicateKeyError } from "@rms/proto";
+import type { Collection, Db, Filter } from "mongodb";
+import type { RequestInfo, Tenant } from "../caller.js";
+import { UNBOUNDED, type Budget } from "../grpc/budget.js";
+import { newId } from "../ids.js";
+import type { MetadataPair } from "../metadata.js";
+import { findLive, WITHOUT_OUTBOX, type Loaded } from "../storage/documents.js";
+import { ensureIdempotencyIndex, fingerprint, insertOnce, type InsertOnceResult } from "../storage/idempotent-insert.js";
+import { ensureKeysetIndexes, listPage } from "../storage/keyset-list.js";
+import { updateVersioned } from "../storage/versioned-update.js";
+import { written } from "../storage/write.js";
+import { ENDPOINTS_PER_TENANT, type WebhookEndpointDocument, type WebhookEndpointStatusName } from "./model.js";
+import { rotatedSecrets } from "./secrets.js";
+
+export const WEBHOOK_ENDPOINTS_COLLECTION = "webhook_endpoints";
+
+/** An endpoint as reads load it. */
+export type LoadedEndpoint = Loaded<WebhookEndpointDocument>;
+
+export interface EndpointFields {
+  url: string;
+  enabled_events: string[];
+  status: WebhookEndpointStatusName;
+  description: string | null;
+  metadata: MetadataPair[];
+}
+
+export interface EndpointChanges {
+  url?: string;
+  enabled_events?: string[];
+  status?: WebhookEndpointStatusName;
+  description?: string | null;
+  /** Computes the new metadata from the current one (the shared merge rules, metadata.ts). */
+  metadata?: (current: MetadataPair[]) => MetadataPair[];
+}
+
+/** Seals a new secret for the endpoint id it is bound to (the id is the sealing context). */
+export type SealFor = (endpointId: string) => string;
+
+export type CreateResult = InsertOnceResult<WebhookEndpointDocument> | { limitReached: true };
+
+/**
+ * Storage of webhook endpoints on the shared mechanisms of storage/: idempotent create, versioned
+ * update, keyset list. The 16-per-tenant limit is a unique index on (account, livemode, slot): a
+ * create takes the first free slot, so no count can drift when a process dies between two writes.
+ */
+export class WebhookEndpointStore {
+  readonly collection: Collection<WebhookEndpointDocument>;
+
+  constructor(db: Db) {
+    this.collection = db.collection<WebhookEndpointDocument>(WEBHOOK_ENDPOINTS_COLLECTION);
+  }
+
+  async ensureIndexes({ secondary }: { secondary: boolean }): Promise<void> {
+    await ensureIdempotencyIndex(this.collection);
+    await this.collection.createIndex({ account: 1, livemode: 1, slot: 1 }, { unique: true, name: "tenant_slot_unique" });
+    if (secondary) await ensureKeysetIndexes(this.collection);
+  }
+
+  /**
+   * Creates an endpoint in the first free slot, at most once per idempotency key. A slot taken by a
+   * concurrent create (duplicate key) moves on to the next; with none left the answer is `limitReached`.
+   * A full tenant still tries one insert, so a retried create finds its first result rather than the limit.
+   */
+  async create(tenant: Tenant, fields: EndpointFields, seal: SealFor, request: RequestInfo, budget: Budget = UNBOUNDED): Promise<CreateResult> {
+    const nowMs = Date.now();
+    const id = newId("we", nowMs);
+    const used = new Set(
+      (await this.collection.find({ account: tenant.account, livemode: tenant.livemode }, { projection: { slot: 1 }, ...budget.db() }).toArray()).map((d) => d.slot),
+    );
+    const free = [...Array(ENDPOINTS_PER_TENANT).keys()].filter((slot) => !used.has(slot));
+    const base = {
+      _id: id,
+      account: tenant.account,
+      livemode: tenant.livemode,
+      ...fields,
+      created: Math.floor(nowMs / 1000),
+      secrets: [{ sealed: seal(id), expires_at: null }],
+      version: 0,
+      pending_events: [],
+    };
+    const requestHash = fingerprint([fields.url, fields.enabled_events, fields.status, fields.description, fields.metadata.map((p) => [p.k, p.v])]);
+    for (const slot of free.length > 0 ? free : [0]) {
+      try {
+        return await insertOnce(this.collection, { ...base, slot }, { tenant, key: request.idempotencyKey, fingerprint: requestHash }, budget);
+      } catch (error) {
+        if (!isDuplicateKeyError(error)) throw error;
+      }
+    }
+    return { limitReached: true };
+  }
+
+  get(tenant: Tenant, id: string, budget: Budget = UNBOUNDED): Promise<LoadedEndpoint | null> {
+    return findLive(this.collection, tenant, id, budget);
+  }
+
+  /** Applies changes under the version check; null when the endpoint is gone. A change that alters nothing writes nothing. */
+  async update(tenant: Tenant, id: string, changes: EndpointChanges, budget: Budget = UNBOUNDED): Promise<LoadedEndpoint | null> {
+    const result = await updateVersioned(
+      this.collection,
+      tenant,
+      id,
+      (current) => {
+        const set: Partial<WebhookEndpointDocument> = {};
+        if (changes.url !== undefined && changes.url !== current.url) set.url = changes.url;
+        if (changes.enabled_events && !sameList(changes.enabled_events, current.enabled_events)) set.enabled_events = changes.enabled_events;
+        if (changes.status !== undefined && changes.status !== current.status) {
+          set.status = changes.status;
+          // An operator's re-enable clears why delivery disabled it.
+          if (changes.status === "enabled") set.disabled_reason = null;
+        }
+        if (changes.description !== undefined && changes.description !== current.description) set.description = changes.description;
+        if (changes.metadata) {
+          const metadata = changes.metadata(current.metadata);
+          if (
+            !sameList(
+              metadata.map((p) => `${p.k}\u0000${p.v}`),
+              current.metadata.map((p) => `${p.k}\u0000${p.v}`),
+            )
+          )
+            set.metadata = metadata;
+        }
+        return Object.keys(set).length > 0 ? { set, events: [] } : null;
+      },
+      budget,
+    );
+    return result?.after ?? null;
+  }
+
+  /**
+   * A new current secret (sealed by `seal`); the previous ones keep signing for `graceS` seconds.
+   * Null when the endpoint is gone.
+   */
+  async rotate(tenant: Tenant, id: string, sealed: string, graceS: number, budget: Budget = UNBOUNDED, nowMs = Date.now()): Promise<LoadedEndpoint | null> {
+    const result = await updateVersioned(
+      this.collection,
+      tenant,
+      id,
+      (current) => ({ set: { secrets: rotatedSecrets(current.secrets, sealed, nowMs, graceS) }, events: [] }),
+      budget,
+    );
+    return result?.after ?? null;
+  }
+
+  /** Removes the endpoint for good (its slot is free at once); null when it was already gone. */
+  async delete(tenant: Tenant, id: string, budget: Budget = UNBOUNDED): Promise<LoadedEndpoint | null> {
+    const filter = { _id: id, account: tenant.account, livemode: tenant.livemode } as Filter<WebhookEndpointDocument>;
+    return (await written(budget, (options) => this.collection.findOneAndDelete(filter, { ...WITHOUT_OUTBOX, ...options }))) as LoadedEndpoint | null;
+  }
+
+  /** One page, newest first (storage/keyset-list.ts). */
+  list(
+    tenant: Tenant,
+    query: { limit: number; startingAfter?: string; endingBefore?: string },
+    budget: Budget = UNBOUNDED,
+  ): Promise<{ items: LoadedEndpoint[]; hasMore: boolean }> {
+    return listPage(this.collection, tenant, query, budget);
+  }
+}
+
+function sameList(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((value, i) => value === b[i]);
+}

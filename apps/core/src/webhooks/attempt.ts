@@ -1,0 +1,153 @@
+import { isDuplicateKeyError } from "@rms/proto";
+import type { Collection, Db, Filter, UpdateFilter } from "mongodb";
+import type { Logger } from "pino";
+import { newId } from "../ids.js";
+import type { CoreSettings } from "../settings.js";
+import { EVENTS_COLLECTION } from "../storage/relay.js";
+import { deliver, type DeliveryOptions, type DeliveryOutcome } from "./deliver.js";
+import { eventBody } from "./event-body.js";
+import { WEBHOOK_ATTEMPTS_COLLECTION, WEBHOOK_ENDPOINTS_COLLECTION, type AttemptDocument, type DeliveryEndpoint, type DeliveryTrigger, type FannedOutEvent } from "./model.js";
+import { afterAttempt, type DisableReason } from "./schedule.js";
+import { decryptSecret, type Keyring } from "./secret.js";
+
+/** What an attempt needs besides the event and the endpoint: the database, the secret key and the network rules. */
+export interface DeliveryEnvironment {
+  readonly db: Db;
+  /** Opens the endpoints' sealed secrets (RMS_SECRET_KEY); null when unset: every attempt then fails with `secret_unavailable`. */
+  readonly keyring: Keyring | null;
+  /** WEBHOOK_ALLOW_PRIVATE. */
+  readonly allowPrivate: boolean;
+  /** Tests: a certificate authority to trust, a resolver table, a shorter timeout, another address policy. */
+  readonly transport?: Pick<DeliveryOptions, "ca" | "resolve" | "timeoutMs" | "policy">;
+  readonly now?: () => number;
+  readonly logger?: Logger;
+}
+
+/** The environment from the settings core and the workers share (settings.ts). */
+export function deliveryEnvironment(db: Db, settings: Pick<CoreSettings, "secretKeyring" | "webhookAllowPrivate">, logger?: Logger): DeliveryEnvironment {
+  return { db, keyring: settings.secretKeyring, allowPrivate: settings.webhookAllowPrivate, ...(logger ? { logger } : {}) };
+}
+
+export interface AttemptRequest {
+  readonly event: FannedOutEvent;
+  readonly endpoint: DeliveryEndpoint;
+  readonly trigger: DeliveryTrigger;
+  /** The delivery this attempt belongs to; absent for a manual resend. */
+  readonly delivery?: string;
+  /** A fixed id (the worker's, per delivery and attempt number); a fresh `wa_` id when absent. */
+  readonly attemptId?: string;
+}
+
+export interface AppliedAttempt {
+  /** The attempt as recorded (the first record, when this id had been recorded before). */
+  readonly attempt: AttemptDocument;
+  /** The endpoint was disabled by this attempt, and why. */
+  readonly disabled: DisableReason | null;
+}
+
+/** Error of an attempt that could not sign: no valid secret could be opened (no RMS_SECRET_KEY, or a key that no longer opens it). */
+export const SECRET_UNAVAILABLE = "secret_unavailable";
+
+/** The secrets an endpoint signs with now, newest first: every one not past its grace period that opens. */
+export function openSecrets(endpoint: DeliveryEndpoint, keyring: Keyring | null, nowMs: number, logger?: Logger): string[] {
+  if (!keyring) return [];
+  const open: string[] = [];
+  for (const secret of endpoint.secrets ?? []) {
+    if (secret.expires_at !== null && secret.expires_at <= nowMs) continue;
+    try {
+      open.push(decryptSecret(secret.sealed, keyring, endpoint._id));
+    } catch (error) {
+      logger?.error({ endpoint: endpoint._id, code: (error as { code?: string }).code }, "an endpoint secret does not open");
+    }
+  }
+  return open;
+}
+
+/**
+ * One attempt of one event to one endpoint, recorded and applied: the POST (deliver.ts), the attempt
+ * document (inserted by id, so a repeat of the same id records nothing new), then its effects: a 2xx
+ * takes the endpoint out of the event's `pending_endpoints` and ends the endpoint's failure streak; a
+ * failure starts or continues the streak and disables the endpoint on a 410 or after 5 days of failing.
+ * Retrying the delivery is the caller's (the worker's) business; a manual resend retries nothing.
+ */
+export async function attemptDelivery(env: DeliveryEnvironment, request: AttemptRequest): Promise<AppliedAttempt> {
+  const attempt = await performAttempt(env, request);
+  const recorded = await recordAttempt(env.db, attempt);
+  const disabled = await applyAttempt(env, recorded, request.endpoint);
+  return { attempt: recorded, disabled };
+}
+
+/** The POST itself, as an attempt document not yet stored. */
+export async function performAttempt(env: DeliveryEnvironment, request: AttemptRequest): Promise<AttemptDocument> {
+  const now = env.now ?? Date.now;
+  const { event, endpoint } = request;
+  const secrets = openSecrets(endpoint, env.keyring, now(), env.logger);
+  const outcome: DeliveryOutcome | null =
+    secrets.length === 0
+      ? null
+      : await deliver({ url: endpoint.url, eventId: event._id, body: eventBody(event), secrets }, { allowPrivate: env.allowPrivate, now, ...env.transport });
+  return {
+    _id: request.attemptId ?? newId("wa", now()),
+    account: endpoint.account,
+    livemode: endpoint.livemode,
+    event: event._id,
+    endpoint: endpoint._id,
+    status: outcome?.status ?? "failed",
+    response_status: outcome?.responseStatus ?? null,
+    response_body: outcome?.responseBody ?? null,
+    error: outcome ? outcome.error : SECRET_UNAVAILABLE,
+    duration_ms: outcome?.durationMs ?? 0,
+    trigger: request.trigger,
+    created: Math.floor(now() / 1000),
+    delivery: request.delivery ?? null,
+    disable_endpoint: outcome?.disableEndpoint ?? false,
+    retry_after: outcome?.retryAfterSeconds ?? null,
+  };
+}
+
+/** Stores the attempt by its id; when that id is already stored (a repeat after a crash) the stored one stands and is returned. */
+export async function recordAttempt(db: Db, attempt: AttemptDocument): Promise<AttemptDocument> {
+  const attempts = db.collection<AttemptDocument>(WEBHOOK_ATTEMPTS_COLLECTION);
+  try {
+    await attempts.insertOne(attempt);
+    return attempt;
+  } catch (error) {
+    if (!isDuplicateKeyError(error)) throw error;
+    return (await attempts.findOne({ _id: attempt._id })) ?? attempt;
+  }
+}
+
+/**
+ * The effects of a recorded attempt, each idempotent so that applying the same attempt again (after a
+ * crash) changes nothing more: `$pull` of the endpoint from the event, the failure streak set only
+ * when not yet set, the endpoint disabled only while enabled. Returns why the endpoint was disabled.
+ */
+export async function applyAttempt(env: DeliveryEnvironment, attempt: AttemptDocument, endpoint: DeliveryEndpoint): Promise<DisableReason | null> {
+  const now = env.now ?? Date.now;
+  const endpoints = env.db.collection<DeliveryEndpoint>(WEBHOOK_ENDPOINTS_COLLECTION);
+  if (attempt.status === "succeeded") {
+    const events: Collection<FannedOutEvent> = env.db.collection<FannedOutEvent>(EVENTS_COLLECTION);
+    await events.updateOne({ _id: attempt.event }, { $pull: { pending_endpoints: attempt.endpoint } });
+    if (endpoint.failing_since != null) {
+      await endpoints.updateOne({ _id: endpoint._id, failing_since: { $ne: null } } as Filter<DeliveryEndpoint>, { $set: { failing_since: null } });
+    }
+    return null;
+  }
+  const atMs = now();
+  const { streak, disable } = afterAttempt({ failingSinceMs: endpoint.failing_since ?? null }, { succeeded: false, disableEndpoint: attempt.disable_endpoint, atMs });
+  // Only the first failure of a streak sets its start; a concurrent attempt does not move it later.
+  if (endpoint.failing_since == null)
+    await endpoints.updateOne({ _id: endpoint._id, failing_since: null } as Filter<DeliveryEndpoint>, { $set: { failing_since: streak.failingSinceMs } });
+  if (!disable) return null;
+  // The version moves so that a concurrent versioned update of the endpoint reads it again; the streak
+  // ends with the disable, so an operator's re-enable starts a fresh 5 days.
+  const result = await endpoints.updateOne(
+    { _id: endpoint._id, status: "enabled" } as Filter<DeliveryEndpoint>,
+    {
+      $set: { status: "disabled", disabled_reason: disable, failing_since: null },
+      $inc: { version: 1 },
+    } as UpdateFilter<DeliveryEndpoint>,
+  );
+  if (result.modifiedCount === 1) env.logger?.warn({ endpoint: endpoint._id, reason: disable }, "webhook endpoint disabled");
+  return result.modifiedCount === 1 ? disable : null;
+}

@@ -1,0 +1,127 @@
+import { createHash } from "node:crypto";
+import { idAt, randomBase62 } from "../ids.js";
+import type { StoredEvent } from "../events/model.js";
+
+/**
+ * The stored shapes webhook delivery reads and writes (docs/webhooks.md, "Delivery"). The endpoints
+ * kind owns `webhook_endpoints`; delivery reads a few of its fields and may disable an endpoint.
+ */
+
+export const WEBHOOK_ENDPOINTS_COLLECTION = "webhook_endpoints";
+export const WEBHOOK_DELIVERIES_COLLECTION = "webhook_deliveries";
+export const WEBHOOK_ATTEMPTS_COLLECTION = "webhook_attempts";
+
+export type DeliveryTrigger = "scheduled" | "recovery" | "manual";
+
+/** A sealed signing secret of an endpoint, newest first; `expires_at` (ms) ends a rotated-out secret's grace period. */
+export interface SealedSecret {
+  sealed: string;
+  expires_at: number | null;
+}
+
+/** The fields of an endpoint document delivery uses. */
+export interface DeliveryEndpoint {
+  _id: string;
+  account: string;
+  livemode: boolean;
+  url: string;
+  enabled_events: string[];
+  status: "enabled" | "disabled";
+  secrets: SealedSecret[];
+  /** Time (ms) of the first failed attempt since the last success; null or absent while the latest succeeded (the 5-day rule). */
+  failing_since?: number | null;
+  disabled_reason?: string;
+}
+
+/** What an event document holds once fanned out: the endpoints that have not answered 2xx yet. */
+export type FannedOutEvent = StoredEvent & { pending_endpoints?: string[] };
+
+/**
+ * One event to deliver to one endpoint: a queue item, claimed under a lease (storage/lease.ts). A scheduled
+ * delivery that succeeds is deleted (its attempt records the success); only recovery deliveries are kept
+ * as `succeeded`.
+ */
+export interface DeliveryDocument {
+  _id: string;
+  account: string;
+  livemode: boolean;
+  event: string;
+  endpoint: string;
+  trigger: DeliveryTrigger;
+  status: "pending" | "succeeded" | "failed";
+  /** When the next attempt may be made (ms). */
+  due_at: number;
+  attempts: number;
+  first_failed_at: number | null;
+  /** Why it ended without a success (`endpoint_disabled`, `endpoint_deleted`, `schedule_exhausted`, ...); absent otherwise. */
+  ended_reason?: string;
+  lease_owner: string | null;
+  lease_until: number | null;
+  epoch: number;
+  /** The epoch of the last claim that ended with a release; absent before the first. */
+  released_epoch?: number;
+  /** Unix seconds. */
+  created: number;
+}
+
+/** One attempt as recorded; the endpoints kind lists these (its public form drops the fields marked internal). */
+export interface AttemptDocument {
+  _id: string;
+  account: string;
+  livemode: boolean;
+  event: string;
+  endpoint: string;
+  status: "succeeded" | "failed";
+  response_status: number | null;
+  response_body: string | null;
+  error: string | null;
+  duration_ms: number;
+  trigger: DeliveryTrigger;
+  /** Unix seconds. */
+  created: number;
+  /** Internal: the delivery this attempt belongs to (null for a manual resend). */
+  delivery: string | null;
+  /** Internal: the receiver's 410 asked to disable the endpoint. */
+  disable_endpoint: boolean;
+  /** Internal: seconds from a 429/503 `Retry-After`. */
+  retry_after: number | null;
+}
+
+/** A scheduled delivery's id: the same for the same event and endpoint, so a fan-out repeated after a crash inserts nothing new. */
+export function scheduledDeliveryId(eventId: string, endpointId: string): string {
+  return `${eventId}:${endpointId}`;
+}
+
+/**
+ * A worker's attempt id: `wa_` with the attempt's due time and a digest of the delivery and the
+ * attempt number, so the attempt of a delivery re-claimed after a crash has the same id (recorded once)
+ * and attempts still sort by time.
+ */
+export function attemptIdOf(delivery: Pick<DeliveryDocument, "_id" | "due_at">, attemptNumber: number): string {
+  const digest = createHash("sha256").update(`${delivery._id}#${attemptNumber}`).digest();
+  return idAt("wa", delivery.due_at, digest);
+}
+
+/**
+ * A recovery delivery (`POST /v1/webhook_endpoints/{id}/recover`): one attempt, due now, under a fresh id
+ * (a scheduled delivery of the same event and endpoint already exists and has failed). The worker makes its
+ * attempt; the recover call only inserts these.
+ */
+export function recoveryDelivery(event: { _id: string; account: string; livemode: boolean }, endpointId: string, nowMs: number = Date.now()): DeliveryDocument {
+  return {
+    _id: `${scheduledDeliveryId(event._id, endpointId)}:recovery:${randomBase62(12)}`,
+    account: event.account,
+    livemode: event.livemode,
+    event: event._id,
+    endpoint: endpointId,
+    trigger: "recovery",
+    status: "pending",
+    due_at: nowMs,
+    attempts: 0,
+    first_failed_at: null,
+    lease_owner: null,
+    lease_until: null,
+    epoch: 0,
+    created: Math.floor(nowMs / 1000),
+  };
+}

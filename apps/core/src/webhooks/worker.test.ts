@@ -1,0 +1,361 @@
+import { eventually } from "@rms/test-db/testkit";
+import { pino } from "pino";
+import { Webhook } from "standardwebhooks";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import type { Tenant } from "../caller.js";
+import { EventStore } from "../events/store.js";
+import { newId } from "../ids.js";
+import { DEFAULT_SETTINGS } from "../settings.js";
+import { newEvent } from "../storage/outbox.js";
+import { EVENTS_COLLECTION } from "../storage/relay.js";
+import { newTenant, thingsCollection } from "../testutil/storage.js";
+import { startReceiver, testCertificate, type Receiver, type ReceiverHandler, type ReceivedDelivery } from "../testutil/webhook-receiver.js";
+import { insertEndpoint, testKeyring, type TestEndpoint } from "../testutil/webhooks.js";
+import type { WorkerContext } from "../worker/task.js";
+import { performAttempt, recordAttempt } from "./attempt.js";
+import { webhookFanOut, type RelayedEvent } from "./fanout.js";
+import {
+  attemptIdOf,
+  recoveryDelivery,
+  scheduledDeliveryId,
+  WEBHOOK_ATTEMPTS_COLLECTION,
+  WEBHOOK_DELIVERIES_COLLECTION,
+  WEBHOOK_ENDPOINTS_COLLECTION,
+  type AttemptDocument,
+  type DeliveryDocument,
+  type DeliveryEndpoint,
+  type FannedOutEvent,
+} from "./model.js";
+import type { Resolver } from "./pinned-lookup.js";
+import { parseRetrySchedule } from "./schedule.js";
+import { DeliveryWorker, type DeliveryTaskOptions } from "./worker.js";
+
+let t: Awaited<ReturnType<typeof thingsCollection>>;
+let tlsCa: string;
+let certificate: { cert: string; key: string };
+const keyring = testKeyring();
+const logger = pino({ level: "silent" });
+const open: Array<{ close(): Promise<void> }> = [];
+const running: DeliveryWorker[] = [];
+
+beforeAll(async () => {
+  t = await thingsCollection();
+  certificate = await testCertificate({ ip: ["127.0.0.1"], dns: ["localhost"] });
+  tlsCa = certificate.cert;
+});
+afterEach(async () => {
+  await Promise.all(running.splice(0).map((w) => w.stop()));
+  await Promise.all(open.splice(0).map((r) => r.close()));
+});
+afterAll(() => t?.close());
+
+const deliveries = () => t.db.collection<DeliveryDocument>(WEBHOOK_DELIVERIES_COLLECTION);
+const attempts = () => t.db.collection<AttemptDocument>(WEBHOOK_ATTEMPTS_COLLECTION);
+const events = () => t.db.collection<FannedOutEvent>(EVENTS_COLLECTION);
+const verify = (secret: string, delivery: ReceivedDelivery) => new Webhook(secret).verify(delivery.body, delivery.headers as Record<string, string>) as { id: string };
+
+async function receiver(options: { handler?: ReceiverHandler; tls?: boolean } = {}): Promise<Receiver> {
+  const started = await startReceiver({ ...(options.handler ? { handler: options.handler } : {}), ...(options.tls ? { tls: certificate } : {}) });
+  open.push(started);
+  return started;
+}
+
+function context(overrides: Partial<WorkerContext["settings"]> = {}, workerId = newId("req")): WorkerContext {
+  return {
+    db: t.db,
+    logger,
+    workerId,
+    written: () => {},
+    settings: { ...DEFAULT_SETTINGS, secretKeyring: keyring, webhookAllowPrivate: true, webhookRetrySchedule: parseRetrySchedule("100ms,200ms,300ms"), ...overrides },
+  };
+}
+
+/** A running worker over the test database (polling every 50 ms). */
+function worker(options: DeliveryTaskOptions & { settings?: Partial<WorkerContext["settings"]>; workerId?: string } = {}): DeliveryWorker {
+  const started = new DeliveryWorker(context(options.settings, options.workerId), { transport: { ca: tlsCa }, ...options });
+  started.start(50);
+  running.push(started);
+  return started;
+}
+
+/** An event relayed as the relay does it: fanned out (deliveries queued), then copied into `events`. */
+async function relayedEvent(tenant: Tenant): Promise<FannedOutEvent> {
+  const event = newEvent("resource.created", tenant, { id: newId("res"), name: "w" }, { requestId: null, idempotencyKey: null });
+  const [prepared] = await webhookFanOut(t.db)([event as typeof event & RelayedEvent]);
+  await events().insertOne(prepared as FannedOutEvent);
+  return prepared as FannedOutEvent;
+}
+
+const deliveryOf = (event: FannedOutEvent, endpoint: TestEndpoint) => deliveries().findOne({ _id: scheduledDeliveryId(event._id, endpoint.doc._id) });
+const attemptsOf = (event: FannedOutEvent) => attempts().find({ event: event._id }).sort({ _id: 1 }).toArray();
+
+/** The delivery once it is no longer pending: "succeeded" once it left the queue (a success deletes it), else the failed document. */
+async function finished(event: FannedOutEvent, endpoint: TestEndpoint): Promise<DeliveryDocument | "succeeded"> {
+  return eventually(async () => {
+    const delivery = await deliveryOf(event, endpoint);
+    expect(delivery?.status).not.toBe("pending");
+    return delivery ?? "succeeded";
+  });
+}
+
+describe("the deliveries worker", () => {
+  it("delivers to HTTP and HTTPS receivers, every delivery verified with the library; the event no longer waits for either", async () => {
+    const tenant = newTenant();
+    const plain = await receiver();
+    const secure = await receiver({ tls: true });
+    const one = await insertEndpoint(t.db, keyring, tenant, { url: plain.url() });
+    const two = await insertEndpoint(t.db, keyring, tenant, { url: secure.url("/in", "localhost") });
+    const event = await relayedEvent(tenant);
+    expect(event.pending_endpoints).toHaveLength(2);
+    worker();
+
+    for (const endpoint of [one, two]) expect(await finished(event, endpoint)).toBe("succeeded");
+    expect(verify(one.secrets[0]!, plain.deliveries[0]!).id).toBe(event._id);
+    expect(verify(two.secrets[0]!, secure.deliveries[0]!).id).toBe(event._id);
+    expect((await events().findOne({ _id: event._id }))!.pending_endpoints).toEqual([]);
+    const recorded = await attemptsOf(event);
+    expect(recorded.map((a) => [a.status, a.trigger, a.response_status])).toEqual([
+      ["succeeded", "scheduled", 200],
+      ["succeeded", "scheduled", 200],
+    ]);
+  });
+
+  it("retries on the compressed schedule until a 2xx; each attempt recorded once, each delivery verifies with the same webhook-id", async () => {
+    const tenant = newTenant();
+    let calls = 0;
+    const flaky = await receiver({ handler: (_q, response) => (++calls <= 2 ? response.writeHead(500).end("down") : response.end("ok")) });
+    const endpoint = await insertEndpoint(t.db, keyring, tenant, { url: flaky.url() });
+    const event = await relayedEvent(tenant);
+    worker();
+
+    expect(await finished(event, endpoint)).toBe("succeeded");
+    expect((await attemptsOf(event)).map((a) => [a.status, a.response_status, a.error])).toEqual([
+      ["failed", 500, "http_error"],
+      ["failed", 500, "http_error"],
+      ["succeeded", 200, null],
+    ]);
+    expect(flaky.deliveries.map((d) => verify(endpoint.secrets[0]!, d).id)).toEqual([event._id, event._id, event._id]);
+  });
+
+  it("gives up after the last delay of the schedule: failed, the event still waiting for that endpoint", async () => {
+    const tenant = newTenant();
+    const down = await receiver({ handler: (_q, response) => response.writeHead(500).end() });
+    const endpoint = await insertEndpoint(t.db, keyring, tenant, { url: down.url() });
+    const event = await relayedEvent(tenant);
+    worker({ settings: { webhookRetrySchedule: parseRetrySchedule("50ms,50ms") } });
+    expect(await finished(event, endpoint)).toMatchObject({ status: "failed", attempts: 3, ended_reason: "schedule_exhausted" });
+    expect(await attemptsOf(event)).toHaveLength(3);
+    expect((await events().findOne({ _id: event._id }))!.pending_endpoints).toEqual([endpoint.doc._id]);
+  });
+
+  it("a 3xx is a failure (`redirect`) and is not followed, even to a blocked address", async () => {
+    const tenant = newTenant();
+    const mover = await receiver({ handler: (_q, response) => response.writeHead(302, { location: "http://169.254.169.254/latest/meta-data" }).end() });
+    const endpoint = await insertEndpoint(t.db, keyring, tenant, { url: mover.url() });
+    const event = await relayedEvent(tenant);
+    worker({ settings: { webhookRetrySchedule: parseRetrySchedule("50ms") } });
+    expect(await finished(event, endpoint)).toMatchObject({ status: "failed", attempts: 2 });
+    expect((await attemptsOf(event)).map((a) => [a.error, a.response_status])).toEqual([
+      ["redirect", 302],
+      ["redirect", 302],
+    ]);
+  });
+
+  it("a 410 disables the endpoint at once; its other deliveries then end without an attempt", async () => {
+    const tenant = newTenant();
+    const gone = await receiver({ handler: (_q, response) => response.writeHead(410).end() });
+    const endpoint = await insertEndpoint(t.db, keyring, tenant, { url: gone.url() });
+    const first = await relayedEvent(tenant);
+    worker();
+    expect(await finished(first, endpoint)).toMatchObject({ status: "failed", attempts: 1, ended_reason: "endpoint_disabled" });
+    expect(await t.db.collection<DeliveryEndpoint>(WEBHOOK_ENDPOINTS_COLLECTION).findOne({ _id: endpoint.doc._id })).toMatchObject({
+      status: "disabled",
+      disabled_reason: "gone",
+    });
+    // Queued before the disable took effect (a fan-out reads endpoints before the worker disables one).
+    const second = await relayedEvent(tenant);
+    await deliveries().insertOne({
+      ...(await deliveryOf(first, endpoint))!,
+      _id: scheduledDeliveryId(second._id, endpoint.doc._id),
+      event: second._id,
+      status: "pending",
+      attempts: 0,
+      lease_owner: null,
+      lease_until: null,
+    });
+    expect(await finished(second, endpoint)).toMatchObject({ status: "failed", attempts: 0, ended_reason: "endpoint_disabled" });
+    expect(gone.deliveries).toHaveLength(1);
+  });
+
+  for (const status of [429, 503]) {
+    it(`after a ${status} with Retry-After the next attempt waits at least that long, not the schedule's 100 ms`, async () => {
+      const tenant = newTenant();
+      const received: number[] = [];
+      let calls = 0;
+      const busy = await receiver({
+        handler: (_q, response) => {
+          received.push(Date.now());
+          if (++calls === 1) response.writeHead(status, { "retry-after": "1" }).end();
+          else response.end("ok");
+        },
+      });
+      const endpoint = await insertEndpoint(t.db, keyring, tenant, { url: busy.url() });
+      const event = await relayedEvent(tenant);
+      worker();
+      expect(await finished(event, endpoint)).toBe("succeeded");
+      expect(await attemptsOf(event)).toHaveLength(2);
+      expect(received[1]! - received[0]!).toBeGreaterThanOrEqual(1000);
+      expect((await attemptsOf(event))[0]).toMatchObject({ response_status: status, retry_after: 1 });
+    });
+  }
+
+  it("a receiver that never answers is a timeout; a closed port is connection_failed", async () => {
+    const tenant = newTenant();
+    const silent = await receiver({ handler: () => {} });
+    const closed = await startReceiver();
+    const closedUrl = closed.url();
+    await closed.close();
+    const slow = await insertEndpoint(t.db, keyring, tenant, { url: silent.url() });
+    const refused = await insertEndpoint(t.db, keyring, tenant, { url: closedUrl });
+    const event = await relayedEvent(tenant);
+    worker({ transport: { timeoutMs: 300 }, settings: { webhookRetrySchedule: parseRetrySchedule("50ms") } });
+    await finished(event, slow);
+    await finished(event, refused);
+    const byEndpoint = (id: string) => attempts().find({ endpoint: id }).toArray();
+    expect((await byEndpoint(slow.doc._id)).map((a) => a.error)).toEqual(["timeout", "timeout"]);
+    expect((await byEndpoint(refused.doc._id)).map((a) => a.error)).toEqual(["connection_failed", "connection_failed"]);
+  });
+
+  it("SSRF at delivery: a name that resolves to a blocked address fails with blocked_address, and nothing is sent", async () => {
+    const tenant = newTenant();
+    const target = await receiver();
+    const resolve: Resolver = async (host) => (host === "hooks.example.test" ? [{ address: "127.0.0.1", family: 4 }] : []);
+    const endpoint = await insertEndpoint(t.db, keyring, tenant, { url: `https://hooks.example.test:${target.port}/in` });
+    const event = await relayedEvent(tenant);
+    worker({ transport: { resolve }, settings: { webhookAllowPrivate: false, webhookRetrySchedule: parseRetrySchedule("50ms") } });
+    expect(await finished(event, endpoint)).toMatchObject({ status: "failed", attempts: 2 });
+    expect((await attemptsOf(event)).map((a) => a.error)).toEqual(["blocked_address", "blocked_address"]);
+    expect(target.connections).toBe(0);
+  });
+
+  it("two workers racing over 30 events: each delivery is attempted exactly once", async () => {
+    const tenant = newTenant();
+    const target = await receiver();
+    const endpoint = await insertEndpoint(t.db, keyring, tenant, { url: target.url() });
+    const queued = await Promise.all(Array.from({ length: 30 }, () => relayedEvent(tenant)));
+    worker({ workerId: "racer-1" });
+    worker({ workerId: "racer-2" });
+    await eventually(async () => expect(await deliveries().countDocuments({ endpoint: endpoint.doc._id })).toBe(0));
+    const ids = target.deliveries.map((d) => verify(endpoint.secrets[0]!, d).id).sort();
+    expect(ids).toEqual(queued.map((e) => e._id).sort());
+    expect(await attempts().countDocuments({ endpoint: endpoint.doc._id })).toBe(30);
+  });
+
+  it("a disabled endpoint's delivery ends failed without an attempt; a deleted endpoint's too, and the event stops waiting for it", async () => {
+    const tenant = newTenant();
+    const target = await receiver();
+    const off = await insertEndpoint(t.db, keyring, tenant, { url: target.url() });
+    const removed = await insertEndpoint(t.db, keyring, tenant, { url: target.url() });
+    const event = await relayedEvent(tenant);
+    await t.db.collection<DeliveryEndpoint>(WEBHOOK_ENDPOINTS_COLLECTION).updateOne({ _id: off.doc._id }, { $set: { status: "disabled" } });
+    await t.db.collection<DeliveryEndpoint>(WEBHOOK_ENDPOINTS_COLLECTION).deleteOne({ _id: removed.doc._id });
+    worker();
+    expect(await finished(event, off)).toMatchObject({ status: "failed", attempts: 0, ended_reason: "endpoint_disabled" });
+    expect(await finished(event, removed)).toMatchObject({ status: "failed", attempts: 0, ended_reason: "endpoint_deleted" });
+    expect(target.deliveries).toHaveLength(0);
+    expect((await events().findOne({ _id: event._id }))!.pending_endpoints).toEqual([off.doc._id]);
+  });
+
+  it("after a crash between recording an attempt and applying it, the next claim applies it without sending again", async () => {
+    const tenant = newTenant();
+    const target = await receiver();
+    const endpoint = await insertEndpoint(t.db, keyring, tenant, { url: target.url() });
+    const event = await relayedEvent(tenant);
+    const queued = (await deliveryOf(event, endpoint))!;
+    // A worker claimed it, made and recorded the attempt, then died holding the lease.
+    const env = { db: t.db, keyring, allowPrivate: true };
+    const attemptId = attemptIdOf(queued, 1);
+    await recordAttempt(t.db, await performAttempt(env, { event, endpoint: endpoint.doc, trigger: "scheduled", delivery: queued._id, attemptId }));
+    await deliveries().updateOne({ _id: queued._id }, { $set: { lease_owner: "dead-worker", lease_until: Date.now() - 1, epoch: 1 } });
+    expect(target.deliveries).toHaveLength(1);
+
+    worker();
+    expect(await finished(event, endpoint)).toBe("succeeded");
+    expect(target.deliveries).toHaveLength(1);
+    expect(await attempts().countDocuments({ event: event._id })).toBe(1);
+    expect((await events().findOne({ _id: event._id }))!.pending_endpoints).toEqual([]);
+  });
+
+  it("a delivery whose event is not copied yet waits for it, then delivers", async () => {
+    const tenant = newTenant();
+    const target = await receiver();
+    const endpoint = await insertEndpoint(t.db, keyring, tenant, { url: target.url() });
+    const event = newEvent("resource.created", tenant, { id: newId("res") }, { requestId: null, idempotencyKey: null });
+    const [prepared] = await webhookFanOut(t.db)([event as typeof event & RelayedEvent]);
+    worker();
+    // Claimed and put back, more than once, without an attempt.
+    await eventually(async () =>
+      expect(await deliveries().findOne({ event: event._id })).toMatchObject({ status: "pending", attempts: 0, epoch: expect.toSatisfy((n: number) => n >= 2) }),
+    );
+    expect(target.deliveries).toHaveLength(0);
+    await events().insertOne(prepared as FannedOutEvent);
+    expect(await finished(prepared as FannedOutEvent, endpoint)).toBe("succeeded");
+    expect(await attemptsOf(prepared as FannedOutEvent)).toHaveLength(1);
+  });
+
+  it("a recovery delivery is one attempt with trigger `recovery`, not retried; a later one that succeeds ends the event's wait", async () => {
+    const tenant = newTenant();
+    let up = false;
+    const target = await receiver({ handler: (_q, response) => (up ? response.end("ok") : response.writeHead(500).end()) });
+    const endpoint = await insertEndpoint(t.db, keyring, tenant, { url: target.url() });
+    const event = await relayedEvent(tenant);
+    worker({ settings: { webhookRetrySchedule: parseRetrySchedule("50ms") } });
+    expect(await finished(event, endpoint)).toMatchObject({ status: "failed", attempts: 2 });
+
+    const first = recoveryDelivery(event, endpoint.doc._id);
+    await deliveries().insertOne(first);
+    const failedAgain = await eventually(async () => {
+      const found = await deliveries().findOne({ _id: first._id });
+      expect(found?.status).toBe("failed");
+      return found!;
+    });
+    expect(failedAgain).toMatchObject({ attempts: 1, trigger: "recovery", ended_reason: "schedule_exhausted" });
+
+    up = true;
+    const second = recoveryDelivery(event, endpoint.doc._id);
+    await deliveries().insertOne(second);
+    // Kept as succeeded (a scheduled delivery that succeeds is deleted): recover reads these.
+    await eventually(async () => expect(await deliveries().findOne({ _id: second._id })).toMatchObject({ status: "succeeded", attempts: 1 }));
+    expect((await attemptsOf(event)).map((a) => [a.trigger, a.status])).toEqual([
+      ["scheduled", "failed"],
+      ["scheduled", "failed"],
+      ["recovery", "failed"],
+      ["recovery", "succeeded"],
+    ]);
+    expect((await events().findOne({ _id: event._id }))!.pending_endpoints).toEqual([]);
+  });
+
+  it("pending_webhooks and the delivery_success filter follow the deliveries", async () => {
+    const tenant = newTenant();
+    const target = await receiver();
+    const down = await receiver({ handler: (_q, response) => response.writeHead(500).end() });
+    const good = await insertEndpoint(t.db, keyring, tenant, { url: target.url() });
+    const event = await relayedEvent(tenant);
+    const store = new EventStore(t.db);
+    const page = { limit: 10, created: {} };
+    expect((await store.list(tenant, { ...page, deliverySuccess: false })).items.map((e) => e._id)).toEqual([event._id]);
+    expect((await store.list(tenant, { ...page, deliverySuccess: true })).items).toHaveLength(0);
+
+    worker({ settings: { webhookRetrySchedule: parseRetrySchedule("50ms") } });
+    await finished(event, good);
+    expect((await store.list(tenant, { ...page, deliverySuccess: true })).items.map((e) => e._id)).toEqual([event._id]);
+    expect((await store.list(tenant, { ...page, deliverySuccess: false })).items).toHaveLength(0);
+
+    const failing = await insertEndpoint(t.db, keyring, tenant, { url: down.url() });
+    const second = await relayedEvent(tenant);
+    await finished(second, failing);
+    expect((await store.get(tenant, second._id))!.pending_endpoints).toEqual([failing.doc._id]);
+    expect((await store.list(tenant, { ...page, deliverySuccess: false })).items.map((e) => e._id)).toEqual([second._id]);
+    expect((await store.list(tenant, page)).items).toHaveLength(2);
+  });
+});

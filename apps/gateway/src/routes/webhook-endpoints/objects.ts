@@ -1,0 +1,105 @@
+import { WEBHOOK_ENDPOINT_STATUS, WebhookEndpointStatus, type WebhookEndpoint, type WebhookEndpointStatusName } from "@rms/proto";
+import { ApiError } from "../../errors.js";
+import type { Params } from "../../http/body.js";
+import { optionalString } from "../../http/params.js";
+import { API_VERSION } from "../../http/request-id.js";
+import { constant, deletedOf, field, listOf, publicObject, type Field } from "../../schema/objects.js";
+import { LIST_LIMIT_MAX, METADATA_OBJECT } from "../../schema/params.js";
+import type { ParamSpec } from "../operation.js";
+
+export const STATUS_NAMES = WEBHOOK_ENDPOINT_STATUS.names;
+
+/** A public status name as the proto enum; absent means UNSPECIFIED (default / unchanged). */
+export function statusToProto(status: WebhookEndpointStatusName | undefined): WebhookEndpointStatus {
+  return status === undefined ? WebhookEndpointStatus.UNSPECIFIED : WEBHOOK_ENDPOINT_STATUS.valueOf(status);
+}
+
+/** A webhook endpoint id: `we_` and an opaque suffix (no anchors). */
+export const ENDPOINT_ID_PATTERN = "we_[0-9A-Za-z]{22}";
+export const EXAMPLE_ENDPOINT_ID = "we_0000000000000000000000";
+const ENDPOINT_ID = { type: "string", pattern: `^${ENDPOINT_ID_PATTERN}$`, description: "A webhook endpoint id: `we_` and an opaque suffix." };
+/** The event types an endpoint may name, besides `*` (core checks; this list describes them). */
+const EVENT_TYPES = ["*", "resource.created", "resource.updated", "resource.deleted", "job.succeeded", "job.failed", "job.canceled"];
+const ENABLED_EVENTS = { type: "array", minItems: 1, items: { type: "string", enum: EVENT_TYPES } };
+const STATUS = { type: "string", enum: [...STATUS_NAMES] };
+
+function fail(): never {
+  throw ApiError.internal();
+}
+
+const fields: Record<string, Field<WebhookEndpoint>> = {
+  id: field(ENDPOINT_ID, (w) => w.id),
+  object: constant("webhook_endpoint"),
+  url: field({ type: "string", format: "uri", maxLength: 2048 }, (w) => w.url),
+  enabled_events: field(ENABLED_EVENTS, (w) => w.enabledEvents),
+  status: field(STATUS, (w) => WEBHOOK_ENDPOINT_STATUS.nameOf(w.status) ?? fail()),
+  description: field({ type: ["string", "null"], maxLength: 500 }, (w) => w.description ?? null),
+  metadata: field(METADATA_OBJECT, (w) => {
+    // Null prototype: a key such as "__proto__" is an own property, serialized verbatim.
+    const metadata = Object.create(null) as Record<string, string>;
+    for (const { key, value } of w.metadata) metadata[key] = value;
+    return metadata;
+  }),
+  livemode: field({ type: "boolean" }, (w) => w.livemode),
+  api_version: constant(API_VERSION),
+  created: field({ type: "integer", description: "Unix seconds." }, (w) => Number(w.created)),
+};
+
+/** The public endpoint object of CONTRACT.md section 7, without its secret (retrieve, list, update). */
+export const WebhookEndpointObject = publicObject<WebhookEndpoint>("WebhookEndpoint", fields);
+
+/** The same with its newest signing secret: the create and rotate answers only. */
+export const WebhookEndpointWithSecretObject = publicObject<WebhookEndpoint>("WebhookEndpointWithSecret", {
+  ...fields,
+  secret: field({ type: "string", pattern: "^whsec_[A-Za-z0-9+/]{43}=$", description: "The signing secret: shown here and in the rotate answer only." }, (w) => w.secret ?? fail()),
+});
+
+export const WebhookEndpointListObject = listOf(WebhookEndpointObject, "/v1/webhook_endpoints", LIST_LIMIT_MAX);
+export const DeletedWebhookEndpointObject = deletedOf(WebhookEndpointObject, "webhook_endpoint", ENDPOINT_ID);
+
+/** The `:id` of `/v1/webhook_endpoints/:id`. */
+export const ENDPOINT_ID_PATH = { id: { example: EXAMPLE_ENDPOINT_ID, schema: { type: "string", description: "The webhook endpoint id." } } } satisfies Record<string, ParamSpec>;
+
+/** Parameters of create and update. */
+export const ENDPOINT_PARAMS = {
+  url: {
+    example: "https://hooks.example.com/rms",
+    schema: { type: "string", maxLength: 2048, description: "Where events are POSTed: `https`, a public host, no credentials or fragment." },
+  },
+  enabled_events: {
+    example: ["resource.created", "resource.deleted"],
+    schema: { ...ENABLED_EVENTS, description: "`*` (every type) or known event types (`enabled_events[]=a&enabled_events[]=b` in forms)." },
+  },
+  status: { example: "enabled", schema: { ...STATUS, description: "`enabled` (default on create) or `disabled`." } },
+  description: {
+    example: "Production receiver",
+    schema: { type: ["string", "null"], maxLength: 500, description: 'At most 500 characters; `""` or null removes it.' },
+  },
+} satisfies Record<string, ParamSpec>;
+
+const invalid = (param: string, message: string) => new ApiError("parameter_invalid", message, { param });
+
+/**
+ * `enabled_events` as a list of strings: a JSON array, `enabled_events[]=a&enabled_events[]=b`, or the
+ * indexed form `enabled_events[0]=a`; `""` is the empty list (which core refuses). Undefined when absent.
+ */
+export function enabledEventsParam(params: Params): string[] | undefined {
+  const value = params["enabled_events"];
+  if (value === undefined) return undefined;
+  if (value === "") return [];
+  let items: unknown[];
+  if (Array.isArray(value)) items = value;
+  else if (typeof value === "object" && value !== null && Object.keys(value).every((k) => /^\d{1,3}$/.test(k))) {
+    items = Object.entries(value)
+      .sort(([a], [b]) => Number(a) - Number(b))
+      .map(([, v]) => v);
+  } else throw invalid("enabled_events", "Invalid enabled_events: must be a list of event types.");
+  if (!items.every((item): item is string => typeof item === "string")) throw invalid("enabled_events", "Invalid enabled_events: must be a list of event types.");
+  return items;
+}
+
+/** `description`: a string, or null (the same as `""`: none). */
+export function descriptionParam(params: Params): string | undefined {
+  if (params["description"] === null) return "";
+  return optionalString(params, "description");
+}

@@ -1,0 +1,33 @@
+import { requiredString } from "../../http/params.js";
+import { defineOperation } from "../operation.js";
+import { WebhookAttemptObject } from "./attempt-objects.js";
+import { EXAMPLE_ENDPOINT_ID } from "./objects.js";
+
+/**
+ * The core call of a resend waits for one delivery attempt (at most the 15 s delivery timeout) and its
+ * records, so its deadline is longer than the usual one.
+ */
+export const RESEND_TIMEOUT_MS = 20_000;
+
+/** POST /v1/events/:id/resend: one attempt now, to the given endpoint; answers the attempt. */
+export const resendEvent = defineOperation({
+  method: "POST",
+  path: "/v1/events/:id/resend",
+  summary: "Resend an event to a webhook endpoint",
+  scope: "webhooks:write",
+  pathParameters: { id: { example: "evt_0000000000000000000000", schema: { type: "string", description: "The event id." } } },
+  parameters: {
+    webhook_endpoint: {
+      required: true,
+      example: EXAMPLE_ENDPOINT_ID,
+      schema: { type: "string", description: "The endpoint to deliver to (of the same account and mode; it may be disabled)." },
+    },
+  },
+  success: { status: 200, description: "The attempt, made before this answer (it may have failed: see `status` and `error`).", object: WebhookAttemptObject },
+  errors: ["resource_missing", "parameter_missing", "parameter_invalid"],
+  timeoutMs: RESEND_TIMEOUT_MS,
+  service: "webhookEndpoints",
+  rpc: "resendEvent",
+  request: ({ params, path, tenant }) => ({ tenant, eventId: path["id"] ?? "", webhookEndpointId: requiredString(params, "webhook_endpoint") }),
+  reply: ({ webhookAttempt }) => webhookAttempt,
+});

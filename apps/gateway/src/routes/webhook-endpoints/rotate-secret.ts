@@ -1,0 +1,37 @@
+import { optionalInteger } from "../../http/params.js";
+import { defineOperation } from "../operation.js";
+import { ENDPOINT_ID_PATH, WebhookEndpointWithSecretObject } from "./objects.js";
+
+/** Longest grace period of a rotated secret, in seconds (7 days). */
+const GRACE_MAX_S = 604_800;
+
+/** POST /v1/webhook_endpoints/:id/rotate_secret: a new secret; the old ones keep signing for `expires_in` seconds. */
+export const rotateWebhookEndpointSecret = defineOperation({
+  method: "POST",
+  path: "/v1/webhook_endpoints/:id/rotate_secret",
+  summary: "Roll a webhook endpoint's signing secret",
+  scope: "webhooks:write",
+  pathParameters: ENDPOINT_ID_PATH,
+  parameters: {
+    expires_in: {
+      example: 3600,
+      schema: {
+        type: "integer",
+        minimum: 0,
+        maximum: GRACE_MAX_S,
+        default: 86_400,
+        description: "Seconds the previous secret keeps signing (both signatures are sent meanwhile); 0 drops it at once.",
+      },
+    },
+  },
+  success: { status: 200, description: "The endpoint with its new signing secret.", object: WebhookEndpointWithSecretObject },
+  errors: ["resource_missing", "parameter_invalid"],
+  secretInAnswer: true,
+  service: "webhookEndpoints",
+  rpc: "rotateWebhookEndpointSecret",
+  request({ params, path, tenant }) {
+    const expiresIn = optionalInteger(params, "expires_in", { min: 0, max: GRACE_MAX_S });
+    return { tenant, id: path["id"] ?? "", ...(expiresIn !== undefined ? { expiresIn: BigInt(expiresIn) } : {}) };
+  },
+  reply: ({ webhookEndpoint }) => webhookEndpoint,
+});
