@@ -1,58 +1,40 @@
 // The jobs phase of `npm run chaos`: a 10,000-item import and then a bulk update of what it created, run by
-// worker processes that are SIGKILLed at random; then the database is counted: resources expected and found,
-// updates applied twice or not at all, missing and duplicate events. Called from chaos.ts.
-import { join } from "node:path";
+// the stack's worker processes while they are SIGKILLed at random (their supervisors in chaos.ts restart
+// them); then the database is counted: resources expected and found, updates applied twice or not at all,
+// missing and duplicate events. Called from chaos.ts.
 import type { Db } from "mongodb";
-import { repoRoot } from "./paths.js";
-import { startNodeChild, type Child } from "./stack/children.js";
-import { httpsCall } from "./stack/processes.js";
+import type { Child } from "./stack/children.js";
+import { httpsCall, newTestKey } from "./stack/processes.js";
 
 export interface JobsChaosOptions {
   db: Db;
-  mongoUri: string;
   databaseName: string;
-  /** The gateway's data directory (its development certificate) and port, and a secret key of `accountId`. */
+  /** Core's address (a fresh account and key for the phase), the gateway's data directory (its development certificate) and port. */
+  coreAddr: string;
   dataDir: string;
   gatewayPort: number;
-  secret: string;
-  accountId: string;
+  /** The running worker processes (with a short JOBS_LEASE_MS), as their supervisors keep them. */
+  workers: () => readonly (Child | undefined)[];
   log: (line: string) => void;
   items?: number;
-  workers?: number;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-/** A short lease, so a killed worker's job is taken over within seconds. */
-const LEASE_MS = 3_000;
 const JOB_DEADLINE_MS = 8 * 60_000;
 const SETTLE_MS = 180_000;
 
 export async function runJobsChaos(options: JobsChaosOptions): Promise<{ report: Record<string, unknown>; ok: boolean }> {
   const started = Date.now();
   const items = options.items ?? Number(process.env.CHAOS_JOB_ITEMS ?? 10_000);
-  const count = options.workers ?? 2;
   const { db, log } = options;
   const tag = `jobs-${Date.now()}`;
-  let stopping = false;
+  const { accountId, secret } = await newTestKey(options.coreAddr);
   let killing = true;
   let kills = 0;
-  const workers: (Child | undefined)[] = Array.from({ length: count });
-  const killed = new WeakSet<Child>();
 
-  const supervise = async (slot: number) => {
-    while (!stopping) {
-      const child = startNodeChild(`worker-${slot}`, join(repoRoot, "apps/core/dist/worker/main.js"), {
-        MONGODB_URI: options.mongoUri,
-        MONGODB_DATABASE: options.databaseName,
-        JOBS_LEASE_MS: String(LEASE_MS),
-        LOG_LEVEL: "error",
-      });
-      workers[slot] = child;
-      await child.exited;
-    }
-  };
   /** Half the kills hit the worker holding a job (its lease owner name carries its pid), the others a random one. */
   const victim = async (): Promise<Child | undefined> => {
+    const workers = options.workers();
     if (Math.random() < 0.5) {
       const running = await db
         .collection("jobs")
@@ -63,25 +45,23 @@ export async function runJobsChaos(options: JobsChaosOptions): Promise<{ report:
       const holder = workers.find((w) => w?.process.pid !== undefined && pids.has(w.process.pid));
       if (holder) return holder;
     }
-    return workers[Math.floor(Math.random() * count)];
+    return workers[Math.floor(Math.random() * workers.length)];
   };
   const killer = async () => {
     while (killing) {
       await sleep(3_000 + Math.random() * 4_000);
       const child = await victim();
       if (!killing || !child || child.process.exitCode !== null || child.process.signalCode !== null) continue;
-      killed.add(child);
       child.process.kill("SIGKILL");
       kills++;
     }
   };
-  const supervisors = Array.from({ length: count }, (_, slot) => supervise(slot));
   const killing$ = killer();
 
   const post = async (body: unknown, key: string): Promise<string> => {
     for (;;) {
       const reply = await httpsCall(options.dataDir, options.gatewayPort, "POST", "/v1/jobs", {
-        key: options.secret,
+        key: secret,
         form: JSON.stringify(body),
         headers: { "content-type": "application/json", "idempotency-key": key },
       }).catch(() => undefined);
@@ -100,7 +80,7 @@ export async function runJobsChaos(options: JobsChaosOptions): Promise<{ report:
     }
   };
 
-  log(`jobs: import of ${items} items, then a bulk update of them, ${count} workers SIGKILLed every 3 to 7 s (half of the kills aimed at the job's holder)`);
+  log(`jobs: import of ${items} items, then a bulk update of them, ${options.workers().length} workers SIGKILLed every 3 to 7 s (half of the kills aimed at the job's holder)`);
   const importId = await post(
     { type: "resources.import", params: { items: Array.from({ length: items }, (_, i) => ({ name: `${tag}-${i}`, metadata: { tag } })) } },
     `${tag}-import`,
@@ -119,7 +99,7 @@ export async function runJobsChaos(options: JobsChaosOptions): Promise<{ report:
   // Settle: the workers that are up (and core's sweep) move what is left in outboxes.
   const settleStarted = Date.now();
   const pendingNow = async () =>
-    (await db.collection("resources").countDocuments({ account: options.accountId, "pending_events.0": { $exists: true } })) +
+    (await db.collection("resources").countDocuments({ account: accountId, "pending_events.0": { $exists: true } })) +
     (await db.collection("jobs").countDocuments({ _id: { $in: [importId, updateId] } as never, "pending_events.0": { $exists: true } }));
   let pending = await pendingNow();
   while (pending > 0 && Date.now() - settleStarted < SETTLE_MS) {
@@ -127,21 +107,18 @@ export async function runJobsChaos(options: JobsChaosOptions): Promise<{ report:
     pending = await pendingNow();
   }
   log(`jobs: settled in ${((Date.now() - settleStarted) / 1000).toFixed(1)} s; documents with pending events: ${pending}`);
-  stopping = true;
-  for (const child of workers) await child?.stop(5_000);
-  await Promise.all(supervisors);
 
   const ours = (name: unknown) => typeof name === "string" && name.startsWith(`${tag}-`);
   const found = (
     await db
       .collection("resources")
-      .find({ account: options.accountId }, { projection: { name: 1, version: 1, status: 1 } })
+      .find({ account: accountId }, { projection: { name: 1, version: 1, status: 1 } })
       .toArray()
   ).filter((r) => ours(r.name));
   const events = (
     await db
       .collection("events")
-      .find({ account: options.accountId }, { projection: { type: 1, "object.id": 1, "object.name": 1, sequence: 1 } })
+      .find({ account: accountId }, { projection: { type: 1, "object.id": 1, "object.name": 1, sequence: 1 } })
       .toArray()
   ).filter((e) => ours(e.object.name) || e.object.id === importId || e.object.id === updateId);
   const seen = new Map<string, number>();

@@ -102,17 +102,24 @@ export class OutboxRelay {
     while (this.draining) await this.draining;
   }
 
-  /**
-   * FAST_PATH_CONCURRENCY lanes, each relaying up to RELAY_BATCH noticed documents of one collection at a time:
-   * each batch is a few sequential round trips, writes come faster than one at a time, and a job's chunk of
-   * hundreds of written resources costs a few round trips per batch, not per document.
-   */
+  /** FAST_PATH_CONCURRENCY lanes, each relaying a batch of documents at a time: each batch is a few sequential round trips, and writes come faster than that. */
   private async drain(): Promise<void> {
     const lane = async () => {
       while (this.queued.size > 0 && !this.stopped) {
-        const { collection, ids } = this.takeBatch();
+        // Up to RELAY_BATCH noticed documents of one collection at a time: a job's chunk of hundreds of
+        // written resources costs a few round trips, not three per document.
+        let collection: string | undefined;
+        const ids: string[] = [];
+        for (const entry of this.queued) {
+          const [name, id] = entry.split("\u0000") as [string, string];
+          collection ??= name;
+          if (name !== collection) continue;
+          this.queued.delete(entry);
+          ids.push(id);
+          if (ids.length >= RELAY_BATCH) break;
+        }
         try {
-          await this.relayDocuments(collection, ids);
+          await this.relayDocuments(collection!, ids);
         } catch (error) {
           // Left pending: the sweep retries them.
           this.options.logger.warn({ err: error, collection, count: ids.length }, "relay of documents failed");
@@ -122,25 +129,10 @@ export class OutboxRelay {
     await Promise.all(Array.from({ length: FAST_PATH_CONCURRENCY }, lane));
   }
 
-  /** Takes up to RELAY_BATCH queued documents of the first queued one's collection. */
-  private takeBatch(): { collection: string; ids: string[] } {
-    let collection: string | undefined;
-    const ids: string[] = [];
-    for (const entry of this.queued) {
-      const [name, id] = entry.split("\u0000") as [string, string];
-      collection ??= name;
-      if (name !== collection) continue;
-      this.queued.delete(entry);
-      ids.push(id);
-      if (ids.length >= RELAY_BATCH) break;
-    }
-    return { collection: collection!, ids };
-  }
-
   /**
    * Relays several documents of one collection as `relayDocument` does one: one read of their outboxes,
-   * one insert of all their events, then per document a pull of exactly the ids copied (one unordered
-   * bulk write). Returns the events moved.
+   * `prepare` over all their events, one insert of them, then per document a pull of exactly the ids
+   * copied (one unordered bulk write). Returns the events moved.
    */
   async relayDocuments(collectionName: string, ids: readonly string[]): Promise<number> {
     if (ids.length === 1) return this.relayDocument(collectionName, ids[0]!);

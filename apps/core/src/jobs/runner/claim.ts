@@ -4,9 +4,6 @@ import { idBoundAt } from "../../resources/batch.js";
 import type { LeaseQueue } from "../../storage/lease.js";
 import type { Checkpoint, RunnerJob } from "./seam.js";
 
-/** Queued jobs looked at per claim before giving up until the next poll (accounts at their limit are skipped in the query). */
-const MAX_CANDIDATES = 20;
-
 /** The slot name of JOBS_PER_ACCOUNT slot `n` of a tenant. */
 export function runSlot(account: string, livemode: boolean, n: number): string {
   return `${account}/${livemode ? "live" : "test"}/${n}`;
@@ -29,44 +26,56 @@ export function firstCheckpoint(job: RunnerJob, nowMs: number): Checkpoint {
 
 export type Claimed = { job: RunnerJob; takeover: boolean };
 
+/** Unfinished jobs one look reads (their small fields only), oldest first. */
+const LOOK_LIMIT = 200;
+
+type Glance = Pick<RunnerJob, "_id" | "account" | "livemode" | "type" | "status" | "lease_owner" | "lease_until">;
+
 /**
  * Claims one job: first a running one whose worker let go (released at SIGTERM, or its lease expired:
  * the worker died, which counts as an attempt), so it continues from its checkpoint; else the oldest
- * queued job of a tenant with a free slot. A queued job becomes running, takes a slot, its lease and
- * its first checkpoint in one write, filtered on `status: "queued"`, so a cancel of the queued job
- * and a claim by another worker each either win or see nothing.
+ * queued job of a tenant with a free slot. One read finds the candidates (on an engine without
+ * secondary indexes every query other than by `_id` reads the whole collection, and an idle worker
+ * looks several times a second); writes come only when there is something to take. A queued job
+ * becomes running, takes a slot, its lease and its first checkpoint in one write filtered on
+ * `status: "queued"`, so a claim racing another worker or a cancel of the queued job either wins or
+ * sees nothing.
  */
 export async function claimJob(jobs: Collection<RunnerJob>, leases: LeaseQueue<RunnerJob>, owner: string, leaseMs: number, perAccount: number): Promise<Claimed | null> {
-  const released = await leases.claim({ status: "running", lease_owner: null } as Filter<RunnerJob>, { _id: 1 });
-  if (released) return { job: released, takeover: true };
-  const expired = await leases.claim({ status: "running", lease_owner: { $ne: null } } as Filter<RunnerJob>, { _id: 1 });
-  if (expired) {
+  const now = Date.now();
+  const unfinished = (await jobs
+    .find({ status: { $in: ["queued", "running"] } } as Filter<RunnerJob>, {
+      projection: { _id: 1, account: 1, livemode: 1, type: 1, status: 1, lease_owner: 1, lease_until: 1 },
+    })
+    .sort({ _id: 1 })
+    .limit(LOOK_LIMIT)
+    .toArray()) as Glance[];
+  const tenant = (j: Glance) => `${j.account}/${j.livemode}`;
+  const running = unfinished.filter((j) => j.status === "running");
+  for (const job of running.filter((j) => j.lease_owner === null || (j.lease_until ?? 0) <= now)) {
+    const died = job.lease_owner !== null;
+    const claimed = await leases.claim({ _id: job._id, status: "running", lease_owner: died ? { $ne: null } : null } as Filter<RunnerJob>);
+    if (!claimed) continue;
+    if (!died) return { job: claimed, takeover: true };
     // Its worker died holding it: an attempt, and one more without progress.
-    await leases.update(expired._id, expired.epoch, { $inc: { attempts: 1, stalled: 1, version: 1 } });
-    return { job: { ...expired, attempts: expired.attempts + 1, stalled: (expired.stalled ?? 0) + 1, version: expired.version + 1 }, takeover: true };
+    await leases.update(claimed._id, claimed.epoch, { $inc: { attempts: 1, stalled: 1, version: 1 } });
+    return { job: { ...claimed, attempts: claimed.attempts + 1, stalled: (claimed.stalled ?? 0) + 1, version: claimed.version + 1 }, takeover: true };
   }
-  const full: { account: string; livemode: boolean }[] = [];
-  for (let looked = 0; looked < MAX_CANDIDATES; looked++) {
-    const candidate = await jobs.findOne({ status: "queued", ...(full.length ? { $nor: full } : {}) } as Filter<RunnerJob>, {
-      sort: { _id: 1 },
-      projection: { _id: 1, account: 1, livemode: 1, type: 1 },
-    });
-    if (!candidate) return null;
+  const busy = new Map<string, number>();
+  for (const job of running) busy.set(tenant(job), (busy.get(tenant(job)) ?? 0) + 1);
+  const full = new Set<string>();
+  for (const candidate of unfinished.filter((j) => j.status === "queued")) {
+    // A tenant seen holding every slot is skipped without a write; the slots themselves decide the rest.
+    if (full.has(tenant(candidate)) || (busy.get(tenant(candidate)) ?? 0) >= perAccount) continue;
     const job = await takeSlot(jobs, candidate, owner, leaseMs, perAccount);
-    if (job === "full") full.push({ account: candidate.account, livemode: candidate.livemode });
+    if (job === "full") full.add(tenant(candidate));
     else if (job) return { job, takeover: false };
-    // null: canceled or claimed by another worker meanwhile; look again.
+    // null: canceled or claimed by another worker meanwhile: the next one.
   }
   return null;
 }
 
-async function takeSlot(
-  jobs: Collection<RunnerJob>,
-  candidate: Pick<RunnerJob, "_id" | "account" | "livemode" | "type">,
-  owner: string,
-  leaseMs: number,
-  perAccount: number,
-): Promise<RunnerJob | null | "full"> {
+async function takeSlot(jobs: Collection<RunnerJob>, candidate: Glance, owner: string, leaseMs: number, perAccount: number): Promise<RunnerJob | null | "full"> {
   for (let n = 0; n < perAccount; n++) {
     const now = Date.now();
     try {

@@ -8,8 +8,11 @@ import type { ImportParams, JobItemError } from "../model.js";
 import { recordErrors } from "./errors-record.js";
 import type { Executor } from "./seam.js";
 
-/** Items per chunk: one `insertMany` and one checkpoint each. */
-export const IMPORT_CHUNK = 500;
+/**
+ * Items per chunk: one `insertMany` and one checkpoint each. The checkpoint rewrites the job document,
+ * which holds the items (about 600 KB for 10,000): 1,000 per chunk keeps those rewrites to 10 per import.
+ */
+export const IMPORT_CHUNK = 1_000;
 
 const NO_REQUEST = { requestId: null, idempotencyKey: null };
 

@@ -58,9 +58,17 @@ export function jobsTask(options: JobsTaskOptions = {}): WorkerTask {
         });
       const ready = ensureRunnerIndexes(jobs).catch((error: unknown) => context.logger.warn({ err: error }, "jobs: index not ensured"));
 
+      // The lanes share their looks: when one found nothing, the others wait for the next poll too,
+      // so an idle worker reads the jobs collection once per poll, not once per lane.
+      let nothingUntil = 0;
       const lane = async () => {
         await ready;
         while (!stopping) {
+          const wait = nothingUntil - Date.now();
+          if (wait > 0) {
+            await sleep(wait);
+            continue;
+          }
           let claimed: Awaited<ReturnType<typeof claimJob>> = null;
           try {
             claimed = await claimJob(jobs, leases, context.workerId, leaseMs, context.settings.jobsPerAccount);
@@ -68,7 +76,7 @@ export function jobsTask(options: JobsTaskOptions = {}): WorkerTask {
             context.logger.warn({ err: error }, "jobs: claim failed");
           }
           if (!claimed) {
-            await sleep(options.pollMs ?? DEFAULT_POLL_MS);
+            nothingUntil = Date.now() + (options.pollMs ?? DEFAULT_POLL_MS);
             continue;
           }
           const { job, takeover } = claimed;
