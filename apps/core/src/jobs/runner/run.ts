@@ -7,11 +7,8 @@ import { JOB_ITEMS_COLLECTION } from "./bulk.js";
 import type { JobEvent, JobResult, JobStatus } from "../model.js";
 import { JOBS_COLLECTION } from "../model.js";
 import { jobSnapshot } from "../render.js";
-import { backoffMs, isTransient } from "./transient.js";
+import { isTransient, type RetryPolicy } from "./transient.js";
 import type { Checkpoint, CheckpointOutcome, Executor, JobRun, RunnerJob } from "./seam.js";
-
-/** Attempts in a row without progress (transient failures, or workers dying) before the job fails. */
-export const MAX_STALLED_ATTEMPTS = 8;
 
 export interface RunOptions {
   db: Db;
@@ -23,6 +20,7 @@ export interface RunOptions {
   /** True once the worker is stopping (SIGTERM): checkpoint and release at the next chunk boundary. */
   stopping: () => boolean;
   sleep: (ms: number) => Promise<void>;
+  retry: RetryPolicy;
 }
 
 const COUNT_NAME = { "resources.import": "created", "resources.bulk_update": "updated", "resources.bulk_delete": "deleted" } as const;
@@ -64,8 +62,8 @@ export async function runJob(claimed: RunnerJob, executor: Executor, options: Ru
       await finish("canceled");
       return;
     }
-    if (stalled >= MAX_STALLED_ATTEMPTS) {
-      await finish("failed", retriesExhausted(attempts));
+    if (stalled >= options.retry.maxStalled) {
+      await outOfRetries();
       return;
     }
     for (;;) {
@@ -77,39 +75,43 @@ export async function runJob(claimed: RunnerJob, executor: Executor, options: Ru
       let next: Checkpoint | null;
       try {
         next = await executor.step(run, state);
+        if (next === null) {
+          await finish("succeeded");
+          return;
+        }
+        const outcome = await checkpoint(next);
+        if (outcome === "lost") return;
+        state = next;
+        if (outcome === "cancel") {
+          await finish("canceled");
+          return;
+        }
       } catch (error) {
         if (!isTransient(error)) {
           options.logger.error({ err: error, name: (error as Error)?.name, code: (error as { code?: unknown })?.code, job: job._id }, "job failed on an unexpected error");
-          {
-            await finish("failed", { code: "internal_error", message: "The job stopped on an internal error." });
-            return;
-          }
+          await finish("failed", { code: "internal_error", message: "The job stopped on an internal error." });
+          return;
         }
         attempts++;
         stalled++;
         options.logger.warn({ err: error, job: job._id, attempts }, "job step failed; retrying");
-        if (stalled >= MAX_STALLED_ATTEMPTS) {
-          await finish("failed", retriesExhausted(attempts));
+        if (stalled >= options.retry.maxStalled) {
+          await outOfRetries();
           return;
         }
-        await options.sleep(backoffMs(stalled));
-        await guarded({ $inc: { attempts: 1, stalled: 1, version: 1 } }).catch(() => {});
-        continue;
-      }
-      if (next === null) {
-        await finish("succeeded");
-        return;
-      }
-      const outcome = await checkpoint(next);
-      if (outcome === "lost") return;
-      state = next;
-      if (outcome === "cancel") {
-        await finish("canceled");
-        return;
+        await options.sleep(options.retry.backoffMs(stalled));
+        // Counted on the job when the database answers; if it does not, the next checkpoint or the finish writes the count.
+        await guarded({ $set: { attempts, stalled }, $inc: { version: 1 } }).catch(() => {});
       }
     }
   } finally {
     clearInterval(heartbeat);
+  }
+
+  /** The retry budget is spent: the job fails, written as soon as the database answers again. */
+  async function outOfRetries(): Promise<void> {
+    options.logger.warn({ job: job._id, attempts }, "job out of retries");
+    await finish("failed", retriesExhausted(attempts));
   }
 
   /** One write guarded by the lease's epoch; returns the job after it, or null when the lease is lost. */
@@ -123,23 +125,15 @@ export async function runJob(claimed: RunnerJob, executor: Executor, options: Ru
     return after;
   }
 
+  /** The chunk's checkpoint (a transient failure is thrown: the chunk is redone, idempotently, after a backoff). */
   async function checkpoint(next: Checkpoint): Promise<CheckpointOutcome> {
-    for (;;) {
-      try {
-        const after = await guarded({
-          $set: { checkpoint: next, progress: progressOf(next, job), stalled: 0, lease_until: Date.now() + options.leaseMs },
-          $inc: { version: 1 },
-        });
-        stalled = 0;
-        if (!after) return "lost";
-        return after.cancel_requested_at !== null ? "cancel" : "continue";
-      } catch (error) {
-        if (!isTransient(error) || lost) throw error;
-        attempts++;
-        if (++stalled >= MAX_STALLED_ATTEMPTS) throw error;
-        await options.sleep(backoffMs(stalled));
-      }
-    }
+    const after = await guarded({
+      $set: { checkpoint: next, progress: progressOf(next, job), attempts, stalled: 0, lease_until: Date.now() + options.leaseMs },
+      $inc: { version: 1 },
+    });
+    stalled = 0;
+    if (!after) return "lost";
+    return after.cancel_requested_at !== null ? "cancel" : "continue";
   }
 
   /** The last write: status, result, the finish time and the `job.*` event, with the lease and the slot given back. */
@@ -155,6 +149,7 @@ export async function runJob(claimed: RunnerJob, executor: Executor, options: Ru
         const result: JobResult = { [COUNT_NAME[job.type]]: state.done, errors: state.errors };
         const finished = {
           ...current,
+          attempts,
           status,
           result,
           error,
@@ -169,7 +164,18 @@ export async function runJob(claimed: RunnerJob, executor: Executor, options: Ru
         const written = await jobs.updateOne(
           { _id: job._id, epoch: job.epoch, lease_owner: options.owner, version: current.version } as Filter<RunnerJob>,
           {
-            $set: { status, result, error, progress: finished.progress, finished_at: finished.finished_at, lease_owner: null, lease_until: null, checkpoint: state },
+            $set: {
+              status,
+              result,
+              error,
+              progress: finished.progress,
+              finished_at: finished.finished_at,
+              lease_owner: null,
+              lease_until: null,
+              checkpoint: state,
+              attempts,
+              stalled,
+            },
             $unset: { run_slot: "" },
             $inc: { version: 1 },
             $push: { pending_events: event },
@@ -185,8 +191,10 @@ export async function runJob(claimed: RunnerJob, executor: Executor, options: Ru
         }
         // The version moved (a cancel request came in): read again and write again.
       } catch (failure) {
-        if (!isTransient(failure) || tries >= MAX_STALLED_ATTEMPTS) throw failure;
-        await options.sleep(backoffMs(tries));
+        // The outcome is decided; only the database is missing. Keep trying while it is away (the lease
+        // keeps other workers off, and they cannot claim without a database either), unless stopping.
+        if (!isTransient(failure) || options.stopping()) throw failure;
+        await options.sleep(options.retry.backoffMs(Math.min(tries, options.retry.maxStalled)));
       }
     }
   }

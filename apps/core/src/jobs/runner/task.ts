@@ -8,6 +8,7 @@ import { claimJob, ensureRunnerIndexes } from "./claim.js";
 import { importExecutor } from "./import.js";
 import { runJob } from "./run.js";
 import type { Executor, RunnerJob } from "./seam.js";
+import { DEFAULT_RETRY, type RetryPolicy } from "./transient.js";
 
 export interface JobsTaskOptions {
   /** Jobs one worker process runs at once. */
@@ -18,6 +19,8 @@ export interface JobsTaskOptions {
   leaseMs?: number;
   /** Overrides the executors (tests: smaller chunks). */
   executors?: Partial<Record<JobType, Executor>>;
+  /** Overrides the retry budget and backoff (tests: a small one). */
+  retry?: RetryPolicy;
 }
 
 export const DEFAULT_CONCURRENCY = 2;
@@ -92,6 +95,7 @@ export function jobsTask(options: JobsTaskOptions = {}): WorkerTask {
               written: context.written,
               stopping: () => stopping,
               sleep,
+              retry: options.retry ?? DEFAULT_RETRY,
             });
           } catch (error) {
             // Left to its lease: another attempt (here or elsewhere) takes it over once it runs out.

@@ -43,8 +43,18 @@ export class ContentionError extends Error {}
  */
 const TRANSIENT_SERVER_CODES = new Set([1, 6, 7, 50, 89, 91, 112, 189, 262, 9001, 10107, 11600, 11601, 11602, 13435, 13436]);
 
+/** How often and how long a job is retried without progress before it fails (tests inject a small one). */
+export interface RetryPolicy {
+  /** Attempts in a row without a checkpoint that made progress (transient failures, or workers dying) before the job fails. */
+  readonly maxStalled: number;
+  /** Delay before retry `n` (1, 2, ...). */
+  readonly backoffMs: (n: number) => number;
+}
+
 /** Delay before retry `n` (1, 2, ...): doubling from 500 ms, at most 30 s, with up to a fifth of jitter. */
 export function backoffMs(n: number, random: () => number = Math.random): number {
   const base = Math.min(30_000, 500 * 2 ** Math.max(0, n - 1));
   return Math.round(base * (1 + random() / 5));
 }
+
+export const DEFAULT_RETRY: RetryPolicy = { maxStalled: 8, backoffMs: (n) => backoffMs(n) };
