@@ -1,3 +1,4 @@
+import { usesSecondaryIndexes } from "@rms/db-engine";
 import type { Filter } from "mongodb";
 import { RESOURCES_COLLECTION } from "../../resources/store.js";
 import { LeaseQueue } from "../../storage/lease.js";
@@ -59,7 +60,9 @@ export function jobsTask(options: JobsTaskOptions = {}): WorkerTask {
             previous?.();
           };
         });
-      const ready = ensureRunnerIndexes(jobs).catch((error: unknown) => context.logger.warn({ err: error }, "jobs: index not ensured"));
+      const ready = usesSecondaryIndexes(context.db)
+        .then((secondary) => ensureRunnerIndexes(jobs, { secondary }))
+        .catch((error: unknown) => context.logger.warn({ err: error }, "jobs: index not ensured"));
 
       // The lanes share their looks: when one found nothing, the others wait for the next poll too,
       // so an idle worker reads the jobs collection once per poll, not once per lane.
