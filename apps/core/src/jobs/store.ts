@@ -1,3 +1,4 @@
+import { signalJobQueued } from "./queue-signal.js";
 import type { Collection, Db, Filter, FindCursor } from "mongodb";
 import type { RequestInfo, Tenant } from "../caller.js";
 import { errors } from "../errors.js";
@@ -59,7 +60,7 @@ export class JobStore {
   readonly errors: Collection<JobErrorDocument>;
 
   constructor(
-    db: Db,
+    private readonly db: Db,
     private readonly written: (collection: string, id: string) => void = () => {},
   ) {
     this.collection = db.collection<JobDocument>(JOBS_COLLECTION);
@@ -101,7 +102,10 @@ export class JobStore {
       lease_until: null,
       epoch: 0,
     };
-    return insertOnce(this.collection, doc, { tenant, key: request.idempotencyKey, fingerprint: fingerprint([typed.type, typed.params]) }, budget);
+    const created = await insertOnce(this.collection, doc, { tenant, key: request.idempotencyKey, fingerprint: fingerprint([typed.type, typed.params]) }, budget);
+    // Idle workers wake on the counter; not awaited: the 201 does not wait for it, and the job is durable already.
+    if ("doc" in created && !created.replayed) void signalJobQueued(this.db);
+    return created;
   }
 
   get(tenant: Tenant, id: string, budget: Budget = UNBOUNDED): Promise<LoadedJob | null> {

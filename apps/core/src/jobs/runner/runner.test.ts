@@ -257,6 +257,19 @@ describe("resources.bulk_delete", () => {
 });
 
 describe("running", () => {
+  it("an idle worker claims a newly queued job on the queue counter, without waiting for its next full look", async () => {
+    const tenant = newTenant();
+    const items = [{ name: "one" }];
+    const first = await queueJob(db, tenant, { type: "resources.import", params: { items } });
+    // Looks a minute apart: after the first job every lane waits that long, unless the counter moves.
+    const w = await worker({ pollMs: 60_000 });
+    expect((await finished(first, 20_000)).status).toBe("succeeded");
+    const second = await queueJob(db, tenant, { type: "resources.import", params: { items } });
+    const job = await finished(second, 20_000);
+    await w.stop();
+    expect(job.status).toBe("succeeded");
+  });
+
   it("cancel while running: canceled at the next checkpoint, the work committed before stays, job.canceled recorded", async () => {
     const tenant = newTenant();
     const items = Array.from({ length: 3_000 }, (_, i) => ({ name: `c${i}` }));

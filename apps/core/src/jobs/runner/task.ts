@@ -4,6 +4,7 @@ import { RESOURCES_COLLECTION } from "../../resources/store.js";
 import { LeaseQueue } from "../../storage/lease.js";
 import type { RunningTask, WorkerContext, WorkerTask } from "../../worker/task.js";
 import { JOBS_COLLECTION, type JobType } from "../model.js";
+import { jobQueueSignal } from "../queue-signal.js";
 import { bulkExecutor } from "./bulk.js";
 import { claimJob, ensureRunnerIndexes } from "./claim.js";
 import { importExecutor } from "./import.js";
@@ -26,6 +27,8 @@ export interface JobsTaskOptions {
 
 export const DEFAULT_CONCURRENCY = 2;
 export const DEFAULT_POLL_MS = 200;
+/** How often an idle worker reads the queue counter between its looks. */
+const SIGNAL_POLL_MS = 20;
 /** Resources with pending events looked up at a takeover, so the relay moves what the dead worker's relay never did. */
 const CATCH_UP_LIMIT = 20_000;
 
@@ -49,16 +52,17 @@ export function jobsTask(options: JobsTaskOptions = {}): WorkerTask {
         ...options.executors,
       };
       let stopping = false;
-      let wake: (() => void) | null = null;
+      // Sleeps in hand, so `stop` ends them at once (each removes itself when it ends).
+      const sleeping = new Set<() => void>();
       const sleep = (ms: number) =>
         new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, ms);
-          const previous = wake;
-          wake = () => {
+          const done = () => {
             clearTimeout(timer);
+            sleeping.delete(done);
             resolve();
-            previous?.();
           };
+          const timer = setTimeout(done, ms);
+          sleeping.add(done);
         });
       const ready = usesSecondaryIndexes(context.db)
         .then((secondary) => ensureRunnerIndexes(jobs, { secondary }))
@@ -67,14 +71,33 @@ export function jobsTask(options: JobsTaskOptions = {}): WorkerTask {
       // The lanes share their looks: when one found nothing, the others wait for the next poll too,
       // so an idle worker reads the jobs collection once per poll, not once per lane.
       let nothingUntil = 0;
+      // Between looks, the queue counter (one small read, shared by the lanes) ends the wait when a job was queued.
+      let seenSignal: number | null = null;
+      let signalRead: Promise<void> | null = null;
+      const readSignal = () => {
+        signalRead ??= jobQueueSignal(context.db)
+          .then(
+            (signal) => {
+              if (seenSignal !== null && signal !== seenSignal) nothingUntil = 0;
+              seenSignal = signal;
+            },
+            () => {},
+          )
+          .finally(() => {
+            signalRead = null;
+          });
+        return signalRead;
+      };
       const lane = async () => {
         await ready;
         while (!stopping) {
           const wait = nothingUntil - Date.now();
           if (wait > 0) {
-            await sleep(wait);
+            await sleep(Math.min(wait, SIGNAL_POLL_MS));
+            if (!stopping) await readSignal();
             continue;
           }
+          if (seenSignal === null) await readSignal();
           let claimed: Awaited<ReturnType<typeof claimJob>> = null;
           try {
             claimed = await claimJob(jobs, leases, context.workerId, leaseMs, context.settings.jobsPerAccount);
@@ -110,7 +133,7 @@ export function jobsTask(options: JobsTaskOptions = {}): WorkerTask {
       return {
         async stop() {
           stopping = true;
-          wake?.();
+          for (const done of [...sleeping]) done();
           await Promise.allSettled(lanes);
         },
       };
