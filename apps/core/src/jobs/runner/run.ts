@@ -6,6 +6,7 @@ import { newEvent } from "../../storage/outbox.js";
 import { JOB_ITEMS_COLLECTION } from "./bulk.js";
 import type { JobEvent, JobResult, JobStatus } from "../model.js";
 import { JOBS_COLLECTION } from "../model.js";
+import { signalJobQueued } from "../queue-signal.js";
 import { jobSnapshot } from "../render.js";
 import { isTransient, type RetryPolicy } from "./transient.js";
 import type { Checkpoint, CheckpointOutcome, Executor, JobRun, RunnerJob } from "./seam.js";
@@ -69,7 +70,8 @@ export async function runJob(claimed: RunnerJob, executor: Executor, options: Ru
     for (;;) {
       if (lost) return;
       if (options.stopping()) {
-        await options.leases.release(job._id, job.epoch);
+        // Released for another worker to go on at once: the queue counter wakes the idle ones.
+        if (await options.leases.release(job._id, job.epoch)) await signalJobQueued(options.db);
         return;
       }
       let next: Checkpoint | null;

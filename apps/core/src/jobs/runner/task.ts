@@ -26,7 +26,13 @@ export interface JobsTaskOptions {
 }
 
 export const DEFAULT_CONCURRENCY = 2;
-export const DEFAULT_POLL_MS = 200;
+/**
+ * Wait between full looks when there was nothing to take. New jobs and released ones move the queue
+ * counter, which idle workers read every SIGNAL_POLL_MS; the full look (which reads the whole `jobs`
+ * collection on the embedded engine, competing with the running jobs) is for expired leases, which wait
+ * the lease anyway, and for a lost signal.
+ */
+export const DEFAULT_POLL_MS = 1_000;
 /** How often an idle worker reads the queue counter between its looks. */
 const SIGNAL_POLL_MS = 20;
 /** Resources with pending events looked up at a takeover, so the relay moves what the dead worker's relay never did. */
