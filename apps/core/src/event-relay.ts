@@ -5,7 +5,7 @@ import { OUTBOXES } from "./domains.js";
 import { OutboxRelay, type Relayed } from "./storage/relay.js";
 import { webhookFanOut, type RelayedEvent } from "./webhooks/fanout.js";
 import { signalQueued } from "./webhooks/queue-signal.js";
-import { counterIn } from "./worker/metrics.js";
+import { counterIn } from "./metrics-registry.js";
 
 /** Longest a copied event waits before the queue counter tells idle workers of it. */
 const SIGNAL_EVERY_MS = 20;

@@ -1,7 +1,7 @@
 import type { Collection } from "mongodb";
 import type { Counter, Gauge, Histogram, Registry } from "prom-client";
 import { idTimeMs } from "../ids.js";
-import { counterIn, gaugeIn, histogramIn } from "../worker/metrics.js";
+import { counterIn, gaugeIn, histogramIn } from "../metrics-registry.js";
 import { SECRET_UNAVAILABLE } from "./attempt.js";
 import type { AttemptError } from "./deliver.js";
 import type { AttemptDocument, DeliveryDocument } from "./model.js";

@@ -110,6 +110,8 @@ describe("a worker's /metrics", () => {
       expect(seriesValue(text, 'webhook_delivery_attempt_duration_seconds_count{status="failed"}')).toBe(3);
       expect(seriesValue(text, 'webhook_endpoints_disabled_total{reason="gone"}')).toBe(1);
       expect(seriesValue(text, "webhook_deliveries_in_flight")).toBe(0);
+      // The claims are the driver's findAndModify commands, timed as core times its own.
+      expect(seriesValue(text, 'mongodb_command_duration_seconds_count{command="findAndModify",outcome="ok"}')).toBeGreaterThanOrEqual(4);
       // Every scheduled delivery ended: none is pending any more.
       expect(seriesValue(text, "webhook_deliveries_pending")).toBe(0);
       expect(lintExposition(text)).toEqual([]);

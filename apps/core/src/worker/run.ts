@@ -5,6 +5,7 @@ import { MongoClient } from "mongodb";
 import { pino, type Logger } from "pino";
 import type { Registry } from "prom-client";
 import { eventRelay } from "../event-relay.js";
+import { watchCommands } from "../metrics.js";
 import { DEFAULT_SETTINGS, type CoreSettings } from "../settings.js";
 import { workerRegistry } from "./metrics.js";
 import type { RunningTask, WorkerContext, WorkerTask } from "./task.js";
@@ -48,7 +49,8 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   const metrics = workerRegistry();
   // Bound before anything runs: a port already taken stops the start, as it does core's.
   const metricsServer: MetricsServer | null = options.metricsPort === undefined ? null : await startMetricsServer(metrics, options.metricsPort);
-  const mongo = new MongoClient(options.mongoUri, { serverSelectionTimeoutMS: 2_000, connectTimeoutMS: 2_000 });
+  const mongo = new MongoClient(options.mongoUri, { serverSelectionTimeoutMS: 2_000, connectTimeoutMS: 2_000, monitorCommands: true });
+  watchCommands(mongo, metrics);
   try {
     await mongo.connect();
   } catch (error) {

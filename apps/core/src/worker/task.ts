@@ -14,7 +14,7 @@ export interface WorkerContext {
   readonly settings: CoreSettings;
   /**
    * The process's Prometheus registry, served at the worker's `/metrics` (WORKER_METRICS_PORT): a task
-   * registers its own metrics here (worker/metrics.ts `counterIn` and friends), named after its work.
+   * registers its own metrics here (metrics-registry.ts `counterIn` and friends), named after its work.
    */
   readonly metrics: Registry;
 }
