@@ -463,6 +463,11 @@ async function main() {
       results.update_last = summary(times.slice(-UPDATE_WINDOW));
     }
     echoClient.close();
+    // The jobs rows (issue 14) on a stack of their own, so their raw baselines share its database.
+    say("jobs: import, bulk update and retrieve during an import (scripts/bench-jobs.mjs)");
+    const { benchJobs } = await import("./bench-jobs.mjs");
+    const jobsBench = await benchJobs({ say, duration: DURATION });
+    results.jobs = jobsBench.result;
     const breakdown = await coreBreakdown(coreMetricsPort);
     admin.close();
     coreResources.close();
@@ -590,20 +595,26 @@ async function main() {
       "|---|---|---|---|---|---|---|",
       ...rows.map((r) => `| ${r.check} | ${f2(r.rps)} | ${f2(r.p99)} | ${r.target} | ${r.ok === null ? "" : r.ok ? "yes" : "**no**"} | ${abs(r.a)} | ${abs(r.b)} |`),
       "",
+      "| jobs check | ratio | target | met | measured | against |",
+      "|---|---|---|---|---|---|",
+      ...jobsBench.rows.map((r) => `| ${r.check} | ${f2(r.ratio)} | ${r.target} | ${r.ok === null ? "" : r.ok ? "yes" : "**no**"} | ${r.measured} | ${r.against} |`),
+      "",
       "| run | req/s | p50 ms | p99 ms | non-2xx | errors | RSS under load (MB) | CPU ms per request (load = the load generator) |",
       "|---|---|---|---|---|---|---|---|",
-      ...Object.entries(results).map(
-        ([name, r]) =>
-          `| ${name} | ${f0(r.rps)} | ${f2(r.p50)} | ${f2(r.p99)} | ${r.non2xx ?? 0} | ${r.errors ?? 0} | ${Object.entries(r.rss_mb)
-            .map(([p, mb]) => `${p} ${mb}`)
-            .join(", ")} | ${
-            r.cpu_ms_per_request
-              ? Object.entries(r.cpu_ms_per_request)
-                  .map(([p, ms]) => `${p} ${ms.toFixed(2)}`)
-                  .join(", ")
-              : ""
-          } |`,
-      ),
+      ...Object.entries(results)
+        .filter(([name]) => name !== "jobs")
+        .map(
+          ([name, r]) =>
+            `| ${name} | ${f0(r.rps)} | ${f2(r.p50)} | ${f2(r.p99)} | ${r.non2xx ?? 0} | ${r.errors ?? 0} | ${Object.entries(r.rss_mb)
+              .map(([p, mb]) => `${p} ${mb}`)
+              .join(", ")} | ${
+              r.cpu_ms_per_request
+                ? Object.entries(r.cpu_ms_per_request)
+                    .map(([p, ms]) => `${p} ${ms.toFixed(2)}`)
+                    .join(", ")
+                : ""
+            } |`,
+        ),
       "",
       `Peak RSS of each process over the whole run (MB): ${Object.entries(peakRss(results))
         .map(([p, mb]) => `${p} ${mb}`)
@@ -658,7 +669,7 @@ async function eventually(probe, timeoutMs) {
 /** The highest RSS each process reached in any run. */
 function peakRss(results) {
   const peak = {};
-  for (const r of Object.values(results)) for (const [p, mb] of Object.entries(r.rss_mb)) peak[p] = Math.max(peak[p] ?? 0, mb);
+  for (const r of Object.values(results)) for (const [p, mb] of Object.entries(r.rss_mb ?? {})) peak[p] = Math.max(peak[p] ?? 0, mb);
   return peak;
 }
 

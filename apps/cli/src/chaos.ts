@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { encryptSecret, newEndpointSecret, newMasterKeyText, parseMasterKey, WEBHOOK_DELIVERIES_COLLECTION, WEBHOOK_ENDPOINTS_COLLECTION } from "@rms/core";
 import { startDatabase } from "@rms/test-db";
 import { MongoClient } from "mongodb";
+import { runJobsChaos } from "./chaos-jobs.js";
 import { Webhook } from "standardwebhooks";
 import type { Child } from "./stack/children.js";
 import { freePort, httpsCall, newTestKey, startCoreProcess, startGatewayProcess, startWorkerProcess } from "./stack/processes.js";
@@ -78,7 +79,8 @@ const receiver = createServer((request, response) => {
 });
 await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
 const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
-const webhookEnv = { RMS_SECRET_KEY: secretKey, WEBHOOK_ALLOW_PRIVATE: "true", WEBHOOK_RETRY_SCHEDULE: RETRY_SCHEDULE };
+// A short jobs lease: a killed worker's job is taken over within seconds (the jobs phase).
+const webhookEnv = { RMS_SECRET_KEY: secretKey, WEBHOOK_ALLOW_PRIVATE: "true", WEBHOOK_RETRY_SCHEDULE: RETRY_SCHEDULE, JOBS_LEASE_MS: "3000" };
 
 const launch: Record<ProcessName, () => Promise<Child>> = {
   core: () => startCoreProcess({ mongoUri: database.uri, databaseName, port: corePort, faults: CRASH_AFTER_WRITE }),
@@ -232,19 +234,38 @@ while ((left.outbox > 0 || left.deliveries > 0) && Date.now() - settleStarted < 
 }
 const stillPending = left.outbox;
 log(`settled in ${((Date.now() - settleStarted) / 1000).toFixed(1)}s; documents with pending events: ${stillPending}, pending deliveries: ${left.deliveries}`);
+// The jobs phase (chaos-jobs.ts): an import and a bulk update run by the same workers, SIGKILLed at random
+// (their supervisors restart them); core and gateway stay up. A fresh account, so its 20,000 events do not
+// all go to the receiver.
+const jobs = await runJobsChaos({
+  db,
+  databaseName,
+  coreAddr,
+  dataDir: dir,
+  gatewayPort,
+  workers: () => workerNames.map((name) => processes[name]),
+  log,
+});
 stopping = true;
 for (const child of Object.values(processes)) await child?.stop(5_000);
 await Promise.all(supervisors);
 
-const resources = await db
-  .collection("resources")
-  .find({ account: accountId }, { projection: { name: 1, version: 1, deleted: 1 } })
-  .toArray();
+// The jobs phase's resources are counted by its own report.
+const resources = (
+  await db
+    .collection("resources")
+    .find({ account: accountId }, { projection: { name: 1, version: 1, deleted: 1 } })
+    .toArray()
+).filter((d) => String(d.name).startsWith("chaos-"));
 const names = resources.map((d) => d.name as string);
-const events = await db
-  .collection("events")
-  .find({ account: accountId }, { projection: { "object.id": 1, sequence: 1, pending_endpoints: 1 } })
-  .toArray();
+// The jobs phase's events are counted by its own report.
+const ofPhaseOne = new Set(resources.map((d) => String(d._id)));
+const events = (
+  await db
+    .collection("events")
+    .find({ account: accountId }, { projection: { "object.id": 1, sequence: 1, pending_endpoints: 1 } })
+    .toArray()
+).filter((e) => ofPhaseOne.has(e.object.id));
 const deliveryStatus = await db
   .collection(WEBHOOK_DELIVERIES_COLLECTION)
   .aggregate<{ _id: string; n: number }>([{ $group: { _id: "$status", n: { $sum: 1 } } }])
@@ -307,8 +328,9 @@ const summary = {
   core_crash_after_write: kills.selfCrash,
   seconds: Math.round((Date.now() - started) / 1000),
 };
-process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
+process.stdout.write(`${JSON.stringify({ ...summary, jobs: jobs.report }, null, 2)}\n`);
 const ok =
+  jobs.ok &&
   duplicates === 0 &&
   lost === 0 &&
   outcomes.gaveUp === 0 &&

@@ -1,5 +1,6 @@
 import {
   AdminService,
+  JobService,
   KEY_KIND,
   LIST_LIMIT_DEFAULT,
   LIST_LIMIT_MAX,
@@ -8,12 +9,13 @@ import {
   coreTlsFilesFromEnv,
   createClient,
   mutualTlsCredentials,
+  type Job,
   type KeyKindName,
 } from "@rms/proto";
 import { readFileSync } from "node:fs";
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import { MissingAdminTokenError, readAdminToken } from "./admin-token.js";
-import { accountJson, keyJson } from "./format.js";
+import { accountJson, jobLine, jobRenderer, keyJson } from "./format.js";
 import { adminTokenFileOf } from "./paths.js";
 import { checkOperatorEnvironment, ConfigError, DEFAULT_CORE_ADDR } from "./config.js";
 
@@ -65,7 +67,7 @@ function scopeList(value: string): string[] {
  */
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
   const program = new Command("rms")
-    .description("Operator CLI of the Resource Management Service: accounts and API keys.")
+    .description("Operator CLI of the Resource Management Service: accounts, API keys and jobs.")
     .version(cliVersion(), "-V, --version", "print the version of rms")
     .option("--core <addr>", "address of the core gRPC service", io.env.CORE_ADDR || DEFAULT_CORE_ADDR)
     .addHelpText("after", ENVIRONMENT_HELP)
@@ -73,19 +75,22 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     .configureOutput({ writeOut: io.stdout, writeErr: io.stderr })
     .showHelpAfterError(false);
 
-  const admin = () => {
+  const connect = <S extends typeof AdminService | typeof JobService>(service: S) => {
     checkOperatorEnvironment(io.env);
     const token = readAdminToken(io.env, adminTokenFileOf(io.env));
     const tls = coreTlsFilesFromEnv(io.env);
-    return createClient(AdminService, program.opts<{ core: string }>().core, {
+    return createClient(service, program.opts<{ core: string }>().core, {
       metadata: bearerMetadata(token),
       timeoutMs: 5_000,
       ...(tls ? { credentials: mutualTlsCredentials(tls) } : {}),
     });
   };
+  const admin = () => connect(AdminService);
   const print = (json: boolean, value: Record<string, unknown>, human: string) => io.stdout(`${json ? JSON.stringify(value) : human}\n`);
   let client: ReturnType<typeof admin> | undefined;
   const withAdmin = () => (client ??= admin());
+  let jobsClient: ReturnType<typeof connect<typeof JobService>> | undefined;
+  const withJobs = () => (jobsClient ??= connect(JobService));
 
   const accounts = program.command("accounts").description("manage accounts");
   accounts
@@ -148,6 +153,44 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       print(!!opts.json, keyJson(key!), `revoked ${key!.id}`);
     });
 
+  // Jobs of any account, with the admin credential (core's JobService allows the admin role every tenant).
+  const jobs = program.command("jobs").description("look at and cancel jobs of any account");
+  const tenantOptions = (command: Command) =>
+    command
+      .requiredOption("--account <acct_id>", "the account the job belongs to")
+      .addOption(new Option("--mode <mode>", "live or test data").choices(["live", "test"]).makeOptionMandatory())
+      .option("--json", "print one JSON object per line (the job as the API shows it)");
+  const tenantOf = (opts: { account: string; mode: string }) => ({ accountId: opts.account, livemode: opts.mode === "live" });
+  const printJob = async (json: boolean, job: Job) => print(json, json ? (await jobRenderer())(job) : {}, jobLine(job));
+  tenantOptions(jobs.command("list").description("list an account's jobs, newest first"))
+    .option("--limit <n>", `how many (1-${LIST_LIMIT_MAX})`, wholeNumber(1, LIST_LIMIT_MAX), LIST_LIMIT_DEFAULT)
+    .option("--status <status>", "only jobs in this status (queued, running, succeeded, failed, canceled)")
+    .option("--type <type>", "only jobs of this type (resources.bulk_update, resources.bulk_delete, resources.import)")
+    .option("--starting-after <job_id>", "the page after this job")
+    .action(async (opts: { account: string; mode: string; json?: boolean; limit: number; status?: string; type?: string; startingAfter?: string }) => {
+      const { jobs: list } = await withJobs().listJobs({
+        tenant: tenantOf(opts),
+        limit: opts.limit,
+        status: opts.status ?? "",
+        type: opts.type ?? "",
+        startingAfter: opts.startingAfter ?? "",
+      });
+      const json = opts.json ? await jobRenderer() : null;
+      for (const job of list) print(!!json, json?.(job) ?? {}, jobLine(job));
+    });
+  tenantOptions(jobs.command("get").description("show one job with its progress").argument("<job_id>", "the job")).action(
+    async (id: string, opts: { account: string; mode: string; json?: boolean }) => {
+      const { job } = await withJobs().getJob({ tenant: tenantOf(opts), id });
+      await printJob(!!opts.json, job!);
+    },
+  );
+  tenantOptions(jobs.command("cancel").description("cancel a queued job at once, or ask a running one to stop at its next checkpoint").argument("<job_id>", "the job")).action(
+    async (id: string, opts: { account: string; mode: string; json?: boolean }) => {
+      const { job } = await withJobs().cancelJob({ tenant: tenantOf(opts), id });
+      await printJob(!!opts.json, job!);
+    },
+  );
+
   program
     .command("start")
     .description("run the whole development stack in the foreground (what `npm start` does)")
@@ -171,6 +214,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     return 1;
   } finally {
     client?.close();
+    jobsClient?.close();
   }
 }
 

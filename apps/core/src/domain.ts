@@ -51,6 +51,8 @@ export interface OpenDomain {
   ensureIndexes(options: { secondary: boolean }): Promise<void>;
   /** One per entry of the domain's `services`. */
   readonly implementations: readonly BoundService[];
+  /** Periodic housekeeping of the domain (such as retention), started with the server and stopped before its database closes. */
+  readonly background?: { start(): void; stop(): Promise<void> };
 }
 
 /**

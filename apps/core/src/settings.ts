@@ -19,15 +19,19 @@ export interface CoreSettings {
   readonly webhookRetrySchedule: readonly number[];
   /** How many jobs of one account and mode may run at once (JOBS_PER_ACCOUNT). */
   readonly jobsPerAccount: number;
+  /** How long a worker's claim on a job lasts without a heartbeat (JOBS_LEASE_MS): a job whose worker died is taken over after this. */
+  readonly jobsLeaseMs: number;
 }
 
 export const DEFAULT_JOBS_PER_ACCOUNT = 2;
+export const DEFAULT_JOBS_LEASE_MS = 30_000;
 
 export const DEFAULT_SETTINGS: CoreSettings = {
   secretKeyring: null,
   webhookAllowPrivate: false,
   webhookRetrySchedule: parseRetrySchedule(DEFAULT_RETRY_SCHEDULE),
   jobsPerAccount: DEFAULT_JOBS_PER_ACCOUNT,
+  jobsLeaseMs: DEFAULT_JOBS_LEASE_MS,
 };
 
 /** A rule that runs `parse` and reports its error's message, so every process states a bad value the same way. */
@@ -51,6 +55,7 @@ export const settingsVariables = {
   WEBHOOK_ALLOW_PRIVATE: z.enum(["true", "false"], "must be true or false").optional(),
   WEBHOOK_RETRY_SCHEDULE: parsedBy(parseRetrySchedule).optional(),
   JOBS_PER_ACCOUNT: positiveInt().optional(),
+  JOBS_LEASE_MS: positiveInt().optional(),
 };
 
 type SettingsVariables = z.infer<z.ZodObject<typeof settingsVariables>>;
@@ -62,5 +67,6 @@ export function settingsFrom(variables: SettingsVariables): CoreSettings {
     webhookAllowPrivate: variables.WEBHOOK_ALLOW_PRIVATE === "true",
     webhookRetrySchedule: variables.WEBHOOK_RETRY_SCHEDULE ?? DEFAULT_SETTINGS.webhookRetrySchedule,
     jobsPerAccount: variables.JOBS_PER_ACCOUNT ?? DEFAULT_JOBS_PER_ACCOUNT,
+    jobsLeaseMs: variables.JOBS_LEASE_MS ?? DEFAULT_JOBS_LEASE_MS,
   };
 }

@@ -6,6 +6,7 @@ import {
   REQUEST_ID_METADATA,
   ResourceService,
   EventService,
+  JobService,
   WebhookEndpointService,
   TransportError,
   bearerMetadata,
@@ -28,6 +29,7 @@ export type ServingStatus = "SERVING" | "NOT_SERVING" | "UNKNOWN";
 export const CORE_SERVICES = {
   resources: ResourceService,
   events: EventService,
+  jobs: JobService,
   webhookEndpoints: WebhookEndpointService,
   admin: AdminService,
 } as const;

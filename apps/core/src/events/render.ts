@@ -3,7 +3,8 @@ import type { StoredEvent } from "./model.js";
 /**
  * A recorded snapshot as the public API shows objects: `object` named after the event type's kind
  * (`resource.updated` -> `resource`) right after `id`, and metadata stored as `{k, v}` pairs (data
- * rule 6) turned back into a map with a null prototype, so any key is an own property.
+ * rule 6) turned back into a map with a null prototype, so any key is an own property (at any depth:
+ * a job's params hold metadata too).
  */
 function publicSnapshot(snapshot: Record<string, unknown>, kind: string | null): Record<string, unknown> {
   const out: Record<string, unknown> = {};
@@ -11,9 +12,21 @@ function publicSnapshot(snapshot: Record<string, unknown>, kind: string | null):
   if (kind) out["object"] = kind;
   for (const [key, value] of Object.entries(snapshot)) {
     if (key === "id") continue;
-    out[key] = key === "metadata" && Array.isArray(value) ? metadataMap(value as { k: string; v: string }[]) : value;
+    out[key] = publicValue(key, value);
   }
   return out;
+}
+
+/** Metadata pairs back to maps at any depth: a job's params hold metadata in filters, updates and items. */
+function publicValue(key: string, value: unknown): unknown {
+  if (key === "metadata" && Array.isArray(value)) return metadataMap(value as { k: string; v: string }[]);
+  if (Array.isArray(value)) return value.map((item) => publicValue("", item));
+  if (value !== null && typeof value === "object") {
+    const out = Object.create(null) as Record<string, unknown>;
+    for (const [k, v] of Object.entries(value)) out[k] = publicValue(k, v);
+    return out;
+  }
+  return value;
 }
 
 function metadataMap(pairs: readonly { k: string; v: string }[]): Record<string, string> {

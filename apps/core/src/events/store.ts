@@ -1,5 +1,6 @@
 import type { Collection, Db, Filter } from "mongodb";
 import type { Tenant } from "../caller.js";
+import { boundedPage } from "../storage/bounded-page.js";
 import { UNBOUNDED, type Budget } from "../grpc/budget.js";
 import type { Page } from "../grpc/list-request.js";
 import { EVENTS_COLLECTION } from "../storage/relay.js";
@@ -51,9 +52,14 @@ export class EventStore {
     const backwards = query.endingBefore !== undefined;
     if (query.startingAfter !== undefined) filter["_id"] = { $lt: query.startingAfter };
     if (query.endingBefore !== undefined) filter["_id"] = { $gt: query.endingBefore };
-    const found = await this.collection.find(filter as Filter<StoredEvent>, { sort: { _id: backwards ? 1 : -1 }, limit: query.limit + 1, ...budget.db() }).toArray();
-    const hasMore = found.length > query.limit;
-    const page = found.slice(0, query.limit);
+    const cursor = this.collection.find(filter as Filter<StoredEvent>, {
+      sort: { _id: backwards ? 1 : -1 },
+      limit: query.limit + 1,
+      batchSize: Math.min(query.limit + 1, 25),
+      ...budget.db(),
+    });
+    // A `job.*` event snapshots the job's params (up to about 1 MiB): such a page holds fewer events.
+    const { items: page, hasMore } = await boundedPage(cursor, query.limit, (event) => JSON.stringify(event.object).length);
     return { items: backwards ? page.reverse() : page, hasMore };
   }
 }

@@ -50,6 +50,11 @@ export class ResourceStore {
   async ensureIndexes({ secondary }: { secondary: boolean }): Promise<void> {
     await ensureIdempotencyIndex(this.collection);
     if (secondary) await ensureKeysetIndexes(this.collection, ["status"]);
+    // The embedded engine answers a filter from an index only when the filter's fields are exactly the
+    // index's: `{_id, version}` (the bulk jobs' versioned writes, resources/batch.ts) would scan the
+    // collection per write without this one (1.3 s against 0.09-0.16 s for 250 writes at 20,000 resources).
+    // MongoDB answers it from `_id` and needs none.
+    else await this.collection.createIndex({ _id: 1, version: 1 }, { unique: true, name: "id_version" });
   }
 
   /** Creates a resource, at most once per idempotency key (storage/idempotent-insert.ts). */
@@ -127,7 +132,7 @@ export class ResourceStore {
 }
 
 /** Old values of the fields that differ, or null when nothing changed. */
-function changedFields(before: ResourceState, after: ResourceState): PendingEvent["previous_attributes"] {
+export function changedFields(before: ResourceState, after: ResourceState): PendingEvent["previous_attributes"] {
   const previous: NonNullable<PendingEvent["previous_attributes"]> = {};
   if (before.name !== after.name) previous.name = before.name;
   if (before.status !== after.status) previous.status = before.status;

@@ -139,3 +139,34 @@ it("relays what a crash left as soon as it starts, without waiting for its first
     await relay.stop();
   }
 });
+
+it("relays many documents together (the fast path's batches): each event once, also when some were copied before, and the outboxes empty", async () => {
+  const docs = await Promise.all(Array.from({ length: 30 }, () => created()));
+  for (const doc of docs.slice(0, 10)) await bump(doc);
+  // An earlier run copied the first five documents' events but died before pulling them.
+  const relay = relayOf();
+  for (const doc of docs.slice(0, 5)) {
+    const { pending_events } = (await t.things.findOne({ _id: doc._id }))!;
+    await t.db.collection(EVENTS_COLLECTION).insertMany(pending_events as never[]);
+  }
+  expect(
+    await relay.relayDocuments(
+      "things",
+      docs.map((d) => d._id),
+    ),
+  ).toBe(40);
+  for (const [i, doc] of docs.entries()) {
+    const events = await eventsOf(doc._id);
+    expect(events.map((e) => e.sequence)).toEqual(i < 10 ? [0, 1] : [0]);
+    expect((await t.things.findOne({ _id: doc._id }))!.pending_events).toEqual([]);
+  }
+  // Noticed through the fast path in one go: nothing left to move.
+  for (const doc of docs) relay.notify("things", doc._id);
+  await relay.idle();
+  expect(
+    await relay.relayDocuments(
+      "things",
+      docs.map((d) => d._id),
+    ),
+  ).toBe(0);
+});

@@ -1,5 +1,5 @@
 import { IDEMPOTENCY_RETENTION_MS, isDuplicateKeyError } from "@rms/proto";
-import type { Collection, Db, Filter } from "mongodb";
+import { MongoBulkWriteError, type Collection, type Db, type Filter } from "mongodb";
 import type { Logger } from "pino";
 import { idTimeMs } from "../ids.js";
 import type { TenantDocument } from "./documents.js";
@@ -31,6 +31,9 @@ export const EVENT_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
  * work for nothing.
  */
 export const RETENTION_PASS_INTERVAL_MS = 10 * 60 * 1000;
+/** Noticed documents the fast path relays together (one read, one insert, one bulk pull per collection). */
+export const RELAY_BATCH = 200;
+
 /** Default time between sweeps. Normal traffic is relayed by the fast path; the sweep only finds what a crash left (and every start sweeps at once). */
 export const SWEEP_INTERVAL_MS = 5_000;
 
@@ -99,22 +102,61 @@ export class OutboxRelay {
     while (this.draining) await this.draining;
   }
 
-  /** Up to FAST_PATH_CONCURRENCY documents at once: each is a few sequential round trips, and writes come faster than one at a time. */
+  /** FAST_PATH_CONCURRENCY lanes, each relaying a batch of documents at a time: each batch is a few sequential round trips, and writes come faster than that. */
   private async drain(): Promise<void> {
     const lane = async () => {
       while (this.queued.size > 0 && !this.stopped) {
-        const [entry] = this.queued;
-        this.queued.delete(entry!);
-        const [collection, id] = entry!.split("\u0000") as [string, string];
+        // Up to RELAY_BATCH noticed documents of one collection at a time: a job's chunk of hundreds of
+        // written resources costs a few round trips, not three per document.
+        let collection: string | undefined;
+        const ids: string[] = [];
+        for (const entry of this.queued) {
+          const [name, id] = entry.split("\u0000") as [string, string];
+          collection ??= name;
+          if (name !== collection) continue;
+          this.queued.delete(entry);
+          ids.push(id);
+          if (ids.length >= RELAY_BATCH) break;
+        }
         try {
-          await this.relayDocument(collection, id);
+          await this.relayDocuments(collection!, ids);
         } catch (error) {
-          // Left pending: the sweep retries it.
-          this.options.logger.warn({ err: error, collection, id }, "relay of a document failed");
+          // Left pending: the sweep retries them.
+          this.options.logger.warn({ err: error, collection, count: ids.length }, "relay of documents failed");
         }
       }
     };
     await Promise.all(Array.from({ length: FAST_PATH_CONCURRENCY }, lane));
+  }
+
+  /**
+   * Relays several documents of one collection as `relayDocument` does one: one read of their outboxes,
+   * `prepare` over all their events, one insert of them, then per document a pull of exactly the ids
+   * copied (one unordered bulk write). Returns the events moved.
+   */
+  async relayDocuments(collectionName: string, ids: readonly string[]): Promise<number> {
+    if (ids.length === 1) return this.relayDocument(collectionName, ids[0]!);
+    const collection = this.db.collection<TenantDocument>(collectionName);
+    const docs = await collection.find({ _id: { $in: [...ids] } } as Filter<TenantDocument>, { projection: { pending_events: 1, deleted: 1 }, ...LIMIT }).toArray();
+    const withEvents = docs.filter((doc) => (doc.pending_events ?? []).length > 0);
+    const events = withEvents.flatMap((doc) => doc.pending_events as Relayed[]);
+    if (events.length > 0) {
+      const prepared = this.options.prepare ? await this.options.prepare(events) : events;
+      await this.copy(prepared);
+      this.options.copied?.(prepared);
+      // Only ids whose copy exists now are pulled; an event pushed since the read is not among them.
+      await collection.bulkWrite(
+        withEvents.map((doc) => ({
+          updateOne: {
+            filter: { _id: doc._id } as Filter<TenantDocument>,
+            update: { $pull: { pending_events: { _id: { $in: (doc.pending_events as Relayed[]).map((event) => event._id) } } } } as never,
+          },
+        })),
+        { ordered: false, ...LIMIT },
+      );
+    }
+    for (const doc of docs) if (doc.deleted) await this.removeTombstone(collection, doc._id);
+    return events.length;
   }
 
   /** Relays one document's pending events, then removes it if it is a tombstone whose time has come. Returns the events moved. */
@@ -135,14 +177,12 @@ export class OutboxRelay {
     return pending.length;
   }
 
-  /** Inserts each event by its id; a duplicate key means an earlier run already copied it. */
+  /** Inserts each event by its id (one unordered insert); a duplicate key means an earlier run already copied that one. */
   private async copy(events: readonly Relayed[]): Promise<void> {
-    for (const event of events) {
-      try {
-        await this.events.insertOne(event, LIMIT);
-      } catch (error) {
-        if (!isDuplicateKeyError(error)) throw error;
-      }
+    try {
+      await this.events.insertMany([...events], { ordered: false, ...LIMIT });
+    } catch (error) {
+      if (!onlyDuplicateKeys(error)) throw error;
     }
   }
 
@@ -168,7 +208,11 @@ export class OutboxRelay {
         .find({ "pending_events.0": { $exists: true } } as Filter<TenantDocument>, { projection: { _id: 1 }, ...LIMIT })
         .limit(SWEEP_BATCH)
         .toArray();
-      for (const { _id } of stuck) events += await this.relayDocument(name, _id);
+      if (stuck.length > 0)
+        events += await this.relayDocuments(
+          name,
+          stuck.map(({ _id }) => _id),
+        );
       const graves = await collection
         .find({ deleted: true, pending_events: { $size: 0 } } as Filter<TenantDocument>, { projection: { _id: 1 }, ...LIMIT })
         .sort({ _id: 1 })
@@ -218,4 +262,11 @@ export class OutboxRelay {
     await Promise.race([this.idle(), new Promise<void>((resolve) => (grace = setTimeout(resolve, STOP_GRACE_MS)))]);
     clearTimeout(grace);
   }
+}
+
+/** An unordered insert whose only failures are duplicate keys (events an earlier run already copied). */
+function onlyDuplicateKeys(error: unknown): boolean {
+  if (!(error instanceof MongoBulkWriteError)) return isDuplicateKeyError(error);
+  const writeErrors = Array.isArray(error.writeErrors) ? error.writeErrors : [error.writeErrors];
+  return !error.writeConcernError && writeErrors.length > 0 && writeErrors.every((w) => w.code === 11000);
 }

@@ -57,15 +57,18 @@ const QS_OPTIONS: qs.IParseOptions & { throwOnLimitExceeded: boolean; strictDept
   },
 };
 
-/** Parses a form body or query string with Stripe bracket notation, within the limits. */
-export function parseForm(text: string): Params {
+/** Parses a form body or query string with Stripe bracket notation, within the limits (`limit`: most parameters). */
+export function parseForm(text: string, limit: number = PARAMETER_LIMIT): Params {
   checkFormPairs(text);
   let parsed: unknown;
   try {
-    parsed = qs.parse(text, QS_OPTIONS);
+    // Only the parameter count grows: qs builds `[]` lists and repeated names in time quadratic in their
+    // length, so lists stay within the usual 1,000 (1,000 ids is the longest list a job takes in a form;
+    // long item lists use the indexed form, `items[0][name]`, which is plain keys).
+    parsed = qs.parse(text, limit === PARAMETER_LIMIT ? QS_OPTIONS : { ...QS_OPTIONS, parameterLimit: limit });
   } catch (error) {
     if (error instanceof RangeError) {
-      throw new ApiError("parameter_invalid", `Too many parameters or nesting too deep: at most ${PARAMETER_LIMIT} parameters, nested at most ${NESTING_DEPTH_LIMIT} levels.`);
+      throw new ApiError("parameter_invalid", `Too many parameters or nesting too deep: at most ${limit} parameters, nested at most ${NESTING_DEPTH_LIMIT} levels.`);
     }
     throw new ApiError("parameter_invalid", "The parameters could not be parsed.");
   }
@@ -79,7 +82,7 @@ function checkWellFormed(text: string): void {
 }
 
 /** Re-creates JSON objects with null prototypes, counting parameters like the form parser does. */
-function toParams(value: unknown, depth: number, budget: { left: number }): unknown {
+function toParams(value: unknown, depth: number, budget: { left: number; readonly limit: number }): unknown {
   if (typeof value === "string") {
     checkWellFormed(value);
     return value;
@@ -87,14 +90,14 @@ function toParams(value: unknown, depth: number, budget: { left: number }): unkn
   if (Array.isArray(value)) {
     if (depth > NESTING_DEPTH_LIMIT) throw tooDeep();
     budget.left -= value.length;
-    if (budget.left < 0) throw tooManyJson();
+    if (budget.left < 0) throw tooManyJson(budget.limit);
     return value.map((item) => toParams(item, depth + 1, budget));
   }
   if (value !== null && typeof value === "object") {
     if (depth > NESTING_DEPTH_LIMIT) throw tooDeep();
     const out: Params = Object.create(null) as Params;
     for (const [key, item] of Object.entries(value)) {
-      if (--budget.left < 0) throw tooManyJson();
+      if (--budget.left < 0) throw tooManyJson(budget.limit);
       checkWellFormed(key);
       out[key] = toParams(item, depth + 1, budget);
     }
@@ -103,9 +106,9 @@ function toParams(value: unknown, depth: number, budget: { left: number }): unkn
   return value;
 }
 
-const tooManyJson = () => new ApiError("parameter_invalid", `Too many parameters: at most ${PARAMETER_LIMIT}.`);
+const tooManyJson = (limit: number) => new ApiError("parameter_invalid", `Too many parameters: at most ${limit}.`);
 
-export function parseJson(text: string): Params {
+export function parseJson(text: string, limit: number = PARAMETER_LIMIT): Params {
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -115,7 +118,7 @@ export function parseJson(text: string): Params {
   if (value === null || typeof value !== "object" || Array.isArray(value)) {
     throw new ApiError("parameter_invalid", "The JSON request body must be an object.");
   }
-  return toParams(value, 0, { left: PARAMETER_LIMIT }) as Params;
+  return toParams(value, 0, { left: limit, limit }) as Params;
 }
 
 function hasBody(req: IncomingMessage): boolean {
@@ -184,7 +187,7 @@ function utf8(bytes: Buffer): string {
  * The request body as parameters: JSON or form, anything else with a body is 415.
  * A request without a body has no body parameters.
  */
-export async function bodyParams(req: IncomingMessage): Promise<Params> {
+export async function bodyParams(req: IncomingMessage, limit: number = PARAMETER_LIMIT): Promise<Params> {
   if (!hasBody(req)) return Object.create(null) as Params;
   const encoding = (req.headers["content-encoding"] ?? "identity").trim().toLowerCase();
   if (encoding !== "identity") throw unsupported(`Content-Encoding '${encoding.slice(0, 40)}' is not supported.`);
@@ -200,8 +203,8 @@ export async function bodyParams(req: IncomingMessage): Promise<Params> {
     throw unsupported(`Content-Type '${mediaType.slice(0, 100)}' is not supported.`);
   }
   const text = utf8(await readBody(req));
-  if (mediaType === "application/json") return text.trim() === "" ? (Object.create(null) as Params) : parseJson(text);
-  return parseForm(text);
+  if (mediaType === "application/json") return text.trim() === "" ? (Object.create(null) as Params) : parseJson(text, limit);
+  return parseForm(text, limit);
 }
 
 /** The query string of a request URL as parameters. */
@@ -216,11 +219,12 @@ export function queryParams(url: string): Params {
 
 /**
  * All parameters of a request: the query string and the body. A name given in
- * both is ambiguous and refused.
+ * both is ambiguous and refused. `bodyLimit`: most parameters of the body (an
+ * operation taking long lists, such as an import, allows more; the 1 MiB limit still holds).
  */
-export async function requestParams(req: IncomingMessage & { originalUrl?: string }): Promise<Params> {
+export async function requestParams(req: IncomingMessage & { originalUrl?: string }, bodyLimit: number = PARAMETER_LIMIT): Promise<Params> {
   const query = queryParams(req.originalUrl ?? req.url ?? "");
-  const body = await bodyParams(req);
+  const body = await bodyParams(req, bodyLimit);
   for (const key of Object.keys(query)) {
     if (Object.hasOwn(body, key)) throw new ApiError("parameter_invalid", `Parameter '${key}' was given both in the URL and in the body.`, { param: key });
     body[key] = query[key];

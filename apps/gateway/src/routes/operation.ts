@@ -52,6 +52,8 @@ export interface Operation {
   readonly success: SuccessSpec<never>;
   /** The error codes of its own (parameter checks, core's answers), besides those every operation may get. */
   readonly errors: readonly ErrorCode[];
+  /** Most parameters its body may hold (default: the API's 1,000). */
+  readonly bodyParameterLimit?: number;
   /** The deadline of its core call, when it must differ from CORE_CALL_TIMEOUT_MS (a call that waits on a receiver). */
   readonly timeoutMs?: number;
   /** Its answers carry a secret: the copy an Idempotency-Key record keeps is encrypted (idempotency/sealed-records.ts). */
@@ -72,6 +74,7 @@ export interface OperationSpec<S extends CoreServiceName, M extends RpcName<S>, 
   readonly pathParameters?: Readonly<Record<string, ParamSpec>>;
   readonly success: SuccessSpec<O>;
   readonly errors?: readonly ErrorCode[];
+  readonly bodyParameterLimit?: number;
   readonly timeoutMs?: number;
   readonly secretInAnswer?: boolean;
   readonly service: S;
@@ -94,6 +97,7 @@ export function defineOperation<S extends CoreServiceName, M extends RpcName<S>,
     pathParameters: spec.pathParameters ?? {},
     success: spec.success as SuccessSpec<never>,
     errors: spec.errors ?? [],
+    ...(spec.bodyParameterLimit !== undefined ? { bodyParameterLimit: spec.bodyParameterLimit } : {}),
     ...(spec.timeoutMs !== undefined ? { timeoutMs: spec.timeoutMs } : {}),
     ...(spec.secretInAnswer ? { secretInAnswer: true } : {}),
     prepare: (input) => ({ service: spec.service, rpc: spec.rpc, request: spec.request(input) }),

@@ -73,7 +73,7 @@ async function runAuthenticated(operation: Operation, deps: RunDeps, auth: Authe
 
   // parse
   const key = operation.method === "POST" ? idempotencyKeyOf(req.headers) : undefined;
-  const params = await requestParams(req);
+  const params = await requestParams(req, operation.bodyParameterLimit);
   // Every operation declares its parameters once; anything else is refused before it runs.
   rejectUnknown(params, operation.params);
   const call = operation.prepare({ params, path: req.params as Record<string, string>, tenant: principal.tenant });

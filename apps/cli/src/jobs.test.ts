@@ -1,0 +1,65 @@
+import { JobService, bearerMetadata, createClient } from "@rms/proto";
+import { startCore, type RunningCore } from "@rms/core";
+import { testDatabaseName } from "@rms/test-db";
+import type {} from "@rms/test-db/vitest-setup";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { runCli } from "./cli.js";
+
+const ADMIN_TOKEN = "cli-jobs-test-admin-token-0123456789";
+let core: RunningCore;
+const databaseName = testDatabaseName("cli-jobs");
+beforeAll(async () => {
+  core = await startCore({ mongoUri: inject("mongoUri"), databaseName, adminToken: ADMIN_TOKEN, relay: false });
+});
+afterAll(async () => {
+  await core.mongo.db(databaseName).dropDatabase();
+  await core.stop(1_000);
+});
+
+async function rms(...args: string[]) {
+  let stdout = "";
+  let stderr = "";
+  const code = await runCli(args, { env: { RMS_ADMIN_TOKEN: ADMIN_TOKEN, CORE_ADDR: core.address }, stdout: (t) => (stdout += t), stderr: (t) => (stderr += t) });
+  const json = () =>
+    stdout
+      .trim()
+      .split("\n")
+      .filter(Boolean)
+      .map((line) => JSON.parse(line));
+  return { code, stdout, stderr, json };
+}
+
+describe("rms jobs", () => {
+  it("lists, shows and cancels jobs of any account and mode with the admin credential, one JSON object per line", async () => {
+    const account = (await rms("accounts", "create", "--json")).json()[0].id as string;
+    const client = createClient(JobService, core.address, { metadata: bearerMetadata(ADMIN_TOKEN) });
+    const tenant = { accountId: account, livemode: true };
+    const items = { kind: { case: "importItems" as const, value: { items: [{ name: "a" }, { name: "b" }] } } };
+    const first = (await client.createJob({ tenant, params: items })).job!;
+    const second = (await client.createJob({ tenant, params: items })).job!;
+    client.close();
+
+    const list = await rms("jobs", "list", "--account", account, "--mode", "live", "--json");
+    expect(list.code).toBe(0);
+    const jobs = list.json();
+    expect(jobs.map((j) => j.id)).toEqual([second.id, first.id]);
+    expect(jobs[0]).toMatchObject({ object: "job", type: "resources.import", status: "queued", livemode: true, params: { items: [{ name: "a" }, { name: "b" }] } });
+    expect((await rms("jobs", "list", "--account", account, "--mode", "test", "--json")).json()).toEqual([]);
+    expect((await rms("jobs", "list", "--account", account, "--mode", "live", "--status", "canceled", "--json")).json()).toEqual([]);
+
+    const shown = await rms("jobs", "get", first.id, "--account", account, "--mode", "live");
+    expect(shown.stdout).toBe(`${first.id}  resources.import  queued  0/2 processed, 0 failed, 0 skipped\n`);
+
+    const canceled = await rms("jobs", "cancel", first.id, "--account", account, "--mode", "live", "--json");
+    expect(canceled.code).toBe(0);
+    expect(canceled.json()[0]).toMatchObject({ id: first.id, status: "canceled", result: { created: 0, errors: [] } });
+
+    const again = await rms("jobs", "cancel", first.id, "--account", account, "--mode", "live");
+    expect(again.code).toBe(1);
+    expect(again.stderr).toMatch(/\[state_conflict\]\n$/);
+    const missing = await rms("jobs", "get", first.id, "--account", account, "--mode", "test");
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/No such job.*\[resource_missing\]/);
+    expect((await rms("jobs", "list", "--account", account)).code).toBe(2);
+  });
+});

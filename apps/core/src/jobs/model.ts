@@ -1,0 +1,176 @@
+import type { ResourceStatusName } from "@rms/proto";
+import type { MetadataPair } from "../resources/model.js";
+import type { TenantDocument } from "../storage/documents.js";
+import type { IdempotentDocument } from "../storage/idempotent-insert.js";
+import type { OutboxEvent } from "../storage/outbox.js";
+
+/**
+ * The stored forms of jobs (CONTRACT.md section 6, in ../shared/docs/) and of their per-item errors.
+ * Written by the jobs domain (create, cancel) and by the jobs runner (claim, checkpoints, finish).
+ *
+ * Metadata anywhere in a job (filter equality pairs, the update's merge, import items) is stored as
+ * `{k, v}` pairs, as resources store it: a user key such as `$where`, `a.b` or `__proto__` is data,
+ * never a field name, path or operator (data rule 6 of docs/architecture.md).
+ */
+
+export const JOBS_COLLECTION = "jobs";
+export const JOB_ERRORS_COLLECTION = "job_errors";
+
+export const JOB_TYPES = ["resources.bulk_update", "resources.bulk_delete", "resources.import"] as const;
+export type JobType = (typeof JOB_TYPES)[number];
+
+export const JOB_STATUSES = ["queued", "running", "succeeded", "failed", "canceled"] as const;
+export type JobStatus = (typeof JOB_STATUSES)[number];
+
+/** Statuses a job never leaves: cancel answers 409 `state_conflict`, retention may delete the job after 30 days. */
+export const FINISHED_STATUSES: readonly JobStatus[] = ["succeeded", "failed", "canceled"];
+
+export function isFinished(status: JobStatus): boolean {
+  return FINISHED_STATUSES.includes(status);
+}
+
+/** Most items of one import (CONTRACT.md section 6). */
+export const IMPORT_ITEMS_MAX = 10_000;
+/** Most ids of one bulk filter's `ids[]` (CONTRACT.md section 6). */
+export const FILTER_IDS_MAX = 1_000;
+/** Errors kept inline in `result.errors`; all of them are in `job_errors`. */
+export const RESULT_ERRORS_INLINE_MAX = 100;
+/** Finished jobs (and their `job_errors`) are deleted this long after they finished. */
+export const JOB_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
+
+/**
+ * Which resources a bulk job targets: every condition given must hold (they combine with AND).
+ * Evaluated once, when the job starts (the runner): the matches then are the job's items, in id order.
+ * At least one condition is present (validated at create).
+ */
+export interface JobFilter {
+  /** Resource ids (`res_…`, well-formed, 1 to 1,000, no duplicates). */
+  ids?: string[];
+  status?: ResourceStatusName;
+  /** Equality on each pair: the resource has key `k` with value `v` (values 1 to 500 characters). */
+  metadata?: MetadataPair[];
+  /** Unix seconds, inclusive bounds on the resource's `created`. */
+  created?: { gte?: number; lte?: number };
+}
+
+/**
+ * A bulk update's change, same rules as the resource Update: `metadata` pairs are merged (a pair
+ * whose value is `""` removes its key), or `""` removes every key. At least one field is present.
+ * Key and value rules (and the 50-key limit of the merged result) are checked when applied, per item.
+ */
+export interface JobUpdate {
+  status?: ResourceStatusName;
+  metadata?: MetadataPair[] | "";
+}
+
+/**
+ * One import item as submitted, with its types already checked (a wrong JSON type is a 400 at
+ * create). Its rules (name present, 1 to 200 code points, a known status, metadata keys and values,
+ * at most 50 keys) are checked per item at run time with `importItemFields` (jobs/validation.ts): a
+ * failing item is counted in `progress.failed` and recorded in `job_errors`; it does not stop the job.
+ */
+export interface ImportItem {
+  name?: string;
+  /** Any string; an unknown status fails the item at run time. */
+  status?: string;
+  metadata?: MetadataPair[];
+}
+
+export interface BulkUpdateParams {
+  filter: JobFilter;
+  update: JobUpdate;
+}
+export interface BulkDeleteParams {
+  filter: JobFilter;
+}
+export interface ImportParams {
+  items: ImportItem[];
+}
+
+/** A job's type with its params' stored form. */
+export type TypedParams =
+  | { type: "resources.bulk_update"; params: BulkUpdateParams }
+  | { type: "resources.bulk_delete"; params: BulkDeleteParams }
+  | { type: "resources.import"; params: ImportParams };
+
+export interface JobProgress {
+  /** Items of the job: the import's item count from create; for bulk jobs null until the runner evaluates the filter at start. */
+  total: number | null;
+  processed: number;
+  failed: number;
+  skipped: number;
+}
+
+/** One failed item, as `result.errors` and `GET /v1/jobs/{id}/errors` show it. */
+export interface JobItemError {
+  index: number;
+  /** The resource the item was about, when it has one (bulk jobs; an import item's derived id when known). */
+  id: string | null;
+  code: string;
+  /** The item's field at fault (`name`, `status`, `metadata[k]`…), or null. */
+  param: string | null;
+  message: string;
+}
+
+/** The count `result` names after the type's effect. */
+export function resultCountName(type: JobType): "created" | "updated" | "deleted" {
+  return type === "resources.import" ? "created" : type === "resources.bulk_update" ? "updated" : "deleted";
+}
+
+/** `result` once finished (a job canceled while queued too, with a count of 0): the count named after the type's effect, and the first 100 errors. */
+export interface JobResult {
+  created?: number;
+  updated?: number;
+  deleted?: number;
+  errors: JobItemError[];
+}
+
+/**
+ * The job as `job.*` events snapshot it (the public object without `object`; params in their stored
+ * form, whose metadata pairs the events API turns back into maps), made by `jobSnapshot` (jobs/render.ts).
+ */
+export type JobSnapshot = Record<string, unknown>;
+
+/** `job.succeeded`, `job.failed`, `job.canceled`: pushed into the job's own outbox by the write that finishes it. */
+export type JobEvent = OutboxEvent<"job.succeeded" | "job.failed" | "job.canceled", JobSnapshot, never>;
+
+/**
+ * The stored job. `version` grows by one with every write that changes what the public object shows
+ * (status, progress, result, error, attempts, cancel_requested_at, started_at, finished_at); an event
+ * carries the version its write made as its `sequence`. `deleted` is never used: retention deletes
+ * finished jobs outright (once their outbox is empty).
+ */
+export interface JobDocument extends TenantDocument<JobEvent>, IdempotentDocument {
+  _id: string;
+  type: JobType;
+  status: JobStatus;
+  params: BulkUpdateParams | BulkDeleteParams | ImportParams;
+  progress: JobProgress;
+  result: JobResult | null;
+  error: { code: string; message: string } | null;
+  /** Transient failures retried so far (the runner counts them). */
+  attempts: number;
+  /** Unix seconds of the first cancel of a running job; a second cancel keeps it. */
+  cancel_requested_at: number | null;
+  /** Unix seconds. */
+  created: number;
+  started_at: number | null;
+  finished_at: number | null;
+  /** Lease (storage/lease.ts): the worker holding the job, until when (ms), and the epoch its writes filter on. */
+  lease_owner: string | null;
+  lease_until: number | null;
+  epoch: number;
+  /** Checkpoint fields of the runner (jobs/runner/) may follow; they are not part of the public object. */
+}
+
+/** One failed item of a job, kept until the job is deleted. `_id` is `<job id>:<index>`, so recording it twice is a no-op. */
+export interface JobErrorDocument extends JobItemError {
+  _id: string;
+  job: string;
+  account: string;
+  livemode: boolean;
+}
+
+export function jobErrorId(job: string, index: number): string {
+  return `${job}:${index}`;
+}

@@ -1,0 +1,195 @@
+import { isDuplicateKeyError } from "@rms/proto";
+import { MongoBulkWriteError, type AnyBulkWriteOperation, type Collection, type Db, type Filter } from "mongodb";
+import type { Tenant } from "../../caller.js";
+import { deleteDecision, matchingFilter, updateDecision, type ItemDecision, type MarkedResource } from "../../resources/batch.js";
+import { RESOURCES_COLLECTION } from "../../resources/store.js";
+import { WITHOUT_OUTBOX, type Loaded } from "../../storage/documents.js";
+import type { BulkDeleteParams, BulkUpdateParams, JobItemError } from "../model.js";
+import { recordErrors } from "./errors-record.js";
+import { ContentionError } from "./transient.js";
+import type { Checkpoint, Executor, JobRun } from "./seam.js";
+
+/** Ids per snapshot page (one `job_items` document each). */
+export const PAGE_SIZE = 1_000;
+/** Items per chunk: one read, one unordered `bulkWrite` and one checkpoint each; divides PAGE_SIZE. */
+export const BULK_CHUNK = 250;
+/** Rounds of a chunk whose versioned writes lost races before the chunk counts as a transient failure. */
+const MAX_ROUNDS = 64;
+
+export const JOB_ITEMS_COLLECTION = "job_items";
+
+/** One page of a bulk job's items: the ids matching its filter when it started, in id order. */
+export interface JobItemsPage {
+  _id: string;
+  job: string;
+  page: number;
+  ids: string[];
+}
+
+const NO_REQUEST = { requestId: null, idempotencyKey: null };
+
+type Decide = (doc: Loaded<MarkedResource> | null, job: string, tenant: Tenant) => ItemDecision;
+
+/**
+ * `resources.bulk_update` and `resources.bulk_delete`. First the filter is evaluated once, page by
+ * page, into `job_items` (a page's `_id` is `<job>:<page>`: a page redone after a takeover finds the
+ * one written first and goes on after its last id, so the items never change once recorded; resources
+ * made after the job started are outside the bound). Then each chunk of items is read in one query,
+ * decided per item by the resource rules (resources/batch.ts), and written with one unordered
+ * `bulkWrite` of versioned updates that also mark the resource with the job id: a takeover that
+ * redoes the chunk sees the mark and does not apply the change again.
+ */
+export function bulkExecutor(kind: "update" | "delete", chunk = BULK_CHUNK): Executor {
+  return {
+    async step(run, state) {
+      const snapshot = state.snapshot!;
+      if (!snapshot.complete) return snapshotPage(run, state);
+      if (state.next >= snapshot.total) return null;
+      const params = run.job.params as BulkUpdateParams | BulkDeleteParams;
+      const decide: Decide =
+        kind === "update"
+          ? (doc, job, tenant) => updateDecision(doc, (params as BulkUpdateParams).update, job, tenant, NO_REQUEST)
+          : (doc, job, tenant) => deleteDecision(doc, job, tenant, NO_REQUEST);
+      const ids = await chunkIds(run.db, run.job._id, state.next, Math.min(chunk, snapshot.total - state.next));
+      const outcome = await applyChunk(run, ids, decide);
+      const failed: JobItemError[] = [];
+      let done = 0;
+      let skipped = 0;
+      ids.forEach((id, i) => {
+        const result = outcome[i]!;
+        if (result.kind === "done") done++;
+        else if (result.kind === "skipped") skipped++;
+        else failed.push({ index: state.next + i, id, ...result.error });
+      });
+      const errors = await recordErrors(run.db, run.job, state, failed);
+      return { ...state, next: state.next + ids.length, done: state.done + done, skipped: state.skipped + skipped, failed: state.failed + failed.length, errors };
+    },
+  };
+}
+
+/** The `_id` of a snapshot page of a job. */
+export function pageId(job: string, page: number): string {
+  return `${job}:${page}`;
+}
+
+/**
+ * Evaluates the filter into pages, in one pass over the matches (one query: on an engine without
+ * secondary indexes every query reads the collection, so one per page would read it once per 1,000
+ * items). A page already written by an attempt before a takeover wins: its ids are kept and the pass
+ * goes on after its last id. One checkpoint follows, with the snapshot complete.
+ */
+async function snapshotPage(run: JobRun, state: Checkpoint): Promise<Checkpoint> {
+  let snapshot = state.snapshot!;
+  const tenant: Tenant = { account: run.job.account, livemode: run.job.livemode };
+  const pages = run.db.collection<JobItemsPage>(JOB_ITEMS_COLLECTION);
+  const { filter } = run.job.params as BulkUpdateParams | BulkDeleteParams;
+  // "go": the page is ours; "restart": an earlier attempt's full page differs, go on after its last id;
+  // "end": an earlier attempt's last page (not full) ends the items. Every page but the last holds
+  // PAGE_SIZE ids, so item i is at page i / PAGE_SIZE.
+  let pass: "go" | "restart" | "end" = "restart";
+  while (pass === "restart") {
+    pass = "go";
+    const cursor = run.db
+      .collection<MarkedResource>(RESOURCES_COLLECTION)
+      .find(matchingFilter(tenant, filter, snapshot.last, snapshot.bound), { projection: { _id: 1 }, batchSize: PAGE_SIZE })
+      .sort({ _id: 1 });
+    try {
+      let ids: string[] = [];
+      const flush = async (): Promise<"go" | "restart" | "end"> => {
+        const page: JobItemsPage = { _id: pageId(run.job._id, snapshot.pages), job: run.job._id, page: snapshot.pages, ids };
+        let kept = ids;
+        try {
+          await pages.insertOne(page);
+        } catch (error) {
+          if (!isDuplicateKeyError(error)) throw error;
+          // Written by an attempt before a takeover: that one is the page (the matches may have moved since).
+          kept = (await pages.findOne({ _id: page._id }))!.ids;
+        }
+        snapshot = { ...snapshot, pages: snapshot.pages + 1, last: kept.at(-1)!, total: snapshot.total + kept.length };
+        ids = [];
+        if (kept === page.ids) return "go";
+        return kept.length === PAGE_SIZE ? "restart" : "end";
+      };
+      for await (const doc of cursor) {
+        ids.push(doc._id);
+        if (ids.length < PAGE_SIZE) continue;
+        pass = await flush();
+        if (pass !== "go") break;
+      }
+      if (pass === "go" && ids.length > 0) pass = await flush();
+    } finally {
+      await cursor.close();
+    }
+  }
+  return { ...state, snapshot: { ...snapshot, complete: true } };
+}
+
+async function chunkIds(db: Db, job: string, from: number, count: number): Promise<string[]> {
+  const page = await db.collection<JobItemsPage>(JOB_ITEMS_COLLECTION).findOne({ _id: pageId(job, Math.floor(from / PAGE_SIZE)) });
+  if (!page) throw new Error(`job ${job}: page of item ${from} is missing`);
+  const start = from % PAGE_SIZE;
+  return page.ids.slice(start, start + count);
+}
+
+type Outcome = { kind: "done" } | { kind: "skipped" } | { kind: "failed"; error: { code: string; param: string | null; message: string } };
+
+/**
+ * Applies one chunk: read the items, decide each, write the changes in one unordered `bulkWrite`;
+ * items whose versioned write lost a race (changed meanwhile) are read and decided again, so the
+ * job's change is merged on top of their current state. Returns each item's outcome, in order.
+ */
+async function applyChunk(run: JobRun, ids: readonly string[], decide: Decide): Promise<Outcome[]> {
+  const tenant: Tenant = { account: run.job.account, livemode: run.job.livemode };
+  const resources = run.db.collection<MarkedResource>(RESOURCES_COLLECTION);
+  const outcome: (Outcome | undefined)[] = ids.map(() => undefined);
+  let open = ids.map((_, i) => i);
+  const touched = new Set<string>();
+  for (let round = 0; open.length > 0; round++) {
+    if (round === MAX_ROUNDS) throw new ContentionError(`job ${run.job._id}: chunk kept losing races`);
+    const docs = await readAll(
+      resources,
+      tenant,
+      open.map((i) => ids[i]!),
+    );
+    const writes: { item: number; op: AnyBulkWriteOperation<MarkedResource> }[] = [];
+    for (const i of open) {
+      const decision = decide(docs.get(ids[i]!) ?? null, run.job._id, tenant);
+      if (decision.kind === "write") writes.push({ item: i, op: decision.op });
+      else outcome[i] = decision;
+    }
+    if (writes.length === 0) break;
+    const { refused, matched } = await writeAll(
+      resources,
+      writes.map((w) => w.op),
+    );
+    for (const [position, message] of refused) outcome[writes[position]!.item] = { kind: "failed", error: { code: "write_failed", param: null, message } };
+    for (const w of writes) touched.add(ids[w.item]!);
+    // Every versioned write matched: each landed (the usual case, no second read).
+    if (matched === writes.length) break;
+    // Those not refused are decided again from what the database holds now: the mark shows which landed.
+    open = writes.filter((_, position) => !refused.has(position)).map((w) => w.item);
+  }
+  run.written(RESOURCES_COLLECTION, [...touched]);
+  return outcome.map((o) => o ?? { kind: "done" });
+}
+
+/** The chunk's resources of the tenant by id (tombstones included: a mark on one tells the job deleted it). */
+async function readAll(resources: Collection<MarkedResource>, tenant: Tenant, ids: readonly string[]): Promise<Map<string, Loaded<MarkedResource>>> {
+  const docs = (await resources.find({ _id: { $in: [...ids] } } as Filter<MarkedResource>, WITHOUT_OUTBOX).toArray()) as Loaded<MarkedResource>[];
+  return new Map(docs.filter((d) => d.account === tenant.account && d.livemode === tenant.livemode).map((d) => [d._id, d]));
+}
+
+/** One unordered `bulkWrite`; a refused operation (other than a lost race, which matches nothing) fails its item only. */
+async function writeAll(resources: Collection<MarkedResource>, ops: AnyBulkWriteOperation<MarkedResource>[]): Promise<{ refused: Map<number, string>; matched: number }> {
+  const refused = new Map<number, string>();
+  try {
+    const result = await resources.bulkWrite(ops, { ordered: false });
+    return { refused, matched: result.matchedCount };
+  } catch (error) {
+    if (!(error instanceof MongoBulkWriteError) || error.writeConcernError) throw error;
+    const writeErrors = Array.isArray(error.writeErrors) ? error.writeErrors : [error.writeErrors];
+    if (writeErrors.length === 0) throw error;
+    for (const w of writeErrors) refused.set(w.index, "The database refused this item's change.");
+  }
+  return { refused, matched: -1 };
+}

@@ -1,0 +1,202 @@
+import type { Collection, Db, Filter } from "mongodb";
+import type { Logger } from "pino";
+import type { Loaded } from "../../storage/documents.js";
+import type { LeaseQueue } from "../../storage/lease.js";
+import { newEvent } from "../../storage/outbox.js";
+import { JOB_ITEMS_COLLECTION } from "./bulk.js";
+import type { JobEvent, JobResult, JobStatus } from "../model.js";
+import { JOBS_COLLECTION } from "../model.js";
+import { jobSnapshot } from "../render.js";
+import { backoffMs, isTransient } from "./transient.js";
+import type { Checkpoint, CheckpointOutcome, Executor, JobRun, RunnerJob } from "./seam.js";
+
+/** Attempts in a row without progress (transient failures, or workers dying) before the job fails. */
+export const MAX_STALLED_ATTEMPTS = 8;
+
+export interface RunOptions {
+  db: Db;
+  logger: Logger;
+  owner: string;
+  leaseMs: number;
+  leases: LeaseQueue<RunnerJob>;
+  written: (collection: string, id: string) => void;
+  /** True once the worker is stopping (SIGTERM): checkpoint and release at the next chunk boundary. */
+  stopping: () => boolean;
+  sleep: (ms: number) => Promise<void>;
+}
+
+const COUNT_NAME = { "resources.import": "created", "resources.bulk_update": "updated", "resources.bulk_delete": "deleted" } as const;
+
+/**
+ * Runs one claimed job to its end, or until the worker stops (checkpoint, release) or loses the lease
+ * (a heartbeat or a guarded write found another epoch: stop without writing). The database-backed
+ * side of the seam: checkpoints are epoch-guarded writes on the job document, the heartbeat renews
+ * the lease, and the finish writes status, result and the `job.*` event in one update.
+ */
+export async function runJob(claimed: RunnerJob, executor: Executor, options: RunOptions): Promise<void> {
+  const jobs = options.db.collection<RunnerJob>(JOBS_COLLECTION);
+  const job = claimed;
+  let lost = false;
+  const heartbeat = setInterval(
+    () => {
+      options.leases.renew(job._id, job.epoch).then(
+        (held) => {
+          if (!held) lost = true;
+        },
+        () => {}, // the database did not answer: the next beat tries again; if the lease runs out, another worker takes over
+      );
+    },
+    Math.max(50, Math.floor(options.leaseMs / 3)),
+  );
+  const run: JobRun = {
+    db: options.db,
+    job,
+    written: (collection, ids) => {
+      for (const id of ids) options.written(collection, id);
+    },
+  };
+  let state: Checkpoint = job.checkpoint!;
+  let version = job.version;
+  let stalled = job.stalled ?? 0;
+  let attempts = job.attempts;
+  try {
+    if (job.cancel_requested_at !== null) {
+      await finish("canceled");
+      return;
+    }
+    if (stalled >= MAX_STALLED_ATTEMPTS) {
+      await finish("failed", retriesExhausted(attempts));
+      return;
+    }
+    for (;;) {
+      if (lost) return;
+      if (options.stopping()) {
+        await options.leases.release(job._id, job.epoch);
+        return;
+      }
+      let next: Checkpoint | null;
+      try {
+        next = await executor.step(run, state);
+      } catch (error) {
+        if (!isTransient(error)) {
+          options.logger.error({ err: error, name: (error as Error)?.name, code: (error as { code?: unknown })?.code, job: job._id }, "job failed on an unexpected error");
+          {
+            await finish("failed", { code: "internal_error", message: "The job stopped on an internal error." });
+            return;
+          }
+        }
+        attempts++;
+        stalled++;
+        options.logger.warn({ err: error, job: job._id, attempts }, "job step failed; retrying");
+        if (stalled >= MAX_STALLED_ATTEMPTS) {
+          await finish("failed", retriesExhausted(attempts));
+          return;
+        }
+        await options.sleep(backoffMs(stalled));
+        await guarded({ $inc: { attempts: 1, stalled: 1, version: 1 } }).catch(() => {});
+        continue;
+      }
+      if (next === null) {
+        await finish("succeeded");
+        return;
+      }
+      const outcome = await checkpoint(next);
+      if (outcome === "lost") return;
+      state = next;
+      if (outcome === "cancel") {
+        await finish("canceled");
+        return;
+      }
+    }
+  } finally {
+    clearInterval(heartbeat);
+  }
+
+  /** One write guarded by the lease's epoch; returns the job after it, or null when the lease is lost. */
+  async function guarded(update: Record<string, unknown>): Promise<RunnerJob | null> {
+    const after = await jobs.findOneAndUpdate({ _id: job._id, epoch: job.epoch, lease_owner: options.owner } as Filter<RunnerJob>, update, {
+      returnDocument: "after",
+      projection: { pending_events: 0, params: 0 },
+    });
+    if (!after) lost = true;
+    else version = after.version;
+    return after;
+  }
+
+  async function checkpoint(next: Checkpoint): Promise<CheckpointOutcome> {
+    for (;;) {
+      try {
+        const after = await guarded({
+          $set: { checkpoint: next, progress: progressOf(next, job), stalled: 0, lease_until: Date.now() + options.leaseMs },
+          $inc: { version: 1 },
+        });
+        stalled = 0;
+        if (!after) return "lost";
+        return after.cancel_requested_at !== null ? "cancel" : "continue";
+      } catch (error) {
+        if (!isTransient(error) || lost) throw error;
+        attempts++;
+        if (++stalled >= MAX_STALLED_ATTEMPTS) throw error;
+        await options.sleep(backoffMs(stalled));
+      }
+    }
+  }
+
+  /** The last write: status, result, the finish time and the `job.*` event, with the lease and the slot given back. */
+  async function finish(status: Extract<JobStatus, "succeeded" | "failed" | "canceled">, error: { code: string; message: string } | null = null): Promise<void> {
+    for (let tries = 1; !lost; tries++) {
+      try {
+        const current = await jobs.findOne({ _id: job._id } as Filter<RunnerJob>, { projection: { pending_events: 0 } });
+        if (!current || current.epoch !== job.epoch || current.lease_owner !== options.owner) {
+          lost = true;
+          return;
+        }
+        const nowMs = Date.now();
+        const result: JobResult = { [COUNT_NAME[job.type]]: state.done, errors: state.errors };
+        const finished = {
+          ...current,
+          status,
+          result,
+          error,
+          progress: progressOf(state, job),
+          finished_at: Math.floor(nowMs / 1000),
+          version: current.version + 1,
+        } as Loaded<RunnerJob>;
+        const event = {
+          ...newEvent(`job.${status}` as JobEvent["type"], job, jobSnapshot(finished), { requestId: null, idempotencyKey: null }, null, nowMs),
+          sequence: finished.version,
+        } as JobEvent;
+        const written = await jobs.updateOne(
+          { _id: job._id, epoch: job.epoch, lease_owner: options.owner, version: current.version } as Filter<RunnerJob>,
+          {
+            $set: { status, result, error, progress: finished.progress, finished_at: finished.finished_at, lease_owner: null, lease_until: null, checkpoint: state },
+            $unset: { run_slot: "" },
+            $inc: { version: 1 },
+            $push: { pending_events: event },
+          } as never,
+        );
+        if (written.modifiedCount === 1) {
+          options.written(JOBS_COLLECTION, job._id);
+          await options.db
+            .collection(JOB_ITEMS_COLLECTION)
+            .deleteMany({ job: job._id })
+            .catch(() => {});
+          return;
+        }
+        // The version moved (a cancel request came in): read again and write again.
+      } catch (failure) {
+        if (!isTransient(failure) || tries >= MAX_STALLED_ATTEMPTS) throw failure;
+        await options.sleep(backoffMs(tries));
+      }
+    }
+  }
+}
+
+function retriesExhausted(attempts: number): { code: string; message: string } {
+  return { code: "service_unavailable", message: `The job failed after ${attempts} attempts: the database did not answer in time.` };
+}
+
+function progressOf(state: Checkpoint, job: RunnerJob): RunnerJob["progress"] {
+  const total = job.type === "resources.import" ? job.progress.total : state.snapshot?.complete ? state.snapshot.total : null;
+  return { total, processed: state.next, failed: state.failed, skipped: state.skipped };
+}

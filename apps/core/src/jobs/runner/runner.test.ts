@@ -1,0 +1,326 @@
+import { testDatabaseName } from "@rms/test-db";
+import { eventually } from "@rms/test-db/testkit";
+import type {} from "@rms/test-db/vitest-setup";
+import { MongoClient, type Db } from "mongodb";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { inject } from "vitest";
+import type { Tenant } from "../../caller.js";
+import type { MarkedResource } from "../../resources/batch.js";
+import { RESOURCES_COLLECTION } from "../../resources/store.js";
+import { LeaseQueue } from "../../storage/lease.js";
+import { EVENTS_COLLECTION } from "../../storage/relay.js";
+import { eventCounts, jobOf, queueJob, relayAll, seedResources } from "../../testutil/jobs.js";
+import { startWorker, type RunningWorker } from "../../worker/run.js";
+import type { TypedParams } from "../model.js";
+import { JobStore } from "../store.js";
+import { bulkExecutor, JOB_ITEMS_COLLECTION, pageId, type JobItemsPage } from "./bulk.js";
+import { claimJob, ensureRunnerIndexes } from "./claim.js";
+import { importExecutor } from "./import.js";
+import type { Checkpoint, JobRun, RunnerJob } from "./seam.js";
+import { jobsTask, type JobsTaskOptions } from "./task.js";
+
+let client: MongoClient;
+let db: Db;
+let databaseName: string;
+beforeAll(async () => {
+  client = await new MongoClient(inject("mongoUri")).connect();
+  databaseName = testDatabaseName("jobs-runner");
+  db = client.db(databaseName);
+  await ensureRunnerIndexes(db.collection<RunnerJob>("jobs"));
+});
+afterAll(async () => {
+  await db.dropDatabase();
+  await client.close();
+});
+
+let tenants = 0;
+const newTenant = (): Tenant => ({ account: `acct_runner${process.pid}x${++tenants}`, livemode: false });
+const resources = () => db.collection<MarkedResource>(RESOURCES_COLLECTION);
+
+async function worker(options: JobsTaskOptions = {}, jobsPerAccount = 2): Promise<RunningWorker> {
+  return startWorker({ mongoUri: inject("mongoUri"), databaseName, tasks: [jobsTask({ pollMs: 20, leaseMs: 2_000, ...options })], settings: { jobsPerAccount } });
+}
+
+async function finished(id: string, timeoutMs = 60_000): Promise<RunnerJob> {
+  return eventually(
+    async () => {
+      const job = await jobOf(db, id);
+      expect(["succeeded", "failed", "canceled"]).toContain(job?.status);
+      return job!;
+    },
+    { timeoutMs, intervalMs: 50 },
+  );
+}
+
+/** A job claimed by a test owner, and its run as an executor sees it, for driving executors step by step. */
+async function claimedRun(owner = `test-${Math.random()}`): Promise<{ run: JobRun; state: Checkpoint; written: string[] }> {
+  const jobs = db.collection<RunnerJob>("jobs");
+  const claimed = await claimJob(jobs, new LeaseQueue(jobs, { owner, leaseMs: 60_000 }), owner, 60_000, 100);
+  const written: string[] = [];
+  return { run: { db, job: claimed!.job, written: (_c, ids) => written.push(...ids) }, state: claimed!.job.checkpoint!, written };
+}
+
+describe("resources.import", () => {
+  it("creates every valid item once, each with its resource.created event; invalid items fail alone, in progress, job_errors and result.errors; the job.succeeded event is in the job's outbox", async () => {
+    const tenant = newTenant();
+    const items = Array.from({ length: 1_203 }, (_, i) => ({ name: `item-${i}`, metadata: [{ k: "i", v: String(i) }] }));
+    items[5] = { name: "", metadata: [] };
+    items[700] = { name: "ok", status: "frozen" } as never;
+    items[1_202] = { metadata: [] } as never;
+    const id = await queueJob(db, tenant, { type: "resources.import", params: { items } });
+    const w = await worker();
+    const job = await finished(id);
+    await w.stop();
+    expect(job.status).toBe("succeeded");
+    expect(job.progress).toEqual({ total: 1_203, processed: 1_203, failed: 3, skipped: 0 });
+    expect(job.result?.created).toBe(1_200);
+    expect(job.result?.errors.map((e) => [e.index, e.code, e.param])).toEqual([
+      [5, "parameter_invalid_empty", "name"],
+      [700, "parameter_invalid", "status"],
+      [1_202, "parameter_missing", "name"],
+    ]);
+    expect(await db.collection("job_errors").countDocuments({ job: id })).toBe(3);
+    expect(job.started_at).not.toBeNull();
+    expect(job.finished_at).not.toBeNull();
+    expect(job.lease_owner).toBeNull();
+    expect(job.run_slot).toBeUndefined();
+    const created = await resources().find({ account: tenant.account }).toArray();
+    expect(created).toHaveLength(1_200);
+    expect(new Set(created.map((r) => r.name)).size).toBe(1_200);
+    expect(created.find((r) => r.name === "item-6")?.metadata).toEqual([{ k: "i", v: "6" }]);
+    await relayAll(db);
+    const counts = await eventCounts(db, tenant);
+    expect(created.every((r) => counts.get(`${r._id} resource.created`) === 1)).toBe(true);
+    const jobEvents = await db.collection(EVENTS_COLLECTION).find({ "object.id": id }).toArray();
+    expect(jobEvents.map((e) => [e.type, e.sequence, e.object.status, e.object.result.created])).toEqual([["job.succeeded", job.version, "succeeded", 1_200]]);
+  });
+
+  it("a chunk redone after a takeover (same checkpoint) inserts nothing twice: the ids derive from the job and the index", async () => {
+    const tenant = newTenant();
+    const items = Array.from({ length: 40 }, (_, i) => ({ name: `redo-${i}` }));
+    await queueJob(db, tenant, { type: "resources.import", params: { items } });
+    const { run, state } = await claimedRun();
+    const executor = importExecutor(25);
+    const first = await executor.step(run, state);
+    const again = await executor.step(run, state); // the worker died before its checkpoint; the next one redoes the chunk
+    expect(again).toMatchObject({ next: 25, done: 25 });
+    expect(first).toMatchObject({ next: 25, done: 25 });
+    const last = await executor.step(run, again!);
+    expect(last).toMatchObject({ next: 40, done: 40 });
+    expect(await executor.step(run, last!)).toBeNull();
+    expect(await resources().countDocuments({ account: tenant.account })).toBe(40);
+    await relayAll(db);
+    const counts = await eventCounts(db, tenant);
+    expect([...counts.values()]).toEqual(Array(40).fill(1));
+  });
+});
+
+describe("resources.bulk_update", () => {
+  it("updates exactly the resources matching the filter (status, metadata, created, ids) with resource.updated carrying only the changed fields", async () => {
+    const tenant = newTenant();
+    const ids = await seedResources(db, tenant, 30, (i) => ({
+      status: i % 2 ? "paused" : "active",
+      metadata: [
+        { k: "tier", v: i % 3 === 0 ? "gold" : "silver" },
+        { k: "a.b", v: "x" },
+      ],
+    }));
+    const match = ids.filter((_, i) => i % 2 === 0 && i % 3 === 0);
+    const id = await queueJob(db, tenant, {
+      type: "resources.bulk_update",
+      params: { filter: { status: "active", metadata: [{ k: "tier", v: "gold" }] }, update: { status: "archived", metadata: [{ k: "done", v: "yes" }] } },
+    });
+    const byIds = await queueJob(db, tenant, {
+      type: "resources.bulk_update",
+      params: { filter: { ids: [ids[1]!, ids[3]!], created: { gte: 0 } }, update: { metadata: "" } },
+    });
+    const w = await worker();
+    const job = await finished(id);
+    const second = await finished(byIds);
+    await w.stop();
+    expect(job.status).toBe("succeeded");
+    expect(job.progress).toEqual({ total: match.length, processed: match.length, failed: 0, skipped: 0 });
+    expect(job.result).toEqual({ updated: match.length, errors: [] });
+    expect(second.result).toEqual({ updated: 2, errors: [] });
+    const after = await resources().find({ account: tenant.account }).toArray();
+    for (const r of after) {
+      const matched = match.includes(r._id);
+      expect(r.status).toBe(matched ? "archived" : r._id === ids[1] || r._id === ids[3] ? "paused" : ids.indexOf(r._id) % 2 ? "paused" : "active");
+      expect(r.version).toBe(matched || r._id === ids[1] || r._id === ids[3] ? 1 : 0);
+    }
+    expect(after.find((r) => r._id === ids[1])?.metadata).toEqual([]);
+    await relayAll(db);
+    const updated = await db.collection(EVENTS_COLLECTION).find({ account: tenant.account, type: "resource.updated", "object.id": match[0] }).toArray();
+    expect(updated).toHaveLength(1);
+    expect(updated[0]!.sequence).toBe(1);
+    expect(updated[0]!.previous_attributes).toEqual({
+      status: "active",
+      metadata: [
+        { k: "tier", v: "gold" },
+        { k: "a.b", v: "x" },
+      ],
+    });
+  });
+
+  it("a chunk redone after a takeover applies nothing twice (the job's mark), an item deleted after the filter was evaluated is skipped, and resources made after the start are not items", async () => {
+    const tenant = newTenant();
+    const ids = await seedResources(db, tenant, 12);
+    await queueJob(db, tenant, { type: "resources.bulk_update", params: { filter: { status: "active" }, update: { metadata: [{ k: "n", v: "1" }] } } });
+    const { run, state } = await claimedRun();
+    const executor = bulkExecutor("update", 5);
+    const snapshotted = (await executor.step(run, state))!;
+    expect(snapshotted.snapshot).toMatchObject({ complete: true, total: 12, pages: 1 });
+    await seedResources(db, tenant, 3); // made after the start: outside the job's items
+    await new JobStore(db).get(tenant, run.job._id); // (the job is untouched by reads)
+    await resources().updateOne({ _id: ids[7]! }, { $set: { deleted: true } });
+    const first = (await executor.step(run, snapshotted))!;
+    const redo = (await executor.step(run, snapshotted))!;
+    expect(redo).toEqual(first);
+    const second = (await executor.step(run, first))!;
+    const third = (await executor.step(run, second))!;
+    expect(third).toMatchObject({ next: 12, done: 11, skipped: 1, failed: 0 });
+    expect(await executor.step(run, third)).toBeNull();
+    const all = await resources().find({ account: tenant.account }).toArray();
+    expect(
+      all
+        .filter((r) => r.version === 1)
+        .map((r) => r._id)
+        .sort(),
+    ).toEqual(ids.filter((id) => id !== ids[7]).sort());
+    expect(all.filter((r) => !ids.includes(r._id)).every((r) => r.version === 0)).toBe(true);
+    await relayAll(db);
+    const counts = await eventCounts(db, tenant);
+    expect(ids.filter((id) => id !== ids[7]).every((id) => counts.get(`${id} resource.updated`) === 1)).toBe(true);
+  });
+
+  it("the filter is evaluated in one pass into pages of 1,000 ids; a page written by an attempt before a takeover is kept and the pass goes on after it", async () => {
+    const tenant = newTenant();
+    const ids = (await seedResources(db, tenant, 2_500)).sort();
+    await queueJob(db, tenant, { type: "resources.bulk_delete", params: { filter: { created: { gte: 0 } } } });
+    const { run, state } = await claimedRun();
+    // The attempt before saw other matches for page 0 (here: without the first resource).
+    await db.collection<JobItemsPage>(JOB_ITEMS_COLLECTION).insertOne({ _id: pageId(run.job._id, 0), job: run.job._id, page: 0, ids: ids.slice(1, 1_001) });
+    const snapshotted = (await bulkExecutor("delete").step(run, state))!;
+    expect(snapshotted.snapshot).toMatchObject({ complete: true, pages: 3, total: 2_499, last: ids[2_499] });
+    const pages = await db.collection<JobItemsPage>(JOB_ITEMS_COLLECTION).find({ job: run.job._id }).sort({ page: 1 }).toArray();
+    expect(pages.flatMap((p) => p.ids)).toEqual(ids.slice(1));
+  });
+
+  it("a poison item (its merged metadata would pass 50 keys) fails alone; the rest are updated", async () => {
+    const tenant = newTenant();
+    const full = Array.from({ length: 50 }, (_, i) => ({ k: `k${i}`, v: "v" }));
+    const ids = await seedResources(db, tenant, 6, (i) => (i === 2 ? { metadata: full } : {}));
+    const id = await queueJob(db, tenant, { type: "resources.bulk_update", params: { filter: { ids }, update: { metadata: [{ k: "extra", v: "1" }] } } });
+    const w = await worker();
+    const job = await finished(id);
+    await w.stop();
+    expect(job.status).toBe("succeeded");
+    expect(job.progress).toEqual({ total: 6, processed: 6, failed: 1, skipped: 0 });
+    expect(job.result?.updated).toBe(5);
+    expect(job.result?.errors).toEqual([{ index: 2, id: ids[2], code: "metadata_invalid", param: "metadata", message: expect.any(String) }]);
+    expect((await db.collection("job_errors").findOne({ _id: `${id}:2` as never }))?.code).toBe("metadata_invalid");
+    expect((await resources().findOne({ _id: ids[2]! }))?.version).toBe(0);
+  });
+});
+
+describe("resources.bulk_delete", () => {
+  it("tombstones each match with its resource.deleted event; a chunk redone counts its deletes once; one deleted by someone else is skipped", async () => {
+    const tenant = newTenant();
+    const ids = await seedResources(db, tenant, 8);
+    await queueJob(db, tenant, { type: "resources.bulk_delete", params: { filter: { ids } } });
+    const { run, state } = await claimedRun();
+    const executor = bulkExecutor("delete", 4);
+    const snapshotted = (await executor.step(run, state))!;
+    await resources().updateOne({ _id: ids[6]! }, { $set: { deleted: true } });
+    const first = (await executor.step(run, snapshotted))!;
+    expect(await executor.step(run, snapshotted)).toEqual(first);
+    const second = (await executor.step(run, first))!;
+    expect(second).toMatchObject({ next: 8, done: 7, skipped: 1 });
+    const all = await resources().find({ account: tenant.account }).toArray();
+    expect(all.every((r) => r.deleted === true)).toBe(true);
+    await relayAll(db);
+    const counts = await eventCounts(db, tenant);
+    expect(ids.filter((id) => id !== ids[6]).every((id) => counts.get(`${id} resource.deleted`) === 1)).toBe(true);
+    expect(counts.get(`${ids[6]} resource.deleted`)).toBeUndefined();
+  });
+
+  it("runs end to end: succeeded with deleted = matches", async () => {
+    const tenant = newTenant();
+    await seedResources(db, tenant, 20, (i) => ({ status: i < 5 ? "archived" : "active" }));
+    const id = await queueJob(db, tenant, { type: "resources.bulk_delete", params: { filter: { status: "archived" } } });
+    const w = await worker();
+    const job = await finished(id);
+    await w.stop();
+    expect(job.result).toEqual({ deleted: 5, errors: [] });
+    expect(await resources().countDocuments({ account: tenant.account, deleted: { $exists: false } })).toBe(15);
+  });
+});
+
+describe("running", () => {
+  it("cancel while running: canceled at the next checkpoint, the work committed before stays, job.canceled recorded", async () => {
+    const tenant = newTenant();
+    const items = Array.from({ length: 3_000 }, (_, i) => ({ name: `c${i}` }));
+    const id = await queueJob(db, tenant, { type: "resources.import", params: { items } });
+    const w = await worker({ executors: { "resources.import": importExecutor(20) } });
+    await eventually(async () => expect((await jobOf(db, id))?.progress.processed).toBeGreaterThan(0), { timeoutMs: 30_000 });
+    await new JobStore(db).cancel(tenant, id, { requestId: null, idempotencyKey: null });
+    const job = await finished(id);
+    await w.stop();
+    expect(job.status).toBe("canceled");
+    expect(job.cancel_requested_at).not.toBeNull();
+    expect(job.progress.processed).toBeLessThan(3_000);
+    expect(job.result?.created).toBe(job.progress.processed);
+    expect(await resources().countDocuments({ account: tenant.account })).toBe(job.progress.processed);
+    await relayAll(db);
+    expect((await db.collection(EVENTS_COLLECTION).findOne({ "object.id": id }))?.type).toBe("job.canceled");
+  });
+
+  it("JOBS_PER_ACCOUNT: a tenant's third job waits while two hold the slots; another tenant's job is claimed past it", async () => {
+    const a = newTenant();
+    const b = newTenant();
+    const jobs = db.collection<RunnerJob>("jobs");
+    const one: TypedParams = { type: "resources.import", params: { items: [{ name: "x" }] } };
+    const [a1, a2, a3] = [await queueJob(db, a, one), await queueJob(db, a, one), await queueJob(db, a, one)];
+    const b1 = await queueJob(db, b, one);
+    const claim = (owner: string) => claimJob(jobs, new LeaseQueue(jobs, { owner, leaseMs: 60_000 }), owner, 60_000, 2);
+    const claimed = [await claim("w1"), await claim("w2"), await claim("w3"), await claim("w4")];
+    const ours = claimed.map((c) => c?.job._id).filter((id) => [a1, a2, a3, b1].includes(id!));
+    expect(ours).toHaveLength(3);
+    expect(ours).toContain(b1);
+    const waiting = [a1, a2, a3].filter((id) => !ours.includes(id))!;
+    expect(waiting).toHaveLength(1);
+    expect((await jobOf(db, waiting[0]!))?.status).toBe("queued");
+    const running = await jobs.find({ _id: { $in: [a1, a2, a3] }, status: "running" }).toArray();
+    expect(running.map((j) => j.run_slot).sort()).toEqual([`${a.account}/test/0`, `${a.account}/test/1`]);
+    // The slots are a unique index: the waiting job cannot take one even by a direct write.
+    await expect(jobs.updateOne({ _id: waiting[0]! }, { $set: { run_slot: running[0]!.run_slot! } })).rejects.toMatchObject({ code: 11000 });
+  });
+
+  it("two workers racing over the same jobs: each job runs to success once, each resource is created and updated once", async () => {
+    const tenants = [newTenant(), newTenant(), newTenant()];
+    const seeded = await Promise.all(tenants.map((t) => seedResources(db, t, 300)));
+    const ids = [];
+    for (const t of tenants) {
+      ids.push(await queueJob(db, t, { type: "resources.import", params: { items: Array.from({ length: 700 }, (_, i) => ({ name: `race${i}` })) } }));
+      ids.push(await queueJob(db, t, { type: "resources.bulk_update", params: { filter: { status: "active" }, update: { status: "paused" } } }));
+    }
+    const small = { "resources.import": importExecutor(50), "resources.bulk_update": bulkExecutor("update", 50) };
+    const workers = [await worker({ executors: small }), await worker({ executors: small })];
+    const jobs = await Promise.all(ids.map((id) => finished(id)));
+    await Promise.all(workers.map((w) => w.stop()));
+    expect(jobs.map((j) => j.status)).toEqual(Array(6).fill("succeeded"));
+    expect(jobs.map((j) => j.attempts)).toEqual(Array(6).fill(0));
+    for (const [i, t] of tenants.entries()) {
+      expect(await resources().countDocuments({ account: t.account, name: /^race/ })).toBe(700);
+      const seededDocs = await resources()
+        .find({ _id: { $in: seeded[i]! } })
+        .toArray();
+      expect(seededDocs.every((r) => r.version === 1 && r.status === "paused")).toBe(true);
+    }
+    await relayAll(db);
+    for (const t of tenants) {
+      const counts = await eventCounts(db, t);
+      expect([...counts.values()].every((n) => n === 1)).toBe(true);
+    }
+  });
+});

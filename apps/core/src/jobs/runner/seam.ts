@@ -1,0 +1,71 @@
+import type { Db } from "mongodb";
+import type { Loaded } from "../../storage/documents.js";
+import type { JobDocument, JobItemError } from "../model.js";
+
+/**
+ * The seam between the jobs API and whatever runs jobs (ARCHITECTURE rule 4, in ../shared/docs/;
+ * docs/jobs.md "Replacing the engine"). The API records a job and its cancel request on the job
+ * document; an engine turns that into execution. The database-backed engine needs no signal beyond the
+ * document itself (workers poll the `jobs` collection and read `cancel_requested_at` at each
+ * checkpoint), so both calls are no-ops there; an engine such as Temporal would start a workflow and
+ * cancel it here. The executors see only `JobRun`, never the engine.
+ */
+export interface JobEngine {
+  /** The job is durably queued (after the 201's write): make it runnable. */
+  start(job: { id: string }): Promise<void>;
+  /** `cancel_requested_at` is recorded on a running job: ask its execution to stop at its next checkpoint. */
+  requestCancel(job: { id: string }): Promise<void>;
+}
+
+/** The database-backed engine: the queued document is the start, `cancel_requested_at` is the cancel. */
+export const DATABASE_ENGINE: JobEngine = {
+  async start() {},
+  async requestCancel() {},
+};
+
+/**
+ * Where a job stands: everything needed to go on after a takeover, kept on the job document
+ * (`checkpoint`) and written by one epoch-guarded update per chunk.
+ */
+export interface Checkpoint {
+  /** Items `[0, next)` are done. */
+  next: number;
+  /** Unix ms that the next chunk's imported resources take for their ids and `created` (import only), fixed before the chunk is written so a redo derives the same ids. */
+  chunk_ms: number;
+  /** Items created, updated or deleted (the type's count). */
+  done: number;
+  failed: number;
+  skipped: number;
+  /** The first errors (at most 100, in item order), for `result.errors`. */
+  errors: JobItemError[];
+  /** Bulk jobs: the filter's matches, copied into `job_items` pages before any item is touched. */
+  snapshot?: { bound: string; pages: number; last: string | null; complete: boolean; total: number };
+}
+
+/** What a step's executor answers: the checkpoint after its chunk, or null when every item is done. */
+export type StepResult = Checkpoint | null;
+
+/** How a checkpoint went: go on, stop for a cancel request, or stop because the job is no longer ours (or the worker is stopping). */
+export type CheckpointOutcome = "continue" | "cancel" | "lost";
+
+/** One job's execution as an executor sees it (the database-backed implementation is runner/run.ts). */
+export interface JobRun {
+  readonly db: Db;
+  readonly job: Loaded<RunnerJob>;
+  /** Tells the relay which resources a chunk wrote (their events go out at once, not at the next sweep). */
+  written(collection: string, ids: readonly string[]): void;
+}
+
+/** The executor of one job type: one chunk of work per step, idempotent per item. */
+export interface Executor {
+  step(run: JobRun, state: Checkpoint): Promise<StepResult>;
+}
+
+/** The stored job with the runner's own fields (not part of the public object). */
+export interface RunnerJob extends JobDocument {
+  checkpoint?: Checkpoint;
+  /** `<account>/<mode>/<n>` while running: the slot of JOBS_PER_ACCOUNT it holds (unique, sparse index). */
+  run_slot?: string;
+  /** Attempts since the last checkpoint that made progress: the job fails when they reach the limit. */
+  stalled?: number;
+}

@@ -1,0 +1,134 @@
+import { testDatabaseName } from "@rms/test-db";
+import { eventually } from "@rms/test-db/testkit";
+import type {} from "@rms/test-db/vitest-setup";
+import { MongoClient, type Db } from "mongodb";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { inject } from "vitest";
+import type { Tenant } from "../../caller.js";
+import type { MarkedResource } from "../../resources/batch.js";
+import { RESOURCES_COLLECTION } from "../../resources/store.js";
+import { eventCounts, jobOf, queueJob, relayAll, seedResources } from "../../testutil/jobs.js";
+import { startWorkerProcess } from "../../testutil/process.js";
+import type { RunnerJob } from "./seam.js";
+
+// Real worker processes (the built worker entry), killed for real: the takeover and SIGTERM promises of
+// CONTRACT.md section 6. A short lease so a dead worker's job is taken over within seconds.
+const WORKER_ENV = { JOBS_LEASE_MS: "1500" };
+
+let client: MongoClient;
+let db: Db;
+let databaseName: string;
+beforeAll(async () => {
+  client = await new MongoClient(inject("mongoUri")).connect();
+  databaseName = testDatabaseName("jobs-takeover");
+  db = client.db(databaseName);
+});
+afterAll(async () => {
+  await db.dropDatabase();
+  await client.close();
+});
+
+let tenants = 0;
+const newTenant = (): Tenant => ({ account: `acct_takeover${process.pid}x${++tenants}`, livemode: false });
+const resources = () => db.collection<MarkedResource>(RESOURCES_COLLECTION);
+
+/** Waits until the job has committed some of its items, but not all. */
+async function midway(id: string): Promise<RunnerJob> {
+  return eventually(
+    async () => {
+      const job = await jobOf(db, id);
+      expect(job?.progress.processed).toBeGreaterThan(0);
+      return job!;
+    },
+    { timeoutMs: 60_000, intervalMs: 10 },
+  );
+}
+
+async function succeeded(id: string): Promise<RunnerJob> {
+  return eventually(
+    async () => {
+      const job = await jobOf(db, id);
+      expect(job?.status).toBe("succeeded");
+      return job!;
+    },
+    { timeoutMs: 120_000, intervalMs: 100 },
+  );
+}
+
+it("SIGKILL mid-import: the next worker takes the job over after the lease and creates exactly the items, each with one resource.created event", async () => {
+  const tenant = newTenant();
+  const total = 6_000;
+  const id = await queueJob(db, tenant, { type: "resources.import", params: { items: Array.from({ length: total }, (_, i) => ({ name: `k${i}` })) } });
+  const first = await startWorkerProcess(databaseName, WORKER_ENV);
+  const before = await midway(id);
+  await first.kill();
+  const atKill = (await jobOf(db, id))!;
+  expect(atKill.status).toBe("running");
+  expect(atKill.progress.processed).toBeLessThan(total);
+  const second = await startWorkerProcess(databaseName, WORKER_ENV);
+  const job = await succeeded(id);
+  await second.stop();
+  expect(before.lease_owner).toBe(first.workerId);
+  expect(job.attempts).toBe(1); // the dead worker's attempt
+  expect(job.epoch).toBe(2);
+  expect(job.result).toEqual({ created: total, errors: [] });
+  const names = (
+    await resources()
+      .find({ account: tenant.account }, { projection: { name: 1 } })
+      .toArray()
+  ).map((r) => r.name);
+  expect(names).toHaveLength(total);
+  expect(new Set(names).size).toBe(total);
+  await relayAll(db);
+  const counts = await eventCounts(db, tenant);
+  expect(counts.size).toBe(total);
+  expect([...counts.values()].every((n) => n === 1)).toBe(true);
+}, 180_000);
+
+it("SIGKILL mid-bulk-update: every matched resource is updated once (version 1, one resource.updated event)", async () => {
+  const tenant = newTenant();
+  const total = 4_000;
+  await seedResources(db, tenant, total);
+  const id = await queueJob(db, tenant, {
+    type: "resources.bulk_update",
+    params: { filter: { status: "active" }, update: { status: "paused", metadata: [{ k: "bulk", v: "1" }] } },
+  });
+  const first = await startWorkerProcess(databaseName, WORKER_ENV);
+  await midway(id);
+  await first.kill();
+  const atKill = (await jobOf(db, id))!;
+  expect(atKill.progress.processed).toBeLessThan(total);
+  const second = await startWorkerProcess(databaseName, WORKER_ENV);
+  const job = await succeeded(id);
+  await second.stop();
+  expect(job.result).toEqual({ updated: total, errors: [] });
+  expect(job.progress).toEqual({ total, processed: total, failed: 0, skipped: 0 });
+  const all = await resources().find({ account: tenant.account }).toArray();
+  expect(all.filter((r) => r.version === 1 && r.status === "paused")).toHaveLength(total);
+  await relayAll(db);
+  const counts = await eventCounts(db, tenant);
+  expect(all.every((r) => counts.get(`${r._id} resource.updated`) === 1)).toBe(true);
+}, 180_000);
+
+it("SIGTERM: the worker checkpoints, releases the job at once and exits 0; the next worker continues without waiting for a lease or counting an attempt", async () => {
+  const tenant = newTenant();
+  const total = 6_000;
+  const id = await queueJob(db, tenant, { type: "resources.import", params: { items: Array.from({ length: total }, (_, i) => ({ name: `t${i}` })) } });
+  const first = await startWorkerProcess(databaseName, { ...WORKER_ENV, JOBS_LEASE_MS: "600000" });
+  await midway(id);
+  expect(await first.stop()).toBe(0);
+  const released = (await jobOf(db, id))!;
+  expect(released.status).toBe("running");
+  expect(released.lease_owner).toBeNull();
+  expect(released.progress.processed).toBeGreaterThan(0);
+  expect(released.checkpoint?.next).toBe(released.progress.processed);
+  // What was checkpointed is what exists: nothing written after the last checkpoint.
+  expect(await resources().countDocuments({ account: tenant.account })).toBe(released.progress.processed);
+  // A lease of 10 minutes: only the release lets the next worker in now.
+  const second = await startWorkerProcess(databaseName, { ...WORKER_ENV, JOBS_LEASE_MS: "600000" });
+  const job = await succeeded(id);
+  await second.stop();
+  expect(job.attempts).toBe(0);
+  expect(job.result?.created).toBe(total);
+  expect(await resources().countDocuments({ account: tenant.account })).toBe(total);
+}, 180_000);

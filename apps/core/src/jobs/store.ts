@@ -1,0 +1,212 @@
+import type { Collection, Db, Filter, FindCursor } from "mongodb";
+import type { RequestInfo, Tenant } from "../caller.js";
+import { errors } from "../errors.js";
+import { UNBOUNDED, type Budget } from "../grpc/budget.js";
+import { newId } from "../ids.js";
+import { boundedPage, PAGE_BYTES_MAX } from "../storage/bounded-page.js";
+import { findLive, WITHOUT_OUTBOX, type Loaded } from "../storage/documents.js";
+import { ensureIdempotencyIndex, fingerprint, insertOnce, type InsertOnceResult } from "../storage/idempotent-insert.js";
+import { ensureKeysetIndexes } from "../storage/keyset-list.js";
+import { newEvent } from "../storage/outbox.js";
+import { written } from "../storage/write.js";
+import {
+  FINISHED_STATUSES,
+  isFinished,
+  JOB_ERRORS_COLLECTION,
+  JOB_RETENTION_MS,
+  JOBS_COLLECTION,
+  resultCountName,
+  type JobDocument,
+  type JobErrorDocument,
+  type JobEvent,
+  type JobStatus,
+  type JobType,
+  type TypedParams,
+} from "./model.js";
+import { jobSnapshot } from "./render.js";
+
+/** A job as reads load it (without its outbox). */
+export type LoadedJob = Loaded<JobDocument>;
+
+export interface JobListQuery {
+  limit: number;
+  startingAfter?: string;
+  endingBefore?: string;
+  status?: JobStatus;
+  type?: JobType;
+  created: { gt?: number; gte?: number; lt?: number; lte?: number };
+}
+
+export interface ErrorListQuery {
+  limit: number;
+  startingAfter?: number;
+  endingBefore?: number;
+}
+
+/** A list page stops adding jobs once their params pass this many bytes as JSON (storage/bounded-page.ts). */
+export const LIST_PAGE_PARAMS_BYTES = PAGE_BYTES_MAX;
+
+/** Retries of a cancel that lost a race with the runner (each loss means the job moved on). */
+const CANCEL_ATTEMPTS = 8;
+
+/**
+ * Storage of jobs and their item errors, on the shared mechanisms of storage/: the create is an
+ * idempotent insert, a cancel one single-document write (with its `job.canceled` event in the job's
+ * outbox when it finishes the job). The runner (jobs/runner/) writes the rest under its lease.
+ */
+export class JobStore {
+  readonly collection: Collection<JobDocument>;
+  readonly errors: Collection<JobErrorDocument>;
+
+  constructor(
+    db: Db,
+    private readonly written: (collection: string, id: string) => void = () => {},
+  ) {
+    this.collection = db.collection<JobDocument>(JOBS_COLLECTION);
+    this.errors = db.collection<JobErrorDocument>(JOB_ERRORS_COLLECTION);
+  }
+
+  async ensureIndexes({ secondary }: { secondary: boolean }): Promise<void> {
+    await ensureIdempotencyIndex(this.collection);
+    if (secondary) {
+      await ensureKeysetIndexes(this.collection, ["status", "type"]);
+      await this.errors.createIndex({ job: 1, index: 1 }, { name: "job_index" });
+      // Retention's find: finished jobs by finish time.
+      await this.collection.createIndex({ status: 1, finished_at: 1 }, { name: "status_finished_at" });
+    }
+  }
+
+  /** Queues a job, at most once per idempotency key (storage/idempotent-insert.ts). */
+  async create(tenant: Tenant, typed: TypedParams, request: RequestInfo, budget: Budget = UNBOUNDED): Promise<InsertOnceResult<JobDocument>> {
+    const nowMs = Date.now();
+    const id = newId("job", nowMs);
+    const doc: Omit<JobDocument, "idempotency" | "request_hash"> = {
+      _id: id,
+      account: tenant.account,
+      livemode: tenant.livemode,
+      version: 0,
+      pending_events: [],
+      type: typed.type,
+      status: "queued",
+      params: typed.params,
+      progress: { total: typed.type === "resources.import" ? typed.params.items.length : null, processed: 0, failed: 0, skipped: 0 },
+      result: null,
+      error: null,
+      attempts: 0,
+      cancel_requested_at: null,
+      created: Math.floor(nowMs / 1000),
+      started_at: null,
+      finished_at: null,
+      lease_owner: null,
+      lease_until: null,
+      epoch: 0,
+    };
+    return insertOnce(this.collection, doc, { tenant, key: request.idempotencyKey, fingerprint: fingerprint([typed.type, typed.params]) }, budget);
+  }
+
+  get(tenant: Tenant, id: string, budget: Budget = UNBOUNDED): Promise<LoadedJob | null> {
+    return findLive(this.collection, tenant, id, budget);
+  }
+
+  /**
+   * Cancels a job (CONTRACT.md section 6): a queued one at once (canceled, `finished_at`, its
+   * `job.canceled` event, and its epoch moved on so a worker that has just claimed it can write
+   * nothing more); a running one gets `cancel_requested_at` (kept from the first cancel) and the
+   * runner finishes it at its next checkpoint; a finished one is 409 `state_conflict`. Each step is
+   * one write filtered on the state it was decided from; a lost race reads again.
+   * Returns null when the job does not exist for the tenant.
+   */
+  async cancel(tenant: Tenant, id: string, request: RequestInfo, budget: Budget = UNBOUNDED, now: () => number = Date.now): Promise<LoadedJob | null> {
+    for (let attempt = 0; attempt < CANCEL_ATTEMPTS; attempt++) {
+      const current = await this.get(tenant, id, budget);
+      if (!current) return null;
+      if (isFinished(current.status)) {
+        throw errors.conflict("state_conflict", `This job has already finished (${current.status}); only a queued or running job can be canceled.`);
+      }
+      const nowMs = now();
+      const at = Math.floor(nowMs / 1000);
+      if (current.status === "running") {
+        if (current.cancel_requested_at !== null) return current;
+        const filter = { _id: id, status: "running", cancel_requested_at: null } as Filter<JobDocument>;
+        const result = await written(budget, (options) => this.collection.updateOne(filter, { $set: { cancel_requested_at: at }, $inc: { version: 1 } }, options));
+        if (result.modifiedCount === 1) return { ...current, cancel_requested_at: at, version: current.version + 1 };
+        continue;
+      }
+      const after: LoadedJob = {
+        ...current,
+        status: "canceled",
+        finished_at: at,
+        result: { [resultCountName(current.type)]: 0, errors: [] },
+        lease_owner: null,
+        lease_until: null,
+        epoch: current.epoch + 1,
+        version: current.version + 1,
+      };
+      const event: JobEvent = { ...newEvent("job.canceled", tenant, jobSnapshot(after), request, null, nowMs), sequence: after.version };
+      const filter = { _id: id, status: "queued", epoch: current.epoch, version: current.version } as Filter<JobDocument>;
+      const update = {
+        $set: { status: after.status, finished_at: at, result: after.result, lease_owner: null, lease_until: null },
+        $inc: { epoch: 1, version: 1 },
+        $push: { pending_events: event },
+      };
+      const result = await written(budget, (options) => this.collection.updateOne(filter, update as never, options));
+      if (result.modifiedCount === 1) {
+        this.written(JOBS_COLLECTION, id);
+        return after;
+      }
+    }
+    throw new Error(`cancel of ${id} kept losing races`);
+  }
+
+  /** One page of the tenant's jobs, newest first, by `_id` keyset (data rule 5). */
+  async list(tenant: Tenant, query: JobListQuery, budget: Budget = UNBOUNDED): Promise<{ items: LoadedJob[]; hasMore: boolean }> {
+    const filter: Record<string, unknown> = { account: tenant.account, livemode: tenant.livemode };
+    if (query.status) filter["status"] = query.status;
+    if (query.type) filter["type"] = query.type;
+    const created: Record<string, number> = {};
+    for (const [bound, value] of Object.entries(query.created)) if (value !== undefined) created[`$${bound}`] = value;
+    if (Object.keys(created).length > 0) filter["created"] = created;
+    const backwards = query.endingBefore !== undefined;
+    if (query.startingAfter !== undefined) filter["_id"] = { $lt: query.startingAfter };
+    if (query.endingBefore !== undefined) filter["_id"] = { $gt: query.endingBefore };
+    // Read in batches and stop early: a page of large imports needs only the first few documents.
+    const cursor = this.collection.find(filter as Filter<JobDocument>, {
+      sort: { _id: backwards ? 1 : -1 },
+      limit: query.limit + 1,
+      batchSize: Math.min(query.limit + 1, 25),
+      ...WITHOUT_OUTBOX,
+      ...budget.db(),
+    });
+    const { items: page, hasMore } = await boundedPage(cursor as unknown as FindCursor<LoadedJob>, query.limit, (job) => JSON.stringify(job.params).length, LIST_PAGE_PARAMS_BYTES);
+    return { items: backwards ? page.reverse() : page, hasMore };
+  }
+
+  /** One page of a job's item errors by index, ascending; the cursors are indexes. */
+  async listErrors(job: LoadedJob, query: ErrorListQuery, budget: Budget = UNBOUNDED): Promise<{ items: JobErrorDocument[]; hasMore: boolean }> {
+    const filter: Record<string, unknown> = { job: job._id, account: job.account, livemode: job.livemode };
+    const backwards = query.endingBefore !== undefined;
+    if (query.startingAfter !== undefined) filter["index"] = { $gt: query.startingAfter };
+    if (query.endingBefore !== undefined) filter["index"] = { $lt: query.endingBefore };
+    const found = await this.errors.find(filter as Filter<JobErrorDocument>, { sort: { index: backwards ? -1 : 1 }, limit: query.limit + 1, ...budget.db() }).toArray();
+    const page = found.slice(0, query.limit);
+    return { items: backwards ? page.reverse() : page, hasMore: found.length > query.limit };
+  }
+
+  /**
+   * Retention: deletes up to `batch` jobs finished more than 30 days ago whose outbox is empty (their
+   * `job.*` event is out), their item errors first, so a crash between the two leaves a job without
+   * errors for a moment, never errors without a job. Returns how many jobs it deleted.
+   */
+  async deleteExpired(nowMs: number = Date.now(), batch = 500): Promise<number> {
+    const expired = {
+      status: { $in: [...FINISHED_STATUSES] },
+      finished_at: { $lt: Math.floor((nowMs - JOB_RETENTION_MS) / 1000) },
+      "pending_events.0": { $exists: false },
+    } as Filter<JobDocument>;
+    const ids = (await this.collection.find(expired, { projection: { _id: 1 }, limit: batch }).toArray()).map((doc) => doc._id);
+    if (ids.length === 0) return 0;
+    await this.errors.deleteMany({ job: { $in: ids } });
+    const deleted = await this.collection.deleteMany({ ...expired, _id: { $in: ids } } as Filter<JobDocument>);
+    return deleted.deletedCount;
+  }
+}

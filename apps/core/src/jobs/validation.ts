@@ -1,0 +1,158 @@
+import { RESOURCE_STATUS, ResourceStatus, RpcError, type JobFilter as JobFilterMessage, type JobParams, type JobUpdate as JobUpdateMessage } from "@rms/proto";
+import { errors } from "../errors.js";
+import { isId } from "../ids.js";
+import type { MetadataPair, ResourceStatusName } from "../resources/model.js";
+import { METADATA_MAX_KEYS, mergeMetadata } from "../resources/validation.js";
+import {
+  FILTER_IDS_MAX,
+  IMPORT_ITEMS_MAX,
+  JOB_STATUSES,
+  JOB_TYPES,
+  type ImportItem,
+  type JobFilter,
+  type JobStatus,
+  type JobType,
+  type JobUpdate,
+  type TypedParams,
+} from "./model.js";
+
+/**
+ * The job-level rules of a create, checked before anything is stored (a bad job is 400 and never
+ * queued). The gateway has already checked the params' shape (types, unknown fields); the rules of
+ * each import item are the runner's, per item (items.ts). Params are named as the public API spells
+ * them (`params[filter][ids][3]`).
+ */
+
+/** Re-throws a check's error with its param placed under `prefix` (`metadata[k]` -> `params[filter][metadata][k]`). */
+function under<T>(prefix: string, check: () => T): T {
+  try {
+    return check();
+  } catch (error) {
+    if (!(error instanceof RpcError) || error.param === undefined) throw error;
+    const at = error.param.indexOf("[");
+    const param = at === -1 ? `${prefix}[${error.param}]` : `${prefix}[${error.param.slice(0, at)}]${error.param.slice(at)}`;
+    throw errors.of(error.code as Parameters<typeof errors.of>[0], error.message, param);
+  }
+}
+
+function statusOf(value: ResourceStatus, param: string): ResourceStatusName | undefined {
+  if (value === ResourceStatus.UNSPECIFIED) return undefined;
+  const name = RESOURCE_STATUS.nameOf(value);
+  if (!name) throw errors.invalid("parameter_invalid", `Invalid ${param}: must be one of active, paused or archived.`, param);
+  return name;
+}
+
+function pairsOf(entries: readonly { key: string; value: string }[]): MetadataPair[] {
+  return entries.map((e) => ({ k: e.key, v: e.value }));
+}
+
+function filterOf(message: JobFilterMessage | undefined): JobFilter {
+  const param = "params[filter]";
+  if (!message) throw errors.invalid("parameter_missing", `Missing required param: ${param}.`, param);
+  const filter: JobFilter = {};
+  if (message.ids.length > 0) {
+    if (message.ids.length > FILTER_IDS_MAX) {
+      throw errors.invalid("parameter_invalid", `Invalid ${param}[ids]: at most ${FILTER_IDS_MAX} ids, got ${message.ids.length}.`, `${param}[ids]`);
+    }
+    message.ids.forEach((id, i) => {
+      if (!isId("res", id)) throw errors.invalid("parameter_invalid", `Invalid ${param}[ids][${i}]: '${id.slice(0, 64)}' is not a resource id.`, `${param}[ids][${i}]`);
+    });
+    filter.ids = [...message.ids];
+  }
+  const status = statusOf(message.status, `${param}[status]`);
+  if (status) filter.status = status;
+  if (message.metadata.length > 0) {
+    const empty = message.metadata.find((e) => e.value === "");
+    if (empty) {
+      throw errors.invalid("parameter_invalid", "Invalid metadata filter: a value to match must not be empty.", `${param}[metadata][${empty.key}]`);
+    }
+    if (message.metadata.length > METADATA_MAX_KEYS) {
+      throw errors.invalid("metadata_invalid", `A metadata filter can name at most ${METADATA_MAX_KEYS} keys.`, `${param}[metadata]`);
+    }
+    // Key and value rules as metadata itself has: a filter on a key that cannot exist would match nothing, silently.
+    under(param, () => mergeMetadata([], message.metadata));
+    filter.metadata = pairsOf(message.metadata);
+  }
+  if (message.createdGte !== undefined || message.createdLte !== undefined) {
+    filter.created = {
+      ...(message.createdGte !== undefined ? { gte: checkedTime(message.createdGte, `${param}[created][gte]`) } : {}),
+      ...(message.createdLte !== undefined ? { lte: checkedTime(message.createdLte, `${param}[created][lte]`) } : {}),
+    };
+  }
+  if (Object.keys(filter).length === 0) {
+    throw errors.invalid(
+      "parameter_invalid_empty",
+      `${param} needs at least one condition (ids, status, metadata or created); to match every resource, use ${param}[created][gte]=0.`,
+      param,
+    );
+  }
+  return filter;
+}
+
+function checkedTime(value: bigint, param: string): number {
+  if (value < 0n || value > BigInt(Number.MAX_SAFE_INTEGER)) throw errors.invalid("parameter_invalid", `Invalid ${param}: must be a Unix time in seconds.`, param);
+  return Number(value);
+}
+
+function updateOf(message: JobUpdateMessage | undefined): JobUpdate {
+  const param = "params[update]";
+  if (!message) throw errors.invalid("parameter_missing", `Missing required param: ${param}.`, param);
+  const update: JobUpdate = {};
+  const status = statusOf(message.status, `${param}[status]`);
+  if (status) update.status = status;
+  if (message.clearMetadata && message.metadata.length > 0) {
+    throw errors.invalid("parameter_invalid", `Invalid ${param}[metadata]: either "" (remove every key) or keys to merge, not both.`, `${param}[metadata]`);
+  }
+  if (message.clearMetadata) update.metadata = "";
+  else if (message.metadata.length > 0) {
+    // The changes' own rules now (keys, values, at most 50 set); the merged result's 50-key limit is per resource, when applied.
+    under(param, () => mergeMetadata([], message.metadata));
+    update.metadata = pairsOf(message.metadata);
+  }
+  if (Object.keys(update).length === 0) {
+    throw errors.invalid("parameter_invalid_empty", `${param} changes nothing: give status and/or metadata.`, param);
+  }
+  return update;
+}
+
+function itemsOf(items: readonly { name?: string; status?: string; metadata: { key: string; value: string }[] }[]): ImportItem[] {
+  const param = "params[items]";
+  if (items.length === 0) throw errors.invalid("parameter_invalid_empty", `${param} is empty: give at least one item.`, param);
+  if (items.length > IMPORT_ITEMS_MAX) throw errors.invalid("parameter_invalid", `Invalid ${param}: at most ${IMPORT_ITEMS_MAX} items, got ${items.length}.`, param);
+  return items.map((item) => ({
+    ...(item.name !== undefined ? { name: item.name } : {}),
+    ...(item.status !== undefined ? { status: item.status } : {}),
+    ...(item.metadata.length > 0 ? { metadata: pairsOf(item.metadata) } : {}),
+  }));
+}
+
+/** The type and stored params of a create request, or a 400 naming the first param at fault. */
+export function typedParamsOf(params: JobParams | undefined): TypedParams {
+  const kind = params?.kind;
+  switch (kind?.case) {
+    case "bulkUpdate":
+      return { type: "resources.bulk_update", params: { filter: filterOf(kind.value.filter), update: updateOf(kind.value.update) } };
+    case "bulkDelete":
+      return { type: "resources.bulk_delete", params: { filter: filterOf(kind.value.filter) } };
+    case "importItems":
+      return { type: "resources.import", params: { items: itemsOf(kind.value.items) } };
+    default:
+      throw errors.invalid("parameter_missing", "Missing required param: type.", "type");
+  }
+}
+
+/** A list's `status` filter: empty is none. */
+export function jobStatusFilter(value: string): JobStatus | undefined {
+  if (value === "") return undefined;
+  if (!(JOB_STATUSES as readonly string[]).includes(value)) {
+    throw errors.invalid("parameter_invalid", `Invalid status: must be one of ${JOB_STATUSES.join(", ")}.`, "status");
+  }
+  return value as JobStatus;
+}
+
+/** A list's `type` filter: empty is none. */
+export function jobTypeFilter(value: string): JobType | undefined {
+  if (value === "") return undefined;
+  if (!(JOB_TYPES as readonly string[]).includes(value)) throw errors.invalid("parameter_invalid", `Invalid type: must be one of ${JOB_TYPES.join(", ")}.`, "type");
+  return value as JobType;
+}

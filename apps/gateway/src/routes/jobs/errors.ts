@@ -1,0 +1,46 @@
+import { optionalInteger } from "../../http/params.js";
+import { LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX } from "../../schema/params.js";
+import { defineOperation } from "../operation.js";
+import { JOB_ID_PATH, JobItemErrorListObject } from "./objects.js";
+
+const INDEX = { type: "integer", minimum: 0 };
+
+/** GET /v1/jobs/:id/errors: every failed item of a job, by index, in the list envelope. */
+export const listJobErrors = defineOperation({
+  method: "GET",
+  path: "/v1/jobs/:id/errors",
+  summary: "List a job's item errors",
+  scope: "jobs:read",
+  pathParameters: JOB_ID_PATH,
+  parameters: {
+    limit: {
+      example: 3,
+      schema: {
+        type: "integer",
+        minimum: 1,
+        maximum: LIST_LIMIT_MAX,
+        default: LIST_LIMIT_DEFAULT,
+        description: `Page size, 1 to ${LIST_LIMIT_MAX}; default ${LIST_LIMIT_DEFAULT}.`,
+      },
+    },
+    starting_after: { example: 99, schema: { ...INDEX, description: "Cursor: the errors of items after this index. Not together with `ending_before` (400)." } },
+    ending_before: { example: 100, schema: { ...INDEX, description: "Cursor: the errors of items before this index. Not together with `starting_after` (400)." } },
+  },
+  success: { status: 200, description: "One page of the job's item errors, by item index (ascending).", object: JobItemErrorListObject },
+  errors: ["resource_missing", "limit_invalid", "parameter_invalid"],
+  service: "jobs",
+  rpc: "listJobErrors",
+  request({ params, path, tenant }) {
+    const limit = optionalInteger(params, "limit", { min: 1, max: LIST_LIMIT_MAX }, "limit_invalid") ?? LIST_LIMIT_DEFAULT;
+    const startingAfter = optionalInteger(params, "starting_after", { min: 0, max: Number.MAX_SAFE_INTEGER });
+    const endingBefore = optionalInteger(params, "ending_before", { min: 0, max: Number.MAX_SAFE_INTEGER });
+    return {
+      tenant,
+      jobId: path["id"] ?? "",
+      limit,
+      ...(startingAfter !== undefined ? { startingAfter: BigInt(startingAfter) } : {}),
+      ...(endingBefore !== undefined ? { endingBefore: BigInt(endingBefore) } : {}),
+    };
+  },
+  reply: (page) => ({ jobId: page.jobId, items: page.errors, hasMore: page.hasMore }),
+});

@@ -1,0 +1,144 @@
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import type { ImportItemSchema, JobFilterSchema, JobParamsSchema, JobUpdateSchema } from "@rms/proto";
+import { ApiError } from "../../errors.js";
+import type { Params } from "../../http/body.js";
+import { optionalEnum, optionalInteger, optionalMetadata, optionalString, rejectUnknown } from "../../http/params.js";
+import { STATUS_NAMES, statusToProto } from "../resources/objects.js";
+
+/**
+ * The shape of a job's `params` (CONTRACT.md section 6): objects where objects belong, lists where
+ * lists belong (a JSON array, `ids[]=a&ids[]=b`, or the indexed form `items[0][name]=a`), strings and
+ * integers of the right type, no unknown fields. Form values are strings, so an integer is also
+ * taken as its decimal text. The result is one typed message, so the JSON and the form version of
+ * one request are the same core call (and the same request to the Idempotency-Key). The job-level
+ * rules (limits, empty filter or update, id form, metadata keys) are core's; an import item's own
+ * rules (name, status, metadata) are checked per item when the job runs.
+ */
+
+export const JOB_TYPE_NAMES = ["resources.bulk_update", "resources.bulk_delete", "resources.import"] as const;
+export type JobTypeName = (typeof JOB_TYPE_NAMES)[number];
+
+/** Largest index accepted in the indexed list form; core refuses lists longer than its limits anyway. */
+const INDEX = /^(0|[1-9]\d{0,5})$/;
+
+function describe(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  if (typeof value === "object") return "an object";
+  return `a ${typeof value}`;
+}
+
+/** Runs a check of a nested object, naming its params under `prefix` (`name` -> `params[items][3][name]`). */
+function under<T>(prefix: string, check: () => T): T {
+  try {
+    return check();
+  } catch (error) {
+    if (!(error instanceof ApiError) || error.param === undefined) throw error;
+    const at = error.param.indexOf("[");
+    const param = at === -1 ? `${prefix}[${error.param}]` : `${prefix}[${error.param.slice(0, at)}]${error.param.slice(at)}`;
+    const message = error.message.split(error.param).join(param);
+    throw new ApiError(error.code, message, { param });
+  }
+}
+
+function objectAt(value: unknown, param: string): Params {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) {
+    throw new ApiError("parameter_invalid", `Invalid ${param}: must be an object, got ${describe(value)}.`, { param });
+  }
+  return value as Params;
+}
+
+/** A list: a JSON array, `[]` values, or the indexed form (keys 0..n-1, in any order). */
+function listAt(value: unknown, param: string): unknown[] {
+  if (Array.isArray(value)) return value;
+  if (value !== null && typeof value === "object") {
+    const keys = Object.keys(value);
+    if (keys.every((key) => INDEX.test(key))) {
+      const items: unknown[] = [];
+      for (const key of keys) items[Number(key)] = (value as Params)[key];
+      const gap = items.findIndex((_, i) => !Object.hasOwn(items, i));
+      if (items.length === keys.length && gap === -1) return items;
+      throw new ApiError("parameter_invalid", `Invalid ${param}: indexes must run from 0 without gaps.`, { param });
+    }
+  }
+  if (typeof value === "string") return [value];
+  throw new ApiError("parameter_invalid", `Invalid ${param}: must be a list, got ${describe(value)}.`, { param });
+}
+
+const FILTER_FIELDS = ["ids", "status", "metadata", "created"];
+const CREATED_BOUNDS = ["gte", "lte"];
+
+function filterOf(raw: unknown): MessageInitShape<typeof JobFilterSchema> {
+  const prefix = "params[filter]";
+  if (raw === undefined) throw new ApiError("parameter_missing", `Missing required param: ${prefix}.`, { param: prefix });
+  const filter = objectAt(raw, prefix);
+  return under(prefix, () => {
+    rejectUnknown(filter, FILTER_FIELDS);
+    const ids =
+      filter["ids"] === undefined
+        ? []
+        : listAt(filter["ids"], "ids").map((id, i) => {
+            if (typeof id !== "string") throw new ApiError("parameter_invalid", `Invalid ids[${i}]: must be a resource id, got ${describe(id)}.`, { param: `ids[${i}]` });
+            return id;
+          });
+    if (filter["ids"] !== undefined && ids.length === 0) throw new ApiError("parameter_invalid_empty", "Invalid ids: give at least one id.", { param: "ids" });
+    const status = optionalEnum(filter, "status", STATUS_NAMES);
+    const metadata = optionalMetadata(filter);
+    if (metadata?.clear) throw new ApiError("parameter_invalid", 'Invalid metadata: a filter needs keys and values, not "".', { param: "metadata" });
+    let created: { createdGte?: bigint; createdLte?: bigint } = {};
+    if (filter["created"] !== undefined) {
+      const bounds = objectAt(filter["created"], "created");
+      created = under("created", () => {
+        rejectUnknown(bounds, CREATED_BOUNDS);
+        const gte = optionalInteger(bounds, "gte", { min: 0, max: Number.MAX_SAFE_INTEGER });
+        const lte = optionalInteger(bounds, "lte", { min: 0, max: Number.MAX_SAFE_INTEGER });
+        return { ...(gte !== undefined ? { createdGte: BigInt(gte) } : {}), ...(lte !== undefined ? { createdLte: BigInt(lte) } : {}) };
+      });
+    }
+    return { ids, status: statusToProto(status), metadata: metadata?.entries ?? [], ...created };
+  });
+}
+
+function updateOf(raw: unknown): MessageInitShape<typeof JobUpdateSchema> {
+  const prefix = "params[update]";
+  if (raw === undefined) throw new ApiError("parameter_missing", `Missing required param: ${prefix}.`, { param: prefix });
+  const update = objectAt(raw, prefix);
+  return under(prefix, () => {
+    rejectUnknown(update, ["status", "metadata"]);
+    const status = optionalEnum(update, "status", STATUS_NAMES);
+    const metadata = optionalMetadata(update);
+    return { status: statusToProto(status), metadata: metadata?.entries ?? [], clearMetadata: metadata?.clear ?? false };
+  });
+}
+
+function itemOf(raw: unknown, index: number): MessageInitShape<typeof ImportItemSchema> {
+  const prefix = `params[items][${index}]`;
+  const item = objectAt(raw, prefix);
+  return under(prefix, () => {
+    rejectUnknown(item, ["name", "status", "metadata"]);
+    // Types only: an empty or long name, an unknown status or bad metadata keys fail this item when the job runs.
+    const name = optionalString(item, "name");
+    const status = optionalString(item, "status");
+    const metadata = optionalMetadata(item);
+    return { ...(name !== undefined ? { name } : {}), ...(status !== undefined ? { status } : {}), metadata: metadata?.entries ?? [] };
+  });
+}
+
+/** The typed params of a create, from `type` and `params` as decoded from JSON or a form. */
+export function jobParamsOf(type: JobTypeName, raw: unknown): MessageInitShape<typeof JobParamsSchema> {
+  if (raw === undefined) throw new ApiError("parameter_missing", "Missing required param: params.", { param: "params" });
+  const params = objectAt(raw, "params");
+  const allowed = type === "resources.bulk_update" ? ["filter", "update"] : type === "resources.bulk_delete" ? ["filter"] : ["items"];
+  under("params", () => rejectUnknown(params, allowed));
+  switch (type) {
+    case "resources.bulk_update":
+      return { kind: { case: "bulkUpdate", value: { filter: filterOf(params["filter"]), update: updateOf(params["update"]) } } };
+    case "resources.bulk_delete":
+      return { kind: { case: "bulkDelete", value: { filter: filterOf(params["filter"]) } } };
+    case "resources.import": {
+      if (params["items"] === undefined) throw new ApiError("parameter_missing", "Missing required param: params[items].", { param: "params[items]" });
+      const items = listAt(params["items"], "params[items]");
+      return { kind: { case: "importItems", value: { items: items.map(itemOf) } } };
+    }
+  }
+}
