@@ -47,6 +47,7 @@ export async function benchJobs({ say = (l) => process.stderr.write(`bench-jobs:
         MONGODB_URI: database.uri,
         MONGODB_DATABASE: databaseName,
         LOG_LEVEL: "warn",
+        WORKER_METRICS_PORT: "0",
         // BENCH_PROFILE=1: a CPU profile of the worker (written when it stops) into bench/results/profiles/.
         ...(process.env.BENCH_PROFILE === "1" ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${join(root, "bench", "results", "profiles")}` } : {}),
       }),

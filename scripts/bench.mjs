@@ -134,6 +134,7 @@ async function main() {
       CORE_ADDR: `127.0.0.1:${corePort}`,
       METRICS_PORT: String(metricsPort),
       CORE_METRICS_PORT: String(coreMetricsPort),
+      WORKER_METRICS_PORT: "0",
       RATE_LIMIT_TEST: "100000000",
       RATE_LIMIT_LIVE: "100000000",
       RATE_LIMIT_ADDRESS: "100000000",

@@ -1,9 +1,11 @@
 import type { Db } from "mongodb";
 import type { Logger } from "pino";
+import type { Registry } from "prom-client";
 import { OUTBOXES } from "./domains.js";
 import { OutboxRelay, type Relayed } from "./storage/relay.js";
 import { webhookFanOut, type RelayedEvent } from "./webhooks/fanout.js";
 import { signalQueued } from "./webhooks/queue-signal.js";
+import { counterIn } from "./metrics-registry.js";
 
 /** Longest a copied event waits before the queue counter tells idle workers of it. */
 const SIGNAL_EVERY_MS = 20;
@@ -12,8 +14,17 @@ const SIGNAL_EVERY_MS = 20;
  * The event relay every core and worker process runs: the domains' outboxes, with the webhook fan-out
  * as its `prepare` hook, so an event reaches `events` only with its deliveries already queued.
  */
-export function eventRelay(db: Db, logger: Logger): OutboxRelay {
+export function eventRelay(db: Db, logger: Logger, metrics?: Registry): OutboxRelay {
   const fanOut = webhookFanOut(db);
+  const copiedTotal = metrics
+    ? counterIn(metrics, { name: "relay_events_copied_total", help: "Events this process's relay copied into `events` (a copy repeated after a crash counts again)." })
+    : null;
+  const queuedTotal = metrics
+    ? counterIn(metrics, {
+        name: "webhook_deliveries_queued_total",
+        help: "Deliveries queued by this process's relay (one per event and endpoint that wants it) with the events it copied.",
+      })
+    : null;
   // Idle workers wake on the queue counter, moved once the events are copied (so a woken worker finds
   // them), at most every SIGNAL_EVERY_MS: under a write load one counter update covers many documents.
   let unsignalled = 0;
@@ -34,8 +45,11 @@ export function eventRelay(db: Db, logger: Logger): OutboxRelay {
     logger,
     prepare: (events: Relayed[]) => fanOut(events as (Relayed & RelayedEvent)[]),
     copied: (events) => {
-      const waiting = (events as readonly { pending_endpoints?: string[] }[]).filter((e) => (e.pending_endpoints?.length ?? 0) > 0).length;
+      const fannedOut = events as readonly { pending_endpoints?: string[] }[];
+      const waiting = fannedOut.filter((e) => (e.pending_endpoints?.length ?? 0) > 0).length;
       if (waiting > 0) signal(waiting);
+      copiedTotal?.inc(events.length);
+      queuedTotal?.inc(fannedOut.reduce((sum, e) => sum + (e.pending_endpoints?.length ?? 0), 0));
     },
   });
 }

@@ -2,6 +2,7 @@ import { ServerInterceptingCall, status as GrpcStatus, type ServerInterceptor } 
 import { collectProcessMetrics } from "@rms/metrics-server";
 import type { MongoClient } from "mongodb";
 import { Counter, Histogram, Registry } from "prom-client";
+import { histogramIn } from "./metrics-registry.js";
 
 /** Seconds, from a sub-millisecond index lookup to the 10 s call deadline. */
 const BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -38,13 +39,6 @@ export class CoreMetrics {
     buckets: BUCKETS,
     registers: [this.registry],
   });
-  private readonly commandSeconds = new Histogram({
-    name: "mongodb_command_duration_seconds",
-    help: "Database command round trips seen by the driver (command monitoring), by command name and outcome.",
-    labelNames: ["command", "outcome"] as const,
-    buckets: BUCKETS,
-    registers: [this.registry],
-  });
 
   constructor() {
     collectProcessMetrics(this.registry);
@@ -76,7 +70,18 @@ export class CoreMetrics {
 
   /** Times every command of a client created with `monitorCommands: true`. */
   watch(mongo: MongoClient): void {
-    mongo.on("commandSucceeded", (event) => this.commandSeconds.observe({ command: event.commandName, outcome: "ok" }, event.duration / 1000));
-    mongo.on("commandFailed", (event) => this.commandSeconds.observe({ command: event.commandName, outcome: "error" }, event.duration / 1000));
+    watchCommands(mongo, this.registry);
   }
+}
+
+/** Times every command of a client created with `monitorCommands: true` into `mongodb_command_duration_seconds` (core and workers). */
+export function watchCommands(mongo: MongoClient, registry: Registry): void {
+  const seconds = histogramIn(registry, {
+    name: "mongodb_command_duration_seconds",
+    help: "Database command round trips seen by the driver (command monitoring), by command name and outcome.",
+    labelNames: ["command", "outcome"] as const,
+    buckets: BUCKETS,
+  });
+  mongo.on("commandSucceeded", (event) => seconds.observe({ command: event.commandName, outcome: "ok" }, event.duration / 1000));
+  mongo.on("commandFailed", (event) => seconds.observe({ command: event.commandName, outcome: "error" }, event.duration / 1000));
 }

@@ -66,7 +66,7 @@ export async function startCore(options: CoreOptions): Promise<RunningCore> {
   const mongo = new MongoClient(options.mongoUri, { serverSelectionTimeoutMS: 2_000, connectTimeoutMS: 2_000, monitorCommands: true });
   metrics.watch(mongo);
   const db = mongo.db(options.databaseName);
-  const relay = options.relay === false ? null : eventRelay(db, logger);
+  const relay = options.relay === false ? null : eventRelay(db, logger, metrics.registry);
   const settings: CoreSettings = { ...DEFAULT_SETTINGS, ...options.settings };
   const context = domainContext(db, logger, options.faults ?? NO_FAULTS, relay ? (collection, id) => relay.notify(collection, id) : undefined, settings);
   const opened = DOMAINS.map((domain) => ({ domain, open: domain.open(context) }));

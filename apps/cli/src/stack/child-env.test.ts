@@ -62,16 +62,33 @@ describe("what the launcher hands its children", () => {
   });
 
   it("gives a worker the database and the settings, and no credential for core", () => {
-    expect(workerEnv(launcherEnv, config, resolved)).toEqual({
+    expect(workerEnv(launcherEnv, config, resolved, 1)).toEqual({
       PATH: "/usr/bin",
       HOME: "/home/op",
       LOG_LEVEL: "info",
       MONGODB_DATABASE: "rms_dev",
+      WORKER_METRICS_PORT: "9466",
       MONGODB_URI: resolved.mongoUri,
       RMS_DATA_DIR: "/data",
       WEBHOOK_ALLOW_PRIVATE: "true",
       WEBHOOK_RETRY_SCHEDULE: "1s,2s",
       RMS_SECRET_KEY: resolved.secretKey,
     });
+  });
+
+  it("gives each worker its own metrics port: the base plus n - 1, clear of the other ports; 0 lets each pick a free one", () => {
+    const portsOf = (env: Record<string, string>, workers: number) => {
+      const stack = parseStackConfig({ ...env, WORKERS: String(workers) });
+      return Array.from({ length: workers }, (_, i) => workerEnv(env, stack, resolved, i + 1).WORKER_METRICS_PORT);
+    };
+    const byDefault = portsOf(launcherEnv, 3);
+    expect(byDefault).toEqual(["9466", "9467", "9468"]);
+    const others = [config.PORT, config.HTTP_PORT, config.METRICS_PORT, config.CORE_METRICS_PORT].map(String);
+    expect(new Set([...byDefault, ...others]).size).toBe(byDefault.length + others.length);
+    expect(portsOf({ ...launcherEnv, WORKER_METRICS_PORT: "19000" }, 2)).toEqual(["19000", "19001"]);
+    expect(portsOf({ ...launcherEnv, WORKER_METRICS_PORT: "0" }, 3)).toEqual(["0", "0", "0"]);
+    // Core and the gateway do not get it.
+    expect(coreEnv(launcherEnv, config, resolved)).not.toHaveProperty("WORKER_METRICS_PORT");
+    expect(gatewayEnv(launcherEnv, config, resolved)).not.toHaveProperty("WORKER_METRICS_PORT");
   });
 });

@@ -56,11 +56,15 @@ export function coreEnv(env: Readonly<Record<string, string | undefined>>, confi
   };
 }
 
-/** A worker's whole environment: the database and the settings; no token of any kind (it calls nothing). */
-export function workerEnv(env: Readonly<Record<string, string | undefined>>, config: StackConfig, resolved: Resolved): Record<string, string> {
+/**
+ * Worker `n`'s (from 1) whole environment: the database, the settings and its own metrics port (the base
+ * plus n - 1, or 0 for a free one); no token of any kind (it calls nothing).
+ */
+export function workerEnv(env: Readonly<Record<string, string | undefined>>, config: StackConfig, resolved: Resolved, n: number): Record<string, string> {
   return {
     ...basics(env),
     ...pick(config, ["LOG_LEVEL", "MONGODB_DATABASE"]),
+    WORKER_METRICS_PORT: String(config.WORKER_METRICS_PORT === 0 ? 0 : config.WORKER_METRICS_PORT + n - 1),
     MONGODB_URI: resolved.mongoUri,
     RMS_DATA_DIR: resolved.dataDir,
     ...settings(env, resolved),

@@ -16,6 +16,8 @@ const schema = z
     CORE_ADDR: address("127.0.0.1:50051"),
     METRICS_PORT: port(9464),
     CORE_METRICS_PORT: port(9465),
+    /** The first worker's metrics port; worker n gets this + n - 1 (0: each picks a free one). */
+    WORKER_METRICS_PORT: port(9466),
     TLS_CERT_FILE: filePath().optional(),
     TLS_KEY_FILE: filePath().optional(),
     TRUSTED_PROXIES: ipList(),
@@ -43,6 +45,18 @@ const schema = z
   .superRefine((c, ctx) => {
     if (!!c.TLS_CERT_FILE !== !!c.TLS_KEY_FILE) {
       ctx.addIssue({ code: "custom", path: [c.TLS_CERT_FILE ? "TLS_KEY_FILE" : "TLS_CERT_FILE"], message: "must be set together with the other TLS file" });
+    }
+    if (c.WORKER_METRICS_PORT !== 0 && c.WORKERS > 0) {
+      const last = c.WORKER_METRICS_PORT + c.WORKERS - 1;
+      if (last > 65535)
+        ctx.addIssue({ code: "custom", path: ["WORKER_METRICS_PORT"], message: `leaves no port for worker ${c.WORKERS} (the workers take ${c.WORKERS} ports from it)` });
+      // The other listeners of the stack must not fall in the workers' range: the second one to bind would fail.
+      for (const name of ["PORT", "HTTP_PORT", "METRICS_PORT", "CORE_METRICS_PORT"] as const) {
+        const taken = c[name];
+        if (taken >= c.WORKER_METRICS_PORT && taken <= last) {
+          ctx.addIssue({ code: "custom", path: ["WORKER_METRICS_PORT"], message: `gives worker ${taken - c.WORKER_METRICS_PORT + 1} port ${taken}, which ${name} uses` });
+        }
+      }
     }
     const coreTls = ["CORE_TLS_CERT_FILE", "CORE_TLS_KEY_FILE", "CORE_TLS_CA_FILE"] as const;
     const missing = coreTls.find((name) => !c[name]);

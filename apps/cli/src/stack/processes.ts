@@ -51,6 +51,8 @@ export function startWorkerProcess(options: { mongoUri: string; databaseName: st
     MONGODB_URI: options.mongoUri,
     MONGODB_DATABASE: options.databaseName,
     LOG_LEVEL: "fatal",
+    // Several workers on one host: each its own free metrics port.
+    WORKER_METRICS_PORT: "0",
     ...options.env,
   });
 }

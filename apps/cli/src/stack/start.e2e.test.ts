@@ -45,6 +45,7 @@ const stackEnv = (ports: Ports) => ({
   CORE_ADDR: `127.0.0.1:${ports.core}`,
   METRICS_PORT: "0",
   CORE_METRICS_PORT: "0",
+  WORKER_METRICS_PORT: "0",
   LOG_LEVEL: "warn",
 });
 
@@ -92,17 +93,33 @@ function processesUsing(path: string): string[] {
   return found;
 }
 
-/** The environment of this stack's process (RMS_DATA_DIR is ours) whose command line mentions `script`. */
-function environmentOf(script: string): string[] {
+/** The environments of this stack's processes (RMS_DATA_DIR is ours) whose command line mentions `script`. */
+function environmentsOf(script: string): string[][] {
+  const found: string[][] = [];
   for (const pid of readdirSync("/proc").filter((name) => /^\d+$/.test(name))) {
     try {
       const environment = readFileSync(`/proc/${pid}/environ`, "utf8").split("\0");
-      if (readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(script) && environment.includes(`RMS_DATA_DIR=${dataDir}`)) return environment;
+      if (readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(script) && environment.includes(`RMS_DATA_DIR=${dataDir}`)) found.push(environment);
     } catch {
       // gone meanwhile, or not ours to read
     }
   }
-  throw new Error(`no process running ${script}`);
+  return found;
+}
+
+/** The environment of this stack's process whose command line mentions `script`. */
+function environmentOf(script: string): string[] {
+  const [environment] = environmentsOf(script);
+  if (!environment) throw new Error(`no process running ${script}`);
+  return environment;
+}
+
+/** A free port whose next port is free too (for a base port that two workers count up from). */
+async function freePortPair(): Promise<number> {
+  for (;;) {
+    const port = await freePort();
+    if (port < 65535 && (await portClosed(port + 1))) return port;
+  }
 }
 
 /** What is left of a stack on `ports` with data in `dataDir`, polled until nothing or a minute has passed. */
@@ -228,6 +245,26 @@ describe("npm start (rms start)", () => {
     await stack.exited;
     // Core and gateway see their stdin pipe close; the database child was started with a parent-death signal.
     expect(await leftoversAfterStop(ports)).toEqual([]);
+  }, 180_000);
+
+  it("WORKERS=2: each worker serves its own /metrics on loopback, on WORKER_METRICS_PORT and the port after it", async () => {
+    const ports = { https: await freePort(), http: await freePort(), core: await freePort() };
+    const base = await freePortPair();
+    const stack = await startStack(ports, { env: { WORKERS: "2", WORKER_METRICS_PORT: String(base) } });
+    const workerPorts = environmentsOf("apps/core/dist/worker/main.js")
+      .map((environment) => environment.find((entry) => entry.startsWith("WORKER_METRICS_PORT=")))
+      .sort();
+    expect(workerPorts).toEqual([`WORKER_METRICS_PORT=${base}`, `WORKER_METRICS_PORT=${base + 1}`]);
+    for (const port of [base, base + 1]) {
+      const text = await eventually(async () => {
+        const response = await fetch(`http://127.0.0.1:${port}/metrics`);
+        expect(response.status).toBe(200);
+        return response.text();
+      });
+      expect(text).toContain("webhook_deliveries_claimed_total");
+    }
+    stack.child.kill("SIGTERM");
+    expect(await stack.exited).toBe(0);
   }, 180_000);
 
   it("`npm start` stops everything when npm itself gets SIGTERM", async () => {

@@ -124,7 +124,7 @@ export async function startStack(env: Record<string, string | undefined>): Promi
 
     // Workers share only the database with core; they start once core has made the indexes.
     for (let n = 1; n <= config.WORKERS; n++) {
-      children.push(startNodeChild(`worker-${n}`, join(repoRoot, "apps/core/dist/worker/main.js"), workerEnv(env, config, resolved)));
+      children.push(startNodeChild(`worker-${n}`, join(repoRoot, "apps/core/dist/worker/main.js"), workerEnv(env, config, resolved, n)));
     }
 
     const gateway = startNodeChild("gateway", join(repoRoot, "apps/gateway/dist/main.js"), gatewayEnv(env, config, resolved));

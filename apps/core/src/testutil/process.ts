@@ -50,23 +50,23 @@ export async function startCoreProcess(databaseName: string): Promise<{ address:
 
 const WORKER_MAIN = fileURLToPath(new URL("../../dist/worker/main.js", import.meta.url));
 
-/** A real worker process (the built worker entry) over the given database, for kill and takeover tests. */
+/** A real worker process (the built worker entry) over the given database, for kill and takeover tests; its /metrics on a free port. */
 export async function startWorkerProcess(
   databaseName: string,
   env: Record<string, string> = {},
-): Promise<{ child: ChildProcess; workerId: string; stop(): Promise<number | null>; kill(): Promise<void> }> {
+): Promise<{ child: ChildProcess; workerId: string; metricsPort: number; stop(): Promise<number | null>; kill(): Promise<void> }> {
   if (!existsSync(WORKER_MAIN)) throw new Error("apps/core is not built (run the build first): dist/worker/main.js is missing");
   const child: ChildProcess = spawn(process.execPath, [WORKER_MAIN], {
-    env: { ...process.env, MONGODB_URI: inject("mongoUri"), MONGODB_DATABASE: databaseName, LOG_LEVEL: "info", ...env },
+    env: { ...process.env, MONGODB_URI: inject("mongoUri"), MONGODB_DATABASE: databaseName, LOG_LEVEL: "info", WORKER_METRICS_PORT: "0", ...env },
     stdio: ["ignore", "pipe", "inherit"],
   });
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
-  const workerId = await new Promise<string>((resolve, reject) => {
+  const { workerId, metricsPort } = await new Promise<{ workerId: string; metricsPort: number }>((resolve, reject) => {
     void exited.then((code) => reject(new Error(`worker process exited (${code}) before running`)));
     createInterface({ input: child.stdout! }).on("line", (line) => {
       try {
-        const entry = JSON.parse(line) as { msg?: string; worker?: string };
-        if (entry.msg === "worker running" && entry.worker) resolve(entry.worker);
+        const entry = JSON.parse(line) as { msg?: string; worker?: string; metrics_port?: number };
+        if (entry.msg === "worker running" && entry.worker) resolve({ workerId: entry.worker, metricsPort: entry.metrics_port ?? 0 });
       } catch {
         // not a log line
       }
@@ -75,6 +75,7 @@ export async function startWorkerProcess(
   return {
     child,
     workerId,
+    metricsPort,
     async stop() {
       if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
       return exited;

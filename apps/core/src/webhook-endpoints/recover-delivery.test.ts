@@ -1,5 +1,6 @@
 import { eventually } from "@rms/test-db/testkit";
 import { pino } from "pino";
+import { Registry } from "prom-client";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { DEFAULT_SETTINGS, type CoreSettings } from "../settings.js";
@@ -23,7 +24,7 @@ let answer = 500;
 beforeAll(async () => {
   t = await startTestCore({ relay: true, settings });
   receiver = await startReceiver({ handler: (_req, res) => res.writeHead(answer).end(String(answer)) });
-  worker = new DeliveryWorker({ db: t.db, logger: pino({ level: "silent" }), workerId: "recover-test", written: () => {}, settings });
+  worker = new DeliveryWorker({ db: t.db, logger: pino({ level: "silent" }), workerId: "recover-test", written: () => {}, settings, metrics: new Registry() });
   worker.start(50);
 });
 afterAll(async () => {

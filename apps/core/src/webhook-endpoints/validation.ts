@@ -9,7 +9,13 @@ const KNOWN = new Set<string>([ALL_EVENTS, ...EVENT_TYPES]);
 
 /** The url as stored (normalized by the toolkit), or 400 `url_invalid` naming what is wrong. */
 export function validateUrl(url: string, allowPrivate: boolean): string {
-  if (url === "") throw errors.invalid("parameter_missing", "Missing required param: url.", "url");
+  // As for a resource's name: "" is an attempt to unset, which a url cannot be (an update's `url=` is not "missing").
+  if (url === "")
+    throw errors.invalid(
+      "parameter_invalid_empty",
+      "You passed an empty string for 'url'. We assume empty values are an attempt to unset a parameter; however 'url' cannot be unset.",
+      "url",
+    );
   const check = checkEndpointUrl(url, { allowPrivate });
   if (!check.ok) throw errors.invalid("url_invalid", check.message, "url");
   return check.url;

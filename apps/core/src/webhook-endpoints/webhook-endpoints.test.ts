@@ -43,7 +43,7 @@ describe("CreateWebhookEndpoint", () => {
     ["http url", { url: "http://hooks.example.com/" }, "url_invalid", "url"],
     ["loopback url", { url: "https://127.0.0.1/x" }, "url_invalid", "url"],
     ["local name", { url: "https://localhost/x" }, "url_invalid", "url"],
-    ["missing url", { url: "" }, "parameter_missing", "url"],
+    ["an empty url", { url: "" }, "parameter_invalid_empty", "url"],
     ["no enabled events", { enabledEvents: [] }, "parameter_missing", "enabled_events"],
     ["unknown event type", { enabledEvents: ["resource.created", "resource.exploded"] }, "parameter_invalid", "enabled_events"],
     ["a wildcard prefix", { enabledEvents: ["resource.*"] }, "parameter_invalid", "enabled_events"],
@@ -161,6 +161,8 @@ describe("Get, Update, Delete, List", () => {
       param: "enabled_events",
     });
     await expect(t.webhookEndpoints.updateWebhookEndpoint({ tenant, id: we.id, url: "ftp://x.example.com/" })).rejects.toMatchObject({ code: "url_invalid", param: "url" });
+    // `url=` on an update is an attempt to unset it, not a missing param.
+    await expect(t.webhookEndpoints.updateWebhookEndpoint({ tenant, id: we.id, url: "" })).rejects.toMatchObject({ code: "parameter_invalid_empty", param: "url" });
   });
 
   it("lists newest first with the standard cursors; a deleted id still works as a cursor", async () => {

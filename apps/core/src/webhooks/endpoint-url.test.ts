@@ -57,6 +57,16 @@ describe("checkEndpointUrl", () => {
     expect(checkEndpointUrl("https://169.254.169.254/", strict)).toMatchObject({ message: expect.stringContaining("metadata") });
   });
 
+  it.each([
+    ["https://[::]/", "is an unspecified address"],
+    ["https://0.0.0.0/", "is an unspecified address"],
+    ["https://100.64.0.1/", "is a carrier-grade NAT address"],
+    ["https://[fe80::1]/", "is a link-local address"],
+    ["https://[64:ff9b:1::a00:1]/", "is a local-use NAT64 address"],
+  ])("words the range of %s in plain English (%s)", (text, phrase) => {
+    expect(checkEndpointUrl(text, strict)).toMatchObject({ message: expect.stringContaining(phrase) });
+  });
+
   it("with allowPrivate admits http, loopback and local names, but never credentials or other schemes", () => {
     expect(checkEndpointUrl("http://127.0.0.1:4000/hook", lenient)).toEqual({ ok: true, url: "http://127.0.0.1:4000/hook" });
     expect(checkEndpointUrl("https://localhost/hook", lenient)).toMatchObject({ ok: true });

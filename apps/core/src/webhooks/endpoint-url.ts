@@ -1,5 +1,5 @@
 import { isIP } from "node:net";
-import { classifyAddress } from "./address-policy.js";
+import { type BlockedRange, classifyAddress } from "./address-policy.js";
 
 /** Why an endpoint url is refused; the caller maps each to a 400 on `url`. */
 export type EndpointUrlProblem = "url_invalid" | "url_too_long" | "url_scheme" | "url_credentials" | "url_fragment" | "url_port" | "url_blocked_address" | "url_local_name";
@@ -10,6 +10,25 @@ export const MAX_ENDPOINT_URL_LENGTH = 2048;
 
 // Names that never lead to the public internet (RFC 6761, RFC 6762, RFC 8375, and ICANN's private-use .internal).
 const LOCAL_SUFFIXES = ["localhost", "local", "internal", "home.arpa"];
+
+// How a blocked range reads in a message, article included ("a unspecified address" read badly).
+const RANGE_PHRASES: Readonly<Record<BlockedRange, string>> = {
+  unspecified: "an unspecified",
+  loopback: "a loopback",
+  private: "a private",
+  link_local: "a link-local",
+  carrier_grade_nat: "a carrier-grade NAT",
+  multicast: "a multicast",
+  broadcast: "a broadcast",
+  reserved: "a reserved",
+  benchmarking: "a benchmarking",
+  documentation: "a documentation",
+  unique_local: "a unique local",
+  site_local: "a site-local",
+  nat64_local: "a local-use NAT64",
+  metadata: "a cloud metadata",
+  invalid: "an invalid",
+};
 
 function refuse(problem: EndpointUrlProblem, message: string): EndpointUrlCheck {
   return { ok: false, problem, message };
@@ -47,7 +66,7 @@ export function checkEndpointUrl(text: string, options: { allowPrivate: boolean 
   if (isIP(host) !== 0) {
     const verdict = classifyAddress(host);
     if (!verdict.allowed)
-      return refuse("url_blocked_address", `The url's host ${host} is a ${verdict.range.replaceAll("_", " ")} address; webhooks are delivered to public addresses only.`);
+      return refuse("url_blocked_address", `The url's host ${host} is ${RANGE_PHRASES[verdict.range]} address; webhooks are delivered to public addresses only.`);
     return { ok: true, url: url.href };
   }
   const name = host.endsWith(".") ? host.slice(0, -1) : host;

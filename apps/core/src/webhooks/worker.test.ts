@@ -1,6 +1,7 @@
 import { eventually } from "@rms/test-db/testkit";
 import { pino } from "pino";
 import { Webhook } from "standardwebhooks";
+import { Registry } from "prom-client";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { Tenant } from "../caller.js";
 import { EventStore } from "../events/store.js";
@@ -66,6 +67,7 @@ function context(overrides: Partial<WorkerContext["settings"]> = {}, workerId = 
     logger,
     workerId,
     written: () => {},
+    metrics: new Registry(),
     settings: { ...DEFAULT_SETTINGS, secretKeyring: keyring, webhookAllowPrivate: true, webhookRetrySchedule: parseRetrySchedule("100ms,200ms,300ms"), ...overrides },
   };
 }

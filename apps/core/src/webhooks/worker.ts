@@ -6,6 +6,7 @@ import { EVENT_RETENTION_MS, EVENTS_COLLECTION } from "../storage/relay.js";
 import type { RunningTask, WorkerContext, WorkerTask } from "../worker/task.js";
 import { applyAttempt, performAttempt, recordAttempt, type DeliveryEnvironment } from "./attempt.js";
 import { DELIVERY_TIMEOUT_MS } from "./deliver.js";
+import { DeliveryMetrics, queueDepthGauges, type GiveUpReason } from "./metrics.js";
 import {
   attemptIdOf,
   WEBHOOK_ATTEMPTS_COLLECTION,
@@ -84,6 +85,7 @@ export class DeliveryWorker {
   private readonly concurrency: number;
   private readonly schedule: readonly number[];
   private readonly logger: Logger;
+  private readonly metrics: DeliveryMetrics;
   private readonly inFlight = new Set<Promise<void>>();
   private filling: Promise<void> | null = null;
   private stopped = false;
@@ -103,6 +105,7 @@ export class DeliveryWorker {
     this.concurrency = options.concurrency ?? DELIVERY_CONCURRENCY;
     this.schedule = context.settings.webhookRetrySchedule;
     this.logger = context.logger;
+    this.metrics = new DeliveryMetrics(context.metrics);
     this.deliveries = context.db.collection<DeliveryDocument>(WEBHOOK_DELIVERIES_COLLECTION);
     this.queue = new LeaseQueue(this.deliveries, { owner: context.workerId, leaseMs: options.leaseMs ?? DELIVERY_LEASE_MS, now: this.now });
     this.env = {
@@ -162,12 +165,14 @@ export class DeliveryWorker {
     while (!this.stopped && this.inFlight.size < this.concurrency) {
       const claimed = await this.queue.claim({ status: "pending", due_at: { $lte: this.now() } } as Filter<DeliveryDocument>, { due_at: 1 });
       if (!claimed) break;
+      this.metrics.claimed();
       const work: Promise<void> = this.process(claimed)
         .then(
           () => undefined,
           (error: unknown) => this.logger.warn({ err: error, delivery: claimed._id }, "delivery failed; its lease will expire and it is retried"),
         )
         .finally(() => {
+          this.metrics.released();
           this.inFlight.delete(work);
           // A free slot takes the next due delivery at once, not at the next poll.
           if (!this.stopped) void this.fill().catch(() => undefined);
@@ -183,6 +188,11 @@ export class DeliveryWorker {
     // Every release notes its epoch, so the next claim knows whether the one before it ended cleanly.
     const release = async (update: { $set: Partial<DeliveryDocument> }, step: DeliveryStep): Promise<DeliveryStep> =>
       (await this.queue.release(delivery._id, epoch, { $set: { ...update.$set, released_epoch: epoch } } as UpdateFilter<DeliveryDocument>)) ? step : "lost";
+    const giveUp = async (reason: GiveUpReason, fields: Partial<DeliveryDocument> = {}): Promise<DeliveryStep> => {
+      const step = await release({ $set: { ...fields, status: "failed", ended_reason: reason } }, "failed");
+      if (step === "failed") this.metrics.gaveUp(reason);
+      return step;
+    };
     // A scheduled delivery that succeeded leaves the queue: its attempt records the success, and on engines
     // without secondary indexes every claim reads the whole queue. A recovery delivery stays, `succeeded`:
     // recover reads an event's deliveries to an endpoint to see whether they all failed.
@@ -199,12 +209,12 @@ export class DeliveryWorker {
     if (!endpoint || endpoint.deleted) {
       // A deleted endpoint will never answer: no event waits for it any more.
       await db.collection<FannedOutEvent>(EVENTS_COLLECTION).updateOne({ _id: delivery.event }, { $pull: { pending_endpoints: delivery.endpoint } });
-      return release({ $set: { status: "failed", ended_reason: "endpoint_deleted" } }, "failed");
+      return giveUp("endpoint_deleted");
     }
-    if (endpoint.status !== "enabled") return release({ $set: { status: "failed", ended_reason: "endpoint_disabled" } }, "failed");
+    if (endpoint.status !== "enabled") return giveUp("endpoint_disabled");
     if (!event) {
       const ageMs = this.now() - delivery.created * 1000;
-      if (ageMs > EVENT_RETENTION_MS) return release({ $set: { status: "failed", ended_reason: "event_expired" } }, "failed");
+      if (ageMs > EVENT_RETENTION_MS) return giveUp("event_expired");
       // Queued by a relay that copies the event a moment later (or crashed first, and a sweep will): look
       // again soon while young, then every few seconds.
       const delay = ageMs < EVENT_NOT_YET_COPIED_SOON_FOR_MS ? EVENT_NOT_YET_COPIED_SOON_MS : EVENT_NOT_YET_COPIED_DELAY_MS;
@@ -221,21 +231,33 @@ export class DeliveryWorker {
     const cleanBefore = (delivery.released_epoch ?? 0) === epoch - 1;
     const recorded =
       (cleanBefore ? null : await db.collection<AttemptDocument>(WEBHOOK_ATTEMPTS_COLLECTION).findOne({ _id: attemptId })) ??
-      (await recordAttempt(db, await performAttempt(this.env, { event, endpoint, trigger: delivery.trigger, delivery: delivery._id, attemptId })));
+      (await this.attempt(event, endpoint, delivery, attemptId));
     const disabled = await applyAttempt(this.env, recorded, endpoint);
+    if (disabled) this.metrics.disabled(disabled);
 
     const atMs = this.now();
-    if (recorded.status === "succeeded") return done({ attempts: attemptNumber });
+    if (recorded.status === "succeeded") {
+      const step = await done({ attempts: attemptNumber });
+      if (step === "succeeded" && delivery.trigger === "scheduled") this.metrics.delivered(event._id, atMs);
+      return step;
+    }
     const failed = { attempts: attemptNumber, first_failed_at: delivery.first_failed_at ?? atMs };
-    if (disabled) return release({ $set: { ...failed, status: "failed", ended_reason: "endpoint_disabled" } }, "failed");
+    if (disabled) return giveUp("endpoint_disabled", failed);
     // Recovery and manual deliveries are one attempt each; scheduled ones follow the schedule.
     const next =
       delivery.trigger === "scheduled"
         ? nextAttemptAtMs({ schedule: this.schedule, attemptsMade: attemptNumber, failedAtMs: atMs, retryAfterSeconds: recorded.retry_after, random: this.random })
         : null;
-    if (next === null) return release({ $set: { ...failed, status: "failed", ended_reason: "schedule_exhausted" } }, "failed");
+    if (next === null) return giveUp("schedule_exhausted", failed);
     this.nextOwnDue = Math.min(this.nextOwnDue, next);
     return release({ $set: { ...failed, due_at: next } }, "retry");
+  }
+
+  /** Sends one attempt, counts it, and records it (the stored one stands when this id was recorded already). */
+  private async attempt(event: FannedOutEvent, endpoint: DeliveryEndpoint, delivery: DeliveryDocument, attemptId: string): Promise<AttemptDocument> {
+    const made = await performAttempt(this.env, { event, endpoint, trigger: delivery.trigger, delivery: delivery._id, attemptId });
+    this.metrics.attempted(made);
+    return recordAttempt(this.context.db, made);
   }
 
   /** Deletes finished deliveries and attempts past the 30 days attempts are kept, at most every 10 minutes. */
@@ -254,6 +276,7 @@ export function deliveryTask(options: DeliveryTaskOptions = {}): WorkerTask {
     name: "webhook-deliveries",
     start(context: WorkerContext): RunningTask {
       const worker = new DeliveryWorker(context, options);
+      queueDepthGauges(context.metrics, context.db.collection<DeliveryDocument>(WEBHOOK_DELIVERIES_COLLECTION));
       const indexes = usesSecondaryIndexes(context.db)
         .then((secondary) => ensureDeliveryIndexes(context.db, { secondary }))
         .catch((error: unknown) => context.logger.warn({ err: error }, "delivery indexes not declared"));

@@ -1,4 +1,4 @@
-import { databaseName, logLevel, mongoUri, parseEnvironment, type LogLevel } from "@rms/config";
+import { databaseName, logLevel, mongoUri, parseEnvironment, port, type LogLevel } from "@rms/config";
 import { z } from "zod";
 import { settingsFrom, settingsVariables, type CoreSettings } from "../settings.js";
 
@@ -7,6 +7,7 @@ const schema = z.object({
   MONGODB_URI: mongoUri(),
   MONGODB_DATABASE: databaseName(),
   LOG_LEVEL: logLevel(),
+  WORKER_METRICS_PORT: port(9466),
   RMS_SUPERVISED: z.string().optional(),
   ...settingsVariables,
 });
@@ -15,6 +16,8 @@ export interface WorkerConfig {
   mongoUri: string;
   databaseName: string;
   logLevel: LogLevel;
+  /** Operator port of the worker's `GET /metrics`, on 127.0.0.1 (0 picks a free one; logged at start). */
+  metricsPort: number;
   /** Started by `npm start`: stdin is the launcher's pipe, and its end means shut down. */
   supervised: boolean;
   settings: CoreSettings;
@@ -23,5 +26,12 @@ export interface WorkerConfig {
 /** Parses the environment once, at start-up. Nothing else in a worker reads process.env. */
 export function parseWorkerConfig(env: Record<string, string | undefined>): WorkerConfig {
   const c = parseEnvironment(schema, env);
-  return { mongoUri: c.MONGODB_URI, databaseName: c.MONGODB_DATABASE, logLevel: c.LOG_LEVEL, supervised: c.RMS_SUPERVISED === "1", settings: settingsFrom(c) };
+  return {
+    mongoUri: c.MONGODB_URI,
+    databaseName: c.MONGODB_DATABASE,
+    logLevel: c.LOG_LEVEL,
+    metricsPort: c.WORKER_METRICS_PORT,
+    supervised: c.RMS_SUPERVISED === "1",
+    settings: settingsFrom(c),
+  };
 }

@@ -17,8 +17,8 @@ async function main(): Promise<void> {
     throw error;
   }
   const logger = pino({ level: config.logLevel, base: { service: "worker" } }, pino.destination({ sync: false }));
-  const worker = await startWorker({ mongoUri: config.mongoUri, databaseName: config.databaseName, logger, settings: config.settings });
-  logger.info({ worker: worker.workerId }, "worker running");
+  const worker = await startWorker({ mongoUri: config.mongoUri, databaseName: config.databaseName, logger, settings: config.settings, metricsPort: config.metricsPort });
+  logger.info({ worker: worker.workerId, metrics_port: worker.metricsPort }, "worker running");
 
   let stopping = false;
   const shutdown = (signal: string) => {

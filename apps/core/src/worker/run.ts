@@ -1,9 +1,13 @@
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
+import { startMetricsServer, type MetricsServer } from "@rms/metrics-server";
 import { MongoClient } from "mongodb";
 import { pino, type Logger } from "pino";
+import type { Registry } from "prom-client";
 import { eventRelay } from "../event-relay.js";
+import { watchCommands } from "../metrics.js";
 import { DEFAULT_SETTINGS, type CoreSettings } from "../settings.js";
+import { workerRegistry } from "./metrics.js";
 import type { RunningTask, WorkerContext, WorkerTask } from "./task.js";
 import { WORKER_TASKS } from "./tasks.js";
 
@@ -16,11 +20,17 @@ export interface WorkerOptions {
   tasks?: readonly WorkerTask[];
   /** Lease owner name; a fresh unique one by default. */
   workerId?: string;
+  /** Port of `GET /metrics` on 127.0.0.1 (0 picks a free one); no metrics server when omitted. */
+  metricsPort?: number;
 }
 
 export interface RunningWorker {
   readonly workerId: string;
   readonly mongo: MongoClient;
+  /** The registry the tasks count into (served on `metricsPort` when given). */
+  readonly metrics: Registry;
+  /** The bound metrics port, or null when not served. */
+  readonly metricsPort: number | null;
   /** Stops every task (each checkpoints and releases its work), then the relay, then closes the database. */
   stop(): Promise<void>;
 }
@@ -36,10 +46,19 @@ export function newWorkerId(): string {
  */
 export async function startWorker(options: WorkerOptions): Promise<RunningWorker> {
   const logger = options.logger ?? pino({ level: "silent" });
-  const mongo = new MongoClient(options.mongoUri, { serverSelectionTimeoutMS: 2_000, connectTimeoutMS: 2_000 });
-  await mongo.connect();
+  const metrics = workerRegistry();
+  // Bound before anything runs: a port already taken stops the start, as it does core's.
+  const metricsServer: MetricsServer | null = options.metricsPort === undefined ? null : await startMetricsServer(metrics, options.metricsPort);
+  const mongo = new MongoClient(options.mongoUri, { serverSelectionTimeoutMS: 2_000, connectTimeoutMS: 2_000, monitorCommands: true });
+  watchCommands(mongo, metrics);
+  try {
+    await mongo.connect();
+  } catch (error) {
+    await metricsServer?.close();
+    throw error;
+  }
   const db = mongo.db(options.databaseName);
-  const relay = eventRelay(db, logger);
+  const relay = eventRelay(db, logger, metrics);
   const workerId = options.workerId ?? newWorkerId();
   const context: WorkerContext = {
     db,
@@ -47,6 +66,7 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     workerId,
     written: (collection, id) => relay.notify(collection, id),
     settings: { ...DEFAULT_SETTINGS, ...options.settings },
+    metrics,
   };
   const running: RunningTask[] = [];
   for (const task of options.tasks ?? WORKER_TASKS) {
@@ -56,10 +76,13 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   return {
     workerId,
     mongo,
+    metrics,
+    metricsPort: metricsServer?.port ?? null,
     async stop() {
       await Promise.allSettled(running.map((task) => task.stop()));
       await relay.stop();
       await mongo.close();
+      await metricsServer?.close();
     },
   };
 }

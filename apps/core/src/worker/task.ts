@@ -1,5 +1,6 @@
 import type { Db } from "mongodb";
 import type { Logger } from "pino";
+import type { Registry } from "prom-client";
 import type { CoreSettings } from "../settings.js";
 
 /** What a worker process hands each of its tasks. */
@@ -11,6 +12,11 @@ export interface WorkerContext {
   /** Tells this process's relay which document a write just changed (storage/relay.ts); never waits. */
   readonly written: (collection: string, id: string) => void;
   readonly settings: CoreSettings;
+  /**
+   * The process's Prometheus registry, served at the worker's `/metrics` (WORKER_METRICS_PORT): a task
+   * registers its own metrics here (metrics-registry.ts `counterIn` and friends), named after its work.
+   */
+  readonly metrics: Registry;
 }
 
 /**

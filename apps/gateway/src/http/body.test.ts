@@ -56,6 +56,20 @@ describe("parseForm (Stripe bracket notation)", () => {
     expect(codeOf(() => parseForm(params(1001)))).toBe("parameter_invalid");
   });
 
+  it("names a `[]` list longer than 1,000 values when more parameters are allowed (a job's form), not the parameter count", () => {
+    const ids = (n: number) => Array.from({ length: n }, (_, i) => `params[filter][ids][]=res_${i}`).join("&");
+    expect((parseForm(ids(1000), 250_000)["params"] as { filter: { ids: string[] } }).filter.ids).toHaveLength(1000);
+    let refused: unknown;
+    try {
+      parseForm(ids(1001), 250_000);
+    } catch (error) {
+      refused = error;
+    }
+    expect(refused).toMatchObject({ code: "parameter_invalid", param: "params[filter][ids]", message: "Invalid params[filter][ids]: at most 1000 values in one list." });
+    // Within the usual limit, 1,001 values are first of all too many parameters.
+    expect(() => parseForm(ids(1001))).toThrow(/at most 1000 parameters/);
+  });
+
   it("parses the query string of a URL", () => {
     expect(plain(queryParams("/v1/resources?limit=3&status=active"))).toEqual({ limit: "3", status: "active" });
     expect(plain(queryParams("/v1/resources"))).toEqual({});

@@ -1,7 +1,7 @@
 import type { IncomingMessage } from "node:http";
 import qs from "qs";
 import { ApiError } from "../errors.js";
-import { checkFormPairs } from "./form-pairs.js";
+import { checkFormPairs, decodeFormComponent } from "./form-pairs.js";
 
 /** Largest accepted request body, in bytes (1 MiB). */
 export const BODY_LIMIT_BYTES = 1024 * 1024;
@@ -68,11 +68,30 @@ export function parseForm(text: string, limit: number = PARAMETER_LIMIT): Params
     parsed = qs.parse(text, limit === PARAMETER_LIMIT ? QS_OPTIONS : { ...QS_OPTIONS, parameterLimit: limit });
   } catch (error) {
     if (error instanceof RangeError) {
+      // A `[]` list longer than the array limit is not "too many parameters" when the body may hold more
+      // (a job's form): name the list, as its JSON form's answer does.
+      const list = /array limit/i.test(error.message) ? overlongList(text) : undefined;
+      if (list !== undefined) throw new ApiError("parameter_invalid", `Invalid ${list}: at most ${PARAMETER_LIMIT} values in one list.`, { param: list });
       throw new ApiError("parameter_invalid", `Too many parameters or nesting too deep: at most ${limit} parameters, nested at most ${NESTING_DEPTH_LIMIT} levels.`);
     }
     throw new ApiError("parameter_invalid", "The parameters could not be parsed.");
   }
   return unescapeTree(parsed) as Params;
+}
+
+/** The name of the first `name[]=` list given more often than qs's array limit, if any (names are decoded already valid). */
+function overlongList(text: string): string | undefined {
+  const counts = new Map<string, number>();
+  for (const pair of text.split("&")) {
+    const at = pair.indexOf("=");
+    const key = decodeFormComponent(at === -1 ? pair : pair.slice(0, at));
+    if (!key.endsWith("[]")) continue;
+    const name = key.slice(0, -2);
+    const count = (counts.get(name) ?? 0) + 1;
+    if (count > PARAMETER_LIMIT) return name;
+    counts.set(name, count);
+  }
+  return undefined;
 }
 
 const tooDeep = () => new ApiError("parameter_invalid", `The request body is nested too deeply: at most ${NESTING_DEPTH_LIMIT} levels.`);

@@ -16,11 +16,42 @@ export function rejectUnknown(params: Params, allowed: readonly string[]): void 
   }
 }
 
-function describe(value: unknown): string {
+/** What a value is, for error messages ("an array", "a number"). */
+export function describe(value: unknown): string {
   if (value === null) return "null";
   if (Array.isArray(value)) return "an array";
   if (typeof value === "object") return "an object";
   return `a ${typeof value}`;
+}
+
+/** Largest index accepted in the indexed list form; core refuses lists longer than its limits anyway. */
+const LIST_INDEX = /^(0|[1-9]\d{0,5})$/;
+
+/**
+ * A list as callers send one: a JSON array, `name[]=a&name[]=b`, or the indexed form `name[0]=a` (which the
+ * form decoder keeps as an object with keys "0", "1", ...; its indexes must run from 0 without gaps).
+ * Undefined when the value is not list-shaped, so the caller words that refusal.
+ */
+export function listValue(value: unknown, param: string): unknown[] | undefined {
+  if (Array.isArray(value)) return value;
+  if (value === null || typeof value !== "object") return undefined;
+  const keys = Object.keys(value);
+  if (!keys.every((key) => LIST_INDEX.test(key))) return undefined;
+  const items: unknown[] = [];
+  for (const key of keys) items[Number(key)] = (value as Params)[key];
+  if (items.length !== keys.length) throw new ApiError("parameter_invalid", `Invalid ${param}: indexes must run from 0 without gaps.`, { param });
+  return items;
+}
+
+/** A list of strings (`noun` names them in the refusal); undefined when absent. */
+export function optionalStringList(params: Params, name: string, noun: string): string[] | undefined {
+  const value = params[name];
+  if (value === undefined) return undefined;
+  const items = listValue(value, name);
+  if (!items?.every((item): item is string => typeof item === "string")) {
+    throw new ApiError("parameter_invalid", `Invalid ${name}: must be a list of ${noun}.`, { param: name });
+  }
+  return items;
 }
 
 export function optionalString(params: Params, name: string): string | undefined {

@@ -1,25 +1,12 @@
 import { ApiError } from "../../errors.js";
 import type { Params } from "../../http/body.js";
-import { optionalInteger, optionalString } from "../../http/params.js";
+import { optionalInteger, optionalString, optionalStringList } from "../../http/params.js";
 
 const invalid = (param: string, message: string) => new ApiError("parameter_invalid", message, { param });
 
-/**
- * `types` as a list of strings: a JSON array, `types[]=a&types[]=b`, or the indexed form
- * `types[0]=a` (which the form decoder keeps as an object with keys "0", "1", ...).
- */
+/** `types`: a list of event types (a JSON array, `types[]=a`, or `types[0]=a`); none when absent. */
 export function typesParam(params: Params): string[] {
-  const value = params["types"];
-  if (value === undefined) return [];
-  let items: unknown[];
-  if (Array.isArray(value)) items = value;
-  else if (typeof value === "object" && value !== null && Object.keys(value).every((k) => /^\d{1,3}$/.test(k))) {
-    items = Object.entries(value)
-      .sort(([a], [b]) => Number(a) - Number(b))
-      .map(([, v]) => v);
-  } else throw invalid("types", "Invalid types: must be a list of event types.");
-  if (!items.every((item): item is string => typeof item === "string")) throw invalid("types", "Invalid types: must be a list of event types.");
-  return items;
+  return optionalStringList(params, "types", "event types") ?? [];
 }
 
 const BOUNDS = ["gt", "gte", "lt", "lte"] as const;

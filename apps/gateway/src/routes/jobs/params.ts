@@ -2,7 +2,7 @@ import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { ImportItemSchema, JobFilterSchema, JobParamsSchema, JobUpdateSchema } from "@rms/proto";
 import { ApiError } from "../../errors.js";
 import type { Params } from "../../http/body.js";
-import { optionalEnum, optionalInteger, optionalMetadata, optionalString, rejectUnknown } from "../../http/params.js";
+import { describe, listValue, optionalEnum, optionalInteger, optionalMetadata, optionalString, rejectUnknown } from "../../http/params.js";
 import { STATUS_NAMES, statusToProto } from "../resources/objects.js";
 
 /**
@@ -17,16 +17,6 @@ import { STATUS_NAMES, statusToProto } from "../resources/objects.js";
 
 export const JOB_TYPE_NAMES = ["resources.bulk_update", "resources.bulk_delete", "resources.import"] as const;
 export type JobTypeName = (typeof JOB_TYPE_NAMES)[number];
-
-/** Largest index accepted in the indexed list form; core refuses lists longer than its limits anyway. */
-const INDEX = /^(0|[1-9]\d{0,5})$/;
-
-function describe(value: unknown): string {
-  if (value === null) return "null";
-  if (Array.isArray(value)) return "an array";
-  if (typeof value === "object") return "an object";
-  return `a ${typeof value}`;
-}
 
 /** Runs a check of a nested object, naming its params under `prefix` (`name` -> `params[items][3][name]`). */
 function under<T>(prefix: string, check: () => T): T {
@@ -48,19 +38,10 @@ function objectAt(value: unknown, param: string): Params {
   return value as Params;
 }
 
-/** A list: a JSON array, `[]` values, or the indexed form (keys 0..n-1, in any order). */
+/** A list (http/params.ts `listValue`), or a single value as a list of one. */
 function listAt(value: unknown, param: string): unknown[] {
-  if (Array.isArray(value)) return value;
-  if (value !== null && typeof value === "object") {
-    const keys = Object.keys(value);
-    if (keys.every((key) => INDEX.test(key))) {
-      const items: unknown[] = [];
-      for (const key of keys) items[Number(key)] = (value as Params)[key];
-      const gap = items.findIndex((_, i) => !Object.hasOwn(items, i));
-      if (items.length === keys.length && gap === -1) return items;
-      throw new ApiError("parameter_invalid", `Invalid ${param}: indexes must run from 0 without gaps.`, { param });
-    }
-  }
+  const items = listValue(value, param);
+  if (items) return items;
   if (typeof value === "string") return [value];
   throw new ApiError("parameter_invalid", `Invalid ${param}: must be a list, got ${describe(value)}.`, { param });
 }

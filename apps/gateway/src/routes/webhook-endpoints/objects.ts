@@ -1,7 +1,7 @@
 import { WEBHOOK_ENDPOINT_STATUS, WebhookEndpointStatus, type WebhookEndpoint, type WebhookEndpointStatusName } from "@rms/proto";
 import { ApiError } from "../../errors.js";
 import type { Params } from "../../http/body.js";
-import { optionalString } from "../../http/params.js";
+import { optionalString, optionalStringList } from "../../http/params.js";
 import { API_VERSION } from "../../http/request-id.js";
 import { constant, deletedOf, field, listOf, publicObject, type Field } from "../../schema/objects.js";
 import { LIST_LIMIT_MAX, METADATA_OBJECT } from "../../schema/params.js";
@@ -77,25 +77,13 @@ export const ENDPOINT_PARAMS = {
   },
 } satisfies Record<string, ParamSpec>;
 
-const invalid = (param: string, message: string) => new ApiError("parameter_invalid", message, { param });
-
 /**
  * `enabled_events` as a list of strings: a JSON array, `enabled_events[]=a&enabled_events[]=b`, or the
  * indexed form `enabled_events[0]=a`; `""` is the empty list (which core refuses). Undefined when absent.
  */
 export function enabledEventsParam(params: Params): string[] | undefined {
-  const value = params["enabled_events"];
-  if (value === undefined) return undefined;
-  if (value === "") return [];
-  let items: unknown[];
-  if (Array.isArray(value)) items = value;
-  else if (typeof value === "object" && value !== null && Object.keys(value).every((k) => /^\d{1,3}$/.test(k))) {
-    items = Object.entries(value)
-      .sort(([a], [b]) => Number(a) - Number(b))
-      .map(([, v]) => v);
-  } else throw invalid("enabled_events", "Invalid enabled_events: must be a list of event types.");
-  if (!items.every((item): item is string => typeof item === "string")) throw invalid("enabled_events", "Invalid enabled_events: must be a list of event types.");
-  return items;
+  if (params["enabled_events"] === "") return [];
+  return optionalStringList(params, "enabled_events", "event types");
 }
 
 /** `description`: a string, or null (the same as `""`: none). */
