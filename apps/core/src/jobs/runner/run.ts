@@ -147,6 +147,9 @@ export async function runJob(claimed: RunnerJob, executor: Executor, options: Ru
           lost = true;
           return;
         }
+        // A checkpoint can commit while its answer is lost (the database went away after the write): the
+        // stored one is then further than ours, and it is what the job has done.
+        if (current.checkpoint && current.checkpoint.next > state.next) state = current.checkpoint;
         const nowMs = Date.now();
         const result: JobResult = { [COUNT_NAME[job.type]]: state.done, errors: state.errors };
         const finished = {
