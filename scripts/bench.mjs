@@ -247,25 +247,29 @@ async function main() {
     await http("baseline_a", `https://127.0.0.1:${aPort}/v1/resources/${FIXED.id}`, {}, { baseline_a: a.pid });
     await http("baseline_b", `https://127.0.0.1:${bPort}/v1/resources/${FIXED.id}`, {}, { baseline_b: b.pid, echo: echoPid });
     await http("get", `${api}/v1/resources/${created.id}`, { headers }, stackPids());
+    // One form create with a fresh Idempotency-Key per request; `onAnswer` (when given) learns each 201's resource id.
     let n = 0;
-    await http(
-      "post",
-      `${api}/v1/resources`,
-      {
-        method: "POST",
-        requests: [
-          {
-            method: "POST",
-            setupRequest: (req) => ({
-              ...req,
-              headers: { ...headers, "content-type": "application/x-www-form-urlencoded", "idempotency-key": `bench-${process.pid}-${Date.now()}-${n++}` },
-              body: "name=bench&metadata[plan]=pro",
-            }),
-          },
-        ],
-      },
-      stackPids(),
-    );
+    const createRequest = (onAnswer) => ({
+      method: "POST",
+      requests: [
+        {
+          method: "POST",
+          setupRequest: (req) => ({
+            ...req,
+            headers: { ...headers, "content-type": "application/x-www-form-urlencoded", "idempotency-key": `bench-${process.pid}-${Date.now()}-${n++}` },
+            body: "name=bench&metadata[plan]=pro",
+          }),
+          ...(onAnswer
+            ? {
+                onResponse: (status, body) => {
+                  if (status === 201) onAnswer(JSON.parse(body).id);
+                },
+              }
+            : {}),
+        },
+      ],
+    });
+    await http("post", `${api}/v1/resources`, createRequest(), stackPids());
     const echoClient = proto.createClient(proto.ResourceService, `127.0.0.1:${echoPort}`, { timeoutMs: 10_000 });
     await grpc("grpc_echo", echoClient, { tenant, id: FIXED.id }, { echo: echoPid });
     await grpc("grpc_core", coreResources, { tenant, id: created.id }, stackPids());
@@ -321,37 +325,11 @@ async function main() {
     await http("get_again", `${api}/v1/resources/${created.id}`, { headers }, stackPids());
     await addEndpoint(tenant.accountId, "/main");
     await http("get_webhooks", `${api}/v1/resources/${created.id}`, { headers }, stackPids());
-    const createRequest = (onAnswer) => ({
-      method: "POST",
-      requests: [
-        {
-          method: "POST",
-          setupRequest: (req) => ({
-            ...req,
-            headers: { ...headers, "content-type": "application/x-www-form-urlencoded", "idempotency-key": `bench-${process.pid}-${Date.now()}-${n++}` },
-            body: "name=bench&metadata[plan]=pro",
-          }),
-          onResponse: (status, body) => {
-            if (status === 201) onAnswer(JSON.parse(body).id);
-          },
-        },
-      ],
-    });
     await db.collection("webhook_endpoints").updateOne({ account: tenant.accountId }, { $set: { status: "disabled" } });
-    await http(
-      "post_again",
-      `${api}/v1/resources`,
-      createRequest(() => {}),
-      stackPids(),
-    );
+    await http("post_again", `${api}/v1/resources`, createRequest(), stackPids());
     await db.collection("webhook_endpoints").updateOne({ account: tenant.accountId }, { $set: { status: "enabled" } });
     // Throughput: creates as fast as they go, every one fanned out to the endpoint and delivered meanwhile.
-    await http(
-      "post_webhooks",
-      `${api}/v1/resources`,
-      createRequest(() => {}),
-      stackPids(),
-    );
+    await http("post_webhooks", `${api}/v1/resources`, createRequest(), stackPids());
     say("waiting for the deliveries of the POST run");
     await drain();
     // Deliveries per second: DELIVERIES creates through core as fast as it takes them, in an account with 1 (then 4)

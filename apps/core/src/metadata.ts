@@ -56,6 +56,19 @@ export function mergeMetadata(existing: readonly MetadataPair[], changes: readon
   return pairs;
 }
 
+/**
+ * An update's metadata change, checked at once so a bad one fails before any read or write, as the
+ * function that applies it to the current pairs; undefined when the update leaves metadata alone.
+ */
+export function metadataUpdate(changes: readonly { key: string; value: string }[], clear: boolean): ((current: readonly MetadataPair[]) => MetadataPair[]) | undefined {
+  if (!clear && changes.length === 0) return undefined;
+  mergeMetadata(
+    [],
+    changes.filter((e) => e.value !== ""),
+  );
+  return (current) => mergeMetadata(current, changes, clear);
+}
+
 /** True when two metadata lists hold the same pairs in the same order. */
 export function sameMetadata(a: readonly MetadataPair[], b: readonly MetadataPair[]): boolean {
   return a.length === b.length && a.every((p, i) => p.k === b[i]?.k && p.v === b[i]?.v);

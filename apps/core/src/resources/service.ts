@@ -8,7 +8,8 @@ import { pageOf } from "../grpc/list-request.js";
 import type { PresentedKeyCheck } from "../accounts/presented-key.js";
 import type { ResourceStatusName } from "./model.js";
 import type { LoadedResource, ResourceStore } from "./store.js";
-import { mergeMetadata, validateName } from "./validation.js";
+import { mergeMetadata, metadataUpdate } from "../metadata.js";
+import { validateName } from "./validation.js";
 
 /** UNSPECIFIED means "not given"; any other unknown number is invalid. */
 function statusName(value: ResourceStatus, param = "status"): ResourceStatusName | undefined {
@@ -69,13 +70,7 @@ export function resourceService(store: ResourceStore, faults: Faults = NO_FAULTS
       const tenant = tenantOf(request.tenant);
       const name = request.name === undefined ? undefined : validateName(request.name);
       const status = statusName(request.status);
-      const metadataChanged = request.clearMetadata || request.metadata.length > 0;
-      // Validate the changes up front, so a bad request fails before any read or write.
-      if (metadataChanged)
-        mergeMetadata(
-          [],
-          request.metadata.filter((e) => e.value !== ""),
-        );
+      const metadata = metadataUpdate(request.metadata, request.clearMetadata);
       const budget = budgetOf(context);
       await checkKey(context, tenant, budget.db());
       const doc = await store.update(
@@ -84,7 +79,7 @@ export function resourceService(store: ResourceStore, faults: Faults = NO_FAULTS
         {
           ...(name !== undefined ? { name } : {}),
           ...(status !== undefined ? { status } : {}),
-          ...(metadataChanged ? { metadata: (current) => mergeMetadata(current, request.metadata, request.clearMetadata) } : {}),
+          ...(metadata ? { metadata } : {}),
         },
         requestInfo(context),
         budget,

@@ -15,7 +15,7 @@ import { budgetOf } from "../grpc/budget.js";
 import { requestInfo, tenantOf } from "../grpc/call-info.js";
 import { pageOf } from "../grpc/list-request.js";
 import type { CoreSettings } from "../settings.js";
-import { mergeMetadata } from "../metadata.js";
+import { mergeMetadata, metadataUpdate } from "../metadata.js";
 import { EVENTS_COLLECTION } from "../storage/relay.js";
 import { attemptDelivery, deliveryEnvironment, type DeliveryEnvironment } from "../webhooks/attempt.js";
 import { decryptSecret, encryptSecret, newEndpointSecret, type Keyring } from "../webhooks/index.js";
@@ -131,13 +131,7 @@ export function webhookEndpointService(deps: EndpointServiceDeps): ServiceImplem
       const enabledEvents = request.enabledEvents ? validateEnabledEvents(request.enabledEvents.types) : undefined;
       const status = statusName(request.status);
       const description = request.description === undefined ? undefined : validateDescription(request.description);
-      const metadataChanged = request.clearMetadata || request.metadata.length > 0;
-      // Validate the changes up front, so a bad request fails before any read or write.
-      if (metadataChanged)
-        mergeMetadata(
-          [],
-          request.metadata.filter((e) => e.value !== ""),
-        );
+      const metadata = metadataUpdate(request.metadata, request.clearMetadata);
       const budget = budgetOf(context);
       await checkKey(context, tenant, budget.db());
       const doc = await store.update(
@@ -148,7 +142,7 @@ export function webhookEndpointService(deps: EndpointServiceDeps): ServiceImplem
           ...(enabledEvents !== undefined ? { enabled_events: enabledEvents } : {}),
           ...(status !== undefined ? { status } : {}),
           ...(description !== undefined ? { description } : {}),
-          ...(metadataChanged ? { metadata: (current) => mergeMetadata(current, request.metadata, request.clearMetadata) } : {}),
+          ...(metadata ? { metadata } : {}),
         },
         budget,
       );

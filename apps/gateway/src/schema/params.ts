@@ -29,21 +29,24 @@ export function metadataParam(update: boolean): ParamSpec {
 /** The schema of stored metadata in a public object. */
 export const METADATA_OBJECT = { type: "object", maxProperties: 50, additionalProperties: { type: "string", maxLength: 500 } } as const;
 
+/** `limit` of every list: 1 to 100, default 20. */
+export const LIMIT_PARAM: ParamSpec = {
+  example: 3,
+  schema: {
+    type: "integer",
+    minimum: 1,
+    maximum: LIST_LIMIT_MAX,
+    default: LIST_LIMIT_DEFAULT,
+    description: `Page size, 1 to ${LIST_LIMIT_MAX}; default ${LIST_LIMIT_DEFAULT}.`,
+  },
+};
+
 /** `limit`, `starting_after` and `ending_before` of a list whose cursors are ids matching `idPattern` (no anchors), such as `exampleId`. */
 export function pageParams(idPattern: string, noun: string, exampleId: string): Record<string, ParamSpec> {
   // A cursor is a well-formed id (that object may since have been deleted); an empty string counts as absent.
   const cursor = { type: "string", pattern: `^(${idPattern})?$` };
   return {
-    limit: {
-      example: 3,
-      schema: {
-        type: "integer",
-        minimum: 1,
-        maximum: LIST_LIMIT_MAX,
-        default: LIST_LIMIT_DEFAULT,
-        description: `Page size, 1 to ${LIST_LIMIT_MAX}; default ${LIST_LIMIT_DEFAULT}.`,
-      },
-    },
+    limit: LIMIT_PARAM,
     starting_after: { example: exampleId, schema: { ...cursor, description: `Cursor: the page after this ${noun} id (older). Not together with \`ending_before\` (400).` } },
     ending_before: { example: exampleId, schema: { ...cursor, description: `Cursor: the page before this ${noun} id (newer). Not together with \`starting_after\` (400).` } },
   };

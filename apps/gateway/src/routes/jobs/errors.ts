@@ -1,5 +1,5 @@
 import { optionalInteger } from "../../http/params.js";
-import { LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX } from "../../schema/params.js";
+import { LIMIT_PARAM, LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX } from "../../schema/params.js";
 import { defineOperation } from "../operation.js";
 import { JOB_ID_PATH, JobItemErrorListObject } from "./objects.js";
 
@@ -13,16 +13,7 @@ export const listJobErrors = defineOperation({
   scope: "jobs:read",
   pathParameters: JOB_ID_PATH,
   parameters: {
-    limit: {
-      example: 3,
-      schema: {
-        type: "integer",
-        minimum: 1,
-        maximum: LIST_LIMIT_MAX,
-        default: LIST_LIMIT_DEFAULT,
-        description: `Page size, 1 to ${LIST_LIMIT_MAX}; default ${LIST_LIMIT_DEFAULT}.`,
-      },
-    },
+    limit: LIMIT_PARAM,
     starting_after: { example: 99, schema: { ...INDEX, description: "Cursor: the errors of items after this index. Not together with `ending_before` (400)." } },
     ending_before: { example: 100, schema: { ...INDEX, description: "Cursor: the errors of items before this index. Not together with `starting_after` (400)." } },
   },
