@@ -361,3 +361,59 @@ describe("the deliveries worker", () => {
     expect((await store.list(tenant, page)).items).toHaveLength(2);
   });
 });
+
+it("keeps attempts 30 days: a worker's retention pass deletes older attempts and finished deliveries, never a pending one or a younger attempt", async () => {
+  const tenant = newTenant();
+  const nowS = Math.floor(Date.now() / 1000);
+  const old = nowS - 31 * 86_400;
+  const young = nowS - 29 * 86_400;
+  const attempt = (id: string, created: number) =>
+    ({
+      _id: id,
+      ...tenant,
+      event: "evt_retention",
+      endpoint: "we_retention",
+      status: "failed",
+      response_status: 500,
+      response_body: "",
+      error: "http_error",
+      duration_ms: 1,
+      trigger: "scheduled",
+      created,
+    }) as never;
+  const delivery = (id: string, status: DeliveryDocument["status"], created: number) =>
+    ({
+      _id: id,
+      ...tenant,
+      event: "evt_retention",
+      endpoint: "we_retention",
+      trigger: "scheduled",
+      status,
+      due_at: Date.now() + 86_400_000,
+      attempts: 1,
+      first_failed_at: null,
+      lease_owner: null,
+      lease_until: null,
+      epoch: 0,
+      created,
+    }) as never;
+  await attempts().insertMany([attempt("wa_retention_old", old), attempt("wa_retention_young", young)]);
+  await deliveries().insertMany([
+    delivery("retention-failed-old", "failed", old),
+    delivery("retention-pending-old", "pending", old),
+    delivery("retention-failed-young", "failed", young),
+  ]);
+  worker();
+  await eventually(async () => expect(await attempts().countDocuments({ _id: "wa_retention_old" })).toBe(0));
+  await eventually(async () => expect(await deliveries().countDocuments({ _id: "retention-failed-old" })).toBe(0));
+  expect(await attempts().countDocuments({ _id: "wa_retention_young" })).toBe(1);
+  expect(
+    (
+      await deliveries()
+        .find({ _id: { $in: ["retention-pending-old", "retention-failed-young"] } })
+        .toArray()
+    )
+      .map((d) => d._id)
+      .sort(),
+  ).toEqual(["retention-failed-young", "retention-pending-old"]);
+});
