@@ -52,14 +52,17 @@ export function isUnansweredWrite(error: unknown): boolean {
 /** Database outages (told apart by the driver's error classes, never by message text) become UNAVAILABLE (the gateway answers 503); other unknown errors stay unknown (500). */
 export function mapStoreError(error: unknown): RpcError | undefined {
   if (error instanceof RpcError) return error;
-  if (
+  if (isDatabaseOutage(error)) return errors.unavailable();
+  return undefined;
+}
+
+/** The database did not answer or could not be reached (by the driver's error classes, never by message text). */
+export function isDatabaseOutage(error: unknown): boolean {
+  return (
     error instanceof MongoNetworkError ||
     error instanceof MongoServerSelectionError ||
     error instanceof MongoNotConnectedError ||
     error instanceof MongoTopologyClosedError ||
     error instanceof MongoOperationTimeoutError
-  ) {
-    return errors.unavailable();
-  }
-  return undefined;
+  );
 }

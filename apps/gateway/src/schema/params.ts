@@ -29,6 +29,19 @@ export function metadataParam(update: boolean): ParamSpec {
 /** The schema of stored metadata in a public object. */
 export const METADATA_OBJECT = { type: "object", maxProperties: 50, additionalProperties: { type: "string", maxLength: 500 } } as const;
 
+const UNIX_TIME = { type: "integer", minimum: 0 } as const;
+
+/** `created[gt|gte|lt|lte]` of a list: bounds on the creation time, Unix seconds. */
+export const CREATED_RANGE_PARAM: ParamSpec = {
+  example: { gte: 1700000000 },
+  schema: {
+    type: "object",
+    additionalProperties: false,
+    properties: { gt: UNIX_TIME, gte: UNIX_TIME, lt: UNIX_TIME, lte: UNIX_TIME },
+    description: "Bounds on the creation time, Unix seconds: `created[gt]`, `created[gte]`, `created[lt]`, `created[lte]`.",
+  },
+};
+
 /** `limit` of every list: 1 to 100, default 20. */
 export const LIMIT_PARAM: ParamSpec = {
   example: 3,

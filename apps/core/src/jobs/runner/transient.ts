@@ -1,14 +1,6 @@
 import { RpcError } from "@rms/proto";
-import {
-  MongoBulkWriteError,
-  MongoError,
-  MongoServerError,
-  MongoNetworkError,
-  MongoNotConnectedError,
-  MongoOperationTimeoutError,
-  MongoServerSelectionError,
-  MongoTopologyClosedError,
-} from "mongodb";
+import { MongoBulkWriteError, MongoError, MongoServerError } from "mongodb";
+import { isDatabaseOutage } from "../../errors.js";
 
 /**
  * A failure worth retrying with backoff: the database did not answer, was not reachable, or said the
@@ -21,15 +13,7 @@ export function isTransient(error: unknown): boolean {
   if (error instanceof MongoBulkWriteError && (Array.isArray(error.writeErrors) ? error.writeErrors.length === 0 : !error.writeErrors)) return true;
   if (error instanceof MongoServerError && TRANSIENT_SERVER_CODES.has(Number(error.code))) return true;
   if (error instanceof RpcError) return error.code === "outcome_unknown" || error.code === "service_unavailable";
-  if (
-    error instanceof MongoNetworkError ||
-    error instanceof MongoServerSelectionError ||
-    error instanceof MongoNotConnectedError ||
-    error instanceof MongoTopologyClosedError ||
-    error instanceof MongoOperationTimeoutError
-  ) {
-    return true;
-  }
+  if (isDatabaseOutage(error)) return true;
   return error instanceof MongoError && (error.hasErrorLabel("RetryableWriteError") || error.hasErrorLabel("TransientTransactionError"));
 }
 

@@ -2,7 +2,7 @@ import type { Event } from "@rms/proto";
 import { ApiError } from "../../errors.js";
 import { API_VERSION } from "../../http/request-id.js";
 import { constant, field, listOf, publicObject } from "../../schema/objects.js";
-import { LIST_LIMIT_MAX } from "../../schema/params.js";
+import { CREATED_RANGE_PARAM, LIST_LIMIT_MAX } from "../../schema/params.js";
 import type { ParamSpec } from "../operation.js";
 
 /** An event id: `evt_` and an opaque suffix (no anchors, for use inside other patterns). */
@@ -60,8 +60,6 @@ export const EventListObject = listOf(EventObject, "/v1/events", LIST_LIMIT_MAX)
 /** The `:id` of `/v1/events/:id`. */
 export const EVENT_ID_PATH = { id: { example: EXAMPLE_EVENT_ID, schema: { type: "string", description: "The event id." } } } satisfies Record<string, ParamSpec>;
 
-const UNIX_TIME = { type: "integer", minimum: 0 };
-
 /** The filters of `GET /v1/events`. */
 export const EVENT_FILTERS = {
   type: {
@@ -77,15 +75,7 @@ export const EVENT_FILTERS = {
       description: `Up to ${TYPES_FILTER_MAX} exact event types (\`types[]=a&types[]=b\`). Not together with \`type\`.`,
     },
   },
-  created: {
-    example: { gte: 1700000000 },
-    schema: {
-      type: "object",
-      additionalProperties: false,
-      properties: { gt: UNIX_TIME, gte: UNIX_TIME, lt: UNIX_TIME, lte: UNIX_TIME },
-      description: "Bounds on the creation time, Unix seconds: `created[gt]`, `created[gte]`, `created[lt]`, `created[lte]`.",
-    },
-  },
+  created: CREATED_RANGE_PARAM,
   delivery_success: {
     example: false,
     schema: { type: "boolean", description: "`true`: every webhook endpoint answered 2xx (`pending_webhooks` is 0); `false`: at least one has not yet." },

@@ -1,11 +1,9 @@
 import { optionalInteger, optionalString } from "../../http/params.js";
-import { LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX, pageParams } from "../../schema/params.js";
+import { CREATED_RANGE_PARAM, LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX, pageParams } from "../../schema/params.js";
 import { createdParam } from "../events/filters.js";
 import { defineOperation } from "../operation.js";
 import { EXAMPLE_JOB_ID, JOB_ID_PATTERN, JOB_STATUS_NAMES, JobListObject } from "./objects.js";
 import { JOB_TYPE_NAMES } from "./params.js";
-
-const UNIX_TIME = { type: "integer", minimum: 0 };
 
 /** GET /v1/jobs: one page, newest first, in the list envelope. */
 export const listJobs = defineOperation({
@@ -17,15 +15,7 @@ export const listJobs = defineOperation({
     ...pageParams(JOB_ID_PATTERN, "job", EXAMPLE_JOB_ID),
     status: { example: "running", schema: { type: "string", enum: [...JOB_STATUS_NAMES], description: "Only jobs in this status." } },
     type: { example: "resources.import", schema: { type: "string", enum: [...JOB_TYPE_NAMES], description: "Only jobs of this type." } },
-    created: {
-      example: { gte: 1700000000 },
-      schema: {
-        type: "object",
-        additionalProperties: false,
-        properties: { gt: UNIX_TIME, gte: UNIX_TIME, lt: UNIX_TIME, lte: UNIX_TIME },
-        description: "Bounds on the creation time, Unix seconds: `created[gt]`, `created[gte]`, `created[lt]`, `created[lte]`.",
-      },
-    },
+    created: CREATED_RANGE_PARAM,
   },
   success: {
     status: 200,
