@@ -33,11 +33,9 @@ const CONCURRENCY = 4;
 
 // With MONGODB_URI set the launcher starts nothing: there is no mongod process this test could kill.
 const external = Boolean(process.env.MONGODB_URI);
-const dataDir = mkdtempSync(join(tmpdir(), "rms-durability-"));
 const cleanups: (() => Promise<void>)[] = [];
 afterAll(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => undefined);
-  rmSync(dataDir, { recursive: true, force: true });
 });
 
 /** An acknowledged change of one resource: the event it must have (type, and its `sequence` = the version it made). */
@@ -81,6 +79,9 @@ describe("durability", () => {
   it.skipIf(external)(
     `${external ? "[skipped: MONGODB_URI is set, so there is no database process to SIGKILL] " : ""}every write the API acknowledged (creates with Idempotency-Keys in forms and JSON, updates, deletes, an endpoint, an import job's checkpoints, events, deliveries) survives a SIGKILL of mongod right after the last acknowledgement`,
     async () => {
+      // Made here, not at load: a skipped test leaves nothing behind. Removed last (cleanups run in reverse).
+      const dataDir = mkdtempSync(join(tmpdir(), "rms-durability-"));
+      cleanups.push(async () => rmSync(dataDir, { recursive: true, force: true }));
       const dbPort = await freePort();
       const dbDir = join(dataDir, "db");
       let database: RunningDatabase = await startDatabase({ dataDir: dbDir, port: dbPort });
