@@ -123,11 +123,30 @@ it("the TTL indexes delete idempotency records 24 h after first use and rate-lim
     status: 201,
     request_id: "req_legacy",
   });
-  // Used 23 hours ago, completed: within its 24 hours. And one whose lock is held right now.
+  // Used 23 hours ago, completed: within its 24 hours.
   const recent = await new MongoIdempotencyStore(db, { now: () => Date.now() - 23 * HOUR }).begin(scope("recent"), "fp", "req_recent");
   if (recent.kind !== "acquired") throw new Error("expected the lock");
   await recent.lease.complete(body("recent"));
-  expect((await store.begin(scope("held"), "fp", "req_held")).kind).toBe("acquired");
+  // A lock left by a dead gateway on a key whose 24 hours end in 5 s, taken over now: the new holder's lock
+  // outlasts the 24 hours, and the record must stay while it is held. (A 2 h lock only makes the case last through
+  // the wait below, whatever the wait; the default is 30 s.)
+  const edge = Date.now() + 5_000;
+  await records.insertOne({
+    _id: "acct_retention/test/held",
+    account: "acct_retention",
+    livemode: false,
+    fingerprint: "fp",
+    created: new Date(edge - RETENTION_MS),
+    expires_at: new Date(edge),
+    owner: "dead",
+    locked_until: new Date(Date.now() - 1_000),
+    completed: false,
+    request_id: "req_dead",
+  });
+  expect((await new MongoIdempotencyStore(db, { lockTimeoutMs: 2 * HOUR }).begin(scope("held"), "fp", "req_held")).kind).toBe("acquired");
+  const held = (await records.findOne({ _id: "acct_retention/test/held" }))!;
+  expect(held["created"]).toEqual(new Date(edge - RETENTION_MS));
+  expect(held["expires_at"]).toEqual(held["locked_until"]);
   await store.ensureIndexes();
   expect((await records.findOne({ _id: "acct_retention/test/legacy" }))!["expires_at"]).toEqual(new Date(legacyFirstUse.getTime() + RETENTION_MS));
 
@@ -147,8 +166,13 @@ it("the TTL indexes delete idempotency records 24 h after first use and rate-lim
       (await records.countDocuments({ _id: { $in: ["acct_retention/test/old", "acct_retention/test/legacy"] } })) === 0 && (await tokens.countDocuments({ b: "key_past" })) === 0,
     180_000,
   );
+  // And the held record's first 24 hours are over, and two more passes have begun since (one might have been under way).
+  await until(async () => Date.now() > edge, 10_000);
+  const passes = async () => Number((await db.admin().command({ serverStatus: 1 }))["metrics"]["ttl"]["passes"]);
+  const seen = await passes();
+  await until(async () => (await passes()) >= seen + 2, 60_000);
 
-  // The passes that deleted those saw these and kept them: a replay within 24 hours still works, a held lock holds.
+  // Those passes kept these: a replay within 24 hours still works, a held lock holds.
   expect(await records.countDocuments({ _id: { $in: ["acct_retention/test/recent", "acct_retention/test/held"] } })).toBe(2);
   expect(await store.begin(scope("recent"), "fp", "req_again")).toEqual({ kind: "replay", response: body("recent") });
   await expect(store.begin(scope("held"), "fp", "req_again")).rejects.toMatchObject({ code: "idempotency_key_in_use" });
