@@ -1,8 +1,8 @@
-import { MongoClient } from "mongodb";
+import { MongoClient, WriteConcern, type MongoClientOptions } from "mongodb";
 import type { Logger } from "pino";
 import type { GatewayConfig } from "./config.js";
-import { ensureSecondaryIndexes } from "./db-engine.js";
-import { CLEANUP_INTERVAL_MS, MongoIdempotencyStore, type IdempotencyStore } from "./idempotency/index.js";
+import { MongoIdempotencyStore, type IdempotencyStore } from "./idempotency/index.js";
+import type { Indexed } from "./indexes.js";
 import { MemoryRateLimiter, MongoRateLimiter, type RateLimiter } from "./ratelimit/index.js";
 import { MongoPendingRevocationStore, type PendingRevocationStore } from "./revocation/pending-store.js";
 
@@ -14,32 +14,54 @@ export interface GatewayStores {
   close(): Promise<void>;
 }
 
-/** Fail fast while the database is unreachable (503), and reconnect by itself when it is back. */
-const MONGO_OPTIONS = { serverSelectionTimeoutMS: 2_000, connectTimeoutMS: 2_000, socketTimeoutMS: 10_000, appName: "rms-gateway" } as const;
+/**
+ * Every write of the gateway (idempotency records, rate-limit tokens, pending revocations) is acknowledged only
+ * once a majority of the replica set has it in its journal, so a failover or a SIGKILL of `mongod` loses none;
+ * retryable writes and reads ride over a primary change; reads go to the primary. These options win over the
+ * same ones in `MONGODB_URI` (the driver applies the options object last; the write concern is a `WriteConcern`
+ * so that its `j` replaces the one `journal=false` or `fsync=false` in the URI makes, which a plain `{ journal }`
+ * would not), and no collection or operation of the gateway sets its own. Fail fast while the database is
+ * unreachable (503), and reconnect by itself when it is back.
+ */
+export const MONGO_OPTIONS = {
+  writeConcern: new WriteConcern("majority", undefined, true),
+  retryWrites: true,
+  retryReads: true,
+  readPreference: "primary",
+  serverSelectionTimeoutMS: 2_000,
+  connectTimeoutMS: 2_000,
+  socketTimeoutMS: 10_000,
+  appName: "rms-gateway",
+} as const satisfies MongoClientOptions;
+
+/** The gateway's MongoDB client (not connected yet: the driver connects on first use). */
+export const gatewayMongoClient = (mongoUri: string) => new MongoClient(mongoUri, MONGO_OPTIONS);
 
 /**
  * Connects to MongoDB lazily (the gateway starts even while the database is
- * down; requests that need it get 503 until it is back), creates indexes in
- * the background (only on engines that use them: see db-engine.ts) and runs
- * the periodic cleanup of expired idempotency records.
+ * down; requests that need it get 503 until it is back) and declares every
+ * index in the background, retrying until the database answers. Retention is
+ * the TTL indexes' (idempotency records, rate-limit tokens): no sweep runs here.
  */
 export function openStores(
   config: Pick<GatewayConfig, "mongoUri" | "mongoDatabase" | "rateLimitStore">,
   logger: Logger,
   overrides: { idempotency?: IdempotencyStore | undefined; rateLimiter?: RateLimiter | undefined } = {},
 ): GatewayStores {
-  const mongo = new MongoClient(config.mongoUri, MONGO_OPTIONS);
+  const mongo = gatewayMongoClient(config.mongoUri);
   const db = mongo.db(config.mongoDatabase);
   const mongoIdempotency = overrides.idempotency ? undefined : new MongoIdempotencyStore(db, { logger });
   const idempotency = overrides.idempotency ?? mongoIdempotency!;
   const mongoLimiter = overrides.rateLimiter || config.rateLimitStore !== "mongodb" ? undefined : new MongoRateLimiter(db);
   const rateLimiter = overrides.rateLimiter ?? mongoLimiter ?? new MemoryRateLimiter();
+  const revocations = new MongoPendingRevocationStore(db);
+  const indexed: Indexed[] = [revocations, ...(mongoIdempotency ? [mongoIdempotency] : []), ...(mongoLimiter ? [mongoLimiter] : [])];
 
   let stopped = false;
   const indexes = async () => {
     for (let delay = 1_000; !stopped; delay = Math.min(delay * 2, 30_000)) {
       try {
-        await ensureSecondaryIndexes(db, [mongoIdempotency, mongoLimiter]);
+        for (const store of indexed) await store.ensureIndexes();
         return;
       } catch (error) {
         logger.warn({ err: error instanceof Error ? error.message : String(error) }, "gateway indexes not created yet; retrying");
@@ -47,22 +69,14 @@ export function openStores(
       }
     }
   };
-  if (mongoIdempotency || mongoLimiter) void indexes();
-  const cleanup = setInterval(() => {
-    idempotency.removeExpired().then(
-      (removed) => removed > 0 && logger.info({ removed }, "expired idempotency records removed"),
-      (error: unknown) => logger.warn({ err: error instanceof Error ? error.message : String(error) }, "idempotency cleanup failed"),
-    );
-  }, CLEANUP_INTERVAL_MS);
-  cleanup.unref();
+  void indexes();
 
   return {
     idempotency,
     rateLimiter,
-    revocations: new MongoPendingRevocationStore(db),
+    revocations,
     async close() {
       stopped = true;
-      clearInterval(cleanup);
       await Promise.all([idempotency.close(), rateLimiter.close()]);
       await mongo.close();
     },

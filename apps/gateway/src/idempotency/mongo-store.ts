@@ -3,6 +3,7 @@ import { isDuplicateKeyError } from "@rms/proto";
 import { Binary, type Collection, type Db } from "mongodb";
 import type { Logger } from "pino";
 import { ApiError } from "../errors.js";
+import { dropRetiredIndex } from "../indexes.js";
 import { LOCK_TIMEOUT_MS, RETENTION_MS, scopeId, type BeginResult, type IdempotencyLease, type IdempotencyScope, type IdempotencyStore, type RecordedResponse } from "./store.js";
 
 /** One record of the `idempotency_keys` collection. */
@@ -12,8 +13,15 @@ interface IdempotencyRecord {
   account: string;
   livemode: boolean;
   fingerprint: string;
-  /** First use; the record is deleted `RETENTION_MS` later. */
+  /** First use (a takeover of a stale lock keeps it). */
   created: Date;
+  /**
+   * When the record goes: `created` + `RETENTION_MS`, or the end of the lock if that is later, so that a record
+   * never expires while its lock is held. The TTL index `expires_at` deletes it then; `begin` treats a record
+   * past it as absent until the TTL monitor has run. Absent only on records written before the field existed
+   * (`ensureIndexes` gives them theirs).
+   */
+  expires_at?: Date;
   /** The lock holder (random per attempt) and the end of its lock. */
   owner: string;
   locked_until: Date;
@@ -35,11 +43,12 @@ export interface MongoIdempotencyOptions {
 }
 
 /**
- * Idempotency records in MongoDB, built on the operations that are atomic on
- * every engine we run on (MongoDB, mongo-java-server): the lock is an `insertOne` under
- * the unique `_id`, a stale lock is taken over with a conditional `deleteOne`
- * followed by a new insert. Only the final "record the response" step is an
- * update, guarded by the owner token.
+ * Idempotency records in MongoDB, built on single-document atomic writes: the
+ * lock is an `insertOne` under the unique `_id`, a stale lock is taken over
+ * with a conditional `deleteOne` followed by a new insert. Only the final
+ * "record the response" step is an update, guarded by the owner token. Every
+ * write is acknowledged by a majority, journaled (the client's write concern,
+ * stores.ts). Retention is a TTL index, not a sweep of ours.
  */
 export class MongoIdempotencyStore implements IdempotencyStore {
   private readonly records: Collection<IdempotencyRecord>;
@@ -56,9 +65,19 @@ export class MongoIdempotencyStore implements IdempotencyStore {
     this.logger = options.logger;
   }
 
-  /** The index behind the periodic cleanup (not a TTL index: the test engine has none). */
+  /**
+   * The TTL index that deletes a record at its `expires_at`. MongoDB's TTL monitor runs every 60 s, so a
+   * record goes up to about a minute after that (`begin` already treats it as absent). A record whose lock is
+   * held is never past its `expires_at` (which is at least `locked_until`), so TTL cannot remove it mid-request;
+   * besides, 24 h is far above the longest request (the lock lasts 30 s).
+   */
   async ensureIndexes(): Promise<void> {
-    await this.records.createIndex({ created: 1 }, { name: "created" });
+    await this.records.createIndex({ expires_at: 1 }, { name: "expires_at", expireAfterSeconds: 0 });
+    // Records written before `expires_at` existed get theirs, so the TTL index removes them too. A missing field
+    // is indexed as null, so this reads only those records.
+    await this.records.updateMany({ expires_at: { $exists: false } }, [{ $set: { expires_at: { $max: [{ $add: ["$created", this.retentionMs] }, "$locked_until"] } } }]);
+    // The index of the periodic deleteMany that the TTL index replaced.
+    await dropRetiredIndex(this.records, "created");
   }
 
   async begin(scope: IdempotencyScope, fingerprint: string, requestId: string): Promise<BeginResult> {
@@ -77,15 +96,18 @@ export class MongoIdempotencyStore implements IdempotencyStore {
     for (let round = 0; round < MAX_ROUNDS; round++) {
       const now = this.now();
       const owner = randomBytes(12).toString("base64url");
+      const firstUse = created ?? new Date(now);
+      const lockedUntil = new Date(now + this.lockTimeoutMs);
       try {
         await this.records.insertOne({
           _id,
           account: scope.accountId,
           livemode: scope.livemode,
           fingerprint,
-          created: created ?? new Date(now),
+          created: firstUse,
+          expires_at: new Date(Math.max(firstUse.getTime() + this.retentionMs, lockedUntil.getTime())),
           owner,
-          locked_until: new Date(now + this.lockTimeoutMs),
+          locked_until: lockedUntil,
           completed: false,
           request_id: requestId,
         });
@@ -95,9 +117,10 @@ export class MongoIdempotencyStore implements IdempotencyStore {
       }
       const existing = await this.records.findOne({ _id });
       if (!existing) continue; // removed in between (expired or taken over): try to insert again
-      if (existing.created.getTime() < now - this.retentionMs) {
-        // Older than the retention period, not yet cleaned up: as good as absent.
-        await this.records.deleteOne({ _id, created: { $lt: new Date(now - this.retentionMs) } });
+      if (this.expiryOf(existing) < now) {
+        // Past its retention, not yet deleted by the TTL monitor: as good as absent. Deleted by its owner
+        // token, so only the record read here goes, never one inserted since.
+        await this.records.deleteOne({ _id, owner: existing.owner });
         continue;
       }
       if (existing.fingerprint !== fingerprint) {
@@ -137,9 +160,9 @@ export class MongoIdempotencyStore implements IdempotencyStore {
     };
   }
 
-  async removeExpired(): Promise<number> {
-    const { deletedCount } = await this.records.deleteMany({ created: { $lt: new Date(this.now() - this.retentionMs) } });
-    return deletedCount;
+  /** When a record expires; one written before `expires_at` existed lacks it and expires `retentionMs` after first use. */
+  private expiryOf(record: IdempotencyRecord): number {
+    return record.expires_at?.getTime() ?? record.created.getTime() + this.retentionMs;
   }
 
   async close(): Promise<void> {}

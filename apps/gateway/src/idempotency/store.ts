@@ -38,17 +38,13 @@ export interface IdempotencyStore {
    * (locked by a request still executing), 503 `service_unavailable` (store unreachable).
    */
   begin(scope: IdempotencyScope, fingerprint: string, requestId: string): Promise<BeginResult>;
-  /** Deletes records older than the retention period; returns how many. */
-  removeExpired(): Promise<number>;
   close(): Promise<void>;
 }
 
 /** How long a lock blocks repeats; a lock left by a dead gateway stops blocking after this. */
 export const LOCK_TIMEOUT_MS = 30_000;
-/** Records are kept this long after first use (core binds a key to what it created as long). */
+/** Records are kept this long after first use (core binds a key to what it created as long); a TTL index deletes them. */
 export const RETENTION_MS = IDEMPOTENCY_RETENTION_MS;
-/** How often expired records are deleted. */
-export const CLEANUP_INTERVAL_MS = 60_000;
 
 /** The record's `_id`: the same scope id as core's created objects carry. */
 export const scopeId = (scope: IdempotencyScope) => idempotencyScopeId(scope.accountId, scope.livemode, scope.key);

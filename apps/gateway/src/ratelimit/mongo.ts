@@ -1,5 +1,6 @@
 import { isDuplicateKeyError } from "@rms/proto";
 import type { Collection, Db } from "mongodb";
+import { dropRetiredIndex } from "../indexes.js";
 import type { RateLimitDecision, RateLimiter } from "./interface.js";
 
 /** One token taken: `<bucket>|<window>|<slot>`. */
@@ -7,6 +8,8 @@ interface TokenRecord {
   _id: string;
   b: string;
   w: number;
+  /** The end of the window after `w`: from then on the TTL index `expires_at` may delete the token. */
+  expires_at: Date;
 }
 
 export const RATE_LIMIT_COLLECTION = "rate_limit_tokens";
@@ -14,31 +17,35 @@ const WINDOW_MS = 1_000;
 
 /**
  * A limiter shared by several gateway processes through MongoDB, built on
- * inserts only (atomic on every MongoDB-protocol engine, with no conditional update to race):
+ * inserts only (each atomic under the unique `_id`, with no conditional update
+ * to race; acknowledged by a majority, journaled: stores.ts):
  * each one-second window of a bucket has `perSecond` slots, and a request is
  * allowed when it inserts one of them under its unique `_id`. That is a token
  * bucket of capacity `perSecond` refilled in one step at each window start.
  * No two requests ever take one slot, so the limit holds exactly across
- * processes. Old windows are deleted by a periodic `deleteMany`.
+ * processes. Old windows are deleted by a TTL index: a window is only used
+ * while it is current, and its tokens live at least one window longer (the
+ * TTL monitor runs every 60 s, so up to about a minute longer), so a gateway
+ * whose clock lags the database's by less than a second still finds them.
  */
 export class MongoRateLimiter implements RateLimiter {
   private readonly tokens: Collection<TokenRecord>;
   /** Per bucket: the window and slot to try next (a hint; the unique index decides). */
   private readonly hints = new Map<string, { w: number; slot: number }>();
-  private readonly sweeper: NodeJS.Timeout;
 
   constructor(
     db: Db,
     private readonly now: () => number = Date.now,
   ) {
     this.tokens = db.collection<TokenRecord>(RATE_LIMIT_COLLECTION);
-    this.sweeper = setInterval(() => void this.removeOld().catch(() => undefined), 5_000);
-    this.sweeper.unref();
   }
 
   async ensureIndexes(): Promise<void> {
     await this.tokens.createIndex({ b: 1, w: 1 }, { name: "bucket_window" });
-    await this.tokens.createIndex({ w: 1 }, { name: "window" });
+    await this.tokens.createIndex({ expires_at: 1 }, { name: "expires_at", expireAfterSeconds: 0 });
+    // The index of the periodic deleteMany that the TTL index replaced, and the old windows left by that version.
+    await dropRetiredIndex(this.tokens, "window");
+    await this.tokens.deleteMany({ expires_at: { $exists: false }, w: { $lt: Math.floor(this.now() / WINDOW_MS) - 1 } });
   }
 
   async take(bucket: string, perSecond: number): Promise<RateLimitDecision> {
@@ -49,8 +56,8 @@ export class MongoRateLimiter implements RateLimiter {
     // Each failed insert moves to a higher slot, so this ends after at most `perSecond` attempts.
     while (slot < perSecond) {
       try {
-        await this.tokens.insertOne({ _id: `${bucket}|${w}|${slot}`, b: bucket, w });
-        this.hints.set(bucket, { w, slot: slot + 1 });
+        await this.tokens.insertOne({ _id: `${bucket}|${w}|${slot}`, b: bucket, w, expires_at: new Date((w + 2) * WINDOW_MS) });
+        this.hint(bucket, w, slot + 1);
         return { allowed: true };
       } catch (error) {
         if (!isDuplicateKeyError(error)) throw error;
@@ -58,19 +65,16 @@ export class MongoRateLimiter implements RateLimiter {
       // Taken by another request: skip ahead past what is already taken in this window.
       slot = Math.max(slot + 1, await this.tokens.countDocuments({ b: bucket, w }));
     }
-    this.hints.set(bucket, { w, slot: perSecond });
+    this.hint(bucket, w, perSecond);
     return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil(((w + 1) * WINDOW_MS - now) / 1000)) };
   }
 
-  /** Deletes windows older than the previous one. */
-  async removeOld(): Promise<number> {
-    const { deletedCount } = await this.tokens.deleteMany({ w: { $lt: Math.floor(this.now() / WINDOW_MS) - 1 } });
-    if (this.hints.size > 10_000) this.hints.clear();
-    return deletedCount;
+  private hint(bucket: string, w: number, slot: number): void {
+    if (this.hints.size >= 10_000 && !this.hints.has(bucket)) this.hints.clear(); // hints only save inserts: bounded
+    this.hints.set(bucket, { w, slot });
   }
 
   close(): Promise<void> {
-    clearInterval(this.sweeper);
     return Promise.resolve();
   }
 }

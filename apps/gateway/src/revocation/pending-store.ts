@@ -33,6 +33,11 @@ export class MongoPendingRevocationStore implements PendingRevocationStore {
     this.pending = db.collection<PendingDocument>(PENDING_REVOCATIONS_COLLECTION);
   }
 
+  /** `list` reads the oldest first through it. No TTL: a pending revocation stays until core has taken it. */
+  async ensureIndexes(): Promise<void> {
+    await this.pending.createIndex({ since: 1 }, { name: "since" });
+  }
+
   async add({ hash, since }: PendingRevocation): Promise<void> {
     await this.pending.updateOne({ _id: hash }, { $setOnInsert: { since } }, { upsert: true });
   }
