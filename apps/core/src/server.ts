@@ -11,7 +11,6 @@ import { isLoopbackAddress } from "./config.js";
 import { requestId } from "./grpc/call-info.js";
 import { startMetricsServer } from "@rms/metrics-server";
 import { CoreMetrics } from "./metrics.js";
-import { usesSecondaryIndexes } from "@rms/db-engine";
 import { DOMAINS, HEALTH_NAMES, METHOD_ROLES, domainContext } from "./domains.js";
 import { eventRelay } from "./event-relay.js";
 import type { Domain, OpenDomain } from "./domain.js";
@@ -70,8 +69,7 @@ export async function startCore(options: CoreOptions): Promise<RunningCore> {
   const settings: CoreSettings = { ...DEFAULT_SETTINGS, ...options.settings };
   const context = domainContext(db, logger, options.faults ?? NO_FAULTS, relay ? (collection, id) => relay.notify(collection, id) : undefined, settings);
   const opened = DOMAINS.map((domain) => ({ domain, open: domain.open(context) }));
-  const secondary = await usesSecondaryIndexes(db);
-  for (const { open } of opened) await open.ensureIndexes({ secondary });
+  for (const { open } of opened) await open.ensureIndexes();
 
   const server = new Server({ "grpc.max_receive_message_length": 4 * 1024 * 1024, interceptors: [metrics.interceptor] });
   const serveOptions: ServeOptions = {

@@ -24,9 +24,7 @@ export class EventStore {
     this.collection = db.collection<StoredEvent>(EVENTS_COLLECTION);
   }
 
-  /** `secondary`: the non-unique indexes, on engines that use them (db-engine.ts). */
-  async ensureIndexes({ secondary }: { secondary: boolean }): Promise<void> {
-    if (!secondary) return;
+  async ensureIndexes(): Promise<void> {
     await this.collection.createIndex({ account: 1, livemode: 1, _id: -1 }, { name: "tenant_order" });
     await this.collection.createIndex({ account: 1, livemode: 1, type: 1, _id: -1 }, { name: "tenant_type_order" });
     // Retention deletes by age (storage/relay.ts).

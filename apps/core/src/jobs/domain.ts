@@ -25,7 +25,7 @@ export const jobsDomain: Domain = {
   open({ db, checkKey, written, logger }) {
     const store = new JobStore(db, written);
     return {
-      ensureIndexes: (options) => store.ensureIndexes(options),
+      ensureIndexes: () => store.ensureIndexes(),
       implementations: [implement(JobService, jobService(store, checkKey))],
       background: jobRetention(store, logger),
     };

@@ -67,14 +67,12 @@ export class JobStore {
     this.errors = db.collection<JobErrorDocument>(JOB_ERRORS_COLLECTION);
   }
 
-  async ensureIndexes({ secondary }: { secondary: boolean }): Promise<void> {
+  async ensureIndexes(): Promise<void> {
     await ensureIdempotencyIndex(this.collection);
-    if (secondary) {
-      await ensureKeysetIndexes(this.collection, ["status", "type"]);
-      await this.errors.createIndex({ job: 1, index: 1 }, { name: "job_index" });
-      // Retention's find: finished jobs by finish time.
-      await this.collection.createIndex({ status: 1, finished_at: 1 }, { name: "status_finished_at" });
-    }
+    await ensureKeysetIndexes(this.collection, ["status", "type"]);
+    await this.errors.createIndex({ job: 1, index: 1 }, { name: "job_index" });
+    // Retention's find: finished jobs by finish time.
+    await this.collection.createIndex({ status: 1, finished_at: 1 }, { name: "status_finished_at" });
   }
 
   /** Queues a job, at most once per idempotency key (storage/idempotent-insert.ts). */

@@ -81,9 +81,9 @@ function marked(doc: Loaded<MarkedResource>, job: string): boolean {
 }
 
 /**
- * Filter and mark shared by every item write: exactly `{_id, version}` (the version read: every change,
- * the tombstone included, moves it, so the document is still the live, unmarked one that was decided on;
- * and the embedded engine answers exactly these fields from its `id_version` index, resources/store.ts).
+ * Filter and mark shared by every item write: `{_id, version}` (the version read: every change, the
+ * tombstone included, moves it, so the document is still the live, unmarked one that was decided on).
+ * The `_id` index finds the one document; the version is checked on it.
  */
 function guardedWrite(doc: Loaded<MarkedResource>, job: string, set: Partial<MarkedResource>, event: PendingEvent): AnyBulkWriteOperation<MarkedResource> {
   return {

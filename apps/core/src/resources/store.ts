@@ -46,15 +46,9 @@ export class ResourceStore {
     this.collection = db.collection<ResourceDocument>(RESOURCES_COLLECTION);
   }
 
-  /** `secondary`: also the non-unique indexes, on engines that use them (db-engine.ts). */
-  async ensureIndexes({ secondary }: { secondary: boolean }): Promise<void> {
+  async ensureIndexes(): Promise<void> {
     await ensureIdempotencyIndex(this.collection);
-    if (secondary) await ensureKeysetIndexes(this.collection, ["status"]);
-    // The embedded engine answers a filter from an index only when the filter's fields are exactly the
-    // index's: `{_id, version}` (the bulk jobs' versioned writes, resources/batch.ts) would scan the
-    // collection per write without this one (1.3 s against 0.09-0.16 s for 250 writes at 20,000 resources).
-    // MongoDB answers it from `_id` and needs none.
-    else await this.collection.createIndex({ _id: 1, version: 1 }, { unique: true, name: "id_version" });
+    await ensureKeysetIndexes(this.collection, ["status"]);
   }
 
   /** Creates a resource, at most once per idempotency key (storage/idempotent-insert.ts). */

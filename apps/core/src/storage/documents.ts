@@ -36,8 +36,8 @@ export function liveFilter<D extends TenantDocument>(tenant: Tenant, id: string)
 }
 
 /**
- * One live document of the tenant, or null. Found by `_id` alone, tenant and tombstone checked
- * here: the same answer, and the one filter every engine answers from its primary key.
+ * One live document of the tenant, or null. Found by `_id` alone (the `_id` index), tenant and
+ * tombstone checked here: the same answer as a filter on all three.
  */
 export async function findLive<D extends TenantDocument>(collection: Collection<D>, tenant: Tenant, id: string, budget: Budget = UNBOUNDED): Promise<Loaded<D> | null> {
   const doc = (await collection.findOne({ _id: id } as Filter<D>, { ...WITHOUT_OUTBOX, ...budget.db() })) as Loaded<D> | null;

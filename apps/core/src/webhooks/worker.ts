@@ -1,4 +1,3 @@
-import { usesSecondaryIndexes } from "@rms/db-engine";
 import type { Collection, Db, Filter, UpdateFilter } from "mongodb";
 import type { Logger } from "pino";
 import { LeaseQueue } from "../storage/lease.js";
@@ -22,12 +21,12 @@ import { nextAttemptAtMs } from "./schedule.js";
 
 /** Deliveries one worker process attempts at once: receivers are slow in parallel, not the worker. */
 export const DELIVERY_CONCURRENCY = 4;
-/** How often an idle worker reads the queue's counter (one document by `_id`: cheap on every engine). */
+/** How often an idle worker reads the queue's counter (one document by `_id`). */
 export const DELIVERY_POLL_MS = 100;
 /**
  * How often an idle worker claims even when the counter has not moved: for retries another worker
- * scheduled and deliveries inserted without a signal. A claim reads the whole queue on engines without
- * secondary indexes, so it is not made on every poll.
+ * scheduled and deliveries inserted without a signal. Between these, an idle worker reads only the
+ * counter: a claim is a `findAndModify` on the primary, a counter read a lookup by `_id`.
  */
 export const DELIVERY_FULL_POLL_MS = 2_000;
 /**
@@ -60,9 +59,8 @@ export interface DeliveryTaskOptions {
 /** What became of one claimed delivery (for tests and logs). */
 export type DeliveryStep = "succeeded" | "retry" | "failed" | "waiting" | "lost";
 
-/** The indexes the queue and the attempt lists use, where the engine uses secondary indexes (docs/database.md). */
-export async function ensureDeliveryIndexes(db: Db, { secondary }: { secondary: boolean }): Promise<void> {
-  if (!secondary) return;
+/** The indexes the queue and the attempt lists use. */
+export async function ensureDeliveryIndexes(db: Db): Promise<void> {
   const deliveries = db.collection(WEBHOOK_DELIVERIES_COLLECTION);
   await deliveries.createIndex({ status: 1, due_at: 1 }, { name: "due" });
   await deliveries.createIndex({ endpoint: 1, event: 1 }, { name: "endpoint_event" });
@@ -193,9 +191,9 @@ export class DeliveryWorker {
       if (step === "failed") this.metrics.gaveUp(reason);
       return step;
     };
-    // A scheduled delivery that succeeded leaves the queue: its attempt records the success, and on engines
-    // without secondary indexes every claim reads the whole queue. A recovery delivery stays, `succeeded`:
-    // recover reads an event's deliveries to an endpoint to see whether they all failed.
+    // A scheduled delivery that succeeded leaves the queue at once (the queue holds work and failures, not
+    // history): its attempt records the success, and the event no longer names the endpoint. A recovery
+    // delivery stays, `succeeded`: recover reads an event's deliveries to an endpoint to see whether they all failed.
     const done = async (fields: Partial<DeliveryDocument>): Promise<DeliveryStep> => {
       if (delivery.trigger !== "scheduled") return release({ $set: { ...fields, status: "succeeded" } }, "succeeded");
       const { deletedCount } = await this.deliveries.deleteOne({ _id: delivery._id, epoch, lease_owner: this.context.workerId } as Filter<DeliveryDocument>);
@@ -277,9 +275,7 @@ export function deliveryTask(options: DeliveryTaskOptions = {}): WorkerTask {
     start(context: WorkerContext): RunningTask {
       const worker = new DeliveryWorker(context, options);
       queueDepthGauges(context.metrics, context.db.collection<DeliveryDocument>(WEBHOOK_DELIVERIES_COLLECTION));
-      const indexes = usesSecondaryIndexes(context.db)
-        .then((secondary) => ensureDeliveryIndexes(context.db, { secondary }))
-        .catch((error: unknown) => context.logger.warn({ err: error }, "delivery indexes not declared"));
+      const indexes = ensureDeliveryIndexes(context.db).catch((error: unknown) => context.logger.warn({ err: error }, "delivery indexes not declared"));
       worker.start(options.pollMs);
       return {
         async stop() {

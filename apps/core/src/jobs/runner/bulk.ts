@@ -73,10 +73,9 @@ export function pageId(job: string, page: number): string {
 }
 
 /**
- * Evaluates the filter into pages, in one pass over the matches (one query: on an engine without
- * secondary indexes every query reads the collection, so one per page would read it once per 1,000
- * items). A page already written by an attempt before a takeover wins: its ids are kept and the pass
- * goes on after its last id. One checkpoint follows, with the snapshot complete.
+ * Evaluates the filter into pages, in one pass over the matches (one query, read in batches of a page,
+ * rather than one query per page). A page already written by an attempt before a takeover wins: its ids
+ * are kept and the pass goes on after its last id. One checkpoint follows, with the snapshot complete.
  */
 async function snapshotPage(run: JobRun, state: Checkpoint): Promise<Checkpoint> {
   let snapshot = state.snapshot!;
