@@ -2,7 +2,7 @@ import { Server, ServerCredentials } from "@grpc/grpc-js";
 import { ReflectionService } from "@grpc/reflection";
 import { addService, file_rms_v1_errors, file_grpc_health_v1_health, reflectionPackageDefinition, type ServeOptions } from "@rms/proto";
 import { HealthImplementation } from "grpc-health-check";
-import { MongoClient } from "mongodb";
+import type { MongoClient } from "mongodb";
 import { pino, type Logger } from "pino";
 import { mapStoreError } from "./errors.js";
 import { NO_FAULTS, type Faults } from "./faults.js";
@@ -13,6 +13,7 @@ import { startMetricsServer } from "@rms/metrics-server";
 import { CoreMetrics } from "./metrics.js";
 import { DOMAINS, HEALTH_NAMES, METHOD_ROLES, domainContext } from "./domains.js";
 import { eventRelay } from "./event-relay.js";
+import { openClient } from "./storage/client-options.js";
 import type { Domain, OpenDomain } from "./domain.js";
 import { DEFAULT_SETTINGS, type CoreSettings } from "./settings.js";
 
@@ -62,7 +63,7 @@ export async function startCore(options: CoreOptions): Promise<RunningCore> {
   }
   const logger = options.logger ?? pino({ level: "silent" });
   const metrics = new CoreMetrics();
-  const mongo = new MongoClient(options.mongoUri, { serverSelectionTimeoutMS: 2_000, connectTimeoutMS: 2_000, monitorCommands: true });
+  const mongo = openClient(options.mongoUri);
   metrics.watch(mongo);
   const db = mongo.db(options.databaseName);
   const relay = options.relay === false ? null : eventRelay(db, logger, metrics.registry);
