@@ -51,8 +51,6 @@ export interface OpenDomain {
   ensureIndexes(): Promise<void>;
   /** One per entry of the domain's `services`. */
   readonly implementations: readonly BoundService[];
-  /** Periodic housekeeping of the domain (such as retention), started with the server and stopped before its database closes. */
-  readonly background?: { start(): void; stop(): Promise<void> };
 }
 
 /**

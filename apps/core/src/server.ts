@@ -107,8 +107,6 @@ export async function startCore(options: CoreOptions): Promise<RunningCore> {
   const healthTimer = setInterval(checkHealth, options.healthIntervalMs ?? 2_000);
   healthTimer.unref();
   if (relay && options.relay !== false) relay.start(options.relay?.sweepIntervalMs);
-  for (const { open } of opened) open.background?.start();
-  const stopBackground = () => Promise.all(opened.map(({ open }) => open.background?.stop()));
 
   const port = await new Promise<number>((resolve, reject) =>
     server.bindAsync(options.address ?? "127.0.0.1:0", serverCredentials(options.tls), (err, bound) => (err ? reject(err) : resolve(bound))),
@@ -120,7 +118,6 @@ export async function startCore(options: CoreOptions): Promise<RunningCore> {
     if (options.metricsPort !== undefined) metricsServer = await startMetricsServer(metrics.registry, options.metricsPort);
   } catch (error) {
     clearInterval(healthTimer);
-    await stopBackground();
     await relay?.stop();
     server.forceShutdown();
     await mongo.close();
@@ -146,7 +143,6 @@ export async function startCore(options: CoreOptions): Promise<RunningCore> {
           resolve();
         });
       });
-      await stopBackground();
       await relay?.stop();
       await mongo.close();
     },

@@ -5,6 +5,7 @@ import type { RequestInfo, Tenant } from "../caller.js";
 import { newId } from "../ids.js";
 import type { Loaded } from "../storage/documents.js";
 import { newEvent } from "../storage/outbox.js";
+import { tombstoneFields } from "../storage/tombstone.js";
 import type { MetadataPair, PendingEvent, ResourceDocument, ResourceState, ResourceStatusName } from "./model.js";
 import { changedFields, stateOf } from "./store.js";
 import { mergeMetadata } from "./validation.js";
@@ -130,7 +131,7 @@ export function deleteDecision(doc: Current, job: string, tenant: Tenant, reques
   if (marked(doc, job)) return { kind: "done" };
   if (doc.deleted) return { kind: "skipped" };
   const event: PendingEvent = newEvent("resource.deleted", tenant, stateOf(doc), request);
-  return { kind: "write", op: guardedWrite(doc, job, { deleted: true }, event) };
+  return { kind: "write", op: guardedWrite(doc, job, tombstoneFields(doc._id), event) };
 }
 
 /** Did this job's write land on the resource (read again after a batch)? */

@@ -3,6 +3,7 @@ import type { RequestInfo, Tenant } from "../caller.js";
 import { UNBOUNDED, type Budget } from "../grpc/budget.js";
 import { newId } from "../ids.js";
 import { findLive, type Loaded } from "../storage/documents.js";
+import { ensureExpiryIndex } from "../storage/expiry.js";
 import { ensureIdempotencyIndex, fingerprint, insertOnce, type InsertOnceResult } from "../storage/idempotent-insert.js";
 import { ensureKeysetIndexes, listPage, type KeysetQuery } from "../storage/keyset-list.js";
 import { newEvent } from "../storage/outbox.js";
@@ -49,6 +50,8 @@ export class ResourceStore {
   async ensureIndexes(): Promise<void> {
     await ensureIdempotencyIndex(this.collection);
     await ensureKeysetIndexes(this.collection, ["status"]);
+    // Tombstones expire once their event is out and their idempotency window has closed (storage/tombstone.ts).
+    await ensureExpiryIndex(this.collection);
   }
 
   /** Creates a resource, at most once per idempotency key (storage/idempotent-insert.ts). */

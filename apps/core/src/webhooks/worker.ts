@@ -1,5 +1,6 @@
 import type { Collection, Db, Filter, UpdateFilter } from "mongodb";
 import type { Logger } from "pino";
+import { ensureExpiryIndex } from "../storage/expiry.js";
 import { LeaseQueue } from "../storage/lease.js";
 import { EVENT_RETENTION_MS, EVENTS_COLLECTION } from "../storage/relay.js";
 import type { RunningTask, WorkerContext, WorkerTask } from "../worker/task.js";
@@ -11,6 +12,7 @@ import {
   WEBHOOK_ATTEMPTS_COLLECTION,
   WEBHOOK_DELIVERIES_COLLECTION,
   WEBHOOK_ENDPOINTS_COLLECTION,
+  webhookExpiresAt,
   type AttemptDocument,
   type DeliveryDocument,
   type DeliveryEndpoint,
@@ -43,8 +45,6 @@ export const DELIVERY_LEASE_MS = 4 * DELIVERY_TIMEOUT_MS;
 export const EVENT_NOT_YET_COPIED_SOON_MS = 100;
 export const EVENT_NOT_YET_COPIED_SOON_FOR_MS = 10_000;
 export const EVENT_NOT_YET_COPIED_DELAY_MS = 5_000;
-/** How often a worker deletes deliveries and attempts older than the 30 days attempts are kept. */
-export const DELIVERY_RETENTION_PASS_MS = 10 * 60_000;
 
 export interface DeliveryTaskOptions {
   readonly concurrency?: number;
@@ -59,14 +59,18 @@ export interface DeliveryTaskOptions {
 /** What became of one claimed delivery (for tests and logs). */
 export type DeliveryStep = "succeeded" | "retry" | "failed" | "waiting" | "lost";
 
-/** The indexes the queue and the attempt lists use. */
+/**
+ * The indexes the queue and the attempt lists use, and the TTL indexes of their retention: a finished
+ * delivery and an attempt expire 30 days after their creation (model.ts, webhookExpiresAt).
+ */
 export async function ensureDeliveryIndexes(db: Db): Promise<void> {
   const deliveries = db.collection(WEBHOOK_DELIVERIES_COLLECTION);
   await deliveries.createIndex({ status: 1, due_at: 1 }, { name: "due" });
   await deliveries.createIndex({ endpoint: 1, event: 1 }, { name: "endpoint_event" });
+  await ensureExpiryIndex(deliveries);
   const attempts = db.collection(WEBHOOK_ATTEMPTS_COLLECTION);
   await attempts.createIndex({ endpoint: 1, _id: -1 }, { name: "endpoint_order" });
-  await attempts.createIndex({ created: 1 }, { name: "created" });
+  await ensureExpiryIndex(attempts);
 }
 
 /**
@@ -88,7 +92,6 @@ export class DeliveryWorker {
   private filling: Promise<void> | null = null;
   private stopped = false;
   private timer: NodeJS.Timeout | null = null;
-  private lastRetentionPass = Number.NEGATIVE_INFINITY;
   /** The queue counter last seen, when a claim was last tried, and the earliest retry this worker scheduled. */
   private lastSignal: number | null = null;
   private lastClaimAt = Number.NEGATIVE_INFINITY;
@@ -123,7 +126,6 @@ export class DeliveryWorker {
   start(pollMs: number = DELIVERY_POLL_MS): void {
     const tick = () => {
       this.poll().catch((error: unknown) => this.logger.warn({ err: error }, "delivery claim failed"));
-      this.retention().catch((error: unknown) => this.logger.warn({ err: error }, "delivery retention pass failed"));
     };
     tick();
     this.timer = setInterval(tick, pollMs);
@@ -186,8 +188,10 @@ export class DeliveryWorker {
     // Every release notes its epoch, so the next claim knows whether the one before it ended cleanly.
     const release = async (update: { $set: Partial<DeliveryDocument> }, step: DeliveryStep): Promise<DeliveryStep> =>
       (await this.queue.release(delivery._id, epoch, { $set: { ...update.$set, released_epoch: epoch } } as UpdateFilter<DeliveryDocument>)) ? step : "lost";
+    // A finished delivery is kept 30 days from its creation, then its TTL index removes it.
+    const expires_at = webhookExpiresAt(delivery.created);
     const giveUp = async (reason: GiveUpReason, fields: Partial<DeliveryDocument> = {}): Promise<DeliveryStep> => {
-      const step = await release({ $set: { ...fields, status: "failed", ended_reason: reason } }, "failed");
+      const step = await release({ $set: { ...fields, status: "failed", ended_reason: reason, expires_at } }, "failed");
       if (step === "failed") this.metrics.gaveUp(reason);
       return step;
     };
@@ -195,7 +199,7 @@ export class DeliveryWorker {
     // history): its attempt records the success, and the event no longer names the endpoint. A recovery
     // delivery stays, `succeeded`: recover reads an event's deliveries to an endpoint to see whether they all failed.
     const done = async (fields: Partial<DeliveryDocument>): Promise<DeliveryStep> => {
-      if (delivery.trigger !== "scheduled") return release({ $set: { ...fields, status: "succeeded" } }, "succeeded");
+      if (delivery.trigger !== "scheduled") return release({ $set: { ...fields, status: "succeeded", expires_at } }, "succeeded");
       const { deletedCount } = await this.deliveries.deleteOne({ _id: delivery._id, epoch, lease_owner: this.context.workerId } as Filter<DeliveryDocument>);
       return deletedCount === 1 ? "succeeded" : "lost";
     };
@@ -256,15 +260,6 @@ export class DeliveryWorker {
     const made = await performAttempt(this.env, { event, endpoint, trigger: delivery.trigger, delivery: delivery._id, attemptId });
     this.metrics.attempted(made);
     return recordAttempt(this.context.db, made);
-  }
-
-  /** Deletes finished deliveries and attempts past the 30 days attempts are kept, at most every 10 minutes. */
-  private async retention(): Promise<void> {
-    if (this.now() - this.lastRetentionPass < DELIVERY_RETENTION_PASS_MS) return;
-    this.lastRetentionPass = this.now();
-    const cutoff = Math.floor((this.now() - EVENT_RETENTION_MS) / 1000);
-    await this.deliveries.deleteMany({ status: { $ne: "pending" }, created: { $lt: cutoff } } as Filter<DeliveryDocument>);
-    await this.context.db.collection<AttemptDocument>(WEBHOOK_ATTEMPTS_COLLECTION).deleteMany({ created: { $lt: cutoff } });
   }
 }
 

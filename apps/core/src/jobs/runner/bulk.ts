@@ -4,6 +4,7 @@ import type { Tenant } from "../../caller.js";
 import { deleteDecision, matchingFilter, updateDecision, type ItemDecision, type MarkedResource } from "../../resources/batch.js";
 import { RESOURCES_COLLECTION } from "../../resources/store.js";
 import { WITHOUT_OUTBOX, type Loaded } from "../../storage/documents.js";
+import type { Expiring } from "../../storage/expiry.js";
 import type { BulkDeleteParams, BulkUpdateParams, JobItemError } from "../model.js";
 import { recordErrors } from "./errors-record.js";
 import { ContentionError } from "./transient.js";
@@ -19,7 +20,7 @@ const MAX_ROUNDS = 64;
 export const JOB_ITEMS_COLLECTION = "job_items";
 
 /** One page of a bulk job's items: the ids matching its filter when it started, in id order. */
-export interface JobItemsPage {
+export interface JobItemsPage extends Expiring {
   _id: string;
   job: string;
   page: number;

@@ -1,7 +1,9 @@
 import { isDuplicateKeyError } from "@rms/proto";
 import type { Collection, Filter } from "mongodb";
 import { idBoundAt } from "../../resources/batch.js";
+import { ensureExpiryIndex } from "../../storage/expiry.js";
 import type { LeaseQueue } from "../../storage/lease.js";
+import { JOB_ITEMS_COLLECTION } from "./bulk.js";
 import type { Checkpoint, RunnerJob } from "./seam.js";
 
 /** The slot name of JOBS_PER_ACCOUNT slot `n` of a tenant. */
@@ -20,6 +22,8 @@ export async function ensureRunnerIndexes(jobs: Collection<RunnerJob>): Promise<
   // index answers it with two index ranges merged in `_id` order, no collection scan and no in-memory
   // sort, however many finished jobs the collection keeps.
   await jobs.createIndex(CLAIM_INDEX, { name: CLAIM_INDEX_NAME });
+  // A finished job's items pages: deleted at its finish, else expired with the job (run.ts).
+  await ensureExpiryIndex(jobs.db.collection(JOB_ITEMS_COLLECTION));
 }
 
 /** What a claim reads: every unfinished job (its small fields), oldest first. */
