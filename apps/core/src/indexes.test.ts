@@ -25,14 +25,16 @@ async function indexesOf(collection: string): Promise<Record<string, unknown>> {
 }
 
 const TTL = { key: { expires_at: 1 }, expireAfterSeconds: 0 };
+const OUTBOX = { key: { "pending_events._id": 1 }, partial: { "pending_events._id": { $exists: true } } };
 
-it("core declares every index at start, TTL indexes for retention included, on every database", async () => {
+it("core declares every index at start (TTL indexes for retention, partial ones for the queues and outboxes included), on every database", async () => {
   expect(await indexesOf("resources")).toEqual({
     _id_: { key: { _id: 1 } },
     idempotency_unique: { key: { idempotency: 1 }, unique: true },
     tenant_order: { key: { account: 1, livemode: 1, _id: -1 } },
     tenant_status_order: { key: { account: 1, livemode: 1, status: 1, _id: -1 } },
     expires_at_ttl: TTL,
+    pending_events: OUTBOX,
   });
   expect(await indexesOf("api_keys")).toEqual({
     _id_: { key: { _id: 1 } },
@@ -40,9 +42,12 @@ it("core declares every index at start, TTL indexes for retention included, on e
     account_keys: { key: { account: 1, _id: -1 } },
   });
   expect(await indexesOf("events")).toMatchObject({ expires_at_ttl: TTL });
-  expect(await indexesOf("jobs")).toMatchObject({ expires_at_ttl: TTL });
+  expect(await indexesOf("jobs")).toMatchObject({ expires_at_ttl: TTL, pending_events: OUTBOX });
   expect(await indexesOf("job_errors")).toMatchObject({ expires_at_ttl: TTL });
-  expect(await indexesOf("webhook_deliveries")).toMatchObject({ expires_at_ttl: TTL });
+  expect(await indexesOf("webhook_deliveries")).toMatchObject({
+    expires_at_ttl: TTL,
+    pending_due: { key: { status: 1, due_at: 1 }, partial: { status: "pending" } },
+  });
   expect(await indexesOf("webhook_attempts")).toMatchObject({ expires_at_ttl: TTL });
   // Retention is by TTL now: the former indexes of the periodic deletes are gone.
   expect(await indexesOf("events")).not.toHaveProperty("created");

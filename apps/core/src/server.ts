@@ -11,9 +11,10 @@ import { isLoopbackAddress } from "./config.js";
 import { requestId } from "./grpc/call-info.js";
 import { startMetricsServer } from "@rms/metrics-server";
 import { CoreMetrics } from "./metrics.js";
-import { DOMAINS, HEALTH_NAMES, METHOD_ROLES, domainContext } from "./domains.js";
+import { DOMAINS, HEALTH_NAMES, METHOD_ROLES, OUTBOXES, domainContext } from "./domains.js";
 import { eventRelay } from "./event-relay.js";
 import { openClient } from "./storage/client-options.js";
+import { ensureOutboxIndex } from "./storage/relay.js";
 import type { Domain, OpenDomain } from "./domain.js";
 import { DEFAULT_SETTINGS, type CoreSettings } from "./settings.js";
 
@@ -71,6 +72,7 @@ export async function startCore(options: CoreOptions): Promise<RunningCore> {
   const context = domainContext(db, logger, options.faults ?? NO_FAULTS, relay ? (collection, id) => relay.notify(collection, id) : undefined, settings);
   const opened = DOMAINS.map((domain) => ({ domain, open: domain.open(context) }));
   for (const { open } of opened) await open.ensureIndexes();
+  for (const name of OUTBOXES) await ensureOutboxIndex(db.collection(name));
 
   const server = new Server({ "grpc.max_receive_message_length": 4 * 1024 * 1024, interceptors: [metrics.interceptor] });
   const serveOptions: ServeOptions = {

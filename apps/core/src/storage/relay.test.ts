@@ -8,7 +8,8 @@ import { newEvent } from "./outbox.js";
 import { idTimeMs } from "../ids.js";
 import { fastTtlMonitor, TTL_TEST_TIMEOUT_MS, TTL_WAIT_MS } from "../testutil/ttl.js";
 import { ensureExpiryIndex, type Expiring } from "./expiry.js";
-import { ensureEventExpiryIndex, EVENT_RETENTION_MS, EVENTS_COLLECTION, OutboxRelay, pullRelayed } from "./relay.js";
+import { keysPerIndex, planOf } from "../testutil/explain.js";
+import { ensureEventExpiryIndex, ensureOutboxIndex, EVENT_RETENTION_MS, EVENTS_COLLECTION, HAS_PENDING_EVENTS, OutboxRelay, pullRelayed, SWEEP_BATCH } from "./relay.js";
 import { tombstone } from "./tombstone.js";
 import { updateVersioned } from "./versioned-update.js";
 
@@ -165,6 +166,19 @@ it("copies each event with its expiry (30 days after it was made); the TTL index
   }
   await eventually(async () => expect(await eventsOf(old._id)).toHaveLength(0), { timeoutMs: TTL_WAIT_MS });
   expect(await eventsOf(young._id)).toHaveLength(1);
+});
+
+it("the sweep finds the documents with pending events from the outbox index, which holds only their events", async () => {
+  await ensureOutboxIndex(t.things);
+  await created(); // left pending
+  const relayed = await created();
+  await relayOf().relayDocument("things", relayed._id);
+  const plan = planOf(await t.things.find(HAS_PENDING_EVENTS).limit(SWEEP_BATCH).explain("queryPlanner"));
+  expect(plan).toContain("IXSCAN(pending_events)");
+  expect(plan).not.toContain("COLLSCAN");
+  const waiting = await t.things.find(HAS_PENDING_EVENTS).toArray();
+  expect(waiting.map((d) => d._id)).not.toContain(relayed._id);
+  expect((await keysPerIndex(t.db, "things"))["pending_events"]).toBe(waiting.reduce((n, d) => n + d.pending_events.length, 0));
 });
 
 it("relays what a crash left as soon as it starts, without waiting for its first interval", async () => {

@@ -42,6 +42,20 @@ export interface Relayed {
   created?: number;
 }
 
+/**
+ * The documents of a collection that hold pending events (the sweep's find, a takeover's catch-up). Every
+ * pending event has an `_id`, so this is "the outbox is not empty", in a form the outbox index answers.
+ */
+export const HAS_PENDING_EVENTS = { "pending_events._id": { $exists: true } } as const;
+
+/**
+ * The index of an outbox collection's pending events: partial, so it holds an entry per event waiting in
+ * an outbox and nothing for a relayed document; the sweep reads it instead of the collection.
+ */
+export async function ensureOutboxIndex<D extends Document>(collection: Collection<D>): Promise<void> {
+  await collection.createIndex({ "pending_events._id": 1 }, { name: "pending_events", partialFilterExpression: HAS_PENDING_EVENTS });
+}
+
 /** The TTL index that ends an event's 30 days (each copied event carries its `expires_at`). */
 export function ensureEventExpiryIndex(db: Db): Promise<void> {
   return ensureExpiryIndex(db.collection(EVENTS_COLLECTION));
@@ -205,7 +219,7 @@ export class OutboxRelay {
   }
 
   /**
-   * One pass over every source: documents with pending events, up to SWEEP_BATCH per collection. Returns
+   * One pass over every source: documents with pending events (from the outbox index, ensureOutboxIndex), up to SWEEP_BATCH per collection. Returns
    * the events moved. (Nothing else is left to sweep: tombstones and finished jobs expire by their TTL
    * index once the relay has emptied their outbox, and events by theirs.)
    */
@@ -214,7 +228,7 @@ export class OutboxRelay {
     for (const name of this.options.sources) {
       const collection = this.db.collection<TenantDocument>(name);
       const stuck = await collection
-        .find({ "pending_events.0": { $exists: true } } as Filter<TenantDocument>, { projection: { _id: 1 }, ...LIMIT })
+        .find(HAS_PENDING_EVENTS as Filter<TenantDocument>, { projection: { _id: 1 }, ...LIMIT })
         .limit(SWEEP_BATCH)
         .toArray();
       if (stuck.length > 0)

@@ -56,6 +56,16 @@ export interface DeliveryTaskOptions {
   readonly random?: () => number;
 }
 
+/** The claim's index: pending deliveries by due time (partial: `status: "pending"` only). */
+export const DUE_INDEX = { status: 1, due_at: 1 } as const;
+export const DUE_INDEX_NAME = "pending_due";
+export const DUE_SORT = { due_at: 1 } as const;
+
+/** The deliveries a claim at `nowMs` may take (before the lease condition, storage/lease.ts). */
+export function dueFilter(nowMs: number): Filter<DeliveryDocument> {
+  return { status: "pending", due_at: { $lte: nowMs } } as Filter<DeliveryDocument>;
+}
+
 /** What became of one claimed delivery (for tests and logs). */
 export type DeliveryStep = "succeeded" | "retry" | "failed" | "waiting" | "lost";
 
@@ -65,7 +75,9 @@ export type DeliveryStep = "succeeded" | "retry" | "failed" | "waiting" | "lost"
  */
 export async function ensureDeliveryIndexes(db: Db): Promise<void> {
   const deliveries = db.collection(WEBHOOK_DELIVERIES_COLLECTION);
-  await deliveries.createIndex({ status: 1, due_at: 1 }, { name: "due" });
+  // The claim (dueFilter, earliest due first) and the queue depth (metrics.ts) read pending deliveries
+  // only; finished ones (kept 30 days) are left out of the index.
+  await deliveries.createIndex(DUE_INDEX, { name: DUE_INDEX_NAME, partialFilterExpression: { status: "pending" } });
   await deliveries.createIndex({ endpoint: 1, event: 1 }, { name: "endpoint_event" });
   await ensureExpiryIndex(deliveries);
   const attempts = db.collection(WEBHOOK_ATTEMPTS_COLLECTION);
@@ -163,7 +175,7 @@ export class DeliveryWorker {
     this.lastClaimAt = this.now();
     if (this.nextOwnDue <= this.now()) this.nextOwnDue = Number.POSITIVE_INFINITY;
     while (!this.stopped && this.inFlight.size < this.concurrency) {
-      const claimed = await this.queue.claim({ status: "pending", due_at: { $lte: this.now() } } as Filter<DeliveryDocument>, { due_at: 1 });
+      const claimed = await this.queue.claim(dueFilter(this.now()), DUE_SORT);
       if (!claimed) break;
       this.metrics.claimed();
       const work: Promise<void> = this.process(claimed)

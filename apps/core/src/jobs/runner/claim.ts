@@ -20,8 +20,8 @@ export async function ensureRunnerIndexes(jobs: Collection<RunnerJob>): Promise<
   await jobs.createIndex({ run_slot: 1 }, { unique: true, sparse: true, name: "run_slot_unique" });
   // The claim's read (CLAIM_FILTER, CLAIM_SORT): the unfinished jobs of every tenant, oldest first. This
   // index answers it with two index ranges merged in `_id` order, no collection scan and no in-memory
-  // sort, however many finished jobs the collection keeps.
-  await jobs.createIndex(CLAIM_INDEX, { name: CLAIM_INDEX_NAME });
+  // sort; partial, it holds the unfinished jobs only, not the finished ones the 30 days keep.
+  await jobs.createIndex(CLAIM_INDEX, { name: CLAIM_INDEX_NAME, partialFilterExpression: CLAIM_FILTER });
   // A finished job's items pages: deleted at its finish, else expired with the job (run.ts).
   await ensureExpiryIndex(jobs.db.collection(JOB_ITEMS_COLLECTION));
 }
@@ -30,7 +30,7 @@ export async function ensureRunnerIndexes(jobs: Collection<RunnerJob>): Promise<
 export const CLAIM_FILTER = { status: { $in: ["queued", "running"] } } as Filter<RunnerJob>;
 export const CLAIM_SORT = { _id: 1 } as const;
 export const CLAIM_INDEX = { status: 1, _id: 1 } as const;
-export const CLAIM_INDEX_NAME = "status_id";
+export const CLAIM_INDEX_NAME = "unfinished_id";
 
 /** The checkpoint a job starts from. */
 export function firstCheckpoint(job: RunnerJob, nowMs: number): Checkpoint {

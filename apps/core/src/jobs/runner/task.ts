@@ -1,6 +1,7 @@
 import type { Filter } from "mongodb";
 import { RESOURCES_COLLECTION } from "../../resources/store.js";
 import { LeaseQueue } from "../../storage/lease.js";
+import { HAS_PENDING_EVENTS } from "../../storage/relay.js";
 import type { RunningTask, WorkerContext, WorkerTask } from "../../worker/task.js";
 import { JOBS_COLLECTION, type JobType } from "../model.js";
 import { jobQueueSignal } from "../queue-signal.js";
@@ -153,7 +154,7 @@ async function catchUp(context: WorkerContext, job: RunnerJob): Promise<void> {
   try {
     const stuck = await context.db
       .collection<{ _id: string }>(RESOURCES_COLLECTION)
-      .find({ account: job.account, livemode: job.livemode, "pending_events.0": { $exists: true } } as Filter<{ _id: string }>, { projection: { _id: 1 } })
+      .find({ account: job.account, livemode: job.livemode, ...HAS_PENDING_EVENTS } as Filter<{ _id: string }>, { projection: { _id: 1 } })
       .limit(CATCH_UP_LIMIT)
       .toArray();
     for (const { _id } of stuck) context.written(RESOURCES_COLLECTION, _id);
