@@ -47,12 +47,10 @@ export function implement<S extends AnyService>(service: S, implementation: Serv
 
 /** A domain opened over one database: its indexes and its handlers. */
 export interface OpenDomain {
-  /** `secondary`: also the non-unique indexes, on engines that use them (db-engine.ts). */
-  ensureIndexes(options: { secondary: boolean }): Promise<void>;
+  /** Declares every index the domain's queries and retention use (idempotent: an existing index is kept). */
+  ensureIndexes(): Promise<void>;
   /** One per entry of the domain's `services`. */
   readonly implementations: readonly BoundService[];
-  /** Periodic housekeeping of the domain (such as retention), started with the server and stopped before its database closes. */
-  readonly background?: { start(): void; stop(): Promise<void> };
 }
 
 /**

@@ -2,7 +2,7 @@ import { Server, ServerCredentials } from "@grpc/grpc-js";
 import { ReflectionService } from "@grpc/reflection";
 import { addService, file_rms_v1_errors, file_grpc_health_v1_health, reflectionPackageDefinition, type ServeOptions } from "@rms/proto";
 import { HealthImplementation } from "grpc-health-check";
-import { MongoClient } from "mongodb";
+import type { MongoClient } from "mongodb";
 import { pino, type Logger } from "pino";
 import { mapStoreError } from "./errors.js";
 import { NO_FAULTS, type Faults } from "./faults.js";
@@ -11,9 +11,10 @@ import { isLoopbackAddress } from "./config.js";
 import { requestId } from "./grpc/call-info.js";
 import { startMetricsServer } from "@rms/metrics-server";
 import { CoreMetrics } from "./metrics.js";
-import { usesSecondaryIndexes } from "@rms/db-engine";
-import { DOMAINS, HEALTH_NAMES, METHOD_ROLES, domainContext } from "./domains.js";
+import { DOMAINS, HEALTH_NAMES, METHOD_ROLES, OUTBOXES, domainContext } from "./domains.js";
 import { eventRelay } from "./event-relay.js";
+import { openClient } from "./storage/client-options.js";
+import { ensureOutboxIndex } from "./storage/relay.js";
 import type { Domain, OpenDomain } from "./domain.js";
 import { DEFAULT_SETTINGS, type CoreSettings } from "./settings.js";
 
@@ -63,15 +64,15 @@ export async function startCore(options: CoreOptions): Promise<RunningCore> {
   }
   const logger = options.logger ?? pino({ level: "silent" });
   const metrics = new CoreMetrics();
-  const mongo = new MongoClient(options.mongoUri, { serverSelectionTimeoutMS: 2_000, connectTimeoutMS: 2_000, monitorCommands: true });
+  const mongo = openClient(options.mongoUri);
   metrics.watch(mongo);
   const db = mongo.db(options.databaseName);
   const relay = options.relay === false ? null : eventRelay(db, logger, metrics.registry);
   const settings: CoreSettings = { ...DEFAULT_SETTINGS, ...options.settings };
   const context = domainContext(db, logger, options.faults ?? NO_FAULTS, relay ? (collection, id) => relay.notify(collection, id) : undefined, settings);
   const opened = DOMAINS.map((domain) => ({ domain, open: domain.open(context) }));
-  const secondary = await usesSecondaryIndexes(db);
-  for (const { open } of opened) await open.ensureIndexes({ secondary });
+  for (const { open } of opened) await open.ensureIndexes();
+  for (const name of OUTBOXES) await ensureOutboxIndex(db.collection(name));
 
   const server = new Server({ "grpc.max_receive_message_length": 4 * 1024 * 1024, interceptors: [metrics.interceptor] });
   const serveOptions: ServeOptions = {
@@ -108,8 +109,6 @@ export async function startCore(options: CoreOptions): Promise<RunningCore> {
   const healthTimer = setInterval(checkHealth, options.healthIntervalMs ?? 2_000);
   healthTimer.unref();
   if (relay && options.relay !== false) relay.start(options.relay?.sweepIntervalMs);
-  for (const { open } of opened) open.background?.start();
-  const stopBackground = () => Promise.all(opened.map(({ open }) => open.background?.stop()));
 
   const port = await new Promise<number>((resolve, reject) =>
     server.bindAsync(options.address ?? "127.0.0.1:0", serverCredentials(options.tls), (err, bound) => (err ? reject(err) : resolve(bound))),
@@ -121,7 +120,6 @@ export async function startCore(options: CoreOptions): Promise<RunningCore> {
     if (options.metricsPort !== undefined) metricsServer = await startMetricsServer(metrics.registry, options.metricsPort);
   } catch (error) {
     clearInterval(healthTimer);
-    await stopBackground();
     await relay?.stop();
     server.forceShutdown();
     await mongo.close();
@@ -147,7 +145,6 @@ export async function startCore(options: CoreOptions): Promise<RunningCore> {
           resolve();
         });
       });
-      await stopBackground();
       await relay?.stop();
       await mongo.close();
     },

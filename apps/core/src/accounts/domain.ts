@@ -21,7 +21,7 @@ export const accountsDomain: Domain = {
   open({ db, logger }) {
     const store = new AccountStore(db);
     return {
-      ensureIndexes: (options) => store.ensureIndexes(options),
+      ensureIndexes: () => store.ensureIndexes(),
       implementations: [implement(AdminService, adminService(store, logger))],
     };
   },

@@ -33,10 +33,8 @@ export class AccountStore {
     this.keys = db.collection<KeyDocument>("api_keys");
   }
 
-  /** `secondary`: also the non-unique indexes, on engines that use them (db-engine.ts). */
-  async ensureIndexes({ secondary }: { secondary: boolean }): Promise<void> {
+  async ensureIndexes(): Promise<void> {
     await this.keys.createIndex({ hash: 1 }, { unique: true, name: "hash_unique" });
-    if (!secondary) return;
     await this.keys.createIndex({ account: 1, _id: -1 }, { name: "account_keys" });
   }
 

@@ -13,7 +13,7 @@ export const eventsDomain: Domain = {
   open({ db, checkKey }) {
     const store = new EventStore(db);
     return {
-      ensureIndexes: (options) => store.ensureIndexes(options),
+      ensureIndexes: () => store.ensureIndexes(),
       implementations: [implement(EventService, eventService(store, checkKey))],
     };
   },

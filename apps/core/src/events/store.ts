@@ -3,7 +3,7 @@ import type { Tenant } from "../caller.js";
 import { boundedPage } from "../storage/bounded-page.js";
 import { UNBOUNDED, type Budget } from "../grpc/budget.js";
 import type { Page } from "../grpc/list-request.js";
-import { EVENTS_COLLECTION } from "../storage/relay.js";
+import { ensureEventExpiryIndex, EVENTS_COLLECTION } from "../storage/relay.js";
 import type { CreatedBounds, StoredEvent, TypeFilter } from "./model.js";
 
 export interface EventListQuery extends Page {
@@ -20,17 +20,15 @@ export interface EventListQuery extends Page {
 export class EventStore {
   readonly collection: Collection<StoredEvent>;
 
-  constructor(db: Db) {
+  constructor(private readonly db: Db) {
     this.collection = db.collection<StoredEvent>(EVENTS_COLLECTION);
   }
 
-  /** `secondary`: the non-unique indexes, on engines that use them (db-engine.ts). */
-  async ensureIndexes({ secondary }: { secondary: boolean }): Promise<void> {
-    if (!secondary) return;
+  async ensureIndexes(): Promise<void> {
     await this.collection.createIndex({ account: 1, livemode: 1, _id: -1 }, { name: "tenant_order" });
     await this.collection.createIndex({ account: 1, livemode: 1, type: 1, _id: -1 }, { name: "tenant_type_order" });
-    // Retention deletes by age (storage/relay.ts).
-    await this.collection.createIndex({ created: 1 }, { name: "created" });
+    // Retention: each event expires 30 days after its creation (storage/relay.ts copies it with `expires_at`).
+    await ensureEventExpiryIndex(this.db);
   }
 
   async get(tenant: Tenant, id: string, budget: Budget = UNBOUNDED): Promise<StoredEvent | null> {

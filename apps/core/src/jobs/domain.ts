@@ -1,7 +1,6 @@
 import { JobService, file_rms_v1_jobs } from "@rms/proto";
 import { implement, serviceEntry, type Domain } from "../domain.js";
 import { JOBS_COLLECTION } from "./model.js";
-import { jobRetention } from "./retention.js";
 import { jobService } from "./service.js";
 import { JobStore } from "./store.js";
 
@@ -22,12 +21,11 @@ export const jobsDomain: Domain = {
   ],
   // The runner pushes job.* events into the job's outbox; cancel of a queued job does too.
   outboxes: [JOBS_COLLECTION],
-  open({ db, checkKey, written, logger }) {
+  open({ db, checkKey, written }) {
     const store = new JobStore(db, written);
     return {
-      ensureIndexes: (options) => store.ensureIndexes(options),
+      ensureIndexes: () => store.ensureIndexes(),
       implementations: [implement(JobService, jobService(store, checkKey))],
-      background: jobRetention(store, logger),
     };
   },
 };

@@ -2,11 +2,16 @@ import { JobService, ResourceStatus, createClient, type JobParams } from "@rms/p
 import { create } from "@bufbuild/protobuf";
 import { JobParamsSchema } from "@rms/proto";
 import { eventually } from "@rms/test-db/testkit";
+import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ADMIN_TOKEN, startTestCore, type TestCore } from "../testutil/harness.js";
 import { thingsCollection } from "../testutil/storage.js";
 import { importItemFields } from "./items.js";
-import { JOB_RETENTION_MS, type JobDocument } from "./model.js";
+import { UNBOUNDED } from "../grpc/budget.js";
+import { OutboxRelay } from "../storage/relay.js";
+import { fastTtlMonitor, TTL_TEST_TIMEOUT_MS, TTL_WAIT_MS } from "../testutil/ttl.js";
+import { JOB_RETENTION_MS, JOBS_COLLECTION, jobRetainUntil, type JobDocument } from "./model.js";
+import { expireWithJob } from "./runner/run.js";
 import { JobStore, LIST_PAGE_PARAMS_BYTES } from "./store.js";
 import { typedParamsOf } from "./validation.js";
 
@@ -336,44 +341,54 @@ describe("JobService", () => {
 });
 
 describe("retention", () => {
-  it("deletes jobs finished more than 30 days ago with an empty outbox, and their errors; keeps the rest", async () => {
+  it("a finished job expires (TTL index) 30 days after it finished, once its event is out, and its errors with it; an unfinished, younger or unrelayed job stays", {
+    timeout: TTL_TEST_TIMEOUT_MS,
+  }, async () => {
     // A database of its own: core's relay would otherwise relay the outbox this test fills.
     const { db, close } = await thingsCollection();
+    await fastTtlMonitor(db);
     const store = new JobStore(db);
+    await store.ensureIndexes();
+    const relay = new OutboxRelay(db, { sources: [JOBS_COLLECTION], logger: pino({ level: "silent" }) });
     const { test } = await t.newAccount();
     const tenant = { account: test.accountId, livemode: false };
-    const now = Date.now();
-    const old = Math.floor((now - JOB_RETENTION_MS) / 1000) - 10;
-    const make = async (fields: Partial<JobDocument>) => {
-      const created = await store.create(tenant, { type: "resources.import", params: { items: [{ name: "r" }] } }, { requestId: null, idempotencyKey: null });
+    const request = { requestId: null, idempotencyKey: null };
+    const day = 24 * 60 * 60 * 1000;
+    const make = async () => {
+      const created = await store.create(tenant, { type: "resources.import", params: { items: [{ name: "r" }] } }, request);
       if (!("doc" in created)) throw new Error("not created");
-      await store.collection.updateOne({ _id: created.doc._id }, { $set: fields });
-      await store.errors.insertOne({
-        _id: `${created.doc._id}:0`,
-        job: created.doc._id,
-        account: tenant.account,
-        livemode: false,
-        index: 0,
-        id: null,
-        code: "c",
-        param: null,
-        message: "m",
-      });
-      return created.doc._id;
+      const id = created.doc._id;
+      await store.errors.insertOne({ _id: `${id}:0`, job: id, account: tenant.account, livemode: false, index: 0, id: null, code: "c", param: null, message: "m" });
+      return id;
     };
-    const expired = await make({ status: "succeeded", finished_at: old });
-    const expiredCanceled = await make({ status: "canceled", finished_at: old });
-    const young = await make({ status: "failed", finished_at: old + 3600 * 24 });
-    const running = await make({ status: "running", finished_at: old });
-    const unrelayed = await make({ status: "succeeded", finished_at: old });
-    await store.collection.updateOne({ _id: unrelayed }, { $push: { pending_events: { _id: "evt_x" } as never } });
+    // Finished at a chosen time: the cancel of a queued job takes a clock. A runner's finish gives the job's
+    // errors its expiry just before (expireWithJob; runner.test.ts shows it on a real run).
+    const finish = async (id: string, atMs: number) => {
+      const canceled = await store.cancel(tenant, id, request, UNBOUNDED, () => atMs);
+      await expireWithJob(db, id, jobRetainUntil(canceled!.finished_at!));
+    };
+    const expired = await make();
+    await finish(expired, Date.now() - JOB_RETENTION_MS - day);
+    const young = await make();
+    await finish(young, Date.now() - JOB_RETENTION_MS + day);
+    const unrelayed = await store.create(tenant, { type: "resources.import", params: { items: [{ name: "r" }] } }, request);
+    if (!("doc" in unrelayed)) throw new Error("not created");
+    await store.cancel(tenant, unrelayed.doc._id, request, UNBOUNDED, () => Date.now() - JOB_RETENTION_MS - day);
+    const queued = await make();
 
-    expect(await store.deleteExpired(now)).toBe(2);
+    await relay.relayDocuments(JOBS_COLLECTION, [expired, young]);
+    const finishedAt = (await store.collection.findOne({ _id: expired }))!.finished_at!;
+    expect((await store.collection.findOne({ _id: expired }))!.expires_at).toEqual(new Date(finishedAt * 1000 + JOB_RETENTION_MS));
+    await eventually(async () => expect(await store.collection.countDocuments({ _id: expired })).toBe(0), { timeoutMs: TTL_WAIT_MS });
+    await eventually(async () => expect(await store.errors.countDocuments({ job: expired })).toBe(0), { timeoutMs: TTL_WAIT_MS });
     const left = (await store.collection.find({ account: tenant.account }).toArray()).map((j) => j._id).sort();
-    expect(left).toEqual([young, running, unrelayed].sort());
-    expect(await store.errors.countDocuments({ job: { $in: [expired, expiredCanceled] } })).toBe(0);
-    expect(await store.errors.countDocuments({ job: { $in: [young, running, unrelayed] } })).toBe(3);
-    expect(await store.deleteExpired(now)).toBe(0);
+    expect(left).toEqual([young, unrelayed.doc._id, queued].sort());
+    expect(await store.errors.countDocuments({ job: { $in: [young, queued] } })).toBe(2);
+    expect((await store.collection.findOne({ _id: unrelayed.doc._id }))!.pending_events.map((e) => e.type)).toEqual(["job.canceled"]);
+
+    // Its event out, the unrelayed one goes too.
+    await relay.relayDocument(JOBS_COLLECTION, unrelayed.doc._id);
+    await eventually(async () => expect(await store.collection.countDocuments({ _id: unrelayed.doc._id })).toBe(0), { timeoutMs: TTL_WAIT_MS });
     await close();
   });
 });

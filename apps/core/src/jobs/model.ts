@@ -1,6 +1,7 @@
 import type { ResourceStatusName } from "@rms/proto";
 import type { MetadataPair } from "../resources/model.js";
 import type { TenantDocument } from "../storage/documents.js";
+import { expiryAt, type Expiring } from "../storage/expiry.js";
 import type { IdempotentDocument } from "../storage/idempotent-insert.js";
 import type { OutboxEvent } from "../storage/outbox.js";
 
@@ -22,7 +23,7 @@ export type JobType = (typeof JOB_TYPES)[number];
 export const JOB_STATUSES = ["queued", "running", "succeeded", "failed", "canceled"] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
 
-/** Statuses a job never leaves: cancel answers 409 `state_conflict`, retention may delete the job after 30 days. */
+/** Statuses a job never leaves: cancel answers 409 `state_conflict`, and the job expires 30 days after it finished. */
 export const FINISHED_STATUSES: readonly JobStatus[] = ["succeeded", "failed", "canceled"];
 
 export function isFinished(status: JobStatus): boolean {
@@ -35,8 +36,22 @@ export const IMPORT_ITEMS_MAX = 10_000;
 export const FILTER_IDS_MAX = 1_000;
 /** Errors kept inline in `result.errors`; all of them are in `job_errors`. */
 export const RESULT_ERRORS_INLINE_MAX = 100;
-/** Finished jobs (and their `job_errors`) are deleted this long after they finished. */
+/** Finished jobs (and their `job_errors`) expire this long after they finished. */
 export const JOB_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
+
+/**
+ * The `retain_until` of a job finished at `finishedAt` (Unix seconds, its `finished_at`), set by the write
+ * that finishes it: the relay makes it the job's `expires_at` once the `job.*` event is out (storage/expiry.ts).
+ */
+export function jobRetainUntil(finishedAt: number): Date {
+  return expiryAt(finishedAt * 1000, JOB_RETENTION_MS);
+}
+
+/** The `_id` range of a job's own documents in other collections (`<job id>:<n>`: its errors, its items pages). */
+export function jobDocumentIds(job: string): { $gt: string; $lt: string } {
+  // ":" is followed by ";" in byte order, and a job id holds neither.
+  return { $gt: `${job}:`, $lt: `${job};` };
+}
 
 /**
  * Which resources a bulk job targets: every condition given must hold (they combine with AND).
@@ -137,8 +152,8 @@ export type JobEvent = OutboxEvent<"job.succeeded" | "job.failed" | "job.cancele
 /**
  * The stored job. `version` grows by one with every write that changes what the public object shows
  * (status, progress, result, error, attempts, cancel_requested_at, started_at, finished_at); an event
- * carries the version its write made as its `sequence`. `deleted` is never used: retention deletes
- * finished jobs outright (once their outbox is empty).
+ * carries the version its write made as its `sequence`. `deleted` is never used: a finished job gets
+ * `retain_until` (jobRetainUntil) and expires then, once its outbox is empty (storage/expiry.ts).
  */
 export interface JobDocument extends TenantDocument<JobEvent>, IdempotentDocument {
   _id: string;
@@ -163,8 +178,11 @@ export interface JobDocument extends TenantDocument<JobEvent>, IdempotentDocumen
   /** Checkpoint fields of the runner (jobs/runner/) may follow; they are not part of the public object. */
 }
 
-/** One failed item of a job, kept until the job is deleted. `_id` is `<job id>:<index>`, so recording it twice is a no-op. */
-export interface JobErrorDocument extends JobItemError {
+/**
+ * One failed item of a job. `_id` is `<job id>:<index>`, so recording it twice is a no-op. It gets the
+ * job's `retain_until` as its `expires_at` just before the job's finishing write (jobs/runner/run.ts).
+ */
+export interface JobErrorDocument extends JobItemError, Expiring {
   _id: string;
   job: string;
   account: string;

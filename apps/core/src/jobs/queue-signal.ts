@@ -1,9 +1,9 @@
 import type { Db } from "mongodb";
 
 /**
- * The jobs queue's counter document: a create adds one, idle workers read it (one document by `_id`,
- * cheap on every engine) and claim at once when it moved, instead of waiting for their next full look
- * (which reads the whole `jobs` collection on the embedded engine, so it is not made every few ms).
+ * The jobs queue's counter document: a create adds one, idle workers read it (one document by `_id`)
+ * every few ms and look for work at once when it moved, instead of waiting for their next full look
+ * (a read of up to 200 unfinished jobs, made once a second when idle).
  */
 export const JOBS_QUEUE_COLLECTION = "jobs_queue";
 const SIGNAL_ID = "queued";

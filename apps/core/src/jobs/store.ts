@@ -6,16 +6,16 @@ import { UNBOUNDED, type Budget } from "../grpc/budget.js";
 import { newId } from "../ids.js";
 import { boundedPage, PAGE_BYTES_MAX } from "../storage/bounded-page.js";
 import { findLive, WITHOUT_OUTBOX, type Loaded } from "../storage/documents.js";
+import { ensureExpiryIndex } from "../storage/expiry.js";
 import { ensureIdempotencyIndex, fingerprint, insertOnce, type InsertOnceResult } from "../storage/idempotent-insert.js";
 import { ensureKeysetIndexes } from "../storage/keyset-list.js";
 import { newEvent } from "../storage/outbox.js";
 import { written } from "../storage/write.js";
 import {
-  FINISHED_STATUSES,
   isFinished,
   JOB_ERRORS_COLLECTION,
-  JOB_RETENTION_MS,
   JOBS_COLLECTION,
+  jobRetainUntil,
   resultCountName,
   type JobDocument,
   type JobErrorDocument,
@@ -67,14 +67,13 @@ export class JobStore {
     this.errors = db.collection<JobErrorDocument>(JOB_ERRORS_COLLECTION);
   }
 
-  async ensureIndexes({ secondary }: { secondary: boolean }): Promise<void> {
+  async ensureIndexes(): Promise<void> {
     await ensureIdempotencyIndex(this.collection);
-    if (secondary) {
-      await ensureKeysetIndexes(this.collection, ["status", "type"]);
-      await this.errors.createIndex({ job: 1, index: 1 }, { name: "job_index" });
-      // Retention's find: finished jobs by finish time.
-      await this.collection.createIndex({ status: 1, finished_at: 1 }, { name: "status_finished_at" });
-    }
+    await ensureKeysetIndexes(this.collection, ["status", "type"]);
+    await this.errors.createIndex({ job: 1, index: 1 }, { name: "job_index" });
+    // Retention: a finished job expires 30 days after it finished, once its event is out, and its errors with it.
+    await ensureExpiryIndex(this.collection);
+    await ensureExpiryIndex(this.errors);
   }
 
   /** Queues a job, at most once per idempotency key (storage/idempotent-insert.ts). */
@@ -149,7 +148,8 @@ export class JobStore {
       const event: JobEvent = { ...newEvent("job.canceled", tenant, jobSnapshot(after), request, null, nowMs), sequence: after.version };
       const filter = { _id: id, status: "queued", epoch: current.epoch, version: current.version } as Filter<JobDocument>;
       const update = {
-        $set: { status: after.status, finished_at: at, result: after.result, lease_owner: null, lease_until: null },
+        // retain_until: it expires 30 days after it finished, once the relay has copied its event.
+        $set: { status: after.status, finished_at: at, result: after.result, lease_owner: null, lease_until: null, retain_until: jobRetainUntil(at) },
         $inc: { epoch: 1, version: 1 },
         $push: { pending_events: event },
       };
@@ -194,23 +194,5 @@ export class JobStore {
     const found = await this.errors.find(filter as Filter<JobErrorDocument>, { sort: { index: backwards ? -1 : 1 }, limit: query.limit + 1, ...budget.db() }).toArray();
     const page = found.slice(0, query.limit);
     return { items: backwards ? page.reverse() : page, hasMore: found.length > query.limit };
-  }
-
-  /**
-   * Retention: deletes up to `batch` jobs finished more than 30 days ago whose outbox is empty (their
-   * `job.*` event is out), their item errors first, so a crash between the two leaves a job without
-   * errors for a moment, never errors without a job. Returns how many jobs it deleted.
-   */
-  async deleteExpired(nowMs: number = Date.now(), batch = 500): Promise<number> {
-    const expired = {
-      status: { $in: [...FINISHED_STATUSES] },
-      finished_at: { $lt: Math.floor((nowMs - JOB_RETENTION_MS) / 1000) },
-      "pending_events.0": { $exists: false },
-    } as Filter<JobDocument>;
-    const ids = (await this.collection.find(expired, { projection: { _id: 1 }, limit: batch }).toArray()).map((doc) => doc._id);
-    if (ids.length === 0) return 0;
-    await this.errors.deleteMany({ job: { $in: ids } });
-    const deleted = await this.collection.deleteMany({ ...expired, _id: { $in: ids } } as Filter<JobDocument>);
-    return deleted.deletedCount;
   }
 }

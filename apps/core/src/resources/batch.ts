@@ -5,6 +5,7 @@ import type { RequestInfo, Tenant } from "../caller.js";
 import { newId } from "../ids.js";
 import type { Loaded } from "../storage/documents.js";
 import { newEvent } from "../storage/outbox.js";
+import { tombstoneFields } from "../storage/tombstone.js";
 import type { MetadataPair, PendingEvent, ResourceDocument, ResourceState, ResourceStatusName } from "./model.js";
 import { changedFields, stateOf } from "./store.js";
 import { mergeMetadata } from "./validation.js";
@@ -81,9 +82,9 @@ function marked(doc: Loaded<MarkedResource>, job: string): boolean {
 }
 
 /**
- * Filter and mark shared by every item write: exactly `{_id, version}` (the version read: every change,
- * the tombstone included, moves it, so the document is still the live, unmarked one that was decided on;
- * and the embedded engine answers exactly these fields from its `id_version` index, resources/store.ts).
+ * Filter and mark shared by every item write: `{_id, version}` (the version read: every change, the
+ * tombstone included, moves it, so the document is still the live, unmarked one that was decided on).
+ * The `_id` index finds the one document; the version is checked on it.
  */
 function guardedWrite(doc: Loaded<MarkedResource>, job: string, set: Partial<MarkedResource>, event: PendingEvent): AnyBulkWriteOperation<MarkedResource> {
   return {
@@ -130,7 +131,7 @@ export function deleteDecision(doc: Current, job: string, tenant: Tenant, reques
   if (marked(doc, job)) return { kind: "done" };
   if (doc.deleted) return { kind: "skipped" };
   const event: PendingEvent = newEvent("resource.deleted", tenant, stateOf(doc), request);
-  return { kind: "write", op: guardedWrite(doc, job, { deleted: true }, event) };
+  return { kind: "write", op: guardedWrite(doc, job, tombstoneFields(doc._id), event) };
 }
 
 /** Did this job's write land on the resource (read again after a batch)? */

@@ -22,7 +22,7 @@ export const resourcesDomain: Domain = {
   open({ db, faults, checkKey, written }) {
     const store = new ResourceStore(db, written);
     return {
-      ensureIndexes: (options) => store.ensureIndexes(options),
+      ensureIndexes: () => store.ensureIndexes(),
       implementations: [implement(ResourceService, resourceService(store, faults, checkKey))],
     };
   },

@@ -3,6 +3,7 @@ import type { RequestInfo, Tenant } from "../caller.js";
 import { UNBOUNDED, type Budget } from "../grpc/budget.js";
 import { newId } from "../ids.js";
 import { findLive, type Loaded } from "../storage/documents.js";
+import { ensureExpiryIndex } from "../storage/expiry.js";
 import { ensureIdempotencyIndex, fingerprint, insertOnce, type InsertOnceResult } from "../storage/idempotent-insert.js";
 import { ensureKeysetIndexes, listPage, type KeysetQuery } from "../storage/keyset-list.js";
 import { newEvent } from "../storage/outbox.js";
@@ -46,15 +47,11 @@ export class ResourceStore {
     this.collection = db.collection<ResourceDocument>(RESOURCES_COLLECTION);
   }
 
-  /** `secondary`: also the non-unique indexes, on engines that use them (db-engine.ts). */
-  async ensureIndexes({ secondary }: { secondary: boolean }): Promise<void> {
+  async ensureIndexes(): Promise<void> {
     await ensureIdempotencyIndex(this.collection);
-    if (secondary) await ensureKeysetIndexes(this.collection, ["status"]);
-    // The embedded engine answers a filter from an index only when the filter's fields are exactly the
-    // index's: `{_id, version}` (the bulk jobs' versioned writes, resources/batch.ts) would scan the
-    // collection per write without this one (1.3 s against 0.09-0.16 s for 250 writes at 20,000 resources).
-    // MongoDB answers it from `_id` and needs none.
-    else await this.collection.createIndex({ _id: 1, version: 1 }, { unique: true, name: "id_version" });
+    await ensureKeysetIndexes(this.collection, ["status"]);
+    // Tombstones expire once their event is out and their idempotency window has closed (storage/tombstone.ts).
+    await ensureExpiryIndex(this.collection);
   }
 
   /** Creates a resource, at most once per idempotency key (storage/idempotent-insert.ts). */

@@ -1,19 +1,21 @@
 import type { Collection, Filter } from "mongodb";
 import type { Tenant } from "../caller.js";
 import { UNBOUNDED, type Budget } from "../grpc/budget.js";
+import type { RetainedUntil } from "./expiry.js";
 
 /**
  * The fields every tenant-owned object kind stores besides its own: the tenant, the version
- * the versioned update matches on, the tombstone, and the outbox of events not yet relayed
- * (ARCHITECTURE data rules 2 and 5, in ../shared/docs/).
+ * the versioned update matches on, the tombstone, the outbox of events not yet relayed
+ * (ARCHITECTURE data rules 2 and 5, in ../shared/docs/), and when it may expire once the outbox is
+ * empty (storage/expiry.ts).
  */
-export interface TenantDocument<E = unknown> {
+export interface TenantDocument<E = unknown> extends RetainedUntil {
   _id: string;
   account: string;
   livemode: boolean;
   /** Optimistic-concurrency version: every update matches on it and increments it. */
   version: number;
-  /** Tombstone: reads treat the document as gone; the event relay removes it once its event is out. */
+  /** Tombstone: reads treat the document as gone; it expires once its event is out and its idempotency window has closed (tombstone.ts). */
   deleted?: true;
   pending_events: E[];
 }
@@ -36,8 +38,8 @@ export function liveFilter<D extends TenantDocument>(tenant: Tenant, id: string)
 }
 
 /**
- * One live document of the tenant, or null. Found by `_id` alone, tenant and tombstone checked
- * here: the same answer, and the one filter every engine answers from its primary key.
+ * One live document of the tenant, or null. Found by `_id` alone (the `_id` index), tenant and
+ * tombstone checked here: the same answer as a filter on all three.
  */
 export async function findLive<D extends TenantDocument>(collection: Collection<D>, tenant: Tenant, id: string, budget: Budget = UNBOUNDED): Promise<Loaded<D> | null> {
   const doc = (await collection.findOne({ _id: id } as Filter<D>, { ...WITHOUT_OUTBOX, ...budget.db() })) as Loaded<D> | null;

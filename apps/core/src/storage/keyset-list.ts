@@ -43,8 +43,7 @@ export async function listPage<D extends TenantDocument>(
 
 /**
  * The indexes of keyset lists: `(account, livemode, _id desc)` for the whole list and
- * `(account, livemode, field, _id desc)` per equality filter. Non-unique, so created only on
- * engines that use such indexes (db-engine.ts).
+ * `(account, livemode, field, _id desc)` per equality filter.
  */
 export async function ensureKeysetIndexes<D extends TenantDocument>(collection: Collection<D>, filterFields: readonly (keyof D & string)[] = []): Promise<void> {
   await collection.createIndex({ account: 1, livemode: 1, _id: -1 }, { name: "tenant_order" });

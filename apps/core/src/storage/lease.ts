@@ -38,9 +38,8 @@ export class LeaseQueue<T extends Document & Leased> {
   /** Takes the first document matching `filter` (in `sort` order) whose lease is free; null when none is. The answer carries the new epoch. */
   async claim(filter: Filter<T>, sort?: Sort): Promise<WithId<T> | null> {
     const now = this.now();
-    const free = { $or: [{ lease_until: null }, { lease_until: { $lte: now } }] };
     return this.collection.findOneAndUpdate(
-      { $and: [filter, free] } as Filter<T>,
+      claimable(filter, now),
       { $set: { lease_owner: this.options.owner, lease_until: now + this.options.leaseMs }, $inc: { epoch: 1 } } as unknown as UpdateFilter<T>,
       { returnDocument: "after", ...(sort ? { sort } : {}) },
     );
@@ -67,6 +66,11 @@ export class LeaseQueue<T extends Document & Leased> {
   private held(id: T["_id"], epoch: number): Filter<T> {
     return { _id: id, epoch, lease_owner: this.options.owner } as Filter<T>;
   }
+}
+
+/** What a claim at `now` filters on: `filter`, and a free lease (never taken, released, or expired). */
+export function claimable<T>(filter: Filter<T>, now: number): Filter<T> {
+  return { $and: [filter, { $or: [{ lease_until: null }, { lease_until: { $lte: now } }] }] } as Filter<T>;
 }
 
 /** `update` with `fields` added to its `$set`. */

@@ -31,6 +31,6 @@ it("appends all of a change's events in the write that makes the change, and non
   const stored = (await t.things.findOne({ _id: doc._id }))!;
   expect(stored.n).toBe(1);
   expect(stored.pending_events.map((e) => e._id)).toEqual(events.map((e) => e._id));
-  // No events: no $push at all (an empty $each would still be an operator some engines refuse).
+  // No events: no $push at all (the update then names only the change itself).
   expect(pushEvents([])).toEqual({});
 });

@@ -5,7 +5,11 @@ import { eventually } from "@rms/test-db/testkit";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { newTenant, thing, thingsCollection, type ThingDocument, type ThingEvent } from "../testutil/storage.js";
 import { newEvent } from "./outbox.js";
-import { EVENT_RETENTION_MS, EVENTS_COLLECTION, OutboxRelay, RETENTION_PASS_INTERVAL_MS } from "./relay.js";
+import { idTimeMs } from "../ids.js";
+import { fastTtlMonitor, TTL_TEST_TIMEOUT_MS, TTL_WAIT_MS } from "../testutil/ttl.js";
+import { ensureExpiryIndex, type Expiring } from "./expiry.js";
+import { keysPerIndex, planOf } from "../testutil/explain.js";
+import { ensureEventExpiryIndex, ensureOutboxIndex, EVENT_RETENTION_MS, EVENTS_COLLECTION, HAS_PENDING_EVENTS, OutboxRelay, pullRelayed, SWEEP_BATCH } from "./relay.js";
 import { tombstone } from "./tombstone.js";
 import { updateVersioned } from "./versioned-update.js";
 
@@ -17,13 +21,13 @@ afterAll(() => t.close());
 
 const logger = pino({ level: "silent" });
 const request = { requestId: null, idempotencyKey: null };
-const relayOf = (now?: () => number) => new OutboxRelay(t.db, { sources: ["things"], logger, ...(now ? { now } : {}) });
-const eventsOf = (id: string) => t.db.collection<ThingEvent>(EVENTS_COLLECTION).find({ "object.id": id }).sort({ sequence: 1 }).toArray();
+const relayOf = () => new OutboxRelay(t.db, { sources: ["things"], logger });
+const eventsOf = (id: string) => t.db.collection<ThingEvent & Expiring>(EVENTS_COLLECTION).find({ "object.id": id }).sort({ sequence: 1 }).toArray();
 
-/** A thing inserted with its creation event, as a create writes it. */
-async function created(tenant = newTenant()): Promise<ThingDocument> {
-  const doc = thing(tenant);
-  const event = newEvent("thing.created", tenant, { id: doc._id, n: 0, color: "red" }, request);
+/** A thing inserted with its creation event, as a create writes it (made at `nowMs`). */
+async function created(tenant = newTenant(), nowMs = Date.now()): Promise<ThingDocument> {
+  const doc = thing(tenant, {}, nowMs);
+  const event = newEvent("thing.created", tenant, { id: doc._id, n: 0, color: "red" }, request, null, nowMs);
   await t.things.insertOne({ ...doc, pending_events: [event] });
   return doc;
 }
@@ -93,40 +97,88 @@ it("the write path's notice relays in the background: a resource updated many ti
   expect(await eventsOf(doc._id)).toHaveLength(202);
 });
 
-it("removes a tombstone only once its event is out and its idempotency window has closed (clock moved)", async () => {
-  let nowMs = Date.now();
-  const relay = relayOf(() => nowMs);
-  const doc = await created();
-  await tombstone(t.things, doc, doc._id, (current): ThingEvent => newEvent("thing.deleted", doc, { id: doc._id, n: current.n, color: current.color }, request));
+it("a tombstone expires (TTL) only once its event is out and its idempotency window has closed, never with an event pending", { timeout: TTL_TEST_TIMEOUT_MS }, async () => {
+  await fastTtlMonitor(t.db);
+  await ensureExpiryIndex(t.things);
+  const relay = relayOf();
+  const deleteThing = (doc: ThingDocument) =>
+    tombstone(t.things, doc, doc._id, (current): ThingEvent => newEvent("thing.deleted", doc, { id: doc._id, n: current.n, color: current.color }, request));
+  const dayAgo = Date.now() - IDEMPOTENCY_RETENTION_MS - 60 * 60_000;
+  const young = await created();
+  const [old, pendingOld] = [await created(newTenant(), dayAgo), await created(newTenant(), dayAgo)];
+  for (const doc of [young, old, pendingOld]) await deleteThing(doc);
+  // The write that deletes says when the tombstone may go (its window's close), and nothing expires yet.
+  for (const doc of [young, old, pendingOld]) {
+    expect(await t.things.findOne({ _id: doc._id })).toMatchObject({ deleted: true, retain_until: new Date(idTimeMs(doc._id) + IDEMPOTENCY_RETENTION_MS) });
+    expect((await t.things.findOne({ _id: doc._id }))!.expires_at).toBeUndefined();
+  }
 
-  // Event out, window open: the tombstone stays, so a retried create still finds its first result.
-  await relay.relayDocument("things", doc._id);
-  await relay.sweep();
-  expect(await t.things.findOne({ _id: doc._id })).toMatchObject({ deleted: true, pending_events: [] });
-  const deleted = (await eventsOf(doc._id)).at(-1)!;
-  expect(deleted).toMatchObject({ type: "thing.deleted", sequence: 1, object: { id: doc._id, n: 0, color: "red" } });
+  // Events out: each tombstone gets its expiry in the write that empties its outbox.
+  await relay.relayDocuments("things", [young._id, old._id]);
+  expect(await t.things.findOne({ _id: young._id })).toMatchObject({ pending_events: [], expires_at: new Date(idTimeMs(young._id) + IDEMPOTENCY_RETENTION_MS) });
+  expect((await eventsOf(old._id)).at(-1)).toMatchObject({ type: "thing.deleted", sequence: 1, object: { id: old._id, n: 0, color: "red" } });
 
-  // Window closed with an event still pending (pushed directly here, as a crash would leave it): the
-  // sweep moves the event first, and only then removes the tombstone.
-  nowMs += IDEMPOTENCY_RETENTION_MS + 1_000;
-  const late = newEvent("thing.changed", doc, { id: doc._id, n: 0, color: "red" }, request);
-  await t.things.updateOne({ _id: doc._id }, { $push: { pending_events: late } });
+  // The old one goes; the one whose window is still open stays (a retried create still finds it), and so
+  // does the old one whose deletion event was never copied (as a relay that died leaves it).
+  await eventually(async () => expect(await t.things.findOne({ _id: old._id })).toBeNull(), { timeoutMs: TTL_WAIT_MS });
+  expect(await t.things.findOne({ _id: young._id })).toMatchObject({ deleted: true });
+  const pending = await t.things.findOne({ _id: pendingOld._id });
+  expect(pending!.pending_events.map((e) => e.type)).toEqual(["thing.created", "thing.deleted"]);
+
+  // Once the sweep has copied its events, it goes too, and its events are all in `events`.
   await relay.sweep();
-  expect(await t.things.findOne({ _id: doc._id })).toBeNull();
-  expect((await eventsOf(doc._id)).map((e) => e._id)).toContain(late._id);
+  await eventually(async () => expect(await t.things.findOne({ _id: pendingOld._id })).toBeNull(), { timeoutMs: TTL_WAIT_MS });
+  expect((await eventsOf(pendingOld._id)).map((e) => e.type)).toEqual(["thing.created", "thing.deleted"]);
 });
 
-it("deletes events once they are past their 30 days, and keeps younger ones (clock moved)", async () => {
-  let nowMs = Date.now();
-  const relay = relayOf(() => nowMs);
+it("the pull that empties an outbox starts the document's expiry; one that leaves an event pending does not", async () => {
   const doc = await created();
-  await relay.relayDocument("things", doc._id);
-  nowMs += EVENT_RETENTION_MS - 60_000;
-  await relay.sweep();
-  expect(await eventsOf(doc._id)).toHaveLength(1);
-  nowMs += RETENTION_PASS_INTERVAL_MS + 60_000; // the next retention pass, when the event is past its 30 days
-  expect((await relay.sweep()).expired).toBeGreaterThanOrEqual(1);
-  expect(await eventsOf(doc._id)).toHaveLength(0);
+  const retainUntil = new Date(Date.now() - 1_000);
+  await t.things.updateOne({ _id: doc._id }, { $set: { retain_until: retainUntil } });
+  const late = newEvent("thing.changed", doc, { id: doc._id, n: 1, color: "red" }, request);
+  const [first] = (await t.things.findOne({ _id: doc._id }))!.pending_events;
+  // An event pushed after the relay read the outbox is not among the ids it pulls.
+  await t.things.updateOne({ _id: doc._id }, { $push: { pending_events: late } });
+  await t.things.updateOne({ _id: doc._id }, pullRelayed([first!._id]));
+  const stillPending = (await t.things.findOne({ _id: doc._id }))!;
+  expect(stillPending.pending_events.map((e) => e._id)).toEqual([late._id]);
+  expect(stillPending.expires_at).toBeUndefined();
+  await t.things.updateOne({ _id: doc._id }, pullRelayed([late._id]));
+  expect(await t.things.findOne({ _id: doc._id })).toMatchObject({ pending_events: [], expires_at: retainUntil });
+  // A document without `retain_until` (a live one) never gets an expiry.
+  const live = await created();
+  await relayOf().relayDocument("things", live._id);
+  const relayed = (await t.things.findOne({ _id: live._id }))!;
+  expect(relayed.pending_events).toEqual([]);
+  expect("expires_at" in relayed).toBe(false);
+});
+
+it("copies each event with its expiry (30 days after it was made); the TTL index removes it then and keeps younger ones", { timeout: TTL_TEST_TIMEOUT_MS }, async () => {
+  await fastTtlMonitor(t.db);
+  await ensureEventExpiryIndex(t.db);
+  const relay = relayOf();
+  const old = await created(newTenant(), Date.now() - EVENT_RETENTION_MS - 60 * 60_000);
+  const young = await created(newTenant(), Date.now() - EVENT_RETENTION_MS + 60 * 60_000);
+  await relay.relayDocuments("things", [old._id, young._id]);
+  for (const doc of [old, young]) {
+    const [event] = await eventsOf(doc._id);
+    expect(event!.expires_at).toEqual(new Date(event!.created * 1000 + EVENT_RETENTION_MS));
+  }
+  await eventually(async () => expect(await eventsOf(old._id)).toHaveLength(0), { timeoutMs: TTL_WAIT_MS });
+  expect(await eventsOf(young._id)).toHaveLength(1);
+});
+
+it("the sweep finds the documents with pending events from the outbox index, which holds only their events", async () => {
+  await ensureOutboxIndex(t.things);
+  await created(); // left pending
+  const relayed = await created();
+  await relayOf().relayDocument("things", relayed._id);
+  const plan = planOf(await t.things.find(HAS_PENDING_EVENTS).limit(SWEEP_BATCH).explain("queryPlanner"));
+  expect(plan).toContain("IXSCAN(pending_events)");
+  expect(plan).not.toContain("COLLSCAN");
+  const waiting = await t.things.find(HAS_PENDING_EVENTS).toArray();
+  expect(waiting.map((d) => d._id)).not.toContain(relayed._id);
+  expect((await keysPerIndex(t.db, "things"))["pending_events"]).toBe(waiting.reduce((n, d) => n + d.pending_events.length, 0));
 });
 
 it("relays what a crash left as soon as it starts, without waiting for its first interval", async () => {

@@ -1,13 +1,14 @@
-import { IDEMPOTENCY_RETENTION_MS, isDuplicateKeyError } from "@rms/proto";
-import { MongoBulkWriteError, type Collection, type Db, type Filter } from "mongodb";
+import { isDuplicateKeyError } from "@rms/proto";
+import { MongoBulkWriteError, type Collection, type Db, type Document, type Filter } from "mongodb";
 import type { Logger } from "pino";
 import { idTimeMs } from "../ids.js";
 import type { TenantDocument } from "./documents.js";
+import { ensureExpiryIndex, expiryAt, type Expiring } from "./expiry.js";
 
 /** The collection relayed events live in, one document per event, `_id` the event id. */
 export const EVENTS_COLLECTION = "events";
 
-/** Documents (and tombstones) one sweep of one collection looks at, so a sweep is a bounded amount of work. */
+/** Documents one sweep of one collection looks at, so a sweep is a bounded amount of work. */
 export const SWEEP_BATCH = 100;
 
 /** Each relay operation's time limit: a database that stops answering cannot hold the relay (or core's stop) forever. */
@@ -23,14 +24,11 @@ export const FAST_PATH_CONCURRENCY = 4;
 /** How long `stop` waits for the work in hand before leaving it to the next start's sweep. */
 const STOP_GRACE_MS = 2_000;
 
-/** How long events are kept (CONTRACT.md section 7, in ../shared/docs/); older ones go by one deleteMany. */
-export const EVENT_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
 /**
- * How often a sweep also deletes expired events. Retention is measured in days, and the delete reads the
- * whole collection on an engine without secondary indexes, so once per sweep (every few seconds) would be
- * work for nothing.
+ * How long events are kept (CONTRACT.md section 7, in ../shared/docs/): each is copied with `expires_at`
+ * its creation plus this, and the TTL index of `events` removes it then (ensureEventExpiryIndex).
  */
-export const RETENTION_PASS_INTERVAL_MS = 10 * 60 * 1000;
+export const EVENT_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
 /** Noticed documents the fast path relays together (one read, one insert, one bulk pull per collection). */
 export const RELAY_BATCH = 200;
 
@@ -44,12 +42,48 @@ export interface Relayed {
   created?: number;
 }
 
+/**
+ * The documents of a collection that hold pending events (the sweep's find, a takeover's catch-up). Every
+ * pending event has an `_id`, so this is "the outbox is not empty", in a form the outbox index answers.
+ */
+export const HAS_PENDING_EVENTS = { "pending_events._id": { $exists: true } } as const;
+
+/**
+ * The index of an outbox collection's pending events: partial, so it holds an entry per event waiting in
+ * an outbox and nothing for a relayed document; the sweep reads it instead of the collection.
+ */
+export async function ensureOutboxIndex<D extends Document>(collection: Collection<D>): Promise<void> {
+  await collection.createIndex({ "pending_events._id": 1 }, { name: "pending_events", partialFilterExpression: HAS_PENDING_EVENTS });
+}
+
+/** The TTL index that ends an event's 30 days (each copied event carries its `expires_at`). */
+export function ensureEventExpiryIndex(db: Db): Promise<void> {
+  return ensureExpiryIndex(db.collection(EVENTS_COLLECTION));
+}
+
+/** When a copied event expires: EVENT_RETENTION_MS after its creation (its `created`, else its id's time). */
+export function eventExpiresAt(event: Relayed): Date {
+  return expiryAt(event.created !== undefined ? event.created * 1000 : idTimeMs(event._id), EVENT_RETENTION_MS);
+}
+
+/**
+ * The update that removes exactly the copied events `ids` from a document's outbox and, when that empties
+ * it, copies the document's `retain_until` (if any) to `expires_at` (storage/expiry.ts), all in one
+ * single-document write: a document that may expire once its events are out (a tombstone, a finished
+ * job) gets its expiry only in the write that leaves nothing pending. An event pushed since the read is
+ * not among `ids`, so it stays, and so does the document.
+ */
+export function pullRelayed(ids: readonly string[]): Document[] {
+  return [
+    { $set: { pending_events: { $filter: { input: { $ifNull: ["$pending_events", []] }, cond: { $not: [{ $in: ["$$this._id", { $literal: [...ids] }] }] } } } } },
+    { $set: { expires_at: { $cond: [{ $and: [{ $eq: [{ $size: "$pending_events" }, 0] }, { $eq: [{ $type: "$retain_until" }, "date"] }] }, "$retain_until", "$expires_at"] } } },
+  ];
+}
+
 export interface RelayOptions {
   /** The collections whose documents carry an outbox (the domains' `outboxes`). */
   sources: readonly string[];
   logger: Logger;
-  /** The clock tombstone removal is judged by (tests move it). */
-  now?: () => number;
   /**
    * Runs on a document's pending events before they are copied and returns what to insert instead
    * (core's webhook fan-out adds deliveries and `pending_endpoints`). It must be safe to repeat: a crash
@@ -65,27 +99,24 @@ export interface RelayOptions {
  * document into `events` (inserted by its own `_id`, so a second copy is a duplicate key, not a second
  * event), then pulls exactly the copied ids from the document. An event is pulled only after its copy
  * is known to exist, so a crash at any point leaves it pending (copied again later, harmlessly), never
- * lost. A tombstone goes once its outbox is empty and its idempotency window has closed, so a retried
- * create still finds its first result until then.
+ * lost. Each event is copied with its `expires_at` (30 days). The write that empties an outbox also
+ * starts the document's own expiry, if it has one (`pullRelayed`: tombstones, finished jobs).
  *
  * Fast path: the write path calls `notify` with the document it just wrote (no waiting in the request).
  * Slow path: `sweep` finds documents with pending events that a crash left, in bounded batches.
  */
 export class OutboxRelay {
-  private readonly events: Collection<Relayed>;
-  private readonly now: () => number;
+  private readonly events: Collection<Relayed & Expiring>;
   private readonly queued = new Set<string>();
   private draining: Promise<void> | null = null;
   private timer: NodeJS.Timeout | null = null;
   private stopped = false;
-  private lastRetentionPass = Number.NEGATIVE_INFINITY;
 
   constructor(
     private readonly db: Db,
     private readonly options: RelayOptions,
   ) {
-    this.events = db.collection<Relayed>(EVENTS_COLLECTION);
-    this.now = options.now ?? Date.now;
+    this.events = db.collection<Relayed & Expiring>(EVENTS_COLLECTION);
   }
 
   /** Tells the relay a document was just written; returns at once, the relay works in the background. */
@@ -137,7 +168,7 @@ export class OutboxRelay {
   async relayDocuments(collectionName: string, ids: readonly string[]): Promise<number> {
     if (ids.length === 1) return this.relayDocument(collectionName, ids[0]!);
     const collection = this.db.collection<TenantDocument>(collectionName);
-    const docs = await collection.find({ _id: { $in: [...ids] } } as Filter<TenantDocument>, { projection: { pending_events: 1, deleted: 1 }, ...LIMIT }).toArray();
+    const docs = await collection.find({ _id: { $in: [...ids] } } as Filter<TenantDocument>, { projection: { pending_events: 1 }, ...LIMIT }).toArray();
     const withEvents = docs.filter((doc) => (doc.pending_events ?? []).length > 0);
     const events = withEvents.flatMap((doc) => doc.pending_events as Relayed[]);
     if (events.length > 0) {
@@ -149,20 +180,19 @@ export class OutboxRelay {
         withEvents.map((doc) => ({
           updateOne: {
             filter: { _id: doc._id } as Filter<TenantDocument>,
-            update: { $pull: { pending_events: { _id: { $in: (doc.pending_events as Relayed[]).map((event) => event._id) } } } } as never,
+            update: pullRelayed((doc.pending_events as Relayed[]).map((event) => event._id)),
           },
         })),
         { ordered: false, ...LIMIT },
       );
     }
-    for (const doc of docs) if (doc.deleted) await this.removeTombstone(collection, doc._id);
     return events.length;
   }
 
-  /** Relays one document's pending events, then removes it if it is a tombstone whose time has come. Returns the events moved. */
+  /** Relays one document's pending events. Returns the events moved. */
   async relayDocument(collectionName: string, id: string): Promise<number> {
     const collection = this.db.collection<TenantDocument>(collectionName);
-    const doc = await collection.findOne({ _id: id } as Filter<TenantDocument>, { projection: { pending_events: 1, deleted: 1 }, ...LIMIT });
+    const doc = await collection.findOne({ _id: id } as Filter<TenantDocument>, { projection: { pending_events: 1 }, ...LIMIT });
     if (!doc) return 0;
     const pending = (doc.pending_events ?? []) as Relayed[];
     if (pending.length > 0) {
@@ -171,41 +201,34 @@ export class OutboxRelay {
       this.options.copied?.(prepared);
       const ids = pending.map((event) => event._id);
       // Only ids whose copy exists now are pulled; an event pushed since the read is not among them.
-      await collection.updateOne({ _id: id } as Filter<TenantDocument>, { $pull: { pending_events: { _id: { $in: ids } } } } as never, LIMIT);
+      await collection.updateOne({ _id: id } as Filter<TenantDocument>, pullRelayed(ids), LIMIT);
     }
-    if (doc.deleted) await this.removeTombstone(collection, id);
     return pending.length;
   }
 
-  /** Inserts each event by its id (one unordered insert); a duplicate key means an earlier run already copied that one. */
+  /** Inserts each event by its id with its `expires_at` (one unordered insert); a duplicate key means an earlier run already copied that one. */
   private async copy(events: readonly Relayed[]): Promise<void> {
     try {
-      await this.events.insertMany([...events], { ordered: false, ...LIMIT });
+      await this.events.insertMany(
+        events.map((event) => ({ ...event, expires_at: eventExpiresAt(event) })),
+        { ordered: false, ...LIMIT },
+      );
     } catch (error) {
       if (!onlyDuplicateKeys(error)) throw error;
     }
   }
 
-  /** Deletes a tombstone whose outbox is empty and whose Idempotency-Key window (from its creation) has closed. */
-  private async removeTombstone(collection: Collection<TenantDocument>, id: string): Promise<boolean> {
-    if (idTimeMs(id) + IDEMPOTENCY_RETENTION_MS > this.now()) return false;
-    const result = await collection.deleteOne({ _id: id, deleted: true, pending_events: { $size: 0 } } as Filter<TenantDocument>, LIMIT);
-    return result.deletedCount === 1;
-  }
-
   /**
-   * One pass over every source: documents with pending events (up to SWEEP_BATCH each), then the oldest
-   * tombstones with an empty outbox (ids sort by creation time, so the oldest come first and a young
-   * tombstone never hides an expired one); then events past their retention. Returns the events
-   * moved, tombstones removed and old events deleted.
+   * One pass over every source: documents with pending events (from the outbox index, ensureOutboxIndex), up to SWEEP_BATCH per collection. Returns
+   * the events moved. (Nothing else is left to sweep: tombstones and finished jobs expire by their TTL
+   * index once the relay has emptied their outbox, and events by theirs.)
    */
-  async sweep(): Promise<{ events: number; tombstones: number; expired: number }> {
+  async sweep(): Promise<{ events: number }> {
     let events = 0;
-    let tombstones = 0;
     for (const name of this.options.sources) {
       const collection = this.db.collection<TenantDocument>(name);
       const stuck = await collection
-        .find({ "pending_events.0": { $exists: true } } as Filter<TenantDocument>, { projection: { _id: 1 }, ...LIMIT })
+        .find(HAS_PENDING_EVENTS as Filter<TenantDocument>, { projection: { _id: 1 }, ...LIMIT })
         .limit(SWEEP_BATCH)
         .toArray();
       if (stuck.length > 0)
@@ -213,23 +236,8 @@ export class OutboxRelay {
           name,
           stuck.map(({ _id }) => _id),
         );
-      const graves = await collection
-        .find({ deleted: true, pending_events: { $size: 0 } } as Filter<TenantDocument>, { projection: { _id: 1 }, ...LIMIT })
-        .sort({ _id: 1 })
-        .limit(SWEEP_BATCH)
-        .toArray();
-      for (const { _id } of graves) {
-        if (!(await this.removeTombstone(collection, _id))) break;
-        tombstones++;
-      }
     }
-    let expired = 0;
-    if (this.now() - this.lastRetentionPass >= RETENTION_PASS_INTERVAL_MS) {
-      const cutoff = Math.floor((this.now() - EVENT_RETENTION_MS) / 1000);
-      expired = (await this.events.deleteMany({ created: { $lt: cutoff } }, LIMIT)).deletedCount;
-      this.lastRetentionPass = this.now();
-    }
-    return { events, tombstones, expired };
+    return { events };
   }
 
   /** Sweeps now, then every `intervalMs` until `stop` (one sweep at a time; a failed sweep is logged and retried next time). */

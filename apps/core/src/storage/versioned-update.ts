@@ -7,8 +7,8 @@ import { written } from "./write.js";
 
 /**
  * Retries of an optimistic update that lost a race before giving up. The version check
- * is the only serialisation (a filtered update is atomic on one document, on MongoDB and
- * mongo-java-server alike), so racers on one document from any number of processes each
+ * is the only serialisation (a filtered update is atomic on one document), so racers on one
+ * document from any number of processes each
  * lose at most once per winner.
  */
 export const MAX_UPDATE_ATTEMPTS = 64;

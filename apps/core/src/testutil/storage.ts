@@ -1,9 +1,10 @@
 import { testDatabaseName } from "@rms/test-db";
 import type {} from "@rms/test-db/vitest-setup";
-import { MongoClient, type Collection, type Db } from "mongodb";
+import type { Collection, Db } from "mongodb";
 import { inject } from "vitest";
 import type { Tenant } from "../caller.js";
 import { newId } from "../ids.js";
+import { openClient } from "../storage/client-options.js";
 import type { TenantDocument } from "../storage/documents.js";
 import type { IdempotentDocument } from "../storage/idempotent-insert.js";
 import type { OutboxEvent } from "../storage/outbox.js";
@@ -18,9 +19,9 @@ export interface ThingDocument extends TenantDocument<ThingEvent>, IdempotentDoc
   color: string;
 }
 
-/** A test file's own database with one `things` collection, dropped by `close`. */
+/** A test file's own database (opened as core opens its own) with one `things` collection, dropped by `close`. */
 export async function thingsCollection(): Promise<{ db: Db; things: Collection<ThingDocument>; close(): Promise<void> }> {
-  const client = await new MongoClient(inject("mongoUri")).connect();
+  const client = await openClient(inject("mongoUri")).connect();
   const db = client.db(testDatabaseName("storage"));
   return {
     db,

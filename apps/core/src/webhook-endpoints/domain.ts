@@ -26,7 +26,7 @@ export const webhookEndpointsDomain: Domain = {
   open(context) {
     const store = new WebhookEndpointStore(context.db);
     return {
-      ensureIndexes: (options) => store.ensureIndexes(options),
+      ensureIndexes: () => store.ensureIndexes(),
       implementations: [
         implement(
           WebhookEndpointService,

@@ -51,10 +51,10 @@ export class WebhookEndpointStore {
     this.collection = db.collection<WebhookEndpointDocument>(WEBHOOK_ENDPOINTS_COLLECTION);
   }
 
-  async ensureIndexes({ secondary }: { secondary: boolean }): Promise<void> {
+  async ensureIndexes(): Promise<void> {
     await ensureIdempotencyIndex(this.collection);
     await this.collection.createIndex({ account: 1, livemode: 1, slot: 1 }, { unique: true, name: "tenant_slot_unique" });
-    if (secondary) await ensureKeysetIndexes(this.collection);
+    await ensureKeysetIndexes(this.collection);
   }
 
   /**

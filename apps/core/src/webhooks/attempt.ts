@@ -6,7 +6,15 @@ import type { CoreSettings } from "../settings.js";
 import { EVENTS_COLLECTION } from "../storage/relay.js";
 import { deliver, type DeliveryOptions, type DeliveryOutcome } from "./deliver.js";
 import { eventBody } from "./event-body.js";
-import { WEBHOOK_ATTEMPTS_COLLECTION, WEBHOOK_ENDPOINTS_COLLECTION, type AttemptDocument, type DeliveryEndpoint, type DeliveryTrigger, type FannedOutEvent } from "./model.js";
+import {
+  WEBHOOK_ATTEMPTS_COLLECTION,
+  WEBHOOK_ENDPOINTS_COLLECTION,
+  webhookExpiresAt,
+  type AttemptDocument,
+  type DeliveryEndpoint,
+  type DeliveryTrigger,
+  type FannedOutEvent,
+} from "./model.js";
 import { afterAttempt, type DisableReason } from "./schedule.js";
 import { decryptSecret, type Keyring } from "./secret.js";
 
@@ -108,9 +116,11 @@ export async function performAttempt(env: DeliveryEnvironment, request: AttemptR
 /** Stores the attempt by its id; when that id is already stored (a repeat after a crash) the stored one stands and is returned. */
 export async function recordAttempt(db: Db, attempt: AttemptDocument): Promise<AttemptDocument> {
   const attempts = db.collection<AttemptDocument>(WEBHOOK_ATTEMPTS_COLLECTION);
+  // Kept 30 days: the TTL index of the attempts removes it then (worker.ts, ensureDeliveryIndexes).
+  const recorded: AttemptDocument = { ...attempt, expires_at: webhookExpiresAt(attempt.created) };
   try {
-    await attempts.insertOne(attempt);
-    return attempt;
+    await attempts.insertOne(recorded);
+    return recorded;
   } catch (error) {
     if (!isDuplicateKeyError(error)) throw error;
     return (await attempts.findOne({ _id: attempt._id })) ?? attempt;

@@ -11,6 +11,6 @@ export const webhookDeliveriesDomain: Domain = {
   files: [],
   services: [],
   open({ db }) {
-    return { ensureIndexes: (options) => ensureDeliveryIndexes(db, options), implementations: [] };
+    return { ensureIndexes: () => ensureDeliveryIndexes(db), implementations: [] };
   },
 };

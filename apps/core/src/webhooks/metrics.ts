@@ -110,7 +110,7 @@ export class DeliveryMetrics {
   }
 }
 
-/** Least time between two reads of the queue's depth: on engines without secondary indexes the read scans the queue. */
+/** Least time between two reads of the queue's depth: the read counts every pending delivery, and every worker and scrape would repeat it. */
 export const QUEUE_SAMPLE_MS = 10_000;
 
 /**

@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { idAt, randomBase62 } from "../ids.js";
 import type { StoredEvent } from "../events/model.js";
+import { expiryAt, type Expiring } from "../storage/expiry.js";
 
 /**
  * The stored shapes webhook delivery reads and writes (docs/webhooks.md, "Delivery"). The endpoints
@@ -12,6 +13,14 @@ export const WEBHOOK_DELIVERIES_COLLECTION = "webhook_deliveries";
 export const WEBHOOK_ATTEMPTS_COLLECTION = "webhook_attempts";
 
 export type DeliveryTrigger = "scheduled" | "recovery" | "manual";
+
+/** Attempts are kept 30 days (CONTRACT.md section 7), and so are finished deliveries, both from their creation. */
+export const WEBHOOK_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
+
+/** The `expires_at` of an attempt, or of a delivery once it has finished: WEBHOOK_RETENTION_MS after its `created` (Unix seconds). */
+export function webhookExpiresAt(created: number): Date {
+  return expiryAt(created * 1000, WEBHOOK_RETENTION_MS);
+}
 
 /** A sealed signing secret of an endpoint, newest first; `expires_at` (ms) ends a rotated-out secret's grace period. */
 export interface SealedSecret {
@@ -39,9 +48,10 @@ export type FannedOutEvent = StoredEvent & { pending_endpoints?: string[] };
 /**
  * One event to deliver to one endpoint: a queue item, claimed under a lease (storage/lease.ts). A scheduled
  * delivery that succeeds is deleted (its attempt records the success); only recovery deliveries are kept
- * as `succeeded`.
+ * as `succeeded`. The write that finishes a delivery (`failed`, or a kept `succeeded`) sets its
+ * `expires_at`; a pending delivery has none and never expires.
  */
-export interface DeliveryDocument {
+export interface DeliveryDocument extends Expiring {
   _id: string;
   account: string;
   livemode: boolean;
@@ -64,8 +74,11 @@ export interface DeliveryDocument {
   created: number;
 }
 
-/** One attempt as recorded; the endpoints kind lists these (its public form drops the fields marked internal). */
-export interface AttemptDocument {
+/**
+ * One attempt as recorded; the endpoints kind lists these (its public form drops the fields marked
+ * internal). Recorded with its `expires_at` (webhookExpiresAt).
+ */
+export interface AttemptDocument extends Expiring {
   _id: string;
   account: string;
   livemode: boolean;

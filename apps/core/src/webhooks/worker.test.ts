@@ -10,6 +10,7 @@ import { DEFAULT_SETTINGS } from "../settings.js";
 import { newEvent } from "../storage/outbox.js";
 import { EVENTS_COLLECTION } from "../storage/relay.js";
 import { newTenant, thingsCollection } from "../testutil/storage.js";
+import { fastTtlMonitor, TTL_TEST_TIMEOUT_MS, TTL_WAIT_MS } from "../testutil/ttl.js";
 import { startReceiver, testCertificate, type Receiver, type ReceiverHandler, type ReceivedDelivery } from "../testutil/webhook-receiver.js";
 import { insertEndpoint, testKeyring, type TestEndpoint } from "../testutil/webhooks.js";
 import type { WorkerContext } from "../worker/task.js";
@@ -29,7 +30,7 @@ import {
 } from "./model.js";
 import type { Resolver } from "./pinned-lookup.js";
 import { parseRetrySchedule } from "./schedule.js";
-import { DeliveryWorker, type DeliveryTaskOptions } from "./worker.js";
+import { DeliveryWorker, ensureDeliveryIndexes, type DeliveryTaskOptions } from "./worker.js";
 
 let t: Awaited<ReturnType<typeof thingsCollection>>;
 let tlsCa: string;
@@ -362,58 +363,64 @@ describe("the deliveries worker", () => {
   });
 });
 
-it("keeps attempts 30 days: a worker's retention pass deletes older attempts and finished deliveries, never a pending one or a younger attempt", async () => {
+it("keeps attempts and finished deliveries 30 days (TTL index): older ones go, a pending delivery and younger ones stay", { timeout: TTL_TEST_TIMEOUT_MS }, async () => {
+  await fastTtlMonitor(t.db);
+  await ensureDeliveryIndexes(t.db);
   const tenant = newTenant();
   const nowS = Math.floor(Date.now() / 1000);
   const old = nowS - 31 * 86_400;
   const young = nowS - 29 * 86_400;
-  const attempt = (id: string, created: number) =>
-    ({
-      _id: id,
-      ...tenant,
-      event: "evt_retention",
-      endpoint: "we_retention",
-      status: "failed",
-      response_status: 500,
-      response_body: "",
-      error: "http_error",
-      duration_ms: 1,
-      trigger: "scheduled",
-      created,
-    }) as never;
-  const delivery = (id: string, status: DeliveryDocument["status"], created: number) =>
-    ({
-      _id: id,
-      ...tenant,
-      event: "evt_retention",
-      endpoint: "we_retention",
-      trigger: "scheduled",
-      status,
-      due_at: Date.now() + 86_400_000,
-      attempts: 1,
-      first_failed_at: null,
-      lease_owner: null,
-      lease_until: null,
-      epoch: 0,
-      created,
-    }) as never;
-  await attempts().insertMany([attempt("wa_retention_old", old), attempt("wa_retention_young", young)]);
+  const attempt = (id: string, created: number): AttemptDocument => ({
+    _id: id,
+    ...tenant,
+    event: "evt_retention",
+    endpoint: "we_retention",
+    status: "failed",
+    response_status: 500,
+    response_body: "",
+    error: "http_error",
+    duration_ms: 1,
+    trigger: "scheduled",
+    created,
+    delivery: null,
+    disable_endpoint: false,
+    retry_after: null,
+  });
+  const delivery = (id: string, created: number, dueAt: number): DeliveryDocument => ({
+    _id: id,
+    ...tenant,
+    event: "evt_retention",
+    endpoint: "we_retention",
+    trigger: "scheduled",
+    status: "pending",
+    due_at: dueAt,
+    attempts: 1,
+    first_failed_at: null,
+    lease_owner: null,
+    lease_until: null,
+    epoch: 0,
+    created,
+  });
+  // Recorded as delivery records them: each with its expiry, 30 days after it was made.
+  for (const a of [attempt("wa_retention_old", old), attempt("wa_retention_young", young)]) {
+    expect((await recordAttempt(t.db, a)).expires_at).toEqual(new Date((a.created + 30 * 86_400) * 1000));
+  }
+  // Two due deliveries to an endpoint that no longer exists, which the worker ends as failed (so they get
+  // their expiry), and one pending for a day.
   await deliveries().insertMany([
-    delivery("retention-failed-old", "failed", old),
-    delivery("retention-pending-old", "pending", old),
-    delivery("retention-failed-young", "failed", young),
+    delivery("retention-failed-old", old, Date.now()),
+    delivery("retention-failed-young", young, Date.now()),
+    delivery("retention-pending-old", old, Date.now() + 86_400_000),
   ]);
   worker();
-  await eventually(async () => expect(await attempts().countDocuments({ _id: "wa_retention_old" })).toBe(0));
-  await eventually(async () => expect(await deliveries().countDocuments({ _id: "retention-failed-old" })).toBe(0));
+  await eventually(async () =>
+    expect(await deliveries().findOne({ _id: "retention-failed-young" })).toMatchObject({ status: "failed", expires_at: new Date((young + 30 * 86_400) * 1000) }),
+  );
+  await eventually(async () => expect(await attempts().countDocuments({ _id: "wa_retention_old" })).toBe(0), { timeoutMs: TTL_WAIT_MS });
+  await eventually(async () => expect(await deliveries().countDocuments({ _id: "retention-failed-old" })).toBe(0), { timeoutMs: TTL_WAIT_MS });
   expect(await attempts().countDocuments({ _id: "wa_retention_young" })).toBe(1);
-  expect(
-    (
-      await deliveries()
-        .find({ _id: { $in: ["retention-pending-old", "retention-failed-young"] } })
-        .toArray()
-    )
-      .map((d) => d._id)
-      .sort(),
-  ).toEqual(["retention-failed-young", "retention-pending-old"]);
+  const pending = await deliveries().findOne({ _id: "retention-pending-old" });
+  expect(pending).toMatchObject({ status: "pending" });
+  expect(pending!.expires_at).toBeUndefined();
+  expect(await deliveries().countDocuments({ _id: "retention-failed-young" })).toBe(1);
 });

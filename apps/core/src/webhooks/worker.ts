@@ -1,6 +1,6 @@
-import { usesSecondaryIndexes } from "@rms/db-engine";
 import type { Collection, Db, Filter, UpdateFilter } from "mongodb";
 import type { Logger } from "pino";
+import { ensureExpiryIndex } from "../storage/expiry.js";
 import { LeaseQueue } from "../storage/lease.js";
 import { EVENT_RETENTION_MS, EVENTS_COLLECTION } from "../storage/relay.js";
 import type { RunningTask, WorkerContext, WorkerTask } from "../worker/task.js";
@@ -12,6 +12,7 @@ import {
   WEBHOOK_ATTEMPTS_COLLECTION,
   WEBHOOK_DELIVERIES_COLLECTION,
   WEBHOOK_ENDPOINTS_COLLECTION,
+  webhookExpiresAt,
   type AttemptDocument,
   type DeliveryDocument,
   type DeliveryEndpoint,
@@ -22,12 +23,12 @@ import { nextAttemptAtMs } from "./schedule.js";
 
 /** Deliveries one worker process attempts at once: receivers are slow in parallel, not the worker. */
 export const DELIVERY_CONCURRENCY = 4;
-/** How often an idle worker reads the queue's counter (one document by `_id`: cheap on every engine). */
+/** How often an idle worker reads the queue's counter (one document by `_id`). */
 export const DELIVERY_POLL_MS = 100;
 /**
  * How often an idle worker claims even when the counter has not moved: for retries another worker
- * scheduled and deliveries inserted without a signal. A claim reads the whole queue on engines without
- * secondary indexes, so it is not made on every poll.
+ * scheduled and deliveries inserted without a signal. Between these, an idle worker reads only the
+ * counter: a claim is a `findAndModify` on the primary, a counter read a lookup by `_id`.
  */
 export const DELIVERY_FULL_POLL_MS = 2_000;
 /**
@@ -44,8 +45,6 @@ export const DELIVERY_LEASE_MS = 4 * DELIVERY_TIMEOUT_MS;
 export const EVENT_NOT_YET_COPIED_SOON_MS = 100;
 export const EVENT_NOT_YET_COPIED_SOON_FOR_MS = 10_000;
 export const EVENT_NOT_YET_COPIED_DELAY_MS = 5_000;
-/** How often a worker deletes deliveries and attempts older than the 30 days attempts are kept. */
-export const DELIVERY_RETENTION_PASS_MS = 10 * 60_000;
 
 export interface DeliveryTaskOptions {
   readonly concurrency?: number;
@@ -57,18 +56,33 @@ export interface DeliveryTaskOptions {
   readonly random?: () => number;
 }
 
+/** The claim's index: pending deliveries by due time (partial: `status: "pending"` only). */
+export const DUE_INDEX = { status: 1, due_at: 1 } as const;
+export const DUE_INDEX_NAME = "pending_due";
+export const DUE_SORT = { due_at: 1 } as const;
+
+/** The deliveries a claim at `nowMs` may take (before the lease condition, storage/lease.ts). */
+export function dueFilter(nowMs: number): Filter<DeliveryDocument> {
+  return { status: "pending", due_at: { $lte: nowMs } } as Filter<DeliveryDocument>;
+}
+
 /** What became of one claimed delivery (for tests and logs). */
 export type DeliveryStep = "succeeded" | "retry" | "failed" | "waiting" | "lost";
 
-/** The indexes the queue and the attempt lists use, where the engine uses secondary indexes (docs/database.md). */
-export async function ensureDeliveryIndexes(db: Db, { secondary }: { secondary: boolean }): Promise<void> {
-  if (!secondary) return;
+/**
+ * The indexes the queue and the attempt lists use, and the TTL indexes of their retention: a finished
+ * delivery and an attempt expire 30 days after their creation (model.ts, webhookExpiresAt).
+ */
+export async function ensureDeliveryIndexes(db: Db): Promise<void> {
   const deliveries = db.collection(WEBHOOK_DELIVERIES_COLLECTION);
-  await deliveries.createIndex({ status: 1, due_at: 1 }, { name: "due" });
+  // The claim (dueFilter, earliest due first) and the queue depth (metrics.ts) read pending deliveries
+  // only; finished ones (kept 30 days) are left out of the index.
+  await deliveries.createIndex(DUE_INDEX, { name: DUE_INDEX_NAME, partialFilterExpression: { status: "pending" } });
   await deliveries.createIndex({ endpoint: 1, event: 1 }, { name: "endpoint_event" });
+  await ensureExpiryIndex(deliveries);
   const attempts = db.collection(WEBHOOK_ATTEMPTS_COLLECTION);
   await attempts.createIndex({ endpoint: 1, _id: -1 }, { name: "endpoint_order" });
-  await attempts.createIndex({ created: 1 }, { name: "created" });
+  await ensureExpiryIndex(attempts);
 }
 
 /**
@@ -90,7 +104,6 @@ export class DeliveryWorker {
   private filling: Promise<void> | null = null;
   private stopped = false;
   private timer: NodeJS.Timeout | null = null;
-  private lastRetentionPass = Number.NEGATIVE_INFINITY;
   /** The queue counter last seen, when a claim was last tried, and the earliest retry this worker scheduled. */
   private lastSignal: number | null = null;
   private lastClaimAt = Number.NEGATIVE_INFINITY;
@@ -125,7 +138,6 @@ export class DeliveryWorker {
   start(pollMs: number = DELIVERY_POLL_MS): void {
     const tick = () => {
       this.poll().catch((error: unknown) => this.logger.warn({ err: error }, "delivery claim failed"));
-      this.retention().catch((error: unknown) => this.logger.warn({ err: error }, "delivery retention pass failed"));
     };
     tick();
     this.timer = setInterval(tick, pollMs);
@@ -163,7 +175,7 @@ export class DeliveryWorker {
     this.lastClaimAt = this.now();
     if (this.nextOwnDue <= this.now()) this.nextOwnDue = Number.POSITIVE_INFINITY;
     while (!this.stopped && this.inFlight.size < this.concurrency) {
-      const claimed = await this.queue.claim({ status: "pending", due_at: { $lte: this.now() } } as Filter<DeliveryDocument>, { due_at: 1 });
+      const claimed = await this.queue.claim(dueFilter(this.now()), DUE_SORT);
       if (!claimed) break;
       this.metrics.claimed();
       const work: Promise<void> = this.process(claimed)
@@ -188,16 +200,18 @@ export class DeliveryWorker {
     // Every release notes its epoch, so the next claim knows whether the one before it ended cleanly.
     const release = async (update: { $set: Partial<DeliveryDocument> }, step: DeliveryStep): Promise<DeliveryStep> =>
       (await this.queue.release(delivery._id, epoch, { $set: { ...update.$set, released_epoch: epoch } } as UpdateFilter<DeliveryDocument>)) ? step : "lost";
+    // A finished delivery is kept 30 days from its creation, then its TTL index removes it.
+    const expires_at = webhookExpiresAt(delivery.created);
     const giveUp = async (reason: GiveUpReason, fields: Partial<DeliveryDocument> = {}): Promise<DeliveryStep> => {
-      const step = await release({ $set: { ...fields, status: "failed", ended_reason: reason } }, "failed");
+      const step = await release({ $set: { ...fields, status: "failed", ended_reason: reason, expires_at } }, "failed");
       if (step === "failed") this.metrics.gaveUp(reason);
       return step;
     };
-    // A scheduled delivery that succeeded leaves the queue: its attempt records the success, and on engines
-    // without secondary indexes every claim reads the whole queue. A recovery delivery stays, `succeeded`:
-    // recover reads an event's deliveries to an endpoint to see whether they all failed.
+    // A scheduled delivery that succeeded leaves the queue at once (the queue holds work and failures, not
+    // history): its attempt records the success, and the event no longer names the endpoint. A recovery
+    // delivery stays, `succeeded`: recover reads an event's deliveries to an endpoint to see whether they all failed.
     const done = async (fields: Partial<DeliveryDocument>): Promise<DeliveryStep> => {
-      if (delivery.trigger !== "scheduled") return release({ $set: { ...fields, status: "succeeded" } }, "succeeded");
+      if (delivery.trigger !== "scheduled") return release({ $set: { ...fields, status: "succeeded", expires_at } }, "succeeded");
       const { deletedCount } = await this.deliveries.deleteOne({ _id: delivery._id, epoch, lease_owner: this.context.workerId } as Filter<DeliveryDocument>);
       return deletedCount === 1 ? "succeeded" : "lost";
     };
@@ -259,15 +273,6 @@ export class DeliveryWorker {
     this.metrics.attempted(made);
     return recordAttempt(this.context.db, made);
   }
-
-  /** Deletes finished deliveries and attempts past the 30 days attempts are kept, at most every 10 minutes. */
-  private async retention(): Promise<void> {
-    if (this.now() - this.lastRetentionPass < DELIVERY_RETENTION_PASS_MS) return;
-    this.lastRetentionPass = this.now();
-    const cutoff = Math.floor((this.now() - EVENT_RETENTION_MS) / 1000);
-    await this.deliveries.deleteMany({ status: { $ne: "pending" }, created: { $lt: cutoff } } as Filter<DeliveryDocument>);
-    await this.context.db.collection<AttemptDocument>(WEBHOOK_ATTEMPTS_COLLECTION).deleteMany({ created: { $lt: cutoff } });
-  }
 }
 
 /** The worker task (worker/tasks.ts): declares the indexes, then runs the deliveries queue until stopped. */
@@ -277,9 +282,7 @@ export function deliveryTask(options: DeliveryTaskOptions = {}): WorkerTask {
     start(context: WorkerContext): RunningTask {
       const worker = new DeliveryWorker(context, options);
       queueDepthGauges(context.metrics, context.db.collection<DeliveryDocument>(WEBHOOK_DELIVERIES_COLLECTION));
-      const indexes = usesSecondaryIndexes(context.db)
-        .then((secondary) => ensureDeliveryIndexes(context.db, { secondary }))
-        .catch((error: unknown) => context.logger.warn({ err: error }, "delivery indexes not declared"));
+      const indexes = ensureDeliveryIndexes(context.db).catch((error: unknown) => context.logger.warn({ err: error }, "delivery indexes not declared"));
       worker.start(options.pollMs);
       return {
         async stop() {

@@ -1,10 +1,11 @@
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import { startMetricsServer, type MetricsServer } from "@rms/metrics-server";
-import { MongoClient } from "mongodb";
+import type { MongoClient } from "mongodb";
 import { pino, type Logger } from "pino";
 import type { Registry } from "prom-client";
 import { eventRelay } from "../event-relay.js";
+import { openClient } from "../storage/client-options.js";
 import { watchCommands } from "../metrics.js";
 import { DEFAULT_SETTINGS, type CoreSettings } from "../settings.js";
 import { workerRegistry } from "./metrics.js";
@@ -47,9 +48,10 @@ export function newWorkerId(): string {
 export async function startWorker(options: WorkerOptions): Promise<RunningWorker> {
   const logger = options.logger ?? pino({ level: "silent" });
   const metrics = workerRegistry();
+  // Not connected yet: a URI that weakens the client's options stops the start here.
+  const mongo = openClient(options.mongoUri);
   // Bound before anything runs: a port already taken stops the start, as it does core's.
   const metricsServer: MetricsServer | null = options.metricsPort === undefined ? null : await startMetricsServer(metrics, options.metricsPort);
-  const mongo = new MongoClient(options.mongoUri, { serverSelectionTimeoutMS: 2_000, connectTimeoutMS: 2_000, monitorCommands: true });
   watchCommands(mongo, metrics);
   try {
     await mongo.connect();

@@ -4,6 +4,7 @@ import type { Tenant } from "../../caller.js";
 import { deleteDecision, matchingFilter, updateDecision, type ItemDecision, type MarkedResource } from "../../resources/batch.js";
 import { RESOURCES_COLLECTION } from "../../resources/store.js";
 import { WITHOUT_OUTBOX, type Loaded } from "../../storage/documents.js";
+import type { Expiring } from "../../storage/expiry.js";
 import type { BulkDeleteParams, BulkUpdateParams, JobItemError } from "../model.js";
 import { recordErrors } from "./errors-record.js";
 import { ContentionError } from "./transient.js";
@@ -19,7 +20,7 @@ const MAX_ROUNDS = 64;
 export const JOB_ITEMS_COLLECTION = "job_items";
 
 /** One page of a bulk job's items: the ids matching its filter when it started, in id order. */
-export interface JobItemsPage {
+export interface JobItemsPage extends Expiring {
   _id: string;
   job: string;
   page: number;
@@ -73,10 +74,9 @@ export function pageId(job: string, page: number): string {
 }
 
 /**
- * Evaluates the filter into pages, in one pass over the matches (one query: on an engine without
- * secondary indexes every query reads the collection, so one per page would read it once per 1,000
- * items). A page already written by an attempt before a takeover wins: its ids are kept and the pass
- * goes on after its last id. One checkpoint follows, with the snapshot complete.
+ * Evaluates the filter into pages, in one pass over the matches (one query, read in batches of a page,
+ * rather than one query per page). A page already written by an attempt before a takeover wins: its ids
+ * are kept and the pass goes on after its last id. One checkpoint follows, with the snapshot complete.
  */
 async function snapshotPage(run: JobRun, state: Checkpoint): Promise<Checkpoint> {
   let snapshot = state.snapshot!;

@@ -1,7 +1,9 @@
 import { isDuplicateKeyError } from "@rms/proto";
 import type { Collection, Filter } from "mongodb";
 import { idBoundAt } from "../../resources/batch.js";
+import { ensureExpiryIndex } from "../../storage/expiry.js";
 import type { LeaseQueue } from "../../storage/lease.js";
+import { JOB_ITEMS_COLLECTION } from "./bulk.js";
 import type { Checkpoint, RunnerJob } from "./seam.js";
 
 /** The slot name of JOBS_PER_ACCOUNT slot `n` of a tenant. */
@@ -14,20 +16,21 @@ export function runSlot(account: string, livemode: boolean, n: number): string {
  * of its tenant's `run_slot` values `0..N-1`; a second job cannot take a held one (duplicate key),
  * and a job that is not running has no `run_slot` at all (sparse: not indexed).
  */
-export async function ensureRunnerIndexes(jobs: Collection<RunnerJob>, { secondary }: { secondary: boolean } = { secondary: false }): Promise<void> {
+export async function ensureRunnerIndexes(jobs: Collection<RunnerJob>): Promise<void> {
   await jobs.createIndex({ run_slot: 1 }, { unique: true, sparse: true, name: "run_slot_unique" });
-  // The claim's read (CLAIM_FILTER, CLAIM_SORT): the unfinished jobs of every tenant, oldest first. On
-  // MongoDB this index answers it with two index ranges merged in `_id` order, no collection scan and no
-  // in-memory sort, however many finished jobs the collection keeps. Only on engines that use
-  // non-unique indexes (the embedded one keeps them empty and re-reads the collection for each at start).
-  if (secondary) await jobs.createIndex(CLAIM_INDEX, { name: CLAIM_INDEX_NAME });
+  // The claim's read (CLAIM_FILTER, CLAIM_SORT): the unfinished jobs of every tenant, oldest first. This
+  // index answers it with two index ranges merged in `_id` order, no collection scan and no in-memory
+  // sort; partial, it holds the unfinished jobs only, not the finished ones the 30 days keep.
+  await jobs.createIndex(CLAIM_INDEX, { name: CLAIM_INDEX_NAME, partialFilterExpression: CLAIM_FILTER });
+  // A finished job's items pages: deleted at its finish, else expired with the job (run.ts).
+  await ensureExpiryIndex(jobs.db.collection(JOB_ITEMS_COLLECTION));
 }
 
 /** What a claim reads: every unfinished job (its small fields), oldest first. */
 export const CLAIM_FILTER = { status: { $in: ["queued", "running"] } } as Filter<RunnerJob>;
 export const CLAIM_SORT = { _id: 1 } as const;
 export const CLAIM_INDEX = { status: 1, _id: 1 } as const;
-export const CLAIM_INDEX_NAME = "status_id";
+export const CLAIM_INDEX_NAME = "unfinished_id";
 
 /** The checkpoint a job starts from. */
 export function firstCheckpoint(job: RunnerJob, nowMs: number): Checkpoint {
@@ -45,9 +48,8 @@ type Glance = Pick<RunnerJob, "_id" | "account" | "livemode" | "type" | "status"
 /**
  * Claims one job: first a running one whose worker let go (released at SIGTERM, or its lease expired:
  * the worker died, which counts as an attempt), so it continues from its checkpoint; else the oldest
- * queued job of a tenant with a free slot. One read finds the candidates (on an engine without
- * secondary indexes every query other than by `_id` reads the whole collection, and an idle worker
- * looks several times a second); writes come only when there is something to take. A queued job
+ * queued job of a tenant with a free slot. One read finds the candidates (from the claim index: the
+ * unfinished jobs only); writes come only when there is something to take. A queued job
  * becomes running, takes a slot, its lease and its first checkpoint in one write filtered on
  * `status: "queued"`, so a claim racing another worker or a cancel of the queued job either wins or
  * sees nothing.

@@ -3,9 +3,9 @@ import type { Logger } from "pino";
 import type { Loaded } from "../../storage/documents.js";
 import type { LeaseQueue } from "../../storage/lease.js";
 import { newEvent } from "../../storage/outbox.js";
-import { JOB_ITEMS_COLLECTION } from "./bulk.js";
-import type { JobEvent, JobResult, JobStatus } from "../model.js";
-import { JOBS_COLLECTION } from "../model.js";
+import { JOB_ITEMS_COLLECTION, type JobItemsPage } from "./bulk.js";
+import type { JobErrorDocument, JobEvent, JobResult, JobStatus } from "../model.js";
+import { JOB_ERRORS_COLLECTION, JOBS_COLLECTION, jobDocumentIds, jobRetainUntil } from "../model.js";
 import { signalJobQueued } from "../queue-signal.js";
 import { jobSnapshot } from "../render.js";
 import { isTransient, type RetryPolicy } from "./transient.js";
@@ -166,6 +166,10 @@ export async function runJob(claimed: RunnerJob, executor: Executor, options: Ru
           ...newEvent(`job.${status}` as JobEvent["type"], job, jobSnapshot(finished), { requestId: null, idempotencyKey: null }, null, nowMs),
           sequence: finished.version,
         } as JobEvent;
+        // The job's errors and items pages expire with it; stamped first, so a crash after the finishing
+        // write leaves none of them without an expiry (a finish that loses its race stamps them again).
+        const retainUntil = jobRetainUntil(finished.finished_at!);
+        await expireWithJob(options.db, job._id, retainUntil);
         const written = await jobs.updateOne(
           { _id: job._id, epoch: job.epoch, lease_owner: options.owner, version: current.version } as Filter<RunnerJob>,
           {
@@ -180,6 +184,7 @@ export async function runJob(claimed: RunnerJob, executor: Executor, options: Ru
               checkpoint: state,
               attempts,
               stalled,
+              retain_until: retainUntil,
             },
             $unset: { run_slot: "" },
             $inc: { version: 1 },
@@ -188,9 +193,10 @@ export async function runJob(claimed: RunnerJob, executor: Executor, options: Ru
         );
         if (written.modifiedCount === 1) {
           options.written(JOBS_COLLECTION, job._id);
+          // The items pages serve only a running job: gone at once (their expiry is the fallback after a crash here).
           await options.db
-            .collection(JOB_ITEMS_COLLECTION)
-            .deleteMany({ job: job._id })
+            .collection<JobItemsPage>(JOB_ITEMS_COLLECTION)
+            .deleteMany({ _id: jobDocumentIds(job._id) })
             .catch(() => {});
           return;
         }
@@ -203,6 +209,13 @@ export async function runJob(claimed: RunnerJob, executor: Executor, options: Ru
       }
     }
   }
+}
+
+/** Gives a job's errors and items pages the job's expiry (both by `_id`, `<job>:<n>`). */
+export async function expireWithJob(db: Db, job: string, at: Date): Promise<void> {
+  const mine = { _id: jobDocumentIds(job) };
+  await db.collection<JobErrorDocument>(JOB_ERRORS_COLLECTION).updateMany(mine, { $set: { expires_at: at } });
+  await db.collection<JobItemsPage>(JOB_ITEMS_COLLECTION).updateMany(mine, { $set: { expires_at: at } });
 }
 
 function retriesExhausted(attempts: number): { code: string; message: string } {

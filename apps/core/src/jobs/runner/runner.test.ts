@@ -1,3 +1,4 @@
+import { IDEMPOTENCY_RETENTION_MS } from "@rms/proto";
 import { testDatabaseName } from "@rms/test-db";
 import { eventually } from "@rms/test-db/testkit";
 import type {} from "@rms/test-db/vitest-setup";
@@ -5,13 +6,14 @@ import { MongoClient, type Db } from "mongodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { inject } from "vitest";
 import type { Tenant } from "../../caller.js";
+import { idTimeMs } from "../../ids.js";
 import type { MarkedResource } from "../../resources/batch.js";
 import { RESOURCES_COLLECTION } from "../../resources/store.js";
 import { LeaseQueue } from "../../storage/lease.js";
 import { EVENTS_COLLECTION } from "../../storage/relay.js";
 import { eventCounts, jobOf, queueJob, relayAll, seedResources } from "../../testutil/jobs.js";
 import { startWorker, type RunningWorker } from "../../worker/run.js";
-import type { TypedParams } from "../model.js";
+import { jobRetainUntil, type JobErrorDocument, type TypedParams } from "../model.js";
 import { JobStore } from "../store.js";
 import { bulkExecutor, JOB_ITEMS_COLLECTION, pageId, type JobItemsPage } from "./bulk.js";
 import { claimJob, ensureRunnerIndexes } from "./claim.js";
@@ -93,6 +95,12 @@ describe("resources.import", () => {
     expect(created.every((r) => counts.get(`${r._id} resource.created`) === 1)).toBe(true);
     const jobEvents = await db.collection(EVENTS_COLLECTION).find({ "object.id": id }).toArray();
     expect(jobEvents.map((e) => [e.type, e.sequence, e.object.status, e.object.result.created])).toEqual([["job.succeeded", job.version, "succeeded", 1_200]]);
+    // Retention: the finishing write set when the job may go (30 days after it finished), its errors carry
+    // that expiry already, and the relay's pull of its event made it the job's own.
+    const retainUntil = jobRetainUntil(job.finished_at!);
+    expect(job.retain_until).toEqual(retainUntil);
+    expect((await db.collection<JobErrorDocument>("job_errors").find({ job: id }).toArray()).map((e) => e.expires_at)).toEqual([retainUntil, retainUntil, retainUntil]);
+    expect((await jobOf(db, id))?.expires_at).toEqual(retainUntil);
   });
 
   it("a chunk redone after a takeover (same checkpoint) inserts nothing twice: the ids derive from the job and the index", async () => {
@@ -253,6 +261,11 @@ describe("resources.bulk_delete", () => {
     await w.stop();
     expect(job.result).toEqual({ deleted: 5, errors: [] });
     expect(await resources().countDocuments({ account: tenant.account, deleted: { $exists: false } })).toBe(15);
+    // Each tombstone says when it may go (its idempotency window's close); the job's items pages are gone.
+    for (const tombstone of await resources().find({ account: tenant.account, deleted: true }).toArray()) {
+      expect(tombstone.retain_until).toEqual(new Date(idTimeMs(tombstone._id) + IDEMPOTENCY_RETENTION_MS));
+    }
+    expect(await db.collection(JOB_ITEMS_COLLECTION).countDocuments({ job: id })).toBe(0);
   });
 });
 

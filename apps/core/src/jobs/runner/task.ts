@@ -1,7 +1,7 @@
-import { usesSecondaryIndexes } from "@rms/db-engine";
 import type { Filter } from "mongodb";
 import { RESOURCES_COLLECTION } from "../../resources/store.js";
 import { LeaseQueue } from "../../storage/lease.js";
+import { HAS_PENDING_EVENTS } from "../../storage/relay.js";
 import type { RunningTask, WorkerContext, WorkerTask } from "../../worker/task.js";
 import { JOBS_COLLECTION, type JobType } from "../model.js";
 import { jobQueueSignal } from "../queue-signal.js";
@@ -28,9 +28,9 @@ export interface JobsTaskOptions {
 export const DEFAULT_CONCURRENCY = 2;
 /**
  * Wait between full looks when there was nothing to take. New jobs and released ones move the queue
- * counter, which idle workers read every SIGNAL_POLL_MS; the full look (which reads the whole `jobs`
- * collection on the embedded engine, competing with the running jobs) is for expired leases, which wait
- * the lease anyway, and for a lost signal.
+ * counter, which idle workers read every SIGNAL_POLL_MS (one document by `_id`); the full look (up to 200
+ * unfinished jobs from the claim index) is for expired leases, which wait the lease anyway, and for a
+ * lost signal.
  */
 export const DEFAULT_POLL_MS = 1_000;
 /** How often an idle worker reads the queue counter between its looks. */
@@ -70,9 +70,7 @@ export function jobsTask(options: JobsTaskOptions = {}): WorkerTask {
           const timer = setTimeout(done, ms);
           sleeping.add(done);
         });
-      const ready = usesSecondaryIndexes(context.db)
-        .then((secondary) => ensureRunnerIndexes(jobs, { secondary }))
-        .catch((error: unknown) => context.logger.warn({ err: error }, "jobs: index not ensured"));
+      const ready = ensureRunnerIndexes(jobs).catch((error: unknown) => context.logger.warn({ err: error }, "jobs: index not ensured"));
 
       // The lanes share their looks: when one found nothing, the others wait for the next poll too,
       // so an idle worker reads the jobs collection once per poll, not once per lane.
@@ -156,7 +154,7 @@ async function catchUp(context: WorkerContext, job: RunnerJob): Promise<void> {
   try {
     const stuck = await context.db
       .collection<{ _id: string }>(RESOURCES_COLLECTION)
-      .find({ account: job.account, livemode: job.livemode, "pending_events.0": { $exists: true } } as Filter<{ _id: string }>, { projection: { _id: 1 } })
+      .find({ account: job.account, livemode: job.livemode, ...HAS_PENDING_EVENTS } as Filter<{ _id: string }>, { projection: { _id: 1 } })
       .limit(CATCH_UP_LIMIT)
       .toArray();
     for (const { _id } of stuck) context.written(RESOURCES_COLLECTION, _id);

@@ -22,10 +22,9 @@ export class ContentionError extends Error {}
 
 /**
  * Server codes that say "not now" rather than "never": time limits, interruptions, a primary stepping
- * down or not yet elected, write conflicts, and the engine's own internal error (code 1), which the
- * embedded engine answers under memory pressure.
+ * down or not yet elected, write conflicts.
  */
-const TRANSIENT_SERVER_CODES = new Set([1, 6, 7, 50, 89, 91, 112, 189, 262, 9001, 10107, 11600, 11601, 11602, 13435, 13436]);
+const TRANSIENT_SERVER_CODES = new Set([6, 7, 50, 89, 91, 112, 189, 262, 9001, 10107, 11600, 11601, 11602, 13435, 13436]);
 
 /** How often and how long a job is retried without progress before it fails (tests inject a small one). */
 export interface RetryPolicy {

@@ -1,0 +1,56 @@
+import type {} from "@rms/test-db/vitest-setup";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { startTestCore, type TestCore } from "./testutil/harness.js";
+
+let t: TestCore;
+beforeAll(async () => {
+  t = await startTestCore();
+});
+afterAll(() => t.stop());
+
+/** Each index of a collection by name: its keys, and its TTL, uniqueness and partial filter where it has one. */
+async function indexesOf(collection: string): Promise<Record<string, unknown>> {
+  const indexes = await t.db.collection(collection).indexes();
+  return Object.fromEntries(
+    indexes.map((index) => [
+      index.name,
+      {
+        key: index.key,
+        ...(index.expireAfterSeconds !== undefined ? { expireAfterSeconds: index.expireAfterSeconds } : {}),
+        ...(index.unique ? { unique: true } : {}),
+        ...(index.partialFilterExpression ? { partial: index.partialFilterExpression } : {}),
+      },
+    ]),
+  );
+}
+
+const TTL = { key: { expires_at: 1 }, expireAfterSeconds: 0 };
+const OUTBOX = { key: { "pending_events._id": 1 }, partial: { "pending_events._id": { $exists: true } } };
+
+it("core declares every index at start (TTL indexes for retention, partial ones for the queues and outboxes included), on every database", async () => {
+  expect(await indexesOf("resources")).toEqual({
+    _id_: { key: { _id: 1 } },
+    idempotency_unique: { key: { idempotency: 1 }, unique: true },
+    tenant_order: { key: { account: 1, livemode: 1, _id: -1 } },
+    tenant_status_order: { key: { account: 1, livemode: 1, status: 1, _id: -1 } },
+    expires_at_ttl: TTL,
+    pending_events: OUTBOX,
+  });
+  expect(await indexesOf("api_keys")).toEqual({
+    _id_: { key: { _id: 1 } },
+    hash_unique: { key: { hash: 1 }, unique: true },
+    account_keys: { key: { account: 1, _id: -1 } },
+  });
+  expect(await indexesOf("events")).toMatchObject({ expires_at_ttl: TTL });
+  expect(await indexesOf("jobs")).toMatchObject({ expires_at_ttl: TTL, pending_events: OUTBOX });
+  expect(await indexesOf("job_errors")).toMatchObject({ expires_at_ttl: TTL });
+  expect(await indexesOf("webhook_deliveries")).toMatchObject({
+    expires_at_ttl: TTL,
+    pending_due: { key: { status: 1, due_at: 1 }, partial: { status: "pending" } },
+  });
+  expect(await indexesOf("webhook_attempts")).toMatchObject({ expires_at_ttl: TTL });
+  // Retention is by TTL now: the former indexes of the periodic deletes are gone.
+  expect(await indexesOf("events")).not.toHaveProperty("created");
+  expect(await indexesOf("webhook_attempts")).not.toHaveProperty("created");
+  expect(await indexesOf("jobs")).not.toHaveProperty("status_finished_at");
+});
