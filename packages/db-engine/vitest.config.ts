@@ -1,9 +1,0 @@
-import { defineConfig } from "vitest/config";
-
-export default defineConfig({
-  test: {
-    // One database server for this package's run; each test file uses a database of its own.
-    globalSetup: ["@rms/test-db/vitest-setup"],
-    hookTimeout: 300_000,
-  },
-});
