@@ -14,6 +14,13 @@ const names = async (collection: string): Promise<string[]> => (await t.db.colle
 it("core declares its unique indexes everywhere and the non-unique ones only on engines that use them", async () => {
   const secondary = inject("mongoEngine") !== "mongo-java-server";
   expect(await usesSecondaryIndexes(t.db)).toBe(secondary);
-  expect(await names("resources")).toEqual(["_id_", ...(secondary ? [] : ["id_version"]), "idempotency_unique", ...(secondary ? ["tenant_order", "tenant_status_order"] : [])]);
+  expect(await names("resources")).toEqual([
+    "_id_",
+    ...(secondary ? [] : ["id_version"]),
+    "idempotency_unique",
+    "outbox_pending",
+    ...(secondary ? ["tenant_metadata_order", "tenant_order", "tenant_status_order"] : []),
+    "tombstones",
+  ]);
   expect(await names("api_keys")).toEqual(["_id_", ...(secondary ? ["account_keys"] : []), "hash_unique"]);
 });

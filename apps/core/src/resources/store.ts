@@ -50,6 +50,8 @@ export class ResourceStore {
   async ensureIndexes({ secondary }: { secondary: boolean }): Promise<void> {
     await ensureIdempotencyIndex(this.collection);
     if (secondary) await ensureKeysetIndexes(this.collection, ["status"]);
+    // A bulk job's `metadata` filter (one pair per $elemMatch, multikey): docs/database.md, "Every query has an index".
+    if (secondary) await this.collection.createIndex({ account: 1, livemode: 1, "metadata.k": 1, "metadata.v": 1, _id: -1 }, { name: "tenant_metadata_order" });
     // The embedded engine answers a filter from an index only when the filter's fields are exactly the
     // index's: `{_id, version}` (the bulk jobs' versioned writes, resources/batch.ts) would scan the
     // collection per write without this one (1.3 s against 0.09-0.16 s for 250 writes at 20,000 resources).

@@ -7,6 +7,7 @@ import { EVENTS_COLLECTION } from "../storage/relay.js";
 import { deliver, type DeliveryOptions, type DeliveryOutcome } from "./deliver.js";
 import { eventBody } from "./event-body.js";
 import { WEBHOOK_ATTEMPTS_COLLECTION, WEBHOOK_ENDPOINTS_COLLECTION, type AttemptDocument, type DeliveryEndpoint, type DeliveryTrigger, type FannedOutEvent } from "./model.js";
+import { pullPendingEndpoint } from "./pending.js";
 import { afterAttempt, type DisableReason } from "./schedule.js";
 import { decryptSecret, type Keyring } from "./secret.js";
 
@@ -127,7 +128,7 @@ export async function applyAttempt(env: DeliveryEnvironment, attempt: AttemptDoc
   const endpoints = env.db.collection<DeliveryEndpoint>(WEBHOOK_ENDPOINTS_COLLECTION);
   if (attempt.status === "succeeded") {
     const events: Collection<FannedOutEvent> = env.db.collection<FannedOutEvent>(EVENTS_COLLECTION);
-    await events.updateOne({ _id: attempt.event }, { $pull: { pending_endpoints: attempt.endpoint } });
+    await pullPendingEndpoint(events, attempt.event, attempt.endpoint);
     if (endpoint.failing_since != null) {
       await endpoints.updateOne({ _id: endpoint._id, failing_since: { $ne: null } } as Filter<DeliveryEndpoint>, { $set: { failing_since: null } });
     }

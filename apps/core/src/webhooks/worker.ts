@@ -17,6 +17,7 @@ import {
   type DeliveryEndpoint,
   type FannedOutEvent,
 } from "./model.js";
+import { pullPendingEndpoint } from "./pending.js";
 import { queueSignal } from "./queue-signal.js";
 import { nextAttemptAtMs } from "./schedule.js";
 
@@ -69,6 +70,10 @@ export async function ensureDeliveryIndexes(db: Db, { secondary }: { secondary: 
   const attempts = db.collection(WEBHOOK_ATTEMPTS_COLLECTION);
   await attempts.createIndex({ endpoint: 1, _id: -1 }, { name: "endpoint_order" });
   await attempts.createIndex({ created: 1 }, { name: "created" });
+  // The attempts list's `event` and `status` filters; retention of finished deliveries (docs/database.md).
+  await attempts.createIndex({ endpoint: 1, event: 1, _id: -1 }, { name: "endpoint_event_order" });
+  await attempts.createIndex({ endpoint: 1, status: 1, _id: -1 }, { name: "endpoint_status_order" });
+  await deliveries.createIndex({ created: 1 }, { name: "created" });
 }
 
 /**
@@ -208,7 +213,7 @@ export class DeliveryWorker {
     ]);
     if (!endpoint || endpoint.deleted) {
       // A deleted endpoint will never answer: no event waits for it any more.
-      await db.collection<FannedOutEvent>(EVENTS_COLLECTION).updateOne({ _id: delivery.event }, { $pull: { pending_endpoints: delivery.endpoint } });
+      await pullPendingEndpoint(db.collection<FannedOutEvent>(EVENTS_COLLECTION), delivery.event, delivery.endpoint);
       return giveUp("endpoint_deleted");
     }
     if (endpoint.status !== "enabled") return giveUp("endpoint_disabled");
@@ -265,7 +270,10 @@ export class DeliveryWorker {
     if (this.now() - this.lastRetentionPass < DELIVERY_RETENTION_PASS_MS) return;
     this.lastRetentionPass = this.now();
     const cutoff = Math.floor((this.now() - EVENT_RETENTION_MS) / 1000);
-    await this.deliveries.deleteMany({ status: { $ne: "pending" }, created: { $lt: cutoff } } as Filter<DeliveryDocument>);
+    // By age through the `created` index. The status is checked on the documents it yields (an `$expr` no index
+    // serves): a `status` condition would make the queue's `due` index a candidate, and as a finished
+    // delivery's `due_at` grows with its `created`, the planner's trial can pick it and read every finished one.
+    await this.deliveries.deleteMany({ created: { $lt: cutoff }, $expr: { $ne: ["$status", "pending"] } } as Filter<DeliveryDocument>);
     await this.context.db.collection<AttemptDocument>(WEBHOOK_ATTEMPTS_COLLECTION).deleteMany({ created: { $lt: cutoff } });
   }
 }

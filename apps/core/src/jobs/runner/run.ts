@@ -3,7 +3,7 @@ import type { Logger } from "pino";
 import type { Loaded } from "../../storage/documents.js";
 import type { LeaseQueue } from "../../storage/lease.js";
 import { newEvent } from "../../storage/outbox.js";
-import { JOB_ITEMS_COLLECTION } from "./bulk.js";
+import { JOB_ITEMS_COLLECTION, jobItemsOf, type JobItemsPage } from "./bulk.js";
 import type { JobEvent, JobResult, JobStatus } from "../model.js";
 import { JOBS_COLLECTION } from "../model.js";
 import { signalJobQueued } from "../queue-signal.js";
@@ -189,8 +189,8 @@ export async function runJob(claimed: RunnerJob, executor: Executor, options: Ru
         if (written.modifiedCount === 1) {
           options.written(JOBS_COLLECTION, job._id);
           await options.db
-            .collection(JOB_ITEMS_COLLECTION)
-            .deleteMany({ job: job._id })
+            .collection<JobItemsPage>(JOB_ITEMS_COLLECTION)
+            .deleteMany(jobItemsOf(job._id))
             .catch(() => {});
           return;
         }

@@ -2,6 +2,7 @@ import { usesSecondaryIndexes } from "@rms/db-engine";
 import type { Filter } from "mongodb";
 import { RESOURCES_COLLECTION } from "../../resources/store.js";
 import { LeaseQueue } from "../../storage/lease.js";
+import { WITH_PENDING_EVENTS } from "../../storage/relay.js";
 import type { RunningTask, WorkerContext, WorkerTask } from "../../worker/task.js";
 import { JOBS_COLLECTION, type JobType } from "../model.js";
 import { jobQueueSignal } from "../queue-signal.js";
@@ -152,11 +153,11 @@ export function jobsTask(options: JobsTaskOptions = {}): WorkerTask {
  * moved; core's sweep would find them, a hundred every few seconds. Tell this worker's relay of the
  * tenant's resources with pending events instead (a bounded lookup, once per takeover).
  */
-async function catchUp(context: WorkerContext, job: RunnerJob): Promise<void> {
+export async function catchUp(context: WorkerContext, job: Pick<RunnerJob, "_id" | "account" | "livemode">): Promise<void> {
   try {
     const stuck = await context.db
       .collection<{ _id: string }>(RESOURCES_COLLECTION)
-      .find({ account: job.account, livemode: job.livemode, "pending_events.0": { $exists: true } } as Filter<{ _id: string }>, { projection: { _id: 1 } })
+      .find({ account: job.account, livemode: job.livemode, ...WITH_PENDING_EVENTS } as Filter<{ _id: string }>, { projection: { _id: 1 } })
       .limit(CATCH_UP_LIMIT)
       .toArray();
     for (const { _id } of stuck) context.written(RESOURCES_COLLECTION, _id);
