@@ -178,16 +178,16 @@ function planOf(operation: string, statement: Document, explained: Document): Qu
 /** The filter, sort and limit of a statement, values left out. */
 function shapeOfStatement(statement: Document): string {
   const parts: string[] = [];
-  const add = (label: string, value: unknown) => {
-    if (value !== undefined) parts.push(label ? `${label} ${shapeOf(value)}` : shapeOf(value));
+  const add = (label: string, value: unknown, directions = false) => {
+    if (value !== undefined) parts.push(label ? `${label} ${shapeOf(value, directions)}` : shapeOf(value, directions));
   };
   if ("find" in statement) {
     add("", statement["filter"] ?? {});
-    add("sort", statement["sort"]);
+    add("sort", statement["sort"], true);
     if (statement["limit"] !== undefined) parts.push(`limit ${statement["limit"]}`);
   } else if ("findAndModify" in statement) {
     add("", statement["query"] ?? {});
-    add("sort", statement["sort"]);
+    add("sort", statement["sort"], true);
   } else if ("update" in statement) {
     add("", (statement["updates"] as Document[])[0]?.["q"]);
   } else if ("delete" in statement) {
@@ -202,13 +202,13 @@ function shapeOfStatement(statement: Document): string {
   return parts.join(" ");
 }
 
-/** A value's shape: objects by their keys (operators and sort directions kept), arrays of objects by their shapes, of values by their length, other values as nothing. */
-function shapeOf(value: unknown): string {
-  if (value instanceof Map) return shapeOf(Object.fromEntries(value));
-  if (Array.isArray(value)) return value.some((v) => v !== null && typeof v === "object" && !isBsonValue(v)) ? `[${value.map(shapeOf).join(", ")}]` : `[${value.length}]`;
+/** A value's shape: objects by their keys (operators kept, and numbers when `directions`: a sort), arrays of objects by their shapes, of values by their length, other values as nothing. */
+function shapeOf(value: unknown, directions = false): string {
+  if (value instanceof Map) return shapeOf(Object.fromEntries(value), directions);
+  if (Array.isArray(value)) return value.some((v) => v !== null && typeof v === "object" && !isBsonValue(v)) ? `[${value.map((v) => shapeOf(v)).join(", ")}]` : `[${value.length}]`;
   if (value === null || typeof value !== "object" || isBsonValue(value)) return "";
   const entries = Object.entries(value as Document).map(([key, child]) => {
-    if (typeof child === "number" && !key.startsWith("$")) return `${key}: ${child}`;
+    if (directions && typeof child === "number") return `${key}: ${child}`;
     const inner = shapeOf(child);
     return inner ? `${key}: ${inner}` : key;
   });
