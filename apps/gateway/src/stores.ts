@@ -34,12 +34,13 @@ export function openStores(
   const idempotency = overrides.idempotency ?? mongoIdempotency!;
   const mongoLimiter = overrides.rateLimiter || config.rateLimitStore !== "mongodb" ? undefined : new MongoRateLimiter(db);
   const rateLimiter = overrides.rateLimiter ?? mongoLimiter ?? new MemoryRateLimiter();
+  const revocations = new MongoPendingRevocationStore(db);
 
   let stopped = false;
   const indexes = async () => {
     for (let delay = 1_000; !stopped; delay = Math.min(delay * 2, 30_000)) {
       try {
-        await ensureSecondaryIndexes(db, [mongoIdempotency, mongoLimiter]);
+        await ensureSecondaryIndexes(db, [mongoIdempotency, mongoLimiter, revocations]);
         return;
       } catch (error) {
         logger.warn({ err: error instanceof Error ? error.message : String(error) }, "gateway indexes not created yet; retrying");
@@ -47,7 +48,7 @@ export function openStores(
       }
     }
   };
-  if (mongoIdempotency || mongoLimiter) void indexes();
+  void indexes();
   const cleanup = setInterval(() => {
     idempotency.removeExpired().then(
       (removed) => removed > 0 && logger.info({ removed }, "expired idempotency records removed"),
@@ -59,7 +60,7 @@ export function openStores(
   return {
     idempotency,
     rateLimiter,
-    revocations: new MongoPendingRevocationStore(db),
+    revocations,
     async close() {
       stopped = true;
       clearInterval(cleanup);

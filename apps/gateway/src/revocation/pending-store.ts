@@ -33,6 +33,11 @@ export class MongoPendingRevocationStore implements PendingRevocationStore {
     this.pending = db.collection<PendingDocument>(PENDING_REVOCATIONS_COLLECTION);
   }
 
+  /** The retry loop's read: the oldest pending revocations first (`list`). */
+  async ensureIndexes(): Promise<void> {
+    await this.pending.createIndex({ since: 1 }, { name: "since" });
+  }
+
   async add({ hash, since }: PendingRevocation): Promise<void> {
     await this.pending.updateOne({ _id: hash }, { $setOnInsert: { since } }, { upsert: true });
   }
