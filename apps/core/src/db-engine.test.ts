@@ -18,7 +18,7 @@ it("core declares its unique indexes everywhere and the non-unique ones only on 
     "_id_",
     ...(secondary ? [] : ["id_version"]),
     "idempotency_unique",
-    "outbox_pending",
+    "pending_events",
     ...(secondary ? ["tenant_metadata_order", "tenant_order", "tenant_status_order"] : []),
     "tombstones",
   ]);

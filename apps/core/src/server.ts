@@ -12,11 +12,10 @@ import { requestId } from "./grpc/call-info.js";
 import { startMetricsServer } from "@rms/metrics-server";
 import { CoreMetrics } from "./metrics.js";
 import { usesSecondaryIndexes } from "@rms/db-engine";
-import { DOMAINS, HEALTH_NAMES, METHOD_ROLES, domainContext } from "./domains.js";
+import { DOMAINS, HEALTH_NAMES, METHOD_ROLES, OUTBOXES, domainContext } from "./domains.js";
 import { eventRelay } from "./event-relay.js";
+import { ensureOutboxIndex } from "./storage/relay.js";
 import type { Domain, OpenDomain } from "./domain.js";
-import { OUTBOXES } from "./domains.js";
-import { ensureOutboxIndexes } from "./storage/relay.js";
 import { DEFAULT_SETTINGS, type CoreSettings } from "./settings.js";
 
 export interface CoreOptions {
@@ -71,10 +70,10 @@ export async function startCore(options: CoreOptions): Promise<RunningCore> {
   const relay = options.relay === false ? null : eventRelay(db, logger, metrics.registry);
   const settings: CoreSettings = { ...DEFAULT_SETTINGS, ...options.settings };
   const context = domainContext(db, logger, options.faults ?? NO_FAULTS, relay ? (collection, id) => relay.notify(collection, id) : undefined, settings);
-  for (const name of OUTBOXES) await ensureOutboxIndexes(db.collection(name));
   const opened = DOMAINS.map((domain) => ({ domain, open: domain.open(context) }));
   const secondary = await usesSecondaryIndexes(db);
   for (const { open } of opened) await open.ensureIndexes({ secondary });
+  for (const name of OUTBOXES) await ensureOutboxIndex(db.collection(name));
 
   const server = new Server({ "grpc.max_receive_message_length": 4 * 1024 * 1024, interceptors: [metrics.interceptor] });
   const serveOptions: ServeOptions = {

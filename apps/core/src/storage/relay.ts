@@ -1,5 +1,5 @@
 import { IDEMPOTENCY_RETENTION_MS, isDuplicateKeyError } from "@rms/proto";
-import { MongoBulkWriteError, type Collection, type Db, type Filter } from "mongodb";
+import { MongoBulkWriteError, type Collection, type Db, type Document, type Filter } from "mongodb";
 import type { Logger } from "pino";
 import { idTimeMs } from "../ids.js";
 import type { TenantDocument } from "./documents.js";
@@ -37,27 +37,27 @@ export const RELAY_BATCH = 200;
 /** Default time between sweeps. Normal traffic is relayed by the fast path; the sweep only finds what a crash left (and every start sweeps at once). */
 export const SWEEP_INTERVAL_MS = 5_000;
 
-/**
- * Documents with events in their outbox. Every event has an `_id`, so this is "`pending_events` is not empty"
- * in the form the partial index `outbox_pending` (ensureOutboxIndexes) holds exactly those documents for.
- */
-export const WITH_PENDING_EVENTS = { "pending_events._id": { $exists: true } } as const;
-
-/**
- * The indexes of a collection whose documents carry an outbox: the documents with pending events (the
- * sweep's and a takeover's catch-up read) and the tombstones (the sweep's removal), each a partial index
- * that holds only those documents, so either read costs what it finds, not the collection.
- */
-export async function ensureOutboxIndexes(collection: Collection<TenantDocument>): Promise<void> {
-  await collection.createIndex({ "pending_events._id": 1 }, { name: "outbox_pending", partialFilterExpression: WITH_PENDING_EVENTS });
-  await collection.createIndex({ deleted: 1, _id: 1 }, { name: "tombstones", partialFilterExpression: { deleted: true } });
-}
-
 /** An event as it waits in an outbox; the relay reads only these fields, a `prepare` hook may read more. */
 export interface Relayed {
   _id: string;
   /** Unix seconds. */
   created?: number;
+}
+
+/**
+ * The documents of a collection that hold pending events (the sweep's find, a takeover's catch-up). Every
+ * pending event has an `_id`, so this is "the outbox is not empty", in a form the outbox index answers.
+ */
+export const HAS_PENDING_EVENTS = { "pending_events._id": { $exists: true } } as const;
+
+/**
+ * The index of an outbox collection's pending events: partial, so it holds an entry per event waiting in
+ * an outbox and nothing for a relayed document; the sweep reads it instead of the collection. And the
+ * tombstones' (partial on `deleted: true`), in id order: the sweep's removal of the oldest ones.
+ */
+export async function ensureOutboxIndex<D extends Document>(collection: Collection<D>): Promise<void> {
+  await collection.createIndex({ "pending_events._id": 1 }, { name: "pending_events", partialFilterExpression: HAS_PENDING_EVENTS });
+  await collection.createIndex({ deleted: 1, _id: 1 }, { name: "tombstones", partialFilterExpression: { deleted: true } });
 }
 
 export interface RelayOptions {
@@ -221,7 +221,7 @@ export class OutboxRelay {
     for (const name of this.options.sources) {
       const collection = this.db.collection<TenantDocument>(name);
       const stuck = await collection
-        .find(WITH_PENDING_EVENTS as Filter<TenantDocument>, { projection: { _id: 1 }, ...LIMIT })
+        .find(HAS_PENDING_EVENTS as Filter<TenantDocument>, { projection: { _id: 1 }, ...LIMIT })
         .limit(SWEEP_BATCH)
         .toArray();
       if (stuck.length > 0)

@@ -72,11 +72,6 @@ export function pageId(job: string, page: number): string {
   return `${job}:${page}`;
 }
 
-/** Every snapshot page of a job, as a range of `_id` (`<job>:` up to `<job>;`, ";" following ":"): found through the `_id` index. */
-export function jobItemsOf(job: string): Filter<JobItemsPage> {
-  return { _id: { $gte: `${job}:`, $lt: `${job};` }, job };
-}
-
 /**
  * Evaluates the filter into pages, in one pass over the matches (one query: on an engine without
  * secondary indexes every query reads the collection, so one per page would read it once per 1,000

@@ -2,7 +2,7 @@ import { usesSecondaryIndexes } from "@rms/db-engine";
 import type { Filter } from "mongodb";
 import { RESOURCES_COLLECTION } from "../../resources/store.js";
 import { LeaseQueue } from "../../storage/lease.js";
-import { WITH_PENDING_EVENTS } from "../../storage/relay.js";
+import { HAS_PENDING_EVENTS } from "../../storage/relay.js";
 import type { RunningTask, WorkerContext, WorkerTask } from "../../worker/task.js";
 import { JOBS_COLLECTION, type JobType } from "../model.js";
 import { jobQueueSignal } from "../queue-signal.js";
@@ -157,7 +157,7 @@ export async function catchUp(context: WorkerContext, job: Pick<RunnerJob, "_id"
   try {
     const stuck = await context.db
       .collection<{ _id: string }>(RESOURCES_COLLECTION)
-      .find({ account: job.account, livemode: job.livemode, ...WITH_PENDING_EVENTS } as Filter<{ _id: string }>, { projection: { _id: 1 } })
+      .find({ account: job.account, livemode: job.livemode, ...HAS_PENDING_EVENTS } as Filter<{ _id: string }>, { projection: { _id: 1 } })
       .limit(CATCH_UP_LIMIT)
       .toArray();
     for (const { _id } of stuck) context.written(RESOURCES_COLLECTION, _id);
