@@ -38,12 +38,6 @@ export const RESULT_ERRORS_INLINE_MAX = 100;
 /** Finished jobs (and their `job_errors`) are deleted this long after they finished. */
 export const JOB_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
 
-/** The `_id` range of a job's own documents in other collections (`<job id>:<n>`: its errors, its items pages). */
-export function jobDocumentIds(job: string): { $gt: string; $lt: string } {
-  // ":" is followed by ";" in byte order, and a job id holds neither.
-  return { $gt: `${job}:`, $lt: `${job};` };
-}
-
 /**
  * Which resources a bulk job targets: every condition given must hold (they combine with AND).
  * Evaluated once, when the job starts (the runner): the matches then are the job's items, in id order.

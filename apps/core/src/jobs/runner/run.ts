@@ -5,7 +5,7 @@ import type { LeaseQueue } from "../../storage/lease.js";
 import { newEvent } from "../../storage/outbox.js";
 import { JOB_ITEMS_COLLECTION, type JobItemsPage } from "./bulk.js";
 import type { JobEvent, JobResult, JobStatus } from "../model.js";
-import { JOBS_COLLECTION, jobDocumentIds } from "../model.js";
+import { JOBS_COLLECTION } from "../model.js";
 import { signalJobQueued } from "../queue-signal.js";
 import { jobSnapshot } from "../render.js";
 import { isTransient, type RetryPolicy } from "./transient.js";
@@ -190,7 +190,8 @@ export async function runJob(claimed: RunnerJob, executor: Executor, options: Ru
           options.written(JOBS_COLLECTION, job._id);
           await options.db
             .collection<JobItemsPage>(JOB_ITEMS_COLLECTION)
-            .deleteMany({ _id: jobDocumentIds(job._id) })
+            // Its pages `<job>:<n>`, as a range of `_id` (":" is followed by ";" in byte order).
+            .deleteMany({ _id: { $gt: `${job._id}:`, $lt: `${job._id};` } })
             .catch(() => {});
           return;
         }
