@@ -49,6 +49,15 @@ export function idAt(prefix: IdPrefix, ms: number, digest: Uint8Array): string {
   return `${prefix}_${encodeTime(ms)}${suffix}`;
 }
 
+/**
+ * The least id of `prefix` made at `ms` or later: every id made earlier compares below it, every id made
+ * then or later at or above it. Beyond the last encodable time it is above every id of the prefix.
+ */
+export function idFloorAt(prefix: IdPrefix, ms: number): string {
+  if (ms >= 62 ** TIME_CHARS) return `${prefix}_{`; // "{" sorts after every base62 character
+  return `${prefix}_${encodeTime(Math.max(0, Math.floor(ms)))}`;
+}
+
 /** True when `value` is a well-formed id of that prefix (it may or may not exist). */
 export function isId(prefix: IdPrefix, value: string): boolean {
   return value.startsWith(`${prefix}_`) && SUFFIX.test(value.slice(prefix.length + 1));

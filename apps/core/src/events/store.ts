@@ -4,12 +4,13 @@ import { boundedPage } from "../storage/bounded-page.js";
 import { UNBOUNDED, type Budget } from "../grpc/budget.js";
 import type { Page } from "../grpc/list-request.js";
 import { ensureEventExpiryIndex, EVENTS_COLLECTION } from "../storage/relay.js";
-import type { CreatedBounds, StoredEvent, TypeFilter } from "./model.js";
+import { keysetIdRange } from "../storage/keyset-list.js";
+import { EVENT_TYPES, type CreatedBounds, type StoredEvent, type TypeFilter } from "./model.js";
 
 export interface EventListQuery extends Page {
   type?: TypeFilter;
   created: CreatedBounds;
-  /** true: every endpoint answered 2xx (`pending_endpoints` empty or absent); false: at least one has not. */
+  /** true: every endpoint answered 2xx (`pending_endpoints` empty or absent, so no `undelivered`); false: at least one has not. */
   deliverySuccess?: boolean;
 }
 
@@ -29,6 +30,9 @@ export class EventStore {
     await this.collection.createIndex({ account: 1, livemode: 1, type: 1, _id: -1 }, { name: "tenant_type_order" });
     // Retention: each event expires 30 days after its creation (storage/relay.ts copies it with `expires_at`).
     await ensureEventExpiryIndex(this.db);
+    // delivery_success, alone or with a type (list); an endpoint's waiting events (recover): docs/database.md.
+    await this.collection.createIndex({ account: 1, livemode: 1, undelivered: 1, type: 1, _id: -1 }, { name: "tenant_undelivered_type_order" });
+    await this.collection.createIndex({ pending_endpoints: 1, _id: 1 }, { name: "pending_endpoint_order", partialFilterExpression: { undelivered: true } });
   }
 
   async get(tenant: Tenant, id: string, budget: Budget = UNBOUNDED): Promise<StoredEvent | null> {
@@ -38,18 +42,26 @@ export class EventStore {
 
   async list(tenant: Tenant, query: EventListQuery, budget: Budget = UNBOUNDED): Promise<{ items: StoredEvent[]; hasMore: boolean }> {
     const filter: Record<string, unknown> = { account: tenant.account, livemode: tenant.livemode };
+    // Every type condition is one type or a set of them, so an index on (..., type, _id) yields each in id
+    // order and the sets are merged in order: a prefix is the known types it covers (CONTRACT.md section 7),
+    // never a range of strings (a range needs an in-memory sort of everything in it) nor a pattern built
+    // from the caller's text (data rule 6).
     const type = query.type;
     if (type && "exact" in type) filter["type"] = type.exact;
-    // A prefix is a range of strings, never a pattern built from the caller's text (data rule 6).
-    if (type && "prefix" in type && type.prefix !== "") filter["type"] = { $gte: type.prefix, $lt: `${type.prefix}\uffff` };
+    if (type && "prefix" in type && type.prefix !== "") filter["type"] = { $in: EVENT_TYPES.filter((known) => known.startsWith(type.prefix)) };
     if (type && "anyOf" in type) filter["type"] = { $in: type.anyOf };
     const created: Record<string, number> = {};
     for (const [bound, value] of Object.entries(query.created)) created[`$${bound}`] = value;
     if (Object.keys(created).length > 0) filter["created"] = created;
-    if (query.deliverySuccess !== undefined) filter["pending_endpoints.0"] = { $exists: !query.deliverySuccess };
+    if (query.deliverySuccess !== undefined) {
+      // The tenant_undelivered_type_order index: `undelivered` exists while an endpoint waits, then the
+      // type, so without a type condition the set of every known type stands for "any type".
+      filter["undelivered"] = query.deliverySuccess ? { $exists: false } : true;
+      filter["type"] ??= { $in: [...EVENT_TYPES] };
+    }
     const backwards = query.endingBefore !== undefined;
-    if (query.startingAfter !== undefined) filter["_id"] = { $lt: query.startingAfter };
-    if (query.endingBefore !== undefined) filter["_id"] = { $gt: query.endingBefore };
+    const ids = keysetIdRange("evt", query, query.created);
+    if (ids) filter["_id"] = ids;
     const cursor = this.collection.find(filter as Filter<StoredEvent>, {
       sort: { _id: backwards ? 1 : -1 },
       limit: query.limit + 1,

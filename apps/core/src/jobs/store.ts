@@ -8,7 +8,7 @@ import { boundedPage, PAGE_BYTES_MAX } from "../storage/bounded-page.js";
 import { findLive, WITHOUT_OUTBOX, type Loaded } from "../storage/documents.js";
 import { ensureExpiryIndex } from "../storage/expiry.js";
 import { ensureIdempotencyIndex, fingerprint, insertOnce, type InsertOnceResult } from "../storage/idempotent-insert.js";
-import { ensureKeysetIndexes } from "../storage/keyset-list.js";
+import { ensureKeysetIndexes, keysetIdRange } from "../storage/keyset-list.js";
 import { newEvent } from "../storage/outbox.js";
 import { written } from "../storage/write.js";
 import {
@@ -70,6 +70,8 @@ export class JobStore {
   async ensureIndexes(): Promise<void> {
     await ensureIdempotencyIndex(this.collection);
     await ensureKeysetIndexes(this.collection, ["status", "type"]);
+    // The list's status and type filters together (docs/database.md, "Every query has an index").
+    await this.collection.createIndex({ account: 1, livemode: 1, status: 1, type: 1, _id: -1 }, { name: "tenant_status_type_order" });
     await this.errors.createIndex({ job: 1, index: 1 }, { name: "job_index" });
     // Retention: a finished job expires 30 days after it finished, once its event is out, and its errors with it.
     await ensureExpiryIndex(this.collection);
@@ -171,8 +173,9 @@ export class JobStore {
     for (const [bound, value] of Object.entries(query.created)) if (value !== undefined) created[`$${bound}`] = value;
     if (Object.keys(created).length > 0) filter["created"] = created;
     const backwards = query.endingBefore !== undefined;
-    if (query.startingAfter !== undefined) filter["_id"] = { $lt: query.startingAfter };
-    if (query.endingBefore !== undefined) filter["_id"] = { $gt: query.endingBefore };
+    // The cursor and the `created` range as one range of ids (storage/keyset-list.ts).
+    const ids = keysetIdRange("job", query, query.created);
+    if (ids) filter["_id"] = ids;
     // Read in batches and stop early: a page of large imports needs only the first few documents.
     const cursor = this.collection.find(filter as Filter<JobDocument>, {
       sort: { _id: backwards ? 1 : -1 },

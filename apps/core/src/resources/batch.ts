@@ -4,6 +4,7 @@ import type { AnyBulkWriteOperation, Filter } from "mongodb";
 import type { RequestInfo, Tenant } from "../caller.js";
 import { newId } from "../ids.js";
 import type { Loaded } from "../storage/documents.js";
+import { keysetIdRange } from "../storage/keyset-list.js";
 import { newEvent } from "../storage/outbox.js";
 import { tombstoneFields } from "../storage/tombstone.js";
 import type { MetadataPair, PendingEvent, ResourceDocument, ResourceState, ResourceStatusName } from "./model.js";
@@ -155,6 +156,8 @@ export function matchingFilter(tenant: Tenant, filter: BulkFilter, after: string
   const id: Record<string, unknown> = { $lte: bound };
   if (after !== null) id.$gt = after;
   if (filter.ids) id.$in = filter.ids;
+  // The `created` range as a range of ids too, so the index walk starts and stops there (storage/keyset-list.ts).
+  Object.assign(id, keysetIdRange("res", {}, filter.created ?? {}));
   const created: Record<string, number> = {};
   if (filter.created?.gte !== undefined) created.$gte = filter.created.gte;
   if (filter.created?.lte !== undefined) created.$lte = filter.created.lte;

@@ -50,6 +50,8 @@ export class ResourceStore {
   async ensureIndexes(): Promise<void> {
     await ensureIdempotencyIndex(this.collection);
     await ensureKeysetIndexes(this.collection, ["status"]);
+    // A bulk job's `metadata` filter (one pair per $elemMatch, multikey): docs/database.md, "Every query has an index".
+    await this.collection.createIndex({ account: 1, livemode: 1, "metadata.k": 1, "metadata.v": 1, _id: -1 }, { name: "tenant_metadata_order" });
     // Tombstones expire once their event is out and their idempotency window has closed (storage/tombstone.ts).
     await ensureExpiryIndex(this.collection);
   }

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { newTenant, thing, thingsCollection, type ThingDocument } from "../testutil/storage.js";
-import { ensureKeysetIndexes, listPage } from "./keyset-list.js";
+import { newId } from "../ids.js";
+import { ensureKeysetIndexes, keysetIdRange, listPage, type CreatedRange } from "./keyset-list.js";
 import { newEvent } from "./outbox.js";
 
 let t: Awaited<ReturnType<typeof thingsCollection>>;
@@ -71,4 +72,32 @@ it("declares the tenant order index and one per equality filter", async () => {
   const indexes = await t.things.listIndexes().toArray();
   expect(indexes.find((i) => i.name === "tenant_order")?.key).toEqual({ account: 1, livemode: 1, _id: -1 });
   expect(indexes.find((i) => i.name === "tenant_color_order")?.key).toEqual({ account: 1, livemode: 1, color: 1, _id: -1 });
+});
+
+it("a `created` range is the range of ids made in those seconds, bounds included as given, and it meets the cursor", () => {
+  const s = 1_700_000_000;
+  const made = (ms: number) => newId("evt", ms);
+  const inRange = (id: string, range: Record<string, string> | undefined) =>
+    (range?.["$gte"] === undefined || id >= range["$gte"]) && (range?.["$gt"] === undefined || id > range["$gt"]) && (range?.["$lt"] === undefined || id < range["$lt"]);
+  const cases: [CreatedRange, number[], number[]][] = [
+    [{ gte: s }, [s * 1000, s * 1000 + 999, (s + 5) * 1000], [s * 1000 - 1]],
+    [{ gt: s }, [(s + 1) * 1000], [s * 1000 + 999]],
+    [{ lt: s }, [s * 1000 - 1], [s * 1000]],
+    [{ lte: s }, [s * 1000 + 999], [(s + 1) * 1000]],
+    [{ gte: s, lte: s }, [s * 1000, s * 1000 + 999], [s * 1000 - 1, (s + 1) * 1000]],
+    [{ gt: s, lt: s + 1 }, [], [s * 1000, (s + 1) * 1000]],
+    [{ lte: Number.MAX_SAFE_INTEGER }, [s * 1000], []],
+    [{ gte: Number.MAX_SAFE_INTEGER }, [], [s * 1000]],
+  ];
+  for (const [created, inside, outside] of cases) {
+    const range = keysetIdRange("evt", {}, created);
+    for (const ms of inside) expect(inRange(made(ms), range), `${JSON.stringify(created)} ${ms}`).toBe(true);
+    for (const ms of outside) expect(inRange(made(ms), range), `${JSON.stringify(created)} ${ms}`).toBe(false);
+  }
+  // The cursor and the range together: the nearer upper bound stands.
+  const cursor = made(s * 1000 + 500);
+  expect(keysetIdRange("evt", { startingAfter: cursor }, { lt: s + 10 })).toEqual({ $lt: cursor });
+  expect(keysetIdRange("evt", { startingAfter: made((s + 20) * 1000) }, { lt: s + 10 })).toEqual({ $lt: keysetIdRange("evt", {}, { lt: s + 10 })!["$lt"] });
+  expect(keysetIdRange("evt", { endingBefore: cursor }, { gte: s })).toEqual({ $gt: cursor, $gte: keysetIdRange("evt", {}, { gte: s })!["$gte"] });
+  expect(keysetIdRange("evt", {}, {})).toBeUndefined();
 });

@@ -1,6 +1,7 @@
 import type { Collection, Filter } from "mongodb";
 import type { Tenant } from "../caller.js";
 import { UNBOUNDED, type Budget } from "../grpc/budget.js";
+import { idFloorAt, type IdPrefix } from "../ids.js";
 import { LIVE, WITHOUT_OUTBOX, type Loaded, type TenantDocument } from "./documents.js";
 
 /** The scalar fields of a document a list may filter on by equality. */
@@ -39,6 +40,37 @@ export async function listPage<D extends TenantDocument>(
   const hasMore = found.length > query.limit;
   const page = found.slice(0, query.limit);
   return { items: backwards ? page.reverse() : page, hasMore };
+}
+
+/** Bounds on `created` (Unix seconds), as lists and bulk filters take them. */
+export interface CreatedRange {
+  gt?: number | undefined;
+  gte?: number | undefined;
+  lt?: number | undefined;
+  lte?: number | undefined;
+}
+
+/**
+ * The `_id` condition of a keyset page: its cursor and a `created` range, the latter as a range of ids.
+ * Ids begin with their creation time in ms and `created` is that time in seconds, so `created >= s` is
+ * `_id >=` the least id of second `s`: the range is then an index range on every `(account, livemode,
+ * [field], _id)` index, not a filter on each document the index yields (CONTRACT.md section 3, "a
+ * `created` range is a range of ids"). Callers keep their `created` condition as well (it then removes
+ * nothing). Undefined when nothing bounds the ids.
+ */
+export function keysetIdRange(
+  prefix: IdPrefix,
+  page: { startingAfter?: string | undefined; endingBefore?: string | undefined },
+  created: CreatedRange = {},
+): Record<string, string> | undefined {
+  const range: Record<string, string> = {};
+  const from = Math.max(...[created.gte, created.gt === undefined ? undefined : created.gt + 1].filter((s): s is number => s !== undefined));
+  const until = Math.min(...[created.lt, created.lte === undefined ? undefined : created.lte + 1].filter((s): s is number => s !== undefined));
+  if (from !== Number.NEGATIVE_INFINITY) range["$gte"] = idFloorAt(prefix, from * 1000);
+  if (until !== Number.POSITIVE_INFINITY) range["$lt"] = idFloorAt(prefix, until * 1000);
+  if (page.startingAfter !== undefined && (range["$lt"] === undefined || page.startingAfter < range["$lt"])) range["$lt"] = page.startingAfter;
+  if (page.endingBefore !== undefined) range["$gt"] = page.endingBefore;
+  return Object.keys(range).length > 0 ? range : undefined;
 }
 
 /**

@@ -8,7 +8,7 @@ import { newEvent } from "./outbox.js";
 import { idTimeMs } from "../ids.js";
 import { fastTtlMonitor, TTL_TEST_TIMEOUT_MS, TTL_WAIT_MS } from "../testutil/ttl.js";
 import { ensureExpiryIndex, type Expiring } from "./expiry.js";
-import { keysPerIndex, planOf } from "../testutil/explain.js";
+import { keysPerIndex, winningStages } from "@rms/test-db/testkit";
 import { ensureEventExpiryIndex, ensureOutboxIndex, EVENT_RETENTION_MS, EVENTS_COLLECTION, HAS_PENDING_EVENTS, OutboxRelay, pullRelayed, SWEEP_BATCH } from "./relay.js";
 import { tombstone } from "./tombstone.js";
 import { updateVersioned } from "./versioned-update.js";
@@ -173,7 +173,7 @@ it("the sweep finds the documents with pending events from the outbox index, whi
   await created(); // left pending
   const relayed = await created();
   await relayOf().relayDocument("things", relayed._id);
-  const plan = planOf(await t.things.find(HAS_PENDING_EVENTS).limit(SWEEP_BATCH).explain("queryPlanner"));
+  const plan = winningStages(await t.things.find(HAS_PENDING_EVENTS).limit(SWEEP_BATCH).explain("queryPlanner"));
   expect(plan).toContain("IXSCAN(pending_events)");
   expect(plan).not.toContain("COLLSCAN");
   const waiting = await t.things.find(HAS_PENDING_EVENTS).toArray();

@@ -146,6 +146,7 @@ describe("RecoverWebhookEndpoint", () => {
       previous_attributes: null,
       request: { id: null, idempotency_key: null },
       pending_endpoints: pending,
+      ...(pending.length > 0 ? { undelivered: true as const } : {}),
     });
 
   it("schedules one recovery delivery of every event since `since` whose deliveries to the endpoint all failed", async () => {

@@ -31,7 +31,8 @@ export async function scheduleRecovery(db: Db, tenant: Tenant, endpoint: string,
   const firstEvent = idAt("evt", sinceS * 1000, new Uint8Array(32));
   const waiting = await db
     .collection<FannedOutEvent>(EVENTS_COLLECTION)
-    .find({ account: tenant.account, livemode: tenant.livemode, _id: { $gte: firstEvent }, pending_endpoints: endpoint } as Filter<FannedOutEvent>, {
+    // `undelivered` holds whenever an endpoint is pending: it selects the partial index of waiting events.
+    .find({ account: tenant.account, livemode: tenant.livemode, _id: { $gte: firstEvent }, pending_endpoints: endpoint, undelivered: true } as Filter<FannedOutEvent>, {
       projection: { _id: 1 },
       ...budget.db(),
     })

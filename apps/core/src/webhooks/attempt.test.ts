@@ -41,6 +41,7 @@ async function storedEvent(tenant: ReturnType<typeof newTenant>, pending: string
   const event: FannedOutEvent = {
     ...newEvent("resource.created", tenant, { id: newId("res"), name: "x", metadata: [{ k: "a", v: "1" }] }, { requestId: "req_1", idempotencyKey: null }),
     pending_endpoints: pending,
+    ...(pending.length > 0 ? { undelivered: true as const } : {}),
   };
   await t.db.collection<FannedOutEvent>(EVENTS_COLLECTION).insertOne(event);
   return event;
@@ -64,6 +65,8 @@ describe("attemptDelivery", () => {
     expect(verified).toMatchObject({ id: event._id, object: "event", api_version: "1.4", pending_webhooks: 2, data: { object: { object: "resource", metadata: { a: "1" } } } });
     expect(await t.db.collection<AttemptDocument>(WEBHOOK_ATTEMPTS_COLLECTION).findOne({ _id: attempt._id })).toMatchObject({ status: "succeeded" });
     expect((await t.db.collection<FannedOutEvent>(EVENTS_COLLECTION).findOne({ _id: event._id }))!.pending_endpoints).toEqual([other]);
+    // Another endpoint still waits: the flag stays.
+    expect(await t.db.collection<FannedOutEvent>(EVENTS_COLLECTION).findOne({ _id: event._id })).toMatchObject({ undelivered: true });
   });
 
   it("the same attempt id is recorded once", async () => {

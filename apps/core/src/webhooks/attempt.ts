@@ -15,6 +15,7 @@ import {
   type DeliveryTrigger,
   type FannedOutEvent,
 } from "./model.js";
+import { pullPendingEndpoint } from "./pending.js";
 import { afterAttempt, type DisableReason } from "./schedule.js";
 import { decryptSecret, type Keyring } from "./secret.js";
 
@@ -137,7 +138,7 @@ export async function applyAttempt(env: DeliveryEnvironment, attempt: AttemptDoc
   const endpoints = env.db.collection<DeliveryEndpoint>(WEBHOOK_ENDPOINTS_COLLECTION);
   if (attempt.status === "succeeded") {
     const events: Collection<FannedOutEvent> = env.db.collection<FannedOutEvent>(EVENTS_COLLECTION);
-    await events.updateOne({ _id: attempt.event }, { $pull: { pending_endpoints: attempt.endpoint } });
+    await pullPendingEndpoint(events, attempt.event, attempt.endpoint);
     if (endpoint.failing_since != null) {
       await endpoints.updateOne({ _id: endpoint._id, failing_since: { $ne: null } } as Filter<DeliveryEndpoint>, { $set: { failing_since: null } });
     }

@@ -3,7 +3,7 @@ import type {} from "@rms/test-db/vitest-setup";
 import { MongoClient, type Db } from "mongodb";
 import { afterAll, beforeAll, expect, inject, it } from "vitest";
 import { claimable } from "../storage/lease.js";
-import { keysPerIndex, planOf } from "../testutil/explain.js";
+import { keysPerIndex, winningStages } from "@rms/test-db/testkit";
 import { WEBHOOK_DELIVERIES_COLLECTION, type DeliveryDocument } from "./model.js";
 import { DUE_INDEX_NAME, DUE_SORT, dueFilter, ensureDeliveryIndexes } from "./worker.js";
 
@@ -25,7 +25,7 @@ it("a delivery claim and the queue depth are answered from the partial index of 
   await deliveries.insertMany(Array.from({ length: 400 }, (_, i) => ({ _id: `d${i}`, status: statuses[i % 4]!, due_at: i, lease_until: null }) as unknown as DeliveryDocument));
   const now = 300;
   // The claim exactly as the worker's lease queue sends it (storage/lease.ts).
-  const claim = planOf(
+  const claim = winningStages(
     await deliveries
       .find(claimable(dueFilter(now), now))
       .sort(DUE_SORT)
@@ -36,7 +36,7 @@ it("a delivery claim and the queue depth are answered from the partial index of 
   expect(claim).not.toContain("COLLSCAN");
   expect(claim).not.toContain("SORT");
   // The queue depth's read (metrics.ts): covered by the index.
-  const depth = planOf(await deliveries.aggregate([{ $match: { status: "pending" } }, { $group: { _id: null, oldest: { $min: "$due_at" } } }]).explain("queryPlanner"));
+  const depth = winningStages(await deliveries.aggregate([{ $match: { status: "pending" } }, { $group: { _id: null, oldest: { $min: "$due_at" } } }]).explain("queryPlanner"));
   expect(depth).toContain(`IXSCAN(${DUE_INDEX_NAME})`);
   expect(depth).not.toContain("COLLSCAN");
   expect((await keysPerIndex(db, WEBHOOK_DELIVERIES_COLLECTION))[DUE_INDEX_NAME]).toBe(100);

@@ -54,6 +54,8 @@ it("queues one delivery per enabled endpoint of the tenant that wants the type, 
 
   const wanted = [all.doc._id, exact.doc._id].sort();
   expect((await storedEvent(event._id))!.pending_endpoints!.slice().sort()).toEqual(wanted);
+  // The indexed form of "an endpoint still waits" (the events list's delivery_success).
+  expect(await storedEvent(event._id)).toMatchObject({ undelivered: true });
   const deliveries = await deliveriesOf(event._id);
   expect(deliveries.map((d) => d._id).sort()).toEqual(wanted.map((e) => scheduledDeliveryId(event._id, e)).sort());
   expect(deliveries.every((d) => d.status === "pending" && d.trigger === "scheduled" && d.attempts === 0 && d.account === tenant.account && d.epoch === 0)).toBe(true);
@@ -63,6 +65,7 @@ it("an event of a tenant without endpoints is copied with no pending endpoints a
   const { doc, event } = await createdThing();
   await relayOf().relayDocument("things", doc._id);
   expect((await storedEvent(event._id))!.pending_endpoints).toEqual([]);
+  expect(await storedEvent(event._id)).not.toHaveProperty("undelivered");
   expect(await deliveriesOf(event._id)).toHaveLength(0);
 });
 

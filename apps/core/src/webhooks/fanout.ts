@@ -38,7 +38,7 @@ export function webhookFanOut(db: Db, now: () => number = Date.now) {
   const endpoints = db.collection<DeliveryEndpoint>(WEBHOOK_ENDPOINTS_COLLECTION);
   const deliveries = db.collection<DeliveryDocument>(WEBHOOK_DELIVERIES_COLLECTION);
 
-  return async function prepare<E extends RelayedEvent>(batch: readonly E[]): Promise<(E & { pending_endpoints?: string[] })[]> {
+  return async function prepare<E extends RelayedEvent>(batch: readonly E[]): Promise<(E & { pending_endpoints?: string[]; undelivered?: true })[]> {
     if (batch.length === 0) return [];
     // One read of endpoints per tenant in the batch (a document's events share one tenant).
     const byTenant = new Map<string, Pick<DeliveryEndpoint, "_id" | "enabled_events">[]>();
@@ -88,7 +88,8 @@ export function webhookFanOut(db: Db, now: () => number = Date.now) {
           created,
         });
       }
-      return { ...event, pending_endpoints: endpointsOfEvent.map((e) => e._id) };
+      // `undelivered` is the indexed form of "an endpoint still waits" (events list, delivery_success).
+      return { ...event, pending_endpoints: endpointsOfEvent.map((e) => e._id), ...(endpointsOfEvent.length > 0 ? { undelivered: true as const } : {}) };
     });
     if (toInsert.length > 0) {
       try {

@@ -116,6 +116,8 @@ describe("the deliveries worker", () => {
     expect(verify(one.secrets[0]!, plain.deliveries[0]!).id).toBe(event._id);
     expect(verify(two.secrets[0]!, secure.deliveries[0]!).id).toBe(event._id);
     expect((await events().findOne({ _id: event._id }))!.pending_endpoints).toEqual([]);
+    // The last endpoint's success removed the flag the events list's delivery_success reads, in the same update.
+    expect(await events().findOne({ _id: event._id })).not.toHaveProperty("undelivered");
     const recorded = await attemptsOf(event);
     expect(recorded.map((a) => [a.status, a.trigger, a.response_status])).toEqual([
       ["succeeded", "scheduled", 200],

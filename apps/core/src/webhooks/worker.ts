@@ -18,6 +18,7 @@ import {
   type DeliveryEndpoint,
   type FannedOutEvent,
 } from "./model.js";
+import { pullPendingEndpoint } from "./pending.js";
 import { queueSignal } from "./queue-signal.js";
 import { nextAttemptAtMs } from "./schedule.js";
 
@@ -83,6 +84,9 @@ export async function ensureDeliveryIndexes(db: Db): Promise<void> {
   const attempts = db.collection(WEBHOOK_ATTEMPTS_COLLECTION);
   await attempts.createIndex({ endpoint: 1, _id: -1 }, { name: "endpoint_order" });
   await ensureExpiryIndex(attempts);
+  // The attempts list's `event` and `status` filters (docs/database.md, "Every query has an index").
+  await attempts.createIndex({ endpoint: 1, event: 1, _id: -1 }, { name: "endpoint_event_order" });
+  await attempts.createIndex({ endpoint: 1, status: 1, _id: -1 }, { name: "endpoint_status_order" });
 }
 
 /**
@@ -222,7 +226,7 @@ export class DeliveryWorker {
     ]);
     if (!endpoint || endpoint.deleted) {
       // A deleted endpoint will never answer: no event waits for it any more.
-      await db.collection<FannedOutEvent>(EVENTS_COLLECTION).updateOne({ _id: delivery.event }, { $pull: { pending_endpoints: delivery.endpoint } });
+      await pullPendingEndpoint(db.collection<FannedOutEvent>(EVENTS_COLLECTION), delivery.event, delivery.endpoint);
       return giveUp("endpoint_deleted");
     }
     if (endpoint.status !== "enabled") return giveUp("endpoint_disabled");

@@ -2,7 +2,7 @@ import { testDatabaseName } from "@rms/test-db";
 import type {} from "@rms/test-db/vitest-setup";
 import { MongoClient, type Db } from "mongodb";
 import { afterAll, beforeAll, expect, inject, it } from "vitest";
-import { keysPerIndex, planOf } from "../../testutil/explain.js";
+import { keysPerIndex, winningStages } from "@rms/test-db/testkit";
 import { CLAIM_FILTER, CLAIM_INDEX_NAME, CLAIM_SORT, ensureRunnerIndexes } from "./claim.js";
 import type { RunnerJob } from "./seam.js";
 
@@ -27,7 +27,7 @@ it("the claim's read is answered from its partial index (no collection scan, no 
   const statuses = ["queued", "running", "succeeded", "failed", "canceled"];
   const docs = Array.from({ length: 300 }, (_, i) => ({ _id: `job_${String(i).padStart(4, "0")}`, status: statuses[i % 5]! }));
   await db.collection<{ _id: string; status: string }>("jobs").insertMany(docs);
-  const plan = planOf(await jobs.find(CLAIM_FILTER).sort(CLAIM_SORT).limit(200).explain("queryPlanner"));
+  const plan = winningStages(await jobs.find(CLAIM_FILTER).sort(CLAIM_SORT).limit(200).explain("queryPlanner"));
   expect(plan).toContain(`IXSCAN(${CLAIM_INDEX_NAME})`);
   expect(plan).not.toContain("COLLSCAN");
   expect(plan).not.toContain("SORT");

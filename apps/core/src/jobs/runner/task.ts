@@ -150,7 +150,7 @@ export function jobsTask(options: JobsTaskOptions = {}): WorkerTask {
  * moved; core's sweep would find them, a hundred every few seconds. Tell this worker's relay of the
  * tenant's resources with pending events instead (a bounded lookup, once per takeover).
  */
-async function catchUp(context: WorkerContext, job: RunnerJob): Promise<void> {
+export async function catchUp(context: WorkerContext, job: Pick<RunnerJob, "_id" | "account" | "livemode">): Promise<void> {
   try {
     const stuck = await context.db
       .collection<{ _id: string }>(RESOURCES_COLLECTION)

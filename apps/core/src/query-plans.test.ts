@@ -1,0 +1,732 @@
+import { createHash } from "node:crypto";
+import { writeFileSync } from "node:fs";
+import { testDatabaseName } from "@rms/test-db";
+import { CommandLog, explainDuring, planTable, type QueryPlan } from "@rms/test-db/testkit";
+import type {} from "@rms/test-db/vitest-setup";
+import { MongoClient, type Db } from "mongodb";
+import { pino } from "pino";
+import { Registry } from "prom-client";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { hashSecret, newSecret } from "./accounts/secrets.js";
+import { AccountStore, type AccountDocument, type KeyDocument } from "./accounts/store.js";
+import type { Tenant } from "./caller.js";
+import { eventRelay } from "./event-relay.js";
+import type { StoredEvent } from "./events/model.js";
+import { EventStore } from "./events/store.js";
+import { idAt, newId } from "./ids.js";
+import { JOB_ERRORS_COLLECTION, JOBS_COLLECTION, type JobDocument, type JobErrorDocument, type JobStatus, type JobType } from "./jobs/model.js";
+import { bulkExecutor } from "./jobs/runner/bulk.js";
+import { CLAIM_FILTER, claimJob } from "./jobs/runner/claim.js";
+import { runJob } from "./jobs/runner/run.js";
+import type { RunnerJob } from "./jobs/runner/seam.js";
+import { catchUp, jobsTask } from "./jobs/runner/task.js";
+import { DEFAULT_RETRY } from "./jobs/runner/transient.js";
+import { JobStore } from "./jobs/store.js";
+import type { PendingEvent, ResourceDocument, ResourceState } from "./resources/model.js";
+import { RESOURCES_COLLECTION, ResourceStore } from "./resources/store.js";
+import { startCore } from "./server.js";
+import { DEFAULT_SETTINGS } from "./settings.js";
+import { LeaseQueue } from "./storage/lease.js";
+import { newEvent } from "./storage/outbox.js";
+import { EVENTS_COLLECTION, SWEEP_BATCH } from "./storage/relay.js";
+import { AttemptStore } from "./webhook-endpoints/attempts.js";
+import type { WebhookEndpointDocument } from "./webhook-endpoints/model.js";
+import { scheduleRecovery } from "./webhook-endpoints/recover.js";
+import { WebhookEndpointStore } from "./webhook-endpoints/store.js";
+import { queueDepthGauges } from "./webhooks/metrics.js";
+import {
+  scheduledDeliveryId,
+  WEBHOOK_ATTEMPTS_COLLECTION,
+  WEBHOOK_DELIVERIES_COLLECTION,
+  WEBHOOK_ENDPOINTS_COLLECTION,
+  type AttemptDocument,
+  type DeliveryDocument,
+} from "./webhooks/model.js";
+import { DeliveryWorker, deliveryTask } from "./webhooks/worker.js";
+import type { WorkerContext } from "./worker/task.js";
+
+/**
+ * ARCHITECTURE rule 7 / CONTRACT.md section 10 "Indexes" (in ../shared/docs/): every query core and its
+ * workers run per request or per loop is served by an index. Each case runs the real code (store, relay,
+ * claim, runner, retention) over a client that records its commands, and explains exactly those commands
+ * on the real server (`@rms/test-db/testkit` explain: it fails on a collection scan). The data is two copies
+ * of one realistic set: several accounts in both modes, a few thousand documents of each kind in the
+ * measured tenant, others that must not be examined. The code runs on one copy and its commands are
+ * explained on the other, which nothing changes, so a delete is measured on what it would delete.
+ */
+
+const NOW = Date.now();
+const DAY = 86_400_000;
+const logger = pino({ level: "silent" });
+const request = { requestId: null, idempotencyKey: null };
+
+let client: MongoClient;
+let log: CommandLog;
+let work: Db;
+let pristine: Db;
+const rows: { label: string; plan: QueryPlan }[] = [];
+
+// The measured tenant and the others, in both modes.
+const M: Tenant = { account: newId("acct", NOW - 90 * DAY), livemode: false };
+const M_LIVE: Tenant = { account: M.account, livemode: true };
+const OTHERS: Tenant[] = [1, 2, 3].flatMap((n) => {
+  const account = newId("acct", NOW - (90 - n) * DAY);
+  return [
+    { account, livemode: false },
+    { account, livemode: true },
+  ];
+});
+
+/** The data set, made once so both copies hold the same documents. */
+const data = seedData();
+
+beforeAll(async () => {
+  const uri = inject("mongoUri");
+  client = await new MongoClient(uri, { monitorCommands: true }).connect();
+  log = new CommandLog(client);
+  work = client.db(testDatabaseName("plans_work"));
+  pristine = client.db(testDatabaseName("plans_pristine"));
+  for (const db of [work, pristine]) {
+    // The indexes as production declares them: core's start (domains and outboxes) and the workers' tasks.
+    const core = await startCore({ mongoUri: uri, databaseName: db.databaseName, adminToken: "query-plans-admin-token-0123", relay: false });
+    await core.stop(1_000);
+    const context = workerContext(db);
+    for (const task of [jobsTask(), deliveryTask()]) await task.start(context).stop();
+    for (const [name, docs] of Object.entries(data.collections)) await db.collection(name).insertMany(docs as never[]);
+  }
+}, 120_000);
+
+afterAll(async () => {
+  const table = planTable(rows);
+  if (process.env["QUERY_PLANS_OUT"]) writeFileSync(process.env["QUERY_PLANS_OUT"], table);
+  console.log(
+    `\nQuery plans (measured tenant: ${data.resources.filter((r) => r.account === M.account && !r.livemode).length} resources, ${
+      data.events.filter((e) => e.account === M.account && !e.livemode).length
+    } events, ${data.jobs.filter((j) => j.account === M.account && !j.livemode).length} jobs; ${Object.values(data.collections).reduce((n, docs) => n + docs.length, 0)} documents in all)\n${table}\n`,
+  );
+  await work?.dropDatabase();
+  await pristine?.dropDatabase();
+  await client?.close();
+});
+
+function workerContext(db: Db): WorkerContext {
+  return { db, logger, workerId: "query-plans", written: () => {}, settings: DEFAULT_SETTINGS, metrics: new Registry() };
+}
+
+/**
+ * Runs `work` on the working copy, explains every query it sent on the untouched copy, records the
+ * plans for the table (one row per distinct shape, the costliest of its runs) and returns them.
+ */
+async function measure<T>(label: string, run: () => Promise<T>): Promise<{ value: T; plans: QueryPlan[] }> {
+  const { value, plans } = await explainDuring(client, log, run, { database: pristine.databaseName });
+  expect(plans.length, `${label}: no query recorded`).toBeGreaterThan(0);
+  const worst = new Map<string, { plan: QueryPlan; runs: number }>();
+  for (const plan of plans) {
+    const key = `${plan.operation} ${plan.shape}`;
+    const seen = worst.get(key);
+    if (!seen || plan.totalDocsExamined > seen.plan.totalDocsExamined) worst.set(key, { plan, runs: (seen?.runs ?? 0) + 1 });
+    else seen.runs++;
+  }
+  for (const { plan, runs } of worst.values()) rows.push({ label: `${label}${runs > 1 ? ` (x${runs})` : ""}: ${plan.shape}`, plan });
+  return { value, plans };
+}
+
+/** A page of `limit`: no in-memory sort, and at most about two documents examined per item. */
+function expectPage(plan: QueryPlan, limit: number): void {
+  expect(plan.stages, plan.shape).not.toContain("SORT");
+  expect(plan.totalDocsExamined, plan.shape).toBeLessThanOrEqual(2 * limit + 10);
+  expect(plan.totalKeysExamined, plan.shape).toBeLessThanOrEqual(8 * (limit + 1) + 10);
+}
+
+/** A query by `_id` (or another unique key): one document at most. */
+function expectPoint(plan: QueryPlan): void {
+  expect(plan.totalDocsExamined, plan.shape).toBeLessThanOrEqual(1);
+}
+
+/** Work that examines what it returns (or writes), and at most `slack` more. */
+function expectExact(plan: QueryPlan, slack = 2): void {
+  expect(plan.totalDocsExamined, plan.shape).toBeLessThanOrEqual(plan.nReturned + slack);
+}
+
+const pageOf = (plans: QueryPlan[], collection: string) => {
+  const found = plans.filter((p) => p.operation === `find ${collection}`);
+  expect(found).toHaveLength(1);
+  return found[0]!;
+};
+
+describe("resources", () => {
+  const store = () => new ResourceStore(work);
+  const measured = () => data.resources.filter((r) => r.account === M.account && !r.livemode && !r.deleted).sort((a, b) => (a._id < b._id ? 1 : -1));
+
+  it("list: the tenant's page, by status, from a cursor in either direction, at any depth", async () => {
+    const deep = measured()[2_000]!._id;
+    const cases: [string, Parameters<ResourceStore["list"]>[1]][] = [
+      ["resources list", { limit: 20 }],
+      ["resources list limit=100", { limit: 100 }],
+      ["resources list status=archived", { limit: 20, status: "archived" }],
+      ["resources list status=paused starting_after (deep)", { limit: 20, status: "paused", startingAfter: deep }],
+      ["resources list starting_after (deep)", { limit: 20, startingAfter: deep }],
+      ["resources list ending_before (deep)", { limit: 20, endingBefore: deep }],
+    ];
+    for (const [label, query] of cases) {
+      const { value, plans } = await measure(label, () => store().list(M, query));
+      expect(value.items.length).toBeGreaterThan(0);
+      expectPage(pageOf(plans, RESOURCES_COLLECTION), query.limit);
+    }
+  });
+
+  it("retrieve, update and delete by id; an idempotent create's replay by its key", async () => {
+    const [a, b] = measured().slice(10, 12);
+    const byId = [
+      await measure("resource retrieve", () => store().get(M, a!._id)),
+      await measure("resource update (versioned)", () => store().update(M, a!._id, { name: "renamed" }, request)),
+      await measure("resource delete (tombstone)", () => store().delete(M, b!._id, request)),
+    ];
+    for (const { plans } of byId) for (const plan of plans) expectPoint(plan);
+    const create = () => store().create(M, { name: "once", status: "active", metadata: [] }, { requestId: null, idempotencyKey: "query-plans-key" });
+    await create();
+    const { value, plans } = await measure("resource create, replayed by Idempotency-Key", create);
+    expect(value).toMatchObject({ replayed: true });
+    for (const plan of plans) expectPoint(plan);
+  });
+});
+
+describe("events", () => {
+  const store = () => new EventStore(work);
+  const measured = () => data.events.filter((e) => e.account === M.account && !e.livemode).sort((a, b) => (a._id < b._id ? 1 : -1));
+  const seconds = (ms: number) => Math.floor(ms / 1000);
+
+  it("list: every filter the list accepts, alone and combined, with cursors", async () => {
+    const deep = measured()[2_000]!._id;
+    const recent = { gte: seconds(NOW - 12 * DAY), lt: seconds(NOW - 5 * DAY) };
+    const cases: [string, Parameters<EventStore["list"]>[1]][] = [
+      ["events list", { limit: 20, created: {} }],
+      ["events list type=resource.deleted", { limit: 20, type: { exact: "resource.deleted" }, created: {} }],
+      ["events list type=job.*", { limit: 20, type: { prefix: "job." }, created: {} }],
+      ["events list type=resource.*", { limit: 20, type: { prefix: "resource." }, created: {} }],
+      ["events list types[]=job.failed,resource.deleted", { limit: 20, type: { anyOf: ["job.failed", "resource.deleted"] }, created: {} }],
+      ["events list created[gte,lt]", { limit: 20, created: recent }],
+      ["events list created[gt,lte]", { limit: 20, created: { gt: seconds(NOW - 30 * DAY), lte: seconds(NOW - 20 * DAY) } }],
+      ["events list created[gte] type=job.failed", { limit: 20, type: { exact: "job.failed" }, created: { gte: recent.gte } }],
+      ["events list created[gte,lt] type=job.*", { limit: 20, type: { prefix: "job." }, created: recent }],
+      ["events list delivery_success=false", { limit: 20, created: {}, deliverySuccess: false }],
+      ["events list delivery_success=true", { limit: 20, created: {}, deliverySuccess: true }],
+      ["events list delivery_success=false type=job.*", { limit: 20, type: { prefix: "job." }, created: {}, deliverySuccess: false }],
+      ["events list delivery_success=true type=job.canceled", { limit: 20, type: { exact: "job.canceled" }, created: {}, deliverySuccess: true }],
+      ["events list delivery_success=false types[]", { limit: 20, type: { anyOf: ["resource.deleted", "job.succeeded"] }, created: {}, deliverySuccess: false }],
+      ["events list delivery_success=false created[gte,lt]", { limit: 20, created: recent, deliverySuccess: false }],
+      ["events list starting_after (deep)", { limit: 20, startingAfter: deep, created: {} }],
+      ["events list ending_before (deep)", { limit: 20, endingBefore: deep, created: {} }],
+      ["events list type=job.* starting_after (deep)", { limit: 20, type: { prefix: "job." }, startingAfter: deep, created: {} }],
+      ["events list delivery_success=false ending_before (deep)", { limit: 20, endingBefore: deep, created: {}, deliverySuccess: false }],
+      ["events list limit=100 type=resource.*", { limit: 100, type: { prefix: "resource." }, created: {} }],
+    ];
+    for (const [label, query] of cases) {
+      const { value, plans } = await measure(label, () => store().list(M, query));
+      expect(value.items.length, label).toBeGreaterThan(0);
+      expectPage(pageOf(plans, EVENTS_COLLECTION), query.limit);
+    }
+  });
+
+  it("list: the page holds exactly the matches the filter describes (the index forms change no answer)", async () => {
+    const all = measured();
+    const recent = { gte: seconds(NOW - 12 * DAY), lt: seconds(NOW - 5 * DAY) };
+    const page = async (query: Omit<Parameters<EventStore["list"]>[1], "limit">) => (await store().list(M, { limit: 100, ...query })).items.map((e) => e._id);
+    const expected = (keep: (e: StoredEvent) => boolean) =>
+      all
+        .filter(keep)
+        .slice(0, 100)
+        .map((e) => e._id);
+    expect(await page({ type: { prefix: "job." }, created: {} })).toEqual(expected((e) => e.type.startsWith("job.")));
+    expect(await page({ created: recent })).toEqual(expected((e) => e.created >= recent.gte && e.created < recent.lt));
+    expect(await page({ created: {}, deliverySuccess: false })).toEqual(expected((e) => (e.pending_endpoints?.length ?? 0) > 0));
+    expect(await page({ created: {}, deliverySuccess: true })).toEqual(expected((e) => (e.pending_endpoints?.length ?? 0) === 0));
+    expect(await page({ type: { prefix: "resource." }, created: recent, deliverySuccess: false })).toEqual(
+      expected((e) => e.type.startsWith("resource.") && e.created >= recent.gte && e.created < recent.lt && (e.pending_endpoints?.length ?? 0) > 0),
+    );
+  });
+
+  it("retrieve by id", async () => {
+    const { plans } = await measure("event retrieve", () => store().get(M, measured()[5]!._id));
+    for (const plan of plans) expectPoint(plan);
+  });
+});
+
+describe("jobs", () => {
+  const store = () => new JobStore(work);
+  const measured = () => data.jobs.filter((j) => j.account === M.account && !j.livemode).sort((a, b) => (a._id < b._id ? 1 : -1));
+  const seconds = (ms: number) => Math.floor(ms / 1000);
+
+  it("list: status, type, created and their combinations, with cursors", async () => {
+    const deep = measured()[1_000]!._id;
+    const cases: [string, Parameters<JobStore["list"]>[1]][] = [
+      ["jobs list", { limit: 20, created: {} }],
+      ["jobs list status=queued", { limit: 20, status: "queued", created: {} }],
+      ["jobs list status=failed", { limit: 20, status: "failed", created: {} }],
+      ["jobs list type=resources.bulk_delete", { limit: 20, type: "resources.bulk_delete", created: {} }],
+      ["jobs list status=failed type=resources.bulk_delete", { limit: 20, status: "failed", type: "resources.bulk_delete", created: {} }],
+      ["jobs list created[gte,lte]", { limit: 20, created: { gte: seconds(NOW - 20 * DAY), lte: seconds(NOW - 10 * DAY) } }],
+      ["jobs list created[gt] status=canceled", { limit: 20, status: "canceled", created: { gt: seconds(NOW - 25 * DAY) } }],
+      ["jobs list starting_after (deep)", { limit: 20, startingAfter: deep, created: {} }],
+      ["jobs list type=resources.import ending_before (deep)", { limit: 20, type: "resources.import", endingBefore: deep, created: {} }],
+    ];
+    for (const [label, query] of cases) {
+      const { value, plans } = await measure(label, () => store().list(M, query));
+      expect(value.items.length, label).toBeGreaterThan(0);
+      expectPage(pageOf(plans, JOBS_COLLECTION), query.limit);
+    }
+  });
+
+  it("retrieve, cancel, and a job's errors by index", async () => {
+    const queued = measured().find((j) => j.status === "queued" && j._id !== data.target)!;
+    for (const { plans } of [await measure("job retrieve", () => store().get(M, queued._id)), await measure("job cancel (queued)", () => store().cancel(M, queued._id, request))]) {
+      for (const plan of plans) expectPoint(plan);
+    }
+    const job = (await store().get(M, data.withErrors))!;
+    for (const [label, query] of [
+      ["job errors list", { limit: 20 }],
+      ["job errors list starting_after=1500", { limit: 20, startingAfter: 1_500 }],
+      ["job errors list ending_before=100", { limit: 20, endingBefore: 100 }],
+    ] as const) {
+      const { value, plans } = await measure(label, () => store().listErrors(job, query));
+      expect(value.items).toHaveLength(20);
+      expectPage(pageOf(plans, JOB_ERRORS_COLLECTION), query.limit);
+    }
+  });
+
+  it("the runner: claim, run a bulk job (snapshot by its filter, chunks, checkpoints, finish), renew, catch up", async () => {
+    const jobs = work.collection<RunnerJob>(JOBS_COLLECTION);
+    const leases = new LeaseQueue<RunnerJob>(jobs, { owner: "query-plans", leaseMs: 60_000 });
+    const unfinished = data.jobs.filter((j) => (CLAIM_FILTER.status as { $in: string[] }).$in.includes(j.status)).length;
+    const { value: claimed, plans: claim } = await measure("job claim", () => claimJob(jobs, leases, "query-plans", 60_000, 2));
+    expect(claimed?.job._id).toBe(data.target);
+    // The look reads the unfinished jobs only (at most 200), then the claim is a write by `_id`.
+    for (const plan of claim) expect(plan.totalDocsExamined, plan.shape).toBeLessThanOrEqual(Math.min(unfinished, 200) + 1);
+    const { plans: run } = await measure("job run (bulk_update)", () =>
+      runJob(claimed!.job, bulkExecutor("update"), {
+        db: work,
+        logger,
+        owner: "query-plans",
+        leaseMs: 60_000,
+        leases,
+        written: () => {},
+        stopping: () => false,
+        sleep: async () => {},
+        retry: DEFAULT_RETRY,
+      }),
+    );
+    const after = await jobs.findOne({ _id: data.target });
+    expect(after).toMatchObject({ status: "succeeded" });
+    expect(after!.progress.processed).toBeGreaterThan(50);
+    // Every query the run makes examines what it yields: the snapshot walks exactly the filter's matches.
+    for (const plan of run) expectExact(plan);
+    const { plans: renew } = await measure("job lease renewal", () => leases.renew(claimed!.job._id, claimed!.job.epoch));
+    for (const plan of renew) expectPoint(plan);
+    const { plans: catchUpPlans } = await measure("job takeover catch-up (resources with pending events)", () => catchUp(workerContext(work), claimed!.job));
+    // Every document with events not yet relayed, of any tenant (the partial index holds only those: a handful).
+    const pending = data.resources.filter((r) => r.pending_events.length > 0).length;
+    for (const plan of catchUpPlans) expect(plan.totalDocsExamined, plan.shape).toBeLessThanOrEqual(pending);
+  });
+});
+
+describe("webhook endpoints, attempts, recover", () => {
+  it("endpoints: the list, and the slots a create reads", async () => {
+    const store = new WebhookEndpointStore(work);
+    const { plans } = await measure("webhook endpoints list", () => store.list(M, { limit: 20 }));
+    expectPage(pageOf(plans, WEBHOOK_ENDPOINTS_COLLECTION), 20);
+    const fields = { url: "https://example.com/hook", enabled_events: ["*"], status: "enabled" as const, description: null, metadata: [] };
+    const { plans: create } = await measure("webhook endpoint create (free slot)", () => store.create(M, fields, () => "sealed", request));
+    // At most 16 endpoints per account and mode.
+    for (const plan of create) expect(plan.totalDocsExamined).toBeLessThanOrEqual(16);
+    const id = data.endpoints.quiet;
+    for (const { plans: byId } of [
+      await measure("webhook endpoint update (versioned)", () => store.update(M, id, { description: "changed" })),
+      await measure("webhook endpoint delete", () => store.delete(M, id)),
+    ]) {
+      for (const plan of byId) expectPoint(plan);
+    }
+  });
+
+  it("attempts list: by endpoint, event, status and both, with cursors", async () => {
+    const store = new AttemptStore(work);
+    const mine = data.attempts.filter((a) => a.endpoint === data.endpoints.busy).sort((a, b) => (a._id < b._id ? 1 : -1));
+    const cases: [string, Parameters<AttemptStore["list"]>[2]][] = [
+      ["attempts list", { limit: 20 }],
+      ["attempts list event=", { limit: 20, event: mine[700]!.event }],
+      ["attempts list status=succeeded", { limit: 20, status: "succeeded" }],
+      ["attempts list event= status=failed", { limit: 20, event: mine[700]!.event, status: "failed" }],
+      ["attempts list status=failed starting_after (deep)", { limit: 20, status: "failed", startingAfter: mine[1_500]!._id }],
+      ["attempts list ending_before (deep)", { limit: 20, endingBefore: mine[1_500]!._id }],
+    ];
+    for (const [label, query] of cases) {
+      const { value, plans } = await measure(label, () => store.list(M, data.endpoints.busy, query));
+      expect(value.items.length, label).toBeGreaterThan(0);
+      expectPage(pageOf(plans, WEBHOOK_ATTEMPTS_COLLECTION), query.limit);
+    }
+  });
+
+  it("recover: the events still waiting for the endpoint since then, and their deliveries", async () => {
+    const { value, plans } = await measure("webhook endpoint recover", () => scheduleRecovery(work, M, data.endpoints.busy, Math.floor((NOW - 14 * DAY) / 1000)));
+    expect(value).toBeGreaterThan(0);
+    for (const plan of plans) expectExact(plan, 5);
+  });
+});
+
+describe("deliveries", () => {
+  it("a worker's claim takes the next due delivery (examining only those in flight before it), and its attempt's reads and writes", async () => {
+    const worker = new DeliveryWorker(workerContext(work), { concurrency: 1 });
+    const { plans } = await measure("delivery claim and processing", async () => {
+      await worker.fill();
+      await worker.stop();
+    });
+    const claim = plans.find((p) => p.operation === `findAndModify ${WEBHOOK_DELIVERIES_COLLECTION}`)!;
+    expect(claim.nReturned).toBe(1);
+    expect(claim.totalDocsExamined).toBeLessThanOrEqual(1 + data.inFlight);
+    for (const plan of plans.filter((p) => p !== claim)) expectPoint(plan);
+    // The gone endpoint was taken out of its event, and the flag with it.
+    expect(await work.collection<StoredEvent>(EVENTS_COLLECTION).findOne({ _id: data.waitingForGone })).not.toHaveProperty("undelivered");
+  });
+
+  // Retention of deliveries, attempts, events, jobs and tombstones is done by TTL indexes (no query of ours).
+  it("the queue depth a scrape reads", async () => {
+    const registry = new Registry();
+    queueDepthGauges(registry, work.collection<DeliveryDocument>(WEBHOOK_DELIVERIES_COLLECTION));
+    const { plans: depth } = await measure("delivery queue depth (metrics scrape, every 10 s at most)", () => registry.metrics());
+    // A count of the whole queue: its keys, no document.
+    for (const plan of depth) expect(plan.totalDocsExamined).toBe(0);
+  });
+});
+
+describe("accounts and keys", () => {
+  it("the key check by hash and by id, an account's keys, the accounts, a revocation", async () => {
+    const store = new AccountStore(work);
+    const key = data.api_keys.find((k) => k.account === M.account)!;
+    for (const { plans } of [
+      await measure("key lookup by hash", () => store.findKeyByHash(key.hash)),
+      await measure("key retrieve (presented key check)", () => store.getKey(key._id)),
+      await measure("key revoke", () => store.revokeKey(key._id)),
+    ]) {
+      for (const plan of plans) expectPoint(plan);
+    }
+    const { plans: keys } = await measure("account keys list", () => store.listKeys(M.account));
+    for (const plan of keys) expectExact(plan);
+    const { plans: accounts } = await measure("accounts list (operator)", () => store.listAccounts(20));
+    for (const plan of accounts) expectExact(plan);
+  });
+});
+
+describe("the event relay", () => {
+  it("a sweep: documents with pending events (fan-out included), bounded by its batch", async () => {
+    const relay = eventRelay(work, logger);
+    const { value, plans } = await measure("relay sweep", () => relay.sweep());
+    await relay.stop();
+    expect(value.events).toBeGreaterThan(0);
+    for (const plan of plans) expect(plan.totalDocsExamined, plan.shape).toBeLessThanOrEqual(SWEEP_BATCH + 16);
+  });
+});
+
+/** The data set: the measured tenant M (a few thousand of each kind), M's live mode and three other accounts. */
+function seedData() {
+  const tenants = [M, M_LIVE, ...OTHERS];
+  const size = (t: Tenant, measured: number) => (t === M ? measured : Math.floor(measured / 5));
+  const resources: ResourceDocument[] = [];
+  const events: StoredEvent[] = [];
+  const jobs: RunnerJob[] = [];
+  const job_errors: JobErrorDocument[] = [];
+  const webhook_endpoints: WebhookEndpointDocument[] = [];
+  const webhook_deliveries: DeliveryDocument[] = [];
+  const webhook_attempts: AttemptDocument[] = [];
+  const api_keys: KeyDocument[] = [];
+  const accounts: AccountDocument[] = [];
+  const endpoints = { busy: "", quiet: "", gone: newId("we", NOW - 50 * DAY) };
+  let target = "";
+  let withErrors = "";
+  let waitingForGone = "";
+  let inFlight = 0;
+
+  for (const tenant of tenants) {
+    if (!tenant.livemode) accounts.push({ _id: tenant.account, created: Math.floor((NOW - 90 * DAY) / 1000) });
+    for (let i = 0; i < 5; i++) {
+      const secret = newSecret("secret", tenant.livemode);
+      const at = NOW - (60 - i) * DAY;
+      api_keys.push({
+        _id: newId("key", at),
+        account: tenant.account,
+        kind: "secret",
+        livemode: tenant.livemode,
+        scopes: [],
+        hash: hashSecret(secret),
+        prefix: secret.slice(0, 12),
+        created: Math.floor(at / 1000),
+        expires_at: null,
+        revoked_at: null,
+      });
+    }
+
+    // Endpoints: an enabled busy one, an enabled quiet one, a disabled one.
+    const tenantEndpoints = ["enabled", "enabled", "disabled"].map((status, slot) => {
+      const at = NOW - (80 - slot) * DAY;
+      const id = newId("we", at);
+      webhook_endpoints.push({
+        _id: id,
+        account: tenant.account,
+        livemode: tenant.livemode,
+        url: "https://example.invalid/hook",
+        enabled_events: ["*"],
+        status: status as "enabled" | "disabled",
+        description: null,
+        metadata: [],
+        created: Math.floor(at / 1000),
+        slot,
+        secrets: [{ sealed: "sealed", expires_at: null }],
+        version: 0,
+        pending_events: [],
+        idempotency: id,
+        request_hash: null,
+      });
+      return id;
+    });
+    const [busy, quiet] = tenantEndpoints as [string, string];
+    if (tenant === M) Object.assign(endpoints, { busy, quiet });
+
+    // Resources over 60 days: 5% archived, 10% paused; two metadata pairs; a few with events not yet
+    // relayed, a few old tombstones.
+    const nResources = size(tenant, 3_000);
+    for (let i = 0; i < nResources; i++) {
+      const at = NOW - 60 * DAY + Math.floor((i * 60 * DAY) / nResources);
+      const id = newId("res", at);
+      const state: ResourceState = {
+        id,
+        name: `resource ${i}`,
+        status: i % 20 === 0 ? "archived" : i % 10 === 1 ? "paused" : "active",
+        metadata: [
+          { k: "team", v: `t${i % 20}` },
+          { k: "env", v: i % 3 === 0 ? "prod" : "dev" },
+        ],
+        created: Math.floor(at / 1000),
+      };
+      const stuck = i % 200 === 7;
+      const pending: PendingEvent[] = stuck ? [newEvent("resource.updated", tenant, state, request, { name: "before" }, at + 1_000)] : [];
+      resources.push({
+        _id: id,
+        account: tenant.account,
+        livemode: tenant.livemode,
+        ...state,
+        version: stuck ? 2 : 1,
+        pending_events: pending,
+        idempotency: id,
+        request_hash: null,
+        ...(i % 150 === 11 ? { deleted: true as const } : {}),
+      });
+    }
+
+    // Events over 40 days (a quarter past the 30 days kept): types as a service records them, 4% still
+    // waiting for an endpoint.
+    const nEvents = size(tenant, 4_000);
+    for (let i = 0; i < nEvents; i++) {
+      const at = NOW - 40 * DAY + Math.floor((i * 40 * DAY) / nEvents);
+      const r = i % 100;
+      const type = r < 40 ? "resource.created" : r < 80 ? "resource.updated" : r < 95 ? "resource.deleted" : r < 98 ? "job.succeeded" : r < 99 ? "job.failed" : "job.canceled";
+      const event = newEvent(type, tenant, { id: newId("res", at), name: `resource ${i}`, status: "active", metadata: [] }, request, null, at) as StoredEvent;
+      const waiting = i % 25 === 3 ? [busy] : i % 100 === 54 ? [busy, quiet] : [];
+      if (tenant === M && i === nEvents - 3) {
+        waiting.push(endpoints.gone);
+        waitingForGone = event._id;
+      }
+      events.push({ ...event, pending_endpoints: waiting, ...(waiting.length > 0 ? { undelivered: true as const } : {}) });
+    }
+
+    // Jobs over 45 days, finished but for a few queued (fewer than the 100 allowed); imports, updates, deletes.
+    const nJobs = size(tenant, 1_500);
+    for (let i = 0; i < nJobs; i++) {
+      const at = NOW - 45 * DAY + Math.floor((i * 45 * DAY) / nJobs);
+      const type: JobType = i % 10 < 5 ? "resources.import" : i % 10 < 9 ? "resources.bulk_update" : "resources.bulk_delete";
+      const status: JobStatus = i >= nJobs - 20 ? "queued" : i % 17 === 0 ? "failed" : i % 17 === 1 ? "canceled" : "succeeded";
+      jobs.push(jobDocument(tenant, newId("job", at), type, status, at));
+      if (tenant === M && i === 100) withErrors = jobs.at(-1)!._id;
+    }
+    // Running jobs, leased by a live worker.
+    for (let n = 0; n < (tenant === M ? 0 : 1); n++) {
+      const at = NOW - DAY;
+      jobs.push({
+        ...jobDocument(tenant, newId("job", at), "resources.import", "running", at),
+        lease_owner: "another-worker",
+        lease_until: NOW + DAY,
+        epoch: 1,
+        run_slot: `${tenant.account}/${tenant.livemode ? "live" : "test"}/${n}`,
+      });
+    }
+
+    // Deliveries: a backlog for the busy endpoint (retries due later, some due now, a few in flight), finished
+    // ones over 40 days.
+    const mineEvents = events.filter((e) => e.account === tenant.account && e.livemode === tenant.livemode);
+    const nDeliveries = size(tenant, 2_000);
+    for (let i = 0; i < nDeliveries; i++) {
+      const event = mineEvents[mineEvents.length - 1 - (i % mineEvents.length)]!;
+      const at = NOW - 40 * DAY + Math.floor((i * 40 * DAY) / nDeliveries);
+      const status = i % 5 === 0 ? "pending" : "failed";
+      webhook_deliveries.push({
+        _id: `${scheduledDeliveryId(event._id, busy)}:${i}`,
+        account: tenant.account,
+        livemode: tenant.livemode,
+        event: event._id,
+        endpoint: busy,
+        trigger: i % 50 === 1 ? "recovery" : "scheduled",
+        status,
+        // Due now (after the head below) or a retry later.
+        due_at: status === "pending" ? (i % 3 === 0 ? NOW - DAY + (i % 97) * 60_000 : NOW + ((i % 97) + 1) * 60_000) : at,
+        attempts: 3,
+        first_failed_at: at,
+        lease_owner: null,
+        lease_until: null,
+        epoch: 3,
+        // A pending delivery is at most a day old (the retry schedule ends within 28 hours).
+        created: Math.floor((status === "pending" ? NOW - (i % 1_440) * 60_000 : at) / 1000),
+        ...(status === "failed" ? { ended_reason: "schedule_exhausted" } : {}),
+      });
+    }
+    // Attempts over 40 days: three per event, a third of them succeeded.
+    const nAttempts = size(tenant, 3_000);
+    for (let i = 0; i < nAttempts; i++) {
+      const event = mineEvents[Math.floor(i / 3) % mineEvents.length]!;
+      const at = NOW - 40 * DAY + Math.floor((i * 40 * DAY) / nAttempts);
+      for (const endpoint of i % 4 === 0 ? [busy, quiet] : [busy]) {
+        const id = idAt("wa", at, createHash("sha256").update(`${endpoint}:${i}`).digest());
+        webhook_attempts.push({
+          _id: id,
+          account: tenant.account,
+          livemode: tenant.livemode,
+          event: event._id,
+          endpoint,
+          status: i % 3 === 0 ? "succeeded" : "failed",
+          response_status: i % 3 === 0 ? 200 : 500,
+          response_body: null,
+          error: null,
+          duration_ms: 12,
+          trigger: "scheduled",
+          created: Math.floor(at / 1000),
+          delivery: null,
+          disable_endpoint: false,
+          retry_after: null,
+        });
+      }
+    }
+  }
+
+  // The measured tenant's queue head: a few deliveries in flight (leased by a live worker, due long ago),
+  // then the oldest free one, for an endpoint since deleted.
+  const headAt = NOW - 2 * DAY;
+  const headEvent = events.find((e) => e.account === M.account && !e.livemode && e.pending_endpoints?.includes(endpoints.busy))!;
+  for (; inFlight < 6; inFlight++) {
+    webhook_deliveries.push({
+      ...deliveryOf(headEvent._id, endpoints.busy, headAt + inFlight),
+      _id: `${scheduledDeliveryId(headEvent._id, endpoints.busy)}:head${inFlight}`,
+      lease_owner: "another-worker",
+      lease_until: NOW + DAY,
+    });
+  }
+  webhook_deliveries.push(deliveryOf(waitingForGone, endpoints.gone, headAt + 100));
+
+  // The job the runner test claims: the oldest unfinished one, a bulk update of M by metadata and created.
+  const targetAt = NOW - 50 * DAY;
+  target = newId("job", targetAt);
+  jobs.push({
+    ...jobDocument(M, target, "resources.bulk_update", "queued", targetAt),
+    params: { filter: { metadata: [{ k: "team", v: "t3" }], created: { gte: Math.floor((NOW - 50 * DAY) / 1000) } }, update: { status: "paused" } },
+  });
+  // A job's many item errors.
+  for (let index = 0; index < 2_000; index++) {
+    job_errors.push({
+      _id: `${withErrors}:${index}`,
+      job: withErrors,
+      account: M.account,
+      livemode: false,
+      index,
+      id: null,
+      code: "parameter_invalid",
+      param: "name",
+      message: "bad",
+    });
+  }
+  for (const job of jobs.filter((j) => j.status === "failed" && j._id !== withErrors).slice(0, 100)) {
+    for (let index = 0; index < 20; index++) {
+      job_errors.push({
+        _id: `${job._id}:${index}`,
+        job: job._id,
+        account: job.account,
+        livemode: job.livemode,
+        index,
+        id: null,
+        code: "write_failed",
+        param: null,
+        message: "bad",
+      });
+    }
+  }
+
+  function deliveryOf(event: string, endpoint: string, at: number): DeliveryDocument {
+    return {
+      _id: scheduledDeliveryId(event, endpoint),
+      account: M.account,
+      livemode: false,
+      event,
+      endpoint,
+      trigger: "scheduled",
+      status: "pending",
+      due_at: at,
+      attempts: 0,
+      first_failed_at: null,
+      lease_owner: null,
+      lease_until: null,
+      epoch: 0,
+      created: Math.floor(at / 1000),
+    };
+  }
+
+  function jobDocument(tenant: Tenant, id: string, type: JobType, status: JobStatus, at: number): RunnerJob {
+    const finished = status === "succeeded" || status === "failed" || status === "canceled";
+    const params =
+      type === "resources.import"
+        ? { items: [{ name: "imported" }] }
+        : type === "resources.bulk_update"
+          ? { filter: { status: "archived" as const }, update: { status: "active" as const } }
+          : { filter: { status: "archived" as const } };
+    const doc: JobDocument = {
+      _id: id,
+      account: tenant.account,
+      livemode: tenant.livemode,
+      version: finished ? 3 : 0,
+      pending_events: [],
+      idempotency: id,
+      request_hash: null,
+      type,
+      status,
+      params,
+      progress: { total: 1, processed: finished ? 1 : 0, failed: 0, skipped: 0 },
+      result: finished ? { [type === "resources.import" ? "created" : type === "resources.bulk_update" ? "updated" : "deleted"]: 1, errors: [] } : null,
+      error: status === "failed" ? { code: "internal_error", message: "failed" } : null,
+      attempts: 0,
+      cancel_requested_at: null,
+      created: Math.floor(at / 1000),
+      started_at: finished ? Math.floor(at / 1000) : null,
+      finished_at: finished ? Math.floor(at / 1000) + 60 : null,
+      lease_owner: null,
+      lease_until: null,
+      epoch: finished ? 1 : 0,
+    };
+    return doc;
+  }
+
+  const collections = {
+    [RESOURCES_COLLECTION]: resources,
+    [EVENTS_COLLECTION]: events,
+    [JOBS_COLLECTION]: jobs,
+    [JOB_ERRORS_COLLECTION]: job_errors,
+    [WEBHOOK_ENDPOINTS_COLLECTION]: webhook_endpoints,
+    [WEBHOOK_DELIVERIES_COLLECTION]: webhook_deliveries,
+    [WEBHOOK_ATTEMPTS_COLLECTION]: webhook_attempts,
+    api_keys,
+    accounts,
+  };
+  return { collections, resources, events, jobs, attempts: webhook_attempts, api_keys, endpoints, target, withErrors, waitingForGone, inFlight };
+}
