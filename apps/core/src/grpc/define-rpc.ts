@@ -40,7 +40,6 @@ export interface IdempotencyConflict {
 
 /** One declared RPC, as `defineRpcs` serves it. */
 export interface Rpc<Req, Res> {
-  readonly kind: "read" | "write";
   run(request: Req, context: CallContext, checkKey: PresentedKeyCheck): Promise<Res>;
 }
 
@@ -76,7 +75,6 @@ function isConflict(value: unknown): value is IdempotencyConflict {
 /** A read: `load` runs alongside the presented-key check; a refused key drops its result. */
 function read<Req extends Scoped, T, Res, In = Req>(spec: ReadSpec<Req, In, T, Res>): Rpc<Req, Res> {
   return {
-    kind: "read",
     async run(request, context, checkKey) {
       const { input, call } = prologue(spec, request, context);
       // Taken before the read starts: with no time left the call fails here, with nothing started.
@@ -90,7 +88,6 @@ function read<Req extends Scoped, T, Res, In = Req>(spec: ReadSpec<Req, In, T, R
 /** A write: starts once the presented key is confirmed; an idempotency conflict is `idempotency_key_reused`. */
 function write<Req extends Scoped, T, Res, In = Req>(spec: WriteSpec<Req, In, T, Res>): Rpc<Req, Res> {
   return {
-    kind: "write",
     async run(request, context, checkKey) {
       const { input, call } = prologue(spec, request, context);
       await checkKey(context, call.tenant, call.budget.db());
