@@ -25,7 +25,14 @@ export function adminClient(coreAddr: string) {
 }
 
 /** Core as a real process (so it can be SIGKILLed), ready when it answers an admin call. */
-export async function startCoreProcess(options: { mongoUri: string; databaseName: string; port: number; faults?: string }): Promise<Child> {
+export async function startCoreProcess(options: {
+  mongoUri: string;
+  databaseName: string;
+  port: number;
+  faults?: string;
+  /** More variables, such as the settings core shares with the workers (RMS_SECRET_KEY, WEBHOOK_ALLOW_PRIVATE, ...). */
+  env?: Record<string, string>;
+}): Promise<Child> {
   const core = startNodeChild("core", join(repoRoot, "apps/core/dist/main.js"), {
     MONGODB_URI: options.mongoUri,
     MONGODB_DATABASE: options.databaseName,
@@ -35,6 +42,7 @@ export async function startCoreProcess(options: { mongoUri: string; databaseName
     RMS_GATEWAY_TOKEN: GATEWAY_TOKEN,
     LOG_LEVEL: "fatal",
     ...(options.faults ? { RMS_FAULTS: options.faults } : {}),
+    ...options.env,
   });
   const admin = adminClient(`127.0.0.1:${options.port}`);
   try {
