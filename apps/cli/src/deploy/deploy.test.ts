@@ -198,6 +198,7 @@ const READS = {
 
 const goLine = await goVersion(process.env);
 const NO_GO = "no Go toolchain: install Go 1.22 or newer (`go` on PATH) so the test can build helm and kube-score";
+if (!goLine) process.stderr.write(`deploy: the Helm chart checks are skipped: ${NO_GO}\n`);
 
 describe.skipIf(!goLine)("the Helm chart (deploy/helm/rms)", () => {
   let helm = "";
