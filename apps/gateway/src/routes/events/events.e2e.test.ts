@@ -1,6 +1,6 @@
 import { eventually } from "@rms/test-db/testkit";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { startStack, withSecretKey, type Stack } from "../testutil/harness.js";
+import { startStack, withSecretKey, type Stack } from "../../testutil/harness.js";
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
