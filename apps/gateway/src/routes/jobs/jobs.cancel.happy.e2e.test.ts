@@ -2,6 +2,7 @@ import { eventually } from "@rms/test-db/testkit";
 import type { Db } from "mongodb";
 import { describe, expect, it } from "vitest";
 import { useStackWithDatabase, type Stack } from "../../testutil/harness.js";
+import { setJob } from "../../testutil/jobs.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON bodies; each assertion states the shape it expects.
 type Json = Record<string, any>;
@@ -12,11 +13,6 @@ let db: Db;
 useStackWithDatabase((started) => {
   ({ stack, key, db } = started);
 });
-
-/** Moves a job to a state only the runner reaches (the runner is not part of this stack). */
-async function setJob(id: string, fields: Record<string, unknown>) {
-  await db.collection("jobs").updateOne({ _id: id as never }, { $set: fields });
-}
 
 describe("POST /v1/jobs/{id}/cancel", () => {
   const newJob = async () => (await stack.api.post("/v1/jobs", { key, json: { type: "resources.import", params: { items: [{ name: "c" }] } } })).json as Json;
@@ -44,12 +40,12 @@ describe("POST /v1/jobs/{id}/cancel", () => {
 
   it("marks a running job with cancel_requested_at once (a second cancel keeps the first time) and leaves it running", async () => {
     const job = await newJob();
-    await setJob(job.id, { status: "running", started_at: job.created, lease_owner: "worker-x", lease_until: Date.now() + 60_000, epoch: 1 });
+    await setJob(db, job.id, { status: "running", started_at: job.created, lease_owner: "worker-x", lease_until: Date.now() + 60_000, epoch: 1 });
     const first = await stack.api.post(`/v1/jobs/${job.id}/cancel`, { key });
     expect(first.status).toBe(200);
     expect(first.json.status).toBe("running");
     expect(first.json.cancel_requested_at).toEqual(expect.any(Number));
-    await setJob(job.id, { cancel_requested_at: 1_000 }); // an earlier time, so a rewrite would show
+    await setJob(db, job.id, { cancel_requested_at: 1_000 }); // an earlier time, so a rewrite would show
     const second = await stack.api.post(`/v1/jobs/${job.id}/cancel`, { key });
     expect(second.json).toMatchObject({ status: "running", cancel_requested_at: 1_000 });
     const stored = await db.collection("jobs").findOne({ _id: job.id });

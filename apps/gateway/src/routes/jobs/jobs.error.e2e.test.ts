@@ -1,7 +1,7 @@
 import type { Db } from "mongodb";
 import { describe, expect, it } from "vitest";
 import { useStackWithDatabase, type Stack } from "../../testutil/harness.js";
-import { RES_ID, masked } from "../../testutil/jobs.js";
+import { RES_ID, masked, setJob } from "../../testutil/jobs.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON bodies; each assertion states the shape it expects.
 type Json = Record<string, any>;
@@ -12,11 +12,6 @@ let db: Db;
 useStackWithDatabase((started) => {
   ({ stack, key, db } = started);
 });
-
-/** Moves a job to a state only the runner reaches (the runner is not part of this stack). */
-async function setJob(id: string, fields: Record<string, unknown>) {
-  await db.collection("jobs").updateOne({ _id: id as never }, { $set: fields });
-}
 
 describe("POST /v1/jobs", () => {
   it("accepts 10,000 items and 1,000 ids, refuses one more of either", async () => {
@@ -117,7 +112,7 @@ describe("POST /v1/jobs/{id}/cancel", () => {
 
   it.each(["succeeded", "failed", "canceled"])("refuses to cancel a %s job with 409 state_conflict", async (status) => {
     const job = await newJob();
-    await setJob(job.id, { status, finished_at: job.created });
+    await setJob(db, job.id, { status, finished_at: job.created });
     const response = await stack.api.post(`/v1/jobs/${job.id}/cancel`, { key, headers: { "Idempotency-Key": `cancel-${status}` } });
     expect(response.status).toBe(409);
     expect(response.json.error.code).toBe("state_conflict");

@@ -1,7 +1,7 @@
 import type { Db } from "mongodb";
 import { describe, expect, it } from "vitest";
 import { useStackWithDatabase, withSecretKey, type Stack } from "../../testutil/harness.js";
-import { JOB_FIELDS, RES_ID } from "../../testutil/jobs.js";
+import { JOB_FIELDS, RES_ID, setJob } from "../../testutil/jobs.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON bodies; each assertion states the shape it expects.
 type Json = Record<string, any>;
@@ -12,11 +12,6 @@ useStackWithDatabase((started) => {
   ({ stack, db } = started);
 });
 
-/** Moves a job to a state only the runner reaches (the runner is not part of this stack). */
-async function setJob(id: string, fields: Record<string, unknown>) {
-  await db.collection("jobs").updateOne({ _id: id as never }, { $set: fields });
-}
-
 describe("GET /v1/jobs and /v1/jobs/{id}", () => {
   it("lists newest first with status, type and created filters and keyset cursors; retrieves one", async () => {
     const { key: own, account: mine } = await withSecretKey(stack);
@@ -25,7 +20,7 @@ describe("GET /v1/jobs and /v1/jobs/{id}", () => {
       const body = i % 2 === 0 ? { type: "resources.import", params: { items: [{ name: `n${i}` }] } } : { type: "resources.bulk_delete", params: { filter: { ids: [RES_ID] } } };
       ids.push((await stack.api.post("/v1/jobs", { key: own, json: body })).json.id);
     }
-    await setJob(ids[1]!, { status: "succeeded", finished_at: 1_800_000_000, result: { deleted: 1, errors: [] } });
+    await setJob(db, ids[1]!, { status: "succeeded", finished_at: 1_800_000_000, result: { deleted: 1, errors: [] } });
     const list = (await stack.api.get("/v1/jobs", { key: own })).json as Json;
     expect(Object.keys(list)).toEqual(["object", "url", "has_more", "data"]);
     expect(list).toMatchObject({ object: "list", url: "/v1/jobs", has_more: false });
