@@ -1,33 +1,38 @@
 #!/usr/bin/env node
-// The jobs rows of `npm run bench` (issue 14), on a stack of their own: a database, core, gateway and one
-// worker process, so the raw baselines run on the same database as the jobs, in the same run.
-//   import:  POST /v1/jobs of 10,000 items until `succeeded`   vs one raw insertMany of the same documents
-//   update:  a bulk update of those 10,000 until `succeeded`    vs one raw updateMany of 10,000 documents
+// The jobs rows of `npm run bench` (issue 14), on a stack of their own: a database, core, gateway and one worker
+// process, so the raw baselines run on the same database as the jobs, in the same run.
+//   import:   POST /v1/jobs of 10,000 items until `succeeded`   vs one raw insertMany of the same documents
+//   update:   a bulk update of those 10,000 until `succeeded`    vs one raw updateMany of 10,000 documents
 //   retrieve: GET /v1/resources/:id req/s while an import runs  vs the same without
-// Run alone: `node scripts/bench-jobs.mjs` (after a build); bench.mjs imports `benchJobs`.
+// The jobs are made and followed through the public API; the raw baselines write a collection of the bench's own
+// (core's documents, under core's resources indexes). Run alone: `node bench/src/jobs.mjs` (after a build).
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, dirname } from "node:path";
+import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { resourceIndexes, resourcesWithPendingEvents } from "./invariants.mjs";
 
-const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const ITEMS = Number(process.env.BENCH_JOB_ITEMS ?? 10_000);
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+/** The raw baselines' own collection. */
+const RAW_COLLECTION = "bench_raw_resources";
 
 export async function benchJobs({ say = (l) => process.stderr.write(`bench-jobs: ${l}\n`), duration = 5 } = {}) {
   const { startDatabase } = await import("@rms/test-db");
   const { MongoClient } = await import("mongodb");
   const { default: autocannon } = await import("autocannon");
-  const stackUrl = (p) => pathToFileURL(join(root, "apps/cli/dist/stack", p)).href;
-  const { freePort, httpsCall, newTestKey, startCoreProcess, startGatewayProcess } = await import(stackUrl("processes.js"));
-  const { startNodeChild } = await import(stackUrl("children.js"));
-  const core = await import(pathToFileURL(join(root, "apps/core/dist/resources/batch.js")).href);
+  const dist = (p) => import(pathToFileURL(join(root, p)).href);
+  const { freePort, newTestKey, startCoreProcess, startGatewayProcess } = await dist("apps/cli/dist/stack/processes.js");
+  const { startNodeChild } = await dist("apps/cli/dist/stack/children.js");
+  const { PublicApi } = await dist("apps/cli/dist/stack/public-api.js");
+  const core = await dist("apps/core/dist/resources/batch.js");
 
   const dir = mkdtempSync(join(tmpdir(), "rms-bench-jobs-"));
   const database = await startDatabase({ dataDir: join(dir, "db"), env: { ...process.env, MONGODB_URI: "" } });
   const databaseName = "benchjobs";
   const children = [];
   const mongo = await new MongoClient(database.uri).connect();
+  let api;
   try {
     const corePort = await freePort();
     const gatewayPort = await freePort();
@@ -53,35 +58,34 @@ export async function benchJobs({ say = (l) => process.stderr.write(`bench-jobs:
       }),
     );
     const { accountId, secret } = await newTestKey(`127.0.0.1:${corePort}`);
+    api = new PublicApi(dir, gatewayPort, secret);
     const db = mongo.db(databaseName);
-    const resources = db.collection("resources");
     const ca = readFileSync(join(dir, "tls", "cert.pem"));
-    const call = (method, path, body) =>
-      httpsCall(dir, gatewayPort, method, path, { key: secret, ...(body ? { form: JSON.stringify(body), headers: { "content-type": "application/json" } } : {}) });
-    // POST through the API, then the job's status read from the database (one small field, fifty times a
-    // second): polling GET /v1/jobs/:id would load the API with the job's params (10,000 items) each time.
-    const jobs = db.collection("jobs");
-    const runJob = async (body) => {
+    // POST through the API, then followed by list queries that stay empty (and cheap) until the job leaves
+    // `queued` and until it ends, every `pollMs`; `GET /v1/jobs/:id` would carry the job's params (10,000 items)
+    // each time, so it is read once, at the end.
+    const runJob = async (body, pollMs = 20) => {
       const t = performance.now();
-      const created = await call("POST", "/v1/jobs", body);
-      if (created.status !== 201) throw new Error(`POST /v1/jobs: ${created.status} ${created.body}`);
+      const created = await api.send("POST", "/v1/jobs", { json: body });
       const postMs = performance.now() - t;
-      const { id } = JSON.parse(created.body);
       let startedMs = null;
-      for (;;) {
-        const job = await jobs.findOne({ _id: id }, { projection: { status: 1, error: 1, attempts: 1, result: 1 } });
-        if (startedMs === null && job.status !== "queued") startedMs = performance.now() - t;
-        if (job.status === "succeeded") return { ms: performance.now() - t, postMs, startedMs, job };
-        if (job.status === "failed" || job.status === "canceled") throw new Error(`job ${id} ${job.status}: ${JSON.stringify(job.error)} attempts ${job.attempts}`);
-        await sleep(20);
-      }
+      const end = await api.jobEnd(created, { pollMs, timeoutMs: 30 * 60_000, started: () => (startedMs = performance.now() - t) });
+      const ms = performance.now() - t;
+      const job = await api.send("GET", `/v1/jobs/${created.id}`);
+      if (end !== "succeeded") throw new Error(`job ${created.id} ${job.status}: ${job.failure_code} ${job.failure_message} attempts ${job.attempts}`);
+      return { ms, postMs, startedMs, job };
     };
     const items = (tag) => Array.from({ length: ITEMS }, (_, i) => ({ name: `${tag}-${i}`, metadata: { tag } }));
     // Warm-up: a small job through every layer.
     await runJob({ type: "resources.import", params: { items: items("warm").slice(0, 100) } });
 
-    // ---- raw baselines on the same database: the same documents an import writes (with their events)
-    say(`raw insertMany of ${ITEMS} resources`);
+    // ---- raw baselines on the same database: the documents an import writes (with their events), into the
+    // bench's own collection under the same indexes as core's
+    const raw = db.collection(RAW_COLLECTION);
+    const indexes = await resourceIndexes(db);
+    if (indexes.length === 0) throw new Error("core's resources collection has no indexes to copy");
+    for (const { key, v, ns, ...options } of indexes) await raw.createIndex(key, options);
+    say(`raw insertMany of ${ITEMS} resources (into ${RAW_COLLECTION}, under core's ${indexes.length} resources indexes)`);
     const baseTenant = { account: `acct_benchraw${process.pid}`, livemode: false };
     const nowMs = Date.now();
     const docs = items("raw").map((item, i) =>
@@ -91,11 +95,11 @@ export async function benchJobs({ say = (l) => process.stderr.write(`bench-jobs:
       }),
     );
     let t = performance.now();
-    await resources.insertMany(docs, { ordered: false });
+    await raw.insertMany(docs, { ordered: false });
     const rawInsertMs = performance.now() - t;
     say(`raw updateMany of ${ITEMS} resources`);
     t = performance.now();
-    await resources.updateMany({ account: baseTenant.account }, { $set: { status: "paused" }, $inc: { version: 1 } });
+    await raw.updateMany({ account: baseTenant.account }, { $set: { status: "paused" }, $inc: { version: 1 } });
     const rawUpdateMs = performance.now() - t;
 
     // ---- the jobs, end to end through the public API
@@ -105,7 +109,7 @@ export async function benchJobs({ say = (l) => process.stderr.write(`bench-jobs:
     const updated = await runJob({ type: "resources.bulk_update", params: { filter: { metadata: { tag: "bench" } }, update: { status: "paused", metadata: { step: "1" } } } });
 
     // ---- retrieve req/s with and without an import running
-    const one = JSON.parse((await call("POST", "/v1/resources", { name: "retrieve me" })).body);
+    const one = await api.send("POST", "/v1/resources", { json: { name: "retrieve me" } });
     const retrieve = async () => {
       const r = await autocannon({
         url: `https://127.0.0.1:${gatewayPort}/v1/resources/${one.id}`,
@@ -119,10 +123,11 @@ export async function benchJobs({ say = (l) => process.stderr.write(`bench-jobs:
     say("retrieve without an import");
     const idle = await retrieve();
     say("retrieve while an import runs");
-    const during = runJob({ type: "resources.import", params: { items: items("during") } });
+    // Followed at a slower pace, so its polls weigh little on the retrieves measured meanwhile.
+    const during = runJob({ type: "resources.import", params: { items: items("during") } }, 200);
     const busy = await retrieve();
     const background = await during;
-    const pendingAfter = await resources.countDocuments({ account: accountId, "pending_events.0": { $exists: true } });
+    const pendingAfter = await resourcesWithPendingEvents(db, accountId);
     const result = {
       import: {
         job_ms: imported.ms,
@@ -172,6 +177,7 @@ export async function benchJobs({ say = (l) => process.stderr.write(`bench-jobs:
     ];
     return { rows, result };
   } finally {
+    api?.close();
     for (const child of children.reverse()) await child.stop(10_000).catch(() => {});
     await mongo.close();
     await database.stop();
