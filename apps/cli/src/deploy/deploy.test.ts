@@ -387,7 +387,3 @@ describe.skipIf(!goLine)("the Helm chart (deploy/helm/rms)", () => {
     });
   }
 });
-
-describe.runIf(!goLine)("the Helm chart without Go", () => {
-  it.skip(`is not checked here: ${NO_GO}`, () => {});
-});
