@@ -3,7 +3,7 @@ import type { Logger } from "pino";
 import type { Registry } from "prom-client";
 import { OUTBOXES } from "./domains.js";
 import { OutboxRelay, type Relayed } from "./storage/relay.js";
-import { webhookFanOut, type RelayedEvent } from "./webhooks/fanout.js";
+import { webhookFanOut, type RelayedEvent } from "./webhook-deliveries/fanout.js";
 import { signalQueued } from "./webhooks/queue-signal.js";
 import { counterIn } from "./metrics-registry.js";
 
