@@ -1,3 +1,4 @@
+// The webhook deliveries task: the shared poller over the deliveries queue of webhook-deliveries/.
 import { queueDepthGauges } from "../../webhook-deliveries/metrics.js";
 import { WEBHOOK_DELIVERIES_COLLECTION, type DeliveryDocument } from "../../webhook-deliveries/model.js";
 import { DeliveryQueue, ensureDeliveryIndexes, type DeliveryQueueOptions } from "../../webhook-deliveries/queue.js";

@@ -1,3 +1,4 @@
+// The jobs task: the shared poller over the jobs queue of jobs/runner/.
 import type { Claimed } from "../../jobs/runner/claim.js";
 import { JobQueue, type JobQueueOptions } from "../../jobs/runner/queue.js";
 import { jobQueueSignal } from "../../jobs/queue-signal.js";

@@ -1,3 +1,4 @@
+// The one poller of the worker's leased queues (deliveries, jobs): claim, wake-up counter, back-off, stop.
 import type { Logger } from "pino";
 import type { WorkerContext, WorkerTask } from "./task.js";
 
