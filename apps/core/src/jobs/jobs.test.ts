@@ -1,10 +1,10 @@
-import { JobService, ResourceStatus, createClient, type JobParams } from "@rms/proto";
+import { JobService, ResourceStatus, type JobParams, type ServiceClient } from "@rms/proto";
 import { create } from "@bufbuild/protobuf";
 import { JobParamsSchema } from "@rms/proto";
 import { eventually } from "@rms/test-db/testkit";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ADMIN_TOKEN, startTestCore, type TestCore } from "../testutil/harness.js";
+import { startTestCore, type TestCore } from "../testutil/harness.js";
 import { thingsCollection } from "../testutil/storage.js";
 import { importItemFields } from "./items.js";
 import { UNBOUNDED } from "../grpc/budget.js";
@@ -16,13 +16,12 @@ import { JobStore, LIST_PAGE_PARAMS_BYTES } from "./store.js";
 import { typedParamsOf } from "./validation.js";
 
 let t: TestCore;
-let jobs: ReturnType<typeof createClient<typeof JobService>>;
+let jobs: ServiceClient<typeof JobService>;
 beforeAll(async () => {
   t = await startTestCore({ relay: true });
-  jobs = createClient(JobService, t.core.address, { metadata: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+  jobs = t.client(JobService);
 });
 afterAll(async () => {
-  jobs?.close();
   await t?.stop();
 });
 

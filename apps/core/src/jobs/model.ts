@@ -1,4 +1,4 @@
-import type { ResourceStatusName } from "@rms/proto";
+import type { JOBS_VOCABULARY, JobStatus, JobType, ResourceStatusName } from "@rms/proto";
 import type { MetadataPair } from "../resources/model.js";
 import type { TenantDocument } from "../storage/documents.js";
 import { expiryAt, type Expiring } from "../storage/expiry.js";
@@ -17,11 +17,8 @@ import type { OutboxEvent } from "../storage/outbox.js";
 export const JOBS_COLLECTION = "jobs";
 export const JOB_ERRORS_COLLECTION = "job_errors";
 
-export const JOB_TYPES = ["resources.bulk_update", "resources.bulk_delete", "resources.import"] as const;
-export type JobType = (typeof JOB_TYPES)[number];
-
-export const JOB_STATUSES = ["queued", "running", "succeeded", "failed", "canceled"] as const;
-export type JobStatus = (typeof JOB_STATUSES)[number];
+/** The types and statuses of jobs, as the jobs vocabulary in @rms/proto names them. */
+export { JOB_STATUSES, JOB_TYPES, type JobStatus, type JobType } from "@rms/proto";
 
 /** Statuses a job never leaves: cancel answers 409 `state_conflict`, and the job expires 30 days after it finished. */
 export const FINISHED_STATUSES: readonly JobStatus[] = ["succeeded", "failed", "canceled"];
@@ -147,7 +144,7 @@ export interface JobResult {
 export type JobSnapshot = Record<string, unknown>;
 
 /** `job.succeeded`, `job.failed`, `job.canceled`: pushed into the job's own outbox by the write that finishes it. */
-export type JobEvent = OutboxEvent<"job.succeeded" | "job.failed" | "job.canceled", JobSnapshot, never>;
+export type JobEvent = OutboxEvent<(typeof JOBS_VOCABULARY.eventTypes)[number], JobSnapshot, never>;
 
 /**
  * The stored job. `version` grows by one with every write that changes what the public object shows

@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import type { AttemptStatus, AttemptTrigger } from "@rms/proto";
 import { idAt, randomBase62 } from "../ids.js";
 import type { StoredEvent } from "../events/model.js";
 import { expiryAt, type Expiring } from "../storage/expiry.js";
@@ -12,7 +13,8 @@ export const WEBHOOK_ENDPOINTS_COLLECTION = "webhook_endpoints";
 export const WEBHOOK_DELIVERIES_COLLECTION = "webhook_deliveries";
 export const WEBHOOK_ATTEMPTS_COLLECTION = "webhook_attempts";
 
-export type DeliveryTrigger = "scheduled" | "recovery" | "manual";
+/** What made an attempt (the webhooks vocabulary in @rms/proto). */
+export type DeliveryTrigger = AttemptTrigger;
 
 /** Attempts are kept 30 days (CONTRACT.md section 7), and so are finished deliveries, both from their creation. */
 export const WEBHOOK_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
@@ -84,7 +86,7 @@ export interface AttemptDocument extends Expiring {
   livemode: boolean;
   event: string;
   endpoint: string;
-  status: "succeeded" | "failed";
+  status: AttemptStatus;
   response_status: number | null;
   response_body: string | null;
   error: string | null;

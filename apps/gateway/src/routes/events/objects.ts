@@ -1,15 +1,11 @@
-import type { Event } from "@rms/proto";
+import { exampleId, type Event } from "@rms/proto";
 import { ApiError } from "../../errors.js";
 import { API_VERSION } from "../../http/request-id.js";
 import { constant, field, listOf, publicObject } from "../../schema/objects.js";
-import { CREATED_RANGE_PARAM, LIST_LIMIT_MAX } from "../../schema/params.js";
+import { CREATED_RANGE_PARAM, idSchema, LIST_LIMIT_MAX } from "../../schema/params.js";
 import type { ParamSpec } from "../operation.js";
 
-/** An event id: `evt_` and an opaque suffix (no anchors, for use inside other patterns). */
-export const EVENT_ID_PATTERN = "evt_[0-9A-Za-z]{22}";
-/** A well-formed event id (of no event). */
-export const EXAMPLE_EVENT_ID = "evt_0000000000000000000000";
-const EVENT_ID = { type: "string", pattern: `^${EVENT_ID_PATTERN}$`, description: "An event id: `evt_` and an opaque suffix." };
+const EVENT_ID = idSchema("evt", "An event id: `evt_` and an opaque suffix.");
 /** Most exact types one `types` filter may name (CONTRACT.md section 7). */
 export const TYPES_FILTER_MAX = 20;
 
@@ -58,7 +54,7 @@ export const EventObject = publicObject<Event>("Event", {
 export const EventListObject = listOf(EventObject, "/v1/events", LIST_LIMIT_MAX);
 
 /** The `:id` of `/v1/events/:id`. */
-export const EVENT_ID_PATH = { id: { example: EXAMPLE_EVENT_ID, schema: { type: "string", description: "The event id." } } } satisfies Record<string, ParamSpec>;
+export const EVENT_ID_PATH = { id: { example: exampleId("evt"), schema: { type: "string", description: "The event id." } } } satisfies Record<string, ParamSpec>;
 
 /** The filters of `GET /v1/events`. */
 export const EVENT_FILTERS = {

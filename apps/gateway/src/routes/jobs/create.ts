@@ -1,8 +1,9 @@
+import { JOB_TYPES } from "@rms/proto";
 import { optionalEnum } from "../../http/params.js";
 import { ApiError } from "../../errors.js";
 import { defineOperation } from "../operation.js";
 import { JOB_CREATE_PARAMS, JobObject } from "./objects.js";
-import { JOB_TYPE_NAMES, jobParamsOf } from "./params.js";
+import { jobParamsOf } from "./params.js";
 
 /**
  * Most parameters of a create's body: an import of 10,000 items needs far more than the API's usual
@@ -23,7 +24,7 @@ export const createJob = defineOperation({
   service: "jobs",
   rpc: "createJob",
   request({ params, tenant }) {
-    const type = optionalEnum(params, "type", JOB_TYPE_NAMES);
+    const type = optionalEnum(params, "type", JOB_TYPES);
     if (type === undefined) throw new ApiError("parameter_missing", "Missing required param: type.", { param: "type" });
     return { tenant, params: jobParamsOf(type, params["params"]) };
   },

@@ -1,17 +1,22 @@
-import { RESOURCE_STATUS, ResourceStatus, type Job, type JobFilter, type JobItemError, type JobParams, type MetadataEntry } from "@rms/proto";
+import {
+  exampleId,
+  idPattern,
+  JOB_STATUSES,
+  JOB_TYPES,
+  RESOURCE_STATUS,
+  ResourceStatus,
+  type Job,
+  type JobFilter,
+  type JobItemError,
+  type JobParams,
+  type MetadataEntry,
+} from "@rms/proto";
 import { ApiError } from "../../errors.js";
 import { constant, field, listOf, publicObject, type JsonSchema } from "../../schema/objects.js";
-import { LIST_LIMIT_MAX, METADATA_OBJECT } from "../../schema/params.js";
+import { idSchema, LIST_LIMIT_MAX, METADATA_OBJECT } from "../../schema/params.js";
 import type { ParamSpec } from "../operation.js";
-import { RESOURCE_ID_PATTERN } from "../resources/objects.js";
-import { JOB_TYPE_NAMES } from "./params.js";
 
-/** A job id: `job_` and an opaque suffix (no anchors, for use inside other patterns). */
-export const JOB_ID_PATTERN = "job_[0-9A-Za-z]{22}";
-/** A well-formed job id (of no job). */
-export const EXAMPLE_JOB_ID = "job_0000000000000000000000";
-const JOB_ID = { type: "string", pattern: `^${JOB_ID_PATTERN}$`, description: "A job id: `job_` and an opaque suffix." };
-export const JOB_STATUS_NAMES = ["queued", "running", "succeeded", "failed", "canceled"] as const;
+const JOB_ID = idSchema("job", "A job id: `job_` and an opaque suffix.");
 
 const UNIX_TIME = { type: "integer", minimum: 0, description: "Unix seconds." };
 const NULLABLE_TIME = { type: ["integer", "null"], minimum: 0, description: "Unix seconds, or null." };
@@ -91,7 +96,7 @@ const FILTER_SCHEMA: JsonSchema = {
   minProperties: 1,
   description: "Which resources: every condition given must hold. Evaluated once, when the job starts.",
   properties: {
-    ids: { type: "array", minItems: 1, maxItems: 1000, items: { type: "string", pattern: `^${RESOURCE_ID_PATTERN}$` } },
+    ids: { type: "array", minItems: 1, maxItems: 1000, items: idSchema("res") },
     status: STATUS,
     metadata: { ...METADATA_OBJECT, description: "Equality on each key." },
     created: { type: "object", additionalProperties: false, properties: { gte: UNIX_TIME, lte: UNIX_TIME } },
@@ -136,8 +141,8 @@ export const JobObject = publicObject<Job>(
   {
     id: field(JOB_ID, (j) => j.id),
     object: constant("job"),
-    type: field({ type: "string", enum: [...JOB_TYPE_NAMES] }, (j) => j.type),
-    status: field({ type: "string", enum: [...JOB_STATUS_NAMES] }, (j) => j.status),
+    type: field({ type: "string", enum: [...JOB_TYPES] }, (j) => j.type),
+    status: field({ type: "string", enum: [...JOB_STATUSES] }, (j) => j.status),
     params: field(PARAMS_SCHEMA, (j) => publicParams(j.params)),
     progress: field(
       {
@@ -196,11 +201,11 @@ export const JobObject = publicObject<Job>(
 export const JobListObject = listOf(JobObject, "/v1/jobs", LIST_LIMIT_MAX);
 
 /** The `:id` of `/v1/jobs/:id`. */
-export const JOB_ID_PATH = { id: { example: EXAMPLE_JOB_ID, schema: { type: "string", description: "The job id." } } } satisfies Record<string, ParamSpec>;
+export const JOB_ID_PATH = { id: { example: exampleId("job"), schema: { type: "string", description: "The job id." } } } satisfies Record<string, ParamSpec>;
 
 /** The parameters of `POST /v1/jobs`. */
 export const JOB_CREATE_PARAMS = {
-  type: { example: "resources.import", required: true, schema: { type: "string", enum: [...JOB_TYPE_NAMES], description: "What the job does." } },
+  type: { example: "resources.import", required: true, schema: { type: "string", enum: [...JOB_TYPES], description: "What the job does." } },
   params: {
     example: { items: [{ name: "Staging cluster", metadata: { plan: "pro" } }] },
     required: true,
@@ -220,7 +225,7 @@ export const JobItemErrorListObject = publicObject<JobErrorPage>(
   "JobItemErrorList",
   {
     object: constant("list"),
-    url: field({ type: "string", pattern: `^/v1/jobs/${JOB_ID_PATTERN}/errors$` }, (page) => `/v1/jobs/${page.jobId}/errors`),
+    url: field({ type: "string", pattern: `^/v1/jobs/${idPattern("job")}/errors$` }, (page) => `/v1/jobs/${page.jobId}/errors`),
     has_more: field({ type: "boolean" }, (page) => page.hasMore),
     data: field({ type: "array", maxItems: LIST_LIMIT_MAX, items: { $ref: "#/components/schemas/JobItemError" } }, (page) => page.items.map((e) => JobItemErrorObject.render(e))),
   },

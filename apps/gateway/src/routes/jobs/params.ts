@@ -1,5 +1,5 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import type { ImportItemSchema, JobFilterSchema, JobParamsSchema, JobUpdateSchema } from "@rms/proto";
+import type { ImportItemSchema, JobFilterSchema, JobParamsSchema, JobType, JobUpdateSchema } from "@rms/proto";
 import { ApiError } from "../../errors.js";
 import type { Params } from "../../http/body.js";
 import { describe, listValue, optionalEnum, optionalInteger, optionalMetadata, optionalString, rejectUnknown } from "../../http/params.js";
@@ -14,9 +14,6 @@ import { STATUS_NAMES, statusToProto } from "../resources/objects.js";
  * rules (limits, empty filter or update, id form, metadata keys) are core's; an import item's own
  * rules (name, status, metadata) are checked per item when the job runs.
  */
-
-export const JOB_TYPE_NAMES = ["resources.bulk_update", "resources.bulk_delete", "resources.import"] as const;
-export type JobTypeName = (typeof JOB_TYPE_NAMES)[number];
 
 /** Runs a check of a nested object, naming its params under `prefix` (`name` -> `params[items][3][name]`). */
 function under<T>(prefix: string, check: () => T): T {
@@ -106,7 +103,7 @@ function itemOf(raw: unknown, index: number): MessageInitShape<typeof ImportItem
 }
 
 /** The typed params of a create, from `type` and `params` as decoded from JSON or a form. */
-export function jobParamsOf(type: JobTypeName, raw: unknown): MessageInitShape<typeof JobParamsSchema> {
+export function jobParamsOf(type: JobType, raw: unknown): MessageInitShape<typeof JobParamsSchema> {
   if (raw === undefined) throw new ApiError("parameter_missing", "Missing required param: params.", { param: "params" });
   const params = objectAt(raw, "params");
   const allowed = type === "resources.bulk_update" ? ["filter", "update"] : type === "resources.bulk_delete" ? ["filter"] : ["items"];
