@@ -4,6 +4,7 @@ import type { TenantDocument } from "../storage/documents.js";
 import { expiryAt, type Expiring } from "../storage/expiry.js";
 import type { IdempotentDocument } from "../storage/idempotent-insert.js";
 import type { OutboxEvent } from "../storage/outbox.js";
+import { QueueSignal } from "../storage/queue-signal.js";
 
 /**
  * The stored forms of jobs (CONTRACT.md section 6, in ../shared/docs/) and of their per-item errors.
@@ -16,6 +17,12 @@ import type { OutboxEvent } from "../storage/outbox.js";
 
 export const JOBS_COLLECTION = "jobs";
 export const JOB_ERRORS_COLLECTION = "job_errors";
+
+/**
+ * The jobs queue's wake-up counter: a create (and a released job) adds one; idle workers look for work at
+ * once when it moved instead of at their next full look (up to 200 unfinished jobs, once a second when idle).
+ */
+export const JOBS_QUEUE = new QueueSignal("jobs_queue", "queued");
 
 /** The types and statuses of jobs, as the jobs vocabulary in @rms/proto names them. */
 export { JOB_STATUSES, JOB_TYPES, type JobStatus, type JobType } from "@rms/proto";

@@ -3,6 +3,7 @@ import type { AttemptStatus, AttemptTrigger } from "@rms/proto";
 import { idAt, randomBase62 } from "../ids.js";
 import type { StoredEvent } from "../events/model.js";
 import { expiryAt, type Expiring } from "../storage/expiry.js";
+import { QueueSignal } from "../storage/queue-signal.js";
 
 /**
  * The stored shapes webhook delivery reads and writes (docs/webhooks.md, "Delivery"). The endpoints
@@ -12,6 +13,9 @@ import { expiryAt, type Expiring } from "../storage/expiry.js";
 export const WEBHOOK_ENDPOINTS_COLLECTION = "webhook_endpoints";
 export const WEBHOOK_DELIVERIES_COLLECTION = "webhook_deliveries";
 export const WEBHOOK_ATTEMPTS_COLLECTION = "webhook_attempts";
+
+/** The deliveries queue's wake-up counter: the relay adds the deliveries its fan-out queued; idle workers read it. */
+export const DELIVERY_QUEUE = new QueueSignal("webhook_queue", "deliveries");
 
 /** What made an attempt (the webhooks vocabulary in @rms/proto). */
 export type DeliveryTrigger = AttemptTrigger;

@@ -2,7 +2,7 @@ import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { ImportItemSchema, JobFilterSchema, JobParamsSchema, JobType, JobUpdateSchema } from "@rms/proto";
 import { ApiError } from "../../errors.js";
 import type { Params } from "../../http/body.js";
-import { describe, listValue, optionalEnum, optionalInteger, optionalMetadata, optionalString, rejectUnknown } from "../../http/params.js";
+import { describe, listValue, optionalEnum, under, optionalInteger, optionalMetadata, optionalString, rejectUnknown } from "../../http/params.js";
 import { STATUS_NAMES, statusToProto } from "../resources/objects.js";
 
 /**
@@ -14,19 +14,6 @@ import { STATUS_NAMES, statusToProto } from "../resources/objects.js";
  * rules (limits, empty filter or update, id form, metadata keys) are core's; an import item's own
  * rules (name, status, metadata) are checked per item when the job runs.
  */
-
-/** Runs a check of a nested object, naming its params under `prefix` (`name` -> `params[items][3][name]`). */
-function under<T>(prefix: string, check: () => T): T {
-  try {
-    return check();
-  } catch (error) {
-    if (!(error instanceof ApiError) || error.param === undefined) throw error;
-    const at = error.param.indexOf("[");
-    const param = at === -1 ? `${prefix}[${error.param}]` : `${prefix}[${error.param.slice(0, at)}]${error.param.slice(at)}`;
-    const message = error.message.split(error.param).join(param);
-    throw new ApiError(error.code, message, { param });
-  }
-}
 
 function objectAt(value: unknown, param: string): Params {
   if (value === null || typeof value !== "object" || Array.isArray(value)) {
