@@ -15,7 +15,7 @@ import {
 import { readFileSync } from "node:fs";
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import { MissingAdminTokenError, readAdminToken } from "./admin-token.js";
-import { accountJson, jobLine, jobRenderer, keyJson } from "./format.js";
+import { accountJson, jobJson, jobLine, keyJson } from "./format.js";
 import { adminTokenFileOf } from "./paths.js";
 import { checkOperatorEnvironment, ConfigError, DEFAULT_CORE_ADDR } from "./config.js";
 
@@ -161,7 +161,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       .addOption(new Option("--mode <mode>", "live or test data").choices(["live", "test"]).makeOptionMandatory())
       .option("--json", "print one JSON object per line (the job as the API shows it)");
   const tenantOf = (opts: { account: string; mode: string }) => ({ accountId: opts.account, livemode: opts.mode === "live" });
-  const printJob = async (json: boolean, job: Job) => print(json, json ? (await jobRenderer())(job) : {}, jobLine(job));
+  const printJob = (json: boolean, job: Job) => print(json, json ? jobJson(job) : {}, jobLine(job));
   tenantOptions(jobs.command("list").description("list an account's jobs, newest first"))
     .option("--limit <n>", `how many (1-${LIST_LIMIT_MAX})`, wholeNumber(1, LIST_LIMIT_MAX), LIST_LIMIT_DEFAULT)
     .option("--status <status>", "only jobs in this status (queued, running, succeeded, failed, canceled)")
@@ -175,19 +175,18 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
         type: opts.type ?? "",
         startingAfter: opts.startingAfter ?? "",
       });
-      const json = opts.json ? await jobRenderer() : null;
-      for (const job of list) print(!!json, json?.(job) ?? {}, jobLine(job));
+      for (const job of list) print(!!opts.json, opts.json ? jobJson(job) : {}, jobLine(job));
     });
   tenantOptions(jobs.command("get").description("show one job with its progress").argument("<job_id>", "the job")).action(
     async (id: string, opts: { account: string; mode: string; json?: boolean }) => {
       const { job } = await withJobs().getJob({ tenant: tenantOf(opts), id });
-      await printJob(!!opts.json, job!);
+      printJob(!!opts.json, job!);
     },
   );
   tenantOptions(jobs.command("cancel").description("cancel a queued job at once, or ask a running one to stop at its next checkpoint").argument("<job_id>", "the job")).action(
     async (id: string, opts: { account: string; mode: string; json?: boolean }) => {
       const { job } = await withJobs().cancelJob({ tenant: tenantOf(opts), id });
-      await printJob(!!opts.json, job!);
+      printJob(!!opts.json, job!);
     },
   );
 

@@ -106,11 +106,29 @@ export interface ImportParams {
   items: ImportItem[];
 }
 
+/** A job's params as stored: validated at create (jobs/validation.ts), then read by the runner and rendered (jobs/render.ts). */
+export type JobParams = BulkUpdateParams | BulkDeleteParams | ImportParams;
+
 /** A job's type with its params' stored form. */
 export type TypedParams =
   | { type: "resources.bulk_update"; params: BulkUpdateParams }
   | { type: "resources.bulk_delete"; params: BulkDeleteParams }
   | { type: "resources.import"; params: ImportParams };
+
+// The runner's reads of stored params, by what they hold (create stores a type with its own params, so a
+// mismatch is a bug, thrown as one).
+export function filterOf(params: JobParams): JobFilter {
+  if (!("filter" in params)) throw new Error("an import has no filter");
+  return params.filter;
+}
+export function updateOf(params: JobParams): JobUpdate {
+  if (!("update" in params)) throw new Error("only a bulk update has an update");
+  return params.update;
+}
+export function itemsOf(params: JobParams): ImportItem[] {
+  if (!("items" in params)) throw new Error("only an import has items");
+  return params.items;
+}
 
 export interface JobProgress {
   /** Items of the job: the import's item count from create; for bulk jobs null until the runner evaluates the filter at start. */
@@ -163,7 +181,7 @@ export interface JobDocument extends TenantDocument<JobEvent>, IdempotentDocumen
   _id: string;
   type: JobType;
   status: JobStatus;
-  params: BulkUpdateParams | BulkDeleteParams | ImportParams;
+  params: JobParams;
   progress: JobProgress;
   result: JobResult | null;
   error: { code: string; message: string } | null;

@@ -4,7 +4,7 @@ import { errors } from "../errors.js";
 import { budgetOf } from "../grpc/budget.js";
 import { requestInfo, tenantOf } from "../grpc/call-info.js";
 import { LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX, pageOf } from "../grpc/list-request.js";
-import { itemErrorMessage, jobMessage } from "./message.js";
+import { itemErrorJson, jobMessage } from "./render.js";
 import type { JobStore } from "./store.js";
 import { jobStatusFilter, jobTypeFilter, typedParamsOf } from "./validation.js";
 
@@ -83,7 +83,7 @@ export function jobService(store: JobStore, checkKey: PresentedKeyCheck = NO_KEY
         { limit, ...(startingAfter !== undefined ? { startingAfter } : {}), ...(endingBefore !== undefined ? { endingBefore } : {}) },
         budget,
       );
-      return { errors: page.items.map(itemErrorMessage), hasMore: page.hasMore, jobId: job._id };
+      return { errorsJson: page.items.map(itemErrorJson), hasMore: page.hasMore, jobId: job._id };
     },
 
     async cancelJob(request, context) {

@@ -1,22 +1,12 @@
 import { exampleId, type Event } from "@rms/proto";
-import { ApiError } from "../../errors.js";
 import { API_VERSION } from "../../http/request-id.js";
-import { constant, field, listOf, publicObject } from "../../schema/objects.js";
+import { constant, coreJson, field, listOf, publicObject } from "../../schema/objects.js";
 import { CREATED_RANGE_PARAM, idSchema, LIST_LIMIT_MAX } from "../../schema/params.js";
 import type { ParamSpec } from "../operation.js";
 
 const EVENT_ID = idSchema("evt", "An event id: `evt_` and an opaque suffix.");
 /** Most exact types one `types` filter may name (CONTRACT.md section 7). */
 export const TYPES_FILTER_MAX = 20;
-
-/** Core sends `data` as JSON text; anything else is a bug of core's answer (500). */
-function dataOf(event: Event): unknown {
-  try {
-    return JSON.parse(event.dataJson);
-  } catch {
-    throw ApiError.internal();
-  }
-}
 
 /** The public event object of CONTRACT.md section 7, fields in contract order. */
 export const EventObject = publicObject<Event>("Event", {
@@ -39,7 +29,7 @@ export const EventObject = publicObject<Event>("Event", {
         previous_attributes: { type: "object", description: "`*.updated` only: the old values of the changed fields." },
       },
     },
-    dataOf,
+    (e) => coreJson(e.dataJson),
   ),
   request: field(
     {

@@ -2,6 +2,8 @@ import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { ImportItemSchema, JobFilterSchema, JobParamsSchema, JobType, JobUpdateSchema } from "@rms/proto";
 import { ApiError } from "../../errors.js";
 import type { Params } from "../../http/body.js";
+import type { JsonSchema } from "../../schema/objects.js";
+import { idSchema, METADATA_OBJECT } from "../../schema/params.js";
 import { describe, listValue, optionalEnum, under, optionalInteger, optionalMetadata, optionalString, rejectUnknown } from "../../http/params.js";
 import { STATUS_NAMES, statusToProto } from "../resources/objects.js";
 
@@ -12,7 +14,8 @@ import { STATUS_NAMES, statusToProto } from "../resources/objects.js";
  * taken as its decimal text. The result is one typed message, so the JSON and the form version of
  * one request are the same core call (and the same request to the Idempotency-Key). The job-level
  * rules (limits, empty filter or update, id form, metadata keys) are core's; an import item's own
- * rules (name, status, metadata) are checked per item when the job runs.
+ * rules (name, status, metadata) are checked per item when the job runs. `PARAMS_SCHEMA` describes the
+ * same shape in the API document.
  */
 
 function objectAt(value: unknown, param: string): Params {
@@ -107,3 +110,52 @@ export function jobParamsOf(type: JobType, raw: unknown): MessageInitShape<typeo
     }
   }
 }
+
+const UNIX_TIME = { type: "integer", minimum: 0, description: "Unix seconds." };
+const STATUS = { type: "string", enum: [...STATUS_NAMES] };
+
+const FILTER_SCHEMA: JsonSchema = {
+  type: "object",
+  additionalProperties: false,
+  minProperties: 1,
+  description: "Which resources: every condition given must hold. Evaluated once, when the job starts.",
+  properties: {
+    ids: { type: "array", minItems: 1, maxItems: 1000, items: idSchema("res") },
+    status: STATUS,
+    metadata: { ...METADATA_OBJECT, description: "Equality on each key." },
+    created: { type: "object", additionalProperties: false, properties: { gte: UNIX_TIME, lte: UNIX_TIME } },
+  },
+};
+const UPDATE_SCHEMA: JsonSchema = {
+  type: "object",
+  additionalProperties: false,
+  minProperties: 1,
+  description: 'The change, with the rules of the resource update: metadata keys merge, a key set to `""` is removed, `metadata: ""` removes all.',
+  properties: { status: STATUS, metadata: { oneOf: [METADATA_OBJECT, { type: "string", const: "" }] } },
+};
+const ITEM_SCHEMA: JsonSchema = {
+  type: "object",
+  additionalProperties: false,
+  description: "A resource to create; an item breaking the resource rules fails alone (counted in `progress.failed`).",
+  properties: { name: { type: "string" }, status: { type: "string" }, metadata: METADATA_OBJECT },
+};
+/** The shape of `params` as the API document describes it (a create's parameter, the job object's field). */
+export const PARAMS_SCHEMA: JsonSchema = {
+  oneOf: [
+    {
+      type: "object",
+      additionalProperties: false,
+      required: ["filter", "update"],
+      properties: { filter: FILTER_SCHEMA, update: UPDATE_SCHEMA },
+      description: "`resources.bulk_update`",
+    },
+    { type: "object", additionalProperties: false, required: ["filter"], properties: { filter: FILTER_SCHEMA }, description: "`resources.bulk_delete`" },
+    {
+      type: "object",
+      additionalProperties: false,
+      required: ["items"],
+      properties: { items: { type: "array", minItems: 1, maxItems: 10000, items: ITEM_SCHEMA } },
+      description: "`resources.import`",
+    },
+  ],
+};
