@@ -4,12 +4,3 @@ export { parseCoreConfig, ConfigError, type CoreConfig } from "./config.js";
 export { startWorker, type RunningWorker, type WorkerOptions } from "./worker/run.js";
 export { parseWorkerConfig, type WorkerConfig } from "./worker/config.js";
 export { settingsVariables, DEFAULT_SETTINGS, type CoreSettings } from "./settings.js";
-export { encryptSecret, newEndpointSecret, newMasterKeyText, parseMasterKey } from "./webhooks/secret.js";
-export {
-  WEBHOOK_ATTEMPTS_COLLECTION,
-  WEBHOOK_DELIVERIES_COLLECTION,
-  WEBHOOK_ENDPOINTS_COLLECTION,
-  type AttemptDocument,
-  type DeliveryDocument,
-  type DeliveryEndpoint,
-} from "./webhooks/model.js";

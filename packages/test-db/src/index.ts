@@ -4,3 +4,4 @@ export { WHEEL, wheelDirectory } from "./pypi-wheel.js";
 export { REPLICA_SET } from "./replica-set.js";
 export { testDatabaseName } from "./names.js";
 export { cacheDir, type Env } from "./cache.js";
+export { withLock } from "./lock.js";

@@ -10,7 +10,7 @@ import { createServer, type IncomingHttpHeaders } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { newMasterKeyText } from "@rms/core";
+import { newMasterKeyText } from "@rms/core/settings";
 import { describeDatabase, startDatabase, testDatabaseName, type RunningDatabase } from "@rms/test-db";
 import { eventually } from "@rms/test-db/testkit";
 import { MongoClient } from "mongodb";

@@ -3,8 +3,8 @@ import { Agent, request } from "node:https";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { AdminService, KeyKind, bearerMetadata, createClient } from "@rms/proto";
-import { repoRoot } from "../paths.js";
 import { startNodeChild, waitUntil, type Child } from "./children.js";
+import { entryPoint } from "./entry-points.js";
 
 export const ADMIN_TOKEN = "process-test-admin-token-0123456789";
 export const GATEWAY_TOKEN = "process-test-gateway-token-0123456789";
@@ -33,7 +33,7 @@ export async function startCoreProcess(options: {
   /** Core's settings (RMS_SECRET_KEY, WEBHOOK_ALLOW_PRIVATE, JOBS_LEASE_MS, ...). */
   env?: Record<string, string>;
 }): Promise<Child> {
-  const core = startNodeChild("core", join(repoRoot, "apps/core/dist/main.js"), {
+  const core = startNodeChild("core", entryPoint("core"), {
     MONGODB_URI: options.mongoUri,
     MONGODB_DATABASE: options.databaseName,
     CORE_ADDR: `127.0.0.1:${options.port}`,
@@ -55,7 +55,7 @@ export async function startCoreProcess(options: {
 
 /** A worker as a real process (webhook deliveries, jobs); it answers nothing, so it is running once spawned. */
 export function startWorkerProcess(options: { mongoUri: string; databaseName: string; name?: string; env?: Record<string, string> }): Child {
-  return startNodeChild(options.name ?? "worker", join(repoRoot, "apps/core/dist/worker/main.js"), {
+  return startNodeChild(options.name ?? "worker", entryPoint("worker"), {
     MONGODB_URI: options.mongoUri,
     MONGODB_DATABASE: options.databaseName,
     LOG_LEVEL: "fatal",
@@ -74,7 +74,7 @@ export async function startGatewayProcess(options: {
   port: number;
   env?: Record<string, string>;
 }): Promise<Child> {
-  const gateway = startNodeChild("gateway", join(repoRoot, "apps/gateway/dist/main.js"), {
+  const gateway = startNodeChild("gateway", entryPoint("gateway"), {
     CORE_ADDR: options.coreAddr,
     RMS_GATEWAY_TOKEN: GATEWAY_TOKEN,
     MONGODB_URI: options.mongoUri,

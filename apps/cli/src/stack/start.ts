@@ -3,9 +3,10 @@ import { join, relative } from "node:path";
 import { AdminService, KeyKind, bearerMetadata, coreTlsFilesFromEnv, createClient, mutualTlsCredentials } from "@rms/proto";
 import { describeDatabase, startDatabase, type RunningDatabase } from "@rms/test-db";
 import { ensureAdminToken, ensureGatewayToken, ensureSecretKey } from "../admin-token.js";
-import { adminTokenFileOf, dataDirOf, gatewayTokenFileOf, repoRoot, secretKeyFileOf } from "../paths.js";
+import { adminTokenFileOf, dataDirOf, gatewayTokenFileOf, secretKeyFileOf } from "../paths.js";
 import { coreEnv, gatewayEnv, workerEnv } from "./child-env.js";
 import { startNodeChild, waitUntil, type Child } from "./children.js";
+import { entryPoint } from "./entry-points.js";
 import { makePrivate, PRIVATE_UMASK } from "./private-dir.js";
 import { parseStackConfig, StackConfigError, type StackConfig } from "./config.js";
 
@@ -108,7 +109,7 @@ export async function startStack(env: Record<string, string | undefined>): Promi
     if (database) say(`database: ${describeDatabase(database)}, data in ${join(dataDir, "db")}`);
 
     const resolved = { mongoUri, adminToken, gatewayToken, coreTls, dataDir, secretKey };
-    const core = startNodeChild("core", join(repoRoot, "apps/core/dist/main.js"), coreEnv(env, config, resolved));
+    const core = startNodeChild("core", entryPoint("core"), coreEnv(env, config, resolved));
     children.push(core);
     const admin = createClient(AdminService, config.CORE_ADDR, {
       metadata: bearerMetadata(adminToken),
@@ -124,10 +125,10 @@ export async function startStack(env: Record<string, string | undefined>): Promi
 
     // Workers share only the database with core; they start once core has made the indexes.
     for (let n = 1; n <= config.WORKERS; n++) {
-      children.push(startNodeChild(`worker-${n}`, join(repoRoot, "apps/core/dist/worker/main.js"), workerEnv(env, config, resolved, n)));
+      children.push(startNodeChild(`worker-${n}`, entryPoint("worker"), workerEnv(env, config, resolved, n)));
     }
 
-    const gateway = startNodeChild("gateway", join(repoRoot, "apps/gateway/dist/main.js"), gatewayEnv(env, config, resolved));
+    const gateway = startNodeChild("gateway", entryPoint("gateway"), gatewayEnv(env, config, resolved));
     children.push(gateway);
     await waitUntil("gateway", () => statusOk(config.PORT), 60_000, gateway);
     say(

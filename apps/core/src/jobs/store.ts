@@ -9,7 +9,7 @@ import { ensureExpiryIndex } from "../storage/expiry.js";
 import { ensureIdempotencyIndex, fingerprint, insertOnce, type InsertOnceResult } from "../storage/idempotent-insert.js";
 import { ensureKeysetIndexes, keysetIdRange } from "../storage/keyset-list.js";
 import { newEvent } from "../storage/outbox.js";
-import { written } from "../storage/write.js";
+import { writeWithin } from "../storage/write.js";
 import {
   isFinished,
   JOB_ERRORS_COLLECTION,
@@ -133,7 +133,7 @@ export class JobStore {
       if (current.status === "running") {
         if (current.cancel_requested_at !== null) return current;
         const filter = { _id: id, status: "running", cancel_requested_at: null } as Filter<JobDocument>;
-        const result = await written(budget, (options) => this.collection.updateOne(filter, { $set: { cancel_requested_at: at }, $inc: { version: 1 } }, options));
+        const result = await writeWithin(budget, (options) => this.collection.updateOne(filter, { $set: { cancel_requested_at: at }, $inc: { version: 1 } }, options));
         if (result.modifiedCount === 1) return { ...current, cancel_requested_at: at, version: current.version + 1 };
         continue;
       }
@@ -155,7 +155,7 @@ export class JobStore {
         $inc: { epoch: 1, version: 1 },
         $push: { pending_events: event },
       };
-      const result = await written(budget, (options) => this.collection.updateOne(filter, update as never, options));
+      const result = await writeWithin(budget, (options) => this.collection.updateOne(filter, update as never, options));
       if (result.modifiedCount === 1) {
         this.written(JOBS_COLLECTION, id);
         return after;

@@ -8,7 +8,7 @@ import type { ResourceDocument } from "./model.js";
 // size after its first update, because nothing of its history stays in it (the relay, running as in
 // production, empties the outbox behind the writes). Sizes are compared with the outbox drained: how many
 // events wait at one instant depends on the machine's load, not on the number of updates (docs/events.md).
-// The time per update, first 500 against last 500, is in the bench (scripts/bench.mjs).
+// The time per update, first 500 against last 500, is in the bench (bench/src/depth.mjs).
 const UPDATES = 10_000;
 const CHECK_EVERY = 1_000;
 

@@ -38,7 +38,12 @@ export const ERROR_CATALOGUE = {
   url_invalid: invalid,
   // A create that would pass a per-account-and-mode limit (16 webhook endpoints).
   limit_exceeded: invalid,
-  idempotency_key_reused: { ...invalid, type: "idempotency_error" },
+  // Said in the same words by the gateway (its own records) and by core (a create whose key its store had bound to other parameters).
+  idempotency_key_reused: {
+    ...invalid,
+    type: "idempotency_error",
+    message: "Keys for idempotent requests can only be used with the same parameters they were first used with. Try using a key other than the one used on the original request.",
+  },
   api_key_missing: unauthenticated,
   api_key_invalid: unauthenticated,
   api_key_expired: unauthenticated,
@@ -109,7 +114,7 @@ export function isRetryable(code: AnyErrorCode): boolean {
   return entryOf(code).retryable === true;
 }
 
-/** The fixed message of a code that has one (internal_error, outcome_unknown, service_unavailable). */
+/** The fixed message of a code that has one (idempotency_key_reused, internal_error, outcome_unknown, service_unavailable). */
 export function standardMessageOf(code: AnyErrorCode): string | undefined {
   return entryOf(code).message;
 }

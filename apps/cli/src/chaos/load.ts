@@ -1,0 +1,76 @@
+// The request load of the resources phase of `npm run chaos`: `total` creates through the public API, each
+// followed by one or two updates once acknowledged, from `concurrency` clients that retry every failed request
+// with its own Idempotency-Key.
+import type { PublicApi } from "../stack/public-api.js";
+import { sleep } from "./log.js";
+
+export interface LoadOptions {
+  total: number;
+  concurrency: number;
+  /** No new request after this time (ms since the epoch); what is left is counted as unfinished. */
+  deadline: number;
+  /** Updates of resource `i` after its create is acknowledged. */
+  updatesOf: (i: number) => number;
+}
+
+export interface LoadOutcomes {
+  /** Creates acknowledged (201). */
+  ok: number;
+  /** Updates acknowledged (200). */
+  updated: number;
+  /** Failed attempts, each retried later with the same key. */
+  retries: number;
+  /** Steps not acknowledged by the deadline. */
+  gaveUp: number;
+  /** The `i` of every acknowledged create (its resource is named `chaos-<i>`). */
+  acknowledged: Set<number>;
+  /** How the failed attempts failed: HTTP status, or "network" when no answer came. */
+  failures: Record<string, number>;
+}
+
+/** Step 0 of resource `i` is its create; steps 1.. are its updates, queued once the step before is acknowledged. */
+interface Step {
+  i: number;
+  step: number;
+  id?: string;
+}
+
+/** Starts the load; `outcomes` grows while it runs (for progress lines), `done` resolves when it ends. */
+export function startLoad(api: PublicApi, options: LoadOptions): { outcomes: LoadOutcomes; done: Promise<void> } {
+  const outcomes: LoadOutcomes = { ok: 0, updated: 0, retries: 0, gaveUp: 0, acknowledged: new Set(), failures: {} };
+  // Work queue: a request that fails goes to the back and is retried later with the same key, so a key locked
+  // by a killed gateway (409 until its lock expires) does not stall a client.
+  const pending: Step[] = Array.from({ length: options.total }, (_, i) => ({ i, step: 0 }));
+  const client = async (): Promise<void> => {
+    while (pending.length > 0 && Date.now() < options.deadline) {
+      const work = pending.shift()!;
+      const { i, step } = work;
+      // An update carries a changing metadata value; retried after an unknown outcome it may apply twice,
+      // which is why the invariants count committed changes from the stored versions, not from the client.
+      const reply = await api
+        .request("POST", step === 0 ? "/v1/resources" : `/v1/resources/${work.id}`, {
+          form: step === 0 ? `name=chaos-${i}` : `metadata[step]=${step}`,
+          idempotencyKey: `chaos-key-${i}-${step}`,
+        })
+        .catch(() => undefined);
+      if (reply && (reply.status === 200 || reply.status === 201)) {
+        if (step === 0) {
+          outcomes.ok++;
+          outcomes.acknowledged.add(i);
+          work.id = (JSON.parse(reply.body) as { id: string }).id;
+        } else outcomes.updated++;
+        if (step < options.updatesOf(i)) pending.push({ i, step: step + 1, id: work.id });
+        continue;
+      }
+      outcomes.retries++;
+      const kind = reply ? String(reply.status) : "network";
+      outcomes.failures[kind] = (outcomes.failures[kind] ?? 0) + 1;
+      pending.push(work);
+      await sleep(50 + Math.random() * 200);
+    }
+  };
+  const done = Promise.all(Array.from({ length: options.concurrency }, client)).then(() => {
+    outcomes.gaveUp = pending.length;
+  });
+  return { outcomes, done };
+}

@@ -1,0 +1,93 @@
+// `npm run chaos`: 1,000 creates, each followed by one or two updates, with random SIGKILLs of core, gateway and
+// the workers and client retries with the same Idempotency-Keys, while one webhook endpoint takes every event at
+// a local receiver; then the stack settles (outboxes empty, deliveries done), a jobs phase runs under worker
+// kills, and both are counted: resources, committed changes, their events and their deliveries. Loopback only,
+// bounded in time. Everything is made through the admin gRPC service (accounts, keys) and the public API
+// (the endpoint, resources, jobs). The parts: stack.ts (processes and kills), load.ts, receiver.ts,
+// jobs-phase.ts, invariants.ts (what is counted and checked), report.ts.
+import { newMasterKeyText } from "@rms/core/settings";
+import { newTestKey } from "../stack/processes.js";
+import { PublicApi } from "../stack/public-api.js";
+import { countResourcesPhase, settle, StoredState } from "./invariants.js";
+import { runJobsPhase } from "./jobs-phase.js";
+import { startLoad } from "./load.js";
+import { elapsedSeconds, log, sleep, startedAt } from "./log.js";
+import { startReceiver } from "./receiver.js";
+import { jobsReport, printReport, resourcesReport } from "./report.js";
+import { anyOf, startChaosStack, startKiller, type ProcessName } from "./stack.js";
+
+const TOTAL = Number(process.env.CHAOS_REQUESTS ?? 1000);
+const CONCURRENCY = 16;
+const DEADLINE_MS = 6 * 60_000;
+/** Core also kills itself after 2% of create writes. */
+const CRASH_AFTER_WRITE = "resource.create:0.02";
+/** Bound on the wait, after the clients finish, for the relay to empty every outbox and the workers to finish every delivery. */
+const SETTLE_MS = 120_000;
+/** Worker processes, each SIGKILLed at random like core and gateway. */
+const WORKERS = Number(process.env.CHAOS_WORKERS ?? 2);
+/** The jobs phase's import size. */
+const JOB_ITEMS = Number(process.env.CHAOS_JOB_ITEMS ?? 10_000);
+/** A compressed retry schedule: a delivery lost with a killed worker, or refused by the receiver, comes back within seconds. */
+const RETRY_SCHEDULE = "1s,2s,3s,5s,5s,5s,5s,5s";
+/** Share of deliveries the receiver answers with a 500, so retries happen too. */
+const RECEIVER_FAILURE_RATE = 0.05;
+/** Updates per resource after its create is acknowledged: one or two. */
+const updatesOf = (i: number) => 1 + (i % 2);
+
+const receiver = await startReceiver({ failureRate: RECEIVER_FAILURE_RATE });
+const stack = await startChaosStack({
+  workers: WORKERS,
+  coreFaults: CRASH_AFTER_WRITE,
+  // Core seals the endpoint's secret and accepts its loopback url; the workers deliver to it. A short jobs
+  // lease: a killed worker's job is taken over within seconds (the jobs phase).
+  settings: { RMS_SECRET_KEY: newMasterKeyText(), WEBHOOK_ALLOW_PRIVATE: "true", WEBHOOK_RETRY_SCHEDULE: RETRY_SCHEDULE, JOBS_LEASE_MS: "3000" },
+});
+let key: { accountId: string; secret: string } | undefined;
+while (!key)
+  key = await newTestKey(stack.coreAddr).catch(async () => {
+    await sleep(300);
+    return undefined;
+  });
+const { accountId, secret } = key;
+// One keep-alive connection pool, as a real client would use (no TLS handshake per request).
+const api = new PublicApi(stack.dir, stack.gatewayPort, secret, CONCURRENCY);
+// One endpoint taking every event of the account; its secret (shown once, in this answer) verifies deliveries.
+const endpoint = await api.send<{ id: string; secret: string }>("POST", "/v1/webhook_endpoints", {
+  form: `url=${encodeURIComponent(receiver.url)}&enabled_events[]=*`,
+  idempotencyKey: "chaos-endpoint",
+});
+receiver.verifyWith(endpoint.secret);
+log(`stack up with ${WORKERS} workers; ${TOTAL} creates, each followed by 1 or 2 updates, concurrency ${CONCURRENCY}; every event delivered to ${receiver.url} (${endpoint.id})`);
+
+const killer = startKiller(stack, 5_000, 10_000, () => anyOf(["core", "gateway", ...stack.workerNames] as ProcessName[]));
+const load = startLoad(api, { total: TOTAL, concurrency: CONCURRENCY, deadline: startedAt + DEADLINE_MS, updatesOf });
+const { outcomes } = load;
+const { received } = receiver;
+const progress = setInterval(() => {
+  const { kills } = killer;
+  log(
+    `${outcomes.ok}/${TOTAL} created, ${outcomes.updated} updates acknowledged, ${outcomes.retries} retries, ${received.answered2xx.size} events delivered, SIGKILLs core ${kills.core} gateway ${kills.gateway} workers ${kills.worker}, core crash-after-write ${stack.selfCrashes()}`,
+  );
+}, 10_000);
+await load.done;
+clearInterval(progress);
+const kills = await killer.stop();
+
+// Settle: core and workers stay up (their supervisors restart them if a kill landed last) until no document
+// has an event left in its outbox and no event waits for a delivery, or the bound passes.
+const state = await StoredState.open(stack.databaseUri, stack.databaseName);
+const left = await settle(api, state, { account: accountId, webhooks: true, boundMs: SETTLE_MS });
+log(`settled in ${left.seconds.toFixed(1)}s; documents with pending events: ${left.outboxes}, events waiting for a delivery: ${left.awaitingWebhooks}`);
+// The jobs phase: an import and a bulk update run by the same workers, SIGKILLed at random; core and gateway
+// stay up. A fresh account, so its 20,000 events do not all go to the receiver.
+const jobs = await runJobsPhase(stack, state, JOB_ITEMS);
+// Counted through the running stack's API, after the jobs phase (late deliveries to the receiver included).
+const counts = await countResourcesPhase({ api, state, account: accountId, outcomes, received, documentsWithPendingEvents: left.outboxes });
+api.close();
+await state.close();
+await stack.stopProcesses();
+await stack.close();
+await receiver.close();
+
+printReport(resourcesReport({ expected: TOTAL, counts, outcomes, received, kills, coreCrashes: stack.selfCrashes(), seconds: Math.round(elapsedSeconds()) }), jobsReport(jobs));
+process.exit(counts.ok && jobs.counts.ok ? 0 : 1);

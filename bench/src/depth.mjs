@@ -1,0 +1,68 @@
+// The rows of `npm run bench` in a large account: DEPTH + 100 resources seeded through core (admin service), list
+// page 1 against the page DEPTH items deep (one request at a time), page 1 under load, and one resource updated
+// UPDATES times through core (first UPDATE_WINDOW updates against the last).
+import { httpsJson, sampleRss } from "./load.mjs";
+
+export async function depthRows({ run, results, stack, apiUrl, ca, depth, listRequests, updates, updateWindow, say }) {
+  const { KeyKind } = await import("@rms/proto");
+  const { admin, coreResources } = stack;
+  const { account } = await admin.createAccount({});
+  const listKey = (await admin.createKey({ accountId: account.id, kind: KeyKind.SECRET, livemode: false })).secret;
+  const listTenant = { accountId: account.id, livemode: false };
+  say(`seeding ${depth + 100} resources for the deep page`);
+  const seedStarted = Date.now();
+  let next = 0;
+  const seeded = [];
+  await Promise.all(
+    Array.from({ length: 16 }, async () => {
+      while (next < depth + 100) {
+        next++;
+        const { resource } = await coreResources.createResource({ tenant: listTenant, name: `seed ${next}`, metadata: [{ key: "i", value: String(next) }] });
+        seeded.push(resource.id);
+      }
+    }),
+  );
+  const seedSeconds = (Date.now() - seedStarted) / 1000;
+  // The cursor DEPTH items deep: ids sort newest first, and this account holds only the seeded ones.
+  seeded.sort().reverse();
+  const cursor = seeded[depth - 1];
+  // Pages are timed one request at a time (see docs/performance.md).
+  const page = async (name, url) => {
+    say(`run ${name}`);
+    const rss = sampleRss(stack.pids());
+    const times = [];
+    for (let i = 0; i < listRequests; i++) {
+      const t = performance.now();
+      const body = await httpsJson("GET", url, ca, { authorization: `Bearer ${listKey}` });
+      if (body.data.length !== 20) throw new Error(`${name}: ${body.data.length} items`);
+      times.push(performance.now() - t);
+    }
+    times.sort((x, y) => x - y);
+    const mean = times.reduce((x, y) => x + y, 0) / times.length;
+    results[name] = { rps: 1000 / mean, p50: times[Math.floor(times.length / 2)], p99: times[times.length - 1], total: times.length, errors: 0, rss_mb: rss.stop() };
+  };
+  await page("list_page1", `${apiUrl}/v1/resources?limit=20`);
+  await page("list_deep", `${apiUrl}/v1/resources?limit=20&starting_after=${cursor}`);
+  // A list page under load in the account holding DEPTH + 100 resources, against baseline B.
+  await run.http("list", `${apiUrl}/v1/resources?limit=20`, { headers: { authorization: `Bearer ${listKey}` } }, stack.pids());
+  // One resource updated UPDATES times through core: the first UPDATE_WINDOW updates against the last
+  // (each waits for the one before, so a growing document or outbox would show as slower updates).
+  say(`run ${updates.toLocaleString("en")} updates of one resource`);
+  const rss = sampleRss(stack.pids());
+  const { resource } = await coreResources.createResource({ tenant: listTenant, name: "often updated" });
+  const times = [];
+  for (let i = 1; i <= updates; i++) {
+    const t = performance.now();
+    await coreResources.updateResource({ tenant: listTenant, id: resource.id, metadata: [{ key: "n", value: String(i) }] });
+    times.push(performance.now() - t);
+  }
+  const rssMb = rss.stop();
+  const summary = (slice) => {
+    const sorted = [...slice].sort((x, y) => x - y);
+    const mean = sorted.reduce((x, y) => x + y, 0) / sorted.length;
+    return { rps: 1000 / mean, p50: sorted[Math.floor(sorted.length / 2)], p99: sorted[Math.floor(sorted.length * 0.99)], total: sorted.length, errors: 0, rss_mb: rssMb };
+  };
+  results.update_first = summary(times.slice(0, updateWindow));
+  results.update_last = summary(times.slice(-updateWindow));
+  return { seedSeconds };
+}

@@ -1,0 +1,194 @@
+#!/usr/bin/env node
+// The jobs rows of `npm run bench` (issue 14), on a stack of their own: a database, core, gateway and one worker
+// process, so the raw baselines run on the same database as the jobs, in the same run.
+//   import:   POST /v1/jobs of 10,000 items until `succeeded`   vs one raw insertMany of the same documents
+//   update:   a bulk update of those 10,000 until `succeeded`    vs one raw updateMany of 10,000 documents
+//   retrieve: GET /v1/resources/:id req/s while an import runs  vs the same without
+// The jobs are made and followed through the public API; the raw baselines write a collection of the bench's own
+// (core's documents, under core's resources indexes). Run alone: `node bench/src/jobs.mjs` (after a build).
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { resourceIndexes, resourcesWithPendingEvents } from "./invariants.mjs";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
+const ITEMS = Number(process.env.BENCH_JOB_ITEMS ?? 10_000);
+/** The raw baselines' own collection. */
+const RAW_COLLECTION = "bench_raw_resources";
+
+export async function benchJobs({ say = (l) => process.stderr.write(`bench-jobs: ${l}\n`), duration = 5 } = {}) {
+  const { startDatabase } = await import("@rms/test-db");
+  const { MongoClient } = await import("mongodb");
+  const { default: autocannon } = await import("autocannon");
+  const dist = (p) => import(pathToFileURL(join(root, p)).href);
+  const { freePort, newTestKey, startCoreProcess, startGatewayProcess } = await dist("apps/cli/dist/stack/processes.js");
+  const { startNodeChild } = await dist("apps/cli/dist/stack/children.js");
+  const { PublicApi } = await dist("apps/cli/dist/stack/public-api.js");
+  const core = await dist("apps/core/dist/resources/batch.js");
+
+  const dir = mkdtempSync(join(tmpdir(), "rms-bench-jobs-"));
+  const database = await startDatabase({ dataDir: join(dir, "db"), env: { ...process.env, MONGODB_URI: "" } });
+  const databaseName = "benchjobs";
+  const children = [];
+  const mongo = await new MongoClient(database.uri).connect();
+  let api;
+  try {
+    const corePort = await freePort();
+    const gatewayPort = await freePort();
+    children.push(await startCoreProcess({ mongoUri: database.uri, databaseName, port: corePort }));
+    children.push(
+      await startGatewayProcess({
+        coreAddr: `127.0.0.1:${corePort}`,
+        mongoUri: database.uri,
+        databaseName,
+        dataDir: dir,
+        port: gatewayPort,
+        env: { RATE_LIMIT_TEST: "100000000", RATE_LIMIT_LIVE: "100000000", RATE_LIMIT_ADDRESS: "100000000" },
+      }),
+    );
+    children.push(
+      startNodeChild("worker", join(root, "apps/core/dist/worker/main.js"), {
+        MONGODB_URI: database.uri,
+        MONGODB_DATABASE: databaseName,
+        LOG_LEVEL: "warn",
+        WORKER_METRICS_PORT: "0",
+        // BENCH_PROFILE=1: a CPU profile of the worker (written when it stops) into bench/results/profiles/.
+        ...(process.env.BENCH_PROFILE === "1" ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${join(root, "bench", "results", "profiles")}` } : {}),
+      }),
+    );
+    const { accountId, secret } = await newTestKey(`127.0.0.1:${corePort}`);
+    api = new PublicApi(dir, gatewayPort, secret);
+    const db = mongo.db(databaseName);
+    const ca = readFileSync(join(dir, "tls", "cert.pem"));
+    // POST through the API, then followed by list queries that stay empty (and cheap) until the job leaves
+    // `queued` and until it ends, every `pollMs`; `GET /v1/jobs/:id` would carry the job's params (10,000 items)
+    // each time, so it is read once, at the end.
+    const runJob = async (body, pollMs = 20) => {
+      const t = performance.now();
+      const created = await api.send("POST", "/v1/jobs", { json: body });
+      const postMs = performance.now() - t;
+      let startedMs = null;
+      const end = await api.jobEnd(created, { pollMs, timeoutMs: 30 * 60_000, started: () => (startedMs = performance.now() - t) });
+      const ms = performance.now() - t;
+      const job = await api.send("GET", `/v1/jobs/${created.id}`);
+      if (end !== "succeeded") throw new Error(`job ${created.id} ${job.status}: ${job.failure_code} ${job.failure_message} attempts ${job.attempts}`);
+      return { ms, postMs, startedMs, job };
+    };
+    const items = (tag) => Array.from({ length: ITEMS }, (_, i) => ({ name: `${tag}-${i}`, metadata: { tag } }));
+    // Warm-up: a small job through every layer.
+    await runJob({ type: "resources.import", params: { items: items("warm").slice(0, 100) } });
+
+    // ---- raw baselines on the same database: the documents an import writes (with their events), into the
+    // bench's own collection under the same indexes as core's
+    const raw = db.collection(RAW_COLLECTION);
+    const indexes = await resourceIndexes(db);
+    if (indexes.length === 0) throw new Error("core's resources collection has no indexes to copy");
+    for (const { key, v, ns, ...options } of indexes) await raw.createIndex(key, options);
+    say(`raw insertMany of ${ITEMS} resources (into ${RAW_COLLECTION}, under core's ${indexes.length} resources indexes)`);
+    const baseTenant = { account: `acct_benchraw${process.pid}`, livemode: false };
+    const nowMs = Date.now();
+    const docs = items("raw").map((item, i) =>
+      core.importedResource(baseTenant, core.importedResourceId("job_raw", i, nowMs), { name: item.name, status: "active", metadata: [{ k: "tag", v: "raw" }] }, nowMs, {
+        requestId: null,
+        idempotencyKey: null,
+      }),
+    );
+    let t = performance.now();
+    await raw.insertMany(docs, { ordered: false });
+    const rawInsertMs = performance.now() - t;
+    say(`raw updateMany of ${ITEMS} resources`);
+    t = performance.now();
+    await raw.updateMany({ account: baseTenant.account }, { $set: { status: "paused" }, $inc: { version: 1 } });
+    const rawUpdateMs = performance.now() - t;
+
+    // ---- the jobs, end to end through the public API
+    say(`import of ${ITEMS} items (POST to succeeded)`);
+    const imported = await runJob({ type: "resources.import", params: { items: items("bench") } });
+    say(`bulk update of ${ITEMS} (POST to succeeded)`);
+    const updated = await runJob({ type: "resources.bulk_update", params: { filter: { metadata: { tag: "bench" } }, update: { status: "paused", metadata: { step: "1" } } } });
+
+    // ---- retrieve req/s with and without an import running
+    const one = await api.send("POST", "/v1/resources", { json: { name: "retrieve me" } });
+    const retrieve = async () => {
+      const r = await autocannon({
+        url: `https://127.0.0.1:${gatewayPort}/v1/resources/${one.id}`,
+        connections: 16,
+        duration,
+        tlsOptions: { ca },
+        headers: { authorization: `Bearer ${secret}` },
+      });
+      return { rps: r.requests.average, p99: r.latency.p99, non2xx: r.non2xx };
+    };
+    say("retrieve without an import");
+    const idle = await retrieve();
+    say("retrieve while an import runs");
+    // Followed at a slower pace, so its polls weigh little on the retrieves measured meanwhile.
+    const during = runJob({ type: "resources.import", params: { items: items("during") } }, 200);
+    const busy = await retrieve();
+    const background = await during;
+    const pendingAfter = await resourcesWithPendingEvents(db, accountId);
+    const result = {
+      import: {
+        job_ms: imported.ms,
+        post_ms: imported.postMs,
+        claimed_after_ms: imported.startedMs,
+        raw_ms: rawInsertMs,
+        ratio: imported.ms / rawInsertMs,
+        created: imported.job.result.created,
+      },
+      update: {
+        job_ms: updated.ms,
+        post_ms: updated.postMs,
+        claimed_after_ms: updated.startedMs,
+        raw_ms: rawUpdateMs,
+        ratio: updated.ms / rawUpdateMs,
+        updated: updated.job.result.updated,
+      },
+      retrieve: { idle, during_import: busy, ratio: busy.rps / idle.rps, import_ms: background.ms },
+      resources_with_pending_events_at_end: pendingAfter,
+    };
+    const f = (x) => x.toFixed(2);
+    const rows = [
+      {
+        check: `import of ${ITEMS.toLocaleString("en")} items, POST to succeeded, vs raw insertMany (time)`,
+        ratio: result.import.ratio,
+        target: "≤ 2× time",
+        ok: result.import.ratio <= 2,
+        measured: `${Math.round(imported.ms)} ms`,
+        against: `${Math.round(rawInsertMs)} ms`,
+      },
+      {
+        check: `bulk update of ${ITEMS.toLocaleString("en")}, POST to succeeded, vs raw updateMany (time)`,
+        ratio: result.update.ratio,
+        target: "≤ 3× time",
+        ok: result.update.ratio <= 3,
+        measured: `${Math.round(updated.ms)} ms`,
+        against: `${Math.round(rawUpdateMs)} ms`,
+      },
+      {
+        check: "GET /v1/resources/:id while an import runs vs without (req/s)",
+        ratio: result.retrieve.ratio,
+        target: "(report)",
+        ok: null,
+        measured: `${Math.round(busy.rps)} req/s, p99 ${f(busy.p99)} ms`,
+        against: `${Math.round(idle.rps)} req/s, p99 ${f(idle.p99)} ms`,
+      },
+    ];
+    return { rows, result };
+  } finally {
+    api?.close();
+    for (const child of children.reverse()) await child.stop(10_000).catch(() => {});
+    await mongo.close();
+    await database.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
+  const { rows, result } = await benchJobs();
+  process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+  for (const r of rows)
+    process.stdout.write(`| ${r.check} | ${r.ratio.toFixed(2)} | ${r.target} | ${r.ok === null ? "" : r.ok ? "yes" : "**no**"} | ${r.measured} | ${r.against} |\n`);
+  process.exit(0);
+}

@@ -1,0 +1,222 @@
+// The load and the meters of `npm run bench`: HTTP runs (autocannon, a warm-up then the measured run), gRPC
+// closed loops, and each process's CPU time and resident memory from /proc during a run.
+import { readdirSync, readFileSync } from "node:fs";
+
+/**
+ * A runner of the HTTP and gRPC runs at one concurrency and duration, writing each run's figures into `results`
+ * under its name. `pids` names the processes whose RSS and CPU are measured (the load generator is added).
+ */
+export async function runner({ results, connections, duration, warmup, ca, say }) {
+  const { default: autocannon } = await import("autocannon");
+  const measured = async (name, pids, run, totalOf) => {
+    say(`run ${name}`);
+    await run(warmup);
+    const rss = sampleRss(pids);
+    const cpu = cpuMeter({ ...pids, load: process.pid });
+    const r = await run(duration);
+    const cpuMs = cpu.stop();
+    const perRequest = Object.fromEntries(Object.entries(cpuMs).map(([p, ms]) => [p, ms / Math.max(1, totalOf(r))]));
+    return { r, rss_mb: rss.stop(), cpu_ms_per_request: perRequest };
+  };
+  return {
+    /** An autocannon run: `opts` are its headers, method, body, requests (per-request hooks) or overallRate. */
+    async http(name, url, opts = {}, pids = {}) {
+      const run = (seconds) =>
+        autocannon({
+          url,
+          connections: opts.connections ?? connections,
+          duration: seconds,
+          timeout: 60,
+          tlsOptions: { ca },
+          headers: opts.headers ?? {},
+          method: opts.method ?? "GET",
+          ...(opts.requests ? { requests: opts.requests } : {}),
+          ...(opts.overallRate ? { overallRate: opts.overallRate } : {}),
+          ...(opts.body ? { body: opts.body } : {}),
+        });
+      const { r, rss_mb, cpu_ms_per_request } = await measured(name, pids, run, (r) => r.requests.total);
+      results[name] = {
+        rps: r.requests.average,
+        p50: r.latency.p50,
+        p99: r.latency.p99,
+        non2xx: r.non2xx,
+        errors: r.errors + r.timeouts,
+        total: r.requests.total,
+        rss_mb,
+        cpu_ms_per_request,
+      };
+    },
+    /** `connections` loops calling `client.getResource(request)` back to back. */
+    async grpc(name, client, request, pids = {}) {
+      const run = (seconds) => closedLoop(() => client.getResource(request), connections, seconds);
+      const { r, rss_mb, cpu_ms_per_request } = await measured(name, pids, run, (r) => r.total);
+      results[name] = { ...r, rss_mb, cpu_ms_per_request };
+    },
+  };
+}
+
+/**
+ * One form create per request with a fresh Idempotency-Key, as autocannon `requests`; `onAnswer` (when given)
+ * learns each 201's resource id with the time it was answered.
+ */
+export function createRequests(headers, onAnswer) {
+  let n = 0;
+  return {
+    method: "POST",
+    requests: [
+      {
+        method: "POST",
+        setupRequest: (req) => ({
+          ...req,
+          headers: { ...headers, "content-type": "application/x-www-form-urlencoded", "idempotency-key": `bench-${process.pid}-${Date.now()}-${n++}` },
+          body: "name=bench&metadata[plan]=pro",
+        }),
+        ...(onAnswer
+          ? {
+              onResponse: (status, body) => {
+                if (status === 201) onAnswer(JSON.parse(body).id, performance.now());
+              },
+            }
+          : {}),
+      },
+    ],
+  };
+}
+
+/** `concurrency` loops calling `call` back to back for `seconds`; throughput and latency percentiles. */
+export async function closedLoop(call, concurrency, seconds) {
+  const latencies = [];
+  let errors = 0;
+  const end = performance.now() + seconds * 1000;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (performance.now() < end) {
+        const t = performance.now();
+        try {
+          await call();
+          latencies.push(performance.now() - t);
+        } catch {
+          errors++;
+        }
+      }
+    }),
+  );
+  latencies.sort((x, y) => x - y);
+  const at = (q) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? NaN;
+  return { rps: latencies.length / seconds, p50: at(0.5), p99: at(0.99), errors, total: latencies.length };
+}
+
+/** Waits until the async `probe` answers true (looking every 100 ms), or throws after `timeoutMs`. */
+export async function eventually(probe, timeoutMs) {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await probe())) {
+    if (Date.now() > deadline) throw new Error("timed out");
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** The highest RSS each process reached in any run. */
+export function peakRss(results) {
+  const peak = {};
+  for (const r of Object.values(results)) for (const [p, mb] of Object.entries(r.rss_mb ?? {})) peak[p] = Math.max(peak[p] ?? 0, mb);
+  return peak;
+}
+
+/** Direct children of a process (Linux /proc). */
+export function childPids(pid) {
+  const out = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      if (ppid === pid) out.push(Number(entry));
+    } catch {}
+  }
+  return out;
+}
+
+/** CPU time (user + system, ms) each process spends between start and stop, from /proc. */
+export function cpuMeter(pids) {
+  const tick = 1000 / 100; // USER_HZ is 100 on Linux
+  const read = () => {
+    const times = {};
+    for (const [name, pid] of Object.entries(pids)) {
+      try {
+        const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+        times[name] = (Number(fields[11]) + Number(fields[12])) * tick;
+      } catch {}
+    }
+    return times;
+  };
+  const before = read();
+  return {
+    stop: () => {
+      const after = read();
+      return Object.fromEntries(
+        Object.keys(after)
+          .filter((n) => n in before)
+          .map((n) => [n, after[n] - before[n]]),
+      );
+    },
+  };
+}
+
+/** Peak resident memory (MB) of each named process, sampled every 250 ms until `stop`. */
+export function sampleRss(pids) {
+  const peak = {};
+  const sample = () => {
+    for (const [name, pid] of Object.entries(pids)) {
+      try {
+        const kb = Number(readFileSync(`/proc/${pid}/status`, "utf8").match(/VmRSS:\s+(\d+)/)?.[1] ?? 0);
+        peak[name] = Math.max(peak[name] ?? 0, Math.round(kb / 1024));
+      } catch {}
+    }
+  };
+  sample();
+  const timer = setInterval(sample, 250);
+  return {
+    stop: () => {
+      clearInterval(timer);
+      sample();
+      return peak;
+    },
+  };
+}
+
+/** Mean seconds per gRPC method and per database command, from core's Prometheus text. */
+export async function coreBreakdown(port) {
+  const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+  const mean = (metric, label) => {
+    const sums = {};
+    for (const line of text.split("\n")) {
+      const m = line.match(new RegExp(`^${metric}_(sum|count)\\{([^}]*)\\} (\\S+)$`));
+      if (!m) continue;
+      const name = m[2].match(new RegExp(`${label}="([^"]*)"`))?.[1];
+      const okay = !m[2].includes('grpc_code="') || m[2].includes('grpc_code="OK"');
+      if (!name || !okay) continue;
+      sums[name] ??= { sum: 0, count: 0 };
+      sums[name][m[1]] += Number(m[3]);
+    }
+    return Object.entries(sums)
+      .filter(([, v]) => v.count > 0)
+      .sort((x, y) => y[1].count - x[1].count)
+      .map(([name, v]) => `${name.replace(/^\/rms\.v1\./, "")} ${((1000 * v.sum) / v.count).toFixed(2)} ms × ${v.count}`)
+      .join(", ");
+  };
+  return { calls: mean("grpc_server_handling_seconds", "grpc_method"), commands: mean("mongodb_command_duration_seconds", "command") };
+}
+
+/** One HTTPS request (a fresh request each time, as a plain client makes it); the 2xx body as JSON, else throws. */
+export async function httpsJson(method, url, ca, headers, body) {
+  const { request } = await import("node:https");
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method, ca, headers }, (res) => {
+      let text = "";
+      res.on("data", (d) => (text += d));
+      res.on("end", () => (res.statusCode < 300 ? resolve(JSON.parse(text)) : reject(new Error(`${method} ${url}: ${res.statusCode} ${text}`))));
+    });
+    req.on("error", reject);
+    req.end(body);
+  });
+}

@@ -1,0 +1,163 @@
+#!/usr/bin/env node
+// `npm run bench`: the full stack against two baselines, on this machine, in one run.
+//
+//   Baseline A: bare Express 5 over HTTPS answering a fixed JSON resource.
+//   Baseline B: the same route calling a grpc-js echo service (same proto, no database).
+//   Full stack: `rms start` on free ports, on a genuine mongod (MONGODB_URI when set).
+//
+// Every HTTP run is autocannon at the same concurrency over loopback; gRPC runs use a closed-loop driver at
+// the same concurrency. Prints a Markdown table and writes bench/results/latest.{json,md}; refreshes the
+// results section of docs/performance.md. Accounts and keys come from the admin service, everything else
+// from the public API (and core's gRPC service for the rows that measure core alone).
+// The parts: stack.mjs, baselines.mjs, load.mjs (runs and meters), receiver.mjs, webhooks.mjs, depth.mjs,
+// jobs.mjs, invariants.mjs (the read-only looks at stored state), report.mjs.
+// Tunables: BENCH_DURATION (s per run, default 8), BENCH_CONNECTIONS (default 16), BENCH_SEED (list depth, default 10000),
+// BENCH_DELIVERIES (events per deliveries/s run, default 500), BENCH_LIST_REQUESTS (5), BENCH_UPDATES (10000),
+// BENCH_JOB_ITEMS (10000), BENCH_PROFILE=1 (CPU profiles into bench/results/profiles/).
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createServer as createNetServer } from "node:net";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { FIXED, startRole } from "./baselines.mjs";
+import { depthRows } from "./depth.mjs";
+import { benchJobs } from "./jobs.mjs";
+import { coreBreakdown, createRequests, httpsJson, runner } from "./load.mjs";
+import { writeReport } from "./report.mjs";
+import { startStack } from "./stack.mjs";
+import { webhookRows } from "./webhooks.mjs";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
+const DURATION = Number(process.env.BENCH_DURATION ?? 8);
+const WARMUP = 2;
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
+const DEPTH = Number(process.env.BENCH_SEED ?? 10_000);
+// List pages are compared with each other, one request at a time (see docs/performance.md).
+const LIST_REQUESTS = Number(process.env.BENCH_LIST_REQUESTS ?? 5);
+// The size rule of issue 13: one resource updated this many times, one update at a time (relay running).
+const UPDATES = Number(process.env.BENCH_UPDATES ?? 10_000);
+const UPDATE_WINDOW = Math.min(500, Math.floor(UPDATES / 2));
+const DELIVERIES = Number(process.env.BENCH_DELIVERIES ?? 500);
+
+const started = Date.now();
+const say = (line) => process.stderr.write(`bench: ${line}\n`);
+const proto = await import("@rms/proto");
+const { PublicApi } = await import(pathToFileURL(join(root, "apps/cli/dist/stack/public-api.js")).href);
+const work = mkdtempSync(join(tmpdir(), "rms-bench-"));
+const children = [];
+const cleanup = async () => {
+  for (const child of children.reverse()) {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill("SIGTERM");
+      await new Promise((r) => {
+        const t = setTimeout(() => {
+          child.kill("SIGKILL");
+          r();
+        }, 15_000);
+        child.once("exit", () => {
+          clearTimeout(t);
+          r();
+        });
+      });
+    }
+  }
+  rmSync(work, { recursive: true, force: true });
+};
+for (const signal of ["SIGINT", "SIGTERM"]) process.once(signal, () => void cleanup().then(() => process.exit(130)));
+let database = null;
+
+try {
+  const [httpsPort, corePort, metricsPort, coreMetricsPort, aPort, bPort, echoPort] = await freePorts(9);
+  const own = { database: (d) => (database = d), child: (c) => children.push(c) };
+  const stack = await startStack({ root, work, ports: { httpsPort, corePort, metricsPort, coreMetricsPort }, own, say });
+  const ca = readFileSync(stack.certFile);
+  const newApi = (key) => new PublicApi(stack.dataDir, httpsPort, key);
+  const api = newApi(stack.key);
+
+  // ---- baselines
+  say("starting the baselines");
+  const echo = await startRole("echo", [String(echoPort)]);
+  children.push(echo);
+  const a = await startRole("baseline-a", [String(aPort), stack.certFile, stack.keyFile]);
+  children.push(a);
+  const b = await startRole("baseline-b", [String(bPort), stack.certFile, stack.keyFile, `127.0.0.1:${echoPort}`]);
+  children.push(b);
+
+  // ---- data: one resource to retrieve
+  const apiUrl = `https://127.0.0.1:${httpsPort}`;
+  const headers = { authorization: `Bearer ${stack.key}` };
+  const created = await httpsJson(
+    "POST",
+    `${apiUrl}/v1/resources`,
+    ca,
+    { ...headers, "content-type": "application/json" },
+    JSON.stringify({ name: "bench", metadata: { plan: "pro" } }),
+  );
+  const { key: verified } = await stack.admin.verifyKey({ secret: stack.key });
+  const tenant = { accountId: verified.accountId, livemode: false };
+
+  // ---- the runs
+  const results = {};
+  const run = await runner({ results, connections: CONNECTIONS, duration: DURATION, warmup: WARMUP, ca, say });
+  await run.http("baseline_a", `https://127.0.0.1:${aPort}/v1/resources/${FIXED.id}`, {}, { baseline_a: a.pid });
+  await run.http("baseline_b", `https://127.0.0.1:${bPort}/v1/resources/${FIXED.id}`, {}, { baseline_b: b.pid, echo: echo.pid });
+  await run.http("get", `${apiUrl}/v1/resources/${created.id}`, { headers }, stack.pids());
+  await run.http("post", `${apiUrl}/v1/resources`, createRequests(headers), stack.pids());
+  const echoClient = proto.createClient(proto.ResourceService, `127.0.0.1:${echoPort}`, { timeoutMs: 10_000 });
+  await run.grpc("grpc_echo", echoClient, { tenant, id: FIXED.id }, { echo: echo.pid });
+  await run.grpc("grpc_core", stack.coreResources, { tenant, id: created.id }, stack.pids());
+  await webhookRows({ run, results, stack, api, newApi, apiUrl, resourceId: created.id, connections: CONNECTIONS, deliveries: DELIVERIES, say });
+  api.close();
+  // The deep page comes after the runs above: every extra document in the database weighs on what follows.
+  const { seedSeconds } = await depthRows({
+    run,
+    results,
+    stack,
+    apiUrl,
+    ca,
+    depth: DEPTH,
+    listRequests: LIST_REQUESTS,
+    updates: UPDATES,
+    updateWindow: UPDATE_WINDOW,
+    say,
+  });
+  echoClient.close();
+  // The jobs rows (issue 14) on a stack of their own, so their raw baselines share its database.
+  say("jobs: import, bulk update and retrieve during an import (bench/src/jobs.mjs)");
+  const jobsBench = await benchJobs({ say, duration: DURATION });
+  results.jobs = jobsBench.result;
+  const breakdown = await coreBreakdown(coreMetricsPort);
+  stack.admin.close();
+  stack.coreResources.close();
+
+  writeReport({
+    root,
+    results,
+    jobsRows: jobsBench.rows,
+    breakdown,
+    settings: { connections: CONNECTIONS, duration: DURATION, warmup: WARMUP, depth: DEPTH, updates: UPDATES, updateWindow: UPDATE_WINDOW },
+    seedSeconds,
+    started,
+    say,
+  });
+} finally {
+  await cleanup();
+  await database?.stop();
+}
+
+function freePorts(count) {
+  return Promise.all(
+    Array.from(
+      { length: count },
+      () =>
+        new Promise((resolve, reject) => {
+          const server = createNetServer();
+          server.listen(0, "127.0.0.1", () => {
+            const { port } = server.address();
+            server.close(() => resolve(port));
+          });
+          server.on("error", reject);
+        }),
+    ),
+  ).then((ports) => (new Set(ports).size === ports.length ? ports : freePorts(count)));
+}

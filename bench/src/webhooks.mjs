@@ -1,0 +1,95 @@
+// The webhook rows of `npm run bench`: GET and POST again (warm), then with a webhook endpoint on the account
+// (relay + fan-out + a worker delivering to the receiver in this process), deliveries per second with 1 and 4
+// endpoints, and the time from each 201 to its delivery. Endpoints are made and switched through the public
+// API (`POST /v1/webhook_endpoints`, WEBHOOK_ALLOW_PRIVATE), accounts and keys through the admin service.
+import { createRequests, eventually } from "./load.mjs";
+import { startReceiver } from "./receiver.mjs";
+
+export async function webhookRows({ run, results, stack, api, newApi, apiUrl, resourceId, connections, deliveries, say }) {
+  const { KeyKind } = await import("@rms/proto");
+  const receiver = await startReceiver();
+  const { received } = receiver;
+  const headers = { authorization: `Bearer ${stack.key}` };
+  const addEndpoint = (client, path) => client.send("POST", "/v1/webhook_endpoints", { form: `url=${encodeURIComponent(receiver.url(path))}&enabled_events[]=*` });
+  const setStatus = (endpoint, status) => api.send("POST", `/v1/webhook_endpoints/${endpoint.id}`, { form: `status=${status}` });
+  // Settled: every create followed here has had its resource.created delivered, and no event of these accounts
+  // still waits for an endpoint's 2xx (`delivery_success=false`).
+  const drain = async (clients, followed = new Map()) =>
+    eventually(async () => {
+      for (const id of followed.keys()) if (!received.createdAt.has(id)) return false;
+      for (const client of clients) if ((await client.page("/v1/events", "delivery_success=false", 1)).data.length > 0) return false;
+      return true;
+    }, 300_000);
+
+  // The plain GET and POST again, right before the endpoint exists: the stack is warm now (the first rows run
+  // right after its start), so the rows with an endpoint are compared with these.
+  await run.http("get_again", `${apiUrl}/v1/resources/${resourceId}`, { headers }, stack.pids());
+  const main = await addEndpoint(api, "/main");
+  await run.http("get_webhooks", `${apiUrl}/v1/resources/${resourceId}`, { headers }, stack.pids());
+  await setStatus(main, "disabled");
+  await run.http("post_again", `${apiUrl}/v1/resources`, createRequests(headers), stack.pids());
+  await setStatus(main, "enabled");
+  // Throughput: creates as fast as they go, every one fanned out to the endpoint and delivered meanwhile.
+  const posted = new Map();
+  await run.http(
+    "post_webhooks",
+    `${apiUrl}/v1/resources`,
+    createRequests(headers, (id, at) => posted.set(id, at)),
+    stack.pids(),
+  );
+  say("waiting for the deliveries of the POST run");
+  await drain([api], posted);
+
+  // Deliveries per second: DELIVERIES creates through core as fast as it takes them, in an account with 1 (then 4)
+  // endpoints; timed from the first create to the last delivery.
+  for (const count of [1, 4]) {
+    say(`run deliveries/s with ${count} endpoint${count === 1 ? "" : "s"}`);
+    const { account: hooked } = await stack.admin.createAccount({});
+    const { secret } = await stack.admin.createKey({ accountId: hooked.id, kind: KeyKind.SECRET, livemode: false });
+    const hookedApi = newApi(secret);
+    const paths = Array.from({ length: count }, (_, i) => `/fan${count}-${i}`);
+    for (const path of paths) await addEndpoint(hookedApi, path);
+    const t0 = performance.now();
+    let made = 0;
+    await Promise.all(
+      Array.from({ length: connections }, async () => {
+        while (made < deliveries) {
+          made++;
+          await stack.coreResources.createResource({ tenant: { accountId: hooked.id, livemode: false }, name: "hooked" });
+        }
+      }),
+    );
+    await eventually(async () => receiver.deliveredTo(paths) >= deliveries * count, 300_000);
+    await drain([hookedApi]);
+    const seconds = (performance.now() - t0) / 1000;
+    hookedApi.close();
+    results[`deliveries_${count}`] = { rps: (deliveries * count) / seconds, p50: NaN, p99: NaN, total: deliveries * count, errors: 0, rss_mb: {} };
+  }
+
+  // Latency: creates through the gateway at a steady fraction of the rate the whole pipeline (relay, fan-out,
+  // worker) delivered above: a half and a quarter. Near saturation the backlog, and so the latency, grows with the
+  // run; the quarter shows the latency of a pipeline that keeps up. Each 201's resource id with the time it was
+  // answered; the receiver notes when its resource.created arrived.
+  for (const [name, divisor] of [
+    ["create_to_delivery", 2],
+    ["create_to_delivery_quarter", 4],
+  ]) {
+    const answeredAt = new Map();
+    const steadyRate = Math.max(1, Math.round(Math.min(results.post.rps, results.deliveries_1.rps) / divisor));
+    await run.http(`post_steady_${divisor}`, `${apiUrl}/v1/resources`, { ...createRequests(headers, (id, at) => answeredAt.set(id, at)), overallRate: steadyRate }, stack.pids());
+    say("waiting for the deliveries of the steady run");
+    await drain([api], answeredAt);
+    const lags = [];
+    for (const [id, at] of answeredAt) if (received.createdAt.has(id)) lags.push(received.createdAt.get(id) - at);
+    lags.sort((x, y) => x - y);
+    results[name] = {
+      rps: steadyRate,
+      p50: lags[Math.floor(lags.length / 2)],
+      p99: lags[Math.floor(lags.length * 0.99)],
+      total: lags.length,
+      errors: answeredAt.size - lags.length,
+      rss_mb: {},
+    };
+  }
+  await receiver.close();
+}
