@@ -1,5 +1,5 @@
 import type { JOBS_VOCABULARY, JobStatus, JobType, ResourceStatusName } from "@rms/proto";
-import type { MetadataPair } from "../resources/model.js";
+import type { MetadataPair } from "../metadata.js";
 import type { TenantDocument } from "../storage/documents.js";
 import { expiryAt, type Expiring } from "../storage/expiry.js";
 import type { IdempotentDocument } from "../storage/idempotent-insert.js";
@@ -106,8 +106,8 @@ export interface ImportParams {
   items: ImportItem[];
 }
 
-/** A job's params as stored: validated at create (jobs/validation.ts), then read by the runner and rendered (jobs/render.ts). */
-export type JobParams = BulkUpdateParams | BulkDeleteParams | ImportParams;
+/** A job's params as stored (the one stored shape): validated at create (jobs/validation.ts), read by the runner, rendered by jobs/render.ts. */
+export type StoredParams = BulkUpdateParams | BulkDeleteParams | ImportParams;
 
 /** A job's type with its params' stored form. */
 export type TypedParams =
@@ -117,15 +117,15 @@ export type TypedParams =
 
 // The runner's reads of stored params, by what they hold (create stores a type with its own params, so a
 // mismatch is a bug, thrown as one).
-export function filterOf(params: JobParams): JobFilter {
+export function filterOf(params: StoredParams): JobFilter {
   if (!("filter" in params)) throw new Error("an import has no filter");
   return params.filter;
 }
-export function updateOf(params: JobParams): JobUpdate {
+export function updateOf(params: StoredParams): JobUpdate {
   if (!("update" in params)) throw new Error("only a bulk update has an update");
   return params.update;
 }
-export function itemsOf(params: JobParams): ImportItem[] {
+export function itemsOf(params: StoredParams): ImportItem[] {
   if (!("items" in params)) throw new Error("only an import has items");
   return params.items;
 }
@@ -181,7 +181,7 @@ export interface JobDocument extends TenantDocument<JobEvent>, IdempotentDocumen
   _id: string;
   type: JobType;
   status: JobStatus;
-  params: JobParams;
+  params: StoredParams;
   progress: JobProgress;
   result: JobResult | null;
   error: { code: string; message: string } | null;

@@ -4,7 +4,7 @@ import { ApiError } from "../../errors.js";
 import type { Params } from "../../http/body.js";
 import type { JsonSchema } from "../../schema/objects.js";
 import { idSchema, METADATA_OBJECT } from "../../schema/params.js";
-import { describe, listValue, optionalEnum, under, optionalInteger, optionalMetadata, optionalString, rejectUnknown } from "../../http/params.js";
+import { describe, listValue, optionalEnum, optionalInteger, optionalMetadata, optionalString, rejectUnknown, under } from "../../http/params.js";
 import { STATUS_NAMES, statusToProto } from "../resources/objects.js";
 
 /**
