@@ -16,7 +16,7 @@ import {
 import { readFileSync } from "node:fs";
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import { MissingAdminTokenError, readAdminToken } from "./admin-token.js";
-import { accountJson, jobLine, jobRenderer, keyJson } from "./format.js";
+import { accountJson, jobJson, jobLine, keyJson } from "./format.js";
 import { adminTokenFileOf } from "./paths.js";
 import { checkOperatorEnvironment, ConfigError, DEFAULT_CORE_ADDR } from "./config.js";
 
@@ -163,8 +163,8 @@ function tenantOptions(command: Command): Command {
 
 const tenantOf = (opts: TenantOptions) => ({ accountId: opts.account, livemode: opts.mode === "live" });
 
-async function printJob(context: CommandContext, json: boolean, job: Job): Promise<void> {
-  context.print(json, json ? (await jobRenderer())(job) : {}, jobLine(job));
+function printJob(context: CommandContext, json: boolean, job: Job): void {
+  context.print(json, json ? jobJson(job) : {}, jobLine(job));
 }
 
 function jobsList(command: Command, context: CommandContext): void {
@@ -181,15 +181,14 @@ function jobsList(command: Command, context: CommandContext): void {
         type: opts.type ?? "",
         startingAfter: opts.startingAfter ?? "",
       });
-      const json = opts.json ? await jobRenderer() : null;
-      for (const job of list) context.print(!!json, json?.(job) ?? {}, jobLine(job));
+      for (const job of list) printJob(context, !!opts.json, job);
     });
 }
 
 function jobsGet(command: Command, context: CommandContext): void {
   tenantOptions(command.description("show one job with its progress").argument("<job_id>", "the job")).action(async (id: string, opts: TenantOptions) => {
     const { job } = await context.jobs().getJob({ tenant: tenantOf(opts), id });
-    await printJob(context, !!opts.json, job!);
+    printJob(context, !!opts.json, job!);
   });
 }
 
@@ -197,7 +196,7 @@ function jobsCancel(command: Command, context: CommandContext): void {
   tenantOptions(command.description("cancel a queued job at once, or ask a running one to stop at its next checkpoint").argument("<job_id>", "the job")).action(
     async (id: string, opts: TenantOptions) => {
       const { job } = await context.jobs().cancelJob({ tenant: tenantOf(opts), id });
-      await printJob(context, !!opts.json, job!);
+      printJob(context, !!opts.json, job!);
     },
   );
 }

@@ -1,4 +1,3 @@
-import { signalJobQueued } from "./queue-signal.js";
 import type { Collection, Db, Filter, FindCursor } from "mongodb";
 import type { RequestInfo, Tenant } from "../caller.js";
 import { errors } from "../errors.js";
@@ -15,6 +14,7 @@ import {
   isFinished,
   JOB_ERRORS_COLLECTION,
   JOBS_COLLECTION,
+  JOBS_QUEUE,
   jobRetainUntil,
   resultCountName,
   type JobDocument,
@@ -105,7 +105,7 @@ export class JobStore {
     };
     const created = await insertOnce(this.collection, doc, { tenant, key: request.idempotencyKey, fingerprint: fingerprint([typed.type, typed.params]) }, budget);
     // Idle workers wake on the counter; not awaited: the 201 does not wait for it, and the job is durable already.
-    if ("doc" in created && !created.replayed) void signalJobQueued(this.db);
+    if ("doc" in created && !created.replayed) void JOBS_QUEUE.signal(this.db);
     return created;
   }
 
