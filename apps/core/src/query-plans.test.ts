@@ -16,7 +16,7 @@ import { EventStore } from "./events/store.js";
 import { idAt, newId } from "./ids.js";
 import { JOB_ERRORS_COLLECTION, JOBS_COLLECTION, type JobDocument, type JobErrorDocument, type JobStatus, type JobType } from "./jobs/model.js";
 import { bulkExecutor } from "./jobs/runner/bulk.js";
-import { CLAIM_FILTER, claimJob } from "./jobs/runner/claim.js";
+import { claimJob, runSlot } from "./jobs/runner/claim.js";
 import { runJob } from "./jobs/runner/run.js";
 import type { RunnerJob } from "./jobs/runner/seam.js";
 import { catchUp } from "./jobs/runner/queue.js";
@@ -77,6 +77,10 @@ const OTHERS: Tenant[] = [1, 2, 3].flatMap((n) => {
     { account, livemode: true },
   ];
 });
+
+// The fair claim's backlog: an account flooding its queue, and ten accounts with one job each.
+const FLOOD: Tenant = { account: newId("acct", NOW - 80 * DAY), livemode: false };
+const QUIET: Tenant[] = Array.from({ length: 10 }, (_, n) => ({ account: newId("acct", NOW - (79 - n) * DAY), livemode: false }));
 
 /** The data set, made once so both copies hold the same documents. */
 const data = seedData();
@@ -298,11 +302,10 @@ describe("jobs", () => {
   it("the runner: claim, run a bulk job (snapshot by its filter, chunks, checkpoints, finish), renew, catch up", async () => {
     const jobs = work.collection<RunnerJob>(JOBS_COLLECTION);
     const leases = new LeaseQueue<RunnerJob>(jobs, { owner: "query-plans", leaseMs: 60_000 });
-    const unfinished = data.jobs.filter((j) => (CLAIM_FILTER.status as { $in: string[] }).$in.includes(j.status)).length;
     const { value: claimed, plans: claim } = await measure("job claim", () => claimJob(jobs, leases, "query-plans", 60_000, 2));
     expect(claimed?.job._id).toBe(data.target);
-    // The look reads the unfinished jobs only (at most 200), then the claim is a write by `_id`.
-    for (const plan of claim) expect(plan.totalDocsExamined, plan.shape).toBeLessThanOrEqual(Math.min(unfinished, 200) + 1);
+    // The running jobs, then the first tenant's queue head (one key, one document), then a write by `_id`.
+    expectFairClaim(claim, 1);
     const { plans: run } = await measure("job run (bulk_update)", () =>
       runJob(claimed!.job, bulkExecutor("update"), {
         db: work,
@@ -328,7 +331,51 @@ describe("jobs", () => {
     const pending = data.resources.filter((r) => r.pending_events.length > 0).length;
     for (const plan of catchUpPlans) expect(plan.totalDocsExamined, plan.shape).toBeLessThanOrEqual(pending);
   });
+
+  it("the fair claim past a backlog: a tenant with no job running is claimed past a flooding one, each queue head one document", async () => {
+    const jobs = work.collection<RunnerJob>(JOBS_COLLECTION);
+    const leases = new LeaseQueue<RunnerJob>(jobs, { owner: "query-plans", leaseMs: 60_000 });
+    // The walk starts at the flooding tenant (98 queued behind its 2 running), then the first quiet one.
+    const { value: claimed, plans } = await measure("job claim past a flooding tenant (2 running, 98 queued)", () =>
+      claimJob(jobs, leases, "query-plans", 60_000, 2, OTHERS.at(-1)!),
+    );
+    expect(claimed?.job.account).toBe(QUIET[0]!.account);
+    expectFairClaim(plans, 2);
+  });
+
+  it("create: the tenant's queue places (JOBS_QUEUED_PER_ACCOUNT), at the limit and below it", async () => {
+    const one = { type: "resources.import" as const, params: { items: [{ name: "x" }] } };
+    const { value: refused, plans: atLimit } = await measure("job create at the limit (the tenant's queue places)", () => store().create(FLOOD, one, request));
+    expect(refused).toEqual({ limitReached: true });
+    const { value: created, plans: below } = await measure("job create (the tenant's queue places)", () => store().create(QUIET[1]!, one, request));
+    // QUIET[1] held place 0: the new job takes another one.
+    expect("doc" in created && created.doc.queue_slot).toBeGreaterThan(0);
+    // One read of the held places: at most JOBS_QUEUED_PER_ACCOUNT keys of the tenant's own.
+    for (const plan of [...atLimit, ...below]) {
+      expect(plan.totalKeysExamined, plan.shape).toBeLessThanOrEqual(100);
+      expectExact(plan, 0);
+    }
+  });
 });
+
+/**
+ * A claim of a queued job: one read of the running jobs (examining exactly those: 6 of the other tenants, 2 of
+ * the flooding one, and what this test file's claims started), `heads` queue heads of one document each (one
+ * per tenant walked: never a tenant's backlog), and the claim's write by `_id`.
+ */
+function expectFairClaim(plans: QueryPlan[], heads: number): void {
+  const [running, ...seeks] = plans.filter((p) => p.operation === "find jobs");
+  expectExact(running!, 0);
+  // A tenant's head is one seek, or two when the walk looks for the live mode of the account before the next account.
+  expect(seeks.length).toBeGreaterThanOrEqual(heads);
+  expect(seeks.length).toBeLessThanOrEqual(2 * heads);
+  for (const plan of seeks) {
+    expectExact(plan, 0);
+    expect(plan.totalDocsExamined, plan.shape).toBeLessThanOrEqual(1);
+  }
+  expect(seeks.reduce((n, plan) => n + plan.totalDocsExamined, 0)).toBe(heads);
+  for (const plan of plans.filter((p) => p.operation !== "find jobs")) expectPoint(plan);
+}
 
 describe("webhook endpoints, attempts, recover", () => {
   it("endpoints: the list, and the slots a create reads", async () => {
@@ -444,6 +491,7 @@ function seedData() {
   let withErrors = "";
   let waitingForGone = "";
   let inFlight = 0;
+  const places = new Map<string, number>();
 
   for (const tenant of tenants) {
     if (!tenant.livemode) accounts.push({ _id: tenant.account, created: Math.floor((NOW - 90 * DAY) / 1000) });
@@ -614,6 +662,15 @@ function seedData() {
     }
   }
 
+  // The fair claim's backlog (CONTRACT.md section 6, "Fair sharing"): the flooding account at both of its
+  // limits (2 running, 98 queued: 100 unfinished), then ten accounts with one queued job each.
+  for (let i = 0; i < 100; i++) {
+    const at = NOW - 2 * DAY + i * 1_000;
+    const job = jobDocument(FLOOD, newId("job", at), "resources.import", i < 2 ? "running" : "queued", at);
+    jobs.push(i < 2 ? { ...job, lease_owner: "another-worker", lease_until: NOW + DAY, epoch: 1, run_slot: runSlot(FLOOD.account, false, i) } : job);
+  }
+  for (const tenant of QUIET) jobs.push(jobDocument(tenant, newId("job", NOW - DAY), "resources.import", "queued", NOW - DAY));
+
   // The measured tenant's queue head: a few deliveries in flight (leased by a live worker, due long ago),
   // then the oldest free one, for an endpoint since deleted.
   const headAt = NOW - 2 * DAY;
@@ -715,7 +772,11 @@ function seedData() {
       lease_until: null,
       epoch: finished ? 1 : 0,
     };
-    return doc;
+    if (finished) return doc;
+    // An unfinished job holds a place of its tenant's JOBS_QUEUED_PER_ACCOUNT (jobs/queue-limit.ts).
+    const key = `${tenant.account}/${tenant.livemode}`;
+    places.set(key, (places.get(key) ?? -1) + 1);
+    return { ...doc, queue_slot: places.get(key)! };
   }
 
   const collections = {

@@ -19,11 +19,14 @@ export interface CoreSettings {
   readonly webhookRetrySchedule: readonly number[];
   /** How many jobs of one account and mode may run at once (JOBS_PER_ACCOUNT). */
   readonly jobsPerAccount: number;
+  /** How many unfinished (queued or running) jobs one account and mode may have (JOBS_QUEUED_PER_ACCOUNT): the next create is `limit_exceeded`. */
+  readonly jobsQueuedPerAccount: number;
   /** How long a worker's claim on a job lasts without a heartbeat (JOBS_LEASE_MS): a job whose worker died is taken over after this. */
   readonly jobsLeaseMs: number;
 }
 
 export const DEFAULT_JOBS_PER_ACCOUNT = 2;
+export const DEFAULT_JOBS_QUEUED_PER_ACCOUNT = 100;
 export const DEFAULT_JOBS_LEASE_MS = 30_000;
 
 export const DEFAULT_SETTINGS: CoreSettings = {
@@ -31,6 +34,7 @@ export const DEFAULT_SETTINGS: CoreSettings = {
   webhookAllowPrivate: false,
   webhookRetrySchedule: parseRetrySchedule(DEFAULT_RETRY_SCHEDULE),
   jobsPerAccount: DEFAULT_JOBS_PER_ACCOUNT,
+  jobsQueuedPerAccount: DEFAULT_JOBS_QUEUED_PER_ACCOUNT,
   jobsLeaseMs: DEFAULT_JOBS_LEASE_MS,
 };
 
@@ -55,6 +59,7 @@ export const settingsVariables = {
   WEBHOOK_ALLOW_PRIVATE: z.enum(["true", "false"], "must be true or false").optional(),
   WEBHOOK_RETRY_SCHEDULE: parsedBy(parseRetrySchedule).optional(),
   JOBS_PER_ACCOUNT: positiveInt().optional(),
+  JOBS_QUEUED_PER_ACCOUNT: positiveInt().optional(),
   JOBS_LEASE_MS: positiveInt().optional(),
 };
 
@@ -67,6 +72,7 @@ export function settingsFrom(variables: SettingsVariables): CoreSettings {
     webhookAllowPrivate: variables.WEBHOOK_ALLOW_PRIVATE === "true",
     webhookRetrySchedule: variables.WEBHOOK_RETRY_SCHEDULE ?? DEFAULT_SETTINGS.webhookRetrySchedule,
     jobsPerAccount: variables.JOBS_PER_ACCOUNT ?? DEFAULT_JOBS_PER_ACCOUNT,
+    jobsQueuedPerAccount: variables.JOBS_QUEUED_PER_ACCOUNT ?? DEFAULT_JOBS_QUEUED_PER_ACCOUNT,
     jobsLeaseMs: variables.JOBS_LEASE_MS ?? DEFAULT_JOBS_LEASE_MS,
   };
 }

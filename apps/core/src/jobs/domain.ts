@@ -21,8 +21,8 @@ export const jobsDomain: Domain = {
   ],
   // The runner pushes job.* events into the job's outbox; cancel of a queued job does too.
   outboxes: [JOBS_COLLECTION],
-  open({ db, checkKey, written }) {
-    const store = new JobStore(db, written);
+  open({ db, checkKey, written, settings }) {
+    const store = new JobStore(db, written, settings.jobsQueuedPerAccount);
     return {
       ensureIndexes: () => store.ensureIndexes(),
       implementations: [implement(JobService, jobService(store, checkKey))],

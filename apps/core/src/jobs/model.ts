@@ -20,7 +20,7 @@ export const JOB_ERRORS_COLLECTION = "job_errors";
 
 /**
  * The jobs queue's wake-up counter: a create (and a released job) adds one; idle workers look for work at
- * once when it moved instead of at their next full look (up to 200 unfinished jobs, once a second when idle).
+ * once when it moved instead of at their next full look (the claim of jobs/runner/claim.ts, once a second when idle).
  */
 export const JOBS_QUEUE = new QueueSignal("jobs_queue", "queued");
 
@@ -197,6 +197,12 @@ export interface JobDocument extends TenantDocument<JobEvent>, IdempotentDocumen
   lease_owner: string | null;
   lease_until: number | null;
   epoch: number;
+  /**
+   * While unfinished: which of its tenant's JOBS_QUEUED_PER_ACCOUNT places it holds (`0..N-1`, unique with
+   * account and mode: jobs/queue-limit.ts); taken by the create's insert, given back by the write that
+   * finishes the job (the runner's finish, or the cancel of a queued job). Not part of the public object.
+   */
+  queue_slot?: number;
   /** Checkpoint fields of the runner (jobs/runner/) may follow; they are not part of the public object. */
 }
 

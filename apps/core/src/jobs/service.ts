@@ -31,7 +31,15 @@ export function jobService(store: JobStore, checkKey: PresentedKeyCheck): Servic
     createJob: rpc.write({
       parse: (request) => typedParamsOf(request.params),
       write: (typed, { tenant, info, budget }) => store.create(tenant, typed, info, budget),
-      reply: ({ doc }) => ({ job: jobMessage(doc) }),
+      reply: (created) => {
+        if ("limitReached" in created) {
+          throw errors.invalid(
+            "limit_exceeded",
+            `An account can have at most ${store.queuedPerAccount} unfinished (queued or running) jobs in each mode; wait for one to finish or cancel one.`,
+          );
+        }
+        return { job: jobMessage(created.doc) };
+      },
     }),
 
     getJob: rpc.read({

@@ -1,3 +1,4 @@
+import { isDuplicateKeyError } from "@rms/proto";
 import type { Collection, Db, Filter, FindCursor } from "mongodb";
 import type { RequestInfo, Tenant } from "../caller.js";
 import { errors } from "../errors.js";
@@ -9,6 +10,7 @@ import { ensureExpiryIndex } from "../storage/expiry.js";
 import { ensureIdempotencyIndex, fingerprint, insertOnce, type InsertOnceResult } from "../storage/idempotent-insert.js";
 import { ensureKeysetIndexes, keysetIdRange } from "../storage/keyset-list.js";
 import { newEvent } from "../storage/outbox.js";
+import { DEFAULT_JOBS_QUEUED_PER_ACCOUNT } from "../settings.js";
 import { writeWithin } from "../storage/write.js";
 import {
   isFinished,
@@ -24,6 +26,7 @@ import {
   type JobType,
   type TypedParams,
 } from "./model.js";
+import { ensureQueueSlotIndex, freeQueueSlots, QUEUE_SLOT_RELEASE } from "./queue-limit.js";
 import { jobSnapshot } from "./render.js";
 
 /** A job as reads load it (without its outbox). */
@@ -47,6 +50,9 @@ export interface ErrorListQuery {
 /** A list page stops adding jobs once their params pass this many bytes as JSON (storage/bounded-page.ts). */
 export const LIST_PAGE_PARAMS_BYTES = PAGE_BYTES_MAX;
 
+/** A create refused because the tenant holds JOBS_QUEUED_PER_ACCOUNT unfinished jobs already. */
+export type CreateResult = InsertOnceResult<JobDocument> | { limitReached: true };
+
 /** Retries of a cancel that lost a race with the runner (each loss means the job moved on). */
 const CANCEL_ATTEMPTS = 8;
 
@@ -62,6 +68,8 @@ export class JobStore {
   constructor(
     private readonly db: Db,
     private readonly written: (collection: string, id: string) => void = () => {},
+    /** JOBS_QUEUED_PER_ACCOUNT: unfinished jobs of one account and mode (queue-limit.ts). */
+    readonly queuedPerAccount = DEFAULT_JOBS_QUEUED_PER_ACCOUNT,
   ) {
     this.collection = db.collection<JobDocument>(JOBS_COLLECTION);
     this.errors = db.collection<JobErrorDocument>(JOB_ERRORS_COLLECTION);
@@ -69,6 +77,7 @@ export class JobStore {
 
   async ensureIndexes(): Promise<void> {
     await ensureIdempotencyIndex(this.collection);
+    await ensureQueueSlotIndex(this.collection);
     await ensureKeysetIndexes(this.collection, ["status", "type"]);
     // The list's status and type filters together (docs/database.md, "Every query has an index").
     await this.collection.createIndex({ account: 1, livemode: 1, status: 1, type: 1, _id: -1 }, { name: "tenant_status_type_order" });
@@ -78,8 +87,13 @@ export class JobStore {
     await ensureExpiryIndex(this.errors);
   }
 
-  /** Queues a job, at most once per idempotency key (storage/idempotent-insert.ts). */
-  async create(tenant: Tenant, typed: TypedParams, request: RequestInfo, budget: Budget = UNBOUNDED): Promise<InsertOnceResult<JobDocument>> {
+  /**
+   * Queues a job, at most once per idempotency key (storage/idempotent-insert.ts), in a free place of its
+   * tenant's JOBS_QUEUED_PER_ACCOUNT (queue-limit.ts); with none left the answer is `limitReached`. A full
+   * tenant still tries one insert, so a retried create finds its first result rather than the limit.
+   */
+  async create(tenant: Tenant, typed: TypedParams, request: RequestInfo, budget: Budget = UNBOUNDED): Promise<CreateResult> {
+    const free = await freeQueueSlots(this.collection, tenant, this.queuedPerAccount, budget);
     const nowMs = Date.now();
     const id = newId("job", nowMs);
     const doc: Omit<JobDocument, "idempotency" | "request_hash"> = {
@@ -103,10 +117,21 @@ export class JobStore {
       lease_until: null,
       epoch: 0,
     };
-    const created = await insertOnce(this.collection, doc, { tenant, key: request.idempotencyKey, fingerprint: fingerprint([typed.type, typed.params]) }, budget);
-    // Idle workers wake on the counter; not awaited: the 201 does not wait for it, and the job is durable already.
-    if ("doc" in created && !created.replayed) void JOBS_QUEUE.signal(this.db);
-    return created;
+    const once = { tenant, key: request.idempotencyKey, fingerprint: fingerprint([typed.type, typed.params]) };
+    for (const queue_slot of free.length > 0 ? free : [0]) {
+      let created: InsertOnceResult<JobDocument>;
+      try {
+        created = await insertOnce(this.collection, { ...doc, queue_slot }, once, budget);
+      } catch (error) {
+        // The place was taken meanwhile by a concurrent create: the next one.
+        if (!isDuplicateKeyError(error)) throw error;
+        continue;
+      }
+      // Idle workers wake on the counter; not awaited: the 201 does not wait for it, and the job is durable already.
+      if ("doc" in created && !created.replayed) void JOBS_QUEUE.signal(this.db);
+      return created;
+    }
+    return { limitReached: true };
   }
 
   get(tenant: Tenant, id: string, budget: Budget = UNBOUNDED): Promise<LoadedJob | null> {
@@ -152,6 +177,8 @@ export class JobStore {
       const update = {
         // retain_until: it expires 30 days after it finished, once the relay has copied its event.
         $set: { status: after.status, finished_at: at, result: after.result, lease_owner: null, lease_until: null, retain_until: jobRetainUntil(at) },
+        // Its place of JOBS_QUEUED_PER_ACCOUNT is free with this write.
+        $unset: QUEUE_SLOT_RELEASE,
         $inc: { epoch: 1, version: 1 },
         $push: { pending_events: event },
       };

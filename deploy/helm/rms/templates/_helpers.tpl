@@ -121,6 +121,10 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 - name: JOBS_PER_ACCOUNT
   value: {{ . | quote }}
 {{- end }}
+{{- with .Values.settings.jobsQueuedPerAccount }}
+- name: JOBS_QUEUED_PER_ACCOUNT
+  value: {{ . | quote }}
+{{- end }}
 {{- with .Values.settings.jobsLeaseMs }}
 - name: JOBS_LEASE_MS
   value: {{ . | quote }}

@@ -5,7 +5,7 @@ import { LeaseQueue } from "../../storage/lease.js";
 import { HAS_PENDING_EVENTS } from "../../storage/relay.js";
 import { JOBS_COLLECTION, type JobType } from "../model.js";
 import { bulkExecutor } from "./bulk.js";
-import { claimJob, ensureRunnerIndexes, type Claimed } from "./claim.js";
+import { claimJob, ensureRunnerIndexes, type Claimed, type TenantKey } from "./claim.js";
 import { importExecutor } from "./import.js";
 import { runJob, type RunOptions } from "./run.js";
 import type { Executor, RunnerJob } from "./seam.js";
@@ -34,13 +34,15 @@ export interface JobQueueOptions {
 
 /**
  * The jobs queue as one worker process takes from it: claims a job (claim.ts: a released or expired one
- * first, else the oldest queued job of a tenant with a free slot) and runs it chunk by chunk with
+ * first, else a tenant's oldest queued job, tenants in turn, those with no job running first) and runs it chunk by chunk with
  * checkpoints (run.ts) until it ends or the worker stops (checkpoint, release at once).
  */
 export class JobQueue {
   private readonly jobs: Collection<RunnerJob>;
   private readonly leases: LeaseQueue<RunnerJob>;
   private readonly executors: Record<JobType, Executor>;
+  /** The tenant of this worker's last claim of a queued job: the next claim's walk over queue heads starts after it. */
+  private last: TenantKey | null = null;
 
   constructor(private readonly options: JobQueueOptions) {
     this.jobs = options.db.collection<RunnerJob>(JOBS_COLLECTION);
@@ -58,9 +60,11 @@ export class JobQueue {
     return ensureRunnerIndexes(this.jobs);
   }
 
-  claim(): Promise<Claimed | null> {
+  async claim(): Promise<Claimed | null> {
     const { owner, leaseMs, perAccount } = this.options;
-    return claimJob(this.jobs, this.leases, owner, leaseMs, perAccount);
+    const claimed = await claimJob(this.jobs, this.leases, owner, leaseMs, perAccount, this.last);
+    if (claimed && !claimed.takeover) this.last = { account: claimed.job.account, livemode: claimed.job.livemode };
+    return claimed;
   }
 
   /** Runs a claimed job to its end, or until `lane.stopping()` (then it checkpoints and releases the job). */

@@ -6,6 +6,7 @@ import { newEvent } from "../../storage/outbox.js";
 import { JOB_ITEMS_COLLECTION, type JobItemsPage } from "./bulk.js";
 import type { JobErrorDocument, JobEvent, JobResult, JobStatus } from "../model.js";
 import { JOB_ERRORS_COLLECTION, JOBS_COLLECTION, JOBS_QUEUE, jobDocumentIds, jobRetainUntil } from "../model.js";
+import { QUEUE_SLOT_RELEASE } from "../queue-limit.js";
 import { jobSnapshot } from "../render.js";
 import { isTransient, type RetryPolicy } from "./transient.js";
 import type { Checkpoint, CheckpointOutcome, Executor, JobRun, RunnerJob } from "./seam.js";
@@ -229,7 +230,8 @@ class ClaimedRun {
           stalled: this.stalled,
           retain_until: retainUntil,
         },
-        $unset: { run_slot: "" },
+        // Both slots are given back with the finish: JOBS_PER_ACCOUNT's and JOBS_QUEUED_PER_ACCOUNT's.
+        $unset: { run_slot: "", ...QUEUE_SLOT_RELEASE },
         $inc: { version: 1 },
         $push: { pending_events: event },
       } as never,

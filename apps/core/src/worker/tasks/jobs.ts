@@ -9,9 +9,9 @@ import type { WorkerTask } from "./task.js";
 export const DEFAULT_CONCURRENCY = 2;
 /**
  * Wait between full looks when there was nothing to take. New jobs and released ones move the queue
- * counter, which idle workers read every SIGNAL_POLL_MS (one document by `_id`); the full look (up to 200
- * unfinished jobs from the claim index) is for expired leases, which wait the lease anyway, and for a
- * lost signal.
+ * counter, which idle workers read every SIGNAL_POLL_MS (one document by `_id`); the full look (the running
+ * jobs and the tenants' queue heads from the claim index, jobs/runner/claim.ts) is for expired leases, which
+ * wait the lease anyway, and for a lost signal.
  */
 export const DEFAULT_POLL_MS = 1_000;
 /** How often an idle worker reads the queue counter between its looks. */
