@@ -10,7 +10,7 @@ import { recordErrors } from "./errors-record.js";
 import { ContentionError } from "./transient.js";
 import type { Checkpoint, Executor, JobRun } from "./seam.js";
 
-/** Ids per snapshot page (one `job_items` document each). */
+/** Ids per snapshot page (one `job_items` document each, one step and checkpoint of the filter pass). */
 export const PAGE_SIZE = 1_000;
 /** Items per chunk: one read, one unordered `bulkWrite` and one checkpoint each; divides PAGE_SIZE. */
 export const BULK_CHUNK = 250;
@@ -32,10 +32,10 @@ const NO_REQUEST = { requestId: null, idempotencyKey: null };
 type Decide = (doc: Loaded<MarkedResource> | null, job: string, tenant: Tenant) => ItemDecision;
 
 /**
- * `resources.bulk_update` and `resources.bulk_delete`. First the filter is evaluated once, page by
- * page, into `job_items` (a page's `_id` is `<job>:<page>`: a page redone after a takeover finds the
- * one written first and goes on after its last id, so the items never change once recorded; resources
- * made after the job started are outside the bound). Then each chunk of items is read in one query,
+ * `resources.bulk_update` and `resources.bulk_delete`. First the filter is evaluated once, one page of
+ * PAGE_SIZE ids per step (each a checkpoint), into `job_items` (a page's `_id` is `<job>:<page>`: a page
+ * redone after a takeover finds the one written first and goes on after its last id, so the items never
+ * change once recorded; resources made after the job started are outside the bound). Then each chunk of items is read in one query,
  * decided per item by the resource rules (resources/batch.ts), and written with one unordered
  * `bulkWrite` of versioned updates that also mark the resource with the job id: a takeover that
  * redoes the chunk sees the mark and does not apply the change again.
@@ -73,54 +73,37 @@ export function pageId(job: string, page: number): string {
 }
 
 /**
- * Evaluates the filter into pages, in one pass over the matches (one query, read in batches of a page,
- * rather than one query per page). A page already written by an attempt before a takeover wins: its ids
- * are kept and the pass goes on after its last id. One checkpoint follows, with the snapshot complete.
+ * One chunk of the filter pass: the next PAGE_SIZE matches after the last id taken (one query walking the
+ * filter's index by `_id`, `matchingFilter` of resources/batch.ts), written as one `job_items` page, then
+ * the checkpoint: cancel and SIGTERM take effect within one page however many resources match. A page
+ * already written by an attempt before a takeover wins: its ids are kept and the pass goes on after its
+ * last id. A page shorter than PAGE_SIZE (or none) completes the items: every page but the last holds
+ * PAGE_SIZE ids, so item i is at page i / PAGE_SIZE.
  */
 async function snapshotPage(run: JobRun, state: Checkpoint): Promise<Checkpoint> {
-  let snapshot = state.snapshot!;
+  const snapshot = state.snapshot!;
   const tenant: Tenant = { account: run.job.account, livemode: run.job.livemode };
+  const matches = await run.db
+    .collection<MarkedResource>(RESOURCES_COLLECTION)
+    .find(matchingFilter(tenant, filterOf(run.job.params), snapshot.last, snapshot.bound), { projection: { _id: 1 } })
+    .sort({ _id: 1 })
+    .limit(PAGE_SIZE)
+    .toArray();
+  if (matches.length === 0) return { ...state, snapshot: { ...snapshot, complete: true } };
+  const page: JobItemsPage = { _id: pageId(run.job._id, snapshot.pages), job: run.job._id, page: snapshot.pages, ids: matches.map((doc) => doc._id) };
   const pages = run.db.collection<JobItemsPage>(JOB_ITEMS_COLLECTION);
-  const filter = filterOf(run.job.params);
-  // "go": the page is ours; "restart": an earlier attempt's full page differs, go on after its last id;
-  // "end": an earlier attempt's last page (not full) ends the items. Every page but the last holds
-  // PAGE_SIZE ids, so item i is at page i / PAGE_SIZE.
-  let pass: "go" | "restart" | "end" = "restart";
-  while (pass === "restart") {
-    pass = "go";
-    const cursor = run.db
-      .collection<MarkedResource>(RESOURCES_COLLECTION)
-      .find(matchingFilter(tenant, filter, snapshot.last, snapshot.bound), { projection: { _id: 1 }, batchSize: PAGE_SIZE })
-      .sort({ _id: 1 });
-    try {
-      let ids: string[] = [];
-      const flush = async (): Promise<"go" | "restart" | "end"> => {
-        const page: JobItemsPage = { _id: pageId(run.job._id, snapshot.pages), job: run.job._id, page: snapshot.pages, ids };
-        let kept = ids;
-        try {
-          await pages.insertOne(page);
-        } catch (error) {
-          if (!isDuplicateKeyError(error)) throw error;
-          // Written by an attempt before a takeover: that one is the page (the matches may have moved since).
-          kept = (await pages.findOne({ _id: page._id }))!.ids;
-        }
-        snapshot = { ...snapshot, pages: snapshot.pages + 1, last: kept.at(-1)!, total: snapshot.total + kept.length };
-        ids = [];
-        if (kept === page.ids) return "go";
-        return kept.length === PAGE_SIZE ? "restart" : "end";
-      };
-      for await (const doc of cursor) {
-        ids.push(doc._id);
-        if (ids.length < PAGE_SIZE) continue;
-        pass = await flush();
-        if (pass !== "go") break;
-      }
-      if (pass === "go" && ids.length > 0) pass = await flush();
-    } finally {
-      await cursor.close();
-    }
+  let kept = page.ids;
+  try {
+    await pages.insertOne(page);
+  } catch (error) {
+    if (!isDuplicateKeyError(error)) throw error;
+    // Written by an attempt before a takeover: that one is the page (the matches may have moved since).
+    kept = (await pages.findOne({ _id: page._id }))!.ids;
   }
-  return { ...state, snapshot: { ...snapshot, complete: true } };
+  return {
+    ...state,
+    snapshot: { ...snapshot, pages: snapshot.pages + 1, last: kept.at(-1)!, total: snapshot.total + kept.length, complete: kept.length < PAGE_SIZE },
+  };
 }
 
 async function chunkIds(db: Db, job: string, from: number, count: number): Promise<string[]> {

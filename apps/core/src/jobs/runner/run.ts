@@ -210,10 +210,11 @@ class ClaimedRun {
       ...newEvent(`job.${status}` as JobEvent["type"], job, jobSnapshot(finished), { requestId: null, idempotencyKey: null }, null, nowMs),
       sequence: finished.version,
     } as JobEvent;
-    // The job's errors and items pages expire with it; stamped first, so a crash after the finishing
-    // write leaves none of them without an expiry (a finish that loses its race stamps them again).
+    // The job's errors expire with it, its items pages a day after the finish (nothing reads them once it
+    // is finished); stamped first, so a crash after the finishing write leaves none of them without an
+    // expiry (a finish that loses its race stamps them again).
     const retainUntil = jobRetainUntil(finished.finished_at!);
-    await expireWithJob(db, job._id, retainUntil);
+    await expireWithJob(db, job._id, retainUntil, new Date(nowMs + JOB_ITEMS_GRACE_MS));
     const written = await this.jobs.updateOne(
       { _id: job._id, epoch: job.epoch, lease_owner: owner, version: current.version } as Filter<RunnerJob>,
       {
@@ -238,11 +239,12 @@ class ClaimedRun {
     );
     if (written.modifiedCount !== 1) return false;
     this.options.written(JOBS_COLLECTION, job._id);
-    // The items pages serve only a running job: gone at once (their expiry is the fallback after a crash here).
+    // The items pages serve only a running job: gone at once (by the `_id` range `<job>:`, which `_id_`
+    // serves); their expiry removes what a crash here or a failed delete leaves.
     await db
       .collection<JobItemsPage>(JOB_ITEMS_COLLECTION)
       .deleteMany({ _id: jobDocumentIds(job._id) })
-      .catch(() => {});
+      .catch((failure: unknown) => this.options.logger.warn({ err: failure, job: job._id }, "jobs: items pages not deleted at the finish; their expiry removes them"));
     return true;
   }
 
@@ -262,11 +264,17 @@ class ClaimedRun {
   }
 }
 
-/** Gives a job's errors and items pages the job's expiry (both by `_id`, `<job>:<n>`). */
-export async function expireWithJob(db: Db, job: string, at: Date): Promise<void> {
+/**
+ * How long a finished job's items pages may outlive its finish when the delete after it did not happen (a
+ * crash, a failed delete): the TTL index removes them then. Not the job's 30 days: nothing reads them.
+ */
+export const JOB_ITEMS_GRACE_MS = 24 * 60 * 60 * 1000;
+
+/** Gives a job's errors the job's expiry and its items pages `itemsAt` (both by `_id`, `<job>:<n>`). */
+export async function expireWithJob(db: Db, job: string, at: Date, itemsAt: Date = at): Promise<void> {
   const mine = { _id: jobDocumentIds(job) };
   await db.collection<JobErrorDocument>(JOB_ERRORS_COLLECTION).updateMany(mine, { $set: { expires_at: at } });
-  await db.collection<JobItemsPage>(JOB_ITEMS_COLLECTION).updateMany(mine, { $set: { expires_at: at } });
+  await db.collection<JobItemsPage>(JOB_ITEMS_COLLECTION).updateMany(mine, { $set: { expires_at: itemsAt } });
 }
 
 function retriesExhausted(attempts: number): JobError {

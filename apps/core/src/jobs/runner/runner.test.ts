@@ -13,7 +13,7 @@ import { LeaseQueue } from "../../storage/lease.js";
 import { EVENTS_COLLECTION } from "../../storage/relay.js";
 import { eventCounts, jobOf, queueJob, relayAll, seedResources } from "../../testutil/jobs.js";
 import { startWorker, type RunningWorker } from "../../worker/run.js";
-import { jobRetainUntil, type JobErrorDocument, type TypedParams } from "../model.js";
+import { jobDocumentIds, jobRetainUntil, type JobErrorDocument, type TypedParams } from "../model.js";
 import { JobStore } from "../store.js";
 import { bulkExecutor, JOB_ITEMS_COLLECTION, pageId, type JobItemsPage } from "./bulk.js";
 import { claimJob, ensureRunnerIndexes } from "./claim.js";
@@ -201,17 +201,40 @@ describe("resources.bulk_update", () => {
     expect(ids.filter((id) => id !== ids[7]).every((id) => counts.get(`${id} resource.updated`) === 1)).toBe(true);
   });
 
-  it("the filter is evaluated in one pass into pages of 1,000 ids; a page written by an attempt before a takeover is kept and the pass goes on after it", async () => {
+  it("the filter is evaluated one page of 1,000 ids per step (each a checkpoint); a page written by an attempt before a takeover is kept and the pass goes on after it", async () => {
     const tenant = newTenant();
     const ids = (await seedResources(db, tenant, 2_500)).sort();
     await queueJob(db, tenant, { type: "resources.bulk_delete", params: { filter: { created: { gte: 0 } } } });
     const { run, state } = await claimedRun();
     // The attempt before saw other matches for page 0 (here: without the first resource).
     await db.collection<JobItemsPage>(JOB_ITEMS_COLLECTION).insertOne({ _id: pageId(run.job._id, 0), job: run.job._id, page: 0, ids: ids.slice(1, 1_001) });
-    const snapshotted = (await bulkExecutor("delete").step(run, state))!;
-    expect(snapshotted.snapshot).toMatchObject({ complete: true, pages: 3, total: 2_499, last: ids[2_499] });
-    const pages = await db.collection<JobItemsPage>(JOB_ITEMS_COLLECTION).find({ job: run.job._id }).sort({ page: 1 }).toArray();
-    expect(pages.flatMap((p) => p.ids)).toEqual(ids.slice(1));
+    const executor = bulkExecutor("delete");
+    const first = (await executor.step(run, state))!;
+    expect(first.snapshot).toMatchObject({ complete: false, pages: 1, total: 1_000, last: ids[1_000] });
+    // A step redone (its checkpoint was lost) finds the page it wrote: the same checkpoint.
+    const second = (await executor.step(run, first))!;
+    expect(await executor.step(run, first)).toEqual(second);
+    expect(second.snapshot).toMatchObject({ complete: false, pages: 2, total: 2_000, last: ids[2_000] });
+    const third = (await executor.step(run, second))!;
+    expect(third.snapshot).toMatchObject({ complete: true, pages: 3, total: 2_499, last: ids[2_499] });
+    expect(third.next).toBe(0);
+    // The pages are found by their `_id` range, `<job>:` (the index `_id_`): no other index is needed.
+    const pages = await db
+      .collection<JobItemsPage>(JOB_ITEMS_COLLECTION)
+      .find({ _id: jobDocumentIds(run.job._id) })
+      .toArray();
+    expect(pages.sort((a, b) => a.page - b.page).flatMap((p) => p.ids)).toEqual(ids.slice(1));
+  });
+
+  it("a match count that is a multiple of the page ends the pass with a step that finds nothing more", async () => {
+    const tenant = newTenant();
+    await seedResources(db, tenant, 1_000);
+    await queueJob(db, tenant, { type: "resources.bulk_delete", params: { filter: { created: { gte: 0 } } } });
+    const { run, state } = await claimedRun();
+    const executor = bulkExecutor("delete");
+    const full = (await executor.step(run, state))!;
+    expect(full.snapshot).toMatchObject({ complete: false, pages: 1, total: 1_000 });
+    expect((await executor.step(run, full))!.snapshot).toMatchObject({ complete: true, pages: 1, total: 1_000 });
   });
 
   it("a poison item (its merged metadata would pass 50 keys) fails alone; the rest are updated", async () => {
@@ -265,7 +288,7 @@ describe("resources.bulk_delete", () => {
     for (const tombstone of await resources().find({ account: tenant.account, deleted: true }).toArray()) {
       expect(tombstone.retain_until).toEqual(new Date(idTimeMs(tombstone._id) + IDEMPOTENCY_RETENTION_MS));
     }
-    expect(await db.collection(JOB_ITEMS_COLLECTION).countDocuments({ job: id })).toBe(0);
+    expect(await db.collection<JobItemsPage>(JOB_ITEMS_COLLECTION).countDocuments({ _id: jobDocumentIds(id) })).toBe(0);
   });
 });
 
