@@ -30,7 +30,8 @@ export const createJob = defineOperation({
   parameters: JOB_CREATE_PARAMS,
   bodyParameterLimit: JOB_BODY_PARAMETER_LIMIT,
   success: { status: 201, description: "The queued job.", object: JobObject },
-  errors: ["parameter_missing", "parameter_invalid", "parameter_invalid_empty", "parameter_unknown", "string_too_long", "metadata_invalid"],
+  // limit_exceeded: the account and mode hold JOBS_QUEUED_PER_ACCOUNT unfinished jobs (CONTRACT.md section 6, "Fair sharing").
+  errors: ["parameter_missing", "parameter_invalid", "parameter_invalid_empty", "parameter_unknown", "string_too_long", "metadata_invalid", "limit_exceeded"],
   service: "jobs",
   rpc: "createJob",
   request({ params, tenant }) {
