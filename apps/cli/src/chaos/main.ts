@@ -4,12 +4,13 @@
 // kills, and both are counted: resources, committed changes, their events and their deliveries. Loopback only,
 // bounded in time. Everything is made through the admin gRPC service (accounts, keys) and the public API
 // (the endpoint, resources, jobs). The parts: stack.ts (processes and kills), load.ts, receiver.ts,
-// jobs-phase.ts, invariants.ts (what is counted and checked), report.ts.
+// jobs-phase.ts, noisy-jobs.ts (the noisy-neighbour phase's jobs), invariants.ts (what is counted and checked), report.ts.
 import { newMasterKeyText } from "@rms/core/settings";
 import { newTestKey } from "../stack/processes.js";
 import { PublicApi } from "../stack/public-api.js";
 import { countResourcesPhase, settle, StoredState } from "./invariants.js";
 import { runJobsPhase } from "./jobs-phase.js";
+import { noisyJobsOk, noisyJobsReport, runNoisyJobs } from "./noisy-jobs.js";
 import { startLoad } from "./load.js";
 import { elapsedSeconds, log, sleep, startedAt } from "./log.js";
 import { startReceiver } from "./receiver.js";
@@ -83,11 +84,18 @@ log(`settled in ${left.seconds.toFixed(1)}s; documents with pending events: ${le
 const jobs = await runJobsPhase(stack, state, JOB_ITEMS);
 // Counted through the running stack's API, after the jobs phase (late deliveries to the receiver included).
 const counts = await countResourcesPhase({ api, state, account: accountId, outcomes, received, documentsWithPendingEvents: left.outboxes });
+// The noisy-neighbour phase's jobs part (noisy-jobs.ts): one account floods its job queue, another's jobs wait
+// only for a slot. `CHAOS_NOISY=0` skips it.
+const noisyJobs = process.env.CHAOS_NOISY === "0" ? null : await runNoisyJobs(stack);
 api.close();
 await state.close();
 await stack.stopProcesses();
 await stack.close();
 await receiver.close();
 
-printReport(resourcesReport({ expected: TOTAL, counts, outcomes, received, kills, coreCrashes: stack.selfCrashes(), seconds: Math.round(elapsedSeconds()) }), jobsReport(jobs));
-process.exit(counts.ok && jobs.counts.ok ? 0 : 1);
+printReport(
+  resourcesReport({ expected: TOTAL, counts, outcomes, received, kills, coreCrashes: stack.selfCrashes(), seconds: Math.round(elapsedSeconds()) }),
+  jobsReport(jobs),
+  noisyJobs ? { noisy_neighbour: { jobs: noisyJobsReport(noisyJobs) } } : {},
+);
+process.exit(counts.ok && jobs.counts.ok && (!noisyJobs || noisyJobsOk(noisyJobs)) ? 0 : 1);

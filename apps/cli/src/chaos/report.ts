@@ -70,6 +70,7 @@ export function jobsReport(phase: JobsPhase): Record<string, unknown> {
   };
 }
 
-export function printReport(resources: Record<string, unknown>, jobs: Record<string, unknown>): void {
-  process.stdout.write(`${JSON.stringify({ ...resources, jobs }, null, 2)}\n`);
+/** `more`: the sections of further phases (the noisy-neighbour phase's `noisy_neighbour`). */
+export function printReport(resources: Record<string, unknown>, jobs: Record<string, unknown>, more: Record<string, unknown> = {}): void {
+  process.stdout.write(`${JSON.stringify({ ...resources, jobs, ...more }, null, 2)}\n`);
 }
