@@ -43,7 +43,12 @@ it("core declares every index at start (TTL indexes for retention, partial ones 
     account_keys: { key: { account: 1, _id: -1 } },
   });
   expect(await indexesOf("events")).toMatchObject({ expires_at_ttl: TTL });
-  expect(await indexesOf("jobs")).toMatchObject({ expires_at_ttl: TTL, pending_events: OUTBOX });
+  expect(await indexesOf("jobs")).toMatchObject({
+    expires_at_ttl: TTL,
+    pending_events: OUTBOX,
+    // JOBS_QUEUED_PER_ACCOUNT's places (jobs/queue-limit.ts): only the unfinished jobs hold one.
+    tenant_queue_slot_unique: { key: { account: 1, livemode: 1, queue_slot: 1 }, unique: true, partial: { queue_slot: { $exists: true } } },
+  });
   expect(await indexesOf("job_errors")).toMatchObject({ expires_at_ttl: TTL });
   expect(await indexesOf("webhook_deliveries")).toMatchObject({
     expires_at_ttl: TTL,
