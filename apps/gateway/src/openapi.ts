@@ -129,7 +129,10 @@ function operationObject(operation: Operation): Schema {
     "x-scope": operation.scope,
     parameters,
     ...(requestBody ? { requestBody } : {}),
-    responses: { [String(success.status)]: jsonResponse(success.description, ref(success.object.name), successHeaders), ...errorResponses() },
+    responses: {
+      ...Object.fromEntries([success, ...operation.variants].map((answer) => [String(answer.status), jsonResponse(answer.description, ref(answer.object.name), successHeaders)])),
+      ...errorResponses(),
+    },
   };
 }
 
@@ -182,7 +185,7 @@ export function openApiDocument(operations: readonly Operation[], keyless: reado
   for (const route of [...keyless, openApiRoute]) describe(route.path, "get", keylessObject(route));
   for (const operation of operations) describe(pathOf(operation.path), operation.method.toLowerCase(), operationObject(operation));
   const objects = [
-    ...operations.map((operation) => operation.success.object),
+    ...operations.flatMap((operation) => [operation.success, ...operation.variants].map((answer) => answer.object)),
     ...keyless.flatMap((route) => Object.values(route.responses).flatMap((answer) => (answer.object ? [answer.object] : []))),
   ];
   const errorResponse = (status: string): Schema => {

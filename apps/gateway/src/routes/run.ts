@@ -80,8 +80,8 @@ async function runAuthenticated(operation: Operation, deps: RunDeps, auth: Authe
   const metadata = { [REQUEST_ID_METADATA]: requestId, ...presentedKeyMetadata(auth), ...(key !== undefined ? { [IDEMPOTENCY_KEY_METADATA]: key } : {}) };
   const execute = async (): Promise<Answer> => {
     const options = operation.timeoutMs !== undefined ? { metadata, timeoutMs: operation.timeoutMs } : { metadata };
-    const reply = await callCore(core, call, options, operation.method !== "GET");
-    return { status: operation.success.status, body: JSON.stringify(operation.render(reply)), headers: {} };
+    const reply = await callCore(core, call, options, call.write);
+    return { status: call.success.status, body: JSON.stringify(call.render(reply)), headers: {} };
   };
   if (key === undefined) return send(res, await execute());
 
