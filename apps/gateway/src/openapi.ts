@@ -31,6 +31,12 @@ const COMMON_HEADERS = {
   "Api-Version": { $ref: "#/components/headers/Api-Version" },
 };
 
+/** What a replayed answer adds (an answer recorded under an Idempotency-Key: a success, or an error from executing). */
+const REPLAY_HEADERS = {
+  "Idempotent-Replayed": { $ref: "#/components/headers/Idempotent-Replayed" },
+  "Original-Request": { $ref: "#/components/headers/Original-Request" },
+};
+
 function jsonResponse(description: string, schema: Schema, extraHeaders: Record<string, unknown> = {}): Schema {
   return { description, headers: { ...COMMON_HEADERS, ...extraHeaders }, content: { "application/json": { schema } } };
 }
@@ -115,7 +121,7 @@ function operationObject(operation: Operation): Schema {
     for (const [name, spec] of Object.entries(operation.parameters)) parameters.push({ name, in: "query", required: false, schema: spec.schema, example: spec.example });
   }
   const { success } = operation;
-  const successHeaders = operation.method === "POST" ? { "Idempotent-Replayed": { $ref: "#/components/headers/Idempotent-Replayed" } } : {};
+  const successHeaders = operation.method === "POST" ? REPLAY_HEADERS : {};
   return {
     operationId: `${operation.method.toLowerCase()}${pathOf(operation.path)
       .replace(/[{}]/g, "")
@@ -189,7 +195,7 @@ export function openApiDocument(operations: readonly Operation[], keyless: reado
     ...keyless.flatMap((route) => Object.values(route.responses).flatMap((answer) => (answer.object ? [answer.object] : []))),
   ];
   const errorResponse = (status: string): Schema => {
-    const headers: Record<string, unknown> = { "Stripe-Should-Retry": { $ref: "#/components/headers/Stripe-Should-Retry" } };
+    const headers: Record<string, unknown> = { "Stripe-Should-Retry": { $ref: "#/components/headers/Stripe-Should-Retry" }, ...REPLAY_HEADERS };
     if (status === "405") headers["Allow"] = { description: "The verbs this path has, e.g. `GET, POST`.", schema: { type: "string" }, required: true };
     if (status === "401") headers["WWW-Authenticate"] = { description: "`Bearer`.", schema: { type: "string" }, required: true };
     if (status === "429" || status === "503") headers["Retry-After"] = { $ref: "#/components/headers/Retry-After" };
@@ -227,7 +233,11 @@ export function openApiDocument(operations: readonly Operation[], keyless: reado
       headers: {
         "Request-Id": { description: "This request's id.", required: true, schema: { type: "string", pattern: "^req_[0-9A-Za-z]+$" } },
         "Api-Version": { description: "The API version.", required: true, schema: { type: "string", const: API_VERSION } },
-        "Idempotent-Replayed": { description: "`true` on a replayed response.", schema: { type: "string", const: "true" } },
+        "Idempotent-Replayed": {
+          description: "`true` on a replayed response: the first answer's status, body and headers again; only `Request-Id` is the replay's own.",
+          schema: { type: "string", const: "true" },
+        },
+        "Original-Request": { description: "On a replayed response: the `Request-Id` of the request that produced it.", schema: { type: "string", pattern: "^req_[0-9A-Za-z]+$" } },
         "Retry-After": { description: "Seconds to wait before retrying.", required: true, schema: { type: "string", pattern: "^[0-9]+$" } },
         "Stripe-Should-Retry": {
           description: "`true` when the same request may succeed if retried (429, 503, 409 `idempotency_key_in_use`), `false` when a retry cannot fix it.",
