@@ -73,6 +73,24 @@ function takesObject(spec: ParamSpec): boolean {
   return forms.some((form) => form["type"] === "object");
 }
 
+/** A parameter that takes a list (`types`, `ids`): sent in query strings as `name[]=a&name[]=b`. */
+function takesList(spec: ParamSpec): boolean {
+  return spec.schema["type"] === "array";
+}
+
+/**
+ * A query parameter, declared so that a client generated from this document sends what the gateway reads
+ * (Stripe bracket notation, CONTRACT.md section 1): an object as `deepObject` (`created[gte]=1700000000`,
+ * `metadata[plan]=pro`; the default `form` style would send `gte=1700000000`, an unknown parameter), a list
+ * under its bracketed name, repeated (`types[]=a&types[]=b`, the default `form` style with `explode`).
+ */
+function queryParameter(name: string, spec: ParamSpec): Schema {
+  const described = { in: "query", required: false, schema: spec.schema, example: spec.example };
+  if (takesObject(spec)) return { name, ...described, style: "deepObject", explode: true };
+  if (takesList(spec)) return { name: `${name}[]`, ...described, style: "form", explode: true };
+  return { name, ...described };
+}
+
 function pathParameters(operation: Operation): Schema[] {
   const names = [...operation.path.matchAll(/:([A-Za-z_]+)/g)].map((m) => m[1]!);
   return names.map((name) => {
@@ -118,7 +136,7 @@ function operationObject(operation: Operation): Schema {
     parameters.push({ $ref: "#/components/parameters/IdempotencyKey" });
     requestBody = requestBodyOf(operation);
   } else {
-    for (const [name, spec] of Object.entries(operation.parameters)) parameters.push({ name, in: "query", required: false, schema: spec.schema, example: spec.example });
+    for (const [name, spec] of Object.entries(operation.parameters)) parameters.push(queryParameter(name, spec));
   }
   const { success } = operation;
   const successHeaders = operation.method === "POST" ? REPLAY_HEADERS : {};
