@@ -156,7 +156,7 @@ export class MongoIdempotencyStore implements IdempotencyStore {
               completed: true,
               status: response.status,
               body: new Binary(response.body),
-              headers: (response.headers ?? []).map(({ name, value }) => ({ name, value: typeof value === "string" ? value : [...value] })),
+              ...(response.headers ? { headers: response.headers.map(({ name, value }) => ({ name, value: typeof value === "string" ? value : [...value] })) } : {}),
               request_id: response.requestId,
             },
           },
