@@ -8,7 +8,7 @@ import { JobStore } from "./store.js";
 export const jobsDomain = serviceDomain({
   name: "jobs",
   service: JobService,
-  roles: { createJob: both, getJob: both, listJobs: both, listJobErrors: both, cancelJob: both },
+  roles: { createJob: both, getJob: both, listJobs: both, listJobErrors: both, cancelJob: both, previewJob: both },
   // The runner pushes job.* events into the job's outbox; cancel of a queued job does too.
   outboxes: [JOBS_COLLECTION],
   open({ db, checkKey, written }) {
