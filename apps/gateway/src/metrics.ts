@@ -8,6 +8,8 @@ const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0
 /** The gateway's Prometheus metrics: one registry per gateway (tests run several in one process). */
 export interface GatewayMetrics {
   readonly registry: Registry;
+  /** Connections closed at once because their client address had its most open (`MAX_CONNECTIONS_PER_ADDRESS`). */
+  readonly connectionsRefused: Counter;
   /** Counts and times every response by method, route pattern and status. */
   middleware(routeOf: (path: string) => string | undefined): RequestHandler;
 }
@@ -29,8 +31,14 @@ export function gatewayMetrics(): GatewayMetrics {
     buckets: LATENCY_BUCKETS,
     registers: [registry],
   });
+  const connectionsRefused = new Counter({
+    name: "gateway_connections_refused_total",
+    help: "Connections closed as soon as they were accepted: their client address already had MAX_CONNECTIONS_PER_ADDRESS open.",
+    registers: [registry],
+  });
   return {
     registry,
+    connectionsRefused,
     middleware(routeOf) {
       return (req, res, next) => {
         const started = process.hrtime.bigint();

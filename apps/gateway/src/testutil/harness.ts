@@ -40,6 +40,7 @@ function testConfig(dataDir: string, overrides: Partial<GatewayConfig> = {}): Ga
     rateLimits: { live: 10_000, test: 10_000 },
     addressRateLimit: 10_000,
     rateLimitStore: "memory",
+    maxConnectionsPerAddress: 256,
     metricsPort: 0,
     ...overrides,
   };
