@@ -55,6 +55,8 @@ export interface StartOptions {
   /** Stores to use instead of the MongoDB ones of `config` (tests). */
   readonly idempotency?: IdempotencyStore;
   readonly rateLimiter?: RateLimiter;
+  /** Most pending plain-HTTP revocations kept in memory (tests; MAX_PENDING_IN_MEMORY otherwise). */
+  readonly maxPendingRevocations?: number;
 }
 
 const closing = new WeakSet<Server>();
@@ -112,7 +114,8 @@ export async function startGateway(config: GatewayConfig, options: StartOptions 
   const core = options.core ?? connectCore(config.coreAddr, config.coreToken, config.coreTls);
   const metrics = gatewayMetrics();
   const stores = openStores(config, logger, { idempotency: options.idempotency, rateLimiter: options.rateLimiter });
-  const revoker = new KeyRevoker(core, stores.revocations, logger);
+  const revoker = new KeyRevoker(core, stores.revocations, logger, options.maxPendingRevocations === undefined ? {} : { maxPending: options.maxPendingRevocations });
+  metrics.watchPendingRevocations(() => revoker.pendingCount);
   const trustedProxies = new Set(config.trustedProxies.map(normalizeIp));
   const addressLimit = new AddressRateLimit(stores.rateLimiter, config.addressRateLimit, trustedProxies);
   const app = createGatewayApp({

@@ -170,4 +170,13 @@ describe("rate limit per client address before a key is verified", () => {
     expect(lookups - before).toBeGreaterThan(0);
     expect(lookups - before).toBeLessThan(15);
   });
+
+  it("counts each key a plain-HTTP request carries: 5 keys from a fresh address with 3 tokens, 3 lookups", async () => {
+    // From 127.0.0.3: a bucket of its own, full (3 tokens).
+    const before = lookups;
+    const keys = Array.from({ length: 5 }, (_, i) => randomKey(200 + i));
+    const response = await plainRequest(stack.gateway.httpPort!, { path: `/v1/resources?${keys.map((key, i) => `k${i}=${key}`).join("&")}`, localAddress: "127.0.0.3" });
+    expect(response.json.error.code).toBe("https_required");
+    expect(lookups - before).toBe(3);
+  });
 });
