@@ -106,7 +106,7 @@ export async function callCore(core: CoreClients, call: CoreCall, options: CallO
   try {
     return await client[call.rpc]!(call.request, options);
   } catch (error) {
-    if (write && error instanceof TransportError && maySeeCore(error, connectedAtStart, core.connectivity(call.service))) throw ApiError.outcomeUnknown();
+    if (write && error instanceof TransportError && maySeeCore(error, connectedAtStart, core.connectivity(call.service))) throw ApiError.outcomeUnknown(error);
     throw error;
   }
 }
