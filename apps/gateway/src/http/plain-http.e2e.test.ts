@@ -22,7 +22,7 @@ beforeAll(async () => {
     trustedProxies: ["127.0.0.1"],
     wrapCore: (core): CoreClients => ({
       ...core,
-      health: (timeoutMs, requestId) => core.health(timeoutMs, requestId),
+      health: (...args) => core.health(...args),
       close: () => core.close(),
       admin: new Proxy(core.admin, {
         get(target, property, receiver) {

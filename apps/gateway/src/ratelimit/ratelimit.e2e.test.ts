@@ -123,7 +123,7 @@ describe("rate limit per client address before a key is verified", () => {
       gateway: { addressRateLimit: 3 },
       wrapCore: (core) => ({
         ...core,
-        health: (timeoutMs, requestId) => core.health(timeoutMs, requestId),
+        health: (...args) => core.health(...args),
         close: () => core.close(),
         admin: new Proxy(core.admin, {
           get(target, property, receiver) {
