@@ -39,7 +39,10 @@ export const errors = {
   },
   /** The caller's deadline (about `seconds`) left core no time for the call: UNAVAILABLE, nothing written. */
   deadlinePassed(seconds: number): RpcError {
-    return catalogueError("service_unavailable", `Deadline exceeded: the call's ${seconds} s deadline left core no time to finish it (the database answers slowly, or core is overloaded); nothing was written.`);
+    return catalogueError(
+      "service_unavailable",
+      `Deadline exceeded: the call's ${seconds} s deadline left core no time to finish it (the database answers slowly, or core is overloaded); nothing was written.`,
+    );
   },
 };
 
@@ -55,7 +58,8 @@ export function isUnansweredWrite(error: unknown): boolean {
 export function mapStoreError(error: unknown): RpcError | undefined {
   if (error instanceof RpcError) return error;
   // The driver's timeoutMS is the call's budget (grpc/budget.ts): the database was reached but too slow for the deadline.
-  if (error instanceof MongoOperationTimeoutError) return errors.of("service_unavailable", "Deadline exceeded: the database did not answer within the call's deadline (it answers slowly, or core is overloaded).");
+  if (error instanceof MongoOperationTimeoutError)
+    return errors.of("service_unavailable", "Deadline exceeded: the database did not answer within the call's deadline (it answers slowly, or core is overloaded).");
   if (isDatabaseOutage(error)) return errors.unavailable();
   return undefined;
 }

@@ -93,4 +93,3 @@ it.runIf(hosts.length === 1)("while the database answers slowly: still SERVING, 
   await untilStatus(DATABASE_HEALTH_SERVICE, "SERVING");
   expect(await check("")).toBe("SERVING");
 });
-

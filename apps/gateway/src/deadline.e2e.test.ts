@@ -32,8 +32,16 @@ beforeAll(async () => {
   stub = new Server();
   // The key is accepted (as a secret key of acct_stub); every resource call is left without an answer.
   const principal = { key: { id: "key_stub", accountId: "acct_stub", kind: KeyKind.SECRET, livemode: false, scopes: [] } };
-  addService(stub, AdminService, stubbed((method) => (method === "verifyKey" ? () => Promise.resolve(principal) : undefined)));
-  addService(stub, ResourceService, stubbed(() => undefined));
+  addService(
+    stub,
+    AdminService,
+    stubbed((method) => (method === "verifyKey" ? () => Promise.resolve(principal) : undefined)),
+  );
+  addService(
+    stub,
+    ResourceService,
+    stubbed(() => undefined),
+  );
   const port = await new Promise<number>((resolve, reject) => stub.bindAsync("127.0.0.1:0", ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p))));
   t = await startStack({ logs: { gateway: logger }, wrapCore: () => connectCore(`127.0.0.1:${port}`, GATEWAY_TOKEN) });
 });
@@ -48,11 +56,10 @@ describe("a core call that runs past its deadline", () => {
     async () => {
       const key = `sk_test_${"s".repeat(32)}`;
       const started = Date.now();
-      const [read, write] = await Promise.all([
-        t.api.get("/v1/resources/res_00000000000000000000aa", { key }),
-        t.api.post("/v1/resources", { key, json: { name: "x" } }),
-      ]);
-      console.log(`answers after ${Date.now() - started} ms (core call deadline ${CORE_CALL_TIMEOUT_MS} ms): ${read.status} ${read.json.error.code}, ${write.status} ${write.json.error.code}`);
+      const [read, write] = await Promise.all([t.api.get("/v1/resources/res_00000000000000000000aa", { key }), t.api.post("/v1/resources", { key, json: { name: "x" } })]);
+      console.log(
+        `answers after ${Date.now() - started} ms (core call deadline ${CORE_CALL_TIMEOUT_MS} ms): ${read.status} ${read.json.error.code}, ${write.status} ${write.json.error.code}`,
+      );
       expect([read.status, read.json.error.code, read.headers["retry-after"]]).toEqual([503, "service_unavailable", "1"]);
       expect([write.status, write.json.error.code]).toEqual([500, "outcome_unknown"]);
       for (const answer of [read, write]) {

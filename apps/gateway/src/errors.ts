@@ -157,7 +157,10 @@ export function errorMiddleware(logger: Logger): ErrorRequestHandler {
     const cause = error instanceof ApiError && error.cause !== undefined ? error.cause : error;
     if (cause instanceof TransportError && cause.deadlineExceeded) {
       // Core was called but did not answer in time: slow (overloaded, or its database is), not unreachable.
-      logger.warn({ request_id: requestIdOf(res), code: apiError.code, grpc_code: cause.grpcCode, cause: cause.message }, "deadline exceeded: core did not answer a call within its deadline");
+      logger.warn(
+        { request_id: requestIdOf(res), code: apiError.code, grpc_code: cause.grpcCode, cause: cause.message },
+        "deadline exceeded: core did not answer a call within its deadline",
+      );
     } else if (apiError.code === "service_unavailable") {
       // An outage of core or the database (or core's own answer that the deadline left it no time): one line, no stack.
       logger.warn({ request_id: requestIdOf(res), code: apiError.code, cause: cause instanceof Error ? cause.message : String(cause) }, "dependency unavailable");

@@ -11,7 +11,9 @@ import { BODY_LIMIT_BYTES, FORM_BODY_PARAMETER_LIMIT, bodyParams, parseForm, par
 // asserted.
 
 function request(contentType: string, body: string): IncomingMessage {
-  return Object.assign(Readable.from([Buffer.from(body)]), { headers: { "content-type": contentType, "content-length": String(Buffer.byteLength(body)) } }) as unknown as IncomingMessage;
+  return Object.assign(Readable.from([Buffer.from(body)]), {
+    headers: { "content-type": contentType, "content-length": String(Buffer.byteLength(body)) },
+  }) as unknown as IncomingMessage;
 }
 
 /** CPU milliseconds of `run`, the least of `runs`. */
@@ -51,7 +53,10 @@ describe("the cost of a request body", () => {
     const items = whole.text.split("&").slice(0, FORM_BODY_PARAMETER_LIMIT).join("&");
     // The costliest shape per parameter: distinct keys nested 5 deep.
     const deep = Array.from({ length: FORM_BODY_PARAMETER_LIMIT }, (_, i) => `a[b${i}][c][d][e]=x`).join("&");
-    const json = JSON.stringify({ type: "resources.import", params: { items: Array.from({ length: 10_000 }, (_, i) => ({ name: `item-${i}`, status: "active", metadata: { plan: "pro" } })) } });
+    const json = JSON.stringify({
+      type: "resources.import",
+      params: { items: Array.from({ length: 10_000 }, (_, i) => ({ name: `item-${i}`, status: "active", metadata: { plan: "pro" } })) },
+    });
 
     const figures = {
       formItemsAtCeiling: cpuMs(() => jobParamsOf("resources.import", parseForm(items, FORM_BODY_PARAMETER_LIMIT)["params"])),

@@ -69,7 +69,9 @@ describe("KeyRevoker while core is unreachable", () => {
         await revoker.revokeSeen(candidates, `req_${i}`, (count) => Promise.resolve(count));
       }
       const elapsedS = (Date.now() - started) / 1000;
-      console.log(`${total} candidates in ${total / MAX_CANDIDATES} requests: ${revoker.pendingCount} pending kept, ${state.calls} core calls, ${lines.length} log lines in ${elapsedS.toFixed(2)} s`);
+      console.log(
+        `${total} candidates in ${total / MAX_CANDIDATES} requests: ${revoker.pendingCount} pending kept, ${state.calls} core calls, ${lines.length} log lines in ${elapsedS.toFixed(2)} s`,
+      );
 
       expect(revoker.pendingCount).toBe(MAX_PENDING_IN_MEMORY);
       expect(revoker.isPending(firstValid)).toBe(false); // among the oldest: dropped

@@ -27,7 +27,10 @@ describe("POST /v1/jobs", () => {
         .join("&")}`;
     const viaForm = await stack.api.post("/v1/jobs", { key, form: itemsForm(10_000) });
     expect(viaForm.status).toBe(400);
-    expect(viaForm.json.error).toMatchObject({ code: "parameter_invalid", message: expect.stringMatching(/^Too many parameters for a form-encoded body: at most 2000\. .*application\/json/) });
+    expect(viaForm.json.error).toMatchObject({
+      code: "parameter_invalid",
+      message: expect.stringMatching(/^Too many parameters for a form-encoded body: at most 2000\. .*application\/json/),
+    });
     const atCeiling = await stack.api.post("/v1/jobs", { key, form: itemsForm(1_999) });
     expect(atCeiling.status).toBe(201);
     const sameAsJson = await stack.api.post("/v1/jobs", { key, json: { type: "resources.import", params: { items: items(1_999) } } });
