@@ -17,6 +17,7 @@ export const jobsDomain: Domain = {
       listJobs: both,
       listJobErrors: both,
       cancelJob: both,
+      previewJob: both,
     }),
   ],
   // The runner pushes job.* events into the job's outbox; cancel of a queued job does too.
