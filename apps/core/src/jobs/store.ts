@@ -26,6 +26,7 @@ import {
   type JobType,
   type TypedParams,
 } from "./model.js";
+import { previewJob, type JobPreview } from "./preview.js";
 import { ensureQueueSlotIndex, freeQueueSlots, QUEUE_SLOT_RELEASE } from "./queue-limit.js";
 import { jobSnapshot } from "./render.js";
 
@@ -132,6 +133,11 @@ export class JobStore {
       return created;
     }
     return { limitReached: true };
+  }
+
+  /** What a job of these params would work on now (preview.ts); stores nothing. */
+  preview(tenant: Tenant, typed: TypedParams, budget: Budget = UNBOUNDED): Promise<JobPreview> {
+    return previewJob(this.db, tenant, typed, budget);
   }
 
   get(tenant: Tenant, id: string, budget: Budget = UNBOUNDED): Promise<LoadedJob | null> {
