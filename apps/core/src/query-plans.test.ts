@@ -368,7 +368,7 @@ describe("webhook endpoints, attempts, recover", () => {
 
   it("recover: the events still waiting for the endpoint since then, and their deliveries", async () => {
     const { value, plans } = await measure("webhook endpoint recover", () => scheduleRecovery(work, M, data.endpoints.busy, Math.floor((NOW - 14 * DAY) / 1000)));
-    expect(value).toBeGreaterThan(0);
+    expect(value.scheduled).toBeGreaterThan(0);
     for (const plan of plans) expectExact(plan, 5);
   });
 });
