@@ -15,8 +15,8 @@ import type { ResolvedAddress, Resolver } from "./pinned-lookup.js";
 
 /** One lookup, A and AAAA together, ends within this long (CONTRACT.md section 7). */
 export const NAME_LOOKUP_TIMEOUT_MS = 5_000;
-/** c-ares' own timeout of a first query and its tries per server: two servers tried twice fit in the limit. */
-const QUERY_TIMEOUT_MS = 1_000;
+/** c-ares' timeout of a first query (doubled for the second) and its tries per server: one server tried twice takes 4.5 s. */
+const QUERY_TIMEOUT_MS = 1_500;
 const QUERY_TRIES = 2;
 /** The hosts file is read again at most this often (a read is a few KiB, synchronous, no pool thread). */
 export const HOSTS_FILE_TTL_MS = 30_000;
