@@ -212,29 +212,42 @@ export async function wakeLanes(db: Db, work: readonly LaneWork[], nowMs: number
   }
 }
 
-/** Lanes repaired per round trip. */
+/** Lanes looked up per round trip of the repair. */
 const REPAIR_BATCH = 500;
 
 /**
  * Gives a turn to every endpoint with pending deliveries whose lane has none (or no lane): what a producer
- * that died between its insert and its wake-up left, and deliveries queued before lanes existed. Walks the
- * distinct endpoints of the pending deliveries' index; answers how many lanes it woke.
+ * that died between its insert and its wake-up left, and deliveries queued before lanes existed. Skips
+ * through `endpoint_pending_due` one endpoint at a time (each step one index seek and one document, however
+ * many deliveries the endpoint has), then reads those endpoints' lanes in batches; answers how many it woke.
  */
 export async function repairLanes(db: Db, nowMs: number = Date.now()): Promise<number> {
   const deliveries = db.collection<DeliveryDocument>(WEBHOOK_DELIVERIES_COLLECTION);
   const lanes = db.collection<LaneDocument>(WEBHOOK_LANES_COLLECTION);
-  const endpoints = (await deliveries.distinct("endpoint", { status: "pending" } as Filter<DeliveryDocument>)) as string[];
   let woken = 0;
-  for (let i = 0; i < endpoints.length; i += REPAIR_BATCH) {
-    const batch = endpoints.slice(i, i + REPAIR_BATCH);
-    const turned = new Set(
-      (await lanes.find({ _id: { $in: batch }, ...turnFilter(Number.MAX_SAFE_INTEGER) } as Filter<LaneDocument>, { projection: { _id: 1 } }).toArray()).map((l) => l._id),
-    );
-    const work: LaneWork[] = [];
-    for (const endpoint of batch.filter((e) => !turned.has(e))) {
-      const one = await deliveries.findOne({ endpoint, status: "pending" } as Filter<DeliveryDocument>, { projection: { account: 1, livemode: 1 } });
-      if (one) work.push({ endpoint, account: one.account, livemode: one.livemode });
+  let after: string | null = null;
+  for (let done = false; !done; ) {
+    const batch: LaneWork[] = [];
+    while (batch.length < REPAIR_BATCH) {
+      const next: DeliveryDocument | null = await deliveries.findOne({ ...(after === null ? {} : { endpoint: { $gt: after } }), status: "pending" } as Filter<DeliveryDocument>, {
+        sort: ENDPOINT_DUE_INDEX,
+        hint: ENDPOINT_DUE_INDEX_NAME,
+        projection: { endpoint: 1, account: 1, livemode: 1 },
+      });
+      if (!next) {
+        done = true;
+        break;
+      }
+      after = next.endpoint;
+      batch.push({ endpoint: next.endpoint, account: next.account, livemode: next.livemode });
     }
+    if (batch.length === 0) break;
+    const turned = new Set(
+      (await lanes.find({ _id: { $in: batch.map((w) => w.endpoint) }, ...turnFilter(Number.MAX_SAFE_INTEGER) } as Filter<LaneDocument>, { projection: { _id: 1 } }).toArray()).map(
+        (l) => l._id,
+      ),
+    );
+    const work = batch.filter((w) => !turned.has(w.endpoint));
     await wakeLanes(db, work, nowMs);
     woken += work.length;
   }

@@ -158,7 +158,7 @@ export class DeliveryQueue {
    * when no lane's turn has come.
    */
   async claim(): Promise<ClaimedDelivery | null> {
-    await this.repairIfDue();
+    await this.repairLanesIfDue();
     const concurrency = this.options.settings.webhookEndpointConcurrency;
     for (let looked = 0; looked < LANES_PER_CLAIM; looked++) {
       const nowMs = this.now();
@@ -192,7 +192,7 @@ export class DeliveryQueue {
   }
 
   /** Every LANE_REPAIR_MS (and at the first claim): lanes for pending deliveries that have no turn (lanes.ts, repairLanes). */
-  private async repairIfDue(): Promise<void> {
+  async repairLanesIfDue(): Promise<void> {
     const nowMs = this.now();
     if (nowMs - this.repairedAt < LANE_REPAIR_MS) return;
     this.repairedAt = nowMs;

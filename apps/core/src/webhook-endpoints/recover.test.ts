@@ -86,25 +86,23 @@ it("a cap that falls on a page's end still says whether more are left", async ()
   await t.db
     .collection<FannedOutEvent>(EVENTS_COLLECTION)
     .insertMany(ids.map((id) => ({ _id: id, ...tenant, type: "resource.created", created: 1, pending_endpoints: [endpoint], undelivered: true }) as unknown as FannedOutEvent));
-  await t.db
-    .collection<DeliveryDocument>(WEBHOOK_DELIVERIES_COLLECTION)
-    .insertMany(
-      ids.map((id) => ({
-        _id: scheduledDeliveryId(id, endpoint),
-        ...tenant,
-        event: id,
-        endpoint,
-        trigger: "scheduled" as const,
-        status: "failed" as const,
-        due_at: 0,
-        attempts: 8,
-        first_failed_at: 0,
-        lease_owner: null,
-        lease_until: null,
-        epoch: 8,
-        created: 1,
-      })),
-    );
+  await t.db.collection<DeliveryDocument>(WEBHOOK_DELIVERIES_COLLECTION).insertMany(
+    ids.map((id) => ({
+      _id: scheduledDeliveryId(id, endpoint),
+      ...tenant,
+      event: id,
+      endpoint,
+      trigger: "scheduled" as const,
+      status: "failed" as const,
+      due_at: 0,
+      attempts: 8,
+      first_failed_at: 0,
+      lease_owner: null,
+      lease_until: null,
+      epoch: 8,
+      created: 1,
+    })),
+  );
   const since = Math.floor(startMs / 1000) - 1;
   expect(await scheduleRecovery(t.db, tenant, endpoint, since, { max: RECOVER_PAGE })).toEqual({ scheduled: RECOVER_PAGE, hasMore: true });
   expect(await scheduleRecovery(t.db, tenant, endpoint, since, { max: RECOVER_PAGE })).toEqual({ scheduled: 1, hasMore: false });
