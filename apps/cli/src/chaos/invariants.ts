@@ -65,6 +65,11 @@ export class StoredState {
     return Object.fromEntries(groups.map((g) => [g._id, g.n]));
   }
 
+  /** An account's deliveries still queued (pending): the queue is not public. */
+  async pendingDeliveries(account: string): Promise<number> {
+    return this.collection("webhook_deliveries").countDocuments({ account, status: "pending" });
+  }
+
   close(): Promise<void> {
     return this.client.close();
   }

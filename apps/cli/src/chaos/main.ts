@@ -1,8 +1,9 @@
 // `npm run chaos`: 1,000 creates, each followed by one or two updates, with random SIGKILLs of core, gateway and
 // the workers and client retries with the same Idempotency-Keys, while one webhook endpoint takes every event at
 // a local receiver; then the stack settles (outboxes empty, deliveries done), a jobs phase runs under worker
-// kills, and both are counted: resources, committed changes, their events and their deliveries. Loopback only,
-// bounded in time. Everything is made through the admin gRPC service (accounts, keys) and the public API
+// kills, and both are counted: resources, committed changes, their events and their deliveries; last, a
+// noisy-neighbour phase (noisy-deliveries-phase.ts): one account's 16 endpoints never answer while another
+// account runs the normal load, whose delivery lag is reported. Loopback only, bounded in time. Everything is made through the admin gRPC service (accounts, keys) and the public API
 // (the endpoint, resources, jobs). The parts: stack.ts (processes and kills), load.ts, receiver.ts,
 // jobs-phase.ts, invariants.ts (what is counted and checked), report.ts.
 import { newMasterKeyText } from "@rms/core/settings";
@@ -10,10 +11,11 @@ import { newTestKey } from "../stack/processes.js";
 import { PublicApi } from "../stack/public-api.js";
 import { countResourcesPhase, settle, StoredState } from "./invariants.js";
 import { runJobsPhase } from "./jobs-phase.js";
+import { runNoisyDeliveriesPhase } from "./noisy-deliveries-phase.js";
 import { startLoad } from "./load.js";
 import { elapsedSeconds, log, sleep, startedAt } from "./log.js";
 import { startReceiver } from "./receiver.js";
-import { jobsReport, printReport, resourcesReport } from "./report.js";
+import { jobsReport, noisyDeliveriesReport, printReport, resourcesReport } from "./report.js";
 import { anyOf, startChaosStack, startKiller, type ProcessName } from "./stack.js";
 
 const TOTAL = Number(process.env.CHAOS_REQUESTS ?? 1000);
@@ -27,6 +29,9 @@ const SETTLE_MS = 120_000;
 const WORKERS = Number(process.env.CHAOS_WORKERS ?? 2);
 /** The jobs phase's import size. */
 const JOB_ITEMS = Number(process.env.CHAOS_JOB_ITEMS ?? 10_000);
+/** The noisy-neighbour phase: the import fanned out to the 16 dead endpoints, and the other account's creates. */
+const NOISY_ITEMS = Number(process.env.CHAOS_NOISY_ITEMS ?? 2_000);
+const NOISY_CREATES = Number(process.env.CHAOS_NOISY_CREATES ?? 300);
 /** A compressed retry schedule: a delivery lost with a killed worker, or refused by the receiver, comes back within seconds. */
 const RETRY_SCHEDULE = "1s,2s,3s,5s,5s,5s,5s,5s";
 /** Share of deliveries the receiver answers with a 500, so retries happen too. */
@@ -83,11 +88,17 @@ log(`settled in ${left.seconds.toFixed(1)}s; documents with pending events: ${le
 const jobs = await runJobsPhase(stack, state, JOB_ITEMS);
 // Counted through the running stack's API, after the jobs phase (late deliveries to the receiver included).
 const counts = await countResourcesPhase({ api, state, account: accountId, outcomes, received, documentsWithPendingEvents: left.outboxes });
+// The noisy neighbour: one account's dead endpoints with a backlog, another account's load and its delivery lag.
+const noisy = await runNoisyDeliveriesPhase(stack, state, { items: NOISY_ITEMS, creates: NOISY_CREATES });
 api.close();
 await state.close();
 await stack.stopProcesses();
 await stack.close();
 await receiver.close();
 
-printReport(resourcesReport({ expected: TOTAL, counts, outcomes, received, kills, coreCrashes: stack.selfCrashes(), seconds: Math.round(elapsedSeconds()) }), jobsReport(jobs));
-process.exit(counts.ok && jobs.counts.ok ? 0 : 1);
+printReport(
+  resourcesReport({ expected: TOTAL, counts, outcomes, received, kills, coreCrashes: stack.selfCrashes(), seconds: Math.round(elapsedSeconds()) }),
+  jobsReport(jobs),
+  noisyDeliveriesReport(noisy),
+);
+process.exit(counts.ok && jobs.counts.ok && noisy.undelivered === 0 ? 0 : 1);
