@@ -5,6 +5,7 @@ import {
   LIST_LIMIT_DEFAULT,
   LIST_LIMIT_MAX,
   RpcError,
+  TransportError,
   bearerMetadata,
   coreTlsFilesFromEnv,
   createClient,
@@ -16,9 +17,12 @@ import {
 import { readFileSync } from "node:fs";
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import { MissingAdminTokenError, readAdminToken } from "./admin-token.js";
-import { accountJson, jobLine, jobRenderer, keyJson } from "./format.js";
+import { accountJson, jobJson, jobLine, keyJson } from "./format.js";
 import { adminTokenFileOf } from "./paths.js";
 import { checkOperatorEnvironment, ConfigError, DEFAULT_CORE_ADDR } from "./config.js";
+
+/** How long `rms` waits for each answer of core (the gRPC deadline of every call). */
+export const CALL_DEADLINE_MS = 5_000;
 
 export interface CliIo {
   env: Record<string, string | undefined>;
@@ -163,8 +167,8 @@ function tenantOptions(command: Command): Command {
 
 const tenantOf = (opts: TenantOptions) => ({ accountId: opts.account, livemode: opts.mode === "live" });
 
-async function printJob(context: CommandContext, json: boolean, job: Job): Promise<void> {
-  context.print(json, json ? (await jobRenderer())(job) : {}, jobLine(job));
+function printJob(context: CommandContext, json: boolean, job: Job): void {
+  context.print(json, json ? jobJson(job) : {}, jobLine(job));
 }
 
 function jobsList(command: Command, context: CommandContext): void {
@@ -181,15 +185,14 @@ function jobsList(command: Command, context: CommandContext): void {
         type: opts.type ?? "",
         startingAfter: opts.startingAfter ?? "",
       });
-      const json = opts.json ? await jobRenderer() : null;
-      for (const job of list) context.print(!!json, json?.(job) ?? {}, jobLine(job));
+      for (const job of list) printJob(context, !!opts.json, job);
     });
 }
 
 function jobsGet(command: Command, context: CommandContext): void {
   tenantOptions(command.description("show one job with its progress").argument("<job_id>", "the job")).action(async (id: string, opts: TenantOptions) => {
     const { job } = await context.jobs().getJob({ tenant: tenantOf(opts), id });
-    await printJob(context, !!opts.json, job!);
+    printJob(context, !!opts.json, job!);
   });
 }
 
@@ -197,7 +200,7 @@ function jobsCancel(command: Command, context: CommandContext): void {
   tenantOptions(command.description("cancel a queued job at once, or ask a running one to stop at its next checkpoint").argument("<job_id>", "the job")).action(
     async (id: string, opts: TenantOptions) => {
       const { job } = await context.jobs().cancelJob({ tenant: tenantOf(opts), id });
-      await printJob(context, !!opts.json, job!);
+      printJob(context, !!opts.json, job!);
     },
   );
 }
@@ -242,7 +245,7 @@ function commandContext(io: CliIo, core: () => string): CommandContext & { close
     const tls = coreTlsFilesFromEnv(io.env);
     return createClient(service, core(), {
       metadata: bearerMetadata(token),
-      timeoutMs: 5_000,
+      timeoutMs: CALL_DEADLINE_MS,
       ...(tls ? { credentials: mutualTlsCredentials(tls) } : {}),
     });
   };
@@ -298,7 +301,13 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
 function describe(error: unknown, core: string): string {
   if (error instanceof MissingAdminTokenError) return error.message;
   if (error instanceof RpcError) {
-    if (error.code === "service_unavailable") return `cannot reach the core at ${core} (is \`npm start\` running?)`;
+    // No answer before the deadline is not "unreachable": core was reached (or is being reached) but was too slow.
+    if (error instanceof TransportError && error.deadlineExceeded) {
+      return `the core at ${core} did not answer within the ${CALL_DEADLINE_MS / 1000} s deadline (DEADLINE_EXCEEDED): it is up but overloaded, or its database answers slowly; a change asked for may still have been made`;
+    }
+    if (error.code === "service_unavailable" && error instanceof TransportError) return `cannot reach the core at ${core} (is \`npm start\` running?)`;
+    // Core itself answered that it cannot serve now (its database is down or slow): say what it said.
+    if (error.code === "service_unavailable") return `the core at ${core} could not serve the call: ${error.message} [service_unavailable]`;
     if (error.code === "admin_token_invalid") return "the core refused the admin token (check RMS_ADMIN_TOKEN)";
     return `${error.message}${error.param ? ` (${error.param})` : ""} [${error.code}]`;
   }

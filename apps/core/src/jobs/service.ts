@@ -2,7 +2,7 @@ import { JobService, type ServiceImplementation } from "@rms/proto";
 import { errors } from "../errors.js";
 import { defineRpcs, found, rpc, type PresentedKeyCheck } from "../grpc/define-rpc.js";
 import { LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX, pageOf } from "../grpc/list-request.js";
-import { itemErrorMessage, jobMessage } from "./message.js";
+import { itemErrorJson, jobMessage } from "./render.js";
 import type { JobStore } from "./store.js";
 import { jobStatusFilter, jobTypeFilter, typedParamsOf } from "./validation.js";
 
@@ -32,6 +32,14 @@ export function jobService(store: JobStore, checkKey: PresentedKeyCheck): Servic
       parse: (request) => typedParamsOf(request.params),
       write: (typed, { tenant, info, budget }) => store.create(tenant, typed, info, budget),
       reply: ({ doc }) => ({ job: jobMessage(doc) }),
+    }),
+
+    // A dry run of createJob: the same parse (typedParamsOf), then reads only. Its count may walk up to
+    // PREVIEW_COUNT_MAX matches, so it runs in `reply`, once the presented key is confirmed.
+    previewJob: rpc.read({
+      parse: (request) => typedParamsOf(request.params),
+      load: async (typed) => typed,
+      reply: async (typed, _input, { tenant, budget }) => ({ json: JSON.stringify(await store.preview(tenant, typed, budget)) }),
     }),
 
     getJob: rpc.read({
@@ -67,7 +75,7 @@ export function jobService(store: JobStore, checkKey: PresentedKeyCheck): Servic
       async reply(doc, { jobId, page }, { budget }) {
         const job = found(doc, "job", jobId);
         const listed = await store.listErrors(job, page, budget);
-        return { errors: listed.items.map(itemErrorMessage), hasMore: listed.hasMore, jobId: job._id };
+        return { errorsJson: listed.items.map(itemErrorJson), hasMore: listed.hasMore, jobId: job._id };
       },
     }),
 

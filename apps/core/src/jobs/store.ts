@@ -1,4 +1,3 @@
-import { signalJobQueued } from "./queue-signal.js";
 import type { Collection, Db, Filter, FindCursor } from "mongodb";
 import type { RequestInfo, Tenant } from "../caller.js";
 import { errors } from "../errors.js";
@@ -15,6 +14,7 @@ import {
   isFinished,
   JOB_ERRORS_COLLECTION,
   JOBS_COLLECTION,
+  JOBS_QUEUE,
   jobRetainUntil,
   resultCountName,
   type JobDocument,
@@ -24,6 +24,7 @@ import {
   type JobType,
   type TypedParams,
 } from "./model.js";
+import { previewJob, type JobPreview } from "./preview.js";
 import { jobSnapshot } from "./render.js";
 
 /** A job as reads load it (without its outbox). */
@@ -105,8 +106,13 @@ export class JobStore {
     };
     const created = await insertOnce(this.collection, doc, { tenant, key: request.idempotencyKey, fingerprint: fingerprint([typed.type, typed.params]) }, budget);
     // Idle workers wake on the counter; not awaited: the 201 does not wait for it, and the job is durable already.
-    if ("doc" in created && !created.replayed) void signalJobQueued(this.db);
+    if ("doc" in created && !created.replayed) void JOBS_QUEUE.signal(this.db);
     return created;
+  }
+
+  /** What a job of these params would work on now (preview.ts); stores nothing. */
+  preview(tenant: Tenant, typed: TypedParams, budget: Budget = UNBOUNDED): Promise<JobPreview> {
+    return previewJob(this.db, tenant, typed, budget);
   }
 
   get(tenant: Tenant, id: string, budget: Budget = UNBOUNDED): Promise<LoadedJob | null> {

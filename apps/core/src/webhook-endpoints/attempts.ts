@@ -12,7 +12,7 @@ export interface AttemptQuery {
 }
 
 /**
- * Reads of the attempts delivery records (webhooks/attempt.ts): one endpoint's, newest first, by keyset
+ * Reads of the attempts delivery records (webhook-deliveries/attempt.ts): one endpoint's, newest first, by keyset
  * on the attempt id (ids begin with the attempt's time), backed by delivery's `(endpoint, _id desc)` index.
  */
 export class AttemptStore {

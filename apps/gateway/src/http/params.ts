@@ -16,6 +16,22 @@ export function rejectUnknown(params: Params, allowed: readonly string[]): void 
   }
 }
 
+/**
+ * Runs the checks of a nested object, naming its params (and the messages that mention them) under `prefix`:
+ * `name` -> `params[items][3][name]`, `metadata[k]` -> `params[filter][metadata][k]`.
+ */
+export function under<T>(prefix: string, check: () => T): T {
+  try {
+    return check();
+  } catch (error) {
+    if (!(error instanceof ApiError) || error.param === undefined) throw error;
+    const at = error.param.indexOf("[");
+    const param = at === -1 ? `${prefix}[${error.param}]` : `${prefix}[${error.param.slice(0, at)}]${error.param.slice(at)}`;
+    const message = error.message.split(error.param).join(param);
+    throw new ApiError(error.code, message, { param });
+  }
+}
+
 /** What a value is, for error messages ("an array", "a number"). */
 export function describe(value: unknown): string {
   if (value === null) return "null";
@@ -82,6 +98,15 @@ export function optionalEnum<T extends string>(params: Params, name: string, val
     throw new ApiError("parameter_invalid", `Invalid ${name}: must be one of ${values.join(", ")}.`, { param: name });
   }
   return value as T;
+}
+
+/** `true` or `false`, as a JSON boolean or its text (a form's `"true"`); undefined when absent. */
+export function optionalBoolean(params: Params, name: string): boolean | undefined {
+  const value = params[name];
+  if (value === undefined) return undefined;
+  if (value === true || value === "true") return true;
+  if (value === false || value === "false") return false;
+  throw new ApiError("parameter_invalid", `Invalid ${name}: must be true or false.`, { param: name });
 }
 
 /** An integer from `min` to `max`, as a JSON number or its decimal string form. */

@@ -85,6 +85,9 @@ export type AnyErrorCode = keyof typeof ERROR_CATALOGUE;
 /** The codes API clients can see (CONTRACT.md section 2, in ../shared/docs/). */
 export type ErrorCode = { [C in AnyErrorCode]: (typeof ERROR_CATALOGUE)[C] extends { internal: true } ? never : C }[AnyErrorCode];
 
+/** The codes of a refused argument (400 `invalid_request_error`): what core's `errors.invalid` may throw. A new one is a catalogue entry. */
+export type InvalidArgumentCode = { [C in AnyErrorCode]: (typeof ERROR_CATALOGUE)[C] extends typeof invalid ? C : never }[AnyErrorCode];
+
 const entryOf = (code: AnyErrorCode): CatalogueEntry => ERROR_CATALOGUE[code];
 
 /** The public codes in catalogue order (for the API description and its tests). */

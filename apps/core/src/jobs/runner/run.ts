@@ -5,8 +5,7 @@ import type { LeaseQueue } from "../../storage/lease.js";
 import { newEvent } from "../../storage/outbox.js";
 import { JOB_ITEMS_COLLECTION, type JobItemsPage } from "./bulk.js";
 import type { JobErrorDocument, JobEvent, JobResult, JobStatus } from "../model.js";
-import { JOB_ERRORS_COLLECTION, JOBS_COLLECTION, jobDocumentIds, jobRetainUntil } from "../model.js";
-import { signalJobQueued } from "../queue-signal.js";
+import { JOB_ERRORS_COLLECTION, JOBS_COLLECTION, JOBS_QUEUE, jobDocumentIds, jobRetainUntil } from "../model.js";
 import { jobSnapshot } from "../render.js";
 import { isTransient, type RetryPolicy } from "./transient.js";
 import type { Checkpoint, CheckpointOutcome, Executor, JobRun, RunnerJob } from "./seam.js";
@@ -100,7 +99,7 @@ class ClaimedRun {
 
   /** Released for another worker to go on at once: the queue counter wakes the idle ones. */
   private async release(): Promise<void> {
-    if (await this.options.leases.release(this.job._id, this.job.epoch)) await signalJobQueued(this.options.db);
+    if (await this.options.leases.release(this.job._id, this.job.epoch)) await JOBS_QUEUE.signal(this.options.db);
   }
 
   /** One chunk and its checkpoint, or what its failure calls for; true when the run has ended. */

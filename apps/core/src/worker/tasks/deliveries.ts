@@ -1,9 +1,8 @@
 // The webhook deliveries task: the shared poller over the deliveries queue of webhook-deliveries/.
 import { queueDepthGauges } from "../../webhook-deliveries/metrics.js";
-import { WEBHOOK_DELIVERIES_COLLECTION, type DeliveryDocument } from "../../webhook-deliveries/model.js";
+import { DELIVERY_QUEUE, WEBHOOK_DELIVERIES_COLLECTION, type DeliveryDocument } from "../../webhook-deliveries/model.js";
 import { DeliveryQueue, ensureDeliveryIndexes, type ClaimedDelivery, type DeliveryQueueOptions } from "../../webhook-deliveries/queue.js";
 import { ENDPOINTS_PER_TENANT } from "../../webhook-endpoints/model.js";
-import { queueSignal } from "../../webhooks/queue-signal.js";
 import { QueuePoller, queueTask } from "./poller.js";
 import type { WorkerContext, WorkerTask } from "./task.js";
 
@@ -64,7 +63,7 @@ export function deliveriesPoller(context: WorkerContext, options: DeliveryTaskOp
         logger.warn({ err: error, delivery: claimed.delivery._id }, "delivery failed; its lease will expire and it is retried");
       }
     },
-    signal: () => queueSignal(db),
+    signal: () => DELIVERY_QUEUE.read(db),
     signalEveryMs: options.pollMs ?? DELIVERY_POLL_MS,
     idleMs: DELIVERY_FULL_POLL_MS,
     now,

@@ -1,7 +1,7 @@
 // The jobs task: the shared poller over the jobs queue of jobs/runner/.
 import type { Claimed } from "../../jobs/runner/claim.js";
 import { JobQueue, type JobQueueOptions } from "../../jobs/runner/queue.js";
-import { jobQueueSignal } from "../../jobs/queue-signal.js";
+import { JOBS_QUEUE } from "../../jobs/model.js";
 import { QueuePoller, queueTask } from "./poller.js";
 import type { WorkerTask } from "./task.js";
 
@@ -50,7 +50,7 @@ export function jobsTask(options: JobsTaskOptions = {}): WorkerTask {
       concurrency: options.concurrency ?? DEFAULT_CONCURRENCY,
       claim: () => queue.claim(),
       work: (claimed, lane) => queue.process(claimed, lane),
-      signal: () => jobQueueSignal(db),
+      signal: () => JOBS_QUEUE.read(db),
       signalEveryMs: SIGNAL_POLL_MS,
       idleMs: options.pollMs ?? DEFAULT_POLL_MS,
     });
