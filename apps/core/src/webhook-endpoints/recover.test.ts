@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
+import type { Tenant } from "../caller.js";
 import { EventStore } from "../events/store.js";
 import { idAt } from "../ids.js";
 import { DEFAULT_WEBHOOK_RECOVER_MAX } from "../settings.js";
@@ -22,24 +23,18 @@ beforeAll(async () => {
 });
 afterAll(() => t?.close());
 
-it(`schedules the oldest ${DEFAULT_WEBHOOK_RECOVER_MAX.toLocaleString("en")} failed events and says has_more; the next call schedules the rest; then nothing is left`, {
-  timeout: 180_000,
-}, async () => {
-  const tenant = newTenant();
-  const endpoint = "we_recover_cap";
-  const total = DEFAULT_WEBHOOK_RECOVER_MAX + 50;
-  const startMs = Date.now() - 86_400_000;
-  const ids = Array.from({ length: total }, (_, i) => idAt("evt", startMs + i, Buffer.from(String(i).padStart(32, "0"))));
-  for (let from = 0; from < total; from += 5_000) {
+/**
+ * `count` events of `tenant` from `startMs` (1 ms apart, in id order), each still waiting for `endpoint` after its
+ * delivery to it failed for good; answers their ids.
+ */
+async function failedEvents(tenant: Tenant, endpoint: string, count: number, startMs: number): Promise<string[]> {
+  const ids = Array.from({ length: count }, (_, i) => idAt("evt", startMs + i, Buffer.from(`${endpoint}:${i}`.padStart(32, "0"))));
+  const created = Math.floor(startMs / 1000);
+  for (let from = 0; from < count; from += 5_000) {
     const slice = ids.slice(from, from + 5_000);
     await t.db
       .collection<FannedOutEvent>(EVENTS_COLLECTION)
-      .insertMany(
-        slice.map(
-          (id) =>
-            ({ _id: id, ...tenant, type: "resource.created", created: Math.floor(startMs / 1000), pending_endpoints: [endpoint], undelivered: true }) as unknown as FannedOutEvent,
-        ),
-      );
+      .insertMany(slice.map((id) => ({ _id: id, ...tenant, type: "resource.created", created, pending_endpoints: [endpoint], undelivered: true }) as unknown as FannedOutEvent));
     await t.db.collection<DeliveryDocument>(WEBHOOK_DELIVERIES_COLLECTION).insertMany(
       slice.map((id) => ({
         _id: scheduledDeliveryId(id, endpoint),
@@ -54,11 +49,22 @@ it(`schedules the oldest ${DEFAULT_WEBHOOK_RECOVER_MAX.toLocaleString("en")} fai
         lease_owner: null,
         lease_until: null,
         epoch: 8,
-        created: Math.floor(startMs / 1000),
+        created,
         ended_reason: "schedule_exhausted",
       })),
     );
   }
+  return ids;
+}
+
+it(`schedules the oldest ${DEFAULT_WEBHOOK_RECOVER_MAX.toLocaleString("en")} failed events and says has_more; the next call schedules the rest; then nothing is left`, {
+  timeout: 180_000,
+}, async () => {
+  const tenant = newTenant();
+  const endpoint = "we_recover_cap";
+  const total = DEFAULT_WEBHOOK_RECOVER_MAX + 50;
+  const startMs = Date.now() - 86_400_000;
+  const ids = await failedEvents(tenant, endpoint, total, startMs);
   const since = Math.floor(startMs / 1000) - 1;
   const recoveries = () =>
     t.db
@@ -82,27 +88,7 @@ it("a cap that falls on a page's end still says whether more are left", async ()
   const tenant = newTenant();
   const endpoint = "we_recover_edge";
   const startMs = Date.now() - 3_600_000;
-  const ids = Array.from({ length: RECOVER_PAGE + 1 }, (_, i) => idAt("evt", startMs + i, Buffer.from(`edge${String(i).padStart(28, "0")}`)));
-  await t.db
-    .collection<FannedOutEvent>(EVENTS_COLLECTION)
-    .insertMany(ids.map((id) => ({ _id: id, ...tenant, type: "resource.created", created: 1, pending_endpoints: [endpoint], undelivered: true }) as unknown as FannedOutEvent));
-  await t.db.collection<DeliveryDocument>(WEBHOOK_DELIVERIES_COLLECTION).insertMany(
-    ids.map((id) => ({
-      _id: scheduledDeliveryId(id, endpoint),
-      ...tenant,
-      event: id,
-      endpoint,
-      trigger: "scheduled" as const,
-      status: "failed" as const,
-      due_at: 0,
-      attempts: 8,
-      first_failed_at: 0,
-      lease_owner: null,
-      lease_until: null,
-      epoch: 8,
-      created: 1,
-    })),
-  );
+  await failedEvents(tenant, endpoint, RECOVER_PAGE + 1, startMs);
   const since = Math.floor(startMs / 1000) - 1;
   expect(await scheduleRecovery(t.db, tenant, endpoint, since, { max: RECOVER_PAGE })).toEqual({ scheduled: RECOVER_PAGE, hasMore: true });
   expect(await scheduleRecovery(t.db, tenant, endpoint, since, { max: RECOVER_PAGE })).toEqual({ scheduled: 1, hasMore: false });
