@@ -1,15 +1,15 @@
 // The noisy-neighbour phase of `npm run chaos` for webhook deliveries (CONTRACT.md section 7, "Fair delivery"): one
 // account's 16 endpoints point at a server that accepts connections and never answers, with an import fanned out to
 // them (a backlog of attempts that each run into the 15 s timeout), while another account runs the normal load (creates,
-// each followed by one or two updates) with one endpoint at a receiver of its own. No kills in this phase: what it
-// measures is how long the other account's events take to arrive (from each event's creation), p50 and p99. Then
-// the dead endpoints are deleted, so their backlog ends without attempts.
+// each followed by one or two updates) with one endpoint at a receiver of its own. No kills in this phase, and core
+// runs without its crash points: what it measures is how long the other account's events take to arrive (from each
+// event's creation), p50 and p99. Then the dead endpoints are deleted, so their backlog ends without attempts.
 import { newTestKey } from "../stack/processes.js";
 import { addEndpoints, eventLagMs, quantile, queueDeadBacklog, startArrivalReceiver, startSilentServer } from "../stack/noisy-neighbour.js";
 import { PublicApi } from "../stack/public-api.js";
 import { settle, type StoredState } from "./invariants.js";
 import { startLoad } from "./load.js";
-import { log } from "./log.js";
+import { log, sleep } from "./log.js";
 import type { ChaosStack } from "./stack.js";
 
 const DEAD_ENDPOINTS = 16;
@@ -35,6 +35,8 @@ export interface NoisyDeliveriesPhase {
 export async function runNoisyDeliveriesPhase(stack: ChaosStack, state: StoredState, options: { items: number; creates: number }): Promise<NoisyDeliveriesPhase> {
   const started = Date.now();
   const tag = `noisy-${started}`;
+  // Core's own crash points would stall every account alike; this phase measures what one account does to another.
+  await stack.endCoreFaults();
   const dead = await startSilentServer();
   const receiver = await startArrivalReceiver();
   const noisy = await newTestKey(stack.coreAddr);
@@ -45,7 +47,12 @@ export async function runNoisyDeliveriesPhase(stack: ChaosStack, state: StoredSt
     log(`noisy neighbour: ${DEAD_ENDPOINTS} endpoints that never answer, an import of ${options.items} items fanned out to them`);
     const { endpoints, job } = await queueDeadBacklog(noisyApi, dead, { endpoints: DEAD_ENDPOINTS, items: options.items, tag });
     await noisyApi.jobEnd(job, { pollMs: 500, timeoutMs: DEADLINE_MS });
-    const pendingForDeadAtStart = await state.pendingDeliveries(noisy.accountId);
+    // The backlog in place (every item's event fanned out to every endpoint) before the other account starts:
+    // the bound is about a queued backlog, not about the import's own writes.
+    const backlog = DEAD_ENDPOINTS * options.items;
+    const queuedBy = Date.now() + DEADLINE_MS;
+    while ((await state.deliveriesOf(noisy.accountId)) < backlog && Date.now() < queuedBy) await sleep(1_000);
+    const pendingForDeadAtStart = await state.deliveriesOf(noisy.accountId, "pending");
     await addEndpoints(calmApi, 1, () => receiver.url("/calm"), tag);
     log(`noisy neighbour: ${pendingForDeadAtStart} deliveries queued for the dead endpoints; the other account runs ${options.creates} creates with updates`);
     const load = startLoad(calmApi, { total: options.creates, concurrency: 16, deadline: Date.now() + DEADLINE_MS, updatesOf: (i) => 1 + (i % 2) });
