@@ -12,7 +12,8 @@
 // The parts: stack.mjs, baselines.mjs, load.mjs (runs and meters), receiver.mjs, webhooks.mjs, depth.mjs,
 // jobs.mjs, invariants.mjs (the read-only looks at stored state), report.mjs.
 // Tunables: BENCH_DURATION (s per run, default 8), BENCH_CONNECTIONS (default 16), BENCH_SEED (list depth, default 10000),
-// BENCH_DELIVERIES (events per deliveries/s run, default 500), BENCH_LIST_REQUESTS (5), BENCH_UPDATES (10000),
+// BENCH_DELIVERIES (events per deliveries/s run, default 500), BENCH_NOISY_RATE (creates/s of the noisy-neighbour rows,
+// 20), BENCH_NOISY_ITEMS (the dead endpoints' import, 625: 10,000 deliveries), BENCH_LIST_REQUESTS (5), BENCH_UPDATES (10000),
 // BENCH_JOB_ITEMS (10000), BENCH_PROFILE=1 (CPU profiles into bench/results/profiles/).
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer as createNetServer } from "node:net";

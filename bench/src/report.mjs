@@ -87,6 +87,15 @@ function checks(results, depth, updates, updateWindow) {
       b: results.baseline_b,
     })),
     {
+      check: `create (its 201) -> delivery p99 of a well-behaved account, ${Math.round(results.calm_create_to_delivery_noisy.rps)} creates/s, while another account's 16 dead endpoints (never answering) hold a backlog, vs the same with no dead endpoints`,
+      rps: NaN,
+      p99: ratio(results.calm_create_to_delivery_noisy.p99, results.calm_create_to_delivery.p99),
+      target: "p99 ≤ 1.5×",
+      ok: ratio(results.calm_create_to_delivery_noisy.p99, results.calm_create_to_delivery.p99) <= 1.5,
+      a: results.calm_create_to_delivery_noisy,
+      b: results.calm_create_to_delivery,
+    },
+    {
       check: "deliveries/s, 1 endpoint vs B",
       rps: ratio(results.deliveries_1.rps, results.baseline_b.rps),
       p99: NaN,

@@ -1,7 +1,8 @@
 // The webhook rows of `npm run bench`: GET and POST again (warm), then with a webhook endpoint on the account
 // (relay + fan-out + a worker delivering to the receiver in this process), deliveries per second with 1 and 4
-// endpoints, and the time from each 201 to its delivery. Endpoints are made and switched through the public
-// API (`POST /v1/webhook_endpoints`, WEBHOOK_ALLOW_PRIVATE), accounts and keys through the admin service.
+// endpoints, the time from each 201 to its delivery, and that time for a well-behaved account alone and beside
+// another account's 16 dead endpoints with a backlog (the noisy neighbour). Endpoints are made and switched through
+// the public API (`POST /v1/webhook_endpoints`, WEBHOOK_ALLOW_PRIVATE), accounts and keys through the admin service.
 import { createRequests, eventually } from "./load.mjs";
 import { startReceiver } from "./receiver.mjs";
 
@@ -74,22 +75,82 @@ export async function webhookRows({ run, results, stack, api, newApi, apiUrl, re
     ["create_to_delivery", 2],
     ["create_to_delivery_quarter", 4],
   ]) {
-    const answeredAt = new Map();
     const steadyRate = Math.max(1, Math.round(Math.min(results.post.rps, results.deliveries_1.rps) / divisor));
-    await run.http(`post_steady_${divisor}`, `${apiUrl}/v1/resources`, { ...createRequests(headers, (id, at) => answeredAt.set(id, at)), overallRate: steadyRate }, stack.pids());
-    say("waiting for the deliveries of the steady run");
-    await drain([api], answeredAt);
-    const lags = [];
-    for (const [id, at] of answeredAt) if (received.createdAt.has(id)) lags.push(received.createdAt.get(id) - at);
-    lags.sort((x, y) => x - y);
-    results[name] = {
-      rps: steadyRate,
-      p50: lags[Math.floor(lags.length / 2)],
-      p99: lags[Math.floor(lags.length * 0.99)],
-      total: lags.length,
-      errors: answeredAt.size - lags.length,
-      rss_mb: {},
-    };
+    results[name] = await steadyCreateToDelivery({
+      run,
+      stack,
+      apiUrl,
+      headers,
+      rate: steadyRate,
+      runName: `post_steady_${divisor}`,
+      received,
+      drain: (followed) => drain([api], followed),
+      say,
+    });
   }
+
+  await noisyNeighbourRows({ run, results, stack, newApi, apiUrl, receiver, drain, addEndpoint, say });
   await receiver.close();
+}
+
+/**
+ * Creates through the gateway at a steady `rate` for one run; each 201's resource id with the time it was answered,
+ * and the receiver notes when its resource.created arrived. Answers the row: the lags' p50 and p99.
+ */
+async function steadyCreateToDelivery({ run, stack, apiUrl, headers, rate, runName, received, drain, say }) {
+  const answeredAt = new Map();
+  await run.http(runName, `${apiUrl}/v1/resources`, { ...createRequests(headers, (id, at) => answeredAt.set(id, at)), overallRate: rate }, stack.pids());
+  say(`waiting for the deliveries of ${runName}`);
+  await drain(answeredAt);
+  const lags = [];
+  for (const [id, at] of answeredAt) if (received.createdAt.has(id)) lags.push(received.createdAt.get(id) - at);
+  lags.sort((x, y) => x - y);
+  return {
+    rps: rate,
+    p50: lags[Math.floor(lags.length / 2)],
+    p99: lags[Math.floor(lags.length * 0.99)],
+    total: lags.length,
+    errors: answeredAt.size - lags.length,
+    rss_mb: {},
+  };
+}
+
+/**
+ * The noisy neighbour (issue 20, CONTRACT.md section 7 "Fair delivery"): a well-behaved account's create -> delivery
+ * at a steady BENCH_NOISY_RATE creates/s, first alone, then while another account's 16 endpoints at a server that
+ * accepts connections and never answers hold a backlog (an import of BENCH_NOISY_ITEMS items fanned out to them,
+ * 10,000 deliveries by default, each attempt running into the 15 s timeout). The dead endpoints are deleted
+ * after, and their backlog drained (ended without attempts), before the next rows.
+ */
+async function noisyNeighbourRows({ run, results, stack, newApi, apiUrl, receiver, drain, addEndpoint, say }) {
+  const { KeyKind } = await import("@rms/proto");
+  const root = new URL("../..", import.meta.url);
+  const { startSilentServer, queueDeadBacklog } = await import(new URL("apps/cli/dist/stack/noisy-neighbour.js", root).href);
+  const rate = Number(process.env.BENCH_NOISY_RATE ?? 20);
+  const items = Number(process.env.BENCH_NOISY_ITEMS ?? 625);
+  const newKey = async () => {
+    const { account } = await stack.admin.createAccount({});
+    return (await stack.admin.createKey({ accountId: account.id, kind: KeyKind.SECRET, livemode: false })).secret;
+  };
+  const calmKey = await newKey();
+  const calm = newApi(calmKey);
+  await addEndpoint(calm, "/calm");
+  const headers = { authorization: `Bearer ${calmKey}` };
+  const row = (runName) => steadyCreateToDelivery({ run, stack, apiUrl, headers, rate, runName, received: receiver.received, drain: (followed) => drain([calm], followed), say });
+  results.calm_create_to_delivery = await row("post_calm");
+
+  const dead = await startSilentServer();
+  const noisy = newApi(await newKey());
+  say(`noisy neighbour: 16 endpoints that never answer, an import of ${items} items fanned out to them`);
+  const { endpoints, job } = await queueDeadBacklog(noisy, dead, { endpoints: 16, items, tag: `bench-noisy-${Date.now()}` });
+  await noisy.jobEnd(job, { pollMs: 500, timeoutMs: 600_000 });
+  await eventually(async () => dead.connections >= 16, 120_000);
+  results.calm_create_to_delivery_noisy = await row("post_calm_noisy");
+
+  say("noisy neighbour: deleting the dead endpoints and waiting for their backlog to end");
+  for (const id of endpoints) await noisy.send("DELETE", `/v1/webhook_endpoints/${id}`);
+  await dead.close();
+  await drain([noisy]);
+  noisy.close();
+  calm.close();
 }

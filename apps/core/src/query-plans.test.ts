@@ -34,7 +34,9 @@ import { AttemptStore } from "./webhook-endpoints/attempts.js";
 import type { WebhookEndpointDocument } from "./webhook-endpoints/model.js";
 import { scheduleRecovery } from "./webhook-endpoints/recover.js";
 import { WebhookEndpointStore } from "./webhook-endpoints/store.js";
+import { repairLanes, wakeLanes, WEBHOOK_LANES_COLLECTION, type LaneDocument } from "./webhook-deliveries/lanes.js";
 import { queueDepthGauges } from "./webhook-deliveries/metrics.js";
+import { DeliveryQueue } from "./webhook-deliveries/queue.js";
 import {
   scheduledDeliveryId,
   WEBHOOK_ATTEMPTS_COLLECTION,
@@ -43,7 +45,7 @@ import {
   type AttemptDocument,
   type DeliveryDocument,
 } from "./webhook-deliveries/model.js";
-import { deliveriesPoller, deliveryTask } from "./worker/tasks/deliveries.js";
+import { deliveryTask } from "./worker/tasks/deliveries.js";
 import { jobsTask } from "./worker/tasks/jobs.js";
 import type { WorkerContext } from "./worker/tasks/task.js";
 
@@ -460,24 +462,54 @@ describe("webhook endpoints, attempts, recover", () => {
 
   it("recover: the events still waiting for the endpoint since then, and their deliveries", async () => {
     const { value, plans } = await measure("webhook endpoint recover", () => scheduleRecovery(work, M, data.endpoints.busy, Math.floor((NOW - 14 * DAY) / 1000)));
-    expect(value).toBeGreaterThan(0);
+    expect(value.scheduled).toBeGreaterThan(0);
     for (const plan of plans) expectExact(plan, 5);
   });
 });
 
 describe("deliveries", () => {
-  it("a worker's claim takes the next due delivery (examining only those in flight before it), and its attempt's reads and writes", async () => {
-    const worker = deliveriesPoller(workerContext(work), { concurrency: 1 });
-    const { plans } = await measure("delivery claim and processing", async () => {
-      await worker.fill();
-      await worker.stop();
-    });
-    const claim = plans.find((p) => p.operation === `findAndModify ${WEBHOOK_DELIVERIES_COLLECTION}`)!;
-    expect(claim.nReturned).toBe(1);
-    expect(claim.totalDocsExamined).toBeLessThanOrEqual(1 + data.inFlight);
-    for (const plan of plans.filter((p) => p !== claim)) expectPoint(plan);
+  it("the lanes repair (a worker's first claim, then every 5 minutes): the endpoints with pending deliveries, then their lanes", async () => {
+    const { value, plans } = await measure("webhook lanes repair", () => repairLanes(work, NOW));
+    // Every endpoint with pending deliveries has a lane with a turn in this data: nothing to wake.
+    expect(value).toBe(0);
+    // One seek per endpoint with pending deliveries (and one that finds no more), each reading one delivery
+    // however many the endpoint has; then their lanes.
+    const seeks = plans.filter((p) => p.operation === `find ${WEBHOOK_DELIVERIES_COLLECTION}`);
+    expect(seeks).toHaveLength(data.endpointsWithPending + 1);
+    for (const plan of plans) expectExact(plan);
+  });
+
+  it("a worker's claim takes the lane whose turn came first (an empty one goes idle, then the next), then that endpoint's next due delivery (examining only those in flight before it); its attempt's reads and writes", async () => {
+    const queue = new DeliveryQueue({ db: work, logger, owner: "query-plans", settings: DEFAULT_SETTINGS, metrics: new Registry() });
+    await queue.repairLanesIfDue();
+    const { value: first, plans } = await measure("delivery claim: an empty lane, then the next", () => queue.claim());
+    expect(first?.delivery.endpoint).toBe(data.endpoints.gone);
+    const takes = plans.filter((p) => p.operation === `findAndModify ${WEBHOOK_LANES_COLLECTION}`);
+    expect(takes).toHaveLength(2);
+    // The head of the turn index, whatever the number of lanes (idle, full and held ones are not in it).
+    for (const take of takes) expect(take.totalDocsExamined, take.shape).toBeLessThanOrEqual(1);
+    for (const plan of plans.filter((p) => !takes.includes(p))) expect(plan.totalDocsExamined, plan.shape).toBeLessThanOrEqual(DEFAULT_SETTINGS.webhookEndpointConcurrency + 1);
+    const { plans: processing } = await measure("delivery processing and release (endpoint gone), the lane's release", () => queue.process(first!));
+    for (const plan of processing) expectPoint(plan);
     // The gone endpoint was taken out of its event, and the flag with it.
     expect(await work.collection<StoredEvent>(EVENTS_COLLECTION).findOne({ _id: data.waitingForGone })).not.toHaveProperty("undelivered");
+
+    const { value: second, plans: busy } = await measure("delivery claim: a lane with deliveries in flight", () => queue.claim());
+    expect(second?.delivery.endpoint).toBe(data.endpoints.busy);
+    const claim = busy.find((p) => p.operation === `findAndModify ${WEBHOOK_DELIVERIES_COLLECTION}`)!;
+    expect(claim.nReturned).toBe(1);
+    expect(claim.totalDocsExamined).toBeLessThanOrEqual(1 + data.inFlight);
+    for (const plan of busy.filter((p) => p !== claim)) expectPoint(plan);
+  });
+
+  it("a producer's wake-up of its endpoints' lanes (fan-out, recover)", async () => {
+    const { plans } = await measure("webhook lanes wake-up", () =>
+      wakeLanes(work, [
+        { endpoint: data.endpoints.busy, account: M.account, livemode: false },
+        { endpoint: newId("we"), account: M.account, livemode: false },
+      ]),
+    );
+    for (const plan of plans) expectPoint(plan);
   });
 
   // Retention of deliveries, attempts, events, jobs and tombstones is done by TTL indexes (no query of ours).
@@ -537,6 +569,8 @@ function seedData() {
   let waitingForGone = "";
   let inFlight = 0;
   const places = new Map<string, number>();
+  /** Each tenant's busy endpoint, in the order of `tenants`. */
+  const busyEndpoints: string[] = [];
 
   for (const tenant of tenants) {
     if (!tenant.livemode) accounts.push({ _id: tenant.account, created: Math.floor((NOW - 90 * DAY) / 1000) });
@@ -582,6 +616,7 @@ function seedData() {
     });
     const [busy, quiet] = tenantEndpoints as [string, string];
     if (tenant === M) Object.assign(endpoints, { busy, quiet });
+    busyEndpoints.push(busy);
 
     // Resources over 60 days: 5% archived, 10% paused; two metadata pairs; a few with events not yet
     // relayed, a few old tombstones.
@@ -716,11 +751,11 @@ function seedData() {
   }
   for (const tenant of QUIET) jobs.push(jobDocument(tenant, newId("job", NOW - DAY), "resources.import", "queued", NOW - DAY));
 
-  // The measured tenant's queue head: a few deliveries in flight (leased by a live worker, due long ago),
-  // then the oldest free one, for an endpoint since deleted.
+  // The measured tenant's queue head: a few deliveries in flight (leased by a live worker, due long ago, one
+  // fewer than the endpoint's limit), then the oldest free one, for an endpoint since deleted.
   const headAt = NOW - 2 * DAY;
   const headEvent = events.find((e) => e.account === M.account && !e.livemode && e.pending_endpoints?.includes(endpoints.busy))!;
-  for (; inFlight < 6; inFlight++) {
+  for (; inFlight < DEFAULT_SETTINGS.webhookEndpointConcurrency - 1; inFlight++) {
     webhook_deliveries.push({
       ...deliveryOf(headEvent._id, endpoints.busy, headAt + inFlight),
       _id: `${scheduledDeliveryId(headEvent._id, endpoints.busy)}:head${inFlight}`,
@@ -729,6 +764,29 @@ function seedData() {
     });
   }
   webhook_deliveries.push(deliveryOf(waitingForGone, endpoints.gone, headAt + 100));
+
+  // Lanes (webhook-deliveries/lanes.ts): one per endpoint with pending deliveries, their turns in the past; the
+  // measured tenant's quiet endpoint first, with nothing left to deliver (a claim finds it empty), then the gone
+  // one, then the busy ones (M's with its flights). And lanes a claim must not read: 1,000 idle ones (no turn)
+  // and 200 whose turn is tomorrow (full, or held by a Retry-After).
+  const lane = (endpoint: string, tenant: Tenant, turn_at: number | null, flights: LaneDocument["flights"] = []): LaneDocument => ({
+    _id: endpoint,
+    account: tenant.account,
+    livemode: tenant.livemode,
+    turn_at,
+    flights,
+    limit: DEFAULT_SETTINGS.webhookEndpointConcurrency,
+    failures: 0,
+    hold_until: 0,
+    version: 1,
+  });
+  const webhook_lanes: LaneDocument[] = [lane(endpoints.quiet, M, NOW - 3 * DAY), lane(endpoints.gone, M, NOW - 2 * DAY)];
+  for (const [n, busy] of busyEndpoints.entries()) {
+    const flights = busy === endpoints.busy ? Array.from({ length: inFlight }, (_, i) => ({ id: `flight-${i}`, until: NOW + DAY })) : [];
+    webhook_lanes.push(lane(busy, tenants[n]!, NOW - DAY + n, flights));
+  }
+  for (let i = 0; i < 1_000; i++) webhook_lanes.push(lane(newId("we", NOW - 20 * DAY + i), OTHERS[i % OTHERS.length]!, null));
+  for (let i = 0; i < 200; i++) webhook_lanes.push(lane(newId("we", NOW - 10 * DAY + i), OTHERS[i % OTHERS.length]!, NOW + DAY));
 
   // The job the runner test claims: the oldest unfinished one, a bulk update of M by metadata and created.
   const targetAt = NOW - 50 * DAY;
@@ -832,8 +890,10 @@ function seedData() {
     [WEBHOOK_ENDPOINTS_COLLECTION]: webhook_endpoints,
     [WEBHOOK_DELIVERIES_COLLECTION]: webhook_deliveries,
     [WEBHOOK_ATTEMPTS_COLLECTION]: webhook_attempts,
+    [WEBHOOK_LANES_COLLECTION]: webhook_lanes,
     api_keys,
     accounts,
   };
-  return { collections, resources, events, jobs, attempts: webhook_attempts, api_keys, endpoints, target, withErrors, waitingForGone, inFlight };
+  const endpointsWithPending = new Set(webhook_deliveries.filter((d) => d.status === "pending").map((d) => d.endpoint)).size;
+  return { collections, resources, events, jobs, attempts: webhook_attempts, api_keys, endpoints, target, withErrors, waitingForGone, inFlight, endpointsWithPending };
 }

@@ -23,11 +23,19 @@ export interface CoreSettings {
   readonly jobsQueuedPerAccount: number;
   /** How long a worker's claim on a job lasts without a heartbeat (JOBS_LEASE_MS): a job whose worker died is taken over after this. */
   readonly jobsLeaseMs: number;
+  /** Deliveries of one webhook endpoint in flight at once, across every worker (WEBHOOK_ENDPOINT_CONCURRENCY). */
+  readonly webhookEndpointConcurrency: number;
+  /** Events one `recover` call schedules at most (CONTRACT.md section 7: 10,000); not a variable, tests lower it. */
+  readonly webhookRecoverMax: number;
 }
 
 export const DEFAULT_JOBS_PER_ACCOUNT = 2;
 export const DEFAULT_JOBS_QUEUED_PER_ACCOUNT = 100;
 export const DEFAULT_JOBS_LEASE_MS = 30_000;
+export const DEFAULT_WEBHOOK_ENDPOINT_CONCURRENCY = 4;
+/** Above this, one endpoint's deliveries would be most of a worker's slots (worker/tasks/deliveries.ts). */
+export const MAX_WEBHOOK_ENDPOINT_CONCURRENCY = 64;
+export const DEFAULT_WEBHOOK_RECOVER_MAX = 10_000;
 
 export const DEFAULT_SETTINGS: CoreSettings = {
   secretKeyring: null,
@@ -36,6 +44,8 @@ export const DEFAULT_SETTINGS: CoreSettings = {
   jobsPerAccount: DEFAULT_JOBS_PER_ACCOUNT,
   jobsQueuedPerAccount: DEFAULT_JOBS_QUEUED_PER_ACCOUNT,
   jobsLeaseMs: DEFAULT_JOBS_LEASE_MS,
+  webhookEndpointConcurrency: DEFAULT_WEBHOOK_ENDPOINT_CONCURRENCY,
+  webhookRecoverMax: DEFAULT_WEBHOOK_RECOVER_MAX,
 };
 
 /** A rule that runs `parse` and reports its error's message, so every process states a bad value the same way. */
@@ -61,6 +71,9 @@ export const settingsVariables = {
   JOBS_PER_ACCOUNT: positiveInt().optional(),
   JOBS_QUEUED_PER_ACCOUNT: positiveInt().optional(),
   JOBS_LEASE_MS: positiveInt().optional(),
+  WEBHOOK_ENDPOINT_CONCURRENCY: positiveInt()
+    .refine((n) => n <= MAX_WEBHOOK_ENDPOINT_CONCURRENCY, `must be at most ${MAX_WEBHOOK_ENDPOINT_CONCURRENCY}`)
+    .optional(),
 };
 
 type SettingsVariables = z.infer<z.ZodObject<typeof settingsVariables>>;
@@ -74,5 +87,7 @@ export function settingsFrom(variables: SettingsVariables): CoreSettings {
     jobsPerAccount: variables.JOBS_PER_ACCOUNT ?? DEFAULT_JOBS_PER_ACCOUNT,
     jobsQueuedPerAccount: variables.JOBS_QUEUED_PER_ACCOUNT ?? DEFAULT_JOBS_QUEUED_PER_ACCOUNT,
     jobsLeaseMs: variables.JOBS_LEASE_MS ?? DEFAULT_JOBS_LEASE_MS,
+    webhookEndpointConcurrency: variables.WEBHOOK_ENDPOINT_CONCURRENCY ?? DEFAULT_WEBHOOK_ENDPOINT_CONCURRENCY,
+    webhookRecoverMax: DEFAULT_WEBHOOK_RECOVER_MAX,
   };
 }

@@ -65,6 +65,11 @@ export class StoredState {
     return Object.fromEntries(groups.map((g) => [g._id, g.n]));
   }
 
+  /** An account's deliveries in the queue, all or of one status (pending: still to be attempted): the queue is not public. */
+  async deliveriesOf(account: string, status?: "pending"): Promise<number> {
+    return this.collection("webhook_deliveries").countDocuments({ account, ...(status ? { status } : {}) });
+  }
+
   close(): Promise<void> {
     return this.client.close();
   }

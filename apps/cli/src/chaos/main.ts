@@ -1,20 +1,23 @@
 // `npm run chaos`: 1,000 creates, each followed by one or two updates, with random SIGKILLs of core, gateway and
 // the workers and client retries with the same Idempotency-Keys, while one webhook endpoint takes every event at
 // a local receiver; then the stack settles (outboxes empty, deliveries done), a jobs phase runs under worker
-// kills, and both are counted: resources, committed changes, their events and their deliveries. Loopback only,
-// bounded in time. Everything is made through the admin gRPC service (accounts, keys) and the public API
+// kills, and both are counted: resources, committed changes, their events and their deliveries; last, a
+// noisy-neighbour phase: one account floods its job queue (noisy-jobs.ts) and its 16 endpoints never answer
+// (noisy-deliveries-phase.ts) while another account runs, whose job wait and delivery lag are reported. Loopback
+// only, bounded in time. Everything is made through the admin gRPC service (accounts, keys) and the public API
 // (the endpoint, resources, jobs). The parts: stack.ts (processes and kills), load.ts, receiver.ts,
-// jobs-phase.ts, noisy-jobs.ts (the noisy-neighbour phase's jobs), invariants.ts (what is counted and checked), report.ts.
+// jobs-phase.ts, invariants.ts (what is counted and checked), report.ts.
 import { newMasterKeyText } from "@rms/core/settings";
 import { newTestKey } from "../stack/processes.js";
 import { PublicApi } from "../stack/public-api.js";
 import { countResourcesPhase, settle, StoredState } from "./invariants.js";
 import { runJobsPhase } from "./jobs-phase.js";
 import { noisyJobsOk, noisyJobsReport, runNoisyJobs } from "./noisy-jobs.js";
+import { runNoisyDeliveriesPhase } from "./noisy-deliveries-phase.js";
 import { startLoad } from "./load.js";
 import { elapsedSeconds, log, sleep, startedAt } from "./log.js";
 import { startReceiver } from "./receiver.js";
-import { jobsReport, printReport, resourcesReport } from "./report.js";
+import { jobsReport, noisyDeliveriesReport, printReport, resourcesReport } from "./report.js";
 import { anyOf, startChaosStack, startKiller, type ProcessName } from "./stack.js";
 
 const TOTAL = Number(process.env.CHAOS_REQUESTS ?? 1000);
@@ -28,6 +31,9 @@ const SETTLE_MS = 120_000;
 const WORKERS = Number(process.env.CHAOS_WORKERS ?? 2);
 /** The jobs phase's import size. */
 const JOB_ITEMS = Number(process.env.CHAOS_JOB_ITEMS ?? 10_000);
+/** The noisy-neighbour phase: the import fanned out to the 16 dead endpoints, and the other account's creates. */
+const NOISY_ITEMS = Number(process.env.CHAOS_NOISY_ITEMS ?? 2_000);
+const NOISY_CREATES = Number(process.env.CHAOS_NOISY_CREATES ?? 300);
 /** A compressed retry schedule: a delivery lost with a killed worker, or refused by the receiver, comes back within seconds. */
 const RETRY_SCHEDULE = "1s,2s,3s,5s,5s,5s,5s,5s";
 /** Share of deliveries the receiver answers with a 500, so retries happen too. */
@@ -84,9 +90,12 @@ log(`settled in ${left.seconds.toFixed(1)}s; documents with pending events: ${le
 const jobs = await runJobsPhase(stack, state, JOB_ITEMS);
 // Counted through the running stack's API, after the jobs phase (late deliveries to the receiver included).
 const counts = await countResourcesPhase({ api, state, account: accountId, outcomes, received, documentsWithPendingEvents: left.outboxes });
-// The noisy-neighbour phase's jobs part (noisy-jobs.ts): one account floods its job queue, another's jobs wait
-// only for a slot. `CHAOS_NOISY=0` skips it.
-const noisyJobs = process.env.CHAOS_NOISY === "0" ? null : await runNoisyJobs(stack);
+// The noisy-neighbour phase (`CHAOS_NOISY=0` skips it): one account floods its job queue while another's jobs
+// wait only for a slot (noisy-jobs.ts); then one account's dead endpoints hold a backlog while another account
+// runs the normal load, whose delivery lag is measured (noisy-deliveries-phase.ts).
+const noisyEnabled = process.env.CHAOS_NOISY !== "0";
+const noisyJobs = noisyEnabled ? await runNoisyJobs(stack) : null;
+const noisyDeliveries = noisyEnabled ? await runNoisyDeliveriesPhase(stack, state, { items: NOISY_ITEMS, creates: NOISY_CREATES }) : null;
 api.close();
 await state.close();
 await stack.stopProcesses();
@@ -96,6 +105,7 @@ await receiver.close();
 printReport(
   resourcesReport({ expected: TOTAL, counts, outcomes, received, kills, coreCrashes: stack.selfCrashes(), seconds: Math.round(elapsedSeconds()) }),
   jobsReport(jobs),
-  noisyJobs ? { noisy_neighbour: { jobs: noisyJobsReport(noisyJobs) } } : {},
+  noisyJobs && noisyDeliveries ? { noisy_neighbour: { jobs: noisyJobsReport(noisyJobs), deliveries: noisyDeliveriesReport(noisyDeliveries) } } : {},
 );
-process.exit(counts.ok && jobs.counts.ok && (!noisyJobs || noisyJobsOk(noisyJobs)) ? 0 : 1);
+const noisyOk = !noisyJobs || !noisyDeliveries || (noisyJobsOk(noisyJobs) && noisyDeliveries.undelivered === 0);
+process.exit(counts.ok && jobs.counts.ok && noisyOk ? 0 : 1);

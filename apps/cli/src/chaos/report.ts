@@ -1,8 +1,10 @@
 // The printed report of `npm run chaos`: one JSON object on stdout, the resources phase's counts with the
-// load's and the kills' figures, and the jobs phase's under `jobs` (docs/events.md, docs/jobs.md).
+// load's and the kills' figures, the jobs phase's under `jobs` (docs/events.md, docs/jobs.md) and the noisy
+// neighbour's under `noisy_neighbour_deliveries` (docs/webhooks.md).
 import type { ResourcesPhaseCounts } from "./invariants.js";
 import type { JobsPhase } from "./jobs-phase.js";
 import type { LoadOutcomes } from "./load.js";
+import type { NoisyDeliveriesPhase } from "./noisy-deliveries-phase.js";
 import type { Received } from "./receiver.js";
 import type { ProcessKind } from "./stack.js";
 
@@ -66,6 +68,24 @@ export function jobsReport(phase: JobsPhase): Record<string, unknown> {
     duplicate_events: counts.duplicateEvents,
     documents_with_pending_events: counts.documentsWithPendingEvents,
     sigkill_worker: phase.workerKills,
+    seconds: phase.seconds,
+  };
+}
+
+/** The noisy-neighbour phase of deliveries: the other account's delivery lag beside the dead endpoints' backlog. */
+export function noisyDeliveriesReport(phase: NoisyDeliveriesPhase): Record<string, unknown> {
+  return {
+    dead_endpoints: phase.deadEndpoints,
+    backlog_items: phase.backlogItems,
+    dead_deliveries_pending: phase.pendingForDeadAtStart,
+    other_account_creates: phase.creates,
+    other_account_deliveries: phase.delivered,
+    other_account_lag_p50_ms: phase.lagP50Ms,
+    other_account_lag_p99_ms: phase.lagP99Ms,
+    other_account_lag_max_ms: phase.lagMaxMs,
+    // CONTRACT.md section 7's bound (stated for one worker): informational here, not a pass condition.
+    other_account_lag_p99_within_5s: phase.lagP99Ms < 5_000,
+    other_account_undelivered: phase.undelivered,
     seconds: phase.seconds,
   };
 }

@@ -34,6 +34,8 @@ export interface ChaosStack {
   running(name: ProcessName): Child | undefined;
   /** SIGKILLs a process if it runs now; whether it did. */
   kill(name: ProcessName): boolean;
+  /** Core without its crash points from now on: restarted (SIGTERM) without them, and answering again. */
+  endCoreFaults(): Promise<void>;
   /** Stops every process for good (no restarts). */
   stopProcesses(): Promise<void>;
   /** Stops the database and removes the run's data. */
@@ -50,9 +52,10 @@ export async function startChaosStack(options: StackOptions): Promise<ChaosStack
   const gatewayPort = await freePort();
   const workerNames = Array.from({ length: options.workers }, (_, i) => `worker${i + 1}` as const);
   const mongo = { mongoUri: database.uri, databaseName };
+  let coreFaults = options.coreFaults;
 
   const launch: Record<ProcessName, () => Promise<Child>> = {
-    core: () => startCoreProcess({ ...mongo, port: corePort, faults: options.coreFaults, env: options.settings }),
+    core: () => startCoreProcess({ ...mongo, port: corePort, faults: coreFaults, env: options.settings }),
     gateway: () =>
       startGatewayProcess({
         ...mongo,
@@ -104,6 +107,12 @@ export async function startChaosStack(options: StackOptions): Promise<ChaosStack
       killedHere.add(child);
       child.process.kill("SIGKILL");
       return true;
+    },
+    async endCoreFaults() {
+      coreFaults = "";
+      const before = processes.core;
+      await before?.stop(5_000);
+      while (processes.core === before || !running("core")) await sleep(100);
     },
     async stopProcesses() {
       stopping = true;

@@ -14,6 +14,7 @@ const launcherEnv = {
   MONGODB_DATABASE: "rms_dev",
   WEBHOOK_ALLOW_PRIVATE: "true",
   WEBHOOK_RETRY_SCHEDULE: "1s,2s",
+  WEBHOOK_ENDPOINT_CONCURRENCY: "2",
 };
 const resolved = {
   mongoUri: "mongodb://127.0.0.1:27017",
@@ -40,6 +41,7 @@ describe("what the launcher hands its children", () => {
       CORE_METRICS_PORT: "9465",
       WEBHOOK_ALLOW_PRIVATE: "true",
       WEBHOOK_RETRY_SCHEDULE: "1s,2s",
+      WEBHOOK_ENDPOINT_CONCURRENCY: "2",
       RMS_SECRET_KEY: resolved.secretKey,
       RMS_ADMIN_TOKEN: resolved.adminToken,
     });
@@ -74,6 +76,7 @@ describe("what the launcher hands its children", () => {
       RMS_DATA_DIR: "/data",
       WEBHOOK_ALLOW_PRIVATE: "true",
       WEBHOOK_RETRY_SCHEDULE: "1s,2s",
+      WEBHOOK_ENDPOINT_CONCURRENCY: "2",
       RMS_SECRET_KEY: resolved.secretKey,
     });
   });

@@ -40,6 +40,8 @@ describe("stack configuration", () => {
     [{ WEBHOOK_RETRY_SCHEDULE: "5s,soon" }, 'WEBHOOK_RETRY_SCHEDULE delay 2 ("soon") must be a whole number with a unit'],
     [{ JOBS_PER_ACCOUNT: "0" }, "JOBS_PER_ACCOUNT must be a positive integer"],
     [{ JOBS_QUEUED_PER_ACCOUNT: "-1" }, "JOBS_QUEUED_PER_ACCOUNT must be a positive integer"],
+    [{ WEBHOOK_ENDPOINT_CONCURRENCY: "0" }, "WEBHOOK_ENDPOINT_CONCURRENCY must be a positive integer"],
+    [{ WEBHOOK_ENDPOINT_CONCURRENCY: "65" }, "WEBHOOK_ENDPOINT_CONCURRENCY must be at most 64"],
     [{ WORKER_METRICS_PORT: "none" }, "WORKER_METRICS_PORT must be a port number"],
     [{ WORKER_METRICS_PORT: "65535", WORKERS: "2" }, "WORKER_METRICS_PORT leaves no port for worker 2 (the workers take 2 ports from it)"],
     [{ WORKER_METRICS_PORT: "9463", WORKERS: "3" }, "WORKER_METRICS_PORT gives worker 2 port 9464, which METRICS_PORT uses"],

@@ -1,6 +1,7 @@
 import { isDuplicateKeyError } from "@rms/proto";
 import type { Db, Filter, MongoBulkWriteError } from "mongodb";
 import { EVENTS_COLLECTION } from "../storage/relay.js";
+import { wakeLanes } from "./lanes.js";
 import { scheduledDeliveryId, WEBHOOK_DELIVERIES_COLLECTION, WEBHOOK_ENDPOINTS_COLLECTION, type DeliveryDocument, type DeliveryEndpoint, type FannedOutEvent } from "./model.js";
 
 /** The fields the relay's events carry that fan-out reads. */
@@ -97,6 +98,8 @@ export function webhookFanOut(db: Db, now: () => number = Date.now) {
       } catch (error) {
         if (!allDuplicates(error)) throw error;
       }
+      // After the insert (a repeat after a crash wakes them again): each endpoint's lane gets its turn.
+      await wakeLanes(db, toInsert, dueAt);
     }
     return prepared;
   };

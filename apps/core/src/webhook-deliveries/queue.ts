@@ -8,6 +8,7 @@ import { EVENT_RETENTION_MS, EVENTS_COLLECTION } from "../storage/relay.js";
 import { DELIVERY_TIMEOUT_MS } from "../webhooks/deliver.js";
 import { nextAttemptAtMs } from "../webhooks/schedule.js";
 import { applyAttempt, performAttempt, recordAttempt, type DeliveryEnvironment } from "./attempt.js";
+import { ensureLaneIndexes, Lanes, newFlight, repairLanes, type Flight } from "./lanes.js";
 import { DeliveryMetrics, type GiveUpReason } from "./metrics.js";
 import {
   attemptIdOf,
@@ -38,15 +39,23 @@ export const EVENT_NOT_YET_COPIED_SOON_MS = 100;
 export const EVENT_NOT_YET_COPIED_SOON_FOR_MS = 10_000;
 export const EVENT_NOT_YET_COPIED_DELAY_MS = 5_000;
 
-/** The claim's index: pending deliveries by due time (partial: `status: "pending"` only). */
+/** The queue depth's index: pending deliveries by due time (partial: `status: "pending"` only). */
 export const DUE_INDEX = { status: 1, due_at: 1 } as const;
 export const DUE_INDEX_NAME = "pending_due";
 export const DUE_SORT = { due_at: 1 } as const;
 
-/** The deliveries a claim at `nowMs` may take (before the lease condition, storage/lease.ts). */
-export function dueFilter(nowMs: number): Filter<DeliveryDocument> {
-  return { status: "pending", due_at: { $lte: nowMs } } as Filter<DeliveryDocument>;
+/**
+ * The deliveries of one endpoint a claim at `nowMs` may take (before the lease condition, storage/lease.ts),
+ * earliest due first (DUE_SORT): the claim inside a lane, from `endpoint_pending_due` (lanes.ts).
+ */
+export function endpointDueFilter(endpoint: string, nowMs: number): Filter<DeliveryDocument> {
+  return { endpoint, status: "pending", due_at: { $lte: nowMs } } as Filter<DeliveryDocument>;
 }
+
+/** Lanes one claim looks at, at most, before it answers; past that, the worker looks again at once (lookAgainAt). */
+export const LANES_PER_CLAIM = 32;
+/** How often a worker gives a turn to endpoints with pending deliveries and no turn (lanes.ts, repairLanes). */
+export const LANE_REPAIR_MS = 5 * 60_000;
 
 /** What became of one claimed delivery (for tests and logs). */
 export type DeliveryStep = "succeeded" | "retry" | "failed" | "waiting" | "lost";
@@ -57,9 +66,11 @@ export type DeliveryStep = "succeeded" | "retry" | "failed" | "waiting" | "lost"
  */
 export async function ensureDeliveryIndexes(db: Db): Promise<void> {
   const deliveries = db.collection(WEBHOOK_DELIVERIES_COLLECTION);
-  // The claim (dueFilter, earliest due first) and the queue depth (metrics.ts) read pending deliveries
-  // only; finished ones (kept 30 days) are left out of the index.
+  // The queue depth (metrics.ts) reads pending deliveries only; finished ones (kept 30 days) are left out
+  // of the index.
   await deliveries.createIndex(DUE_INDEX, { name: DUE_INDEX_NAME, partialFilterExpression: { status: "pending" } });
+  // The claim inside a lane and the lanes themselves (lanes.ts).
+  await ensureLaneIndexes(db);
   await deliveries.createIndex({ endpoint: 1, event: 1 }, { name: "endpoint_event" });
   await ensureExpiryIndex(deliveries);
   const attempts = db.collection(WEBHOOK_ATTEMPTS_COLLECTION);
@@ -76,7 +87,7 @@ export interface DeliveryQueueOptions {
   readonly logger: Logger;
   /** The lease owner of what this process claims: unique per worker process. */
   readonly owner: string;
-  readonly settings: Pick<CoreSettings, "secretKeyring" | "webhookAllowPrivate" | "webhookRetrySchedule">;
+  readonly settings: Pick<CoreSettings, "secretKeyring" | "webhookAllowPrivate" | "webhookRetrySchedule" | "webhookEndpointConcurrency">;
   /** The process's registry, where the deliveries' counters and histograms go (metrics.ts). */
   readonly metrics: Registry;
   readonly leaseMs?: number;
@@ -84,21 +95,36 @@ export interface DeliveryQueueOptions {
   readonly transport?: DeliveryEnvironment["transport"];
   readonly now?: () => number;
   readonly random?: () => number;
+  /** Told when lanes may have work at a time no counter announces (a lane's next turn, more lanes than one claim looks at). */
+  readonly lookAgainAt?: (atMs: number) => void;
+}
+
+/** A claimed delivery and the flight it holds in its endpoint's lane (lanes.ts). */
+export interface ClaimedDelivery {
+  readonly delivery: DeliveryDocument;
+  readonly flight: Flight;
 }
 
 /** What became of one claimed delivery and, when it stays queued (a retry, an event not copied yet), when it is due again. */
 export interface Processed {
   readonly step: DeliveryStep;
   readonly dueAt?: number;
+  /** The attempt made (or found recorded), if any: its endpoint's lane follows it. */
+  readonly attempt?: AttemptDocument;
 }
 
 /**
- * The deliveries queue as one worker process takes from it: claims the next due delivery under a lease
- * (storage/lease.ts), makes one attempt of it (attempt.ts) and then, in the release of its lease, makes it
- * due again per the retry schedule or failed; a success deletes a scheduled delivery.
+ * The deliveries queue as one worker process takes from it: takes a turn of the endpoint lane whose turn
+ * came first, with a flight under that endpoint's limit (lanes.ts), claims that endpoint's next due delivery
+ * under a lease (storage/lease.ts), makes one attempt of it (attempt.ts) and then, in the release of its
+ * lease, makes it due again per the retry schedule or failed (a success deletes a scheduled delivery); the
+ * flight ends last, with what the attempt tells the lane.
  */
 export class DeliveryQueue {
   private readonly queue: LeaseQueue<DeliveryDocument>;
+  private readonly lanes: Lanes;
+  private readonly leaseMs: number;
+  private repairedAt = Number.NEGATIVE_INFINITY;
   private readonly deliveries: Collection<DeliveryDocument>;
   private readonly env: DeliveryEnvironment;
   private readonly now: () => number;
@@ -112,7 +138,9 @@ export class DeliveryQueue {
     this.schedule = options.settings.webhookRetrySchedule;
     this.metrics = new DeliveryMetrics(options.metrics);
     this.deliveries = options.db.collection<DeliveryDocument>(WEBHOOK_DELIVERIES_COLLECTION);
-    this.queue = new LeaseQueue(this.deliveries, { owner: options.owner, leaseMs: options.leaseMs ?? DELIVERY_LEASE_MS, now: this.now });
+    this.leaseMs = options.leaseMs ?? DELIVERY_LEASE_MS;
+    this.queue = new LeaseQueue(this.deliveries, { owner: options.owner, leaseMs: this.leaseMs, now: this.now });
+    this.lanes = new Lanes(options.db);
     this.env = {
       db: options.db,
       keyring: options.settings.secretKeyring,
@@ -123,19 +151,74 @@ export class DeliveryQueue {
     };
   }
 
-  /** The due delivery whose time came first (dueFilter, DUE_SORT), under this process's lease; null when none is due. */
-  async claim(): Promise<DeliveryDocument | null> {
-    const claimed = await this.queue.claim(dueFilter(this.now()), DUE_SORT);
-    if (claimed) this.metrics.claimed();
-    return claimed;
+  /**
+   * The next delivery, fairly: the lane whose turn came first gives a flight (or none, when full), then its
+   * endpoint's earliest due delivery is claimed under this process's lease. A lane with nothing due gets its
+   * next turn from its deliveries (lanes.ts, idle) and the next lane is tried, up to LANES_PER_CLAIM; null
+   * when no lane's turn has come.
+   */
+  async claim(): Promise<ClaimedDelivery | null> {
+    await this.repairLanesIfDue();
+    const concurrency = this.options.settings.webhookEndpointConcurrency;
+    for (let looked = 0; looked < LANES_PER_CLAIM; looked++) {
+      const nowMs = this.now();
+      const flight = newFlight(nowMs, this.leaseMs);
+      const taken = await this.lanes.take(flight, nowMs, concurrency);
+      if (!taken) return null;
+      if (!taken.took) continue;
+      const delivery = await this.queue.claim(endpointDueFilter(taken.lane._id, nowMs), DUE_SORT);
+      if (delivery) {
+        this.metrics.claimed();
+        return { delivery, flight };
+      }
+      const next = await this.nextTurnOf(taken.lane._id, concurrency);
+      await this.lanes.idle(taken.lane, flight.id, next, nowMs);
+      if (next !== null) this.options.lookAgainAt?.(next);
+    }
+    this.options.lookAgainAt?.(this.now());
+    return null;
   }
 
-  /** One claimed delivery, to the release of its lease (counted out of the in-flight gauge whatever the outcome). */
-  async process(delivery: DeliveryDocument): Promise<Processed> {
+  /**
+   * When an endpoint's next delivery can be claimed: the earliest of its pending deliveries' due times, or
+   * lease ends for those in flight; null when it has none. At most `concurrency` of them are leased, so the
+   * first `concurrency + 1` by due time hold the answer.
+   */
+  private async nextTurnOf(endpoint: string, concurrency: number): Promise<number | null> {
+    const head = await this.deliveries
+      .find({ endpoint, status: "pending" } as Filter<DeliveryDocument>, { sort: DUE_SORT, limit: concurrency + 1, projection: { due_at: 1, lease_until: 1 } })
+      .toArray();
+    return head.length === 0 ? null : Math.min(...head.map((d) => Math.max(d.due_at, d.lease_until ?? 0)));
+  }
+
+  /** Every LANE_REPAIR_MS (and at the first claim): lanes for pending deliveries that have no turn (lanes.ts, repairLanes). */
+  async repairLanesIfDue(): Promise<void> {
+    const nowMs = this.now();
+    if (nowMs - this.repairedAt < LANE_REPAIR_MS) return;
+    this.repairedAt = nowMs;
     try {
-      return await this.attemptOnce(delivery);
+      const woken = await repairLanes(this.options.db, nowMs);
+      if (woken > 0) this.options.logger.info({ lanes: woken }, "webhook lanes without a turn woken");
+    } catch (error) {
+      // The claim goes on; the next repair is the next round's.
+      this.options.logger.warn({ err: error }, "webhook lanes repair failed");
+    }
+  }
+
+  /**
+   * One claimed delivery, to the release of its lease and then of its flight, which tells the lane the
+   * attempt's outcome (counted out of the in-flight gauge whatever the outcome).
+   */
+  async process(claimed: ClaimedDelivery): Promise<Processed> {
+    let processed: Processed | undefined;
+    try {
+      processed = await this.attemptOnce(claimed.delivery);
+      return processed;
     } finally {
       this.metrics.released();
+      await this.lanes
+        .release(claimed.delivery.endpoint, claimed.flight.id, processed?.attempt ?? null, this.now())
+        .catch((error: unknown) => this.options.logger.warn({ err: error, endpoint: claimed.delivery.endpoint }, "webhook lane release failed; its flight ends with its lease"));
     }
   }
 
@@ -198,20 +281,21 @@ export class DeliveryQueue {
     if (disabled) this.metrics.disabled(disabled);
 
     const atMs = this.now();
+    const withAttempt = (processed: Processed): Processed => ({ ...processed, attempt: recorded });
     if (recorded.status === "succeeded") {
       const ended = await done({ attempts: attemptNumber });
       if (ended.step === "succeeded" && delivery.trigger === "scheduled") this.metrics.delivered(event._id, atMs);
-      return ended;
+      return withAttempt(ended);
     }
     const failed = { attempts: attemptNumber, first_failed_at: delivery.first_failed_at ?? atMs };
-    if (disabled) return giveUp("endpoint_disabled", failed);
+    if (disabled) return withAttempt(await giveUp("endpoint_disabled", failed));
     // Recovery and manual deliveries are one attempt each; scheduled ones follow the schedule.
     const next =
       delivery.trigger === "scheduled"
         ? nextAttemptAtMs({ schedule: this.schedule, attemptsMade: attemptNumber, failedAtMs: atMs, retryAfterSeconds: recorded.retry_after, random: this.random })
         : null;
-    if (next === null) return giveUp("schedule_exhausted", failed);
-    return release({ $set: { ...failed, due_at: next } }, "retry", next);
+    if (next === null) return withAttempt(await giveUp("schedule_exhausted", failed));
+    return withAttempt(await release({ $set: { ...failed, due_at: next } }, "retry", next));
   }
 
   /** Sends one attempt, counts it, and records it (the stored one stands when this id was recorded already). */

@@ -1,14 +1,28 @@
-import { isDuplicateKeyError } from "@rms/proto";
-import type { Db, Filter } from "mongodb";
+import type { Db, Filter, MongoBulkWriteError } from "mongodb";
 import type { Tenant } from "../caller.js";
 import { UNBOUNDED, type Budget } from "../grpc/budget.js";
 import { idAt } from "../ids.js";
+import { DEFAULT_WEBHOOK_RECOVER_MAX } from "../settings.js";
 import { EVENTS_COLLECTION } from "../storage/relay.js";
 import { writeWithin } from "../storage/write.js";
+import { wakeLanes } from "../webhook-deliveries/lanes.js";
 import { recoveryDelivery, WEBHOOK_DELIVERIES_COLLECTION, type DeliveryDocument, type FannedOutEvent } from "../webhook-deliveries/model.js";
 
-/** Events looked up per deliveries query (the `$in` list). */
-const BATCH = 500;
+/** Waiting events read per page (and so their deliveries per `$in` query, and recoveries per insert). */
+export const RECOVER_PAGE = 500;
+
+/** What one recover call did: how many recovery deliveries it scheduled, and whether events were left for another call. */
+export interface Recovery {
+  readonly scheduled: number;
+  readonly hasMore: boolean;
+}
+
+export interface RecoverOptions {
+  /** Events scheduled at most (CONTRACT.md section 7: 10,000; the settings' `webhookRecoverMax`). */
+  readonly max?: number;
+  readonly budget?: Budget;
+  readonly nowMs?: number;
+}
 
 /**
  * A recovery delivery's id: the event, the endpoint and how many deliveries of that pair there were.
@@ -23,44 +37,65 @@ function recoveryDeliveryId(event: string, endpoint: string, round: number): str
  * its id begins with) whose deliveries to it all failed: the event still waits for the endpoint (it is in
  * its `pending_endpoints`, so no attempt, resend included, got a 2xx), at least one delivery of the pair
  * ended `failed`, and none is still pending. Deliveries that succeed are deleted by the workers, so the
- * event's `pending_endpoints` is what tells a success. The workers make each recovery's one attempt.
- * Returns how many were scheduled.
+ * event's `pending_endpoints` is what tells a success. At most `max` per call, oldest events first: the
+ * waiting events are walked in id order a page at a time (`pending_endpoint_order`), so no call holds more
+ * than a page of ids, and `hasMore` says that events were left for the next call. The endpoint's lane is
+ * woken after each page: the workers make each recovery's one attempt under the endpoint's own limits, like
+ * any other delivery of it.
  */
-export async function scheduleRecovery(db: Db, tenant: Tenant, endpoint: string, sinceS: number, budget: Budget = UNBOUNDED, nowMs = Date.now()): Promise<number> {
-  // The smallest event id of that second: every event since then.
-  const firstEvent = idAt("evt", sinceS * 1000, new Uint8Array(32));
-  const waiting = await db
-    .collection<FannedOutEvent>(EVENTS_COLLECTION)
-    // `undelivered` holds whenever an endpoint is pending: it selects the partial index of waiting events.
-    .find({ account: tenant.account, livemode: tenant.livemode, _id: { $gte: firstEvent }, pending_endpoints: endpoint, undelivered: true } as Filter<FannedOutEvent>, {
-      projection: { _id: 1 },
-      ...budget.db(),
-    })
-    .toArray();
+export async function scheduleRecovery(db: Db, tenant: Tenant, endpoint: string, sinceS: number, options: RecoverOptions = {}): Promise<Recovery> {
+  const max = options.max ?? DEFAULT_WEBHOOK_RECOVER_MAX;
+  const budget = options.budget ?? UNBOUNDED;
+  const nowMs = options.nowMs ?? Date.now();
+  const events = db.collection<FannedOutEvent>(EVENTS_COLLECTION);
   const deliveries = db.collection<DeliveryDocument>(WEBHOOK_DELIVERIES_COLLECTION);
+  // The smallest event id of that second: every event since then.
+  let from: { $gte: string } | { $gt: string } = { $gte: idAt("evt", sinceS * 1000, new Uint8Array(32)) };
   let scheduled = 0;
-  for (let i = 0; i < waiting.length; i += BATCH) {
-    const ids = waiting.slice(i, i + BATCH).map((e) => e._id);
+  for (;;) {
+    const page = await events
+      // `undelivered` holds whenever an endpoint is pending: it selects the partial index of waiting events.
+      .find({ pending_endpoints: endpoint, undelivered: true, _id: from, account: tenant.account, livemode: tenant.livemode } as Filter<FannedOutEvent>, {
+        projection: { _id: 1 },
+        sort: { _id: 1 },
+        limit: RECOVER_PAGE,
+        ...budget.db(),
+      })
+      .toArray();
+    if (page.length === 0) return { scheduled, hasMore: false };
+    const ids = page.map((e) => e._id);
     const byEvent = new Map<string, { pending: boolean; count: number }>();
-    const filter = { endpoint, event: { $in: ids } } as Filter<DeliveryDocument>;
-    for await (const d of deliveries.find(filter, { projection: { event: 1, status: 1 }, ...budget.db() })) {
+    for await (const d of deliveries.find({ endpoint, event: { $in: ids } } as Filter<DeliveryDocument>, { projection: { event: 1, status: 1 }, ...budget.db() })) {
       const seen = byEvent.get(d.event) ?? { pending: false, count: 0 };
       byEvent.set(d.event, { pending: seen.pending || d.status === "pending", count: seen.count + 1 });
     }
-    for (const [event, { pending, count }] of byEvent) {
-      if (pending) continue;
+    // In event order, so the events a capped call leaves are the newest.
+    const due = ids.flatMap((event) => {
+      const pair = byEvent.get(event);
+      return pair && !pair.pending ? [{ event, round: pair.count }] : [];
+    });
+    const batch = due.slice(0, max - scheduled).map(({ event, round }) => ({
       // The workers' recovery delivery, under an id per round (see recoveryDeliveryId).
-      const delivery: DeliveryDocument = {
-        ...recoveryDelivery({ _id: event, account: tenant.account, livemode: tenant.livemode }, endpoint, nowMs),
-        _id: recoveryDeliveryId(event, endpoint, count),
-      };
-      try {
-        await writeWithin(budget, (options) => deliveries.insertOne(delivery, options));
-        scheduled++;
-      } catch (error) {
-        if (!isDuplicateKeyError(error)) throw error;
-      }
-    }
+      ...recoveryDelivery({ _id: event, account: tenant.account, livemode: tenant.livemode }, endpoint, nowMs),
+      _id: recoveryDeliveryId(event, endpoint, round),
+    }));
+    scheduled += await insertNew(batch, (docs, writeOptions) => deliveries.insertMany(docs, { ordered: false, ...writeOptions }), budget);
+    if (batch.length > 0) await wakeLanes(db, [{ endpoint, account: tenant.account, livemode: tenant.livemode }], nowMs);
+    if (batch.length < due.length) return { scheduled, hasMore: true };
+    if (page.length < RECOVER_PAGE) return { scheduled, hasMore: false };
+    from = { $gt: ids[ids.length - 1]! };
   }
-  return scheduled;
+}
+
+/** Inserts `docs` (unordered); an id already there (a racing recovery of the same round) is not counted. Answers how many were inserted. */
+async function insertNew<D>(docs: D[], insert: (docs: D[], options: { timeoutMS?: number }) => Promise<{ insertedCount: number }>, budget: Budget): Promise<number> {
+  if (docs.length === 0) return 0;
+  try {
+    return (await writeWithin(budget, (options) => insert(docs, options))).insertedCount;
+  } catch (error) {
+    const bulk = error as Partial<MongoBulkWriteError>;
+    const failed = Array.isArray(bulk.writeErrors) ? bulk.writeErrors : bulk.writeErrors ? [bulk.writeErrors] : [];
+    if (failed.length === 0 || !failed.every((e) => e.code === 11000)) throw error;
+    return bulk.insertedCount ?? docs.length - failed.length;
+  }
 }

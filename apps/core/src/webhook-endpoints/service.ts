@@ -24,8 +24,8 @@ import { attemptStatusOf, eventIdOf, sinceOf, validateDescription, validateEnabl
 import type { AttemptStore } from "./attempts.js";
 import { scheduleRecovery } from "./recover.js";
 
-/** What the endpoint rules need of core's settings: the sealing key and the SSRF switch. */
-export type EndpointSettings = Pick<CoreSettings, "secretKeyring" | "webhookAllowPrivate">;
+/** What the endpoint rules need of core's settings: the sealing key, the SSRF switch and recover's cap. */
+export type EndpointSettings = Pick<CoreSettings, "secretKeyring" | "webhookAllowPrivate"> & Partial<Pick<CoreSettings, "webhookRecoverMax">>;
 
 function attemptMessage(doc: AttemptDocument): MessageInitShape<typeof WebhookAttemptSchema> {
   return {
@@ -172,9 +172,9 @@ export function webhookEndpointService(deps: EndpointServiceDeps): ServiceImplem
         const endpoint = found(await store.get(tenant, id, budget), "webhook endpoint", id);
         // Workers end every delivery to a disabled endpoint without an attempt: recovering one would do nothing.
         if (endpoint.status !== "enabled") throw errors.conflict("state_conflict", "This webhook endpoint is disabled; enable it before recovering its events.");
-        return scheduleRecovery(deps.db, tenant, endpoint._id, since, budget);
+        return scheduleRecovery(deps.db, tenant, endpoint._id, since, { budget, ...(settings.webhookRecoverMax ? { max: settings.webhookRecoverMax } : {}) });
       },
-      reply: (scheduled) => ({ scheduled }),
+      reply: ({ scheduled, hasMore }) => ({ scheduled, hasMore }),
     }),
 
     resendEvent: rpc.write({

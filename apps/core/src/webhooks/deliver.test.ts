@@ -290,6 +290,38 @@ describe("deliver: SSRF protection on the address connected to", () => {
   });
 });
 
+describe("deliver: a name's addresses, tried in order", () => {
+  it("an address that refuses the connection gives way to the next one, which gets the delivery", async () => {
+    const target = await receiver();
+    // 127.0.0.2 is loopback too, but nothing listens there on this port: refused at once.
+    const resolve = tableResolver({ "two.test": ["127.0.0.2", "127.0.0.1"] });
+    const outcome = await deliver(request(target.url("/hook", "two.test")), { allowPrivate: true, resolve });
+    expect(outcome).toMatchObject({ status: "succeeded", responseStatus: 200 });
+    expect(resolve.calls).toEqual(["two.test"]);
+    expect(target.deliveries).toHaveLength(1);
+  });
+
+  it("when every address refuses, the attempt is connection_failed (the last address's error)", async () => {
+    const port = await freePort();
+    const resolve = tableResolver({ "none.test": ["127.0.0.2", "127.0.0.3", "127.0.0.1"] });
+    expect(await deliver(request(`http://none.test:${port}/`), { allowPrivate: true, resolve })).toMatchObject({
+      status: "failed",
+      error: "connection_failed",
+      detail: "ECONNREFUSED",
+    });
+  });
+
+  it("addresses after a blocked one are never tried: one blocked address refuses the name", async () => {
+    const target = await receiver();
+    const resolve = tableResolver({ "mixed.test": ["8.8.8.8", "127.0.0.1"] });
+    expect(await deliver(request(target.url("/hook", "mixed.test").replace("http:", "https:")), { resolve })).toMatchObject({
+      error: "blocked_address",
+      detail: "127.0.0.1 is loopback",
+    });
+    expect(target.connections).toBe(0);
+  });
+});
+
 /** Whether this machine has an IPv6 loopback to listen on. */
 async function hasIpv6Loopback(): Promise<boolean> {
   const probe = createServer();

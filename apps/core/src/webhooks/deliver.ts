@@ -5,12 +5,14 @@ import { isIP } from "node:net";
 import { performance } from "node:perf_hooks";
 import { addressPolicy, type AddressPolicy } from "./address-policy.js";
 import { bareHostname } from "./endpoint-url.js";
-import { lookupPinnedTo, resolveAndPin, systemResolver, type Resolver } from "./pinned-lookup.js";
+import { lookupPinnedTo, resolveAndPin, systemResolver, type ResolvedAddress, type Resolver } from "./pinned-lookup.js";
 import { parseRetryAfter } from "./retry-after.js";
 import { signatureHeader } from "./signature.js";
 
 /** Success is a 2xx within this long (CONTRACT.md section 7, in ../shared/docs/); lookup, connect, TLS, headers and body all count. */
 export const DELIVERY_TIMEOUT_MS = 15_000;
+/** While a name has further addresses, one that has not connected within this long gives way to the next. */
+export const CONNECT_ATTEMPT_MS = 5_000;
 /** Bytes of a response body kept (and read: the socket is dropped after them). */
 export const RESPONSE_BODY_CAP_BYTES = 1024;
 export const WEBHOOK_USER_AGENT = "rms-webhooks/1.4";
@@ -75,8 +77,8 @@ function transportError(error: NodeJS.ErrnoException, phase: { connected: boolea
  * One delivery attempt of one event to one endpoint. Whatever the url, the
  * network or the receiver does, it resolves to an outcome and never rejects
  * (only a call without secrets, a caller's bug, throws). Redirects are not followed; the connection goes to
- * the single address resolved and checked here, with TLS verified against the
- * url's host name.
+ * the addresses resolved and checked here, tried in order until one connects, with TLS verified against
+ * the url's host name.
  */
 export function deliver(request: DeliveryRequest, options: DeliveryOptions = {}): Promise<DeliveryOutcome> {
   const now = options.now ?? Date.now;
@@ -137,6 +139,63 @@ export function deliver(request: DeliveryRequest, options: DeliveryOptions = {})
     // A response that has not ended (or filled the cap) by the deadline is a timeout, whatever its status.
     const timer = setTimeout(() => finish({ error: "timeout", detail: `no complete answer within ${timeoutMs} ms`, responseStatus, responseBody: responseText() }), timeoutMs);
 
+    // One connection attempt per pinned address, in order: an address that cannot be connected to (refused,
+    // unreachable, or no connection within CONNECT_ATTEMPT_MS while others remain) gives way to the next.
+    const sendTo = (addresses: readonly ResolvedAddress[], index: number): void => {
+      if (settled) return;
+      const phase = { connected: false, secured: false, tls };
+      const more = index + 1 < addresses.length;
+      let movedOn = false;
+      let connectTimer: NodeJS.Timeout | undefined;
+      const moveOn = () => {
+        movedOn = true;
+        clearTimeout(connectTimer);
+        attempt.destroy();
+        sendTo(addresses, index + 1);
+      };
+      const send = tls ? httpsRequest : httpRequest;
+      const attempt = send({
+        method: "POST",
+        protocol: url.protocol,
+        hostname: host,
+        port: url.port === "" ? undefined : Number(url.port),
+        path: `${url.pathname}${url.search}`,
+        headers,
+        agent: false,
+        lookup: lookupPinnedTo(host, addresses[index]!),
+        ...(tls ? { servername: isIP(host) === 0 ? host : undefined, ...(options.ca ? { ca: options.ca as string | string[] } : {}) } : {}),
+      });
+      sent = attempt;
+      attempt.on("socket", (socket) => {
+        if (more) connectTimer = setTimeout(() => !phase.connected && moveOn(), CONNECT_ATTEMPT_MS);
+        socket.once("connect", () => {
+          phase.connected = true;
+          clearTimeout(connectTimer);
+        });
+        socket.once("secureConnect", () => (phase.secured = true));
+      });
+      attempt.on("error", (error: NodeJS.ErrnoException) => {
+        if (movedOn) return;
+        if (more && !phase.connected) return moveOn();
+        finish({ error: transportError(error, phase), detail: error.code ?? error.message, responseStatus, responseBody: responseText() });
+      });
+      attempt.on("response", (response) => {
+        responseStatus = response.statusCode ?? 0;
+        const judged = judgeResponse(responseStatus, response.headers, now());
+        const complete = () => finish({ error: judged.error, detail: judged.error ? `status ${responseStatus}` : null, responseStatus, responseBody: responseText() }, judged);
+        response.on("data", (chunk: Buffer) => {
+          chunks.push(chunk);
+          received += chunk.length;
+          if (received >= RESPONSE_BODY_CAP_BYTES) complete();
+        });
+        response.on("end", complete);
+        response.on("close", () => {
+          if (!response.complete) finish({ error: "connection_failed", detail: "response cut short", responseStatus, responseBody: responseText() });
+        });
+      });
+      attempt.end(body);
+    };
+
     void resolveAndPin(host, policy, options.resolve ?? systemResolver)
       .then((pin) => {
         if (settled) return;
@@ -144,41 +203,7 @@ export function deliver(request: DeliveryRequest, options: DeliveryOptions = {})
           if (pin.error === "dns_failed") return finish({ error: "dns_failed", detail: pin.detail });
           return finish({ error: "blocked_address", detail: `${pin.address} is ${pin.range}${pin.via ? ` (via ${pin.via})` : ""}` });
         }
-        const phase = { connected: false, secured: false, tls };
-        const send = tls ? httpsRequest : httpRequest;
-        sent = send({
-          method: "POST",
-          protocol: url.protocol,
-          hostname: host,
-          port: url.port === "" ? undefined : Number(url.port),
-          path: `${url.pathname}${url.search}`,
-          headers,
-          agent: false,
-          lookup: lookupPinnedTo(host, pin),
-          ...(tls ? { servername: isIP(host) === 0 ? host : undefined, ...(options.ca ? { ca: options.ca as string | string[] } : {}) } : {}),
-        });
-        sent.on("socket", (socket) => {
-          socket.once("connect", () => (phase.connected = true));
-          socket.once("secureConnect", () => (phase.secured = true));
-        });
-        sent.on("error", (error: NodeJS.ErrnoException) =>
-          finish({ error: transportError(error, phase), detail: error.code ?? error.message, responseStatus, responseBody: responseText() }),
-        );
-        sent.on("response", (response) => {
-          responseStatus = response.statusCode ?? 0;
-          const judged = judgeResponse(responseStatus, response.headers, now());
-          const complete = () => finish({ error: judged.error, detail: judged.error ? `status ${responseStatus}` : null, responseStatus, responseBody: responseText() }, judged);
-          response.on("data", (chunk: Buffer) => {
-            chunks.push(chunk);
-            received += chunk.length;
-            if (received >= RESPONSE_BODY_CAP_BYTES) complete();
-          });
-          response.on("end", complete);
-          response.on("close", () => {
-            if (!response.complete) finish({ error: "connection_failed", detail: "response cut short", responseStatus, responseBody: responseText() });
-          });
-        });
-        sent.end(body);
+        sendTo(pin.addresses, 0);
       })
       .catch((error: unknown) => finish({ error: "connection_failed", detail: (error as NodeJS.ErrnoException).code ?? "request failed" }));
   });

@@ -10,8 +10,14 @@ const table =
     addresses.map((address) => ({ address, family: address.includes(":") ? 6 : 4 }));
 
 describe("resolveAndPin", () => {
-  it("pins the first address when every address is allowed", async () => {
-    expect(await resolveAndPin("hooks.test", strict, table(["8.8.8.8", "2606:4700:4700::1111"]))).toEqual({ ok: true, address: "8.8.8.8", family: 4 });
+  it("pins every address, in the resolver's order, when every address is allowed", async () => {
+    expect(await resolveAndPin("hooks.test", strict, table(["8.8.8.8", "2606:4700:4700::1111"]))).toEqual({
+      ok: true,
+      addresses: [
+        { address: "8.8.8.8", family: 4 },
+        { address: "2606:4700:4700::1111", family: 6 },
+      ],
+    });
   });
 
   it("refuses the name when any address is blocked, naming it", async () => {
@@ -31,7 +37,7 @@ describe("resolveAndPin", () => {
       return [];
     };
     expect(await resolveAndPin("169.254.169.254", strict, counting)).toMatchObject({ ok: false, error: "blocked_address", range: "metadata" });
-    expect(await resolveAndPin("2606:4700:4700::1111", strict, counting)).toEqual({ ok: true, address: "2606:4700:4700::1111", family: 6 });
+    expect(await resolveAndPin("2606:4700:4700::1111", strict, counting)).toEqual({ ok: true, addresses: [{ address: "2606:4700:4700::1111", family: 6 }] });
     expect(asked).toBe(0);
   });
 

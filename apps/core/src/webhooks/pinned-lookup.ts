@@ -1,31 +1,29 @@
-import { lookup as dnsLookup } from "node:dns/promises";
 import type { LookupFunction } from "node:net";
 import { isIP } from "node:net";
 import type { AddressPolicy, BlockedRange, Embedding } from "./address-policy.js";
+import { nameLookup } from "./name-lookup.js";
 
 export interface ResolvedAddress {
   readonly address: string;
   readonly family: 4 | 6;
 }
 
-/** Turns a host name into its addresses; the system resolver in production, a table in tests. */
+/** Turns a host name into its addresses; the resolver of name-lookup.ts in production, a table in tests. */
 export type Resolver = (hostname: string) => Promise<readonly ResolvedAddress[]>;
 
-export const systemResolver: Resolver = async (hostname) => {
-  const found = await dnsLookup(hostname, { all: true, order: "verbatim" });
-  return found.map(({ address, family }) => ({ address, family: family === 6 ? 6 : 4 }));
-};
+/** Delivery's resolver: c-ares with a 5 s limit per lookup, localhost and the hosts file (name-lookup.ts). */
+export const systemResolver: Resolver = nameLookup();
 
 export type Pin =
-  | { readonly ok: true; readonly address: string; readonly family: 4 | 6 }
+  | { readonly ok: true; readonly addresses: readonly ResolvedAddress[] }
   | { readonly ok: false; readonly error: "blocked_address"; readonly address: string; readonly range: BlockedRange; readonly via?: Embedding }
   | { readonly ok: false; readonly error: "dns_failed"; readonly detail: string };
 
 /**
- * Resolves a host once and checks every address it has: one blocked address
- * refuses the host (a name that mixes public and private addresses is not
- * delivered to), otherwise the first address is the one to connect to.
- * A literal address is checked without any lookup.
+ * Resolves a host once and checks every address it has: one blocked address refuses the host (a name that
+ * mixes public and private addresses is not delivered to); otherwise the addresses, in the resolver's order,
+ * are the only ones a connection may go to (tried in that order until one connects, deliver.ts). A literal
+ * address is checked without any lookup.
  */
 export async function resolveAndPin(host: string, policy: AddressPolicy, resolve: Resolver): Promise<Pin> {
   let addresses: readonly ResolvedAddress[];
@@ -44,7 +42,7 @@ export async function resolveAndPin(host: string, policy: AddressPolicy, resolve
     const verdict = policy(address);
     if (!verdict.allowed) return { ok: false, error: "blocked_address", address, range: verdict.range, ...(verdict.via ? { via: verdict.via } : {}) };
   }
-  return { ok: true, address: addresses[0]!.address, family: addresses[0]!.family };
+  return { ok: true, addresses };
 }
 
 /**
@@ -52,7 +50,7 @@ export async function resolveAndPin(host: string, policy: AddressPolicy, resolve
  * asks DNS, so the socket connects to exactly the address that was checked.
  * Asked about any other name, it fails rather than resolve.
  */
-export function lookupPinnedTo(host: string, pin: { address: string; family: 4 | 6 }): LookupFunction {
+export function lookupPinnedTo(host: string, pin: ResolvedAddress): LookupFunction {
   return (hostname, options, callback) => {
     if (hostname !== host) {
       const error: NodeJS.ErrnoException = new Error(`refusing to resolve ${hostname}: the connection is pinned to ${host}`);

@@ -117,6 +117,10 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 - name: WEBHOOK_RETRY_SCHEDULE
   value: {{ . | quote }}
 {{- end }}
+{{- with .Values.settings.webhookEndpointConcurrency }}
+- name: WEBHOOK_ENDPOINT_CONCURRENCY
+  value: {{ . | quote }}
+{{- end }}
 {{- with .Values.settings.jobsPerAccount }}
 - name: JOBS_PER_ACCOUNT
   value: {{ . | quote }}

@@ -30,7 +30,8 @@ import {
 } from "../../webhook-deliveries/model.js";
 import type { Resolver } from "../../webhooks/pinned-lookup.js";
 import { parseRetrySchedule } from "../../webhooks/schedule.js";
-import { ensureDeliveryIndexes } from "../../webhook-deliveries/queue.js";
+import { wakeLanes } from "../../webhook-deliveries/lanes.js";
+import { ensureDeliveryIndexes, type ClaimedDelivery } from "../../webhook-deliveries/queue.js";
 import { deliveriesPoller, type DeliveryTaskOptions } from "./deliveries.js";
 import type { QueuePoller } from "./poller.js";
 
@@ -40,7 +41,7 @@ let certificate: { cert: string; key: string };
 const keyring = testKeyring();
 const logger = pino({ level: "silent" });
 const open: Array<{ close(): Promise<void> }> = [];
-const running: QueuePoller<DeliveryDocument>[] = [];
+const running: QueuePoller<ClaimedDelivery>[] = [];
 
 beforeAll(async () => {
   t = await thingsCollection();
@@ -76,7 +77,7 @@ function context(overrides: Partial<WorkerContext["settings"]> = {}, workerId = 
 }
 
 /** A running worker over the test database (polling every 50 ms). */
-function worker(options: DeliveryTaskOptions & { settings?: Partial<WorkerContext["settings"]>; workerId?: string } = {}): QueuePoller<DeliveryDocument> {
+function worker(options: DeliveryTaskOptions & { settings?: Partial<WorkerContext["settings"]>; workerId?: string } = {}): QueuePoller<ClaimedDelivery> {
   const started = deliveriesPoller(context(options.settings, options.workerId), { transport: { ca: tlsCa }, pollMs: 50, ...options });
   started.start();
   running.push(started);
@@ -89,6 +90,12 @@ async function relayedEvent(tenant: Tenant): Promise<FannedOutEvent> {
   const [prepared] = await webhookFanOut(t.db)([event as typeof event & RelayedEvent]);
   await events().insertOne(prepared as FannedOutEvent);
   return prepared as FannedOutEvent;
+}
+
+/** Deliveries queued as every producer queues them (fan-out, recover): inserted, then their endpoints' lanes woken. */
+async function queued(...docs: DeliveryDocument[]): Promise<void> {
+  await deliveries().insertMany(docs);
+  await wakeLanes(t.db, docs);
 }
 
 const deliveryOf = (event: FannedOutEvent, endpoint: TestEndpoint) => deliveries().findOne({ _id: scheduledDeliveryId(event._id, endpoint.doc._id) });
@@ -181,7 +188,7 @@ describe("the deliveries worker", () => {
     });
     // Queued before the disable took effect (a fan-out reads endpoints before the worker disables one).
     const second = await relayedEvent(tenant);
-    await deliveries().insertOne({
+    await queued({
       ...(await deliveryOf(first, endpoint))!,
       _id: scheduledDeliveryId(second._id, endpoint.doc._id),
       event: second._id,
@@ -320,7 +327,7 @@ describe("the deliveries worker", () => {
     expect(await finished(event, endpoint)).toMatchObject({ status: "failed", attempts: 2 });
 
     const first = recoveryDelivery(event, endpoint.doc._id);
-    await deliveries().insertOne(first);
+    await queued(first);
     const failedAgain = await eventually(async () => {
       const found = await deliveries().findOne({ _id: first._id });
       expect(found?.status).toBe("failed");
@@ -330,7 +337,7 @@ describe("the deliveries worker", () => {
 
     up = true;
     const second = recoveryDelivery(event, endpoint.doc._id);
-    await deliveries().insertOne(second);
+    await queued(second);
     // Kept as succeeded (a scheduled delivery that succeeds is deleted): recover reads these.
     await eventually(async () => expect(await deliveries().findOne({ _id: second._id })).toMatchObject({ status: "succeeded", attempts: 1 }));
     expect((await attemptsOf(event)).map((a) => [a.trigger, a.status])).toEqual([
@@ -410,7 +417,8 @@ it("keeps attempts and finished deliveries 30 days (TTL index): older ones go, a
     expect((await recordAttempt(t.db, a)).expires_at).toEqual(new Date((a.created + 30 * 86_400) * 1000));
   }
   // Two due deliveries to an endpoint that no longer exists, which the worker ends as failed (so they get
-  // their expiry), and one pending for a day.
+  // their expiry), and one pending for a day. Inserted with no lane: the worker's first claim gives their
+  // endpoint a turn (lanes.ts, repairLanes).
   await deliveries().insertMany([
     delivery("retention-failed-old", old, Date.now()),
     delivery("retention-failed-young", young, Date.now()),

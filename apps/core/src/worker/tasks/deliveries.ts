@@ -1,12 +1,21 @@
 // The webhook deliveries task: the shared poller over the deliveries queue of webhook-deliveries/.
 import { queueDepthGauges } from "../../webhook-deliveries/metrics.js";
 import { DELIVERY_QUEUE, WEBHOOK_DELIVERIES_COLLECTION, type DeliveryDocument } from "../../webhook-deliveries/model.js";
-import { DeliveryQueue, ensureDeliveryIndexes, type DeliveryQueueOptions } from "../../webhook-deliveries/queue.js";
+import { DeliveryQueue, ensureDeliveryIndexes, type ClaimedDelivery, type DeliveryQueueOptions } from "../../webhook-deliveries/queue.js";
+import { ENDPOINTS_PER_TENANT } from "../../webhook-endpoints/model.js";
 import { QueuePoller, queueTask } from "./poller.js";
 import type { WorkerContext, WorkerTask } from "./task.js";
 
-/** Deliveries one worker process attempts at once: receivers are slow in parallel, not the worker. */
-export const DELIVERY_CONCURRENCY = 4;
+/**
+ * Deliveries one worker process attempts at once: twice what one account's endpoints may hold in flight
+ * (16 endpoints x WEBHOOK_ENDPOINT_CONCURRENCY, 128 by default), so one account's slow or dead endpoints
+ * never hold every slot of a worker. An attempt in flight is a socket and a timer: receivers are slow in
+ * parallel, not the worker; the database work is the claims and releases, which come one at a time per
+ * worker as attempts end.
+ */
+export function deliverySlots(endpointConcurrency: number): number {
+  return 2 * ENDPOINTS_PER_TENANT * endpointConcurrency;
+}
 /** How often a worker with a free slot reads the queue's counter (one document by `_id`). */
 export const DELIVERY_POLL_MS = 100;
 /**
@@ -26,21 +35,32 @@ export interface DeliveryTaskOptions extends Pick<DeliveryQueueOptions, "leaseMs
  * The deliveries queue of one worker process (not yet started): up to `concurrency` deliveries in hand,
  * each claimed and attempted by the webhook-deliveries domain (webhook-deliveries/queue.ts).
  */
-export function deliveriesPoller(context: WorkerContext, options: DeliveryTaskOptions = {}): QueuePoller<DeliveryDocument> {
+export function deliveriesPoller(context: WorkerContext, options: DeliveryTaskOptions = {}): QueuePoller<ClaimedDelivery> {
   const { db, logger } = context;
   const { leaseMs, transport, now, random } = options;
-  const queue = new DeliveryQueue({ db, logger, owner: context.workerId, settings: context.settings, metrics: context.metrics, leaseMs, transport, now, random });
-  const poller: QueuePoller<DeliveryDocument> = new QueuePoller({
+  const queue = new DeliveryQueue({
+    db,
+    logger,
+    owner: context.workerId,
+    settings: context.settings,
+    metrics: context.metrics,
+    leaseMs,
+    transport,
+    now,
+    random,
+    lookAgainAt: (atMs) => poller.lookAgainAt(atMs),
+  });
+  const poller: QueuePoller<ClaimedDelivery> = new QueuePoller({
     name: "webhook-deliveries",
     logger,
-    concurrency: options.concurrency ?? DELIVERY_CONCURRENCY,
+    concurrency: options.concurrency ?? deliverySlots(context.settings.webhookEndpointConcurrency),
     claim: () => queue.claim(),
-    async work(delivery) {
+    async work(claimed) {
       try {
-        const { dueAt } = await queue.process(delivery);
+        const { dueAt } = await queue.process(claimed);
         if (dueAt !== undefined) poller.lookAgainAt(dueAt);
       } catch (error) {
-        logger.warn({ err: error, delivery: delivery._id }, "delivery failed; its lease will expire and it is retried");
+        logger.warn({ err: error, delivery: claimed.delivery._id }, "delivery failed; its lease will expire and it is retried");
       }
     },
     signal: () => DELIVERY_QUEUE.read(db),

@@ -38,8 +38,12 @@ export const WebhookAttemptListObject = publicObject<ListWebhookAttemptsResponse
   [WebhookAttemptObject as never],
 );
 
-/** The answer of a recovery: how many deliveries it scheduled. */
-export const RecoveryObject = publicObject<{ readonly scheduled: number }>("WebhookRecovery", {
+/** The answer of a recovery: how many deliveries it scheduled, and whether events were left for another call. */
+export const RecoveryObject = publicObject<{ readonly scheduled: number; readonly hasMore: boolean }>("WebhookRecovery", {
   object: constant("recovery"),
-  scheduled: field({ type: "integer", minimum: 0, description: "Recovery deliveries scheduled, one per event." }, (r) => r.scheduled),
+  scheduled: field({ type: "integer", minimum: 0, maximum: 10_000, description: "Recovery deliveries scheduled, one per event, at most 10,000 per call." }, (r) => r.scheduled),
+  has_more: field(
+    { type: "boolean", description: "True when more events whose deliveries all failed are left (the call stopped at 10,000): call again for the rest." },
+    (r) => r.hasMore,
+  ),
 });

@@ -4,7 +4,7 @@ import { defineOperation } from "../operation.js";
 import { RecoveryObject } from "./attempt-objects.js";
 import { ENDPOINT_ID_PATH } from "./objects.js";
 
-/** POST /v1/webhook_endpoints/:id/recover: one more attempt of every event since `since` that never reached it. */
+/** POST /v1/webhook_endpoints/:id/recover: one more attempt of every event since `since` that never reached it, 10,000 per call. */
 export const recoverWebhookEndpoint = defineOperation({
   method: "POST",
   path: "/v1/webhook_endpoints/:id/recover",
@@ -23,7 +23,7 @@ export const recoverWebhookEndpoint = defineOperation({
       },
     },
   },
-  success: { status: 200, description: "How many recovery deliveries were scheduled.", object: RecoveryObject },
+  success: { status: 200, description: "How many recovery deliveries were scheduled (at most 10,000, oldest events first), and whether more are left.", object: RecoveryObject },
   errors: ["resource_missing", "parameter_missing", "parameter_invalid", "state_conflict"],
   service: "webhookEndpoints",
   rpc: "recoverWebhookEndpoint",
@@ -32,5 +32,5 @@ export const recoverWebhookEndpoint = defineOperation({
     if (since === undefined) throw new ApiError("parameter_missing", "Missing required param: since.", { param: "since" });
     return { tenant, id: path["id"] ?? "", since: BigInt(since) };
   },
-  reply: ({ scheduled }) => ({ scheduled }),
+  reply: ({ scheduled, hasMore }) => ({ scheduled, hasMore }),
 });

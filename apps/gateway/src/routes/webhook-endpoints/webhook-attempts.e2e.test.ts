@@ -202,12 +202,12 @@ describe("recover", () => {
     const since = Math.floor(Date.now() / 1000) - 3600;
     const viaForm = await stack.api.post(`/v1/webhook_endpoints/${endpoint.id}/recover`, { key, form: { since: String(since) } });
     expect(viaForm.status).toBe(200);
-    expect(viaForm.text).toBe('{"object":"recovery","scheduled":1}');
+    expect(viaForm.text).toBe('{"object":"recovery","scheduled":1,"has_more":false}');
     const recovery = await deliveries.findOne({ endpoint: endpoint.id, trigger: "recovery" });
     expect(recovery).toMatchObject({ event: failed.id, status: "pending" });
     // The recovery is pending now: nothing more to schedule.
     const again = await stack.api.post(`/v1/webhook_endpoints/${endpoint.id}/recover`, { key, json: { since } });
-    expect(again.text).toBe('{"object":"recovery","scheduled":0}');
+    expect(again.text).toBe('{"object":"recovery","scheduled":0,"has_more":false}');
   });
 
   it("refuses a since older than 14 days, in the future or missing (400), and a disabled endpoint (409)", async () => {
