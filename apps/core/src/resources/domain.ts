@@ -16,6 +16,7 @@ export const resourcesDomain: Domain = {
       updateResource: both,
       deleteResource: both,
       listResources: both,
+      searchResources: both,
     }),
   ],
   outboxes: [RESOURCES_COLLECTION],
