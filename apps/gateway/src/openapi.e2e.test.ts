@@ -27,7 +27,8 @@ function documentedParams(operation: Obj): { query: string[]; body: Record<strin
     body[type] = Object.keys(resolve(content["schema"])["properties"] ?? {});
   }
   return {
-    query: parameters.filter((p) => p["in"] === "query").map((p) => p["name"]),
+    // A list is named with its brackets (`ids[]`), as a client sends it.
+    query: parameters.filter((p) => p["in"] === "query").map((p) => (p["name"] as string).replace(/\[\]$/, "")),
     path: parameters.filter((p) => p["in"] === "path").map((p) => p["name"]),
     body,
   };

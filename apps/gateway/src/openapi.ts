@@ -67,6 +67,17 @@ function takesObject(spec: ParamSpec): boolean {
   return forms.some((form) => form["type"] === "object");
 }
 
+/**
+ * A query parameter as a generated client must send it for the gateway to read it (Stripe bracket notation):
+ * an object as `created[gte]=1` (`deepObject`), a list as `ids[]=a&ids[]=b` (named with its brackets).
+ */
+function queryParameter(name: string, spec: ParamSpec): Schema {
+  const described = { in: "query", required: spec.required ?? false, schema: spec.schema, example: spec.example };
+  if (spec.schema["type"] === "array") return { name: `${name}[]`, ...described, style: "form", explode: true };
+  if (takesObject(spec)) return { name, ...described, style: "deepObject", explode: true };
+  return { name, ...described };
+}
+
 function pathParameters(operation: Operation): Schema[] {
   const names = [...operation.path.matchAll(/:([A-Za-z_]+)/g)].map((m) => m[1]!);
   return names.map((name) => {
@@ -112,7 +123,7 @@ function operationObject(operation: Operation): Schema {
     parameters.push({ $ref: "#/components/parameters/IdempotencyKey" });
     requestBody = requestBodyOf(operation);
   } else {
-    for (const [name, spec] of Object.entries(operation.parameters)) parameters.push({ name, in: "query", required: false, schema: spec.schema, example: spec.example });
+    for (const [name, spec] of Object.entries(operation.parameters)) parameters.push(queryParameter(name, spec));
   }
   const { success } = operation;
   const successHeaders = operation.method === "POST" ? { "Idempotent-Replayed": { $ref: "#/components/headers/Idempotent-Replayed" } } : {};

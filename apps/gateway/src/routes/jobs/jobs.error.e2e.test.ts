@@ -63,7 +63,7 @@ describe("POST /v1/jobs", () => {
     ["bad filter status", { type: "resources.bulk_delete", params: { filter: { status: "gone" } } }, "parameter_invalid", "params[filter][status]"],
     ["malformed id", { type: "resources.bulk_delete", params: { filter: { ids: [RES_ID, "job_x"] } } }, "parameter_invalid", "params[filter][ids][1]"],
     ["empty ids", { type: "resources.bulk_delete", params: { filter: { ids: [] } } }, "parameter_invalid_empty", "params[filter][ids]"],
-    ["unknown created bound", { type: "resources.bulk_delete", params: { filter: { created: { gt: 1 } } } }, "parameter_unknown", "params[filter][created][gt]"],
+    ["unknown created bound", { type: "resources.bulk_delete", params: { filter: { created: { since: 1 } } } }, "parameter_unknown", "params[filter][created][since]"],
     ["created not an integer", { type: "resources.bulk_delete", params: { filter: { created: { gte: "soon" } } } }, "parameter_invalid", "params[filter][created][gte]"],
     ["empty metadata filter value", { type: "resources.bulk_delete", params: { filter: { metadata: { k: "" } } } }, "parameter_invalid", "params[filter][metadata][k]"],
     [
