@@ -13,11 +13,12 @@ import type { ResourceDocument } from "./model.js";
  * One index drives the walk, in `_id` order (ids begin with their creation time, so `created` and every
  * cursor are an `_id` range on any of them), chosen in this order:
  * - `ids`: the ids are points of `tenant_order` (at most 100 in a list, 1,000 in a job);
+ * - exact names (search): `tenant_name_status_order` on the lowercased name (most often one resource);
  * - `metadata`: `tenant_metadata_status_order`, one key's value(s) and the statuses (all three when the
  *   filter names none, so one index serves metadata with and without status: a merge of at most three
  *   ranges in `_id` order);
- * - `name` (search): `tenant_name_status_order` on the lowercased name's first 2 to 10 characters (and the
- *   whole lowercased name when longer);
+ * - a name prefix (search): `tenant_name_status_order` on the lowercased name's first 2 to 10 characters
+ *   (the index also holds the whole lowercased name when longer, for exact names);
  * - `status`: `tenant_status_order`; otherwise `tenant_order`.
  * What that index does not serve (other metadata keys, a name longer than its stored prefixes, status or
  * metadata next to ids) is checked on each document it yields: `rest`. Every combination a list accepts
@@ -123,12 +124,20 @@ export function resourceQuery(tenant: Tenant, filter: ResourceFilter, bounds: Id
 
   let index: FilterIndex;
   const points = namePoints(names);
+  const exactNames = points !== undefined && names.every((m) => !m.prefix);
   if (filter.ids) {
     index = "tenant_order";
     driver["_id"] = { $in: filter.ids };
     if (!anyStatus) rest.push({ status });
     metadataRest(byKey);
     nameRest();
+  } else if (points && (exactNames || byKey.length === 0)) {
+    index = "tenant_name_status_order";
+    driver["name_prefixes"] = point(points);
+    driver["status"] = status;
+    metadataRest(byKey);
+    // The points are the conditions themselves when every one is a prefix the stored prefixes hold whole.
+    if (!names.every((m) => m.prefix && [...m.value].length <= NAME_PREFIX_MAX)) nameRest();
   } else if (byKey.length > 0) {
     index = "tenant_metadata_status_order";
     const [[k, values], ...others] = byKey as [[string, string[]], ...[string, string[]][]];
@@ -136,12 +145,6 @@ export function resourceQuery(tenant: Tenant, filter: ResourceFilter, bounds: Id
     driver["status"] = status;
     metadataRest(others);
     nameRest();
-  } else if (points) {
-    index = "tenant_name_status_order";
-    driver["name_prefixes"] = point(points);
-    driver["status"] = status;
-    // The points are the conditions themselves when every one is a prefix the stored prefixes hold whole.
-    if (!names.every((m) => m.prefix && [...m.value].length <= NAME_PREFIX_MAX)) nameRest();
   } else if (!anyStatus) {
     index = "tenant_status_order";
     driver["status"] = status;
