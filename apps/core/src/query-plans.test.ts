@@ -19,7 +19,7 @@ import { bulkExecutor } from "./jobs/runner/bulk.js";
 import { CLAIM_FILTER, claimJob } from "./jobs/runner/claim.js";
 import { runJob } from "./jobs/runner/run.js";
 import type { RunnerJob } from "./jobs/runner/seam.js";
-import { catchUp, jobsTask } from "./jobs/runner/task.js";
+import { catchUp } from "./jobs/runner/queue.js";
 import { DEFAULT_RETRY } from "./jobs/runner/transient.js";
 import { JobStore } from "./jobs/store.js";
 import type { PendingEvent, ResourceDocument, ResourceState } from "./resources/model.js";
@@ -37,7 +37,7 @@ import { AttemptStore } from "./webhook-endpoints/attempts.js";
 import type { WebhookEndpointDocument } from "./webhook-endpoints/model.js";
 import { scheduleRecovery } from "./webhook-endpoints/recover.js";
 import { WebhookEndpointStore } from "./webhook-endpoints/store.js";
-import { queueDepthGauges } from "./webhooks/metrics.js";
+import { queueDepthGauges } from "./webhook-deliveries/metrics.js";
 import {
   scheduledDeliveryId,
   WEBHOOK_ATTEMPTS_COLLECTION,
@@ -45,9 +45,10 @@ import {
   WEBHOOK_ENDPOINTS_COLLECTION,
   type AttemptDocument,
   type DeliveryDocument,
-} from "./webhooks/model.js";
-import { DeliveryWorker, deliveryTask } from "./webhooks/worker.js";
-import type { WorkerContext } from "./worker/task.js";
+} from "./webhook-deliveries/model.js";
+import { deliveriesPoller, deliveryTask } from "./worker/tasks/deliveries.js";
+import { jobsTask } from "./worker/tasks/jobs.js";
+import type { WorkerContext } from "./worker/tasks/task.js";
 
 /**
  * ARCHITECTURE rule 7 / CONTRACT.md section 10 "Indexes" (in ../shared/docs/): every query core and its
@@ -480,7 +481,7 @@ describe("webhook endpoints, attempts, recover", () => {
 
 describe("deliveries", () => {
   it("a worker's claim takes the next due delivery (examining only those in flight before it), and its attempt's reads and writes", async () => {
-    const worker = new DeliveryWorker(workerContext(work), { concurrency: 1 });
+    const worker = deliveriesPoller(workerContext(work), { concurrency: 1 });
     const { plans } = await measure("delivery claim and processing", async () => {
       await worker.fill();
       await worker.stop();
