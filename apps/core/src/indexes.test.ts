@@ -33,7 +33,8 @@ it("core declares every index at start (TTL indexes for retention, partial ones 
     idempotency_unique: { key: { idempotency: 1 }, unique: true },
     tenant_order: { key: { account: 1, livemode: 1, _id: -1 } },
     tenant_status_order: { key: { account: 1, livemode: 1, status: 1, _id: -1 } },
-    tenant_metadata_order: { key: { account: 1, livemode: 1, "metadata.k": 1, "metadata.v": 1, _id: -1 } },
+    tenant_metadata_status_order: { key: { account: 1, livemode: 1, "metadata.k": 1, "metadata.v": 1, status: 1, _id: -1 } },
+    tenant_name_status_order: { key: { account: 1, livemode: 1, name_prefixes: 1, status: 1, _id: -1 } },
     expires_at_ttl: TTL,
     pending_events: OUTBOX,
   });
