@@ -50,7 +50,10 @@ describe("JobService.PreviewJob (validate_only)", () => {
     expect(Object.keys(paused)).toEqual(["object", "type", "livemode", "total", "sample", "errors"]);
 
     const update = params({
-      kind: { case: "bulkUpdate", value: { resourceFilter: { metadata: [{ key: "plan", value: "pro" }], status: [ResourceStatus.ACTIVE] }, update: { status: ResourceStatus.ARCHIVED } } },
+      kind: {
+        case: "bulkUpdate",
+        value: { resourceFilter: { metadata: [{ key: "plan", value: "pro" }], status: [ResourceStatus.ACTIVE] }, update: { status: ResourceStatus.ARCHIVED } },
+      },
     });
     const proActive = tagged.filter((_, i) => i < 12 && i % 2 === 0);
     expect(await preview(test, update)).toMatchObject({ type: "resources.bulk_update", total: proActive.length, sample: proActive.sort() });
