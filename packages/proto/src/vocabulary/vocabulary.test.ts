@@ -9,13 +9,13 @@ describe("the domains' vocabularies", () => {
   it("derive the lists in the order the API has always shown them", () => {
     // The order is observable: a secret key's scopes, the known types an error message lists.
     expect(SCOPES).toEqual(["resources:read", "resources:write", "jobs:read", "jobs:write", "webhooks:write", "events:read"]);
-    expect(EVENT_TYPES).toEqual(["resource.created", "resource.updated", "resource.deleted", "job.succeeded", "job.failed", "job.canceled"]);
+    expect(EVENT_TYPES).toEqual(["resource.created", "resource.updated", "resource.deleted", "job.succeeded", "job.failed", "job.canceled", "webhook_endpoint.disabled"]);
     expect([...ID_PREFIXES].sort()).toEqual(["acct", "evt", "job", "key", "res", "wa", "we"]);
   });
 
   it("give each event type to the domain of the object it is about, and each scope a read or write", () => {
     for (const { domain, eventTypes, scopes } of VOCABULARIES) {
-      // `webhook_endpoint.disabled` would be the `webhook-endpoints` domain's.
+      // `webhook_endpoint.disabled` is the `webhook-endpoints` domain's.
       for (const type of eventTypes) expect(`${type.split(".")[0]!.replaceAll("_", "-")}s`).toBe(domain);
       for (const scope of scopes) expect(scope).toMatch(/^[a-z_]+:(read|write)$/);
     }
