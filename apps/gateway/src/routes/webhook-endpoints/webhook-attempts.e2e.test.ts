@@ -97,7 +97,7 @@ describe("resend", () => {
       "status",
       "response_status",
       "response_body",
-      "error",
+      "failure_code",
       "duration_ms",
       "trigger",
       "created",
@@ -109,7 +109,7 @@ describe("resend", () => {
       status: "succeeded",
       response_status: 200,
       response_body: "thanks",
-      error: null,
+      failure_code: null,
       trigger: "manual",
     });
     const delivery = receiver.received.slice(before).find((r) => r.headers["webhook-id"] === event.id);
@@ -126,7 +126,7 @@ describe("resend", () => {
     const event = await newEvent();
     const viaJson = await stack.api.post(`/v1/events/${event.id}/resend`, { key, json: { webhook_endpoint: endpoint.id } });
     expect(viaJson.status).toBe(200);
-    expect(viaJson.json).toMatchObject({ status: "failed", response_status: 503, response_body: "down for maintenance", error: "http_error", trigger: "manual" });
+    expect(viaJson.json).toMatchObject({ status: "failed", response_status: 503, response_body: "down for maintenance", failure_code: "http_error", trigger: "manual" });
   });
 
   it("waits past the gateway's usual 10 s deadline for a receiver that never answers: the attempt ends at the 15 s delivery timeout", async () => {
@@ -134,7 +134,7 @@ describe("resend", () => {
     const event = await newEvent();
     const resent = await stack.api.post(`/v1/events/${event.id}/resend`, { key, form: { webhook_endpoint: endpoint.id } });
     expect(resent.status).toBe(200);
-    expect(resent.json).toMatchObject({ status: "failed", error: "timeout", response_status: null, trigger: "manual" });
+    expect(resent.json).toMatchObject({ status: "failed", failure_code: "timeout", response_status: null, trigger: "manual" });
   }, 30_000);
 
   it("refuses what it cannot resend: 400 without webhook_endpoint, 404 for another account's event or endpoint, 403 without webhooks:write", async () => {
