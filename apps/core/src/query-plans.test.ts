@@ -336,7 +336,7 @@ describe("webhook endpoints, attempts, recover", () => {
     const { plans } = await measure("webhook endpoints list", () => store.list(M, { limit: 20 }));
     expectPage(pageOf(plans, WEBHOOK_ENDPOINTS_COLLECTION), 20);
     const fields = { url: "https://example.com/hook", enabled_events: ["*"], status: "enabled" as const, description: null, metadata: [] };
-    const { plans: create } = await measure("webhook endpoint create (free slot)", () => store.create(M, fields, () => "sealed", request));
+    const { plans: create } = await measure("webhook endpoint create (free slot)", () => store.create(M, fields, () => ({ sealed: "sealed", expires_at: null }), request));
     // At most 16 endpoints per account and mode.
     for (const plan of create) expect(plan.totalDocsExamined).toBeLessThanOrEqual(16);
     const id = data.endpoints.quiet;

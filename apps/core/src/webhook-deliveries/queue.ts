@@ -84,6 +84,8 @@ export interface DeliveryQueueOptions {
   readonly transport?: DeliveryEnvironment["transport"];
   readonly now?: () => number;
   readonly random?: () => number;
+  /** Tells the process's event relay of a write with an event (an endpoint disabled). */
+  readonly written?: (collection: string, id: string) => void;
 }
 
 /** What became of one claimed delivery and, when it stays queued (a retry, an event not copied yet), when it is due again. */
@@ -120,6 +122,7 @@ export class DeliveryQueue {
       now: this.now,
       logger: options.logger,
       ...(options.transport ? { transport: options.transport } : {}),
+      ...(options.written ? { written: options.written } : {}),
     };
   }
 

@@ -1,7 +1,7 @@
 import { WebhookEndpointService, file_rms_v1_webhook_endpoints } from "@rms/proto";
 import { implement, serviceEntry, type Domain } from "../domain.js";
 import { webhookEndpointService } from "./service.js";
-import { WebhookEndpointStore } from "./store.js";
+import { WEBHOOK_ENDPOINTS_COLLECTION, WebhookEndpointStore } from "./store.js";
 import { AttemptStore } from "./attempts.js";
 
 const both = ["admin", "gateway"] as const;
@@ -23,6 +23,8 @@ export const webhookEndpointsDomain: Domain = {
       resendEvent: both,
     }),
   ],
+  // `webhook_endpoint.disabled`, recorded with the write of delivery that disables an endpoint.
+  outboxes: [WEBHOOK_ENDPOINTS_COLLECTION],
   open(context) {
     const store = new WebhookEndpointStore(context.db);
     return {
@@ -37,6 +39,8 @@ export const webhookEndpointsDomain: Domain = {
             settings: context.settings,
             checkKey: context.checkKey,
             logger: context.logger,
+            written: context.written,
+            ...(context.relayNow ? { relayNow: context.relayNow } : {}),
           }),
         ),
       ],

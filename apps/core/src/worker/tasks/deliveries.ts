@@ -29,7 +29,18 @@ export interface DeliveryTaskOptions extends Pick<DeliveryQueueOptions, "leaseMs
 export function deliveriesPoller(context: WorkerContext, options: DeliveryTaskOptions = {}): QueuePoller<DeliveryDocument> {
   const { db, logger } = context;
   const { leaseMs, transport, now, random } = options;
-  const queue = new DeliveryQueue({ db, logger, owner: context.workerId, settings: context.settings, metrics: context.metrics, leaseMs, transport, now, random });
+  const queue = new DeliveryQueue({
+    db,
+    logger,
+    owner: context.workerId,
+    settings: context.settings,
+    metrics: context.metrics,
+    leaseMs,
+    transport,
+    now,
+    random,
+    written: context.written,
+  });
   const poller: QueuePoller<DeliveryDocument> = new QueuePoller({
     name: "webhook-deliveries",
     logger,
