@@ -14,7 +14,8 @@ import { eventRelay } from "./event-relay.js";
 import type { Bounds, StoredEvent } from "./events/model.js";
 import { EventStore } from "./events/store.js";
 import { idAt, newId } from "./ids.js";
-import { JOB_ERRORS_COLLECTION, JOBS_COLLECTION, type JobDocument, type JobErrorDocument, type JobStatus, type JobType } from "./jobs/model.js";
+import { JOB_ERRORS_COLLECTION, JOBS_COLLECTION, type JobDocument, type JobErrorDocument, type JobFilter, type JobStatus, type JobType } from "./jobs/model.js";
+import { previewJob } from "./jobs/preview.js";
 import { bulkExecutor } from "./jobs/runner/bulk.js";
 import { CLAIM_FILTER, claimJob } from "./jobs/runner/claim.js";
 import { runJob } from "./jobs/runner/run.js";
@@ -365,6 +366,50 @@ describe("jobs", () => {
     // Every document with events not yet relayed, of any tenant (the partial index holds only those: a handful).
     const pending = data.resources.filter((r) => r.pending_events.length > 0).length;
     for (const plan of catchUpPlans) expect(plan.totalDocsExamined, plan.shape).toBeLessThanOrEqual(pending);
+  });
+});
+
+describe("job previews (validate_only)", () => {
+  const pristineMatches = (keep: (r: ResourceDocument) => boolean) => data.resources.filter((r) => r.account === M.account && !r.livemode && !r.deleted && keep(r)).length;
+  const team3 = (r: ResourceDocument) => r.metadata.some((p) => p.k === "team" && p.v === "t3");
+
+  it("count and sample by the runner's filter query: index-served, each match examined once", async () => {
+    const ids = data.resources
+      .filter((r) => r.account === M.account && !r.livemode)
+      .slice(100, 120)
+      .map((r) => r._id);
+    const since = Math.floor((NOW - 20 * DAY) / 1000);
+    const cases: [string, JobFilter, number][] = [
+      ["job preview status=archived", { status: "archived" }, pristineMatches((r) => r.status === "archived")],
+      ["job preview metadata[team]", { metadata: [{ k: "team", v: "t3" }] }, pristineMatches(team3)],
+      ["job preview ids[] (20)", { ids }, pristineMatches((r) => ids.includes(r._id))],
+      ["job preview created[gte]", { created: { gte: since } }, pristineMatches((r) => r.created >= since)],
+      ["job preview status=paused created[gte]", { status: "paused", created: { gte: since } }, pristineMatches((r) => r.status === "paused" && r.created >= since)],
+    ];
+    for (const [label, filter, matches] of cases) {
+      const { value, plans } = await measure(label, () => previewJob(work, M, { type: "resources.bulk_delete", params: { filter } }));
+      expect(value.sample.length, label).toBe(Math.min(10, value.total));
+      for (const plan of plans) {
+        expect(plan.stages, plan.shape).not.toContain("SORT");
+        // The count examines each match once (tombstones and the other mode's documents are not in its range).
+        expect(plan.totalDocsExamined, plan.shape).toBeLessThanOrEqual(matches + 12);
+      }
+    }
+    // Two metadata pairs: the index serves the first, the second is checked on what it yields (as the runner's walk).
+    const { plans } = await measure("job preview metadata[team] metadata[env]", () =>
+      previewJob(work, M, {
+        type: "resources.bulk_delete",
+        params: {
+          filter: {
+            metadata: [
+              { k: "team", v: "t3" },
+              { k: "env", v: "prod" },
+            ],
+          },
+        },
+      }),
+    );
+    for (const plan of plans) expect(plan.totalDocsExamined, plan.shape).toBeLessThanOrEqual(pristineMatches(team3) + 12);
   });
 });
 
