@@ -10,6 +10,11 @@ describe("mapStoreError", () => {
     }
   });
 
+  it("says when the database was too slow for the call's deadline", () => {
+    expect(mapStoreError(new MongoOperationTimeoutError("timed out"))?.message).toMatch(/^Deadline exceeded: the database did not answer within the call's deadline/);
+    expect(mapStoreError(new MongoNetworkError("connect ECONNREFUSED"))?.message).not.toMatch(/deadline/i);
+  });
+
   it("passes typed errors through and leaves anything else unknown (a 500 that leaks nothing)", () => {
     const notFound = errors.notFound("resource", "res_x");
     expect(mapStoreError(notFound)).toBe(notFound);

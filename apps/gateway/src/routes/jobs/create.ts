@@ -6,8 +6,9 @@ import { JobObject, JobPreviewObject } from "./objects.js";
 import { jobParamsOf, PARAMS_SCHEMA } from "./params.js";
 
 /**
- * Most parameters of a create's body: an import of 10,000 items needs far more than the API's usual
- * 1,000 (each item's name, status and metadata keys count). The 1 MiB body limit still bounds it.
+ * Most parameters of a create's JSON body: an import of 10,000 items needs far more than the API's usual
+ * 1,000 (each item's name, status and metadata keys count). The 1 MiB body limit still bounds it. A form
+ * body stops at FORM_BODY_PARAMETER_LIMIT (2,000): decoding a form costs far more per parameter.
  */
 export const JOB_BODY_PARAMETER_LIMIT = 250_000;
 
