@@ -11,7 +11,7 @@ import { hashSecret, newSecret } from "./accounts/secrets.js";
 import { AccountStore, type AccountDocument, type KeyDocument } from "./accounts/store.js";
 import type { Tenant } from "./caller.js";
 import { eventRelay } from "./event-relay.js";
-import type { StoredEvent } from "./events/model.js";
+import type { Bounds, StoredEvent } from "./events/model.js";
 import { EventStore } from "./events/store.js";
 import { idAt, newId } from "./ids.js";
 import { JOB_ERRORS_COLLECTION, JOBS_COLLECTION, type JobDocument, type JobErrorDocument, type JobFilter, type JobStatus, type JobType } from "./jobs/model.js";
@@ -88,6 +88,9 @@ const OTHERS: Tenant[] = [1, 2, 3].flatMap((n) => {
 // The fair claim's backlog: an account flooding its queue, and ten accounts with one job each.
 const FLOOD: Tenant = { account: newId("acct", NOW - 80 * DAY), livemode: false };
 const QUIET: Tenant[] = Array.from({ length: 10 }, (_, n) => ({ account: newId("acct", NOW - (79 - n) * DAY), livemode: false }));
+/** A resource of M (in both modes) with this many events, sequence 0 to 599. */
+const HOT_OBJECT = newId("res", NOW - 20 * DAY);
+const HOT_OBJECT_CHANGES = 600;
 
 /** The data set, made once so both copies hold the same documents. */
 const data = seedData();
@@ -299,6 +302,40 @@ describe("events", () => {
       expect(value.items.length, label).toBeGreaterThan(0);
       expectPage(pageOf(plans, EVENTS_COLLECTION), query.limit);
     }
+  });
+
+  it("list: one object's events by sequence (gap repair), with bounds and cursors of that object", async () => {
+    const ofHot = measured().filter((e) => (e.object as { id: string }).id === HOT_OBJECT);
+    const bySequence = (n: number) => ofHot.find((e) => e.sequence === n)!._id;
+    const object = (sequence: Bounds = {}) => ({ id: HOT_OBJECT, sequence });
+    const cases: [string, Parameters<EventStore["list"]>[1], number[]][] = [
+      ["events list object", { limit: 20, created: {}, object: object() }, [599, 580]],
+      ["events list object sequence[gt] (gap repair: 7 applied)", { limit: 20, created: {}, object: object({ gt: 7 }) }, [599, 580]],
+      ["events list object sequence[gt] (a short gap)", { limit: 20, created: {}, object: object({ gt: 590 }) }, [599, 591]],
+      ["events list object sequence[gte,lte] (deep)", { limit: 20, created: {}, object: object({ gte: 100, lte: 150 }) }, [150, 131]],
+      ["events list object starting_after (deep)", { limit: 20, created: {}, object: object(), startingAfter: bySequence(300) }, [299, 280]],
+      ["events list object ending_before (deep) sequence[lt]", { limit: 20, created: {}, object: object({ lt: 500 }), endingBefore: bySequence(200) }, [220, 201]],
+      ["events list object limit=100", { limit: 100, created: {}, object: object() }, [599, 500]],
+    ];
+    for (const [label, query, [newest, oldest]] of cases) {
+      const { value, plans } = await measure(label, () => store().list(M, query));
+      expect(
+        value.items.map((e) => e.sequence).filter((_, i, all) => i === 0 || i === all.length - 1),
+        label,
+      ).toEqual([newest, oldest]);
+      expect(value.items.every((e) => e.account === M.account && !e.livemode && (e.object as { id: string }).id === HOT_OBJECT)).toBe(true);
+      // The page, and a cursor's one read by id (the event it names, for its sequence).
+      const [page, ...cursors] = plans.filter((p) => p.operation === `find ${EVENTS_COLLECTION}`).sort((a, b) => b.nReturned - a.nReturned);
+      expect(cursors).toHaveLength(query.startingAfter || query.endingBefore ? 1 : 0);
+      for (const plan of cursors) expectPoint(plan);
+      expectPage(page!, query.limit);
+      expect(page!.totalDocsExamined, label).toBeLessThanOrEqual(query.limit + 1);
+    }
+    // An object with one event, and one with none.
+    const single = measured().find((e) => e.type === "job.failed")!;
+    const one = await store().list(M, { limit: 20, created: {}, object: { id: (single.object as { id: string }).id, sequence: {} } });
+    expect(one.items.map((e) => e._id)).toEqual([single._id]);
+    expect((await store().list(M, { limit: 20, created: {}, object: { id: newId("job"), sequence: {} } })).items).toEqual([]);
   });
 
   it("list: the page holds exactly the matches the filter describes (the index forms change no answer)", async () => {
@@ -536,7 +573,7 @@ describe("webhook endpoints, attempts, recover", () => {
     const { plans } = await measure("webhook endpoints list", () => store.list(M, { limit: 20 }));
     expectPage(pageOf(plans, WEBHOOK_ENDPOINTS_COLLECTION), 20);
     const fields = { url: "https://example.com/hook", enabled_events: ["*"], status: "enabled" as const, description: null, metadata: [] };
-    const { plans: create } = await measure("webhook endpoint create (free slot)", () => store.create(M, fields, () => "sealed", request));
+    const { plans: create } = await measure("webhook endpoint create (free slot)", () => store.create(M, fields, () => ({ sealed: "sealed", expires_at: null }), request));
     // At most 16 endpoints per account and mode.
     for (const plan of create) expect(plan.totalDocsExamined).toBeLessThanOrEqual(16);
     const id = data.endpoints.quiet;
@@ -857,6 +894,15 @@ function seedData() {
     jobs.push(i < 2 ? { ...job, lease_owner: "another-worker", lease_until: NOW + DAY, epoch: 1, run_slot: runSlot(FLOOD.account, false, i) } : job);
   }
   for (const tenant of QUIET) jobs.push(jobDocument(tenant, newId("job", NOW - DAY), "resources.import", "queued", NOW - DAY));
+
+  // One resource changed 600 times, in both modes of M: the events of one object (`object`, `sequence[...]`).
+  for (const tenant of [M, M_LIVE]) {
+    for (let sequence = 0; sequence < HOT_OBJECT_CHANGES; sequence++) {
+      const type = sequence === 0 ? "resource.created" : "resource.updated";
+      const snapshot = { id: HOT_OBJECT, name: `v${sequence}`, status: "active", metadata: [] };
+      events.push({ ...newEvent(type, tenant, snapshot, request, null, NOW - 20 * DAY + sequence * 60_000), sequence } as StoredEvent);
+    }
+  }
 
   // The measured tenant's queue head: a few deliveries in flight (leased by a live worker, due long ago, one
   // fewer than the endpoint's limit), then the oldest free one, for an endpoint since deleted.

@@ -176,6 +176,7 @@ export interface JobDocument extends TenantDocument<JobEvent>, IdempotentDocumen
   params: StoredParams;
   progress: JobProgress;
   result: JobResult | null;
+  /** Why a failed job failed; the public object shows it as `failure_code` and `failure_message` (jobs/render.ts). */
   error: { code: string; message: string } | null;
   /** Transient failures retried so far (the runner counts them). */
   attempts: number;

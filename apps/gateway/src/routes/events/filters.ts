@@ -12,18 +12,18 @@ export function typesParam(params: Params): string[] {
 const BOUNDS = ["gt", "gte", "lt", "lte"] as const;
 
 /**
- * `created[gt|gte|lt|lte]`, each a Unix time (a JSON number or its decimal text), as every list and a bulk job's
- * filter take it: a bound is named `created[gte]` (under the caller's prefix, `params[filter][created][gte]`),
- * and any other bound is an unknown parameter.
+ * `<name>[gt|gte|lt|lte]`, each a whole number from 0 (a JSON number or its decimal text), as every list and a
+ * bulk job's filter take it: a bound is named `created[gte]` (under the caller's prefix,
+ * `params[filter][created][gte]`), and any other bound is an unknown parameter.
  */
-export function createdParam(params: Params): Partial<Record<(typeof BOUNDS)[number], bigint>> {
-  const value = params["created"];
+function boundsParam(params: Params, name: string): Partial<Record<(typeof BOUNDS)[number], bigint>> {
+  const value = params[name];
   if (value === undefined) return {};
   if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    throw invalid("created", "Invalid created: give bounds as created[gt], created[gte], created[lt] or created[lte].");
+    throw invalid(name, `Invalid ${name}: give bounds as ${BOUNDS.map((b) => `${name}[${b}]`).join(", ")}.`);
   }
   const bounds = value as Params;
-  return under("created", () => {
+  return under(name, () => {
     rejectUnknown(bounds, BOUNDS);
     const out: Partial<Record<(typeof BOUNDS)[number], bigint>> = {};
     for (const bound of BOUNDS) {
@@ -33,6 +33,15 @@ export function createdParam(params: Params): Partial<Record<(typeof BOUNDS)[num
     return out;
   });
 }
+
+/** `created[gt|gte|lt|lte]`, each a Unix time. */
+export const createdParam = (params: Params) => boundsParam(params, "created");
+
+/** `sequence[gt|gte|lt|lte]` (only with `object`: core's to refuse otherwise). */
+export const sequenceParam = (params: Params) => boundsParam(params, "sequence");
+
+/** `object`, as given (its form and the filters it combines with are core's to check). */
+export const objectParam = (params: Params): string => optionalString(params, "object") ?? "";
 
 /** `type`, as given (its form is core's to check). */
 export const typeParam = (params: Params): string => optionalString(params, "type") ?? "";
