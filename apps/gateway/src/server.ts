@@ -15,6 +15,7 @@ import { KeyRevoker } from "./revocation/revoker.js";
 import { answerClientErrors, type PlainListener } from "./http/client-error.js";
 import { AddressRateLimit } from "./ratelimit/index.js";
 import { normalizeIp } from "./http/https.js";
+import { acceptProxyProtocol } from "./http/proxy-protocol.js";
 
 /** Limits that keep one client from holding the gateway's sockets. */
 export const SERVER_LIMITS = {
@@ -124,6 +125,8 @@ export async function startGateway(config: GatewayConfig, options: StartOptions 
   applyLimits(https);
   const plain = config.httpPort === null ? undefined : createHttpServer(serverOptions, app);
   if (plain) applyLimits(plain, { trustedProxies, revoker, addressLimit });
+  // Last, so that it runs before every other connection listener: a load balancer in TCP mode names the client.
+  for (const server of [https, plain]) if (server) acceptProxyProtocol(server, trustedProxies);
 
   let metricsServer: Awaited<ReturnType<typeof startMetricsServer>> | undefined;
   try {
