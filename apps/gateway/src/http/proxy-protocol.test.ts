@@ -12,8 +12,8 @@ import { acceptProxyProtocol, parseProxyHeader } from "./proxy-protocol.js";
 /** A version 2 header: PROXY (or LOCAL) over TCP4, source and destination as given. */
 function v2(command: "PROXY" | "LOCAL", source = "203.0.113.9", sourcePort = 40_000): Buffer {
   const body = Buffer.alloc(12);
-  source.split(".").forEach((octet, i) => body.writeUInt8(Number(octet), i));
-  [127, 0, 0, 1].forEach((octet, i) => body.writeUInt8(octet, 4 + i));
+  Buffer.from(source.split(".").map(Number)).copy(body, 0);
+  Buffer.from([127, 0, 0, 1]).copy(body, 4);
   body.writeUInt16BE(sourcePort, 8);
   body.writeUInt16BE(443, 10);
   const head = Buffer.from([0x0d, 0x0a, 0x0d, 0x0a, 0x00, 0x0d, 0x0a, 0x51, 0x55, 0x49, 0x54, 0x0a, command === "PROXY" ? 0x21 : 0x20, 0x11, 0, 12]);
