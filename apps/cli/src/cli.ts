@@ -25,6 +25,8 @@ export interface CliIo {
   stderr: (text: string) => void;
   /** Runs the development stack (`rms start`); injected so the CLI stays testable. */
   startStack?: () => Promise<number>;
+  /** Runs the cluster (`rms cluster`); injected likewise. */
+  startCluster?: () => Promise<number>;
 }
 
 function futureUnixSeconds(value: string): number {
@@ -197,6 +199,16 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     .action(async () => {
       if (!io.startStack) throw new Error("start is not available here");
       process.exitCode = await io.startStack();
+    });
+
+  program
+    .command("cluster")
+    .description(
+      "run the scale-out shape on this machine in the foreground (what `npm run cluster` does): a three-member replica set, two cores, two gateways, two workers, HAProxy in front",
+    )
+    .action(async () => {
+      if (!io.startCluster) throw new Error("cluster is not available here");
+      process.exitCode = await io.startCluster();
     });
 
   try {
