@@ -70,6 +70,7 @@ export function jobsReport(phase: JobsPhase): Record<string, unknown> {
   };
 }
 
-export function printReport(resources: Record<string, unknown>, jobs: Record<string, unknown>): void {
-  process.stdout.write(`${JSON.stringify({ ...resources, jobs }, null, 2)}\n`);
+/** One JSON object: the resources phase's counts, the jobs phase's under `jobs`, and with `--cluster` the cluster's under `cluster`. */
+export function printReport(resources: Record<string, unknown>, jobs: Record<string, unknown>, cluster?: Record<string, unknown>): void {
+  process.stdout.write(`${JSON.stringify({ ...resources, jobs, ...(cluster ? { cluster } : {}) }, null, 2)}\n`);
 }
