@@ -11,11 +11,12 @@ import {
   mutualTlsCredentials,
   type Job,
   type KeyKindName,
+  type ServiceClient,
 } from "@rms/proto";
 import { readFileSync } from "node:fs";
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import { MissingAdminTokenError, readAdminToken } from "./admin-token.js";
-import { accountJson, jobLine, jobRenderer, keyJson } from "./format.js";
+import { accountJson, jobJson, jobLine, keyJson } from "./format.js";
 import { adminTokenFileOf } from "./paths.js";
 import { checkOperatorEnvironment, ConfigError, DEFAULT_CORE_ADDR } from "./config.js";
 
@@ -63,6 +64,215 @@ function scopeList(value: string): string[] {
     .filter(Boolean);
 }
 
+/** A client of one core service, closed when the command is done. */
+type CoreClient<S extends typeof AdminService | typeof JobService> = ServiceClient<S> & { close(): void };
+
+/** What a command's action works with: clients of core (made on first use, with the admin token) and the output. */
+interface CommandContext {
+  readonly io: CliIo;
+  admin(): CoreClient<typeof AdminService>;
+  jobs(): CoreClient<typeof JobService>;
+  /** One line: the JSON object with `--json`, else the human text. */
+  print(json: boolean, value: Record<string, unknown>, human: string): void;
+}
+
+/** Declares one command on the Command made for it: description, arguments, options and its action. */
+type CommandDefinition = (command: Command, context: CommandContext) => void;
+
+const JSON_OPTION = "print one JSON object per line";
+
+function accountsCreate(command: Command, context: CommandContext): void {
+  command
+    .description("create an account")
+    .option("--json", JSON_OPTION)
+    .action(async (opts: { json?: boolean }) => {
+      const { account } = await context.admin().createAccount({});
+      context.print(!!opts.json, accountJson(account!), `created account ${account!.id}`);
+    });
+}
+
+function accountsList(command: Command, context: CommandContext): void {
+  command
+    .description("list accounts, newest first")
+    .option("--limit <n>", `how many (1-${LIST_LIMIT_MAX})`, wholeNumber(1, LIST_LIMIT_MAX), LIST_LIMIT_DEFAULT)
+    .option("--json", JSON_OPTION)
+    .action(async (opts: { json?: boolean; limit: number }) => {
+      const { accounts: list } = await context.admin().listAccounts({ limit: opts.limit });
+      for (const account of list) context.print(!!opts.json, accountJson(account), account.id);
+    });
+}
+
+function keysCreate(command: Command, context: CommandContext): void {
+  command
+    .description("create an API key; its secret is printed once")
+    .requiredOption("--account <acct_id>", "the account the key belongs to")
+    .addOption(new Option("--kind <kind>", "key kind").choices(KEY_KIND.names).makeOptionMandatory())
+    .addOption(new Option("--mode <mode>", "live or test data").choices(["live", "test"]).makeOptionMandatory())
+    .option("--scopes <a,b>", "scopes of a restricted key, comma-separated", scopeList)
+    .option("--expires-at <unix>", "expiry as a Unix timestamp in seconds, in the future", futureUnixSeconds)
+    .option("--json", JSON_OPTION)
+    .action(async (opts: { account: string; kind: string; mode: string; scopes?: string[]; expiresAt?: number; json?: boolean }) => {
+      const { key, secret } = await context.admin().createKey({
+        accountId: opts.account,
+        kind: KEY_KIND.valueOf(opts.kind as KeyKindName),
+        livemode: opts.mode === "live",
+        scopes: opts.scopes ?? [],
+        expiresAt: BigInt(opts.expiresAt ?? 0),
+      });
+      context.print(!!opts.json, keyJson(key!, secret), `created ${opts.kind} key ${key!.id}\n${secret}\n(the secret is shown only this once)`);
+    });
+}
+
+function keysList(command: Command, context: CommandContext): void {
+  command
+    .description("list an account's keys (never their secrets)")
+    .requiredOption("--account <acct_id>", "the account")
+    .option("--json", JSON_OPTION)
+    .action(async (opts: { account: string; json?: boolean }) => {
+      const { keys: list } = await context.admin().listKeys({ accountId: opts.account });
+      for (const key of list) {
+        const state = key.revokedAt ? "revoked" : "active";
+        context.print(!!opts.json, keyJson(key), `${key.id}  ${key.prefix}…  ${keyJson(key).kind}  ${key.livemode ? "live" : "test"}  ${state}  ${key.scopes.join(",")}`);
+      }
+    });
+}
+
+function keysRevoke(command: Command, context: CommandContext): void {
+  command
+    .description("revoke a key at once")
+    .argument("<key_id>", "the key to revoke")
+    .option("--json", JSON_OPTION)
+    .action(async (keyId: string, opts: { json?: boolean }) => {
+      const { key } = await context.admin().revokeKey({ keyId, reason: "operator" });
+      context.print(!!opts.json, keyJson(key!), `revoked ${key!.id}`);
+    });
+}
+
+// Jobs of any account, with the admin credential (core's JobService allows the admin role every tenant).
+interface TenantOptions {
+  readonly account: string;
+  readonly mode: string;
+  readonly json?: boolean;
+}
+
+/** The options naming whose job it is (account and mode), and --json. */
+function tenantOptions(command: Command): Command {
+  return command
+    .requiredOption("--account <acct_id>", "the account the job belongs to")
+    .addOption(new Option("--mode <mode>", "live or test data").choices(["live", "test"]).makeOptionMandatory())
+    .option("--json", "print one JSON object per line (the job as the API shows it)");
+}
+
+const tenantOf = (opts: TenantOptions) => ({ accountId: opts.account, livemode: opts.mode === "live" });
+
+function printJob(context: CommandContext, json: boolean, job: Job): void {
+  context.print(json, json ? jobJson(job) : {}, jobLine(job));
+}
+
+function jobsList(command: Command, context: CommandContext): void {
+  tenantOptions(command.description("list an account's jobs, newest first"))
+    .option("--limit <n>", `how many (1-${LIST_LIMIT_MAX})`, wholeNumber(1, LIST_LIMIT_MAX), LIST_LIMIT_DEFAULT)
+    .option("--status <status>", "only jobs in this status (queued, running, succeeded, failed, canceled)")
+    .option("--type <type>", "only jobs of this type (resources.bulk_update, resources.bulk_delete, resources.import)")
+    .option("--starting-after <job_id>", "the page after this job")
+    .action(async (opts: TenantOptions & { limit: number; status?: string; type?: string; startingAfter?: string }) => {
+      const { jobs: list } = await context.jobs().listJobs({
+        tenant: tenantOf(opts),
+        limit: opts.limit,
+        status: opts.status ?? "",
+        type: opts.type ?? "",
+        startingAfter: opts.startingAfter ?? "",
+      });
+      for (const job of list) printJob(context, !!opts.json, job);
+    });
+}
+
+function jobsGet(command: Command, context: CommandContext): void {
+  tenantOptions(command.description("show one job with its progress").argument("<job_id>", "the job")).action(async (id: string, opts: TenantOptions) => {
+    const { job } = await context.jobs().getJob({ tenant: tenantOf(opts), id });
+    printJob(context, !!opts.json, job!);
+  });
+}
+
+function jobsCancel(command: Command, context: CommandContext): void {
+  tenantOptions(command.description("cancel a queued job at once, or ask a running one to stop at its next checkpoint").argument("<job_id>", "the job")).action(
+    async (id: string, opts: TenantOptions) => {
+      const { job } = await context.jobs().cancelJob({ tenant: tenantOf(opts), id });
+      printJob(context, !!opts.json, job!);
+    },
+  );
+}
+
+function start(command: Command, context: CommandContext): void {
+  command.description("run the whole development stack in the foreground (what `npm start` does)").action(async () => {
+    if (!context.io.startStack) throw new Error("start is not available here");
+    process.exitCode = await context.io.startStack();
+  });
+}
+
+function cluster(command: Command, context: CommandContext): void {
+  command
+    .description(
+      "run the scale-out shape on this machine in the foreground (what `npm run cluster` does): a three-member replica set, two cores, two gateways, two workers, HAProxy in front",
+    )
+    .action(async () => {
+      if (!context.io.startCluster) throw new Error("cluster is not available here");
+      process.exitCode = await context.io.startCluster();
+    });
+}
+
+/** A command with subcommands (`rms keys create`). */
+interface CommandGroup {
+  readonly description: string;
+  readonly commands: Readonly<Record<string, CommandDefinition>>;
+}
+
+/** Every command of `rms`, in the order its help lists them. */
+const COMMANDS: Readonly<Record<string, CommandGroup | CommandDefinition>> = {
+  accounts: { description: "manage accounts", commands: { create: accountsCreate, list: accountsList } },
+  keys: { description: "manage API keys", commands: { create: keysCreate, list: keysList, revoke: keysRevoke } },
+  jobs: { description: "look at and cancel jobs of any account", commands: { list: jobsList, get: jobsGet, cancel: jobsCancel } },
+  start,
+  cluster,
+};
+
+function declareCommands(program: Command, context: CommandContext): void {
+  for (const [name, entry] of Object.entries(COMMANDS)) {
+    if (typeof entry === "function") {
+      entry(program.command(name), context);
+      continue;
+    }
+    const group = program.command(name).description(entry.description);
+    for (const [subcommand, define] of Object.entries(entry.commands)) define(group.command(subcommand), context);
+  }
+}
+
+/** The context of one run: its clients of core at the address `core()` names when first used; `close()` ends them. */
+function commandContext(io: CliIo, core: () => string): CommandContext & { close(): void } {
+  const connect = <S extends typeof AdminService | typeof JobService>(service: S): CoreClient<S> => {
+    checkOperatorEnvironment(io.env);
+    const token = readAdminToken(io.env, adminTokenFileOf(io.env));
+    const tls = coreTlsFilesFromEnv(io.env);
+    return createClient(service, core(), {
+      metadata: bearerMetadata(token),
+      timeoutMs: 5_000,
+      ...(tls ? { credentials: mutualTlsCredentials(tls) } : {}),
+    });
+  };
+  let admin: CoreClient<typeof AdminService> | undefined;
+  let jobs: CoreClient<typeof JobService> | undefined;
+  return {
+    io,
+    admin: () => (admin ??= connect(AdminService)),
+    jobs: () => (jobs ??= connect(JobService)),
+    print: (json, value, human) => io.stdout(`${json ? JSON.stringify(value) : human}\n`),
+    close() {
+      admin?.close();
+      jobs?.close();
+    },
+  };
+}
+
 /**
  * The `rms` operator CLI. Returns the exit code: 0 on success, 1 on a failed
  * call (one line on stderr), 2 on a usage error.
@@ -76,140 +286,9 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     .exitOverride()
     .configureOutput({ writeOut: io.stdout, writeErr: io.stderr })
     .showHelpAfterError(false);
-
-  const connect = <S extends typeof AdminService | typeof JobService>(service: S) => {
-    checkOperatorEnvironment(io.env);
-    const token = readAdminToken(io.env, adminTokenFileOf(io.env));
-    const tls = coreTlsFilesFromEnv(io.env);
-    return createClient(service, program.opts<{ core: string }>().core, {
-      metadata: bearerMetadata(token),
-      timeoutMs: 5_000,
-      ...(tls ? { credentials: mutualTlsCredentials(tls) } : {}),
-    });
-  };
-  const admin = () => connect(AdminService);
-  const print = (json: boolean, value: Record<string, unknown>, human: string) => io.stdout(`${json ? JSON.stringify(value) : human}\n`);
-  let client: ReturnType<typeof admin> | undefined;
-  const withAdmin = () => (client ??= admin());
-  let jobsClient: ReturnType<typeof connect<typeof JobService>> | undefined;
-  const withJobs = () => (jobsClient ??= connect(JobService));
-
-  const accounts = program.command("accounts").description("manage accounts");
-  accounts
-    .command("create")
-    .description("create an account")
-    .option("--json", "print one JSON object per line")
-    .action(async (opts: { json?: boolean }) => {
-      const { account } = await withAdmin().createAccount({});
-      print(!!opts.json, accountJson(account!), `created account ${account!.id}`);
-    });
-  accounts
-    .command("list")
-    .description("list accounts, newest first")
-    .option("--limit <n>", `how many (1-${LIST_LIMIT_MAX})`, wholeNumber(1, LIST_LIMIT_MAX), LIST_LIMIT_DEFAULT)
-    .option("--json", "print one JSON object per line")
-    .action(async (opts: { json?: boolean; limit: number }) => {
-      const { accounts: list } = await withAdmin().listAccounts({ limit: opts.limit });
-      for (const account of list) print(!!opts.json, accountJson(account), account.id);
-    });
-
-  const keys = program.command("keys").description("manage API keys");
-  keys
-    .command("create")
-    .description("create an API key; its secret is printed once")
-    .requiredOption("--account <acct_id>", "the account the key belongs to")
-    .addOption(new Option("--kind <kind>", "key kind").choices(KEY_KIND.names).makeOptionMandatory())
-    .addOption(new Option("--mode <mode>", "live or test data").choices(["live", "test"]).makeOptionMandatory())
-    .option("--scopes <a,b>", "scopes of a restricted key, comma-separated", scopeList)
-    .option("--expires-at <unix>", "expiry as a Unix timestamp in seconds, in the future", futureUnixSeconds)
-    .option("--json", "print one JSON object per line")
-    .action(async (opts: { account: string; kind: string; mode: string; scopes?: string[]; expiresAt?: number; json?: boolean }) => {
-      const { key, secret } = await withAdmin().createKey({
-        accountId: opts.account,
-        kind: KEY_KIND.valueOf(opts.kind as KeyKindName),
-        livemode: opts.mode === "live",
-        scopes: opts.scopes ?? [],
-        expiresAt: BigInt(opts.expiresAt ?? 0),
-      });
-      print(!!opts.json, keyJson(key!, secret), `created ${opts.kind} key ${key!.id}\n${secret}\n(the secret is shown only this once)`);
-    });
-  keys
-    .command("list")
-    .description("list an account's keys (never their secrets)")
-    .requiredOption("--account <acct_id>", "the account")
-    .option("--json", "print one JSON object per line")
-    .action(async (opts: { account: string; json?: boolean }) => {
-      const { keys: list } = await withAdmin().listKeys({ accountId: opts.account });
-      for (const key of list) {
-        const state = key.revokedAt ? "revoked" : "active";
-        print(!!opts.json, keyJson(key), `${key.id}  ${key.prefix}…  ${keyJson(key).kind}  ${key.livemode ? "live" : "test"}  ${state}  ${key.scopes.join(",")}`);
-      }
-    });
-  keys
-    .command("revoke")
-    .description("revoke a key at once")
-    .argument("<key_id>", "the key to revoke")
-    .option("--json", "print one JSON object per line")
-    .action(async (keyId: string, opts: { json?: boolean }) => {
-      const { key } = await withAdmin().revokeKey({ keyId, reason: "operator" });
-      print(!!opts.json, keyJson(key!), `revoked ${key!.id}`);
-    });
-
-  // Jobs of any account, with the admin credential (core's JobService allows the admin role every tenant).
-  const jobs = program.command("jobs").description("look at and cancel jobs of any account");
-  const tenantOptions = (command: Command) =>
-    command
-      .requiredOption("--account <acct_id>", "the account the job belongs to")
-      .addOption(new Option("--mode <mode>", "live or test data").choices(["live", "test"]).makeOptionMandatory())
-      .option("--json", "print one JSON object per line (the job as the API shows it)");
-  const tenantOf = (opts: { account: string; mode: string }) => ({ accountId: opts.account, livemode: opts.mode === "live" });
-  const printJob = async (json: boolean, job: Job) => print(json, json ? (await jobRenderer())(job) : {}, jobLine(job));
-  tenantOptions(jobs.command("list").description("list an account's jobs, newest first"))
-    .option("--limit <n>", `how many (1-${LIST_LIMIT_MAX})`, wholeNumber(1, LIST_LIMIT_MAX), LIST_LIMIT_DEFAULT)
-    .option("--status <status>", "only jobs in this status (queued, running, succeeded, failed, canceled)")
-    .option("--type <type>", "only jobs of this type (resources.bulk_update, resources.bulk_delete, resources.import)")
-    .option("--starting-after <job_id>", "the page after this job")
-    .action(async (opts: { account: string; mode: string; json?: boolean; limit: number; status?: string; type?: string; startingAfter?: string }) => {
-      const { jobs: list } = await withJobs().listJobs({
-        tenant: tenantOf(opts),
-        limit: opts.limit,
-        status: opts.status ?? "",
-        type: opts.type ?? "",
-        startingAfter: opts.startingAfter ?? "",
-      });
-      const json = opts.json ? await jobRenderer() : null;
-      for (const job of list) print(!!json, json?.(job) ?? {}, jobLine(job));
-    });
-  tenantOptions(jobs.command("get").description("show one job with its progress").argument("<job_id>", "the job")).action(
-    async (id: string, opts: { account: string; mode: string; json?: boolean }) => {
-      const { job } = await withJobs().getJob({ tenant: tenantOf(opts), id });
-      await printJob(!!opts.json, job!);
-    },
-  );
-  tenantOptions(jobs.command("cancel").description("cancel a queued job at once, or ask a running one to stop at its next checkpoint").argument("<job_id>", "the job")).action(
-    async (id: string, opts: { account: string; mode: string; json?: boolean }) => {
-      const { job } = await withJobs().cancelJob({ tenant: tenantOf(opts), id });
-      await printJob(!!opts.json, job!);
-    },
-  );
-
-  program
-    .command("start")
-    .description("run the whole development stack in the foreground (what `npm start` does)")
-    .action(async () => {
-      if (!io.startStack) throw new Error("start is not available here");
-      process.exitCode = await io.startStack();
-    });
-
-  program
-    .command("cluster")
-    .description(
-      "run the scale-out shape on this machine in the foreground (what `npm run cluster` does): a three-member replica set, two cores, two gateways, two workers, HAProxy in front",
-    )
-    .action(async () => {
-      if (!io.startCluster) throw new Error("cluster is not available here");
-      process.exitCode = await io.startCluster();
-    });
+  const core = () => program.opts<{ core: string }>().core;
+  const context = commandContext(io, core);
+  declareCommands(program, context);
 
   try {
     await program.parseAsync(argv, { from: "user" });
@@ -222,11 +301,10 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       io.stderr(`rms: ${error.message}\n`);
       return 2;
     }
-    io.stderr(`rms: ${describe(error, program.opts<{ core: string }>().core)}\n`);
+    io.stderr(`rms: ${describe(error, core())}\n`);
     return 1;
   } finally {
-    client?.close();
-    jobsClient?.close();
+    context.close();
   }
 }
 

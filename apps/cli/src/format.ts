@@ -22,16 +22,24 @@ export function keyJson(key: ApiKey, secret?: string) {
   };
 }
 
-/** Renders jobs exactly as the public API does (loaded on first use: the other commands never load the gateway). */
-export async function jobRenderer(): Promise<(job: Job) => Record<string, unknown>> {
-  const { JobObject } = await import("@rms/gateway");
-  return (job) => JobObject.render(job);
+/** The fields of the public job object a line shows. */
+interface PublicJob {
+  id: string;
+  type: string;
+  status: string;
+  progress: { total: number | null; processed: number; failed: number; skipped: number };
+  cancel_requested_at: number | null;
+}
+
+/** A job exactly as the public API shows it: core renders it once, for the API, its events and here. */
+export function jobJson(job: Job): Record<string, unknown> {
+  return JSON.parse(job.json) as Record<string, unknown>;
 }
 
 /** One line per job for people: id, type, status, progress. */
 export function jobLine(job: Job): string {
-  const p = job.progress;
-  const total = p?.total === undefined ? "?" : String(p.total);
-  const cancel = job.cancelRequestedAt !== undefined ? "  cancel requested" : "";
-  return `${job.id}  ${job.type}  ${job.status}  ${p?.processed ?? 0n}/${total} processed, ${p?.failed ?? 0n} failed, ${p?.skipped ?? 0n} skipped${cancel}`;
+  const { id, type, status, progress: p, cancel_requested_at } = jobJson(job) as unknown as PublicJob;
+  const total = p.total === null ? "?" : String(p.total);
+  const cancel = cancel_requested_at !== null ? "  cancel requested" : "";
+  return `${id}  ${type}  ${status}  ${p.processed}/${total} processed, ${p.failed} failed, ${p.skipped} skipped${cancel}`;
 }

@@ -2,7 +2,7 @@ import type { DescFile } from "@bufbuild/protobuf";
 import { methodPath, type AnyService, type ServiceImplementation } from "@rms/proto";
 import type { Db } from "mongodb";
 import type { Logger } from "pino";
-import type { PresentedKeyCheck } from "./accounts/presented-key.js";
+import type { PresentedKeyCheck } from "./grpc/define-rpc.js";
 import type { Faults } from "./faults.js";
 import type { Role } from "./grpc/permissions.js";
 import type { CoreSettings } from "./settings.js";

@@ -1,4 +1,4 @@
-import { methodPath } from "@rms/proto";
+import { methodPath, VOCABULARIES } from "@rms/proto";
 import { expect, it } from "vitest";
 import { DOMAINS, HEALTH_NAMES, METHOD_ROLES } from "./domains.js";
 
@@ -23,4 +23,8 @@ it("gives every method of every served service at least one role, and lists noth
 it("reflects the proto file of every served service", () => {
   const files = new Set(DOMAINS.flatMap((d) => d.files));
   for (const service of services) expect(files.has(service.file), service.typeName).toBe(true);
+});
+
+it("serves the domains whose vocabularies @rms/proto declares, one each", () => {
+  expect(DOMAINS.map((d) => d.name).sort()).toEqual(VOCABULARIES.map((v) => v.domain).sort());
 });

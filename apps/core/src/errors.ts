@@ -1,4 +1,4 @@
-import { catalogueError, RpcError, type AnyErrorCode } from "@rms/proto";
+import { catalogueError, RpcError, type AnyErrorCode, type InvalidArgumentCode } from "@rms/proto";
 import {
   MongoNetworkError,
   MongoNotConnectedError,
@@ -47,10 +47,8 @@ export const errors = {
   },
 };
 
-export type InvalidCode = Extract<
-  AnyErrorCode,
-  "parameter_missing" | "parameter_invalid" | "parameter_invalid_empty" | "string_too_long" | "metadata_invalid" | "limit_invalid" | "url_invalid" | "limit_exceeded"
->;
+/** The codes `errors.invalid` takes: every 400 `invalid_request_error` of the catalogue (a new one is added there, not here). */
+export type InvalidCode = InvalidArgumentCode;
 
 /**
  * A driver error that leaves a sent write's outcome open, as opposed to one refused before it did anything: no

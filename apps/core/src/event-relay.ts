@@ -4,7 +4,7 @@ import type { Registry } from "prom-client";
 import { OUTBOXES } from "./domains.js";
 import { OutboxRelay, type Relayed } from "./storage/relay.js";
 import { webhookFanOut, type RelayedEvent } from "./webhooks/fanout.js";
-import { signalQueued } from "./webhooks/queue-signal.js";
+import { DELIVERY_QUEUE } from "./webhooks/model.js";
 import { counterIn } from "./metrics-registry.js";
 
 /** Longest a copied event waits before the queue counter tells idle workers of it. */
@@ -37,7 +37,7 @@ export function eventRelay(db: Db, logger: Logger, metrics?: Registry): OutboxRe
       scheduled = false;
       const total = unsignalled;
       unsignalled = 0;
-      void signalQueued(db, total);
+      void DELIVERY_QUEUE.signal(db, total);
     }, SIGNAL_EVERY_MS);
   };
   return new OutboxRelay(db, {

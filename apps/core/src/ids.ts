@@ -1,14 +1,14 @@
 import { randomBytes } from "node:crypto";
+import { ID_SUFFIX_CHARS, type IdPrefix } from "@rms/proto";
 
-/** Every kind of id the service makes; nothing else may be minted. */
-export const ID_PREFIXES = ["res", "acct", "key", "job", "evt", "we", "wa", "req"] as const;
-export type IdPrefix = (typeof ID_PREFIXES)[number];
+/** Every kind of id the service makes (the domains' vocabularies in @rms/proto); nothing else may be minted. */
+export { ID_PREFIXES, type IdPrefix } from "@rms/proto";
 
 // Base62 in ASCII order, so that ids compare byte-wise in the order they encode.
 const ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 const TIME_CHARS = 8; // 62^8 ms ≈ 6,900 years
-const RANDOM_CHARS = 14; // ≈ 83 bits
-const SUFFIX = new RegExp(`^[0-9A-Za-z]{${TIME_CHARS + RANDOM_CHARS}}$`);
+const RANDOM_CHARS = ID_SUFFIX_CHARS - TIME_CHARS; // 14: ≈ 83 bits
+const SUFFIX = new RegExp(`^[0-9A-Za-z]{${ID_SUFFIX_CHARS}}$`);
 
 /** Base62 text of `count` uniformly random characters. */
 export function randomBase62(count: number): string {

@@ -13,25 +13,25 @@ export const METADATA_MAX_KEYS = 50;
 export const METADATA_KEY_MAX = 40;
 export const METADATA_VALUE_MAX = 500;
 
-function validateKey(key: string): void {
-  if (key.length === 0) throw errors.invalid("metadata_invalid", "Metadata keys must be at least 1 character long.", "metadata");
+function validateKey(key: string, param: string): void {
+  if (key.length === 0) throw errors.invalid("metadata_invalid", "Metadata keys must be at least 1 character long.", param);
   if (codePointLength(key) > METADATA_KEY_MAX) {
-    throw errors.invalid("metadata_invalid", `Metadata keys can be at most ${METADATA_KEY_MAX} characters long; '${key.slice(0, 50)}' is longer.`, `metadata[${key}]`);
+    throw errors.invalid("metadata_invalid", `Metadata keys can be at most ${METADATA_KEY_MAX} characters long; '${key.slice(0, 50)}' is longer.`, `${param}[${key}]`);
   }
   if (key.includes("[") || key.includes("]")) {
-    throw errors.invalid("metadata_invalid", "Metadata keys may not contain '[' or ']'.", `metadata[${key}]`);
+    throw errors.invalid("metadata_invalid", "Metadata keys may not contain '[' or ']'.", `${param}[${key}]`);
   }
 }
 
-function validateValue(key: string, value: string): void {
+function validateValue(key: string, value: string, param: string): void {
   if (codePointLength(value) > METADATA_VALUE_MAX) {
-    throw errors.invalid("metadata_invalid", `Metadata values can be at most ${METADATA_VALUE_MAX} characters long (key '${key}').`, `metadata[${key}]`);
+    throw errors.invalid("metadata_invalid", `Metadata values can be at most ${METADATA_VALUE_MAX} characters long (key '${key}').`, `${param}[${key}]`);
   }
 }
 
-function checkCount(pairs: readonly MetadataPair[]): void {
+function checkCount(pairs: readonly MetadataPair[], param: string): void {
   if (pairs.length > METADATA_MAX_KEYS) {
-    throw errors.invalid("metadata_invalid", `Metadata can have at most ${METADATA_MAX_KEYS} keys; this request would leave ${pairs.length}.`, "metadata");
+    throw errors.invalid("metadata_invalid", `Metadata can have at most ${METADATA_MAX_KEYS} keys; this request would leave ${pairs.length}.`, param);
   }
 }
 
@@ -39,20 +39,22 @@ function checkCount(pairs: readonly MetadataPair[]): void {
  * Applies metadata changes to existing pairs: `clear` drops all first, then each
  * entry sets its key (in place when present, appended when new) or, with an
  * empty value, removes it. The result is validated as a whole (at most 50 keys).
+ * An error names its param under `param`, where the metadata sits in the request
+ * (`metadata[k]`, or `params[filter][metadata][k]` inside a job's params).
  */
-export function mergeMetadata(existing: readonly MetadataPair[], changes: readonly { key: string; value: string }[], clear = false): MetadataPair[] {
+export function mergeMetadata(existing: readonly MetadataPair[], changes: readonly { key: string; value: string }[], clear = false, param = "metadata"): MetadataPair[] {
   const merged = new Map<string, string>(clear ? [] : existing.map((p) => [p.k, p.v]));
   for (const { key, value } of changes) {
-    validateKey(key);
+    validateKey(key, param);
     if (value === "") {
       merged.delete(key);
     } else {
-      validateValue(key, value);
+      validateValue(key, value, param);
       merged.set(key, value);
     }
   }
   const pairs = [...merged].map(([k, v]) => ({ k, v }));
-  checkCount(pairs);
+  checkCount(pairs, param);
   return pairs;
 }
 

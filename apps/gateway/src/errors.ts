@@ -52,8 +52,8 @@ export class ApiError extends Error {
     this.headers = headers;
   }
 
-  /** An error of a code with a standard message (internal_error, outcome_unknown, service_unavailable). */
-  static standard(code: "internal_error" | "outcome_unknown" | "service_unavailable"): ApiError {
+  /** An error of a code with a standard message (the catalogue's). */
+  static standard(code: "idempotency_key_reused" | "internal_error" | "outcome_unknown" | "service_unavailable"): ApiError {
     return new ApiError(code, standardMessageOf(code)!);
   }
 

@@ -5,5 +5,3 @@ export { parseGatewayConfig, ConfigError, type GatewayConfig } from "./config.js
 export { connectCore, type CoreClients, type ServingStatus } from "./core.js";
 export { ApiError, httpStatusOf, fromCoreError, type ErrorCode, type ErrorType } from "./errors.js";
 export { developmentCertificate, loadTls } from "./tls.js";
-// The public job object, so the operator CLI prints jobs exactly as the API does.
-export { JobObject } from "./routes/jobs/objects.js";

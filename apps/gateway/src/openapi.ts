@@ -2,7 +2,7 @@ import type { RequestHandler } from "express";
 import { errorCatalogue } from "./errors.js";
 import { API_VERSION } from "./http/request-id.js";
 import { KEYLESS_ROUTES } from "./routes/index.js";
-import type { Operation, ParamSpec } from "./routes/operation.js";
+import type { KeylessRoute, Operation, ParamSpec } from "./routes/operation.js";
 import { schemaRef as ref, type JsonSchema, type PublicObject } from "./schema/objects.js";
 
 /**
@@ -14,16 +14,6 @@ import { schemaRef as ref, type JsonSchema, type PublicObject } from "./schema/o
  */
 
 type Schema = JsonSchema;
-
-/** A path served without a key (status, this document), described by its route file. */
-export interface KeylessRoute {
-  readonly path: string;
-  readonly operationId: string;
-  readonly summary: string;
-  readonly description: string;
-  /** By HTTP status: the object answered (or a bare schema), and whether Retry-After comes with it. */
-  readonly responses: Readonly<Record<string, { description: string; object?: PublicObject<never>; schema?: Schema; retryAfter?: boolean }>>;
-}
 
 export const OPENAPI_PATH = "/v1/openapi.json";
 

@@ -1,17 +1,18 @@
 // The whole public face of @rms/proto: generated types (every file under gen/, listed by the generate step),
-// the grpc-js adapter, the wire constants and the error catalogue.
+// the grpc-js adapter, the domains' vocabularies, the wire constants and the error catalogue.
 export * from "./generated.js";
 export { addService, reflectionPackageDefinition, type ReflectionPackageDefinition, type ServeOptions } from "./grpc/server.js";
 export { createClient, coreTlsFilesFromEnv, mutualTlsCredentials, type ClientOptions, type CoreTlsFiles } from "./grpc/client.js";
 export { RpcError, TransportError, isServiceError, STATUS_DETAILS_KEY, type ErrorFields } from "./grpc/rpc-error.js";
 export { toServiceDefinition, methodPath } from "./grpc/service-definition.js";
 export type { AnyService, CallContext, CallOptions, ServiceClient, ServiceImplementation } from "./grpc/types.js";
+// Each domain's vocabulary (id prefixes, event types, scopes, enum names) and the lists derived from them.
+export * from "./vocabulary/index.js";
 // Wire constants: each defined here once, used by core, gateway and CLI.
 export * from "./wire/key-hash.js";
 export * from "./wire/metadata.js";
-export * from "./wire/enums.js";
+export * from "./wire/metadata-map.js";
 export * from "./wire/limits.js";
-export * from "./wire/scopes.js";
 export * from "./wire/request-id.js";
 export * from "./wire/duplicate-key.js";
 export * from "./wire/idempotency.js";

@@ -2,7 +2,7 @@ import { timingSafeEqual } from "node:crypto";
 import { PRESENTED_KEY_ID_METADATA, PRESENTED_KEY_METADATA, type CallContext } from "@rms/proto";
 import { errors } from "../errors.js";
 import { isId } from "../ids.js";
-import type { Tenant } from "../caller.js";
+import type { PresentedKeyCheck } from "../grpc/define-rpc.js";
 import { hashSecret } from "./secrets.js";
 import type { AccountStore, KeyDocument } from "./store.js";
 
@@ -22,10 +22,8 @@ export function refuseIfNotLive(key: KeyDocument, nowSeconds = Date.now() / 1000
   if (key.expires_at !== null && key.expires_at <= nowSeconds) throw errors.unauthenticated("api_key_expired", "This API key has expired.");
 }
 
-/** Checks a call's presented key against the tenant it acts on. */
-export type PresentedKeyCheck = (context: CallContext, tenant: Tenant, options?: { timeoutMS?: number }) => Promise<void>;
-
 /**
+ * The check every declared RPC runs (grpc/define-rpc.ts).
  * One read by primary key: the key must exist, match the presented secret (its
  * hash, compared in constant time: the id alone came from the caller), belong to
  * the call's tenant and be live. Only the operator's credential (role `admin`,

@@ -1,4 +1,4 @@
-import { KEY_KIND, keyHash, SCOPES, type KeyKindName, type Scope } from "@rms/proto";
+import { KEY_KIND, keyHash, SCOPES, withImpliedScopes, type KeyKindName, type Scope } from "@rms/proto";
 import { randomBase62 } from "../ids.js";
 
 export { isScope, SCOPES, type KeyKindName, type Scope } from "@rms/proto";
@@ -14,9 +14,7 @@ const DISPLAY_PREFIX_CHARS = 12;
 export function grantedScopes(kind: KeyKindName, requested: readonly Scope[]): Scope[] {
   if (kind === "secret") return [...SCOPES];
   if (kind === "publishable") return ["resources:read"];
-  const set = new Set<Scope>(requested);
-  if (set.has("jobs:write")) set.add("jobs:read"); // jobs:write implies jobs:read
-  return SCOPES.filter((s) => set.has(s));
+  return withImpliedScopes(requested);
 }
 
 /** A new secret such as `sk_test_…`; only its hash is ever stored. */

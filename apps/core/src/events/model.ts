@@ -14,8 +14,8 @@ export type StoredEvent = OutboxEvent<string, Record<string, unknown>, Record<st
   undelivered?: true;
 };
 
-/** Every event type the service records: what `enabled_events` may name, and the set a `type` prefix covers. */
-export const EVENT_TYPES = ["resource.created", "resource.updated", "resource.deleted", "job.succeeded", "job.failed", "job.canceled"] as const;
+/** Every event type the service records (the domains' vocabularies in @rms/proto): the set a `type` prefix covers. */
+export { EVENT_TYPES } from "@rms/proto";
 
 /** Longest `type` filter accepted; real types are far shorter. */
 export const TYPE_FILTER_MAX_LENGTH = 100;

@@ -1,9 +1,6 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import type { EventSchema, EventService, ServiceImplementation } from "@rms/proto";
-import type { PresentedKeyCheck } from "../accounts/presented-key.js";
-import { errors } from "../errors.js";
-import { budgetOf } from "../grpc/budget.js";
-import { tenantOf } from "../grpc/call-info.js";
+import { EventService, type EventSchema, type ServiceImplementation } from "@rms/proto";
+import { defineRpcs, found, rpc, type PresentedKeyCheck } from "../grpc/define-rpc.js";
 import { pageOf } from "../grpc/list-request.js";
 import type { StoredEvent } from "./model.js";
 import { eventData } from "./render.js";
@@ -24,32 +21,23 @@ function toMessage(event: StoredEvent): MessageInitShape<typeof EventSchema> {
   };
 }
 
-/** The EventService RPCs: reads run alongside the presented-key check, whose refusal drops their result. */
+/** The EventService RPCs (grpc/define-rpc.ts): reads run alongside the presented-key check, whose refusal drops their result. */
 export function eventService(store: EventStore, checkKey: PresentedKeyCheck): ServiceImplementation<typeof EventService> {
-  return {
-    async getEvent(request, context) {
-      const tenant = tenantOf(request.tenant);
-      const budget = budgetOf(context);
-      const [event] = await Promise.all([store.get(tenant, request.id, budget), checkKey(context, tenant, budget.db())]);
-      if (!event) throw errors.notFound("event", request.id);
-      return { event: toMessage(event) };
-    },
+  return defineRpcs(EventService, checkKey, {
+    getEvent: rpc.read({
+      load: ({ id }, { tenant, budget }) => store.get(tenant, id, budget),
+      reply: (event, { id }) => ({ event: toMessage(found(event, "event", id)) }),
+    }),
 
-    async listEvents(request, context) {
-      const tenant = tenantOf(request.tenant);
-      const paging = pageOf(request, "evt", "event");
-      const type = typeFilterOf(request.type, request.types);
-      const created = createdBoundsOf(request.created);
-      const budget = budgetOf(context);
-      const [page] = await Promise.all([
-        store.list(
-          tenant,
-          { ...paging, ...(type ? { type } : {}), created, ...(request.deliverySuccess !== undefined ? { deliverySuccess: request.deliverySuccess } : {}) },
-          budget,
-        ),
-        checkKey(context, tenant, budget.db()),
-      ]);
-      return { events: page.items.map(toMessage), hasMore: page.hasMore };
-    },
-  };
+    listEvents: rpc.read({
+      parse: (request) => {
+        const paging = pageOf(request, "evt", "event");
+        const type = typeFilterOf(request.type, request.types);
+        const created = createdBoundsOf(request.created);
+        return { ...paging, ...(type ? { type } : {}), created, ...(request.deliverySuccess !== undefined ? { deliverySuccess: request.deliverySuccess } : {}) };
+      },
+      load: (query, { tenant, budget }) => store.list(tenant, query, budget),
+      reply: (page) => ({ events: page.items.map(toMessage), hasMore: page.hasMore }),
+    }),
+  });
 }

@@ -1,9 +1,10 @@
-import type { ResourceStatusName } from "@rms/proto";
-import type { MetadataPair } from "../resources/model.js";
+import type { JOBS_VOCABULARY, JobStatus, JobType, ResourceStatusName } from "@rms/proto";
+import type { MetadataPair } from "../metadata.js";
 import type { TenantDocument } from "../storage/documents.js";
 import { expiryAt, type Expiring } from "../storage/expiry.js";
 import type { IdempotentDocument } from "../storage/idempotent-insert.js";
 import type { OutboxEvent } from "../storage/outbox.js";
+import { QueueSignal } from "../storage/queue-signal.js";
 
 /**
  * The stored forms of jobs (CONTRACT.md section 6, in ../shared/docs/) and of their per-item errors.
@@ -17,11 +18,14 @@ import type { OutboxEvent } from "../storage/outbox.js";
 export const JOBS_COLLECTION = "jobs";
 export const JOB_ERRORS_COLLECTION = "job_errors";
 
-export const JOB_TYPES = ["resources.bulk_update", "resources.bulk_delete", "resources.import"] as const;
-export type JobType = (typeof JOB_TYPES)[number];
+/**
+ * The jobs queue's wake-up counter: a create (and a released job) adds one; idle workers look for work at
+ * once when it moved instead of at their next full look (up to 200 unfinished jobs, once a second when idle).
+ */
+export const JOBS_QUEUE = new QueueSignal("jobs_queue", "queued");
 
-export const JOB_STATUSES = ["queued", "running", "succeeded", "failed", "canceled"] as const;
-export type JobStatus = (typeof JOB_STATUSES)[number];
+/** The types and statuses of jobs, as the jobs vocabulary in @rms/proto names them. */
+export { JOB_STATUSES, JOB_TYPES, type JobStatus, type JobType } from "@rms/proto";
 
 /** Statuses a job never leaves: cancel answers 409 `state_conflict`, and the job expires 30 days after it finished. */
 export const FINISHED_STATUSES: readonly JobStatus[] = ["succeeded", "failed", "canceled"];
@@ -102,11 +106,29 @@ export interface ImportParams {
   items: ImportItem[];
 }
 
+/** A job's params as stored (the one stored shape): validated at create (jobs/validation.ts), read by the runner, rendered by jobs/render.ts. */
+export type StoredParams = BulkUpdateParams | BulkDeleteParams | ImportParams;
+
 /** A job's type with its params' stored form. */
 export type TypedParams =
   | { type: "resources.bulk_update"; params: BulkUpdateParams }
   | { type: "resources.bulk_delete"; params: BulkDeleteParams }
   | { type: "resources.import"; params: ImportParams };
+
+// The runner's reads of stored params, by what they hold (create stores a type with its own params, so a
+// mismatch is a bug, thrown as one).
+export function filterOf(params: StoredParams): JobFilter {
+  if (!("filter" in params)) throw new Error("an import has no filter");
+  return params.filter;
+}
+export function updateOf(params: StoredParams): JobUpdate {
+  if (!("update" in params)) throw new Error("only a bulk update has an update");
+  return params.update;
+}
+export function itemsOf(params: StoredParams): ImportItem[] {
+  if (!("items" in params)) throw new Error("only an import has items");
+  return params.items;
+}
 
 export interface JobProgress {
   /** Items of the job: the import's item count from create; for bulk jobs null until the runner evaluates the filter at start. */
@@ -147,7 +169,7 @@ export interface JobResult {
 export type JobSnapshot = Record<string, unknown>;
 
 /** `job.succeeded`, `job.failed`, `job.canceled`: pushed into the job's own outbox by the write that finishes it. */
-export type JobEvent = OutboxEvent<"job.succeeded" | "job.failed" | "job.canceled", JobSnapshot, never>;
+export type JobEvent = OutboxEvent<(typeof JOBS_VOCABULARY.eventTypes)[number], JobSnapshot, never>;
 
 /**
  * The stored job. `version` grows by one with every write that changes what the public object shows
@@ -159,7 +181,7 @@ export interface JobDocument extends TenantDocument<JobEvent>, IdempotentDocumen
   _id: string;
   type: JobType;
   status: JobStatus;
-  params: BulkUpdateParams | BulkDeleteParams | ImportParams;
+  params: StoredParams;
   progress: JobProgress;
   result: JobResult | null;
   error: { code: string; message: string } | null;

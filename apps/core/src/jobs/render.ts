@@ -1,11 +1,15 @@
+import type { MessageInitShape } from "@bufbuild/protobuf";
+import type { JobSchema } from "@rms/proto";
+import { publicForm } from "../public-form.js";
 import type { Loaded } from "../storage/documents.js";
-import type { JobDocument, JobSnapshot } from "./model.js";
+import type { JobDocument, JobItemError, JobSnapshot } from "./model.js";
 
 /**
- * The job's public fields in the contract's order (CONTRACT.md section 6), `object` left out: the
- * snapshot a `job.*` event records (the events API names `object` from the event type and turns every
- * `metadata` list of `{k, v}` pairs back into a map), and the base of the API's rendering.
- * Every field is always present.
+ * The one rendering of a job. `jobSnapshot` picks the public fields in the contract's order (CONTRACT.md
+ * section 6), params and metadata in their stored form: what a `job.*` event records. The public object is
+ * that snapshot in public form (`publicForm`: `object` after `id`, metadata pairs as maps), whether the
+ * events API shows it or core answers it to the gateway (`jobMessage`), so an answer and an event agree by
+ * construction. Every field is always present.
  */
 export function jobSnapshot(doc: Loaded<JobDocument>): JobSnapshot {
   return {
@@ -14,7 +18,7 @@ export function jobSnapshot(doc: Loaded<JobDocument>): JobSnapshot {
     status: doc.status,
     params: doc.params,
     progress: { total: doc.progress.total, processed: doc.progress.processed, failed: doc.progress.failed, skipped: doc.progress.skipped },
-    result: doc.result,
+    result: doc.result && { ...doc.result, errors: doc.result.errors.map(itemError) },
     error: doc.error,
     attempts: doc.attempts,
     cancel_requested_at: doc.cancel_requested_at,
@@ -23,4 +27,19 @@ export function jobSnapshot(doc: Loaded<JobDocument>): JobSnapshot {
     started_at: doc.started_at,
     finished_at: doc.finished_at,
   };
+}
+
+/** A job as JobService answers it: its public object as JSON text. */
+export function jobMessage(doc: Loaded<JobDocument>): MessageInitShape<typeof JobSchema> {
+  return { id: doc._id, json: JSON.stringify(publicForm(jobSnapshot(doc), "job")) };
+}
+
+/** One failed item's public fields, in `result.errors` and in `GET /v1/jobs/{id}/errors` alike. */
+export function itemError(error: JobItemError): JobItemError {
+  return { index: error.index, id: error.id, code: error.code, param: error.param, message: error.message };
+}
+
+/** One failed item as ListJobErrors answers it: JSON text. */
+export function itemErrorJson(error: JobItemError): string {
+  return JSON.stringify(itemError(error));
 }

@@ -1,4 +1,3 @@
-import { signalJobQueued } from "./queue-signal.js";
 import type { Collection, Db, Filter, FindCursor } from "mongodb";
 import type { RequestInfo, Tenant } from "../caller.js";
 import { errors } from "../errors.js";
@@ -10,11 +9,12 @@ import { ensureExpiryIndex } from "../storage/expiry.js";
 import { ensureIdempotencyIndex, fingerprint, insertOnce, type InsertOnceResult } from "../storage/idempotent-insert.js";
 import { ensureKeysetIndexes, keysetIdRange } from "../storage/keyset-list.js";
 import { newEvent } from "../storage/outbox.js";
-import { written } from "../storage/write.js";
+import { writeWithin } from "../storage/write.js";
 import {
   isFinished,
   JOB_ERRORS_COLLECTION,
   JOBS_COLLECTION,
+  JOBS_QUEUE,
   jobRetainUntil,
   resultCountName,
   type JobDocument,
@@ -105,7 +105,7 @@ export class JobStore {
     };
     const created = await insertOnce(this.collection, doc, { tenant, key: request.idempotencyKey, fingerprint: fingerprint([typed.type, typed.params]) }, budget);
     // Idle workers wake on the counter; not awaited: the 201 does not wait for it, and the job is durable already.
-    if ("doc" in created && !created.replayed) void signalJobQueued(this.db);
+    if ("doc" in created && !created.replayed) void JOBS_QUEUE.signal(this.db);
     return created;
   }
 
@@ -133,7 +133,7 @@ export class JobStore {
       if (current.status === "running") {
         if (current.cancel_requested_at !== null) return current;
         const filter = { _id: id, status: "running", cancel_requested_at: null } as Filter<JobDocument>;
-        const result = await written(budget, (options) => this.collection.updateOne(filter, { $set: { cancel_requested_at: at }, $inc: { version: 1 } }, options));
+        const result = await writeWithin(budget, (options) => this.collection.updateOne(filter, { $set: { cancel_requested_at: at }, $inc: { version: 1 } }, options));
         if (result.modifiedCount === 1) return { ...current, cancel_requested_at: at, version: current.version + 1 };
         continue;
       }
@@ -155,7 +155,7 @@ export class JobStore {
         $inc: { epoch: 1, version: 1 },
         $push: { pending_events: event },
       };
-      const result = await written(budget, (options) => this.collection.updateOne(filter, update as never, options));
+      const result = await writeWithin(budget, (options) => this.collection.updateOne(filter, update as never, options));
       if (result.modifiedCount === 1) {
         this.written(JOBS_COLLECTION, id);
         return after;

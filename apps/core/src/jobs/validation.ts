@@ -1,8 +1,7 @@
-import { RESOURCE_STATUS, ResourceStatus, RpcError, type JobFilter as JobFilterMessage, type JobParams, type JobUpdate as JobUpdateMessage } from "@rms/proto";
+import { RESOURCE_STATUS, ResourceStatus, type JobFilter as JobFilterMessage, type JobParams, type JobUpdate as JobUpdateMessage, type ResourceStatusName } from "@rms/proto";
 import { errors } from "../errors.js";
 import { isId } from "../ids.js";
-import type { MetadataPair, ResourceStatusName } from "../resources/model.js";
-import { METADATA_MAX_KEYS, mergeMetadata } from "../resources/validation.js";
+import { METADATA_MAX_KEYS, mergeMetadata, type MetadataPair } from "../metadata.js";
 import {
   FILTER_IDS_MAX,
   IMPORT_ITEMS_MAX,
@@ -22,18 +21,6 @@ import {
  * each import item are the runner's, per item (items.ts). Params are named as the public API spells
  * them (`params[filter][ids][3]`).
  */
-
-/** Re-throws a check's error with its param placed under `prefix` (`metadata[k]` -> `params[filter][metadata][k]`). */
-function under<T>(prefix: string, check: () => T): T {
-  try {
-    return check();
-  } catch (error) {
-    if (!(error instanceof RpcError) || error.param === undefined) throw error;
-    const at = error.param.indexOf("[");
-    const param = at === -1 ? `${prefix}[${error.param}]` : `${prefix}[${error.param.slice(0, at)}]${error.param.slice(at)}`;
-    throw errors.of(error.code as Parameters<typeof errors.of>[0], error.message, param);
-  }
-}
 
 function statusOf(value: ResourceStatus, param: string): ResourceStatusName | undefined {
   if (value === ResourceStatus.UNSPECIFIED) return undefined;
@@ -70,7 +57,7 @@ function filterOf(message: JobFilterMessage | undefined): JobFilter {
       throw errors.invalid("metadata_invalid", `A metadata filter can name at most ${METADATA_MAX_KEYS} keys.`, `${param}[metadata]`);
     }
     // Key and value rules as metadata itself has: a filter on a key that cannot exist would match nothing, silently.
-    under(param, () => mergeMetadata([], message.metadata));
+    mergeMetadata([], message.metadata, false, `${param}[metadata]`);
     filter.metadata = pairsOf(message.metadata);
   }
   if (message.createdGte !== undefined || message.createdLte !== undefined) {
@@ -106,7 +93,7 @@ function updateOf(message: JobUpdateMessage | undefined): JobUpdate {
   if (message.clearMetadata) update.metadata = "";
   else if (message.metadata.length > 0) {
     // The changes' own rules now (keys, values, at most 50 set); the merged result's 50-key limit is per resource, when applied.
-    under(param, () => mergeMetadata([], message.metadata));
+    mergeMetadata([], message.metadata, false, `${param}[metadata]`);
     update.metadata = pairsOf(message.metadata);
   }
   if (Object.keys(update).length === 0) {

@@ -1,4 +1,4 @@
-import type { ResourceStatusName } from "@rms/proto";
+import type { RESOURCES_VOCABULARY, ResourceStatusName } from "@rms/proto";
 import type { TenantDocument } from "../storage/documents.js";
 import type { IdempotentDocument } from "../storage/idempotent-insert.js";
 import type { OutboxEvent } from "../storage/outbox.js";
@@ -22,7 +22,7 @@ export interface ResourceState {
 }
 
 /** A pending event embedded in the resource it describes (the outbox, storage/outbox.ts). */
-export type PendingEvent = OutboxEvent<"resource.created" | "resource.updated" | "resource.deleted", ResourceState, Partial<Omit<ResourceState, "id" | "created">>>;
+export type PendingEvent = OutboxEvent<(typeof RESOURCES_VOCABULARY.eventTypes)[number], ResourceState, Partial<Omit<ResourceState, "id" | "created">>>;
 
 /** The stored document of one resource: its state plus the shared storage fields (storage/). */
 export interface ResourceDocument extends ResourceState, TenantDocument<PendingEvent>, IdempotentDocument {

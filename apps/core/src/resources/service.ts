@@ -1,11 +1,9 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import { RESOURCE_STATUS, ResourceStatus, type ResourceSchema, type ResourceService, type ServiceImplementation } from "@rms/proto";
+import { RESOURCE_STATUS, ResourceService, ResourceStatus, type ResourceSchema, type ServiceImplementation } from "@rms/proto";
 import { errors } from "../errors.js";
-import { NO_FAULTS, type Faults } from "../faults.js";
-import { requestInfo, tenantOf } from "../grpc/call-info.js";
-import { budgetOf } from "../grpc/budget.js";
+import type { Faults } from "../faults.js";
+import { defineRpcs, found, rpc, type PresentedKeyCheck } from "../grpc/define-rpc.js";
 import { pageOf } from "../grpc/list-request.js";
-import type { PresentedKeyCheck } from "../accounts/presented-key.js";
 import type { ResourceStatusName } from "./model.js";
 import type { LoadedResource, ResourceStore } from "./store.js";
 import { mergeMetadata, metadataUpdate } from "../metadata.js";
@@ -30,80 +28,51 @@ function toMessage(doc: LoadedResource): MessageInitShape<typeof ResourceSchema>
   };
 }
 
-/** Calls that present no key (operator tools holding the internal credential) are not checked. */
-const NO_KEY_CHECK: PresentedKeyCheck = async () => undefined;
-
 /**
- * The ResourceService RPCs: domain validation, the presented key (see
- * accounts/presented-key.ts), then the store, within the caller's deadline.
- * A write starts only once the key is confirmed; a read runs alongside the key
- * check and its result is dropped if the key is refused.
+ * The ResourceService RPCs (grpc/define-rpc.ts): domain validation, the presented key, then the store,
+ * within the caller's deadline. Writes start once the key is confirmed; reads run alongside the check.
  */
-export function resourceService(store: ResourceStore, faults: Faults = NO_FAULTS, checkKey: PresentedKeyCheck = NO_KEY_CHECK): ServiceImplementation<typeof ResourceService> {
-  return {
-    async createResource(request, context) {
-      const tenant = tenantOf(request.tenant);
-      const budget = budgetOf(context);
-      const fields = {
-        name: validateName(request.name),
-        status: statusName(request.status) ?? "active",
-        metadata: mergeMetadata([], request.metadata),
-      };
-      await checkKey(context, tenant, budget.db());
-      const created = await store.create(tenant, fields, requestInfo(context), budget);
-      faults.afterWrite("resource.create");
-      if ("conflict" in created) {
-        throw errors.of("idempotency_key_reused", "Keys for idempotent requests can only be used with the same parameters they were first used with.");
-      }
-      return { resource: toMessage(created.doc) };
-    },
+export function resourceService(store: ResourceStore, faults: Faults, checkKey: PresentedKeyCheck): ServiceImplementation<typeof ResourceService> {
+  return defineRpcs(ResourceService, checkKey, {
+    createResource: rpc.write({
+      parse: (request) => ({ name: validateName(request.name), status: statusName(request.status) ?? "active", metadata: mergeMetadata([], request.metadata) }),
+      async write(fields, { tenant, info, budget }) {
+        const created = await store.create(tenant, fields, info, budget);
+        faults.afterWrite("resource.create");
+        return created;
+      },
+      reply: ({ doc }) => ({ resource: toMessage(doc) }),
+    }),
 
-    async getResource(request, context) {
-      const tenant = tenantOf(request.tenant);
-      const budget = budgetOf(context);
-      const [doc] = await Promise.all([store.get(tenant, request.id, budget), checkKey(context, tenant, budget.db())]);
-      if (!doc) throw errors.notFound("resource", request.id);
-      return { resource: toMessage(doc) };
-    },
+    getResource: rpc.read({
+      load: ({ id }, { tenant, budget }) => store.get(tenant, id, budget),
+      reply: (doc, { id }) => ({ resource: toMessage(found(doc, "resource", id)) }),
+    }),
 
-    async updateResource(request, context) {
-      const tenant = tenantOf(request.tenant);
-      const name = request.name === undefined ? undefined : validateName(request.name);
-      const status = statusName(request.status);
-      const metadata = metadataUpdate(request.metadata, request.clearMetadata);
-      const budget = budgetOf(context);
-      await checkKey(context, tenant, budget.db());
-      const doc = await store.update(
-        tenant,
-        request.id,
-        {
-          ...(name !== undefined ? { name } : {}),
-          ...(status !== undefined ? { status } : {}),
-          ...(metadata ? { metadata } : {}),
-        },
-        requestInfo(context),
-        budget,
-      );
-      if (!doc) throw errors.notFound("resource", request.id);
-      return { resource: toMessage(doc) };
-    },
+    updateResource: rpc.write({
+      parse: (request) => {
+        const name = request.name === undefined ? undefined : validateName(request.name);
+        const status = statusName(request.status);
+        const metadata = metadataUpdate(request.metadata, request.clearMetadata);
+        return { id: request.id, change: { ...(name !== undefined ? { name } : {}), ...(status !== undefined ? { status } : {}), ...(metadata ? { metadata } : {}) } };
+      },
+      write: ({ id, change }, { tenant, info, budget }) => store.update(tenant, id, change, info, budget),
+      reply: (doc, { id }) => ({ resource: toMessage(found(doc, "resource", id)) }),
+    }),
 
-    async deleteResource(request, context) {
-      const tenant = tenantOf(request.tenant);
-      const budget = budgetOf(context);
-      await checkKey(context, tenant, budget.db());
-      const doc = await store.delete(tenant, request.id, requestInfo(context), budget);
-      if (!doc) throw errors.notFound("resource", request.id);
-      return { id: doc._id };
-    },
+    deleteResource: rpc.write({
+      write: ({ id }, { tenant, info, budget }) => store.delete(tenant, id, info, budget),
+      reply: (doc, { id }) => ({ id: found(doc, "resource", id)._id }),
+    }),
 
-    async listResources(request, context) {
-      const tenant = tenantOf(request.tenant);
-      const paging = pageOf(request, "res", "resource");
-      const status = statusName(request.status);
-      const budget = budgetOf(context);
-      const [page] = await Promise.all([store.list(tenant, { ...paging, ...(status ? { status } : {}) }, budget), checkKey(context, tenant, budget.db())]);
-      return { resources: page.items.map(toMessage), hasMore: page.hasMore };
-    },
-  };
+    listResources: rpc.read({
+      parse: (request) => {
+        const paging = pageOf(request, "res", "resource");
+        const status = statusName(request.status);
+        return { ...paging, ...(status ? { status } : {}) };
+      },
+      load: (query, { tenant, budget }) => store.list(tenant, query, budget),
+      reply: (page) => ({ resources: page.items.map(toMessage), hasMore: page.hasMore }),
+    }),
+  });
 }

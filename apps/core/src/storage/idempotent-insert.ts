@@ -4,7 +4,7 @@ import type { Collection, Filter, OptionalUnlessRequiredId } from "mongodb";
 import type { Tenant } from "../caller.js";
 import { UNBOUNDED, type Budget } from "../grpc/budget.js";
 import { WITHOUT_OUTBOX, type Loaded } from "./documents.js";
-import { written } from "./write.js";
+import { writeWithin } from "./write.js";
 
 /** How long an Idempotency-Key stays bound to the object it created (CONTRACT.md section 5, in ../shared/docs/; one constant with the gateway's records). */
 export { IDEMPOTENCY_RETENTION_MS };
@@ -62,7 +62,7 @@ export async function insertOnce<D extends IdempotentDocument>(
   } as D;
   for (let attempt = 0; ; attempt++) {
     try {
-      await written(budget, (options) => collection.insertOne(full as OptionalUnlessRequiredId<D>, options));
+      await writeWithin(budget, (options) => collection.insertOne(full as OptionalUnlessRequiredId<D>, options));
       const { pending_events: _outbox, ...loaded } = full as D & { pending_events?: unknown };
       return { doc: loaded as Loaded<D>, replayed: false };
     } catch (error) {
@@ -73,7 +73,7 @@ export async function insertOnce<D extends IdempotentDocument>(
         return first.request_hash === full.request_hash ? { doc: first, replayed: true } : { conflict: true };
       }
       // The key's window is over: release it from the old document (its own id takes the slot), then insert anew.
-      await written(budget, (options) =>
+      await writeWithin(budget, (options) =>
         collection.updateOne({ _id: first._id, idempotency: full.idempotency } as Filter<D>, { $set: { idempotency: first._id } } as never, options),
       );
     }

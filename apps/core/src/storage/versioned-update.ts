@@ -3,7 +3,7 @@ import type { Tenant } from "../caller.js";
 import { UNBOUNDED, type Budget } from "../grpc/budget.js";
 import { findLive, liveFilter, type Loaded, type TenantDocument } from "./documents.js";
 import { pushEvents, withSequence } from "./outbox.js";
-import { written } from "./write.js";
+import { writeWithin } from "./write.js";
 
 /**
  * Retries of an optimistic update that lost a race before giving up. The version check
@@ -39,7 +39,7 @@ export async function updateVersioned<D extends TenantDocument>(
     if (!change) return { before: current, after: current };
     const filter = { ...liveFilter<D>(tenant, id), version: current.version } as Filter<D>;
     const update = { $set: change.set, $inc: { version: 1 }, ...pushEvents(withSequence(change.events, current.version + 1)) } as unknown as UpdateFilter<D>;
-    const result = await written(budget, (options) => collection.updateOne(filter, update, options));
+    const result = await writeWithin(budget, (options) => collection.updateOne(filter, update, options));
     if (result.modifiedCount === 1) {
       const after = { ...current, ...change.set, version: current.version + 1 } as Loaded<D>;
       return { before: current, after };

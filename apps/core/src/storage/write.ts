@@ -6,7 +6,7 @@ import type { Budget } from "../grpc/budget.js";
  * is left (nothing done), and reported as outcome unknown when it was sent but its
  * answer never came (it may still commit).
  */
-export async function written<T>(budget: Budget, write: (options: { timeoutMS?: number }) => Promise<T>): Promise<T> {
+export async function writeWithin<T>(budget: Budget, write: (options: { timeoutMS?: number }) => Promise<T>): Promise<T> {
   budget.beforeWrite();
   const options = budget.db();
   try {

@@ -1,13 +1,17 @@
-import { AdminService, EventService, KeyKind, ResourceService, WebhookEndpointService, createClient } from "@rms/proto";
+import { AdminService, EventService, KeyKind, ResourceService, WebhookEndpointService, createClient, type AnyService, type ServiceClient } from "@rms/proto";
 import { testDatabaseName } from "@rms/test-db";
 import type {} from "@rms/test-db/vitest-setup";
 import { inject } from "vitest";
+import { DOMAINS } from "../domains.js";
 import { startCore, type CoreOptions, type RunningCore } from "../server.js";
 
 export const ADMIN_TOKEN = "test-admin-token-0123456789";
 
-/** A core on a free port over this test file's own database, with typed clients. */
-/** `relay`: off by default, so tests can look at the outbox a write filled; the relay has its own tests. */
+/**
+ * A core on a free port over this test file's own database, with a client of every service its domain list
+ * serves (`client(JobService)`; a new kind's service is there without an edit here). `relay`: off by
+ * default, so tests can look at the outbox a write filled; the relay has its own tests.
+ */
 export async function startTestCore({ relay = false, settings }: { relay?: boolean; settings?: CoreOptions["settings"] } = {}) {
   const databaseName = testDatabaseName("core");
   const core: RunningCore = await startCore({
@@ -19,10 +23,14 @@ export async function startTestCore({ relay = false, settings }: { relay?: boole
     ...(settings ? { settings } : {}),
   });
   const auth = { metadata: { authorization: `Bearer ${ADMIN_TOKEN}` } };
-  const admin = createClient(AdminService, core.address, auth);
-  const resources = createClient(ResourceService, core.address, auth);
-  const events = createClient(EventService, core.address, auth);
-  const webhookEndpoints = createClient(WebhookEndpointService, core.address, auth);
+  const clients = new Map(DOMAINS.flatMap((domain) => domain.services).map(({ service }) => [service, createClient(service, core.address, auth)]));
+  /** The admin-credential client of a service core serves. */
+  function client<S extends AnyService>(service: S): ServiceClient<S> {
+    const found = clients.get(service);
+    if (!found) throw new Error(`no domain serves ${service.typeName}`);
+    return found as unknown as ServiceClient<S>;
+  }
+  const admin = client(AdminService);
 
   /** A new account and its tenants in both modes. */
   async function newAccount() {
@@ -35,17 +43,16 @@ export async function startTestCore({ relay = false, settings }: { relay?: boole
     core,
     /** This test file's database, for checking what was stored. */
     db: core.mongo.db(databaseName),
+    client,
+    // Shorthands of the services most tests call.
     admin,
-    resources,
-    events,
-    webhookEndpoints,
+    resources: client(ResourceService),
+    events: client(EventService),
+    webhookEndpoints: client(WebhookEndpointService),
     newAccount,
     KeyKind,
     async stop() {
-      admin.close();
-      resources.close();
-      events.close();
-      webhookEndpoints.close();
+      for (const open of clients.values()) open.close();
       await core.mongo.db(databaseName).dropDatabase();
       await core.stop(1_000);
     },

@@ -1,3 +1,4 @@
+import { RESOURCES_VOCABULARY } from "@rms/proto";
 import type { Db } from "mongodb";
 import { pino } from "pino";
 import type { Tenant } from "../caller.js";
@@ -48,7 +49,7 @@ export async function relayAll(db: Db): Promise<void> {
 export async function eventCounts(db: Db, tenant: Tenant): Promise<Map<string, number>> {
   const events = await db
     .collection<{ _id: string; type: string; object: { id: string } }>(EVENTS_COLLECTION)
-    .find({ account: tenant.account, livemode: tenant.livemode, type: { $in: ["resource.created", "resource.updated", "resource.deleted"] } })
+    .find({ account: tenant.account, livemode: tenant.livemode, type: { $in: [...RESOURCES_VOCABULARY.eventTypes] } })
     .toArray();
   const counts = new Map<string, number>();
   for (const e of events) counts.set(`${e.object.id} ${e.type}`, (counts.get(`${e.object.id} ${e.type}`) ?? 0) + 1);

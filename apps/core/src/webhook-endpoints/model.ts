@@ -8,8 +8,8 @@ export type { WebhookEndpointStatusName };
 /** At most this many endpoints per account and mode (CONTRACT.md section 7, in ../shared/docs/): slots 0 to 15. */
 export const ENDPOINTS_PER_TENANT = 16;
 
-/** The event types an endpoint may subscribe to, besides `*` (every type): the events kind's list. */
-export { EVENT_TYPES } from "../events/model.js";
+/** The event types an endpoint may subscribe to, besides `*` (every type): the domains' vocabularies in @rms/proto. */
+export { EVENT_TYPES } from "@rms/proto";
 export const ALL_EVENTS = "*";
 
 /** Longest description, in Unicode code points. */

@@ -4,7 +4,7 @@ import type { Tenant } from "../caller.js";
 import { UNBOUNDED, type Budget } from "../grpc/budget.js";
 import { idAt } from "../ids.js";
 import { EVENTS_COLLECTION } from "../storage/relay.js";
-import { written } from "../storage/write.js";
+import { writeWithin } from "../storage/write.js";
 import { recoveryDelivery, WEBHOOK_DELIVERIES_COLLECTION, type DeliveryDocument, type FannedOutEvent } from "../webhooks/model.js";
 
 /** Events looked up per deliveries query (the `$in` list). */
@@ -55,7 +55,7 @@ export async function scheduleRecovery(db: Db, tenant: Tenant, endpoint: string,
         _id: recoveryDeliveryId(event, endpoint, count),
       };
       try {
-        await written(budget, (options) => deliveries.insertOne(delivery, options));
+        await writeWithin(budget, (options) => deliveries.insertOne(delivery, options));
         scheduled++;
       } catch (error) {
         if (!isDuplicateKeyError(error)) throw error;

@@ -2,17 +2,15 @@ import type { MessageInitShape } from "@bufbuild/protobuf";
 import {
   WEBHOOK_ENDPOINT_STATUS,
   WebhookEndpointStatus,
+  WebhookEndpointService,
   type ServiceImplementation,
   type WebhookAttemptSchema,
   type WebhookEndpointSchema,
-  type WebhookEndpointService,
 } from "@rms/proto";
 import type { Db } from "mongodb";
 import type { Logger } from "pino";
-import type { PresentedKeyCheck } from "../accounts/presented-key.js";
 import { errors } from "../errors.js";
-import { budgetOf } from "../grpc/budget.js";
-import { requestInfo, tenantOf } from "../grpc/call-info.js";
+import { defineRpcs, found, rpc, type PresentedKeyCheck } from "../grpc/define-rpc.js";
 import { pageOf } from "../grpc/list-request.js";
 import type { CoreSettings } from "../settings.js";
 import { mergeMetadata, metadataUpdate } from "../metadata.js";
@@ -90,137 +88,123 @@ export function webhookEndpointService(deps: EndpointServiceDeps): ServiceImplem
     throw errors.of("internal_error");
   };
 
-  return {
-    async createWebhookEndpoint(request, context) {
-      const tenant = tenantOf(request.tenant);
-      const fields = {
-        url: validateUrl(request.url, settings.webhookAllowPrivate),
-        enabled_events: validateEnabledEvents(request.enabledEvents),
-        status: statusName(request.status) ?? "enabled",
-        description: request.description === undefined ? null : validateDescription(request.description),
-        metadata: mergeMetadata([], request.metadata),
-      };
-      const ring = keyring();
-      const budget = budgetOf(context);
-      await checkKey(context, tenant, budget.db());
-      const secret = newEndpointSecret();
-      const created = await store.create(tenant, fields, (id) => encryptSecret(secret, ring, id), requestInfo(context), budget);
-      if ("limitReached" in created) {
-        throw errors.invalid("limit_exceeded", `An account can have at most ${ENDPOINTS_PER_TENANT} webhook endpoints in each mode; delete one first.`);
-      }
-      if ("conflict" in created) {
-        throw errors.of("idempotency_key_reused", "Keys for idempotent requests can only be used with the same parameters they were first used with.");
-      }
-      const { doc, replayed } = created;
-      // A retried create (the first answer was lost) shows the endpoint's current secret: the caller never saw one.
-      const shown = replayed ? decryptSecret(doc.secrets[0]!.sealed, ring, doc._id) : secret;
-      return { webhookEndpoint: toMessage(doc, shown) };
-    },
+  return defineRpcs(WebhookEndpointService, checkKey, {
+    createWebhookEndpoint: rpc.write({
+      parse: (request) => ({
+        fields: {
+          url: validateUrl(request.url, settings.webhookAllowPrivate),
+          enabled_events: validateEnabledEvents(request.enabledEvents),
+          status: statusName(request.status) ?? "enabled",
+          description: request.description === undefined ? null : validateDescription(request.description),
+          metadata: mergeMetadata([], request.metadata),
+        },
+        ring: keyring(),
+      }),
+      async write({ fields, ring }, { tenant, info, budget }) {
+        const secret = newEndpointSecret();
+        return { ...(await store.create(tenant, fields, (id) => encryptSecret(secret, ring, id), info, budget)), secret };
+      },
+      reply(created, { ring }) {
+        if ("limitReached" in created) {
+          throw errors.invalid("limit_exceeded", `An account can have at most ${ENDPOINTS_PER_TENANT} webhook endpoints in each mode; delete one first.`);
+        }
+        const { doc, replayed, secret } = created;
+        // A retried create (the first answer was lost) shows the endpoint's current secret: the caller never saw one.
+        const shown = replayed ? decryptSecret(doc.secrets[0]!.sealed, ring, doc._id) : secret;
+        return { webhookEndpoint: toMessage(doc, shown) };
+      },
+    }),
 
-    async getWebhookEndpoint(request, context) {
-      const tenant = tenantOf(request.tenant);
-      const budget = budgetOf(context);
-      const [doc] = await Promise.all([store.get(tenant, request.id, budget), checkKey(context, tenant, budget.db())]);
-      if (!doc) throw errors.notFound("webhook endpoint", request.id);
-      return { webhookEndpoint: toMessage(doc) };
-    },
+    getWebhookEndpoint: rpc.read({
+      load: ({ id }, { tenant, budget }) => store.get(tenant, id, budget),
+      reply: (doc, { id }) => ({ webhookEndpoint: toMessage(found(doc, "webhook endpoint", id)) }),
+    }),
 
-    async updateWebhookEndpoint(request, context) {
-      const tenant = tenantOf(request.tenant);
-      const url = request.url === undefined ? undefined : validateUrl(request.url, settings.webhookAllowPrivate);
-      const enabledEvents = request.enabledEvents ? validateEnabledEvents(request.enabledEvents.types) : undefined;
-      const status = statusName(request.status);
-      const description = request.description === undefined ? undefined : validateDescription(request.description);
-      const metadata = metadataUpdate(request.metadata, request.clearMetadata);
-      const budget = budgetOf(context);
-      await checkKey(context, tenant, budget.db());
-      const doc = await store.update(
-        tenant,
-        request.id,
-        {
+    updateWebhookEndpoint: rpc.write({
+      parse: (request) => {
+        const url = request.url === undefined ? undefined : validateUrl(request.url, settings.webhookAllowPrivate);
+        const enabledEvents = request.enabledEvents ? validateEnabledEvents(request.enabledEvents.types) : undefined;
+        const status = statusName(request.status);
+        const description = request.description === undefined ? undefined : validateDescription(request.description);
+        const metadata = metadataUpdate(request.metadata, request.clearMetadata);
+        const change = {
           ...(url !== undefined ? { url } : {}),
           ...(enabledEvents !== undefined ? { enabled_events: enabledEvents } : {}),
           ...(status !== undefined ? { status } : {}),
           ...(description !== undefined ? { description } : {}),
           ...(metadata ? { metadata } : {}),
-        },
-        budget,
-      );
-      if (!doc) throw errors.notFound("webhook endpoint", request.id);
-      return { webhookEndpoint: toMessage(doc) };
-    },
+        };
+        return { id: request.id, change };
+      },
+      write: ({ id, change }, { tenant, budget }) => store.update(tenant, id, change, budget),
+      reply: (doc, { id }) => ({ webhookEndpoint: toMessage(found(doc, "webhook endpoint", id)) }),
+    }),
 
-    async deleteWebhookEndpoint(request, context) {
-      const tenant = tenantOf(request.tenant);
-      const budget = budgetOf(context);
-      await checkKey(context, tenant, budget.db());
-      const doc = await store.delete(tenant, request.id, budget);
-      if (!doc) throw errors.notFound("webhook endpoint", request.id);
-      return { id: doc._id };
-    },
+    deleteWebhookEndpoint: rpc.write({
+      write: ({ id }, { tenant, budget }) => store.delete(tenant, id, budget),
+      reply: (doc, { id }) => ({ id: found(doc, "webhook endpoint", id)._id }),
+    }),
 
-    async listWebhookEndpoints(request, context) {
-      const tenant = tenantOf(request.tenant);
-      const paging = pageOf(request, "we", "webhook endpoint");
-      const budget = budgetOf(context);
-      const [page] = await Promise.all([store.list(tenant, paging, budget), checkKey(context, tenant, budget.db())]);
-      return { webhookEndpoints: page.items.map((doc) => toMessage(doc)), hasMore: page.hasMore };
-    },
+    listWebhookEndpoints: rpc.read({
+      parse: (request) => pageOf(request, "we", "webhook endpoint"),
+      load: (paging, { tenant, budget }) => store.list(tenant, paging, budget),
+      reply: (page) => ({ webhookEndpoints: page.items.map((doc) => toMessage(doc)), hasMore: page.hasMore }),
+    }),
 
-    async listWebhookAttempts(request, context) {
-      const tenant = tenantOf(request.tenant);
-      const paging = pageOf(request, "wa", "webhook attempt");
-      const event = request.eventId === "" ? undefined : eventIdOf(request.eventId, "event");
-      const status = attemptStatusOf(request.status);
-      const budget = budgetOf(context);
-      const [endpoint] = await Promise.all([store.get(tenant, request.webhookEndpointId, budget), checkKey(context, tenant, budget.db())]);
-      if (!endpoint) throw errors.notFound("webhook endpoint", request.webhookEndpointId);
-      const page = await deps.attempts.list(tenant, endpoint._id, { ...paging, ...(event ? { event } : {}), ...(status ? { status } : {}) }, budget);
-      return { webhookAttempts: page.items.map(attemptMessage), hasMore: page.hasMore, webhookEndpointId: endpoint._id };
-    },
+    listWebhookAttempts: rpc.read({
+      parse: (request) => {
+        const paging = pageOf(request, "wa", "webhook attempt");
+        const event = request.eventId === "" ? undefined : eventIdOf(request.eventId, "event");
+        const status = attemptStatusOf(request.status);
+        return { endpointId: request.webhookEndpointId, query: { ...paging, ...(event ? { event } : {}), ...(status ? { status } : {}) } };
+      },
+      load: ({ endpointId }, { tenant, budget }) => store.get(tenant, endpointId, budget),
+      async reply(doc, { endpointId, query }, { tenant, budget }) {
+        const endpoint = found(doc, "webhook endpoint", endpointId);
+        const page = await deps.attempts.list(tenant, endpoint._id, query, budget);
+        return { webhookAttempts: page.items.map(attemptMessage), hasMore: page.hasMore, webhookEndpointId: endpoint._id };
+      },
+    }),
 
-    async recoverWebhookEndpoint(request, context) {
-      const tenant = tenantOf(request.tenant);
-      const since = sinceOf(request.since);
-      const budget = budgetOf(context);
-      await checkKey(context, tenant, budget.db());
-      const endpoint = await store.get(tenant, request.id, budget);
-      if (!endpoint) throw errors.notFound("webhook endpoint", request.id);
-      // Workers end every delivery to a disabled endpoint without an attempt: recovering one would do nothing.
-      if (endpoint.status !== "enabled") throw errors.conflict("state_conflict", "This webhook endpoint is disabled; enable it before recovering its events.");
-      return { scheduled: await scheduleRecovery(deps.db, tenant, endpoint._id, since, budget) };
-    },
+    recoverWebhookEndpoint: rpc.write({
+      parse: (request) => ({ id: request.id, since: sinceOf(request.since) }),
+      async write({ id, since }, { tenant, budget }) {
+        const endpoint = found(await store.get(tenant, id, budget), "webhook endpoint", id);
+        // Workers end every delivery to a disabled endpoint without an attempt: recovering one would do nothing.
+        if (endpoint.status !== "enabled") throw errors.conflict("state_conflict", "This webhook endpoint is disabled; enable it before recovering its events.");
+        return scheduleRecovery(deps.db, tenant, endpoint._id, since, budget);
+      },
+      reply: (scheduled) => ({ scheduled }),
+    }),
 
-    async resendEvent(request, context) {
-      const tenant = tenantOf(request.tenant);
-      // A path id: anything that names no event of the caller is not found, as on GET /v1/events/{id}.
-      const eventId = request.eventId;
-      if (request.webhookEndpointId === "") throw errors.invalid("parameter_missing", "Missing required param: webhook_endpoint.", "webhook_endpoint");
-      const budget = budgetOf(context);
-      await checkKey(context, tenant, budget.db());
-      const [endpoint, event] = await Promise.all([
-        store.get(tenant, request.webhookEndpointId, budget),
-        deps.db.collection<FannedOutEvent>(EVENTS_COLLECTION).findOne({ _id: eventId }, budget.db()),
-      ]);
-      if (!event || event.account !== tenant.account || event.livemode !== tenant.livemode) throw errors.notFound("event", eventId);
-      if (!endpoint) throw errors.notFound("webhook endpoint", request.webhookEndpointId, "webhook_endpoint");
-      // One attempt now, recorded like any other (trigger "manual"); it retries nothing, and a disabled
-      // endpoint may be tried too (its status does not change on success).
-      const env: DeliveryEnvironment = { ...deliveryEnvironment(deps.db, settings, logger), ...(deps.transport ? { transport: deps.transport } : {}) };
-      const { attempt } = await attemptDelivery(env, { event, endpoint: endpoint as unknown as DeliveryEndpoint, trigger: "manual" });
-      return { webhookAttempt: attemptMessage(attempt) };
-    },
+    resendEvent: rpc.write({
+      parse: (request) => {
+        if (request.webhookEndpointId === "") throw errors.invalid("parameter_missing", "Missing required param: webhook_endpoint.", "webhook_endpoint");
+        return request;
+      },
+      async write({ eventId, webhookEndpointId }, { tenant, budget }) {
+        // A path id: anything that names no event of the caller is not found, as on GET /v1/events/{id}.
+        const [endpoint, event] = await Promise.all([
+          store.get(tenant, webhookEndpointId, budget),
+          deps.db.collection<FannedOutEvent>(EVENTS_COLLECTION).findOne({ _id: eventId }, budget.db()),
+        ]);
+        if (!event || event.account !== tenant.account || event.livemode !== tenant.livemode) throw errors.notFound("event", eventId);
+        const target = found(endpoint, "webhook endpoint", webhookEndpointId, "webhook_endpoint");
+        // One attempt now, recorded like any other (trigger "manual"); it retries nothing, and a disabled
+        // endpoint may be tried too (its status does not change on success).
+        const env: DeliveryEnvironment = { ...deliveryEnvironment(deps.db, settings, logger), ...(deps.transport ? { transport: deps.transport } : {}) };
+        return (await attemptDelivery(env, { event, endpoint: target as unknown as DeliveryEndpoint, trigger: "manual" })).attempt;
+      },
+      reply: (attempt) => ({ webhookAttempt: attemptMessage(attempt) }),
+    }),
 
-    async rotateWebhookEndpointSecret(request, context) {
-      const tenant = tenantOf(request.tenant);
-      const graceS = validateExpiresIn(request.expiresIn);
-      const ring = keyring();
-      const budget = budgetOf(context);
-      await checkKey(context, tenant, budget.db());
-      const secret = newEndpointSecret();
-      const doc = await store.rotate(tenant, request.id, encryptSecret(secret, ring, request.id), graceS, budget);
-      if (!doc) throw errors.notFound("webhook endpoint", request.id);
-      return { webhookEndpoint: toMessage(doc, secret) };
-    },
-  };
+    rotateWebhookEndpointSecret: rpc.write({
+      parse: (request) => ({ id: request.id, graceS: validateExpiresIn(request.expiresIn), ring: keyring() }),
+      async write({ id, graceS, ring }, { tenant, budget }) {
+        const secret = newEndpointSecret();
+        return { doc: await store.rotate(tenant, id, encryptSecret(secret, ring, id), graceS, budget), secret };
+      },
+      reply: ({ doc, secret }, { id }) => ({ webhookEndpoint: toMessage(found(doc, "webhook endpoint", id), secret) }),
+    }),
+  });
 }

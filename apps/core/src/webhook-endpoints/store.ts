@@ -8,7 +8,7 @@ import { findLive, WITHOUT_OUTBOX, type Loaded } from "../storage/documents.js";
 import { ensureIdempotencyIndex, fingerprint, insertOnce, type InsertOnceResult } from "../storage/idempotent-insert.js";
 import { ensureKeysetIndexes, listPage } from "../storage/keyset-list.js";
 import { updateVersioned } from "../storage/versioned-update.js";
-import { written } from "../storage/write.js";
+import { writeWithin } from "../storage/write.js";
 import { ENDPOINTS_PER_TENANT, type WebhookEndpointDocument, type WebhookEndpointStatusName } from "./model.js";
 import { rotatedSecrets } from "./secrets.js";
 
@@ -145,7 +145,7 @@ export class WebhookEndpointStore {
   /** Removes the endpoint for good (its slot is free at once); null when it was already gone. */
   async delete(tenant: Tenant, id: string, budget: Budget = UNBOUNDED): Promise<LoadedEndpoint | null> {
     const filter = { _id: id, account: tenant.account, livemode: tenant.livemode } as Filter<WebhookEndpointDocument>;
-    return (await written(budget, (options) => this.collection.findOneAndDelete(filter, { ...WITHOUT_OUTBOX, ...options }))) as LoadedEndpoint | null;
+    return (await writeWithin(budget, (options) => this.collection.findOneAndDelete(filter, { ...WITHOUT_OUTBOX, ...options }))) as LoadedEndpoint | null;
   }
 
   /** One page, newest first (storage/keyset-list.ts). */

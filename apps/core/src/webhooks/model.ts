@@ -1,7 +1,9 @@
 import { createHash } from "node:crypto";
+import type { AttemptStatus, AttemptTrigger } from "@rms/proto";
 import { idAt, randomBase62 } from "../ids.js";
 import type { StoredEvent } from "../events/model.js";
 import { expiryAt, type Expiring } from "../storage/expiry.js";
+import { QueueSignal } from "../storage/queue-signal.js";
 
 /**
  * The stored shapes webhook delivery reads and writes (docs/webhooks.md, "Delivery"). The endpoints
@@ -12,7 +14,11 @@ export const WEBHOOK_ENDPOINTS_COLLECTION = "webhook_endpoints";
 export const WEBHOOK_DELIVERIES_COLLECTION = "webhook_deliveries";
 export const WEBHOOK_ATTEMPTS_COLLECTION = "webhook_attempts";
 
-export type DeliveryTrigger = "scheduled" | "recovery" | "manual";
+/** The deliveries queue's wake-up counter: the relay adds the deliveries its fan-out queued; idle workers read it. */
+export const DELIVERY_QUEUE = new QueueSignal("webhook_queue", "deliveries");
+
+/** What made an attempt (the webhooks vocabulary in @rms/proto). */
+export type DeliveryTrigger = AttemptTrigger;
 
 /** Attempts are kept 30 days (CONTRACT.md section 7), and so are finished deliveries, both from their creation. */
 export const WEBHOOK_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
@@ -84,7 +90,7 @@ export interface AttemptDocument extends Expiring {
   livemode: boolean;
   event: string;
   endpoint: string;
-  status: "succeeded" | "failed";
+  status: AttemptStatus;
   response_status: number | null;
   response_body: string | null;
   error: string | null;

@@ -62,7 +62,7 @@ async function receiver(options: { handler?: ReceiverHandler; tls?: boolean } = 
   return started;
 }
 
-function context(overrides: Partial<WorkerContext["settings"]> = {}, workerId = newId("req")): WorkerContext {
+function context(overrides: Partial<WorkerContext["settings"]> = {}, workerId = newId("wa")): WorkerContext {
   return {
     db: t.db,
     logger,

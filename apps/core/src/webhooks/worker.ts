@@ -9,6 +9,7 @@ import { DELIVERY_TIMEOUT_MS } from "./deliver.js";
 import { DeliveryMetrics, queueDepthGauges, type GiveUpReason } from "./metrics.js";
 import {
   attemptIdOf,
+  DELIVERY_QUEUE,
   WEBHOOK_ATTEMPTS_COLLECTION,
   WEBHOOK_DELIVERIES_COLLECTION,
   WEBHOOK_ENDPOINTS_COLLECTION,
@@ -19,7 +20,6 @@ import {
   type FannedOutEvent,
 } from "./model.js";
 import { pullPendingEndpoint } from "./pending.js";
-import { queueSignal } from "./queue-signal.js";
 import { nextAttemptAtMs } from "./schedule.js";
 
 /** Deliveries one worker process attempts at once: receivers are slow in parallel, not the worker. */
@@ -160,7 +160,7 @@ export class DeliveryWorker {
 
   private async poll(): Promise<void> {
     if (this.filling !== null || this.inFlight.size >= this.concurrency) return;
-    const signal = await queueSignal(this.context.db);
+    const signal = await DELIVERY_QUEUE.read(this.context.db);
     const now = this.now();
     if (signal === this.lastSignal && now < this.nextOwnDue && now - this.lastClaimAt < DELIVERY_FULL_POLL_MS) return;
     this.lastSignal = signal;

@@ -4,23 +4,10 @@ import type { Response } from "express";
 import { ApiError, fromCoreError } from "../errors.js";
 import type { CoreClients } from "../core.js";
 import type { PrincipalCache } from "./principal-cache.js";
+import type { Principal } from "./principal.js";
 import { requestIdOf } from "./request-id.js";
 
 export type { Scope };
-
-/** Whose data a request acts on, from the verified key. */
-export interface Tenant {
-  readonly accountId: string;
-  readonly livemode: boolean;
-}
-
-/** A verified key, as much of it as handlers need. Never the secret. */
-export interface Principal {
-  readonly keyId: string;
-  readonly kind: KeyKind;
-  readonly tenant: Tenant;
-  readonly scopes: readonly string[];
-}
 
 /**
  * The key presented with a request: `Authorization: Bearer <key>`, or (as Stripe

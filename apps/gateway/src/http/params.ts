@@ -16,6 +16,22 @@ export function rejectUnknown(params: Params, allowed: readonly string[]): void 
   }
 }
 
+/**
+ * Runs the checks of a nested object, naming its params (and the messages that mention them) under `prefix`:
+ * `name` -> `params[items][3][name]`, `metadata[k]` -> `params[filter][metadata][k]`.
+ */
+export function under<T>(prefix: string, check: () => T): T {
+  try {
+    return check();
+  } catch (error) {
+    if (!(error instanceof ApiError) || error.param === undefined) throw error;
+    const at = error.param.indexOf("[");
+    const param = at === -1 ? `${prefix}[${error.param}]` : `${prefix}[${error.param.slice(0, at)}]${error.param.slice(at)}`;
+    const message = error.message.split(error.param).join(param);
+    throw new ApiError(error.code, message, { param });
+  }
+}
+
 /** What a value is, for error messages ("an array", "a number"). */
 export function describe(value: unknown): string {
   if (value === null) return "null";

@@ -1,5 +1,5 @@
 import { keyHash } from "@rms/proto";
-import type { Principal } from "./auth.js";
+import type { Principal } from "./principal.js";
 
 /** How long a verified key's principal is reused without asking core's VerifyKey again. */
 export const PRINCIPAL_TTL_MS = 60_000;

@@ -124,10 +124,7 @@ export class MongoIdempotencyStore implements IdempotencyStore {
         continue;
       }
       if (existing.fingerprint !== fingerprint) {
-        throw new ApiError(
-          "idempotency_key_reused",
-          "Keys for idempotent requests can only be used with the same parameters they were first used with. Try using a key other than the one used on the original request.",
-        );
+        throw ApiError.standard("idempotency_key_reused");
       }
       if (existing.completed && existing.status !== undefined && existing.body !== undefined) {
         return { kind: "replay", response: { status: existing.status, body: Buffer.from(existing.body.buffer), requestId: existing.request_id } };

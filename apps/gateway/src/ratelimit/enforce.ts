@@ -1,5 +1,5 @@
 import { ApiError } from "../errors.js";
-import type { Principal } from "../http/auth.js";
+import type { Principal } from "../http/principal.js";
 import type { RateLimiter } from "./interface.js";
 
 export interface RateLimits {

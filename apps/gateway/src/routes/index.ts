@@ -1,5 +1,4 @@
-import type { KeylessRoute } from "../openapi.js";
-import type { Operation } from "./operation.js";
+import type { KeylessRoute, Operation } from "./operation.js";
 import { EVENT_OPERATIONS } from "./events/index.js";
 import { JOB_OPERATIONS } from "./jobs/index.js";
 import { RESOURCE_OPERATIONS } from "./resources/index.js";

@@ -1,7 +1,8 @@
 import type { CoreCall, CoreServiceName, RpcName, RpcReply, RpcRequest } from "../core.js";
 import type { ErrorCode } from "../errors.js";
 import type { Params } from "../http/body.js";
-import type { Scope, Tenant } from "../http/auth.js";
+import type { Scope } from "../http/auth.js";
+import type { Tenant } from "../http/principal.js";
 import type { JsonSchema, PublicObject } from "../schema/objects.js";
 
 /** A parameter an operation accepts, as the API description shows it. */
@@ -12,6 +13,16 @@ export interface ParamSpec {
   readonly required?: boolean;
   /** A valid value, shown in the description (and sent by the drift test). */
   readonly example: unknown;
+}
+
+/** A path served without a key (status, this document), described by its route file. */
+export interface KeylessRoute {
+  readonly path: string;
+  readonly operationId: string;
+  readonly summary: string;
+  readonly description: string;
+  /** By HTTP status: the object answered (or a bare schema), and whether Retry-After comes with it. */
+  readonly responses: Readonly<Record<string, { description: string; object?: PublicObject<never>; schema?: JsonSchema; retryAfter?: boolean }>>;
 }
 
 /** What parsing a request starts from: its parameters, path parameters and tenant. */

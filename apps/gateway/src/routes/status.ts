@@ -2,8 +2,8 @@ import type { RequestHandler } from "express";
 import type { Logger } from "pino";
 import { HEALTH_TIMEOUT_MS, type CoreClients } from "../core.js";
 import { API_VERSION, requestIdOf } from "../http/request-id.js";
-import type { KeylessRoute } from "../openapi.js";
 import { constant, field, publicObject } from "../schema/objects.js";
+import type { KeylessRoute } from "./operation.js";
 
 export const STATUS_PATH = "/v1/status";
 

@@ -38,17 +38,50 @@ export function publicObject<S>(name: string, fields: Readonly<Record<string, Fi
   return {
     name,
     uses,
-    schema: {
-      type: "object",
-      additionalProperties: false,
-      required: entries.map(([key]) => key),
-      properties: Object.fromEntries(entries.map(([key, f]) => [key, f.schema])),
-    },
+    schema: objectSchema(Object.fromEntries(entries.map(([key, f]) => [key, f.schema]))),
     render(source) {
       if (source === undefined) throw ApiError.internal();
       const out: Record<string, unknown> = {};
       for (const [key, f] of entries) out[key] = f.value(source);
       return out;
+    },
+  };
+}
+
+/** Every field required, none other allowed, in wire order. */
+function objectSchema(properties: Readonly<Record<string, JsonSchema>>): JsonSchema {
+  return { type: "object", additionalProperties: false, required: Object.keys(properties), properties };
+}
+
+/** JSON text core rendered (an event's `data`, a job); anything else is a bug of core's answer (500). */
+export function coreJson(text: string): Record<string, unknown> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw ApiError.internal();
+  }
+  if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) throw ApiError.internal();
+  return parsed as Record<string, unknown>;
+}
+
+/**
+ * A public object core renders once (its `job.*` events show the same rendering): described here by the
+ * schemas of its fields in wire order, answered as core's JSON text has it.
+ */
+export function renderedObject<S>(
+  name: string,
+  fields: Readonly<Record<string, JsonSchema>>,
+  json: (source: S) => string,
+  uses: readonly PublicObject<never>[] = [],
+): PublicObject<S> {
+  return {
+    name,
+    uses,
+    schema: objectSchema(fields),
+    render(source) {
+      if (source === undefined) throw ApiError.internal();
+      return coreJson(json(source));
     },
   };
 }

@@ -1,4 +1,4 @@
-import { LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX } from "@rms/proto";
+import { exampleId, idPattern, LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX, type IdPrefix } from "@rms/proto";
 import type { ParamSpec } from "../routes/operation.js";
 
 /** Page sizes of every list. */
@@ -54,13 +54,19 @@ export const LIMIT_PARAM: ParamSpec = {
   },
 };
 
-/** `limit`, `starting_after` and `ending_before` of a list whose cursors are ids matching `idPattern` (no anchors), such as `exampleId`. */
-export function pageParams(idPattern: string, noun: string, exampleId: string): Record<string, ParamSpec> {
+/** The schema of an id of `prefix` (`res_` and an opaque suffix), with its description when given. */
+export function idSchema(prefix: IdPrefix, description?: string): { type: "string"; pattern: string; description?: string } {
+  return { type: "string", pattern: `^${idPattern(prefix)}$`, ...(description ? { description } : {}) };
+}
+
+/** `limit`, `starting_after` and `ending_before` of a list whose cursors are ids of `prefix` (a `noun` id). */
+export function pageParams(prefix: IdPrefix, noun: string): Record<string, ParamSpec> {
   // A cursor is a well-formed id (that object may since have been deleted); an empty string counts as absent.
-  const cursor = { type: "string", pattern: `^(${idPattern})?$` };
+  const cursor = { type: "string", pattern: `^(${idPattern(prefix)})?$` };
+  const example = exampleId(prefix);
   return {
     limit: LIMIT_PARAM,
-    starting_after: { example: exampleId, schema: { ...cursor, description: `Cursor: the page after this ${noun} id (older). Not together with \`ending_before\` (400).` } },
-    ending_before: { example: exampleId, schema: { ...cursor, description: `Cursor: the page before this ${noun} id (newer). Not together with \`starting_after\` (400).` } },
+    starting_after: { example, schema: { ...cursor, description: `Cursor: the page after this ${noun} id (older). Not together with \`ending_before\` (400).` } },
+    ending_before: { example, schema: { ...cursor, description: `Cursor: the page before this ${noun} id (newer). Not together with \`starting_after\` (400).` } },
   };
 }

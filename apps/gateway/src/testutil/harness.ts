@@ -5,6 +5,7 @@ import { AdminService, KEY_KIND, bearerMetadata, createClient, type KeyKindName 
 import { startCore, type CoreOptions, type RunningCore } from "@rms/core";
 import { testDatabaseName } from "@rms/test-db";
 import { dropDatabase } from "@rms/test-db/testkit";
+import { MongoClient, type Db } from "mongodb";
 import { pino, type Logger } from "pino";
 import { afterAll, beforeAll, inject } from "vitest";
 // Brings in the ProvidedContext declaration of `mongoUri`.
@@ -162,6 +163,8 @@ export async function startStack(
 }
 
 export type Stack = Awaited<ReturnType<typeof startStack>>;
+/** An account made by `stack.newAccount()`: its id, and `key()` to make keys for it. */
+export type Account = Awaited<ReturnType<Stack["newAccount"]>>;
 
 /** A test account with a test-mode secret key: the usual starting point of a story. */
 export async function withSecretKey(stack: Stack, mode: Mode = "test") {
@@ -182,4 +185,33 @@ export function useStackWithSecretKey(): { readonly stack: Stack; readonly key: 
   });
   afterAll(() => context.stack?.stop());
   return context;
+}
+
+/** What `useStackWithDatabase` hands a test file once its stack is up. */
+export interface StackWithDatabase {
+  readonly stack: Stack;
+  /** A test-mode secret key of `account`. */
+  readonly key: string;
+  readonly account: Account;
+  /** The stack's database, for what a test must read or set that the API does not show (core's documents). */
+  readonly db: Db;
+}
+
+/**
+ * For a test file that also reads or sets core's documents: a stack, a test-mode secret key with its account
+ * and a client of the stack's database, started before the file's tests (then handed to `use`) and closed after.
+ */
+export function useStackWithDatabase(use: (started: StackWithDatabase) => void): void {
+  let stack: Stack | undefined;
+  let mongo: MongoClient | undefined;
+  beforeAll(async () => {
+    stack = await startStack();
+    const { key, account } = await withSecretKey(stack);
+    mongo = new MongoClient(stack.mongoUri);
+    use({ stack, key, account, db: mongo.db(stack.databaseName) });
+  });
+  afterAll(async () => {
+    await mongo?.close();
+    await stack?.stop();
+  });
 }

@@ -18,6 +18,12 @@ describe("the error catalogue", () => {
     });
   });
 
+  it("words idempotency_key_reused once, for the gateway's records and core's creates alike", () => {
+    expect(catalogueError("idempotency_key_reused").message).toBe(
+      "Keys for idempotent requests can only be used with the same parameters they were first used with. Try using a key other than the one used on the original request.",
+    );
+  });
+
   it("keeps core's own credential codes out of the public ones", () => {
     expect(isErrorCode("admin_token_invalid")).toBe(false);
     expect(PUBLIC_ERROR_CODES).not.toContain("admin_token_invalid");

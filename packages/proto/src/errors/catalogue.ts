@@ -38,7 +38,12 @@ export const ERROR_CATALOGUE = {
   url_invalid: invalid,
   // A create that would pass a per-account-and-mode limit (16 webhook endpoints).
   limit_exceeded: invalid,
-  idempotency_key_reused: { ...invalid, type: "idempotency_error" },
+  // Said in the same words by the gateway (its own records) and by core (a create whose key its store had bound to other parameters).
+  idempotency_key_reused: {
+    ...invalid,
+    type: "idempotency_error",
+    message: "Keys for idempotent requests can only be used with the same parameters they were first used with. Try using a key other than the one used on the original request.",
+  },
   api_key_missing: unauthenticated,
   api_key_invalid: unauthenticated,
   api_key_expired: unauthenticated,
@@ -80,6 +85,9 @@ export type AnyErrorCode = keyof typeof ERROR_CATALOGUE;
 /** The codes API clients can see (CONTRACT.md section 2, in ../shared/docs/). */
 export type ErrorCode = { [C in AnyErrorCode]: (typeof ERROR_CATALOGUE)[C] extends { internal: true } ? never : C }[AnyErrorCode];
 
+/** The codes of a refused argument (400 `invalid_request_error`): what core's `errors.invalid` may throw. A new one is a catalogue entry. */
+export type InvalidArgumentCode = { [C in AnyErrorCode]: (typeof ERROR_CATALOGUE)[C] extends typeof invalid ? C : never }[AnyErrorCode];
+
 const entryOf = (code: AnyErrorCode): CatalogueEntry => ERROR_CATALOGUE[code];
 
 /** The public codes in catalogue order (for the API description and its tests). */
@@ -106,7 +114,7 @@ export function isRetryable(code: AnyErrorCode): boolean {
   return entryOf(code).retryable === true;
 }
 
-/** The fixed message of a code that has one (internal_error, outcome_unknown, service_unavailable). */
+/** The fixed message of a code that has one (idempotency_key_reused, internal_error, outcome_unknown, service_unavailable). */
 export function standardMessageOf(code: AnyErrorCode): string | undefined {
   return entryOf(code).message;
 }

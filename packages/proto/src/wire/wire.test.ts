@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { KeyKind } from "../gen/rms/v1/admin_pb.js";
 import { ResourceStatus } from "../gen/rms/v1/resources_pb.js";
 import { isDuplicateKeyError } from "./duplicate-key.js";
-import { KEY_KIND, RESOURCE_STATUS } from "./enums.js";
+import { KEY_KIND, RESOURCE_STATUS } from "../vocabulary/index.js";
 import { keyHash, KEY_HASH_PATTERN } from "./key-hash.js";
 import { bearerMetadata, bearerToken } from "./metadata.js";
 import { newRequestId } from "./request-id.js";

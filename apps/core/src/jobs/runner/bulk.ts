@@ -5,7 +5,7 @@ import { deleteDecision, matchingFilter, updateDecision, type ItemDecision, type
 import { RESOURCES_COLLECTION } from "../../resources/store.js";
 import { WITHOUT_OUTBOX, type Loaded } from "../../storage/documents.js";
 import type { Expiring } from "../../storage/expiry.js";
-import type { BulkDeleteParams, BulkUpdateParams, JobItemError } from "../model.js";
+import { filterOf, updateOf, type JobItemError } from "../model.js";
 import { recordErrors } from "./errors-record.js";
 import { ContentionError } from "./transient.js";
 import type { Checkpoint, Executor, JobRun } from "./seam.js";
@@ -46,11 +46,10 @@ export function bulkExecutor(kind: "update" | "delete", chunk = BULK_CHUNK): Exe
       const snapshot = state.snapshot!;
       if (!snapshot.complete) return snapshotPage(run, state);
       if (state.next >= snapshot.total) return null;
-      const params = run.job.params as BulkUpdateParams | BulkDeleteParams;
-      const decide: Decide =
-        kind === "update"
-          ? (doc, job, tenant) => updateDecision(doc, (params as BulkUpdateParams).update, job, tenant, NO_REQUEST)
-          : (doc, job, tenant) => deleteDecision(doc, job, tenant, NO_REQUEST);
+      const update = kind === "update" ? updateOf(run.job.params) : undefined;
+      const decide: Decide = update
+        ? (doc, job, tenant) => updateDecision(doc, update, job, tenant, NO_REQUEST)
+        : (doc, job, tenant) => deleteDecision(doc, job, tenant, NO_REQUEST);
       const ids = await chunkIds(run.db, run.job._id, state.next, Math.min(chunk, snapshot.total - state.next));
       const outcome = await applyChunk(run, ids, decide);
       const failed: JobItemError[] = [];
@@ -82,7 +81,7 @@ async function snapshotPage(run: JobRun, state: Checkpoint): Promise<Checkpoint>
   let snapshot = state.snapshot!;
   const tenant: Tenant = { account: run.job.account, livemode: run.job.livemode };
   const pages = run.db.collection<JobItemsPage>(JOB_ITEMS_COLLECTION);
-  const { filter } = run.job.params as BulkUpdateParams | BulkDeleteParams;
+  const filter = filterOf(run.job.params);
   // "go": the page is ours; "restart": an earlier attempt's full page differs, go on after its last id;
   // "end": an earlier attempt's last page (not full) ends the items. Every page but the last holds
   // PAGE_SIZE ids, so item i is at page i / PAGE_SIZE.

@@ -4,7 +4,7 @@ import { importedResource, importedResourceId } from "../../resources/batch.js";
 import type { ResourceDocument } from "../../resources/model.js";
 import { RESOURCES_COLLECTION } from "../../resources/store.js";
 import { importItemFields } from "../items.js";
-import type { ImportParams, JobItemError } from "../model.js";
+import { itemsOf, type JobItemError } from "../model.js";
 import { recordErrors } from "./errors-record.js";
 import type { Executor } from "./seam.js";
 
@@ -25,7 +25,7 @@ const NO_REQUEST = { requestId: null, idempotencyKey: null };
 export function importExecutor(chunk = IMPORT_CHUNK): Executor {
   return {
     async step(run, state) {
-      const { items } = run.job.params as ImportParams;
+      const items = itemsOf(run.job.params);
       if (state.next >= items.length) return null;
       const tenant: Tenant = { account: run.job.account, livemode: run.job.livemode };
       const end = Math.min(items.length, state.next + chunk);

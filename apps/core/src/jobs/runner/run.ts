@@ -5,8 +5,7 @@ import type { LeaseQueue } from "../../storage/lease.js";
 import { newEvent } from "../../storage/outbox.js";
 import { JOB_ITEMS_COLLECTION, type JobItemsPage } from "./bulk.js";
 import type { JobErrorDocument, JobEvent, JobResult, JobStatus } from "../model.js";
-import { JOB_ERRORS_COLLECTION, JOBS_COLLECTION, jobDocumentIds, jobRetainUntil } from "../model.js";
-import { signalJobQueued } from "../queue-signal.js";
+import { JOB_ERRORS_COLLECTION, JOBS_COLLECTION, JOBS_QUEUE, jobDocumentIds, jobRetainUntil } from "../model.js";
 import { jobSnapshot } from "../render.js";
 import { isTransient, type RetryPolicy } from "./transient.js";
 import type { Checkpoint, CheckpointOutcome, Executor, JobRun, RunnerJob } from "./seam.js";
@@ -71,7 +70,7 @@ export async function runJob(claimed: RunnerJob, executor: Executor, options: Ru
       if (lost) return;
       if (options.stopping()) {
         // Released for another worker to go on at once: the queue counter wakes the idle ones.
-        if (await options.leases.release(job._id, job.epoch)) await signalJobQueued(options.db);
+        if (await options.leases.release(job._id, job.epoch)) await JOBS_QUEUE.signal(options.db);
         return;
       }
       let next: Checkpoint | null;

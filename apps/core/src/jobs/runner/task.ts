@@ -3,8 +3,7 @@ import { RESOURCES_COLLECTION } from "../../resources/store.js";
 import { LeaseQueue } from "../../storage/lease.js";
 import { HAS_PENDING_EVENTS } from "../../storage/relay.js";
 import type { RunningTask, WorkerContext, WorkerTask } from "../../worker/task.js";
-import { JOBS_COLLECTION, type JobType } from "../model.js";
-import { jobQueueSignal } from "../queue-signal.js";
+import { JOBS_COLLECTION, JOBS_QUEUE, type JobType } from "../model.js";
 import { bulkExecutor } from "./bulk.js";
 import { claimJob, ensureRunnerIndexes } from "./claim.js";
 import { importExecutor } from "./import.js";
@@ -79,7 +78,7 @@ export function jobsTask(options: JobsTaskOptions = {}): WorkerTask {
       let seenSignal: number | null = null;
       let signalRead: Promise<void> | null = null;
       const readSignal = () => {
-        signalRead ??= jobQueueSignal(context.db)
+        signalRead ??= JOBS_QUEUE.read(context.db)
           .then(
             (signal) => {
               if (seenSignal !== null && signal !== seenSignal) nothingUntil = 0;

@@ -2,7 +2,7 @@ import { optionalInteger, optionalString } from "../../http/params.js";
 import { LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX, pageParams } from "../../schema/params.js";
 import { defineOperation } from "../operation.js";
 import { createdParam, deliverySuccessParam, typeParam, typesParam } from "./filters.js";
-import { EVENT_FILTERS, EVENT_ID_PATTERN, EXAMPLE_EVENT_ID, EventListObject } from "./objects.js";
+import { EVENT_FILTERS, EventListObject } from "./objects.js";
 
 /** GET /v1/events: one page, newest first, in the list envelope. */
 export const listEvents = defineOperation({
@@ -10,7 +10,7 @@ export const listEvents = defineOperation({
   path: "/v1/events",
   summary: "List events",
   scope: "events:read",
-  parameters: { ...pageParams(EVENT_ID_PATTERN, "event", EXAMPLE_EVENT_ID), ...EVENT_FILTERS },
+  parameters: { ...pageParams("evt", "event"), ...EVENT_FILTERS },
   success: { status: 200, description: "One page of events, newest first (kept 30 days).", object: EventListObject },
   errors: ["limit_invalid", "parameter_invalid"],
   service: "events",

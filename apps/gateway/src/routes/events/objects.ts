@@ -1,26 +1,12 @@
-import type { Event } from "@rms/proto";
-import { ApiError } from "../../errors.js";
+import { exampleId, type Event } from "@rms/proto";
 import { API_VERSION } from "../../http/request-id.js";
-import { constant, field, listOf, publicObject } from "../../schema/objects.js";
-import { CREATED_RANGE_PARAM, LIST_LIMIT_MAX } from "../../schema/params.js";
+import { constant, coreJson, field, listOf, publicObject } from "../../schema/objects.js";
+import { CREATED_RANGE_PARAM, idSchema, LIST_LIMIT_MAX } from "../../schema/params.js";
 import type { ParamSpec } from "../operation.js";
 
-/** An event id: `evt_` and an opaque suffix (no anchors, for use inside other patterns). */
-export const EVENT_ID_PATTERN = "evt_[0-9A-Za-z]{22}";
-/** A well-formed event id (of no event). */
-export const EXAMPLE_EVENT_ID = "evt_0000000000000000000000";
-const EVENT_ID = { type: "string", pattern: `^${EVENT_ID_PATTERN}$`, description: "An event id: `evt_` and an opaque suffix." };
+const EVENT_ID = idSchema("evt", "An event id: `evt_` and an opaque suffix.");
 /** Most exact types one `types` filter may name (CONTRACT.md section 7). */
 export const TYPES_FILTER_MAX = 20;
-
-/** Core sends `data` as JSON text; anything else is a bug of core's answer (500). */
-function dataOf(event: Event): unknown {
-  try {
-    return JSON.parse(event.dataJson);
-  } catch {
-    throw ApiError.internal();
-  }
-}
 
 /** The public event object of CONTRACT.md section 7, fields in contract order. */
 export const EventObject = publicObject<Event>("Event", {
@@ -43,7 +29,7 @@ export const EventObject = publicObject<Event>("Event", {
         previous_attributes: { type: "object", description: "`*.updated` only: the old values of the changed fields." },
       },
     },
-    dataOf,
+    (e) => coreJson(e.dataJson),
   ),
   request: field(
     {
@@ -58,7 +44,7 @@ export const EventObject = publicObject<Event>("Event", {
 export const EventListObject = listOf(EventObject, "/v1/events", LIST_LIMIT_MAX);
 
 /** The `:id` of `/v1/events/:id`. */
-export const EVENT_ID_PATH = { id: { example: EXAMPLE_EVENT_ID, schema: { type: "string", description: "The event id." } } } satisfies Record<string, ParamSpec>;
+export const EVENT_ID_PATH = { id: { example: exampleId("evt"), schema: { type: "string", description: "The event id." } } } satisfies Record<string, ParamSpec>;
 
 /** The filters of `GET /v1/events`. */
 export const EVENT_FILTERS = {

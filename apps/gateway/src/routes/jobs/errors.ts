@@ -33,5 +33,5 @@ export const listJobErrors = defineOperation({
       ...(endingBefore !== undefined ? { endingBefore: BigInt(endingBefore) } : {}),
     };
   },
-  reply: (page) => ({ jobId: page.jobId, items: page.errors, hasMore: page.hasMore }),
+  reply: (page) => ({ jobId: page.jobId, items: page.errorsJson, hasMore: page.hasMore }),
 });

@@ -1,9 +1,9 @@
+import { JOB_STATUSES, JOB_TYPES } from "@rms/proto";
 import { optionalInteger, optionalString } from "../../http/params.js";
 import { CREATED_RANGE_PARAM, LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX, pageParams } from "../../schema/params.js";
 import { createdParam } from "../events/filters.js";
 import { defineOperation } from "../operation.js";
-import { EXAMPLE_JOB_ID, JOB_ID_PATTERN, JOB_STATUS_NAMES, JobListObject } from "./objects.js";
-import { JOB_TYPE_NAMES } from "./params.js";
+import { JobListObject } from "./objects.js";
 
 /** GET /v1/jobs: one page, newest first, in the list envelope. */
 export const listJobs = defineOperation({
@@ -12,9 +12,9 @@ export const listJobs = defineOperation({
   summary: "List jobs",
   scope: "jobs:read",
   parameters: {
-    ...pageParams(JOB_ID_PATTERN, "job", EXAMPLE_JOB_ID),
-    status: { example: "running", schema: { type: "string", enum: [...JOB_STATUS_NAMES], description: "Only jobs in this status." } },
-    type: { example: "resources.import", schema: { type: "string", enum: [...JOB_TYPE_NAMES], description: "Only jobs of this type." } },
+    ...pageParams("job", "job"),
+    status: { example: "running", schema: { type: "string", enum: [...JOB_STATUSES], description: "Only jobs in this status." } },
+    type: { example: "resources.import", schema: { type: "string", enum: [...JOB_TYPES], description: "Only jobs of this type." } },
     created: CREATED_RANGE_PARAM,
   },
   success: {

@@ -1,8 +1,10 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import type { ImportItemSchema, JobFilterSchema, JobParamsSchema, JobUpdateSchema } from "@rms/proto";
+import type { ImportItemSchema, JobFilterSchema, JobParamsSchema, JobType, JobUpdateSchema } from "@rms/proto";
 import { ApiError } from "../../errors.js";
 import type { Params } from "../../http/body.js";
-import { describe, listValue, optionalEnum, optionalInteger, optionalMetadata, optionalString, rejectUnknown } from "../../http/params.js";
+import type { JsonSchema } from "../../schema/objects.js";
+import { idSchema, METADATA_OBJECT } from "../../schema/params.js";
+import { describe, listValue, optionalEnum, optionalInteger, optionalMetadata, optionalString, rejectUnknown, under } from "../../http/params.js";
 import { STATUS_NAMES, statusToProto } from "../resources/objects.js";
 
 /**
@@ -12,24 +14,9 @@ import { STATUS_NAMES, statusToProto } from "../resources/objects.js";
  * taken as its decimal text. The result is one typed message, so the JSON and the form version of
  * one request are the same core call (and the same request to the Idempotency-Key). The job-level
  * rules (limits, empty filter or update, id form, metadata keys) are core's; an import item's own
- * rules (name, status, metadata) are checked per item when the job runs.
+ * rules (name, status, metadata) are checked per item when the job runs. `PARAMS_SCHEMA` describes the
+ * same shape in the API document.
  */
-
-export const JOB_TYPE_NAMES = ["resources.bulk_update", "resources.bulk_delete", "resources.import"] as const;
-export type JobTypeName = (typeof JOB_TYPE_NAMES)[number];
-
-/** Runs a check of a nested object, naming its params under `prefix` (`name` -> `params[items][3][name]`). */
-function under<T>(prefix: string, check: () => T): T {
-  try {
-    return check();
-  } catch (error) {
-    if (!(error instanceof ApiError) || error.param === undefined) throw error;
-    const at = error.param.indexOf("[");
-    const param = at === -1 ? `${prefix}[${error.param}]` : `${prefix}[${error.param.slice(0, at)}]${error.param.slice(at)}`;
-    const message = error.message.split(error.param).join(param);
-    throw new ApiError(error.code, message, { param });
-  }
-}
 
 function objectAt(value: unknown, param: string): Params {
   if (value === null || typeof value !== "object" || Array.isArray(value)) {
@@ -106,7 +93,7 @@ function itemOf(raw: unknown, index: number): MessageInitShape<typeof ImportItem
 }
 
 /** The typed params of a create, from `type` and `params` as decoded from JSON or a form. */
-export function jobParamsOf(type: JobTypeName, raw: unknown): MessageInitShape<typeof JobParamsSchema> {
+export function jobParamsOf(type: JobType, raw: unknown): MessageInitShape<typeof JobParamsSchema> {
   if (raw === undefined) throw new ApiError("parameter_missing", "Missing required param: params.", { param: "params" });
   const params = objectAt(raw, "params");
   const allowed = type === "resources.bulk_update" ? ["filter", "update"] : type === "resources.bulk_delete" ? ["filter"] : ["items"];
@@ -123,3 +110,52 @@ export function jobParamsOf(type: JobTypeName, raw: unknown): MessageInitShape<t
     }
   }
 }
+
+const UNIX_TIME = { type: "integer", minimum: 0, description: "Unix seconds." };
+const STATUS = { type: "string", enum: [...STATUS_NAMES] };
+
+const FILTER_SCHEMA: JsonSchema = {
+  type: "object",
+  additionalProperties: false,
+  minProperties: 1,
+  description: "Which resources: every condition given must hold. Evaluated once, when the job starts.",
+  properties: {
+    ids: { type: "array", minItems: 1, maxItems: 1000, items: idSchema("res") },
+    status: STATUS,
+    metadata: { ...METADATA_OBJECT, description: "Equality on each key." },
+    created: { type: "object", additionalProperties: false, properties: { gte: UNIX_TIME, lte: UNIX_TIME } },
+  },
+};
+const UPDATE_SCHEMA: JsonSchema = {
+  type: "object",
+  additionalProperties: false,
+  minProperties: 1,
+  description: 'The change, with the rules of the resource update: metadata keys merge, a key set to `""` is removed, `metadata: ""` removes all.',
+  properties: { status: STATUS, metadata: { oneOf: [METADATA_OBJECT, { type: "string", const: "" }] } },
+};
+const ITEM_SCHEMA: JsonSchema = {
+  type: "object",
+  additionalProperties: false,
+  description: "A resource to create; an item breaking the resource rules fails alone (counted in `progress.failed`).",
+  properties: { name: { type: "string" }, status: { type: "string" }, metadata: METADATA_OBJECT },
+};
+/** The shape of `params` as the API document describes it (a create's parameter, the job object's field). */
+export const PARAMS_SCHEMA: JsonSchema = {
+  oneOf: [
+    {
+      type: "object",
+      additionalProperties: false,
+      required: ["filter", "update"],
+      properties: { filter: FILTER_SCHEMA, update: UPDATE_SCHEMA },
+      description: "`resources.bulk_update`",
+    },
+    { type: "object", additionalProperties: false, required: ["filter"], properties: { filter: FILTER_SCHEMA }, description: "`resources.bulk_delete`" },
+    {
+      type: "object",
+      additionalProperties: false,
+      required: ["items"],
+      properties: { items: { type: "array", minItems: 1, maxItems: 10000, items: ITEM_SCHEMA } },
+      description: "`resources.import`",
+    },
+  ],
+};

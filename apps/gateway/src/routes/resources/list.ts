@@ -1,7 +1,7 @@
 import { optionalEnum, optionalInteger, optionalString } from "../../http/params.js";
 import { LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX, pageParams } from "../../schema/params.js";
 import { defineOperation } from "../operation.js";
-import { EXAMPLE_RESOURCE_ID, RESOURCE_ID_PATTERN, RESOURCE_PARAMS, ResourceListObject, STATUS_NAMES, statusToProto } from "./objects.js";
+import { RESOURCE_PARAMS, ResourceListObject, STATUS_NAMES, statusToProto } from "./objects.js";
 
 /** GET /v1/resources: one page, newest first, in the list envelope. */
 export const listResources = defineOperation({
@@ -9,7 +9,7 @@ export const listResources = defineOperation({
   path: "/v1/resources",
   summary: "List resources",
   scope: "resources:read",
-  parameters: { ...pageParams(RESOURCE_ID_PATTERN, "resource", EXAMPLE_RESOURCE_ID), status: RESOURCE_PARAMS.status },
+  parameters: { ...pageParams("res", "resource"), status: RESOURCE_PARAMS.status },
   success: { status: 200, description: "One page of resources, newest first.", object: ResourceListObject },
   errors: ["limit_invalid", "parameter_invalid", "parameter_invalid_empty"],
   service: "resources",

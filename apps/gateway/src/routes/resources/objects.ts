@@ -1,7 +1,7 @@
-import { RESOURCE_STATUS, ResourceStatus, type Resource, type ResourceStatusName } from "@rms/proto";
+import { exampleId, metadataMap, RESOURCE_STATUS, ResourceStatus, type Resource, type ResourceStatusName } from "@rms/proto";
 import { ApiError } from "../../errors.js";
 import { constant, deletedOf, field, listOf, publicObject } from "../../schema/objects.js";
-import { LIST_LIMIT_MAX, METADATA_OBJECT } from "../../schema/params.js";
+import { idSchema, LIST_LIMIT_MAX, METADATA_OBJECT } from "../../schema/params.js";
 import type { ParamSpec } from "../operation.js";
 
 export const STATUS_NAMES = RESOURCE_STATUS.names;
@@ -12,11 +12,7 @@ export function statusToProto(status: StatusName | undefined): ResourceStatus {
   return status === undefined ? ResourceStatus.UNSPECIFIED : RESOURCE_STATUS.valueOf(status);
 }
 
-/** A resource id: `res_` and an opaque suffix (no anchors, for use inside other patterns). */
-export const RESOURCE_ID_PATTERN = "res_[0-9A-Za-z]{22}";
-/** A well-formed resource id (of no resource). */
-export const EXAMPLE_RESOURCE_ID = "res_0000000000000000000000";
-const RESOURCE_ID = { type: "string", pattern: `^${RESOURCE_ID_PATTERN}$`, description: "A resource id: `res_` and an opaque suffix." };
+const RESOURCE_ID = idSchema("res", "A resource id: `res_` and an opaque suffix.");
 const STATUS = { type: "string", enum: [...STATUS_NAMES] };
 
 /** The public resource object: exactly six fields in contract order, metadata always an object. */
@@ -25,12 +21,7 @@ export const ResourceObject = publicObject<Resource>("Resource", {
   object: constant("resource"),
   name: field({ type: "string", minLength: 1, maxLength: 200 }, (r) => r.name),
   status: field(STATUS, (r) => RESOURCE_STATUS.nameOf(r.status) ?? fail()),
-  metadata: field(METADATA_OBJECT, (r) => {
-    // Null prototype: a key such as "__proto__" is an own property, serialized verbatim.
-    const metadata = Object.create(null) as Record<string, string>;
-    for (const { key, value } of r.metadata) metadata[key] = value;
-    return metadata;
-  }),
+  metadata: field(METADATA_OBJECT, (r) => metadataMap(r.metadata.map((e) => [e.key, e.value]))),
   created: field({ type: "integer", description: "Unix seconds." }, (r) => Number(r.created)),
 });
 
@@ -48,4 +39,4 @@ export const RESOURCE_PARAMS = {
 } satisfies Record<string, ParamSpec>;
 
 /** The `:id` of `/v1/resources/:id`. */
-export const RESOURCE_ID_PATH = { id: { example: EXAMPLE_RESOURCE_ID, schema: { type: "string", description: "The resource id." } } } satisfies Record<string, ParamSpec>;
+export const RESOURCE_ID_PATH = { id: { example: exampleId("res"), schema: { type: "string", description: "The resource id." } } } satisfies Record<string, ParamSpec>;

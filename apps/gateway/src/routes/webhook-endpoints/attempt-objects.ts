@@ -1,21 +1,14 @@
-import type { ListWebhookAttemptsResponse, WebhookAttempt } from "@rms/proto";
+import { ATTEMPT_STATUSES, ATTEMPT_TRIGGERS, idPattern, type ListWebhookAttemptsResponse, type WebhookAttempt } from "@rms/proto";
 import { constant, field, publicObject, schemaRef } from "../../schema/objects.js";
-import { LIST_LIMIT_MAX } from "../../schema/params.js";
-import { ENDPOINT_ID_PATTERN } from "./objects.js";
-
-/** An attempt id: `wa_` and an opaque suffix (no anchors). */
-export const ATTEMPT_ID_PATTERN = "wa_[0-9A-Za-z]{22}";
-export const EXAMPLE_ATTEMPT_ID = "wa_0000000000000000000000";
-const EVENT_ID = { type: "string", pattern: "^evt_[0-9A-Za-z]{22}$" };
-const ENDPOINT_ID = { type: "string", pattern: `^${ENDPOINT_ID_PATTERN}$` };
+import { idSchema, LIST_LIMIT_MAX } from "../../schema/params.js";
 
 /** The public attempt object of CONTRACT.md section 7, fields in contract order. */
 export const WebhookAttemptObject = publicObject<WebhookAttempt>("WebhookAttempt", {
-  id: field({ type: "string", pattern: `^${ATTEMPT_ID_PATTERN}$`, description: "An attempt id: `wa_` and an opaque suffix." }, (a) => a.id),
+  id: field(idSchema("wa", "An attempt id: `wa_` and an opaque suffix."), (a) => a.id),
   object: constant("webhook_attempt"),
-  event: field(EVENT_ID, (a) => a.eventId),
-  webhook_endpoint: field(ENDPOINT_ID, (a) => a.webhookEndpointId),
-  status: field({ type: "string", enum: ["succeeded", "failed"] }, (a) => a.status),
+  event: field(idSchema("evt"), (a) => a.eventId),
+  webhook_endpoint: field(idSchema("we"), (a) => a.webhookEndpointId),
+  status: field({ type: "string", enum: [...ATTEMPT_STATUSES] }, (a) => a.status),
   response_status: field({ type: ["integer", "null"], description: "The receiver's HTTP status; null when no response came." }, (a) => a.responseStatus ?? null),
   response_body: field({ type: ["string", "null"], description: "The first 1 KiB of the response body; null when no response came." }, (a) => a.responseBody ?? null),
   error: field(
@@ -27,7 +20,7 @@ export const WebhookAttemptObject = publicObject<WebhookAttempt>("WebhookAttempt
     (a) => a.error ?? null,
   ),
   duration_ms: field({ type: "integer", minimum: 0 }, (a) => Number(a.durationMs)),
-  trigger: field({ type: "string", enum: ["scheduled", "manual", "recovery"] }, (a) => a.trigger),
+  trigger: field({ type: "string", enum: [...ATTEMPT_TRIGGERS] }, (a) => a.trigger),
   created: field({ type: "integer", description: "Unix seconds." }, (a) => Number(a.created)),
 });
 
@@ -36,7 +29,7 @@ export const WebhookAttemptListObject = publicObject<ListWebhookAttemptsResponse
   "WebhookAttemptList",
   {
     object: constant("list"),
-    url: field({ type: "string", pattern: `^/v1/webhook_endpoints/${ENDPOINT_ID_PATTERN}/attempts$` }, (page) => `/v1/webhook_endpoints/${page.webhookEndpointId}/attempts`),
+    url: field({ type: "string", pattern: `^/v1/webhook_endpoints/${idPattern("we")}/attempts$` }, (page) => `/v1/webhook_endpoints/${page.webhookEndpointId}/attempts`),
     has_more: field({ type: "boolean" }, (page) => page.hasMore),
     data: field({ type: "array", maxItems: LIST_LIMIT_MAX, items: schemaRef(WebhookAttemptObject.name) }, (page) =>
       page.webhookAttempts.map((a) => WebhookAttemptObject.render(a)),

@@ -1,7 +1,8 @@
+import { ATTEMPT_STATUSES, exampleId } from "@rms/proto";
 import { optionalEnum, optionalInteger, optionalString } from "../../http/params.js";
-import { LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX, pageParams } from "../../schema/params.js";
+import { idSchema, LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX, pageParams } from "../../schema/params.js";
 import { defineOperation } from "../operation.js";
-import { ATTEMPT_ID_PATTERN, EXAMPLE_ATTEMPT_ID, WebhookAttemptListObject } from "./attempt-objects.js";
+import { WebhookAttemptListObject } from "./attempt-objects.js";
 import { ENDPOINT_ID_PATH } from "./objects.js";
 
 /** GET /v1/webhook_endpoints/:id/attempts: one page of the endpoint's delivery attempts, newest first. */
@@ -12,9 +13,9 @@ export const listWebhookAttempts = defineOperation({
   scope: "webhooks:write",
   pathParameters: ENDPOINT_ID_PATH,
   parameters: {
-    ...pageParams(ATTEMPT_ID_PATTERN, "attempt", EXAMPLE_ATTEMPT_ID),
-    event: { example: "evt_0000000000000000000000", schema: { type: "string", pattern: "^evt_[0-9A-Za-z]{22}$", description: "Only attempts of this event." } },
-    status: { example: "failed", schema: { type: "string", enum: ["succeeded", "failed"], description: "Only attempts with this outcome." } },
+    ...pageParams("wa", "attempt"),
+    event: { example: exampleId("evt"), schema: idSchema("evt", "Only attempts of this event.") },
+    status: { example: "failed", schema: { type: "string", enum: [...ATTEMPT_STATUSES], description: "Only attempts with this outcome." } },
   },
   success: { status: 200, description: "One page of attempts, newest first (kept 30 days).", object: WebhookAttemptListObject },
   errors: ["resource_missing", "limit_invalid", "parameter_invalid", "parameter_invalid_empty"],
@@ -26,7 +27,7 @@ export const listWebhookAttempts = defineOperation({
     const endingBefore = optionalString(params, "ending_before") ?? "";
     // A malformed event id is core's to refuse (one rule, one place).
     const eventId = optionalString(params, "event") ?? "";
-    const status = optionalEnum(params, "status", ["succeeded", "failed"] as const) ?? "";
+    const status = optionalEnum(params, "status", ATTEMPT_STATUSES) ?? "";
     return { tenant, webhookEndpointId: path["id"] ?? "", limit, startingAfter, endingBefore, eventId, status };
   },
   reply: (page) => page,

@@ -1,7 +1,7 @@
 import { optionalInteger, optionalString } from "../../http/params.js";
 import { LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX, pageParams } from "../../schema/params.js";
 import { defineOperation } from "../operation.js";
-import { ENDPOINT_ID_PATTERN, EXAMPLE_ENDPOINT_ID, WebhookEndpointListObject } from "./objects.js";
+import { WebhookEndpointListObject } from "./objects.js";
 
 /** GET /v1/webhook_endpoints: one page, newest first, in the list envelope. */
 export const listWebhookEndpoints = defineOperation({
@@ -9,7 +9,7 @@ export const listWebhookEndpoints = defineOperation({
   path: "/v1/webhook_endpoints",
   summary: "List webhook endpoints",
   scope: "webhooks:write",
-  parameters: pageParams(ENDPOINT_ID_PATTERN, "webhook endpoint", EXAMPLE_ENDPOINT_ID),
+  parameters: pageParams("we", "webhook endpoint"),
   success: { status: 200, description: "One page of endpoints, newest first (without secrets).", object: WebhookEndpointListObject },
   errors: ["limit_invalid", "parameter_invalid"],
   service: "webhookEndpoints",

@@ -1,10 +1,10 @@
-import { WEBHOOK_ENDPOINT_STATUS, WebhookEndpointStatus, type WebhookEndpoint, type WebhookEndpointStatusName } from "@rms/proto";
+import { EVENT_TYPES, exampleId, metadataMap, WEBHOOK_ENDPOINT_STATUS, WebhookEndpointStatus, type WebhookEndpoint, type WebhookEndpointStatusName } from "@rms/proto";
 import { ApiError } from "../../errors.js";
 import type { Params } from "../../http/body.js";
 import { optionalString, optionalStringList } from "../../http/params.js";
 import { API_VERSION } from "../../http/request-id.js";
 import { constant, deletedOf, field, listOf, publicObject, type Field } from "../../schema/objects.js";
-import { LIST_LIMIT_MAX, METADATA_OBJECT } from "../../schema/params.js";
+import { idSchema, LIST_LIMIT_MAX, METADATA_OBJECT } from "../../schema/params.js";
 import type { ParamSpec } from "../operation.js";
 
 export const STATUS_NAMES = WEBHOOK_ENDPOINT_STATUS.names;
@@ -14,13 +14,9 @@ export function statusToProto(status: WebhookEndpointStatusName | undefined): We
   return status === undefined ? WebhookEndpointStatus.UNSPECIFIED : WEBHOOK_ENDPOINT_STATUS.valueOf(status);
 }
 
-/** A webhook endpoint id: `we_` and an opaque suffix (no anchors). */
-export const ENDPOINT_ID_PATTERN = "we_[0-9A-Za-z]{22}";
-export const EXAMPLE_ENDPOINT_ID = "we_0000000000000000000000";
-const ENDPOINT_ID = { type: "string", pattern: `^${ENDPOINT_ID_PATTERN}$`, description: "A webhook endpoint id: `we_` and an opaque suffix." };
-/** The event types an endpoint may name, besides `*` (core checks; this list describes them). */
-const EVENT_TYPES = ["*", "resource.created", "resource.updated", "resource.deleted", "job.succeeded", "job.failed", "job.canceled"];
-const ENABLED_EVENTS = { type: "array", minItems: 1, items: { type: "string", enum: EVENT_TYPES } };
+const ENDPOINT_ID = idSchema("we", "A webhook endpoint id: `we_` and an opaque suffix.");
+/** `*` or the event types an endpoint may name (core checks; this describes them). */
+const ENABLED_EVENTS = { type: "array", minItems: 1, items: { type: "string", enum: ["*", ...EVENT_TYPES] } };
 const STATUS = { type: "string", enum: [...STATUS_NAMES] };
 
 function fail(): never {
@@ -34,12 +30,7 @@ const fields: Record<string, Field<WebhookEndpoint>> = {
   enabled_events: field(ENABLED_EVENTS, (w) => w.enabledEvents),
   status: field(STATUS, (w) => WEBHOOK_ENDPOINT_STATUS.nameOf(w.status) ?? fail()),
   description: field({ type: ["string", "null"], maxLength: 500 }, (w) => w.description ?? null),
-  metadata: field(METADATA_OBJECT, (w) => {
-    // Null prototype: a key such as "__proto__" is an own property, serialized verbatim.
-    const metadata = Object.create(null) as Record<string, string>;
-    for (const { key, value } of w.metadata) metadata[key] = value;
-    return metadata;
-  }),
+  metadata: field(METADATA_OBJECT, (w) => metadataMap(w.metadata.map((e) => [e.key, e.value]))),
   livemode: field({ type: "boolean" }, (w) => w.livemode),
   api_version: constant(API_VERSION),
   created: field({ type: "integer", description: "Unix seconds." }, (w) => Number(w.created)),
@@ -58,7 +49,7 @@ export const WebhookEndpointListObject = listOf(WebhookEndpointObject, "/v1/webh
 export const DeletedWebhookEndpointObject = deletedOf(WebhookEndpointObject, "webhook_endpoint", ENDPOINT_ID);
 
 /** The `:id` of `/v1/webhook_endpoints/:id`. */
-export const ENDPOINT_ID_PATH = { id: { example: EXAMPLE_ENDPOINT_ID, schema: { type: "string", description: "The webhook endpoint id." } } } satisfies Record<string, ParamSpec>;
+export const ENDPOINT_ID_PATH = { id: { example: exampleId("we"), schema: { type: "string", description: "The webhook endpoint id." } } } satisfies Record<string, ParamSpec>;
 
 /** Parameters of create and update. */
 export const ENDPOINT_PARAMS = {

@@ -1,7 +1,7 @@
+import { exampleId } from "@rms/proto";
 import { requiredString } from "../../http/params.js";
 import { defineOperation } from "../operation.js";
 import { WebhookAttemptObject } from "./attempt-objects.js";
-import { EXAMPLE_ENDPOINT_ID } from "./objects.js";
 
 /**
  * The core call of a resend waits for one delivery attempt (at most the 15 s delivery timeout) and its
@@ -15,11 +15,11 @@ export const resendEvent = defineOperation({
   path: "/v1/events/:id/resend",
   summary: "Resend an event to a webhook endpoint",
   scope: "webhooks:write",
-  pathParameters: { id: { example: "evt_0000000000000000000000", schema: { type: "string", description: "The event id." } } },
+  pathParameters: { id: { example: exampleId("evt"), schema: { type: "string", description: "The event id." } } },
   parameters: {
     webhook_endpoint: {
       required: true,
-      example: EXAMPLE_ENDPOINT_ID,
+      example: exampleId("we"),
       schema: { type: "string", description: "The endpoint to deliver to (of the same account and mode; it may be disabled)." },
     },
   },

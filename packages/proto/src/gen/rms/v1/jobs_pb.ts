@@ -16,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file rms/v1/jobs.proto.
  */
 export const file_rms_v1_jobs: GenFile = /*@__PURE__*/
-  fileDesc("ChFybXMvdjEvam9icy5wcm90bxIGcm1zLnYxIr0BCglKb2JGaWx0ZXISCwoDaWRzGAEgAygJEiYKBnN0YXR1cxgCIAEoDjIWLnJtcy52MS5SZXNvdXJjZVN0YXR1cxInCghtZXRhZGF0YRgDIAMoCzIVLnJtcy52MS5NZXRhZGF0YUVudHJ5EhgKC2NyZWF0ZWRfZ3RlGAQgASgDSACIAQESGAoLY3JlYXRlZF9sdGUYBSABKANIAYgBAUIOCgxfY3JlYXRlZF9ndGVCDgoMX2NyZWF0ZWRfbHRlInQKCUpvYlVwZGF0ZRImCgZzdGF0dXMYASABKA4yFi5ybXMudjEuUmVzb3VyY2VTdGF0dXMSJwoIbWV0YWRhdGEYAiADKAsyFS5ybXMudjEuTWV0YWRhdGFFbnRyeRIWCg5jbGVhcl9tZXRhZGF0YRgDIAEoCCJxCgpJbXBvcnRJdGVtEhEKBG5hbWUYASABKAlIAIgBARITCgZzdGF0dXMYAiABKAlIAYgBARInCghtZXRhZGF0YRgDIAMoCzIVLnJtcy52MS5NZXRhZGF0YUVudHJ5QgcKBV9uYW1lQgkKB19zdGF0dXMiWAoQQnVsa1VwZGF0ZVBhcmFtcxIhCgZmaWx0ZXIYASABKAsyES5ybXMudjEuSm9iRmlsdGVyEiEKBnVwZGF0ZRgCIAEoCzIRLnJtcy52MS5Kb2JVcGRhdGUiNQoQQnVsa0RlbGV0ZVBhcmFtcxIhCgZmaWx0ZXIYASABKAsyES5ybXMudjEuSm9iRmlsdGVyIjEKDEltcG9ydFBhcmFtcxIhCgVpdGVtcxgBIAMoCzISLnJtcy52MS5JbXBvcnRJdGVtIqMBCglKb2JQYXJhbXMSLwoLYnVsa191cGRhdGUYASABKAsyGC5ybXMudjEuQnVsa1VwZGF0ZVBhcmFtc0gAEi8KC2J1bGtfZGVsZXRlGAIgASgLMhgucm1zLnYxLkJ1bGtEZWxldGVQYXJhbXNIABIsCgxpbXBvcnRfaXRlbXMYAyABKAsyFC5ybXMudjEuSW1wb3J0UGFyYW1zSABCBgoEa2luZCJfCgtKb2JQcm9ncmVzcxISCgV0b3RhbBgBIAEoA0gAiAEBEhEKCXByb2Nlc3NlZBgCIAEoAxIOCgZmYWlsZWQYAyABKAMSDwoHc2tpcHBlZBgEIAEoA0IICgZfdG90YWwicgoMSm9iSXRlbUVycm9yEg0KBWluZGV4GAEgASgDEg8KAmlkGAIgASgJSACIAQESDAoEY29kZRgDIAEoCRISCgVwYXJhbRgEIAEoCUgBiAEBEg8KB21lc3NhZ2UYBSABKAlCBQoDX2lkQggKBl9wYXJhbSJUCglKb2JSZXN1bHQSEgoKY291bnRfbmFtZRgBIAEoCRINCgVjb3VudBgCIAEoAxIkCgZlcnJvcnMYAyADKAsyFC5ybXMudjEuSm9iSXRlbUVycm9yIisKCkpvYkZhaWx1cmUSDAoEY29kZRgBIAEoCRIPCgdtZXNzYWdlGAIgASgJIp8DCgNKb2ISCgoCaWQYASABKAkSDAoEdHlwZRgCIAEoCRIOCgZzdGF0dXMYAyABKAkSIQoGcGFyYW1zGAQgASgLMhEucm1zLnYxLkpvYlBhcmFtcxIlCghwcm9ncmVzcxgFIAEoCzITLnJtcy52MS5Kb2JQcm9ncmVzcxImCgZyZXN1bHQYBiABKAsyES5ybXMudjEuSm9iUmVzdWx0SACIAQESJgoFZXJyb3IYByABKAsyEi5ybXMudjEuSm9iRmFpbHVyZUgBiAEBEhAKCGF0dGVtcHRzGAggASgDEiAKE2NhbmNlbF9yZXF1ZXN0ZWRfYXQYCSABKANIAogBARIQCghsaXZlbW9kZRgKIAEoCBIPCgdjcmVhdGVkGAsgASgDEhcKCnN0YXJ0ZWRfYXQYDCABKANIA4gBARIYCgtmaW5pc2hlZF9hdBgNIAEoA0gEiAEBQgkKB19yZXN1bHRCCAoGX2Vycm9yQhYKFF9jYW5jZWxfcmVxdWVzdGVkX2F0Qg0KC19zdGFydGVkX2F0Qg4KDF9maW5pc2hlZF9hdCJVChBDcmVhdGVKb2JSZXF1ZXN0Eh4KBnRlbmFudBgBIAEoCzIOLnJtcy52MS5UZW5hbnQSIQoGcGFyYW1zGAIgASgLMhEucm1zLnYxLkpvYlBhcmFtcyItChFDcmVhdGVKb2JSZXNwb25zZRIYCgNqb2IYASABKAsyCy5ybXMudjEuSm9iIjsKDUdldEpvYlJlcXVlc3QSHgoGdGVuYW50GAEgASgLMg4ucm1zLnYxLlRlbmFudBIKCgJpZBgCIAEoCSIqCg5HZXRKb2JSZXNwb25zZRIYCgNqb2IYASABKAsyCy5ybXMudjEuSm9iIrQBCg9MaXN0Sm9ic1JlcXVlc3QSHgoGdGVuYW50GAEgASgLMg4ucm1zLnYxLlRlbmFudBINCgVsaW1pdBgCIAEoBRIWCg5zdGFydGluZ19hZnRlchgDIAEoCRIVCg1lbmRpbmdfYmVmb3JlGAQgASgJEg4KBnN0YXR1cxgFIAEoCRIMCgR0eXBlGAYgASgJEiUKB2NyZWF0ZWQYByABKAsyFC5ybXMudjEuQ3JlYXRlZFJhbmdlIj8KEExpc3RKb2JzUmVzcG9uc2USGQoEam9icxgBIAMoCzILLnJtcy52MS5Kb2ISEAoIaGFzX21vcmUYAiABKAgiswEKFExpc3RKb2JFcnJvcnNSZXF1ZXN0Eh4KBnRlbmFudBgBIAEoCzIOLnJtcy52MS5UZW5hbnQSDgoGam9iX2lkGAIgASgJEg0KBWxpbWl0GAMgASgFEhsKDnN0YXJ0aW5nX2FmdGVyGAQgASgDSACIAQESGgoNZW5kaW5nX2JlZm9yZRgFIAEoA0gBiAEBQhEKD19zdGFydGluZ19hZnRlckIQCg5fZW5kaW5nX2JlZm9yZSJfChVMaXN0Sm9iRXJyb3JzUmVzcG9uc2USJAoGZXJyb3JzGAEgAygLMhQucm1zLnYxLkpvYkl0ZW1FcnJvchIQCghoYXNfbW9yZRgCIAEoCBIOCgZqb2JfaWQYAyABKAkiPgoQQ2FuY2VsSm9iUmVxdWVzdBIeCgZ0ZW5hbnQYASABKAsyDi5ybXMudjEuVGVuYW50EgoKAmlkGAIgASgJIi0KEUNhbmNlbEpvYlJlc3BvbnNlEhgKA2pvYhgBIAEoCzILLnJtcy52MS5Kb2Iy1gIKCkpvYlNlcnZpY2USQAoJQ3JlYXRlSm9iEhgucm1zLnYxLkNyZWF0ZUpvYlJlcXVlc3QaGS5ybXMudjEuQ3JlYXRlSm9iUmVzcG9uc2USNwoGR2V0Sm9iEhUucm1zLnYxLkdldEpvYlJlcXVlc3QaFi5ybXMudjEuR2V0Sm9iUmVzcG9uc2USPQoITGlzdEpvYnMSFy5ybXMudjEuTGlzdEpvYnNSZXF1ZXN0Ghgucm1zLnYxLkxpc3RKb2JzUmVzcG9uc2USTAoNTGlzdEpvYkVycm9ycxIcLnJtcy52MS5MaXN0Sm9iRXJyb3JzUmVxdWVzdBodLnJtcy52MS5MaXN0Sm9iRXJyb3JzUmVzcG9uc2USQAoJQ2FuY2VsSm9iEhgucm1zLnYxLkNhbmNlbEpvYlJlcXVlc3QaGS5ybXMudjEuQ2FuY2VsSm9iUmVzcG9uc2ViBnByb3RvMw", [file_rms_v1_common, file_rms_v1_events, file_rms_v1_resources]);
+  fileDesc("ChFybXMvdjEvam9icy5wcm90bxIGcm1zLnYxIr0BCglKb2JGaWx0ZXISCwoDaWRzGAEgAygJEiYKBnN0YXR1cxgCIAEoDjIWLnJtcy52MS5SZXNvdXJjZVN0YXR1cxInCghtZXRhZGF0YRgDIAMoCzIVLnJtcy52MS5NZXRhZGF0YUVudHJ5EhgKC2NyZWF0ZWRfZ3RlGAQgASgDSACIAQESGAoLY3JlYXRlZF9sdGUYBSABKANIAYgBAUIOCgxfY3JlYXRlZF9ndGVCDgoMX2NyZWF0ZWRfbHRlInQKCUpvYlVwZGF0ZRImCgZzdGF0dXMYASABKA4yFi5ybXMudjEuUmVzb3VyY2VTdGF0dXMSJwoIbWV0YWRhdGEYAiADKAsyFS5ybXMudjEuTWV0YWRhdGFFbnRyeRIWCg5jbGVhcl9tZXRhZGF0YRgDIAEoCCJxCgpJbXBvcnRJdGVtEhEKBG5hbWUYASABKAlIAIgBARITCgZzdGF0dXMYAiABKAlIAYgBARInCghtZXRhZGF0YRgDIAMoCzIVLnJtcy52MS5NZXRhZGF0YUVudHJ5QgcKBV9uYW1lQgkKB19zdGF0dXMiWAoQQnVsa1VwZGF0ZVBhcmFtcxIhCgZmaWx0ZXIYASABKAsyES5ybXMudjEuSm9iRmlsdGVyEiEKBnVwZGF0ZRgCIAEoCzIRLnJtcy52MS5Kb2JVcGRhdGUiNQoQQnVsa0RlbGV0ZVBhcmFtcxIhCgZmaWx0ZXIYASABKAsyES5ybXMudjEuSm9iRmlsdGVyIjEKDEltcG9ydFBhcmFtcxIhCgVpdGVtcxgBIAMoCzISLnJtcy52MS5JbXBvcnRJdGVtIqMBCglKb2JQYXJhbXMSLwoLYnVsa191cGRhdGUYASABKAsyGC5ybXMudjEuQnVsa1VwZGF0ZVBhcmFtc0gAEi8KC2J1bGtfZGVsZXRlGAIgASgLMhgucm1zLnYxLkJ1bGtEZWxldGVQYXJhbXNIABIsCgxpbXBvcnRfaXRlbXMYAyABKAsyFC5ybXMudjEuSW1wb3J0UGFyYW1zSABCBgoEa2luZCJfCgtKb2JQcm9ncmVzcxISCgV0b3RhbBgBIAEoA0gAiAEBEhEKCXByb2Nlc3NlZBgCIAEoAxIOCgZmYWlsZWQYAyABKAMSDwoHc2tpcHBlZBgEIAEoA0IICgZfdG90YWwicgoMSm9iSXRlbUVycm9yEg0KBWluZGV4GAEgASgDEg8KAmlkGAIgASgJSACIAQESDAoEY29kZRgDIAEoCRISCgVwYXJhbRgEIAEoCUgBiAEBEg8KB21lc3NhZ2UYBSABKAlCBQoDX2lkQggKBl9wYXJhbSJUCglKb2JSZXN1bHQSEgoKY291bnRfbmFtZRgBIAEoCRINCgVjb3VudBgCIAEoAxIkCgZlcnJvcnMYAyADKAsyFC5ybXMudjEuSm9iSXRlbUVycm9yIisKCkpvYkZhaWx1cmUSDAoEY29kZRgBIAEoCRIPCgdtZXNzYWdlGAIgASgJIt0DCgNKb2ISCgoCaWQYASABKAkSEAoEdHlwZRgCIAEoCUICGAESEgoGc3RhdHVzGAMgASgJQgIYARIlCgZwYXJhbXMYBCABKAsyES5ybXMudjEuSm9iUGFyYW1zQgIYARIpCghwcm9ncmVzcxgFIAEoCzITLnJtcy52MS5Kb2JQcm9ncmVzc0ICGAESKgoGcmVzdWx0GAYgASgLMhEucm1zLnYxLkpvYlJlc3VsdEICGAFIAIgBARIqCgVlcnJvchgHIAEoCzISLnJtcy52MS5Kb2JGYWlsdXJlQgIYAUgBiAEBEhQKCGF0dGVtcHRzGAggASgDQgIYARIkChNjYW5jZWxfcmVxdWVzdGVkX2F0GAkgASgDQgIYAUgCiAEBEhQKCGxpdmVtb2RlGAogASgIQgIYARITCgdjcmVhdGVkGAsgASgDQgIYARIbCgpzdGFydGVkX2F0GAwgASgDQgIYAUgDiAEBEhwKC2ZpbmlzaGVkX2F0GA0gASgDQgIYAUgEiAEBEgwKBGpzb24YDiABKAlCCQoHX3Jlc3VsdEIICgZfZXJyb3JCFgoUX2NhbmNlbF9yZXF1ZXN0ZWRfYXRCDQoLX3N0YXJ0ZWRfYXRCDgoMX2ZpbmlzaGVkX2F0IlUKEENyZWF0ZUpvYlJlcXVlc3QSHgoGdGVuYW50GAEgASgLMg4ucm1zLnYxLlRlbmFudBIhCgZwYXJhbXMYAiABKAsyES5ybXMudjEuSm9iUGFyYW1zIi0KEUNyZWF0ZUpvYlJlc3BvbnNlEhgKA2pvYhgBIAEoCzILLnJtcy52MS5Kb2IiOwoNR2V0Sm9iUmVxdWVzdBIeCgZ0ZW5hbnQYASABKAsyDi5ybXMudjEuVGVuYW50EgoKAmlkGAIgASgJIioKDkdldEpvYlJlc3BvbnNlEhgKA2pvYhgBIAEoCzILLnJtcy52MS5Kb2IitAEKD0xpc3RKb2JzUmVxdWVzdBIeCgZ0ZW5hbnQYASABKAsyDi5ybXMudjEuVGVuYW50Eg0KBWxpbWl0GAIgASgFEhYKDnN0YXJ0aW5nX2FmdGVyGAMgASgJEhUKDWVuZGluZ19iZWZvcmUYBCABKAkSDgoGc3RhdHVzGAUgASgJEgwKBHR5cGUYBiABKAkSJQoHY3JlYXRlZBgHIAEoCzIULnJtcy52MS5DcmVhdGVkUmFuZ2UiPwoQTGlzdEpvYnNSZXNwb25zZRIZCgRqb2JzGAEgAygLMgsucm1zLnYxLkpvYhIQCghoYXNfbW9yZRgCIAEoCCKzAQoUTGlzdEpvYkVycm9yc1JlcXVlc3QSHgoGdGVuYW50GAEgASgLMg4ucm1zLnYxLlRlbmFudBIOCgZqb2JfaWQYAiABKAkSDQoFbGltaXQYAyABKAUSGwoOc3RhcnRpbmdfYWZ0ZXIYBCABKANIAIgBARIaCg1lbmRpbmdfYmVmb3JlGAUgASgDSAGIAQFCEQoPX3N0YXJ0aW5nX2FmdGVyQhAKDl9lbmRpbmdfYmVmb3JlIngKFUxpc3RKb2JFcnJvcnNSZXNwb25zZRIoCgZlcnJvcnMYASADKAsyFC5ybXMudjEuSm9iSXRlbUVycm9yQgIYARIQCghoYXNfbW9yZRgCIAEoCBIOCgZqb2JfaWQYAyABKAkSEwoLZXJyb3JzX2pzb24YBCADKAkiPgoQQ2FuY2VsSm9iUmVxdWVzdBIeCgZ0ZW5hbnQYASABKAsyDi5ybXMudjEuVGVuYW50EgoKAmlkGAIgASgJIi0KEUNhbmNlbEpvYlJlc3BvbnNlEhgKA2pvYhgBIAEoCzILLnJtcy52MS5Kb2Iy1gIKCkpvYlNlcnZpY2USQAoJQ3JlYXRlSm9iEhgucm1zLnYxLkNyZWF0ZUpvYlJlcXVlc3QaGS5ybXMudjEuQ3JlYXRlSm9iUmVzcG9uc2USNwoGR2V0Sm9iEhUucm1zLnYxLkdldEpvYlJlcXVlc3QaFi5ybXMudjEuR2V0Sm9iUmVzcG9uc2USPQoITGlzdEpvYnMSFy5ybXMudjEuTGlzdEpvYnNSZXF1ZXN0Ghgucm1zLnYxLkxpc3RKb2JzUmVzcG9uc2USTAoNTGlzdEpvYkVycm9ycxIcLnJtcy52MS5MaXN0Sm9iRXJyb3JzUmVxdWVzdBodLnJtcy52MS5MaXN0Sm9iRXJyb3JzUmVzcG9uc2USQAoJQ2FuY2VsSm9iEhgucm1zLnYxLkNhbmNlbEpvYlJlcXVlc3QaGS5ybXMudjEuQ2FuY2VsSm9iUmVzcG9uc2ViBnByb3RvMw", [file_rms_v1_common, file_rms_v1_events, file_rms_v1_resources]);
 
 /**
  * Which resources a bulk job targets; every condition given must hold.
@@ -355,6 +355,10 @@ export const JobFailureSchema: GenMessage<JobFailure> = /*@__PURE__*/
   messageDesc(file_rms_v1_jobs, 10);
 
 /**
+ * A job. Core renders its public object once (`json`): the same rendering its `job.*` events record, which
+ * the gateway answers and `rms jobs --json` prints as it is. Fields 2 to 13 are no longer set (they were a
+ * second rendering); they stay declared because removing a field breaks generated code (buf breaking, FILE).
+ *
  * @generated from message rms.v1.Job
  */
 export type Job = Message<"rms.v1.Job"> & {
@@ -366,70 +370,83 @@ export type Job = Message<"rms.v1.Job"> & {
   id: string;
 
   /**
-   * "resources.bulk_update", "resources.bulk_delete" or "resources.import".
-   *
-   * @generated from field: string type = 2;
+   * @generated from field: string type = 2 [deprecated = true];
+   * @deprecated
    */
   type: string;
 
   /**
-   * "queued", "running", "succeeded", "failed" or "canceled".
-   *
-   * @generated from field: string status = 3;
+   * @generated from field: string status = 3 [deprecated = true];
+   * @deprecated
    */
   status: string;
 
   /**
-   * @generated from field: rms.v1.JobParams params = 4;
+   * @generated from field: rms.v1.JobParams params = 4 [deprecated = true];
+   * @deprecated
    */
   params?: JobParams | undefined;
 
   /**
-   * @generated from field: rms.v1.JobProgress progress = 5;
+   * @generated from field: rms.v1.JobProgress progress = 5 [deprecated = true];
+   * @deprecated
    */
   progress?: JobProgress | undefined;
 
   /**
-   * Set once finished.
-   *
-   * @generated from field: optional rms.v1.JobResult result = 6;
+   * @generated from field: optional rms.v1.JobResult result = 6 [deprecated = true];
+   * @deprecated
    */
   result?: JobResult | undefined;
 
   /**
-   * @generated from field: optional rms.v1.JobFailure error = 7;
+   * @generated from field: optional rms.v1.JobFailure error = 7 [deprecated = true];
+   * @deprecated
    */
   error?: JobFailure | undefined;
 
   /**
-   * @generated from field: int64 attempts = 8;
+   * @generated from field: int64 attempts = 8 [deprecated = true];
+   * @deprecated
    */
   attempts: bigint;
 
   /**
-   * @generated from field: optional int64 cancel_requested_at = 9;
+   * @generated from field: optional int64 cancel_requested_at = 9 [deprecated = true];
+   * @deprecated
    */
   cancelRequestedAt?: bigint | undefined;
 
   /**
-   * @generated from field: bool livemode = 10;
+   * @generated from field: bool livemode = 10 [deprecated = true];
+   * @deprecated
    */
   livemode: boolean;
 
   /**
-   * @generated from field: int64 created = 11;
+   * @generated from field: int64 created = 11 [deprecated = true];
+   * @deprecated
    */
   created: bigint;
 
   /**
-   * @generated from field: optional int64 started_at = 12;
+   * @generated from field: optional int64 started_at = 12 [deprecated = true];
+   * @deprecated
    */
   startedAt?: bigint | undefined;
 
   /**
-   * @generated from field: optional int64 finished_at = 13;
+   * @generated from field: optional int64 finished_at = 13 [deprecated = true];
+   * @deprecated
    */
   finishedAt?: bigint | undefined;
+
+  /**
+   * The public job object (CONTRACT.md section 6) as JSON text, every field present in contract order.
+   *
+   * @generated from field: string json = 14;
+   */
+  json: string;
 };
 
 /**
@@ -643,9 +660,10 @@ export const ListJobErrorsRequestSchema: GenMessage<ListJobErrorsRequest> = /*@_
  */
 export type ListJobErrorsResponse = Message<"rms.v1.ListJobErrorsResponse"> & {
   /**
-   * By item index, ascending.
+   * No longer set: see `errors_json`.
    *
-   * @generated from field: repeated rms.v1.JobItemError errors = 1;
+   * @generated from field: repeated rms.v1.JobItemError errors = 1 [deprecated = true];
+   * @deprecated
    */
   errors: JobItemError[];
 
@@ -660,6 +678,13 @@ export type ListJobErrorsResponse = Message<"rms.v1.ListJobErrorsResponse"> & {
    * @generated from field: string job_id = 3;
    */
   jobId: string;
+
+  /**
+   * By item index, ascending: each error's public object as JSON text, as the job's `result.errors` shows it.
+   *
+   * @generated from field: repeated string errors_json = 4;
+   */
+  errorsJson: string[];
 };
 
 /**

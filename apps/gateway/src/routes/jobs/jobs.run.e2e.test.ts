@@ -1,7 +1,7 @@
 import { startWorker, type RunningWorker } from "@rms/core";
 import { eventually } from "@rms/test-db/testkit";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { startStack, withSecretKey, type Stack } from "../testutil/harness.js";
+import { startStack, withSecretKey, type Stack } from "../../testutil/harness.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON bodies; each assertion states the shape it expects.
 type Json = Record<string, any>;

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ApiClient, ApiResponse } from "../testutil/client.js";
-import { startStack, type KeyKindName, type Mode, type Stack } from "../testutil/harness.js";
+import type { ApiClient, ApiResponse } from "../../testutil/client.js";
+import { startStack, type KeyKindName, type Mode, type Stack } from "../../testutil/harness.js";
 
 let stack: Stack;
 beforeAll(async () => {

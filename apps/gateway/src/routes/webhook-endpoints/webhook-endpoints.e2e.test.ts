@@ -4,8 +4,8 @@ import { type Binary, MongoClient } from "mongodb";
 import { pino } from "pino";
 import Stripe from "stripe";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { IDEMPOTENCY_COLLECTION } from "../idempotency/index.js";
-import { startStack, withSecretKey, type Stack } from "../testutil/harness.js";
+import { IDEMPOTENCY_COLLECTION } from "../../idempotency/index.js";
+import { startStack, withSecretKey, type Stack } from "../../testutil/harness.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON bodies; each assertion states the shape it expects.
 type Json = Record<string, any>;

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ApiResponse } from "../testutil/client.js";
-import { startStack, type Stack } from "../testutil/harness.js";
+import type { ApiResponse } from "../../testutil/client.js";
+import { startStack, type Stack } from "../../testutil/harness.js";
 
 // Every error row the resources API can produce, through the real stack.
 let stack: Stack;

@@ -1,8 +1,9 @@
 import { eventually } from "@rms/test-db/testkit";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { startStack, withSecretKey, type Stack } from "../testutil/harness.js";
+import { startStack, withSecretKey, type Stack } from "../../testutil/harness.js";
 
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+// biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON bodies; each assertion states the shape it expects.
+type Json = Record<string, any>;
 
 let stack: Stack;
 let key: string;

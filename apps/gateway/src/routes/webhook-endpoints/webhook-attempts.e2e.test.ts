@@ -4,7 +4,7 @@ import { eventually } from "@rms/test-db/testkit";
 import { MongoClient } from "mongodb";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startStack, withSecretKey, type Stack } from "../testutil/harness.js";
+import { startStack, withSecretKey, type Stack } from "../../testutil/harness.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON bodies; each assertion states the shape it expects.
 type Json = Record<string, any>;

@@ -1,5 +1,5 @@
 import { expect, it } from "vitest";
-import { useStackWithSecretKey } from "../testutil/harness.js";
+import { useStackWithSecretKey } from "../../testutil/harness.js";
 
 const ctx = useStackWithSecretKey();
 

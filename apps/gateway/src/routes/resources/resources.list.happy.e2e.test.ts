@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { startStack, withSecretKey, type Stack } from "../testutil/harness.js";
+import { startStack, withSecretKey, type Stack } from "../../testutil/harness.js";
 
 let stack: Stack;
 let key: string;

@@ -1,0 +1,125 @@
+import type { AnyService, CallContext, ServiceImplementation, Tenant as TenantMessage } from "@rms/proto";
+import type { RequestInfo, Tenant } from "../caller.js";
+import { errors } from "../errors.js";
+import { budgetOf, type Budget } from "./budget.js";
+import { requestInfo, tenantOf } from "./call-info.js";
+
+/**
+ * One way to declare a tenant-scoped RPC, core's counterpart of the gateway's `defineOperation`: a
+ * read or a write, described by its domain steps, run by one machinery in one order:
+ *
+ *   tenant (parameter_missing) -> `parse` (the domain checks, no database) -> presented key -> `load`/`write` -> `reply`
+ *
+ * A write starts only once the presented key is confirmed, and an idempotent create the store found under
+ * the same Idempotency-Key with other parameters (`{ conflict: true }`) is refused with the catalogue's
+ * `idempotency_key_reused`. A read's `load` runs alongside the key check, and its result is dropped when
+ * the key is refused; what comes after the check (not found, a second read) is in `reply`. Every database
+ * command gets the time the caller's deadline leaves (budget.ts).
+ */
+
+/** Checks a call's presented key against the tenant it acts on (accounts/presented-key.ts). */
+export type PresentedKeyCheck = (context: CallContext, tenant: Tenant, options?: { timeoutMS?: number }) => Promise<void>;
+
+/** What a declared RPC's steps get besides their input: on whose behalf, within what time, for which request. */
+export interface Call {
+  readonly tenant: Tenant;
+  readonly budget: Budget;
+  /** The request id and Idempotency-Key, recorded with the events a write records. */
+  readonly info: RequestInfo;
+}
+
+/** A request that acts on one tenant's data. */
+interface Scoped {
+  readonly tenant?: TenantMessage | undefined;
+}
+
+/** What a store answers for a create whose Idempotency-Key was first used with other parameters. */
+export interface IdempotencyConflict {
+  readonly conflict: true;
+}
+
+/** One declared RPC, as `defineRpcs` serves it. */
+export interface Rpc<Req, Res> {
+  run(request: Req, context: CallContext, checkKey: PresentedKeyCheck): Promise<Res>;
+}
+
+interface Steps<Req, In> {
+  /** The domain checks of the request, before the key check and any database command (default: the request as it is). */
+  parse?(request: Req): In;
+}
+
+export interface ReadSpec<Req, In, T, Res> extends Steps<Req, In> {
+  /** The read, alongside the presented-key check. */
+  load(input: In, call: Call): Promise<T>;
+  /** The answer, once the key is confirmed (a missing object, a second read). */
+  reply(loaded: T, input: In, call: Call): Res | Promise<Res>;
+}
+
+export interface WriteSpec<Req, In, T, Res> extends Steps<Req, In> {
+  /** The write, once the presented key is confirmed. */
+  write(input: In, call: Call): Promise<T>;
+  /** The answer from what the write returned (an idempotency conflict never reaches it). */
+  reply(written: Exclude<T, IdempotencyConflict>, input: In, call: Call): Res | Promise<Res>;
+}
+
+function prologue<Req extends Scoped, In>(spec: Steps<Req, In>, request: Req, context: CallContext): { input: In; call: Call } {
+  const tenant = tenantOf(request.tenant);
+  const input = spec.parse ? spec.parse(request) : (request as unknown as In);
+  return { input, call: { tenant, budget: budgetOf(context), info: requestInfo(context) } };
+}
+
+function isConflict(value: unknown): value is IdempotencyConflict {
+  return typeof value === "object" && value !== null && (value as Partial<IdempotencyConflict>).conflict === true;
+}
+
+/** A read: `load` runs alongside the presented-key check; a refused key drops its result. */
+function read<Req extends Scoped, T, Res, In = Req>(spec: ReadSpec<Req, In, T, Res>): Rpc<Req, Res> {
+  return {
+    async run(request, context, checkKey) {
+      const { input, call } = prologue(spec, request, context);
+      // Taken before the read starts: with no time left the call fails here, with nothing started.
+      const keyOptions = call.budget.db();
+      const [loaded] = await Promise.all([spec.load(input, call), checkKey(context, call.tenant, keyOptions)]);
+      return spec.reply(loaded, input, call);
+    },
+  };
+}
+
+/** A write: starts once the presented key is confirmed; an idempotency conflict is `idempotency_key_reused`. */
+function write<Req extends Scoped, T, Res, In = Req>(spec: WriteSpec<Req, In, T, Res>): Rpc<Req, Res> {
+  return {
+    async run(request, context, checkKey) {
+      const { input, call } = prologue(spec, request, context);
+      await checkKey(context, call.tenant, call.budget.db());
+      const written = await spec.write(input, call);
+      if (isConflict(written)) throw errors.of("idempotency_key_reused");
+      return spec.reply(written as Exclude<T, IdempotencyConflict>, input, call);
+    },
+  };
+}
+
+/** The two kinds of declaration: `rpc.read({ parse?, load, reply })`, `rpc.write({ parse?, write, reply })`. */
+export const rpc = { read, write };
+
+type RequestOf<S, K extends keyof ServiceImplementation<S>> = Parameters<ServiceImplementation<S>[K]>[0];
+type ReplyOf<S, K extends keyof ServiceImplementation<S>> = Awaited<ReturnType<ServiceImplementation<S>[K]>>;
+
+/** One declaration per method of the service: a missing or misspelled one does not compile. */
+export type RpcDeclarations<S> = { readonly [K in keyof ServiceImplementation<S>]: Rpc<RequestOf<S, K>, ReplyOf<S, K>> };
+
+/** A service's handlers from its declarations, each checking the presented key with `checkKey`. */
+export function defineRpcs<S extends AnyService>(service: S, checkKey: PresentedKeyCheck, rpcs: RpcDeclarations<S>): ServiceImplementation<S> {
+  const declared = rpcs as unknown as Readonly<Record<string, Rpc<unknown, unknown>>>;
+  const handlers = service.methods.map((method) => {
+    const declaration = declared[method.localName];
+    if (!declaration) throw new Error(`no declaration for ${service.typeName}.${method.name}`);
+    return [method.localName, (request: unknown, context: CallContext) => declaration.run(request, context, checkKey)] as const;
+  });
+  return Object.fromEntries(handlers) as unknown as ServiceImplementation<S>;
+}
+
+/** The object a read or write found, or `resource_missing` naming its kind and id. */
+export function found<T>(doc: T | null | undefined, kind: string, id: string, param?: string): T {
+  if (doc === null || doc === undefined) throw errors.notFound(kind, id, param);
+  return doc;
+}

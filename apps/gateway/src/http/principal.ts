@@ -1,0 +1,15 @@
+import type { KeyKind } from "@rms/proto";
+
+/** Whose data a request acts on, from the verified key. */
+export interface Tenant {
+  readonly accountId: string;
+  readonly livemode: boolean;
+}
+
+/** A verified key, as much of it as handlers need. Never the secret. */
+export interface Principal {
+  readonly keyId: string;
+  readonly kind: KeyKind;
+  readonly tenant: Tenant;
+  readonly scopes: readonly string[];
+}

@@ -1,0 +1,98 @@
+import type { Db } from "mongodb";
+import { describe, expect, it } from "vitest";
+import { useStackWithDatabase, type Account, type Stack } from "../../testutil/harness.js";
+import { JOB_FIELDS, RES_ID, masked } from "../../testutil/jobs.js";
+
+// biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON bodies; each assertion states the shape it expects.
+type Json = Record<string, any>;
+
+let stack: Stack;
+let key: string;
+let account: Account;
+let db: Db;
+useStackWithDatabase((started) => {
+  ({ stack, key, account, db } = started);
+});
+
+describe("POST /v1/jobs", () => {
+  it("queues an import given as a form with bracket notation, the same request as its JSON form (one Idempotency-Key replays across them)", async () => {
+    const form =
+      "type=resources.import&params[items][0][name]=a&params[items][0][metadata][k]=v&params[items][0][metadata][__proto__]=p" +
+      "&params[items][1][name]=b&params[items][1][status]=paused&params[items][2][name]=&params[items][2][metadata][a.b]=1";
+    const json = {
+      type: "resources.import",
+      params: {
+        items: [
+          { name: "a", metadata: JSON.parse('{"k":"v","__proto__":"p"}') },
+          { name: "b", status: "paused" },
+          { name: "", metadata: { "a.b": 1 } },
+        ],
+      },
+    };
+    const viaForm = await stack.api.post("/v1/jobs", { key, form, headers: { "Idempotency-Key": "import-1" } });
+    expect(viaForm.status).toBe(201);
+    const job = viaForm.json as Json;
+    expect(Object.keys(job)).toEqual(JOB_FIELDS);
+    expect(job).toMatchObject({
+      object: "job",
+      type: "resources.import",
+      status: "queued",
+      progress: { total: 3, processed: 0, failed: 0, skipped: 0 },
+      result: null,
+      error: null,
+      attempts: 0,
+      cancel_requested_at: null,
+      livemode: false,
+      started_at: null,
+      finished_at: null,
+    });
+    expect(job.id).toMatch(/^job_[0-9A-Za-z]{22}$/);
+    // Keys are data: "__proto__" and "a.b" come back as keys; the number 1 as its string form. The empty name is the item's
+    // problem when the job runs, not the job's.
+    expect(viaForm.text).toContain('"params":{"items":[{"name":"a","metadata":{"k":"v","__proto__":"p"}},{"name":"b","status":"paused"},{"name":"","metadata":{"a.b":"1"}}]}');
+
+    const viaJson = await stack.api.post("/v1/jobs", { key, json, headers: { "Idempotency-Key": "import-1" } });
+    expect(viaJson.status).toBe(201);
+    expect(viaJson.headers["idempotent-replayed"]).toBe("true");
+    expect(viaJson.text).toBe(viaForm.text);
+    expect(await db.collection("jobs").countDocuments({ account: account.id })).toBe(1);
+
+    // Without a key, the JSON version makes its own job whose body differs only in id and created.
+    const another = await stack.api.post("/v1/jobs", { key, json });
+    expect(another.status).toBe(201);
+    expect(another.json.id).not.toBe(job.id);
+    expect(masked(another.text)).toBe(masked(viaForm.text));
+
+    // Stored metadata is pairs: no user key became a field name.
+    const stored = await db.collection("jobs").findOne({ _id: job.id });
+    expect(stored?.["params"].items[0].metadata).toEqual([
+      { k: "k", v: "v" },
+      { k: "__proto__", v: "p" },
+    ]);
+
+    const reused = await stack.api.post("/v1/jobs", { key, json: { ...json, params: { items: [{ name: "other" }] } }, headers: { "Idempotency-Key": "import-1" } });
+    expect(reused.status).toBe(400);
+    expect(reused.json.error.code).toBe("idempotency_key_reused");
+  });
+
+  it("queues a bulk update and a bulk delete from forms (ids[], string integers) and JSON alike", async () => {
+    const form = `type=resources.bulk_update&params[filter][ids][]=${RES_ID}&params[filter][status]=active&params[filter][metadata][plan]=pro&params[filter][created][gte]=1700000000&params[update][status]=archived&params[update][metadata][plan]=`;
+    const json = {
+      type: "resources.bulk_update",
+      params: { filter: { ids: [RES_ID], status: "active", metadata: { plan: "pro" }, created: { gte: 1700000000 } }, update: { status: "archived", metadata: { plan: "" } } },
+    };
+    const viaForm = await stack.api.post("/v1/jobs", { key, form });
+    const viaJson = await stack.api.post("/v1/jobs", { key, json });
+    expect(viaForm.status).toBe(201);
+    expect(viaForm.json.params).toEqual(json.params);
+    expect(viaForm.json.progress).toEqual({ total: null, processed: 0, failed: 0, skipped: 0 });
+    expect(masked(viaJson.text)).toBe(masked(viaForm.text));
+
+    const indexed = await stack.api.post("/v1/jobs", { key, form: `type=resources.bulk_delete&params[filter][ids][0]=${RES_ID}&params[filter][created][lte]=5` });
+    expect(indexed.status).toBe(201);
+    expect(indexed.json.params).toEqual({ filter: { ids: [RES_ID], created: { lte: 5 } } });
+    const clear = await stack.api.post("/v1/jobs", { key, form: "type=resources.bulk_update&params[filter][status]=paused&params[update][metadata]=" });
+    expect(clear.status).toBe(201);
+    expect(clear.json.params).toEqual({ filter: { status: "paused" }, update: { metadata: "" } });
+  });
+});

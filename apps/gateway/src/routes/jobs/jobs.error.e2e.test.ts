@@ -1,0 +1,125 @@
+import type { Db } from "mongodb";
+import { describe, expect, it } from "vitest";
+import { useStackWithDatabase, type Stack } from "../../testutil/harness.js";
+import { RES_ID, masked, setJob } from "../../testutil/jobs.js";
+
+// biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON bodies; each assertion states the shape it expects.
+type Json = Record<string, any>;
+
+let stack: Stack;
+let key: string;
+let db: Db;
+useStackWithDatabase((started) => {
+  ({ stack, key, db } = started);
+});
+
+describe("POST /v1/jobs", () => {
+  it("accepts 10,000 items and 1,000 ids, refuses one more of either", async () => {
+    const items = (n: number) => Array.from({ length: n }, (_, i) => ({ name: `item ${i}` }));
+    const ok = await stack.api.post("/v1/jobs", { key, json: { type: "resources.import", params: { items: items(10_000) } } });
+    expect(ok.status).toBe(201);
+    expect(ok.json.progress.total).toBe(10_000);
+    // The same in a form, in the indexed bracket notation (more than the API's usual 1,000 parameters).
+    const itemsForm = `type=resources.import&${items(10_000)
+      .map((item, i) => `params[items][${i}][name]=${encodeURIComponent(item.name)}`)
+      .join("&")}`;
+    const viaForm = await stack.api.post("/v1/jobs", { key, form: itemsForm });
+    expect(viaForm.status).toBe(201);
+    expect(masked(viaForm.text)).toBe(masked(ok.text));
+    const tooMany = await stack.api.post("/v1/jobs", { key, json: { type: "resources.import", params: { items: items(10_001) } } });
+    expect(tooMany.status).toBe(400);
+    expect(tooMany.json.error).toMatchObject({ code: "parameter_invalid", param: "params[items]" });
+
+    const ids = (n: number) => Array.from({ length: n }, (_, i) => `res_${String(i).padStart(22, "0")}`);
+    const form = (n: number) =>
+      `type=resources.bulk_delete&${ids(n)
+        .map((id) => `params[filter][ids][]=${id}`)
+        .join("&")}`;
+    expect((await stack.api.post("/v1/jobs", { key, form: form(1_000) })).status).toBe(201);
+    // A form list longer than 1,000 is refused by the form decoder (lists stay within 1,000 there), JSON by core's rule.
+    const overIdsForm = await stack.api.post("/v1/jobs", { key, form: form(1_001) });
+    expect(overIdsForm.status).toBe(400);
+    expect(overIdsForm.json.error.code).toBe("parameter_invalid");
+    const overIds = await stack.api.post("/v1/jobs", { key, json: { type: "resources.bulk_delete", params: { filter: { ids: ids(1_001) } } } });
+    expect(overIds.status).toBe(400);
+    expect(overIds.json.error).toMatchObject({ code: "parameter_invalid", param: "params[filter][ids]" });
+  });
+
+  const bad: [string, unknown, string, string][] = [
+    ["no type", { params: { items: [{ name: "a" }] } }, "parameter_missing", "type"],
+    ["unknown type", { type: "resources.explode", params: {} }, "parameter_invalid", "type"],
+    ["no params", { type: "resources.import" }, "parameter_missing", "params"],
+    ["params not an object", { type: "resources.import", params: "x" }, "parameter_invalid", "params"],
+    ["unknown params field", { type: "resources.import", params: { items: [{ name: "a" }], extra: 1 } }, "parameter_unknown", "params[extra]"],
+    ["no items", { type: "resources.import", params: {} }, "parameter_missing", "params[items]"],
+    ["empty items", { type: "resources.import", params: { items: [] } }, "parameter_invalid_empty", "params[items]"],
+    ["item not an object", { type: "resources.import", params: { items: ["a"] } }, "parameter_invalid", "params[items][0]"],
+    ["unknown item field", { type: "resources.import", params: { items: [{ name: "a", colour: "red" }] } }, "parameter_unknown", "params[items][0][colour]"],
+    ["item name not a string", { type: "resources.import", params: { items: [{ name: "a" }, { name: 5 }] } }, "parameter_invalid", "params[items][1][name]"],
+    ["item metadata value null", { type: "resources.import", params: { items: [{ name: "a", metadata: { k: null } }] } }, "metadata_invalid", "params[items][0][metadata][k]"],
+    ["no filter", { type: "resources.bulk_delete", params: {} }, "parameter_missing", "params[filter]"],
+    ["empty filter", { type: "resources.bulk_delete", params: { filter: {} } }, "parameter_invalid_empty", "params[filter]"],
+    ["unknown filter field", { type: "resources.bulk_delete", params: { filter: { name: "a" } } }, "parameter_unknown", "params[filter][name]"],
+    ["bad filter status", { type: "resources.bulk_delete", params: { filter: { status: "gone" } } }, "parameter_invalid", "params[filter][status]"],
+    ["malformed id", { type: "resources.bulk_delete", params: { filter: { ids: [RES_ID, "job_x"] } } }, "parameter_invalid", "params[filter][ids][1]"],
+    ["empty ids", { type: "resources.bulk_delete", params: { filter: { ids: [] } } }, "parameter_invalid_empty", "params[filter][ids]"],
+    ["unknown created bound", { type: "resources.bulk_delete", params: { filter: { created: { gt: 1 } } } }, "parameter_unknown", "params[filter][created][gt]"],
+    ["created not an integer", { type: "resources.bulk_delete", params: { filter: { created: { gte: "soon" } } } }, "parameter_invalid", "params[filter][created][gte]"],
+    ["empty metadata filter value", { type: "resources.bulk_delete", params: { filter: { metadata: { k: "" } } } }, "parameter_invalid", "params[filter][metadata][k]"],
+    [
+      "metadata filter key with brackets",
+      { type: "resources.bulk_delete", params: { filter: { metadata: { "a[b]": "1" } } } },
+      "metadata_invalid",
+      "params[filter][metadata][a[b]]",
+    ],
+    ["no update", { type: "resources.bulk_update", params: { filter: { status: "active" } } }, "parameter_missing", "params[update]"],
+    ["empty update", { type: "resources.bulk_update", params: { filter: { status: "active" }, update: {} } }, "parameter_invalid_empty", "params[update]"],
+    ["update of name", { type: "resources.bulk_update", params: { filter: { status: "active" }, update: { name: "x" } } }, "parameter_unknown", "params[update][name]"],
+    ["bad update status", { type: "resources.bulk_update", params: { filter: { status: "active" }, update: { status: "" } } }, "parameter_invalid_empty", "params[update][status]"],
+    [
+      "update metadata value too long",
+      { type: "resources.bulk_update", params: { filter: { status: "active" }, update: { metadata: { k: "x".repeat(501) } } } },
+      "metadata_invalid",
+      "params[update][metadata][k]",
+    ],
+  ];
+  it.each(bad)("refuses %s with 400 and queues nothing", async (_label, body, code, param) => {
+    const before = await db.collection("jobs").countDocuments();
+    const response = await stack.api.post("/v1/jobs", { key, json: body });
+    expect(response.status).toBe(400);
+    expect(response.json.error).toMatchObject({ type: "invalid_request_error", code, param });
+    expect(await db.collection("jobs").countDocuments()).toBe(before);
+  });
+
+  it("keeps the API's 1,000-parameter limit everywhere else", async () => {
+    const form = Array.from({ length: 1_001 }, (_, i) => `metadata[k${i}]=v`).join("&");
+    const response = await stack.api.post("/v1/resources", { key, form: `name=a&${form}` });
+    expect(response.status).toBe(400);
+    expect(response.json.error.code).toBe("parameter_invalid");
+  });
+
+  it("names nested params in form requests too", async () => {
+    const response = await stack.api.post("/v1/jobs", { key, form: "type=resources.import&params[items][0][name]=a&params[items][2][name]=b" });
+    expect(response.status).toBe(400);
+    expect(response.json.error).toMatchObject({ code: "parameter_invalid", param: "params[items]" });
+    const unknown = await stack.api.post("/v1/jobs", { key, form: "type=resources.import&params[items][0][nme]=a" });
+    expect(unknown.json.error).toMatchObject({ code: "parameter_unknown", param: "params[items][0][nme]" });
+  });
+});
+
+describe("POST /v1/jobs/{id}/cancel", () => {
+  const newJob = async () => (await stack.api.post("/v1/jobs", { key, json: { type: "resources.import", params: { items: [{ name: "c" }] } } })).json as Json;
+
+  it.each(["succeeded", "failed", "canceled"])("refuses to cancel a %s job with 409 state_conflict", async (status) => {
+    const job = await newJob();
+    await setJob(db, job.id, { status, finished_at: job.created });
+    const response = await stack.api.post(`/v1/jobs/${job.id}/cancel`, { key, headers: { "Idempotency-Key": `cancel-${status}` } });
+    expect(response.status).toBe(409);
+    expect(response.json.error.code).toBe("state_conflict");
+    expect((await stack.api.get(`/v1/jobs/${job.id}`, { key })).json.status).toBe(status);
+    // The refusal came from executing the request: a retry with the key replays it.
+    const replay = await stack.api.post(`/v1/jobs/${job.id}/cancel`, { key, headers: { "Idempotency-Key": `cancel-${status}` } });
+    expect(replay.headers["idempotent-replayed"]).toBe("true");
+    expect(replay.text).toBe(response.text);
+  });
+});
