@@ -1,10 +1,11 @@
 import { execFile } from "node:child_process";
+import { createServer, type AddressInfo, type Socket } from "node:net";
 import { promisify } from "node:util";
 import { startCore, type RunningCore } from "@rms/core";
 import { testDatabaseName } from "@rms/test-db";
 import type {} from "@rms/test-db/vitest-setup";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { runCli } from "./cli.js";
+import { CALL_DEADLINE_MS, runCli } from "./cli.js";
 
 const ADMIN_TOKEN = "cli-test-admin-token-0123456789";
 let core: RunningCore;
@@ -157,6 +158,31 @@ describe("the rms binary", () => {
     );
     expect(error).toMatchObject({ code: 1, stdout: "" });
     expect((error as { stderr: string }).stderr).toBe("rms: cannot reach the core at 127.0.0.1:1 (is `npm start` running?)\n");
+  });
+
+  it("says the call ran past its deadline, naming it, when the core is up but never answers", async () => {
+    // A core that accepts connections and never says anything (hung, or far behind on its work).
+    const held = new Set<Socket>();
+    const stub = createServer((socket) => held.add(socket.on("error", () => undefined)));
+    await new Promise<void>((resolve) => stub.listen(0, "127.0.0.1", resolve));
+    const address = `127.0.0.1:${(stub.address() as AddressInfo).port}`;
+    try {
+      let stderr = "";
+      const started = Date.now();
+      const code = await runCli(["keys", "create", "--account", "acct_x", "--kind", "secret", "--mode", "test", "--json"], {
+        env: { RMS_ADMIN_TOKEN: ADMIN_TOKEN, CORE_ADDR: address },
+        stdout: () => {},
+        stderr: (t) => (stderr += t),
+      });
+      console.log(`rms keys create against a core that never answers: exit ${code} after ${Date.now() - started} ms (deadline ${CALL_DEADLINE_MS} ms)`);
+      expect({ code, stderr }).toEqual({
+        code: 1,
+        stderr: `rms: the core at ${address} did not answer within the 5 s deadline (DEADLINE_EXCEEDED): it is up but overloaded, or its database answers slowly; a change asked for may still have been made\n`,
+      });
+    } finally {
+      for (const socket of held) socket.destroy();
+      stub.close();
+    }
   });
 
   it("refuses a wrong admin token", async () => {

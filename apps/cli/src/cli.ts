@@ -5,6 +5,7 @@ import {
   LIST_LIMIT_DEFAULT,
   LIST_LIMIT_MAX,
   RpcError,
+  TransportError,
   bearerMetadata,
   coreTlsFilesFromEnv,
   createClient,
@@ -19,6 +20,9 @@ import { MissingAdminTokenError, readAdminToken } from "./admin-token.js";
 import { accountJson, jobJson, jobLine, keyJson } from "./format.js";
 import { adminTokenFileOf } from "./paths.js";
 import { checkOperatorEnvironment, ConfigError, DEFAULT_CORE_ADDR } from "./config.js";
+
+/** How long `rms` waits for each answer of core (the gRPC deadline of every call). */
+export const CALL_DEADLINE_MS = 5_000;
 
 export interface CliIo {
   env: Record<string, string | undefined>;
@@ -255,7 +259,7 @@ function commandContext(io: CliIo, core: () => string): CommandContext & { close
     const tls = coreTlsFilesFromEnv(io.env);
     return createClient(service, core(), {
       metadata: bearerMetadata(token),
-      timeoutMs: 5_000,
+      timeoutMs: CALL_DEADLINE_MS,
       ...(tls ? { credentials: mutualTlsCredentials(tls) } : {}),
     });
   };
@@ -311,7 +315,13 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
 function describe(error: unknown, core: string): string {
   if (error instanceof MissingAdminTokenError) return error.message;
   if (error instanceof RpcError) {
-    if (error.code === "service_unavailable") return `cannot reach the core at ${core} (is \`npm start\` running?)`;
+    // No answer before the deadline is not "unreachable": core was reached (or is being reached) but was too slow.
+    if (error instanceof TransportError && error.deadlineExceeded) {
+      return `the core at ${core} did not answer within the ${CALL_DEADLINE_MS / 1000} s deadline (DEADLINE_EXCEEDED): it is up but overloaded, or its database answers slowly; a change asked for may still have been made`;
+    }
+    if (error.code === "service_unavailable" && error instanceof TransportError) return `cannot reach the core at ${core} (is \`npm start\` running?)`;
+    // Core itself answered that it cannot serve now (its database is down or slow): say what it said.
+    if (error.code === "service_unavailable") return `the core at ${core} could not serve the call: ${error.message} [service_unavailable]`;
     if (error.code === "admin_token_invalid") return "the core refused the admin token (check RMS_ADMIN_TOKEN)";
     return `${error.message}${error.param ? ` (${error.param})` : ""} [${error.code}]`;
   }

@@ -67,3 +67,41 @@ export interface Domain {
   readonly outboxes?: readonly string[];
   open(context: DomainContext): OpenDomain;
 }
+
+/** The roles of a method that both the operator and the gateway call. */
+export const ADMIN_AND_GATEWAY: readonly Role[] = ["admin", "gateway"];
+
+/** What a one-service domain builds when opened: its handlers and what declares its indexes (usually its store). */
+export interface OpenService<S extends AnyService> {
+  readonly implementation: ServiceImplementation<S>;
+  readonly indexes: { ensureIndexes(): Promise<void> };
+}
+
+/** A domain that serves one service, declared by its own lines only (see `serviceDomain`). */
+export interface ServiceDomainSpec<S extends AnyService> {
+  readonly name: string;
+  readonly service: S;
+  /** Who may call each method; a missing method does not compile. */
+  readonly roles: MethodRoles<S>;
+  /** Collections whose documents carry an outbox, for the relay's sweep (storage/relay.ts). */
+  readonly outboxes?: readonly string[];
+  open(context: DomainContext): OpenService<S>;
+}
+
+/**
+ * The usual domain: one service, reflected from the proto file that declares it, with its role rows,
+ * its outboxes, and an `open` that builds the store and the handlers.
+ */
+export function serviceDomain<S extends AnyService>(spec: ServiceDomainSpec<S>): Domain {
+  const { name, service, roles, outboxes } = spec;
+  return {
+    name,
+    files: [service.file],
+    services: [serviceEntry(service, roles)],
+    ...(outboxes === undefined ? {} : { outboxes }),
+    open(context) {
+      const { implementation, indexes } = spec.open(context);
+      return { ensureIndexes: () => indexes.ensureIndexes(), implementations: [implement(service, implementation)] };
+    },
+  };
+}

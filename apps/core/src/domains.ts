@@ -10,7 +10,7 @@ import { eventsDomain } from "./events/domain.js";
 import { jobsDomain } from "./jobs/domain.js";
 import { resourcesDomain } from "./resources/domain.js";
 import { webhookEndpointsDomain } from "./webhook-endpoints/domain.js";
-import { webhookDeliveriesDomain } from "./webhooks/domain.js";
+import { webhookDeliveriesDomain } from "./webhook-deliveries/domain.js";
 import { DEFAULT_SETTINGS, type CoreSettings } from "./settings.js";
 
 /**

@@ -34,6 +34,11 @@ describe("mapStoreError", () => {
     expect(isUnansweredWrite(new MongoServerError({ message: "not primary", code: 10107 }))).toBe(false);
   });
 
+  it("says when the database was too slow for the call's deadline", () => {
+    expect(mapStoreError(new MongoOperationTimeoutError("timed out"))?.message).toMatch(/^Deadline exceeded: the database did not answer within the call's deadline/);
+    expect(mapStoreError(new MongoNetworkError("connect ECONNREFUSED"))?.message).not.toMatch(/deadline/i);
+  });
+
   it("passes typed errors through and leaves anything else unknown (a 500 that leaks nothing)", () => {
     const notFound = errors.notFound("resource", "res_x");
     expect(mapStoreError(notFound)).toBe(notFound);

@@ -3,8 +3,8 @@ import type { Logger } from "pino";
 import type { Registry } from "prom-client";
 import { OUTBOXES } from "./domains.js";
 import { OutboxRelay, type Relayed } from "./storage/relay.js";
-import { webhookFanOut, type RelayedEvent } from "./webhooks/fanout.js";
-import { DELIVERY_QUEUE } from "./webhooks/model.js";
+import { webhookFanOut, type RelayedEvent } from "./webhook-deliveries/fanout.js";
+import { DELIVERY_QUEUE } from "./webhook-deliveries/model.js";
 import { counterIn } from "./metrics-registry.js";
 
 /** Longest a copied event waits before the queue counter tells idle workers of it. */

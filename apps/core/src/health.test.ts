@@ -4,6 +4,7 @@ import { testDatabaseName } from "@rms/test-db";
 import { eventually, startTcpRelay, type TcpRelay } from "@rms/test-db/testkit";
 import type {} from "@rms/test-db/vitest-setup";
 import { protoPath as healthProtoPath } from "grpc-health-check";
+import { DATABASE_HEALTH_SERVICE, DATABASE_SLOW_MS } from "@rms/proto";
 import { afterAll, beforeAll, expect, inject, it } from "vitest";
 import { startCore, type RunningCore } from "./server.js";
 
@@ -76,4 +77,19 @@ it.runIf(hosts.length === 1)("goes NOT_SERVING while the database is unreachable
   for (const service of ["", "rms.v1.ResourceService", "rms.v1.AdminService"]) await untilStatus(service, "NOT_SERVING");
   await db.restore();
   for (const service of ["", "rms.v1.ResourceService", "rms.v1.AdminService"]) await untilStatus(service, "SERVING");
+});
+
+it.runIf(hosts.length === 1)("while the database answers slowly: still SERVING, but `rms.database` NOT_SERVING (degraded) until it is fast again", async () => {
+  await untilStatus("", "SERVING");
+  await untilStatus(DATABASE_HEALTH_SERVICE, "SERVING");
+  // Every reply of the database half a second later than the slow threshold.
+  db.delayReplies(DATABASE_SLOW_MS + 500);
+  try {
+    await untilStatus(DATABASE_HEALTH_SERVICE, "NOT_SERVING");
+    for (const service of ["", "rms.v1.ResourceService"]) expect(await check(service)).toBe("SERVING");
+  } finally {
+    db.delayReplies(0);
+  }
+  await untilStatus(DATABASE_HEALTH_SERVICE, "SERVING");
+  expect(await check("")).toBe("SERVING");
 });

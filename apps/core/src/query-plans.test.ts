@@ -14,12 +14,13 @@ import { eventRelay } from "./event-relay.js";
 import type { StoredEvent } from "./events/model.js";
 import { EventStore } from "./events/store.js";
 import { idAt, newId } from "./ids.js";
-import { JOB_ERRORS_COLLECTION, JOBS_COLLECTION, type JobDocument, type JobErrorDocument, type JobStatus, type JobType } from "./jobs/model.js";
+import { JOB_ERRORS_COLLECTION, JOBS_COLLECTION, type JobDocument, type JobErrorDocument, type JobFilter, type JobStatus, type JobType } from "./jobs/model.js";
+import { previewJob } from "./jobs/preview.js";
 import { bulkExecutor } from "./jobs/runner/bulk.js";
 import { CLAIM_FILTER, claimJob } from "./jobs/runner/claim.js";
 import { runJob } from "./jobs/runner/run.js";
 import type { RunnerJob } from "./jobs/runner/seam.js";
-import { catchUp, jobsTask } from "./jobs/runner/task.js";
+import { catchUp } from "./jobs/runner/queue.js";
 import { DEFAULT_RETRY } from "./jobs/runner/transient.js";
 import { JobStore } from "./jobs/store.js";
 import type { PendingEvent, ResourceDocument, ResourceState } from "./resources/model.js";
@@ -33,7 +34,7 @@ import { AttemptStore } from "./webhook-endpoints/attempts.js";
 import type { WebhookEndpointDocument } from "./webhook-endpoints/model.js";
 import { scheduleRecovery } from "./webhook-endpoints/recover.js";
 import { WebhookEndpointStore } from "./webhook-endpoints/store.js";
-import { queueDepthGauges } from "./webhooks/metrics.js";
+import { queueDepthGauges } from "./webhook-deliveries/metrics.js";
 import {
   scheduledDeliveryId,
   WEBHOOK_ATTEMPTS_COLLECTION,
@@ -41,9 +42,10 @@ import {
   WEBHOOK_ENDPOINTS_COLLECTION,
   type AttemptDocument,
   type DeliveryDocument,
-} from "./webhooks/model.js";
-import { DeliveryWorker, deliveryTask } from "./webhooks/worker.js";
-import type { WorkerContext } from "./worker/task.js";
+} from "./webhook-deliveries/model.js";
+import { deliveriesPoller, deliveryTask } from "./worker/tasks/deliveries.js";
+import { jobsTask } from "./worker/tasks/jobs.js";
+import type { WorkerContext } from "./worker/tasks/task.js";
 
 /**
  * ARCHITECTURE rule 7 / CONTRACT.md section 10 "Indexes" (in ../shared/docs/): every query core and its
@@ -329,6 +331,50 @@ describe("jobs", () => {
   });
 });
 
+describe("job previews (validate_only)", () => {
+  const pristineMatches = (keep: (r: ResourceDocument) => boolean) => data.resources.filter((r) => r.account === M.account && !r.livemode && !r.deleted && keep(r)).length;
+  const team3 = (r: ResourceDocument) => r.metadata.some((p) => p.k === "team" && p.v === "t3");
+
+  it("count and sample by the runner's filter query: index-served, each match examined once", async () => {
+    const ids = data.resources
+      .filter((r) => r.account === M.account && !r.livemode)
+      .slice(100, 120)
+      .map((r) => r._id);
+    const since = Math.floor((NOW - 20 * DAY) / 1000);
+    const cases: [string, JobFilter, number][] = [
+      ["job preview status=archived", { status: "archived" }, pristineMatches((r) => r.status === "archived")],
+      ["job preview metadata[team]", { metadata: [{ k: "team", v: "t3" }] }, pristineMatches(team3)],
+      ["job preview ids[] (20)", { ids }, pristineMatches((r) => ids.includes(r._id))],
+      ["job preview created[gte]", { created: { gte: since } }, pristineMatches((r) => r.created >= since)],
+      ["job preview status=paused created[gte]", { status: "paused", created: { gte: since } }, pristineMatches((r) => r.status === "paused" && r.created >= since)],
+    ];
+    for (const [label, filter, matches] of cases) {
+      const { value, plans } = await measure(label, () => previewJob(work, M, { type: "resources.bulk_delete", params: { filter } }));
+      expect(value.sample.length, label).toBe(Math.min(10, value.total));
+      for (const plan of plans) {
+        expect(plan.stages, plan.shape).not.toContain("SORT");
+        // The count examines each match once (tombstones and the other mode's documents are not in its range).
+        expect(plan.totalDocsExamined, plan.shape).toBeLessThanOrEqual(matches + 12);
+      }
+    }
+    // Two metadata pairs: the index serves the first, the second is checked on what it yields (as the runner's walk).
+    const { plans } = await measure("job preview metadata[team] metadata[env]", () =>
+      previewJob(work, M, {
+        type: "resources.bulk_delete",
+        params: {
+          filter: {
+            metadata: [
+              { k: "team", v: "t3" },
+              { k: "env", v: "prod" },
+            ],
+          },
+        },
+      }),
+    );
+    for (const plan of plans) expect(plan.totalDocsExamined, plan.shape).toBeLessThanOrEqual(pristineMatches(team3) + 12);
+  });
+});
+
 describe("webhook endpoints, attempts, recover", () => {
   it("endpoints: the list, and the slots a create reads", async () => {
     const store = new WebhookEndpointStore(work);
@@ -374,7 +420,7 @@ describe("webhook endpoints, attempts, recover", () => {
 
 describe("deliveries", () => {
   it("a worker's claim takes the next due delivery (examining only those in flight before it), and its attempt's reads and writes", async () => {
-    const worker = new DeliveryWorker(workerContext(work), { concurrency: 1 });
+    const worker = deliveriesPoller(workerContext(work), { concurrency: 1 });
     const { plans } = await measure("delivery claim and processing", async () => {
       await worker.fill();
       await worker.stop();

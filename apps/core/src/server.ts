@@ -11,6 +11,7 @@ import { isLoopbackAddress } from "./config.js";
 import { requestId } from "./grpc/call-info.js";
 import { startMetricsServer } from "@rms/metrics-server";
 import { CoreMetrics } from "./metrics.js";
+import { watchDatabaseHealth } from "./database-health.js";
 import { DOMAINS, HEALTH_NAMES, METHOD_ROLES, OUTBOXES, domainContext } from "./domains.js";
 import { eventRelay } from "./event-relay.js";
 import { openClient } from "./storage/client-options.js";
@@ -94,20 +95,8 @@ export async function startCore(options: CoreOptions): Promise<RunningCore> {
   const files = [...DOMAINS.flatMap((d) => d.files), file_rms_v1_errors, file_grpc_health_v1_health];
   new ReflectionService(reflectionPackageDefinition(files)).addToServer(server);
 
-  // Health follows the database: NOT_SERVING while it does not answer a ping. The library tells every
-  // Health/Watch stream of each setStatus, so it is told only of changes.
-  let serving = true;
-  const checkHealth = async () => {
-    const ok = await db.command({ ping: 1 }, { timeoutMS: 1_500 }).then(
-      () => true,
-      () => false,
-    );
-    if (ok === serving) return;
-    serving = ok;
-    for (const name of HEALTH_NAMES) health.setStatus(name, ok ? "SERVING" : "NOT_SERVING");
-  };
-  const healthTimer = setInterval(checkHealth, options.healthIntervalMs ?? 2_000);
-  healthTimer.unref();
+  // Health follows the database: NOT_SERVING while it does not answer a ping, `rms.database` NOT_SERVING while slow too.
+  const stopHealth = watchDatabaseHealth(db, health, HEALTH_NAMES, options.healthIntervalMs ?? 2_000, logger);
   if (relay && options.relay !== false) relay.start(options.relay?.sweepIntervalMs);
 
   const port = await new Promise<number>((resolve, reject) =>
@@ -119,7 +108,7 @@ export async function startCore(options: CoreOptions): Promise<RunningCore> {
   try {
     if (options.metricsPort !== undefined) metricsServer = await startMetricsServer(metrics.registry, options.metricsPort);
   } catch (error) {
-    clearInterval(healthTimer);
+    stopHealth();
     await relay?.stop();
     server.forceShutdown();
     await mongo.close();
@@ -133,7 +122,7 @@ export async function startCore(options: CoreOptions): Promise<RunningCore> {
     metrics,
     metricsPort: metricsServer?.port ?? null,
     async stop(graceMs = 10_000) {
-      clearInterval(healthTimer);
+      stopHealth();
       await metricsServer?.close();
       await new Promise<void>((resolve) => {
         const force = setTimeout(() => {

@@ -1,5 +1,5 @@
 import { Server, ServerCredentials, status as GrpcStatus } from "@grpc/grpc-js";
-import { ResourceService, RpcError, addService, createClient, type CallOptions } from "@rms/proto";
+import { DATABASE_SLOW_MS, ResourceService, RpcError, addService, createClient, type CallOptions } from "@rms/proto";
 import { eventually } from "@rms/test-db/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { CoreClients } from "./core.js";
@@ -37,7 +37,7 @@ beforeAll(async () => {
       ...core,
       resources: recorded(core.resources, () => resourcesVia),
       admin: recorded(core.admin),
-      health: (timeoutMs, requestId) => core.health(timeoutMs, requestId),
+      health: (...args) => core.health(...args),
       close: () => core.close(),
     }),
   });
@@ -375,6 +375,29 @@ describe("core degraded or unreachable", () => {
       { timeoutMs: 20_000, intervalMs: 100 },
     );
   }
+
+  it("GET /v1/status is degraded with 200 while the database answers slowly (still ready), operational again when it is fast", async () => {
+    expect((await down.api.get("/v1/status")).text).toBe('{"object":"status","status":"operational","version":"1.4"}');
+    relay.delayReplies(DATABASE_SLOW_MS + 500);
+    try {
+      const response = await eventually(
+        async () => {
+          const answer = await down.api.get("/v1/status");
+          expect(answer.text).toBe('{"object":"status","status":"degraded","version":"1.4"}');
+          return answer;
+        },
+        { timeoutMs: 20_000, intervalMs: 200 },
+      );
+      expect(response.status).toBe(200);
+      expect(response.headers["retry-after"]).toBeUndefined();
+    } finally {
+      relay.delayReplies(0);
+    }
+    await eventually(async () => expect((await down.api.get("/v1/status")).text).toBe('{"object":"status","status":"operational","version":"1.4"}'), {
+      timeoutMs: 20_000,
+      intervalMs: 200,
+    });
+  });
 
   it("GET /v1/status is degraded with 503 when core is NOT_SERVING, operational again when it serves", async () => {
     expect((await down.api.get("/v1/status")).status).toBe(200);

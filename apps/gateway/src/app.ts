@@ -81,7 +81,7 @@ export function createGatewayApp(deps: GatewayDeps): Express {
   app.use(accessLog(logger));
   const trustedProxies = new Set(deps.config.trustedProxies.map(normalizeIp));
   const { addressLimit } = deps;
-  app.use(requireHttps(trustedProxies, deps.revoker, addressLimit, logger));
+  app.use(requireHttps(trustedProxies, deps.revoker, addressLimit));
   app.use(cors(methodsOf));
   app.use(refusePendingRevocations(deps.revoker));
   app.use(addressLimit.middleware());

@@ -23,6 +23,7 @@ describe("parseGatewayConfig", () => {
       rateLimits: { live: 100, test: 25 },
       addressRateLimit: 500,
       rateLimitStore: "memory",
+      maxConnectionsPerAddress: 256,
       supervised: false,
     });
   });
@@ -41,8 +42,10 @@ describe("parseGatewayConfig", () => {
       CORE_TLS_CERT_FILE: "/etc/gateway.pem",
       CORE_TLS_KEY_FILE: "/etc/gateway-key.pem",
       CORE_TLS_CA_FILE: "/etc/ca.pem",
+      MAX_CONNECTIONS_PER_ADDRESS: "64",
     });
     expect(config).toMatchObject({
+      maxConnectionsPerAddress: 64,
       coreTls: { certFile: "/etc/gateway.pem", keyFile: "/etc/gateway-key.pem", caFile: "/etc/ca.pem" },
       port: 9443,
       httpPort: null,
@@ -65,6 +68,8 @@ describe("parseGatewayConfig", () => {
     [{ TLS_KEY_FILE: "/etc/key.pem" }, "TLS_CERT_FILE"],
     [{ RATE_LIMIT_LIVE: "fast" }, "RATE_LIMIT_LIVE"],
     [{ RATE_LIMIT_STORE: "redis" }, "RATE_LIMIT_STORE"],
+    [{ MAX_CONNECTIONS_PER_ADDRESS: "0" }, "MAX_CONNECTIONS_PER_ADDRESS"],
+    [{ MAX_CONNECTIONS_PER_ADDRESS: "many" }, "MAX_CONNECTIONS_PER_ADDRESS"],
     [{ MONGODB_URI: "localhost:27017" }, "MONGODB_URI"],
     [{ MONGODB_DATABASE: "a.b" }, "MONGODB_DATABASE"],
   ])("refuses %o with one line naming %s", (env, variable) => {

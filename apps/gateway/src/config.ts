@@ -4,6 +4,9 @@ import { z } from "zod";
 
 export { ConfigError };
 
+/** CONTRACT.md section 8: at most 256 open connections per client address. */
+export const DEFAULT_MAX_CONNECTIONS_PER_ADDRESS = 256;
+
 /** The gateway's settings, parsed once from the environment by `parseGatewayConfig`. */
 export interface GatewayConfig {
   /** HTTPS port; 0 picks a free one. */
@@ -34,6 +37,8 @@ export interface GatewayConfig {
   readonly rateLimits: { readonly live: number; readonly test: number };
   /** Requests per second per client address before a key is verified (what random keys could make core look up). */
   readonly addressRateLimit: number;
+  /** Open connections one client address may hold on the listeners (trusted proxies exempt); further ones are closed at once. */
+  readonly maxConnectionsPerAddress: number;
   /** Where rate-limit buckets live: this process, or MongoDB (shared by several gateways). */
   readonly rateLimitStore: "memory" | "mongodb";
   /** Operator port of `GET /metrics` (Prometheus), always on 127.0.0.1; 0 picks a free one. */
@@ -60,6 +65,7 @@ const schema = z.object({
   RATE_LIMIT_TEST: positiveInt().optional(),
   RATE_LIMIT_ADDRESS: positiveInt().optional(),
   RATE_LIMIT_STORE: rateLimitStore(),
+  MAX_CONNECTIONS_PER_ADDRESS: positiveInt().optional(),
   MONGODB_URI: mongoUri(),
   MONGODB_DATABASE: databaseName(),
   RMS_SUPERVISED: z.string().optional(),
@@ -99,6 +105,7 @@ export function parseGatewayConfig(env: Readonly<Record<string, string | undefin
     rateLimits: { live: c.RATE_LIMIT_LIVE ?? 100, test: c.RATE_LIMIT_TEST ?? 25 },
     addressRateLimit: c.RATE_LIMIT_ADDRESS ?? 500,
     rateLimitStore: c.RATE_LIMIT_STORE,
+    maxConnectionsPerAddress: c.MAX_CONNECTIONS_PER_ADDRESS ?? DEFAULT_MAX_CONNECTIONS_PER_ADDRESS,
     metricsPort: c.METRICS_PORT,
     supervised: c.RMS_SUPERVISED === "1",
   };

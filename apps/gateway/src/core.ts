@@ -40,8 +40,12 @@ export type CoreServiceClients = { readonly [K in CoreServiceName]: ServiceClien
 
 /** What the gateway needs from core; tests may wrap it. */
 export interface CoreClients extends CoreServiceClients {
-  /** grpc.health.v1.Health/Check for the whole server (service ""); rejects when core is unreachable. */
-  health(timeoutMs: number, requestId?: string): Promise<ServingStatus>;
+  /**
+   * grpc.health.v1.Health/Check of one name: the whole server (`""`, the default: SERVING while core and its
+   * database answer) or DATABASE_HEALTH_SERVICE (SERVING while the database answers quickly); rejects when core is
+   * unreachable.
+   */
+  health(timeoutMs: number, requestId?: string, service?: string): Promise<ServingStatus>;
   /** The state of the connection behind a service's client (what an unknown outcome is judged by). */
   connectivity(service: CoreServiceName): connectivityState;
   close(): void;
@@ -80,8 +84,8 @@ export function connectCore(address: string, token: string, tls: CoreTlsFiles | 
   const health = createClient(Health, address, credentials);
   return {
     ...(Object.fromEntries(clients) as unknown as CoreServiceClients),
-    async health(timeoutMs, requestId) {
-      const reply = await health.check({ service: "" }, { timeoutMs, ...(requestId ? { metadata: { [REQUEST_ID_METADATA]: requestId } } : {}) });
+    async health(timeoutMs, requestId, service = "") {
+      const reply = await health.check({ service }, { timeoutMs, ...(requestId ? { metadata: { [REQUEST_ID_METADATA]: requestId } } : {}) });
       return SERVING_STATUS[reply.status] ?? "UNKNOWN";
     },
     connectivity: (service) => clients.get(service)!.channel.getChannel().getConnectivityState(false),
@@ -106,7 +110,7 @@ export async function callCore(core: CoreClients, call: CoreCall, options: CallO
   try {
     return await client[call.rpc]!(call.request, options);
   } catch (error) {
-    if (write && error instanceof TransportError && maySeeCore(error, connectedAtStart, core.connectivity(call.service))) throw ApiError.outcomeUnknown();
+    if (write && error instanceof TransportError && maySeeCore(error, connectedAtStart, core.connectivity(call.service))) throw ApiError.outcomeUnknown(error);
     throw error;
   }
 }

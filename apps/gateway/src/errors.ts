@@ -1,5 +1,5 @@
 import { status as GrpcStatus } from "@grpc/grpc-js";
-import { errorTypeOf, httpStatusOf, isErrorCode, isRetryable, PUBLIC_ERROR_CODES, RpcError, standardMessageOf, type ErrorCode, type ErrorType } from "@rms/proto";
+import { errorTypeOf, httpStatusOf, isErrorCode, isRetryable, PUBLIC_ERROR_CODES, RpcError, standardMessageOf, TransportError, type ErrorCode, type ErrorType } from "@rms/proto";
 import type { ErrorRequestHandler } from "express";
 import type { Logger } from "pino";
 import { recordErrorCode } from "./http/request-log.js";
@@ -38,8 +38,9 @@ export class ApiError extends Error {
   /** Extra response headers, e.g. Allow or WWW-Authenticate. */
   readonly headers: Readonly<Record<string, string>>;
 
-  constructor(code: ErrorCode, message: string, options: { param?: string | undefined; headers?: Record<string, string>; type?: ErrorType } = {}) {
-    super(capped(message, MESSAGE_LIMIT_CHARS));
+  constructor(code: ErrorCode, message: string, options: { param?: string | undefined; headers?: Record<string, string>; type?: ErrorType; cause?: unknown } = {}) {
+    // `cause`: what went wrong behind it, for the log only (never sent).
+    super(capped(message, MESSAGE_LIMIT_CHARS), options.cause === undefined ? undefined : { cause: options.cause });
     this.name = "ApiError";
     this.code = code;
     this.type = options.type ?? errorTypeOf(code);
@@ -53,8 +54,8 @@ export class ApiError extends Error {
   }
 
   /** An error of a code with a standard message (the catalogue's). */
-  static standard(code: "idempotency_key_reused" | "internal_error" | "outcome_unknown" | "service_unavailable"): ApiError {
-    return new ApiError(code, standardMessageOf(code)!);
+  static standard(code: "idempotency_key_reused" | "internal_error" | "outcome_unknown" | "service_unavailable", cause?: unknown): ApiError {
+    return new ApiError(code, standardMessageOf(code)!, cause === undefined ? {} : { cause });
   }
 
   static internal(): ApiError {
@@ -62,12 +63,12 @@ export class ApiError extends Error {
   }
 
   /** A write was sent but no answer came back: it may or may not have happened; a retry under the same Idempotency-Key is safe. */
-  static outcomeUnknown(): ApiError {
-    return ApiError.standard("outcome_unknown");
+  static outcomeUnknown(cause?: unknown): ApiError {
+    return ApiError.standard("outcome_unknown", cause);
   }
 
-  static unavailable(): ApiError {
-    return ApiError.standard("service_unavailable");
+  static unavailable(cause?: unknown): ApiError {
+    return ApiError.standard("service_unavailable", cause);
   }
 }
 
@@ -108,7 +109,7 @@ function httpStatusOfGrpc(code: GrpcStatus): number | undefined {
 export function fromCoreError(error: unknown): ApiError {
   if (!(error instanceof RpcError)) return ApiError.internal();
   const status = httpStatusOfGrpc(error.grpcCode);
-  if (status === 503) return ApiError.unavailable();
+  if (status === 503) return ApiError.unavailable(error);
   if (status === undefined || !isErrorCode(error.code) || httpStatusOf(error.code) !== status) return ApiError.internal();
   return new ApiError(error.code, error.message, { param: error.param, type: errorTypeOf(error.code) });
 }
@@ -153,13 +154,20 @@ export function sendError(res: import("express").Response, error: ApiError): voi
 export function errorMiddleware(logger: Logger): ErrorRequestHandler {
   return (error, req, res, next) => {
     const apiError = toApiError(error);
-    if (apiError.code === "service_unavailable") {
-      // An outage of core or the database: expected while it lasts, one line without a stack.
-      logger.warn({ request_id: requestIdOf(res), code: apiError.code, cause: error instanceof Error ? error.message : String(error) }, "dependency unavailable");
+    const cause = error instanceof ApiError && error.cause !== undefined ? error.cause : error;
+    if (cause instanceof TransportError && cause.deadlineExceeded) {
+      // Core was called but did not answer in time: slow (overloaded, or its database is), not unreachable.
+      logger.warn(
+        { request_id: requestIdOf(res), code: apiError.code, grpc_code: cause.grpcCode, cause: cause.message },
+        "deadline exceeded: core did not answer a call within its deadline",
+      );
+    } else if (apiError.code === "service_unavailable") {
+      // An outage of core or the database (or core's own answer that the deadline left it no time): one line, no stack.
+      logger.warn({ request_id: requestIdOf(res), code: apiError.code, cause: cause instanceof Error ? cause.message : String(cause) }, "dependency unavailable");
     } else if (apiError.status >= 500) {
       // Log the cause (for operators), never send it.
-      const cause = error instanceof RpcError ? { grpc_code: error.grpcCode, code: error.code, message: error.message } : { err: error };
-      logger.error({ request_id: requestIdOf(res), ...cause }, "request failed");
+      const detail = error instanceof RpcError ? { grpc_code: error.grpcCode, code: error.code, message: error.message } : { err: error };
+      logger.error({ request_id: requestIdOf(res), ...detail }, "request failed");
     }
     if (res.headersSent) {
       next(error);

@@ -1,6 +1,6 @@
 import type { RequestHandler } from "express";
 import { collectProcessMetrics } from "@rms/metrics-server";
-import { Counter, Histogram, Registry } from "prom-client";
+import { Counter, Gauge, Histogram, Registry } from "prom-client";
 
 /** Seconds; from sub-millisecond (a cached reply) to the 30 s request timeout. */
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
@@ -8,6 +8,10 @@ const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0
 /** The gateway's Prometheus metrics: one registry per gateway (tests run several in one process). */
 export interface GatewayMetrics {
   readonly registry: Registry;
+  /** Connections closed at once because their client address had its most open (`MAX_CONNECTIONS_PER_ADDRESS`). */
+  readonly connectionsRefused: Counter;
+  /** Reports how many plain-HTTP revocations this gateway holds as pending (read at each scrape). */
+  watchPendingRevocations(count: () => number): void;
   /** Counts and times every response by method, route pattern and status. */
   middleware(routeOf: (path: string) => string | undefined): RequestHandler;
 }
@@ -29,8 +33,24 @@ export function gatewayMetrics(): GatewayMetrics {
     buckets: LATENCY_BUCKETS,
     registers: [registry],
   });
+  const connectionsRefused = new Counter({
+    name: "gateway_connections_refused_total",
+    help: "Connections closed as soon as they were accepted: their client address already had MAX_CONNECTIONS_PER_ADDRESS open.",
+    registers: [registry],
+  });
   return {
     registry,
+    connectionsRefused,
+    watchPendingRevocations(count) {
+      new Gauge({
+        name: "gateway_pending_revocations",
+        help: "Keys seen over plain HTTP whose revocation core has not taken yet, held in this gateway's memory (at most 10,000).",
+        registers: [registry],
+        collect() {
+          this.set(count());
+        },
+      });
+    },
     middleware(routeOf) {
       return (req, res, next) => {
         const started = process.hrtime.bigint();

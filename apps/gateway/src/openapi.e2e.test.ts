@@ -27,7 +27,8 @@ function documentedParams(operation: Obj): { query: string[]; body: Record<strin
     body[type] = Object.keys(resolve(content["schema"])["properties"] ?? {});
   }
   return {
-    query: parameters.filter((p) => p["in"] === "query").map((p) => p["name"]),
+    // A list is declared under its bracketed name (`types[]`), as clients send it.
+    query: parameters.filter((p) => p["in"] === "query").map((p) => String(p["name"]).replace(/\[\]$/, "")),
     path: parameters.filter((p) => p["in"] === "path").map((p) => p["name"]),
     body,
   };

@@ -31,6 +31,12 @@ const COMMON_HEADERS = {
   "Api-Version": { $ref: "#/components/headers/Api-Version" },
 };
 
+/** What a replayed answer adds (an answer recorded under an Idempotency-Key: a success, or an error from executing). */
+const REPLAY_HEADERS = {
+  "Idempotent-Replayed": { $ref: "#/components/headers/Idempotent-Replayed" },
+  "Original-Request": { $ref: "#/components/headers/Original-Request" },
+};
+
 function jsonResponse(description: string, schema: Schema, extraHeaders: Record<string, unknown> = {}): Schema {
   return { description, headers: { ...COMMON_HEADERS, ...extraHeaders }, content: { "application/json": { schema } } };
 }
@@ -65,6 +71,24 @@ function pathOf(expressPath: string): string {
 function takesObject(spec: ParamSpec): boolean {
   const forms = [spec.schema, ...((spec.schema["oneOf"] as Schema[] | undefined) ?? [])];
   return forms.some((form) => form["type"] === "object");
+}
+
+/** A parameter that takes a list (`types`, `ids`): sent in query strings as `name[]=a&name[]=b`. */
+function takesList(spec: ParamSpec): boolean {
+  return spec.schema["type"] === "array";
+}
+
+/**
+ * A query parameter, declared so that a client generated from this document sends what the gateway reads
+ * (Stripe bracket notation, CONTRACT.md section 1): an object as `deepObject` (`created[gte]=1700000000`,
+ * `metadata[plan]=pro`; the default `form` style would send `gte=1700000000`, an unknown parameter), a list
+ * under its bracketed name, repeated (`types[]=a&types[]=b`, the default `form` style with `explode`).
+ */
+function queryParameter(name: string, spec: ParamSpec): Schema {
+  const described = { in: "query", required: false, schema: spec.schema, example: spec.example };
+  if (takesObject(spec)) return { name, ...described, style: "deepObject", explode: true };
+  if (takesList(spec)) return { name: `${name}[]`, ...described, style: "form", explode: true };
+  return { name, ...described };
 }
 
 function pathParameters(operation: Operation): Schema[] {
@@ -112,10 +136,10 @@ function operationObject(operation: Operation): Schema {
     parameters.push({ $ref: "#/components/parameters/IdempotencyKey" });
     requestBody = requestBodyOf(operation);
   } else {
-    for (const [name, spec] of Object.entries(operation.parameters)) parameters.push({ name, in: "query", required: false, schema: spec.schema, example: spec.example });
+    for (const [name, spec] of Object.entries(operation.parameters)) parameters.push(queryParameter(name, spec));
   }
   const { success } = operation;
-  const successHeaders = operation.method === "POST" ? { "Idempotent-Replayed": { $ref: "#/components/headers/Idempotent-Replayed" } } : {};
+  const successHeaders = operation.method === "POST" ? REPLAY_HEADERS : {};
   return {
     operationId: `${operation.method.toLowerCase()}${pathOf(operation.path)
       .replace(/[{}]/g, "")
@@ -129,7 +153,10 @@ function operationObject(operation: Operation): Schema {
     "x-scope": operation.scope,
     parameters,
     ...(requestBody ? { requestBody } : {}),
-    responses: { [String(success.status)]: jsonResponse(success.description, ref(success.object.name), successHeaders), ...errorResponses() },
+    responses: {
+      ...Object.fromEntries([success, ...operation.variants].map((answer) => [String(answer.status), jsonResponse(answer.description, ref(answer.object.name), successHeaders)])),
+      ...errorResponses(),
+    },
   };
 }
 
@@ -182,11 +209,11 @@ export function openApiDocument(operations: readonly Operation[], keyless: reado
   for (const route of [...keyless, openApiRoute]) describe(route.path, "get", keylessObject(route));
   for (const operation of operations) describe(pathOf(operation.path), operation.method.toLowerCase(), operationObject(operation));
   const objects = [
-    ...operations.map((operation) => operation.success.object),
+    ...operations.flatMap((operation) => [operation.success, ...operation.variants].map((answer) => answer.object)),
     ...keyless.flatMap((route) => Object.values(route.responses).flatMap((answer) => (answer.object ? [answer.object] : []))),
   ];
   const errorResponse = (status: string): Schema => {
-    const headers: Record<string, unknown> = { "Stripe-Should-Retry": { $ref: "#/components/headers/Stripe-Should-Retry" } };
+    const headers: Record<string, unknown> = { "Stripe-Should-Retry": { $ref: "#/components/headers/Stripe-Should-Retry" }, ...REPLAY_HEADERS };
     if (status === "405") headers["Allow"] = { description: "The verbs this path has, e.g. `GET, POST`.", schema: { type: "string" }, required: true };
     if (status === "401") headers["WWW-Authenticate"] = { description: "`Bearer`.", schema: { type: "string" }, required: true };
     if (status === "429" || status === "503") headers["Retry-After"] = { $ref: "#/components/headers/Retry-After" };
@@ -224,7 +251,11 @@ export function openApiDocument(operations: readonly Operation[], keyless: reado
       headers: {
         "Request-Id": { description: "This request's id.", required: true, schema: { type: "string", pattern: "^req_[0-9A-Za-z]+$" } },
         "Api-Version": { description: "The API version.", required: true, schema: { type: "string", const: API_VERSION } },
-        "Idempotent-Replayed": { description: "`true` on a replayed response.", schema: { type: "string", const: "true" } },
+        "Idempotent-Replayed": {
+          description: "`true` on a replayed response: the first answer's status, body and headers again; only `Request-Id` is the replay's own.",
+          schema: { type: "string", const: "true" },
+        },
+        "Original-Request": { description: "On a replayed response: the `Request-Id` of the request that produced it.", schema: { type: "string", pattern: "^req_[0-9A-Za-z]+$" } },
         "Retry-After": { description: "Seconds to wait before retrying.", required: true, schema: { type: "string", pattern: "^[0-9]+$" } },
         "Stripe-Should-Retry": {
           description: "`true` when the same request may succeed if retried (429, 503, 409 `idempotency_key_in_use`), `false` when a retry cannot fix it.",

@@ -25,7 +25,7 @@ function holdListCalls() {
           };
         },
       }),
-      health: (timeoutMs, requestId) => core.health(timeoutMs, requestId),
+      health: (...args) => core.health(...args),
       close: () => core.close(),
     }),
   };

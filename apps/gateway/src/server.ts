@@ -15,6 +15,7 @@ import { KeyRevoker } from "./revocation/revoker.js";
 import { answerClientErrors, type PlainListener } from "./http/client-error.js";
 import { AddressRateLimit } from "./ratelimit/index.js";
 import { normalizeIp } from "./http/https.js";
+import { ConnectionLimit } from "./http/connection-limit.js";
 import { acceptProxyProtocol } from "./http/proxy-protocol.js";
 
 /** Limits that keep one client from holding the gateway's sockets. */
@@ -28,6 +29,12 @@ export const SERVER_LIMITS = {
   connectionsCheckingIntervalMs: 1_000,
   /** A connection that never completes its TLS handshake is closed after this (Node's default is 120 s). */
   handshakeTimeoutMs: 10_000,
+  /**
+   * A connection on which nothing moves either way for this long is closed (Node's default: never). The other
+   * timeouts stop once a request has arrived; this one also ends a client that stops reading its answer.
+   * Longer than a request's own work (one core call, 10 s deadline).
+   */
+  idleTimeoutMs: 30_000,
 } as const;
 
 export interface RunningGateway {
@@ -49,6 +56,8 @@ export interface StartOptions {
   /** Stores to use instead of the MongoDB ones of `config` (tests). */
   readonly idempotency?: IdempotencyStore;
   readonly rateLimiter?: RateLimiter;
+  /** Most pending plain-HTTP revocations kept in memory (tests; MAX_PENDING_IN_MEMORY otherwise). */
+  readonly maxPendingRevocations?: number;
 }
 
 const closing = new WeakSet<Server>();
@@ -67,6 +76,7 @@ function applyLimits(server: Server, plainListener?: PlainListener): void {
   server.headersTimeout = SERVER_LIMITS.headersTimeoutMs;
   server.requestTimeout = SERVER_LIMITS.requestTimeoutMs;
   server.keepAliveTimeout = SERVER_LIMITS.keepAliveTimeoutMs;
+  server.timeout = SERVER_LIMITS.idleTimeoutMs;
   server.maxConnections = SERVER_LIMITS.maxConnections;
   server.maxHeadersCount = SERVER_LIMITS.maxHeadersCount;
 }
@@ -105,7 +115,8 @@ export async function startGateway(config: GatewayConfig, options: StartOptions 
   const core = options.core ?? connectCore(config.coreAddr, config.coreToken, config.coreTls);
   const metrics = gatewayMetrics();
   const stores = openStores(config, logger, { idempotency: options.idempotency, rateLimiter: options.rateLimiter });
-  const revoker = new KeyRevoker(core, stores.revocations, logger);
+  const revoker = new KeyRevoker(core, stores.revocations, logger, options.maxPendingRevocations === undefined ? {} : { maxPending: options.maxPendingRevocations });
+  metrics.watchPendingRevocations(() => revoker.pendingCount);
   const trustedProxies = new Set(config.trustedProxies.map(normalizeIp));
   const addressLimit = new AddressRateLimit(stores.rateLimiter, config.addressRateLimit, trustedProxies);
   const app = createGatewayApp({
@@ -125,7 +136,10 @@ export async function startGateway(config: GatewayConfig, options: StartOptions 
   applyLimits(https);
   const plain = config.httpPort === null ? undefined : createHttpServer(serverOptions, app);
   if (plain) applyLimits(plain, { trustedProxies, revoker, addressLimit });
-  // Last, so that it runs before every other connection listener: a load balancer in TCP mode names the client.
+  const perAddress = new ConnectionLimit(config.maxConnectionsPerAddress, trustedProxies, () => metrics.connectionsRefused.inc());
+  for (const server of [https, plain]) if (server) perAddress.attach(server);
+  // Last, so that it runs before every other connection listener: a load balancer in TCP mode names the client,
+  // and the connection is counted (per-address connection limit) and limited as that client's.
   for (const server of [https, plain]) if (server) acceptProxyProtocol(server, trustedProxies);
 
   let metricsServer: Awaited<ReturnType<typeof startMetricsServer>> | undefined;

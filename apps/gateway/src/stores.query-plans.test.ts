@@ -160,7 +160,8 @@ afterAll(async () => {
   await Promise.all([watched.close(), plain.close()]);
 });
 
-it("every query of the idempotency, rate-limit and revocation stores is served by an index", async () => {
+// A runner timeout, not a timing assertion: it seeds and explains a few thousand documents on a shared machine.
+it("every query of the idempotency, rate-limit and revocation stores is served by an index", { timeout: 180_000 }, async () => {
   const store = new MongoIdempotencyStore(db);
   // The gateways' clocks stand still an hour ahead: both take from one window, which the TTL monitor leaves alone.
   const hourAhead = Date.now() + 3_600_000;

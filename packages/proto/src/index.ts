@@ -16,4 +16,5 @@ export * from "./wire/limits.js";
 export * from "./wire/request-id.js";
 export * from "./wire/duplicate-key.js";
 export * from "./wire/idempotency.js";
+export * from "./wire/health.js";
 export * from "./errors/catalogue.js";

@@ -68,8 +68,8 @@ describe("startDatabase", () => {
     await db.stop();
   });
 
-  it("refuses an unknown forced engine (mongo-java-server and FerretDB are gone), and a forced engine that is not there", async () => {
-    for (const gone of ["ferretdb", "mongo-java-server"]) {
+  it("refuses an unknown forced engine (the emulators of earlier versions are gone), and a forced engine that is not there", async () => {
+    for (const gone of ["ferretdb", "emulator"]) {
       await expect(startDatabase({ env: { RMS_DB_ENGINE: gone } })).rejects.toThrow(
         new RegExp(`^unknown database engine "${gone}" \\(RMS_DB_ENGINE\\): use one of external, testcontainers, mongod, mongodb-memory-server, pypi-wheel$`),
       );

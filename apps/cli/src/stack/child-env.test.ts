@@ -10,6 +10,7 @@ const launcherEnv = {
   AWS_SECRET_ACCESS_KEY: "not-for-children",
   TRUSTED_PROXIES: "10.0.0.1, 10.0.0.2",
   RATE_LIMIT_STORE: "mongodb",
+  MAX_CONNECTIONS_PER_ADDRESS: "64",
   MONGODB_DATABASE: "rms_dev",
   WEBHOOK_ALLOW_PRIVATE: "true",
   WEBHOOK_RETRY_SCHEDULE: "1s,2s",
@@ -49,6 +50,7 @@ describe("what the launcher hands its children", () => {
     expect(env).toMatchObject({
       TRUSTED_PROXIES: "10.0.0.1,10.0.0.2",
       RATE_LIMIT_STORE: "mongodb",
+      MAX_CONNECTIONS_PER_ADDRESS: "64",
       MONGODB_DATABASE: "rms_dev",
       DATA_DIR: "/data",
       PORT: "8443",

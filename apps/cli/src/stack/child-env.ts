@@ -88,6 +88,7 @@ export function gatewayEnv(env: Readonly<Record<string, string | undefined>>, co
       "RATE_LIMIT_TEST",
       "RATE_LIMIT_ADDRESS",
       "RATE_LIMIT_STORE",
+      "MAX_CONNECTIONS_PER_ADDRESS",
       "SHUTDOWN_GRACE_MS",
     ]),
     ...trustedProxies,

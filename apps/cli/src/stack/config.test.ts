@@ -27,6 +27,7 @@ describe("stack configuration", () => {
     [{ TLS_CERT_FILE: "cert.pem" }, "TLS_KEY_FILE must be set together with the other TLS file"],
     [{ RATE_LIMIT_LIVE: "-5" }, "RATE_LIMIT_LIVE must be a positive integer"],
     [{ RATE_LIMIT_STORE: "redis" }, "RATE_LIMIT_STORE must be memory or mongodb"],
+    [{ MAX_CONNECTIONS_PER_ADDRESS: "0" }, "MAX_CONNECTIONS_PER_ADDRESS must be a positive integer"],
     [{ TRUSTED_PROXIES: "10.0.0.1, example.com" }, "TRUSTED_PROXIES must be a comma-separated list of IP addresses"],
     [{ MONGODB_DATABASE: "a.b" }, "MONGODB_DATABASE must be a MongoDB database name"],
     [{ LOG_LEVEL: "loud" }, "LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent"],

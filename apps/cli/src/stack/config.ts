@@ -30,6 +30,7 @@ const schema = z
     RATE_LIMIT_TEST: positiveInt().optional(),
     RATE_LIMIT_ADDRESS: positiveInt().optional(),
     RATE_LIMIT_STORE: rateLimitStore(),
+    MAX_CONNECTIONS_PER_ADDRESS: positiveInt().optional(),
     SHUTDOWN_GRACE_MS: positiveInt().optional(),
     RMS_FAULTS: z.string().optional(),
     LOG_LEVEL: logLevel(),

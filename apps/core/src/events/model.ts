@@ -5,11 +5,11 @@ import type { OutboxEvent } from "../storage/outbox.js";
  * `object` the snapshot the change's domain recorded (metadata still as `{k, v}` pairs).
  */
 export type StoredEvent = OutboxEvent<string, Record<string, unknown>, Record<string, unknown>> & {
-  /** Endpoints that have not answered this event with a 2xx yet (webhooks/fanout.ts fills it, a success pulls one). */
+  /** Endpoints that have not answered this event with a 2xx yet (webhook-deliveries/fanout.ts fills it, a success pulls one). */
   pending_endpoints?: string[];
   /**
    * Present (true) exactly while `pending_endpoints` is not empty: set by the fan-out, removed by the update
-   * that pulls the last endpoint (webhooks/pending.ts). The indexed form of `delivery_success`.
+   * that pulls the last endpoint (webhook-deliveries/pending.ts). The indexed form of `delivery_success`.
    */
   undelivered?: true;
 };

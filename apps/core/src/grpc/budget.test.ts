@@ -18,6 +18,14 @@ describe("a call's budget", () => {
     expect(() => budget.db()).toThrow(expect.objectContaining({ code: "service_unavailable" }));
   });
 
+  it("says the deadline was exceeded, naming the caller's deadline as core saw it on arrival", () => {
+    let clock = 4_000;
+    const budget = budgetOf(contextOf(10_000), () => clock);
+    clock = 9_600;
+    expect(() => budget.db()).toThrow(expect.objectContaining({ code: "service_unavailable", grpcCode: 14 }));
+    expect(() => budget.beforeWrite()).toThrow(/^Deadline exceeded: the call's 6 s deadline left core no time to finish it/);
+  });
+
   it("refuses once the caller has cancelled, even without a deadline", () => {
     const cancelled = new AbortController();
     const budget = budgetOf(contextOf(Infinity, cancelled.signal));

@@ -22,10 +22,12 @@ export const UNBOUNDED: Budget = { db: () => ({}), beforeWrite: () => undefined 
 /** The budget of one call: the caller's deadline less the margin; a cancelled call has none left. */
 export function budgetOf(context: CallContext, now: () => number = Date.now): Budget {
   const endsAt = context.deadline - DEADLINE_MARGIN_MS; // Infinity without a deadline
+  // The caller's whole deadline, as far as core can tell (from the call's arrival), named when it runs out.
+  const deadlineS = Math.max(1, Math.round((context.deadline - now()) / 1000));
   const left = () => {
     if (context.signal.aborted) throw errors.unavailable();
     const ms = endsAt - now();
-    if (ms < 1) throw errors.unavailable();
+    if (ms < 1) throw errors.deadlinePassed(deadlineS);
     return ms;
   };
   return {

@@ -34,6 +34,14 @@ export function jobService(store: JobStore, checkKey: PresentedKeyCheck): Servic
       reply: ({ doc }) => ({ job: jobMessage(doc) }),
     }),
 
+    // A dry run of createJob: the same parse (typedParamsOf), then reads only. Its count may walk up to
+    // PREVIEW_COUNT_MAX matches, so it runs in `reply`, once the presented key is confirmed.
+    previewJob: rpc.read({
+      parse: (request) => typedParamsOf(request.params),
+      load: async (typed) => typed,
+      reply: async (typed, _input, { tenant, budget }) => ({ json: JSON.stringify(await store.preview(tenant, typed, budget)) }),
+    }),
+
     getJob: rpc.read({
       load: ({ id }, { tenant, budget }) => store.get(tenant, id, budget),
       reply: (doc, { id }) => ({ job: jobMessage(found(doc, "job", id)) }),

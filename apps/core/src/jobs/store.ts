@@ -24,6 +24,7 @@ import {
   type JobType,
   type TypedParams,
 } from "./model.js";
+import { previewJob, type JobPreview } from "./preview.js";
 import { jobSnapshot } from "./render.js";
 
 /** A job as reads load it (without its outbox). */
@@ -107,6 +108,11 @@ export class JobStore {
     // Idle workers wake on the counter; not awaited: the 201 does not wait for it, and the job is durable already.
     if ("doc" in created && !created.replayed) void JOBS_QUEUE.signal(this.db);
     return created;
+  }
+
+  /** What a job of these params would work on now (preview.ts); stores nothing. */
+  preview(tenant: Tenant, typed: TypedParams, budget: Budget = UNBOUNDED): Promise<JobPreview> {
+    return previewJob(this.db, tenant, typed, budget);
   }
 
   get(tenant: Tenant, id: string, budget: Budget = UNBOUNDED): Promise<LoadedJob | null> {

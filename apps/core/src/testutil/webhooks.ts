@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import type { Db } from "mongodb";
 import type { Tenant } from "../caller.js";
 import { newId } from "../ids.js";
-import { WEBHOOK_ENDPOINTS_COLLECTION, type DeliveryEndpoint } from "../webhooks/model.js";
+import { WEBHOOK_ENDPOINTS_COLLECTION, type DeliveryEndpoint } from "../webhook-deliveries/model.js";
 import { encryptSecret, masterKey, newEndpointSecret, type Keyring } from "../webhooks/secret.js";
 
 /** A keyring with a fresh random master key, as RMS_SECRET_KEY would give. */

@@ -7,7 +7,7 @@ import { startTestCore, type TestCore } from "../testutil/harness.js";
 import { startReceiver, type Receiver } from "../testutil/webhook-receiver.js";
 import { masterKey } from "../webhooks/index.js";
 import { EVENTS_COLLECTION } from "../storage/relay.js";
-import { WEBHOOK_DELIVERIES_COLLECTION, type DeliveryDocument, type FannedOutEvent } from "../webhooks/model.js";
+import { WEBHOOK_DELIVERIES_COLLECTION, type DeliveryDocument, type FannedOutEvent } from "../webhook-deliveries/model.js";
 
 type Tenant = { accountId: string; livemode: boolean };
 

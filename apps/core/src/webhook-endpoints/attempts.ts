@@ -1,7 +1,7 @@
 import type { Db, Filter } from "mongodb";
 import type { Tenant } from "../caller.js";
 import { UNBOUNDED, type Budget } from "../grpc/budget.js";
-import { WEBHOOK_ATTEMPTS_COLLECTION, type AttemptDocument } from "../webhooks/model.js";
+import { WEBHOOK_ATTEMPTS_COLLECTION, type AttemptDocument } from "../webhook-deliveries/model.js";
 
 export interface AttemptQuery {
   limit: number;
@@ -12,7 +12,7 @@ export interface AttemptQuery {
 }
 
 /**
- * Reads of the attempts delivery records (webhooks/attempt.ts): one endpoint's, newest first, by keyset
+ * Reads of the attempts delivery records (webhook-deliveries/attempt.ts): one endpoint's, newest first, by keyset
  * on the attempt id (ids begin with the attempt's time), backed by delivery's `(endpoint, _id desc)` index.
  */
 export class AttemptStore {

@@ -1,45 +1,27 @@
-import { WebhookEndpointService, file_rms_v1_webhook_endpoints } from "@rms/proto";
-import { implement, serviceEntry, type Domain } from "../domain.js";
+import { WebhookEndpointService } from "@rms/proto";
+import { ADMIN_AND_GATEWAY as both, serviceDomain } from "../domain.js";
+import { AttemptStore } from "./attempts.js";
 import { webhookEndpointService } from "./service.js";
 import { WebhookEndpointStore } from "./store.js";
-import { AttemptStore } from "./attempts.js";
-
-const both = ["admin", "gateway"] as const;
 
 /** Webhook endpoints: where events are delivered and the secrets that sign them (CONTRACT.md section 7, in ../shared/docs/). */
-export const webhookEndpointsDomain: Domain = {
+export const webhookEndpointsDomain = serviceDomain({
   name: "webhook-endpoints",
-  files: [file_rms_v1_webhook_endpoints],
-  services: [
-    serviceEntry(WebhookEndpointService, {
-      createWebhookEndpoint: both,
-      getWebhookEndpoint: both,
-      updateWebhookEndpoint: both,
-      deleteWebhookEndpoint: both,
-      listWebhookEndpoints: both,
-      rotateWebhookEndpointSecret: both,
-      listWebhookAttempts: both,
-      recoverWebhookEndpoint: both,
-      resendEvent: both,
-    }),
-  ],
-  open(context) {
-    const store = new WebhookEndpointStore(context.db);
-    return {
-      ensureIndexes: () => store.ensureIndexes(),
-      implementations: [
-        implement(
-          WebhookEndpointService,
-          webhookEndpointService({
-            store,
-            attempts: new AttemptStore(context.db),
-            db: context.db,
-            settings: context.settings,
-            checkKey: context.checkKey,
-            logger: context.logger,
-          }),
-        ),
-      ],
-    };
+  service: WebhookEndpointService,
+  roles: {
+    createWebhookEndpoint: both,
+    getWebhookEndpoint: both,
+    updateWebhookEndpoint: both,
+    deleteWebhookEndpoint: both,
+    listWebhookEndpoints: both,
+    rotateWebhookEndpointSecret: both,
+    listWebhookAttempts: both,
+    recoverWebhookEndpoint: both,
+    resendEvent: both,
   },
-};
+  open({ db, settings, checkKey, logger }) {
+    const store = new WebhookEndpointStore(db);
+    const attempts = new AttemptStore(db);
+    return { indexes: store, implementation: webhookEndpointService({ store, attempts, db, settings, checkKey, logger }) };
+  },
+});

@@ -7,8 +7,8 @@ import { DEFAULT_SETTINGS, type CoreSettings } from "../settings.js";
 import { startTestCore, type TestCore } from "../testutil/harness.js";
 import { startReceiver, type Receiver } from "../testutil/webhook-receiver.js";
 import { masterKey } from "../webhooks/index.js";
-import { WEBHOOK_DELIVERIES_COLLECTION, type DeliveryDocument } from "../webhooks/model.js";
-import { DeliveryWorker } from "../webhooks/worker.js";
+import { WEBHOOK_DELIVERIES_COLLECTION, type DeliveryDocument } from "../webhook-deliveries/model.js";
+import { deliveriesPoller } from "../worker/tasks/deliveries.js";
 
 const settings: CoreSettings = {
   ...DEFAULT_SETTINGS,
@@ -19,13 +19,13 @@ const settings: CoreSettings = {
 };
 let t: TestCore;
 let receiver: Receiver;
-let worker: DeliveryWorker;
+let worker: ReturnType<typeof deliveriesPoller>;
 let answer = 500;
 beforeAll(async () => {
   t = await startTestCore({ relay: true, settings });
   receiver = await startReceiver({ handler: (_req, res) => res.writeHead(answer).end(String(answer)) });
-  worker = new DeliveryWorker({ db: t.db, logger: pino({ level: "silent" }), workerId: "recover-test", written: () => {}, settings, metrics: new Registry() });
-  worker.start(50);
+  worker = deliveriesPoller({ db: t.db, logger: pino({ level: "silent" }), workerId: "recover-test", written: () => {}, settings, metrics: new Registry() }, { pollMs: 50 });
+  worker.start();
 });
 afterAll(async () => {
   await worker?.stop();

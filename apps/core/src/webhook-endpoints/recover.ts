@@ -5,7 +5,7 @@ import { UNBOUNDED, type Budget } from "../grpc/budget.js";
 import { idAt } from "../ids.js";
 import { EVENTS_COLLECTION } from "../storage/relay.js";
 import { writeWithin } from "../storage/write.js";
-import { recoveryDelivery, WEBHOOK_DELIVERIES_COLLECTION, type DeliveryDocument, type FannedOutEvent } from "../webhooks/model.js";
+import { recoveryDelivery, WEBHOOK_DELIVERIES_COLLECTION, type DeliveryDocument, type FannedOutEvent } from "../webhook-deliveries/model.js";
 
 /** Events looked up per deliveries query (the `$in` list). */
 const BATCH = 500;

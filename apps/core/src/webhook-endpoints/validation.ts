@@ -2,7 +2,7 @@ import { errors } from "../errors.js";
 import { codePointLength } from "../metadata.js";
 import { checkEndpointUrl } from "../webhooks/index.js";
 import { isId } from "../ids.js";
-import type { AttemptDocument } from "../webhooks/model.js";
+import type { AttemptDocument } from "../webhook-deliveries/model.js";
 import { ALL_EVENTS, DESCRIPTION_MAX, RECOVER_MAX_AGE_S, EVENT_TYPES, ROTATION_GRACE_DEFAULT_S, ROTATION_GRACE_MAX_S } from "./model.js";
 
 const KNOWN = new Set<string>([ALL_EVENTS, ...EVENT_TYPES]);

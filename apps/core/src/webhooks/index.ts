@@ -1,5 +1,5 @@
 // The webhook delivery toolkit (CONTRACT.md section 7, in ../shared/docs/): pure rules and one network
-// call, free of storage and gRPC, for the relay and workers to wire together.
+// call, free of storage and gRPC; the deliveries domain (webhook-deliveries/) and the endpoints kind use them.
 export { addressPolicy, classifyAddress, type AddressPolicy, type AddressVerdict, type BlockedRange, type Embedding } from "./address-policy.js";
 export { checkEndpointUrl, MAX_ENDPOINT_URL_LENGTH, type EndpointUrlCheck, type EndpointUrlProblem } from "./endpoint-url.js";
 export {

@@ -17,15 +17,15 @@ import { promtoolCheck, promtoolInstalled, seriesValue } from "../testutil/expos
 import { startWorkerProcess } from "../testutil/process.js";
 import { startReceiver, type Receiver } from "../testutil/webhook-receiver.js";
 import { insertEndpoint, testKeyring } from "../testutil/webhooks.js";
-import { webhookFanOut, type RelayedEvent } from "../webhooks/fanout.js";
-import { queueDepthGauges, QUEUE_SAMPLE_MS } from "../webhooks/metrics.js";
-import { WEBHOOK_DELIVERIES_COLLECTION, type DeliveryDocument, type FannedOutEvent } from "../webhooks/model.js";
+import { webhookFanOut, type RelayedEvent } from "../webhook-deliveries/fanout.js";
+import { queueDepthGauges, QUEUE_SAMPLE_MS } from "../webhook-deliveries/metrics.js";
+import { WEBHOOK_DELIVERIES_COLLECTION, type DeliveryDocument, type FannedOutEvent } from "../webhook-deliveries/model.js";
 import { parseRetrySchedule } from "../webhooks/schedule.js";
 import { masterKey } from "../webhooks/secret.js";
-import { deliveryTask } from "../webhooks/worker.js";
+import { deliveryTask } from "./tasks/deliveries.js";
 import { parseWorkerConfig } from "./config.js";
 import { startWorker } from "./run.js";
-import type { WorkerContext, WorkerTask } from "./task.js";
+import type { WorkerContext, WorkerTask } from "./tasks/task.js";
 
 let client: MongoClient;
 let db: Db;

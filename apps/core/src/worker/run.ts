@@ -9,15 +9,15 @@ import { openClient } from "../storage/client-options.js";
 import { watchCommands } from "../metrics.js";
 import { DEFAULT_SETTINGS, type CoreSettings } from "../settings.js";
 import { workerRegistry } from "./metrics.js";
-import type { RunningTask, WorkerContext, WorkerTask } from "./task.js";
-import { WORKER_TASKS } from "./tasks.js";
+import type { RunningTask, WorkerContext, WorkerTask } from "./tasks/task.js";
+import { WORKER_TASKS } from "./tasks/index.js";
 
 export interface WorkerOptions {
   mongoUri: string;
   databaseName: string;
   logger?: Logger;
   settings?: Partial<CoreSettings>;
-  /** The tasks to run; every registered one (tasks.ts) by default. */
+  /** The tasks to run; every registered one (tasks/index.ts) by default. */
   tasks?: readonly WorkerTask[];
   /** Lease owner name; a fresh unique one by default. */
   workerId?: string;

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { inject } from "vitest";
 import { startWorkerProcess } from "../testutil/process.js";
 import { startWorker } from "./run.js";
-import type { WorkerContext, WorkerTask } from "./task.js";
+import type { WorkerContext, WorkerTask } from "./tasks/task.js";
 
 let client: MongoClient;
 beforeAll(async () => {

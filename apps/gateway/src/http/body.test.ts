@@ -67,7 +67,13 @@ describe("parseForm (Stripe bracket notation)", () => {
     }
     expect(refused).toMatchObject({ code: "parameter_invalid", param: "params[filter][ids]", message: "Invalid params[filter][ids]: at most 1000 values in one list." });
     // Within the usual limit, 1,001 values are first of all too many parameters.
-    expect(() => parseForm(ids(1001))).toThrow(/at most 1000 parameters/);
+    expect(() => parseForm(ids(1001))).toThrow(/^Too many parameters: at most 1000\.$/);
+  });
+
+  it("counts the parameters before decoding any: one part too many is refused even when another is malformed", () => {
+    const parts = (n: number) => Array.from({ length: n }, (_, i) => `metadata[k${i}]=v`).join("&");
+    expect(() => parseForm(`${parts(1000)}&bad=%zz`)).toThrow(/^Too many parameters: at most 1000\.$/);
+    expect(() => parseForm(`${parts(999)}&bad=%zz`)).toThrow(/malformed %-escape/);
   });
 
   it("parses the query string of a URL", () => {

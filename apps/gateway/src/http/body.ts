@@ -7,6 +7,12 @@ import { checkFormPairs, decodeFormComponent } from "./form-pairs.js";
 export const BODY_LIMIT_BYTES = 1024 * 1024;
 export const NESTING_DEPTH_LIMIT = 5;
 export const PARAMETER_LIMIT = 1000;
+/**
+ * Most parameters of a form body, on an operation that takes more than PARAMETER_LIMIT in JSON (a job: its 1,000
+ * ids and its other fields fit; an import's 10,000 items do not, JSON is their encoding). Decoding a form costs
+ * 5-25 microseconds per parameter, JSON about 1 (docs/decisions.md, "Jobs"): this bounds what a form body costs.
+ */
+export const FORM_BODY_PARAMETER_LIMIT = 2000;
 
 /** Parsed request parameters: a null-prototype object, so any key is plain data. */
 export type Params = Record<string, unknown>;
@@ -57,8 +63,20 @@ const QS_OPTIONS: qs.IParseOptions & { throwOnLimitExceeded: boolean; strictDept
   },
 };
 
-/** Parses a form body or query string with Stripe bracket notation, within the limits (`limit`: most parameters). */
+/** How many parameters a form body or query string holds as the form decoder counts them (`&`-separated parts), decoding none. */
+export function formPartCount(text: string): number {
+  if (text === "") return 0;
+  let count = 1;
+  for (let at = text.indexOf("&"); at !== -1; at = text.indexOf("&", at + 1)) count++;
+  return count;
+}
+
+/**
+ * Parses a form body or query string with Stripe bracket notation, within the limits (`limit`: most parameters,
+ * counted before anything is decoded, so that a refusal costs next to nothing).
+ */
 export function parseForm(text: string, limit: number = PARAMETER_LIMIT): Params {
+  if (formPartCount(text) > limit) throw new ApiError("parameter_invalid", `Too many parameters: at most ${limit}.`);
   checkFormPairs(text);
   let parsed: unknown;
   try {
@@ -204,7 +222,8 @@ function utf8(bytes: Buffer): string {
 
 /**
  * The request body as parameters: JSON or form, anything else with a body is 415.
- * A request without a body has no body parameters.
+ * A request without a body has no body parameters. `limit`: most parameters of a JSON body; a form body takes
+ * at most FORM_BODY_PARAMETER_LIMIT of them.
  */
 export async function bodyParams(req: IncomingMessage, limit: number = PARAMETER_LIMIT): Promise<Params> {
   if (!hasBody(req)) return Object.create(null) as Params;
@@ -223,7 +242,14 @@ export async function bodyParams(req: IncomingMessage, limit: number = PARAMETER
   }
   const text = utf8(await readBody(req));
   if (mediaType === "application/json") return text.trim() === "" ? (Object.create(null) as Params) : parseJson(text, limit);
-  return parseForm(text, limit);
+  const formLimit = Math.min(limit, FORM_BODY_PARAMETER_LIMIT);
+  if (limit > formLimit && formPartCount(text) > formLimit) {
+    throw new ApiError(
+      "parameter_invalid",
+      `Too many parameters for a form-encoded body: at most ${formLimit}. This request takes up to ${limit} parameters as JSON: send it with Content-Type: application/json.`,
+    );
+  }
+  return parseForm(text, formLimit);
 }
 
 /** The query string of a request URL as parameters. */
@@ -239,7 +265,8 @@ export function queryParams(url: string): Params {
 /**
  * All parameters of a request: the query string and the body. A name given in
  * both is ambiguous and refused. `bodyLimit`: most parameters of the body (an
- * operation taking long lists, such as an import, allows more; the 1 MiB limit still holds).
+ * operation taking long lists, such as an import, allows more in JSON, and up to
+ * FORM_BODY_PARAMETER_LIMIT in a form; the 1 MiB limit still holds).
  */
 export async function requestParams(req: IncomingMessage & { originalUrl?: string }, bodyLimit: number = PARAMETER_LIMIT): Promise<Params> {
   const query = queryParams(req.originalUrl ?? req.url ?? "");

@@ -63,10 +63,7 @@ export function answerClientErrors(server: Server, plain?: PlainListener): void 
       if (plain && !plain.trustedProxies.has(peer)) {
         apiError = httpsRequired();
         const received = Buffer.concat([...(kept?.get(socket) ?? []), ...(error.rawPacket ? [error.rawPacket] : [])]);
-        const candidates = leakedKeyCandidatesInRaw(received);
-        if (candidates.length > 0 && (await plain.addressLimit.takeFor(peer).catch(() => ({ allowed: true }))).allowed) {
-          await plain.revoker.revokeLeaked(candidates, requestId);
-        }
+        await plain.revoker.revokeSeen(leakedKeyCandidatesInRaw(received), requestId, (count) => plain.addressLimit.takeUpTo(peer, count));
       } else {
         apiError =
           error.code === "HPE_HEADER_OVERFLOW"

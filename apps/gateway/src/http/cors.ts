@@ -1,6 +1,6 @@
 import type { RequestHandler } from "express";
 
-const EXPOSED = "Request-Id, Api-Version, Idempotent-Replayed, Retry-After, Stripe-Should-Retry, WWW-Authenticate";
+const EXPOSED = "Request-Id, Api-Version, Idempotent-Replayed, Original-Request, Retry-After, Stripe-Should-Retry, WWW-Authenticate";
 const ALLOWED_HEADERS = "Authorization, Content-Type, Idempotency-Key";
 
 /**

@@ -100,6 +100,15 @@ export function optionalEnum<T extends string>(params: Params, name: string, val
   return value as T;
 }
 
+/** `true` or `false`, as a JSON boolean or its text (a form's `"true"`); undefined when absent. */
+export function optionalBoolean(params: Params, name: string): boolean | undefined {
+  const value = params[name];
+  if (value === undefined) return undefined;
+  if (value === true || value === "true") return true;
+  if (value === false || value === "false") return false;
+  throw new ApiError("parameter_invalid", `Invalid ${name}: must be true or false.`, { param: name });
+}
+
 /** An integer from `min` to `max`, as a JSON number or its decimal string form. */
 export function optionalInteger(params: Params, name: string, range: { min: number; max: number }, code: ErrorCode = "parameter_invalid"): number | undefined {
   const value = params[name];

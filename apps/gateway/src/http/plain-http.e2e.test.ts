@@ -22,7 +22,7 @@ beforeAll(async () => {
     trustedProxies: ["127.0.0.1"],
     wrapCore: (core): CoreClients => ({
       ...core,
-      health: (timeoutMs, requestId) => core.health(timeoutMs, requestId),
+      health: (...args) => core.health(...args),
       close: () => core.close(),
       admin: new Proxy(core.admin, {
         get(target, property, receiver) {
@@ -190,7 +190,7 @@ describe("a revocation core cannot take now", () => {
     // What a gateway that stopped before core came back left behind.
     await new MongoPendingRevocationStore(db).add({ hash: keyHash(key), since: new Date() });
     const core = connectCore(t.coreAddress, ADMIN_TOKEN);
-    const revoker = new KeyRevoker(core, new MongoPendingRevocationStore(db), pino({ level: "silent" }), 60_000);
+    const revoker = new KeyRevoker(core, new MongoPendingRevocationStore(db), pino({ level: "silent" }), { retryMs: 60_000 });
     try {
       await until(async () => (await coreVerdict(key)) === "api_key_revoked", "the restarted gateway revoked the key");
       await until(async () => (await db.collection(PENDING_REVOCATIONS_COLLECTION).countDocuments({ _id: keyHash(key) as never })) === 0, "the record was removed");

@@ -1,12 +1,11 @@
 import type { IncomingMessage } from "node:http";
 import type { RequestHandler } from "express";
-import type { Logger } from "pino";
 import { ApiError, sendError } from "../errors.js";
 import type { AddressRateLimit } from "../ratelimit/index.js";
 import { leakedKeyCandidates } from "../revocation/scan.js";
 import type { KeyRevoker } from "../revocation/revoker.js";
 import { BODY_LIMIT_BYTES } from "./body.js";
-import { arrivedOverHttps } from "./https.js";
+import { arrivedOverHttps, clientAddress } from "./https.js";
 import { presentedKey } from "./auth.js";
 import { requestIdOf } from "./request-id.js";
 
@@ -48,10 +47,11 @@ function bodyPrefix(req: IncomingMessage): Promise<Buffer> {
  * performing nothing. Every secret or restricted key found anywhere in it
  * (headers, URL, body up to the size limit) is compromised: it is revoked
  * before the answer is sent, or kept pending and refused until core has
- * revoked it. The lookups count against the client address's rate limit;
- * over it, the answer is the same 403 without them.
+ * revoked it. At most 20 keys per request are looked up, each costing a token
+ * of the client address's rate limit; over it, the answer is the same 403
+ * without the lookups.
  */
-export function requireHttps(trustedProxies: ReadonlySet<string>, revoker: KeyRevoker, addressLimit: AddressRateLimit, logger: Logger): RequestHandler {
+export function requireHttps(trustedProxies: ReadonlySet<string>, revoker: KeyRevoker, addressLimit: AddressRateLimit): RequestHandler {
   return async (req, res, next) => {
     if (arrivedOverHttps(req, trustedProxies)) {
       next();
@@ -60,11 +60,8 @@ export function requireHttps(trustedProxies: ReadonlySet<string>, revoker: KeyRe
     const requestId = requestIdOf(res);
     const body = await bodyPrefix(req);
     const candidates = leakedKeyCandidates({ headers: req.headers, url: req.originalUrl, body });
-    if (candidates.length > 0) {
-      const decision = await addressLimit.take(req).catch(() => ({ allowed: true }) as const);
-      if (decision.allowed) await revoker.revokeLeaked(candidates, requestId);
-      else logger.warn({ request_id: requestId }, "keys seen over plain HTTP not checked: the client address is over its rate limit");
-    }
+    const address = clientAddress(req, trustedProxies);
+    await revoker.revokeSeen(candidates, requestId, (count) => addressLimit.takeUpTo(address, count));
     res.setHeader("Connection", "close");
     sendError(res, httpsRequired());
   };

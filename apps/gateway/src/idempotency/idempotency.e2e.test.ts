@@ -186,6 +186,35 @@ describe("Idempotency-Key on POST", () => {
     expect(replayed.text).toBe(notFound.text);
   });
 
+  it("replays every header of the first answer (a 201, a 400 from core, a 404), with its own Request-Id and the replay headers", async () => {
+    const { key } = await withSecretKey(stack);
+    // Written per message or per connection, not part of the answer (Date may also differ by a second).
+    const perMessage = new Set(["date", "connection", "keep-alive", "request-id"]);
+    const answerOf = (headers: Readonly<Record<string, string | undefined>>) => Object.fromEntries(Object.entries(headers).filter(([name]) => !perMessage.has(name)));
+    const cases: [string, string, Record<string, unknown>, number][] = [
+      ["201", "/v1/resources", { name: "h" }, 201],
+      ["400 from core", "/v1/resources", { name: "x".repeat(201) }, 400],
+      ["404", "/v1/resources/res_00000000000000000000000", { name: "n" }, 404],
+    ];
+    for (const [label, path, json, status] of cases) {
+      const request = { key, json, headers: withKey(`headers-${label}`) };
+      const first = await stack.api.post(path, request);
+      const replay = await stack.api.post(path, request);
+      expect([first.status, replay.status], label).toEqual([status, status]);
+      expect(replay.text, label).toBe(first.text);
+      expect(answerOf(replay.headers), label).toEqual({ ...answerOf(first.headers), "idempotent-replayed": "true", "original-request": first.headers["request-id"] });
+      expect(replay.headers["request-id"], label).toMatch(/^req_/);
+      expect(replay.headers["request-id"], label).not.toBe(first.headers["request-id"]);
+      if (status >= 400) expect(replay.headers["stripe-should-retry"], label).toBe("false");
+    }
+    // Recorded as sent, names as spelled; the per-request ones are not kept.
+    const record = await records.findOne({ _id: /\/headers-400 from core$/ as never });
+    const names = ((record?.["headers"] ?? []) as { name: string }[]).map((h) => h.name);
+    expect(names).toContain("Stripe-Should-Retry");
+    expect(names).toContain("Content-Type");
+    expect(names).not.toContain("Request-Id");
+  });
+
   it("saves nothing for requests refused before executing (bad key, 415, gateway validation)", async () => {
     const { account, key } = await withSecretKey(stack);
     const bad = await stack.api.post("/v1/resources", { key: "sk_test_wrong", json: { name: "n" }, headers: withKey("pre") });

@@ -1,5 +1,5 @@
 export { MongoIdempotencyStore, IDEMPOTENCY_COLLECTION } from "./mongo-store.js";
 export { requestFingerprint, canonicalJson } from "./fingerprint.js";
 export * from "./store.js";
-export { idempotencyKeyOf, sendReplay, REPLAYED_HEADER, ORIGINAL_REQUEST_HEADER } from "./replay.js";
+export { answerHeaders, idempotencyKeyOf, sendReplay, PER_REQUEST_HEADERS, REPLAYED_HEADER, ORIGINAL_REQUEST_HEADER } from "./replay.js";
 export { recordSealer, processRecordSealer, type RecordSealer } from "./sealed-records.js";

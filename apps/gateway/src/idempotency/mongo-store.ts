@@ -28,6 +28,8 @@ interface IdempotencyRecord {
   completed: boolean;
   status?: number;
   body?: Binary;
+  /** The answer's headers (but the per-request ones), as pairs: header names are data, never field names. */
+  headers?: { name: string; value: string | string[] }[];
   request_id: string;
 }
 
@@ -127,7 +129,8 @@ export class MongoIdempotencyStore implements IdempotencyStore {
         throw ApiError.standard("idempotency_key_reused");
       }
       if (existing.completed && existing.status !== undefined && existing.body !== undefined) {
-        return { kind: "replay", response: { status: existing.status, body: Buffer.from(existing.body.buffer), requestId: existing.request_id } };
+        const response = { status: existing.status, body: Buffer.from(existing.body.buffer), requestId: existing.request_id };
+        return { kind: "replay", response: existing.headers ? { ...response, headers: existing.headers } : response };
       }
       if (existing.locked_until.getTime() >= now) {
         throw new ApiError(
@@ -148,7 +151,15 @@ export class MongoIdempotencyStore implements IdempotencyStore {
       complete: async (response: RecordedResponse) => {
         await this.records.updateOne(
           { _id, owner, completed: false },
-          { $set: { completed: true, status: response.status, body: new Binary(response.body), request_id: response.requestId } },
+          {
+            $set: {
+              completed: true,
+              status: response.status,
+              body: new Binary(response.body),
+              ...(response.headers ? { headers: response.headers.map(({ name, value }) => ({ name, value: typeof value === "string" ? value : [...value] })) } : {}),
+              request_id: response.requestId,
+            },
+          },
         );
       },
       release: async () => {

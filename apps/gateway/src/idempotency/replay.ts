@@ -1,7 +1,7 @@
-import type { IncomingHttpHeaders } from "node:http";
+import type { ClientRequest, IncomingHttpHeaders } from "node:http";
 import type { Response } from "express";
 import { ApiError } from "../errors.js";
-import type { RecordedResponse } from "./store.js";
+import type { RecordedHeader, RecordedResponse } from "./store.js";
 
 /** Header names of a replayed response. */
 export const REPLAYED_HEADER = "Idempotent-Replayed";
@@ -19,9 +19,35 @@ export function idempotencyKeyOf(headers: IncomingHttpHeaders): string | undefin
   return key;
 }
 
-/** Sends a recorded response again, byte for byte, marked as a replay of the request that produced it. */
+/**
+ * Headers of one request rather than of its answer, which a replay has its own of: `Request-Id` (the replay's
+ * own id; the first request's is in `Original-Request`), the replay headers, and what Node writes per
+ * connection and per message as it sends (`Date`, `Connection`, `Keep-Alive`, the body's length or encoding).
+ */
+export const PER_REQUEST_HEADERS: ReadonlySet<string> = new Set(
+  ["Request-Id", REPLAYED_HEADER, ORIGINAL_REQUEST_HEADER, "Date", "Connection", "Keep-Alive", "Content-Length", "Transfer-Encoding"].map((name) => name.toLowerCase()),
+);
+
+/** The headers set on an answer about to be sent, but the per-request ones: what its replays send again. */
+export function answerHeaders(res: Response): RecordedHeader[] {
+  const headers: RecordedHeader[] = [];
+  // Names as first spelled (`Stripe-Should-Retry`): Node's OutgoingMessage has getRawHeaderNames, which its
+  // types declare on ClientRequest only.
+  for (const name of (res as unknown as Pick<ClientRequest, "getRawHeaderNames">).getRawHeaderNames()) {
+    const value = res.getHeader(name);
+    if (value === undefined || PER_REQUEST_HEADERS.has(name.toLowerCase())) continue;
+    headers.push({ name, value: Array.isArray(value) ? value.map(String) : String(value) });
+  }
+  return headers;
+}
+
+/**
+ * Sends a recorded response again: its status, its headers but the per-request ones (see `answerHeaders`), and
+ * its body byte for byte, marked as a replay of the request that produced it.
+ */
 export function sendReplay(res: Response, recorded: RecordedResponse): void {
   res.status(recorded.status);
+  for (const { name, value } of recorded.headers ?? []) res.setHeader(name, value);
   res.setHeader(REPLAYED_HEADER, "true");
   if (recorded.requestId) res.setHeader(ORIGINAL_REQUEST_HEADER, recorded.requestId);
   res.send(recorded.body);

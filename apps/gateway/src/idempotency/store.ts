@@ -13,12 +13,23 @@ export interface IdempotencyScope {
   readonly key: string;
 }
 
-/** A response as first sent: status and body bytes. */
+/** One header of a recorded answer, named as it was first sent. */
+export interface RecordedHeader {
+  readonly name: string;
+  readonly value: string | readonly string[];
+}
+
+/** A response as first sent: status, headers and body bytes. */
 export interface RecordedResponse {
   readonly status: number;
   readonly body: Buffer;
   /** Request id of the request that produced it. */
   readonly requestId: string;
+  /**
+   * Its headers but the per-request ones (replay.ts `answerHeaders`), replayed as they were. Absent from
+   * records written before headers were recorded (such a replay sends only the headers every answer gets).
+   */
+  readonly headers?: readonly RecordedHeader[];
 }
 
 /** The lock on a key, held while the request executes. */

@@ -27,6 +27,16 @@ export class AddressRateLimit {
     return this.limiter.take(`addr:${normalizeIp(address)}`, this.perSecond);
   }
 
+  /**
+   * Up to `count` tokens of an address's bucket, one after the other, stopping at the first refused: how many
+   * it got. Each key a plain-HTTP request makes the gateway look up costs one (CONTRACT.md section 8).
+   */
+  async takeUpTo(address: string, count: number): Promise<number> {
+    let granted = 0;
+    while (granted < count && (await this.takeFor(address)).allowed) granted++;
+    return granted;
+  }
+
   /** For HTTPS requests: 429 `rate_limited` with Retry-After over the limit, 503 when the store is unreachable. */
   middleware(): RequestHandler {
     return async (req, _res, next) => {

@@ -123,7 +123,7 @@ describe("rate limit per client address before a key is verified", () => {
       gateway: { addressRateLimit: 3 },
       wrapCore: (core) => ({
         ...core,
-        health: (timeoutMs, requestId) => core.health(timeoutMs, requestId),
+        health: (...args) => core.health(...args),
         close: () => core.close(),
         admin: new Proxy(core.admin, {
           get(target, property, receiver) {
@@ -169,5 +169,14 @@ describe("rate limit per client address before a key is verified", () => {
     for (const r of responses) expect(r.json.error.code).toBe("https_required");
     expect(lookups - before).toBeGreaterThan(0);
     expect(lookups - before).toBeLessThan(15);
+  });
+
+  it("counts each key a plain-HTTP request carries: 5 keys from a fresh address with 3 tokens, 3 lookups", async () => {
+    // From 127.0.0.3: a bucket of its own, full (3 tokens).
+    const before = lookups;
+    const keys = Array.from({ length: 5 }, (_, i) => randomKey(200 + i));
+    const response = await plainRequest(stack.gateway.httpPort!, { path: `/v1/resources?${keys.map((key, i) => `k${i}=${key}`).join("&")}`, localAddress: "127.0.0.3" });
+    expect(response.json.error.code).toBe("https_required");
+    expect(lookups - before).toBe(3);
   });
 });

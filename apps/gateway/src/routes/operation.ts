@@ -42,6 +42,16 @@ export interface SuccessSpec<O> {
   readonly object: PublicObject<O>;
 }
 
+/** The one core call a request stands for, and how its reply is answered. */
+export interface PreparedCall extends CoreCall {
+  /** The answer's status and object. */
+  readonly success: SuccessSpec<never>;
+  /** False for a call that changes nothing: one that failed in transit did nothing (503, never `outcome_unknown`). */
+  readonly write: boolean;
+  /** The success body, from core's reply. */
+  render(reply: unknown): Record<string, unknown>;
+}
+
 /**
  * One public operation, described as data: the route table registers it, the
  * API description is built from it, and the request flow runs it as
@@ -61,6 +71,8 @@ export interface Operation {
   /** Each `:name` of the path. */
   readonly pathParameters: Readonly<Record<string, ParamSpec>>;
   readonly success: SuccessSpec<never>;
+  /** Other answers its parameters may select (`withVariant`), described beside `success`. */
+  readonly variants: readonly SuccessSpec<never>[];
   /** The error codes of its own (parameter checks, core's answers), besides those every operation may get. */
   readonly errors: readonly ErrorCode[];
   /** Most parameters its body may hold (default: the API's 1,000). */
@@ -70,9 +82,7 @@ export interface Operation {
   /** Its answers carry a secret: the copy an Idempotency-Key record keeps is encrypted (idempotency/sealed-records.ts). */
   readonly secretInAnswer?: boolean;
   /** Checks the request and makes the one core call it stands for (throws ApiError on bad input). */
-  prepare(input: OperationInput): CoreCall;
-  /** The success body, from core's reply. */
-  render(reply: unknown): Record<string, unknown>;
+  prepare(input: OperationInput): PreparedCall;
 }
 
 /** An operation as its route file writes it: typed against the core RPC it calls. */
@@ -88,6 +98,8 @@ export interface OperationSpec<S extends CoreServiceName, M extends RpcName<S>, 
   readonly bodyParameterLimit?: number;
   readonly timeoutMs?: number;
   readonly secretInAnswer?: boolean;
+  /** A POST whose call changes nothing (a preview): a failure in transit is 503, not `outcome_unknown`. */
+  readonly readOnly?: boolean;
   readonly service: S;
   readonly rpc: M;
   /** The request message, from the checked parameters. */
@@ -98,6 +110,8 @@ export interface OperationSpec<S extends CoreServiceName, M extends RpcName<S>, 
 
 export function defineOperation<S extends CoreServiceName, M extends RpcName<S>, O>(spec: OperationSpec<S, M, O>): Operation {
   const parameters = spec.parameters ?? {};
+  const success = spec.success as SuccessSpec<never>;
+  const write = spec.method !== "GET" && !spec.readOnly;
   return {
     method: spec.method,
     path: spec.path,
@@ -106,12 +120,35 @@ export function defineOperation<S extends CoreServiceName, M extends RpcName<S>,
     parameters,
     params: Object.keys(parameters),
     pathParameters: spec.pathParameters ?? {},
-    success: spec.success as SuccessSpec<never>,
+    success,
+    variants: [],
     errors: spec.errors ?? [],
     ...(spec.bodyParameterLimit !== undefined ? { bodyParameterLimit: spec.bodyParameterLimit } : {}),
     ...(spec.timeoutMs !== undefined ? { timeoutMs: spec.timeoutMs } : {}),
     ...(spec.secretInAnswer ? { secretInAnswer: true } : {}),
-    prepare: (input) => ({ service: spec.service, rpc: spec.rpc, request: spec.request(input) }),
-    render: (reply) => spec.success.object.render(spec.reply(reply as RpcReply<S, M>)),
+    prepare: (input) => ({
+      service: spec.service,
+      rpc: spec.rpc,
+      request: spec.request(input),
+      success,
+      write,
+      render: (reply) => spec.success.object.render(spec.reply(reply as RpcReply<S, M>)),
+    }),
+  };
+}
+
+/**
+ * An operation that answers otherwise when `selects(params)` holds: another core call and another success
+ * (POST /v1/jobs with `validate_only=true` answers a 200 `job_preview`). The variant has the same method,
+ * path, scope and parameters, so the request is refused or accepted alike up to the choice; the API
+ * document shows both answers. `selects` runs after the parameters are known and may refuse them (400).
+ */
+export function withVariant(operation: Operation, variant: Operation, selects: (params: Params) => boolean): Operation {
+  const same = variant.method === operation.method && variant.path === operation.path && variant.scope === operation.scope && variant.params.join() === operation.params.join();
+  if (!same) throw new Error(`withVariant: ${variant.method} ${variant.path} differs from the operation it varies`);
+  return {
+    ...operation,
+    variants: [...operation.variants, variant.success, ...variant.variants],
+    prepare: (input) => (selects(input.params) ? variant : operation).prepare(input),
   };
 }

@@ -10,6 +10,7 @@ import type { PrincipalCache } from "../http/principal-cache.js";
 import { requestIdOf } from "../http/request-id.js";
 import { recordPrincipal } from "../http/request-log.js";
 import {
+  answerHeaders,
   idempotencyKeyOf,
   requestFingerprint,
   scopeId,
@@ -80,8 +81,8 @@ async function runAuthenticated(operation: Operation, deps: RunDeps, auth: Authe
   const metadata = { [REQUEST_ID_METADATA]: requestId, ...presentedKeyMetadata(auth), ...(key !== undefined ? { [IDEMPOTENCY_KEY_METADATA]: key } : {}) };
   const execute = async (): Promise<Answer> => {
     const options = operation.timeoutMs !== undefined ? { metadata, timeoutMs: operation.timeoutMs } : { metadata };
-    const reply = await callCore(core, call, options, operation.method !== "GET");
-    return { status: operation.success.status, body: JSON.stringify(operation.render(reply)), headers: {} };
+    const reply = await callCore(core, call, options, call.write);
+    return { status: call.success.status, body: JSON.stringify(call.render(reply)), headers: {} };
   };
   if (key === undefined) return send(res, await execute());
 
@@ -99,9 +100,12 @@ async function runAuthenticated(operation: Operation, deps: RunDeps, auth: Authe
   const answer = await executeUnderLock(execute, begun.lease, deps.logger, res);
   const body = Buffer.from(answer.body, "utf8");
   const recorded = operation.secretInAnswer ? deps.recordSealer.seal(body, scopeId(scope)) : body;
+  // The record keeps every header of the answer as it goes out (but the per-request ones), for its replays.
+  head(res, answer);
+  const headers = answerHeaders(res);
   // If recording fails the client still gets the outcome; the lock expires and a retry re-executes.
-  await begun.lease.complete({ status: answer.status, body: recorded, requestId }).catch((cause: unknown) => logLost(deps.logger, res, cause));
-  send(res, answer);
+  await begun.lease.complete({ status: answer.status, body: recorded, requestId, headers }).catch((cause: unknown) => logLost(deps.logger, res, cause));
+  res.send(answer.body);
 }
 
 /**
@@ -137,9 +141,14 @@ function openRecorded(deps: RunDeps, recorded: RecordedResponse, scope: string, 
   }
 }
 
-function send(res: Response, answer: Answer): void {
+/** An answer's status and own headers, set on the response before its body is sent. */
+function head(res: Response, answer: Answer): void {
   res.status(answer.status);
   for (const [name, value] of Object.entries(answer.headers)) res.setHeader(name, value);
+}
+
+function send(res: Response, answer: Answer): void {
+  head(res, answer);
   res.send(answer.body);
 }
 

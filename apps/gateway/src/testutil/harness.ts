@@ -40,6 +40,7 @@ function testConfig(dataDir: string, overrides: Partial<GatewayConfig> = {}): Ga
     rateLimits: { live: 10_000, test: 10_000 },
     addressRateLimit: 10_000,
     rateLimitStore: "memory",
+    maxConnectionsPerAddress: 256,
     metricsPort: 0,
     ...overrides,
   };
@@ -68,6 +69,8 @@ export async function startStack(
     rateLimiter?: RateLimiter;
     /** Core's settings (webhook sealing key, private addresses allowed). */
     coreSettings?: CoreOptions["settings"];
+    /** Most pending plain-HTTP revocations the gateway keeps in memory (a smaller cap than the real one keeps a flood short). */
+    maxPendingRevocations?: number;
   } = {},
 ) {
   const dataDir = await mkdtemp(join(tmpdir(), "rms-gateway-e2e-"));
@@ -101,6 +104,7 @@ export async function startStack(
         logger: options.logs?.gateway ?? pino({ level: "silent" }),
         ...(coreClients ? { core: coreClients } : {}),
         ...(options.rateLimiter ? { rateLimiter: options.rateLimiter } : {}),
+        ...(options.maxPendingRevocations !== undefined ? { maxPendingRevocations: options.maxPendingRevocations } : {}),
       },
     );
   } catch (error) {

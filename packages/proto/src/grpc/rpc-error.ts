@@ -1,4 +1,4 @@
-import { type status as GrpcStatus, Metadata } from "@grpc/grpc-js";
+import { status as GrpcStatus, Metadata } from "@grpc/grpc-js";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { anyPack, anyUnpack } from "@bufbuild/protobuf/wkt";
 import { ErrorDetailSchema, RpcStatusSchema, type ErrorDetail } from "../gen/rms/v1/errors_pb.js";
@@ -71,6 +71,11 @@ export class TransportError extends RpcError {
   constructor(grpcCode: GrpcStatus, fields: ErrorFields) {
     super(grpcCode, fields);
     this.name = "TransportError";
+  }
+
+  /** The call's deadline passed before any answer came (DEADLINE_EXCEEDED): the server may be up but slow. */
+  get deadlineExceeded(): boolean {
+    return this.grpcCode === GrpcStatus.DEADLINE_EXCEEDED;
   }
 }
 

@@ -7,10 +7,11 @@ describe("the domains' vocabularies", () => {
   });
 
   it("derive the lists in the order the API has always shown them", () => {
-    // The order is observable: a secret key's scopes, the known types an error message lists.
-    expect(SCOPES).toEqual(["resources:read", "resources:write", "jobs:read", "jobs:write", "webhooks:write", "events:read"]);
-    expect(EVENT_TYPES).toEqual(["resource.created", "resource.updated", "resource.deleted", "job.succeeded", "job.failed", "job.canceled"]);
-    expect([...ID_PREFIXES].sort()).toEqual(["acct", "evt", "job", "key", "res", "wa", "we"]);
+    // The order is observable: a secret key's scopes, the known types an error message lists. A new domain
+    // goes last (index.ts), so these stay first, in this order, whatever kinds come after them.
+    expect(SCOPES.slice(0, 6)).toEqual(["resources:read", "resources:write", "jobs:read", "jobs:write", "webhooks:write", "events:read"]);
+    expect(EVENT_TYPES.slice(0, 6)).toEqual(["resource.created", "resource.updated", "resource.deleted", "job.succeeded", "job.failed", "job.canceled"]);
+    expect(ID_PREFIXES).toEqual(expect.arrayContaining(["acct", "evt", "job", "key", "res", "wa", "we"]));
   });
 
   it("give each event type to the domain of the object it is about, and each scope a read or write", () => {

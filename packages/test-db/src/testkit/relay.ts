@@ -14,6 +14,8 @@ export async function startTcpRelay(mongoUri: string) {
   const sockets = new Set<Socket>();
   /** Replies are withheld on every connection that sends a request containing this, while it is set. */
   let stallMarker: Buffer | undefined;
+  /** Every reply reaches its client this much later than the server sent it (order kept). */
+  let replyDelayMs = 0;
   let server: Server | undefined;
   let port = 0;
   async function open(): Promise<void> {
@@ -30,8 +32,23 @@ export async function startTcpRelay(mongoUri: string) {
         if (stallMarker && chunk.includes(stallMarker)) stalled = true;
         upstream.write(chunk);
       });
+      // Replies held back by `delayReplies` are written in order, each when its time has come.
+      let queue = Promise.resolve();
+      let queued = 0;
       upstream.on("data", (chunk: Buffer) => {
-        if (!stalled) client.write(chunk);
+        if (stalled) return;
+        if (replyDelayMs === 0 && queued === 0) {
+          client.write(chunk);
+          return;
+        }
+        const due = Date.now() + replyDelayMs;
+        queued++;
+        queue = queue
+          .then(() => new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, due - Date.now()))))
+          .then(() => {
+            queued--;
+            if (!client.destroyed) client.write(chunk);
+          });
       });
       client.on("close", () => upstream.destroy());
       upstream.on("close", () => client.destroy());
@@ -66,6 +83,10 @@ export async function startTcpRelay(mongoUri: string) {
      */
     stallRepliesAfter(marker: string | undefined): void {
       stallMarker = marker === undefined ? undefined : Buffer.from(marker);
+    },
+    /** From now on every reply arrives `ms` later than the server sent it (a slow database); 0 stops delaying. */
+    delayReplies(ms: number): void {
+      replyDelayMs = ms;
     },
     close,
   };

@@ -11,7 +11,7 @@ import { startWorker, type RunningWorker } from "../../worker/run.js";
 import { ensureRunnerIndexes } from "./claim.js";
 import { importExecutor } from "./import.js";
 import type { RunnerJob } from "./seam.js";
-import { jobsTask } from "./task.js";
+import { jobsTask } from "../../worker/tasks/jobs.js";
 
 // A real outage: the worker's driver reaches the database only through a TCP relay the test cuts and
 // restores, while the test itself reads the database directly.

@@ -25,6 +25,9 @@ export interface RunOptions {
 
 const COUNT_NAME = { "resources.import": "created", "resources.bulk_update": "updated", "resources.bulk_delete": "deleted" } as const;
 
+type FinalStatus = Extract<JobStatus, "succeeded" | "failed" | "canceled">;
+type JobError = { code: string; message: string };
+
 /**
  * Runs one claimed job to its end, or until the worker stops (checkpoint, release) or loses the lease
  * (a heartbeat or a guarded write found another epoch: stop without writing). The database-backed
@@ -32,181 +35,228 @@ const COUNT_NAME = { "resources.import": "created", "resources.bulk_update": "up
  * the lease, and the finish writes status, result and the `job.*` event in one update.
  */
 export async function runJob(claimed: RunnerJob, executor: Executor, options: RunOptions): Promise<void> {
-  const jobs = options.db.collection<RunnerJob>(JOBS_COLLECTION);
-  const job = claimed;
-  let lost = false;
-  const heartbeat = setInterval(
-    () => {
-      options.leases.renew(job._id, job.epoch).then(
-        (held) => {
-          if (!held) lost = true;
-        },
-        () => {}, // the database did not answer: the next beat tries again; if the lease runs out, another worker takes over
-      );
-    },
-    Math.max(50, Math.floor(options.leaseMs / 3)),
-  );
-  const run: JobRun = {
-    db: options.db,
-    job,
-    written: (collection, ids) => {
-      for (const id of ids) options.written(collection, id);
-    },
-  };
-  let state: Checkpoint = job.checkpoint!;
-  let version = job.version;
-  let stalled = job.stalled ?? 0;
-  let attempts = job.attempts;
+  const run = new ClaimedRun(claimed, executor, options);
+  const heartbeat = run.heartbeat();
   try {
-    if (job.cancel_requested_at !== null) {
-      await finish("canceled");
-      return;
-    }
-    if (stalled >= options.retry.maxStalled) {
-      await outOfRetries();
-      return;
-    }
-    for (;;) {
-      if (lost) return;
-      if (options.stopping()) {
-        // Released for another worker to go on at once: the queue counter wakes the idle ones.
-        if (await options.leases.release(job._id, job.epoch)) await JOBS_QUEUE.signal(options.db);
-        return;
-      }
-      let next: Checkpoint | null;
-      try {
-        next = await executor.step(run, state);
-        if (next === null) {
-          await finish("succeeded");
-          return;
-        }
-        const outcome = await checkpoint(next);
-        if (outcome === "lost") return;
-        state = next;
-        if (outcome === "cancel") {
-          await finish("canceled");
-          return;
-        }
-      } catch (error) {
-        if (!isTransient(error)) {
-          options.logger.error({ err: error, name: (error as Error)?.name, code: (error as { code?: unknown })?.code, job: job._id }, "job failed on an unexpected error");
-          await finish("failed", { code: "internal_error", message: "The job stopped on an internal error." });
-          return;
-        }
-        attempts++;
-        stalled++;
-        options.logger.warn({ err: error, job: job._id, attempts }, "job step failed; retrying");
-        if (stalled >= options.retry.maxStalled) {
-          await outOfRetries();
-          return;
-        }
-        await options.sleep(options.retry.backoffMs(stalled));
-        // Counted on the job when the database answers; if it does not, the next checkpoint or the finish writes the count.
-        await guarded({ $set: { attempts, stalled }, $inc: { version: 1 } }).catch(() => {});
-      }
-    }
+    await run.toTheEnd();
   } finally {
     clearInterval(heartbeat);
   }
+}
+
+/** One claimed job as this worker runs it: where it stands (the checkpoint, the counts) and whether the lease is still held. */
+class ClaimedRun {
+  private readonly jobs: Collection<RunnerJob>;
+  private readonly run: JobRun;
+  /** A heartbeat or a guarded write found another epoch: nothing more is written. */
+  private lost = false;
+  private state: Checkpoint;
+  private stalled: number;
+  private attempts: number;
+
+  constructor(
+    private readonly job: RunnerJob,
+    private readonly executor: Executor,
+    private readonly options: RunOptions,
+  ) {
+    this.jobs = options.db.collection<RunnerJob>(JOBS_COLLECTION);
+    this.run = {
+      db: options.db,
+      job,
+      written: (collection, ids) => {
+        for (const id of ids) options.written(collection, id);
+      },
+    };
+    this.state = job.checkpoint!;
+    this.stalled = job.stalled ?? 0;
+    this.attempts = job.attempts;
+  }
+
+  /** Renews the lease every lease/3; a renewal that finds another epoch stops the run at its next step. */
+  heartbeat(): NodeJS.Timeout {
+    return setInterval(
+      () => {
+        this.options.leases.renew(this.job._id, this.job.epoch).then(
+          (held) => {
+            if (!held) this.lost = true;
+          },
+          () => {}, // the database did not answer: the next beat tries again; if the lease runs out, another worker takes over
+        );
+      },
+      Math.max(50, Math.floor(this.options.leaseMs / 3)),
+    );
+  }
+
+  /** Chunk after chunk until the job is finished, the worker stops (release) or the lease is lost. */
+  async toTheEnd(): Promise<void> {
+    if (this.job.cancel_requested_at !== null) return this.finish("canceled");
+    if (this.stalled >= this.options.retry.maxStalled) return this.outOfRetries();
+    while (!this.lost) {
+      if (this.options.stopping()) return this.release();
+      if (await this.nextChunk()) return;
+    }
+  }
+
+  /** Released for another worker to go on at once: the queue counter wakes the idle ones. */
+  private async release(): Promise<void> {
+    if (await this.options.leases.release(this.job._id, this.job.epoch)) await JOBS_QUEUE.signal(this.options.db);
+  }
+
+  /** One chunk and its checkpoint, or what its failure calls for; true when the run has ended. */
+  private async nextChunk(): Promise<boolean> {
+    try {
+      return await this.step();
+    } catch (error) {
+      return this.afterFailure(error);
+    }
+  }
+
+  /** The executor's next chunk, then the checkpoint (or the finish when every item is done, or a cancel was asked for). */
+  private async step(): Promise<boolean> {
+    const next = await this.executor.step(this.run, this.state);
+    if (next === null) {
+      await this.finish("succeeded");
+      return true;
+    }
+    const outcome = await this.checkpoint(next);
+    if (outcome === "lost") return true;
+    this.state = next;
+    if (outcome === "continue") return false;
+    await this.finish("canceled");
+    return true;
+  }
+
+  /** A transient failure is retried after a backoff (the chunk is redone, idempotently) until the budget is spent; any other fails the job. */
+  private async afterFailure(error: unknown): Promise<boolean> {
+    const { logger, retry } = this.options;
+    if (!isTransient(error)) {
+      logger.error({ err: error, name: (error as Error)?.name, code: (error as { code?: unknown })?.code, job: this.job._id }, "job failed on an unexpected error");
+      await this.finish("failed", { code: "internal_error", message: "The job stopped on an internal error." });
+      return true;
+    }
+    this.attempts++;
+    this.stalled++;
+    logger.warn({ err: error, job: this.job._id, attempts: this.attempts }, "job step failed; retrying");
+    if (this.stalled >= retry.maxStalled) {
+      await this.outOfRetries();
+      return true;
+    }
+    await this.options.sleep(retry.backoffMs(this.stalled));
+    // Counted on the job when the database answers; if it does not, the next checkpoint or the finish writes the count.
+    await this.guarded({ $set: { attempts: this.attempts, stalled: this.stalled }, $inc: { version: 1 } }).catch(() => {});
+    return false;
+  }
 
   /** The retry budget is spent: the job fails, written as soon as the database answers again. */
-  async function outOfRetries(): Promise<void> {
-    options.logger.warn({ job: job._id, attempts }, "job out of retries");
-    await finish("failed", retriesExhausted(attempts));
+  private async outOfRetries(): Promise<void> {
+    this.options.logger.warn({ job: this.job._id, attempts: this.attempts }, "job out of retries");
+    await this.finish("failed", retriesExhausted(this.attempts));
   }
 
   /** One write guarded by the lease's epoch; returns the job after it, or null when the lease is lost. */
-  async function guarded(update: Record<string, unknown>): Promise<RunnerJob | null> {
-    const after = await jobs.findOneAndUpdate({ _id: job._id, epoch: job.epoch, lease_owner: options.owner } as Filter<RunnerJob>, update, {
+  private async guarded(update: Record<string, unknown>): Promise<RunnerJob | null> {
+    const after = await this.jobs.findOneAndUpdate({ _id: this.job._id, epoch: this.job.epoch, lease_owner: this.options.owner } as Filter<RunnerJob>, update, {
       returnDocument: "after",
       projection: { pending_events: 0, params: 0 },
     });
-    if (!after) lost = true;
-    else version = after.version;
+    if (!after) this.lost = true;
     return after;
   }
 
   /** The chunk's checkpoint (a transient failure is thrown: the chunk is redone, idempotently, after a backoff). */
-  async function checkpoint(next: Checkpoint): Promise<CheckpointOutcome> {
-    const after = await guarded({
-      $set: { checkpoint: next, progress: progressOf(next, job), attempts, stalled: 0, lease_until: Date.now() + options.leaseMs },
+  private async checkpoint(next: Checkpoint): Promise<CheckpointOutcome> {
+    const after = await this.guarded({
+      $set: { checkpoint: next, progress: progressOf(next, this.job), attempts: this.attempts, stalled: 0, lease_until: Date.now() + this.options.leaseMs },
       $inc: { version: 1 },
     });
-    stalled = 0;
+    this.stalled = 0;
     if (!after) return "lost";
     return after.cancel_requested_at !== null ? "cancel" : "continue";
   }
 
-  /** The last write: status, result, the finish time and the `job.*` event, with the lease and the slot given back. */
-  async function finish(status: Extract<JobStatus, "succeeded" | "failed" | "canceled">, error: { code: string; message: string } | null = null): Promise<void> {
-    for (let tries = 1; !lost; tries++) {
+  /**
+   * The last write: status, result, the finish time and the `job.*` event, with the lease and the slot given
+   * back. The outcome is decided; while only the database is missing it is tried again (the lease keeps other
+   * workers off, and they cannot claim without a database either), unless the worker is stopping.
+   */
+  private async finish(status: FinalStatus, error: JobError | null = null): Promise<void> {
+    for (let tries = 1; !this.lost; tries++) {
       try {
-        const current = await jobs.findOne({ _id: job._id } as Filter<RunnerJob>, { projection: { pending_events: 0 } });
-        if (!current || current.epoch !== job.epoch || current.lease_owner !== options.owner) {
-          lost = true;
-          return;
-        }
-        // A checkpoint can commit while its answer is lost (the database went away after the write): the
-        // stored one is then further than ours, and it is what the job has done.
-        if (current.checkpoint && current.checkpoint.next > state.next) state = current.checkpoint;
-        const nowMs = Date.now();
-        const result: JobResult = { [COUNT_NAME[job.type]]: state.done, errors: state.errors };
-        const finished = {
-          ...current,
-          attempts,
-          status,
-          result,
-          error,
-          progress: progressOf(state, job),
-          finished_at: Math.floor(nowMs / 1000),
-          version: current.version + 1,
-        } as Loaded<RunnerJob>;
-        const event = {
-          ...newEvent(`job.${status}` as JobEvent["type"], job, jobSnapshot(finished), { requestId: null, idempotencyKey: null }, null, nowMs),
-          sequence: finished.version,
-        } as JobEvent;
-        // The job's errors and items pages expire with it; stamped first, so a crash after the finishing
-        // write leaves none of them without an expiry (a finish that loses its race stamps them again).
-        const retainUntil = jobRetainUntil(finished.finished_at!);
-        await expireWithJob(options.db, job._id, retainUntil);
-        const written = await jobs.updateOne(
-          { _id: job._id, epoch: job.epoch, lease_owner: options.owner, version: current.version } as Filter<RunnerJob>,
-          {
-            $set: {
-              status,
-              result,
-              error,
-              progress: finished.progress,
-              finished_at: finished.finished_at,
-              lease_owner: null,
-              lease_until: null,
-              checkpoint: state,
-              attempts,
-              stalled,
-              retain_until: retainUntil,
-            },
-            $unset: { run_slot: "" },
-            $inc: { version: 1 },
-            $push: { pending_events: event },
-          } as never,
-        );
-        if (written.modifiedCount === 1) {
-          options.written(JOBS_COLLECTION, job._id);
-          // The items pages serve only a running job: gone at once (their expiry is the fallback after a crash here).
-          await options.db
-            .collection<JobItemsPage>(JOB_ITEMS_COLLECTION)
-            .deleteMany({ _id: jobDocumentIds(job._id) })
-            .catch(() => {});
-          return;
-        }
+        if (await this.finishOnce(status, error)) return;
         // The version moved (a cancel request came in): read again and write again.
       } catch (failure) {
-        // The outcome is decided; only the database is missing. Keep trying while it is away (the lease
-        // keeps other workers off, and they cannot claim without a database either), unless stopping.
-        if (!isTransient(failure) || options.stopping()) throw failure;
-        await options.sleep(options.retry.backoffMs(Math.min(tries, options.retry.maxStalled)));
+        if (!isTransient(failure) || this.options.stopping()) throw failure;
+        await this.options.sleep(this.options.retry.backoffMs(Math.min(tries, this.options.retry.maxStalled)));
       }
     }
+  }
+
+  /** The finishing write from a fresh read of the job; false when the job's version moved in between. */
+  private async finishOnce(status: FinalStatus, error: JobError | null): Promise<boolean> {
+    const { db, owner } = this.options;
+    const job = this.job;
+    const current = await this.jobs.findOne({ _id: job._id } as Filter<RunnerJob>, { projection: { pending_events: 0 } });
+    if (!current || current.epoch !== job.epoch || current.lease_owner !== owner) {
+      this.lost = true;
+      return true;
+    }
+    // A checkpoint can commit while its answer is lost (the database went away after the write): the
+    // stored one is then further than ours, and it is what the job has done.
+    if (current.checkpoint && current.checkpoint.next > this.state.next) this.state = current.checkpoint;
+    const nowMs = Date.now();
+    const finished = this.finished(current, status, error, nowMs);
+    const event = {
+      ...newEvent(`job.${status}` as JobEvent["type"], job, jobSnapshot(finished), { requestId: null, idempotencyKey: null }, null, nowMs),
+      sequence: finished.version,
+    } as JobEvent;
+    // The job's errors and items pages expire with it; stamped first, so a crash after the finishing
+    // write leaves none of them without an expiry (a finish that loses its race stamps them again).
+    const retainUntil = jobRetainUntil(finished.finished_at!);
+    await expireWithJob(db, job._id, retainUntil);
+    const written = await this.jobs.updateOne(
+      { _id: job._id, epoch: job.epoch, lease_owner: owner, version: current.version } as Filter<RunnerJob>,
+      {
+        $set: {
+          status,
+          result: finished.result,
+          error,
+          progress: finished.progress,
+          finished_at: finished.finished_at,
+          lease_owner: null,
+          lease_until: null,
+          checkpoint: this.state,
+          attempts: this.attempts,
+          stalled: this.stalled,
+          retain_until: retainUntil,
+        },
+        $unset: { run_slot: "" },
+        $inc: { version: 1 },
+        $push: { pending_events: event },
+      } as never,
+    );
+    if (written.modifiedCount !== 1) return false;
+    this.options.written(JOBS_COLLECTION, job._id);
+    // The items pages serve only a running job: gone at once (their expiry is the fallback after a crash here).
+    await db
+      .collection<JobItemsPage>(JOB_ITEMS_COLLECTION)
+      .deleteMany({ _id: jobDocumentIds(job._id) })
+      .catch(() => {});
+    return true;
+  }
+
+  /** The job as the finishing write leaves it (what its `job.*` event shows). */
+  private finished(current: RunnerJob, status: FinalStatus, error: JobError | null, nowMs: number): Loaded<RunnerJob> {
+    const result: JobResult = { [COUNT_NAME[this.job.type]]: this.state.done, errors: this.state.errors };
+    return {
+      ...current,
+      attempts: this.attempts,
+      status,
+      result,
+      error,
+      progress: progressOf(this.state, this.job),
+      finished_at: Math.floor(nowMs / 1000),
+      version: current.version + 1,
+    } as Loaded<RunnerJob>;
   }
 }
 
@@ -217,7 +267,7 @@ export async function expireWithJob(db: Db, job: string, at: Date): Promise<void
   await db.collection<JobItemsPage>(JOB_ITEMS_COLLECTION).updateMany(mine, { $set: { expires_at: at } });
 }
 
-function retriesExhausted(attempts: number): { code: string; message: string } {
+function retriesExhausted(attempts: number): JobError {
   return { code: "service_unavailable", message: `The job failed after ${attempts} attempts: the database did not answer in time.` };
 }
 

@@ -19,7 +19,7 @@ import { bulkExecutor, JOB_ITEMS_COLLECTION, pageId, type JobItemsPage } from ".
 import { claimJob, ensureRunnerIndexes } from "./claim.js";
 import { importExecutor } from "./import.js";
 import type { Checkpoint, JobRun, RunnerJob } from "./seam.js";
-import { jobsTask, type JobsTaskOptions } from "./task.js";
+import { jobsTask, type JobsTaskOptions } from "../../worker/tasks/jobs.js";
 
 let client: MongoClient;
 let db: Db;

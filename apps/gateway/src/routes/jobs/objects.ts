@@ -72,6 +72,36 @@ export const JobObject = renderedObject<Job>(
 
 export const JobListObject = listOf(JobObject, "/v1/jobs", LIST_LIMIT_MAX);
 
+/** The answer of `POST /v1/jobs` with `validate_only=true` (CONTRACT.md section 6, "Dry run"), as core renders it. */
+export const JobPreviewObject = renderedObject<string>(
+  "JobPreview",
+  {
+    object: { type: "string", const: "job_preview" },
+    type: { type: "string", enum: [...JOB_TYPES] },
+    livemode: { type: "boolean" },
+    total: {
+      type: "integer",
+      minimum: 0,
+      maximum: 1_000_000,
+      description: "A bulk job: the resources its filter matches now, counted up to 1,000,000 (that value means at least as many). An import: its item count.",
+    },
+    sample: {
+      type: "array",
+      maxItems: 10,
+      items: idSchema("res"),
+      description: "A bulk job: the first 10 matches in id order (the order the job takes them). Empty for an import.",
+    },
+    errors: {
+      type: "array",
+      maxItems: 100,
+      items: schemaRef(JobItemErrorObject.name),
+      description: "An import: the items that would fail, the first 100, as `result.errors` would show them (`id` null). Empty for a bulk job.",
+    },
+  },
+  (json) => json,
+  [JobItemErrorObject as never],
+);
+
 /** The `:id` of `/v1/jobs/:id`. */
 export const JOB_ID_PATH = { id: { example: exampleId("job"), schema: { type: "string", description: "The job id." } } } satisfies Record<string, ParamSpec>;
 

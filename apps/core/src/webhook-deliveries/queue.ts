@@ -1,15 +1,16 @@
 import type { Collection, Db, Filter, UpdateFilter } from "mongodb";
 import type { Logger } from "pino";
+import type { Registry } from "prom-client";
+import type { CoreSettings } from "../settings.js";
 import { ensureExpiryIndex } from "../storage/expiry.js";
 import { LeaseQueue } from "../storage/lease.js";
 import { EVENT_RETENTION_MS, EVENTS_COLLECTION } from "../storage/relay.js";
-import type { RunningTask, WorkerContext, WorkerTask } from "../worker/task.js";
+import { DELIVERY_TIMEOUT_MS } from "../webhooks/deliver.js";
+import { nextAttemptAtMs } from "../webhooks/schedule.js";
 import { applyAttempt, performAttempt, recordAttempt, type DeliveryEnvironment } from "./attempt.js";
-import { DELIVERY_TIMEOUT_MS } from "./deliver.js";
-import { DeliveryMetrics, queueDepthGauges, type GiveUpReason } from "./metrics.js";
+import { DeliveryMetrics, type GiveUpReason } from "./metrics.js";
 import {
   attemptIdOf,
-  DELIVERY_QUEUE,
   WEBHOOK_ATTEMPTS_COLLECTION,
   WEBHOOK_DELIVERIES_COLLECTION,
   WEBHOOK_ENDPOINTS_COLLECTION,
@@ -20,24 +21,14 @@ import {
   type FannedOutEvent,
 } from "./model.js";
 import { pullPendingEndpoint } from "./pending.js";
-import { nextAttemptAtMs } from "./schedule.js";
 
-/** Deliveries one worker process attempts at once: receivers are slow in parallel, not the worker. */
-export const DELIVERY_CONCURRENCY = 4;
-/** How often an idle worker reads the queue's counter (one document by `_id`). */
-export const DELIVERY_POLL_MS = 100;
-/**
- * How often an idle worker claims even when the counter has not moved: for retries another worker
- * scheduled and deliveries inserted without a signal. Between these, an idle worker reads only the
- * counter: a claim is a `findAndModify` on the primary, a counter read a lookup by `_id`.
- */
-export const DELIVERY_FULL_POLL_MS = 2_000;
 /**
  * A claim holds its delivery this long: one attempt is bounded by the 15 s timeout, and the reads and
  * writes around it take milliseconds, so the lease outlasts any live attempt and is never renewed. A
  * worker that dies frees its deliveries after this.
  */
 export const DELIVERY_LEASE_MS = 4 * DELIVERY_TIMEOUT_MS;
+
 /**
  * A delivery whose event is not in `events` yet (the relay copies it right after queueing its deliveries)
  * is looked at again after 100 ms while younger than 10 s, then every 5 s (a relay that crashed in between
@@ -46,16 +37,6 @@ export const DELIVERY_LEASE_MS = 4 * DELIVERY_TIMEOUT_MS;
 export const EVENT_NOT_YET_COPIED_SOON_MS = 100;
 export const EVENT_NOT_YET_COPIED_SOON_FOR_MS = 10_000;
 export const EVENT_NOT_YET_COPIED_DELAY_MS = 5_000;
-
-export interface DeliveryTaskOptions {
-  readonly concurrency?: number;
-  readonly pollMs?: number;
-  readonly leaseMs?: number;
-  /** Tests: a certificate authority to trust, a resolver table, a shorter timeout. */
-  readonly transport?: DeliveryEnvironment["transport"];
-  readonly now?: () => number;
-  readonly random?: () => number;
-}
 
 /** The claim's index: pending deliveries by due time (partial: `status: "pending"` only). */
 export const DUE_INDEX = { status: 1, due_at: 1 } as const;
@@ -89,135 +70,98 @@ export async function ensureDeliveryIndexes(db: Db): Promise<void> {
   await attempts.createIndex({ endpoint: 1, status: 1, _id: -1 }, { name: "endpoint_status_order" });
 }
 
+/** What the deliveries queue of one worker process works with. */
+export interface DeliveryQueueOptions {
+  readonly db: Db;
+  readonly logger: Logger;
+  /** The lease owner of what this process claims: unique per worker process. */
+  readonly owner: string;
+  readonly settings: Pick<CoreSettings, "secretKeyring" | "webhookAllowPrivate" | "webhookRetrySchedule">;
+  /** The process's registry, where the deliveries' counters and histograms go (metrics.ts). */
+  readonly metrics: Registry;
+  readonly leaseMs?: number;
+  /** Tests: a certificate authority to trust, a resolver table, a shorter timeout. */
+  readonly transport?: DeliveryEnvironment["transport"];
+  readonly now?: () => number;
+  readonly random?: () => number;
+}
+
+/** What became of one claimed delivery and, when it stays queued (a retry, an event not copied yet), when it is due again. */
+export interface Processed {
+  readonly step: DeliveryStep;
+  readonly dueAt?: number;
+}
+
 /**
- * The deliveries queue of one worker process: claims due deliveries under a lease (storage/lease.ts),
- * up to `concurrency` at a time, makes one attempt of each (attempt.ts) and then, in the release of its
- * lease, makes it due again per the retry schedule or failed; a success deletes a scheduled delivery.
+ * The deliveries queue as one worker process takes from it: claims the next due delivery under a lease
+ * (storage/lease.ts), makes one attempt of it (attempt.ts) and then, in the release of its lease, makes it
+ * due again per the retry schedule or failed; a success deletes a scheduled delivery.
  */
-export class DeliveryWorker {
+export class DeliveryQueue {
   private readonly queue: LeaseQueue<DeliveryDocument>;
   private readonly deliveries: Collection<DeliveryDocument>;
   private readonly env: DeliveryEnvironment;
   private readonly now: () => number;
   private readonly random: () => number;
-  private readonly concurrency: number;
   private readonly schedule: readonly number[];
-  private readonly logger: Logger;
   private readonly metrics: DeliveryMetrics;
-  private readonly inFlight = new Set<Promise<void>>();
-  private filling: Promise<void> | null = null;
-  private stopped = false;
-  private timer: NodeJS.Timeout | null = null;
-  /** The queue counter last seen, when a claim was last tried, and the earliest retry this worker scheduled. */
-  private lastSignal: number | null = null;
-  private lastClaimAt = Number.NEGATIVE_INFINITY;
-  private nextOwnDue = Number.POSITIVE_INFINITY;
 
-  constructor(
-    private readonly context: WorkerContext,
-    options: DeliveryTaskOptions = {},
-  ) {
+  constructor(private readonly options: DeliveryQueueOptions) {
     this.now = options.now ?? Date.now;
     this.random = options.random ?? Math.random;
-    this.concurrency = options.concurrency ?? DELIVERY_CONCURRENCY;
-    this.schedule = context.settings.webhookRetrySchedule;
-    this.logger = context.logger;
-    this.metrics = new DeliveryMetrics(context.metrics);
-    this.deliveries = context.db.collection<DeliveryDocument>(WEBHOOK_DELIVERIES_COLLECTION);
-    this.queue = new LeaseQueue(this.deliveries, { owner: context.workerId, leaseMs: options.leaseMs ?? DELIVERY_LEASE_MS, now: this.now });
+    this.schedule = options.settings.webhookRetrySchedule;
+    this.metrics = new DeliveryMetrics(options.metrics);
+    this.deliveries = options.db.collection<DeliveryDocument>(WEBHOOK_DELIVERIES_COLLECTION);
+    this.queue = new LeaseQueue(this.deliveries, { owner: options.owner, leaseMs: options.leaseMs ?? DELIVERY_LEASE_MS, now: this.now });
     this.env = {
-      db: context.db,
-      keyring: context.settings.secretKeyring,
-      allowPrivate: context.settings.webhookAllowPrivate,
+      db: options.db,
+      keyring: options.settings.secretKeyring,
+      allowPrivate: options.settings.webhookAllowPrivate,
       now: this.now,
-      logger: context.logger,
+      logger: options.logger,
       ...(options.transport ? { transport: options.transport } : {}),
     };
   }
 
-  /**
-   * Looks for due work now, then every `pollMs`: claims when the queue counter moved (a fan-out queued
-   * deliveries), when a retry this worker scheduled is due, or at least every DELIVERY_FULL_POLL_MS.
-   */
-  start(pollMs: number = DELIVERY_POLL_MS): void {
-    const tick = () => {
-      this.poll().catch((error: unknown) => this.logger.warn({ err: error }, "delivery claim failed"));
-    };
-    tick();
-    this.timer = setInterval(tick, pollMs);
-    this.timer.unref();
+  /** The due delivery whose time came first (dueFilter, DUE_SORT), under this process's lease; null when none is due. */
+  async claim(): Promise<DeliveryDocument | null> {
+    const claimed = await this.queue.claim(dueFilter(this.now()), DUE_SORT);
+    if (claimed) this.metrics.claimed();
+    return claimed;
   }
 
-  /** Takes no more work and waits for the attempts in hand (each bounded by the delivery timeout). */
-  async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearInterval(this.timer);
-    this.timer = null;
-    // A claim in hand when stopping still runs its attempt; then everything in flight is waited for.
-    await this.filling;
-    await Promise.allSettled([...this.inFlight]);
-  }
-
-  private async poll(): Promise<void> {
-    if (this.filling !== null || this.inFlight.size >= this.concurrency) return;
-    const signal = await DELIVERY_QUEUE.read(this.context.db);
-    const now = this.now();
-    if (signal === this.lastSignal && now < this.nextOwnDue && now - this.lastClaimAt < DELIVERY_FULL_POLL_MS) return;
-    this.lastSignal = signal;
-    await this.fill();
-  }
-
-  /** Claims due deliveries until the worker is full or none is due. */
-  fill(): Promise<void> {
-    this.filling ??= this.claimUntilFull().finally(() => {
-      this.filling = null;
-    });
-    return this.filling;
-  }
-
-  private async claimUntilFull(): Promise<void> {
-    this.lastClaimAt = this.now();
-    if (this.nextOwnDue <= this.now()) this.nextOwnDue = Number.POSITIVE_INFINITY;
-    while (!this.stopped && this.inFlight.size < this.concurrency) {
-      const claimed = await this.queue.claim(dueFilter(this.now()), DUE_SORT);
-      if (!claimed) break;
-      this.metrics.claimed();
-      const work: Promise<void> = this.process(claimed)
-        .then(
-          () => undefined,
-          (error: unknown) => this.logger.warn({ err: error, delivery: claimed._id }, "delivery failed; its lease will expire and it is retried"),
-        )
-        .finally(() => {
-          this.metrics.released();
-          this.inFlight.delete(work);
-          // A free slot takes the next due delivery at once, not at the next poll.
-          if (!this.stopped) void this.fill().catch(() => undefined);
-        });
-      this.inFlight.add(work);
+  /** One claimed delivery, to the release of its lease (counted out of the in-flight gauge whatever the outcome). */
+  async process(delivery: DeliveryDocument): Promise<Processed> {
+    try {
+      return await this.attemptOnce(delivery);
+    } finally {
+      this.metrics.released();
     }
   }
 
-  /** One claimed delivery: end it without an attempt when there is nothing to deliver to, else attempt it once and release it. */
-  async process(delivery: DeliveryDocument): Promise<DeliveryStep> {
-    const { db } = this.context;
+  /** End it without an attempt when there is nothing to deliver to, else attempt it once; then release it. */
+  private async attemptOnce(delivery: DeliveryDocument): Promise<Processed> {
+    const { db } = this.options;
     const epoch = delivery.epoch;
     // Every release notes its epoch, so the next claim knows whether the one before it ended cleanly.
-    const release = async (update: { $set: Partial<DeliveryDocument> }, step: DeliveryStep): Promise<DeliveryStep> =>
-      (await this.queue.release(delivery._id, epoch, { $set: { ...update.$set, released_epoch: epoch } } as UpdateFilter<DeliveryDocument>)) ? step : "lost";
+    const release = async (update: { $set: Partial<DeliveryDocument> }, step: DeliveryStep, dueAt?: number): Promise<Processed> => {
+      const held = await this.queue.release(delivery._id, epoch, { $set: { ...update.$set, released_epoch: epoch } } as UpdateFilter<DeliveryDocument>);
+      return { step: held ? step : "lost", dueAt };
+    };
     // A finished delivery is kept 30 days from its creation, then its TTL index removes it.
     const expires_at = webhookExpiresAt(delivery.created);
-    const giveUp = async (reason: GiveUpReason, fields: Partial<DeliveryDocument> = {}): Promise<DeliveryStep> => {
-      const step = await release({ $set: { ...fields, status: "failed", ended_reason: reason, expires_at } }, "failed");
-      if (step === "failed") this.metrics.gaveUp(reason);
-      return step;
+    const giveUp = async (reason: GiveUpReason, fields: Partial<DeliveryDocument> = {}): Promise<Processed> => {
+      const released = await release({ $set: { ...fields, status: "failed", ended_reason: reason, expires_at } }, "failed");
+      if (released.step === "failed") this.metrics.gaveUp(reason);
+      return released;
     };
     // A scheduled delivery that succeeded leaves the queue at once (the queue holds work and failures, not
     // history): its attempt records the success, and the event no longer names the endpoint. A recovery
     // delivery stays, `succeeded`: recover reads an event's deliveries to an endpoint to see whether they all failed.
-    const done = async (fields: Partial<DeliveryDocument>): Promise<DeliveryStep> => {
+    const done = async (fields: Partial<DeliveryDocument>): Promise<Processed> => {
       if (delivery.trigger !== "scheduled") return release({ $set: { ...fields, status: "succeeded", expires_at } }, "succeeded");
-      const { deletedCount } = await this.deliveries.deleteOne({ _id: delivery._id, epoch, lease_owner: this.context.workerId } as Filter<DeliveryDocument>);
-      return deletedCount === 1 ? "succeeded" : "lost";
+      const { deletedCount } = await this.deliveries.deleteOne({ _id: delivery._id, epoch, lease_owner: this.options.owner } as Filter<DeliveryDocument>);
+      return { step: deletedCount === 1 ? "succeeded" : "lost" };
     };
 
     const [endpoint, event] = await Promise.all([
@@ -236,8 +180,8 @@ export class DeliveryWorker {
       // Queued by a relay that copies the event a moment later (or crashed first, and a sweep will): look
       // again soon while young, then every few seconds.
       const delay = ageMs < EVENT_NOT_YET_COPIED_SOON_FOR_MS ? EVENT_NOT_YET_COPIED_SOON_MS : EVENT_NOT_YET_COPIED_DELAY_MS;
-      this.nextOwnDue = Math.min(this.nextOwnDue, this.now() + delay);
-      return release({ $set: { due_at: this.now() + delay } }, "waiting");
+      const dueAt = this.now() + delay;
+      return release({ $set: { due_at: dueAt } }, "waiting", dueAt);
     }
     // Answered 2xx already (this delivery's attempt before a crash, or a resend): nothing is owed.
     if (!(event.pending_endpoints ?? []).includes(delivery.endpoint)) return done({ ended_reason: "not_pending" });
@@ -255,9 +199,9 @@ export class DeliveryWorker {
 
     const atMs = this.now();
     if (recorded.status === "succeeded") {
-      const step = await done({ attempts: attemptNumber });
-      if (step === "succeeded" && delivery.trigger === "scheduled") this.metrics.delivered(event._id, atMs);
-      return step;
+      const ended = await done({ attempts: attemptNumber });
+      if (ended.step === "succeeded" && delivery.trigger === "scheduled") this.metrics.delivered(event._id, atMs);
+      return ended;
     }
     const failed = { attempts: attemptNumber, first_failed_at: delivery.first_failed_at ?? atMs };
     if (disabled) return giveUp("endpoint_disabled", failed);
@@ -267,33 +211,13 @@ export class DeliveryWorker {
         ? nextAttemptAtMs({ schedule: this.schedule, attemptsMade: attemptNumber, failedAtMs: atMs, retryAfterSeconds: recorded.retry_after, random: this.random })
         : null;
     if (next === null) return giveUp("schedule_exhausted", failed);
-    this.nextOwnDue = Math.min(this.nextOwnDue, next);
-    return release({ $set: { ...failed, due_at: next } }, "retry");
+    return release({ $set: { ...failed, due_at: next } }, "retry", next);
   }
 
   /** Sends one attempt, counts it, and records it (the stored one stands when this id was recorded already). */
   private async attempt(event: FannedOutEvent, endpoint: DeliveryEndpoint, delivery: DeliveryDocument, attemptId: string): Promise<AttemptDocument> {
     const made = await performAttempt(this.env, { event, endpoint, trigger: delivery.trigger, delivery: delivery._id, attemptId });
     this.metrics.attempted(made);
-    return recordAttempt(this.context.db, made);
+    return recordAttempt(this.options.db, made);
   }
-}
-
-/** The worker task (worker/tasks.ts): declares the indexes, then runs the deliveries queue until stopped. */
-export function deliveryTask(options: DeliveryTaskOptions = {}): WorkerTask {
-  return {
-    name: "webhook-deliveries",
-    start(context: WorkerContext): RunningTask {
-      const worker = new DeliveryWorker(context, options);
-      queueDepthGauges(context.metrics, context.db.collection<DeliveryDocument>(WEBHOOK_DELIVERIES_COLLECTION));
-      const indexes = ensureDeliveryIndexes(context.db).catch((error: unknown) => context.logger.warn({ err: error }, "delivery indexes not declared"));
-      worker.start(options.pollMs);
-      return {
-        async stop() {
-          await indexes;
-          await worker.stop();
-        },
-      };
-    },
-  };
 }

@@ -4,7 +4,7 @@ import type { Logger } from "pino";
 import { newId } from "../ids.js";
 import type { CoreSettings } from "../settings.js";
 import { EVENTS_COLLECTION } from "../storage/relay.js";
-import { deliver, type DeliveryOptions, type DeliveryOutcome } from "./deliver.js";
+import { deliver, type DeliveryOptions, type DeliveryOutcome } from "../webhooks/deliver.js";
 import { eventBody } from "./event-body.js";
 import {
   WEBHOOK_ATTEMPTS_COLLECTION,
@@ -16,8 +16,8 @@ import {
   type FannedOutEvent,
 } from "./model.js";
 import { pullPendingEndpoint } from "./pending.js";
-import { afterAttempt, type DisableReason } from "./schedule.js";
-import { decryptSecret, type Keyring } from "./secret.js";
+import { afterAttempt, type DisableReason } from "../webhooks/schedule.js";
+import { decryptSecret, type Keyring } from "../webhooks/secret.js";
 
 /** What an attempt needs besides the event and the endpoint: the database, the secret key and the network rules. */
 export interface DeliveryEnvironment {
@@ -117,7 +117,7 @@ export async function performAttempt(env: DeliveryEnvironment, request: AttemptR
 /** Stores the attempt by its id; when that id is already stored (a repeat after a crash) the stored one stands and is returned. */
 export async function recordAttempt(db: Db, attempt: AttemptDocument): Promise<AttemptDocument> {
   const attempts = db.collection<AttemptDocument>(WEBHOOK_ATTEMPTS_COLLECTION);
-  // Kept 30 days: the TTL index of the attempts removes it then (worker.ts, ensureDeliveryIndexes).
+  // Kept 30 days: the TTL index of the attempts removes it then (queue.ts, ensureDeliveryIndexes).
   const recorded: AttemptDocument = { ...attempt, expires_at: webhookExpiresAt(attempt.created) };
   try {
     await attempts.insertOne(recorded);

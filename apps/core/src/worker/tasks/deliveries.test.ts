@@ -3,19 +3,19 @@ import { pino } from "pino";
 import { Webhook } from "standardwebhooks";
 import { Registry } from "prom-client";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import type { Tenant } from "../caller.js";
-import { EventStore } from "../events/store.js";
-import { newId } from "../ids.js";
-import { DEFAULT_SETTINGS } from "../settings.js";
-import { newEvent } from "../storage/outbox.js";
-import { EVENTS_COLLECTION } from "../storage/relay.js";
-import { newTenant, thingsCollection } from "../testutil/storage.js";
-import { fastTtlMonitor, TTL_TEST_TIMEOUT_MS, TTL_WAIT_MS } from "../testutil/ttl.js";
-import { startReceiver, testCertificate, type Receiver, type ReceiverHandler, type ReceivedDelivery } from "../testutil/webhook-receiver.js";
-import { insertEndpoint, testKeyring, type TestEndpoint } from "../testutil/webhooks.js";
-import type { WorkerContext } from "../worker/task.js";
-import { performAttempt, recordAttempt } from "./attempt.js";
-import { webhookFanOut, type RelayedEvent } from "./fanout.js";
+import type { Tenant } from "../../caller.js";
+import { EventStore } from "../../events/store.js";
+import { newId } from "../../ids.js";
+import { DEFAULT_SETTINGS } from "../../settings.js";
+import { newEvent } from "../../storage/outbox.js";
+import { EVENTS_COLLECTION } from "../../storage/relay.js";
+import { newTenant, thingsCollection } from "../../testutil/storage.js";
+import { fastTtlMonitor, TTL_TEST_TIMEOUT_MS, TTL_WAIT_MS } from "../../testutil/ttl.js";
+import { startReceiver, testCertificate, type Receiver, type ReceiverHandler, type ReceivedDelivery } from "../../testutil/webhook-receiver.js";
+import { insertEndpoint, testKeyring, type TestEndpoint } from "../../testutil/webhooks.js";
+import type { WorkerContext } from "./task.js";
+import { performAttempt, recordAttempt } from "../../webhook-deliveries/attempt.js";
+import { webhookFanOut, type RelayedEvent } from "../../webhook-deliveries/fanout.js";
 import {
   attemptIdOf,
   recoveryDelivery,
@@ -27,10 +27,12 @@ import {
   type DeliveryDocument,
   type DeliveryEndpoint,
   type FannedOutEvent,
-} from "./model.js";
-import type { Resolver } from "./pinned-lookup.js";
-import { parseRetrySchedule } from "./schedule.js";
-import { DeliveryWorker, ensureDeliveryIndexes, type DeliveryTaskOptions } from "./worker.js";
+} from "../../webhook-deliveries/model.js";
+import type { Resolver } from "../../webhooks/pinned-lookup.js";
+import { parseRetrySchedule } from "../../webhooks/schedule.js";
+import { ensureDeliveryIndexes } from "../../webhook-deliveries/queue.js";
+import { deliveriesPoller, type DeliveryTaskOptions } from "./deliveries.js";
+import type { QueuePoller } from "./poller.js";
 
 let t: Awaited<ReturnType<typeof thingsCollection>>;
 let tlsCa: string;
@@ -38,7 +40,7 @@ let certificate: { cert: string; key: string };
 const keyring = testKeyring();
 const logger = pino({ level: "silent" });
 const open: Array<{ close(): Promise<void> }> = [];
-const running: DeliveryWorker[] = [];
+const running: QueuePoller<DeliveryDocument>[] = [];
 
 beforeAll(async () => {
   t = await thingsCollection();
@@ -74,9 +76,9 @@ function context(overrides: Partial<WorkerContext["settings"]> = {}, workerId = 
 }
 
 /** A running worker over the test database (polling every 50 ms). */
-function worker(options: DeliveryTaskOptions & { settings?: Partial<WorkerContext["settings"]>; workerId?: string } = {}): DeliveryWorker {
-  const started = new DeliveryWorker(context(options.settings, options.workerId), { transport: { ca: tlsCa }, ...options });
-  started.start(50);
+function worker(options: DeliveryTaskOptions & { settings?: Partial<WorkerContext["settings"]>; workerId?: string } = {}): QueuePoller<DeliveryDocument> {
+  const started = deliveriesPoller(context(options.settings, options.workerId), { transport: { ca: tlsCa }, pollMs: 50, ...options });
+  started.start();
   running.push(started);
   return started;
 }

@@ -9,8 +9,8 @@ import { insertEndpoint, testKeyring } from "../testutil/webhooks.js";
 import { attemptDelivery, SECRET_UNAVAILABLE, type DeliveryEnvironment } from "./attempt.js";
 import { eventBody } from "./event-body.js";
 import { WEBHOOK_ATTEMPTS_COLLECTION, WEBHOOK_ENDPOINTS_COLLECTION, type AttemptDocument, type DeliveryEndpoint, type FannedOutEvent } from "./model.js";
-import { DISABLE_AFTER_FAILING_MS } from "./schedule.js";
-import { newEndpointSecret } from "./secret.js";
+import { DISABLE_AFTER_FAILING_MS } from "../webhooks/schedule.js";
+import { newEndpointSecret } from "../webhooks/secret.js";
 
 let t: Awaited<ReturnType<typeof thingsCollection>>;
 let https: Receiver;

@@ -3,9 +3,9 @@ import type { Counter, Gauge, Histogram, Registry } from "prom-client";
 import { idTimeMs } from "../ids.js";
 import { counterIn, gaugeIn, histogramIn } from "../metrics-registry.js";
 import { SECRET_UNAVAILABLE } from "./attempt.js";
-import type { AttemptError } from "./deliver.js";
+import type { AttemptError } from "../webhooks/deliver.js";
 import type { AttemptDocument, DeliveryDocument } from "./model.js";
-import type { DisableReason } from "./schedule.js";
+import type { DisableReason } from "../webhooks/schedule.js";
 
 /** Every error an attempt records (deliver.ts, attempt.ts): the label values of a failed attempt; anything else is `other`. */
 const ATTEMPT_ERRORS: Record<AttemptError | typeof SECRET_UNAVAILABLE, true> = {

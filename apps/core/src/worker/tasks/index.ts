@@ -1,5 +1,5 @@
-import { jobsTask } from "../jobs/runner/task.js";
-import { deliveryTask } from "../webhooks/worker.js";
+import { deliveryTask } from "./deliveries.js";
+import { jobsTask } from "./jobs.js";
 import type { WorkerTask } from "./task.js";
 
 /** Every task a worker process runs: one line per kind of background work. */

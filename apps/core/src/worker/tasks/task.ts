@@ -1,7 +1,7 @@
 import type { Db } from "mongodb";
 import type { Logger } from "pino";
 import type { Registry } from "prom-client";
-import type { CoreSettings } from "../settings.js";
+import type { CoreSettings } from "../../settings.js";
 
 /** What a worker process hands each of its tasks. */
 export interface WorkerContext {

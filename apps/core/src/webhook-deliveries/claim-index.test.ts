@@ -5,7 +5,7 @@ import { afterAll, beforeAll, expect, inject, it } from "vitest";
 import { claimable } from "../storage/lease.js";
 import { keysPerIndex, winningStages } from "@rms/test-db/testkit";
 import { WEBHOOK_DELIVERIES_COLLECTION, type DeliveryDocument } from "./model.js";
-import { DUE_INDEX_NAME, DUE_SORT, dueFilter, ensureDeliveryIndexes } from "./worker.js";
+import { DUE_INDEX_NAME, DUE_SORT, dueFilter, ensureDeliveryIndexes } from "./queue.js";
 
 let client: MongoClient;
 let db: Db;

@@ -1,0 +1,94 @@
+import { create } from "@bufbuild/protobuf";
+import { JobParamsSchema, JobService, ResourceStatus, type JobParams, type ServiceClient } from "@rms/proto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startTestCore, type TestCore } from "../testutil/harness.js";
+import { seedResources } from "../testutil/jobs.js";
+import { RESOURCES_COLLECTION } from "../resources/store.js";
+import { EVENTS_COLLECTION } from "../storage/relay.js";
+import { JOBS_COLLECTION, JOBS_QUEUE } from "./model.js";
+import { JOB_ITEMS_COLLECTION } from "./runner/bulk.js";
+
+let t: TestCore;
+let jobs: ServiceClient<typeof JobService>;
+beforeAll(async () => {
+  t = await startTestCore();
+  jobs = t.client(JobService);
+});
+afterAll(async () => {
+  await t?.stop();
+});
+
+const params = (init: Parameters<typeof create<typeof JobParamsSchema>>[1]): JobParams => create(JobParamsSchema, init);
+// biome-ignore lint/suspicious/noExplicitAny: the preview object as core renders it; each assertion states the shape it expects.
+const preview = async (tenant: { accountId: string; livemode: boolean }, given: JobParams): Promise<Record<string, any>> =>
+  JSON.parse((await jobs.previewJob({ tenant, params: given })).json);
+
+/** What a job, its items, its events or a queue signal would leave behind. */
+async function footprint() {
+  return {
+    jobs: await t.db.collection(JOBS_COLLECTION).countDocuments({}),
+    items: await t.db.collection(JOB_ITEMS_COLLECTION).countDocuments({}),
+    events: await t.db.collection(EVENTS_COLLECTION).countDocuments({}),
+    outboxes: await t.db.collection(RESOURCES_COLLECTION).countDocuments({ "pending_events.0": { $exists: true } }),
+    queue: await JOBS_QUEUE.read(t.db),
+  };
+}
+
+describe("JobService.PreviewJob (validate_only)", () => {
+  it("counts a bulk filter's matches now and lists the first 10 in id order; stores, queues and emits nothing", async () => {
+    const { id, test } = await t.newAccount();
+    const tenant = { account: id, livemode: false };
+    const tagged = await seedResources(t.db, tenant, 25, (i) => ({ status: i % 2 ? "paused" : "active", metadata: i < 12 ? [{ k: "plan", v: "pro" }] : [] }));
+    // Other tenants' and other mode's resources never count.
+    await seedResources(t.db, { account: id, livemode: true }, 5, () => ({ status: "paused" }));
+    await t.db.collection(RESOURCES_COLLECTION).updateOne({ _id: tagged[1] as never }, { $set: { deleted: true } });
+    const before = await footprint();
+
+    const paused = await preview(test, params({ kind: { case: "bulkDelete", value: { filter: { status: ResourceStatus.PAUSED } } } }));
+    const livePaused = tagged.filter((_, i) => i % 2 === 1 && i !== 1);
+    expect(paused).toEqual({ object: "job_preview", type: "resources.bulk_delete", livemode: false, total: livePaused.length, sample: livePaused.sort().slice(0, 10), errors: [] });
+    expect(Object.keys(paused)).toEqual(["object", "type", "livemode", "total", "sample", "errors"]);
+
+    const update = params({
+      kind: { case: "bulkUpdate", value: { filter: { metadata: [{ key: "plan", value: "pro" }], status: ResourceStatus.ACTIVE }, update: { status: ResourceStatus.ARCHIVED } } },
+    });
+    const proActive = tagged.filter((_, i) => i < 12 && i % 2 === 0);
+    expect(await preview(test, update)).toMatchObject({ type: "resources.bulk_update", total: proActive.length, sample: proActive.sort() });
+    const byIds = params({ kind: { case: "bulkDelete", value: { filter: { ids: [tagged[3]!, tagged[1]!, "res_0000000000000000000000"] } } } });
+    expect(await preview(test, byIds)).toMatchObject({ total: 1, sample: [tagged[3]] });
+    expect(await preview(test, params({ kind: { case: "bulkDelete", value: { filter: { createdGte: 0n } } } }))).toMatchObject({ total: 24 });
+
+    expect(await footprint()).toEqual(before);
+    expect(before.jobs).toBe(0);
+  });
+
+  it("previews an import: the item count and the failing items by the per-item rules (the first 100), without touching the database", async () => {
+    const { test } = await t.newAccount();
+    const items = Array.from({ length: 250 }, (_, i) => (i % 2 ? { name: i % 4 === 1 ? "" : "x".repeat(201) } : { name: `ok ${i}`, status: "paused" }));
+    items[0] = { name: "bad status", status: "gone" } as never;
+    const shown = await preview(test, params({ kind: { case: "importItems", value: { items } } }));
+    expect(shown).toMatchObject({ object: "job_preview", type: "resources.import", livemode: false, total: 250, sample: [] });
+    expect(shown.errors).toHaveLength(100);
+    expect(shown.errors.slice(0, 3)).toEqual([
+      { index: 0, id: null, code: "parameter_invalid", param: "status", message: "Invalid status: must be one of active, paused or archived." },
+      { index: 1, id: null, code: "parameter_invalid_empty", param: "name", message: expect.any(String) },
+      { index: 3, id: null, code: "string_too_long", param: "name", message: expect.any(String) },
+    ]);
+    expect(shown.errors.at(-1).index).toBe(197);
+    expect(await t.db.collection(RESOURCES_COLLECTION).countDocuments({ account: test.accountId })).toBe(0);
+  });
+
+  it("refuses bad params exactly as a create does", async () => {
+    const { test } = await t.newAccount();
+    const bad: [JobParams, string, string][] = [
+      [params({ kind: { case: "bulkDelete", value: { filter: {} } } }), "parameter_invalid_empty", "params[filter]"],
+      [params({ kind: { case: "importItems", value: { items: [] } } }), "parameter_invalid_empty", "params[items]"],
+      [params({ kind: { case: "bulkDelete", value: { filter: { ids: ["res_short"] } } } }), "parameter_invalid", "params[filter][ids][0]"],
+      [params({}), "parameter_missing", "type"],
+    ];
+    for (const [given, code, param] of bad) {
+      await expect(jobs.previewJob({ tenant: test, params: given })).rejects.toMatchObject({ code, param });
+      await expect(jobs.createJob({ tenant: test, params: given })).rejects.toMatchObject({ code, param });
+    }
+  });
+});

@@ -1,0 +1,60 @@
+// The webhook deliveries task: the shared poller over the deliveries queue of webhook-deliveries/.
+import { queueDepthGauges } from "../../webhook-deliveries/metrics.js";
+import { DELIVERY_QUEUE, WEBHOOK_DELIVERIES_COLLECTION, type DeliveryDocument } from "../../webhook-deliveries/model.js";
+import { DeliveryQueue, ensureDeliveryIndexes, type DeliveryQueueOptions } from "../../webhook-deliveries/queue.js";
+import { QueuePoller, queueTask } from "./poller.js";
+import type { WorkerContext, WorkerTask } from "./task.js";
+
+/** Deliveries one worker process attempts at once: receivers are slow in parallel, not the worker. */
+export const DELIVERY_CONCURRENCY = 4;
+/** How often a worker with a free slot reads the queue's counter (one document by `_id`). */
+export const DELIVERY_POLL_MS = 100;
+/**
+ * How often a worker with a free slot claims even when the counter has not moved: for deliveries inserted
+ * without a signal and expired leases. Between these it reads only the counter: a claim is a
+ * `findAndModify` on the primary, a counter read a lookup by `_id`. The retries a worker schedules itself
+ * it claims when they come due.
+ */
+export const DELIVERY_FULL_POLL_MS = 2_000;
+
+export interface DeliveryTaskOptions extends Pick<DeliveryQueueOptions, "leaseMs" | "transport" | "now" | "random"> {
+  readonly concurrency?: number;
+  readonly pollMs?: number;
+}
+
+/**
+ * The deliveries queue of one worker process (not yet started): up to `concurrency` deliveries in hand,
+ * each claimed and attempted by the webhook-deliveries domain (webhook-deliveries/queue.ts).
+ */
+export function deliveriesPoller(context: WorkerContext, options: DeliveryTaskOptions = {}): QueuePoller<DeliveryDocument> {
+  const { db, logger } = context;
+  const { leaseMs, transport, now, random } = options;
+  const queue = new DeliveryQueue({ db, logger, owner: context.workerId, settings: context.settings, metrics: context.metrics, leaseMs, transport, now, random });
+  const poller: QueuePoller<DeliveryDocument> = new QueuePoller({
+    name: "webhook-deliveries",
+    logger,
+    concurrency: options.concurrency ?? DELIVERY_CONCURRENCY,
+    claim: () => queue.claim(),
+    async work(delivery) {
+      try {
+        const { dueAt } = await queue.process(delivery);
+        if (dueAt !== undefined) poller.lookAgainAt(dueAt);
+      } catch (error) {
+        logger.warn({ err: error, delivery: delivery._id }, "delivery failed; its lease will expire and it is retried");
+      }
+    },
+    signal: () => DELIVERY_QUEUE.read(db),
+    signalEveryMs: options.pollMs ?? DELIVERY_POLL_MS,
+    idleMs: DELIVERY_FULL_POLL_MS,
+    now,
+  });
+  return poller;
+}
+
+/** The deliveries task: the queue's depth gauges and indexes, then its poller until stopped. */
+export function deliveryTask(options: DeliveryTaskOptions = {}): WorkerTask {
+  return queueTask("webhook-deliveries", (context) => {
+    queueDepthGauges(context.metrics, context.db.collection<DeliveryDocument>(WEBHOOK_DELIVERIES_COLLECTION));
+    return { indexes: ensureDeliveryIndexes(context.db), poller: deliveriesPoller(context, options) };
+  });
+}

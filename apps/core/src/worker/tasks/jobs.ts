@@ -1,0 +1,59 @@
+// The jobs task: the shared poller over the jobs queue of jobs/runner/.
+import type { Claimed } from "../../jobs/runner/claim.js";
+import { JobQueue, type JobQueueOptions } from "../../jobs/runner/queue.js";
+import { JOBS_QUEUE } from "../../jobs/model.js";
+import { QueuePoller, queueTask } from "./poller.js";
+import type { WorkerTask } from "./task.js";
+
+/** Jobs one worker process runs at once (its lanes). */
+export const DEFAULT_CONCURRENCY = 2;
+/**
+ * Wait between full looks when there was nothing to take. New jobs and released ones move the queue
+ * counter, which idle workers read every SIGNAL_POLL_MS (one document by `_id`); the full look (up to 200
+ * unfinished jobs from the claim index) is for expired leases, which wait the lease anyway, and for a
+ * lost signal.
+ */
+export const DEFAULT_POLL_MS = 1_000;
+/** How often an idle worker reads the queue counter between its looks. */
+const SIGNAL_POLL_MS = 20;
+
+export interface JobsTaskOptions extends Pick<JobQueueOptions, "executors" | "retry"> {
+  /** Jobs one worker process runs at once. */
+  concurrency?: number;
+  /** Wait between looks for work when there was none. */
+  pollMs?: number;
+  /** Overrides the lease of the settings (JOBS_LEASE_MS). */
+  leaseMs?: number;
+}
+
+/**
+ * The jobs task: a few lanes, each running a job the jobs domain claims and runs (jobs/runner/queue.ts),
+ * then claiming the next. `stop` (SIGTERM) lets each lane finish its chunk, checkpoint it and release its
+ * job at once, so another worker continues without waiting for a lease to expire.
+ */
+export function jobsTask(options: JobsTaskOptions = {}): WorkerTask {
+  return queueTask("jobs", (context) => {
+    const { db, logger, settings } = context;
+    const queue = new JobQueue({
+      db,
+      logger,
+      owner: context.workerId,
+      leaseMs: options.leaseMs ?? settings.jobsLeaseMs,
+      perAccount: settings.jobsPerAccount,
+      written: context.written,
+      ...(options.executors ? { executors: options.executors } : {}),
+      ...(options.retry ? { retry: options.retry } : {}),
+    });
+    const poller = new QueuePoller<Claimed>({
+      name: "jobs",
+      logger,
+      concurrency: options.concurrency ?? DEFAULT_CONCURRENCY,
+      claim: () => queue.claim(),
+      work: (claimed, lane) => queue.process(claimed, lane),
+      signal: () => JOBS_QUEUE.read(db),
+      signalEveryMs: SIGNAL_POLL_MS,
+      idleMs: options.pollMs ?? DEFAULT_POLL_MS,
+    });
+    return { indexes: queue.ensureIndexes(), poller };
+  });
+}

@@ -1,0 +1,164 @@
+import { eventually } from "@rms/test-db/testkit";
+import { pino } from "pino";
+import { afterEach, describe, expect, it } from "vitest";
+import { QueuePoller, type Lane, type PollerOptions } from "./poller.js";
+
+const IDLE_MS = 60_000;
+
+/**
+ * A queue in memory: `queue` adds items and moves the counter as a producer does, `sneak` adds them without
+ * a signal (a lost one, an expired lease). Each item's work runs until the test lets it finish.
+ */
+function fakeQueue() {
+  const state = {
+    items: [] as string[],
+    counter: 0,
+    claims: 0,
+    signalReads: 0,
+    failClaims: false,
+    started: [] as string[],
+    lanes: new Map<string, Lane>(),
+    finish: new Map<string, () => void>(),
+  };
+  return {
+    state,
+    queue(...ids: string[]) {
+      state.items.push(...ids);
+      state.counter++;
+    },
+    sneak(...ids: string[]) {
+      state.items.push(...ids);
+    },
+    async claim(): Promise<string | null> {
+      state.claims++;
+      if (state.failClaims) throw new Error("the database is away");
+      return state.items.shift() ?? null;
+    },
+    async signal(): Promise<number> {
+      state.signalReads++;
+      return state.counter;
+    },
+    work(item: string, lane: Lane): Promise<void> {
+      state.started.push(item);
+      state.lanes.set(item, lane);
+      return new Promise<void>((resolve) => state.finish.set(item, resolve));
+    },
+  };
+}
+
+const pollers: { poller: QueuePoller<string>; q: ReturnType<typeof fakeQueue> }[] = [];
+afterEach(async () => {
+  for (const { q } of pollers) for (const finish of q.state.finish.values()) finish();
+  await Promise.all(pollers.splice(0).map(({ poller }) => poller.stop()));
+});
+
+/** A started poller over the fake queue, reading the counter every 5 ms on a clock the test moves. */
+function poll(q: ReturnType<typeof fakeQueue>, options: Partial<PollerOptions<string>> = {}) {
+  const clock = { now: 1_000_000 };
+  const poller = new QueuePoller<string>({
+    name: "test",
+    logger: pino({ level: "silent" }),
+    concurrency: 2,
+    claim: () => q.claim(),
+    work: (item, lane) => q.work(item, lane),
+    signal: () => q.signal(),
+    signalEveryMs: 5,
+    idleMs: IDLE_MS,
+    now: () => clock.now,
+    ...options,
+  });
+  pollers.push({ poller, q });
+  poller.start();
+  return { poller, clock };
+}
+
+/** Lets the poller read the counter a few more times (it looks every 5 ms), so that what it did not do is seen. */
+async function someLooks(q: ReturnType<typeof fakeQueue>): Promise<void> {
+  const before = q.state.signalReads;
+  await eventually(() => expect(q.state.signalReads).toBeGreaterThanOrEqual(before + 5));
+}
+
+describe("the leased-queue poller", () => {
+  it("claims at start until every lane is busy; a lane that frees claims the next item at once, without a signal", async () => {
+    const q = fakeQueue();
+    q.queue("a", "b", "c");
+    poll(q);
+    await eventually(() => expect(q.state.started).toEqual(["a", "b"]));
+    expect(q.state.claims).toBe(2); // full: no third claim
+    q.state.finish.get("a")!();
+    await eventually(() => expect(q.state.started).toEqual(["a", "b", "c"]));
+    expect(q.state.claims).toBe(3);
+  });
+
+  it("idle, it reads only the counter, and claims as soon as the counter moves", async () => {
+    const q = fakeQueue();
+    poll(q);
+    await eventually(() => expect(q.state.claims).toBe(1));
+    await someLooks(q);
+    expect(q.state.claims).toBe(1);
+    q.queue("x");
+    await eventually(() => expect(q.state.started).toEqual(["x"]));
+  });
+
+  it("backs off: work that comes without a signal is claimed once idleMs has passed, not before", async () => {
+    const q = fakeQueue();
+    const { clock } = poll(q);
+    await eventually(() => expect(q.state.claims).toBe(1));
+    q.sneak("expired-lease");
+    await someLooks(q);
+    clock.now += IDLE_MS - 1;
+    await someLooks(q);
+    expect(q.state.claims).toBe(1);
+    clock.now += 1;
+    await eventually(() => expect(q.state.started).toEqual(["expired-lease"]));
+  });
+
+  it("a claim that fails backs off as one that found nothing (no claim in a loop while the database is away)", async () => {
+    const q = fakeQueue();
+    q.state.failClaims = true;
+    const { clock } = poll(q);
+    await eventually(() => expect(q.state.claims).toBe(1));
+    await someLooks(q);
+    expect(q.state.claims).toBe(1);
+    q.state.failClaims = false;
+    q.sneak("after-the-outage");
+    clock.now += IDLE_MS;
+    await eventually(() => expect(q.state.started).toEqual(["after-the-outage"]));
+  });
+
+  it("claims at the time work asked to be looked at again (lookAgainAt), without a signal", async () => {
+    const q = fakeQueue();
+    const { poller, clock } = poll(q);
+    await eventually(() => expect(q.state.claims).toBe(1));
+    poller.lookAgainAt(clock.now + 500);
+    q.sneak("retry");
+    await someLooks(q);
+    expect(q.state.claims).toBe(1);
+    clock.now += 500;
+    await eventually(() => expect(q.state.started).toEqual(["retry"]));
+  });
+
+  it("stop: ends the sleeps in hand at once, lets each lane see it is stopping, waits for the work in hand, and claims nothing more", async () => {
+    const q = fakeQueue();
+    q.queue("sleeper", "busy", "never");
+    const { poller } = poll(q);
+    await eventually(() => expect(q.state.started).toEqual(["sleeper", "busy"]));
+    const lane = q.state.lanes.get("sleeper")!;
+    expect(lane.stopping()).toBe(false);
+    const slept = lane.sleep(IDLE_MS).then(() => lane.stopping());
+
+    let stopped = false;
+    const stopping = poller.stop().then(() => {
+      stopped = true;
+    });
+    expect(await slept).toBe(true);
+    await lane.sleep(IDLE_MS); // a sleep asked for while stopping ends at once too
+    q.state.finish.get("sleeper")!();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(stopped).toBe(false); // "busy" is still in hand
+    q.state.finish.get("busy")!();
+    await stopping;
+    expect(q.state.started).toEqual(["sleeper", "busy"]);
+    expect(q.state.claims).toBe(2);
+  });
+});

@@ -1,0 +1,184 @@
+// The one poller of the worker's leased queues (deliveries, jobs): claim, wake-up counter, back-off, stop.
+import type { Logger } from "pino";
+import type { WorkerContext, WorkerTask } from "./task.js";
+
+/** What work on a claimed item is handed: whether the worker is stopping, and a sleep that a stop ends at once. */
+export interface Lane {
+  stopping(): boolean;
+  sleep(ms: number): Promise<void>;
+}
+
+export interface PollerOptions<T> {
+  /** The queue's name in log lines. */
+  readonly name: string;
+  readonly logger: Logger;
+  /** Items worked at once. */
+  readonly concurrency: number;
+  /**
+   * Takes the next item under a lease (storage/lease.ts), or null when there is none to take now. Which item
+   * comes next (order, fairness) is the claim's alone.
+   */
+  readonly claim: () => Promise<T | null>;
+  /** Works one claimed item to its end or, once `lane.stopping()`, checkpoints and releases it. */
+  readonly work: (item: T, lane: Lane) => Promise<void>;
+  /** The queue's wake-up counter (one small document read by `_id`), which producers move after queueing work. */
+  readonly signal: () => Promise<number>;
+  /** How often a poller with a free lane reads the counter. */
+  readonly signalEveryMs: number;
+  /**
+   * The back-off: how long a poller whose last claim found nothing (or failed) waits before it claims again
+   * while the counter stands still, for what comes without a signal (an expired lease, a lost signal).
+   */
+  readonly idleMs: number;
+  readonly now?: () => number;
+}
+
+/**
+ * One worker process's poller over a leased queue (deliveries, jobs). It claims until every lane is busy
+ * or nothing is there; a lane that frees claims the next item at once. While a lane is free it reads only
+ * the queue's counter, every `signalEveryMs`, and claims when the counter moved, when work it did asked to
+ * be looked at again (`lookAgainAt`), or after `idleMs`: a claim is then rare work, not a poll.
+ */
+export class QueuePoller<T> {
+  private readonly now: () => number;
+  private readonly inFlight = new Set<Promise<void>>();
+  /** Sleeps in hand, so a stop ends them at once. */
+  private readonly sleeping = new Set<() => void>();
+  private readonly lane: Lane = { stopping: () => this.stopped, sleep: (ms) => this.sleep(ms) };
+  private filling: Promise<void> | null = null;
+  private looking: Promise<void> | null = null;
+  private timer: NodeJS.Timeout | null = null;
+  private stopped = false;
+  /** The counter as last read; null before the first read. */
+  private lastSignal: number | null = null;
+  /** Set when a claim found nothing: no claim before this while the counter stands still. */
+  private idleUntil = 0;
+  /** The earliest time work asked to be looked at again. */
+  private dueAt = Number.POSITIVE_INFINITY;
+
+  constructor(private readonly options: PollerOptions<T>) {
+    this.now = options.now ?? Date.now;
+  }
+
+  /** Reads the counter and claims now, then looks every `signalEveryMs` until stopped. */
+  start(): void {
+    if (this.stopped || this.timer !== null || this.looking !== null) return;
+    this.tick();
+  }
+
+  /** Takes no more work, ends the sleeps in hand, and waits for the work in hand (each checkpoints and releases). */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    for (const wake of [...this.sleeping]) wake();
+    await this.looking;
+    // An item claimed just as the stop came is still worked (and so released); then everything in hand is waited for.
+    await this.filling;
+    await Promise.allSettled([...this.inFlight]);
+  }
+
+  /** Claims once `atMs` has come even if the counter does not move (a retry the work scheduled itself). */
+  lookAgainAt(atMs: number): void {
+    this.dueAt = Math.min(this.dueAt, atMs);
+  }
+
+  /** Claims until every lane is busy or nothing is there to take. */
+  fill(): Promise<void> {
+    this.filling ??= this.claimUntilFull().finally(() => {
+      this.filling = null;
+    });
+    return this.filling;
+  }
+
+  private tick(): void {
+    this.timer = null;
+    this.looking = this.look()
+      .catch((error: unknown) => this.options.logger.warn({ err: error }, `${this.options.name}: look failed`))
+      .finally(() => {
+        this.looking = null;
+        if (this.stopped) return;
+        this.timer = setTimeout(() => this.tick(), this.options.signalEveryMs);
+        this.timer.unref();
+      });
+  }
+
+  private async look(): Promise<void> {
+    if (this.filling !== null || this.inFlight.size >= this.options.concurrency) return;
+    const signal = await this.options.signal().catch(() => null);
+    const moved = signal !== null && signal !== this.lastSignal;
+    if (signal !== null) this.lastSignal = signal;
+    const now = this.now();
+    if (this.stopped || (!moved && now < this.idleUntil && now < this.dueAt)) return;
+    await this.fill();
+  }
+
+  private async claimUntilFull(): Promise<void> {
+    if (this.dueAt <= this.now()) this.dueAt = Number.POSITIVE_INFINITY;
+    while (!this.stopped && this.inFlight.size < this.options.concurrency) {
+      let item: T | null = null;
+      try {
+        item = await this.options.claim();
+      } catch (error) {
+        this.options.logger.warn({ err: error }, `${this.options.name}: claim failed`);
+      }
+      if (item === null) {
+        this.idleUntil = this.now() + this.options.idleMs;
+        return;
+      }
+      this.run(item);
+    }
+  }
+
+  private run(item: T): void {
+    const work: Promise<void> = this.options
+      .work(item, this.lane)
+      .catch((error: unknown) => this.options.logger.error({ err: error }, `${this.options.name}: work ended on an error`))
+      .finally(() => {
+        this.inFlight.delete(work);
+        // A free lane takes the next item at once, not at the next look.
+        if (!this.stopped) void this.fill();
+      });
+    this.inFlight.add(work);
+  }
+
+  private sleep(ms: number): Promise<void> {
+    if (this.stopped) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const wake = () => {
+        clearTimeout(timer);
+        this.sleeping.delete(wake);
+        resolve();
+      };
+      const timer = setTimeout(wake, ms);
+      this.sleeping.add(wake);
+    });
+  }
+}
+
+/** What a queue's task opens over a worker's context: the queue's indexes and its poller (not yet started). */
+export interface OpenQueue<T> {
+  readonly indexes: Promise<void>;
+  readonly poller: QueuePoller<T>;
+}
+
+/**
+ * A worker task over one leased queue: declares the queue's indexes, then polls it until stopped; its stop
+ * (SIGTERM) waits for each lane to checkpoint and release what it holds.
+ */
+export function queueTask<T>(name: string, open: (context: WorkerContext) => OpenQueue<T>): WorkerTask {
+  return {
+    name,
+    start(context) {
+      const { indexes, poller } = open(context);
+      const ready = indexes.catch((error: unknown) => context.logger.warn({ err: error }, `${name}: indexes not declared`));
+      void ready.then(() => poller.start());
+      return {
+        async stop() {
+          await ready;
+          await poller.stop();
+        },
+      };
+    },
+  };
+}

@@ -1,0 +1,112 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { OPENAPI_PATH } from "./openapi.js";
+import { startStack, withSecretKey, type Stack } from "./testutil/harness.js";
+
+// Issue 21 item 7: a client generated from the API document must send what the gateway reads. Each query
+// parameter of every list is serialized here by the OpenAPI 3.1 rules for its declared `style` and `explode`
+// (as generators and schemathesis do), from its declared example, and sent to the real gateway over HTTPS.
+
+// biome-ignore lint/suspicious/noExplicitAny: the document as JSON; each assertion states the shape it expects.
+type Obj = Record<string, any>;
+
+const encode = (value: unknown) => encodeURIComponent(typeof value === "string" ? value : JSON.stringify(value));
+
+/**
+ * One query parameter by the OpenAPI 3.1 serialization rules (section 4.8.12.4, "Style Values"; defaults
+ * `form`, with `explode` true for `form`): primitives `name=v`; arrays `name=a&name=b` (form, explode) or
+ * `name=a,b` (form); objects `k=v&k2=v2` (form, explode), `name=k,v,k2,v2` (form), `name[k]=v` (deepObject).
+ */
+function serializeQuery(parameter: Obj, value: unknown): string {
+  const name = String(parameter["name"]);
+  const style = (parameter["style"] as string | undefined) ?? "form";
+  const explode = (parameter["explode"] as boolean | undefined) ?? style === "form";
+  const pair = (key: string, v: unknown) => `${encodeURIComponent(key)}=${encode(v)}`;
+  if (Array.isArray(value)) {
+    if (style === "deepObject") throw new Error(`${name}: deepObject of an array is undefined`);
+    const separator = { form: ",", spaceDelimited: " ", pipeDelimited: "|" }[style];
+    if (separator === undefined) throw new Error(`${name}: style ${style} does not take an array`);
+    return explode ? value.map((item) => pair(name, item)).join("&") : `${encodeURIComponent(name)}=${value.map(encode).join(encodeURIComponent(separator))}`;
+  }
+  if (value !== null && typeof value === "object") {
+    const entries = Object.entries(value);
+    if (style === "deepObject") return entries.map(([k, v]) => pair(`${name}[${k}]`, v)).join("&");
+    if (style !== "form") throw new Error(`${name}: style ${style} does not take an object`);
+    return explode ? entries.map(([k, v]) => pair(k, v)).join("&") : `${encodeURIComponent(name)}=${entries.flat().map(encode).join(",")}`;
+  }
+  return pair(name, value);
+}
+
+describe("serializeQuery (the OpenAPI rules, as generated clients apply them)", () => {
+  it("serializes each style", () => {
+    expect(serializeQuery({ name: "created" }, { gte: 1 })).toBe("gte=1"); // the bug: form explode of an object
+    expect(serializeQuery({ name: "created", style: "deepObject", explode: true }, { gte: 1, lt: 2 })).toBe("created%5Bgte%5D=1&created%5Blt%5D=2");
+    expect(serializeQuery({ name: "types[]" }, ["a.b", "c"])).toBe("types%5B%5D=a.b&types%5B%5D=c");
+    expect(serializeQuery({ name: "ids", explode: false }, ["a", "b"])).toBe("ids=a%2Cb");
+    expect(serializeQuery({ name: "limit" }, 3)).toBe("limit=3");
+    expect(serializeQuery({ name: "delivery_success" }, false)).toBe("delivery_success=false");
+  });
+});
+
+describe("every list's query parameters, serialized as the document declares them, are read by the gateway", () => {
+  let stack: Stack;
+  let key: string;
+  let doc: Obj;
+  /** A real object for each list under one (`/v1/jobs/{id}/errors`), so a page is 200 rather than 404. */
+  const pathIds: Record<string, string> = {};
+
+  beforeAll(async () => {
+    stack = await startStack({ coreSettings: { secretKeyring: { primary: { id: "paramskey", bytes: Buffer.alloc(32, 5) } }, webhookAllowPrivate: true } });
+    ({ key } = await withSecretKey(stack));
+    doc = (await stack.api.get(OPENAPI_PATH)).json;
+    const job = await stack.api.post("/v1/jobs", { key, json: { type: "resources.import", params: { items: [{ name: "a" }] } } });
+    const endpoint = await stack.api.post("/v1/webhook_endpoints", { key, json: { url: "https://127.0.0.1:9/hook", enabled_events: ["resource.created"] } });
+    expect([job.status, endpoint.status]).toEqual([201, 201]);
+    pathIds["/v1/jobs/{id}/errors"] = job.json.id;
+    pathIds["/v1/webhook_endpoints/{id}/attempts"] = endpoint.json.id;
+  });
+  afterAll(() => stack?.stop());
+
+  /** Every GET of the document answering a list, with its query parameters. */
+  function lists(): { path: string; parameters: Obj[] }[] {
+    const found: { path: string; parameters: Obj[] }[] = [];
+    for (const [path, methods] of Object.entries(doc["paths"] as Obj)) {
+      const get = methods["get"] as Obj | undefined;
+      const ref = get?.["responses"]?.["200"]?.["content"]?.["application/json"]?.["schema"]?.["$ref"] as string | undefined;
+      const schema = ref ? doc["components"]["schemas"][ref.split("/").at(-1)!] : undefined;
+      if (schema?.["properties"]?.["object"]?.["const"] !== "list") continue;
+      found.push({ path, parameters: (get!["parameters"] as Obj[]).filter((p) => p["in"] === "query") });
+    }
+    return found;
+  }
+
+  it("finds the lists (events, jobs, resources, webhook endpoints, and the nested ones)", () => {
+    expect(lists().map((l) => l.path)).toEqual(
+      expect.arrayContaining(["/v1/events", "/v1/jobs", "/v1/resources", "/v1/webhook_endpoints", "/v1/jobs/{id}/errors", "/v1/webhook_endpoints/{id}/attempts"]),
+    );
+  });
+
+  it("answers 200 for each declared parameter sent alone, and the bracket notation ones are declared as such", async () => {
+    const failures: string[] = [];
+    let bracketed = 0;
+    for (const { path, parameters } of lists()) {
+      const base = path.replace("{id}", pathIds[path] ?? "");
+      for (const parameter of parameters) {
+        const value = parameter["example"] ?? parameter["schema"]?.["example"];
+        expect(value, `${path} ${parameter["name"]}: an example to send`).toBeDefined();
+        const query = serializeQuery(parameter, value);
+        if (query.includes("%5B")) bracketed++;
+        const response = await stack.api.get(`${base}?${query}`, { key });
+        if (response.status !== 200) failures.push(`${path}?${decodeURIComponent(query)}: ${response.status} ${response.json?.error?.code} ${response.json?.error?.param ?? ""}`);
+      }
+    }
+    expect(failures).toEqual([]);
+    // created[...] of events and jobs, types[] of events at least.
+    expect(bracketed).toBeGreaterThanOrEqual(3);
+  });
+
+  it("the fixed declarations: created is a deepObject, types a bracketed list", () => {
+    const parameter = (path: string, name: string) => (doc["paths"][path]["get"]["parameters"] as Obj[]).find((p) => p["name"] === name);
+    for (const path of ["/v1/events", "/v1/jobs"]) expect(parameter(path, "created")).toMatchObject({ in: "query", style: "deepObject", explode: true });
+    expect(parameter("/v1/events", "types[]")).toMatchObject({ in: "query", style: "form", explode: true, schema: { type: "array" } });
+  });
+});
