@@ -90,7 +90,7 @@ export function noisyDeliveriesReport(phase: NoisyDeliveriesPhase): Record<strin
   };
 }
 
-/** `more`: the sections of further phases (the noisy-neighbour phase's `noisy_neighbour`). */
+/** `more`: the sections of further phases (the noisy-neighbour phase's `noisy_neighbour`, with `--cluster` the cluster's `cluster`). */
 export function printReport(resources: Record<string, unknown>, jobs: Record<string, unknown>, more: Record<string, unknown> = {}): void {
   process.stdout.write(`${JSON.stringify({ ...resources, jobs, ...more }, null, 2)}\n`);
 }
