@@ -1,6 +1,6 @@
 // The printed report of `npm run chaos`: one JSON object on stdout, the resources phase's counts with the
 // load's and the kills' figures, the jobs phase's under `jobs` (docs/events.md, docs/jobs.md) and the noisy
-// neighbour's under `noisy_neighbour_deliveries` (docs/webhooks.md).
+// neighbour's under `noisy_neighbour.deliveries` (docs/webhooks.md), its jobs part under `noisy_neighbour.jobs` (docs/jobs.md).
 import type { ResourcesPhaseCounts } from "./invariants.js";
 import type { JobsPhase } from "./jobs-phase.js";
 import type { LoadOutcomes } from "./load.js";

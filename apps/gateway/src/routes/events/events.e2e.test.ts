@@ -173,7 +173,7 @@ it("refuses sequence without object, a malformed object, object with filters no 
   expect(await bad(`object=${resourceId}&type=resource.updated`)).toMatchObject({ code: "parameter_invalid", param: "type" });
   expect(await bad(`object=${resourceId}&created[gte]=1`)).toMatchObject({ code: "parameter_invalid", param: "created" });
   expect(await bad(`object=${resourceId}&delivery_success=true`)).toMatchObject({ code: "parameter_invalid", param: "delivery_success" });
-  expect(await bad(`object=${resourceId}&sequence[after]=1`)).toMatchObject({ code: "parameter_invalid", param: "sequence[after]" });
+  expect(await bad(`object=${resourceId}&sequence[after]=1`)).toMatchObject({ code: "parameter_unknown", param: "sequence[after]" });
   const [event] = (await stack.api.get(`/v1/events?object=${resourceId}`, { key })).json.data as Json[];
   expect(await bad(`object=res_0000000000000000000000&starting_after=${event!.id}`)).toMatchObject({ code: "parameter_invalid", param: "starting_after" });
 });
