@@ -1,8 +1,10 @@
 #!/usr/bin/env node
-// The two baselines of `npm run bench`, each a child process of its own (run as `node baselines.mjs <role> ...`):
+// The baselines of `npm run bench`, each a child process of its own (run as `node baselines.mjs <role> ...`):
 //   baseline-a: bare Express 5 over HTTPS answering a fixed JSON resource.
 //   baseline-b: the same route calling a grpc-js echo service (the real rms.v1.ResourceService proto, no database).
 //   echo:       that echo service.
+//   baseline-c: Express 5 and the mongodb driver in one process, what a user would write instead (baseline-c.mjs).
+// Baseline D, the driver alone, runs in the bench's own process (driver.mjs).
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -11,8 +13,8 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 export const FIXED = { id: "res_0VbmlGnEAqOeNqcwCzlGLg", object: "resource", name: "bench", status: "active", metadata: { plan: "pro" }, created: 1700000000 };
 
 /** Starts one role as a child process; resolves once it listens. */
-export async function startRole(name, args) {
-  const child = spawn(process.execPath, [fileURLToPath(import.meta.url), name, ...args], { stdio: ["ignore", "inherit", "inherit", "ipc"] });
+export async function startRole(name, args, { stdout = "inherit", env = process.env } = {}) {
+  const child = spawn(process.execPath, [fileURLToPath(import.meta.url), name, ...args], { stdio: ["ignore", stdout, "inherit", "ipc"], env });
   await new Promise((resolve, reject) => {
     child.once("message", resolve);
     child.once("exit", (code) => reject(new Error(`${name} exited (${code})`)));
@@ -65,5 +67,6 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
   const [, , role, ...args] = process.argv;
   if (role === "baseline-a" || role === "baseline-b") await baseline(role, ...args);
   else if (role === "echo") await echo(args[0]);
+  else if (role === "baseline-c") await (await import("./baseline-c.mjs")).baselineC(...args);
   else throw new Error(`unknown role ${role}`);
 }

@@ -1,9 +1,15 @@
 // The rows of `npm run bench` in a large account: DEPTH + 100 resources seeded through core (admin service), list
-// page 1 against the page DEPTH items deep (one request at a time), page 1 under load, and one resource updated
-// UPDATES times through core (first UPDATE_WINDOW updates against the last).
+// page 1 against the page DEPTH items deep (one request at a time), page 1 under load, the list with two filters and
+// the search with the same two conditions under load, each against baseline C's same query (`c`: its url and the
+// function that gives it a key), and one resource updated UPDATES times through core (first UPDATE_WINDOW updates
+// against the last). Every seeded resource has `tier` a or b in its metadata (half of them each), the filters' field.
 import { httpsJson, sampleRss } from "./load.mjs";
 
-export async function depthRows({ run, results, stack, apiUrl, ca, depth, listRequests, updates, updateWindow, say }) {
+/** The list's two filters and the search's same two conditions (half the account matches both: every resource is active). */
+export const FILTERED_LIST = "limit=20&status=active&metadata[tier]=a";
+export const SEARCH = `limit=20&query=${encodeURIComponent("status:'active' AND metadata['tier']:'a'")}`;
+
+export async function depthRows({ run, results, stack, apiUrl, ca, c, depth, listRequests, updates, updateWindow, say }) {
   const { KeyKind } = await import("@rms/proto");
   const { admin, coreResources } = stack;
   const { account } = await admin.createAccount({});
@@ -17,7 +23,14 @@ export async function depthRows({ run, results, stack, apiUrl, ca, depth, listRe
     Array.from({ length: 16 }, async () => {
       while (next < depth + 100) {
         next++;
-        const { resource } = await coreResources.createResource({ tenant: listTenant, name: `seed ${next}`, metadata: [{ key: "i", value: String(next) }] });
+        const { resource } = await coreResources.createResource({
+          tenant: listTenant,
+          name: `seed ${next}`,
+          metadata: [
+            { key: "i", value: String(next) },
+            { key: "tier", value: next % 2 ? "a" : "b" },
+          ],
+        });
         seeded.push(resource.id);
       }
     }),
@@ -44,7 +57,15 @@ export async function depthRows({ run, results, stack, apiUrl, ca, depth, listRe
   await page("list_page1", `${apiUrl}/v1/resources?limit=20`);
   await page("list_deep", `${apiUrl}/v1/resources?limit=20&starting_after=${cursor}`);
   // A list page under load in the account holding DEPTH + 100 resources, against baseline B.
-  await run.http("list", `${apiUrl}/v1/resources?limit=20`, { headers: { authorization: `Bearer ${listKey}` } }, stack.pids());
+  const listHeaders = { headers: { authorization: `Bearer ${listKey}` } };
+  await c.key(listKey, { accountId: account.id, livemode: false });
+  await run.http("list", `${apiUrl}/v1/resources?limit=20`, listHeaders, stack.pids());
+  await run.http("c_list", `${c.url}/v1/resources?limit=20`, listHeaders, c.pids());
+  // Two filters on the list, and the search with the same two conditions (one index drives both: tenant, metadata, status).
+  await run.http("list_filtered", `${apiUrl}/v1/resources?${FILTERED_LIST}`, listHeaders, stack.pids());
+  await run.http("c_list_filtered", `${c.url}/v1/resources?${FILTERED_LIST}`, listHeaders, c.pids());
+  await run.http("search", `${apiUrl}/v1/resources/search?${SEARCH}`, listHeaders, stack.pids());
+  await run.http("c_search", `${c.url}/v1/resources/search?${SEARCH}`, listHeaders, c.pids());
   // One resource updated UPDATES times through core: the first UPDATE_WINDOW updates against the last
   // (each waits for the one before, so a growing document or outbox would show as slower updates).
   say(`run ${updates.toLocaleString("en")} updates of one resource`);
@@ -64,5 +85,5 @@ export async function depthRows({ run, results, stack, apiUrl, ca, depth, listRe
   };
   results.update_first = summary(times.slice(0, updateWindow));
   results.update_last = summary(times.slice(-updateWindow));
-  return { seedSeconds };
+  return { seedSeconds, listKey, listTenant };
 }

@@ -48,7 +48,11 @@ export async function runner({ results, connections, duration, warmup, ca, say }
     },
     /** `connections` loops calling `client.getResource(request)` back to back. */
     async grpc(name, client, request, pids = {}) {
-      const run = (seconds) => closedLoop(() => client.getResource(request), connections, seconds);
+      await this.loop(name, () => client.getResource(request), pids);
+    },
+    /** `connections` loops calling `call` back to back (the driver alone, baseline D; a gRPC client). */
+    async loop(name, call, pids = {}) {
+      const run = (seconds) => closedLoop(call, connections, seconds);
       const { r, rss_mb, cpu_ms_per_request } = await measured(name, pids, run, (r) => r.total);
       results[name] = { ...r, rss_mb, cpu_ms_per_request };
     },

@@ -1,27 +1,33 @@
 #!/usr/bin/env node
-// `npm run bench`: the full stack against two baselines, on this machine, in one run.
+// `npm run bench`: the full stack against four baselines, on this machine, in one run.
 //
 //   Baseline A: bare Express 5 over HTTPS answering a fixed JSON resource.
 //   Baseline B: the same route calling a grpc-js echo service (same proto, no database).
-//   Full stack: `rms start` on free ports, on a genuine mongod (MONGODB_URI when set).
+//   Baseline C: Express 5 + the mongodb driver in one process, what a user would write instead (baseline-c.mjs).
+//   Baseline D: the mongodb driver alone in a closed loop, the database's own ceiling (driver.mjs).
+//   Full stack: `rms start` on free ports, on a genuine mongod (MONGODB_URI when set); C and D use the same server.
 //
 // Every HTTP run is autocannon at the same concurrency over loopback; gRPC runs use a closed-loop driver at
 // the same concurrency. Prints a Markdown table and writes bench/results/latest.{json,md}; refreshes the
 // results section of docs/performance.md. Accounts and keys come from the admin service, everything else
 // from the public API (and core's gRPC service for the rows that measure core alone).
-// The parts: stack.mjs, baselines.mjs, load.mjs (runs and meters), receiver.mjs, webhooks.mjs, depth.mjs,
-// jobs.mjs, invariants.mjs (the read-only looks at stored state), report.mjs.
+// The parts: stack.mjs, baselines.mjs, baseline-c.mjs, driver.mjs, load.mjs (runs and meters), receiver.mjs,
+// webhooks.mjs, depth.mjs, big.mjs, jobs.mjs, invariants.mjs (the read-only looks at stored state), report.mjs.
 // Tunables: BENCH_DURATION (s per run, default 8), BENCH_CONNECTIONS (default 16), BENCH_SEED (list depth, default 10000),
 // BENCH_DELIVERIES (events per deliveries/s run, default 500), BENCH_NOISY_RATE (creates/s of the noisy-neighbour rows,
 // 20), BENCH_NOISY_ITEMS (the dead endpoints' import, 625: 10,000 deliveries), BENCH_LIST_REQUESTS (5), BENCH_UPDATES (10000),
-// BENCH_JOB_ITEMS (10000), BENCH_PROFILE=1 (CPU profiles into bench/results/profiles/).
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+// BENCH_JOB_ITEMS (10000), BENCH_JOB_ITEMS_LARGE (100000, 0 to skip), BENCH_BIG (the big account's resources, 1000000,
+// 0 to skip), BENCH_PROFILE=1 (CPU profiles into bench/results/profiles/).
+import { mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
 import { createServer as createNetServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { C_KEYS, cKeyDocument } from "./baseline-c.mjs";
 import { FIXED, startRole } from "./baselines.mjs";
+import { bigAccountRows } from "./big.mjs";
 import { depthRows } from "./depth.mjs";
+import { driverRows } from "./driver.mjs";
 import { benchJobs } from "./jobs.mjs";
 import { coreBreakdown, createRequests, httpsJson, runner } from "./load.mjs";
 import { writeReport } from "./report.mjs";
@@ -39,6 +45,7 @@ const LIST_REQUESTS = Number(process.env.BENCH_LIST_REQUESTS ?? 5);
 const UPDATES = Number(process.env.BENCH_UPDATES ?? 10_000);
 const UPDATE_WINDOW = Math.min(500, Math.floor(UPDATES / 2));
 const DELIVERIES = Number(process.env.BENCH_DELIVERIES ?? 500);
+const BIG = Number(process.env.BENCH_BIG ?? 1_000_000);
 
 const started = Date.now();
 const say = (line) => process.stderr.write(`bench: ${line}\n`);
@@ -68,7 +75,7 @@ for (const signal of ["SIGINT", "SIGTERM"]) process.once(signal, () => void clea
 let database = null;
 
 try {
-  const [httpsPort, corePort, metricsPort, coreMetricsPort, aPort, bPort, echoPort] = await freePorts(9);
+  const [httpsPort, corePort, metricsPort, coreMetricsPort, aPort, bPort, echoPort, cPort] = await freePorts(10);
   const own = { database: (d) => (database = d), child: (c) => children.push(c) };
   const stack = await startStack({ root, work, ports: { httpsPort, corePort, metricsPort, coreMetricsPort }, own, say });
   const ca = readFileSync(stack.certFile);
@@ -83,6 +90,20 @@ try {
   children.push(a);
   const b = await startRole("baseline-b", [String(bPort), stack.certFile, stack.keyFile, `127.0.0.1:${echoPort}`]);
   children.push(b);
+  // C logs its request lines to a file, as the stack's go to its log file; at the stack's level (LOG_LEVEL, default info).
+  const c = await startRole("baseline-c", [String(cPort), stack.certFile, stack.keyFile, stack.mongoUri, stack.databaseName], {
+    stdout: openSync(join(work, "baseline-c.log"), "a"),
+  });
+  children.push(c);
+  const { MongoClient } = await import("mongodb");
+  const benchDb = await new MongoClient(stack.mongoUri).connect();
+  const cKeys = benchDb.db(stack.databaseName).collection(C_KEYS);
+  const cBaseline = {
+    url: `https://127.0.0.1:${cPort}`,
+    /** C's key collection learns a key of the stack (C finds it by its hash). */
+    key: (secret, tenant) => cKeys.insertOne(cKeyDocument(secret, tenant)),
+    pids: () => ({ baseline_c: c.pid, database: stack.pids().database }),
+  };
 
   // ---- data: one resource to retrieve
   const apiUrl = `https://127.0.0.1:${httpsPort}`;
@@ -104,24 +125,40 @@ try {
   await run.http("baseline_b", `https://127.0.0.1:${bPort}/v1/resources/${FIXED.id}`, {}, { baseline_b: b.pid, echo: echo.pid });
   await run.http("get", `${apiUrl}/v1/resources/${created.id}`, { headers }, stack.pids());
   await run.http("post", `${apiUrl}/v1/resources`, createRequests(headers), stack.pids());
+  await cBaseline.key(stack.key, verified);
+  await run.http("c_get", `${cBaseline.url}/v1/resources/${created.id}`, { headers }, cBaseline.pids());
+  await run.http("c_post", `${cBaseline.url}/v1/resources`, createRequests(headers), cBaseline.pids());
   const echoClient = proto.createClient(proto.ResourceService, `127.0.0.1:${echoPort}`, { timeoutMs: 10_000 });
   await run.grpc("grpc_echo", echoClient, { tenant, id: FIXED.id }, { echo: echo.pid });
   await run.grpc("grpc_core", stack.coreResources, { tenant, id: created.id }, stack.pids());
   await webhookRows({ run, results, stack, api, newApi, apiUrl, resourceId: created.id, connections: CONNECTIONS, deliveries: DELIVERIES, say });
   api.close();
   // The deep page comes after the runs above: every extra document in the database weighs on what follows.
-  const { seedSeconds } = await depthRows({
+  const { seedSeconds, listKey, listTenant } = await depthRows({
     run,
     results,
     stack,
     apiUrl,
     ca,
+    c: cBaseline,
     depth: DEPTH,
     listRequests: LIST_REQUESTS,
     updates: UPDATES,
     updateWindow: UPDATE_WINDOW,
     say,
   });
+  // D: the driver alone, on the resource the GET rows read and the list rows' account.
+  await driverRows({
+    run,
+    mongoUri: stack.mongoUri,
+    databaseName: stack.databaseName,
+    resourceId: created.id,
+    listTenant: { account: listTenant.accountId, livemode: false },
+    pids: { database: stack.pids().database },
+  });
+  // Last on this stack: a million documents weigh on everything after them.
+  if (BIG > 0) await bigAccountRows({ run, results, stack, root, apiUrl, mongoUri: stack.mongoUri, databaseName: stack.databaseName, size: BIG, smallKey: listKey, say });
+  await benchDb.close();
   echoClient.close();
   // The jobs rows (issue 14) on a stack of their own, so their raw baselines share its database.
   say("jobs: import, bulk update and retrieve during an import (bench/src/jobs.mjs)");
@@ -136,7 +173,7 @@ try {
     results,
     jobsRows: jobsBench.rows,
     breakdown,
-    settings: { connections: CONNECTIONS, duration: DURATION, warmup: WARMUP, depth: DEPTH, updates: UPDATES, updateWindow: UPDATE_WINDOW },
+    settings: { connections: CONNECTIONS, duration: DURATION, warmup: WARMUP, depth: DEPTH, updates: UPDATES, updateWindow: UPDATE_WINDOW, big: BIG },
     seedSeconds,
     started,
     say,

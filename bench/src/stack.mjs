@@ -15,6 +15,7 @@ export async function startStack({ root, work, ports, own, say }) {
   const database = process.env.MONGODB_URI ? null : await startDatabase({ dataDir: join(dataDir, "db"), env: { ...process.env, MONGODB_URI: "" } });
   if (database) own.database(database);
   const mongoUri = process.env.MONGODB_URI ?? database.uri;
+  const databaseName = process.env.MONGODB_DATABASE || "rms";
 
   say(`starting the stack (data in a temporary directory)`);
   const logFile = join(work, "stack.log");
@@ -33,6 +34,7 @@ export async function startStack({ root, work, ports, own, say }) {
     RATE_LIMIT_LIVE: "100000000",
     RATE_LIMIT_ADDRESS: "100000000",
     MONGODB_URI: mongoUri,
+    MONGODB_DATABASE: databaseName,
     // Webhook endpoints at the bench's receiver on loopback (RMS_SECRET_KEY: `rms start` makes one in the data directory).
     WEBHOOK_ALLOW_PRIVATE: "true",
   };
@@ -56,6 +58,8 @@ export async function startStack({ root, work, ports, own, say }) {
   const auth = { metadata: { authorization: `Bearer ${adminToken}` }, timeoutMs: 30_000 };
   return {
     database,
+    mongoUri,
+    databaseName,
     dataDir,
     certFile: join(dataDir, "tls", "cert.pem"),
     keyFile: join(dataDir, "tls", "key.pem"),

@@ -67,6 +67,12 @@ export async function webhookRows({ run, results, stack, api, newApi, apiUrl, re
     results[`deliveries_${count}`] = { rps: (deliveries * count) / seconds, p50: NaN, p99: NaN, total: deliveries * count, errors: 0, rss_mb: {} };
   }
 
+  // The same deliveries without the pipeline: a bare loop of signed POSTs (the worker's signature and headers, a new
+  // connection each, as the worker makes them) to the same receiver, as many in flight as one endpoint gets
+  // (WEBHOOK_ENDPOINT_CONCURRENCY's default).
+  say("run a bare loop of signed POSTs to the receiver");
+  results.deliveries_bare = await bareDeliveries(receiver, deliveries);
+
   // Latency: creates through the gateway at a steady fraction of the rate the whole pipeline (relay, fan-out,
   // worker) delivered above: a half and a quarter. Near saturation the backlog, and so the latency, grows with the
   // run; the quarter shows the latency of a pipeline that keeps up. Each 201's resource id with the time it was
@@ -153,4 +159,60 @@ async function noisyNeighbourRows({ run, results, stack, newApi, apiUrl, receive
   await drain([noisy]);
   noisy.close();
   calm.close();
+}
+
+/** `count` signed POSTs of a resource.created body to the receiver, `concurrency` in flight: deliveries per second. */
+async function bareDeliveries(receiver, count) {
+  const { request } = await import("node:http");
+  const root = new URL("../..", import.meta.url);
+  const { signatureHeader } = await import(new URL("apps/core/dist/webhooks/signature.js", root).href);
+  const { DEFAULT_WEBHOOK_ENDPOINT_CONCURRENCY } = await import(new URL("apps/core/dist/settings.js", root).href);
+  const secret = `whsec_${Buffer.from("bench bare loop secret 32 bytes!").toString("base64")}`;
+  const url = new URL(receiver.url("/bare"));
+  const post = (n) =>
+    new Promise((resolve, reject) => {
+      const eventId = `evt_bare${n}`;
+      const body = JSON.stringify({
+        id: eventId,
+        object: "event",
+        type: "resource.created",
+        created: Math.floor(Date.now() / 1000),
+        livemode: false,
+        pending_webhooks: 1,
+        request: { id: null, idempotency_key: null },
+        data: { object: { id: `res_bare${n}`, object: "resource", name: "hooked", status: "active", metadata: {}, created: Math.floor(Date.now() / 1000) } },
+      });
+      const timestamp = Math.floor(Date.now() / 1000);
+      const req = request(
+        {
+          method: "POST",
+          hostname: url.hostname,
+          port: url.port,
+          path: url.pathname,
+          agent: false,
+          headers: {
+            "content-type": "application/json",
+            "content-length": String(Buffer.byteLength(body)),
+            "webhook-id": eventId,
+            "webhook-timestamp": String(timestamp),
+            "webhook-signature": signatureHeader([secret], eventId, timestamp, body),
+          },
+        },
+        (res) => {
+          res.resume();
+          res.on("end", () => (res.statusCode < 300 ? resolve() : reject(new Error(`receiver answered ${res.statusCode}`))));
+        },
+      );
+      req.on("error", reject);
+      req.end(body);
+    });
+  let next = 0;
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: DEFAULT_WEBHOOK_ENDPOINT_CONCURRENCY }, async () => {
+      while (next < count) await post(next++);
+    }),
+  );
+  const seconds = (performance.now() - t0) / 1000;
+  return { rps: count / seconds, p50: NaN, p99: NaN, total: count, errors: 0, rss_mb: {} };
 }
