@@ -9,6 +9,7 @@ import type { Role } from "./grpc/permissions.js";
 import { eventsDomain } from "./events/domain.js";
 import { jobsDomain } from "./jobs/domain.js";
 import { resourcesDomain } from "./resources/domain.js";
+import { withCreateKeySlots } from "./resources/key-slots.js";
 import { webhookEndpointsDomain } from "./webhook-endpoints/domain.js";
 import { webhookDeliveriesDomain } from "./webhook-deliveries/domain.js";
 import { DEFAULT_SETTINGS, type CoreSettings } from "./settings.js";
@@ -33,7 +34,7 @@ export const HEALTH_NAMES: readonly string[] = ["", ...DOMAINS.flatMap((d) => d.
 
 /** What the domains share when opened over one database. */
 export function domainContext(db: Db, logger: Logger, faults: Faults, written: DomainContext["written"] = () => {}, settings: CoreSettings = DEFAULT_SETTINGS): DomainContext {
-  return { db, logger, faults, checkKey: presentedKeyCheck(new AccountStore(db)), written, settings };
+  return { db, logger, faults, checkKey: withCreateKeySlots(presentedKeyCheck(new AccountStore(db)), db), written, settings };
 }
 
 /** Every collection with an outbox, for the relay's sweep. */

@@ -1,5 +1,6 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { LIST_LIMIT_MAX, RESOURCE_STATUS, ResourceService, ResourceStatus, SEARCH_LIMIT_DEFAULT, type ResourceSchema, type ServiceImplementation } from "@rms/proto";
+import type { Db } from "mongodb";
 import { errors } from "../errors.js";
 import type { Faults } from "../faults.js";
 import { defineRpcs, found, rpc, type PresentedKeyCheck } from "../grpc/define-rpc.js";
@@ -11,6 +12,7 @@ import { filterFromMessage } from "./filter.js";
 import { pagePosition, pageToken } from "./search.js";
 import { parseSearchQuery } from "./search-query.js";
 import { validateName } from "./validation.js";
+import { createResourceRpc } from "./create.js";
 
 /** UNSPECIFIED means "not given"; any other unknown number is invalid. */
 function statusName(value: ResourceStatus, param = "status"): ResourceStatusName | undefined {
@@ -35,16 +37,15 @@ function toMessage(doc: LoadedResource): MessageInitShape<typeof ResourceSchema>
  * The ResourceService RPCs (grpc/define-rpc.ts): domain validation, the presented key, then the store,
  * within the caller's deadline. Writes start once the key is confirmed; reads run alongside the check.
  */
-export function resourceService(store: ResourceStore, faults: Faults, checkKey: PresentedKeyCheck): ServiceImplementation<typeof ResourceService> {
+export function resourceService(store: ResourceStore, faults: Faults, checkKey: PresentedKeyCheck, db: Db): ServiceImplementation<typeof ResourceService> {
   return defineRpcs(ResourceService, checkKey, {
-    createResource: rpc.write({
+    // Its own machinery: the answer recorded under the Idempotency-Key (create.ts).
+    createResource: createResourceRpc({
+      store,
+      faults,
+      db,
       parse: (request) => ({ name: validateName(request.name), status: statusName(request.status) ?? "active", metadata: mergeMetadata([], request.metadata) }),
-      async write(fields, { tenant, info, budget }) {
-        const created = await store.create(tenant, fields, info, budget);
-        faults.afterWrite("resource.create");
-        return created;
-      },
-      reply: ({ doc }) => ({ resource: toMessage(doc) }),
+      toMessage,
     }),
 
     getResource: rpc.read({

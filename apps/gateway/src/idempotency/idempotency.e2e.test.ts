@@ -3,10 +3,10 @@ import { ResourceService, RpcError, createClient } from "@rms/proto";
 import { MongoClient, type Collection } from "mongodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { CoreClients } from "../core.js";
-import { ADMIN_TOKEN, startStack, withSecretKey, type Stack } from "../testutil/harness.js";
+import { ADMIN_TOKEN, GATEWAY_TOKEN, startStack, withSecretKey, type Stack } from "../testutil/harness.js";
 import { IDEMPOTENCY_COLLECTION } from "./index.js";
 
-/** Holds core's CreateResource calls while `held` is set; `entered` resolves when one is waiting. */
+/** Holds core's CreateResource and UpdateResource calls while `held` is set; `entered` resolves when one is waiting. */
 function gate() {
   let release: (() => void) | undefined;
   let held: Promise<void> | undefined;
@@ -14,7 +14,7 @@ function gate() {
   let entered = Promise.resolve();
   let failure: Error | undefined;
   return {
-    /** The next CreateResource fails with this error after reaching core (the outcome is unknown to the gateway). */
+    /** The next held call fails with this error after reaching core (the outcome is unknown to the gateway). */
     failNext(error: Error) {
       failure = error;
     },
@@ -31,7 +31,7 @@ function gate() {
       const resources = new Proxy(core.resources, {
         get(target, property, receiver) {
           const value: unknown = Reflect.get(target, property, receiver);
-          if (property !== "createResource" || typeof value !== "function") return value;
+          if ((property !== "createResource" && property !== "updateResource") || typeof value !== "function") return value;
           return async (...args: unknown[]) => {
             if (held) {
               signalEntered?.();
@@ -56,11 +56,14 @@ const slowCore = gate();
 let stack: Stack;
 let mongo: MongoClient;
 let records: Collection<Record<string, unknown>>;
+/** Core's resources: a create's answer is recorded there, with the resource, under the key (not public). */
+let slots: Collection<Record<string, unknown>>;
 
 beforeAll(async () => {
   stack = await startStack({ wrapCore: (core) => slowCore.wrap(core) });
   mongo = new MongoClient(stack.mongoUri);
   records = mongo.db(stack.databaseName).collection(IDEMPOTENCY_COLLECTION);
+  slots = mongo.db(stack.databaseName).collection("resources");
 });
 afterAll(async () => {
   slowCore.release();
@@ -129,14 +132,16 @@ describe("Idempotency-Key on POST", () => {
     expect(new Set([a.json.id, b.json.id, c.json.id]).size).toBe(3);
   });
 
-  it("answers 409 idempotency_key_in_use while the first request is still executing, then replays it", async () => {
+  it("answers 409 idempotency_key_in_use while the first request is still executing, then replays it (an update: the gateway's record)", async () => {
     const { key } = await withSecretKey(stack);
-    const request = { key, json: { name: "in flight" }, headers: withKey("flight") };
+    const created = await stack.api.post("/v1/resources", { key, json: { name: "in flight" } });
+    const request = { key, json: { name: "in flight, renamed" }, headers: withKey("flight") };
+    const path = `/v1/resources/${created.json.id}`;
     slowCore.hold();
-    const first = stack.api.post("/v1/resources", request);
+    const first = stack.api.post(path, request);
     try {
       await slowCore.entered();
-      const second = await stack.api.post("/v1/resources", request);
+      const second = await stack.api.post(path, request);
       expect(second.status).toBe(409);
       expect(second.json.error).toMatchObject({ type: "idempotency_error", code: "idempotency_key_in_use" });
       expect(second.headers["idempotent-replayed"]).toBeUndefined();
@@ -144,14 +149,13 @@ describe("Idempotency-Key on POST", () => {
       slowCore.release();
     }
     const done = await first;
-    expect(done.status).toBe(201);
-    const third = await stack.api.post("/v1/resources", request);
+    expect(done.status).toBe(200);
+    const third = await stack.api.post(path, request);
     expect(third.headers["idempotent-replayed"]).toBe("true");
     expect(third.text).toBe(done.text);
-    expect(await listAll(key)).toHaveLength(1);
   });
 
-  it("releases the key when the outcome is unknown (core unavailable after the write): the retry completes with the same resource", async () => {
+  it("answers a create whose answer was lost (core unavailable after the write) on its retry with that first answer", async () => {
     const { key } = await withSecretKey(stack);
     const request = { key, json: { name: "unknown outcome" }, headers: withKey("unknown") };
     slowCore.failNext(new RpcError(GrpcStatus.UNAVAILABLE, { type: "api_error", code: "service_unavailable", message: "connection dropped" }));
@@ -160,10 +164,25 @@ describe("Idempotency-Key on POST", () => {
     expect(first.headers["retry-after"]).toBe("1");
     const retry = await stack.api.post("/v1/resources", request);
     expect(retry.status).toBe(201);
-    expect(retry.headers["idempotent-replayed"]).toBeUndefined();
+    // Core made the resource and recorded the answer under the key in the same insert: the retry gets it back.
+    expect(retry.headers["idempotent-replayed"]).toBe("true");
+    expect(retry.headers["original-request"]).toBe(first.headers["request-id"]);
     const all = await listAll(key);
-    expect(all).toHaveLength(1); // core's idempotent create: the first attempt's resource
+    expect(all).toHaveLength(1);
     expect(all[0]!.id).toBe(retry.json.id);
+  });
+
+  it("releases the key when the outcome of an update is unknown: the retry executes it", async () => {
+    const { key } = await withSecretKey(stack);
+    const created = await stack.api.post("/v1/resources", { key, json: { name: "to update" } });
+    const request = { key, json: { name: "updated once" }, headers: withKey("unknown-update") };
+    slowCore.failNext(new RpcError(GrpcStatus.UNAVAILABLE, { type: "api_error", code: "service_unavailable", message: "connection dropped" }));
+    const first = await stack.api.post(`/v1/resources/${created.json.id}`, request);
+    expect(first.status).toBe(503);
+    const retry = await stack.api.post(`/v1/resources/${created.json.id}`, request);
+    expect(retry.status).toBe(200);
+    expect(retry.headers["idempotent-replayed"]).toBeUndefined();
+    expect(retry.json.name).toBe("updated once");
   });
 
   it("replays errors that came from executing (400 and 404 from core) with the same bytes", async () => {
@@ -207,8 +226,13 @@ describe("Idempotency-Key on POST", () => {
       expect(replay.headers["request-id"], label).not.toBe(first.headers["request-id"]);
       if (status >= 400) expect(replay.headers["stripe-should-retry"], label).toBe("false");
     }
-    // Recorded as sent, names as spelled; the per-request ones are not kept.
-    const record = await records.findOne({ _id: /\/headers-400 from core$/ as never });
+    // A create's answer is recorded by core with its key (the headers it was going to send, names as spelled; a
+    // refusal's own headers come with the error); the 404 of an update is in the gateway's record, as sent.
+    const slot = await slots.findOne({ idempotency: { $regex: "/headers-400 from core$" } });
+    const sent = (JSON.parse(String((slot?.["answer"] as { headers?: string } | undefined)?.headers ?? "[]")) as { name: string }[]).map((h) => h.name);
+    expect(sent).toContain("Content-Type");
+    expect(sent).not.toContain("Request-Id");
+    const record = await records.findOne({ _id: /\/headers-404$/ as never });
     const names = ((record?.["headers"] ?? []) as { name: string }[]).map((h) => h.name);
     expect(names).toContain("Stripe-Should-Retry");
     expect(names).toContain("Content-Type");
@@ -243,12 +267,13 @@ describe("Idempotency-Key on POST", () => {
 });
 
 describe("records in idempotency_keys", () => {
-  it("takes over a lock left by a dead gateway once it has expired, and completes the request exactly once", async () => {
+  it("takes over a lock left by a dead gateway once it has expired, and completes the request exactly once (a create from before core recorded answers)", async () => {
     const { account, key } = await withSecretKey(stack);
-    // The fingerprint of this request, as written by a completed attempt under another key.
+    // The fingerprint of this request, as core recorded it with the answer of a create under another key.
     const body = { name: "taken over" };
     expect((await stack.api.post("/v1/resources", { key, json: body, headers: withKey("probe") })).status).toBe(201);
-    const probe = await records.findOne({ _id: `${account.id}/test/probe` as never });
+    const probeSlot = await slots.findOne({ idempotency: `${account.id}/test/probe` });
+    const probe = { fingerprint: (probeSlot!["answer"] as { fingerprint: string }).fingerprint };
     // The crash: core created the resource for key "crashed", the gateway died before recording the response.
     const resources = createClient(ResourceService, stack.coreAddress, { metadata: { authorization: `Bearer ${ADMIN_TOKEN}` }, timeoutMs: 5_000 });
     const { resource } = await resources.createResource(
@@ -258,7 +283,7 @@ describe("records in idempotency_keys", () => {
     resources.close();
     const now = Date.now();
     const stale = {
-      fingerprint: probe!["fingerprint"],
+      fingerprint: probe.fingerprint,
       account: account.id,
       livemode: false,
       created: new Date(now - 60_000),
@@ -287,13 +312,15 @@ describe("records in idempotency_keys", () => {
 
   it("keeps a record 24 hours after first use, and treats one past them as absent before the TTL index deletes it", async () => {
     const { account, key } = await withSecretKey(stack);
-    const first = await stack.api.post("/v1/resources", { key, json: { name: "old" }, headers: withKey("old") });
-    expect(first.status).toBe(201);
-    const fresh = await stack.api.post("/v1/resources", { key, json: { name: "fresh" }, headers: withKey("fresh") });
-    expect(fresh.status).toBe(201);
+    const created = await stack.api.post("/v1/resources", { key, json: { name: "kept" } });
+    const path = `/v1/resources/${created.json.id}`;
+    const first = await stack.api.post(path, { key, json: { name: "old" }, headers: withKey("old") });
+    expect(first.status).toBe(200);
+    const fresh = await stack.api.post(path, { key, json: { name: "fresh" }, headers: withKey("fresh") });
+    expect(fresh.status).toBe(200);
     const record = await records.findOne({ _id: `${account.id}/test/fresh` as never });
     expect((record!["expires_at"] as Date).getTime() - (record!["created"] as Date).getTime()).toBe(24 * 60 * 60 * 1000);
-    const replay = await stack.api.post("/v1/resources", { key, json: { name: "fresh" }, headers: withKey("fresh") });
+    const replay = await stack.api.post(path, { key, json: { name: "fresh" }, headers: withKey("fresh") });
     expect(replay.headers["idempotent-replayed"]).toBe("true");
     expect(replay.text).toBe(fresh.text);
 
@@ -301,12 +328,117 @@ describe("records in idempotency_keys", () => {
     const past = { created: new Date(dayAndMore), expires_at: new Date(dayAndMore + 24 * 60 * 60 * 1000) };
     await records.updateOne({ _id: `${account.id}/test/old` as never }, { $set: past });
     // Past its 24 hours, not deleted yet (the TTL monitor runs once a minute): not replayed; the request executes
-    // again (core still knows the key and answers with the same resource) under a new record.
-    const reused = await stack.api.post("/v1/resources", { key, json: { name: "old" }, headers: withKey("old") });
-    expect(reused.status).toBe(201);
+    // again under a new record.
+    const reused = await stack.api.post(path, { key, json: { name: "old" }, headers: withKey("old") });
+    expect(reused.status).toBe(200);
     expect(reused.headers["idempotent-replayed"]).toBeUndefined();
-    expect(reused.json.id).toBe(first.json.id);
+    expect(reused.json.name).toBe("old");
     const renewed = await records.findOne({ _id: `${account.id}/test/old` as never });
     expect((renewed!["expires_at"] as Date).getTime()).toBeGreaterThan(Date.now());
+  });
+});
+
+describe("a create's answer in the key's slot (core's insert is the lock and the record)", () => {
+  it("writes no record of the gateway's: the answer is kept with the resource, and replayed from there", async () => {
+    const { account, key } = await withSecretKey(stack);
+    const first = await stack.api.post("/v1/resources", { key, form: "name=slot&metadata[plan]=pro", headers: withKey("slot") });
+    expect(first.status).toBe(201);
+    const replay = await stack.api.post("/v1/resources", { key, json: { name: "slot", metadata: { plan: "pro" } }, headers: withKey("slot") });
+    expect(replay.status).toBe(201);
+    expect(replay.headers["idempotent-replayed"]).toBe("true");
+    expect(replay.headers["original-request"]).toBe(first.headers["request-id"]);
+    expect(replay.text).toBe(first.text);
+    expect(await records.countDocuments({ account: account.id })).toBe(0);
+    const slot = await slots.findOne({ idempotency: `${account.id}/test/slot` });
+    expect(slot).toMatchObject({ _id: first.json.id, answer: { request_id: first.headers["request-id"] } });
+  });
+
+  it("replays the first answer byte for byte after the resource has changed, and after it was deleted", async () => {
+    const { key } = await withSecretKey(stack);
+    const request = { key, json: { name: "before", metadata: { a: "1" } }, headers: withKey("changed") };
+    const first = await stack.api.post("/v1/resources", request);
+    await stack.api.post(`/v1/resources/${first.json.id}`, { key, json: { name: "after", status: "paused", metadata: { a: "", b: "2" } } });
+    const afterUpdate = await stack.api.post("/v1/resources", request);
+    expect(afterUpdate.headers["idempotent-replayed"]).toBe("true");
+    expect(afterUpdate.text).toBe(first.text);
+    expect((await stack.api.delete(`/v1/resources/${first.json.id}`, { key })).status).toBe(200);
+    const afterDelete = await stack.api.post("/v1/resources", request);
+    expect(afterDelete.status).toBe(201);
+    expect(afterDelete.text).toBe(first.text);
+    expect(await listAll(key)).toHaveLength(0);
+  });
+
+  it("answers the key's first request after a crash between core's insert and the answer (the gateway never answered)", async () => {
+    const { account, key } = await withSecretKey(stack);
+    const json = { name: "crash after insert" };
+    // The fingerprint and headers this gateway sends with such a create, as core recorded them for another key.
+    await stack.api.post("/v1/resources", { key, json, headers: withKey("model") });
+    const model = (await slots.findOne({ idempotency: `${account.id}/test/model` }))!["answer"] as { fingerprint: string; headers: string };
+    // The gateway's call reached core and core inserted; then the gateway died before answering.
+    const { secret, id: keyId } = await stack.admin.verifyKey({ secret: key }).then((r) => ({ secret: key, id: r.key!.id }));
+    const resources = createClient(ResourceService, stack.coreAddress, { metadata: { authorization: `Bearer ${GATEWAY_TOKEN}` }, timeoutMs: 5_000 });
+    const lost = await resources.createResource(
+      { tenant: { accountId: account.id, livemode: false }, name: json.name, metadata: [] },
+      {
+        metadata: {
+          "idempotency-key": "lost",
+          "rms-request-id": "req_lostanswer",
+          "rms-request-fingerprint": model.fingerprint,
+          "rms-answer-headers": model.headers,
+          "rms-api-key": secret,
+          "rms-api-key-id": keyId,
+        },
+      },
+    );
+    resources.close();
+    const retry = await stack.api.post("/v1/resources", { key, json, headers: withKey("lost") });
+    expect(retry.status).toBe(201);
+    expect(retry.headers["idempotent-replayed"]).toBe("true");
+    expect(retry.headers["original-request"]).toBe("req_lostanswer");
+    expect(retry.json.id).toBe(lost.resource!.id);
+    expect((await listAll(key)).filter((r) => r.name === json.name)).toHaveLength(2); // "model" and "lost"
+  });
+
+  it("refuses a key used by another operation, in both orders: 400 idempotency_key_reused", async () => {
+    const { key } = await withSecretKey(stack);
+    const target = await stack.api.post("/v1/resources", { key, json: { name: "target" } });
+    // An update first (the gateway's record), then a create under its key.
+    expect((await stack.api.post(`/v1/resources/${target.json.id}`, { key, json: { name: "renamed" }, headers: withKey("update-first") })).status).toBe(200);
+    const create = await stack.api.post("/v1/resources", { key, json: { name: "renamed" }, headers: withKey("update-first") });
+    expect(create.status).toBe(400);
+    expect(create.json.error.code).toBe("idempotency_key_reused");
+    // A create first (core's slot), then an update under its key.
+    expect((await stack.api.post("/v1/resources", { key, json: { name: "made" }, headers: withKey("create-first") })).status).toBe(201);
+    const update = await stack.api.post(`/v1/resources/${target.json.id}`, { key, json: { name: "made" }, headers: withKey("create-first") });
+    expect(update.status).toBe(400);
+    expect(update.json.error.code).toBe("idempotency_key_reused");
+    expect((await listAll(key)).map((r) => r.name).sort()).toEqual(["made", "renamed"]);
+  });
+
+  it("refuses a replay to a key revoked since the first answer: 401, not the recorded answer", async () => {
+    const { account, key } = await withSecretKey(stack);
+    const request = { key, json: { name: "then revoked" }, headers: withKey("revoked") };
+    expect((await stack.api.post("/v1/resources", request)).status).toBe(201);
+    const { key: found } = await stack.admin.verifyKey({ secret: key });
+    await stack.admin.revokeKey({ keyId: found!.id });
+    const replay = await stack.api.post("/v1/resources", request);
+    expect(replay.status).toBe(401);
+    expect(replay.json.error.code).toBe("api_key_revoked");
+    expect(account.id).toMatch(/^acct_/);
+  });
+
+  it("records a refusal of core's under the key: the repeat gets it byte for byte, another request under the key is 400 idempotency_key_reused", async () => {
+    const { key } = await withSecretKey(stack);
+    const long = { key, json: { name: "y".repeat(201) }, headers: withKey("refused") };
+    const first = await stack.api.post("/v1/resources", long);
+    expect(first.status).toBe(400);
+    expect(first.json.error.code).toBe("string_too_long");
+    const again = await stack.api.post("/v1/resources", long);
+    expect(again.headers["idempotent-replayed"]).toBe("true");
+    expect(again.text).toBe(first.text);
+    const fixed = await stack.api.post("/v1/resources", { key, json: { name: "fixed" }, headers: withKey("refused") });
+    expect(fixed.status).toBe(400);
+    expect(fixed.json.error.code).toBe("idempotency_key_reused");
+    expect(await listAll(key)).toHaveLength(0);
   });
 });

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { isDuplicateKeyError } from "@rms/proto";
+import { GATEWAY_IDEMPOTENCY_COLLECTION, isDuplicateKeyError } from "@rms/proto";
 import { Binary, type Collection, type Db } from "mongodb";
 import type { Logger } from "pino";
 import { ApiError } from "../errors.js";
@@ -33,7 +33,8 @@ interface IdempotencyRecord {
   request_id: string;
 }
 
-export const IDEMPOTENCY_COLLECTION = "idempotency_keys";
+/** Named in @rms/proto: core reads a record by `_id` before it records a create's answer under the key itself. */
+export const IDEMPOTENCY_COLLECTION = GATEWAY_IDEMPOTENCY_COLLECTION;
 /** Rounds of insert / take-over before giving up (each round means another request won a race). */
 const MAX_ROUNDS = 5;
 

@@ -1,7 +1,15 @@
-import { IDEMPOTENCY_KEY_METADATA, REQUEST_ID_METADATA } from "@rms/proto";
+import {
+  ANSWER_HEADERS_METADATA,
+  catalogueError,
+  IDEMPOTENCY_KEY_METADATA,
+  REQUEST_FINGERPRINT_METADATA,
+  REQUEST_ID_METADATA,
+  type AnyErrorCode,
+  type IdempotentReplay,
+} from "@rms/proto";
 import type { Request, RequestHandler, Response } from "express";
 import type { Logger } from "pino";
-import { callCore, type CoreClients } from "../core.js";
+import { callCore, type CoreCall, type CoreClients } from "../core.js";
 import { ApiError, errorBody, toApiError } from "../errors.js";
 import { authenticate, authorize, presentedKeyMetadata, verify, type Authenticated } from "../http/auth.js";
 import { requestParams } from "../http/body.js";
@@ -17,6 +25,7 @@ import {
   sendReplay,
   type IdempotencyLease,
   type IdempotencyStore,
+  type RecordedHeader,
   type RecordedResponse,
   type RecordSealer,
 } from "../idempotency/index.js";
@@ -63,7 +72,9 @@ export function operationHandler(operation: Operation, deps: RunDeps, principals
  * parse -> fingerprint -> begin -> call core -> record. Everything refused before
  * `begin` (rate limit, scope, parameters) records nothing. The fingerprint is made
  * of the core call the request stands for, so the JSON and form versions of one
- * request are the same request.
+ * request are the same request. An operation whose answer core records under the key
+ * (`answerInCore`: the resource create) skips begin and record: core's insert is both
+ * (`answeredByCore`), and the gateway's record is used only when core says it decides.
  */
 async function runAuthenticated(operation: Operation, deps: RunDeps, auth: Authenticated, req: Request, res: Response): Promise<void> {
   const { core } = deps;
@@ -78,16 +89,19 @@ async function runAuthenticated(operation: Operation, deps: RunDeps, auth: Authe
   // Every operation declares its parameters once; anything else is refused before it runs.
   rejectUnknown(params, operation.params);
   const call = operation.prepare({ params, path: req.params as Record<string, string>, tenant: principal.tenant });
-  const metadata = { [REQUEST_ID_METADATA]: requestId, ...presentedKeyMetadata(auth), ...(key !== undefined ? { [IDEMPOTENCY_KEY_METADATA]: key } : {}) };
+  const base = { [REQUEST_ID_METADATA]: requestId, ...presentedKeyMetadata(auth), ...(key !== undefined ? { [IDEMPOTENCY_KEY_METADATA]: key } : {}) };
+  const callOptions = (metadata: Record<string, string>) => (operation.timeoutMs !== undefined ? { metadata, timeoutMs: operation.timeoutMs } : { metadata });
+  const fingerprint = key !== undefined ? requestFingerprint(req.method, req.path, call.rpc, call.request) : undefined;
+  // Under a key, core learns the fingerprint: it refuses a key that a create recorded in its slot for another request.
+  const metadata = fingerprint !== undefined ? { ...base, [REQUEST_FINGERPRINT_METADATA]: fingerprint } : base;
   const execute = async (): Promise<Answer> => {
-    const options = operation.timeoutMs !== undefined ? { metadata, timeoutMs: operation.timeoutMs } : { metadata };
-    const reply = await callCore(core, call, options, call.write);
+    const reply = await callCore(core, call, callOptions(metadata), call.write);
     return { status: call.success.status, body: JSON.stringify(call.render(reply)), headers: {} };
   };
-  if (key === undefined) return send(res, await execute());
+  if (key === undefined || fingerprint === undefined) return send(res, await execute());
+  if (operation.answerInCore && (await answeredByCore(deps, call, callOptions({ ...metadata, [ANSWER_HEADERS_METADATA]: JSON.stringify(answerHeaders(res)) }), res))) return;
 
   // fingerprint -> begin
-  const fingerprint = requestFingerprint(req.method, req.path, call.rpc, call.request);
   const scope = { ...principal.tenant, key };
   const begun = await deps.idempotency.begin(scope, fingerprint, requestId);
   if (begun.kind === "replay") {
@@ -106,6 +120,50 @@ async function runAuthenticated(operation: Operation, deps: RunDeps, auth: Authe
   // If recording fails the client still gets the outcome; the lock expires and a retry re-executes.
   await begun.lease.complete({ status: answer.status, body: recorded, requestId, headers }).catch((cause: unknown) => logLost(deps.logger, res, cause));
   res.send(answer.body);
+}
+
+/**
+ * A create whose answer core records under the key (`answerInCore`), with the headers this answer carries (all
+ * set by now but the per-request ones, the same as the record path keeps): one core call, no record of the
+ * gateway's. Core answers the first request as usual (a refusal of its parameters as an error, which core has
+ * recorded too), and a repeat with `replay`: the first answer's request id and headers, and its resource as that
+ * answer showed it or its error, sent as the record path sends a replay, byte for byte. A revoked key is refused
+ * by core in the same call, replay or not. False when the gateway's record decides (`replay.unrecorded`: another
+ * operation used the key, or a create answered before core recorded answers): then nothing was written, and the
+ * record path runs.
+ */
+async function answeredByCore(deps: RunDeps, call: ReturnType<Operation["prepare"]> & CoreCall, options: { metadata: Record<string, string> }, res: Response): Promise<boolean> {
+  const reply = (await callCore(deps.core, call, options, call.write)) as { replay?: IdempotentReplay };
+  const replay = reply.replay;
+  if (!replay) {
+    send(res, { status: call.success.status, body: JSON.stringify(call.render(reply)), headers: {} });
+    return true;
+  }
+  if (replay.unrecorded) return false;
+  const headers = recordedHeaders(replay.headers);
+  if (replay.error) {
+    const refusal = toApiError(catalogueError(replay.error.code as AnyErrorCode, replay.error.message, replay.error.param || undefined));
+    const errorHeaders = Object.entries(refusal.headers).map(([name, value]) => ({ name, value }));
+    sendReplay(res, {
+      status: refusal.status,
+      body: Buffer.from(errorBody(refusal, replay.requestId), "utf8"),
+      requestId: replay.requestId,
+      headers: [...headers, ...errorHeaders],
+    });
+    return true;
+  }
+  sendReplay(res, { status: call.success.status, body: Buffer.from(JSON.stringify(call.render(reply)), "utf8"), requestId: replay.requestId, headers });
+  return true;
+}
+
+/** The headers core kept with an answer, as this gateway gave them (`answerHeaders`, as JSON); none if unreadable. */
+function recordedHeaders(text: string): RecordedHeader[] {
+  try {
+    const parsed: unknown = JSON.parse(text);
+    return Array.isArray(parsed) ? (parsed as RecordedHeader[]) : [];
+  } catch {
+    return [];
+  }
 }
 
 /**

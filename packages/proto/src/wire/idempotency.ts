@@ -11,3 +11,10 @@ export const IDEMPOTENCY_RETENTION_MS = 24 * 60 * 60 * 1000;
 export function idempotencyScopeId(accountId: string, livemode: boolean, key: string): string {
   return `${accountId}/${livemode ? "live" : "test"}/${key}`;
 }
+
+/**
+ * The gateway's idempotency records (one per account + mode + key, `_id` = `idempotencyScopeId`). Core reads one by
+ * `_id` before it records a create's answer under a key itself: a key the gateway holds a record of (another
+ * operation used it) is decided by that record (docs/idempotency-and-limits.md).
+ */
+export const GATEWAY_IDEMPOTENCY_COLLECTION = "idempotency_keys";

@@ -9,6 +9,14 @@ export const AUTHORIZATION_METADATA = "authorization";
 export const REQUEST_ID_METADATA = "rms-request-id";
 /** The client's Idempotency-Key header of a POST, recorded with the write. */
 export const IDEMPOTENCY_KEY_METADATA = "idempotency-key";
+/**
+ * The gateway's fingerprint of a POST under an Idempotency-Key (method, path, RPC and request message). On a
+ * create that also carries ANSWER_HEADERS_METADATA, core records its answer under the key's unique index with the
+ * resource; on any other call it lets core refuse a key that a recorded create already holds for another request.
+ */
+export const REQUEST_FINGERPRINT_METADATA = "rms-request-fingerprint";
+/** The headers the gateway's answer to a create will carry (JSON, opaque to core), recorded with that answer. */
+export const ANSWER_HEADERS_METADATA = "rms-answer-headers";
 /** The API key the client presented, and the id of the key it was verified as: core re-checks it in the same call. */
 export const PRESENTED_KEY_METADATA = "rms-api-key";
 export const PRESENTED_KEY_ID_METADATA = "rms-api-key-id";

@@ -6,6 +6,8 @@ import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobu
 import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { MetadataEntry, Tenant } from "./common_pb.js";
 import { file_rms_v1_common } from "./common_pb.js";
+import type { ErrorDetail } from "./errors_pb.js";
+import { file_rms_v1_errors } from "./errors_pb.js";
 import type { CreatedRange } from "./events_pb.js";
 import { file_rms_v1_events } from "./events_pb.js";
 import type { Message } from "@bufbuild/protobuf";
@@ -14,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file rms/v1/resources.proto.
  */
 export const file_rms_v1_resources: GenFile = /*@__PURE__*/
-  fileDesc("ChZybXMvdjEvcmVzb3VyY2VzLnByb3RvEgZybXMudjEimAEKCFJlc291cmNlEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSJgoGc3RhdHVzGAMgASgOMhYucm1zLnYxLlJlc291cmNlU3RhdHVzEicKCG1ldGFkYXRhGAQgAygLMhUucm1zLnYxLk1ldGFkYXRhRW50cnkSDwoHY3JlYXRlZBgFIAEoAxIQCghsaXZlbW9kZRgGIAEoCCKWAQoVQ3JlYXRlUmVzb3VyY2VSZXF1ZXN0Eh4KBnRlbmFudBgBIAEoCzIOLnJtcy52MS5UZW5hbnQSDAoEbmFtZRgCIAEoCRImCgZzdGF0dXMYAyABKA4yFi5ybXMudjEuUmVzb3VyY2VTdGF0dXMSJwoIbWV0YWRhdGEYBCADKAsyFS5ybXMudjEuTWV0YWRhdGFFbnRyeSI8ChZDcmVhdGVSZXNvdXJjZVJlc3BvbnNlEiIKCHJlc291cmNlGAEgASgLMhAucm1zLnYxLlJlc291cmNlIkAKEkdldFJlc291cmNlUmVxdWVzdBIeCgZ0ZW5hbnQYASABKAsyDi5ybXMudjEuVGVuYW50EgoKAmlkGAIgASgJIjkKE0dldFJlc291cmNlUmVzcG9uc2USIgoIcmVzb3VyY2UYASABKAsyEC5ybXMudjEuUmVzb3VyY2UiyAEKFVVwZGF0ZVJlc291cmNlUmVxdWVzdBIeCgZ0ZW5hbnQYASABKAsyDi5ybXMudjEuVGVuYW50EgoKAmlkGAIgASgJEhEKBG5hbWUYAyABKAlIAIgBARImCgZzdGF0dXMYBCABKA4yFi5ybXMudjEuUmVzb3VyY2VTdGF0dXMSJwoIbWV0YWRhdGEYBSADKAsyFS5ybXMudjEuTWV0YWRhdGFFbnRyeRIWCg5jbGVhcl9tZXRhZGF0YRgGIAEoCEIHCgVfbmFtZSI8ChZVcGRhdGVSZXNvdXJjZVJlc3BvbnNlEiIKCHJlc291cmNlGAEgASgLMhAucm1zLnYxLlJlc291cmNlIkMKFURlbGV0ZVJlc291cmNlUmVxdWVzdBIeCgZ0ZW5hbnQYASABKAsyDi5ybXMudjEuVGVuYW50EgoKAmlkGAIgASgJIiQKFkRlbGV0ZVJlc291cmNlUmVzcG9uc2USCgoCaWQYASABKAkiyAEKFExpc3RSZXNvdXJjZXNSZXF1ZXN0Eh4KBnRlbmFudBgBIAEoCzIOLnJtcy52MS5UZW5hbnQSDQoFbGltaXQYAiABKAUSFgoOc3RhcnRpbmdfYWZ0ZXIYAyABKAkSFQoNZW5kaW5nX2JlZm9yZRgEIAEoCRIqCgZzdGF0dXMYBSABKA4yFi5ybXMudjEuUmVzb3VyY2VTdGF0dXNCAhgBEiYKBmZpbHRlchgGIAEoCzIWLnJtcy52MS5SZXNvdXJjZUZpbHRlciJOChVMaXN0UmVzb3VyY2VzUmVzcG9uc2USIwoJcmVzb3VyY2VzGAEgAygLMhAucm1zLnYxLlJlc291cmNlEhAKCGhhc19tb3JlGAIgASgIIpUBCg5SZXNvdXJjZUZpbHRlchILCgNpZHMYASADKAkSJgoGc3RhdHVzGAIgAygOMhYucm1zLnYxLlJlc291cmNlU3RhdHVzEicKCG1ldGFkYXRhGAMgAygLMhUucm1zLnYxLk1ldGFkYXRhRW50cnkSJQoHY3JlYXRlZBgEIAEoCzIULnJtcy52MS5DcmVhdGVkUmFuZ2UiZAoWU2VhcmNoUmVzb3VyY2VzUmVxdWVzdBIeCgZ0ZW5hbnQYASABKAsyDi5ybXMudjEuVGVuYW50Eg0KBXF1ZXJ5GAIgASgJEg0KBWxpbWl0GAMgASgFEgwKBHBhZ2UYBCABKAkiYwoXU2VhcmNoUmVzb3VyY2VzUmVzcG9uc2USIwoJcmVzb3VyY2VzGAEgAygLMhAucm1zLnYxLlJlc291cmNlEhAKCGhhc19tb3JlGAIgASgIEhEKCW5leHRfcGFnZRgDIAEoCSqHAQoOUmVzb3VyY2VTdGF0dXMSHwobUkVTT1VSQ0VfU1RBVFVTX1VOU1BFQ0lGSUVEEAASGgoWUkVTT1VSQ0VfU1RBVFVTX0FDVElWRRABEhoKFlJFU09VUkNFX1NUQVRVU19QQVVTRUQQAhIcChhSRVNPVVJDRV9TVEFUVVNfQVJDSElWRUQQAzLuAwoPUmVzb3VyY2VTZXJ2aWNlEk8KDkNyZWF0ZVJlc291cmNlEh0ucm1zLnYxLkNyZWF0ZVJlc291cmNlUmVxdWVzdBoeLnJtcy52MS5DcmVhdGVSZXNvdXJjZVJlc3BvbnNlEkYKC0dldFJlc291cmNlEhoucm1zLnYxLkdldFJlc291cmNlUmVxdWVzdBobLnJtcy52MS5HZXRSZXNvdXJjZVJlc3BvbnNlEk8KDlVwZGF0ZVJlc291cmNlEh0ucm1zLnYxLlVwZGF0ZVJlc291cmNlUmVxdWVzdBoeLnJtcy52MS5VcGRhdGVSZXNvdXJjZVJlc3BvbnNlEk8KDkRlbGV0ZVJlc291cmNlEh0ucm1zLnYxLkRlbGV0ZVJlc291cmNlUmVxdWVzdBoeLnJtcy52MS5EZWxldGVSZXNvdXJjZVJlc3BvbnNlEkwKDUxpc3RSZXNvdXJjZXMSHC5ybXMudjEuTGlzdFJlc291cmNlc1JlcXVlc3QaHS5ybXMudjEuTGlzdFJlc291cmNlc1Jlc3BvbnNlElIKD1NlYXJjaFJlc291cmNlcxIeLnJtcy52MS5TZWFyY2hSZXNvdXJjZXNSZXF1ZXN0Gh8ucm1zLnYxLlNlYXJjaFJlc291cmNlc1Jlc3BvbnNlYgZwcm90bzM", [file_rms_v1_common, file_rms_v1_events]);
+  fileDesc("ChZybXMvdjEvcmVzb3VyY2VzLnByb3RvEgZybXMudjEimAEKCFJlc291cmNlEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSJgoGc3RhdHVzGAMgASgOMhYucm1zLnYxLlJlc291cmNlU3RhdHVzEicKCG1ldGFkYXRhGAQgAygLMhUucm1zLnYxLk1ldGFkYXRhRW50cnkSDwoHY3JlYXRlZBgFIAEoAxIQCghsaXZlbW9kZRgGIAEoCCKWAQoVQ3JlYXRlUmVzb3VyY2VSZXF1ZXN0Eh4KBnRlbmFudBgBIAEoCzIOLnJtcy52MS5UZW5hbnQSDAoEbmFtZRgCIAEoCRImCgZzdGF0dXMYAyABKA4yFi5ybXMudjEuUmVzb3VyY2VTdGF0dXMSJwoIbWV0YWRhdGEYBCADKAsyFS5ybXMudjEuTWV0YWRhdGFFbnRyeSJmChZDcmVhdGVSZXNvdXJjZVJlc3BvbnNlEiIKCHJlc291cmNlGAEgASgLMhAucm1zLnYxLlJlc291cmNlEigKBnJlcGxheRgCIAEoCzIYLnJtcy52MS5JZGVtcG90ZW50UmVwbGF5Im8KEElkZW1wb3RlbnRSZXBsYXkSEgoKcmVxdWVzdF9pZBgBIAEoCRIPCgdoZWFkZXJzGAIgASgJEiIKBWVycm9yGAMgASgLMhMucm1zLnYxLkVycm9yRGV0YWlsEhIKCnVucmVjb3JkZWQYBCABKAgiQAoSR2V0UmVzb3VyY2VSZXF1ZXN0Eh4KBnRlbmFudBgBIAEoCzIOLnJtcy52MS5UZW5hbnQSCgoCaWQYAiABKAkiOQoTR2V0UmVzb3VyY2VSZXNwb25zZRIiCghyZXNvdXJjZRgBIAEoCzIQLnJtcy52MS5SZXNvdXJjZSLIAQoVVXBkYXRlUmVzb3VyY2VSZXF1ZXN0Eh4KBnRlbmFudBgBIAEoCzIOLnJtcy52MS5UZW5hbnQSCgoCaWQYAiABKAkSEQoEbmFtZRgDIAEoCUgAiAEBEiYKBnN0YXR1cxgEIAEoDjIWLnJtcy52MS5SZXNvdXJjZVN0YXR1cxInCghtZXRhZGF0YRgFIAMoCzIVLnJtcy52MS5NZXRhZGF0YUVudHJ5EhYKDmNsZWFyX21ldGFkYXRhGAYgASgIQgcKBV9uYW1lIjwKFlVwZGF0ZVJlc291cmNlUmVzcG9uc2USIgoIcmVzb3VyY2UYASABKAsyEC5ybXMudjEuUmVzb3VyY2UiQwoVRGVsZXRlUmVzb3VyY2VSZXF1ZXN0Eh4KBnRlbmFudBgBIAEoCzIOLnJtcy52MS5UZW5hbnQSCgoCaWQYAiABKAkiJAoWRGVsZXRlUmVzb3VyY2VSZXNwb25zZRIKCgJpZBgBIAEoCSLIAQoUTGlzdFJlc291cmNlc1JlcXVlc3QSHgoGdGVuYW50GAEgASgLMg4ucm1zLnYxLlRlbmFudBINCgVsaW1pdBgCIAEoBRIWCg5zdGFydGluZ19hZnRlchgDIAEoCRIVCg1lbmRpbmdfYmVmb3JlGAQgASgJEioKBnN0YXR1cxgFIAEoDjIWLnJtcy52MS5SZXNvdXJjZVN0YXR1c0ICGAESJgoGZmlsdGVyGAYgASgLMhYucm1zLnYxLlJlc291cmNlRmlsdGVyIk4KFUxpc3RSZXNvdXJjZXNSZXNwb25zZRIjCglyZXNvdXJjZXMYASADKAsyEC5ybXMudjEuUmVzb3VyY2USEAoIaGFzX21vcmUYAiABKAgilQEKDlJlc291cmNlRmlsdGVyEgsKA2lkcxgBIAMoCRImCgZzdGF0dXMYAiADKA4yFi5ybXMudjEuUmVzb3VyY2VTdGF0dXMSJwoIbWV0YWRhdGEYAyADKAsyFS5ybXMudjEuTWV0YWRhdGFFbnRyeRIlCgdjcmVhdGVkGAQgASgLMhQucm1zLnYxLkNyZWF0ZWRSYW5nZSJkChZTZWFyY2hSZXNvdXJjZXNSZXF1ZXN0Eh4KBnRlbmFudBgBIAEoCzIOLnJtcy52MS5UZW5hbnQSDQoFcXVlcnkYAiABKAkSDQoFbGltaXQYAyABKAUSDAoEcGFnZRgEIAEoCSJjChdTZWFyY2hSZXNvdXJjZXNSZXNwb25zZRIjCglyZXNvdXJjZXMYASADKAsyEC5ybXMudjEuUmVzb3VyY2USEAoIaGFzX21vcmUYAiABKAgSEQoJbmV4dF9wYWdlGAMgASgJKocBCg5SZXNvdXJjZVN0YXR1cxIfChtSRVNPVVJDRV9TVEFUVVNfVU5TUEVDSUZJRUQQABIaChZSRVNPVVJDRV9TVEFUVVNfQUNUSVZFEAESGgoWUkVTT1VSQ0VfU1RBVFVTX1BBVVNFRBACEhwKGFJFU09VUkNFX1NUQVRVU19BUkNISVZFRBADMu4DCg9SZXNvdXJjZVNlcnZpY2USTwoOQ3JlYXRlUmVzb3VyY2USHS5ybXMudjEuQ3JlYXRlUmVzb3VyY2VSZXF1ZXN0Gh4ucm1zLnYxLkNyZWF0ZVJlc291cmNlUmVzcG9uc2USRgoLR2V0UmVzb3VyY2USGi5ybXMudjEuR2V0UmVzb3VyY2VSZXF1ZXN0Ghsucm1zLnYxLkdldFJlc291cmNlUmVzcG9uc2USTwoOVXBkYXRlUmVzb3VyY2USHS5ybXMudjEuVXBkYXRlUmVzb3VyY2VSZXF1ZXN0Gh4ucm1zLnYxLlVwZGF0ZVJlc291cmNlUmVzcG9uc2USTwoORGVsZXRlUmVzb3VyY2USHS5ybXMudjEuRGVsZXRlUmVzb3VyY2VSZXF1ZXN0Gh4ucm1zLnYxLkRlbGV0ZVJlc291cmNlUmVzcG9uc2USTAoNTGlzdFJlc291cmNlcxIcLnJtcy52MS5MaXN0UmVzb3VyY2VzUmVxdWVzdBodLnJtcy52MS5MaXN0UmVzb3VyY2VzUmVzcG9uc2USUgoPU2VhcmNoUmVzb3VyY2VzEh4ucm1zLnYxLlNlYXJjaFJlc291cmNlc1JlcXVlc3QaHy5ybXMudjEuU2VhcmNoUmVzb3VyY2VzUmVzcG9uc2ViBnByb3RvMw", [file_rms_v1_common, file_rms_v1_errors, file_rms_v1_events]);
 
 /**
  * @generated from message rms.v1.Resource
@@ -101,9 +103,18 @@ export const CreateResourceRequestSchema: GenMessage<CreateResourceRequest> = /*
  */
 export type CreateResourceResponse = Message<"rms.v1.CreateResourceResponse"> & {
   /**
+   * The resource as the answer shows it: for a replay, as the first answer showed it.
+   *
    * @generated from field: rms.v1.Resource resource = 1;
    */
   resource?: Resource | undefined;
+
+  /**
+   * Set when this answer is the one recorded for an earlier request under the same Idempotency-Key.
+   *
+   * @generated from field: rms.v1.IdempotentReplay replay = 2;
+   */
+  replay?: IdempotentReplay | undefined;
 };
 
 /**
@@ -112,6 +123,49 @@ export type CreateResourceResponse = Message<"rms.v1.CreateResourceResponse"> & 
  */
 export const CreateResourceResponseSchema: GenMessage<CreateResourceResponse> = /*@__PURE__*/
   messageDesc(file_rms_v1_resources, 2);
+
+/**
+ * The answer recorded with a create under its Idempotency-Key, given back to a repeat of that request.
+ *
+ * @generated from message rms.v1.IdempotentReplay
+ */
+export type IdempotentReplay = Message<"rms.v1.IdempotentReplay"> & {
+  /**
+   * The id of the request that was answered first (`rms-request-id` of its call).
+   *
+   * @generated from field: string request_id = 1;
+   */
+  requestId: string;
+
+  /**
+   * The answer's headers as the caller gave them with the first call (`rms-answer-headers`, opaque to core).
+   *
+   * @generated from field: string headers = 2;
+   */
+  headers: string;
+
+  /**
+   * Set when the first answer was this refusal (a parameter core refused); `resource` is then unset.
+   *
+   * @generated from field: rms.v1.ErrorDetail error = 3;
+   */
+  error?: ErrorDetail | undefined;
+
+  /**
+   * The first create recorded no answer (its caller sent no fingerprint): `resource` is the resource as stored now,
+   * and the caller's own record of that request decides what to answer.
+   *
+   * @generated from field: bool unrecorded = 4;
+   */
+  unrecorded: boolean;
+};
+
+/**
+ * Describes the message rms.v1.IdempotentReplay.
+ * Use `create(IdempotentReplaySchema)` to create a new message.
+ */
+export const IdempotentReplaySchema: GenMessage<IdempotentReplay> = /*@__PURE__*/
+  messageDesc(file_rms_v1_resources, 3);
 
 /**
  * @generated from message rms.v1.GetResourceRequest
@@ -133,7 +187,7 @@ export type GetResourceRequest = Message<"rms.v1.GetResourceRequest"> & {
  * Use `create(GetResourceRequestSchema)` to create a new message.
  */
 export const GetResourceRequestSchema: GenMessage<GetResourceRequest> = /*@__PURE__*/
-  messageDesc(file_rms_v1_resources, 3);
+  messageDesc(file_rms_v1_resources, 4);
 
 /**
  * @generated from message rms.v1.GetResourceResponse
@@ -150,7 +204,7 @@ export type GetResourceResponse = Message<"rms.v1.GetResourceResponse"> & {
  * Use `create(GetResourceResponseSchema)` to create a new message.
  */
 export const GetResourceResponseSchema: GenMessage<GetResourceResponse> = /*@__PURE__*/
-  messageDesc(file_rms_v1_resources, 4);
+  messageDesc(file_rms_v1_resources, 5);
 
 /**
  * @generated from message rms.v1.UpdateResourceRequest
@@ -200,7 +254,7 @@ export type UpdateResourceRequest = Message<"rms.v1.UpdateResourceRequest"> & {
  * Use `create(UpdateResourceRequestSchema)` to create a new message.
  */
 export const UpdateResourceRequestSchema: GenMessage<UpdateResourceRequest> = /*@__PURE__*/
-  messageDesc(file_rms_v1_resources, 5);
+  messageDesc(file_rms_v1_resources, 6);
 
 /**
  * @generated from message rms.v1.UpdateResourceResponse
@@ -217,7 +271,7 @@ export type UpdateResourceResponse = Message<"rms.v1.UpdateResourceResponse"> & 
  * Use `create(UpdateResourceResponseSchema)` to create a new message.
  */
 export const UpdateResourceResponseSchema: GenMessage<UpdateResourceResponse> = /*@__PURE__*/
-  messageDesc(file_rms_v1_resources, 6);
+  messageDesc(file_rms_v1_resources, 7);
 
 /**
  * @generated from message rms.v1.DeleteResourceRequest
@@ -239,7 +293,7 @@ export type DeleteResourceRequest = Message<"rms.v1.DeleteResourceRequest"> & {
  * Use `create(DeleteResourceRequestSchema)` to create a new message.
  */
 export const DeleteResourceRequestSchema: GenMessage<DeleteResourceRequest> = /*@__PURE__*/
-  messageDesc(file_rms_v1_resources, 7);
+  messageDesc(file_rms_v1_resources, 8);
 
 /**
  * @generated from message rms.v1.DeleteResourceResponse
@@ -256,7 +310,7 @@ export type DeleteResourceResponse = Message<"rms.v1.DeleteResourceResponse"> & 
  * Use `create(DeleteResourceResponseSchema)` to create a new message.
  */
 export const DeleteResourceResponseSchema: GenMessage<DeleteResourceResponse> = /*@__PURE__*/
-  messageDesc(file_rms_v1_resources, 8);
+  messageDesc(file_rms_v1_resources, 9);
 
 /**
  * @generated from message rms.v1.ListResourcesRequest
@@ -307,7 +361,7 @@ export type ListResourcesRequest = Message<"rms.v1.ListResourcesRequest"> & {
  * Use `create(ListResourcesRequestSchema)` to create a new message.
  */
 export const ListResourcesRequestSchema: GenMessage<ListResourcesRequest> = /*@__PURE__*/
-  messageDesc(file_rms_v1_resources, 9);
+  messageDesc(file_rms_v1_resources, 10);
 
 /**
  * @generated from message rms.v1.ListResourcesResponse
@@ -331,7 +385,7 @@ export type ListResourcesResponse = Message<"rms.v1.ListResourcesResponse"> & {
  * Use `create(ListResourcesResponseSchema)` to create a new message.
  */
 export const ListResourcesResponseSchema: GenMessage<ListResourcesResponse> = /*@__PURE__*/
-  messageDesc(file_rms_v1_resources, 10);
+  messageDesc(file_rms_v1_resources, 11);
 
 /**
  * Which resources: the one filter of the list, search and the bulk jobs (CONTRACT.md section 3, "The filter
@@ -374,7 +428,7 @@ export type ResourceFilter = Message<"rms.v1.ResourceFilter"> & {
  * Use `create(ResourceFilterSchema)` to create a new message.
  */
 export const ResourceFilterSchema: GenMessage<ResourceFilter> = /*@__PURE__*/
-  messageDesc(file_rms_v1_resources, 11);
+  messageDesc(file_rms_v1_resources, 12);
 
 /**
  * @generated from message rms.v1.SearchResourcesRequest
@@ -412,7 +466,7 @@ export type SearchResourcesRequest = Message<"rms.v1.SearchResourcesRequest"> & 
  * Use `create(SearchResourcesRequestSchema)` to create a new message.
  */
 export const SearchResourcesRequestSchema: GenMessage<SearchResourcesRequest> = /*@__PURE__*/
-  messageDesc(file_rms_v1_resources, 12);
+  messageDesc(file_rms_v1_resources, 13);
 
 /**
  * @generated from message rms.v1.SearchResourcesResponse
@@ -443,7 +497,7 @@ export type SearchResourcesResponse = Message<"rms.v1.SearchResourcesResponse"> 
  * Use `create(SearchResourcesResponseSchema)` to create a new message.
  */
 export const SearchResourcesResponseSchema: GenMessage<SearchResourcesResponse> = /*@__PURE__*/
-  messageDesc(file_rms_v1_resources, 13);
+  messageDesc(file_rms_v1_resources, 14);
 
 /**
  * @generated from enum rms.v1.ResourceStatus
@@ -480,7 +534,9 @@ export const ResourceStatusSchema: GenEnum<ResourceStatus> = /*@__PURE__*/
  * ResourceService owns resources: the primary unit of data.
  * Every request names its tenant; ids of other tenants are not found.
  * Calls carry the caller's own token (the gateway's, or the admin's) as `authorization: Bearer <token>` metadata,
- * and optionally `rms-request-id` and `idempotency-key`.
+ * and optionally `rms-request-id` and `idempotency-key`. A CreateResource under an `idempotency-key` that also carries
+ * `rms-request-fingerprint` (and `rms-answer-headers`) has its answer recorded with the resource, under the key's
+ * unique index: a repeat gets that answer back in `replay` (docs/idempotency-and-limits.md).
  *
  * @generated from service rms.v1.ResourceService
  */
