@@ -30,24 +30,29 @@ describe("the database behind the idempotency records is unreachable", () => {
 
   it("answers 503 with Retry-After and executes nothing; works again by itself when the database is back", async () => {
     const { key } = await withSecretKey(stack);
-    const create = () => stack.api.post("/v1/resources", { key, json: { name: "while down" }, headers: { "idempotency-key": "down" } });
-    expect((await create()).status).toBe(201);
+    const target = await stack.api.post("/v1/resources", { key, json: { name: "target" } });
+    const update = () => stack.api.post(`/v1/resources/${target.json.id}`, { key, json: { name: "while down" }, headers: { "idempotency-key": "down-2" } });
     await proxy.cut();
     try {
-      const down = await stack.api.post("/v1/resources", { key, json: { name: "while down" }, headers: { "idempotency-key": "down-2" } });
+      // An update under a key takes the gateway's record first: 503, nothing executed.
+      const down = await update();
       expect(down.status).toBe(503);
       expect(down.json.error).toMatchObject({ type: "api_error", code: "service_unavailable" });
       expect(down.headers["retry-after"]).toMatch(/^[1-9]\d*$/);
-      // Nothing was executed (core, on its own connection, is fine and shows one resource).
-      const list = await stack.api.get("/v1/resources", { key });
-      expect(list.status).toBe(200);
-      expect(list.json.data).toHaveLength(1);
+      // Nothing was executed (core, on its own connection, is fine and shows the resource unchanged).
+      const got = await stack.api.get(`/v1/resources/${target.json.id}`, { key });
+      expect(got.status).toBe(200);
+      expect(got.json.name).toBe("target");
+      // A create under a key needs no record of the gateway's (core's insert records its answer): it is served.
+      const created = await stack.api.post("/v1/resources", { key, json: { name: "while down" }, headers: { "idempotency-key": "down" } });
+      expect(created.status).toBe(201);
     } finally {
       await proxy.restore();
     }
-    const back = await untilNot503(() => stack.api.post("/v1/resources", { key, json: { name: "while down" }, headers: { "idempotency-key": "down-2" } }));
-    expect(back.status).toBe(201);
+    const back = await untilNot503(update);
+    expect(back.status).toBe(200);
     expect(back.headers["idempotent-replayed"]).toBeUndefined();
+    expect(back.json.name).toBe("while down");
     expect((await stack.api.get("/v1/resources", { key })).json.data).toHaveLength(2);
   }, 120_000);
 });

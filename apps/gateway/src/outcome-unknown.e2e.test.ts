@@ -57,7 +57,9 @@ it("a create whose database reply never comes is 500 outcome_unknown, not 503; i
 
   const retry = await stack.api.post("/v1/resources", { key, form: { name: "stalled" }, headers });
   expect(retry.status).toBe(201);
-  expect(retry.headers["idempotent-replayed"]).toBeUndefined(); // not recorded: the retry ran through core
+  // The insert recorded its answer under the key (docs/idempotency-and-limits.md): the retry gets that answer.
+  expect(retry.headers["idempotent-replayed"]).toBe("true");
+  expect(retry.headers["original-request"]).toBe(first.headers["request-id"]);
   expect(retry.json.id).toBe(stored[0]!._id);
   expect(await resources().countDocuments({ idempotency: `${account}/test/stalled-create` })).toBe(1);
 });

@@ -88,6 +88,13 @@ describe("rate limits at the gateway", () => {
     try {
       const records = mongo.db(stack.databaseName).collection(IDEMPOTENCY_COLLECTION);
       expect(await records.countDocuments({ _id: `${account.id}/test/rl-${refusedKey}` as never })).toBe(0);
+      // Nor did core (a create's answer is recorded with the resource, under the key).
+      expect(
+        await mongo
+          .db(stack.databaseName)
+          .collection("resources")
+          .countDocuments({ idempotency: `${account.id}/test/rl-${refusedKey}` }),
+      ).toBe(0);
     } finally {
       await mongo.close();
     }
