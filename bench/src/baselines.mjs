@@ -49,9 +49,10 @@ async function baseline(role, port, certFile, keyFile, echoAddr) {
 
 async function echo(port) {
   const { Server, ServerCredentials } = await import("@grpc/grpc-js");
-  const { ResourceService, ResourceStatus, addService } = await import("@rms/proto");
+  const { ResourceService, ResourceStatus, addService, HOP_SERVER_OPTIONS } = await import("@rms/proto");
   const resource = { id: FIXED.id, name: FIXED.name, status: ResourceStatus.ACTIVE, metadata: [{ key: "plan", value: "pro" }], created: BigInt(FIXED.created) };
-  const server = new Server();
+  // The same server options as core's (its clients get @rms/proto's channel options, as the gateway's do).
+  const server = new Server({ ...HOP_SERVER_OPTIONS });
   const impl = {};
   for (const method of ResourceService.methods) impl[method.localName] = async () => ({ resource });
   impl.listResources = async () => ({ resources: [resource], hasMore: false });

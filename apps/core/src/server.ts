@@ -1,6 +1,6 @@
 import { Server, ServerCredentials } from "@grpc/grpc-js";
 import { ReflectionService } from "@grpc/reflection";
-import { addService, file_rms_v1_errors, file_grpc_health_v1_health, reflectionPackageDefinition, type ServeOptions } from "@rms/proto";
+import { addService, HOP_SERVER_OPTIONS, file_rms_v1_errors, file_grpc_health_v1_health, reflectionPackageDefinition, type ServeOptions } from "@rms/proto";
 import { HealthImplementation } from "grpc-health-check";
 import type { MongoClient } from "mongodb";
 import { pino, type Logger } from "pino";
@@ -80,7 +80,8 @@ export async function startCore(options: CoreOptions): Promise<RunningCore> {
   for (const { open } of opened) await open.ensureIndexes();
   for (const name of OUTBOXES) await ensureOutboxIndex(db.collection(name));
 
-  const server = new Server({ "grpc.max_receive_message_length": 4 * 1024 * 1024, interceptors: [metrics.interceptor] });
+  // HOP_SERVER_OPTIONS: no channelz bookkeeping per call (docs/performance.md, "The gRPC hop").
+  const server = new Server({ ...HOP_SERVER_OPTIONS, "grpc.max_receive_message_length": 4 * 1024 * 1024, interceptors: [metrics.interceptor] });
   const serveOptions: ServeOptions = {
     authorize: roleGuard({ admin: options.adminToken, gateway: options.gatewayToken }, METHOD_ROLES),
     mapError: mapStoreError,

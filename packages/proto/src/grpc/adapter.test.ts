@@ -20,13 +20,22 @@ const implementation: ServiceImplementation<typeof ResourceService> = {
       },
     };
   },
-  getResource: async () => ({}),
+  // Waits until its caller's deadline has passed, then says whether it saw the call as aborted.
+  async getResource(request, context) {
+    if (request.id === "res_wait") {
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      seenAborted.push(context.signal.aborted);
+    } else seenAborted.push(context.signal.aborted);
+    return {};
+  },
   updateResource: async () => ({}),
   deleteResource: async () => ({ id: "res_x" }),
   listResources: async () => ({ hasMore: false }),
   searchResources: async () => ({ hasMore: false }),
 };
 
+/** What `getResource` saw of `context.signal.aborted`, call by call. */
+const seenAborted: boolean[] = [];
 let server: Server;
 let address: string;
 beforeAll(async () => {
@@ -103,5 +112,15 @@ describe("grpc-js adapter for protobuf-es services", () => {
     stub.close();
     const names = reply.listServicesResponse.service.map((s: { name: string }) => s.name);
     expect(names).toEqual(expect.arrayContaining(["rms.v1.ResourceService", "rms.v1.AdminService"]));
+  });
+
+  it("tells a handler its call was aborted once the caller's deadline passed, and not a call still in time", async () => {
+    const client = createClient(ResourceService, address, { metadata: { authorization: "Bearer token" } });
+    seenAborted.length = 0;
+    await client.getResource({ id: "res_now" }, { timeoutMs: 5_000 });
+    await expect(client.getResource({ id: "res_wait" }, { timeoutMs: 50 })).rejects.toMatchObject({ grpcCode: GrpcStatus.DEADLINE_EXCEEDED });
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(seenAborted).toEqual([false, true]);
+    client.close();
   });
 });

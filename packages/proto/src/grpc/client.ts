@@ -25,6 +25,17 @@ const DEFAULT_CHANNEL_OPTIONS: ChannelOptions = {
   "grpc.max_reconnect_backoff_ms": 1_000,
 };
 
+/**
+ * What grpc-js does on every call by default that the internal hop does not use (issue 22, measured with
+ * `node bench/src/grpc-hop.mjs`; docs/performance.md, "The gRPC hop"): channelz, the channel's per-call and
+ * per-subchannel call counters and timestamps that only a channelz admin service reads (we run none). Retries stay
+ * on: grpc-js retries only transparently here (a call the server never saw, during a reconnect), which a restart of
+ * core relies on.
+ */
+export const HOP_CHANNEL_OPTIONS: ChannelOptions = { "grpc.enable_channelz": 0 };
+/** The server side of HOP_CHANNEL_OPTIONS, for `new Server(...)`. */
+export const HOP_SERVER_OPTIONS = { "grpc.enable_channelz": 0 } as const;
+
 /** Codes a caller may retry or report as "temporarily unavailable". */
 const UNAVAILABLE_CODES = new Set([GrpcStatus.UNAVAILABLE, GrpcStatus.DEADLINE_EXCEEDED, GrpcStatus.CANCELLED]);
 
@@ -47,11 +58,14 @@ function toRpcError(error: unknown): RpcError {
  * RPC, rejecting with RpcError (the server's ErrorDetail when it sent one).
  */
 export function createClient<S extends AnyService>(service: S, address: string, options: ClientOptions = {}): ServiceClient<S> & { close(): void; readonly channel: Client } {
-  const channel = new Client(address, options.credentials ?? grpcCredentials.createInsecure(), { ...DEFAULT_CHANNEL_OPTIONS, ...options.channelOptions });
+  const channel = new Client(address, options.credentials ?? grpcCredentials.createInsecure(), { ...DEFAULT_CHANNEL_OPTIONS, ...HOP_CHANNEL_OPTIONS, ...options.channelOptions });
   const client: Record<string, unknown> = {
     close: () => channel.close(),
     channel,
   };
+  // The metadata of every call, validated once; each call clones it (no validation) and adds its own.
+  const base = new Metadata();
+  for (const [key, value] of Object.entries(options.metadata ?? {})) base.set(key, value);
   for (const method of service.methods) {
     if (method.methodKind !== "unary") continue;
     const path = methodPath(method);
@@ -59,8 +73,9 @@ export function createClient<S extends AnyService>(service: S, address: string, 
     const deserialize = (bytes: Buffer) => fromBinary(method.output, bytes);
     client[method.localName] = (request: unknown, callOptions: CallOptions = {}) =>
       new Promise((resolve, reject) => {
-        const metadata = new Metadata();
-        for (const [key, value] of Object.entries({ ...options.metadata, ...callOptions.metadata })) metadata.set(key, value);
+        const metadata = base.clone();
+        const own = callOptions.metadata;
+        if (own !== undefined) for (const key in own) metadata.set(key, own[key] as string);
         const timeoutMs = callOptions.timeoutMs ?? options.timeoutMs;
         const call = channel.makeUnaryRequest(
           path,

@@ -6,12 +6,17 @@ export type AnyService = GenService<GenServiceMethods>;
 
 type Methods<S> = S extends GenService<infer M> ? M : never;
 
+/** Whether a call was cancelled by its caller or its deadline, read when it matters (before a write). */
+export interface CallSignal {
+  readonly aborted: boolean;
+}
+
 /** What a handler learns about its call besides the request message. */
 export interface CallContext {
   readonly method: string;
   readonly metadata: Metadata;
-  /** Aborted when the caller cancels or the deadline passes. */
-  readonly signal: AbortSignal;
+  /** Aborted when the caller cancels or the deadline passes (an AbortSignal satisfies it). */
+  readonly signal: CallSignal;
   /** The caller's deadline (ms since the epoch); Infinity when it set none. */
   readonly deadline: number;
   /** Who the server's `authorize` hook found the caller to be (e.g. a role); null without such a hook. */
