@@ -62,7 +62,8 @@ export function createResourceRpc(deps: CreateDeps): Rpc<CreateResourceRequest, 
       } catch (error) {
         if (!recordHere || key === null || !(error instanceof RpcError) || error.grpcCode !== GrpcStatus.INVALID_ARGUMENT) throw error;
         if (await gatewayDecides(checkKey, context, tenant, key, budget)) return { replay: { unrecorded: true } };
-        const refused = { type: error.type, code: error.code, message: error.message, param: error.param ?? "" };
+        // Well-formed, as the error travels (a lone surrogate becomes U+FFFD), so its replay says the same words.
+        const refused = { type: error.type, code: error.code, message: error.message.toWellFormed(), param: error.param ?? "" };
         const outcome = await store.refuse(tenant, key, refused, info, recordHere, budget);
         if ("recorded" in outcome) throw error;
         return answerOf(outcome, true);
