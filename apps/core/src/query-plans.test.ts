@@ -52,6 +52,9 @@ import {
 import { deliveryTask } from "./worker/tasks/deliveries.js";
 import { jobsTask } from "./worker/tasks/jobs.js";
 import type { WorkerContext } from "./worker/tasks/task.js";
+import { UNBOUNDED } from "./grpc/budget.js";
+import { gatewayHoldsKey } from "./storage/gateway-records.js";
+import { idempotencyScope } from "./storage/idempotent-insert.js";
 
 /**
  * ARCHITECTURE rule 7 / CONTRACT.md section 10 "Indexes" (in ../shared/docs/): every query core and its
@@ -264,6 +267,20 @@ describe("resources", () => {
     const { value, plans } = await measure("resource create, replayed by Idempotency-Key", create);
     expect(value).toMatchObject({ replayed: true });
     for (const plan of plans) expectPoint(plan);
+    // The create whose answer is recorded in the key's slot (resources/create.ts): its replay's read (majority), the
+    // read other operations make of the slot (key-slots.ts), and the read of the gateway's record beside the key check.
+    const answer = { fingerprint: "fp-query-plans", headers: "[]" };
+    const answered = () =>
+      store().create(M, { name: "answered", status: "active", metadata: [] }, { requestId: "req_qp", idempotencyKey: "query-plans-answered" }, UNBOUNDED, answer);
+    await answered();
+    const recorded = [
+      await measure("resource create with its answer, replayed", answered),
+      await measure("the create's slot, read by another operation under its key", () => store().keyHeldByOtherRequest(M, "query-plans-answered", "fp-other")),
+      await measure("the gateway's record of a key, read beside the key check", () => gatewayHoldsKey(work, idempotencyScope(M, "query-plans-answered"), Date.now())),
+    ];
+    expect(recorded[0]!.value).toMatchObject({ replayed: true, doc: { answer: { request_id: "req_qp" } } });
+    expect(recorded[1]!.value).toBe(true);
+    for (const { plans } of recorded) for (const plan of plans) expectPoint(plan);
   });
 });
 
