@@ -18,22 +18,27 @@ export async function runner({ results, connections, duration, warmup, ca, say }
     const perRequest = Object.fromEntries(Object.entries(cpuMs).map(([p, ms]) => [p, ms / Math.max(1, totalOf(r))]));
     return { r, rss_mb: rss.stop(), cpu_ms_per_request: perRequest };
   };
+  const cannon = (url, opts, seconds) =>
+    autocannon({
+      url,
+      connections: opts.connections ?? connections,
+      duration: seconds,
+      timeout: 60,
+      tlsOptions: { ca },
+      headers: opts.headers ?? {},
+      method: opts.method ?? "GET",
+      ...(opts.requests ? { requests: opts.requests } : {}),
+      ...(opts.overallRate ? { overallRate: opts.overallRate } : {}),
+      ...(opts.body ? { body: opts.body } : {}),
+    });
   return {
+    /** An unmeasured autocannon run as long as a measured one (warm-up included), same options as `http`. */
+    async warm(url, opts = {}) {
+      await cannon(url, opts, warmup + duration);
+    },
     /** An autocannon run: `opts` are its headers, method, body, requests (per-request hooks) or overallRate. */
     async http(name, url, opts = {}, pids = {}) {
-      const run = (seconds) =>
-        autocannon({
-          url,
-          connections: opts.connections ?? connections,
-          duration: seconds,
-          timeout: 60,
-          tlsOptions: { ca },
-          headers: opts.headers ?? {},
-          method: opts.method ?? "GET",
-          ...(opts.requests ? { requests: opts.requests } : {}),
-          ...(opts.overallRate ? { overallRate: opts.overallRate } : {}),
-          ...(opts.body ? { body: opts.body } : {}),
-        });
+      const run = (seconds) => cannon(url, opts, seconds);
       const { r, rss_mb, cpu_ms_per_request } = await measured(name, pids, run, (r) => r.requests.total);
       results[name] = {
         rps: r.requests.average,
