@@ -1,0 +1,24 @@
+// Tracing every process shares: one set-up from the standard OTEL_* variables (off unless an exporter is asked for),
+// and the small helpers that carry W3C trace context through gRPC metadata, HTTP headers and stored documents.
+export { tracingConfig, type OtlpProtocol, type SamplerName, type TracingConfig } from "./config.js";
+export { startTracing, type Tracing } from "./setup.js";
+export { tracingOn } from "./state.js";
+export {
+  contextOfStored,
+  extractContext,
+  failSpan,
+  injectContext,
+  inSpan,
+  SpanKind,
+  SpanStatusCode,
+  storedTrace,
+  traceField,
+  traceLogFields,
+  tracer,
+  TRACER_NAME,
+  type Attributes,
+  type CarrierGetter,
+  type Context,
+  type Span,
+  type StoredTrace,
+} from "./context.js";
