@@ -59,7 +59,10 @@ function positive(env: Env, name: string, fallback: number): number {
 export function tracingConfig(env: Env, defaultServiceName: string): TracingConfig {
   const disabled = value(env, "OTEL_SDK_DISABLED");
   if (disabled !== undefined && !["true", "false"].includes(disabled.toLowerCase())) throw new ConfigError("OTEL_SDK_DISABLED must be true or false");
-  const exporters = (value(env, "OTEL_TRACES_EXPORTER") ?? "").split(",").map((s) => s.trim().toLowerCase()).filter((s) => s !== "");
+  const exporters = (value(env, "OTEL_TRACES_EXPORTER") ?? "")
+    .split(",")
+    .map((s) => s.trim().toLowerCase())
+    .filter((s) => s !== "");
   const unknown = exporters.find((e) => e !== "otlp" && e !== "none");
   if (unknown !== undefined) throw new ConfigError(`OTEL_TRACES_EXPORTER must be otlp or none (${unknown} is not supported)`);
   const endpoint = httpUrl(env, "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") ?? httpUrl(env, "OTEL_EXPORTER_OTLP_ENDPOINT");
