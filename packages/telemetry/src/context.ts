@@ -63,6 +63,17 @@ export function contextOfStored(stored: StoredTrace | null | undefined): Context
   return trace.setSpanContext(ROOT_CONTEXT, { ...parsed, isRemote: true, traceFlags: parsed.traceFlags & TraceFlags.SAMPLED });
 }
 
+/** A new span, a child of `parent` (default: the active context), and the context in which it is the active span. */
+export function startSpan(name: string, kind: SpanKind, attributes: Attributes, parent: Context = context.active()): { span: Span; context: Context } {
+  const span = tracer().startSpan(name, { kind, attributes }, parent);
+  return { span, context: trace.setSpan(parent, span) };
+}
+
+/** Runs `fn` with `ctx` as the active context (and everything it starts asynchronously). */
+export function withContext<T>(ctx: Context, fn: () => T): T {
+  return context.with(ctx, fn);
+}
+
 /**
  * Runs `work` inside a new span, a child of `parent` (default: the active context), and ends it: with an error
  * status when `work` throws (the error is rethrown). With tracing off the span is the API's no-op span.
