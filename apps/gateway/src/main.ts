@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // The gateway process: the only place that reads the environment.
 import { runProcess } from "@rms/config";
+import { startTracing, tracedProcess, traceLogFields, tracingConfig } from "@rms/telemetry";
 import { pino } from "pino";
 import { parseGatewayConfig } from "./config.js";
 import { startGateway } from "./server.js";
@@ -10,7 +11,11 @@ void runProcess({
   config: parseGatewayConfig,
   // Asynchronous writes: a synchronous write per log line was a tenth of this process's CPU under load
   // (docs/performance.md); lines still go out as soon as the previous write finishes, and pino flushes at exit.
-  logger: (config) => pino({ level: config.logLevel, base: { service: "gateway" } }, pino.destination({ sync: false })),
-  // Its stop finishes the requests in flight (within SHUTDOWN_GRACE_MS).
-  start: (config, logger) => startGateway(config, { logger }),
+  // Lines written inside a request's span carry its `trace_id` and `span_id` (docs/observability.md, "Tracing").
+  logger: (config) => pino({ level: config.logLevel, base: { service: "gateway" }, mixin: traceLogFields }, pino.destination({ sync: false })),
+  // Its stop finishes the requests in flight (within SHUTDOWN_GRACE_MS), then exports the last spans.
+  start(config, logger) {
+    const tracing = startTracing(config.tracing ?? tracingConfig({}, "rms-gateway"), (message) => logger.warn({ exporter: message }, "tracing: export problem"));
+    return tracedProcess(tracing, () => startGateway(config, { logger }));
+  },
 });

@@ -75,6 +75,14 @@ export function withContext<T>(ctx: Context, fn: () => T): T {
 }
 
 /**
+ * Makes every listener later added to `emitter` run in `ctx`: what a request's stream events (its body arriving, its
+ * response finishing) need, since they come from the socket, outside the context the request's handling started in.
+ */
+export function bindEmitter<E extends object>(ctx: Context, emitter: E): E {
+  return context.bind(ctx, emitter);
+}
+
+/**
  * Runs `work` inside a new span, a child of `parent` (default: the active context), and ends it: with an error
  * status when `work` throws (the error is rethrown). With tracing off the span is the API's no-op span.
  */

@@ -68,3 +68,26 @@ function diagLogger(say: (message: string) => void): DiagLogger {
   const line = (message: string, ...args: unknown[]) => say([message, ...args.map(String)].join(" "));
   return { error: line, warn: line, info: ignore, debug: ignore, verbose: ignore };
 }
+
+/**
+ * A process's start with tracing around it: the process stops first and tracing after it (so the spans of its last
+ * work are exported), and a start that fails stops tracing too.
+ */
+export async function tracedProcess(tracing: Tracing, start: () => Promise<{ stop(): Promise<void> }>): Promise<{ stop(): Promise<void> }> {
+  let running: { stop(): Promise<void> };
+  try {
+    running = await start();
+  } catch (error) {
+    await tracing.shutdown();
+    throw error;
+  }
+  return {
+    async stop() {
+      try {
+        await running.stop();
+      } finally {
+        await tracing.shutdown();
+      }
+    },
+  };
+}

@@ -1,3 +1,4 @@
+import { traceField, type StoredTrace } from "@rms/telemetry";
 import type { RequestInfo, Tenant } from "../caller.js";
 import { newId } from "../ids.js";
 
@@ -24,6 +25,11 @@ export interface OutboxEvent<Type extends string = string, Snapshot = unknown, P
   /** Old values of the changed fields only (`*.updated`), else null. */
   previous_attributes: Previous | null;
   request: { id: string | null; idempotency_key: string | null };
+  /**
+   * The trace of the call that made the change (tracing on only): the worker that delivers the event continues it
+   * (docs/observability.md, "Tracing"). Never part of the event's public shape.
+   */
+  trace?: StoredTrace;
 }
 
 /** A new event with its id, for a write about to be made. */
@@ -45,6 +51,7 @@ export function newEvent<Type extends string, Snapshot, Previous = never>(
     object,
     previous_attributes: previous,
     request: { id: request.requestId, idempotency_key: request.idempotencyKey },
+    ...traceField(),
   };
 }
 
