@@ -2,7 +2,7 @@
 // Entry point of the core process: hands the environment to config.ts, the only reader of its variables.
 import { readFileSync } from "node:fs";
 import { runProcess } from "@rms/config";
-import { startTracing, tracedProcess, traceLogFields } from "@rms/telemetry";
+import { startTracing, tracedProcess, traceLogOptions } from "@rms/telemetry";
 import { pino } from "pino";
 import { parseCoreConfig } from "./config.js";
 import { startCore } from "./server.js";
@@ -13,7 +13,7 @@ void runProcess({
   // Asynchronous writes: a synchronous write per log line was a tenth of this process's CPU under load
   // (docs/performance.md); lines still go out as soon as the previous write finishes, and pino flushes at exit.
   // Lines written inside a span carry its `trace_id` and `span_id` (docs/observability.md, "Tracing").
-  logger: (config) => pino({ level: config.logLevel, base: { service: "core" }, mixin: traceLogFields }, pino.destination({ sync: false })),
+  logger: (config) => pino({ level: config.logLevel, base: { service: "core" }, ...traceLogOptions(config.tracing) }, pino.destination({ sync: false })),
   start(config, logger) {
     const tls = config.tls && { cert: readFileSync(config.tls.certFile), key: readFileSync(config.tls.keyFile), ca: readFileSync(config.tls.caFile) };
     // Before serving, so every call is traced; stopped last, so the spans of the last calls are exported.

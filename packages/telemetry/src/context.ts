@@ -1,5 +1,6 @@
 import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, TraceFlags, type Attributes, type Context, type Span } from "@opentelemetry/api";
 import { parseTraceParent } from "@opentelemetry/core";
+import type { TracingConfig } from "./config.js";
 
 /** The name of every span this service starts (the instrumentation scope). */
 export const TRACER_NAME = "rms";
@@ -105,15 +106,18 @@ export function failSpan(span: Span, error: unknown, message?: string): void {
   span.setStatus({ code: SpanStatusCode.ERROR, message: message ?? (error instanceof Error ? error.message : String(error)) });
 }
 
-const NO_FIELDS: Readonly<Record<string, never>> = Object.freeze({});
-
 /**
  * `trace_id` and `span_id` of the active span for a log line (pino's `mixin`), or no fields when none is active.
- * With tracing off this is one context lookup per line.
+ * A new object every time: pino merges the line's own fields into it. With tracing off this is one context lookup.
  */
-export function traceLogFields(): { trace_id: string; span_id: string } | Readonly<Record<string, never>> {
+export function traceLogFields(): { trace_id?: string; span_id?: string } {
   const span = trace.getActiveSpan();
-  if (!span) return NO_FIELDS;
+  if (!span) return {};
   const sc = span.spanContext();
-  return trace.isSpanContextValid(sc) ? { trace_id: sc.traceId, span_id: sc.spanId } : NO_FIELDS;
+  return trace.isSpanContextValid(sc) ? { trace_id: sc.traceId, span_id: sc.spanId } : {};
+}
+
+/** pino options for a process's logger: with tracing on, `traceLogFields` as its `mixin`; off, nothing (no cost per line). */
+export function traceLogOptions(config: TracingConfig): { mixin?: typeof traceLogFields } {
+  return config.exporter ? { mixin: traceLogFields } : {};
 }

@@ -16,6 +16,7 @@ export {
   storedTrace,
   traceField,
   traceLogFields,
+  traceLogOptions,
   tracer,
   withContext,
   TRACER_NAME,

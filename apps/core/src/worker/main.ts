@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Entry point of a worker process (webhook deliveries, jobs): the same package as core, run by count.
 import { runProcess } from "@rms/config";
-import { startTracing, tracedProcess, traceLogFields } from "@rms/telemetry";
+import { startTracing, tracedProcess, traceLogOptions } from "@rms/telemetry";
 import { pino } from "pino";
 import { parseWorkerConfig } from "./config.js";
 import { startWorker } from "./run.js";
@@ -10,7 +10,7 @@ void runProcess({
   name: "rms-worker",
   config: parseWorkerConfig,
   // Lines written inside a span (a delivery, a job's run) carry its `trace_id` and `span_id`.
-  logger: (config) => pino({ level: config.logLevel, base: { service: "worker" }, mixin: traceLogFields }, pino.destination({ sync: false })),
+  logger: (config) => pino({ level: config.logLevel, base: { service: "worker" }, ...traceLogOptions(config.tracing) }, pino.destination({ sync: false })),
   start(config, logger) {
     // A delivery's or job's span continues the trace stored on its document (docs/observability.md, "Tracing").
     const tracing = startTracing(config.tracing, (message) => logger.warn({ exporter: message }, "tracing: export problem"));

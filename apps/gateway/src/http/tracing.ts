@@ -15,13 +15,18 @@ export function traceRequests(routeOf: (path: string) => string | undefined): Re
       const value = req.headers[key];
       return typeof value === "string" ? value : undefined;
     });
-    const { span, context } = startSpan(route ? `${req.method} ${route}` : req.method, SpanKind.SERVER, {
-      "http.request.method": req.method,
-      "url.path": req.path.slice(0, 200),
-      "url.scheme": "https",
-      ...(route ? { "http.route": route } : {}),
-      "rms.request_id": requestIdOf(res),
-    });
+    const { span, context } = startSpan(
+      route ? `${req.method} ${route}` : req.method,
+      SpanKind.SERVER,
+      {
+        "http.request.method": req.method,
+        "url.path": req.path.slice(0, 200),
+        "url.scheme": "https",
+        ...(route ? { "http.route": route } : {}),
+        "rms.request_id": requestIdOf(res),
+      },
+      parent,
+    );
     let ended = false;
     const end = (aborted: boolean) => {
       if (ended) return;
