@@ -30,6 +30,8 @@ export interface CliIo {
   stderr: (text: string) => void;
   /** Runs the development stack (`rms start`); injected so the CLI stays testable. */
   startStack?: () => Promise<number>;
+  /** Runs the cluster (`rms cluster`); injected likewise. */
+  startCluster?: () => Promise<number>;
 }
 
 function futureUnixSeconds(value: string): number {
@@ -212,6 +214,17 @@ function start(command: Command, context: CommandContext): void {
   });
 }
 
+function cluster(command: Command, context: CommandContext): void {
+  command
+    .description(
+      "run the scale-out shape on this machine in the foreground (what `npm run cluster` does): a three-member replica set, two cores, two gateways, two workers, HAProxy in front",
+    )
+    .action(async () => {
+      if (!context.io.startCluster) throw new Error("cluster is not available here");
+      process.exitCode = await context.io.startCluster();
+    });
+}
+
 /** A command with subcommands (`rms keys create`). */
 interface CommandGroup {
   readonly description: string;
@@ -224,6 +237,7 @@ const COMMANDS: Readonly<Record<string, CommandGroup | CommandDefinition>> = {
   keys: { description: "manage API keys", commands: { create: keysCreate, list: keysList, revoke: keysRevoke } },
   jobs: { description: "look at and cancel jobs of any account", commands: { list: jobsList, get: jobsGet, cancel: jobsCancel } },
   start,
+  cluster,
 };
 
 function declareCommands(program: Command, context: CommandContext): void {

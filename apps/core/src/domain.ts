@@ -16,6 +16,11 @@ export interface DomainContext {
   readonly checkKey: PresentedKeyCheck;
   /** Tells the event relay which document a write just changed (storage/relay.ts); never waits. */
   readonly written: (collection: string, id: string) => void;
+  /**
+   * Relays one document's pending events now, fan-out included, and resolves once they are in `events`: for a
+   * write that must not leave its document's events behind (a hard delete). Core always gives it.
+   */
+  readonly relayNow?: (collection: string, id: string) => Promise<void>;
   /** Behaviour settings from the environment (settings.ts). */
   readonly settings: CoreSettings;
 }

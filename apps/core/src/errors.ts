@@ -1,5 +1,13 @@
 import { catalogueError, RpcError, type AnyErrorCode, type InvalidArgumentCode } from "@rms/proto";
-import { MongoNetworkError, MongoNotConnectedError, MongoOperationTimeoutError, MongoServerSelectionError, MongoTopologyClosedError } from "mongodb";
+import {
+  MongoNetworkError,
+  MongoNotConnectedError,
+  MongoOperationTimeoutError,
+  MongoServerError,
+  MongoServerSelectionError,
+  MongoTopologyClosedError,
+  MongoWriteConcernError,
+} from "mongodb";
 
 /**
  * The errors core produces, each an RpcError whose gRPC status and public type
@@ -49,10 +57,31 @@ export const errors = {
 /** The codes `errors.invalid` takes: every 400 `invalid_request_error` of the catalogue (a new one is added there, not here). */
 export type InvalidCode = InvalidArgumentCode;
 
-/** A driver error that leaves a sent write's outcome open (no answer came), as opposed to one refused before sending. */
+/**
+ * A driver error that leaves a sent write's outcome open, as opposed to one refused before it did anything: no
+ * answer came, or the primary applied the write but could not confirm that a majority has it (a write concern
+ * error: the primary stepped down, shut down or timed out waiting; the write survives the election or is rolled
+ * back). The driver has already sent a retryable write once more, to the new primary, when the first failure allowed it.
+ */
 export function isUnansweredWrite(error: unknown): boolean {
-  return error instanceof MongoNetworkError || error instanceof MongoOperationTimeoutError;
+  return error instanceof MongoNetworkError || error instanceof MongoOperationTimeoutError || error instanceof MongoWriteConcernError;
 }
+
+/**
+ * What a replica set answers while it has no primary, or while its primary steps down or shuts down: an
+ * election (a primary killed, frozen or stepped down). The command itself did nothing (a write concern error,
+ * where the write did happen, is told apart above); the driver's retry on the new primary failed too, or was not
+ * possible. https://github.com/mongodb/mongo/blob/master/src/mongo/base/error_codes.yml
+ */
+export const ELECTION_ERROR_CODES: ReadonlySet<number> = new Set([
+  91, // ShutdownInProgress
+  189, // PrimarySteppedDown
+  10107, // NotWritablePrimary
+  11600, // InterruptedAtShutdown
+  11602, // InterruptedDueToReplStateChange
+  13435, // NotPrimaryNoSecondaryOk
+  13436, // NotPrimaryOrSecondary
+]);
 
 /** Database outages (told apart by the driver's error classes, never by message text) become UNAVAILABLE (the gateway answers 503); other unknown errors stay unknown (500). */
 export function mapStoreError(error: unknown): RpcError | undefined {
@@ -64,9 +93,13 @@ export function mapStoreError(error: unknown): RpcError | undefined {
   return undefined;
 }
 
-/** The database did not answer or could not be reached (by the driver's error classes, never by message text). */
+/**
+ * The database did not answer, could not be reached, or had no primary (an election): by the driver's error
+ * classes and the server's error codes, never by message text.
+ */
 export function isDatabaseOutage(error: unknown): boolean {
   return (
+    (error instanceof MongoServerError && typeof error.code === "number" && ELECTION_ERROR_CODES.has(error.code)) ||
     error instanceof MongoNetworkError ||
     error instanceof MongoServerSelectionError ||
     error instanceof MongoNotConnectedError ||

@@ -1,5 +1,6 @@
 import type {} from "@rms/test-db/vitest-setup";
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { ResourceStore } from "./resources/store.js";
 import { startTestCore, type TestCore } from "./testutil/harness.js";
 
 let t: TestCore;
@@ -33,7 +34,8 @@ it("core declares every index at start (TTL indexes for retention, partial ones 
     idempotency_unique: { key: { idempotency: 1 }, unique: true },
     tenant_order: { key: { account: 1, livemode: 1, _id: -1 } },
     tenant_status_order: { key: { account: 1, livemode: 1, status: 1, _id: -1 } },
-    tenant_metadata_order: { key: { account: 1, livemode: 1, "metadata.k": 1, "metadata.v": 1, _id: -1 } },
+    tenant_metadata_status_order: { key: { account: 1, livemode: 1, "metadata.k": 1, "metadata.v": 1, status: 1, _id: -1 } },
+    tenant_name_status_order: { key: { account: 1, livemode: 1, name_prefixes: 1, status: 1, _id: -1 } },
     expires_at_ttl: TTL,
     pending_events: OUTBOX,
   });
@@ -59,4 +61,12 @@ it("core declares every index at start (TTL indexes for retention, partial ones 
   expect(await indexesOf("events")).not.toHaveProperty("created");
   expect(await indexesOf("webhook_attempts")).not.toHaveProperty("created");
   expect(await indexesOf("jobs")).not.toHaveProperty("status_finished_at");
+});
+
+it("drops the index the filter's indexes replaced (metadata without status), where an earlier version left it", async () => {
+  await t.db.collection("resources").createIndex({ account: 1, livemode: 1, "metadata.k": 1, "metadata.v": 1, _id: -1 }, { name: "tenant_metadata_order" });
+  await new ResourceStore(t.db).ensureIndexes();
+  expect(await indexesOf("resources")).not.toHaveProperty("tenant_metadata_order");
+  // Again, with nothing left to drop.
+  await new ResourceStore(t.db).ensureIndexes();
 });

@@ -11,7 +11,7 @@ import { hashSecret, newSecret } from "./accounts/secrets.js";
 import { AccountStore, type AccountDocument, type KeyDocument } from "./accounts/store.js";
 import type { Tenant } from "./caller.js";
 import { eventRelay } from "./event-relay.js";
-import type { StoredEvent } from "./events/model.js";
+import type { Bounds, StoredEvent } from "./events/model.js";
 import { EventStore } from "./events/store.js";
 import { idAt, newId } from "./ids.js";
 import { JOB_ERRORS_COLLECTION, JOBS_COLLECTION, type JobDocument, type JobErrorDocument, type JobFilter, type JobStatus, type JobType } from "./jobs/model.js";
@@ -24,6 +24,10 @@ import { catchUp } from "./jobs/runner/queue.js";
 import { DEFAULT_RETRY } from "./jobs/runner/transient.js";
 import { JobStore } from "./jobs/store.js";
 import type { PendingEvent, ResourceDocument, ResourceState } from "./resources/model.js";
+import { idBoundAt, matchingFilter, type MarkedResource } from "./resources/batch.js";
+import { nameFields } from "./resources/filter-query.js";
+import { SEARCH_EXAMINED_MAX } from "./resources/search.js";
+import { parseSearchQuery } from "./resources/search-query.js";
 import { RESOURCES_COLLECTION, ResourceStore } from "./resources/store.js";
 import { startCore } from "./server.js";
 import { DEFAULT_SETTINGS } from "./settings.js";
@@ -84,6 +88,9 @@ const OTHERS: Tenant[] = [1, 2, 3].flatMap((n) => {
 // The fair claim's backlog: an account flooding its queue, and ten accounts with one job each.
 const FLOOD: Tenant = { account: newId("acct", NOW - 80 * DAY), livemode: false };
 const QUIET: Tenant[] = Array.from({ length: 10 }, (_, n) => ({ account: newId("acct", NOW - (79 - n) * DAY), livemode: false }));
+/** A resource of M (in both modes) with this many events, sequence 0 to 599. */
+const HOT_OBJECT = newId("res", NOW - 20 * DAY);
+const HOT_OBJECT_CHANGES = 600;
 
 /** The data set, made once so both copies hold the same documents. */
 const data = seedData();
@@ -166,20 +173,81 @@ describe("resources", () => {
   const store = () => new ResourceStore(work);
   const measured = () => data.resources.filter((r) => r.account === M.account && !r.livemode && !r.deleted).sort((a, b) => (a._id < b._id ? 1 : -1));
 
-  it("list: the tenant's page, by status, from a cursor in either direction, at any depth", async () => {
-    const deep = measured()[2_000]!._id;
+  it("list: the tenant's page, by every filter combination the list accepts, from a cursor in either direction, at any depth", async () => {
+    const all = measured();
+    const deep = all[2_000]!._id;
+    const at = (i: number) => all[i]!.created;
     const cases: [string, Parameters<ResourceStore["list"]>[1]][] = [
-      ["resources list", { limit: 20 }],
-      ["resources list limit=100", { limit: 100 }],
-      ["resources list status=archived", { limit: 20, status: "archived" }],
-      ["resources list status=paused starting_after (deep)", { limit: 20, status: "paused", startingAfter: deep }],
-      ["resources list starting_after (deep)", { limit: 20, startingAfter: deep }],
-      ["resources list ending_before (deep)", { limit: 20, endingBefore: deep }],
+      ["resources list", { limit: 20, filter: {} }],
+      ["resources list limit=100", { limit: 100, filter: {} }],
+      ["resources list status=archived", { limit: 20, filter: { status: "archived" } }],
+      ["resources list status=paused starting_after (deep)", { limit: 20, filter: { status: "paused" }, startingAfter: deep }],
+      ["resources list status[]=paused&status[]=archived", { limit: 20, filter: { status: ["paused", "archived"] } }],
+      ["resources list starting_after (deep)", { limit: 20, filter: {}, startingAfter: deep }],
+      ["resources list ending_before (deep)", { limit: 20, filter: {}, endingBefore: deep }],
+      ["resources list metadata[team]", { limit: 20, filter: { metadata: [{ k: "team", v: "t3" }] } }],
+      ["resources list metadata[team] ending_before (deep)", { limit: 20, filter: { metadata: [{ k: "team", v: "t3" }] }, endingBefore: deep }],
+      ["resources list metadata[env] status=paused", { limit: 20, filter: { metadata: [{ k: "env", v: "prod" }], status: "paused" } }],
+      ["resources list metadata[env] status[] (2)", { limit: 20, filter: { metadata: [{ k: "env", v: "prod" }], status: ["paused", "archived"] } }],
+      ["resources list created[gte]&created[lt]", { limit: 20, filter: { created: { gte: at(2_500), lt: at(500) } } }],
+      ["resources list created[gt] starting_after (deep)", { limit: 20, filter: { created: { gt: at(2_900) } }, startingAfter: deep }],
+      ["resources list created[lte] status=archived", { limit: 20, filter: { created: { lte: at(1_000) }, status: "archived" } }],
+      ["resources list created[lte] metadata[team] status=active", { limit: 20, filter: { created: { lte: at(1_000) }, metadata: [{ k: "team", v: "t4" }], status: "active" } }],
     ];
     for (const [label, query] of cases) {
       const { value, plans } = await measure(label, () => store().list(M, query));
-      expect(value.items.length).toBeGreaterThan(0);
+      expect(value.items.length, label).toBeGreaterThan(0);
       expectPage(pageOf(plans, RESOURCES_COLLECTION), query.limit);
+    }
+    // ids[]: at most 100 points of `_id` read whatever else is combined (unknown and foreign ids included).
+    const foreign = data.resources
+      .filter((r) => r.account !== M.account)
+      .slice(0, 20)
+      .map((r) => r._id);
+    const ids = [...all.filter((_, i) => i % 40 === 0).map((r) => r._id), ...foreign, ...Array.from({ length: 5 }, (_, i) => newId("res", NOW - i * DAY))];
+    expect(ids.length).toBe(100);
+    const idCases: [string, Parameters<ResourceStore["list"]>[1]][] = [
+      ["resources list ids[] (100)", { limit: 20, filter: { ids } }],
+      ["resources list ids[] (100) starting_after (deep)", { limit: 20, filter: { ids }, startingAfter: deep }],
+      ["resources list ids[] (100) status=archived", { limit: 20, filter: { ids, status: "archived" } }],
+      ["resources list ids[] (100) metadata[env] created[gte]", { limit: 20, filter: { ids, metadata: [{ k: "env", v: "prod" }], created: { gte: at(2_000) } } }],
+    ];
+    for (const [label, query] of idCases) {
+      const { plans } = await measure(label, () => store().list(M, query));
+      const plan = pageOf(plans, RESOURCES_COLLECTION);
+      expect(plan.stages, label).not.toContain("SORT");
+      expect(plan.totalDocsExamined, label).toBeLessThanOrEqual(ids.length);
+    }
+  });
+
+  it("search: each driver (status, metadata, name prefix, created, none) bounds a request to 1,000 documents examined; what the driver serves alone reads a page", async () => {
+    const all = measured();
+    const since = all[2_500]!.created;
+    const cases: [string, string, "page" | "window"][] = [
+      ["search status", "status:'archived'", "page"],
+      ["search status OR status, created", `status:'archived' OR status:'paused' AND created>${since}`, "page"],
+      ["search created", `created>=${since}`, "page"],
+      ["search metadata AND status", "metadata['team']:'t3' AND status:'active'", "page"],
+      ["search name prefix (10 characters)", "name~'RESOURCE 1'", "page"],
+      ["search name prefix OR name prefix, status", "name~'resource 1' OR name~'resource 2' status:'active'", "page"],
+      ["search name prefix (12 characters)", "name~'resource 123'", "window"],
+      ["search name exact", "name:'resource 1234'", "window"],
+      ["search metadata AND metadata", "metadata['team']:'t3' AND metadata['env']:'prod'", "window"],
+      ["search metadata AND a rare name (window full, empty page)", "metadata['env']:'dev' AND name~'zz'", "window"],
+    ];
+    for (const [label, text, kind] of cases) {
+      const parsed = parseSearchQuery(text);
+      if (parsed.none) throw new Error(label);
+      const { value, plans } = await measure(label, () => store().search(M, parsed.filter, { limit: 20 }));
+      const [plan, ...others] = plans.filter((p) => p.operation.endsWith(RESOURCES_COLLECTION));
+      expect(others, label).toHaveLength(0);
+      expect(plan!.stages, label).not.toContain("SORT");
+      if (kind === "page") {
+        expect(value.items.length, label).toBeGreaterThan(0);
+        expectPage(plan!, 20);
+      } else {
+        expect(plan!.totalDocsExamined, label).toBeLessThanOrEqual(SEARCH_EXAMINED_MAX);
+      }
     }
   });
 
@@ -234,6 +302,40 @@ describe("events", () => {
       expect(value.items.length, label).toBeGreaterThan(0);
       expectPage(pageOf(plans, EVENTS_COLLECTION), query.limit);
     }
+  });
+
+  it("list: one object's events by sequence (gap repair), with bounds and cursors of that object", async () => {
+    const ofHot = measured().filter((e) => (e.object as { id: string }).id === HOT_OBJECT);
+    const bySequence = (n: number) => ofHot.find((e) => e.sequence === n)!._id;
+    const object = (sequence: Bounds = {}) => ({ id: HOT_OBJECT, sequence });
+    const cases: [string, Parameters<EventStore["list"]>[1], number[]][] = [
+      ["events list object", { limit: 20, created: {}, object: object() }, [599, 580]],
+      ["events list object sequence[gt] (gap repair: 7 applied)", { limit: 20, created: {}, object: object({ gt: 7 }) }, [599, 580]],
+      ["events list object sequence[gt] (a short gap)", { limit: 20, created: {}, object: object({ gt: 590 }) }, [599, 591]],
+      ["events list object sequence[gte,lte] (deep)", { limit: 20, created: {}, object: object({ gte: 100, lte: 150 }) }, [150, 131]],
+      ["events list object starting_after (deep)", { limit: 20, created: {}, object: object(), startingAfter: bySequence(300) }, [299, 280]],
+      ["events list object ending_before (deep) sequence[lt]", { limit: 20, created: {}, object: object({ lt: 500 }), endingBefore: bySequence(200) }, [220, 201]],
+      ["events list object limit=100", { limit: 100, created: {}, object: object() }, [599, 500]],
+    ];
+    for (const [label, query, [newest, oldest]] of cases) {
+      const { value, plans } = await measure(label, () => store().list(M, query));
+      expect(
+        value.items.map((e) => e.sequence).filter((_, i, all) => i === 0 || i === all.length - 1),
+        label,
+      ).toEqual([newest, oldest]);
+      expect(value.items.every((e) => e.account === M.account && !e.livemode && (e.object as { id: string }).id === HOT_OBJECT)).toBe(true);
+      // The page, and a cursor's one read by id (the event it names, for its sequence).
+      const [page, ...cursors] = plans.filter((p) => p.operation === `find ${EVENTS_COLLECTION}`).sort((a, b) => b.nReturned - a.nReturned);
+      expect(cursors).toHaveLength(query.startingAfter || query.endingBefore ? 1 : 0);
+      for (const plan of cursors) expectPoint(plan);
+      expectPage(page!, query.limit);
+      expect(page!.totalDocsExamined, label).toBeLessThanOrEqual(query.limit + 1);
+    }
+    // An object with one event, and one with none.
+    const single = measured().find((e) => e.type === "job.failed")!;
+    const one = await store().list(M, { limit: 20, created: {}, object: { id: (single.object as { id: string }).id, sequence: {} } });
+    expect(one.items.map((e) => e._id)).toEqual([single._id]);
+    expect((await store().list(M, { limit: 20, created: {}, object: { id: newId("job"), sequence: {} } })).items).toEqual([]);
   });
 
   it("list: the page holds exactly the matches the filter describes (the index forms change no answer)", async () => {
@@ -299,6 +401,47 @@ describe("jobs", () => {
       const { value, plans } = await measure(label, () => store().listErrors(job, query));
       expect(value.items).toHaveLength(20);
       expectPage(pageOf(plans, JOB_ERRORS_COLLECTION), query.limit);
+    }
+  });
+
+  it("a bulk job's filter as the runner's pass reads it (the planner's pick, no hint): every shape yields its matches in id order", async () => {
+    const resources = work.collection<MarkedResource>(RESOURCES_COLLECTION);
+    const own = data.resources.filter((r) => r.account === M.account && !r.livemode);
+    const ids = own
+      .filter((_, i) => i % 3 === 0)
+      .slice(0, 1_000)
+      .map((r) => r._id);
+    const tombstones = own.filter((r) => r.deleted).length;
+    const cases: [string, JobFilter, number][] = [
+      ["bulk job filter status[] (2)", { status: ["paused", "archived"] }, 0],
+      ["bulk job filter metadata status", { metadata: [{ k: "team", v: "t3" }], status: "active" }, 0],
+      [
+        "bulk job filter metadata (2 keys)",
+        {
+          metadata: [
+            { k: "team", v: "t3" },
+            { k: "env", v: "prod" },
+          ],
+        },
+        own.filter((r) => r.metadata[0]!.v === "t3").length,
+      ],
+      ["bulk job filter ids[] (1,000)", { ids }, 0],
+      ["bulk job filter created", { created: { gte: own[1_000]!.created, lt: own[1_500]!.created } }, 0],
+    ];
+    for (const [label, filter, bound] of cases) {
+      const { value, plans } = await measure(label, () =>
+        resources
+          .find(matchingFilter(M, filter, null, idBoundAt(NOW)), { projection: { _id: 1 } })
+          .sort({ _id: 1 })
+          .toArray(),
+      );
+      expect(value.length, label).toBeGreaterThan(0);
+      for (const plan of plans) {
+        expect(plan.stages, label).not.toContain("SORT");
+        // Tombstones are read and left out (a handful: they expire once their event is out).
+        if (bound === 0) expectExact(plan, tombstones);
+        else expect(plan.totalDocsExamined, label).toBeLessThanOrEqual(bound + tombstones);
+      }
     }
   });
 
@@ -430,7 +573,7 @@ describe("webhook endpoints, attempts, recover", () => {
     const { plans } = await measure("webhook endpoints list", () => store.list(M, { limit: 20 }));
     expectPage(pageOf(plans, WEBHOOK_ENDPOINTS_COLLECTION), 20);
     const fields = { url: "https://example.com/hook", enabled_events: ["*"], status: "enabled" as const, description: null, metadata: [] };
-    const { plans: create } = await measure("webhook endpoint create (free slot)", () => store.create(M, fields, () => "sealed", request));
+    const { plans: create } = await measure("webhook endpoint create (free slot)", () => store.create(M, fields, () => ({ sealed: "sealed", expires_at: null }), request));
     // At most 16 endpoints per account and mode.
     for (const plan of create) expect(plan.totalDocsExamined).toBeLessThanOrEqual(16);
     const id = data.endpoints.quiet;
@@ -641,6 +784,7 @@ function seedData() {
         account: tenant.account,
         livemode: tenant.livemode,
         ...state,
+        ...nameFields(state.name),
         version: stuck ? 2 : 1,
         pending_events: pending,
         idempotency: id,
@@ -750,6 +894,15 @@ function seedData() {
     jobs.push(i < 2 ? { ...job, lease_owner: "another-worker", lease_until: NOW + DAY, epoch: 1, run_slot: runSlot(FLOOD.account, false, i) } : job);
   }
   for (const tenant of QUIET) jobs.push(jobDocument(tenant, newId("job", NOW - DAY), "resources.import", "queued", NOW - DAY));
+
+  // One resource changed 600 times, in both modes of M: the events of one object (`object`, `sequence[...]`).
+  for (const tenant of [M, M_LIVE]) {
+    for (let sequence = 0; sequence < HOT_OBJECT_CHANGES; sequence++) {
+      const type = sequence === 0 ? "resource.created" : "resource.updated";
+      const snapshot = { id: HOT_OBJECT, name: `v${sequence}`, status: "active", metadata: [] };
+      events.push({ ...newEvent(type, tenant, snapshot, request, null, NOW - 20 * DAY + sequence * 60_000), sequence } as StoredEvent);
+    }
+  }
 
   // The measured tenant's queue head: a few deliveries in flight (leased by a live worker, due long ago, one
   // fewer than the endpoint's limit), then the oldest free one, for an endpoint since deleted.

@@ -70,7 +70,12 @@ export async function startCore(options: CoreOptions): Promise<RunningCore> {
   const db = mongo.db(options.databaseName);
   const relay = options.relay === false ? null : eventRelay(db, logger, metrics.registry);
   const settings: CoreSettings = { ...DEFAULT_SETTINGS, ...options.settings };
-  const context = domainContext(db, logger, options.faults ?? NO_FAULTS, relay ? (collection, id) => relay.notify(collection, id) : undefined, settings);
+  // A relay for the writes that must relay their document at once, even when the background relay is off (tests).
+  const relayOne = relay ?? eventRelay(db, logger);
+  const context = {
+    ...domainContext(db, logger, options.faults ?? NO_FAULTS, relay ? (collection, id) => relay.notify(collection, id) : undefined, settings),
+    relayNow: async (collection: string, id: string) => void (await relayOne.relayDocument(collection, id)),
+  };
   const opened = DOMAINS.map((domain) => ({ domain, open: domain.open(context) }));
   for (const { open } of opened) await open.ensureIndexes();
   for (const name of OUTBOXES) await ensureOutboxIndex(db.collection(name));

@@ -270,7 +270,7 @@ describe("authentication and scopes", () => {
     });
     const server = new Server();
     const fail = () => Promise.reject(bug);
-    addService(server, ResourceService, { createResource: fail, getResource: fail, updateResource: fail, deleteResource: fail, listResources: fail });
+    addService(server, ResourceService, { createResource: fail, getResource: fail, updateResource: fail, deleteResource: fail, listResources: fail, searchResources: fail });
     const port = await new Promise<number>((resolve, reject) =>
       server.bindAsync("127.0.0.1:0", ServerCredentials.createInsecure(), (error, bound) => (error ? reject(error) : resolve(bound))),
     );

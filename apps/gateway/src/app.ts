@@ -94,14 +94,18 @@ export function createGatewayApp(deps: GatewayDeps): Express {
 
   app.get(STATUS_PATH, statusHandler(core, logger));
   app.get(OPENAPI_PATH, openApiHandler(OPERATIONS));
-  for (const operation of OPERATIONS) {
-    const route = app.route(operation.path);
-    const handler = operationHandler(operation, { ...deps, recordSealer }, principals);
-    if (operation.method === "GET") route.get(handler);
-    else if (operation.method === "POST") route.post(handler);
-    else route.delete(handler);
+  // Path by path, each with its 405 right after its verbs, in the order of OPERATIONS: a fixed path listed before
+  // a parameterized one it looks like (`/v1/resources/search`, `/v1/resources/:id`) is its own, whatever the verb.
+  for (const [path, methods] of methodsByPath) {
+    for (const operation of OPERATIONS.filter((o) => o.path === path)) {
+      const route = app.route(operation.path);
+      const handler = operationHandler(operation, { ...deps, recordSealer }, principals);
+      if (operation.method === "GET") route.get(handler);
+      else if (operation.method === "POST") route.post(handler);
+      else route.delete(handler);
+    }
+    app.all(path, methodNotAllowed(methods));
   }
-  for (const [path, methods] of methodsByPath) app.all(path, methodNotAllowed(methods));
 
   app.use((req: Request) => {
     throw new ApiError("route_missing", `Unrecognized request URL (${req.method}: ${req.path.slice(0, 200)}).`);

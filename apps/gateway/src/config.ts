@@ -20,7 +20,7 @@ export interface GatewayConfig {
   readonly coreAddr: string;
   /** Certificate and key files, or null for the development certificate under `dataDir/tls`. */
   readonly tls: { readonly certFile: string; readonly keyFile: string } | null;
-  /** Peers whose `X-Forwarded-Proto: https` is believed. */
+  /** Peers whose `X-Forwarded-Proto: https` and `X-Forwarded-For` are believed, and whose PROXY protocol header names the client. */
   readonly trustedProxies: readonly string[];
   /** The gateway's own credential for core (RMS_GATEWAY_TOKEN), sent as `authorization: Bearer <token>`; never the admin token. */
   readonly coreToken: string;

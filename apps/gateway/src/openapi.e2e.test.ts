@@ -88,6 +88,35 @@ describe("the OpenAPI document matches the gateway's operation table", () => {
       }
     }
   });
+
+  it("has no top-level `error` in any 2xx body (Stripe's SDKs read one as a failed request, whatever the status)", () => {
+    /** The object shapes a schema can be at its top level: itself, or each of its variants. */
+    const shapes = (schema: Obj): Obj[] => {
+      const resolved = resolve(schema);
+      const variants = [...(resolved["oneOf"] ?? []), ...(resolved["anyOf"] ?? []), ...(resolved["allOf"] ?? [])] as Obj[];
+      return [resolved, ...variants.flatMap(shapes)];
+    };
+    const walked: string[] = [];
+    const offending: string[] = [];
+    for (const [path, methods] of Object.entries(doc["paths"] as Obj)) {
+      for (const [method, operation] of Object.entries(methods as Obj)) {
+        for (const [status, response] of Object.entries(operation["responses"] as Obj)) {
+          if (!/^2\d\d$/.test(status)) continue;
+          for (const [type, content] of Object.entries((resolve(response)["content"] ?? {}) as Obj)) {
+            for (const shape of shapes(content["schema"])) {
+              walked.push(`${method.toUpperCase()} ${path} ${status}`);
+              if (Object.hasOwn(shape["properties"] ?? {}, "error")) offending.push(`${method.toUpperCase()} ${path} ${status} ${type}`);
+            }
+          }
+        }
+      }
+    }
+    expect(offending).toEqual([]);
+    // Every operation's success was looked at, the job and attempt objects among them.
+    for (const operation of OPERATIONS) expect(walked).toContain(`${operation.method} ${openApiPath(operation.path)} ${operation.success.status}`);
+    expect(resolve({ $ref: "#/components/schemas/Job" })["properties"]).toHaveProperty("failure_code");
+    expect(resolve({ $ref: "#/components/schemas/WebhookAttempt" })["properties"]).toHaveProperty("failure_code");
+  });
 });
 
 describe("the gateway accepts exactly the documented parameters", () => {

@@ -85,7 +85,7 @@ function takesList(spec: ParamSpec): boolean {
  * under its bracketed name, repeated (`types[]=a&types[]=b`, the default `form` style with `explode`).
  */
 function queryParameter(name: string, spec: ParamSpec): Schema {
-  const described = { in: "query", required: false, schema: spec.schema, example: spec.example };
+  const described = { in: "query", required: spec.required ?? false, schema: spec.schema, example: spec.example };
   if (takesObject(spec)) return { name, ...described, style: "deepObject", explode: true };
   if (takesList(spec)) return { name: `${name}[]`, ...described, style: "form", explode: true };
   return { name, ...described };

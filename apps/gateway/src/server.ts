@@ -16,6 +16,7 @@ import { answerClientErrors, type PlainListener } from "./http/client-error.js";
 import { AddressRateLimit } from "./ratelimit/index.js";
 import { normalizeIp } from "./http/https.js";
 import { ConnectionLimit } from "./http/connection-limit.js";
+import { acceptProxyProtocol } from "./http/proxy-protocol.js";
 
 /** Limits that keep one client from holding the gateway's sockets. */
 export const SERVER_LIMITS = {
@@ -137,6 +138,9 @@ export async function startGateway(config: GatewayConfig, options: StartOptions 
   if (plain) applyLimits(plain, { trustedProxies, revoker, addressLimit });
   const perAddress = new ConnectionLimit(config.maxConnectionsPerAddress, trustedProxies, () => metrics.connectionsRefused.inc());
   for (const server of [https, plain]) if (server) perAddress.attach(server);
+  // Last, so that it runs before every other connection listener: a load balancer in TCP mode names the client,
+  // and the connection is counted (per-address connection limit) and limited as that client's.
+  for (const server of [https, plain]) if (server) acceptProxyProtocol(server, trustedProxies);
 
   let metricsServer: Awaited<ReturnType<typeof startMetricsServer>> | undefined;
   try {

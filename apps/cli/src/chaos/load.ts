@@ -24,8 +24,18 @@ export interface LoadOutcomes {
   gaveUp: number;
   /** The `i` of every acknowledged create (its resource is named `chaos-<i>`). */
   acknowledged: Set<number>;
-  /** How the failed attempts failed: HTTP status, or "network" when no answer came. */
+  /** The id each acknowledged create answered with. */
+  acknowledgedIds: Set<string>;
+  /** How the failed attempts failed: HTTP status (with the error code for a 5xx), or "network" when no answer came. */
   failures: Record<string, number>;
+}
+
+function errorCodeOf(body: string): string {
+  try {
+    return (JSON.parse(body) as { error?: { code?: string } }).error?.code ?? "no code";
+  } catch {
+    return "not JSON";
+  }
 }
 
 /** Step 0 of resource `i` is its create; steps 1.. are its updates, queued once the step before is acknowledged. */
@@ -37,7 +47,7 @@ interface Step {
 
 /** Starts the load; `outcomes` grows while it runs (for progress lines), `done` resolves when it ends. */
 export function startLoad(api: PublicApi, options: LoadOptions): { outcomes: LoadOutcomes; done: Promise<void> } {
-  const outcomes: LoadOutcomes = { ok: 0, updated: 0, retries: 0, gaveUp: 0, acknowledged: new Set(), failures: {} };
+  const outcomes: LoadOutcomes = { ok: 0, updated: 0, retries: 0, gaveUp: 0, acknowledged: new Set(), acknowledgedIds: new Set(), failures: {} };
   // Work queue: a request that fails goes to the back and is retried later with the same key, so a key locked
   // by a killed gateway (409 until its lock expires) does not stall a client.
   const pending: Step[] = Array.from({ length: options.total }, (_, i) => ({ i, step: 0 }));
@@ -58,12 +68,14 @@ export function startLoad(api: PublicApi, options: LoadOptions): { outcomes: Loa
           outcomes.ok++;
           outcomes.acknowledged.add(i);
           work.id = (JSON.parse(reply.body) as { id: string }).id;
+          outcomes.acknowledgedIds.add(work.id);
         } else outcomes.updated++;
         if (step < options.updatesOf(i)) pending.push({ i, step: step + 1, id: work.id });
         continue;
       }
       outcomes.retries++;
-      const kind = reply ? String(reply.status) : "network";
+      // A 5xx names its code too: a 503 (nothing done), a 500 outcome_unknown (maybe done) and a 500 internal_error (a bug) differ.
+      const kind = !reply ? "network" : reply.status >= 500 ? `${reply.status} ${errorCodeOf(reply.body)}` : String(reply.status);
       outcomes.failures[kind] = (outcomes.failures[kind] ?? 0) + 1;
       pending.push(work);
       await sleep(50 + Math.random() * 200);

@@ -6,7 +6,10 @@
 // (noisy-deliveries-phase.ts) while another account runs, whose job wait and delivery lag are reported. Loopback
 // only, bounded in time. Everything is made through the admin gRPC service (accounts, keys) and the public API
 // (the endpoint, resources, jobs). The parts: stack.ts (processes and kills), load.ts, receiver.ts,
-// jobs-phase.ts, invariants.ts (what is counted and checked), report.ts.
+// jobs-phase.ts, invariants.ts (what is counted and checked), report.ts. With `--cluster` the same runs against the
+// cluster of `npm run cluster` (cluster-stack.ts: two of each process, three mongod members, HAProxy), whose
+// primary is also SIGKILLed and frozen (db-faults.ts); the report adds the elections seen and the rollbacks found
+// (rollbacks.ts).
 import { newMasterKeyText } from "@rms/core/settings";
 import { newTestKey } from "../stack/processes.js";
 import { PublicApi } from "../stack/public-api.js";
@@ -18,11 +21,16 @@ import { startLoad } from "./load.js";
 import { elapsedSeconds, log, sleep, startedAt } from "./log.js";
 import { startReceiver } from "./receiver.js";
 import { jobsReport, noisyDeliveriesReport, printReport, resourcesReport } from "./report.js";
-import { anyOf, startChaosStack, startKiller, type ProcessName } from "./stack.js";
+import { anyOf, startChaosStack, startKiller, type ChaosStack } from "./stack.js";
+import { CHAOS_ELECTION_TIMEOUT_MS, startChaosCluster, type ChaosCluster } from "./cluster-stack.js";
+import { startDbFaults, watchElections, type DbFault } from "./db-faults.js";
+import { countRollbacks } from "./rollbacks.js";
 
 const TOTAL = Number(process.env.CHAOS_REQUESTS ?? 1000);
 const CONCURRENCY = 16;
 const DEADLINE_MS = 6 * 60_000;
+/** With `--cluster`, from the load's start: each database fault stops writes for seconds, and a frozen primary for up to 15 s. */
+const CLUSTER_DEADLINE_MS = 20 * 60_000;
 /** Core also kills itself after 2% of create writes. */
 const CRASH_AFTER_WRITE = "resource.create:0.02";
 /** Bound on the wait, after the clients finish, for the relay to empty every outbox and the workers to finish every delivery. */
@@ -41,14 +49,27 @@ const RECEIVER_FAILURE_RATE = 0.05;
 /** Updates per resource after its create is acknowledged: one or two. */
 const updatesOf = (i: number) => 1 + (i % 2);
 
+/** `--cluster`: against the cluster of `npm run cluster`, with the replica set's primary killed and frozen too. */
+const CLUSTER = process.argv.slice(2).includes("--cluster");
+/** Database faults: one every 20 to 40 s once the set is whole again, SIGKILL and SIGSTOP alternately; a freeze lasts 15 s. */
+const DB_FAULTS = { minGapMs: 20_000, maxGapMs: 40_000, freezeMs: 15_000 };
+
 const receiver = await startReceiver({ failureRate: RECEIVER_FAILURE_RATE });
-const stack = await startChaosStack({
+const stackOptions = {
   workers: WORKERS,
   coreFaults: CRASH_AFTER_WRITE,
   // Core seals the endpoint's secret and accepts its loopback url; the workers deliver to it. A short jobs
   // lease: a killed worker's job is taken over within seconds (the jobs phase).
   settings: { RMS_SECRET_KEY: newMasterKeyText(), WEBHOOK_ALLOW_PRIVATE: "true", WEBHOOK_RETRY_SCHEDULE: RETRY_SCHEDULE, JOBS_LEASE_MS: "3000" },
-});
+};
+const stack: ChaosStack = CLUSTER ? await startChaosCluster(stackOptions) : await startChaosStack(stackOptions);
+const set = CLUSTER ? (stack as ChaosCluster).set : undefined;
+if (set) {
+  log(
+    `cluster up: ${set.members.length} mongod members (election timeout ${CHAOS_ELECTION_TIMEOUT_MS} ms), cores ${(stack as ChaosCluster).cluster.coreAddrs.join(", ")}, ${stack.killable.length} processes to SIGKILL, HAProxy on ${stack.gatewayPort}`,
+  );
+}
+const elections = set ? watchElections(set) : undefined;
 let key: { accountId: string; secret: string } | undefined;
 while (!key)
   key = await newTestKey(stack.coreAddr).catch(async () => {
@@ -64,21 +85,30 @@ const endpoint = await api.send<{ id: string; secret: string }>("POST", "/v1/web
   idempotencyKey: "chaos-endpoint",
 });
 receiver.verifyWith(endpoint.secret);
-log(`stack up with ${WORKERS} workers; ${TOTAL} creates, each followed by 1 or 2 updates, concurrency ${CONCURRENCY}; every event delivered to ${receiver.url} (${endpoint.id})`);
+log(
+  `stack up with ${stack.workerNames.length} workers; ${TOTAL} creates, each followed by 1 or 2 updates, concurrency ${CONCURRENCY}; every event delivered to ${receiver.url} (${endpoint.id})`,
+);
 
-const killer = startKiller(stack, 5_000, 10_000, () => anyOf(["core", "gateway", ...stack.workerNames] as ProcessName[]));
-const load = startLoad(api, { total: TOTAL, concurrency: CONCURRENCY, deadline: startedAt + DEADLINE_MS, updatesOf });
+const killer = startKiller(stack, 5_000, 10_000, () => anyOf(stack.killable));
+const dbFaults: DbFault[] = [];
+const resourcesFaults = set ? startDbFaults(set, { ...DB_FAULTS, first: "sigkill" }) : undefined;
+// The cluster takes a while to start: its load gets its deadline from now.
+const load = startLoad(api, { total: TOTAL, concurrency: CONCURRENCY, deadline: CLUSTER ? Date.now() + CLUSTER_DEADLINE_MS : startedAt + DEADLINE_MS, updatesOf });
 const { outcomes } = load;
 const { received } = receiver;
 const progress = setInterval(() => {
   const { kills } = killer;
   log(
-    `${outcomes.ok}/${TOTAL} created, ${outcomes.updated} updates acknowledged, ${outcomes.retries} retries, ${received.answered2xx.size} events delivered, SIGKILLs core ${kills.core} gateway ${kills.gateway} workers ${kills.worker}, core crash-after-write ${stack.selfCrashes()}`,
+    `${outcomes.ok}/${TOTAL} created, ${outcomes.updated} updates acknowledged, ${outcomes.retries} retries, ${received.answered2xx.size} events delivered, SIGKILLs core ${kills.core} gateway ${kills.gateway} workers ${kills.worker}, core crash-after-write ${stack.selfCrashes()}${elections ? `, database faults ${resourcesFaults?.faults.length ?? 0}, elections seen ${elections.elections()}` : ""}`,
   );
 }, 10_000);
 await load.done;
 clearInterval(progress);
 const kills = await killer.stop();
+if (resourcesFaults) {
+  await resourcesFaults.stop();
+  dbFaults.push(...resourcesFaults.faults);
+}
 
 // Settle: core and workers stay up (their supervisors restart them if a kill landed last) until no document
 // has an event left in its outbox and no event waits for a delivery, or the bound passes.
@@ -87,13 +117,43 @@ const left = await settle(api, state, { account: accountId, webhooks: true, boun
 log(`settled in ${left.seconds.toFixed(1)}s; documents with pending events: ${left.outboxes}, events waiting for a delivery: ${left.awaitingWebhooks}`);
 // The jobs phase: an import and a bulk update run by the same workers, SIGKILLed at random; core and gateway
 // stay up. A fresh account, so its 20,000 events do not all go to the receiver.
+const jobsFaults = set ? startDbFaults(set, { ...DB_FAULTS, first: "sigstop" }) : undefined;
 const jobs = await runJobsPhase(stack, state, JOB_ITEMS);
+if (jobsFaults) {
+  await jobsFaults.stop();
+  dbFaults.push(...jobsFaults.faults);
+}
 // Counted through the running stack's API, after the jobs phase (late deliveries to the receiver included).
 const counts = await countResourcesPhase({ api, state, account: accountId, outcomes, received, documentsWithPendingEvents: left.outboxes });
-// The noisy-neighbour phase (`CHAOS_NOISY=0` skips it): one account floods its job queue while another's jobs
-// wait only for a slot (noisy-jobs.ts); then one account's dead endpoints hold a backlog while another account
-// runs the normal load, whose delivery lag is measured (noisy-deliveries-phase.ts).
-const noisyEnabled = process.env.CHAOS_NOISY !== "0";
+// The cluster's own counts: elections, and what the members rolled back (none of it acknowledged).
+let clusterCounts: Record<string, unknown> | undefined;
+let clusterOk = true;
+if (set && elections) {
+  const rollbacks = await countRollbacks(set, stack.databaseName, outcomes.acknowledgedIds);
+  const withoutNewPrimary = dbFaults.filter((f) => f.next_primary === null).length;
+  clusterCounts = {
+    elections_seen: elections.elections(),
+    election_terms: await elections.terms(),
+    primary_sigkills: dbFaults.filter((f) => f.fault === "sigkill").length,
+    primary_sigstops: dbFaults.filter((f) => f.fault === "sigstop").length,
+    faults_without_new_primary: withoutNewPrimary,
+    rollback_files: rollbacks.files,
+    rollback_documents: rollbacks.documents,
+    rollback_documents_by_collection: rollbacks.documentsByCollection,
+    rollback_acknowledged_lost: rollbacks.acknowledgedLost,
+    rollback_acknowledged_present_now: rollbacks.acknowledgedPresent,
+    process_restarts: (stack as ChaosCluster).cluster.restarts(),
+    db_faults: dbFaults,
+  };
+  clusterOk = rollbacks.acknowledgedLost === 0 && withoutNewPrimary === 0 && dbFaults.some((f) => f.fault === "sigkill") && dbFaults.some((f) => f.fault === "sigstop");
+  await elections.stop();
+}
+
+// The noisy-neighbour phase (`CHAOS_NOISY=0` skips it; `--cluster` too, whose faults are the database's): one
+// account floods its job queue while another's jobs wait only for a slot (noisy-jobs.ts); then one account's dead
+// endpoints hold a backlog while another account runs the normal load, whose delivery lag is measured
+// (noisy-deliveries-phase.ts).
+const noisyEnabled = process.env.CHAOS_NOISY !== "0" && !CLUSTER;
 const noisyJobs = noisyEnabled ? await runNoisyJobs(stack) : null;
 const noisyDeliveries = noisyEnabled ? await runNoisyDeliveriesPhase(stack, state, { items: NOISY_ITEMS, creates: NOISY_CREATES }) : null;
 api.close();
@@ -102,10 +162,9 @@ await stack.stopProcesses();
 await stack.close();
 await receiver.close();
 
-printReport(
-  resourcesReport({ expected: TOTAL, counts, outcomes, received, kills, coreCrashes: stack.selfCrashes(), seconds: Math.round(elapsedSeconds()) }),
-  jobsReport(jobs),
-  noisyJobs && noisyDeliveries ? { noisy_neighbour: { jobs: noisyJobsReport(noisyJobs), deliveries: noisyDeliveriesReport(noisyDeliveries) } } : {},
-);
+printReport(resourcesReport({ expected: TOTAL, counts, outcomes, received, kills, coreCrashes: stack.selfCrashes(), seconds: Math.round(elapsedSeconds()) }), jobsReport(jobs), {
+  ...(noisyJobs && noisyDeliveries ? { noisy_neighbour: { jobs: noisyJobsReport(noisyJobs), deliveries: noisyDeliveriesReport(noisyDeliveries) } } : {}),
+  ...(clusterCounts ? { cluster: clusterCounts } : {}),
+});
 const noisyOk = !noisyJobs || !noisyDeliveries || (noisyJobsOk(noisyJobs) && noisyDeliveries.undelivered === 0);
-process.exit(counts.ok && jobs.counts.ok && noisyOk ? 0 : 1);
+process.exit(counts.ok && jobs.counts.ok && noisyOk && clusterOk ? 0 : 1);

@@ -1,6 +1,6 @@
 // The printed report of `npm run chaos`: one JSON object on stdout, the resources phase's counts with the
 // load's and the kills' figures, the jobs phase's under `jobs` (docs/events.md, docs/jobs.md) and the noisy
-// neighbour's under `noisy_neighbour_deliveries` (docs/webhooks.md).
+// neighbour's under `noisy_neighbour.deliveries` (docs/webhooks.md), its jobs part under `noisy_neighbour.jobs` (docs/jobs.md).
 import type { ResourcesPhaseCounts } from "./invariants.js";
 import type { JobsPhase } from "./jobs-phase.js";
 import type { LoadOutcomes } from "./load.js";
@@ -90,7 +90,7 @@ export function noisyDeliveriesReport(phase: NoisyDeliveriesPhase): Record<strin
   };
 }
 
-/** `more`: the sections of further phases (the noisy-neighbour phase's `noisy_neighbour`). */
+/** `more`: the sections of further phases (the noisy-neighbour phase's `noisy_neighbour`, with `--cluster` the cluster's `cluster`). */
 export function printReport(resources: Record<string, unknown>, jobs: Record<string, unknown>, more: Record<string, unknown> = {}): void {
   process.stdout.write(`${JSON.stringify({ ...resources, jobs, ...more }, null, 2)}\n`);
 }

@@ -8,9 +8,10 @@ import type { Child } from "../stack/children.js";
 import { freePort, startCoreProcess, startGatewayProcess, startWorkerProcess } from "../stack/processes.js";
 import { log, sleep } from "./log.js";
 
-export type ProcessName = "core" | "gateway" | `worker${number}`;
+/** A process of the single stack (`core`, `gateway`, `worker<n>`) or of the cluster (`core<n>`, `gateway<n>`, `worker<n>`). */
+export type ProcessName = "core" | "gateway" | `core${number}` | `gateway${number}` | `worker${number}`;
 export type ProcessKind = "core" | "gateway" | "worker";
-const kindOf = (name: ProcessName): ProcessKind => (name === "core" || name === "gateway" ? name : "worker");
+const kindOf = (name: ProcessName): ProcessKind => (name.startsWith("core") ? "core" : name.startsWith("gateway") ? "gateway" : "worker");
 
 export interface StackOptions {
   workers: number;
@@ -28,6 +29,8 @@ export interface ChaosStack {
   readonly coreAddr: string;
   readonly gatewayPort: number;
   readonly workerNames: readonly ProcessName[];
+  /** What the random SIGKILLs of the resources phase choose from: every core, gateway and worker. */
+  readonly killable: readonly ProcessName[];
   /** Times core died by its own crash point (a SIGKILL not sent here). */
   selfCrashes(): number;
   /** The running child of a process, if one runs now. */
@@ -99,6 +102,7 @@ export async function startChaosStack(options: StackOptions): Promise<ChaosStack
     coreAddr,
     gatewayPort,
     workerNames,
+    killable: ["core", "gateway", ...workerNames],
     selfCrashes: () => selfCrashes,
     running,
     kill(name) {

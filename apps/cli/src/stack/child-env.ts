@@ -30,7 +30,9 @@ function basics(env: Readonly<Record<string, string | undefined>>): Record<strin
  * (`rms-gateway`, `rms-core`, `rms-worker`).
  */
 function otel(env: Readonly<Record<string, string | undefined>>): Record<string, string> {
-  return Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => entry[0].startsWith("OTEL_") && entry[0] !== "OTEL_SERVICE_NAME" && !!entry[1]));
+  return Object.fromEntries(
+    Object.entries(env).filter((entry): entry is [string, string] => entry[0].startsWith("OTEL_") && entry[0] !== "OTEL_SERVICE_NAME" && !!entry[1]),
+  );
 }
 
 function shared(config: StackConfig, resolved: Resolved): Record<string, string> {
@@ -48,7 +50,7 @@ function shared(config: StackConfig, resolved: Resolved): Record<string, string>
 }
 
 /** The behaviour settings core and workers share (core's settings.ts), as the operator wrote them; validated already. */
-const SETTINGS = ["WEBHOOK_ALLOW_PRIVATE", "WEBHOOK_RETRY_SCHEDULE", "WEBHOOK_ENDPOINT_CONCURRENCY", "JOBS_PER_ACCOUNT", "JOBS_QUEUED_PER_ACCOUNT"] as const;
+const SETTINGS = ["WEBHOOK_ALLOW_PRIVATE", "WEBHOOK_RETRY_SCHEDULE", "WEBHOOK_ENDPOINT_CONCURRENCY", "JOBS_PER_ACCOUNT", "JOBS_QUEUED_PER_ACCOUNT", "JOBS_LEASE_MS"] as const;
 
 function settings(env: Readonly<Record<string, string | undefined>>, resolved: Resolved): Record<string, string> {
   return { ...Object.fromEntries(SETTINGS.flatMap((name) => (env[name] ? [[name, env[name]]] : []))), RMS_SECRET_KEY: resolved.secretKey };

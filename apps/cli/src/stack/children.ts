@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
+import { closeSync, existsSync, openSync } from "node:fs";
 
 export interface Child {
   readonly name: string;
@@ -23,6 +24,38 @@ export function startNodeChild(name: string, script: string, env: Record<string,
     stdio: ["pipe", stdout, "inherit"],
   });
   const exited = new Promise<number | string>((resolve) => child.once("exit", (code, signal) => resolve(code ?? signal ?? 0)));
+  return {
+    name,
+    process: child,
+    exited,
+    async stop(graceMs) {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill("SIGTERM");
+      const timer = setTimeout(() => child.kill("SIGKILL"), graceMs);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+/** Linux: util-linux `setpriv --pdeathsig` makes the kernel send the child SIGTERM when this process dies. */
+const SETPRIV = ["/usr/bin/setpriv", "/bin/setpriv"].find((path) => process.platform === "linux" && existsSync(path));
+
+/**
+ * Starts a program that is not ours (HAProxy) with exactly `env`, its output appended to `logFile`. It cannot
+ * watch a pipe as our children do; on Linux it gets SIGTERM from the kernel when this process dies, even by SIGKILL
+ * (it is started through setpriv, which execs it: the pid is the program's).
+ */
+export function startProgramChild(name: string, command: string, args: readonly string[], env: Record<string, string>, logFile: string): Child {
+  const log = openSync(logFile, "a");
+  const [file, argv] = SETPRIV ? [SETPRIV, ["--pdeathsig", "TERM", "--", command, ...args]] : [command, [...args]];
+  const child = spawn(file, argv, { env, stdio: ["ignore", log, log] });
+  closeSync(log);
+  const exited = new Promise<number | string>((resolve) => child.once("exit", (code, signal) => resolve(code ?? signal ?? 0)));
+  // Whatever ends this process normally (exit, or a signal handled by someone else) ends the program too.
+  const onExit = () => child.kill("SIGKILL");
+  process.once("exit", onExit);
+  void exited.then(() => process.off("exit", onExit));
   return {
     name,
     process: child,

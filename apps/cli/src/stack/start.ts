@@ -15,7 +15,7 @@ const PARENT_WATCH_MS = 500;
 const say = (line: string) => process.stderr.write(`rms: ${line}\n`);
 
 /** GET /v1/status over HTTPS on localhost; true on 200. Readiness only, so the dev certificate is not checked here. */
-function statusOk(port: number): Promise<boolean> {
+export function statusOk(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const req = request({ host: "127.0.0.1", port, path: "/v1/status", rejectUnauthorized: false, timeout: 1_000 }, (res) => {
       res.resume();
@@ -28,7 +28,7 @@ function statusOk(port: number): Promise<boolean> {
 }
 
 /** First start on an empty database: one account and one test secret key, printed once with a curl line. */
-async function bootstrapFirstAccount(admin: ReturnType<typeof createClient<typeof AdminService>>, config: StackConfig, dataDir: string): Promise<void> {
+export async function bootstrapFirstAccount(admin: ReturnType<typeof createClient<typeof AdminService>>, config: StackConfig, dataDir: string): Promise<void> {
   const { accounts } = await admin.listAccounts({ limit: 1 });
   if (accounts.length > 0) return;
   const { account } = await admin.createAccount({});

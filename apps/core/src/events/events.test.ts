@@ -72,4 +72,51 @@ describe("EventService over the relay", () => {
     await expect(t.events.listEvents({ tenant: test, types: Array.from({ length: 21 }, (_, i) => `t${i}`) })).rejects.toMatchObject({ code: "parameter_invalid", param: "types" });
     await expect(t.events.listEvents({ tenant: test, startingAfter: "res_x" })).rejects.toMatchObject({ code: "parameter_invalid", param: "starting_after" });
   });
+
+  it("lists one object's events by sequence, newest change first, with sequence bounds and cursors of that object; refuses what no index serves", async () => {
+    const { test, live } = await t.newAccount();
+    const { resource } = await t.resources.createResource({ tenant: test, name: "v0" });
+    const id = resource!.id;
+    for (let i = 1; i <= 5; i++) await t.resources.updateResource({ tenant: test, id, name: `v${i}` });
+    const { resource: other } = await t.resources.createResource({ tenant: test, name: "other" });
+    const sequences = (events: { sequence: bigint }[]) => events.map((e) => Number(e.sequence));
+    const all = await eventually(async () => {
+      const page = await t.events.listEvents({ tenant: test, object: id });
+      expect(sequences(page.events)).toEqual([5, 4, 3, 2, 1, 0]);
+      return page.events;
+    });
+    expect(all.every((e) => JSON.parse(e.dataJson).object.id === id)).toBe(true);
+
+    // Gap repair: applied 2, received 5: exactly 3 and 4 (and 5 itself) are the ones after 2.
+    expect(sequences((await t.events.listEvents({ tenant: test, object: id, sequence: { gt: 2n } })).events)).toEqual([5, 4, 3]);
+    expect(sequences((await t.events.listEvents({ tenant: test, object: id, sequence: { gt: 2n, lt: 5n } })).events)).toEqual([4, 3]);
+    expect(sequences((await t.events.listEvents({ tenant: test, object: id, sequence: { gte: 1n, lte: 1n } })).events)).toEqual([1]);
+
+    // Cursors are events of that object; pages walk the sequence either way.
+    const first = await t.events.listEvents({ tenant: test, object: id, limit: 2 });
+    expect([sequences(first.events), first.hasMore]).toEqual([[5, 4], true]);
+    const next = await t.events.listEvents({ tenant: test, object: id, limit: 2, startingAfter: first.events[1]!.id, sequence: { gte: 1n } });
+    expect([sequences(next.events), next.hasMore]).toEqual([[3, 2], true]);
+    const back = await t.events.listEvents({ tenant: test, object: id, limit: 2, endingBefore: next.events[0]!.id });
+    expect([sequences(back.events), back.hasMore]).toEqual([[5, 4], false]);
+    const [otherEvent] = (
+      await eventually(async () => {
+        const page = await t.events.listEvents({ tenant: test, object: other!.id });
+        expect(page.events).toHaveLength(1);
+        return page;
+      })
+    ).events;
+    await expect(t.events.listEvents({ tenant: test, object: id, startingAfter: otherEvent!.id })).rejects.toMatchObject({ code: "parameter_invalid", param: "starting_after" });
+
+    // Another mode, or an id nothing has, lists nothing.
+    expect((await t.events.listEvents({ tenant: live, object: id })).events).toEqual([]);
+    expect((await t.events.listEvents({ tenant: test, object: "job_0000000000000000000000" })).events).toEqual([]);
+
+    await expect(t.events.listEvents({ tenant: test, sequence: { gt: 2n } })).rejects.toMatchObject({ code: "parameter_missing", param: "object" });
+    await expect(t.events.listEvents({ tenant: test, object: "res_nope" })).rejects.toMatchObject({ code: "parameter_invalid", param: "object" });
+    await expect(t.events.listEvents({ tenant: test, object: id, type: "resource.updated" })).rejects.toMatchObject({ code: "parameter_invalid", param: "type" });
+    await expect(t.events.listEvents({ tenant: test, object: id, types: ["resource.updated"] })).rejects.toMatchObject({ param: "types" });
+    await expect(t.events.listEvents({ tenant: test, object: id, created: { gte: 1n } })).rejects.toMatchObject({ param: "created" });
+    await expect(t.events.listEvents({ tenant: test, object: id, deliverySuccess: true })).rejects.toMatchObject({ param: "delivery_success" });
+  });
 });

@@ -22,12 +22,24 @@ export const TYPE_FILTER_MAX_LENGTH = 100;
 /** Most exact types one `types[]` filter may name (CONTRACT.md section 7). */
 export const TYPES_FILTER_MAX = 20;
 
-/** Bounds on `created`, Unix seconds. */
-export interface CreatedBounds {
+/** Bounds on a number: `created` (Unix seconds), `sequence`. */
+export interface Bounds {
   gt?: number;
   gte?: number;
   lt?: number;
   lte?: number;
+}
+
+/** Bounds on `created`, Unix seconds. */
+export type CreatedBounds = Bounds;
+
+/**
+ * One object's events (`object=res_...`), by `sequence` within the given bounds: the gap repair of CONTRACT.md
+ * section 7. The snapshot every event records carries the object's id (`object.id`), which the index reads.
+ */
+export interface ObjectFilter {
+  id: string;
+  sequence: Bounds;
 }
 
 /** How a list narrows the tenant's events: one exact type, a type prefix (`resource.*`), or a set of exact types. */

@@ -5,7 +5,7 @@ import { pageOf } from "../grpc/list-request.js";
 import type { StoredEvent } from "./model.js";
 import { eventData } from "./render.js";
 import type { EventStore } from "./store.js";
-import { createdBoundsOf, typeFilterOf } from "./validation.js";
+import { createdBoundsOf, objectFilterOf, typeFilterOf } from "./validation.js";
 
 function toMessage(event: StoredEvent): MessageInitShape<typeof EventSchema> {
   return {
@@ -34,7 +34,14 @@ export function eventService(store: EventStore, checkKey: PresentedKeyCheck): Se
         const paging = pageOf(request, "evt", "event");
         const type = typeFilterOf(request.type, request.types);
         const created = createdBoundsOf(request.created);
-        return { ...paging, ...(type ? { type } : {}), created, ...(request.deliverySuccess !== undefined ? { deliverySuccess: request.deliverySuccess } : {}) };
+        const object = objectFilterOf(request.object, request.sequence, { type: request.type, types: request.types, created, deliverySuccess: request.deliverySuccess });
+        return {
+          ...paging,
+          ...(type ? { type } : {}),
+          created,
+          ...(request.deliverySuccess !== undefined ? { deliverySuccess: request.deliverySuccess } : {}),
+          ...(object ? { object } : {}),
+        };
       },
       load: (query, { tenant, budget }) => store.list(tenant, query, budget),
       reply: (page) => ({ events: page.items.map(toMessage), hasMore: page.hasMore }),

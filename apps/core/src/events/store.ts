@@ -1,18 +1,24 @@
-import type { Collection, Db, Filter } from "mongodb";
+import type { Collection, Db, Filter, FindCursor } from "mongodb";
 import type { Tenant } from "../caller.js";
 import { boundedPage } from "../storage/bounded-page.js";
 import { UNBOUNDED, type Budget } from "../grpc/budget.js";
 import type { Page } from "../grpc/list-request.js";
 import { ensureEventExpiryIndex, EVENTS_COLLECTION } from "../storage/relay.js";
 import { keysetIdRange } from "../storage/keyset-list.js";
-import { EVENT_TYPES, type CreatedBounds, type StoredEvent, type TypeFilter } from "./model.js";
+import { errors } from "../errors.js";
+import { EVENT_TYPES, type CreatedBounds, type ObjectFilter, type StoredEvent, type TypeFilter } from "./model.js";
 
 export interface EventListQuery extends Page {
   type?: TypeFilter;
   created: CreatedBounds;
   /** true: every endpoint answered 2xx (`pending_endpoints` empty or absent, so no `undelivered`); false: at least one has not. */
   deliverySuccess?: boolean;
+  /** One object's events by `sequence` (validation.ts allows it with the cursors only). */
+  object?: ObjectFilter;
 }
+
+/** The path of the object id in a stored event: every snapshot records its object's `id`. */
+export const OBJECT_ID_FIELD = "object.id";
 
 /**
  * Reads of the events the relay copied (storage/relay.ts writes them; nothing here writes). Lists
@@ -33,6 +39,8 @@ export class EventStore {
     // delivery_success, alone or with a type (list); an endpoint's waiting events (recover): docs/database.md.
     await this.collection.createIndex({ account: 1, livemode: 1, undelivered: 1, type: 1, _id: -1 }, { name: "tenant_undelivered_type_order" });
     await this.collection.createIndex({ pending_endpoints: 1, _id: 1 }, { name: "pending_endpoint_order", partialFilterExpression: { undelivered: true } });
+    // One object's events by sequence (`object=`, `sequence[...]`: gap repair): docs/events.md.
+    await this.collection.createIndex({ account: 1, livemode: 1, [OBJECT_ID_FIELD]: 1, sequence: -1 }, { name: "tenant_object_sequence" });
   }
 
   async get(tenant: Tenant, id: string, budget: Budget = UNBOUNDED): Promise<StoredEvent | null> {
@@ -41,6 +49,7 @@ export class EventStore {
   }
 
   async list(tenant: Tenant, query: EventListQuery, budget: Budget = UNBOUNDED): Promise<{ items: StoredEvent[]; hasMore: boolean }> {
+    if (query.object) return this.listOfObject(tenant, { ...query, object: query.object }, budget);
     const filter: Record<string, unknown> = { account: tenant.account, livemode: tenant.livemode };
     // Every type condition is one type or a set of them, so an index on (..., type, _id) yields each in id
     // order and the sets are merged in order: a prefix is the known types it covers (CONTRACT.md section 7),
@@ -68,8 +77,49 @@ export class EventStore {
       batchSize: Math.min(query.limit + 1, 25),
       ...budget.db(),
     });
+    return this.page(cursor, query.limit, backwards);
+  }
+
+  /**
+   * One object's events, newest change first: by `sequence`, which orders an object's changes exactly (ids
+   * order them only as far as the clocks of the processes that made them agree). A cursor is an event of
+   * that object, read once for its sequence; the page is then a range of the `tenant_object_sequence` index.
+   */
+  private async listOfObject(tenant: Tenant, query: EventListQuery & { object: ObjectFilter }, budget: Budget): Promise<{ items: StoredEvent[]; hasMore: boolean }> {
+    const sequence: Record<string, number> = {};
+    for (const [bound, value] of Object.entries(query.object.sequence)) sequence[`$${bound}`] = value;
+    const backwards = query.endingBefore !== undefined;
+    const [param, cursorId] = backwards ? ["ending_before", query.endingBefore!] : ["starting_after", query.startingAfter];
+    if (cursorId !== undefined) {
+      const at = await this.collection.findOne({ _id: cursorId }, { projection: { account: 1, livemode: 1, [OBJECT_ID_FIELD]: 1, sequence: 1 }, ...budget.db() });
+      const of = at?.object as { id?: unknown } | undefined;
+      if (!at || at.account !== tenant.account || at.livemode !== tenant.livemode || of?.id !== query.object.id) {
+        throw errors.invalid("parameter_invalid", `Invalid ${param}: ${cursorId} is not an event of ${query.object.id}.`, param);
+      }
+      // A second bound of the same side narrows the first: both conditions hold.
+      const key = backwards ? "$gt" : "$lt";
+      const seq = at.sequence ?? 0;
+      sequence[key] = key in sequence ? (backwards ? Math.max(sequence[key]!, seq) : Math.min(sequence[key]!, seq)) : seq;
+    }
+    const filter = {
+      account: tenant.account,
+      livemode: tenant.livemode,
+      [OBJECT_ID_FIELD]: query.object.id,
+      ...(Object.keys(sequence).length > 0 ? { sequence } : {}),
+    };
+    const cursor = this.collection.find(filter as Filter<StoredEvent>, {
+      sort: { sequence: backwards ? 1 : -1 },
+      limit: query.limit + 1,
+      batchSize: Math.min(query.limit + 1, 25),
+      ...budget.db(),
+    });
+    return this.page(cursor, query.limit, backwards);
+  }
+
+  /** A page of at most `limit` events (fewer once their objects pass the byte bound), newest first. */
+  private async page(cursor: FindCursor<StoredEvent>, limit: number, backwards: boolean): Promise<{ items: StoredEvent[]; hasMore: boolean }> {
     // A `job.*` event snapshots the job's params (up to about 1 MiB): such a page holds fewer events.
-    const { items: page, hasMore } = await boundedPage(cursor, query.limit, (event) => JSON.stringify(event.object).length);
+    const { items: page, hasMore } = await boundedPage(cursor, limit, (event) => JSON.stringify(event.object).length);
     return { items: backwards ? page.reverse() : page, hasMore };
   }
 }

@@ -1,5 +1,7 @@
+import { ID_PREFIXES } from "@rms/proto";
 import { errors } from "../errors.js";
-import { TYPE_FILTER_MAX_LENGTH, TYPES_FILTER_MAX, type CreatedBounds, type TypeFilter } from "./model.js";
+import { isId } from "../ids.js";
+import { TYPE_FILTER_MAX_LENGTH, TYPES_FILTER_MAX, type Bounds, type CreatedBounds, type ObjectFilter, type TypeFilter } from "./model.js";
 
 function checkType(value: string, param: string): string {
   if (value.length === 0 || value.length > TYPE_FILTER_MAX_LENGTH) {
@@ -20,12 +22,61 @@ export function typeFilterOf(type: string, types: readonly string[]): TypeFilter
   return { exact: type };
 }
 
-/** The bounds given, each a Unix time (the wire carries int64). */
-export function createdBoundsOf(range: { gt?: bigint; gte?: bigint; lt?: bigint; lte?: bigint } | undefined): CreatedBounds {
-  const bounds: CreatedBounds = {};
+type WireBounds = { gt?: bigint; gte?: bigint; lt?: bigint; lte?: bigint } | undefined;
+
+/** The bounds given (the wire carries int64). */
+function boundsOf(range: WireBounds): Bounds {
+  const bounds: Bounds = {};
   for (const key of ["gt", "gte", "lt", "lte"] as const) {
     const value = range?.[key];
     if (value !== undefined) bounds[key] = Number(value);
   }
   return bounds;
+}
+
+/** The bounds given, each a Unix time. */
+export function createdBoundsOf(range: WireBounds): CreatedBounds {
+  return boundsOf(range);
+}
+
+/** The other filters of a list request, by their API names, to refuse beside `object`. */
+export interface OtherFilters {
+  type: string;
+  types: readonly string[];
+  created: CreatedBounds;
+  deliverySuccess: boolean | undefined;
+}
+
+/**
+ * `object` (an id of a kind the service makes) with `sequence[gt|gte|lt|lte]`; undefined when `object` is
+ * absent. `sequence` needs `object` (400 `parameter_missing`, param `object`). An object's events are served
+ * by one index, (account, livemode, object id, sequence), which no other filter fits: `object` with `type`,
+ * `types`, `created` or `delivery_success` is 400 rather than a scan (CONTRACT.md section 7).
+ */
+export function objectFilterOf(object: string, sequence: WireBounds, others: OtherFilters): ObjectFilter | undefined {
+  const bounds = boundsOf(sequence);
+  if (object === "") {
+    if (Object.keys(bounds).length > 0) throw errors.invalid("parameter_missing", "sequence[...] needs object: the id of the object whose events to list.", "object");
+    return undefined;
+  }
+  if (!ID_PREFIXES.some((prefix) => isId(prefix, object))) {
+    throw errors.invalid("parameter_invalid", `Invalid object: '${object.slice(0, 64)}' is not an object id (such as res_..., job_... or we_...).`, "object");
+  }
+  for (const value of Object.values(bounds)) {
+    if (!Number.isSafeInteger(value) || value < 0) throw errors.invalid("parameter_invalid", "Invalid sequence: bounds are whole numbers from 0.", "sequence");
+  }
+  const refused = [
+    others.type !== "" ? "type" : null,
+    others.types.length > 0 ? "types" : null,
+    Object.keys(others.created).length > 0 ? "created" : null,
+    others.deliverySuccess !== undefined ? "delivery_success" : null,
+  ].find((name) => name !== null);
+  if (refused) {
+    throw errors.invalid(
+      "parameter_invalid",
+      `Invalid ${refused}: not together with object (an object's events are listed by sequence, with sequence[...] and the cursors).`,
+      refused,
+    );
+  }
+  return { id: object, sequence: bounds };
 }

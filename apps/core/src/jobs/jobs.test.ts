@@ -30,8 +30,8 @@ const shown = (job: Job): Record<string, any> => JSON.parse(job.json);
 const RES = (n: number) => `res_${String(n).padStart(22, "0")}`;
 const params = (init: Parameters<typeof create<typeof JobParamsSchema>>[1]): JobParams => create(JobParamsSchema, init);
 const importOf = (n: number) => params({ kind: { case: "importItems", value: { items: Array.from({ length: n }, (_, i) => ({ name: `n${i}` })) } } });
-const deleteOf = (filter: Record<string, unknown>) => params({ kind: { case: "bulkDelete", value: { filter } } });
-const updateOf = (filter: Record<string, unknown>, update: Record<string, unknown>) => params({ kind: { case: "bulkUpdate", value: { filter, update } } });
+const deleteOf = (resourceFilter: Record<string, unknown>) => params({ kind: { case: "bulkDelete", value: { resourceFilter } } });
+const updateOf = (resourceFilter: Record<string, unknown>, update: Record<string, unknown>) => params({ kind: { case: "bulkUpdate", value: { resourceFilter, update } } });
 
 /** The code and param of the error a check throws, or "ok". */
 function outcome(check: () => unknown): string {
@@ -56,32 +56,35 @@ describe("job-level params rules (typedParamsOf)", () => {
     ["1,000 ids", deleteOf({ ids: Array.from({ length: 1_000 }, (_, i) => RES(i)) }), "ok"],
     ["1,001 ids", deleteOf({ ids: Array.from({ length: 1_001 }, (_, i) => RES(i)) }), "parameter_invalid params[filter][ids]"],
     ["a malformed id", deleteOf({ ids: [RES(1), "res_short"] }), "parameter_invalid params[filter][ids][1]"],
-    ["an unknown status number", deleteOf({ status: 9 }), "parameter_invalid params[filter][status]"],
-    ["created bounds", deleteOf({ createdGte: 0n, createdLte: 5n }), "ok"],
-    ["a negative bound", deleteOf({ createdGte: -1n }), "parameter_invalid params[filter][created][gte]"],
+    ["an unknown status number", deleteOf({ status: [9] }), "parameter_invalid params[filter][status]"],
+    ["several statuses", deleteOf({ status: [ResourceStatus.ACTIVE, ResourceStatus.PAUSED] }), "ok"],
+    ["created bounds", deleteOf({ created: { gte: 0n, lte: 5n } }), "ok"],
+    ["created gt and lt", deleteOf({ created: { gt: 0n, lt: 5n } }), "ok"],
+    ["a negative bound", deleteOf({ created: { gte: -1n } }), "parameter_invalid params[filter][created][gte]"],
     ["metadata equality", deleteOf({ metadata: [{ key: "$where", value: "1" }] }), "ok"],
     ["an empty metadata value to match", deleteOf({ metadata: [{ key: "k", value: "" }] }), "parameter_invalid params[filter][metadata][k]"],
     ["a 41-character key", deleteOf({ metadata: [{ key: "k".repeat(41), value: "1" }] }), `metadata_invalid params[filter][metadata][${"k".repeat(41)}]`],
-    ["51 keys", deleteOf({ metadata: Array.from({ length: 51 }, (_, i) => ({ key: `k${i}`, value: "1" })) }), "metadata_invalid params[filter][metadata]"],
-    ["update without update", params({ kind: { case: "bulkUpdate", value: { filter: { status: ResourceStatus.ACTIVE } } } }), "parameter_missing params[update]"],
-    ["an empty update", updateOf({ status: ResourceStatus.ACTIVE }, {}), "parameter_invalid_empty params[update]"],
-    ["update of status", updateOf({ status: ResourceStatus.ACTIVE }, { status: ResourceStatus.ARCHIVED }), "ok"],
-    ["update removing a key", updateOf({ status: ResourceStatus.ACTIVE }, { metadata: [{ key: "k", value: "" }] }), "ok"],
-    ["update clearing metadata", updateOf({ status: ResourceStatus.ACTIVE }, { clearMetadata: true }), "ok"],
+    ["5 keys", deleteOf({ metadata: Array.from({ length: 5 }, (_, i) => ({ key: `k${i}`, value: "1" })) }), "ok"],
+    ["6 keys", deleteOf({ metadata: Array.from({ length: 6 }, (_, i) => ({ key: `k${i}`, value: "1" })) }), "parameter_invalid params[filter][metadata]"],
+    ["update without update", params({ kind: { case: "bulkUpdate", value: { resourceFilter: { status: [ResourceStatus.ACTIVE] } } } }), "parameter_missing params[update]"],
+    ["an empty update", updateOf({ status: [ResourceStatus.ACTIVE] }, {}), "parameter_invalid_empty params[update]"],
+    ["update of status", updateOf({ status: [ResourceStatus.ACTIVE] }, { status: ResourceStatus.ARCHIVED }), "ok"],
+    ["update removing a key", updateOf({ status: [ResourceStatus.ACTIVE] }, { metadata: [{ key: "k", value: "" }] }), "ok"],
+    ["update clearing metadata", updateOf({ status: [ResourceStatus.ACTIVE] }, { clearMetadata: true }), "ok"],
     [
       "clear and set at once",
-      updateOf({ status: ResourceStatus.ACTIVE }, { clearMetadata: true, metadata: [{ key: "k", value: "v" }] }),
+      updateOf({ status: [ResourceStatus.ACTIVE] }, { clearMetadata: true, metadata: [{ key: "k", value: "v" }] }),
       "parameter_invalid params[update][metadata]",
     ],
-    ["an update value of 501", updateOf({ status: ResourceStatus.ACTIVE }, { metadata: [{ key: "k", value: "v".repeat(501) }] }), "metadata_invalid params[update][metadata][k]"],
-    ["an update key with a bracket", updateOf({ status: ResourceStatus.ACTIVE }, { metadata: [{ key: "a]", value: "v" }] }), "metadata_invalid params[update][metadata][a]]"],
+    ["an update value of 501", updateOf({ status: [ResourceStatus.ACTIVE] }, { metadata: [{ key: "k", value: "v".repeat(501) }] }), "metadata_invalid params[update][metadata][k]"],
+    ["an update key with a bracket", updateOf({ status: [ResourceStatus.ACTIVE] }, { metadata: [{ key: "a]", value: "v" }] }), "metadata_invalid params[update][metadata][a]]"],
   ];
   it.each(cases)("%s: %s", (_label, given, expected) => {
     expect(outcome(() => typedParamsOf(given))).toBe(expected);
   });
 
   it("stores metadata as pairs and keeps only what was given", () => {
-    expect(typedParamsOf(updateOf({ metadata: [{ key: "__proto__", value: "x" }], createdLte: 9n }, { clearMetadata: true }))).toEqual({
+    expect(typedParamsOf(updateOf({ metadata: [{ key: "__proto__", value: "x" }], created: { lte: 9n } }, { clearMetadata: true }))).toEqual({
       type: "resources.bulk_update",
       params: { filter: { metadata: [{ k: "__proto__", v: "x" }], created: { lte: 9 } }, update: { metadata: "" } },
     });

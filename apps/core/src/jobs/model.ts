@@ -1,5 +1,6 @@
 import type { JOBS_VOCABULARY, JobStatus, JobType, ResourceStatusName } from "@rms/proto";
 import type { MetadataPair } from "../metadata.js";
+import type { ResourceFilter } from "../resources/filter.js";
 import type { TenantDocument } from "../storage/documents.js";
 import { expiryAt, type Expiring } from "../storage/expiry.js";
 import type { IdempotentDocument } from "../storage/idempotent-insert.js";
@@ -37,8 +38,6 @@ export function isFinished(status: JobStatus): boolean {
 
 /** Most items of one import (CONTRACT.md section 6). */
 export const IMPORT_ITEMS_MAX = 10_000;
-/** Most ids of one bulk filter's `ids[]` (CONTRACT.md section 6). */
-export const FILTER_IDS_MAX = 1_000;
 /** Errors kept inline in `result.errors`; all of them are in `job_errors`. */
 export const RESULT_ERRORS_INLINE_MAX = 100;
 /** Finished jobs (and their `job_errors`) expire this long after they finished. */
@@ -59,19 +58,12 @@ export function jobDocumentIds(job: string): { $gt: string; $lt: string } {
 }
 
 /**
- * Which resources a bulk job targets: every condition given must hold (they combine with AND).
- * Evaluated once, when the job starts (the runner): the matches then are the job's items, in id order.
- * At least one condition is present (validated at create).
+ * Which resources a bulk job targets: the one resource filter of the list and search (CONTRACT.md
+ * section 3, "The filter model"; resources/filter.ts, the resources domain's side of it), without `name`
+ * (search only). Checked at create (up to 1,000 ids, up to 5 metadata keys, at least one condition) and
+ * evaluated once, when the job starts: the matches then are the job's items, in id order.
  */
-export interface JobFilter {
-  /** Resource ids (`res_…`, well-formed, 1 to 1,000, no duplicates). */
-  ids?: string[];
-  status?: ResourceStatusName;
-  /** Equality on each pair: the resource has key `k` with value `v` (values 1 to 500 characters). */
-  metadata?: MetadataPair[];
-  /** Unix seconds, inclusive bounds on the resource's `created`. */
-  created?: { gte?: number; lte?: number };
-}
+export type JobFilter = Omit<ResourceFilter, "name">;
 
 /**
  * A bulk update's change, same rules as the resource Update: `metadata` pairs are merged (a pair
@@ -185,6 +177,7 @@ export interface JobDocument extends TenantDocument<JobEvent>, IdempotentDocumen
   params: StoredParams;
   progress: JobProgress;
   result: JobResult | null;
+  /** Why a failed job failed; the public object shows it as `failure_code` and `failure_message` (jobs/render.ts). */
   error: { code: string; message: string } | null;
   /** Transient failures retried so far (the runner counts them). */
   attempts: number;

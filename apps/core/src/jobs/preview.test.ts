@@ -44,19 +44,22 @@ describe("JobService.PreviewJob (validate_only)", () => {
     await t.db.collection(RESOURCES_COLLECTION).updateOne({ _id: tagged[1] as never }, { $set: { deleted: true } });
     const before = await footprint();
 
-    const paused = await preview(test, params({ kind: { case: "bulkDelete", value: { filter: { status: ResourceStatus.PAUSED } } } }));
+    const paused = await preview(test, params({ kind: { case: "bulkDelete", value: { resourceFilter: { status: [ResourceStatus.PAUSED] } } } }));
     const livePaused = tagged.filter((_, i) => i % 2 === 1 && i !== 1);
     expect(paused).toEqual({ object: "job_preview", type: "resources.bulk_delete", livemode: false, total: livePaused.length, sample: livePaused.sort().slice(0, 10), errors: [] });
     expect(Object.keys(paused)).toEqual(["object", "type", "livemode", "total", "sample", "errors"]);
 
     const update = params({
-      kind: { case: "bulkUpdate", value: { filter: { metadata: [{ key: "plan", value: "pro" }], status: ResourceStatus.ACTIVE }, update: { status: ResourceStatus.ARCHIVED } } },
+      kind: {
+        case: "bulkUpdate",
+        value: { resourceFilter: { metadata: [{ key: "plan", value: "pro" }], status: [ResourceStatus.ACTIVE] }, update: { status: ResourceStatus.ARCHIVED } },
+      },
     });
     const proActive = tagged.filter((_, i) => i < 12 && i % 2 === 0);
     expect(await preview(test, update)).toMatchObject({ type: "resources.bulk_update", total: proActive.length, sample: proActive.sort() });
-    const byIds = params({ kind: { case: "bulkDelete", value: { filter: { ids: [tagged[3]!, tagged[1]!, "res_0000000000000000000000"] } } } });
+    const byIds = params({ kind: { case: "bulkDelete", value: { resourceFilter: { ids: [tagged[3]!, tagged[1]!, "res_0000000000000000000000"] } } } });
     expect(await preview(test, byIds)).toMatchObject({ total: 1, sample: [tagged[3]] });
-    expect(await preview(test, params({ kind: { case: "bulkDelete", value: { filter: { createdGte: 0n } } } }))).toMatchObject({ total: 24 });
+    expect(await preview(test, params({ kind: { case: "bulkDelete", value: { resourceFilter: { created: { gte: 0n } } } } }))).toMatchObject({ total: 24 });
 
     expect(await footprint()).toEqual(before);
     expect(before.jobs).toBe(0);
@@ -81,9 +84,9 @@ describe("JobService.PreviewJob (validate_only)", () => {
   it("refuses bad params exactly as a create does", async () => {
     const { test } = await t.newAccount();
     const bad: [JobParams, string, string][] = [
-      [params({ kind: { case: "bulkDelete", value: { filter: {} } } }), "parameter_invalid_empty", "params[filter]"],
+      [params({ kind: { case: "bulkDelete", value: { resourceFilter: {} } } }), "parameter_invalid_empty", "params[filter]"],
       [params({ kind: { case: "importItems", value: { items: [] } } }), "parameter_invalid_empty", "params[items]"],
-      [params({ kind: { case: "bulkDelete", value: { filter: { ids: ["res_short"] } } } }), "parameter_invalid", "params[filter][ids][0]"],
+      [params({ kind: { case: "bulkDelete", value: { resourceFilter: { ids: ["res_short"] } } } }), "parameter_invalid", "params[filter][ids][0]"],
       [params({}), "parameter_missing", "type"],
     ];
     for (const [given, code, param] of bad) {

@@ -19,7 +19,10 @@ export function jobSnapshot(doc: Loaded<JobDocument>): JobSnapshot {
     params: doc.params,
     progress: { total: doc.progress.total, processed: doc.progress.processed, failed: doc.progress.failed, skipped: doc.progress.skipped },
     result: doc.result && { ...doc.result, errors: doc.result.errors.map(itemError) },
-    error: doc.error,
+    // Stripe's names for a failure on an object (CONTRACT.md section 6): a top-level `error` in a 2xx body
+    // reads as a failed request to Stripe's SDKs. Stored as `error` ({code, message}), shown under these names.
+    failure_code: doc.error?.code ?? null,
+    failure_message: doc.error?.message ?? null,
     attempts: doc.attempts,
     cancel_requested_at: doc.cancel_requested_at,
     livemode: doc.livemode,

@@ -1,19 +1,15 @@
-import { RESOURCE_STATUS, ResourceStatus, type JobFilter as JobFilterMessage, type JobParams, type JobUpdate as JobUpdateMessage, type ResourceStatusName } from "@rms/proto";
-import { errors } from "../errors.js";
-import { isId } from "../ids.js";
-import { METADATA_MAX_KEYS, mergeMetadata, type MetadataPair } from "../metadata.js";
 import {
-  FILTER_IDS_MAX,
-  IMPORT_ITEMS_MAX,
-  JOB_STATUSES,
-  JOB_TYPES,
-  type ImportItem,
-  type JobFilter,
-  type JobStatus,
-  type JobType,
-  type JobUpdate,
-  type TypedParams,
-} from "./model.js";
+  RESOURCE_STATUS,
+  ResourceStatus,
+  type JobParams,
+  type JobUpdate as JobUpdateMessage,
+  type ResourceFilter as ResourceFilterMessage,
+  type ResourceStatusName,
+} from "@rms/proto";
+import { errors } from "../errors.js";
+import { mergeMetadata, type MetadataPair } from "../metadata.js";
+import { filterFromMessage } from "../resources/filter.js";
+import { IMPORT_ITEMS_MAX, JOB_STATUSES, JOB_TYPES, type ImportItem, type JobFilter, type JobStatus, type JobType, type JobUpdate, type TypedParams } from "./model.js";
 
 /**
  * The job-level rules of a create, checked before anything is stored (a bad job is 400 and never
@@ -33,39 +29,11 @@ function pairsOf(entries: readonly { key: string; value: string }[]): MetadataPa
   return entries.map((e) => ({ k: e.key, v: e.value }));
 }
 
-function filterOf(message: JobFilterMessage | undefined): JobFilter {
+/** A bulk job's filter: the resource filter's rules (resources/filter.ts) with a job's limits, and at least one condition. */
+function filterOf(message: ResourceFilterMessage | undefined): JobFilter {
   const param = "params[filter]";
   if (!message) throw errors.invalid("parameter_missing", `Missing required param: ${param}.`, param);
-  const filter: JobFilter = {};
-  if (message.ids.length > 0) {
-    if (message.ids.length > FILTER_IDS_MAX) {
-      throw errors.invalid("parameter_invalid", `Invalid ${param}[ids]: at most ${FILTER_IDS_MAX} ids, got ${message.ids.length}.`, `${param}[ids]`);
-    }
-    message.ids.forEach((id, i) => {
-      if (!isId("res", id)) throw errors.invalid("parameter_invalid", `Invalid ${param}[ids][${i}]: '${id.slice(0, 64)}' is not a resource id.`, `${param}[ids][${i}]`);
-    });
-    filter.ids = [...message.ids];
-  }
-  const status = statusOf(message.status, `${param}[status]`);
-  if (status) filter.status = status;
-  if (message.metadata.length > 0) {
-    const empty = message.metadata.find((e) => e.value === "");
-    if (empty) {
-      throw errors.invalid("parameter_invalid", "Invalid metadata filter: a value to match must not be empty.", `${param}[metadata][${empty.key}]`);
-    }
-    if (message.metadata.length > METADATA_MAX_KEYS) {
-      throw errors.invalid("metadata_invalid", `A metadata filter can name at most ${METADATA_MAX_KEYS} keys.`, `${param}[metadata]`);
-    }
-    // Key and value rules as metadata itself has: a filter on a key that cannot exist would match nothing, silently.
-    mergeMetadata([], message.metadata, false, `${param}[metadata]`);
-    filter.metadata = pairsOf(message.metadata);
-  }
-  if (message.createdGte !== undefined || message.createdLte !== undefined) {
-    filter.created = {
-      ...(message.createdGte !== undefined ? { gte: checkedTime(message.createdGte, `${param}[created][gte]`) } : {}),
-      ...(message.createdLte !== undefined ? { lte: checkedTime(message.createdLte, `${param}[created][lte]`) } : {}),
-    };
-  }
+  const filter = filterFromMessage(message, "job", param);
   if (Object.keys(filter).length === 0) {
     throw errors.invalid(
       "parameter_invalid_empty",
@@ -74,11 +42,6 @@ function filterOf(message: JobFilterMessage | undefined): JobFilter {
     );
   }
   return filter;
-}
-
-function checkedTime(value: bigint, param: string): number {
-  if (value < 0n || value > BigInt(Number.MAX_SAFE_INTEGER)) throw errors.invalid("parameter_invalid", `Invalid ${param}: must be a Unix time in seconds.`, param);
-  return Number(value);
 }
 
 function updateOf(message: JobUpdateMessage | undefined): JobUpdate {
@@ -118,9 +81,9 @@ export function typedParamsOf(params: JobParams | undefined): TypedParams {
   const kind = params?.kind;
   switch (kind?.case) {
     case "bulkUpdate":
-      return { type: "resources.bulk_update", params: { filter: filterOf(kind.value.filter), update: updateOf(kind.value.update) } };
+      return { type: "resources.bulk_update", params: { filter: filterOf(kind.value.resourceFilter), update: updateOf(kind.value.update) } };
     case "bulkDelete":
-      return { type: "resources.bulk_delete", params: { filter: filterOf(kind.value.filter) } };
+      return { type: "resources.bulk_delete", params: { filter: filterOf(kind.value.resourceFilter) } };
     case "importItems":
       return { type: "resources.import", params: { items: itemsOf(kind.value.items) } };
     default:

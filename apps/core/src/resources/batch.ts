@@ -4,10 +4,11 @@ import type { AnyBulkWriteOperation, Filter } from "mongodb";
 import type { RequestInfo, Tenant } from "../caller.js";
 import { newId } from "../ids.js";
 import type { Loaded } from "../storage/documents.js";
-import { keysetIdRange } from "../storage/keyset-list.js";
 import { newEvent } from "../storage/outbox.js";
 import { tombstoneFields } from "../storage/tombstone.js";
 import type { MetadataPair, PendingEvent, ResourceDocument, ResourceState, ResourceStatusName } from "./model.js";
+import type { ResourceFilter } from "./filter.js";
+import { findFilter, nameFields, resourceQuery } from "./filter-query.js";
 import { changedFields, stateOf } from "./store.js";
 import { mergeMetadata } from "./validation.js";
 
@@ -58,7 +59,17 @@ export function importedResource(
 ): ResourceDocument {
   const state: ResourceState = { id, ...fields, created: Math.floor(chunkMs / 1000) };
   const created: PendingEvent = newEvent("resource.created", tenant, state, request, null);
-  return { _id: id, account: tenant.account, livemode: tenant.livemode, ...state, version: 0, pending_events: [created], idempotency: id, request_hash: null };
+  return {
+    _id: id,
+    account: tenant.account,
+    livemode: tenant.livemode,
+    ...state,
+    ...nameFields(fields.name),
+    version: 0,
+    pending_events: [created],
+    idempotency: id,
+    request_hash: null,
+  };
 }
 
 /** What one item of a bulk job comes to, given the resource as read now. */
@@ -140,36 +151,14 @@ export function appliedBy(doc: Current, job: string): boolean {
   return doc !== null && marked(doc, job);
 }
 
-/** The filter of a bulk job in database terms (every condition is a value, never a path built from user text). */
-export interface BulkFilter {
-  ids?: string[];
-  status?: ResourceStatusName;
-  metadata?: MetadataPair[];
-  created?: { gte?: number; lte?: number };
-}
-
 /**
- * Live resources of the tenant matching `filter`, with ids after `after` and not after `bound` (the
- * job's start: resources made later are not its items).
+ * Live resources of the tenant matching `filter`, with ids after `after` and not after `bound` (the job's
+ * start: resources made later are not its items): the one query of the filter (filter-query.ts), whose
+ * index yields exactly the matches in id order (the runner's pass leaves the pick to the planner, so a
+ * worker never depends on an index by name).
  */
-export function matchingFilter(tenant: Tenant, filter: BulkFilter, after: string | null, bound: string): Filter<MarkedResource> {
-  const id: Record<string, unknown> = { $lte: bound };
-  if (after !== null) id.$gt = after;
-  if (filter.ids) id.$in = filter.ids;
-  // The `created` range as a range of ids too, so the index walk starts and stops there (storage/keyset-list.ts).
-  Object.assign(id, keysetIdRange("res", {}, filter.created ?? {}));
-  const created: Record<string, number> = {};
-  if (filter.created?.gte !== undefined) created.$gte = filter.created.gte;
-  if (filter.created?.lte !== undefined) created.$lte = filter.created.lte;
-  return {
-    account: tenant.account,
-    livemode: tenant.livemode,
-    deleted: { $exists: false },
-    _id: id,
-    ...(filter.status ? { status: filter.status } : {}),
-    ...(filter.metadata?.length ? { metadata: { $all: filter.metadata.map((p) => ({ $elemMatch: { k: p.k, v: p.v } })) } } : {}),
-    ...(Object.keys(created).length ? { created } : {}),
-  } as Filter<MarkedResource>;
+export function matchingFilter(tenant: Tenant, filter: ResourceFilter, after: string | null, bound: string): Filter<MarkedResource> {
+  return findFilter(resourceQuery(tenant, filter, { ...(after !== null ? { gt: after } : {}), lte: bound })) as Filter<MarkedResource>;
 }
 
 /** The highest id a resource made at `ms` can have: the bound of a bulk job started then. */

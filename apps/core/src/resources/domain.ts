@@ -7,7 +7,7 @@ import { RESOURCES_COLLECTION, ResourceStore } from "./store.js";
 export const resourcesDomain = serviceDomain({
   name: "resources",
   service: ResourceService,
-  roles: { createResource: both, getResource: both, updateResource: both, deleteResource: both, listResources: both },
+  roles: { createResource: both, getResource: both, updateResource: both, deleteResource: both, listResources: both, searchResources: both },
   outboxes: [RESOURCES_COLLECTION],
   open({ db, faults, checkKey, written }) {
     const store = new ResourceStore(db, written);

@@ -28,4 +28,7 @@ export type PendingEvent = OutboxEvent<(typeof RESOURCES_VOCABULARY.eventTypes)[
 export interface ResourceDocument extends ResourceState, TenantDocument<PendingEvent>, IdempotentDocument {
   _id: string;
   created: number;
+  /** What search matches a name by (filter-query.ts `nameFields`): the name lowercased, and its lowercased prefixes of 2 to 10 code points (and the whole, when longer). */
+  name_lower: string;
+  name_prefixes: string[];
 }

@@ -204,7 +204,7 @@ describe("ListResources", () => {
   });
 
   it("filters by status", async () => {
-    const paused = await t.resources.listResources({ tenant: mine, status: ResourceStatus.PAUSED });
+    const paused = await t.resources.listResources({ tenant: mine, filter: { status: [ResourceStatus.PAUSED] } });
     expect(paused.resources.map((r) => r.id)).toEqual(ids.filter((_, i) => i % 2 === 1));
   });
 

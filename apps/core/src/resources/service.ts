@@ -1,5 +1,5 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import { RESOURCE_STATUS, ResourceService, ResourceStatus, type ResourceSchema, type ServiceImplementation } from "@rms/proto";
+import { LIST_LIMIT_MAX, RESOURCE_STATUS, ResourceService, ResourceStatus, SEARCH_LIMIT_DEFAULT, type ResourceSchema, type ServiceImplementation } from "@rms/proto";
 import { errors } from "../errors.js";
 import type { Faults } from "../faults.js";
 import { defineRpcs, found, rpc, type PresentedKeyCheck } from "../grpc/define-rpc.js";
@@ -7,6 +7,9 @@ import { pageOf } from "../grpc/list-request.js";
 import type { ResourceStatusName } from "./model.js";
 import type { LoadedResource, ResourceStore } from "./store.js";
 import { mergeMetadata, metadataUpdate } from "../metadata.js";
+import { filterFromMessage } from "./filter.js";
+import { pagePosition, pageToken } from "./search.js";
+import { parseSearchQuery } from "./search-query.js";
 import { validateName } from "./validation.js";
 
 /** UNSPECIFIED means "not given"; any other unknown number is invalid. */
@@ -66,13 +69,23 @@ export function resourceService(store: ResourceStore, faults: Faults, checkKey: 
     }),
 
     listResources: rpc.read({
-      parse: (request) => {
-        const paging = pageOf(request, "res", "resource");
-        const status = statusName(request.status);
-        return { ...paging, ...(status ? { status } : {}) };
-      },
+      parse: (request) => ({ ...pageOf(request, "res", "resource"), filter: filterFromMessage(request.filter, "list") }),
       load: (query, { tenant, budget }) => store.list(tenant, query, budget),
       reply: (page) => ({ resources: page.items.map(toMessage), hasMore: page.hasMore }),
+    }),
+
+    searchResources: rpc.read({
+      parse: (request) => {
+        const limit = request.limit === 0 ? SEARCH_LIMIT_DEFAULT : request.limit;
+        if (!Number.isInteger(limit) || limit < 1 || limit > LIST_LIMIT_MAX) {
+          throw errors.invalid("limit_invalid", `Invalid limit: must be an integer from 1 to ${LIST_LIMIT_MAX}.`, "limit");
+        }
+        const parsed = parseSearchQuery(request.query);
+        return { query: request.query, limit, after: pagePosition(request.page, request.query), parsed };
+      },
+      load: ({ parsed, limit, after }, { tenant, budget }) =>
+        parsed.none ? Promise.resolve({ items: [], next: null }) : store.search(tenant, parsed.filter, { limit, after }, budget),
+      reply: (page, { query }) => ({ resources: page.items.map(toMessage), hasMore: page.next !== null, nextPage: page.next === null ? "" : pageToken(page.next, query) }),
     }),
   });
 }

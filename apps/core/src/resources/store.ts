@@ -2,13 +2,16 @@ import type { Collection, Db } from "mongodb";
 import type { RequestInfo, Tenant } from "../caller.js";
 import { UNBOUNDED, type Budget } from "../grpc/budget.js";
 import { newId } from "../ids.js";
-import { findLive, type Loaded } from "../storage/documents.js";
+import { findLive, WITHOUT_OUTBOX, type Loaded } from "../storage/documents.js";
 import { ensureExpiryIndex } from "../storage/expiry.js";
 import { ensureIdempotencyIndex, fingerprint, insertOnce, type InsertOnceResult } from "../storage/idempotent-insert.js";
-import { ensureKeysetIndexes, listPage, type KeysetQuery } from "../storage/keyset-list.js";
+import { pageFrom, type KeysetQuery } from "../storage/keyset-list.js";
 import { newEvent } from "../storage/outbox.js";
 import { tombstone } from "../storage/tombstone.js";
 import { updateVersioned } from "../storage/versioned-update.js";
+import type { ResourceFilter } from "./filter.js";
+import { ensureFilterIndexes, findFilter, nameFields, resourceQuery } from "./filter-query.js";
+import { searchPage, type SearchPage } from "./search.js";
 import { sameMetadata } from "./validation.js";
 import type { MetadataPair, PendingEvent, ResourceDocument, ResourceState, ResourceStatusName } from "./model.js";
 
@@ -20,7 +23,7 @@ export interface ResourceChanges {
 }
 
 export interface ListQuery extends Omit<KeysetQuery<ResourceDocument>, "where"> {
-  status?: ResourceStatusName;
+  filter: ResourceFilter;
 }
 
 /** A resource as reads load it (without its outbox). */
@@ -49,9 +52,8 @@ export class ResourceStore {
 
   async ensureIndexes(): Promise<void> {
     await ensureIdempotencyIndex(this.collection);
-    await ensureKeysetIndexes(this.collection, ["status"]);
-    // A bulk job's `metadata` filter (one pair per $elemMatch, multikey): docs/database.md, "Every query has an index".
-    await this.collection.createIndex({ account: 1, livemode: 1, "metadata.k": 1, "metadata.v": 1, _id: -1 }, { name: "tenant_metadata_order" });
+    // The list, search and bulk jobs' filter (filter-query.ts): docs/database.md, "Every query has an index".
+    await ensureFilterIndexes(this.collection);
     // Tombstones expire once their event is out and their idempotency window has closed (storage/tombstone.ts).
     await ensureExpiryIndex(this.collection);
   }
@@ -68,7 +70,7 @@ export class ResourceStore {
     const created: PendingEvent = newEvent("resource.created", tenant, state, request, null, nowMs);
     const result = await insertOnce(
       this.collection,
-      { _id: state.id, account: tenant.account, livemode: tenant.livemode, ...state, version: 0, pending_events: [created] },
+      { _id: state.id, account: tenant.account, livemode: tenant.livemode, ...state, ...nameFields(state.name), version: 0, pending_events: [created] },
       { tenant, key: request.idempotencyKey, fingerprint: fingerprint([fields.name, fields.status, fields.metadata.map((p) => [p.k, p.v])]) },
       budget,
     );
@@ -99,7 +101,7 @@ export class ResourceStore {
         const previous = changedFields(stateOf(current), next);
         if (!previous) return null;
         const event: PendingEvent = newEvent("resource.updated", tenant, next, request, previous);
-        return { set: { name: next.name, status: next.status, metadata: next.metadata }, events: [event] };
+        return { set: { name: next.name, ...nameFields(next.name), status: next.status, metadata: next.metadata }, events: [event] };
       },
       budget,
     );
@@ -114,19 +116,19 @@ export class ResourceStore {
     return before;
   }
 
-  /** One page, newest first (storage/keyset-list.ts). */
-  list(tenant: Tenant, query: ListQuery, budget: Budget = UNBOUNDED): Promise<{ items: LoadedResource[]; hasMore: boolean }> {
-    return listPage(
-      this.collection,
-      tenant,
-      {
-        limit: query.limit,
-        ...(query.startingAfter !== undefined ? { startingAfter: query.startingAfter } : {}),
-        ...(query.endingBefore !== undefined ? { endingBefore: query.endingBefore } : {}),
-        ...(query.status ? { where: { status: query.status } } : {}),
-      },
-      budget,
-    );
+  /** One page of the filter's matches, newest first, through the index its query names (filter-query.ts; storage/keyset-list.ts). */
+  async list(tenant: Tenant, query: ListQuery, budget: Budget = UNBOUNDED): Promise<{ items: LoadedResource[]; hasMore: boolean }> {
+    const backwards = query.endingBefore !== undefined;
+    const matching = resourceQuery(tenant, query.filter, { lt: query.startingAfter, gt: query.endingBefore });
+    const found = (await this.collection
+      .find(findFilter(matching), { sort: { _id: backwards ? 1 : -1 }, limit: query.limit + 1, hint: matching.index, ...WITHOUT_OUTBOX, ...budget.db() })
+      .toArray()) as LoadedResource[];
+    return pageFrom(found, query.limit, backwards);
+  }
+
+  /** One search page of the filter's matches below `after`, at most 1,000 documents examined (search.ts). */
+  search(tenant: Tenant, filter: ResourceFilter, page: { limit: number; after?: string | undefined }, budget: Budget = UNBOUNDED): Promise<SearchPage> {
+    return searchPage(this.collection, tenant, filter, page, budget);
   }
 }
 

@@ -37,9 +37,16 @@ export async function listPage<D extends TenantDocument>(
   const found = (await collection
     .find(filter as Filter<D>, { sort: { _id: backwards ? 1 : -1 }, limit: query.limit + 1, ...WITHOUT_OUTBOX, ...budget.db() })
     .toArray()) as Loaded<D>[];
-  const hasMore = found.length > query.limit;
-  const page = found.slice(0, query.limit);
-  return { items: backwards ? page.reverse() : page, hasMore };
+  return pageFrom(found, query.limit, backwards);
+}
+
+/**
+ * A page from the documents a keyset query read (up to `limit + 1`, in its sort order): whether more
+ * follow, and the page newest first (a page read backwards, oldest first, is turned around).
+ */
+export function pageFrom<T>(found: T[], limit: number, backwards: boolean): { items: T[]; hasMore: boolean } {
+  const page = found.slice(0, limit);
+  return { items: backwards ? page.reverse() : page, hasMore: found.length > limit };
 }
 
 /** Bounds on `created` (Unix seconds), as lists and bulk filters take them. */

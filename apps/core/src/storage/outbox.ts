@@ -24,6 +24,8 @@ export interface OutboxEvent<Type extends string = string, Snapshot = unknown, P
   object: Snapshot;
   /** Old values of the changed fields only (`*.updated`), else null. */
   previous_attributes: Previous | null;
+  /** Why the change was made, for an operational event that says (`webhook_endpoint.disabled`: `gone`, `failing`); else absent. */
+  reason?: string;
   request: { id: string | null; idempotency_key: string | null };
   /**
    * The trace of the call that made the change (tracing on only): the worker that delivers the event continues it

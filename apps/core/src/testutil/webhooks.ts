@@ -2,8 +2,8 @@ import { randomBytes } from "node:crypto";
 import type { Db } from "mongodb";
 import type { Tenant } from "../caller.js";
 import { newId } from "../ids.js";
-import { WEBHOOK_ENDPOINTS_COLLECTION, type DeliveryEndpoint } from "../webhook-deliveries/model.js";
-import { encryptSecret, masterKey, newEndpointSecret, type Keyring } from "../webhooks/secret.js";
+import { WEBHOOK_ENDPOINTS_COLLECTION, type DisablingEndpoint } from "../webhook-deliveries/model.js";
+import { encryptSecret, masterKey, newEndpointSecret, PRIVATE_KEY_PREFIX, publicKeyOf, type Keyring } from "../webhooks/secret.js";
 
 /** A keyring with a fresh random master key, as RMS_SECRET_KEY would give. */
 export function testKeyring(): Keyring {
@@ -11,14 +11,15 @@ export function testKeyring(): Keyring {
 }
 
 export interface TestEndpoint {
-  readonly doc: DeliveryEndpoint;
+  readonly doc: DisablingEndpoint;
   /** The clear secrets, newest first, as the create and rotate answers showed them. */
   readonly secrets: string[];
 }
 
 /**
  * Writes an endpoint document directly, secrets sealed as the endpoints kind seals them (with the
- * endpoint id as context): core-level delivery tests need endpoints, not the endpoints API.
+ * endpoint id as context; a `whsk_` key as a `v1a` key): core-level delivery tests need endpoints, not the
+ * endpoints API.
  */
 export async function insertEndpoint(
   db: Db,
@@ -28,15 +29,21 @@ export async function insertEndpoint(
 ): Promise<TestEndpoint> {
   const id = newId("we");
   const secrets = fields.secrets ?? [{ secret: newEndpointSecret(), expires_at: null }];
-  const doc: DeliveryEndpoint = {
+  // A `whsk_` private key is a `v1a` key, stored with its public key as the endpoints kind stores it.
+  const scheme = (secret: string) => (secret.startsWith(PRIVATE_KEY_PREFIX) ? { scheme: "v1a" as const, public_key: publicKeyOf(secret) } : {});
+  const doc: DisablingEndpoint = {
     _id: id,
     account: tenant.account,
     livemode: tenant.livemode,
     url: fields.url,
     enabled_events: fields.enabled_events ?? ["*"],
     status: fields.status ?? "enabled",
-    secrets: secrets.map((s) => ({ sealed: encryptSecret(s.secret, keyring, id), expires_at: s.expires_at })),
+    secrets: secrets.map((s) => ({ sealed: encryptSecret(s.secret, keyring, id), expires_at: s.expires_at, ...scheme(s.secret) })),
+    description: null,
+    metadata: [],
+    created: Math.floor(Date.now() / 1000),
+    version: 0,
   };
-  await db.collection<DeliveryEndpoint>(WEBHOOK_ENDPOINTS_COLLECTION).insertOne(doc);
+  await db.collection<DisablingEndpoint & { pending_events: unknown[] }>(WEBHOOK_ENDPOINTS_COLLECTION).insertOne({ ...doc, pending_events: [] });
   return { doc, secrets: secrets.map((s) => s.secret) };
 }

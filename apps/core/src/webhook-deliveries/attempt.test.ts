@@ -1,3 +1,4 @@
+import { verify as cryptoVerify } from "node:crypto";
 import { Webhook } from "standardwebhooks";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { newId } from "../ids.js";
@@ -10,7 +11,7 @@ import { attemptDelivery, SECRET_UNAVAILABLE, type DeliveryEnvironment } from ".
 import { eventBody } from "./event-body.js";
 import { WEBHOOK_ATTEMPTS_COLLECTION, WEBHOOK_ENDPOINTS_COLLECTION, type AttemptDocument, type DeliveryEndpoint, type FannedOutEvent } from "./model.js";
 import { DISABLE_AFTER_FAILING_MS } from "../webhooks/schedule.js";
-import { newEndpointSecret } from "../webhooks/secret.js";
+import { newEndpointKeyPair, newEndpointSecret, verifyingKeyOf } from "../webhooks/secret.js";
 
 let t: Awaited<ReturnType<typeof thingsCollection>>;
 let https: Receiver;
@@ -106,6 +107,34 @@ describe("attemptDelivery", () => {
     await attemptDelivery(env, { event, endpoint: after.doc, trigger: "manual" });
     expect(verify(newer, https.deliveries[at]!)).toBeTruthy();
     expect(() => verify(older, https.deliveries[at]!)).toThrow(/No matching signature/);
+  });
+
+  it("signs a v1a endpoint's delivery with Ed25519: node:crypto verifies it with the public key alone; during a move from v1 both schemes sign", async () => {
+    const tenant = newTenant();
+    const pair = newEndpointKeyPair();
+    const older = newEndpointSecret();
+    const moving = await insertEndpoint(t.db, keyring, tenant, {
+      url: https.url("/in", "localhost"),
+      secrets: [
+        { secret: pair.privateKey, expires_at: null },
+        { secret: older, expires_at: Date.now() + 3_600_000 },
+      ],
+    });
+    const event = await storedEvent(tenant, [moving.doc._id]);
+    const at = https.deliveries.length;
+    const { attempt } = await attemptDelivery(env, { event, endpoint: moving.doc, trigger: "manual" });
+    expect(attempt.status).toBe("succeeded");
+    const delivery = https.deliveries[at]!;
+    const [v1a, v1, ...rest] = String(delivery.headers["webhook-signature"]).split(" ");
+    expect(rest).toEqual([]);
+    expect(v1a).toMatch(/^v1a,/);
+    const signed = Buffer.from(`${delivery.headers["webhook-id"]}.${delivery.headers["webhook-timestamp"]}.${delivery.body}`);
+    expect(cryptoVerify(null, signed, verifyingKeyOf(pair.publicKey), Buffer.from(v1a!.slice(4), "base64"))).toBe(true);
+    expect(delivery.headers["webhook-id"]).toBe(event._id);
+    expect(JSON.parse(delivery.body)).toEqual(JSON.parse(eventBody(event)));
+    // The outgoing v1 secret still verifies with the Standard Webhooks library during the grace period.
+    expect(v1).toMatch(/^v1,/);
+    expect(verify(older, delivery)).toBeTruthy();
   });
 
   it("a 410 disables the endpoint at once (`gone`), ending its failure streak (a re-enable starts afresh); the event stays pending", async () => {

@@ -1,5 +1,5 @@
 import { isDuplicateKeyError } from "@rms/proto";
-import type { Collection, Db, Filter, UpdateFilter } from "mongodb";
+import type { Collection, Db, Filter } from "mongodb";
 import type { Logger } from "pino";
 import { newId } from "../ids.js";
 import type { CoreSettings } from "../settings.js";
@@ -15,6 +15,7 @@ import {
   type DeliveryTrigger,
   type FannedOutEvent,
 } from "./model.js";
+import { disableEndpoint } from "./disable.js";
 import { pullPendingEndpoint } from "./pending.js";
 import { afterAttempt, type DisableReason } from "../webhooks/schedule.js";
 import { decryptSecret, type Keyring } from "../webhooks/secret.js";
@@ -30,11 +31,18 @@ export interface DeliveryEnvironment {
   readonly transport?: Pick<DeliveryOptions, "ca" | "resolve" | "timeoutMs" | "policy">;
   readonly now?: () => number;
   readonly logger?: Logger;
+  /** Tells the process's event relay of a write with an event (an endpoint disabled: disable.ts). */
+  readonly written?: (collection: string, id: string) => void;
 }
 
 /** The environment from the settings core and the workers share (settings.ts). */
-export function deliveryEnvironment(db: Db, settings: Pick<CoreSettings, "secretKeyring" | "webhookAllowPrivate">, logger?: Logger): DeliveryEnvironment {
-  return { db, keyring: settings.secretKeyring, allowPrivate: settings.webhookAllowPrivate, ...(logger ? { logger } : {}) };
+export function deliveryEnvironment(
+  db: Db,
+  settings: Pick<CoreSettings, "secretKeyring" | "webhookAllowPrivate">,
+  logger?: Logger,
+  written?: DeliveryEnvironment["written"],
+): DeliveryEnvironment {
+  return { db, keyring: settings.secretKeyring, allowPrivate: settings.webhookAllowPrivate, ...(logger ? { logger } : {}), ...(written ? { written } : {}) };
 }
 
 export interface AttemptRequest {
@@ -150,15 +158,10 @@ export async function applyAttempt(env: DeliveryEnvironment, attempt: AttemptDoc
   if (endpoint.failing_since == null)
     await endpoints.updateOne({ _id: endpoint._id, failing_since: null } as Filter<DeliveryEndpoint>, { $set: { failing_since: streak.failingSinceMs } });
   if (!disable) return null;
-  // The version moves so that a concurrent versioned update of the endpoint reads it again; the streak
-  // ends with the disable, so an operator's re-enable starts a fresh 5 days.
-  const result = await endpoints.updateOne(
-    { _id: endpoint._id, status: "enabled" } as Filter<DeliveryEndpoint>,
-    {
-      $set: { status: "disabled", disabled_reason: disable, failing_since: null },
-      $inc: { version: 1 },
-    } as UpdateFilter<DeliveryEndpoint>,
-  );
-  if (result.modifiedCount === 1) env.logger?.warn({ endpoint: endpoint._id, reason: disable }, "webhook endpoint disabled");
-  return result.modifiedCount === 1 ? disable : null;
+  // One versioned write disables it and records its `webhook_endpoint.disabled` event (disable.ts): exactly
+  // one per disabling, however many attempts disable it at once. The streak ends with the disable, so an
+  // operator's re-enable starts a fresh 5 days.
+  const disabled = await disableEndpoint(env.db, endpoint, disable, atMs, env.written);
+  if (disabled) env.logger?.warn({ endpoint: endpoint._id, reason: disable }, "webhook endpoint disabled");
+  return disabled ? disable : null;
 }

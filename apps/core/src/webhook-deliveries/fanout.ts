@@ -10,6 +10,8 @@ export interface RelayedEvent {
   type: string;
   account: string;
   livemode: boolean;
+  /** The snapshot of the object the event is about; its `id` is an endpoint's for `webhook_endpoint.*`. */
+  object?: { id?: unknown };
 }
 
 const OPERATION = { timeoutMS: 5_000 } as const;
@@ -54,8 +56,13 @@ export function webhookFanOut(db: Db, now: () => number = Date.now) {
         .toArray();
       byTenant.set(key, found);
     }
+    // An endpoint never gets an event about itself (`webhook_endpoint.disabled` goes to the account's other
+    // endpoints, even if this one is enabled again before the event is copied).
     const wanting = new Map(
-      batch.map((event) => [event._id, (byTenant.get(`${event.account}\u0000${event.livemode}`) ?? []).filter((e) => wantsEvent(e.enabled_events ?? [], event.type))]),
+      batch.map((event) => [
+        event._id,
+        (byTenant.get(`${event.account}\u0000${event.livemode}`) ?? []).filter((e) => e._id !== event.object?.id && wantsEvent(e.enabled_events ?? [], event.type)),
+      ]),
     );
 
     // Only events some endpoint wants need to know whether they were copied before (with no endpoint, the

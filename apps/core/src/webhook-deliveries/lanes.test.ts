@@ -25,7 +25,9 @@ beforeAll(async () => {
 });
 afterAll(() => t?.close());
 beforeEach(async () => {
-  clock = 1_000_000_000;
+  // The real time, not an arbitrary one: lanes carry `expires_at` from this clock, and the server's TTL monitor
+  // (every 60 s) would delete lanes stamped in 1970 in the middle of a test.
+  clock = Date.now();
   await t.db.collection(WEBHOOK_DELIVERIES_COLLECTION).deleteMany({});
   await t.db.collection(WEBHOOK_LANES_COLLECTION).deleteMany({});
 });

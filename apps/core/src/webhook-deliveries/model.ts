@@ -1,9 +1,11 @@
 import { createHash } from "node:crypto";
-import type { AttemptStatus, AttemptTrigger } from "@rms/proto";
+import type { AttemptStatus, AttemptTrigger, EndpointDisabledReason } from "@rms/proto";
 import { idAt, randomBase62 } from "../ids.js";
 import type { StoredEvent } from "../events/model.js";
 import { expiryAt, type Expiring } from "../storage/expiry.js";
+import type { OutboxEvent } from "../storage/outbox.js";
 import { QueueSignal } from "../storage/queue-signal.js";
+import type { KeyScheme } from "../webhooks/secret.js";
 
 /**
  * The stored shapes webhook delivery reads and writes (docs/webhooks.md, "Delivery"). The endpoints
@@ -28,8 +30,11 @@ export function webhookExpiresAt(created: number): Date {
   return expiryAt(created * 1000, WEBHOOK_RETENTION_MS);
 }
 
-/** A sealed signing secret of an endpoint, newest first; `expires_at` (ms) ends a rotated-out secret's grace period. */
-export interface SealedSecret {
+/**
+ * A sealed signing key of an endpoint, newest first: a `whsec_` secret (`v1`) or a `whsk_` private key
+ * (`v1a`, with its public key); `expires_at` (ms) ends a rotated-out key's grace period.
+ */
+export interface SealedSecret extends KeyScheme {
   sealed: string;
   expires_at: number | null;
 }
@@ -47,6 +52,23 @@ export interface DeliveryEndpoint {
   failing_since?: number | null;
   disabled_reason?: string;
 }
+
+/**
+ * The endpoint as its `webhook_endpoint.disabled` event shows it: the delivery fields and the rest of its
+ * public fields (never a secret), with the version the versioned update matches on.
+ */
+export interface DisablingEndpoint extends DeliveryEndpoint {
+  description: string | null;
+  metadata: { k: string; v: string }[];
+  created: number;
+  version: number;
+}
+
+/**
+ * The operational event delivery records in the endpoint's own outbox with the write that disables it
+ * (CONTRACT.md section 7): `object` is the endpoint as disabled, `reason` why.
+ */
+export type EndpointDisabledEvent = OutboxEvent<"webhook_endpoint.disabled", Record<string, unknown>, never> & { reason: EndpointDisabledReason };
 
 /** What an event document holds once fanned out: the endpoints that have not answered 2xx yet. */
 export type FannedOutEvent = StoredEvent & { pending_endpoints?: string[] };

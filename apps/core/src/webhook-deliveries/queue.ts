@@ -97,6 +97,8 @@ export interface DeliveryQueueOptions {
   readonly now?: () => number;
   readonly random?: () => number;
   /** Told when lanes may have work at a time no counter announces (a lane's next turn, more lanes than one claim looks at). */
+  /** Tells the process's event relay of a write with an event (an endpoint disabled). */
+  readonly written?: (collection: string, id: string) => void;
   readonly lookAgainAt?: (atMs: number) => void;
 }
 
@@ -149,6 +151,7 @@ export class DeliveryQueue {
       now: this.now,
       logger: options.logger,
       ...(options.transport ? { transport: options.transport } : {}),
+      ...(options.written ? { written: options.written } : {}),
     };
   }
 

@@ -64,7 +64,7 @@ describe("ResendEvent", () => {
     const we = await endpointAt(tenant, broken.url());
     const [first, second] = [await newEvent(tenant), await newEvent(tenant)];
     const a1 = (await t.webhookEndpoints.resendEvent({ tenant, eventId: first.id, webhookEndpointId: we.id })).webhookAttempt!;
-    expect(a1).toMatchObject({ status: "failed", responseStatus: 500, responseBody: "receiver is down", error: "http_error", trigger: "manual" });
+    expect(a1).toMatchObject({ status: "failed", responseStatus: 500, responseBody: "receiver is down", failureCode: "http_error", trigger: "manual" });
     await t.webhookEndpoints.updateWebhookEndpoint({ tenant, id: we.id, url: ok.url() });
     const a2 = (await t.webhookEndpoints.resendEvent({ tenant, eventId: second.id, webhookEndpointId: we.id })).webhookAttempt!;
     const a3 = (await t.webhookEndpoints.resendEvent({ tenant, eventId: first.id, webhookEndpointId: we.id })).webhookAttempt!;

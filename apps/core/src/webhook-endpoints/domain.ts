@@ -2,7 +2,7 @@ import { WebhookEndpointService } from "@rms/proto";
 import { ADMIN_AND_GATEWAY as both, serviceDomain } from "../domain.js";
 import { AttemptStore } from "./attempts.js";
 import { webhookEndpointService } from "./service.js";
-import { WebhookEndpointStore } from "./store.js";
+import { WEBHOOK_ENDPOINTS_COLLECTION, WebhookEndpointStore } from "./store.js";
 
 /** Webhook endpoints: where events are delivered and the secrets that sign them (CONTRACT.md section 7, in ../shared/docs/). */
 export const webhookEndpointsDomain = serviceDomain({
@@ -19,9 +19,12 @@ export const webhookEndpointsDomain = serviceDomain({
     recoverWebhookEndpoint: both,
     resendEvent: both,
   },
-  open({ db, settings, checkKey, logger }) {
+  // `webhook_endpoint.disabled`, recorded with the write of delivery that disables an endpoint.
+  outboxes: [WEBHOOK_ENDPOINTS_COLLECTION],
+  open({ db, settings, checkKey, logger, written, relayNow }) {
     const store = new WebhookEndpointStore(db);
     const attempts = new AttemptStore(db);
-    return { indexes: store, implementation: webhookEndpointService({ store, attempts, db, settings, checkKey, logger }) };
+    const deps = { store, attempts, db, settings, checkKey, logger, written, ...(relayNow ? { relayNow } : {}) };
+    return { indexes: store, implementation: webhookEndpointService(deps) };
   },
 });

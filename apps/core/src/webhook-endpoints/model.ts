@@ -2,6 +2,8 @@ import type { WebhookEndpointStatusName } from "@rms/proto";
 import type { MetadataPair } from "../metadata.js";
 import type { TenantDocument } from "../storage/documents.js";
 import type { IdempotentDocument } from "../storage/idempotent-insert.js";
+import type { EndpointDisabledEvent } from "../webhook-deliveries/model.js";
+import type { KeyScheme } from "../webhooks/secret.js";
 
 export type { WebhookEndpointStatusName };
 
@@ -21,8 +23,11 @@ export const ROTATION_GRACE_MAX_S = 604_800;
 /** Secrets kept per endpoint (the newest and up to four still in their grace period): each one signs every delivery. */
 export const SECRETS_MAX = 5;
 
-/** One signing secret, sealed (webhooks/secret.ts) with the endpoint id as context. */
-export interface StoredSecret {
+/**
+ * One signing key, sealed (webhooks/secret.ts) with the endpoint id as context: a `whsec_` secret (`v1`), or a
+ * `whsk_` Ed25519 private key (`scheme: "v1a"`, with its `whpk_` public key, which is not secret).
+ */
+export interface StoredSecret extends KeyScheme {
   sealed: string;
   /** Unix ms after which it no longer signs; null for the current secret. */
   expires_at: number | null;
@@ -30,10 +35,11 @@ export interface StoredSecret {
 
 /**
  * The stored document of one endpoint (the shared data model of the delivery workers, which read `status`,
- * `url`, `enabled_events` and `secrets`, and may set `status: "disabled"` with `disabled_reason`).
- * Endpoint changes record no events, so the outbox stays empty.
+ * `url`, `enabled_events` and `secrets`, and may set `status: "disabled"` with `disabled_reason`). Its outbox
+ * holds one kind of event: `webhook_endpoint.disabled`, pushed by the write of delivery that disables it
+ * (webhook-deliveries/disable.ts); the API's own changes of an endpoint record none.
  */
-export interface WebhookEndpointDocument extends TenantDocument<never>, IdempotentDocument {
+export interface WebhookEndpointDocument extends TenantDocument<EndpointDisabledEvent>, IdempotentDocument {
   _id: string;
   url: string;
   enabled_events: string[];

@@ -6,12 +6,13 @@ export function validSecrets(secrets: readonly StoredSecret[], nowMs: number): S
 }
 
 /**
- * The secrets after a rotation: the new one first (no expiry), then the ones still valid, each
+ * The keys after a rotation: the new one first (no expiry), then the ones still valid, each
  * expiring `graceS` seconds from now at the latest (an earlier expiry stays); `graceS` 0 drops them.
  * At most SECRETS_MAX are kept, so rotating in a loop cannot grow the signature header without bound.
  */
-export function rotatedSecrets(current: readonly StoredSecret[], sealed: string, nowMs: number, graceS: number): StoredSecret[] {
+export function rotatedSecrets(current: readonly StoredSecret[], next: StoredSecret, nowMs: number, graceS: number): StoredSecret[] {
   const until = nowMs + graceS * 1000;
-  const kept = graceS === 0 ? [] : validSecrets(current, nowMs).map((s) => ({ sealed: s.sealed, expires_at: s.expires_at === null ? until : Math.min(s.expires_at, until) }));
-  return [{ sealed, expires_at: null }, ...kept].slice(0, SECRETS_MAX);
+  // Each kept key keeps its scheme (and public key): a rotation between schemes signs in both during the grace.
+  const kept = graceS === 0 ? [] : validSecrets(current, nowMs).map((s) => ({ ...s, expires_at: s.expires_at === null ? until : Math.min(s.expires_at, until) }));
+  return [{ ...next, expires_at: null }, ...kept].slice(0, SECRETS_MAX);
 }

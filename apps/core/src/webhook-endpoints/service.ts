@@ -1,5 +1,6 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import {
+  type SignatureScheme,
   WEBHOOK_ENDPOINT_STATUS,
   WebhookEndpointStatus,
   WebhookEndpointService,
@@ -16,11 +17,11 @@ import type { CoreSettings } from "../settings.js";
 import { mergeMetadata, metadataUpdate } from "../metadata.js";
 import { EVENTS_COLLECTION } from "../storage/relay.js";
 import { attemptDelivery, deliveryEnvironment, type DeliveryEnvironment } from "../webhook-deliveries/attempt.js";
-import { decryptSecret, encryptSecret, newEndpointSecret, type Keyring } from "../webhooks/index.js";
+import { decryptSecret, encryptSecret, newEndpointKeyPair, newEndpointSecret, signingSchemeOf, type Keyring } from "../webhooks/index.js";
 import type { AttemptDocument, DeliveryEndpoint, FannedOutEvent } from "../webhook-deliveries/model.js";
-import { ENDPOINTS_PER_TENANT, type WebhookEndpointStatusName } from "./model.js";
+import { ENDPOINTS_PER_TENANT, type StoredSecret, type WebhookEndpointStatusName } from "./model.js";
 import type { LoadedEndpoint, WebhookEndpointStore } from "./store.js";
-import { attemptStatusOf, eventIdOf, sinceOf, validateDescription, validateEnabledEvents, validateExpiresIn, validateUrl } from "./validation.js";
+import { attemptStatusOf, eventIdOf, signatureSchemeOf, sinceOf, validateDescription, validateEnabledEvents, validateExpiresIn, validateUrl } from "./validation.js";
 import type { AttemptStore } from "./attempts.js";
 import { scheduleRecovery } from "./recover.js";
 
@@ -35,7 +36,8 @@ function attemptMessage(doc: AttemptDocument): MessageInitShape<typeof WebhookAt
     status: doc.status,
     ...(doc.response_status !== null ? { responseStatus: doc.response_status } : {}),
     ...(doc.response_body !== null ? { responseBody: doc.response_body } : {}),
-    ...(doc.error !== null ? { error: doc.error } : {}),
+    // Stored as `error`; answered as `failure_code` (Stripe's name for a failure on an object).
+    ...(doc.error !== null ? { failureCode: doc.error } : {}),
     durationMs: BigInt(Math.round(doc.duration_ms)),
     trigger: doc.trigger,
     created: BigInt(doc.created),
@@ -51,7 +53,12 @@ function statusName(value: WebhookEndpointStatus): WebhookEndpointStatusName | u
   return name;
 }
 
+/**
+ * The endpoint as every answer shows it: its scheme and, for `v1a`, its public key (never a private key);
+ * `secret` is the clear `v1` secret of a create or rotate answer only.
+ */
 function toMessage(doc: LoadedEndpoint, secret?: string): MessageInitShape<typeof WebhookEndpointSchema> {
+  const { signature_scheme, public_key } = signingSchemeOf(doc.secrets[0]);
   return {
     id: doc._id,
     url: doc.url,
@@ -62,7 +69,23 @@ function toMessage(doc: LoadedEndpoint, secret?: string): MessageInitShape<typeo
     created: BigInt(doc.created),
     livemode: doc.livemode,
     ...(secret !== undefined ? { secret } : {}),
+    signatureScheme: signature_scheme,
+    ...(public_key !== null ? { publicKey: public_key } : {}),
   };
+}
+
+/**
+ * A new signing key of `scheme`, sealed for the endpoint `id` (its sealing context), and what the answer
+ * shows of it: a `v1` secret in clear (shown once), or nothing for `v1a` (its public key is stored with it and
+ * shown by every answer; the private key never leaves core).
+ */
+function newKey(scheme: SignatureScheme, ring: Keyring, id: string): { stored: StoredSecret; secret?: string } {
+  if (scheme === "v1a") {
+    const pair = newEndpointKeyPair();
+    return { stored: { sealed: encryptSecret(pair.privateKey, ring, id), expires_at: null, scheme: "v1a", public_key: pair.publicKey } };
+  }
+  const secret = newEndpointSecret();
+  return { stored: { sealed: encryptSecret(secret, ring, id), expires_at: null }, secret };
 }
 
 /**
@@ -78,6 +101,10 @@ export interface EndpointServiceDeps {
   readonly logger: Logger;
   /** Tests: the delivery transport (a certificate authority to trust, a shorter timeout). */
   readonly transport?: DeliveryEnvironment["transport"];
+  /** Tells the relay of a write with an event (a resend's 410 disables the endpoint). */
+  readonly written?: (collection: string, id: string) => void;
+  /** Relays an endpoint's pending event before a delete (DomainContext.relayNow). */
+  readonly relayNow?: (collection: string, id: string) => Promise<void>;
 }
 
 export function webhookEndpointService(deps: EndpointServiceDeps): ServiceImplementation<typeof WebhookEndpointService> {
@@ -98,19 +125,27 @@ export function webhookEndpointService(deps: EndpointServiceDeps): ServiceImplem
           description: request.description === undefined ? null : validateDescription(request.description),
           metadata: mergeMetadata([], request.metadata),
         },
+        scheme: signatureSchemeOf(request.signatureScheme) ?? "v1",
         ring: keyring(),
       }),
-      async write({ fields, ring }, { tenant, info, budget }) {
-        const secret = newEndpointSecret();
-        return { ...(await store.create(tenant, fields, (id) => encryptSecret(secret, ring, id), info, budget)), secret };
+      async write({ fields, scheme, ring }, { tenant, info, budget }) {
+        let secret: string | undefined;
+        const seal = (id: string) => {
+          const made = newKey(scheme, ring, id);
+          secret = made.secret;
+          return made.stored;
+        };
+        return { ...(await store.create(tenant, fields, seal, info, budget)), secret };
       },
       reply(created, { ring }) {
         if ("limitReached" in created) {
           throw errors.invalid("limit_exceeded", `An account can have at most ${ENDPOINTS_PER_TENANT} webhook endpoints in each mode; delete one first.`);
         }
         const { doc, replayed, secret } = created;
-        // A retried create (the first answer was lost) shows the endpoint's current secret: the caller never saw one.
-        const shown = replayed ? decryptSecret(doc.secrets[0]!.sealed, ring, doc._id) : secret;
+        // A retried create (the first answer was lost) shows the endpoint's current secret: the caller never saw
+        // one. A `v1a` endpoint's answer shows its public key, as every answer does, and no secret.
+        const newest = doc.secrets[0]!;
+        const shown = replayed ? (newest.scheme === "v1a" ? undefined : decryptSecret(newest.sealed, ring, doc._id)) : secret;
         return { webhookEndpoint: toMessage(doc, shown) };
       },
     }),
@@ -141,7 +176,7 @@ export function webhookEndpointService(deps: EndpointServiceDeps): ServiceImplem
     }),
 
     deleteWebhookEndpoint: rpc.write({
-      write: ({ id }, { tenant, budget }) => store.delete(tenant, id, budget),
+      write: ({ id }, { tenant, budget }) => store.delete(tenant, id, budget, deps.relayNow),
       reply: (doc, { id }) => ({ id: found(doc, "webhook endpoint", id)._id }),
     }),
 
@@ -192,17 +227,24 @@ export function webhookEndpointService(deps: EndpointServiceDeps): ServiceImplem
         const target = found(endpoint, "webhook endpoint", webhookEndpointId, "webhook_endpoint");
         // One attempt now, recorded like any other (trigger "manual"); it retries nothing, and a disabled
         // endpoint may be tried too (its status does not change on success).
-        const env: DeliveryEnvironment = { ...deliveryEnvironment(deps.db, settings, logger), ...(deps.transport ? { transport: deps.transport } : {}) };
+        const env: DeliveryEnvironment = { ...deliveryEnvironment(deps.db, settings, logger, deps.written), ...(deps.transport ? { transport: deps.transport } : {}) };
         return (await attemptDelivery(env, { event, endpoint: target as unknown as DeliveryEndpoint, trigger: "manual" })).attempt;
       },
       reply: (attempt) => ({ webhookAttempt: attemptMessage(attempt) }),
     }),
 
     rotateWebhookEndpointSecret: rpc.write({
-      parse: (request) => ({ id: request.id, graceS: validateExpiresIn(request.expiresIn), ring: keyring() }),
-      async write({ id, graceS, ring }, { tenant, budget }) {
-        const secret = newEndpointSecret();
-        return { doc: await store.rotate(tenant, id, encryptSecret(secret, ring, id), graceS, budget), secret };
+      parse: (request) => ({ id: request.id, graceS: validateExpiresIn(request.expiresIn), scheme: signatureSchemeOf(request.signatureScheme), ring: keyring() }),
+      async write({ id, graceS, scheme, ring }, { tenant, budget }) {
+        // Without a scheme the new key is of the endpoint's current one; with one, the endpoint moves to it.
+        let secret: string | undefined;
+        const next = (newest: StoredSecret | undefined) => {
+          const made = newKey(scheme ?? signingSchemeOf(newest).signature_scheme, ring, id);
+          secret = made.secret;
+          return made.stored;
+        };
+        const doc = await store.rotate(tenant, id, next, graceS, budget);
+        return { doc, secret };
       },
       reply: ({ doc, secret }, { id }) => ({ webhookEndpoint: toMessage(found(doc, "webhook endpoint", id), secret) }),
     }),

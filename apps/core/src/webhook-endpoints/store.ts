@@ -9,10 +9,16 @@ import { ensureIdempotencyIndex, fingerprint, insertOnce, type InsertOnceResult 
 import { ensureKeysetIndexes, listPage } from "../storage/keyset-list.js";
 import { updateVersioned } from "../storage/versioned-update.js";
 import { writeWithin } from "../storage/write.js";
-import { ENDPOINTS_PER_TENANT, type WebhookEndpointDocument, type WebhookEndpointStatusName } from "./model.js";
+import { errors } from "../errors.js";
+import { ENDPOINTS_PER_TENANT, type StoredSecret, type WebhookEndpointDocument, type WebhookEndpointStatusName } from "./model.js";
 import { rotatedSecrets } from "./secrets.js";
 
 export const WEBHOOK_ENDPOINTS_COLLECTION = "webhook_endpoints";
+
+/** An endpoint whose outbox holds nothing (the negation of the relay's HAS_PENDING_EVENTS). */
+const OUTBOX_EMPTY = { "pending_events._id": { $exists: false } } as const;
+/** Relays and deletes tried before a delete gives up (each relay empties the outbox unless the database fails). */
+const DELETE_ATTEMPTS = 3;
 
 /** An endpoint as reads load it. */
 export type LoadedEndpoint = Loaded<WebhookEndpointDocument>;
@@ -34,8 +40,8 @@ export interface EndpointChanges {
   metadata?: (current: MetadataPair[]) => MetadataPair[];
 }
 
-/** Seals a new secret for the endpoint id it is bound to (the id is the sealing context). */
-export type SealFor = (endpointId: string) => string;
+/** Seals a new signing key for the endpoint id it is bound to (the id is the sealing context), with its scheme. */
+export type SealFor = (endpointId: string) => StoredSecret;
 
 export type CreateResult = InsertOnceResult<WebhookEndpointDocument> | { limitReached: true };
 
@@ -75,11 +81,13 @@ export class WebhookEndpointStore {
       livemode: tenant.livemode,
       ...fields,
       created: Math.floor(nowMs / 1000),
-      secrets: [{ sealed: seal(id), expires_at: null }],
+      secrets: [seal(id)],
       version: 0,
       pending_events: [],
     };
-    const requestHash = fingerprint([fields.url, fields.enabled_events, fields.status, fields.description, fields.metadata.map((p) => [p.k, p.v])]);
+    // The scheme counts only when not the default, so a `v1` create fingerprints as it always did.
+    const scheme = base.secrets[0]!.scheme;
+    const requestHash = fingerprint([fields.url, fields.enabled_events, fields.status, fields.description, fields.metadata.map((p) => [p.k, p.v]), ...(scheme ? [scheme] : [])]);
     for (const slot of free.length > 0 ? free : [0]) {
       try {
         return await insertOnce(this.collection, { ...base, slot }, { tenant, key: request.idempotencyKey, fingerprint: requestHash }, budget);
@@ -128,24 +136,47 @@ export class WebhookEndpointStore {
   }
 
   /**
-   * A new current secret (sealed by `seal`); the previous ones keep signing for `graceS` seconds.
-   * Null when the endpoint is gone.
+   * A new current key (`next` makes it, sealed, given the endpoint's newest key: the scheme to keep when none
+   * is asked); the previous ones keep signing for `graceS` seconds. Null when the endpoint is gone.
    */
-  async rotate(tenant: Tenant, id: string, sealed: string, graceS: number, budget: Budget = UNBOUNDED, nowMs = Date.now()): Promise<LoadedEndpoint | null> {
+  async rotate(
+    tenant: Tenant,
+    id: string,
+    next: (newest: StoredSecret | undefined) => StoredSecret,
+    graceS: number,
+    budget: Budget = UNBOUNDED,
+    nowMs = Date.now(),
+  ): Promise<LoadedEndpoint | null> {
+    let made: StoredSecret | undefined;
     const result = await updateVersioned(
       this.collection,
       tenant,
       id,
-      (current) => ({ set: { secrets: rotatedSecrets(current.secrets, sealed, nowMs, graceS) }, events: [] }),
+      // One new key, whatever races the write loses: a retry reads the endpoint again, not the key.
+      (current) => {
+        made ??= next(current.secrets[0]);
+        return { set: { secrets: rotatedSecrets(current.secrets, made, nowMs, graceS) }, events: [] };
+      },
       budget,
     );
     return result?.after ?? null;
   }
 
-  /** Removes the endpoint for good (its slot is free at once); null when it was already gone. */
-  async delete(tenant: Tenant, id: string, budget: Budget = UNBOUNDED): Promise<LoadedEndpoint | null> {
+  /**
+   * Removes the endpoint for good (its slot is free at once); null when it was already gone. Only an
+   * endpoint with an empty outbox is deleted: a `webhook_endpoint.disabled` event still waiting in it is
+   * relayed first (`relayNow`), so deleting the endpoint never loses the event of its disabling.
+   */
+  async delete(tenant: Tenant, id: string, budget: Budget = UNBOUNDED, relayNow?: (collection: string, id: string) => Promise<void>): Promise<LoadedEndpoint | null> {
     const filter = { _id: id, account: tenant.account, livemode: tenant.livemode } as Filter<WebhookEndpointDocument>;
-    return (await writeWithin(budget, (options) => this.collection.findOneAndDelete(filter, { ...WITHOUT_OUTBOX, ...options }))) as LoadedEndpoint | null;
+    for (let attempt = 0; attempt < DELETE_ATTEMPTS; attempt++) {
+      const deleted = await writeWithin(budget, (options) => this.collection.findOneAndDelete({ ...filter, ...OUTBOX_EMPTY }, { ...WITHOUT_OUTBOX, ...options }));
+      if (deleted) return deleted as LoadedEndpoint;
+      if (!(await this.collection.findOne(filter, { projection: { _id: 1 }, ...budget.db() }))) return null;
+      if (!relayNow) break;
+      await relayNow(WEBHOOK_ENDPOINTS_COLLECTION, id);
+    }
+    throw errors.of("service_unavailable");
   }
 
   /** One page, newest first (storage/keyset-list.ts). */

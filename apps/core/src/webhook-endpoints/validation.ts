@@ -1,3 +1,4 @@
+import { SIGNATURE_SCHEMES, type SignatureScheme } from "@rms/proto";
 import { errors } from "../errors.js";
 import { codePointLength } from "../metadata.js";
 import { checkEndpointUrl } from "../webhooks/index.js";
@@ -71,4 +72,13 @@ export function sinceOf(since: bigint, nowMs = Date.now()): number {
     throw errors.invalid("parameter_invalid", `Invalid since: must be a Unix time from ${nowS - RECOVER_MAX_AGE_S} (14 days ago) to ${nowS} (now).`, "since");
   }
   return Number(since);
+}
+
+/** `signature_scheme`: `v1` or `v1a`; undefined when not given (the empty string on the wire). */
+export function signatureSchemeOf(value: string): SignatureScheme | undefined {
+  if (value === "") return undefined;
+  if (!(SIGNATURE_SCHEMES as readonly string[]).includes(value)) {
+    throw errors.invalid("parameter_invalid", `Invalid signature_scheme: must be one of ${SIGNATURE_SCHEMES.join(" or ")}.`, "signature_scheme");
+  }
+  return value as SignatureScheme;
 }

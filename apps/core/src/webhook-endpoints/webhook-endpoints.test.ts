@@ -2,7 +2,7 @@ import { status as GrpcStatus } from "@grpc/grpc-js";
 import { WebhookEndpointStatus } from "@rms/proto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestCore, type TestCore } from "../testutil/harness.js";
-import { decryptSecret, isEndpointSecret, masterKey } from "../webhooks/index.js";
+import { decryptSecret, isEndpointSecret, masterKey, publicKeyOf } from "../webhooks/index.js";
 import { ENDPOINTS_PER_TENANT, type WebhookEndpointDocument } from "./model.js";
 
 type Tenant = { accountId: string; livemode: boolean };
@@ -220,5 +220,75 @@ describe("RotateWebhookEndpointSecret", () => {
     const we = (await create(tenant)).webhookEndpoint!;
     for (let i = 0; i < 8; i++) await t.webhookEndpoints.rotateWebhookEndpointSecret({ tenant, id: we.id, expiresIn: 604_800n });
     expect((await stored(we.id))!.secrets).toHaveLength(5);
+  });
+});
+
+describe("signature_scheme v1a", () => {
+  const publicKeyPattern = /^whpk_[A-Za-z0-9+/]{43}=$/;
+
+  it("creates an Ed25519 key pair: the answer carries the public key and no secret, the private key is sealed at rest like a whsec_", async () => {
+    const { test: tenant } = await t.newAccount();
+    const { webhookEndpoint: we } = await create(tenant, { signatureScheme: "v1a" });
+    expect(we?.signatureScheme).toBe("v1a");
+    expect(we?.secret).toBeUndefined();
+    expect(we?.publicKey).toMatch(publicKeyPattern);
+    const doc = (await stored(we!.id))!;
+    expect(doc.secrets).toEqual([{ sealed: expect.stringMatching(/^enc1\./), expires_at: null, scheme: "v1a", public_key: we!.publicKey }]);
+    expect(JSON.stringify(doc)).not.toMatch(/whsk_|whsec_/);
+    // The sealed key opens (with the endpoint id as context) to the private half of that public key.
+    const privateKey = decryptSecret(doc.secrets[0]!.sealed, keyring, we!.id);
+    expect(privateKey).toMatch(/^whsk_[A-Za-z0-9+/]{43}=$/);
+    expect(publicKeyOf(privateKey)).toBe(we!.publicKey);
+    expect(() => decryptSecret(doc.secrets[0]!.sealed, keyring, "we_other")).toThrow();
+    // Reads show the public key, never a secret; a v1 endpoint shows none.
+    const { webhookEndpoint: read } = await t.webhookEndpoints.getWebhookEndpoint({ tenant, id: we!.id });
+    expect(read).toMatchObject({ signatureScheme: "v1a", publicKey: we!.publicKey });
+    expect(read?.secret).toBeUndefined();
+    const { webhookEndpoints: listed } = await t.webhookEndpoints.listWebhookEndpoints({ tenant });
+    expect(listed.map((e) => [e.signatureScheme, e.publicKey, e.secret])).toEqual([["v1a", we!.publicKey, undefined]]);
+    const v1 = (await create(tenant)).webhookEndpoint!;
+    expect([v1.signatureScheme, v1.publicKey]).toEqual(["v1", undefined]);
+  });
+
+  it("a replayed create shows the public key again, never the private key; the scheme is part of the request", async () => {
+    const { test: tenant } = await t.newAccount();
+    const first = (await create(tenant, { signatureScheme: "v1a" }, "v1a-key")).webhookEndpoint!;
+    const again = (await create(tenant, { signatureScheme: "v1a" }, "v1a-key")).webhookEndpoint!;
+    expect([again.id, again.publicKey, again.secret]).toEqual([first.id, first.publicKey, undefined]);
+    await expect(create(tenant, {}, "v1a-key")).rejects.toMatchObject({ code: "idempotency_key_reused" });
+  });
+
+  it("rotates within v1a by default, and moves between schemes when asked; the previous keys keep signing in their own scheme", async () => {
+    const { test: tenant } = await t.newAccount();
+    const we = (await create(tenant, { signatureScheme: "v1a" })).webhookEndpoint!;
+    const same = (await t.webhookEndpoints.rotateWebhookEndpointSecret({ tenant, id: we.id, expiresIn: 3600n })).webhookEndpoint!;
+    expect([same.signatureScheme, same.secret]).toEqual(["v1a", undefined]);
+    expect(same.publicKey).toMatch(publicKeyPattern);
+    expect(same.publicKey).not.toBe(we.publicKey);
+
+    const toV1 = (await t.webhookEndpoints.rotateWebhookEndpointSecret({ tenant, id: we.id, expiresIn: 3600n, signatureScheme: "v1" })).webhookEndpoint!;
+    expect(toV1.signatureScheme).toBe("v1");
+    expect(isEndpointSecret(toV1.secret!)).toBe(true);
+    expect(toV1.publicKey).toBeUndefined();
+    const doc = (await stored(we.id))!;
+    expect(doc.secrets.map((s) => [s.scheme ?? "v1", s.public_key ?? null])).toEqual([
+      ["v1", null],
+      ["v1a", same.publicKey],
+      ["v1a", we.publicKey],
+    ]);
+
+    const back = (await t.webhookEndpoints.rotateWebhookEndpointSecret({ tenant, id: we.id, expiresIn: 0n, signatureScheme: "v1a" })).webhookEndpoint!;
+    expect([back.signatureScheme, back.secret]).toEqual(["v1a", undefined]);
+    expect((await stored(we.id))!.secrets).toEqual([{ sealed: expect.any(String), expires_at: null, scheme: "v1a", public_key: back.publicKey }]);
+  });
+
+  it("refuses an unknown scheme on create and rotate", async () => {
+    const { test: tenant } = await t.newAccount();
+    await expect(create(tenant, { signatureScheme: "v2" })).rejects.toMatchObject({ code: "parameter_invalid", param: "signature_scheme" });
+    const we = (await create(tenant)).webhookEndpoint!;
+    await expect(t.webhookEndpoints.rotateWebhookEndpointSecret({ tenant, id: we.id, signatureScheme: "hmac" })).rejects.toMatchObject({
+      code: "parameter_invalid",
+      param: "signature_scheme",
+    });
   });
 });

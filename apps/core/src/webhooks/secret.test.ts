@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto";
+import { randomBytes, sign, verify } from "node:crypto";
 import { Webhook } from "standardwebhooks";
 import { describe, expect, it } from "vitest";
 import {
@@ -7,11 +7,16 @@ import {
   isEndpointSecret,
   masterKey,
   needsReencryption,
+  newEndpointKeyPair,
   newEndpointSecret,
   newMasterKeyText,
   parseMasterKey,
+  publicKeyOf,
   SecretCryptoError,
+  signingKeyOf,
+  signingSchemeOf,
   type Keyring,
+  verifyingKeyOf,
 } from "./secret.js";
 
 const keyA = masterKey(randomBytes(32));
@@ -124,5 +129,36 @@ describe("master keys", () => {
       ).toBe("secret_key_invalid");
     }
     expect(codeOf(() => masterKey(randomBytes(16)))).toBe("secret_key_invalid");
+  });
+});
+
+describe("v1a key pairs", () => {
+  it("are Ed25519: whsk_ + base64 of the 32-byte seed, whpk_ + base64 of the 32-byte public key, each pair its own", () => {
+    const pair = newEndpointKeyPair();
+    expect(pair.privateKey).toMatch(/^whsk_[A-Za-z0-9+/]{43}=$/);
+    expect(pair.publicKey).toMatch(/^whpk_[A-Za-z0-9+/]{43}=$/);
+    expect(Buffer.from(pair.publicKey.slice(5), "base64")).toHaveLength(32);
+    expect(publicKeyOf(pair.privateKey)).toBe(pair.publicKey);
+    expect(newEndpointKeyPair().publicKey).not.toBe(pair.publicKey);
+    // What the private key signs, the public key alone verifies (node:crypto, as a receiver would).
+    const message = Buffer.from("evt_1.1700000000.{}");
+    const signature = sign(null, message, signingKeyOf(pair.privateKey));
+    expect(verify(null, message, verifyingKeyOf(pair.publicKey), signature)).toBe(true);
+    expect(verify(null, message, verifyingKeyOf(newEndpointKeyPair().publicKey), signature)).toBe(false);
+  });
+
+  it("seal and open like a whsec_ secret, bound to their endpoint", () => {
+    const { privateKey } = newEndpointKeyPair();
+    const sealed = encryptSecret(privateKey, ringA, "we_1");
+    expect(sealed).not.toContain(privateKey.slice(5));
+    expect(decryptSecret(sealed, ringA, "we_1")).toBe(privateKey);
+    expect(codeOf(() => decryptSecret(sealed, ringA, "we_2"))).toBe("secret_tampered");
+  });
+
+  it("refuse text that is not a key of their kind", () => {
+    expect(() => signingKeyOf(newEndpointSecret())).toThrow();
+    expect(() => verifyingKeyOf("whpk_AAAA")).toThrow();
+    expect(signingSchemeOf(undefined)).toEqual({ signature_scheme: "v1", public_key: null });
+    expect(signingSchemeOf({ scheme: "v1a", public_key: "whpk_x" })).toEqual({ signature_scheme: "v1a", public_key: "whpk_x" });
   });
 });

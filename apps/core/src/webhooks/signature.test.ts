@@ -1,6 +1,7 @@
+import { verify } from "node:crypto";
 import { Webhook } from "standardwebhooks";
 import { describe, expect, it } from "vitest";
-import { newEndpointSecret } from "./secret.js";
+import { newEndpointKeyPair, newEndpointSecret, verifyingKeyOf } from "./secret.js";
 import { signatureHeader } from "./signature.js";
 
 describe("signatureHeader", () => {
@@ -27,6 +28,26 @@ describe("signatureHeader", () => {
     const secret = newEndpointSecret();
     const asText = new Webhook(secret, { format: "raw" }).sign("evt_1", new Date(timestamp * 1000), body);
     expect(signatureHeader([secret], "evt_1", timestamp, body)).not.toBe(asText);
+  });
+
+  it("signs v1a with a whsk_ key: an Ed25519 signature over id.timestamp.body that the public key verifies", () => {
+    const pair = newEndpointKeyPair();
+    const header = signatureHeader([pair.privateKey], "evt_1", timestamp, body);
+    expect(header).toMatch(/^v1a,[A-Za-z0-9+/]{86}==$/);
+    const signature = Buffer.from(header.slice(4), "base64");
+    expect(verify(null, Buffer.from(`evt_1.${timestamp}.${body}`), verifyingKeyOf(pair.publicKey), signature)).toBe(true);
+    expect(verify(null, Buffer.from(`evt_1.${timestamp + 1}.${body}`), verifyingKeyOf(pair.publicKey), signature)).toBe(false);
+    // The symmetric library has no v1a: it finds no signature of its own scheme.
+    expect(() => new Webhook(newEndpointSecret()).verify(body, headers(header))).toThrow(/No matching signature/);
+  });
+
+  it("signs once per key in its own scheme during a rotation between schemes, newest first", () => {
+    const pair = newEndpointKeyPair();
+    const older = newEndpointSecret();
+    const [v1a, v1] = signatureHeader([pair.privateKey, older], "evt_1", timestamp, body).split(" ");
+    expect(v1a).toMatch(/^v1a,/);
+    expect(verify(null, Buffer.from(`evt_1.${timestamp}.${body}`), verifyingKeyOf(pair.publicKey), Buffer.from(v1a!.slice(4), "base64"))).toBe(true);
+    expect(new Webhook(older).verify(body, headers(`${v1a} ${v1}`))).toEqual(JSON.parse(body));
   });
 
   it("refuses to sign without a secret", () => {

@@ -106,6 +106,27 @@ export function listOf<S>(item: PublicObject<S>, url: string, maxItems: number):
   );
 }
 
+/** One page of a search answer: what `searchResultOf` renders from. */
+export interface SearchPage<S> extends Page<S> {
+  /** Where the next page starts, or null at the end. */
+  readonly nextPage: string | null;
+}
+
+/** Stripe's search envelope of an object: `{object: "search_result", url, has_more, next_page, data}`. */
+export function searchResultOf<S>(item: PublicObject<S>, url: string, maxItems: number): PublicObject<SearchPage<S>> {
+  return publicObject<SearchPage<S>>(
+    `${item.name}SearchResult`,
+    {
+      object: constant("search_result"),
+      url: field({ type: "string", const: url }, () => url),
+      has_more: field({ type: "boolean" }, (page) => page.hasMore),
+      next_page: field({ type: ["string", "null"], description: "Pass as `page` to get the next page of the same query; null at the end." }, (page) => page.nextPage),
+      data: field({ type: "array", maxItems, items: schemaRef(item.name) }, (page) => page.items.map((source) => item.render(source))),
+    },
+    [item as PublicObject<never>],
+  );
+}
+
 /** The deletion result of an object: `{id, object, deleted: true}`. */
 export function deletedOf(item: PublicObject<never>, object: string, id: JsonSchema): PublicObject<{ readonly id: string }> {
   return publicObject<{ readonly id: string }>(`Deleted${item.name}`, {

@@ -36,6 +36,8 @@ export const ERROR_CATALOGUE = {
   metadata_invalid: invalid,
   limit_invalid: invalid,
   url_invalid: invalid,
+  // A search query the language of CONTRACT.md section 3 does not parse, or whose clause breaks a filter rule; the message names the position.
+  search_query_invalid: invalid,
   // A create that would pass a per-account-and-mode limit (16 webhook endpoints).
   limit_exceeded: invalid,
   // Said in the same words by the gateway (its own records) and by core (a create whose key its store had bound to other parameters).

@@ -12,11 +12,13 @@ describe("the domains' vocabularies", () => {
     expect(SCOPES.slice(0, 6)).toEqual(["resources:read", "resources:write", "jobs:read", "jobs:write", "webhooks:write", "events:read"]);
     expect(EVENT_TYPES.slice(0, 6)).toEqual(["resource.created", "resource.updated", "resource.deleted", "job.succeeded", "job.failed", "job.canceled"]);
     expect(ID_PREFIXES).toEqual(expect.arrayContaining(["acct", "evt", "job", "key", "res", "wa", "we"]));
+    // The webhook endpoints' operational event follows the jobs' (its domain comes after theirs).
+    expect(EVENT_TYPES[6]).toBe("webhook_endpoint.disabled");
   });
 
   it("give each event type to the domain of the object it is about, and each scope a read or write", () => {
     for (const { domain, eventTypes, scopes } of VOCABULARIES) {
-      // `webhook_endpoint.disabled` would be the `webhook-endpoints` domain's.
+      // `webhook_endpoint.disabled` is the `webhook-endpoints` domain's.
       for (const type of eventTypes) expect(`${type.split(".")[0]!.replaceAll("_", "-")}s`).toBe(domain);
       for (const scope of scopes) expect(scope).toMatch(/^[a-z_]+:(read|write)$/);
     }

@@ -1,3 +1,19 @@
 /** Page size of every list (resources, accounts): 1 to LIST_LIMIT_MAX, LIST_LIMIT_DEFAULT when not given. */
 export const LIST_LIMIT_DEFAULT = 20;
 export const LIST_LIMIT_MAX = 100;
+
+/** Page size of a search (Stripe's default): 1 to LIST_LIMIT_MAX, SEARCH_LIMIT_DEFAULT when not given. */
+export const SEARCH_LIMIT_DEFAULT = 10;
+
+/**
+ * The limits of the one resource filter (CONTRACT.md section 3, "The filter model") where it appears:
+ * ids and metadata keys a list, a bulk job and a search accept (search takes no ids; a list one key).
+ */
+export const RESOURCE_FILTER_LIMITS = {
+  list: { ids: 100, metadataKeys: 1 },
+  job: { ids: 1_000, metadataKeys: 5 },
+  search: { ids: 0, metadataKeys: 5 },
+} as const;
+
+/** Most clauses of one search query. */
+export const SEARCH_CLAUSES_MAX = 10;

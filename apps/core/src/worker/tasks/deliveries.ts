@@ -48,6 +48,7 @@ export function deliveriesPoller(context: WorkerContext, options: DeliveryTaskOp
     transport,
     now,
     random,
+    written: context.written,
     lookAgainAt: (atMs) => poller.lookAgainAt(atMs),
   });
   const poller: QueuePoller<ClaimedDelivery> = new QueuePoller({

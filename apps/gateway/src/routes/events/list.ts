@@ -1,7 +1,7 @@
 import { optionalInteger, optionalString } from "../../http/params.js";
 import { LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX, pageParams } from "../../schema/params.js";
 import { defineOperation } from "../operation.js";
-import { createdParam, deliverySuccessParam, typeParam, typesParam } from "./filters.js";
+import { createdParam, deliverySuccessParam, objectParam, sequenceParam, typeParam, typesParam } from "./filters.js";
 import { EVENT_FILTERS, EventListObject } from "./objects.js";
 
 /** GET /v1/events: one page, newest first, in the list envelope. */
@@ -11,8 +11,12 @@ export const listEvents = defineOperation({
   summary: "List events",
   scope: "events:read",
   parameters: { ...pageParams("evt", "event"), ...EVENT_FILTERS },
-  success: { status: 200, description: "One page of events, newest first (kept 30 days).", object: EventListObject },
-  errors: ["limit_invalid", "parameter_invalid"],
+  success: {
+    status: 200,
+    description: "One page of events, newest first (kept 30 days); with `object`, that object's events, newest change (highest `sequence`) first.",
+    object: EventListObject,
+  },
+  errors: ["limit_invalid", "parameter_invalid", "parameter_missing"],
   service: "events",
   rpc: "listEvents",
   request({ params, tenant }) {
@@ -30,6 +34,8 @@ export const listEvents = defineOperation({
       types: typesParam(params),
       created: createdParam(params),
       ...(deliverySuccess !== undefined ? { deliverySuccess } : {}),
+      object: objectParam(params),
+      sequence: sequenceParam(params),
     };
   },
   reply: (page) => ({ items: page.events, hasMore: page.hasMore }),

@@ -1,10 +1,11 @@
-import { exampleId, type Event } from "@rms/proto";
+import { ENDPOINT_DISABLED_REASONS, exampleId, ID_PREFIXES, ID_SUFFIX_CHARS, type Event } from "@rms/proto";
 import { API_VERSION } from "../../http/request-id.js";
 import { constant, coreJson, field, listOf, publicObject } from "../../schema/objects.js";
 import { CREATED_RANGE_PARAM, idSchema, LIST_LIMIT_MAX } from "../../schema/params.js";
 import type { ParamSpec } from "../operation.js";
 
 const EVENT_ID = idSchema("evt", "An event id: `evt_` and an opaque suffix.");
+const SEQUENCE = { type: "integer", minimum: 0 } as const;
 /** Most exact types one `types` filter may name (CONTRACT.md section 7). */
 export const TYPES_FILTER_MAX = 20;
 
@@ -12,7 +13,7 @@ export const TYPES_FILTER_MAX = 20;
 export const EventObject = publicObject<Event>("Event", {
   id: field(EVENT_ID, (e) => e.id),
   object: constant("event"),
-  type: field({ type: "string", description: "`resource.created`, `resource.updated`, `resource.deleted`, ..." }, (e) => e.type),
+  type: field({ type: "string", description: "`resource.created`, `resource.updated`, `resource.deleted`, `job.failed`, `webhook_endpoint.disabled`, ..." }, (e) => e.type),
   created: field({ type: "integer", description: "Unix seconds." }, (e) => Number(e.created)),
   livemode: field({ type: "boolean" }, (e) => e.livemode),
   api_version: constant(API_VERSION),
@@ -27,6 +28,11 @@ export const EventObject = publicObject<Event>("Event", {
       properties: {
         object: { type: "object", description: "The object as the change left it (a deletion: as it was)." },
         previous_attributes: { type: "object", description: "`*.updated` only: the old values of the changed fields." },
+        reason: {
+          type: "string",
+          enum: [...ENDPOINT_DISABLED_REASONS],
+          description: "`webhook_endpoint.disabled` only: `gone` (the endpoint answered 410) or `failing` (5 days of failed attempts).",
+        },
       },
     },
     (e) => coreJson(e.dataJson),
@@ -65,5 +71,24 @@ export const EVENT_FILTERS = {
   delivery_success: {
     example: false,
     schema: { type: "boolean", description: "`true`: every webhook endpoint answered 2xx (`pending_webhooks` is 0); `false`: at least one has not yet." },
+  },
+  object: {
+    example: exampleId("res"),
+    schema: {
+      type: "string",
+      pattern: `^(${ID_PREFIXES.join("|")})_[0-9A-Za-z]{${ID_SUFFIX_CHARS}}$`,
+      description:
+        "An object id (`res_...`, `job_...`, `we_...`): only that object's events, newest change (highest `sequence`) first. Combines with `sequence` and the cursors only (a cursor is then an event of that object).",
+    },
+  },
+  sequence: {
+    example: { gt: 7 },
+    schema: {
+      type: "object",
+      additionalProperties: false,
+      properties: { gt: SEQUENCE, gte: SEQUENCE, lt: SEQUENCE, lte: SEQUENCE },
+      description:
+        "Bounds on `sequence`, only together with `object` (else 400 `parameter_missing`, param `object`): `sequence[gt]=7` after applying sequence 7 gets exactly the events missed since.",
+    },
   },
 } satisfies Record<string, ParamSpec>;

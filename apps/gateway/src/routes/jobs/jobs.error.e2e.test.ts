@@ -1,5 +1,6 @@
 import type { Db } from "mongodb";
 import { describe, expect, it } from "vitest";
+import { toForm } from "../../testutil/client.js";
 import { useStackWithDatabase, type Stack } from "../../testutil/harness.js";
 import { RES_ID, masked, setJob } from "../../testutil/jobs.js";
 
@@ -72,7 +73,7 @@ describe("POST /v1/jobs", () => {
     ["bad filter status", { type: "resources.bulk_delete", params: { filter: { status: "gone" } } }, "parameter_invalid", "params[filter][status]"],
     ["malformed id", { type: "resources.bulk_delete", params: { filter: { ids: [RES_ID, "job_x"] } } }, "parameter_invalid", "params[filter][ids][1]"],
     ["empty ids", { type: "resources.bulk_delete", params: { filter: { ids: [] } } }, "parameter_invalid_empty", "params[filter][ids]"],
-    ["unknown created bound", { type: "resources.bulk_delete", params: { filter: { created: { gt: 1 } } } }, "parameter_unknown", "params[filter][created][gt]"],
+    ["unknown created bound", { type: "resources.bulk_delete", params: { filter: { created: { since: 1 } } } }, "parameter_unknown", "params[filter][created][since]"],
     ["created not an integer", { type: "resources.bulk_delete", params: { filter: { created: { gte: "soon" } } } }, "parameter_invalid", "params[filter][created][gte]"],
     ["empty metadata filter value", { type: "resources.bulk_delete", params: { filter: { metadata: { k: "" } } } }, "parameter_invalid", "params[filter][metadata][k]"],
     [
@@ -98,6 +99,43 @@ describe("POST /v1/jobs", () => {
     expect(response.status).toBe(400);
     expect(response.json.error).toMatchObject({ type: "invalid_request_error", code, param });
     expect(await db.collection("jobs").countDocuments()).toBe(before);
+  });
+
+  // CONTRACT.md section 3, "The filter model": the same mistake in a job's filter (JSON or form) and in the
+  // list's query string gets the same code, its param named where it sits.
+  const filterMistakes: [string, Json, string, string][] = [
+    ["an unknown status", { status: "gone" }, "parameter_invalid", "status"],
+    ["an unknown second status", { status: ["active", "gone"] }, "parameter_invalid", "status[1]"],
+    ["an unknown created bound", { created: { after: 1 } }, "parameter_unknown", "created[after]"],
+    ["a created bound not an integer", { created: { gte: "soon" } }, "parameter_invalid", "created[gte]"],
+    ["a malformed id", { ids: [RES_ID, "job_x"] }, "parameter_invalid", "ids[1]"],
+    ["an empty metadata value", { metadata: { k: "" } }, "parameter_invalid", "metadata[k]"],
+    ["a metadata key of 41 characters", { metadata: { ["k".repeat(41)]: "1" } }, "metadata_invalid", `metadata[${"k".repeat(41)}]`],
+  ];
+  it.each(filterMistakes)("refuses %s in a job's filter (JSON and form) as the list refuses it", async (_label, filter, code, param) => {
+    const body = { type: "resources.bulk_delete", params: { filter } };
+    const viaJson = await stack.api.post("/v1/jobs", { key, json: body });
+    const viaForm = await stack.api.post("/v1/jobs", { key, form: toForm(body) });
+    const listed = await stack.api.get(`/v1/resources?${toForm(filter)}`, { key });
+    // `metadata[k]` sits at `params[filter][metadata][k]`.
+    const at = param.indexOf("[");
+    const jobParam = at === -1 ? `params[filter][${param}]` : `params[filter][${param.slice(0, at)}]${param.slice(at)}`;
+    expect(viaJson.json.error).toMatchObject({ code, param: jobParam });
+    const withoutId = (text: string) => text.replace(/"request_id":"req_\w+"/, "");
+    expect(withoutId(viaForm.text)).toBe(withoutId(viaJson.text));
+    expect(listed.json.error).toMatchObject({ code, param });
+  });
+
+  it("takes several statuses, up to 5 metadata keys and every created bound in both encodings, echoed as given", async () => {
+    const filter = { status: ["paused", "archived"], metadata: { a: "1", b: "2", c: "3", d: "4", e: "5" }, created: { gt: 1, gte: 2, lt: 9_000_000_000, lte: 9_000_000_001 } };
+    const body = { type: "resources.bulk_delete", params: { filter } };
+    const viaJson = await stack.api.post("/v1/jobs", { key, json: body });
+    expect(viaJson.status).toBe(201);
+    expect(viaJson.json.params.filter).toEqual(filter);
+    const viaForm = await stack.api.post("/v1/jobs", { key, form: toForm(body) });
+    expect(masked(viaForm.text)).toBe(masked(viaJson.text));
+    const six = await stack.api.post("/v1/jobs", { key, json: { ...body, params: { filter: { metadata: { ...filter.metadata, f: "6" } } } } });
+    expect(six.json.error).toMatchObject({ code: "parameter_invalid", param: "params[filter][metadata]" });
   });
 
   it("keeps the API's 1,000-parameter limit everywhere else", async () => {

@@ -41,7 +41,8 @@ it("imports from a bracket-notation form: good items created, a bad item failed 
     status: "succeeded",
     progress: { total: 4, processed: 4, failed: 2, skipped: 0 },
     result: { created: 2 },
-    error: null,
+    failure_code: null,
+    failure_message: null,
     cancel_requested_at: null,
   });
   expect(job.started_at).toEqual(expect.any(Number));

@@ -53,12 +53,11 @@ export const JobObject = renderedObject<Job>(
         errors: { type: "array", maxItems: 100, items: schemaRef(JobItemErrorObject.name) },
       },
     },
-    error: {
-      type: ["object", "null"],
-      required: ["code", "message"],
-      properties: { code: { type: "string" }, message: { type: "string" } },
-      description: "Why a failed job failed.",
+    failure_code: {
+      type: ["string", "null"],
+      description: "Why a failed job failed, as an error code (`service_unavailable`, `internal_error`, ...); null unless `status` is `failed`.",
     },
+    failure_message: { type: ["string", "null"], description: "A human-readable account of `failure_code`; null unless `status` is `failed`." },
     attempts: { type: "integer", minimum: 0, description: "Transient failures retried so far." },
     cancel_requested_at: NULLABLE_TIME,
     livemode: { type: "boolean" },

@@ -1,10 +1,11 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import type { ImportItemSchema, JobFilterSchema, JobParamsSchema, JobType, JobUpdateSchema } from "@rms/proto";
+import type { ImportItemSchema, JobParamsSchema, JobType, JobUpdateSchema, ResourceFilterSchema } from "@rms/proto";
 import { ApiError } from "../../errors.js";
 import type { Params } from "../../http/body.js";
 import type { JsonSchema } from "../../schema/objects.js";
-import { idSchema, METADATA_OBJECT } from "../../schema/params.js";
-import { describe, listValue, optionalEnum, optionalInteger, optionalMetadata, optionalString, rejectUnknown, under } from "../../http/params.js";
+import { METADATA_OBJECT } from "../../schema/params.js";
+import { describe, listValue, optionalEnum, optionalMetadata, optionalString, rejectUnknown, under } from "../../http/params.js";
+import { FILTER_PARAMS, filterSchema, resourceFilterOf } from "../resources/filter.js";
 import { STATUS_NAMES, statusToProto } from "../resources/objects.js";
 
 /**
@@ -33,37 +34,14 @@ function listAt(value: unknown, param: string): unknown[] {
   throw new ApiError("parameter_invalid", `Invalid ${param}: must be a list, got ${describe(value)}.`, { param });
 }
 
-const FILTER_FIELDS = ["ids", "status", "metadata", "created"];
-const CREATED_BOUNDS = ["gte", "lte"];
-
-function filterOf(raw: unknown): MessageInitShape<typeof JobFilterSchema> {
+/** A bulk job's `params[filter]`: the resource filter as the list reads it (routes/resources/filter.ts), its refusals named under `params[filter]`. */
+function filterOf(raw: unknown): MessageInitShape<typeof ResourceFilterSchema> {
   const prefix = "params[filter]";
   if (raw === undefined) throw new ApiError("parameter_missing", `Missing required param: ${prefix}.`, { param: prefix });
   const filter = objectAt(raw, prefix);
   return under(prefix, () => {
-    rejectUnknown(filter, FILTER_FIELDS);
-    const ids =
-      filter["ids"] === undefined
-        ? []
-        : listAt(filter["ids"], "ids").map((id, i) => {
-            if (typeof id !== "string") throw new ApiError("parameter_invalid", `Invalid ids[${i}]: must be a resource id, got ${describe(id)}.`, { param: `ids[${i}]` });
-            return id;
-          });
-    if (filter["ids"] !== undefined && ids.length === 0) throw new ApiError("parameter_invalid_empty", "Invalid ids: give at least one id.", { param: "ids" });
-    const status = optionalEnum(filter, "status", STATUS_NAMES);
-    const metadata = optionalMetadata(filter);
-    if (metadata?.clear) throw new ApiError("parameter_invalid", 'Invalid metadata: a filter needs keys and values, not "".', { param: "metadata" });
-    let created: { createdGte?: bigint; createdLte?: bigint } = {};
-    if (filter["created"] !== undefined) {
-      const bounds = objectAt(filter["created"], "created");
-      created = under("created", () => {
-        rejectUnknown(bounds, CREATED_BOUNDS);
-        const gte = optionalInteger(bounds, "gte", { min: 0, max: Number.MAX_SAFE_INTEGER });
-        const lte = optionalInteger(bounds, "lte", { min: 0, max: Number.MAX_SAFE_INTEGER });
-        return { ...(gte !== undefined ? { createdGte: BigInt(gte) } : {}), ...(lte !== undefined ? { createdLte: BigInt(lte) } : {}) };
-      });
-    }
-    return { ids, status: statusToProto(status), metadata: metadata?.entries ?? [], ...created };
+    rejectUnknown(filter, FILTER_PARAMS);
+    return resourceFilterOf(filter);
   });
 }
 
@@ -100,9 +78,9 @@ export function jobParamsOf(type: JobType, raw: unknown): MessageInitShape<typeo
   under("params", () => rejectUnknown(params, allowed));
   switch (type) {
     case "resources.bulk_update":
-      return { kind: { case: "bulkUpdate", value: { filter: filterOf(params["filter"]), update: updateOf(params["update"]) } } };
+      return { kind: { case: "bulkUpdate", value: { resourceFilter: filterOf(params["filter"]), update: updateOf(params["update"]) } } };
     case "resources.bulk_delete":
-      return { kind: { case: "bulkDelete", value: { filter: filterOf(params["filter"]) } } };
+      return { kind: { case: "bulkDelete", value: { resourceFilter: filterOf(params["filter"]) } } };
     case "resources.import": {
       if (params["items"] === undefined) throw new ApiError("parameter_missing", "Missing required param: params[items].", { param: "params[items]" });
       const items = listAt(params["items"], "params[items]");
@@ -111,21 +89,12 @@ export function jobParamsOf(type: JobType, raw: unknown): MessageInitShape<typeo
   }
 }
 
-const UNIX_TIME = { type: "integer", minimum: 0, description: "Unix seconds." };
 const STATUS = { type: "string", enum: [...STATUS_NAMES] };
 
-const FILTER_SCHEMA: JsonSchema = {
-  type: "object",
-  additionalProperties: false,
-  minProperties: 1,
-  description: "Which resources: every condition given must hold. Evaluated once, when the job starts.",
-  properties: {
-    ids: { type: "array", minItems: 1, maxItems: 1000, items: idSchema("res") },
-    status: STATUS,
-    metadata: { ...METADATA_OBJECT, description: "Equality on each key." },
-    created: { type: "object", additionalProperties: false, properties: { gte: UNIX_TIME, lte: UNIX_TIME } },
-  },
-};
+const FILTER_SCHEMA = filterSchema(
+  "job",
+  "Which resources, as the list filters them (up to 1,000 ids, up to 5 metadata keys): every condition given must hold. Evaluated once, when the job starts.",
+);
 const UPDATE_SCHEMA: JsonSchema = {
   type: "object",
   additionalProperties: false,

@@ -34,6 +34,11 @@ interface Row {
 
 const post = (path: string, opts: Parameters<Stack["api"]["post"]>[1]) => stack.api.post(path, { key: keys.secret, ...opts });
 const list = (query: string) => stack.api.get(`/v1/resources?${query}`, { key: keys.secret });
+const search = (query: string) => stack.api.get(`/v1/resources/search?${query}`, { key: keys.secret });
+const q = (query: string) => `query=${encodeURIComponent(query)}`;
+const ids = (n: number) => Array.from({ length: n }, (_, i) => `ids[]=res_${String(i).padStart(22, "0")}`).join("&");
+/** A well-formed page token of a query other than the one sent with it. */
+const otherPage = Buffer.from(`1.res_${"0".repeat(22)}.AAAAAAAAAAAAAAAA`).toString("base64url");
 const bad = "invalid_request_error";
 
 const rows: Row[] = [
@@ -92,6 +97,45 @@ const rows: Row[] = [
   { name: "both cursors", send: () => list(`starting_after=${resourceId}&ending_before=${resourceId}`), status: 400, type: bad, code: "parameter_invalid", param: "ending_before" },
   { name: "malformed cursor", send: () => list("starting_after=not_an_id"), status: 400, type: bad, code: "parameter_invalid", param: "starting_after" },
   { name: "unknown list filter", send: () => list("sort=asc"), status: 400, type: bad, code: "parameter_unknown", param: "sort" },
+  // The list's filters (CONTRACT.md section 3, "More filters").
+  { name: "101 ids", send: () => list(ids(101)), status: 400, type: bad, code: "parameter_invalid", param: "ids" },
+  { name: "a malformed id", send: () => list(`ids[]=${resourceId}&ids[]=job_x`), status: 400, type: bad, code: "parameter_invalid", param: "ids[1]" },
+  { name: "ids as an object", send: () => list("ids[a]=1"), status: 400, type: bad, code: "parameter_invalid", param: "ids" },
+  { name: "two metadata keys", send: () => list("metadata[a]=1&metadata[b]=2"), status: 400, type: bad, code: "parameter_invalid", param: "metadata" },
+  { name: "an empty metadata value", send: () => list("metadata[a]="), status: 400, type: bad, code: "parameter_invalid", param: "metadata[a]" },
+  { name: 'metadata=""', send: () => list("metadata="), status: 400, type: bad, code: "parameter_invalid", param: "metadata" },
+  {
+    name: "a metadata key with a bracket (JSON)",
+    send: () => stack.api.get("/v1/resources", { key: keys.secret, json: { metadata: { "a]": "1" } } }),
+    status: 400,
+    type: bad,
+    code: "metadata_invalid",
+    param: "metadata[a]]",
+  },
+  { name: "an unknown created bound", send: () => list("created[after]=1"), status: 400, type: bad, code: "parameter_unknown", param: "created[after]" },
+  { name: "a created bound not an integer", send: () => list("created[gte]=today"), status: 400, type: bad, code: "parameter_invalid", param: "created[gte]" },
+  { name: "created not an object", send: () => list("created=1"), status: 400, type: bad, code: "parameter_invalid", param: "created" },
+  { name: "a second status unknown", send: () => list("status[]=active&status[]=gone"), status: 400, type: bad, code: "parameter_invalid", param: "status[1]" },
+  { name: "an empty status", send: () => list("status="), status: 400, type: bad, code: "parameter_invalid_empty", param: "status" },
+  { name: "ids with a malformed cursor", send: () => list(`ids[]=${resourceId}&ending_before=nope`), status: 400, type: bad, code: "parameter_invalid", param: "ending_before" },
+  // Search (CONTRACT.md section 3, "Search").
+  { name: "search without a query", send: () => search("limit=3"), status: 400, type: bad, code: "parameter_missing", param: "query" },
+  { name: "search: an empty query", send: () => search("query="), status: 400, type: bad, code: "search_query_invalid", param: "query" },
+  { name: "search: an unknown operator", send: () => search(q("status!'active'")), status: 400, type: bad, code: "search_query_invalid", param: "query" },
+  { name: "search: ~ on status", send: () => search(q("status~'ac'")), status: 400, type: bad, code: "search_query_invalid", param: "query" },
+  { name: "search: OR across fields", send: () => search(q("status:'active' OR name~'ab'")), status: 400, type: bad, code: "search_query_invalid", param: "query" },
+  {
+    name: "search: 11 clauses",
+    send: () => search(q(Array.from({ length: 11 }, (_, i) => `created>${i}`).join(" AND "))),
+    status: 400,
+    type: bad,
+    code: "search_query_invalid",
+    param: "query",
+  },
+  { name: "search: a malformed page", send: () => search(`${q("status:'active'")}&page=%25%25`), status: 400, type: bad, code: "parameter_invalid", param: "page" },
+  { name: "search: a page of another query", send: () => search(`${q("status:'active'")}&page=${otherPage}`), status: 400, type: bad, code: "parameter_invalid", param: "page" },
+  { name: "search: limit 0", send: () => search(`${q("status:'active'")}&limit=0`), status: 400, type: bad, code: "limit_invalid", param: "limit" },
+  { name: "search: an unknown parameter", send: () => search(`${q("status:'active'")}&sort=asc`), status: 400, type: bad, code: "parameter_unknown", param: "sort" },
   {
     name: "parameters on retrieve",
     send: () => stack.api.get(`/v1/resources/${resourceId}?expand=x`, { key: keys.secret }),
@@ -186,6 +230,14 @@ const rows: Row[] = [
     headers: { allow: "GET, POST, DELETE" },
   },
   {
+    name: "POST on search (not taken for an update of a resource 'search')",
+    send: () => post("/v1/resources/search", { form: { name: "x" } }),
+    status: 405,
+    type: bad,
+    code: "method_not_allowed",
+    headers: { allow: "GET" },
+  },
+  {
     name: "wrong verb on the collection",
     send: () => stack.api.send("DELETE", "/v1/resources", { key: keys.secret }),
     status: 405,
@@ -220,6 +272,19 @@ describe("error envelope", () => {
     expect(error.request_id).toBe(response.headers["request-id"]);
     expect(error.request_id).toMatch(/^req_/);
     for (const [name, value] of Object.entries(row.headers ?? {})) expect(response.headers[name]).toBe(value);
+  });
+
+  it.each([
+    ["search query", `query=${encodeURIComponent("status:'active' AND colour:'red'")}`],
+    ["search page", `query=status%3A%27active%27&page=${otherPage}`],
+    ["list filter", "metadata[a]=1&metadata[b]=2"],
+  ])("search and list refusals name the position or the param: %s", async (label, query) => {
+    const response = await (label === "list filter" ? list(query) : search(query));
+    expect(response.status).toBe(400);
+    if (label === "search query")
+      expect(response.json.error.message).toBe("Invalid query at position 21: unknown field 'colour' (fields: status, name, metadata['key'] or created).");
+    if (label === "search page") expect(response.json.error.message).toBe("Invalid page: pass the next_page of the previous answer to the same query.");
+    if (label === "list filter") expect(response.json.error.message).toBe("Invalid metadata: at most 1 metadata key here (search takes up to 5), got 2.");
   });
 
   it.each([

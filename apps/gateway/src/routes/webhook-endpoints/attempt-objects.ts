@@ -11,13 +11,13 @@ export const WebhookAttemptObject = publicObject<WebhookAttempt>("WebhookAttempt
   status: field({ type: "string", enum: [...ATTEMPT_STATUSES] }, (a) => a.status),
   response_status: field({ type: ["integer", "null"], description: "The receiver's HTTP status; null when no response came." }, (a) => a.responseStatus ?? null),
   response_body: field({ type: ["string", "null"], description: "The first 1 KiB of the response body; null when no response came." }, (a) => a.responseBody ?? null),
-  error: field(
+  failure_code: field(
     {
       type: ["string", "null"],
       description:
         "Why it failed: `timeout`, `dns_failed`, `connection_failed`, `tls_failed`, `invalid_response`, `redirect`, `http_error`, `blocked_address`, `invalid_url`, `secret_unavailable`; null on success.",
     },
-    (a) => a.error ?? null,
+    (a) => a.failureCode ?? null,
   ),
   duration_ms: field({ type: "integer", minimum: 0 }, (a) => Number(a.durationMs)),
   trigger: field({ type: "string", enum: [...ATTEMPT_TRIGGERS] }, (a) => a.trigger),

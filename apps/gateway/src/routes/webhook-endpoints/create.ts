@@ -1,7 +1,8 @@
 import { optionalEnum, optionalMetadata, requiredString } from "../../http/params.js";
 import { metadataParam } from "../../schema/params.js";
 import { defineOperation } from "../operation.js";
-import { descriptionParam, ENDPOINT_PARAMS, enabledEventsParam, STATUS_NAMES, statusToProto, WebhookEndpointWithSecretObject } from "./objects.js";
+import { SIGNATURE_SCHEMES } from "@rms/proto";
+import { descriptionParam, ENDPOINT_PARAMS, enabledEventsParam, SIGNATURE_SCHEME_PARAM, STATUS_NAMES, statusToProto, WebhookEndpointWithSecretObject } from "./objects.js";
 
 /** POST /v1/webhook_endpoints: 201 with the new endpoint and its secret (shown this once). */
 export const createWebhookEndpoint = defineOperation({
@@ -15,8 +16,13 @@ export const createWebhookEndpoint = defineOperation({
     status: ENDPOINT_PARAMS.status,
     description: ENDPOINT_PARAMS.description,
     metadata: metadataParam(false),
+    signature_scheme: { ...SIGNATURE_SCHEME_PARAM, schema: { ...SIGNATURE_SCHEME_PARAM.schema, default: "v1" } },
   },
-  success: { status: 201, description: "The created endpoint, with its signing secret (shown only here and on rotation).", object: WebhookEndpointWithSecretObject },
+  success: {
+    status: 201,
+    description: "The created endpoint: `v1` with its signing secret (shown only here and on rotation), `v1a` with its public key.",
+    object: WebhookEndpointWithSecretObject,
+  },
   errors: ["parameter_missing", "parameter_invalid", "parameter_invalid_empty", "url_invalid", "string_too_long", "metadata_invalid", "limit_exceeded"],
   secretInAnswer: true,
   service: "webhookEndpoints",
@@ -27,7 +33,16 @@ export const createWebhookEndpoint = defineOperation({
     const status = optionalEnum(params, "status", STATUS_NAMES);
     const description = descriptionParam(params);
     const metadata = optionalMetadata(params);
-    return { tenant, url, enabledEvents, status: statusToProto(status), ...(description !== undefined ? { description } : {}), metadata: metadata?.entries ?? [] };
+    const signatureScheme = optionalEnum(params, "signature_scheme", SIGNATURE_SCHEMES) ?? "";
+    return {
+      tenant,
+      url,
+      enabledEvents,
+      status: statusToProto(status),
+      ...(description !== undefined ? { description } : {}),
+      metadata: metadata?.entries ?? [],
+      signatureScheme,
+    };
   },
   reply: ({ webhookEndpoint }) => webhookEndpoint,
 });

@@ -1,9 +1,18 @@
-import { EVENT_TYPES, exampleId, metadataMap, WEBHOOK_ENDPOINT_STATUS, WebhookEndpointStatus, type WebhookEndpoint, type WebhookEndpointStatusName } from "@rms/proto";
+import {
+  EVENT_TYPES,
+  exampleId,
+  metadataMap,
+  SIGNATURE_SCHEMES,
+  WEBHOOK_ENDPOINT_STATUS,
+  WebhookEndpointStatus,
+  type WebhookEndpoint,
+  type WebhookEndpointStatusName,
+} from "@rms/proto";
 import { ApiError } from "../../errors.js";
 import type { Params } from "../../http/body.js";
 import { optionalString, optionalStringList } from "../../http/params.js";
 import { API_VERSION } from "../../http/request-id.js";
-import { constant, deletedOf, field, listOf, publicObject, type Field } from "../../schema/objects.js";
+import { constant, deletedOf, field, listOf, publicObject, schemaRef, type Field, type PublicObject } from "../../schema/objects.js";
 import { idSchema, LIST_LIMIT_MAX, METADATA_OBJECT } from "../../schema/params.js";
 import type { ParamSpec } from "../operation.js";
 
@@ -34,16 +43,52 @@ const fields: Record<string, Field<WebhookEndpoint>> = {
   livemode: field({ type: "boolean" }, (w) => w.livemode),
   api_version: constant(API_VERSION),
   created: field({ type: "integer", description: "Unix seconds." }, (w) => Number(w.created)),
+  signature_scheme: field(
+    { type: "string", enum: [...SIGNATURE_SCHEMES], description: "`v1`: HMAC-SHA256 with the `whsec_` secret; `v1a`: Ed25519, verified with `public_key`." },
+    (w) => ((SIGNATURE_SCHEMES as readonly string[]).includes(w.signatureScheme) ? w.signatureScheme : fail()),
+  ),
+  public_key: field(
+    {
+      type: ["string", "null"],
+      pattern: "^whpk_[A-Za-z0-9+/]{43}=$",
+      description: "A `v1a` endpoint's Ed25519 public key (`whpk_` + base64 of its 32 bytes): verifies `v1a` signatures. Null for `v1`.",
+    },
+    (w) => w.publicKey ?? null,
+  ),
 };
 
-/** The public endpoint object of CONTRACT.md section 7, without its secret (retrieve, list, update). */
+/** The public endpoint object of CONTRACT.md section 7, without its secret (retrieve, list, update; the create and rotate answers of a `v1a` endpoint). */
 export const WebhookEndpointObject = publicObject<WebhookEndpoint>("WebhookEndpoint", fields);
 
-/** The same with its newest signing secret: the create and rotate answers only. */
-export const WebhookEndpointWithSecretObject = publicObject<WebhookEndpoint>("WebhookEndpointWithSecret", {
+/** The same with its newest signing secret: the create and rotate answers of a `v1` endpoint only. */
+const WebhookEndpointWithSecret = publicObject<WebhookEndpoint>("WebhookEndpointWithSecret", {
   ...fields,
   secret: field({ type: "string", pattern: "^whsec_[A-Za-z0-9+/]{43}=$", description: "The signing secret: shown here and in the rotate answer only." }, (w) => w.secret ?? fail()),
 });
+
+/**
+ * The create and rotate answers: a `v1` endpoint with its new `secret` (shown only there), a `v1a` endpoint
+ * with its `public_key` and no secret (its private key never leaves the service).
+ */
+export const WebhookEndpointWithSecretObject: PublicObject<WebhookEndpoint> = {
+  name: "WebhookEndpointWithKey",
+  uses: [WebhookEndpointWithSecret as PublicObject<never>, WebhookEndpointObject as PublicObject<never>],
+  schema: {
+    oneOf: [schemaRef(WebhookEndpointWithSecret.name), schemaRef(WebhookEndpointObject.name)],
+    description: "`signature_scheme` `v1`: with `secret`; `v1a`: with `public_key`, no secret.",
+  },
+  render: (w) => (w?.secret !== undefined ? WebhookEndpointWithSecret.render(w) : WebhookEndpointObject.render(w)),
+};
+
+/** `signature_scheme` of create and rotate. */
+export const SIGNATURE_SCHEME_PARAM = {
+  example: "v1a",
+  schema: {
+    type: "string",
+    enum: [...SIGNATURE_SCHEMES],
+    description: "`v1` (HMAC-SHA256 with a `whsec_` secret) or `v1a` (Ed25519: the answer carries `public_key`, no secret).",
+  },
+} satisfies ParamSpec;
 
 export const WebhookEndpointListObject = listOf(WebhookEndpointObject, "/v1/webhook_endpoints", LIST_LIMIT_MAX);
 export const DeletedWebhookEndpointObject = deletedOf(WebhookEndpointObject, "webhook_endpoint", ENDPOINT_ID);

@@ -23,7 +23,7 @@ export const resendEvent = defineOperation({
       schema: { type: "string", description: "The endpoint to deliver to (of the same account and mode; it may be disabled)." },
     },
   },
-  success: { status: 200, description: "The attempt, made before this answer (it may have failed: see `status` and `error`).", object: WebhookAttemptObject },
+  success: { status: 200, description: "The attempt, made before this answer (it may have failed: see `status` and `failure_code`).", object: WebhookAttemptObject },
   errors: ["resource_missing", "parameter_missing", "parameter_invalid"],
   timeoutMs: RESEND_TIMEOUT_MS,
   service: "webhookEndpoints",

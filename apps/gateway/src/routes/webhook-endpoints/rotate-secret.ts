@@ -1,6 +1,7 @@
-import { optionalInteger } from "../../http/params.js";
+import { SIGNATURE_SCHEMES } from "@rms/proto";
+import { optionalEnum, optionalInteger } from "../../http/params.js";
 import { defineOperation } from "../operation.js";
-import { ENDPOINT_ID_PATH, WebhookEndpointWithSecretObject } from "./objects.js";
+import { ENDPOINT_ID_PATH, SIGNATURE_SCHEME_PARAM, WebhookEndpointWithSecretObject } from "./objects.js";
 
 /** Longest grace period of a rotated secret, in seconds (7 days). */
 const GRACE_MAX_S = 604_800;
@@ -9,7 +10,7 @@ const GRACE_MAX_S = 604_800;
 export const rotateWebhookEndpointSecret = defineOperation({
   method: "POST",
   path: "/v1/webhook_endpoints/:id/rotate_secret",
-  summary: "Roll a webhook endpoint's signing secret",
+  summary: "Roll a webhook endpoint's signing secret or key pair",
   scope: "webhooks:write",
   pathParameters: ENDPOINT_ID_PATH,
   parameters: {
@@ -23,15 +24,23 @@ export const rotateWebhookEndpointSecret = defineOperation({
         description: "Seconds the previous secret keeps signing (both signatures are sent meanwhile); 0 drops it at once.",
       },
     },
+    signature_scheme: {
+      ...SIGNATURE_SCHEME_PARAM,
+      schema: {
+        ...SIGNATURE_SCHEME_PARAM.schema,
+        description: `${SIGNATURE_SCHEME_PARAM.schema.description} Default: the endpoint's current scheme; another one moves the endpoint to it (the previous key keeps signing in its own scheme during \`expires_in\`).`,
+      },
+    },
   },
-  success: { status: 200, description: "The endpoint with its new signing secret.", object: WebhookEndpointWithSecretObject },
-  errors: ["resource_missing", "parameter_invalid"],
+  success: { status: 200, description: "The endpoint with its new signing secret (`v1`) or public key (`v1a`).", object: WebhookEndpointWithSecretObject },
+  errors: ["resource_missing", "parameter_invalid", "parameter_invalid_empty"],
   secretInAnswer: true,
   service: "webhookEndpoints",
   rpc: "rotateWebhookEndpointSecret",
   request({ params, path, tenant }) {
     const expiresIn = optionalInteger(params, "expires_in", { min: 0, max: GRACE_MAX_S });
-    return { tenant, id: path["id"] ?? "", ...(expiresIn !== undefined ? { expiresIn: BigInt(expiresIn) } : {}) };
+    const signatureScheme = optionalEnum(params, "signature_scheme", SIGNATURE_SCHEMES) ?? "";
+    return { tenant, id: path["id"] ?? "", ...(expiresIn !== undefined ? { expiresIn: BigInt(expiresIn) } : {}), signatureScheme };
   },
   reply: ({ webhookEndpoint }) => webhookEndpoint,
 });

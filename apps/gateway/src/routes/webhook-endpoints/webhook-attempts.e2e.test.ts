@@ -1,3 +1,5 @@
+import { spawnSync } from "node:child_process";
+import { createPublicKey, verify } from "node:crypto";
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { eventually } from "@rms/test-db/testkit";
@@ -14,13 +16,14 @@ interface Received {
   readonly body: string;
 }
 
-/** A webhook receiver on 127.0.0.1: answers by path (`/ok` 200, `/down` 503, `/silent` never), keeps what it got. */
+/** A webhook receiver on 127.0.0.1: answers by path (`/ok` 200, `/down` 503, `/gone` 410, `/silent` never), keeps what it got. */
 async function startReceiver() {
   const received: Received[] = [];
   const sockets = new Set<Socket>();
   const answer = (path: string, res: ServerResponse) => {
     if (path === "/ok") res.end("thanks");
     else if (path === "/down") res.writeHead(503).end("down for maintenance");
+    else if (path === "/gone") res.writeHead(410).end("gone");
     // "/silent" never answers: the attempt ends at the delivery timeout.
   };
   const server: Server = createServer((req, res) => {
@@ -65,8 +68,8 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-async function newEndpoint(path: string, k = key): Promise<Json> {
-  const created = await stack.api.post("/v1/webhook_endpoints", { key: k, form: { url: receiver.url(path), enabled_events: ["resource.created"] } });
+async function newEndpoint(path: string, k = key, fields: Record<string, unknown> = {}): Promise<Json> {
+  const created = await stack.api.post("/v1/webhook_endpoints", { key: k, form: { url: receiver.url(path), enabled_events: ["resource.created"], ...fields } });
   expect(created.status).toBe(201);
   return created.json;
 }
@@ -97,7 +100,7 @@ describe("resend", () => {
       "status",
       "response_status",
       "response_body",
-      "error",
+      "failure_code",
       "duration_ms",
       "trigger",
       "created",
@@ -109,7 +112,7 @@ describe("resend", () => {
       status: "succeeded",
       response_status: 200,
       response_body: "thanks",
-      error: null,
+      failure_code: null,
       trigger: "manual",
     });
     const delivery = receiver.received.slice(before).find((r) => r.headers["webhook-id"] === event.id);
@@ -126,7 +129,7 @@ describe("resend", () => {
     const event = await newEvent();
     const viaJson = await stack.api.post(`/v1/events/${event.id}/resend`, { key, json: { webhook_endpoint: endpoint.id } });
     expect(viaJson.status).toBe(200);
-    expect(viaJson.json).toMatchObject({ status: "failed", response_status: 503, response_body: "down for maintenance", error: "http_error", trigger: "manual" });
+    expect(viaJson.json).toMatchObject({ status: "failed", response_status: 503, response_body: "down for maintenance", failure_code: "http_error", trigger: "manual" });
   });
 
   it("waits past the gateway's usual 10 s deadline for a receiver that never answers: the attempt ends at the 15 s delivery timeout", async () => {
@@ -134,7 +137,7 @@ describe("resend", () => {
     const event = await newEvent();
     const resent = await stack.api.post(`/v1/events/${event.id}/resend`, { key, form: { webhook_endpoint: endpoint.id } });
     expect(resent.status).toBe(200);
-    expect(resent.json).toMatchObject({ status: "failed", error: "timeout", response_status: null, trigger: "manual" });
+    expect(resent.json).toMatchObject({ status: "failed", failure_code: "timeout", response_status: null, trigger: "manual" });
   }, 30_000);
 
   it("refuses what it cannot resend: 400 without webhook_endpoint, 404 for another account's event or endpoint, 403 without webhooks:write", async () => {
@@ -224,5 +227,126 @@ describe("recover", () => {
     const disabled = await stack.api.post(`/v1/webhook_endpoints/${endpoint.id}/recover`, { key, form: { since: String(nowS - 60) } });
     expect(disabled.status).toBe(409);
     expect(disabled.json.error).toMatchObject({ type: "invalid_request_error", code: "state_conflict" });
+  });
+});
+
+/** Verifies the `v1a` signatures of a delivery with the public key alone, as a receiver does with node:crypto. */
+function verifiesV1a(publicKey: string, delivery: Received): boolean {
+  const raw = Buffer.from(publicKey.slice("whpk_".length), "base64");
+  // An Ed25519 SubjectPublicKeyInfo: a fixed 12-byte prefix, then the 32 raw bytes.
+  const key = createPublicKey({ key: Buffer.concat([Buffer.from("302a300506032b6570032100", "hex"), raw]), format: "der", type: "spki" });
+  const signed = Buffer.from(`${delivery.headers["webhook-id"]}.${delivery.headers["webhook-timestamp"]}.${delivery.body}`);
+  return String(delivery.headers["webhook-signature"])
+    .split(" ")
+    .filter((s) => s.startsWith("v1a,"))
+    .some((s) => verify(null, signed, key, Buffer.from(s.slice(4), "base64")));
+}
+
+/** Python's `cryptography` (an independent Ed25519), when installed: the verdict on a delivery's v1a signatures, else null. */
+function verifiedByPython(publicKey: string, delivery: Received): string | null {
+  const script = [
+    "import base64, json, sys",
+    "from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey",
+    "d = json.load(sys.stdin)",
+    "key = Ed25519PublicKey.from_public_bytes(base64.b64decode(d['public_key'][5:]))",
+    "message = ('%s.%s.' % (d['id'], d['timestamp'])).encode() + d['body'].encode()",
+    "ok = False",
+    "for part in d['signature'].split(' '):",
+    "    version, _, signature = part.partition(',')",
+    "    if version != 'v1a': continue",
+    "    try:",
+    "        key.verify(base64.b64decode(signature), message); ok = True",
+    "    except Exception:",
+    "        pass",
+    "print('verified' if ok else 'failed')",
+  ].join("\n");
+  const input = JSON.stringify({
+    public_key: publicKey,
+    id: delivery.headers["webhook-id"],
+    timestamp: delivery.headers["webhook-timestamp"],
+    signature: delivery.headers["webhook-signature"],
+    body: delivery.body,
+  });
+  const run = spawnSync("python3", ["-c", script], { input, encoding: "utf8", timeout: 20_000 });
+  if (run.status !== 0 && /No module named|ENOENT/.test(`${run.stderr}${run.error?.message ?? ""}`)) return null;
+  return run.stdout.trim();
+}
+
+describe("v1a signatures end to end", () => {
+  it("a v1a endpoint's delivery verifies with its public key alone (node:crypto, and Python's cryptography when installed); the v1 library finds no signature it knows", async () => {
+    const endpoint = await newEndpoint("/ok", key, { signature_scheme: "v1a" });
+    expect(endpoint).toMatchObject({ signature_scheme: "v1a", public_key: expect.stringMatching(/^whpk_/) });
+    expect(endpoint).not.toHaveProperty("secret");
+    const event = await newEvent();
+    const before = receiver.received.length;
+    const resent = await stack.api.post(`/v1/events/${event.id}/resend`, { key, json: { webhook_endpoint: endpoint.id } });
+    expect(resent.json).toMatchObject({ status: "succeeded", failure_code: null });
+    const delivery = receiver.received.slice(before).find((r) => r.headers["webhook-id"] === event.id)!;
+    expect(String(delivery.headers["webhook-signature"])).toMatch(/^v1a,[A-Za-z0-9+/]{86}==$/);
+    expect(verifiesV1a(endpoint.public_key, delivery)).toBe(true);
+    expect(JSON.parse(delivery.body)).toMatchObject({ id: event.id, type: "resource.created", data: event.data });
+    // A changed body, or another endpoint's public key, does not verify.
+    expect(verifiesV1a(endpoint.public_key, { ...delivery, body: delivery.body.replace("hooked", "hacked") })).toBe(false);
+    const other = await newEndpoint("/ok", key, { signature_scheme: "v1a" });
+    expect(verifiesV1a(other.public_key, delivery)).toBe(false);
+    const python = verifiedByPython(endpoint.public_key, delivery);
+    if (python !== null) expect(python).toBe("verified");
+    expect(() => new Webhook(`whsec_${Buffer.alloc(32, 1).toString("base64")}`).verify(delivery.body, delivery.headers as Record<string, string>)).toThrow(/No matching signature/);
+  });
+
+  it("during a rotation from v1 to v1a both schemes sign: the old secret with the library, the new public key with node:crypto", async () => {
+    const endpoint = await newEndpoint("/ok");
+    const rotated = (await stack.api.post(`/v1/webhook_endpoints/${endpoint.id}/rotate_secret`, { key, form: { signature_scheme: "v1a", expires_in: "3600" } })).json;
+    const event = await newEvent();
+    const before = receiver.received.length;
+    await stack.api.post(`/v1/events/${event.id}/resend`, { key, form: { webhook_endpoint: endpoint.id } });
+    const delivery = receiver.received.slice(before).find((r) => r.headers["webhook-id"] === event.id)!;
+    expect(
+      String(delivery.headers["webhook-signature"])
+        .split(" ")
+        .map((s) => s.split(",")[0]),
+    ).toEqual(["v1a", "v1"]);
+    expect(verifiesV1a(rotated.public_key, delivery)).toBe(true);
+    expect(new Webhook(endpoint.secret).verify(delivery.body, delivery.headers as Record<string, string>)).toMatchObject({ id: event.id });
+  });
+});
+
+describe("webhook_endpoint.disabled", () => {
+  it("a 410 disables the endpoint with one event (reason gone, the endpoint as GET shows it), for the account's other subscribed endpoints only", async () => {
+    const { key: own } = await withSecretKey(stack);
+    const listening = await stack.api.post("/v1/webhook_endpoints", { key: own, json: { url: receiver.url("/ok"), enabled_events: ["webhook_endpoint.disabled"] } });
+    const everything = await stack.api.post("/v1/webhook_endpoints", { key: own, json: { url: receiver.url("/ok"), enabled_events: ["*"] } });
+    const gone = await newEndpoint("/gone", own);
+    const event = await newEvent(own);
+    const attempt = (await stack.api.post(`/v1/events/${event.id}/resend`, { key: own, form: { webhook_endpoint: gone.id } })).json;
+    expect(attempt).toMatchObject({ status: "failed", response_status: 410, failure_code: "http_error" });
+
+    const shown = (await stack.api.get(`/v1/webhook_endpoints/${gone.id}`, { key: own })).json;
+    expect(shown.status).toBe("disabled");
+    const [disabled] = await eventually(async () => {
+      const page = (await stack.api.get("/v1/events?type=webhook_endpoint.disabled", { key: own })).json;
+      expect(page.data).toHaveLength(1);
+      return page.data as Json[];
+    });
+    expect(disabled).toMatchObject({ type: "webhook_endpoint.disabled", pending_webhooks: 2, request: { id: null, idempotency_key: null } });
+    expect(disabled!.data).toEqual({ object: shown, reason: "gone" });
+    // The prefix and the object's own events find it too; its sequence is the endpoint's change.
+    expect((await stack.api.get("/v1/events?type=webhook_endpoint.*", { key: own })).json.data).toEqual([disabled]);
+    expect((await stack.api.get(`/v1/events?object=${gone.id}`, { key: own })).json.data).toEqual([disabled]);
+    const queued = await mongo.db(stack.databaseName).collection("webhook_deliveries").find({ event: disabled!.id }).toArray();
+    expect(queued.map((d) => d["endpoint"]).sort()).toEqual([listening.json.id, everything.json.id].sort());
+
+    // Delivered like any event: the listening endpoint verifies it with its secret.
+    const before = receiver.received.length;
+    expect((await stack.api.post(`/v1/events/${disabled!.id}/resend`, { key: own, form: { webhook_endpoint: listening.json.id } })).json.status).toBe("succeeded");
+    const delivery = receiver.received.slice(before).find((r) => r.headers["webhook-id"] === disabled!.id)!;
+    expect(new Webhook(listening.json.secret).verify(delivery.body, delivery.headers as Record<string, string>)).toMatchObject({ data: { reason: "gone", object: shown } });
+
+    // Exactly once per disabling: another 410 to the disabled endpoint records nothing more.
+    await stack.api.post(`/v1/events/${event.id}/resend`, { key: own, form: { webhook_endpoint: gone.id } });
+    expect((await stack.api.get("/v1/events?type=webhook_endpoint.disabled", { key: own })).json.data).toHaveLength(1);
+    // `enabled_events` takes the type; deleting the endpoint keeps its event.
+    expect((await stack.api.delete(`/v1/webhook_endpoints/${gone.id}`, { key: own })).status).toBe(200);
+    expect((await stack.api.get(`/v1/events/${disabled!.id}`, { key: own })).json).toMatchObject({ id: disabled!.id });
   });
 });

@@ -39,7 +39,7 @@ beforeAll(async () => {
 afterAll(() => stack?.stop());
 
 const FIELDS = { url: "https://hooks.example.com/rms", enabled_events: ["resource.created", "job.failed"], description: "ops", metadata: { team: "a" } };
-const OBJECT_KEYS = ["id", "object", "url", "enabled_events", "status", "description", "metadata", "livemode", "api_version", "created"];
+const OBJECT_KEYS = ["id", "object", "url", "enabled_events", "status", "description", "metadata", "livemode", "api_version", "created", "signature_scheme", "public_key"];
 
 describe("webhook endpoints over HTTPS", () => {
   it("creates (201, secret shown), retrieves and lists (no secret), in contract shape", async () => {
@@ -159,6 +159,63 @@ describe("webhook endpoints over HTTPS", () => {
   });
 });
 
+describe("signature_scheme v1a (Ed25519)", () => {
+  const PUBLIC_KEY = /^whpk_[A-Za-z0-9+/]{43}=$/;
+
+  it("creates from JSON and forms alike: public_key in the answer, no secret; retrieve and list show the public key", async () => {
+    const viaJson = await stack.api.post("/v1/webhook_endpoints", { key, json: { ...FIELDS, signature_scheme: "v1a" } });
+    const viaForm = await stack.api.post("/v1/webhook_endpoints", { key, form: { ...FIELDS, signature_scheme: "v1a" } });
+    for (const created of [viaJson, viaForm]) {
+      expect(created.status).toBe(201);
+      expect(Object.keys(created.json)).toEqual(OBJECT_KEYS);
+      expect(created.json).toMatchObject({ ...FIELDS, status: "enabled", signature_scheme: "v1a", public_key: expect.stringMatching(PUBLIC_KEY) });
+      const read = await stack.api.get(`/v1/webhook_endpoints/${created.json.id}`, { key });
+      expect(read.json).toEqual(created.json);
+    }
+    expect(viaForm.json.public_key).not.toBe(viaJson.json.public_key);
+    const v1 = (await stack.api.post("/v1/webhook_endpoints", { key, json: FIELDS })).json;
+    expect([v1.signature_scheme, v1.public_key]).toEqual(["v1", null]);
+
+    // Sealed at rest like a whsec_ secret: nothing of the private key is stored in clear.
+    const mongo = await new MongoClient(stack.mongoUri).connect();
+    try {
+      const doc = await mongo
+        .db(stack.databaseName)
+        .collection("webhook_endpoints")
+        .findOne({ _id: viaJson.json.id } as never);
+      expect(doc?.["secrets"]).toEqual([{ sealed: expect.stringMatching(/^enc1\./), expires_at: null, scheme: "v1a", public_key: viaJson.json.public_key }]);
+      expect(JSON.stringify(doc)).not.toContain("whsk_");
+    } finally {
+      await mongo.close();
+    }
+  });
+
+  it("rotates within v1a, to v1 (a secret again) and back; an unknown scheme is 400", async () => {
+    const { json: we } = await stack.api.post("/v1/webhook_endpoints", { key, json: { ...FIELDS, signature_scheme: "v1a" } });
+    const same = await stack.api.post(`/v1/webhook_endpoints/${we.id}/rotate_secret`, { key, form: { expires_in: "60" } });
+    expect(same.status).toBe(200);
+    expect(Object.keys(same.json)).toEqual(OBJECT_KEYS);
+    expect(same.json).toMatchObject({ signature_scheme: "v1a", public_key: expect.stringMatching(PUBLIC_KEY) });
+    expect(same.json.public_key).not.toBe(we.public_key);
+    const toV1 = await stack.api.post(`/v1/webhook_endpoints/${we.id}/rotate_secret`, { key, json: { signature_scheme: "v1" } });
+    expect(Object.keys(toV1.json)).toEqual([...OBJECT_KEYS, "secret"]);
+    expect(toV1.json).toMatchObject({ signature_scheme: "v1", public_key: null, secret: expect.stringMatching(/^whsec_/) });
+    const back = await stack.api.post(`/v1/webhook_endpoints/${we.id}/rotate_secret`, { key, form: { signature_scheme: "v1a", expires_in: "0" } });
+    expect(back.json).toMatchObject({ signature_scheme: "v1a", public_key: expect.stringMatching(PUBLIC_KEY) });
+    expect(back.json).not.toHaveProperty("secret");
+    expect((await stack.api.get(`/v1/webhook_endpoints/${we.id}`, { key })).json.public_key).toBe(back.json.public_key);
+
+    for (const [path, body] of [
+      ["/v1/webhook_endpoints", { ...FIELDS, signature_scheme: "v2" }],
+      [`/v1/webhook_endpoints/${we.id}/rotate_secret`, { signature_scheme: "hmac" }],
+    ] as const) {
+      const refused = await stack.api.post(path, { key, json: body });
+      expect(refused.status).toBe(400);
+      expect(refused.json.error).toMatchObject({ code: "parameter_invalid", param: "signature_scheme" });
+    }
+  });
+});
+
 describe("who may", () => {
   it("404s an endpoint of another account or of the other mode", async () => {
     const { json: we } = await stack.api.post("/v1/webhook_endpoints", { key, form: FIELDS });
@@ -201,9 +258,11 @@ describe("who may", () => {
 it("never writes a secret into the gateway's or core's logs", async () => {
   const created = await stack.api.post("/v1/webhook_endpoints", { key, form: FIELDS });
   const rotated = await stack.api.post(`/v1/webhook_endpoints/${created.json.id}/rotate_secret`, { key });
+  await stack.api.post(`/v1/webhook_endpoints/${created.json.id}/rotate_secret`, { key, form: { signature_scheme: "v1a" } });
   const logs = [...gatewayLogs.lines, ...coreLogs.lines].join("\n");
   expect(logs).toContain(created.json.id);
   expect(logs).not.toContain("whsec_");
+  expect(logs).not.toContain("whsk_");
   for (const secret of [created.json.secret, rotated.json.secret]) expect(logs).not.toContain(secret.slice(6, 30));
 });
 

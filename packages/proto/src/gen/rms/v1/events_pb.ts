@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file rms/v1/events.proto.
  */
 export const file_rms_v1_events: GenFile = /*@__PURE__*/
-  fileDesc("ChNybXMvdjEvZXZlbnRzLnByb3RvEgZybXMudjEi3QEKBUV2ZW50EgoKAmlkGAEgASgJEgwKBHR5cGUYAiABKAkSDwoHY3JlYXRlZBgDIAEoAxIQCghsaXZlbW9kZRgEIAEoCBIQCghzZXF1ZW5jZRgFIAEoAxIRCglkYXRhX2pzb24YBiABKAkSFwoKcmVxdWVzdF9pZBgHIAEoCUgAiAEBEhwKD2lkZW1wb3RlbmN5X2tleRgIIAEoCUgBiAEBEhgKEHBlbmRpbmdfd2ViaG9va3MYCSABKAVCDQoLX3JlcXVlc3RfaWRCEgoQX2lkZW1wb3RlbmN5X2tleSI9Cg9HZXRFdmVudFJlcXVlc3QSHgoGdGVuYW50GAEgASgLMg4ucm1zLnYxLlRlbmFudBIKCgJpZBgCIAEoCSIwChBHZXRFdmVudFJlc3BvbnNlEhwKBWV2ZW50GAEgASgLMg0ucm1zLnYxLkV2ZW50InIKDENyZWF0ZWRSYW5nZRIPCgJndBgBIAEoA0gAiAEBEhAKA2d0ZRgCIAEoA0gBiAEBEg8KAmx0GAMgASgDSAKIAQESEAoDbHRlGAQgASgDSAOIAQFCBQoDX2d0QgYKBF9ndGVCBQoDX2x0QgYKBF9sdGUi6QEKEUxpc3RFdmVudHNSZXF1ZXN0Eh4KBnRlbmFudBgBIAEoCzIOLnJtcy52MS5UZW5hbnQSDQoFbGltaXQYAiABKAUSFgoOc3RhcnRpbmdfYWZ0ZXIYAyABKAkSFQoNZW5kaW5nX2JlZm9yZRgEIAEoCRIMCgR0eXBlGAUgASgJEg0KBXR5cGVzGAYgAygJEiUKB2NyZWF0ZWQYByABKAsyFC5ybXMudjEuQ3JlYXRlZFJhbmdlEh0KEGRlbGl2ZXJ5X3N1Y2Nlc3MYCCABKAhIAIgBAUITChFfZGVsaXZlcnlfc3VjY2VzcyJFChJMaXN0RXZlbnRzUmVzcG9uc2USHQoGZXZlbnRzGAEgAygLMg0ucm1zLnYxLkV2ZW50EhAKCGhhc19tb3JlGAIgASgIMpIBCgxFdmVudFNlcnZpY2USPQoIR2V0RXZlbnQSFy5ybXMudjEuR2V0RXZlbnRSZXF1ZXN0Ghgucm1zLnYxLkdldEV2ZW50UmVzcG9uc2USQwoKTGlzdEV2ZW50cxIZLnJtcy52MS5MaXN0RXZlbnRzUmVxdWVzdBoaLnJtcy52MS5MaXN0RXZlbnRzUmVzcG9uc2ViBnByb3RvMw", [file_rms_v1_common]);
+  fileDesc("ChNybXMvdjEvZXZlbnRzLnByb3RvEgZybXMudjEi3QEKBUV2ZW50EgoKAmlkGAEgASgJEgwKBHR5cGUYAiABKAkSDwoHY3JlYXRlZBgDIAEoAxIQCghsaXZlbW9kZRgEIAEoCBIQCghzZXF1ZW5jZRgFIAEoAxIRCglkYXRhX2pzb24YBiABKAkSFwoKcmVxdWVzdF9pZBgHIAEoCUgAiAEBEhwKD2lkZW1wb3RlbmN5X2tleRgIIAEoCUgBiAEBEhgKEHBlbmRpbmdfd2ViaG9va3MYCSABKAVCDQoLX3JlcXVlc3RfaWRCEgoQX2lkZW1wb3RlbmN5X2tleSI9Cg9HZXRFdmVudFJlcXVlc3QSHgoGdGVuYW50GAEgASgLMg4ucm1zLnYxLlRlbmFudBIKCgJpZBgCIAEoCSIwChBHZXRFdmVudFJlc3BvbnNlEhwKBWV2ZW50GAEgASgLMg0ucm1zLnYxLkV2ZW50InIKDENyZWF0ZWRSYW5nZRIPCgJndBgBIAEoA0gAiAEBEhAKA2d0ZRgCIAEoA0gBiAEBEg8KAmx0GAMgASgDSAKIAQESEAoDbHRlGAQgASgDSAOIAQFCBQoDX2d0QgYKBF9ndGVCBQoDX2x0QgYKBF9sdGUiogIKEUxpc3RFdmVudHNSZXF1ZXN0Eh4KBnRlbmFudBgBIAEoCzIOLnJtcy52MS5UZW5hbnQSDQoFbGltaXQYAiABKAUSFgoOc3RhcnRpbmdfYWZ0ZXIYAyABKAkSFQoNZW5kaW5nX2JlZm9yZRgEIAEoCRIMCgR0eXBlGAUgASgJEg0KBXR5cGVzGAYgAygJEiUKB2NyZWF0ZWQYByABKAsyFC5ybXMudjEuQ3JlYXRlZFJhbmdlEh0KEGRlbGl2ZXJ5X3N1Y2Nlc3MYCCABKAhIAIgBARIOCgZvYmplY3QYCSABKAkSJwoIc2VxdWVuY2UYCiABKAsyFS5ybXMudjEuU2VxdWVuY2VSYW5nZUITChFfZGVsaXZlcnlfc3VjY2VzcyJzCg1TZXF1ZW5jZVJhbmdlEg8KAmd0GAEgASgDSACIAQESEAoDZ3RlGAIgASgDSAGIAQESDwoCbHQYAyABKANIAogBARIQCgNsdGUYBCABKANIA4gBAUIFCgNfZ3RCBgoEX2d0ZUIFCgNfbHRCBgoEX2x0ZSJFChJMaXN0RXZlbnRzUmVzcG9uc2USHQoGZXZlbnRzGAEgAygLMg0ucm1zLnYxLkV2ZW50EhAKCGhhc19tb3JlGAIgASgIMpIBCgxFdmVudFNlcnZpY2USPQoIR2V0RXZlbnQSFy5ybXMudjEuR2V0RXZlbnRSZXF1ZXN0Ghgucm1zLnYxLkdldEV2ZW50UmVzcG9uc2USQwoKTGlzdEV2ZW50cxIZLnJtcy52MS5MaXN0RXZlbnRzUmVxdWVzdBoaLnJtcy52MS5MaXN0RXZlbnRzUmVzcG9uc2ViBnByb3RvMw", [file_rms_v1_common]);
 
 /**
  * @generated from message rms.v1.Event
@@ -212,6 +212,21 @@ export type ListEventsRequest = Message<"rms.v1.ListEventsRequest"> & {
    * @generated from field: optional bool delivery_success = 8;
    */
   deliverySuccess?: boolean | undefined;
+
+  /**
+   * Empty: no filter. An object id ("res_...", "job_...", "we_..."): only that object's events, ordered by
+   * `sequence` (newest change first); combines with `sequence` and the cursors only.
+   *
+   * @generated from field: string object = 9;
+   */
+  object: string;
+
+  /**
+   * Bounds on `sequence`; only together with `object`.
+   *
+   * @generated from field: rms.v1.SequenceRange sequence = 10;
+   */
+  sequence?: SequenceRange | undefined;
 };
 
 /**
@@ -220,6 +235,40 @@ export type ListEventsRequest = Message<"rms.v1.ListEventsRequest"> & {
  */
 export const ListEventsRequestSchema: GenMessage<ListEventsRequest> = /*@__PURE__*/
   messageDesc(file_rms_v1_events, 4);
+
+/**
+ * Bounds on an event's `sequence`; each absent bound is no bound.
+ *
+ * @generated from message rms.v1.SequenceRange
+ */
+export type SequenceRange = Message<"rms.v1.SequenceRange"> & {
+  /**
+   * @generated from field: optional int64 gt = 1;
+   */
+  gt?: bigint | undefined;
+
+  /**
+   * @generated from field: optional int64 gte = 2;
+   */
+  gte?: bigint | undefined;
+
+  /**
+   * @generated from field: optional int64 lt = 3;
+   */
+  lt?: bigint | undefined;
+
+  /**
+   * @generated from field: optional int64 lte = 4;
+   */
+  lte?: bigint | undefined;
+};
+
+/**
+ * Describes the message rms.v1.SequenceRange.
+ * Use `create(SequenceRangeSchema)` to create a new message.
+ */
+export const SequenceRangeSchema: GenMessage<SequenceRange> = /*@__PURE__*/
+  messageDesc(file_rms_v1_events, 5);
 
 /**
  * @generated from message rms.v1.ListEventsResponse
@@ -243,7 +292,7 @@ export type ListEventsResponse = Message<"rms.v1.ListEventsResponse"> & {
  * Use `create(ListEventsResponseSchema)` to create a new message.
  */
 export const ListEventsResponseSchema: GenMessage<ListEventsResponse> = /*@__PURE__*/
-  messageDesc(file_rms_v1_events, 5);
+  messageDesc(file_rms_v1_events, 6);
 
 /**
  * EventService reads the events the relay copied out of the objects' outboxes: one per committed

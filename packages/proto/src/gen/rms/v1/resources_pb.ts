@@ -6,13 +6,15 @@ import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobu
 import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { MetadataEntry, Tenant } from "./common_pb.js";
 import { file_rms_v1_common } from "./common_pb.js";
+import type { CreatedRange } from "./events_pb.js";
+import { file_rms_v1_events } from "./events_pb.js";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file rms/v1/resources.proto.
  */
 export const file_rms_v1_resources: GenFile = /*@__PURE__*/
-  fileDesc("ChZybXMvdjEvcmVzb3VyY2VzLnByb3RvEgZybXMudjEimAEKCFJlc291cmNlEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSJgoGc3RhdHVzGAMgASgOMhYucm1zLnYxLlJlc291cmNlU3RhdHVzEicKCG1ldGFkYXRhGAQgAygLMhUucm1zLnYxLk1ldGFkYXRhRW50cnkSDwoHY3JlYXRlZBgFIAEoAxIQCghsaXZlbW9kZRgGIAEoCCKWAQoVQ3JlYXRlUmVzb3VyY2VSZXF1ZXN0Eh4KBnRlbmFudBgBIAEoCzIOLnJtcy52MS5UZW5hbnQSDAoEbmFtZRgCIAEoCRImCgZzdGF0dXMYAyABKA4yFi5ybXMudjEuUmVzb3VyY2VTdGF0dXMSJwoIbWV0YWRhdGEYBCADKAsyFS5ybXMudjEuTWV0YWRhdGFFbnRyeSI8ChZDcmVhdGVSZXNvdXJjZVJlc3BvbnNlEiIKCHJlc291cmNlGAEgASgLMhAucm1zLnYxLlJlc291cmNlIkAKEkdldFJlc291cmNlUmVxdWVzdBIeCgZ0ZW5hbnQYASABKAsyDi5ybXMudjEuVGVuYW50EgoKAmlkGAIgASgJIjkKE0dldFJlc291cmNlUmVzcG9uc2USIgoIcmVzb3VyY2UYASABKAsyEC5ybXMudjEuUmVzb3VyY2UiyAEKFVVwZGF0ZVJlc291cmNlUmVxdWVzdBIeCgZ0ZW5hbnQYASABKAsyDi5ybXMudjEuVGVuYW50EgoKAmlkGAIgASgJEhEKBG5hbWUYAyABKAlIAIgBARImCgZzdGF0dXMYBCABKA4yFi5ybXMudjEuUmVzb3VyY2VTdGF0dXMSJwoIbWV0YWRhdGEYBSADKAsyFS5ybXMudjEuTWV0YWRhdGFFbnRyeRIWCg5jbGVhcl9tZXRhZGF0YRgGIAEoCEIHCgVfbmFtZSI8ChZVcGRhdGVSZXNvdXJjZVJlc3BvbnNlEiIKCHJlc291cmNlGAEgASgLMhAucm1zLnYxLlJlc291cmNlIkMKFURlbGV0ZVJlc291cmNlUmVxdWVzdBIeCgZ0ZW5hbnQYASABKAsyDi5ybXMudjEuVGVuYW50EgoKAmlkGAIgASgJIiQKFkRlbGV0ZVJlc291cmNlUmVzcG9uc2USCgoCaWQYASABKAkinAEKFExpc3RSZXNvdXJjZXNSZXF1ZXN0Eh4KBnRlbmFudBgBIAEoCzIOLnJtcy52MS5UZW5hbnQSDQoFbGltaXQYAiABKAUSFgoOc3RhcnRpbmdfYWZ0ZXIYAyABKAkSFQoNZW5kaW5nX2JlZm9yZRgEIAEoCRImCgZzdGF0dXMYBSABKA4yFi5ybXMudjEuUmVzb3VyY2VTdGF0dXMiTgoVTGlzdFJlc291cmNlc1Jlc3BvbnNlEiMKCXJlc291cmNlcxgBIAMoCzIQLnJtcy52MS5SZXNvdXJjZRIQCghoYXNfbW9yZRgCIAEoCCqHAQoOUmVzb3VyY2VTdGF0dXMSHwobUkVTT1VSQ0VfU1RBVFVTX1VOU1BFQ0lGSUVEEAASGgoWUkVTT1VSQ0VfU1RBVFVTX0FDVElWRRABEhoKFlJFU09VUkNFX1NUQVRVU19QQVVTRUQQAhIcChhSRVNPVVJDRV9TVEFUVVNfQVJDSElWRUQQAzKaAwoPUmVzb3VyY2VTZXJ2aWNlEk8KDkNyZWF0ZVJlc291cmNlEh0ucm1zLnYxLkNyZWF0ZVJlc291cmNlUmVxdWVzdBoeLnJtcy52MS5DcmVhdGVSZXNvdXJjZVJlc3BvbnNlEkYKC0dldFJlc291cmNlEhoucm1zLnYxLkdldFJlc291cmNlUmVxdWVzdBobLnJtcy52MS5HZXRSZXNvdXJjZVJlc3BvbnNlEk8KDlVwZGF0ZVJlc291cmNlEh0ucm1zLnYxLlVwZGF0ZVJlc291cmNlUmVxdWVzdBoeLnJtcy52MS5VcGRhdGVSZXNvdXJjZVJlc3BvbnNlEk8KDkRlbGV0ZVJlc291cmNlEh0ucm1zLnYxLkRlbGV0ZVJlc291cmNlUmVxdWVzdBoeLnJtcy52MS5EZWxldGVSZXNvdXJjZVJlc3BvbnNlEkwKDUxpc3RSZXNvdXJjZXMSHC5ybXMudjEuTGlzdFJlc291cmNlc1JlcXVlc3QaHS5ybXMudjEuTGlzdFJlc291cmNlc1Jlc3BvbnNlYgZwcm90bzM", [file_rms_v1_common]);
+  fileDesc("ChZybXMvdjEvcmVzb3VyY2VzLnByb3RvEgZybXMudjEimAEKCFJlc291cmNlEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSJgoGc3RhdHVzGAMgASgOMhYucm1zLnYxLlJlc291cmNlU3RhdHVzEicKCG1ldGFkYXRhGAQgAygLMhUucm1zLnYxLk1ldGFkYXRhRW50cnkSDwoHY3JlYXRlZBgFIAEoAxIQCghsaXZlbW9kZRgGIAEoCCKWAQoVQ3JlYXRlUmVzb3VyY2VSZXF1ZXN0Eh4KBnRlbmFudBgBIAEoCzIOLnJtcy52MS5UZW5hbnQSDAoEbmFtZRgCIAEoCRImCgZzdGF0dXMYAyABKA4yFi5ybXMudjEuUmVzb3VyY2VTdGF0dXMSJwoIbWV0YWRhdGEYBCADKAsyFS5ybXMudjEuTWV0YWRhdGFFbnRyeSI8ChZDcmVhdGVSZXNvdXJjZVJlc3BvbnNlEiIKCHJlc291cmNlGAEgASgLMhAucm1zLnYxLlJlc291cmNlIkAKEkdldFJlc291cmNlUmVxdWVzdBIeCgZ0ZW5hbnQYASABKAsyDi5ybXMudjEuVGVuYW50EgoKAmlkGAIgASgJIjkKE0dldFJlc291cmNlUmVzcG9uc2USIgoIcmVzb3VyY2UYASABKAsyEC5ybXMudjEuUmVzb3VyY2UiyAEKFVVwZGF0ZVJlc291cmNlUmVxdWVzdBIeCgZ0ZW5hbnQYASABKAsyDi5ybXMudjEuVGVuYW50EgoKAmlkGAIgASgJEhEKBG5hbWUYAyABKAlIAIgBARImCgZzdGF0dXMYBCABKA4yFi5ybXMudjEuUmVzb3VyY2VTdGF0dXMSJwoIbWV0YWRhdGEYBSADKAsyFS5ybXMudjEuTWV0YWRhdGFFbnRyeRIWCg5jbGVhcl9tZXRhZGF0YRgGIAEoCEIHCgVfbmFtZSI8ChZVcGRhdGVSZXNvdXJjZVJlc3BvbnNlEiIKCHJlc291cmNlGAEgASgLMhAucm1zLnYxLlJlc291cmNlIkMKFURlbGV0ZVJlc291cmNlUmVxdWVzdBIeCgZ0ZW5hbnQYASABKAsyDi5ybXMudjEuVGVuYW50EgoKAmlkGAIgASgJIiQKFkRlbGV0ZVJlc291cmNlUmVzcG9uc2USCgoCaWQYASABKAkiyAEKFExpc3RSZXNvdXJjZXNSZXF1ZXN0Eh4KBnRlbmFudBgBIAEoCzIOLnJtcy52MS5UZW5hbnQSDQoFbGltaXQYAiABKAUSFgoOc3RhcnRpbmdfYWZ0ZXIYAyABKAkSFQoNZW5kaW5nX2JlZm9yZRgEIAEoCRIqCgZzdGF0dXMYBSABKA4yFi5ybXMudjEuUmVzb3VyY2VTdGF0dXNCAhgBEiYKBmZpbHRlchgGIAEoCzIWLnJtcy52MS5SZXNvdXJjZUZpbHRlciJOChVMaXN0UmVzb3VyY2VzUmVzcG9uc2USIwoJcmVzb3VyY2VzGAEgAygLMhAucm1zLnYxLlJlc291cmNlEhAKCGhhc19tb3JlGAIgASgIIpUBCg5SZXNvdXJjZUZpbHRlchILCgNpZHMYASADKAkSJgoGc3RhdHVzGAIgAygOMhYucm1zLnYxLlJlc291cmNlU3RhdHVzEicKCG1ldGFkYXRhGAMgAygLMhUucm1zLnYxLk1ldGFkYXRhRW50cnkSJQoHY3JlYXRlZBgEIAEoCzIULnJtcy52MS5DcmVhdGVkUmFuZ2UiZAoWU2VhcmNoUmVzb3VyY2VzUmVxdWVzdBIeCgZ0ZW5hbnQYASABKAsyDi5ybXMudjEuVGVuYW50Eg0KBXF1ZXJ5GAIgASgJEg0KBWxpbWl0GAMgASgFEgwKBHBhZ2UYBCABKAkiYwoXU2VhcmNoUmVzb3VyY2VzUmVzcG9uc2USIwoJcmVzb3VyY2VzGAEgAygLMhAucm1zLnYxLlJlc291cmNlEhAKCGhhc19tb3JlGAIgASgIEhEKCW5leHRfcGFnZRgDIAEoCSqHAQoOUmVzb3VyY2VTdGF0dXMSHwobUkVTT1VSQ0VfU1RBVFVTX1VOU1BFQ0lGSUVEEAASGgoWUkVTT1VSQ0VfU1RBVFVTX0FDVElWRRABEhoKFlJFU09VUkNFX1NUQVRVU19QQVVTRUQQAhIcChhSRVNPVVJDRV9TVEFUVVNfQVJDSElWRUQQAzLuAwoPUmVzb3VyY2VTZXJ2aWNlEk8KDkNyZWF0ZVJlc291cmNlEh0ucm1zLnYxLkNyZWF0ZVJlc291cmNlUmVxdWVzdBoeLnJtcy52MS5DcmVhdGVSZXNvdXJjZVJlc3BvbnNlEkYKC0dldFJlc291cmNlEhoucm1zLnYxLkdldFJlc291cmNlUmVxdWVzdBobLnJtcy52MS5HZXRSZXNvdXJjZVJlc3BvbnNlEk8KDlVwZGF0ZVJlc291cmNlEh0ucm1zLnYxLlVwZGF0ZVJlc291cmNlUmVxdWVzdBoeLnJtcy52MS5VcGRhdGVSZXNvdXJjZVJlc3BvbnNlEk8KDkRlbGV0ZVJlc291cmNlEh0ucm1zLnYxLkRlbGV0ZVJlc291cmNlUmVxdWVzdBoeLnJtcy52MS5EZWxldGVSZXNvdXJjZVJlc3BvbnNlEkwKDUxpc3RSZXNvdXJjZXMSHC5ybXMudjEuTGlzdFJlc291cmNlc1JlcXVlc3QaHS5ybXMudjEuTGlzdFJlc291cmNlc1Jlc3BvbnNlElIKD1NlYXJjaFJlc291cmNlcxIeLnJtcy52MS5TZWFyY2hSZXNvdXJjZXNSZXF1ZXN0Gh8ucm1zLnYxLlNlYXJjaFJlc291cmNlc1Jlc3BvbnNlYgZwcm90bzM", [file_rms_v1_common, file_rms_v1_events]);
 
 /**
  * @generated from message rms.v1.Resource
@@ -285,11 +287,19 @@ export type ListResourcesRequest = Message<"rms.v1.ListResourcesRequest"> & {
   endingBefore: string;
 
   /**
-   * UNSPECIFIED: no filter.
+   * No longer set: the list's status is `filter.status`.
    *
-   * @generated from field: rms.v1.ResourceStatus status = 5;
+   * @generated from field: rms.v1.ResourceStatus status = 5 [deprecated = true];
+   * @deprecated
    */
   status: ResourceStatus;
+
+  /**
+   * The list's conditions (status, one metadata key, created, up to 100 ids); absent: every resource.
+   *
+   * @generated from field: rms.v1.ResourceFilter filter = 6;
+   */
+  filter?: ResourceFilter | undefined;
 };
 
 /**
@@ -322,6 +332,118 @@ export type ListResourcesResponse = Message<"rms.v1.ListResourcesResponse"> & {
  */
 export const ListResourcesResponseSchema: GenMessage<ListResourcesResponse> = /*@__PURE__*/
   messageDesc(file_rms_v1_resources, 10);
+
+/**
+ * Which resources: the one filter of the list, search and the bulk jobs (CONTRACT.md section 3, "The filter
+ * model"). Every condition given must hold; an empty filter matches every resource.
+ *
+ * @generated from message rms.v1.ResourceFilter
+ */
+export type ResourceFilter = Message<"rms.v1.ResourceFilter"> & {
+  /**
+   * Resource ids: up to 100 in a list, 1,000 in a job.
+   *
+   * @generated from field: repeated string ids = 1;
+   */
+  ids: string[];
+
+  /**
+   * Any of these statuses; empty: any status.
+   *
+   * @generated from field: repeated rms.v1.ResourceStatus status = 2;
+   */
+  status: ResourceStatus[];
+
+  /**
+   * Each key must hold the value given (a key given twice: any of its values). One key in a list, up to 5 in a job.
+   *
+   * @generated from field: repeated rms.v1.MetadataEntry metadata = 3;
+   */
+  metadata: MetadataEntry[];
+
+  /**
+   * Bounds on `created`, Unix seconds.
+   *
+   * @generated from field: rms.v1.CreatedRange created = 4;
+   */
+  created?: CreatedRange | undefined;
+};
+
+/**
+ * Describes the message rms.v1.ResourceFilter.
+ * Use `create(ResourceFilterSchema)` to create a new message.
+ */
+export const ResourceFilterSchema: GenMessage<ResourceFilter> = /*@__PURE__*/
+  messageDesc(file_rms_v1_resources, 11);
+
+/**
+ * @generated from message rms.v1.SearchResourcesRequest
+ */
+export type SearchResourcesRequest = Message<"rms.v1.SearchResourcesRequest"> & {
+  /**
+   * @generated from field: rms.v1.Tenant tenant = 1;
+   */
+  tenant?: Tenant | undefined;
+
+  /**
+   * The query, e.g. `status:'active' AND metadata['plan']:'pro'`.
+   *
+   * @generated from field: string query = 2;
+   */
+  query: string;
+
+  /**
+   * 1 to 100; 0 means the default, 10.
+   *
+   * @generated from field: int32 limit = 3;
+   */
+  limit: number;
+
+  /**
+   * The `next_page` of the previous answer to the same query; empty: the first page.
+   *
+   * @generated from field: string page = 4;
+   */
+  page: string;
+};
+
+/**
+ * Describes the message rms.v1.SearchResourcesRequest.
+ * Use `create(SearchResourcesRequestSchema)` to create a new message.
+ */
+export const SearchResourcesRequestSchema: GenMessage<SearchResourcesRequest> = /*@__PURE__*/
+  messageDesc(file_rms_v1_resources, 12);
+
+/**
+ * @generated from message rms.v1.SearchResourcesResponse
+ */
+export type SearchResourcesResponse = Message<"rms.v1.SearchResourcesResponse"> & {
+  /**
+   * Newest first. Fewer than `limit` (even none) when the request's examined resources ran out first.
+   *
+   * @generated from field: repeated rms.v1.Resource resources = 1;
+   */
+  resources: Resource[];
+
+  /**
+   * @generated from field: bool has_more = 2;
+   */
+  hasMore: boolean;
+
+  /**
+   * Where the next page starts, when `has_more`; opaque.
+   *
+   * @generated from field: string next_page = 3;
+   */
+  nextPage: string;
+};
+
+/**
+ * Describes the message rms.v1.SearchResourcesResponse.
+ * Use `create(SearchResourcesResponseSchema)` to create a new message.
+ */
+export const SearchResourcesResponseSchema: GenMessage<SearchResourcesResponse> = /*@__PURE__*/
+  messageDesc(file_rms_v1_resources, 13);
 
 /**
  * @generated from enum rms.v1.ResourceStatus
@@ -402,6 +524,16 @@ export const ResourceService: GenService<{
     methodKind: "unary";
     input: typeof ListResourcesRequestSchema;
     output: typeof ListResourcesResponseSchema;
+  },
+  /**
+   * Search by the query language of CONTRACT.md section 3; one request examines at most 1,000 resources.
+   *
+   * @generated from rpc rms.v1.ResourceService.SearchResources
+   */
+  searchResources: {
+    methodKind: "unary";
+    input: typeof SearchResourcesRequestSchema;
+    output: typeof SearchResourcesResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_rms_v1_resources, 0);

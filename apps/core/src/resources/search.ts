@@ -1,0 +1,87 @@
+import { createHash } from "node:crypto";
+import type { Collection, Document, Filter } from "mongodb";
+import type { Tenant } from "../caller.js";
+import { errors } from "../errors.js";
+import { UNBOUNDED, type Budget } from "../grpc/budget.js";
+import { isId } from "../ids.js";
+import { LIVE, WITHOUT_OUTBOX, type Loaded } from "../storage/documents.js";
+import { pageFrom } from "../storage/keyset-list.js";
+import type { ResourceFilter } from "./filter.js";
+import { findFilter, resourceQuery } from "./filter-query.js";
+import type { ResourceDocument } from "./model.js";
+
+/**
+ * One search page (CONTRACT.md section 3, "Search", in ../shared/docs/), newest first, with bounded work:
+ * the filter's query (filter-query.ts) names the index that drives the walk and what it leaves to check.
+ * When it leaves nothing, the page is that index range read up to `limit + 1`, like a list page. Otherwise
+ * the walk reads at most SEARCH_EXAMINED_MAX documents of the range and checks the rest on them: the page
+ * holds what matched (up to `limit`), and when the window filled before the page did, the next page starts
+ * right after the window's last document (a short or empty page with `has_more`). Either way the next page
+ * is `_id <` a position, so walking every page yields every match exactly once, and a resource created or
+ * changed before the request is read as it is now (reads go to the primary).
+ */
+
+/** Most documents one search request examines. */
+export const SEARCH_EXAMINED_MAX = 1_000;
+
+export interface SearchPage {
+  items: Loaded<ResourceDocument>[];
+  /** Where the next page starts (`_id` below it), or null at the end. */
+  next: string | null;
+}
+
+export async function searchPage(
+  collection: Collection<ResourceDocument>,
+  tenant: Tenant,
+  filter: ResourceFilter,
+  page: { limit: number; after?: string | undefined },
+  budget: Budget = UNBOUNDED,
+): Promise<SearchPage> {
+  const query = resourceQuery(tenant, filter, { lt: page.after });
+  if (query.rest.length === 0) {
+    const found = (await collection
+      .find(findFilter(query), { sort: { _id: -1 }, limit: page.limit + 1, hint: query.index, ...WITHOUT_OUTBOX, ...budget.db() })
+      .toArray()) as Loaded<ResourceDocument>[];
+    const { items, hasMore } = pageFrom(found, page.limit, false);
+    return { items, next: hasMore ? items.at(-1)!._id : null };
+  }
+  // The index range up to the window's end (pushed down as one index walk with a limit), then on that window:
+  // the matches (tombstones left out here, so every document read counts) and the window's last document.
+  const pipeline: Document[] = [
+    { $match: query.driver },
+    { $sort: { _id: -1 } },
+    { $limit: SEARCH_EXAMINED_MAX },
+    {
+      $facet: {
+        page: [{ $match: { ...LIVE, $and: query.rest } as Filter<ResourceDocument> }, { $limit: page.limit + 1 }, { $project: WITHOUT_OUTBOX.projection }],
+        end: [{ $skip: SEARCH_EXAMINED_MAX - 1 }, { $project: { _id: 1 } }],
+      },
+    },
+  ];
+  const [result] = await collection.aggregate<{ page: Loaded<ResourceDocument>[]; end: { _id: string }[] }>(pipeline, { hint: query.index, ...budget.db() }).toArray();
+  const { items, hasMore } = pageFrom(result?.page ?? [], page.limit, false);
+  if (hasMore) return { items, next: items.at(-1)!._id };
+  return { items, next: result?.end[0]?._id ?? null };
+}
+
+const TOKEN_VERSION = "1";
+
+/** A short digest of the query a page token belongs to. */
+function queryDigest(query: string): string {
+  return createHash("sha256").update(query).digest("base64url").slice(0, 16);
+}
+
+/** The opaque `next_page`: base64url of `1.<position id>.<digest of the query>`. */
+export function pageToken(next: string, query: string): string {
+  return Buffer.from(`${TOKEN_VERSION}.${next}.${queryDigest(query)}`).toString("base64url");
+}
+
+/** The position a `page` token continues from (none for ""), or 400 `parameter_invalid` when it is not one this query's answers gave. */
+export function pagePosition(page: string, query: string): string | undefined {
+  if (page === "") return undefined;
+  const refused = () => errors.invalid("parameter_invalid", "Invalid page: pass the next_page of the previous answer to the same query.", "page");
+  if (!/^[A-Za-z0-9_-]{1,200}$/.test(page)) throw refused();
+  const [version, position, digest, ...extra] = Buffer.from(page, "base64url").toString("utf8").split(".");
+  if (version !== TOKEN_VERSION || extra.length > 0 || position === undefined || !isId("res", position) || digest !== queryDigest(query)) throw refused();
+  return position;
+}

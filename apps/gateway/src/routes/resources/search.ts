@@ -1,0 +1,59 @@
+import { LIST_LIMIT_MAX, SEARCH_LIMIT_DEFAULT } from "@rms/proto";
+import { optionalInteger, optionalString, requiredString } from "../../http/params.js";
+import { searchResultOf } from "../../schema/objects.js";
+import { defineOperation } from "../operation.js";
+import { ResourceObject } from "./objects.js";
+
+export const ResourceSearchResultObject = searchResultOf(ResourceObject, "/v1/resources/search", LIST_LIMIT_MAX);
+
+/**
+ * GET /v1/resources/search: Stripe's search shape over the query language of CONTRACT.md section 3; the
+ * query is parsed in core (resources/search-query.ts), whose refusals name the position of the problem.
+ */
+export const searchResources = defineOperation({
+  method: "GET",
+  path: "/v1/resources/search",
+  summary: "Search resources",
+  scope: "resources:read",
+  parameters: {
+    query: {
+      example: "status:'active' AND metadata['plan']:'pro'",
+      required: true,
+      schema: {
+        type: "string",
+        minLength: 1,
+        description:
+          "Clauses joined by `AND` (or a space), or by `OR` between clauses on the same field: `status:'active'`, `name~'sta'` " +
+          "(a case-insensitive prefix of at least 2 characters), `name:'Exact'`, `metadata['key']:'value'`, `created>1700000000` " +
+          "(also `>=`, `<`, `<=`, `:`). Quoted strings (`\\'` escapes a quote); at most 10 clauses and 5 metadata keys.",
+      },
+    },
+    limit: {
+      example: 10,
+      schema: {
+        type: "integer",
+        minimum: 1,
+        maximum: LIST_LIMIT_MAX,
+        default: SEARCH_LIMIT_DEFAULT,
+        description: `Page size, 1 to ${LIST_LIMIT_MAX}; default ${SEARCH_LIMIT_DEFAULT}.`,
+      },
+    },
+    page: { example: "MS5yZXNfMExyZHE4RHgzYjlxWjdtVGYyUWtOMS5hYmM", schema: { type: "string", description: "The `next_page` of the previous answer to the same query." } },
+  },
+  success: {
+    status: 200,
+    description:
+      "Matches, newest first. One request examines at most 1,000 resources, so a page may hold fewer than `limit` (even none) while `has_more` is true; walking every `next_page` returns every match once.",
+    object: ResourceSearchResultObject,
+  },
+  errors: ["parameter_missing", "search_query_invalid", "limit_invalid", "parameter_invalid"],
+  service: "resources",
+  rpc: "searchResources",
+  request({ params, tenant }) {
+    const query = requiredString(params, "query");
+    const limit = optionalInteger(params, "limit", { min: 1, max: LIST_LIMIT_MAX }, "limit_invalid") ?? SEARCH_LIMIT_DEFAULT;
+    // A malformed page and the query's language are core's to refuse.
+    return { tenant, query, limit, page: optionalString(params, "page") ?? "" };
+  },
+  reply: (answer) => ({ items: answer.resources, hasMore: answer.hasMore, nextPage: answer.nextPage === "" ? null : answer.nextPage }),
+});
