@@ -18,6 +18,7 @@ const implementation: ServiceImplementation<typeof ResourceService> = {
   updateResource: async () => ({}),
   deleteResource: async () => ({ id: "res_x" }),
   listResources: async () => ({ hasMore: false }),
+  searchResources: async () => ({ hasMore: false }),
 };
 
 let receiver: OtlpReceiver;
