@@ -26,6 +26,7 @@ import { benchJobs } from "./jobs.mjs";
 import { coreBreakdown, createRequests, httpsJson, runner } from "./load.mjs";
 import { writeReport } from "./report.mjs";
 import { startStack } from "./stack.mjs";
+import { tracingRows } from "./tracing.mjs";
 import { webhookRows } from "./webhooks.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
@@ -68,9 +69,9 @@ for (const signal of ["SIGINT", "SIGTERM"]) process.once(signal, () => void clea
 let database = null;
 
 try {
-  const [httpsPort, corePort, metricsPort, coreMetricsPort, aPort, bPort, echoPort] = await freePorts(9);
+  const [httpsPort, corePort, metricsPort, coreMetricsPort, aPort, bPort, echoPort, ...tracedPorts] = await freePorts(11);
   const own = { database: (d) => (database = d), child: (c) => children.push(c) };
-  const stack = await startStack({ root, work, ports: { httpsPort, corePort, metricsPort, coreMetricsPort }, own, say });
+  const stack = { ...(await startStack({ root, work, ports: { httpsPort, corePort, metricsPort, coreMetricsPort }, own, say })), httpsPort };
   const ca = readFileSync(stack.certFile);
   const newApi = (key) => new PublicApi(stack.dataDir, httpsPort, key);
   const api = newApi(stack.key);
@@ -104,6 +105,23 @@ try {
   await run.http("baseline_b", `https://127.0.0.1:${bPort}/v1/resources/${FIXED.id}`, {}, { baseline_b: b.pid, echo: echo.pid });
   await run.http("get", `${apiUrl}/v1/resources/${created.id}`, { headers }, stack.pids());
   await run.http("post", `${apiUrl}/v1/resources`, createRequests(headers), stack.pids());
+  // GET with tracing on (a second stack, every request sampled and exported) vs off, both stacks up (bench/src/tracing.mjs).
+  const [tHttps, tCore, tMetrics, tCoreMetrics] = tracedPorts;
+  await tracingRows({
+    results,
+    stack,
+    root,
+    work,
+    ports: { httpsPort: tHttps, corePort: tCore, metricsPort: tMetrics, coreMetricsPort: tCoreMetrics },
+    own,
+    connections: CONNECTIONS,
+    duration: DURATION,
+    warmup: WARMUP,
+    ca,
+    headers,
+    resourceId: created.id,
+    say,
+  });
   const echoClient = proto.createClient(proto.ResourceService, `127.0.0.1:${echoPort}`, { timeoutMs: 10_000 });
   await run.grpc("grpc_echo", echoClient, { tenant, id: FIXED.id }, { echo: echo.pid });
   await run.grpc("grpc_core", stack.coreResources, { tenant, id: created.id }, stack.pids());

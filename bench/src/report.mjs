@@ -21,6 +21,15 @@ function checks(results, depth, updates, updateWindow) {
       b: results.baseline_b,
     },
     {
+      check: "GET /v1/resources/:id with tracing on (every request sampled, spans exported over OTLP/HTTP to a local sink) vs the same GET with tracing off, both stacks up",
+      rps: ratio(results.get_tracing_on.rps, results.get_tracing_off.rps),
+      p99: ratio(results.get_tracing_on.p99, results.get_tracing_off.p99),
+      target: "(context)",
+      ok: null,
+      a: results.get_tracing_on,
+      b: results.get_tracing_off,
+    },
+    {
       check: "POST /v1/resources + Idempotency-Key vs B",
       rps: ratio(results.post.rps, results.baseline_b.rps),
       p99: ratio(results.post.p99, results.baseline_b.p99),
