@@ -1,8 +1,8 @@
 // The tracing rows (issue 23, item 5): the cost of OpenTelemetry tracing on the GET row. A second `rms start` on the
 // same database (a database name of its own) runs with tracing on by the standard variables alone: every request
 // sampled (the default parent-based always-on sampler), spans exported over OTLP/HTTP (protobuf, the default) to a
-// local sink that answers 200. The same GET is measured on the first stack (tracing off) and then on this one, with
-// both stacks up during both runs, so the ratio is tracing's cost alone.
+// local sink that answers 200. The same GET is measured on the first stack (tracing off) and on this one, in turn,
+// with both stacks up during every run, so the ratio is tracing's cost alone.
 import { readFileSync } from "node:fs";
 import { httpsJson, runner } from "./load.mjs";
 import { startStack } from "./stack.mjs";
@@ -31,11 +31,18 @@ export async function tracingRows({ results, stack, root, work, ports, own, conn
       { ...tracedHeaders, "content-type": "application/json" },
       JSON.stringify({ name: "bench", metadata: { plan: "pro" } }),
     );
-    const off = await runner({ results, connections, duration, warmup, ca, say });
-    await off.http("get_tracing_off", `https://127.0.0.1:${stack.httpsPort}/v1/resources/${resourceId}`, { headers }, stack.pids());
-    const on = await runner({ results, connections, duration, warmup, ca: tracedCa, say });
-    await on.http("get_tracing_on", `${tracedUrl}/v1/resources/${created.id}`, { headers: tracedHeaders }, traced.pids());
-    results.get_tracing_on.otlp_exports = sink.requests;
+    // Off and on alternate, twice, and each keeps its better round: on a busy machine one run can lose a third of
+    // its throughput to a neighbour, and that must not be read as tracing's cost.
+    const rounds = {};
+    const off = await runner({ results: rounds, connections, duration, warmup, ca, say });
+    const on = await runner({ results: rounds, connections, duration, warmup, ca: tracedCa, say });
+    for (const round of [1, 2]) {
+      await off.http(`get_tracing_off_${round}`, `https://127.0.0.1:${stack.httpsPort}/v1/resources/${resourceId}`, { headers }, stack.pids());
+      await on.http(`get_tracing_on_${round}`, `${tracedUrl}/v1/resources/${created.id}`, { headers: tracedHeaders }, traced.pids());
+    }
+    const best = (name) => [rounds[`${name}_1`], rounds[`${name}_2`]].reduce((a, b) => (b.rps > a.rps ? b : a));
+    results.get_tracing_off = best("get_tracing_off");
+    results.get_tracing_on = { ...best("get_tracing_on"), otlp_exports: sink.requests };
   } finally {
     traced.admin.close();
     traced.coreResources.close();

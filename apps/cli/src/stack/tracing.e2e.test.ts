@@ -11,6 +11,7 @@ import { startOtlpReceiver, type ReceivedSpan } from "@rms/telemetry/testkit";
 import { testDatabaseName } from "@rms/test-db";
 import { dropDatabase, eventually } from "@rms/test-db/testkit";
 import type {} from "@rms/test-db/vitest-setup";
+import { MongoClient } from "mongodb";
 import { afterAll, expect, inject, it } from "vitest";
 import type { Child } from "./children.js";
 import { addEndpoints, startArrivalReceiver } from "./noisy-neighbour.js";
@@ -66,6 +67,8 @@ it("one trace spans gateway, core and the worker's delivery of the event; a job'
   const receiver = await startArrivalReceiver();
   cleanups.push(() => receiver.close());
 
+  const mongo = await new MongoClient(mongoUri).connect();
+  cleanups.push(() => mongo.close());
   const { secret } = await newTestKey(coreAddr);
   const api = new PublicApi(dataDir, gatewayPort, secret);
   cleanups.push(async () => api.close());
@@ -103,6 +106,11 @@ it("one trace spans gateway, core and the worker's delivery of the event; a job'
   const delivery = spans.find((s) => s.service === "rms-worker" && s.name === "webhook delivery")!;
   expect(delivery).toMatchObject({ kind: 5, parentSpanId: served.spanId, statusCode: 0 });
   expect(delivery.attributes).toMatchObject({ "rms.event.type": "resource.created", "rms.event.id": receiver.createdEvent.get(created.id), "rms.delivery.outcome": "succeeded" });
+  // What carried it: the event document's `trace` (core's span that wrote it), never shown by the API.
+  const eventId = receiver.createdEvent.get(created.id)!;
+  const stored = await mongo.db(databaseName).collection<{ _id: string; trace?: unknown }>("events").findOne({ _id: eventId });
+  expect(stored?.trace).toEqual({ traceparent: `00-${TRACE_ID}-${served.spanId}-01` });
+  expect(JSON.parse((await api.request("GET", `/v1/events/${eventId}`)).body)).not.toHaveProperty("trace");
 
   // A job: its run, on the worker, continues the trace of the request that created it.
   const job = await httpsCreate(api, `00-${JOB_TRACE_ID}-${CLIENT_SPAN}-01`, undefined, "/v1/jobs", { type: "resources.import", params: { items: [{ name: "imported" }] } });
@@ -115,6 +123,10 @@ it("one trace spans gateway, core and the worker's delivery of the event; a job'
     },
     { timeoutMs: 30_000 },
   );
+
+  const storedJob = await mongo.db(databaseName).collection<{ _id: string; trace?: { traceparent: string } }>("jobs").findOne({ _id: job.id });
+  expect(storedJob?.trace?.traceparent).toMatch(new RegExp(`^00-${JOB_TRACE_ID}-[0-9a-f]{16}-01$`));
+  expect(JSON.parse((await api.request("GET", `/v1/jobs/${job.id}`)).body)).not.toHaveProperty("trace");
 
   // Log lines written inside a span carry its ids: the gateway's request line, core's call line, the worker's job lines.
   await eventually(() => {
