@@ -83,6 +83,10 @@ export function noisyDeliveriesReport(phase: NoisyDeliveriesPhase): Record<strin
     other_account_lag_p50_ms: phase.lagP50Ms,
     other_account_lag_p99_ms: phase.lagP99Ms,
     other_account_lag_max_ms: phase.lagMaxMs,
+    // The same load just before the backlog: the machine's own lag for it, and the ratio of p99s.
+    baseline_lag_p50_ms: phase.baseline.lagP50Ms,
+    baseline_lag_p99_ms: phase.baseline.lagP99Ms,
+    lag_p99_vs_baseline: Math.round((phase.lagP99Ms / Math.max(phase.baseline.lagP99Ms, 1)) * 100) / 100,
     // CONTRACT.md section 7's bound (stated for one worker): informational here, not a pass condition.
     other_account_lag_p99_within_5s: phase.lagP99Ms < 5_000,
     other_account_undelivered: phase.undelivered,

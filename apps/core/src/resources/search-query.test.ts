@@ -77,6 +77,7 @@ describe("the search query language", () => {
     ["-status:'active'", 1, "negation"],
     ["status:'active' (name~'ab')", 17, "unexpected character '('"],
     ["metadata.plan:'pro'", 9, "unexpected character '.'"],
+    ["status:'active' \u{1F600}", 17, "unexpected character '\u{1F600}'"],
     ["metadata[plan]:'pro'", 9, "metadata['key']"],
     ["metadata['']:'x'", 10, "at least 1 character"],
     ["metadata['a[b']:'x'", 10, "may not contain"],

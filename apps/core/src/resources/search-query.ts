@@ -95,7 +95,8 @@ function tokenize(query: string): Token[] {
     } else if (c === "-") {
       throw invalid(at, "negation ('-') is not supported.");
     } else {
-      throw invalid(at, `unexpected character '${c}'.`);
+      // The whole character, not one UTF-16 unit of it: half of an emoji is not text.
+      throw invalid(at, `unexpected character '${String.fromCodePoint(query.codePointAt(i)!)}'.`);
     }
   }
   tokens.push({ kind: "end", text: "", at: query.length + 1 });

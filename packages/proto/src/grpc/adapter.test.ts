@@ -8,6 +8,8 @@ import { RpcError, addService, createClient, reflectionPackageDefinition, type S
 const implementation: ServiceImplementation<typeof ResourceService> = {
   async createResource(request, context) {
     if (request.name === "boom") throw new Error("secret driver text that must not leak");
+    if (request.name.startsWith("half"))
+      throw new RpcError(GrpcStatus.INVALID_ARGUMENT, { type: "invalid_request_error", code: "parameter_invalid", param: "name", message: `bad '${request.name.slice(0, 5)}'` });
     if (request.name === "")
       throw new RpcError(GrpcStatus.INVALID_ARGUMENT, { type: "invalid_request_error", code: "parameter_invalid_empty", param: "name", message: "name is empty" });
     return {
@@ -63,6 +65,17 @@ describe("grpc-js adapter for protobuf-es services", () => {
     const error = await client.createResource({ name: "" }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(RpcError);
     expect(error).toMatchObject({ grpcCode: GrpcStatus.INVALID_ARGUMENT, type: "invalid_request_error", code: "parameter_invalid_empty", param: "name" });
+    client.close();
+  });
+
+  it("answers an error whose message holds half of a surrogate pair, and keeps serving (grpc-js would throw and end the process)", async () => {
+    const client = createClient(ResourceService, address, { metadata: { authorization: "Bearer token" } });
+    // "half" and the first UTF-16 unit of an emoji: the message quotes exactly that lone surrogate.
+    const error = (await client.createResource({ name: "half\u{1F600}" }).catch((e: unknown) => e)) as RpcError;
+    expect(error).toBeInstanceOf(RpcError);
+    expect(error).toMatchObject({ grpcCode: GrpcStatus.INVALID_ARGUMENT, code: "parameter_invalid", param: "name" });
+    expect(error.message.isWellFormed()).toBe(true);
+    expect((await client.createResource({ name: "after" })).resource?.name).toBe("after:");
     client.close();
   });
 

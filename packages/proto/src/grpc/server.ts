@@ -72,7 +72,9 @@ export function addService<S extends AnyService>(server: Server, service: S, imp
             const rpcError = error instanceof RpcError ? error : (options.mapError?.(error) ?? internalError());
             options.onCallEnd?.(context, rpcError.grpcCode, performance.now() - started, error);
             if (traced) endServerSpan(traced.span, rpcError.grpcCode, error);
-            callback({ code: rpcError.grpcCode, details: rpcError.message, metadata: rpcError.toMetadata() });
+            // grpc-js percent-encodes the details with encodeURI, which throws on a lone surrogate (half of an
+            // emoji cut by a message that quotes the caller's input), and that throw would end the process.
+            callback({ code: rpcError.grpcCode, details: rpcError.message.toWellFormed(), metadata: rpcError.toMetadata() });
           },
         );
       if (traced) withContext(traced.context, answer);

@@ -124,6 +124,9 @@ const rows: Row[] = [
   { name: "search: an unknown operator", send: () => search(q("status!'active'")), status: 400, type: bad, code: "search_query_invalid", param: "query" },
   { name: "search: ~ on status", send: () => search(q("status~'ac'")), status: 400, type: bad, code: "search_query_invalid", param: "query" },
   { name: "search: OR across fields", send: () => search(q("status:'active' OR name~'ab'")), status: 400, type: bad, code: "search_query_invalid", param: "query" },
+  // Found by schemathesis: a character outside the BMP where a token must start. Its error message once quoted
+  // half of it, and grpc-js threw on that lone surrogate and ended core (every row after this one needs it).
+  { name: "search: an emoji where a clause starts", send: () => search(q("status:'active' \u{1F600}")), status: 400, type: bad, code: "search_query_invalid", param: "query" },
   {
     name: "search: 11 clauses",
     send: () => search(q(Array.from({ length: 11 }, (_, i) => `created>${i}`).join(" AND "))),

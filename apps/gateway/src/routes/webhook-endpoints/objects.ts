@@ -100,7 +100,7 @@ export const ENDPOINT_ID_PATH = { id: { example: exampleId("we"), schema: { type
 export const ENDPOINT_PARAMS = {
   url: {
     example: "https://hooks.example.com/rms",
-    schema: { type: "string", maxLength: 2048, description: "Where events are POSTed: `https`, a public host, no credentials or fragment." },
+    schema: { type: "string", minLength: 1, maxLength: 2048, description: "Where events are POSTed: `https`, a public host, no credentials or fragment." },
   },
   enabled_events: {
     example: ["resource.created", "resource.deleted"],

@@ -20,7 +20,7 @@ export const resendEvent = defineOperation({
     webhook_endpoint: {
       required: true,
       example: exampleId("we"),
-      schema: { type: "string", description: "The endpoint to deliver to (of the same account and mode; it may be disabled)." },
+      schema: { type: "string", minLength: 1, description: "The endpoint to deliver to (of the same account and mode; it may be disabled)." },
     },
   },
   success: { status: 200, description: "The attempt, made before this answer (it may have failed: see `status` and `failure_code`).", object: WebhookAttemptObject },
