@@ -12,9 +12,12 @@ import { setTracingOn } from "./state.js";
 /** Tracing as started in this process. */
 export interface Tracing {
   readonly enabled: boolean;
-  /** Exports what is still queued, then stops; the last step of a process's stop. */
+  /** Exports what is still queued (for at most SHUTDOWN_EXPORT_MS), then stops; the last step of a process's stop. */
   shutdown(): Promise<void>;
 }
+
+/** How long a process's stop waits for the last spans to be exported. */
+export const SHUTDOWN_EXPORT_MS = 3_000;
 
 const OFF: Tracing = { enabled: false, shutdown: async () => undefined };
 
@@ -53,7 +56,17 @@ export function startTracing(config: TracingConfig, problems?: (message: string)
   return {
     enabled: true,
     async shutdown() {
-      await provider.shutdown().catch((error: unknown) => problems?.(`trace export at shutdown failed: ${String(error)}`));
+      // Bounded: a collector that does not answer must not hold up a process's stop.
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<void>((resolve) => {
+        timer = setTimeout(() => {
+          problems?.(`trace export at shutdown took over ${SHUTDOWN_EXPORT_MS} ms; the spans still queued are dropped`);
+          resolve();
+        }, SHUTDOWN_EXPORT_MS);
+        timer.unref();
+      });
+      await Promise.race([provider.shutdown().catch((error: unknown) => problems?.(`trace export at shutdown failed: ${String(error)}`)), late]);
+      clearTimeout(timer);
       setTracingOn(false);
       trace.disable();
       propagation.disable();
