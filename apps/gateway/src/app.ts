@@ -79,8 +79,8 @@ export function createGatewayApp(deps: GatewayDeps): Express {
 
   const routeOf = (path: string) => matchers.find((m) => m.pattern.test(path))?.path;
   app.use(responseHeaders());
-  // Before the access log, so that its line carries the request's trace id.
-  const tracing = traceRequests(routeOf);
+  // Before the access log, so that its line carries the request's trace id; not the health check that probes poll.
+  const tracing = traceRequests(routeOf, [STATUS_PATH]);
   if (tracing) app.use(tracing);
   if (deps.metrics) app.use(deps.metrics.middleware(routeOf));
   app.use(accessLog(logger));

@@ -1,5 +1,5 @@
 import { context, propagation, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, TraceFlags, type Attributes, type Context, type Span } from "@opentelemetry/api";
-import { parseTraceParent } from "@opentelemetry/core";
+import { parseTraceParent, suppressTracing } from "@opentelemetry/core";
 import type { TracingConfig } from "./config.js";
 
 /** The name of every span this service starts (the instrumentation scope). */
@@ -73,6 +73,11 @@ export function startSpan(name: string, kind: SpanKind, attributes: Attributes, 
 /** Runs `fn` with `ctx` as the active context (and everything it starts asynchronously). */
 export function withContext<T>(ctx: Context, fn: () => T): T {
   return context.with(ctx, fn);
+}
+
+/** Runs `fn` with tracing suppressed: the spans it starts do not record, and no trace context is sent on. */
+export function untraced<T>(fn: () => T): T {
+  return context.with(suppressTracing(context.active()), fn);
 }
 
 /**

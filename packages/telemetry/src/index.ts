@@ -18,6 +18,7 @@ export {
   traceLogFields,
   traceLogOptions,
   tracer,
+  untraced,
   withContext,
   TRACER_NAME,
   type Attributes,

@@ -3,7 +3,7 @@
 import { context, ROOT_CONTEXT, SpanKind, trace } from "@opentelemetry/api";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { tracingConfig } from "./config.js";
-import { contextOfStored, extractContext, injectContext, inSpan, storedTrace, traceField, traceLogFields, tracer } from "./context.js";
+import { contextOfStored, extractContext, injectContext, inSpan, storedTrace, traceField, traceLogFields, tracer, untraced } from "./context.js";
 import { startTracing, type Tracing } from "./setup.js";
 import { tracingOn } from "./state.js";
 import { startOtlpReceiver, type OtlpReceiver } from "./testkit/index.js";
@@ -54,6 +54,18 @@ describe("with tracing on", () => {
     });
   });
 
+  it("records nothing, and stores and sends no context, inside `untraced`", async () => {
+    await untraced(() =>
+      inSpan("probe", {}, async (span) => {
+        expect(span.isRecording()).toBe(false);
+        expect(storedTrace()).toBeUndefined();
+        const headers: Record<string, string> = {};
+        injectContext(context.active(), (key, value) => (headers[key] = value));
+        expect(headers).toEqual({});
+      }),
+    );
+  });
+
   it("ignores a missing or malformed stored trace (a new trace starts)", () => {
     expect(trace.getSpan(contextOfStored(undefined))).toBeUndefined();
     expect(trace.getSpan(contextOfStored({ traceparent: "00-nothex-00-01" }))).toBeUndefined();
@@ -82,6 +94,7 @@ describe("with tracing on", () => {
     await tracing.shutdown();
     expect(tracingOn()).toBe(false);
     const spans = receiver.spans();
+    // (Nothing of "probe", started inside `untraced`.)
     expect(spans.map((s) => s.name).sort()).toEqual(["client", "delivery", "failing", "request"]);
     expect(new Set(spans.map((s) => s.service))).toEqual(new Set(["rms-test"]));
     const request = spans.find((s) => s.name === "request")!;

@@ -1,4 +1,4 @@
-import { bindEmitter, extractContext, SpanKind, SpanStatusCode, startSpan, tracingOn, withContext } from "@rms/telemetry";
+import { bindEmitter, extractContext, SpanKind, SpanStatusCode, startSpan, tracingOn, untraced, withContext } from "@rms/telemetry";
 import type { RequestHandler } from "express";
 import { requestIdOf } from "./request-id.js";
 
@@ -6,10 +6,12 @@ import { requestIdOf } from "./request-id.js";
  * One SERVER span per request while tracing is on (docs/observability.md, "Tracing"): a child of the W3C
  * `traceparent` the client sent, if any, named by the route pattern (`GET /v1/resources/:id`, never a raw path);
  * everything the request does, its calls to core included, runs inside it. With tracing off it is not installed.
+ * Requests to `untracedPaths` (the health check probes and load balancers poll) record nothing, not even their call to core.
  */
-export function traceRequests(routeOf: (path: string) => string | undefined): RequestHandler | null {
+export function traceRequests(routeOf: (path: string) => string | undefined, untracedPaths: readonly string[] = []): RequestHandler | null {
   if (!tracingOn()) return null;
   return (req, res, next) => {
+    if (untracedPaths.includes(req.path)) return untraced(next);
     const route = routeOf(req.path);
     const parent = extractContext((key) => {
       const value = req.headers[key];
