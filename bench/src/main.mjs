@@ -32,6 +32,7 @@ import { benchJobs } from "./jobs.mjs";
 import { coreBreakdown, createRequests, httpsJson, runner } from "./load.mjs";
 import { writeReport } from "./report.mjs";
 import { startStack } from "./stack.mjs";
+import { tracingRows } from "./tracing.mjs";
 import { webhookRows } from "./webhooks.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
@@ -75,9 +76,9 @@ for (const signal of ["SIGINT", "SIGTERM"]) process.once(signal, () => void clea
 let database = null;
 
 try {
-  const [httpsPort, corePort, metricsPort, coreMetricsPort, aPort, bPort, echoPort, cPort] = await freePorts(10);
+  const [httpsPort, corePort, metricsPort, coreMetricsPort, aPort, bPort, echoPort, cPort, ...tracedPorts] = await freePorts(12);
   const own = { database: (d) => (database = d), child: (c) => children.push(c) };
-  const stack = await startStack({ root, work, ports: { httpsPort, corePort, metricsPort, coreMetricsPort }, own, say });
+  const stack = { ...(await startStack({ root, work, ports: { httpsPort, corePort, metricsPort, coreMetricsPort }, own, say })), httpsPort };
   const ca = readFileSync(stack.certFile);
   const newApi = (key) => new PublicApi(stack.dataDir, httpsPort, key);
   const api = newApi(stack.key);
@@ -134,6 +135,23 @@ try {
   await cBaseline.key(stack.key, verified);
   await run.http("c_get", `${cBaseline.url}/v1/resources/${created.id}`, { headers }, cBaseline.pids());
   await run.http("c_post", `${cBaseline.url}/v1/resources`, createRequests(headers), cBaseline.pids());
+  // GET with tracing on (a second stack, every request sampled and exported) vs off, both stacks up (bench/src/tracing.mjs).
+  const [tHttps, tCore, tMetrics, tCoreMetrics] = tracedPorts;
+  await tracingRows({
+    results,
+    stack,
+    root,
+    work,
+    ports: { httpsPort: tHttps, corePort: tCore, metricsPort: tMetrics, coreMetricsPort: tCoreMetrics },
+    own,
+    connections: CONNECTIONS,
+    duration: DURATION,
+    warmup: WARMUP,
+    ca,
+    headers,
+    resourceId: created.id,
+    say,
+  });
   const echoClient = proto.createClient(proto.ResourceService, `127.0.0.1:${echoPort}`, { timeoutMs: 10_000 });
   await run.grpc("grpc_echo", echoClient, { tenant, id: FIXED.id }, { echo: echo.pid });
   await run.grpc("grpc_core", stack.coreResources, { tenant, id: created.id }, stack.pids());

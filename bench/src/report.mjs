@@ -7,6 +7,8 @@ import { join } from "node:path";
 import { peakRss } from "./load.mjs";
 
 const ratio = (x, y) => (y ? x / y : NaN);
+/** CPU ms per request of the gateway and core together, two decimals. */
+const serviceCpu = (r) => ((r.cpu_ms_per_request?.gateway ?? NaN) + (r.cpu_ms_per_request?.core ?? NaN)).toFixed(2);
 
 /** One check: run `a` against run `b`; `time` when lower is better (the ratio is b's req/s over a's). */
 function check(results, label, aName, bName, { target = "(context)", minRps, maxP99, maxTime, time = false } = {}) {
@@ -84,6 +86,18 @@ function checks(results, { depth, updates, updateWindow, big }) {
           ok: ratio(results.calm_create_to_delivery_noisy.p99, results.calm_create_to_delivery.p99) <= 1.5,
           a: results.calm_create_to_delivery_noisy,
           b: results.calm_create_to_delivery,
+        }
+      : null,
+    results.get_tracing_on && results.get_tracing_off
+      ? {
+          // CPU per request says more than req/s on a shared machine: gateway + core, traced and not.
+          check: `GET /v1/resources/:id with tracing on (every request sampled, spans exported over OTLP/HTTP to a local sink) vs the same GET with tracing off, both stacks up; gateway + core CPU per request ${serviceCpu(results.get_tracing_on)} ms vs ${serviceCpu(results.get_tracing_off)} ms`,
+          rps: ratio(results.get_tracing_on.rps, results.get_tracing_off.rps),
+          p99: ratio(results.get_tracing_on.p99, results.get_tracing_off.p99),
+          target: "(context)",
+          ok: null,
+          a: results.get_tracing_on,
+          b: results.get_tracing_off,
         }
       : null,
     // Kept from the earlier issues.

@@ -6,19 +6,23 @@ import { mkdirSync, openSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { childPids } from "./load.mjs";
 
-/** `own` learns each process started (the database, then `rms start`) at once, so a failed start is cleaned up too. */
-export async function startStack({ root, work, ports, own, say }) {
+/**
+ * `own` learns each process started (the database, then `rms start`) at once, so a failed start is cleaned up too.
+ * A second stack (`name`) runs on the first one's database (`mongoUri`), in a database name of its own (in `env`),
+ * with extra variables in `env` (the tracing rows: OTEL_*).
+ */
+export async function startStack({ root, work, ports, own, say, name = "", mongoUri: sharedUri = null, env: extra = {} }) {
   const { httpsPort, corePort, metricsPort, coreMetricsPort } = ports;
-  const dataDir = join(work, "data");
+  const dataDir = join(work, `data${name ? `-${name}` : ""}`);
   const { startDatabase } = await import("@rms/test-db");
   const proto = await import("@rms/proto");
-  const database = process.env.MONGODB_URI ? null : await startDatabase({ dataDir: join(dataDir, "db"), env: { ...process.env, MONGODB_URI: "" } });
+  const database = process.env.MONGODB_URI || sharedUri ? null : await startDatabase({ dataDir: join(dataDir, "db"), env: { ...process.env, MONGODB_URI: "" } });
   if (database) own.database(database);
-  const mongoUri = process.env.MONGODB_URI ?? database.uri;
-  const databaseName = process.env.MONGODB_DATABASE || "rms";
+  const mongoUri = sharedUri ?? process.env.MONGODB_URI ?? database.uri;
+  const databaseName = extra.MONGODB_DATABASE || process.env.MONGODB_DATABASE || "rms";
 
-  say(`starting the stack (data in a temporary directory)`);
-  const logFile = join(work, "stack.log");
+  say(`starting the ${name ? `${name} ` : ""}stack (data in a temporary directory)`);
+  const logFile = join(work, `stack${name ? `-${name}` : ""}.log`);
   const out = openSync(logFile, "a");
   const env = {
     ...process.env,
@@ -37,6 +41,7 @@ export async function startStack({ root, work, ports, own, say }) {
     MONGODB_DATABASE: databaseName,
     // Webhook endpoints at the bench's receiver on loopback (RMS_SECRET_KEY: `rms start` makes one in the data directory).
     WEBHOOK_ALLOW_PRIVATE: "true",
+    ...extra,
   };
   // BENCH_PROFILE=1: CPU profiles of the stack's processes (written when they stop) into bench/results/profiles/.
   if (process.env.BENCH_PROFILE === "1") {
@@ -60,6 +65,8 @@ export async function startStack({ root, work, ports, own, say }) {
     database,
     mongoUri,
     databaseName,
+    /** The `rms start` process: SIGTERM stops the whole stack. */
+    process: stack,
     dataDir,
     certFile: join(dataDir, "tls", "cert.pem"),
     keyFile: join(dataDir, "tls", "key.pem"),

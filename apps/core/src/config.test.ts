@@ -17,8 +17,17 @@ describe("core configuration", () => {
     [{ ...valid, CORE_METRICS_PORT: "70000" }, "CORE_METRICS_PORT must be a port number"],
     [{ ...valid, RMS_FAULTS: "everything:1" }, "RMS_FAULTS must be point:probability"],
     [{ ...valid, RMS_FAULTS: "resource.create:2" }, "RMS_FAULTS must be point:probability"],
+    [{ ...valid, OTEL_TRACES_EXPORTER: "zipkin" }, "OTEL_TRACES_EXPORTER must be otlp or none (zipkin is not supported)"],
   ])("refuses %o with one line naming the variable", (env, message) => {
     expect(() => parseCoreConfig(env)).toThrow(message);
+  });
+
+  it("traces only when an OTLP exporter is asked for, as rms-core unless OTEL_SERVICE_NAME says otherwise", () => {
+    expect(parseCoreConfig(valid).tracing).toMatchObject({ exporter: null, serviceName: "rms-core" });
+    expect(parseCoreConfig({ ...valid, OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318", OTEL_SERVICE_NAME: "core-eu" }).tracing).toMatchObject({
+      exporter: { protocol: "http/protobuf" },
+      serviceName: "core-eu",
+    });
   });
 
   it("accepts fault points only when named", () => {

@@ -1,5 +1,6 @@
 import { address, ConfigError, databaseName, isLoopbackAddress, logLevel, mongoUri, parseEnvironment, port, token, type LogLevel } from "@rms/config";
 import { coreTlsFilesFromEnv, type CoreTlsFiles } from "@rms/proto";
+import { tracingConfig, type TracingConfig } from "@rms/telemetry";
 import { z } from "zod";
 import { parseFaults, type Faults } from "./faults.js";
 import { settingsFrom, settingsVariables, type CoreSettings } from "./settings.js";
@@ -36,6 +37,8 @@ export type CoreConfig = {
   /** Started by `npm start` (RMS_SUPERVISED=1): stdin is the launcher's pipe, and its end means shut down. */
   supervised: boolean;
   settings: CoreSettings;
+  /** OpenTelemetry tracing (OTEL_* variables, @rms/telemetry): off unless an exporter is asked for. */
+  tracing: TracingConfig;
 };
 
 /** Parses the environment once, at start-up. Nothing else reads process.env. */
@@ -74,5 +77,6 @@ export function parseCoreConfig(env: Record<string, string | undefined>): CoreCo
     metricsPort: c.CORE_METRICS_PORT,
     supervised: c.RMS_SUPERVISED === "1",
     settings: settingsFrom(c),
+    tracing: tracingConfig(env, "rms-core"),
   };
 }

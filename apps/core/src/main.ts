@@ -2,6 +2,7 @@
 // Entry point of the core process: hands the environment to config.ts, the only reader of its variables.
 import { readFileSync } from "node:fs";
 import { runProcess } from "@rms/config";
+import { startTracing, tracedProcess, traceLogOptions } from "@rms/telemetry";
 import { pino } from "pino";
 import { parseCoreConfig } from "./config.js";
 import { startCore } from "./server.js";
@@ -11,20 +12,25 @@ void runProcess({
   config: parseCoreConfig,
   // Asynchronous writes: a synchronous write per log line was a tenth of this process's CPU under load
   // (docs/performance.md); lines still go out as soon as the previous write finishes, and pino flushes at exit.
-  logger: (config) => pino({ level: config.logLevel, base: { service: "core" } }, pino.destination({ sync: false })),
+  // Lines written inside a span carry its `trace_id` and `span_id` (docs/observability.md, "Tracing").
+  logger: (config) => pino({ level: config.logLevel, base: { service: "core" }, ...traceLogOptions(config.tracing) }, pino.destination({ sync: false })),
   start(config, logger) {
     const tls = config.tls && { cert: readFileSync(config.tls.certFile), key: readFileSync(config.tls.keyFile), ca: readFileSync(config.tls.caFile) };
-    return startCore({
-      mongoUri: config.mongoUri,
-      databaseName: config.databaseName,
-      address: config.address,
-      adminToken: config.adminToken,
-      ...(config.gatewayToken ? { gatewayToken: config.gatewayToken } : {}),
-      ...(tls ? { tls } : {}),
-      logger,
-      faults: config.faults,
-      metricsPort: config.metricsPort,
-      settings: config.settings,
-    });
+    // Before serving, so every call is traced; stopped last, so the spans of the last calls are exported.
+    const tracing = startTracing(config.tracing, (message) => logger.warn({ exporter: message }, "tracing: export problem"));
+    return tracedProcess(tracing, () =>
+      startCore({
+        mongoUri: config.mongoUri,
+        databaseName: config.databaseName,
+        address: config.address,
+        adminToken: config.adminToken,
+        ...(config.gatewayToken ? { gatewayToken: config.gatewayToken } : {}),
+        ...(tls ? { tls } : {}),
+        logger,
+        faults: config.faults,
+        metricsPort: config.metricsPort,
+        settings: config.settings,
+      }),
+    );
   },
 });

@@ -18,6 +18,7 @@ import { OPENAPI_PATH, openApiHandler } from "./openapi.js";
 import { processRecordSealer, type IdempotencyStore, type RecordSealer } from "./idempotency/index.js";
 import type { AddressRateLimit, RateLimiter } from "./ratelimit/index.js";
 import type { GatewayMetrics } from "./metrics.js";
+import { traceRequests } from "./http/tracing.js";
 
 export { OPERATIONS };
 
@@ -76,8 +77,12 @@ export function createGatewayApp(deps: GatewayDeps): Express {
   const matchers = [...methodsByPath].map(([path, methods]) => ({ path, pattern: pathPattern(path), methods }));
   const methodsOf = (path: string) => matchers.find((m) => m.pattern.test(path))?.methods;
 
+  const routeOf = (path: string) => matchers.find((m) => m.pattern.test(path))?.path;
   app.use(responseHeaders());
-  if (deps.metrics) app.use(deps.metrics.middleware((path) => matchers.find((m) => m.pattern.test(path))?.path));
+  // Before the access log, so that its line carries the request's trace id; not the health check that probes poll.
+  const tracing = traceRequests(routeOf, [STATUS_PATH]);
+  if (tracing) app.use(tracing);
+  if (deps.metrics) app.use(deps.metrics.middleware(routeOf));
   app.use(accessLog(logger));
   const trustedProxies = new Set(deps.config.trustedProxies.map(normalizeIp));
   const { addressLimit } = deps;

@@ -25,6 +25,7 @@ describe("parseGatewayConfig", () => {
       rateLimitStore: "memory",
       maxConnectionsPerAddress: 256,
       supervised: false,
+      tracing: expect.objectContaining({ exporter: null, serviceName: "rms-gateway" }),
     });
   });
 

@@ -1,5 +1,6 @@
 import { address, ConfigError, databaseName, filePath, ipList, logLevel, mongoUri, parseEnvironment, port, positiveInt, rateLimitStore, token, type LogLevel } from "@rms/config";
 import { coreTlsFilesFromEnv, type CoreTlsFiles } from "@rms/proto";
+import { tracingConfig, type TracingConfig } from "@rms/telemetry";
 import { z } from "zod";
 
 export { ConfigError };
@@ -45,6 +46,8 @@ export interface GatewayConfig {
   readonly metricsPort: number;
   /** Started by `npm start` (RMS_SUPERVISED=1): stdin is the launcher's pipe, and its end means shut down. */
   readonly supervised?: boolean;
+  /** OpenTelemetry tracing (OTEL_* variables, @rms/telemetry): off unless an exporter is asked for; absent is off. */
+  readonly tracing?: TracingConfig;
 }
 
 /** The gateway's variables, by the shared rules of @rms/config (core and the launcher check the same ones alike). */
@@ -108,5 +111,6 @@ export function parseGatewayConfig(env: Readonly<Record<string, string | undefin
     maxConnectionsPerAddress: c.MAX_CONNECTIONS_PER_ADDRESS ?? DEFAULT_MAX_CONNECTIONS_PER_ADDRESS,
     metricsPort: c.METRICS_PORT,
     supervised: c.RMS_SUPERVISED === "1",
+    tracing: tracingConfig(env, "rms-gateway"),
   };
 }

@@ -144,6 +144,15 @@ const KUBE_VERSION = "1.31";
 const VALUE_SETS = {
   default: [] as string[],
   "external replica set": ["-f", join(CHART, "values-external-replicaset.yaml")],
+  // Tracing on (docs/observability.md, "Tracing"): the OTEL_* variables of `tracing.env`, to every process.
+  tracing: [
+    "--set",
+    "tracing.env.OTEL_EXPORTER_OTLP_ENDPOINT=http://otel-collector:4318",
+    "--set",
+    "tracing.env.OTEL_TRACES_SAMPLER=parentbased_traceidratio",
+    "--set-string",
+    "tracing.env.OTEL_TRACES_SAMPLER_ARG=0.1",
+  ],
 };
 
 /**
@@ -186,14 +195,17 @@ function variablesRead(files: readonly string[]): Set<string> {
     const text = read(file);
     for (const [, name] of text.matchAll(/^\s+([A-Z][A-Z0-9_]*): /gm)) names.add(name!);
     for (const [, name] of text.matchAll(/"(CORE_TLS_[A-Z_]+)"/g)) names.add(name!);
+    for (const [, name] of text.matchAll(/"(OTEL_[A-Z_]+)"/g)) names.add(name!);
   }
   return names;
 }
 const TLS_SOURCE = "packages/proto/src/grpc/client.ts";
+/** The OTEL_* variables every process reads (tracing, @rms/telemetry). */
+const TRACING_SOURCE = "packages/telemetry/src/config.ts";
 const READS = {
-  gateway: variablesRead(["apps/gateway/src/config.ts", TLS_SOURCE]),
-  core: variablesRead(["apps/core/src/config.ts", "apps/core/src/settings.ts", TLS_SOURCE]),
-  worker: variablesRead(["apps/core/src/worker/config.ts", "apps/core/src/settings.ts"]),
+  gateway: variablesRead(["apps/gateway/src/config.ts", TLS_SOURCE, TRACING_SOURCE]),
+  core: variablesRead(["apps/core/src/config.ts", "apps/core/src/settings.ts", TLS_SOURCE, TRACING_SOURCE]),
+  worker: variablesRead(["apps/core/src/worker/config.ts", "apps/core/src/settings.ts", TRACING_SOURCE]),
 };
 
 const goLine = await goVersion(process.env);
@@ -283,6 +295,19 @@ describe.skipIf(!goLine)("the Helm chart (deploy/helm/rms)", () => {
         expect(envOf(container("gateway")).get("RATE_LIMIT_STORE")?.value).toBe("mongodb");
       });
 
+      it("gives every process the OTEL_* variables of tracing.env, and none without", () => {
+        for (const kind of PROCESS_KINDS) {
+          const otel = container(kind).env.filter((e) => e.name.startsWith("OTEL_"));
+          if (name === "tracing") {
+            expect(Object.fromEntries(otel.map((e) => [e.name, e.value]))).toEqual({
+              OTEL_EXPORTER_OTLP_ENDPOINT: "http://otel-collector:4318",
+              OTEL_TRACES_SAMPLER: "parentbased_traceidratio",
+              OTEL_TRACES_SAMPLER_ARG: "0.1",
+            });
+          } else expect(otel).toEqual([]);
+        }
+      });
+
       it("takes credentials from Secrets, and every file a variable names from a mounted Secret", () => {
         const secrets = manifests().filter((m) => m.kind === "Secret");
         for (const kind of PROCESS_KINDS) {
@@ -313,7 +338,7 @@ describe.skipIf(!goLine)("the Helm chart (deploy/helm/rms)", () => {
       });
 
       it("puts the MongoDB URI of the values into the Secret the processes read it from", () => {
-        const uri = name === "default" ? "mongodb://mongodb:27017/?replicaSet=rs0" : "mongodb://m1,m2,m3/?replicaSet=rs0";
+        const uri = name !== "external replica set" ? "mongodb://mongodb:27017/?replicaSet=rs0" : "mongodb://m1,m2,m3/?replicaSet=rs0";
         const secret = manifests().find((m) => m.kind === "Secret" && m.metadata.name === "rms-mongodb") as unknown as { stringData: Record<string, string> };
         expect(secret.stringData.MONGODB_URI).toBe(uri);
       });

@@ -81,6 +81,17 @@ describe("what the launcher hands its children", () => {
     });
   });
 
+  it("gives every child the OTEL_* variables but OTEL_SERVICE_NAME (each process names itself)", () => {
+    const env = { ...launcherEnv, OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318", OTEL_TRACES_SAMPLER: "always_on", OTEL_SERVICE_NAME: "one-name", OTEL_SDK_DISABLED: "" };
+    const traced = parseStackConfig(env);
+    for (const child of [coreEnv(env, traced, resolved), gatewayEnv(env, traced, resolved), workerEnv(env, traced, resolved, 1)]) {
+      expect(Object.fromEntries(Object.entries(child).filter(([name]) => name.startsWith("OTEL_")))).toEqual({
+        OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318",
+        OTEL_TRACES_SAMPLER: "always_on",
+      });
+    }
+  });
+
   it("gives each worker its own metrics port: the base plus n - 1, clear of the other ports; 0 lets each pick a free one", () => {
     const portsOf = (env: Record<string, string>, workers: number) => {
       const stack = parseStackConfig({ ...env, WORKERS: String(workers) });

@@ -21,7 +21,16 @@ function pick<Name extends keyof StackConfig>(config: StackConfig, names: readon
 }
 
 function basics(env: Readonly<Record<string, string | undefined>>): Record<string, string> {
-  return Object.fromEntries(PROCESS_BASICS.flatMap((name) => (env[name] ? [[name, env[name]]] : [])));
+  return { ...Object.fromEntries(PROCESS_BASICS.flatMap((name) => (env[name] ? [[name, env[name]]] : []))), ...otel(env) };
+}
+
+/**
+ * The standard OpenTelemetry variables (tracing: exporter, endpoint, headers, sampler, resource attributes), to every
+ * child alike; not OTEL_SERVICE_NAME, which would give the three processes one name: each names itself
+ * (`rms-gateway`, `rms-core`, `rms-worker`).
+ */
+function otel(env: Readonly<Record<string, string | undefined>>): Record<string, string> {
+  return Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => entry[0].startsWith("OTEL_") && entry[0] !== "OTEL_SERVICE_NAME" && !!entry[1]));
 }
 
 function shared(config: StackConfig, resolved: Resolved): Record<string, string> {

@@ -28,6 +28,9 @@ describe("stack configuration", () => {
     [{ RATE_LIMIT_LIVE: "-5" }, "RATE_LIMIT_LIVE must be a positive integer"],
     [{ RATE_LIMIT_STORE: "redis" }, "RATE_LIMIT_STORE must be memory or mongodb"],
     [{ MAX_CONNECTIONS_PER_ADDRESS: "0" }, "MAX_CONNECTIONS_PER_ADDRESS must be a positive integer"],
+    // The children's OTEL_* variables are checked before anything starts (docs/observability.md, "Tracing").
+    [{ OTEL_EXPORTER_OTLP_PROTOCOL: "grpc" }, "OTEL_EXPORTER_OTLP_PROTOCOL must be http/protobuf or http/json"],
+    [{ OTEL_TRACES_SAMPLER: "sometimes" }, "OTEL_TRACES_SAMPLER must be one of"],
     [{ TRUSTED_PROXIES: "10.0.0.1, example.com" }, "TRUSTED_PROXIES must be a comma-separated list of IP addresses"],
     [{ MONGODB_DATABASE: "a.b" }, "MONGODB_DATABASE must be a MongoDB database name"],
     [{ LOG_LEVEL: "loud" }, "LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent"],

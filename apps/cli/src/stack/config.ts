@@ -1,3 +1,4 @@
+import { tracingConfig } from "@rms/telemetry";
 import { address, ConfigError, databaseName, filePath, ipList, logLevel, mongoUri, parseEnvironment, port, positiveInt, rateLimitStore, token } from "@rms/config";
 import { settingsVariables } from "@rms/core/settings";
 import { z } from "zod";
@@ -71,5 +72,8 @@ export type StackConfig = z.infer<typeof schema>;
 export { ConfigError as StackConfigError };
 
 export function parseStackConfig(env: Record<string, string | undefined>): StackConfig {
-  return parseEnvironment(schema, env);
+  const config = parseEnvironment(schema, env);
+  // The children read the OTEL_* variables themselves (child-env.ts); a bad one stops the launcher before anything starts.
+  tracingConfig(env, "rms");
+  return config;
 }

@@ -32,18 +32,25 @@ export async function startCoreProcess(options: {
   faults?: string;
   /** Core's settings (RMS_SECRET_KEY, WEBHOOK_ALLOW_PRIVATE, JOBS_LEASE_MS, ...). */
   env?: Record<string, string>;
+  /** `pipe`: its log lines are read from `process.stdout` (with LOG_LEVEL in `env`). */
+  stdout?: "inherit" | "pipe";
 }): Promise<Child> {
-  const core = startNodeChild("core", entryPoint("core"), {
-    MONGODB_URI: options.mongoUri,
-    MONGODB_DATABASE: options.databaseName,
-    CORE_ADDR: `127.0.0.1:${options.port}`,
-    CORE_METRICS_PORT: "0",
-    RMS_ADMIN_TOKEN: ADMIN_TOKEN,
-    RMS_GATEWAY_TOKEN: GATEWAY_TOKEN,
-    LOG_LEVEL: "fatal",
-    ...(options.faults ? { RMS_FAULTS: options.faults } : {}),
-    ...options.env,
-  });
+  const core = startNodeChild(
+    "core",
+    entryPoint("core"),
+    {
+      MONGODB_URI: options.mongoUri,
+      MONGODB_DATABASE: options.databaseName,
+      CORE_ADDR: `127.0.0.1:${options.port}`,
+      CORE_METRICS_PORT: "0",
+      RMS_ADMIN_TOKEN: ADMIN_TOKEN,
+      RMS_GATEWAY_TOKEN: GATEWAY_TOKEN,
+      LOG_LEVEL: "fatal",
+      ...(options.faults ? { RMS_FAULTS: options.faults } : {}),
+      ...options.env,
+    },
+    options.stdout,
+  );
   const admin = adminClient(`127.0.0.1:${options.port}`);
   try {
     await waitUntil("core", () => admin.listAccounts({ limit: 1 }).then(() => true), 60_000, core);
@@ -54,15 +61,20 @@ export async function startCoreProcess(options: {
 }
 
 /** A worker as a real process (webhook deliveries, jobs); it answers nothing, so it is running once spawned. */
-export function startWorkerProcess(options: { mongoUri: string; databaseName: string; name?: string; env?: Record<string, string> }): Child {
-  return startNodeChild(options.name ?? "worker", entryPoint("worker"), {
-    MONGODB_URI: options.mongoUri,
-    MONGODB_DATABASE: options.databaseName,
-    LOG_LEVEL: "fatal",
-    // Several workers on one host: each its own free metrics port.
-    WORKER_METRICS_PORT: "0",
-    ...options.env,
-  });
+export function startWorkerProcess(options: { mongoUri: string; databaseName: string; name?: string; env?: Record<string, string>; stdout?: "inherit" | "pipe" }): Child {
+  return startNodeChild(
+    options.name ?? "worker",
+    entryPoint("worker"),
+    {
+      MONGODB_URI: options.mongoUri,
+      MONGODB_DATABASE: options.databaseName,
+      LOG_LEVEL: "fatal",
+      // Several workers on one host: each its own free metrics port.
+      WORKER_METRICS_PORT: "0",
+      ...options.env,
+    },
+    options.stdout,
+  );
 }
 
 /** The gateway as a real process, with its development certificate in `dataDir`. */
@@ -73,19 +85,25 @@ export async function startGatewayProcess(options: {
   dataDir: string;
   port: number;
   env?: Record<string, string>;
+  stdout?: "inherit" | "pipe";
 }): Promise<Child> {
-  const gateway = startNodeChild("gateway", entryPoint("gateway"), {
-    CORE_ADDR: options.coreAddr,
-    RMS_GATEWAY_TOKEN: GATEWAY_TOKEN,
-    MONGODB_URI: options.mongoUri,
-    MONGODB_DATABASE: options.databaseName,
-    PORT: String(options.port),
-    HTTP_PORT: "0",
-    METRICS_PORT: String(await freePort()),
-    DATA_DIR: options.dataDir,
-    LOG_LEVEL: "fatal",
-    ...options.env,
-  });
+  const gateway = startNodeChild(
+    "gateway",
+    entryPoint("gateway"),
+    {
+      CORE_ADDR: options.coreAddr,
+      RMS_GATEWAY_TOKEN: GATEWAY_TOKEN,
+      MONGODB_URI: options.mongoUri,
+      MONGODB_DATABASE: options.databaseName,
+      PORT: String(options.port),
+      HTTP_PORT: "0",
+      METRICS_PORT: String(await freePort()),
+      DATA_DIR: options.dataDir,
+      LOG_LEVEL: "fatal",
+      ...options.env,
+    },
+    options.stdout,
+  );
   await waitUntil("gateway", () => httpsCall(options.dataDir, options.port, "GET", "/v1/status").then(() => true), 60_000, gateway);
   return gateway;
 }

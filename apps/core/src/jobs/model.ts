@@ -4,6 +4,7 @@ import type { ResourceFilter } from "../resources/filter.js";
 import type { TenantDocument } from "../storage/documents.js";
 import { expiryAt, type Expiring } from "../storage/expiry.js";
 import type { IdempotentDocument } from "../storage/idempotent-insert.js";
+import type { StoredTrace } from "@rms/telemetry";
 import type { OutboxEvent } from "../storage/outbox.js";
 import { QueueSignal } from "../storage/queue-signal.js";
 
@@ -196,6 +197,8 @@ export interface JobDocument extends TenantDocument<JobEvent>, IdempotentDocumen
    * finishes the job (the runner's finish, or the cancel of a queued job). Not part of the public object.
    */
   queue_slot?: number;
+  /** The trace of the call that created it (tracing on only), continued by the worker's run; not part of the public object. */
+  trace?: StoredTrace;
   /** Checkpoint fields of the runner (jobs/runner/) may follow; they are not part of the public object. */
 }
 

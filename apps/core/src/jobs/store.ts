@@ -1,5 +1,6 @@
 import { isDuplicateKeyError } from "@rms/proto";
 import type { Collection, Db, Filter, FindCursor } from "mongodb";
+import { traceField } from "@rms/telemetry";
 import type { RequestInfo, Tenant } from "../caller.js";
 import { errors } from "../errors.js";
 import { UNBOUNDED, type Budget } from "../grpc/budget.js";
@@ -117,6 +118,8 @@ export class JobStore {
       lease_owner: null,
       lease_until: null,
       epoch: 0,
+      // The creating call's trace: the worker's run of the job continues it (jobs/runner/queue.ts).
+      ...traceField(),
     };
     const once = { tenant, key: request.idempotencyKey, fingerprint: fingerprint([typed.type, typed.params]) };
     for (const queue_slot of free.length > 0 ? free : [0]) {

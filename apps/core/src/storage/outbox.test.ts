@@ -19,6 +19,11 @@ it("makes each event's id before the write, from the time it is given, with the 
   expect(event.request).toEqual({ id: "req_1", idempotency_key: "k" });
 });
 
+it("carries no trace field while tracing is off (no span is ever active): nothing is stored for it", () => {
+  const event = newEvent("thing.changed", newTenant(), { n: 1, color: "red" }, { requestId: null, idempotencyKey: null });
+  expect(event).not.toHaveProperty("trace");
+});
+
 it("appends all of a change's events in the write that makes the change, and none when the write matches nothing", async () => {
   const tenant = newTenant();
   const doc = thing(tenant);

@@ -1,3 +1,4 @@
+import { traceField, type StoredTrace } from "@rms/telemetry";
 import type { RequestInfo, Tenant } from "../caller.js";
 import { newId } from "../ids.js";
 
@@ -26,6 +27,11 @@ export interface OutboxEvent<Type extends string = string, Snapshot = unknown, P
   /** Why the change was made, for an operational event that says (`webhook_endpoint.disabled`: `gone`, `failing`); else absent. */
   reason?: string;
   request: { id: string | null; idempotency_key: string | null };
+  /**
+   * The trace of the call that made the change (tracing on only): the worker that delivers the event continues it
+   * (docs/observability.md, "Tracing"). Never part of the event's public shape.
+   */
+  trace?: StoredTrace;
 }
 
 /** A new event with its id, for a write about to be made. */
@@ -47,6 +53,7 @@ export function newEvent<Type extends string, Snapshot, Previous = never>(
     object,
     previous_attributes: previous,
     request: { id: request.requestId, idempotency_key: request.idempotencyKey },
+    ...traceField(),
   };
 }
 

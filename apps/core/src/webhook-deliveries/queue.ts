@@ -5,6 +5,7 @@ import type { CoreSettings } from "../settings.js";
 import { ensureExpiryIndex } from "../storage/expiry.js";
 import { LeaseQueue } from "../storage/lease.js";
 import { EVENT_RETENTION_MS, EVENTS_COLLECTION } from "../storage/relay.js";
+import { contextOfStored, inSpan, SpanKind, SpanStatusCode } from "@rms/telemetry";
 import { DELIVERY_TIMEOUT_MS } from "../webhooks/deliver.js";
 import { nextAttemptAtMs } from "../webhooks/schedule.js";
 import { applyAttempt, performAttempt, recordAttempt, type DeliveryEnvironment } from "./attempt.js";
@@ -303,8 +304,21 @@ export class DeliveryQueue {
 
   /** Sends one attempt, counts it, and records it (the stored one stands when this id was recorded already). */
   private async attempt(event: FannedOutEvent, endpoint: DeliveryEndpoint, delivery: DeliveryDocument, attemptId: string): Promise<AttemptDocument> {
-    const made = await performAttempt(this.env, { event, endpoint, trigger: delivery.trigger, delivery: delivery._id, attemptId });
-    this.metrics.attempted(made);
-    return recordAttempt(this.options.db, made);
+    // A span continuing the trace of the call that made the event (its `trace`; docs/observability.md, "Tracing").
+    const attributes = {
+      "rms.delivery.id": delivery._id,
+      "rms.event.id": event._id,
+      "rms.event.type": event.type,
+      "rms.webhook_endpoint.id": endpoint._id,
+      "rms.delivery.attempt": delivery.attempts + 1,
+    };
+    return inSpan("webhook delivery", { kind: SpanKind.CONSUMER, attributes, parent: contextOfStored(event.trace) }, async (span) => {
+      const made = await performAttempt(this.env, { event, endpoint, trigger: delivery.trigger, delivery: delivery._id, attemptId });
+      span.setAttribute("rms.delivery.outcome", made.status === "succeeded" ? "succeeded" : (made.error ?? "failed"));
+      if (made.response_status !== null) span.setAttribute("http.response.status_code", made.response_status);
+      if (made.status !== "succeeded") span.setStatus({ code: SpanStatusCode.ERROR, message: made.error ?? "failed" });
+      this.metrics.attempted(made);
+      return recordAttempt(this.options.db, made);
+    });
   }
 }

@@ -1,4 +1,5 @@
 import { databaseName, logLevel, mongoUri, parseEnvironment, port, type LogLevel } from "@rms/config";
+import { tracingConfig, type TracingConfig } from "@rms/telemetry";
 import { z } from "zod";
 import { settingsFrom, settingsVariables, type CoreSettings } from "../settings.js";
 
@@ -21,6 +22,8 @@ export interface WorkerConfig {
   /** Started by `npm start`: stdin is the launcher's pipe, and its end means shut down. */
   supervised: boolean;
   settings: CoreSettings;
+  /** OpenTelemetry tracing (OTEL_* variables, @rms/telemetry): off unless an exporter is asked for. */
+  tracing: TracingConfig;
 }
 
 /** Parses the environment once, at start-up. Nothing else in a worker reads process.env. */
@@ -33,5 +36,6 @@ export function parseWorkerConfig(env: Record<string, string | undefined>): Work
     metricsPort: c.WORKER_METRICS_PORT,
     supervised: c.RMS_SUPERVISED === "1",
     settings: settingsFrom(c),
+    tracing: tracingConfig(env, "rms-worker"),
   };
 }

@@ -93,7 +93,7 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- define "rms.coreTlsDir" -}}/etc/rms/core-tls{{- end }}
 {{- define "rms.gatewayTlsDir" -}}/etc/rms/tls{{- end }}
 
-{{/* Environment every process reads: the database and the log level */}}
+{{/* Environment every process reads: the database, the log level and tracing's OTEL_* variables */}}
 {{- define "rms.databaseEnv" -}}
 - name: MONGODB_URI
   valueFrom:
@@ -104,6 +104,13 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
   value: {{ .Values.mongodb.database | quote }}
 - name: LOG_LEVEL
   value: {{ .Values.logLevel | quote }}
+{{- range $name, $value := .Values.tracing.env }}
+{{- if not (hasPrefix "OTEL_" $name) }}
+{{- fail (printf "tracing.env: %s is not an OTEL_ variable" $name) }}
+{{- end }}
+- name: {{ $name }}
+  value: {{ $value | quote }}
+{{- end }}
 {{- end }}
 
 {{/* Core's and the workers' shared settings (core's settings.ts) */}}

@@ -1,8 +1,10 @@
 import { readFileSync } from "node:fs";
 import { create, fromBinary, toBinary, type DescMessage } from "@bufbuild/protobuf";
 import { Client, credentials as grpcCredentials, Metadata, status as GrpcStatus, type ChannelCredentials, type ChannelOptions } from "@grpc/grpc-js";
+import { tracingOn } from "@rms/telemetry";
 import { RpcError, TransportError, isServiceError } from "./rpc-error.js";
 import { methodPath } from "./service-definition.js";
+import { clientSpan, endClientSpan } from "./tracing.js";
 import type { AnyService, CallOptions, ServiceClient } from "./types.js";
 
 export interface ClientOptions {
@@ -77,6 +79,8 @@ export function createClient<S extends AnyService>(service: S, address: string, 
         const own = callOptions.metadata;
         if (own !== undefined) for (const key in own) metadata.set(key, own[key] as string);
         const timeoutMs = callOptions.timeoutMs ?? options.timeoutMs;
+        // With tracing on, a CLIENT span whose context goes to the server in the metadata (tracing.ts).
+        const span = tracingOn() ? clientSpan(method, metadata) : null;
         const call = channel.makeUnaryRequest(
           path,
           serialize,
@@ -84,7 +88,11 @@ export function createClient<S extends AnyService>(service: S, address: string, 
           fromInit(method.input, request),
           metadata,
           timeoutMs === undefined ? {} : { deadline: Date.now() + timeoutMs },
-          (error, response) => (error ? reject(toRpcError(error)) : resolve(response)),
+          (error, response) => {
+            if (span) endClientSpan(span, error ? error.code : GrpcStatus.OK, error);
+            if (error) reject(toRpcError(error));
+            else resolve(response);
+          },
         );
         callOptions.signal?.addEventListener("abort", () => call.cancel(), { once: true });
       });

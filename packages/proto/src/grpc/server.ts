@@ -4,6 +4,8 @@ import { DESCRIPTOR_SET_BASE64 } from "../descriptor-set.js";
 import { status as GrpcStatus, type Server, type ServerUnaryCall, type sendUnaryData, type UntypedHandleCall } from "@grpc/grpc-js";
 import { RpcError } from "./rpc-error.js";
 import { toServiceDefinition, methodPath } from "./service-definition.js";
+import { endServerSpan, serverSpan } from "./tracing.js";
+import { tracingOn, withContext } from "@rms/telemetry";
 import type { AnyService, CallContext, ServiceImplementation } from "./types.js";
 
 export interface ServeOptions {
@@ -63,19 +65,27 @@ export function addService<S extends AnyService>(server: Server, service: S, imp
         const caller = options.authorize?.(context) ?? null;
         return create(method.output, (await handler.call(implementation, call.request, { ...context, caller })) as never);
       };
-      run().then(
-        (response) => {
-          options.onCallEnd?.(context, GrpcStatus.OK, performance.now() - started);
-          callback(null, response);
-        },
-        (error: unknown) => {
-          const rpcError = error instanceof RpcError ? error : (options.mapError?.(error) ?? internalError());
-          options.onCallEnd?.(context, rpcError.grpcCode, performance.now() - started, error);
-          // grpc-js percent-encodes the details with encodeURI, which throws on a lone surrogate (half of an
-          // emoji cut by a message that quotes the caller's input), and that throw would end the process.
-          callback({ code: rpcError.grpcCode, details: rpcError.message.toWellFormed(), metadata: rpcError.toMetadata() });
-        },
-      );
+      // With tracing on, the handler runs in a SERVER span, a child of the caller's (tracing.ts); its `onCallEnd` too,
+      // so the call's log line carries the trace id.
+      const traced = tracingOn() ? serverSpan(method, call.metadata) : null;
+      const answer = () =>
+        run().then(
+          (response) => {
+            options.onCallEnd?.(context, GrpcStatus.OK, performance.now() - started);
+            if (traced) endServerSpan(traced.span, GrpcStatus.OK);
+            callback(null, response);
+          },
+          (error: unknown) => {
+            const rpcError = error instanceof RpcError ? error : (options.mapError?.(error) ?? internalError());
+            options.onCallEnd?.(context, rpcError.grpcCode, performance.now() - started, error);
+            if (traced) endServerSpan(traced.span, rpcError.grpcCode, error);
+            // grpc-js percent-encodes the details with encodeURI, which throws on a lone surrogate (half of an
+            // emoji cut by a message that quotes the caller's input), and that throw would end the process.
+            callback({ code: rpcError.grpcCode, details: rpcError.message.toWellFormed(), metadata: rpcError.toMetadata() });
+          },
+        );
+      if (traced) withContext(traced.context, answer);
+      else answer();
     };
   }
   server.addService(toServiceDefinition(service), handlers);

@@ -1,3 +1,4 @@
+import { contextOfStored, inSpan, SpanKind } from "@rms/telemetry";
 import type { Collection, Db, Filter } from "mongodb";
 import type { Logger } from "pino";
 import { RESOURCES_COLLECTION } from "../../resources/store.js";
@@ -70,10 +71,15 @@ export class JobQueue {
   /** Runs a claimed job to its end, or until `lane.stopping()` (then it checkpoints and releases the job). */
   async process({ job, takeover }: Claimed, lane: Pick<RunOptions, "stopping" | "sleep">): Promise<void> {
     const { db, logger, owner, leaseMs, written } = this.options;
-    logger.info({ job: job._id, type: job.type, epoch: job.epoch, takeover }, "jobs: claimed");
     if (takeover) void catchUp(this.options, job);
+    // One span per claim, continuing the trace of the call that created the job (docs/observability.md, "Tracing");
+    // the run's log lines carry its ids.
+    const attributes = { "rms.job.id": job._id, "rms.job.type": job.type, "rms.job.epoch": job.epoch, "rms.job.takeover": takeover };
     try {
-      await runJob(job, this.executors[job.type], { db, logger, owner, leaseMs, leases: this.leases, written, ...lane, retry: this.options.retry ?? DEFAULT_RETRY });
+      await inSpan("job run", { kind: SpanKind.CONSUMER, attributes, parent: contextOfStored(job.trace) }, () => {
+        logger.info({ job: job._id, type: job.type, epoch: job.epoch, takeover }, "jobs: claimed");
+        return runJob(job, this.executors[job.type], { db, logger, owner, leaseMs, leases: this.leases, written, ...lane, retry: this.options.retry ?? DEFAULT_RETRY });
+      });
     } catch (error) {
       // Left to its lease: another attempt (here or elsewhere) takes it over once it runs out.
       logger.error({ err: error, job: job._id }, "jobs: run ended on an error");
