@@ -32,21 +32,24 @@ describe("startReplicaSet", () => {
       expect(preferred?.index, "member 0 primary").toBe(0);
       const docs = client.db("rs").collection<{ _id: number }>("docs");
       let n = 0;
-      // An insert an election interrupts in a way the driver does not retry (11601 "operation was interrupted",
-      // seen when the restarted member 0 takes its priority back mid-write) is sent again with the same _id: a
-      // duplicate key then means the first one was applied. Nothing else is retried.
+      // An insert cut by an election in a way the driver's one retry does not cover (priority takeovers by the
+      // restarted member 0 can follow one another: 10107 "not primary", 11601 "operation was interrupted") is sent
+      // again with the same _id, for up to 30 s; a duplicate key then means the earlier one was applied.
+      const ELECTION_CODES = new Set([189, 10107, 11600, 11601, 11602, 13435, 13436, 91]);
       const write = async (count: number) => {
         for (let i = 0; i < count; i++, n++) {
-          for (let tries = 1; ; tries++) {
+          for (const deadline = Date.now() + 30_000; ; ) {
             const outcome = await docs.insertOne({ _id: n }).then(
               () => "done" as const,
-              (error: { code?: number }) => {
+              (error: { code?: number; name?: string }) => {
                 if (error.code === 11000) return "done" as const;
-                if (error.code === 11601 && tries < 5) return "again" as const;
+                const electionCut = ELECTION_CODES.has(error.code ?? 0) || error.name === "MongoNetworkError";
+                if (electionCut && Date.now() < deadline) return "again" as const;
                 throw error;
               },
             );
             if (outcome === "done") break;
+            await new Promise((resolve) => setTimeout(resolve, 250));
           }
         }
       };
