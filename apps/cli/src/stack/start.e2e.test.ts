@@ -251,10 +251,13 @@ describe("npm start (rms start)", () => {
     const ports = { https: await freePort(), http: await freePort(), core: await freePort() };
     const base = await freePortPair();
     const stack = await startStack(ports, { env: { WORKERS: "2", WORKER_METRICS_PORT: String(base) } });
-    const workerPorts = environmentsOf("apps/core/dist/worker/main.js")
-      .map((environment) => environment.find((entry) => entry.startsWith("WORKER_METRICS_PORT=")))
-      .sort();
-    expect(workerPorts).toEqual([`WORKER_METRICS_PORT=${base}`, `WORKER_METRICS_PORT=${base + 1}`]);
+    // Read until both workers are there: on a loaded machine a worker may still be starting when `ready` is printed.
+    await eventually(() => {
+      const workerPorts = environmentsOf("apps/core/dist/worker/main.js")
+        .map((environment) => environment.find((entry) => entry.startsWith("WORKER_METRICS_PORT=")))
+        .sort();
+      expect(workerPorts).toEqual([`WORKER_METRICS_PORT=${base}`, `WORKER_METRICS_PORT=${base + 1}`]);
+    });
     for (const port of [base, base + 1]) {
       const text = await eventually(async () => {
         const response = await fetch(`http://127.0.0.1:${port}/metrics`);
