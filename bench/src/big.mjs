@@ -2,9 +2,11 @@
 // with documents exactly as an import writes them (core's `importedResource`), their events taken as already relayed
 // (an empty outbox), by raw insertMany into core's resources collection, since a million creates through the API
 // would take the better part of an hour here. Then the list page of 20 under load in that account, against the same
-// page in the account of DEPTH + 100 (the list rows' account) measured right before it, in the same database.
+// page in the account of DEPTH + 100 (the list rows' account) measured right before it, in the same database; and
+// the same for the two-filter list and the search (status and metadata).
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
+import { FILTERED_LIST, SEARCH } from "./depth.mjs";
 
 export async function bigAccountRows({ run, results, stack, root, apiUrl, mongoUri, databaseName, size, smallKey, say }) {
   const { KeyKind } = await import("@rms/proto");
@@ -46,6 +48,13 @@ export async function bigAccountRows({ run, results, stack, root, apiUrl, mongoU
     say(`filled in ${fillSeconds.toFixed(0)} s`);
     await run.http("list_small_again", `${apiUrl}/v1/resources?limit=20`, { headers: { authorization: `Bearer ${smallKey}` } }, stack.pids());
     await run.http("list_big", `${apiUrl}/v1/resources?limit=20`, { headers: { authorization: `Bearer ${bigKey}` } }, stack.pids());
+    // The filtered list and the search with the same two conditions (issue 21: index-backed at a million).
+    const small = { headers: { authorization: `Bearer ${smallKey}` } };
+    const big = { headers: { authorization: `Bearer ${bigKey}` } };
+    await run.http("list_filtered_small_again", `${apiUrl}/v1/resources?${FILTERED_LIST}`, small, stack.pids());
+    await run.http("list_filtered_big", `${apiUrl}/v1/resources?${FILTERED_LIST}`, big, stack.pids());
+    await run.http("search_small_again", `${apiUrl}/v1/resources/search?${SEARCH}`, small, stack.pids());
+    await run.http("search_big", `${apiUrl}/v1/resources/search?${SEARCH}`, big, stack.pids());
     results.list_big.fill_seconds = fillSeconds;
     return { fillSeconds };
   } finally {

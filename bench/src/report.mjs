@@ -52,6 +52,20 @@ function checks(results, { depth, updates, updateWindow, big }) {
           time: true,
         })
       : null,
+    big > 0
+      ? check(results, `two-filter list page at ${big.toLocaleString("en")} resources vs at ${account} (time)`, "list_filtered_big", "list_filtered_small_again", {
+          target: "≤ 1.2× time",
+          maxTime: 1.2,
+          time: true,
+        })
+      : null,
+    big > 0
+      ? check(results, `search page (status and metadata) at ${big.toLocaleString("en")} resources vs at ${account} (time)`, "search_big", "search_small_again", {
+          target: "≤ 1.2× time",
+          maxTime: 1.2,
+          time: true,
+        })
+      : null,
     results.create_to_delivery
       ? {
           check: `committed create (its 201) -> its delivery at a local receiver, ${Math.round(results.create_to_delivery.rps)} creates/s (half the deliveries/s of 1 endpoint), ${results.create_to_delivery.total} deliveries: p99 (ms)`,
