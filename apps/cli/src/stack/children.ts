@@ -23,19 +23,7 @@ export function startNodeChild(name: string, script: string, env: Record<string,
     // `pipe`: the caller reads the child's log lines from `process.stdout` (tests).
     stdio: ["pipe", stdout, "inherit"],
   });
-  const exited = new Promise<number | string>((resolve) => child.once("exit", (code, signal) => resolve(code ?? signal ?? 0)));
-  return {
-    name,
-    process: child,
-    exited,
-    async stop(graceMs) {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      child.kill("SIGTERM");
-      const timer = setTimeout(() => child.kill("SIGKILL"), graceMs);
-      await exited;
-      clearTimeout(timer);
-    },
-  };
+  return childHandle(name, child);
 }
 
 /** Linux: util-linux `setpriv --pdeathsig` makes the kernel send the child SIGTERM when this process dies. */
@@ -51,11 +39,17 @@ export function startProgramChild(name: string, command: string, args: readonly 
   const [file, argv] = SETPRIV ? [SETPRIV, ["--pdeathsig", "TERM", "--", command, ...args]] : [command, [...args]];
   const child = spawn(file, argv, { env, stdio: ["ignore", log, log] });
   closeSync(log);
-  const exited = new Promise<number | string>((resolve) => child.once("exit", (code, signal) => resolve(code ?? signal ?? 0)));
+  const handle = childHandle(name, child);
   // Whatever ends this process normally (exit, or a signal handled by someone else) ends the program too.
   const onExit = () => child.kill("SIGKILL");
   process.once("exit", onExit);
-  void exited.then(() => process.off("exit", onExit));
+  void handle.exited.then(() => process.off("exit", onExit));
+  return handle;
+}
+
+/** A spawned process as a Child: its exit, and a stop that sends SIGTERM, then SIGKILL after `graceMs`. */
+function childHandle(name: string, child: ChildProcess): Child {
+  const exited = new Promise<number | string>((resolve) => child.once("exit", (code, signal) => resolve(code ?? signal ?? 0)));
   return {
     name,
     process: child,
