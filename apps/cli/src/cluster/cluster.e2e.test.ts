@@ -346,10 +346,16 @@ describe("rms cluster", () => {
     // Nothing acknowledged is missing, and each key made one resource.
     const listed: { id: string; name: string }[] = [];
     for (let after = ""; ; ) {
-      const page = JSON.parse((await call(agent, port, "GET", `/v1/resources?limit=100${after ? `&starting_after=${after}` : ""}`, { key: secret })).body) as {
-        data: { id: string; name: string }[];
-        has_more: boolean;
-      };
+      // The keys above were sent one after another from one address, so its per-address limit (RATE_LIMIT_ADDRESS
+      // per second) may refuse a page with 429: wait as Retry-After says and ask again.
+      const path = `/v1/resources?limit=100${after ? `&starting_after=${after}` : ""}`;
+      let reply = await call(agent, port, "GET", path, { key: secret });
+      for (let tries = 0; reply.status === 429 && tries < 10; tries++) {
+        await sleep(Number(reply.headers["retry-after"] ?? 1) * 1000);
+        reply = await call(agent, port, "GET", path, { key: secret });
+      }
+      expect(reply.status, reply.body).toBe(200);
+      const page = JSON.parse(reply.body) as { data: { id: string; name: string }[]; has_more: boolean };
       listed.push(...page.data);
       if (!page.has_more) break;
       after = page.data.at(-1)!.id;
