@@ -1,4 +1,8 @@
-import type { Db } from "mongodb";
+import type { ChangeStream, Db } from "mongodb";
+import type { Logger } from "pino";
+
+/** How long a watch whose change stream failed waits before it opens another (the counter reads go on meanwhile). */
+const REOPEN_AFTER_MS = 1_000;
 
 /**
  * A queue's wake-up counter (docs/architecture.md, "Wake-up counters"): one document by `_id` that a
@@ -19,6 +23,45 @@ export class QueueSignal {
     } catch {
       // Workers find the work by their periodic look.
     }
+  }
+
+  /**
+   * Calls `moved` each time the counter moves, from a change stream on its document: the wake-up that cuts
+   * the latency of an idle worker's counter reads (ARCHITECTURE: a change stream as a wake-up signal, never
+   * the only record of work; the reads go on). A failed stream (an election, a restart) is opened again after
+   * REOPEN_AFTER_MS. Returns the stop, which closes the stream.
+   */
+  watch(db: Db, moved: () => void, logger: Logger): () => Promise<void> {
+    let stream: ChangeStream | null = null;
+    let stopped = false;
+    let reopen: NodeJS.Timeout | null = null;
+    // One warning per run of failures (a stream that fails to open is opened again every second).
+    let warned = false;
+    const open = () => {
+      reopen = null;
+      if (stopped) return;
+      // A change stream reads at majority whatever the client's read concern (core's is `local`).
+      const opened = db.collection(this.collection, { readConcern: { level: "majority" } }).watch([{ $match: { "documentKey._id": this.id } }]);
+      stream = opened;
+      opened.on("change", () => {
+        warned = false;
+        moved();
+      });
+      opened.on("error", (error: unknown) => {
+        if (stopped) return;
+        if (!warned) logger.warn({ err: error, queue: this.id }, "queue wake-up stream failed; the counter reads go on, and it is opened again");
+        warned = true;
+        void opened.close().catch(() => undefined);
+        reopen = setTimeout(open, REOPEN_AFTER_MS);
+        reopen.unref();
+      });
+    };
+    open();
+    return async () => {
+      stopped = true;
+      if (reopen) clearTimeout(reopen);
+      await (stream as ChangeStream | null)?.close().catch(() => undefined);
+    };
   }
 
   /** The counter now (0 before the first signal). */

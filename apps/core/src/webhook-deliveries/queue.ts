@@ -37,6 +37,13 @@ export const DELIVERY_LEASE_MS = 4 * DELIVERY_TIMEOUT_MS;
  * leaves the copy to a sweep).
  */
 export const EVENT_NOT_YET_COPIED_SOON_MS = 100;
+/**
+ * Before that, the claim reads the event again a few times, this far apart: the relay copies it a few ms
+ * after queueing its deliveries, and a worker whose lane had a turn may claim one in between. Putting it
+ * back would add up to a poll interval and a turn to that delivery's latency; a short wait in hand does not.
+ */
+export const EVENT_COPY_REREADS = 4;
+export const EVENT_COPY_REREAD_MS = 10;
 export const EVENT_NOT_YET_COPIED_SOON_FOR_MS = 10_000;
 export const EVENT_NOT_YET_COPIED_DELAY_MS = 5_000;
 
@@ -214,20 +221,25 @@ export class DeliveryQueue {
    * attempt's outcome (counted out of the in-flight gauge whatever the outcome).
    */
   async process(claimed: ClaimedDelivery): Promise<Processed> {
+    let laneReleased: Promise<void> | null = null;
+    // Once per delivery: as soon as its attempt is recorded (the endpoint's next delivery need not wait for
+    // this one's bookkeeping), else at the end.
+    const releaseLane = (attempt: AttemptDocument | null): Promise<void> =>
+      (laneReleased ??= this.lanes
+        .release(claimed.delivery.endpoint, claimed.flight.id, attempt, this.now())
+        .catch((error: unknown) => this.options.logger.warn({ err: error, endpoint: claimed.delivery.endpoint }, "webhook lane release failed; its flight ends with its lease")));
     let processed: Processed | undefined;
     try {
-      processed = await this.attemptOnce(claimed.delivery);
+      processed = await this.attemptOnce(claimed.delivery, releaseLane);
       return processed;
     } finally {
       this.metrics.released();
-      await this.lanes
-        .release(claimed.delivery.endpoint, claimed.flight.id, processed?.attempt ?? null, this.now())
-        .catch((error: unknown) => this.options.logger.warn({ err: error, endpoint: claimed.delivery.endpoint }, "webhook lane release failed; its flight ends with its lease"));
+      await releaseLane(processed?.attempt ?? null);
     }
   }
 
   /** End it without an attempt when there is nothing to deliver to, else attempt it once; then release it. */
-  private async attemptOnce(delivery: DeliveryDocument): Promise<Processed> {
+  private async attemptOnce(delivery: DeliveryDocument, releaseLane: (attempt: AttemptDocument) => Promise<void>): Promise<Processed> {
     const { db } = this.options;
     const epoch = delivery.epoch;
     // Every release notes its epoch, so the next claim knows whether the one before it ended cleanly.
@@ -251,10 +263,16 @@ export class DeliveryQueue {
       return { step: deletedCount === 1 ? "succeeded" : "lost" };
     };
 
-    const [endpoint, event] = await Promise.all([
+    const events = db.collection<FannedOutEvent>(EVENTS_COLLECTION);
+    const [endpoint, copied] = await Promise.all([
       db.collection<DeliveryEndpoint & { deleted?: boolean }>(WEBHOOK_ENDPOINTS_COLLECTION).findOne({ _id: delivery.endpoint }),
-      db.collection<FannedOutEvent>(EVENTS_COLLECTION).findOne({ _id: delivery.event }),
+      events.findOne({ _id: delivery.event }),
     ]);
+    let event = copied;
+    for (let reread = 0; !event && reread < EVENT_COPY_REREADS && this.now() - delivery.created * 1000 < EVENT_NOT_YET_COPIED_SOON_FOR_MS; reread++) {
+      await new Promise((resolve) => setTimeout(resolve, EVENT_COPY_REREAD_MS));
+      event = await events.findOne({ _id: delivery.event });
+    }
     if (!endpoint || endpoint.deleted) {
       // A deleted endpoint will never answer: no event waits for it any more.
       await pullPendingEndpoint(db.collection<FannedOutEvent>(EVENTS_COLLECTION), delivery.event, delivery.endpoint);
@@ -281,6 +299,8 @@ export class DeliveryQueue {
     const recorded =
       (cleanBefore ? null : await db.collection<AttemptDocument>(WEBHOOK_ATTEMPTS_COLLECTION).findOne({ _id: attemptId })) ??
       (await this.attempt(event, endpoint, delivery, attemptId));
+    // The lane learns the outcome now; the event's and the delivery's writes below go on meanwhile.
+    void releaseLane(recorded);
     const disabled = await applyAttempt(this.env, recorded, endpoint);
     if (disabled) this.metrics.disabled(disabled);
 

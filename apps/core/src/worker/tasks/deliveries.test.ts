@@ -31,7 +31,8 @@ import {
 import type { Resolver } from "../../webhooks/pinned-lookup.js";
 import { parseRetrySchedule } from "../../webhooks/schedule.js";
 import { wakeLanes } from "../../webhook-deliveries/lanes.js";
-import { ensureDeliveryIndexes, type ClaimedDelivery } from "../../webhook-deliveries/queue.js";
+import { DeliveryQueue, ensureDeliveryIndexes, type ClaimedDelivery } from "../../webhook-deliveries/queue.js";
+import { DELIVERY_QUEUE } from "../../webhook-deliveries/model.js";
 import { deliveriesPoller, type DeliveryTaskOptions } from "./deliveries.js";
 import type { QueuePoller } from "./poller.js";
 
@@ -315,6 +316,42 @@ describe("the deliveries worker", () => {
     await events().insertOne(prepared as FannedOutEvent);
     expect(await finished(prepared as FannedOutEvent, endpoint)).toBe("succeeded");
     expect(await attemptsOf(prepared as FannedOutEvent)).toHaveLength(1);
+  });
+
+  it("a delivery claimed just before its event is copied reads the event again and is delivered on that claim, not put back", async () => {
+    const tenant = newTenant();
+    const target = await receiver();
+    const endpoint = await insertEndpoint(t.db, keyring, tenant, { url: target.url() });
+    const event = newEvent("resource.created", tenant, { id: newId("res") }, { requestId: null, idempotencyKey: null });
+    const [prepared] = await webhookFanOut(t.db)([event as typeof event & RelayedEvent]);
+    const { settings } = context();
+    const queue = new DeliveryQueue({ db: t.db, logger, owner: newId("wa"), settings, metrics: new Registry(), transport: { ca: tlsCa } });
+    const claimed = (await queue.claim())!;
+    expect(claimed.delivery.event).toBe(event._id);
+    // The relay's copy lands a few ms into the attempt, as when a worker's claim comes between the relay's two writes.
+    const copy = new Promise((resolve) => setTimeout(resolve, 5)).then(() => events().insertOne(prepared as FannedOutEvent));
+    const processed = await queue.process(claimed);
+    await copy;
+    expect(processed.step).toBe("succeeded");
+    expect(target.deliveries).toHaveLength(1);
+    expect(await deliveryOf(prepared as FannedOutEvent, endpoint)).toBeNull();
+  });
+
+  it("an idle worker is woken by the queue counter's change stream: a new event is delivered long before its next counter read", async () => {
+    const tenant = newTenant();
+    const target = await receiver();
+    await insertEndpoint(t.db, keyring, tenant, { url: target.url() });
+    // Counter reads a minute apart: only the change stream can wake it sooner.
+    worker({ pollMs: 60_000 });
+    // Its first look (at start) finds nothing; the next is a minute away.
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    const started = Date.now();
+    await relayedEvent(tenant);
+    await DELIVERY_QUEUE.signal(t.db);
+    await eventually(() => expect(target.deliveries).toHaveLength(1), { timeoutMs: 30_000 });
+    const tookMs = Date.now() - started;
+    process.stderr.write(`delivered ${tookMs} ms after its signal, with counter reads 60,000 ms apart\n`);
+    expect(tookMs).toBeLessThan(30_000);
   });
 
   it("a recovery delivery is one attempt with trigger `recovery`, not retried; a later one that succeeds ends the event's wait", async () => {

@@ -16,8 +16,17 @@ import type { WorkerContext, WorkerTask } from "./task.js";
 export function deliverySlots(endpointConcurrency: number): number {
   return 2 * ENDPOINTS_PER_TENANT * endpointConcurrency;
 }
-/** How often a worker with a free slot reads the queue's counter (one document by `_id`). */
+/**
+ * How often a worker with a free slot reads the queue's counter (one document by `_id`). A change stream on
+ * the counter wakes it at once when the counter moves (QueueSignal.watch); these reads are what a lost or
+ * failed stream falls back on.
+ */
 export const DELIVERY_POLL_MS = 100;
+/**
+ * Claims one worker makes at once: a claim is two single-document writes (the lane's turn, the delivery's
+ * lease), so one at a time capped a worker at about 100 claims a second whatever the endpoints could take.
+ */
+export const DELIVERY_CLAIMS_AT_ONCE = 4;
 /**
  * How often a worker with a free slot claims even when the counter has not moved: for deliveries inserted
  * without a signal and expired leases. Between these it reads only the counter: a claim is a
@@ -55,6 +64,7 @@ export function deliveriesPoller(context: WorkerContext, options: DeliveryTaskOp
     name: "webhook-deliveries",
     logger,
     concurrency: options.concurrency ?? deliverySlots(context.settings.webhookEndpointConcurrency),
+    claimsAtOnce: DELIVERY_CLAIMS_AT_ONCE,
     claim: () => queue.claim(),
     async work(claimed) {
       try {
@@ -65,6 +75,7 @@ export function deliveriesPoller(context: WorkerContext, options: DeliveryTaskOp
       }
     },
     signal: () => DELIVERY_QUEUE.read(db),
+    wakeUps: (wake) => DELIVERY_QUEUE.watch(db, wake, logger),
     signalEveryMs: options.pollMs ?? DELIVERY_POLL_MS,
     idleMs: DELIVERY_FULL_POLL_MS,
     now,

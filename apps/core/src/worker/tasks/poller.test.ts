@@ -16,6 +16,13 @@ function fakeQueue() {
     claims: 0,
     signalReads: 0,
     failClaims: false,
+    /**
+     * While set, each claim waits for it before it answers what it took when it began (as a database claim
+     * answers what its read found): claims then overlap, and `mostClaimsAtOnce` shows how many.
+     */
+    claimGate: null as Promise<void> | null,
+    claimsNow: 0,
+    mostClaimsAtOnce: 0,
     started: [] as string[],
     lanes: new Map<string, Lane>(),
     finish: new Map<string, () => void>(),
@@ -31,8 +38,14 @@ function fakeQueue() {
     },
     async claim(): Promise<string | null> {
       state.claims++;
-      if (state.failClaims) throw new Error("the database is away");
-      return state.items.shift() ?? null;
+      state.claimsNow++;
+      state.mostClaimsAtOnce = Math.max(state.mostClaimsAtOnce, state.claimsNow);
+      const failing = state.failClaims;
+      const taken = failing ? undefined : state.items.shift();
+      await state.claimGate;
+      state.claimsNow--;
+      if (failing) throw new Error("the database is away");
+      return taken ?? null;
     },
     async signal(): Promise<number> {
       state.signalReads++;
@@ -136,6 +149,48 @@ describe("the leased-queue poller", () => {
     expect(q.state.claims).toBe(1);
     clock.now += 500;
     await eventually(() => expect(q.state.started).toEqual(["retry"]));
+  });
+
+  it("claimsAtOnce: claims overlap up to that many, and claims and work in hand never exceed the lanes", async () => {
+    const q = fakeQueue();
+    q.queue("a", "b", "c", "d", "e", "f");
+    let open!: () => void;
+    q.state.claimGate = new Promise((resolve) => (open = resolve));
+    poll(q, { concurrency: 5, claimsAtOnce: 3 });
+    await eventually(() => expect(q.state.claimsNow).toBe(3));
+    open();
+    await eventually(() => expect(q.state.started).toEqual(["a", "b", "c", "d", "e"]));
+    expect(q.state.mostClaimsAtOnce).toBe(3);
+    expect(q.state.claims).toBe(5); // five lanes, five claims: none beyond the lanes
+  });
+
+  it("nudge: looks at once instead of at the next counter read, and claims when the counter moved", async () => {
+    const q = fakeQueue();
+    const { poller } = poll(q, { signalEveryMs: 60_000 });
+    await eventually(() => expect(q.state.claims).toBe(1));
+    const reads = q.state.signalReads;
+    q.queue("x");
+    poller.nudge();
+    await eventually(() => expect(q.state.started).toEqual(["x"]));
+    expect(q.state.signalReads).toBe(reads + 1);
+  });
+
+  it("a lane freed while the claims in hand find nothing is filled again at once, not at the next look", async () => {
+    const q = fakeQueue();
+    q.queue("a", "b");
+    poll(q, { concurrency: 2, signalEveryMs: 60_000 });
+    await eventually(() => expect(q.state.started).toEqual(["a", "b"]));
+    // "a" ends: the fill it starts claims and finds nothing, but answers only at the gate. Meanwhile "b" ends
+    // and "c" is queued without a signal (counter reads are a minute apart): the fill "b" asked for follows.
+    let open!: () => void;
+    q.state.claimGate = new Promise((resolve) => (open = resolve));
+    q.state.finish.get("a")!();
+    await eventually(() => expect(q.state.claimsNow).toBe(1));
+    q.state.finish.get("b")!();
+    q.sneak("c");
+    q.state.claimGate = null;
+    open();
+    await eventually(() => expect(q.state.started).toEqual(["a", "b", "c"]));
   });
 
   it("stop: ends the sleeps in hand at once, lets each lane see it is stopping, waits for the work in hand, and claims nothing more", async () => {

@@ -15,6 +15,12 @@ export interface PollerOptions<T> {
   /** Items worked at once. */
   readonly concurrency: number;
   /**
+   * Claims made at once while filling free lanes (default 1). A claim is a few sequential round trips, so one
+   * at a time caps a worker at about one item per round-trip time however many lanes are free; several at
+   * once overlap those round trips (each claim is a single-document write, so concurrent claims are safe).
+   */
+  readonly claimsAtOnce?: number;
+  /**
    * Takes the next item under a lease (storage/lease.ts), or null when there is none to take now. Which item
    * comes next (order, fairness) is the claim's alone.
    */
@@ -23,6 +29,11 @@ export interface PollerOptions<T> {
   readonly work: (item: T, lane: Lane) => Promise<void>;
   /** The queue's wake-up counter (one small document read by `_id`), which producers move after queueing work. */
   readonly signal: () => Promise<number>;
+  /**
+   * Subscribes to the counter's moves (a change stream, QueueSignal.watch): each one nudges the poller, so an
+   * idle worker claims new work at once instead of at its next read. Returns the unsubscribe, run at stop.
+   */
+  readonly wakeUps?: (wake: () => void) => () => Promise<void>;
   /** How often a poller with a free lane reads the counter. */
   readonly signalEveryMs: number;
   /**
@@ -46,9 +57,14 @@ export class QueuePoller<T> {
   private readonly sleeping = new Set<() => void>();
   private readonly lane: Lane = { stopping: () => this.stopped, sleep: (ms) => this.sleep(ms) };
   private filling: Promise<void> | null = null;
+  /** A fill was asked for while one ran: the running one may already have given up, so another follows it. */
+  private fillAgain = false;
+  /** Claims under way (they count against `concurrency` with the work in flight). */
+  private claiming = 0;
   private looking: Promise<void> | null = null;
   private timer: NodeJS.Timeout | null = null;
   private stopped = false;
+  private unsubscribe: (() => Promise<void>) | null = null;
   /** The counter as last read; null before the first read. */
   private lastSignal: number | null = null;
   /** Set when a claim found nothing: no claim before this while the counter stands still. */
@@ -63,6 +79,7 @@ export class QueuePoller<T> {
   /** Reads the counter and claims now, then looks every `signalEveryMs` until stopped. */
   start(): void {
     if (this.stopped || this.timer !== null || this.looking !== null) return;
+    this.unsubscribe ??= this.options.wakeUps?.(() => this.nudge()) ?? null;
     this.tick();
   }
 
@@ -72,6 +89,7 @@ export class QueuePoller<T> {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     for (const wake of [...this.sleeping]) wake();
+    await this.unsubscribe?.();
     await this.looking;
     // An item claimed just as the stop came is still worked (and so released); then everything in hand is waited for.
     await this.filling;
@@ -83,10 +101,30 @@ export class QueuePoller<T> {
     this.dueAt = Math.min(this.dueAt, atMs);
   }
 
+  /**
+   * Looks now instead of at the next `signalEveryMs` (a change-stream wake-up: work was just queued); the
+   * counter is read as at any look, so a nudge with nothing new costs one read, not a claim.
+   */
+  nudge(): void {
+    if (this.stopped) return;
+    // Claims under way may already have found nothing: one more fill follows them.
+    if (this.filling !== null) this.fillAgain = true;
+    if (this.looking !== null || this.timer === null) return;
+    clearTimeout(this.timer);
+    this.tick();
+  }
+
   /** Claims until every lane is busy or nothing is there to take. */
   fill(): Promise<void> {
-    this.filling ??= this.claimUntilFull().finally(() => {
+    if (this.filling !== null) {
+      this.fillAgain = true;
+      return this.filling;
+    }
+    this.filling = this.claimUntilFull().finally(() => {
       this.filling = null;
+      // A lane freed (or a nudge came) after the claims in hand found nothing: that lane's next item is
+      // claimed now, not at the next full look.
+      if (this.fillAgain && !this.stopped) void this.fill();
     });
     return this.filling;
   }
@@ -114,13 +152,23 @@ export class QueuePoller<T> {
   }
 
   private async claimUntilFull(): Promise<void> {
+    this.fillAgain = false;
     if (this.dueAt <= this.now()) this.dueAt = Number.POSITIVE_INFINITY;
-    while (!this.stopped && this.inFlight.size < this.options.concurrency) {
+    const chains = Math.max(1, Math.min(this.options.claimsAtOnce ?? 1, this.options.concurrency));
+    await Promise.all(Array.from({ length: chains }, () => this.claimChain()));
+  }
+
+  /** One chain of claims: claims while a lane is free, until a claim finds nothing (then the back-off starts). */
+  private async claimChain(): Promise<void> {
+    while (!this.stopped && this.inFlight.size + this.claiming < this.options.concurrency) {
       let item: T | null = null;
+      this.claiming++;
       try {
         item = await this.options.claim();
       } catch (error) {
         this.options.logger.warn({ err: error }, `${this.options.name}: claim failed`);
+      } finally {
+        this.claiming--;
       }
       if (item === null) {
         this.idleUntil = this.now() + this.options.idleMs;
