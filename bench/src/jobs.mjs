@@ -13,13 +13,15 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { resourceIndexes, resourcesWithPendingEvents } from "./invariants.mjs";
+import { outboxFloor } from "./outbox-floor.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const ITEMS = Number(process.env.BENCH_JOB_ITEMS ?? 10_000);
 /** The large import (0: not run), in jobs of at most IMPORT_ITEMS_MAX (10,000) items each. */
 const LARGE_ITEMS = Number(process.env.BENCH_JOB_ITEMS_LARGE ?? 100_000);
-/** The raw baselines' own collection. */
+/** The raw baselines' own collections. */
 const RAW_COLLECTION = "bench_raw_resources";
+const RAW_EVENTS_COLLECTION = "bench_raw_events";
 
 export async function benchJobs({ say = (l) => process.stderr.write(`bench-jobs: ${l}\n`), duration = 5 } = {}) {
   const { startDatabase } = await import("@rms/test-db");
@@ -101,6 +103,10 @@ export async function benchJobs({ say = (l) => process.stderr.write(`bench-jobs:
     let t = performance.now();
     await raw.insertMany(docs, { ordered: false });
     const rawInsertMs = performance.now() - t;
+    // The outbox floor (outbox-floor.mjs): the same inserts' events copied into `events` and pulled, by hand.
+    const floor = await outboxFloor({ root, db, raw, eventsName: RAW_EVENTS_COLLECTION });
+    say(`outbox floor: the relay's work over those ${ITEMS} resources, by hand`);
+    const importFloorMs = rawInsertMs + (await floor.relayed(docs.map((d) => d._id)));
     const rawLarge = async () => {
       const tenant = { account: `acct_benchrawlarge${process.pid}`, livemode: false };
       const many = Array.from({ length: LARGE_ITEMS }, (_, i) =>
@@ -112,13 +118,18 @@ export async function benchJobs({ say = (l) => process.stderr.write(`bench-jobs:
       say(`raw insertMany of ${LARGE_ITEMS} resources`);
       const started = performance.now();
       await raw.insertMany(many, { ordered: false });
-      return performance.now() - started;
+      const insertMs = performance.now() - started;
+      say(`outbox floor: the relay's work over those ${LARGE_ITEMS} resources, by hand`);
+      return { insertMs, floorMs: insertMs + (await floor.relayed(many.map((d) => d._id))) };
     };
-    const rawLargeMs = LARGE_ITEMS > 0 ? await rawLarge() : NaN;
+    const { insertMs: rawLargeMs, floorMs: largeFloorMs } = LARGE_ITEMS > 0 ? await rawLarge() : { insertMs: NaN, floorMs: NaN };
     say(`raw updateMany of ${ITEMS} resources`);
     t = performance.now();
     await raw.updateMany({ account: baseTenant.account }, { $set: { status: "paused" }, $inc: { version: 1 } });
     const rawUpdateMs = performance.now() - t;
+    say(`outbox floor: a bulk update of ${ITEMS} resources by hand, its status and metadata changed as the job's (one read, core's decisions, one bulk write, the relay's work)`);
+    const updateFloor = await floor.update(baseTenant, { status: "active", metadata: [{ k: "step", v: "1" }] });
+    if (updateFloor.changed !== ITEMS) throw new Error(`the update floor changed ${updateFloor.changed} of ${ITEMS}`);
 
     // ---- the jobs, end to end through the public API
     say(`import of ${ITEMS} items (POST to succeeded)`);
@@ -169,6 +180,7 @@ export async function benchJobs({ say = (l) => process.stderr.write(`bench-jobs:
         claimed_after_ms: imported.startedMs,
         raw_ms: rawInsertMs,
         ratio: imported.ms / rawInsertMs,
+        floor_ms: importFloorMs,
         created: imported.job.result.created,
       },
       update: {
@@ -177,9 +189,12 @@ export async function benchJobs({ say = (l) => process.stderr.write(`bench-jobs:
         claimed_after_ms: updated.startedMs,
         raw_ms: rawUpdateMs,
         ratio: updated.ms / rawUpdateMs,
+        floor_ms: updateFloor.ms,
+        floor_write_ms: updateFloor.writeMs,
+        floor_relay_ms: updateFloor.relayMs,
         updated: updated.job.result.updated,
       },
-      import_large: large && { items: LARGE_ITEMS, jobs: large.jobs, job_ms: large.ms, raw_ms: rawLargeMs, ratio: large.ms / rawLargeMs },
+      import_large: large && { items: LARGE_ITEMS, jobs: large.jobs, job_ms: large.ms, raw_ms: rawLargeMs, ratio: large.ms / rawLargeMs, floor_ms: largeFloorMs },
       retrieve: { idle, during_import: busy, ratio: busy.rps / idle.rps, import_ms: background.ms },
       resources_with_pending_events_at_end: pendingAfter,
     };
@@ -212,6 +227,42 @@ export async function benchJobs({ say = (l) => process.stderr.write(`bench-jobs:
         ok: result.update.ratio <= 2,
         measured: `${Math.round(updated.ms)} ms`,
         against: `${Math.round(rawUpdateMs)} ms`,
+      },
+      {
+        check: `import of ${ITEMS.toLocaleString("en")} items vs its outbox floor (the same inserts, then their events copied into events and pulled, by hand)`,
+        ratio: imported.ms / importFloorMs,
+        target: "(context)",
+        ok: null,
+        measured: `${Math.round(imported.ms)} ms`,
+        against: `${Math.round(importFloorMs)} ms`,
+      },
+      ...(large
+        ? [
+            {
+              check: `import of ${LARGE_ITEMS.toLocaleString("en")} items vs its outbox floor`,
+              ratio: large.ms / largeFloorMs,
+              target: "(context)",
+              ok: null,
+              measured: `${Math.round(large.ms)} ms`,
+              against: `${Math.round(largeFloorMs)} ms`,
+            },
+          ]
+        : []),
+      {
+        check: `bulk update of ${ITEMS.toLocaleString("en")} vs its outbox floor (one read, core's decisions, one bulk write of the versioned updates with their events, then the relay's work, by hand)`,
+        ratio: updated.ms / updateFloor.ms,
+        target: "(context)",
+        ok: null,
+        measured: `${Math.round(updated.ms)} ms`,
+        against: `${Math.round(updateFloor.ms)} ms (writes ${Math.round(updateFloor.writeMs)}, relay ${Math.round(updateFloor.relayMs)})`,
+      },
+      {
+        check: "outbox floor of the import of 10,000 vs raw insertMany; of the bulk update vs raw updateMany (what the outbox rule costs the database)",
+        ratio: importFloorMs / rawInsertMs,
+        target: "(context)",
+        ok: null,
+        measured: `import ${(importFloorMs / rawInsertMs).toFixed(2)}×, update ${(updateFloor.ms / rawUpdateMs).toFixed(2)}×`,
+        against: `${Math.round(rawInsertMs)} ms, ${Math.round(rawUpdateMs)} ms`,
       },
       {
         check: "GET /v1/resources/:id while an import runs vs without (req/s)",

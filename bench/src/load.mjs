@@ -51,6 +51,22 @@ export async function runner({ results, connections, duration, warmup, ca, say }
         cpu_ms_per_request,
       };
     },
+    /**
+     * Two HTTP runs compared with each other (`{ name, url, opts, pids }` each), in the order A B B A: each
+     * side's figures are the mean of its two rounds, so a drift of the shared machine over the four runs (a
+     * neighbour's burst, JIT settling) weighs on both sides alike; `rounds` keeps each round's req/s.
+     */
+    async pair(a, b) {
+      const rounds = new Map([
+        [a.name, []],
+        [b.name, []],
+      ]);
+      for (const side of [a, b, b, a]) {
+        await this.http(side.name, side.url, side.opts ?? {}, side.pids ?? {});
+        rounds.get(side.name).push(results[side.name]);
+      }
+      for (const [name, both] of rounds) results[name] = meanOfRounds(both);
+    },
     /** `connections` loops calling `client.getResource(request)` back to back. */
     async grpc(name, client, request, pids = {}) {
       await this.loop(name, () => client.getResource(request), pids);
@@ -61,6 +77,23 @@ export async function runner({ results, connections, duration, warmup, ca, say }
       const { r, rss_mb, cpu_ms_per_request } = await measured(name, pids, run, (r) => r.total);
       results[name] = { ...r, rss_mb, cpu_ms_per_request };
     },
+  };
+}
+
+/** The mean of runs of one kind: req/s and latencies averaged, counts summed, CPU per request averaged per process. */
+function meanOfRounds(runs) {
+  const mean = (pick) => runs.reduce((sum, r) => sum + pick(r), 0) / runs.length;
+  const processes = [...new Set(runs.flatMap((r) => Object.keys(r.cpu_ms_per_request ?? {})))];
+  return {
+    rps: mean((r) => r.rps),
+    p50: mean((r) => r.p50),
+    p99: mean((r) => r.p99),
+    non2xx: runs.reduce((sum, r) => sum + r.non2xx, 0),
+    errors: runs.reduce((sum, r) => sum + r.errors, 0),
+    total: runs.reduce((sum, r) => sum + r.total, 0),
+    rss_mb: runs.at(-1).rss_mb,
+    cpu_ms_per_request: Object.fromEntries(processes.map((p) => [p, mean((r) => r.cpu_ms_per_request?.[p] ?? 0)])),
+    rounds: runs.map((r) => Math.round(r.rps)),
   };
 }
 

@@ -130,11 +130,16 @@ try {
   await run.warm(`https://127.0.0.1:${httpsPort}/v1/resources`, createRequests({ authorization: `Bearer ${stack.key}` }));
   await run.http("baseline_a", `https://127.0.0.1:${aPort}/v1/resources/${FIXED.id}`, {}, { baseline_a: a.pid });
   await run.http("baseline_b", `https://127.0.0.1:${bPort}/v1/resources/${FIXED.id}`, {}, { baseline_b: b.pid, echo: echo.pid });
-  await run.http("get", `${apiUrl}/v1/resources/${created.id}`, { headers }, stack.pids());
-  await run.http("post", `${apiUrl}/v1/resources`, createRequests(headers), stack.pids());
+  // The stack against C, each pair in the order stack, C, C, stack (run.pair: the mean of each side's two rounds).
   await cBaseline.key(stack.key, verified);
-  await run.http("c_get", `${cBaseline.url}/v1/resources/${created.id}`, { headers }, cBaseline.pids());
-  await run.http("c_post", `${cBaseline.url}/v1/resources`, createRequests(headers), cBaseline.pids());
+  await run.pair(
+    { name: "get", url: `${apiUrl}/v1/resources/${created.id}`, opts: { headers }, pids: stack.pids() },
+    { name: "c_get", url: `${cBaseline.url}/v1/resources/${created.id}`, opts: { headers }, pids: cBaseline.pids() },
+  );
+  await run.pair(
+    { name: "post", url: `${apiUrl}/v1/resources`, opts: createRequests(headers), pids: stack.pids() },
+    { name: "c_post", url: `${cBaseline.url}/v1/resources`, opts: createRequests(headers), pids: cBaseline.pids() },
+  );
   // GET with tracing on (a second stack, every request sampled and exported) vs off, both stacks up (bench/src/tracing.mjs).
   const [tHttps, tCore, tMetrics, tCoreMetrics] = tracedPorts;
   await tracingRows({

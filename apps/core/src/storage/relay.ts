@@ -1,5 +1,5 @@
 import { isDuplicateKeyError } from "@rms/proto";
-import { MongoBulkWriteError, type Collection, type Db, type Document, type Filter } from "mongodb";
+import { MongoBulkWriteError, type Collection, type Db, type Document, type Filter, type UpdateFilter } from "mongodb";
 import type { Logger } from "pino";
 import { idTimeMs } from "../ids.js";
 import type { TenantDocument } from "./documents.js";
@@ -79,6 +79,24 @@ export function pullRelayed(ids: readonly string[]): Document[] {
     { $set: { expires_at: { $cond: [{ $and: [{ $eq: [{ $size: "$pending_events" }, 0] }, { $eq: [{ $type: "$retain_until" }, "date"] }] }, "$retain_until", "$expires_at"] } } },
   ];
 }
+
+/**
+ * The pull of `ids` from one document's outbox, as read with its `retain_until`: a document that has one (a
+ * tombstone, a finished job) gets the pipeline of `pullRelayed`, which starts its expiry once the outbox is
+ * empty; any other gets a plain `$pull`, a third cheaper for the server, guarded by `retain_until` still being
+ * absent. A write that adds one also pushes an event, so a relay follows it; should the guard miss (it was
+ * added since the read), the events stay pending and that relay or the sweep pulls them.
+ */
+export function relayedPull(doc: { _id: string; retain_until?: unknown }, ids: readonly string[]): { filter: Filter<TenantDocument>; update: UpdateFilter<TenantDocument> | Document[] } {
+  if (doc.retain_until instanceof Date) return { filter: { _id: doc._id } as Filter<TenantDocument>, update: pullRelayed(ids) };
+  return {
+    filter: { _id: doc._id, retain_until: { $exists: false } } as Filter<TenantDocument>,
+    update: { $pull: { pending_events: { _id: { $in: [...ids] } } } } as UpdateFilter<TenantDocument>,
+  };
+}
+
+/** What the relay reads of a document: its outbox and whether it has a `retain_until` (relayedPull). */
+const OUTBOX_PROJECTION = { pending_events: 1, retain_until: 1 } as const;
 
 export interface RelayOptions {
   /** The collections whose documents carry an outbox (the domains' `outboxes`). */
@@ -168,7 +186,7 @@ export class OutboxRelay {
   async relayDocuments(collectionName: string, ids: readonly string[]): Promise<number> {
     if (ids.length === 1) return this.relayDocument(collectionName, ids[0]!);
     const collection = this.db.collection<TenantDocument>(collectionName);
-    const docs = await collection.find({ _id: { $in: [...ids] } } as Filter<TenantDocument>, { projection: { pending_events: 1 }, ...LIMIT }).toArray();
+    const docs = await collection.find({ _id: { $in: [...ids] } } as Filter<TenantDocument>, { projection: OUTBOX_PROJECTION, ...LIMIT }).toArray();
     const withEvents = docs.filter((doc) => (doc.pending_events ?? []).length > 0);
     const events = withEvents.flatMap((doc) => doc.pending_events as Relayed[]);
     if (events.length > 0) {
@@ -177,12 +195,7 @@ export class OutboxRelay {
       this.options.copied?.(prepared);
       // Only ids whose copy exists now are pulled; an event pushed since the read is not among them.
       await collection.bulkWrite(
-        withEvents.map((doc) => ({
-          updateOne: {
-            filter: { _id: doc._id } as Filter<TenantDocument>,
-            update: pullRelayed((doc.pending_events as Relayed[]).map((event) => event._id)),
-          },
-        })),
+        withEvents.map((doc) => ({ updateOne: relayedPull(doc, (doc.pending_events as Relayed[]).map((event) => event._id)) })),
         { ordered: false, ...LIMIT },
       );
     }
@@ -192,7 +205,7 @@ export class OutboxRelay {
   /** Relays one document's pending events. Returns the events moved. */
   async relayDocument(collectionName: string, id: string): Promise<number> {
     const collection = this.db.collection<TenantDocument>(collectionName);
-    const doc = await collection.findOne({ _id: id } as Filter<TenantDocument>, { projection: { pending_events: 1 }, ...LIMIT });
+    const doc = await collection.findOne({ _id: id } as Filter<TenantDocument>, { projection: OUTBOX_PROJECTION, ...LIMIT });
     if (!doc) return 0;
     const pending = (doc.pending_events ?? []) as Relayed[];
     if (pending.length > 0) {
@@ -201,7 +214,8 @@ export class OutboxRelay {
       this.options.copied?.(prepared);
       const ids = pending.map((event) => event._id);
       // Only ids whose copy exists now are pulled; an event pushed since the read is not among them.
-      await collection.updateOne({ _id: id } as Filter<TenantDocument>, pullRelayed(ids), LIMIT);
+      const pull = relayedPull(doc, ids);
+      await collection.updateOne(pull.filter, pull.update, LIMIT);
     }
     return pending.length;
   }

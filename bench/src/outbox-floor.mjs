@@ -1,0 +1,69 @@
+// The outbox floor of the jobs rows: the database writes the design's data rules ask for N changes, made by hand
+// in the fewest round trips, without the job machinery (no chunks, checkpoints, queue, fan-out or API). A job
+// against this floor shows what its own machinery costs; the floor against the raw insertMany / updateMany shows
+// what the outbox rule itself costs the database (ARCHITECTURE data rule 2: each change carries its event in
+// the same document write, the relay copies it into `events` under their indexes and pulls it from the
+// document). Written into the bench's own collections, under core's indexes.
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+
+/** The events collection's indexes (core's), for the floor's own copy of it. */
+async function eventIndexes(db) {
+  return (await db.collection("events").indexes()).filter((index) => index.name !== "_id_");
+}
+
+/**
+ * The relay's work by hand over `ids` of `resources`: one read of their outboxes, one insert of every event
+ * (with its expiry) into `events`, one unordered bulk write pulling exactly those events. Returns the ms taken.
+ */
+async function relayByHand(root, resources, events, ids) {
+  const relay = await import(pathToFileURL(join(root, "apps/core/dist/storage/relay.js")).href);
+  const started = performance.now();
+  const docs = await resources.find({ _id: { $in: ids } }, { projection: { pending_events: 1 } }).toArray();
+  const pending = docs.flatMap((doc) => doc.pending_events ?? []);
+  if (pending.length > 0) {
+    await events.insertMany(
+      pending.map((event) => ({ ...event, expires_at: relay.eventExpiresAt(event) })),
+      { ordered: false },
+    );
+    await resources.bulkWrite(
+      docs.map((doc) => ({ updateOne: { filter: { _id: doc._id }, update: relay.pullRelayed((doc.pending_events ?? []).map((e) => e._id)) } })),
+      { ordered: false },
+    );
+  }
+  return performance.now() - started;
+}
+
+/**
+ * The floor's collections: `raw` (already under core's resources indexes) and an events collection of its own
+ * under core's events indexes. Answers the two floors: `relayed(ids)`, the relay's work over resources written
+ * with their events; `update(tenant, change)`, a bulk update of the tenant's resources (one read, core's own
+ * per-item decision, one unordered bulk write) followed by its relay.
+ */
+export async function outboxFloor({ root, db, raw, eventsName }) {
+  const events = db.collection(eventsName);
+  for (const { key, v, ns, ...options } of await eventIndexes(db)) await events.createIndex(key, options);
+  const batch = await import(pathToFileURL(join(root, "apps/core/dist/resources/batch.js")).href);
+  const noRequest = { requestId: null, idempotencyKey: null };
+  return {
+    relayed: (ids) => relayByHand(root, raw, events, ids),
+    async update(tenant, change) {
+      const started = performance.now();
+      const docs = await raw.find({ account: tenant.account, livemode: tenant.livemode }, { projection: { pending_events: 0 } }).toArray();
+      const ops = [];
+      for (const doc of docs) {
+        const decision = batch.updateDecision(doc, change, "job_floor", tenant, noRequest);
+        if (decision.kind === "write") ops.push(decision.op);
+      }
+      await raw.bulkWrite(ops, { ordered: false });
+      const writeMs = performance.now() - started;
+      const relayMs = await relayByHand(
+        root,
+        raw,
+        events,
+        docs.map((doc) => doc._id),
+      );
+      return { ms: writeMs + relayMs, writeMs, relayMs, changed: ops.length };
+    },
+  };
+}
