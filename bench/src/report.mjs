@@ -169,7 +169,7 @@ export function writeReport({ root, results, jobsRows, breakdown, settings, seed
       .filter(([name]) => name !== "jobs")
       .map(
         ([name, r]) =>
-          `| ${name} | ${f0(r.rps)} | ${f2(r.p50)} | ${f2(r.p99)} | ${r.non2xx ?? 0} | ${r.errors ?? 0} | ${Object.entries(r.rss_mb)
+          `| ${name} | ${f0(r.rps)}${r.rounds ? ` (mean of ${r.rounds.map((x) => x.toLocaleString("en")).join(" and ")})` : ""} | ${f2(r.p50)} | ${f2(r.p99)} | ${r.non2xx ?? 0} | ${r.errors ?? 0} | ${Object.entries(r.rss_mb)
             .map(([p, mb]) => `${p} ${mb}`)
             .join(", ")} | ${
             r.cpu_ms_per_request
