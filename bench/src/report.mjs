@@ -137,6 +137,8 @@ function checks(results, { depth, updates, updateWindow, big }) {
         }
       : null,
     check(results, "deliveries/s, 4 endpoints vs the bare loop (to 1 endpoint)", "deliveries_4", "deliveries_bare"),
+    check(results, "deliveries/s of one worker to 1 endpoint vs the delivery floor (the bare loop with a delivery's database writes by hand, 4 in flight)", "deliveries_1", "deliveries_floor"),
+    check(results, "the delivery floor vs the bare loop (what a delivery's durable bookkeeping costs at 4 in flight)", "deliveries_floor", "deliveries_bare"),
     check(results, "gRPC GetResource on core vs grpc-js echo", "grpc_core", "grpc_echo", { target: "≥ 0.60 req/s", minRps: 0.6 }),
     check(results, "GET /v1/resources/:id vs B", "get", "baseline_b"),
     check(results, "B vs A (cost of one gRPC hop)", "baseline_b", "baseline_a"),

@@ -72,6 +72,8 @@ export async function webhookRows({ run, results, stack, api, newApi, apiUrl, re
   // (WEBHOOK_ENDPOINT_CONCURRENCY's default).
   say("run a bare loop of signed POSTs to the receiver");
   results.deliveries_bare = await bareDeliveries(receiver, deliveries);
+  say("run the delivery floor: the bare loop with a delivery's database writes, by hand");
+  results.deliveries_floor = await floorDeliveries(receiver, deliveries, stack);
 
   // Latency: creates through the gateway at a steady fraction of the rate the whole pipeline (relay, fan-out,
   // worker) delivered above: a half and a quarter. Near saturation the backlog, and so the latency, grows with the
@@ -161,15 +163,14 @@ async function noisyNeighbourRows({ run, results, stack, newApi, apiUrl, receive
   calm.close();
 }
 
-/** `count` signed POSTs of a resource.created body to the receiver, `concurrency` in flight: deliveries per second. */
-async function bareDeliveries(receiver, count) {
+/** A signed POST of a resource.created body to `path` at the receiver, a new connection each, as the worker makes them. */
+async function signedPoster(receiver, path) {
   const { request } = await import("node:http");
   const root = new URL("../..", import.meta.url);
   const { signatureHeader } = await import(new URL("apps/core/dist/webhooks/signature.js", root).href);
-  const { DEFAULT_WEBHOOK_ENDPOINT_CONCURRENCY } = await import(new URL("apps/core/dist/settings.js", root).href);
   const secret = `whsec_${Buffer.from("bench bare loop secret 32 bytes!").toString("base64")}`;
-  const url = new URL(receiver.url("/bare"));
-  const post = (n) =>
+  const url = new URL(receiver.url(path));
+  return (n) =>
     new Promise((resolve, reject) => {
       const eventId = `evt_bare${n}`;
       const body = JSON.stringify({
@@ -206,13 +207,76 @@ async function bareDeliveries(receiver, count) {
       req.on("error", reject);
       req.end(body);
     });
+}
+
+/** `count` deliveries made by `deliver(n)`, as many in flight as one endpoint gets: deliveries per second. */
+async function deliveriesPerSecond(count, deliver) {
+  const root = new URL("../..", import.meta.url);
+  const { DEFAULT_WEBHOOK_ENDPOINT_CONCURRENCY } = await import(new URL("apps/core/dist/settings.js", root).href);
   let next = 0;
   const t0 = performance.now();
   await Promise.all(
     Array.from({ length: DEFAULT_WEBHOOK_ENDPOINT_CONCURRENCY }, async () => {
-      while (next < count) await post(next++);
+      while (next < count) await deliver(next++);
     }),
   );
   const seconds = (performance.now() - t0) / 1000;
   return { rps: count / seconds, p50: NaN, p99: NaN, total: count, errors: 0, rss_mb: {} };
+}
+
+/** `count` signed POSTs of a resource.created body to the receiver, as many in flight as one endpoint gets. */
+export async function bareDeliveries(receiver, count) {
+  const post = await signedPoster(receiver, "/bare");
+  return deliveriesPerSecond(count, post);
+}
+
+/**
+ * The delivery floor: the bare loop, each POST wrapped in the database work a delivery makes in the worker, by
+ * hand, in the same order, on the stack's database (majority-acknowledged, journaled, as core's client): the
+ * lane's turn and the delivery's lease (two findOneAndUpdate), the endpoint and the event (two reads at once), the
+ * POST, then the attempt's insert, the event's `$pull` and the delivery's delete, with the lane's release beside
+ * the last two. What a delivery costs beyond this is the worker's own (webhook-deliveries/queue.ts).
+ */
+export async function floorDeliveries(receiver, count, { mongoUri, databaseName }) {
+  const { MongoClient } = await import("mongodb");
+  const client = await new MongoClient(mongoUri, { writeConcern: { w: "majority", journal: true }, readConcern: { level: "local" } }).connect();
+  try {
+    const db = client.db(databaseName);
+    const lanes = db.collection("bench_floor_lanes");
+    const deliveries = db.collection("bench_floor_deliveries");
+    const events = db.collection("bench_floor_events");
+    const attempts = db.collection("bench_floor_attempts");
+    const endpoints = db.collection("bench_floor_endpoints");
+    await deliveries.createIndex({ endpoint: 1, due_at: 1 }, { partialFilterExpression: { status: "pending" } });
+    const run = `${process.pid}-${Date.now()}`;
+    const endpoint = `we_floor${run}`;
+    await endpoints.insertOne({ _id: endpoint, url: receiver.url("/floor"), status: "enabled" });
+    await lanes.insertOne({ _id: endpoint, flights: 0, turn_at: 0 });
+    await events.insertMany(Array.from({ length: count }, (_, n) => ({ _id: `evt_floor${run}-${n}`, type: "resource.created", pending_endpoints: [endpoint] })));
+    await deliveries.insertMany(
+      Array.from({ length: count }, (_, n) => ({ _id: `wd_floor${run}-${n}`, endpoint, event: `evt_floor${run}-${n}`, status: "pending", due_at: n, lease_until: 0, epoch: 0 })),
+    );
+    const post = await signedPoster(receiver, "/floor");
+    return await deliveriesPerSecond(count, async (n) => {
+      const now = Date.now();
+      await lanes.findOneAndUpdate({ _id: endpoint }, { $inc: { flights: 1 }, $set: { turn_at: now } });
+      const delivery = await deliveries.findOneAndUpdate(
+        { endpoint, status: "pending", due_at: { $lte: Number.MAX_SAFE_INTEGER }, lease_until: { $lte: now } },
+        { $set: { lease_until: now + 60_000 }, $inc: { epoch: 1 } },
+        { sort: { due_at: 1 }, returnDocument: "after" },
+      );
+      await Promise.all([endpoints.findOne({ _id: endpoint }), events.findOne({ _id: delivery.event })]);
+      await post(n);
+      await attempts.insertOne({ _id: `wa_floor${run}-${n}`, endpoint, event: delivery.event, status: "succeeded", response_status: 200 });
+      await Promise.all([
+        (async () => {
+          await events.updateOne({ _id: delivery.event }, { $pull: { pending_endpoints: endpoint } });
+          await deliveries.deleteOne({ _id: delivery._id, epoch: delivery.epoch });
+        })(),
+        lanes.updateOne({ _id: endpoint }, { $inc: { flights: -1 }, $set: { turn_at: Date.now() } }),
+      ]);
+    });
+  } finally {
+    await client.close();
+  }
 }
