@@ -59,10 +59,19 @@ export async function depthRows({ run, results, stack, apiUrl, ca, c, depth, lis
   // A list page under load in the account holding DEPTH + 100 resources, against baseline B.
   const listHeaders = { headers: { authorization: `Bearer ${listKey}` } };
   await c.key(listKey, { accountId: account.id, livemode: false });
-  await run.pair({ name: "list", url: `${apiUrl}/v1/resources?limit=20`, opts: listHeaders, pids: stack.pids() }, { name: "c_list", url: `${c.url}/v1/resources?limit=20`, opts: listHeaders, pids: c.pids() });
+  await run.pair(
+    { name: "list", url: `${apiUrl}/v1/resources?limit=20`, opts: listHeaders, pids: stack.pids() },
+    { name: "c_list", url: `${c.url}/v1/resources?limit=20`, opts: listHeaders, pids: c.pids() },
+  );
   // Two filters on the list, and the search with the same two conditions (one index drives both: tenant, metadata, status).
-  await run.pair({ name: "list_filtered", url: `${apiUrl}/v1/resources?${FILTERED_LIST}`, opts: listHeaders, pids: stack.pids() }, { name: "c_list_filtered", url: `${c.url}/v1/resources?${FILTERED_LIST}`, opts: listHeaders, pids: c.pids() });
-  await run.pair({ name: "search", url: `${apiUrl}/v1/resources/search?${SEARCH}`, opts: listHeaders, pids: stack.pids() }, { name: "c_search", url: `${c.url}/v1/resources/search?${SEARCH}`, opts: listHeaders, pids: c.pids() });
+  await run.pair(
+    { name: "list_filtered", url: `${apiUrl}/v1/resources?${FILTERED_LIST}`, opts: listHeaders, pids: stack.pids() },
+    { name: "c_list_filtered", url: `${c.url}/v1/resources?${FILTERED_LIST}`, opts: listHeaders, pids: c.pids() },
+  );
+  await run.pair(
+    { name: "search", url: `${apiUrl}/v1/resources/search?${SEARCH}`, opts: listHeaders, pids: stack.pids() },
+    { name: "c_search", url: `${c.url}/v1/resources/search?${SEARCH}`, opts: listHeaders, pids: c.pids() },
+  );
   // One resource updated UPDATES times through core: the first UPDATE_WINDOW updates against the last
   // (each waits for the one before, so a growing document or outbox would show as slower updates).
   say(`run ${updates.toLocaleString("en")} updates of one resource`);

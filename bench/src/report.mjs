@@ -137,7 +137,12 @@ function checks(results, { depth, updates, updateWindow, big }) {
         }
       : null,
     check(results, "deliveries/s, 4 endpoints vs the bare loop (to 1 endpoint)", "deliveries_4", "deliveries_bare"),
-    check(results, "deliveries/s of one worker to 1 endpoint vs the delivery floor (the bare loop with a delivery's database writes by hand, 4 in flight)", "deliveries_1", "deliveries_floor"),
+    check(
+      results,
+      "deliveries/s of one worker to 1 endpoint vs the delivery floor (the bare loop with a delivery's database writes by hand, 4 in flight)",
+      "deliveries_1",
+      "deliveries_floor",
+    ),
     check(results, "the delivery floor vs the bare loop (what a delivery's durable bookkeeping costs at 4 in flight)", "deliveries_floor", "deliveries_bare"),
     check(results, "gRPC GetResource on core vs grpc-js echo", "grpc_core", "grpc_echo", { target: "≥ 0.60 req/s", minRps: 0.6 }),
     check(results, "GET /v1/resources/:id vs B", "get", "baseline_b"),
@@ -171,7 +176,9 @@ export function writeReport({ root, results, jobsRows, breakdown, settings, seed
       .filter(([name]) => name !== "jobs")
       .map(
         ([name, r]) =>
-          `| ${name} | ${f0(r.rps)}${r.rounds ? ` (mean of ${r.rounds.map((x) => x.toLocaleString("en")).join(" and ")})` : ""} | ${f2(r.p50)} | ${f2(r.p99)} | ${r.non2xx ?? 0} | ${r.errors ?? 0} | ${Object.entries(r.rss_mb)
+          `| ${name} | ${f0(r.rps)}${r.rounds ? ` (mean of ${r.rounds.map((x) => x.toLocaleString("en")).join(" and ")})` : ""} | ${f2(r.p50)} | ${f2(r.p99)} | ${r.non2xx ?? 0} | ${r.errors ?? 0} | ${Object.entries(
+            r.rss_mb,
+          )
             .map(([p, mb]) => `${p} ${mb}`)
             .join(", ")} | ${
             r.cpu_ms_per_request

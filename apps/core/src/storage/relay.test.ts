@@ -9,7 +9,17 @@ import { idTimeMs } from "../ids.js";
 import { fastTtlMonitor, TTL_TEST_TIMEOUT_MS, TTL_WAIT_MS } from "../testutil/ttl.js";
 import { ensureExpiryIndex, type Expiring } from "./expiry.js";
 import { keysPerIndex, winningStages } from "@rms/test-db/testkit";
-import { ensureEventExpiryIndex, ensureOutboxIndex, EVENT_RETENTION_MS, EVENTS_COLLECTION, HAS_PENDING_EVENTS, OutboxRelay, pullRelayed, relayedPull, SWEEP_BATCH } from "./relay.js";
+import {
+  ensureEventExpiryIndex,
+  ensureOutboxIndex,
+  EVENT_RETENTION_MS,
+  EVENTS_COLLECTION,
+  HAS_PENDING_EVENTS,
+  OutboxRelay,
+  pullRelayed,
+  relayedPull,
+  SWEEP_BATCH,
+} from "./relay.js";
 import type { TenantDocument } from "./documents.js";
 import { tombstone } from "./tombstone.js";
 import { updateVersioned } from "./versioned-update.js";
@@ -157,7 +167,10 @@ it("the pull that empties an outbox starts the document's expiry; one that leave
 it("a document read without retain_until gets a plain $pull guarded by its absence: one made a tombstone since keeps its events for the next relay, which starts its expiry", async () => {
   const doc = await created();
   const read = (await t.things.findOne({ _id: doc._id }, { projection: { pending_events: 1, retain_until: 1 } }))!;
-  const pull = relayedPull(read, read.pending_events.map((e) => e._id));
+  const pull = relayedPull(
+    read,
+    read.pending_events.map((e) => e._id),
+  );
   expect(pull.update).toHaveProperty("$pull");
   // Between the relay's read and its pull, a delete makes it a tombstone (retain_until) with its own event.
   const removed = await tombstone(t.things, doc, doc._id, (current) => newEvent("thing.deleted", doc, { id: doc._id, n: current.n, color: current.color }, request));

@@ -87,7 +87,10 @@ export function pullRelayed(ids: readonly string[]): Document[] {
  * absent. A write that adds one also pushes an event, so a relay follows it; should the guard miss (it was
  * added since the read), the events stay pending and that relay or the sweep pulls them.
  */
-export function relayedPull(doc: { _id: string; retain_until?: unknown }, ids: readonly string[]): { filter: Filter<TenantDocument>; update: UpdateFilter<TenantDocument> | Document[] } {
+export function relayedPull(
+  doc: { _id: string; retain_until?: unknown },
+  ids: readonly string[],
+): { filter: Filter<TenantDocument>; update: UpdateFilter<TenantDocument> | Document[] } {
   if (doc.retain_until instanceof Date) return { filter: { _id: doc._id } as Filter<TenantDocument>, update: pullRelayed(ids) };
   return {
     filter: { _id: doc._id, retain_until: { $exists: false } } as Filter<TenantDocument>,
@@ -195,7 +198,12 @@ export class OutboxRelay {
       this.options.copied?.(prepared);
       // Only ids whose copy exists now are pulled; an event pushed since the read is not among them.
       await collection.bulkWrite(
-        withEvents.map((doc) => ({ updateOne: relayedPull(doc, (doc.pending_events as Relayed[]).map((event) => event._id)) })),
+        withEvents.map((doc) => ({
+          updateOne: relayedPull(
+            doc,
+            (doc.pending_events as Relayed[]).map((event) => event._id),
+          ),
+        })),
         { ordered: false, ...LIMIT },
       );
     }
