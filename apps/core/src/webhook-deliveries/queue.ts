@@ -37,15 +37,15 @@ export const DELIVERY_LEASE_MS = 4 * DELIVERY_TIMEOUT_MS;
  * leaves the copy to a sweep).
  */
 export const EVENT_NOT_YET_COPIED_SOON_MS = 100;
+export const EVENT_NOT_YET_COPIED_SOON_FOR_MS = 10_000;
+export const EVENT_NOT_YET_COPIED_DELAY_MS = 5_000;
 /**
- * Before that, the claim reads the event again a few times, this far apart: the relay copies it a few ms
- * after queueing its deliveries, and a worker whose lane had a turn may claim one in between. Putting it
- * back would add up to a poll interval and a turn to that delivery's latency; a short wait in hand does not.
+ * Before it is put back, a young delivery's claim reads the event again a few times, this far apart: the relay
+ * copies it a few ms after queueing its deliveries, and a worker whose lane had a turn may claim one in between.
+ * Putting it back would add up to a poll interval and a turn to that delivery's latency; a short wait does not.
  */
 export const EVENT_COPY_REREADS = 4;
 export const EVENT_COPY_REREAD_MS = 10;
-export const EVENT_NOT_YET_COPIED_SOON_FOR_MS = 10_000;
-export const EVENT_NOT_YET_COPIED_DELAY_MS = 5_000;
 
 /** The queue depth's index: pending deliveries by due time (partial: `status: "pending"` only). */
 export const DUE_INDEX = { status: 1, due_at: 1 } as const;
@@ -221,25 +221,22 @@ export class DeliveryQueue {
    * attempt's outcome (counted out of the in-flight gauge whatever the outcome).
    */
   async process(claimed: ClaimedDelivery): Promise<Processed> {
-    let laneReleased: Promise<void> | null = null;
-    // Once per delivery: as soon as its attempt is recorded (the endpoint's next delivery need not wait for
-    // this one's bookkeeping), else at the end.
-    const releaseLane = (attempt: AttemptDocument | null): Promise<void> =>
-      (laneReleased ??= this.lanes
-        .release(claimed.delivery.endpoint, claimed.flight.id, attempt, this.now())
-        .catch((error: unknown) => this.options.logger.warn({ err: error, endpoint: claimed.delivery.endpoint }, "webhook lane release failed; its flight ends with its lease")));
     let processed: Processed | undefined;
     try {
-      processed = await this.attemptOnce(claimed.delivery, releaseLane);
+      processed = await this.attemptOnce(claimed.delivery);
       return processed;
     } finally {
       this.metrics.released();
-      await releaseLane(processed?.attempt ?? null);
+      // Last, after the delivery's own release: a lane given its turn while the delivery is still leased would
+      // be set idle until that lease ends (nextTurnOf), and a retry due in 50 ms would wait a minute.
+      await this.lanes
+        .release(claimed.delivery.endpoint, claimed.flight.id, processed?.attempt ?? null, this.now())
+        .catch((error: unknown) => this.options.logger.warn({ err: error, endpoint: claimed.delivery.endpoint }, "webhook lane release failed; its flight ends with its lease"));
     }
   }
 
   /** End it without an attempt when there is nothing to deliver to, else attempt it once; then release it. */
-  private async attemptOnce(delivery: DeliveryDocument, releaseLane: (attempt: AttemptDocument) => Promise<void>): Promise<Processed> {
+  private async attemptOnce(delivery: DeliveryDocument): Promise<Processed> {
     const { db } = this.options;
     const epoch = delivery.epoch;
     // Every release notes its epoch, so the next claim knows whether the one before it ended cleanly.
@@ -264,21 +261,17 @@ export class DeliveryQueue {
     };
 
     const events = db.collection<FannedOutEvent>(EVENTS_COLLECTION);
-    const [endpoint, copied] = await Promise.all([
+    const [endpoint, read] = await Promise.all([
       db.collection<DeliveryEndpoint & { deleted?: boolean }>(WEBHOOK_ENDPOINTS_COLLECTION).findOne({ _id: delivery.endpoint }),
       events.findOne({ _id: delivery.event }),
     ]);
-    let event = copied;
-    for (let reread = 0; !event && reread < EVENT_COPY_REREADS && this.now() - delivery.created * 1000 < EVENT_NOT_YET_COPIED_SOON_FOR_MS; reread++) {
-      await new Promise((resolve) => setTimeout(resolve, EVENT_COPY_REREAD_MS));
-      event = await events.findOne({ _id: delivery.event });
-    }
     if (!endpoint || endpoint.deleted) {
       // A deleted endpoint will never answer: no event waits for it any more.
-      await pullPendingEndpoint(db.collection<FannedOutEvent>(EVENTS_COLLECTION), delivery.event, delivery.endpoint);
+      await pullPendingEndpoint(events, delivery.event, delivery.endpoint);
       return giveUp("endpoint_deleted");
     }
     if (endpoint.status !== "enabled") return giveUp("endpoint_disabled");
+    const event = read ?? (await this.eventCopiedSoon(events, delivery));
     if (!event) {
       const ageMs = this.now() - delivery.created * 1000;
       if (ageMs > EVENT_RETENTION_MS) return giveUp("event_expired");
@@ -299,8 +292,6 @@ export class DeliveryQueue {
     const recorded =
       (cleanBefore ? null : await db.collection<AttemptDocument>(WEBHOOK_ATTEMPTS_COLLECTION).findOne({ _id: attemptId })) ??
       (await this.attempt(event, endpoint, delivery, attemptId));
-    // The lane learns the outcome now; the event's and the delivery's writes below go on meanwhile.
-    void releaseLane(recorded);
     const disabled = await applyAttempt(this.env, recorded, endpoint);
     if (disabled) this.metrics.disabled(disabled);
 
@@ -320,6 +311,16 @@ export class DeliveryQueue {
         : null;
     if (next === null) return withAttempt(await giveUp("schedule_exhausted", failed));
     return withAttempt(await release({ $set: { ...failed, due_at: next } }, "retry", next));
+  }
+
+  /** A young delivery's event not copied yet: read again EVENT_COPY_REREADS times, EVENT_COPY_REREAD_MS apart. */
+  private async eventCopiedSoon(events: Collection<FannedOutEvent>, delivery: DeliveryDocument): Promise<FannedOutEvent | null> {
+    for (let reread = 0; reread < EVENT_COPY_REREADS && this.now() - delivery.created * 1000 < EVENT_NOT_YET_COPIED_SOON_FOR_MS; reread++) {
+      await new Promise((resolve) => setTimeout(resolve, EVENT_COPY_REREAD_MS));
+      const event = await events.findOne({ _id: delivery.event });
+      if (event) return event;
+    }
+    return null;
   }
 
   /** Sends one attempt, counts it, and records it (the stored one stands when this id was recorded already). */

@@ -85,12 +85,26 @@ function worker(options: DeliveryTaskOptions & { settings?: Partial<WorkerContex
   return started;
 }
 
-/** An event relayed as the relay does it: fanned out (deliveries queued), then copied into `events`. */
-async function relayedEvent(tenant: Tenant): Promise<FannedOutEvent> {
+/** An event the relay has fanned out (its deliveries queued) and not yet copied into `events`. */
+async function fannedOutEvent(tenant: Tenant): Promise<FannedOutEvent> {
   const event = newEvent("resource.created", tenant, { id: newId("res"), name: "w" }, { requestId: null, idempotencyKey: null });
   const [prepared] = await webhookFanOut(t.db)([event as typeof event & RelayedEvent]);
-  await events().insertOne(prepared as FannedOutEvent);
   return prepared as FannedOutEvent;
+}
+
+/** An event relayed as the relay does it: fanned out (deliveries queued), then copied into `events`. */
+async function relayedEvent(tenant: Tenant): Promise<FannedOutEvent> {
+  const prepared = await fannedOutEvent(tenant);
+  await events().insertOne(prepared);
+  return prepared;
+}
+
+/** A tenant with one endpoint at a fresh receiver, and an event fanned out to it but not copied yet. */
+async function endpointAndUncopiedEvent() {
+  const tenant = newTenant();
+  const target = await receiver();
+  const endpoint = await insertEndpoint(t.db, keyring, tenant, { url: target.url() });
+  return { target, endpoint, prepared: await fannedOutEvent(tenant) };
 }
 
 /** Deliveries queued as every producer queues them (fan-out, recover): inserted, then their endpoints' lanes woken. */
@@ -302,39 +316,32 @@ describe("the deliveries worker", () => {
   });
 
   it("a delivery whose event is not copied yet waits for it, then delivers", async () => {
-    const tenant = newTenant();
-    const target = await receiver();
-    const endpoint = await insertEndpoint(t.db, keyring, tenant, { url: target.url() });
-    const event = newEvent("resource.created", tenant, { id: newId("res") }, { requestId: null, idempotencyKey: null });
-    const [prepared] = await webhookFanOut(t.db)([event as typeof event & RelayedEvent]);
+    const { target, endpoint, prepared } = await endpointAndUncopiedEvent();
+    const event = prepared;
     worker();
     // Claimed and put back, more than once, without an attempt.
     await eventually(async () =>
       expect(await deliveries().findOne({ event: event._id })).toMatchObject({ status: "pending", attempts: 0, epoch: expect.toSatisfy((n: number) => n >= 2) }),
     );
     expect(target.deliveries).toHaveLength(0);
-    await events().insertOne(prepared as FannedOutEvent);
-    expect(await finished(prepared as FannedOutEvent, endpoint)).toBe("succeeded");
-    expect(await attemptsOf(prepared as FannedOutEvent)).toHaveLength(1);
+    await events().insertOne(prepared);
+    expect(await finished(prepared, endpoint)).toBe("succeeded");
+    expect(await attemptsOf(prepared)).toHaveLength(1);
   });
 
   it("a delivery claimed just before its event is copied reads the event again and is delivered on that claim, not put back", async () => {
-    const tenant = newTenant();
-    const target = await receiver();
-    const endpoint = await insertEndpoint(t.db, keyring, tenant, { url: target.url() });
-    const event = newEvent("resource.created", tenant, { id: newId("res") }, { requestId: null, idempotencyKey: null });
-    const [prepared] = await webhookFanOut(t.db)([event as typeof event & RelayedEvent]);
+    const { target, endpoint, prepared } = await endpointAndUncopiedEvent();
     const { settings } = context();
     const queue = new DeliveryQueue({ db: t.db, logger, owner: newId("wa"), settings, metrics: new Registry(), transport: { ca: tlsCa } });
     const claimed = (await queue.claim())!;
-    expect(claimed.delivery.event).toBe(event._id);
+    expect(claimed.delivery.event).toBe(prepared._id);
     // The relay's copy lands a few ms into the attempt, as when a worker's claim comes between the relay's two writes.
-    const copy = new Promise((resolve) => setTimeout(resolve, 5)).then(() => events().insertOne(prepared as FannedOutEvent));
+    const copy = new Promise((resolve) => setTimeout(resolve, 5)).then(() => events().insertOne(prepared));
     const processed = await queue.process(claimed);
     await copy;
     expect(processed.step).toBe("succeeded");
     expect(target.deliveries).toHaveLength(1);
-    expect(await deliveryOf(prepared as FannedOutEvent, endpoint)).toBeNull();
+    expect(await deliveryOf(prepared, endpoint)).toBeNull();
   });
 
   it("an idle worker is woken by the queue counter's change stream: a new event is delivered long before its next counter read", async () => {
