@@ -28,8 +28,9 @@ export class QueueSignal {
   /**
    * Calls `moved` each time the counter moves, from a change stream on its document: the wake-up that cuts
    * the latency of an idle worker's counter reads (ARCHITECTURE: a change stream as a wake-up signal, never
-   * the only record of work; the reads go on). A failed stream (an election, a restart) is opened again after
-   * REOPEN_AFTER_MS. Returns the stop, which closes the stream.
+   * the only record of work; the reads go on). A stream that fails or is closed by the server (an election the
+   * driver cannot resume across, a dropped collection) is opened again after REOPEN_AFTER_MS. Returns the stop,
+   * which closes the stream.
    */
   watch(db: Db, moved: () => void, logger: Logger): () => Promise<void> {
     let stream: ChangeStream | null = null;
@@ -52,6 +53,10 @@ export class QueueSignal {
         if (!warned) logger.warn({ err: error, queue: this.id }, "queue wake-up stream failed; the counter reads go on, and it is opened again");
         warned = true;
         void opened.close().catch(() => undefined);
+      });
+      // Closed by a failure, or by the server (an invalidate: the collection dropped or renamed): opened again.
+      opened.on("close", () => {
+        if (stopped || stream !== opened || reopen !== null) return;
         reopen = setTimeout(open, REOPEN_AFTER_MS);
         reopen.unref();
       });
