@@ -15,14 +15,15 @@ describe("MemoryRateLimiter (token bucket)", () => {
     const limiter = new MemoryRateLimiter(() => now);
     const burst = await Promise.all(Array.from({ length: 7 }, () => limiter.take("key_a", 5)));
     expect(burst.filter((d) => d.allowed)).toHaveLength(5);
-    expect(burst[6]).toEqual({ allowed: false, retryAfterSeconds: 1 });
+    expect(burst[6]).toEqual({ allowed: false, retryAfterSeconds: 1, remaining: 0, resetSeconds: 1 });
+    expect(burst.map((d) => d.remaining)).toEqual([4, 3, 2, 1, 0, 0, 0]);
     expect((await limiter.take("key_b", 5)).allowed).toBe(true); // other keys have their own bucket
     now += 200; // one token back (5 per second)
     expect((await limiter.take("key_a", 5)).allowed).toBe(true);
     expect((await limiter.take("key_a", 5)).allowed).toBe(false);
-    expect(await limiter.take("key_slow", 1)).toEqual({ allowed: true });
+    expect(await limiter.take("key_slow", 1)).toEqual({ allowed: true, remaining: 0, resetSeconds: 1 });
     now += 100;
-    expect(await limiter.take("key_slow", 1)).toEqual({ allowed: false, retryAfterSeconds: 1 });
+    expect(await limiter.take("key_slow", 1)).toEqual({ allowed: false, retryAfterSeconds: 1, remaining: 0, resetSeconds: 1 });
     await limiter.close();
   });
 });
@@ -42,7 +43,14 @@ describe("MongoRateLimiter (shared by several gateways)", () => {
     await gateways[0]!.ensureIndexes();
     const decisions = await Promise.all(Array.from({ length: 45 }, (_, i) => gateways[i % 3]!.take("key_shared", 5)));
     expect(decisions.filter((d) => d.allowed)).toHaveLength(5);
-    for (const d of decisions.filter((d) => !d.allowed)) expect(d).toEqual({ allowed: false, retryAfterSeconds: 1 });
+    for (const d of decisions.filter((d) => !d.allowed)) expect(d).toEqual({ allowed: false, retryAfterSeconds: 1, remaining: 0, resetSeconds: 1 });
+    // What is left, as the RateLimit header says it: each of the 5 counts once, whichever gateway took it.
+    expect(
+      decisions
+        .filter((d) => d.allowed)
+        .map((d) => d.remaining)
+        .sort(),
+    ).toEqual([0, 1, 2, 3, 4]);
     expect(await db.collection(RATE_LIMIT_COLLECTION).countDocuments({ b: "key_shared" })).toBe(5);
 
     now += 1_000; // next window: a full bucket again
