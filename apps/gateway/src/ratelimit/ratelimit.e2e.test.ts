@@ -130,6 +130,61 @@ describe("rate limits with RATE_LIMIT_STORE=mongodb", () => {
   });
 });
 
+describe("RateLimit headers from the shared store, across two gateways", () => {
+  let stack: Stack;
+  // Both gateways' limiters on one clock, so that every request of the test falls in one window of the store.
+  let now = 1_700_000_000_100;
+  const clock = () => now;
+  let first: Awaited<ReturnType<Stack["anotherGateway"]>>;
+  let second: Awaited<ReturnType<Stack["anotherGateway"]>>;
+  let mongo: MongoClient;
+  beforeAll(async () => {
+    stack = await startStack({ gateway: { rateLimits: { live: 3, test: 5 }, rateLimitStore: "mongodb" } });
+    mongo = new MongoClient(stack.mongoUri);
+    const db = mongo.db(stack.databaseName);
+    // Two more gateways of the stack's settings, each with its own limiter on the shared store: the pair under test.
+    first = await stack.anotherGateway({ rateLimiter: new MongoRateLimiter(db, clock) });
+    second = await stack.anotherGateway({ rateLimiter: new MongoRateLimiter(db, clock) });
+  });
+  afterAll(async () => {
+    await stack?.stop();
+    await mongo?.close();
+  });
+
+  it("counts down one bucket whichever gateway answers, and the 429 carries them beside Retry-After", async () => {
+    const { key } = await withSecretKey(stack);
+    const seen: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const response = await (i % 2 === 0 ? first : second).api.get(i === 3 ? "/v1/resources/res_0000000000000000000000" : "/v1/resources", { key });
+      expect([200, 404]).toContain(response.status);
+      expect(response.headers["ratelimit-policy"]).toBe('"key";q=5;w=1');
+      seen.push(response.headers["ratelimit"]!);
+    }
+    expect(seen).toEqual(['"key";r=4;t=0', '"key";r=3;t=0', '"key";r=2;t=0', '"key";r=1;t=0', '"key";r=0;t=0']);
+    for (const gateway of [second, first]) {
+      const limited = await gateway.api.get("/v1/resources", { key });
+      expect(limited.status).toBe(429);
+      expect(limited.headers["retry-after"]).toBe("1");
+      expect(limited.headers["ratelimit-policy"]).toBe('"key";q=5;w=1');
+      expect(limited.headers["ratelimit"]).toBe('"key";r=0;t=1');
+    }
+    // The next window: a full bucket again, on either gateway.
+    now += 1_000;
+    expect((await second.api.get("/v1/resources", { key })).headers["ratelimit"]).toBe('"key";r=4;t=0');
+    expect((await first.api.get("/v1/resources", { key })).headers["ratelimit"]).toBe('"key";r=3;t=0');
+  });
+
+  it("is not part of an answer's idempotency record: a replay carries its own token's headers", async () => {
+    const { key } = await withSecretKey(stack);
+    now += 1_000;
+    const firstAnswer = await first.api.post("/v1/resources", { key, json: { name: "headers" }, headers: { "idempotency-key": "rl-headers" } });
+    const replay = await second.api.post("/v1/resources", { key, json: { name: "headers" }, headers: { "idempotency-key": "rl-headers" } });
+    expect(replay.headers["idempotent-replayed"]).toBe("true");
+    expect(firstAnswer.headers["ratelimit"]).toBe('"key";r=4;t=0');
+    expect(replay.headers["ratelimit"]).toBe('"key";r=3;t=0');
+  });
+});
+
 describe("rate limit per client address before a key is verified", () => {
   let stack: Stack;
   let lookups = 0;
