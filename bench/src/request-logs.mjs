@@ -38,7 +38,8 @@ export async function requestLogRows({ results, stack, root, work, ports, own, c
     for (const side of ["off", "on", "on", "off"]) {
       const name = `get_request_logs_${side}`;
       if (side === "on") await on.http(name, `https://127.0.0.1:${stack.httpsPort}/v1/resources/${resourceId}`, { headers }, stack.pids());
-      else await off.http(name, `${quietUrl}/v1/resources/${created.id}`, { headers: quietHeaders }, quiet.pids());
+      // The second stack runs on the first one's mongod: its database column is that server's CPU too.
+      else await off.http(name, `${quietUrl}/v1/resources/${created.id}`, { headers: quietHeaders }, { ...quiet.pids(), database: stack.pids().database });
       sides[name].push(rounds[name]);
     }
     for (const [name, both] of Object.entries(sides)) results[name] = meanOfRounds(both);
