@@ -58,7 +58,13 @@ try {
   const ca = readFileSync(stack.certFile);
   const headers = { authorization: `Bearer ${stack.key}` };
   const apiUrl = `https://127.0.0.1:${httpsPort}`;
-  const created = await httpsJson("POST", `${apiUrl}/v1/resources`, ca, { ...headers, "content-type": "application/json" }, JSON.stringify({ name: "bench", metadata: { plan: "pro" } }));
+  const created = await httpsJson(
+    "POST",
+    `${apiUrl}/v1/resources`,
+    ca,
+    { ...headers, "content-type": "application/json" },
+    JSON.stringify({ name: "bench", metadata: { plan: "pro" } }),
+  );
   const results = {};
   say("warming the stack up (not measured)");
   await (await runner({ results, connections: CONNECTIONS, duration: DURATION, warmup: WARMUP, ca, say })).warm(`${apiUrl}/v1/resources/${created.id}`, { headers });
@@ -95,7 +101,10 @@ try {
     ...[
       ["GET, recorded (REQUEST_LOGS on)", on],
       ["GET, not recorded (REQUEST_LOGS=off)", off],
-    ].map(([label, r]) => `| ${label} | ${Math.round(r.rps)} (${r.rounds.join(", ")}) | ${r.p50} | ${r.p99} | ${cpu(r, "gateway")} | ${cpu(r, "core")} | ${cpu(r, "database")} | ${r.non2xx} |`),
+    ].map(
+      ([label, r]) =>
+        `| ${label} | ${Math.round(r.rps)} (${r.rounds.join(", ")}) | ${r.p50} | ${r.p99} | ${cpu(r, "gateway")} | ${cpu(r, "core")} | ${cpu(r, "database")} | ${r.non2xx} |`,
+    ),
     "",
     `Ratio recorded / not: **${(on.rps / off.rps).toFixed(3)}** req/s (target ≥ 0.95), p99 ${(on.p99 / off.p99).toFixed(2)}×.`,
     `Write cost per logged request (CPU beyond the unrecorded GET): gateway ${cost.gateway_ms.toFixed(3)} ms, database ${cost.database_ms.toFixed(3)} ms, core ${cost.core_ms.toFixed(3)} ms.`,

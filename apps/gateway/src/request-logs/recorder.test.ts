@@ -64,7 +64,12 @@ afterAll(async () => {
 describe("RequestLogRecorder", () => {
   it("writes what waits in one insert per batch, after the flush interval", async () => {
     let inserts = 0;
-    const sink = { insertBatch: (batch: readonly RequestLogDocument[]) => (inserts++, store.insertBatch(batch)) };
+    const sink = {
+      insertBatch(batch: readonly RequestLogDocument[]) {
+        inserts++;
+        return store.insertBatch(batch);
+      },
+    };
     const written: number[] = [];
     const recorder = new RequestLogRecorder(sink, captured().logger, { capacity: 10_000, flushMs: 50, counters: { dropped: () => {}, written: (n) => written.push(n) } });
     const records = Array.from({ length: 300 }, (_, i) => record(i));

@@ -132,11 +132,10 @@ export class RequestLogStore implements Indexed {
     if (created?.gt !== undefined) lower(requestIdFloorAt((created.gt + 1) * 1000));
     if (created?.lt !== undefined) upper(requestIdFloorAt(created.lt * 1000));
     if (created?.lte !== undefined) upper(requestIdFloorAt((created.lte + 1) * 1000));
-    const cursor: Record<string, string> = {};
-    if (query.startingAfter !== undefined) cursor["$lt"] = query.startingAfter;
-    if (query.endingBefore !== undefined) cursor["$gt"] = query.endingBefore;
-    const range = { ...id, ...cursor };
-    if (id["$lt"] !== undefined && cursor["$lt"] !== undefined) range["$lt"] = id["$lt"] < cursor["$lt"] ? id["$lt"] : cursor["$lt"];
+    // A cursor is one more bound on the same range of ids: `starting_after` below it, `ending_before` above it.
+    if (query.startingAfter !== undefined) upper(query.startingAfter);
+    const range: Record<string, string> = { ...id };
+    if (query.endingBefore !== undefined) range["$gt"] = query.endingBefore;
     const filter: Filter<RequestLogDocument> = {
       account: query.account,
       livemode: query.livemode,

@@ -99,15 +99,12 @@ export async function startStack(
     ...options.gateway,
   });
   try {
-    gateway = await startGateway(
-      gatewayConfig,
-      {
-        logger: options.logs?.gateway ?? pino({ level: "silent" }),
-        ...(coreClients ? { core: coreClients } : {}),
-        ...(options.rateLimiter ? { rateLimiter: options.rateLimiter } : {}),
-        ...(options.maxPendingRevocations !== undefined ? { maxPendingRevocations: options.maxPendingRevocations } : {}),
-      },
-    );
+    gateway = await startGateway(gatewayConfig, {
+      logger: options.logs?.gateway ?? pino({ level: "silent" }),
+      ...(coreClients ? { core: coreClients } : {}),
+      ...(options.rateLimiter ? { rateLimiter: options.rateLimiter } : {}),
+      ...(options.maxPendingRevocations !== undefined ? { maxPendingRevocations: options.maxPendingRevocations } : {}),
+    });
   } catch (error) {
     coreClients?.close();
     await core.stop(1_000);

@@ -30,14 +30,20 @@ export const RequestLogObject = publicObject<RequestLogDocument>("RequestLog", {
   user_agent: field({ type: ["string", "null"] }, (r) => r.user_agent),
   livemode: field({ type: "boolean" }, (r) => r.livemode),
   created: field({ type: "integer", description: "Unix seconds." }, (r) => r.created),
-  request_params: field({ ...KEPT, description: `The parameters as parsed (query or body); null when none were read (refused before) or they were file contents. ${KEPT.description}` }, (r) => r.request_params),
+  request_params: field(
+    { ...KEPT, description: `The parameters as parsed (query or body); null when none were read (refused before) or they were file contents. ${KEPT.description}` },
+    (r) => r.request_params,
+  ),
   response_body: field({ ...KEPT, description: `The JSON answered; null for an answer that was not JSON. ${KEPT.description}` }, (r) => r.response_body),
 });
 
 export const RequestLogListObject = listOf(RequestLogObject, "/v1/request_logs", LIST_LIMIT_MAX);
 
 /** The `:id` of `/v1/request_logs/:id`. */
-export const REQUEST_LOG_ID_PATH = { id: { example: EXAMPLE_REQUEST_ID, schema: { type: "string", description: "The request id (`Request-Id`)." } } } satisfies Record<string, ParamSpec>;
+export const REQUEST_LOG_ID_PATH = { id: { example: EXAMPLE_REQUEST_ID, schema: { type: "string", description: "The request id (`Request-Id`)." } } } satisfies Record<
+  string,
+  ParamSpec
+>;
 
 const cursor = { type: "string", pattern: "^(req_[0-9A-Za-z]{24})?$" } as const;
 

@@ -41,14 +41,19 @@ describe("the four requests of the issue", () => {
 
   beforeAll(async () => {
     startedAt = Math.floor(Date.now() / 1000);
-    const created = await stack.api.post("/v1/resources", { key, json: { name: "logged", metadata: { note: "key sk_test_shouldnotbestored" } }, headers: { "idempotency-key": "logs-create-1", "user-agent": "logs-test/1.0" } });
+    const created = await stack.api.post("/v1/resources", {
+      key,
+      json: { name: "logged", metadata: { note: "key sk_test_shouldnotbestored" } },
+      headers: { "idempotency-key": "logs-create-1", "user-agent": "logs-test/1.0" },
+    });
     const missing = await stack.api.get("/v1/resources/res_0000000000000000000000", { key });
     const invalid = await stack.api.post("/v1/resources", { key, json: { name: "bad", status: "sleeping" } });
     const endpoint = await stack.api.post("/v1/webhook_endpoints", { key, json: { url: "https://hooks.example.com/logs", enabled_events: ["resource.created"] } });
     expect([created.status, missing.status, invalid.status, endpoint.status]).toEqual([201, 404, 400, 201]);
     expect(endpoint.json.secret).toMatch(/^whsec_/);
     resourceId = created.json.id;
-    for (const [name, r] of Object.entries({ created, missing, invalid, endpoint })) seen[name] = { id: r.headers["request-id"]!, status: r.status, json: r.json, headers: r.headers };
+    for (const [name, r] of Object.entries({ created, missing, invalid, endpoint }))
+      seen[name] = { id: r.headers["request-id"]!, status: r.status, json: r.json, headers: r.headers };
   });
 
   it("appear in the list within about a second of their answers, newest first, as the contract's object", async () => {
@@ -102,7 +107,14 @@ describe("the four requests of the issue", () => {
     });
     expect(created["created"]).toBeGreaterThanOrEqual(startedAt);
     const missing = logs.find((l) => l["id"] === seen["missing"]!.id)!;
-    expect(missing).toMatchObject({ method: "GET", path: "/v1/resources/res_0000000000000000000000", status: 404, error_type: "invalid_request_error", error_code: "resource_missing", request_params: {} });
+    expect(missing).toMatchObject({
+      method: "GET",
+      path: "/v1/resources/res_0000000000000000000000",
+      status: 404,
+      error_type: "invalid_request_error",
+      error_code: "resource_missing",
+      request_params: {},
+    });
     expect(missing["response_body"]).toEqual(seen["missing"]!.json);
     const invalid = logs.find((l) => l["id"] === seen["invalid"]!.id)!;
     expect(invalid).toMatchObject({ status: 400, error_code: "parameter_invalid", request_params: { name: "bad", status: "sleeping" } });
@@ -209,7 +221,13 @@ describe("what is recorded, and for whom", () => {
 
     await eventually(async () => {
       expect(await list(`?api_key=${revoked.id}&limit=100`)).toEqual([
-        expect.objectContaining({ id: refusedRevoked.headers["request-id"], status: 401, error_type: "authentication_error", error_code: "api_key_revoked", key_kind: "restricted" }),
+        expect.objectContaining({
+          id: refusedRevoked.headers["request-id"],
+          status: 401,
+          error_type: "authentication_error",
+          error_code: "api_key_revoked",
+          key_kind: "restricted",
+        }),
         expect.objectContaining({ status: 200 }),
       ]);
       expect(await list(`?api_key=${expired.id}`)).toEqual([expect.objectContaining({ id: refusedExpired.headers["request-id"], status: 401, error_code: "api_key_expired" })]);
@@ -218,7 +236,11 @@ describe("what is recorded, and for whom", () => {
   });
 
   it("records no file contents (multipart, octet-stream) and cuts long parameters at 8 KiB with truncated", async () => {
-    const multipart = await stack.api.post("/v1/resources", { key, body: '--b\r\ncontent-disposition: form-data; name="name"\r\n\r\nsecret-bytes\r\n--b--\r\n', headers: { "content-type": "multipart/form-data; boundary=b" } });
+    const multipart = await stack.api.post("/v1/resources", {
+      key,
+      body: '--b\r\ncontent-disposition: form-data; name="name"\r\n\r\nsecret-bytes\r\n--b--\r\n',
+      headers: { "content-type": "multipart/form-data; boundary=b" },
+    });
     const octets = await stack.api.post("/v1/resources", { key, body: Buffer.from("raw file bytes"), headers: { "content-type": "application/octet-stream" } });
     const metadata = Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`k${i}`, "v".repeat(400)]));
     const big = await stack.api.post("/v1/resources", { key, json: { name: "big", metadata } });
