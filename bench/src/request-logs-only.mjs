@@ -5,7 +5,7 @@
 // bench/results/request-logs.{json,md}. BENCH_DURATION (s per run, default 8) and BENCH_CONNECTIONS (16) as in the bench.
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
-import { cpus, tmpdir, totalmem } from "node:os";
+import { cpus, loadavg, tmpdir, totalmem } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { httpsJson, runner } from "./load.mjs";
@@ -17,6 +17,8 @@ const DURATION = Number(process.env.BENCH_DURATION ?? 8);
 const WARMUP = 2;
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
 const say = (line) => process.stderr.write(`bench: ${line}\n`);
+// The machine's 1-minute load average at the start and the end: what else ran beside the measurement.
+const loadAtStart = loadavg()[0];
 const work = mkdtempSync(join(tmpdir(), "rms-bench-reqlogs-"));
 const children = [];
 const own = { database: (d) => children.push({ stop: () => d.stop() }), child: (c) => children.push({ stop: () => stopChild(c) }) };
@@ -94,7 +96,7 @@ try {
   const md = [
     "# Request logs: GET recorded vs not (bench/src/request-logs-only.mjs)",
     "",
-    `Measured ${new Date().toISOString()} on ${machine}.`,
+    `Measured ${new Date().toISOString()} on ${machine}; 1-minute load average ${loadAtStart.toFixed(1)} at the start, ${loadavg()[0].toFixed(1)} at the end.`,
     "",
     "| run | req/s (rounds) | p50 ms | p99 ms | gateway CPU ms/req | core CPU ms/req | database CPU ms/req | non-2xx |",
     "|---|---|---|---|---|---|---|---|",
