@@ -28,14 +28,18 @@ export interface RecorderOptions {
  * Request logs on their way to the database, off every request's path (CONTRACT.md section 12): `add` only queues
  * the built record (no I/O, never throws); a timer writes what waits in one insert per batch at most `flushMs`
  * later, one batch in flight at a time. While the database does not take them, records wait (a failed batch goes
- * back to the front) and at most `capacity` are kept: the oldest are dropped first, counted, and logged once per
- * `dropLogMs`. Nothing here can fail or slow the request it records.
+ * back to the front) and at most `capacity` are kept in the buffer, beside the one batch being written (which
+ * cannot be recalled; if its insert fails it comes back to the front and the bound drops the oldest of all): the
+ * oldest are dropped first, counted, and logged once per `dropLogMs`. Nothing here can fail or slow the request it
+ * records.
  */
 export class RequestLogRecorder {
   private queue: RequestLogDocument[] = [];
   private head = 0;
   private timer: NodeJS.Timeout | undefined;
   private inFlight: Promise<void> | undefined;
+  /** Records in the batch being written. */
+  private writing = 0;
   private failures = 0;
   private droppedSinceLog = 0;
   private lastDropLog = 0;
@@ -54,8 +58,13 @@ export class RequestLogRecorder {
     this.dropLogMs = options.dropLogMs ?? 10_000;
   }
 
-  /** Records waiting in memory. */
+  /** Records not in the database yet: waiting in the buffer, and the batch being written. */
   get waiting(): number {
+    return this.queued + this.writing;
+  }
+
+  /** Records in the buffer (the batch being written is not: it comes back to the front if its insert fails). */
+  private get queued(): number {
     return this.queue.length - this.head;
   }
 
@@ -71,7 +80,7 @@ export class RequestLogRecorder {
   async flush(): Promise<void> {
     for (;;) {
       while (this.inFlight) await this.inFlight;
-      if (this.waiting === 0) return;
+      if (this.queued === 0) return;
       await this.writeBatch();
       if (this.failures > 0) return;
     }
@@ -87,7 +96,7 @@ export class RequestLogRecorder {
   }
 
   private trim(): void {
-    const over = this.waiting - this.options.capacity;
+    const over = this.queued - this.options.capacity;
     if (over <= 0) return;
     this.head += over;
     this.options.counters?.dropped(over);
@@ -128,6 +137,7 @@ export class RequestLogRecorder {
     if (batch.length === 0) return Promise.resolve();
     this.head += batch.length;
     this.compact();
+    this.writing = batch.length;
     this.inFlight = (async () => {
       try {
         await this.sink.insertBatch(batch);
@@ -137,15 +147,17 @@ export class RequestLogRecorder {
         // Back to the front, oldest first; the buffer's bound then drops the oldest of all.
         this.queue = [...batch, ...this.queue.slice(this.head)];
         this.head = 0;
+        this.writing = 0;
         this.failures += 1;
-        if (this.failures === 1) this.logger.warn({ err: error instanceof Error ? error.message : String(error), waiting: this.waiting }, "request logs not written yet; retrying");
+        if (this.failures === 1) this.logger.warn({ err: error instanceof Error ? error.message : String(error), waiting: this.queued }, "request logs not written yet; retrying");
         this.trim();
       } finally {
         this.inFlight = undefined;
+        this.writing = 0;
         this.reportDrops(false);
       }
       // More waiting: at once after a success (a backlog drains batch after batch), backing off after failures.
-      if (this.waiting > 0 && !this.closed) this.schedule(this.failures === 0 ? (this.waiting >= this.batchMax ? 0 : this.flushMs) : Math.min(250 * 2 ** this.failures, 5_000));
+      if (this.queued > 0 && !this.closed) this.schedule(this.failures === 0 ? (this.queued >= this.batchMax ? 0 : this.flushMs) : Math.min(250 * 2 ** this.failures, 5_000));
     })();
     return this.inFlight;
   }
