@@ -168,6 +168,15 @@ describe("RateLimit headers from the shared store, across two gateways", () => {
       expect(limited.headers["ratelimit-policy"]).toBe('"key";q=5;w=1');
       expect(limited.headers["ratelimit"]).toBe('"key";r=0;t=1');
     }
+    // Both 429s are in the key's account's request logs (any gateway serves them: one store). Asked through the
+    // stack's own gateway (its limiter on the wall clock, 5/s) at most twice a second, so these reads are never 429s.
+    await eventually(
+      async () => {
+        const logs = await stack.api.get("/v1/request_logs?status=429", { key });
+        expect(logs.json.data.map((l: { error_code: string }) => l.error_code)).toEqual(["rate_limited", "rate_limited"]);
+      },
+      { intervalMs: 500 },
+    );
     // The next window: a full bucket again, on either gateway.
     now += 1_000;
     expect((await second.api.get("/v1/resources", { key })).headers["ratelimit"]).toBe('"key";r=4;t=0');
