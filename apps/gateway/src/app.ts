@@ -19,6 +19,9 @@ import { processRecordSealer, type IdempotencyStore, type RecordSealer } from ".
 import type { AddressRateLimit, RateLimiter } from "./ratelimit/index.js";
 import type { GatewayMetrics } from "./metrics.js";
 import { traceRequests } from "./http/tracing.js";
+import { recordRequests } from "./request-logs/capture.js";
+import type { RequestLogRecorder } from "./request-logs/recorder.js";
+import type { LocalStores } from "./routes/operation.js";
 
 export { OPERATIONS };
 
@@ -40,6 +43,10 @@ export interface GatewayDeps {
   readonly principals?: PrincipalCache;
   /** Encrypts recorded answers that carry a secret (one with a per-process key when omitted). */
   readonly recordSealer?: RecordSealer;
+  /** The gateway's own stores its local operations read (GET /v1/request_logs); those answer 503 when omitted. */
+  readonly local?: LocalStores;
+  /** Records every request answered to a key of an account (none recorded when omitted), kept `retentionDays`. */
+  readonly requestLogs?: { readonly recorder: RequestLogRecorder; readonly retentionDays: number };
 }
 
 function methodNotAllowed(allowed: readonly string[]): RequestHandler {
@@ -85,6 +92,7 @@ export function createGatewayApp(deps: GatewayDeps): Express {
   if (deps.metrics) app.use(deps.metrics.middleware(routeOf));
   app.use(accessLog(logger));
   const trustedProxies = new Set(deps.config.trustedProxies.map(normalizeIp));
+  if (deps.requestLogs) app.use(recordRequests(deps.requestLogs.recorder, { retentionDays: deps.requestLogs.retentionDays, trustedProxies }));
   const { addressLimit } = deps;
   app.use(requireHttps(trustedProxies, deps.revoker, addressLimit));
   app.use(cors(methodsOf));

@@ -16,7 +16,7 @@ import { requestParams } from "../http/body.js";
 import { rejectUnknown } from "../http/params.js";
 import type { PrincipalCache } from "../http/principal-cache.js";
 import { requestIdOf } from "../http/request-id.js";
-import { recordPrincipal } from "../http/request-log.js";
+import { recordParams, recordPrincipal } from "../http/request-log.js";
 import {
   answerHeaders,
   idempotencyKeyOf,
@@ -31,11 +31,13 @@ import {
 } from "../idempotency/index.js";
 import { enforceRateLimit, type RateLimiter } from "../ratelimit/index.js";
 import type { GatewayConfig } from "../config.js";
-import type { Operation } from "./operation.js";
+import type { LocalStores, Operation, PreparedCall } from "./operation.js";
 
 /** What running an operation needs of the gateway. */
 export interface RunDeps {
   readonly core: CoreClients;
+  /** The gateway's own stores the local operations read (none: they answer 503). */
+  readonly local?: LocalStores | undefined;
   readonly config: Pick<GatewayConfig, "rateLimits">;
   readonly logger: Logger;
   readonly idempotency: IdempotencyStore;
@@ -80,12 +82,13 @@ async function runAuthenticated(operation: Operation, deps: RunDeps, auth: Authe
   const { core } = deps;
   const { principal } = auth;
   const requestId = requestIdOf(res);
-  await enforceRateLimit(deps.rateLimiter, deps.config.rateLimits, principal);
+  await enforceRateLimit(deps.rateLimiter, deps.config.rateLimits, principal, res);
   authorize(principal, operation.scope);
 
   // parse
   const key = operation.method === "POST" ? idempotencyKeyOf(req.headers) : undefined;
   const params = await requestParams(req, operation.bodyParameterLimit);
+  recordParams(res, params);
   // Every operation declares its parameters once; anything else is refused before it runs.
   rejectUnknown(params, operation.params);
   const call = operation.prepare({ params, path: req.params as Record<string, string>, tenant: principal.tenant });
@@ -95,7 +98,7 @@ async function runAuthenticated(operation: Operation, deps: RunDeps, auth: Authe
   // Under a key, core learns the fingerprint: it refuses a key that a create recorded in its slot for another request.
   const metadata = fingerprint !== undefined ? { ...base, [REQUEST_FINGERPRINT_METADATA]: fingerprint } : base;
   const execute = async (): Promise<Answer> => {
-    const reply = await callCore(core, call, callOptions(metadata), call.write);
+    const reply = call.local ? await readLocal(call.local, deps.local) : await callCore(core, call, callOptions(metadata), call.write);
     return { status: call.success.status, body: JSON.stringify(call.render(reply)), headers: {} };
   };
   if (key === undefined || fingerprint === undefined) return send(res, await execute());
@@ -196,6 +199,17 @@ function openRecorded(deps: RunDeps, recorded: RecordedResponse, scope: string, 
   } catch {
     deps.logger.error({ request_id: requestIdOf(res) }, "a sealed idempotency record does not open");
     throw ApiError.internal();
+  }
+}
+
+/** A local operation's read of the gateway's own store; 503 when that store is not there or does not answer. */
+async function readLocal(read: NonNullable<PreparedCall["local"]>, stores: LocalStores | undefined): Promise<unknown> {
+  if (!stores) throw ApiError.unavailable();
+  try {
+    return await read(stores);
+  } catch (error) {
+    if (error instanceof ApiError) throw error;
+    throw ApiError.unavailable(error);
   }
 }
 

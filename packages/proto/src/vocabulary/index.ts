@@ -1,6 +1,7 @@
 import { ACCOUNTS_VOCABULARY } from "./accounts.js";
 import { EVENTS_VOCABULARY } from "./events.js";
 import { JOBS_VOCABULARY } from "./jobs.js";
+import { REQUEST_LOGS_VOCABULARY } from "./request-logs.js";
 import { RESOURCES_VOCABULARY } from "./resources.js";
 import type { Vocabulary } from "./vocabulary.js";
 import { WEBHOOK_ENDPOINTS_VOCABULARY } from "./webhook-endpoints.js";
@@ -10,6 +11,7 @@ export type { Vocabulary } from "./vocabulary.js";
 export * from "./accounts.js";
 export * from "./events.js";
 export * from "./jobs.js";
+export * from "./request-logs.js";
 export * from "./resources.js";
 export * from "./webhook-endpoints.js";
 export * from "./webhooks.js";
@@ -26,6 +28,7 @@ export const VOCABULARIES = [
   WEBHOOK_ENDPOINTS_VOCABULARY,
   WEBHOOKS_VOCABULARY,
   EVENTS_VOCABULARY,
+  REQUEST_LOGS_VOCABULARY,
 ] as const satisfies readonly Vocabulary[];
 
 type Each = (typeof VOCABULARIES)[number];
