@@ -161,7 +161,6 @@ export async function startGateway(config: GatewayConfig, options: StartOptions 
           revoker.close();
           if (!options.core) core.close();
           await stores.close();
-          logger.info("gateway stopped");
         })()),
     };
   } catch (error) {
