@@ -85,7 +85,7 @@ function takesList(spec: ParamSpec): boolean {
  * under its bracketed name, repeated (`types[]=a&types[]=b`, the default `form` style with `explode`).
  */
 function queryParameter(name: string, spec: ParamSpec): Schema {
-  const described = { in: "query", required: spec.required ?? false, schema: spec.schema, example: spec.example };
+  const described = { in: "query", required: spec.required ?? false, schema: spec.schema, ...(spec.example !== undefined ? { example: spec.example } : {}) };
   if (takesObject(spec)) return { name, ...described, style: "deepObject", explode: true };
   if (takesList(spec)) return { name: `${name}[]`, ...described, style: "form", explode: true };
   return { name, ...described };
@@ -107,7 +107,7 @@ function requestBodyOf(operation: Operation): Schema {
   const schema: Schema = {
     type: "object",
     additionalProperties: false,
-    properties: Object.fromEntries(entries.map(([name, spec]) => [name, { ...spec.schema, examples: [spec.example] }])),
+    properties: Object.fromEntries(entries.map(([name, spec]) => [name, { ...spec.schema, ...(spec.example !== undefined ? { examples: [spec.example] } : {}) }])),
     ...(required.length > 0 ? { required } : {}),
   };
   const encoding = Object.fromEntries(entries.filter(([, spec]) => takesObject(spec)).map(([name]) => [name, { style: "deepObject", explode: true }]));

@@ -11,7 +11,11 @@ export interface ParamSpec {
   readonly schema: JsonSchema;
   /** Required in a request body (query parameters are all optional). */
   readonly required?: boolean;
-  /** A valid value, shown in the description (and sent by the drift test). */
+  /**
+   * A valid value, shown in the description (and sent by the drift test). The examples of one operation together
+   * make one valid request (issue 34), so of two exclusive parameters only one has an example: the other says
+   * `undefined` (and none is shown).
+   */
   readonly example: unknown;
 }
 
