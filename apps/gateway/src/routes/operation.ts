@@ -19,6 +19,23 @@ export interface ParamSpec {
   readonly example: unknown;
 }
 
+/**
+ * What a webhook delivery of one event type carries, described in the API document's `webhooks` section (an
+ * event object whose `type` is this one and whose `data` holds these), so receivers generate their types from the
+ * same document as clients. Each object kind lists the event types it announces (its route folder's index).
+ */
+export interface EventPayload {
+  readonly type: string;
+  /** One line: when the event is sent. */
+  readonly summary: string;
+  /** The object `data.object` holds. */
+  readonly object: PublicObject<never>;
+  /** `data.previous_attributes`: the old values of the changed fields (an update). */
+  readonly previousAttributes?: boolean;
+  /** `data.reason`, always present, one of these. */
+  readonly reasons?: readonly string[];
+}
+
 /** A path served without a key (status, this document), described by its route file. */
 export interface KeylessRoute {
   readonly path: string;
