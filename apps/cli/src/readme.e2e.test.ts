@@ -95,7 +95,11 @@ export function blocksOf(markdown: string): Block[] {
     if (lines[i]!.trim() !== "```sh") continue;
     let end = i + 1;
     while (end < lines.length && lines[end]!.trim() !== "```") end++;
-    const before = lines.slice(0, i).reverse().find((line) => line.trim() !== "") ?? "";
+    const before =
+      lines
+        .slice(0, i)
+        .reverse()
+        .find((line) => line.trim() !== "") ?? "";
     const marker = /^<!-- doc-test: (skip|may-fail|may-be-empty) \((.+)\) -->$/.exec(before.trim());
     blocks.push({ line: i + 1, commands: commandsOf(lines.slice(i + 1, end).join("\n")), ...(marker ? { mark: { kind: marker[1] as Mark, reason: marker[2]! } } : {}) });
     i = end;
@@ -185,7 +189,7 @@ function bash(script: string): Promise<{ code: number; out: string }> {
 describe("the README's shell examples", () => {
   it("say where the ports are introduced that a key sent over plain HTTP is revoked, as the ready line does", () => {
     const tryIt = readme.slice(readme.indexOf("## Try it"));
-    expect(tryIt.slice(0, tryIt.indexOf("```"))).toMatch(/plain HTTP[^]*a key sent there is revoked/);
+    expect(tryIt.slice(0, tryIt.indexOf("```"))).toMatch(/plain HTTP[\s\S]*a key sent there is revoked/);
     expect(output).toMatch(/rms: ready: .*rejecting: a key sent there is revoked/);
   });
 
@@ -197,7 +201,7 @@ describe("the README's shell examples", () => {
     const skipped: string[] = [];
     const failures: string[] = [];
     let ran = 0;
-    const valueOf = (prefix: string): string | undefined => {
+    const latestValue = (prefix: string): string | undefined => {
       // A whole value: a JSON string, a word of a line (ids are letters and digits, secrets and keys base64).
       const token = new RegExp(`(?<=["'\\s=:]|^)${prefix.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}[0-9A-Za-z+/=]{6,}(?=["'\\s,]|$)`, "m");
       for (const answer of [...answers].reverse()) {
@@ -218,7 +222,7 @@ describe("the README's shell examples", () => {
           .replace(/\b(localhost|127\.0\.0\.1):8443\b/g, `$1:${ports.https}`)
           .replace(/(^|[\s='"])\.data\//g, `$1${dataDir}/`)
           .replace(/\b([a-z][a-z0-9]*_(?:test_|live_)?)\.\.\./g, (all, prefix: string) => {
-            const value = valueOf(prefix);
+            const value = latestValue(prefix);
             if (value === undefined) unresolved.push(all);
             return value ?? all;
           });
@@ -239,7 +243,7 @@ describe("the README's shell examples", () => {
         }
         // An example that lists or searches shows something: an empty page means an example before it took away what
         // it would show (as a JSON update once cleared the metadata the next list filtered on).
-        if (/"object":\s*"(list|search_result)"[^]*"data":\s*\[\s*\]/.test(answer) && block.mark?.kind !== "may-be-empty") {
+        if (/"object":\s*"(list|search_result)"[\s\S]*"data":\s*\[\s*\]/.test(answer) && block.mark?.kind !== "may-be-empty") {
           failures.push(`${where}: an empty list:\n${answer.slice(0, 500)}`);
         }
       }
@@ -253,7 +257,7 @@ describe("the README's shell examples", () => {
 
 describe("splitting a block into commands", () => {
   it("follows quotes, continuations and comments", () => {
-    expect(commandsOf('a \\\n  -d x   # note\n#  an answer\nb \'one\ntwo\' c\necho "x # y"')).toEqual(['a \\\n  -d x   # note', "b 'one\ntwo' c", 'echo "x # y"']);
+    expect(commandsOf("a \\\n  -d x   # note\n#  an answer\nb 'one\ntwo' c\necho \"x # y\"")).toEqual(["a \\\n  -d x   # note", "b 'one\ntwo' c", 'echo "x # y"']);
     expect(withoutComments('a \\\n  -d x   # "id":"res_..."\necho "x # y" # z')).toBe('a \\\n  -d x\necho "x # y"');
   });
 });

@@ -90,10 +90,17 @@ describe("the OpenAPI document's examples", () => {
     const failures: string[] = [];
     for (const request of requests()) {
       const opts = { key, ...(request.body ?? {}) };
-      const answer = request.method === "GET" ? await stack.api.get(request.path, opts) : request.method === "DELETE" ? await stack.api.delete(request.path, opts) : await stack.api.post(request.path, opts);
+      const answer =
+        request.method === "GET"
+          ? await stack.api.get(request.path, opts)
+          : request.method === "DELETE"
+            ? await stack.api.delete(request.path, opts)
+            : await stack.api.post(request.path, opts);
       const refusal = `${answer.status} ${answer.json?.error?.code ?? ""}`;
       if (answer.status >= 400 && !ALLOWED_REFUSALS.has(refusal)) {
-        failures.push(`${request.name}: ${refusal} ${answer.json?.error?.param ?? ""} ${answer.json?.error?.message ?? ""} <- ${request.path} ${JSON.stringify(request.body ?? "")}`);
+        failures.push(
+          `${request.name}: ${refusal} ${answer.json?.error?.param ?? ""} ${answer.json?.error?.message ?? ""} <- ${request.path} ${JSON.stringify(request.body ?? "")}`,
+        );
       }
     }
     expect(failures).toEqual([]);

@@ -78,7 +78,10 @@ describe("every list's query parameters, serialized as the document declares the
         const value = example(parameter) ?? EXCLUSIVE_EXAMPLES[String(parameter["name"])]?.(parameters);
         expect(value, `${path} ${parameter["name"]}: an example to send`).toBeDefined();
         const needed = parameters.find((p) => p["name"] === TOGETHER[`${path} ${parameter["name"]}`]);
-        const query = [serializeQuery(parameter, value), ...(needed ? [serializeQuery(needed, example(needed) ?? EXCLUSIVE_EXAMPLES[String(needed["name"])]?.(parameters))] : [])].join("&");
+        const query = [
+          serializeQuery(parameter, value),
+          ...(needed ? [serializeQuery(needed, example(needed) ?? EXCLUSIVE_EXAMPLES[String(needed["name"])]?.(parameters))] : []),
+        ].join("&");
         if (query.includes("%5B")) bracketed++;
         const response = await stack.api.get(`${base}?${query}`, { key });
         if (response.status !== 200) failures.push(`${path}?${decodeURIComponent(query)}: ${response.status} ${response.json?.error?.code} ${response.json?.error?.param ?? ""}`);

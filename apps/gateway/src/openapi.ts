@@ -248,11 +248,7 @@ function webhooksOf(events: readonly EventPayload[]): Record<string, Schema> {
             `${event.summary} Signed by the Standard Webhooks rules: verify \`webhook-signature\` over \`webhook-id.webhook-timestamp.body\` ` +
             "with any Standard Webhooks library (`v1`: HMAC-SHA256 with the endpoint's `whsec_` secret; `v1a`: Ed25519 with its `whpk_` public key).",
           security: [],
-          parameters: [
-            { $ref: "#/components/parameters/WebhookId" },
-            { $ref: "#/components/parameters/WebhookTimestamp" },
-            { $ref: "#/components/parameters/WebhookSignature" },
-          ],
+          parameters: [{ $ref: "#/components/parameters/WebhookId" }, { $ref: "#/components/parameters/WebhookTimestamp" }, { $ref: "#/components/parameters/WebhookSignature" }],
           requestBody: { required: true, content: { "application/json": { schema: ref(`${pascal(event.type)}Event`) } } },
           responses: {
             "200": { description: "Received: any 2xx within 15 seconds is success; anything else is retried with growing delays." },
@@ -298,7 +294,11 @@ export interface OpenApiDocument {
 }
 
 /** The whole document for the given operations and keyless routes. */
-export function openApiDocument(operations: readonly Operation[], keyless: readonly KeylessRoute[] = KEYLESS_ROUTES, events: readonly EventPayload[] = EVENT_PAYLOADS): OpenApiDocument {
+export function openApiDocument(
+  operations: readonly Operation[],
+  keyless: readonly KeylessRoute[] = KEYLESS_ROUTES,
+  events: readonly EventPayload[] = EVENT_PAYLOADS,
+): OpenApiDocument {
   const catalogue = errorCatalogue();
   const paths: Record<string, Record<string, Schema>> = {};
   const describe = (path: string, method: string, operation: Schema) => {
@@ -393,7 +393,11 @@ export function openApiDocument(operations: readonly Operation[], keyless: reado
 }
 
 /** GET /v1/openapi.json, no key needed: the document, serialized once. */
-export function openApiHandler(operations: readonly Operation[], keyless: readonly KeylessRoute[] = KEYLESS_ROUTES, events: readonly EventPayload[] = EVENT_PAYLOADS): RequestHandler {
+export function openApiHandler(
+  operations: readonly Operation[],
+  keyless: readonly KeylessRoute[] = KEYLESS_ROUTES,
+  events: readonly EventPayload[] = EVENT_PAYLOADS,
+): RequestHandler {
   const body = JSON.stringify(openApiDocument(operations, keyless, events));
   return (_req, res) => {
     res.status(200).send(body);

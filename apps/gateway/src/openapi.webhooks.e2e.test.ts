@@ -77,7 +77,7 @@ describe("the webhooks section", () => {
     expect(types).toContain('"webhook-signature": components["parameters"]["WebhookSignature"];');
     expect(types).toContain("WebhookSignature: string;");
     expect(types).toContain('"application/json": components["schemas"]["ResourceUpdatedEvent"];');
-    expect(types).toMatch(/ResourceUpdatedEvent: \{[^]*?type: "resource\.updated";/);
+    expect(types).toMatch(/ResourceUpdatedEvent: \{[\s\S]*?type: "resource\.updated";/);
   });
 
   it("describes the events the stack really sends: resource.created, resource.updated, resource.deleted, job.canceled match their schemas", async () => {
@@ -94,6 +94,11 @@ describe("the webhooks section", () => {
     });
     for (const event of events) expect({ type: event["type"], problems: problems(event, bodySchema(String(event["type"]))) }).toEqual({ type: event["type"], problems: [] });
     // And a payload of another type does not pass as this one.
-    expect(problems(events.find((e) => e["type"] === "resource.created"), bodySchema("resource.deleted"))).not.toEqual([]);
+    expect(
+      problems(
+        events.find((e) => e["type"] === "resource.created"),
+        bodySchema("resource.deleted"),
+      ),
+    ).not.toEqual([]);
   });
 });

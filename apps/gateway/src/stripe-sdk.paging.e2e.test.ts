@@ -19,7 +19,7 @@ async function readmeBlock(marker: string, names: string[]): Promise<Helpers> {
   const readme = readFileSync(new URL("../../../README.md", import.meta.url), "utf8");
   const at = readme.indexOf(marker);
   expect(at, `README has ${marker}`).toBeGreaterThan(-1);
-  const block = /```js\n([^]*?)```/.exec(readme.slice(at))![1]!;
+  const block = /```js\n([\s\S]*?)```/.exec(readme.slice(at))![1]!;
   return (await import(`data:text/javascript,${encodeURIComponent(`${block}\nexport { ${names.join(", ")} };`)}`)) as Helpers;
 }
 

@@ -207,7 +207,9 @@ describe("npm start (rms start)", () => {
     expect(cacert).toBe(join(dataDir, "tls", "cert.pem"));
     expect(isAbsolute(cacert!)).toBe(true);
     // The operator's ports come with the rest (here all 0: free ones, as the test asks).
-    expect(first.output()).toContain(`rms: operator: core gRPC (npx rms) at 127.0.0.1:${ports.core}; /metrics on 127.0.0.1: gateway a free port, core a free port, worker-1 a free port`);
+    expect(first.output()).toContain(
+      `rms: operator: core gRPC (npx rms) at 127.0.0.1:${ports.core}; /metrics on 127.0.0.1: gateway a free port, core a free port, worker-1 a free port`,
+    );
     expect(first.output()).toContain(`https://localhost:${ports.https}/v1/resources -H "Authorization: Bearer ${key}"`);
 
     // Least privilege: the gateway runs with a token of its own and without the admin token.

@@ -199,8 +199,15 @@ describe("RecoverWebhookEndpoint", () => {
       await expect(t.webhookEndpoints.recoverWebhookEndpoint({ tenant: a.test, id: we.id, since })).rejects.toMatchObject({ code: "parameter_invalid", param: "since" });
     }
     // 0 is a value out of the range, not a missing one (the gateway answers a request without `since` itself).
-    for (const request of [{ tenant: a.test, id: we.id }, { tenant: a.test, id: we.id, since: 0n }]) {
-      await expect(t.webhookEndpoints.recoverWebhookEndpoint(request)).rejects.toMatchObject({ code: "parameter_invalid", param: "since", message: expect.stringMatching(/14 days ago/) });
+    for (const request of [
+      { tenant: a.test, id: we.id },
+      { tenant: a.test, id: we.id, since: 0n },
+    ]) {
+      await expect(t.webhookEndpoints.recoverWebhookEndpoint(request)).rejects.toMatchObject({
+        code: "parameter_invalid",
+        param: "since",
+        message: expect.stringMatching(/14 days ago/),
+      });
     }
     await expect(t.webhookEndpoints.recoverWebhookEndpoint({ tenant: a.live, id: we.id, since: BigInt(nowS()) })).rejects.toMatchObject({ code: "resource_missing" });
     await t.webhookEndpoints.updateWebhookEndpoint({ tenant: a.test, id: we.id, status: 2 });

@@ -156,7 +156,10 @@ export function defineOperation<S extends CoreServiceName, M extends RpcName<S>,
     success,
     variants: [],
     // A query string given an empty value is refused by one rule for every GET (routes/run.ts): say so.
-    errors: spec.method === "GET" && Object.keys(parameters).length > 0 && !spec.errors?.includes("parameter_invalid_empty") ? [...(spec.errors ?? []), "parameter_invalid_empty"] : (spec.errors ?? []),
+    errors:
+      spec.method === "GET" && Object.keys(parameters).length > 0 && !spec.errors?.includes("parameter_invalid_empty")
+        ? [...(spec.errors ?? []), "parameter_invalid_empty"]
+        : (spec.errors ?? []),
     ...(spec.bodyParameterLimit !== undefined ? { bodyParameterLimit: spec.bodyParameterLimit } : {}),
     ...(spec.timeoutMs !== undefined ? { timeoutMs: spec.timeoutMs } : {}),
     ...(spec.secretInAnswer ? { secretInAnswer: true } : {}),

@@ -29,4 +29,3 @@ export function serializeQuery(parameter: Obj, value: unknown): string {
   }
   return pair(name, value);
 }
-

@@ -41,7 +41,10 @@ export const searchResources = defineOperation({
       },
     },
     // A token of the example query (the examples together make one valid request).
-    page: { example: searchPageToken(exampleId("res"), QUERY_EXAMPLE), schema: { type: "string", minLength: 1, description: "The `next_page` of the previous answer to the same query." } },
+    page: {
+      example: searchPageToken(exampleId("res"), QUERY_EXAMPLE),
+      schema: { type: "string", minLength: 1, description: "The `next_page` of the previous answer to the same query." },
+    },
   },
   success: {
     status: 200,
