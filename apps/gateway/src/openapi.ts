@@ -1,8 +1,7 @@
 import type { RequestHandler } from "express";
 import { errorCatalogue } from "./errors.js";
 import { API_VERSION } from "./http/request-id.js";
-import { EVENT_PAYLOADS, KEYLESS_ROUTES } from "./routes/index.js";
-import { EventObject } from "./routes/events/objects.js";
+import { EVENT_OBJECT, EVENT_PAYLOADS, KEYLESS_ROUTES } from "./routes/index.js";
 import type { EventPayload, KeylessRoute, Operation, ParamSpec } from "./routes/operation.js";
 import { schemaRef as ref, type JsonSchema, type PublicObject } from "./schema/objects.js";
 
@@ -202,7 +201,7 @@ const pascal = (type: string) =>
 
 /** The schema of one event type's payload: the event object with this `type` and this `data`. */
 function eventSchema(event: EventPayload): Schema {
-  const base = EventObject.schema;
+  const base = EVENT_OBJECT.schema;
   const objectSchema = event.object.schema as { properties?: Record<string, Schema> };
   const data: Schema = {
     type: "object",

@@ -1,5 +1,6 @@
 import type { EventPayload, KeylessRoute, Operation } from "./operation.js";
 import { EVENT_OPERATIONS } from "./events/index.js";
+import { EventObject } from "./events/objects.js";
 import { JOB_EVENTS, JOB_OPERATIONS } from "./jobs/index.js";
 import { RESOURCE_EVENTS, RESOURCE_OPERATIONS } from "./resources/index.js";
 import { statusRoute } from "./status.js";
@@ -13,3 +14,6 @@ export const KEYLESS_ROUTES: readonly KeylessRoute[] = [statusRoute];
 
 /** Every event type's webhook payload, one line per object kind that announces events (the API document's `webhooks`). */
 export const EVENT_PAYLOADS: readonly EventPayload[] = [...RESOURCE_EVENTS, ...JOB_EVENTS, ...WEBHOOK_ENDPOINT_EVENTS];
+
+/** The event object every webhook delivers (each type's payload narrows its `type` and `data`). */
+export const EVENT_OBJECT = EventObject;
