@@ -23,9 +23,12 @@ import { freePort } from "./stack/processes.js";
  *   - curl runs with `-sS` (no progress meter when not on a terminal) and reports its HTTP status to the test.
  * A command fails the test when it exits non-zero or an answer's status is 400 or above, unless its block is marked
  * `<!-- doc-test: may-fail (reason) -->` on the line before it, and when it answers an empty list or search page
- * (an earlier example took away what it would show), unless its block is marked `<!-- doc-test: may-be-empty (reason) -->`. A block marked `<!-- doc-test: skip (reason) -->` is
- * not run (`npm start` itself, a receiver that runs until stopped): the test prints the list. The stack runs with
- * the variables the README asks the reader to start it with (WEBHOOK_ALLOW_PRIVATE=true, for the webhook examples).
+ * (an earlier example took away what it would show), unless its block is marked
+ * `<!-- doc-test: may-be-empty (reason) -->`. A block marked `<!-- doc-test: skip (reason) -->` is not run
+ * (`npm start` itself, a receiver that runs until stopped): the test prints the list. The stack runs with the
+ * variables the README asks the reader to start it with (WEBHOOK_ALLOW_PRIVATE=true, for the webhook examples).
+ * An example that needs a file writes it outside the repository (`$TMPDIR`, here a directory of the test's own): a
+ * file the examples leave in the repository fails the test.
  */
 
 /** What a block's marker allows: not running it, a failure, an empty list. */
@@ -133,6 +136,7 @@ beforeAll(async () => {
     WORKER_METRICS_PORT: "0",
     LOG_LEVEL: "warn",
     WEBHOOK_ALLOW_PRIVATE: "true",
+    TMPDIR: mkdtempSync(join(tmpdir(), "rms-readme-tmp-")),
   };
   child = spawn(process.execPath, [join(repoRoot, "apps/cli/bin/rms.js"), "start"], { cwd: repoRoot, env, stdio: ["ignore", "pipe", "pipe"] });
   child.stdout!.on("data", (d) => (output += d));
@@ -153,7 +157,18 @@ afterAll(async () => {
     await exited;
   }
   rmSync(dataDir, { recursive: true, force: true });
+  if (env?.["TMPDIR"]) rmSync(env["TMPDIR"], { recursive: true, force: true });
 });
+
+/** What `git status` shows of the repository: files added or changed and not ignored. */
+function repositoryChanges(): Promise<Set<string>> {
+  return new Promise((resolve) => {
+    const git = spawn("git", ["status", "--porcelain", "--untracked-files=all"], { cwd: repoRoot, stdio: ["ignore", "pipe", "ignore"] });
+    let out = "";
+    git.stdout!.on("data", (d) => (out += d));
+    git.once("close", () => resolve(new Set(out.split("\n").filter(Boolean))));
+  });
+}
 
 /**
  * Runs one command in bash with the stack's environment, in a process group of its own: once bash exits, anything it
@@ -196,6 +211,7 @@ describe("the README's shell examples", () => {
   it("run in order, as a new user pastes them, against a real stack", async () => {
     const blocks = blocksOf(readme);
     expect(blocks.length).toBeGreaterThan(5);
+    const before = await repositoryChanges();
     const answers: string[] = [output];
     const exports: string[] = [];
     const skipped: string[] = [];
@@ -249,6 +265,8 @@ describe("the README's shell examples", () => {
       }
     }
     console.log(`README doc test: ran ${ran} commands; skipped ${skipped.length} blocks:\n  ${skipped.join("\n  ")}`);
+    const left = [...(await repositoryChanges())].filter((line) => !before.has(line));
+    if (left.length > 0) failures.push(`the examples left files in the repository (write them under $TMPDIR): ${left.join(", ")}`);
     expect(failures).toEqual([]);
     // Every marker says why.
     for (const block of blocks) if (block.mark) expect(block.mark.reason.trim()).not.toBe("");
