@@ -211,6 +211,8 @@ describe("the README's shell examples", () => {
   it("run in order, as a new user pastes them, against a real stack", async () => {
     const blocks = blocksOf(readme);
     expect(blocks.length).toBeGreaterThan(5);
+    // The README's examples are curl commands: without curl they cannot run, and that is said plainly.
+    expect((await bash("command -v curl")).code, "the README's examples need curl on PATH").toBe(0);
     const before = await repositoryChanges();
     const answers: string[] = [output];
     const exports: string[] = [];
