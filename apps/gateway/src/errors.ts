@@ -45,7 +45,8 @@ export class ApiError extends Error {
     this.code = code;
     this.type = options.type ?? errorTypeOf(code);
     this.status = httpStatusOf(code);
-    this.param = options.param ? capped(options.param, PARAM_LIMIT_CHARS) : undefined;
+    // An empty name is a name (`-d "=x"`, JSON `{"":1}`): only an absent param is left out.
+    this.param = options.param !== undefined ? capped(options.param, PARAM_LIMIT_CHARS) : undefined;
     const headers: Record<string, string> = { ...options.headers };
     if (this.status === 401) headers["WWW-Authenticate"] = "Bearer";
     if (this.status === 429 || this.status === 503) headers["Retry-After"] ??= String(RETRY_AFTER_SECONDS);

@@ -1,40 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { OPENAPI_PATH } from "./openapi.js";
 import { startStack, withSecretKey, type Stack } from "./testutil/harness.js";
+import { serializeQuery, type Obj } from "./testutil/openapi.js";
 
 // Issue 21 item 7: a client generated from the API document must send what the gateway reads. Each query
 // parameter of every list is serialized here by the OpenAPI 3.1 rules for its declared `style` and `explode`
 // (as generators and schemathesis do), from its declared example, and sent to the real gateway over HTTPS.
-
-// biome-ignore lint/suspicious/noExplicitAny: the document as JSON; each assertion states the shape it expects.
-type Obj = Record<string, any>;
-
-const encode = (value: unknown) => encodeURIComponent(typeof value === "string" ? value : JSON.stringify(value));
-
-/**
- * One query parameter by the OpenAPI 3.1 serialization rules (section 4.8.12.4, "Style Values"; defaults
- * `form`, with `explode` true for `form`): primitives `name=v`; arrays `name=a&name=b` (form, explode) or
- * `name=a,b` (form); objects `k=v&k2=v2` (form, explode), `name=k,v,k2,v2` (form), `name[k]=v` (deepObject).
- */
-function serializeQuery(parameter: Obj, value: unknown): string {
-  const name = String(parameter["name"]);
-  const style = (parameter["style"] as string | undefined) ?? "form";
-  const explode = (parameter["explode"] as boolean | undefined) ?? style === "form";
-  const pair = (key: string, v: unknown) => `${encodeURIComponent(key)}=${encode(v)}`;
-  if (Array.isArray(value)) {
-    if (style === "deepObject") throw new Error(`${name}: deepObject of an array is undefined`);
-    const separator = { form: ",", spaceDelimited: " ", pipeDelimited: "|" }[style];
-    if (separator === undefined) throw new Error(`${name}: style ${style} does not take an array`);
-    return explode ? value.map((item) => pair(name, item)).join("&") : `${encodeURIComponent(name)}=${value.map(encode).join(encodeURIComponent(separator))}`;
-  }
-  if (value !== null && typeof value === "object") {
-    const entries = Object.entries(value);
-    if (style === "deepObject") return entries.map(([k, v]) => pair(`${name}[${k}]`, v)).join("&");
-    if (style !== "form") throw new Error(`${name}: style ${style} does not take an object`);
-    return explode ? entries.map(([k, v]) => pair(k, v)).join("&") : `${encodeURIComponent(name)}=${entries.flat().map(encode).join(",")}`;
-  }
-  return pair(name, value);
-}
 
 describe("serializeQuery (the OpenAPI rules, as generated clients apply them)", () => {
   it("serializes each style", () => {
@@ -85,6 +56,15 @@ describe("every list's query parameters, serialized as the document declares the
     );
   });
 
+  /** Values for the parameters that have no example because another they exclude has one. */
+  const EXCLUSIVE_EXAMPLES: Record<string, (parameters: Obj[]) => unknown> = {
+    ending_before: (parameters) => example(parameters.find((p) => p["name"] === "starting_after")!),
+    "types[]": () => ["resource.created", "resource.deleted"],
+    object: () => `res_${"0".repeat(22)}`,
+    sequence: () => ({ gt: 7 }),
+  };
+  const example = (parameter: Obj) => parameter["example"] ?? parameter["schema"]?.["example"];
+
   /** Parameters that only count together with another (their descriptions say so): sent with that one's example. */
   const TOGETHER: Record<string, string> = { "/v1/events sequence": "object" };
 
@@ -93,12 +73,15 @@ describe("every list's query parameters, serialized as the document declares the
     let bracketed = 0;
     for (const { path, parameters } of lists()) {
       const base = path.replace("{id}", pathIds[path] ?? "");
-      const example = (parameter: Obj) => parameter["example"] ?? parameter["schema"]?.["example"];
       for (const parameter of parameters) {
-        const value = example(parameter);
+        // A cursor exclusive with another has no example of its own (the examples together make one request): the other's.
+        const value = example(parameter) ?? EXCLUSIVE_EXAMPLES[String(parameter["name"])]?.(parameters);
         expect(value, `${path} ${parameter["name"]}: an example to send`).toBeDefined();
         const needed = parameters.find((p) => p["name"] === TOGETHER[`${path} ${parameter["name"]}`]);
-        const query = [serializeQuery(parameter, value), ...(needed ? [serializeQuery(needed, example(needed))] : [])].join("&");
+        const query = [
+          serializeQuery(parameter, value),
+          ...(needed ? [serializeQuery(needed, example(needed) ?? EXCLUSIVE_EXAMPLES[String(needed["name"])]?.(parameters))] : []),
+        ].join("&");
         if (query.includes("%5B")) bracketed++;
         const response = await stack.api.get(`${base}?${query}`, { key });
         if (response.status !== 200) failures.push(`${path}?${decodeURIComponent(query)}: ${response.status} ${response.json?.error?.code} ${response.json?.error?.param ?? ""}`);

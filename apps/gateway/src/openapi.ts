@@ -1,8 +1,8 @@
 import type { RequestHandler } from "express";
 import { errorCatalogue } from "./errors.js";
 import { API_VERSION } from "./http/request-id.js";
-import { KEYLESS_ROUTES } from "./routes/index.js";
-import type { KeylessRoute, Operation, ParamSpec } from "./routes/operation.js";
+import { EVENT_OBJECT, EVENT_PAYLOADS, KEYLESS_ROUTES } from "./routes/index.js";
+import type { EventPayload, KeylessRoute, Operation, ParamSpec } from "./routes/operation.js";
 import { schemaRef as ref, type JsonSchema, type PublicObject } from "./schema/objects.js";
 
 /**
@@ -91,7 +91,7 @@ function takesList(spec: ParamSpec): boolean {
  * under its bracketed name, repeated (`types[]=a&types[]=b`, the default `form` style with `explode`).
  */
 function queryParameter(name: string, spec: ParamSpec): Schema {
-  const described = { in: "query", required: spec.required ?? false, schema: spec.schema, example: spec.example };
+  const described = { in: "query", required: spec.required ?? false, schema: spec.schema, ...(spec.example !== undefined ? { example: spec.example } : {}) };
   if (takesObject(spec)) return { name, ...described, style: "deepObject", explode: true };
   if (takesList(spec)) return { name: `${name}[]`, ...described, style: "form", explode: true };
   return { name, ...described };
@@ -113,7 +113,7 @@ function requestBodyOf(operation: Operation): Schema {
   const schema: Schema = {
     type: "object",
     additionalProperties: false,
-    properties: Object.fromEntries(entries.map(([name, spec]) => [name, { ...spec.schema, examples: [spec.example] }])),
+    properties: Object.fromEntries(entries.map(([name, spec]) => [name, { ...spec.schema, ...(spec.example !== undefined ? { examples: [spec.example] } : {}) }])),
     ...(required.length > 0 ? { required } : {}),
   };
   const encoding = Object.fromEntries(entries.filter(([, spec]) => takesObject(spec)).map(([name]) => [name, { style: "deepObject", explode: true }]));
@@ -198,6 +198,99 @@ function objectSchemas(objects: readonly PublicObject<never>[]): Record<string, 
   return schemas;
 }
 
+/** `resource.created` -> `ResourceCreated`. */
+const pascal = (type: string) =>
+  type
+    .split(/[._]/)
+    .map((word) => word[0]!.toUpperCase() + word.slice(1))
+    .join("");
+
+/** The schema of one event type's payload: the event object with this `type` and this `data`. */
+function eventSchema(event: EventPayload): Schema {
+  const base = EVENT_OBJECT.schema;
+  const objectSchema = event.object.schema as { properties?: Record<string, Schema> };
+  const data: Schema = {
+    type: "object",
+    additionalProperties: false,
+    required: ["object", ...(event.previousAttributes ? ["previous_attributes"] : []), ...(event.reasons ? ["reason"] : [])],
+    properties: {
+      object: ref(event.object.name),
+      ...(event.previousAttributes
+        ? {
+            previous_attributes: {
+              type: "object",
+              additionalProperties: false,
+              // The fields a change can touch, each with its old value.
+              properties: Object.fromEntries(Object.entries(objectSchema.properties ?? {}).filter(([name]) => !["id", "object", "created"].includes(name))),
+              description: "The old values of the changed fields only.",
+            },
+          }
+        : {}),
+      ...(event.reasons ? { reason: { type: "string", enum: [...event.reasons], description: "Why." } } : {}),
+    },
+  };
+  const properties = base["properties"] as Record<string, Schema>;
+  return {
+    ...base,
+    description: event.summary,
+    properties: { ...properties, type: { type: "string", const: event.type }, data },
+  };
+}
+
+/**
+ * The `webhooks` section (OpenAPI 3.1): one entry per event type, the POST a receiver gets, with the Standard
+ * Webhooks headers and the event as its body, so receivers generate their types from this document too.
+ */
+function webhooksOf(events: readonly EventPayload[]): Record<string, Schema> {
+  return Object.fromEntries(
+    events.map((event) => [
+      event.type,
+      {
+        post: {
+          operationId: `webhook${pascal(event.type)}`,
+          summary: event.type,
+          description:
+            `${event.summary} Signed by the Standard Webhooks rules: verify \`webhook-signature\` over \`webhook-id.webhook-timestamp.body\` ` +
+            "with any Standard Webhooks library (`v1`: HMAC-SHA256 with the endpoint's `whsec_` secret; `v1a`: Ed25519 with its `whpk_` public key).",
+          security: [],
+          parameters: [{ $ref: "#/components/parameters/WebhookId" }, { $ref: "#/components/parameters/WebhookTimestamp" }, { $ref: "#/components/parameters/WebhookSignature" }],
+          requestBody: { required: true, content: { "application/json": { schema: ref(`${pascal(event.type)}Event`) } } },
+          responses: {
+            "200": { description: "Received: any 2xx within 15 seconds is success; anything else is retried with growing delays." },
+            "410": { description: "Gone: the endpoint is disabled at once (a `webhook_endpoint.disabled` event tells the account's other endpoints)." },
+          },
+        },
+      },
+    ]),
+  );
+}
+
+/** The Standard Webhooks headers of every delivery. */
+const WEBHOOK_HEADERS: Record<string, Schema> = {
+  WebhookId: {
+    name: "webhook-id",
+    in: "header",
+    required: true,
+    description: "The event id: the same on every attempt of the event, so a receiver can drop a repeat.",
+    schema: { type: "string", pattern: "^evt_[0-9A-Za-z]+$" },
+  },
+  WebhookTimestamp: {
+    name: "webhook-timestamp",
+    in: "header",
+    required: true,
+    description: "Unix seconds of this attempt; a receiver refuses one too far from its clock (replays).",
+    schema: { type: "string", pattern: "^[0-9]+$" },
+  },
+  WebhookSignature: {
+    name: "webhook-signature",
+    in: "header",
+    required: true,
+    description:
+      "Space-separated signatures, one per valid secret or key (two during a rotation's grace): `v1,<base64 HMAC-SHA256>` or `v1a,<base64 Ed25519>`, over `webhook-id.webhook-timestamp.body`.",
+    schema: { type: "string", pattern: "^v1a?,[A-Za-z0-9+/=]+( v1a?,[A-Za-z0-9+/=]+)*$" },
+  },
+};
+
 export interface OpenApiDocument {
   readonly openapi: string;
   readonly paths: Record<string, Record<string, Schema>>;
@@ -206,7 +299,11 @@ export interface OpenApiDocument {
 }
 
 /** The whole document for the given operations and keyless routes. */
-export function openApiDocument(operations: readonly Operation[], keyless: readonly KeylessRoute[] = KEYLESS_ROUTES): OpenApiDocument {
+export function openApiDocument(
+  operations: readonly Operation[],
+  keyless: readonly KeylessRoute[] = KEYLESS_ROUTES,
+  events: readonly EventPayload[] = EVENT_PAYLOADS,
+): OpenApiDocument {
   const catalogue = errorCatalogue();
   const paths: Record<string, Record<string, Schema>> = {};
   const describe = (path: string, method: string, operation: Schema) => {
@@ -217,6 +314,7 @@ export function openApiDocument(operations: readonly Operation[], keyless: reado
   const objects = [
     ...operations.flatMap((operation) => [operation.success, ...operation.variants].map((answer) => answer.object)),
     ...keyless.flatMap((route) => Object.values(route.responses).flatMap((answer) => (answer.object ? [answer.object] : []))),
+    ...events.map((event) => event.object),
   ];
   const errorResponse = (status: string): Schema => {
     const headers: Record<string, unknown> = { "Stripe-Should-Retry": { $ref: "#/components/headers/Stripe-Should-Retry" }, ...RATE_LIMIT_HEADERS, ...REPLAY_HEADERS };
@@ -241,6 +339,7 @@ export function openApiDocument(operations: readonly Operation[], keyless: reado
     servers: [{ url: "/", description: "The origin serving this document." }],
     security: [{ bearerAuth: [] }],
     paths,
+    webhooks: webhooksOf(events),
     components: {
       securitySchemes: {
         bearerAuth: { type: "http", scheme: "bearer", description: "An API key: `sk_`, `pk_` or `rk_` + `live_`/`test_` + secret." },
@@ -253,6 +352,7 @@ export function openApiDocument(operations: readonly Operation[], keyless: reado
           description: "Makes a POST safe to retry: a repeat with the same key and request returns the first response.",
           schema: { type: "string", minLength: 1, maxLength: 255, pattern: "^[\\x20-\\x7e]+$" },
         },
+        ...WEBHOOK_HEADERS,
       },
       headers: {
         "Request-Id": { description: "This request's id.", required: true, schema: { type: "string", pattern: "^req_[0-9A-Za-z]+$" } },
@@ -282,6 +382,7 @@ export function openApiDocument(operations: readonly Operation[], keyless: reado
       responses: Object.fromEntries(Object.keys(ERROR_STATUSES).map((status) => [`Error${status}`, errorResponse(status)])),
       schemas: {
         ...objectSchemas(objects),
+        ...Object.fromEntries(events.map((event) => [`${pascal(event.type)}Event`, eventSchema(event)])),
         Error: {
           type: "object",
           additionalProperties: false,
@@ -307,8 +408,12 @@ export function openApiDocument(operations: readonly Operation[], keyless: reado
 }
 
 /** GET /v1/openapi.json, no key needed: the document, serialized once. */
-export function openApiHandler(operations: readonly Operation[], keyless: readonly KeylessRoute[] = KEYLESS_ROUTES): RequestHandler {
-  const body = JSON.stringify(openApiDocument(operations, keyless));
+export function openApiHandler(
+  operations: readonly Operation[],
+  keyless: readonly KeylessRoute[] = KEYLESS_ROUTES,
+  events: readonly EventPayload[] = EVENT_PAYLOADS,
+): RequestHandler {
+  const body = JSON.stringify(openApiDocument(operations, keyless, events));
   return (_req, res) => {
     res.status(200).send(body);
   };

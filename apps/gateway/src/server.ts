@@ -175,7 +175,6 @@ export async function startGateway(config: GatewayConfig, options: StartOptions 
           // The requests answered last are written before the database connection closes (one attempt).
           await recorder?.close();
           await stores.close();
-          logger.info("gateway stopped");
         })()),
     };
   } catch (error) {

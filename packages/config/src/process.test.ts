@@ -62,7 +62,7 @@ describe("runProcess", () => {
     expect(await fake.exited).toBe(0);
     expect(calls.stopped).toBe(1);
     expect(fake.exits).toEqual([0]);
-    expect(fake.logged).toEqual(["stopping"]);
+    expect(fake.logged).toEqual(["stopping", "stopped"]);
   });
 
   it("SIGINT stops it the same way", async () => {

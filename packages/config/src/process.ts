@@ -77,7 +77,11 @@ export async function runProcess<Config extends { readonly supervised?: boolean 
     stopping = true;
     log.info({ signal }, "stopping");
     running.stop().then(
-      () => host.exit(EXIT_STOPPED),
+      () => {
+        // The pair every entry point logs: an operator reading the log knows the stop finished.
+        log.info({ signal }, "stopped");
+        host.exit(EXIT_STOPPED);
+      },
       (error: unknown) => {
         log.error({ err: error }, "stop failed");
         host.exit(EXIT_FAILED);

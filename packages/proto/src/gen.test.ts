@@ -44,4 +44,15 @@ describe("generated code", () => {
     execFileSync("node", ["scripts/generated-index.mjs", fresh], { cwd: packageDir, stdio: "pipe" });
     expect(readFileSync(join(packageDir, "src/generated.ts"), "utf8")).toBe(readFileSync(fresh, "utf8"));
   });
+
+  it("cites only documents of this repository in the .proto comments (they reach the generated code and gRPC reflection)", () => {
+    const protoDir = join(packageDir, "../../proto");
+    const repo = join(packageDir, "../..");
+    for (const file of listFiles(protoDir).filter((f) => f.endsWith(".proto"))) {
+      const text = readFileSync(file, "utf8");
+      // The contract lives beside the repository, not in it: a reader of the proto cannot open it.
+      expect(text, relative(repo, file)).not.toMatch(/CONTRACT\.md|ARCHITECTURE\.md/);
+      for (const [, cited] of text.matchAll(/\b(docs\/[\w./-]+\.md)/g)) expect(statSync(join(repo, cited!)).isFile(), `${relative(repo, file)} cites ${cited}`).toBe(true);
+    }
+  });
 });

@@ -17,4 +17,5 @@ export * from "./wire/request-id.js";
 export * from "./wire/duplicate-key.js";
 export * from "./wire/idempotency.js";
 export * from "./wire/health.js";
+export * from "./wire/search-page.js";
 export * from "./errors/catalogue.js";

@@ -262,8 +262,8 @@ export async function startDatabase(options: StartOptions = {}): Promise<Running
     try {
       const attempt = await tryEngine(engine, options, env, false, log);
       if (!("unavailable" in attempt)) return attempt;
-      // Worth a line only where the user might have expected it to work.
-      if (engine === "mongodb-memory-server") log(`${engine}: ${attempt.unavailable}; trying the next engine`);
+      // Probed quietly: an engine that is not there here (no route to a download site, no mongod on PATH) is no
+      // news; the caller logs the engine used, and the reasons of all come only if none works.
       failures.push(`${engine}: ${attempt.unavailable}`);
     } catch (error) {
       log(`${engine}: ${firstLine(error)}; trying the next engine`);

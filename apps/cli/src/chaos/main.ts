@@ -10,6 +10,7 @@
 // cluster of `npm run cluster` (cluster-stack.ts: two of each process, three mongod members, HAProxy), whose
 // primary is also SIGKILLed and frozen (db-faults.ts); the report adds the elections seen and the rollbacks found
 // (rollbacks.ts).
+import { ConfigError } from "@rms/config";
 import { newMasterKeyText } from "@rms/core/settings";
 import { newTestKey } from "../stack/processes.js";
 import { PublicApi } from "../stack/public-api.js";
@@ -25,8 +26,19 @@ import { anyOf, startChaosStack, startKiller, type ChaosStack } from "./stack.js
 import { CHAOS_ELECTION_TIMEOUT_MS, startChaosCluster, type ChaosCluster } from "./cluster-stack.js";
 import { startDbFaults, watchElections, type DbFault } from "./db-faults.js";
 import { countRollbacks } from "./rollbacks.js";
+import { parseChaosConfig, type ChaosConfig } from "./config.js";
 
-const TOTAL = Number(process.env.CHAOS_REQUESTS ?? 1000);
+/** Its configuration, parsed once (config.ts): a wrong value stops it here with one line, exit 2. */
+let config: ChaosConfig;
+try {
+  config = parseChaosConfig(process.env, process.argv.slice(2));
+} catch (error) {
+  if (!(error instanceof ConfigError)) throw error;
+  process.stderr.write(`chaos: ${error.message}\n`);
+  process.exit(2);
+}
+
+const TOTAL = config.requests;
 const CONCURRENCY = 16;
 const DEADLINE_MS = 6 * 60_000;
 /** With `--cluster`, from the load's start: each database fault stops writes for seconds, and a frozen primary for up to 15 s. */
@@ -36,12 +48,12 @@ const CRASH_AFTER_WRITE = "resource.create:0.02";
 /** Bound on the wait, after the clients finish, for the relay to empty every outbox and the workers to finish every delivery. */
 const SETTLE_MS = 120_000;
 /** Worker processes, each SIGKILLed at random like core and gateway. */
-const WORKERS = Number(process.env.CHAOS_WORKERS ?? 2);
+const WORKERS = config.workers;
 /** The jobs phase's import size. */
-const JOB_ITEMS = Number(process.env.CHAOS_JOB_ITEMS ?? 10_000);
+const JOB_ITEMS = config.jobItems;
 /** The noisy-neighbour phase: the import fanned out to the 16 dead endpoints, and the other account's creates. */
-const NOISY_ITEMS = Number(process.env.CHAOS_NOISY_ITEMS ?? 2_000);
-const NOISY_CREATES = Number(process.env.CHAOS_NOISY_CREATES ?? 300);
+const NOISY_ITEMS = config.noisyItems;
+const NOISY_CREATES = config.noisyCreates;
 /** A compressed retry schedule: a delivery lost with a killed worker, or refused by the receiver, comes back within seconds. */
 const RETRY_SCHEDULE = "1s,2s,3s,5s,5s,5s,5s,5s";
 /** Share of deliveries the receiver answers with a 500, so retries happen too. */
@@ -50,7 +62,7 @@ const RECEIVER_FAILURE_RATE = 0.05;
 const updatesOf = (i: number) => 1 + (i % 2);
 
 /** `--cluster`: against the cluster of `npm run cluster`, with the replica set's primary killed and frozen too. */
-const CLUSTER = process.argv.slice(2).includes("--cluster");
+const CLUSTER = config.cluster;
 /** Database faults: one every 20 to 40 s once the set is whole again, SIGKILL and SIGSTOP alternately; a freeze lasts 15 s. */
 const DB_FAULTS = { minGapMs: 20_000, maxGapMs: 40_000, freezeMs: 15_000 };
 
@@ -153,7 +165,7 @@ if (set && elections) {
 // account floods its job queue while another's jobs wait only for a slot (noisy-jobs.ts); then one account's dead
 // endpoints hold a backlog while another account runs the normal load, whose delivery lag is measured
 // (noisy-deliveries-phase.ts).
-const noisyEnabled = process.env.CHAOS_NOISY !== "0" && !CLUSTER;
+const noisyEnabled = config.noisy;
 const noisyJobs = noisyEnabled ? await runNoisyJobs(stack) : null;
 const noisyDeliveries = noisyEnabled ? await runNoisyDeliveriesPhase(stack, state, { items: NOISY_ITEMS, creates: NOISY_CREATES }) : null;
 api.close();

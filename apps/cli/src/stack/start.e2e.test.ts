@@ -2,7 +2,7 @@ import { execFile, spawn, type ChildProcess } from "node:child_process";
 import { lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { isAbsolute, join } from "node:path";
 import { Agent, request } from "node:https";
 import { promisify } from "node:util";
 import { writeTestPki } from "@rms/core/testing";
@@ -202,9 +202,14 @@ describe("npm start (rms start)", () => {
     expect(key, first.output()).toBeDefined();
     // The banner is for the terminal (stderr), never in the JSON log stream on stdout.
     expect(first.stdout()).not.toContain(key);
-    // The printed certificate path works from where npm start ran (the same directory as this test).
+    // The printed certificate path is absolute: the curl line works pasted in any directory.
     const cacert = /curl --cacert (\S+) /.exec(first.output())?.[1];
-    expect(cacert && resolve(cacert)).toBe(join(dataDir, "tls", "cert.pem"));
+    expect(cacert).toBe(join(dataDir, "tls", "cert.pem"));
+    expect(isAbsolute(cacert!)).toBe(true);
+    // The operator's ports come with the rest (here all 0: free ones, as the test asks).
+    expect(first.output()).toContain(
+      `rms: operator: core gRPC (npx rms) at 127.0.0.1:${ports.core}; /metrics on 127.0.0.1: gateway a free port, core a free port, worker-1 a free port`,
+    );
     expect(first.output()).toContain(`https://localhost:${ports.https}/v1/resources -H "Authorization: Bearer ${key}"`);
 
     // Least privilege: the gateway runs with a token of its own and without the admin token.
@@ -251,6 +256,7 @@ describe("npm start (rms start)", () => {
     const ports = { https: await freePort(), http: await freePort(), core: await freePort() };
     const base = await freePortPair();
     const stack = await startStack(ports, { env: { WORKERS: "2", WORKER_METRICS_PORT: String(base) } });
+    expect(stack.output()).toContain(`worker-1 ${base}, worker-2 ${base + 1}`);
     // Read until both workers are there: on a loaded machine a worker may still be starting when `ready` is printed.
     await eventually(() => {
       const workerPorts = environmentsOf("apps/core/dist/worker/main.js")

@@ -1,5 +1,5 @@
 import { request } from "node:https";
-import { join, relative } from "node:path";
+import { join, resolve } from "node:path";
 import { AdminService, KeyKind, bearerMetadata, coreTlsFilesFromEnv, createClient, mutualTlsCredentials } from "@rms/proto";
 import { describeDatabase, startDatabase, type RunningDatabase } from "@rms/test-db";
 import { ensureAdminToken, ensureGatewayToken, ensureSecretKey } from "../admin-token.js";
@@ -33,8 +33,8 @@ export async function bootstrapFirstAccount(admin: ReturnType<typeof createClien
   if (accounts.length > 0) return;
   const { account } = await admin.createAccount({});
   const { secret } = await admin.createKey({ accountId: account!.id, kind: KeyKind.SECRET, livemode: false });
-  // The development certificate, as a path the user can paste from where they ran npm start.
-  const tls = config.TLS_CERT_FILE ? "" : ` --cacert ${relative(process.cwd(), join(dataDir, "tls", "cert.pem"))}`;
+  // The development certificate as an absolute path: the line works pasted in any directory.
+  const tls = config.TLS_CERT_FILE ? "" : ` --cacert ${shellWord(certificatePath(dataDir))}`;
   // The terminal, not stdout: stdout carries the JSON log lines that a collector may read.
   process.stderr.write(
     [
@@ -49,6 +49,28 @@ export async function bootstrapFirstAccount(admin: ReturnType<typeof createClien
       "",
     ].join("\n") + "\n",
   );
+}
+
+/** Where the development certificate is, absolute (RMS_DATA_DIR may be relative to where npm start ran). */
+export function certificatePath(dataDir: string): string {
+  return resolve(dataDir, "tls", "cert.pem");
+}
+
+/** A path as one shell word: as it is when it has nothing a shell reads, else single-quoted. */
+function shellWord(text: string): string {
+  return /^[\w./@%+=:,-]+$/.test(text) ? text : `'${text.replaceAll("'", `'\\''`)}'`;
+}
+
+/**
+ * The operator's ports, printed with `ready` (until now only in the children's log lines): core's gRPC service
+ * (`rms`, the admin commands) and every process's `/metrics`, all on loopback. A port set to 0 is a free one the
+ * process picked: its log line says which.
+ */
+export function operatorPorts(config: Pick<StackConfig, "CORE_ADDR" | "METRICS_PORT" | "CORE_METRICS_PORT" | "WORKER_METRICS_PORT" | "WORKERS">): string {
+  const port = (n: number) => (n === 0 ? "a free port" : String(n));
+  const workers = Array.from({ length: config.WORKERS }, (_, i) => `worker-${i + 1} ${config.WORKER_METRICS_PORT === 0 ? "a free port" : config.WORKER_METRICS_PORT + i}`);
+  const metrics = [`gateway ${port(config.METRICS_PORT)}`, `core ${port(config.CORE_METRICS_PORT)}`, ...workers].join(", ");
+  return `operator: core gRPC (npx rms) at ${config.CORE_ADDR}; /metrics on 127.0.0.1: ${metrics}`;
 }
 
 /**
@@ -132,8 +154,9 @@ export async function startStack(env: Record<string, string | undefined>): Promi
     children.push(gateway);
     await waitUntil("gateway", () => statusOk(config.PORT), 60_000, gateway);
     say(
-      `ready: https://localhost:${config.PORT}/v1 (plain HTTP ${config.HTTP_PORT ? `on ${config.HTTP_PORT}, rejecting` : "off"}; core at ${config.CORE_ADDR}; ${config.WORKERS} worker${config.WORKERS === 1 ? "" : "s"})`,
+      `ready: https://localhost:${config.PORT}/v1 (plain HTTP ${config.HTTP_PORT ? `on ${config.HTTP_PORT}, rejecting: a key sent there is revoked` : "off"}; core at ${config.CORE_ADDR}; ${config.WORKERS} worker${config.WORKERS === 1 ? "" : "s"})`,
     );
+    say(operatorPorts(config));
 
     // Any child that dies on its own takes the stack down: a half-running stack helps no one.
     void Promise.race(children.map((c) => c.exited.then((code) => ({ c, code })))).then(({ c, code }) => {

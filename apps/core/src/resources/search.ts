@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { searchPagePosition, searchPageToken } from "@rms/proto";
 import type { Collection, Document, Filter } from "mongodb";
 import type { Tenant } from "../caller.js";
 import { errors } from "../errors.js";
@@ -64,24 +64,17 @@ export async function searchPage(
   return { items, next: result?.end[0]?._id ?? null };
 }
 
-const TOKEN_VERSION = "1";
-
-/** A short digest of the query a page token belongs to. */
-function queryDigest(query: string): string {
-  return createHash("sha256").update(query).digest("base64url").slice(0, 16);
-}
-
-/** The opaque `next_page`: base64url of `1.<position id>.<digest of the query>`. */
+/** The opaque `next_page`: base64url of `1.<position id>.<digest of the query>` (@rms/proto, wire/search-page.ts). */
 export function pageToken(next: string, query: string): string {
-  return Buffer.from(`${TOKEN_VERSION}.${next}.${queryDigest(query)}`).toString("base64url");
+  return searchPageToken(next, query);
 }
 
 /** The position a `page` token continues from (none for ""), or 400 `parameter_invalid` when it is not one this query's answers gave. */
 export function pagePosition(page: string, query: string): string | undefined {
   if (page === "") return undefined;
-  const refused = () => errors.invalid("parameter_invalid", "Invalid page: pass the next_page of the previous answer to the same query.", "page");
-  if (!/^[A-Za-z0-9_-]{1,200}$/.test(page)) throw refused();
-  const [version, position, digest, ...extra] = Buffer.from(page, "base64url").toString("utf8").split(".");
-  if (version !== TOKEN_VERSION || extra.length > 0 || position === undefined || !isId("res", position) || digest !== queryDigest(query)) throw refused();
+  const position = searchPagePosition(page, query);
+  if (position === undefined || !isId("res", position)) {
+    throw errors.invalid("parameter_invalid", "Invalid page: pass the next_page of the previous answer to the same query.", "page");
+  }
   return position;
 }

@@ -192,13 +192,23 @@ describe("RecoverWebhookEndpoint", () => {
     expect((await t.webhookEndpoints.recoverWebhookEndpoint({ tenant, id: we.id, since: BigInt(nowS() - 4 * 86_400) })).scheduled).toBe(1);
   });
 
-  it("refuses a since in the future, older than 14 days or absent, a disabled endpoint, and another tenant's endpoint", async () => {
+  it("refuses a since in the future, older than 14 days or 0 (absent on the wire), a disabled endpoint, and another tenant's endpoint", async () => {
     const a = await t.newAccount();
     const we = await endpointAt(a.test, ok.url());
     for (const since of [BigInt(nowS() + 120), BigInt(nowS() - 14 * 86_400 - 120)]) {
       await expect(t.webhookEndpoints.recoverWebhookEndpoint({ tenant: a.test, id: we.id, since })).rejects.toMatchObject({ code: "parameter_invalid", param: "since" });
     }
-    await expect(t.webhookEndpoints.recoverWebhookEndpoint({ tenant: a.test, id: we.id })).rejects.toMatchObject({ code: "parameter_missing", param: "since" });
+    // 0 is a value out of the range, not a missing one (the gateway answers a request without `since` itself).
+    for (const request of [
+      { tenant: a.test, id: we.id },
+      { tenant: a.test, id: we.id, since: 0n },
+    ]) {
+      await expect(t.webhookEndpoints.recoverWebhookEndpoint(request)).rejects.toMatchObject({
+        code: "parameter_invalid",
+        param: "since",
+        message: expect.stringMatching(/14 days ago/),
+      });
+    }
     await expect(t.webhookEndpoints.recoverWebhookEndpoint({ tenant: a.live, id: we.id, since: BigInt(nowS()) })).rejects.toMatchObject({ code: "resource_missing" });
     await t.webhookEndpoints.updateWebhookEndpoint({ tenant: a.test, id: we.id, status: 2 });
     await expect(t.webhookEndpoints.recoverWebhookEndpoint({ tenant: a.test, id: we.id, since: BigInt(nowS()) })).rejects.toMatchObject({

@@ -64,10 +64,12 @@ export function attemptStatusOf(value: string): AttemptDocument["status"] | unde
   return value;
 }
 
-/** `since` of a recovery: a Unix time at most 14 days ago and not in the future. */
+/**
+ * `since` of a recovery: a Unix time at most 14 days ago and not in the future. 0 is a value like any other (out of
+ * that range): the gateway refuses a request without `since` as `parameter_missing` before it reaches core.
+ */
 export function sinceOf(since: bigint, nowMs = Date.now()): number {
   const nowS = Math.floor(nowMs / 1000);
-  if (since === 0n) throw errors.invalid("parameter_missing", "Missing required param: since.", "since");
   if (since > BigInt(nowS) || since < BigInt(nowS - RECOVER_MAX_AGE_S)) {
     throw errors.invalid("parameter_invalid", `Invalid since: must be a Unix time from ${nowS - RECOVER_MAX_AGE_S} (14 days ago) to ${nowS} (now).`, "since");
   }

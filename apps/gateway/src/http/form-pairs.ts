@@ -38,6 +38,9 @@ export function checkFormPairs(text: string): void {
     const key = decodeFormComponent(at === -1 ? pair : pair.slice(0, at));
     if (at !== -1) decodeFormComponent(pair.slice(at + 1));
     const path = pathOf(key);
+    // A name that is empty (`=x`) or begins with a bracket (`[a]=x`, which a parser would read as `a`) names no
+    // parameter an operation takes: refused as unknown, naming it as given (JSON's `{"":1}` is refused the same way).
+    if (path[0] === "") throw new ApiError("parameter_unknown", `Received unknown parameter: ${key.slice(0, 100)}`, { param: key });
     // `tags[]` names a list: `tags[]=a&tags[]=b` (or `tags=a`) is values of one parameter, not a container.
     const named = path.filter((segment) => segment !== "[]");
     for (let i = 1; i < named.length; i++) containers.add(named.slice(0, i).join("\u0000"));

@@ -83,17 +83,47 @@ export function requiredString(params: Params, name: string): string {
   return value;
 }
 
+/** The refusal of an empty string where a value cannot be unset (Stripe's words). */
+export function emptyValue(name: string): ApiError {
+  return new ApiError(
+    "parameter_invalid_empty",
+    `You passed an empty string for '${name}'. We assume empty values are an attempt to unset a parameter; however '${name}' cannot be unset.`,
+    { param: name },
+  );
+}
+
+/** A required string that cannot be empty: absent is `parameter_missing`, `""` is `parameter_invalid_empty`. */
+export function requiredNonEmptyString(params: Params, name: string): string {
+  const value = requiredString(params, name);
+  if (value === "") throw emptyValue(name);
+  return value;
+}
+
+/**
+ * The one rule of every list and filter in a query string (CONTRACT.md section 3's `status=`, applied to all): a
+ * parameter given with an empty value, at any depth (`status=`, `created[gte]=`, `status[]=`, `metadata[plan]=`),
+ * is an attempt to unset a filter, which a filter cannot be: 400 `parameter_invalid_empty` naming it, never an
+ * unfiltered answer.
+ */
+export function rejectEmptyValues(params: Params, prefix = ""): void {
+  for (const key of Object.keys(params)) {
+    const name = prefix === "" ? key : `${prefix}[${key}]`;
+    const value = params[key];
+    if (value === "") throw emptyValue(name);
+    if (Array.isArray(value)) {
+      value.forEach((item, i) => {
+        if (item === "") throw emptyValue(`${name}[${i}]`);
+        if (item !== null && typeof item === "object") rejectEmptyValues(item as Params, `${name}[${i}]`);
+      });
+    } else if (value !== null && typeof value === "object") rejectEmptyValues(value as Params, name);
+  }
+}
+
 /** One of `values`; an empty string is "unset", which an enum field cannot be. */
 export function optionalEnum<T extends string>(params: Params, name: string, values: readonly T[]): T | undefined {
   const value = params[name];
   if (value === undefined) return undefined;
-  if (value === "") {
-    throw new ApiError(
-      "parameter_invalid_empty",
-      `You passed an empty string for '${name}'. We assume empty values are an attempt to unset a parameter; however '${name}' cannot be unset.`,
-      { param: name },
-    );
-  }
+  if (value === "") throw emptyValue(name);
   if (typeof value !== "string" || !(values as readonly string[]).includes(value)) {
     throw new ApiError("parameter_invalid", `Invalid ${name}: must be one of ${values.join(", ")}.`, { param: name });
   }

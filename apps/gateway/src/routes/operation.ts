@@ -17,8 +17,29 @@ export interface ParamSpec {
   readonly schema: JsonSchema;
   /** Required in a request body (query parameters are all optional). */
   readonly required?: boolean;
-  /** A valid value, shown in the description (and sent by the drift test). */
+  /**
+   * A valid value, shown in the description (and sent by the drift test). The examples of one operation together
+   * make one valid request (issue 34), so of two exclusive parameters only one has an example: the other says
+   * `undefined` (and none is shown).
+   */
   readonly example: unknown;
+}
+
+/**
+ * What a webhook delivery of one event type carries, described in the API document's `webhooks` section (an
+ * event object whose `type` is this one and whose `data` holds these), so receivers generate their types from the
+ * same document as clients. Each object kind lists the event types it announces (its route folder's index).
+ */
+export interface EventPayload {
+  readonly type: string;
+  /** One line: when the event is sent. */
+  readonly summary: string;
+  /** The object `data.object` holds. */
+  readonly object: PublicObject<never>;
+  /** `data.previous_attributes`: the old values of the changed fields (an update). */
+  readonly previousAttributes?: boolean;
+  /** `data.reason`, always present, one of these. */
+  readonly reasons?: readonly string[];
 }
 
 /** A path served without a key (status, this document), described by its route file. */
@@ -142,7 +163,11 @@ export function defineOperation<S extends CoreServiceName, M extends RpcName<S>,
     pathParameters: spec.pathParameters ?? {},
     success,
     variants: [],
-    errors: spec.errors ?? [],
+    // A query string given an empty value is refused by one rule for every GET (routes/run.ts): say so.
+    errors:
+      spec.method === "GET" && Object.keys(parameters).length > 0 && !spec.errors?.includes("parameter_invalid_empty")
+        ? [...(spec.errors ?? []), "parameter_invalid_empty"]
+        : (spec.errors ?? []),
     ...(spec.bodyParameterLimit !== undefined ? { bodyParameterLimit: spec.bodyParameterLimit } : {}),
     ...(spec.timeoutMs !== undefined ? { timeoutMs: spec.timeoutMs } : {}),
     ...(spec.secretInAnswer ? { secretInAnswer: true } : {}),

@@ -13,7 +13,7 @@ import { callCore, type CoreCall, type CoreClients } from "../core.js";
 import { ApiError, errorBody, toApiError } from "../errors.js";
 import { authenticate, authorize, presentedKeyMetadata, verify, type Authenticated } from "../http/auth.js";
 import { requestParams } from "../http/body.js";
-import { rejectUnknown } from "../http/params.js";
+import { rejectEmptyValues, rejectUnknown } from "../http/params.js";
 import type { PrincipalCache } from "../http/principal-cache.js";
 import { requestIdOf } from "../http/request-id.js";
 import { recordParams, recordPrincipal } from "../http/request-log.js";
@@ -91,6 +91,8 @@ async function runAuthenticated(operation: Operation, deps: RunDeps, auth: Authe
   recordParams(res, params);
   // Every operation declares its parameters once; anything else is refused before it runs.
   rejectUnknown(params, operation.params);
+  // A query string's parameters are filters and cursors, none of which can be unset: one rule for every list.
+  if (operation.method === "GET") rejectEmptyValues(params);
   const call = operation.prepare({ params, path: req.params as Record<string, string>, tenant: principal.tenant });
   const base = { [REQUEST_ID_METADATA]: requestId, ...presentedKeyMetadata(auth), ...(key !== undefined ? { [IDEMPOTENCY_KEY_METADATA]: key } : {}) };
   const callOptions = (metadata: Record<string, string>) => (operation.timeoutMs !== undefined ? { metadata, timeoutMs: operation.timeoutMs } : { metadata });

@@ -61,12 +61,13 @@ export function idSchema(prefix: IdPrefix, description?: string): { type: "strin
 
 /** `limit`, `starting_after` and `ending_before` of a list whose cursors are ids of `prefix` (a `noun` id). */
 export function pageParams(prefix: IdPrefix, noun: string): Record<string, ParamSpec> {
-  // A cursor is a well-formed id (that object may since have been deleted); an empty string counts as absent.
-  const cursor = { type: "string", pattern: `^(${idPattern(prefix)})?$` };
+  // A cursor is a well-formed id (that object may since have been deleted); an empty one is refused like any empty filter.
+  const cursor = { type: "string", pattern: `^${idPattern(prefix)}$` };
   const example = exampleId(prefix);
   return {
     limit: LIMIT_PARAM,
     starting_after: { example, schema: { ...cursor, description: `Cursor: the page after this ${noun} id (older). Not together with \`ending_before\` (400).` } },
-    ending_before: { example, schema: { ...cursor, description: `Cursor: the page before this ${noun} id (newer). Not together with \`starting_after\` (400).` } },
+    // No example: the two are exclusive, and a request made of every example must be valid (starting_after's is shown).
+    ending_before: { example: undefined, schema: { ...cursor, description: `Cursor: the page before this ${noun} id (newer). Not together with \`starting_after\` (400).` } },
   };
 }

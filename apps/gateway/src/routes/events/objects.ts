@@ -59,7 +59,8 @@ export const EVENT_FILTERS = {
     schema: { type: "string", minLength: 1, maxLength: 100, description: "An exact event type, or a prefix ending in `*` (`resource.*`). Not together with `types`." },
   },
   types: {
-    example: ["resource.created", "resource.deleted"],
+    // No example: exclusive with `type`, whose example is shown (the examples together make one valid request).
+    example: undefined,
     schema: {
       type: "array",
       maxItems: TYPES_FILTER_MAX,
@@ -72,8 +73,10 @@ export const EVENT_FILTERS = {
     example: false,
     schema: { type: "boolean", description: "`true`: every webhook endpoint answered 2xx (`pending_webhooks` is 0); `false`: at least one has not yet." },
   },
+  // `object` and `sequence` exclude the other filters: no examples, so a request made of all the examples is valid
+  // (the gap-repair request is in their descriptions and the README).
   object: {
-    example: exampleId("res"),
+    example: undefined,
     schema: {
       type: "string",
       pattern: `^(${ID_PREFIXES.join("|")})_[0-9A-Za-z]{${ID_SUFFIX_CHARS}}$`,
@@ -82,7 +85,7 @@ export const EVENT_FILTERS = {
     },
   },
   sequence: {
-    example: { gt: 7 },
+    example: undefined,
     schema: {
       type: "object",
       additionalProperties: false,

@@ -75,7 +75,7 @@ describe("POST /v1/jobs", () => {
     ["empty ids", { type: "resources.bulk_delete", params: { filter: { ids: [] } } }, "parameter_invalid_empty", "params[filter][ids]"],
     ["unknown created bound", { type: "resources.bulk_delete", params: { filter: { created: { since: 1 } } } }, "parameter_unknown", "params[filter][created][since]"],
     ["created not an integer", { type: "resources.bulk_delete", params: { filter: { created: { gte: "soon" } } } }, "parameter_invalid", "params[filter][created][gte]"],
-    ["empty metadata filter value", { type: "resources.bulk_delete", params: { filter: { metadata: { k: "" } } } }, "parameter_invalid", "params[filter][metadata][k]"],
+    ["empty metadata filter value", { type: "resources.bulk_delete", params: { filter: { metadata: { k: "" } } } }, "parameter_invalid_empty", "params[filter][metadata][k]"],
     [
       "metadata filter key with brackets",
       { type: "resources.bulk_delete", params: { filter: { metadata: { "a[b]": "1" } } } },
@@ -109,7 +109,7 @@ describe("POST /v1/jobs", () => {
     ["an unknown created bound", { created: { after: 1 } }, "parameter_unknown", "created[after]"],
     ["a created bound not an integer", { created: { gte: "soon" } }, "parameter_invalid", "created[gte]"],
     ["a malformed id", { ids: [RES_ID, "job_x"] }, "parameter_invalid", "ids[1]"],
-    ["an empty metadata value", { metadata: { k: "" } }, "parameter_invalid", "metadata[k]"],
+    ["an empty metadata value", { metadata: { k: "" } }, "parameter_invalid_empty", "metadata[k]"],
     ["a metadata key of 41 characters", { metadata: { ["k".repeat(41)]: "1" } }, "metadata_invalid", `metadata[${"k".repeat(41)}]`],
   ];
   it.each(filterMistakes)("refuses %s in a job's filter (JSON and form) as the list refuses it", async (_label, filter, code, param) => {

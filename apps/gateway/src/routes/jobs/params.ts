@@ -4,7 +4,7 @@ import { ApiError } from "../../errors.js";
 import type { Params } from "../../http/body.js";
 import type { JsonSchema } from "../../schema/objects.js";
 import { METADATA_OBJECT } from "../../schema/params.js";
-import { describe, listValue, optionalEnum, optionalMetadata, optionalString, rejectUnknown, under } from "../../http/params.js";
+import { describe, listValue, optionalEnum, optionalMetadata, optionalString, rejectEmptyValues, rejectUnknown, under } from "../../http/params.js";
 import { FILTER_PARAMS, filterSchema, resourceFilterOf } from "../resources/filter.js";
 import { STATUS_NAMES, statusToProto } from "../resources/objects.js";
 
@@ -41,6 +41,8 @@ function filterOf(raw: unknown): MessageInitShape<typeof ResourceFilterSchema> {
   const filter = objectAt(raw, prefix);
   return under(prefix, () => {
     rejectUnknown(filter, FILTER_PARAMS);
+    // The lists' rule: a filter given empty (`params[filter][status]=`) cannot be unset.
+    rejectEmptyValues(filter);
     return resourceFilterOf(filter);
   });
 }

@@ -102,8 +102,8 @@ const rows: Row[] = [
   { name: "a malformed id", send: () => list(`ids[]=${resourceId}&ids[]=job_x`), status: 400, type: bad, code: "parameter_invalid", param: "ids[1]" },
   { name: "ids as an object", send: () => list("ids[a]=1"), status: 400, type: bad, code: "parameter_invalid", param: "ids" },
   { name: "two metadata keys", send: () => list("metadata[a]=1&metadata[b]=2"), status: 400, type: bad, code: "parameter_invalid", param: "metadata" },
-  { name: "an empty metadata value", send: () => list("metadata[a]="), status: 400, type: bad, code: "parameter_invalid", param: "metadata[a]" },
-  { name: 'metadata=""', send: () => list("metadata="), status: 400, type: bad, code: "parameter_invalid", param: "metadata" },
+  { name: "an empty metadata value", send: () => list("metadata[a]="), status: 400, type: bad, code: "parameter_invalid_empty", param: "metadata[a]" },
+  { name: 'metadata=""', send: () => list("metadata="), status: 400, type: bad, code: "parameter_invalid_empty", param: "metadata" },
   {
     name: "a metadata key with a bracket (JSON)",
     send: () => stack.api.get("/v1/resources", { key: keys.secret, json: { metadata: { "a]": "1" } } }),
@@ -120,7 +120,7 @@ const rows: Row[] = [
   { name: "ids with a malformed cursor", send: () => list(`ids[]=${resourceId}&ending_before=nope`), status: 400, type: bad, code: "parameter_invalid", param: "ending_before" },
   // Search (CONTRACT.md section 3, "Search").
   { name: "search without a query", send: () => search("limit=3"), status: 400, type: bad, code: "parameter_missing", param: "query" },
-  { name: "search: an empty query", send: () => search("query="), status: 400, type: bad, code: "search_query_invalid", param: "query" },
+  { name: "search: an empty query", send: () => search("query="), status: 400, type: bad, code: "parameter_invalid_empty", param: "query" },
   { name: "search: an unknown operator", send: () => search(q("status!'active'")), status: 400, type: bad, code: "search_query_invalid", param: "query" },
   { name: "search: ~ on status", send: () => search(q("status~'ac'")), status: 400, type: bad, code: "search_query_invalid", param: "query" },
   { name: "search: OR across fields", send: () => search(q("status:'active' OR name~'ab'")), status: 400, type: bad, code: "search_query_invalid", param: "query" },

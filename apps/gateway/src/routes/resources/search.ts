@@ -1,10 +1,12 @@
-import { LIST_LIMIT_MAX, SEARCH_LIMIT_DEFAULT } from "@rms/proto";
+import { exampleId, LIST_LIMIT_MAX, SEARCH_LIMIT_DEFAULT, searchPageToken } from "@rms/proto";
 import { optionalInteger, optionalString, requiredString } from "../../http/params.js";
 import { searchResultOf } from "../../schema/objects.js";
 import { defineOperation } from "../operation.js";
 import { ResourceObject } from "./objects.js";
 
 export const ResourceSearchResultObject = searchResultOf(ResourceObject, "/v1/resources/search", LIST_LIMIT_MAX);
+
+const QUERY_EXAMPLE = "status:'active' AND metadata['plan']:'pro'";
 
 /**
  * GET /v1/resources/search: Stripe's search shape over the query language of CONTRACT.md section 3; the
@@ -17,7 +19,7 @@ export const searchResources = defineOperation({
   scope: "resources:read",
   parameters: {
     query: {
-      example: "status:'active' AND metadata['plan']:'pro'",
+      example: QUERY_EXAMPLE,
       required: true,
       schema: {
         type: "string",
@@ -38,7 +40,11 @@ export const searchResources = defineOperation({
         description: `Page size, 1 to ${LIST_LIMIT_MAX}; default ${SEARCH_LIMIT_DEFAULT}.`,
       },
     },
-    page: { example: "MS5yZXNfMExyZHE4RHgzYjlxWjdtVGYyUWtOMS5hYmM", schema: { type: "string", description: "The `next_page` of the previous answer to the same query." } },
+    // A token of the example query (the examples together make one valid request).
+    page: {
+      example: searchPageToken(exampleId("res"), QUERY_EXAMPLE),
+      schema: { type: "string", minLength: 1, description: "The `next_page` of the previous answer to the same query." },
+    },
   },
   success: {
     status: 200,

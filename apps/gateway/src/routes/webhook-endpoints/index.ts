@@ -1,4 +1,6 @@
-import type { Operation } from "../operation.js";
+import { ENDPOINT_DISABLED_REASONS } from "@rms/proto";
+import type { EventPayload, Operation } from "../operation.js";
+import { WebhookEndpointObject } from "./objects.js";
 import { listWebhookAttempts } from "./attempts.js";
 import { createWebhookEndpoint } from "./create.js";
 import { deleteWebhookEndpoint } from "./delete.js";
@@ -20,4 +22,14 @@ export const WEBHOOK_ENDPOINT_OPERATIONS: readonly Operation[] = [
   listWebhookAttempts,
   recoverWebhookEndpoint,
   resendEvent,
+];
+
+/** The operational event of an endpoint, delivered to the account's other endpoints that subscribe to it. */
+export const WEBHOOK_ENDPOINT_EVENTS: readonly EventPayload[] = [
+  {
+    type: "webhook_endpoint.disabled",
+    summary: "An endpoint was disabled: `reason` is `gone` (it answered 410) or `failing` (5 days of failed attempts); `data.object` is the endpoint, without its secret.",
+    object: WebhookEndpointObject,
+    reasons: ENDPOINT_DISABLED_REASONS,
+  },
 ];

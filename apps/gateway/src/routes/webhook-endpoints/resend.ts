@@ -1,5 +1,5 @@
 import { exampleId } from "@rms/proto";
-import { requiredString } from "../../http/params.js";
+import { requiredNonEmptyString } from "../../http/params.js";
 import { defineOperation } from "../operation.js";
 import { WebhookAttemptObject } from "./attempt-objects.js";
 
@@ -24,10 +24,10 @@ export const resendEvent = defineOperation({
     },
   },
   success: { status: 200, description: "The attempt, made before this answer (it may have failed: see `status` and `failure_code`).", object: WebhookAttemptObject },
-  errors: ["resource_missing", "parameter_missing", "parameter_invalid"],
+  errors: ["resource_missing", "parameter_missing", "parameter_invalid", "parameter_invalid_empty"],
   timeoutMs: RESEND_TIMEOUT_MS,
   service: "webhookEndpoints",
   rpc: "resendEvent",
-  request: ({ params, path, tenant }) => ({ tenant, eventId: path["id"] ?? "", webhookEndpointId: requiredString(params, "webhook_endpoint") }),
+  request: ({ params, path, tenant }) => ({ tenant, eventId: path["id"] ?? "", webhookEndpointId: requiredNonEmptyString(params, "webhook_endpoint") }),
   reply: ({ webhookAttempt }) => webhookAttempt,
 });

@@ -221,6 +221,12 @@ describe("recover", () => {
       expect(bad.status).toBe(400);
       expect(bad.json.error).toMatchObject({ code: "parameter_invalid", param: "since" });
     }
+    // 0 is present (and out of range) in both encodings, as 1 is: the message names the allowed range.
+    for (const zero of [{ form: { since: "0" } }, { json: { since: 0 } }, { json: { since: "0" } }, { form: { since: "1" } }]) {
+      const bad = await stack.api.post(`/v1/webhook_endpoints/${endpoint.id}/recover`, { key, ...zero });
+      expect(bad.status).toBe(400);
+      expect(bad.json.error).toMatchObject({ code: "parameter_invalid", param: "since", message: expect.stringMatching(/from \d+ \(14 days ago\) to \d+ \(now\)/) });
+    }
     const missing = await stack.api.post(`/v1/webhook_endpoints/${endpoint.id}/recover`, { key, form: {} });
     expect(missing.json.error).toMatchObject({ code: "parameter_missing", param: "since" });
     await stack.api.post(`/v1/webhook_endpoints/${endpoint.id}`, { key, form: { status: "disabled" } });

@@ -462,7 +462,7 @@ export type Job = Message<"rms.v1.Job"> & {
   finishedAt?: bigint | undefined;
 
   /**
-   * The public job object (CONTRACT.md section 6) as JSON text, every field present in contract order.
+   * The public job object (docs/jobs.md, "The job object") as JSON text, every field present in contract order.
    *
    * @generated from field: string json = 14;
    */
@@ -782,7 +782,7 @@ export const PreviewJobRequestSchema: GenMessage<PreviewJobRequest> = /*@__PURE_
  */
 export type PreviewJobResponse = Message<"rms.v1.PreviewJobResponse"> & {
   /**
-   * The public `job_preview` object (CONTRACT.md section 6, "Dry run") as JSON text: `object`, `type`,
+   * The public `job_preview` object (docs/jobs.md, "Previews") as JSON text: `object`, `type`,
    * `livemode`, `total`, `sample` (a bulk job's first 10 matches in id order) and `errors` (an import's
    * failing items, the first 100).
    *

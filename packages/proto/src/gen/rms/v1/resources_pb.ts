@@ -388,8 +388,8 @@ export const ListResourcesResponseSchema: GenMessage<ListResourcesResponse> = /*
   messageDesc(file_rms_v1_resources, 11);
 
 /**
- * Which resources: the one filter of the list, search and the bulk jobs (CONTRACT.md section 3, "The filter
- * model"). Every condition given must hold; an empty filter matches every resource.
+ * Which resources: the one filter of the list, search and the bulk jobs (docs/decisions.md, "Filters and
+ * search"). Every condition given must hold; an empty filter matches every resource.
  *
  * @generated from message rms.v1.ResourceFilter
  */
@@ -582,7 +582,7 @@ export const ResourceService: GenService<{
     output: typeof ListResourcesResponseSchema;
   },
   /**
-   * Search by the query language of CONTRACT.md section 3; one request examines at most 1,000 resources.
+   * Search by the query language of docs/decisions.md, "Filters and search"; one request examines at most 1,000 resources.
    *
    * @generated from rpc rms.v1.ResourceService.SearchResources
    */

@@ -1,0 +1,45 @@
+import { ConfigError } from "@rms/config";
+import { describe, expect, it } from "vitest";
+import { parseChaosConfig } from "./config.js";
+
+describe("chaos configuration", () => {
+  it("defaults every variable, empty values counting as unset", () => {
+    const expected = { requests: 1000, workers: 2, jobItems: 10_000, noisyItems: 2_000, noisyCreates: 300, noisy: true, cluster: false };
+    expect(parseChaosConfig({}, [])).toEqual(expected);
+    expect(parseChaosConfig({ CHAOS_REQUESTS: "", CHAOS_NOISY: "" }, [])).toEqual(expected);
+  });
+
+  it("reads each variable, and --cluster (which never runs the noisy phase)", () => {
+    expect(parseChaosConfig({ CHAOS_REQUESTS: "0", CHAOS_WORKERS: "3", CHAOS_JOB_ITEMS: "200", CHAOS_NOISY_ITEMS: "50", CHAOS_NOISY_CREATES: "7", CHAOS_NOISY: "0" }, [])).toEqual({
+      requests: 0,
+      workers: 3,
+      jobItems: 200,
+      noisyItems: 50,
+      noisyCreates: 7,
+      noisy: false,
+      cluster: false,
+    });
+    expect(parseChaosConfig({}, ["--cluster"])).toMatchObject({ cluster: true, noisy: false });
+  });
+
+  it.each([
+    [{ CHAOS_REQUESTS: "many" }, "CHAOS_REQUESTS must be a whole number from 0 to 1000000"],
+    [{ CHAOS_WORKERS: "0" }, "CHAOS_WORKERS must be a whole number from 1 to 64"],
+    [{ CHAOS_JOB_ITEMS: "20000" }, "CHAOS_JOB_ITEMS must be a whole number from 1 to 10000"],
+    [{ CHAOS_NOISY_ITEMS: "-1" }, "CHAOS_NOISY_ITEMS must be a whole number from 1 to 10000"],
+    [{ CHAOS_NOISY: "no" }, "CHAOS_NOISY must be 0 or 1"],
+  ])("refuses %o in one line naming it", (env, message) => {
+    expect(() => parseChaosConfig(env, [])).toThrow(new ConfigError(message));
+  });
+
+  it("refuses an unknown argument", () => {
+    expect(() => parseChaosConfig({}, ["--clutser"])).toThrow(/unknown argument "--clutser"/);
+  });
+
+  it("is the only reader of the environment in the chaos driver's entry point", async () => {
+    const { readFileSync } = await import("node:fs");
+    const main = readFileSync(new URL("./main.ts", import.meta.url), "utf8");
+    expect(main.match(/process\.env\.\w+/g) ?? []).toEqual([]);
+    expect(main).toContain("parseChaosConfig(process.env, process.argv.slice(2))");
+  });
+});

@@ -1,0 +1,59 @@
+import { ConfigError, parseEnvironment } from "@rms/config";
+import { z } from "zod";
+
+/** A whole number from `min` to `max`, as its decimal text; `fallback` when unset. */
+const wholeNumber = (min: number, max: number, fallback: number) =>
+  z
+    .string()
+    .trim()
+    .regex(/^\d{1,9}$/, `must be a whole number from ${min} to ${max}`)
+    .transform(Number)
+    .refine((n) => n >= min && n <= max, `must be a whole number from ${min} to ${max}`)
+    .default(fallback);
+
+/**
+ * The variables `npm run chaos` reads, checked once at start by a schema like every other entry point's
+ * (a wrong value stops it with one line naming the variable, exit 2): docs/jobs.md and docs/webhooks.md, "chaos".
+ */
+const schema = z.object({
+  /** Creates of the resources phase; 0 skips it. */
+  CHAOS_REQUESTS: wholeNumber(0, 1_000_000, 1000),
+  /** Worker processes, each SIGKILLed at random like core and gateway. */
+  CHAOS_WORKERS: wholeNumber(1, 64, 2),
+  /** The jobs phase's import size (an import takes at most 10,000 items). */
+  CHAOS_JOB_ITEMS: wholeNumber(1, 10_000, 10_000),
+  /** The noisy-neighbour phase: the import fanned out to the 16 dead endpoints, and the other account's creates. */
+  CHAOS_NOISY_ITEMS: wholeNumber(1, 10_000, 2_000),
+  CHAOS_NOISY_CREATES: wholeNumber(1, 100_000, 300),
+  /** `0` skips the noisy-neighbour phase. */
+  CHAOS_NOISY: z.enum(["0", "1"], "must be 0 or 1").default("1"),
+});
+
+export interface ChaosConfig {
+  readonly requests: number;
+  readonly workers: number;
+  readonly jobItems: number;
+  readonly noisyItems: number;
+  readonly noisyCreates: number;
+  /** The noisy-neighbour phase runs (never with `--cluster`). */
+  readonly noisy: boolean;
+  /** `--cluster`: against the cluster of `npm run cluster`, with the replica set's primary killed and frozen too. */
+  readonly cluster: boolean;
+}
+
+/** The chaos run's configuration from its environment and arguments; throws ConfigError on a bad value or an unknown argument. */
+export function parseChaosConfig(env: Readonly<Record<string, string | undefined>>, args: readonly string[]): ChaosConfig {
+  const unknown = args.find((arg) => arg !== "--cluster");
+  if (unknown !== undefined) throw new ConfigError(`unknown argument ${JSON.stringify(unknown)}: the only one is --cluster`);
+  const c = parseEnvironment(schema, env);
+  const cluster = args.includes("--cluster");
+  return {
+    requests: c.CHAOS_REQUESTS,
+    workers: c.CHAOS_WORKERS,
+    jobItems: c.CHAOS_JOB_ITEMS,
+    noisyItems: c.CHAOS_NOISY_ITEMS,
+    noisyCreates: c.CHAOS_NOISY_CREATES,
+    noisy: c.CHAOS_NOISY === "1" && !cluster,
+    cluster,
+  };
+}
