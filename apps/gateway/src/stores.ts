@@ -1,21 +1,19 @@
 import { MongoClient, WriteConcern, type MongoClientOptions } from "mongodb";
 import type { Logger } from "pino";
 import type { GatewayConfig } from "./config.js";
-import { MongoIdempotencyStore, type IdempotencyStore } from "./idempotency/index.js";
 import type { Indexed } from "./indexes.js";
 import { MemoryRateLimiter, MongoRateLimiter, type RateLimiter } from "./ratelimit/index.js";
 import { MongoPendingRevocationStore, type PendingRevocationStore } from "./revocation/pending-store.js";
 
-/** The gateway's own state: idempotency records, rate-limit buckets and revocations not yet done. */
+/** The gateway's own state: rate-limit buckets and revocations not yet done (idempotency records are core's). */
 export interface GatewayStores {
-  readonly idempotency: IdempotencyStore;
   readonly rateLimiter: RateLimiter;
   readonly revocations: PendingRevocationStore;
   close(): Promise<void>;
 }
 
 /**
- * Every write of the gateway (idempotency records, rate-limit tokens, pending revocations) is acknowledged only
+ * Every write of the gateway (rate-limit tokens, pending revocations) is acknowledged only
  * once a majority of the replica set has it in its journal, so a failover or a SIGKILL of `mongod` loses none;
  * retryable writes and reads ride over a primary change; reads go to the primary. These options win over the
  * same ones in `MONGODB_URI` (the driver applies the options object last; the write concern is a `WriteConcern`
@@ -41,21 +39,19 @@ export const gatewayMongoClient = (mongoUri: string) => new MongoClient(mongoUri
  * Connects to MongoDB lazily (the gateway starts even while the database is
  * down; requests that need it get 503 until it is back) and declares every
  * index in the background, retrying until the database answers. Retention is
- * the TTL indexes' (idempotency records, rate-limit tokens): no sweep runs here.
+ * the TTL index's (rate-limit tokens): no sweep runs here.
  */
 export function openStores(
   config: Pick<GatewayConfig, "mongoUri" | "mongoDatabase" | "rateLimitStore">,
   logger: Logger,
-  overrides: { idempotency?: IdempotencyStore | undefined; rateLimiter?: RateLimiter | undefined } = {},
+  overrides: { rateLimiter?: RateLimiter | undefined } = {},
 ): GatewayStores {
   const mongo = gatewayMongoClient(config.mongoUri);
   const db = mongo.db(config.mongoDatabase);
-  const mongoIdempotency = overrides.idempotency ? undefined : new MongoIdempotencyStore(db, { logger });
-  const idempotency = overrides.idempotency ?? mongoIdempotency!;
   const mongoLimiter = overrides.rateLimiter || config.rateLimitStore !== "mongodb" ? undefined : new MongoRateLimiter(db);
   const rateLimiter = overrides.rateLimiter ?? mongoLimiter ?? new MemoryRateLimiter();
   const revocations = new MongoPendingRevocationStore(db);
-  const indexed: Indexed[] = [revocations, ...(mongoIdempotency ? [mongoIdempotency] : []), ...(mongoLimiter ? [mongoLimiter] : [])];
+  const indexed: Indexed[] = [revocations, ...(mongoLimiter ? [mongoLimiter] : [])];
 
   let stopped = false;
   const indexes = async () => {
@@ -72,12 +68,11 @@ export function openStores(
   void indexes();
 
   return {
-    idempotency,
     rateLimiter,
     revocations,
     async close() {
       stopped = true;
-      await Promise.all([idempotency.close(), rateLimiter.close()]);
+      await rateLimiter.close();
       await mongo.close();
     },
   };

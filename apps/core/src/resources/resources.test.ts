@@ -241,14 +241,16 @@ describe("ListResources", () => {
 });
 
 describe("idempotent create (idempotency-key metadata)", () => {
-  it("makes one resource for many concurrent creates with one key, and returns it to all", async () => {
+  it("makes one resource for many concurrent creates with one key: each other one gets it back, or in-flight while the first runs", async () => {
     const scratch = (await t.newAccount()).test;
-    const results = await Promise.all(
-      Array.from({ length: 20 }, () =>
-        t.resources.createResource({ tenant: scratch, name: "once", metadata: [{ key: "a", value: "1" }] }, { metadata: { "idempotency-key": "k-1" } }),
-      ),
-    );
-    expect(new Set(results.map((r) => r.resource!.id)).size).toBe(1);
+    const create = () => t.resources.createResource({ tenant: scratch, name: "once", metadata: [{ key: "a", value: "1" }] }, { metadata: { "idempotency-key": "k-1" } });
+    const results = await Promise.allSettled(Array.from({ length: 20 }, create));
+    const made = results.flatMap((r) => (r.status === "fulfilled" ? [r.value.resource!.id] : []));
+    for (const r of results) if (r.status === "rejected") expect(r.reason).toMatchObject({ code: "idempotency_key_in_use", grpcCode: GrpcStatus.ABORTED });
+    expect(made.length).toBeGreaterThan(0);
+    expect(new Set(made).size).toBe(1);
+    // Once the first has answered, a repeat gets its resource.
+    expect((await create()).resource!.id).toBe(made[0]);
     expect((await t.resources.listResources({ tenant: scratch })).resources).toHaveLength(1);
   });
 
@@ -275,8 +277,10 @@ describe("idempotency keys expire after 24 hours", () => {
   it("lets a key be used for a new resource once its first use is older than 24 hours", async () => {
     const scratch = (await t.newAccount()).test;
     const first = await t.resources.createResource({ tenant: scratch, name: "day one" }, { metadata: { "idempotency-key": "daily" } });
-    // Age the first use by 25 hours, as if a day had passed.
+    // Age the first use by 25 hours, as if a day had passed: the key's record and the resource it made.
     await t.db.collection<ResourceDocument>("resources").updateOne({ _id: first.resource!.id }, { $inc: { created: -25 * 3600 } });
+    const dayAgo = new Date(Date.now() - 25 * 3600 * 1000);
+    await t.db.collection<{ _id: string }>("idempotency_keys").updateOne({ _id: `${scratch.accountId}/test/daily` }, { $set: { created: dayAgo, expires_at: dayAgo } });
     const second = await t.resources.createResource({ tenant: scratch, name: "day two" }, { metadata: { "idempotency-key": "daily" } });
     expect(second.resource!.id).not.toBe(first.resource!.id);
     expect(second.resource!.name).toBe("day two");

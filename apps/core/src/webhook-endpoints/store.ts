@@ -1,7 +1,7 @@
 import { isDuplicateKeyError } from "@rms/proto";
 import type { Collection, Db, Filter } from "mongodb";
 import type { RequestInfo, Tenant } from "../caller.js";
-import { UNBOUNDED, type Budget } from "../grpc/budget.js";
+import { UNBOUNDED, type Budget } from "../budget.js";
 import { newId } from "../ids.js";
 import type { MetadataPair } from "../metadata.js";
 import { findLive, WITHOUT_OUTBOX, type Loaded } from "../storage/documents.js";
