@@ -18,7 +18,7 @@ import type { Logger } from "pino";
 import type { Budget } from "../budget.js";
 import type { RequestInfo, Tenant } from "../caller.js";
 import { errors } from "../errors.js";
-import { IdempotencyRecords, LOCK_TIMEOUT_MS, type IdempotencyRecord, type RecordedAnswer } from "../storage/idempotency-records.js";
+import { IdempotencyRecords, LOCK_MARGIN_MS, LOCK_TIMEOUT_MS, type IdempotencyRecord, type RecordedAnswer } from "../storage/idempotency-records.js";
 import { decryptSecret, encryptSecret, type Keyring } from "../webhooks/secret.js";
 
 /**
@@ -75,8 +75,9 @@ export async function runUnderKey<Res>(call: KeyedCall<Res>): Promise<Res> {
   const scope = { id: idempotencyScopeId(tenant.account, tenant.livemode, info.idempotencyKey), account: tenant.account, livemode: tenant.livemode };
   const fingerprint = firstOf(context, REQUEST_FINGERPRINT_METADATA) ?? ownFingerprint(method, context.method, call.request);
   const now = Date.now();
-  // The lock lasts at least as long as the caller waits for this call (a longer deadline than 30 s: a resend).
-  const lockMs = Number.isFinite(context.deadline) ? Math.max(LOCK_TIMEOUT_MS, context.deadline - now + 5_000) : LOCK_TIMEOUT_MS;
+  // The lock lasts as long as the caller waits for this call and a margin (core starts no write past the deadline,
+  // and a write sent just before it ends within the driver's timeout); 30 s for a caller that gives no deadline.
+  const lockMs = Number.isFinite(context.deadline) ? Math.max(0, context.deadline - now) + LOCK_MARGIN_MS : LOCK_TIMEOUT_MS;
   const options = budget.db();
   const [key, begun] = await Promise.allSettled([call.checkKey(context, tenant, options), keyed.records.begin(scope, fingerprint, requestId, lockMs, budget)]);
   if (key.status === "rejected") {

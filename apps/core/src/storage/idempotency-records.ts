@@ -17,9 +17,12 @@ import { writeWithin } from "./write.js";
  */
 export const IDEMPOTENCY_RECORDS_COLLECTION = "idempotency_keys";
 
-/** How long a lock blocks repeats at least (a call with a later deadline holds it until then, plus a margin). */
+/** How long a lock blocks repeats when its call has no deadline (a call with one holds it until then, plus a margin). */
 export const LOCK_TIMEOUT_MS = 30_000;
-const LOCK_MARGIN_MS = 5_000;
+/** How long past its call's deadline a lock holds: a write sent just before the deadline ends within it. */
+export const LOCK_MARGIN_MS = 5_000;
+/** A release waits this long at most (a lock it could not remove ends by itself). */
+const RELEASE_TIMEOUT_MS = 5_000;
 /** Rounds of insert / take-over before giving up (each round means another request won a race). */
 const MAX_ROUNDS = 5;
 
@@ -171,7 +174,7 @@ export class IdempotencyRecords {
         );
       },
       release: async () => {
-        await this.records.deleteOne({ _id, owner, completed: false });
+        await this.records.deleteOne({ _id, owner, completed: false }, { timeoutMS: RELEASE_TIMEOUT_MS });
       },
     };
   }

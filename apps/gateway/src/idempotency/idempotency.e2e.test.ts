@@ -1,6 +1,6 @@
 import { status as GrpcStatus } from "@grpc/grpc-js";
 import { ResourceService, RpcError, createClient } from "@rms/proto";
-import { MongoClient, type Collection } from "mongodb";
+import { Binary, MongoClient, type Collection } from "mongodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { CoreClients } from "../core.js";
 import { ADMIN_TOKEN, GATEWAY_TOKEN, startStack, withSecretKey, type Stack } from "../testutil/harness.js";
@@ -416,6 +416,41 @@ describe("core's record of the key (one record per key, whatever the operation)"
     expect(update.status).toBe(400);
     expect(update.json.error.code).toBe("idempotency_key_reused");
     expect((await listAll(key)).map((r) => r.name).sort()).toEqual(["made", "renamed"]);
+  });
+
+  it("replays a record a gateway of before wrote (its answer as HTTP bytes) as it was, and keeps its lock", async () => {
+    const { account, key } = await withSecretKey(stack);
+    const json = { name: "recorded by a gateway of before" };
+    // This request's fingerprint (the key is not part of it), as core recorded it under another key.
+    expect((await stack.api.post("/v1/resources", { key, json, headers: withKey("fp-probe") })).status).toBe(201);
+    const fingerprint = (await records.findOne({ _id: `${account.id}/test/fp-probe` as never }))!["fingerprint"] as string;
+    const now = Date.now();
+    const old = {
+      account: account.id,
+      livemode: false,
+      fingerprint,
+      created: new Date(now - 3_600_000),
+      expires_at: new Date(now + 20 * 3_600_000),
+      owner: "old-gateway",
+      request_id: "req_oldgateway",
+    };
+    const body = '{"id":"res_recordedbefore","object":"resource"}';
+    await records.insertOne({
+      _id: `${account.id}/test/old-record` as never,
+      ...old,
+      locked_until: new Date(now - 3_599_000),
+      completed: true,
+      status: 201,
+      body: new Binary(Buffer.from(body)),
+      headers: [{ name: "Content-Type", value: "application/json; charset=utf-8" }],
+    });
+    await records.insertOne({ _id: `${account.id}/test/old-lock` as never, ...old, locked_until: new Date(now + 60_000), completed: false });
+    const replay = await stack.api.post("/v1/resources", { key, json, headers: withKey("old-record") });
+    expect(replay.status).toBe(201);
+    expect(replay.text).toBe(body);
+    expect(replay.headers).toMatchObject({ "idempotent-replayed": "true", "original-request": "req_oldgateway", "content-type": "application/json; charset=utf-8" });
+    expect((await stack.api.post("/v1/resources", { key, json, headers: withKey("old-lock") })).status).toBe(409);
+    expect((await listAll(key)).filter((r) => r.name === json.name)).toHaveLength(1); // the probe's only
   });
 
   it("refuses a replay to a key revoked since the first answer: 401, not the recorded answer", async () => {
