@@ -12,8 +12,10 @@ import { writeWithin } from "../storage/write.js";
 import { errors } from "../errors.js";
 import { ENDPOINTS_PER_TENANT, type StoredSecret, type WebhookEndpointDocument, type WebhookEndpointStatusName } from "./model.js";
 import { rotatedSecrets } from "./secrets.js";
+import { WEBHOOK_ENDPOINTS_COLLECTION } from "../webhook-deliveries/model.js";
 
-export const WEBHOOK_ENDPOINTS_COLLECTION = "webhook_endpoints";
+/** The collection is named once, beside the stored shapes delivery reads of it (webhook-deliveries/model.ts). */
+export { WEBHOOK_ENDPOINTS_COLLECTION };
 
 /** An endpoint whose outbox holds nothing (the negation of the relay's HAS_PENDING_EVENTS). */
 const OUTBOX_EMPTY = { "pending_events._id": { $exists: false } } as const;
