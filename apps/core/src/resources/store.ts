@@ -1,4 +1,4 @@
-import type { Collection, Db } from "mongodb";
+import { MongoBulkWriteError, type Collection, type Db } from "mongodb";
 import type { RequestInfo, Tenant } from "../caller.js";
 import { UNBOUNDED, type Budget } from "../budget.js";
 import { newId } from "../ids.js";
@@ -84,6 +84,26 @@ export class ResourceStore {
     if ("doc" in result && !result.replayed) this.written(RESOURCES_COLLECTION, state.id);
     if ("doc" in result && result.replayed && result.doc.answer?.shown) return { ...result, doc: { ...result.doc, ...result.doc.answer.shown } as LoadedResource };
     return result;
+  }
+
+  /**
+   * Inserts resources another domain made whole (a job's import chunk, resources/batch.ts `importedResource`, each
+   * with its event in its outbox) in one unordered `insertMany`. A duplicate key is a resource an earlier attempt
+   * inserted (done); any other refusal of one document is returned by its position (a poison item). An error of the
+   * whole command (network, timeout) is thrown. The caller tells the relay of what it inserted.
+   */
+  async insertMany(docs: ResourceDocument[]): Promise<Map<number, string>> {
+    const refused = new Map<number, string>();
+    if (docs.length === 0) return refused;
+    try {
+      await this.collection.insertMany(docs, { ordered: false });
+    } catch (error) {
+      if (!(error instanceof MongoBulkWriteError) || error.writeConcernError) throw error;
+      const writeErrors = Array.isArray(error.writeErrors) ? error.writeErrors : [error.writeErrors];
+      if (writeErrors.length === 0) throw error;
+      for (const w of writeErrors) if (w.code !== 11000) refused.set(w.index, "The database refused this item's resource.");
+    }
+    return refused;
   }
 
   get(tenant: Tenant, id: string, budget: Budget = UNBOUNDED): Promise<LoadedResource | null> {

@@ -7,12 +7,16 @@ export interface RateLimits {
   readonly test: number;
 }
 
-/** One token from the key's bucket, or 429 `rate_limited` with Retry-After; 503 when the shared store is unreachable. */
-export async function enforceRateLimit(limiter: RateLimiter, limits: RateLimits, principal: Principal): Promise<void> {
+/**
+ * One token from the key's bucket, or 429 `rate_limited` with Retry-After; 503 when the shared store is unreachable,
+ * its cause told to `failed` (the caller logs it: the client's 503 says nothing of it).
+ */
+export async function enforceRateLimit(limiter: RateLimiter, limits: RateLimits, principal: Principal, failed?: (cause: unknown) => void): Promise<void> {
   let decision: Awaited<ReturnType<RateLimiter["take"]>>;
   try {
     decision = await limiter.take(principal.keyId, principal.tenant.livemode ? limits.live : limits.test);
-  } catch {
+  } catch (cause) {
+    failed?.(cause);
     throw ApiError.unavailable();
   }
   if (!decision.allowed) {

@@ -68,7 +68,9 @@ async function runAuthenticated(operation: Operation, deps: RunDeps, auth: Authe
   const { core } = deps;
   const { principal } = auth;
   const requestId = requestIdOf(res);
-  await enforceRateLimit(deps.rateLimiter, deps.config.rateLimits, principal);
+  await enforceRateLimit(deps.rateLimiter, deps.config.rateLimits, principal, (cause) =>
+    deps.logger.warn({ request_id: requestId, err: cause instanceof Error ? cause.message : String(cause) }, "rate limiter unavailable: answered 503"),
+  );
   authorize(principal, operation.scope);
 
   // parse
