@@ -23,6 +23,9 @@ export const LOCK_TIMEOUT_MS = 30_000;
 export const LOCK_MARGIN_MS = 5_000;
 /** A release waits this long at most (a lock it could not remove ends by itself). */
 const RELEASE_TIMEOUT_MS = 5_000;
+/** Looks at a held lock, IN_FLIGHT_LOOK_MS apart, before a repeat is answered in flight (its answer may be on its way). */
+const IN_FLIGHT_LOOKS = 3;
+const IN_FLIGHT_LOOK_MS = 15;
 /** Rounds of insert / take-over before giving up (each round means another request won a race). */
 const MAX_ROUNDS = 5;
 
@@ -124,6 +127,7 @@ export class IdempotencyRecords {
   async begin(scope: KeyScope, fingerprint: string, requestId: string, lockMs: number, budget: Budget = UNBOUNDED): Promise<BeginResult> {
     const _id = scope.id;
     let created: Date | undefined;
+    let inFlightLooks = 0;
     for (let round = 0; round < MAX_ROUNDS; round++) {
       const now = this.now();
       const owner = randomBytes(12).toString("base64url");
@@ -157,7 +161,16 @@ export class IdempotencyRecords {
       }
       if (existing.fingerprint !== fingerprint) return { kind: "reused" };
       if (existing.completed && (existing.answer !== undefined || (existing.status !== undefined && existing.body !== undefined))) return { kind: "replay", record: existing };
-      if (existing.locked_until.getTime() >= now) return { kind: "inFlight" };
+      if (existing.locked_until.getTime() >= now) {
+        // The holder may have answered already and be recording its answer (grpc/idempotent.ts records beside the
+        // reply): a few short looks before calling it in flight.
+        if (inFlightLooks++ < IN_FLIGHT_LOOKS) {
+          await new Promise((resolve) => setTimeout(resolve, IN_FLIGHT_LOOK_MS));
+          round--;
+          continue;
+        }
+        return { kind: "inFlight" };
+      }
       // A lock left behind (its holder died or is far past its deadline): take it over. deleteOne is atomic, so of
       // several retries at most one removes it; the insert decides the new holder.
       created = existing.created;
