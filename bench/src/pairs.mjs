@@ -66,7 +66,13 @@ try {
   const apiUrl = `https://127.0.0.1:${httpsPort}`;
   const cUrl = `https://127.0.0.1:${cPort}`;
   const headers = { authorization: `Bearer ${stack.key}` };
-  const created = await httpsJson("POST", `${apiUrl}/v1/resources`, ca, { ...headers, "content-type": "application/json" }, JSON.stringify({ name: "bench", metadata: { plan: "pro" } }));
+  const created = await httpsJson(
+    "POST",
+    `${apiUrl}/v1/resources`,
+    ca,
+    { ...headers, "content-type": "application/json" },
+    JSON.stringify({ name: "bench", metadata: { plan: "pro" } }),
+  );
   // A list and a search worth a page: 200 resources, half of them paused with plan=pro.
   for (let i = 0; i < 200; i++) {
     const body = `name=pairs-${i}&status=${i % 2 ? "paused" : "active"}&metadata[plan]=${i % 2 ? "pro" : "free"}`;

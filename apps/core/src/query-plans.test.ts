@@ -52,7 +52,6 @@ import {
 import { deliveryTask } from "./worker/tasks/deliveries.js";
 import { jobsTask } from "./worker/tasks/jobs.js";
 import type { WorkerContext } from "./worker/tasks/task.js";
-import { UNBOUNDED } from "./budget.js";
 import { IDEMPOTENCY_RECORDS_COLLECTION, IdempotencyRecords, type IdempotencyRecord } from "./storage/idempotency-records.js";
 import { IDEMPOTENCY_RETENTION_MS, idempotencyScope } from "./storage/idempotent-insert.js";
 

@@ -18,7 +18,7 @@ import type { Logger } from "pino";
 import type { Budget } from "../budget.js";
 import type { RequestInfo, Tenant } from "../caller.js";
 import { errors } from "../errors.js";
-import { IdempotencyRecords, LOCK_MARGIN_MS, LOCK_TIMEOUT_MS, type IdempotencyRecord, type RecordedAnswer } from "../storage/idempotency-records.js";
+import { LOCK_MARGIN_MS, LOCK_TIMEOUT_MS, type IdempotencyRecord, type IdempotencyRecords, type RecordedAnswer } from "../storage/idempotency-records.js";
 import { decryptSecret, encryptSecret, type Keyring } from "../webhooks/secret.js";
 
 /**

@@ -322,7 +322,12 @@ describe("one record per key, whatever the operation (grpc/idempotent.ts)", () =
     await expect(
       t.resources.updateResource(
         { tenant: scratch, id: "res_00000000000000000000000", name: "n" },
-        { metadata: { "idempotency-key": "gone", "rms-request-id": "req_second" }, onTrailers: (m) => void (trailer = m.get("rms-replay")[0] as string) },
+        {
+          metadata: { "idempotency-key": "gone", "rms-request-id": "req_second" },
+          onTrailers: (m) => {
+            trailer = m.get("rms-replay")[0] as string;
+          },
+        },
       ),
     ).rejects.toMatchObject({ code: "resource_missing" });
     expect(JSON.parse(trailer!)).toMatchObject({ requestId: "req_first" });

@@ -1,5 +1,15 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import { catalogueError, LIST_LIMIT_MAX, RESOURCE_STATUS, ResourceService, ResourceStatus, SEARCH_LIMIT_DEFAULT, type AnyErrorCode, type ResourceSchema, type ServiceImplementation } from "@rms/proto";
+import {
+  catalogueError,
+  LIST_LIMIT_MAX,
+  RESOURCE_STATUS,
+  ResourceService,
+  ResourceStatus,
+  SEARCH_LIMIT_DEFAULT,
+  type AnyErrorCode,
+  type ResourceSchema,
+  type ServiceImplementation,
+} from "@rms/proto";
 import { errors } from "../errors.js";
 import type { Faults } from "../faults.js";
 import { defineRpcs, found, rpc, type PresentedKeyCheck } from "../grpc/define-rpc.js";

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { IDEMPOTENCY_RETENTION_MS, isDuplicateKeyError } from "@rms/proto";
-import { Binary, type Collection, type Db } from "mongodb";
+import type { Binary, Collection, Db } from "mongodb";
 import { UNBOUNDED, type Budget } from "../budget.js";
 import { writeWithin } from "./write.js";
 
@@ -182,9 +182,7 @@ export class IdempotencyRecords {
   private lease(_id: string, owner: string): IdempotencyLease {
     return {
       complete: async (answer, requestId, budget = UNBOUNDED) => {
-        await writeWithin(budget, (options) =>
-          this.records.updateOne({ _id, owner, completed: false }, { $set: { completed: true, answer, request_id: requestId } }, options),
-        );
+        await writeWithin(budget, (options) => this.records.updateOne({ _id, owner, completed: false }, { $set: { completed: true, answer, request_id: requestId } }, options));
       },
       release: async () => {
         await this.records.deleteOne({ _id, owner, completed: false }, { timeoutMS: RELEASE_TIMEOUT_MS });

@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { newTenant, thing, thingsCollection, type ThingDocument } from "../testutil/storage.js";
-import { newId } from "../ids.js";
 import { ensureExpiryIndex } from "./expiry.js";
 import { ensureIdempotencyIndex, fingerprint, IDEMPOTENCY_RETENTION_MS, insertOnce } from "./idempotent-insert.js";
 

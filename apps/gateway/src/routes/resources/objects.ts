@@ -34,7 +34,10 @@ function fail(): never {
 
 /** Parameters shared by several resource operations. */
 export const RESOURCE_PARAMS = {
-  name: { example: "Staging cluster", schema: { type: "string", minLength: 1, maxLength: RESOURCE_NAME_MAX, description: `1 to ${RESOURCE_NAME_MAX} characters (Unicode code points), kept as given.` } },
+  name: {
+    example: "Staging cluster",
+    schema: { type: "string", minLength: 1, maxLength: RESOURCE_NAME_MAX, description: `1 to ${RESOURCE_NAME_MAX} characters (Unicode code points), kept as given.` },
+  },
   status: { example: "paused", schema: { ...STATUS, description: "`active` (default on create), `paused` or `archived`." } },
 } satisfies Record<string, ParamSpec>;
 

@@ -110,7 +110,11 @@ export const ENDPOINT_PARAMS = {
   status: { example: "enabled", schema: { ...STATUS, description: "`enabled` (default on create) or `disabled`." } },
   description: {
     example: "Production receiver",
-    schema: { type: ["string", "null"], maxLength: WEBHOOK_ENDPOINT_DESCRIPTION_MAX, description: `At most ${WEBHOOK_ENDPOINT_DESCRIPTION_MAX} characters; \`""\` or null removes it.` },
+    schema: {
+      type: ["string", "null"],
+      maxLength: WEBHOOK_ENDPOINT_DESCRIPTION_MAX,
+      description: `At most ${WEBHOOK_ENDPOINT_DESCRIPTION_MAX} characters; \`""\` or null removes it.`,
+    },
   },
 } satisfies Record<string, ParamSpec>;
 
