@@ -6,7 +6,7 @@ import { UNBOUNDED, type Budget } from "../budget.js";
 import { WITHOUT_OUTBOX, type Loaded } from "./documents.js";
 import { writeWithin } from "./write.js";
 
-/** How long an Idempotency-Key stays bound to the object it created (CONTRACT.md section 5, in ../shared/docs/; one constant with the gateway's records). */
+/** How long an Idempotency-Key stays bound to the object it created (CONTRACT.md section 5, in ../shared/docs/; one constant with the idempotency records). */
 export { IDEMPOTENCY_RETENTION_MS };
 
 /**
