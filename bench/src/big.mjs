@@ -4,14 +4,12 @@
 // would take the better part of an hour here. Then the list page of 20 under load in that account, against the same
 // page in the account of DEPTH + 100 (the list rows' account) measured right before it, in the same database; and
 // the same for the two-filter list and the search (status and metadata).
-import { join } from "node:path";
-import { pathToFileURL } from "node:url";
 import { FILTERED_LIST, SEARCH } from "./depth.mjs";
 
-export async function bigAccountRows({ run, results, stack, root, apiUrl, mongoUri, databaseName, size, smallKey, say }) {
+export async function bigAccountRows({ run, results, stack, apiUrl, mongoUri, databaseName, size, smallKey, say }) {
   const { KeyKind } = await import("@rms/proto");
   const { MongoClient } = await import("mongodb");
-  const batch = await import(pathToFileURL(join(root, "apps/core/dist/resources/batch.js")).href);
+  const batch = await import("@rms/core/bench");
   const { account } = await stack.admin.createAccount({});
   const bigKey = (await stack.admin.createKey({ accountId: account.id, kind: KeyKind.SECRET, livemode: false })).secret;
   const tenant = { account: account.id, livemode: false };

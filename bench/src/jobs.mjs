@@ -27,11 +27,8 @@ export async function benchJobs({ say = (l) => process.stderr.write(`bench-jobs:
   const { startDatabase } = await import("@rms/test-db");
   const { MongoClient } = await import("mongodb");
   const { default: autocannon } = await import("autocannon");
-  const dist = (p) => import(pathToFileURL(join(root, p)).href);
-  const { freePort, newTestKey, startCoreProcess, startGatewayProcess } = await dist("apps/cli/dist/stack/processes.js");
-  const { startNodeChild } = await dist("apps/cli/dist/stack/children.js");
-  const { PublicApi } = await dist("apps/cli/dist/stack/public-api.js");
-  const core = await dist("apps/core/dist/resources/batch.js");
+  const { freePort, newTestKey, startCoreProcess, startGatewayProcess, startNodeChild, PublicApi } = await import("@rms/cli/stack");
+  const core = await import("@rms/core/bench");
 
   const dir = mkdtempSync(join(tmpdir(), "rms-bench-jobs-"));
   const database = await startDatabase({ dataDir: join(dir, "db"), env: { ...process.env, MONGODB_URI: "" } });
@@ -104,7 +101,7 @@ export async function benchJobs({ say = (l) => process.stderr.write(`bench-jobs:
     await raw.insertMany(docs, { ordered: false });
     const rawInsertMs = performance.now() - t;
     // The outbox floor (outbox-floor.mjs): the same inserts' events copied into `events` and pulled, by hand.
-    const floor = await outboxFloor({ root, db, raw, eventsName: RAW_EVENTS_COLLECTION });
+    const floor = await outboxFloor({ db, raw, eventsName: RAW_EVENTS_COLLECTION });
     say(`outbox floor: the relay's work over those ${ITEMS} resources, by hand`);
     const importFloorMs = rawInsertMs + (await floor.relayed(docs.map((d) => d._id)));
     const rawLarge = async () => {

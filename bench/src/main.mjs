@@ -22,7 +22,7 @@ import { mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
 import { createServer as createNetServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { fileURLToPath } from "node:url";
 import { C_KEYS, cKeyDocument } from "./baseline-c.mjs";
 import { FIXED, startRole } from "./baselines.mjs";
 import { bigAccountRows } from "./big.mjs";
@@ -52,7 +52,7 @@ const BIG = Number(process.env.BENCH_BIG ?? 1_000_000);
 const started = Date.now();
 const say = (line) => process.stderr.write(`bench: ${line}\n`);
 const proto = await import("@rms/proto");
-const { PublicApi } = await import(pathToFileURL(join(root, "apps/cli/dist/stack/public-api.js")).href);
+const { PublicApi } = await import("@rms/cli/stack");
 const work = mkdtempSync(join(tmpdir(), "rms-bench-"));
 const children = [];
 const cleanup = async () => {
@@ -206,7 +206,7 @@ try {
     pids: { database: stack.pids().database },
   });
   // Last on this stack: a million documents weigh on everything after them.
-  if (BIG > 0) await bigAccountRows({ run, results, stack, root, apiUrl, mongoUri: stack.mongoUri, databaseName: stack.databaseName, size: BIG, smallKey: listKey, say });
+  if (BIG > 0) await bigAccountRows({ run, results, stack, apiUrl, mongoUri: stack.mongoUri, databaseName: stack.databaseName, size: BIG, smallKey: listKey, say });
   await benchDb.close();
   echoClient.close();
   // The jobs rows (issue 14) on a stack of their own, so their raw baselines share its database.

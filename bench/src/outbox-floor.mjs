@@ -4,8 +4,6 @@
 // what the outbox rule itself costs the database (ARCHITECTURE data rule 2: each change carries its event in
 // the same document write, the relay copies it into `events` under their indexes and pulls it from the
 // document). Written into the bench's own collections, under core's indexes.
-import { join } from "node:path";
-import { pathToFileURL } from "node:url";
 
 /** The events collection's indexes (core's), for the floor's own copy of it. */
 async function eventIndexes(db) {
@@ -16,8 +14,8 @@ async function eventIndexes(db) {
  * The relay's work by hand over `ids` of `resources`: one read of their outboxes, one insert of every event
  * (with its expiry) into `events`, one unordered bulk write pulling exactly those events. Returns the ms taken.
  */
-async function relayByHand(root, resources, events, ids) {
-  const relay = await import(pathToFileURL(join(root, "apps/core/dist/storage/relay.js")).href);
+async function relayByHand(resources, events, ids) {
+  const relay = await import("@rms/core/bench");
   const started = performance.now();
   const docs = await resources.find({ _id: { $in: ids } }, { projection: { pending_events: 1 } }).toArray();
   const pending = docs.flatMap((doc) => doc.pending_events ?? []);
@@ -40,13 +38,13 @@ async function relayByHand(root, resources, events, ids) {
  * with their events; `update(tenant, change)`, a bulk update of the tenant's resources (one read, core's own
  * per-item decision, one unordered bulk write) followed by its relay.
  */
-export async function outboxFloor({ root, db, raw, eventsName }) {
+export async function outboxFloor({ db, raw, eventsName }) {
   const events = db.collection(eventsName);
   for (const { key, v, ns, ...options } of await eventIndexes(db)) await events.createIndex(key, options);
-  const batch = await import(pathToFileURL(join(root, "apps/core/dist/resources/batch.js")).href);
+  const batch = await import("@rms/core/bench");
   const noRequest = { requestId: null, idempotencyKey: null };
   return {
-    relayed: (ids) => relayByHand(root, raw, events, ids),
+    relayed: (ids) => relayByHand(raw, events, ids),
     async update(tenant, change) {
       const started = performance.now();
       const docs = await raw.find({ account: tenant.account, livemode: tenant.livemode }, { projection: { pending_events: 0 } }).toArray();
@@ -58,7 +56,6 @@ export async function outboxFloor({ root, db, raw, eventsName }) {
       await raw.bulkWrite(ops, { ordered: false });
       const writeMs = performance.now() - started;
       const relayMs = await relayByHand(
-        root,
         raw,
         events,
         docs.map((doc) => doc._id),

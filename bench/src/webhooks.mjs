@@ -132,8 +132,7 @@ async function steadyCreateToDelivery({ run, stack, apiUrl, headers, rate, runNa
  */
 async function noisyNeighbourRows({ run, results, stack, newApi, apiUrl, receiver, drain, addEndpoint, say }) {
   const { KeyKind } = await import("@rms/proto");
-  const root = new URL("../..", import.meta.url);
-  const { startSilentServer, queueDeadBacklog } = await import(new URL("apps/cli/dist/stack/noisy-neighbour.js", root).href);
+  const { startSilentServer, queueDeadBacklog } = await import("@rms/cli/stack");
   const rate = Number(process.env.BENCH_NOISY_RATE ?? 20);
   const items = Number(process.env.BENCH_NOISY_ITEMS ?? 625);
   const newKey = async () => {
@@ -166,8 +165,7 @@ async function noisyNeighbourRows({ run, results, stack, newApi, apiUrl, receive
 /** A signed POST of a resource.created body to `path` at the receiver, a new connection each, as the worker makes them. */
 async function signedPoster(receiver, path) {
   const { request } = await import("node:http");
-  const root = new URL("../..", import.meta.url);
-  const { signatureHeader } = await import(new URL("apps/core/dist/webhooks/signature.js", root).href);
+  const { signatureHeader } = await import("@rms/core/bench");
   const secret = `whsec_${Buffer.from("bench bare loop secret 32 bytes!").toString("base64")}`;
   const url = new URL(receiver.url(path));
   return (n) =>
@@ -211,8 +209,7 @@ async function signedPoster(receiver, path) {
 
 /** `count` deliveries made by `deliver(n)`, as many in flight as one endpoint gets: deliveries per second. */
 async function deliveriesPerSecond(count, deliver) {
-  const root = new URL("../..", import.meta.url);
-  const { DEFAULT_WEBHOOK_ENDPOINT_CONCURRENCY } = await import(new URL("apps/core/dist/settings.js", root).href);
+  const { DEFAULT_WEBHOOK_ENDPOINT_CONCURRENCY } = await import("@rms/core/settings");
   let next = 0;
   const t0 = performance.now();
   await Promise.all(

@@ -5,11 +5,12 @@ import { presentedKeyCheck } from "./accounts/presented-key.js";
 import { AccountStore } from "./accounts/store.js";
 import type { Domain, DomainContext } from "./domain.js";
 import type { Faults } from "./faults.js";
+import type { PresentedKeyCheck } from "./grpc/define-rpc.js";
 import type { Role } from "./grpc/permissions.js";
+import { IdempotencyRecords } from "./storage/idempotency-records.js";
 import { eventsDomain } from "./events/domain.js";
 import { jobsDomain } from "./jobs/domain.js";
 import { resourcesDomain } from "./resources/domain.js";
-import { withCreateKeySlots } from "./resources/key-slots.js";
 import { webhookEndpointsDomain } from "./webhook-endpoints/domain.js";
 import { webhookDeliveriesDomain } from "./webhook-deliveries/domain.js";
 import { DEFAULT_SETTINGS, type CoreSettings } from "./settings.js";
@@ -32,9 +33,14 @@ export const METHOD_ROLES: Readonly<Record<string, readonly Role[]>> = Object.fr
 /** The names the health service answers for: the whole server ("") and each service. */
 export const HEALTH_NAMES: readonly string[] = ["", ...DOMAINS.flatMap((d) => d.services.map((s) => s.service.typeName))];
 
-/** What the domains share when opened over one database. */
+/**
+ * What the domains share when opened over one database. Their presented-key check carries core's idempotency
+ * records (grpc/idempotent.ts): every declared RPC called under an Idempotency-Key runs exactly once through them.
+ */
 export function domainContext(db: Db, logger: Logger, faults: Faults, written: DomainContext["written"] = () => {}, settings: CoreSettings = DEFAULT_SETTINGS): DomainContext {
-  return { db, logger, faults, checkKey: withCreateKeySlots(presentedKeyCheck(new AccountStore(db)), db), written, settings };
+  const keyed = { records: new IdempotencyRecords(db), keyring: settings.secretKeyring ?? null, logger };
+  const checkKey: PresentedKeyCheck = Object.assign(presentedKeyCheck(new AccountStore(db)), { keyed });
+  return { db, logger, faults, checkKey, written, settings };
 }
 
 /** Every collection with an outbox, for the relay's sweep. */

@@ -25,7 +25,7 @@ async function indexesOf(collection: string): Promise<Record<string, unknown>> {
   );
 }
 
-const TTL = { key: { expires_at: 1 }, expireAfterSeconds: 0 };
+const TTL = { key: { expires_at: 1 }, expireAfterSeconds: 0, partial: { expires_at: { $type: "date" } } };
 const OUTBOX = { key: { "pending_events._id": 1 }, partial: { "pending_events._id": { $exists: true } } };
 
 it("core declares every index at start (TTL indexes for retention, partial ones for the queues and outboxes included), on every database", async () => {
@@ -61,6 +61,13 @@ it("core declares every index at start (TTL indexes for retention, partial ones 
   expect(await indexesOf("events")).not.toHaveProperty("created");
   expect(await indexesOf("webhook_attempts")).not.toHaveProperty("created");
   expect(await indexesOf("jobs")).not.toHaveProperty("status_finished_at");
+});
+
+it("replaces a TTL index declared before without its partial filter (live documents are not in it)", async () => {
+  await t.db.collection("resources").dropIndex("expires_at_ttl");
+  await t.db.collection("resources").createIndex({ expires_at: 1 }, { expireAfterSeconds: 0, name: "expires_at_ttl" });
+  await new ResourceStore(t.db).ensureIndexes();
+  expect((await indexesOf("resources"))["expires_at_ttl"]).toEqual(TTL);
 });
 
 it("drops the index the filter's indexes replaced (metadata without status), where an earlier version left it", async () => {

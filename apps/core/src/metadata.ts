@@ -1,3 +1,4 @@
+import { METADATA_LIMITS } from "@rms/proto";
 import { errors } from "./errors.js";
 
 /**
@@ -9,9 +10,9 @@ export interface MetadataPair {
   v: string;
 }
 
-export const METADATA_MAX_KEYS = 50;
-export const METADATA_KEY_MAX = 40;
-export const METADATA_VALUE_MAX = 500;
+export const METADATA_MAX_KEYS = METADATA_LIMITS.keys;
+export const METADATA_KEY_MAX = METADATA_LIMITS.keyLength;
+export const METADATA_VALUE_MAX = METADATA_LIMITS.valueLength;
 
 function validateKey(key: string, param: string): void {
   if (key.length === 0) throw errors.invalid("metadata_invalid", "Metadata keys must be at least 1 character long.", param);
@@ -38,7 +39,7 @@ function checkCount(pairs: readonly MetadataPair[], param: string): void {
 /**
  * Applies metadata changes to existing pairs: `clear` drops all first, then each
  * entry sets its key (in place when present, appended when new) or, with an
- * empty value, removes it. The result is validated as a whole (at most 50 keys).
+ * empty value, removes it. The result is validated as a whole (at most METADATA_MAX_KEYS keys).
  * An error names its param under `param`, where the metadata sits in the request
  * (`metadata[k]`, or `params[filter][metadata][k]` inside a job's params).
  */

@@ -52,9 +52,8 @@ import {
 import { deliveryTask } from "./worker/tasks/deliveries.js";
 import { jobsTask } from "./worker/tasks/jobs.js";
 import type { WorkerContext } from "./worker/tasks/task.js";
-import { UNBOUNDED } from "./grpc/budget.js";
-import { gatewayHoldsKey } from "./storage/gateway-records.js";
-import { idempotencyScope } from "./storage/idempotent-insert.js";
+import { IDEMPOTENCY_RECORDS_COLLECTION, IdempotencyRecords, type IdempotencyRecord } from "./storage/idempotency-records.js";
+import { IDEMPOTENCY_RETENTION_MS, idempotencyScope } from "./storage/idempotent-insert.js";
 
 /**
  * ARCHITECTURE rule 7 / CONTRACT.md section 10 "Indexes" (in ../shared/docs/): every query core and its
@@ -267,20 +266,63 @@ describe("resources", () => {
     const { value, plans } = await measure("resource create, replayed by Idempotency-Key", create);
     expect(value).toMatchObject({ replayed: true });
     for (const plan of plans) expectPoint(plan);
-    // The create whose answer is recorded in the key's slot (resources/create.ts): its replay's read (majority), the
-    // read other operations make of the slot (key-slots.ts), and the read of the gateway's record beside the key check.
-    const answer = { fingerprint: "fp-query-plans", headers: "[]" };
-    const answered = () =>
-      store().create(M, { name: "answered", status: "active", metadata: [] }, { requestId: "req_qp", idempotencyKey: "query-plans-answered" }, UNBOUNDED, answer);
-    await answered();
-    const recorded = [
-      await measure("resource create with its answer, replayed", answered),
-      await measure("the create's slot, read by another operation under its key", () => store().keyHeldByOtherRequest(M, "query-plans-answered", "fp-other")),
-      await measure("the gateway's record of a key, read beside the key check", () => gatewayHoldsKey(work, idempotencyScope(M, "query-plans-answered"), Date.now())),
+  });
+});
+
+describe("idempotency records", () => {
+  it("lock, record, replay, reuse, release, takeover, an expired record and the start's fill-in: every shape by `_id` (or the TTL field)", async () => {
+    // Core's idempotency records (storage/idempotency-records.ts), among other tenants' records.
+    const records = new IdempotencyRecords(work);
+    const now = Date.now();
+    await work.collection<IdempotencyRecord>(IDEMPOTENCY_RECORDS_COLLECTION).insertMany(
+      Array.from({ length: 300 }, (_, i) => ({
+        _id: `acct_other_${i % 30}/test/k${i}`,
+        account: `acct_other_${i % 30}`,
+        livemode: false,
+        fingerprint: "fp",
+        created: new Date(now - i * 60_000),
+        expires_at: new Date(now - i * 60_000 + IDEMPOTENCY_RETENTION_MS),
+        owner: `o${i}`,
+        locked_until: new Date(now - i * 60_000 + 30_000),
+        completed: i % 2 === 0,
+        request_id: `req_${i}`,
+      })),
+    );
+    const scope = (key: string) => ({ id: idempotencyScope(M, key), account: M.account, livemode: M.livemode });
+    const taken = await records.begin(scope("qp-1"), "fp-qp", "req_qp", 30_000);
+    if (taken.kind !== "acquired") throw new Error("the key was taken");
+    const held = await records.begin(scope("qp-2"), "fp-qp", "req_qp2", 30_000);
+    if (held.kind !== "acquired") throw new Error("the key was taken");
+    // A lock a dead holder left a second ago, and a record a day old the TTL monitor has not reached yet.
+    const raw = work.collection<IdempotencyRecord>(IDEMPOTENCY_RECORDS_COLLECTION);
+    const stale = await records.begin(scope("qp-stale"), "fp-qp", "req_dead", 30_000);
+    if (stale.kind !== "acquired") throw new Error("the key was taken");
+    await raw.updateOne({ _id: scope("qp-stale").id }, { $set: { locked_until: new Date(now - 1_000) } });
+    const yesterday = new IdempotencyRecords(work, { now: () => now - IDEMPOTENCY_RETENTION_MS - 60_000 });
+    const old = await yesterday.begin(scope("qp-old"), "fp-qp", "req_old", 30_000);
+    if (old.kind !== "acquired") throw new Error("the key was taken");
+    const measured = [
+      await measure("idempotency record: the answer recorded", () => taken.lease.complete({ headers: "[]" }, "req_qp")),
+      await measure("idempotency record: a repeat finds the answer", () => records.begin(scope("qp-1"), "fp-qp", "req_again", 30_000)),
+      await measure("idempotency record: another request under the key", () => records.begin(scope("qp-1"), "fp-other", "req_other", 30_000)),
+      await measure("idempotency record: a repeat while the first runs", () => records.begin(scope("qp-2"), "fp-qp", "req_again", 30_000)),
+      await measure("idempotency record: released", () => held.lease.release()),
+      await measure("idempotency record: a stale lock taken over", () => records.begin(scope("qp-stale"), "fp-qp", "req_new", 30_000)),
+      await measure("idempotency record: past its 24 hours, used anew", () => records.begin(scope("qp-old"), "fp-qp", "req_new", 30_000)),
     ];
-    expect(recorded[0]!.value).toMatchObject({ replayed: true, doc: { answer: { request_id: "req_qp" } } });
-    expect(recorded[1]!.value).toBe(true);
-    for (const { plans } of recorded) for (const plan of plans) expectPoint(plan);
+    expect(measured.map(({ value }) => (value && typeof value === "object" && "kind" in value ? value.kind : null))).toEqual([
+      null,
+      "replay",
+      "reused",
+      "inFlight",
+      null,
+      "acquired",
+      "acquired",
+    ]);
+    for (const { plans } of measured) for (const plan of plans) expectPoint(plan);
+    // The start's fill-in of `expires_at` for records written before it existed: it reads only those.
+    const start = await measure("idempotency records: the start's fill-in", () => records.ensureIndexes());
+    for (const plan of start.plans) expectExact(plan);
   });
 });
 

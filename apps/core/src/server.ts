@@ -16,6 +16,7 @@ import { DOMAINS, HEALTH_NAMES, METHOD_ROLES, OUTBOXES, domainContext } from "./
 import { eventRelay } from "./event-relay.js";
 import { openClient } from "./storage/client-options.js";
 import { ensureOutboxIndex } from "./storage/relay.js";
+import { IdempotencyRecords } from "./storage/idempotency-records.js";
 import type { Domain, OpenDomain } from "./domain.js";
 import { DEFAULT_SETTINGS, type CoreSettings } from "./settings.js";
 
@@ -79,6 +80,7 @@ export async function startCore(options: CoreOptions): Promise<RunningCore> {
   const opened = DOMAINS.map((domain) => ({ domain, open: domain.open(context) }));
   for (const { open } of opened) await open.ensureIndexes();
   for (const name of OUTBOXES) await ensureOutboxIndex(db.collection(name));
+  await new IdempotencyRecords(db).ensureIndexes();
 
   // HOP_SERVER_OPTIONS: no channelz bookkeeping per call (docs/performance.md, "The gRPC hop").
   const server = new Server({ ...HOP_SERVER_OPTIONS, "grpc.max_receive_message_length": 4 * 1024 * 1024, interceptors: [metrics.interceptor] });

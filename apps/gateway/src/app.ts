@@ -15,7 +15,7 @@ import { OPERATIONS } from "./routes/index.js";
 import { operationHandler } from "./routes/run.js";
 import { STATUS_PATH, statusHandler } from "./routes/status.js";
 import { OPENAPI_PATH, openApiHandler } from "./openapi.js";
-import { processRecordSealer, type IdempotencyStore, type RecordSealer } from "./idempotency/index.js";
+import { processRecordSealer, type RecordSealer } from "./idempotency/index.js";
 import type { AddressRateLimit, RateLimiter } from "./ratelimit/index.js";
 import type { GatewayMetrics } from "./metrics.js";
 import { traceRequests } from "./http/tracing.js";
@@ -29,8 +29,6 @@ export interface GatewayDeps {
   readonly core: CoreClients;
   readonly config: Pick<GatewayConfig, "trustedProxies" | "rateLimits">;
   readonly logger: Logger;
-  /** Idempotency records (lock, fingerprint, recorded response) of POSTs with an Idempotency-Key. */
-  readonly idempotency: IdempotencyStore;
   /** Per-key request rate limit. */
   readonly rateLimiter: RateLimiter;
   /** Revokes keys seen over plain HTTP, durably; refuses them meanwhile. */
@@ -41,7 +39,7 @@ export interface GatewayDeps {
   readonly metrics?: GatewayMetrics;
   /** Recently verified keys (a fresh one per app when omitted). */
   readonly principals?: PrincipalCache;
-  /** Encrypts recorded answers that carry a secret (one with a per-process key when omitted). */
+  /** Opens answers a gateway of before recorded encrypted (a secret in them), for their last replays (a per-process key when omitted). */
   readonly recordSealer?: RecordSealer;
   /** The gateway's own stores its local operations read (GET /v1/request_logs); those answer 503 when omitted. */
   readonly local?: LocalStores;

@@ -8,7 +8,7 @@ import { connectCore, type CoreClients } from "./core.js";
 import { startMetricsServer } from "@rms/metrics-server";
 import { gatewayMetrics } from "./metrics.js";
 import { loadTls } from "./tls.js";
-import { recordSealer, type IdempotencyStore } from "./idempotency/index.js";
+import { recordSealer } from "./idempotency/index.js";
 import type { RateLimiter } from "./ratelimit/index.js";
 import { openStores } from "./stores.js";
 import { KeyRevoker } from "./revocation/revoker.js";
@@ -55,8 +55,7 @@ export interface StartOptions {
   readonly logger?: Logger;
   /** Core clients to use instead of connecting to `config.coreAddr`. */
   readonly core?: CoreClients;
-  /** Stores to use instead of the MongoDB ones of `config` (tests). */
-  readonly idempotency?: IdempotencyStore;
+  /** A rate limiter to use instead of the one of `config` (tests). */
   readonly rateLimiter?: RateLimiter;
   /** Most pending plain-HTTP revocations kept in memory (tests; MAX_PENDING_IN_MEMORY otherwise). */
   readonly maxPendingRevocations?: number;
@@ -116,7 +115,7 @@ export async function startGateway(config: GatewayConfig, options: StartOptions 
   if (tls.generated) logger.info({ cert_file: tls.certFile }, "generated a self-signed development certificate for localhost");
   const core = options.core ?? connectCore(config.coreAddr, config.coreToken, config.coreTls);
   const metrics = gatewayMetrics();
-  const stores = openStores(config, logger, { idempotency: options.idempotency, rateLimiter: options.rateLimiter });
+  const stores = openStores(config, logger, { rateLimiter: options.rateLimiter });
   const revoker = new KeyRevoker(core, stores.revocations, logger, options.maxPendingRevocations === undefined ? {} : { maxPending: options.maxPendingRevocations });
   metrics.watchPendingRevocations(() => revoker.pendingCount);
   const trustedProxies = new Set(config.trustedProxies.map(normalizeIp));
@@ -136,7 +135,6 @@ export async function startGateway(config: GatewayConfig, options: StartOptions 
     metrics,
     revoker,
     addressLimit,
-    idempotency: stores.idempotency,
     rateLimiter: stores.rateLimiter,
     recordSealer: recordSealer(config.coreToken),
     local: { requestLogs: stores.requestLogs },

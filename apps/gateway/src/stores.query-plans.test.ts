@@ -2,14 +2,14 @@ import { testDatabaseName } from "@rms/test-db";
 import type {} from "@rms/test-db/vitest-setup";
 import type { CommandStartedEvent, Db, Document, MongoClient } from "mongodb";
 import { afterAll, beforeAll, expect, inject, it } from "vitest";
-import { IDEMPOTENCY_COLLECTION, MongoIdempotencyStore, RETENTION_MS, type IdempotencyLease, type IdempotencyScope } from "./idempotency/index.js";
 import { MongoRateLimiter, RATE_LIMIT_COLLECTION } from "./ratelimit/mongo.js";
 import { MongoPendingRevocationStore, PENDING_REVOCATIONS_COLLECTION } from "./revocation/pending-store.js";
 import { gatewayMongoClient } from "./stores.js";
 
 // Every query the gateway's stores send, captured from the wire while they run and explained as sent
 // (CONTRACT.md section 10, "Indexes"): no collection scan, and no more documents examined than matched, plus one.
-// Inserts (the idempotency lock, a rate-limit token) go by the unique `_id` and cannot be explained.
+// Inserts (a rate-limit token) go by the unique `_id` and cannot be explained. The idempotency records are core's
+// (apps/core/src/query-plans.test.ts).
 
 /** The figures of one explained command. */
 interface Plan {
@@ -55,7 +55,7 @@ async function explain(db: Db, sent: Document): Promise<Plan> {
   };
 }
 
-/** A command's shape: collection, command and the fields its filter names, e.g. `idempotency_keys delete {_id,owner}`. */
+/** A command's shape: collection, command and the fields its filter names, e.g. `pending_revocations delete {_id}`. */
 function shapeOf(command: Document): string {
   const name = Object.keys(command)[0]!;
   const filter = (command["filter"] ?? command["updates"]?.[0]?.q ?? command["deletes"]?.[0]?.q ?? command["pipeline"]?.[0]?.$match ?? {}) as Document;
@@ -66,9 +66,7 @@ function shapeOf(command: Document): string {
 
 /** A stored document as the test writes it: string ids. */
 type Raw = { _id: string } & Document;
-const scope = (accountId: string, key: string): IdempotencyScope => ({ accountId, livemode: false, key });
-const response = { status: 201, body: Buffer.from("{}"), requestId: "req_plan" };
-const COLLECTIONS = [IDEMPOTENCY_COLLECTION, RATE_LIMIT_COLLECTION, PENDING_REVOCATIONS_COLLECTION];
+const COLLECTIONS = [RATE_LIMIT_COLLECTION, PENDING_REVOCATIONS_COLLECTION];
 const QUERIES = ["find", "update", "delete", "aggregate", "findAndModify"];
 
 /** The stores' client, watched; `plain` (unwatched) seeds, saves and restores the data and runs the explains. */
@@ -113,23 +111,9 @@ beforeAll(async () => {
   db = watched.db(name);
   plainDb = plain.db(name);
 
-  // Other tenants' data around what the queries look for: 600 records, 900 tokens, 100 pending revocations, all
+  // Other tenants' data around what the queries look for: 900 tokens, 100 pending revocations, all
   // far from expiring (the TTL monitor leaves them alone while the test runs).
   const now = Date.now();
-  await plainDb.collection<Raw>(IDEMPOTENCY_COLLECTION).insertMany(
-    Array.from({ length: 600 }, (_, i) => ({
-      _id: `acct_${i % 30}/test/k${i}`,
-      account: `acct_${i % 30}`,
-      livemode: false,
-      fingerprint: "fp",
-      created: new Date(now - i * 60_000),
-      expires_at: new Date(now - i * 60_000 + RETENTION_MS),
-      owner: `o${i}`,
-      locked_until: new Date(now - i * 60_000 + 30_000),
-      completed: i % 2 === 0,
-      request_id: `req_${i}`,
-    })),
-  );
   const window = Math.floor(now / 1_000);
   await plainDb
     .collection<Raw>(RATE_LIMIT_COLLECTION)
@@ -137,20 +121,7 @@ beforeAll(async () => {
       Array.from({ length: 900 }, (_, i) => ({ _id: `key_${i % 30}|${window - (i % 3)}|${i}`, b: `key_${i % 30}`, w: window - (i % 3), expires_at: new Date(now + 3_600_000) })),
     );
   await plainDb.collection<Raw>(PENDING_REVOCATIONS_COLLECTION).insertMany(Array.from({ length: 100 }, (_, i) => ({ _id: `hash_${i}`, since: new Date(now - i * 1_000) })));
-  // Written by the version before `expires_at`: two records, and tokens of three old windows of one key.
-  await plainDb.collection<Raw>(IDEMPOTENCY_COLLECTION).insertMany(
-    ["a", "b"].map((k) => ({
-      _id: `acct_legacy/test/${k}`,
-      account: "acct_legacy",
-      livemode: false,
-      fingerprint: "fp",
-      created: new Date(now),
-      owner: k,
-      locked_until: new Date(now),
-      completed: true,
-      request_id: "req_legacy",
-    })),
-  );
+  // Written by the version before `expires_at`: tokens of three old windows of one key.
   await plainDb
     .collection<Raw>(RATE_LIMIT_COLLECTION)
     .insertMany(Array.from({ length: 3 }, (_, i) => ({ _id: `key_legacy|${window - 10 - i}|0`, b: "key_legacy", w: window - 10 - i })));
@@ -161,35 +132,13 @@ afterAll(async () => {
 });
 
 // A runner timeout, not a timing assertion: it seeds and explains a few thousand documents on a shared machine.
-it("every query of the idempotency, rate-limit and revocation stores is served by an index", { timeout: 180_000 }, async () => {
-  const store = new MongoIdempotencyStore(db);
+it("every query of the rate-limit and revocation stores is served by an index", { timeout: 180_000 }, async () => {
   // The gateways' clocks stand still an hour ahead: both take from one window, which the TTL monitor leaves alone.
   const hourAhead = Date.now() + 3_600_000;
   const limiters = [new MongoRateLimiter(db, () => hourAhead), new MongoRateLimiter(db, () => hourAhead)];
   const revocations = new MongoPendingRevocationStore(db);
   // A start: indexes, and the fill-ins for what the version before TTL wrote.
-  for (const indexed of [store, limiters[0]!, revocations]) await step(() => indexed.ensureIndexes());
-
-  // Idempotency: lock, record, lookup of a recorded response (replay) and of a held lock (409), release.
-  let lease: IdempotencyLease | undefined;
-  await step(async () => {
-    const begun = await store.begin(scope("acct_plan", "k1"), "fp", "req_1");
-    if (begun.kind === "acquired") lease = begun.lease;
-  });
-  await step(() => lease!.complete(response));
-  await step(async () => expect((await store.begin(scope("acct_plan", "k1"), "fp", "req_2")).kind).toBe("replay"));
-  await step(async () => {
-    const begun = await store.begin(scope("acct_plan", "k2"), "fp", "req_3");
-    if (begun.kind === "acquired") lease = begun.lease;
-  });
-  await step(() => expect(store.begin(scope("acct_plan", "k2"), "fp", "req_4")).rejects.toMatchObject({ code: "idempotency_key_in_use" }));
-  await step(() => lease!.release());
-  // A lock left by a dead gateway, taken over: a record whose lock ended a second ago.
-  await plainDb.collection<Raw>(IDEMPOTENCY_COLLECTION).updateOne({ _id: "acct_1/test/k1" }, { $set: { locked_until: new Date(Date.now() - 1_000), completed: false } });
-  await step(async () => expect((await store.begin(scope("acct_1", "k1"), "fp", "req_5")).kind).toBe("acquired"));
-  // A record past its 24 hours that the TTL monitor has not deleted yet (a store whose clock is a day ahead).
-  const tomorrow = new MongoIdempotencyStore(db, { now: () => Date.now() + RETENTION_MS + 60_000 });
-  await step(async () => expect((await tomorrow.begin(scope("acct_2", "k2"), "fp", "req_6")).kind).toBe("acquired"));
+  for (const indexed of [limiters[0]!, revocations]) await step(() => indexed.ensureIndexes());
 
   // Rate limit: two gateways on one bucket, so the second collides and counts the window.
   await step(() => limiters[0]!.take("key_plan", 5));
@@ -205,12 +154,6 @@ it("every query of the idempotency, rate-limit and revocation stores is served b
 
   expect([...plans.keys()].sort()).toEqual(
     [
-      "idempotency_keys find {_id}", // lookup
-      "idempotency_keys update {_id,owner,completed}", // record the response
-      "idempotency_keys delete {_id,owner,completed}", // release
-      "idempotency_keys delete {_id,locked_until,completed}", // take over a stale lock
-      "idempotency_keys delete {_id,owner}", // a record past its expiry
-      "idempotency_keys update {expires_at}", // start: fill in `expires_at` of older records
       "rate_limit_tokens aggregate {b,w}", // count of a window after a collision
       "rate_limit_tokens delete {expires_at,w}", // start: old windows of the version before TTL
       "pending_revocations update {_id}", // add (upsert)

@@ -1,15 +1,13 @@
 import { MongoClient, WriteConcern, type MongoClientOptions } from "mongodb";
 import type { Logger } from "pino";
 import type { GatewayConfig } from "./config.js";
-import { MongoIdempotencyStore, type IdempotencyStore } from "./idempotency/index.js";
 import type { Indexed } from "./indexes.js";
 import { MemoryRateLimiter, MongoRateLimiter, type RateLimiter } from "./ratelimit/index.js";
 import { MongoPendingRevocationStore, type PendingRevocationStore } from "./revocation/pending-store.js";
 import { RequestLogStore } from "./request-logs/store.js";
 
-/** The gateway's own state: idempotency records, rate-limit buckets, revocations not yet done and request logs. */
+/** The gateway's own state: rate-limit buckets, revocations not yet done and request logs (idempotency records are core's). */
 export interface GatewayStores {
-  readonly idempotency: IdempotencyStore;
   /** The request logs (docs/request-logs.md): written by the recorder, read by GET /v1/request_logs; core never reads them. */
   readonly requestLogs: RequestLogStore;
   readonly rateLimiter: RateLimiter;
@@ -18,7 +16,7 @@ export interface GatewayStores {
 }
 
 /**
- * Every write of the gateway (idempotency records, rate-limit tokens, pending revocations) is acknowledged only
+ * Every write of the gateway (rate-limit tokens, pending revocations) is acknowledged only
  * once a majority of the replica set has it in its journal, so a failover or a SIGKILL of `mongod` loses none;
  * retryable writes and reads ride over a primary change; reads go to the primary. These options win over the
  * same ones in `MONGODB_URI` (the driver applies the options object last; the write concern is a `WriteConcern`
@@ -44,22 +42,20 @@ export const gatewayMongoClient = (mongoUri: string) => new MongoClient(mongoUri
  * Connects to MongoDB lazily (the gateway starts even while the database is
  * down; requests that need it get 503 until it is back) and declares every
  * index in the background, retrying until the database answers. Retention is
- * the TTL indexes' (idempotency records, rate-limit tokens, request logs): no sweep runs here.
+ * the TTL indexes' (rate-limit tokens, request logs): no sweep runs here.
  */
 export function openStores(
   config: Pick<GatewayConfig, "mongoUri" | "mongoDatabase" | "rateLimitStore">,
   logger: Logger,
-  overrides: { idempotency?: IdempotencyStore | undefined; rateLimiter?: RateLimiter | undefined } = {},
+  overrides: { rateLimiter?: RateLimiter | undefined } = {},
 ): GatewayStores {
   const mongo = gatewayMongoClient(config.mongoUri);
   const db = mongo.db(config.mongoDatabase);
-  const mongoIdempotency = overrides.idempotency ? undefined : new MongoIdempotencyStore(db, { logger });
-  const idempotency = overrides.idempotency ?? mongoIdempotency!;
   const mongoLimiter = overrides.rateLimiter || config.rateLimitStore !== "mongodb" ? undefined : new MongoRateLimiter(db);
   const rateLimiter = overrides.rateLimiter ?? mongoLimiter ?? new MemoryRateLimiter();
   const revocations = new MongoPendingRevocationStore(db);
   const requestLogs = new RequestLogStore(db);
-  const indexed: Indexed[] = [revocations, requestLogs, ...(mongoIdempotency ? [mongoIdempotency] : []), ...(mongoLimiter ? [mongoLimiter] : [])];
+  const indexed: Indexed[] = [revocations, requestLogs, ...(mongoLimiter ? [mongoLimiter] : [])];
 
   let stopped = false;
   const indexes = async () => {
@@ -76,13 +72,12 @@ export function openStores(
   void indexes();
 
   return {
-    idempotency,
     requestLogs,
     rateLimiter,
     revocations,
     async close() {
       stopped = true;
-      await Promise.all([idempotency.close(), rateLimiter.close()]);
+      await rateLimiter.close();
       await mongo.close();
     },
   };

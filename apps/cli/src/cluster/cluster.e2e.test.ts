@@ -348,9 +348,9 @@ describe("rms cluster", () => {
         const reply = await call(agent, port, "POST", "/v1/resources", { key: secret, form: `name=${key}`, idempotencyKey: key }).catch(() => undefined);
         if (reply?.status === 201) {
           finalIds.set(key, (JSON.parse(reply.body) as { id: string }).id);
-          // Replayed from the gateway's record; or, when an election failed that record's write after the answer
-          // went out (run.ts: the lock then expires), executed again and answered by core's idempotent create
-          // with the same resource (checked below).
+          // Replayed from core's record of the key; or, when an election failed that record's write (sent beside
+          // the answer: the lock then ends), executed again and answered by core's idempotent create with the same
+          // resource (checked below).
           if (created.has(key)) replays[reply.headers["idempotent-replayed"] === "true" ? "replayed" : "executed again"]++;
           break;
         }

@@ -50,7 +50,13 @@ describe("faults", () => {
 
     running.push(await startCoreProcess({ mongoUri, databaseName, port: corePort }));
     let retry = await call();
-    for (let i = 0; i < 50 && retry.status >= 500; i++) retry = await call(); // the gateway reconnects to the new core
+    // The gateway reconnects to the new core (5xx meanwhile), and the key's record stays locked until the dead call's
+    // deadline and a margin have passed (409 meanwhile, at most 15 s): then the retry runs and finds the resource.
+    const until = Date.now() + 60_000;
+    while ((retry.status >= 500 || retry.status === 409) && Date.now() < until) {
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      retry = await call();
+    }
     expect(retry.status).toBe(201);
     const resource = JSON.parse(retry.body);
     expect(resource).toMatchObject({ object: "resource", name: "crash-once" });

@@ -1,7 +1,7 @@
 import type { Collection, Db, Filter, FindCursor } from "mongodb";
 import type { Tenant } from "../caller.js";
 import { boundedPage } from "../storage/bounded-page.js";
-import { UNBOUNDED, type Budget } from "../grpc/budget.js";
+import { UNBOUNDED, type Budget } from "../budget.js";
 import type { Page } from "../grpc/list-request.js";
 import { ensureEventExpiryIndex, EVENTS_COLLECTION } from "../storage/relay.js";
 import { keysetIdRange } from "../storage/keyset-list.js";

@@ -1,4 +1,4 @@
-import { ANSWER_HEADERS_METADATA, IDEMPOTENCY_KEY_METADATA, REQUEST_FINGERPRINT_METADATA, REQUEST_ID_METADATA, type CallContext, type Tenant as TenantMessage } from "@rms/proto";
+import { IDEMPOTENCY_KEY_METADATA, REQUEST_ID_METADATA, type CallContext, type Tenant as TenantMessage } from "@rms/proto";
 import type { RequestInfo, Tenant } from "../caller.js";
 import { errors } from "../errors.js";
 
@@ -10,22 +10,6 @@ function first(context: CallContext, key: string): string | null {
 /** The request id and idempotency key the caller passed, recorded with events. */
 export function requestInfo(context: CallContext): RequestInfo {
   return { requestId: first(context, REQUEST_ID_METADATA), idempotencyKey: first(context, IDEMPOTENCY_KEY_METADATA) };
-}
-
-/**
- * What the caller (the gateway) said of its own answer to a POST under an Idempotency-Key: its fingerprint of the
- * request, and, when it asks core to record the answer with a create, the answer's headers. Null without a key.
- */
-export interface AnswerRequest {
-  readonly fingerprint: string;
-  /** Present when core records the answer in the key's slot (the gateway keeps no record of its own). */
-  readonly headers: string | null;
-}
-
-export function answerRequest(context: CallContext): AnswerRequest | null {
-  const fingerprint = first(context, REQUEST_FINGERPRINT_METADATA);
-  if (fingerprint === null || first(context, IDEMPOTENCY_KEY_METADATA) === null) return null;
-  return { fingerprint, headers: first(context, ANSWER_HEADERS_METADATA) };
 }
 
 export function requestId(context: CallContext): string | null {

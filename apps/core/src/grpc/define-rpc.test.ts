@@ -13,7 +13,7 @@ import {
 } from "@rms/proto";
 import { describe, expect, it } from "vitest";
 import { errors } from "../errors.js";
-import { DEADLINE_MARGIN_MS } from "./budget.js";
+import { DEADLINE_MARGIN_MS } from "../budget.js";
 import { defineRpcs, rpc, type Call, type PresentedKeyCheck } from "./define-rpc.js";
 
 const tenant = { accountId: "acct_1", livemode: true };

@@ -1,14 +1,21 @@
+import type { DescMethodUnary } from "@bufbuild/protobuf";
 import type { AnyService, CallContext, ServiceImplementation, Tenant as TenantMessage } from "@rms/proto";
 import type { RequestInfo, Tenant } from "../caller.js";
 import { errors } from "../errors.js";
-import { budgetOf, type Budget } from "./budget.js";
+import { budgetOf, type Budget } from "../budget.js";
 import { requestInfo, tenantOf } from "./call-info.js";
+import { runUnderKey, type IdempotencyPolicy, type KeyedCalls } from "./idempotent.js";
 
 /**
  * One way to declare a tenant-scoped RPC, core's counterpart of the gateway's `defineOperation`: a
  * read or a write, described by its domain steps, run by one machinery in one order:
  *
  *   tenant (parameter_missing) -> `parse` (the domain checks, no database) -> presented key -> `load`/`write` -> `reply`
+ *
+ * Under an Idempotency-Key (the gateway sends one with every POST) the same steps run inside the key's record
+ * (idempotent.ts): `tenant -> [presented key | lock] -> parse -> load/write -> reply -> record`, or the recorded
+ * answer is replayed; each declaration's `idempotency` option says how (`"recorded"` by default, `"sealed"` for an
+ * answer holding a secret, `"none"`). So every write, and any future one, is exactly once by its declaration alone.
  *
  * A write starts only once the presented key is confirmed, and an idempotent create the store found under
  * the same Idempotency-Key with other parameters (`{ conflict: true }`) is refused with the catalogue's
@@ -17,8 +24,12 @@ import { requestInfo, tenantOf } from "./call-info.js";
  * command gets the time the caller's deadline leaves (budget.ts).
  */
 
-/** Checks a call's presented key against the tenant it acts on (accounts/presented-key.ts). */
-export type PresentedKeyCheck = (context: CallContext, tenant: Tenant, options?: { timeoutMS?: number }) => Promise<void>;
+/**
+ * Checks a call's presented key against the tenant it acts on (accounts/presented-key.ts). The check core's domains
+ * get (domains.ts `domainContext`) also carries `keyed`: the idempotency records every declared RPC runs under when
+ * its call has an Idempotency-Key; a bare check (a unit test's) runs without them.
+ */
+export type PresentedKeyCheck = ((context: CallContext, tenant: Tenant, options?: { timeoutMS?: number }) => Promise<void>) & { readonly keyed?: KeyedCalls };
 
 /** What a declared RPC's steps get besides their input: on whose behalf, within what time, for which request. */
 export interface Call {
@@ -40,12 +51,18 @@ export interface IdempotencyConflict {
 
 /** One declared RPC, as `defineRpcs` serves it. */
 export interface Rpc<Req, Res> {
-  run(request: Req, context: CallContext, checkKey: PresentedKeyCheck): Promise<Res>;
+  /** `method`: the RPC's descriptor (defineRpcs gives it), which the idempotency records need to keep its answer. */
+  run(request: Req, context: CallContext, checkKey: PresentedKeyCheck, method?: DescMethodUnary): Promise<Res>;
 }
 
 interface Steps<Req, In> {
   /** The domain checks of the request, before the key check and any database command (default: the request as it is). */
   parse?(request: Req): In;
+  /**
+   * Exactly once under the call's Idempotency-Key (idempotent.ts): `"recorded"` (default), `"sealed"` (the answer
+   * holds a secret, recorded encrypted), `"none"` (the key is only recorded with the events).
+   */
+  idempotency?: IdempotencyPolicy;
 }
 
 export interface ReadSpec<Req, In, T, Res> extends Steps<Req, In> {
@@ -72,10 +89,48 @@ function isConflict(value: unknown): value is IdempotencyConflict {
   return typeof value === "object" && value !== null && (value as Partial<IdempotencyConflict>).conflict === true;
 }
 
+/**
+ * The call under its Idempotency-Key when it has one and the declaration keeps it (idempotent.ts); null when it runs
+ * plainly. `execute` is parse -> load/write -> reply, the presented key being checked beside the lock.
+ */
+function keyedRun<Req extends Scoped, In, Res>(
+  spec: Steps<Req, In>,
+  request: Req,
+  context: CallContext,
+  checkKey: PresentedKeyCheck,
+  method: DescMethodUnary | undefined,
+  execute: (input: In, call: Call) => Promise<Res>,
+): Promise<Res> | null {
+  const policy = spec.idempotency ?? "recorded";
+  const keyed = checkKey.keyed;
+  if (policy === "none" || !keyed || !method) return null;
+  const info = requestInfo(context);
+  const key = info.idempotencyKey;
+  if (key === null) return null;
+  const tenant = tenantOf(request.tenant);
+  const budget = budgetOf(context);
+  const call: Call = { tenant, budget, info };
+  return runUnderKey({
+    keyed,
+    policy,
+    method,
+    request,
+    context,
+    tenant,
+    budget,
+    info: { ...info, idempotencyKey: key },
+    checkKey,
+    execute: () => execute(spec.parse ? spec.parse(request) : (request as unknown as In), call),
+  });
+}
+
 /** A read: `load` runs alongside the presented-key check; a refused key drops its result. */
 function read<Req extends Scoped, T, Res, In = Req>(spec: ReadSpec<Req, In, T, Res>): Rpc<Req, Res> {
   return {
-    async run(request, context, checkKey) {
+    async run(request, context, checkKey, method) {
+      // A POST that reads (a job's preview) is kept under its key as any other.
+      const keyed = keyedRun(spec, request, context, checkKey, method, async (input, call) => spec.reply(await spec.load(input, call), input, call));
+      if (keyed) return keyed;
       const { input, call } = prologue(spec, request, context);
       // Taken before the read starts: with no time left the call fails here, with nothing started.
       const keyOptions = call.budget.db();
@@ -87,13 +142,18 @@ function read<Req extends Scoped, T, Res, In = Req>(spec: ReadSpec<Req, In, T, R
 
 /** A write: starts once the presented key is confirmed; an idempotency conflict is `idempotency_key_reused`. */
 function write<Req extends Scoped, T, Res, In = Req>(spec: WriteSpec<Req, In, T, Res>): Rpc<Req, Res> {
+  const perform = async (input: In, call: Call): Promise<Res> => {
+    const written = await spec.write(input, call);
+    if (isConflict(written)) throw errors.of("idempotency_key_reused");
+    return spec.reply(written as Exclude<T, IdempotencyConflict>, input, call);
+  };
   return {
-    async run(request, context, checkKey) {
+    async run(request, context, checkKey, method) {
+      const keyed = keyedRun(spec, request, context, checkKey, method, perform);
+      if (keyed) return keyed;
       const { input, call } = prologue(spec, request, context);
       await checkKey(context, call.tenant, call.budget.db());
-      const written = await spec.write(input, call);
-      if (isConflict(written)) throw errors.of("idempotency_key_reused");
-      return spec.reply(written as Exclude<T, IdempotencyConflict>, input, call);
+      return perform(input, call);
     },
   };
 }
@@ -113,7 +173,7 @@ export function defineRpcs<S extends AnyService>(service: S, checkKey: Presented
   const handlers = service.methods.map((method) => {
     const declaration = declared[method.localName];
     if (!declaration) throw new Error(`no declaration for ${service.typeName}.${method.name}`);
-    return [method.localName, (request: unknown, context: CallContext) => declaration.run(request, context, checkKey)] as const;
+    return [method.localName, (request: unknown, context: CallContext) => declaration.run(request, context, checkKey, method as DescMethodUnary)] as const;
   });
   return Object.fromEntries(handlers) as unknown as ServiceImplementation<S>;
 }

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestCore, type TestCore } from "../testutil/harness.js";
 import { thingsCollection } from "../testutil/storage.js";
 import { importItemFields } from "./items.js";
-import { UNBOUNDED } from "../grpc/budget.js";
+import { UNBOUNDED } from "../budget.js";
 import { OutboxRelay } from "../storage/relay.js";
 import { fastTtlMonitor, TTL_TEST_TIMEOUT_MS, TTL_WAIT_MS } from "../testutil/ttl.js";
 import { JOB_RETENTION_MS, JOBS_COLLECTION, jobRetainUntil, type JobDocument } from "./model.js";

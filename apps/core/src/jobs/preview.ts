@@ -1,6 +1,6 @@
 import type { Db } from "mongodb";
 import type { Tenant } from "../caller.js";
-import { UNBOUNDED, type Budget } from "../grpc/budget.js";
+import { UNBOUNDED, type Budget } from "../budget.js";
 import { idBoundAt, matchingFilter, type MarkedResource } from "../resources/batch.js";
 import { RESOURCES_COLLECTION } from "../resources/store.js";
 import { importItemFields } from "./items.js";

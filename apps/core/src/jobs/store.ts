@@ -3,7 +3,7 @@ import type { Collection, Db, Filter, FindCursor } from "mongodb";
 import { traceField } from "@rms/telemetry";
 import type { RequestInfo, Tenant } from "../caller.js";
 import { errors } from "../errors.js";
-import { UNBOUNDED, type Budget } from "../grpc/budget.js";
+import { UNBOUNDED, type Budget } from "../budget.js";
 import { newId } from "../ids.js";
 import { boundedPage, PAGE_BYTES_MAX } from "../storage/bounded-page.js";
 import { findLive, WITHOUT_OUTBOX, type Loaded } from "../storage/documents.js";

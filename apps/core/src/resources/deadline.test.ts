@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { DEADLINE_MARGIN_MS } from "../grpc/budget.js";
+import { DEADLINE_MARGIN_MS } from "../budget.js";
 import { startTestCore, type TestCore } from "../testutil/harness.js";
 
 let t: TestCore;

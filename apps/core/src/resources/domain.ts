@@ -11,6 +11,6 @@ export const resourcesDomain = serviceDomain({
   outboxes: [RESOURCES_COLLECTION],
   open({ db, faults, checkKey, written }) {
     const store = new ResourceStore(db, written);
-    return { indexes: store, implementation: resourceService(store, faults, checkKey, db) };
+    return { indexes: store, implementation: resourceService(store, faults, checkKey) };
   },
 });

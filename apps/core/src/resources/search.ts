@@ -2,7 +2,7 @@ import { searchPagePosition, searchPageToken } from "@rms/proto";
 import type { Collection, Document, Filter } from "mongodb";
 import type { Tenant } from "../caller.js";
 import { errors } from "../errors.js";
-import { UNBOUNDED, type Budget } from "../grpc/budget.js";
+import { UNBOUNDED, type Budget } from "../budget.js";
 import { isId } from "../ids.js";
 import { LIVE, WITHOUT_OUTBOX, type Loaded } from "../storage/documents.js";
 import { pageFrom } from "../storage/keyset-list.js";

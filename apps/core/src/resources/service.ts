@@ -1,6 +1,15 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import { LIST_LIMIT_MAX, RESOURCE_STATUS, ResourceService, ResourceStatus, SEARCH_LIMIT_DEFAULT, type ResourceSchema, type ServiceImplementation } from "@rms/proto";
-import type { Db } from "mongodb";
+import {
+  catalogueError,
+  LIST_LIMIT_MAX,
+  RESOURCE_STATUS,
+  ResourceService,
+  ResourceStatus,
+  SEARCH_LIMIT_DEFAULT,
+  type AnyErrorCode,
+  type ResourceSchema,
+  type ServiceImplementation,
+} from "@rms/proto";
 import { errors } from "../errors.js";
 import type { Faults } from "../faults.js";
 import { defineRpcs, found, rpc, type PresentedKeyCheck } from "../grpc/define-rpc.js";
@@ -12,7 +21,6 @@ import { filterFromMessage } from "./filter.js";
 import { pagePosition, pageToken } from "./search.js";
 import { parseSearchQuery } from "./search-query.js";
 import { validateName } from "./validation.js";
-import { createResourceRpc } from "./create.js";
 
 /** UNSPECIFIED means "not given"; any other unknown number is invalid. */
 function statusName(value: ResourceStatus, param = "status"): ResourceStatusName | undefined {
@@ -37,15 +45,21 @@ function toMessage(doc: LoadedResource): MessageInitShape<typeof ResourceSchema>
  * The ResourceService RPCs (grpc/define-rpc.ts): domain validation, the presented key, then the store,
  * within the caller's deadline. Writes start once the key is confirmed; reads run alongside the check.
  */
-export function resourceService(store: ResourceStore, faults: Faults, checkKey: PresentedKeyCheck, db: Db): ServiceImplementation<typeof ResourceService> {
+export function resourceService(store: ResourceStore, faults: Faults, checkKey: PresentedKeyCheck): ServiceImplementation<typeof ResourceService> {
   return defineRpcs(ResourceService, checkKey, {
-    // Its own machinery: the answer recorded under the Idempotency-Key (create.ts).
-    createResource: createResourceRpc({
-      store,
-      faults,
-      db,
+    createResource: rpc.write({
       parse: (request) => ({ name: validateName(request.name), status: statusName(request.status) ?? "active", metadata: mergeMetadata([], request.metadata) }),
-      toMessage,
+      async write(fields, { tenant, info, budget }) {
+        const written = await store.create(tenant, fields, info, budget);
+        faults.afterWrite("resource.create");
+        return written;
+      },
+      reply: ({ doc }) => {
+        // A key's slot that a refused create of before recorded (issue 22) holds no resource: its refusal again.
+        const refused = doc.answer?.refused;
+        if (refused) throw catalogueError(refused.code as AnyErrorCode, refused.message, refused.param || undefined);
+        return { resource: toMessage(doc) };
+      },
     }),
 
     getResource: rpc.read({

@@ -1,20 +1,10 @@
-import type { Collection, Db } from "mongodb";
+import { MongoBulkWriteError, type Collection, type Db } from "mongodb";
 import type { RequestInfo, Tenant } from "../caller.js";
-import { UNBOUNDED, type Budget } from "../grpc/budget.js";
+import { UNBOUNDED, type Budget } from "../budget.js";
 import { newId } from "../ids.js";
 import { findLive, WITHOUT_OUTBOX, type Loaded } from "../storage/documents.js";
 import { ensureExpiryIndex } from "../storage/expiry.js";
-import {
-  ensureIdempotencyIndex,
-  fingerprint,
-  idempotencyScope,
-  insertOnce,
-  keyStillBound,
-  recordRefusal,
-  type AnsweredInsertResult,
-  type InsertOnceResult,
-  type RecordedAnswer,
-} from "../storage/idempotent-insert.js";
+import { ensureIdempotencyIndex, fingerprint, insertOnce, type InsertOnceResult } from "../storage/idempotent-insert.js";
 import { pageFrom, type KeysetQuery } from "../storage/keyset-list.js";
 import { newEvent } from "../storage/outbox.js";
 import { tombstone } from "../storage/tombstone.js";
@@ -37,12 +27,6 @@ export interface ResourceFields {
   name: string;
   status: ResourceStatusName;
   metadata: MetadataPair[];
-}
-
-/** What the caller asks core to record with a create's answer (grpc/call-info.ts `answerRequest`). */
-export interface CallerAnswer {
-  fingerprint: string;
-  headers: string;
 }
 
 export interface ListQuery extends Omit<KeysetQuery<ResourceDocument>, "where"> {
@@ -82,58 +66,44 @@ export class ResourceStore {
   }
 
   /**
-   * Creates a resource, at most once per idempotency key (storage/idempotent-insert.ts). With `answer` (the
-   * gateway's fingerprint and headers), the answer is recorded with the resource under the key: a repeat gets the
-   * first answer back (`replayed`, `doc.answer`), or `inFlight` while the first is not yet majority-committed.
+   * Creates a resource, at most once per idempotency key (storage/idempotent-insert.ts): below the key's record
+   * (grpc/idempotent.ts), the unique index on the key makes a create executed again after a crash (its record's lock
+   * ran out) find the first one. A first document that a create of before recorded its answer in (issue 22) is
+   * shown as that answer showed it (`answer.shown`).
    */
-  create(tenant: Tenant, fields: ResourceFields, request: RequestInfo, budget?: Budget): Promise<InsertOnceResult<ResourceDocument>>;
-  create(tenant: Tenant, fields: ResourceFields, request: RequestInfo, budget: Budget, answer: CallerAnswer): Promise<AnsweredInsertResult<ResourceDocument>>;
-  async create(tenant: Tenant, fields: ResourceFields, request: RequestInfo, budget: Budget = UNBOUNDED, answer?: CallerAnswer): Promise<AnsweredInsertResult<ResourceDocument>> {
+  async create(tenant: Tenant, fields: ResourceFields, request: RequestInfo, budget: Budget = UNBOUNDED): Promise<InsertOnceResult<ResourceDocument>> {
     const nowMs = Date.now();
     const state: ResourceState = { id: newId("res", nowMs), ...fields, created: Math.floor(nowMs / 1000) };
     const created: PendingEvent = newEvent("resource.created", tenant, state, request, null, nowMs);
-    const recorded: RecordedAnswer | undefined = answer && {
-      fingerprint: answer.fingerprint,
-      request_id: request.requestId,
-      headers: answer.headers,
-      shown: { name: state.name, status: state.status, metadata: state.metadata },
-    };
     const result = await insertOnce(
       this.collection,
       { _id: state.id, account: tenant.account, livemode: tenant.livemode, ...state, ...nameFields(state.name), version: 0, pending_events: [created] },
-      {
-        tenant,
-        key: request.idempotencyKey,
-        fingerprint: fingerprint([fields.name, fields.status, fields.metadata.map((p) => [p.k, p.v])]),
-        ...(recorded ? { answer: recorded } : {}),
-      },
+      { tenant, key: request.idempotencyKey, fingerprint: fingerprint([fields.name, fields.status, fields.metadata.map((p) => [p.k, p.v])]) },
       budget,
     );
     if ("doc" in result && !result.replayed) this.written(RESOURCES_COLLECTION, state.id);
+    if ("doc" in result && result.replayed && result.doc.answer?.shown) return { ...result, doc: { ...result.doc, ...result.doc.answer.shown } as LoadedResource };
     return result;
   }
 
   /**
-   * Records a create refused for its parameters under its key (storage/idempotent-insert.ts `recordRefusal`), so a
-   * repeat gets the same refusal and another request under the key `idempotency_key_reused`. Returns `recorded`,
-   * or what the key already held (a repeat's answer, a conflict, a first request still executing).
+   * Inserts resources another domain made whole (a job's import chunk, resources/batch.ts `importedResource`, each
+   * with its event in its outbox) in one unordered `insertMany`. A duplicate key is a resource an earlier attempt
+   * inserted (done); any other refusal of one document is returned by its position (a poison item). An error of the
+   * whole command (network, timeout) is thrown. The caller tells the relay of what it inserted.
    */
-  refuse(tenant: Tenant, key: string, refused: NonNullable<RecordedAnswer["refused"]>, request: RequestInfo, answer: CallerAnswer, budget: Budget = UNBOUNDED) {
-    return recordRefusal(
-      this.collection,
-      newId("res"),
-      { tenant, key, fingerprint: "", answer: { fingerprint: answer.fingerprint, request_id: request.requestId, headers: answer.headers, refused } },
-      budget,
-    );
-  }
-
-  /**
-   * Whether a create recorded under the key (within its 24 hours) was another request than `callerFingerprint`:
-   * then any other operation under that key is `idempotency_key_reused`. One read on the unique index.
-   */
-  async keyHeldByOtherRequest(tenant: Tenant, key: string, callerFingerprint: string, options: { timeoutMS?: number } = {}): Promise<boolean> {
-    const slot = await this.collection.findOne({ idempotency: idempotencyScope(tenant, key) }, { projection: { created: 1, "answer.fingerprint": 1 }, ...options });
-    return slot?.answer !== undefined && keyStillBound(slot, Date.now()) && slot.answer.fingerprint !== callerFingerprint;
+  async insertMany(docs: ResourceDocument[]): Promise<Map<number, string>> {
+    const refused = new Map<number, string>();
+    if (docs.length === 0) return refused;
+    try {
+      await this.collection.insertMany(docs, { ordered: false });
+    } catch (error) {
+      if (!(error instanceof MongoBulkWriteError) || error.writeConcernError) throw error;
+      const writeErrors = Array.isArray(error.writeErrors) ? error.writeErrors : [error.writeErrors];
+      if (writeErrors.length === 0) throw error;
+      for (const w of writeErrors) if (w.code !== 11000) refused.set(w.index, "The database refused this item's resource.");
+    }
+    return refused;
   }
 
   get(tenant: Tenant, id: string, budget: Budget = UNBOUNDED): Promise<LoadedResource | null> {

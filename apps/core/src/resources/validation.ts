@@ -1,10 +1,11 @@
+import { RESOURCE_NAME_MAX } from "@rms/proto";
 import { errors } from "../errors.js";
 import { codePointLength } from "../metadata.js";
 
 // Metadata rules are shared by every kind that carries metadata (../metadata.ts); re-exported for this domain's callers.
 export { codePointLength, mergeMetadata, METADATA_KEY_MAX, METADATA_MAX_KEYS, METADATA_VALUE_MAX, sameMetadata } from "../metadata.js";
 
-export const NAME_MAX_CODE_POINTS = 200;
+export const NAME_MAX_CODE_POINTS = RESOURCE_NAME_MAX;
 
 /** A resource name: 1 to 200 code points, surrounding whitespace kept. */
 export function validateName(name: string): string {

@@ -1,6 +1,6 @@
 import type { Collection, Filter } from "mongodb";
 import type { Tenant } from "../caller.js";
-import { UNBOUNDED, type Budget } from "../grpc/budget.js";
+import { UNBOUNDED, type Budget } from "../budget.js";
 import type { RetainedUntil } from "./expiry.js";
 
 /**

@@ -25,9 +25,25 @@ export interface RetainedUntil extends Expiring {
   retain_until?: Date;
 }
 
-/** The TTL index on `expires_at`: each document goes at its own time. */
+/** What the TTL index holds: the documents that expire (a live object, pending work, has no `expires_at`). */
+export const EXPIRING = { [EXPIRES_AT]: { $type: "date" } } as const;
+
+/**
+ * The TTL index on `expires_at`: each document goes at its own time. Partial (issue 30): the documents that never
+ * expire (every live resource, endpoint, pending job) are not in it, so their inserts write one index entry fewer.
+ * An index of the same name declared before without the filter is replaced.
+ */
 export async function ensureExpiryIndex<D extends Document>(collection: Collection<D>): Promise<void> {
-  await collection.createIndex({ [EXPIRES_AT]: 1 }, { expireAfterSeconds: 0, name: "expires_at_ttl" });
+  const spec = { [EXPIRES_AT]: 1 } as const;
+  const options = { expireAfterSeconds: 0, name: "expires_at_ttl", partialFilterExpression: EXPIRING };
+  try {
+    await collection.createIndex(spec, options);
+  } catch (error) {
+    // IndexOptionsConflict (85), or IndexKeySpecsConflict (86) from servers that report a changed filter so.
+    if (![85, 86].includes((error as { code?: number }).code ?? 0)) throw error;
+    await collection.dropIndex(options.name);
+    await collection.createIndex(spec, options);
+  }
 }
 
 /** `ms` after `fromMs` as the Date a TTL index reads. */

@@ -1,7 +1,7 @@
 import { IDEMPOTENCY_RETENTION_MS } from "@rms/proto";
 import type { Collection } from "mongodb";
 import type { Tenant } from "../caller.js";
-import { UNBOUNDED, type Budget } from "../grpc/budget.js";
+import { UNBOUNDED, type Budget } from "../budget.js";
 import { idTimeMs } from "../ids.js";
 import type { Loaded, TenantDocument } from "./documents.js";
 import { expiryAt } from "./expiry.js";

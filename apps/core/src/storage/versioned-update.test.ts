@@ -1,6 +1,6 @@
 import { Metadata } from "@grpc/grpc-js";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { budgetOf, DEADLINE_MARGIN_MS } from "../grpc/budget.js";
+import { budgetOf, DEADLINE_MARGIN_MS } from "../budget.js";
 import { newTenant, thing, thingsCollection, type ThingDocument, type ThingEvent } from "../testutil/storage.js";
 import { WITHOUT_OUTBOX, type Loaded } from "./documents.js";
 import { newEvent } from "./outbox.js";

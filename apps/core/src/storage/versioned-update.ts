@@ -1,6 +1,6 @@
 import type { Collection, Filter, UpdateFilter } from "mongodb";
 import type { Tenant } from "../caller.js";
-import { UNBOUNDED, type Budget } from "../grpc/budget.js";
+import { UNBOUNDED, type Budget } from "../budget.js";
 import { findLive, liveFilter, type Loaded, type TenantDocument } from "./documents.js";
 import { pushEvents, withSequence } from "./outbox.js";
 import { writeWithin } from "./write.js";

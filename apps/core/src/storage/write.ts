@@ -1,5 +1,5 @@
 import { errors, isUnansweredWrite } from "../errors.js";
-import type { Budget } from "../grpc/budget.js";
+import type { Budget } from "../budget.js";
 
 /**
  * Runs one write command within the call's budget: refused before sending when no time

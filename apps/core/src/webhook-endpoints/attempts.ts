@@ -1,6 +1,6 @@
 import type { Db, Filter } from "mongodb";
 import type { Tenant } from "../caller.js";
-import { UNBOUNDED, type Budget } from "../grpc/budget.js";
+import { UNBOUNDED, type Budget } from "../budget.js";
 import { WEBHOOK_ATTEMPTS_COLLECTION, type AttemptDocument } from "../webhook-deliveries/model.js";
 
 export interface AttemptQuery {

@@ -1,3 +1,4 @@
+import { WEBHOOK_ENDPOINT_DESCRIPTION_MAX } from "@rms/proto";
 import type { WebhookEndpointStatusName } from "@rms/proto";
 import type { MetadataPair } from "../metadata.js";
 import type { TenantDocument } from "../storage/documents.js";
@@ -15,7 +16,7 @@ export { EVENT_TYPES } from "@rms/proto";
 export const ALL_EVENTS = "*";
 
 /** Longest description, in Unicode code points. */
-export const DESCRIPTION_MAX = 500;
+export const DESCRIPTION_MAX = WEBHOOK_ENDPOINT_DESCRIPTION_MAX;
 
 /** Default, and largest, grace period of a rotated secret, in seconds. */
 export const ROTATION_GRACE_DEFAULT_S = 86_400;

@@ -1,6 +1,6 @@
 import type { Db, Filter, MongoBulkWriteError } from "mongodb";
 import type { Tenant } from "../caller.js";
-import { UNBOUNDED, type Budget } from "../grpc/budget.js";
+import { UNBOUNDED, type Budget } from "../budget.js";
 import { idAt } from "../ids.js";
 import { DEFAULT_WEBHOOK_RECOVER_MAX } from "../settings.js";
 import { EVENTS_COLLECTION } from "../storage/relay.js";

@@ -117,6 +117,7 @@ export function webhookEndpointService(deps: EndpointServiceDeps): ServiceImplem
 
   return defineRpcs(WebhookEndpointService, checkKey, {
     createWebhookEndpoint: rpc.write({
+      idempotency: "sealed",
       parse: (request) => ({
         fields: {
           url: validateUrl(request.url, settings.webhookAllowPrivate),
@@ -234,6 +235,7 @@ export function webhookEndpointService(deps: EndpointServiceDeps): ServiceImplem
     }),
 
     rotateWebhookEndpointSecret: rpc.write({
+      idempotency: "sealed",
       parse: (request) => ({ id: request.id, graceS: validateExpiresIn(request.expiresIn), scheme: signatureSchemeOf(request.signatureScheme), ring: keyring() }),
       async write({ id, graceS, scheme, ring }, { tenant, budget }) {
         // Without a scheme the new key is of the endpoint's current one; with one, the endpoint moves to it.

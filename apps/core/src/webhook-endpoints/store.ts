@@ -1,7 +1,7 @@
 import { isDuplicateKeyError } from "@rms/proto";
 import type { Collection, Db, Filter } from "mongodb";
 import type { RequestInfo, Tenant } from "../caller.js";
-import { UNBOUNDED, type Budget } from "../grpc/budget.js";
+import { UNBOUNDED, type Budget } from "../budget.js";
 import { newId } from "../ids.js";
 import type { MetadataPair } from "../metadata.js";
 import { findLive, WITHOUT_OUTBOX, type Loaded } from "../storage/documents.js";
@@ -12,8 +12,10 @@ import { writeWithin } from "../storage/write.js";
 import { errors } from "../errors.js";
 import { ENDPOINTS_PER_TENANT, type StoredSecret, type WebhookEndpointDocument, type WebhookEndpointStatusName } from "./model.js";
 import { rotatedSecrets } from "./secrets.js";
+import { WEBHOOK_ENDPOINTS_COLLECTION } from "../webhook-deliveries/model.js";
 
-export const WEBHOOK_ENDPOINTS_COLLECTION = "webhook_endpoints";
+/** The collection is named once, beside the stored shapes delivery reads of it (webhook-deliveries/model.ts). */
+export { WEBHOOK_ENDPOINTS_COLLECTION };
 
 /** An endpoint whose outbox holds nothing (the negation of the relay's HAS_PENDING_EVENTS). */
 const OUTBOX_EMPTY = { "pending_events._id": { $exists: false } } as const;

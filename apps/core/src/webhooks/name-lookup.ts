@@ -1,7 +1,15 @@
 import { Resolver as CaresResolver } from "node:dns/promises";
 import { readFileSync } from "node:fs";
 import { isIP } from "node:net";
-import type { ResolvedAddress, Resolver } from "./pinned-lookup.js";
+
+/** One address a name resolves to. */
+export interface ResolvedAddress {
+  readonly address: string;
+  readonly family: 4 | 6;
+}
+
+/** Turns a host name into its addresses; `nameLookup` in production, a table in tests (pinned-lookup.ts pins one). */
+export type Resolver = (hostname: string) => Promise<readonly ResolvedAddress[]>;
 
 /**
  * Name lookups for delivery (CONTRACT.md section 7): asked of DNS through c-ares (`dns.promises.Resolver`),

@@ -1,15 +1,9 @@
 import type { LookupFunction } from "node:net";
 import { isIP } from "node:net";
 import type { AddressPolicy, BlockedRange, Embedding } from "./address-policy.js";
-import { nameLookup } from "./name-lookup.js";
+import { nameLookup, type ResolvedAddress, type Resolver } from "./name-lookup.js";
 
-export interface ResolvedAddress {
-  readonly address: string;
-  readonly family: 4 | 6;
-}
-
-/** Turns a host name into its addresses; the resolver of name-lookup.ts in production, a table in tests. */
-export type Resolver = (hostname: string) => Promise<readonly ResolvedAddress[]>;
+export type { ResolvedAddress, Resolver };
 
 /** Delivery's resolver: c-ares with a 5 s limit per lookup, localhost and the hosts file (name-lookup.ts). */
 export const systemResolver: Resolver = nameLookup();

@@ -1,10 +1,9 @@
 import { status as GrpcStatus } from "@grpc/grpc-js";
 import { ResourceService, RpcError, createClient } from "@rms/proto";
-import { MongoClient, type Collection } from "mongodb";
+import { Binary, MongoClient, type Collection } from "mongodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { CoreClients } from "../core.js";
 import { ADMIN_TOKEN, GATEWAY_TOKEN, startStack, withSecretKey, type Stack } from "../testutil/harness.js";
-import { IDEMPOTENCY_COLLECTION } from "./index.js";
 
 /** Holds core's CreateResource and UpdateResource calls while `held` is set; `entered` resolves when one is waiting. */
 function gate() {
@@ -62,7 +61,7 @@ let slots: Collection<Record<string, unknown>>;
 beforeAll(async () => {
   stack = await startStack({ wrapCore: (core) => slowCore.wrap(core) });
   mongo = new MongoClient(stack.mongoUri);
-  records = mongo.db(stack.databaseName).collection(IDEMPOTENCY_COLLECTION);
+  records = mongo.db(stack.databaseName).collection("idempotency_keys");
   slots = mongo.db(stack.databaseName).collection("resources");
 });
 afterAll(async () => {
@@ -132,24 +131,24 @@ describe("Idempotency-Key on POST", () => {
     expect(new Set([a.json.id, b.json.id, c.json.id]).size).toBe(3);
   });
 
-  it("answers 409 idempotency_key_in_use while the first request is still executing, then replays it (an update: the gateway's record)", async () => {
-    const { key } = await withSecretKey(stack);
+  it("answers 409 idempotency_key_in_use while the first request is still executing, then replays it (an update)", async () => {
+    const { account, key } = await withSecretKey(stack);
     const created = await stack.api.post("/v1/resources", { key, json: { name: "in flight" } });
     const request = { key, json: { name: "in flight, renamed" }, headers: withKey("flight") };
     const path = `/v1/resources/${created.json.id}`;
-    slowCore.hold();
-    const first = stack.api.post(path, request);
-    try {
-      await slowCore.entered();
-      const second = await stack.api.post(path, request);
-      expect(second.status).toBe(409);
-      expect(second.json.error).toMatchObject({ type: "idempotency_error", code: "idempotency_key_in_use" });
-      expect(second.headers["idempotent-replayed"]).toBeUndefined();
-    } finally {
-      slowCore.release();
-    }
-    const done = await first;
+    const done = await stack.api.post(path, request);
     expect(done.status).toBe(200);
+    // The key's record as core holds it while the first request executes (locked, nothing recorded yet).
+    const id = `${account.id}/test/flight` as never;
+    const recorded = (await records.findOne({ _id: id }))!;
+    const { answer: _answer, ...executing } = recorded;
+    await records.replaceOne({ _id: id }, { ...executing, completed: false, locked_until: new Date(Date.now() + 60_000) });
+    const second = await stack.api.post(path, request);
+    expect(second.status).toBe(409);
+    expect(second.json.error).toMatchObject({ type: "idempotency_error", code: "idempotency_key_in_use" });
+    expect(second.headers["idempotent-replayed"]).toBeUndefined();
+    // Done: the answer is recorded, and a repeat gets it.
+    await records.replaceOne({ _id: id }, recorded);
     const third = await stack.api.post(path, request);
     expect(third.headers["idempotent-replayed"]).toBe("true");
     expect(third.text).toBe(done.text);
@@ -172,17 +171,21 @@ describe("Idempotency-Key on POST", () => {
     expect(all[0]!.id).toBe(retry.json.id);
   });
 
-  it("releases the key when the outcome of an update is unknown: the retry executes it", async () => {
+  it("answers an update whose answer was lost (core executed it, the reply never came) on its retry with that first answer", async () => {
     const { key } = await withSecretKey(stack);
     const created = await stack.api.post("/v1/resources", { key, json: { name: "to update" } });
     const request = { key, json: { name: "updated once" }, headers: withKey("unknown-update") };
     slowCore.failNext(new RpcError(GrpcStatus.UNAVAILABLE, { type: "api_error", code: "service_unavailable", message: "connection dropped" }));
     const first = await stack.api.post(`/v1/resources/${created.json.id}`, request);
     expect(first.status).toBe(503);
+    // Core recorded its answer under the key: the retry is that answer, and the update ran once (one event).
     const retry = await stack.api.post(`/v1/resources/${created.json.id}`, request);
     expect(retry.status).toBe(200);
-    expect(retry.headers["idempotent-replayed"]).toBeUndefined();
+    expect(retry.headers["idempotent-replayed"]).toBe("true");
+    expect(retry.headers["original-request"]).toBe(first.headers["request-id"]);
     expect(retry.json.name).toBe("updated once");
+    const events = await stack.api.get(`/v1/events?object=${created.json.id}`, { key });
+    expect(events.json.data.map((e: { type: string }) => e.type)).toEqual(["resource.updated", "resource.created"]);
   });
 
   it("replays errors that came from executing (400 and 404 from core) with the same bytes", async () => {
@@ -226,17 +229,14 @@ describe("Idempotency-Key on POST", () => {
       expect(replay.headers["request-id"], label).not.toBe(first.headers["request-id"]);
       if (status >= 400) expect(replay.headers["stripe-should-retry"], label).toBe("false");
     }
-    // A create's answer is recorded by core with its key (the headers it was going to send, names as spelled; a
-    // refusal's own headers come with the error); the 404 of an update is in the gateway's record, as sent.
-    const slot = await slots.findOne({ idempotency: { $regex: "/headers-400 from core$" } });
-    const sent = (JSON.parse(String((slot?.["answer"] as { headers?: string } | undefined)?.headers ?? "[]")) as { name: string }[]).map((h) => h.name);
-    expect(sent).toContain("Content-Type");
-    expect(sent).not.toContain("Request-Id");
-    const record = await records.findOne({ _id: /\/headers-404$/ as never });
-    const names = ((record?.["headers"] ?? []) as { name: string }[]).map((h) => h.name);
-    expect(names).toContain("Stripe-Should-Retry");
-    expect(names).toContain("Content-Type");
-    expect(names).not.toContain("Request-Id");
+    // Core's record of each keeps the headers the gateway gave with the call (names as spelled, none of the
+    // per-request ones); an error's own headers (Stripe-Should-Retry) come with the error it recorded.
+    for (const label of ["201", "400 from core", "404"]) {
+      const record = await records.findOne({ _id: new RegExp(`/headers-${label}$`) as never });
+      const names = (JSON.parse(String((record?.["answer"] as { headers?: string } | undefined)?.headers ?? "[]")) as { name: string }[]).map((h) => h.name);
+      expect(names, label).toContain("Content-Type");
+      expect(names, label).not.toContain("Request-Id");
+    }
   });
 
   it("saves nothing for requests refused before executing (bad key, 415, gateway validation)", async () => {
@@ -267,20 +267,20 @@ describe("Idempotency-Key on POST", () => {
 });
 
 describe("records in idempotency_keys", () => {
-  it("takes over a lock left by a dead gateway once it has expired, and completes the request exactly once (a create from before core recorded answers)", async () => {
+  it("takes over a lock left by a core that died after its write, once the lock has ended, and completes the request exactly once", async () => {
     const { account, key } = await withSecretKey(stack);
-    // The fingerprint of this request, as core recorded it with the answer of a create under another key.
+    // The fingerprint of this request, as core recorded it under another key.
     const body = { name: "taken over" };
     expect((await stack.api.post("/v1/resources", { key, json: body, headers: withKey("probe") })).status).toBe(201);
-    const probeSlot = await slots.findOne({ idempotency: `${account.id}/test/probe` });
-    const probe = { fingerprint: (probeSlot!["answer"] as { fingerprint: string }).fingerprint };
-    // The crash: core created the resource for key "crashed", the gateway died before recording the response.
+    const probe = { fingerprint: (await records.findOne({ _id: `${account.id}/test/probe` as never }))!["fingerprint"] as string };
+    // The crash: core created the resource for key "crashed" and died before recording the answer (its lock stays).
     const resources = createClient(ResourceService, stack.coreAddress, { metadata: { authorization: `Bearer ${ADMIN_TOKEN}` }, timeoutMs: 5_000 });
     const { resource } = await resources.createResource(
       { tenant: { accountId: account.id, livemode: false }, name: body.name, metadata: [] },
       { metadata: { "idempotency-key": "crashed" } },
     );
     resources.close();
+    await records.deleteOne({ _id: `${account.id}/test/crashed` as never });
     const now = Date.now();
     const stale = {
       fingerprint: probe.fingerprint,
@@ -305,7 +305,8 @@ describe("records in idempotency_keys", () => {
     expect(replay.headers["idempotent-replayed"]).toBe("true");
     expect(replay.text).toBe(retry.text);
     const record = await records.findOne({ _id: `${account.id}/test/crashed` as never });
-    expect(record).toMatchObject({ completed: true, status: 201 });
+    expect(record).toMatchObject({ completed: true, request_id: retry.headers["request-id"] });
+    expect(record!["answer"]).toBeDefined();
     expect((record!["created"] as Date).getTime()).toBe(now - 60_000);
     expect((await listAll(key)).filter((r) => r.name === body.name)).toHaveLength(2); // "probe" and "crashed"
   });
@@ -338,8 +339,8 @@ describe("records in idempotency_keys", () => {
   });
 });
 
-describe("a create's answer in the key's slot (core's insert is the lock and the record)", () => {
-  it("writes no record of the gateway's: the answer is kept with the resource, and replayed from there", async () => {
+describe("core's record of the key (one record per key, whatever the operation)", () => {
+  it("keeps the answer in core's record of the key, not with the resource, and replays it from there", async () => {
     const { account, key } = await withSecretKey(stack);
     const first = await stack.api.post("/v1/resources", { key, form: "name=slot&metadata[plan]=pro", headers: withKey("slot") });
     expect(first.status).toBe(201);
@@ -348,9 +349,10 @@ describe("a create's answer in the key's slot (core's insert is the lock and the
     expect(replay.headers["idempotent-replayed"]).toBe("true");
     expect(replay.headers["original-request"]).toBe(first.headers["request-id"]);
     expect(replay.text).toBe(first.text);
-    expect(await records.countDocuments({ account: account.id })).toBe(0);
+    expect(await records.findOne({ _id: `${account.id}/test/slot` as never })).toMatchObject({ completed: true, request_id: first.headers["request-id"] });
     const slot = await slots.findOne({ idempotency: `${account.id}/test/slot` });
-    expect(slot).toMatchObject({ _id: first.json.id, answer: { request_id: first.headers["request-id"] } });
+    expect(slot).toMatchObject({ _id: first.json.id });
+    expect(slot!["answer"]).toBeUndefined();
   });
 
   it("replays the first answer byte for byte after the resource has changed, and after it was deleted", async () => {
@@ -368,12 +370,13 @@ describe("a create's answer in the key's slot (core's insert is the lock and the
     expect(await listAll(key)).toHaveLength(0);
   });
 
-  it("answers the key's first request after a crash between core's insert and the answer (the gateway never answered)", async () => {
+  it("answers the key's first request after a crash of the gateway between core's answer and its own (the gateway never answered)", async () => {
     const { account, key } = await withSecretKey(stack);
     const json = { name: "crash after insert" };
     // The fingerprint and headers this gateway sends with such a create, as core recorded them for another key.
     await stack.api.post("/v1/resources", { key, json, headers: withKey("model") });
-    const model = (await slots.findOne({ idempotency: `${account.id}/test/model` }))!["answer"] as { fingerprint: string; headers: string };
+    const modelRecord = (await records.findOne({ _id: `${account.id}/test/model` as never }))!;
+    const model = { fingerprint: modelRecord["fingerprint"] as string, headers: (modelRecord["answer"] as { headers: string }).headers };
     // The gateway's call reached core and core inserted; then the gateway died before answering.
     const { secret, id: keyId } = await stack.admin.verifyKey({ secret: key }).then((r) => ({ secret: key, id: r.key!.id }));
     const resources = createClient(ResourceService, stack.coreAddress, { metadata: { authorization: `Bearer ${GATEWAY_TOKEN}` }, timeoutMs: 5_000 });
@@ -402,17 +405,52 @@ describe("a create's answer in the key's slot (core's insert is the lock and the
   it("refuses a key used by another operation, in both orders: 400 idempotency_key_reused", async () => {
     const { key } = await withSecretKey(stack);
     const target = await stack.api.post("/v1/resources", { key, json: { name: "target" } });
-    // An update first (the gateway's record), then a create under its key.
+    // An update first, then a create under its key.
     expect((await stack.api.post(`/v1/resources/${target.json.id}`, { key, json: { name: "renamed" }, headers: withKey("update-first") })).status).toBe(200);
     const create = await stack.api.post("/v1/resources", { key, json: { name: "renamed" }, headers: withKey("update-first") });
     expect(create.status).toBe(400);
     expect(create.json.error.code).toBe("idempotency_key_reused");
-    // A create first (core's slot), then an update under its key.
+    // A create first, then an update under its key.
     expect((await stack.api.post("/v1/resources", { key, json: { name: "made" }, headers: withKey("create-first") })).status).toBe(201);
     const update = await stack.api.post(`/v1/resources/${target.json.id}`, { key, json: { name: "made" }, headers: withKey("create-first") });
     expect(update.status).toBe(400);
     expect(update.json.error.code).toBe("idempotency_key_reused");
     expect((await listAll(key)).map((r) => r.name).sort()).toEqual(["made", "renamed"]);
+  });
+
+  it("replays a record a gateway of before wrote (its answer as HTTP bytes) as it was, and keeps its lock", async () => {
+    const { account, key } = await withSecretKey(stack);
+    const json = { name: "recorded by a gateway of before" };
+    // This request's fingerprint (the key is not part of it), as core recorded it under another key.
+    expect((await stack.api.post("/v1/resources", { key, json, headers: withKey("fp-probe") })).status).toBe(201);
+    const fingerprint = (await records.findOne({ _id: `${account.id}/test/fp-probe` as never }))!["fingerprint"] as string;
+    const now = Date.now();
+    const old = {
+      account: account.id,
+      livemode: false,
+      fingerprint,
+      created: new Date(now - 3_600_000),
+      expires_at: new Date(now + 20 * 3_600_000),
+      owner: "old-gateway",
+      request_id: "req_oldgateway",
+    };
+    const body = '{"id":"res_recordedbefore","object":"resource"}';
+    await records.insertOne({
+      _id: `${account.id}/test/old-record` as never,
+      ...old,
+      locked_until: new Date(now - 3_599_000),
+      completed: true,
+      status: 201,
+      body: new Binary(Buffer.from(body)),
+      headers: [{ name: "Content-Type", value: "application/json; charset=utf-8" }],
+    });
+    await records.insertOne({ _id: `${account.id}/test/old-lock` as never, ...old, locked_until: new Date(now + 60_000), completed: false });
+    const replay = await stack.api.post("/v1/resources", { key, json, headers: withKey("old-record") });
+    expect(replay.status).toBe(201);
+    expect(replay.text).toBe(body);
+    expect(replay.headers).toMatchObject({ "idempotent-replayed": "true", "original-request": "req_oldgateway", "content-type": "application/json; charset=utf-8" });
+    expect((await stack.api.post("/v1/resources", { key, json, headers: withKey("old-lock") })).status).toBe(409);
+    expect((await listAll(key)).filter((r) => r.name === json.name)).toHaveLength(1); // the probe's only
   });
 
   it("refuses a replay to a key revoked since the first answer: 401, not the recorded answer", async () => {

@@ -1,4 +1,3 @@
-export { MongoIdempotencyStore, IDEMPOTENCY_COLLECTION } from "./mongo-store.js";
 export { requestFingerprint, canonicalJson } from "./fingerprint.js";
 export * from "./store.js";
 export { answerHeaders, idempotencyKeyOf, sendReplay, PER_REQUEST_HEADERS, REPLAYED_HEADER, ORIGINAL_REQUEST_HEADER } from "./replay.js";

@@ -3,7 +3,6 @@ import { eventually } from "@rms/test-db/testkit";
 import type {} from "@rms/test-db/vitest-setup";
 import { MongoClient } from "mongodb";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { IDEMPOTENCY_COLLECTION } from "../idempotency/index.js";
 import { startStack, withSecretKey, type Stack } from "../testutil/harness.js";
 import { MemoryRateLimiter } from "./memory.js";
 import { plainRequest } from "../testutil/raw.js";
@@ -94,7 +93,7 @@ describe("rate limits at the gateway", () => {
     const refusedKey = responses.findIndex((r) => r.status === 429);
     const mongo = new MongoClient(stack.mongoUri);
     try {
-      const records = mongo.db(stack.databaseName).collection(IDEMPOTENCY_COLLECTION);
+      const records = mongo.db(stack.databaseName).collection("idempotency_keys");
       expect(await records.countDocuments({ _id: `${account.id}/test/rl-${refusedKey}` as never })).toBe(0);
       // Nor did core (a create's answer is recorded with the resource, under the key).
       expect(

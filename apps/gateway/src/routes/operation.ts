@@ -108,14 +108,8 @@ export interface Operation {
   readonly bodyParameterLimit?: number;
   /** The deadline of its core call, when it must differ from CORE_CALL_TIMEOUT_MS (a call that waits on a receiver). */
   readonly timeoutMs?: number;
-  /** Its answers carry a secret: the copy an Idempotency-Key record keeps is encrypted (idempotency/sealed-records.ts). */
+  /** Its answers carry a secret: core keeps them sealed (`idempotency: "sealed"`); a gateway of before sealed its own copy (idempotency/sealed-records.ts). */
   readonly secretInAnswer?: boolean;
-  /**
-   * Core records this operation's answer under its Idempotency-Key with the object it creates, in the insert that
-   * creates it (its reply carries `replay` for a repeat): the request needs no record of the gateway's
-   * (docs/idempotency-and-limits.md, "The create's answer in the key's slot").
-   */
-  readonly answerInCore?: boolean;
   /** Checks the request and makes the one core call it stands for (throws ApiError on bad input). */
   prepare(input: OperationInput): PreparedCall;
 }
@@ -133,12 +127,6 @@ export interface OperationSpec<S extends CoreServiceName, M extends RpcName<S>, 
   readonly bodyParameterLimit?: number;
   readonly timeoutMs?: number;
   readonly secretInAnswer?: boolean;
-  /**
-   * Core records this operation's answer under its Idempotency-Key with the object it creates, in the insert that
-   * creates it (its reply carries `replay` for a repeat): the request needs no record of the gateway's
-   * (docs/idempotency-and-limits.md, "The create's answer in the key's slot").
-   */
-  readonly answerInCore?: boolean;
   /** A POST whose call changes nothing (a preview): a failure in transit is 503, not `outcome_unknown`. */
   readonly readOnly?: boolean;
   readonly service: S;
@@ -171,7 +159,6 @@ export function defineOperation<S extends CoreServiceName, M extends RpcName<S>,
     ...(spec.bodyParameterLimit !== undefined ? { bodyParameterLimit: spec.bodyParameterLimit } : {}),
     ...(spec.timeoutMs !== undefined ? { timeoutMs: spec.timeoutMs } : {}),
     ...(spec.secretInAnswer ? { secretInAnswer: true } : {}),
-    ...(spec.answerInCore ? { answerInCore: true } : {}),
     prepare: (input) => ({
       service: spec.service,
       rpc: spec.rpc,

@@ -1,34 +1,24 @@
+import type { Metadata } from "@grpc/grpc-js";
 import {
   ANSWER_HEADERS_METADATA,
-  catalogueError,
   IDEMPOTENCY_KEY_METADATA,
+  idempotencyScopeId,
+  REPLAY_METADATA,
   REQUEST_FINGERPRINT_METADATA,
   REQUEST_ID_METADATA,
-  type AnyErrorCode,
-  type IdempotentReplay,
+  type IdempotentReplayTrailer,
 } from "@rms/proto";
 import type { Request, RequestHandler, Response } from "express";
 import type { Logger } from "pino";
-import { callCore, type CoreCall, type CoreClients } from "../core.js";
+import { callCore, type CoreClients } from "../core.js";
 import { ApiError, errorBody, toApiError } from "../errors.js";
-import { authenticate, authorize, presentedKeyMetadata, verify, type Authenticated } from "../http/auth.js";
+import { authenticate, authorize, presentedKeyMetadata, type Authenticated } from "../http/auth.js";
 import { requestParams } from "../http/body.js";
 import { rejectEmptyValues, rejectUnknown } from "../http/params.js";
 import type { PrincipalCache } from "../http/principal-cache.js";
 import { requestIdOf } from "../http/request-id.js";
 import { recordParams, recordPrincipal } from "../http/request-log.js";
-import {
-  answerHeaders,
-  idempotencyKeyOf,
-  requestFingerprint,
-  scopeId,
-  sendReplay,
-  type IdempotencyLease,
-  type IdempotencyStore,
-  type RecordedHeader,
-  type RecordedResponse,
-  type RecordSealer,
-} from "../idempotency/index.js";
+import { answerHeaders, idempotencyKeyOf, requestFingerprint, sendReplay, type RecordedHeader, type RecordedResponse, type RecordSealer } from "../idempotency/index.js";
 import { enforceRateLimit, type RateLimiter } from "../ratelimit/index.js";
 import type { GatewayConfig } from "../config.js";
 import type { LocalStores, Operation, PreparedCall } from "./operation.js";
@@ -40,7 +30,6 @@ export interface RunDeps {
   readonly local?: LocalStores | undefined;
   readonly config: Pick<GatewayConfig, "rateLimits">;
   readonly logger: Logger;
-  readonly idempotency: IdempotencyStore;
   readonly rateLimiter: RateLimiter;
   readonly recordSealer: RecordSealer;
 }
@@ -53,7 +42,7 @@ interface Answer {
 }
 
 /**
- * Runs one operation: key, rate limit, scope, parameters, core (under the Idempotency-Key), response.
+ * Runs one operation: key, rate limit, scope, parameters, core (which keeps the Idempotency-Key), response.
  * One core call per request: the key's principal usually comes from the cache, and the operation
  * call carries the presented key, which core re-checks; a key core refuses leaves the cache.
  */
@@ -71,18 +60,19 @@ export function operationHandler(operation: Operation, deps: RunDeps, principals
 }
 
 /**
- * parse -> fingerprint -> begin -> call core -> record. Everything refused before
- * `begin` (rate limit, scope, parameters) records nothing. The fingerprint is made
- * of the core call the request stands for, so the JSON and form versions of one
- * request are the same request. An operation whose answer core records under the key
- * (`answerInCore`: the resource create) skips begin and record: core's insert is both
- * (`answeredByCore`), and the gateway's record is used only when core says it decides.
+ * parse -> call core. Under an Idempotency-Key the call carries the key, the fingerprint of the request (method,
+ * path, RPC and message: the JSON and form versions of one request are one request) and the headers this answer
+ * carries; core decides whether it runs, replays, is reused or is in flight (apps/core/src/grpc/idempotent.ts), and
+ * marks a replay with its `rms-replay` trailer, which is sent here as the first answer, byte for byte. Everything
+ * refused before the call (rate limit, scope, parameters) records nothing.
  */
 async function runAuthenticated(operation: Operation, deps: RunDeps, auth: Authenticated, req: Request, res: Response): Promise<void> {
   const { core } = deps;
   const { principal } = auth;
   const requestId = requestIdOf(res);
-  await enforceRateLimit(deps.rateLimiter, deps.config.rateLimits, principal, res);
+  await enforceRateLimit(deps.rateLimiter, deps.config.rateLimits, principal, res, (cause) =>
+    deps.logger.warn({ request_id: requestId, err: cause instanceof Error ? cause.message : String(cause) }, "rate limiter unavailable: answered 503"),
+  );
   authorize(principal, operation.scope);
 
   // parse
@@ -94,71 +84,50 @@ async function runAuthenticated(operation: Operation, deps: RunDeps, auth: Authe
   // A query string's parameters are filters and cursors, none of which can be unset: one rule for every list.
   if (operation.method === "GET") rejectEmptyValues(params);
   const call = operation.prepare({ params, path: req.params as Record<string, string>, tenant: principal.tenant });
-  const base = { [REQUEST_ID_METADATA]: requestId, ...presentedKeyMetadata(auth), ...(key !== undefined ? { [IDEMPOTENCY_KEY_METADATA]: key } : {}) };
-  const callOptions = (metadata: Record<string, string>) => (operation.timeoutMs !== undefined ? { metadata, timeoutMs: operation.timeoutMs } : { metadata });
-  const fingerprint = key !== undefined ? requestFingerprint(req.method, req.path, call.rpc, call.request) : undefined;
-  // Under a key, core learns the fingerprint: it refuses a key that a create recorded in its slot for another request.
-  const metadata = fingerprint !== undefined ? { ...base, [REQUEST_FINGERPRINT_METADATA]: fingerprint } : base;
-  const execute = async (): Promise<Answer> => {
-    const reply = call.local ? await readLocal(call.local, deps.local) : await callCore(core, call, callOptions(metadata), call.write);
-    return { status: call.success.status, body: JSON.stringify(call.render(reply)), headers: {} };
+  const base = { [REQUEST_ID_METADATA]: requestId, ...presentedKeyMetadata(auth) };
+  const timeout = operation.timeoutMs !== undefined ? { timeoutMs: operation.timeoutMs } : {};
+  if (key === undefined) {
+    const reply = call.local ? await readLocal(call.local, deps.local) : await callCore(core, call, { metadata: base, ...timeout }, call.write);
+    return send(res, { status: call.success.status, body: JSON.stringify(call.render(reply)), headers: {} });
+  }
+
+  // call core under the key
+  const metadata = {
+    ...base,
+    [IDEMPOTENCY_KEY_METADATA]: key,
+    [REQUEST_FINGERPRINT_METADATA]: requestFingerprint(req.method, req.path, call.rpc, call.request),
+    // The headers this answer carries by now (all but the per-request ones and an error's own), recorded with it.
+    [ANSWER_HEADERS_METADATA]: JSON.stringify(answerHeaders(res)),
   };
-  if (key === undefined || fingerprint === undefined) return send(res, await execute());
-  if (operation.answerInCore && (await answeredByCore(deps, call, callOptions({ ...metadata, [ANSWER_HEADERS_METADATA]: JSON.stringify(answerHeaders(res)) }), res))) return;
-
-  // fingerprint -> begin
-  const scope = { ...principal.tenant, key };
-  const begun = await deps.idempotency.begin(scope, fingerprint, requestId);
-  if (begun.kind === "replay") {
-    // A replay does not reach core: a cached key is confirmed live first.
-    if (auth.fromCache) await verify(auth.secret, core, res);
-    return sendReplay(res, operation.secretInAnswer ? openRecorded(deps, begun.response, scopeId(scope), res) : begun.response);
-  }
-
-  // call core -> record
-  const answer = await executeUnderLock(execute, begun.lease, deps.logger, res);
-  const body = Buffer.from(answer.body, "utf8");
-  const recorded = operation.secretInAnswer ? deps.recordSealer.seal(body, scopeId(scope)) : body;
-  // The record keeps every header of the answer as it goes out (but the per-request ones), for its replays.
-  head(res, answer);
-  const headers = answerHeaders(res);
-  // If recording fails the client still gets the outcome; the lock expires and a retry re-executes.
-  await begun.lease.complete({ status: answer.status, body: recorded, requestId, headers }).catch((cause: unknown) => logLost(deps.logger, res, cause));
-  res.send(answer.body);
-}
-
-/**
- * A create whose answer core records under the key (`answerInCore`), with the headers this answer carries (all
- * set by now but the per-request ones, the same as the record path keeps): one core call, no record of the
- * gateway's. Core answers the first request as usual (a refusal of its parameters as an error, which core has
- * recorded too), and a repeat with `replay`: the first answer's request id and headers, and its resource as that
- * answer showed it or its error, sent as the record path sends a replay, byte for byte. A revoked key is refused
- * by core in the same call, replay or not. False when the gateway's record decides (`replay.unrecorded`: another
- * operation used the key, or a create answered before core recorded answers): then nothing was written, and the
- * record path runs.
- */
-async function answeredByCore(deps: RunDeps, call: ReturnType<Operation["prepare"]> & CoreCall, options: { metadata: Record<string, string> }, res: Response): Promise<boolean> {
-  const reply = (await callCore(deps.core, call, options, call.write)) as { replay?: IdempotentReplay };
-  const replay = reply.replay;
-  if (!replay) {
-    send(res, { status: call.success.status, body: JSON.stringify(call.render(reply)), headers: {} });
-    return true;
-  }
-  if (replay.unrecorded) return false;
-  const headers = recordedHeaders(replay.headers);
-  if (replay.error) {
-    const refusal = toApiError(catalogueError(replay.error.code as AnyErrorCode, replay.error.message, replay.error.param || undefined));
+  let replay: IdempotentReplayTrailer | undefined;
+  const onTrailers = (trailers: Metadata) => {
+    const value = trailers.get(REPLAY_METADATA)[0];
+    if (typeof value === "string") replay = JSON.parse(value) as IdempotentReplayTrailer;
+  };
+  let reply: unknown;
+  try {
+    reply = await callCore(core, call, { metadata, onTrailers, ...timeout }, call.write);
+  } catch (error) {
+    if (!replay) throw error;
+    // The first answer was this refusal of core's: the same error body, under the first request's id.
+    const refusal = toApiError(error);
     const errorHeaders = Object.entries(refusal.headers).map(([name, value]) => ({ name, value }));
-    sendReplay(res, {
+    return sendReplay(res, {
       status: refusal.status,
       body: Buffer.from(errorBody(refusal, replay.requestId), "utf8"),
       requestId: replay.requestId,
-      headers: [...headers, ...errorHeaders],
+      headers: [...recordedHeaders(replay.headers), ...errorHeaders],
     });
-    return true;
+  }
+  if (!replay) return send(res, { status: call.success.status, body: JSON.stringify(call.render(reply)), headers: {} });
+  const headers = recordedHeaders(replay.headers);
+  if (replay.http) {
+    // A gateway of before recorded this answer as its HTTP bytes (sealed when it held a secret): sent as it was.
+    const recorded = { status: replay.http.status, body: Buffer.from(replay.http.body, "base64"), requestId: replay.requestId, headers };
+    const scope = idempotencyScopeId(principal.tenant.accountId, principal.tenant.livemode, key);
+    return sendReplay(res, operation.secretInAnswer ? openRecorded(deps, recorded, scope, res) : recorded);
   }
   sendReplay(res, { status: call.success.status, body: Buffer.from(JSON.stringify(call.render(reply)), "utf8"), requestId: replay.requestId, headers });
-  return true;
 }
 
 /** The headers core kept with an answer, as this gateway gave them (`answerHeaders`, as JSON); none if unreadable. */
@@ -168,26 +137,6 @@ function recordedHeaders(text: string): RecordedHeader[] {
     return Array.isArray(parsed) ? (parsed as RecordedHeader[]) : [];
   } catch {
     return [];
-  }
-}
-
-/**
- * The answer to record for an executed request: success, or an error below 500.
- * A 5xx (unknown outcome) releases the lock and is thrown, so a retry executes
- * again (core's idempotent create makes that safe). So does a 401: core refused
- * the key (revoked or expired since it was cached) and executed nothing; that
- * answer belongs to the key, not to the request.
- */
-async function executeUnderLock(execute: () => Promise<Answer>, lease: IdempotencyLease, logger: Logger, res: Response): Promise<Answer> {
-  try {
-    return await execute();
-  } catch (error) {
-    const apiError = toApiError(error);
-    if (apiError.status >= 500 || apiError.status === 401) {
-      await lease.release().catch((cause: unknown) => logLost(logger, res, cause));
-      throw error;
-    }
-    return { status: apiError.status, body: errorBody(apiError, requestIdOf(res)), headers: apiError.headers };
   }
 }
 
@@ -224,8 +173,4 @@ function head(res: Response, answer: Answer): void {
 function send(res: Response, answer: Answer): void {
   head(res, answer);
   res.send(answer.body);
-}
-
-function logLost(logger: Logger, res: Response, cause: unknown): void {
-  logger.warn({ request_id: requestIdOf(res), err: cause instanceof Error ? cause.message : String(cause) }, "idempotency record not written");
 }

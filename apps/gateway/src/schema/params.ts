@@ -1,4 +1,4 @@
-import { exampleId, idPattern, LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX, type IdPrefix } from "@rms/proto";
+import { exampleId, idPattern, LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX, METADATA_LIMITS, type IdPrefix } from "@rms/proto";
 import type { ParamSpec } from "../routes/operation.js";
 
 /** Page sizes of every list. */
@@ -15,9 +15,9 @@ export function metadataParam(update: boolean): ParamSpec {
       oneOf: [
         {
           type: "object",
-          maxProperties: 50,
-          propertyNames: { minLength: 1, maxLength: 40, pattern: "^[^\\[\\]]*$" },
-          additionalProperties: { type: ["string", "number", "boolean"], maxLength: 500 },
+          maxProperties: METADATA_LIMITS.keys,
+          propertyNames: { minLength: 1, maxLength: METADATA_LIMITS.keyLength, pattern: "^[^\\[\\]]*$" },
+          additionalProperties: { type: ["string", "number", "boolean"], maxLength: METADATA_LIMITS.valueLength },
           description: update ? 'Keys to set; a key set to `""` is removed. Merged into the existing metadata.' : "Key-value pairs to attach.",
         },
         { type: "string", const: "", description: update ? "Removes every key." : "No metadata." },
@@ -27,7 +27,7 @@ export function metadataParam(update: boolean): ParamSpec {
 }
 
 /** The schema of stored metadata in a public object. */
-export const METADATA_OBJECT = { type: "object", maxProperties: 50, additionalProperties: { type: "string", maxLength: 500 } } as const;
+export const METADATA_OBJECT = { type: "object", maxProperties: METADATA_LIMITS.keys, additionalProperties: { type: "string", maxLength: METADATA_LIMITS.valueLength } } as const;
 
 const UNIX_TIME = { type: "integer", minimum: 0 } as const;
 

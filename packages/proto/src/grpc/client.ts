@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
 import { create, fromBinary, toBinary, type DescMessage } from "@bufbuild/protobuf";
-import { Client, credentials as grpcCredentials, Metadata, status as GrpcStatus, type ChannelCredentials, type ChannelOptions } from "@grpc/grpc-js";
+import { Client, credentials as grpcCredentials, Metadata, status as GrpcStatus, type ChannelCredentials, type ChannelOptions, type StatusObject } from "@grpc/grpc-js";
 import { tracingOn } from "@rms/telemetry";
 import { RpcError, TransportError, isServiceError } from "./rpc-error.js";
 import { methodPath } from "./service-definition.js";
@@ -95,6 +95,9 @@ export function createClient<S extends AnyService>(service: S, address: string, 
           },
         );
         callOptions.signal?.addEventListener("abort", () => call.cancel(), { once: true });
+        // grpc-js emits the status right after the callback, in the same tick: before anyone awaiting sees the outcome.
+        const onTrailers = callOptions.onTrailers;
+        if (onTrailers) call.on("status", (status: StatusObject) => onTrailers(status.metadata));
       });
   }
   return client as ServiceClient<S> & { close(): void; readonly channel: Client };

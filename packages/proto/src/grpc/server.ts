@@ -1,7 +1,7 @@
 import { create, fromBinary, toBinary, type DescFile } from "@bufbuild/protobuf";
 import { FileDescriptorProtoSchema, FileDescriptorSetSchema, type FileDescriptorProto } from "@bufbuild/protobuf/wkt";
 import { DESCRIPTOR_SET_BASE64 } from "../descriptor-set.js";
-import { status as GrpcStatus, type Server, type ServerUnaryCall, type sendUnaryData, type UntypedHandleCall } from "@grpc/grpc-js";
+import { Metadata, status as GrpcStatus, type Server, type ServerUnaryCall, type sendUnaryData, type UntypedHandleCall } from "@grpc/grpc-js";
 import { RpcError } from "./rpc-error.js";
 import { toServiceDefinition, methodPath } from "./service-definition.js";
 import { endServerSpan, serverSpan } from "./tracing.js";
@@ -54,12 +54,18 @@ export function addService<S extends AnyService>(server: Server, service: S, imp
         },
       };
       const deadline = call.getDeadline();
+      // Made only when a handler sets one: most calls send no trailer of their own.
+      let trailers: Metadata | undefined;
       const context: CallContext = {
         method: methodPath(method),
         metadata: call.metadata,
         signal,
         deadline: deadline instanceof Date ? deadline.getTime() : deadline,
         caller: null,
+        setTrailer(key, value) {
+          trailers ??= new Metadata();
+          trailers.set(key, value);
+        },
       };
       const run = async () => {
         const caller = options.authorize?.(context) ?? null;
@@ -73,7 +79,8 @@ export function addService<S extends AnyService>(server: Server, service: S, imp
           (response) => {
             options.onCallEnd?.(context, GrpcStatus.OK, performance.now() - started);
             if (traced) endServerSpan(traced.span, GrpcStatus.OK);
-            callback(null, response);
+            if (trailers) callback(null, response, trailers);
+            else callback(null, response);
           },
           (error: unknown) => {
             const rpcError = error instanceof RpcError ? error : (options.mapError?.(error) ?? internalError());
@@ -81,7 +88,9 @@ export function addService<S extends AnyService>(server: Server, service: S, imp
             if (traced) endServerSpan(traced.span, rpcError.grpcCode, error);
             // grpc-js percent-encodes the details with encodeURI, which throws on a lone surrogate (half of an
             // emoji cut by a message that quotes the caller's input), and that throw would end the process.
-            callback({ code: rpcError.grpcCode, details: rpcError.message.toWellFormed(), metadata: rpcError.toMetadata() });
+            const metadata = rpcError.toMetadata();
+            if (trailers) metadata.merge(trailers);
+            callback({ code: rpcError.grpcCode, details: rpcError.message.toWellFormed(), metadata });
           },
         );
       if (traced) withContext(traced.context, answer);

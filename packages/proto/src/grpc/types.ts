@@ -21,6 +21,8 @@ export interface CallContext {
   readonly deadline: number;
   /** Who the server's `authorize` hook found the caller to be (e.g. a role); null without such a hook. */
   readonly caller: string | null;
+  /** Adds a string to the call's trailing metadata, sent with its answer or its error (e.g. `rms-replay`). */
+  readonly setTrailer?: (key: string, value: string) => void;
 }
 
 /** A server implementation of every unary method of a service. */
@@ -34,6 +36,8 @@ export interface CallOptions {
   /** Per-call deadline in milliseconds from now. */
   readonly timeoutMs?: number;
   readonly signal?: AbortSignal;
+  /** Told the call's trailing metadata once its status arrives, before its promise settles (success or error). */
+  readonly onTrailers?: (trailers: Metadata) => void;
 }
 
 /** A typed promise-based client: one function per unary method (streaming methods are left out). */

@@ -11,6 +11,7 @@ export type { Vocabulary } from "./vocabulary.js";
 export * from "./accounts.js";
 export * from "./events.js";
 export * from "./jobs.js";
+export * from "./metadata.js";
 export * from "./request-logs.js";
 export * from "./resources.js";
 export * from "./webhook-endpoints.js";

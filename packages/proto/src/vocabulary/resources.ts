@@ -13,3 +13,6 @@ export const RESOURCES_VOCABULARY = {
 /** Resource statuses as the API names them. */
 export const RESOURCE_STATUS = nameMap({ active: ResourceStatus.ACTIVE, paused: ResourceStatus.PAUSED, archived: ResourceStatus.ARCHIVED });
 export type ResourceStatusName = (typeof RESOURCE_STATUS.names)[number];
+
+/** A resource's `name`: 1 to this many characters (Unicode code points), surrounding whitespace kept. */
+export const RESOURCE_NAME_MAX = 200;

@@ -25,3 +25,6 @@ export type EndpointDisabledReason = (typeof ENDPOINT_DISABLED_REASONS)[number];
 /** How an endpoint signs its deliveries: `v1` (HMAC-SHA256 with a `whsec_` secret) or `v1a` (Ed25519, `whpk_` public key). */
 export const SIGNATURE_SCHEMES = ["v1", "v1a"] as const;
 export type SignatureScheme = (typeof SIGNATURE_SCHEMES)[number];
+
+/** A webhook endpoint's `description`: at most this many characters (Unicode code points). */
+export const WEBHOOK_ENDPOINT_DESCRIPTION_MAX = 500;

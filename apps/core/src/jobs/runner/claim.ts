@@ -21,8 +21,6 @@ export async function ensureRunnerIndexes(jobs: Collection<RunnerJob>): Promise<
   // The running jobs, and each tenant's oldest queued job (its queue head) in tenant order. Partial: it
   // holds the unfinished jobs only, not the finished ones the 30 days keep.
   await jobs.createIndex(CLAIM_INDEX, { name: CLAIM_INDEX_NAME, partialFilterExpression: UNFINISHED });
-  // The claim's index before the fair claim (status, _id: the oldest unfinished jobs of every tenant).
-  await jobs.dropIndex(FORMER_CLAIM_INDEX_NAME).catch(() => {});
   // A finished job's items pages: deleted at its finish, else expired (run.ts).
   await ensureExpiryIndex(jobs.db.collection(JOB_ITEMS_COLLECTION));
 }
@@ -31,7 +29,6 @@ export async function ensureRunnerIndexes(jobs: Collection<RunnerJob>): Promise<
 export const UNFINISHED = { status: { $in: ["queued", "running"] } } as Filter<RunnerJob>;
 export const CLAIM_INDEX = { status: 1, account: 1, livemode: 1, _id: 1 } as const;
 export const CLAIM_INDEX_NAME = "unfinished_tenant_id";
-const FORMER_CLAIM_INDEX_NAME = "unfinished_id";
 /** Queue heads in tenant order: with `status` fixed, the claim index's own order. */
 const HEAD_ORDER = { account: 1, livemode: 1, _id: 1 } as const;
 /** Queue heads a claim may walk past the tenants that have a job running (heads taken by another worker meanwhile). */

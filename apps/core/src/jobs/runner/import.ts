@@ -1,8 +1,7 @@
-import { MongoBulkWriteError, type Collection } from "mongodb";
 import type { Tenant } from "../../caller.js";
 import { importedResource, importedResourceId } from "../../resources/batch.js";
 import type { ResourceDocument } from "../../resources/model.js";
-import { RESOURCES_COLLECTION } from "../../resources/store.js";
+import { RESOURCES_COLLECTION, ResourceStore } from "../../resources/store.js";
 import { importItemFields } from "../items.js";
 import { itemsOf, type JobItemError } from "../model.js";
 import { recordErrors } from "./errors-record.js";
@@ -41,7 +40,7 @@ export function importExecutor(chunk = IMPORT_CHUNK): Executor {
         docs.push(importedResource(tenant, importedResourceId(run.job._id, index, state.chunk_ms), check.fields, state.chunk_ms, NO_REQUEST));
         indexes.push(index);
       }
-      const refused = await insertAll(run.db.collection<ResourceDocument>(RESOURCES_COLLECTION), docs);
+      const refused = await new ResourceStore(run.db).insertMany(docs);
       for (const [position, message] of refused) failed.push({ index: indexes[position]!, id: null, code: "write_failed", param: null, message });
       failed.sort((a, b) => a.index - b.index);
       run.written(
@@ -52,23 +51,4 @@ export function importExecutor(chunk = IMPORT_CHUNK): Executor {
       return { ...state, next: end, chunk_ms: Date.now(), done: state.done + docs.length - refused.size, failed: state.failed + failed.length, errors };
     },
   };
-}
-
-/**
- * One unordered `insertMany`. A duplicate key is a resource an earlier attempt inserted (done); any
- * other refusal of one document fails that item only (a poison item), by its position. An error of
- * the whole command (network, timeout) is thrown: the chunk is retried.
- */
-async function insertAll(collection: Collection<ResourceDocument>, docs: ResourceDocument[]): Promise<Map<number, string>> {
-  const refused = new Map<number, string>();
-  if (docs.length === 0) return refused;
-  try {
-    await collection.insertMany(docs, { ordered: false });
-  } catch (error) {
-    if (!(error instanceof MongoBulkWriteError) || error.writeConcernError) throw error;
-    const writeErrors = Array.isArray(error.writeErrors) ? error.writeErrors : [error.writeErrors];
-    if (writeErrors.length === 0) throw error;
-    for (const w of writeErrors) if (w.code !== 11000) refused.set(w.index, "The database refused this item's resource.");
-  }
-  return refused;
 }

@@ -14,8 +14,6 @@ export const createResource = defineOperation({
   errors: ["parameter_missing", "parameter_invalid", "parameter_invalid_empty", "string_too_long", "metadata_invalid"],
   service: "resources",
   rpc: "createResource",
-  // Exactly once by core's insert under the key's unique index, which also records the answer.
-  answerInCore: true,
   request({ params, tenant }) {
     const name = requiredString(params, "name");
     const status = optionalEnum(params, "status", STATUS_NAMES);

@@ -1,5 +1,5 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import { exampleId, RESOURCE_FILTER_LIMITS, type ResourceFilterSchema } from "@rms/proto";
+import { exampleId, METADATA_LIMITS, RESOURCE_FILTER_LIMITS, type ResourceFilterSchema } from "@rms/proto";
 import { ApiError } from "../../errors.js";
 import type { Params } from "../../http/body.js";
 import { describe, listValue, optionalEnum, optionalMetadata } from "../../http/params.js";
@@ -75,8 +75,8 @@ export function filterParams(where: "list" | "job"): Record<(typeof FILTER_PARAM
         type: "object",
         minProperties: 1,
         maxProperties: metadataKeys,
-        propertyNames: { minLength: 1, maxLength: 40, pattern: "^[^\\[\\]]*$" },
-        additionalProperties: { type: ["string", "number", "boolean"], minLength: 1, maxLength: 500 },
+        propertyNames: { minLength: 1, maxLength: METADATA_LIMITS.keyLength, pattern: "^[^\\[\\]]*$" },
+        additionalProperties: { type: ["string", "number", "boolean"], minLength: 1, maxLength: METADATA_LIMITS.valueLength },
         description: `Equality on ${metadataKeys === 1 ? "one key" : `up to ${metadataKeys} keys`}: \`metadata[plan]=pro\`.`,
       },
     },

@@ -1,4 +1,4 @@
-import { exampleId, metadataMap, RESOURCE_STATUS, ResourceStatus, type Resource, type ResourceStatusName } from "@rms/proto";
+import { exampleId, metadataMap, RESOURCE_NAME_MAX, RESOURCE_STATUS, ResourceStatus, type Resource, type ResourceStatusName } from "@rms/proto";
 import { ApiError } from "../../errors.js";
 import { constant, deletedOf, field, listOf, publicObject } from "../../schema/objects.js";
 import { idSchema, LIST_LIMIT_MAX, METADATA_OBJECT } from "../../schema/params.js";
@@ -19,7 +19,7 @@ const STATUS = { type: "string", enum: [...STATUS_NAMES] };
 export const ResourceObject = publicObject<Resource>("Resource", {
   id: field(RESOURCE_ID, (r) => r.id),
   object: constant("resource"),
-  name: field({ type: "string", minLength: 1, maxLength: 200 }, (r) => r.name),
+  name: field({ type: "string", minLength: 1, maxLength: RESOURCE_NAME_MAX }, (r) => r.name),
   status: field(STATUS, (r) => RESOURCE_STATUS.nameOf(r.status) ?? fail()),
   metadata: field(METADATA_OBJECT, (r) => metadataMap(r.metadata.map((e) => [e.key, e.value]))),
   created: field({ type: "integer", description: "Unix seconds." }, (r) => Number(r.created)),
@@ -34,7 +34,10 @@ function fail(): never {
 
 /** Parameters shared by several resource operations. */
 export const RESOURCE_PARAMS = {
-  name: { example: "Staging cluster", schema: { type: "string", minLength: 1, maxLength: 200, description: "1 to 200 characters (Unicode code points), kept as given." } },
+  name: {
+    example: "Staging cluster",
+    schema: { type: "string", minLength: 1, maxLength: RESOURCE_NAME_MAX, description: `1 to ${RESOURCE_NAME_MAX} characters (Unicode code points), kept as given.` },
+  },
   status: { example: "paused", schema: { ...STATUS, description: "`active` (default on create), `paused` or `archived`." } },
 } satisfies Record<string, ParamSpec>;
 

@@ -1,4 +1,5 @@
 import {
+  WEBHOOK_ENDPOINT_DESCRIPTION_MAX,
   EVENT_TYPES,
   exampleId,
   metadataMap,
@@ -38,7 +39,7 @@ const fields: Record<string, Field<WebhookEndpoint>> = {
   url: field({ type: "string", format: "uri", maxLength: 2048 }, (w) => w.url),
   enabled_events: field(ENABLED_EVENTS, (w) => w.enabledEvents),
   status: field(STATUS, (w) => WEBHOOK_ENDPOINT_STATUS.nameOf(w.status) ?? fail()),
-  description: field({ type: ["string", "null"], maxLength: 500 }, (w) => w.description ?? null),
+  description: field({ type: ["string", "null"], maxLength: WEBHOOK_ENDPOINT_DESCRIPTION_MAX }, (w) => w.description ?? null),
   metadata: field(METADATA_OBJECT, (w) => metadataMap(w.metadata.map((e) => [e.key, e.value]))),
   livemode: field({ type: "boolean" }, (w) => w.livemode),
   api_version: constant(API_VERSION),
@@ -109,7 +110,11 @@ export const ENDPOINT_PARAMS = {
   status: { example: "enabled", schema: { ...STATUS, description: "`enabled` (default on create) or `disabled`." } },
   description: {
     example: "Production receiver",
-    schema: { type: ["string", "null"], maxLength: 500, description: 'At most 500 characters; `""` or null removes it.' },
+    schema: {
+      type: ["string", "null"],
+      maxLength: WEBHOOK_ENDPOINT_DESCRIPTION_MAX,
+      description: `At most ${WEBHOOK_ENDPOINT_DESCRIPTION_MAX} characters; \`""\` or null removes it.`,
+    },
   },
 } satisfies Record<string, ParamSpec>;
 

@@ -4,7 +4,6 @@ import { type Binary, MongoClient } from "mongodb";
 import { pino } from "pino";
 import Stripe from "stripe";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { IDEMPOTENCY_COLLECTION } from "../../idempotency/index.js";
 import { startStack, withSecretKey, type Stack } from "../../testutil/harness.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON bodies; each assertion states the shape it expects.
@@ -91,7 +90,7 @@ describe("webhook endpoints over HTTPS", () => {
     const rotated = await stack.api.post(`/v1/webhook_endpoints/${we.id}/rotate_secret`, { key, headers: { "Idempotency-Key": "we-sealed-2" } });
     const mongo = await new MongoClient(stack.mongoUri).connect();
     try {
-      const records = await mongo.db(stack.databaseName).collection(IDEMPOTENCY_COLLECTION).find({}).toArray();
+      const records = await mongo.db(stack.databaseName).collection("idempotency_keys").find({}).toArray();
       const stored = records.map((r) => JSON.stringify(r) + Buffer.from((r["body"] as Binary | undefined)?.buffer ?? []).toString("latin1")).join("\n");
       expect(records.length).toBeGreaterThanOrEqual(2);
       expect(stored).not.toContain("whsec_");

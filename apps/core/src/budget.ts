@@ -1,5 +1,5 @@
 import type { CallContext } from "@rms/proto";
-import { errors } from "../errors.js";
+import { errors } from "./errors.js";
 
 /**
  * Core's budget for a call ends this long before the caller's deadline, so that

@@ -1,0 +1,195 @@
+import { createHash } from "node:crypto";
+import { create, fromBinary, toBinary, type DescMethodUnary, type MessageInitShape } from "@bufbuild/protobuf";
+import {
+  ANSWER_HEADERS_METADATA,
+  catalogueError,
+  httpStatusOf,
+  idempotencyScopeId,
+  ERROR_CATALOGUE,
+  REPLAY_METADATA,
+  REQUEST_FINGERPRINT_METADATA,
+  RpcError,
+  type AnyErrorCode,
+  type CallContext,
+  type IdempotentReplayTrailer,
+} from "@rms/proto";
+import { Binary } from "mongodb";
+import type { Logger } from "pino";
+import type { Budget } from "../budget.js";
+import type { RequestInfo, Tenant } from "../caller.js";
+import { errors } from "../errors.js";
+import { LOCK_MARGIN_MS, LOCK_TIMEOUT_MS, type IdempotencyRecord, type IdempotencyRecords, type RecordedAnswer } from "../storage/idempotency-records.js";
+import { decryptSecret, encryptSecret, type Keyring } from "../webhooks/secret.js";
+
+/**
+ * Exactly once under an Idempotency-Key, for every declared RPC (define-rpc.ts), in one place
+ * (docs/idempotency-and-limits.md, "One home"). A call that carries the key (the gateway sends it with every POST)
+ * runs as
+ *
+ *   tenant -> [presented key | lock the key's record] -> parse -> load/write -> reply -> record the answer
+ *
+ * and a repeat of it (same key and scope, same fingerprint) gets the recorded answer back, marked with the
+ * `rms-replay` trailer (the first request's id and the headers the gateway gave with it), which the gateway sends
+ * byte for byte: the reply message as first answered, or the error core refused it with. Another request under
+ * the key is `idempotency_key_reused`, the same one still executing `idempotency_key_in_use`. What is recorded:
+ * every answer of an executed call but a 5xx (outcome unknown: the lock is released and a retry executes again) and
+ * a 401 (the key was refused: nothing executed). One record per key for every operation, taken by one atomic
+ * insert, so two different operations sent under one key at the same instant cannot both execute.
+ *
+ * A declaration chooses by its `idempotency` option: `"recorded"` (the default), `"sealed"` (the answer holds a
+ * secret: recorded encrypted under `RMS_SECRET_KEY`, the record's `_id` as associated data) or `"none"`.
+ */
+export type IdempotencyPolicy = "recorded" | "sealed" | "none";
+
+/** What running calls under a key needs: the records, the keyring sealed answers use, a logger for lost records. */
+export interface KeyedCalls {
+  readonly records: IdempotencyRecords;
+  readonly keyring: Keyring | null;
+  readonly logger?: Logger;
+}
+
+export const IN_USE_MESSAGE =
+  "There is currently another in-progress request using this Idempotency-Key (that probably means you submitted twice, and the other request is still going through). Please try again later.";
+
+/** The presented-key check as define-rpc.ts runs it. */
+type KeyCheck = (context: CallContext, tenant: Tenant, options?: { timeoutMS?: number }) => Promise<void>;
+
+export interface KeyedCall<Res> {
+  readonly keyed: KeyedCalls;
+  readonly policy: Exclude<IdempotencyPolicy, "none">;
+  readonly method: DescMethodUnary;
+  readonly request: unknown;
+  readonly context: CallContext;
+  readonly tenant: Tenant;
+  readonly budget: Budget;
+  readonly info: RequestInfo & { idempotencyKey: string };
+  readonly checkKey: KeyCheck;
+  /** parse -> load/write -> reply, once the key's record is held. */
+  readonly execute: () => Promise<Res>;
+}
+
+/** Runs one call under its Idempotency-Key: executes it once, or answers what the key's record holds. */
+export async function runUnderKey<Res>(call: KeyedCall<Res>): Promise<Res> {
+  const { keyed, method, context, tenant, budget, info } = call;
+  const requestId = info.requestId ?? "";
+  const scope = { id: idempotencyScopeId(tenant.account, tenant.livemode, info.idempotencyKey), account: tenant.account, livemode: tenant.livemode };
+  const fingerprint = firstOf(context, REQUEST_FINGERPRINT_METADATA) ?? ownFingerprint(method, context.method, call.request);
+  const now = Date.now();
+  // The lock lasts as long as the caller waits for this call and a margin (core starts no write past the deadline,
+  // and a write sent just before it ends within the driver's timeout); 30 s for a caller that gives no deadline.
+  const lockMs = Number.isFinite(context.deadline) ? Math.max(0, context.deadline - now) + LOCK_MARGIN_MS : LOCK_TIMEOUT_MS;
+  const options = budget.db();
+  const [key, begun] = await Promise.allSettled([call.checkKey(context, tenant, options), keyed.records.begin(scope, fingerprint, requestId, lockMs, budget)]);
+  if (key.status === "rejected") {
+    // A refused key executes nothing and holds nothing.
+    if (begun.status === "fulfilled" && begun.value.kind === "acquired") await begun.value.lease.release().catch((cause: unknown) => lost(keyed, requestId, cause));
+    throw key.reason;
+  }
+  if (begun.status === "rejected") throw begun.reason;
+  const outcome = begun.value;
+  switch (outcome.kind) {
+    case "reused":
+      throw errors.of("idempotency_key_reused");
+    case "inFlight":
+      throw errors.conflict("idempotency_key_in_use", IN_USE_MESSAGE);
+    case "replay":
+      return replay(call, outcome.record, scope.id);
+  }
+  const { lease } = outcome;
+  const headers = firstOf(context, ANSWER_HEADERS_METADATA) ?? "[]";
+  let reply: Res;
+  try {
+    reply = await call.execute();
+  } catch (error) {
+    const refusal = recordable(error);
+    // Recorded beside the answer (below), released before it: a retry must find the key free once told to retry.
+    if (refusal) recordBeside(lease.complete({ error: refusal, headers }, requestId, budget), keyed, requestId);
+    else await lease.release().catch((cause: unknown) => lost(keyed, requestId, cause));
+    throw error;
+  }
+  // The answer is recorded beside the reply rather than before it (one round trip less on every keyed write: the
+  // write is majority-acknowledged already, the record is its memo). A repeat that arrives before the record's
+  // update is applied finds the lock still held and waits for it briefly (`begin`). If recording fails the caller
+  // still has its answer; the lock ends and a retry executes again (the writes are idempotent per key underneath: a
+  // create finds what the first attempt made).
+  const bytes = toBinary(method.output, create(method.output, reply as MessageInitShape<typeof method.output>));
+  const sealed = call.policy === "sealed";
+  if (sealed && !keyed.keyring) {
+    await lease.release().catch((cause: unknown) => lost(keyed, requestId, cause));
+    return reply;
+  }
+  const recorded: RecordedAnswer = {
+    reply: sealed ? encryptSecret(Buffer.from(bytes).toString("base64"), keyed.keyring!, scope.id) : new Binary(bytes),
+    headers,
+  };
+  recordBeside(lease.complete(recorded, requestId, budget), keyed, requestId);
+  return reply;
+}
+
+/** A record's write sent before the answer and not waited for; a failure is logged (the lock then ends by itself). */
+function recordBeside(write: Promise<void>, keyed: KeyedCalls, requestId: string): void {
+  write.catch((cause: unknown) => lost(keyed, requestId, cause));
+}
+
+/** The recorded answer again, marked as a replay (`rms-replay`): the reply message, or the error it was. */
+function replay<Res>(call: KeyedCall<Res>, record: IdempotencyRecord, scopeId: string): Res {
+  const { context, method, keyed } = call;
+  const answer = record.answer;
+  if (!answer) {
+    // A gateway's record of before: its HTTP answer as it was (the gateway opens a sealed one itself).
+    const trailer: IdempotentReplayTrailer = {
+      requestId: record.request_id,
+      headers: JSON.stringify(record.headers ?? []),
+      http: { status: record.status!, body: Buffer.from(record.body!.buffer).toString("base64") },
+    };
+    context.setTrailer?.(REPLAY_METADATA, JSON.stringify(trailer));
+    return create(method.output) as Res;
+  }
+  const trailer: IdempotentReplayTrailer = { requestId: record.request_id, headers: answer.headers };
+  context.setTrailer?.(REPLAY_METADATA, JSON.stringify(trailer));
+  if (answer.error) throw catalogueError(answer.error.code as AnyErrorCode, answer.error.message, answer.error.param || undefined);
+  let bytes: Uint8Array;
+  if (typeof answer.reply === "string") {
+    // A sealed answer that does not open (another RMS_SECRET_KEY, altered bytes) cannot be replayed, and running the
+    // request again could repeat its effect: internal_error.
+    if (!keyed.keyring) throw errors.of("internal_error");
+    try {
+      bytes = Buffer.from(decryptSecret(answer.reply, keyed.keyring, scopeId), "base64");
+    } catch {
+      keyed.logger?.error({ request_id: call.info.requestId }, "a sealed idempotency record does not open");
+      throw errors.of("internal_error");
+    }
+  } else {
+    bytes = answer.reply ? answer.reply.buffer : new Uint8Array();
+  }
+  return fromBinary(method.output, bytes) as Res;
+}
+
+/**
+ * The error to record for a call that failed while executing: an answer of the catalogue below 500 but a 401. A
+ * 5xx (unavailable, deadline, outcome unknown, a bug) is not an answer to the request, and a 401 belongs to the key.
+ */
+function recordable(error: unknown): RecordedAnswer["error"] | null {
+  if (!(error instanceof RpcError) || !Object.hasOwn(ERROR_CATALOGUE, error.code)) return null;
+  const status = httpStatusOf(error.code as AnyErrorCode);
+  if (status >= 500 || status === 401) return null;
+  // Well-formed, as the error travels (a lone surrogate becomes U+FFFD), so its replay says the same words.
+  return { code: error.code, message: error.message.toWellFormed(), param: error.param ?? "" };
+}
+
+/** A fingerprint for a caller that gives none (an operator's call): the method and the request's bytes. */
+function ownFingerprint(method: DescMethodUnary, path: string, request: unknown): string {
+  return createHash("sha256")
+    .update(path)
+    .update(toBinary(method.input, create(method.input, request as MessageInitShape<typeof method.input>)))
+    .digest("base64url");
+}
+
+function firstOf(context: CallContext, key: string): string | null {
+  const value = context.metadata.get(key)[0];
+  return typeof value === "string" && value !== "" ? value : null;
+}
+
+function lost(keyed: KeyedCalls, requestId: string, cause: unknown): void {
+  keyed.logger?.warn({ request_id: requestId, err: cause instanceof Error ? cause.message : String(cause) }, "idempotency record not written");
+}

@@ -1,0 +1,197 @@
+import { randomBytes } from "node:crypto";
+import { IDEMPOTENCY_RETENTION_MS, isDuplicateKeyError } from "@rms/proto";
+import type { Binary, Collection, Db } from "mongodb";
+import { UNBOUNDED, type Budget } from "../budget.js";
+import { writeWithin } from "./write.js";
+
+/**
+ * Core's idempotency records: one document per account + mode + Idempotency-Key, which decides for every call
+ * made under a key whether it runs, is replayed, is refused as reused or is in flight (docs/idempotency-and-limits.md;
+ * run around every declared RPC by grpc/idempotent.ts). Built on single-document atomic writes only: the lock is an
+ * `insertOne` under the unique `_id`, a stale lock is taken over with a conditional `deleteOne` and a new insert,
+ * and the answer is recorded by an `updateOne` guarded by the holder's token. Retention is a TTL index.
+ *
+ * The collection and the `_id` are the ones the gateway used for its records before core kept them, and the
+ * fields it wrote keep their meaning, so a record written by a gateway of before (its last 24 hours) still decides
+ * a retry: its lock blocks until it ends, its answer (`status`, `body`: HTTP bytes) is replayed as it was.
+ */
+export const IDEMPOTENCY_RECORDS_COLLECTION = "idempotency_keys";
+
+/** How long a lock blocks repeats when its call has no deadline (a call with one holds it until then, plus a margin). */
+export const LOCK_TIMEOUT_MS = 30_000;
+/** How long past its call's deadline a lock holds: a write sent just before the deadline ends within it. */
+export const LOCK_MARGIN_MS = 5_000;
+/** A release waits this long at most (a lock it could not remove ends by itself). */
+const RELEASE_TIMEOUT_MS = 5_000;
+/** Looks at a held lock, IN_FLIGHT_LOOK_MS apart, before a repeat is answered in flight (its answer may be on its way). */
+const IN_FLIGHT_LOOKS = 3;
+const IN_FLIGHT_LOOK_MS = 15;
+/** Rounds of insert / take-over before giving up (each round means another request won a race). */
+const MAX_ROUNDS = 5;
+
+/** An error answer, recorded as the catalogue's words (code, message, param). */
+export interface RecordedError {
+  code: string;
+  message: string;
+  param: string;
+}
+
+/** What a call answered, as recorded. */
+export interface RecordedAnswer {
+  /** The reply message's bytes (protobuf binary), or its sealed text when the answer holds a secret. */
+  reply?: Binary | string;
+  error?: RecordedError;
+  /** The headers the caller gave for its answer (opaque JSON text). */
+  headers: string;
+}
+
+/** One record. */
+export interface IdempotencyRecord {
+  /** `<account>/<live|test>/<key>` (`idempotencyScopeId`). */
+  _id: string;
+  account: string;
+  livemode: boolean;
+  /** The caller's fingerprint of the request: another fingerprint under the key is `idempotency_key_reused`. */
+  fingerprint: string;
+  /** First use (a takeover of a stale lock keeps it). */
+  created: Date;
+  /** `created` + 24 h, or the end of the lock if later: the TTL index deletes the record then. */
+  expires_at?: Date;
+  /** The lock holder (random per attempt) and the end of its lock. */
+  owner: string;
+  locked_until: Date;
+  completed: boolean;
+  /** The request that holds or held the lock, and once completed the one whose answer is recorded. */
+  request_id: string;
+  /** Core's record of the answer. */
+  answer?: RecordedAnswer;
+  /** A gateway's record of before: the HTTP answer's status, body bytes and headers. */
+  status?: number;
+  body?: Binary;
+  headers?: { name: string; value: string | string[] }[];
+}
+
+/** Whose key: the scope id, and the tenant for the record's own fields. */
+export interface KeyScope {
+  readonly id: string;
+  readonly account: string;
+  readonly livemode: boolean;
+}
+
+/** The lock on a key, held while the call executes. */
+export interface IdempotencyLease {
+  /** Records the answer and ends the lock; later repeats replay it. */
+  complete(answer: RecordedAnswer, requestId: string, budget?: Budget): Promise<void>;
+  /** Ends the lock without recording anything, so the key can be used again. */
+  release(): Promise<void>;
+}
+
+export type BeginResult =
+  | { readonly kind: "acquired"; readonly lease: IdempotencyLease }
+  | { readonly kind: "replay"; readonly record: IdempotencyRecord }
+  | { readonly kind: "reused" }
+  | { readonly kind: "inFlight" };
+
+export interface RecordsOptions {
+  readonly retentionMs?: number;
+  readonly now?: () => number;
+}
+
+export class IdempotencyRecords {
+  private readonly records: Collection<IdempotencyRecord>;
+  private readonly retentionMs: number;
+  private readonly now: () => number;
+
+  constructor(db: Db, options: RecordsOptions = {}) {
+    this.records = db.collection<IdempotencyRecord>(IDEMPOTENCY_RECORDS_COLLECTION);
+    this.retentionMs = options.retentionMs ?? IDEMPOTENCY_RETENTION_MS;
+    this.now = options.now ?? Date.now;
+  }
+
+  /**
+   * The TTL index that deletes a record at its `expires_at` (MongoDB's TTL monitor runs every 60 s; `begin`
+   * treats a record past it as absent meanwhile). A held lock is never past `expires_at` (at least `locked_until`).
+   */
+  async ensureIndexes(): Promise<void> {
+    await this.records.createIndex({ expires_at: 1 }, { name: "expires_at", expireAfterSeconds: 0 });
+    // Records a gateway wrote before `expires_at` existed get theirs, so the TTL index removes them too. A missing
+    // field is indexed as null, so this reads only those records.
+    await this.records.updateMany({ expires_at: { $exists: false } }, [{ $set: { expires_at: { $max: [{ $add: ["$created", this.retentionMs] }, "$locked_until"] } } }]);
+  }
+
+  /**
+   * Takes the lock for a key, or finds what the key holds: the recorded answer of the same request (`replay`), a
+   * record of another request (`reused`, whatever its state), or the same request still executing (`inFlight`).
+   * `lockMs`: how long the lock blocks repeats if its holder never completes or releases it.
+   */
+  async begin(scope: KeyScope, fingerprint: string, requestId: string, lockMs: number, budget: Budget = UNBOUNDED): Promise<BeginResult> {
+    const _id = scope.id;
+    let created: Date | undefined;
+    let inFlightLooks = 0;
+    for (let round = 0; round < MAX_ROUNDS; round++) {
+      const now = this.now();
+      const owner = randomBytes(12).toString("base64url");
+      const firstUse = created ?? new Date(now);
+      const lockedUntil = new Date(now + lockMs);
+      try {
+        const record: IdempotencyRecord = {
+          _id,
+          account: scope.account,
+          livemode: scope.livemode,
+          fingerprint,
+          created: firstUse,
+          expires_at: new Date(Math.max(firstUse.getTime() + this.retentionMs, lockedUntil.getTime())),
+          owner,
+          locked_until: lockedUntil,
+          completed: false,
+          request_id: requestId,
+        };
+        await writeWithin(budget, (options) => this.records.insertOne(record, options));
+        return { kind: "acquired", lease: this.lease(_id, owner) };
+      } catch (error) {
+        if (!isDuplicateKeyError(error)) throw error;
+      }
+      const existing = await this.records.findOne({ _id }, budget.db());
+      if (!existing) continue; // removed in between (expired or taken over): try to insert again
+      if (this.expiryOf(existing) < now) {
+        // Past its retention, not yet deleted by the TTL monitor: as good as absent. Deleted by its owner token,
+        // so only the record read here goes, never one inserted since.
+        await writeWithin(budget, (options) => this.records.deleteOne({ _id, owner: existing.owner }, options));
+        continue;
+      }
+      if (existing.fingerprint !== fingerprint) return { kind: "reused" };
+      if (existing.completed && (existing.answer !== undefined || (existing.status !== undefined && existing.body !== undefined))) return { kind: "replay", record: existing };
+      if (existing.locked_until.getTime() >= now) {
+        // The holder may have answered already and be recording its answer (grpc/idempotent.ts records beside the
+        // reply): a few short looks before calling it in flight.
+        if (inFlightLooks++ < IN_FLIGHT_LOOKS) {
+          await new Promise((resolve) => setTimeout(resolve, IN_FLIGHT_LOOK_MS));
+          round--;
+          continue;
+        }
+        return { kind: "inFlight" };
+      }
+      // A lock left behind (its holder died or is far past its deadline): take it over. deleteOne is atomic, so of
+      // several retries at most one removes it; the insert decides the new holder.
+      created = existing.created;
+      await writeWithin(budget, (options) => this.records.deleteOne({ _id, locked_until: { $lt: new Date(now) }, completed: false }, options));
+    }
+    return { kind: "inFlight" };
+  }
+
+  private lease(_id: string, owner: string): IdempotencyLease {
+    return {
+      complete: async (answer, requestId, budget = UNBOUNDED) => {
+        await writeWithin(budget, (options) => this.records.updateOne({ _id, owner, completed: false }, { $set: { completed: true, answer, request_id: requestId } }, options));
+      },
+      release: async () => {
+        await this.records.deleteOne({ _id, owner, completed: false }, { timeoutMS: RELEASE_TIMEOUT_MS });
+      },
+    };
+  }
+
+  /** When a record expires; one written before `expires_at` existed lacks it and expires `retentionMs` after first use. */
+  private expiryOf(record: IdempotencyRecord): number {
+    return record.expires_at?.getTime() ?? record.created.getTime() + this.retentionMs;
+  }
+}
