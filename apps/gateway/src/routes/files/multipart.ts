@@ -33,7 +33,7 @@ export function openMultipart(req: Request, options: { maxBytes: number; fileFie
   }
   let parser: busboy.Busboy;
   try {
-    parser = busboy({ headers: req.headers, limits: { files: 1, fields: 20, parts: 21, fieldSize: 64 * 1024, fileSize: options.maxBytes }, defParamCharset: "utf8" });
+    parser = busboy({ headers: req.headers, limits: { files: 1, fields: 20, parts: 21, fieldSize: 64 * 1024, fileSize: options.maxBytes + 1 }, defParamCharset: "utf8" });
   } catch {
     throw new ApiError("parameter_invalid", "The multipart body has no boundary.");
   }
