@@ -84,6 +84,12 @@ describe("POST /v1/files and downloads", () => {
     expect(unsatisfiable.headers["content-range"]).toBe(`bytes */${bytes.length}`);
     const notModified = await stack.api.get(file.url, { key, headers: { "if-none-match": `"${sha(bytes)}"` } });
     expect(notModified.status).toBe(304);
+    // Several ranges, or a malformed header: ignored, the whole file.
+    expect((await stack.api.get(file.url, { key, headers: { range: "bytes=0-1,5-6" } })).status).toBe(200);
+    const empty = (await upload(Buffer.alloc(0), "empty.jsonl")).json;
+    expect(empty.size).toBe(0);
+    expect((await stack.api.get(empty.url, { key })).text).toBe("");
+    expect((await stack.api.get(empty.url, { key, headers: { range: "bytes=0-" } })).status).toBe(416);
 
     const listed = await stack.api.get("/v1/files?purpose=resources_import&limit=100", { key });
     expect(listed.json).toMatchObject({ object: "list", url: "/v1/files" });
