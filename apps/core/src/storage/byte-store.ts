@@ -101,11 +101,7 @@ export class ByteStore {
 
   /** Writes (or renews) the blob's document as open, before any chunk: from now the sweep knows it. */
   async open(id: string, nowMs = Date.now(), leaseMs = WRITING_LEASE_MS): Promise<void> {
-    await this.blobs.updateOne(
-      { _id: id },
-      { $set: { check_at: new Date(nowMs + leaseMs) }, $setOnInsert: { state: "open", created: new Date(nowMs) } },
-      { upsert: true },
-    );
+    await this.blobs.updateOne({ _id: id }, { $set: { check_at: new Date(nowMs + leaseMs) }, $setOnInsert: { state: "open", created: new Date(nowMs) } }, { upsert: true });
   }
 
   /**
@@ -130,14 +126,12 @@ export class ByteStore {
     const insert = async (bytes: Buffer) => {
       const index = n++;
       // An upsert: a blob id may be written again (a job create repeated after a crash writes the same bytes).
-      const write = this.chunks
-        .replaceOne({ _id: `${id}/${index}` }, { b: id, n: index, o: index * CHUNK_BYTES, data: new Binary(bytes) }, { upsert: true })
-        .then(
-          () => undefined,
-          (error: unknown) => {
-            writeFailed ??= error;
-          },
-        );
+      const write = this.chunks.replaceOne({ _id: `${id}/${index}` }, { b: id, n: index, o: index * CHUNK_BYTES, data: new Binary(bytes) }, { upsert: true }).then(
+        () => undefined,
+        (error: unknown) => {
+          writeFailed ??= error;
+        },
+      );
       const tracked = write.finally(() => inFlight.delete(tracked));
       inFlight.add(tracked);
       if (inFlight.size >= WRITES_IN_FLIGHT) await Promise.race(inFlight);

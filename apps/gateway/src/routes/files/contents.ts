@@ -96,7 +96,8 @@ export const fileContents = defineStreamOperation({
               return;
             }
             // A range of an empty file is unsatisfiable (RFC 9110): there is no first byte to serve.
-            if (range && end === start) throw new ApiError("range_not_satisfiable", "The file is empty: no range of it can be served.", { headers: { "Content-Range": `bytes */${file.size}` } });
+            if (range && end === start)
+              throw new ApiError("range_not_satisfiable", "The file is empty: no range of it can be served.", { headers: { "Content-Range": `bytes */${file.size}` } });
             res.setHeader("Content-Type", contentTypeOf(file.type));
             res.setHeader("Content-Length", String(end - start));
             if (range) res.setHeader("Content-Range", `bytes ${start}-${end - 1n}/${file.size}`);

@@ -29,7 +29,10 @@ const MULTIPART = /^multipart\/form-data\s*;/i;
 export function openMultipart(req: Request, options: { maxBytes: number; fileField: string; after: (name: string, value: string) => void }): Promise<MultipartFile> {
   const type = req.headers["content-type"] ?? "";
   if (!MULTIPART.test(type)) {
-    throw new ApiError("unsupported_media_type", `This route takes multipart/form-data (fields \`purpose\` and \`${options.fileField}\`), not '${type.slice(0, 100) || "no content type"}'.`);
+    throw new ApiError(
+      "unsupported_media_type",
+      `This route takes multipart/form-data (fields \`purpose\` and \`${options.fileField}\`), not '${type.slice(0, 100) || "no content type"}'.`,
+    );
   }
   let parser: busboy.Busboy;
   try {
