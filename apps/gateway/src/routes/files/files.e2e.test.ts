@@ -201,8 +201,11 @@ describe("POST /v1/files and downloads", () => {
     socket.write(body.subarray(0, 1_600_000));
     await eventually(async () => expect(await db().collection("file_blob_chunks").countDocuments()).toBeGreaterThan(beforeChunks));
     socket.destroy();
-    await eventually(async () => expect(await db().collection("file_blob_chunks").countDocuments()).toBe(beforeChunks));
-    expect(await db().collection("file_blobs").countDocuments({ state: "open" })).toBe(0);
+    // The discard deletes the chunks, then the blob's document.
+    await eventually(async () => {
+      expect(await db().collection("file_blob_chunks").countDocuments()).toBe(beforeChunks);
+      expect(await db().collection("file_blobs").countDocuments({ state: "open" })).toBe(0);
+    });
     expect(await db().collection("files").countDocuments()).toBe(beforeFiles);
   });
 

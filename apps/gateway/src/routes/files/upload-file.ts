@@ -80,7 +80,8 @@ export const uploadFile = defineStreamOperation({
               [FILE]: { type: "string", contentMediaType: "application/octet-stream", description: "The file's bytes, in a part with a filename." },
             },
           },
-          encoding: { [FILE]: { contentType: "application/x-ndjson, application/jsonl, text/csv, application/octet-stream" } },
+          // The file's type comes from its name or this content type; another content type needs a .jsonl, .ndjson or .csv name.
+          encoding: { [FILE]: { contentType: "application/x-ndjson, application/jsonl, text/csv" } },
         },
       },
     },
