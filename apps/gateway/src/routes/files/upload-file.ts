@@ -80,8 +80,9 @@ export const uploadFile = defineStreamOperation({
               [FILE]: { type: "string", contentMediaType: "application/octet-stream", description: "The file's bytes, in a part with a filename." },
             },
           },
-          // The file's type comes from its name or this content type; another content type needs a .jsonl, .ndjson or .csv name.
-          encoding: { [FILE]: { contentType: "application/x-ndjson, application/jsonl, text/csv" } },
+          // The file's type comes from its name's extension or a JSONL/CSV content type; application/octet-stream needs a
+          // .jsonl, .ndjson or .csv name (listed so that generic clients, which cannot encode the others, can send one).
+          encoding: { [FILE]: { contentType: "application/x-ndjson, application/jsonl, text/csv, application/octet-stream" } },
         },
       },
     },
