@@ -27,7 +27,9 @@ describe("parseGatewayConfig", () => {
       requestLogs: { enabled: true, buffer: 10_000, retentionDays: 14 },
       supervised: false,
       tracing: expect.objectContaining({ exporter: null, serviceName: "rms-gateway" }),
+      filesMaxBytes: 512 * 1024 * 1024,
     });
+    expect(parseGatewayConfig({ ...base, FILES_MAX_BYTES: "1048576" }).filesMaxBytes).toBe(1_048_576);
   });
 
   it("reads every variable", () => {

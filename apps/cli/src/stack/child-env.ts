@@ -101,6 +101,7 @@ export function gatewayEnv(env: Readonly<Record<string, string | undefined>>, co
       "REQUEST_LOGS",
       "REQUEST_LOGS_BUFFER",
       "REQUEST_LOGS_RETENTION_DAYS",
+      "FILES_MAX_BYTES",
       "SHUTDOWN_GRACE_MS",
     ]),
     ...trustedProxies,

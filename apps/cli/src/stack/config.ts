@@ -35,6 +35,7 @@ const schema = z
     REQUEST_LOGS: z.enum(["on", "off"]).optional(),
     REQUEST_LOGS_BUFFER: positiveInt().optional(),
     REQUEST_LOGS_RETENTION_DAYS: positiveInt().optional(),
+    FILES_MAX_BYTES: positiveInt().optional(),
     SHUTDOWN_GRACE_MS: positiveInt().optional(),
     RMS_FAULTS: z.string().optional(),
     LOG_LEVEL: logLevel(),

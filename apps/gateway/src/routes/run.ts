@@ -20,15 +20,15 @@ import { requestIdOf } from "../http/request-id.js";
 import { recordParams, recordPrincipal } from "../http/request-log.js";
 import { answerHeaders, idempotencyKeyOf, requestFingerprint, sendReplay, type RecordedHeader, type RecordedResponse, type RecordSealer } from "../idempotency/index.js";
 import { enforceRateLimit, type RateLimiter } from "../ratelimit/index.js";
-import type { GatewayConfig } from "../config.js";
-import type { LocalStores, Operation, PreparedCall } from "./operation.js";
+import { DEFAULT_FILES_MAX_BYTES, type GatewayConfig } from "../config.js";
+import type { LocalStores, Operation, PreparedCall, StreamSpec } from "./operation.js";
 
 /** What running an operation needs of the gateway. */
 export interface RunDeps {
   readonly core: CoreClients;
   /** The gateway's own stores the local operations read (none: they answer 503). */
   readonly local?: LocalStores | undefined;
-  readonly config: Pick<GatewayConfig, "rateLimits">;
+  readonly config: Pick<GatewayConfig, "rateLimits" | "filesMaxBytes">;
   readonly logger: Logger;
   readonly rateLimiter: RateLimiter;
   readonly recordSealer: RecordSealer;
@@ -74,6 +74,7 @@ async function runAuthenticated(operation: Operation, deps: RunDeps, auth: Authe
     deps.logger.warn({ request_id: requestId, err: cause instanceof Error ? cause.message : String(cause) }, "rate limiter unavailable: answered 503"),
   );
   authorize(principal, operation.scope);
+  if (operation.stream) return runStream(operation, operation.stream, deps, auth, req, res);
 
   // parse
   const key = operation.method === "POST" ? idempotencyKeyOf(req.headers) : undefined;
@@ -173,4 +174,24 @@ function head(res: Response, answer: Answer): void {
 function send(res: Response, answer: Answer): void {
   head(res, answer);
   res.send(answer.body);
+}
+
+/**
+ * A stream operation (files): its query parameters (a GET's) are checked as usual, its body is its own to read.
+ * Answered before its body was read to the end (a refusal, 413), the connection is closed after the answer.
+ */
+async function runStream(operation: Operation, stream: StreamSpec, deps: RunDeps, auth: Authenticated, req: Request, res: Response): Promise<void> {
+  const key = operation.method === "POST" ? idempotencyKeyOf(req.headers) : undefined;
+  const params = operation.method === "GET" ? await requestParams(req, operation.bodyParameterLimit) : (Object.create(null) as Record<string, unknown>);
+  rejectUnknown(params, operation.params);
+  const metadata = { [REQUEST_ID_METADATA]: requestIdOf(res), ...presentedKeyMetadata(auth), ...(key !== undefined ? { [IDEMPOTENCY_KEY_METADATA]: key } : {}) };
+  try {
+    await stream.handle(
+      { req, res, tenant: auth.principal.tenant, path: req.params as Record<string, string>, params, key, metadata, core: deps.core },
+      { filesMaxBytes: deps.config.filesMaxBytes ?? DEFAULT_FILES_MAX_BYTES, logger: deps.logger },
+    );
+  } catch (error) {
+    if (!req.complete && !res.headersSent) res.setHeader("Connection", "close");
+    throw error;
+  }
 }

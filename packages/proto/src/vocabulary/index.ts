@@ -1,5 +1,6 @@
 import { ACCOUNTS_VOCABULARY } from "./accounts.js";
 import { EVENTS_VOCABULARY } from "./events.js";
+import { FILES_VOCABULARY } from "./files.js";
 import { JOBS_VOCABULARY } from "./jobs.js";
 import { REQUEST_LOGS_VOCABULARY } from "./request-logs.js";
 import { RESOURCES_VOCABULARY } from "./resources.js";
@@ -10,6 +11,7 @@ import { WEBHOOKS_VOCABULARY } from "./webhooks.js";
 export type { Vocabulary } from "./vocabulary.js";
 export * from "./accounts.js";
 export * from "./events.js";
+export * from "./files.js";
 export * from "./jobs.js";
 export * from "./metadata.js";
 export * from "./request-logs.js";
@@ -29,6 +31,7 @@ export const VOCABULARIES = [
   WEBHOOK_ENDPOINTS_VOCABULARY,
   WEBHOOKS_VOCABULARY,
   EVENTS_VOCABULARY,
+  FILES_VOCABULARY,
   REQUEST_LOGS_VOCABULARY,
 ] as const satisfies readonly Vocabulary[];
 
