@@ -1,5 +1,6 @@
 import { ACCOUNTS_VOCABULARY } from "./accounts.js";
 import { EVENTS_VOCABULARY } from "./events.js";
+import { FILES_VOCABULARY } from "./files.js";
 import { JOBS_VOCABULARY } from "./jobs.js";
 import { RESOURCES_VOCABULARY } from "./resources.js";
 import type { Vocabulary } from "./vocabulary.js";
@@ -9,6 +10,7 @@ import { WEBHOOKS_VOCABULARY } from "./webhooks.js";
 export type { Vocabulary } from "./vocabulary.js";
 export * from "./accounts.js";
 export * from "./events.js";
+export * from "./files.js";
 export * from "./jobs.js";
 export * from "./resources.js";
 export * from "./webhook-endpoints.js";
@@ -26,6 +28,7 @@ export const VOCABULARIES = [
   WEBHOOK_ENDPOINTS_VOCABULARY,
   WEBHOOKS_VOCABULARY,
   EVENTS_VOCABULARY,
+  FILES_VOCABULARY,
 ] as const satisfies readonly Vocabulary[];
 
 type Each = (typeof VOCABULARIES)[number];
