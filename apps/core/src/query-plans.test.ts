@@ -16,6 +16,7 @@ import { EventStore } from "./events/store.js";
 import { idAt, newId } from "./ids.js";
 import { JOB_ERRORS_COLLECTION, JOBS_COLLECTION, type JobDocument, type JobErrorDocument, type JobFilter, type JobStatus, type JobType } from "./jobs/model.js";
 import { previewJob } from "./jobs/preview.js";
+import { JobFiles } from "./files/for-jobs.js";
 import { bulkExecutor } from "./jobs/runner/bulk.js";
 import { claimJob, runSlot } from "./jobs/runner/claim.js";
 import { runJob } from "./jobs/runner/run.js";
@@ -472,6 +473,7 @@ describe("jobs", () => {
     const { plans: run } = await measure("job run (bulk_update)", () =>
       runJob(claimed!.job, bulkExecutor("update"), {
         db: work,
+        files: new JobFiles(work),
         logger,
         owner: "query-plans",
         leaseMs: 60_000,
@@ -558,7 +560,7 @@ describe("job previews (validate_only)", () => {
       ["job preview status=paused created[gte]", { status: "paused", created: { gte: since } }, pristineMatches((r) => r.status === "paused" && r.created >= since)],
     ];
     for (const [label, filter, matches] of cases) {
-      const { value, plans } = await measure(label, () => previewJob(work, M, { type: "resources.bulk_delete", params: { filter } }));
+      const { value, plans } = await measure(label, () => previewJob(work, M, { type: "resources.bulk_delete", params: { filter } }, null));
       expect(value.sample.length, label).toBe(Math.min(10, value.total));
       for (const plan of plans) {
         expect(plan.stages, plan.shape).not.toContain("SORT");
@@ -578,7 +580,7 @@ describe("job previews (validate_only)", () => {
             ],
           },
         },
-      }),
+      }, null),
     );
     for (const plan of plans) expect(plan.totalDocsExamined, plan.shape).toBeLessThanOrEqual(pristineMatches(team3) + 12);
   });
@@ -1018,7 +1020,7 @@ function seedData() {
     const finished = status === "succeeded" || status === "failed" || status === "canceled";
     const params =
       type === "resources.import"
-        ? { items: [{ name: "imported" }] }
+        ? { file: "file_imported" }
         : type === "resources.bulk_update"
           ? { filter: { status: "archived" as const }, update: { status: "active" as const } }
           : { filter: { status: "archived" as const } };

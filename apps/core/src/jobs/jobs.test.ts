@@ -6,6 +6,7 @@ import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestCore, type TestCore } from "../testutil/harness.js";
 import { thingsCollection } from "../testutil/storage.js";
+import { jobStore } from "../testutil/jobs.js";
 import { importItemFields } from "./items.js";
 import { UNBOUNDED } from "../grpc/budget.js";
 import { OutboxRelay } from "../storage/relay.js";
@@ -351,7 +352,7 @@ describe("retention", () => {
     // A database of its own: core's relay would otherwise relay the outbox this test fills.
     const { db, close } = await thingsCollection();
     await fastTtlMonitor(db);
-    const store = new JobStore(db);
+    const store = jobStore(db);
     await store.ensureIndexes();
     const relay = new OutboxRelay(db, { sources: [JOBS_COLLECTION], logger: pino({ level: "silent" }) });
     const { test } = await t.newAccount();

@@ -5,6 +5,7 @@ import { idBoundAt, matchingFilter, type MarkedResource } from "../resources/bat
 import { RESOURCES_COLLECTION } from "../resources/store.js";
 import { importItemFields } from "./items.js";
 import { type JobFiles, readFileFrom } from "./files.js";
+import { errors } from "../errors.js";
 import { importFileOf } from "./import-file.js";
 import { RESULT_ERRORS_INLINE_MAX, type ImportItem, type JobFilter, type JobItemError, type RequestedParams } from "./model.js";
 import { FILE_START, FileInvalidError } from "./rows/model.js";

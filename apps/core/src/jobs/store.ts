@@ -104,7 +104,7 @@ export class JobStore {
     const free = await freeQueueSlots(this.collection, tenant, this.queuedPerAccount, budget);
     const nowMs = Date.now();
     const id = newId("job", nowMs);
-    const { typed, total, madeFile } = await this.stored(tenant, requested, id);
+    const { typed, total } = await this.stored(tenant, requested, id);
     const doc: Omit<JobDocument, "idempotency" | "request_hash"> = {
       _id: id,
       account: tenant.account,
@@ -152,9 +152,9 @@ export class JobStore {
       // Idle workers wake on the counter; not awaited: the 201 does not wait for it, and the job is durable already.
       void JOBS_QUEUE.signal(this.db);
     } else if (input !== null) {
-      // No job of this id: its hold ends, and a file made of inline items for it goes.
+      // No job of this id (a replay, or the tenant's limit): its hold ends; a file made of inline items for it
+      // then expires at its own retention, like any file no job uses.
       await this.files!.release(tenant, input, id).catch(() => {});
-      if (madeFile) await this.files!.output(tenant, id, "job_results", "jsonl").discard().catch(() => {});
     }
     return answer;
   }
@@ -164,18 +164,18 @@ export class JobStore {
    * so item i is line i + 1), an import's file is checked (the tenant's, of purpose `resources_import`) and a
    * bulk job's or an export's params are kept as they are. No job holds more than a file id and a filter.
    */
-  private async stored(tenant: Tenant, requested: RequestedParams, job: string): Promise<{ typed: TypedParams; total: number | null; madeFile: string | null }> {
-    if (requested.type !== "resources.import") return { typed: requested, total: null, madeFile: null };
+  private async stored(tenant: Tenant, requested: RequestedParams, job: string): Promise<{ typed: TypedParams; total: number | null }> {
+    if (requested.type !== "resources.import") return { typed: requested, total: null };
     const files = this.files;
     if (!files) throw new Error("jobs: imports need file storage");
     if ("items" in requested.params) {
       const items = requested.params.items;
       // Its id derives from the job's, and the job holds it from the start.
       const made = await files.createImportFile(tenant, itemsAsJsonl(items), "jsonl", { job, filename: "items.jsonl" });
-      return { typed: { type: "resources.import", params: { file: made.id } }, total: items.length, madeFile: made.id };
+      return { typed: { type: "resources.import", params: { file: made.id } }, total: items.length };
     }
     const file = await importFileOf(files, tenant, requested.params.file);
-    return { typed: { type: "resources.import", params: { file: file.id } }, total: null, madeFile: null };
+    return { typed: { type: "resources.import", params: { file: file.id } }, total: null };
   }
 
   /** What a job of these params would work on now (preview.ts); stores nothing. */

@@ -3,7 +3,9 @@ import type { Db } from "mongodb";
 import { pino } from "pino";
 import type { Tenant } from "../caller.js";
 import { JobStore } from "../jobs/store.js";
-import type { TypedParams } from "../jobs/model.js";
+import type { RequestedParams } from "../jobs/model.js";
+import { JobFiles } from "../files/for-jobs.js";
+import { DEFAULT_JOBS_QUEUED_PER_ACCOUNT } from "../settings.js";
 import type { RunnerJob } from "../jobs/runner/seam.js";
 import { importedResource, importedResourceId } from "../resources/batch.js";
 import type { ResourceDocument, ResourceStatusName } from "../resources/model.js";
@@ -12,9 +14,19 @@ import { EVENTS_COLLECTION, OutboxRelay } from "../storage/relay.js";
 
 const NO_REQUEST = { requestId: null, idempotencyKey: null };
 
-/** Queues a job as the jobs API does (its store's create). */
-export async function queueJob(db: Db, tenant: Tenant, typed: TypedParams): Promise<string> {
-  const created = await new JobStore(db).create(tenant, typed, NO_REQUEST);
+/** File storage as jobs use it (the files domain's surface for jobs), on the test's database. */
+export function jobFiles(db: Db): JobFiles {
+  return new JobFiles(db);
+}
+
+/** A job store as the jobs domain opens it, with file storage (imports store their items as a file). */
+export function jobStore(db: Db): JobStore {
+  return new JobStore(db, () => {}, DEFAULT_JOBS_QUEUED_PER_ACCOUNT, jobFiles(db));
+}
+
+/** Queues a job as the jobs API does (its store's create; an inline import's items become a file). */
+export async function queueJob(db: Db, tenant: Tenant, typed: RequestedParams): Promise<string> {
+  const created = await jobStore(db).create(tenant, typed, NO_REQUEST);
   if (!("doc" in created)) throw new Error("job not created");
   return created.doc._id;
 }

@@ -50,7 +50,6 @@ export function bulkExecutor(kind: "update" | "delete", chunk = BULK_CHUNK): Exe
       const snapshot = state.snapshot!;
       if (!snapshot.complete) return snapshotPage(run, state);
       if (state.next >= snapshot.total) return null;
-      if (!state.output) return { ...state, output: newOutput(run, "job_results", "jsonl") };
       const update = kind === "update" ? updateOf(run.job.params) : undefined;
       const decide: Decide = update
         ? (doc, job, tenant) => updateDecision(doc, update, job, tenant, NO_REQUEST)
@@ -75,7 +74,7 @@ export function bulkExecutor(kind: "update" | "delete", chunk = BULK_CHUNK): Exe
         }
       });
       // The chunk's results lines, as part `parts` of the results file (a redo after a takeover writes it again in place).
-      const output = await writePart(run, state, Buffer.from(`${lines.join("\n")}\n`));
+      const output = await writePart(run, state.output ?? newOutput(run, "job_results", "jsonl"), Buffer.from(`${lines.join("\n")}\n`));
       const errors = await recordErrors(run.db, run.job, state, failed);
       return {
         ...state,

@@ -35,7 +35,7 @@ export function exportExecutor(chunk = EXPORT_CHUNK): Executor {
       const walk = state.export!;
       if (walk.complete) return null;
       const { filter, format } = exportOf(run.job.params);
-      if (!state.output) return { ...state, output: newOutput(run, "resources_export", format) };
+      const started = state.output ?? newOutput(run, "resources_export", format);
       const tenant: Tenant = { account: run.job.account, livemode: run.job.livemode };
       const cursor = run.db
         .collection<MarkedResource>(RESOURCES_COLLECTION)
@@ -44,7 +44,7 @@ export function exportExecutor(chunk = EXPORT_CHUNK): Executor {
         .limit(chunk)
         .batchSize(Math.min(chunk, 500));
       // Rows until the chunk's count or PART_BYTES: a part (and what this process holds) stays small whatever the resources hold.
-      const lines: string[] = format === "csv" && state.output.parts === 0 ? [csvLine([...EXPORT_CSV_COLUMNS])] : [];
+      const lines: string[] = format === "csv" && started.parts === 0 ? [csvLine([...EXPORT_CSV_COLUMNS])] : [];
       let bytes = 0;
       let rows = 0;
       let last = walk.last;
@@ -66,7 +66,7 @@ export function exportExecutor(chunk = EXPORT_CHUNK): Executor {
       }
       const complete = !cut && rows < chunk;
       // An empty last chunk writes no part (an export of nothing is an empty file, or a CSV header alone).
-      const output = lines.length > 0 ? await writePart(run, state, Buffer.from(lines.join(""))) : state.output;
+      const output = lines.length > 0 ? await writePart(run, started, Buffer.from(lines.join(""))) : started;
       return { ...state, export: { ...walk, last, complete }, output, next: state.next + rows, done: state.done + rows };
     },
     async finish(run, state, status) {

@@ -42,9 +42,7 @@ export function importExecutor(chunk = IMPORT_CHUNK, scanRows = SCAN_ROWS): Exec
       const tenant: Tenant = { account: run.job.account, livemode: run.job.livemode };
       const file = fileOf(run.job.params);
       const position = state.import ?? (await startPosition(run, tenant, file));
-      if (!state.import) return { ...state, import: position };
       if (position.phase === "scan") return { ...state, import: await scan(run, tenant, file, position, scanRows) };
-      if (!state.output) return { ...state, output: newOutput(run, "job_results", "jsonl") };
       return rowsChunk(run, tenant, file, state, position, chunk);
     },
     async finish(run, state, status) {
@@ -134,7 +132,7 @@ async function rowsChunk(run: JobRun, tenant: Tenant, file: string, state: Check
       failed.push({ index: state.next + i, line: row.line, id: null, ...outcome });
     }
   });
-  const output = await writePart(run, state, Buffer.from(`${lines.join("\n")}\n`));
+  const output = await writePart(run, state.output ?? newOutput(run, "job_results", "jsonl"), Buffer.from(`${lines.join("\n")}\n`));
   const errors = await recordErrors(run.db, run.job, state, failed);
   const created = docs.length - refused.size;
   return {

@@ -21,8 +21,7 @@ export function outputOf(run: JobRun, purpose: OutputPurpose, format: RowFormat)
 }
 
 /** Writes the chunk's part at the index the checkpoint holds (a redo after a takeover writes it again in place). */
-export async function writePart(run: JobRun, state: Checkpoint, bytes: Buffer): Promise<NonNullable<Checkpoint["output"]>> {
-  const output = state.output!;
+export async function writePart(run: JobRun, output: NonNullable<Checkpoint["output"]>, bytes: Buffer): Promise<NonNullable<Checkpoint["output"]>> {
   await outputOf(run, output.purpose, output.format).writeChunk(output.parts, bytes);
   return { ...output, parts: output.parts + 1 };
 }

@@ -7,7 +7,7 @@ import { inject } from "vitest";
 import type { Tenant } from "../../caller.js";
 import type { MarkedResource } from "../../resources/batch.js";
 import { RESOURCES_COLLECTION } from "../../resources/store.js";
-import { eventCounts, jobOf, queueJob, relayAll, seedResources } from "../../testutil/jobs.js";
+import { eventCounts, jobFiles, jobOf, jobStore, queueJob, relayAll, seedResources } from "../../testutil/jobs.js";
 import { startWorkerProcess } from "../../testutil/process.js";
 import type { RunnerJob } from "./seam.js";
 
@@ -71,7 +71,7 @@ it("SIGKILL mid-import: the next worker takes the job over after the lease and c
   expect(before.lease_owner).toBe(first.workerId);
   expect(job.attempts).toBe(1); // the dead worker's attempt
   expect(job.epoch).toBe(2);
-  expect(job.result).toEqual({ created: total, errors: [] });
+  expect(job.result).toEqual({ created: total, errors: [], results_file: expect.stringMatching(/^file_/) });
   const names = (
     await resources()
       .find({ account: tenant.account }, { projection: { name: 1 } })
@@ -101,7 +101,7 @@ it("SIGKILL mid-bulk-update: every matched resource is updated once (version 1, 
   const second = await startWorkerProcess(databaseName, WORKER_ENV);
   const job = await succeeded(id);
   await second.stop();
-  expect(job.result).toEqual({ updated: total, errors: [] });
+  expect(job.result).toEqual({ updated: total, errors: [], results_file: expect.stringMatching(/^file_/) });
   expect(job.progress).toEqual({ total, processed: total, failed: 0, skipped: 0 });
   const all = await resources().find({ account: tenant.account }).toArray();
   expect(all.filter((r) => r.version === 1 && r.status === "paused")).toHaveLength(total);
