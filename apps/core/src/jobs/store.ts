@@ -53,8 +53,13 @@ export interface ErrorListQuery {
   endingBefore?: number;
 }
 
-/** A list page stops adding jobs once their params pass this many bytes as JSON (storage/bounded-page.ts). */
+/** A list page stops adding jobs once their params and results pass this many bytes as JSON (storage/bounded-page.ts). */
 export const LIST_PAGE_PARAMS_BYTES = PAGE_BYTES_MAX;
+
+/** What a job adds to a list page, about: its params and its result as JSON (the rest is a few hundred bytes). */
+function jobBytes(job: LoadedJob): number {
+  return JSON.stringify(job.params).length + JSON.stringify(job.result).length;
+}
 
 /** A create refused because the tenant holds JOBS_QUEUED_PER_ACCOUNT unfinished jobs already. */
 export type CreateResult = InsertOnceResult<JobDocument> | { limitReached: true };
@@ -262,7 +267,9 @@ export class JobStore {
       ...WITHOUT_OUTBOX,
       ...budget.db(),
     });
-    const { items: page, hasMore } = await boundedPage(cursor as unknown as FindCursor<LoadedJob>, query.limit, (job) => JSON.stringify(job.params).length, LIST_PAGE_PARAMS_BYTES);
+    // Params are a file id or a filter (at most 1,000 ids) and a result at most 100 errors, so a job is tens of KB at
+    // most; the cut keeps a page of 100 such jobs within one gRPC message.
+    const { items: page, hasMore } = await boundedPage(cursor as unknown as FindCursor<LoadedJob>, query.limit, jobBytes, LIST_PAGE_PARAMS_BYTES);
     return { items: backwards ? page.reverse() : page, hasMore };
   }
 

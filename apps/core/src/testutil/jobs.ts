@@ -67,3 +67,26 @@ export async function eventCounts(db: Db, tenant: Tenant): Promise<Map<string, n
   for (const e of events) counts.set(`${e.object.id} ${e.type}`, (counts.get(`${e.object.id} ${e.type}`) ?? 0) + 1);
   return counts;
 }
+
+/** An uploaded `resources_import` file of the tenant (as `POST /v1/files` leaves one): its id. */
+export async function importFile(db: Db, tenant: Tenant, text: string | Buffer, type: "jsonl" | "csv"): Promise<string> {
+  return (await jobFiles(db).createImportFile(tenant, typeof text === "string" ? Buffer.from(text) : text, type)).id;
+}
+
+/** A finished file's bytes, as a download streams them, and its document's size and sha256. */
+export async function fileBytes(db: Db, tenant: Tenant, id: string): Promise<{ bytes: Buffer; size: number; sha256: string; purpose: string }> {
+  const files = jobFiles(db);
+  const doc = await files.store.get(tenant, id);
+  const parts: Buffer[] = [];
+  for await (const piece of files.store.read(doc)) parts.push(Buffer.from(piece));
+  return { bytes: Buffer.concat(parts), size: doc.size, sha256: doc.sha256, purpose: doc.purpose };
+}
+
+/** A JSONL file's lines as objects. */
+export function jsonLines(bytes: Buffer): Record<string, unknown>[] {
+  return bytes
+    .toString("utf8")
+    .split("\n")
+    .filter((line) => line !== "")
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
+}
