@@ -206,9 +206,9 @@ describe("exports", () => {
   it("JSONL and CSV: every match at the start once, in id order, as read; later resources excluded; rows and sha256 agree with the stored file", async () => {
     const tenant = newTenant();
     const ids = await seedResources(db, tenant, 45, (i) => ({
-      name: i === 7 ? 'quote " and, comma\nnewline' : `e${i}`,
+      name: i === 6 ? 'quote " and, comma\nnewline' : `e${i}`,
       status: i % 3 === 0 ? "paused" : "active",
-      metadata: i === 7 ? [{ k: "__proto__", v: "x" }] : [],
+      metadata: i === 6 ? [{ k: "__proto__", v: "x" }] : [],
     }));
     const paused = ids.filter((_, i) => i % 3 === 0);
     const jsonl = await queueJob(db, tenant, { type: "resources.export", params: { filter: {}, format: "jsonl" } });
@@ -249,7 +249,9 @@ describe("exports", () => {
       async step(run: Parameters<typeof inner.step>[0], state: Parameters<typeof inner.step>[1]) {
         if (!late) {
           late = true;
-          await seedResources(db, tenant, 5); // made after the job started (their ids are past its bound)
+          // Made after the job started: a seeded resource's id is a second older than now, so wait past that.
+          await new Promise((resolve) => setTimeout(resolve, 1_500));
+          await seedResources(db, tenant, 5);
         }
         await inner.step(run, state);
         return inner.step(run, state);
