@@ -48,7 +48,12 @@ export interface GatewayConfig {
   readonly supervised?: boolean;
   /** OpenTelemetry tracing (OTEL_* variables, @rms/telemetry): off unless an exporter is asked for; absent is off. */
   readonly tracing?: TracingConfig;
+  /** Most bytes of a file uploaded by `POST /v1/files` (FILES_MAX_BYTES, default 512 MiB); absent is the default. */
+  readonly filesMaxBytes?: number;
 }
+
+/** FILES_MAX_BYTES's default: 512 MiB (CONTRACT.md section 11). */
+export const DEFAULT_FILES_MAX_BYTES = 512 * 1024 * 1024;
 
 /** The gateway's variables, by the shared rules of @rms/config (core and the launcher check the same ones alike). */
 const schema = z.object({
@@ -72,6 +77,7 @@ const schema = z.object({
   MONGODB_URI: mongoUri(),
   MONGODB_DATABASE: databaseName(),
   RMS_SUPERVISED: z.string().optional(),
+  FILES_MAX_BYTES: positiveInt().optional(),
 });
 
 /**
@@ -112,5 +118,6 @@ export function parseGatewayConfig(env: Readonly<Record<string, string | undefin
     metricsPort: c.METRICS_PORT,
     supervised: c.RMS_SUPERVISED === "1",
     tracing: tracingConfig(env, "rms-gateway"),
+    filesMaxBytes: c.FILES_MAX_BYTES ?? DEFAULT_FILES_MAX_BYTES,
   };
 }

@@ -8,6 +8,7 @@ import {
   EventService,
   JobService,
   WebhookEndpointService,
+  FileService,
   TransportError,
   bearerMetadata,
   createClient,
@@ -32,6 +33,7 @@ export const CORE_SERVICES = {
   jobs: JobService,
   webhookEndpoints: WebhookEndpointService,
   admin: AdminService,
+  files: FileService,
 } as const;
 
 export type CoreServiceName = keyof typeof CORE_SERVICES;
