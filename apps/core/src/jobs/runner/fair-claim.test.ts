@@ -80,7 +80,7 @@ describe("JOBS_QUEUED_PER_ACCOUNT", () => {
   });
 
   it("a place is given back by the write that finishes the job (the cancel of a queued job, the runner's finish); a retried create at the limit finds its first job", async () => {
-    const store = new JobStore(db, () => {}, 3);
+    const store = new JobStore(db, () => {}, 3, jobFiles(db));
     const tenant = newTenant();
     const first = await store.create(tenant, ONE, { requestId: null, idempotencyKey: "k-1" });
     const second = await queueWith(store, tenant);
