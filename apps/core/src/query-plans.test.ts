@@ -381,7 +381,7 @@ describe("events", () => {
 });
 
 describe("jobs", () => {
-  const store = () => new JobStore(work);
+  const store = () => new JobStore(work, () => {}, 100, new JobFiles(work));
   const measured = () => data.jobs.filter((j) => j.account === M.account && !j.livemode).sort((a, b) => (a._id < b._id ? 1 : -1));
   const seconds = (ms: number) => Math.floor(ms / 1000);
 
@@ -495,6 +495,35 @@ describe("jobs", () => {
     // Every document with events not yet relayed, of any tenant (the partial index holds only those: a handful).
     const pending = data.resources.filter((r) => r.pending_events.length > 0).length;
     for (const plan of catchUpPlans) expect(plan.totalDocsExamined, plan.shape).toBeLessThanOrEqual(pending);
+  });
+
+  it("an export's walk: the filter's index in id order from the last id written, each chunk examining what it yields", async () => {
+    // The export's read of one chunk (runner/export.ts): the bulk jobs' query (matchingFilter) from the last id
+    // written up to the start's bound, sorted by `_id`, limited to the chunk; never a sort, never a scan.
+    const resources = work.collection<MarkedResource>(RESOURCES_COLLECTION);
+    const own = data.resources.filter((r) => r.account === M.account && !r.livemode && !r.deleted).sort((a, b) => (a._id < b._id ? -1 : 1));
+    const cases: [string, JobFilter, string | null][] = [
+      ["export walk, no filter (first chunk)", {}, null],
+      ["export walk, no filter (from the middle)", {}, own[Math.floor(own.length / 2)]!._id],
+      ["export walk, status=paused", { status: "paused" }, null],
+      ["export walk, metadata[team]", { metadata: [{ k: "team", v: "t3" }] }, null],
+    ];
+    for (const [label, filter, after] of cases) {
+      const { value, plans } = await measure(label, () =>
+        resources
+          .find(matchingFilter(M, filter, after, idBoundAt(NOW)), { projection: { _id: 1, name: 1, status: 1, metadata: 1, created: 1 } })
+          .sort({ _id: 1 })
+          .limit(200)
+          .toArray(),
+      );
+      expect(value.length, label).toBeGreaterThan(0);
+      for (const plan of plans) {
+        expect(plan.stages, label).not.toContain("SORT");
+        expect(plan.stages, label).not.toContain("COLLSCAN");
+        // The chunk's rows, plus the tombstones in its range (a handful) and, for a metadata filter, the pairs the index does not cover.
+        expect(plan.totalDocsExamined, label).toBeLessThanOrEqual(filter.metadata ? 200 * 4 : 200 + 50);
+      }
+    }
   });
 
   it("the fair claim past a backlog: a tenant with no job running is claimed past a flooding one, each queue head one document", async () => {
