@@ -175,6 +175,20 @@ describe("imports from a file", () => {
     expect(results[1_999]).toMatchObject({ line: 2_000 });
   });
 
+  it("a job whose every row fails with the longest messages stays bounded: 100 inline errors, each message and param cut", async () => {
+    const tenant = newTenant();
+    const lines = Array.from({ length: 300 }, (_, i) => JSON.stringify({ [`${"k".repeat(5_000)}${i}`]: "x" }));
+    const file = await importFile(db, tenant, `${lines.join("\n")}\n`, "jsonl");
+    const id = await queueJob(db, tenant, { type: "resources.import", params: { file } });
+    const w = await worker();
+    const job = await finished(id);
+    await w.stop();
+    expect(job.progress.failed).toBe(300);
+    expect(job.result?.errors).toHaveLength(100);
+    // 100 errors of at most a few hundred bytes each, whatever the rows held.
+    expect(JSON.stringify(publicForm(jobSnapshot(job), "job")).length).toBeLessThan(48 * 1024);
+  });
+
   it("an inline item's metadata keys such as __proto__ and a.b are data in the stored file and on the resource", async () => {
     const tenant = newTenant();
     const id = await queueJob(db, tenant, {
