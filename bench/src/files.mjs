@@ -95,7 +95,12 @@ export async function benchFiles({ say = (l) => process.stderr.write(`bench-file
       say(label);
       const sampler = peakRss(pids);
       const done = work();
-      const get = await getLoop(done.then(() => undefined, () => undefined));
+      const get = await getLoop(
+        done.then(
+          () => undefined,
+          () => undefined,
+        ),
+      );
       const value = await done;
       return { value, peak: sampler.stop(), getP99: p99(get) };
     };
@@ -131,10 +136,16 @@ export async function benchFiles({ say = (l) => process.stderr.write(`bench-file
         const docs = [];
         for (let i = from; i < Math.min(ROWS, from + 10_000); i++) {
           docs.push(
-            core.importedResource(rawTenant, core.importedResourceId("job_benchfiles", i + 1, nowMs), { name: `bench-${i}`, status: "active", metadata: [{ k: "tag", v: "bench" }] }, nowMs, {
-              requestId: null,
-              idempotencyKey: null,
-            }),
+            core.importedResource(
+              rawTenant,
+              core.importedResourceId("job_benchfiles", i + 1, nowMs),
+              { name: `bench-${i}`, status: "active", metadata: [{ k: "tag", v: "bench" }] },
+              nowMs,
+              {
+                requestId: null,
+                idempotencyKey: null,
+              },
+            ),
           );
         }
         await raw.insertMany(docs, { ordered: false });
@@ -170,18 +181,56 @@ export async function benchFiles({ say = (l) => process.stderr.write(`bench-file
     };
     const n = ROWS.toLocaleString("en");
     const maxGrowth = (g) => Math.max(...Object.values(g));
-    const growthText = (g) => Object.entries(g).map(([name, m]) => `${name} +${m.toFixed(1)}`).join(", ");
+    const growthText = (g) =>
+      Object.entries(g)
+        .map(([name, m]) => `${name} +${m.toFixed(1)}`)
+        .join(", ");
     const rows = [
-      { check: `import of ${n} JSONL rows from a file, POST to succeeded, vs insertMany of the same documents (time)`, ratio: result.import.ratio, target: "≤ 2× time", ok: result.import.ratio <= 2, measured: `${Math.round(result.import.ms)} ms`, against: `${Math.round(rawInsertMs)} ms` },
-      { check: `export of ${n} resources, POST to succeeded, vs the driver's cursor written to a file (time)`, ratio: result.export.ratio, target: "≤ 1.5× time", ok: result.export.ratio <= 1.5, measured: `${Math.round(result.export.ms)} ms`, against: `${Math.round(cursorMs)} ms` },
-      { check: `upload of ${UPLOAD_MB} MiB (POST /v1/files) vs GridFSBucket.openUploadStream of the same bytes (time)`, ratio: result.upload.ratio, target: "(report)", ok: null, measured: `${Math.round(result.upload.ms)} ms`, against: `${Math.round(gridMs)} ms` },
+      {
+        check: `import of ${n} JSONL rows from a file, POST to succeeded, vs insertMany of the same documents (time)`,
+        ratio: result.import.ratio,
+        target: "≤ 2× time",
+        ok: result.import.ratio <= 2,
+        measured: `${Math.round(result.import.ms)} ms`,
+        against: `${Math.round(rawInsertMs)} ms`,
+      },
+      {
+        check: `export of ${n} resources, POST to succeeded, vs the driver's cursor written to a file (time)`,
+        ratio: result.export.ratio,
+        target: "≤ 1.5× time",
+        ok: result.export.ratio <= 1.5,
+        measured: `${Math.round(result.export.ms)} ms`,
+        against: `${Math.round(cursorMs)} ms`,
+      },
+      {
+        check: `upload of ${UPLOAD_MB} MiB (POST /v1/files) vs GridFSBucket.openUploadStream of the same bytes (time)`,
+        ratio: result.upload.ratio,
+        target: "(report)",
+        ok: null,
+        measured: `${Math.round(result.upload.ms)} ms`,
+        against: `${Math.round(gridMs)} ms`,
+      },
       ...[
         ["upload", result.upload],
         ["import", result.import],
         ["export", result.export],
       ].flatMap(([name, r]) => [
-        { check: `peak RSS growth over idle during the ${name} (MiB: gateway, core, worker)`, ratio: maxGrowth(r.rss_growth_mib) / 64, target: "≤ +64 MiB each", ok: maxGrowth(r.rss_growth_mib) <= 64, measured: growthText(r.rss_growth_mib), against: "idle" },
-        { check: `another account's GET p99 during the ${name} vs idle`, ratio: r.get_p99_ms / result.idle_get_p99_ms, target: "≤ 1.5×", ok: r.get_p99_ms / result.idle_get_p99_ms <= 1.5, measured: `${r.get_p99_ms.toFixed(2)} ms`, against: `${result.idle_get_p99_ms.toFixed(2)} ms` },
+        {
+          check: `peak RSS growth over idle during the ${name} (MiB: gateway, core, worker)`,
+          ratio: maxGrowth(r.rss_growth_mib) / 64,
+          target: "≤ +64 MiB each",
+          ok: maxGrowth(r.rss_growth_mib) <= 64,
+          measured: growthText(r.rss_growth_mib),
+          against: "idle",
+        },
+        {
+          check: `another account's GET p99 during the ${name} vs idle`,
+          ratio: r.get_p99_ms / result.idle_get_p99_ms,
+          target: "≤ 1.5×",
+          ok: r.get_p99_ms / result.idle_get_p99_ms <= 1.5,
+          measured: `${r.get_p99_ms.toFixed(2)} ms`,
+          against: `${result.idle_get_p99_ms.toFixed(2)} ms`,
+        },
       ]),
     ];
     agent.destroy();
@@ -233,7 +282,14 @@ function upload({ port, agent, key, chunks, filename }) {
   const boundary = `----rms-bench-${Date.now()}`;
   return new Promise((resolve, reject) => {
     const req = request(
-      { host: "127.0.0.1", port, path: "/v1/files", method: "POST", agent, headers: { authorization: `Bearer ${key}`, "content-type": `multipart/form-data; boundary=${boundary}` } },
+      {
+        host: "127.0.0.1",
+        port,
+        path: "/v1/files",
+        method: "POST",
+        agent,
+        headers: { authorization: `Bearer ${key}`, "content-type": `multipart/form-data; boundary=${boundary}` },
+      },
       (res) => {
         let body = "";
         res.on("data", (d) => (body += d));

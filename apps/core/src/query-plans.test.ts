@@ -599,17 +599,22 @@ describe("job previews (validate_only)", () => {
     }
     // Two metadata pairs: the index serves the first, the second is checked on what it yields (as the runner's walk).
     const { plans } = await measure("job preview metadata[team] metadata[env]", () =>
-      previewJob(work, M, {
-        type: "resources.bulk_delete",
-        params: {
-          filter: {
-            metadata: [
-              { k: "team", v: "t3" },
-              { k: "env", v: "prod" },
-            ],
+      previewJob(
+        work,
+        M,
+        {
+          type: "resources.bulk_delete",
+          params: {
+            filter: {
+              metadata: [
+                { k: "team", v: "t3" },
+                { k: "env", v: "prod" },
+              ],
+            },
           },
         },
-      }, null),
+        null,
+      ),
     );
     for (const plan of plans) expect(plan.totalDocsExamined, plan.shape).toBeLessThanOrEqual(pristineMatches(team3) + 12);
   });

@@ -13,7 +13,6 @@ import { OutboxRelay } from "../storage/relay.js";
 import { fastTtlMonitor, TTL_TEST_TIMEOUT_MS, TTL_WAIT_MS } from "../testutil/ttl.js";
 import { JOB_RETENTION_MS, JOBS_COLLECTION, jobRetainUntil, type JobDocument } from "./model.js";
 import { expireWithJob } from "./runner/run.js";
-import { JobStore } from "./store.js";
 import { typedParamsOf } from "./validation.js";
 
 let t: TestCore;

@@ -24,7 +24,18 @@ describe("JSONL rows", () => {
   it("numbers rows by their line, skips blank lines, maps each line to an item or a row error", async () => {
     const expected = [
       { line: 1, item: { name: "a" }, code: null },
-      { line: 4, item: { name: "b", status: "paused", metadata: [{ k: "k", v: "v" }, { k: "n", v: "1" }] }, code: null },
+      {
+        line: 4,
+        item: {
+          name: "b",
+          status: "paused",
+          metadata: [
+            { k: "k", v: "v" },
+            { k: "n", v: "1" },
+          ],
+        },
+        code: null,
+      },
       { line: 5, item: null, code: "parameter_invalid" },
       { line: 6, item: null, code: "parameter_invalid" },
       { line: 7, item: null, code: "parameter_unknown" },
@@ -75,12 +86,33 @@ describe("CSV rows", () => {
     // An empty cell sets nothing: the name is missing (the import's item rules fail it), status archived.
     { line: 7, item: { status: "archived" }, code: null },
     { line: 8, item: null, code: "parameter_invalid" },
-    { line: 9, item: { name: "last", metadata: [{ k: "plan", v: "team" }, { k: "a,b", v: "y" }] }, code: null },
+    {
+      line: 9,
+      item: {
+        name: "last",
+        metadata: [
+          { k: "plan", v: "team" },
+          { k: "a,b", v: "y" },
+        ],
+      },
+      code: null,
+    },
   ];
 
   it("reads the header, quoting, CRLF and LF, a BOM, metadata columns and empty cells, by line", async () => {
     const events = await all(text, "csv");
-    expect(events[0]).toMatchObject({ kind: "header", columns: { count: 4, name: 0, status: 1, metadata: [["plan", 2], ["a,b", 3]] } });
+    expect(events[0]).toMatchObject({
+      kind: "header",
+      columns: {
+        count: 4,
+        name: 0,
+        status: 1,
+        metadata: [
+          ["plan", 2],
+          ["a,b", 3],
+        ],
+      },
+    });
     expect(rows(events)).toEqual(expected);
     expect(rows(await all(text, "csv", 1))).toEqual(expected);
     expect(rows(await all(text, "csv", 7))).toEqual(expected);

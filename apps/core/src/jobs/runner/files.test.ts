@@ -139,7 +139,10 @@ describe("imports from a file", () => {
     const good = Array.from({ length: 50 }, (_, i) => JSON.stringify({ name: `u${i}` })).join("\n");
     const notUtf8 = await importFile(db, tenant, Buffer.concat([Buffer.from(`${good}\n`), Buffer.from([0xff, 0xfe]), Buffer.from("\n")]), "jsonl");
     const noName = await importFile(db, tenant, "status,metadata[a]\nactive,x\n", "csv");
-    const ids = [await queueJob(db, tenant, { type: "resources.import", params: { file: notUtf8 } }), await queueJob(db, tenant, { type: "resources.import", params: { file: noName } })];
+    const ids = [
+      await queueJob(db, tenant, { type: "resources.import", params: { file: notUtf8 } }),
+      await queueJob(db, tenant, { type: "resources.import", params: { file: noName } }),
+    ];
     const w = await worker({ executors: { "resources.import": importExecutor(10, 10) } });
     const jobs = await Promise.all(ids.map((id) => finished(id)));
     await w.stop();

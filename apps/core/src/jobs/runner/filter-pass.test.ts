@@ -6,10 +6,9 @@ import { afterAll, beforeAll, expect, inject, it } from "vitest";
 import type { Tenant } from "../../caller.js";
 import type { MarkedResource } from "../../resources/batch.js";
 import { RESOURCES_COLLECTION, ResourceStore } from "../../resources/store.js";
-import { jobFiles, jobOf, jobStore, queueJob, seedResources } from "../../testutil/jobs.js";
+import { jobOf, jobStore, queueJob, seedResources } from "../../testutil/jobs.js";
 import { startWorkerProcess } from "../../testutil/process.js";
 import { JOBS_COLLECTION, jobDocumentIds } from "../model.js";
-import { JobStore } from "../store.js";
 import { JOB_ITEMS_COLLECTION, PAGE_SIZE, type JobItemsPage } from "./bulk.js";
 import type { RunnerJob } from "./seam.js";
 

@@ -6,7 +6,7 @@ import { pino } from "pino";
 import { afterAll, afterEach, beforeAll, expect, inject, it } from "vitest";
 import type { Tenant } from "../../caller.js";
 import { RESOURCES_COLLECTION } from "../../resources/store.js";
-import { eventCounts, jobFiles, jobOf, queueJob, relayAll } from "../../testutil/jobs.js";
+import { eventCounts, jobOf, queueJob, relayAll } from "../../testutil/jobs.js";
 import { startWorker, type RunningWorker } from "../../worker/run.js";
 import { ensureRunnerIndexes } from "./claim.js";
 import { importExecutor } from "./import.js";

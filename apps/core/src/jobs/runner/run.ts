@@ -26,7 +26,6 @@ export interface RunOptions {
   retry: RetryPolicy;
 }
 
-
 type FinalStatus = Extract<JobStatus, "succeeded" | "failed" | "canceled">;
 type JobError = { code: string; message: string };
 

@@ -14,7 +14,6 @@ import { EVENTS_COLLECTION } from "../../storage/relay.js";
 import { eventCounts, jobFiles, jobOf, jobStore, queueJob, relayAll, seedResources } from "../../testutil/jobs.js";
 import { startWorker, type RunningWorker } from "../../worker/run.js";
 import { jobDocumentIds, jobRetainUntil, type JobErrorDocument, type RequestedParams } from "../model.js";
-import { JobStore } from "../store.js";
 import { bulkExecutor, JOB_ITEMS_COLLECTION, pageId, type JobItemsPage } from "./bulk.js";
 import { claimJob, ensureRunnerIndexes } from "./claim.js";
 import { importExecutor } from "./import.js";

@@ -150,7 +150,9 @@ it("SIGKILL mid-import from a CSV file: each row created once, the results file 
   expect(job.attempts).toBe(1);
   const failed = total / 1_000;
   expect(job.progress).toEqual({ total, processed: total, failed, skipped: 0 });
-  const made = await resources().find({ account: tenant.account }, { projection: { name: 1 } }).toArray();
+  const made = await resources()
+    .find({ account: tenant.account }, { projection: { name: 1 } })
+    .toArray();
   expect(made).toHaveLength(total - failed);
   expect(new Set(made.map((r) => r.name)).size).toBe(total - failed);
   const results = jsonLines((await fileBytes(db, tenant, job.result!.results_file!)).bytes);

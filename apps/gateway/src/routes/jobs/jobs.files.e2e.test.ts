@@ -91,7 +91,8 @@ it("a bad file param is 400 before anything is queued: no such file, another acc
 it("export (JSONL and CSV) -> download: every resource once, and the bytes hash to the file's sha256", async () => {
   const { key: own } = await withSecretKey(stack);
   const ids: string[] = [];
-  for (let i = 0; i < 25; i++) ids.push((await stack.api.post("/v1/resources", { key: own, json: { name: i === 3 ? 'a "quoted", name' : `x${i}`, metadata: { i: String(i) } } })).json.id);
+  for (let i = 0; i < 25; i++)
+    ids.push((await stack.api.post("/v1/resources", { key: own, json: { name: i === 3 ? 'a "quoted", name' : `x${i}`, metadata: { i: String(i) } } })).json.id);
   for (const format of ["jsonl", "csv"] as const) {
     const created = await stack.api.post("/v1/jobs", { key: own, json: { type: "resources.export", params: { format } } });
     expect(created.status).toBe(201);

@@ -84,7 +84,8 @@ export function jobParamsOf(type: JobType, raw: unknown): MessageInitShape<typeo
     case "resources.import": {
       const file = under("params", () => optionalString(params, "file"));
       if (file !== undefined) {
-        if (params["items"] !== undefined) throw new ApiError("parameter_invalid", "Give either params[file] (an uploaded file) or params[items], not both.", { param: "params[file]" });
+        if (params["items"] !== undefined)
+          throw new ApiError("parameter_invalid", "Give either params[file] (an uploaded file) or params[items], not both.", { param: "params[file]" });
         return { kind: { case: "importItems", value: { file, items: [] } } };
       }
       if (params["items"] === undefined) throw new ApiError("parameter_missing", "Missing required param: params[file] (or params[items]).", { param: "params[file]" });
@@ -164,7 +165,12 @@ export const PARAMS_SCHEMA: JsonSchema = {
       additionalProperties: false,
       properties: {
         filter: EXPORT_FILTER_SCHEMA,
-        format: { type: "string", enum: [...EXPORT_FORMATS], default: "jsonl", description: "The file's format: JSONL (resource objects) or CSV (`id`, `name`, `status`, `created`, `metadata` as JSON text)." },
+        format: {
+          type: "string",
+          enum: [...EXPORT_FORMATS],
+          default: "jsonl",
+          description: "The file's format: JSONL (resource objects) or CSV (`id`, `name`, `status`, `created`, `metadata` as JSON text).",
+        },
       },
       description: "`resources.export`",
     },
