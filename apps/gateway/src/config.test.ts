@@ -26,7 +26,9 @@ describe("parseGatewayConfig", () => {
       maxConnectionsPerAddress: 256,
       supervised: false,
       tracing: expect.objectContaining({ exporter: null, serviceName: "rms-gateway" }),
+      filesMaxBytes: 512 * 1024 * 1024,
     });
+    expect(parseGatewayConfig({ ...base, FILES_MAX_BYTES: "1048576" }).filesMaxBytes).toBe(1_048_576);
   });
 
   it("reads every variable", () => {

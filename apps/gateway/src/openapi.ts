@@ -141,7 +141,6 @@ function operationObject(operation: Operation): Schema {
   } else {
     for (const [name, spec] of Object.entries(operation.parameters)) parameters.push(queryParameter(name, spec));
   }
-  const { success } = operation;
   const successHeaders = operation.method === "POST" ? REPLAY_HEADERS : {};
   return {
     operationId: `${operation.method.toLowerCase()}${pathOf(operation.path)
@@ -236,7 +235,8 @@ export function openApiDocument(operations: readonly Operation[], keyless: reado
     if (status === "405") headers["Allow"] = { description: "The verbs this path has, e.g. `GET, POST`.", schema: { type: "string" }, required: true };
     if (status === "401") headers["WWW-Authenticate"] = { description: "`Bearer`.", schema: { type: "string" }, required: true };
     if (status === "429" || status === "503") headers["Retry-After"] = { $ref: "#/components/headers/Retry-After" };
-    if (status === "416") headers["Content-Range"] = { description: "`bytes */<size>`: the file's size.", schema: { type: "string", pattern: "^bytes \\*/[0-9]+$" }, required: true };
+    if (status === "416")
+      headers["Content-Range"] = { description: "`bytes */<size>`: the file's size.", schema: { type: "string", pattern: "^bytes \\*/[0-9]+$" }, required: true };
     const codes = catalogue.filter((e) => String(e.status) === status).map((e) => `\`${e.code}\``);
     return jsonResponse(`${ERROR_STATUSES[status]!} Codes: ${codes.join(", ")}.`, ref("Error"), headers);
   };

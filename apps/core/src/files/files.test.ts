@@ -24,8 +24,23 @@ type Tenant = { accountId: string; livemode: boolean };
 const sha = (bytes: Buffer) => createHash("sha256").update(bytes).digest("hex");
 type Msg = MessageInitShape<typeof UploadFileRequestSchema>;
 
-async function* uploadMessages(tenant: Tenant, bytes: Buffer, options: { filename?: string; type?: string; purpose?: string; maxBytes?: number; end?: boolean } = {}): AsyncGenerator<Msg> {
-  yield { part: { case: "start", value: { tenant, purpose: options.purpose ?? "resources_import", filename: options.filename ?? "rows.jsonl", type: options.type ?? "jsonl", maxBytes: BigInt(options.maxBytes ?? 0) } } };
+async function* uploadMessages(
+  tenant: Tenant,
+  bytes: Buffer,
+  options: { filename?: string; type?: string; purpose?: string; maxBytes?: number; end?: boolean } = {},
+): AsyncGenerator<Msg> {
+  yield {
+    part: {
+      case: "start",
+      value: {
+        tenant,
+        purpose: options.purpose ?? "resources_import",
+        filename: options.filename ?? "rows.jsonl",
+        type: options.type ?? "jsonl",
+        maxBytes: BigInt(options.maxBytes ?? 0),
+      },
+    },
+  };
   for (let at = 0; at < bytes.length; at += 256 * 1024) yield { part: { case: "data", value: bytes.subarray(at, at + 256 * 1024) } };
   if (options.end !== false) yield { part: { case: "end", value: { size: BigInt(bytes.length) } } };
 }
@@ -83,7 +98,10 @@ describe("files over gRPC", () => {
   it("refuses an unknown type, a purpose clients do not upload, and an upload stream that does not begin with its start", async () => {
     const account = await t.newAccount();
     await expect(files.uploadFile(uploadMessages(account.test, Buffer.from("x"), { type: "xml" }))).rejects.toMatchObject({ code: "file_type_invalid" });
-    await expect(files.uploadFile(uploadMessages(account.test, Buffer.from("x"), { purpose: "job_results" }))).rejects.toMatchObject({ code: "parameter_invalid", param: "purpose" });
+    await expect(files.uploadFile(uploadMessages(account.test, Buffer.from("x"), { purpose: "job_results" }))).rejects.toMatchObject({
+      code: "parameter_invalid",
+      param: "purpose",
+    });
     async function* noStart(): AsyncGenerator<Msg> {
       yield { part: { case: "data", value: Buffer.from("x") } };
     }
@@ -156,17 +174,24 @@ describe("uploads in parts", () => {
     expect(await store.bytes.chunks.countDocuments({ b: p.id })).toBe(0);
 
     const uploads = new UploadStore(store);
-    const old = await uploads.create({ account: account.id, livemode: false }, { purpose: "resources_import", filename: "b.jsonl", bytes: 5, type: "jsonl" }, null, Date.now() - 2 * 3600 * 1000);
+    const old = await uploads.create(
+      { account: account.id, livemode: false },
+      { purpose: "resources_import", filename: "b.jsonl", bytes: 5, type: "jsonl" },
+      null,
+      Date.now() - 2 * 3600 * 1000,
+    );
     expect((await files.getUpload({ tenant: account.test, id: old._id })).upload!.status).toBe("expired");
     await expect(part(account.test, old._id, randomBytes(5))).rejects.toMatchObject({ code: "state_conflict" });
   });
 
   it("refuses bytes past 8 GiB, a part past the upload's bytes", async () => {
     const account = await t.newAccount();
-    await expect(files.createUpload({ tenant: account.test, purpose: "resources_import", filename: "a.jsonl", bytes: 8n * 1024n ** 3n + 1n, type: "jsonl" })).rejects.toMatchObject({
-      code: "parameter_invalid",
-      param: "bytes",
-    });
+    await expect(files.createUpload({ tenant: account.test, purpose: "resources_import", filename: "a.jsonl", bytes: 8n * 1024n ** 3n + 1n, type: "jsonl" })).rejects.toMatchObject(
+      {
+        code: "parameter_invalid",
+        param: "bytes",
+      },
+    );
     const { upload } = await files.createUpload({ tenant: account.test, purpose: "resources_import", filename: "a.jsonl", bytes: 10n, type: "jsonl" });
     await expect(part(account.test, upload!.id, randomBytes(11))).rejects.toMatchObject({ code: "request_too_large" });
   });

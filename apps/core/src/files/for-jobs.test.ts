@@ -62,6 +62,10 @@ it("hold keeps a file past its retention; release after it lets it expire at onc
   await files.release(tenant, file.id, job, late);
   expect((await files.store.files.findOne({ _id: file.id }))?.expires_at?.getTime()).toBe(late);
   expect(await files.store.find(tenant, file.id, late + 1)).toBeNull();
+  // An expired file's bytes go at the sweep after its time (it owns them no longer).
+  await files.store.bytes.checkSoon([file.id], late);
+  await files.store.sweep(late + 1);
+  expect(await files.store.bytes.chunks.countDocuments({ b: file.id })).toBe(0);
 });
 
 it("a job's output: chunks by index (a takeover rewrites), finish is idempotent and streams once, discard leaves nothing", async () => {

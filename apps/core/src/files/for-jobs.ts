@@ -57,7 +57,8 @@ export class JobFiles {
   async importFile(tenant: Tenant, id: string, param = "params[file]"): Promise<ImportFile> {
     const file = await this.store.find(tenant, id);
     if (file === null) throw errors.notFound("file", id, param);
-    if (file.purpose !== "resources_import") throw errors.invalid("parameter_invalid", `File ${id} has purpose '${file.purpose}'; an import reads a file with purpose 'resources_import'.`, param);
+    if (file.purpose !== "resources_import")
+      throw errors.invalid("parameter_invalid", `File ${id} has purpose '${file.purpose}'; an import reads a file with purpose 'resources_import'.`, param);
     return { id: file._id, type: file.type, size: file.size, sha256: file.sha256 };
   }
 
@@ -118,12 +119,16 @@ export class JobFiles {
       const existing = await this.store.find(tenant, jobFileId(job, "items"));
       if (existing !== null) return fileView(existing);
     }
-    const file: FileDocument = await this.store.createFromStream(tenant, {
-      purpose: "resources_import",
-      type,
-      filename: options.filename ?? null,
-      ...(job === undefined ? {} : { id: jobFileId(job, "items"), job, heldBy: [job] }),
-    }, source);
+    const file: FileDocument = await this.store.createFromStream(
+      tenant,
+      {
+        purpose: "resources_import",
+        type,
+        filename: options.filename ?? null,
+        ...(job === undefined ? {} : { id: jobFileId(job, "items"), job, heldBy: [job] }),
+      },
+      source,
+    );
     return fileView(file);
   }
 }

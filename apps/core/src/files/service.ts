@@ -1,7 +1,7 @@
 import {
   FILE_PURPOSES,
   FILE_TYPES,
-  FileService,
+  type FileService,
   type CallContext,
   type CancelUploadRequest,
   type CompleteUploadRequest,
@@ -69,7 +69,8 @@ function purposeOf(value: string, param = "purpose"): FilePurpose {
 function uploadPurposeOf(value: string): FilePurpose {
   if (value === "") throw errors.invalid("parameter_missing", "Missing required param: purpose.", "purpose");
   const purpose = purposeOf(value);
-  if (purpose !== "resources_import") throw errors.invalid("parameter_invalid", `Invalid purpose: only 'resources_import' files are uploaded; '${purpose}' files are made by jobs.`, "purpose");
+  if (purpose !== "resources_import")
+    throw errors.invalid("parameter_invalid", `Invalid purpose: only 'resources_import' files are uploaded; '${purpose}' files are made by jobs.`, "purpose");
   return purpose;
 }
 
@@ -97,7 +98,9 @@ function uploadIdOf(id: string, param = "id"): string {
   return id;
 }
 
-type UploadMessage<Start> = { part: { case: "start"; value: Start } | { case: "data"; value: Uint8Array } | { case: "end"; value: { size: bigint } } | { case: undefined; value?: undefined } };
+type UploadMessage<Start> = {
+  part: { case: "start"; value: Start } | { case: "data"; value: Uint8Array } | { case: "end"; value: { size: bigint } } | { case: undefined; value?: undefined };
+};
 
 /**
  * The first message of an upload stream (its `start`), and the rest as the bytes they carry. The bytes end with
@@ -130,7 +133,12 @@ async function openUpload<Start>(requests: AsyncIterable<UploadMessage<Start>>):
  * The FileService RPCs: unary ones declared as rpc.read / rpc.write (grpc/define-rpc.ts); the streams check the
  * tenant and the presented key before the first byte is stored, then move the bytes in 1 MiB messages.
  */
-export function fileService(store: FileStore, uploads: UploadStore, checkKey: PresentedKeyCheck, maxBytes: () => number = () => UPLOAD_MAX_BYTES): ServiceImplementation<typeof FileService> {
+export function fileService(
+  store: FileStore,
+  uploads: UploadStore,
+  checkKey: PresentedKeyCheck,
+  maxBytes: () => number = () => UPLOAD_MAX_BYTES,
+): ServiceImplementation<typeof FileService> {
   const declared = {
     getFile: rpc.read({
       parse: (request: GetFileRequest) => ({ id: fileIdOf(request.id) }),
@@ -184,7 +192,10 @@ export function fileService(store: FileStore, uploads: UploadStore, checkKey: Pr
     }),
   };
   const unary = Object.fromEntries(
-    Object.entries(declared).map(([name, declaration]) => [name, (request: unknown, context: CallContext) => (declaration as { run: (r: unknown, c: CallContext, k: PresentedKeyCheck) => Promise<unknown> }).run(request, context, checkKey)]),
+    Object.entries(declared).map(([name, declaration]) => [
+      name,
+      (request: unknown, context: CallContext) => (declaration as { run: (r: unknown, c: CallContext, k: PresentedKeyCheck) => Promise<unknown> }).run(request, context, checkKey),
+    ]),
   );
 
   const streams: Pick<ServiceImplementation<typeof FileService>, "uploadFile" | "readFile" | "uploadPart"> = {

@@ -144,11 +144,24 @@ export class FileStore {
     }
     const first = await this.files.findOne({ $or: [{ _id: id }, { idempotency: doc.idempotency }] } as Filter<FileDocument>);
     if (first === null) throw errors.outcomeUnknown();
-    const same = first.account === doc.account && first.livemode === doc.livemode && first.purpose === doc.purpose && first.filename === doc.filename && first.type === doc.type && first.sha256 === doc.sha256;
-    if (first._id !== id) await this.bytes.checkSoon(blobs.map((b) => b.id).filter((b) => !first.blobs.some((f) => f.id === b)), nowMs);
+    const same =
+      first.account === doc.account &&
+      first.livemode === doc.livemode &&
+      first.purpose === doc.purpose &&
+      first.filename === doc.filename &&
+      first.type === doc.type &&
+      first.sha256 === doc.sha256;
+    if (first._id !== id)
+      await this.bytes.checkSoon(
+        blobs.map((b) => b.id).filter((b) => !first.blobs.some((f) => f.id === b)),
+        nowMs,
+      );
     if (!same) {
       if (first._id === id) throw errors.conflict("state_conflict", `File ${id} already exists with other contents.`);
-      throw errors.of("idempotency_key_reused", "Keys for idempotent requests can only be used with the same parameters they were first used with. Try using a key other than the one used in the original request.");
+      throw errors.of(
+        "idempotency_key_reused",
+        "Keys for idempotent requests can only be used with the same parameters they were first used with. Try using a key other than the one used in the original request.",
+      );
     }
     return first;
   }
@@ -177,9 +190,7 @@ export class FileStore {
     if (ids !== undefined) filter["_id"] = ids;
     filter["$or"] = [{ expires_at: { $exists: false } }, { expires_at: { $gt: new Date(nowMs) } }];
     const backwards = query.endingBefore !== undefined;
-    const found = await this.files
-      .find(filter as Filter<FileDocument>, { sort: { _id: backwards ? 1 : -1 }, limit: query.limit + 1, projection: FILE_FIELDS })
-      .toArray();
+    const found = await this.files.find(filter as Filter<FileDocument>, { sort: { _id: backwards ? 1 : -1 }, limit: query.limit + 1, projection: FILE_FIELDS }).toArray();
     return pageFrom(found, query.limit, backwards);
   }
 

@@ -4,17 +4,8 @@ import type { Filter } from "mongodb";
 import type { Tenant } from "../caller.js";
 import { errors } from "../errors.js";
 import { idAt, idTimeMs, newId } from "../ids.js";
-import { BlobTooLarge } from "../storage/byte-store.js";
-import {
-  PART_MAX_BYTES,
-  UPLOAD_EXPIRY_MS,
-  UPLOAD_MAX_PARTS,
-  type FileDocument,
-  type FilePurpose,
-  type FileType,
-  type PartDocument,
-  type UploadDocument,
-} from "./model.js";
+import { BlobTooLarge, type Sealed } from "../storage/byte-store.js";
+import { PART_MAX_BYTES, UPLOAD_EXPIRY_MS, UPLOAD_MAX_PARTS, type FileDocument, type FilePurpose, type FileType, type PartDocument, type UploadDocument } from "./model.js";
 import type { FileStore } from "./store.js";
 
 /** How long an upload's object stays readable after it expired unfinished (its status then `expired`). */
@@ -97,7 +88,7 @@ export class UploadStore {
     const upload = await this.pending(tenant, uploadId, nowMs);
     const id = newId("part", nowMs);
     const maxBytes = Math.min(PART_MAX_BYTES, upload.bytes);
-    let sealed;
+    let sealed: Sealed;
     try {
       sealed = await this.files.bytes.write(id, source, { maxBytes });
     } catch (error) {

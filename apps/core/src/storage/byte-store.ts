@@ -33,6 +33,8 @@ export const STREAM_LEASE_MS = 10 * 60 * 1000;
 const RENEW_EVERY_MS = 60 * 1000;
 /** When the sweep looks again at a blob whose owner keeps it with no end (a file held by a job). */
 const RECHECK_HELD_MS = 24 * 60 * 60 * 1000;
+/** Chunk writes of one streamed write in flight at once: it holds about this many MiB. */
+const WRITES_IN_FLIGHT = 4;
 /** Chunks a read keeps in flight: the driver's batch, so a read holds about this many MiB. */
 const READ_BATCH = 4;
 
@@ -99,11 +101,7 @@ export class ByteStore {
 
   /** Writes (or renews) the blob's document as open, before any chunk: from now the sweep knows it. */
   async open(id: string, nowMs = Date.now(), leaseMs = WRITING_LEASE_MS): Promise<void> {
-    await this.blobs.updateOne(
-      { _id: id },
-      { $set: { check_at: new Date(nowMs + leaseMs) }, $setOnInsert: { state: "open", created: new Date(nowMs) } },
-      { upsert: true },
-    );
+    await this.blobs.updateOne({ _id: id }, { $set: { check_at: new Date(nowMs + leaseMs) }, $setOnInsert: { state: "open", created: new Date(nowMs) } }, { upsert: true });
   }
 
   /**
@@ -121,10 +119,23 @@ export class ByteStore {
     let pendingBytes = 0;
     let renewedAt = Date.now();
     await this.open(id, renewedAt, STREAM_LEASE_MS);
+    // Up to WRITES_IN_FLIGHT chunk writes at once (each waits for a majority's journal): the source is read on
+    // while they complete, and held back (its backpressure) once that many are waiting.
+    const inFlight = new Set<Promise<void>>();
+    let writeFailed: unknown;
     const insert = async (bytes: Buffer) => {
+      const index = n++;
       // An upsert: a blob id may be written again (a job create repeated after a crash writes the same bytes).
-      await this.chunks.replaceOne({ _id: `${id}/${n}` }, { b: id, n, o: n * CHUNK_BYTES, data: new Binary(bytes) }, { upsert: true });
-      n++;
+      const write = this.chunks.replaceOne({ _id: `${id}/${index}` }, { b: id, n: index, o: index * CHUNK_BYTES, data: new Binary(bytes) }, { upsert: true }).then(
+        () => undefined,
+        (error: unknown) => {
+          writeFailed ??= error;
+        },
+      );
+      const tracked = write.finally(() => inFlight.delete(tracked));
+      inFlight.add(tracked);
+      if (inFlight.size >= WRITES_IN_FLIGHT) await Promise.race(inFlight);
+      if (writeFailed !== undefined) throw writeFailed;
       if (Date.now() - renewedAt > RENEW_EVERY_MS) {
         renewedAt = Date.now();
         await this.open(id, renewedAt, STREAM_LEASE_MS);
@@ -146,8 +157,11 @@ export class ByteStore {
         pendingBytes = all.length - at;
       }
       if (pendingBytes > 0) await insert(Buffer.concat(pending, pendingBytes));
+      await Promise.all(inFlight);
+      if (writeFailed !== undefined) throw writeFailed;
     } catch (error) {
       pending = [];
+      await Promise.allSettled(inFlight);
       await this.discard(id).catch(() => {});
       throw error;
     }

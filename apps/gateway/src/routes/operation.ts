@@ -119,7 +119,11 @@ export interface StreamSpec {
   /** Its request body, when it has one: by content type, as the API description shows it. */
   readonly requestBody?: { readonly description: string; readonly required: boolean; readonly content: Readonly<Record<string, JsonSchema>> };
   /** Its success answer's content, when not the success object as JSON: by content type, with its own headers. */
-  readonly successContent?: { readonly content: Readonly<Record<string, JsonSchema>>; readonly headers: Readonly<Record<string, JsonSchema>>; readonly extra?: Readonly<Record<string, { description: string; headers: Readonly<Record<string, JsonSchema>> }>> };
+  readonly successContent?: {
+    readonly content: Readonly<Record<string, JsonSchema>>;
+    readonly headers: Readonly<Record<string, JsonSchema>>;
+    readonly extra?: Readonly<Record<string, { description: string; headers: Readonly<Record<string, JsonSchema>> }>>;
+  };
   /** Its body streams in past the 1 MiB body limit and the 30 s request timeout (its own limit; cut when idle 30 s). */
   readonly streamsBody: boolean;
   /** Serves the request; throws ApiError as other operations do (before anything was sent). */
@@ -134,7 +138,8 @@ export interface StreamDeps {
 }
 
 /** A stream operation as its route file writes it. */
-export interface StreamOperationSpec extends Omit<OperationSpec<never, never, never>, "service" | "rpc" | "request" | "reply" | "success" | "answerInCore" | "readOnly" | "secretInAnswer"> {
+export interface StreamOperationSpec
+  extends Omit<OperationSpec<never, never, never>, "service" | "rpc" | "request" | "reply" | "success" | "answerInCore" | "readOnly" | "secretInAnswer"> {
   readonly success: SuccessSpec<never>;
   readonly stream: StreamSpec;
 }

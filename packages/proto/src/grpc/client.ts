@@ -164,7 +164,14 @@ function serverStreamingCall(channel: Client, method: Method, base: Metadata, op
   const deserialize = (bytes: Buffer) => fromBinary(method.output, bytes);
   return (request: unknown, callOptions: CallOptions = {}): AsyncIterable<unknown> => ({
     async *[Symbol.asyncIterator]() {
-      const call = channel.makeServerStreamRequest(path, serialize, deserialize, fromInit(method.input, request), callMetadata(base, callOptions), deadlineOf(callOptions, options));
+      const call = channel.makeServerStreamRequest(
+        path,
+        serialize,
+        deserialize,
+        fromInit(method.input, request),
+        callMetadata(base, callOptions),
+        deadlineOf(callOptions, options),
+      );
       callOptions.signal?.addEventListener("abort", () => call.cancel(), { once: true });
       let done = false;
       try {

@@ -95,6 +95,9 @@ export const fileContents = defineStreamOperation({
               res.status(304).end();
               return;
             }
+            // A range of an empty file is unsatisfiable (RFC 9110): there is no first byte to serve.
+            if (range && end === start)
+              throw new ApiError("range_not_satisfiable", "The file is empty: no range of it can be served.", { headers: { "Content-Range": `bytes */${file.size}` } });
             res.setHeader("Content-Type", contentTypeOf(file.type));
             res.setHeader("Content-Length", String(end - start));
             if (range) res.setHeader("Content-Range", `bytes ${start}-${end - 1n}/${file.size}`);
@@ -113,7 +116,7 @@ export const fileContents = defineStreamOperation({
           return;
         }
         const apiError = toApiError(error);
-        if (apiError.code === "range_not_satisfiable") {
+        if (apiError.code === "range_not_satisfiable" && apiError.headers["Content-Range"] === undefined) {
           const { file } = await core.files.getFile({ tenant, id }, { metadata });
           throw new ApiError("range_not_satisfiable", apiError.message, { headers: { "Content-Range": `bytes */${file?.size ?? 0n}` } });
         }

@@ -54,7 +54,15 @@ describe("POST /v1/files and downloads", () => {
     const bytes = rows(20_000);
     const created = await upload(bytes);
     expect(created.status).toBe(201);
-    expect(created.json).toMatchObject({ object: "file", purpose: "resources_import", filename: "rows.jsonl", type: "jsonl", size: bytes.length, sha256: sha(bytes), livemode: false });
+    expect(created.json).toMatchObject({
+      object: "file",
+      purpose: "resources_import",
+      filename: "rows.jsonl",
+      type: "jsonl",
+      size: bytes.length,
+      sha256: sha(bytes),
+      livemode: false,
+    });
     const file = created.json;
     expect(file.url).toBe(`/v1/files/${file.id}/contents`);
     expect(file.expires_at - file.created).toBe(7 * 24 * 3600);
@@ -84,6 +92,12 @@ describe("POST /v1/files and downloads", () => {
     expect(unsatisfiable.headers["content-range"]).toBe(`bytes */${bytes.length}`);
     const notModified = await stack.api.get(file.url, { key, headers: { "if-none-match": `"${sha(bytes)}"` } });
     expect(notModified.status).toBe(304);
+    // Several ranges, or a malformed header: ignored, the whole file.
+    expect((await stack.api.get(file.url, { key, headers: { range: "bytes=0-1,5-6" } })).status).toBe(200);
+    const empty = (await upload(Buffer.alloc(0), "empty.jsonl")).json;
+    expect(empty.size).toBe(0);
+    expect((await stack.api.get(empty.url, { key })).text).toBe("");
+    expect((await stack.api.get(empty.url, { key, headers: { range: "bytes=0-" } })).status).toBe(416);
 
     const listed = await stack.api.get("/v1/files?purpose=resources_import&limit=100", { key });
     expect(listed.json).toMatchObject({ object: "list", url: "/v1/files" });
@@ -107,12 +121,42 @@ describe("POST /v1/files and downloads", () => {
     expect((await stack.api.post("/v1/files", { key, form: { purpose: "resources_import" } })).json.error.code).toBe("unsupported_media_type");
     expect((await stack.api.post("/v1/files", { key, json: { purpose: "resources_import" } })).status).toBe(415);
     const cases: [Parameters<typeof multipart>[0], string, string][] = [
-      [[["purpose", "resources_import"], ["file", { data: Buffer.from("x"), filename: "a.xml" }]], "file_type_invalid", "file"],
+      [
+        [
+          ["purpose", "resources_import"],
+          ["file", { data: Buffer.from("x"), filename: "a.xml" }],
+        ],
+        "file_type_invalid",
+        "file",
+      ],
       [[["file", { data: Buffer.from("x"), filename: "a.jsonl" }]], "parameter_missing", "purpose"],
       [[["purpose", "resources_import"]], "parameter_missing", "file"],
-      [[["purpose", "resources_import"], ["color", "red"], ["file", { data: Buffer.from("x"), filename: "a.jsonl" }]], "parameter_unknown", "color"],
-      [[["purpose", "job_results"], ["file", { data: Buffer.from("x"), filename: "a.jsonl" }]], "parameter_invalid", "purpose"],
-      [[["purpose", "resources_import"], ["file", { data: Buffer.from("x"), filename: "a.jsonl" }], ["extra", "1"]], "parameter_unknown", "extra"],
+      [
+        [
+          ["purpose", "resources_import"],
+          ["color", "red"],
+          ["file", { data: Buffer.from("x"), filename: "a.jsonl" }],
+        ],
+        "parameter_unknown",
+        "color",
+      ],
+      [
+        [
+          ["purpose", "job_results"],
+          ["file", { data: Buffer.from("x"), filename: "a.jsonl" }],
+        ],
+        "parameter_invalid",
+        "purpose",
+      ],
+      [
+        [
+          ["purpose", "resources_import"],
+          ["file", { data: Buffer.from("x"), filename: "a.jsonl" }],
+          ["extra", "1"],
+        ],
+        "parameter_unknown",
+        "extra",
+      ],
     ];
     for (const [fields, code, param] of cases) {
       const { body, type } = await multipart(fields);
@@ -218,7 +262,9 @@ describe("uploads in parts", () => {
     const canceled = await stack.api.post(`/v1/uploads/${other.json.id}/cancel`, { key });
     expect(canceled.json.status).toBe("canceled");
     expect((await stack.api.post(`/v1/uploads/${other.json.id}/cancel`, { key })).status).toBe(409);
-    expect((await stack.api.post("/v1/uploads", { key, json: { purpose: "resources_import", filename: "x.jsonl", bytes: 9 * 1024 ** 3, type: "jsonl" } })).json.error.param).toBe("bytes");
+    expect((await stack.api.post("/v1/uploads", { key, json: { purpose: "resources_import", filename: "x.jsonl", bytes: 9 * 1024 ** 3, type: "jsonl" } })).json.error.param).toBe(
+      "bytes",
+    );
   });
 });
 

@@ -81,8 +81,14 @@ function replayIfSame(res: Response, recorded: RecordedResponse, body: HashedBod
   }
   const object = first !== null && typeof first === "object" ? (first as Record<string, unknown>) : {};
   // A recorded error is replayed as it is (it came from executing the first request); a recorded object when it is the same upload.
-  if (recorded.status >= 400 || sameRequest(object, body)) return sendReplay(res, recorded);
-  throw new ApiError("idempotency_key_reused", "Keys for idempotent requests can only be used with the same parameters they were first used with. Try using a key other than the one used on the original request.");
+  if (recorded.status >= 400 || sameRequest(object, body)) {
+    sendReplay(res, recorded);
+    return;
+  }
+  throw new ApiError(
+    "idempotency_key_reused",
+    "Keys for idempotent requests can only be used with the same parameters they were first used with. Try using a key other than the one used on the original request.",
+  );
 }
 
 /** The SHA-256 and size of a byte stream, read to its end and kept nowhere. */

@@ -29,11 +29,14 @@ const MULTIPART = /^multipart\/form-data\s*;/i;
 export function openMultipart(req: Request, options: { maxBytes: number; fileField: string; after: (name: string, value: string) => void }): Promise<MultipartFile> {
   const type = req.headers["content-type"] ?? "";
   if (!MULTIPART.test(type)) {
-    throw new ApiError("unsupported_media_type", `This route takes multipart/form-data (fields \`purpose\` and \`${options.fileField}\`), not '${type.slice(0, 100) || "no content type"}'.`);
+    throw new ApiError(
+      "unsupported_media_type",
+      `This route takes multipart/form-data (fields \`purpose\` and \`${options.fileField}\`), not '${type.slice(0, 100) || "no content type"}'.`,
+    );
   }
   let parser: busboy.Busboy;
   try {
-    parser = busboy({ headers: req.headers, limits: { files: 1, fields: 20, parts: 21, fieldSize: 64 * 1024, fileSize: options.maxBytes }, defParamCharset: "utf8" });
+    parser = busboy({ headers: req.headers, limits: { files: 1, fields: 20, parts: 21, fieldSize: 64 * 1024, fileSize: options.maxBytes + 1 }, defParamCharset: "utf8" });
   } catch {
     throw new ApiError("parameter_invalid", "The multipart body has no boundary.");
   }

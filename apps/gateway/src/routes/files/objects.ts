@@ -17,7 +17,11 @@ export const FileObject = publicObject<File>("File", {
   sha256: field(SHA256, (f) => f.sha256),
   created: field(UNIX_TIME, (f) => Number(f.created)),
   expires_at: field(
-    { type: ["integer", "null"], minimum: 0, description: "Unix seconds after which the file is gone (7 days after its creation, or after its job finished); null while an unfinished job uses it." },
+    {
+      type: ["integer", "null"],
+      minimum: 0,
+      description: "Unix seconds after which the file is gone (7 days after its creation, or after its job finished); null while an unfinished job uses it.",
+    },
     (f) => (f.expiresAt === undefined ? null : Number(f.expiresAt)),
   ),
   livemode: field({ type: "boolean" }, (f) => f.livemode),

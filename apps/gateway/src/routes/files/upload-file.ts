@@ -75,7 +75,8 @@ export const uploadFile = defineStreamOperation({
       const maxBytes = deps.filesMaxBytes;
       const declared = Number(req.headers["content-length"] ?? Number.NaN);
       // A body whose length says it is too large is refused before a byte is read (the multipart framing adds a few hundred bytes).
-      if (Number.isFinite(declared) && declared > maxBytes + 64 * 1024) throw new ApiError("request_too_large", `A file is at most ${maxBytes} bytes (FILES_MAX_BYTES).`, { param: FILE });
+      if (Number.isFinite(declared) && declared > maxBytes + 64 * 1024)
+        throw new ApiError("request_too_large", `A file is at most ${maxBytes} bytes (FILES_MAX_BYTES).`, { param: FILE });
       const after = (name: string) => {
         if (name === PURPOSE) throw new ApiError("parameter_invalid", "`purpose` must come before `file` in the multipart body.", { param: PURPOSE });
         throw new ApiError("parameter_unknown", `Received unknown parameter: ${name.slice(0, 100)}`, { param: name.slice(0, 100) });
@@ -85,8 +86,10 @@ export const uploadFile = defineStreamOperation({
       const refuse = (error: ApiError): never => {
         throw error;
       };
-      for (const name of body.fields.keys()) if (name !== PURPOSE) refuse(new ApiError("parameter_unknown", `Received unknown parameter: ${name.slice(0, 100)}`, { param: name.slice(0, 100) }));
-      if (body.name !== FILE) refuse(new ApiError("parameter_unknown", `Received unknown parameter: ${body.name.slice(0, 100)}; the file part is named \`file\`.`, { param: body.name.slice(0, 100) }));
+      for (const name of body.fields.keys())
+        if (name !== PURPOSE) refuse(new ApiError("parameter_unknown", `Received unknown parameter: ${name.slice(0, 100)}`, { param: name.slice(0, 100) }));
+      if (body.name !== FILE)
+        refuse(new ApiError("parameter_unknown", `Received unknown parameter: ${body.name.slice(0, 100)}; the file part is named \`file\`.`, { param: body.name.slice(0, 100) }));
       const purpose = body.fields.get(PURPOSE);
       if (purpose === undefined || purpose === "") refuse(new ApiError("parameter_missing", "Missing required param: purpose (before the file part).", { param: PURPOSE }));
       if (!body.filename) refuse(new ApiError("parameter_invalid", "The file part has no filename.", { param: FILE }));
@@ -94,7 +97,13 @@ export const uploadFile = defineStreamOperation({
       if ([...filename].length > 255) refuse(new ApiError("string_too_long", "The filename is at most 255 characters.", { param: FILE }));
       const type = fileTypeOf(filename, body.mimeType);
       if (type === null) {
-        refuse(new ApiError("file_type_invalid", `The file's type is one of ${FILE_TYPES.join(", ")}: name it .jsonl, .ndjson or .csv, or send it as application/x-ndjson or text/csv.`, { param: FILE }));
+        refuse(
+          new ApiError(
+            "file_type_invalid",
+            `The file's type is one of ${FILE_TYPES.join(", ")}: name it .jsonl, .ndjson or .csv, or send it as application/x-ndjson or text/csv.`,
+            { param: FILE },
+          ),
+        );
       }
       const start = { purpose: purpose ?? "", filename, type: type as FileType, maxBytes };
       await uploadUnderKey(
@@ -106,7 +115,8 @@ export const uploadFile = defineStreamOperation({
           return { status: 201, body: FileObject.render(reply.file) };
         },
         async () => ({ ...(await hashStream(body.bytes)), fields: { purpose: start.purpose, filename, type: start.type } }),
-        (first, hashed) => first["sha256"] === hashed.sha256 && first["size"] === hashed.size && first["purpose"] === hashed.fields["purpose"] && first["filename"] === hashed.fields["filename"],
+        (first, hashed) =>
+          first["sha256"] === hashed.sha256 && first["size"] === hashed.size && first["purpose"] === hashed.fields["purpose"] && first["filename"] === hashed.fields["filename"],
       );
     },
   },

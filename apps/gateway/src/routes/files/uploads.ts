@@ -14,7 +14,11 @@ export const createUpload = defineOperation({
   summary: "Create an upload in parts",
   scope: "files:write",
   parameters: {
-    purpose: { required: true, example: "resources_import", schema: { type: "string", enum: ["resources_import"], description: "What the file is for (uploads make import files)." } },
+    purpose: {
+      required: true,
+      example: "resources_import",
+      schema: { type: "string", enum: ["resources_import"], description: "What the file is for (uploads make import files)." },
+    },
     filename: { required: true, example: "rows.jsonl", schema: { type: "string", minLength: 1, maxLength: 255, description: "The file's name." } },
     bytes: { required: true, example: 10485760, schema: { type: "integer", minimum: 0, maximum: UPLOAD_MAX_BYTES, description: "The file's total size in bytes, at most 8 GiB." } },
     type: { required: true, example: "jsonl", schema: { type: "string", enum: [...FILE_TYPES], description: "The file's type." } },
@@ -30,7 +34,8 @@ export const createUpload = defineOperation({
     const raw = params["bytes"];
     const text = typeof raw === "number" ? String(raw) : typeof raw === "string" ? raw : undefined;
     if (text === undefined) throw new ApiError("parameter_missing", "Missing required param: bytes.", { param: "bytes" });
-    if (!/^[0-9]{1,11}$/.test(text) || Number(text) > UPLOAD_MAX_BYTES) throw new ApiError("parameter_invalid", `Invalid bytes: an integer from 0 to ${UPLOAD_MAX_BYTES} (8 GiB).`, { param: "bytes" });
+    if (!/^[0-9]{1,11}$/.test(text) || Number(text) > UPLOAD_MAX_BYTES)
+      throw new ApiError("parameter_invalid", `Invalid bytes: an integer from 0 to ${UPLOAD_MAX_BYTES} (8 GiB).`, { param: "bytes" });
     return { tenant, purpose, filename, bytes: BigInt(text), type };
   },
   reply: ({ upload }) => upload,
