@@ -97,7 +97,9 @@ export const JobPreviewObject = renderedObject<string>(
       type: "integer",
       minimum: 0,
       maximum: 1_000_000,
-      description: "A bulk job: the resources its filter matches now, counted up to 1,000,000 (that value means at least as many). An import: its item count.",
+      description:
+        "A bulk job or an export: the resources its filter matches now, counted up to 1,000,000 (that value means at least as many). " +
+        "An inline import: its item count. A file import: the rows of the file's first 1,000 that were read (the file's row count when it has no more).",
     },
     sample: {
       type: "array",
@@ -109,7 +111,8 @@ export const JobPreviewObject = renderedObject<string>(
       type: "array",
       maxItems: 100,
       items: schemaRef(JobItemErrorObject.name),
-      description: "An import: the items that would fail, the first 100, as `result.errors` would show them (`id` null). Empty for a bulk job.",
+      description:
+        "An import: the items (a file import: the rows among its first 1,000) that would fail, the first 100, as `result.errors` would show them (`id` null). Empty for a bulk job.",
     },
   },
   (json) => json,
