@@ -219,6 +219,32 @@ describe("imports from a file", () => {
   });
 });
 
+describe("results of bulk jobs", () => {
+  it("a bulk update's and a bulk delete's results_file: one line per item in id order, updated or deleted", async () => {
+    const tenant = newTenant();
+    const ids = await seedResources(db, tenant, 12, (i) => ({ status: i < 7 ? "active" : "paused" }));
+    const update = await queueJob(db, tenant, { type: "resources.bulk_update", params: { filter: { status: "active" }, update: { metadata: [{ k: "done", v: "1" }] } } });
+    const remove = await queueJob(db, tenant, { type: "resources.bulk_delete", params: { filter: { status: "paused" } } });
+    const w = await worker();
+    const jobs = [await finished(update), await finished(remove)];
+    await w.stop();
+    const updated = jsonLines((await fileBytes(db, tenant, jobs[0]!.result!.results_file!)).bytes);
+    expect(updated).toEqual(
+      ids
+        .slice(0, 7)
+        .sort()
+        .map((id) => ({ id, outcome: "updated" })),
+    );
+    const deleted = jsonLines((await fileBytes(db, tenant, jobs[1]!.result!.results_file!)).bytes);
+    expect(deleted).toEqual(
+      ids
+        .slice(7)
+        .sort()
+        .map((id) => ({ id, outcome: "deleted" })),
+    );
+  });
+});
+
 describe("exports", () => {
   it("JSONL and CSV: every match at the start once, in id order, as read; later resources excluded; rows and sha256 agree with the stored file", async () => {
     const tenant = newTenant();
