@@ -133,6 +133,7 @@ export class UploadStore {
     const parts = await this.files.parts.find({ upload: id, _id: { $in: [...partIds] } } as Filter<PartDocument>, { projection: { size: 1 } }).toArray();
     const sizes = new Map(parts.map((p) => [p._id, p.size]));
     const missing = partIds.find((p) => !sizes.has(p));
+    // 400, not 404: the upload the path names exists; one of the ids in the body names none of its parts.
     if (missing !== undefined) throw errors.invalid("parameter_invalid", `No such part of upload ${id}: '${missing.slice(0, 64)}'.`, "part_ids");
     const blobs = partIds.map((p) => ({ id: p, size: sizes.get(p) ?? 0 }));
     const total = blobs.reduce((sum, b) => sum + b.size, 0);
