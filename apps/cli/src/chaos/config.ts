@@ -27,6 +27,8 @@ const schema = z.object({
   CHAOS_NOISY_CREATES: wholeNumber(1, 100_000, 300),
   /** `0` skips the noisy-neighbour phase. */
   CHAOS_NOISY: z.enum(["0", "1"], "must be 0 or 1").default("1"),
+  /** The files phase's rows: an import from a file and an export of what it made; 0 skips the phase. */
+  CHAOS_FILE_ROWS: wholeNumber(0, 10_000_000, 200_000),
 });
 
 export interface ChaosConfig {
@@ -35,6 +37,7 @@ export interface ChaosConfig {
   readonly jobItems: number;
   readonly noisyItems: number;
   readonly noisyCreates: number;
+  readonly fileRows: number;
   /** The noisy-neighbour phase runs (never with `--cluster`). */
   readonly noisy: boolean;
   /** `--cluster`: against the cluster of `npm run cluster`, with the replica set's primary killed and frozen too. */
@@ -53,6 +56,7 @@ export function parseChaosConfig(env: Readonly<Record<string, string | undefined
     jobItems: c.CHAOS_JOB_ITEMS,
     noisyItems: c.CHAOS_NOISY_ITEMS,
     noisyCreates: c.CHAOS_NOISY_CREATES,
+    fileRows: c.CHAOS_FILE_ROWS,
     noisy: c.CHAOS_NOISY === "1" && !cluster,
     cluster,
   };
