@@ -19,6 +19,7 @@ import { processRecordSealer, type IdempotencyStore, type RecordSealer } from ".
 import type { AddressRateLimit, RateLimiter } from "./ratelimit/index.js";
 import type { GatewayMetrics } from "./metrics.js";
 import { traceRequests } from "./http/tracing.js";
+import { DASHBOARD_PATH, dashboardRouter } from "./http/dashboard.js";
 
 export { OPERATIONS };
 
@@ -40,6 +41,8 @@ export interface GatewayDeps {
   readonly principals?: PrincipalCache;
   /** Encrypts recorded answers that carry a secret (one with a per-process key when omitted). */
   readonly recordSealer?: RecordSealer;
+  /** The dashboard's built files (apps/dashboard/dist), served at `/dashboard/`; null or missing: a page saying it is not built. */
+  readonly dashboardDir?: string | null;
 }
 
 function methodNotAllowed(allowed: readonly string[]): RequestHandler {
@@ -92,6 +95,7 @@ export function createGatewayApp(deps: GatewayDeps): Express {
   app.use(addressLimit.middleware());
   app.use(refuseHead(methodsOf));
 
+  app.use(DASHBOARD_PATH, dashboardRouter(deps.dashboardDir ?? null));
   app.get(STATUS_PATH, statusHandler(core, logger));
   app.get(OPENAPI_PATH, openApiHandler(OPERATIONS));
   // Path by path, each with its 405 right after its verbs, in the order of OPERATIONS: a fixed path listed before

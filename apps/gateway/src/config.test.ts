@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ConfigError, parseGatewayConfig } from "./config.js";
+import { ConfigError, DEFAULT_DASHBOARD_DIR, parseGatewayConfig } from "./config.js";
 
 const base = { RMS_GATEWAY_TOKEN: "gateway-token-0123456789", MONGODB_URI: "mongodb://127.0.0.1:27017" };
 
@@ -26,7 +26,9 @@ describe("parseGatewayConfig", () => {
       maxConnectionsPerAddress: 256,
       supervised: false,
       tracing: expect.objectContaining({ exporter: null, serviceName: "rms-gateway" }),
+      dashboardDir: DEFAULT_DASHBOARD_DIR,
     });
+    expect(DEFAULT_DASHBOARD_DIR.replaceAll("\\", "/")).toMatch(/apps\/dashboard\/dist$/);
   });
 
   it("reads every variable", () => {

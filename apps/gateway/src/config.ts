@@ -1,6 +1,7 @@
 import { address, ConfigError, databaseName, filePath, ipList, logLevel, mongoUri, parseEnvironment, port, positiveInt, rateLimitStore, token, type LogLevel } from "@rms/config";
 import { coreTlsFilesFromEnv, type CoreTlsFiles } from "@rms/proto";
 import { tracingConfig, type TracingConfig } from "@rms/telemetry";
+import { fileURLToPath } from "node:url";
 import { z } from "zod";
 
 export { ConfigError };
@@ -48,7 +49,12 @@ export interface GatewayConfig {
   readonly supervised?: boolean;
   /** OpenTelemetry tracing (OTEL_* variables, @rms/telemetry): off unless an exporter is asked for; absent is off. */
   readonly tracing?: TracingConfig;
+  /** The dashboard's built files (DASHBOARD_DIR; default apps/dashboard/dist beside this package), served at `/dashboard/`. */
+  readonly dashboardDir?: string;
 }
+
+/** apps/dashboard/dist, from this file's place in apps/gateway/dist (or src). */
+export const DEFAULT_DASHBOARD_DIR = fileURLToPath(new URL("../../dashboard/dist", import.meta.url));
 
 /** The gateway's variables, by the shared rules of @rms/config (core and the launcher check the same ones alike). */
 const schema = z.object({
@@ -72,6 +78,7 @@ const schema = z.object({
   MONGODB_URI: mongoUri(),
   MONGODB_DATABASE: databaseName(),
   RMS_SUPERVISED: z.string().optional(),
+  DASHBOARD_DIR: z.string().trim().min(1, "must not be empty").optional(),
 });
 
 /**
@@ -112,5 +119,6 @@ export function parseGatewayConfig(env: Readonly<Record<string, string | undefin
     metricsPort: c.METRICS_PORT,
     supervised: c.RMS_SUPERVISED === "1",
     tracing: tracingConfig(env, "rms-gateway"),
+    dashboardDir: c.DASHBOARD_DIR ?? DEFAULT_DASHBOARD_DIR,
   };
 }

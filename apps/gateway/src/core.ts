@@ -1,6 +1,7 @@
 import { connectivityState, status as GrpcStatus, type Client } from "@grpc/grpc-js";
 import {
   AdminService,
+  DashboardSessionService,
   Health,
   HealthCheckResponse_ServingStatus,
   REQUEST_ID_METADATA,
@@ -32,6 +33,7 @@ export const CORE_SERVICES = {
   jobs: JobService,
   webhookEndpoints: WebhookEndpointService,
   admin: AdminService,
+  dashboardSessions: DashboardSessionService,
 } as const;
 
 export type CoreServiceName = keyof typeof CORE_SERVICES;

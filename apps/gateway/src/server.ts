@@ -129,6 +129,7 @@ export async function startGateway(config: GatewayConfig, options: StartOptions 
     idempotency: stores.idempotency,
     rateLimiter: stores.rateLimiter,
     recordSealer: recordSealer(config.coreToken),
+    dashboardDir: config.dashboardDir ?? null,
   });
 
   const serverOptions = { connectionsCheckingInterval: SERVER_LIMITS.connectionsCheckingIntervalMs };

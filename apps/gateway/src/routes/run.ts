@@ -1,4 +1,5 @@
 import {
+  KeyKind,
   ANSWER_HEADERS_METADATA,
   catalogueError,
   IDEMPOTENCY_KEY_METADATA,
@@ -82,13 +83,14 @@ async function runAuthenticated(operation: Operation, deps: RunDeps, auth: Authe
   const requestId = requestIdOf(res);
   await enforceRateLimit(deps.rateLimiter, deps.config.rateLimits, principal);
   authorize(principal, operation.scope);
+  if (operation.secretKeyOnly && principal.kind !== KeyKind.SECRET) throw new ApiError("insufficient_scope", "Only a secret key (sk_...) may do this.");
 
   // parse
   const key = operation.method === "POST" ? idempotencyKeyOf(req.headers) : undefined;
   const params = await requestParams(req, operation.bodyParameterLimit);
   // Every operation declares its parameters once; anything else is refused before it runs.
   rejectUnknown(params, operation.params);
-  const call = operation.prepare({ params, path: req.params as Record<string, string>, tenant: principal.tenant });
+  const call = operation.prepare({ params, path: req.params as Record<string, string>, tenant: principal.tenant, origin: `https://${req.headers.host ?? "localhost"}` });
   const base = { [REQUEST_ID_METADATA]: requestId, ...presentedKeyMetadata(auth), ...(key !== undefined ? { [IDEMPOTENCY_KEY_METADATA]: key } : {}) };
   const callOptions = (metadata: Record<string, string>) => (operation.timeoutMs !== undefined ? { metadata, timeoutMs: operation.timeoutMs } : { metadata });
   const fingerprint = key !== undefined ? requestFingerprint(req.method, req.path, call.rpc, call.request) : undefined;
