@@ -44,6 +44,10 @@ export function dashboardRouter(dir: string | null): Router {
   const indexFile = dir === null ? null : join(dir, "index.html");
   const built = indexFile !== null && existsSync(indexFile);
   router.use((req, res, next) => {
+    // The API's JSON content type and `no-store` (set for every answer first) are not this file's: each answer
+    // below sets its own, and a script served as JSON would not run under `nosniff`.
+    res.removeHeader("Content-Type");
+    res.removeHeader("Cache-Control");
     secure(res);
     if (req.method !== "GET" && req.method !== "HEAD") {
       res.setHeader("Allow", "GET, HEAD");
