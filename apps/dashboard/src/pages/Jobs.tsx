@@ -222,7 +222,7 @@ function BulkJob() {
       {preview.data && (
         <div className="preview" role="status">
           <p>
-            <strong>{preview.data.total.toLocaleString("en-US")}</strong> resource{preview.data.total === 1 ? "" : "s"} match now and would be{" "}
+            <strong>{preview.data.total.toLocaleString("en-US")}</strong> resource{preview.data.total === 1 ? " matches" : "s match"} now and would be{" "}
             {type === "resources.bulk_delete" ? "deleted" : "updated"}.
           </p>
           {preview.data.sample.length > 0 && (
