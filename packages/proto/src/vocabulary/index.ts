@@ -1,4 +1,5 @@
 import { ACCOUNTS_VOCABULARY } from "./accounts.js";
+import { DASHBOARD_SESSIONS_VOCABULARY } from "./dashboard-sessions.js";
 import { EVENTS_VOCABULARY } from "./events.js";
 import { JOBS_VOCABULARY } from "./jobs.js";
 import { RESOURCES_VOCABULARY } from "./resources.js";
@@ -8,6 +9,7 @@ import { WEBHOOKS_VOCABULARY } from "./webhooks.js";
 
 export type { Vocabulary } from "./vocabulary.js";
 export * from "./accounts.js";
+export * from "./dashboard-sessions.js";
 export * from "./events.js";
 export * from "./jobs.js";
 export * from "./resources.js";
@@ -26,6 +28,7 @@ export const VOCABULARIES = [
   WEBHOOK_ENDPOINTS_VOCABULARY,
   WEBHOOKS_VOCABULARY,
   EVENTS_VOCABULARY,
+  DASHBOARD_SESSIONS_VOCABULARY,
 ] as const satisfies readonly Vocabulary[];
 
 type Each = (typeof VOCABULARIES)[number];
