@@ -7,7 +7,8 @@ import { closeSync, existsSync, openSync } from "node:fs";
 import { delimiter, join } from "node:path";
 
 const NAMES = ["chromium", "chromium-browser", "google-chrome-stable", "google-chrome"];
-const HOW_TO_GET_IT = "install it from the system's packages (Debian, Ubuntu: sudo apt-get install chromium; Fedora: sudo dnf install chromium; macOS: brew install --cask chromium) or set CHROMIUM_PATH";
+const HOW_TO_GET_IT =
+  "install it from the system's packages (Debian, Ubuntu: sudo apt-get install chromium; Fedora: sudo dnf install chromium; macOS: brew install --cask chromium) or set CHROMIUM_PATH";
 
 function onPath(command: string, env: Readonly<Record<string, string | undefined>>): string | undefined {
   const dirs = [...(env.PATH ?? "").split(delimiter), "/usr/bin", "/usr/local/bin", "/snap/bin"];
@@ -34,7 +35,11 @@ function run(command: string, args: readonly string[], logFile: string): Promise
 }
 
 /** The browser's path, or why there is none (the one line to print before skipping). */
-export async function findOrInstallChromium(env: Readonly<Record<string, string | undefined>>, logFile: string, say: (line: string) => void): Promise<{ path: string } | { missing: string }> {
+export async function findOrInstallChromium(
+  env: Readonly<Record<string, string | undefined>>,
+  logFile: string,
+  say: (line: string) => void,
+): Promise<{ path: string } | { missing: string }> {
   const found = findBrowser(env);
   if (found) return { path: found };
   const apt = onPath("apt-get", env);

@@ -118,7 +118,11 @@ describe.skipIf("missing" in browserFound)("the dashboard in Chromium", () => {
     await created.getByRole("link").click();
 
     await page.getByRole("heading", { name: "resource.created" }).waitFor();
-    await page.getByRole("group", { name: `Delivery to ${hook.url}` }).getByText("succeeded").first().waitFor({ timeout: 30_000 });
+    await page
+      .getByRole("region", { name: `Delivery to ${hook.url}` })
+      .getByText("succeeded")
+      .first()
+      .waitFor({ timeout: 30_000 });
     await page.getByRole("button", { name: `Resend to ${hook.url}` }).click();
     await page.getByText("Scheduled attempt").waitFor();
     // The manual attempt shows up on its own (the page polls while visible).
@@ -150,7 +154,11 @@ describe.skipIf("missing" in browserFound)("the dashboard in Chromium", () => {
     await page.getByRole("button", { name: "Disable" }).click();
     await page.getByRole("button", { name: "Enable" }).click();
     await page.getByRole("button", { name: "Disable" }).waitFor();
-    await page.getByRole("region", { name: "Attempts (live)" }).getByRole("cell", { name: /^succeeded/ }).first().waitFor();
+    await page
+      .getByRole("region", { name: "Attempts (live)" })
+      .getByRole("cell", { name: /^succeeded/ })
+      .first()
+      .waitFor();
     await page.getByRole("button", { name: "Recover" }).click();
     await page.getByText(/Scheduled \d+ recovery/).waitFor();
     await shot(page, "07-webhook");
@@ -196,7 +204,20 @@ describe.skipIf("missing" in browserFound)("the dashboard in Chromium", () => {
     });
     const event = await stack.api("GET", `/v1/events?object=${resourceId}&limit=1`);
     const eventId = (event.body.data as { id: string }[])[0]!.id;
-    const paths = ["/", "/resources", `/resources/${resourceId}`, "/events", `/events/${eventId}`, "/webhooks", `/webhooks/${endpointId}`, "/jobs", `/jobs/${jobId}`, "/files", "/request-logs", "/no-such-page"];
+    const paths = [
+      "/",
+      "/resources",
+      `/resources/${resourceId}`,
+      "/events",
+      `/events/${eventId}`,
+      "/webhooks",
+      `/webhooks/${endpointId}`,
+      "/jobs",
+      `/jobs/${jobId}`,
+      "/files",
+      "/request-logs",
+      "/no-such-page",
+    ];
     const problems: string[] = [];
     for (const path of paths) {
       await page.goto(url(path));

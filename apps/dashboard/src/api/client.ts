@@ -56,7 +56,13 @@ export function failureOf(status: number, body: unknown, requestIdHeader: string
 
 /** A network failure (no answer at all), shown like an API error without a request id. */
 export function networkFailure(cause: unknown): ApiFailure {
-  return new ApiFailure({ status: 0, type: "network_error", code: "network_error", message: `The API could not be reached: ${cause instanceof Error ? cause.message : String(cause)}`, requestId: null });
+  return new ApiFailure({
+    status: 0,
+    type: "network_error",
+    code: "network_error",
+    message: `The API could not be reached: ${cause instanceof Error ? cause.message : String(cause)}`,
+    requestId: null,
+  });
 }
 
 type KeySource = () => string | null;
@@ -104,7 +110,12 @@ export async function unwrap<T>(call: Promise<{ data?: T; error?: unknown; respo
  * A call of a route this build's API document does not describe yet (files, request logs: built on other
  * branches). Same key, same error handling; the answer is typed by the caller.
  */
-export async function rawCall<T>(key: KeySource, method: string, path: string, init: { query?: URLSearchParams; body?: BodyInit; headers?: Record<string, string> } = {}): Promise<T> {
+export async function rawCall<T>(
+  key: KeySource,
+  method: string,
+  path: string,
+  init: { query?: URLSearchParams; body?: BodyInit; headers?: Record<string, string> } = {},
+): Promise<T> {
   const url = `${path}${init.query && [...init.query].length > 0 ? `?${init.query}` : ""}`;
   const headers = new Headers(init.headers);
   const secret = key();

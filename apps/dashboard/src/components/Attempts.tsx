@@ -4,7 +4,17 @@ import { IdLink } from "./IdLink";
 import { StatusBadge } from "./ui";
 
 /** Attempts with their response status and the first KiB of the body the receiver answered. */
-export function AttemptsTable({ attempts, caption, onResend, resendDisabled }: { attempts: readonly WebhookAttempt[]; caption: string; onResend?: (a: WebhookAttempt) => void; resendDisabled?: boolean }) {
+export function AttemptsTable({
+  attempts,
+  caption,
+  onResend,
+  resendDisabled,
+}: {
+  attempts: readonly WebhookAttempt[];
+  caption: string;
+  onResend?: (a: WebhookAttempt) => void;
+  resendDisabled?: boolean;
+}) {
   return (
     <table className="table">
       <caption className="sr-only">{caption}</caption>

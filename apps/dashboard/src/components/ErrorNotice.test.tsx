@@ -5,7 +5,11 @@ import { ErrorNotice, NotAvailable } from "./ErrorNotice";
 
 describe("error display", () => {
   it("shows the API's message, code, parameter and request id", () => {
-    const failure = failureOf(400, { error: { type: "invalid_request_error", code: "parameter_invalid_empty", message: "name must not be empty.", param: "name", request_id: "req_abc123" } }, "req_header");
+    const failure = failureOf(
+      400,
+      { error: { type: "invalid_request_error", code: "parameter_invalid_empty", message: "name must not be empty.", param: "name", request_id: "req_abc123" } },
+      "req_header",
+    );
     const html = renderToStaticMarkup(<ErrorNotice error={failure} />);
     expect(html).toContain('role="alert"');
     expect(html).toContain("name must not be empty.");

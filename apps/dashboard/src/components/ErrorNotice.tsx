@@ -12,8 +12,16 @@ export function ErrorNotice({ error, title }: { error: unknown; title?: string }
       {failure && (
         <p className="notice-meta">
           {failure.status > 0 && <span>HTTP {failure.status}</span>}
-          {failure.code && <span>code <code>{failure.code}</code></span>}
-          {failure.param && <span>parameter <code>{failure.param}</code></span>}
+          {failure.code && (
+            <span>
+              code <code>{failure.code}</code>
+            </span>
+          )}
+          {failure.param && (
+            <span>
+              parameter <code>{failure.param}</code>
+            </span>
+          )}
           <span>
             request id <code data-testid="request-id">{failure.requestId ?? "none (no answer)"}</code>
           </span>

@@ -6,17 +6,41 @@ export function IdLink({ id }: { id: string | null | undefined }) {
   const prefix = id.slice(0, id.indexOf("_"));
   switch (prefix) {
     case "res":
-      return <Link to="/resources/$id" params={{ id }} className="id">{id}</Link>;
+      return (
+        <Link to="/resources/$id" params={{ id }} className="id">
+          {id}
+        </Link>
+      );
     case "evt":
-      return <Link to="/events/$id" params={{ id }} className="id">{id}</Link>;
+      return (
+        <Link to="/events/$id" params={{ id }} className="id">
+          {id}
+        </Link>
+      );
     case "we":
-      return <Link to="/webhooks/$id" params={{ id }} className="id">{id}</Link>;
+      return (
+        <Link to="/webhooks/$id" params={{ id }} className="id">
+          {id}
+        </Link>
+      );
     case "job":
-      return <Link to="/jobs/$id" params={{ id }} className="id">{id}</Link>;
+      return (
+        <Link to="/jobs/$id" params={{ id }} className="id">
+          {id}
+        </Link>
+      );
     case "file":
-      return <Link to="/files/$id" params={{ id }} className="id">{id}</Link>;
+      return (
+        <Link to="/files/$id" params={{ id }} className="id">
+          {id}
+        </Link>
+      );
     case "req":
-      return <Link to="/request-logs/$id" params={{ id }} className="id">{id}</Link>;
+      return (
+        <Link to="/request-logs/$id" params={{ id }} className="id">
+          {id}
+        </Link>
+      );
     default:
       return <code className="id">{id}</code>;
   }

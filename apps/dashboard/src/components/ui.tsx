@@ -6,9 +6,12 @@ import type { Scope } from "../session";
 /** Pretty-printed JSON, as text (no HTML from the data ever). */
 export function Json({ value, label }: { value: unknown; label: string }) {
   return (
-    <pre className="json" aria-label={label} tabIndex={0}>
-      {JSON.stringify(value, null, 2)}
-    </pre>
+    <section aria-label={label}>
+      {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region must be reachable from the keyboard (axe: scrollable-region-focusable) */}
+      <pre className="json" tabIndex={0}>
+        {JSON.stringify(value, null, 2)}
+      </pre>
+    </section>
   );
 }
 
@@ -25,7 +28,19 @@ export function ScopeNote({ reason }: { reason: string | null }) {
 }
 
 /** A button that asks to confirm before it acts (deleting): the second press does it. */
-export function ConfirmButton({ label, confirmLabel, onConfirm, disabled, busy }: { label: string; confirmLabel: string; onConfirm: () => void; disabled?: boolean; busy?: boolean }) {
+export function ConfirmButton({
+  label,
+  confirmLabel,
+  onConfirm,
+  disabled,
+  busy,
+}: {
+  label: string;
+  confirmLabel: string;
+  onConfirm: () => void;
+  disabled?: boolean;
+  busy?: boolean;
+}) {
   const [asking, setAsking] = useState(false);
   if (!asking) {
     return (
@@ -35,15 +50,15 @@ export function ConfirmButton({ label, confirmLabel, onConfirm, disabled, busy }
     );
   }
   return (
-    <span className="confirm" role="group" aria-label={`Confirm: ${label}`}>
-      <span>Are you sure? This cannot be undone.</span>
+    <fieldset className="confirm">
+      <legend>Are you sure? This cannot be undone.</legend>
       <button type="button" className="danger" disabled={busy} onClick={onConfirm}>
         {confirmLabel}
       </button>
       <button type="button" onClick={() => setAsking(false)}>
         Cancel
       </button>
-    </span>
+    </fieldset>
   );
 }
 

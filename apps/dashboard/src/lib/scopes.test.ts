@@ -15,7 +15,14 @@ describe("what the key may do", () => {
     const seen: { path: string; method: string; body: unknown }[] = [];
     const fetcher = (async (path: string, init: RequestInit) => {
       seen.push({ path, method: init.method ?? "GET", body: init.body });
-      const status = path.startsWith("/v1/files") || path.startsWith("/v1/uploads") || path.startsWith("/v1/request_logs") ? 404 : path.startsWith("/v1/webhook") ? 403 : init.method === "POST" ? 400 : 200;
+      const status =
+        path.startsWith("/v1/files") || path.startsWith("/v1/uploads") || path.startsWith("/v1/request_logs")
+          ? 404
+          : path.startsWith("/v1/webhook")
+            ? 403
+            : init.method === "POST"
+              ? 400
+              : 200;
       const code = status === 404 ? "route_missing" : status === 403 ? "insufficient_scope" : status === 400 ? "parameter_unknown" : undefined;
       return new Response(JSON.stringify(code ? { error: { code } } : { data: [] }), { status });
     }) as typeof fetch;
@@ -26,7 +33,8 @@ describe("what the key may do", () => {
   });
 
   it("rejects with the API's answer when the key itself is refused", async () => {
-    const fetcher = (async () => new Response(JSON.stringify({ error: { code: "api_key_expired", message: "This API key has expired.", request_id: "req_1" } }), { status: 401 })) as unknown as typeof fetch;
+    const fetcher = (async () =>
+      new Response(JSON.stringify({ error: { code: "api_key_expired", message: "This API key has expired.", request_id: "req_1" } }), { status: 401 })) as unknown as typeof fetch;
     await expect(probeScopes("rk_test_x", fetcher)).rejects.toThrow("This API key has expired.");
   });
 

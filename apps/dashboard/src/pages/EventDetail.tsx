@@ -97,7 +97,7 @@ function EndpointDelivery({ eventId, endpoint }: { eventId: string; endpoint: We
   const latest = attempts.data?.data[0];
   const subscribed = endpoint.enabled_events.includes("*") || endpoint.enabled_events.length > 0;
   return (
-    <div className="delivery" aria-label={`Delivery to ${endpoint.url}`} role="group">
+    <section className="delivery" aria-label={`Delivery to ${endpoint.url}`}>
       <h3>
         <IdLink id={endpoint.id} /> <span className="url">{endpoint.url}</span> <StatusBadge status={endpoint.status} />
       </h3>
@@ -123,6 +123,6 @@ function EndpointDelivery({ eventId, endpoint }: { eventId: string; endpoint: We
       <ErrorNotice error={resend.error as ApiFailure | null} />
       <ErrorNotice error={attempts.error} />
       {attempts.data && attempts.data.data.length > 0 && <AttemptsTable attempts={attempts.data.data} caption={`Attempts of ${eventId} to ${endpoint.id}`} />}
-    </div>
+    </section>
   );
 }

@@ -116,10 +116,18 @@ export function EventsPage() {
             <button type="button" disabled={atStart} onClick={() => void navigate({ search: base })}>
               First page
             </button>
-            <button type="button" disabled={atStart || (!!search.before && !events.data.has_more) || !rows[0]} onClick={() => void navigate({ search: { ...base, before: rows[0]!.id } })}>
+            <button
+              type="button"
+              disabled={atStart || (!!search.before && !events.data.has_more) || !rows[0]}
+              onClick={() => void navigate({ search: { ...base, before: rows[0]!.id } })}
+            >
               Newer
             </button>
-            <button type="button" disabled={(!search.before && !events.data.has_more) || !rows.at(-1)} onClick={() => void navigate({ search: { ...base, after: rows.at(-1)!.id } })}>
+            <button
+              type="button"
+              disabled={(!search.before && !events.data.has_more) || !rows.at(-1)}
+              onClick={() => void navigate({ search: { ...base, after: rows.at(-1)!.id } })}
+            >
               Older
             </button>
           </nav>

@@ -176,7 +176,15 @@ function BulkJob() {
         </div>
         <div className="field">
           <label htmlFor="b-status">Where status is</label>
-          <select id="b-status" value={status} disabled={!!reason} onChange={(e) => (setStatus(e.target.value as ResourceStatus | ""), reset())}>
+          <select
+            id="b-status"
+            value={status}
+            disabled={!!reason}
+            onChange={(e) => {
+              setStatus(e.target.value as ResourceStatus | "");
+              reset();
+            }}
+          >
             <option value="">any</option>
             {RESOURCE_STATUSES.map((s) => (
               <option key={s} value={s}>
@@ -187,17 +195,41 @@ function BulkJob() {
         </div>
         <div className="field">
           <label htmlFor="b-mkey">and metadata key</label>
-          <input id="b-mkey" value={metaKey} disabled={!!reason} onChange={(e) => (setMetaKey(e.target.value), reset())} />
+          <input
+            id="b-mkey"
+            value={metaKey}
+            disabled={!!reason}
+            onChange={(e) => {
+              setMetaKey(e.target.value);
+              reset();
+            }}
+          />
         </div>
         <div className="field">
           <label htmlFor="b-mvalue">equals</label>
-          <input id="b-mvalue" value={metaValue} disabled={!!reason} onChange={(e) => (setMetaValue(e.target.value), reset())} />
+          <input
+            id="b-mvalue"
+            value={metaValue}
+            disabled={!!reason}
+            onChange={(e) => {
+              setMetaValue(e.target.value);
+              reset();
+            }}
+          />
         </div>
         {type === "resources.bulk_update" && (
           <>
             <div className="field">
               <label htmlFor="b-newstatus">Set status to</label>
-              <select id="b-newstatus" value={newStatus} disabled={!!reason} onChange={(e) => (setNewStatus(e.target.value as ResourceStatus | ""), reset())}>
+              <select
+                id="b-newstatus"
+                value={newStatus}
+                disabled={!!reason}
+                onChange={(e) => {
+                  setNewStatus(e.target.value as ResourceStatus | "");
+                  reset();
+                }}
+              >
                 <option value="">(unchanged)</option>
                 {RESOURCE_STATUSES.map((s) => (
                   <option key={s} value={s}>
@@ -208,7 +240,16 @@ function BulkJob() {
             </div>
             <div className="field field-wide">
               <label htmlFor="b-newmeta">Merge metadata (key=value per line; key= removes)</label>
-              <textarea id="b-newmeta" rows={2} value={newMetadata} disabled={!!reason} onChange={(e) => (setNewMetadata(e.target.value), reset())} />
+              <textarea
+                id="b-newmeta"
+                rows={2}
+                value={newMetadata}
+                disabled={!!reason}
+                onChange={(e) => {
+                  setNewMetadata(e.target.value);
+                  reset();
+                }}
+              />
             </div>
           </>
         )}
@@ -265,7 +306,10 @@ function ImportJob() {
         });
       }
       const items = await itemsOfFile(file.name, await file.text());
-      if (items.length > INLINE_IMPORT_MAX) throw new Error(`This server has no files API: an import sent from the browser takes at most ${INLINE_IMPORT_MAX.toLocaleString("en-US")} rows, this file has ${items.length.toLocaleString("en-US")}.`);
+      if (items.length > INLINE_IMPORT_MAX)
+        throw new Error(
+          `This server has no files API: an import sent from the browser takes at most ${INLINE_IMPORT_MAX.toLocaleString("en-US")} rows, this file has ${items.length.toLocaleString("en-US")}.`,
+        );
       setSent({ sent: file.size, total: file.size });
       return unwrap(auth.client.POST("/v1/jobs", { body: { type: "resources.import", params: { items: items as { name?: string }[] } } })) as unknown as Promise<Job>;
     },
@@ -278,9 +322,10 @@ function ImportJob() {
     <Section title="Import resources from a file">
       <ScopeNote reason={reason} />
       <p className="help">
-        CSV with a header row (<code>name</code>, optionally <code>status</code> and <code>metadata[key]</code> columns) or JSONL (one{" "}
-        <code>{'{"name": ...}'}</code> per line).{" "}
-        {filesApi ? "The file is uploaded to the files API, then imported." : `This server has no files API, so the rows are read here and sent with the job (at most ${INLINE_IMPORT_MAX.toLocaleString("en-US")}).`}
+        CSV with a header row (<code>name</code>, optionally <code>status</code> and <code>metadata[key]</code> columns) or JSONL (one <code>{'{"name": ...}'}</code> per line).{" "}
+        {filesApi
+          ? "The file is uploaded to the files API, then imported."
+          : `This server has no files API, so the rows are read here and sent with the job (at most ${INLINE_IMPORT_MAX.toLocaleString("en-US")}).`}
       </p>
       <form
         className="form form-inline"

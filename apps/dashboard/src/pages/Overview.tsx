@@ -18,8 +18,16 @@ export function OverviewPage() {
   const auth = useAuth();
   const { client } = auth;
   const status = useQuery({ queryKey: ["status"], queryFn: () => unwrap(client.GET("/v1/status")) });
-  const resources = useQuery({ queryKey: ["overview", "resources"], enabled: auth.can("resources:read"), queryFn: () => unwrap(client.GET("/v1/resources", { params: { query: { limit: 100 } } })) });
-  const events = useQuery({ queryKey: ["overview", "events"], enabled: auth.can("events:read"), queryFn: () => unwrap(client.GET("/v1/events", { params: { query: { limit: 100 } } })) });
+  const resources = useQuery({
+    queryKey: ["overview", "resources"],
+    enabled: auth.can("resources:read"),
+    queryFn: () => unwrap(client.GET("/v1/resources", { params: { query: { limit: 100 } } })),
+  });
+  const events = useQuery({
+    queryKey: ["overview", "events"],
+    enabled: auth.can("events:read"),
+    queryFn: () => unwrap(client.GET("/v1/events", { params: { query: { limit: 100 } } })),
+  });
   const undelivered = useQuery({
     queryKey: ["overview", "undelivered"],
     enabled: auth.can("events:read"),

@@ -167,7 +167,11 @@ function ResourceEvents({ id }: { id: string }) {
       )}
       {events.data?.has_more && (
         <p className="help">
-          Showing the latest 100. <Link to="/events" search={{ object: id }}>All of them on the events page</Link>.
+          Showing the latest 100.{" "}
+          <Link to="/events" search={{ object: id }}>
+            All of them on the events page
+          </Link>
+          .
         </p>
       )}
       {events.data && events.data.data.length === 0 && <p className="empty">No events yet (an event appears within about a second of a change).</p>}

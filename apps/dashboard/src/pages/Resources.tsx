@@ -83,7 +83,9 @@ export function ResourcesPage() {
                 ))}
               </tbody>
             </table>
-            {page.data.data.length === 0 && <p className="empty">{searching ? "No match on this page." : isFiltered(filters) ? "No resource matches these filters." : "No resources yet."}</p>}
+            {page.data.data.length === 0 && (
+              <p className="empty">{searching ? "No match on this page." : isFiltered(filters) ? "No resource matches these filters." : "No resources yet."}</p>
+            )}
             <Pager filters={filters} page={page.data} searching={searching} onGo={setFilters} />
           </>
         )}
@@ -109,11 +111,7 @@ function Pager({ filters, page, searching, onGo }: { filters: ResourceFilters; p
           Newer
         </button>
       )}
-      <button
-        type="button"
-        disabled={!hasOlder || (!searching && !last)}
-        onClick={() => onGo(searching ? { ...base, page: page.next_page! } : { ...base, after: last! })}
-      >
+      <button type="button" disabled={!hasOlder || (!searching && !last)} onClick={() => onGo(searching ? { ...base, page: page.next_page! } : { ...base, after: last! })}>
         {searching ? "More results" : "Older"}
       </button>
     </nav>
@@ -180,16 +178,10 @@ function FilterForm({ filters, onApply }: { filters: ResourceFilters; onApply: (
           </button>
         </div>
       </form>
-      <form onSubmit={search} className="form form-inline" aria-label="Search" role="search">
+      <form onSubmit={search} className="form form-inline" aria-label="Search">
         <div className="field field-wide">
           <label htmlFor="f-query">Search query</label>
-          <input
-            id="f-query"
-            value={query}
-            placeholder={`name~'sta' AND status:'active'`}
-            onChange={(e) => setQuery(e.target.value)}
-            aria-describedby="f-query-help"
-          />
+          <input id="f-query" value={query} placeholder={`name~'sta' AND status:'active'`} onChange={(e) => setQuery(e.target.value)} aria-describedby="f-query-help" />
           <p id="f-query-help" className="help">
             Clauses joined by AND (or OR on one field): <code>status:'active'</code>, <code>name~'pre'</code> (a prefix), <code>metadata['plan']:'pro'</code>,{" "}
             <code>created&gt;=1700000000</code>.
@@ -259,7 +251,10 @@ function CreateResource() {
       <ErrorNotice error={create.error} />
       {create.data && (
         <p className="notice notice-ok" role="status">
-          Created <IdLink id={create.data.id} /> ({create.data.name}). <Link to="/resources/$id" params={{ id: create.data.id }}>Open it</Link>
+          Created <IdLink id={create.data.id} /> ({create.data.name}).{" "}
+          <Link to="/resources/$id" params={{ id: create.data.id }}>
+            Open it
+          </Link>
         </p>
       )}
     </Section>

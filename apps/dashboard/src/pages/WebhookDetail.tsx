@@ -48,8 +48,7 @@ export function WebhookDetailPage() {
   });
   const [since, setSince] = useState(() => new Date(Date.now() - 86_400_000).toISOString().slice(0, 16));
   const recover = useMutation({
-    mutationFn: () =>
-      unwrap(client.POST("/v1/webhook_endpoints/{id}/recover", { params: { path: { id } }, body: { since: Math.floor(Date.parse(`${since}:00Z`) / 1000) } })),
+    mutationFn: () => unwrap(client.POST("/v1/webhook_endpoints/{id}/recover", { params: { path: { id } }, body: { since: Math.floor(Date.parse(`${since}:00Z`) / 1000) } })),
     onSuccess: () => void queryClient.invalidateQueries({ queryKey: ["attempts", id] }),
   });
   const data = endpoint.data;
