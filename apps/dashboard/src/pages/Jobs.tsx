@@ -268,7 +268,13 @@ function BulkJob() {
           </p>
           {preview.data.sample.length > 0 && (
             <p>
-              First of them: {preview.data.sample.map((id) => <IdLink key={id} id={id} />).reduce<React.ReactNode[]>((acc, el, i) => (i === 0 ? [el] : [...acc, ", ", el]), [])}
+              First of them:{" "}
+              {preview.data.sample.map((id, i) => (
+                <span key={id}>
+                  {i > 0 && ", "}
+                  <IdLink id={id} />
+                </span>
+              ))}
             </p>
           )}
           <div className="actions">
