@@ -6,6 +6,7 @@ import { ErrorNotice, NotAvailable } from "../components/ErrorNotice";
 import { IdLink } from "../components/IdLink";
 import { Loading, Section, StatusBadge } from "../components/ui";
 import { formatTime } from "../lib/time";
+import { isScopeProbe } from "../lib/scopes";
 import type { RequestLog } from "./RequestLogs";
 
 /** How many a bounded page holds: "n", or "100+" when there are more (the dashboard never counts a whole account). */
@@ -41,7 +42,9 @@ export function OverviewPage() {
   });
   const failed = useQuery({
     queryKey: ["overview", "failed-requests"],
-    queryFn: () => rawCall<{ data: RequestLog[] }>(() => auth.key, "GET", "/v1/request_logs", { query: new URLSearchParams({ limit: "5", status: "4xx" }) }),
+    queryFn: () => rawCall<{ data: RequestLog[] }>(() => auth.key, "GET", "/v1/request_logs", { query: new URLSearchParams({ limit: "10", status: "4xx" }) }),
+    // The dashboard's own scope probes (lib/scopes.ts) are not failures anyone needs to see here.
+    select: (page) => ({ ...page, data: page.data.filter((log) => !isScopeProbe(log.request_params)).slice(0, 5) }),
   });
   const failing = endpoints.data?.data.filter((e) => e.status === "disabled") ?? [];
   const logsMissing = failed.error instanceof ApiFailure && failed.error.routeMissing ? failed.error : null;
