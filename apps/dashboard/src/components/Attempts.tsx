@@ -56,7 +56,7 @@ export function AttemptsTable({
               )}
             </td>
             <td>{a.trigger}</td>
-            <td>{formatTime(a.created)}</td>
+            <td className="when">{formatTime(a.created)}</td>
             {onResend && (
               <td>
                 <button type="button" disabled={resendDisabled} onClick={() => onResend(a)} aria-label={`Resend ${a.event} to ${a.webhook_endpoint}`}>

@@ -55,7 +55,7 @@ export function ConfirmButton({
       <button type="button" className="danger" disabled={busy} onClick={onConfirm}>
         {confirmLabel}
       </button>
-      <button type="button" onClick={() => setAsking(false)}>
+      <button type="button" className="secondary" onClick={() => setAsking(false)}>
         Cancel
       </button>
     </fieldset>

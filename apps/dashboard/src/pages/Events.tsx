@@ -104,7 +104,7 @@ export function EventsPage() {
                   </td>
                   <td>{e.sequence}</td>
                   <td>{e.pending_webhooks}</td>
-                  <td>{formatTime(e.created)}</td>
+                  <td className="when">{formatTime(e.created)}</td>
                 </tr>
               ))}
             </tbody>

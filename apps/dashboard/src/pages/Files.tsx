@@ -90,8 +90,8 @@ export function FilesPage() {
                     <td>{f.filename ?? "—"}</td>
                     <td>{f.purpose}</td>
                     <td>{formatBytes(f.size)}</td>
-                    <td>{formatTime(f.created)}</td>
-                    <td>{formatTime(f.expires_at)}</td>
+                    <td className="when">{formatTime(f.created)}</td>
+                    <td className="when">{formatTime(f.expires_at)}</td>
                     <td>
                       <DownloadButton fileId={f.id} />
                     </td>

@@ -96,7 +96,7 @@ export function JobsPage() {
                     <StatusBadge status={j.status} />
                   </td>
                   <td>{progressView(j).label}</td>
-                  <td>{formatTime(j.created)}</td>
+                  <td className="when">{formatTime(j.created)}</td>
                 </tr>
               ))}
             </tbody>
@@ -281,7 +281,7 @@ function BulkJob() {
             <button type="button" className={type === "resources.bulk_delete" ? "danger" : ""} disabled={create.isPending} onClick={() => create.mutate()}>
               Confirm: {type === "resources.bulk_delete" ? "delete" : "update"} {preview.data.total.toLocaleString("en-US")}
             </button>
-            <button type="button" onClick={reset}>
+            <button type="button" className="secondary" onClick={reset}>
               Cancel
             </button>
           </div>

@@ -119,7 +119,7 @@ export function RequestLogsPage() {
                         <StatusBadge status={String(log.status)} />
                       </td>
                       <td>{log.error_code ?? "—"}</td>
-                      <td>{formatTime(log.created)}</td>
+                      <td className="when">{formatTime(log.created)}</td>
                     </tr>
                   ))}
                 </tbody>

@@ -159,7 +159,7 @@ function ResourceEvents({ id }: { id: string }) {
                 </td>
                 <td>{e.type}</td>
                 <td>{e.pending_webhooks}</td>
-                <td>{formatTime(e.created)}</td>
+                <td className="when">{formatTime(e.created)}</td>
               </tr>
             ))}
           </tbody>

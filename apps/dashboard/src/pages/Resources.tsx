@@ -78,7 +78,7 @@ export function ResourcesPage() {
                         .map(([k, v]) => `${k}=${v}`)
                         .join(", ")}
                     </td>
-                    <td>{formatTime(r.created)}</td>
+                    <td className="when">{formatTime(r.created)}</td>
                   </tr>
                 ))}
               </tbody>
@@ -169,6 +169,7 @@ function FilterForm({ filters, onApply }: { filters: ResourceFilters; onApply: (
           <button type="submit">Apply filters</button>
           <button
             type="button"
+            className="secondary"
             onClick={() => {
               setDraft({});
               onApply({});
@@ -189,7 +190,7 @@ function FilterForm({ filters, onApply }: { filters: ResourceFilters; onApply: (
         </div>
         <div className="actions">
           <button type="submit">Search</button>
-          <button type="button" onClick={() => setQuery(searchQueryOf(draft))}>
+          <button type="button" className="secondary" onClick={() => setQuery(searchQueryOf(draft))}>
             Use the filters as a query
           </button>
         </div>

@@ -52,7 +52,7 @@ export function WebhooksPage() {
                   <td>
                     <StatusBadge status={w.status} />
                   </td>
-                  <td>{formatTime(w.created)}</td>
+                  <td className="when">{formatTime(w.created)}</td>
                 </tr>
               ))}
             </tbody>
