@@ -272,6 +272,28 @@ describe.skipIf("missing" in browserFound)("the dashboard in Chromium", () => {
     await page.getByText("Scheduled attempt").waitFor();
   });
 
+  it("edits a resource's name, status and metadata, and deletes it only after a confirmation", async () => {
+    const made = await stack.api("POST", "/v1/resources", { name: "To edit", metadata: { a: "1", b: "2" } });
+    const id = made.body.id as string;
+    await page.goto(url(`/resources/${id}`));
+    await page.getByRole("heading", { name: "To edit" }).waitFor();
+    await page.getByLabel("Name", { exact: true }).fill("Edited");
+    await page.getByLabel("Status", { exact: true }).selectOption("paused");
+    await page.getByLabel(/^Metadata/).fill("a=1\nc=3");
+    await page.getByRole("button", { name: "Save changes" }).click();
+    await page.getByRole("heading", { name: "Edited" }).waitFor();
+    const edited = await stack.api("GET", `/v1/resources/${id}`);
+    expect(edited.body).toMatchObject({ name: "Edited", status: "paused", metadata: { a: "1", c: "3" } });
+    expect(Object.keys(edited.body.metadata as object)).not.toContain("b");
+    await page.getByRole("row").filter({ hasText: "resource.updated" }).waitFor();
+
+    await page.getByRole("button", { name: "Delete resource" }).click();
+    expect((await stack.api("GET", `/v1/resources/${id}`)).status).toBe(200);
+    await page.getByRole("button", { name: "Yes, delete it" }).click();
+    await page.waitForURL(url("/resources"));
+    expect((await stack.api("GET", `/v1/resources/${id}`)).status).toBe(404);
+  });
+
   it("a read-only session offers no change and says why; a revoked key returns the tab to sign-in with the API's message", async () => {
     const session = await stack.api("POST", "/v1/dashboard_sessions", { read_only: true, expires_in: 600 });
     expect(session.status).toBe(201);
