@@ -130,6 +130,8 @@ function ResourceEvents({ id }: { id: string }) {
   const events = useQuery({
     queryKey: ["resource-events", id],
     enabled: reason === null,
+    // An event is listed within about a second of its change: the list follows on its own while the tab is visible.
+    refetchInterval: 2_000,
     queryFn: () => unwrap(client.GET("/v1/events", { params: { query: { object: id, limit: 100 } } })),
   });
   const sorted = [...(events.data?.data ?? [])].sort((a, b) => a.sequence - b.sequence);
