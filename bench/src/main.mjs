@@ -12,12 +12,13 @@
 // results section of docs/performance.md. Accounts and keys come from the admin service, everything else
 // from the public API (and core's gRPC service for the rows that measure core alone).
 // The parts: stack.mjs, baselines.mjs, baseline-c.mjs, driver.mjs, load.mjs (runs and meters), receiver.mjs,
-// webhooks.mjs, depth.mjs, big.mjs, jobs.mjs, invariants.mjs (the read-only looks at stored state), report.mjs.
+// webhooks.mjs, depth.mjs, big.mjs, jobs.mjs, files.mjs, invariants.mjs (the read-only looks at stored state), report.mjs.
 // Tunables: BENCH_DURATION (s per run, default 8), BENCH_CONNECTIONS (default 16), BENCH_SEED (list depth, default 10000),
 // BENCH_DELIVERIES (events per deliveries/s run, default 500), BENCH_NOISY_RATE (creates/s of the noisy-neighbour rows,
 // 20), BENCH_NOISY_ITEMS (the dead endpoints' import, 625: 10,000 deliveries), BENCH_LIST_REQUESTS (5), BENCH_UPDATES (10000),
 // BENCH_JOB_ITEMS (10000), BENCH_JOB_ITEMS_LARGE (100000, 0 to skip), BENCH_BIG (the big account's resources, 1000000,
-// 0 to skip), BENCH_PROFILE=1 (CPU profiles into bench/results/profiles/).
+// 0 to skip), BENCH_FILES_ROWS (the files rows' import and export, 1000000, 0 to skip), BENCH_FILES_UPLOAD_MB (512),
+// BENCH_PROFILE=1 (CPU profiles into bench/results/profiles/).
 import { mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
 import { createServer as createNetServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -28,6 +29,7 @@ import { FIXED, startRole } from "./baselines.mjs";
 import { bigAccountRows } from "./big.mjs";
 import { depthRows } from "./depth.mjs";
 import { driverRows } from "./driver.mjs";
+import { benchFiles } from "./files.mjs";
 import { benchJobs } from "./jobs.mjs";
 import { coreBreakdown, createRequests, httpsJson, runner } from "./load.mjs";
 import { writeReport } from "./report.mjs";
@@ -47,6 +49,8 @@ const UPDATES = Number(process.env.BENCH_UPDATES ?? 10_000);
 const UPDATE_WINDOW = Math.min(500, Math.floor(UPDATES / 2));
 const DELIVERIES = Number(process.env.BENCH_DELIVERIES ?? 500);
 const BIG = Number(process.env.BENCH_BIG ?? 1_000_000);
+/** The files rows' import and export size (BENCH_FILES_ROWS, default 1,000,000; 0 skips the files rows). */
+const FILE_ROWS = Number(process.env.BENCH_FILES_ROWS ?? 1_000_000);
 
 const started = Date.now();
 const say = (line) => process.stderr.write(`bench: ${line}\n`);
@@ -193,6 +197,9 @@ try {
   say("jobs: import, bulk update and retrieve during an import (bench/src/jobs.mjs)");
   const jobsBench = await benchJobs({ say, duration: DURATION });
   results.jobs = jobsBench.result;
+  // The files rows (issue 27) on a stack of their own: upload, import from a file and export against the driver.
+  const filesBench = FILE_ROWS > 0 ? await benchFiles({ say }) : null;
+  if (filesBench) results.files = filesBench.result;
   const breakdown = await coreBreakdown(coreMetricsPort);
   stack.admin.close();
   stack.coreResources.close();
@@ -200,7 +207,7 @@ try {
   writeReport({
     root,
     results,
-    jobsRows: jobsBench.rows,
+    jobsRows: [...jobsBench.rows, ...(filesBench?.rows ?? [])],
     breakdown,
     settings: { connections: CONNECTIONS, duration: DURATION, warmup: WARMUP, depth: DEPTH, updates: UPDATES, updateWindow: UPDATE_WINDOW, big: BIG },
     seedSeconds,

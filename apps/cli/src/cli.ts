@@ -179,7 +179,7 @@ function jobsList(command: Command, context: CommandContext): void {
   tenantOptions(command.description("list an account's jobs, newest first"))
     .option("--limit <n>", `how many (1-${LIST_LIMIT_MAX})`, wholeNumber(1, LIST_LIMIT_MAX), LIST_LIMIT_DEFAULT)
     .option("--status <status>", "only jobs in this status (queued, running, succeeded, failed, canceled)")
-    .option("--type <type>", "only jobs of this type (resources.bulk_update, resources.bulk_delete, resources.import)")
+    .option("--type <type>", "only jobs of this type (resources.bulk_update, resources.bulk_delete, resources.import, resources.export)")
     .option("--starting-after <job_id>", "the page after this job")
     .action(async (opts: TenantOptions & { limit: number; status?: string; type?: string; startingAfter?: string }) => {
       const { jobs: list } = await context.jobs().listJobs({

@@ -27,7 +27,9 @@ interface PublicJob {
   id: string;
   type: string;
   status: string;
+  params: { file?: string };
   progress: { total: number | null; processed: number; failed: number; skipped: number };
+  result: { results_file?: string | null; file?: string | null } | null;
   cancel_requested_at: number | null;
 }
 
@@ -36,10 +38,13 @@ export function jobJson(job: Job): Record<string, unknown> {
   return JSON.parse(job.json) as Record<string, unknown>;
 }
 
-/** One line per job for people: id, type, status, progress. */
+/** One line per job for people: id, type, status, progress, and the files it reads and wrote (an import's input, its results, an export's file). */
 export function jobLine(job: Job): string {
-  const { id, type, status, progress: p, cancel_requested_at } = jobJson(job) as unknown as PublicJob;
+  const { id, type, status, params, progress: p, result, cancel_requested_at } = jobJson(job) as unknown as PublicJob;
   const total = p.total === null ? "?" : String(p.total);
   const cancel = cancel_requested_at !== null ? "  cancel requested" : "";
-  return `${id}  ${type}  ${status}  ${p.processed}/${total} processed, ${p.failed} failed, ${p.skipped} skipped${cancel}`;
+  const files = [params.file ? `from ${params.file}` : null, result?.results_file ? `results ${result.results_file}` : null, result?.file ? `file ${result.file}` : null].filter(
+    (part) => part !== null,
+  );
+  return `${id}  ${type}  ${status}  ${p.processed}/${total} processed, ${p.failed} failed, ${p.skipped} skipped${cancel}${files.length > 0 ? `  ${files.join(", ")}` : ""}`;
 }

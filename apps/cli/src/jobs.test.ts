@@ -43,12 +43,14 @@ describe("rms jobs", () => {
     expect(list.code).toBe(0);
     const jobs = list.json();
     expect(jobs.map((j) => j.id)).toEqual([second.id, first.id]);
-    expect(jobs[0]).toMatchObject({ object: "job", type: "resources.import", status: "queued", livemode: true, params: { items: [{ name: "a" }, { name: "b" }] } });
+    expect(jobs[0]).toMatchObject({ object: "job", type: "resources.import", status: "queued", livemode: true, params: { file: expect.stringMatching(/^file_/) } });
     expect((await rms("jobs", "list", "--account", account, "--mode", "test", "--json")).json()).toEqual([]);
     expect((await rms("jobs", "list", "--account", account, "--mode", "live", "--status", "canceled", "--json")).json()).toEqual([]);
 
     const shown = await rms("jobs", "get", first.id, "--account", account, "--mode", "live");
-    expect(shown.stdout).toBe(`${first.id}  resources.import  queued  0/2 processed, 0 failed, 0 skipped\n`);
+    // The line names the file an import reads (an inline import's items are stored as one).
+    const input = (jobs[1] as { params: { file: string } }).params.file;
+    expect(shown.stdout).toBe(`${first.id}  resources.import  queued  0/2 processed, 0 failed, 0 skipped  from ${input}\n`);
 
     const canceled = await rms("jobs", "cancel", first.id, "--account", account, "--mode", "live", "--json");
     expect(canceled.code).toBe(0);

@@ -56,6 +56,8 @@ export interface OpenDomain {
   ensureIndexes(): Promise<void>;
   /** One per entry of the domain's `services`. */
   readonly implementations: readonly BoundService[];
+  /** Background work core runs while it serves (the files' sweep), started after the indexes; answers its stop. */
+  readonly start?: () => () => Promise<void>;
 }
 
 /**
@@ -80,6 +82,8 @@ export const ADMIN_AND_GATEWAY: readonly Role[] = ["admin", "gateway"];
 export interface OpenService<S extends AnyService> {
   readonly implementation: ServiceImplementation<S>;
   readonly indexes: { ensureIndexes(): Promise<void> };
+  /** Background work core runs while it serves (see OpenDomain). */
+  readonly start?: () => () => Promise<void>;
 }
 
 /** A domain that serves one service, declared by its own lines only (see `serviceDomain`). */
@@ -105,8 +109,8 @@ export function serviceDomain<S extends AnyService>(spec: ServiceDomainSpec<S>):
     services: [serviceEntry(service, roles)],
     ...(outboxes === undefined ? {} : { outboxes }),
     open(context) {
-      const { implementation, indexes } = spec.open(context);
-      return { ensureIndexes: () => indexes.ensureIndexes(), implementations: [implement(service, implementation)] };
+      const { implementation, indexes, start } = spec.open(context);
+      return { ensureIndexes: () => indexes.ensureIndexes(), implementations: [implement(service, implementation)], ...(start ? { start } : {}) };
     },
   };
 }

@@ -8,6 +8,7 @@ import type { Domain, DomainContext } from "./domain.js";
 import type { Faults } from "./faults.js";
 import type { Role } from "./grpc/permissions.js";
 import { eventsDomain } from "./events/domain.js";
+import { filesDomain } from "./files/domain.js";
 import { jobsDomain } from "./jobs/domain.js";
 import { resourcesDomain } from "./resources/domain.js";
 import { withCreateKeySlots } from "./resources/key-slots.js";
@@ -20,7 +21,7 @@ import { DEFAULT_SETTINGS, type CoreSettings } from "./settings.js";
  * reflection files and permission rows from this list alone: a new object kind is its
  * folder (with a domain.ts) plus one line here.
  */
-export const DOMAINS: readonly Domain[] = [resourcesDomain, accountsDomain, eventsDomain, jobsDomain, webhookEndpointsDomain, webhookDeliveriesDomain, dashboardSessionsDomain];
+export const DOMAINS: readonly Domain[] = [resourcesDomain, accountsDomain, eventsDomain, jobsDomain, webhookEndpointsDomain, webhookDeliveriesDomain, filesDomain, dashboardSessionsDomain];
 
 /**
  * Which roles may call each method, by gRPC path, from the domains' rows. A method missing

@@ -16,6 +16,7 @@ import { EventStore } from "./events/store.js";
 import { idAt, newId } from "./ids.js";
 import { JOB_ERRORS_COLLECTION, JOBS_COLLECTION, type JobDocument, type JobErrorDocument, type JobFilter, type JobStatus, type JobType } from "./jobs/model.js";
 import { previewJob } from "./jobs/preview.js";
+import { JobFiles } from "./files/for-jobs.js";
 import { bulkExecutor } from "./jobs/runner/bulk.js";
 import { claimJob, runSlot } from "./jobs/runner/claim.js";
 import { runJob } from "./jobs/runner/run.js";
@@ -380,7 +381,7 @@ describe("events", () => {
 });
 
 describe("jobs", () => {
-  const store = () => new JobStore(work);
+  const store = () => new JobStore(work, () => {}, 100, new JobFiles(work));
   const measured = () => data.jobs.filter((j) => j.account === M.account && !j.livemode).sort((a, b) => (a._id < b._id ? 1 : -1));
   const seconds = (ms: number) => Math.floor(ms / 1000);
 
@@ -472,6 +473,7 @@ describe("jobs", () => {
     const { plans: run } = await measure("job run (bulk_update)", () =>
       runJob(claimed!.job, bulkExecutor("update"), {
         db: work,
+        files: new JobFiles(work),
         logger,
         owner: "query-plans",
         leaseMs: 60_000,
@@ -493,6 +495,35 @@ describe("jobs", () => {
     // Every document with events not yet relayed, of any tenant (the partial index holds only those: a handful).
     const pending = data.resources.filter((r) => r.pending_events.length > 0).length;
     for (const plan of catchUpPlans) expect(plan.totalDocsExamined, plan.shape).toBeLessThanOrEqual(pending);
+  });
+
+  it("an export's walk: the filter's index in id order from the last id written, each chunk examining what it yields", async () => {
+    // The export's read of one chunk (runner/export.ts): the bulk jobs' query (matchingFilter) from the last id
+    // written up to the start's bound, sorted by `_id`, limited to the chunk; never a sort, never a scan.
+    const resources = work.collection<MarkedResource>(RESOURCES_COLLECTION);
+    const own = data.resources.filter((r) => r.account === M.account && !r.livemode && !r.deleted).sort((a, b) => (a._id < b._id ? -1 : 1));
+    const cases: [string, JobFilter, string | null][] = [
+      ["export walk, no filter (first chunk)", {}, null],
+      ["export walk, no filter (from the middle)", {}, own[Math.floor(own.length / 2)]!._id],
+      ["export walk, status=paused", { status: "paused" }, null],
+      ["export walk, metadata[team]", { metadata: [{ k: "team", v: "t3" }] }, null],
+    ];
+    for (const [label, filter, after] of cases) {
+      const { value, plans } = await measure(label, () =>
+        resources
+          .find(matchingFilter(M, filter, after, idBoundAt(NOW)), { projection: { _id: 1, name: 1, status: 1, metadata: 1, created: 1 } })
+          .sort({ _id: 1 })
+          .limit(200)
+          .toArray(),
+      );
+      expect(value.length, label).toBeGreaterThan(0);
+      for (const plan of plans) {
+        expect(plan.stages, label).not.toContain("SORT");
+        expect(plan.stages, label).not.toContain("COLLSCAN");
+        // The chunk's rows, plus the tombstones in its range (a handful) and, for a metadata filter, the pairs the index does not cover.
+        expect(plan.totalDocsExamined, label).toBeLessThanOrEqual(filter.metadata ? 200 * 4 : 200 + 50);
+      }
+    }
   });
 
   it("the fair claim past a backlog: a tenant with no job running is claimed past a flooding one, each queue head one document", async () => {
@@ -558,7 +589,7 @@ describe("job previews (validate_only)", () => {
       ["job preview status=paused created[gte]", { status: "paused", created: { gte: since } }, pristineMatches((r) => r.status === "paused" && r.created >= since)],
     ];
     for (const [label, filter, matches] of cases) {
-      const { value, plans } = await measure(label, () => previewJob(work, M, { type: "resources.bulk_delete", params: { filter } }));
+      const { value, plans } = await measure(label, () => previewJob(work, M, { type: "resources.bulk_delete", params: { filter } }, null));
       expect(value.sample.length, label).toBe(Math.min(10, value.total));
       for (const plan of plans) {
         expect(plan.stages, plan.shape).not.toContain("SORT");
@@ -568,17 +599,22 @@ describe("job previews (validate_only)", () => {
     }
     // Two metadata pairs: the index serves the first, the second is checked on what it yields (as the runner's walk).
     const { plans } = await measure("job preview metadata[team] metadata[env]", () =>
-      previewJob(work, M, {
-        type: "resources.bulk_delete",
-        params: {
-          filter: {
-            metadata: [
-              { k: "team", v: "t3" },
-              { k: "env", v: "prod" },
-            ],
+      previewJob(
+        work,
+        M,
+        {
+          type: "resources.bulk_delete",
+          params: {
+            filter: {
+              metadata: [
+                { k: "team", v: "t3" },
+                { k: "env", v: "prod" },
+              ],
+            },
           },
         },
-      }),
+        null,
+      ),
     );
     for (const plan of plans) expect(plan.totalDocsExamined, plan.shape).toBeLessThanOrEqual(pristineMatches(team3) + 12);
   });
@@ -1018,7 +1054,7 @@ function seedData() {
     const finished = status === "succeeded" || status === "failed" || status === "canceled";
     const params =
       type === "resources.import"
-        ? { items: [{ name: "imported" }] }
+        ? { file: "file_imported" }
         : type === "resources.bulk_update"
           ? { filter: { status: "archived" as const }, update: { status: "active" as const } }
           : { filter: { status: "archived" as const } };

@@ -104,6 +104,7 @@ export async function startCore(options: CoreOptions): Promise<RunningCore> {
   // Health follows the database: NOT_SERVING while it does not answer a ping, `rms.database` NOT_SERVING while slow too.
   const stopHealth = watchDatabaseHealth(db, health, HEALTH_NAMES, options.healthIntervalMs ?? 2_000, logger);
   if (relay && options.relay !== false) relay.start(options.relay?.sweepIntervalMs);
+  const stopBackground = opened.flatMap(({ open }) => (open.start ? [open.start()] : []));
 
   const port = await new Promise<number>((resolve, reject) =>
     server.bindAsync(options.address ?? "127.0.0.1:0", serverCredentials(options.tls), (err, bound) => (err ? reject(err) : resolve(bound))),
@@ -116,6 +117,7 @@ export async function startCore(options: CoreOptions): Promise<RunningCore> {
   } catch (error) {
     stopHealth();
     await relay?.stop();
+    for (const stop of stopBackground) await stop();
     server.forceShutdown();
     await mongo.close();
     throw error;
@@ -141,6 +143,7 @@ export async function startCore(options: CoreOptions): Promise<RunningCore> {
         });
       });
       await relay?.stop();
+      for (const stop of stopBackground) await stop();
       await mongo.close();
     },
   };

@@ -20,12 +20,13 @@ import type { AddressRateLimit, RateLimiter } from "./ratelimit/index.js";
 import type { GatewayMetrics } from "./metrics.js";
 import { traceRequests } from "./http/tracing.js";
 import { DASHBOARD_PATH, dashboardRouter } from "./http/dashboard.js";
+import { requestTimeout } from "./http/request-timeout.js";
 
 export { OPERATIONS };
 
 export interface GatewayDeps {
   readonly core: CoreClients;
-  readonly config: Pick<GatewayConfig, "trustedProxies" | "rateLimits">;
+  readonly config: Pick<GatewayConfig, "trustedProxies" | "rateLimits" | "filesMaxBytes">;
   readonly logger: Logger;
   /** Idempotency records (lock, fingerprint, recorded response) of POSTs with an Idempotency-Key. */
   readonly idempotency: IdempotencyStore;
@@ -82,6 +83,9 @@ export function createGatewayApp(deps: GatewayDeps): Express {
 
   const routeOf = (path: string) => matchers.find((m) => m.pattern.test(path))?.path;
   app.use(responseHeaders());
+  // The 30 s to receive a whole request, but on the routes whose body streams in (files): they are cut when idle.
+  const streamed = matchers.filter((m) => OPERATIONS.some((o) => o.path === m.path && o.stream?.streamsBody));
+  app.use(requestTimeout((req) => req.method === "POST" && streamed.some((m) => m.pattern.test(req.path))));
   // Before the access log, so that its line carries the request's trace id; not the health check that probes poll.
   const tracing = traceRequests(routeOf, [STATUS_PATH]);
   if (tracing) app.use(tracing);

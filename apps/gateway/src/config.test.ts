@@ -26,8 +26,10 @@ describe("parseGatewayConfig", () => {
       maxConnectionsPerAddress: 256,
       supervised: false,
       tracing: expect.objectContaining({ exporter: null, serviceName: "rms-gateway" }),
+      filesMaxBytes: 512 * 1024 * 1024,
       dashboardDir: DEFAULT_DASHBOARD_DIR,
     });
+    expect(parseGatewayConfig({ ...base, FILES_MAX_BYTES: "1048576" }).filesMaxBytes).toBe(1_048_576);
     expect(DEFAULT_DASHBOARD_DIR.replaceAll("\\", "/")).toMatch(/apps\/dashboard\/dist$/);
   });
 

@@ -49,9 +49,14 @@ export interface GatewayConfig {
   readonly supervised?: boolean;
   /** OpenTelemetry tracing (OTEL_* variables, @rms/telemetry): off unless an exporter is asked for; absent is off. */
   readonly tracing?: TracingConfig;
+  /** Most bytes of a file uploaded by `POST /v1/files` (FILES_MAX_BYTES, default 512 MiB); absent is the default. */
+  readonly filesMaxBytes?: number;
   /** The dashboard's built files (DASHBOARD_DIR; default apps/dashboard/dist beside this package), served at `/dashboard/`. */
   readonly dashboardDir?: string;
 }
+
+/** FILES_MAX_BYTES's default: 512 MiB (CONTRACT.md section 11). */
+export const DEFAULT_FILES_MAX_BYTES = 512 * 1024 * 1024;
 
 /** apps/dashboard/dist, from this file's place in apps/gateway/dist (or src). */
 export const DEFAULT_DASHBOARD_DIR = fileURLToPath(new URL("../../dashboard/dist", import.meta.url));
@@ -78,6 +83,7 @@ const schema = z.object({
   MONGODB_URI: mongoUri(),
   MONGODB_DATABASE: databaseName(),
   RMS_SUPERVISED: z.string().optional(),
+  FILES_MAX_BYTES: positiveInt().optional(),
   DASHBOARD_DIR: z.string().trim().min(1, "must not be empty").optional(),
 });
 
@@ -119,6 +125,7 @@ export function parseGatewayConfig(env: Readonly<Record<string, string | undefin
     metricsPort: c.METRICS_PORT,
     supervised: c.RMS_SUPERVISED === "1",
     tracing: tracingConfig(env, "rms-gateway"),
+    filesMaxBytes: c.FILES_MAX_BYTES ?? DEFAULT_FILES_MAX_BYTES,
     dashboardDir: c.DASHBOARD_DIR ?? DEFAULT_DASHBOARD_DIR,
   };
 }

@@ -9,6 +9,7 @@ import {
   EventService,
   JobService,
   WebhookEndpointService,
+  FileService,
   TransportError,
   bearerMetadata,
   createClient,
@@ -33,6 +34,7 @@ export const CORE_SERVICES = {
   jobs: JobService,
   webhookEndpoints: WebhookEndpointService,
   admin: AdminService,
+  files: FileService,
   dashboardSessions: DashboardSessionService,
 } as const;
 

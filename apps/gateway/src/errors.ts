@@ -89,6 +89,8 @@ function httpStatusOfGrpc(code: GrpcStatus): number | undefined {
       return 409;
     case GrpcStatus.RESOURCE_EXHAUSTED:
       return 429;
+    case GrpcStatus.OUT_OF_RANGE:
+      return 416;
     case GrpcStatus.UNKNOWN:
       return 500; // with code outcome_unknown: a write whose commit core could not confirm
     case GrpcStatus.UNAVAILABLE:
@@ -110,7 +112,9 @@ export function fromCoreError(error: unknown): ApiError {
   if (!(error instanceof RpcError)) return ApiError.internal();
   const status = httpStatusOfGrpc(error.grpcCode);
   if (status === 503) return ApiError.unavailable(error);
-  if (status === undefined || !isErrorCode(error.code) || httpStatusOf(error.code) !== status) return ApiError.internal();
+  // A refused argument (INVALID_ARGUMENT) may be a 400, or a body core found too large (413, a file past its limit).
+  const agrees = (code: string) => httpStatusOf(code as never) === status || (status === 400 && httpStatusOf(code as never) === 413);
+  if (status === undefined || !isErrorCode(error.code) || !agrees(error.code)) return ApiError.internal();
   return new ApiError(error.code, error.message, { param: error.param, type: errorTypeOf(error.code) });
 }
 

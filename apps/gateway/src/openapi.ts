@@ -49,8 +49,9 @@ const ERROR_STATUSES: Record<string, string> = {
   "404": "No such object (in this account and mode).",
   "405": "A verb this path does not have (HEAD included); `Allow` lists the ones it has.",
   "409": "The same Idempotency-Key is still in flight.",
-  "413": "Request body over 1 MiB.",
+  "413": "Request body over 1 MiB (a file upload: over FILES_MAX_BYTES; a part: over 64 MiB).",
   "415": "Unsupported request content type.",
+  "416": "A `Range` that starts at or past the file's end (with `Content-Range: bytes */<size>`).",
   "429": "Too many requests for this key, or from this address before a key is verified.",
   "500": "An unexpected error; the message leaks nothing.",
   "503": "MongoDB or the core is unreachable; nothing was half-written.",
@@ -134,11 +135,12 @@ function operationObject(operation: Operation): Schema {
   let requestBody: Schema | undefined;
   if (operation.method === "POST") {
     parameters.push({ $ref: "#/components/parameters/IdempotencyKey" });
-    requestBody = requestBodyOf(operation);
+    const streamed = operation.stream?.requestBody;
+    if (streamed) requestBody = { required: streamed.required, description: streamed.description, content: streamed.content };
+    else if (!operation.stream) requestBody = requestBodyOf(operation);
   } else {
     for (const [name, spec] of Object.entries(operation.parameters)) parameters.push(queryParameter(name, spec));
   }
-  const { success } = operation;
   const successHeaders = operation.method === "POST" ? REPLAY_HEADERS : {};
   return {
     operationId: `${operation.method.toLowerCase()}${pathOf(operation.path)
@@ -154,10 +156,26 @@ function operationObject(operation: Operation): Schema {
     parameters,
     ...(requestBody ? { requestBody } : {}),
     responses: {
-      ...Object.fromEntries([success, ...operation.variants].map((answer) => [String(answer.status), jsonResponse(answer.description, ref(answer.object.name), successHeaders)])),
+      ...successResponses(operation, successHeaders),
       ...errorResponses(),
     },
   };
+}
+
+/** The success answers: the success object (and variants) as JSON, or a stream operation's own content. */
+function successResponses(operation: Operation, successHeaders: Record<string, unknown>): Record<string, Schema> {
+  const raw = operation.stream?.successContent;
+  if (raw) {
+    const headers = { ...COMMON_HEADERS, ...raw.headers };
+    const answers: Record<string, Schema> = { [String(operation.success.status)]: { description: operation.success.description, headers, content: raw.content } };
+    for (const [status, extra] of Object.entries(raw.extra ?? {})) {
+      answers[status] = { description: extra.description, headers: { ...headers, ...extra.headers }, ...(status === "304" ? {} : { content: raw.content }) };
+    }
+    return answers;
+  }
+  return Object.fromEntries(
+    [operation.success, ...operation.variants].map((answer) => [String(answer.status), jsonResponse(answer.description, ref(answer.object.name), successHeaders)]),
+  );
 }
 
 function keylessObject(route: KeylessRoute): Schema {
@@ -217,6 +235,8 @@ export function openApiDocument(operations: readonly Operation[], keyless: reado
     if (status === "405") headers["Allow"] = { description: "The verbs this path has, e.g. `GET, POST`.", schema: { type: "string" }, required: true };
     if (status === "401") headers["WWW-Authenticate"] = { description: "`Bearer`.", schema: { type: "string" }, required: true };
     if (status === "429" || status === "503") headers["Retry-After"] = { $ref: "#/components/headers/Retry-After" };
+    if (status === "416")
+      headers["Content-Range"] = { description: "`bytes */<size>`: the file's size.", schema: { type: "string", pattern: "^bytes \\*/[0-9]+$" }, required: true };
     const codes = catalogue.filter((e) => String(e.status) === status).map((e) => `\`${e.code}\``);
     return jsonResponse(`${ERROR_STATUSES[status]!} Codes: ${codes.join(", ")}.`, ref("Error"), headers);
   };

@@ -17,11 +17,13 @@ import { AddressRateLimit } from "./ratelimit/index.js";
 import { normalizeIp } from "./http/https.js";
 import { ConnectionLimit } from "./http/connection-limit.js";
 import { acceptProxyProtocol } from "./http/proxy-protocol.js";
+import { REQUEST_TIMEOUT_MS } from "./http/request-timeout.js";
 
 /** Limits that keep one client from holding the gateway's sockets. */
 export const SERVER_LIMITS = {
   headersTimeoutMs: 10_000,
-  requestTimeoutMs: 30_000,
+  /** The whole request must arrive within this (http/request-timeout.ts), but on the upload routes (idle timeout only). */
+  requestTimeoutMs: REQUEST_TIMEOUT_MS,
   keepAliveTimeoutMs: 5_000,
   maxConnections: 2_048,
   maxHeadersCount: 100,
@@ -74,7 +76,8 @@ function applyLimits(server: Server, plainListener?: PlainListener): void {
   });
   answerClientErrors(server, plainListener);
   server.headersTimeout = SERVER_LIMITS.headersTimeoutMs;
-  server.requestTimeout = SERVER_LIMITS.requestTimeoutMs;
+  // Applied per request by the app instead (http/request-timeout.ts), so that uploads can take longer when data keeps coming.
+  server.requestTimeout = 0;
   server.keepAliveTimeout = SERVER_LIMITS.keepAliveTimeoutMs;
   server.timeout = SERVER_LIMITS.idleTimeoutMs;
   server.maxConnections = SERVER_LIMITS.maxConnections;

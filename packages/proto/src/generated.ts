@@ -5,6 +5,7 @@ export * from "./gen/rms/v1/common_pb.js";
 export * from "./gen/rms/v1/dashboard_sessions_pb.js";
 export * from "./gen/rms/v1/errors_pb.js";
 export * from "./gen/rms/v1/events_pb.js";
+export * from "./gen/rms/v1/files_pb.js";
 export * from "./gen/rms/v1/jobs_pb.js";
 export * from "./gen/rms/v1/resources_pb.js";
 export * from "./gen/rms/v1/webhook_endpoints_pb.js";

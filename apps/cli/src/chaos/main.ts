@@ -14,6 +14,7 @@ import { newMasterKeyText } from "@rms/core/settings";
 import { newTestKey } from "../stack/processes.js";
 import { PublicApi } from "../stack/public-api.js";
 import { countResourcesPhase, settle, StoredState } from "./invariants.js";
+import { runFilesPhase } from "./files-phase.js";
 import { runJobsPhase } from "./jobs-phase.js";
 import { noisyJobsOk, noisyJobsReport, runNoisyJobs } from "./noisy-jobs.js";
 import { runNoisyDeliveriesPhase } from "./noisy-deliveries-phase.js";
@@ -39,6 +40,8 @@ const SETTLE_MS = 120_000;
 const WORKERS = Number(process.env.CHAOS_WORKERS ?? 2);
 /** The jobs phase's import size. */
 const JOB_ITEMS = Number(process.env.CHAOS_JOB_ITEMS ?? 10_000);
+/** The files phase's rows (`CHAOS_FILE_ROWS`; 0 skips the phase): an import from a file and an export of what it made. */
+const FILE_ROWS = Number(process.env.CHAOS_FILE_ROWS ?? 200_000);
 /** The noisy-neighbour phase: the import fanned out to the 16 dead endpoints, and the other account's creates. */
 const NOISY_ITEMS = Number(process.env.CHAOS_NOISY_ITEMS ?? 2_000);
 const NOISY_CREATES = Number(process.env.CHAOS_NOISY_CREATES ?? 300);
@@ -123,6 +126,14 @@ if (jobsFaults) {
   await jobsFaults.stop();
   dbFaults.push(...jobsFaults.faults);
 }
+// The files phase: a large import from an uploaded file and an export of it, workers SIGKILLed as in the jobs phase
+// (with the database's faults too under `--cluster`).
+const filesFaults = set && FILE_ROWS > 0 ? startDbFaults(set, { ...DB_FAULTS, first: "sigkill" }) : undefined;
+const files = FILE_ROWS > 0 ? await runFilesPhase(stack, FILE_ROWS) : null;
+if (filesFaults) {
+  await filesFaults.stop();
+  dbFaults.push(...filesFaults.faults);
+}
 // Counted through the running stack's API, after the jobs phase (late deliveries to the receiver included).
 const counts = await countResourcesPhase({ api, state, account: accountId, outcomes, received, documentsWithPendingEvents: left.outboxes });
 // The cluster's own counts: elections, and what the members rolled back (none of it acknowledged).
@@ -164,7 +175,8 @@ await receiver.close();
 
 printReport(resourcesReport({ expected: TOTAL, counts, outcomes, received, kills, coreCrashes: stack.selfCrashes(), seconds: Math.round(elapsedSeconds()) }), jobsReport(jobs), {
   ...(noisyJobs && noisyDeliveries ? { noisy_neighbour: { jobs: noisyJobsReport(noisyJobs), deliveries: noisyDeliveriesReport(noisyDeliveries) } } : {}),
+  ...(files ? { files } : {}),
   ...(clusterCounts ? { cluster: clusterCounts } : {}),
 });
 const noisyOk = !noisyJobs || !noisyDeliveries || (noisyJobsOk(noisyJobs) && noisyDeliveries.undelivered === 0);
-process.exit(counts.ok && jobs.counts.ok && noisyOk && clusterOk ? 0 : 1);
+process.exit(counts.ok && jobs.counts.ok && (files?.ok ?? true) && noisyOk && clusterOk ? 0 : 1);

@@ -98,6 +98,7 @@ export function gatewayEnv(env: Readonly<Record<string, string | undefined>>, co
       "RATE_LIMIT_ADDRESS",
       "RATE_LIMIT_STORE",
       "MAX_CONNECTIONS_PER_ADDRESS",
+      "FILES_MAX_BYTES",
       "SHUTDOWN_GRACE_MS",
     ]),
     ...trustedProxies,

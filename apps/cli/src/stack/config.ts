@@ -32,6 +32,7 @@ const schema = z
     RATE_LIMIT_ADDRESS: positiveInt().optional(),
     RATE_LIMIT_STORE: rateLimitStore(),
     MAX_CONNECTIONS_PER_ADDRESS: positiveInt().optional(),
+    FILES_MAX_BYTES: positiveInt().optional(),
     SHUTDOWN_GRACE_MS: positiveInt().optional(),
     RMS_FAULTS: z.string().optional(),
     LOG_LEVEL: logLevel(),

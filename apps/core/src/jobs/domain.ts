@@ -1,4 +1,5 @@
 import { JobService } from "@rms/proto";
+import { JobFiles } from "../files/for-jobs.js";
 import { ADMIN_AND_GATEWAY as both, serviceDomain } from "../domain.js";
 import { JOBS_COLLECTION } from "./model.js";
 import { jobService } from "./service.js";
@@ -12,7 +13,7 @@ export const jobsDomain = serviceDomain({
   // The runner pushes job.* events into the job's outbox; cancel of a queued job does too.
   outboxes: [JOBS_COLLECTION],
   open({ db, checkKey, written, settings }) {
-    const store = new JobStore(db, written, settings.jobsQueuedPerAccount);
+    const store = new JobStore(db, written, settings.jobsQueuedPerAccount, new JobFiles(db));
     return { indexes: store, implementation: jobService(store, checkKey) };
   },
 });

@@ -95,18 +95,35 @@ export interface BulkUpdateParams {
 export interface BulkDeleteParams {
   filter: JobFilter;
 }
+/** An import as stored: the `resources_import` file it reads (an inline import's items were made one at create). */
 export interface ImportParams {
+  file: string;
+}
+/** An inline import as requested: its items become a `resources_import` file at create (jobs/store.ts). */
+export interface InlineImportParams {
   items: ImportItem[];
+}
+/** The formats an export writes. */
+export const EXPORT_FORMATS = ["jsonl", "csv"] as const;
+export type ExportFormat = (typeof EXPORT_FORMATS)[number];
+/** An export: which resources (every condition optional) and the file's format. */
+export interface ExportParams {
+  filter: JobFilter;
+  format: ExportFormat;
 }
 
 /** A job's params as stored (the one stored shape): validated at create (jobs/validation.ts), read by the runner, rendered by jobs/render.ts. */
-export type StoredParams = BulkUpdateParams | BulkDeleteParams | ImportParams;
+export type StoredParams = BulkUpdateParams | BulkDeleteParams | ImportParams | ExportParams;
 
 /** A job's type with its params' stored form. */
 export type TypedParams =
   | { type: "resources.bulk_update"; params: BulkUpdateParams }
   | { type: "resources.bulk_delete"; params: BulkDeleteParams }
-  | { type: "resources.import"; params: ImportParams };
+  | { type: "resources.import"; params: ImportParams }
+  | { type: "resources.export"; params: ExportParams };
+
+/** A create's type and params as requested: an import's params may be inline items, stored as a file by the create. */
+export type RequestedParams = TypedParams | { type: "resources.import"; params: InlineImportParams };
 
 // The runner's reads of stored params, by what they hold (create stores a type with its own params, so a
 // mismatch is a bug, thrown as one).
@@ -118,9 +135,13 @@ export function updateOf(params: StoredParams): JobUpdate {
   if (!("update" in params)) throw new Error("only a bulk update has an update");
   return params.update;
 }
-export function itemsOf(params: StoredParams): ImportItem[] {
-  if (!("items" in params)) throw new Error("only an import has items");
-  return params.items;
+export function fileOf(params: StoredParams): string {
+  if (!("file" in params)) throw new Error("only an import reads a file");
+  return params.file;
+}
+export function exportOf(params: StoredParams): ExportParams {
+  if (!("format" in params)) throw new Error("only an export has a format");
+  return params as ExportParams;
 }
 
 export interface JobProgress {
@@ -133,7 +154,10 @@ export interface JobProgress {
 
 /** One failed item, as `result.errors` and `GET /v1/jobs/{id}/errors` show it. */
 export interface JobItemError {
+  /** The item's place: an import's row (0-based, in file order; an inline item's index), a bulk job's match in id order. */
   index: number;
+  /** An import's row: its line in the file (1-based; an inline item's index + 1). */
+  line?: number;
   /** The resource the item was about, when it has one (bulk jobs; an import item's derived id when known). */
   id: string | null;
   code: string;
@@ -143,16 +167,30 @@ export interface JobItemError {
 }
 
 /** The count `result` names after the type's effect. */
-export function resultCountName(type: JobType): "created" | "updated" | "deleted" {
-  return type === "resources.import" ? "created" : type === "resources.bulk_update" ? "updated" : "deleted";
+export function resultCountName(type: JobType): "created" | "updated" | "deleted" | "exported" {
+  return RESULT_COUNT_NAME[type];
 }
+const RESULT_COUNT_NAME = {
+  "resources.import": "created",
+  "resources.bulk_update": "updated",
+  "resources.bulk_delete": "deleted",
+  "resources.export": "exported",
+} as const;
 
-/** `result` once finished (a job canceled while queued too, with a count of 0): the count named after the type's effect, and the first 100 errors. */
+/**
+ * `result` once finished (a job canceled while queued too, with a count of 0): the count named after the type's
+ * effect, the first 100 errors, and the files it wrote (CONTRACT.md section 11): an import's, bulk update's or
+ * bulk delete's `results_file` (one line per item), an export's `file`. A file id, never the rows: a result
+ * stays a few hundred bytes plus its errors whatever the job.
+ */
 export interface JobResult {
   created?: number;
   updated?: number;
   deleted?: number;
+  exported?: number;
   errors: JobItemError[];
+  results_file?: string | null;
+  file?: string | null;
 }
 
 /**

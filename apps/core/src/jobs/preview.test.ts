@@ -2,7 +2,7 @@ import { create } from "@bufbuild/protobuf";
 import { JobParamsSchema, JobService, ResourceStatus, type JobParams, type ServiceClient } from "@rms/proto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startTestCore, type TestCore } from "../testutil/harness.js";
-import { seedResources } from "../testutil/jobs.js";
+import { importFile, seedResources } from "../testutil/jobs.js";
 import { RESOURCES_COLLECTION } from "../resources/store.js";
 import { EVENTS_COLLECTION } from "../storage/relay.js";
 import { JOBS_COLLECTION, JOBS_QUEUE } from "./model.js";
@@ -73,12 +73,29 @@ describe("JobService.PreviewJob (validate_only)", () => {
     expect(shown).toMatchObject({ object: "job_preview", type: "resources.import", livemode: false, total: 250, sample: [] });
     expect(shown.errors).toHaveLength(100);
     expect(shown.errors.slice(0, 3)).toEqual([
-      { index: 0, id: null, code: "parameter_invalid", param: "status", message: "Invalid status: must be one of active, paused or archived." },
-      { index: 1, id: null, code: "parameter_invalid_empty", param: "name", message: expect.any(String) },
-      { index: 3, id: null, code: "string_too_long", param: "name", message: expect.any(String) },
+      { index: 0, line: 1, id: null, code: "parameter_invalid", param: "status", message: "Invalid status: must be one of active, paused or archived." },
+      { index: 1, line: 2, id: null, code: "parameter_invalid_empty", param: "name", message: expect.any(String) },
+      { index: 3, line: 4, id: null, code: "string_too_long", param: "name", message: expect.any(String) },
     ]);
     expect(shown.errors.at(-1).index).toBe(197);
     expect(await t.db.collection(RESOURCES_COLLECTION).countDocuments({ account: test.accountId })).toBe(0);
+  });
+
+  it("previews a file import by reading its first 1,000 rows (a lower bound of a longer file), errors with their line; an unreadable file is 400 on params[file]", async () => {
+    const { id, test } = await t.newAccount();
+    const tenant = { account: id, livemode: false };
+    const lines = Array.from({ length: 1_500 }, (_, i) => (i === 4 ? '{"name":""}' : i === 7 ? "not json" : JSON.stringify({ name: `p${i}` })));
+    const file = await importFile(t.db, tenant, `${lines.join("\n")}\n`, "jsonl");
+    const before = await footprint();
+    const shown = await preview(test, params({ kind: { case: "importItems", value: { file } } }));
+    expect(shown).toMatchObject({ object: "job_preview", type: "resources.import", total: 1_000, sample: [] });
+    expect(shown.errors.map((e: { index: number; line: number; code: string }) => [e.index, e.line, e.code])).toEqual([
+      [4, 5, "parameter_invalid_empty"],
+      [7, 8, "parameter_invalid"],
+    ]);
+    expect(await footprint()).toEqual(before);
+    const noName = await importFile(t.db, tenant, "status\nactive\n", "csv");
+    await expect(preview(test, params({ kind: { case: "importItems", value: { file: noName } } }))).rejects.toMatchObject({ message: expect.stringContaining("params[file]") });
   });
 
   it("refuses bad params exactly as a create does", async () => {

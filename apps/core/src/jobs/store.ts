@@ -25,8 +25,12 @@ import {
   type JobEvent,
   type JobStatus,
   type JobType,
+  type RequestedParams,
   type TypedParams,
 } from "./model.js";
+import type { JobFiles } from "./files.js";
+import { itemsAsJsonl } from "./rows/inline.js";
+import { importFileOf } from "./import-file.js";
 import { previewJob, type JobPreview } from "./preview.js";
 import { ensureQueueSlotIndex, freeQueueSlots, QUEUE_SLOT_RELEASE } from "./queue-limit.js";
 import { jobSnapshot } from "./render.js";
@@ -49,8 +53,13 @@ export interface ErrorListQuery {
   endingBefore?: number;
 }
 
-/** A list page stops adding jobs once their params pass this many bytes as JSON (storage/bounded-page.ts). */
+/** A list page stops adding jobs once their params and results pass this many bytes as JSON (storage/bounded-page.ts). */
 export const LIST_PAGE_PARAMS_BYTES = PAGE_BYTES_MAX;
+
+/** What a job adds to a list page, about: its params and its result as JSON (the rest is a few hundred bytes). */
+function jobBytes(job: LoadedJob): number {
+  return JSON.stringify(job.params).length + JSON.stringify(job.result).length;
+}
 
 /** A create refused because the tenant holds JOBS_QUEUED_PER_ACCOUNT unfinished jobs already. */
 export type CreateResult = InsertOnceResult<JobDocument> | { limitReached: true };
@@ -72,6 +81,8 @@ export class JobStore {
     private readonly written: (collection: string, id: string) => void = () => {},
     /** JOBS_QUEUED_PER_ACCOUNT: unfinished jobs of one account and mode (queue-limit.ts). */
     readonly queuedPerAccount = DEFAULT_JOBS_QUEUED_PER_ACCOUNT,
+    /** File storage (the files domain's side for jobs): an import's input, a job's output files. */
+    private readonly files: JobFiles | null = null,
   ) {
     this.collection = db.collection<JobDocument>(JOBS_COLLECTION);
     this.errors = db.collection<JobErrorDocument>(JOB_ERRORS_COLLECTION);
@@ -94,10 +105,11 @@ export class JobStore {
    * tenant's JOBS_QUEUED_PER_ACCOUNT (queue-limit.ts); with none left the answer is `limitReached`. A full
    * tenant still tries one insert, so a retried create finds its first result rather than the limit.
    */
-  async create(tenant: Tenant, typed: TypedParams, request: RequestInfo, budget: Budget = UNBOUNDED): Promise<CreateResult> {
+  async create(tenant: Tenant, requested: RequestedParams, request: RequestInfo, budget: Budget = UNBOUNDED): Promise<CreateResult> {
     const free = await freeQueueSlots(this.collection, tenant, this.queuedPerAccount, budget);
     const nowMs = Date.now();
     const id = newId("job", nowMs);
+    const { typed, total } = await this.stored(tenant, requested, id);
     const doc: Omit<JobDocument, "idempotency" | "request_hash"> = {
       _id: id,
       account: tenant.account,
@@ -107,7 +119,7 @@ export class JobStore {
       type: typed.type,
       status: "queued",
       params: typed.params,
-      progress: { total: typed.type === "resources.import" ? typed.params.items.length : null, processed: 0, failed: 0, skipped: 0 },
+      progress: { total, processed: 0, failed: 0, skipped: 0 },
       result: null,
       error: null,
       attempts: 0,
@@ -121,7 +133,13 @@ export class JobStore {
       // The creating call's trace: the worker's run of the job continues it (jobs/runner/queue.ts).
       ...traceField(),
     };
-    const once = { tenant, key: request.idempotencyKey, fingerprint: fingerprint([typed.type, typed.params]) };
+    // The fingerprint is of the request as sent (an inline import's items, not the file the create made of them).
+    const once = { tenant, key: request.idempotencyKey, fingerprint: fingerprint([requested.type, requested.params]) };
+    const input = "file" in typed.params ? typed.params.file : null;
+    // The input is held before the job exists, so it cannot be reclaimed between the two (a hold whose job was
+    // never written is released below, or ends with the file's own expiry: docs/files.md, "Holds").
+    if (input !== null) await this.files!.hold(tenant, input, id);
+    let answer: CreateResult = { limitReached: true };
     for (const queue_slot of free.length > 0 ? free : [0]) {
       let created: InsertOnceResult<JobDocument>;
       try {
@@ -131,16 +149,43 @@ export class JobStore {
         if (!isDuplicateKeyError(error)) throw error;
         continue;
       }
-      // Idle workers wake on the counter; not awaited: the 201 does not wait for it, and the job is durable already.
-      if ("doc" in created && !created.replayed) void JOBS_QUEUE.signal(this.db);
-      return created;
+      answer = created;
+      break;
     }
-    return { limitReached: true };
+    const made = "doc" in answer && !answer.replayed;
+    if (made) {
+      // Idle workers wake on the counter; not awaited: the 201 does not wait for it, and the job is durable already.
+      void JOBS_QUEUE.signal(this.db);
+    } else if (input !== null) {
+      // No job of this id (a replay, or the tenant's limit): its hold ends; a file made of inline items for it
+      // then expires at its own retention, like any file no job uses.
+      await this.files!.release(tenant, input, id).catch(() => {});
+    }
+    return answer;
+  }
+
+  /**
+   * The params a job stores: an inline import's items become a `resources_import` JSONL file (one item per line,
+   * so item i is line i + 1), an import's file is checked (the tenant's, of purpose `resources_import`) and a
+   * bulk job's or an export's params are kept as they are. No job holds more than a file id and a filter.
+   */
+  private async stored(tenant: Tenant, requested: RequestedParams, job: string): Promise<{ typed: TypedParams; total: number | null }> {
+    if (requested.type !== "resources.import") return { typed: requested, total: null };
+    const files = this.files;
+    if (!files) throw new Error("jobs: imports need file storage");
+    if ("items" in requested.params) {
+      const items = requested.params.items;
+      // Its id derives from the job's, and the job holds it from the start.
+      const made = await files.createImportFile(tenant, itemsAsJsonl(items), "jsonl", { job, filename: "items.jsonl" });
+      return { typed: { type: "resources.import", params: { file: made.id } }, total: items.length };
+    }
+    const file = await importFileOf(files, tenant, requested.params.file);
+    return { typed: { type: "resources.import", params: { file: file.id } }, total: null };
   }
 
   /** What a job of these params would work on now (preview.ts); stores nothing. */
-  preview(tenant: Tenant, typed: TypedParams, budget: Budget = UNBOUNDED): Promise<JobPreview> {
-    return previewJob(this.db, tenant, typed, budget);
+  preview(tenant: Tenant, typed: RequestedParams, budget: Budget = UNBOUNDED): Promise<JobPreview> {
+    return previewJob(this.db, tenant, typed, this.files, budget);
   }
 
   get(tenant: Tenant, id: string, budget: Budget = UNBOUNDED): Promise<LoadedJob | null> {
@@ -194,6 +239,8 @@ export class JobStore {
       const result = await writeWithin(budget, (options) => this.collection.updateOne(filter, update as never, options));
       if (result.modifiedCount === 1) {
         this.written(JOBS_COLLECTION, id);
+        // A queued import's hold on its file ends with it (no worker ever ran it).
+        if ("file" in current.params) await this.files?.release(tenant, current.params.file, id).catch(() => {});
         return after;
       }
     }
@@ -220,7 +267,9 @@ export class JobStore {
       ...WITHOUT_OUTBOX,
       ...budget.db(),
     });
-    const { items: page, hasMore } = await boundedPage(cursor as unknown as FindCursor<LoadedJob>, query.limit, (job) => JSON.stringify(job.params).length, LIST_PAGE_PARAMS_BYTES);
+    // Params are a file id or a filter (at most 1,000 ids) and a result at most 100 errors, so a job is tens of KB at
+    // most; the cut keeps a page of 100 such jobs within one gRPC message.
+    const { items: page, hasMore } = await boundedPage(cursor as unknown as FindCursor<LoadedJob>, query.limit, jobBytes, LIST_PAGE_PARAMS_BYTES);
     return { items: backwards ? page.reverse() : page, hasMore };
   }
 

@@ -9,7 +9,20 @@ import {
 import { errors } from "../errors.js";
 import { mergeMetadata, type MetadataPair } from "../metadata.js";
 import { filterFromMessage } from "../resources/filter.js";
-import { IMPORT_ITEMS_MAX, JOB_STATUSES, JOB_TYPES, type ImportItem, type JobFilter, type JobStatus, type JobType, type JobUpdate, type TypedParams } from "./model.js";
+import {
+  EXPORT_FORMATS,
+  type ExportFormat,
+  IMPORT_ITEMS_MAX,
+  JOB_STATUSES,
+  JOB_TYPES,
+  type ImportItem,
+  type JobFilter,
+  type JobStatus,
+  type JobType,
+  type JobUpdate,
+  type RequestedParams,
+  type TypedParams,
+} from "./model.js";
 
 /**
  * The job-level rules of a create, checked before anything is stored (a bad job is 400 and never
@@ -76,8 +89,29 @@ function itemsOf(items: readonly { name?: string; status?: string; metadata: { k
   }));
 }
 
-/** The type and stored params of a create request, or a 400 naming the first param at fault. */
-export function typedParamsOf(params: JobParams | undefined): TypedParams {
+/** An import's params: a file id, or inline items (stored as a file by the create), not both. */
+function importOf(value: { items: readonly { name?: string; status?: string; metadata: { key: string; value: string }[] }[]; file: string }): RequestedParams {
+  if (value.file !== "" && value.items.length > 0) {
+    throw errors.invalid("parameter_invalid", "Give either params[file] (an uploaded file) or params[items], not both.", "params[file]");
+  }
+  if (value.file !== "") {
+    if (!/^file_[0-9A-Za-z]{1,64}$/.test(value.file)) throw errors.invalid("parameter_invalid", "Invalid params[file]: must be a file id (file_...).", "params[file]");
+    return { type: "resources.import", params: { file: value.file } };
+  }
+  return { type: "resources.import", params: { items: itemsOf(value.items) } };
+}
+
+/** An export's params: the filter model with every condition optional, and the format (jsonl by default). */
+function exportParamsOf(message: ResourceFilterMessage | undefined, format: string): TypedParams {
+  const filter = message ? filterFromMessage(message, "job", "params[filter]") : {};
+  if (format !== "" && !(EXPORT_FORMATS as readonly string[]).includes(format)) {
+    throw errors.invalid("parameter_invalid", `Invalid params[format]: must be one of ${EXPORT_FORMATS.join(", ")}.`, "params[format]");
+  }
+  return { type: "resources.export", params: { filter, format: (format || "jsonl") as ExportFormat } };
+}
+
+/** The type and params of a create request, or a 400 naming the first param at fault. */
+export function typedParamsOf(params: JobParams | undefined): RequestedParams {
   const kind = params?.kind;
   switch (kind?.case) {
     case "bulkUpdate":
@@ -85,7 +119,9 @@ export function typedParamsOf(params: JobParams | undefined): TypedParams {
     case "bulkDelete":
       return { type: "resources.bulk_delete", params: { filter: filterOf(kind.value.resourceFilter) } };
     case "importItems":
-      return { type: "resources.import", params: { items: itemsOf(kind.value.items) } };
+      return importOf(kind.value);
+    case "exportResources":
+      return exportParamsOf(kind.value.resourceFilter, kind.value.format);
     default:
       throw errors.invalid("parameter_missing", "Missing required param: type.", "type");
   }

@@ -3,7 +3,9 @@ import type { Db } from "mongodb";
 import { pino } from "pino";
 import type { Tenant } from "../caller.js";
 import { JobStore } from "../jobs/store.js";
-import type { TypedParams } from "../jobs/model.js";
+import type { RequestedParams } from "../jobs/model.js";
+import { JobFiles } from "../files/for-jobs.js";
+import { DEFAULT_JOBS_QUEUED_PER_ACCOUNT } from "../settings.js";
 import type { RunnerJob } from "../jobs/runner/seam.js";
 import { importedResource, importedResourceId } from "../resources/batch.js";
 import type { ResourceDocument, ResourceStatusName } from "../resources/model.js";
@@ -12,9 +14,19 @@ import { EVENTS_COLLECTION, OutboxRelay } from "../storage/relay.js";
 
 const NO_REQUEST = { requestId: null, idempotencyKey: null };
 
-/** Queues a job as the jobs API does (its store's create). */
-export async function queueJob(db: Db, tenant: Tenant, typed: TypedParams): Promise<string> {
-  const created = await new JobStore(db).create(tenant, typed, NO_REQUEST);
+/** File storage as jobs use it (the files domain's surface for jobs), on the test's database. */
+export function jobFiles(db: Db): JobFiles {
+  return new JobFiles(db);
+}
+
+/** A job store as the jobs domain opens it, with file storage (imports store their items as a file). */
+export function jobStore(db: Db): JobStore {
+  return new JobStore(db, () => {}, DEFAULT_JOBS_QUEUED_PER_ACCOUNT, jobFiles(db));
+}
+
+/** Queues a job as the jobs API does (its store's create; an inline import's items become a file). */
+export async function queueJob(db: Db, tenant: Tenant, typed: RequestedParams): Promise<string> {
+  const created = await jobStore(db).create(tenant, typed, NO_REQUEST);
   if (!("doc" in created)) throw new Error("job not created");
   return created.doc._id;
 }
@@ -54,4 +66,27 @@ export async function eventCounts(db: Db, tenant: Tenant): Promise<Map<string, n
   const counts = new Map<string, number>();
   for (const e of events) counts.set(`${e.object.id} ${e.type}`, (counts.get(`${e.object.id} ${e.type}`) ?? 0) + 1);
   return counts;
+}
+
+/** An uploaded `resources_import` file of the tenant (as `POST /v1/files` leaves one): its id. */
+export async function importFile(db: Db, tenant: Tenant, text: string | Buffer, type: "jsonl" | "csv"): Promise<string> {
+  return (await jobFiles(db).createImportFile(tenant, typeof text === "string" ? Buffer.from(text) : text, type)).id;
+}
+
+/** A finished file's bytes, as a download streams them, and its document's size and sha256. */
+export async function fileBytes(db: Db, tenant: Tenant, id: string): Promise<{ bytes: Buffer; size: number; sha256: string; purpose: string }> {
+  const files = jobFiles(db);
+  const doc = await files.store.get(tenant, id);
+  const parts: Buffer[] = [];
+  for await (const piece of files.store.read(doc)) parts.push(Buffer.from(piece));
+  return { bytes: Buffer.concat(parts), size: doc.size, sha256: doc.sha256, purpose: doc.purpose };
+}
+
+/** A JSONL file's lines as objects. */
+export function jsonLines(bytes: Buffer): Record<string, unknown>[] {
+  return bytes
+    .toString("utf8")
+    .split("\n")
+    .filter((line) => line !== "")
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
 }

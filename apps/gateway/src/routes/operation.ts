@@ -1,4 +1,7 @@
-import type { CoreCall, CoreServiceName, RpcName, RpcReply, RpcRequest } from "../core.js";
+import type { Request, Response } from "express";
+import type { Logger } from "pino";
+import type { IdempotencyStore } from "../idempotency/index.js";
+import type { CoreCall, CoreClients, CoreServiceName, RpcName, RpcReply, RpcRequest } from "../core.js";
 import type { ErrorCode } from "../errors.js";
 import type { Params } from "../http/body.js";
 import type { Scope } from "../http/auth.js";
@@ -93,6 +96,77 @@ export interface Operation {
   readonly secretKeyOnly?: boolean;
   /** Checks the request and makes the one core call it stands for (throws ApiError on bad input). */
   prepare(input: OperationInput): PreparedCall;
+  /**
+   * An operation whose request body or answer is a byte stream (files): run after the key, the rate limit and the
+   * scope instead of parse -> one core call -> render (`prepare` is then never called). See `defineStreamOperation`.
+   */
+  readonly stream?: StreamSpec;
+}
+
+/** What a stream operation's handler gets: the request and response themselves, and what the gateway knows of the call. */
+export interface StreamInput {
+  readonly req: Request;
+  readonly res: Response;
+  readonly tenant: Tenant;
+  readonly path: Readonly<Record<string, string>>;
+  /** Query parameters (GET), unknown ones already refused. */
+  readonly params: Params;
+  /** The Idempotency-Key of a POST, if any. */
+  readonly key: string | undefined;
+  /** The metadata of its core calls: request id, presented key, Idempotency-Key. */
+  readonly metadata: Readonly<Record<string, string>>;
+  readonly core: CoreClients;
+}
+
+/** How a stream operation differs from the others: its body and answer as described, and its handler. */
+export interface StreamSpec {
+  /** Its request body, when it has one: by content type, as the API description shows it. */
+  readonly requestBody?: { readonly description: string; readonly required: boolean; readonly content: Readonly<Record<string, JsonSchema>> };
+  /** Its success answer's content, when not the success object as JSON: by content type, with its own headers. */
+  readonly successContent?: {
+    readonly content: Readonly<Record<string, JsonSchema>>;
+    readonly headers: Readonly<Record<string, JsonSchema>>;
+    readonly extra?: Readonly<Record<string, { description: string; headers: Readonly<Record<string, JsonSchema>> }>>;
+  };
+  /** Its body streams in past the 1 MiB body limit and the 30 s request timeout (its own limit; cut when idle 30 s). */
+  readonly streamsBody: boolean;
+  /** Serves the request; throws ApiError as other operations do (before anything was sent). */
+  handle(input: StreamInput, deps: StreamDeps): Promise<void>;
+}
+
+/** What a stream handler may use of the gateway besides core (the idempotency records, the file size limit). */
+export interface StreamDeps {
+  readonly idempotency: IdempotencyStore;
+  readonly filesMaxBytes: number;
+  readonly logger: Logger;
+}
+
+/** A stream operation as its route file writes it. */
+export interface StreamOperationSpec
+  extends Omit<OperationSpec<never, never, never>, "service" | "rpc" | "request" | "reply" | "success" | "answerInCore" | "readOnly" | "secretInAnswer"> {
+  readonly success: SuccessSpec<never>;
+  readonly stream: StreamSpec;
+}
+
+export function defineStreamOperation(spec: StreamOperationSpec): Operation {
+  const parameters = spec.parameters ?? {};
+  return {
+    method: spec.method,
+    path: spec.path,
+    scope: spec.scope,
+    summary: spec.summary,
+    parameters,
+    params: Object.keys(parameters),
+    pathParameters: spec.pathParameters ?? {},
+    success: spec.success,
+    variants: [],
+    errors: spec.errors ?? [],
+    ...(spec.timeoutMs !== undefined ? { timeoutMs: spec.timeoutMs } : {}),
+    stream: spec.stream,
+    prepare: () => {
+      throw new Error(`${spec.method} ${spec.path} is a stream operation: it has no single core call`);
+    },
+  };
 }
 
 /** An operation as its route file writes it: typed against the core RPC it calls. */

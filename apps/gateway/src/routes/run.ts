@@ -31,13 +31,13 @@ import {
   type RecordSealer,
 } from "../idempotency/index.js";
 import { enforceRateLimit, type RateLimiter } from "../ratelimit/index.js";
-import type { GatewayConfig } from "../config.js";
-import type { Operation } from "./operation.js";
+import { DEFAULT_FILES_MAX_BYTES, type GatewayConfig } from "../config.js";
+import type { Operation, StreamSpec } from "./operation.js";
 
 /** What running an operation needs of the gateway. */
 export interface RunDeps {
   readonly core: CoreClients;
-  readonly config: Pick<GatewayConfig, "rateLimits">;
+  readonly config: Pick<GatewayConfig, "rateLimits" | "filesMaxBytes">;
   readonly logger: Logger;
   readonly idempotency: IdempotencyStore;
   readonly rateLimiter: RateLimiter;
@@ -84,6 +84,7 @@ async function runAuthenticated(operation: Operation, deps: RunDeps, auth: Authe
   await enforceRateLimit(deps.rateLimiter, deps.config.rateLimits, principal);
   authorize(principal, operation.scope);
   if (operation.secretKeyOnly && principal.kind !== KeyKind.SECRET) throw new ApiError("insufficient_scope", "Only a secret key (sk_...) may do this.");
+  if (operation.stream) return runStream(operation, operation.stream, deps, auth, req, res);
 
   // parse
   const key = operation.method === "POST" ? idempotencyKeyOf(req.headers) : undefined;
@@ -122,6 +123,26 @@ async function runAuthenticated(operation: Operation, deps: RunDeps, auth: Authe
   // If recording fails the client still gets the outcome; the lock expires and a retry re-executes.
   await begun.lease.complete({ status: answer.status, body: recorded, requestId, headers }).catch((cause: unknown) => logLost(deps.logger, res, cause));
   res.send(answer.body);
+}
+
+/**
+ * A stream operation (files): its query parameters (a GET's) are checked as usual, its body is its own to read.
+ * Answered before its body was read to the end (a refusal, 413), the connection is closed after the answer.
+ */
+async function runStream(operation: Operation, stream: StreamSpec, deps: RunDeps, auth: Authenticated, req: Request, res: Response): Promise<void> {
+  const key = operation.method === "POST" ? idempotencyKeyOf(req.headers) : undefined;
+  const params = operation.method === "GET" ? await requestParams(req, operation.bodyParameterLimit) : (Object.create(null) as Record<string, unknown>);
+  rejectUnknown(params, operation.params);
+  const metadata = { [REQUEST_ID_METADATA]: requestIdOf(res), ...presentedKeyMetadata(auth), ...(key !== undefined ? { [IDEMPOTENCY_KEY_METADATA]: key } : {}) };
+  try {
+    await stream.handle(
+      { req, res, tenant: auth.principal.tenant, path: req.params as Record<string, string>, params, key, metadata, core: deps.core },
+      { idempotency: deps.idempotency, filesMaxBytes: deps.config.filesMaxBytes ?? DEFAULT_FILES_MAX_BYTES, logger: deps.logger },
+    );
+  } catch (error) {
+    if (!req.complete && !res.headersSent) res.setHeader("Connection", "close");
+    throw error;
+  }
 }
 
 /**

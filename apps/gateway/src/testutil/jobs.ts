@@ -24,7 +24,11 @@ export const JOB_FIELDS = [
 export const RES_ID = "res_0000000000000000000000";
 
 /** The body with the fields that differ between two jobs of one request (id, created) masked. */
-export const masked = (text: string) => text.replace(/"id":"job_[0-9A-Za-z]{22}"/, '"id":"job_x"').replace(/"created":\d+/, '"created":0');
+export const masked = (text: string) =>
+  text
+    .replace(/"id":"job_[0-9A-Za-z]{22}"/, '"id":"job_x"')
+    .replace(/"created":\d+/, '"created":0')
+    .replace(/"file":"file_[0-9A-Za-z_]+"/, '"file":"file_x"');
 
 /** Moves a job to a state only the runner reaches (the runner is not part of these stacks). */
 export async function setJob(db: Db, id: string, fields: Record<string, unknown>) {

@@ -40,6 +40,10 @@ export const ERROR_CATALOGUE = {
   search_query_invalid: invalid,
   // A create that would pass a per-account-and-mode limit (16 webhook endpoints).
   limit_exceeded: invalid,
+  // An uploaded file whose type is neither JSONL nor CSV, by its extension or its part's content type (CONTRACT.md section 11).
+  file_type_invalid: invalid,
+  // An upload completed with parts whose sizes do not add up to its `bytes`.
+  upload_incomplete: invalid,
   // Said in the same words by the gateway (its own records) and by core (a create whose key its store had bound to other parameters).
   idempotency_key_reused: {
     ...invalid,
@@ -64,6 +68,8 @@ export const ERROR_CATALOGUE = {
   state_conflict: { grpc: ABORTED, http: 409, type: "invalid_request_error" },
   request_too_large: { ...invalid, http: 413 },
   unsupported_media_type: { ...invalid, http: 415 },
+  // A `Range` of a file's contents that starts at or past its end (with `Content-Range: bytes */<size>`).
+  range_not_satisfiable: { grpc: GrpcStatus.OUT_OF_RANGE, http: 416, type: "invalid_request_error" },
   rate_limited: { grpc: RESOURCE_EXHAUSTED, http: 429, type: "rate_limit_error", retryable: true },
   internal_error: {
     grpc: INTERNAL,

@@ -1,3 +1,4 @@
+import { once } from "node:events";
 import { readFileSync } from "node:fs";
 import { create, fromBinary, toBinary, type DescMessage } from "@bufbuild/protobuf";
 import { Client, credentials as grpcCredentials, Metadata, status as GrpcStatus, type ChannelCredentials, type ChannelOptions } from "@grpc/grpc-js";
@@ -69,6 +70,8 @@ export function createClient<S extends AnyService>(service: S, address: string, 
   const base = new Metadata();
   for (const [key, value] of Object.entries(options.metadata ?? {})) base.set(key, value);
   for (const method of service.methods) {
+    if (method.methodKind === "client_streaming") client[method.localName] = clientStreamingCall(channel, method, base, options);
+    if (method.methodKind === "server_streaming") client[method.localName] = serverStreamingCall(channel, method, base, options);
     if (method.methodKind !== "unary") continue;
     const path = methodPath(method);
     const serialize = (value: never) => Buffer.from(toBinary(method.input, value));
@@ -98,6 +101,90 @@ export function createClient<S extends AnyService>(service: S, address: string, 
       });
   }
   return client as ServiceClient<S> & { close(): void; readonly channel: Client };
+}
+
+type Method = AnyService["methods"][number];
+
+function callMetadata(base: Metadata, callOptions: CallOptions): Metadata {
+  const metadata = base.clone();
+  const own = callOptions.metadata;
+  if (own !== undefined) for (const key in own) metadata.set(key, own[key] as string);
+  return metadata;
+}
+
+function deadlineOf(callOptions: CallOptions, options: ClientOptions) {
+  const timeoutMs = callOptions.timeoutMs ?? options.timeoutMs;
+  return timeoutMs === undefined ? {} : { deadline: Date.now() + timeoutMs };
+}
+
+/**
+ * A client-streaming call: the requests are written as the iterable yields them, each after the previous one left
+ * the send buffer; when the iterable throws (its source failed: a client of ours went away), the call is cancelled
+ * and the promise rejects with that error. The answer (or the server's error) settles the promise.
+ */
+function clientStreamingCall(channel: Client, method: Method, base: Metadata, options: ClientOptions) {
+  const path = methodPath(method);
+  const serialize = (value: never) => Buffer.from(toBinary(method.input, value));
+  const deserialize = (bytes: Buffer) => fromBinary(method.output, bytes);
+  return (requests: AsyncIterable<unknown>, callOptions: CallOptions = {}) =>
+    new Promise((resolve, reject) => {
+      let failed: unknown;
+      const call = channel.makeClientStreamRequest(path, serialize, deserialize, callMetadata(base, callOptions), deadlineOf(callOptions, options), (error, response) => {
+        if (failed !== undefined) reject(failed);
+        else if (error) reject(toRpcError(error));
+        else resolve(response);
+      });
+      callOptions.signal?.addEventListener("abort", () => call.cancel(), { once: true });
+      let cancelled = false;
+      call.on("error", () => {
+        cancelled = true;
+        call.emit("drain");
+      });
+      const pump = async () => {
+        for await (const request of requests) {
+          if (cancelled) return;
+          if (!call.write(fromInit(method.input, request))) await once(call, "drain");
+        }
+        if (!cancelled) call.end();
+      };
+      pump().catch((error: unknown) => {
+        failed = error;
+        call.cancel();
+      });
+    });
+}
+
+/**
+ * A server-streaming call as an async iterable of messages: read as the loop asks (grpc-js stops reading from the
+ * network when its buffer is full); the server's error is thrown as an RpcError; leaving the loop early cancels.
+ */
+function serverStreamingCall(channel: Client, method: Method, base: Metadata, options: ClientOptions) {
+  const path = methodPath(method);
+  const serialize = (value: never) => Buffer.from(toBinary(method.input, value));
+  const deserialize = (bytes: Buffer) => fromBinary(method.output, bytes);
+  return (request: unknown, callOptions: CallOptions = {}): AsyncIterable<unknown> => ({
+    async *[Symbol.asyncIterator]() {
+      const call = channel.makeServerStreamRequest(
+        path,
+        serialize,
+        deserialize,
+        fromInit(method.input, request),
+        callMetadata(base, callOptions),
+        deadlineOf(callOptions, options),
+      );
+      callOptions.signal?.addEventListener("abort", () => call.cancel(), { once: true });
+      let done = false;
+      try {
+        for await (const message of call) yield message;
+        done = true;
+      } catch (error) {
+        done = true;
+        throw toRpcError(error);
+      } finally {
+        if (!done) call.cancel();
+      }
+    },
+  });
 }
 
 function fromInit(schema: DescMessage, init: unknown): never {

@@ -1,7 +1,16 @@
 import { create, fromBinary, toBinary, type DescFile } from "@bufbuild/protobuf";
 import { FileDescriptorProtoSchema, FileDescriptorSetSchema, type FileDescriptorProto } from "@bufbuild/protobuf/wkt";
 import { DESCRIPTOR_SET_BASE64 } from "../descriptor-set.js";
-import { status as GrpcStatus, type Server, type ServerUnaryCall, type sendUnaryData, type UntypedHandleCall } from "@grpc/grpc-js";
+import {
+  status as GrpcStatus,
+  type Server,
+  type ServerReadableStream,
+  type ServerUnaryCall,
+  type ServerWritableStream,
+  type sendUnaryData,
+  type UntypedHandleCall,
+} from "@grpc/grpc-js";
+import { once } from "node:events";
 import { RpcError } from "./rpc-error.js";
 import { toServiceDefinition, methodPath } from "./service-definition.js";
 import { endServerSpan, serverSpan } from "./tracing.js";
@@ -29,19 +38,26 @@ const internalError = () =>
  * Registers a protobuf-es service with a grpc-js server. Handlers are async
  * functions; an RpcError they throw becomes the status plus its ErrorDetail,
  * anything else becomes a generic INTERNAL error that leaks nothing.
- * Unary methods only: a service with a streaming method is refused here, before
- * anything is registered, since a unary handler installed for it would misread
- * its calls (grpc-js hands a streaming handler a stream, not one request).
+ * Unary, client-streaming and server-streaming methods (types.ts, ServiceImplementation); a service with a
+ * bidirectional method is refused here, before anything is registered.
  */
 export function addService<S extends AnyService>(server: Server, service: S, implementation: ServiceImplementation<S>, options: ServeOptions = {}): void {
-  const streaming = service.methods.filter((method) => method.methodKind !== "unary");
-  if (streaming.length > 0) {
-    throw new Error(`addService serves unary methods only; ${streaming.map((m) => `${methodPath(m)} is ${m.methodKind}`).join(", ")}`);
+  const bidi = service.methods.filter((method) => method.methodKind === "bidi_streaming");
+  if (bidi.length > 0) {
+    throw new Error(`addService serves unary and one-way streaming methods only; ${bidi.map((m) => `${methodPath(m)} is ${m.methodKind}`).join(", ")}`);
   }
   const handlers: Record<string, UntypedHandleCall> = {};
   for (const method of service.methods) {
     const handler = (implementation as Record<string, (req: unknown, ctx: CallContext) => Promise<unknown>>)[method.localName];
     if (!handler) throw new Error(`no implementation for ${methodPath(method)}`);
+    if (method.methodKind === "client_streaming") {
+      handlers[method.localName] = clientStreamingHandler(method, handler as never, implementation, options);
+      continue;
+    }
+    if (method.methodKind === "server_streaming") {
+      handlers[method.localName] = serverStreamingHandler(method, handler as never, implementation, options);
+      continue;
+    }
     handlers[method.localName] = (call: ServerUnaryCall<unknown, unknown>, callback: sendUnaryData<unknown>) => {
       const started = performance.now();
       // The call's own flag, read when asked: grpc-js sets it when the stream closes before the answer (the caller
@@ -89,6 +105,106 @@ export function addService<S extends AnyService>(server: Server, service: S, imp
     };
   }
   server.addService(toServiceDefinition(service), handlers);
+}
+
+type Method = AnyService["methods"][number];
+
+/** What a streaming call's handler sees of its call, as a unary one does. */
+function streamContext(method: Method, call: ServerReadableStream<unknown, unknown> | ServerWritableStream<unknown, unknown>): CallContext {
+  const deadline = call.getDeadline();
+  return {
+    method: methodPath(method),
+    metadata: call.metadata,
+    signal: {
+      get aborted() {
+        return call.cancelled;
+      },
+    },
+    deadline: deadline instanceof Date ? deadline.getTime() : deadline,
+    caller: null,
+  };
+}
+
+function toStatus(error: unknown, options: ServeOptions) {
+  const rpcError = error instanceof RpcError ? error : (options.mapError?.(error) ?? internalError());
+  return { rpcError, status: { code: rpcError.grpcCode, details: rpcError.message.toWellFormed(), metadata: rpcError.toMetadata() } };
+}
+
+/**
+ * A client-streaming method: the handler reads the call's messages as an async iterable (grpc-js reads the next one
+ * from the network when the loop asks, so a slow handler slows the sender) and answers once. A caller that cancels
+ * ends the iterable with an error, so the handler's loop throws rather than waiting forever. A cancelled call may
+ * also look like a complete one (grpc-js half-closes the stream before it resets it): a method whose messages must
+ * all arrive ends its stream with a message of its own (files.proto, `UploadEnd`).
+ */
+function clientStreamingHandler(
+  method: Method,
+  handler: (requests: AsyncIterable<unknown>, context: CallContext) => Promise<unknown>,
+  self: unknown,
+  options: ServeOptions,
+): UntypedHandleCall {
+  return (call: ServerReadableStream<unknown, unknown>, callback: sendUnaryData<unknown>) => {
+    const started = performance.now();
+    const context = streamContext(method, call);
+    // The iterable ends with an error when the caller goes away (grpc-js emits "cancelled" and may not end the stream).
+    call.on("cancelled", () => call.destroy(new RpcError(GrpcStatus.CANCELLED, { type: "api_error", code: "service_unavailable", message: "The caller cancelled the call." })));
+    const run = async () => {
+      const caller = options.authorize?.(context) ?? null;
+      return create(method.output, (await handler.call(self, call, { ...context, caller })) as never);
+    };
+    run().then(
+      (response) => {
+        options.onCallEnd?.(context, GrpcStatus.OK, performance.now() - started);
+        callback(null, response);
+      },
+      (error: unknown) => {
+        const { rpcError, status } = toStatus(error, options);
+        options.onCallEnd?.(context, rpcError.grpcCode, performance.now() - started, error);
+        callback(status);
+      },
+    );
+  };
+}
+
+/**
+ * A server-streaming method: the handler's async iterable is sent message by message, each written when the
+ * previous one left the send buffer (`drain`), so a slow reader slows the handler; a caller that cancels stops it.
+ */
+function serverStreamingHandler(
+  method: Method,
+  handler: (request: unknown, context: CallContext) => AsyncIterable<unknown>,
+  self: unknown,
+  options: ServeOptions,
+): UntypedHandleCall {
+  return (call: ServerWritableStream<unknown, unknown>) => {
+    const started = performance.now();
+    const context = streamContext(method, call);
+    let gone = false;
+    call.on("cancelled", () => {
+      gone = true;
+      call.emit("drain");
+    });
+    const run = async () => {
+      const caller = options.authorize?.(context) ?? null;
+      const messages = handler.call(self, call.request, { ...context, caller });
+      for await (const message of messages) {
+        if (gone) break;
+        if (!call.write(create(method.output, message as never))) await once(call, "drain");
+        if (gone) break;
+      }
+    };
+    run().then(
+      () => {
+        options.onCallEnd?.(context, GrpcStatus.OK, performance.now() - started);
+        if (!gone) call.end();
+      },
+      (error: unknown) => {
+        const { rpcError, status } = toStatus(error, options);
+        options.onCallEnd?.(context, rpcError.grpcCode, performance.now() - started, error);
+        if (!gone) call.emit("error", status);
+      },
+    );
+  };
 }
 
 export type ReflectionPackageDefinition = Record<string, { format: "Protocol Buffer 3 EnumDescriptorProto"; type: object; fileDescriptorProtos: Buffer[] }>;

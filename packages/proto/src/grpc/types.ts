@@ -23,9 +23,17 @@ export interface CallContext {
   readonly caller: string | null;
 }
 
-/** A server implementation of every unary method of a service. */
+/**
+ * A server implementation of every method of a service: a unary method answers one request; a client-streaming one
+ * reads its requests as an async iterable (backpressure: the next message is read when the loop asks for it) and
+ * answers once; a server-streaming one answers with an async iterable of messages (sent as the caller reads them).
+ */
 export type ServiceImplementation<S> = {
-  [K in keyof Methods<S>]: (request: MessageShape<Methods<S>[K]["input"]>, context: CallContext) => Promise<MessageInitShape<Methods<S>[K]["output"]>>;
+  [K in keyof Methods<S>]: Methods<S>[K]["methodKind"] extends "client_streaming"
+    ? (requests: AsyncIterable<MessageShape<Methods<S>[K]["input"]>>, context: CallContext) => Promise<MessageInitShape<Methods<S>[K]["output"]>>
+    : Methods<S>[K]["methodKind"] extends "server_streaming"
+      ? (request: MessageShape<Methods<S>[K]["input"]>, context: CallContext) => AsyncIterable<MessageInitShape<Methods<S>[K]["output"]>>
+      : (request: MessageShape<Methods<S>[K]["input"]>, context: CallContext) => Promise<MessageInitShape<Methods<S>[K]["output"]>>;
 };
 
 export interface CallOptions {
@@ -36,10 +44,16 @@ export interface CallOptions {
   readonly signal?: AbortSignal;
 }
 
-/** A typed promise-based client: one function per unary method (streaming methods are left out). */
+/**
+ * A typed promise-based client: one function per method. A unary method takes a request and answers one message; a
+ * client-streaming one takes an async iterable of requests (sent with backpressure; when it throws, the call is
+ * cancelled) and answers one message; a server-streaming one answers an async iterable of messages (read with
+ * backpressure; leaving the loop early cancels the call). Bidirectional methods are left out.
+ */
 export type ServiceClient<S> = {
-  [K in keyof Methods<S> as Methods<S>[K]["methodKind"] extends "unary" ? K : never]: (
-    request: MessageInitShape<Methods<S>[K]["input"]>,
-    options?: CallOptions,
-  ) => Promise<MessageShape<Methods<S>[K]["output"]>>;
+  [K in keyof Methods<S> as Methods<S>[K]["methodKind"] extends "bidi_streaming" ? never : K]: Methods<S>[K]["methodKind"] extends "client_streaming"
+    ? (requests: AsyncIterable<MessageInitShape<Methods<S>[K]["input"]>>, options?: CallOptions) => Promise<MessageShape<Methods<S>[K]["output"]>>
+    : Methods<S>[K]["methodKind"] extends "server_streaming"
+      ? (request: MessageInitShape<Methods<S>[K]["input"]>, options?: CallOptions) => AsyncIterable<MessageShape<Methods<S>[K]["output"]>>
+      : (request: MessageInitShape<Methods<S>[K]["input"]>, options?: CallOptions) => Promise<MessageShape<Methods<S>[K]["output"]>>;
 };

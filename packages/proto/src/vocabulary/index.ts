@@ -1,6 +1,7 @@
 import { ACCOUNTS_VOCABULARY } from "./accounts.js";
 import { DASHBOARD_SESSIONS_VOCABULARY } from "./dashboard-sessions.js";
 import { EVENTS_VOCABULARY } from "./events.js";
+import { FILES_VOCABULARY } from "./files.js";
 import { JOBS_VOCABULARY } from "./jobs.js";
 import { RESOURCES_VOCABULARY } from "./resources.js";
 import type { Vocabulary } from "./vocabulary.js";
@@ -11,6 +12,7 @@ export type { Vocabulary } from "./vocabulary.js";
 export * from "./accounts.js";
 export * from "./dashboard-sessions.js";
 export * from "./events.js";
+export * from "./files.js";
 export * from "./jobs.js";
 export * from "./resources.js";
 export * from "./webhook-endpoints.js";
@@ -28,6 +30,7 @@ export const VOCABULARIES = [
   WEBHOOK_ENDPOINTS_VOCABULARY,
   WEBHOOKS_VOCABULARY,
   EVENTS_VOCABULARY,
+  FILES_VOCABULARY,
   DASHBOARD_SESSIONS_VOCABULARY,
 ] as const satisfies readonly Vocabulary[];
 

@@ -10,7 +10,7 @@ export const JOBS_VOCABULARY = {
 } as const satisfies Vocabulary;
 
 /** A job's `type`, in the order the API lists them. */
-export const JOB_TYPES = ["resources.bulk_update", "resources.bulk_delete", "resources.import"] as const;
+export const JOB_TYPES = ["resources.bulk_update", "resources.bulk_delete", "resources.import", "resources.export"] as const;
 export type JobType = (typeof JOB_TYPES)[number];
 
 /** A job's `status`, in the order the API lists them. */

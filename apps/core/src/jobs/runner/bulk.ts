@@ -7,6 +7,7 @@ import { WITHOUT_OUTBOX, type Loaded } from "../../storage/documents.js";
 import type { Expiring } from "../../storage/expiry.js";
 import { filterOf, updateOf, type JobItemError } from "../model.js";
 import { recordErrors } from "./errors-record.js";
+import { newOutput, resultsFileResult, settleOutput, writePart } from "./output.js";
 import { ContentionError } from "./transient.js";
 import type { Checkpoint, Executor, JobRun } from "./seam.js";
 
@@ -28,6 +29,9 @@ export interface JobItemsPage extends Expiring {
 }
 
 const NO_REQUEST = { requestId: null, idempotencyKey: null };
+
+/** A results line's `outcome` for an item the job applied (or had applied before a takeover). */
+const DONE_OUTCOME = { update: "updated", delete: "deleted" } as const;
 
 type Decide = (doc: Loaded<MarkedResource> | null, job: string, tenant: Tenant) => ItemDecision;
 
@@ -53,16 +57,38 @@ export function bulkExecutor(kind: "update" | "delete", chunk = BULK_CHUNK): Exe
       const ids = await chunkIds(run.db, run.job._id, state.next, Math.min(chunk, snapshot.total - state.next));
       const outcome = await applyChunk(run, ids, decide);
       const failed: JobItemError[] = [];
+      const lines: string[] = [];
       let done = 0;
       let skipped = 0;
       ids.forEach((id, i) => {
         const result = outcome[i]!;
-        if (result.kind === "done") done++;
-        else if (result.kind === "skipped") skipped++;
-        else failed.push({ index: state.next + i, id, ...result.error });
+        if (result.kind === "done") {
+          done++;
+          lines.push(JSON.stringify({ id, outcome: DONE_OUTCOME[kind] }));
+        } else if (result.kind === "skipped") {
+          skipped++;
+          lines.push(JSON.stringify({ id, outcome: "skipped" }));
+        } else {
+          failed.push({ index: state.next + i, id, ...result.error });
+          lines.push(JSON.stringify({ id, code: result.error.code, param: result.error.param, message: result.error.message }));
+        }
       });
+      // The chunk's results lines, as part `parts` of the results file (a redo after a takeover writes it again in place).
+      const output = await writePart(run, state.output ?? newOutput(run, "job_results", "jsonl"), Buffer.from(`${lines.join("\n")}\n`));
       const errors = await recordErrors(run.db, run.job, state, failed);
-      return { ...state, next: state.next + ids.length, done: state.done + done, skipped: state.skipped + skipped, failed: state.failed + failed.length, errors };
+      return {
+        ...state,
+        next: state.next + ids.length,
+        done: state.done + done,
+        skipped: state.skipped + skipped,
+        failed: state.failed + failed.length,
+        errors,
+        output,
+      };
+    },
+    async finish(run, state) {
+      // The results of the items done, whatever the outcome (a canceled job's too: each line is a committed change).
+      return resultsFileResult(await settleOutput(run, state, "finish"));
     },
   };
 }

@@ -40,7 +40,9 @@ const WALK_SLACK = 8;
 /** The checkpoint a job starts from. */
 export function firstCheckpoint(job: RunnerJob, nowMs: number): Checkpoint {
   const base: Checkpoint = { next: 0, chunk_ms: nowMs, done: 0, failed: 0, skipped: 0, errors: [] };
-  return job.type === "resources.import" ? base : { ...base, snapshot: { bound: idBoundAt(nowMs), pages: 0, last: null, complete: false, total: 0 } };
+  if (job.type === "resources.import") return base;
+  if (job.type === "resources.export") return { ...base, export: { bound: idBoundAt(nowMs), last: null, complete: false } };
+  return { ...base, snapshot: { bound: idBoundAt(nowMs), pages: 0, last: null, complete: false, total: 0 } };
 }
 
 export type Claimed = { job: RunnerJob; takeover: boolean };

@@ -6,10 +6,10 @@ import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import type { Tenant } from "../../caller.js";
 import { LeaseQueue } from "../../storage/lease.js";
-import { jobOf, queueJob } from "../../testutil/jobs.js";
+import { jobFiles, jobOf, jobStore, queueJob } from "../../testutil/jobs.js";
 import { startWorker } from "../../worker/run.js";
 import { jobsTask } from "../../worker/tasks/jobs.js";
-import { JOBS_COLLECTION, type TypedParams } from "../model.js";
+import { JOBS_COLLECTION, type RequestedParams } from "../model.js";
 import { JobStore } from "../store.js";
 import { claimJob, ensureRunnerIndexes, type Claimed, type TenantKey } from "./claim.js";
 import { importExecutor } from "./import.js";
@@ -29,7 +29,7 @@ beforeAll(async () => {
   databaseName = testDatabaseName("jobs-fair");
   db = client.db(databaseName);
   await ensureRunnerIndexes(db.collection<RunnerJob>(JOBS_COLLECTION));
-  await new JobStore(db).ensureIndexes();
+  await jobStore(db).ensureIndexes();
 });
 afterAll(async () => {
   await db.dropDatabase();
@@ -37,7 +37,7 @@ afterAll(async () => {
 });
 
 const NO_REQUEST = { requestId: null, idempotencyKey: null };
-const ONE: TypedParams = { type: "resources.import", params: { items: [{ name: "x" }] } };
+const ONE: RequestedParams = { type: "resources.import", params: { items: [{ name: "x" }] } };
 let tenants = 0;
 // Accounts in creation order: the claim's tenant order is the order of these ids.
 const newTenant = (): Tenant => ({ account: `acct_fair${process.pid}x${String(++tenants).padStart(3, "0")}`, livemode: false });
@@ -60,7 +60,7 @@ async function cancelAll(...of: Tenant[]): Promise<void> {
 
 describe("JOBS_QUEUED_PER_ACCOUNT", () => {
   it("the next create past 100 unfinished jobs is refused; 20 concurrent creates at the limit do not pass it, nor 20 racing for the last 5 places", async () => {
-    const store = new JobStore(db);
+    const store = jobStore(db);
     const tenant = newTenant();
     const other = newTenant();
     await flood(tenant, 95);
@@ -80,7 +80,7 @@ describe("JOBS_QUEUED_PER_ACCOUNT", () => {
   });
 
   it("a place is given back by the write that finishes the job (the cancel of a queued job, the runner's finish); a retried create at the limit finds its first job", async () => {
-    const store = new JobStore(db, () => {}, 3);
+    const store = new JobStore(db, () => {}, 3, jobFiles(db));
     const tenant = newTenant();
     const first = await store.create(tenant, ONE, { requestId: null, idempotencyKey: "k-1" });
     const second = await queueWith(store, tenant);
@@ -102,6 +102,7 @@ describe("JOBS_QUEUED_PER_ACCOUNT", () => {
     expect(claimed.job.account).toBe(tenant.account);
     const options = {
       db,
+      files: jobFiles(db),
       logger: pino({ level: "silent" }),
       owner,
       leaseMs: 60_000,
@@ -163,7 +164,7 @@ describe("the fair claim", () => {
     const busy = newTenant();
     const other = newTenant();
     const ids = await flood(busy, 100);
-    expect(await new JobStore(db).create(busy, ONE, NO_REQUEST)).toEqual({ limitReached: true });
+    expect(await jobStore(db).create(busy, ONE, NO_REQUEST)).toEqual({ limitReached: true });
     const createdAt = Date.now();
     const [small] = await flood(other, 1);
     // The order in which the worker starts jobs, and when the small one started.

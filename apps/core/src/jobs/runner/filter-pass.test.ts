@@ -6,10 +6,9 @@ import { afterAll, beforeAll, expect, inject, it } from "vitest";
 import type { Tenant } from "../../caller.js";
 import type { MarkedResource } from "../../resources/batch.js";
 import { RESOURCES_COLLECTION, ResourceStore } from "../../resources/store.js";
-import { jobOf, queueJob, seedResources } from "../../testutil/jobs.js";
+import { jobOf, jobStore, queueJob, seedResources } from "../../testutil/jobs.js";
 import { startWorkerProcess } from "../../testutil/process.js";
 import { JOBS_COLLECTION, jobDocumentIds } from "../model.js";
-import { JobStore } from "../store.js";
 import { JOB_ITEMS_COLLECTION, PAGE_SIZE, type JobItemsPage } from "./bulk.js";
 import type { RunnerJob } from "./seam.js";
 
@@ -30,7 +29,7 @@ beforeAll(async () => {
   db = client.db(databaseName);
   // The indexes core declares: the bulk filter walks `tenant_status_order`, as in production.
   await new ResourceStore(db).ensureIndexes();
-  await new JobStore(db).ensureIndexes();
+  await jobStore(db).ensureIndexes();
   // The fixture: 50,000 resources of one tenant in core's document shape (as creates store them), inserted directly.
   await seedResources(db, tenant, MATCHES);
 }, 180_000);
@@ -65,7 +64,7 @@ it("cancel during the filter pass of a bulk job over 50,000 matches takes effect
   const worker = await startWorkerProcess(databaseName);
   try {
     const before = snapshotted(await inFilterPass(id));
-    await new JobStore(db).cancel(tenant, id, NO_REQUEST);
+    await jobStore(db).cancel(tenant, id, NO_REQUEST);
     const landed = snapshotted(await jobOf(db, id));
     const job = await eventually(
       async () => {
@@ -82,7 +81,7 @@ it("cancel during the filter pass of a bulk job over 50,000 matches takes effect
     expect(atEffect - landed).toBeLessThanOrEqual(PAGE_SIZE);
     expect(atEffect).toBeLessThan(MATCHES);
     expect(job.progress).toEqual({ total: null, processed: 0, failed: 0, skipped: 0 });
-    expect(job.result).toEqual({ updated: 0, errors: [] });
+    expect(job.result).toEqual({ updated: 0, errors: [], results_file: null });
     expect(await applied()).toBe(0);
     expect(await itemsPages(id)).toBe(0);
   } finally {
@@ -128,7 +127,7 @@ it("SIGTERM during the filter pass: the worker checkpoints the page in hand, rel
     const ids = pages.sort((a, b) => a.page - b.page).flatMap((p) => p.ids);
     expect(new Set(ids).size).toBe(ids.length);
     expect([...ids].sort()).toEqual(ids);
-    await new JobStore(db).cancel(tenant, id, NO_REQUEST);
+    await jobStore(db).cancel(tenant, id, NO_REQUEST);
     await eventually(async () => expect((await db.collection<RunnerJob>(JOBS_COLLECTION).findOne({ _id: id }))?.status).toBe("canceled"), { timeoutMs: 60_000 });
   } finally {
     expect(await second.stop()).toBe(0);

@@ -7,7 +7,9 @@ import { HAS_PENDING_EVENTS } from "../../storage/relay.js";
 import { JOBS_COLLECTION, type JobType } from "../model.js";
 import { bulkExecutor } from "./bulk.js";
 import { claimJob, ensureRunnerIndexes, type Claimed, type TenantKey } from "./claim.js";
+import { exportExecutor } from "./export.js";
 import { importExecutor } from "./import.js";
+import type { JobFiles } from "../files.js";
 import { runJob, type RunOptions } from "./run.js";
 import type { Executor, RunnerJob } from "./seam.js";
 import { DEFAULT_RETRY, type RetryPolicy } from "./transient.js";
@@ -18,6 +20,8 @@ const CATCH_UP_LIMIT = 20_000;
 /** What the jobs queue of one worker process works with. */
 export interface JobQueueOptions {
   readonly db: Db;
+  /** File storage: imports' input files, jobs' output files. */
+  readonly files: JobFiles;
   readonly logger: Logger;
   /** The lease owner of what this process claims: unique per worker process. */
   readonly owner: string;
@@ -52,6 +56,7 @@ export class JobQueue {
       "resources.import": importExecutor(),
       "resources.bulk_update": bulkExecutor("update"),
       "resources.bulk_delete": bulkExecutor("delete"),
+      "resources.export": exportExecutor(),
       ...options.executors,
     };
   }
@@ -70,7 +75,7 @@ export class JobQueue {
 
   /** Runs a claimed job to its end, or until `lane.stopping()` (then it checkpoints and releases the job). */
   async process({ job, takeover }: Claimed, lane: Pick<RunOptions, "stopping" | "sleep">): Promise<void> {
-    const { db, logger, owner, leaseMs, written } = this.options;
+    const { db, files, logger, owner, leaseMs, written } = this.options;
     if (takeover) void catchUp(this.options, job);
     // One span per claim, continuing the trace of the call that created the job (docs/observability.md, "Tracing");
     // the run's log lines carry its ids.
@@ -78,7 +83,7 @@ export class JobQueue {
     try {
       await inSpan("job run", { kind: SpanKind.CONSUMER, attributes, parent: contextOfStored(job.trace) }, () => {
         logger.info({ job: job._id, type: job.type, epoch: job.epoch, takeover }, "jobs: claimed");
-        return runJob(job, this.executors[job.type], { db, logger, owner, leaseMs, leases: this.leases, written, ...lane, retry: this.options.retry ?? DEFAULT_RETRY });
+        return runJob(job, this.executors[job.type], { db, files, logger, owner, leaseMs, leases: this.leases, written, ...lane, retry: this.options.retry ?? DEFAULT_RETRY });
       });
     } catch (error) {
       // Left to its lease: another attempt (here or elsewhere) takes it over once it runs out.

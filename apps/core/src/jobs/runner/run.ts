@@ -4,15 +4,17 @@ import type { Loaded } from "../../storage/documents.js";
 import type { LeaseQueue } from "../../storage/lease.js";
 import { newEvent } from "../../storage/outbox.js";
 import { JOB_ITEMS_COLLECTION, type JobItemsPage } from "./bulk.js";
+import type { JobFiles } from "../files.js";
 import type { JobErrorDocument, JobEvent, JobResult, JobStatus } from "../model.js";
-import { JOB_ERRORS_COLLECTION, JOBS_COLLECTION, JOBS_QUEUE, jobDocumentIds, jobRetainUntil } from "../model.js";
+import { JOB_ERRORS_COLLECTION, JOBS_COLLECTION, JOBS_QUEUE, jobDocumentIds, jobRetainUntil, resultCountName } from "../model.js";
 import { QUEUE_SLOT_RELEASE } from "../queue-limit.js";
 import { jobSnapshot } from "../render.js";
 import { isTransient, type RetryPolicy } from "./transient.js";
-import type { Checkpoint, CheckpointOutcome, Executor, JobRun, RunnerJob } from "./seam.js";
+import { type Checkpoint, type CheckpointOutcome, type Executor, JobFailure, type JobRun, type RunnerJob } from "./seam.js";
 
 export interface RunOptions {
   db: Db;
+  files: JobFiles;
   logger: Logger;
   owner: string;
   leaseMs: number;
@@ -23,8 +25,6 @@ export interface RunOptions {
   sleep: (ms: number) => Promise<void>;
   retry: RetryPolicy;
 }
-
-const COUNT_NAME = { "resources.import": "created", "resources.bulk_update": "updated", "resources.bulk_delete": "deleted" } as const;
 
 type FinalStatus = Extract<JobStatus, "succeeded" | "failed" | "canceled">;
 type JobError = { code: string; message: string };
@@ -63,6 +63,7 @@ class ClaimedRun {
     this.jobs = options.db.collection<RunnerJob>(JOBS_COLLECTION);
     this.run = {
       db: options.db,
+      files: options.files,
       job,
       written: (collection, ids) => {
         for (const id of ids) options.written(collection, id);
@@ -130,6 +131,10 @@ class ClaimedRun {
   /** A transient failure is retried after a backoff (the chunk is redone, idempotently) until the budget is spent; any other fails the job. */
   private async afterFailure(error: unknown): Promise<boolean> {
     const { logger, retry } = this.options;
+    if (error instanceof JobFailure) {
+      await this.finish("failed", { code: error.code, message: error.message });
+      return true;
+    }
     if (!isTransient(error)) {
       logger.error({ err: error, name: (error as Error)?.name, code: (error as { code?: unknown })?.code, job: this.job._id }, "job failed on an unexpected error");
       await this.finish("failed", { code: "internal_error", message: "The job stopped on an internal error." });
@@ -204,8 +209,10 @@ class ClaimedRun {
     // A checkpoint can commit while its answer is lost (the database went away after the write): the
     // stored one is then further than ours, and it is what the job has done.
     if (current.checkpoint && current.checkpoint.next > this.state.next) this.state = current.checkpoint;
+    // The job's files settle first (idempotent: a finish redone after a takeover settles them again).
+    const files = this.executor.finish ? await this.executor.finish(this.run, this.state, status) : {};
     const nowMs = Date.now();
-    const finished = this.finished(current, status, error, nowMs);
+    const finished = this.finished(current, status, error, nowMs, files);
     const event = {
       ...newEvent(`job.${status}` as JobEvent["type"], job, jobSnapshot(finished), { requestId: null, idempotencyKey: null }, null, nowMs),
       sequence: finished.version,
@@ -249,8 +256,8 @@ class ClaimedRun {
   }
 
   /** The job as the finishing write leaves it (what its `job.*` event shows). */
-  private finished(current: RunnerJob, status: FinalStatus, error: JobError | null, nowMs: number): Loaded<RunnerJob> {
-    const result: JobResult = { [COUNT_NAME[this.job.type]]: this.state.done, errors: this.state.errors };
+  private finished(current: RunnerJob, status: FinalStatus, error: JobError | null, nowMs: number, files: Partial<JobResult>): Loaded<RunnerJob> {
+    const result: JobResult = { [resultCountName(this.job.type)]: this.state.done, errors: this.state.errors, ...files };
     return {
       ...current,
       attempts: this.attempts,
@@ -282,6 +289,13 @@ function retriesExhausted(attempts: number): JobError {
 }
 
 function progressOf(state: Checkpoint, job: RunnerJob): RunnerJob["progress"] {
-  const total = job.type === "resources.import" ? job.progress.total : state.snapshot?.complete ? state.snapshot.total : null;
-  return { total, processed: state.next, failed: state.failed, skipped: state.skipped };
+  return { total: totalOf(state, job), processed: state.next, failed: state.failed, skipped: state.skipped };
+}
+
+/** `progress.total` once known: an import's rows once its scan is done (an inline import's from create), a bulk job's matches once recorded, an export's rows once written. */
+function totalOf(state: Checkpoint, job: RunnerJob): number | null {
+  if (state.import) return state.import.phase === "rows" ? state.import.total : job.progress.total;
+  if (state.export) return state.export.complete ? state.next : null;
+  if (state.snapshot) return state.snapshot.complete ? state.snapshot.total : null;
+  return job.progress.total;
 }

@@ -11,10 +11,9 @@ import type { MarkedResource } from "../../resources/batch.js";
 import { RESOURCES_COLLECTION } from "../../resources/store.js";
 import { LeaseQueue } from "../../storage/lease.js";
 import { EVENTS_COLLECTION } from "../../storage/relay.js";
-import { eventCounts, jobOf, queueJob, relayAll, seedResources } from "../../testutil/jobs.js";
+import { eventCounts, jobFiles, jobOf, jobStore, queueJob, relayAll, seedResources } from "../../testutil/jobs.js";
 import { startWorker, type RunningWorker } from "../../worker/run.js";
-import { jobDocumentIds, jobRetainUntil, type JobErrorDocument, type TypedParams } from "../model.js";
-import { JobStore } from "../store.js";
+import { jobDocumentIds, jobRetainUntil, type JobErrorDocument, type RequestedParams } from "../model.js";
 import { bulkExecutor, JOB_ITEMS_COLLECTION, pageId, type JobItemsPage } from "./bulk.js";
 import { claimJob, ensureRunnerIndexes } from "./claim.js";
 import { importExecutor } from "./import.js";
@@ -59,7 +58,7 @@ async function claimedRun(owner = `test-${Math.random()}`): Promise<{ run: JobRu
   const jobs = db.collection<RunnerJob>("jobs");
   const claimed = await claimJob(jobs, new LeaseQueue(jobs, { owner, leaseMs: 60_000 }), owner, 60_000, 100);
   const written: string[] = [];
-  return { run: { db, job: claimed!.job, written: (_c, ids) => written.push(...ids) }, state: claimed!.job.checkpoint!, written };
+  return { run: { db, files: jobFiles(db), job: claimed!.job, written: (_c, ids) => written.push(...ids) }, state: claimed!.job.checkpoint!, written };
 }
 
 describe("resources.import", () => {
@@ -109,8 +108,12 @@ describe("resources.import", () => {
     await queueJob(db, tenant, { type: "resources.import", params: { items } });
     const { run, state } = await claimedRun();
     const executor = importExecutor(25);
-    const first = await executor.step(run, state);
-    const again = await executor.step(run, state); // the worker died before its checkpoint; the next one redoes the chunk
+    // The scan first: the whole file read, nothing created, the row count known.
+    const scanned = (await executor.step(run, state))!;
+    expect(scanned).toMatchObject({ next: 0, done: 0, import: { phase: "rows", total: 40 } });
+    expect(await resources().countDocuments({ account: tenant.account })).toBe(0);
+    const first = await executor.step(run, scanned);
+    const again = await executor.step(run, scanned); // the worker died before its checkpoint; the next one redoes the chunk
     expect(again).toMatchObject({ next: 25, done: 25 });
     expect(first).toMatchObject({ next: 25, done: 25 });
     const last = await executor.step(run, again!);
@@ -148,8 +151,8 @@ describe("resources.bulk_update", () => {
     await w.stop();
     expect(job.status).toBe("succeeded");
     expect(job.progress).toEqual({ total: match.length, processed: match.length, failed: 0, skipped: 0 });
-    expect(job.result).toEqual({ updated: match.length, errors: [] });
-    expect(second.result).toEqual({ updated: 2, errors: [] });
+    expect(job.result).toEqual({ updated: match.length, errors: [], results_file: expect.stringMatching(/^file_/) });
+    expect(second.result).toEqual({ updated: 2, errors: [], results_file: expect.stringMatching(/^file_/) });
     const after = await resources().find({ account: tenant.account }).toArray();
     for (const r of after) {
       const matched = match.includes(r._id);
@@ -179,7 +182,7 @@ describe("resources.bulk_update", () => {
     const snapshotted = (await executor.step(run, state))!;
     expect(snapshotted.snapshot).toMatchObject({ complete: true, total: 12, pages: 1 });
     await seedResources(db, tenant, 3); // made after the start: outside the job's items
-    await new JobStore(db).get(tenant, run.job._id); // (the job is untouched by reads)
+    await jobStore(db).get(tenant, run.job._id); // (the job is untouched by reads)
     await resources().updateOne({ _id: ids[7]! }, { $set: { deleted: true } });
     const first = (await executor.step(run, snapshotted))!;
     const redo = (await executor.step(run, snapshotted))!;
@@ -282,7 +285,7 @@ describe("resources.bulk_delete", () => {
     const w = await worker();
     const job = await finished(id);
     await w.stop();
-    expect(job.result).toEqual({ deleted: 5, errors: [] });
+    expect(job.result).toEqual({ deleted: 5, errors: [], results_file: expect.stringMatching(/^file_/) });
     expect(await resources().countDocuments({ account: tenant.account, deleted: { $exists: false } })).toBe(15);
     // Each tombstone says when it may go (its idempotency window's close); the job's items pages are gone.
     for (const tombstone of await resources().find({ account: tenant.account, deleted: true }).toArray()) {
@@ -312,7 +315,7 @@ describe("running", () => {
     const id = await queueJob(db, tenant, { type: "resources.import", params: { items } });
     const w = await worker({ executors: { "resources.import": importExecutor(20) } });
     await eventually(async () => expect((await jobOf(db, id))?.progress.processed).toBeGreaterThan(0), { timeoutMs: 30_000 });
-    await new JobStore(db).cancel(tenant, id, { requestId: null, idempotencyKey: null });
+    await jobStore(db).cancel(tenant, id, { requestId: null, idempotencyKey: null });
     const job = await finished(id);
     await w.stop();
     expect(job.status).toBe("canceled");
@@ -328,7 +331,7 @@ describe("running", () => {
     const a = newTenant();
     const b = newTenant();
     const jobs = db.collection<RunnerJob>("jobs");
-    const one: TypedParams = { type: "resources.import", params: { items: [{ name: "x" }] } };
+    const one: RequestedParams = { type: "resources.import", params: { items: [{ name: "x" }] } };
     const [a1, a2, a3] = [await queueJob(db, a, one), await queueJob(db, a, one), await queueJob(db, a, one)];
     const b1 = await queueJob(db, b, one);
     const claim = (owner: string) => claimJob(jobs, new LeaseQueue(jobs, { owner, leaseMs: 60_000 }), owner, 60_000, 2);

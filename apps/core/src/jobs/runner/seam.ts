@@ -1,6 +1,8 @@
 import type { Db } from "mongodb";
 import type { Loaded } from "../../storage/documents.js";
-import type { JobDocument, JobItemError } from "../model.js";
+import type { JobFiles, OutputPurpose } from "../files.js";
+import type { JobDocument, JobItemError, JobResult } from "../model.js";
+import type { CsvColumns, RowCursor, RowFormat } from "../rows/model.js";
 
 /**
  * The seam between the jobs API and whatever runs jobs (ARCHITECTURE rule 4, in ../shared/docs/;
@@ -40,6 +42,29 @@ export interface Checkpoint {
   errors: JobItemError[];
   /** Bulk jobs: the filter's matches, copied into `job_items` pages before any item is touched. */
   snapshot?: { bound: string; pages: number; last: string | null; complete: boolean; total: number };
+  /** An import: where it stands in its file (import.ts). */
+  import?: ImportPosition;
+  /** An export: the resources it walks (ids up to `bound`, the job's start) and the last id written (export.ts). */
+  export?: { bound: string; last: string | null; complete: boolean };
+  /** The file the job writes (an import's or bulk job's results, an export's rows) and how many parts of it are written. */
+  output?: { file: string; purpose: OutputPurpose; format: RowFormat; parts: number };
+}
+
+/**
+ * Where an import stands in its file: first a scan (`scan`: the whole file read once, checking that it can be
+ * read as its type and counting its rows, before anything is created), then the rows (`rows`), each chunk from
+ * `cursor`, the position after the last row done.
+ */
+export interface ImportPosition {
+  phase: "scan" | "rows";
+  format: RowFormat;
+  cursor: RowCursor;
+  /** A CSV file's header, once read. */
+  columns: CsvColumns | null;
+  /** Where the rows start (after a CSV header), once the scan has passed it. */
+  rows_from: RowCursor | null;
+  /** Rows counted so far by the scan; the file's row count once it is done. */
+  total: number;
 }
 
 /** What a step's executor answers: the checkpoint after its chunk, or null when every item is done. */
@@ -51,6 +76,8 @@ export type CheckpointOutcome = "continue" | "cancel" | "lost";
 /** One job's execution as an executor sees it (the database-backed implementation is runner/run.ts). */
 export interface JobRun {
   readonly db: Db;
+  /** File storage: the import's input, the job's output file. */
+  readonly files: JobFiles;
   readonly job: Loaded<RunnerJob>;
   /** Tells the relay which resources a chunk wrote (their events go out at once, not at the next sweep). */
   written(collection: string, ids: readonly string[]): void;
@@ -59,6 +86,23 @@ export interface JobRun {
 /** The executor of one job type: one chunk of work per step, idempotent per item. */
 export interface Executor {
   step(run: JobRun, state: Checkpoint): Promise<StepResult>;
+  /**
+   * Just before the finishing write, whatever the outcome: settles the job's files (announce or drop the output,
+   * end the hold on the input) and answers what `result` shows of them. Called again after a takeover that
+   * finds the job unfinished, so it is idempotent.
+   */
+  finish?(run: JobRun, state: Checkpoint, status: "succeeded" | "failed" | "canceled"): Promise<Partial<JobResult>>;
+}
+
+/** A failure of the job itself, not of the service (a file that cannot be read as its type): the job fails with this code, not retried. */
+export class JobFailure extends Error {
+  override readonly name = "JobFailure";
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
 }
 
 /** The stored job with the runner's own fields (not part of the public object). */

@@ -7,7 +7,7 @@ import { inject } from "vitest";
 import type { Tenant } from "../../caller.js";
 import type { MarkedResource } from "../../resources/batch.js";
 import { RESOURCES_COLLECTION } from "../../resources/store.js";
-import { eventCounts, jobOf, queueJob, relayAll, seedResources } from "../../testutil/jobs.js";
+import { eventCounts, fileBytes, importFile, jobOf, jsonLines, queueJob, relayAll, seedResources } from "../../testutil/jobs.js";
 import { startWorkerProcess } from "../../testutil/process.js";
 import type { RunnerJob } from "./seam.js";
 
@@ -71,7 +71,7 @@ it("SIGKILL mid-import: the next worker takes the job over after the lease and c
   expect(before.lease_owner).toBe(first.workerId);
   expect(job.attempts).toBe(1); // the dead worker's attempt
   expect(job.epoch).toBe(2);
-  expect(job.result).toEqual({ created: total, errors: [] });
+  expect(job.result).toEqual({ created: total, errors: [], results_file: expect.stringMatching(/^file_/) });
   const names = (
     await resources()
       .find({ account: tenant.account }, { projection: { name: 1 } })
@@ -101,7 +101,7 @@ it("SIGKILL mid-bulk-update: every matched resource is updated once (version 1, 
   const second = await startWorkerProcess(databaseName, WORKER_ENV);
   const job = await succeeded(id);
   await second.stop();
-  expect(job.result).toEqual({ updated: total, errors: [] });
+  expect(job.result).toEqual({ updated: total, errors: [], results_file: expect.stringMatching(/^file_/) });
   expect(job.progress).toEqual({ total, processed: total, failed: 0, skipped: 0 });
   const all = await resources().find({ account: tenant.account }).toArray();
   expect(all.filter((r) => r.version === 1 && r.status === "paused")).toHaveLength(total);
@@ -131,4 +131,52 @@ it("SIGTERM: the worker checkpoints, releases the job at once and exits 0; the n
   expect(job.attempts).toBe(0);
   expect(job.result?.created).toBe(total);
   expect(await resources().countDocuments({ account: tenant.account })).toBe(total);
+}, 180_000);
+
+it("SIGKILL mid-import from a CSV file: each row created once, the results file has each row's line once, in order", async () => {
+  const tenant = newTenant();
+  const total = 8_000;
+  const csv = `name,metadata[n]\r\n${Array.from({ length: total }, (_, i) => (i % 1_000 === 999 ? `,${i}` : `"f, ${i}",${i}`)).join("\r\n")}\r\n`;
+  const file = await importFile(db, tenant, csv, "csv");
+  const id = await queueJob(db, tenant, { type: "resources.import", params: { file } });
+  const first = await startWorkerProcess(databaseName, WORKER_ENV);
+  await midway(id);
+  await first.kill();
+  const atKill = (await jobOf(db, id))!;
+  expect(atKill.progress.processed).toBeLessThan(total);
+  const second = await startWorkerProcess(databaseName, WORKER_ENV);
+  const job = await succeeded(id);
+  await second.stop();
+  expect(job.attempts).toBe(1);
+  const failed = total / 1_000;
+  expect(job.progress).toEqual({ total, processed: total, failed, skipped: 0 });
+  const made = await resources()
+    .find({ account: tenant.account }, { projection: { name: 1 } })
+    .toArray();
+  expect(made).toHaveLength(total - failed);
+  expect(new Set(made.map((r) => r.name)).size).toBe(total - failed);
+  const results = jsonLines((await fileBytes(db, tenant, job.result!.results_file!)).bytes);
+  expect(results.map((r) => r["line"])).toEqual(Array.from({ length: total }, (_, i) => i + 2));
+  expect(new Set(results.flatMap((r) => (r["id"] ? [r["id"]] : []))).size).toBe(total - failed);
+  await relayAll(db);
+  const counts = await eventCounts(db, tenant);
+  expect(counts.size).toBe(total - failed);
+  expect([...counts.values()].every((n) => n === 1)).toBe(true);
+}, 180_000);
+
+it("SIGKILL mid-export: the finished file holds every resource once, none missing", async () => {
+  const tenant = newTenant();
+  const total = 30_000;
+  const ids = await seedResources(db, tenant, total);
+  const id = await queueJob(db, tenant, { type: "resources.export", params: { filter: {}, format: "jsonl" } });
+  const first = await startWorkerProcess(databaseName, WORKER_ENV);
+  await midway(id);
+  await first.kill();
+  const second = await startWorkerProcess(databaseName, WORKER_ENV);
+  const job = await succeeded(id);
+  await second.stop();
+  expect(job.attempts).toBe(1);
+  expect(job.result).toMatchObject({ exported: total });
+  const rows = jsonLines((await fileBytes(db, tenant, job.result!.file!)).bytes);
+  expect(rows.map((r) => r["id"])).toEqual([...ids].sort());
 }, 180_000);

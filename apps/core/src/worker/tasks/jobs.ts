@@ -2,6 +2,7 @@
 import type { Claimed } from "../../jobs/runner/claim.js";
 import { JobQueue, type JobQueueOptions } from "../../jobs/runner/queue.js";
 import { JOBS_QUEUE } from "../../jobs/model.js";
+import { JobFiles } from "../../files/for-jobs.js";
 import { QueuePoller, queueTask } from "./poller.js";
 import type { WorkerTask } from "./task.js";
 
@@ -36,6 +37,7 @@ export function jobsTask(options: JobsTaskOptions = {}): WorkerTask {
     const { db, logger, settings } = context;
     const queue = new JobQueue({
       db,
+      files: new JobFiles(db),
       logger,
       owner: context.workerId,
       leaseMs: options.leaseMs ?? settings.jobsLeaseMs,

@@ -18,7 +18,10 @@ const JOB_CREATE_PARAMS = {
   params: {
     example: { items: [{ name: "Staging cluster", metadata: { plan: "pro" } }] },
     required: true,
-    schema: { ...PARAMS_SCHEMA, description: "By type: `filter` and `update`, `filter`, or `items` (up to 10,000)." },
+    schema: {
+      ...PARAMS_SCHEMA,
+      description: "By type: `filter` and `update`; `filter`; `file` (an uploaded `resources_import` file) or `items` (up to 10,000); an export's optional `filter` and `format`.",
+    },
   },
   validate_only: {
     example: false,

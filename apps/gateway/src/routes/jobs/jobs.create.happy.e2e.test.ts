@@ -48,9 +48,9 @@ describe("POST /v1/jobs", () => {
       finished_at: null,
     });
     expect(job.id).toMatch(/^job_[0-9A-Za-z]{22}$/);
-    // Keys are data: "__proto__" and "a.b" come back as keys; the number 1 as its string form. The empty name is the item's
-    // problem when the job runs, not the job's.
-    expect(viaForm.text).toContain('"params":{"items":[{"name":"a","metadata":{"k":"v","__proto__":"p"}},{"name":"b","status":"paused"},{"name":"","metadata":{"a.b":"1"}}]}');
+    // The items became a resources_import file (one item per line): the job shows that file only, never the items.
+    expect(job.params).toEqual({ file: expect.stringMatching(/^file_/) });
+    expect(Object.keys(job.params)).toEqual(["file"]);
 
     const viaJson = await stack.api.post("/v1/jobs", { key, json, headers: { "Idempotency-Key": "import-1" } });
     expect(viaJson.status).toBe(201);
@@ -64,12 +64,9 @@ describe("POST /v1/jobs", () => {
     expect(another.json.id).not.toBe(job.id);
     expect(masked(another.text)).toBe(masked(viaForm.text));
 
-    // Stored metadata is pairs: no user key became a field name.
+    // The job stores the file id alone (its items are the file's lines: core's tests read them back).
     const stored = await db.collection("jobs").findOne({ _id: job.id });
-    expect(stored?.["params"].items[0].metadata).toEqual([
-      { k: "k", v: "v" },
-      { k: "__proto__", v: "p" },
-    ]);
+    expect(stored?.["params"]).toEqual({ file: job.params.file });
 
     const reused = await stack.api.post("/v1/jobs", { key, json: { ...json, params: { items: [{ name: "other" }] } }, headers: { "Idempotency-Key": "import-1" } });
     expect(reused.status).toBe(400);

@@ -61,7 +61,7 @@ describe("POST /v1/jobs", () => {
     ["no params", { type: "resources.import" }, "parameter_missing", "params"],
     ["params not an object", { type: "resources.import", params: "x" }, "parameter_invalid", "params"],
     ["unknown params field", { type: "resources.import", params: { items: [{ name: "a" }], extra: 1 } }, "parameter_unknown", "params[extra]"],
-    ["no items", { type: "resources.import", params: {} }, "parameter_missing", "params[items]"],
+    ["no file or items", { type: "resources.import", params: {} }, "parameter_missing", "params[file]"],
     ["empty items", { type: "resources.import", params: { items: [] } }, "parameter_invalid_empty", "params[items]"],
     ["item not an object", { type: "resources.import", params: { items: ["a"] } }, "parameter_invalid", "params[items][0]"],
     ["unknown item field", { type: "resources.import", params: { items: [{ name: "a", colour: "red" }] } }, "parameter_unknown", "params[items][0][colour]"],

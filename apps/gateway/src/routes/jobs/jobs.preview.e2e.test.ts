@@ -76,7 +76,7 @@ describe("POST /v1/jobs with validate_only=true", () => {
       [4, null, "parameter_invalid", "status"],
       [5, null, "parameter_missing", "name"],
     ]);
-    expect(Object.keys(viaJson.json.errors[0])).toEqual(["index", "id", "code", "param", "message"]);
+    expect(Object.keys(viaJson.json.errors[0])).toEqual(["index", "line", "id", "code", "param", "message"]);
     expect(await db.collection("jobs").countDocuments({ account: account.id })).toBe(0);
     expect(await db.collection("resources").countDocuments({ account: account.id })).toBe(0);
   });

@@ -14,7 +14,12 @@ const NULLABLE_TIME = { type: ["integer", "null"], minimum: 0, description: "Uni
 export const JobItemErrorObject = renderedObject<string>(
   "JobItemError",
   {
-    index: { type: "integer", minimum: 0, description: "The item's index: in `params.items` for an import, in the filter's matches (id order) for a bulk job." },
+    index: {
+      type: "integer",
+      minimum: 0,
+      description: "The item's place: an import's row (0-based, in file order; an inline item's index in `params.items`), a bulk job's match (id order).",
+    },
+    line: { type: "integer", minimum: 1, description: "An import's row: its line in the file (1-based; an inline item's index + 1). Absent for bulk jobs." },
     id: { type: ["string", "null"], description: "The resource the item was about, when known." },
     code: { type: "string", description: "An error code, as in error responses (`parameter_invalid_empty`, `string_too_long`, ...)." },
     param: { type: ["string", "null"], description: "The item's field at fault, when one is." },
@@ -45,12 +50,22 @@ export const JobObject = renderedObject<Job>(
     },
     result: {
       type: ["object", "null"],
-      description: "Once finished: `created`, `updated` or `deleted` (by type) and the first 100 errors (all of them at `GET /v1/jobs/{id}/errors`).",
+      description:
+        "Once finished: `created`, `updated`, `deleted` or `exported` (by type), the first 100 errors (all of them at `GET /v1/jobs/{id}/errors`), " +
+        "and the files the job wrote: `results_file` (an import's, bulk update's or bulk delete's: one JSONL line per item) or `file` (an export's).",
       properties: {
         created: { type: "integer" },
         updated: { type: "integer" },
         deleted: { type: "integer" },
+        exported: { type: "integer" },
         errors: { type: "array", maxItems: 100, items: schemaRef(JobItemErrorObject.name) },
+        results_file: {
+          type: ["string", "null"],
+          description:
+            'A `job_results` file: an import\'s has one line per input row in row order, `{"line":n,"id":"res_..."}` or `{"line":n,"code","param","message"}`; ' +
+            'a bulk job\'s one line per item, `{"id","outcome":"updated"|"deleted"|"skipped"}` or `{"id","code","param","message"}`. Null when the job wrote none.',
+        },
+        file: { type: ["string", "null"], description: "An export's `resources_export` file (a succeeded export only; a canceled or failed one leaves no file)." },
       },
     },
     failure_code: {
@@ -82,7 +97,9 @@ export const JobPreviewObject = renderedObject<string>(
       type: "integer",
       minimum: 0,
       maximum: 1_000_000,
-      description: "A bulk job: the resources its filter matches now, counted up to 1,000,000 (that value means at least as many). An import: its item count.",
+      description:
+        "A bulk job or an export: the resources its filter matches now, counted up to 1,000,000 (that value means at least as many). " +
+        "An inline import: its item count. A file import: the rows of the file's first 1,000 that were read (the file's row count when it has no more).",
     },
     sample: {
       type: "array",
@@ -94,7 +111,8 @@ export const JobPreviewObject = renderedObject<string>(
       type: "array",
       maxItems: 100,
       items: schemaRef(JobItemErrorObject.name),
-      description: "An import: the items that would fail, the first 100, as `result.errors` would show them (`id` null). Empty for a bulk job.",
+      description:
+        "An import: the items (a file import: the rows among its first 1,000) that would fail, the first 100, as `result.errors` would show them (`id` null). Empty for a bulk job.",
     },
   },
   (json) => json,

@@ -74,7 +74,7 @@ function itemOf(raw: unknown, index: number): MessageInitShape<typeof ImportItem
 export function jobParamsOf(type: JobType, raw: unknown): MessageInitShape<typeof JobParamsSchema> {
   if (raw === undefined) throw new ApiError("parameter_missing", "Missing required param: params.", { param: "params" });
   const params = objectAt(raw, "params");
-  const allowed = type === "resources.bulk_update" ? ["filter", "update"] : type === "resources.bulk_delete" ? ["filter"] : ["items"];
+  const allowed = ALLOWED[type];
   under("params", () => rejectUnknown(params, allowed));
   switch (type) {
     case "resources.bulk_update":
@@ -82,12 +82,34 @@ export function jobParamsOf(type: JobType, raw: unknown): MessageInitShape<typeo
     case "resources.bulk_delete":
       return { kind: { case: "bulkDelete", value: { resourceFilter: filterOf(params["filter"]) } } };
     case "resources.import": {
-      if (params["items"] === undefined) throw new ApiError("parameter_missing", "Missing required param: params[items].", { param: "params[items]" });
+      const file = under("params", () => optionalString(params, "file"));
+      if (file !== undefined) {
+        if (params["items"] !== undefined)
+          throw new ApiError("parameter_invalid", "Give either params[file] (an uploaded file) or params[items], not both.", { param: "params[file]" });
+        return { kind: { case: "importItems", value: { file, items: [] } } };
+      }
+      if (params["items"] === undefined) throw new ApiError("parameter_missing", "Missing required param: params[file] (or params[items]).", { param: "params[file]" });
       const items = listAt(params["items"], "params[items]");
       return { kind: { case: "importItems", value: { items: items.map(itemOf) } } };
     }
+    case "resources.export": {
+      const format = under("params", () => optionalEnum(params, "format", EXPORT_FORMATS));
+      const filter = params["filter"] === undefined ? undefined : filterOf(params["filter"]);
+      return { kind: { case: "exportResources", value: { ...(filter ? { resourceFilter: filter } : {}), format: format ?? "" } } };
+    }
   }
 }
+
+/** The fields of `params` by type. */
+const ALLOWED: Record<JobType, string[]> = {
+  "resources.bulk_update": ["filter", "update"],
+  "resources.bulk_delete": ["filter"],
+  "resources.import": ["file", "items"],
+  "resources.export": ["filter", "format"],
+};
+
+/** The formats of an export's file. */
+export const EXPORT_FORMATS = ["jsonl", "csv"] as const;
 
 const STATUS = { type: "string", enum: [...STATUS_NAMES] };
 
@@ -95,6 +117,11 @@ const FILTER_SCHEMA = filterSchema(
   "job",
   "Which resources, as the list filters them (up to 1,000 ids, up to 5 metadata keys): every condition given must hold. Evaluated once, when the job starts.",
 );
+const { minProperties: _atLeastOne, ...EXPORT_FILTER_SCHEMA } = filterSchema(
+  "job",
+  "Which resources, as the list filters them, every condition optional (none: every resource of the account and mode). Evaluated when the job starts: resources made later are not exported.",
+);
+const FILE_ID: JsonSchema = { type: "string", pattern: "^file_[0-9A-Za-z]+$", description: "A file of purpose `resources_import` (`POST /v1/files`)." };
 const UPDATE_SCHEMA: JsonSchema = {
   type: "object",
   additionalProperties: false,
@@ -122,9 +149,30 @@ export const PARAMS_SCHEMA: JsonSchema = {
     {
       type: "object",
       additionalProperties: false,
+      required: ["file"],
+      properties: { file: FILE_ID },
+      description: "`resources.import` from an uploaded file (JSONL or CSV; docs/files.md). The job object always shows this form.",
+    },
+    {
+      type: "object",
+      additionalProperties: false,
       required: ["items"],
       properties: { items: { type: "array", minItems: 1, maxItems: 10000, items: ITEM_SCHEMA } },
-      description: "`resources.import`",
+      description: "`resources.import` of inline items (a create only: they are stored as a `resources_import` file, and the job shows `file`).",
+    },
+    {
+      type: "object",
+      additionalProperties: false,
+      properties: {
+        filter: EXPORT_FILTER_SCHEMA,
+        format: {
+          type: "string",
+          enum: [...EXPORT_FORMATS],
+          default: "jsonl",
+          description: "The file's format: JSONL (resource objects) or CSV (`id`, `name`, `status`, `created`, `metadata` as JSON text).",
+        },
+      },
+      description: "`resources.export`",
     },
   ],
 };

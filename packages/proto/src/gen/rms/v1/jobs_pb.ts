@@ -16,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file rms/v1/jobs.proto.
  */
 export const file_rms_v1_jobs: GenFile = /*@__PURE__*/
-  fileDesc("ChFybXMvdjEvam9icy5wcm90bxIGcm1zLnYxIr0BCglKb2JGaWx0ZXISCwoDaWRzGAEgAygJEiYKBnN0YXR1cxgCIAEoDjIWLnJtcy52MS5SZXNvdXJjZVN0YXR1cxInCghtZXRhZGF0YRgDIAMoCzIVLnJtcy52MS5NZXRhZGF0YUVudHJ5EhgKC2NyZWF0ZWRfZ3RlGAQgASgDSACIAQESGAoLY3JlYXRlZF9sdGUYBSABKANIAYgBAUIOCgxfY3JlYXRlZF9ndGVCDgoMX2NyZWF0ZWRfbHRlInQKCUpvYlVwZGF0ZRImCgZzdGF0dXMYASABKA4yFi5ybXMudjEuUmVzb3VyY2VTdGF0dXMSJwoIbWV0YWRhdGEYAiADKAsyFS5ybXMudjEuTWV0YWRhdGFFbnRyeRIWCg5jbGVhcl9tZXRhZGF0YRgDIAEoCCJxCgpJbXBvcnRJdGVtEhEKBG5hbWUYASABKAlIAIgBARITCgZzdGF0dXMYAiABKAlIAYgBARInCghtZXRhZGF0YRgDIAMoCzIVLnJtcy52MS5NZXRhZGF0YUVudHJ5QgcKBV9uYW1lQgkKB19zdGF0dXMijQEKEEJ1bGtVcGRhdGVQYXJhbXMSJQoGZmlsdGVyGAEgASgLMhEucm1zLnYxLkpvYkZpbHRlckICGAESIQoGdXBkYXRlGAIgASgLMhEucm1zLnYxLkpvYlVwZGF0ZRIvCg9yZXNvdXJjZV9maWx0ZXIYAyABKAsyFi5ybXMudjEuUmVzb3VyY2VGaWx0ZXIiagoQQnVsa0RlbGV0ZVBhcmFtcxIlCgZmaWx0ZXIYASABKAsyES5ybXMudjEuSm9iRmlsdGVyQgIYARIvCg9yZXNvdXJjZV9maWx0ZXIYAiABKAsyFi5ybXMudjEuUmVzb3VyY2VGaWx0ZXIiMQoMSW1wb3J0UGFyYW1zEiEKBWl0ZW1zGAEgAygLMhIucm1zLnYxLkltcG9ydEl0ZW0iowEKCUpvYlBhcmFtcxIvCgtidWxrX3VwZGF0ZRgBIAEoCzIYLnJtcy52MS5CdWxrVXBkYXRlUGFyYW1zSAASLwoLYnVsa19kZWxldGUYAiABKAsyGC5ybXMudjEuQnVsa0RlbGV0ZVBhcmFtc0gAEiwKDGltcG9ydF9pdGVtcxgDIAEoCzIULnJtcy52MS5JbXBvcnRQYXJhbXNIAEIGCgRraW5kIl8KC0pvYlByb2dyZXNzEhIKBXRvdGFsGAEgASgDSACIAQESEQoJcHJvY2Vzc2VkGAIgASgDEg4KBmZhaWxlZBgDIAEoAxIPCgdza2lwcGVkGAQgASgDQggKBl90b3RhbCJyCgxKb2JJdGVtRXJyb3ISDQoFaW5kZXgYASABKAMSDwoCaWQYAiABKAlIAIgBARIMCgRjb2RlGAMgASgJEhIKBXBhcmFtGAQgASgJSAGIAQESDwoHbWVzc2FnZRgFIAEoCUIFCgNfaWRCCAoGX3BhcmFtIlQKCUpvYlJlc3VsdBISCgpjb3VudF9uYW1lGAEgASgJEg0KBWNvdW50GAIgASgDEiQKBmVycm9ycxgDIAMoCzIULnJtcy52MS5Kb2JJdGVtRXJyb3IiKwoKSm9iRmFpbHVyZRIMCgRjb2RlGAEgASgJEg8KB21lc3NhZ2UYAiABKAki3QMKA0pvYhIKCgJpZBgBIAEoCRIQCgR0eXBlGAIgASgJQgIYARISCgZzdGF0dXMYAyABKAlCAhgBEiUKBnBhcmFtcxgEIAEoCzIRLnJtcy52MS5Kb2JQYXJhbXNCAhgBEikKCHByb2dyZXNzGAUgASgLMhMucm1zLnYxLkpvYlByb2dyZXNzQgIYARIqCgZyZXN1bHQYBiABKAsyES5ybXMudjEuSm9iUmVzdWx0QgIYAUgAiAEBEioKBWVycm9yGAcgASgLMhIucm1zLnYxLkpvYkZhaWx1cmVCAhgBSAGIAQESFAoIYXR0ZW1wdHMYCCABKANCAhgBEiQKE2NhbmNlbF9yZXF1ZXN0ZWRfYXQYCSABKANCAhgBSAKIAQESFAoIbGl2ZW1vZGUYCiABKAhCAhgBEhMKB2NyZWF0ZWQYCyABKANCAhgBEhsKCnN0YXJ0ZWRfYXQYDCABKANCAhgBSAOIAQESHAoLZmluaXNoZWRfYXQYDSABKANCAhgBSASIAQESDAoEanNvbhgOIAEoCUIJCgdfcmVzdWx0QggKBl9lcnJvckIWChRfY2FuY2VsX3JlcXVlc3RlZF9hdEINCgtfc3RhcnRlZF9hdEIOCgxfZmluaXNoZWRfYXQiVQoQQ3JlYXRlSm9iUmVxdWVzdBIeCgZ0ZW5hbnQYASABKAsyDi5ybXMudjEuVGVuYW50EiEKBnBhcmFtcxgCIAEoCzIRLnJtcy52MS5Kb2JQYXJhbXMiLQoRQ3JlYXRlSm9iUmVzcG9uc2USGAoDam9iGAEgASgLMgsucm1zLnYxLkpvYiI7Cg1HZXRKb2JSZXF1ZXN0Eh4KBnRlbmFudBgBIAEoCzIOLnJtcy52MS5UZW5hbnQSCgoCaWQYAiABKAkiKgoOR2V0Sm9iUmVzcG9uc2USGAoDam9iGAEgASgLMgsucm1zLnYxLkpvYiK0AQoPTGlzdEpvYnNSZXF1ZXN0Eh4KBnRlbmFudBgBIAEoCzIOLnJtcy52MS5UZW5hbnQSDQoFbGltaXQYAiABKAUSFgoOc3RhcnRpbmdfYWZ0ZXIYAyABKAkSFQoNZW5kaW5nX2JlZm9yZRgEIAEoCRIOCgZzdGF0dXMYBSABKAkSDAoEdHlwZRgGIAEoCRIlCgdjcmVhdGVkGAcgASgLMhQucm1zLnYxLkNyZWF0ZWRSYW5nZSI/ChBMaXN0Sm9ic1Jlc3BvbnNlEhkKBGpvYnMYASADKAsyCy5ybXMudjEuSm9iEhAKCGhhc19tb3JlGAIgASgIIrMBChRMaXN0Sm9iRXJyb3JzUmVxdWVzdBIeCgZ0ZW5hbnQYASABKAsyDi5ybXMudjEuVGVuYW50Eg4KBmpvYl9pZBgCIAEoCRINCgVsaW1pdBgDIAEoBRIbCg5zdGFydGluZ19hZnRlchgEIAEoA0gAiAEBEhoKDWVuZGluZ19iZWZvcmUYBSABKANIAYgBAUIRCg9fc3RhcnRpbmdfYWZ0ZXJCEAoOX2VuZGluZ19iZWZvcmUieAoVTGlzdEpvYkVycm9yc1Jlc3BvbnNlEigKBmVycm9ycxgBIAMoCzIULnJtcy52MS5Kb2JJdGVtRXJyb3JCAhgBEhAKCGhhc19tb3JlGAIgASgIEg4KBmpvYl9pZBgDIAEoCRITCgtlcnJvcnNfanNvbhgEIAMoCSI+ChBDYW5jZWxKb2JSZXF1ZXN0Eh4KBnRlbmFudBgBIAEoCzIOLnJtcy52MS5UZW5hbnQSCgoCaWQYAiABKAkiLQoRQ2FuY2VsSm9iUmVzcG9uc2USGAoDam9iGAEgASgLMgsucm1zLnYxLkpvYiJWChFQcmV2aWV3Sm9iUmVxdWVzdBIeCgZ0ZW5hbnQYASABKAsyDi5ybXMudjEuVGVuYW50EiEKBnBhcmFtcxgCIAEoCzIRLnJtcy52MS5Kb2JQYXJhbXMiIgoSUHJldmlld0pvYlJlc3BvbnNlEgwKBGpzb24YASABKAkymwMKCkpvYlNlcnZpY2USQAoJQ3JlYXRlSm9iEhgucm1zLnYxLkNyZWF0ZUpvYlJlcXVlc3QaGS5ybXMudjEuQ3JlYXRlSm9iUmVzcG9uc2USNwoGR2V0Sm9iEhUucm1zLnYxLkdldEpvYlJlcXVlc3QaFi5ybXMudjEuR2V0Sm9iUmVzcG9uc2USPQoITGlzdEpvYnMSFy5ybXMudjEuTGlzdEpvYnNSZXF1ZXN0Ghgucm1zLnYxLkxpc3RKb2JzUmVzcG9uc2USTAoNTGlzdEpvYkVycm9ycxIcLnJtcy52MS5MaXN0Sm9iRXJyb3JzUmVxdWVzdBodLnJtcy52MS5MaXN0Sm9iRXJyb3JzUmVzcG9uc2USQAoJQ2FuY2VsSm9iEhgucm1zLnYxLkNhbmNlbEpvYlJlcXVlc3QaGS5ybXMudjEuQ2FuY2VsSm9iUmVzcG9uc2USQwoKUHJldmlld0pvYhIZLnJtcy52MS5QcmV2aWV3Sm9iUmVxdWVzdBoaLnJtcy52MS5QcmV2aWV3Sm9iUmVzcG9uc2ViBnByb3RvMw", [file_rms_v1_common, file_rms_v1_events, file_rms_v1_resources]);
+  fileDesc("ChFybXMvdjEvam9icy5wcm90bxIGcm1zLnYxIr0BCglKb2JGaWx0ZXISCwoDaWRzGAEgAygJEiYKBnN0YXR1cxgCIAEoDjIWLnJtcy52MS5SZXNvdXJjZVN0YXR1cxInCghtZXRhZGF0YRgDIAMoCzIVLnJtcy52MS5NZXRhZGF0YUVudHJ5EhgKC2NyZWF0ZWRfZ3RlGAQgASgDSACIAQESGAoLY3JlYXRlZF9sdGUYBSABKANIAYgBAUIOCgxfY3JlYXRlZF9ndGVCDgoMX2NyZWF0ZWRfbHRlInQKCUpvYlVwZGF0ZRImCgZzdGF0dXMYASABKA4yFi5ybXMudjEuUmVzb3VyY2VTdGF0dXMSJwoIbWV0YWRhdGEYAiADKAsyFS5ybXMudjEuTWV0YWRhdGFFbnRyeRIWCg5jbGVhcl9tZXRhZGF0YRgDIAEoCCJxCgpJbXBvcnRJdGVtEhEKBG5hbWUYASABKAlIAIgBARITCgZzdGF0dXMYAiABKAlIAYgBARInCghtZXRhZGF0YRgDIAMoCzIVLnJtcy52MS5NZXRhZGF0YUVudHJ5QgcKBV9uYW1lQgkKB19zdGF0dXMijQEKEEJ1bGtVcGRhdGVQYXJhbXMSJQoGZmlsdGVyGAEgASgLMhEucm1zLnYxLkpvYkZpbHRlckICGAESIQoGdXBkYXRlGAIgASgLMhEucm1zLnYxLkpvYlVwZGF0ZRIvCg9yZXNvdXJjZV9maWx0ZXIYAyABKAsyFi5ybXMudjEuUmVzb3VyY2VGaWx0ZXIiagoQQnVsa0RlbGV0ZVBhcmFtcxIlCgZmaWx0ZXIYASABKAsyES5ybXMudjEuSm9iRmlsdGVyQgIYARIvCg9yZXNvdXJjZV9maWx0ZXIYAiABKAsyFi5ybXMudjEuUmVzb3VyY2VGaWx0ZXIiPwoMSW1wb3J0UGFyYW1zEiEKBWl0ZW1zGAEgAygLMhIucm1zLnYxLkltcG9ydEl0ZW0SDAoEZmlsZRgCIAEoCSJPCgxFeHBvcnRQYXJhbXMSLwoPcmVzb3VyY2VfZmlsdGVyGAEgASgLMhYucm1zLnYxLlJlc291cmNlRmlsdGVyEg4KBmZvcm1hdBgCIAEoCSLVAQoJSm9iUGFyYW1zEi8KC2J1bGtfdXBkYXRlGAEgASgLMhgucm1zLnYxLkJ1bGtVcGRhdGVQYXJhbXNIABIvCgtidWxrX2RlbGV0ZRgCIAEoCzIYLnJtcy52MS5CdWxrRGVsZXRlUGFyYW1zSAASLAoMaW1wb3J0X2l0ZW1zGAMgASgLMhQucm1zLnYxLkltcG9ydFBhcmFtc0gAEjAKEGV4cG9ydF9yZXNvdXJjZXMYBCABKAsyFC5ybXMudjEuRXhwb3J0UGFyYW1zSABCBgoEa2luZCJfCgtKb2JQcm9ncmVzcxISCgV0b3RhbBgBIAEoA0gAiAEBEhEKCXByb2Nlc3NlZBgCIAEoAxIOCgZmYWlsZWQYAyABKAMSDwoHc2tpcHBlZBgEIAEoA0IICgZfdG90YWwicgoMSm9iSXRlbUVycm9yEg0KBWluZGV4GAEgASgDEg8KAmlkGAIgASgJSACIAQESDAoEY29kZRgDIAEoCRISCgVwYXJhbRgEIAEoCUgBiAEBEg8KB21lc3NhZ2UYBSABKAlCBQoDX2lkQggKBl9wYXJhbSJUCglKb2JSZXN1bHQSEgoKY291bnRfbmFtZRgBIAEoCRINCgVjb3VudBgCIAEoAxIkCgZlcnJvcnMYAyADKAsyFC5ybXMudjEuSm9iSXRlbUVycm9yIisKCkpvYkZhaWx1cmUSDAoEY29kZRgBIAEoCRIPCgdtZXNzYWdlGAIgASgJIt0DCgNKb2ISCgoCaWQYASABKAkSEAoEdHlwZRgCIAEoCUICGAESEgoGc3RhdHVzGAMgASgJQgIYARIlCgZwYXJhbXMYBCABKAsyES5ybXMudjEuSm9iUGFyYW1zQgIYARIpCghwcm9ncmVzcxgFIAEoCzITLnJtcy52MS5Kb2JQcm9ncmVzc0ICGAESKgoGcmVzdWx0GAYgASgLMhEucm1zLnYxLkpvYlJlc3VsdEICGAFIAIgBARIqCgVlcnJvchgHIAEoCzISLnJtcy52MS5Kb2JGYWlsdXJlQgIYAUgBiAEBEhQKCGF0dGVtcHRzGAggASgDQgIYARIkChNjYW5jZWxfcmVxdWVzdGVkX2F0GAkgASgDQgIYAUgCiAEBEhQKCGxpdmVtb2RlGAogASgIQgIYARITCgdjcmVhdGVkGAsgASgDQgIYARIbCgpzdGFydGVkX2F0GAwgASgDQgIYAUgDiAEBEhwKC2ZpbmlzaGVkX2F0GA0gASgDQgIYAUgEiAEBEgwKBGpzb24YDiABKAlCCQoHX3Jlc3VsdEIICgZfZXJyb3JCFgoUX2NhbmNlbF9yZXF1ZXN0ZWRfYXRCDQoLX3N0YXJ0ZWRfYXRCDgoMX2ZpbmlzaGVkX2F0IlUKEENyZWF0ZUpvYlJlcXVlc3QSHgoGdGVuYW50GAEgASgLMg4ucm1zLnYxLlRlbmFudBIhCgZwYXJhbXMYAiABKAsyES5ybXMudjEuSm9iUGFyYW1zIi0KEUNyZWF0ZUpvYlJlc3BvbnNlEhgKA2pvYhgBIAEoCzILLnJtcy52MS5Kb2IiOwoNR2V0Sm9iUmVxdWVzdBIeCgZ0ZW5hbnQYASABKAsyDi5ybXMudjEuVGVuYW50EgoKAmlkGAIgASgJIioKDkdldEpvYlJlc3BvbnNlEhgKA2pvYhgBIAEoCzILLnJtcy52MS5Kb2IitAEKD0xpc3RKb2JzUmVxdWVzdBIeCgZ0ZW5hbnQYASABKAsyDi5ybXMudjEuVGVuYW50Eg0KBWxpbWl0GAIgASgFEhYKDnN0YXJ0aW5nX2FmdGVyGAMgASgJEhUKDWVuZGluZ19iZWZvcmUYBCABKAkSDgoGc3RhdHVzGAUgASgJEgwKBHR5cGUYBiABKAkSJQoHY3JlYXRlZBgHIAEoCzIULnJtcy52MS5DcmVhdGVkUmFuZ2UiPwoQTGlzdEpvYnNSZXNwb25zZRIZCgRqb2JzGAEgAygLMgsucm1zLnYxLkpvYhIQCghoYXNfbW9yZRgCIAEoCCKzAQoUTGlzdEpvYkVycm9yc1JlcXVlc3QSHgoGdGVuYW50GAEgASgLMg4ucm1zLnYxLlRlbmFudBIOCgZqb2JfaWQYAiABKAkSDQoFbGltaXQYAyABKAUSGwoOc3RhcnRpbmdfYWZ0ZXIYBCABKANIAIgBARIaCg1lbmRpbmdfYmVmb3JlGAUgASgDSAGIAQFCEQoPX3N0YXJ0aW5nX2FmdGVyQhAKDl9lbmRpbmdfYmVmb3JlIngKFUxpc3RKb2JFcnJvcnNSZXNwb25zZRIoCgZlcnJvcnMYASADKAsyFC5ybXMudjEuSm9iSXRlbUVycm9yQgIYARIQCghoYXNfbW9yZRgCIAEoCBIOCgZqb2JfaWQYAyABKAkSEwoLZXJyb3JzX2pzb24YBCADKAkiPgoQQ2FuY2VsSm9iUmVxdWVzdBIeCgZ0ZW5hbnQYASABKAsyDi5ybXMudjEuVGVuYW50EgoKAmlkGAIgASgJIi0KEUNhbmNlbEpvYlJlc3BvbnNlEhgKA2pvYhgBIAEoCzILLnJtcy52MS5Kb2IiVgoRUHJldmlld0pvYlJlcXVlc3QSHgoGdGVuYW50GAEgASgLMg4ucm1zLnYxLlRlbmFudBIhCgZwYXJhbXMYAiABKAsyES5ybXMudjEuSm9iUGFyYW1zIiIKElByZXZpZXdKb2JSZXNwb25zZRIMCgRqc29uGAEgASgJMpsDCgpKb2JTZXJ2aWNlEkAKCUNyZWF0ZUpvYhIYLnJtcy52MS5DcmVhdGVKb2JSZXF1ZXN0Ghkucm1zLnYxLkNyZWF0ZUpvYlJlc3BvbnNlEjcKBkdldEpvYhIVLnJtcy52MS5HZXRKb2JSZXF1ZXN0GhYucm1zLnYxLkdldEpvYlJlc3BvbnNlEj0KCExpc3RKb2JzEhcucm1zLnYxLkxpc3RKb2JzUmVxdWVzdBoYLnJtcy52MS5MaXN0Sm9ic1Jlc3BvbnNlEkwKDUxpc3RKb2JFcnJvcnMSHC5ybXMudjEuTGlzdEpvYkVycm9yc1JlcXVlc3QaHS5ybXMudjEuTGlzdEpvYkVycm9yc1Jlc3BvbnNlEkAKCUNhbmNlbEpvYhIYLnJtcy52MS5DYW5jZWxKb2JSZXF1ZXN0Ghkucm1zLnYxLkNhbmNlbEpvYlJlc3BvbnNlEkMKClByZXZpZXdKb2ISGS5ybXMudjEuUHJldmlld0pvYlJlcXVlc3QaGi5ybXMudjEuUHJldmlld0pvYlJlc3BvbnNlYgZwcm90bzM", [file_rms_v1_common, file_rms_v1_events, file_rms_v1_resources]);
 
 /**
  * No longer set: a bulk job's filter is `resource_filter` (the filter model of the list and search).
@@ -195,11 +195,18 @@ export const BulkDeleteParamsSchema: GenMessage<BulkDeleteParams> = /*@__PURE__*
  */
 export type ImportParams = Message<"rms.v1.ImportParams"> & {
   /**
-   * Up to 10,000.
+   * Up to 10,000; stored by the create as a `resources_import` file (the job then shows `file` only). Not together with `file`.
    *
    * @generated from field: repeated rms.v1.ImportItem items = 1;
    */
   items: ImportItem[];
+
+  /**
+   * A `resources_import` file of the tenant (JSONL or CSV): the rows to create. Not together with `items`.
+   *
+   * @generated from field: string file = 2;
+   */
+  file: string;
 };
 
 /**
@@ -210,7 +217,33 @@ export const ImportParamsSchema: GenMessage<ImportParams> = /*@__PURE__*/
   messageDesc(file_rms_v1_jobs, 5);
 
 /**
- * A job's type is the case set: resources.bulk_update, resources.bulk_delete, resources.import.
+ * @generated from message rms.v1.ExportParams
+ */
+export type ExportParams = Message<"rms.v1.ExportParams"> & {
+  /**
+   * Which resources (all optional: none exports every resource of the account and mode).
+   *
+   * @generated from field: rms.v1.ResourceFilter resource_filter = 1;
+   */
+  resourceFilter?: ResourceFilter | undefined;
+
+  /**
+   * "jsonl" (empty: the default) or "csv".
+   *
+   * @generated from field: string format = 2;
+   */
+  format: string;
+};
+
+/**
+ * Describes the message rms.v1.ExportParams.
+ * Use `create(ExportParamsSchema)` to create a new message.
+ */
+export const ExportParamsSchema: GenMessage<ExportParams> = /*@__PURE__*/
+  messageDesc(file_rms_v1_jobs, 6);
+
+/**
+ * A job's type is the case set: resources.bulk_update, resources.bulk_delete, resources.import, resources.export.
  *
  * @generated from message rms.v1.JobParams
  */
@@ -236,6 +269,12 @@ export type JobParams = Message<"rms.v1.JobParams"> & {
      */
     value: ImportParams;
     case: "importItems";
+  } | {
+    /**
+     * @generated from field: rms.v1.ExportParams export_resources = 4;
+     */
+    value: ExportParams;
+    case: "exportResources";
   } | { case: undefined; value?: undefined };
 };
 
@@ -244,7 +283,7 @@ export type JobParams = Message<"rms.v1.JobParams"> & {
  * Use `create(JobParamsSchema)` to create a new message.
  */
 export const JobParamsSchema: GenMessage<JobParams> = /*@__PURE__*/
-  messageDesc(file_rms_v1_jobs, 6);
+  messageDesc(file_rms_v1_jobs, 7);
 
 /**
  * @generated from message rms.v1.JobProgress
@@ -278,7 +317,7 @@ export type JobProgress = Message<"rms.v1.JobProgress"> & {
  * Use `create(JobProgressSchema)` to create a new message.
  */
 export const JobProgressSchema: GenMessage<JobProgress> = /*@__PURE__*/
-  messageDesc(file_rms_v1_jobs, 7);
+  messageDesc(file_rms_v1_jobs, 8);
 
 /**
  * One item that failed.
@@ -319,7 +358,7 @@ export type JobItemError = Message<"rms.v1.JobItemError"> & {
  * Use `create(JobItemErrorSchema)` to create a new message.
  */
 export const JobItemErrorSchema: GenMessage<JobItemError> = /*@__PURE__*/
-  messageDesc(file_rms_v1_jobs, 8);
+  messageDesc(file_rms_v1_jobs, 9);
 
 /**
  * @generated from message rms.v1.JobResult
@@ -350,7 +389,7 @@ export type JobResult = Message<"rms.v1.JobResult"> & {
  * Use `create(JobResultSchema)` to create a new message.
  */
 export const JobResultSchema: GenMessage<JobResult> = /*@__PURE__*/
-  messageDesc(file_rms_v1_jobs, 9);
+  messageDesc(file_rms_v1_jobs, 10);
 
 /**
  * @generated from message rms.v1.JobFailure
@@ -372,7 +411,7 @@ export type JobFailure = Message<"rms.v1.JobFailure"> & {
  * Use `create(JobFailureSchema)` to create a new message.
  */
 export const JobFailureSchema: GenMessage<JobFailure> = /*@__PURE__*/
-  messageDesc(file_rms_v1_jobs, 10);
+  messageDesc(file_rms_v1_jobs, 11);
 
 /**
  * A job. Core renders its public object once (`json`): the same rendering its `job.*` events record, which
@@ -474,7 +513,7 @@ export type Job = Message<"rms.v1.Job"> & {
  * Use `create(JobSchema)` to create a new message.
  */
 export const JobSchema: GenMessage<Job> = /*@__PURE__*/
-  messageDesc(file_rms_v1_jobs, 11);
+  messageDesc(file_rms_v1_jobs, 12);
 
 /**
  * @generated from message rms.v1.CreateJobRequest
@@ -496,7 +535,7 @@ export type CreateJobRequest = Message<"rms.v1.CreateJobRequest"> & {
  * Use `create(CreateJobRequestSchema)` to create a new message.
  */
 export const CreateJobRequestSchema: GenMessage<CreateJobRequest> = /*@__PURE__*/
-  messageDesc(file_rms_v1_jobs, 12);
+  messageDesc(file_rms_v1_jobs, 13);
 
 /**
  * @generated from message rms.v1.CreateJobResponse
@@ -513,7 +552,7 @@ export type CreateJobResponse = Message<"rms.v1.CreateJobResponse"> & {
  * Use `create(CreateJobResponseSchema)` to create a new message.
  */
 export const CreateJobResponseSchema: GenMessage<CreateJobResponse> = /*@__PURE__*/
-  messageDesc(file_rms_v1_jobs, 13);
+  messageDesc(file_rms_v1_jobs, 14);
 
 /**
  * @generated from message rms.v1.GetJobRequest
@@ -535,7 +574,7 @@ export type GetJobRequest = Message<"rms.v1.GetJobRequest"> & {
  * Use `create(GetJobRequestSchema)` to create a new message.
  */
 export const GetJobRequestSchema: GenMessage<GetJobRequest> = /*@__PURE__*/
-  messageDesc(file_rms_v1_jobs, 14);
+  messageDesc(file_rms_v1_jobs, 15);
 
 /**
  * @generated from message rms.v1.GetJobResponse
@@ -552,7 +591,7 @@ export type GetJobResponse = Message<"rms.v1.GetJobResponse"> & {
  * Use `create(GetJobResponseSchema)` to create a new message.
  */
 export const GetJobResponseSchema: GenMessage<GetJobResponse> = /*@__PURE__*/
-  messageDesc(file_rms_v1_jobs, 15);
+  messageDesc(file_rms_v1_jobs, 16);
 
 /**
  * @generated from message rms.v1.ListJobsRequest
@@ -607,7 +646,7 @@ export type ListJobsRequest = Message<"rms.v1.ListJobsRequest"> & {
  * Use `create(ListJobsRequestSchema)` to create a new message.
  */
 export const ListJobsRequestSchema: GenMessage<ListJobsRequest> = /*@__PURE__*/
-  messageDesc(file_rms_v1_jobs, 16);
+  messageDesc(file_rms_v1_jobs, 17);
 
 /**
  * @generated from message rms.v1.ListJobsResponse
@@ -632,7 +671,7 @@ export type ListJobsResponse = Message<"rms.v1.ListJobsResponse"> & {
  * Use `create(ListJobsResponseSchema)` to create a new message.
  */
 export const ListJobsResponseSchema: GenMessage<ListJobsResponse> = /*@__PURE__*/
-  messageDesc(file_rms_v1_jobs, 17);
+  messageDesc(file_rms_v1_jobs, 18);
 
 /**
  * @generated from message rms.v1.ListJobErrorsRequest
@@ -673,7 +712,7 @@ export type ListJobErrorsRequest = Message<"rms.v1.ListJobErrorsRequest"> & {
  * Use `create(ListJobErrorsRequestSchema)` to create a new message.
  */
 export const ListJobErrorsRequestSchema: GenMessage<ListJobErrorsRequest> = /*@__PURE__*/
-  messageDesc(file_rms_v1_jobs, 18);
+  messageDesc(file_rms_v1_jobs, 19);
 
 /**
  * @generated from message rms.v1.ListJobErrorsResponse
@@ -712,7 +751,7 @@ export type ListJobErrorsResponse = Message<"rms.v1.ListJobErrorsResponse"> & {
  * Use `create(ListJobErrorsResponseSchema)` to create a new message.
  */
 export const ListJobErrorsResponseSchema: GenMessage<ListJobErrorsResponse> = /*@__PURE__*/
-  messageDesc(file_rms_v1_jobs, 19);
+  messageDesc(file_rms_v1_jobs, 20);
 
 /**
  * @generated from message rms.v1.CancelJobRequest
@@ -734,7 +773,7 @@ export type CancelJobRequest = Message<"rms.v1.CancelJobRequest"> & {
  * Use `create(CancelJobRequestSchema)` to create a new message.
  */
 export const CancelJobRequestSchema: GenMessage<CancelJobRequest> = /*@__PURE__*/
-  messageDesc(file_rms_v1_jobs, 20);
+  messageDesc(file_rms_v1_jobs, 21);
 
 /**
  * @generated from message rms.v1.CancelJobResponse
@@ -751,7 +790,7 @@ export type CancelJobResponse = Message<"rms.v1.CancelJobResponse"> & {
  * Use `create(CancelJobResponseSchema)` to create a new message.
  */
 export const CancelJobResponseSchema: GenMessage<CancelJobResponse> = /*@__PURE__*/
-  messageDesc(file_rms_v1_jobs, 21);
+  messageDesc(file_rms_v1_jobs, 22);
 
 /**
  * @generated from message rms.v1.PreviewJobRequest
@@ -775,7 +814,7 @@ export type PreviewJobRequest = Message<"rms.v1.PreviewJobRequest"> & {
  * Use `create(PreviewJobRequestSchema)` to create a new message.
  */
 export const PreviewJobRequestSchema: GenMessage<PreviewJobRequest> = /*@__PURE__*/
-  messageDesc(file_rms_v1_jobs, 22);
+  messageDesc(file_rms_v1_jobs, 23);
 
 /**
  * @generated from message rms.v1.PreviewJobResponse
@@ -796,7 +835,7 @@ export type PreviewJobResponse = Message<"rms.v1.PreviewJobResponse"> & {
  * Use `create(PreviewJobResponseSchema)` to create a new message.
  */
 export const PreviewJobResponseSchema: GenMessage<PreviewJobResponse> = /*@__PURE__*/
-  messageDesc(file_rms_v1_jobs, 23);
+  messageDesc(file_rms_v1_jobs, 24);
 
 /**
  * JobService owns jobs: asynchronous bulk updates, bulk deletes and imports of resources, queued here

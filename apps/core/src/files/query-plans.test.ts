@@ -1,0 +1,204 @@
+import { testDatabaseName } from "@rms/test-db";
+import { CommandLog, explainDuring, planTable, type QueryPlan } from "@rms/test-db/testkit";
+import type {} from "@rms/test-db/vitest-setup";
+import { Binary, MongoClient, type Db } from "mongodb";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import type { Tenant } from "../caller.js";
+import { newId } from "../ids.js";
+import { BLOB_PREFIX, FILES_COLLECTION, UPLOAD_PARTS_COLLECTION, UPLOADS_COLLECTION, type FileDocument, type PartDocument, type UploadDocument } from "./model.js";
+import { FileStore } from "./store.js";
+import { UploadStore } from "./uploads.js";
+
+/**
+ * Every query shape of the files domain and its byte store (docs/database.md, "Every query has an index"): each
+ * runs through the real store on one copy of a data set and is explained on an untouched copy; a collection scan
+ * fails the explain. The data: a measured tenant and three others (both modes) with files of every purpose, their
+ * blobs and chunks, and uploads with parts.
+ */
+
+const NOW = Date.now();
+const DAY = 86_400_000;
+const M: Tenant = { account: newId("acct", NOW - 90 * DAY), livemode: false };
+const TENANTS: Tenant[] = [M, { ...M, livemode: true }, ...[1, 2, 3].flatMap((n) => [false, true].map((livemode) => ({ account: newId("acct", NOW - (90 - n) * DAY), livemode })))];
+const PURPOSES = ["resources_import", "resources_export", "job_results"] as const;
+
+let client: MongoClient;
+let log: CommandLog;
+let work: Db;
+let pristine: Db;
+const rows: { label: string; plan: QueryPlan }[] = [];
+const mFiles: FileDocument[] = [];
+const mUploads: UploadDocument[] = [];
+const mParts: PartDocument[] = [];
+
+function seed() {
+  const files: FileDocument[] = [];
+  const blobs: Record<string, unknown>[] = [];
+  const chunks: Record<string, unknown>[] = [];
+  const uploads: UploadDocument[] = [];
+  const parts: PartDocument[] = [];
+  for (const tenant of TENANTS) {
+    for (let i = 0; i < 300; i++) {
+      const createdMs = NOW - (300 - i) * 60_000;
+      const id = newId("file", createdMs);
+      const file: FileDocument = {
+        _id: id,
+        account: tenant.account,
+        livemode: tenant.livemode,
+        purpose: PURPOSES[i % 3]!,
+        filename: `f${i}.jsonl`,
+        type: "jsonl",
+        size: 32,
+        sha256: "0".repeat(64),
+        created: Math.floor(createdMs / 1000),
+        blobs: [{ id, size: 32 }],
+        retain_until: new Date(createdMs + 7 * DAY),
+        held_by: [],
+        expires_at: new Date(createdMs + 7 * DAY),
+        idempotency: id,
+      };
+      files.push(file);
+      if (tenant === M) mFiles.push(file);
+      blobs.push({ _id: id, state: "sealed", created: new Date(createdMs), check_at: new Date(createdMs + 7 * DAY), size: 32, sha256: file.sha256, chunks: 2 });
+      for (let n = 0; n < 2; n++) chunks.push({ _id: `${id}/${n}`, b: id, n, o: n * 16, data: new Binary(Buffer.alloc(16, n)) });
+    }
+    for (let u = 0; u < 20; u++) {
+      const createdMs = NOW - (20 - u) * 60_000;
+      const upload: UploadDocument = {
+        _id: newId("upl", createdMs),
+        account: tenant.account,
+        livemode: tenant.livemode,
+        purpose: "resources_import",
+        filename: `u${u}.csv`,
+        type: "csv",
+        bytes: 5 * 16,
+        status: "pending",
+        created: Math.floor(createdMs / 1000),
+        expires: Math.floor(createdMs / 1000) + 3600,
+        file: null,
+        expires_at: new Date(createdMs + 25 * 3600 * 1000),
+        idempotency: `upl-${tenant.account}-${tenant.livemode}-${u}`,
+      };
+      uploads.push(upload);
+      if (tenant === M) mUploads.push(upload);
+      for (let p = 0; p < 5; p++) {
+        const part: PartDocument = {
+          _id: newId("part", createdMs + p),
+          upload: upload._id,
+          account: tenant.account,
+          livemode: tenant.livemode,
+          size: 16,
+          sha256: "1".repeat(64),
+          created: Math.floor(createdMs / 1000),
+          expires_at: new Date(upload.expires * 1000),
+        };
+        parts.push(part);
+        if (tenant === M) mParts.push(part);
+        blobs.push({ _id: part._id, state: "sealed", created: new Date(createdMs), check_at: new Date(NOW - 1000), size: 16, sha256: part.sha256, chunks: 1 });
+        chunks.push({ _id: `${part._id}/0`, b: part._id, n: 0, o: 0, data: new Binary(Buffer.alloc(16, p)) });
+      }
+    }
+  }
+  return { [FILES_COLLECTION]: files, [`${BLOB_PREFIX}s`]: blobs, [`${BLOB_PREFIX}_chunks`]: chunks, [UPLOADS_COLLECTION]: uploads, [UPLOAD_PARTS_COLLECTION]: parts };
+}
+
+beforeAll(async () => {
+  const uri = inject("mongoUri");
+  client = await new MongoClient(uri, { monitorCommands: true }).connect();
+  log = new CommandLog(client);
+  work = client.db(testDatabaseName("files_plans_work"));
+  pristine = client.db(testDatabaseName("files_plans_pristine"));
+  const data = seed();
+  for (const db of [work, pristine]) {
+    await new FileStore(db).ensureIndexes();
+    for (const [name, docs] of Object.entries(data)) await db.collection(name).insertMany(docs.map((d) => ({ ...d })) as never[]);
+  }
+}, 120_000);
+
+afterAll(async () => {
+  console.log(`\nFiles query plans\n${planTable(rows)}\n`);
+  await work?.dropDatabase();
+  await pristine?.dropDatabase();
+  await client?.close();
+});
+
+async function measure<T>(label: string, run: () => Promise<T>): Promise<QueryPlan[]> {
+  const { plans } = await explainDuring(client, log, run, { database: pristine.databaseName });
+  expect(plans.length, `${label}: no query recorded`).toBeGreaterThan(0);
+  // One row per distinct shape: the costliest of its runs.
+  const worst = new Map<string, { plan: QueryPlan; runs: number }>();
+  for (const plan of plans) {
+    const key = `${plan.operation} ${plan.shape}`;
+    const seen = worst.get(key);
+    if (!seen || plan.totalDocsExamined > seen.plan.totalDocsExamined) worst.set(key, { plan, runs: (seen?.runs ?? 0) + 1 });
+    else seen.runs++;
+  }
+  for (const { plan, runs } of worst.values()) rows.push({ label: `${label}${runs > 1 ? ` (x${runs})` : ""}: ${plan.shape}`, plan });
+  return plans;
+}
+
+const expectPoint = (plan: QueryPlan) => expect(plan.totalDocsExamined, plan.shape).toBeLessThanOrEqual(1);
+const expectExact = (plan: QueryPlan, slack = 2) => expect(plan.totalDocsExamined, plan.shape).toBeLessThanOrEqual(plan.nReturned + slack);
+
+describe("files", () => {
+  it("list: a page with and without purpose and created bounds, from a cursor either way; no in-memory sort", async () => {
+    const store = new FileStore(work);
+    const cursor = mFiles[150]!._id;
+    const created = { gte: mFiles[100]!.created, lt: mFiles[200]!.created };
+    for (const [label, query] of [
+      ["list", { limit: 20 }],
+      ["list by purpose", { limit: 20, purpose: "job_results" as const }],
+      ["list after a cursor", { limit: 20, startingAfter: cursor }],
+      ["list before a cursor, by purpose", { limit: 20, endingBefore: cursor, purpose: "resources_import" as const }],
+      ["list created range", { limit: 20, created }],
+    ] as const) {
+      for (const plan of await measure(label, () => store.list(M, query))) {
+        expect(plan.stages, plan.shape).not.toContain("SORT");
+        expect(plan.totalDocsExamined, plan.shape).toBeLessThanOrEqual(2 * 21 + 10);
+      }
+    }
+  });
+
+  it("retrieve, delete, hold and release by id; the idempotent announce's lookup", async () => {
+    const store = new FileStore(work);
+    const file = mFiles[10]!;
+    for (const plan of await measure("retrieve", () => store.find(M, file._id))) expectPoint(plan);
+    for (const plan of await measure("hold", () => store.hold(M, file._id, newId("job")))) expectPoint(plan);
+    for (const plan of await measure("release", () => store.release(M, file._id, newId("job")))) expectPoint(plan);
+    for (const plan of await measure("delete", () => store.delete(M, mFiles[11]!._id))) expect(plan.totalDocsExamined).toBeLessThanOrEqual(2);
+    const lookup = () => store.files.findOne({ $or: [{ _id: file._id }, { idempotency: file.idempotency }] });
+    for (const plan of await measure("announce's repeat lookup", lookup)) expectExact(plan);
+  });
+
+  it("the sweep: blobs due, their owners (files by blob, parts by id), reclaiming one (chunks by blob)", async () => {
+    const store = new FileStore(work);
+    for (const plan of await measure("sweep pass", () => store.sweep(NOW))) expectExact(plan, 110);
+    const ids = [...mFiles.slice(0, 50).map((f) => f._id), ...mParts.slice(0, 50).map((p) => p._id)];
+    for (const plan of await measure("owners", () => store.owners(ids, NOW))) expectExact(plan);
+    for (const plan of await measure("discard", () => store.bytes.discard(mFiles[12]!._id))) expectExact(plan);
+  });
+
+  it("reads: a range from the middle of a blob (the chunk at an offset, then the rest by offset); seal by index", async () => {
+    const store = new FileStore(work);
+    const file = mFiles[20]!;
+    const read = async () => {
+      for await (const _ of store.read(file, 20, 32)) void _;
+    };
+    for (const plan of await measure("read from an offset", read)) expectExact(plan);
+    await store.bytes.blobs.updateOne({ _id: mFiles[21]!._id }, { $set: { state: "open" } });
+    await pristine.collection(`${BLOB_PREFIX}s`).updateOne({ _id: mFiles[21]!._id as never }, { $set: { state: "open" } });
+    for (const plan of await measure("seal", () => store.bytes.seal(mFiles[21]!._id))) expectExact(plan);
+  });
+});
+
+describe("uploads", () => {
+  it("retrieve, complete's parts by upload and ids, cancel's parts", async () => {
+    const store = new FileStore(work);
+    const uploads = new UploadStore(store);
+    const upload = mUploads[3]!;
+    for (const plan of await measure("upload retrieve", () => uploads.get(M, upload._id))) expectPoint(plan);
+    const partIds = mParts.filter((p) => p.upload === upload._id).map((p) => p._id);
+    for (const plan of await measure("complete", () => uploads.complete(M, upload._id, partIds, NOW))) expectExact(plan, 5);
+    for (const plan of await measure("cancel", () => uploads.cancel(M, mUploads[4]!._id, NOW))) expectExact(plan, 5);
+  });
+});

@@ -1,0 +1,173 @@
+import { createHash } from "node:crypto";
+import { idempotencyScopeId, isDuplicateKeyError } from "@rms/proto";
+import type { Filter } from "mongodb";
+import type { Tenant } from "../caller.js";
+import { errors } from "../errors.js";
+import { idAt, idTimeMs, newId } from "../ids.js";
+import { BlobTooLarge, type Sealed } from "../storage/byte-store.js";
+import { PART_MAX_BYTES, UPLOAD_EXPIRY_MS, UPLOAD_MAX_PARTS, type FileDocument, type FilePurpose, type FileType, type PartDocument, type UploadDocument } from "./model.js";
+import type { FileStore } from "./store.js";
+
+/** How long an upload's object stays readable after it expired unfinished (its status then `expired`). */
+const EXPIRED_UPLOAD_SHOWN_MS = 24 * 60 * 60 * 1000;
+/** How long a completion keeps its parts from expiring while it hashes them. */
+const COMPLETING_MS = 60 * 60 * 1000;
+
+export interface NewUpload {
+  purpose: FilePurpose;
+  filename: string;
+  bytes: number;
+  type: FileType;
+}
+
+/** The status an upload shows: a pending one past its time is `expired`. */
+export function uploadStatus(upload: UploadDocument, nowMs = Date.now()): UploadDocument["status"] {
+  return upload.status === "pending" && upload.expires * 1000 <= nowMs ? "expired" : upload.status;
+}
+
+/** The id of the file an upload completes into: derived from the upload's id, so a repeated completion finds it. */
+export function uploadFileId(upload: string): string {
+  return idAt("file", idTimeMs(upload), createHash("sha256").update(`file:${upload}`).digest());
+}
+
+/**
+ * Uploads in parts (CONTRACT.md section 11, in ../shared/docs/; docs/files.md, "Uploads in parts"): each part is a
+ * blob of its own, and the completed file is the list of its parts' blobs in the order given, so completing copies
+ * no byte; it reads them once, for the file's sha256.
+ */
+export class UploadStore {
+  constructor(private readonly files: FileStore) {}
+
+  async create(tenant: Tenant, upload: NewUpload, idempotencyKey: string | null, nowMs = Date.now()): Promise<UploadDocument> {
+    const id = newId("upl", nowMs);
+    const created = Math.floor(nowMs / 1000);
+    const expires = Math.floor((nowMs + UPLOAD_EXPIRY_MS) / 1000);
+    const doc: UploadDocument = {
+      _id: id,
+      account: tenant.account,
+      livemode: tenant.livemode,
+      ...upload,
+      status: "pending",
+      created,
+      expires,
+      file: null,
+      expires_at: new Date(expires * 1000 + EXPIRED_UPLOAD_SHOWN_MS),
+      idempotency: idempotencyKey ? idempotencyScopeId(tenant.account, tenant.livemode, idempotencyKey) : id,
+    };
+    try {
+      await this.files.uploads.insertOne(doc);
+      return doc;
+    } catch (error) {
+      if (!isDuplicateKeyError(error)) throw error;
+    }
+    const first = await this.files.uploads.findOne({ idempotency: doc.idempotency });
+    if (first === null) throw errors.outcomeUnknown();
+    const same = first.purpose === upload.purpose && first.filename === upload.filename && first.bytes === upload.bytes && first.type === upload.type;
+    if (!same) throw errors.of("idempotency_key_reused");
+    return first;
+  }
+
+  async get(tenant: Tenant, id: string, param = "id"): Promise<UploadDocument> {
+    const upload = await this.files.uploads.findOne({ _id: id, account: tenant.account, livemode: tenant.livemode });
+    if (upload === null) throw errors.notFound("upload", id, param);
+    return upload;
+  }
+
+  private async pending(tenant: Tenant, id: string, nowMs: number): Promise<UploadDocument> {
+    const upload = await this.get(tenant, id);
+    const status = uploadStatus(upload, nowMs);
+    if (status !== "pending") throw errors.conflict("state_conflict", `Upload ${id} is ${status}; parts can be added to a pending upload only.`);
+    return upload;
+  }
+
+  /**
+   * Stores one part (at most PART_MAX_BYTES, and at most the upload's `bytes`): its bytes, then its document. Parts
+   * may come in any order and at once; each is a new part, so a part sent again is simply another part.
+   */
+  async addPart(tenant: Tenant, uploadId: string, source: AsyncIterable<Uint8Array>, nowMs = Date.now()): Promise<PartDocument> {
+    const upload = await this.pending(tenant, uploadId, nowMs);
+    const id = newId("part", nowMs);
+    const maxBytes = Math.min(PART_MAX_BYTES, upload.bytes);
+    let sealed: Sealed;
+    try {
+      sealed = await this.files.bytes.write(id, source, { maxBytes });
+    } catch (error) {
+      if (error instanceof BlobTooLarge) throw errors.of("request_too_large", `A part is at most ${maxBytes} bytes (64 MiB, and no more than the upload's bytes).`);
+      throw error;
+    }
+    const part: PartDocument = {
+      _id: id,
+      upload: uploadId,
+      account: tenant.account,
+      livemode: tenant.livemode,
+      size: sealed.size,
+      sha256: sealed.sha256,
+      created: Math.floor(nowMs / 1000),
+      expires_at: new Date(upload.expires * 1000),
+    };
+    await this.files.parts.insertOne(part);
+    return part;
+  }
+
+  /**
+   * Completes a pending upload from its parts, in file order: their sizes must add up to its `bytes`
+   * (`upload_incomplete`). The file is made of the parts' blobs (no copy); its sha256 is that of the whole, read
+   * once. Repeating a completion with the same parts answers the same upload and file.
+   */
+  async complete(tenant: Tenant, id: string, partIds: readonly string[], nowMs = Date.now()): Promise<{ upload: UploadDocument; file: FileDocument }> {
+    const upload = await this.get(tenant, id);
+    const status = uploadStatus(upload, nowMs);
+    const fileId = uploadFileId(id);
+    if (status === "completed") {
+      const file = await this.files.files.findOne({ _id: fileId });
+      const same = file !== null && file.blobs.length === partIds.length && file.blobs.every((b, i) => b.id === partIds[i]);
+      if (!same || file === null) throw errors.conflict("state_conflict", `Upload ${id} is already completed with other parts.`);
+      return { upload, file };
+    }
+    if (status !== "pending") throw errors.conflict("state_conflict", `Upload ${id} is ${status}; only a pending upload can be completed.`);
+    if (partIds.length === 0) throw errors.invalid("parameter_missing", "Missing required param: part_ids.", "part_ids");
+    if (partIds.length > UPLOAD_MAX_PARTS) throw errors.invalid("parameter_invalid", `An upload is completed with at most ${UPLOAD_MAX_PARTS} parts.`, "part_ids");
+    if (new Set(partIds).size !== partIds.length) throw errors.invalid("parameter_invalid", "part_ids names a part more than once.", "part_ids");
+    // Keep the parts from expiring while they are read (a completion just before the hour).
+    await this.files.parts.updateMany({ upload: id, _id: { $in: [...partIds] } }, { $set: { expires_at: new Date(Math.max(upload.expires * 1000, nowMs + COMPLETING_MS)) } });
+    const parts = await this.files.parts.find({ upload: id, _id: { $in: [...partIds] } } as Filter<PartDocument>, { projection: { size: 1 } }).toArray();
+    const sizes = new Map(parts.map((p) => [p._id, p.size]));
+    const missing = partIds.find((p) => !sizes.has(p));
+    if (missing !== undefined) throw errors.invalid("parameter_invalid", `No such part of upload ${id}: '${missing.slice(0, 64)}'.`, "part_ids");
+    const blobs = partIds.map((p) => ({ id: p, size: sizes.get(p) ?? 0 }));
+    const total = blobs.reduce((sum, b) => sum + b.size, 0);
+    if (total !== upload.bytes) {
+      throw errors.invalid("upload_incomplete", `The parts' sizes add up to ${total} bytes; the upload was created with bytes=${upload.bytes}.`, "part_ids");
+    }
+    const hash = createHash("sha256");
+    for await (const piece of this.files.bytes.read(blobs)) hash.update(piece);
+    const file = await this.files.announce(
+      tenant,
+      { purpose: upload.purpose, type: upload.type, filename: upload.filename, id: fileId },
+      fileId,
+      { size: total, sha256: hash.digest("hex") },
+      blobs,
+      nowMs,
+    );
+    const completed = await this.files.uploads.findOneAndUpdate(
+      { _id: id, status: "pending" },
+      { $set: { status: "completed", file: fileId, ...(file.expires_at ? { expires_at: file.expires_at } : {}) } },
+      { returnDocument: "after" },
+    );
+    return { upload: completed ?? (await this.get(tenant, id)), file };
+  }
+
+  /** Cancels a pending upload: its parts expire now and their bytes go at the next sweep. */
+  async cancel(tenant: Tenant, id: string, nowMs = Date.now()): Promise<UploadDocument> {
+    await this.pending(tenant, id, nowMs);
+    const canceled = await this.files.uploads.findOneAndUpdate({ _id: id, status: "pending" }, { $set: { status: "canceled" } }, { returnDocument: "after" });
+    if (canceled === null) return this.cancel(tenant, id, nowMs);
+    const parts = await this.files.parts.find({ upload: id }, { projection: { _id: 1 } }).toArray();
+    await this.files.parts.updateMany({ upload: id }, { $set: { expires_at: new Date(nowMs) } });
+    await this.files.bytes.checkSoon(
+      parts.map((p) => p._id),
+      nowMs,
+    );
+    return canceled;
+  }
+}

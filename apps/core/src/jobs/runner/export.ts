@@ -1,0 +1,92 @@
+import { stringify } from "csv-stringify/sync";
+import type { Filter } from "mongodb";
+import type { Tenant } from "../../caller.js";
+import { publicForm } from "../../public-form.js";
+import { matchingFilter, type MarkedResource } from "../../resources/batch.js";
+import { RESOURCES_COLLECTION, stateOf } from "../../resources/store.js";
+import type { LoadedResource } from "../../resources/store.js";
+import { exportOf } from "../model.js";
+import { newOutput, settleOutput, writePart } from "./output.js";
+import type { Executor } from "./seam.js";
+
+/** Resources per chunk: one read, one part of the file and one checkpoint each. */
+export const EXPORT_CHUNK = 2_000;
+/** A part stops growing past this many bytes (of UTF-16 text: about as many bytes of UTF-8 for most rows). */
+export const PART_BYTES = 4 * 1024 * 1024;
+
+/** The CSV columns of an export, in order (CONTRACT.md section 11). */
+export const EXPORT_CSV_COLUMNS = ["id", "name", "status", "created", "metadata"] as const;
+
+/** The fields an export reads of a resource (never its outbox). */
+const PROJECTION = { _id: 1, account: 1, livemode: 1, name: 1, status: 1, metadata: 1, created: 1 } as const;
+
+/**
+ * `resources.export` (CONTRACT.md section 11): the resources matching the filter when the job started, each
+ * exactly once, as it is when the export reads it. The walk is in id order from the last id written, up to
+ * the bound fixed at the start (`idBoundAt(start)`: a resource made later has a higher id and is never read),
+ * by the filter's own index (`matchingFilter`, the bulk jobs' query: deleted resources are not read); each
+ * chunk is one part of the file at the index the checkpoint holds, and the checkpoint moves the last id and
+ * the part count together, so a takeover redoes the chunk in place: no row twice, none missing. The file is
+ * announced by the finish of a succeeded export only; a canceled or failed one drops it (no file).
+ */
+export function exportExecutor(chunk = EXPORT_CHUNK): Executor {
+  return {
+    async step(run, state) {
+      const walk = state.export!;
+      if (walk.complete) return null;
+      const { filter, format } = exportOf(run.job.params);
+      const started = state.output ?? newOutput(run, "resources_export", format);
+      const tenant: Tenant = { account: run.job.account, livemode: run.job.livemode };
+      const cursor = run.db
+        .collection<MarkedResource>(RESOURCES_COLLECTION)
+        .find(matchingFilter(tenant, filter, walk.last, walk.bound) as Filter<MarkedResource>, { projection: PROJECTION })
+        .sort({ _id: 1 })
+        .limit(chunk)
+        .batchSize(Math.min(chunk, 500));
+      // Rows until the chunk's count or PART_BYTES: a part (and what this process holds) stays small whatever the resources hold.
+      const lines: string[] = format === "csv" && started.parts === 0 ? [csvLine([...EXPORT_CSV_COLUMNS])] : [];
+      let bytes = 0;
+      let rows = 0;
+      let last = walk.last;
+      let cut = false;
+      try {
+        for await (const doc of cursor as unknown as AsyncIterable<LoadedResource>) {
+          const line = format === "csv" ? csvResource(doc) : jsonResource(doc);
+          lines.push(line);
+          bytes += line.length;
+          rows++;
+          last = doc._id;
+          if (bytes >= PART_BYTES && rows < chunk) {
+            cut = true;
+            break;
+          }
+        }
+      } finally {
+        await cursor.close();
+      }
+      const complete = !cut && rows < chunk;
+      // An empty last chunk writes no part (an export of nothing is an empty file, or a CSV header alone).
+      const output = lines.length > 0 ? await writePart(run, started, Buffer.from(lines.join(""))) : started;
+      return { ...state, export: { ...walk, last, complete }, output, next: state.next + rows, done: state.done + rows };
+    },
+    async finish(run, state, status) {
+      const file = await settleOutput(run, state, status === "succeeded" ? "finish" : "discard");
+      return { file };
+    },
+  };
+}
+
+/** The public resource object, one JSON line. */
+function jsonResource(doc: LoadedResource): string {
+  return `${JSON.stringify(publicForm({ ...stateOf(doc) }, "resource"))}\n`;
+}
+
+/** One RFC 4180 record (CRLF, quoted where needed): id, name, status, created, metadata as JSON text. */
+function csvResource(doc: LoadedResource): string {
+  const resource = publicForm({ ...stateOf(doc) }, "resource");
+  return csvLine([doc._id, doc.name, doc.status, String(doc.created), JSON.stringify(resource["metadata"])]);
+}
+
+function csvLine(fields: string[]): string {
+  return stringify([fields], { record_delimiter: "\r\n" });
+}

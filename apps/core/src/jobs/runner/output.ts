@@ -1,0 +1,48 @@
+import type { Tenant } from "../../caller.js";
+import type { JobOutput, OutputPurpose } from "../files.js";
+import type { JobResult } from "../model.js";
+import type { RowFormat } from "../rows/model.js";
+import type { Checkpoint, JobRun } from "./seam.js";
+
+/**
+ * A job's output file (CONTRACT.md section 11): the results of an import or a bulk job, the rows of an export.
+ * Written part by part, one part per chunk at the index the checkpoint holds (`output.parts`), so a chunk
+ * redone after a takeover writes its part again in place and the file holds every line once. Announced
+ * (size, sha256, listed, readable) only by the finish.
+ */
+
+function tenantOf(run: JobRun): Tenant {
+  return { account: run.job.account, livemode: run.job.livemode };
+}
+
+/** The job's output of `purpose` (the same file on every call and every worker: its id derives from the job). */
+export function outputOf(run: JobRun, purpose: OutputPurpose, format: RowFormat): JobOutput {
+  return run.files.output(tenantOf(run), run.job._id, purpose, format);
+}
+
+/** Writes the chunk's part at the index the checkpoint holds (a redo after a takeover writes it again in place). */
+export async function writePart(run: JobRun, output: NonNullable<Checkpoint["output"]>, bytes: Buffer): Promise<NonNullable<Checkpoint["output"]>> {
+  await outputOf(run, output.purpose, output.format).writeChunk(output.parts, bytes);
+  return { ...output, parts: output.parts + 1 };
+}
+
+/** Announces the output (the parts written, in order) or drops it; the file id when it is kept. */
+export async function settleOutput(run: JobRun, state: Checkpoint, how: "finish" | "discard"): Promise<string | null> {
+  if (!state.output) return null;
+  const output = outputOf(run, state.output.purpose, state.output.format);
+  if (how === "discard") {
+    await output.discard();
+    return null;
+  }
+  return (await output.finish()).id;
+}
+
+/** The output a job starts writing: part 0 next. */
+export function newOutput(run: JobRun, purpose: OutputPurpose, format: RowFormat): NonNullable<Checkpoint["output"]> {
+  return { file: outputOf(run, purpose, format).fileId, purpose, format, parts: 0 };
+}
+
+/** `result.results_file` of an import or a bulk job. */
+export function resultsFileResult(file: string | null): Partial<JobResult> {
+  return { results_file: file };
+}

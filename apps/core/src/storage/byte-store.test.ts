@@ -1,0 +1,110 @@
+import { createHash, randomBytes } from "node:crypto";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { thingsCollection } from "../testutil/storage.js";
+import { BlobIncomplete, BlobTooLarge, ByteStore, CHUNK_BYTES, STREAM_LEASE_MS, WRITING_LEASE_MS } from "./byte-store.js";
+
+let t: Awaited<ReturnType<typeof thingsCollection>>;
+let store: ByteStore;
+beforeAll(async () => {
+  t = await thingsCollection();
+  store = new ByteStore(t.db, "bs");
+  await store.ensureIndexes();
+});
+afterAll(() => t.close());
+
+const sha = (bytes: Buffer) => createHash("sha256").update(bytes).digest("hex");
+
+async function* pieces(bytes: Buffer, size: number): AsyncGenerator<Uint8Array> {
+  for (let at = 0; at < bytes.length; at += size) yield bytes.subarray(at, at + size);
+}
+
+async function collect(stream: AsyncIterable<Buffer>): Promise<Buffer> {
+  const out: Buffer[] = [];
+  for await (const piece of stream) out.push(piece);
+  return Buffer.concat(out);
+}
+
+it("writes a stream in 1 MiB chunks with its sha256, and reads back any range of it, across blobs", async () => {
+  const bytes = randomBytes(2 * CHUNK_BYTES + 12_345);
+  const sealed = await store.write("w1", pieces(bytes, 64 * 1024 + 7));
+  expect(sealed).toEqual({ size: bytes.length, sha256: sha(bytes) });
+  expect(await store.chunks.countDocuments({ b: "w1" })).toBe(3);
+  expect(await store.sealed("w1")).toEqual(sealed);
+  expect((await collect(store.read([{ id: "w1", size: bytes.length }]))).equals(bytes)).toBe(true);
+  for (const [from, to] of [
+    [0, 1],
+    [CHUNK_BYTES - 1, CHUNK_BYTES + 1],
+    [CHUNK_BYTES, 2 * CHUNK_BYTES],
+    [5, bytes.length],
+    [bytes.length - 1, bytes.length],
+  ] as const) {
+    expect((await collect(store.read([{ id: "w1", size: bytes.length }], from, to))).equals(bytes.subarray(from, to))).toBe(true);
+  }
+  const other = randomBytes(1000);
+  await store.write("w2", pieces(other, 300));
+  const both = Buffer.concat([bytes, other]);
+  const refs = [
+    { id: "w1", size: bytes.length },
+    { id: "w2", size: other.length },
+  ];
+  expect((await collect(store.read(refs, bytes.length - 10, bytes.length + 10))).equals(both.subarray(bytes.length - 10, bytes.length + 10))).toBe(true);
+});
+
+it("an empty stream is an empty sealed blob", async () => {
+  expect(await store.write("empty", pieces(Buffer.alloc(0), 1))).toEqual({ size: 0, sha256: sha(Buffer.alloc(0)) });
+  expect(await collect(store.read([{ id: "empty", size: 0 }]))).toHaveLength(0);
+});
+
+it("past maxBytes, or when the source fails (a client gone mid-upload), leaves no chunk and no blob", async () => {
+  await expect(store.write("big", pieces(randomBytes(3 * CHUNK_BYTES), 100_000), { maxBytes: 2 * CHUNK_BYTES + 5 })).rejects.toBeInstanceOf(BlobTooLarge);
+  expect(await store.chunks.countDocuments({ b: "big" })).toBe(0);
+  expect(await store.blobs.countDocuments({ _id: "big" })).toBe(0);
+  async function* broken(): AsyncGenerator<Uint8Array> {
+    yield randomBytes(CHUNK_BYTES + 10);
+    throw new Error("client went away");
+  }
+  await expect(store.write("cut", broken())).rejects.toThrow("client went away");
+  expect(await store.chunks.countDocuments({ b: "cut" })).toBe(0);
+  expect(await store.blobs.countDocuments({ _id: "cut" })).toBe(0);
+});
+
+it("chunks put by index: a rewrite replaces, seal streams them once (size, sha256, offsets), and is idempotent", async () => {
+  const parts = [randomBytes(100), randomBytes(CHUNK_BYTES + 3), randomBytes(7)];
+  await store.putChunk("p1", 0, parts[0]!);
+  await store.putChunk("p1", 2, randomBytes(50)); // a dead worker's chunk, rewritten below
+  await store.putChunk("p1", 1, parts[1]!);
+  await store.putChunk("p1", 2, parts[2]!);
+  const whole = Buffer.concat(parts);
+  const sealed = await store.seal("p1");
+  expect(sealed).toEqual({ size: whole.length, sha256: sha(whole) });
+  expect(await store.seal("p1")).toEqual(sealed);
+  expect((await collect(store.read([{ id: "p1", size: whole.length }], 99, 105))).equals(whole.subarray(99, 105))).toBe(true);
+  expect((await collect(store.read([{ id: "p1", size: whole.length }]))).equals(whole)).toBe(true);
+  // A gap is refused.
+  await store.putChunk("gap", 0, parts[0]!);
+  await store.putChunk("gap", 2, parts[0]!);
+  await expect(store.seal("gap")).rejects.toBeInstanceOf(BlobIncomplete);
+});
+
+it("the sweep reclaims blobs nobody owns once due (an abandoned write, a crash before the owner was written), keeps owned ones until their owner's time", async () => {
+  const now = Date.now();
+  await store.write("owned", pieces(randomBytes(10), 10));
+  await store.write("orphan", pieces(randomBytes(10), 10));
+  await store.putChunk("writing", 0, randomBytes(10), now);
+  const ownedUntil = new Date(now + 3 * STREAM_LEASE_MS);
+  const owners = async (ids: readonly string[]) => new Map(ids.filter((id) => id === "owned").map((id) => [id, ownedUntil] as const));
+  // Not yet due: nothing happens.
+  expect(await store.sweep(owners, now)).toBe(0);
+  // After the streamed write's lease: the orphan goes, the owned one is kept until its owner's time, the blob being
+  // written by position (a longer lease) stays.
+  const later = now + STREAM_LEASE_MS + 1000;
+  const reclaimed = await store.sweep(owners, later, 1000);
+  expect(reclaimed).toBeGreaterThanOrEqual(1);
+  expect(await store.blobs.countDocuments({ _id: "orphan" })).toBe(0);
+  expect(await store.chunks.countDocuments({ b: "orphan" })).toBe(0);
+  expect((await store.blobs.findOne({ _id: "owned" }))?.check_at).toEqual(ownedUntil);
+  expect(await store.chunks.countDocuments({ b: "writing" })).toBe(1);
+  // Once its owner lets go, the owned blob goes at the next pass after its time; the abandoned positional write after its lease.
+  expect(await store.sweep(async () => new Map(), now + WRITING_LEASE_MS + 1000, 1000)).toBeGreaterThanOrEqual(2);
+  expect(await store.chunks.countDocuments({ b: { $in: ["owned", "writing"] } })).toBe(0);
+});

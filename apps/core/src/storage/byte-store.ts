@@ -1,0 +1,296 @@
+import { createHash } from "node:crypto";
+import { Binary, type Collection, type Db } from "mongodb";
+
+/**
+ * A store of byte sequences ("blobs") in chunk documents, for bytes too large for one document (ARCHITECTURE rule
+ * 9, in ../shared/docs/; docs/files.md, "Chunks"). It knows no domain: a blob is an id, its chunks and a small
+ * document of its own; who owns a blob, and for how long, is asked of the owners at each sweep.
+ *
+ * - A chunk is one document `{b: blob, n: index, o: offset, data}` under a unique `(b, n)` index; a write of index n
+ *   again replaces it (a worker that took over a job's output rewrites what the dead one may have written).
+ * - A blob document `{_id, state: "open"|"sealed", size, sha256, check_at}` is written before its first chunk.
+ *   `check_at` is when the sweep looks at it next: while the blob is written, a writing lease renewed by the writes;
+ *   once sealed and owned, the time its owner says it is needed until.
+ * - Nothing is deleted by a TTL index here: a TTL index cannot take a blob's chunks with it. The sweep (`sweep`)
+ *   reads blobs due for a check (index on `check_at`), asks the owners, and deletes the chunks and then the blob
+ *   document of each one nobody owns (index on `(b, n)`). So chunks orphaned by a crash, by a client that went
+ *   away mid-upload or by an owner that expired are all reclaimed, and a blob an owner still names never is.
+ *
+ * Every write uses the client's write concern (majority, journaled: storage/client-options.ts); a blob is sealed
+ * only after every chunk write was acknowledged, so an owner written after `seal` never names bytes that are not
+ * durable.
+ */
+
+/** The bytes of a chunk written by `write` (streamed writes): 1 MiB, a quarter of gRPC's default message limit. */
+export const CHUNK_BYTES = 1024 * 1024;
+/** The largest chunk `putChunk` takes (a document is at most 16 MiB). */
+export const MAX_PUT_CHUNK_BYTES = 15 * 1024 * 1024;
+/** How long a blob written by position (`putChunk`, a job's output) lives without a write before the sweep may take it. */
+export const WRITING_LEASE_MS = 24 * 60 * 60 * 1000;
+/** The same for a streamed write (`write`), which renews it every minute while bytes arrive. */
+export const STREAM_LEASE_MS = 10 * 60 * 1000;
+/** How often a long write renews its lease (at most once per this many ms). */
+const RENEW_EVERY_MS = 60 * 1000;
+/** When the sweep looks again at a blob whose owner keeps it with no end (a file held by a job). */
+const RECHECK_HELD_MS = 24 * 60 * 60 * 1000;
+/** Chunk writes of one streamed write in flight at once: it holds about this many MiB. */
+const WRITES_IN_FLIGHT = 4;
+/** Chunks a read keeps in flight: the driver's batch, so a read holds about this many MiB. */
+const READ_BATCH = 4;
+
+export interface BlobDocument {
+  _id: string;
+  state: "open" | "sealed";
+  created: Date;
+  check_at: Date;
+  size?: number;
+  sha256?: string;
+  chunks?: number;
+}
+
+export interface ChunkDocument {
+  _id: string;
+  b: string;
+  n: number;
+  /** The chunk's first byte's offset in the blob: set by streamed writes, and by `seal` for put chunks. */
+  o?: number;
+  data: Binary;
+}
+
+/** A blob and the bytes it holds, as an owner lists it (a file may be a list of blobs, in order). */
+export interface BlobRef {
+  id: string;
+  size: number;
+}
+
+export interface Sealed {
+  size: number;
+  sha256: string;
+}
+
+/**
+ * Until when each blob is owned, for the ids asked: a Date (owned until then), null (owned with no end), absent
+ * (not owned: the sweep reclaims it).
+ */
+export type Owners = (ids: readonly string[]) => Promise<ReadonlyMap<string, Date | null>>;
+
+/** A write past `maxBytes`: the blob was discarded. */
+export class BlobTooLarge extends Error {
+  constructor(readonly maxBytes: number) {
+    super(`more than ${maxBytes} bytes`);
+  }
+}
+
+/** A put blob whose chunk indexes have a gap (`seal`): some chunk was never written or was reclaimed. */
+export class BlobIncomplete extends Error {}
+
+export class ByteStore {
+  readonly blobs: Collection<BlobDocument>;
+  readonly chunks: Collection<ChunkDocument>;
+
+  constructor(db: Db, prefix = "blob") {
+    this.blobs = db.collection<BlobDocument>(`${prefix}s`);
+    this.chunks = db.collection<ChunkDocument>(`${prefix}_chunks`);
+  }
+
+  async ensureIndexes(): Promise<void> {
+    await this.blobs.createIndex({ check_at: 1 }, { name: "check_at" });
+    await this.chunks.createIndex({ b: 1, n: 1 }, { unique: true, name: "blob_index" });
+    await this.chunks.createIndex({ b: 1, o: 1 }, { name: "blob_offset" });
+  }
+
+  /** Writes (or renews) the blob's document as open, before any chunk: from now the sweep knows it. */
+  async open(id: string, nowMs = Date.now(), leaseMs = WRITING_LEASE_MS): Promise<void> {
+    await this.blobs.updateOne({ _id: id }, { $set: { check_at: new Date(nowMs + leaseMs) }, $setOnInsert: { state: "open", created: new Date(nowMs) } }, { upsert: true });
+  }
+
+  /**
+   * Writes a whole byte stream as the blob `id` (a new id: one write per blob), in chunks of CHUNK_BYTES, hashing on
+   * the way, and seals it. Holds at most one chunk. Past `maxBytes`, or when `source` throws (the client went
+   * away), the chunks written so far are deleted (the sweep is the backstop if this process dies first) and the
+   * error is rethrown (BlobTooLarge past the limit).
+   */
+  async write(id: string, source: AsyncIterable<Uint8Array>, options: { maxBytes?: number } = {}): Promise<Sealed> {
+    const maxBytes = options.maxBytes ?? Number.POSITIVE_INFINITY;
+    const hash = createHash("sha256");
+    let size = 0;
+    let n = 0;
+    let pending: Buffer[] = [];
+    let pendingBytes = 0;
+    let renewedAt = Date.now();
+    await this.open(id, renewedAt, STREAM_LEASE_MS);
+    // Up to WRITES_IN_FLIGHT chunk writes at once (each waits for a majority's journal): the source is read on
+    // while they complete, and held back (its backpressure) once that many are waiting.
+    const inFlight = new Set<Promise<void>>();
+    let writeFailed: unknown;
+    const insert = async (bytes: Buffer) => {
+      const index = n++;
+      // An upsert: a blob id may be written again (a job create repeated after a crash writes the same bytes).
+      const write = this.chunks.replaceOne({ _id: `${id}/${index}` }, { b: id, n: index, o: index * CHUNK_BYTES, data: new Binary(bytes) }, { upsert: true }).then(
+        () => undefined,
+        (error: unknown) => {
+          writeFailed ??= error;
+        },
+      );
+      const tracked = write.finally(() => inFlight.delete(tracked));
+      inFlight.add(tracked);
+      if (inFlight.size >= WRITES_IN_FLIGHT) await Promise.race(inFlight);
+      if (writeFailed !== undefined) throw writeFailed;
+      if (Date.now() - renewedAt > RENEW_EVERY_MS) {
+        renewedAt = Date.now();
+        await this.open(id, renewedAt, STREAM_LEASE_MS);
+      }
+    };
+    try {
+      for await (const piece of source) {
+        if (piece.length === 0) continue;
+        size += piece.length;
+        if (size > maxBytes) throw new BlobTooLarge(maxBytes);
+        hash.update(piece);
+        pending.push(Buffer.from(piece.buffer, piece.byteOffset, piece.byteLength));
+        pendingBytes += piece.length;
+        if (pendingBytes < CHUNK_BYTES) continue;
+        const all = Buffer.concat(pending, pendingBytes);
+        let at = 0;
+        for (; all.length - at >= CHUNK_BYTES; at += CHUNK_BYTES) await insert(all.subarray(at, at + CHUNK_BYTES));
+        pending = at < all.length ? [all.subarray(at)] : [];
+        pendingBytes = all.length - at;
+      }
+      if (pendingBytes > 0) await insert(Buffer.concat(pending, pendingBytes));
+      await Promise.all(inFlight);
+      if (writeFailed !== undefined) throw writeFailed;
+    } catch (error) {
+      pending = [];
+      await Promise.allSettled(inFlight);
+      await this.discard(id).catch(() => {});
+      throw error;
+    }
+    const sealed = { size, sha256: hash.digest("hex") };
+    await this.blobs.updateOne({ _id: id }, { $set: { state: "sealed", size, sha256: sealed.sha256, chunks: n } });
+    return sealed;
+  }
+
+  /**
+   * Writes chunk `n` of a blob written by position (a job's output): the same index again replaces it. The first
+   * put of a blob opens it; each put renews its writing lease.
+   */
+  async putChunk(id: string, n: number, bytes: Uint8Array, nowMs = Date.now()): Promise<void> {
+    if (!Number.isSafeInteger(n) || n < 0) throw new Error(`chunk index ${n} is not a non-negative integer`);
+    if (bytes.length > MAX_PUT_CHUNK_BYTES) throw new Error(`a chunk is at most ${MAX_PUT_CHUNK_BYTES} bytes`);
+    await this.open(id, nowMs);
+    const data = new Binary(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+    await this.chunks.replaceOne({ _id: `${id}/${n}` }, { b: id, n, data }, { upsert: true });
+  }
+
+  /**
+   * Seals a blob written by `putChunk`: streams its chunks once in index order (they must be 0..k-1, else
+   * BlobIncomplete), computing size and sha256 and recording each chunk's offset. Sealing a sealed blob answers
+   * what it recorded (a finish repeated after a crash).
+   */
+  async seal(id: string): Promise<Sealed> {
+    const blob = await this.blobs.findOne({ _id: id });
+    if (blob?.state === "sealed") return { size: blob.size ?? 0, sha256: blob.sha256 ?? "" };
+    if (blob === null) throw new BlobIncomplete(`blob ${id} does not exist`);
+    const hash = createHash("sha256");
+    let size = 0;
+    let expected = 0;
+    let offsets: { updateOne: { filter: { _id: string }; update: { $set: { o: number } } } }[] = [];
+    const cursor = this.chunks.find({ b: id }, { sort: { b: 1, n: 1 }, batchSize: READ_BATCH });
+    for await (const chunk of cursor) {
+      if (chunk.n !== expected) throw new BlobIncomplete(`blob ${id} has no chunk ${expected}`);
+      expected++;
+      if (chunk.o !== size) offsets.push({ updateOne: { filter: { _id: chunk._id }, update: { $set: { o: size } } } });
+      hash.update(chunk.data.buffer);
+      size += chunk.data.buffer.length;
+      if (offsets.length >= 256) {
+        await this.chunks.bulkWrite(offsets, { ordered: false });
+        offsets = [];
+      }
+    }
+    if (offsets.length > 0) await this.chunks.bulkWrite(offsets, { ordered: false });
+    const sha256 = hash.digest("hex");
+    await this.blobs.updateOne({ _id: id, state: "open" }, { $set: { state: "sealed", size, sha256, chunks: expected } });
+    return { size, sha256 };
+  }
+
+  /** Deletes a blob's chunks, then its document (discarding an unfinished write; the sweep's delete). */
+  async discard(id: string): Promise<void> {
+    await this.chunks.deleteMany({ b: id });
+    await this.blobs.deleteOne({ _id: id });
+  }
+
+  /** A sealed blob's size and sha256, or null. */
+  async sealed(id: string): Promise<Sealed | null> {
+    const blob = await this.blobs.findOne({ _id: id, state: "sealed" }, { projection: { size: 1, sha256: 1 } });
+    return blob === null ? null : { size: blob.size ?? 0, sha256: blob.sha256 ?? "" };
+  }
+
+  /** Asks the sweep to look at these blobs at its next pass (their owner let go of them). */
+  async checkSoon(ids: readonly string[], nowMs = Date.now()): Promise<void> {
+    if (ids.length > 0) await this.blobs.updateMany({ _id: { $in: [...ids] } }, { $set: { check_at: new Date(nowMs) } });
+  }
+
+  /**
+   * Bytes `[start, end)` of the sequence the blobs make in order (a file of segments), streamed: at most a few
+   * chunks in memory. The caller checks the range against the sizes it holds.
+   */
+  async *read(refs: readonly BlobRef[], start = 0, end?: number): AsyncGenerator<Buffer> {
+    const total = refs.reduce((sum, r) => sum + r.size, 0);
+    const stop = Math.min(end ?? total, total);
+    let base = 0;
+    for (const ref of refs) {
+      const from = Math.max(start - base, 0);
+      const to = Math.min(stop - base, ref.size);
+      base += ref.size;
+      if (to <= from) continue;
+      yield* this.readBlob(ref.id, from, to);
+    }
+  }
+
+  private async *readBlob(id: string, from: number, to: number): AsyncGenerator<Buffer> {
+    // The chunk holding `from`: the last one starting at or before it (index-served on (b, o)).
+    const first = await this.chunks.findOne({ b: id, o: { $lte: from } }, { sort: { b: -1, o: -1 }, projection: { o: 1 } });
+    if (first === null || first.o === undefined) throw new BlobIncomplete(`blob ${id} has no chunk at ${from}`);
+    let at = first.o;
+    const cursor = this.chunks.find({ b: id, o: { $gte: first.o } }, { sort: { b: 1, o: 1 }, batchSize: READ_BATCH });
+    try {
+      for await (const chunk of cursor) {
+        if (chunk.o !== at) throw new BlobIncomplete(`blob ${id} has no chunk at ${at}`);
+        const bytes = chunk.data.buffer;
+        const slice = bytes.subarray(Math.max(from - at, 0), Math.min(to - at, bytes.length));
+        at += bytes.length;
+        if (slice.length > 0) yield Buffer.from(slice.buffer, slice.byteOffset, slice.byteLength);
+        if (at >= to) return;
+      }
+    } finally {
+      await cursor.close();
+    }
+    if (at < to) throw new BlobIncomplete(`blob ${id} ends at ${at}, before ${to}`);
+  }
+
+  /**
+   * One pass of the sweep: the blobs due for a check (up to `limit`, index-served), each either kept until its owner's
+   * time or reclaimed (chunks, then the document). Answers how many it reclaimed.
+   */
+  async sweep(owners: Owners, nowMs = Date.now(), limit = 100): Promise<number> {
+    const due = await this.blobs.find({ check_at: { $lte: new Date(nowMs) } }, { sort: { check_at: 1 }, limit, projection: { _id: 1, check_at: 1 } }).toArray();
+    if (due.length === 0) return 0;
+    const owned = await owners(due.map((b) => b._id));
+    let reclaimed = 0;
+    for (const blob of due) {
+      if (owned.has(blob._id)) {
+        const until = owned.get(blob._id) ?? null;
+        const next = until === null ? nowMs + RECHECK_HELD_MS : Math.max(until.getTime(), nowMs + 60_000);
+        // Only if nothing renewed it meanwhile (a writer's lease, another sweep).
+        await this.blobs.updateOne({ _id: blob._id, check_at: blob.check_at }, { $set: { check_at: new Date(next) } });
+        continue;
+      }
+      // A writer that renewed its lease after this read keeps the blob: reclaim only what is still due.
+      const still = await this.blobs.findOneAndUpdate({ _id: blob._id, check_at: { $lte: new Date(nowMs) } }, { $set: { check_at: new Date(nowMs + RECHECK_HELD_MS) } });
+      if (still === null) continue;
+      await this.discard(blob._id);
+      reclaimed++;
+    }
+    return reclaimed;
+  }
+}
