@@ -21,7 +21,7 @@ import { pageOf } from "../grpc/list-request.js";
 import { isId } from "../ids.js";
 import { BlobTooLarge } from "../storage/byte-store.js";
 import { FILENAME_MAX, UPLOAD_MAX_BYTES, fileView, type FileDocument, type FilePurpose, type FileType, type PartDocument, type UploadDocument } from "./model.js";
-import type { FileStore } from "./store.js";
+import type { FileStore, NewFile } from "./store.js";
 import { uploadStatus, type UploadStore } from "./uploads.js";
 
 /** Most bytes of one `data` message of a read: 1 MiB, a quarter of gRPC's default message limit. */
@@ -99,7 +99,7 @@ function uploadIdOf(id: string, param = "id"): string {
 }
 
 type UploadMessage<Start> = {
-  part: { case: "start"; value: Start } | { case: "data"; value: Uint8Array } | { case: "end"; value: { size: bigint } } | { case: undefined; value?: undefined };
+  part: { case: "start"; value: Start } | { case: "data"; value: Uint8Array } | { case: "end"; value: { size: bigint; purpose?: string } } | { case: undefined; value?: undefined };
 };
 
 /**
@@ -107,7 +107,10 @@ type UploadMessage<Start> = {
  * the stream's own `end` message, whose size must be what arrived: a stream that stops without it was cut off
  * (grpc-js half-closes a cancelled call's stream), and the generator throws, so the store keeps nothing.
  */
-async function openUpload<Start>(requests: AsyncIterable<UploadMessage<Start>>): Promise<{ start: Start; bytes: AsyncGenerator<Uint8Array> }> {
+async function openUpload<Start>(
+  requests: AsyncIterable<UploadMessage<Start>>,
+  onEnd: (end: { size: bigint; purpose?: string }) => void = () => undefined,
+): Promise<{ start: Start; bytes: AsyncGenerator<Uint8Array> }> {
   const iterator = requests[Symbol.asyncIterator]();
   const first = await iterator.next();
   if (first.done || first.value.part.case !== "start") throw errors.invalid("parameter_missing", "An upload stream begins with its start message.");
@@ -122,6 +125,8 @@ async function openUpload<Start>(requests: AsyncIterable<UploadMessage<Start>>):
         yield part.value;
       } else if (part.case === "end") {
         if (part.value.size !== received) throw errors.invalid("parameter_invalid", `The upload's end says ${part.value.size} bytes; ${received} arrived.`);
+        // Checks of what the end carries fail the bytes too (nothing kept).
+        onEnd(part.value);
         return;
       } else throw errors.invalid("parameter_invalid", "An upload stream has one start message, then data, then its end.");
     }
@@ -200,16 +205,22 @@ export function fileService(
 
   const streams: Pick<ServiceImplementation<typeof FileService>, "uploadFile" | "readFile" | "uploadPart"> = {
     async uploadFile(requests, context) {
-      const { start, bytes } = await openUpload(requests as AsyncIterable<UploadMessage<NonNullable<unknown>>>);
+      // The purpose comes with the start, or with the end when the caller learnt it only after the bytes.
+      const described: NewFile = { purpose: "resources_import", type: "jsonl", filename: null, idempotencyKey: requestInfo(context).idempotencyKey };
+      let purposeAtStart = "";
+      const { start, bytes } = await openUpload(requests as AsyncIterable<UploadMessage<NonNullable<unknown>>>, (end) => {
+        described.purpose = uploadPurposeOf(purposeAtStart || (end.purpose ?? ""));
+      });
       const head = start as UploadFileStart;
       const tenant = tenantOf(head.tenant);
-      const purpose = uploadPurposeOf(head.purpose);
-      const type = typeOf(head.type);
-      const filename = filenameOf(head.filename, false);
+      purposeAtStart = head.purpose;
+      if (purposeAtStart !== "") described.purpose = uploadPurposeOf(purposeAtStart);
+      described.type = typeOf(head.type);
+      described.filename = filenameOf(head.filename, false);
       const limit = head.maxBytes > 0n ? Math.min(Number(head.maxBytes), maxBytes()) : maxBytes();
       await checkKey(context, tenant);
       try {
-        const file = await store.createFromStream(tenant, { purpose, type, filename, idempotencyKey: requestInfo(context).idempotencyKey }, bytes, { maxBytes: limit });
+        const file = await store.createFromStream(tenant, described, bytes, { maxBytes: limit });
         return { file: fileMessage(file) };
       } catch (error) {
         if (error instanceof BlobTooLarge) throw errors.of("request_too_large", `A file is at most ${limit} bytes.`, "file");

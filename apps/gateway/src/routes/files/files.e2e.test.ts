@@ -117,6 +117,16 @@ describe("POST /v1/files and downloads", () => {
     const created = await stack.api.post("/v1/files", { key, body: csv.body, headers: { "content-type": csv.type } });
     expect(created.json).toMatchObject({ type: "csv", filename: "export" });
     expect((await stack.api.get(`/v1/files/${created.json.id}/contents`, { key })).headers["content-type"]).toBe("text/csv; charset=utf-8");
+    // `purpose` after the file is taken too (it goes to core with the upload's end).
+    const late = await multipart([
+      ["file", { data: Buffer.from("name\nlate\n"), filename: "late.csv" }],
+      ["purpose", "resources_import"],
+    ]);
+    expect((await stack.api.post("/v1/files", { key, body: late.body, headers: { "content-type": late.type } })).json).toMatchObject({
+      object: "file",
+      filename: "late.csv",
+      purpose: "resources_import",
+    });
 
     expect((await stack.api.post("/v1/files", { key, form: { purpose: "resources_import" } })).json.error.code).toBe("unsupported_media_type");
     expect((await stack.api.post("/v1/files", { key, json: { purpose: "resources_import" } })).status).toBe(415);

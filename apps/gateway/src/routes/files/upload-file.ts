@@ -23,15 +23,29 @@ export function fileTypeOf(filename: string, mimeType: string): FileType | null 
 const PURPOSE = "purpose";
 const FILE = "file";
 
-function uploadMessages(input: StreamInput, start: { purpose: string; filename: string; type: FileType; maxBytes: number }, bytes: AsyncIterable<Uint8Array>) {
+/** The purpose the body gave: before the file (then known at the start), or after it (known once the bytes ended). */
+function purposeGiven(before: string | undefined, after: ReadonlyMap<string, string>): string {
+  const purpose = before ?? after.get(PURPOSE);
+  if (purpose === undefined || purpose === "") throw new ApiError("parameter_missing", "Missing required param: purpose.", { param: PURPOSE });
+  return purpose;
+}
+
+function uploadMessages(
+  input: StreamInput,
+  start: { purpose: string | undefined; filename: string; type: FileType; maxBytes: number },
+  bytes: AsyncIterable<Uint8Array>,
+  after: ReadonlyMap<string, string>,
+) {
   return (async function* (): AsyncGenerator<MessageInitShape<typeof UploadFileRequestSchema>> {
-    yield { part: { case: "start", value: { tenant: input.tenant, purpose: start.purpose, filename: start.filename, type: start.type, maxBytes: BigInt(start.maxBytes) } } };
+    yield { part: { case: "start", value: { tenant: input.tenant, purpose: start.purpose ?? "", filename: start.filename, type: start.type, maxBytes: BigInt(start.maxBytes) } } };
     let size = 0n;
     for await (const piece of coalesce(bytes, UPLOAD_MESSAGE_BYTES)) {
       size += BigInt(piece.length);
       yield { part: { case: "data", value: piece } };
     }
-    yield { part: { case: "end", value: { size } } };
+    // A purpose sent after the file goes with the end (the bytes are in core by then, and go if it is refused).
+    const purpose = purposeGiven(start.purpose, after);
+    yield { part: { case: "end", value: { size, ...(start.purpose === undefined ? { purpose } : {}) } } };
   })();
 }
 
@@ -52,7 +66,7 @@ export const uploadFile = defineStreamOperation({
     requestBody: {
       required: true,
       description:
-        "`multipart/form-data`, as Stripe's SDKs send it: the field `purpose` first, then one part `file` with a filename. " +
+        "`multipart/form-data`, as Stripe's SDKs send it: the field `purpose` and one part `file` with a filename (`purpose` first lets a refusal come before the bytes are sent). " +
         "Its type comes from the extension (`.jsonl`, `.ndjson`, `.csv`) or the part's content type (`application/x-ndjson`, `application/jsonl`, `text/csv`). " +
         "At most FILES_MAX_BYTES (512 MiB by default); the 1 MiB body limit does not apply, and the upload is cut only when nothing arrives for 30 s.",
       content: {
@@ -77,8 +91,15 @@ export const uploadFile = defineStreamOperation({
       // A body whose length says it is too large is refused before a byte is read (the multipart framing adds a few hundred bytes).
       if (Number.isFinite(declared) && declared > maxBytes + 64 * 1024)
         throw new ApiError("request_too_large", `A file is at most ${maxBytes} bytes (FILES_MAX_BYTES).`, { param: FILE });
-      const after = (name: string) => {
-        if (name === PURPOSE) throw new ApiError("parameter_invalid", "`purpose` must come before `file` in the multipart body.", { param: PURPOSE });
+      // Fields after the file: `purpose` once (when it did not come before), nothing else.
+      const trailing = new Map<string, string>();
+      let purposeBefore: string | undefined;
+      const after = (name: string, value: string) => {
+        if (name === PURPOSE && purposeBefore === undefined && !trailing.has(PURPOSE)) {
+          trailing.set(PURPOSE, value);
+          return;
+        }
+        if (name === PURPOSE) throw new ApiError("parameter_invalid", "`purpose` is given twice.", { param: PURPOSE });
         throw new ApiError("parameter_unknown", `Received unknown parameter: ${name.slice(0, 100)}`, { param: name.slice(0, 100) });
       };
       const body = await openMultipart(req, { maxBytes, fileField: FILE, after });
@@ -90,8 +111,8 @@ export const uploadFile = defineStreamOperation({
         if (name !== PURPOSE) refuse(new ApiError("parameter_unknown", `Received unknown parameter: ${name.slice(0, 100)}`, { param: name.slice(0, 100) }));
       if (body.name !== FILE)
         refuse(new ApiError("parameter_unknown", `Received unknown parameter: ${body.name.slice(0, 100)}; the file part is named \`file\`.`, { param: body.name.slice(0, 100) }));
-      const purpose = body.fields.get(PURPOSE);
-      if (purpose === undefined || purpose === "") refuse(new ApiError("parameter_missing", "Missing required param: purpose (before the file part).", { param: PURPOSE }));
+      purposeBefore = body.fields.get(PURPOSE);
+      if (purposeBefore === "") refuse(new ApiError("parameter_missing", "Missing required param: purpose.", { param: PURPOSE }));
       if (!body.filename) refuse(new ApiError("parameter_invalid", "The file part has no filename.", { param: FILE }));
       const filename = body.filename ?? "";
       if ([...filename].length > 255) refuse(new ApiError("string_too_long", "The filename is at most 255 characters.", { param: FILE }));
@@ -105,16 +126,19 @@ export const uploadFile = defineStreamOperation({
           ),
         );
       }
-      const start = { purpose: purpose ?? "", filename, type: type as FileType, maxBytes };
+      const start = { purpose: purposeBefore, filename, type: type as FileType, maxBytes };
       await uploadUnderKey(
         input,
         deps,
         "uploadFile",
         async () => {
-          const reply = await core.files.uploadFile(uploadMessages(input, start, body.bytes), { metadata, timeoutMs: 24 * 60 * 60 * 1000 });
+          const reply = await core.files.uploadFile(uploadMessages(input, start, body.bytes, trailing), { metadata, timeoutMs: 24 * 60 * 60 * 1000 });
           return { status: 201, body: FileObject.render(reply.file) };
         },
-        async () => ({ ...(await hashStream(body.bytes)), fields: { purpose: start.purpose, filename, type: start.type } }),
+        async () => {
+          const hashed = await hashStream(body.bytes);
+          return { ...hashed, fields: { purpose: purposeGiven(start.purpose, trailing), filename, type: start.type } };
+        },
         (first, hashed) =>
           first["sha256"] === hashed.sha256 && first["size"] === hashed.size && first["purpose"] === hashed.fields["purpose"] && first["filename"] === hashed.fields["filename"],
       );

@@ -79,7 +79,9 @@ export const completeUpload = defineOperation({
   service: "files",
   rpc: "completeUpload",
   request({ params, path, tenant }) {
-    const partIds = optionalStringList(params, "part_ids", "part id");
+    // One id given without brackets (`part_ids=part_...` in a form) is a list of one.
+    const single = params["part_ids"];
+    const partIds = typeof single === "string" ? [single] : optionalStringList(params, "part_ids", "part ids");
     if (partIds === undefined || partIds.length === 0) throw new ApiError("parameter_missing", "Missing required param: part_ids.", { param: "part_ids" });
     return { tenant, id: path["id"] ?? "", partIds };
   },
