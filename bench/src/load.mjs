@@ -81,7 +81,7 @@ export async function runner({ results, connections, duration, warmup, ca, say }
 }
 
 /** The mean of runs of one kind: req/s and latencies averaged, counts summed, CPU per request averaged per process. */
-function meanOfRounds(runs) {
+export function meanOfRounds(runs) {
   const mean = (pick) => runs.reduce((sum, r) => sum + pick(r), 0) / runs.length;
   const processes = [...new Set(runs.flatMap((r) => Object.keys(r.cpu_ms_per_request ?? {})))];
   return {

@@ -34,6 +34,7 @@ import { benchJobs } from "./jobs.mjs";
 import { coreBreakdown, createRequests, httpsJson, runner } from "./load.mjs";
 import { writeReport } from "./report.mjs";
 import { startStack } from "./stack.mjs";
+import { requestLogRows } from "./request-logs.mjs";
 import { tracingRows } from "./tracing.mjs";
 import { webhookRows } from "./webhooks.mjs";
 
@@ -80,7 +81,9 @@ for (const signal of ["SIGINT", "SIGTERM"]) process.once(signal, () => void clea
 let database = null;
 
 try {
-  const [httpsPort, corePort, metricsPort, coreMetricsPort, aPort, bPort, echoPort, cPort, ...tracedPorts] = await freePorts(12);
+  const [httpsPort, corePort, metricsPort, coreMetricsPort, aPort, bPort, echoPort, cPort, ...morePorts] = await freePorts(16);
+  const tracedPorts = morePorts.slice(0, 4);
+  const unloggedPorts = morePorts.slice(4, 8);
   const own = { database: (d) => (database = d), child: (c) => children.push(c) };
   const stack = { ...(await startStack({ root, work, ports: { httpsPort, corePort, metricsPort, coreMetricsPort }, own, say })), httpsPort };
   const ca = readFileSync(stack.certFile);
@@ -152,6 +155,23 @@ try {
     root,
     work,
     ports: { httpsPort: tHttps, corePort: tCore, metricsPort: tMetrics, coreMetricsPort: tCoreMetrics },
+    own,
+    connections: CONNECTIONS,
+    duration: DURATION,
+    warmup: WARMUP,
+    ca,
+    headers,
+    resourceId: created.id,
+    say,
+  });
+  // GET recorded in the request logs (this stack) vs a second stack with REQUEST_LOGS=off (bench/src/request-logs.mjs).
+  const [uHttps, uCore, uMetrics, uCoreMetrics] = unloggedPorts;
+  await requestLogRows({
+    results,
+    stack,
+    root,
+    work,
+    ports: { httpsPort: uHttps, corePort: uCore, metricsPort: uMetrics, coreMetricsPort: uCoreMetrics },
     own,
     connections: CONNECTIONS,
     duration: DURATION,

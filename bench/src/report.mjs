@@ -114,6 +114,18 @@ function checks(results, { depth, updates, updateWindow, big }) {
           b: results.get_tracing_off,
         }
       : null,
+    results.get_request_logs_on && results.get_request_logs_off
+      ? {
+          // Issue 28: recording every request (after the answer, batched) against a stack with REQUEST_LOGS=off.
+          check: `GET /v1/resources/:id recorded in the request logs vs the same GET with REQUEST_LOGS=off, both stacks up; write cost per logged request (CPU beyond the unrecorded GET): gateway ${results.request_log_write_cost?.gateway_ms?.toFixed(3)} ms, database ${results.request_log_write_cost?.database_ms?.toFixed(3)} ms`,
+          rps: ratio(results.get_request_logs_on.rps, results.get_request_logs_off.rps),
+          p99: ratio(results.get_request_logs_on.p99, results.get_request_logs_off.p99),
+          target: "≥ 0.95 req/s",
+          ok: ratio(results.get_request_logs_on.rps, results.get_request_logs_off.rps) >= 0.95,
+          a: results.get_request_logs_on,
+          b: results.get_request_logs_off,
+        }
+      : null,
     // Kept from the earlier issues.
     check(results, `list page ${depth.toLocaleString("en")} deep vs page 1 (time)`, "list_deep", "list_page1", { target: "≤ 1.2× time", maxTime: 1.2, time: true }),
     check(results, `update of one resource: last ${updateWindow} of ${updates.toLocaleString("en")} vs first ${updateWindow} (time)`, "update_last", "update_first", {

@@ -21,6 +21,9 @@ import type { GatewayMetrics } from "./metrics.js";
 import { traceRequests } from "./http/tracing.js";
 import { DASHBOARD_PATH, dashboardRouter } from "./http/dashboard.js";
 import { requestTimeout } from "./http/request-timeout.js";
+import { recordRequests } from "./request-logs/capture.js";
+import type { RequestLogRecorder } from "./request-logs/recorder.js";
+import type { LocalStores } from "./routes/operation.js";
 
 export { OPERATIONS };
 
@@ -44,6 +47,10 @@ export interface GatewayDeps {
   readonly recordSealer?: RecordSealer;
   /** The dashboard's built files (apps/dashboard/dist), served at `/dashboard/`; null or missing: a page saying it is not built. */
   readonly dashboardDir?: string | null;
+  /** The gateway's own stores its local operations read (GET /v1/request_logs); those answer 503 when omitted. */
+  readonly local?: LocalStores;
+  /** Records every request answered to a key of an account (none recorded when omitted), kept `retentionDays`. */
+  readonly requestLogs?: { readonly recorder: RequestLogRecorder; readonly retentionDays: number };
 }
 
 function methodNotAllowed(allowed: readonly string[]): RequestHandler {
@@ -92,6 +99,7 @@ export function createGatewayApp(deps: GatewayDeps): Express {
   if (deps.metrics) app.use(deps.metrics.middleware(routeOf));
   app.use(accessLog(logger));
   const trustedProxies = new Set(deps.config.trustedProxies.map(normalizeIp));
+  if (deps.requestLogs) app.use(recordRequests(deps.requestLogs.recorder, { retentionDays: deps.requestLogs.retentionDays, trustedProxies }));
   const { addressLimit } = deps;
   app.use(requireHttps(trustedProxies, deps.revoker, addressLimit));
   app.use(cors(methodsOf));

@@ -24,6 +24,7 @@ describe("parseGatewayConfig", () => {
       addressRateLimit: 500,
       rateLimitStore: "memory",
       maxConnectionsPerAddress: 256,
+      requestLogs: { enabled: true, buffer: 10_000, retentionDays: 14 },
       supervised: false,
       tracing: expect.objectContaining({ exporter: null, serviceName: "rms-gateway" }),
       filesMaxBytes: 512 * 1024 * 1024,
@@ -48,9 +49,13 @@ describe("parseGatewayConfig", () => {
       CORE_TLS_KEY_FILE: "/etc/gateway-key.pem",
       CORE_TLS_CA_FILE: "/etc/ca.pem",
       MAX_CONNECTIONS_PER_ADDRESS: "64",
+      REQUEST_LOGS: "off",
+      REQUEST_LOGS_BUFFER: "500",
+      REQUEST_LOGS_RETENTION_DAYS: "3",
     });
     expect(config).toMatchObject({
       maxConnectionsPerAddress: 64,
+      requestLogs: { enabled: false, buffer: 500, retentionDays: 3 },
       coreTls: { certFile: "/etc/gateway.pem", keyFile: "/etc/gateway-key.pem", caFile: "/etc/ca.pem" },
       port: 9443,
       httpPort: null,
@@ -77,6 +82,9 @@ describe("parseGatewayConfig", () => {
     [{ MAX_CONNECTIONS_PER_ADDRESS: "many" }, "MAX_CONNECTIONS_PER_ADDRESS"],
     [{ MONGODB_URI: "localhost:27017" }, "MONGODB_URI"],
     [{ MONGODB_DATABASE: "a.b" }, "MONGODB_DATABASE"],
+    [{ REQUEST_LOGS: "maybe" }, "REQUEST_LOGS"],
+    [{ REQUEST_LOGS_BUFFER: "0" }, "REQUEST_LOGS_BUFFER"],
+    [{ REQUEST_LOGS_RETENTION_DAYS: "two" }, "REQUEST_LOGS_RETENTION_DAYS"],
   ])("refuses %o with one line naming %s", (env, variable) => {
     let caught: unknown;
     try {

@@ -9,6 +9,9 @@ export { ConfigError };
 /** CONTRACT.md section 8: at most 256 open connections per client address. */
 export const DEFAULT_MAX_CONNECTIONS_PER_ADDRESS = 256;
 
+/** CONTRACT.md section 12: at most 10,000 request logs waiting in memory per gateway, kept 14 days. */
+export const DEFAULT_REQUEST_LOGS = { enabled: true, buffer: 10_000, retentionDays: 14 } as const;
+
 /** The gateway's settings, parsed once from the environment by `parseGatewayConfig`. */
 export interface GatewayConfig {
   /** HTTPS port; 0 picks a free one. */
@@ -47,6 +50,12 @@ export interface GatewayConfig {
   readonly metricsPort: number;
   /** Started by `npm start` (RMS_SUPERVISED=1): stdin is the launcher's pipe, and its end means shut down. */
   readonly supervised?: boolean;
+  /**
+   * Request logs (CONTRACT.md section 12): recorded unless REQUEST_LOGS=off (the bench's comparison), at most
+   * `buffer` waiting in memory (REQUEST_LOGS_BUFFER, 10,000), kept `retentionDays` (REQUEST_LOGS_RETENTION_DAYS,
+   * 14). Absent: the defaults.
+   */
+  readonly requestLogs?: { readonly enabled: boolean; readonly buffer: number; readonly retentionDays: number };
   /** OpenTelemetry tracing (OTEL_* variables, @rms/telemetry): off unless an exporter is asked for; absent is off. */
   readonly tracing?: TracingConfig;
   /** Most bytes of a file uploaded by `POST /v1/files` (FILES_MAX_BYTES, default 512 MiB); absent is the default. */
@@ -80,6 +89,9 @@ const schema = z.object({
   RATE_LIMIT_ADDRESS: positiveInt().optional(),
   RATE_LIMIT_STORE: rateLimitStore(),
   MAX_CONNECTIONS_PER_ADDRESS: positiveInt().optional(),
+  REQUEST_LOGS: z.enum(["on", "off"]).default("on"),
+  REQUEST_LOGS_BUFFER: positiveInt().optional(),
+  REQUEST_LOGS_RETENTION_DAYS: positiveInt().optional(),
   MONGODB_URI: mongoUri(),
   MONGODB_DATABASE: databaseName(),
   RMS_SUPERVISED: z.string().optional(),
@@ -123,6 +135,11 @@ export function parseGatewayConfig(env: Readonly<Record<string, string | undefin
     rateLimitStore: c.RATE_LIMIT_STORE,
     maxConnectionsPerAddress: c.MAX_CONNECTIONS_PER_ADDRESS ?? DEFAULT_MAX_CONNECTIONS_PER_ADDRESS,
     metricsPort: c.METRICS_PORT,
+    requestLogs: {
+      enabled: c.REQUEST_LOGS === "on",
+      buffer: c.REQUEST_LOGS_BUFFER ?? DEFAULT_REQUEST_LOGS.buffer,
+      retentionDays: c.REQUEST_LOGS_RETENTION_DAYS ?? DEFAULT_REQUEST_LOGS.retentionDays,
+    },
     supervised: c.RMS_SUPERVISED === "1",
     tracing: tracingConfig(env, "rms-gateway"),
     filesMaxBytes: c.FILES_MAX_BYTES ?? DEFAULT_FILES_MAX_BYTES,

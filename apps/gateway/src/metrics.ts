@@ -10,6 +10,12 @@ export interface GatewayMetrics {
   readonly registry: Registry;
   /** Connections closed at once because their client address had its most open (`MAX_CONNECTIONS_PER_ADDRESS`). */
   readonly connectionsRefused: Counter;
+  /** Request logs dropped (the oldest first) because REQUEST_LOGS_BUFFER records were already waiting for the database. */
+  readonly requestLogsDropped: Counter;
+  /** Request logs written to the database. */
+  readonly requestLogsWritten: Counter;
+  /** Reports how many request logs wait in memory for their batch (read at each scrape). */
+  watchRequestLogsWaiting(count: () => number): void;
   /** Reports how many plain-HTTP revocations this gateway holds as pending (read at each scrape). */
   watchPendingRevocations(count: () => number): void;
   /** Counts and times every response by method, route pattern and status. */
@@ -38,9 +44,31 @@ export function gatewayMetrics(): GatewayMetrics {
     help: "Connections closed as soon as they were accepted: their client address already had MAX_CONNECTIONS_PER_ADDRESS open.",
     registers: [registry],
   });
+  const requestLogsDropped = new Counter({
+    name: "gateway_request_logs_dropped_total",
+    help: "Request logs dropped, oldest first, because REQUEST_LOGS_BUFFER of them already waited for the database (CONTRACT.md section 12).",
+    registers: [registry],
+  });
+  const requestLogsWritten = new Counter({
+    name: "gateway_request_logs_written_total",
+    help: "Request logs written to the database (in batches, one insert per batch).",
+    registers: [registry],
+  });
   return {
     registry,
     connectionsRefused,
+    requestLogsDropped,
+    requestLogsWritten,
+    watchRequestLogsWaiting(count) {
+      new Gauge({
+        name: "gateway_request_logs_waiting",
+        help: "Request logs in this gateway's memory waiting for their batch to be written (at most REQUEST_LOGS_BUFFER).",
+        registers: [registry],
+        collect() {
+          this.set(count());
+        },
+      });
+    },
     watchPendingRevocations(count) {
       new Gauge({
         name: "gateway_pending_revocations",

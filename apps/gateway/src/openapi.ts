@@ -37,6 +37,12 @@ const REPLAY_HEADERS = {
   "Original-Request": { $ref: "#/components/headers/Original-Request" },
 };
 
+/** The key's rate limit (IETF draft "RateLimit header fields for HTTP"): on every answer to a request with a valid key. */
+const RATE_LIMIT_HEADERS = {
+  "RateLimit-Policy": { $ref: "#/components/headers/RateLimit-Policy" },
+  RateLimit: { $ref: "#/components/headers/RateLimit" },
+};
+
 function jsonResponse(description: string, schema: Schema, extraHeaders: Record<string, unknown> = {}): Schema {
   return { description, headers: { ...COMMON_HEADERS, ...extraHeaders }, content: { "application/json": { schema } } };
 }
@@ -141,7 +147,7 @@ function operationObject(operation: Operation): Schema {
   } else {
     for (const [name, spec] of Object.entries(operation.parameters)) parameters.push(queryParameter(name, spec));
   }
-  const successHeaders = operation.method === "POST" ? REPLAY_HEADERS : {};
+  const successHeaders = operation.method === "POST" ? { ...RATE_LIMIT_HEADERS, ...REPLAY_HEADERS } : RATE_LIMIT_HEADERS;
   return {
     operationId: `${operation.method.toLowerCase()}${pathOf(operation.path)
       .replace(/[{}]/g, "")
@@ -231,7 +237,7 @@ export function openApiDocument(operations: readonly Operation[], keyless: reado
     ...keyless.flatMap((route) => Object.values(route.responses).flatMap((answer) => (answer.object ? [answer.object] : []))),
   ];
   const errorResponse = (status: string): Schema => {
-    const headers: Record<string, unknown> = { "Stripe-Should-Retry": { $ref: "#/components/headers/Stripe-Should-Retry" }, ...REPLAY_HEADERS };
+    const headers: Record<string, unknown> = { "Stripe-Should-Retry": { $ref: "#/components/headers/Stripe-Should-Retry" }, ...RATE_LIMIT_HEADERS, ...REPLAY_HEADERS };
     if (status === "405") headers["Allow"] = { description: "The verbs this path has, e.g. `GET, POST`.", schema: { type: "string" }, required: true };
     if (status === "401") headers["WWW-Authenticate"] = { description: "`Bearer`.", schema: { type: "string" }, required: true };
     if (status === "429" || status === "503") headers["Retry-After"] = { $ref: "#/components/headers/Retry-After" };
@@ -277,6 +283,16 @@ export function openApiDocument(operations: readonly Operation[], keyless: reado
         },
         "Original-Request": { description: "On a replayed response: the `Request-Id` of the request that produced it.", schema: { type: "string", pattern: "^req_[0-9A-Za-z]+$" } },
         "Retry-After": { description: "Seconds to wait before retrying.", required: true, schema: { type: "string", pattern: "^[0-9]+$" } },
+        "RateLimit-Policy": {
+          description:
+            'The key\'s rate limit (IETF draft "RateLimit header fields for HTTP"): `"key";q=<requests>;w=1`, requests per one-second window. On every answer to a request with a valid key (the 429 too); not on answers refused before a key was verified.',
+          schema: { type: "string", pattern: '^"key";q=[0-9]+;w=1$' },
+        },
+        RateLimit: {
+          description:
+            'What is left of the key\'s limit after this request: `"key";r=<requests left>;t=<seconds until the window resets>`, from the same token bucket as the limit itself (shared by every gateway when RATE_LIMIT_STORE=mongodb). On a 429, `r=0` and `t` equals `Retry-After`.',
+          schema: { type: "string", pattern: '^"key";r=[0-9]+;t=[0-9]+$' },
+        },
         "Stripe-Should-Retry": {
           description: "`true` when the same request may succeed if retried (429, 503, 409 `idempotency_key_in_use`), `false` when a retry cannot fix it.",
           required: true,

@@ -18,6 +18,8 @@ import { normalizeIp } from "./http/https.js";
 import { ConnectionLimit } from "./http/connection-limit.js";
 import { acceptProxyProtocol } from "./http/proxy-protocol.js";
 import { REQUEST_TIMEOUT_MS } from "./http/request-timeout.js";
+import { DEFAULT_REQUEST_LOGS } from "./config.js";
+import { RequestLogRecorder } from "./request-logs/recorder.js";
 
 /** Limits that keep one client from holding the gateway's sockets. */
 export const SERVER_LIMITS = {
@@ -122,6 +124,14 @@ export async function startGateway(config: GatewayConfig, options: StartOptions 
   metrics.watchPendingRevocations(() => revoker.pendingCount);
   const trustedProxies = new Set(config.trustedProxies.map(normalizeIp));
   const addressLimit = new AddressRateLimit(stores.rateLimiter, config.addressRateLimit, trustedProxies);
+  const requestLogSettings = config.requestLogs ?? DEFAULT_REQUEST_LOGS;
+  const recorder = requestLogSettings.enabled
+    ? new RequestLogRecorder(stores.requestLogs, logger, {
+        capacity: requestLogSettings.buffer,
+        counters: { dropped: (n) => metrics.requestLogsDropped.inc(n), written: (n) => metrics.requestLogsWritten.inc(n) },
+      })
+    : undefined;
+  if (recorder) metrics.watchRequestLogsWaiting(() => recorder.waiting);
   const app = createGatewayApp({
     core,
     config,
@@ -133,6 +143,8 @@ export async function startGateway(config: GatewayConfig, options: StartOptions 
     rateLimiter: stores.rateLimiter,
     recordSealer: recordSealer(config.coreToken),
     dashboardDir: config.dashboardDir ?? null,
+    local: { requestLogs: stores.requestLogs },
+    ...(recorder ? { requestLogs: { recorder, retentionDays: requestLogSettings.retentionDays } } : {}),
   });
 
   const serverOptions = { connectionsCheckingInterval: SERVER_LIMITS.connectionsCheckingIntervalMs };
@@ -164,6 +176,8 @@ export async function startGateway(config: GatewayConfig, options: StartOptions 
           await metricsServer?.close();
           revoker.close();
           if (!options.core) core.close();
+          // The requests answered last are written before the database connection closes (one attempt).
+          await recorder?.close();
           await stores.close();
           logger.info("gateway stopped");
         })()),
@@ -172,6 +186,7 @@ export async function startGateway(config: GatewayConfig, options: StartOptions 
     await Promise.all([close(https, 0), plain ? close(plain, 0) : undefined, metricsServer?.close()]);
     revoker.close();
     if (!options.core) core.close();
+    await recorder?.close();
     await stores.close();
     throw error;
   }

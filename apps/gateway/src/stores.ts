@@ -5,10 +5,13 @@ import { MongoIdempotencyStore, type IdempotencyStore } from "./idempotency/inde
 import type { Indexed } from "./indexes.js";
 import { MemoryRateLimiter, MongoRateLimiter, type RateLimiter } from "./ratelimit/index.js";
 import { MongoPendingRevocationStore, type PendingRevocationStore } from "./revocation/pending-store.js";
+import { RequestLogStore } from "./request-logs/store.js";
 
-/** The gateway's own state: idempotency records, rate-limit buckets and revocations not yet done. */
+/** The gateway's own state: idempotency records, rate-limit buckets, revocations not yet done and request logs. */
 export interface GatewayStores {
   readonly idempotency: IdempotencyStore;
+  /** The request logs (docs/request-logs.md): written by the recorder, read by GET /v1/request_logs; core never reads them. */
+  readonly requestLogs: RequestLogStore;
   readonly rateLimiter: RateLimiter;
   readonly revocations: PendingRevocationStore;
   close(): Promise<void>;
@@ -41,7 +44,7 @@ export const gatewayMongoClient = (mongoUri: string) => new MongoClient(mongoUri
  * Connects to MongoDB lazily (the gateway starts even while the database is
  * down; requests that need it get 503 until it is back) and declares every
  * index in the background, retrying until the database answers. Retention is
- * the TTL indexes' (idempotency records, rate-limit tokens): no sweep runs here.
+ * the TTL indexes' (idempotency records, rate-limit tokens, request logs): no sweep runs here.
  */
 export function openStores(
   config: Pick<GatewayConfig, "mongoUri" | "mongoDatabase" | "rateLimitStore">,
@@ -55,7 +58,8 @@ export function openStores(
   const mongoLimiter = overrides.rateLimiter || config.rateLimitStore !== "mongodb" ? undefined : new MongoRateLimiter(db);
   const rateLimiter = overrides.rateLimiter ?? mongoLimiter ?? new MemoryRateLimiter();
   const revocations = new MongoPendingRevocationStore(db);
-  const indexed: Indexed[] = [revocations, ...(mongoIdempotency ? [mongoIdempotency] : []), ...(mongoLimiter ? [mongoLimiter] : [])];
+  const requestLogs = new RequestLogStore(db);
+  const indexed: Indexed[] = [revocations, requestLogs, ...(mongoIdempotency ? [mongoIdempotency] : []), ...(mongoLimiter ? [mongoLimiter] : [])];
 
   let stopped = false;
   const indexes = async () => {
@@ -73,6 +77,7 @@ export function openStores(
 
   return {
     idempotency,
+    requestLogs,
     rateLimiter,
     revocations,
     async close() {

@@ -233,6 +233,24 @@ describe("rms cluster", () => {
     expect(allowed[0]! + allowed[1]!).toBeLessThanOrEqual(RATE_LIMIT_LIVE * windows);
     expect(limited.length).toBeGreaterThan(0);
     expect(limited.every((r) => Number(r.headers["retry-after"]) >= 1)).toBe(true);
+    // The RateLimit headers (CONTRACT.md section 12) come from the same shared bucket on both gateways: every answer
+    // names the policy, an allowed one what is left of this second's limit, a 429 none left until its Retry-After.
+    for (const reply of answers.flat()) expect(reply.headers["ratelimit-policy"]).toBe(`"key";q=${RATE_LIMIT_LIVE};w=1`);
+    const left = (reply: Reply) => Number(/^"key";r=(\d+);t=(\d+)$/.exec(String(reply.headers["ratelimit"]))?.[1] ?? Number.NaN);
+    for (const reply of limited) expect(reply.headers["ratelimit"]).toBe(`"key";r=0;t=${reply.headers["retry-after"]}`);
+    for (const gateway of answers) {
+      const remaining = gateway.filter((r) => r.status === 200).map(left);
+      expect(remaining.every((r) => r >= 0 && r < RATE_LIMIT_LIVE)).toBe(true);
+    }
+    // One bucket for both gateways: each slot of a window is taken once, whichever gateway takes it, so each value
+    // of r is answered at most once per window across both (two buckets would answer r=q-1 twice in every window).
+    const times = new Map<number, number>();
+    for (const r of answers
+      .flat()
+      .filter((reply) => reply.status === 200)
+      .map(left))
+      times.set(r, (times.get(r) ?? 0) + 1);
+    for (const [r, count] of times) expect(count, `r=${r}`).toBeLessThanOrEqual(windows);
   });
 
   it("refuses a key revoked through one core at both gateways", async () => {

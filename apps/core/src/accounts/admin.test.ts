@@ -65,6 +65,18 @@ describe("accounts and keys", () => {
     await expect(t.admin.verifyKey({ secret: later.secret })).resolves.toBeTruthy();
   });
 
+  it("answers a revoked or expired key as it is when asked to (answer_refused), and still refuses an unknown one", async () => {
+    const revoked = await t.admin.createKey({ accountId: account, kind: KeyKind.SECRET });
+    await t.admin.revokeKey({ keyId: revoked.key!.id, reason: "test" });
+    const answered = (await t.admin.verifyKey({ secret: revoked.secret, answerRefused: true })).key;
+    expect(answered?.id).toBe(revoked.key!.id);
+    expect(answered?.accountId).toBe(account);
+    expect(Number(answered?.revokedAt)).toBeGreaterThan(0);
+    const expired = await t.admin.createKey({ accountId: account, kind: KeyKind.SECRET, expiresAt: BigInt(Math.floor(Date.now() / 1000) - 1) });
+    expect((await t.admin.verifyKey({ secret: expired.secret, answerRefused: true })).key?.expiresAt).toBe(expired.key!.expiresAt);
+    await expect(t.admin.verifyKey({ secret: `sk_test_${"B".repeat(32)}`, answerRefused: true })).rejects.toMatchObject({ code: "api_key_invalid" });
+  });
+
   it("verifies by the key's hash alone, with the same refusals", async () => {
     const created = await t.admin.createKey({ accountId: account, kind: KeyKind.RESTRICTED, scopes: ["resources:read"] });
     const { key } = await t.admin.verifyKey({ secretHash: keyHash(created.secret) });

@@ -97,7 +97,8 @@ export function adminService(store: AccountStore, logger: Logger): ServiceImplem
       // attacker cannot steer towards a stored one without a preimage.
       const key = await store.findKeyByHash(hash);
       if (!key) throw invalidKey();
-      refuseIfNotLive(key);
+      // Asked to, a revoked or expired key is answered as it is (revoked_at / expires_at say why the caller must refuse it).
+      if (!request.answerRefused) refuseIfNotLive(key);
       return { key: toMessage(key) };
     },
   };

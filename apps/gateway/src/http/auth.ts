@@ -6,6 +6,7 @@ import type { CoreClients } from "../core.js";
 import type { PrincipalCache } from "./principal-cache.js";
 import type { Principal } from "./principal.js";
 import { requestIdOf } from "./request-id.js";
+import { recordPrincipal } from "./request-log.js";
 
 export type { Scope };
 
@@ -62,16 +63,26 @@ export function presentedKeyMetadata({ principal, secret }: Authenticated): Reco
   return { [PRESENTED_KEY_METADATA]: secret, [PRESENTED_KEY_ID_METADATA]: principal.keyId };
 }
 
-/** Core's VerifyKey: one round trip. */
+/**
+ * Core's VerifyKey: one round trip. A revoked or expired key is answered as it is (`answerRefused`) and refused
+ * here, once its request is known to belong to the key's account: the request log records the refusal there
+ * (CONTRACT.md section 12); an unknown key belongs to no account.
+ */
 export async function verify(secret: string, core: CoreClients, res: Response): Promise<Principal> {
   let key: ApiKey | undefined;
   try {
-    key = (await core.admin.verifyKey({ secret }, { metadata: { [REQUEST_ID_METADATA]: requestIdOf(res) } })).key;
+    key = (await core.admin.verifyKey({ secret, answerRefused: true }, { metadata: { [REQUEST_ID_METADATA]: requestIdOf(res) } })).key;
   } catch (error) {
     throw fromCoreError(error);
   }
   if (!key) throw ApiError.internal();
-  return { keyId: key.id, kind: key.kind, tenant: { accountId: key.accountId, livemode: key.livemode }, scopes: key.scopes };
+  const principal = { keyId: key.id, kind: key.kind, tenant: { accountId: key.accountId, livemode: key.livemode }, scopes: key.scopes };
+  if (key.revokedAt !== 0n || (key.expiresAt !== 0n && Number(key.expiresAt) <= Date.now() / 1000)) {
+    recordPrincipal(res, principal);
+    if (key.revokedAt !== 0n) throw new ApiError("api_key_revoked", "This API key has been revoked.");
+    throw new ApiError("api_key_expired", "This API key has expired.");
+  }
+  return principal;
 }
 
 /** Secret keys may do everything; publishable keys only read; restricted keys exactly their scopes. */

@@ -1,3 +1,4 @@
+import type { KeyKind } from "@rms/proto";
 import type { RequestHandler, Response } from "express";
 import type { Logger } from "pino";
 import { requestIdOf } from "./request-id.js";
@@ -5,18 +6,24 @@ import { requestIdOf } from "./request-id.js";
 /** Who made a request, as far as the access log needs it (never the secret). */
 export interface LoggedPrincipal {
   readonly keyId: string;
+  readonly kind: KeyKind;
   readonly tenant: { readonly accountId: string; readonly livemode: boolean };
 }
 
 /** What the access line of a request says beyond method, path and status; filled in while it runs. */
-interface RequestFacts {
+export interface RequestFacts {
   principal?: LoggedPrincipal;
   errorCode?: string;
+  /** The parameters as parsed (query or body), for the request log. */
+  params?: unknown;
+  /** The body as given to `res.send` (text or bytes), for the request log. */
+  body?: unknown;
 }
 
 const facts = new WeakMap<Response, RequestFacts>();
 
-function factsOf(res: Response): RequestFacts {
+/** What is known about a request so far (the request log reads it once the answer is sent). */
+export function factsOf(res: Response): RequestFacts {
   const known = facts.get(res);
   if (known) return known;
   const fresh: RequestFacts = {};
@@ -27,6 +34,11 @@ function factsOf(res: Response): RequestFacts {
 /** Called once the key is verified: the request's line names the key, its account and its mode. */
 export function recordPrincipal(res: Response, principal: LoggedPrincipal): void {
   factsOf(res).principal = principal;
+}
+
+/** Called once the parameters are parsed: the request log keeps them (redacted, cut at 8 KiB). */
+export function recordParams(res: Response, params: unknown): void {
+  factsOf(res).params = params;
 }
 
 /** Called by the one function that sends errors: the request's line carries the error code. */

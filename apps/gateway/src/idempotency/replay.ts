@@ -21,11 +21,14 @@ export function idempotencyKeyOf(headers: IncomingHttpHeaders): string | undefin
 
 /**
  * Headers of one request rather than of its answer, which a replay has its own of: `Request-Id` (the replay's
- * own id; the first request's is in `Original-Request`), the replay headers, and what Node writes per
+ * own id; the first request's is in `Original-Request`), the replay headers, the rate limit's (the replay's own
+ * token), and what Node writes per
  * connection and per message as it sends (`Date`, `Connection`, `Keep-Alive`, the body's length or encoding).
  */
 export const PER_REQUEST_HEADERS: ReadonlySet<string> = new Set(
-  ["Request-Id", REPLAYED_HEADER, ORIGINAL_REQUEST_HEADER, "Date", "Connection", "Keep-Alive", "Content-Length", "Transfer-Encoding"].map((name) => name.toLowerCase()),
+  ["Request-Id", REPLAYED_HEADER, ORIGINAL_REQUEST_HEADER, "RateLimit", "RateLimit-Policy", "Date", "Connection", "Keep-Alive", "Content-Length", "Transfer-Encoding"].map((name) =>
+    name.toLowerCase(),
+  ),
 );
 
 /** The headers set on an answer about to be sent, but the per-request ones: what its replays send again. */

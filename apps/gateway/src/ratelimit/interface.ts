@@ -1,5 +1,10 @@
-/** The answer for one request. */
-export type RateLimitDecision = { readonly allowed: true } | { readonly allowed: false; readonly retryAfterSeconds: number };
+/**
+ * The answer for one request, with what the bucket holds after it: `remaining` requests left in the window and
+ * `resetSeconds` until it is full again (whole seconds, rounded down), for the RateLimit header.
+ */
+export type RateLimitDecision =
+  | { readonly allowed: true; readonly remaining: number; readonly resetSeconds: number }
+  | { readonly allowed: false; readonly retryAfterSeconds: number; readonly remaining: 0; readonly resetSeconds: number };
 
 /**
  * A rate limiter keyed by bucket (the API key's id): `perSecond` requests per

@@ -26,10 +26,10 @@ export class MemoryRateLimiter implements RateLimiter {
     this.buckets.set(bucketId, bucket);
     if (bucket.tokens >= 1) {
       bucket.tokens -= 1;
-      return Promise.resolve({ allowed: true });
+      return Promise.resolve({ allowed: true, remaining: Math.floor(bucket.tokens), resetSeconds: Math.floor((perSecond - bucket.tokens) / perSecond) });
     }
     const retryAfterSeconds = Math.max(1, Math.ceil((1 - bucket.tokens) / perSecond));
-    return Promise.resolve({ allowed: false, retryAfterSeconds });
+    return Promise.resolve({ allowed: false, retryAfterSeconds, remaining: 0, resetSeconds: retryAfterSeconds });
   }
 
   /** Drops buckets idle long enough to be full (one second refills any bucket). */

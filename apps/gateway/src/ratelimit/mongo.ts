@@ -58,7 +58,9 @@ export class MongoRateLimiter implements RateLimiter {
       try {
         await this.tokens.insertOne({ _id: `${bucket}|${w}|${slot}`, b: bucket, w, expires_at: new Date((w + 2) * WINDOW_MS) });
         this.hint(bucket, w, slot + 1);
-        return { allowed: true };
+        // Slots are taken in order across gateways (a taken one sends the next try past all taken ones), so the
+        // slot says how many this window has given: the same count whichever gateway answers.
+        return { allowed: true, remaining: perSecond - 1 - slot, resetSeconds: Math.floor(((w + 1) * WINDOW_MS - now) / 1000) };
       } catch (error) {
         if (!isDuplicateKeyError(error)) throw error;
       }
@@ -66,7 +68,8 @@ export class MongoRateLimiter implements RateLimiter {
       slot = Math.max(slot + 1, await this.tokens.countDocuments({ b: bucket, w }));
     }
     this.hint(bucket, w, perSecond);
-    return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil(((w + 1) * WINDOW_MS - now) / 1000)) };
+    const retryAfterSeconds = Math.max(1, Math.ceil(((w + 1) * WINDOW_MS - now) / 1000));
+    return { allowed: false, retryAfterSeconds, remaining: 0, resetSeconds: retryAfterSeconds };
   }
 
   private hint(bucket: string, w: number, slot: number): void {

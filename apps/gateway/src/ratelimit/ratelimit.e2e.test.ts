@@ -15,14 +15,15 @@ describe("MemoryRateLimiter (token bucket)", () => {
     const limiter = new MemoryRateLimiter(() => now);
     const burst = await Promise.all(Array.from({ length: 7 }, () => limiter.take("key_a", 5)));
     expect(burst.filter((d) => d.allowed)).toHaveLength(5);
-    expect(burst[6]).toEqual({ allowed: false, retryAfterSeconds: 1 });
+    expect(burst[6]).toEqual({ allowed: false, retryAfterSeconds: 1, remaining: 0, resetSeconds: 1 });
+    expect(burst.map((d) => d.remaining)).toEqual([4, 3, 2, 1, 0, 0, 0]);
     expect((await limiter.take("key_b", 5)).allowed).toBe(true); // other keys have their own bucket
     now += 200; // one token back (5 per second)
     expect((await limiter.take("key_a", 5)).allowed).toBe(true);
     expect((await limiter.take("key_a", 5)).allowed).toBe(false);
-    expect(await limiter.take("key_slow", 1)).toEqual({ allowed: true });
+    expect(await limiter.take("key_slow", 1)).toEqual({ allowed: true, remaining: 0, resetSeconds: 1 });
     now += 100;
-    expect(await limiter.take("key_slow", 1)).toEqual({ allowed: false, retryAfterSeconds: 1 });
+    expect(await limiter.take("key_slow", 1)).toEqual({ allowed: false, retryAfterSeconds: 1, remaining: 0, resetSeconds: 1 });
     await limiter.close();
   });
 });
@@ -42,7 +43,14 @@ describe("MongoRateLimiter (shared by several gateways)", () => {
     await gateways[0]!.ensureIndexes();
     const decisions = await Promise.all(Array.from({ length: 45 }, (_, i) => gateways[i % 3]!.take("key_shared", 5)));
     expect(decisions.filter((d) => d.allowed)).toHaveLength(5);
-    for (const d of decisions.filter((d) => !d.allowed)) expect(d).toEqual({ allowed: false, retryAfterSeconds: 1 });
+    for (const d of decisions.filter((d) => !d.allowed)) expect(d).toEqual({ allowed: false, retryAfterSeconds: 1, remaining: 0, resetSeconds: 1 });
+    // What is left, as the RateLimit header says it: each of the 5 counts once, whichever gateway took it.
+    expect(
+      decisions
+        .filter((d) => d.allowed)
+        .map((d) => d.remaining)
+        .sort(),
+    ).toEqual([0, 1, 2, 3, 4]);
     expect(await db.collection(RATE_LIMIT_COLLECTION).countDocuments({ b: "key_shared" })).toBe(5);
 
     now += 1_000; // next window: a full bucket again
@@ -119,6 +127,70 @@ describe("rate limits with RATE_LIMIT_STORE=mongodb", () => {
     for (const r of responses) expect([200, 429]).toContain(r.status);
     // The shared store's windows are wall-clock seconds here (the configured store, no injected clock).
     await eventually(async () => expect((await stack.api.get("/v1/resources", { key })).status).toBe(200), { timeoutMs: 10_000, intervalMs: 500 });
+  });
+});
+
+describe("RateLimit headers from the shared store, across two gateways", () => {
+  let stack: Stack;
+  // Both gateways' limiters on one clock, so that every request of the test falls in one window of the store.
+  let now = 1_700_000_000_100;
+  const clock = () => now;
+  let first: Awaited<ReturnType<Stack["anotherGateway"]>>;
+  let second: Awaited<ReturnType<Stack["anotherGateway"]>>;
+  let mongo: MongoClient;
+  beforeAll(async () => {
+    stack = await startStack({ gateway: { rateLimits: { live: 3, test: 5 }, rateLimitStore: "mongodb" } });
+    mongo = new MongoClient(stack.mongoUri);
+    const db = mongo.db(stack.databaseName);
+    // Two more gateways of the stack's settings, each with its own limiter on the shared store: the pair under test.
+    first = await stack.anotherGateway({ rateLimiter: new MongoRateLimiter(db, clock) });
+    second = await stack.anotherGateway({ rateLimiter: new MongoRateLimiter(db, clock) });
+  });
+  afterAll(async () => {
+    await stack?.stop();
+    await mongo?.close();
+  });
+
+  it("counts down one bucket whichever gateway answers, and the 429 carries them beside Retry-After", async () => {
+    const { key } = await withSecretKey(stack);
+    const seen: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const response = await (i % 2 === 0 ? first : second).api.get(i === 3 ? "/v1/resources/res_0000000000000000000000" : "/v1/resources", { key });
+      expect([200, 404]).toContain(response.status);
+      expect(response.headers["ratelimit-policy"]).toBe('"key";q=5;w=1');
+      seen.push(response.headers["ratelimit"]!);
+    }
+    expect(seen).toEqual(['"key";r=4;t=0', '"key";r=3;t=0', '"key";r=2;t=0', '"key";r=1;t=0', '"key";r=0;t=0']);
+    for (const gateway of [second, first]) {
+      const limited = await gateway.api.get("/v1/resources", { key });
+      expect(limited.status).toBe(429);
+      expect(limited.headers["retry-after"]).toBe("1");
+      expect(limited.headers["ratelimit-policy"]).toBe('"key";q=5;w=1');
+      expect(limited.headers["ratelimit"]).toBe('"key";r=0;t=1');
+    }
+    // Both 429s are in the key's account's request logs (any gateway serves them: one store). Asked through the
+    // stack's own gateway (its limiter on the wall clock, 5/s) at most twice a second, so these reads are never 429s.
+    await eventually(
+      async () => {
+        const logs = await stack.api.get("/v1/request_logs?status=429", { key });
+        expect(logs.json.data.map((l: { error_code: string }) => l.error_code)).toEqual(["rate_limited", "rate_limited"]);
+      },
+      { intervalMs: 500 },
+    );
+    // The next window: a full bucket again, on either gateway.
+    now += 1_000;
+    expect((await second.api.get("/v1/resources", { key })).headers["ratelimit"]).toBe('"key";r=4;t=0');
+    expect((await first.api.get("/v1/resources", { key })).headers["ratelimit"]).toBe('"key";r=3;t=0');
+  });
+
+  it("is not part of an answer's idempotency record: a replay carries its own token's headers", async () => {
+    const { key } = await withSecretKey(stack);
+    now += 1_000;
+    const firstAnswer = await first.api.post("/v1/resources", { key, json: { name: "headers" }, headers: { "idempotency-key": "rl-headers" } });
+    const replay = await second.api.post("/v1/resources", { key, json: { name: "headers" }, headers: { "idempotency-key": "rl-headers" } });
+    expect(replay.headers["idempotent-replayed"]).toBe("true");
+    expect(firstAnswer.headers["ratelimit"]).toBe('"key";r=4;t=0');
+    expect(replay.headers["ratelimit"]).toBe('"key";r=3;t=0');
   });
 });
 

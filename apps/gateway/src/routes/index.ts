@@ -3,12 +3,13 @@ import { DASHBOARD_SESSION_OPERATIONS } from "./dashboard-sessions/create.js";
 import { EVENT_OPERATIONS } from "./events/index.js";
 import { FILE_OPERATIONS } from "./files/index.js";
 import { JOB_OPERATIONS } from "./jobs/index.js";
+import { REQUEST_LOG_OPERATIONS } from "./request-logs/index.js";
 import { RESOURCE_OPERATIONS } from "./resources/index.js";
 import { statusRoute } from "./status.js";
 import { WEBHOOK_ENDPOINT_OPERATIONS } from "./webhook-endpoints/index.js";
 
 /** Every authenticated public operation, one line per object kind. */
-export const OPERATIONS: readonly Operation[] = [...RESOURCE_OPERATIONS, ...EVENT_OPERATIONS, ...JOB_OPERATIONS, ...WEBHOOK_ENDPOINT_OPERATIONS, ...FILE_OPERATIONS, ...DASHBOARD_SESSION_OPERATIONS];
+export const OPERATIONS: readonly Operation[] = [...RESOURCE_OPERATIONS, ...EVENT_OPERATIONS, ...JOB_OPERATIONS, ...WEBHOOK_ENDPOINT_OPERATIONS, ...FILE_OPERATIONS, ...REQUEST_LOG_OPERATIONS, ...DASHBOARD_SESSION_OPERATIONS];
 
 /** Paths served without a key, besides the API description itself. */
 export const KEYLESS_ROUTES: readonly KeylessRoute[] = [statusRoute];

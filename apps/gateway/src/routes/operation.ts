@@ -7,6 +7,12 @@ import type { Params } from "../http/body.js";
 import type { Scope } from "../http/auth.js";
 import type { Tenant } from "../http/principal.js";
 import type { JsonSchema, PublicObject } from "../schema/objects.js";
+import type { RequestLogStore } from "../request-logs/store.js";
+
+/** The gateway's own stores an operation may read instead of calling core: the request logs (docs/request-logs.md). */
+export interface LocalStores {
+  readonly requestLogs: RequestLogStore;
+}
 
 /** A parameter an operation accepts, as the API description shows it. */
 export interface ParamSpec {
@@ -55,6 +61,8 @@ export interface PreparedCall extends CoreCall {
   readonly write: boolean;
   /** The success body, from core's reply. */
   render(reply: unknown): Record<string, unknown>;
+  /** Instead of the core call: a read of the gateway's own stores (an operation of `defineLocalOperation`). */
+  readonly local?: (stores: LocalStores) => Promise<unknown>;
 }
 
 /**
@@ -244,5 +252,56 @@ export function withVariant(operation: Operation, variant: Operation, selects: (
     ...operation,
     variants: [...operation.variants, variant.success, ...variant.variants],
     prepare: (input) => (selects(input.params) ? variant : operation).prepare(input),
+  };
+}
+
+/** A read the gateway answers from its own stores (the request logs), as its route file writes it. */
+export interface LocalOperationSpec<R, O> {
+  readonly method: "GET";
+  readonly path: string;
+  readonly scope: Scope;
+  readonly summary: string;
+  readonly parameters?: Readonly<Record<string, ParamSpec>>;
+  readonly pathParameters?: Readonly<Record<string, ParamSpec>>;
+  readonly success: SuccessSpec<O>;
+  readonly errors?: readonly ErrorCode[];
+  /** Checks the request (throws ApiError on bad input) and returns the read it stands for. */
+  read(input: OperationInput): (stores: LocalStores) => Promise<R>;
+  /** What of the read's result the success object renders. */
+  reply(result: R): O | undefined;
+}
+
+/**
+ * An operation served by the gateway from its own store rather than by core (the request logs, which are the
+ * gateway's records of its HTTP answers: docs/request-logs.md). It runs the same request flow as every other
+ * (key, rate limit, scope, parameters, errors), with the store read in place of the core call.
+ */
+export function defineLocalOperation<R, O>(spec: LocalOperationSpec<R, O>): Operation {
+  const parameters = spec.parameters ?? {};
+  const success = spec.success as SuccessSpec<never>;
+  return {
+    method: spec.method,
+    path: spec.path,
+    scope: spec.scope,
+    summary: spec.summary,
+    parameters,
+    params: Object.keys(parameters),
+    pathParameters: spec.pathParameters ?? {},
+    success,
+    variants: [],
+    errors: spec.errors ?? [],
+    prepare: (input) => {
+      const read = spec.read(input);
+      return {
+        // No core call: `local` runs instead (routes/run.ts); the names only label it.
+        service: "admin",
+        rpc: `local:${spec.method} ${spec.path}`,
+        request: null,
+        success,
+        write: false,
+        local: read,
+        render: (reply) => spec.success.object.render(spec.reply(reply as R)),
+      };
+    },
   };
 }

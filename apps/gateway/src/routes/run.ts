@@ -17,7 +17,7 @@ import { requestParams } from "../http/body.js";
 import { rejectUnknown } from "../http/params.js";
 import type { PrincipalCache } from "../http/principal-cache.js";
 import { requestIdOf } from "../http/request-id.js";
-import { recordPrincipal } from "../http/request-log.js";
+import { recordParams, recordPrincipal } from "../http/request-log.js";
 import {
   answerHeaders,
   idempotencyKeyOf,
@@ -32,11 +32,13 @@ import {
 } from "../idempotency/index.js";
 import { enforceRateLimit, type RateLimiter } from "../ratelimit/index.js";
 import { DEFAULT_FILES_MAX_BYTES, type GatewayConfig } from "../config.js";
-import type { Operation, StreamSpec } from "./operation.js";
+import type { LocalStores, Operation, PreparedCall, StreamSpec } from "./operation.js";
 
 /** What running an operation needs of the gateway. */
 export interface RunDeps {
   readonly core: CoreClients;
+  /** The gateway's own stores the local operations read (none: they answer 503). */
+  readonly local?: LocalStores | undefined;
   readonly config: Pick<GatewayConfig, "rateLimits" | "filesMaxBytes">;
   readonly logger: Logger;
   readonly idempotency: IdempotencyStore;
@@ -81,7 +83,7 @@ async function runAuthenticated(operation: Operation, deps: RunDeps, auth: Authe
   const { core } = deps;
   const { principal } = auth;
   const requestId = requestIdOf(res);
-  await enforceRateLimit(deps.rateLimiter, deps.config.rateLimits, principal);
+  await enforceRateLimit(deps.rateLimiter, deps.config.rateLimits, principal, res);
   authorize(principal, operation.scope);
   if (operation.secretKeyOnly && principal.kind !== KeyKind.SECRET) throw new ApiError("insufficient_scope", "Only a secret key (sk_...) may do this.");
   if (operation.stream) return runStream(operation, operation.stream, deps, auth, req, res);
@@ -89,6 +91,7 @@ async function runAuthenticated(operation: Operation, deps: RunDeps, auth: Authe
   // parse
   const key = operation.method === "POST" ? idempotencyKeyOf(req.headers) : undefined;
   const params = await requestParams(req, operation.bodyParameterLimit);
+  recordParams(res, params);
   // Every operation declares its parameters once; anything else is refused before it runs.
   rejectUnknown(params, operation.params);
   const call = operation.prepare({ params, path: req.params as Record<string, string>, tenant: principal.tenant, origin: `https://${req.headers.host ?? "localhost"}` });
@@ -98,7 +101,7 @@ async function runAuthenticated(operation: Operation, deps: RunDeps, auth: Authe
   // Under a key, core learns the fingerprint: it refuses a key that a create recorded in its slot for another request.
   const metadata = fingerprint !== undefined ? { ...base, [REQUEST_FINGERPRINT_METADATA]: fingerprint } : base;
   const execute = async (): Promise<Answer> => {
-    const reply = await callCore(core, call, callOptions(metadata), call.write);
+    const reply = call.local ? await readLocal(call.local, deps.local) : await callCore(core, call, callOptions(metadata), call.write);
     return { status: call.success.status, body: JSON.stringify(call.render(reply)), headers: {} };
   };
   if (key === undefined || fingerprint === undefined) return send(res, await execute());
@@ -219,6 +222,17 @@ function openRecorded(deps: RunDeps, recorded: RecordedResponse, scope: string, 
   } catch {
     deps.logger.error({ request_id: requestIdOf(res) }, "a sealed idempotency record does not open");
     throw ApiError.internal();
+  }
+}
+
+/** A local operation's read of the gateway's own store; 503 when that store is not there or does not answer. */
+async function readLocal(read: NonNullable<PreparedCall["local"]>, stores: LocalStores | undefined): Promise<unknown> {
+  if (!stores) throw ApiError.unavailable();
+  try {
+    return await read(stores);
+  } catch (error) {
+    if (error instanceof ApiError) throw error;
+    throw ApiError.unavailable(error);
   }
 }
 

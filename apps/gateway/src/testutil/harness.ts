@@ -90,23 +90,21 @@ export async function startStack(
   const coreAddress = core.address;
   let gateway: RunningGateway;
   const coreClients = options.wrapCore ? options.wrapCore(connectCore(coreAddress, GATEWAY_TOKEN)) : undefined;
+  const gatewayConfig = testConfig(dataDir, {
+    coreAddr: coreAddress,
+    coreToken: GATEWAY_TOKEN,
+    trustedProxies: options.trustedProxies ?? [],
+    mongoUri,
+    mongoDatabase: databaseName,
+    ...options.gateway,
+  });
   try {
-    gateway = await startGateway(
-      testConfig(dataDir, {
-        coreAddr: coreAddress,
-        coreToken: GATEWAY_TOKEN,
-        trustedProxies: options.trustedProxies ?? [],
-        mongoUri,
-        mongoDatabase: databaseName,
-        ...options.gateway,
-      }),
-      {
-        logger: options.logs?.gateway ?? pino({ level: "silent" }),
-        ...(coreClients ? { core: coreClients } : {}),
-        ...(options.rateLimiter ? { rateLimiter: options.rateLimiter } : {}),
-        ...(options.maxPendingRevocations !== undefined ? { maxPendingRevocations: options.maxPendingRevocations } : {}),
-      },
-    );
+    gateway = await startGateway(gatewayConfig, {
+      logger: options.logs?.gateway ?? pino({ level: "silent" }),
+      ...(coreClients ? { core: coreClients } : {}),
+      ...(options.rateLimiter ? { rateLimiter: options.rateLimiter } : {}),
+      ...(options.maxPendingRevocations !== undefined ? { maxPendingRevocations: options.maxPendingRevocations } : {}),
+    });
   } catch (error) {
     coreClients?.close();
     await core.stop(1_000);
@@ -133,11 +131,29 @@ export async function startStack(
     return { id, key };
   }
 
+  const others: { stop(): Promise<void> }[] = [];
+  /** One more gateway of the same settings on the same core and database (as a second replica behind a balancer). */
+  async function anotherGateway(extra: { rateLimiter?: RateLimiter } = {}) {
+    const other = await startGateway(gatewayConfig, { logger: pino({ level: "silent" }), ...(extra.rateLimiter ? { rateLimiter: extra.rateLimiter } : {}) });
+    const client = apiClient(`https://127.0.0.1:${other.httpsPort}`, { ca: other.certificate });
+    const handle = {
+      api: client,
+      gateway: other,
+      async stop() {
+        await client.close();
+        await other.stop();
+      },
+    };
+    others.push(handle);
+    return handle;
+  }
+
   return {
     api,
     plain,
     admin,
     gateway,
+    anotherGateway,
     coreAddress,
     /** The database of this stack (core's collections and the gateway's). */
     mongoUri,
@@ -155,6 +171,7 @@ export async function startStack(
       core ??= await startCore({ ...coreOptions, address: coreAddress });
     },
     async stop() {
+      await Promise.all(others.map((other) => other.stop()));
       admin.close();
       await Promise.all([api.close(), plain.close()]);
       await gateway.stop();

@@ -3,6 +3,7 @@ import { DASHBOARD_SESSIONS_VOCABULARY } from "./dashboard-sessions.js";
 import { EVENTS_VOCABULARY } from "./events.js";
 import { FILES_VOCABULARY } from "./files.js";
 import { JOBS_VOCABULARY } from "./jobs.js";
+import { REQUEST_LOGS_VOCABULARY } from "./request-logs.js";
 import { RESOURCES_VOCABULARY } from "./resources.js";
 import type { Vocabulary } from "./vocabulary.js";
 import { WEBHOOK_ENDPOINTS_VOCABULARY } from "./webhook-endpoints.js";
@@ -14,6 +15,7 @@ export * from "./dashboard-sessions.js";
 export * from "./events.js";
 export * from "./files.js";
 export * from "./jobs.js";
+export * from "./request-logs.js";
 export * from "./resources.js";
 export * from "./webhook-endpoints.js";
 export * from "./webhooks.js";
@@ -31,6 +33,7 @@ export const VOCABULARIES = [
   WEBHOOKS_VOCABULARY,
   EVENTS_VOCABULARY,
   FILES_VOCABULARY,
+  REQUEST_LOGS_VOCABULARY,
   DASHBOARD_SESSIONS_VOCABULARY,
 ] as const satisfies readonly Vocabulary[];
 

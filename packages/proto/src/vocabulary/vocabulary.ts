@@ -9,8 +9,10 @@
  * already depends on this package; a second package would add a dependency edge and nothing else.
  */
 export interface Vocabulary {
-  /** The domain, as core's domain list names it (`apps/core/src/domains.ts`). */
+  /** The domain, as core's domain list names it (`apps/core/src/domains.ts`), or the gateway's (`servedBy`). */
   readonly domain: string;
+  /** `gateway`: a domain the gateway serves from its own store (the request logs), which core's list does not hold. */
+  readonly servedBy?: "gateway";
   /** Prefixes of the ids the domain mints (`res` for `res_…`). */
   readonly idPrefixes: readonly string[];
   /** The event types its changes record (`resource.created`), in the order the API lists them. */

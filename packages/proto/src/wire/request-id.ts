@@ -1,18 +1,44 @@
 import { randomBytes } from "node:crypto";
 
+// Base62 in ASCII order, so that ids compare byte-wise in the order they encode (as core's ids do).
 const ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 const PREFIX = "req_";
-const RANDOM_CHARS = 24;
+const TIME_CHARS = 8; // 62^8 ms ≈ 6,900 years
+const RANDOM_CHARS = 16; // ≈ 95 bits
 
-/** A new request id: `req_` and 24 random base62 characters (about 143 bits). */
-export function newRequestId(): string {
-  let out = PREFIX;
-  const length = PREFIX.length + RANDOM_CHARS;
+function encodeTime(ms: number): string {
+  let out = "";
+  for (let i = 0, rest = Math.max(0, Math.floor(ms)); i < TIME_CHARS; i++, rest = Math.floor(rest / 62)) out = ALPHABET[rest % 62] + out;
+  return out;
+}
+
+/**
+ * A new request id: `req_`, the time in milliseconds (8 base62 characters) and 16 random ones (about 95 bits),
+ * 24 characters after the prefix. Request ids sort byte-wise by the time they were made, so the request logs
+ * (whose ids they are) list newest first by id alone and an id is their cursor.
+ */
+export function newRequestId(nowMs: number = Date.now()): string {
+  let out = PREFIX + encodeTime(nowMs);
+  const length = PREFIX.length + TIME_CHARS + RANDOM_CHARS;
   while (out.length < length) {
-    for (const byte of randomBytes(32)) {
+    for (const byte of randomBytes(24)) {
       // 248 = 4 * 62: rejecting the top bytes keeps every character equally likely.
       if (byte < 248 && out.length < length) out += ALPHABET[byte % 62];
     }
   }
   return out;
+}
+
+/** The least request id made at `ms` or later (a `created` bound of the request logs as a range of ids). */
+export function requestIdFloorAt(ms: number): string {
+  if (ms >= 62 ** TIME_CHARS) return `${PREFIX}{`; // "{" sorts after every base62 character
+  return PREFIX + encodeTime(ms);
+}
+
+/** The time a request id was made at, in milliseconds; undefined for a string not shaped like one. */
+export function requestIdTime(id: string): number | undefined {
+  if (!/^req_[0-9A-Za-z]{24}$/.test(id)) return undefined;
+  let ms = 0;
+  for (const char of id.slice(PREFIX.length, PREFIX.length + TIME_CHARS)) ms = ms * 62 + ALPHABET.indexOf(char);
+  return ms;
 }

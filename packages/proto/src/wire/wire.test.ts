@@ -5,7 +5,7 @@ import { isDuplicateKeyError } from "./duplicate-key.js";
 import { KEY_KIND, RESOURCE_STATUS } from "../vocabulary/index.js";
 import { keyHash, KEY_HASH_PATTERN } from "./key-hash.js";
 import { bearerMetadata, bearerToken } from "./metadata.js";
-import { newRequestId } from "./request-id.js";
+import { newRequestId, requestIdFloorAt, requestIdTime } from "./request-id.js";
 
 describe("wire constants", () => {
   it("maps every named enum value both ways, and UNSPECIFIED or unknown numbers to no name", () => {
@@ -26,9 +26,19 @@ describe("wire constants", () => {
   });
 
   it("mints distinct request ids of 24 base62 characters after req_", () => {
-    const ids = new Set(Array.from({ length: 1000 }, newRequestId));
+    const ids = new Set(Array.from({ length: 1000 }, () => newRequestId()));
     expect(ids.size).toBe(1000);
     for (const id of ids) expect(id).toMatch(/^req_[0-9A-Za-z]{24}$/);
+  });
+
+  it("mints request ids that sort by the time they were made, and reads that time back", () => {
+    const early = newRequestId(1_700_000_000_000);
+    const late = newRequestId(1_700_000_000_001);
+    expect(early < late).toBe(true);
+    expect(requestIdTime(early)).toBe(1_700_000_000_000);
+    expect(requestIdFloorAt(1_700_000_000_001) <= late).toBe(true);
+    expect(requestIdFloorAt(1_700_000_000_001) > early).toBe(true);
+    expect(requestIdTime("req_short")).toBeUndefined();
   });
 
   it("carries a bearer token in metadata and reads it back, refusing anything else", () => {

@@ -1,0 +1,65 @@
+import { LIST_LIMIT_MAX } from "@rms/proto";
+import { constant, field, listOf, publicObject } from "../../schema/objects.js";
+import { CREATED_RANGE_PARAM, LIMIT_PARAM } from "../../schema/params.js";
+import type { RequestLogDocument } from "../../request-logs/store.js";
+import type { ParamSpec } from "../operation.js";
+
+const REQUEST_ID = { type: "string", pattern: "^req_[0-9A-Za-z]{24}$" } as const;
+/** A request id of the examples: well-formed, names no request. */
+export const EXAMPLE_REQUEST_ID = `req_${"0".repeat(24)}`;
+const KEPT = {
+  type: ["object", "null"],
+  description: 'Redacted (secrets are `"[redacted]"`) and kept up to 8 KiB of JSON: a longer one is cut, with `"truncated": true` as its last field.',
+} as const;
+
+/** The public request log object of CONTRACT.md section 12, fields in contract order. */
+export const RequestLogObject = publicObject<RequestLogDocument>("RequestLog", {
+  id: field({ ...REQUEST_ID, description: "The request's `Request-Id`." }, (r) => r._id),
+  object: constant("request_log"),
+  method: field({ type: "string" }, (r) => r.method),
+  path: field({ type: "string", description: "The path requested, without its query." }, (r) => r.path),
+  status: field({ type: "integer", description: "The HTTP status answered." }, (r) => r.status),
+  error_type: field({ type: ["string", "null"] }, (r) => r.error_type ?? null),
+  error_code: field({ type: ["string", "null"] }, (r) => r.error_code ?? null),
+  api_key: field({ type: "string", description: "The id of the key the request was made with (`key_...`), never the key." }, (r) => r.api_key),
+  key_kind: field({ type: "string", enum: ["secret", "restricted", "publishable"] }, (r) => r.key_kind),
+  idempotency_key: field({ type: ["string", "null"] }, (r) => r.idempotency_key ?? null),
+  idempotent_replayed: field({ type: "boolean" }, (r) => r.idempotent_replayed),
+  duration_ms: field({ type: "integer", minimum: 0, description: "From the request's arrival to the end of its answer." }, (r) => r.duration_ms),
+  client_ip: field({ type: "string" }, (r) => r.client_ip),
+  user_agent: field({ type: ["string", "null"] }, (r) => r.user_agent),
+  livemode: field({ type: "boolean" }, (r) => r.livemode),
+  created: field({ type: "integer", description: "Unix seconds." }, (r) => r.created),
+  request_params: field(
+    { ...KEPT, description: `The parameters as parsed (query or body); null when none were read (refused before) or they were file contents. ${KEPT.description}` },
+    (r) => r.request_params,
+  ),
+  response_body: field({ ...KEPT, description: `The JSON answered; null for an answer that was not JSON. ${KEPT.description}` }, (r) => r.response_body),
+});
+
+export const RequestLogListObject = listOf(RequestLogObject, "/v1/request_logs", LIST_LIMIT_MAX);
+
+/** The `:id` of `/v1/request_logs/:id`. */
+export const REQUEST_LOG_ID_PATH = { id: { example: EXAMPLE_REQUEST_ID, schema: { type: "string", description: "The request id (`Request-Id`)." } } } satisfies Record<
+  string,
+  ParamSpec
+>;
+
+const cursor = { type: "string", pattern: "^(req_[0-9A-Za-z]{24})?$" } as const;
+
+/** Cursors, page size and the filters of `GET /v1/request_logs` (CONTRACT.md section 12). */
+export const REQUEST_LOG_LIST_PARAMS = {
+  limit: LIMIT_PARAM,
+  starting_after: { example: EXAMPLE_REQUEST_ID, schema: { ...cursor, description: "Cursor: the page after this request id (older). Not together with `ending_before` (400)." } },
+  ending_before: { example: EXAMPLE_REQUEST_ID, schema: { ...cursor, description: "Cursor: the page before this request id (newer). Not together with `starting_after` (400)." } },
+  status: { example: "4xx", schema: { type: "string", pattern: "^[1-5](\\d\\d|xx)$", description: "An exact status (`404`) or a class (`2xx`, `4xx`, `5xx`)." } },
+  method: { example: "POST", schema: { type: "string", enum: ["GET", "POST", "DELETE"], description: "The request's method." } },
+  path: {
+    example: "/v1/resources",
+    schema: { type: "string", pattern: "^/", maxLength: 1024, description: "An exact path: a collection (`/v1/resources`) or one object (`/v1/resources/res_...`)." },
+  },
+  api_key: { example: "key_0000000000000000000000", schema: { type: "string", pattern: "^key_[0-9A-Za-z]+$", description: "The id of the key the requests were made with." } },
+  idempotency_key: { example: "order-42", schema: { type: "string", minLength: 1, maxLength: 255, description: "The Idempotency-Key the requests carried." } },
+  error_code: { example: "resource_missing", schema: { type: "string", pattern: "^[a-z_]{1,64}$", description: "The error code answered." } },
+  created: CREATED_RANGE_PARAM,
+} satisfies Record<string, ParamSpec>;
