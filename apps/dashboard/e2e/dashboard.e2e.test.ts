@@ -170,6 +170,9 @@ describe.skipIf("missing" in browserFound)("the dashboard in Chromium", () => {
     await page.getByLabel("File (.csv, .jsonl)").setInputFiles({ name: "resources.csv", mimeType: "text/csv", buffer: Buffer.from(csv) });
     await page.getByRole("button", { name: "Upload and import" }).click();
     await page.waitForURL(/\/dashboard\/jobs\/job_/);
+    const importJob = await stack.api("GET", `/v1/jobs/${/jobs\/(job_[0-9A-Za-z]+)/.exec(page.url())![1]}`);
+    // Through the files API: the job reads the uploaded file.
+    expect((importJob.body.params as { file?: string }).file).toMatch(/^file_/);
     await expect.poll(() => page.getByTestId("job-progress").textContent(), { timeout: 30_000 }).toBe("3 of 3 processed (100%)");
     await page.getByText("succeeded").first().waitFor();
     await shot(page, "08-job");
@@ -185,15 +188,50 @@ describe.skipIf("missing" in browserFound)("the dashboard in Chromium", () => {
     await expect.poll(() => page.getByTestId("job-progress").textContent(), { timeout: 30_000 }).toBe("1 of 1 processed (100%)");
   });
 
-  it("files and request logs: listed, or said plainly to be missing on this server", async () => {
-    for (const [path, name] of [
-      ["/files", "10-files"],
-      ["/request-logs", "11-request-logs"],
-    ] as const) {
-      await page.goto(url(path));
-      await page.locator("table, .notice-info").first().waitFor();
-      await shot(page, name);
-    }
+  it("lists the uploaded and the job's files, exports every resource and downloads the file", async () => {
+    await page.goto(url("/files"));
+    await page.getByRole("cell", { name: "resources.csv" }).waitFor();
+    await page.getByRole("cell", { name: "job_results" }).first().waitFor();
+    await shot(page, "10-files");
+
+    await page.goto(url("/jobs"));
+    await page.getByLabel("Format").selectOption("csv");
+    await page.getByRole("button", { name: "Start export" }).click();
+    await page.waitForURL(/\/dashboard\/jobs\/job_/);
+    await page.getByRole("region", { name: "Progress" }).getByText("succeeded").waitFor({ timeout: 30_000 });
+    const [download] = await Promise.all([page.waitForEvent("download"), page.getByRole("region", { name: "Files" }).getByRole("button", { name: "Download" }).first().click()]);
+    const text = await download.createReadStream().then(async (stream) => {
+      let out = "";
+      for await (const chunk of stream) out += chunk;
+      return out;
+    });
+    expect(text).toMatch(/^\uFEFF?id,name,status,created,metadata\r?\n/);
+    expect(text).toContain("Made with curl");
+    await shot(page, "10b-export");
+  });
+
+  it("reads the request log of a failed call: its parameters, its answer, links to the objects", async () => {
+    const failed = await stack.api("POST", "/v1/resources", { name: "" });
+    expect(failed.status).toBe(400);
+    const requestId = (failed.body.error as { request_id: string }).request_id;
+    await page.goto(url("/request-logs?status=4xx"));
+    // Recorded within about a second of the answer.
+    await expect
+      .poll(
+        async () => {
+          await page.reload();
+          await page.locator("table, .notice").first().waitFor();
+          return page.getByRole("link", { name: requestId }).count();
+        },
+        { timeout: 30_000, interval: 1_000 },
+      )
+      .toBe(1);
+    await shot(page, "11-request-logs");
+    await page.getByRole("link", { name: requestId }).click();
+    await page.getByRole("heading", { name: "POST /v1/resources" }).waitFor();
+    await page.getByText("parameter_invalid_empty").first().waitFor();
+    expect(await page.getByRole("region", { name: "The request's parameters" }).textContent()).toContain('"name": ""');
+    await shot(page, "11b-request-log");
   });
 
   it("has no serious or critical accessibility violation on any page (axe)", async () => {

@@ -105,30 +105,3 @@ export async function unwrap<T>(call: Promise<{ data?: T; error?: unknown; respo
   if (failure.signedOut) onSignedOut(failure);
   throw failure;
 }
-
-/**
- * A call of a route this build's API document does not describe yet (files, request logs: built on other
- * branches). Same key, same error handling; the answer is typed by the caller.
- */
-export async function rawCall<T>(
-  key: KeySource,
-  method: string,
-  path: string,
-  init: { query?: URLSearchParams; body?: BodyInit; headers?: Record<string, string> } = {},
-): Promise<T> {
-  const url = `${path}${init.query && [...init.query].length > 0 ? `?${init.query}` : ""}`;
-  const headers = new Headers(init.headers);
-  const secret = key();
-  if (secret) headers.set("Authorization", `Bearer ${secret}`);
-  let response: Response;
-  try {
-    response = await fetch(url, { method, headers, ...(init.body !== undefined ? { body: init.body } : {}) });
-  } catch (cause) {
-    throw networkFailure(cause);
-  }
-  const body: unknown = await response.json().catch(() => null);
-  if (response.ok) return body as T;
-  const failure = failureOf(response.status, body, response.headers.get("Request-Id"));
-  if (failure.signedOut) onSignedOut(failure);
-  throw failure;
-}

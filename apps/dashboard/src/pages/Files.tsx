@@ -1,6 +1,6 @@
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { getRouteApi, Link, useNavigate } from "@tanstack/react-router";
-import { ApiFailure, rawCall } from "../api/client";
+import { ApiFailure, type Schemas, unwrap } from "../api/client";
 import { useAuth } from "../app/auth";
 import { ErrorNotice, NotAvailable } from "../components/ErrorNotice";
 import { IdLink } from "../components/IdLink";
@@ -9,22 +9,7 @@ import { formatBytes } from "../lib/progress";
 import { formatTime } from "../lib/time";
 import { DownloadButton } from "./JobDetail";
 
-/** The file object of CONTRACT.md section 11 (its route is not in this build's API document yet, so typed here). */
-interface FileObject {
-  id: string;
-  purpose: string;
-  filename: string | null;
-  size: number;
-  type: string;
-  sha256: string;
-  created: number;
-  expires_at: number | null;
-}
-
-interface FileList {
-  data: FileObject[];
-  has_more: boolean;
-}
+type Purpose = Schemas["File"]["purpose"];
 
 const route = getRouteApi("/files");
 const PURPOSES = ["resources_import", "resources_export", "job_results"] as const;
@@ -36,12 +21,18 @@ export function FilesPage() {
   const files = useQuery({
     queryKey: ["files", search],
     placeholderData: keepPreviousData,
-    queryFn: () => {
-      const query = new URLSearchParams({ limit: "20" });
-      if (search.purpose) query.set("purpose", search.purpose);
-      if (search.after) query.set("starting_after", search.after);
-      return rawCall<FileList>(() => auth.key, "GET", "/v1/files", { query });
-    },
+    queryFn: () =>
+      unwrap(
+        auth.client.GET("/v1/files", {
+          params: {
+            query: {
+              limit: 20,
+              ...(search.purpose && (PURPOSES as readonly string[]).includes(search.purpose) ? { purpose: search.purpose as Purpose } : {}),
+              ...(search.after ? { starting_after: search.after } : {}),
+            },
+          },
+        }),
+      ),
   });
   const missing = files.error instanceof ApiFailure && files.error.routeMissing ? files.error : null;
   const rows = files.data?.data ?? [];
@@ -122,7 +113,7 @@ const fileRoute = getRouteApi("/files/$id");
 export function FileDetailPage() {
   const { id } = fileRoute.useParams();
   const auth = useAuth();
-  const file = useQuery({ queryKey: ["file", id], queryFn: () => rawCall<FileObject>(() => auth.key, "GET", `/v1/files/${encodeURIComponent(id)}`) });
+  const file = useQuery({ queryKey: ["file", id], queryFn: () => unwrap(auth.client.GET("/v1/files/{id}", { params: { path: { id } } })) });
   const missing = file.error instanceof ApiFailure && file.error.routeMissing ? file.error : null;
   return (
     <div>

@@ -1,7 +1,7 @@
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { getRouteApi, useNavigate } from "@tanstack/react-router";
 import { useState } from "react";
-import { type Job, rawCall, type Schemas, unwrap } from "../api/client";
+import { type Job, type Schemas, unwrap } from "../api/client";
 import type { paths } from "../api/schema";
 import { useAuth } from "../app/auth";
 import { ErrorNotice } from "../components/ErrorNotice";
@@ -306,10 +306,7 @@ function ImportJob() {
       const key = auth.key ?? "";
       if (filesApi) {
         const uploaded = await uploadFile(key, file, (s, t) => setSent({ sent: s, total: t }));
-        return rawCall<Job>(() => key, "POST", "/v1/jobs", {
-          headers: { "Content-Type": "application/json" },
-          body: JSON.stringify({ type: "resources.import", params: { file: uploaded.id } }),
-        });
+        return unwrap(auth.client.POST("/v1/jobs", { body: { type: "resources.import", params: { file: uploaded.id } } })) as unknown as Promise<Job>;
       }
       const items = await itemsOfFile(file.name, await file.text());
       if (items.length > INLINE_IMPORT_MAX)
@@ -371,11 +368,7 @@ function ExportJob() {
   const available = auth.can("files:read");
   const reason = useScopeReason("jobs:write");
   const start = useMutation({
-    mutationFn: () =>
-      rawCall<Job>(() => auth.key, "POST", "/v1/jobs", {
-        headers: { "Content-Type": "application/json" },
-        body: JSON.stringify({ type: "resources.export", params: { format } }),
-      }),
+    mutationFn: () => unwrap(auth.client.POST("/v1/jobs", { body: { type: "resources.export", params: { format } } })) as unknown as Promise<Job>,
     onSuccess: (job) => void navigate({ to: "/jobs/$id", params: { id: job.id } }),
   });
   return (

@@ -1,13 +1,12 @@
 import { useQuery } from "@tanstack/react-query";
 import { Link } from "@tanstack/react-router";
-import { ApiFailure, rawCall, unwrap } from "../api/client";
+import { ApiFailure, unwrap } from "../api/client";
 import { useAuth } from "../app/auth";
 import { ErrorNotice, NotAvailable } from "../components/ErrorNotice";
 import { IdLink } from "../components/IdLink";
 import { Loading, Section, StatusBadge } from "../components/ui";
 import { formatTime } from "../lib/time";
 import { isScopeProbe } from "../lib/scopes";
-import type { RequestLog } from "./RequestLogs";
 
 /** How many a bounded page holds: "n", or "100+" when there are more (the dashboard never counts a whole account). */
 export function countLabel(page: { data: unknown[]; has_more: boolean } | undefined): string {
@@ -42,7 +41,7 @@ export function OverviewPage() {
   });
   const failed = useQuery({
     queryKey: ["overview", "failed-requests"],
-    queryFn: () => rawCall<{ data: RequestLog[] }>(() => auth.key, "GET", "/v1/request_logs", { query: new URLSearchParams({ limit: "10", status: "4xx" }) }),
+    queryFn: () => unwrap(client.GET("/v1/request_logs", { params: { query: { limit: 10, status: "4xx" } } })),
     // The dashboard's own scope probes (lib/scopes.ts) are not failures anyone needs to see here.
     select: (page) => ({ ...page, data: page.data.filter((log) => !isScopeProbe(log.request_params)).slice(0, 5) }),
   });

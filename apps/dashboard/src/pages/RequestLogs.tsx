@@ -1,37 +1,14 @@
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { getRouteApi, Link, useNavigate } from "@tanstack/react-router";
 import { useState } from "react";
-import { ApiFailure, rawCall } from "../api/client";
+import { ApiFailure, type Schemas, unwrap } from "../api/client";
 import { useAuth } from "../app/auth";
 import { ErrorNotice, NotAvailable } from "../components/ErrorNotice";
 import { IdLink, idsInPath } from "../components/IdLink";
 import { Json, Loading, Section, StatusBadge } from "../components/ui";
 import { formatTime } from "../lib/time";
 
-/** The request log object of CONTRACT.md section 12 (its route is not in this build's API document yet, so typed here). */
-export interface RequestLog {
-  id: string;
-  method: string;
-  path: string;
-  status: number;
-  error_type: string | null;
-  error_code: string | null;
-  api_key: string;
-  key_kind: string;
-  idempotency_key: string | null;
-  idempotent_replayed: boolean;
-  duration_ms: number;
-  client_ip: string;
-  user_agent: string | null;
-  created: number;
-  request_params: unknown;
-  response_body: unknown;
-}
-
-interface RequestLogList {
-  data: RequestLog[];
-  has_more: boolean;
-}
+export type RequestLog = Schemas["RequestLog"];
 
 const FILTERS = ["status", "method", "path", "error_code", "api_key", "idempotency_key"] as const;
 type FilterName = (typeof FILTERS)[number];
@@ -55,10 +32,11 @@ export function RequestLogsPage() {
     queryKey: ["request-logs", search],
     placeholderData: keepPreviousData,
     queryFn: () => {
-      const query = new URLSearchParams({ limit: "20" });
-      for (const name of FILTERS) if (search[name]) query.set(name, search[name]!);
-      if (search.after) query.set("starting_after", search.after);
-      return rawCall<RequestLogList>(() => auth.key, "GET", "/v1/request_logs", { query });
+      const filters = Object.fromEntries(FILTERS.filter((name) => search[name]).map((name) => [name, search[name]!])) as { method?: "GET" | "POST" | "DELETE" } & Record<
+        string,
+        string
+      >;
+      return unwrap(auth.client.GET("/v1/request_logs", { params: { query: { limit: 20, ...filters, ...(search.after ? { starting_after: search.after } : {}) } } }));
     },
   });
   const missing = logs.error instanceof ApiFailure && logs.error.routeMissing ? logs.error : null;
@@ -148,7 +126,7 @@ const logRoute = getRouteApi("/request-logs/$id");
 export function RequestLogDetailPage() {
   const { id } = logRoute.useParams();
   const auth = useAuth();
-  const log = useQuery({ queryKey: ["request-log", id], queryFn: () => rawCall<RequestLog>(() => auth.key, "GET", `/v1/request_logs/${encodeURIComponent(id)}`) });
+  const log = useQuery({ queryKey: ["request-log", id], queryFn: () => unwrap(auth.client.GET("/v1/request_logs/{id}", { params: { path: { id } } })) });
   const missing = log.error instanceof ApiFailure && log.error.routeMissing ? log.error : null;
   const data = log.data;
   const touched = data ? [...new Set([...idsInPath(data.path), ...idsIn(data.response_body)])] : [];
