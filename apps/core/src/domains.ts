@@ -21,7 +21,16 @@ import { DEFAULT_SETTINGS, type CoreSettings } from "./settings.js";
  * reflection files and permission rows from this list alone: a new object kind is its
  * folder (with a domain.ts) plus one line here.
  */
-export const DOMAINS: readonly Domain[] = [resourcesDomain, accountsDomain, eventsDomain, jobsDomain, webhookEndpointsDomain, webhookDeliveriesDomain, filesDomain, dashboardSessionsDomain];
+export const DOMAINS: readonly Domain[] = [
+  resourcesDomain,
+  accountsDomain,
+  eventsDomain,
+  jobsDomain,
+  webhookEndpointsDomain,
+  webhookDeliveriesDomain,
+  filesDomain,
+  dashboardSessionsDomain,
+];
 
 /**
  * Which roles may call each method, by gRPC path, from the domains' rows. A method missing

@@ -9,7 +9,15 @@ import { statusRoute } from "./status.js";
 import { WEBHOOK_ENDPOINT_OPERATIONS } from "./webhook-endpoints/index.js";
 
 /** Every authenticated public operation, one line per object kind. */
-export const OPERATIONS: readonly Operation[] = [...RESOURCE_OPERATIONS, ...EVENT_OPERATIONS, ...JOB_OPERATIONS, ...WEBHOOK_ENDPOINT_OPERATIONS, ...FILE_OPERATIONS, ...REQUEST_LOG_OPERATIONS, ...DASHBOARD_SESSION_OPERATIONS];
+export const OPERATIONS: readonly Operation[] = [
+  ...RESOURCE_OPERATIONS,
+  ...EVENT_OPERATIONS,
+  ...JOB_OPERATIONS,
+  ...WEBHOOK_ENDPOINT_OPERATIONS,
+  ...FILE_OPERATIONS,
+  ...REQUEST_LOG_OPERATIONS,
+  ...DASHBOARD_SESSION_OPERATIONS,
+];
 
 /** Paths served without a key, besides the API description itself. */
 export const KEYLESS_ROUTES: readonly KeylessRoute[] = [statusRoute];
