@@ -39,7 +39,13 @@ export function JobDetailPage() {
   const data = job.data;
   const view = data ? progressView(data) : null;
   const result = (data?.result ?? null) as Record<string, unknown> | null;
-  const files = [result?.["file"], result?.["results_file"]].filter((f): f is string => typeof f === "string");
+  const params = (data?.params ?? null) as Record<string, unknown> | null;
+  const named: [string, unknown][] = [
+    ["input", params?.["file"]],
+    ["export", result?.["file"]],
+    ["results, one line per item", result?.["results_file"]],
+  ];
+  const files = named.filter((f): f is [string, string] => typeof f[1] === "string");
   return (
     <div>
       <p className="crumbs">
@@ -91,9 +97,9 @@ export function JobDetailPage() {
           {files.length > 0 && (
             <Section title="Files">
               <ul>
-                {files.map((fileId) => (
+                {files.map(([what, fileId]) => (
                   <li key={fileId}>
-                    <IdLink id={fileId} /> <DownloadButton fileId={fileId} />
+                    {what}: <IdLink id={fileId} /> <DownloadButton fileId={fileId} />
                   </li>
                 ))}
               </ul>
