@@ -192,3 +192,26 @@ describe("the rms binary", () => {
     expect((error as { stderr: string }).stderr).toContain("refused the admin token");
   });
 });
+
+describe("rms dashboard", () => {
+  it("prints a sign-in link whose restricted key has the scopes asked for, and refuses bad arguments", async () => {
+    const account = (await rms("accounts", "create", "--json")).json()[0];
+    const session = await rms("dashboard", "--account", account.id, "--mode", "live", "--read-only", "--expires-in", "600", "--origin", "https://dash.example:9443/", "--json");
+    expect(session.code).toBe(0);
+    const printed = session.json()[0];
+    expect(printed).toMatchObject({ object: "dashboard_session", read_only: true, api_key: expect.stringMatching(/^key_/) });
+    expect(printed.url).toMatch(/^https:\/\/dash\.example:9443\/dashboard\/#key=rk_live_[0-9A-Za-z]{32}$/);
+    expect(printed.expires_at).toBeGreaterThan(Date.now() / 1000 + 590);
+    const keys = (await rms("keys", "list", "--account", account.id, "--json")).json();
+    expect(keys).toEqual([expect.objectContaining({ id: printed.api_key, kind: "restricted", livemode: true, scopes: expect.not.arrayContaining(["resources:write"]) })]);
+
+    const human = await rms("dashboard", "--account", account.id, "--mode", "test");
+    expect(human.stdout).toMatch(/^https:\/\/localhost:8443\/dashboard\/#key=rk_test_\S+\n\(signs in until .+; revoke with `rms keys revoke key_\S+`\)\n$/);
+
+    expect((await rms("dashboard", "--account", account.id, "--mode", "test", "--expires-in", "86401")).code).toBe(2);
+    expect((await rms("dashboard", "--account", account.id, "--mode", "test", "--origin", "http://plain")).code).toBe(2);
+    const unknown = await rms("dashboard", "--account", "acct_0000000000000000000000", "--mode", "test");
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toMatch(/account/);
+  });
+});

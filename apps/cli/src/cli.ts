@@ -1,5 +1,6 @@
 import {
   AdminService,
+  DashboardSessionService,
   JobService,
   KEY_KIND,
   LIST_LIMIT_DEFAULT,
@@ -69,13 +70,14 @@ function scopeList(value: string): string[] {
 }
 
 /** A client of one core service, closed when the command is done. */
-type CoreClient<S extends typeof AdminService | typeof JobService> = ServiceClient<S> & { close(): void };
+type CoreClient<S extends typeof AdminService | typeof JobService | typeof DashboardSessionService> = ServiceClient<S> & { close(): void };
 
 /** What a command's action works with: clients of core (made on first use, with the admin token) and the output. */
 interface CommandContext {
   readonly io: CliIo;
   admin(): CoreClient<typeof AdminService>;
   jobs(): CoreClient<typeof JobService>;
+  dashboardSessions(): CoreClient<typeof DashboardSessionService>;
   /** One line: the JSON object with `--json`, else the human text. */
   print(json: boolean, value: Record<string, unknown>, human: string): void;
 }
@@ -207,6 +209,35 @@ function jobsCancel(command: Command, context: CommandContext): void {
   );
 }
 
+/** `https://host[:port]`, without a trailing slash. */
+function httpsOrigin(value: string): string {
+  const origin = value.replace(/\/+$/, "");
+  if (!/^https:\/\/[^/?#\s]+$/.test(origin)) throw new InvalidArgumentError("must be https://host[:port]");
+  return origin;
+}
+
+function dashboard(command: Command, context: CommandContext): void {
+  command
+    .description("print a sign-in link of the dashboard: a short-lived restricted key of the account in the link's fragment")
+    .requiredOption("--account <acct_id>", "the account")
+    .addOption(new Option("--mode <mode>", "live or test data").choices(["live", "test"]).makeOptionMandatory())
+    .option("--read-only", "only the read scopes: the session changes nothing")
+    .option("--expires-in <seconds>", "how long the link signs in (1-86400)", wholeNumber(1, 86_400), 3600)
+    .option("--origin <https://host:port>", "the gateway the link opens (default https://localhost:$PORT, PORT default 8443)", httpsOrigin)
+    .option("--json", "print the session as the API answers it")
+    .action(async (opts: { account: string; mode: string; readOnly?: boolean; expiresIn: number; origin?: string; json?: boolean }) => {
+      const origin = opts.origin ?? `https://localhost:${context.io.env.PORT || "8443"}`;
+      const { key, secret } = await context.dashboardSessions().createDashboardSession({
+        tenant: { accountId: opts.account, livemode: opts.mode === "live" },
+        readOnly: !!opts.readOnly,
+        expiresIn: BigInt(opts.expiresIn),
+      });
+      const url = `${origin}/dashboard/#key=${secret}`;
+      const session = { object: "dashboard_session", url, read_only: !!opts.readOnly, expires_at: Number(key!.expiresAt), api_key: key!.id };
+      context.print(!!opts.json, session, `${url}\n(signs in until ${new Date(session.expires_at * 1000).toISOString()}; revoke with \`rms keys revoke ${key!.id}\`)`);
+    });
+}
+
 function start(command: Command, context: CommandContext): void {
   command.description("run the whole development stack in the foreground (what `npm start` does)").action(async () => {
     if (!context.io.startStack) throw new Error("start is not available here");
@@ -236,6 +267,7 @@ const COMMANDS: Readonly<Record<string, CommandGroup | CommandDefinition>> = {
   accounts: { description: "manage accounts", commands: { create: accountsCreate, list: accountsList } },
   keys: { description: "manage API keys", commands: { create: keysCreate, list: keysList, revoke: keysRevoke } },
   jobs: { description: "look at and cancel jobs of any account", commands: { list: jobsList, get: jobsGet, cancel: jobsCancel } },
+  dashboard,
   start,
   cluster,
 };
@@ -253,7 +285,7 @@ function declareCommands(program: Command, context: CommandContext): void {
 
 /** The context of one run: its clients of core at the address `core()` names when first used; `close()` ends them. */
 function commandContext(io: CliIo, core: () => string): CommandContext & { close(): void } {
-  const connect = <S extends typeof AdminService | typeof JobService>(service: S): CoreClient<S> => {
+  const connect = <S extends typeof AdminService | typeof JobService | typeof DashboardSessionService>(service: S): CoreClient<S> => {
     checkOperatorEnvironment(io.env);
     const token = readAdminToken(io.env, adminTokenFileOf(io.env));
     const tls = coreTlsFilesFromEnv(io.env);
@@ -265,14 +297,17 @@ function commandContext(io: CliIo, core: () => string): CommandContext & { close
   };
   let admin: CoreClient<typeof AdminService> | undefined;
   let jobs: CoreClient<typeof JobService> | undefined;
+  let sessions: CoreClient<typeof DashboardSessionService> | undefined;
   return {
     io,
     admin: () => (admin ??= connect(AdminService)),
     jobs: () => (jobs ??= connect(JobService)),
+    dashboardSessions: () => (sessions ??= connect(DashboardSessionService)),
     print: (json, value, human) => io.stdout(`${json ? JSON.stringify(value) : human}\n`),
     close() {
       admin?.close();
       jobs?.close();
+      sessions?.close();
     },
   };
 }

@@ -1,6 +1,7 @@
 import type { Db } from "mongodb";
 import type { Logger } from "pino";
 import { accountsDomain } from "./accounts/domain.js";
+import { dashboardSessionsDomain } from "./dashboard-sessions/domain.js";
 import { presentedKeyCheck } from "./accounts/presented-key.js";
 import { AccountStore } from "./accounts/store.js";
 import type { Domain, DomainContext } from "./domain.js";
@@ -21,7 +22,16 @@ import { DEFAULT_SETTINGS, type CoreSettings } from "./settings.js";
  * reflection files and permission rows from this list alone: a new object kind is its
  * folder (with a domain.ts) plus one line here.
  */
-export const DOMAINS: readonly Domain[] = [resourcesDomain, accountsDomain, eventsDomain, jobsDomain, webhookEndpointsDomain, webhookDeliveriesDomain, filesDomain];
+export const DOMAINS: readonly Domain[] = [
+  resourcesDomain,
+  accountsDomain,
+  eventsDomain,
+  jobsDomain,
+  webhookEndpointsDomain,
+  webhookDeliveriesDomain,
+  filesDomain,
+  dashboardSessionsDomain,
+];
 
 /**
  * Which roles may call each method, by gRPC path, from the domains' rows. A method missing

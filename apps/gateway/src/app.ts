@@ -19,10 +19,11 @@ import { processRecordSealer, type RecordSealer } from "./idempotency/index.js";
 import type { AddressRateLimit, RateLimiter } from "./ratelimit/index.js";
 import type { GatewayMetrics } from "./metrics.js";
 import { traceRequests } from "./http/tracing.js";
+import { DASHBOARD_PATH, dashboardRouter } from "./http/dashboard.js";
+import { requestTimeout } from "./http/request-timeout.js";
 import { recordRequests } from "./request-logs/capture.js";
 import type { RequestLogRecorder } from "./request-logs/recorder.js";
 import type { LocalStores } from "./routes/operation.js";
-import { requestTimeout } from "./http/request-timeout.js";
 
 export { OPERATIONS };
 
@@ -42,6 +43,8 @@ export interface GatewayDeps {
   readonly principals?: PrincipalCache;
   /** Opens answers a gateway of before recorded encrypted (a secret in them), for their last replays (a per-process key when omitted). */
   readonly recordSealer?: RecordSealer;
+  /** The dashboard's built files (apps/dashboard/dist), served at `/dashboard/`; null or missing: a page saying it is not built. */
+  readonly dashboardDir?: string | null;
   /** The gateway's own stores its local operations read (GET /v1/request_logs); those answer 503 when omitted. */
   readonly local?: LocalStores;
   /** Records every request answered to a key of an account (none recorded when omitted), kept `retentionDays`. */
@@ -102,6 +105,7 @@ export function createGatewayApp(deps: GatewayDeps): Express {
   app.use(addressLimit.middleware());
   app.use(refuseHead(methodsOf));
 
+  app.use(DASHBOARD_PATH, dashboardRouter(deps.dashboardDir ?? null));
   app.get(STATUS_PATH, statusHandler(core, logger));
   app.get(OPENAPI_PATH, openApiHandler(OPERATIONS));
   // Path by path, each with its 405 right after its verbs, in the order of OPERATIONS: a fixed path listed before

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ConfigError, parseGatewayConfig } from "./config.js";
+import { ConfigError, DEFAULT_DASHBOARD_DIR, parseGatewayConfig } from "./config.js";
 
 const base = { RMS_GATEWAY_TOKEN: "gateway-token-0123456789", MONGODB_URI: "mongodb://127.0.0.1:27017" };
 
@@ -28,8 +28,10 @@ describe("parseGatewayConfig", () => {
       supervised: false,
       tracing: expect.objectContaining({ exporter: null, serviceName: "rms-gateway" }),
       filesMaxBytes: 512 * 1024 * 1024,
+      dashboardDir: DEFAULT_DASHBOARD_DIR,
     });
     expect(parseGatewayConfig({ ...base, FILES_MAX_BYTES: "1048576" }).filesMaxBytes).toBe(1_048_576);
+    expect(DEFAULT_DASHBOARD_DIR.replaceAll("\\", "/")).toMatch(/apps\/dashboard\/dist$/);
   });
 
   it("reads every variable", () => {

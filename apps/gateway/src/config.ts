@@ -1,6 +1,7 @@
 import { address, ConfigError, databaseName, filePath, ipList, logLevel, mongoUri, parseEnvironment, port, positiveInt, rateLimitStore, token, type LogLevel } from "@rms/config";
 import { coreTlsFilesFromEnv, type CoreTlsFiles } from "@rms/proto";
 import { tracingConfig, type TracingConfig } from "@rms/telemetry";
+import { fileURLToPath } from "node:url";
 import { z } from "zod";
 
 export { ConfigError };
@@ -59,10 +60,15 @@ export interface GatewayConfig {
   readonly tracing?: TracingConfig;
   /** Most bytes of a file uploaded by `POST /v1/files` (FILES_MAX_BYTES, default 512 MiB); absent is the default. */
   readonly filesMaxBytes?: number;
+  /** The dashboard's built files (DASHBOARD_DIR; default apps/dashboard/dist beside this package), served at `/dashboard/`. */
+  readonly dashboardDir?: string;
 }
 
 /** FILES_MAX_BYTES's default: 512 MiB (CONTRACT.md section 11). */
 export const DEFAULT_FILES_MAX_BYTES = 512 * 1024 * 1024;
+
+/** apps/dashboard/dist, from this file's place in apps/gateway/dist (or src). */
+export const DEFAULT_DASHBOARD_DIR = fileURLToPath(new URL("../../dashboard/dist", import.meta.url));
 
 /** The gateway's variables, by the shared rules of @rms/config (core and the launcher check the same ones alike). */
 const schema = z.object({
@@ -90,6 +96,7 @@ const schema = z.object({
   MONGODB_DATABASE: databaseName(),
   RMS_SUPERVISED: z.string().optional(),
   FILES_MAX_BYTES: positiveInt().optional(),
+  DASHBOARD_DIR: z.string().trim().min(1, "must not be empty").optional(),
 });
 
 /**
@@ -136,5 +143,6 @@ export function parseGatewayConfig(env: Readonly<Record<string, string | undefin
     supervised: c.RMS_SUPERVISED === "1",
     tracing: tracingConfig(env, "rms-gateway"),
     filesMaxBytes: c.FILES_MAX_BYTES ?? DEFAULT_FILES_MAX_BYTES,
+    dashboardDir: c.DASHBOARD_DIR ?? DEFAULT_DASHBOARD_DIR,
   };
 }

@@ -1,6 +1,7 @@
 import { connectivityState, status as GrpcStatus, type Client } from "@grpc/grpc-js";
 import {
   AdminService,
+  DashboardSessionService,
   Health,
   HealthCheckResponse_ServingStatus,
   REQUEST_ID_METADATA,
@@ -34,6 +35,7 @@ export const CORE_SERVICES = {
   webhookEndpoints: WebhookEndpointService,
   admin: AdminService,
   files: FileService,
+  dashboardSessions: DashboardSessionService,
 } as const;
 
 export type CoreServiceName = keyof typeof CORE_SERVICES;

@@ -5,3 +5,4 @@ export { parseGatewayConfig, ConfigError, type GatewayConfig } from "./config.js
 export { connectCore, type CoreClients, type ServingStatus } from "./core.js";
 export { ApiError, httpStatusOf, fromCoreError, type ErrorCode, type ErrorType } from "./errors.js";
 export { developmentCertificate, loadTls } from "./tls.js";
+export { openApiDocument, OPENAPI_PATH, type OpenApiDocument } from "./openapi.js";

@@ -157,7 +157,7 @@ function operationObject(operation: Operation): Schema {
       .map((s) => s[0]!.toUpperCase() + s.slice(1))
       .join("")}`,
     summary: operation.summary,
-    description: `Needs the \`${operation.scope}\` scope.${errorsOf(operation)}`,
+    description: `${operation.secretKeyOnly ? "Needs a secret key." : `Needs the \`${operation.scope}\` scope.`}${errorsOf(operation)}`,
     "x-scope": operation.scope,
     parameters,
     ...(requestBody ? { requestBody } : {}),

@@ -17,9 +17,9 @@ import { AddressRateLimit } from "./ratelimit/index.js";
 import { normalizeIp } from "./http/https.js";
 import { ConnectionLimit } from "./http/connection-limit.js";
 import { acceptProxyProtocol } from "./http/proxy-protocol.js";
+import { REQUEST_TIMEOUT_MS } from "./http/request-timeout.js";
 import { DEFAULT_REQUEST_LOGS } from "./config.js";
 import { RequestLogRecorder } from "./request-logs/recorder.js";
-import { REQUEST_TIMEOUT_MS } from "./http/request-timeout.js";
 
 /** Limits that keep one client from holding the gateway's sockets. */
 export const SERVER_LIMITS = {
@@ -140,6 +140,7 @@ export async function startGateway(config: GatewayConfig, options: StartOptions 
     addressLimit,
     rateLimiter: stores.rateLimiter,
     recordSealer: recordSealer(config.coreToken),
+    dashboardDir: config.dashboardDir ?? null,
     local: { requestLogs: stores.requestLogs },
     ...(recorder ? { requestLogs: { recorder, retentionDays: requestLogSettings.retentionDays } } : {}),
   });

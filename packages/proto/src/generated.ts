@@ -2,6 +2,7 @@
 export * from "./gen/grpc/health/v1/health_pb.js";
 export * from "./gen/rms/v1/admin_pb.js";
 export * from "./gen/rms/v1/common_pb.js";
+export * from "./gen/rms/v1/dashboard_sessions_pb.js";
 export * from "./gen/rms/v1/errors_pb.js";
 export * from "./gen/rms/v1/events_pb.js";
 export * from "./gen/rms/v1/files_pb.js";

@@ -211,6 +211,10 @@ describe("npm start (rms start)", () => {
       `rms: operator: core gRPC (npx rms) at 127.0.0.1:${ports.core}; /metrics on 127.0.0.1: gateway a free port, core a free port, worker-1 a free port`,
     );
     expect(first.output()).toContain(`https://localhost:${ports.https}/v1/resources -H "Authorization: Bearer ${key}"`);
+    // Beside it, the dashboard's sign-in link: a restricted key in the fragment, for the terminal only.
+    const dashboardKey = new RegExp(`https://localhost:${ports.https}/dashboard/#key=(rk_test_[0-9A-Za-z]{32})`).exec(first.output())?.[1];
+    expect(dashboardKey, first.output()).toBeDefined();
+    expect(first.stdout()).not.toContain(dashboardKey);
 
     // Least privilege: the gateway runs with a token of its own and without the admin token.
     const adminToken = readFileSync(join(dataDir, "admin-token"), "utf8").trim();
@@ -236,7 +240,7 @@ describe("npm start (rms start)", () => {
     expect(notPrivate(dataDir)).toEqual([]);
 
     const second = await startStack(ports);
-    expect(second.output()).not.toMatch(/sk_test_/);
+    expect(second.output()).not.toMatch(/sk_test_|rk_test_/);
     const fetched = await call(ports.https, `/v1/resources/${created.json.id}`, key!);
     expect(fetched.json).toEqual(created.json);
     second.child.kill("SIGINT");

@@ -1,6 +1,6 @@
 import { request } from "node:https";
 import { join, resolve } from "node:path";
-import { AdminService, KeyKind, bearerMetadata, coreTlsFilesFromEnv, createClient, mutualTlsCredentials } from "@rms/proto";
+import { AdminService, DashboardSessionService, KeyKind, bearerMetadata, coreTlsFilesFromEnv, createClient, mutualTlsCredentials } from "@rms/proto";
 import { describeDatabase, startDatabase, type RunningDatabase } from "@rms/test-db";
 import { ensureAdminToken, ensureGatewayToken, ensureSecretKey } from "../admin-token.js";
 import { adminTokenFileOf, dataDirOf, gatewayTokenFileOf, secretKeyFileOf } from "../paths.js";
@@ -27,12 +27,29 @@ export function statusOk(port: number): Promise<boolean> {
   });
 }
 
-/** First start on an empty database: one account and one test secret key, printed once with a curl line. */
-export async function bootstrapFirstAccount(admin: ReturnType<typeof createClient<typeof AdminService>>, config: StackConfig, dataDir: string): Promise<void> {
+/** How long the dashboard link of the first start stays valid (seconds): a day, the longest a session may live. */
+export const FIRST_START_DASHBOARD_S = 86_400;
+
+/**
+ * First start on an empty database: one account and one test secret key, printed once with a curl line, and (given
+ * core's dashboard-session client) a sign-in link of the dashboard beside it.
+ */
+export async function bootstrapFirstAccount(
+  admin: ReturnType<typeof createClient<typeof AdminService>>,
+  config: StackConfig,
+  dataDir: string,
+  sessions?: ReturnType<typeof createClient<typeof DashboardSessionService>>,
+): Promise<void> {
   const { accounts } = await admin.listAccounts({ limit: 1 });
   if (accounts.length > 0) return;
   const { account } = await admin.createAccount({});
   const { secret } = await admin.createKey({ accountId: account!.id, kind: KeyKind.SECRET, livemode: false });
+  const session = sessions
+    ? await sessions.createDashboardSession({ tenant: { accountId: account!.id, livemode: false }, readOnly: false, expiresIn: BigInt(FIRST_START_DASHBOARD_S) })
+    : undefined;
+  const dashboard = session
+    ? ["Or open the dashboard (this link signs in for 24 hours; `npx rms dashboard` makes another):", "", `  https://localhost:${config.PORT}/dashboard/#key=${session.secret}`, ""]
+    : [];
   // The development certificate as an absolute path: the line works pasted in any directory.
   const tls = config.TLS_CERT_FILE ? "" : ` --cacert ${shellWord(certificatePath(dataDir))}`;
   // The terminal, not stdout: stdout carries the JSON log lines that a collector may read.
@@ -47,6 +64,7 @@ export async function bootstrapFirstAccount(admin: ReturnType<typeof createClien
       "",
       `  curl${tls} https://localhost:${config.PORT}/v1/resources -H "Authorization: Bearer ${secret}" -d name="My first resource"`,
       "",
+      ...dashboard,
     ].join("\n") + "\n",
   );
 }
@@ -138,11 +156,17 @@ export async function startStack(env: Record<string, string | undefined>): Promi
       timeoutMs: 2_000,
       ...(coreTls ? { credentials: mutualTlsCredentials(coreTls) } : {}),
     });
+    const sessions = createClient(DashboardSessionService, config.CORE_ADDR, {
+      metadata: bearerMetadata(adminToken),
+      timeoutMs: 2_000,
+      ...(coreTls ? { credentials: mutualTlsCredentials(coreTls) } : {}),
+    });
     try {
       await waitUntil("core", () => admin.listAccounts({ limit: 1 }).then(() => true), 60_000, core);
-      await bootstrapFirstAccount(admin, config, dataDir);
+      await bootstrapFirstAccount(admin, config, dataDir, sessions);
     } finally {
       admin.close();
+      sessions.close();
     }
 
     // Workers share only the database with core; they start once core has made the indexes.

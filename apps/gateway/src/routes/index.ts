@@ -1,4 +1,5 @@
 import type { EventPayload, KeylessRoute, Operation } from "./operation.js";
+import { DASHBOARD_SESSION_OPERATIONS } from "./dashboard-sessions/create.js";
 import { EVENT_OPERATIONS } from "./events/index.js";
 import { EventObject } from "./events/objects.js";
 import { FILE_OPERATIONS } from "./files/index.js";
@@ -16,6 +17,7 @@ export const OPERATIONS: readonly Operation[] = [
   ...WEBHOOK_ENDPOINT_OPERATIONS,
   ...FILE_OPERATIONS,
   ...REQUEST_LOG_OPERATIONS,
+  ...DASHBOARD_SESSION_OPERATIONS,
 ];
 
 /** Paths served without a key, besides the API description itself. */

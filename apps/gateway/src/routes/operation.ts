@@ -61,6 +61,8 @@ export interface OperationInput {
   /** Path parameters such as `id`. */
   readonly path: Readonly<Record<string, string>>;
   readonly tenant: Tenant;
+  /** The origin the request was addressed to (`https://<Host>`), for answers that carry a link (a dashboard session). */
+  readonly origin?: string;
 }
 
 /** What an operation answers on success. */
@@ -112,6 +114,8 @@ export interface Operation {
   readonly timeoutMs?: number;
   /** Its answers carry a secret: core keeps them sealed (`idempotency: "sealed"`); a gateway of before sealed its own copy (idempotency/sealed-records.ts). */
   readonly secretInAnswer?: boolean;
+  /** Only a secret key may run it (a dashboard session), whatever scopes a restricted key holds. */
+  readonly secretKeyOnly?: boolean;
   /** Checks the request and makes the one core call it stands for (throws ApiError on bad input). */
   prepare(input: OperationInput): PreparedCall;
   /**
@@ -201,12 +205,14 @@ export interface OperationSpec<S extends CoreServiceName, M extends RpcName<S>, 
   readonly secretInAnswer?: boolean;
   /** A POST whose call changes nothing (a preview): a failure in transit is 503, not `outcome_unknown`. */
   readonly readOnly?: boolean;
+  /** Only a secret key may run it, whatever scopes a restricted key holds. */
+  readonly secretKeyOnly?: boolean;
   readonly service: S;
   readonly rpc: M;
   /** The request message, from the checked parameters. */
   request(input: OperationInput): RpcRequest<S, M>;
-  /** What of the reply the success object renders. */
-  reply(reply: RpcReply<S, M>): O | undefined;
+  /** What of the reply the success object renders (with the request, for an answer that repeats some of it). */
+  reply(reply: RpcReply<S, M>, input: OperationInput): O | undefined;
 }
 
 export function defineOperation<S extends CoreServiceName, M extends RpcName<S>, O>(spec: OperationSpec<S, M, O>): Operation {
@@ -231,13 +237,14 @@ export function defineOperation<S extends CoreServiceName, M extends RpcName<S>,
     ...(spec.bodyParameterLimit !== undefined ? { bodyParameterLimit: spec.bodyParameterLimit } : {}),
     ...(spec.timeoutMs !== undefined ? { timeoutMs: spec.timeoutMs } : {}),
     ...(spec.secretInAnswer ? { secretInAnswer: true } : {}),
+    ...(spec.secretKeyOnly ? { secretKeyOnly: true } : {}),
     prepare: (input) => ({
       service: spec.service,
       rpc: spec.rpc,
       request: spec.request(input),
       success,
       write,
-      render: (reply) => spec.success.object.render(spec.reply(reply as RpcReply<S, M>)),
+      render: (reply) => spec.success.object.render(spec.reply(reply as RpcReply<S, M>, input)),
     }),
   };
 }

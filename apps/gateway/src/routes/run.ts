@@ -1,5 +1,6 @@
 import type { Metadata } from "@grpc/grpc-js";
 import {
+  KeyKind,
   ANSWER_HEADERS_METADATA,
   IDEMPOTENCY_KEY_METADATA,
   idempotencyScopeId,
@@ -74,6 +75,7 @@ async function runAuthenticated(operation: Operation, deps: RunDeps, auth: Authe
     deps.logger.warn({ request_id: requestId, err: cause instanceof Error ? cause.message : String(cause) }, "rate limiter unavailable: answered 503"),
   );
   authorize(principal, operation.scope);
+  if (operation.secretKeyOnly && principal.kind !== KeyKind.SECRET) throw new ApiError("insufficient_scope", "Only a secret key (sk_...) may do this.");
   if (operation.stream) return runStream(operation, operation.stream, deps, auth, req, res);
 
   // parse
@@ -84,7 +86,7 @@ async function runAuthenticated(operation: Operation, deps: RunDeps, auth: Authe
   rejectUnknown(params, operation.params);
   // A query string's parameters are filters and cursors, none of which can be unset: one rule for every list.
   if (operation.method === "GET") rejectEmptyValues(params);
-  const call = operation.prepare({ params, path: req.params as Record<string, string>, tenant: principal.tenant });
+  const call = operation.prepare({ params, path: req.params as Record<string, string>, tenant: principal.tenant, origin: `https://${req.headers.host ?? "localhost"}` });
   const base = { [REQUEST_ID_METADATA]: requestId, ...presentedKeyMetadata(auth) };
   const timeout = operation.timeoutMs !== undefined ? { timeoutMs: operation.timeoutMs } : {};
   if (key === undefined) {

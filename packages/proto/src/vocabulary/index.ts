@@ -1,4 +1,5 @@
 import { ACCOUNTS_VOCABULARY } from "./accounts.js";
+import { DASHBOARD_SESSIONS_VOCABULARY } from "./dashboard-sessions.js";
 import { EVENTS_VOCABULARY } from "./events.js";
 import { FILES_VOCABULARY } from "./files.js";
 import { JOBS_VOCABULARY } from "./jobs.js";
@@ -10,6 +11,7 @@ import { WEBHOOKS_VOCABULARY } from "./webhooks.js";
 
 export type { Vocabulary } from "./vocabulary.js";
 export * from "./accounts.js";
+export * from "./dashboard-sessions.js";
 export * from "./events.js";
 export * from "./files.js";
 export * from "./jobs.js";
@@ -33,6 +35,7 @@ export const VOCABULARIES = [
   EVENTS_VOCABULARY,
   FILES_VOCABULARY,
   REQUEST_LOGS_VOCABULARY,
+  DASHBOARD_SESSIONS_VOCABULARY,
 ] as const satisfies readonly Vocabulary[];
 
 type Each = (typeof VOCABULARIES)[number];

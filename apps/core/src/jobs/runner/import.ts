@@ -115,7 +115,7 @@ async function rowsChunk(run: JobRun, tenant: Tenant, file: string, state: Check
     inserted.push(i);
     outcomes.push({ id });
   });
-  const refused = await insertAll(run.db.collection<ResourceDocument>(RESOURCES_COLLECTION), docs);
+  const refused = await new ResourceStore(run.db).insertMany(docs);
   for (const [position, message] of refused) outcomes[inserted[position]!] = { code: "write_failed", param: null, message };
   run.written(
     RESOURCES_COLLECTION,

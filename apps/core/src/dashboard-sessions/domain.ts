@@ -1,0 +1,74 @@
+import { DashboardSessionService, KEY_KIND, PRESENTED_KEY_ID_METADATA, SCOPES, type CallContext, type Scope, type ServiceImplementation } from "@rms/proto";
+import { AccountStore } from "../accounts/store.js";
+import { serviceDomain } from "../domain.js";
+import { errors } from "../errors.js";
+import type { PresentedKeyCheck } from "../grpc/define-rpc.js";
+import { tenantOf } from "../grpc/call-info.js";
+import { isId } from "../ids.js";
+
+/** How long a dashboard key lives when the caller does not say (seconds). */
+export const DASHBOARD_SESSION_DEFAULT_S = 3600;
+/** The longest a dashboard key may live (seconds): one day. */
+export const DASHBOARD_SESSION_MAX_S = 86_400;
+
+/** The scopes of a dashboard key: every scope, or only those that read (CONTRACT.md section 13). */
+export function dashboardScopes(readOnly: boolean): Scope[] {
+  return readOnly ? SCOPES.filter((scope) => scope.endsWith(":read")) : [...SCOPES];
+}
+
+/**
+ * Dashboard sessions: a short-lived restricted key for a sign-in link. Core makes the key (the gateway never
+ * does): for a public request only on behalf of a presented, live secret key of the same tenant (checked here
+ * too, not only by the gateway), for the operator's CLI (role `admin`, no presented key) for any existing account.
+ */
+export function dashboardSessionService(store: AccountStore, checkKey: PresentedKeyCheck): ServiceImplementation<typeof DashboardSessionService> {
+  return {
+    async createDashboardSession(request, context: CallContext) {
+      const tenant = tenantOf(request.tenant);
+      const expiresIn = request.expiresIn === 0n ? DASHBOARD_SESSION_DEFAULT_S : Number(request.expiresIn);
+      if (!Number.isInteger(expiresIn) || expiresIn < 1 || expiresIn > DASHBOARD_SESSION_MAX_S) {
+        throw errors.invalid("parameter_invalid", `expires_in must be an integer from 1 to ${DASHBOARD_SESSION_MAX_S} (seconds).`, "expires_in");
+      }
+      await checkKey(context, tenant);
+      const presentedId = context.metadata.get(PRESENTED_KEY_ID_METADATA)[0];
+      if (typeof presentedId === "string") {
+        const presented = isId("key", presentedId) ? await store.getKey(presentedId) : null;
+        if (presented?.kind !== "secret") throw errors.of("insufficient_scope", "Only a secret key can make a dashboard session.");
+      } else if (!isId("acct", tenant.account) || !(await store.getAccount(tenant.account))) {
+        throw errors.notFound("account", tenant.account, "account");
+      }
+      const { key, secret } = await store.createKey({
+        account: tenant.account,
+        kind: "restricted",
+        livemode: tenant.livemode,
+        scopes: dashboardScopes(request.readOnly),
+        expiresAt: Math.floor(Date.now() / 1000) + expiresIn,
+      });
+      return {
+        secret,
+        key: {
+          id: key._id,
+          accountId: key.account,
+          kind: KEY_KIND.valueOf(key.kind),
+          livemode: key.livemode,
+          scopes: key.scopes,
+          created: BigInt(key.created),
+          expiresAt: BigInt(key.expires_at ?? 0),
+          revokedAt: 0n,
+          prefix: key.prefix,
+        },
+      };
+    },
+  };
+}
+
+/** The sign-in keys of the dashboard; their keys live with every other key (the accounts domain's collection). */
+export const dashboardSessionsDomain = serviceDomain({
+  name: "dashboard-sessions",
+  service: DashboardSessionService,
+  roles: { createDashboardSession: ["admin", "gateway"] },
+  open({ db, checkKey }) {
+    const store = new AccountStore(db);
+    return { indexes: { ensureIndexes: async () => {} }, implementation: dashboardSessionService(store, checkKey) };
+  },
+});

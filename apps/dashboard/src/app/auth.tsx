@@ -1,0 +1,90 @@
+import { useQueryClient } from "@tanstack/react-query";
+import { createContext, useCallback, useContext, useEffect, useMemo, useState, type ReactNode } from "react";
+import { apiClient, type ApiFailure, type Client, whenSignedOut } from "../api/client";
+import { probeScopes } from "../lib/scopes";
+import { forgetKey, type Scope, storedKey, storedScopes, storeKey, storeScopes } from "../session";
+
+/** Why the tab is at sign-in: the API's words when it refused the key, or the user signed out. */
+export interface SignOutReason {
+  readonly message: string;
+  readonly requestId: string | null;
+}
+
+export interface Auth {
+  readonly key: string | null;
+  /** Null while they are being learned (sign-in). */
+  readonly scopes: readonly Scope[] | null;
+  readonly client: Client;
+  readonly reason: SignOutReason | null;
+  signIn(key: string): Promise<void>;
+  signOut(reason?: SignOutReason): void;
+  can(scope: Scope): boolean;
+}
+
+const AuthContext = createContext<Auth | null>(null);
+
+export function useAuth(): Auth {
+  const auth = useContext(AuthContext);
+  if (!auth) throw new Error("useAuth outside AuthProvider");
+  return auth;
+}
+
+export function AuthProvider({ children }: { children: ReactNode }) {
+  const queryClient = useQueryClient();
+  const [key, setKey] = useState<string | null>(() => storedKey());
+  const [scopes, setScopes] = useState<readonly Scope[] | null>(() => (storedKey() ? storedScopes() : null));
+  const [reason, setReason] = useState<SignOutReason | null>(null);
+  const client = useMemo(() => apiClient(() => storedKey()), []);
+
+  const signOut = useCallback(
+    (why?: SignOutReason) => {
+      forgetKey();
+      setKey(null);
+      setScopes(null);
+      setReason(why ?? null);
+      queryClient.clear();
+    },
+    [queryClient],
+  );
+
+  useEffect(() => {
+    whenSignedOut((failure: ApiFailure) => signOut({ message: failure.message, requestId: failure.requestId }));
+  }, [signOut]);
+
+  const learnScopes = useCallback(
+    async (secret: string) => {
+      try {
+        const learned = await probeScopes(secret);
+        storeScopes(learned);
+        setScopes(learned);
+      } catch (error) {
+        const body = (error as { body?: { error?: { message?: string; request_id?: string } } }).body;
+        signOut({ message: body?.error?.message ?? (error as Error).message, requestId: body?.error?.request_id ?? null });
+        throw error;
+      }
+    },
+    [signOut],
+  );
+
+  // A key kept from before a reload, whose scopes were not learned yet.
+  useEffect(() => {
+    if (key && scopes === null) void learnScopes(key).catch(() => {});
+  }, [key, scopes, learnScopes]);
+
+  const signIn = useCallback(
+    async (secret: string) => {
+      storeKey(secret);
+      setReason(null);
+      setScopes(null);
+      setKey(secret);
+      await learnScopes(secret);
+    },
+    [learnScopes],
+  );
+
+  const value = useMemo<Auth>(
+    () => ({ key, scopes, client, reason, signIn, signOut, can: (scope) => scopes?.includes(scope) ?? false }),
+    [key, scopes, client, reason, signIn, signOut],
+  );
+  return <AuthContext.Provider value={value}>{children}</AuthContext.Provider>;
+}

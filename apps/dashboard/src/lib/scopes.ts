@@ -1,0 +1,71 @@
+import type { Scope } from "../session";
+
+/**
+ * How the dashboard learns what its key may do, through the public API only: one harmless request per scope, read
+ * by its answer. A scope the key lacks is refused with 403 (`insufficient_scope` or `publishable_key_read_only`)
+ * before anything else is checked; any other answer (200, or 400 for the write probes that carry an unknown
+ * parameter, which change nothing) means the key has it. `jobs:write` is probed with a dry run (`validate_only`),
+ * which answers 200; `resources:write` and `files:write` have no dry run, so their probes carry the unknown
+ * parameter `scope_probe` (the overview leaves those requests out of "latest failed requests"). A route the server does not have (`404 route_missing`) means the
+ * feature is absent, so the scope is not offered either.
+ */
+export interface ScopeProbe {
+  readonly scope: Scope;
+  readonly method: "GET" | "POST";
+  readonly path: string;
+  /** A body the route refuses (400) after the scope check, so the probe never changes anything. */
+  readonly body?: string;
+}
+
+export const SCOPE_PROBES: readonly ScopeProbe[] = [
+  { scope: "resources:read", method: "GET", path: "/v1/resources?limit=1" },
+  { scope: "resources:write", method: "POST", path: "/v1/resources", body: JSON.stringify({ scope_probe: true }) },
+  { scope: "events:read", method: "GET", path: "/v1/events?limit=1" },
+  { scope: "jobs:read", method: "GET", path: "/v1/jobs?limit=1" },
+  // A dry run (`validate_only`) of a job that matches nothing: a 200 preview, no job.
+  {
+    scope: "jobs:write",
+    method: "POST",
+    path: "/v1/jobs",
+    body: JSON.stringify({ type: "resources.bulk_delete", params: { filter: { ids: ["res_0000000000000000000000"] } }, validate_only: true }),
+  },
+  { scope: "webhooks:write", method: "GET", path: "/v1/webhook_endpoints?limit=1" },
+  { scope: "files:read", method: "GET", path: "/v1/files?limit=1" },
+  { scope: "files:write", method: "POST", path: "/v1/uploads", body: JSON.stringify({ scope_probe: true }) },
+  { scope: "request_logs:read", method: "GET", path: "/v1/request_logs?limit=1" },
+];
+
+/** Whether an answer to a probe means the key has its scope. */
+export function grants(status: number, code: string | undefined): boolean {
+  if (status === 401 || status === 403) return false;
+  if (status === 404 && code === "route_missing") return false;
+  if (status === 405) return false;
+  return status < 500;
+}
+
+/** Runs every probe; a 401 (a dead key) rejects with the API's answer. */
+export async function probeScopes(key: string, fetcher: typeof fetch = fetch): Promise<Scope[]> {
+  const results = await Promise.all(
+    SCOPE_PROBES.map(async (probe) => {
+      const response = await fetcher(probe.path, {
+        method: probe.method,
+        headers: { Authorization: `Bearer ${key}`, ...(probe.body ? { "Content-Type": "application/json" } : {}) },
+        ...(probe.body ? { body: probe.body } : {}),
+      });
+      const body = (await response.json().catch(() => null)) as { error?: { code?: string; message?: string; request_id?: string } } | null;
+      if (response.status === 401) throw Object.assign(new Error(body?.error?.message ?? "The key was refused."), { status: 401, body });
+      return grants(response.status, body?.error?.code) ? probe.scope : null;
+    }),
+  );
+  return results.filter((s): s is Scope => s !== null);
+}
+
+/** Why a control is disabled: the scope it needs and the key lacks, in words; null when allowed. */
+export function missingScopeReason(scopes: readonly Scope[], needed: Scope): string | null {
+  return scopes.includes(needed) ? null : `This key does not have the ${needed} scope${needed.endsWith(":write") ? " (a read-only session changes nothing)" : ""}.`;
+}
+
+/** Whether a recorded request was one of these probes (its parameters carry `scope_probe`). */
+export function isScopeProbe(params: unknown): boolean {
+  return typeof params === "object" && params !== null && "scope_probe" in params;
+}

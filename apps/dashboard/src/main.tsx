@@ -1,0 +1,36 @@
+import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
+import { RouterProvider } from "@tanstack/react-router";
+import { StrictMode } from "react";
+import { createRoot } from "react-dom/client";
+import { ApiFailure } from "./api/client";
+import { AuthProvider } from "./app/auth";
+import { router } from "./router";
+import { keyFromFragment, storeKey } from "./session";
+import "./styles.css";
+
+// A sign-in link: the key is in the fragment (never sent to a server). Keep it in this tab's sessionStorage and
+// take it out of the address bar and the history at once.
+const fragmentKey = keyFromFragment(window.location.hash);
+if (fragmentKey) storeKey(fragmentKey);
+if (window.location.hash.includes("key=")) window.history.replaceState(null, "", window.location.pathname + window.location.search);
+
+const queryClient = new QueryClient({
+  defaultOptions: {
+    queries: {
+      // An API refusal is an answer, not a glitch: shown at once, never retried (a 429 or 503 is tried once more).
+      retry: (count, error) => error instanceof ApiFailure && (error.status === 429 || error.status === 503 || error.status === 0) && count < 1,
+      refetchOnWindowFocus: false,
+      staleTime: 2_000,
+    },
+  },
+});
+
+createRoot(document.getElementById("root")!).render(
+  <StrictMode>
+    <QueryClientProvider client={queryClient}>
+      <AuthProvider>
+        <RouterProvider router={router} />
+      </AuthProvider>
+    </QueryClientProvider>
+  </StrictMode>,
+);

@@ -1,0 +1,163 @@
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { getRouteApi, Link } from "@tanstack/react-router";
+import { useState } from "react";
+import { unwrap } from "../api/client";
+import { useAuth } from "../app/auth";
+import { ErrorNotice } from "../components/ErrorNotice";
+import { IdLink } from "../components/IdLink";
+import { Json, Loading, ScopeNote, Section, StatusBadge, useScopeReason } from "../components/ui";
+import { downloadFile } from "../lib/download";
+import { isFinished, progressView } from "../lib/progress";
+import { formatTime } from "../lib/time";
+
+const route = getRouteApi("/jobs/$id");
+
+export function JobDetailPage() {
+  const { id } = route.useParams();
+  const auth = useAuth();
+  const queryClient = useQueryClient();
+  const writeReason = useScopeReason("jobs:write");
+  const job = useQuery({
+    queryKey: ["job", id],
+    // Live while unfinished: once a second, only while the tab is visible (TanStack Query pauses hidden tabs).
+    refetchInterval: (q) => (q.state.data && isFinished(q.state.data.status) ? false : 1_000),
+    queryFn: () => unwrap(auth.client.GET("/v1/jobs/{id}", { params: { path: { id } } })),
+  });
+  const finished = job.data ? isFinished(job.data.status) : false;
+  const errors = useQuery({
+    queryKey: ["job-errors", id, finished],
+    enabled: !!job.data && (job.data.progress.failed > 0 || finished),
+    queryFn: () => unwrap(auth.client.GET("/v1/jobs/{id}/errors", { params: { path: { id }, query: { limit: 100 } } })),
+  });
+  const cancel = useMutation({
+    mutationFn: () => unwrap(auth.client.POST("/v1/jobs/{id}/cancel", { params: { path: { id } } })),
+    onSuccess: (updated) => {
+      queryClient.setQueryData(["job", id], updated);
+      void queryClient.invalidateQueries({ queryKey: ["jobs"] });
+    },
+  });
+  const data = job.data;
+  const view = data ? progressView(data) : null;
+  const result = (data?.result ?? null) as Record<string, unknown> | null;
+  const params = (data?.params ?? null) as Record<string, unknown> | null;
+  const named: [string, unknown][] = [
+    ["input", params?.["file"]],
+    ["export", result?.["file"]],
+    ["results, one line per item", result?.["results_file"]],
+  ];
+  const files = named.filter((f): f is [string, string] => typeof f[1] === "string");
+  return (
+    <div>
+      <p className="crumbs">
+        <Link to="/jobs">Jobs</Link> / <code>{id}</code>
+      </p>
+      <h1>{data ? `${data.type} job` : "Job"}</h1>
+      {job.isPending && <Loading what="the job" />}
+      <ErrorNotice error={job.error} />
+      {data && view && (
+        <>
+          <Section title="Progress">
+            <p>
+              <StatusBadge status={data.status} /> {data.cancel_requested_at && !finished && <span>cancel requested, stopping at the next checkpoint</span>}
+            </p>
+            <div className="progress-line">
+              {view.percent === null ? <progress aria-label="Job progress" /> : <progress aria-label="Job progress" max={100} value={view.percent} />}
+              <span role="status" data-testid="job-progress">
+                {view.label}
+              </span>
+            </div>
+            <dl className="details">
+              <dt>Created</dt>
+              <dd>{formatTime(data.created)}</dd>
+              <dt>Started</dt>
+              <dd>{formatTime(data.started_at)}</dd>
+              <dt>Finished</dt>
+              <dd>{formatTime(data.finished_at)}</dd>
+              <dt>Attempts</dt>
+              <dd>{data.attempts}</dd>
+              {data.failure_code && (
+                <>
+                  <dt>Failure</dt>
+                  <dd>
+                    <code>{data.failure_code}</code> {data.failure_message}
+                  </dd>
+                </>
+              )}
+            </dl>
+            {!finished && (
+              <>
+                <ScopeNote reason={writeReason} />
+                <button type="button" className="danger" disabled={!!writeReason || cancel.isPending || !!data.cancel_requested_at} onClick={() => cancel.mutate()}>
+                  Cancel job
+                </button>
+              </>
+            )}
+            <ErrorNotice error={cancel.error} />
+          </Section>
+          {files.length > 0 && (
+            <Section title="Files">
+              <ul>
+                {files.map(([what, fileId]) => (
+                  <li key={fileId}>
+                    {what}: <IdLink id={fileId} /> <DownloadButton fileId={fileId} />
+                  </li>
+                ))}
+              </ul>
+            </Section>
+          )}
+          <Section title="Errors">
+            {errors.data && errors.data.data.length === 0 && <p className="empty">No errors.</p>}
+            {!errors.data && !errors.error && <p className="empty">None so far.</p>}
+            <ErrorNotice error={errors.error} />
+            {errors.data && errors.data.data.length > 0 && (
+              <table className="table">
+                <caption className="sr-only">Errors of {id}</caption>
+                <thead>
+                  <tr>
+                    <th scope="col">Item</th>
+                    <th scope="col">Resource</th>
+                    <th scope="col">Code</th>
+                    <th scope="col">Parameter</th>
+                    <th scope="col">Message</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {errors.data.data.map((e) => (
+                    <tr key={`${e.index}-${e.code}`}>
+                      <td>{e.index}</td>
+                      <td>
+                        <IdLink id={e.id} />
+                      </td>
+                      <td>
+                        <code>{e.code}</code>
+                      </td>
+                      <td>{e.param ?? "—"}</td>
+                      <td>{e.message}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            )}
+          </Section>
+          <Section title="The job as JSON">
+            <Json value={data} label="The job as JSON" />
+          </Section>
+        </>
+      )}
+    </div>
+  );
+}
+
+export function DownloadButton({ fileId }: { fileId: string }) {
+  const auth = useAuth();
+  const reason = useScopeReason("files:read");
+  const [error, setError] = useState<unknown>(null);
+  return (
+    <>
+      <button type="button" disabled={!!reason} title={reason ?? undefined} onClick={() => void downloadFile(auth.key ?? "", fileId, fileId).then(() => setError(null), setError)}>
+        Download
+      </button>
+      <ErrorNotice error={error} />
+    </>
+  );
+}

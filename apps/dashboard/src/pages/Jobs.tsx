@@ -1,0 +1,407 @@
+import { keepPreviousData, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { getRouteApi, useNavigate } from "@tanstack/react-router";
+import { useState } from "react";
+import { type Job, type Schemas, unwrap } from "../api/client";
+import type { paths } from "../api/schema";
+import { useAuth } from "../app/auth";
+import { ErrorNotice } from "../components/ErrorNotice";
+import { IdLink } from "../components/IdLink";
+import { Loading, ScopeNote, Section, StatusBadge, useScopeReason } from "../components/ui";
+import { uploadFile } from "../lib/download";
+import { RESOURCE_STATUSES, type ResourceStatus } from "../lib/filters";
+import { INLINE_IMPORT_MAX, itemsOfFile } from "../lib/import-file";
+import { parseMetadataText } from "../lib/metadata";
+import { progressView, uploadLabel } from "../lib/progress";
+import { formatTime } from "../lib/time";
+
+const route = getRouteApi("/jobs");
+const JOB_STATUSES = ["queued", "running", "succeeded", "failed", "canceled"] as const;
+const JOB_TYPES = ["resources.bulk_update", "resources.bulk_delete", "resources.import", "resources.export"] as const;
+
+export function JobsPage() {
+  const search = route.useSearch();
+  const navigate = useNavigate({ from: "/jobs" });
+  const { client } = useAuth();
+  const reason = useScopeReason("jobs:read");
+  const query = {
+    limit: 20,
+    ...(search.status ? { status: search.status as Job["status"] } : {}),
+    ...(search.type ? { type: search.type as Job["type"] } : {}),
+    ...(search.after ? { starting_after: search.after } : search.before ? { ending_before: search.before } : {}),
+  };
+  const jobs = useQuery({
+    queryKey: ["jobs", search],
+    enabled: reason === null,
+    placeholderData: keepPreviousData,
+    // While a job on the page is unfinished, its progress updates every second (only while the tab is visible).
+    refetchInterval: (q) => (q.state.data?.data.some((j) => j.status === "queued" || j.status === "running") ? 1_000 : false),
+    queryFn: () => unwrap(client.GET("/v1/jobs", { params: { query } })),
+  });
+  const rows = jobs.data?.data ?? [];
+  const base = { ...(search.status ? { status: search.status } : {}), ...(search.type ? { type: search.type } : {}) };
+  return (
+    <div>
+      <h1>Jobs</h1>
+      <BulkJob />
+      <ImportJob />
+      <ExportJob />
+      <Section title="Jobs, newest first">
+        <ScopeNote reason={reason} />
+        <div className="form form-inline">
+          <div className="field">
+            <label htmlFor="j-status">Status</label>
+            <select id="j-status" value={search.status ?? ""} onChange={(e) => void navigate({ search: { ...base, status: e.target.value || undefined } })}>
+              <option value="">Any</option>
+              {JOB_STATUSES.map((s) => (
+                <option key={s} value={s}>
+                  {s}
+                </option>
+              ))}
+            </select>
+          </div>
+          <div className="field">
+            <label htmlFor="j-type">Type</label>
+            <select id="j-type" value={search.type ?? ""} onChange={(e) => void navigate({ search: { ...base, type: e.target.value || undefined } })}>
+              <option value="">Any</option>
+              {JOB_TYPES.map((t) => (
+                <option key={t} value={t}>
+                  {t}
+                </option>
+              ))}
+            </select>
+          </div>
+        </div>
+        {jobs.isPending && reason === null && <Loading what="jobs" />}
+        <ErrorNotice error={jobs.error} />
+        {jobs.data && (
+          <table className="table">
+            <caption className="sr-only">Jobs</caption>
+            <thead>
+              <tr>
+                <th scope="col">Job</th>
+                <th scope="col">Type</th>
+                <th scope="col">Status</th>
+                <th scope="col">Progress</th>
+                <th scope="col">Created</th>
+              </tr>
+            </thead>
+            <tbody>
+              {rows.map((j) => (
+                <tr key={j.id}>
+                  <td>
+                    <IdLink id={j.id} />
+                  </td>
+                  <td>{j.type}</td>
+                  <td>
+                    <StatusBadge status={j.status} />
+                  </td>
+                  <td>{progressView(j).label}</td>
+                  <td className="when">{formatTime(j.created)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+        {jobs.data && rows.length === 0 && <p className="empty">No jobs.</p>}
+        {jobs.data && (
+          <nav className="pager" aria-label="Pages">
+            <button type="button" disabled={!search.after && !search.before} onClick={() => void navigate({ search: base })}>
+              First page
+            </button>
+            <button type="button" disabled={(!search.before && !jobs.data.has_more) || !rows.at(-1)} onClick={() => void navigate({ search: { ...base, after: rows.at(-1)!.id } })}>
+              Older
+            </button>
+          </nav>
+        )}
+      </Section>
+    </div>
+  );
+}
+
+type BulkType = "resources.bulk_update" | "resources.bulk_delete";
+type JobCreate = paths["/v1/jobs"]["post"]["requestBody"]["content"]["application/json"];
+
+/** Bulk update or delete: the filter, a preview (`validate_only`: how many match, the first ids), then confirm. */
+function BulkJob() {
+  const { client } = useAuth();
+  const reason = useScopeReason("jobs:write");
+  const navigate = useNavigate();
+  const queryClient = useQueryClient();
+  const [type, setType] = useState<BulkType>("resources.bulk_update");
+  const [status, setStatus] = useState<ResourceStatus | "">("");
+  const [metaKey, setMetaKey] = useState("");
+  const [metaValue, setMetaValue] = useState("");
+  const [newStatus, setNewStatus] = useState<ResourceStatus | "">("paused");
+  const [newMetadata, setNewMetadata] = useState("");
+  const filter = { ...(status ? { status } : {}), ...(metaKey ? { metadata: { [metaKey]: metaValue } } : {}) };
+  const update = { ...(newStatus ? { status: newStatus } : {}), ...(newMetadata.trim() ? { metadata: parseMetadataText(newMetadata) } : {}) };
+  const body = (validateOnly: boolean) =>
+    (type === "resources.bulk_delete"
+      ? { type, params: { filter }, ...(validateOnly ? { validate_only: true } : {}) }
+      : { type, params: { filter, update }, ...(validateOnly ? { validate_only: true } : {}) }) as JobCreate;
+  const preview = useMutation({ mutationFn: () => unwrap(client.POST("/v1/jobs", { body: body(true) })) as unknown as Promise<Schemas["JobPreview"]> });
+  const create = useMutation({
+    mutationFn: () => unwrap(client.POST("/v1/jobs", { body: body(false) })) as unknown as Promise<Job>,
+    onSuccess: (job) => {
+      void queryClient.invalidateQueries({ queryKey: ["jobs"] });
+      void navigate({ to: "/jobs/$id", params: { id: job.id } });
+    },
+  });
+  const reset = () => preview.reset();
+  return (
+    <Section title="Bulk update or delete">
+      <ScopeNote reason={reason} />
+      <form
+        className="form form-inline"
+        aria-label="Bulk update or delete"
+        onSubmit={(e) => {
+          e.preventDefault();
+          preview.mutate();
+        }}
+      >
+        <div className="field">
+          <label htmlFor="b-type">Job</label>
+          <select
+            id="b-type"
+            value={type}
+            disabled={!!reason}
+            onChange={(e) => {
+              setType(e.target.value as BulkType);
+              reset();
+            }}
+          >
+            <option value="resources.bulk_update">Update matching resources</option>
+            <option value="resources.bulk_delete">Delete matching resources</option>
+          </select>
+        </div>
+        <div className="field">
+          <label htmlFor="b-status">Where status is</label>
+          <select
+            id="b-status"
+            value={status}
+            disabled={!!reason}
+            onChange={(e) => {
+              setStatus(e.target.value as ResourceStatus | "");
+              reset();
+            }}
+          >
+            <option value="">any</option>
+            {RESOURCE_STATUSES.map((s) => (
+              <option key={s} value={s}>
+                {s}
+              </option>
+            ))}
+          </select>
+        </div>
+        <div className="field">
+          <label htmlFor="b-mkey">and metadata key</label>
+          <input
+            id="b-mkey"
+            value={metaKey}
+            disabled={!!reason}
+            onChange={(e) => {
+              setMetaKey(e.target.value);
+              reset();
+            }}
+          />
+        </div>
+        <div className="field">
+          <label htmlFor="b-mvalue">equals</label>
+          <input
+            id="b-mvalue"
+            value={metaValue}
+            disabled={!!reason}
+            onChange={(e) => {
+              setMetaValue(e.target.value);
+              reset();
+            }}
+          />
+        </div>
+        {type === "resources.bulk_update" && (
+          <>
+            <div className="field">
+              <label htmlFor="b-newstatus">Set status to</label>
+              <select
+                id="b-newstatus"
+                value={newStatus}
+                disabled={!!reason}
+                onChange={(e) => {
+                  setNewStatus(e.target.value as ResourceStatus | "");
+                  reset();
+                }}
+              >
+                <option value="">(unchanged)</option>
+                {RESOURCE_STATUSES.map((s) => (
+                  <option key={s} value={s}>
+                    {s}
+                  </option>
+                ))}
+              </select>
+            </div>
+            <div className="field field-wide">
+              <label htmlFor="b-newmeta">Merge metadata (key=value per line; key= removes)</label>
+              <textarea
+                id="b-newmeta"
+                rows={2}
+                value={newMetadata}
+                disabled={!!reason}
+                onChange={(e) => {
+                  setNewMetadata(e.target.value);
+                  reset();
+                }}
+              />
+            </div>
+          </>
+        )}
+        <div className="actions">
+          <button type="submit" disabled={!!reason || preview.isPending}>
+            Preview
+          </button>
+        </div>
+      </form>
+      <ErrorNotice error={preview.error ?? create.error} />
+      {preview.data && (
+        <div className="preview" role="status">
+          <p>
+            <strong>{preview.data.total.toLocaleString("en-US")}</strong> resource{preview.data.total === 1 ? " matches" : "s match"} now and would be{" "}
+            {type === "resources.bulk_delete" ? "deleted" : "updated"}.
+          </p>
+          {preview.data.sample.length > 0 && (
+            <p>
+              First of them:{" "}
+              {preview.data.sample.map((id, i) => (
+                <span key={id}>
+                  {i > 0 && ", "}
+                  <IdLink id={id} />
+                </span>
+              ))}
+            </p>
+          )}
+          <div className="actions">
+            <button type="button" className={type === "resources.bulk_delete" ? "danger" : ""} disabled={create.isPending} onClick={() => create.mutate()}>
+              Confirm: {type === "resources.bulk_delete" ? "delete" : "update"} {preview.data.total.toLocaleString("en-US")}
+            </button>
+            <button type="button" className="secondary" onClick={reset}>
+              Cancel
+            </button>
+          </div>
+        </div>
+      )}
+    </Section>
+  );
+}
+
+/** Import: upload a CSV or JSONL file (the files API, with the upload's progress), or read it here and send its rows. */
+function ImportJob() {
+  const auth = useAuth();
+  const reason = useScopeReason("jobs:write");
+  const navigate = useNavigate();
+  const queryClient = useQueryClient();
+  const [file, setFile] = useState<File | null>(null);
+  const [sent, setSent] = useState<{ sent: number; total: number } | null>(null);
+  const filesApi = auth.can("files:write");
+  const start = useMutation({
+    mutationFn: async (): Promise<Job> => {
+      if (!file) throw new Error("Choose a file first.");
+      const key = auth.key ?? "";
+      if (filesApi) {
+        const uploaded = await uploadFile(key, file, (s, t) => setSent({ sent: s, total: t }));
+        return unwrap(auth.client.POST("/v1/jobs", { body: { type: "resources.import", params: { file: uploaded.id } } })) as unknown as Promise<Job>;
+      }
+      const items = await itemsOfFile(file.name, await file.text());
+      if (items.length > INLINE_IMPORT_MAX)
+        throw new Error(
+          `This server has no files API: an import sent from the browser takes at most ${INLINE_IMPORT_MAX.toLocaleString("en-US")} rows, this file has ${items.length.toLocaleString("en-US")}.`,
+        );
+      setSent({ sent: file.size, total: file.size });
+      return unwrap(auth.client.POST("/v1/jobs", { body: { type: "resources.import", params: { items: items as { name?: string }[] } } })) as unknown as Promise<Job>;
+    },
+    onSuccess: (job) => {
+      void queryClient.invalidateQueries({ queryKey: ["jobs"] });
+      void navigate({ to: "/jobs/$id", params: { id: job.id } });
+    },
+  });
+  return (
+    <Section title="Import resources from a file">
+      <ScopeNote reason={reason} />
+      <p className="help">
+        CSV with a header row (<code>name</code>, optionally <code>status</code> and <code>metadata[key]</code> columns) or JSONL (one <code>{'{"name": ...}'}</code> per line).{" "}
+        {filesApi
+          ? "The file is uploaded to the files API, then imported."
+          : `This server has no files API, so the rows are read here and sent with the job (at most ${INLINE_IMPORT_MAX.toLocaleString("en-US")}).`}
+      </p>
+      <form
+        className="form form-inline"
+        aria-label="Import resources from a file"
+        onSubmit={(e) => {
+          e.preventDefault();
+          setSent(null);
+          start.mutate();
+        }}
+      >
+        <div className="field field-wide">
+          <label htmlFor="i-file">File (.csv, .jsonl)</label>
+          <input id="i-file" type="file" accept=".csv,.jsonl,.ndjson,text/csv,application/x-ndjson" disabled={!!reason} onChange={(e) => setFile(e.target.files?.[0] ?? null)} />
+        </div>
+        <div className="actions">
+          <button type="submit" disabled={!!reason || !file || start.isPending}>
+            Upload and import
+          </button>
+        </div>
+      </form>
+      {sent && (
+        <div className="progress-line">
+          <progress max={Math.max(sent.total, 1)} value={sent.sent} aria-label="Upload progress" />
+          <span role="status">{uploadLabel(sent.sent, sent.total)}</span>
+        </div>
+      )}
+      <ErrorNotice error={start.error} />
+    </Section>
+  );
+}
+
+/** Export: a `resources.export` job writes a file to download (needs the files API). */
+function ExportJob() {
+  const auth = useAuth();
+  const navigate = useNavigate();
+  const [format, setFormat] = useState<"jsonl" | "csv">("jsonl");
+  const available = auth.can("files:read");
+  const reason = useScopeReason("jobs:write");
+  const start = useMutation({
+    mutationFn: () => unwrap(auth.client.POST("/v1/jobs", { body: { type: "resources.export", params: { format } } })) as unknown as Promise<Job>,
+    onSuccess: (job) => void navigate({ to: "/jobs/$id", params: { id: job.id } }),
+  });
+  return (
+    <Section title="Export every resource to a file">
+      {!available ? (
+        <p className="scope-note">Export writes a file: not available with this key or on this server (no files API, or no files:read scope).</p>
+      ) : (
+        <>
+          <ScopeNote reason={reason} />
+          <form
+            className="form form-inline"
+            aria-label="Export resources"
+            onSubmit={(e) => {
+              e.preventDefault();
+              start.mutate();
+            }}
+          >
+            <div className="field">
+              <label htmlFor="x-format">Format</label>
+              <select id="x-format" value={format} onChange={(e) => setFormat(e.target.value as "jsonl" | "csv")}>
+                <option value="jsonl">JSONL</option>
+                <option value="csv">CSV</option>
+              </select>
+            </div>
+            <div className="actions">
+              <button type="submit" disabled={!!reason || start.isPending}>
+                Start export
+              </button>
+            </div>
+          </form>
+          <ErrorNotice error={start.error} />
+        </>
+      )}
+    </Section>
+  );
+}

@@ -1,0 +1,12 @@
+import { Link } from "@tanstack/react-router";
+
+export function NotFoundPage() {
+  return (
+    <div>
+      <h1>No such page</h1>
+      <p>
+        This address is not a page of the dashboard. <Link to="/">Go to the overview</Link>.
+      </p>
+    </div>
+  );
+}

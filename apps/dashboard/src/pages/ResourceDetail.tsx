@@ -1,0 +1,182 @@
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { getRouteApi, Link, useNavigate } from "@tanstack/react-router";
+import { useEffect, useState } from "react";
+import { type Resource, unwrap } from "../api/client";
+import { useAuth } from "../app/auth";
+import { ErrorNotice } from "../components/ErrorNotice";
+import { IdLink } from "../components/IdLink";
+import { ConfirmButton, Json, Loading, ScopeNote, Section, StatusBadge, useScopeReason } from "../components/ui";
+import { RESOURCE_STATUSES } from "../lib/filters";
+import { metadataChange, metadataText, parseMetadataText } from "../lib/metadata";
+import { formatTime } from "../lib/time";
+
+const route = getRouteApi("/resources/$id");
+
+export function ResourceDetailPage() {
+  const { id } = route.useParams();
+  const { client } = useAuth();
+  const resource = useQuery({ queryKey: ["resource", id], queryFn: () => unwrap(client.GET("/v1/resources/{id}", { params: { path: { id } } })) });
+  return (
+    <div>
+      <p className="crumbs">
+        <Link to="/resources">Resources</Link> / <code>{id}</code>
+      </p>
+      <h1>{resource.data ? resource.data.name : "Resource"}</h1>
+      {resource.isPending && <Loading what="the resource" />}
+      <ErrorNotice error={resource.error} />
+      {resource.data && (
+        <>
+          <Section title="Details">
+            <dl className="details">
+              <dt>Id</dt>
+              <dd>
+                <code>{resource.data.id}</code>
+              </dd>
+              <dt>Status</dt>
+              <dd>
+                <StatusBadge status={resource.data.status} />
+              </dd>
+              <dt>Created</dt>
+              <dd>{formatTime(resource.data.created)}</dd>
+            </dl>
+            <Json value={resource.data} label="The resource as JSON" />
+          </Section>
+          <EditResource resource={resource.data} />
+        </>
+      )}
+      <ResourceEvents id={id} />
+    </div>
+  );
+}
+
+function EditResource({ resource }: { resource: Resource }) {
+  const { client } = useAuth();
+  const reason = useScopeReason("resources:write");
+  const queryClient = useQueryClient();
+  const navigate = useNavigate();
+  const [name, setName] = useState(resource.name);
+  const [status, setStatus] = useState(resource.status);
+  const [metadata, setMetadata] = useState(metadataText(resource.metadata));
+  useEffect(() => {
+    setName(resource.name);
+    setStatus(resource.status);
+    setMetadata(metadataText(resource.metadata));
+  }, [resource]);
+  const update = useMutation({
+    mutationFn: () =>
+      unwrap(
+        client.POST("/v1/resources/{id}", {
+          params: { path: { id: resource.id } },
+          body: { name, status, metadata: metadataChange(resource.metadata, parseMetadataText(metadata)) },
+        }),
+      ),
+    onSuccess: (updated) => {
+      queryClient.setQueryData(["resource", resource.id], updated);
+      void queryClient.invalidateQueries({ queryKey: ["resource-events", resource.id] });
+      void queryClient.invalidateQueries({ queryKey: ["resources"] });
+    },
+  });
+  const remove = useMutation({
+    mutationFn: () => unwrap(client.DELETE("/v1/resources/{id}", { params: { path: { id: resource.id } } })),
+    onSuccess: () => {
+      void queryClient.invalidateQueries({ queryKey: ["resources"] });
+      void navigate({ to: "/resources", search: {} });
+    },
+  });
+  return (
+    <Section title="Edit">
+      <ScopeNote reason={reason} />
+      <form
+        className="form"
+        aria-label="Edit the resource"
+        onSubmit={(e) => {
+          e.preventDefault();
+          update.mutate();
+        }}
+      >
+        <label htmlFor="e-name">Name</label>
+        <input id="e-name" value={name} required maxLength={200} disabled={!!reason} onChange={(e) => setName(e.target.value)} />
+        <label htmlFor="e-status">Status</label>
+        <select id="e-status" value={status} disabled={!!reason} onChange={(e) => setStatus(e.target.value as Resource["status"])}>
+          {RESOURCE_STATUSES.map((s) => (
+            <option key={s} value={s}>
+              {s}
+            </option>
+          ))}
+        </select>
+        <label htmlFor="e-metadata">Metadata (one key=value per line; remove a line to remove the key)</label>
+        <textarea id="e-metadata" rows={4} value={metadata} disabled={!!reason} onChange={(e) => setMetadata(e.target.value)} />
+        <div className="actions">
+          <button type="submit" disabled={!!reason || update.isPending}>
+            Save changes
+          </button>
+          <ConfirmButton label="Delete resource" confirmLabel="Yes, delete it" disabled={!!reason} busy={remove.isPending} onConfirm={() => remove.mutate()} />
+        </div>
+      </form>
+      {update.isSuccess && (
+        <p className="notice notice-ok" role="status">
+          Saved.
+        </p>
+      )}
+      <ErrorNotice error={update.error ?? remove.error} />
+    </Section>
+  );
+}
+
+/** The resource's events in `sequence` order (the list answers newest first; this page shows the story). */
+function ResourceEvents({ id }: { id: string }) {
+  const { client } = useAuth();
+  const reason = useScopeReason("events:read");
+  const events = useQuery({
+    queryKey: ["resource-events", id],
+    enabled: reason === null,
+    // An event is listed within about a second of its change: the list follows on its own while the tab is visible.
+    refetchInterval: 2_000,
+    queryFn: () => unwrap(client.GET("/v1/events", { params: { query: { object: id, limit: 100 } } })),
+  });
+  const sorted = [...(events.data?.data ?? [])].sort((a, b) => a.sequence - b.sequence);
+  return (
+    <Section title="Events of this resource, by sequence">
+      <ScopeNote reason={reason} />
+      {events.isPending && reason === null && <Loading what="events" />}
+      <ErrorNotice error={events.error} />
+      {events.data && (
+        <table className="table">
+          <caption className="sr-only">Events of {id}</caption>
+          <thead>
+            <tr>
+              <th scope="col">Sequence</th>
+              <th scope="col">Event</th>
+              <th scope="col">Type</th>
+              <th scope="col">Pending webhooks</th>
+              <th scope="col">Created</th>
+            </tr>
+          </thead>
+          <tbody>
+            {sorted.map((e) => (
+              <tr key={e.id}>
+                <td>{e.sequence}</td>
+                <td>
+                  <IdLink id={e.id} />
+                </td>
+                <td>{e.type}</td>
+                <td>{e.pending_webhooks}</td>
+                <td className="when">{formatTime(e.created)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      {events.data?.has_more && (
+        <p className="help">
+          Showing the latest 100.{" "}
+          <Link to="/events" search={{ object: id }}>
+            All of them on the events page
+          </Link>
+          .
+        </p>
+      )}
+      {events.data && events.data.data.length === 0 && <p className="empty">No events yet (an event appears within about a second of a change).</p>}
+    </Section>
+  );
+}

@@ -1,0 +1,135 @@
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useState } from "react";
+import { unwrap } from "../api/client";
+import { useAuth } from "../app/auth";
+import { ErrorNotice } from "../components/ErrorNotice";
+import { IdLink } from "../components/IdLink";
+import { SecretOnce } from "../components/SecretOnce";
+import { Loading, ScopeNote, Section, StatusBadge, useScopeReason } from "../components/ui";
+import { formatTime } from "../lib/time";
+import { EVENT_TYPES } from "./Events";
+
+type EnabledEvent = "*" | (typeof EVENT_TYPES)[number];
+
+export function WebhooksPage() {
+  const { client } = useAuth();
+  const reason = useScopeReason("webhooks:write");
+  const endpoints = useQuery({
+    queryKey: ["webhook-endpoints"],
+    enabled: reason === null,
+    queryFn: () => unwrap(client.GET("/v1/webhook_endpoints", { params: { query: { limit: 100 } } })),
+  });
+  return (
+    <div>
+      <h1>Webhook endpoints</h1>
+      <ScopeNote reason={reason ? `${reason} Every webhook endpoint operation needs it, reading included.` : null} />
+      {reason === null && <CreateEndpoint />}
+      <Section title="Endpoints (at most 16 per mode)">
+        {endpoints.isPending && reason === null && <Loading what="endpoints" />}
+        <ErrorNotice error={endpoints.error} />
+        {endpoints.data && (
+          <table className="table">
+            <caption className="sr-only">Webhook endpoints</caption>
+            <thead>
+              <tr>
+                <th scope="col">Endpoint</th>
+                <th scope="col">URL</th>
+                <th scope="col">Events</th>
+                <th scope="col">Scheme</th>
+                <th scope="col">Status</th>
+                <th scope="col">Created</th>
+              </tr>
+            </thead>
+            <tbody>
+              {endpoints.data.data.map((w) => (
+                <tr key={w.id}>
+                  <td>
+                    <IdLink id={w.id} />
+                  </td>
+                  <td className="url">{w.url}</td>
+                  <td>{w.enabled_events.join(", ")}</td>
+                  <td>{w.signature_scheme}</td>
+                  <td>
+                    <StatusBadge status={w.status} />
+                  </td>
+                  <td className="when">{formatTime(w.created)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+        {endpoints.data && endpoints.data.data.length === 0 && <p className="empty">No endpoints yet.</p>}
+      </Section>
+    </div>
+  );
+}
+
+function CreateEndpoint() {
+  const { client } = useAuth();
+  const queryClient = useQueryClient();
+  const [url, setUrl] = useState("");
+  const [description, setDescription] = useState("");
+  const [events, setEvents] = useState<EnabledEvent[]>(["*"]);
+  const [scheme, setScheme] = useState<"v1" | "v1a">("v1");
+  const create = useMutation({
+    mutationFn: () =>
+      unwrap(
+        client.POST("/v1/webhook_endpoints", {
+          body: { url, enabled_events: events, signature_scheme: scheme, ...(description ? { description } : {}) },
+        }),
+      ),
+    onSuccess: () => {
+      setUrl("");
+      setDescription("");
+      void queryClient.invalidateQueries({ queryKey: ["webhook-endpoints"] });
+    },
+  });
+  const toggle = (type: EnabledEvent, on: boolean) => {
+    if (type === "*") setEvents(on ? ["*"] : []);
+    else setEvents((current) => (on ? [...current.filter((t) => t !== "*"), type] : current.filter((t) => t !== type)));
+  };
+  return (
+    <Section title="Add an endpoint">
+      <form
+        className="form"
+        aria-label="Add a webhook endpoint"
+        onSubmit={(e) => {
+          e.preventDefault();
+          create.mutate();
+        }}
+      >
+        <label htmlFor="w-url">URL (https)</label>
+        <input id="w-url" type="url" required value={url} placeholder="https://example.com/webhooks" onChange={(e) => setUrl(e.target.value)} />
+        <label htmlFor="w-description">Description (optional)</label>
+        <input id="w-description" value={description} maxLength={500} onChange={(e) => setDescription(e.target.value)} />
+        <fieldset>
+          <legend>Events to send</legend>
+          <label className="check">
+            <input type="checkbox" checked={events.includes("*")} onChange={(e) => toggle("*", e.target.checked)} /> Every event (*)
+          </label>
+          {EVENT_TYPES.map((t) => (
+            <label className="check" key={t}>
+              <input type="checkbox" checked={events.includes(t)} disabled={events.includes("*")} onChange={(e) => toggle(t, e.target.checked)} /> {t}
+            </label>
+          ))}
+        </fieldset>
+        <fieldset>
+          <legend>Signature scheme</legend>
+          <label className="check">
+            <input type="radio" name="w-scheme" value="v1" checked={scheme === "v1"} onChange={() => setScheme("v1")} /> v1: HMAC-SHA256 with a shared secret
+          </label>
+          <label className="check">
+            <input type="radio" name="w-scheme" value="v1a" checked={scheme === "v1a"} onChange={() => setScheme("v1a")} /> v1a: Ed25519, receivers verify with a public key
+          </label>
+        </fieldset>
+        <div className="actions">
+          <button type="submit" disabled={create.isPending || events.length === 0}>
+            Add endpoint
+          </button>
+        </div>
+      </form>
+      <ErrorNotice error={create.error} />
+      {create.data && <SecretOnce endpoint={create.data} />}
+    </Section>
+  );
+}

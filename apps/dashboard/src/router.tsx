@@ -1,0 +1,58 @@
+import { createRootRoute, createRoute, createRouter } from "@tanstack/react-router";
+import { Layout } from "./app/Layout";
+import { parseFilters } from "./lib/filters";
+import { EventDetailPage } from "./pages/EventDetail";
+import { EventsPage } from "./pages/Events";
+import { FileDetailPage, FilesPage } from "./pages/Files";
+import { JobDetailPage } from "./pages/JobDetail";
+import { JobsPage } from "./pages/Jobs";
+import { NotFoundPage } from "./pages/NotFound";
+import { OverviewPage } from "./pages/Overview";
+import { RequestLogDetailPage, RequestLogsPage } from "./pages/RequestLogs";
+import { ResourceDetailPage } from "./pages/ResourceDetail";
+import { ResourcesPage } from "./pages/Resources";
+import { WebhookDetailPage } from "./pages/WebhookDetail";
+import { WebhooksPage } from "./pages/Webhooks";
+
+/** Only the string search params a page knows (links can be shared; anything else in the URL is dropped). */
+function strings<K extends string>(keys: readonly K[]) {
+  return (search: Record<string, unknown>): Partial<Record<K, string>> => {
+    const out: Partial<Record<K, string>> = {};
+    for (const key of keys) {
+      const value = search[key];
+      if ((typeof value === "string" && value.trim() !== "") || typeof value === "number") out[key] = String(value).trim();
+    }
+    return out;
+  };
+}
+
+const rootRoute = createRootRoute({ component: Layout, notFoundComponent: NotFoundPage });
+
+const overview = createRoute({ getParentRoute: () => rootRoute, path: "/", component: OverviewPage });
+const resources = createRoute({ getParentRoute: () => rootRoute, path: "/resources", validateSearch: parseFilters, component: ResourcesPage });
+const resource = createRoute({ getParentRoute: () => rootRoute, path: "/resources/$id", component: ResourceDetailPage });
+const events = createRoute({ getParentRoute: () => rootRoute, path: "/events", validateSearch: strings(["type", "object", "after", "before"] as const), component: EventsPage });
+const event = createRoute({ getParentRoute: () => rootRoute, path: "/events/$id", component: EventDetailPage });
+const webhooks = createRoute({ getParentRoute: () => rootRoute, path: "/webhooks", component: WebhooksPage });
+const webhook = createRoute({ getParentRoute: () => rootRoute, path: "/webhooks/$id", validateSearch: strings(["status", "event"] as const), component: WebhookDetailPage });
+const jobs = createRoute({ getParentRoute: () => rootRoute, path: "/jobs", validateSearch: strings(["status", "type", "after", "before"] as const), component: JobsPage });
+const job = createRoute({ getParentRoute: () => rootRoute, path: "/jobs/$id", component: JobDetailPage });
+const files = createRoute({ getParentRoute: () => rootRoute, path: "/files", validateSearch: strings(["purpose", "after"] as const), component: FilesPage });
+const file = createRoute({ getParentRoute: () => rootRoute, path: "/files/$id", component: FileDetailPage });
+const requestLogs = createRoute({
+  getParentRoute: () => rootRoute,
+  path: "/request-logs",
+  validateSearch: strings(["status", "method", "path", "error_code", "api_key", "idempotency_key", "after"] as const),
+  component: RequestLogsPage,
+});
+const requestLog = createRoute({ getParentRoute: () => rootRoute, path: "/request-logs/$id", component: RequestLogDetailPage });
+
+const routeTree = rootRoute.addChildren([overview, resources, resource, events, event, webhooks, webhook, jobs, job, files, file, requestLogs, requestLog]);
+
+export const router = createRouter({ routeTree, basepath: "/dashboard", defaultPreload: false, scrollRestoration: true });
+
+declare module "@tanstack/react-router" {
+  interface Register {
+    router: typeof router;
+  }
+}

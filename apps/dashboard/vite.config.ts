@@ -1,0 +1,19 @@
+import react from "@vitejs/plugin-react";
+import { defineConfig } from "vite";
+
+// Static files for the gateway to serve at /dashboard/ (apps/gateway/src/http/dashboard.ts): hashed assets under
+// assets/, no inline script or style anywhere (the page's CSP is `default-src 'self'`).
+export default defineConfig({
+  base: "/dashboard/",
+  plugins: [react()],
+  build: {
+    outDir: "dist",
+    emptyOutDir: true,
+    assetsDir: "assets",
+    sourcemap: false,
+    // Vite's module-preload helper would add an inline polyfill script otherwise.
+    modulePreload: { polyfill: false },
+    assetsInlineLimit: 0,
+    target: "es2022",
+  },
+});

@@ -1,0 +1,90 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startStack, type Stack } from "../../testutil/harness.js";
+
+let stack: Stack;
+beforeAll(async () => {
+  stack = await startStack();
+});
+afterAll(() => stack.stop());
+
+const KEY_IN_LINK = /^https:\/\/127\.0\.0\.1:\d+\/dashboard\/#key=(rk_(test|live)_[0-9A-Za-z]{32})$/;
+
+describe("POST /v1/dashboard_sessions", () => {
+  it("answers a sign-in link whose restricted key has every scope for an hour by default", async () => {
+    const account = await stack.newAccount();
+    const { secret } = await account.key("secret", "test");
+    const before = Math.floor(Date.now() / 1000);
+    const response = await stack.api.post("/v1/dashboard_sessions", { key: secret, json: {} });
+    expect(response.status).toBe(201);
+    expect(Object.keys(response.json)).toEqual(["object", "url", "read_only", "expires_at", "api_key"]);
+    expect(response.json).toMatchObject({ object: "dashboard_session", read_only: false });
+    expect(response.json.api_key).toMatch(/^key_[0-9A-Za-z]+$/);
+    expect(response.json.expires_at).toBeGreaterThanOrEqual(before + 3600);
+    expect(response.json.expires_at).toBeLessThanOrEqual(Math.floor(Date.now() / 1000) + 3600);
+    const link = KEY_IN_LINK.exec(response.json.url as string);
+    expect(link?.[2]).toBe("test");
+    const key = link![1]!;
+    // Every scope: it writes resources, reads events and jobs, manages webhook endpoints.
+    expect((await stack.api.post("/v1/resources", { key, form: { name: "from the dashboard" } })).status).toBe(201);
+    expect((await stack.api.get("/v1/events", { key })).status).toBe(200);
+    expect((await stack.api.get("/v1/jobs", { key })).status).toBe(200);
+    expect((await stack.api.get("/v1/webhook_endpoints", { key })).status).toBe(200);
+    // A restricted key (with every scope) may not make another session: secret keys only.
+    const again = await stack.api.post("/v1/dashboard_sessions", { key, json: {} });
+    expect(again.status).toBe(403);
+    expect(again.json.error).toMatchObject({ type: "permission_error", code: "insufficient_scope" });
+    // The key is listed among the account's keys (the operator can revoke it), as restricted, with its expiry.
+    const { keys } = await stack.admin.listKeys({ accountId: account.id });
+    const made = keys.find((k) => k.id === response.json.api_key);
+    expect(Number(made?.expiresAt)).toBe(response.json.expires_at);
+  });
+
+  it("read_only makes a key with the read scopes only, which changes nothing", async () => {
+    const account = await stack.newAccount();
+    const { secret } = await account.key("secret", "test");
+    const response = await stack.api.post("/v1/dashboard_sessions", { key: secret, form: { read_only: "true", expires_in: "600" } });
+    expect(response.status).toBe(201);
+    expect(response.json.read_only).toBe(true);
+    const key = KEY_IN_LINK.exec(response.json.url as string)![1]!;
+    expect((await stack.api.get("/v1/resources", { key })).status).toBe(200);
+    expect((await stack.api.get("/v1/events", { key })).status).toBe(200);
+    for (const refused of [
+      await stack.api.post("/v1/resources", { key, form: { name: "no" } }),
+      await stack.api.post("/v1/jobs", { key, json: { type: "resources.bulk_delete", params: { filter: { status: "active" } } } }),
+      await stack.api.get("/v1/webhook_endpoints", { key }),
+    ]) {
+      expect(refused.status).toBe(403);
+      expect(refused.json.error).toMatchObject({ code: "insufficient_scope" });
+    }
+  });
+
+  it("a live secret key makes a live key; expires_in is 1 to 86400 seconds", async () => {
+    const account = await stack.newAccount();
+    const { secret } = await account.key("secret", "live");
+    const day = await stack.api.post("/v1/dashboard_sessions", { key: secret, json: { expires_in: 86_400 } });
+    expect(day.status).toBe(201);
+    expect(KEY_IN_LINK.exec(day.json.url as string)?.[2]).toBe("live");
+    expect(day.json.expires_at).toBeGreaterThanOrEqual(Math.floor(Date.now() / 1000) + 86_400 - 5);
+    for (const expiresIn of [0, 86_401, "soon"]) {
+      const refused = await stack.api.post("/v1/dashboard_sessions", { key: secret, json: { expires_in: expiresIn } });
+      expect(refused.status).toBe(400);
+      expect(refused.json.error).toMatchObject({ code: "parameter_invalid", param: "expires_in" });
+    }
+    const unknown = await stack.api.post("/v1/dashboard_sessions", { key: secret, json: { scopes: ["resources:read"] } });
+    expect(unknown.json.error).toMatchObject({ code: "parameter_unknown", param: "scopes" });
+  });
+
+  it("refuses publishable and restricted keys", async () => {
+    const account = await stack.newAccount();
+    const publishable = await account.key("publishable", "test");
+    const restricted = await account.key("restricted", "test", { scopes: ["resources:read", "resources:write"] });
+    const byPublishable = await stack.api.post("/v1/dashboard_sessions", { key: publishable.secret, json: {} });
+    expect(byPublishable.status).toBe(403);
+    expect(byPublishable.json.error).toMatchObject({ code: "publishable_key_read_only" });
+    const byRestricted = await stack.api.post("/v1/dashboard_sessions", { key: restricted.secret, json: {} });
+    expect(byRestricted.status).toBe(403);
+    expect(byRestricted.json.error).toMatchObject({ code: "insufficient_scope" });
+    const { keys } = await stack.admin.listKeys({ accountId: account.id });
+    expect(keys).toHaveLength(2);
+  });
+});
