@@ -27,7 +27,7 @@ import {
   type JobType,
   type TypedParams,
 } from "./model.js";
-import { previewJob, type JobPreview } from "./preview.js";
+import { PreviewGate, previewJob, type JobPreview } from "./preview.js";
 import { ensureQueueSlotIndex, freeQueueSlots, QUEUE_SLOT_RELEASE } from "./queue-limit.js";
 import { jobSnapshot } from "./render.js";
 
@@ -138,9 +138,12 @@ export class JobStore {
     return { limitReached: true };
   }
 
-  /** What a job of these params would work on now (preview.ts); stores nothing. */
+  /** Previews running now, per account and mode (preview.ts). */
+  private readonly previews = new PreviewGate();
+
+  /** What a job of these params would work on now (preview.ts); stores nothing; 429 past the account's running previews. */
   preview(tenant: Tenant, typed: TypedParams, budget: Budget = UNBOUNDED): Promise<JobPreview> {
-    return previewJob(this.db, tenant, typed, budget);
+    return this.previews.run(tenant, () => previewJob(this.db, tenant, typed, budget));
   }
 
   get(tenant: Tenant, id: string, budget: Budget = UNBOUNDED): Promise<LoadedJob | null> {

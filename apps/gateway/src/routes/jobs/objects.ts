@@ -81,8 +81,8 @@ export const JobPreviewObject = renderedObject<string>(
     total: {
       type: "integer",
       minimum: 0,
-      maximum: 1_000_000,
-      description: "A bulk job: the resources its filter matches now, counted up to 1,000,000 (that value means at least as many). An import: its item count.",
+      description:
+        "A bulk job: the resources its filter matches now, among the first 100,000 of the range its filter's index walks (`total_is_lower_bound` says whether it stopped there). An import: its item count.",
     },
     sample: {
       type: "array",
@@ -95,6 +95,10 @@ export const JobPreviewObject = renderedObject<string>(
       maxItems: 100,
       items: schemaRef(JobItemErrorObject.name),
       description: "An import: the items that would fail, the first 100, as `result.errors` would show them (`id` null). Empty for a bulk job.",
+    },
+    total_is_lower_bound: {
+      type: "boolean",
+      description: "A bulk job: true when counting stopped after examining 100,000 resources, so `total` means at least as many (the job itself takes every match). Always false for an import.",
     },
   },
   (json) => json,
