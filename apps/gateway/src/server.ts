@@ -136,11 +136,15 @@ export async function startGateway(config: GatewayConfig, options: StartOptions 
   applyLimits(https);
   const plain = config.httpPort === null ? undefined : createHttpServer(serverOptions, app);
   if (plain) applyLimits(plain, { trustedProxies, revoker, addressLimit });
-  const perAddress = new ConnectionLimit(config.maxConnectionsPerAddress, trustedProxies, () => metrics.connectionsRefused.inc());
+  const proxyProtocolPeers = new Set(config.proxyProtocolPeers.map(normalizeIp));
+  // Exempt from the connection cap: proxies whose connections carry many clients (a PROXY peer's connections are
+  // counted as the client each header names; one without a client, a health check, as the peer's and exempt).
+  const exempt = new Set([...trustedProxies, ...proxyProtocolPeers]);
+  const perAddress = new ConnectionLimit(config.maxConnectionsPerAddress, exempt, () => metrics.connectionsRefused.inc());
   for (const server of [https, plain]) if (server) perAddress.attach(server);
   // Last, so that it runs before every other connection listener: a load balancer in TCP mode names the client,
   // and the connection is counted (per-address connection limit) and limited as that client's.
-  for (const server of [https, plain]) if (server) acceptProxyProtocol(server, trustedProxies);
+  for (const server of [https, plain]) if (server) acceptProxyProtocol(server, proxyProtocolPeers);
 
   let metricsServer: Awaited<ReturnType<typeof startMetricsServer>> | undefined;
   try {

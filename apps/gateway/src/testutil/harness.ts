@@ -29,6 +29,7 @@ function testConfig(dataDir: string, overrides: Partial<GatewayConfig> = {}): Ga
     coreAddr: "127.0.0.1:1",
     tls: null,
     trustedProxies: [],
+    proxyProtocolPeers: [],
     coreToken: "test-gateway-token",
     coreTls: null,
     logLevel: "silent",
