@@ -406,7 +406,9 @@ describe.skipIf(!goLine)("the Helm chart (deploy/helm/rms)", () => {
         const grpcPort = container("core").ports!.find((p) => p.name === "grpc")!.containerPort;
         expect(portsOf(egress("gateway"))).toEqual(["TCP/27017", "TCP/53", "UDP/53", `TCP/${grpcPort}`, ...collector].sort());
         const toCore = egress("gateway").find((r) => r.ports?.some((p) => p.port === grpcPort))!;
-        expect(toCore.to).toEqual([{ podSelector: { matchLabels: (find("Deployment", "core").spec as { selector: { matchLabels: Record<string, string> } }).selector.matchLabels } }]);
+        expect(toCore.to).toEqual([
+          { podSelector: { matchLabels: (find("Deployment", "core").spec as { selector: { matchLabels: Record<string, string> } }).selector.matchLabels } },
+        ]);
         for (const kind of ["core", "gateway"]) expect(egress(kind).some((r) => r.to?.some((p) => p.ipBlock))).toBe(false);
         const internet = egress("worker").find((r) => r.to?.some((p) => p.ipBlock))!;
         expect(internet.ports).toBeUndefined();

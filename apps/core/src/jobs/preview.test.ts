@@ -50,7 +50,15 @@ describe("JobService.PreviewJob (validate_only)", () => {
 
     const paused = await preview(test, params({ kind: { case: "bulkDelete", value: { resourceFilter: { status: [ResourceStatus.PAUSED] } } } }));
     const livePaused = tagged.filter((_, i) => i % 2 === 1 && i !== 1);
-    expect(paused).toEqual({ object: "job_preview", type: "resources.bulk_delete", livemode: false, total: livePaused.length, sample: livePaused.sort().slice(0, 10), errors: [], total_is_lower_bound: false });
+    expect(paused).toEqual({
+      object: "job_preview",
+      type: "resources.bulk_delete",
+      livemode: false,
+      total: livePaused.length,
+      sample: livePaused.sort().slice(0, 10),
+      errors: [],
+      total_is_lower_bound: false,
+    });
     expect(Object.keys(paused)).toEqual(["object", "type", "livemode", "total", "sample", "errors", "total_is_lower_bound"]);
 
     const update = params({

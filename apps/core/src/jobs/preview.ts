@@ -104,7 +104,6 @@ export async function previewJob(db: Db, tenant: Tenant, typed: TypedParams, bud
   };
 }
 
-
 /** The first 100 items that fail the import's per-item rules, as the runner records them (`id` null). */
 function importErrors(items: ReturnType<typeof itemsOf>): JobItemError[] {
   const errors: JobItemError[] = [];

@@ -30,8 +30,7 @@ let log: CommandLog;
 let newest: string[];
 let oldest: string[];
 
-const resource = (ms: number, i: number): ResourceDocument =>
-  importedResource(tenant, newId("res", ms), { name: `Lima ${i}`, status: "active", metadata }, ms, NO_REQUEST);
+const resource = (ms: number, i: number): ResourceDocument => importedResource(tenant, newId("res", ms), { name: `Lima ${i}`, status: "active", metadata }, ms, NO_REQUEST);
 
 beforeAll(async () => {
   client = await new MongoClient(inject("mongoUri"), { monitorCommands: true }).connect();
@@ -117,7 +116,12 @@ describe("a bulk job's filter past 10,000 tombstones (the planner's pick, no hin
   it("reads the live matches only", async () => {
     const resources = db.collection<MarkedResource>(RESOURCES_COLLECTION);
     for (const filter of [{ status: "active" as const }, { metadata }, { metadata, status: "active" as const }, { created: { lte: Math.floor(NOW / 1000) } }]) {
-      const { value, plans } = await plansOf(() => resources.find(matchingFilter(tenant, filter, null, idBoundAt(NOW)), { projection: { _id: 1 } }).sort({ _id: 1 }).toArray());
+      const { value, plans } = await plansOf(() =>
+        resources
+          .find(matchingFilter(tenant, filter, null, idBoundAt(NOW)), { projection: { _id: 1 } })
+          .sort({ _id: 1 })
+          .toArray(),
+      );
       expect(value).toHaveLength(60);
       for (const plan of plans) expect(plan.totalDocsExamined, JSON.stringify(filter)).toBeLessThanOrEqual(61);
     }

@@ -37,7 +37,18 @@ interface KeyValue {
 interface ExportRequest {
   resourceSpans?: {
     resource?: { attributes?: KeyValue[] };
-    scopeSpans?: { spans?: { traceId: string; spanId: string; parentSpanId?: string; name: string; kind?: number; attributes?: KeyValue[]; status?: { code?: number }; links?: { traceId: string; spanId: string }[] }[] }[];
+    scopeSpans?: {
+      spans?: {
+        traceId: string;
+        spanId: string;
+        parentSpanId?: string;
+        name: string;
+        kind?: number;
+        attributes?: KeyValue[];
+        status?: { code?: number };
+        links?: { traceId: string; spanId: string }[];
+      }[];
+    }[];
   }[];
 }
 

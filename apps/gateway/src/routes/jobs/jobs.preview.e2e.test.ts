@@ -46,7 +46,15 @@ describe("POST /v1/jobs with validate_only=true", () => {
     expect(viaJson.status).toBe(200);
     expect(viaJson.text).toBe(viaForm.text);
     const matches = made.slice(0, 12).filter((_, i) => i !== 4);
-    expect(viaForm.json).toEqual({ object: "job_preview", type: "resources.bulk_update", livemode: false, total: 11, sample: [...matches].sort().slice(0, 10), errors: [], total_is_lower_bound: false });
+    expect(viaForm.json).toEqual({
+      object: "job_preview",
+      type: "resources.bulk_update",
+      livemode: false,
+      total: 11,
+      sample: [...matches].sort().slice(0, 10),
+      errors: [],
+      total_is_lower_bound: false,
+    });
     expect(Object.keys(viaForm.json)).toEqual(PREVIEW_FIELDS);
 
     // No job in the list, no job event, nothing queued, no items snapshot.

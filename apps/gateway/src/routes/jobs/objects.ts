@@ -98,7 +98,8 @@ export const JobPreviewObject = renderedObject<string>(
     },
     total_is_lower_bound: {
       type: "boolean",
-      description: "A bulk job: true when counting stopped after examining 100,000 resources, so `total` means at least as many (the job itself takes every match). Always false for an import.",
+      description:
+        "A bulk job: true when counting stopped after examining 100,000 resources, so `total` means at least as many (the job itself takes every match). Always false for an import.",
     },
   },
   (json) => json,

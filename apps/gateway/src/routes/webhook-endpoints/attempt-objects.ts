@@ -12,7 +12,8 @@ export const WebhookAttemptObject = publicObject<WebhookAttempt>("WebhookAttempt
     {
       type: "string",
       enum: [...ATTEMPT_STATUSES, "pending"],
-      description: "`pending` only in a resend's answer when its attempt was not made before the call's deadline (the endpoint's lane is busy or the receiver slow); the attempt is listed under this id once made.",
+      description:
+        "`pending` only in a resend's answer when its attempt was not made before the call's deadline (the endpoint's lane is busy or the receiver slow); the attempt is listed under this id once made.",
     },
     (a) => a.status,
   ),

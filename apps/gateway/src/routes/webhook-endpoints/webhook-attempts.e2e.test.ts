@@ -57,7 +57,10 @@ let receiver: Awaited<ReturnType<typeof startReceiver>>;
 let mongo: MongoClient;
 beforeAll(async () => {
   // Deliveries go to 127.0.0.1 over http, as WEBHOOK_ALLOW_PRIVATE=true allows in development and tests.
-  stack = await startStack({ coreSettings: { secretKeyring: { primary: { id: "testkey2", bytes: Buffer.alloc(32, 3) } }, webhookAllowPrivate: true, webhookRetrySchedule: [50] }, worker: true });
+  stack = await startStack({
+    coreSettings: { secretKeyring: { primary: { id: "testkey2", bytes: Buffer.alloc(32, 3) } }, webhookAllowPrivate: true, webhookRetrySchedule: [50] },
+    worker: true,
+  });
   ({ key, account } = await withSecretKey(stack));
   receiver = await startReceiver();
   mongo = await new MongoClient(stack.mongoUri).connect();
