@@ -47,9 +47,9 @@ it("ten resends to an endpoint that never answers: 4 connections at most, every 
     return found!;
   });
 
-  // Each call with a 1.5 s deadline: inline, every one would wait for its attempt's timeout and fail.
+  // Each call with a 4 s deadline: inline, every one would wait for its attempt's 15 s timeout and fail.
   const answers = await Promise.all(
-    Array.from({ length: 10 }, () => t.webhookEndpoints.resendEvent({ tenant, eventId: event.id, webhookEndpointId: we!.id }, { timeoutMs: 1_500 })),
+    Array.from({ length: 10 }, () => t.webhookEndpoints.resendEvent({ tenant, eventId: event.id, webhookEndpointId: we!.id }, { timeoutMs: 4_000 })),
   );
   const attempts = answers.map((a) => a.webhookAttempt!);
   for (const attempt of attempts) expect(attempt).toMatchObject({ eventId: event.id, webhookEndpointId: we!.id, trigger: "manual", status: "pending" });
