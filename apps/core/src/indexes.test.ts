@@ -25,6 +25,7 @@ async function indexesOf(collection: string): Promise<Record<string, unknown>> {
   );
 }
 
+const LIVE = { deleted: { $eq: null } };
 const TTL = { key: { expires_at: 1 }, expireAfterSeconds: 0, partial: { expires_at: { $type: "date" } } };
 const OUTBOX = { key: { "pending_events._id": 1 }, partial: { "pending_events._id": { $exists: true } } };
 
@@ -32,10 +33,11 @@ it("core declares every index at start (TTL indexes for retention, partial ones 
   expect(await indexesOf("resources")).toEqual({
     _id_: { key: { _id: 1 } },
     idempotency_unique: { key: { idempotency: 1 }, unique: true },
-    tenant_order: { key: { account: 1, livemode: 1, _id: -1 } },
-    tenant_status_order: { key: { account: 1, livemode: 1, status: 1, _id: -1 } },
-    tenant_metadata_status_order: { key: { account: 1, livemode: 1, "metadata.k": 1, "metadata.v": 1, status: 1, _id: -1 } },
-    tenant_name_status_order: { key: { account: 1, livemode: 1, name_prefixes: 1, status: 1, _id: -1 } },
+    // The filter's indexes hold live resources only (issue 31: a page never walks tombstones).
+    live_order: { key: { account: 1, livemode: 1, _id: -1 }, partial: LIVE },
+    live_status_order: { key: { account: 1, livemode: 1, status: 1, _id: -1 }, partial: LIVE },
+    live_metadata_status_order: { key: { account: 1, livemode: 1, "metadata.k": 1, "metadata.v": 1, status: 1, _id: -1 }, partial: LIVE },
+    live_name_status_order: { key: { account: 1, livemode: 1, name_prefixes: 1, status: 1, _id: -1 }, partial: LIVE },
     expires_at_ttl: TTL,
     pending_events: OUTBOX,
   });

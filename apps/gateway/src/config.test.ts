@@ -12,6 +12,7 @@ describe("parseGatewayConfig", () => {
       coreAddr: "127.0.0.1:50051",
       tls: null,
       trustedProxies: [],
+      proxyProtocolPeers: [],
       coreToken: "gateway-token-0123456789",
       coreTls: null,
       logLevel: "info",

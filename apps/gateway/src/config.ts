@@ -26,6 +26,8 @@ export interface GatewayConfig {
   readonly tls: { readonly certFile: string; readonly keyFile: string } | null;
   /** Peers whose `X-Forwarded-Proto: https` and `X-Forwarded-For` are believed, and whose PROXY protocol header names the client. */
   readonly trustedProxies: readonly string[];
+  /** PROXY_PROTOCOL_PEERS: peers whose PROXY protocol header (v1, v2) names the client; apart from TRUSTED_PROXIES (CONTRACT.md section 8). */
+  readonly proxyProtocolPeers: readonly string[];
   /** The gateway's own credential for core (RMS_GATEWAY_TOKEN), sent as `authorization: Bearer <token>`; never the admin token. */
   readonly coreToken: string;
   /** gRPC to core over TLS with this client certificate (CORE_TLS_*), or plaintext on loopback. */
@@ -79,6 +81,7 @@ const schema = z.object({
   TLS_CERT_FILE: filePath().optional(),
   TLS_KEY_FILE: filePath().optional(),
   TRUSTED_PROXIES: ipList(),
+  PROXY_PROTOCOL_PEERS: ipList(),
   RMS_GATEWAY_TOKEN: token(),
   LOG_LEVEL: logLevel(),
   DATA_DIR: z.string().trim().min(1, "must not be empty").default(".data"),
@@ -123,6 +126,7 @@ export function parseGatewayConfig(env: Readonly<Record<string, string | undefin
     coreAddr: c.CORE_ADDR,
     tls: c.TLS_CERT_FILE !== undefined && c.TLS_KEY_FILE !== undefined ? { certFile: c.TLS_CERT_FILE, keyFile: c.TLS_KEY_FILE } : null,
     trustedProxies: c.TRUSTED_PROXIES,
+    proxyProtocolPeers: c.PROXY_PROTOCOL_PEERS,
     coreToken: c.RMS_GATEWAY_TOKEN,
     coreTls,
     logLevel: c.LOG_LEVEL,

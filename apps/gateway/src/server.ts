@@ -16,6 +16,7 @@ import { answerClientErrors, type PlainListener } from "./http/client-error.js";
 import { AddressRateLimit } from "./ratelimit/index.js";
 import { normalizeIp } from "./http/https.js";
 import { ConnectionLimit } from "./http/connection-limit.js";
+import { divertPlainHttp } from "./http/plain-on-tls-port.js";
 import { acceptProxyProtocol } from "./http/proxy-protocol.js";
 import { REQUEST_TIMEOUT_MS } from "./http/request-timeout.js";
 import { DEFAULT_REQUEST_LOGS } from "./config.js";
@@ -147,14 +148,23 @@ export async function startGateway(config: GatewayConfig, options: StartOptions 
 
   const serverOptions = { connectionsCheckingInterval: SERVER_LIMITS.connectionsCheckingIntervalMs };
   const https = createHttpsServer({ ...serverOptions, cert: tls.cert, key: tls.key, minVersion: "TLSv1.2", handshakeTimeout: SERVER_LIMITS.handshakeTimeoutMs }, app);
+  // Plain HTTP sent to the HTTPS port is answered as the plain listener answers it (keys revoked, 403), by an HTTP
+  // server of the same app bound to no port (http/plain-on-tls-port.ts).
+  const plainOnTlsPort = createHttpServer(serverOptions, app);
+  divertPlainHttp(https, plainOnTlsPort, SERVER_LIMITS.handshakeTimeoutMs);
   applyLimits(https);
   const plain = config.httpPort === null ? undefined : createHttpServer(serverOptions, app);
   if (plain) applyLimits(plain, { trustedProxies, revoker, addressLimit });
-  const perAddress = new ConnectionLimit(config.maxConnectionsPerAddress, trustedProxies, () => metrics.connectionsRefused.inc());
+  applyLimits(plainOnTlsPort, { trustedProxies, revoker, addressLimit });
+  const proxyProtocolPeers = new Set(config.proxyProtocolPeers.map(normalizeIp));
+  // Exempt from the connection cap: proxies whose connections carry many clients (a PROXY peer's connections are
+  // counted as the client each header names; one without a client, a health check, as the peer's and exempt).
+  const exempt = new Set([...trustedProxies, ...proxyProtocolPeers]);
+  const perAddress = new ConnectionLimit(config.maxConnectionsPerAddress, exempt, () => metrics.connectionsRefused.inc());
   for (const server of [https, plain]) if (server) perAddress.attach(server);
   // Last, so that it runs before every other connection listener: a load balancer in TCP mode names the client,
   // and the connection is counted (per-address connection limit) and limited as that client's.
-  for (const server of [https, plain]) if (server) acceptProxyProtocol(server, trustedProxies);
+  for (const server of [https, plain]) if (server) acceptProxyProtocol(server, proxyProtocolPeers);
 
   let metricsServer: Awaited<ReturnType<typeof startMetricsServer>> | undefined;
   try {

@@ -76,7 +76,8 @@ describe("stripe-node reads a failed job and a failed attempt as answers, not er
   let receiver: Server;
   let down: string;
   beforeAll(async () => {
-    gw = await startStack({ coreSettings: { secretKeyring: { primary: { id: "sdkkey01", bytes: Buffer.alloc(32, 9) } }, webhookAllowPrivate: true } });
+    // A worker beside core: it makes resends (in the endpoint's lane).
+    gw = await startStack({ coreSettings: { secretKeyring: { primary: { id: "sdkkey01", bytes: Buffer.alloc(32, 9) } }, webhookAllowPrivate: true }, worker: true });
     ({ key: secret } = await withSecretKey(gw));
     mongo = await new MongoClient(gw.mongoUri).connect();
     receiver = createServer((_req, res) => res.writeHead(503).end("down for maintenance"));
@@ -105,7 +106,8 @@ describe("stripe-node reads a failed job and a failed attempt as answers, not er
 
   it("resend of an attempt that failed: 200 with failure_code, resolved by rawRequest", async () => {
     const stripe = client();
-    const endpoint = await stripe.webhookEndpoints.create({ url: down, enabled_events: ["resource.created"] as never });
+    // Subscribed to a type no test here emits: only the resend reaches it.
+    const endpoint = await stripe.webhookEndpoints.create({ url: down, enabled_events: ["webhook_endpoint.disabled"] as never });
     const resource = (await stripe.rawRequest("POST", "/v1/resources", { name: "sdk" })) as unknown as { id: string };
     const event = await eventually(async () => {
       const page = await stripe.events.list({ limit: 100 });

@@ -57,6 +57,8 @@ function positive(env: Env, name: string, fallback: number): number {
  * headers, timeout, compression, certificates) from the same variables; they are checked here only for being URLs.
  */
 export function tracingConfig(env: Env, defaultServiceName: string): TracingConfig {
+  // Read by the OTLP exporter itself, not here: "OTEL_EXPORTER_OTLP_HEADERS" (a collector's credentials; the Helm
+  // chart takes it from a Secret, tracing.headersSecret).
   const disabled = value(env, "OTEL_SDK_DISABLED");
   if (disabled !== undefined && !["true", "false"].includes(disabled.toLowerCase())) throw new ConfigError("OTEL_SDK_DISABLED must be true or false");
   const exporters = (value(env, "OTEL_TRACES_EXPORTER") ?? "")

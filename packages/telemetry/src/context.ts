@@ -70,6 +70,19 @@ export function startSpan(name: string, kind: SpanKind, attributes: Attributes, 
   return { span, context: trace.setSpan(parent, span) };
 }
 
+/**
+ * A span at the public edge (issue 31): the start of a new trace, whatever the client sent. A client's
+ * `traceparent` (read by `extractContext` into `client`) is kept as a link, never as the parent: its sampled flag
+ * cannot force sampling under a ratio sampler (the sampler decides for a root), and its trace id is not stored on
+ * the events and jobs the request writes.
+ */
+export function startEdgeSpan(name: string, kind: SpanKind, attributes: Attributes, client: Context): { span: Span; context: Context } {
+  const linked = trace.getSpanContext(client);
+  const links = linked && trace.isSpanContextValid(linked) ? [{ context: { ...linked, isRemote: true }, attributes: { "rms.link": "client traceparent" } }] : [];
+  const span = tracer().startSpan(name, { kind, attributes, links, root: true }, ROOT_CONTEXT);
+  return { span, context: trace.setSpan(ROOT_CONTEXT, span) };
+}
+
 /** Runs `fn` with `ctx` as the active context (and everything it starts asynchronously). */
 export function withContext<T>(ctx: Context, fn: () => T): T {
   return context.with(ctx, fn);

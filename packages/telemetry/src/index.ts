@@ -11,6 +11,7 @@ export {
   injectContext,
   inSpan,
   SpanKind,
+  startEdgeSpan,
   startSpan,
   SpanStatusCode,
   storedTrace,

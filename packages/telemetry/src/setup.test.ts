@@ -3,7 +3,7 @@
 import { context, ROOT_CONTEXT, SpanKind, trace } from "@opentelemetry/api";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { tracingConfig } from "./config.js";
-import { contextOfStored, extractContext, injectContext, inSpan, storedTrace, traceField, traceLogFields, tracer, untraced } from "./context.js";
+import { contextOfStored, extractContext, injectContext, inSpan, startEdgeSpan, storedTrace, traceField, traceLogFields, tracer, untraced } from "./context.js";
 import { startTracing, type Tracing } from "./setup.js";
 import { tracingOn } from "./state.js";
 import { startOtlpReceiver, type OtlpReceiver } from "./testkit/index.js";
@@ -85,6 +85,16 @@ describe("with tracing on", () => {
     expect(storedTrace(trace.setSpan(parent, span))).toEqual({ traceparent: outgoing.traceparent, tracestate: "vendor=1" });
   });
 
+  // Issue 31, item 6: at the public edge a client's traceparent is a link, not the parent.
+  it("starts an edge span as a new root, the client's context kept as a link (its trace id and sampled flag decide nothing)", () => {
+    const client = extractContext((key) => (key === "traceparent" ? "00-1bf92f3577b34da6a3ce929d0e0e4731-00f067aa0ba902b7-01" : undefined), ROOT_CONTEXT);
+    const { span, context: edge } = startEdgeSpan("edge", SpanKind.SERVER, { "rms.request_id": "req_1" }, client);
+    span.end();
+    expect(span.spanContext().traceId).not.toBe("1bf92f3577b34da6a3ce929d0e0e4731");
+    expect(trace.getSpan(edge)).toBe(span);
+    expect(storedTrace(edge)!.traceparent).toMatch(new RegExp(`^00-${span.spanContext().traceId}-`));
+  });
+
   it("ends a span whose work throws with an error status, and rethrows", async () => {
     await expect(inSpan("failing", {}, async () => Promise.reject(new Error("boom")))).rejects.toThrow("boom");
     expect(context.active()).toBe(ROOT_CONTEXT);
@@ -95,7 +105,10 @@ describe("with tracing on", () => {
     expect(tracingOn()).toBe(false);
     const spans = receiver.spans();
     // (Nothing of "probe", started inside `untraced`.)
-    expect(spans.map((s) => s.name).sort()).toEqual(["client", "delivery", "failing", "request"]);
+    expect(spans.map((s) => s.name).sort()).toEqual(["client", "delivery", "edge", "failing", "request"]);
+    const edge = spans.find((s) => s.name === "edge")!;
+    expect(edge.parentSpanId).toBe("");
+    expect(edge.links).toEqual([{ traceId: "1bf92f3577b34da6a3ce929d0e0e4731", spanId: "00f067aa0ba902b7" }]);
     expect(new Set(spans.map((s) => s.service))).toEqual(new Set(["rms-test"]));
     const request = spans.find((s) => s.name === "request")!;
     const delivery = spans.find((s) => s.name === "delivery")!;

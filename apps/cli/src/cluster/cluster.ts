@@ -223,7 +223,10 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
         PORT: gateway.port,
         HTTP_PORT: gateway.httpPort ?? 0,
         METRICS_PORT: 0,
-        TRUSTED_PROXIES: [...config.TRUSTED_PROXIES, PROXY_SOURCE],
+        // HAProxy's PROXY headers are believed from its source address only, and nothing else of it: forwarded headers
+        // from there are not (PROXY_PROTOCOL_PEERS apart from TRUSTED_PROXIES, CONTRACT.md section 8).
+        TRUSTED_PROXIES: config.TRUSTED_PROXIES,
+        PROXY_PROTOCOL_PEERS: [...config.PROXY_PROTOCOL_PEERS, PROXY_SOURCE],
         RATE_LIMIT_STORE: "mongodb",
       };
       supervise(name, () => startNodeChild(name, entryPoint("gateway"), gatewayEnv(env, gatewayConfig, resolved)));

@@ -9,7 +9,11 @@ import { delimiter, join } from "node:path";
 /** HAProxy is missing and cannot be installed here; the message is the one line to print. */
 export class HaproxyMissing extends Error {}
 
-/** The address HAProxy connects to the gateways from, and the only one they trust (TRUSTED_PROXIES). */
+/**
+ * The address HAProxy connects to the gateways from (its `source`), and the only one whose PROXY header they believe
+ * (PROXY_PROTOCOL_PEERS). A loopback address of its own, not 127.0.0.1: a local process connects from 127.0.0.1 unless
+ * it binds another source on purpose, so it does not pose as HAProxy by connecting to a gateway's port.
+ */
 export const PROXY_SOURCE = "127.0.0.2";
 
 function onPath(command: string, env: Readonly<Record<string, string | undefined>>): string | undefined {

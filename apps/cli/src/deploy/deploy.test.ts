@@ -152,6 +152,9 @@ const VALUE_SETS = {
     "tracing.env.OTEL_TRACES_SAMPLER=parentbased_traceidratio",
     "--set-string",
     "tracing.env.OTEL_TRACES_SAMPLER_ARG=0.1",
+    // The collector's API key from a Secret (issue 31).
+    "--set",
+    "tracing.headersSecret.name=otel-collector-auth",
   ],
 };
 
@@ -299,10 +302,11 @@ describe.skipIf(!goLine)("the Helm chart (deploy/helm/rms)", () => {
         for (const kind of PROCESS_KINDS) {
           const otel = container(kind).env.filter((e) => e.name.startsWith("OTEL_"));
           if (name === "tracing") {
-            expect(Object.fromEntries(otel.map((e) => [e.name, e.value]))).toEqual({
+            expect(Object.fromEntries(otel.map((e) => [e.name, e.value ?? e.valueFrom]))).toEqual({
               OTEL_EXPORTER_OTLP_ENDPOINT: "http://otel-collector:4318",
               OTEL_TRACES_SAMPLER: "parentbased_traceidratio",
               OTEL_TRACES_SAMPLER_ARG: "0.1",
+              OTEL_EXPORTER_OTLP_HEADERS: { secretKeyRef: { name: "otel-collector-auth", key: "OTEL_EXPORTER_OTLP_HEADERS" } },
             });
           } else expect(otel).toEqual([]);
         }
@@ -385,6 +389,33 @@ describe.skipIf(!goLine)("the Helm chart (deploy/helm/rms)", () => {
           expect(budget.selector).toEqual((find("Deployment", kind).spec as { selector: unknown }).selector);
           expect(budget.maxUnavailable).toBeGreaterThan(0);
         }
+      });
+
+      // Issue 31, item 9: egress is no longer open for every pod.
+      it("limits egress: gateway and core reach MongoDB, DNS, the collector (and the gateway core) only; workers the internet minus private, link-local and metadata ranges", () => {
+        type Peer = { podSelector?: { matchLabels: Record<string, string> }; namespaceSelector?: unknown; ipBlock?: { cidr: string; except?: string[] } };
+        type Rule = { to?: Peer[]; ports?: { port: number | string; protocol: string }[] };
+        const egress = (kind: string) => (find("NetworkPolicy", kind).spec as { egress: Rule[]; policyTypes: string[] }).egress;
+        const portsOf = (rules: Rule[]) => rules.flatMap((r) => (r.ports ?? []).map((p) => `${p.protocol}/${p.port}`)).sort();
+        const collector = name === "tracing" ? ["TCP/4317", "TCP/4318"] : [];
+        for (const kind of ["core", "gateway", "worker"]) {
+          expect((find("NetworkPolicy", kind).spec as { policyTypes: string[] }).policyTypes).toContain("Egress");
+          for (const rule of egress(kind).filter((r) => !r.to?.some((p) => p.ipBlock))) expect(rule.ports?.length, `${kind}: a rule without ports`).toBeGreaterThan(0);
+        }
+        expect(portsOf(egress("core"))).toEqual(["TCP/27017", "TCP/53", "UDP/53", ...collector].sort());
+        const grpcPort = container("core").ports!.find((p) => p.name === "grpc")!.containerPort;
+        expect(portsOf(egress("gateway"))).toEqual(["TCP/27017", "TCP/53", "UDP/53", `TCP/${grpcPort}`, ...collector].sort());
+        const toCore = egress("gateway").find((r) => r.ports?.some((p) => p.port === grpcPort))!;
+        expect(toCore.to).toEqual([
+          { podSelector: { matchLabels: (find("Deployment", "core").spec as { selector: { matchLabels: Record<string, string> } }).selector.matchLabels } },
+        ]);
+        for (const kind of ["core", "gateway"]) expect(egress(kind).some((r) => r.to?.some((p) => p.ipBlock))).toBe(false);
+        const internet = egress("worker").find((r) => r.to?.some((p) => p.ipBlock))!;
+        expect(internet.ports).toBeUndefined();
+        const v4 = internet.to!.find((p) => p.ipBlock!.cidr === "0.0.0.0/0")!.ipBlock!.except!;
+        for (const denied of ["10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "169.254.0.0/16", "127.0.0.0/8", "100.64.0.0/10"]) expect(v4).toContain(denied);
+        const v6 = internet.to!.find((p) => p.ipBlock!.cidr === "::/0")!.ipBlock!.except!;
+        for (const denied of ["fc00::/7", "fe80::/10", "::1/128"]) expect(v6).toContain(denied);
       });
 
       it("runs every container as the image's numeric user, read-only, without capabilities, with requests and limits", () => {

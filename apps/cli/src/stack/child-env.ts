@@ -82,7 +82,10 @@ export function workerEnv(env: Readonly<Record<string, string | undefined>>, con
 
 /** The gateway's whole environment; least privilege: never the admin token, even when the operator exported it. */
 export function gatewayEnv(env: Readonly<Record<string, string | undefined>>, config: StackConfig, resolved: Resolved): Record<string, string> {
-  const trustedProxies: Record<string, string> = config.TRUSTED_PROXIES.length > 0 ? { TRUSTED_PROXIES: config.TRUSTED_PROXIES.join(",") } : {};
+  const trustedProxies: Record<string, string> = {
+    ...(config.TRUSTED_PROXIES.length > 0 ? { TRUSTED_PROXIES: config.TRUSTED_PROXIES.join(",") } : {}),
+    ...(config.PROXY_PROTOCOL_PEERS.length > 0 ? { PROXY_PROTOCOL_PEERS: config.PROXY_PROTOCOL_PEERS.join(",") } : {}),
+  };
   return {
     ...basics(env),
     ...shared(config, resolved),

@@ -22,6 +22,7 @@ const schema = z
     TLS_CERT_FILE: filePath().optional(),
     TLS_KEY_FILE: filePath().optional(),
     TRUSTED_PROXIES: ipList(),
+    PROXY_PROTOCOL_PEERS: ipList(),
     RMS_ADMIN_TOKEN: token().optional(),
     RMS_GATEWAY_TOKEN: token().optional(),
     CORE_TLS_CERT_FILE: filePath().optional(),

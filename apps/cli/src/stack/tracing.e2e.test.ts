@@ -1,7 +1,8 @@
 // Tracing across processes (docs/observability.md, "Tracing"), against the real processes: gateway, core and one
 // worker on a real database, each exporting its spans over OTLP/HTTP (JSON) to a receiver in this test. A create
-// sent with a W3C traceparent is one trace: the gateway's request span, core's gRPC spans, and, later, the worker's
-// delivery of its event; a job's run continues the trace of the request that created it; log lines carry the ids.
+// sent with a W3C traceparent is one trace: the gateway's request span (a new root, the client's context kept as a
+// link: issue 31), core's gRPC spans, and, later, the worker's delivery of its event; a job's run continues the trace
+// of the request that created it; log lines carry the ids.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -74,15 +75,17 @@ it("one trace spans gateway, core and the worker's delivery of the event; a job'
   cleanups.push(async () => api.close());
   await addEndpoints(api, 1, () => receiver.url("/hook"), "tracing");
 
-  // The client's own trace: the gateway continues it.
+  // The client's own trace: the gateway starts a new one and links the client's span.
   const created = await httpsCreate(api, `00-${TRACE_ID}-${CLIENT_SPAN}-01`, "name=traced", "/v1/resources");
   await eventually(() => expect(receiver.createdEvent.get(created.id)).toBeDefined(), { timeoutMs: 30_000 });
 
   const inTrace = (traceId: string) => otlp.spans().filter((s) => s.traceId === traceId);
+  /** The gateway's request span of the trace whose client span was `clientTrace`'s (by its link). */
+  const edgeOf = (clientTrace: string) => otlp.spans().find((s) => s.service === "rms-gateway" && s.kind === 2 && s.links.some((l) => l.traceId === clientTrace));
   let spans: ReceivedSpan[] = [];
   await eventually(
     () => {
-      spans = inTrace(TRACE_ID);
+      spans = inTrace(edgeOf(TRACE_ID)?.traceId ?? "none");
       const summary = JSON.stringify(otlp.spans().map((s) => [s.service, s.name, s.traceId, s.spanId, s.parentSpanId]));
       expect(
         spans.some((s) => s.service === "rms-worker" && s.name === "webhook delivery"),
@@ -92,12 +95,15 @@ it("one trace spans gateway, core and the worker's delivery of the event; a job'
     { timeoutMs: 30_000 },
   );
   expect(new Set(spans.map((s) => s.service))).toEqual(new Set(["rms-gateway", "rms-core", "rms-worker"]));
+  // Nothing was recorded under the client's trace id.
+  expect(inTrace(TRACE_ID)).toEqual([]);
   // The health check the test polled while the gateway started records nothing, not even its call to core.
   expect(otlp.spans().filter((s) => s.name === "GET /v1/status" || s.name.startsWith("grpc.health.v1."))).toEqual([]);
 
-  // gateway: the request's span, a child of the client's; its gRPC calls to core are its children.
+  // gateway: the request's span, a new root linked to the client's; its gRPC calls to core are its children.
   const request = spans.find((s) => s.service === "rms-gateway" && s.kind === 2)!;
-  expect(request).toMatchObject({ name: "POST /v1/resources", parentSpanId: CLIENT_SPAN });
+  expect(request).toMatchObject({ name: "POST /v1/resources", parentSpanId: "", links: [{ traceId: TRACE_ID, spanId: CLIENT_SPAN }] });
+  const traceId = request.traceId;
   expect(request.attributes).toMatchObject({ "http.request.method": "POST", "http.route": "/v1/resources", "http.response.status_code": 201 });
   const createCall = spans.find((s) => s.service === "rms-gateway" && s.kind === 3 && s.name === "rms.v1.ResourceService/CreateResource")!;
   expect(createCall.parentSpanId).toBe(request.spanId);
@@ -111,32 +117,35 @@ it("one trace spans gateway, core and the worker's delivery of the event; a job'
   // What carried it: the event document's `trace` (core's span that wrote it), never shown by the API.
   const eventId = receiver.createdEvent.get(created.id)!;
   const stored = await mongo.db(databaseName).collection<{ _id: string; trace?: unknown }>("events").findOne({ _id: eventId });
-  expect(stored?.trace).toEqual({ traceparent: `00-${TRACE_ID}-${served.spanId}-01` });
+  // The client's trace id is never stored.
+  expect(stored?.trace).toEqual({ traceparent: `00-${traceId}-${served.spanId}-01` });
   expect(JSON.parse((await api.request("GET", `/v1/events/${eventId}`)).body)).not.toHaveProperty("trace");
 
   // A job: its run, on the worker, continues the trace of the request that created it.
   const job = await httpsCreate(api, `00-${JOB_TRACE_ID}-${CLIENT_SPAN}-01`, undefined, "/v1/jobs", { type: "resources.import", params: { items: [{ name: "imported" }] } });
+  let jobTrace = "";
   await eventually(
     () => {
-      const run = inTrace(JOB_TRACE_ID).find((s) => s.service === "rms-worker" && s.name === "job run");
+      jobTrace = edgeOf(JOB_TRACE_ID)?.traceId ?? "none";
+      const run = inTrace(jobTrace).find((s) => s.service === "rms-worker" && s.name === "job run");
       expect(run?.attributes).toMatchObject({ "rms.job.id": job.id, "rms.job.type": "resources.import" });
-      const createJob = inTrace(JOB_TRACE_ID).find((s) => s.service === "rms-core" && s.name === "rms.v1.JobService/CreateJob");
+      const createJob = inTrace(jobTrace).find((s) => s.service === "rms-core" && s.name === "rms.v1.JobService/CreateJob");
       expect(run!.parentSpanId).toBe(createJob!.spanId);
     },
     { timeoutMs: 30_000 },
   );
 
   const storedJob = await mongo.db(databaseName).collection<{ _id: string; trace?: { traceparent: string } }>("jobs").findOne({ _id: job.id });
-  expect(storedJob?.trace?.traceparent).toMatch(new RegExp(`^00-${JOB_TRACE_ID}-[0-9a-f]{16}-01$`));
+  expect(storedJob?.trace?.traceparent).toMatch(new RegExp(`^00-${jobTrace}-[0-9a-f]{16}-01$`));
   expect(JSON.parse((await api.request("GET", `/v1/jobs/${job.id}`)).body)).not.toHaveProperty("trace");
 
   // Log lines written inside a span carry its ids: the gateway's request line, core's call line, the worker's job lines.
   await eventually(() => {
     const requestLine = gatewayLog.find((l) => l.msg === "request" && l.path === "/v1/resources" && l.method === "POST");
-    expect(requestLine).toMatchObject({ trace_id: TRACE_ID, span_id: request.spanId });
-    expect(coreLog.find((l) => l.msg === "call" && l.method === "/rms.v1.ResourceService/CreateResource")).toMatchObject({ trace_id: TRACE_ID, span_id: served.spanId });
-    const run = inTrace(JOB_TRACE_ID).find((s) => s.name === "job run")!;
-    expect(workerLog.find((l) => l.msg === "jobs: claimed" && l.job === job.id)).toMatchObject({ trace_id: JOB_TRACE_ID, span_id: run.spanId });
+    expect(requestLine).toMatchObject({ trace_id: traceId, span_id: request.spanId });
+    expect(coreLog.find((l) => l.msg === "call" && l.method === "/rms.v1.ResourceService/CreateResource")).toMatchObject({ trace_id: traceId, span_id: served.spanId });
+    const run = inTrace(jobTrace).find((s) => s.name === "job run")!;
+    expect(workerLog.find((l) => l.msg === "jobs: claimed" && l.job === job.id)).toMatchObject({ trace_id: jobTrace, span_id: run.spanId });
   });
   // A line outside any span has neither.
   expect(workerLog.find((l) => l.msg === "worker running")).not.toHaveProperty("trace_id");

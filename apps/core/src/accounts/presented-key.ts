@@ -1,8 +1,9 @@
 import { timingSafeEqual } from "node:crypto";
-import { PRESENTED_KEY_ID_METADATA, PRESENTED_KEY_METADATA, type CallContext } from "@rms/proto";
+import { PRESENTED_KEY_ID_METADATA, PRESENTED_KEY_METADATA, withImpliedScopes, type CallContext } from "@rms/proto";
 import { errors } from "../errors.js";
 import { isId } from "../ids.js";
 import type { PresentedKeyCheck } from "../grpc/define-rpc.js";
+import { RPC_SCOPES } from "../grpc/scopes.js";
 import { hashSecret } from "./secrets.js";
 import type { AccountStore, KeyDocument } from "./store.js";
 
@@ -26,7 +27,8 @@ export function refuseIfNotLive(key: KeyDocument, nowSeconds = Date.now() / 1000
  * The check every declared RPC runs (grpc/define-rpc.ts).
  * One read by primary key: the key must exist, match the presented secret (its
  * hash, compared in constant time: the id alone came from the caller), belong to
- * the call's tenant and be live. Only the operator's credential (role `admin`,
+ * the call's tenant, be live, and be of a kind and scopes that allow the RPC
+ * (`authorizeKey`). Only the operator's credential (role `admin`,
  * or a server run without roles, as in unit tests) may act without a presented
  * key: the gateway's credential acts for a client's key and nothing else, so a
  * leaked gateway token alone reads no tenant's data.
@@ -43,7 +45,25 @@ export function presentedKeyCheck(store: AccountStore): PresentedKeyCheck {
     const key = await store.getKey(id, options);
     if (!key || !sameHash(key.hash, hashSecret(secret)) || key.account !== tenant.account || key.livemode !== tenant.livemode) throw invalidKey();
     refuseIfNotLive(key);
+    authorizeKey(key, context.method);
   };
+}
+
+/**
+ * The key's kind and scopes against what the RPC needs (RPC_SCOPES), as the gateway checks them per route, with
+ * the same codes: secret keys may do everything; publishable keys only `resources:read`
+ * (`publishable_key_read_only`); restricted keys exactly their scopes (`insufficient_scope`). A method not in the
+ * table is refused to publishable keys and allowed to the others (the table's test lists every method core serves).
+ */
+export function authorizeKey(key: Pick<KeyDocument, "kind" | "scopes">, method: string): void {
+  if (key.kind === "secret") return;
+  const scope = RPC_SCOPES[method];
+  if (key.kind === "publishable") {
+    if (scope === "resources:read") return;
+    throw errors.of("publishable_key_read_only", `Publishable keys are read-only; this request needs the '${scope ?? method}' scope. Use a secret or restricted key.`);
+  }
+  if (scope === undefined || withImpliedScopes(key.scopes).includes(scope)) return;
+  throw errors.of("insufficient_scope", `The provided key does not have the required scope '${scope}' for this request.`);
 }
 
 /** Constant-time equality of two hex hashes: here the key was found by an id the caller chose, so its hash is not yet known to match. */

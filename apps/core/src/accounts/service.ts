@@ -83,9 +83,22 @@ export function adminService(store: AccountStore, logger: Logger): ServiceImplem
       return { keys: (await store.listKeys(request.accountId)).map(toMessage) };
     },
 
-    async revokeKey(request) {
-      const key = isId("key", request.keyId) ? await store.revokeKey(request.keyId) : null;
-      if (!key) throw errors.notFound("key", request.keyId, "key");
+    async revokeKey(request, context) {
+      // By the presented secret (or its hash): what the gateway does with a key it saw over plain HTTP. By id: the
+      // operator only, so the gateway's credential alone cannot revoke keys it never saw (issue 31).
+      const bySecret = request.secret !== "" || request.secretHash !== "";
+      if (!bySecret && context.caller !== null && context.caller !== "admin") {
+        throw errors.permissionDenied("method_not_allowed", `The ${context.caller} credential revokes a key by its presented secret only.`);
+      }
+      const key = bySecret
+        ? await store.revokeKeyByHash(verifiedHash(request.secret, request.secretHash))
+        : isId("key", request.keyId)
+          ? await store.revokeKey(request.keyId)
+          : null;
+      if (!key) {
+        if (bySecret) throw invalidKey();
+        throw errors.notFound("key", request.keyId, "key");
+      }
       logger.warn({ key_id: key._id, account_id: key.account, reason: request.reason || "operator" }, "key revoked");
       return { key: toMessage(key) };
     },

@@ -88,4 +88,10 @@ export class AccountStore {
     await this.keys.updateOne({ _id: id, revoked_at: null }, { $set: { revoked_at: nowSeconds() } });
     return this.keys.findOne({ _id: id });
   }
+
+  /** Revokes the key whose secret has this hash (`hash_unique`); null when no key has it. */
+  async revokeKeyByHash(hash: string): Promise<KeyDocument | null> {
+    await this.keys.updateOne({ hash, revoked_at: null }, { $set: { revoked_at: nowSeconds() } });
+    return this.keys.findOne({ hash });
+  }
 }

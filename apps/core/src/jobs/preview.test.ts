@@ -1,12 +1,16 @@
 import { create } from "@bufbuild/protobuf";
 import { JobParamsSchema, JobService, ResourceStatus, type JobParams, type ServiceClient } from "@rms/proto";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { startTestCore, type TestCore } from "../testutil/harness.js";
 import { importFile, seedResources } from "../testutil/jobs.js";
 import { RESOURCES_COLLECTION } from "../resources/store.js";
 import { EVENTS_COLLECTION } from "../storage/relay.js";
 import { JOBS_COLLECTION, JOBS_QUEUE } from "./model.js";
 import { JOB_ITEMS_COLLECTION } from "./runner/bulk.js";
+import { PreviewGate, PREVIEWS_PER_ACCOUNT, previewJob } from "./preview.js";
+import { UNBOUNDED } from "../budget.js";
+import { CommandLog, explainDuring } from "@rms/test-db/testkit";
+import { MongoClient } from "mongodb";
 
 let t: TestCore;
 let jobs: ServiceClient<typeof JobService>;
@@ -46,8 +50,16 @@ describe("JobService.PreviewJob (validate_only)", () => {
 
     const paused = await preview(test, params({ kind: { case: "bulkDelete", value: { resourceFilter: { status: [ResourceStatus.PAUSED] } } } }));
     const livePaused = tagged.filter((_, i) => i % 2 === 1 && i !== 1);
-    expect(paused).toEqual({ object: "job_preview", type: "resources.bulk_delete", livemode: false, total: livePaused.length, sample: livePaused.sort().slice(0, 10), errors: [] });
-    expect(Object.keys(paused)).toEqual(["object", "type", "livemode", "total", "sample", "errors"]);
+    expect(paused).toEqual({
+      object: "job_preview",
+      type: "resources.bulk_delete",
+      livemode: false,
+      total: livePaused.length,
+      sample: livePaused.sort().slice(0, 10),
+      errors: [],
+      total_is_lower_bound: false,
+    });
+    expect(Object.keys(paused)).toEqual(["object", "type", "livemode", "total", "sample", "errors", "total_is_lower_bound"]);
 
     const update = params({
       kind: {
@@ -110,5 +122,55 @@ describe("JobService.PreviewJob (validate_only)", () => {
       await expect(jobs.previewJob({ tenant: test, params: given })).rejects.toMatchObject({ code, param });
       await expect(jobs.createJob({ tenant: test, params: given })).rejects.toMatchObject({ code, param });
     }
+  });
+});
+
+// Issue 31, item 2: what one preview examines is bounded whatever the filter (the count used to walk up to
+// 1,000,000 matches, reading every document of a condition the index does not serve), and an account runs at
+// most PREVIEWS_PER_ACCOUNT previews at once.
+describe("a preview's bounds", () => {
+  it("examines at most its window of the index range; past it `total` is a lower bound, flagged", async () => {
+    const { id } = await t.newAccount();
+    const tenant = { account: id, livemode: false };
+    // 3,000 resources with plan=pro, one in 100 of them also env=prod: the index serves `plan`, `env` is checked on each.
+    await seedResources(t.db, tenant, 3_000, (i) => ({ metadata: [{ k: "plan", v: "pro" }, ...(i % 100 === 0 ? [{ k: "env", v: "prod" }] : [])] }));
+    const filter = {
+      metadata: [
+        { k: "plan", v: "pro" },
+        { k: "env", v: "prod" },
+      ],
+    };
+    const client = new MongoClient(inject("mongoUri"), { monitorCommands: true });
+    await client.connect();
+    try {
+      const log = new CommandLog(client);
+      const db = client.db(t.db.databaseName);
+      const { value, plans } = await explainDuring(client, log, () => previewJob(db, tenant, { type: "resources.bulk_delete", params: { filter } }, null, UNBOUNDED, 1_000), {
+        database: t.db.databaseName,
+      });
+      expect(value).toMatchObject({ total: 10, total_is_lower_bound: true });
+      expect(value.sample).toHaveLength(10);
+      expect(plans.length).toBeGreaterThan(0);
+      for (const plan of plans) expect(plan.totalDocsExamined, plan.shape).toBeLessThanOrEqual(1_000);
+      // Under the window the count is exact.
+      const whole = await previewJob(db, tenant, { type: "resources.bulk_delete", params: { filter } }, null, UNBOUNDED, 5_000);
+      expect(whole).toMatchObject({ total: 30, total_is_lower_bound: false });
+    } finally {
+      await client.close();
+    }
+  });
+
+  it("runs at most PREVIEWS_PER_ACCOUNT previews of one account and mode at once; the next is 429 rate_limited", async () => {
+    const gate = new PreviewGate();
+    const tenant = { account: "acct_gate", livemode: false };
+    const release: (() => void)[] = [];
+    const held = Array.from({ length: PREVIEWS_PER_ACCOUNT }, () => gate.run(tenant, () => new Promise<void>((done) => release.push(done))));
+    await expect(gate.run(tenant, async () => "third")).rejects.toMatchObject({ code: "rate_limited" });
+    // Another mode and another account are not held up.
+    await expect(gate.run({ ...tenant, livemode: true }, async () => "live")).resolves.toBe("live");
+    await expect(gate.run({ account: "acct_other", livemode: false }, async () => "other")).resolves.toBe("other");
+    for (const done of release) done();
+    await Promise.all(held);
+    await expect(gate.run(tenant, async () => "again")).resolves.toBe("again");
   });
 });

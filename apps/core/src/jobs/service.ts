@@ -42,8 +42,8 @@ export function jobService(store: JobStore, checkKey: PresentedKeyCheck): Servic
       },
     }),
 
-    // A dry run of createJob: the same parse (typedParamsOf), then reads only. Its count may walk up to
-    // PREVIEW_COUNT_MAX matches, so it runs in `reply`, once the presented key is confirmed.
+    // A dry run of createJob: the same parse (typedParamsOf), then reads only. Its count may examine up to
+    // PREVIEW_EXAMINED_MAX documents, so it runs in `reply`, once the presented key is confirmed.
     previewJob: rpc.read({
       parse: (request) => typedParamsOf(request.params),
       load: async (typed) => typed,

@@ -31,7 +31,7 @@ import {
 import type { JobFiles } from "./files.js";
 import { itemsAsJsonl } from "./rows/inline.js";
 import { importFileOf } from "./import-file.js";
-import { previewJob, type JobPreview } from "./preview.js";
+import { PreviewGate, previewJob, type JobPreview } from "./preview.js";
 import { ensureQueueSlotIndex, freeQueueSlots, QUEUE_SLOT_RELEASE } from "./queue-limit.js";
 import { jobSnapshot } from "./render.js";
 
@@ -183,9 +183,12 @@ export class JobStore {
     return { typed: { type: "resources.import", params: { file: file.id } }, total: null };
   }
 
-  /** What a job of these params would work on now (preview.ts); stores nothing. */
+  /** Previews running now, per account and mode (preview.ts). */
+  private readonly previews = new PreviewGate();
+
+  /** What a job of these params would work on now (preview.ts); stores nothing; 429 past the account's running previews. */
   preview(tenant: Tenant, typed: RequestedParams, budget: Budget = UNBOUNDED): Promise<JobPreview> {
-    return previewJob(this.db, tenant, typed, this.files, budget);
+    return this.previews.run(tenant, () => previewJob(this.db, tenant, typed, this.files, budget));
   }
 
   get(tenant: Tenant, id: string, budget: Budget = UNBOUNDED): Promise<LoadedJob | null> {

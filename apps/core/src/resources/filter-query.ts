@@ -1,7 +1,6 @@
 import { RESOURCE_STATUS } from "@rms/proto";
 import type { Collection, Filter } from "mongodb";
 import type { Tenant } from "../caller.js";
-import { LIVE } from "../storage/documents.js";
 import { keysetIdRange } from "../storage/keyset-list.js";
 import { statusesOf, type NameMatch, type ResourceFilter } from "./filter.js";
 import type { ResourceDocument } from "./model.js";
@@ -12,14 +11,15 @@ import type { ResourceDocument } from "./model.js";
  *
  * One index drives the walk, in `_id` order (ids begin with their creation time, so `created` and every
  * cursor are an `_id` range on any of them), chosen in this order:
- * - `ids`: the ids are points of `tenant_order` (at most 100 in a list, 1,000 in a job);
- * - exact names (search): `tenant_name_status_order` on the lowercased name (most often one resource);
- * - `metadata`: `tenant_metadata_status_order`, one key's value(s) and the statuses (all three when the
+ * - `ids`: the ids are points of `live_order` (at most 100 in a list, 1,000 in a job);
+ * - exact names (search): `live_name_status_order` on the lowercased name (most often one resource);
+ * - `metadata`: `live_metadata_status_order`, one key's value(s) and the statuses (all three when the
  *   filter names none, so one index serves metadata with and without status: a merge of at most three
  *   ranges in `_id` order);
- * - a name prefix (search): `tenant_name_status_order` on the lowercased name's first 2 to 10 characters
+ * - a name prefix (search): `live_name_status_order` on the lowercased name's first 2 to 10 characters
  *   (the index also holds the whole lowercased name when longer, for exact names);
- * - `status`: `tenant_status_order`; otherwise `tenant_order`.
+ * - `status`: `live_status_order`; otherwise `live_order`.
+ * Every one of them holds live resources only, so a walk never reads a tombstone.
  * What that index does not serve (other metadata keys, a name longer than its stored prefixes, status or
  * metadata next to ids) is checked on each document it yields: `rest`. Every combination a list accepts
  * leaves `rest` empty but for `ids`, which bound the walk themselves.
@@ -30,23 +30,41 @@ export const NAME_PREFIX_MAX = 10;
 
 const STATUSES = RESOURCE_STATUS.names;
 
-/** The indexes that serve the filter, by name (declared by the store at start). */
+/**
+ * The indexes that serve the filter, by name (declared by the store at start). Each holds live resources
+ * only (partial on LIVE_RESOURCE): a tombstone waits 24 h for its Idempotency-Key window, and were it in
+ * these ranges a page would walk every tombstone between its matches (issue 31). Nothing reads tombstones
+ * through them: the relay finds them by `pending_events._id`, the TTL index removes them, and a read by id
+ * goes to `_id_`.
+ */
 export const FILTER_INDEXES = {
-  tenant_order: { account: 1, livemode: 1, _id: -1 },
-  tenant_status_order: { account: 1, livemode: 1, status: 1, _id: -1 },
-  tenant_metadata_status_order: { account: 1, livemode: 1, "metadata.k": 1, "metadata.v": 1, status: 1, _id: -1 },
-  tenant_name_status_order: { account: 1, livemode: 1, name_prefixes: 1, status: 1, _id: -1 },
+  live_order: { account: 1, livemode: 1, _id: -1 },
+  live_status_order: { account: 1, livemode: 1, status: 1, _id: -1 },
+  live_metadata_status_order: { account: 1, livemode: 1, "metadata.k": 1, "metadata.v": 1, status: 1, _id: -1 },
+  live_name_status_order: { account: 1, livemode: 1, name_prefixes: 1, status: 1, _id: -1 },
 } as const;
 
 export type FilterIndex = keyof typeof FILTER_INDEXES;
 
-/** Declares FILTER_INDEXES, and drops the one they replaced (metadata without status, which the metadata index serves now). */
+/**
+ * "Not deleted" as the filter indexes' partial filter and as every query through them says it, in the same
+ * words (the planner uses a partial index only for a query that implies its filter; `$exists: false` cannot
+ * be a partial filter). `deleted` is absent on a live resource and `true` on a tombstone, never null.
+ */
+export const LIVE_RESOURCE = { deleted: { $eq: null } } as const;
+
+/** The indexes FILTER_INDEXES replaced: the same keys over tombstones too (and, before them, metadata without status). */
+const REPLACED_INDEXES = ["tenant_order", "tenant_status_order", "tenant_metadata_status_order", "tenant_name_status_order", "tenant_metadata_order"];
+
+/** Declares FILTER_INDEXES, then drops the ones they replaced. */
 export async function ensureFilterIndexes(collection: Collection<ResourceDocument>): Promise<void> {
-  for (const [name, keys] of Object.entries(FILTER_INDEXES)) await collection.createIndex(keys, { name });
-  await collection.dropIndex("tenant_metadata_order").catch((error: { code?: unknown }) => {
-    // NamespaceNotFound (26), IndexNotFound (27): nothing to drop (a new database, or dropped before).
-    if (error.code !== 26 && error.code !== 27) throw error;
-  });
+  for (const [name, keys] of Object.entries(FILTER_INDEXES)) await collection.createIndex(keys, { name, partialFilterExpression: LIVE_RESOURCE });
+  for (const name of REPLACED_INDEXES) {
+    await collection.dropIndex(name).catch((error: { code?: unknown }) => {
+      // NamespaceNotFound (26), IndexNotFound (27): nothing to drop (a new database, or dropped before).
+      if (error.code !== 26 && error.code !== 27) throw error;
+    });
+  }
 }
 
 /**
@@ -72,7 +90,7 @@ export interface IdBounds {
 /** A filter as a query: the index that drives it, what that index serves, and what is checked on what it yields. */
 export interface ResourceQuery {
   readonly index: FilterIndex;
-  /** The tenant, the conditions the index serves and the `_id` range (tombstones not yet left out). */
+  /** The tenant, "not deleted" (the indexes' partial filter), the conditions the index serves and the `_id` range. */
   readonly driver: Record<string, unknown>;
   /** Conditions checked on each document the index yields; empty when it yields exactly the matches. */
   readonly rest: Record<string, unknown>[];
@@ -108,7 +126,7 @@ function valuesByKey(filter: ResourceFilter): [string, string[]][] {
 
 /** The query of `filter` for the tenant, within `bounds`. */
 export function resourceQuery(tenant: Tenant, filter: ResourceFilter, bounds: IdBounds = {}): ResourceQuery {
-  const driver: Record<string, unknown> = { account: tenant.account, livemode: tenant.livemode };
+  const driver: Record<string, unknown> = { account: tenant.account, livemode: tenant.livemode, ...LIVE_RESOURCE };
   const rest: Record<string, unknown>[] = [];
   const statuses = [...new Set(statusesOf(filter))];
   const anyStatus = statuses.length === 0 || statuses.length === STATUSES.length;
@@ -126,31 +144,31 @@ export function resourceQuery(tenant: Tenant, filter: ResourceFilter, bounds: Id
   const points = namePoints(names);
   const exactNames = points !== undefined && names.every((m) => !m.prefix);
   if (filter.ids) {
-    index = "tenant_order";
+    index = "live_order";
     driver["_id"] = { $in: filter.ids };
     if (!anyStatus) rest.push({ status });
     metadataRest(byKey);
     nameRest();
   } else if (points && (exactNames || byKey.length === 0)) {
-    index = "tenant_name_status_order";
+    index = "live_name_status_order";
     driver["name_prefixes"] = point(points);
     driver["status"] = status;
     metadataRest(byKey);
     // The points are the conditions themselves when every one is a prefix the stored prefixes hold whole.
     if (!names.every((m) => m.prefix && [...m.value].length <= NAME_PREFIX_MAX)) nameRest();
   } else if (byKey.length > 0) {
-    index = "tenant_metadata_status_order";
+    index = "live_metadata_status_order";
     const [[k, values], ...others] = byKey as [[string, string[]], ...[string, string[]][]];
     driver["metadata"] = { $elemMatch: { k, v: point(values) } };
     driver["status"] = status;
     metadataRest(others);
     nameRest();
   } else if (!anyStatus) {
-    index = "tenant_status_order";
+    index = "live_status_order";
     driver["status"] = status;
     nameRest();
   } else {
-    index = "tenant_order";
+    index = "live_order";
     nameRest();
   }
 
@@ -165,7 +183,7 @@ export function resourceQuery(tenant: Tenant, filter: ResourceFilter, bounds: Id
   return { index, driver, rest };
 }
 
-/** The whole query as one find filter: the driver, the rest, and live documents only. */
+/** The whole query as one find filter: the driver (live documents only) and the rest. */
 export function findFilter(query: ResourceQuery): Filter<ResourceDocument> {
-  return { ...query.driver, ...LIVE, ...(query.rest.length > 0 ? { $and: query.rest } : {}) } as Filter<ResourceDocument>;
+  return { ...query.driver, ...(query.rest.length > 0 ? { $and: query.rest } : {}) } as Filter<ResourceDocument>;
 }

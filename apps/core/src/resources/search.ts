@@ -4,7 +4,7 @@ import type { Tenant } from "../caller.js";
 import { errors } from "../errors.js";
 import { UNBOUNDED, type Budget } from "../budget.js";
 import { isId } from "../ids.js";
-import { LIVE, WITHOUT_OUTBOX, type Loaded } from "../storage/documents.js";
+import { WITHOUT_OUTBOX, type Loaded } from "../storage/documents.js";
 import { pageFrom } from "../storage/keyset-list.js";
 import type { ResourceFilter } from "./filter.js";
 import { findFilter, resourceQuery } from "./filter-query.js";
@@ -46,14 +46,14 @@ export async function searchPage(
     return { items, next: hasMore ? items.at(-1)!._id : null };
   }
   // The index range up to the window's end (pushed down as one index walk with a limit), then on that window:
-  // the matches (tombstones left out here, so every document read counts) and the window's last document.
+  // the matches and the window's last document (the driver's index holds no tombstones, so the window is of live documents).
   const pipeline: Document[] = [
     { $match: query.driver },
     { $sort: { _id: -1 } },
     { $limit: SEARCH_EXAMINED_MAX },
     {
       $facet: {
-        page: [{ $match: { ...LIVE, $and: query.rest } as Filter<ResourceDocument> }, { $limit: page.limit + 1 }, { $project: WITHOUT_OUTBOX.projection }],
+        page: [{ $match: { $and: query.rest } as Filter<ResourceDocument> }, { $limit: page.limit + 1 }, { $project: WITHOUT_OUTBOX.projection }],
         end: [{ $skip: SEARCH_EXAMINED_MAX - 1 }, { $project: { _id: 1 } }],
       },
     },

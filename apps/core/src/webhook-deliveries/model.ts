@@ -166,3 +166,12 @@ export function recoveryDelivery(event: { _id: string; account: string; livemode
     created: Math.floor(nowMs / 1000),
   };
 }
+
+/**
+ * A resend's delivery (`POST /v1/events/{id}/resend`): one attempt, due now, in the endpoint's lane like any
+ * other delivery (CONTRACT.md section 7), under a fresh id. Unlike the others, the worker makes its attempt
+ * to a disabled endpoint too, and whether or not the endpoint still waits for the event (queue.ts).
+ */
+export function manualDelivery(event: { _id: string; account: string; livemode: boolean }, endpointId: string, nowMs: number = Date.now()): DeliveryDocument {
+  return { ...recoveryDelivery(event, endpointId, nowMs), _id: `${scheduledDeliveryId(event._id, endpointId)}:manual:${randomBase62(12)}`, trigger: "manual" };
+}

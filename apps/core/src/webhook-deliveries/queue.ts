@@ -270,7 +270,8 @@ export class DeliveryQueue {
       await pullPendingEndpoint(events, delivery.event, delivery.endpoint);
       return giveUp("endpoint_deleted");
     }
-    if (endpoint.status !== "enabled") return giveUp("endpoint_disabled");
+    // A resend (trigger `manual`) may try a disabled endpoint: a way to test it before enabling it again.
+    if (endpoint.status !== "enabled" && delivery.trigger !== "manual") return giveUp("endpoint_disabled");
     const event = read ?? (await this.eventCopiedSoon(events, delivery));
     if (!event) {
       const ageMs = this.now() - delivery.created * 1000;
@@ -282,7 +283,8 @@ export class DeliveryQueue {
       return release({ $set: { due_at: dueAt } }, "waiting", dueAt);
     }
     // Answered 2xx already (this delivery's attempt before a crash, or a resend): nothing is owed.
-    if (!(event.pending_endpoints ?? []).includes(delivery.endpoint)) return done({ ended_reason: "not_pending" });
+    // A resend is made whatever the endpoint answered before, and whether or not it subscribes to the type.
+    if (delivery.trigger !== "manual" && !(event.pending_endpoints ?? []).includes(delivery.endpoint)) return done({ ended_reason: "not_pending" });
 
     const attemptNumber = delivery.attempts + 1;
     const attemptId = attemptIdOf(delivery, attemptNumber);

@@ -8,16 +8,22 @@ import { startReceiver, type Receiver } from "../testutil/webhook-receiver.js";
 import { masterKey } from "../webhooks/index.js";
 import { EVENTS_COLLECTION } from "../storage/relay.js";
 import { WEBHOOK_DELIVERIES_COLLECTION, type DeliveryDocument, type FannedOutEvent } from "../webhook-deliveries/model.js";
+import { pino } from "pino";
+import { Registry } from "prom-client";
+import { DEFAULT_SETTINGS, type CoreSettings } from "../settings.js";
+import { deliveriesPoller } from "../worker/tasks/deliveries.js";
 
 type Tenant = { accountId: string; livemode: boolean };
 
 const keyring = { primary: masterKey(Buffer.alloc(32, 9)) };
+const settings: CoreSettings = { ...DEFAULT_SETTINGS, secretKeyring: keyring, webhookAllowPrivate: true };
 let t: TestCore;
 let ok: Receiver;
 let broken: Receiver;
+let worker: ReturnType<typeof deliveriesPoller>;
 beforeAll(async () => {
   // The relay runs, so a created resource's event reaches `events` (and is fanned out to the endpoints).
-  t = await startTestCore({ relay: true, settings: { secretKeyring: keyring, webhookAllowPrivate: true } });
+  t = await startTestCore({ relay: true, settings });
   ok = await startReceiver();
   broken = await startReceiver({ handler: (_req, res) => res.writeHead(500).end("receiver is down") });
 });
@@ -26,8 +32,9 @@ afterAll(async () => {
   await t?.stop();
 });
 
-async function endpointAt(tenant: Tenant, url: string) {
-  return (await t.webhookEndpoints.createWebhookEndpoint({ tenant, url, enabledEvents: ["*"] })).webhookEndpoint!;
+/** An endpoint subscribed to `enabledEvents`: by default a type these tests never emit, so only resends reach it. */
+async function endpointAt(tenant: Tenant, url: string, enabledEvents = ["job.failed"]) {
+  return (await t.webhookEndpoints.createWebhookEndpoint({ tenant, url, enabledEvents })).webhookEndpoint!;
 }
 
 /** A resource created now, and its resource.created event once the relay has copied it. */
@@ -42,9 +49,19 @@ async function newEvent(tenant: Tenant) {
 }
 
 describe("ResendEvent", () => {
+  // Resends are made by the workers, in the endpoint's lane (resend.ts): one runs for these tests (not for
+  // recover's below, which look at the deliveries they schedule before any worker takes them).
+  beforeAll(() => {
+    worker = deliveriesPoller({ db: t.db, logger: pino({ level: "silent" }), workerId: "resend-test", written: () => {}, settings, metrics: new Registry() }, { pollMs: 50 });
+    worker.start();
+  });
+  afterAll(async () => {
+    await worker?.stop();
+  });
+
   it("makes one attempt now, signed so that the Standard Webhooks library verifies it, and answers the attempt", async () => {
     const { test: tenant } = await t.newAccount();
-    const we = await endpointAt(tenant, ok.url("/resend"));
+    const we = await endpointAt(tenant, ok.url("/resend"), ["*"]);
     const event = await newEvent(tenant);
     const before = ok.deliveries.length;
     const { webhookAttempt: attempt } = await t.webhookEndpoints.resendEvent({ tenant, eventId: event.id, webhookEndpointId: we.id });

@@ -8,7 +8,7 @@ import { newTenant, thingsCollection } from "../testutil/storage.js";
 import { WEBHOOK_LANES_COLLECTION, type LaneDocument } from "../webhook-deliveries/lanes.js";
 import { scheduledDeliveryId, WEBHOOK_DELIVERIES_COLLECTION, type DeliveryDocument, type FannedOutEvent } from "../webhook-deliveries/model.js";
 import { ensureDeliveryIndexes } from "../webhook-deliveries/queue.js";
-import { RECOVER_PAGE, scheduleRecovery } from "./recover.js";
+import { RECOVER_EXAMINED_MAX, RECOVER_PAGE, scheduleRecovery } from "./recover.js";
 
 /**
  * The `recover` cap at its default (CONTRACT.md section 7: at most 10,000 events per call, `has_more`, call
@@ -92,4 +92,22 @@ it("a cap that falls on a page's end still says whether more are left", async ()
   const since = Math.floor(startMs / 1000) - 1;
   expect(await scheduleRecovery(t.db, tenant, endpoint, since, { max: RECOVER_PAGE })).toEqual({ scheduled: RECOVER_PAGE, hasMore: true });
   expect(await scheduleRecovery(t.db, tenant, endpoint, since, { max: RECOVER_PAGE })).toEqual({ scheduled: 1, hasMore: false });
+});
+
+// Issue 31, item 3: the walk past events whose delivery is still pending stops at a stated bound
+// (RECOVER_EXAMINED_MAX waiting events per call), instead of reading every waiting event of the endpoint.
+it("stops its walk after examinedMax waiting events, with has_more, even when none of them could be scheduled", async () => {
+  const tenant = newTenant();
+  const endpoint = "we_recover_walk";
+  const startMs = Date.now() - 7_200_000;
+  const ids = await failedEvents(tenant, endpoint, 1_200, startMs);
+  // The first 1,100 still have a delivery pending (nothing to recover); the last 100 failed for good.
+  await t.db
+    .collection<DeliveryDocument>(WEBHOOK_DELIVERIES_COLLECTION)
+    .updateMany({ endpoint, event: { $in: ids.slice(0, 1_100) } }, { $set: { status: "pending" }, $unset: { ended_reason: "" } });
+  const since = Math.floor(startMs / 1000) - 1;
+  expect(await scheduleRecovery(t.db, tenant, endpoint, since, { examinedMax: 1_000 })).toEqual({ scheduled: 0, hasMore: true });
+  expect(RECOVER_EXAMINED_MAX).toBe(20_000);
+  // Under the default bound the same call walks past them all and schedules the last 100.
+  expect(await scheduleRecovery(t.db, tenant, endpoint, since)).toEqual({ scheduled: 100, hasMore: false });
 });

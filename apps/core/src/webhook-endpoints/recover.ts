@@ -10,6 +10,12 @@ import { recoveryDelivery, WEBHOOK_DELIVERIES_COLLECTION, type DeliveryDocument,
 
 /** Waiting events read per page (and so their deliveries per `$in` query, and recoveries per insert). */
 export const RECOVER_PAGE = 500;
+/**
+ * Waiting events one call examines at most (40 pages): past them the call stops with `hasMore`, whatever it
+ * scheduled (issue 31). Events whose delivery is still pending are walked past, not scheduled; an endpoint with
+ * a long backlog of them would otherwise make one call read all of them (up to 30 days of events).
+ */
+export const RECOVER_EXAMINED_MAX = 20_000;
 
 /** What one recover call did: how many recovery deliveries it scheduled, and whether events were left for another call. */
 export interface Recovery {
@@ -20,6 +26,8 @@ export interface Recovery {
 export interface RecoverOptions {
   /** Events scheduled at most (CONTRACT.md section 7: 10,000; the settings' `webhookRecoverMax`). */
   readonly max?: number;
+  /** Waiting events examined at most (RECOVER_EXAMINED_MAX; tests lower it). */
+  readonly examinedMax?: number;
   readonly budget?: Budget;
   readonly nowMs?: number;
 }
@@ -39,7 +47,8 @@ function recoveryDeliveryId(event: string, endpoint: string, round: number): str
  * ended `failed`, and none is still pending. Deliveries that succeed are deleted by the workers, so the
  * event's `pending_endpoints` is what tells a success. At most `max` per call, oldest events first: the
  * waiting events are walked in id order a page at a time (`pending_endpoint_order`), so no call holds more
- * than a page of ids, and `hasMore` says that events were left for the next call. The endpoint's lane is
+ * than a page of ids, and `hasMore` says that events were left for the next call; the walk stops after
+ * RECOVER_EXAMINED_MAX waiting events (`hasMore` too), however few of them it could schedule. The endpoint's lane is
  * woken after each page: the workers make each recovery's one attempt under the endpoint's own limits, like
  * any other delivery of it.
  */
@@ -51,14 +60,16 @@ export async function scheduleRecovery(db: Db, tenant: Tenant, endpoint: string,
   const deliveries = db.collection<DeliveryDocument>(WEBHOOK_DELIVERIES_COLLECTION);
   // The smallest event id of that second: every event since then.
   let from: { $gte: string } | { $gt: string } = { $gte: idAt("evt", sinceS * 1000, new Uint8Array(32)) };
+  const examinedMax = options.examinedMax ?? RECOVER_EXAMINED_MAX;
   let scheduled = 0;
+  let examined = 0;
   for (;;) {
     const page = await events
       // `undelivered` holds whenever an endpoint is pending: it selects the partial index of waiting events.
       .find({ pending_endpoints: endpoint, undelivered: true, _id: from, account: tenant.account, livemode: tenant.livemode } as Filter<FannedOutEvent>, {
         projection: { _id: 1 },
         sort: { _id: 1 },
-        limit: RECOVER_PAGE,
+        limit: Math.min(RECOVER_PAGE, examinedMax - examined),
         ...budget.db(),
       })
       .toArray();
@@ -82,7 +93,10 @@ export async function scheduleRecovery(db: Db, tenant: Tenant, endpoint: string,
     scheduled += await insertNew(batch, (docs, writeOptions) => deliveries.insertMany(docs, { ordered: false, ...writeOptions }), budget);
     if (batch.length > 0) await wakeLanes(db, [{ endpoint, account: tenant.account, livemode: tenant.livemode }], nowMs);
     if (batch.length < due.length) return { scheduled, hasMore: true };
-    if (page.length < RECOVER_PAGE) return { scheduled, hasMore: false };
+    examined += page.length;
+    if (page.length < RECOVER_PAGE && examined < examinedMax) return { scheduled, hasMore: false };
+    // The walk's bound: the rest waits for another call (those still pending may be delivered by then).
+    if (examined >= examinedMax) return { scheduled, hasMore: true };
     from = { $gt: ids[ids.length - 1]! };
   }
 }

@@ -16,13 +16,14 @@ import { pageOf } from "../grpc/list-request.js";
 import type { CoreSettings } from "../settings.js";
 import { mergeMetadata, metadataUpdate } from "../metadata.js";
 import { EVENTS_COLLECTION } from "../storage/relay.js";
-import { attemptDelivery, deliveryEnvironment, type DeliveryEnvironment } from "../webhook-deliveries/attempt.js";
+import type { DeliveryEnvironment } from "../webhook-deliveries/attempt.js";
 import { decryptSecret, encryptSecret, newEndpointKeyPair, newEndpointSecret, signingSchemeOf, type Keyring } from "../webhooks/index.js";
-import type { AttemptDocument, DeliveryEndpoint, FannedOutEvent } from "../webhook-deliveries/model.js";
+import type { AttemptDocument, FannedOutEvent } from "../webhook-deliveries/model.js";
 import { ENDPOINTS_PER_TENANT, type StoredSecret, type WebhookEndpointStatusName } from "./model.js";
 import type { LoadedEndpoint, WebhookEndpointStore } from "./store.js";
 import { attemptStatusOf, eventIdOf, signatureSchemeOf, sinceOf, validateDescription, validateEnabledEvents, validateExpiresIn, validateUrl } from "./validation.js";
 import type { AttemptStore } from "./attempts.js";
+import { scheduleResend } from "./resend.js";
 import { scheduleRecovery } from "./recover.js";
 
 /** What the endpoint rules need of core's settings: the sealing key, the SSRF switch and recover's cap. */
@@ -99,7 +100,7 @@ export interface EndpointServiceDeps {
   readonly settings: EndpointSettings;
   readonly checkKey: PresentedKeyCheck;
   readonly logger: Logger;
-  /** Tests: the delivery transport (a certificate authority to trust, a shorter timeout). */
+  /** No longer used by core (resends are made by the workers, issue 31); kept so existing callers compile. */
   readonly transport?: DeliveryEnvironment["transport"];
   /** Tells the relay of a write with an event (a resend's 410 disables the endpoint). */
   readonly written?: (collection: string, id: string) => void;
@@ -226,10 +227,9 @@ export function webhookEndpointService(deps: EndpointServiceDeps): ServiceImplem
         ]);
         if (!event || event.account !== tenant.account || event.livemode !== tenant.livemode) throw errors.notFound("event", eventId);
         const target = found(endpoint, "webhook endpoint", webhookEndpointId, "webhook_endpoint");
-        // One attempt now, recorded like any other (trigger "manual"); it retries nothing, and a disabled
-        // endpoint may be tried too (its status does not change on success).
-        const env: DeliveryEnvironment = { ...deliveryEnvironment(deps.db, settings, logger, deps.written), ...(deps.transport ? { transport: deps.transport } : {}) };
-        return (await attemptDelivery(env, { event, endpoint: target as unknown as DeliveryEndpoint, trigger: "manual" })).attempt;
+        // One attempt, recorded like any other (trigger "manual"), made by a worker in the endpoint's lane
+        // (resend.ts); it retries nothing, and a disabled endpoint may be tried too (its status does not change on success).
+        return scheduleResend(deps.db, tenant, event._id, target._id, { budget });
       },
       reply: (attempt) => ({ webhookAttempt: attemptMessage(attempt) }),
     }),

@@ -1,14 +1,16 @@
 import type { Server, Socket } from "node:net";
-import { normalizeIp } from "./https.js";
+import { addressBucket, normalizeIp } from "./https.js";
 
 /**
  * At most `max` open connections per client address, over every listener it
  * is attached to (HTTPS and plain HTTP share the count), so that one client
  * holding connections cannot take the server's `maxConnections` from everyone.
  * A connection over the limit is closed as soon as it is accepted, before TLS
- * or HTTP sees it. The address is the TCP peer: a trusted proxy's connections
- * carry many clients and are not counted (the per-address rate limit counts
- * the address it forwarded for, request by request). Slow or idle connections
+ * or HTTP sees it. The address is the TCP peer (the client a PROXY header named,
+ * in canonical form), counted by `addressBucket`: an IPv6 client by its /64. A
+ * trusted proxy's connections (TRUSTED_PROXIES, or a PROXY_PROTOCOL_PEERS peer
+ * that named no client) carry many clients and are not counted (the per-address
+ * rate limit counts the address it forwarded for, request by request). Slow or idle connections
  * are closed by the server's timeouts (`SERVER_LIMITS`), which frees their place.
  */
 export class ConnectionLimit {
@@ -26,9 +28,9 @@ export class ConnectionLimit {
     server.prependListener("connection", (socket: Socket) => this.admit(socket));
   }
 
-  /** Open connections counted for an address. */
+  /** Open connections counted for an address (for its /64 when IPv6). */
   openFrom(address: string): number {
-    return this.open.get(normalizeIp(address)) ?? 0;
+    return this.open.get(addressBucket(address)) ?? 0;
   }
 
   /** Connections closed at once because their address had `max` open. */
@@ -39,8 +41,9 @@ export class ConnectionLimit {
   private admit(socket: Socket): void {
     // No address: the peer is already gone, and Node closes the socket itself.
     if (socket.remoteAddress === undefined) return;
-    const address = normalizeIp(socket.remoteAddress);
-    if (this.trustedProxies.has(address)) return;
+    const peer = normalizeIp(socket.remoteAddress);
+    if (this.trustedProxies.has(peer)) return;
+    const address = addressBucket(peer);
     const count = this.open.get(address) ?? 0;
     if (count >= this.max) {
       this.refusedCount++;

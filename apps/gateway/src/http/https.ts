@@ -1,11 +1,53 @@
 import { isIP } from "node:net";
 import type { IncomingMessage } from "node:http";
 import type { TLSSocket } from "node:tls";
+import type { Socket } from "node:net";
 
-/** "::ffff:10.0.0.1" and "10.0.0.1" are the same peer. */
+/** Set on a connection (and its TLS socket) whose peer a PROXY protocol header named (proxy-protocol.ts). */
+export const VIA_PROXY_PROTOCOL: unique symbol = Symbol("rms.viaProxyProtocol");
+
+/** True when the connection's client was named by a PROXY protocol header. */
+export function cameThroughProxyProtocol(socket: Socket): boolean {
+  return (socket as Socket & { [VIA_PROXY_PROTOCOL]?: boolean })[VIA_PROXY_PROTOCOL] === true;
+}
+
+/**
+ * One canonical spelling of a client address (CONTRACT.md section 8), whichever listener, PROXY header (v1 text,
+ * v2 bytes) or forwarded header spelled it: an IPv4-mapped IPv6 address (`::ffff:10.0.0.1`, `::ffff:a00:1`,
+ * `0:0:0:0:0:ffff:a00:1`) is its IPv4 address; any other IPv6 address is in its RFC 5952 form (lowercase, zeros
+ * compressed, as the WHATWG URL parser writes it). Anything that is not an IP address is only lowercased.
+ */
 export function normalizeIp(address: string): string {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  return (mapped ? mapped[1]! : address).toLowerCase();
+  const trimmed = address.trim();
+  const family = isIP(trimmed);
+  if (family === 4) return trimmed;
+  if (family !== 6) return trimmed.toLowerCase();
+  let canonical: string;
+  try {
+    canonical = new URL(`http://[${trimmed}]/`).hostname.slice(1, -1);
+  } catch {
+    return trimmed.toLowerCase(); // a zone id (fe80::1%eth0): kept as given
+  }
+  const mapped = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(canonical);
+  if (!mapped) return canonical;
+  const high = Number.parseInt(mapped[1]!, 16);
+  const low = Number.parseInt(mapped[2]!, 16);
+  return [high >> 8, high & 0xff, low >> 8, low & 0xff].join(".");
+}
+
+/**
+ * The unit per-address limits count (connections, the address rate limit): an IPv4 address itself, an IPv6
+ * address by its /64 (`2001:db8:1:2::/64`), so that rotating addresses inside one allocation gains nothing.
+ */
+export function addressBucket(address: string): string {
+  const canonical = normalizeIp(address);
+  if (isIP(canonical) !== 6) return canonical;
+  // Expand the canonical form to its eight groups, keep the first four.
+  const [head = "", tail] = canonical.split("::") as [string, string | undefined];
+  const left = head === "" ? [] : head.split(":");
+  const right = tail === undefined || tail === "" ? [] : tail.split(":");
+  const groups = tail === undefined ? left : [...left, ...Array<string>(8 - left.length - right.length).fill("0"), ...right];
+  return `${normalizeIp(`${groups.slice(0, 4).join(":")}::`)}/64`;
 }
 
 /** Every value of a comma-separated header, over all its lines, in order (client first, nearest proxy last). */
@@ -27,7 +69,8 @@ function isTrusted(address: string | undefined, trustedProxies: ReadonlySet<stri
  */
 function trustedHops(req: IncomingMessage, trustedProxies: ReadonlySet<string>): { hops: number; forwardedFor: string[] } {
   const forwardedFor = listHeader(req, "x-forwarded-for");
-  if (!isTrusted(req.socket.remoteAddress, trustedProxies)) return { hops: 0, forwardedFor };
+  // On a connection that arrived through the PROXY protocol the header named the client: forwarded headers are ignored.
+  if (cameThroughProxyProtocol(req.socket) || !isTrusted(req.socket.remoteAddress, trustedProxies)) return { hops: 0, forwardedFor };
   let hops = 1;
   for (let i = forwardedFor.length - 1; i >= 0 && isTrusted(forwardedFor[i], trustedProxies); i--) hops++;
   return { hops, forwardedFor };
@@ -52,9 +95,9 @@ export function arrivedOverHttps(req: IncomingMessage, trustedProxies: ReadonlyS
 }
 
 /**
- * The address of the client a request came from: the peer, or behind trusted
- * proxies the nearest `X-Forwarded-For` entry that is not one of them (what
- * the client itself wrote further left is not believed).
+ * The address of the client a request came from, canonical (normalizeIp): the peer (the client a PROXY header
+ * named, on such a connection), or behind trusted proxies the nearest `X-Forwarded-For` entry that is not one of
+ * them (what the client itself wrote further left is not believed).
  */
 export function clientAddress(req: IncomingMessage, trustedProxies: ReadonlySet<string>): string {
   const peer = normalizeIp(req.socket.remoteAddress ?? "unknown");

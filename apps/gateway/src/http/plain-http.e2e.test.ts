@@ -200,3 +200,27 @@ describe("a revocation core cannot take now", () => {
     }
   });
 });
+
+// Issue 31, item 5 (CONTRACT.md section 1): a key sent as plain HTTP to the HTTPS port is revoked the same way,
+// then answered 403 (TLS used to refuse the bytes with ERR_SSL_HTTP_REQUEST and close, the key still valid).
+describe("plain HTTP sent to the HTTPS port", () => {
+  it("revokes a secret or restricted key in a request and answers 403 https_required; HTTPS still works on the port", async () => {
+    for (const key of [await freshKey(), await freshKey("restricted")]) {
+      const response = await plainRequest(t.gateway.httpsPort, { path: "/v1/resources", headers: { authorization: `Bearer ${key}` }, localAddress: "127.0.0.2" });
+      expectHttpsRequired(response);
+      expect(await coreVerdict(key)).toBe("api_key_revoked");
+      expect((await t.api.get("/v1/resources", { key })).json.error.code).toBe("api_key_revoked");
+    }
+    const healthy = await freshKey();
+    expect((await t.api.get("/v1/resources", { key: healthy })).status).toBe(200);
+  });
+
+  it("scans a request it cannot parse too (headers over the limit): 403, the key revoked", async () => {
+    const key = await freshKey();
+    const oversize = `GET /v1/resources HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nX-Pad: ${"a".repeat(64 * 1024)}\r\n\r\n`;
+    const answer = await rawExchange(t.gateway.httpsPort, oversize, "127.0.0.2");
+    expect(answer).toMatch(/^HTTP\/1\.1 403 /);
+    expect(answer).toContain('"code":"https_required"');
+    expect(await coreVerdict(key)).toBe("api_key_revoked");
+  });
+});

@@ -1,9 +1,10 @@
 import { isIP, type Server, type Socket } from "node:net";
 import type { TLSSocket } from "node:tls";
-import { normalizeIp } from "./https.js";
+import { normalizeIp, VIA_PROXY_PROTOCOL } from "./https.js";
 
 /**
- * The PROXY protocol (HAProxy's, versions 1 and 2), accepted from trusted proxies only: a load balancer in TCP
+ * The PROXY protocol (HAProxy's, versions 1 and 2), accepted only from PROXY_PROTOCOL_PEERS (configured apart from
+ * TRUSTED_PROXIES, whose forwarded headers are believed: CONTRACT.md section 8): a load balancer in TCP
  * mode (TLS still ends here) writes the client's address in a header before the connection's first byte, and the
  * connection's `remoteAddress` becomes that address. Everything that reads the peer (per-address limits, the
  * plain-HTTP listener's refusal, logs) then sees the client, not the proxy. A connection from any other peer is
@@ -60,7 +61,7 @@ function parseV2(data: Buffer): Parsed {
   if (command !== 0x1) return { kind: "invalid" };
   const family = data[13]! >> 4;
   const body = data.subarray(16, length);
-  if (family === 0x1 && body.length >= 12) return { kind: "header", length, client: { address: [...body.subarray(0, 4)].join("."), port: body.readUInt16BE(8) } };
+  if (family === 0x1 && body.length >= 12) return { kind: "header", length, client: { address: normalizeIp([...body.subarray(0, 4)].join(".")), port: body.readUInt16BE(8) } };
   if (family === 0x2 && body.length >= 36) return { kind: "header", length, client: { address: normalizeIp(ipv6(body.subarray(0, 16))), port: body.readUInt16BE(32) } };
   return { kind: "header", length, client: null }; // UNSPEC or a UNIX socket: no client address to take
 }
@@ -72,27 +73,28 @@ export function parseProxyHeader(data: Buffer): Parsed {
   return { kind: "none" };
 }
 
-/** Makes `socket` report the client as its peer. */
+/** Makes `socket` report the client as its peer, marked as named by a PROXY header (forwarded headers are ignored on it). */
 function presentAs(socket: Socket, client: { address: string; port: number }): void {
   const family = isIP(client.address) === 6 ? "IPv6" : "IPv4";
+  Object.defineProperty(socket, VIA_PROXY_PROTOCOL, { value: true, configurable: true });
   Object.defineProperty(socket, "remoteAddress", { value: client.address, configurable: true });
   Object.defineProperty(socket, "remotePort", { value: client.port, configurable: true });
   Object.defineProperty(socket, "remoteFamily", { value: family, configurable: true });
 }
 
 /**
- * Accepts PROXY protocol headers on `server` (HTTP or HTTPS) from `trustedProxies`. Call it once every other
- * `connection` listener is attached: they run after the header has been read, in their order.
+ * Accepts PROXY protocol headers on `server` (HTTP or HTTPS) from `peers` (PROXY_PROTOCOL_PEERS). Call it once
+ * every other `connection` listener is attached: they run after the header has been read, in their order.
  */
-export function acceptProxyProtocol(server: Server, trustedProxies: ReadonlySet<string>): void {
-  if (trustedProxies.size === 0) return;
+export function acceptProxyProtocol(server: Server, peers: ReadonlySet<string>): void {
+  if (peers.size === 0) return;
   const listeners = server.listeners("connection") as ((socket: Socket) => void)[];
   server.removeAllListeners("connection");
   const proceed = (socket: Socket) => {
     for (const listener of listeners) listener.call(server, socket);
   };
   server.on("connection", (socket: Socket) => {
-    if (!trustedProxies.has(normalizeIp(socket.remoteAddress ?? ""))) return proceed(socket);
+    if (!peers.has(normalizeIp(socket.remoteAddress ?? ""))) return proceed(socket);
     let received = Buffer.alloc(0);
     const timer = setTimeout(() => socket.destroy(), HEADER_TIMEOUT_MS);
     const ignore = () => undefined;
@@ -117,6 +119,8 @@ export function acceptProxyProtocol(server: Server, trustedProxies: ReadonlySet<
       }
       const rest = parsed.kind === "header" ? received.subarray(parsed.length) : received;
       if (parsed.kind === "header" && parsed.client) presentAs(socket, parsed.client);
+      // A header without a client (v2 LOCAL, v1 UNKNOWN: the proxy's own health check) still came through the protocol.
+      else if (parsed.kind === "header") Object.defineProperty(socket, VIA_PROXY_PROTOCOL, { value: true, configurable: true });
       if (rest.length > 0) socket.unshift(rest);
       proceed(socket);
     };
@@ -129,5 +133,6 @@ export function acceptProxyProtocol(server: Server, trustedProxies: ReadonlySet<
   server.prependListener("secureConnection", (tls: TLSSocket) => {
     const raw = (tls as TLSSocket & { _parent?: Socket })._parent;
     if (raw && Object.hasOwn(raw, "remoteAddress")) presentAs(tls, { address: raw.remoteAddress!, port: raw.remotePort ?? 0 });
+    else if (raw && Object.hasOwn(raw, VIA_PROXY_PROTOCOL)) Object.defineProperty(tls, VIA_PROXY_PROTOCOL, { value: true, configurable: true });
   });
 }

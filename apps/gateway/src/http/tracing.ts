@@ -1,10 +1,11 @@
-import { bindEmitter, extractContext, SpanKind, SpanStatusCode, startSpan, tracingOn, untraced, withContext } from "@rms/telemetry";
+import { bindEmitter, extractContext, SpanKind, SpanStatusCode, startEdgeSpan, tracingOn, untraced, withContext } from "@rms/telemetry";
 import type { RequestHandler } from "express";
 import { requestIdOf } from "./request-id.js";
 
 /**
- * One SERVER span per request while tracing is on (docs/observability.md, "Tracing"): a child of the W3C
- * `traceparent` the client sent, if any, named by the route pattern (`GET /v1/resources/:id`, never a raw path);
+ * One SERVER span per request while tracing is on (docs/observability.md, "Tracing"): the root of a new trace,
+ * with the W3C `traceparent` the client sent, if any, kept as a link (issue 31: a client's sampled flag must not
+ * force sampling, nor its trace id be stored on events and jobs), named by the route pattern (`GET /v1/resources/:id`, never a raw path);
  * everything the request does, its calls to core included, runs inside it. With tracing off it is not installed.
  * Requests to `untracedPaths` (the health check probes and load balancers poll) record nothing, not even their call to core.
  */
@@ -13,11 +14,11 @@ export function traceRequests(routeOf: (path: string) => string | undefined, unt
   return (req, res, next) => {
     if (untracedPaths.includes(req.path)) return untraced(next);
     const route = routeOf(req.path);
-    const parent = extractContext((key) => {
+    const client = extractContext((key) => {
       const value = req.headers[key];
       return typeof value === "string" ? value : undefined;
     });
-    const { span, context } = startSpan(
+    const { span, context } = startEdgeSpan(
       route ? `${req.method} ${route}` : req.method,
       SpanKind.SERVER,
       {
@@ -27,7 +28,7 @@ export function traceRequests(routeOf: (path: string) => string | undefined, unt
         ...(route ? { "http.route": route } : {}),
         "rms.request_id": requestIdOf(res),
       },
-      parent,
+      client,
     );
     let ended = false;
     const end = (aborted: boolean) => {

@@ -1,7 +1,7 @@
 import type { IncomingMessage } from "node:http";
 import type { RequestHandler } from "express";
 import { ApiError } from "../errors.js";
-import { clientAddress, normalizeIp } from "../http/https.js";
+import { addressBucket, clientAddress } from "../http/https.js";
 import type { RateLimitDecision, RateLimiter } from "./interface.js";
 
 /**
@@ -24,7 +24,8 @@ export class AddressRateLimit {
 
   /** The same for a client address already known (e.g. a socket's peer when no request could be parsed). */
   takeFor(address: string): Promise<RateLimitDecision> {
-    return this.limiter.take(`addr:${normalizeIp(address)}`, this.perSecond);
+    // One bucket per canonical address, an IPv6 client's per /64 (CONTRACT.md section 8).
+    return this.limiter.take(`addr:${addressBucket(address)}`, this.perSecond);
   }
 
   /**

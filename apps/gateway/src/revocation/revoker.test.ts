@@ -24,10 +24,14 @@ function fakeCore(valid: readonly string[]) {
       const key = byHash.get(request.secretHash);
       return key ? Promise.resolve({ key }) : Promise.reject(catalogueError("api_key_invalid", "Invalid API key"));
     },
-    revokeKey(request: { keyId: string }) {
+    // By the hash it saw, never by id (issue 31): the id of the key with that hash is recorded.
+    revokeKey(request: { keyId?: string; secretHash: string }) {
       state.calls++;
       if (!state.up) return down();
-      state.revoked.push(request.keyId);
+      if (request.keyId) return Promise.reject(catalogueError("method_not_allowed", "by id"));
+      const key = byHash.get(request.secretHash);
+      if (!key) return Promise.reject(catalogueError("api_key_invalid", "Invalid API key"));
+      state.revoked.push(key.id);
       return Promise.resolve({});
     },
   };

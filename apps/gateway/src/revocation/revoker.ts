@@ -213,7 +213,8 @@ export class KeyRevoker {
       const { key } = await this.core.admin.verifyKey({ secretHash: hash }, options);
       this.unreachableUntil = 0;
       if (!key || (key.kind !== KeyKind.SECRET && key.kind !== KeyKind.RESTRICTED)) return "nothing";
-      await this.core.admin.revokeKey({ keyId: key.id, reason: REVOKE_REASON }, options);
+      // By the hash of the secret it saw, not by id: the gateway's credential revokes only keys presented to it (issue 31).
+      await this.core.admin.revokeKey({ secretHash: hash, reason: REVOKE_REASON }, options);
       this.logger.warn({ request_id: requestId, key_id: key.id }, "API key revoked: it was sent over plain HTTP");
       return "revoked";
     } catch (error) {

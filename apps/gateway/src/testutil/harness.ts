@@ -2,7 +2,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AdminService, KEY_KIND, bearerMetadata, createClient, type KeyKindName } from "@rms/proto";
-import { startCore, type CoreOptions, type RunningCore } from "@rms/core";
+import { startCore, startWorker, type CoreOptions, type RunningCore } from "@rms/core";
 import { testDatabaseName } from "@rms/test-db";
 import { dropDatabase } from "@rms/test-db/testkit";
 import { MongoClient, type Db } from "mongodb";
@@ -29,6 +29,7 @@ function testConfig(dataDir: string, overrides: Partial<GatewayConfig> = {}): Ga
     coreAddr: "127.0.0.1:1",
     tls: null,
     trustedProxies: [],
+    proxyProtocolPeers: [],
     coreToken: "test-gateway-token",
     coreTls: null,
     logLevel: "silent",
@@ -71,6 +72,8 @@ export async function startStack(
     coreSettings?: CoreOptions["settings"];
     /** Most pending plain-HTTP revocations the gateway keeps in memory (a smaller cap than the real one keeps a flood short). */
     maxPendingRevocations?: number;
+    /** A worker beside core (every task: webhook deliveries, resends included, and jobs), as a real stack runs one. */
+    worker?: boolean;
   } = {},
 ) {
   const dataDir = await mkdtemp(join(tmpdir(), "rms-gateway-e2e-"));
@@ -88,6 +91,9 @@ export async function startStack(
   };
   let core: RunningCore | undefined = await startCore(coreOptions);
   const coreAddress = core.address;
+  const worker = options.worker
+    ? await startWorker({ mongoUri, databaseName, logger: pino({ level: "silent" }), ...(options.coreSettings ? { settings: options.coreSettings } : {}) })
+    : undefined;
   let gateway: RunningGateway;
   const coreClients = options.wrapCore ? options.wrapCore(connectCore(coreAddress, GATEWAY_TOKEN)) : undefined;
   const gatewayConfig = testConfig(dataDir, {
@@ -107,6 +113,7 @@ export async function startStack(
     });
   } catch (error) {
     coreClients?.close();
+    await worker?.stop();
     await core.stop(1_000);
     throw error;
   }
@@ -176,6 +183,7 @@ export async function startStack(
       await Promise.all([api.close(), plain.close()]);
       await gateway.stop();
       coreClients?.close();
+      await worker?.stop();
       await core?.stop(1_000);
       await dropDatabase(mongoUri, databaseName);
       await rm(dataDir, { recursive: true, force: true });

@@ -111,6 +111,13 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 - name: {{ $name }}
   value: {{ $value | quote }}
 {{- end }}
+{{- with .Values.tracing.headersSecret.name }}
+- name: OTEL_EXPORTER_OTLP_HEADERS
+  valueFrom:
+    secretKeyRef:
+      name: {{ . }}
+      key: {{ $.Values.tracing.headersSecret.key }}
+{{- end }}
 {{- end }}
 
 {{/* Core's and the workers' shared settings (core's settings.ts) */}}
@@ -215,4 +222,39 @@ exec:
 {{- end }}
 {{- end }}
 {{- if and (not .Values.mongodb.existingSecret) (not .Values.mongodb.uri) }}{{ fail "mongodb.uri or mongodb.existingSecret is required" }}{{ end }}
+{{- end }}
+
+{{/* Egress every pod has (networkpolicies.yaml): MongoDB, DNS, the trace collector when tracing is on, and the extra rules. Called with dict "root" "component". */}}
+{{- define "rms.egress" -}}
+{{- $egress := .root.Values.networkPolicy.egress -}}
+- ports:
+    - port: {{ $egress.mongodb.port }}
+      protocol: TCP
+  {{- with $egress.mongodb.to }}
+  to:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+- ports:
+    - port: 53
+      protocol: UDP
+    - port: 53
+      protocol: TCP
+  {{- with $egress.dns.to }}
+  to:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+{{- if .root.Values.tracing.env.OTEL_EXPORTER_OTLP_ENDPOINT }}
+- ports:
+    {{- range $egress.collector.ports }}
+    - port: {{ . }}
+      protocol: TCP
+    {{- end }}
+  {{- with $egress.collector.to }}
+  to:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+{{- end }}
+{{- with $egress.extra }}
+{{ toYaml . }}
+{{- end }}
 {{- end }}

@@ -14,6 +14,8 @@ export interface ReceivedSpan {
   readonly attributes: Readonly<Record<string, string | number | boolean>>;
   /** OTLP's status code: 0 unset, 1 ok, 2 error. */
   readonly statusCode: number;
+  /** The span contexts it links to (not its parents), e.g. a client's trace kept beside a new root. */
+  readonly links: readonly { readonly traceId: string; readonly spanId: string }[];
 }
 
 /** An in-process OTLP/HTTP receiver (JSON encoding: OTEL_EXPORTER_OTLP_PROTOCOL=http/json) for tests and the bench. */
@@ -35,7 +37,18 @@ interface KeyValue {
 interface ExportRequest {
   resourceSpans?: {
     resource?: { attributes?: KeyValue[] };
-    scopeSpans?: { spans?: { traceId: string; spanId: string; parentSpanId?: string; name: string; kind?: number; attributes?: KeyValue[]; status?: { code?: number } }[] }[];
+    scopeSpans?: {
+      spans?: {
+        traceId: string;
+        spanId: string;
+        parentSpanId?: string;
+        name: string;
+        kind?: number;
+        attributes?: KeyValue[];
+        status?: { code?: number };
+        links?: { traceId: string; spanId: string }[];
+      }[];
+    }[];
   }[];
 }
 
@@ -82,6 +95,7 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
               kind: s.kind ?? 0,
               attributes: attributes(s.attributes),
               statusCode: s.status?.code ?? 0,
+              links: (s.links ?? []).map((l) => ({ traceId: l.traceId, spanId: l.spanId })),
             });
           }
         }

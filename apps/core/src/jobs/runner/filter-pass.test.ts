@@ -27,7 +27,7 @@ beforeAll(async () => {
   client = await new MongoClient(inject("mongoUri")).connect();
   databaseName = testDatabaseName("jobs-filter-pass");
   db = client.db(databaseName);
-  // The indexes core declares: the bulk filter walks `tenant_status_order`, as in production.
+  // The indexes core declares: the bulk filter walks `live_status_order`, as in production.
   await new ResourceStore(db).ensureIndexes();
   await jobStore(db).ensureIndexes();
   // The fixture: 50,000 resources of one tenant in core's document shape (as creates store them), inserted directly.

@@ -14,7 +14,7 @@ useStackWithDatabase((started) => {
   ({ stack, key, account, db } = started);
 });
 
-const PREVIEW_FIELDS = ["object", "type", "livemode", "total", "sample", "errors"];
+const PREVIEW_FIELDS = ["object", "type", "livemode", "total", "sample", "errors", "total_is_lower_bound"];
 
 /** Everything a created job would leave: the job, its queue signal, its items, its events. */
 async function footprint(accountId: string) {
@@ -46,7 +46,15 @@ describe("POST /v1/jobs with validate_only=true", () => {
     expect(viaJson.status).toBe(200);
     expect(viaJson.text).toBe(viaForm.text);
     const matches = made.slice(0, 12).filter((_, i) => i !== 4);
-    expect(viaForm.json).toEqual({ object: "job_preview", type: "resources.bulk_update", livemode: false, total: 11, sample: [...matches].sort().slice(0, 10), errors: [] });
+    expect(viaForm.json).toEqual({
+      object: "job_preview",
+      type: "resources.bulk_update",
+      livemode: false,
+      total: 11,
+      sample: [...matches].sort().slice(0, 10),
+      errors: [],
+      total_is_lower_bound: false,
+    });
     expect(Object.keys(viaForm.json)).toEqual(PREVIEW_FIELDS);
 
     // No job in the list, no job event, nothing queued, no items snapshot.

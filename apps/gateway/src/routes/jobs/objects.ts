@@ -96,10 +96,9 @@ export const JobPreviewObject = renderedObject<string>(
     total: {
       type: "integer",
       minimum: 0,
-      maximum: 1_000_000,
       description:
-        "A bulk job or an export: the resources its filter matches now, counted up to 1,000,000 (that value means at least as many). " +
-        "An inline import: its item count. A file import: the rows of the file's first 1,000 that were read (the file's row count when it has no more).",
+        "A bulk job or an export: the resources its filter matches now, among the first 100,000 of the range its filter's index walks (`total_is_lower_bound` says whether it stopped there). " +
+        "An inline import: its item count. A file import: the rows of the file's first 1,000 that were read (the file's row count when it has no more; `total_is_lower_bound` when it has).",
     },
     sample: {
       type: "array",
@@ -113,6 +112,11 @@ export const JobPreviewObject = renderedObject<string>(
       items: schemaRef(JobItemErrorObject.name),
       description:
         "An import: the items (a file import: the rows among its first 1,000) that would fail, the first 100, as `result.errors` would show them (`id` null). Empty for a bulk job.",
+    },
+    total_is_lower_bound: {
+      type: "boolean",
+      description:
+        "A bulk job: true when counting stopped after examining 100,000 resources, so `total` means at least as many (the job itself takes every match). Always false for an import.",
     },
   },
   (json) => json,

@@ -8,7 +8,15 @@ export const WebhookAttemptObject = publicObject<WebhookAttempt>("WebhookAttempt
   object: constant("webhook_attempt"),
   event: field(idSchema("evt"), (a) => a.eventId),
   webhook_endpoint: field(idSchema("we"), (a) => a.webhookEndpointId),
-  status: field({ type: "string", enum: [...ATTEMPT_STATUSES] }, (a) => a.status),
+  status: field(
+    {
+      type: "string",
+      enum: [...ATTEMPT_STATUSES, "pending"],
+      description:
+        "`pending` only in a resend's answer when its attempt was not made before the call's deadline (the endpoint's lane is busy or the receiver slow); the attempt is listed under this id once made.",
+    },
+    (a) => a.status,
+  ),
   response_status: field({ type: ["integer", "null"], description: "The receiver's HTTP status; null when no response came." }, (a) => a.responseStatus ?? null),
   response_body: field({ type: ["string", "null"], description: "The first 1 KiB of the response body; null when no response came." }, (a) => a.responseBody ?? null),
   failure_code: field(

@@ -4,12 +4,13 @@ import { defineOperation } from "../operation.js";
 import { WebhookAttemptObject } from "./attempt-objects.js";
 
 /**
- * The core call of a resend waits for one delivery attempt (at most the 15 s delivery timeout) and its
- * records, so its deadline is longer than the usual one.
+ * The core call of a resend waits for its attempt, made by a worker in the endpoint's lane (at most the 15 s
+ * delivery timeout once its turn comes), so its deadline is longer than the usual one; past it core answers
+ * the attempt as scheduled (`status: "pending"`).
  */
 export const RESEND_TIMEOUT_MS = 20_000;
 
-/** POST /v1/events/:id/resend: one attempt now, to the given endpoint; answers the attempt. */
+/** POST /v1/events/:id/resend: one attempt, in the endpoint's lane, to the given endpoint; answers the attempt. */
 export const resendEvent = defineOperation({
   method: "POST",
   path: "/v1/events/:id/resend",
@@ -23,7 +24,12 @@ export const resendEvent = defineOperation({
       schema: { type: "string", minLength: 1, description: "The endpoint to deliver to (of the same account and mode; it may be disabled)." },
     },
   },
-  success: { status: 200, description: "The attempt, made before this answer (it may have failed: see `status` and `failure_code`).", object: WebhookAttemptObject },
+  success: {
+    status: 200,
+    description:
+      "The attempt, made by a worker in the endpoint's lane before this answer (it may have failed: see `status` and `failure_code`), or, when not made within the call's deadline, as scheduled: `status: \"pending\"`, listed under the same id once made.",
+    object: WebhookAttemptObject,
+  },
   errors: ["resource_missing", "parameter_missing", "parameter_invalid", "parameter_invalid_empty"],
   timeoutMs: RESEND_TIMEOUT_MS,
   service: "webhookEndpoints",

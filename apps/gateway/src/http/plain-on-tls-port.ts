@@ -1,0 +1,44 @@
+import type { Server as HttpServer } from "node:http";
+import type { Server, Socket } from "node:net";
+
+/**
+ * Plain HTTP sent to the HTTPS port (CONTRACT.md section 1, "Plain HTTP"; issue 31): a key that arrives so is as
+ * compromised as one sent to the plain listener. The first bytes of each HTTPS connection are looked at before TLS
+ * sees them: a TLS record starts with its content type (22, a handshake); anything else is handed, bytes untouched,
+ * to `plain`, an HTTP server of the same app that is never bound to a port and answers as the plain listener does
+ * (its keys revoked, 403 `https_required`, malformed requests scanned too). Without this, TLS refused the bytes
+ * (`ERR_SSL_HTTP_REQUEST`) and the connection was closed with the key still valid.
+ *
+ * Call it right after creating the HTTPS server, before any other `connection` listener is attached: it wraps the
+ * server's own (TLS) listeners only, so the connection cap and the PROXY protocol still see the connection first.
+ */
+export function divertPlainHttp(https: Server, plain: HttpServer, timeoutMs: number): void {
+  const tls = https.listeners("connection") as ((socket: Socket) => void)[];
+  https.removeAllListeners("connection");
+  https.on("connection", (socket: Socket) => {
+    const timer = setTimeout(() => socket.destroy(), timeoutMs);
+    const ignore = () => undefined;
+    const done = () => {
+      clearTimeout(timer);
+      socket.off("readable", onReadable);
+      socket.off("end", onEnd);
+      socket.off("error", ignore);
+    };
+    const onEnd = () => {
+      done();
+      socket.destroy();
+    };
+    const onReadable = () => {
+      const chunk = socket.read() as Buffer | null;
+      if (chunk === null || chunk.length === 0) return;
+      done();
+      socket.unshift(chunk);
+      if (chunk[0] === 0x16) for (const listener of tls) listener.call(https, socket);
+      else plain.emit("connection", socket);
+    };
+    socket.on("readable", onReadable);
+    socket.on("end", onEnd);
+    // Until the first byte decides nobody else listens: a reset connection must not become an uncaught error.
+    socket.on("error", ignore);
+  });
+}
