@@ -78,7 +78,7 @@ export const CreateDashboardSessionResponseSchema: GenMessage<CreateDashboardSes
 
 /**
  * DashboardSessionService makes the short-lived restricted key a dashboard sign-in link carries
- * (CONTRACT.md section 13). Core makes the key; the gateway only asks, on behalf of a presented secret key.
+ * (docs/dashboard.md). Core makes the key; the gateway only asks, on behalf of a presented secret key.
  * Calls carry the caller's own token (the gateway's, or the admin's) as `authorization: Bearer <token>` metadata.
  *
  * @generated from service rms.v1.DashboardSessionService
