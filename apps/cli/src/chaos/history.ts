@@ -154,3 +154,30 @@ export class History {
     return out ? new Promise((resolve) => out.end(() => resolve())) : Promise.resolve();
   }
 }
+
+/** A write attempt as the history records it, from its reply (or the error that took its place). */
+export function recordWrite(process: string, write: { i: number; step: number; key: string; id?: string }, invoked: number, reply: HttpsReply | undefined, error?: unknown): NewOp {
+  const completed = now();
+  const outcome = outcomeOf(reply, error);
+  let seen: Seen | undefined;
+  if (outcome.outcome === "ok") {
+    try {
+      seen = seenOf(JSON.parse(reply!.body));
+    } catch {
+      seen = undefined;
+    }
+  }
+  const executed = reply !== undefined && (outcome.outcome === "ok" || (reply.status >= 400 && reply.status < 500));
+  return {
+    type: "write",
+    process,
+    ...write,
+    ...(seen && !write.id ? { id: seen.id } : {}),
+    invoked,
+    completed,
+    ...outcome,
+    ...(executed ? { body: reply.body } : {}),
+    ...(reply?.headers["idempotent-replayed"] === "true" ? { replayed: true } : {}),
+    ...(seen ? { seen } : {}),
+  };
+}
