@@ -31,7 +31,7 @@ import { startDbFaults, watchElections, type DbFault } from "./db-faults.js";
 import { countRollbacks } from "./rollbacks.js";
 import { check } from "./checker.js";
 import { History } from "./history.js";
-import { enterOwnNetwork, startPartitions, type Partitions } from "./partitions.js";
+import { enterOwnNetwork, prepareNetwork, type Partitions } from "./partitions.js";
 import { finalReads, startReaders } from "./readers.js";
 
 const TOTAL = Number(process.env.CHAOS_REQUESTS ?? 1000);
@@ -80,7 +80,8 @@ const stackOptions = {
   // lease: a killed worker's job is taken over within seconds (the jobs phase).
   settings: { RMS_SECRET_KEY: newMasterKeyText(), WEBHOOK_ALLOW_PRIVATE: "true", WEBHOOK_RETRY_SCHEDULE: RETRY_SCHEDULE, JOBS_LEASE_MS: "3000" },
 };
-const stack: ChaosStack = CLUSTER ? await startChaosCluster(stackOptions) : await startChaosStack(stackOptions);
+const network = partitionable ? await prepareNetwork() : undefined;
+const stack: ChaosStack = CLUSTER ? await startChaosCluster(stackOptions, network?.place) : await startChaosStack(stackOptions);
 const set = CLUSTER ? (stack as ChaosCluster).set : undefined;
 if (set) {
   log(
@@ -110,7 +111,7 @@ log(
 const killer = startKiller(stack, 5_000, 10_000, () => anyOf(stack.killable));
 const dbFaults: DbFault[] = [];
 const resourcesFaults = set ? startDbFaults(set, { ...DB_FAULTS, first: "sigkill" }) : undefined;
-const partitions: Partitions | undefined = set && partitionable ? await startPartitions(set, (stack as ChaosCluster).cluster, PARTITIONS) : undefined;
+const partitions: Partitions | undefined = set && network ? await network.startPartitions(set, (stack as ChaosCluster).cluster, PARTITIONS) : undefined;
 const history = new History(HISTORY_FILE);
 // The cluster takes a while to start: its load gets its deadline from now.
 const load = startLoad(api, { total: TOTAL, concurrency: CONCURRENCY, deadline: CLUSTER ? Date.now() + CLUSTER_DEADLINE_MS : startedAt + DEADLINE_MS, updatesOf, history });

@@ -121,54 +121,63 @@ export interface Partitions {
   close(): Promise<void>;
 }
 
-/**
- * Sets up the marks (every process in its cgroup; every connection to a member marked with its pair) and, every
- * `minGapMs` to `maxGapMs` once the set is whole, one partition for `holdMs`, in turn: the primary from the other
- * members, a core from the database, the primary again, a gateway from the database.
- */
-export async function startPartitions(set: RunningReplicaSet, cluster: Cluster, options: { minGapMs: number; maxGapMs: number; holdMs: number }): Promise<Partitions> {
+/** The run's own cgroups and packet marks, set up before the cluster starts (so every socket is made in its process's cgroup, and every connection is tracked from its first packet). */
+export interface Network {
+  /** Places a process in its cgroup: called as it is spawned, before it opens any socket. */
+  place(name: string, pid: number): void;
+  /** Marks each connection of a process to a member with the pair, then injects partitions (below). */
+  startPartitions(set: RunningReplicaSet, cluster: Cluster, options: { minGapMs: number; maxGapMs: number; holdMs: number }): Promise<Partitions>;
+}
+
+const iptables = (...args: string[]) => run("iptables", ["-w", ...args]);
+
+/** In the run's own namespace (enterOwnNetwork returned true): the cgroups' directory, and connection tracking on from now. */
+export async function prepareNetwork(): Promise<Network> {
   const cgroupDir = process.env[INSIDE]!;
   const root = cgroup2Root()!;
-  const group = (party: string) => `${cgroupDir.slice(root.length + 1)}/${party}`;
-  const iptables = (...args: string[]) => run("iptables", ["-w", ...args]);
-  const parties: { name: Party; pid: () => number | undefined }[] = [
-    ...set.members.map((m) => ({ name: `member${m.index + 1}` as Party, pid: () => m.pid() })),
-    ...cluster.names.filter((n) => n !== "haproxy").map((n) => ({ name: n as Party, pid: () => cluster.running(n)?.process.pid })),
-  ];
-  const mark = (party: number, member: number) => (party + 1) * 8 + member + 1;
-  // Each process in its cgroup as soon as it is seen (a restarted one within 20 ms of its start, long before it
-  // opens a connection: mongod and node take far longer to start).
-  const placed = new Map<string, number>();
-  for (const p of parties) mkdirSync(join(cgroupDir, p.name), { recursive: true });
-  const place = () => {
-    for (const p of parties) {
-      const pid = p.pid();
-      if (pid && placed.get(p.name) !== pid) {
-        try {
-          writeFileSync(join(cgroupDir, p.name, "cgroup.procs"), String(pid));
-          placed.set(p.name, pid);
-        } catch {
-          // Gone already: its next start is placed.
-        }
-      }
+  mkdirSync(cgroupDir, { recursive: true });
+  // Any rule that uses connection tracking turns it on in this namespace: every connection from its first packet.
+  await iptables(..."-t mangle -A OUTPUT -m conntrack --ctstate INVALID -j RETURN".split(" "));
+  const place = (name: string, pid: number) => {
+    try {
+      mkdirSync(join(cgroupDir, name), { recursive: true });
+      writeFileSync(join(cgroupDir, name, "cgroup.procs"), String(pid));
+    } catch (error) {
+      log(`partitions: ${name} (pid ${pid}) not placed in its cgroup: ${(error as Error).message}`);
     }
   };
-  place();
-  const placing = setInterval(place, 20);
+  return { place, startPartitions: (set, cluster, options) => startPartitions(set, cluster, options, `${cgroupDir.slice(root.length + 1)}`, cgroupDir) };
+}
+
+/**
+ * Marks every connection a process opens to a member with the pair (process, member) and, every `minGapMs` to
+ * `maxGapMs` once the set is whole, cuts one partition for `holdMs`, in turn: the primary from the other members, a
+ * core from the database, the primary again, a gateway from the database.
+ */
+async function startPartitions(
+  set: RunningReplicaSet,
+  cluster: Cluster,
+  options: { minGapMs: number; maxGapMs: number; holdMs: number },
+  cgroupPath: string,
+  cgroupDir: string,
+): Promise<Partitions> {
+  const parties: Party[] = [...set.members.map((m) => `member${m.index + 1}` as Party), ...cluster.names.filter((n) => n !== "haproxy")];
+  const mark = (party: number, member: number) => (party + 1) * 8 + member + 1;
   await iptables("-N", "RMS_CHAOS");
   await iptables("-A", "OUTPUT", "-j", "RMS_CHAOS");
+  // Marked on every packet of the connection's opening side, so connections made before these rules are marked
+  // by their next packet (members exchange heartbeats every 2 s).
   for (const [p, party] of parties.entries()) {
     for (const member of set.members) {
-      if (party.name === `member${member.index + 1}`) continue;
+      if (party === `member${member.index + 1}`) continue;
       await iptables(
         ..."-t mangle -A OUTPUT -p tcp -m conntrack --ctdir ORIGINAL".split(" "),
-        ...["-m", "cgroup", "--path", group(party.name), "--dport", String(member.port), "-j", "CONNMARK", "--set-mark", String(mark(p, member.index))],
+        ...["-m", "cgroup", "--path", `${cgroupPath}/${party}`, "--dport", String(member.port), "-j", "CONNMARK", "--set-mark", String(mark(p, member.index))],
       );
     }
   }
-  const partyIndex = (name: string) => parties.findIndex((p) => p.name === name);
   const cut = async (pairs: [string, number][]) => {
-    for (const [name, member] of pairs) await iptables("-A", "RMS_CHAOS", "-m", "connmark", "--mark", String(mark(partyIndex(name), member)), "-j", "DROP");
+    for (const [name, member] of pairs) await iptables("-A", "RMS_CHAOS", "-m", "connmark", "--mark", String(mark(parties.indexOf(name as Party), member)), "-j", "DROP");
   };
   const heal = () => iptables("-F", "RMS_CHAOS");
 
@@ -213,7 +222,6 @@ export async function startPartitions(set: RunningReplicaSet, cluster: Cluster, 
       await heal();
     },
     async close() {
-      clearInterval(placing);
       await heal().catch(() => undefined);
       await iptables("-t", "mangle", "-F", "OUTPUT").catch(() => undefined);
       await iptables("-D", "OUTPUT", "-j", "RMS_CHAOS").catch(() => undefined);
