@@ -31,7 +31,7 @@ import { startDbFaults, watchElections, type DbFault } from "./db-faults.js";
 import { countRollbacks } from "./rollbacks.js";
 import { check } from "./checker.js";
 import { History } from "./history.js";
-import { enterOwnNetwork, prepareNetwork, type Partitions } from "./partitions.js";
+import { enterOwnNetwork, prepareNetwork, startPartitions, type Partitions } from "./partitions.js";
 import { finalReads, startReaders } from "./readers.js";
 
 const TOTAL = Number(process.env.CHAOS_REQUESTS ?? 1000);
@@ -111,7 +111,7 @@ log(
 const killer = startKiller(stack, 5_000, 10_000, () => anyOf(stack.killable));
 const dbFaults: DbFault[] = [];
 const resourcesFaults = set ? startDbFaults(set, { ...DB_FAULTS, first: "sigkill" }) : undefined;
-const partitions: Partitions | undefined = set && network ? await network.startPartitions(set, (stack as ChaosCluster).cluster, PARTITIONS) : undefined;
+const partitions: Partitions | undefined = set && network ? await startPartitions(network, set, (stack as ChaosCluster).cluster, PARTITIONS) : undefined;
 const history = new History(HISTORY_FILE);
 // The cluster takes a while to start: its load gets its deadline from now.
 const load = startLoad(api, { total: TOTAL, concurrency: CONCURRENCY, deadline: CLUSTER ? Date.now() + CLUSTER_DEADLINE_MS : startedAt + DEADLINE_MS, updatesOf, history });
@@ -189,7 +189,7 @@ const noisyDeliveries = noisyEnabled ? await runNoisyDeliveriesPhase(stack, stat
 api.close();
 await state.close();
 await stack.stopProcesses();
-await partitions?.close();
+await network?.close();
 await stack.close();
 await receiver.close();
 

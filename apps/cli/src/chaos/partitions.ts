@@ -117,16 +117,26 @@ export interface Partitions {
   readonly partitions: readonly Partition[];
   /** Ends the partitions (healing the one under way). */
   stop(): Promise<void>;
-  /** Removes the drop and mark rules and the cgroups (after the cluster's processes stopped). */
-  close(): Promise<void>;
 }
 
 /** The run's own cgroups and packet marks, set up before the cluster starts (so every socket is made in its process's cgroup, and every connection is tracked from its first packet). */
 export interface Network {
   /** Places a process in its cgroup: called as it is spawned, before it opens any socket. */
   place(name: string, pid: number): void;
-  /** Marks each connection of a process to a member with the pair, then injects partitions (below). */
-  startPartitions(set: RunningReplicaSet, cluster: Cluster, options: { minGapMs: number; maxGapMs: number; holdMs: number }): Promise<Partitions>;
+  /** Marks each connection a process (a member, or one of `others`) opens to a member with the pair; then cuts and heals. */
+  cutter(set: RunningReplicaSet, others: readonly string[]): Promise<Cutter>;
+  /** Removes the rules and the cgroups (once the processes in them have exited). */
+  close(): Promise<void>;
+}
+
+/** Partitions between the marked processes and the members. */
+export interface Cutter {
+  /** Drops every connection, both ways, between the primary `member` (index from 0) and the other members. */
+  isolateMember(member: number): Promise<void>;
+  /** Drops every connection, both ways, between a process and every member. */
+  isolateFromDatabase(name: string): Promise<void>;
+  /** Removes every drop rule. */
+  heal(): Promise<void>;
 }
 
 const iptables = (...args: string[]) => run("iptables", ["-w", ...args]);
@@ -134,10 +144,12 @@ const iptables = (...args: string[]) => run("iptables", ["-w", ...args]);
 /** In the run's own namespace (enterOwnNetwork returned true): the cgroups' directory, and connection tracking on from now. */
 export async function prepareNetwork(): Promise<Network> {
   const cgroupDir = process.env[INSIDE]!;
-  const root = cgroup2Root()!;
+  const cgroupPath = cgroupDir.slice(cgroup2Root()!.length + 1);
   mkdirSync(cgroupDir, { recursive: true });
   // Any rule that uses connection tracking turns it on in this namespace: every connection from its first packet.
   await iptables(..."-t mangle -A OUTPUT -m conntrack --ctstate INVALID -j RETURN".split(" "));
+  await iptables("-N", "RMS_CHAOS");
+  await iptables("-A", "OUTPUT", "-j", "RMS_CHAOS");
   const place = (name: string, pid: number) => {
     try {
       mkdirSync(join(cgroupDir, name), { recursive: true });
@@ -146,41 +158,53 @@ export async function prepareNetwork(): Promise<Network> {
       log(`partitions: ${name} (pid ${pid}) not placed in its cgroup: ${(error as Error).message}`);
     }
   };
-  return { place, startPartitions: (set, cluster, options) => startPartitions(set, cluster, options, `${cgroupDir.slice(root.length + 1)}`, cgroupDir) };
+  const heal = () => iptables("-F", "RMS_CHAOS").then(() => undefined);
+  return {
+    place,
+    async cutter(set, others) {
+      const parties = [...set.members.map((m) => `member${m.index + 1}`), ...others];
+      const mark = (party: string, member: number) => (parties.indexOf(party) + 1) * 8 + member + 1;
+      // Marked on every packet of the connection's opening side, so a connection made before these rules is
+      // marked by its next packet (members exchange heartbeats every 2 s).
+      for (const party of parties) {
+        for (const member of set.members) {
+          if (party === `member${member.index + 1}`) continue;
+          await iptables(
+            ..."-t mangle -A OUTPUT -p tcp -m conntrack --ctdir ORIGINAL".split(" "),
+            ...["-m", "cgroup", "--path", `${cgroupPath}/${party}`, "--dport", String(member.port), "-j", "CONNMARK", "--set-mark", String(mark(party, member.index))],
+          );
+        }
+      }
+      const drop = async (pairs: [string, number][]) => {
+        for (const [party, member] of pairs) await iptables("-A", "RMS_CHAOS", "-m", "connmark", "--mark", String(mark(party, member)), "-j", "DROP");
+      };
+      return {
+        isolateMember: (member) =>
+          drop(set.members.filter((m) => m.index !== member).flatMap((m): [string, number][] => [[`member${member + 1}`, m.index], [`member${m.index + 1}`, member]])),
+        isolateFromDatabase: (name) => drop(set.members.map((m): [string, number] => [name, m.index])),
+        heal,
+      };
+    },
+    async close() {
+      await heal().catch(() => undefined);
+      await iptables("-t", "mangle", "-F", "OUTPUT").catch(() => undefined);
+      await iptables("-D", "OUTPUT", "-j", "RMS_CHAOS").catch(() => undefined);
+      await iptables("-X", "RMS_CHAOS").catch(() => undefined);
+      if (!(await removeCgroups(cgroupDir, 20_000))) log(`partitions: the cgroups in ${cgroupDir} are removed when the run ends`);
+    },
+  };
 }
 
 /**
- * Marks every connection a process opens to a member with the pair (process, member) and, every `minGapMs` to
- * `maxGapMs` once the set is whole, cuts one partition for `holdMs`, in turn: the primary from the other members, a
- * core from the database, the primary again, a gateway from the database.
+ * Every `minGapMs` to `maxGapMs` once the set is whole, one partition for `holdMs`, in turn: the primary from the
+ * other members, a core from the database, the primary again, a gateway from the database (cores and gateways 1
+ * and 2 alternately).
  */
-async function startPartitions(
-  set: RunningReplicaSet,
-  cluster: Cluster,
-  options: { minGapMs: number; maxGapMs: number; holdMs: number },
-  cgroupPath: string,
-  cgroupDir: string,
-): Promise<Partitions> {
-  const parties: Party[] = [...set.members.map((m) => `member${m.index + 1}` as Party), ...cluster.names.filter((n) => n !== "haproxy")];
-  const mark = (party: number, member: number) => (party + 1) * 8 + member + 1;
-  await iptables("-N", "RMS_CHAOS");
-  await iptables("-A", "OUTPUT", "-j", "RMS_CHAOS");
-  // Marked on every packet of the connection's opening side, so connections made before these rules are marked
-  // by their next packet (members exchange heartbeats every 2 s).
-  for (const [p, party] of parties.entries()) {
-    for (const member of set.members) {
-      if (party === `member${member.index + 1}`) continue;
-      await iptables(
-        ..."-t mangle -A OUTPUT -p tcp -m conntrack --ctdir ORIGINAL".split(" "),
-        ...["-m", "cgroup", "--path", `${cgroupPath}/${party}`, "--dport", String(member.port), "-j", "CONNMARK", "--set-mark", String(mark(p, member.index))],
-      );
-    }
-  }
-  const cut = async (pairs: [string, number][]) => {
-    for (const [name, member] of pairs) await iptables("-A", "RMS_CHAOS", "-m", "connmark", "--mark", String(mark(parties.indexOf(name as Party), member)), "-j", "DROP");
-  };
-  const heal = () => iptables("-F", "RMS_CHAOS");
-
+export async function startPartitions(network: Network, set: RunningReplicaSet, cluster: Cluster, options: { minGapMs: number; maxGapMs: number; holdMs: number }): Promise<Partitions> {
+  const cutter = await network.cutter(
+    set,
+    cluster.names.filter((n) => n !== "haproxy"),
+  );
   const partitions: Partition[] = [];
   const began = Date.now();
   let running = true;
@@ -195,20 +219,16 @@ async function startPartitions(
       const kind = kinds[n % kinds.length]!;
       const which = 1 + (Math.floor(n / kinds.length) % 2);
       const target = kind === "primary-from-members" ? `member${primary.index + 1}` : kind === "core-from-database" ? `core${which}` : `gateway${which}`;
-      const pairs: [string, number][] =
-        kind === "primary-from-members"
-          ? set.members.filter((m) => m !== primary).flatMap((m) => [[target, m.index] as [string, number], [`member${m.index + 1}`, primary.index] as [string, number]])
-          : set.members.map((m) => [target, m.index] as [string, number]);
       const at = Date.now();
       log(`partitions: ${kind}: ${target} cut off${kind === "primary-from-members" ? " from the other members" : " from every member"} for ${options.holdMs / 1000} s`);
-      await cut(pairs);
+      await (kind === "primary-from-members" ? cutter.isolateMember(primary.index) : cutter.isolateFromDatabase(target));
       let next: { next_primary: number | null; seconds_to_next_primary: number | null } = { next_primary: null, seconds_to_next_primary: null };
       while (Date.now() - at < options.holdMs) {
         const now = await set.primary();
         if (next.next_primary === null && now && now !== primary) next = { next_primary: now.index + 1, seconds_to_next_primary: Math.round((Date.now() - at) / 100) / 10 };
         await sleep(200);
       }
-      await heal();
+      await cutter.heal();
       const held = Math.round((Date.now() - at) / 100) / 10;
       partitions.push({ kind, target, at_s: Math.round((at - began) / 100) / 10, held_s: held, ...next });
       log(`partitions: healed after ${held} s${kind === "primary-from-members" ? `; member ${next.next_primary ?? "none"} was elected after ${next.seconds_to_next_primary ?? "-"} s` : ""}`);
@@ -219,14 +239,7 @@ async function startPartitions(
     async stop() {
       running = false;
       await loop;
-      await heal();
-    },
-    async close() {
-      await heal().catch(() => undefined);
-      await iptables("-t", "mangle", "-F", "OUTPUT").catch(() => undefined);
-      await iptables("-D", "OUTPUT", "-j", "RMS_CHAOS").catch(() => undefined);
-      await iptables("-X", "RMS_CHAOS").catch(() => undefined);
-      if (!(await removeCgroups(cgroupDir, 20_000))) log(`partitions: the cgroups in ${cgroupDir} are removed when the run ends`);
+      await cutter.heal();
     },
   };
 }
