@@ -17,6 +17,8 @@ import { MongoClient, type MongoClientOptions } from "mongodb";
  *   such loops would then lose their race again and again until the majority caught up. What a stale
  *   primary answers before it steps down cannot be acknowledged to its writer (majority write concern),
  *   and every write decided from it fails its version or epoch filter on the new primary.
+ *   The reads whose result is a resource request's answer (retrieve, list, search) are `majority` instead
+ *   (resources/store.ts): no answer shows a write a cut-off primary took and then rolled back.
  * - Short server-selection and connect limits: a call fails fast (UNAVAILABLE, or a job's transient
  *   retry) instead of hanging while no primary answers.
  */
