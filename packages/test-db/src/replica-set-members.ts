@@ -113,7 +113,15 @@ async function binaryFor(options: ReplicaSetOptions, env: Env, log: (line: strin
   throw new DatabaseStartError(`no mongod binary for a replica set: put mongod (6.0 or newer) on PATH, or let the launcher install one (${failures.join("; ")})`);
 }
 
-function member(index: number, binary: string, dbPath: string, port: number, cacheSizeGB: number, replicaSet: string, onSpawn?: (index: number, pid: number) => void): ReplicaSetMember {
+function member(
+  index: number,
+  binary: string,
+  dbPath: string,
+  port: number,
+  cacheSizeGB: number,
+  replicaSet: string,
+  onSpawn?: (index: number, pid: number) => void,
+): ReplicaSetMember {
   mkdirSync(dbPath, { recursive: true });
   const host = `127.0.0.1:${port}`;
   const logFile = join(dbPath, "mongod.log");

@@ -119,11 +119,13 @@ describe("the history checker", () => {
 
   it("read-of-vanished-write: a read showing an update the final state lacks (a dirty read); not one the final state holds", () => {
     const dirty = seen(1, 1);
-    expect(found(history(create(1, 0, 1), update(1, 1, 2, 30, { outcome: "unknown", status: 500 }), read(1, dirty, 5, 6), read(1, seen(1, 0, []), 50, 51, "final", true)))).toEqual({
-      "read-of-vanished-write": 1,
-      // The final read, begun after the dirty one, shows an older step too.
-      "version-went-back": 1,
-    });
+    expect(found(history(create(1, 0, 1), update(1, 1, 2, 30, { outcome: "unknown", status: 500 }), read(1, dirty, 5, 6), read(1, seen(1, 0, []), 50, 51, "final", true)))).toEqual(
+      {
+        "read-of-vanished-write": 1,
+        // The final read, begun after the dirty one, shows an older step too.
+        "version-went-back": 1,
+      },
+    );
     expect(found(history(create(1, 0, 1), update(1, 1, 2, 30, { outcome: "unknown", status: 500 }), read(1, dirty, 5, 6), read(1, dirty, 50, 51, "final", true)))).toEqual({});
   });
 
@@ -178,7 +180,8 @@ describe("the history checker", () => {
   });
 
   it("idempotent-answer-differs: a retried key answering another outcome than its first; 409, 429 and 5xx are not outcomes", () => {
-    const retried = (second: Partial<NewOp>) => history(update(1, 1, 0, 1, { status: 404, outcome: "fail", body: '{"error":{"code":"resource_missing"}}', seen: undefined }), update(1, 1, 2, 3, second));
+    const retried = (second: Partial<NewOp>) =>
+      history(update(1, 1, 0, 1, { status: 404, outcome: "fail", body: '{"error":{"code":"resource_missing"}}', seen: undefined }), update(1, 1, 2, 3, second));
     expect(found(retried({}))).toEqual({ "idempotent-answer-differs": 1 });
     expect(found(retried({ status: 404, outcome: "fail", body: '{"error":{"code":"resource_missing"}}', seen: undefined, replayed: true }))).toEqual({});
     expect(found(retried({ status: 409, outcome: "fail", body: '{"error":{"code":"idempotency_key_in_use"}}', seen: undefined }))).toEqual({});

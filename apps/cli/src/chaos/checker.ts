@@ -89,7 +89,10 @@ export function check(ops: readonly Op[], options: { examples?: number } = {}): 
   const resources = new Map<number, ResourceFacts>();
   const facts = (i: number): ResourceFacts => {
     let f = resources.get(i);
-    if (!f) resources.set(i, (f = { i, acked: new Map(), observations: [], ids: new Set() }));
+    if (!f) {
+      f = { i, acked: new Map(), observations: [], ids: new Set() };
+      resources.set(i, f);
+    }
     return f;
   };
   const observe = (seen: Seen, op: Op, interval: { invoked: number; completed: number }, final = false) => {
@@ -158,7 +161,8 @@ export function check(ops: readonly Op[], options: { examples?: number } = {}): 
         if (created) add({ kind: "lost-acknowledged-write", i, ops: [created.op, f.final.op], detail: "the create was acknowledged; the final state has no such resource" });
       } else {
         for (const [step, ack] of f.acked) {
-          if (step > 0 && !fin.steps.includes(step)) add({ kind: "lost-acknowledged-write", i, ops: [ack.op, f.final.op], detail: `update ${step} was acknowledged; the final state lacks s${step}` });
+          if (step > 0 && !fin.steps.includes(step))
+            add({ kind: "lost-acknowledged-write", i, ops: [ack.op, f.final.op], detail: `update ${step} was acknowledged; the final state lacks s${step}` });
         }
       }
     }
@@ -167,7 +171,8 @@ export function check(ops: readonly Op[], options: { examples?: number } = {}): 
       const seen = o.seen;
       if (!seen) {
         // A 404 after the create's acknowledgement (the final one is judged above).
-        if (!o.final && created && created.at < o.invoked) add({ kind: "read-missed-acknowledged-create", i, ops: [created.op, o.op], detail: "404 for a resource whose create was acknowledged before the read began" });
+        if (!o.final && created && created.at < o.invoked)
+          add({ kind: "read-missed-acknowledged-create", i, ops: [created.op, o.op], detail: "404 for a resource whose create was acknowledged before the read began" });
         continue;
       }
       // An older update applied over a newer one.
@@ -219,7 +224,13 @@ export function check(ops: readonly Op[], options: { examples?: number } = {}): 
       for (const item of page.items) {
         if (seenIds.has(item.id)) add({ kind: "list-repeat", i: indexOf(item.name), ops: [list.n], detail: `${item.id} twice in walk ${list.walk}` });
         seenIds.add(item.id);
-        if (previous && item.created > previous.created) add({ kind: "list-out-of-order", i: indexOf(item.name), ops: [list.n], detail: `${item.id} (created ${item.created}) after ${previous.id} (created ${previous.created})` });
+        if (previous && item.created > previous.created)
+          add({
+            kind: "list-out-of-order",
+            i: indexOf(item.name),
+            ops: [list.n],
+            detail: `${item.id} (created ${item.created}) after ${previous.id} (created ${previous.created})`,
+          });
         previous = item;
       }
     }
@@ -227,7 +238,8 @@ export function check(ops: readonly Op[], options: { examples?: number } = {}): 
     for (const f of resources.values()) {
       const created = f.acked.get(0);
       if (!created || created.at >= list.invoked) continue;
-      if (![...f.ids].some((id) => seenIds.has(id))) add({ kind: "list-skip", i: f.i, ops: [created.op, list.n], detail: `chaos-${f.i}, acknowledged before walk ${list.walk} began, not in it` });
+      if (![...f.ids].some((id) => seenIds.has(id)))
+        add({ kind: "list-skip", i: f.i, ops: [created.op, list.n], detail: `chaos-${f.i}, acknowledged before walk ${list.walk} began, not in it` });
     }
   }
 
@@ -249,7 +261,13 @@ export function check(ops: readonly Op[], options: { examples?: number } = {}): 
   for (const [key, list] of answers) {
     const first = list[0]!;
     const other = list.find((w) => w.status !== first.status || w.body !== first.body);
-    if (other) add({ kind: "idempotent-answer-differs", i: first.i, ops: [first.n, other.n], detail: `${key}: ${first.status} then ${other.status}${other.status === first.status ? " with another body" : ""}` });
+    if (other)
+      add({
+        kind: "idempotent-answer-differs",
+        i: first.i,
+        ops: [first.n, other.n],
+        detail: `${key}: ${first.status} then ${other.status}${other.status === first.status ? " with another body" : ""}`,
+      });
   }
 
   const counts = Object.fromEntries(ANOMALY_KINDS.map((k) => [k, 0])) as Record<AnomalyKind, number>;

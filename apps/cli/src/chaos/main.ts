@@ -143,7 +143,9 @@ log(`settled in ${left.seconds.toFixed(1)}s; documents with pending events: ${le
 const finals = await finalReads(api, history);
 await history.close();
 const verdict = check(history.ops);
-log(`history: ${verdict.operations} operations in ${HISTORY_FILE}; checker: ${verdict.ok ? "no anomaly" : JSON.stringify(Object.fromEntries(Object.entries(verdict.anomalies).filter(([, n]) => n > 0)))}`);
+log(
+  `history: ${verdict.operations} operations in ${HISTORY_FILE}; checker: ${verdict.ok ? "no anomaly" : JSON.stringify(Object.fromEntries(Object.entries(verdict.anomalies).filter(([, n]) => n > 0)))}`,
+);
 // The jobs phase: an import and a bulk update run by the same workers, SIGKILLed at random; core and gateway
 // stay up. A fresh account, so its 20,000 events do not all go to the receiver.
 const jobsFaults = set ? startDbFaults(set, { ...DB_FAULTS, first: "sigstop" }) : undefined;

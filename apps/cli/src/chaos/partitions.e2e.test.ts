@@ -19,7 +19,9 @@ const cgroup2 = () =>
 const hostRules = () => (onPath("iptables") ? ["filter", "mangle"].map((table) => execFileSync("iptables", ["-w", "-t", table, "-S"]).toString()) : []);
 
 describe.skipIf(!possible)("partitions (needs root, unshare and ip: a network namespace and cgroups of the run's own)", () => {
-  it("cut the primary off from the other members: another is elected, the old one's unacknowledged write is read by `local` only, and rolled back", { timeout: 300_000 }, async () => {
+  it("cut the primary off from the other members: another is elected, the old one's unacknowledged write is read by `local` only, and rolled back", {
+    timeout: 300_000,
+  }, async () => {
     const before = hostRules();
     const child = spawn(process.execPath, [probe], { stdio: ["ignore", "pipe", "inherit"] });
     let out = "";

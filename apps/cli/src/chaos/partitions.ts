@@ -35,7 +35,11 @@ async function findOrInstallIptables(say: (line: string) => void): Promise<strin
   }
   say("partitions: iptables is not installed: installing it from the system's packages (apt-get install -y iptables, as root)");
   const env = { ...process.env, DEBIAN_FRONTEND: "noninteractive" };
-  const install = () => run(apt, ["install", "-y", "--no-install-recommends", "iptables"], { env }).then(() => true, () => false);
+  const install = () =>
+    run(apt, ["install", "-y", "--no-install-recommends", "iptables"], { env }).then(
+      () => true,
+      () => false,
+    );
   if (!(await install())) await run(apt, ["update"], { env }).then(install, () => false);
   const installed = onPath("iptables");
   if (!installed) say(`partitions: iptables could not be installed (${how}); the run goes on without partitions`);
@@ -180,7 +184,14 @@ export async function prepareNetwork(): Promise<Network> {
       };
       return {
         isolateMember: (member) =>
-          drop(set.members.filter((m) => m.index !== member).flatMap((m): [string, number][] => [[`member${member + 1}`, m.index], [`member${m.index + 1}`, member]])),
+          drop(
+            set.members
+              .filter((m) => m.index !== member)
+              .flatMap((m): [string, number][] => [
+                [`member${member + 1}`, m.index],
+                [`member${m.index + 1}`, member],
+              ]),
+          ),
         isolateFromDatabase: (name) => drop(set.members.map((m): [string, number] => [name, m.index])),
         heal,
       };
@@ -200,7 +211,12 @@ export async function prepareNetwork(): Promise<Network> {
  * other members, a core from the database, the primary again, a gateway from the database (cores and gateways 1
  * and 2 alternately).
  */
-export async function startPartitions(network: Network, set: RunningReplicaSet, cluster: Cluster, options: { minGapMs: number; maxGapMs: number; holdMs: number }): Promise<Partitions> {
+export async function startPartitions(
+  network: Network,
+  set: RunningReplicaSet,
+  cluster: Cluster,
+  options: { minGapMs: number; maxGapMs: number; holdMs: number },
+): Promise<Partitions> {
   const cutter = await network.cutter(
     set,
     cluster.names.filter((n) => n !== "haproxy"),
@@ -231,7 +247,9 @@ export async function startPartitions(network: Network, set: RunningReplicaSet, 
       await cutter.heal();
       const held = Math.round((Date.now() - at) / 100) / 10;
       partitions.push({ kind, target, at_s: Math.round((at - began) / 100) / 10, held_s: held, ...next });
-      log(`partitions: healed after ${held} s${kind === "primary-from-members" ? `; member ${next.next_primary ?? "none"} was elected after ${next.seconds_to_next_primary ?? "-"} s` : ""}`);
+      log(
+        `partitions: healed after ${held} s${kind === "primary-from-members" ? `; member ${next.next_primary ?? "none"} was elected after ${next.seconds_to_next_primary ?? "-"} s` : ""}`,
+      );
     }
   })();
   return {
