@@ -121,7 +121,7 @@ const { received } = receiver;
 const progress = setInterval(() => {
   const { kills } = killer;
   log(
-    `${outcomes.ok}/${TOTAL} created, ${outcomes.updated} updates acknowledged, ${outcomes.retries} retries, ${received.answered2xx.size} events delivered, SIGKILLs core ${kills.core} gateway ${kills.gateway} workers ${kills.worker}, core crash-after-write ${stack.selfCrashes()}${elections ? `, database faults ${resourcesFaults?.faults.length ?? 0}, elections seen ${elections.elections()}` : ""}`,
+    `${outcomes.ok}/${TOTAL} created, ${outcomes.updated} updates acknowledged, ${outcomes.retries} retries, ${received.answered2xx.size} events delivered, SIGKILLs core ${kills.core} gateway ${kills.gateway} workers ${kills.worker}, core crash-after-write ${stack.selfCrashes()}${elections ? `, database faults ${resourcesFaults?.faults.length ?? 0}, elections seen ${elections.elections()}` : ""}${partitions ? `, partitions ${partitions.partitions.length}` : ""}, history ${history.ops.length} operations`,
   );
 }, 10_000);
 await load.done;
