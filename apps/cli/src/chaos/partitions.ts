@@ -10,7 +10,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileS
 import { delimiter, join } from "node:path";
 import { promisify } from "node:util";
 import type { RunningReplicaSet } from "@rms/test-db";
-import type { Cluster, ClusterProcess } from "../cluster/cluster.js";
+import type { Cluster } from "../cluster/cluster.js";
 import { findOrInstallHaproxy } from "../cluster/haproxy.js";
 import { log, sleep } from "./log.js";
 
@@ -87,6 +87,10 @@ export async function enterOwnNetwork(wanted: boolean): Promise<boolean> {
     return false;
   }
   if (!(await findOrInstallIptables(log))) return false;
+  // A run killed outright leaves its (empty) cgroups: those of launchers no longer alive go now.
+  for (const entry of readdirSync(root).filter((name) => /^rms-chaos-\d+$/.test(name))) {
+    if (!existsSync(`/proc/${entry.slice("rms-chaos-".length)}`)) await removeCgroups(join(root, entry), 0);
+  }
   // What would be installed from the network inside, installed now: HAProxy.
   await findOrInstallHaproxy(process.env, "/dev/null", log);
   const cgroupDir = join(root, `rms-chaos-${process.pid}`);
@@ -99,9 +103,6 @@ export async function enterOwnNetwork(wanted: boolean): Promise<boolean> {
   if (!(await removeCgroups(cgroupDir, 30_000))) log(`partitions: could not remove the cgroups in ${cgroupDir}`);
   process.exit(code);
 }
-
-/** A process of the cluster that can be cut off from the database: a member, a core, a gateway, a worker. */
-export type Party = `member${number}` | ClusterProcess;
 
 export type PartitionKind = "primary-from-members" | "core-from-database" | "gateway-from-database";
 
