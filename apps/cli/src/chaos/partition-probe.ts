@@ -52,8 +52,15 @@ try {
   const whole = new MongoClient(set.uri);
   clients.push(whole);
   const survivors = whole.db("probe").collection<{ _id: string }>("writes");
+  // While it rolls back, the old primary refuses reads (NotPrimaryOrSecondary): asked again until it answers.
+  const onOldAgain = direct(old.host);
   let rolledBack = false;
-  for (const until = Date.now() + 60_000; Date.now() < until && !rolledBack; await sleep(500)) rolledBack = !(await found(direct(old.host), "during", "local"));
+  for (const until = Date.now() + 60_000; Date.now() < until && !rolledBack; await sleep(500)) {
+    rolledBack = await found(onOldAgain, "during", "local").then(
+      (present) => !present,
+      () => false,
+    );
+  }
   const after = { before: await found(survivors, "before", "majority"), during: await found(survivors, "during", "majority") };
   process.stdout.write(
     `${JSON.stringify({ old_primary: old.index + 1, during, reads_on_old_primary: readsOnOld, next_primary: next === null ? null : next + 1, elected_after_ms: electedAfterMs, old_still_primary_after_election: oldStillPrimary, rolled_back_on_old_primary: rolledBack, after_heal: after })}\n`,
