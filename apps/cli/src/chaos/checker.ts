@@ -255,7 +255,7 @@ export function check(ops: readonly Op[], options: { examples?: number } = {}): 
   // Idempotent retries: every answer that came from executing the request (2xx, a 4xx but 409 and 429) is the first one.
   const answers = new Map<string, WriteOp[]>();
   for (const w of writes) {
-    if (w.status === undefined || w.body === undefined || w.status === 409 || w.status === 429 || w.status >= 500) continue;
+    if (!w.key || w.status === undefined || w.body === undefined || w.status === 409 || w.status === 429 || w.status >= 500) continue;
     answers.set(w.key, [...(answers.get(w.key) ?? []), w]);
   }
   for (const [key, list] of answers) {

@@ -114,7 +114,14 @@ const resourcesFaults = set ? startDbFaults(set, { ...DB_FAULTS, first: "sigkill
 const partitions: Partitions | undefined = set && network ? await startPartitions(network, set, (stack as ChaosCluster).cluster, PARTITIONS) : undefined;
 const history = new History(HISTORY_FILE);
 // The cluster takes a while to start: its load gets its deadline from now.
-const load = startLoad(api, { total: TOTAL, concurrency: CONCURRENCY, deadline: CLUSTER ? Date.now() + CLUSTER_DEADLINE_MS : startedAt + DEADLINE_MS, updatesOf, history });
+const load = startLoad(api, {
+  total: TOTAL,
+  concurrency: CONCURRENCY,
+  deadline: CLUSTER ? Date.now() + CLUSTER_DEADLINE_MS : startedAt + DEADLINE_MS,
+  updatesOf,
+  history,
+  keylessUpdates: WEAKEN,
+});
 const readers = startReaders(api, history, READERS);
 const { outcomes } = load;
 const { received } = receiver;
