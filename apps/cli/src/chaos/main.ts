@@ -12,7 +12,8 @@
 // (rollbacks.ts). There, the run also cuts the primary off from the other members and a core or a gateway off from
 // the database (partitions.ts, in a network namespace of the run's own), records every client operation of the
 // resources phase with readers beside the load (history.ts, readers.ts) and ends with the checker's verdict on
-// that history (checker.ts); `--weaken` runs core with write concern 1, to show the checker can fail.
+// that history (checker.ts); `--weaken` runs core with write concern 1 and sends updates without keys, to show the
+// checker can fail.
 import { join } from "node:path";
 import { newMasterKeyText } from "@rms/core/settings";
 import { newTestKey } from "../stack/processes.js";
@@ -63,7 +64,7 @@ const CLUSTER = process.argv.slice(2).includes("--cluster");
 const DB_FAULTS = { minGapMs: 20_000, maxGapMs: 40_000, freezeMs: 15_000 };
 /** Partitions (`--cluster`; `CHAOS_PARTITIONS=0` leaves them out): one every 15 to 30 s once the set is whole, each held 10 s (elections take 2 to 4 s). */
 const PARTITIONS = { minGapMs: 15_000, maxGapMs: 30_000, holdMs: 10_000 };
-/** `--weaken`: core writes with write concern 1 (the checker must then find anomalies). */
+/** `--weaken`: core writes with write concern 1 and updates go without keys (the checker must then find anomalies). */
 const WEAKEN = process.argv.slice(2).includes("--weaken");
 /** Clients reading beside the load, recorded in the history with it. */
 const READERS = Number(process.env.CHAOS_READERS ?? 4);
