@@ -3,13 +3,18 @@
  * `RMS_FAULTS=resource.create:1` (always) or `resource.create:0.05` (5% of calls):
  * the process kills itself with SIGKILL right after the database write and before
  * it answers, the worst moment for exactly-once. Used by the fault tests and `npm run chaos`.
+ * `writes.w1` is no crash point: it weakens core's writes to write concern 1 (acknowledged by the primary
+ * alone), the deliberately weakened build `npm run chaos -- --cluster --weaken` runs to show that its history
+ * checker finds the anomalies majority writes prevent (docs/scaling.md).
  */
-export const FAULT_POINTS = ["resource.create"] as const;
+export const FAULT_POINTS = ["resource.create", "writes.w1"] as const;
 export type FaultPoint = (typeof FAULT_POINTS)[number];
 
 export interface Faults {
   /** Called after a committed write; may not return. */
   afterWrite(point: FaultPoint): void;
+  /** `writes.w1`: core's database client writes with write concern 1. */
+  readonly weakWrites?: boolean;
 }
 
 export const NO_FAULTS: Faults = { afterWrite: () => undefined };
@@ -27,6 +32,7 @@ export function parseFaults(spec: string | undefined, random: () => number = Mat
     odds.set(point as FaultPoint, p);
   }
   return {
+    ...(odds.get("writes.w1") ? { weakWrites: true } : {}),
     afterWrite(point) {
       const p = odds.get(point);
       if (p !== undefined && random() < p) process.kill(process.pid, "SIGKILL");

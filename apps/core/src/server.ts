@@ -66,7 +66,7 @@ export async function startCore(options: CoreOptions): Promise<RunningCore> {
   }
   const logger = options.logger ?? pino({ level: "silent" });
   const metrics = new CoreMetrics();
-  const mongo = openClient(options.mongoUri);
+  const mongo = openClient(options.mongoUri, options.faults?.weakWrites === true);
   metrics.watch(mongo);
   const db = mongo.db(options.databaseName);
   const relay = options.relay === false ? null : eventRelay(db, logger, metrics.registry);

@@ -29,6 +29,8 @@ export interface ReplicaSetOptions {
   replicaSet?: string;
   /** How long the members get to answer and elect a primary with every other member a secondary; default 120 s. */
   readyTimeoutMs?: number;
+  /** Called with a member's index and process id each time its process is started (a chaos run places it in a cgroup). */
+  onSpawn?: (index: number, pid: number) => void;
 }
 
 /** One member: its address and files, and its process, which may be signalled, killed and started again on the same files and port. */
@@ -111,7 +113,15 @@ async function binaryFor(options: ReplicaSetOptions, env: Env, log: (line: strin
   throw new DatabaseStartError(`no mongod binary for a replica set: put mongod (6.0 or newer) on PATH, or let the launcher install one (${failures.join("; ")})`);
 }
 
-function member(index: number, binary: string, dbPath: string, port: number, cacheSizeGB: number, replicaSet: string): ReplicaSetMember {
+function member(
+  index: number,
+  binary: string,
+  dbPath: string,
+  port: number,
+  cacheSizeGB: number,
+  replicaSet: string,
+  onSpawn?: (index: number, pid: number) => void,
+): ReplicaSetMember {
   mkdirSync(dbPath, { recursive: true });
   const host = `127.0.0.1:${port}`;
   const logFile = join(dbPath, "mongod.log");
@@ -131,7 +141,10 @@ function member(index: number, binary: string, dbPath: string, port: number, cac
     },
     exited: () => server?.exited ?? Promise.resolve(0),
     async start() {
-      if (!running()) server = spawnServer(binary, [...mongodArgs({ dataDir: dbPath, port, cacheSizeGB, replicaSet }), ...QUIESCE], logFile);
+      if (!running()) {
+        server = spawnServer(binary, [...mongodArgs({ dataDir: dbPath, port, cacheSizeGB, replicaSet }), ...QUIESCE], logFile);
+        if (server.child.pid !== undefined) onSpawn?.(index, server.child.pid);
+      }
       await waitForPing(`mongodb://${host}/?directConnection=true`, 60_000, server);
     },
     async stop(graceMs = STOP_GRACE_MS) {
@@ -209,7 +222,7 @@ export async function startReplicaSet(options: ReplicaSetOptions = {}): Promise<
     const port = await freePort();
     if (!ports.includes(port)) ports.push(port);
   }
-  const members = ports.slice(0, count).map((port, i) => member(i, path, join(dir, `member-${i + 1}`), port, cacheSizeGB, replicaSet));
+  const members = ports.slice(0, count).map((port, i) => member(i, path, join(dir, `member-${i + 1}`), port, cacheSizeGB, replicaSet, options.onSpawn));
   const uri = `mongodb://${members.map((m) => m.host).join(",")}/?replicaSet=${replicaSet}`;
 
   const primary = async (timeoutMs = 0): Promise<ReplicaSetMember | undefined> => {

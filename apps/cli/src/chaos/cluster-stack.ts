@@ -20,7 +20,8 @@ export interface ChaosCluster extends ChaosStack {
   readonly set: RunningReplicaSet;
 }
 
-export async function startChaosCluster(options: StackOptions): Promise<ChaosCluster> {
+/** `onSpawn`: called with each process's name and id as it starts (partitions.ts places it in its cgroup). */
+export async function startChaosCluster(options: StackOptions, onSpawn?: (name: string, pid: number) => void): Promise<ChaosCluster> {
   const dir = mkdtempSync(join(tmpdir(), "rms-chaos-cluster-"));
   const databaseName = "chaos";
   const env: Record<string, string | undefined> = {
@@ -56,6 +57,7 @@ export async function startChaosCluster(options: StackOptions): Promise<ChaosClu
       if (name.startsWith("core") && how === "SIGKILL" && !killedHere) selfCrashes++;
     },
     giveUpAfter: Number.POSITIVE_INFINITY,
+    ...(onSpawn ? { onSpawn } : {}),
   });
   const workerNames = Array.from({ length: CLUSTER_SHAPE.workers }, (_, i) => `worker${i + 1}` as const);
   const killable: ProcessName[] = [

@@ -29,6 +29,14 @@ const schema = z.object({
   CHAOS_NOISY: z.enum(["0", "1"], "must be 0 or 1").default("1"),
   /** The files phase's rows: an import from a file and an export of what it made; 0 skips the phase. */
   CHAOS_FILE_ROWS: wholeNumber(0, 10_000_000, 200_000),
+  /** With `--cluster`: seconds the load may take, from its start (each fault stops writes for seconds). */
+  CHAOS_CLUSTER_LOAD_SECONDS: wholeNumber(1, 86_400, 20 * 60),
+  /** With `--cluster`: readers recording reads, searches and list walks beside the load (history.ts). */
+  CHAOS_READERS: wholeNumber(0, 64, 4),
+  /** With `--cluster`: where the history goes (JSONL); unset: `chaos-history-<time>.jsonl` in the working directory. */
+  CHAOS_HISTORY: z.string().min(1).optional(),
+  /** With `--cluster`: `0` injects no partitions. */
+  CHAOS_PARTITIONS: z.enum(["0", "1"], "must be 0 or 1").default("1"),
 });
 
 export interface ChaosConfig {
@@ -38,6 +46,12 @@ export interface ChaosConfig {
   readonly noisyItems: number;
   readonly noisyCreates: number;
   readonly fileRows: number;
+  readonly clusterLoadSeconds: number;
+  readonly readers: number;
+  readonly historyFile: string | undefined;
+  readonly partitions: boolean;
+  /** `--weaken`: core writes with write concern 1 and updates go without keys, so the checker must find anomalies. */
+  readonly weaken: boolean;
   /** The noisy-neighbour phase runs (never with `--cluster`). */
   readonly noisy: boolean;
   /** `--cluster`: against the cluster of `npm run cluster`, with the replica set's primary killed and frozen too. */
@@ -46,8 +60,8 @@ export interface ChaosConfig {
 
 /** The chaos run's configuration from its environment and arguments; throws ConfigError on a bad value or an unknown argument. */
 export function parseChaosConfig(env: Readonly<Record<string, string | undefined>>, args: readonly string[]): ChaosConfig {
-  const unknown = args.find((arg) => arg !== "--cluster");
-  if (unknown !== undefined) throw new ConfigError(`unknown argument ${JSON.stringify(unknown)}: the only one is --cluster`);
+  const unknown = args.find((arg) => arg !== "--cluster" && arg !== "--weaken");
+  if (unknown !== undefined) throw new ConfigError(`unknown argument ${JSON.stringify(unknown)}: the only ones are --cluster and --weaken`);
   const c = parseEnvironment(schema, env);
   const cluster = args.includes("--cluster");
   return {
@@ -57,6 +71,11 @@ export function parseChaosConfig(env: Readonly<Record<string, string | undefined
     noisyItems: c.CHAOS_NOISY_ITEMS,
     noisyCreates: c.CHAOS_NOISY_CREATES,
     fileRows: c.CHAOS_FILE_ROWS,
+    clusterLoadSeconds: c.CHAOS_CLUSTER_LOAD_SECONDS,
+    readers: c.CHAOS_READERS,
+    historyFile: c.CHAOS_HISTORY,
+    partitions: c.CHAOS_PARTITIONS === "1",
+    weaken: args.includes("--weaken"),
     noisy: c.CHAOS_NOISY === "1" && !cluster,
     cluster,
   };

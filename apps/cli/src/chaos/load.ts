@@ -2,6 +2,7 @@
 // followed by one or two updates once acknowledged, from `concurrency` clients that retry every failed request
 // with its own Idempotency-Key.
 import type { PublicApi } from "../stack/public-api.js";
+import { recordWrite, type History } from "./history.js";
 import { sleep } from "./log.js";
 
 export interface LoadOptions {
@@ -11,6 +12,10 @@ export interface LoadOptions {
   deadline: number;
   /** Updates of resource `i` after its create is acknowledged. */
   updatesOf: (i: number) => number;
+  /** Every attempt is recorded here (history.ts), with its times, arguments and answer. */
+  history?: History;
+  /** Updates sent without an Idempotency-Key (the weakened run: no gateway record then makes core's write majority-committed). */
+  keylessUpdates?: boolean;
 }
 
 export interface LoadOutcomes {
@@ -51,18 +56,26 @@ export function startLoad(api: PublicApi, options: LoadOptions): { outcomes: Loa
   // Work queue: a request that fails goes to the back and is retried later with the same key, so a key locked
   // by a killed gateway (409 until its lock expires) does not stall a client.
   const pending: Step[] = Array.from({ length: options.total }, (_, i) => ({ i, step: 0 }));
-  const client = async (): Promise<void> => {
+  const client = async (_: unknown, c: number): Promise<void> => {
     while (pending.length > 0 && Date.now() < options.deadline) {
       const work = pending.shift()!;
       const { i, step } = work;
       // An update carries a changing metadata value; retried after an unknown outcome it may apply twice,
-      // which is why the invariants count committed changes from the stored versions, not from the client.
+      // which is why the invariants count committed changes from the stored versions, not from the client. Its
+      // own key `s<step>` stays after later updates, so the history shows every update applied (checker.ts).
+      const invoked = performance.timeOrigin + performance.now();
+      const key = options.keylessUpdates && step > 0 ? "" : `chaos-key-${i}-${step}`;
+      let error: unknown;
       const reply = await api
         .request("POST", step === 0 ? "/v1/resources" : `/v1/resources/${work.id}`, {
-          form: step === 0 ? `name=chaos-${i}` : `metadata[step]=${step}`,
-          idempotencyKey: `chaos-key-${i}-${step}`,
+          form: step === 0 ? `name=chaos-${i}` : `metadata[step]=${step}&metadata[s${step}]=${step}`,
+          ...(key ? { idempotencyKey: key } : {}),
         })
-        .catch(() => undefined);
+        .catch((e: unknown) => {
+          error = e;
+          return undefined;
+        });
+      options.history?.add(recordWrite(`writer-${c + 1}`, { i, step, key, ...(work.id ? { id: work.id } : {}) }, invoked, reply, error));
       if (reply && (reply.status === 200 || reply.status === 201)) {
         if (step === 0) {
           outcomes.ok++;

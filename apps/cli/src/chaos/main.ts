@@ -9,7 +9,12 @@
 // jobs-phase.ts, invariants.ts (what is counted and checked), report.ts. With `--cluster` the same runs against the
 // cluster of `npm run cluster` (cluster-stack.ts: two of each process, three mongod members, HAProxy), whose
 // primary is also SIGKILLed and frozen (db-faults.ts); the report adds the elections seen and the rollbacks found
-// (rollbacks.ts).
+// (rollbacks.ts). There, the run also cuts the primary off from the other members and a core or a gateway off from
+// the database (partitions.ts, in a network namespace of the run's own), records every client operation of the
+// resources phase with readers beside the load (history.ts, readers.ts) and ends with the checker's verdict on
+// that history (checker.ts); `--weaken` runs core with write concern 1 and sends updates without keys, to show the
+// checker can fail.
+import { join } from "node:path";
 import { ConfigError } from "@rms/config";
 import { newMasterKeyText } from "@rms/core/settings";
 import { newTestKey } from "../stack/processes.js";
@@ -28,6 +33,10 @@ import { CHAOS_ELECTION_TIMEOUT_MS, startChaosCluster, type ChaosCluster } from 
 import { startDbFaults, watchElections, type DbFault } from "./db-faults.js";
 import { countRollbacks } from "./rollbacks.js";
 import { parseChaosConfig, type ChaosConfig } from "./config.js";
+import { check } from "./checker.js";
+import { History } from "./history.js";
+import { enterOwnNetwork, prepareNetwork, startPartitions, type Partitions } from "./partitions.js";
+import { finalReads, startReaders } from "./readers.js";
 
 /** Its configuration, parsed once (config.ts): a wrong value stops it here with one line, exit 2. */
 let config: ChaosConfig;
@@ -42,8 +51,8 @@ try {
 const TOTAL = config.requests;
 const CONCURRENCY = 16;
 const DEADLINE_MS = 6 * 60_000;
-/** With `--cluster`, from the load's start: each database fault stops writes for seconds, and a frozen primary for up to 15 s. */
-const CLUSTER_DEADLINE_MS = 20 * 60_000;
+/** With `--cluster`, from the load's start (`CHAOS_CLUSTER_LOAD_SECONDS`, default 1,200): each database fault stops writes for seconds, and a frozen primary for up to 15 s. */
+const CLUSTER_DEADLINE_MS = config.clusterLoadSeconds * 1000;
 /** Core also kills itself after 2% of create writes. */
 const CRASH_AFTER_WRITE = "resource.create:0.02";
 /** Bound on the wait, after the clients finish, for the relay to empty every outbox and the workers to finish every delivery. */
@@ -68,16 +77,27 @@ const updatesOf = (i: number) => 1 + (i % 2);
 const CLUSTER = config.cluster;
 /** Database faults: one every 20 to 40 s once the set is whole again, SIGKILL and SIGSTOP alternately; a freeze lasts 15 s. */
 const DB_FAULTS = { minGapMs: 20_000, maxGapMs: 40_000, freezeMs: 15_000 };
+/** Partitions (`--cluster`; `CHAOS_PARTITIONS=0` leaves them out): one every 15 to 30 s once the set is whole, each held 10 s (elections take 2 to 4 s). */
+const PARTITIONS = { minGapMs: 15_000, maxGapMs: 30_000, holdMs: 10_000 };
+/** `--weaken`: core writes with write concern 1 and updates go without keys (the checker must then find anomalies). */
+const WEAKEN = config.weaken;
+/** Clients reading beside the load, recorded in the history with it. */
+const READERS = config.readers;
+/** Where the history goes, one operation per line. */
+const HISTORY_FILE = config.historyFile ?? join(process.cwd(), `chaos-history-${new Date().toISOString().replace(/[:.]/g, "-")}.jsonl`);
+// In the run's own network namespace (this process runs the rest there and exits with it), or without partitions.
+const partitionable = await enterOwnNetwork(CLUSTER && config.partitions);
 
 const receiver = await startReceiver({ failureRate: RECEIVER_FAILURE_RATE });
 const stackOptions = {
   workers: WORKERS,
-  coreFaults: CRASH_AFTER_WRITE,
+  coreFaults: WEAKEN ? `${CRASH_AFTER_WRITE},writes.w1:1` : CRASH_AFTER_WRITE,
   // Core seals the endpoint's secret and accepts its loopback url; the workers deliver to it. A short jobs
   // lease: a killed worker's job is taken over within seconds (the jobs phase).
   settings: { RMS_SECRET_KEY: newMasterKeyText(), WEBHOOK_ALLOW_PRIVATE: "true", WEBHOOK_RETRY_SCHEDULE: RETRY_SCHEDULE, JOBS_LEASE_MS: "3000" },
 };
-const stack: ChaosStack = CLUSTER ? await startChaosCluster(stackOptions) : await startChaosStack(stackOptions);
+const network = partitionable ? await prepareNetwork() : undefined;
+const stack: ChaosStack = CLUSTER ? await startChaosCluster(stackOptions, network?.place) : await startChaosStack(stackOptions);
 const set = CLUSTER ? (stack as ChaosCluster).set : undefined;
 if (set) {
   log(
@@ -107,29 +127,48 @@ log(
 const killer = startKiller(stack, 5_000, 10_000, () => anyOf(stack.killable));
 const dbFaults: DbFault[] = [];
 const resourcesFaults = set ? startDbFaults(set, { ...DB_FAULTS, first: "sigkill" }) : undefined;
+const partitions: Partitions | undefined = set && network ? await startPartitions(network, set, (stack as ChaosCluster).cluster, PARTITIONS) : undefined;
+const history = new History(HISTORY_FILE);
 // The cluster takes a while to start: its load gets its deadline from now.
-const load = startLoad(api, { total: TOTAL, concurrency: CONCURRENCY, deadline: CLUSTER ? Date.now() + CLUSTER_DEADLINE_MS : startedAt + DEADLINE_MS, updatesOf });
+const load = startLoad(api, {
+  total: TOTAL,
+  concurrency: CONCURRENCY,
+  deadline: CLUSTER ? Date.now() + CLUSTER_DEADLINE_MS : startedAt + DEADLINE_MS,
+  updatesOf,
+  history,
+  keylessUpdates: WEAKEN,
+});
+const readers = startReaders(api, history, READERS);
 const { outcomes } = load;
 const { received } = receiver;
 const progress = setInterval(() => {
   const { kills } = killer;
   log(
-    `${outcomes.ok}/${TOTAL} created, ${outcomes.updated} updates acknowledged, ${outcomes.retries} retries, ${received.answered2xx.size} events delivered, SIGKILLs core ${kills.core} gateway ${kills.gateway} workers ${kills.worker}, core crash-after-write ${stack.selfCrashes()}${elections ? `, database faults ${resourcesFaults?.faults.length ?? 0}, elections seen ${elections.elections()}` : ""}`,
+    `${outcomes.ok}/${TOTAL} created, ${outcomes.updated} updates acknowledged, ${outcomes.retries} retries, ${received.answered2xx.size} events delivered, SIGKILLs core ${kills.core} gateway ${kills.gateway} workers ${kills.worker}, core crash-after-write ${stack.selfCrashes()}${elections ? `, database faults ${resourcesFaults?.faults.length ?? 0}, elections seen ${elections.elections()}` : ""}${partitions ? `, partitions ${partitions.partitions.length}` : ""}, history ${history.ops.length} operations`,
   );
 }, 10_000);
 await load.done;
+await readers.stop();
 clearInterval(progress);
 const kills = await killer.stop();
 if (resourcesFaults) {
   await resourcesFaults.stop();
   dbFaults.push(...resourcesFaults.faults);
 }
+await partitions?.stop();
 
 // Settle: core and workers stay up (their supervisors restart them if a kill landed last) until no document
 // has an event left in its outbox and no event waits for a delivery, or the bound passes.
 const state = await StoredState.open(stack.databaseUri, stack.databaseName);
 const left = await settle(api, state, { account: accountId, webhooks: true, boundMs: SETTLE_MS });
 log(`settled in ${left.seconds.toFixed(1)}s; documents with pending events: ${left.outboxes}, events waiting for a delivery: ${left.awaitingWebhooks}`);
+// The final state for the checker, read once the faults have ended, then the verdict on the whole history.
+const finals = await finalReads(api, history);
+await history.close();
+const verdict = check(history.ops);
+log(
+  `history: ${verdict.operations} operations in ${HISTORY_FILE}; checker: ${verdict.ok ? "no anomaly" : JSON.stringify(Object.fromEntries(Object.entries(verdict.anomalies).filter(([, n]) => n > 0)))}`,
+);
 // The jobs phase: an import and a bulk update run by the same workers, SIGKILLed at random; core and gateway
 // stay up. A fresh account, so its 20,000 events do not all go to the receiver.
 const jobsFaults = set ? startDbFaults(set, { ...DB_FAULTS, first: "sigstop" }) : undefined;
@@ -165,6 +204,7 @@ if (set && elections) {
     rollback_documents_by_collection: rollbacks.documentsByCollection,
     rollback_acknowledged_lost: rollbacks.acknowledgedLost,
     rollback_acknowledged_present_now: rollbacks.acknowledgedPresent,
+    partitions: partitions?.partitions ?? "none: not possible here (see the log)",
     process_restarts: (stack as ChaosCluster).cluster.restarts(),
     db_faults: dbFaults,
   };
@@ -182,6 +222,7 @@ const noisyDeliveries = noisyEnabled ? await runNoisyDeliveriesPhase(stack, stat
 api.close();
 await state.close();
 await stack.stopProcesses();
+await network?.close();
 await stack.close();
 await receiver.close();
 
@@ -189,6 +230,7 @@ printReport(resourcesReport({ expected: TOTAL, counts, outcomes, received, kills
   ...(noisyJobs && noisyDeliveries ? { noisy_neighbour: { jobs: noisyJobsReport(noisyJobs), deliveries: noisyDeliveriesReport(noisyDeliveries) } } : {}),
   ...(files ? { files } : {}),
   ...(clusterCounts ? { cluster: clusterCounts } : {}),
+  history: { file: HISTORY_FILE, weakened: WEAKEN, readers: READERS, reader_operations: readers.done(), final_walk: finals.walked, final_reads: finals.read, ...verdict },
 });
 const noisyOk = !noisyJobs || !noisyDeliveries || (noisyJobsOk(noisyJobs) && noisyDeliveries.undelivered === 0);
-process.exit(counts.ok && jobs.counts.ok && (files?.ok ?? true) && noisyOk && clusterOk ? 0 : 1);
+process.exit(counts.ok && jobs.counts.ok && (files?.ok ?? true) && noisyOk && clusterOk && verdict.ok ? 0 : 1);

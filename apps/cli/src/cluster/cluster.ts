@@ -45,6 +45,8 @@ export interface ClusterOptions {
   giveUpAfter?: number;
   /** Aborted while starting: the start stops what it started and fails. */
   signal?: AbortSignal;
+  /** Called with a process's name and id each time it is started (database members as `member<n>`; a chaos run places each in a cgroup). */
+  onSpawn?: (name: string, pid: number) => void;
 }
 
 export interface Cluster {
@@ -108,7 +110,12 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   };
 
   /** Starts a process and keeps it running until the cluster stops. */
-  const supervise = (name: ClusterProcess, launch: () => Child): Child => {
+  const supervise = (name: ClusterProcess, start: () => Child): Child => {
+    const launch = () => {
+      const child = start();
+      if (child.process.pid !== undefined) options.onSpawn?.(name, child.process.pid);
+      return child;
+    };
     const slot: Slot = { launch };
     slots.set(name, slot);
     slot.child = launch();
@@ -173,6 +180,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
         env: { ...env, MONGODB_URI: "" },
         logger: log,
         ...(options.electionTimeoutMillis !== undefined ? { electionTimeoutMillis: options.electionTimeoutMillis } : {}),
+        ...(options.onSpawn ? { onSpawn: (index: number, pid: number) => options.onSpawn?.(`member${index + 1}`, pid) } : {}),
       });
       for (const member of database.members) superviseMember(member);
       log(

@@ -48,6 +48,12 @@ export function stateOf(doc: LoadedResource): ResourceState {
  */
 export class ResourceStore {
   readonly collection: Collection<ResourceDocument>;
+  /**
+   * The same collection for the reads whose result is the answer (retrieve, list, search): read concern
+   * `majority`, so no answer shows a write that a primary cut off from the others took and then rolled back
+   * (docs/database.md, "Read concern"). Writes, and the reads they decide from, stay on `collection` (`local`).
+   */
+  private readonly answers: Collection<ResourceDocument>;
 
   /** `written`: told of every document a write changed, so the relay moves its events at once. */
   constructor(
@@ -55,6 +61,7 @@ export class ResourceStore {
     private readonly written: (collection: string, id: string) => void = () => {},
   ) {
     this.collection = db.collection<ResourceDocument>(RESOURCES_COLLECTION);
+    this.answers = db.collection<ResourceDocument>(RESOURCES_COLLECTION, { readConcern: { level: "majority" } });
   }
 
   async ensureIndexes(): Promise<void> {
@@ -107,7 +114,7 @@ export class ResourceStore {
   }
 
   get(tenant: Tenant, id: string, budget: Budget = UNBOUNDED): Promise<LoadedResource | null> {
-    return findLive(this.collection, tenant, id, budget);
+    return findLive(this.answers, tenant, id, budget);
   }
 
   /**
@@ -148,7 +155,7 @@ export class ResourceStore {
   async list(tenant: Tenant, query: ListQuery, budget: Budget = UNBOUNDED): Promise<{ items: LoadedResource[]; hasMore: boolean }> {
     const backwards = query.endingBefore !== undefined;
     const matching = resourceQuery(tenant, query.filter, { lt: query.startingAfter, gt: query.endingBefore });
-    const found = (await this.collection
+    const found = (await this.answers
       .find(findFilter(matching), { sort: { _id: backwards ? 1 : -1 }, limit: query.limit + 1, hint: matching.index, ...WITHOUT_OUTBOX, ...budget.db() })
       .toArray()) as LoadedResource[];
     return pageFrom(found, query.limit, backwards);
@@ -156,7 +163,7 @@ export class ResourceStore {
 
   /** One search page of the filter's matches below `after`, at most 1,000 documents examined (search.ts). */
   search(tenant: Tenant, filter: ResourceFilter, page: { limit: number; after?: string | undefined }, budget: Budget = UNBOUNDED): Promise<SearchPage> {
-    return searchPage(this.collection, tenant, filter, page, budget);
+    return searchPage(this.answers, tenant, filter, page, budget);
   }
 }
 

@@ -43,3 +43,19 @@ it("refuses a URI whose options the driver would let win over core's (journal=fa
   await expect(startCore({ mongoUri: unjournaled, databaseName, adminToken: ADMIN_TOKEN, relay: false })).rejects.toThrow(/journal \(false, required true\)/);
   await expect(startWorker({ mongoUri: unjournaled, databaseName, tasks: [] })).rejects.toThrow(/journal/);
 });
+
+it("only the chaos run's weakened build (RMS_FAULTS writes.w1) writes with write concern 1", async () => {
+  const { parseFaults } = await import("../faults.js");
+  const { openClient } = await import("./client-options.js");
+  expect(parseFaults("resource.create:0.02").weakWrites).toBeUndefined();
+  expect(parseFaults("resource.create:0.02,writes.w1:1").weakWrites).toBe(true);
+  const weak = openClient(inject("mongoUri"), true);
+  const normal = openClient(inject("mongoUri"));
+  try {
+    expect(durability(weak)).toEqual({ ...PRODUCTION, w: 1 });
+    expect(durability(normal)).toEqual(PRODUCTION);
+  } finally {
+    await weak.close();
+    await normal.close();
+  }
+});

@@ -17,6 +17,8 @@ import { MongoClient, type MongoClientOptions } from "mongodb";
  *   such loops would then lose their race again and again until the majority caught up. What a stale
  *   primary answers before it steps down cannot be acknowledged to its writer (majority write concern),
  *   and every write decided from it fails its version or epoch filter on the new primary.
+ *   The reads whose result is a resource request's answer (retrieve, list, search) are `majority` instead
+ *   (resources/store.ts): no answer shows a write a cut-off primary took and then rolled back.
  * - Short server-selection and connect limits: a call fails fast (UNAVAILABLE, or a job's transient
  *   retry) instead of hanging while no primary answers.
  */
@@ -32,9 +34,12 @@ export const CLIENT_OPTIONS = {
   monitorCommands: true,
 } as const satisfies MongoClientOptions;
 
-/** The options as a fresh object (the driver may keep a reference to what it is given). */
-export function clientOptions(): MongoClientOptions {
-  return { ...CLIENT_OPTIONS, writeConcern: { ...CLIENT_OPTIONS.writeConcern }, readConcern: { ...CLIENT_OPTIONS.readConcern } };
+/**
+ * The options as a fresh object (the driver may keep a reference to what it is given). `weakWrites`: write
+ * concern 1, only for the chaos run's deliberately weakened build (faults.ts, `writes.w1`).
+ */
+export function clientOptions(weakWrites = false): MongoClientOptions {
+  return { ...CLIENT_OPTIONS, writeConcern: weakWrites ? { w: 1, journal: true } : { ...CLIENT_OPTIONS.writeConcern }, readConcern: { ...CLIENT_OPTIONS.readConcern } };
 }
 
 /** The durability settings a client ended up with, the URI's options and ours merged by the driver. */
@@ -63,13 +68,14 @@ const REQUIRED = {
  * ones given here (`journal=false` does), so a URI that would change any of them is refused with the
  * settings it changed, rather than run with weaker writes than the API promises.
  */
-export function openClient(uri: string): MongoClient {
-  const client = new MongoClient(uri, clientOptions());
+export function openClient(uri: string, weakWrites = false): MongoClient {
+  const client = new MongoClient(uri, clientOptions(weakWrites));
   const actual = durabilityOf(client);
-  const changed = (Object.keys(REQUIRED) as (keyof typeof REQUIRED)[]).filter((key) => actual[key] !== REQUIRED[key]);
+  const required: Record<keyof typeof REQUIRED, unknown> = { ...REQUIRED, ...(weakWrites ? { w: 1 } : {}) };
+  const changed = (Object.keys(REQUIRED) as (keyof typeof REQUIRED)[]).filter((key) => actual[key] !== required[key]);
   if (changed.length > 0) {
     throw new Error(
-      `the MongoDB URI changes ${changed.map((key) => `${key} (${String(actual[key])}, required ${String(REQUIRED[key])})`).join(", ")}: remove those options from it`,
+      `the MongoDB URI changes ${changed.map((key) => `${key} (${String(actual[key])}, required ${String(required[key])})`).join(", ")}: remove those options from it`,
     );
   }
   return client;
