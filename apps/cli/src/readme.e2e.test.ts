@@ -24,7 +24,8 @@ import { freePort } from "./stack/processes.js";
  * A command fails the test when it exits non-zero or an answer's status is 400 or above, unless its block is marked
  * `<!-- doc-test: may-fail (reason) -->` on the line before it, and when it answers an empty list or search page
  * (an earlier example took away what it would show), unless its block is marked
- * `<!-- doc-test: may-be-empty (reason) -->`. A block marked `<!-- doc-test: skip (reason) -->` is not run
+ * `<!-- doc-test: may-be-empty (reason) -->`. A block marked `<!-- doc-test: script (reason) -->` runs as one script (its
+ * commands share shell variables, as in one terminal) that stops at its first failure. A block marked `<!-- doc-test: skip (reason) -->` is not run
  * (`npm start` itself, a receiver that runs until stopped): the test prints the list. The stack runs with the
  * variables the README asks the reader to start it with (WEBHOOK_ALLOW_PRIVATE=true, for the webhook examples).
  * An example that needs a file writes it outside the repository (`$TMPDIR`, here a directory of the test's own): a
@@ -32,7 +33,7 @@ import { freePort } from "./stack/processes.js";
  */
 
 /** What a block's marker allows: not running it, a failure, an empty list. */
-type Mark = "skip" | "may-fail" | "may-be-empty";
+type Mark = "skip" | "may-fail" | "may-be-empty" | "script";
 
 interface Block {
   readonly line: number;
@@ -103,7 +104,7 @@ export function blocksOf(markdown: string): Block[] {
         .slice(0, i)
         .reverse()
         .find((line) => line.trim() !== "") ?? "";
-    const marker = /^<!-- doc-test: (skip|may-fail|may-be-empty) \((.+)\) -->$/.exec(before.trim());
+    const marker = /^<!-- doc-test: (skip|may-fail|may-be-empty|script) \((.+)\) -->$/.exec(before.trim());
     blocks.push({ line: i + 1, commands: commandsOf(lines.slice(i + 1, end).join("\n")), ...(marker ? { mark: { kind: marker[1] as Mark, reason: marker[2]! } } : {}) });
     i = end;
   }
@@ -112,7 +113,8 @@ export function blocksOf(markdown: string): Block[] {
 
 const STATUS = "__doc_test_status__:";
 /** curl as the examples call it, telling the test each answer's status. */
-const CURL = `curl() { command curl -sS --max-time 60 -w '\\n${STATUS}%{http_code}\\n' "$@"; }`;
+// The status goes to stderr (`%{stderr}`), so an answer piped or captured (`$(curl ... | field id)`) stays the answer.
+const CURL = `curl() { command curl -sS --max-time 60 -w '%{stderr}\\n${STATUS}%{http_code}\\n' "$@"; }`;
 
 let child: ChildProcess | undefined;
 let output = "";
@@ -233,7 +235,10 @@ describe("the README's shell examples", () => {
         skipped.push(`README.md:${block.line} (${block.mark.reason}): ${block.commands[0]?.split("\n")[0]}`);
         continue;
       }
-      for (const command of block.commands) {
+      // A `script` block's commands share shell variables and functions, as in one terminal: they run as one script
+      // that stops at the first failure.
+      const commands = block.mark?.kind === "script" ? [["set -eo pipefail", ...block.commands].join("\n")] : block.commands;
+      for (const command of commands) {
         const unresolved: string[] = [];
         // Comments are for the reader (an answer's shape, `# "public_key":"whpk_..."`): bash ignores them, so does this.
         const pasted = withoutComments(command)

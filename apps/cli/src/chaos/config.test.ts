@@ -4,7 +4,21 @@ import { parseChaosConfig } from "./config.js";
 
 describe("chaos configuration", () => {
   it("defaults every variable, empty values counting as unset", () => {
-    const expected = { requests: 1000, workers: 2, jobItems: 10_000, noisyItems: 2_000, noisyCreates: 300, noisy: true, cluster: false };
+    const expected = {
+      requests: 1000,
+      workers: 2,
+      jobItems: 10_000,
+      noisyItems: 2_000,
+      noisyCreates: 300,
+      fileRows: 200_000,
+      clusterLoadSeconds: 1200,
+      readers: 4,
+      historyFile: undefined,
+      partitions: true,
+      weaken: false,
+      noisy: true,
+      cluster: false,
+    };
     expect(parseChaosConfig({}, [])).toEqual(expected);
     expect(parseChaosConfig({ CHAOS_REQUESTS: "", CHAOS_NOISY: "" }, [])).toEqual(expected);
   });
@@ -16,10 +30,19 @@ describe("chaos configuration", () => {
       jobItems: 200,
       noisyItems: 50,
       noisyCreates: 7,
+      fileRows: 200_000,
+      clusterLoadSeconds: 1200,
+      readers: 4,
+      historyFile: undefined,
+      partitions: true,
+      weaken: false,
       noisy: false,
       cluster: false,
     });
     expect(parseChaosConfig({}, ["--cluster"])).toMatchObject({ cluster: true, noisy: false });
+    expect(
+      parseChaosConfig({ CHAOS_FILE_ROWS: "0", CHAOS_CLUSTER_LOAD_SECONDS: "60", CHAOS_READERS: "0", CHAOS_HISTORY: "h.jsonl", CHAOS_PARTITIONS: "0" }, ["--cluster", "--weaken"]),
+    ).toMatchObject({ fileRows: 0, clusterLoadSeconds: 60, readers: 0, historyFile: "h.jsonl", partitions: false, weaken: true });
   });
 
   it.each([

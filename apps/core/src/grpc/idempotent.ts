@@ -102,16 +102,16 @@ export async function runUnderKey<Res>(call: KeyedCall<Res>): Promise<Res> {
     reply = await call.execute();
   } catch (error) {
     const refusal = recordable(error);
-    // Recorded beside the answer (below), released before it: a retry must find the key free once told to retry.
-    if (refusal) recordBeside(lease.complete({ error: refusal, headers }, requestId, budget), keyed, requestId);
+    // Recorded before the answer (below); released otherwise: a retry must find the key free once told to retry.
+    if (refusal) await record(lease.complete({ error: refusal, headers }, requestId, budget), keyed, requestId);
     else await lease.release().catch((cause: unknown) => lost(keyed, requestId, cause));
     throw error;
   }
-  // The answer is recorded beside the reply rather than before it (one round trip less on every keyed write: the
-  // write is majority-acknowledged already, the record is its memo). A repeat that arrives before the record's
-  // update is applied finds the lock still held and waits for it briefly (`begin`). If recording fails the caller
-  // still has its answer; the lock ends and a retry executes again (the writes are idempotent per key underneath: a
-  // create finds what the first attempt made).
+  // The answer is recorded (majority-acknowledged) before the reply leaves: a client that has its answer has its
+  // memo too, so a crash of anything after the answer cannot make a retry run the request again (the durability
+  // e2e test kills mongod right after the last acknowledgement; recording beside the reply lost that record). If
+  // recording fails the caller still has its answer; the lock ends and a retry executes again (the writes are
+  // idempotent per key underneath: a create finds what the first attempt made).
   const bytes = toBinary(method.output, create(method.output, reply as MessageInitShape<typeof method.output>));
   const sealed = call.policy === "sealed";
   if (sealed && !keyed.keyring) {
@@ -122,13 +122,13 @@ export async function runUnderKey<Res>(call: KeyedCall<Res>): Promise<Res> {
     reply: sealed ? encryptSecret(Buffer.from(bytes).toString("base64"), keyed.keyring!, scope.id) : new Binary(bytes),
     headers,
   };
-  recordBeside(lease.complete(recorded, requestId, budget), keyed, requestId);
+  await record(lease.complete(recorded, requestId, budget), keyed, requestId);
   return reply;
 }
 
-/** A record's write sent before the answer and not waited for; a failure is logged (the lock then ends by itself). */
-function recordBeside(write: Promise<void>, keyed: KeyedCalls, requestId: string): void {
-  write.catch((cause: unknown) => lost(keyed, requestId, cause));
+/** A record's write, waited for before the answer; a failure is logged (the lock then ends by itself). */
+function record(write: Promise<void>, keyed: KeyedCalls, requestId: string): Promise<void> {
+  return write.catch((cause: unknown) => lost(keyed, requestId, cause));
 }
 
 /** The recorded answer again, marked as a replay (`rms-replay`): the reply message, or the error it was. */
