@@ -1,5 +1,5 @@
 import { Server, ServerCredentials, status as GrpcStatus } from "@grpc/grpc-js";
-import { DATABASE_SLOW_MS, ResourceService, RpcError, addService, createClient, type CallOptions } from "@rms/proto";
+import { DATABASE_SLOW_MS, ResourceService, RpcError, addService, createClient, keyHash, type CallOptions } from "@rms/proto";
 import { eventually } from "@rms/test-db/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { CoreClients } from "./core.js";
@@ -311,8 +311,10 @@ describe("plain HTTP", () => {
     const before = calls.length;
     for (const key of Object.values(leaked)) expectEnvelope(await t.plain.get("/v1/resources", { key: key.secret }), 403, "https_required");
     const revokes = calls.slice(before).filter((c) => c.method === "revokeKey");
-    expect(revokes.map((c) => c.request.keyId)).toEqual(expect.arrayContaining([leaked.secret.id, leaked.restricted.id]));
-    expect(revokes.map((c) => c.request.keyId)).not.toContain(leaked.publishable.id);
+    // Revoked by the secret seen (its hash), not by id (issue 31 item 7): only what was presented can be revoked.
+    const revoked = revokes.map((c) => c.request.secretHash || keyHash(c.request.secret));
+    expect(revoked).toEqual(expect.arrayContaining([keyHash(leaked.secret.secret), keyHash(leaked.restricted.secret)]));
+    expect(revoked).not.toContain(keyHash(leaked.publishable.secret));
     expect(revokes.map((c) => c.request.reason)).toContain("seen over plain HTTP");
     expectEnvelope(await t.api.get("/v1/resources", { key: leaked.secret.secret }), 401, "api_key_revoked");
     expectEnvelope(await t.api.get("/v1/resources", { key: leaked.restricted.secret }), 401, "api_key_revoked");

@@ -159,6 +159,11 @@ describe("the gateway accepts exactly the documented parameters", () => {
         types: ["resource.created"],
         object: `res_${"0".repeat(22)}`,
         sequence: { gt: 7 },
+        // The request logs' filters that combine only with `created` and the cursors (docs/request-logs.md).
+        status: "4xx",
+        api_key: `key_${"0".repeat(22)}`,
+        idempotency_key: "order-42",
+        error_code: "resource_missing",
       };
       for (const name of operation.params) {
         const response = await send({ [name]: operation.parameters[name]!.example ?? exclusive[name] });

@@ -47,19 +47,22 @@ export const REQUEST_LOG_ID_PATH = { id: { example: EXAMPLE_REQUEST_ID, schema: 
 
 const cursor = { type: "string", pattern: "^(req_[0-9A-Za-z]{24})?$" } as const;
 
-/** Cursors, page size and the filters of `GET /v1/request_logs` (CONTRACT.md section 12). */
+/**
+ * Cursors, page size and the filters of `GET /v1/request_logs` (CONTRACT.md section 12). The examples together
+ * make one accepted request (a path with a method, one cursor): the other filters have none.
+ */
 export const REQUEST_LOG_LIST_PARAMS = {
   limit: LIMIT_PARAM,
   starting_after: { example: EXAMPLE_REQUEST_ID, schema: { ...cursor, description: "Cursor: the page after this request id (older). Not together with `ending_before` (400)." } },
-  ending_before: { example: EXAMPLE_REQUEST_ID, schema: { ...cursor, description: "Cursor: the page before this request id (newer). Not together with `starting_after` (400)." } },
-  status: { example: "4xx", schema: { type: "string", pattern: "^[1-5](\\d\\d|xx)$", description: "An exact status (`404`) or a class (`2xx`, `4xx`, `5xx`)." } },
+  ending_before: { example: undefined, schema: { ...cursor, description: "Cursor: the page before this request id (newer). Not together with `starting_after` (400)." } },
+  status: { example: undefined, schema: { type: "string", pattern: "^[1-5](\\d\\d|xx)$", description: "An exact status (`404`) or a class (`2xx`, `4xx`, `5xx`)." } },
   method: { example: "POST", schema: { type: "string", enum: ["GET", "POST", "DELETE"], description: "The request's method." } },
   path: {
     example: "/v1/resources",
     schema: { type: "string", pattern: "^/", maxLength: 1024, description: "An exact path: a collection (`/v1/resources`) or one object (`/v1/resources/res_...`)." },
   },
-  api_key: { example: "key_0000000000000000000000", schema: { type: "string", pattern: "^key_[0-9A-Za-z]+$", description: "The id of the key the requests were made with." } },
-  idempotency_key: { example: "order-42", schema: { type: "string", minLength: 1, maxLength: 255, description: "The Idempotency-Key the requests carried." } },
-  error_code: { example: "resource_missing", schema: { type: "string", pattern: "^[a-z_]{1,64}$", description: "The error code answered." } },
+  api_key: { example: undefined, schema: { type: "string", pattern: "^key_[0-9A-Za-z]+$", description: "The id of the key the requests were made with." } },
+  idempotency_key: { example: undefined, schema: { type: "string", minLength: 1, maxLength: 255, description: "The Idempotency-Key the requests carried." } },
+  error_code: { example: undefined, schema: { type: "string", pattern: "^[a-z_]{1,64}$", description: "The error code answered." } },
   created: CREATED_RANGE_PARAM,
 } satisfies Record<string, ParamSpec>;
