@@ -52,11 +52,17 @@ it("ten resends to an endpoint that never answers: 4 connections at most, every 
     Array.from({ length: 10 }, () => t.webhookEndpoints.resendEvent({ tenant, eventId: event.id, webhookEndpointId: we!.id }, { timeoutMs: 4_000 })),
   );
   const attempts = answers.map((a) => a.webhookAttempt!);
-  for (const attempt of attempts) expect(attempt).toMatchObject({ eventId: event.id, webhookEndpointId: we!.id, trigger: "manual", status: "pending" });
+  // Each call answers within its deadline: the attempt as scheduled, or, for the ones the lane let through first, as
+  // made (the stalled receiver timed out after the test's 2 s transport limit, inside the call's 4 s).
+  for (const attempt of attempts) {
+    expect(attempt).toMatchObject({ eventId: event.id, webhookEndpointId: we!.id, trigger: "manual" });
+    if (attempt.status !== "pending") expect(attempt).toMatchObject({ status: "failed", failureCode: "timeout" });
+  }
+  expect(attempts.filter((a) => a.status !== "pending").length).toBeLessThanOrEqual(settings.webhookEndpointConcurrency);
   expect(new Set(attempts.map((a) => a.id)).size).toBe(10);
   // The lane's limit: 4 in flight (WEBHOOK_ENDPOINT_CONCURRENCY), however many resends wait.
   expect(receiver.connections - receiver.closedConnections).toBeLessThanOrEqual(settings.webhookEndpointConcurrency);
-  expect(receiver.connections).toBeLessThanOrEqual(settings.webhookEndpointConcurrency);
+  // (Connections opened in all may pass 4: an attempt that timed out frees its place for the next one.)
 
   // The receiver recovers: every scheduled attempt is made and listed, under the id the call answered.
   stalling = false;
