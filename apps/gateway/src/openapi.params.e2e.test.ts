@@ -62,6 +62,11 @@ describe("every list's query parameters, serialized as the document declares the
     "types[]": () => ["resource.created", "resource.deleted"],
     object: () => `res_${"0".repeat(22)}`,
     sequence: () => ({ gt: 7 }),
+    // The request logs' filters that combine only with `created` and the cursors (docs/request-logs.md).
+    status: () => "4xx",
+    api_key: () => `key_${"0".repeat(22)}`,
+    idempotency_key: () => "order-42",
+    error_code: () => "resource_missing",
   };
   const example = (parameter: Obj) => parameter["example"] ?? parameter["schema"]?.["example"];
 
