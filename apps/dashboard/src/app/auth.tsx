@@ -48,7 +48,11 @@ export function AuthProvider({ children }: { children: ReactNode }) {
   );
 
   useEffect(() => {
-    whenSignedOut((failure: ApiFailure) => signOut({ message: failure.message, requestId: failure.requestId }));
+    // Only the first refusal signs out and says why: a request still in flight, or one sent after the key was
+    // forgotten (401 `api_key_missing`), must not replace the API's message (the revoked key's) with its own.
+    whenSignedOut((failure: ApiFailure) => {
+      if (storedKey()) signOut({ message: failure.message, requestId: failure.requestId });
+    });
   }, [signOut]);
 
   const learnScopes = useCallback(
