@@ -177,10 +177,11 @@ export async function startStack(env: Record<string, string | undefined>): Promi
     const gateway = startNodeChild("gateway", entryPoint("gateway"), gatewayEnv(env, config, resolved));
     children.push(gateway);
     await waitUntil("gateway", () => statusOk(config.PORT), 60_000, gateway);
+    // The operator's ports first: `ready` is the last line, the one scripts and tests wait for.
+    say(operatorPorts(config));
     say(
       `ready: https://localhost:${config.PORT}/v1 (plain HTTP ${config.HTTP_PORT ? `on ${config.HTTP_PORT}, rejecting: a key sent there is revoked` : "off"}; core at ${config.CORE_ADDR}; ${config.WORKERS} worker${config.WORKERS === 1 ? "" : "s"})`,
     );
-    say(operatorPorts(config));
 
     // Any child that dies on its own takes the stack down: a half-running stack helps no one.
     void Promise.race(children.map((c) => c.exited.then((code) => ({ c, code })))).then(({ c, code }) => {
