@@ -10,10 +10,10 @@
 //   for each: peak RSS of gateway, core and worker (sampled every 100 ms from /proc) vs their idle RSS, and another
 //            account's GET /v1/resources/:id p99 while it runs vs idle.
 // Run alone at a small size: `BENCH_FILES_ROWS=20000 BENCH_FILES_UPLOAD_MB=16 node bench/src/files.mjs` (after a build).
-import { createWriteStream, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createWriteStream, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { request } from "node:https";
 import { Agent } from "node:https";
-import { tmpdir } from "node:os";
+import { loadavg, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { resourceIndexes } from "./invariants.mjs";
@@ -362,9 +362,20 @@ function peakRss(pids) {
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
+  // Run alone, the rows are also kept in bench/results/files.{json,md} (the full bench puts them in latest.*).
   const { rows, result } = await benchFiles();
-  process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
-  for (const r of rows)
-    process.stdout.write(`| ${r.check} | ${r.ratio.toFixed(2)} | ${r.target} | ${r.ok === null ? "" : r.ok ? "yes" : "**no**"} | ${r.measured} | ${r.against} |\n`);
+  const table = [
+    `Run ${new Date().toISOString()}, ${ROWS.toLocaleString("en")} rows, ${UPLOAD_MB} MiB upload, load average at the end ${loadavg()
+      .map((x) => x.toFixed(2))
+      .join(" ")}.`,
+    "",
+    "| files check | ratio | target | met | measured | against |",
+    "|---|---|---|---|---|---|",
+    ...rows.map((r) => `| ${r.check} | ${r.ratio.toFixed(2)} | ${r.target} | ${r.ok === null ? "" : r.ok ? "yes" : "**no**"} | ${r.measured} | ${r.against} |`),
+  ].join("\n");
+  const out = join(root, "bench", "results");
+  writeFileSync(join(out, "files.json"), `${JSON.stringify({ date: new Date().toISOString(), rows: ROWS, uploadMiB: UPLOAD_MB, result, checks: rows }, null, 2)}\n`);
+  writeFileSync(join(out, "files.md"), `# Files rows (bench/src/files.mjs run alone)\n\n${table}\n`);
+  process.stdout.write(`${table}\n`);
   process.exit(0);
 }

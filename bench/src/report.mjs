@@ -185,7 +185,8 @@ export function writeReport({ root, results, jobsRows, breakdown, settings, seed
     "| run | req/s | p50 ms | p99 ms | non-2xx | errors | RSS under load (MB) | CPU ms per request (load = the load generator) |",
     "|---|---|---|---|---|---|---|---|",
     ...Object.entries(results)
-      .filter(([name]) => name !== "jobs")
+      // Load runs only: the jobs and files groups report in their own table above.
+      .filter(([, r]) => r.rss_mb !== undefined)
       .map(
         ([name, r]) =>
           `| ${name} | ${f0(r.rps)}${r.rounds ? ` (mean of ${r.rounds.map((x) => x.toLocaleString("en")).join(" and ")})` : ""} | ${f2(r.p50)} | ${f2(r.p99)} | ${r.non2xx ?? 0} | ${r.errors ?? 0} | ${Object.entries(
