@@ -50,7 +50,7 @@ export interface ChaosConfig {
   readonly readers: number;
   readonly historyFile: string | undefined;
   readonly partitions: boolean;
-  /** `--weaken`: core writes with write concern 1 and updates go without keys, so the checker must find anomalies. */
+  /** `--weaken`: core writes with write concern 1 and the gateways keep their rate limits in memory, so the checker must find anomalies. */
   readonly weaken: boolean;
   /** The noisy-neighbour phase runs (never with `--cluster`). */
   readonly noisy: boolean;

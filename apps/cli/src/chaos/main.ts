@@ -12,8 +12,8 @@
 // (rollbacks.ts). There, the run also cuts the primary off from the other members and a core or a gateway off from
 // the database (partitions.ts, in a network namespace of the run's own), records every client operation of the
 // resources phase with readers beside the load (history.ts, readers.ts) and ends with the checker's verdict on
-// that history (checker.ts); `--weaken` runs core with write concern 1 and sends updates without keys, to show the
-// checker can fail.
+// that history (checker.ts); `--weaken` runs core with write concern 1 and the gateways' rate limits in memory, to
+// show the checker can fail.
 import { join } from "node:path";
 import { ConfigError } from "@rms/config";
 import { newMasterKeyText } from "@rms/core/settings";
@@ -79,7 +79,12 @@ const CLUSTER = config.cluster;
 const DB_FAULTS = { minGapMs: 20_000, maxGapMs: 40_000, freezeMs: 15_000 };
 /** Partitions (`--cluster`; `CHAOS_PARTITIONS=0` leaves them out): one every 15 to 30 s once the set is whole, each held 10 s (elections take 2 to 4 s). */
 const PARTITIONS = { minGapMs: 15_000, maxGapMs: 30_000, holdMs: 10_000 };
-/** `--weaken`: core writes with write concern 1 and updates go without keys (the checker must then find anomalies). */
+/**
+ * `--weaken`: a deployment that could exist, and is wrong: core writes with write concern 1 (its idempotency records
+ * too, which are core's), and the gateways keep their rate limits in memory, each its own. The checker must then
+ * find anomalies. Both, because the shared limits' majority insert before every request held requests back while
+ * the primary was cut off, which left w:1 only the writes in flight at a fault to lose (docs/scaling.md).
+ */
 const WEAKEN = config.weaken;
 /** Clients reading beside the load, recorded in the history with it. */
 const READERS = config.readers;
@@ -92,6 +97,7 @@ const receiver = await startReceiver({ failureRate: RECEIVER_FAILURE_RATE });
 const stackOptions = {
   workers: WORKERS,
   coreFaults: WEAKEN ? `${CRASH_AFTER_WRITE},writes.w1:1` : CRASH_AFTER_WRITE,
+  ...(WEAKEN ? { rateLimitStore: "memory" as const } : {}),
   // Core seals the endpoint's secret and accepts its loopback url; the workers deliver to it. A short jobs
   // lease: a killed worker's job is taken over within seconds (the jobs phase).
   settings: { RMS_SECRET_KEY: newMasterKeyText(), WEBHOOK_ALLOW_PRIVATE: "true", WEBHOOK_RETRY_SCHEDULE: RETRY_SCHEDULE, JOBS_LEASE_MS: "3000" },
@@ -136,7 +142,6 @@ const load = startLoad(api, {
   deadline: CLUSTER ? Date.now() + CLUSTER_DEADLINE_MS : startedAt + DEADLINE_MS,
   updatesOf,
   history,
-  keylessUpdates: WEAKEN,
 });
 const readers = startReaders(api, history, READERS);
 const { outcomes } = load;
