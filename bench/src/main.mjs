@@ -203,6 +203,7 @@ try {
   // D: the driver alone, on the resource the GET rows read and the list rows' account.
   await driverRows({
     run,
+    results,
     mongoUri: stack.mongoUri,
     databaseName: stack.databaseName,
     resourceId: created.id,

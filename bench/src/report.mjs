@@ -45,6 +45,8 @@ function checks(results, { depth, updates, updateWindow, big }) {
     check(results, "C vs D on retrieve (what HTTP, TLS, JSON, the key check and a log line cost)", "c_get", "d_find"),
     check(results, "C's exactly-once create vs D's insertOne", "c_post", "d_insert"),
     check(results, "C's list page vs D's page query", "c_list", "d_page"),
+    check(results, "read concern: D's retrieve by `_id` with `majority` (as core answers) vs `local` (time)", "d_find_majority", "d_find", { time: true }),
+    check(results, "read concern: D's list page query with `majority` (as core answers) vs `local` (time)", "d_page_majority", "d_page", { time: true }),
     big > 0
       ? check(results, `list page of 20 at ${big.toLocaleString("en")} resources in the account vs at ${account} (time)`, "list_big", "list_small_again", {
           target: "≤ 1.2× time",

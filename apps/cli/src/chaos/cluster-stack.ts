@@ -58,6 +58,7 @@ export async function startChaosCluster(options: StackOptions, onSpawn?: (name: 
     },
     giveUpAfter: Number.POSITIVE_INFINITY,
     ...(onSpawn ? { onSpawn } : {}),
+    ...(options.rateLimitStore ? { rateLimitStore: options.rateLimitStore } : {}),
   });
   const workerNames = Array.from({ length: CLUSTER_SHAPE.workers }, (_, i) => `worker${i + 1}` as const);
   const killable: ProcessName[] = [

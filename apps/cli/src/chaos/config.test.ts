@@ -1,6 +1,6 @@
 import { ConfigError } from "@rms/config";
 import { describe, expect, it } from "vitest";
-import { parseChaosConfig } from "./config.js";
+import { deploymentOf, parseChaosConfig } from "./config.js";
 
 describe("chaos configuration", () => {
   it("defaults every variable, empty values counting as unset", () => {
@@ -64,5 +64,10 @@ describe("chaos configuration", () => {
     const main = readFileSync(new URL("./main.ts", import.meta.url), "utf8");
     expect(main.match(/process\.env\.\w+/g) ?? []).toEqual([]);
     expect(main).toContain("parseChaosConfig(process.env, process.argv.slice(2))");
+  });
+
+  it("--weaken changes the deployment in two settings a real one could have, and nothing else: core's write concern 1 and the gateways' rate limits in memory", () => {
+    expect(deploymentOf(false)).toEqual({ coreFaults: "resource.create:0.02", rateLimitStore: "mongodb" });
+    expect(deploymentOf(true)).toEqual({ coreFaults: "resource.create:0.02,writes.w1:1", rateLimitStore: "memory" });
   });
 });

@@ -50,7 +50,7 @@ export interface ChaosConfig {
   readonly readers: number;
   readonly historyFile: string | undefined;
   readonly partitions: boolean;
-  /** `--weaken`: core writes with write concern 1 and updates go without keys, so the checker must find anomalies. */
+  /** `--weaken`: core writes with write concern 1 and the gateways keep their rate limits in memory, so the checker must find anomalies. */
   readonly weaken: boolean;
   /** The noisy-neighbour phase runs (never with `--cluster`). */
   readonly noisy: boolean;
@@ -79,4 +79,23 @@ export function parseChaosConfig(env: Readonly<Record<string, string | undefined
     noisy: c.CHAOS_NOISY === "1" && !cluster,
     cluster,
   };
+}
+
+/** Core also kills itself after 2% of create writes (RMS_FAULTS), in either build. */
+const CRASH_AFTER_WRITE = "resource.create:0.02";
+
+/** What the run's deployment is made of where the weakened build differs: core's RMS_FAULTS and the cluster gateways' rate-limit store. */
+export interface Deployment {
+  readonly coreFaults: string;
+  readonly rateLimitStore: "mongodb" | "memory";
+}
+
+/**
+ * The normal build, or `--weaken`'s: a deployment that could exist and is wrong (docs/scaling.md, "The checker can
+ * fail"): core writes with write concern 1 (`writes.w1`, its idempotency records too), and each gateway keeps its
+ * rate limits in memory, so no majority write of the gateway's comes before core's and holds requests back while
+ * the primary is cut off.
+ */
+export function deploymentOf(weaken: boolean): Deployment {
+  return weaken ? { coreFaults: `${CRASH_AFTER_WRITE},writes.w1:1`, rateLimitStore: "memory" } : { coreFaults: CRASH_AFTER_WRITE, rateLimitStore: "mongodb" };
 }

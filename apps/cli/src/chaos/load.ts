@@ -14,8 +14,6 @@ export interface LoadOptions {
   updatesOf: (i: number) => number;
   /** Every attempt is recorded here (history.ts), with its times, arguments and answer. */
   history?: History;
-  /** Updates sent without an Idempotency-Key (the weakened run: no gateway record then makes core's write majority-committed). */
-  keylessUpdates?: boolean;
 }
 
 export interface LoadOutcomes {
@@ -64,7 +62,7 @@ export function startLoad(api: PublicApi, options: LoadOptions): { outcomes: Loa
       // which is why the invariants count committed changes from the stored versions, not from the client. Its
       // own key `s<step>` stays after later updates, so the history shows every update applied (checker.ts).
       const invoked = performance.timeOrigin + performance.now();
-      const key = options.keylessUpdates && step > 0 ? "" : `chaos-key-${i}-${step}`;
+      const key = `chaos-key-${i}-${step}`;
       let error: unknown;
       const reply = await api
         .request("POST", step === 0 ? "/v1/resources" : `/v1/resources/${work.id}`, {

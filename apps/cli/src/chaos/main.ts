@@ -12,8 +12,8 @@
 // (rollbacks.ts). There, the run also cuts the primary off from the other members and a core or a gateway off from
 // the database (partitions.ts, in a network namespace of the run's own), records every client operation of the
 // resources phase with readers beside the load (history.ts, readers.ts) and ends with the checker's verdict on
-// that history (checker.ts); `--weaken` runs core with write concern 1 and sends updates without keys, to show the
-// checker can fail.
+// that history (checker.ts); `--weaken` runs core with write concern 1 and the gateways' rate limits in memory, to
+// show the checker can fail.
 import { join } from "node:path";
 import { ConfigError } from "@rms/config";
 import { newMasterKeyText } from "@rms/core/settings";
@@ -32,7 +32,7 @@ import { anyOf, startChaosStack, startKiller, type ChaosStack } from "./stack.js
 import { CHAOS_ELECTION_TIMEOUT_MS, startChaosCluster, type ChaosCluster } from "./cluster-stack.js";
 import { startDbFaults, watchElections, type DbFault } from "./db-faults.js";
 import { countRollbacks } from "./rollbacks.js";
-import { parseChaosConfig, type ChaosConfig } from "./config.js";
+import { deploymentOf, parseChaosConfig, type ChaosConfig } from "./config.js";
 import { check } from "./checker.js";
 import { History } from "./history.js";
 import { enterOwnNetwork, prepareNetwork, startPartitions, type Partitions } from "./partitions.js";
@@ -53,8 +53,6 @@ const CONCURRENCY = 16;
 const DEADLINE_MS = 6 * 60_000;
 /** With `--cluster`, from the load's start (`CHAOS_CLUSTER_LOAD_SECONDS`, default 1,200): each database fault stops writes for seconds, and a frozen primary for up to 15 s. */
 const CLUSTER_DEADLINE_MS = config.clusterLoadSeconds * 1000;
-/** Core also kills itself after 2% of create writes. */
-const CRASH_AFTER_WRITE = "resource.create:0.02";
 /** Bound on the wait, after the clients finish, for the relay to empty every outbox and the workers to finish every delivery. */
 const SETTLE_MS = 120_000;
 /** Worker processes, each SIGKILLed at random like core and gateway. */
@@ -79,7 +77,7 @@ const CLUSTER = config.cluster;
 const DB_FAULTS = { minGapMs: 20_000, maxGapMs: 40_000, freezeMs: 15_000 };
 /** Partitions (`--cluster`; `CHAOS_PARTITIONS=0` leaves them out): one every 15 to 30 s once the set is whole, each held 10 s (elections take 2 to 4 s). */
 const PARTITIONS = { minGapMs: 15_000, maxGapMs: 30_000, holdMs: 10_000 };
-/** `--weaken`: core writes with write concern 1 and updates go without keys (the checker must then find anomalies). */
+/** `--weaken`: core with write concern 1 and the gateways' rate limits in memory (config.ts, deploymentOf); the checker must then find anomalies. */
 const WEAKEN = config.weaken;
 /** Clients reading beside the load, recorded in the history with it. */
 const READERS = config.readers;
@@ -91,7 +89,7 @@ const partitionable = await enterOwnNetwork(CLUSTER && config.partitions);
 const receiver = await startReceiver({ failureRate: RECEIVER_FAILURE_RATE });
 const stackOptions = {
   workers: WORKERS,
-  coreFaults: WEAKEN ? `${CRASH_AFTER_WRITE},writes.w1:1` : CRASH_AFTER_WRITE,
+  ...deploymentOf(WEAKEN),
   // Core seals the endpoint's secret and accepts its loopback url; the workers deliver to it. A short jobs
   // lease: a killed worker's job is taken over within seconds (the jobs phase).
   settings: { RMS_SECRET_KEY: newMasterKeyText(), WEBHOOK_ALLOW_PRIVATE: "true", WEBHOOK_RETRY_SCHEDULE: RETRY_SCHEDULE, JOBS_LEASE_MS: "3000" },
@@ -136,7 +134,6 @@ const load = startLoad(api, {
   deadline: CLUSTER ? Date.now() + CLUSTER_DEADLINE_MS : startedAt + DEADLINE_MS,
   updatesOf,
   history,
-  keylessUpdates: WEAKEN,
 });
 const readers = startReaders(api, history, READERS);
 const { outcomes } = load;

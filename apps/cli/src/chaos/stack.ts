@@ -19,6 +19,8 @@ export interface StackOptions {
   coreFaults: string;
   /** The settings core and the workers share (RMS_SECRET_KEY, WEBHOOK_ALLOW_PRIVATE, ...). */
   settings: Record<string, string>;
+  /** `--cluster`: where its gateways keep their rate limits (default `mongodb`, shared); the single stack's gateway keeps them in memory. */
+  rateLimitStore?: "mongodb" | "memory";
 }
 
 export interface ChaosStack {

@@ -47,6 +47,12 @@ export interface ClusterOptions {
   signal?: AbortSignal;
   /** Called with a process's name and id each time it is started (database members as `member<n>`; a chaos run places each in a cgroup). */
   onSpawn?: (name: string, pid: number) => void;
+  /**
+   * Where the gateways keep their rate limits: `mongodb` (the default here: one limit across both gateways) or
+   * `memory` (each gateway its own, as a single gateway keeps them by default). The chaos run's weakened build
+   * takes `memory`, so that no majority write of the gateway comes before core's (chaos/main.ts).
+   */
+  rateLimitStore?: "mongodb" | "memory";
 }
 
 export interface Cluster {
@@ -217,7 +223,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     }
 
     // Gateways on loopback only (HAProxy is their way in), each talking to its own core, trusting HAProxy's source
-    // address for its PROXY protocol header, and sharing the rate limits through MongoDB. One at a time: the first
+    // address for its PROXY protocol header, and sharing the rate limits through MongoDB (unless told otherwise). One at a time: the first
     // makes the development certificate both serve.
     const gateways: BalancedGateway[] = [];
     for (let n = 1; n <= CLUSTER_SHAPE.gateways; n++) {
@@ -235,7 +241,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
         // from there are not (PROXY_PROTOCOL_PEERS apart from TRUSTED_PROXIES, CONTRACT.md section 8).
         TRUSTED_PROXIES: config.TRUSTED_PROXIES,
         PROXY_PROTOCOL_PEERS: [...config.PROXY_PROTOCOL_PEERS, PROXY_SOURCE],
-        RATE_LIMIT_STORE: "mongodb",
+        RATE_LIMIT_STORE: options.rateLimitStore ?? "mongodb",
       };
       supervise(name, () => startNodeChild(name, entryPoint("gateway"), gatewayEnv(env, gatewayConfig, resolved)));
       await ready(gateway.name, () => statusOk(gateway.port));
