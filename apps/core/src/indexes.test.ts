@@ -34,7 +34,6 @@ it("core declares every index at start (TTL indexes for retention, partial ones 
     _id_: { key: { _id: 1 } },
     // No unique key slot (issue 30): a keyed create commits with its key's record, which decides exactly once.
     // The filter's indexes hold live resources only (issue 31: a page never walks tombstones).
-    live_order: { key: { account: 1, livemode: 1, _id: -1 }, partial: LIVE },
     live_status_order: { key: { account: 1, livemode: 1, status: 1, _id: -1 }, partial: LIVE },
     live_metadata_status_order: { key: { account: 1, livemode: 1, "metadata.k": 1, "metadata.v": 1, status: 1, _id: -1 }, partial: LIVE },
     live_name_status_order: { key: { account: 1, livemode: 1, name_prefixes: 1, status: 1, _id: -1 }, partial: LIVE },
