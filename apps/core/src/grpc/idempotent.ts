@@ -146,6 +146,7 @@ async function runAtomically<Res>(call: KeyedCall<Res>, lease: IdempotencyLease,
   const { keyed, budget } = call;
   const session = keyed.records.client.startSession();
   let committed = false;
+  let commitSent = false;
   try {
     session.startTransaction();
     const within = inTransaction(budget, session);
@@ -163,6 +164,7 @@ async function runAtomically<Res>(call: KeyedCall<Res>, lease: IdempotencyLease,
     }
     // Past the lock's end a takeover may have run: commit nothing, the key's new holder decides.
     if (answer && !(await lease.completeWithin(answer, requestId, within))) throw errors.unavailable();
+    commitSent = true;
     await commit(session, budget);
     committed = true;
     within.committed();
@@ -172,7 +174,8 @@ async function runAtomically<Res>(call: KeyedCall<Res>, lease: IdempotencyLease,
     return reply as Res;
   } catch (error) {
     if (!committed) {
-      if (session.inTransaction()) await session.abortTransaction().catch(() => undefined);
+      // Not after a commit was sent: its outcome is the server's (an abort would wait behind a commit without reply).
+      if (!commitSent && session.inTransaction()) await session.abortTransaction().catch(() => undefined);
       // Nothing committed, or a commit whose outcome is unknown: the release removes a record still pending only.
       await lease.release().catch((cause: unknown) => lost(keyed, requestId, cause));
       // A conflict with a write made since the transaction began (the record taken over): nothing was done.
@@ -180,18 +183,29 @@ async function runAtomically<Res>(call: KeyedCall<Res>, lease: IdempotencyLease,
     }
     throw error;
   } finally {
-    await session.endSession().catch(() => undefined);
+    // Not waited for: after a commit without reply it would wait as long.
+    void session.endSession().catch(() => undefined);
   }
 }
 
-/** Commits the call's transaction, a write like any other: not started once the budget is spent. */
+/**
+ * Commits the call's transaction, a write like any other: not started once the budget is spent, and its outcome
+ * unknown when its reply has not come by the budget's end (the driver gives a commit no time limit of the call's).
+ */
 async function commit(session: ClientSession, budget: Budget): Promise<void> {
   budget.beforeWrite();
+  const { timeoutMS } = budget.db();
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    if (timeoutMS !== undefined) timer = setTimeout(() => reject(errors.outcomeUnknown()), timeoutMS);
+  });
   try {
-    await session.commitTransaction();
+    await Promise.race([session.commitTransaction(), late]);
   } catch (error) {
     if (isUnansweredWrite(error) || (error instanceof MongoError && error.hasErrorLabel("UnknownTransactionCommitResult"))) throw errors.outcomeUnknown();
     throw error;
+  } finally {
+    clearTimeout(timer);
   }
 }
 
