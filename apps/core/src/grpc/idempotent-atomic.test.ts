@@ -25,10 +25,10 @@ const checkKey = (): PresentedKeyCheck => Object.assign(async () => undefined, {
 const tenant = newTenant();
 const request = (name: string): CreateResourceRequest => create(CreateResourceRequestSchema, { tenant: { accountId: tenant.account, livemode: tenant.livemode }, name });
 
-function keyed(key: string): CallContext {
+function keyed(key: string, deadlineMs = 10_000): CallContext {
   const metadata = new Metadata();
   metadata.set(IDEMPOTENCY_KEY_METADATA, key);
-  return { method: "/rms.v1.ResourceService/CreateResource", metadata, signal: new AbortController().signal, deadline: Date.now() + 10_000, caller: null };
+  return { method: "/rms.v1.ResourceService/CreateResource", metadata, signal: new AbortController().signal, deadline: Date.now() + deadlineMs, caller: null };
 }
 
 /** A create of one thing, then `after` (which may throw), under `atomic`; counts its executions. */
@@ -45,7 +45,7 @@ function declared(after: (id: string) => Promise<void> | void = () => undefined)
     },
     reply: ({ doc }) => ({ resource: { id: doc._id, name: doc.color } }),
   });
-  return { runs, call: (key: string, name: string) => declaration.run(request(name), keyed(key), checkKey(), method) };
+  return { runs, call: (key: string, name: string, deadlineMs?: number) => declaration.run(request(name), keyed(key, deadlineMs), checkKey(), method) };
 }
 
 const recordOf = (key: string) => t.db.collection<IdempotencyRecord>("idempotency_keys").findOne({ _id: `${tenant.account}/test/${key}` });
@@ -85,6 +85,14 @@ describe("an atomic write under a key", () => {
     expect(await recordOf("refused")).toMatchObject({ completed: true, answer: { error: { code: "resource_missing" } } });
     await expect(call("refused", "green")).rejects.toMatchObject({ code: "resource_missing" });
     expect(runs.count).toBe(1);
+  });
+
+  it("the call's time running out after the write: nothing commits, the key is free (503, nothing done)", async () => {
+    const { call } = declared(() => new Promise((resolve) => setTimeout(resolve, 400)));
+    // 700 ms of deadline: core's budget (0.5 s shorter) ends while the write's step still runs.
+    await expect(call("late", "grey", 700)).rejects.toMatchObject({ code: "service_unavailable" });
+    expect(await thingsNamed("grey")).toBe(0);
+    expect(await recordOf("late")).toBeNull();
   });
 
   it("a lock taken over while the write ran (its holder past its end): the write does not commit", async () => {

@@ -164,8 +164,11 @@ async function runAtomically<Res>(call: KeyedCall<Res>, lease: IdempotencyLease,
     }
     // Past the lock's end a takeover may have run: commit nothing, the key's new holder decides.
     if (answer && !(await lease.completeWithin(answer, requestId, within))) throw errors.unavailable();
+    // The commit is a write like any other: not started once the budget is spent (the transaction is aborted below).
+    budget.beforeWrite();
+    const { timeoutMS } = budget.db();
     commitSent = true;
-    await commit(session, budget);
+    await commit(session, timeoutMS);
     committed = true;
     within.committed();
     // A sealed answer with no keyring to seal it: the write stands, nothing is recorded (the key is free again).
@@ -188,13 +191,8 @@ async function runAtomically<Res>(call: KeyedCall<Res>, lease: IdempotencyLease,
   }
 }
 
-/**
- * Commits the call's transaction, a write like any other: not started once the budget is spent, and its outcome
- * unknown when its reply has not come by the budget's end (the driver gives a commit no time limit of the call's).
- */
-async function commit(session: ClientSession, budget: Budget): Promise<void> {
-  budget.beforeWrite();
-  const { timeoutMS } = budget.db();
+/** Commits the call's transaction; its outcome is unknown when its reply has not come by the budget's end (the driver gives a commit no time limit of the call's). */
+async function commit(session: ClientSession, timeoutMS: number | undefined): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<never>((_, reject) => {
     if (timeoutMS !== undefined) timer = setTimeout(() => reject(errors.outcomeUnknown()), timeoutMS);
