@@ -74,6 +74,7 @@ export async function depthRows({ run, results, stack, apiUrl, ca, c, depth, lis
   );
   // One resource updated UPDATES times through core: the first UPDATE_WINDOW updates against the last
   // (each waits for the one before, so a growing document or outbox would show as slower updates).
+  if (updates === 0) return { seedSeconds, listKey, listTenant };
   say(`run ${updates.toLocaleString("en")} updates of one resource`);
   const rss = sampleRss(stack.pids());
   const { resource } = await coreResources.createResource({ tenant: listTenant, name: "often updated" });

@@ -18,7 +18,8 @@
 // 20), BENCH_NOISY_ITEMS (the dead endpoints' import, 625: 10,000 deliveries), BENCH_LIST_REQUESTS (5), BENCH_UPDATES (10000),
 // BENCH_JOB_ITEMS (10000), BENCH_JOB_ITEMS_LARGE (100000, 0 to skip), BENCH_BIG (the big account's resources, 1000000,
 // 0 to skip), BENCH_FILES_ROWS (the files rows' import and export, 1000000, 0 to skip), BENCH_FILES_UPLOAD_MB (512),
-// BENCH_PROFILE=1 (CPU profiles into bench/results/profiles/).
+// BENCH_PROFILE=1 (CPU profiles into bench/results/profiles/), BENCH_ONLY=requests (only the request path against C: the GET,
+// keyed POST, list, two-filter list and search pairs on the one stack, written to bench/results/requests.{json,md}).
 import { mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
 import { createServer as createNetServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -52,6 +53,8 @@ const DELIVERIES = Number(process.env.BENCH_DELIVERIES ?? 500);
 const BIG = Number(process.env.BENCH_BIG ?? 1_000_000);
 /** The files rows' import and export size (BENCH_FILES_ROWS, default 1,000,000; 0 skips the files rows). */
 const FILE_ROWS = Number(process.env.BENCH_FILES_ROWS ?? 1_000_000);
+/** BENCH_ONLY=requests: the rows against C alone (a before/after of the request path in a few minutes). */
+const REQUESTS_ONLY = process.env.BENCH_ONLY === "requests";
 
 const started = Date.now();
 const say = (line) => process.stderr.write(`bench: ${line}\n`);
@@ -149,42 +152,46 @@ try {
   );
   // GET with tracing on (a second stack, every request sampled and exported) vs off, both stacks up (bench/src/tracing.mjs).
   const [tHttps, tCore, tMetrics, tCoreMetrics] = tracedPorts;
-  await tracingRows({
-    results,
-    stack,
-    root,
-    work,
-    ports: { httpsPort: tHttps, corePort: tCore, metricsPort: tMetrics, coreMetricsPort: tCoreMetrics },
-    own,
-    connections: CONNECTIONS,
-    duration: DURATION,
-    warmup: WARMUP,
-    ca,
-    headers,
-    resourceId: created.id,
-    say,
-  });
+  if (!REQUESTS_ONLY)
+    await tracingRows({
+      results,
+      stack,
+      root,
+      work,
+      ports: { httpsPort: tHttps, corePort: tCore, metricsPort: tMetrics, coreMetricsPort: tCoreMetrics },
+      own,
+      connections: CONNECTIONS,
+      duration: DURATION,
+      warmup: WARMUP,
+      ca,
+      headers,
+      resourceId: created.id,
+      say,
+    });
   // GET recorded in the request logs (this stack) vs a second stack with REQUEST_LOGS=off (bench/src/request-logs.mjs).
   const [uHttps, uCore, uMetrics, uCoreMetrics] = unloggedPorts;
-  await requestLogRows({
-    results,
-    stack,
-    root,
-    work,
-    ports: { httpsPort: uHttps, corePort: uCore, metricsPort: uMetrics, coreMetricsPort: uCoreMetrics },
-    own,
-    connections: CONNECTIONS,
-    duration: DURATION,
-    warmup: WARMUP,
-    ca,
-    headers,
-    resourceId: created.id,
-    say,
-  });
+  if (!REQUESTS_ONLY)
+    await requestLogRows({
+      results,
+      stack,
+      root,
+      work,
+      ports: { httpsPort: uHttps, corePort: uCore, metricsPort: uMetrics, coreMetricsPort: uCoreMetrics },
+      own,
+      connections: CONNECTIONS,
+      duration: DURATION,
+      warmup: WARMUP,
+      ca,
+      headers,
+      resourceId: created.id,
+      say,
+    });
   const echoClient = proto.createClient(proto.ResourceService, `127.0.0.1:${echoPort}`, { timeoutMs: 10_000 });
-  await run.grpc("grpc_echo", echoClient, { tenant, id: FIXED.id }, { echo: echo.pid });
-  await run.grpc("grpc_core", stack.coreResources, { tenant, id: created.id }, stack.pids());
-  await webhookRows({ run, results, stack, api, newApi, apiUrl, resourceId: created.id, connections: CONNECTIONS, deliveries: DELIVERIES, say });
+  if (!REQUESTS_ONLY) {
+    await run.grpc("grpc_echo", echoClient, { tenant, id: FIXED.id }, { echo: echo.pid });
+    await run.grpc("grpc_core", stack.coreResources, { tenant, id: created.id }, stack.pids());
+    await webhookRows({ run, results, stack, api, newApi, apiUrl, resourceId: created.id, connections: CONNECTIONS, deliveries: DELIVERIES, say });
+  }
   api.close();
   // The deep page comes after the runs above: every extra document in the database weighs on what follows.
   const { seedSeconds, listKey, listTenant } = await depthRows({
@@ -196,45 +203,55 @@ try {
     c: cBaseline,
     depth: DEPTH,
     listRequests: LIST_REQUESTS,
-    updates: UPDATES,
+    updates: REQUESTS_ONLY ? 0 : UPDATES,
     updateWindow: UPDATE_WINDOW,
     say,
   });
-  // D: the driver alone, on the resource the GET rows read and the list rows' account.
-  await driverRows({
-    run,
-    results,
-    mongoUri: stack.mongoUri,
-    databaseName: stack.databaseName,
-    resourceId: created.id,
-    listTenant: { account: listTenant.accountId, livemode: false },
-    pids: { database: stack.pids().database },
-  });
-  // Last on this stack: a million documents weigh on everything after them.
-  if (BIG > 0) await bigAccountRows({ run, results, stack, apiUrl, mongoUri: stack.mongoUri, databaseName: stack.databaseName, size: BIG, smallKey: listKey, say });
-  await benchDb.close();
-  echoClient.close();
-  // The jobs rows (issue 14) on a stack of their own, so their raw baselines share its database.
-  say("jobs: import, bulk update and retrieve during an import (bench/src/jobs.mjs)");
-  const jobsBench = await benchJobs({ say, duration: DURATION });
-  results.jobs = jobsBench.result;
-  // The files rows (issue 27) on a stack of their own: upload, import from a file and export against the driver.
-  const filesBench = FILE_ROWS > 0 ? await benchFiles({ say }) : null;
-  if (filesBench) results.files = filesBench.result;
-  const breakdown = await coreBreakdown(coreMetricsPort);
-  stack.admin.close();
-  stack.coreResources.close();
+  if (REQUESTS_ONLY) {
+    await benchDb.close();
+    echoClient.close();
+    const breakdown = await coreBreakdown(coreMetricsPort);
+    stack.admin.close();
+    stack.coreResources.close();
+    const settings = { connections: CONNECTIONS, duration: DURATION, warmup: WARMUP, depth: DEPTH, updates: 0, updateWindow: 0, big: 0 };
+    writeReport({ root, results, jobsRows: [], breakdown, settings, seedSeconds, started, say, name: "requests" });
+  } else {
+    // D: the driver alone, on the resource the GET rows read and the list rows' account.
+    await driverRows({
+      run,
+      results,
+      mongoUri: stack.mongoUri,
+      databaseName: stack.databaseName,
+      resourceId: created.id,
+      listTenant: { account: listTenant.accountId, livemode: false },
+      pids: { database: stack.pids().database },
+    });
+    // Last on this stack: a million documents weigh on everything after them.
+    if (BIG > 0) await bigAccountRows({ run, results, stack, apiUrl, mongoUri: stack.mongoUri, databaseName: stack.databaseName, size: BIG, smallKey: listKey, say });
+    await benchDb.close();
+    echoClient.close();
+    // The jobs rows (issue 14) on a stack of their own, so their raw baselines share its database.
+    say("jobs: import, bulk update and retrieve during an import (bench/src/jobs.mjs)");
+    const jobsBench = await benchJobs({ say, duration: DURATION });
+    results.jobs = jobsBench.result;
+    // The files rows (issue 27) on a stack of their own: upload, import from a file and export against the driver.
+    const filesBench = FILE_ROWS > 0 ? await benchFiles({ say }) : null;
+    if (filesBench) results.files = filesBench.result;
+    const breakdown = await coreBreakdown(coreMetricsPort);
+    stack.admin.close();
+    stack.coreResources.close();
 
-  writeReport({
-    root,
-    results,
-    jobsRows: [...jobsBench.rows, ...(filesBench?.rows ?? [])],
-    breakdown,
-    settings: { connections: CONNECTIONS, duration: DURATION, warmup: WARMUP, depth: DEPTH, updates: UPDATES, updateWindow: UPDATE_WINDOW, big: BIG },
-    seedSeconds,
-    started,
-    say,
-  });
+    writeReport({
+      root,
+      results,
+      jobsRows: [...jobsBench.rows, ...(filesBench?.rows ?? [])],
+      breakdown,
+      settings: { connections: CONNECTIONS, duration: DURATION, warmup: WARMUP, depth: DEPTH, updates: UPDATES, updateWindow: UPDATE_WINDOW, big: BIG },
+      seedSeconds,
+      started,
+      say,
+    });
+  }
 } finally {
   await cleanup();
   await database?.stop();

@@ -166,7 +166,8 @@ function checks(results, { depth, updates, updateWindow, big }) {
 }
 
 /** Prints the report and writes bench/results/latest.{json,md} and the results section of docs/performance.md. */
-export function writeReport({ root, results, jobsRows, breakdown, settings, seedSeconds, started, say }) {
+/** `name`: the files' name in bench/results/ ("latest" for a whole run, which also refreshes docs/performance.md). */
+export function writeReport({ root, results, jobsRows, breakdown, settings, seedSeconds, started, say, name = "latest" }) {
   const { connections, duration, warmup, depth } = settings;
   const rows = checks(results, settings);
   const f0 = (x) => (!Number.isFinite(x) ? "n/a" : x < 10 ? x.toFixed(2) : Math.round(x).toLocaleString("en"));
@@ -217,12 +218,12 @@ export function writeReport({ root, results, jobsRows, breakdown, settings, seed
   const dir = join(root, "bench", "results");
   mkdirSync(dir, { recursive: true });
   writeFileSync(
-    join(dir, "latest.json"),
+    join(dir, `${name}.json`),
     `${JSON.stringify({ date: new Date().toISOString(), machine, connections, durationSeconds: duration, depth, seedSeconds, results, coreBreakdown: breakdown, ratios: rows.map(({ a, b, ...r }) => r) }, null, 2)}\n`,
   );
-  writeFileSync(join(dir, "latest.md"), `# Benchmark results\n\n${markdown}\n`);
+  writeFileSync(join(dir, `${name}.md`), `# Benchmark results\n\n${markdown}\n`);
   const docPath = join(root, "docs", "performance.md");
-  if (existsSync(docPath)) {
+  if (name === "latest" && existsSync(docPath)) {
     const doc = readFileSync(docPath, "utf8");
     const updated = doc.replace(/<!-- bench:start -->[\s\S]*<!-- bench:end -->/, `<!-- bench:start -->\n${markdown}\n<!-- bench:end -->`);
     if (updated !== doc) writeFileSync(docPath, updated);

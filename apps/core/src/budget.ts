@@ -1,4 +1,5 @@
 import type { CallContext } from "@rms/proto";
+import type { ClientSession } from "mongodb";
 import { errors } from "./errors.js";
 
 /**
@@ -10,10 +11,39 @@ export const DEADLINE_MARGIN_MS = 500;
 
 /** How much time a call has left, for its database commands and before its writes. */
 export interface Budget {
-  /** Options for one database command: the time left (the driver's `timeoutMS`). Throws when none is left. */
-  db(): { timeoutMS?: number };
+  /**
+   * Options for one database command: the time left (the driver's `timeoutMS`), and the session of the transaction
+   * the call's writes commit in, when they do (`inTransaction`). Throws when no time is left.
+   */
+  db(): { timeoutMS?: number; session?: ClientSession };
   /** Refuses to start a write when nobody waits for it any more: nothing has been done (UNAVAILABLE). */
   beforeWrite(): void;
+  /** Runs `effect` once the writes made so far are durable: at once, or after the commit of the call's transaction. */
+  afterCommit?(effect: () => void): void;
+}
+
+/** Runs `effect` once the writes `budget` made are committed (budget.afterCommit), or at once. */
+export function afterCommit(budget: Budget, effect: () => void): void {
+  if (budget.afterCommit) budget.afterCommit(effect);
+  else effect();
+}
+
+/** A transaction's view of a call's budget: every command it runs joins `session`; effects wait for the commit. */
+export interface TransactionBudget extends Budget {
+  /** Runs the effects the writes asked for (after the commit). */
+  committed(): void;
+}
+
+export function inTransaction(budget: Budget, session: ClientSession): TransactionBudget {
+  const effects: (() => void)[] = [];
+  return {
+    db: () => ({ ...budget.db(), session }),
+    beforeWrite: () => budget.beforeWrite(),
+    afterCommit: (effect) => void effects.push(effect),
+    committed: () => {
+      for (const effect of effects.splice(0)) effect();
+    },
+  };
 }
 
 /** No deadline: operator tools and tests that call the store directly. */

@@ -32,9 +32,8 @@ const OUTBOX = { key: { "pending_events._id": 1 }, partial: { "pending_events._i
 it("core declares every index at start (TTL indexes for retention, partial ones for the queues and outboxes included), on every database", async () => {
   expect(await indexesOf("resources")).toEqual({
     _id_: { key: { _id: 1 } },
-    idempotency_unique: { key: { idempotency: 1 }, unique: true },
+    // No unique key slot (issue 30): a keyed create commits with its key's record, which decides exactly once.
     // The filter's indexes hold live resources only (issue 31: a page never walks tombstones).
-    live_order: { key: { account: 1, livemode: 1, _id: -1 }, partial: LIVE },
     live_status_order: { key: { account: 1, livemode: 1, status: 1, _id: -1 }, partial: LIVE },
     live_metadata_status_order: { key: { account: 1, livemode: 1, "metadata.k": 1, "metadata.v": 1, status: 1, _id: -1 }, partial: LIVE },
     live_name_status_order: { key: { account: 1, livemode: 1, name_prefixes: 1, status: 1, _id: -1 }, partial: LIVE },
@@ -70,6 +69,12 @@ it("replaces a TTL index declared before without its partial filter (live docume
   await t.db.collection("resources").createIndex({ expires_at: 1 }, { expireAfterSeconds: 0, name: "expires_at_ttl" });
   await new ResourceStore(t.db).ensureIndexes();
   expect((await indexesOf("resources"))["expires_at_ttl"]).toEqual(TTL);
+});
+
+it("drops the unique key slot resources had before creates committed with their key's record", async () => {
+  await t.db.collection("resources").createIndex({ idempotency: 1 }, { unique: true, name: "idempotency_unique" });
+  await new ResourceStore(t.db).ensureIndexes();
+  expect(await indexesOf("resources")).not.toHaveProperty("idempotency_unique");
 });
 
 it("drops the index the filter's indexes replaced (metadata without status), where an earlier version left it", async () => {

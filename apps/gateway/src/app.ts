@@ -67,6 +67,19 @@ function pathPattern(path: string): RegExp {
   return new RegExp(`^${source}/?$`);
 }
 
+/** `find` remembering its last few answers by path (a request's middlewares ask for the same path in turn). */
+function lastMatch<T>(find: (path: string) => T): (path: string) => T {
+  const remembered = new Map<string, T>();
+  return (path) => {
+    if (remembered.has(path)) return remembered.get(path) as T;
+    const found = find(path);
+    // Bounded: paths carry ids, so most are asked for by one request only.
+    if (remembered.size >= 64) remembered.delete(remembered.keys().next().value as string);
+    remembered.set(path, found);
+    return found;
+  };
+}
+
 /** The public /v1 API as an Express app; the caller picks the servers it runs on. */
 export function createGatewayApp(deps: GatewayDeps): Express {
   const { core, logger } = deps;
@@ -84,9 +97,11 @@ export function createGatewayApp(deps: GatewayDeps): Express {
   ]);
   for (const operation of OPERATIONS) methodsByPath.set(operation.path, [...(methodsByPath.get(operation.path) ?? []), operation.method]);
   const matchers = [...methodsByPath].map(([path, methods]) => ({ path, pattern: pathPattern(path), methods }));
-  const methodsOf = (path: string) => matchers.find((m) => m.pattern.test(path))?.methods;
+  // Several middlewares ask for one request's route (metrics, tracing, CORS, HEAD): one walk of the patterns per path.
+  const matcherOf = lastMatch((path: string) => matchers.find((m) => m.pattern.test(path)));
+  const methodsOf = (path: string) => matcherOf(path)?.methods;
 
-  const routeOf = (path: string) => matchers.find((m) => m.pattern.test(path))?.path;
+  const routeOf = (path: string) => matcherOf(path)?.path;
   app.use(responseHeaders());
   // The 30 s to receive a whole request, but on the routes whose body streams in (files): they are cut when idle.
   const streamed = matchers.filter((m) => OPERATIONS.some((o) => o.path === m.path && o.stream?.streamsBody));

@@ -54,6 +54,18 @@ export function gatewayMetrics(): GatewayMetrics {
     help: "Request logs written to the database (in batches, one insert per batch).",
     registers: [registry],
   });
+  // Each method, route and status's two series, looked up once (prom-client hashes a label object on every call).
+  const series = new Map<string, { count: ReturnType<typeof requests.labels>; duration: ReturnType<typeof duration.labels> }>();
+  const seriesOf = (method: string, route: string, statusCode: number) => {
+    const key = `${method} ${statusCode} ${route}`;
+    let found = series.get(key);
+    if (!found) {
+      const status = String(statusCode);
+      found = { count: requests.labels(method, route, status), duration: duration.labels(method, route, status) };
+      series.set(key, found);
+    }
+    return found;
+  };
   return {
     registry,
     connectionsRefused,
@@ -86,9 +98,9 @@ export function gatewayMetrics(): GatewayMetrics {
           // Only known patterns and a few fixed words as labels: raw paths would let clients grow the series without bound.
           const route = routeOf(req.path) ?? "unmatched";
           const method = ["GET", "POST", "DELETE", "OPTIONS", "HEAD", "PUT", "PATCH"].includes(req.method) ? req.method : "OTHER";
-          const labels = { method, route, status: String(res.statusCode) };
-          requests.inc(labels);
-          duration.observe(labels, Number(process.hrtime.bigint() - started) / 1e9);
+          const series = seriesOf(method, route, res.statusCode);
+          series.count.inc();
+          series.duration.observe(Number(process.hrtime.bigint() - started) / 1e9);
         });
         next();
       };

@@ -43,22 +43,21 @@ const resources = () => mongo.db(stack.databaseName).collection<{ _id: string; i
 
 it("a create whose database reply never comes is 500 outcome_unknown, not 503; it committed, and the retry with the same Idempotency-Key returns it, once", async () => {
   const headers = { "Idempotency-Key": "stalled-create" };
-  // The resource's insert (its document has `name_prefixes`), not the lock of the key's record before it.
-  relay.stallRepliesAfter("name_prefixes");
+  // The commit of the create's transaction (the resource with its recorded answer), not the lock before it.
+  relay.stallRepliesAfter("commitTransaction");
   const first = await stack.api.post("/v1/resources", { key, form: { name: "stalled" }, headers });
   relay.stallRepliesAfter(undefined);
   expect(first.status).toBe(500);
   expect(first.json.error).toMatchObject({ type: "api_error", code: "outcome_unknown" });
   expect(first.json.error.message).toContain("same Idempotency-Key");
   expect(first.headers["stripe-should-retry"]).toBe("true");
-  // The insert reached the database: this is the write a 503 would have lied about.
+  // The commit reached the database: this is the write a 503 would have lied about.
   const stored = await resources()
     .find({ idempotency: `${account}/test/stalled-create` })
     .toArray();
   expect(stored).toHaveLength(1);
 
-  // Core's first attempt holds the key until its own budget ends and it releases the lock (409 meanwhile: still
-  // executing, as far as anyone can tell).
+  // The answer committed with the resource, so the retry is its replay: the same resource, once.
   const retry = await eventually(
     async () => {
       const answer = await stack.api.post("/v1/resources", { key, form: { name: "stalled" }, headers });
@@ -68,9 +67,7 @@ it("a create whose database reply never comes is 500 outcome_unknown, not 503; i
     { timeoutMs: 45_000, intervalMs: 200 },
   );
   expect(retry.status).toBe(201);
-  // Nothing was recorded for an unknown outcome (the key's lock was released): the retry executes again, and the
-  // insert under the key's unique index finds the resource the first attempt made.
-  expect(retry.headers["idempotent-replayed"]).toBeUndefined();
+  expect(retry.headers["idempotent-replayed"]).toBe("true");
   expect(retry.json.id).toBe(stored[0]!._id);
   expect(await resources().countDocuments({ idempotency: `${account}/test/stalled-create` })).toBe(1);
 });

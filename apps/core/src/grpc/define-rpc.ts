@@ -63,6 +63,12 @@ interface Steps<Req, In> {
    * holds a secret, recorded encrypted), `"none"` (the key is only recorded with the events).
    */
   idempotency?: IdempotencyPolicy;
+  /**
+   * Under a key, the write's commands and the record of its answer commit in one transaction (idempotent.ts), so the
+   * answer costs no write of its own. For a write of a few single-document commands, each given the call's
+   * `budget.db()` (a create).
+   */
+  atomic?: boolean;
 }
 
 export interface ReadSpec<Req, In, T, Res> extends Steps<Req, In> {
@@ -120,7 +126,8 @@ function keyedRun<Req extends Scoped, In, Res>(
     budget,
     info: { ...info, idempotencyKey: key },
     checkKey,
-    execute: () => execute(spec.parse ? spec.parse(request) : (request as unknown as In), call),
+    atomic: spec.atomic === true,
+    execute: (within = budget) => execute(spec.parse ? spec.parse(request) : (request as unknown as In), { ...call, budget: within }),
   });
 }
 

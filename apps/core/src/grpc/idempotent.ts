@@ -13,12 +13,12 @@ import {
   type CallContext,
   type IdempotentReplayTrailer,
 } from "@rms/proto";
-import { Binary } from "mongodb";
+import { Binary, MongoError, type ClientSession } from "mongodb";
 import type { Logger } from "pino";
-import type { Budget } from "../budget.js";
+import { inTransaction, type Budget } from "../budget.js";
 import type { RequestInfo, Tenant } from "../caller.js";
-import { errors } from "../errors.js";
-import { LOCK_MARGIN_MS, LOCK_TIMEOUT_MS, type IdempotencyRecord, type IdempotencyRecords, type RecordedAnswer } from "../storage/idempotency-records.js";
+import { errors, isUnansweredWrite } from "../errors.js";
+import { LOCK_MARGIN_MS, LOCK_TIMEOUT_MS, type IdempotencyLease, type IdempotencyRecord, type IdempotencyRecords, type RecordedAnswer } from "../storage/idempotency-records.js";
 import { decryptSecret, encryptSecret, type Keyring } from "../webhooks/secret.js";
 
 /**
@@ -64,8 +64,10 @@ export interface KeyedCall<Res> {
   readonly budget: Budget;
   readonly info: RequestInfo & { idempotencyKey: string };
   readonly checkKey: KeyCheck;
-  /** parse -> load/write -> reply, once the key's record is held. */
-  readonly execute: () => Promise<Res>;
+  /** The declaration's `atomic`: the call's writes and the record of its answer commit in one transaction. */
+  readonly atomic?: boolean;
+  /** parse -> load/write -> reply, once the key's record is held; `within`: the budget its commands run in. */
+  readonly execute: (within?: Budget) => Promise<Res>;
 }
 
 /** Runs one call under its Idempotency-Key: executes it once, or answers what the key's record holds. */
@@ -97,6 +99,7 @@ export async function runUnderKey<Res>(call: KeyedCall<Res>): Promise<Res> {
   }
   const { lease } = outcome;
   const headers = firstOf(context, ANSWER_HEADERS_METADATA) ?? "[]";
+  if (call.atomic) return runAtomically(call, lease, headers, requestId, scope.id);
   let reply: Res;
   try {
     reply = await call.execute();
@@ -112,18 +115,96 @@ export async function runUnderKey<Res>(call: KeyedCall<Res>): Promise<Res> {
   // e2e test kills mongod right after the last acknowledgement; recording beside the reply lost that record). If
   // recording fails the caller still has its answer; the lock ends and a retry executes again (the writes are
   // idempotent per key underneath: a create finds what the first attempt made).
-  const bytes = toBinary(method.output, create(method.output, reply as MessageInitShape<typeof method.output>));
-  const sealed = call.policy === "sealed";
-  if (sealed && !keyed.keyring) {
+  const recorded = answerOf(call, reply, headers, scope.id);
+  if (!recorded) {
     await lease.release().catch((cause: unknown) => lost(keyed, requestId, cause));
     return reply;
   }
-  const recorded: RecordedAnswer = {
-    reply: sealed ? encryptSecret(Buffer.from(bytes).toString("base64"), keyed.keyring!, scope.id) : new Binary(bytes),
-    headers,
-  };
   await record(lease.complete(recorded, requestId, budget), keyed, requestId);
   return reply;
+}
+
+/** The reply as recorded: its protobuf bytes, sealed when it holds a secret; null for a sealed one with no keyring. */
+function answerOf<Res>(call: KeyedCall<Res>, reply: Res, headers: string, scopeId: string): RecordedAnswer | null {
+  const { method, keyed } = call;
+  const bytes = toBinary(method.output, create(method.output, reply as MessageInitShape<typeof method.output>));
+  if (call.policy !== "sealed") return { reply: new Binary(bytes), headers };
+  if (!keyed.keyring) return null;
+  return { reply: encryptSecret(Buffer.from(bytes).toString("base64"), keyed.keyring, scopeId), headers };
+}
+
+/**
+ * A declaration's `atomic` call under its key: its writes and the record of its answer (or of a refusal) commit in
+ * one transaction, so one commit (majority, journaled) makes both durable before the answer leaves, or neither: a
+ * crash at any point leaves either the answer with its effect, or the lock alone and no effect (the retry executes
+ * once the lock ends). The lock itself stays a write of its own, taken before (beside the key check), so a repeat
+ * sent while this runs finds it: 409 in flight, or another operation's 400. The record is completed only while this
+ * holder still owns the lock, and from then to the commit no takeover can remove it (a write to a document a
+ * transaction changed waits for that transaction). docs/idempotency-and-limits.md, "One commit".
+ */
+async function runAtomically<Res>(call: KeyedCall<Res>, lease: IdempotencyLease, headers: string, requestId: string, scopeId: string): Promise<Res> {
+  const { keyed, budget } = call;
+  const session = keyed.records.client.startSession();
+  let committed = false;
+  let commitSent = false;
+  try {
+    session.startTransaction();
+    const within = inTransaction(budget, session);
+    let reply: Res | undefined;
+    let refused: unknown = null;
+    let answer: RecordedAnswer | null;
+    try {
+      reply = await call.execute(within);
+      answer = answerOf(call, reply, headers, scopeId);
+    } catch (error) {
+      const refusal = recordable(error);
+      if (!refusal) throw error;
+      refused = error;
+      answer = { error: refusal, headers };
+    }
+    // Past the lock's end a takeover may have run: commit nothing, the key's new holder decides.
+    if (answer && !(await lease.completeWithin(answer, requestId, within))) throw errors.unavailable();
+    // The commit is a write like any other: not started once the budget is spent (the transaction is aborted below).
+    budget.beforeWrite();
+    const { timeoutMS } = budget.db();
+    commitSent = true;
+    await commit(session, timeoutMS);
+    committed = true;
+    within.committed();
+    // A sealed answer with no keyring to seal it: the write stands, nothing is recorded (the key is free again).
+    if (!answer) await lease.release().catch((cause: unknown) => lost(keyed, requestId, cause));
+    if (refused) throw refused;
+    return reply as Res;
+  } catch (error) {
+    if (!committed) {
+      // Not after a commit was sent: its outcome is the server's (an abort would wait behind a commit without reply).
+      if (!commitSent && session.inTransaction()) await session.abortTransaction().catch(() => undefined);
+      // Nothing committed, or a commit whose outcome is unknown: the release removes a record still pending only.
+      await lease.release().catch((cause: unknown) => lost(keyed, requestId, cause));
+      // A conflict with a write made since the transaction began (the record taken over): nothing was done.
+      if (error instanceof MongoError && error.hasErrorLabel("TransientTransactionError")) throw errors.unavailable();
+    }
+    throw error;
+  } finally {
+    // Not waited for: after a commit without reply it would wait as long.
+    void session.endSession().catch(() => undefined);
+  }
+}
+
+/** Commits the call's transaction; its outcome is unknown when its reply has not come by the budget's end (the driver gives a commit no time limit of the call's). */
+async function commit(session: ClientSession, timeoutMS: number | undefined): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    if (timeoutMS !== undefined) timer = setTimeout(() => reject(errors.outcomeUnknown()), timeoutMS);
+  });
+  try {
+    await Promise.race([session.commitTransaction(), late]);
+  } catch (error) {
+    if (isUnansweredWrite(error) || (error instanceof MongoError && error.hasErrorLabel("UnknownTransactionCommitResult"))) throw errors.outcomeUnknown();
+    throw error;
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** A record's write, waited for before the answer; a failure is logged (the lock then ends by itself). */

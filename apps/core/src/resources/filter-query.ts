@@ -11,14 +11,15 @@ import type { ResourceDocument } from "./model.js";
  *
  * One index drives the walk, in `_id` order (ids begin with their creation time, so `created` and every
  * cursor are an `_id` range on any of them), chosen in this order:
- * - `ids`: the ids are points of `live_order` (at most 100 in a list, 1,000 in a job);
+ * - `ids`: the ids are points of `_id_` (at most 100 in a list, 1,000 in a job), tenant and "not deleted" checked on each;
  * - exact names (search): `live_name_status_order` on the lowercased name (most often one resource);
  * - `metadata`: `live_metadata_status_order`, one key's value(s) and the statuses (all three when the
  *   filter names none, so one index serves metadata with and without status: a merge of at most three
  *   ranges in `_id` order);
  * - a name prefix (search): `live_name_status_order` on the lowercased name's first 2 to 10 characters
  *   (the index also holds the whole lowercased name when longer, for exact names);
- * - `status`: `live_status_order`; otherwise `live_order`.
+ * - `status`, or none: `live_status_order`, all three statuses when the filter names none (a merge of three ranges
+ *   in `_id` order: issue 30 dropped `live_order`, one index entry fewer for every create, which it only served).
  * Every one of them holds live resources only, so a walk never reads a tombstone.
  * What that index does not serve (other metadata keys, a name longer than its stored prefixes, status or
  * metadata next to ids) is checked on each document it yields: `rest`. Every combination a list accepts
@@ -38,13 +39,14 @@ const STATUSES = RESOURCE_STATUS.names;
  * goes to `_id_`.
  */
 export const FILTER_INDEXES = {
-  live_order: { account: 1, livemode: 1, _id: -1 },
   live_status_order: { account: 1, livemode: 1, status: 1, _id: -1 },
   live_metadata_status_order: { account: 1, livemode: 1, "metadata.k": 1, "metadata.v": 1, status: 1, _id: -1 },
   live_name_status_order: { account: 1, livemode: 1, name_prefixes: 1, status: 1, _id: -1 },
 } as const;
 
 export type FilterIndex = keyof typeof FILTER_INDEXES;
+/** The index a query names as its hint: one of FILTER_INDEXES, or `_id_` for ids. */
+export type QueryIndex = FilterIndex | "_id_";
 
 /**
  * "Not deleted" as the filter indexes' partial filter and as every query through them says it, in the same
@@ -53,8 +55,8 @@ export type FilterIndex = keyof typeof FILTER_INDEXES;
  */
 export const LIVE_RESOURCE = { deleted: { $eq: null } } as const;
 
-/** The indexes FILTER_INDEXES replaced: the same keys over tombstones too (and, before them, metadata without status). */
-const REPLACED_INDEXES = ["tenant_order", "tenant_status_order", "tenant_metadata_status_order", "tenant_name_status_order", "tenant_metadata_order"];
+/** The indexes FILTER_INDEXES replaced: the same keys over tombstones too (and, before them, metadata without status), and `live_order` (issue 30). */
+const REPLACED_INDEXES = ["live_order", "tenant_order", "tenant_status_order", "tenant_metadata_status_order", "tenant_name_status_order", "tenant_metadata_order"];
 
 /** Declares FILTER_INDEXES, then drops the ones they replaced. */
 export async function ensureFilterIndexes(collection: Collection<ResourceDocument>): Promise<void> {
@@ -89,7 +91,7 @@ export interface IdBounds {
 
 /** A filter as a query: the index that drives it, what that index serves, and what is checked on what it yields. */
 export interface ResourceQuery {
-  readonly index: FilterIndex;
+  readonly index: QueryIndex;
   /** The tenant, "not deleted" (the indexes' partial filter), the conditions the index serves and the `_id` range. */
   readonly driver: Record<string, unknown>;
   /** Conditions checked on each document the index yields; empty when it yields exactly the matches. */
@@ -140,11 +142,11 @@ export function resourceQuery(tenant: Tenant, filter: ResourceFilter, bounds: Id
     for (const [k, values] of pairs) rest.push({ metadata: { $elemMatch: { k, v: point(values) } } });
   };
 
-  let index: FilterIndex;
+  let index: QueryIndex;
   const points = namePoints(names);
   const exactNames = points !== undefined && names.every((m) => !m.prefix);
   if (filter.ids) {
-    index = "live_order";
+    index = "_id_";
     driver["_id"] = { $in: filter.ids };
     if (!anyStatus) rest.push({ status });
     metadataRest(byKey);
@@ -163,12 +165,9 @@ export function resourceQuery(tenant: Tenant, filter: ResourceFilter, bounds: Id
     driver["status"] = status;
     metadataRest(others);
     nameRest();
-  } else if (!anyStatus) {
+  } else {
     index = "live_status_order";
     driver["status"] = status;
-    nameRest();
-  } else {
-    index = "live_order";
     nameRest();
   }
 

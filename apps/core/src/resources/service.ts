@@ -1,15 +1,6 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import {
-  catalogueError,
-  LIST_LIMIT_MAX,
-  RESOURCE_STATUS,
-  ResourceService,
-  ResourceStatus,
-  SEARCH_LIMIT_DEFAULT,
-  type AnyErrorCode,
-  type ResourceSchema,
-  type ServiceImplementation,
-} from "@rms/proto";
+import { LIST_LIMIT_MAX, RESOURCE_STATUS, ResourceService, ResourceStatus, SEARCH_LIMIT_DEFAULT, type ResourceSchema, type ServiceImplementation } from "@rms/proto";
+import { afterCommit } from "../budget.js";
 import { errors } from "../errors.js";
 import type { Faults } from "../faults.js";
 import { defineRpcs, found, rpc, type PresentedKeyCheck } from "../grpc/define-rpc.js";
@@ -48,18 +39,16 @@ function toMessage(doc: LoadedResource): MessageInitShape<typeof ResourceSchema>
 export function resourceService(store: ResourceStore, faults: Faults, checkKey: PresentedKeyCheck): ServiceImplementation<typeof ResourceService> {
   return defineRpcs(ResourceService, checkKey, {
     createResource: rpc.write({
+      // One insert (the resource with its event): under a key it commits with the key's record (one commit, not two writes).
+      atomic: true,
       parse: (request) => ({ name: validateName(request.name), status: statusName(request.status) ?? "active", metadata: mergeMetadata([], request.metadata) }),
       async write(fields, { tenant, info, budget }) {
         const written = await store.create(tenant, fields, info, budget);
-        faults.afterWrite("resource.create");
+        // The fault point is the durable write: under a key, the commit of the create with its record.
+        afterCommit(budget, () => faults.afterWrite("resource.create"));
         return written;
       },
-      reply: ({ doc }) => {
-        // A key's slot that a refused create of before recorded (issue 22) holds no resource: its refusal again.
-        const refused = doc.answer?.refused;
-        if (refused) throw catalogueError(refused.code as AnyErrorCode, refused.message, refused.param || undefined);
-        return { resource: toMessage(doc) };
-      },
+      reply: ({ doc }) => ({ resource: toMessage(doc) }),
     }),
 
     getResource: rpc.read({

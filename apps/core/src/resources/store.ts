@@ -1,10 +1,11 @@
 import { MongoBulkWriteError, type Collection, type Db } from "mongodb";
 import type { RequestInfo, Tenant } from "../caller.js";
-import { UNBOUNDED, type Budget } from "../budget.js";
+import { afterCommit, UNBOUNDED, type Budget } from "../budget.js";
 import { newId } from "../ids.js";
 import { findLive, WITHOUT_OUTBOX, type Loaded } from "../storage/documents.js";
 import { ensureExpiryIndex } from "../storage/expiry.js";
-import { ensureIdempotencyIndex, fingerprint, insertOnce, type InsertOnceResult } from "../storage/idempotent-insert.js";
+import { idempotencyScope } from "../storage/idempotent-insert.js";
+import { writeWithin } from "../storage/write.js";
 import { pageFrom, type KeysetQuery } from "../storage/keyset-list.js";
 import { newEvent } from "../storage/outbox.js";
 import { tombstone } from "../storage/tombstone.js";
@@ -38,6 +39,9 @@ export type LoadedResource = Loaded<ResourceDocument>;
 
 export const RESOURCES_COLLECTION = "resources";
 
+/** The unique index on `idempotency` resources had until creates committed with their key's record (issue 30). */
+const REPLACED_SLOT_INDEX = "idempotency_unique";
+
 export function stateOf(doc: LoadedResource): ResourceState {
   return { id: doc._id, name: doc.name, status: doc.status, metadata: doc.metadata, created: doc.created };
 }
@@ -65,7 +69,11 @@ export class ResourceStore {
   }
 
   async ensureIndexes(): Promise<void> {
-    await ensureIdempotencyIndex(this.collection);
+    // The unique key slot creates of before kept: the key's record and its transaction decide a create now.
+    await this.collection.dropIndex(REPLACED_SLOT_INDEX).catch((error: { code?: unknown }) => {
+      // NamespaceNotFound (26), IndexNotFound (27): nothing to drop (a new database, or dropped before).
+      if (error.code !== 26 && error.code !== 27) throw error;
+    });
     // The list, search and bulk jobs' filter (filter-query.ts): docs/database.md, "Every query has an index".
     await ensureFilterIndexes(this.collection);
     // Tombstones expire once their event is out and their idempotency window has closed (storage/tombstone.ts).
@@ -73,24 +81,33 @@ export class ResourceStore {
   }
 
   /**
-   * Creates a resource, at most once per idempotency key (storage/idempotent-insert.ts): below the key's record
-   * (grpc/idempotent.ts), the unique index on the key makes a create executed again after a crash (its record's lock
-   * ran out) find the first one. A first document that a create of before recorded its answer in (issue 22) is
-   * shown as that answer showed it (`answer.shown`).
+   * Creates a resource: one insert, with its event in its outbox. Exactly once per Idempotency-Key is the key's
+   * record's (grpc/idempotent.ts): under a key the insert commits in one transaction with the record of its answer
+   * (the declaration's `atomic`), so a resource exists exactly when its key's answer does, and the document needs
+   * no unique slot of its own (docs/idempotency-and-limits.md, "One commit"). `idempotency` still names the key
+   * that made it (its own id without one).
    */
-  async create(tenant: Tenant, fields: ResourceFields, request: RequestInfo, budget: Budget = UNBOUNDED): Promise<InsertOnceResult<ResourceDocument>> {
+  async create(tenant: Tenant, fields: ResourceFields, request: RequestInfo, budget: Budget = UNBOUNDED): Promise<{ doc: LoadedResource }> {
     const nowMs = Date.now();
     const state: ResourceState = { id: newId("res", nowMs), ...fields, created: Math.floor(nowMs / 1000) };
     const created: PendingEvent = newEvent("resource.created", tenant, state, request, null, nowMs);
-    const result = await insertOnce(
-      this.collection,
-      { _id: state.id, account: tenant.account, livemode: tenant.livemode, ...state, ...nameFields(state.name), version: 0, pending_events: [created] },
-      { tenant, key: request.idempotencyKey, fingerprint: fingerprint([fields.name, fields.status, fields.metadata.map((p) => [p.k, p.v])]) },
-      budget,
-    );
-    if ("doc" in result && !result.replayed) this.written(RESOURCES_COLLECTION, state.id);
-    if ("doc" in result && result.replayed && result.doc.answer?.shown) return { ...result, doc: { ...result.doc, ...result.doc.answer.shown } as LoadedResource };
-    return result;
+    const key = request.idempotencyKey;
+    const doc: ResourceDocument = {
+      _id: state.id,
+      account: tenant.account,
+      livemode: tenant.livemode,
+      ...state,
+      ...nameFields(state.name),
+      version: 0,
+      idempotency: key ? idempotencyScope(tenant, key) : state.id,
+      request_hash: null,
+      pending_events: [created],
+    };
+    await writeWithin(budget, (options) => this.collection.insertOne(doc, options));
+    // Inside the call's transaction the relay is told once it commits: before, it would find nothing.
+    afterCommit(budget, () => this.written(RESOURCES_COLLECTION, state.id));
+    const { pending_events: _outbox, ...loaded } = doc;
+    return { doc: loaded };
   }
 
   /**

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { IDEMPOTENCY_RETENTION_MS, isDuplicateKeyError } from "@rms/proto";
-import type { Binary, Collection, Db } from "mongodb";
+import type { Binary, Collection, Db, MongoClient } from "mongodb";
 import { UNBOUNDED, type Budget } from "../budget.js";
 import { writeWithin } from "./write.js";
 
@@ -82,6 +82,11 @@ export interface KeyScope {
 export interface IdempotencyLease {
   /** Records the answer and ends the lock; later repeats replay it. */
   complete(answer: RecordedAnswer, requestId: string, budget?: Budget): Promise<void>;
+  /**
+   * Records the answer inside the caller's transaction (the budget's session), committed with the call's writes.
+   * False when the lock is no longer this holder's (taken over past its end): the transaction must not commit.
+   */
+  completeWithin(answer: RecordedAnswer, requestId: string, budget: Budget): Promise<boolean>;
   /** Ends the lock without recording anything, so the key can be used again. */
   release(): Promise<void>;
 }
@@ -102,7 +107,11 @@ export class IdempotencyRecords {
   private readonly retentionMs: number;
   private readonly now: () => number;
 
+  /** The client whose sessions hold the transactions an answer is recorded in (grpc/idempotent.ts). */
+  readonly client: MongoClient;
+
   constructor(db: Db, options: RecordsOptions = {}) {
+    this.client = db.client;
     this.records = db.collection<IdempotencyRecord>(IDEMPOTENCY_RECORDS_COLLECTION);
     this.retentionMs = options.retentionMs ?? IDEMPOTENCY_RETENTION_MS;
     this.now = options.now ?? Date.now;
@@ -183,6 +192,12 @@ export class IdempotencyRecords {
     return {
       complete: async (answer, requestId, budget = UNBOUNDED) => {
         await writeWithin(budget, (options) => this.records.updateOne({ _id, owner, completed: false }, { $set: { completed: true, answer, request_id: requestId } }, options));
+      },
+      completeWithin: async (answer, requestId, budget) => {
+        const result = await writeWithin(budget, (options) =>
+          this.records.updateOne({ _id, owner, completed: false }, { $set: { completed: true, answer, request_id: requestId } }, options),
+        );
+        return result.matchedCount === 1;
       },
       release: async () => {
         await this.records.deleteOne({ _id, owner, completed: false }, { timeoutMS: RELEASE_TIMEOUT_MS });

@@ -1,0 +1,123 @@
+import { create, type DescMethodUnary } from "@bufbuild/protobuf";
+import { Metadata } from "@grpc/grpc-js";
+import { CreateResourceRequestSchema, IDEMPOTENCY_KEY_METADATA, ResourceService, type CallContext, type CreateResourceRequest } from "@rms/proto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { errors } from "../errors.js";
+import { IdempotencyRecords, type IdempotencyRecord } from "../storage/idempotency-records.js";
+import { newTenant, thing, thingsCollection } from "../testutil/storage.js";
+import { rpc, type Call, type PresentedKeyCheck } from "./define-rpc.js";
+
+/**
+ * A declaration's `atomic` under an Idempotency-Key (idempotent.ts `runAtomically`), on a genuine mongod: the write
+ * and the record of its answer commit together or not at all.
+ */
+let t: Awaited<ReturnType<typeof thingsCollection>>;
+let records: IdempotencyRecords;
+beforeAll(async () => {
+  t = await thingsCollection();
+  records = new IdempotencyRecords(t.db);
+  await records.ensureIndexes();
+});
+afterAll(() => t.close());
+
+const method = ResourceService.method.createResource as DescMethodUnary;
+const checkKey = (): PresentedKeyCheck => Object.assign(async () => undefined, { keyed: { records, keyring: null } });
+const tenant = newTenant();
+const request = (name: string): CreateResourceRequest => create(CreateResourceRequestSchema, { tenant: { accountId: tenant.account, livemode: tenant.livemode }, name });
+
+function keyed(key: string, deadlineMs = 10_000): CallContext {
+  const metadata = new Metadata();
+  metadata.set(IDEMPOTENCY_KEY_METADATA, key);
+  return { method: "/rms.v1.ResourceService/CreateResource", metadata, signal: new AbortController().signal, deadline: Date.now() + deadlineMs, caller: null };
+}
+
+/** A create of one thing, then `after` (which may throw), under `atomic`; counts its executions. */
+function declared(after: (id: string) => Promise<void> | void = () => undefined) {
+  const runs = { count: 0 };
+  const declaration = rpc.write({
+    atomic: true,
+    write: async (req: CreateResourceRequest, { budget }: Call) => {
+      runs.count++;
+      const doc = { ...thing(tenant), color: req.name };
+      await t.things.insertOne(doc, budget.db());
+      await after(doc._id);
+      return { doc };
+    },
+    reply: ({ doc }) => ({ resource: { id: doc._id, name: doc.color } }),
+  });
+  return { runs, call: (key: string, name: string, deadlineMs?: number) => declaration.run(request(name), keyed(key, deadlineMs), checkKey(), method) };
+}
+
+const recordOf = (key: string) => t.db.collection<IdempotencyRecord>("idempotency_keys").findOne({ _id: `${tenant.account}/test/${key}` });
+const thingsNamed = (color: string) => t.things.countDocuments({ color });
+
+describe("an atomic write under a key", () => {
+  it("commits the write with its recorded answer; a repeat replays it without executing", async () => {
+    const { runs, call } = declared();
+    const first = await call("ok", "blue");
+    expect(await thingsNamed("blue")).toBe(1);
+    expect(await recordOf("ok")).toMatchObject({ completed: true });
+    expect(await call("ok", "blue")).toMatchObject({ resource: { id: first.resource?.id } });
+    expect(runs.count).toBe(1);
+    expect(await thingsNamed("blue")).toBe(1);
+  });
+
+  it("a failure that is no answer (5xx) after the write: nothing commits and the key is free, so a retry executes once", async () => {
+    let fail = true;
+    const { runs, call } = declared(() => {
+      if (fail) throw errors.unavailable();
+    });
+    await expect(call("fails", "red")).rejects.toMatchObject({ code: "service_unavailable" });
+    expect(await thingsNamed("red")).toBe(0);
+    expect(await recordOf("fails")).toBeNull();
+    fail = false;
+    await call("fails", "red");
+    expect(runs.count).toBe(2);
+    expect(await thingsNamed("red")).toBe(1);
+  });
+
+  it("a refusal from executing is recorded with what the write did, and replayed", async () => {
+    const { runs, call } = declared((id) => {
+      throw errors.notFound("thing", id);
+    });
+    await expect(call("refused", "green")).rejects.toMatchObject({ code: "resource_missing" });
+    expect(await thingsNamed("green")).toBe(1);
+    expect(await recordOf("refused")).toMatchObject({ completed: true, answer: { error: { code: "resource_missing" } } });
+    await expect(call("refused", "green")).rejects.toMatchObject({ code: "resource_missing" });
+    expect(runs.count).toBe(1);
+  });
+
+  it("the call's time running out after the write: nothing commits, the key is free (503, nothing done)", async () => {
+    const { call } = declared(() => new Promise((resolve) => setTimeout(resolve, 400)));
+    // 700 ms of deadline: core's budget (0.5 s shorter) ends while the write's step still runs.
+    await expect(call("late", "grey", 700)).rejects.toMatchObject({ code: "service_unavailable" });
+    expect(await thingsNamed("grey")).toBe(0);
+    expect(await recordOf("late")).toBeNull();
+  });
+
+  it("a lock taken over while the write ran (its holder past its end): the write does not commit", async () => {
+    const { call } = declared(async () => {
+      // What a takeover of a stale lock leaves: the record under another holder.
+      const records = t.db.collection<IdempotencyRecord>("idempotency_keys");
+      await records.updateOne({ _id: `${tenant.account}/test/taken` }, { $set: { owner: "another holder" } });
+    });
+    await expect(call("taken", "black")).rejects.toMatchObject({ code: "service_unavailable" });
+    expect(await thingsNamed("black")).toBe(0);
+    expect(await recordOf("taken")).toMatchObject({ completed: false, owner: "another holder" });
+  });
+
+  it("a repeat sent while the first executes finds its lock: in flight, and the write is made once", async () => {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const { runs, call } = declared(() => held);
+    const first = call("slow", "white");
+    await expect.poll(() => recordOf("slow")).toMatchObject({ completed: false });
+    await expect(call("slow", "white")).rejects.toMatchObject({ code: "idempotency_key_in_use" });
+    release();
+    await first;
+    expect(runs.count).toBe(1);
+    expect(await thingsNamed("white")).toBe(1);
+  });
+});
