@@ -177,9 +177,30 @@ export async function benchFiles({ say = (l) => process.stderr.write(`bench-file
       upload_mib: UPLOAD_MB,
       idle_rss_mib: Object.fromEntries(Object.entries(idleRss).map(([n, b]) => [n, mib(b)])),
       idle_get_p99_ms: p99(idleGet),
-      upload: { ms: uploaded.value.ms, gridfs_ms: gridMs, ratio: uploaded.value.ms / gridMs, rss_growth_mib: growth(uploaded.peak), rss_growth_from_start_mib: growth(uploaded.peak, uploaded.before), get_p99_ms: uploaded.getP99 },
-      import: { ms: imported.value.ms, raw_ms: rawInsertMs, ratio: imported.value.ms / rawInsertMs, rss_growth_mib: growth(imported.peak), rss_growth_from_start_mib: growth(imported.peak, imported.before), get_p99_ms: imported.getP99 },
-      export: { ms: exported.value.ms, cursor_ms: cursorMs, ratio: exported.value.ms / cursorMs, rss_growth_mib: growth(exported.peak), rss_growth_from_start_mib: growth(exported.peak, exported.before), get_p99_ms: exported.getP99 },
+      upload: {
+        ms: uploaded.value.ms,
+        gridfs_ms: gridMs,
+        ratio: uploaded.value.ms / gridMs,
+        rss_growth_mib: growth(uploaded.peak),
+        rss_growth_from_start_mib: growth(uploaded.peak, uploaded.before),
+        get_p99_ms: uploaded.getP99,
+      },
+      import: {
+        ms: imported.value.ms,
+        raw_ms: rawInsertMs,
+        ratio: imported.value.ms / rawInsertMs,
+        rss_growth_mib: growth(imported.peak),
+        rss_growth_from_start_mib: growth(imported.peak, imported.before),
+        get_p99_ms: imported.getP99,
+      },
+      export: {
+        ms: exported.value.ms,
+        cursor_ms: cursorMs,
+        ratio: exported.value.ms / cursorMs,
+        rss_growth_mib: growth(exported.peak),
+        rss_growth_from_start_mib: growth(exported.peak, exported.before),
+        get_p99_ms: exported.getP99,
+      },
     };
     const n = ROWS.toLocaleString("en");
     const maxGrowth = (g) => Math.max(...Object.values(g));
