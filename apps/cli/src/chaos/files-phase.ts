@@ -11,6 +11,7 @@ import { log, sleep } from "./log.js";
 import { anyOf, startKiller, type ChaosStack } from "./stack.js";
 
 const JOB_DEADLINE_MS = 20 * 60_000;
+const PROGRESS_EVERY_MS = 30_000;
 
 interface JobView {
   id: string;
@@ -69,9 +70,17 @@ export async function runFilesPhase(stack: ChaosStack, rows: number): Promise<Fi
   };
   const finished = async (id: string): Promise<JobView> => {
     const deadline = Date.now() + JOB_DEADLINE_MS;
+    let shown = Date.now();
     for (;;) {
       const job = await api.send<JobView>("GET", `/v1/jobs/${id}`);
       if (["succeeded", "failed", "canceled"].includes(job.status) || Date.now() > deadline) return job;
+      // A long job shows how far it is, so a run cut short still says where it stood.
+      if (Date.now() - shown >= PROGRESS_EVERY_MS) {
+        shown = Date.now();
+        log(
+          `files: ${job.type} ${job.status}, ${job.progress.processed} of ${job.progress.total ?? "?"} processed, attempts ${job.attempts}, worker kills ${killer.kills.worker + midwayKills}`,
+        );
+      }
       await sleep(500);
     }
   };

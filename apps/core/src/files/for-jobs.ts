@@ -26,8 +26,10 @@ export interface JobOutput {
    * index again replaces it, so a worker that took over rewrites what the dead one may have written from its
    * last checkpoint on. Chunks past the last one finished are ignored by nothing: finish reads 0..k-1 and fails on
    * a gap, so write each index of the file exactly as its rows are (the checkpoint records the next index).
+   * With `fence` (the job's lease epoch), an index a later epoch wrote is never replaced (FencedOut): a worker whose
+   * lease was taken over cannot overwrite its successor's part, whose rows may be cut at another boundary.
    */
-  writeChunk(index: number, bytes: Uint8Array): Promise<void>;
+  writeChunk(index: number, bytes: Uint8Array, fence?: number): Promise<void>;
   /**
    * Seals the chunks 0..k-1 (streamed once: size and sha256) and writes the file's document; answers the file.
    * Idempotent: a repeat (after a crash, on another worker) answers the same file. The file expires
@@ -37,6 +39,9 @@ export interface JobOutput {
   /** Removes the output (its chunks, and its document if finished): a canceled job leaves no file. Idempotent. */
   discard(): Promise<void>;
 }
+
+/** Chunks a job's read of its input asks for at a time (readFrom). */
+const JOB_READ_BATCH = 1;
 
 export class JobFiles {
   readonly store: FileStore;
@@ -63,13 +68,15 @@ export class JobFiles {
   }
 
   /**
-   * The file's bytes from `offset` to its end, streamed (pieces of at most 1 MiB, a few in memory). 404 when the
-   * file is gone. A held file is never reclaimed, so a job that holds it reads it whole.
+   * The file's bytes from `offset` to its end, streamed one chunk (1 MiB) at a time: an import step reads from its
+   * position and stops after its rows (tens of KB), so a batch of several chunks was mostly read, decoded and
+   * dropped at every step. 404 when the file is gone. A held file is never reclaimed, so a job that holds it reads
+   * it whole.
    */
   async readFrom(tenant: Tenant, id: string, offset = 0): Promise<AsyncGenerator<Buffer>> {
     const file = await this.store.find(tenant, id);
     if (file === null) throw errors.notFound("file", id, "params[file]");
-    return this.store.read(file, offset);
+    return this.store.read(file, offset, undefined, JOB_READ_BATCH);
   }
 
   /** The job uses the file: it neither expires nor can be deleted (409) until released. Idempotent. 404 when missing. */
@@ -93,7 +100,7 @@ export class JobFiles {
     const store = this.store;
     return {
       fileId,
-      writeChunk: (index, bytes) => store.bytes.putChunk(fileId, index, bytes),
+      writeChunk: (index, bytes, fence) => store.bytes.putChunk(fileId, index, bytes, Date.now(), fence),
       async finish(finishedAtMs = Date.now()) {
         const file = await store.finishOutput(tenant, { id: fileId, purpose, type, filename, job, retainFromMs: finishedAtMs });
         return fileView(file);

@@ -236,9 +236,9 @@ export class FileStore {
     ]);
   }
 
-  /** Bytes `[start, end)` of a file as found (`get`), streamed. */
-  read(file: Pick<FileDocument, "blobs">, start = 0, end?: number): AsyncGenerator<Buffer> {
-    return this.bytes.read(file.blobs, start, end);
+  /** Bytes `[start, end)` of a file as found (`get`), streamed, `batch` chunks at a time (the byte store's default when absent). */
+  read(file: Pick<FileDocument, "blobs">, start = 0, end?: number, batch?: number): AsyncGenerator<Buffer> {
+    return this.bytes.read(file.blobs, start, end, batch);
   }
 
   /** Seals a blob written by position and announces it as a file (a job's output); see `JobFiles.output`. */

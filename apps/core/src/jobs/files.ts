@@ -26,8 +26,11 @@ export interface JobFiles {
 /** A job's output file being written: chunks by index, then finish (or discard). */
 export interface JobOutput {
   readonly fileId: string;
-  /** Writes chunk `index` (replacing one written before at that index); durable when it resolves. */
-  writeChunk(index: number, bytes: Uint8Array): Promise<void>;
+  /**
+   * Writes chunk `index` (replacing one written before at that index); durable when it resolves. With `fence` (the
+   * job's lease epoch), a chunk a later epoch wrote is never replaced: the write throws FencedOut.
+   */
+  writeChunk(index: number, bytes: Uint8Array, fence?: number): Promise<void>;
   /** Announces the file made of chunks `0..k-1` (size and sha256 computed); a repeat answers the same file. */
   finish(finishedAtMs?: number): Promise<{ id: string; size: number; sha256: string }>;
   /** Drops the output (its chunks, and its document if finished); idempotent. */

@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { thingsCollection } from "../testutil/storage.js";
-import { BlobIncomplete, BlobTooLarge, ByteStore, CHUNK_BYTES, STREAM_LEASE_MS, WRITING_LEASE_MS } from "./byte-store.js";
+import { BlobIncomplete, BlobTooLarge, ByteStore, CHUNK_BYTES, FencedOut, STREAM_LEASE_MS, WRITING_LEASE_MS } from "./byte-store.js";
 
 let t: Awaited<ReturnType<typeof thingsCollection>>;
 let store: ByteStore;
@@ -84,6 +84,19 @@ it("chunks put by index: a rewrite replaces, seal streams them once (size, sha25
   await store.putChunk("gap", 0, parts[0]!);
   await store.putChunk("gap", 2, parts[0]!);
   await expect(store.seal("gap")).rejects.toBeInstanceOf(BlobIncomplete);
+});
+
+it("a fenced put replaces a chunk of a lower or equal fence (or none) and is refused by one of a higher fence: a writer whose lease was taken over cannot overwrite its successor's chunk", async () => {
+  const [dead, successor, zombie] = [Buffer.from("rows 1-1000 of the dead worker\n"), Buffer.from("rows 1-250\n"), Buffer.from("late rows 1-1000\n")];
+  await store.putChunk("fenced", 0, Buffer.from("unfenced\n"));
+  await store.putChunk("fenced", 0, dead, Date.now(), 4);
+  await store.putChunk("fenced", 0, successor, Date.now(), 5);
+  await expect(store.putChunk("fenced", 0, zombie, Date.now(), 4)).rejects.toBeInstanceOf(FencedOut);
+  await store.putChunk("fenced", 0, successor, Date.now(), 5); // the successor's redo of its own part
+  const sealed = await store.seal("fenced");
+  expect(sealed).toEqual({ size: successor.length, sha256: sha(successor) });
+  expect((await collect(store.read([{ id: "fenced", size: successor.length }]))).equals(successor)).toBe(true);
+  expect(await store.chunks.countDocuments({ b: "fenced" })).toBe(1);
 });
 
 it("the sweep reclaims blobs nobody owns once due (an abandoned write, a crash before the owner was written), keeps owned ones until their owner's time", async () => {

@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { isDuplicateKeyError } from "@rms/proto";
 import { Binary, type Collection, type Db } from "mongodb";
 
 /**
@@ -54,6 +55,8 @@ export interface ChunkDocument {
   n: number;
   /** The chunk's first byte's offset in the blob: set by streamed writes, and by `seal` for put chunks. */
   o?: number;
+  /** The fence (a job's lease epoch) of a put chunk's last writer, when it gave one. */
+  f?: number;
   data: Binary;
 }
 
@@ -80,6 +83,9 @@ export class BlobTooLarge extends Error {
     super(`more than ${maxBytes} bytes`);
   }
 }
+
+/** A fenced put met a chunk written under a higher fence (`putChunk`): the writer lost its lease. */
+export class FencedOut extends Error {}
 
 /** A put blob whose chunk indexes have a gap (`seal`): some chunk was never written or was reclaimed. */
 export class BlobIncomplete extends Error {}
@@ -172,14 +178,27 @@ export class ByteStore {
 
   /**
    * Writes chunk `n` of a blob written by position (a job's output): the same index again replaces it. The first
-   * put of a blob opens it; each put renews its writing lease.
+   * put of a blob opens it; each put renews its writing lease. With `fence` (the writer's lease epoch), a chunk
+   * written under a higher fence is never replaced: the put throws FencedOut (a writer whose lease was taken over
+   * cannot overwrite what its successor wrote at that index).
    */
-  async putChunk(id: string, n: number, bytes: Uint8Array, nowMs = Date.now()): Promise<void> {
+  async putChunk(id: string, n: number, bytes: Uint8Array, nowMs = Date.now(), fence?: number): Promise<void> {
     if (!Number.isSafeInteger(n) || n < 0) throw new Error(`chunk index ${n} is not a non-negative integer`);
     if (bytes.length > MAX_PUT_CHUNK_BYTES) throw new Error(`a chunk is at most ${MAX_PUT_CHUNK_BYTES} bytes`);
     await this.open(id, nowMs);
     const data = new Binary(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
-    await this.chunks.replaceOne({ _id: `${id}/${n}` }, { b: id, n, data }, { upsert: true });
+    if (fence === undefined) {
+      await this.chunks.replaceOne({ _id: `${id}/${n}` }, { b: id, n, data }, { upsert: true });
+      return;
+    }
+    // No chunk, or one of a fence at most ours: replaced (or inserted). One of a higher fence: the filter matches
+    // nothing, the upsert's insert meets the `_id` and is refused.
+    try {
+      await this.chunks.replaceOne({ _id: `${id}/${n}`, $or: [{ f: { $exists: false } }, { f: { $lte: fence } }] }, { b: id, n, f: fence, data }, { upsert: true });
+    } catch (error) {
+      if (isDuplicateKeyError(error)) throw new FencedOut(`chunk ${n} of ${id} was written under a fence above ${fence}`);
+      throw error;
+    }
   }
 
   /**
@@ -231,10 +250,10 @@ export class ByteStore {
   }
 
   /**
-   * Bytes `[start, end)` of the sequence the blobs make in order (a file of segments), streamed: at most a few
-   * chunks in memory. The caller checks the range against the sizes it holds.
+   * Bytes `[start, end)` of the sequence the blobs make in order (a file of segments), streamed: about `batch` chunks
+   * in memory (the driver's batch). The caller checks the range against the sizes it holds.
    */
-  async *read(refs: readonly BlobRef[], start = 0, end?: number): AsyncGenerator<Buffer> {
+  async *read(refs: readonly BlobRef[], start = 0, end?: number, batch = READ_BATCH): AsyncGenerator<Buffer> {
     const total = refs.reduce((sum, r) => sum + r.size, 0);
     const stop = Math.min(end ?? total, total);
     let base = 0;
@@ -243,16 +262,16 @@ export class ByteStore {
       const to = Math.min(stop - base, ref.size);
       base += ref.size;
       if (to <= from) continue;
-      yield* this.readBlob(ref.id, from, to);
+      yield* this.readBlob(ref.id, from, to, batch);
     }
   }
 
-  private async *readBlob(id: string, from: number, to: number): AsyncGenerator<Buffer> {
+  private async *readBlob(id: string, from: number, to: number, batch: number): AsyncGenerator<Buffer> {
     // The chunk holding `from`: the last one starting at or before it (index-served on (b, o)).
     const first = await this.chunks.findOne({ b: id, o: { $lte: from } }, { sort: { b: -1, o: -1 }, projection: { o: 1 } });
     if (first === null || first.o === undefined) throw new BlobIncomplete(`blob ${id} has no chunk at ${from}`);
     let at = first.o;
-    const cursor = this.chunks.find({ b: id, o: { $gte: first.o } }, { sort: { b: 1, o: 1 }, batchSize: READ_BATCH });
+    const cursor = this.chunks.find({ b: id, o: { $gte: first.o } }, { sort: { b: 1, o: 1 }, batchSize: batch });
     try {
       for await (const chunk of cursor) {
         if (chunk.o !== at) throw new BlobIncomplete(`blob ${id} has no chunk at ${at}`);

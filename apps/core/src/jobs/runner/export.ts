@@ -8,6 +8,7 @@ import type { LoadedResource } from "../../resources/store.js";
 import { exportOf } from "../model.js";
 import { newOutput, settleOutput, writePart } from "./output.js";
 import type { Executor } from "./seam.js";
+import { nextStepRows, stepRows } from "./step-size.js";
 
 /** Resources per chunk: one read, one part of the file and one checkpoint each. */
 export const EXPORT_CHUNK = 2_000;
@@ -37,12 +38,15 @@ export function exportExecutor(chunk = EXPORT_CHUNK): Executor {
       const { filter, format } = exportOf(run.job.params);
       const started = state.output ?? newOutput(run, "resources_export", format);
       const tenant: Tenant = { account: run.job.account, livemode: run.job.livemode };
+      const stepStart = Date.now();
+      // Fewer rows after attempts without progress, and after slow steps (step-size.ts): a redo rewrites the part in place.
+      const size = stepRows(state.step_rows, chunk, run.stalled?.() ?? 0);
       const cursor = run.db
         .collection<MarkedResource>(RESOURCES_COLLECTION)
         .find(matchingFilter(tenant, filter, walk.last, walk.bound) as Filter<MarkedResource>, { projection: PROJECTION })
         .sort({ _id: 1 })
-        .limit(chunk)
-        .batchSize(Math.min(chunk, 500));
+        .limit(size)
+        .batchSize(Math.min(size, 500));
       // Rows until the chunk's count or PART_BYTES: a part (and what this process holds) stays small whatever the resources hold.
       const lines: string[] = format === "csv" && started.parts === 0 ? [csvLine([...EXPORT_CSV_COLUMNS])] : [];
       let bytes = 0;
@@ -56,7 +60,7 @@ export function exportExecutor(chunk = EXPORT_CHUNK): Executor {
           bytes += line.length;
           rows++;
           last = doc._id;
-          if (bytes >= PART_BYTES && rows < chunk) {
+          if (bytes >= PART_BYTES && rows < size) {
             cut = true;
             break;
           }
@@ -64,10 +68,11 @@ export function exportExecutor(chunk = EXPORT_CHUNK): Executor {
       } finally {
         await cursor.close();
       }
-      const complete = !cut && rows < chunk;
+      const complete = !cut && rows < size;
       // An empty last chunk writes no part (an export of nothing is an empty file, or a CSV header alone).
       const output = lines.length > 0 ? await writePart(run, started, Buffer.from(lines.join(""))) : started;
-      return { ...state, export: { ...walk, last, complete }, output, next: state.next + rows, done: state.done + rows };
+      const stepRowsNext = rows > 0 ? nextStepRows(size, ((Date.now() - stepStart) * size) / rows, chunk) : size;
+      return { ...state, export: { ...walk, last, complete }, output, next: state.next + rows, done: state.done + rows, step_rows: stepRowsNext };
     },
     async finish(run, state, status) {
       const file = await settleOutput(run, state, status === "succeeded" ? "finish" : "discard");

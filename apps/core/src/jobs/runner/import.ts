@@ -9,13 +9,16 @@ import { FILE_START, FileInvalidError, type Row, type RowFormat } from "../rows/
 import { RpcError } from "@rms/proto";
 import { readRows } from "../rows/read.js";
 import { recordErrors } from "./errors-record.js";
+import { nextStepRows, stepRows } from "./step-size.js";
 import { newOutput, resultsFileResult, settleOutput, writePart } from "./output.js";
 import { type Checkpoint, type Executor, type ImportPosition, JobFailure, type JobRun } from "./seam.js";
 
-/** Rows per chunk: one `insertMany`, one results part and one checkpoint each. */
+/** Rows per chunk: the most one step takes (one `insertMany`, one results part and one checkpoint each), and the rows that share one `chunk_ms`. */
 export const IMPORT_CHUNK = 1_000;
 /** Rows the scan counts per step (one checkpoint each): reading only, so far more than a chunk. */
 export const SCAN_ROWS = 100_000;
+/** A scan step also ends after this long, at a row boundary: it must finish between two deaths of its worker too. */
+export const SCAN_STEP_MS = 1_000;
 /** Lines an import can number: an imported resource's id holds its line in 5 base62 characters. */
 export const IMPORT_LINES_MAX = 62 ** 5 - 1;
 
@@ -79,6 +82,7 @@ async function* rowsFrom(run: JobRun, tenant: Tenant, file: string, position: Im
 async function scan(run: JobRun, tenant: Tenant, file: string, position: ImportPosition, rows: number): Promise<ImportPosition> {
   let next = { ...position };
   let counted = 0;
+  const until = Date.now() + SCAN_STEP_MS;
   for await (const event of rowsFrom(run, tenant, file, position)) {
     if (event.kind === "header") {
       next = { ...next, columns: event.columns, rows_from: event.end, cursor: event.end };
@@ -86,19 +90,27 @@ async function scan(run: JobRun, tenant: Tenant, file: string, position: ImportP
     }
     if (event.line > IMPORT_LINES_MAX) throw new JobFailure("file_invalid", `The file has more than ${IMPORT_LINES_MAX} lines.`);
     next = { ...next, cursor: event.end, total: next.total + 1 };
-    if (++counted >= rows) return next;
+    if (++counted >= rows || Date.now() >= until) return next;
   }
   // The end of the file: the rows start after the header (CSV) or at the start.
   return { ...next, phase: "rows", cursor: next.rows_from ?? FILE_START };
 }
 
-/** One chunk of rows: created, recorded and written as one results part, then the checkpoint that moves past them. */
+/**
+ * One step of rows: created, recorded and written as one results part, then the checkpoint that moves past them.
+ * The step takes `stepRows` rows (fewer after attempts without progress), never past `chunk_end`: every row before
+ * it takes the chunk's `chunk_ms`, whichever step and worker creates it.
+ */
 async function rowsChunk(run: JobRun, tenant: Tenant, file: string, state: Checkpoint, position: ImportPosition, chunk: number): Promise<Checkpoint | null> {
+  const started = Date.now();
+  const chunkEnd = state.chunk_end ?? state.next + chunk;
+  const size = stepRows(state.step_rows, chunk, run.stalled?.() ?? 0);
+  const take = Math.min(size, chunkEnd - state.next);
   const rows: Row[] = [];
   for await (const event of rowsFrom(run, tenant, file, position)) {
     if (event.kind !== "row") continue;
     rows.push(event);
-    if (rows.length >= chunk) break;
+    if (rows.length >= take) break;
   }
   if (rows.length === 0) return null;
   const docs: ResourceDocument[] = [];
@@ -134,12 +146,18 @@ async function rowsChunk(run: JobRun, tenant: Tenant, file: string, state: Check
   const output = await writePart(run, state.output ?? newOutput(run, "job_results", "jsonl"), Buffer.from(`${lines.join("\n")}\n`));
   const errors = await recordErrors(run.db, run.job, state, failed);
   const created = docs.length - refused.size;
+  const next = state.next + rows.length;
+  // The chunk's time holds until its end; past it, the next chunk's time and end are fixed here, before any of its rows.
+  const chunkDone = next >= chunkEnd;
   return {
     ...state,
     import: { ...position, cursor: rows.at(-1)!.end },
     output,
-    next: state.next + rows.length,
-    chunk_ms: Date.now(),
+    next,
+    chunk_ms: chunkDone ? Date.now() : state.chunk_ms,
+    chunk_end: chunkDone ? next + chunk : chunkEnd,
+    // Timed as if the step had taken its whole size (a step cut at the chunk's end or the file's is shorter).
+    step_rows: nextStepRows(size, ((Date.now() - started) * size) / rows.length, chunk),
     done: state.done + created,
     failed: state.failed + failed.length,
     errors,

@@ -20,9 +20,13 @@ export function outputOf(run: JobRun, purpose: OutputPurpose, format: RowFormat)
   return run.files.output(tenantOf(run), run.job._id, purpose, format);
 }
 
-/** Writes the chunk's part at the index the checkpoint holds (a redo after a takeover writes it again in place). */
+/**
+ * Writes the chunk's part at the index the checkpoint holds (a redo after a takeover writes it again in place),
+ * fenced by the lease's epoch: a worker whose job was taken over cannot overwrite its successor's part (steps vary
+ * in size, so the two may cut their rows at different boundaries); it gets FencedOut and stops.
+ */
 export async function writePart(run: JobRun, output: NonNullable<Checkpoint["output"]>, bytes: Buffer): Promise<NonNullable<Checkpoint["output"]>> {
-  await outputOf(run, output.purpose, output.format).writeChunk(output.parts, bytes);
+  await outputOf(run, output.purpose, output.format).writeChunk(output.parts, bytes, run.job.epoch);
   return { ...output, parts: output.parts + 1 };
 }
 

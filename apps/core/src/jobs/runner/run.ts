@@ -1,6 +1,7 @@
 import type { Collection, Db, Filter } from "mongodb";
 import type { Logger } from "pino";
 import type { Loaded } from "../../storage/documents.js";
+import { FencedOut } from "../../storage/byte-store.js";
 import type { LeaseQueue } from "../../storage/lease.js";
 import { newEvent } from "../../storage/outbox.js";
 import { JOB_ITEMS_COLLECTION, type JobItemsPage } from "./bulk.js";
@@ -65,6 +66,7 @@ class ClaimedRun {
       db: options.db,
       files: options.files,
       job,
+      stalled: () => this.stalled,
       written: (collection, ids) => {
         for (const id of ids) options.written(collection, id);
       },
@@ -131,6 +133,11 @@ class ClaimedRun {
   /** A transient failure is retried after a backoff (the chunk is redone, idempotently) until the budget is spent; any other fails the job. */
   private async afterFailure(error: unknown): Promise<boolean> {
     const { logger, retry } = this.options;
+    if (error instanceof FencedOut) {
+      // Its successor wrote there: the job is no longer ours, and nothing more is written.
+      this.lost = true;
+      return true;
+    }
     if (error instanceof JobFailure) {
       await this.finish("failed", { code: error.code, message: error.message });
       return true;

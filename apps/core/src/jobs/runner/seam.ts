@@ -34,6 +34,14 @@ export interface Checkpoint {
   next: number;
   /** Unix ms that the next chunk's imported resources take for their ids and `created` (import only), fixed before the chunk is written so a redo derives the same ids. */
   chunk_ms: number;
+  /**
+   * Import only: the item index where the rows that take `chunk_ms` end (absent: `next` plus the executor's chunk).
+   * Steps may be shorter than a chunk (step-size.ts); a step never passes this end, and `chunk_ms` changes only once
+   * `next` reaches it, so a redo after a takeover, however many rows it takes, derives the ids the dead worker did.
+   */
+  chunk_end?: number;
+  /** Rows the next step of an import or export takes, before the halving for attempts without progress (step-size.ts). */
+  step_rows?: number;
   /** Items created, updated or deleted (the type's count). */
   done: number;
   failed: number;
@@ -79,6 +87,8 @@ export interface JobRun {
   /** File storage: the import's input, the job's output file. */
   readonly files: JobFiles;
   readonly job: Loaded<RunnerJob>;
+  /** Attempts since the last checkpoint that made progress (takeovers and retries): a step shrinks with each (0 when absent). */
+  stalled?(): number;
   /** Tells the relay which resources a chunk wrote (their events go out at once, not at the next sweep). */
   written(collection: string, ids: readonly string[]): void;
 }
