@@ -51,8 +51,6 @@ export interface FileDocument extends Expiring {
   held_by: string[];
   /** The job that made it (`resources_export`, `job_results`, an inline import's items). */
   job?: string;
-  /** `<account>/<mode>/<key>` of the creating request under an Idempotency-Key, else the file's own id. */
-  idempotency: string;
 }
 
 export interface UploadDocument extends Expiring {

@@ -84,6 +84,8 @@ export interface IdempotencyLease {
   complete(answer: RecordedAnswer, requestId: string, budget?: Budget): Promise<void>;
   /** Ends the lock without recording anything, so the key can be used again. */
   release(): Promise<void>;
+  /** Holds the lock `lockMs` from now (a streamed upload's, while its bytes keep coming); false if no longer held. */
+  extend(lockMs: number, budget?: Budget): Promise<boolean>;
 }
 
 export type BeginResult =
@@ -186,6 +188,13 @@ export class IdempotencyRecords {
       },
       release: async () => {
         await this.records.deleteOne({ _id, owner, completed: false }, { timeoutMS: RELEASE_TIMEOUT_MS });
+      },
+      extend: async (lockMs, budget = UNBOUNDED) => {
+        const lockedUntil = new Date(this.now() + lockMs);
+        const held = await writeWithin(budget, (options) =>
+          this.records.updateOne({ _id, owner, completed: false }, { $set: { locked_until: lockedUntil }, $max: { expires_at: lockedUntil } }, options),
+        );
+        return held.matchedCount === 1;
       },
     };
   }
