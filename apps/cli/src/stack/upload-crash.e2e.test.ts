@@ -111,4 +111,46 @@ describe("a streamed upload when core dies", () => {
     expect(await db.collection("file_blobs").countDocuments()).toBe(1);
     expect(await db.collection("file_blob_chunks").countDocuments({ b: file.id })).toBeGreaterThan(0);
   }, 400_000);
+
+  it("kill -9 of core after the file's document and before the key's record: the retry with the same key answers that same file", async () => {
+    const mongoUri = inject("mongoUri");
+    const databaseName = testDatabaseName("upload-crash-after");
+    running.push({ stop: () => dropDatabase(mongoUri, databaseName) });
+    const mongo = await new MongoClient(mongoUri).connect();
+    running.push({ stop: () => mongo.close() });
+    const db = mongo.db(databaseName);
+    const corePort = await freePort();
+    const coreAddr = `127.0.0.1:${corePort}`;
+    const doomedCore = await startCoreProcess({ mongoUri, databaseName, port: corePort, faults: "file.create:1" });
+    running.push(doomedCore);
+    const gatewayPort = await freePort();
+    running.push(await startGatewayProcess({ coreAddr, mongoUri, databaseName, dataDir, port: gatewayPort }));
+    const { accountId, secret } = await newTestKey(coreAddr);
+
+    const rows = Array.from({ length: 2_000 }, (_, i) => `{"name":"after ${i}"}\n`).join("");
+    const { body, type } = await multipart(rows);
+    const upload = () => httpsCall(dataDir, gatewayPort, "POST", "/v1/files", { key: secret, form: body, headers: { "content-type": type, "idempotency-key": "crash-after-1" } });
+    const first = await upload();
+    expect(first.status).toBeGreaterThanOrEqual(500);
+    expect(await doomedCore.exited).toBe("SIGKILL");
+    // The file was written, the key's record was not completed.
+    expect(await db.collection("files").countDocuments({ account: accountId })).toBe(1);
+    expect(await db.collection("idempotency_keys").countDocuments({ account: accountId, completed: false })).toBe(1);
+
+    running.push(await startCoreProcess({ mongoUri, databaseName, port: corePort }));
+    let retry = await upload();
+    const until = Date.now() + 120_000;
+    while ((retry.status >= 500 || retry.status === 409) && Date.now() < until) {
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      retry = await upload();
+    }
+    expect(retry.status).toBe(201);
+    const file = JSON.parse(retry.body);
+    expect(file).toMatchObject({ object: "file", size: Buffer.byteLength(rows), sha256: createHash("sha256").update(rows).digest("hex") });
+    expect(await db.collection("files").countDocuments({ account: accountId })).toBe(1);
+    expect((await db.collection("files").findOne({ account: accountId }))?.["_id"]).toBe(file.id);
+    const again = await upload();
+    expect(again.body).toBe(retry.body);
+    expect(again.headers["idempotent-replayed"]).toBe("true");
+  }, 400_000);
 });

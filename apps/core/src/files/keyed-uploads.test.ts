@@ -157,6 +157,33 @@ describe("uploads under an Idempotency-Key (rpc.upload: core's key protocol)", (
   });
 });
 
+describe("a file made under a key whose record was never written (core died between the two)", () => {
+  it("the retry takes the dead lock over and finds the first file (its id derives from the key's first use and the bytes); its own bytes are reclaimed", async () => {
+    const account = await t.newAccount();
+    const bytes = randomBytes(CHUNK_BYTES + 77);
+    const first = await keyed("up-crash", (o) => files.uploadFile(fileMessages(account.test, bytes), o));
+    // What a core killed after the file's document and before the record leaves: the lock, held by nobody, past its end.
+    const records = t.db.collection(IDEMPOTENCY_RECORDS_COLLECTION);
+    await records.updateOne({ account: account.id } as never, { $set: { completed: false, locked_until: new Date(Date.now() - 1000) }, $unset: { answer: "" } });
+    const blobsBefore = new Set((await store.bytes.blobs.find({}, { projection: { _id: 1 } }).toArray()).map((b) => b._id));
+    const retry = await keyed("up-crash", (o) => files.uploadFile(fileMessages(account.test, bytes), o));
+    expect(retry.replay).toBeUndefined();
+    expect(retry.answer?.file?.id).toBe(first.answer?.file?.id);
+    expect(await store.files.countDocuments({ account: account.id })).toBe(1);
+    // The retry's copy of the bytes is nobody's: the next pass reclaims it, the file's stay.
+    const file = await store.files.findOne({ _id: first.answer!.file!.id });
+    const retryCopy = (await store.bytes.blobs.find({}, { projection: { _id: 1 } }).toArray()).map((b) => b._id).filter((id) => !blobsBefore.has(id));
+    expect(retryCopy).toHaveLength(1);
+    await store.sweep();
+    expect(await store.bytes.blobs.countDocuments({ _id: { $in: retryCopy } })).toBe(0);
+    expect(await store.bytes.chunks.countDocuments({ b: { $in: retryCopy } })).toBe(0);
+    expect(await store.bytes.chunks.countDocuments({ b: file!.blobs[0]!.id })).toBe(2);
+    const downloaded: Buffer[] = [];
+    for await (const message of files.readFile({ tenant: account.test, id: file!._id })) if (message.part.case === "data") downloaded.push(Buffer.from(message.part.value));
+    expect(Buffer.concat(downloaded).equals(bytes)).toBe(true);
+  });
+});
+
 describe("an upload's lock", () => {
   it("is extended while held, and not once its answer is recorded", async () => {
     const records = new IdempotencyRecords(t.db);

@@ -16,12 +16,13 @@ import {
   type UploadPartStart,
 } from "@rms/proto";
 import { errors } from "../errors.js";
+import { NO_FAULTS, type Faults } from "../faults.js";
 import { found, rpc, type PresentedKeyCheck } from "../grpc/define-rpc.js";
 import { tenantOf } from "../grpc/call-info.js";
 import { pageOf } from "../grpc/list-request.js";
 import { isId } from "../ids.js";
 import { BlobTooLarge } from "../storage/byte-store.js";
-import { FILENAME_MAX, UPLOAD_MAX_BYTES, fileView, type FileDocument, type FilePurpose, type FileType, type PartDocument, type UploadDocument } from "./model.js";
+import { FILENAME_MAX, UPLOAD_MAX_BYTES, fileView, keyedFileId, type FileDocument, type FilePurpose, type FileType, type PartDocument, type UploadDocument } from "./model.js";
 import type { FileStore, NewFile } from "./store.js";
 import { uploadStatus, type UploadStore } from "./uploads.js";
 
@@ -109,6 +110,7 @@ export function fileService(
   uploads: UploadStore,
   checkKey: PresentedKeyCheck,
   maxBytes: () => number = () => UPLOAD_MAX_BYTES,
+  faults: Faults = NO_FAULTS,
 ): ServiceImplementation<typeof FileService> {
   const declared = {
     // The purpose comes with the start, or with the end when the caller learnt it only after the bytes.
@@ -124,9 +126,12 @@ export function fileService(
       end: (end, { described, purposeAtStart }) => {
         described.purpose = uploadPurposeOf(purposeAtStart || (end.purpose ?? ""));
       },
-      async write({ described, limit }, bytes, { tenant }) {
+      async write({ described, limit }, bytes, { tenant, key }) {
         try {
-          return await store.createFromStream(tenant, described, bytes, { maxBytes: limit });
+          const idAfter = key === null ? undefined : (sealed: { sha256: string; size: number }) => keyedFileId(key, sealed, described);
+          const file = await store.createFromStream(tenant, described, bytes, { maxBytes: limit, ...(idAfter ? { idAfter } : {}) });
+          faults.afterWrite("file.create");
+          return file;
         } catch (error) {
           if (error instanceof BlobTooLarge) throw errors.of("request_too_large", `A file is at most ${limit} bytes.`, "file");
           throw error;

@@ -116,13 +116,21 @@ export class FileStore {
 
   /**
    * Stores a byte stream as a new file: the bytes first (hashed on the way, at most `maxBytes`), then its document.
-   * A repeat under an Idempotency-Key never gets here: core's key protocol answers it (grpc/idempotent.ts).
+   * A repeat under an Idempotency-Key never gets here (core's key protocol answers it: grpc/idempotent.ts), but a
+   * retry after a core died between this document and the key's record does: `idAfter` then names the file from
+   * the key and the bytes (`keyedFileId`), so the retry finds the first file instead of making a second.
    */
-  async createFromStream(tenant: Tenant, file: NewFile, source: AsyncIterable<Uint8Array>, options: { maxBytes?: number; nowMs?: number } = {}): Promise<FileDocument> {
+  async createFromStream(
+    tenant: Tenant,
+    file: NewFile,
+    source: AsyncIterable<Uint8Array>,
+    options: { maxBytes?: number; nowMs?: number; idAfter?: (sealed: Sealed) => string } = {},
+  ): Promise<FileDocument> {
     const nowMs = options.nowMs ?? Date.now();
-    const id = file.id ?? newId("file", nowMs);
-    const sealed = await this.bytes.write(id, source, options.maxBytes === undefined ? {} : { maxBytes: options.maxBytes });
-    return this.announce(tenant, file, id, sealed, [{ id, size: sealed.size }], nowMs);
+    const blob = file.id ?? newId("file", nowMs);
+    const sealed = await this.bytes.write(blob, source, options.maxBytes === undefined ? {} : { maxBytes: options.maxBytes });
+    const id = file.id ?? options.idAfter?.(sealed) ?? blob;
+    return this.announce(tenant, file, id, sealed, [{ id: blob, size: sealed.size }], nowMs);
   }
 
   /**
@@ -164,6 +172,9 @@ export class FileStore {
       first.type === doc.type &&
       first.sha256 === doc.sha256;
     if (!same) throw errors.conflict("state_conflict", `File ${id} already exists with other contents.`);
+    // A retry's own copy of the bytes (a keyed upload after a crash) belongs to nothing: reclaimed at the next pass.
+    const unused = blobs.map((b) => b.id).filter((b) => !first.blobs.some((f) => f.id === b));
+    await this.bytes.checkSoon(unused, nowMs);
     return first;
   }
 

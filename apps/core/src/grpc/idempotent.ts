@@ -86,10 +86,16 @@ export interface KeyedStream {
   onProgress: (() => Promise<void>) | null;
 }
 
+/** The key an upload runs under: its record's id and first use, the same for a retry after a crash. */
+export interface KeyUse {
+  readonly scopeId: string;
+  readonly firstUseMs: number;
+}
+
 export interface KeyedUpload<Res> extends KeyedBase {
   readonly stream: KeyedStream;
   /** parse -> write (reading the bytes) -> reply, once the key's record is held. */
-  readonly execute: () => Promise<Res>;
+  readonly execute: (key: KeyUse) => Promise<Res>;
 }
 
 /**
@@ -125,11 +131,11 @@ export function runUploadUnderKey<Res>(call: KeyedUpload<Res>): Promise<Res> {
   const { stream, keyed, budget } = call;
   return underKey(call, fingerprint, {
     lockMs: UPLOAD_LOCK_MS,
-    execute: (lease) => {
+    execute: (lease, scopeId) => {
       stream.onProgress = async () => {
         await lease.extend(UPLOAD_LOCK_MS, budget).catch((cause: unknown) => lost(keyed, call.info.requestId ?? "", cause));
       };
-      return call.execute();
+      return call.execute({ scopeId, firstUseMs: lease.created.getTime() });
     },
     content: () => stream.content(),
     replay: async (record, scopeId) => {
@@ -143,7 +149,7 @@ export function runUploadUnderKey<Res>(call: KeyedUpload<Res>): Promise<Res> {
 interface KeyedSteps<Res> {
   /** How long the lock holds if never completed nor released (default: the caller's deadline plus a margin). */
   readonly lockMs?: number;
-  readonly execute: (lease: IdempotencyLease) => Promise<Res>;
+  readonly execute: (lease: IdempotencyLease, scopeId: string) => Promise<Res>;
   /** The part of the fingerprint known only once the call ran (an upload's bytes), recorded with its answer. */
   readonly content: () => string | null;
   readonly replay: (record: IdempotencyRecord, scopeId: string) => Promise<Res>;
@@ -188,7 +194,7 @@ async function underKey<Res>(call: KeyedBase, fingerprint: string, steps: KeyedS
   };
   let reply: Res;
   try {
-    reply = await steps.execute(lease);
+    reply = await steps.execute(lease, scope.id);
   } catch (error) {
     const refusal = recordable(error);
     // Recorded before the answer (below); released otherwise: a retry must find the key free once told to retry.

@@ -80,6 +80,8 @@ export interface KeyScope {
 
 /** The lock on a key, held while the call executes. */
 export interface IdempotencyLease {
+  /** The key's first use (a takeover of a stale lock keeps it): the same for a retry after a crash. */
+  readonly created: Date;
   /** Records the answer and ends the lock; later repeats replay it. */
   complete(answer: RecordedAnswer, requestId: string, budget?: Budget): Promise<void>;
   /** Ends the lock without recording anything, so the key can be used again. */
@@ -149,7 +151,7 @@ export class IdempotencyRecords {
           request_id: requestId,
         };
         await writeWithin(budget, (options) => this.records.insertOne(record, options));
-        return { kind: "acquired", lease: this.lease(_id, owner) };
+        return { kind: "acquired", lease: this.lease(_id, owner, firstUse) };
       } catch (error) {
         if (!isDuplicateKeyError(error)) throw error;
       }
@@ -181,8 +183,9 @@ export class IdempotencyRecords {
     return { kind: "inFlight" };
   }
 
-  private lease(_id: string, owner: string): IdempotencyLease {
+  private lease(_id: string, owner: string, created: Date): IdempotencyLease {
     return {
+      created,
       complete: async (answer, requestId, budget = UNBOUNDED) => {
         await writeWithin(budget, (options) => this.records.updateOne({ _id, owner, completed: false }, { $set: { completed: true, answer, request_id: requestId } }, options));
       },
