@@ -44,7 +44,10 @@ export async function sendUpload(input: StreamInput, rpc: string, start: unknown
     answer = await upload({ metadata, onTrailers });
   } catch (error) {
     if (!replay) throw error;
-    // The first answer was this refusal of core's: the same error body, under the first request's id.
+    // The first answer was this refusal of core's: the same error body, under the first request's id. Core answered
+    // it without reading the repeat's bytes (it was decided before the first stream ended): the rest of the body is
+    // not read either, and the connection closes after the answer.
+    if (!req.complete) res.setHeader("Connection", "close");
     const refusal = toApiError(error);
     const errorHeaders = Object.entries(refusal.headers).map(([name, value]) => ({ name, value }));
     return sendReplay(res, {
