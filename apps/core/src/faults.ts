@@ -2,12 +2,13 @@
  * Test-only crash points. Off unless RMS_FAULTS names them, e.g.
  * `RMS_FAULTS=resource.create:1` (always) or `resource.create:0.05` (5% of calls):
  * the process kills itself with SIGKILL right after the database write and before
- * it answers, the worst moment for exactly-once. Used by the fault tests and `npm run chaos`.
+ * it answers, the worst moment for exactly-once (`file.create`: after an uploaded file's document, before the
+ * key's record). Used by the fault tests and `npm run chaos`.
  * `writes.w1` is no crash point: it weakens core's writes to write concern 1 (acknowledged by the primary
  * alone), the deliberately weakened build `npm run chaos -- --cluster --weaken` runs to show that its history
  * checker finds the anomalies majority writes prevent (docs/scaling.md).
  */
-export const FAULT_POINTS = ["resource.create", "writes.w1"] as const;
+export const FAULT_POINTS = ["resource.create", "file.create", "writes.w1"] as const;
 export type FaultPoint = (typeof FAULT_POINTS)[number];
 
 export interface Faults {

@@ -1,9 +1,17 @@
-import { DashboardSessionService, KEY_KIND, PRESENTED_KEY_ID_METADATA, SCOPES, type CallContext, type Scope, type ServiceImplementation } from "@rms/proto";
+import {
+  DashboardSessionService,
+  KEY_KIND,
+  PRESENTED_KEY_ID_METADATA,
+  SCOPES,
+  type CallContext,
+  type CreateDashboardSessionRequest,
+  type Scope,
+  type ServiceImplementation,
+} from "@rms/proto";
 import { AccountStore } from "../accounts/store.js";
 import { serviceDomain } from "../domain.js";
 import { errors } from "../errors.js";
-import type { PresentedKeyCheck } from "../grpc/define-rpc.js";
-import { tenantOf } from "../grpc/call-info.js";
+import { rpc, type PresentedKeyCheck } from "../grpc/define-rpc.js";
 import { isId } from "../ids.js";
 
 /** How long a dashboard key lives when the caller does not say (seconds). */
@@ -16,35 +24,47 @@ export function dashboardScopes(readOnly: boolean): Scope[] {
   return readOnly ? SCOPES.filter((scope) => scope.endsWith(":read")) : [...SCOPES];
 }
 
+/** The id of the key the gateway says the caller presented; none for the operator's CLI. */
+function presentedKeyIdOf(context: CallContext): string | null {
+  const value = context.metadata.get(PRESENTED_KEY_ID_METADATA)[0];
+  return typeof value === "string" ? value : null;
+}
+
 /**
  * Dashboard sessions: a short-lived restricted key for a sign-in link. Core makes the key (the gateway never
  * does): for a public request only on behalf of a presented, live secret key of the same tenant (checked here
  * too, not only by the gateway), for the operator's CLI (role `admin`, no presented key) for any existing account.
+ * A declared write whose answer holds the key's secret: under an Idempotency-Key it runs once and its answer is
+ * recorded sealed (grpc/idempotent.ts), so a repeat gets the same key back, never a second one.
  */
 export function dashboardSessionService(store: AccountStore, checkKey: PresentedKeyCheck): ServiceImplementation<typeof DashboardSessionService> {
-  return {
-    async createDashboardSession(request, context: CallContext) {
-      const tenant = tenantOf(request.tenant);
-      const expiresIn = request.expiresIn === 0n ? DASHBOARD_SESSION_DEFAULT_S : Number(request.expiresIn);
-      if (!Number.isInteger(expiresIn) || expiresIn < 1 || expiresIn > DASHBOARD_SESSION_MAX_S) {
-        throw errors.invalid("parameter_invalid", `expires_in must be an integer from 1 to ${DASHBOARD_SESSION_MAX_S} (seconds).`, "expires_in");
-      }
-      await checkKey(context, tenant);
-      const presentedId = context.metadata.get(PRESENTED_KEY_ID_METADATA)[0];
-      if (typeof presentedId === "string") {
-        const presented = isId("key", presentedId) ? await store.getKey(presentedId) : null;
-        if (presented?.kind !== "secret") throw errors.of("insufficient_scope", "Only a secret key can make a dashboard session.");
-      } else if (!isId("acct", tenant.account) || !(await store.getAccount(tenant.account))) {
-        throw errors.notFound("account", tenant.account, "account");
-      }
-      const { key, secret } = await store.createKey({
-        account: tenant.account,
-        kind: "restricted",
-        livemode: tenant.livemode,
-        scopes: dashboardScopes(request.readOnly),
-        expiresAt: Math.floor(Date.now() / 1000) + expiresIn,
-      });
-      return {
+  // Which key was presented is the call's metadata, not its message: the declaration is made for it.
+  const declaration = (presentedId: string | null) =>
+    rpc.write({
+      idempotency: "sealed",
+      parse: (request: CreateDashboardSessionRequest) => {
+        const expiresIn = request.expiresIn === 0n ? DASHBOARD_SESSION_DEFAULT_S : Number(request.expiresIn);
+        if (!Number.isInteger(expiresIn) || expiresIn < 1 || expiresIn > DASHBOARD_SESSION_MAX_S) {
+          throw errors.invalid("parameter_invalid", `expires_in must be an integer from 1 to ${DASHBOARD_SESSION_MAX_S} (seconds).`, "expires_in");
+        }
+        return { expiresIn, readOnly: request.readOnly };
+      },
+      async write({ expiresIn, readOnly }, { tenant }) {
+        if (presentedId !== null) {
+          const presented = isId("key", presentedId) ? await store.getKey(presentedId) : null;
+          if (presented?.kind !== "secret") throw errors.of("insufficient_scope", "Only a secret key can make a dashboard session.");
+        } else if (!isId("acct", tenant.account) || !(await store.getAccount(tenant.account))) {
+          throw errors.notFound("account", tenant.account, "account");
+        }
+        return store.createKey({
+          account: tenant.account,
+          kind: "restricted",
+          livemode: tenant.livemode,
+          scopes: dashboardScopes(readOnly),
+          expiresAt: Math.floor(Date.now() / 1000) + expiresIn,
+        });
+      },
+      reply: ({ key, secret }) => ({
         secret,
         key: {
           id: key._id,
@@ -57,8 +77,11 @@ export function dashboardSessionService(store: AccountStore, checkKey: Presented
           revokedAt: 0n,
           prefix: key.prefix,
         },
-      };
-    },
+      }),
+    });
+  const method = DashboardSessionService.method.createDashboardSession;
+  return {
+    createDashboardSession: (request, context) => declaration(presentedKeyIdOf(context)).run(request, context, checkKey, method),
   };
 }
 

@@ -23,12 +23,12 @@ export const filesDomain = serviceDomain({
     completeUpload: both,
     cancelUpload: both,
   },
-  open({ db, checkKey, logger }) {
+  open({ db, checkKey, logger, faults }) {
     const store = new FileStore(db);
     const uploads = new UploadStore(store);
     return {
       indexes: store,
-      implementation: fileService(store, uploads, checkKey),
+      implementation: fileService(store, uploads, checkKey, undefined, faults),
       // The sweep: each pass reclaims up to 100 blobs; a pass that reclaimed a full batch is followed at once by another.
       start() {
         let stopped = false;

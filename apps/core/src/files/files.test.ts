@@ -108,7 +108,7 @@ describe("files over gRPC", () => {
     await expect(files.uploadFile(noStart())).rejects.toMatchObject({ code: "parameter_missing" });
   });
 
-  it("an Idempotency-Key repeat with the same bytes answers the first file; other bytes under the key are idempotency_key_reused", async () => {
+  it("an Idempotency-Key repeat with the same bytes answers the first file (core's key protocol); other bytes under the key are idempotency_key_reused", async () => {
     const account = await t.newAccount();
     const bytes = randomBytes(5000);
     const key = { metadata: { "idempotency-key": "same-upload" } };

@@ -51,8 +51,6 @@ export interface FileDocument extends Expiring {
   held_by: string[];
   /** The job that made it (`resources_export`, `job_results`, an inline import's items). */
   job?: string;
-  /** `<account>/<mode>/<key>` of the creating request under an Idempotency-Key, else the file's own id. */
-  idempotency: string;
 }
 
 export interface UploadDocument extends Expiring {
@@ -122,4 +120,20 @@ export function liveFileFilter(tenant: Tenant, id: string, nowMs = Date.now()) {
  */
 export function jobFileId(job: string, role: string): string {
   return idAt("file", idTimeMs(job), createHash("sha256").update(`file:${job}:${role}`).digest());
+}
+
+/**
+ * The id of a file uploaded under an Idempotency-Key: from the key's record (its scope and first use, which a
+ * takeover keeps) and what was uploaded, so a retry after a core died between the file and the key's record names
+ * the same file; its time is the key's first use, as a new id's is its creation.
+ */
+export function keyedFileId(
+  key: { scopeId: string; firstUseMs: number },
+  file: { sha256: string; size: number },
+  described: { purpose: string; filename: string | null; type: string },
+): string {
+  const digest = createHash("sha256")
+    .update(JSON.stringify([key.scopeId, file.sha256, file.size, described.purpose, described.filename, described.type]))
+    .digest();
+  return idAt("file", key.firstUseMs, digest);
 }

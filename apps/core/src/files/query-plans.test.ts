@@ -55,7 +55,6 @@ function seed() {
         retain_until: new Date(createdMs + 7 * DAY),
         held_by: [],
         expires_at: new Date(createdMs + 7 * DAY),
-        idempotency: id,
       };
       files.push(file);
       if (tenant === M) mFiles.push(file);
@@ -166,7 +165,7 @@ describe("files", () => {
     for (const plan of await measure("hold", () => store.hold(M, file._id, newId("job")))) expectPoint(plan);
     for (const plan of await measure("release", () => store.release(M, file._id, newId("job")))) expectPoint(plan);
     for (const plan of await measure("delete", () => store.delete(M, mFiles[11]!._id))) expect(plan.totalDocsExamined).toBeLessThanOrEqual(2);
-    const lookup = () => store.files.findOne({ $or: [{ _id: file._id }, { idempotency: file.idempotency }] });
+    const lookup = () => store.files.findOne({ _id: file._id });
     for (const plan of await measure("announce's repeat lookup", lookup)) expectExact(plan);
   });
 

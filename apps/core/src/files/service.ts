@@ -1,7 +1,8 @@
+import type { DescMethodClientStreaming, DescMethodUnary } from "@bufbuild/protobuf";
 import {
   FILE_PURPOSES,
   FILE_TYPES,
-  type FileService,
+  FileService,
   type CallContext,
   type CancelUploadRequest,
   type CompleteUploadRequest,
@@ -15,12 +16,13 @@ import {
   type UploadPartStart,
 } from "@rms/proto";
 import { errors } from "../errors.js";
+import { NO_FAULTS, type Faults } from "../faults.js";
 import { found, rpc, type PresentedKeyCheck } from "../grpc/define-rpc.js";
-import { requestInfo, tenantOf } from "../grpc/call-info.js";
+import { tenantOf } from "../grpc/call-info.js";
 import { pageOf } from "../grpc/list-request.js";
 import { isId } from "../ids.js";
 import { BlobTooLarge } from "../storage/byte-store.js";
-import { FILENAME_MAX, UPLOAD_MAX_BYTES, fileView, type FileDocument, type FilePurpose, type FileType, type PartDocument, type UploadDocument } from "./model.js";
+import { FILENAME_MAX, UPLOAD_MAX_BYTES, fileView, keyedFileId, type FileDocument, type FilePurpose, type FileType, type PartDocument, type UploadDocument } from "./model.js";
 import type { FileStore, NewFile } from "./store.js";
 import { uploadStatus, type UploadStore } from "./uploads.js";
 
@@ -98,53 +100,51 @@ function uploadIdOf(id: string, param = "id"): string {
   return id;
 }
 
-type UploadMessage<Start> = {
-  part: { case: "start"; value: Start } | { case: "data"; value: Uint8Array } | { case: "end"; value: { size: bigint; purpose?: string } } | { case: undefined; value?: undefined };
-};
-
 /**
- * The first message of an upload stream (its `start`), and the rest as the bytes they carry. The bytes end with
- * the stream's own `end` message, whose size must be what arrived: a stream that stops without it was cut off
- * (grpc-js half-closes a cancelled call's stream), and the generator throws, so the store keeps nothing.
- */
-async function openUpload<Start>(
-  requests: AsyncIterable<UploadMessage<Start>>,
-  onEnd: (end: { size: bigint; purpose?: string }) => void = () => undefined,
-): Promise<{ start: Start; bytes: AsyncGenerator<Uint8Array> }> {
-  const iterator = requests[Symbol.asyncIterator]();
-  const first = await iterator.next();
-  if (first.done || first.value.part.case !== "start") throw errors.invalid("parameter_missing", "An upload stream begins with its start message.");
-  async function* bytes(): AsyncGenerator<Uint8Array> {
-    let received = 0n;
-    for (;;) {
-      const next = await iterator.next();
-      if (next.done) throw errors.unavailable();
-      const part = next.value.part;
-      if (part.case === "data") {
-        received += BigInt(part.value.length);
-        yield part.value;
-      } else if (part.case === "end") {
-        if (part.value.size !== received) throw errors.invalid("parameter_invalid", `The upload's end says ${part.value.size} bytes; ${received} arrived.`);
-        // Checks of what the end carries fail the bytes too (nothing kept).
-        onEnd(part.value);
-        return;
-      } else throw errors.invalid("parameter_invalid", "An upload stream has one start message, then data, then its end.");
-    }
-  }
-  return { start: first.value.part.value, bytes: bytes() };
-}
-
-/**
- * The FileService RPCs: unary ones declared as rpc.read / rpc.write (grpc/define-rpc.ts); the streams check the
- * tenant and the presented key before the first byte is stored, then move the bytes in 1 MiB messages.
+ * The FileService RPCs, declared (grpc/define-rpc.ts): the unary ones as rpc.read / rpc.write, the two uploads as
+ * rpc.upload (exactly once under an Idempotency-Key by the same protocol as every write: grpc/idempotent.ts). The
+ * download is a server stream: it checks the tenant and the presented key, then sends the bytes in 1 MiB messages.
  */
 export function fileService(
   store: FileStore,
   uploads: UploadStore,
   checkKey: PresentedKeyCheck,
   maxBytes: () => number = () => UPLOAD_MAX_BYTES,
+  faults: Faults = NO_FAULTS,
 ): ServiceImplementation<typeof FileService> {
   const declared = {
+    // The purpose comes with the start, or with the end when the caller learnt it only after the bytes.
+    uploadFile: rpc.upload({
+      parse: (start: UploadFileStart) => {
+        const described: NewFile = { purpose: "resources_import", type: "jsonl", filename: null };
+        if (start.purpose !== "") described.purpose = uploadPurposeOf(start.purpose);
+        described.type = typeOf(start.type);
+        described.filename = filenameOf(start.filename, false);
+        const limit = start.maxBytes > 0n ? Math.min(Number(start.maxBytes), maxBytes()) : maxBytes();
+        return { described, purposeAtStart: start.purpose, limit };
+      },
+      end: (end, { described, purposeAtStart }) => {
+        described.purpose = uploadPurposeOf(purposeAtStart || (end.purpose ?? ""));
+      },
+      async write({ described, limit }, bytes, { tenant, key }) {
+        try {
+          const idAfter = key === null ? undefined : (sealed: { sha256: string; size: number }) => keyedFileId(key, sealed, described);
+          const file = await store.createFromStream(tenant, described, bytes, { maxBytes: limit, ...(idAfter ? { idAfter } : {}) });
+          faults.afterWrite("file.create");
+          return file;
+        } catch (error) {
+          if (error instanceof BlobTooLarge) throw errors.of("request_too_large", `A file is at most ${limit} bytes.`, "file");
+          throw error;
+        }
+      },
+      reply: (file) => ({ file: fileMessage(file) }),
+    }),
+    // A part sent again without a key is another part; under the same key, the first part's answer.
+    uploadPart: rpc.upload({
+      parse: (start: UploadPartStart) => ({ uploadId: uploadIdOf(start.uploadId) }),
+      write: ({ uploadId }, bytes, { tenant }) => uploads.addPart(tenant, uploadId, bytes),
+      reply: (part) => ({ part: partMessage(part) }),
+    }),
     getFile: rpc.read({
       parse: (request: GetFileRequest) => ({ id: fileIdOf(request.id) }),
       load: ({ id }, { tenant }) => store.find(tenant, id),
@@ -196,38 +196,7 @@ export function fileService(
       reply: (doc) => ({ upload: uploadMessage(doc, null) }),
     }),
   };
-  const unary = Object.fromEntries(
-    Object.entries(declared).map(([name, declaration]) => [
-      name,
-      (request: unknown, context: CallContext) => (declaration as { run: (r: unknown, c: CallContext, k: PresentedKeyCheck) => Promise<unknown> }).run(request, context, checkKey),
-    ]),
-  );
-
-  const streams: Pick<ServiceImplementation<typeof FileService>, "uploadFile" | "readFile" | "uploadPart"> = {
-    async uploadFile(requests, context) {
-      // The purpose comes with the start, or with the end when the caller learnt it only after the bytes.
-      const described: NewFile = { purpose: "resources_import", type: "jsonl", filename: null, idempotencyKey: requestInfo(context).idempotencyKey };
-      let purposeAtStart = "";
-      const { start, bytes } = await openUpload(requests as AsyncIterable<UploadMessage<NonNullable<unknown>>>, (end) => {
-        described.purpose = uploadPurposeOf(purposeAtStart || (end.purpose ?? ""));
-      });
-      const head = start as UploadFileStart;
-      const tenant = tenantOf(head.tenant);
-      purposeAtStart = head.purpose;
-      if (purposeAtStart !== "") described.purpose = uploadPurposeOf(purposeAtStart);
-      described.type = typeOf(head.type);
-      described.filename = filenameOf(head.filename, false);
-      const limit = head.maxBytes > 0n ? Math.min(Number(head.maxBytes), maxBytes()) : maxBytes();
-      await checkKey(context, tenant);
-      try {
-        const file = await store.createFromStream(tenant, described, bytes, { maxBytes: limit });
-        return { file: fileMessage(file) };
-      } catch (error) {
-        if (error instanceof BlobTooLarge) throw errors.of("request_too_large", `A file is at most ${limit} bytes.`, "file");
-        throw error;
-      }
-    },
-
+  const streams: Pick<ServiceImplementation<typeof FileService>, "readFile"> = {
     async *readFile(request, context) {
       const tenant = tenantOf(request.tenant);
       const id = fileIdOf(request.id);
@@ -245,16 +214,14 @@ export function fileService(
         for (let at = 0; at < piece.length; at += READ_MESSAGE_BYTES) yield { part: { case: "data" as const, value: piece.subarray(at, at + READ_MESSAGE_BYTES) } };
       }
     },
-
-    async uploadPart(requests, context) {
-      const { start, bytes } = await openUpload(requests as AsyncIterable<UploadMessage<NonNullable<unknown>>>);
-      const head = start as UploadPartStart;
-      const tenant = tenantOf(head.tenant);
-      const uploadId = uploadIdOf(head.uploadId);
-      await checkKey(context, tenant);
-      const part = await uploads.addPart(tenant, uploadId, bytes);
-      return { part: partMessage(part) };
-    },
   };
-  return { ...unary, ...streams } as unknown as ServiceImplementation<typeof FileService>;
+  const methods = FileService.method as unknown as Record<string, DescMethodUnary | DescMethodClientStreaming>;
+  const handlers = Object.fromEntries(
+    Object.entries(declared).map(([name, declaration]) => [
+      name,
+      (request: unknown, context: CallContext) =>
+        (declaration as { run: (r: unknown, c: CallContext, k: PresentedKeyCheck, m: unknown) => Promise<unknown> }).run(request, context, checkKey, methods[name]),
+    ]),
+  );
+  return { ...handlers, ...streams } as unknown as ServiceImplementation<typeof FileService>;
 }

@@ -1,4 +1,4 @@
-import { idempotencyScopeId, isDuplicateKeyError } from "@rms/proto";
+import { isDuplicateKeyError } from "@rms/proto";
 import type { Collection, Db, Filter } from "mongodb";
 import type { Tenant } from "../caller.js";
 import { errors } from "../errors.js";
@@ -27,8 +27,6 @@ export interface NewFile {
   filename: string | null;
   /** The file's id; a new one when absent (a job's files have ids derived from the job: model.ts `jobFileId`). */
   id?: string;
-  /** The Idempotency-Key of the creating request. */
-  idempotencyKey?: string | null;
   /** The job that made it. */
   job?: string;
   /** Unfinished jobs that use it from the start (an inline import's items): it has no expiry until they release it. */
@@ -37,8 +35,24 @@ export interface NewFile {
   retainFromMs?: number;
 }
 
+/**
+ * The unique index that bound a file to the Idempotency-Key of its upload, before uploads ran under core's key
+ * protocol. Files no longer carry that field, and a unique index over a missing field would let one file only.
+ */
+const RETIRED_FILES_INDEX = "idempotency_unique";
+
+/** Drops an index this collection no longer has, when an installation of before made it. */
+async function dropRetiredIndex(collection: Collection<FileDocument>, name: string): Promise<void> {
+  const indexes = await collection.listIndexes().toArray();
+  if (!indexes.some((index) => index.name === name)) return;
+  await collection.dropIndex(name).catch((error: { code?: unknown }) => {
+    // Another core starting at the same time dropped it first (IndexNotFound).
+    if (error.code !== 27) throw error;
+  });
+}
+
 /** The projection of a file's document that reads answer (its blobs are the bytes' business only). */
-const FILE_FIELDS = { blobs: 0, idempotency: 0 } as const;
+const FILE_FIELDS = { blobs: 0 } as const;
 
 /**
  * Files and their bytes (CONTRACT.md section 11, in ../shared/docs/; docs/files.md). A file's document is written
@@ -63,7 +77,7 @@ export class FileStore {
     await this.files.createIndex({ account: 1, livemode: 1, _id: 1 }, { name: "tenant_id" });
     await this.files.createIndex({ account: 1, livemode: 1, purpose: 1, _id: 1 }, { name: "tenant_purpose_id" });
     await this.files.createIndex({ "blobs.id": 1 }, { name: "blobs" });
-    await this.files.createIndex({ idempotency: 1 }, { unique: true, name: "idempotency_unique" });
+    await dropRetiredIndex(this.files, RETIRED_FILES_INDEX);
     await ensureExpiryIndex(this.files);
     await this.uploads.createIndex({ idempotency: 1 }, { unique: true, name: "idempotency_unique" });
     await ensureExpiryIndex(this.uploads);
@@ -102,19 +116,26 @@ export class FileStore {
 
   /**
    * Stores a byte stream as a new file: the bytes first (hashed on the way, at most `maxBytes`), then its document.
-   * Under an Idempotency-Key whose first file has the same purpose, filename, type and sha256, answers that first
-   * file (and drops the repeat's bytes); different bytes under the key: `idempotency_key_reused`.
+   * A repeat under an Idempotency-Key never gets here (core's key protocol answers it: grpc/idempotent.ts), but a
+   * retry after a core died between this document and the key's record does: `idAfter` then names the file from
+   * the key and the bytes (`keyedFileId`), so the retry finds the first file instead of making a second.
    */
-  async createFromStream(tenant: Tenant, file: NewFile, source: AsyncIterable<Uint8Array>, options: { maxBytes?: number; nowMs?: number } = {}): Promise<FileDocument> {
+  async createFromStream(
+    tenant: Tenant,
+    file: NewFile,
+    source: AsyncIterable<Uint8Array>,
+    options: { maxBytes?: number; nowMs?: number; idAfter?: (sealed: Sealed) => string } = {},
+  ): Promise<FileDocument> {
     const nowMs = options.nowMs ?? Date.now();
-    const id = file.id ?? newId("file", nowMs);
-    const sealed = await this.bytes.write(id, source, options.maxBytes === undefined ? {} : { maxBytes: options.maxBytes });
-    return this.announce(tenant, file, id, sealed, [{ id, size: sealed.size }], nowMs);
+    const blob = file.id ?? newId("file", nowMs);
+    const sealed = await this.bytes.write(blob, source, options.maxBytes === undefined ? {} : { maxBytes: options.maxBytes });
+    const id = file.id ?? options.idAfter?.(sealed) ?? blob;
+    return this.announce(tenant, file, id, sealed, [{ id: blob, size: sealed.size }], nowMs);
   }
 
   /**
-   * Writes a file's document once its bytes are durable (`blobs`, sealed). A repeat of a deterministic id, or of an
-   * Idempotency-Key, answers the first document when it is the same file.
+   * Writes a file's document once its bytes are durable (`blobs`, sealed). A repeat of a deterministic id (a job's
+   * output, an upload's completion) answers the first document when it is the same file.
    */
   async announce(tenant: Tenant, file: NewFile, id: string, sealed: Sealed, blobs: FileDocument["blobs"], nowMs = Date.now()): Promise<FileDocument> {
     const heldBy = file.heldBy ?? [];
@@ -134,7 +155,6 @@ export class FileStore {
       held_by: heldBy,
       ...(heldBy.length === 0 ? { expires_at: retainUntil } : {}),
       ...(file.job === undefined ? {} : { job: file.job }),
-      idempotency: file.idempotencyKey ? idempotencyScopeId(tenant.account, tenant.livemode, file.idempotencyKey) : id,
     };
     try {
       await this.files.insertOne(doc);
@@ -142,7 +162,7 @@ export class FileStore {
     } catch (error) {
       if (!isDuplicateKeyError(error)) throw error;
     }
-    const first = await this.files.findOne({ $or: [{ _id: id }, { idempotency: doc.idempotency }] } as Filter<FileDocument>);
+    const first = await this.files.findOne({ _id: id });
     if (first === null) throw errors.outcomeUnknown();
     const same =
       first.account === doc.account &&
@@ -151,18 +171,10 @@ export class FileStore {
       first.filename === doc.filename &&
       first.type === doc.type &&
       first.sha256 === doc.sha256;
-    if (first._id !== id)
-      await this.bytes.checkSoon(
-        blobs.map((b) => b.id).filter((b) => !first.blobs.some((f) => f.id === b)),
-        nowMs,
-      );
-    if (!same) {
-      if (first._id === id) throw errors.conflict("state_conflict", `File ${id} already exists with other contents.`);
-      throw errors.of(
-        "idempotency_key_reused",
-        "Keys for idempotent requests can only be used with the same parameters they were first used with. Try using a key other than the one used in the original request.",
-      );
-    }
+    if (!same) throw errors.conflict("state_conflict", `File ${id} already exists with other contents.`);
+    // A retry's own copy of the bytes (a keyed upload after a crash) belongs to nothing: reclaimed at the next pass.
+    const unused = blobs.map((b) => b.id).filter((b) => !first.blobs.some((f) => f.id === b));
+    await this.bytes.checkSoon(unused, nowMs);
     return first;
   }
 

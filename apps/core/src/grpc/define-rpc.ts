@@ -1,10 +1,11 @@
-import type { DescMethodUnary } from "@bufbuild/protobuf";
+import { create, toBinary, type DescMethodClientStreaming, type DescMethodUnary } from "@bufbuild/protobuf";
 import type { AnyService, CallContext, ServiceImplementation, Tenant as TenantMessage } from "@rms/proto";
 import type { RequestInfo, Tenant } from "../caller.js";
 import { errors } from "../errors.js";
 import { budgetOf, type Budget } from "../budget.js";
 import { requestInfo, tenantOf } from "./call-info.js";
-import { runUnderKey, type IdempotencyPolicy, type KeyedCalls } from "./idempotent.js";
+import { runUnderKey, runUploadUnderKey, type IdempotencyPolicy, type KeyedCalls, type KeyUse } from "./idempotent.js";
+import { UploadStream, type UploadEnd, type UploadMessage } from "./upload-stream.js";
 
 /**
  * One way to declare a tenant-scoped RPC, core's counterpart of the gateway's `defineOperation`: a
@@ -165,8 +166,78 @@ function write<Req extends Scoped, T, Res, In = Req>(spec: WriteSpec<Req, In, T,
   };
 }
 
-/** The two kinds of declaration: `rpc.read({ parse?, load, reply })`, `rpc.write({ parse?, write, reply })`. */
-export const rpc = { read, write };
+export interface UploadSpec<Start, In, T, Res> extends Steps<Start, In> {
+  /** Checks of what the stream's end carries (fields sent after the bytes); a throw fails the bytes, nothing kept. */
+  end?(end: UploadEnd, input: In): void;
+  /**
+   * The write, once the presented key is confirmed: reads the bytes to their end (they throw if the stream was cut
+   * off). `call.key`: the Idempotency-Key it runs under, if any (what it makes may derive its id from it, so a retry
+   * after a crash finds what the first attempt made).
+   */
+  write(input: In, bytes: AsyncIterable<Uint8Array>, call: UploadCall): Promise<T>;
+  reply(written: T, input: In, call: Call): Res | Promise<Res>;
+}
+
+/** What an upload's write gets besides its input and bytes. */
+export interface UploadCall extends Call {
+  readonly key: KeyUse | null;
+}
+
+/** One declared client-streaming upload, as a service's handler runs it. */
+export interface UploadRpc<Start, Res> {
+  run(requests: AsyncIterable<UploadMessage<Start>>, context: CallContext, checkKey: PresentedKeyCheck, method?: DescMethodClientStreaming): Promise<Res>;
+}
+
+/**
+ * An upload: a client-streaming write whose messages are a start (the tenant and the fields), the bytes, and an end
+ * (upload-stream.ts). `parse` checks the start before any byte is stored; the presented key is confirmed before
+ * `write` reads the bytes. Under an Idempotency-Key it runs by the key protocol (idempotent.ts
+ * `runUploadUnderKey`): the lock is taken at the stream's start, the fingerprint completed by the bytes' sha256 and
+ * the end at the stream's end, the answer recorded before it is sent, a repeat answered the first outcome.
+ */
+function upload<Start extends Scoped, T, Res, In = Start>(spec: UploadSpec<Start, In, T, Res>): UploadRpc<Start, Res> {
+  return {
+    async run(requests, context, checkKey, method) {
+      const policy = spec.idempotency ?? "recorded";
+      const info = requestInfo(context);
+      const key = info.idempotencyKey;
+      const keyed = policy !== "none" && method && key !== null ? (checkKey.keyed ?? null) : null;
+      const serialize = keyed && method ? (message: UploadMessage<Start>) => toBinary(method.input, create(method.input, message as never)) : null;
+      const stream = await UploadStream.open(requests, serialize);
+      const tenant = tenantOf(stream.start.tenant);
+      const budget = budgetOf(context);
+      const call: Call = { tenant, budget, info };
+      const perform = async (input: In, key: KeyUse | null): Promise<Res> => {
+        const written = await spec.write(input, stream.bytes(spec.end ? (end) => spec.end!(end, input) : undefined), { ...call, key });
+        return spec.reply(written, input, call);
+      };
+      const parse = () => (spec.parse ? spec.parse(stream.start) : (stream.start as unknown as In));
+      if (keyed === null || !method || key === null || policy === "none") {
+        const input = parse();
+        await checkKey(context, tenant, budget.db());
+        return perform(input, null);
+      }
+      return runUploadUnderKey({
+        keyed,
+        policy,
+        method,
+        context,
+        tenant,
+        budget,
+        info: { ...info, idempotencyKey: key },
+        checkKey,
+        stream,
+        execute: (use) => perform(parse(), use),
+      });
+    },
+  };
+}
+
+/**
+ * The three kinds of declaration: `rpc.read({ parse?, load, reply })`, `rpc.write({ parse?, write, reply })` and
+ * the client-streaming `rpc.upload({ parse?, end?, write, reply })`.
+ */
+export const rpc = { read, write, upload };
 
 type RequestOf<S, K extends keyof ServiceImplementation<S>> = Parameters<ServiceImplementation<S>[K]>[0];
 type ReplyOf<S, K extends keyof ServiceImplementation<S>> = Awaited<ReturnType<ServiceImplementation<S>[K]>>;

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { create, fromBinary, toBinary, type DescMethodUnary, type MessageInitShape } from "@bufbuild/protobuf";
+import { create, fromBinary, toBinary, type DescMethodClientStreaming, type DescMethodUnary, type MessageInitShape } from "@bufbuild/protobuf";
 import {
   ANSWER_HEADERS_METADATA,
   catalogueError,
@@ -54,32 +54,126 @@ export const IN_USE_MESSAGE =
 /** The presented-key check as define-rpc.ts runs it. */
 type KeyCheck = (context: CallContext, tenant: Tenant, options?: { timeoutMS?: number }) => Promise<void>;
 
-export interface KeyedCall<Res> {
+/** A method kept under a key: a unary one, or a client-streaming upload (one answer either way). */
+export type KeyedMethod = DescMethodUnary | DescMethodClientStreaming;
+
+interface KeyedBase {
   readonly keyed: KeyedCalls;
   readonly policy: Exclude<IdempotencyPolicy, "none">;
-  readonly method: DescMethodUnary;
-  readonly request: unknown;
+  readonly method: KeyedMethod;
   readonly context: CallContext;
   readonly tenant: Tenant;
   readonly budget: Budget;
   readonly info: RequestInfo & { idempotencyKey: string };
   readonly checkKey: KeyCheck;
+}
+
+export interface KeyedCall<Res> extends KeyedBase {
+  readonly request: unknown;
   /** The declaration's `atomic`: the call's writes and the record of its answer commit in one transaction. */
   readonly atomic?: boolean;
   /** parse -> load/write -> reply, once the key's record is held; `within`: the budget its commands run in. */
   readonly execute: (within?: Budget) => Promise<Res>;
 }
 
+/** What the key protocol needs of an upload's stream (grpc/upload-stream.ts). */
+export interface KeyedStream {
+  /** The stream's first message (its `start`), as received: core's own fingerprint when the caller gives none. */
+  readonly first: unknown;
+  /** The digest of the bytes and the end message once the stream ended (the rest of the fingerprint); null before. */
+  content(): string | null;
+  /** Reads the rest of the stream, keeping nothing, and answers its content digest (a repeat's bytes). */
+  drain(): Promise<string>;
+  /** Told as the bytes keep coming (and at their end), so the lock lasts while they do. */
+  onProgress: (() => Promise<void>) | null;
+}
+
+/** The key an upload runs under: its record's id and first use, the same for a retry after a crash. */
+export interface KeyUse {
+  readonly scopeId: string;
+  readonly firstUseMs: number;
+}
+
+export interface KeyedUpload<Res> extends KeyedBase {
+  readonly stream: KeyedStream;
+  /** parse -> write (reading the bytes) -> reply, once the key's record is held. */
+  readonly execute: (key: KeyUse) => Promise<Res>;
+}
+
+/**
+ * How long an upload's lock holds past the last bytes that arrived: it is renewed while they flow (a third of it
+ * apart), so a core that dies mid-upload blocks a retry of the key for at most this long, not for the upload's
+ * whole deadline (a day). The gateway cuts an upload that sends nothing for 30 s.
+ */
+export const UPLOAD_LOCK_MS = 30_000;
+
+/** A recorded upload answer: with the content digest of its stream when the bytes had ended when it was decided. */
+type UploadAnswer = RecordedAnswer & { content?: string };
+
 /** Runs one call under its Idempotency-Key: executes it once, or answers what the key's record holds. */
-export async function runUnderKey<Res>(call: KeyedCall<Res>): Promise<Res> {
+export function runUnderKey<Res>(call: KeyedCall<Res>): Promise<Res> {
+  const fingerprint = firstOf(call.context, REQUEST_FINGERPRINT_METADATA) ?? ownFingerprint(call.method, call.context.method, call.request);
+  return underKey(call, fingerprint, {
+    execute: () => call.execute(),
+    atomically: call.atomic ? (lease, scopeId, headers) => runAtomically(call, lease, headers, call.info.requestId ?? "", scopeId) : undefined,
+    content: () => null,
+    replay: async (record, scopeId) => replay(call, record, scopeId),
+  });
+}
+
+/**
+ * Runs a client-streaming upload under its Idempotency-Key, by the same protocol: the lock is taken when the
+ * stream starts (so a repeat sent meanwhile is 409 in flight), on the fingerprint of the route and the start's
+ * fields; the rest of the fingerprint (the bytes' sha256 and the end's fields) is known only at the stream's end,
+ * and is recorded with the answer. A repeat whose start matches a completed record sends its bytes again: hashed
+ * and kept nowhere, then the first answer (the same bytes) or `idempotency_key_reused` (other bytes). An answer
+ * decided before the first stream ended (a refusal of its start, a 413) is replayed without reading the repeat's.
+ */
+export function runUploadUnderKey<Res>(call: KeyedUpload<Res>): Promise<Res> {
+  const fingerprint = firstOf(call.context, REQUEST_FINGERPRINT_METADATA) ?? ownFingerprint(call.method, call.context.method, call.stream.first);
+  const { stream, keyed, budget } = call;
+  return underKey(call, fingerprint, {
+    lockMs: UPLOAD_LOCK_MS,
+    execute: (lease, scopeId) => {
+      stream.onProgress = async () => {
+        await lease.extend(UPLOAD_LOCK_MS, budget).catch((cause: unknown) => lost(keyed, call.info.requestId ?? "", cause));
+      };
+      return call.execute({ scopeId, firstUseMs: lease.created.getTime() });
+    },
+    content: () => stream.content(),
+    replay: async (record, scopeId) => {
+      const recorded = (record.answer as UploadAnswer | undefined)?.content;
+      if (recorded !== undefined && (await stream.drain()) !== recorded) throw errors.of("idempotency_key_reused");
+      return replay(call, record, scopeId);
+    },
+  });
+}
+
+interface KeyedSteps<Res> {
+  /** How long the lock holds if never completed nor released (default: the caller's deadline plus a margin). */
+  readonly lockMs?: number;
+  readonly execute: (lease: IdempotencyLease, scopeId: string) => Promise<Res>;
+  /** Instead of execute and record: the call's writes and its record in one transaction (runAtomically). */
+  readonly atomically?: (lease: IdempotencyLease, scopeId: string, headers: string) => Promise<Res>;
+  /** The part of the fingerprint known only once the call ran (an upload's bytes), recorded with its answer. */
+  readonly content: () => string | null;
+  readonly replay: (record: IdempotencyRecord, scopeId: string) => Promise<Res>;
+}
+
+async function underKey<Res>(call: KeyedBase, fingerprint: string, steps: KeyedSteps<Res>): Promise<Res> {
   const { keyed, method, context, tenant, budget, info } = call;
   const requestId = info.requestId ?? "";
   const scope = { id: idempotencyScopeId(tenant.account, tenant.livemode, info.idempotencyKey), account: tenant.account, livemode: tenant.livemode };
-  const fingerprint = firstOf(context, REQUEST_FINGERPRINT_METADATA) ?? ownFingerprint(method, context.method, call.request);
   const now = Date.now();
   // The lock lasts as long as the caller waits for this call and a margin (core starts no write past the deadline,
   // and a write sent just before it ends within the driver's timeout); 30 s for a caller that gives no deadline.
-  const lockMs = Number.isFinite(context.deadline) ? Math.max(0, context.deadline - now) + LOCK_MARGIN_MS : LOCK_TIMEOUT_MS;
+  const lockMs = steps.lockMs ?? (Number.isFinite(context.deadline) ? Math.max(0, context.deadline - now) + LOCK_MARGIN_MS : LOCK_TIMEOUT_MS);
+  if (call.policy === "sealed" && !keyed.keyring) {
+    // An answer holding a secret is kept only sealed; without RMS_SECRET_KEY a repeat could not get it back and
+    // would execute again (a second key, a second endpoint): refused before anything runs.
+    keyed.logger?.error({ request_id: requestId }, "RMS_SECRET_KEY is not configured: an answer holding a secret cannot be kept under its Idempotency-Key");
+    throw errors.of("internal_error");
+  }
   const options = budget.db();
   const [key, begun] = await Promise.allSettled([call.checkKey(context, tenant, options), keyed.records.begin(scope, fingerprint, requestId, lockMs, budget)]);
   if (key.status === "rejected") {
@@ -95,18 +189,22 @@ export async function runUnderKey<Res>(call: KeyedCall<Res>): Promise<Res> {
     case "inFlight":
       throw errors.conflict("idempotency_key_in_use", IN_USE_MESSAGE);
     case "replay":
-      return replay(call, outcome.record, scope.id);
+      return steps.replay(outcome.record, scope.id);
   }
   const { lease } = outcome;
   const headers = firstOf(context, ANSWER_HEADERS_METADATA) ?? "[]";
-  if (call.atomic) return runAtomically(call, lease, headers, requestId, scope.id);
+  if (steps.atomically) return steps.atomically(lease, scope.id, headers);
+  const withContent = (answer: RecordedAnswer): UploadAnswer => {
+    const content = steps.content();
+    return content === null ? answer : { ...answer, content };
+  };
   let reply: Res;
   try {
-    reply = await call.execute();
+    reply = await steps.execute(lease, scope.id);
   } catch (error) {
     const refusal = recordable(error);
     // Recorded before the answer (below); released otherwise: a retry must find the key free once told to retry.
-    if (refusal) await record(lease.complete({ error: refusal, headers }, requestId, budget), keyed, requestId);
+    if (refusal) await record(lease.complete(withContent({ error: refusal, headers }), requestId, budget), keyed, requestId);
     else await lease.release().catch((cause: unknown) => lost(keyed, requestId, cause));
     throw error;
   }
@@ -115,11 +213,12 @@ export async function runUnderKey<Res>(call: KeyedCall<Res>): Promise<Res> {
   // e2e test kills mongod right after the last acknowledgement; recording beside the reply lost that record). If
   // recording fails the caller still has its answer; the lock ends and a retry executes again (the writes are
   // idempotent per key underneath: a create finds what the first attempt made).
-  const recorded = answerOf(call, reply, headers, scope.id);
-  if (!recorded) {
-    await lease.release().catch((cause: unknown) => lost(keyed, requestId, cause));
-    return reply;
-  }
+  const bytes = toBinary(method.output, create(method.output, reply as MessageInitShape<typeof method.output>));
+  const sealed = call.policy === "sealed";
+  const recorded = withContent({
+    reply: sealed ? encryptSecret(Buffer.from(bytes).toString("base64"), keyed.keyring!, scope.id) : new Binary(bytes),
+    headers,
+  });
   await record(lease.complete(recorded, requestId, budget), keyed, requestId);
   return reply;
 }
@@ -213,7 +312,7 @@ function record(write: Promise<void>, keyed: KeyedCalls, requestId: string): Pro
 }
 
 /** The recorded answer again, marked as a replay (`rms-replay`): the reply message, or the error it was. */
-function replay<Res>(call: KeyedCall<Res>, record: IdempotencyRecord, scopeId: string): Res {
+function replay<Res>(call: KeyedBase, record: IdempotencyRecord, scopeId: string): Res {
   const { context, method, keyed } = call;
   const answer = record.answer;
   if (!answer) {
@@ -259,7 +358,7 @@ function recordable(error: unknown): RecordedAnswer["error"] | null {
 }
 
 /** A fingerprint for a caller that gives none (an operator's call): the method and the request's bytes. */
-function ownFingerprint(method: DescMethodUnary, path: string, request: unknown): string {
+function ownFingerprint(method: KeyedMethod, path: string, request: unknown): string {
   return createHash("sha256")
     .update(path)
     .update(toBinary(method.input, create(method.input, request as MessageInitShape<typeof method.input>)))

@@ -80,6 +80,8 @@ export interface KeyScope {
 
 /** The lock on a key, held while the call executes. */
 export interface IdempotencyLease {
+  /** The key's first use (a takeover of a stale lock keeps it): the same for a retry after a crash. */
+  readonly created: Date;
   /** Records the answer and ends the lock; later repeats replay it. */
   complete(answer: RecordedAnswer, requestId: string, budget?: Budget): Promise<void>;
   /**
@@ -89,6 +91,8 @@ export interface IdempotencyLease {
   completeWithin(answer: RecordedAnswer, requestId: string, budget: Budget): Promise<boolean>;
   /** Ends the lock without recording anything, so the key can be used again. */
   release(): Promise<void>;
+  /** Holds the lock `lockMs` from now (a streamed upload's, while its bytes keep coming); false if no longer held. */
+  extend(lockMs: number, budget?: Budget): Promise<boolean>;
 }
 
 export type BeginResult =
@@ -156,7 +160,7 @@ export class IdempotencyRecords {
           request_id: requestId,
         };
         await writeWithin(budget, (options) => this.records.insertOne(record, options));
-        return { kind: "acquired", lease: this.lease(_id, owner) };
+        return { kind: "acquired", lease: this.lease(_id, owner, firstUse) };
       } catch (error) {
         if (!isDuplicateKeyError(error)) throw error;
       }
@@ -188,8 +192,9 @@ export class IdempotencyRecords {
     return { kind: "inFlight" };
   }
 
-  private lease(_id: string, owner: string): IdempotencyLease {
+  private lease(_id: string, owner: string, created: Date): IdempotencyLease {
     return {
+      created,
       complete: async (answer, requestId, budget = UNBOUNDED) => {
         await writeWithin(budget, (options) => this.records.updateOne({ _id, owner, completed: false }, { $set: { completed: true, answer, request_id: requestId } }, options));
       },
@@ -201,6 +206,13 @@ export class IdempotencyRecords {
       },
       release: async () => {
         await this.records.deleteOne({ _id, owner, completed: false }, { timeoutMS: RELEASE_TIMEOUT_MS });
+      },
+      extend: async (lockMs, budget = UNBOUNDED) => {
+        const lockedUntil = new Date(this.now() + lockMs);
+        const held = await writeWithin(budget, (options) =>
+          this.records.updateOne({ _id, owner, completed: false }, { $set: { locked_until: lockedUntil }, $max: { expires_at: lockedUntil } }, options),
+        );
+        return held.matchedCount === 1;
       },
     };
   }

@@ -138,6 +138,8 @@ function clientStreamingCall(channel: Client, method: Method, base: Metadata, op
         else resolve(response);
       });
       callOptions.signal?.addEventListener("abort", () => call.cancel(), { once: true });
+      const onTrailers = callOptions.onTrailers;
+      if (onTrailers) call.on("status", (status: StatusObject) => onTrailers(status.metadata));
       let cancelled = false;
       call.on("error", () => {
         cancelled = true;

@@ -155,7 +155,15 @@ function clientStreamingHandler(
 ): UntypedHandleCall {
   return (call: ServerReadableStream<unknown, unknown>, callback: sendUnaryData<unknown>) => {
     const started = performance.now();
-    const context = streamContext(method, call);
+    // Trailers a handler sets (an upload's replay under its Idempotency-Key: `rms-replay`), sent with its answer or error.
+    let trailers: Metadata | undefined;
+    const context: CallContext = {
+      ...streamContext(method, call),
+      setTrailer(key, value) {
+        trailers ??= new Metadata();
+        trailers.set(key, value);
+      },
+    };
     // The iterable ends with an error when the caller goes away (grpc-js emits "cancelled" and may not end the stream).
     call.on("cancelled", () => call.destroy(new RpcError(GrpcStatus.CANCELLED, { type: "api_error", code: "service_unavailable", message: "The caller cancelled the call." })));
     const run = async () => {
@@ -165,11 +173,13 @@ function clientStreamingHandler(
     run().then(
       (response) => {
         options.onCallEnd?.(context, GrpcStatus.OK, performance.now() - started);
-        callback(null, response);
+        if (trailers) callback(null, response, trailers);
+        else callback(null, response);
       },
       (error: unknown) => {
         const { rpcError, status } = toStatus(error, options);
         options.onCallEnd?.(context, rpcError.grpcCode, performance.now() - started, error);
+        if (trailers) status.metadata.merge(trailers);
         callback(status);
       },
     );

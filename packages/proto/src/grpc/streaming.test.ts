@@ -7,7 +7,13 @@ import { FileService, RpcError, addService, createClient, type ServiceImplementa
 const seen: { uploads: { bytes: number; messages: number; ended: boolean; failed?: string }[]; readsStopped: number } = { uploads: [], readsStopped: 0 };
 const unary = async () => ({});
 const implementation = {
-  async uploadFile(requests: AsyncIterable<{ part: { case: string; value: { filename?: string; length: number } } }>, context: { metadata: { get(key: string): unknown[] } }) {
+  async uploadFile(
+    requests: AsyncIterable<{ part: { case: string; value: { filename?: string; length: number } } }>,
+    context: { metadata: { get(key: string): unknown[] }; setTrailer?: (key: string, value: string) => void },
+  ) {
+    // A trailer the handler sets (an Idempotency-Key replay's `rms-replay`) goes with its answer or its error.
+    const trailer = context.metadata.get("test-trailer")[0];
+    if (typeof trailer === "string") context.setTrailer?.("test-echo", trailer);
     let bytes = 0;
     let messages = 0;
     let filename = "";
@@ -73,6 +79,17 @@ describe("streaming methods", () => {
     const reply = await client.uploadFile(upload("a.jsonl", 40), { metadata: { "rms-request-id": "req_1" } });
     expect(reply.file).toMatchObject({ id: "file_x", size: 40n * 1024n * 1024n, filename: "a.jsonl:req_1" });
     await expect(client.uploadFile(upload("refuse", 3))).rejects.toMatchObject({ code: "parameter_invalid", grpcCode: GrpcStatus.INVALID_ARGUMENT });
+    client.close();
+  });
+
+  it("client streaming: the handler's trailers reach the caller's onTrailers, with the answer and with an error", async () => {
+    const client = createClient(FileService, address);
+    const echoed: unknown[] = [];
+    const onTrailers = (trailers: { get(key: string): unknown[] }) => echoed.push(trailers.get("test-echo")[0]);
+    await client.uploadFile(upload("a.jsonl", 1), { metadata: { "test-trailer": "with-answer" }, onTrailers });
+    await expect(client.uploadFile(upload("refuse", 1), { metadata: { "test-trailer": "with-error" }, onTrailers })).rejects.toMatchObject({ code: "parameter_invalid" });
+    await client.uploadFile(upload("b.jsonl", 1), { onTrailers });
+    expect(echoed).toEqual(["with-answer", "with-error", undefined]);
     client.close();
   });
 

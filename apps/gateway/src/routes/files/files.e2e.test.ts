@@ -209,7 +209,7 @@ describe("POST /v1/files and downloads", () => {
     expect(await db().collection("files").countDocuments()).toBe(beforeFiles);
   });
 
-  it("an Idempotency-Key repeat with the same bytes answers the first file (core binds the key to the file); other bytes under the key are idempotency_key_reused", async () => {
+  it("an Idempotency-Key repeat with the same bytes answers the first file (core's key protocol, rpc.upload); other bytes under the key are idempotency_key_reused", async () => {
     const bytes = rows(100);
     const first = await upload(bytes, "same.jsonl", { headers: { "idempotency-key": "file-once" } });
     const again = await upload(bytes, "same.jsonl", { headers: { "idempotency-key": "file-once" } });

@@ -1,5 +1,9 @@
-import { createHash } from "node:crypto";
+import type { Metadata } from "@grpc/grpc-js";
+import { ANSWER_HEADERS_METADATA, REPLAY_METADATA, REQUEST_FINGERPRINT_METADATA, type IdempotentReplayTrailer } from "@rms/proto";
 import type { Response } from "express";
+import { errorBody, toApiError } from "../../errors.js";
+import { answerHeaders, requestFingerprint, sendReplay, type RecordedHeader } from "../../idempotency/index.js";
+import type { StreamInput } from "../operation.js";
 
 /** The JSON answer of a stream upload: status and object. */
 export interface UploadAnswer {
@@ -7,26 +11,74 @@ export interface UploadAnswer {
   readonly body: Record<string, unknown>;
 }
 
+/** What an upload's core call gets: its metadata (with the key's, under an Idempotency-Key) and the trailers' reader. */
+export interface UploadCall {
+  readonly metadata: Readonly<Record<string, string>>;
+  readonly onTrailers: (trailers: Metadata) => void;
+}
+
 /**
- * Runs an upload (a POST whose body streams to core) and sends its answer. Under an Idempotency-Key, core decides
- * (docs/idempotency-and-limits.md, "One home"; docs/files.md): it binds the key to the file it makes, so a repeat
- * with the same bytes and fields answers the first file, other bytes `idempotency_key_reused`. The gateway keeps
- * no record of its own for a streamed body, whose fingerprint is not known before its bytes have streamed.
+ * Runs an upload (a POST whose body streams to core) and sends its answer. Under an Idempotency-Key core decides,
+ * as for every POST (docs/idempotency-and-limits.md, "One home"; core's `rpc.upload`): the call carries the key,
+ * the fingerprint of what is known at the stream's start (method, path, RPC, the start message: core adds the bytes'
+ * sha256 and the end at the stream's end) and the headers of the answer; a replay comes back marked with
+ * `rms-replay`, and is sent as the first answer was, with `Idempotent-Replayed` and `Original-Request`.
  */
-export async function sendUpload(res: Response, upload: () => Promise<UploadAnswer>): Promise<void> {
-  const answer = await upload();
+export async function sendUpload(input: StreamInput, rpc: string, start: unknown, upload: (call: UploadCall) => Promise<UploadAnswer>): Promise<void> {
+  const { req, res, key } = input;
+  let replay: IdempotentReplayTrailer | undefined;
+  const onTrailers = (trailers: Metadata) => {
+    const value = trailers.get(REPLAY_METADATA)[0];
+    if (typeof value === "string") replay = JSON.parse(value) as IdempotentReplayTrailer;
+  };
+  const metadata =
+    key === undefined
+      ? input.metadata
+      : {
+          ...input.metadata,
+          [REQUEST_FINGERPRINT_METADATA]: requestFingerprint(req.method, req.path, rpc, start),
+          [ANSWER_HEADERS_METADATA]: JSON.stringify(answerHeaders(res)),
+        };
+  let answer: UploadAnswer;
+  try {
+    answer = await upload({ metadata, onTrailers });
+  } catch (error) {
+    if (!replay) throw error;
+    // The first answer was this refusal of core's: the same error body, under the first request's id. Core answered
+    // it without reading the repeat's bytes (it was decided before the first stream ended): the rest of the body is
+    // not read either, and the connection closes after the answer.
+    if (!req.complete) res.setHeader("Connection", "close");
+    const refusal = toApiError(error);
+    const errorHeaders = Object.entries(refusal.headers).map(([name, value]) => ({ name, value }));
+    return sendReplay(res, {
+      status: refusal.status,
+      body: Buffer.from(errorBody(refusal, replay.requestId), "utf8"),
+      requestId: replay.requestId,
+      headers: [...recordedHeaders(replay.headers), ...errorHeaders],
+    });
+  }
+  if (replay)
+    return sendReplay(res, {
+      status: answer.status,
+      body: Buffer.from(JSON.stringify(answer.body), "utf8"),
+      requestId: replay.requestId,
+      headers: recordedHeaders(replay.headers),
+    });
+  sendAnswer(res, answer);
+}
+
+function sendAnswer(res: Response, answer: UploadAnswer): void {
   res.status(answer.status).send(JSON.stringify(answer.body));
 }
 
-/** The SHA-256 and size of a byte stream, read to its end and kept nowhere. */
-export async function hashStream(source: AsyncIterable<Uint8Array>): Promise<{ sha256: string; size: number }> {
-  const hash = createHash("sha256");
-  let size = 0;
-  for await (const piece of source) {
-    hash.update(piece);
-    size += piece.length;
+/** The headers core kept with an answer, as the gateway gave them (JSON); none if unreadable. */
+function recordedHeaders(text: string): RecordedHeader[] {
+  try {
+    const parsed: unknown = JSON.parse(text);
+    return Array.isArray(parsed) ? (parsed as RecordedHeader[]) : [];
+  } catch {
+    return [];
   }
-  return { sha256: hash.digest("hex"), size };
 }
 
 /** Chunks of at least `bytes` (but the last), at most `bytes` plus one piece: fewer, larger gRPC messages. */

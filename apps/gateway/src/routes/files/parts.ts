@@ -23,7 +23,8 @@ async function* rawBody(req: Request, maxBytes: number): AsyncGenerator<Uint8Arr
 
 /**
  * POST /v1/uploads/:id/parts: one part's raw bytes (`application/octet-stream`, at most 64 MiB), streamed to core.
- * Parts may be sent in any order and at once; a part sent again is another part (complete names the ones to use).
+ * Parts may be sent in any order and at once; a part sent again is another part (complete names the ones to use),
+ * but under the same Idempotency-Key, where it answers the first part (core's key protocol, as every POST).
  */
 export const uploadPart = defineStreamOperation({
   method: "POST",
@@ -41,16 +42,16 @@ export const uploadPart = defineStreamOperation({
       content: { "application/octet-stream": { schema: { type: "string", contentMediaType: "application/octet-stream", maxLength: PART_MAX_BYTES } } },
     },
     async handle(input, deps) {
-      const { req, core, metadata, tenant, path } = input;
+      const { req, core, tenant, path } = input;
       const type = (req.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase();
       if (type !== "application/octet-stream") {
         throw new ApiError("unsupported_media_type", `A part's body is application/octet-stream, not '${type.slice(0, 100) || "no content type"}'.`);
       }
       const declared = Number(req.headers["content-length"] ?? Number.NaN);
       if (Number.isFinite(declared) && declared > PART_MAX_BYTES) throw new ApiError("request_too_large", `A part is at most ${PART_MAX_BYTES} bytes (64 MiB).`);
-      const uploadId = path["id"] ?? "";
+      const first = { tenant, uploadId: path["id"] ?? "" };
       const messages = async function* (): AsyncGenerator<MessageInitShape<typeof UploadPartRequestSchema>> {
-        yield { part: { case: "start", value: { tenant, uploadId } } };
+        yield { part: { case: "start", value: first } };
         let size = 0n;
         for await (const piece of coalesce(rawBody(req, PART_MAX_BYTES), UPLOAD_MESSAGE_BYTES)) {
           size += BigInt(piece.length);
@@ -58,8 +59,8 @@ export const uploadPart = defineStreamOperation({
         }
         yield { part: { case: "end", value: { size } } };
       };
-      await sendUpload(input.res, async () => {
-        const reply = await core.files.uploadPart(messages(), { metadata, timeoutMs: 60 * 60 * 1000 });
+      await sendUpload(input, "uploadPart", first, async ({ metadata, onTrailers }) => {
+        const reply = await core.files.uploadPart(messages(), { metadata, onTrailers, timeoutMs: 60 * 60 * 1000 });
         return { status: 201, body: UploadPartObject.render(reply.part) };
       });
     },

@@ -30,22 +30,22 @@ function purposeGiven(before: string | undefined, after: ReadonlyMap<string, str
   return purpose;
 }
 
-function uploadMessages(
-  input: StreamInput,
-  start: { purpose: string | undefined; filename: string; type: FileType; maxBytes: number },
-  bytes: AsyncIterable<Uint8Array>,
-  after: ReadonlyMap<string, string>,
-) {
+/** The upload's start message: what is known before the bytes (core's fingerprint of the request begins with it). */
+function startMessage(input: StreamInput, start: { purpose: string | undefined; filename: string; type: FileType; maxBytes: number }) {
+  return { tenant: input.tenant, purpose: start.purpose ?? "", filename: start.filename, type: start.type, maxBytes: BigInt(start.maxBytes) };
+}
+
+function uploadMessages(first: ReturnType<typeof startMessage>, purposeBefore: string | undefined, bytes: AsyncIterable<Uint8Array>, after: ReadonlyMap<string, string>) {
   return (async function* (): AsyncGenerator<MessageInitShape<typeof UploadFileRequestSchema>> {
-    yield { part: { case: "start", value: { tenant: input.tenant, purpose: start.purpose ?? "", filename: start.filename, type: start.type, maxBytes: BigInt(start.maxBytes) } } };
+    yield { part: { case: "start", value: first } };
     let size = 0n;
     for await (const piece of coalesce(bytes, UPLOAD_MESSAGE_BYTES)) {
       size += BigInt(piece.length);
       yield { part: { case: "data", value: piece } };
     }
     // A purpose sent after the file goes with the end (the bytes are in core by then, and go if it is refused).
-    const purpose = purposeGiven(start.purpose, after);
-    yield { part: { case: "end", value: { size, ...(start.purpose === undefined ? { purpose } : {}) } } };
+    const purpose = purposeGiven(purposeBefore, after);
+    yield { part: { case: "end", value: { size, ...(purposeBefore === undefined ? { purpose } : {}) } } };
   })();
 }
 
@@ -87,7 +87,7 @@ export const uploadFile = defineStreamOperation({
       },
     },
     async handle(input, deps) {
-      const { req, core, metadata } = input;
+      const { req, core } = input;
       const maxBytes = deps.filesMaxBytes;
       const declared = Number(req.headers["content-length"] ?? Number.NaN);
       // A body whose length says it is too large is refused before a byte is read (the multipart framing adds a few hundred bytes).
@@ -128,9 +128,9 @@ export const uploadFile = defineStreamOperation({
           ),
         );
       }
-      const start = { purpose: purposeBefore, filename, type: type as FileType, maxBytes };
-      await sendUpload(input.res, async () => {
-        const reply = await core.files.uploadFile(uploadMessages(input, start, body.bytes, trailing), { metadata, timeoutMs: 24 * 60 * 60 * 1000 });
+      const first = startMessage(input, { purpose: purposeBefore, filename, type: type as FileType, maxBytes });
+      await sendUpload(input, "uploadFile", first, async ({ metadata, onTrailers }) => {
+        const reply = await core.files.uploadFile(uploadMessages(first, purposeBefore, body.bytes, trailing), { metadata, onTrailers, timeoutMs: 24 * 60 * 60 * 1000 });
         return { status: 201, body: FileObject.render(reply.file) };
       });
     },
