@@ -143,6 +143,9 @@ export const DELIVERIES_PER_FLIGHT = 32;
  */
 export const FLIGHT_SEND_MARGIN_MS = 5_000;
 
+/** How old a flight's read of its endpoint may be when it sends its next delivery (ms). */
+export const ENDPOINT_REREAD_MS = 1_000;
+
 /** A delivery started: the attempt it made, if any (the flight stops after one that failed), and its bookkeeping. */
 interface Started {
   readonly attempt?: AttemptDocument;
@@ -287,7 +290,7 @@ export class DeliveryQueue {
    * after every delivery's release, with what its attempts tell the lane (each counted out of the in-flight
    * gauge whatever the outcome).
    */
-  async processFlight(claimed: ClaimedFlight): Promise<Processed[]> {
+  async processFlight(claimed: ClaimedFlight, stopping: () => boolean = () => false): Promise<Processed[]> {
     const { db } = this.options;
     const { deliveries, flight } = claimed;
     const endpointId = deliveries[0]!.endpoint;
@@ -296,8 +299,10 @@ export class DeliveryQueue {
     let stopped: unknown = null;
     try {
       const eventIds = [...new Set(deliveries.map((d) => d.event))];
-      const [endpoint, read] = await Promise.all([
-        db.collection<DeliveryEndpoint & { deleted?: boolean }>(WEBHOOK_ENDPOINTS_COLLECTION).findOne({ _id: endpointId }),
+      const endpoints = db.collection<DeliveryEndpoint & { deleted?: boolean }>(WEBHOOK_ENDPOINTS_COLLECTION);
+      let endpointReadAt = this.now();
+      let [endpoint, read] = await Promise.all([
+        endpoints.findOne({ _id: endpointId }),
         db
           .collection<FannedOutEvent>(EVENTS_COLLECTION)
           .find({ _id: { $in: eventIds } })
@@ -306,9 +311,14 @@ export class DeliveryQueue {
       const events = new Map(read.map((e) => [e._id, e]));
       let stop = false;
       for (const delivery of deliveries) {
-        if (stop || this.now() + DELIVERY_TIMEOUT_MS + FLIGHT_SEND_MARGIN_MS > (delivery.lease_until ?? 0)) {
+        if (stop || stopping() || this.now() + DELIVERY_TIMEOUT_MS + FLIGHT_SEND_MARGIN_MS > (delivery.lease_until ?? 0)) {
           started.push(this.putBack(delivery));
           continue;
+        }
+        // A flight of slow answers reads its endpoint again: a rotated-out secret or a disabling applies within a second.
+        if (this.now() - endpointReadAt > ENDPOINT_REREAD_MS) {
+          endpointReadAt = this.now();
+          endpoint = await endpoints.findOne({ _id: endpointId });
         }
         const one = await this.start(delivery, endpoint, events.get(delivery.event) ?? null).catch((error: unknown) => ({ done: Promise.reject(error) }) as Started);
         one.done.catch(() => undefined);

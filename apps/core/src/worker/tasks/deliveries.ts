@@ -68,9 +68,10 @@ export function deliveriesPoller(context: WorkerContext, options: DeliveryTaskOp
     claimsAtOnce: DELIVERY_CLAIMS_AT_ONCE,
     claim: async () => (await queue.claimFlights(1))[0] ?? null,
     claimSome: () => queue.claimFlights(),
-    async work(claimed) {
+    async work(claimed, lane) {
       try {
-        for (const { dueAt } of await queue.processFlight(claimed)) if (dueAt !== undefined) poller.lookAgainAt(dueAt);
+        // Stopping: what the flight has not sent yet goes back to the queue at once.
+        for (const { dueAt } of await queue.processFlight(claimed, () => lane.stopping())) if (dueAt !== undefined) poller.lookAgainAt(dueAt);
       } catch (error) {
         logger.warn({ err: error, deliveries: claimed.deliveries.map((d) => d._id) }, "delivery failed; its lease will expire and it is retried");
       }
