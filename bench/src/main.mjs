@@ -18,7 +18,9 @@
 // 20), BENCH_NOISY_ITEMS (the dead endpoints' import, 625: 10,000 deliveries), BENCH_LIST_REQUESTS (5), BENCH_UPDATES (10000),
 // BENCH_JOB_ITEMS (10000), BENCH_JOB_ITEMS_LARGE (100000, 0 to skip), BENCH_BIG (the big account's resources, 1000000,
 // 0 to skip), BENCH_FILES_ROWS (the files rows' import and export, 1000000, 0 to skip), BENCH_FILES_UPLOAD_MB (512),
-// BENCH_PROFILE=1 (CPU profiles into bench/results/profiles/).
+// BENCH_PROFILE=1 (CPU profiles into bench/results/profiles/), BENCH_WEBHOOK_BACKLOG (the webhook backlog row's events
+// for one endpoint, 100000, 0 to skip), BENCH_ONLY=webhooks (the stack, its warm-up and the webhook rows alone: the
+// other groups are skipped, the checks printed, no report or results file written).
 import { mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
 import { createServer as createNetServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -32,7 +34,7 @@ import { driverRows } from "./driver.mjs";
 import { benchFiles } from "./files.mjs";
 import { benchJobs } from "./jobs.mjs";
 import { coreBreakdown, createRequests, httpsJson, runner } from "./load.mjs";
-import { writeReport } from "./report.mjs";
+import { checks, writeReport } from "./report.mjs";
 import { startStack } from "./stack.mjs";
 import { requestLogRows } from "./request-logs.mjs";
 import { tracingRows } from "./tracing.mjs";
@@ -52,6 +54,9 @@ const DELIVERIES = Number(process.env.BENCH_DELIVERIES ?? 500);
 const BIG = Number(process.env.BENCH_BIG ?? 1_000_000);
 /** The files rows' import and export size (BENCH_FILES_ROWS, default 1,000,000; 0 skips the files rows). */
 const FILE_ROWS = Number(process.env.BENCH_FILES_ROWS ?? 1_000_000);
+/** BENCH_ONLY=webhooks: the webhook rows alone (every other group skipped). */
+const ONLY_WEBHOOKS = process.env.BENCH_ONLY === "webhooks";
+if (process.env.BENCH_ONLY !== undefined && !ONLY_WEBHOOKS) throw new Error(`BENCH_ONLY: only "webhooks" is known, not ${process.env.BENCH_ONLY}`);
 
 const started = Date.now();
 const say = (line) => process.stderr.write(`bench: ${line}\n`);
@@ -135,108 +140,126 @@ try {
   say("warming the stack up (not measured)");
   await run.warm(`https://127.0.0.1:${httpsPort}/v1/resources/${created.id}`, { headers: { authorization: `Bearer ${stack.key}` } });
   await run.warm(`https://127.0.0.1:${httpsPort}/v1/resources`, createRequests({ authorization: `Bearer ${stack.key}` }));
-  await run.http("baseline_a", `https://127.0.0.1:${aPort}/v1/resources/${FIXED.id}`, {}, { baseline_a: a.pid });
-  await run.http("baseline_b", `https://127.0.0.1:${bPort}/v1/resources/${FIXED.id}`, {}, { baseline_b: b.pid, echo: echo.pid });
+  if (!ONLY_WEBHOOKS) await run.http("baseline_a", `https://127.0.0.1:${aPort}/v1/resources/${FIXED.id}`, {}, { baseline_a: a.pid });
+  if (!ONLY_WEBHOOKS) await run.http("baseline_b", `https://127.0.0.1:${bPort}/v1/resources/${FIXED.id}`, {}, { baseline_b: b.pid, echo: echo.pid });
   // The stack against C, each pair in the order stack, C, C, stack (run.pair: the mean of each side's two rounds).
   await cBaseline.key(stack.key, verified);
-  await run.pair(
-    { name: "get", url: `${apiUrl}/v1/resources/${created.id}`, opts: { headers }, pids: stack.pids() },
-    { name: "c_get", url: `${cBaseline.url}/v1/resources/${created.id}`, opts: { headers }, pids: cBaseline.pids() },
-  );
-  await run.pair(
-    { name: "post", url: `${apiUrl}/v1/resources`, opts: createRequests(headers), pids: stack.pids() },
-    { name: "c_post", url: `${cBaseline.url}/v1/resources`, opts: createRequests(headers), pids: cBaseline.pids() },
-  );
+  if (!ONLY_WEBHOOKS)
+    await run.pair(
+      { name: "get", url: `${apiUrl}/v1/resources/${created.id}`, opts: { headers }, pids: stack.pids() },
+      { name: "c_get", url: `${cBaseline.url}/v1/resources/${created.id}`, opts: { headers }, pids: cBaseline.pids() },
+    );
+  if (!ONLY_WEBHOOKS)
+    await run.pair(
+      { name: "post", url: `${apiUrl}/v1/resources`, opts: createRequests(headers), pids: stack.pids() },
+      { name: "c_post", url: `${cBaseline.url}/v1/resources`, opts: createRequests(headers), pids: cBaseline.pids() },
+    );
   // GET with tracing on (a second stack, every request sampled and exported) vs off, both stacks up (bench/src/tracing.mjs).
   const [tHttps, tCore, tMetrics, tCoreMetrics] = tracedPorts;
-  await tracingRows({
-    results,
-    stack,
-    root,
-    work,
-    ports: { httpsPort: tHttps, corePort: tCore, metricsPort: tMetrics, coreMetricsPort: tCoreMetrics },
-    own,
-    connections: CONNECTIONS,
-    duration: DURATION,
-    warmup: WARMUP,
-    ca,
-    headers,
-    resourceId: created.id,
-    say,
-  });
+  if (!ONLY_WEBHOOKS)
+    await tracingRows({
+      results,
+      stack,
+      root,
+      work,
+      ports: { httpsPort: tHttps, corePort: tCore, metricsPort: tMetrics, coreMetricsPort: tCoreMetrics },
+      own,
+      connections: CONNECTIONS,
+      duration: DURATION,
+      warmup: WARMUP,
+      ca,
+      headers,
+      resourceId: created.id,
+      say,
+    });
   // GET recorded in the request logs (this stack) vs a second stack with REQUEST_LOGS=off (bench/src/request-logs.mjs).
   const [uHttps, uCore, uMetrics, uCoreMetrics] = unloggedPorts;
-  await requestLogRows({
-    results,
-    stack,
-    root,
-    work,
-    ports: { httpsPort: uHttps, corePort: uCore, metricsPort: uMetrics, coreMetricsPort: uCoreMetrics },
-    own,
-    connections: CONNECTIONS,
-    duration: DURATION,
-    warmup: WARMUP,
-    ca,
-    headers,
-    resourceId: created.id,
-    say,
-  });
+  if (!ONLY_WEBHOOKS)
+    await requestLogRows({
+      results,
+      stack,
+      root,
+      work,
+      ports: { httpsPort: uHttps, corePort: uCore, metricsPort: uMetrics, coreMetricsPort: uCoreMetrics },
+      own,
+      connections: CONNECTIONS,
+      duration: DURATION,
+      warmup: WARMUP,
+      ca,
+      headers,
+      resourceId: created.id,
+      say,
+    });
   const echoClient = proto.createClient(proto.ResourceService, `127.0.0.1:${echoPort}`, { timeoutMs: 10_000 });
-  await run.grpc("grpc_echo", echoClient, { tenant, id: FIXED.id }, { echo: echo.pid });
-  await run.grpc("grpc_core", stack.coreResources, { tenant, id: created.id }, stack.pids());
+  if (!ONLY_WEBHOOKS) await run.grpc("grpc_echo", echoClient, { tenant, id: FIXED.id }, { echo: echo.pid });
+  if (!ONLY_WEBHOOKS) await run.grpc("grpc_core", stack.coreResources, { tenant, id: created.id }, stack.pids());
   await webhookRows({ run, results, stack, api, newApi, apiUrl, resourceId: created.id, connections: CONNECTIONS, deliveries: DELIVERIES, say });
   api.close();
+  if (ONLY_WEBHOOKS) printChecks(results);
   // The deep page comes after the runs above: every extra document in the database weighs on what follows.
-  const { seedSeconds, listKey, listTenant } = await depthRows({
-    run,
-    results,
-    stack,
-    apiUrl,
-    ca,
-    c: cBaseline,
-    depth: DEPTH,
-    listRequests: LIST_REQUESTS,
-    updates: UPDATES,
-    updateWindow: UPDATE_WINDOW,
-    say,
-  });
+  const { seedSeconds, listKey, listTenant } = ONLY_WEBHOOKS
+    ? {}
+    : await depthRows({
+        run,
+        results,
+        stack,
+        apiUrl,
+        ca,
+        c: cBaseline,
+        depth: DEPTH,
+        listRequests: LIST_REQUESTS,
+        updates: UPDATES,
+        updateWindow: UPDATE_WINDOW,
+        say,
+      });
   // D: the driver alone, on the resource the GET rows read and the list rows' account.
-  await driverRows({
-    run,
-    mongoUri: stack.mongoUri,
-    databaseName: stack.databaseName,
-    resourceId: created.id,
-    listTenant: { account: listTenant.accountId, livemode: false },
-    pids: { database: stack.pids().database },
-  });
+  if (!ONLY_WEBHOOKS)
+    await driverRows({
+      run,
+      mongoUri: stack.mongoUri,
+      databaseName: stack.databaseName,
+      resourceId: created.id,
+      listTenant: { account: listTenant.accountId, livemode: false },
+      pids: { database: stack.pids().database },
+    });
   // Last on this stack: a million documents weigh on everything after them.
-  if (BIG > 0) await bigAccountRows({ run, results, stack, apiUrl, mongoUri: stack.mongoUri, databaseName: stack.databaseName, size: BIG, smallKey: listKey, say });
+  if (BIG > 0 && !ONLY_WEBHOOKS)
+    await bigAccountRows({ run, results, stack, apiUrl, mongoUri: stack.mongoUri, databaseName: stack.databaseName, size: BIG, smallKey: listKey, say });
   await benchDb.close();
   echoClient.close();
   // The jobs rows (issue 14) on a stack of their own, so their raw baselines share its database.
   say("jobs: import, bulk update and retrieve during an import (bench/src/jobs.mjs)");
-  const jobsBench = await benchJobs({ say, duration: DURATION });
-  results.jobs = jobsBench.result;
+  const jobsBench = ONLY_WEBHOOKS ? null : await benchJobs({ say, duration: DURATION });
+  if (jobsBench) results.jobs = jobsBench.result;
   // The files rows (issue 27) on a stack of their own: upload, import from a file and export against the driver.
-  const filesBench = FILE_ROWS > 0 ? await benchFiles({ say }) : null;
+  const filesBench = FILE_ROWS > 0 && !ONLY_WEBHOOKS ? await benchFiles({ say }) : null;
   if (filesBench) results.files = filesBench.result;
   const breakdown = await coreBreakdown(coreMetricsPort);
   stack.admin.close();
   stack.coreResources.close();
 
-  writeReport({
-    root,
-    results,
-    jobsRows: [...jobsBench.rows, ...(filesBench?.rows ?? [])],
-    breakdown,
-    settings: { connections: CONNECTIONS, duration: DURATION, warmup: WARMUP, depth: DEPTH, updates: UPDATES, updateWindow: UPDATE_WINDOW, big: BIG },
-    seedSeconds,
-    started,
-    say,
-  });
+  if (!ONLY_WEBHOOKS)
+    writeReport({
+      root,
+      results,
+      jobsRows: [...(jobsBench?.rows ?? []), ...(filesBench?.rows ?? [])],
+      breakdown,
+      settings: { connections: CONNECTIONS, duration: DURATION, warmup: WARMUP, depth: DEPTH, updates: UPDATES, updateWindow: UPDATE_WINDOW, big: BIG },
+      seedSeconds,
+      started,
+      say,
+    });
 } finally {
   await cleanup();
   await database?.stop();
+}
+
+/** BENCH_ONLY=webhooks: the checks of the rows that ran, and their figures, on stdout. */
+function printChecks(results) {
+  const f = (x) => (Number.isFinite(x) ? x.toFixed(2) : "n/a");
+  for (const row of checks(results, { depth: DEPTH, updates: UPDATES, updateWindow: UPDATE_WINDOW, big: 0 }))
+    process.stdout.write(`${row.ok === null ? "-" : row.ok ? "ok" : "MISSED"} | ${row.check} | ${f(row.rps)} | p99 ${f(row.p99)} | ${row.target}\n`);
+  process.stdout.write(`${JSON.stringify(results, null, 1)}\n`);
 }
 
 function freePorts(count) {
