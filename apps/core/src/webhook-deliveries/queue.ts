@@ -310,8 +310,11 @@ export class DeliveryQueue {
       ]);
       const events = new Map(read.map((e) => [e._id, e]));
       let stop = false;
+      const timeoutMs = this.options.transport?.timeoutMs ?? DELIVERY_TIMEOUT_MS;
       for (const delivery of deliveries) {
-        if (stop || stopping() || this.now() + DELIVERY_TIMEOUT_MS + FLIGHT_SEND_MARGIN_MS > (delivery.lease_until ?? 0)) {
+        // The first is sent whatever the lease (as a lone delivery always was); a later one only while its lease outlasts an attempt.
+        const late = started.length > 0 && this.now() + timeoutMs + FLIGHT_SEND_MARGIN_MS > (delivery.lease_until ?? 0);
+        if (stop || stopping() || late) {
           started.push(this.putBack(delivery));
           continue;
         }
