@@ -44,8 +44,11 @@ export async function webhookRows({ run, results, stack, api, newApi, apiUrl, re
 
   // Deliveries per second: DELIVERIES creates through core as fast as it takes them, in an account with 1 (then 4)
   // endpoints; timed from the first create to the last delivery.
+  const { MongoClient } = await import("mongodb");
+  const statusClient = await new MongoClient(stack.mongoUri).connect();
   for (const count of [1, 4, 16]) {
     say(`run deliveries/s with ${count} endpoint${count === 1 ? "" : "s"}`);
+    const writesBefore = await writeCommands(statusClient);
     const { account: hooked } = await stack.admin.createAccount({});
     const { secret } = await stack.admin.createKey({ accountId: hooked.id, kind: KeyKind.SECRET, livemode: false });
     const hookedApi = newApi(secret);
@@ -65,8 +68,20 @@ export async function webhookRows({ run, results, stack, api, newApi, apiUrl, re
     await drain([hookedApi]);
     const seconds = (performance.now() - t0) / 1000;
     hookedApi.close();
-    results[`deliveries_${count}`] = { rps: (deliveries * count) / seconds, p50: NaN, p99: NaN, total: deliveries * count, errors: 0, rss_mb: {} };
+    // The database's write commands over the row (the creates, the relay and fan-out, the deliveries), per delivery.
+    const writes = (await writeCommands(statusClient)) - writesBefore;
+    results[`deliveries_${count}`] = {
+      rps: (deliveries * count) / seconds,
+      p50: NaN,
+      p99: NaN,
+      total: deliveries * count,
+      errors: 0,
+      rss_mb: {},
+      write_commands: writes,
+      write_commands_per_delivery: writes / (deliveries * count),
+    };
   }
+  await statusClient.close();
 
   // The same deliveries without the pipeline: a bare loop of signed POSTs (the worker's signature and headers, a new
   // connection each, as the worker makes them) to the same receiver, as many in flight as one endpoint gets
@@ -170,6 +185,12 @@ async function noisyNeighbourRows({ run, results, stack, newApi, apiUrl, receive
   await drain([noisy]);
   noisy.close();
   calm.close();
+}
+
+/** Write commands the server has run (insert, update, delete, findAndModify; a bulk write counts once per command kind it sends). */
+async function writeCommands(client) {
+  const { metrics } = await client.db("admin").command({ serverStatus: 1 });
+  return ["insert", "update", "delete", "findAndModify"].reduce((sum, name) => sum + Number(metrics.commands[name]?.total ?? 0), 0);
 }
 
 /** A signed POST of a resource.created body to `path` at the receiver, a new connection each, as the worker makes them. */
