@@ -1,9 +1,10 @@
 /**
  * Group commit: writes that many callers ask for one at a time, made together. A caller adds its item and
- * waits for its own answer; the items in hand are written by one `flush` (one insertMany, one bulkWrite),
- * and those added while a flush runs go in the next one. Nothing waits for company: when no flush is
- * running, the items in hand go after `windowMs` (0: what is in hand once the current turn of the event
- * loop ends), so a write is late by at most the window and one flush's round trip.
+ * waits for its own answer; the items in hand are written by one `flush` (one insertMany, one bulkWrite).
+ * Nothing waits for company: the items in hand go after `windowMs` (0: once this turn of the event loop has
+ * run), beside the flushes under way while fewer than `concurrency` are, else when one of them ends, so a
+ * write is late by at most the window and one flush's round trip, and under load each flush carries what
+ * came during the one before.
  *
  * A failed flush fails every caller of it; each caller decides (the deliveries queue leaves its delivery to
  * its lease, as a failed single write did).
@@ -62,13 +63,14 @@ export class GroupCommit<I, R> {
   }
 
   private schedule(): void {
+    // Every flush busy: the items gather and go when one ends (`start` from its end).
     if (this.timer !== null || this.running >= this.concurrency) return;
-    // A flush under way: the items gather while it runs and go when it ends (`start` from its end).
-    if (this.running > 0) return;
-    this.timer = setTimeout(() => {
+    const go = () => {
       this.timer = null;
       this.start();
-    }, this.windowMs);
+    };
+    // No window: what is in hand once this turn's I/O callbacks have run (a timer would add a loaded loop's lag).
+    this.timer = this.windowMs > 0 ? setTimeout(go, this.windowMs) : (setImmediate(go) as unknown as NodeJS.Timeout);
   }
 
   private start(): void {

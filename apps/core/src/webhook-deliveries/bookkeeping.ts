@@ -14,10 +14,12 @@ import { WEBHOOK_ATTEMPTS_COLLECTION, WEBHOOK_DELIVERIES_COLLECTION, webhookExpi
  */
 
 /**
- * How long the first write of a group waits for others when none is being flushed. Small: the writes come
- * as POSTs end, and a flush under way gathers the next group meanwhile anyway.
+ * How long the first write of a group waits for others when none is being flushed: none beyond the current
+ * turn of the event loop ("what is in hand"). Under load a flush under way gathers the next group meanwhile;
+ * a wait here would only add to every delivery's latency when the worker is quiet (and to a failing
+ * endpoint's one-at-a-time pace).
  */
-export const BOOKKEEPING_WINDOW_MS = 2;
+export const BOOKKEEPING_WINDOW_MS = 0;
 
 /** A delivery's release (its lease freed, `set` applied) or, for a scheduled delivery that succeeded, its delete; both guarded by the epoch held. */
 export type DeliveryWrite =
