@@ -228,7 +228,7 @@ try {
   await benchDb.close();
   echoClient.close();
   // The jobs rows (issue 14) on a stack of their own, so their raw baselines share its database.
-  say("jobs: import, bulk update and retrieve during an import (bench/src/jobs.mjs)");
+  if (!ONLY_WEBHOOKS) say("jobs: import, bulk update and retrieve during an import (bench/src/jobs.mjs)");
   const jobsBench = ONLY_WEBHOOKS ? null : await benchJobs({ say, duration: DURATION });
   if (jobsBench) results.jobs = jobsBench.result;
   // The files rows (issue 27) on a stack of their own: upload, import from a file and export against the driver.
