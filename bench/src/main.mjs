@@ -18,8 +18,10 @@
 // 20), BENCH_NOISY_ITEMS (the dead endpoints' import, 625: 10,000 deliveries), BENCH_LIST_REQUESTS (5), BENCH_UPDATES (10000),
 // BENCH_JOB_ITEMS (10000), BENCH_JOB_ITEMS_LARGE (100000, 0 to skip), BENCH_BIG (the big account's resources, 1000000,
 // 0 to skip), BENCH_FILES_ROWS (the files rows' import and export, 1000000, 0 to skip), BENCH_FILES_UPLOAD_MB (512),
-// BENCH_PROFILE=1 (CPU profiles into bench/results/profiles/), BENCH_ONLY=requests (only the request path against C: the GET,
-// keyed POST, list, two-filter list and search pairs on the one stack, written to bench/results/requests.{json,md}).
+// BENCH_PROFILE=1 (CPU profiles into bench/results/profiles/), BENCH_WEBHOOK_BACKLOG (the webhook backlog row's events for
+// one endpoint, 100000, 0 to skip), BENCH_ONLY=requests|webhooks (one group alone on the one stack, written to
+// bench/results/<group>.{json,md}: requests = the GET, keyed POST, list, two-filter list and search pairs against C;
+// webhooks = the delivery rows).
 import { mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
 import { createServer as createNetServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -53,8 +55,11 @@ const DELIVERIES = Number(process.env.BENCH_DELIVERIES ?? 500);
 const BIG = Number(process.env.BENCH_BIG ?? 1_000_000);
 /** The files rows' import and export size (BENCH_FILES_ROWS, default 1,000,000; 0 skips the files rows). */
 const FILE_ROWS = Number(process.env.BENCH_FILES_ROWS ?? 1_000_000);
-/** BENCH_ONLY=requests: the rows against C alone (a before/after of the request path in a few minutes). */
-const REQUESTS_ONLY = process.env.BENCH_ONLY === "requests";
+/** BENCH_ONLY: one group alone (a before/after of it in a few minutes); unset, every group. */
+const ONLY = process.env.BENCH_ONLY;
+if (ONLY !== undefined && ONLY !== "requests" && ONLY !== "webhooks") throw new Error(`BENCH_ONLY must be requests or webhooks, not ${ONLY}`);
+/** Whether a group runs: all of them in a whole run, the one named by BENCH_ONLY otherwise. */
+const runs = (group) => ONLY === undefined || ONLY === group;
 
 const started = Date.now();
 const say = (line) => process.stderr.write(`bench: ${line}\n`);
@@ -138,21 +143,25 @@ try {
   say("warming the stack up (not measured)");
   await run.warm(`https://127.0.0.1:${httpsPort}/v1/resources/${created.id}`, { headers: { authorization: `Bearer ${stack.key}` } });
   await run.warm(`https://127.0.0.1:${httpsPort}/v1/resources`, createRequests({ authorization: `Bearer ${stack.key}` }));
-  await run.http("baseline_a", `https://127.0.0.1:${aPort}/v1/resources/${FIXED.id}`, {}, { baseline_a: a.pid });
-  await run.http("baseline_b", `https://127.0.0.1:${bPort}/v1/resources/${FIXED.id}`, {}, { baseline_b: b.pid, echo: echo.pid });
+  if (runs("all")) {
+    await run.http("baseline_a", `https://127.0.0.1:${aPort}/v1/resources/${FIXED.id}`, {}, { baseline_a: a.pid });
+    await run.http("baseline_b", `https://127.0.0.1:${bPort}/v1/resources/${FIXED.id}`, {}, { baseline_b: b.pid, echo: echo.pid });
+  }
   // The stack against C, each pair in the order stack, C, C, stack (run.pair: the mean of each side's two rounds).
   await cBaseline.key(stack.key, verified);
-  await run.pair(
-    { name: "get", url: `${apiUrl}/v1/resources/${created.id}`, opts: { headers }, pids: stack.pids() },
-    { name: "c_get", url: `${cBaseline.url}/v1/resources/${created.id}`, opts: { headers }, pids: cBaseline.pids() },
-  );
-  await run.pair(
-    { name: "post", url: `${apiUrl}/v1/resources`, opts: createRequests(headers), pids: stack.pids() },
-    { name: "c_post", url: `${cBaseline.url}/v1/resources`, opts: createRequests(headers), pids: cBaseline.pids() },
-  );
+  if (runs("requests")) {
+    await run.pair(
+      { name: "get", url: `${apiUrl}/v1/resources/${created.id}`, opts: { headers }, pids: stack.pids() },
+      { name: "c_get", url: `${cBaseline.url}/v1/resources/${created.id}`, opts: { headers }, pids: cBaseline.pids() },
+    );
+    await run.pair(
+      { name: "post", url: `${apiUrl}/v1/resources`, opts: createRequests(headers), pids: stack.pids() },
+      { name: "c_post", url: `${cBaseline.url}/v1/resources`, opts: createRequests(headers), pids: cBaseline.pids() },
+    );
+  }
   // GET with tracing on (a second stack, every request sampled and exported) vs off, both stacks up (bench/src/tracing.mjs).
   const [tHttps, tCore, tMetrics, tCoreMetrics] = tracedPorts;
-  if (!REQUESTS_ONLY)
+  if (runs("all"))
     await tracingRows({
       results,
       stack,
@@ -170,7 +179,7 @@ try {
     });
   // GET recorded in the request logs (this stack) vs a second stack with REQUEST_LOGS=off (bench/src/request-logs.mjs).
   const [uHttps, uCore, uMetrics, uCoreMetrics] = unloggedPorts;
-  if (!REQUESTS_ONLY)
+  if (runs("all"))
     await requestLogRows({
       results,
       stack,
@@ -187,34 +196,38 @@ try {
       say,
     });
   const echoClient = proto.createClient(proto.ResourceService, `127.0.0.1:${echoPort}`, { timeoutMs: 10_000 });
-  if (!REQUESTS_ONLY) {
+  if (runs("all")) {
     await run.grpc("grpc_echo", echoClient, { tenant, id: FIXED.id }, { echo: echo.pid });
     await run.grpc("grpc_core", stack.coreResources, { tenant, id: created.id }, stack.pids());
+  }
+  if (runs("webhooks")) {
     await webhookRows({ run, results, stack, api, newApi, apiUrl, resourceId: created.id, connections: CONNECTIONS, deliveries: DELIVERIES, say });
   }
   api.close();
   // The deep page comes after the runs above: every extra document in the database weighs on what follows.
-  const { seedSeconds, listKey, listTenant } = await depthRows({
-    run,
-    results,
-    stack,
-    apiUrl,
-    ca,
-    c: cBaseline,
-    depth: DEPTH,
-    listRequests: LIST_REQUESTS,
-    updates: REQUESTS_ONLY ? 0 : UPDATES,
-    updateWindow: UPDATE_WINDOW,
-    say,
-  });
-  if (REQUESTS_ONLY) {
+  const { seedSeconds, listKey, listTenant } = !runs("requests")
+    ? { seedSeconds: 0 }
+    : await depthRows({
+        run,
+        results,
+        stack,
+        apiUrl,
+        ca,
+        c: cBaseline,
+        depth: DEPTH,
+        listRequests: LIST_REQUESTS,
+        updates: ONLY === undefined ? UPDATES : 0,
+        updateWindow: UPDATE_WINDOW,
+        say,
+      });
+  if (ONLY !== undefined) {
     await benchDb.close();
     echoClient.close();
     const breakdown = await coreBreakdown(coreMetricsPort);
     stack.admin.close();
     stack.coreResources.close();
     const settings = { connections: CONNECTIONS, duration: DURATION, warmup: WARMUP, depth: DEPTH, updates: 0, updateWindow: 0, big: 0 };
-    writeReport({ root, results, jobsRows: [], breakdown, settings, seedSeconds, started, say, name: "requests" });
+    writeReport({ root, results, jobsRows: [], breakdown, settings, seedSeconds, started, say, name: ONLY });
   } else {
     // D: the driver alone, on the resource the GET rows read and the list rows' account.
     await driverRows({

@@ -1,6 +1,7 @@
 // The webhook rows of `npm run bench`: GET and POST again (warm), then with a webhook endpoint on the account
-// (relay + fan-out + a worker delivering to the receiver in this process), deliveries per second with 1 and 4
-// endpoints, the time from each 201 to its delivery, and that time for a well-behaved account alone and beside
+// (relay + fan-out + a worker delivering to the receiver in this process), deliveries per second with 1, 4 and 16
+// endpoints (16 against a bare loop to the same 16), a backlog of BENCH_WEBHOOK_BACKLOG events for one endpoint
+// drained against the bare loop's time for the same POSTs, the time from each 201 to its delivery, and that time for a well-behaved account alone and beside
 // another account's 16 dead endpoints with a backlog (the noisy neighbour). Endpoints are made and switched through
 // the public API (`POST /v1/webhook_endpoints`, WEBHOOK_ALLOW_PRIVATE), accounts and keys through the admin service.
 import { createRequests, eventually } from "./load.mjs";
@@ -43,8 +44,11 @@ export async function webhookRows({ run, results, stack, api, newApi, apiUrl, re
 
   // Deliveries per second: DELIVERIES creates through core as fast as it takes them, in an account with 1 (then 4)
   // endpoints; timed from the first create to the last delivery.
-  for (const count of [1, 4]) {
+  const { MongoClient } = await import("mongodb");
+  const statusClient = await new MongoClient(stack.mongoUri).connect();
+  for (const count of [1, 4, 16]) {
     say(`run deliveries/s with ${count} endpoint${count === 1 ? "" : "s"}`);
+    const writesBefore = await writeCommands(statusClient);
     const { account: hooked } = await stack.admin.createAccount({});
     const { secret } = await stack.admin.createKey({ accountId: hooked.id, kind: KeyKind.SECRET, livemode: false });
     const hookedApi = newApi(secret);
@@ -64,14 +68,32 @@ export async function webhookRows({ run, results, stack, api, newApi, apiUrl, re
     await drain([hookedApi]);
     const seconds = (performance.now() - t0) / 1000;
     hookedApi.close();
-    results[`deliveries_${count}`] = { rps: (deliveries * count) / seconds, p50: NaN, p99: NaN, total: deliveries * count, errors: 0, rss_mb: {} };
+    // The database's write commands over the row (the creates, the relay and fan-out, the deliveries), per delivery.
+    const writes = (await writeCommands(statusClient)) - writesBefore;
+    results[`deliveries_${count}`] = {
+      rps: (deliveries * count) / seconds,
+      p50: NaN,
+      p99: NaN,
+      total: deliveries * count,
+      errors: 0,
+      rss_mb: {},
+      write_commands: writes,
+      write_commands_per_delivery: writes / (deliveries * count),
+    };
   }
+  await statusClient.close();
 
   // The same deliveries without the pipeline: a bare loop of signed POSTs (the worker's signature and headers, a new
   // connection each, as the worker makes them) to the same receiver, as many in flight as one endpoint gets
   // (WEBHOOK_ENDPOINT_CONCURRENCY's default).
   say("run a bare loop of signed POSTs to the receiver");
   results.deliveries_bare = await bareDeliveries(receiver, deliveries);
+  say("run a bare loop of signed POSTs to 16 endpoints (paths), 4 in flight each");
+  results.deliveries_bare_16 = await bareDeliveriesTo(
+    receiver,
+    Array.from({ length: 16 }, (_, i) => `/bare16-${i}`),
+    deliveries,
+  );
   say("run the delivery floor: the bare loop with a delivery's database writes, by hand");
   results.deliveries_floor = await floorDeliveries(receiver, deliveries, stack);
 
@@ -83,7 +105,8 @@ export async function webhookRows({ run, results, stack, api, newApi, apiUrl, re
     ["create_to_delivery", 2],
     ["create_to_delivery_quarter", 4],
   ]) {
-    const steadyRate = Math.max(1, Math.round(Math.min(results.post.rps, results.deliveries_1.rps) / divisor));
+    // (BENCH_ONLY=webhooks runs no `post` row: the same POST just before the endpoint stands in.)
+    const steadyRate = Math.max(1, Math.round(Math.min((results.post ?? results.post_again).rps, results.deliveries_1.rps) / divisor));
     results[name] = await steadyCreateToDelivery({
       run,
       stack,
@@ -98,6 +121,8 @@ export async function webhookRows({ run, results, stack, api, newApi, apiUrl, re
   }
 
   await noisyNeighbourRows({ run, results, stack, newApi, apiUrl, receiver, drain, addEndpoint, say });
+  const backlog = Number(process.env.BENCH_WEBHOOK_BACKLOG ?? 100_000);
+  if (backlog > 0) await backlogRows({ results, stack, newApi, receiver, addEndpoint, count: backlog, say });
   await receiver.close();
 }
 
@@ -162,6 +187,12 @@ async function noisyNeighbourRows({ run, results, stack, newApi, apiUrl, receive
   calm.close();
 }
 
+/** Write commands the server has run (insert, update, delete, findAndModify; a bulk write counts once per command kind it sends). */
+async function writeCommands(client) {
+  const { metrics } = await client.db("admin").command({ serverStatus: 1 });
+  return ["insert", "update", "delete", "findAndModify"].reduce((sum, name) => sum + Number(metrics.commands[name]?.total ?? 0), 0);
+}
+
 /** A signed POST of a resource.created body to `path` at the receiver, a new connection each, as the worker makes them. */
 async function signedPoster(receiver, path) {
   const { request } = await import("node:http");
@@ -207,13 +238,13 @@ async function signedPoster(receiver, path) {
     });
 }
 
-/** `count` deliveries made by `deliver(n)`, as many in flight as one endpoint gets: deliveries per second. */
-async function deliveriesPerSecond(count, deliver) {
+/** `count` deliveries made by `deliver(n)`, as many in flight as one endpoint gets (times `endpoints`): deliveries per second. */
+async function deliveriesPerSecond(count, deliver, endpoints = 1) {
   const { DEFAULT_WEBHOOK_ENDPOINT_CONCURRENCY } = await import("@rms/core/settings");
   let next = 0;
   const t0 = performance.now();
   await Promise.all(
-    Array.from({ length: DEFAULT_WEBHOOK_ENDPOINT_CONCURRENCY }, async () => {
+    Array.from({ length: DEFAULT_WEBHOOK_ENDPOINT_CONCURRENCY * endpoints }, async () => {
       while (next < count) await deliver(next++);
     }),
   );
@@ -225,6 +256,60 @@ async function deliveriesPerSecond(count, deliver) {
 export async function bareDeliveries(receiver, count) {
   const post = await signedPoster(receiver, "/bare");
   return deliveriesPerSecond(count, post);
+}
+
+/** `perPath` signed POSTs to each of `paths` (endpoints at the same receiver), 4 in flight per path: deliveries per second. */
+export async function bareDeliveriesTo(receiver, paths, perPath) {
+  const posts = await Promise.all(paths.map((path) => signedPoster(receiver, path)));
+  return deliveriesPerSecond(perPath * paths.length, (n) => posts[n % posts.length](n), paths.length);
+}
+
+/**
+ * The backlog (issue 32): `count` events for one endpoint queued while its lane is held (the hold a 429's
+ * Retry-After sets, written by hand), then drained by the worker from the moment the hold is lifted to the last
+ * delivery; against the bare loop's time for the same number of POSTs. The events come from imports of 10,000
+ * items (a job's most) posted at once.
+ */
+async function backlogRows({ results, stack, newApi, receiver, addEndpoint, count, say }) {
+  const { KeyKind } = await import("@rms/proto");
+  const { MongoClient } = await import("mongodb");
+  const { DELIVERY_QUEUE, WEBHOOK_DELIVERIES_COLLECTION, WEBHOOK_LANES_COLLECTION } = await import("@rms/core/bench");
+  const client = await new MongoClient(stack.mongoUri).connect();
+  try {
+    const db = client.db(stack.databaseName);
+    const { account } = await stack.admin.createAccount({});
+    const { secret } = await stack.admin.createKey({ accountId: account.id, kind: KeyKind.SECRET, livemode: false });
+    const backlogApi = newApi(secret);
+    const endpoint = await addEndpoint(backlogApi, "/backlog");
+    const lanes = db.collection(WEBHOOK_LANES_COLLECTION);
+    await lanes.updateOne(
+      { _id: endpoint.id },
+      { $set: { account: account.id, livemode: false, turn_at: null, flights: [], failures: 0, hold_until: Date.now() + 86_400_000, version: 0 } },
+      { upsert: true },
+    );
+    say(`backlog: ${count} events for one held endpoint (imports of 10,000 items)`);
+    const jobs = [];
+    for (let from = 0; from < count; from += 10_000) {
+      const items = Array.from({ length: Math.min(10_000, count - from) }, (_, i) => ({ name: `backlog-${from + i}` }));
+      jobs.push(await backlogApi.send("POST", "/v1/jobs", { json: { type: "resources.import", params: { items } } }, 300_000));
+    }
+    for (const job of jobs) await backlogApi.jobEnd(job, { pollMs: 1_000, timeoutMs: 1_800_000 });
+    const deliveries = db.collection(WEBHOOK_DELIVERIES_COLLECTION);
+    await eventually(async () => (await deliveries.countDocuments({ endpoint: endpoint.id, status: "pending" })) >= count, 600_000);
+    say("backlog: lifting the hold, draining");
+    const t0 = performance.now();
+    await lanes.updateOne({ _id: endpoint.id }, { $set: { hold_until: 0, turn_at: Date.now() } });
+    await DELIVERY_QUEUE.signal(db, 1);
+    await eventually(async () => receiver.deliveredTo(["/backlog"]) >= count, 3_600_000);
+    const seconds = (performance.now() - t0) / 1000;
+    results.backlog_drain = { rps: count / seconds, p50: NaN, p99: NaN, total: count, errors: 0, seconds, rss_mb: {} };
+    backlogApi.close();
+    say("backlog: the bare loop, the same number of POSTs");
+    const bare = await bareDeliveriesTo(receiver, ["/backlog-bare"], count);
+    results.backlog_bare = { ...bare, seconds: count / bare.rps };
+  } finally {
+    await client.close();
+  }
 }
 
 /**

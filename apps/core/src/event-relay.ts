@@ -7,7 +7,7 @@ import { webhookFanOut, type RelayedEvent } from "./webhook-deliveries/fanout.js
 import { DELIVERY_QUEUE } from "./webhook-deliveries/model.js";
 import { counterIn } from "./metrics-registry.js";
 
-/** Longest a copied event waits before the queue counter tells idle workers of it. */
+/** Signals of the queue counter are at least this far apart: a copy within it of the last waits for its end. */
 const SIGNAL_EVERY_MS = 20;
 
 /**
@@ -27,18 +27,25 @@ export function eventRelay(db: Db, logger: Logger, metrics?: Registry): OutboxRe
     : null;
   // Idle workers wake on the queue counter, moved once the events are copied (so a woken worker finds
   // them), at most every SIGNAL_EVERY_MS: under a write load one counter update covers many documents.
+  // The first copy after a quiet spell signals at once (an idle worker's wait is the event's latency); copies
+  // within SIGNAL_EVERY_MS of the last signal wait for the window's end and share one update.
   let unsignalled = 0;
   let scheduled = false;
+  let signalledAt = Number.NEGATIVE_INFINITY;
   const signal = (count: number) => {
     unsignalled += count;
     if (scheduled) return;
     scheduled = true;
-    setTimeout(() => {
-      scheduled = false;
-      const total = unsignalled;
-      unsignalled = 0;
-      void DELIVERY_QUEUE.signal(db, total);
-    }, SIGNAL_EVERY_MS);
+    setTimeout(
+      () => {
+        scheduled = false;
+        signalledAt = Date.now();
+        const total = unsignalled;
+        unsignalled = 0;
+        void DELIVERY_QUEUE.signal(db, total);
+      },
+      Math.max(0, signalledAt + SIGNAL_EVERY_MS - Date.now()),
+    );
   };
   return new OutboxRelay(db, {
     sources: OUTBOXES,

@@ -729,6 +729,7 @@ describe("deliveries", () => {
 
     const { value: second, plans: busy } = await measure("delivery claim: a lane with deliveries in flight", () => queue.claim());
     expect(second?.delivery.endpoint).toBe(data.endpoints.busy);
+    // The claim inside the lane: of one delivery (a claim of one place), one findAndModify (storage/lease.ts, claimMany).
     const claim = busy.find((p) => p.operation === `findAndModify ${WEBHOOK_DELIVERIES_COLLECTION}`)!;
     expect(claim.nReturned).toBe(1);
     expect(claim.totalDocsExamined).toBeLessThanOrEqual(1 + data.inFlight);

@@ -78,3 +78,17 @@ it("claims in the order asked for, and only what the filter matches", async () =
   }
   expect(picked).toEqual(["order-a", "order-b"]);
 });
+
+it("claimMany leases several free documents in one write, earliest first; racing claims each win their own", async () => {
+  await work.insertMany(Array.from({ length: 30 }, (_, i) => ({ _id: `many-${String(i).padStart(2, "0")}`, queue: "many", step: i })));
+  const first = await queue("many-1").claimMany({ queue: "many" }, { step: 1 }, 5, "claim-1");
+  expect(first.map((d) => d._id)).toEqual(["many-00", "many-01", "many-02", "many-03", "many-04"]);
+  expect(first.every((d) => d.epoch === 1 && d.lease_owner === "many-1")).toBe(true);
+  const racing = await Promise.all(Array.from({ length: 6 }, (_, i) => queue(`racer-${i}`).claimMany({ queue: "many" }, { step: 1 }, 10, `race-${i}`)));
+  const won = racing.flat().map((d) => d._id);
+  expect(new Set(won).size).toBe(won.length);
+  expect(won).not.toContain("many-00");
+  // Everything free was taken by someone, nothing twice.
+  expect(won.length).toBeLessThanOrEqual(25);
+  expect(await work.countDocuments({ queue: "many", lease_owner: { $ne: null } })).toBe(5 + won.length);
+});

@@ -9,6 +9,8 @@ export interface Leased {
   /** Unix ms; the lease is free once this has passed. Null or absent: never leased, or released. */
   lease_until?: number | null;
   epoch?: number;
+  /** The claim that took it, when several were taken in one write (claimMany); read back by it. */
+  lease_token?: string;
 }
 
 export interface LeaseOptions {
@@ -43,6 +45,31 @@ export class LeaseQueue<T extends Document & Leased> {
       { $set: { lease_owner: this.options.owner, lease_until: now + this.options.leaseMs }, $inc: { epoch: 1 } } as unknown as UpdateFilter<T>,
       { returnDocument: "after", ...(sort ? { sort } : {}) },
     );
+  }
+
+  /**
+   * Takes up to `limit` documents matching `filter` (first in `sort` order) whose lease is free, in one write:
+   * their ids are read, then one `updateMany` leases those still free (each document's filter is checked
+   * again as it is written, so of two racing claims each document goes to one) under `token`, and the ones
+   * this claim won are read back with their new epochs, in `sort` order.
+   */
+  async claimMany(filter: Filter<T>, sort: Sort, limit: number, token: string): Promise<WithId<T>[]> {
+    // One document: one findAndModify, a round trip instead of three.
+    if (limit === 1) {
+      const one = await this.claim(filter, sort);
+      return one ? [one] : [];
+    }
+    const now = this.now();
+    const free = claimable(filter, now);
+    const ids = (await this.collection.find(free, { sort, limit, projection: { _id: 1 } }).toArray()).map((d) => d._id);
+    if (ids.length === 0) return [];
+    const mine = { $and: [{ _id: { $in: ids } }, free] } as Filter<T>;
+    const { modifiedCount } = await this.collection.updateMany(mine, {
+      $set: { lease_owner: this.options.owner, lease_until: now + this.options.leaseMs, lease_token: token },
+      $inc: { epoch: 1 },
+    } as unknown as UpdateFilter<T>);
+    if (modifiedCount === 0) return [];
+    return this.collection.find({ _id: { $in: ids }, lease_owner: this.options.owner, lease_token: token } as Filter<T>, { sort }).toArray();
   }
 
   /** Extends a held lease; false when it was lost (taken over at a later epoch, or the document is gone). */

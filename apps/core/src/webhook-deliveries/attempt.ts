@@ -1,5 +1,5 @@
 import { isDuplicateKeyError } from "@rms/proto";
-import type { Collection, Db, Filter } from "mongodb";
+import type { Db, Filter } from "mongodb";
 import type { Logger } from "pino";
 import { newId } from "../ids.js";
 import type { CoreSettings } from "../settings.js";
@@ -33,6 +33,8 @@ export interface DeliveryEnvironment {
   readonly logger?: Logger;
   /** Tells the process's event relay of a write with an event (an endpoint disabled: disable.ts). */
   readonly written?: (collection: string, id: string) => void;
+  /** Takes an endpoint out of an event's `pending_endpoints` (pending.ts); the worker's is grouped with others (bookkeeping.ts). */
+  readonly pullPending?: (event: string, endpoint: string) => Promise<void>;
 }
 
 /** The environment from the settings core and the workers share (settings.ts). */
@@ -145,8 +147,8 @@ export async function applyAttempt(env: DeliveryEnvironment, attempt: AttemptDoc
   const now = env.now ?? Date.now;
   const endpoints = env.db.collection<DeliveryEndpoint>(WEBHOOK_ENDPOINTS_COLLECTION);
   if (attempt.status === "succeeded") {
-    const events: Collection<FannedOutEvent> = env.db.collection<FannedOutEvent>(EVENTS_COLLECTION);
-    await pullPendingEndpoint(events, attempt.event, attempt.endpoint);
+    if (env.pullPending) await env.pullPending(attempt.event, attempt.endpoint);
+    else await pullPendingEndpoint(env.db.collection<FannedOutEvent>(EVENTS_COLLECTION), attempt.event, attempt.endpoint);
     if (endpoint.failing_since != null) {
       await endpoints.updateOne({ _id: endpoint._id, failing_since: { $ne: null } } as Filter<DeliveryEndpoint>, { $set: { failing_since: null } });
     }

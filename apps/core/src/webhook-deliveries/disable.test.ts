@@ -18,7 +18,7 @@ import { deliveriesPoller } from "../worker/tasks/deliveries.js";
 import type { QueuePoller } from "../worker/tasks/poller.js";
 import { attemptDelivery, type DeliveryEnvironment } from "./attempt.js";
 import { disableEndpoint } from "./disable.js";
-import type { ClaimedDelivery } from "./queue.js";
+import type { ClaimedFlight } from "./queue.js";
 import { webhookFanOut, type RelayedEvent } from "./fanout.js";
 import {
   WEBHOOK_DELIVERIES_COLLECTION,
@@ -37,7 +37,7 @@ let t: Awaited<ReturnType<typeof thingsCollection>>;
 const keyring = testKeyring();
 const logger = pino({ level: "silent" });
 const open: Array<{ close(): Promise<void> }> = [];
-const running: QueuePoller<ClaimedDelivery>[] = [];
+const running: QueuePoller<ClaimedFlight>[] = [];
 
 beforeAll(async () => {
   t = await thingsCollection();
@@ -69,7 +69,7 @@ async function relayedEvent(tenant: Tenant): Promise<FannedOutEvent> {
   return prepared as FannedOutEvent;
 }
 
-function worker(workerId: string): QueuePoller<ClaimedDelivery> {
+function worker(workerId: string): QueuePoller<ClaimedFlight> {
   const settings = { ...DEFAULT_SETTINGS, secretKeyring: keyring, webhookAllowPrivate: true, webhookRetrySchedule: parseRetrySchedule("1s") };
   const started = deliveriesPoller({ db: t.db, logger, workerId, written: () => {}, metrics: new Registry(), settings }, { pollMs: 20 });
   started.start();

@@ -245,6 +245,65 @@ describe("the fair claim", () => {
   });
 });
 
+describe("the batched claim (issue 32)", () => {
+  it("one claim takes every free place of the lane and up to 32 deliveries per place, dealt in turn; another worker's claim then finds the lane full", async () => {
+    await queued("we_batch", 200);
+    const [one, two] = [queue("worker-1"), queue("worker-2")];
+    const flights = await one.claimFlights();
+    expect(flights).toHaveLength(4);
+    expect(flights.map((f) => f.deliveries.length)).toEqual([32, 32, 32, 32]);
+    const ids = flights.flatMap((f) => f.deliveries.map((d) => d._id));
+    expect(new Set(ids).size).toBe(128);
+    // Earliest due first, dealt round robin: the first place has the 1st, 5th, 9th...
+    const byDue = [...flights.flatMap((f) => f.deliveries)].sort((a, b) => a.due_at - b.due_at);
+    expect(flights[0]!.deliveries[1]!._id).toBe(byDue[4]!._id);
+    expect(await inFlight("we_batch")).toBe(4);
+    expect(await two.claimFlights()).toEqual([]);
+    expect(await deliveries().countDocuments({ lease_owner: "worker-1", epoch: 1 })).toBe(128);
+  });
+
+  it("places with no delivery for them end at once; a failing endpoint gets one place of one delivery", async () => {
+    await queued("we_few", 2);
+    const flights = await queue("worker").claimFlights();
+    expect(flights.map((f) => f.deliveries.length)).toEqual([1, 1]);
+    // The two places without a delivery are ended by a grouped write just after the claim.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(await inFlight("we_few")).toBe(2);
+
+    await queued("we_failing", 10);
+    await lanes().updateOne({ _id: "we_failing" }, { $set: { failures: FAILING_AFTER } });
+    const failing = await queue("worker-2").claimFlights();
+    expect(failing.map((f) => f.deliveries.length)).toEqual([1]);
+  });
+
+  it("two workers racing with batched claims over one lane's deliveries each get their own: no delivery is leased twice", async () => {
+    for (let e = 0; e < 6; e++) await queued(`we_race${e}`, 40);
+    const claimed = (await Promise.all(["w1", "w2", "w3"].map((w) => queue(w).claimFlights()))).flat();
+    const ids = claimed.flatMap((f) => f.deliveries.map((d) => d._id));
+    expect(ids.length).toBeGreaterThan(0);
+    expect(new Set(ids).size).toBe(ids.length);
+    for (let e = 0; e < 6; e++) expect(await inFlight(`we_race${e}`)).toBeLessThanOrEqual(4);
+  });
+
+  it("a flight's several attempts tell the lane what one at a time would have: successes end the streak, a failure after them starts one; the longest Retry-After holds", async () => {
+    await queued("we_told", 1);
+    const lanesOf = new Lanes(t.db);
+    const taken = await lanesOf.takeFlights([{ id: "f1", until: clock + 1_000 }], clock, 4);
+    await lanes().updateOne({ _id: "we_told" }, { $set: { failures: 3 } });
+    await lanesOf.releaseFlights(
+      [
+        {
+          endpoint: "we_told",
+          flightIds: [taken!.took[0]!.id],
+          attempts: [attempt({ status: "succeeded" }), attempt({ error: "timeout" }), attempt({ error: "http_error", response_status: 503, retry_after: 7 })],
+        },
+      ],
+      clock,
+    );
+    expect(await lanes().findOne({ _id: "we_told" })).toMatchObject({ failures: 2, hold_until: clock + 7_000, flights: [] });
+  });
+});
+
 describe("laneOutcome", () => {
   it("counts timeouts, refusals, TLS and name failures and 5xx; a success ends the streak; other failures leave it", () => {
     for (const error of ["timeout", "connection_failed", "tls_failed", "dns_failed", "invalid_response"]) expect(laneOutcome(attempt({ error }))).toBe("failing");

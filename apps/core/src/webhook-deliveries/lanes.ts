@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import type { AnyBulkWriteOperation, Collection, Db, Filter, MongoBulkWriteError } from "mongodb";
+import type { AnyBulkWriteOperation, Collection, Db, Document, Filter, MongoBulkWriteError } from "mongodb";
 import { ensureExpiryIndex, expiryAt, type Expiring } from "../storage/expiry.js";
 import { MAX_RETRY_AFTER_SECONDS } from "../webhooks/schedule.js";
 import { WEBHOOK_DELIVERIES_COLLECTION, type AttemptDocument, type DeliveryDocument } from "./model.js";
@@ -84,11 +84,11 @@ const HOLD = { $ifNull: ["$hold_until", 0] };
 const NEXT_VERSION = { $add: [{ $ifNull: ["$version", 0] }, 1] };
 /** A turn no earlier than the lane's hold; a candidate that is not a number (null) leaves the lane idle. */
 const notBeforeHold = (candidate: unknown) => ({ $cond: [{ $isNumber: candidate }, { $max: [HOLD, candidate] }, null] });
-/** The flights still live at `nowMs`, less `without`. */
-const liveFlights = (nowMs: number, without?: string) => ({
+/** The flights still live at `nowMs`, less those of `without`. */
+const liveFlights = (nowMs: number, without: readonly string[] = []) => ({
   $filter: {
     input: { $ifNull: ["$flights", []] },
-    cond: without === undefined ? { $gt: ["$$this.until", nowMs] } : { $and: [{ $gt: ["$$this.until", nowMs] }, { $ne: ["$$this.id", without] }] },
+    cond: without.length === 0 ? { $gt: ["$$this.until", nowMs] } : { $and: [{ $gt: ["$$this.until", nowMs] }, { $not: [{ $in: ["$$this.id", { $literal: [...without] }] }] }] },
   },
 });
 /** Its turn now at the latest: a lane that may have work (a flight ended, work was queued). */
@@ -114,19 +114,30 @@ export class Lanes {
    * flight can end. Null when no lane's turn has come. The answer says whether the flight was taken.
    */
   async take(flight: Flight, nowMs: number, concurrency: number): Promise<{ lane: LaneDocument; took: boolean } | null> {
+    const taken = await this.takeFlights([flight], nowMs, concurrency);
+    return taken && { lane: taken.lane, took: taken.took.length > 0 };
+  }
+
+  /**
+   * As `take`, with as many of `candidates` as the lane has room for, in one write: a worker takes every free
+   * place of the lane at once (batches.ts). The answer lists the flights taken.
+   */
+  async takeFlights(candidates: readonly Flight[], nowMs: number, concurrency: number): Promise<{ lane: LaneDocument; took: Flight[] } | null> {
     const limit = { $cond: [{ $gte: [{ $ifNull: ["$failures", 0] }, FAILING_AFTER] }, 1, concurrency] };
+    const free = { $subtract: ["$limit", { $size: "$flights" }] };
     const room = { $lt: [{ $size: "$flights" }, "$limit"] };
     const lane = await this.collection.findOneAndUpdate(
       turnFilter(nowMs),
       [
         { $set: { flights: liveFlights(nowMs), limit } },
-        { $set: { flights: { $cond: [room, { $concatArrays: ["$flights", [{ $literal: flight }]] }, "$flights"] } } },
+        { $set: { flights: { $cond: [{ $gt: [free, 0] }, { $concatArrays: ["$flights", { $slice: [{ $literal: [...candidates] }, free] }] }, "$flights"] } } },
         { $set: { turn_at: notBeforeHold({ $cond: [room, nowMs, { $min: "$flights.until" }] }), version: NEXT_VERSION, expires_at: expiresAt(nowMs) } },
       ],
       { sort: TURN_SORT, returnDocument: "after" },
     );
     if (!lane) return null;
-    return { lane, took: lane.flights.some((f) => f.id === flight.id) };
+    const held = new Set(lane.flights.map((f) => f.id));
+    return { lane, took: candidates.filter((f) => held.has(f.id)) };
   }
 
   /**
@@ -134,14 +145,17 @@ export class Lanes {
    * was made, and the lane's turn comes now (its freed place may take its next delivery) unless held.
    */
   async release(endpoint: string, flightId: string, attempt: AttemptDocument | null, nowMs: number): Promise<void> {
-    const outcome = laneOutcome(attempt);
-    const failures = outcome === "succeeded" ? 0 : outcome === "failing" ? { $add: [{ $ifNull: ["$failures", 0] }, 1] } : { $ifNull: ["$failures", 0] };
-    const retryAfter = attempt?.retry_after ?? null;
-    const hold = retryAfter === null ? HOLD : { $max: [HOLD, nowMs + Math.min(Math.max(retryAfter, 0), MAX_RETRY_AFTER_SECONDS) * 1000] };
-    await this.collection.updateOne({ _id: endpoint }, [
-      { $set: { flights: liveFlights(nowMs, flightId), failures, hold_until: hold, version: NEXT_VERSION, expires_at: expiresAt(nowMs) } },
-      { $set: { turn_at: turnByNow(nowMs) } },
-    ]);
+    const { filter, update } = flightEnd({ endpoint, flightIds: [flightId], attempts: attempt ? [attempt] : [] }, nowMs);
+    await this.collection.updateOne(filter, update);
+  }
+
+  /** Ends several flights, of one lane or many, in one write (a bulk write; each lane's update as `release`'s). */
+  async releaseFlights(ends: readonly FlightEnd[], nowMs: number): Promise<void> {
+    if (ends.length === 0) return;
+    await this.collection.bulkWrite(
+      ends.map((end) => ({ updateOne: flightEnd(end, nowMs) })),
+      { ordered: false },
+    );
   }
 
   /**
@@ -149,13 +163,45 @@ export class Lanes {
    * nothing wrote the lane since `lane` was read (a producer's wake-up, another flight's end); otherwise the
    * flight ends as any other and the lane keeps its turn, to be looked at again.
    */
-  async idle(lane: LaneDocument, flightId: string, nextMs: number | null, nowMs: number): Promise<void> {
+  async idle(lane: LaneDocument, flightId: string | readonly string[], nextMs: number | null, nowMs: number): Promise<void> {
+    const flightIds = typeof flightId === "string" ? [flightId] : flightId;
     const result = await this.collection.updateOne({ _id: lane._id, version: lane.version }, [
-      { $set: { flights: liveFlights(nowMs, flightId), version: NEXT_VERSION, expires_at: expiresAt(nowMs) } },
+      { $set: { flights: liveFlights(nowMs, flightIds), version: NEXT_VERSION, expires_at: expiresAt(nowMs) } },
       { $set: { turn_at: nextMs === null ? null : notBeforeHold(nextMs) } },
     ]);
-    if (result.matchedCount === 0) await this.release(lane._id, flightId, null, nowMs);
+    if (result.matchedCount === 0) await this.releaseFlights([{ endpoint: lane._id, flightIds, attempts: [] }], nowMs);
   }
+}
+
+/** Flights of one lane that end together, with the attempts they made, in the order made. */
+export interface FlightEnd {
+  readonly endpoint: string;
+  readonly flightIds: readonly string[];
+  readonly attempts: readonly AttemptDocument[];
+}
+
+/**
+ * The update that ends `end`'s flights. The failure streak follows the attempts in order (a success ends it,
+ * a timeout, refusal or 5xx extends it), so several attempts of one flight tell the lane what one at a time
+ * would have; the hold is the longest `Retry-After` among them.
+ */
+function flightEnd(end: FlightEnd, nowMs: number): { filter: Filter<LaneDocument>; update: Document[] } {
+  const outcomes = end.attempts.map(laneOutcome);
+  const lastSuccess = outcomes.lastIndexOf("succeeded");
+  const failingAfter = outcomes.slice(lastSuccess + 1).filter((o) => o === "failing").length;
+  const streak = lastSuccess >= 0 ? failingAfter : { $add: [{ $ifNull: ["$failures", 0] }, failingAfter] };
+  const retryAfter = end.attempts.reduce<number | null>(
+    (longest, a) => (a.retry_after === null || a.retry_after === undefined ? longest : Math.max(longest ?? 0, a.retry_after)),
+    null,
+  );
+  const hold = retryAfter === null ? HOLD : { $max: [HOLD, nowMs + Math.min(Math.max(retryAfter, 0), MAX_RETRY_AFTER_SECONDS) * 1000] };
+  return {
+    filter: { _id: end.endpoint },
+    update: [
+      { $set: { flights: liveFlights(nowMs, end.flightIds), failures: streak, hold_until: hold, version: NEXT_VERSION, expires_at: expiresAt(nowMs) } },
+      { $set: { turn_at: turnByNow(nowMs) } },
+    ],
+  };
 }
 
 /** An endpoint that just got deliveries to make. */

@@ -1,4 +1,4 @@
-import type { Collection, Db, Filter, UpdateFilter } from "mongodb";
+import type { Collection, Db, Filter } from "mongodb";
 import type { Logger } from "pino";
 import type { Registry } from "prom-client";
 import type { CoreSettings } from "../settings.js";
@@ -8,8 +8,9 @@ import { EVENT_RETENTION_MS, EVENTS_COLLECTION } from "../storage/relay.js";
 import { contextOfStored, inSpan, SpanKind, SpanStatusCode } from "@rms/telemetry";
 import { DELIVERY_TIMEOUT_MS } from "../webhooks/deliver.js";
 import { nextAttemptAtMs } from "../webhooks/schedule.js";
-import { applyAttempt, performAttempt, recordAttempt, type DeliveryEnvironment } from "./attempt.js";
-import { ensureLaneIndexes, Lanes, newFlight, repairLanes, type Flight } from "./lanes.js";
+import { applyAttempt, performAttempt, type DeliveryEnvironment } from "./attempt.js";
+import { DeliveryBookkeeping } from "./bookkeeping.js";
+import { ensureLaneIndexes, FAILING_AFTER, Lanes, newFlight, repairLanes, type Flight } from "./lanes.js";
 import { DeliveryMetrics, type GiveUpReason } from "./metrics.js";
 import {
   attemptIdOf,
@@ -22,7 +23,6 @@ import {
   type DeliveryEndpoint,
   type FannedOutEvent,
 } from "./model.js";
-import { pullPendingEndpoint } from "./pending.js";
 
 /**
  * A claim holds its delivery this long: one attempt is bounded by the 15 s timeout, and the reads and
@@ -107,12 +107,20 @@ export interface DeliveryQueueOptions {
   /** Tells the process's event relay of a write with an event (an endpoint disabled). */
   readonly written?: (collection: string, id: string) => void;
   readonly lookAgainAt?: (atMs: number) => void;
+  /** The group-commit window of the writes after a POST (bookkeeping.ts, BOOKKEEPING_WINDOW_MS by default). */
+  readonly bookkeepingWindowMs?: number;
 }
 
 /** A claimed delivery and the flight it holds in its endpoint's lane (lanes.ts). */
 export interface ClaimedDelivery {
   readonly delivery: DeliveryDocument;
   readonly flight: Flight;
+}
+
+/** One place of an endpoint's lane and the deliveries claimed for it: sent one after another, at most one in flight. */
+export interface ClaimedFlight {
+  readonly flight: Flight;
+  readonly deliveries: readonly DeliveryDocument[];
 }
 
 /** What became of one claimed delivery and, when it stays queued (a retry, an event not copied yet), when it is due again. */
@@ -124,11 +132,33 @@ export interface Processed {
 }
 
 /**
- * The deliveries queue as one worker process takes from it: takes a turn of the endpoint lane whose turn
- * came first, with a flight under that endpoint's limit (lanes.ts), claims that endpoint's next due delivery
- * under a lease (storage/lease.ts), makes one attempt of it (attempt.ts) and then, in the release of its
- * lease, makes it due again per the retry schedule or failed (a success deletes a scheduled delivery); the
- * flight ends last, with what the attempt tells the lane.
+ * Deliveries one flight takes at most (the claim takes this many per free place of the lane, in one write).
+ * Sent one after another, so a flight is still one POST in flight; the bookkeeping of each goes in groups
+ * while the next is sent (bookkeeping.ts).
+ */
+export const DELIVERIES_PER_FLIGHT = 32;
+/**
+ * A flight sends its next delivery only while that attempt's time limit and this margin (its bookkeeping)
+ * end before the delivery's lease: the rest go back to the queue unleased, never sent under an expired lease.
+ */
+export const FLIGHT_SEND_MARGIN_MS = 5_000;
+
+/** How old a flight's read of its endpoint may be when it sends its next delivery (ms). */
+export const ENDPOINT_REREAD_MS = 1_000;
+
+/** A delivery started: the attempt it made, if any (the flight stops after one that failed), and its bookkeeping. */
+interface Started {
+  readonly attempt?: AttemptDocument;
+  readonly done: Promise<Processed>;
+}
+
+/**
+ * The deliveries queue as one worker process takes from it: takes the free places of the endpoint lane
+ * whose turn came first (lanes.ts), claims up to DELIVERIES_PER_FLIGHT of that endpoint's due deliveries
+ * per place under a lease, in one write (storage/lease.ts, claimMany); each place sends its deliveries one
+ * after another (attempt.ts) and then, in the release of each lease, makes it due again per the retry
+ * schedule or failed (a success deletes a scheduled delivery); the flight ends last, with what its attempts
+ * tell the lane. The writes after a POST are grouped across the process (bookkeeping.ts).
  */
 export class DeliveryQueue {
   private readonly queue: LeaseQueue<DeliveryDocument>;
@@ -141,6 +171,7 @@ export class DeliveryQueue {
   private readonly random: () => number;
   private readonly schedule: readonly number[];
   private readonly metrics: DeliveryMetrics;
+  readonly bookkeeping: DeliveryBookkeeping;
 
   constructor(private readonly options: DeliveryQueueOptions) {
     this.now = options.now ?? Date.now;
@@ -151,43 +182,69 @@ export class DeliveryQueue {
     this.leaseMs = options.leaseMs ?? DELIVERY_LEASE_MS;
     this.queue = new LeaseQueue(this.deliveries, { owner: options.owner, leaseMs: this.leaseMs, now: this.now });
     this.lanes = new Lanes(options.db);
+    this.bookkeeping = new DeliveryBookkeeping(options.db, options.owner, this.lanes, this.now, options.bookkeepingWindowMs);
     this.env = {
       db: options.db,
       keyring: options.settings.secretKeyring,
       allowPrivate: options.settings.webhookAllowPrivate,
       now: this.now,
       logger: options.logger,
+      pullPending: async (event, endpoint) => {
+        await this.bookkeeping.pulls.add({ event, endpoint });
+      },
       ...(options.transport ? { transport: options.transport } : {}),
       ...(options.written ? { written: options.written } : {}),
     };
   }
 
+  /** The next delivery, fairly, alone in its flight (claimFlights with one place of one delivery). */
+  async claim(): Promise<ClaimedDelivery | null> {
+    const [claimed] = await this.claimFlights(1, 1);
+    return claimed ? { delivery: claimed.deliveries[0]!, flight: claimed.flight } : null;
+  }
+
   /**
-   * The next delivery, fairly: the lane whose turn came first gives a flight (or none, when full), then its
-   * endpoint's earliest due delivery is claimed under this process's lease. A lane with nothing due gets its
-   * next turn from its deliveries (lanes.ts, idle) and the next lane is tried, up to LANES_PER_CLAIM; null
+   * The next deliveries, fairly: the lane whose turn came first gives up to `places` flights (as many as it
+   * has room for; none when full), then its endpoint's earliest due deliveries, up to `perFlight` per flight
+   * taken (1 while the endpoint is failing), are claimed under this process's lease in one write and dealt
+   * to the flights in turn; a flight left without a delivery ends at once. A lane with nothing due gets its
+   * next turn from its deliveries (lanes.ts, idle) and the next lane is tried, up to LANES_PER_CLAIM; empty
    * when no lane's turn has come.
    */
-  async claim(): Promise<ClaimedDelivery | null> {
+  async claimFlights(places: number = this.options.settings.webhookEndpointConcurrency, perFlight: number = DELIVERIES_PER_FLIGHT): Promise<ClaimedFlight[]> {
     await this.repairLanesIfDue();
     const concurrency = this.options.settings.webhookEndpointConcurrency;
     for (let looked = 0; looked < LANES_PER_CLAIM; looked++) {
       const nowMs = this.now();
-      const flight = newFlight(nowMs, this.leaseMs);
-      const taken = await this.lanes.take(flight, nowMs, concurrency);
-      if (!taken) return null;
-      if (!taken.took) continue;
-      const delivery = await this.queue.claim(endpointDueFilter(taken.lane._id, nowMs), DUE_SORT);
-      if (delivery) {
-        this.metrics.claimed();
-        return { delivery, flight };
+      const candidates = Array.from({ length: places }, () => newFlight(nowMs, this.leaseMs));
+      const taken = await this.lanes.takeFlights(candidates, nowMs, concurrency);
+      if (!taken) return [];
+      if (taken.took.length === 0) continue;
+      const { lane, took } = taken;
+      const each = (lane.failures ?? 0) >= FAILING_AFTER ? 1 : perFlight;
+      const claimed = await this.queue.claimMany(endpointDueFilter(lane._id, nowMs), DUE_SORT, took.length * each, took[0]!.id);
+      if (claimed.length > 0) {
+        const used = took.slice(0, Math.min(took.length, claimed.length));
+        const dealt = used.map((flight) => ({ flight, deliveries: [] as DeliveryDocument[] }));
+        claimed.forEach((delivery, i) => {
+          this.metrics.claimed();
+          dealt[i % used.length]!.deliveries.push(delivery);
+        });
+        const unused = took.slice(used.length).map((f) => f.id);
+        if (unused.length > 0) void this.endFlights(lane._id, unused, []);
+        return dealt;
       }
-      const next = await this.nextTurnOf(taken.lane._id, concurrency);
-      await this.lanes.idle(taken.lane, flight.id, next, nowMs);
+      const next = await this.nextTurnOf(lane._id, concurrency);
+      await this.lanes.idle(
+        lane,
+        took.map((f) => f.id),
+        next,
+        nowMs,
+      );
       if (next !== null) this.options.lookAgainAt?.(next);
     }
     this.options.lookAgainAt?.(this.now());
-    return null;
+    return [];
   }
 
   /**
@@ -197,7 +254,11 @@ export class DeliveryQueue {
    */
   private async nextTurnOf(endpoint: string, concurrency: number): Promise<number | null> {
     const head = await this.deliveries
-      .find({ endpoint, status: "pending" } as Filter<DeliveryDocument>, { sort: DUE_SORT, limit: concurrency + 1, projection: { due_at: 1, lease_until: 1 } })
+      .find({ endpoint, status: "pending" } as Filter<DeliveryDocument>, {
+        sort: DUE_SORT,
+        limit: concurrency * DELIVERIES_PER_FLIGHT + 1,
+        projection: { due_at: 1, lease_until: 1 },
+      })
       .toArray();
     return head.length === 0 ? null : Math.min(...head.map((d) => Math.max(d.due_at, d.lease_until ?? 0)));
   }
@@ -216,38 +277,105 @@ export class DeliveryQueue {
     }
   }
 
-  /**
-   * One claimed delivery, to the release of its lease and then of its flight, which tells the lane the
-   * attempt's outcome (counted out of the in-flight gauge whatever the outcome).
-   */
+  /** One claimed delivery alone in its flight, as `processFlight`. */
   async process(claimed: ClaimedDelivery): Promise<Processed> {
-    let processed: Processed | undefined;
-    try {
-      processed = await this.attemptOnce(claimed.delivery);
-      return processed;
-    } finally {
-      this.metrics.released();
-      // Last, after the delivery's own release: a lane given its turn while the delivery is still leased would
-      // be set idle until that lease ends (nextTurnOf), and a retry due in 50 ms would wait a minute.
-      await this.lanes
-        .release(claimed.delivery.endpoint, claimed.flight.id, processed?.attempt ?? null, this.now())
-        .catch((error: unknown) => this.options.logger.warn({ err: error, endpoint: claimed.delivery.endpoint }, "webhook lane release failed; its flight ends with its lease"));
-    }
+    const [processed] = await this.processFlight({ flight: claimed.flight, deliveries: [claimed.delivery] });
+    return processed!;
   }
 
-  /** End it without an attempt when there is nothing to deliver to, else attempt it once; then release it. */
-  private async attemptOnce(delivery: DeliveryDocument): Promise<Processed> {
+  /**
+   * A flight's deliveries, one after another: each is sent once its turn comes and its bookkeeping goes on
+   * while the next is sent. After an attempt that failed (the endpoint may be down) or once the lease
+   * leaves too little time for another attempt, the rest go back to the queue unsent. The flight ends last,
+   * after every delivery's release, with what its attempts tell the lane (each counted out of the in-flight
+   * gauge whatever the outcome).
+   */
+  async processFlight(claimed: ClaimedFlight, stopping: () => boolean = () => false): Promise<Processed[]> {
+    const { db } = this.options;
+    const { deliveries, flight } = claimed;
+    const endpointId = deliveries[0]!.endpoint;
+    const started: Promise<Processed>[] = [];
+    const attempts: AttemptDocument[] = [];
+    let stopped: unknown = null;
+    try {
+      const eventIds = [...new Set(deliveries.map((d) => d.event))];
+      const endpoints = db.collection<DeliveryEndpoint & { deleted?: boolean }>(WEBHOOK_ENDPOINTS_COLLECTION);
+      let endpointReadAt = this.now();
+      let [endpoint, read] = await Promise.all([
+        endpoints.findOne({ _id: endpointId }),
+        db
+          .collection<FannedOutEvent>(EVENTS_COLLECTION)
+          .find({ _id: { $in: eventIds } })
+          .toArray(),
+      ]);
+      const events = new Map(read.map((e) => [e._id, e]));
+      let stop = false;
+      const timeoutMs = this.options.transport?.timeoutMs ?? DELIVERY_TIMEOUT_MS;
+      for (const delivery of deliveries) {
+        // The first is sent whatever the lease (as a lone delivery always was); a later one only while its lease outlasts an attempt.
+        const late = started.length > 0 && this.now() + timeoutMs + FLIGHT_SEND_MARGIN_MS > (delivery.lease_until ?? 0);
+        if (stop || stopping() || late) {
+          started.push(this.putBack(delivery));
+          continue;
+        }
+        // A flight of slow answers reads its endpoint again: a rotated-out secret or a disabling applies within a second.
+        if (this.now() - endpointReadAt > ENDPOINT_REREAD_MS) {
+          endpointReadAt = this.now();
+          endpoint = await endpoints.findOne({ _id: endpointId });
+        }
+        const one = await this.start(delivery, endpoint, events.get(delivery.event) ?? null).catch((error: unknown) => ({ done: Promise.reject(error) }) as Started);
+        one.done.catch(() => undefined);
+        started.push(one.done);
+        if (one.attempt) {
+          attempts.push(one.attempt);
+          if (one.attempt.status !== "succeeded") stop = true;
+        }
+      }
+    } catch (error) {
+      // The reads before the first POST failed: the deliveries not started are left to their leases.
+      stopped = error;
+    }
+    const settled = await Promise.allSettled(started);
+    for (const _ of deliveries) this.metrics.released();
+    // Last, after the deliveries' own releases: a lane given its turn while a delivery is still leased would
+    // be set idle until that lease ends (nextTurnOf), and a retry due in 50 ms would wait a minute.
+    await this.endFlights(endpointId, [flight.id], attempts);
+    if (stopped !== null) throw stopped;
+    const failed = settled.find((s) => s.status === "rejected");
+    if (failed) throw failed.reason;
+    return settled.map((s) => (s as PromiseFulfilledResult<Processed>).value);
+  }
+
+  /** Ends flights of a lane (grouped with others); a failure is logged, the flights then end with their `until`. */
+  private async endFlights(endpoint: string, flightIds: readonly string[], attempts: readonly AttemptDocument[]): Promise<void> {
+    await this.bookkeeping.flights
+      .add({ endpoint, flightIds, attempts })
+      .catch((error: unknown) => this.options.logger.warn({ err: error, endpoint }, "webhook lane release failed; its flight ends with its lease"));
+  }
+
+  /** A claimed delivery not sent (its flight stopped): back to the queue as it was, due when it was. */
+  private async putBack(delivery: DeliveryDocument): Promise<Processed> {
+    const held = await this.bookkeeping.deliveries.add({ kind: "release", id: delivery._id, epoch: delivery.epoch, set: {} });
+    return { step: held ? "waiting" : "lost", dueAt: delivery.due_at };
+  }
+
+  /**
+   * Ends it without an attempt when there is nothing to deliver to, else attempts it once (the POST is
+   * awaited here); then, in `done`, its attempt's record and effects and its release.
+   */
+  private async start(delivery: DeliveryDocument, endpoint: (DeliveryEndpoint & { deleted?: boolean }) | null, read: FannedOutEvent | null): Promise<Started> {
     const { db } = this.options;
     const epoch = delivery.epoch;
+    const now = (done: Promise<Processed>): Started => ({ done });
     // Every release notes its epoch, so the next claim knows whether the one before it ended cleanly.
-    const release = async (update: { $set: Partial<DeliveryDocument> }, step: DeliveryStep, dueAt?: number): Promise<Processed> => {
-      const held = await this.queue.release(delivery._id, epoch, { $set: { ...update.$set, released_epoch: epoch } } as UpdateFilter<DeliveryDocument>);
+    const release = async (set: Partial<DeliveryDocument>, step: DeliveryStep, dueAt?: number): Promise<Processed> => {
+      const held = await this.bookkeeping.deliveries.add({ kind: "release", id: delivery._id, epoch, set });
       return { step: held ? step : "lost", dueAt };
     };
     // A finished delivery is kept 30 days from its creation, then its TTL index removes it.
     const expires_at = webhookExpiresAt(delivery.created);
     const giveUp = async (reason: GiveUpReason, fields: Partial<DeliveryDocument> = {}): Promise<Processed> => {
-      const released = await release({ $set: { ...fields, status: "failed", ended_reason: reason, expires_at } }, "failed");
+      const released = await release({ ...fields, status: "failed", ended_reason: reason, expires_at }, "failed");
       if (released.step === "failed") this.metrics.gaveUp(reason);
       return released;
     };
@@ -255,64 +383,62 @@ export class DeliveryQueue {
     // history): its attempt records the success, and the event no longer names the endpoint. A recovery
     // delivery stays, `succeeded`: recover reads an event's deliveries to an endpoint to see whether they all failed.
     const done = async (fields: Partial<DeliveryDocument>): Promise<Processed> => {
-      if (delivery.trigger !== "scheduled") return release({ $set: { ...fields, status: "succeeded", expires_at } }, "succeeded");
-      const { deletedCount } = await this.deliveries.deleteOne({ _id: delivery._id, epoch, lease_owner: this.options.owner } as Filter<DeliveryDocument>);
-      return { step: deletedCount === 1 ? "succeeded" : "lost" };
+      if (delivery.trigger !== "scheduled") return release({ ...fields, status: "succeeded", expires_at }, "succeeded");
+      const deleted = await this.bookkeeping.deliveries.add({ kind: "delete", id: delivery._id, epoch });
+      return { step: deleted ? "succeeded" : "lost" };
     };
 
     const events = db.collection<FannedOutEvent>(EVENTS_COLLECTION);
-    const [endpoint, read] = await Promise.all([
-      db.collection<DeliveryEndpoint & { deleted?: boolean }>(WEBHOOK_ENDPOINTS_COLLECTION).findOne({ _id: delivery.endpoint }),
-      events.findOne({ _id: delivery.event }),
-    ]);
     if (!endpoint || endpoint.deleted) {
       // A deleted endpoint will never answer: no event waits for it any more.
-      await pullPendingEndpoint(events, delivery.event, delivery.endpoint);
-      return giveUp("endpoint_deleted");
+      return now(this.bookkeeping.pulls.add({ event: delivery.event, endpoint: delivery.endpoint }).then(() => giveUp("endpoint_deleted")));
     }
     // A resend (trigger `manual`) may try a disabled endpoint: a way to test it before enabling it again.
-    if (endpoint.status !== "enabled" && delivery.trigger !== "manual") return giveUp("endpoint_disabled");
+    if (endpoint.status !== "enabled" && delivery.trigger !== "manual") return now(giveUp("endpoint_disabled"));
     const event = read ?? (await this.eventCopiedSoon(events, delivery));
     if (!event) {
       const ageMs = this.now() - delivery.created * 1000;
-      if (ageMs > EVENT_RETENTION_MS) return giveUp("event_expired");
+      if (ageMs > EVENT_RETENTION_MS) return now(giveUp("event_expired"));
       // Queued by a relay that copies the event a moment later (or crashed first, and a sweep will): look
       // again soon while young, then every few seconds.
       const delay = ageMs < EVENT_NOT_YET_COPIED_SOON_FOR_MS ? EVENT_NOT_YET_COPIED_SOON_MS : EVENT_NOT_YET_COPIED_DELAY_MS;
       const dueAt = this.now() + delay;
-      return release({ $set: { due_at: dueAt } }, "waiting", dueAt);
+      return now(release({ due_at: dueAt }, "waiting", dueAt));
     }
     // Answered 2xx already (this delivery's attempt before a crash, or a resend): nothing is owed.
     // A resend is made whatever the endpoint answered before, and whether or not it subscribes to the type.
-    if (delivery.trigger !== "manual" && !(event.pending_endpoints ?? []).includes(delivery.endpoint)) return done({ ended_reason: "not_pending" });
+    if (delivery.trigger !== "manual" && !(event.pending_endpoints ?? []).includes(delivery.endpoint)) return now(done({ ended_reason: "not_pending" }));
 
     const attemptNumber = delivery.attempts + 1;
     const attemptId = attemptIdOf(delivery, attemptNumber);
     // After a claim that did not end cleanly (a worker died holding it), the attempt may be recorded
     // already: its outcome is applied again instead of sending a second time.
     const cleanBefore = (delivery.released_epoch ?? 0) === epoch - 1;
-    const recorded =
-      (cleanBefore ? null : await db.collection<AttemptDocument>(WEBHOOK_ATTEMPTS_COLLECTION).findOne({ _id: attemptId })) ??
-      (await this.attempt(event, endpoint, delivery, attemptId));
-    const disabled = await applyAttempt(this.env, recorded, endpoint);
-    if (disabled) this.metrics.disabled(disabled);
+    const stored = cleanBefore ? null : await db.collection<AttemptDocument>(WEBHOOK_ATTEMPTS_COLLECTION).findOne({ _id: attemptId });
+    const made = stored ?? (await this.attempt(event, endpoint, delivery, attemptId));
+    const finish = async (): Promise<Processed> => {
+      const recorded = stored ?? (await this.bookkeeping.attempts.add(made));
+      const disabled = await applyAttempt(this.env, recorded, endpoint);
+      if (disabled) this.metrics.disabled(disabled);
 
-    const atMs = this.now();
-    const withAttempt = (processed: Processed): Processed => ({ ...processed, attempt: recorded });
-    if (recorded.status === "succeeded") {
-      const ended = await done({ attempts: attemptNumber });
-      if (ended.step === "succeeded" && delivery.trigger === "scheduled") this.metrics.delivered(event._id, atMs);
-      return withAttempt(ended);
-    }
-    const failed = { attempts: attemptNumber, first_failed_at: delivery.first_failed_at ?? atMs };
-    if (disabled) return withAttempt(await giveUp("endpoint_disabled", failed));
-    // Recovery and manual deliveries are one attempt each; scheduled ones follow the schedule.
-    const next =
-      delivery.trigger === "scheduled"
-        ? nextAttemptAtMs({ schedule: this.schedule, attemptsMade: attemptNumber, failedAtMs: atMs, retryAfterSeconds: recorded.retry_after, random: this.random })
-        : null;
-    if (next === null) return withAttempt(await giveUp("schedule_exhausted", failed));
-    return withAttempt(await release({ $set: { ...failed, due_at: next } }, "retry", next));
+      const atMs = this.now();
+      const withAttempt = (processed: Processed): Processed => ({ ...processed, attempt: recorded });
+      if (recorded.status === "succeeded") {
+        const ended = await done({ attempts: attemptNumber });
+        if (ended.step === "succeeded" && delivery.trigger === "scheduled") this.metrics.delivered(event._id, atMs);
+        return withAttempt(ended);
+      }
+      const failed = { attempts: attemptNumber, first_failed_at: delivery.first_failed_at ?? atMs };
+      if (disabled) return withAttempt(await giveUp("endpoint_disabled", failed));
+      // Recovery and manual deliveries are one attempt each; scheduled ones follow the schedule.
+      const next =
+        delivery.trigger === "scheduled"
+          ? nextAttemptAtMs({ schedule: this.schedule, attemptsMade: attemptNumber, failedAtMs: atMs, retryAfterSeconds: recorded.retry_after, random: this.random })
+          : null;
+      if (next === null) return withAttempt(await giveUp("schedule_exhausted", failed));
+      return withAttempt(await release({ ...failed, due_at: next }, "retry", next));
+    };
+    return { attempt: made, done: finish() };
   }
 
   /** A young delivery's event not copied yet: read again EVENT_COPY_REREADS times, EVENT_COPY_REREAD_MS apart. */
@@ -325,7 +451,7 @@ export class DeliveryQueue {
     return null;
   }
 
-  /** Sends one attempt, counts it, and records it (the stored one stands when this id was recorded already). */
+  /** Sends one attempt and counts it; the caller records it (grouped, bookkeeping.ts). */
   private async attempt(event: FannedOutEvent, endpoint: DeliveryEndpoint, delivery: DeliveryDocument, attemptId: string): Promise<AttemptDocument> {
     // A span continuing the trace of the call that made the event (its `trace`; docs/observability.md, "Tracing").
     const attributes = {
@@ -341,7 +467,7 @@ export class DeliveryQueue {
       if (made.response_status !== null) span.setAttribute("http.response.status_code", made.response_status);
       if (made.status !== "succeeded") span.setStatus({ code: SpanStatusCode.ERROR, message: made.error ?? "failed" });
       this.metrics.attempted(made);
-      return recordAttempt(this.options.db, made);
+      return made;
     });
   }
 }

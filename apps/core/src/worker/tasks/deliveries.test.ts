@@ -31,7 +31,7 @@ import {
 import type { Resolver } from "../../webhooks/pinned-lookup.js";
 import { parseRetrySchedule } from "../../webhooks/schedule.js";
 import { wakeLanes } from "../../webhook-deliveries/lanes.js";
-import { DeliveryQueue, ensureDeliveryIndexes, type ClaimedDelivery } from "../../webhook-deliveries/queue.js";
+import { DeliveryQueue, ensureDeliveryIndexes, type ClaimedFlight } from "../../webhook-deliveries/queue.js";
 import { DELIVERY_QUEUE } from "../../webhook-deliveries/model.js";
 import { deliveriesPoller, type DeliveryTaskOptions } from "./deliveries.js";
 import type { QueuePoller } from "./poller.js";
@@ -42,7 +42,7 @@ let certificate: { cert: string; key: string };
 const keyring = testKeyring();
 const logger = pino({ level: "silent" });
 const open: Array<{ close(): Promise<void> }> = [];
-const running: QueuePoller<ClaimedDelivery>[] = [];
+const running: QueuePoller<ClaimedFlight>[] = [];
 
 beforeAll(async () => {
   t = await thingsCollection();
@@ -78,7 +78,7 @@ function context(overrides: Partial<WorkerContext["settings"]> = {}, workerId = 
 }
 
 /** A running worker over the test database (polling every 50 ms). */
-function worker(options: DeliveryTaskOptions & { settings?: Partial<WorkerContext["settings"]>; workerId?: string } = {}): QueuePoller<ClaimedDelivery> {
+function worker(options: DeliveryTaskOptions & { settings?: Partial<WorkerContext["settings"]>; workerId?: string } = {}): QueuePoller<ClaimedFlight> {
   const started = deliveriesPoller(context(options.settings, options.workerId), { transport: { ca: tlsCa }, pollMs: 50, ...options });
   started.start();
   running.push(started);

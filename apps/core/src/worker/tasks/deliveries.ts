@@ -1,7 +1,7 @@
 // The webhook deliveries task: the shared poller over the deliveries queue of webhook-deliveries/.
 import { queueDepthGauges } from "../../webhook-deliveries/metrics.js";
 import { DELIVERY_QUEUE, WEBHOOK_DELIVERIES_COLLECTION, type DeliveryDocument } from "../../webhook-deliveries/model.js";
-import { DeliveryQueue, ensureDeliveryIndexes, type ClaimedDelivery, type DeliveryQueueOptions } from "../../webhook-deliveries/queue.js";
+import { DeliveryQueue, ensureDeliveryIndexes, type ClaimedFlight, type DeliveryQueueOptions } from "../../webhook-deliveries/queue.js";
 import { ENDPOINTS_PER_TENANT } from "../../webhook-endpoints/model.js";
 import { QueuePoller, queueTask } from "./poller.js";
 import type { WorkerContext, WorkerTask } from "./task.js";
@@ -35,7 +35,7 @@ export const DELIVERY_CLAIMS_AT_ONCE = 4;
  */
 export const DELIVERY_FULL_POLL_MS = 2_000;
 
-export interface DeliveryTaskOptions extends Pick<DeliveryQueueOptions, "leaseMs" | "transport" | "now" | "random"> {
+export interface DeliveryTaskOptions extends Pick<DeliveryQueueOptions, "leaseMs" | "transport" | "now" | "random" | "bookkeepingWindowMs"> {
   readonly concurrency?: number;
   readonly pollMs?: number;
 }
@@ -44,9 +44,9 @@ export interface DeliveryTaskOptions extends Pick<DeliveryQueueOptions, "leaseMs
  * The deliveries queue of one worker process (not yet started): up to `concurrency` deliveries in hand,
  * each claimed and attempted by the webhook-deliveries domain (webhook-deliveries/queue.ts).
  */
-export function deliveriesPoller(context: WorkerContext, options: DeliveryTaskOptions = {}): QueuePoller<ClaimedDelivery> {
+export function deliveriesPoller(context: WorkerContext, options: DeliveryTaskOptions = {}): QueuePoller<ClaimedFlight> {
   const { db, logger } = context;
-  const { leaseMs, transport, now, random } = options;
+  const { leaseMs, transport, now, random, bookkeepingWindowMs } = options;
   const queue = new DeliveryQueue({
     db,
     logger,
@@ -57,21 +57,23 @@ export function deliveriesPoller(context: WorkerContext, options: DeliveryTaskOp
     transport,
     now,
     random,
+    bookkeepingWindowMs,
     written: context.written,
     lookAgainAt: (atMs) => poller.lookAgainAt(atMs),
   });
-  const poller: QueuePoller<ClaimedDelivery> = new QueuePoller({
+  const poller: QueuePoller<ClaimedFlight> = new QueuePoller({
     name: "webhook-deliveries",
     logger,
     concurrency: options.concurrency ?? deliverySlots(context.settings.webhookEndpointConcurrency),
     claimsAtOnce: DELIVERY_CLAIMS_AT_ONCE,
-    claim: () => queue.claim(),
-    async work(claimed) {
+    claim: async () => (await queue.claimFlights(1))[0] ?? null,
+    claimSome: () => queue.claimFlights(),
+    async work(claimed, lane) {
       try {
-        const { dueAt } = await queue.process(claimed);
-        if (dueAt !== undefined) poller.lookAgainAt(dueAt);
+        // Stopping: what the flight has not sent yet goes back to the queue at once.
+        for (const { dueAt } of await queue.processFlight(claimed, () => lane.stopping())) if (dueAt !== undefined) poller.lookAgainAt(dueAt);
       } catch (error) {
-        logger.warn({ err: error, delivery: claimed.delivery._id }, "delivery failed; its lease will expire and it is retried");
+        logger.warn({ err: error, deliveries: claimed.deliveries.map((d) => d._id) }, "delivery failed; its lease will expire and it is retried");
       }
     },
     signal: () => DELIVERY_QUEUE.read(db),

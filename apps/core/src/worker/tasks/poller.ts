@@ -25,6 +25,12 @@ export interface PollerOptions<T> {
    * comes next (order, fairness) is the claim's alone.
    */
   readonly claim: () => Promise<T | null>;
+  /**
+   * Instead of `claim`: takes several items at once (the places of one endpoint's lane, each with its
+   * deliveries); empty when there is none to take now. The items of one answer may take the poller up to
+   * that many past `concurrency`.
+   */
+  readonly claimSome?: () => Promise<readonly T[]>;
   /** Works one claimed item to its end or, once `lane.stopping()`, checkpoints and releases it. */
   readonly work: (item: T, lane: Lane) => Promise<void>;
   /** The queue's wake-up counter (one small document read by `_id`), which producers move after queueing work. */
@@ -161,20 +167,24 @@ export class QueuePoller<T> {
   /** One chain of claims: claims while a lane is free, until a claim finds nothing (then the back-off starts). */
   private async claimChain(): Promise<void> {
     while (!this.stopped && this.inFlight.size + this.claiming < this.options.concurrency) {
-      let item: T | null = null;
+      let items: readonly T[] = [];
       this.claiming++;
       try {
-        item = await this.options.claim();
+        if (this.options.claimSome) items = await this.options.claimSome();
+        else {
+          const item = await this.options.claim();
+          items = item === null ? [] : [item];
+        }
       } catch (error) {
         this.options.logger.warn({ err: error }, `${this.options.name}: claim failed`);
       } finally {
         this.claiming--;
       }
-      if (item === null) {
+      if (items.length === 0) {
         this.idleUntil = this.now() + this.options.idleMs;
         return;
       }
-      this.run(item);
+      for (const item of items) this.run(item);
     }
   }
 
