@@ -6,7 +6,8 @@ import type { paths } from "../api/schema";
 import { useAuth } from "../app/auth";
 import { ErrorNotice } from "../components/ErrorNotice";
 import { IdLink } from "../components/IdLink";
-import { Loading, ScopeNote, Section, StatusBadge, useScopeReason } from "../components/ui";
+import { type Column, cursorPager, type FilterSpec, ListPage } from "../components/ListPage";
+import { ScopeNote, Section, StatusBadge, useScopeReason } from "../components/ui";
 import { uploadFile } from "../lib/download";
 import { RESOURCE_STATUSES, type ResourceStatus } from "../lib/filters";
 import { INLINE_IMPORT_MAX, itemsOfFile } from "../lib/import-file";
@@ -17,6 +18,23 @@ import { formatTime } from "../lib/time";
 const route = getRouteApi("/jobs");
 const JOB_STATUSES = ["queued", "running", "succeeded", "failed", "canceled"] as const;
 const JOB_TYPES = ["resources.bulk_update", "resources.bulk_delete", "resources.import", "resources.export"] as const;
+
+const JOB_FILTERS: FilterSpec = {
+  apply: "change",
+  idPrefix: "j",
+  fields: [
+    { name: "status", label: "Status", kind: "select", options: JOB_STATUSES },
+    { name: "type", label: "Type", kind: "select", options: JOB_TYPES },
+  ],
+};
+
+const JOB_COLUMNS: readonly Column<Job>[] = [
+  { header: "Job", cell: (j) => <IdLink id={j.id} /> },
+  { header: "Type", cell: (j) => j.type },
+  { header: "Status", cell: (j) => <StatusBadge status={j.status} /> },
+  { header: "Progress", cell: (j) => progressView(j).label },
+  { header: "Created", cell: (j) => formatTime(j.created), className: "when" },
+];
 
 export function JobsPage() {
   const search = route.useSearch();
@@ -37,84 +55,28 @@ export function JobsPage() {
     refetchInterval: (q) => (q.state.data?.data.some((j) => j.status === "queued" || j.status === "running") ? 1_000 : false),
     queryFn: () => unwrap(client.GET("/v1/jobs", { params: { query } })),
   });
-  const rows = jobs.data?.data ?? [];
   const base = { ...(search.status ? { status: search.status } : {}), ...(search.type ? { type: search.type } : {}) };
   return (
-    <div>
-      <h1>Jobs</h1>
+    <ListPage
+      title="Jobs"
+      filters={JOB_FILTERS}
+      values={base}
+      onFilter={(values) => void navigate({ search: values })}
+      list={{
+        title: "Jobs, newest first",
+        caption: "Jobs",
+        what: "jobs",
+        reason,
+        query: jobs,
+        columns: JOB_COLUMNS,
+        empty: "No jobs.",
+        pager: (page) => cursorPager(search, page, (cursor) => void navigate({ search: { ...base, ...cursor } }), false),
+      }}
+    >
       <BulkJob />
       <ImportJob />
       <ExportJob />
-      <Section title="Jobs, newest first">
-        <ScopeNote reason={reason} />
-        <div className="form form-inline">
-          <div className="field">
-            <label htmlFor="j-status">Status</label>
-            <select id="j-status" value={search.status ?? ""} onChange={(e) => void navigate({ search: { ...base, status: e.target.value || undefined } })}>
-              <option value="">Any</option>
-              {JOB_STATUSES.map((s) => (
-                <option key={s} value={s}>
-                  {s}
-                </option>
-              ))}
-            </select>
-          </div>
-          <div className="field">
-            <label htmlFor="j-type">Type</label>
-            <select id="j-type" value={search.type ?? ""} onChange={(e) => void navigate({ search: { ...base, type: e.target.value || undefined } })}>
-              <option value="">Any</option>
-              {JOB_TYPES.map((t) => (
-                <option key={t} value={t}>
-                  {t}
-                </option>
-              ))}
-            </select>
-          </div>
-        </div>
-        {jobs.isPending && reason === null && <Loading what="jobs" />}
-        <ErrorNotice error={jobs.error} />
-        {jobs.data && (
-          <table className="table">
-            <caption className="sr-only">Jobs</caption>
-            <thead>
-              <tr>
-                <th scope="col">Job</th>
-                <th scope="col">Type</th>
-                <th scope="col">Status</th>
-                <th scope="col">Progress</th>
-                <th scope="col">Created</th>
-              </tr>
-            </thead>
-            <tbody>
-              {rows.map((j) => (
-                <tr key={j.id}>
-                  <td>
-                    <IdLink id={j.id} />
-                  </td>
-                  <td>{j.type}</td>
-                  <td>
-                    <StatusBadge status={j.status} />
-                  </td>
-                  <td>{progressView(j).label}</td>
-                  <td className="when">{formatTime(j.created)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        )}
-        {jobs.data && rows.length === 0 && <p className="empty">No jobs.</p>}
-        {jobs.data && (
-          <nav className="pager" aria-label="Pages">
-            <button type="button" disabled={!search.after && !search.before} onClick={() => void navigate({ search: base })}>
-              First page
-            </button>
-            <button type="button" disabled={(!search.before && !jobs.data.has_more) || !rows.at(-1)} onClick={() => void navigate({ search: { ...base, after: rows.at(-1)!.id } })}>
-              Older
-            </button>
-          </nav>
-        )}
-      </Section>
-    </div>
+    </ListPage>
   );
 }
 
