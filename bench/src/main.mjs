@@ -12,18 +12,22 @@
 // results section of docs/performance.md. Accounts and keys come from the admin service, everything else
 // from the public API (and core's gRPC service for the rows that measure core alone).
 // The parts: stack.mjs, baselines.mjs, baseline-c.mjs, driver.mjs, load.mjs (runs and meters), receiver.mjs,
-// webhooks.mjs, depth.mjs, big.mjs, jobs.mjs, files.mjs, invariants.mjs (the read-only looks at stored state), report.mjs.
+// tracing.mjs and request-logs.mjs (a second stack beside the first: two-stacks.mjs), webhooks.mjs, depth.mjs,
+// big.mjs, jobs.mjs, files.mjs, invariants.mjs (the read-only looks at stored state), report.mjs, alone.mjs.
 // Tunables: BENCH_DURATION (s per run, default 8), BENCH_CONNECTIONS (default 16), BENCH_SEED (list depth, default 10000),
 // BENCH_DELIVERIES (events per deliveries/s run, default 500), BENCH_NOISY_RATE (creates/s of the noisy-neighbour rows,
 // 20), BENCH_NOISY_ITEMS (the dead endpoints' import, 625: 10,000 deliveries), BENCH_LIST_REQUESTS (5), BENCH_UPDATES (10000),
 // BENCH_JOB_ITEMS (10000), BENCH_JOB_ITEMS_LARGE (100000, 0 to skip), BENCH_BIG (the big account's resources, 1000000,
 // 0 to skip), BENCH_FILES_ROWS (the files rows' import and export, 1000000, 0 to skip), BENCH_FILES_UPLOAD_MB (512),
 // BENCH_PROFILE=1 (CPU profiles into bench/results/profiles/).
+// BENCH_ONLY=<group> (tracing, request-logs): that group's rows alone on the bench's stack, for a short check on a
+// shared machine; writes bench/results/<group>.{json,md} (alone.mjs) instead of the full report.
 import { mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
 import { createServer as createNetServer } from "node:net";
-import { tmpdir } from "node:os";
+import { loadavg, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { writeAloneReport } from "./alone.mjs";
 import { C_KEYS, cKeyDocument } from "./baseline-c.mjs";
 import { FIXED, startRole } from "./baselines.mjs";
 import { bigAccountRows } from "./big.mjs";
@@ -53,7 +57,11 @@ const BIG = Number(process.env.BENCH_BIG ?? 1_000_000);
 /** The files rows' import and export size (BENCH_FILES_ROWS, default 1,000,000; 0 skips the files rows). */
 const FILE_ROWS = Number(process.env.BENCH_FILES_ROWS ?? 1_000_000);
 
+/** BENCH_ONLY: one group of rows alone (see GROUPS below). */
+const ONLY = process.env.BENCH_ONLY ?? "";
+
 const started = Date.now();
+const loadAtStart = loadavg()[0];
 const say = (line) => process.stderr.write(`bench: ${line}\n`);
 const proto = await import("@rms/proto");
 const { PublicApi } = await import("@rms/cli/stack");
@@ -90,29 +98,6 @@ try {
   const newApi = (key) => new PublicApi(stack.dataDir, httpsPort, key);
   const api = newApi(stack.key);
 
-  // ---- baselines
-  say("starting the baselines");
-  const echo = await startRole("echo", [String(echoPort)]);
-  children.push(echo);
-  const a = await startRole("baseline-a", [String(aPort), stack.certFile, stack.keyFile]);
-  children.push(a);
-  const b = await startRole("baseline-b", [String(bPort), stack.certFile, stack.keyFile, `127.0.0.1:${echoPort}`]);
-  children.push(b);
-  // C logs its request lines to a file, as the stack's go to its log file; at the stack's level (LOG_LEVEL, default info).
-  const c = await startRole("baseline-c", [String(cPort), stack.certFile, stack.keyFile, stack.mongoUri, stack.databaseName], {
-    stdout: openSync(join(work, "baseline-c.log"), "a"),
-  });
-  children.push(c);
-  const { MongoClient } = await import("mongodb");
-  const benchDb = await new MongoClient(stack.mongoUri).connect();
-  const cKeys = benchDb.db(stack.databaseName).collection(C_KEYS);
-  const cBaseline = {
-    url: `https://127.0.0.1:${cPort}`,
-    /** C's key collection learns a key of the stack (C finds it by its hash). */
-    key: (secret, tenant) => cKeys.insertOne(cKeyDocument(secret, tenant)),
-    pids: () => ({ baseline_c: c.pid, database: stack.pids().database }),
-  };
-
   // ---- data: one resource to retrieve
   const apiUrl = `https://127.0.0.1:${httpsPort}`;
   const headers = { authorization: `Bearer ${stack.key}` };
@@ -135,105 +120,113 @@ try {
   say("warming the stack up (not measured)");
   await run.warm(`https://127.0.0.1:${httpsPort}/v1/resources/${created.id}`, { headers: { authorization: `Bearer ${stack.key}` } });
   await run.warm(`https://127.0.0.1:${httpsPort}/v1/resources`, createRequests({ authorization: `Bearer ${stack.key}` }));
-  await run.http("baseline_a", `https://127.0.0.1:${aPort}/v1/resources/${FIXED.id}`, {}, { baseline_a: a.pid });
-  await run.http("baseline_b", `https://127.0.0.1:${bPort}/v1/resources/${FIXED.id}`, {}, { baseline_b: b.pid, echo: echo.pid });
-  // The stack against C, each pair in the order stack, C, C, stack (run.pair: the mean of each side's two rounds).
-  await cBaseline.key(stack.key, verified);
-  await run.pair(
-    { name: "get", url: `${apiUrl}/v1/resources/${created.id}`, opts: { headers }, pids: stack.pids() },
-    { name: "c_get", url: `${cBaseline.url}/v1/resources/${created.id}`, opts: { headers }, pids: cBaseline.pids() },
-  );
-  await run.pair(
-    { name: "post", url: `${apiUrl}/v1/resources`, opts: createRequests(headers), pids: stack.pids() },
-    { name: "c_post", url: `${cBaseline.url}/v1/resources`, opts: createRequests(headers), pids: cBaseline.pids() },
-  );
-  // GET with tracing on (a second stack, every request sampled and exported) vs off, both stacks up (bench/src/tracing.mjs).
-  const [tHttps, tCore, tMetrics, tCoreMetrics] = tracedPorts;
-  await tracingRows({
-    results,
-    stack,
-    root,
-    work,
-    ports: { httpsPort: tHttps, corePort: tCore, metricsPort: tMetrics, coreMetricsPort: tCoreMetrics },
-    own,
-    connections: CONNECTIONS,
-    duration: DURATION,
-    warmup: WARMUP,
-    ca,
-    headers,
-    resourceId: created.id,
-    say,
-  });
-  // GET recorded in the request logs (this stack) vs a second stack with REQUEST_LOGS=off (bench/src/request-logs.mjs).
-  const [uHttps, uCore, uMetrics, uCoreMetrics] = unloggedPorts;
-  await requestLogRows({
-    results,
-    stack,
-    root,
-    work,
-    ports: { httpsPort: uHttps, corePort: uCore, metricsPort: uMetrics, coreMetricsPort: uCoreMetrics },
-    own,
-    connections: CONNECTIONS,
-    duration: DURATION,
-    warmup: WARMUP,
-    ca,
-    headers,
-    resourceId: created.id,
-    say,
-  });
-  const echoClient = proto.createClient(proto.ResourceService, `127.0.0.1:${echoPort}`, { timeoutMs: 10_000 });
-  await run.grpc("grpc_echo", echoClient, { tenant, id: FIXED.id }, { echo: echo.pid });
-  await run.grpc("grpc_core", stack.coreResources, { tenant, id: created.id }, stack.pids());
-  await webhookRows({ run, results, stack, api, newApi, apiUrl, resourceId: created.id, connections: CONNECTIONS, deliveries: DELIVERIES, say });
-  api.close();
-  // The deep page comes after the runs above: every extra document in the database weighs on what follows.
-  const { seedSeconds, listKey, listTenant } = await depthRows({
-    run,
-    results,
-    stack,
-    apiUrl,
-    ca,
-    c: cBaseline,
-    depth: DEPTH,
-    listRequests: LIST_REQUESTS,
-    updates: UPDATES,
-    updateWindow: UPDATE_WINDOW,
-    say,
-  });
-  // D: the driver alone, on the resource the GET rows read and the list rows' account.
-  await driverRows({
-    run,
-    mongoUri: stack.mongoUri,
-    databaseName: stack.databaseName,
-    resourceId: created.id,
-    listTenant: { account: listTenant.accountId, livemode: false },
-    pids: { database: stack.pids().database },
-  });
-  // Last on this stack: a million documents weigh on everything after them.
-  if (BIG > 0) await bigAccountRows({ run, results, stack, apiUrl, mongoUri: stack.mongoUri, databaseName: stack.databaseName, size: BIG, smallKey: listKey, say });
-  await benchDb.close();
-  echoClient.close();
-  // The jobs rows (issue 14) on a stack of their own, so their raw baselines share its database.
-  say("jobs: import, bulk update and retrieve during an import (bench/src/jobs.mjs)");
-  const jobsBench = await benchJobs({ say, duration: DURATION });
-  results.jobs = jobsBench.result;
-  // The files rows (issue 27) on a stack of their own: upload, import from a file and export against the driver.
-  const filesBench = FILE_ROWS > 0 ? await benchFiles({ say }) : null;
-  if (filesBench) results.files = filesBench.result;
-  const breakdown = await coreBreakdown(coreMetricsPort);
-  stack.admin.close();
-  stack.coreResources.close();
+  // The rows of a second stack beside this one (its own four ports), by name: BENCH_ONLY runs one of them alone.
+  const beside = { stack, root, work, own, connections: CONNECTIONS, duration: DURATION, warmup: WARMUP, ca, headers, resourceId: created.id, say };
+  const portsOf = ([httpsPort, corePort, metricsPort, coreMetricsPort]) => ({ httpsPort, corePort, metricsPort, coreMetricsPort });
+  const GROUPS = {
+    // GET with tracing on (a second stack, every request sampled and exported) vs off, both stacks up (bench/src/tracing.mjs).
+    tracing: () => tracingRows({ ...beside, results, ports: portsOf(tracedPorts) }),
+    // GET recorded in the request logs (this stack) vs a second stack with REQUEST_LOGS=off (bench/src/request-logs.mjs).
+    "request-logs": () => requestLogRows({ ...beside, results, ports: portsOf(unloggedPorts) }),
+  };
+  if (ONLY) {
+    if (!GROUPS[ONLY]) throw new Error(`BENCH_ONLY=${ONLY}: no such group (${Object.keys(GROUPS).join(", ")})`);
+    await GROUPS[ONLY]();
+    stack.admin.close();
+    stack.coreResources.close();
+    writeAloneReport({ root, group: ONLY, results, settings: { connections: CONNECTIONS, duration: DURATION }, loadAtStart });
+  } else {
+    // ---- baselines
+    say("starting the baselines");
+    const echo = await startRole("echo", [String(echoPort)]);
+    children.push(echo);
+    const a = await startRole("baseline-a", [String(aPort), stack.certFile, stack.keyFile]);
+    children.push(a);
+    const b = await startRole("baseline-b", [String(bPort), stack.certFile, stack.keyFile, `127.0.0.1:${echoPort}`]);
+    children.push(b);
+    // C logs its request lines to a file, as the stack's go to its log file; at the stack's level (LOG_LEVEL, default info).
+    const c = await startRole("baseline-c", [String(cPort), stack.certFile, stack.keyFile, stack.mongoUri, stack.databaseName], {
+      stdout: openSync(join(work, "baseline-c.log"), "a"),
+    });
+    children.push(c);
+    const { MongoClient } = await import("mongodb");
+    const benchDb = await new MongoClient(stack.mongoUri).connect();
+    const cKeys = benchDb.db(stack.databaseName).collection(C_KEYS);
+    const cBaseline = {
+      url: `https://127.0.0.1:${cPort}`,
+      /** C's key collection learns a key of the stack (C finds it by its hash). */
+      key: (secret, tenant) => cKeys.insertOne(cKeyDocument(secret, tenant)),
+      pids: () => ({ baseline_c: c.pid, database: stack.pids().database }),
+    };
 
-  writeReport({
-    root,
-    results,
-    jobsRows: [...jobsBench.rows, ...(filesBench?.rows ?? [])],
-    breakdown,
-    settings: { connections: CONNECTIONS, duration: DURATION, warmup: WARMUP, depth: DEPTH, updates: UPDATES, updateWindow: UPDATE_WINDOW, big: BIG },
-    seedSeconds,
-    started,
-    say,
-  });
+    await run.http("baseline_a", `https://127.0.0.1:${aPort}/v1/resources/${FIXED.id}`, {}, { baseline_a: a.pid });
+    await run.http("baseline_b", `https://127.0.0.1:${bPort}/v1/resources/${FIXED.id}`, {}, { baseline_b: b.pid, echo: echo.pid });
+    // The stack against C, each pair in the order stack, C, C, stack (run.pair: the mean of each side's two rounds).
+    await cBaseline.key(stack.key, verified);
+    await run.pair(
+      { name: "get", url: `${apiUrl}/v1/resources/${created.id}`, opts: { headers }, pids: stack.pids() },
+      { name: "c_get", url: `${cBaseline.url}/v1/resources/${created.id}`, opts: { headers }, pids: cBaseline.pids() },
+    );
+    await run.pair(
+      { name: "post", url: `${apiUrl}/v1/resources`, opts: createRequests(headers), pids: stack.pids() },
+      { name: "c_post", url: `${cBaseline.url}/v1/resources`, opts: createRequests(headers), pids: cBaseline.pids() },
+    );
+    await GROUPS.tracing();
+    await GROUPS["request-logs"]();
+    const echoClient = proto.createClient(proto.ResourceService, `127.0.0.1:${echoPort}`, { timeoutMs: 10_000 });
+    await run.grpc("grpc_echo", echoClient, { tenant, id: FIXED.id }, { echo: echo.pid });
+    await run.grpc("grpc_core", stack.coreResources, { tenant, id: created.id }, stack.pids());
+    await webhookRows({ run, results, stack, api, newApi, apiUrl, resourceId: created.id, connections: CONNECTIONS, deliveries: DELIVERIES, say });
+    api.close();
+    // The deep page comes after the runs above: every extra document in the database weighs on what follows.
+    const { seedSeconds, listKey, listTenant } = await depthRows({
+      run,
+      results,
+      stack,
+      apiUrl,
+      ca,
+      c: cBaseline,
+      depth: DEPTH,
+      listRequests: LIST_REQUESTS,
+      updates: UPDATES,
+      updateWindow: UPDATE_WINDOW,
+      say,
+    });
+    // D: the driver alone, on the resource the GET rows read and the list rows' account.
+    await driverRows({
+      run,
+      mongoUri: stack.mongoUri,
+      databaseName: stack.databaseName,
+      resourceId: created.id,
+      listTenant: { account: listTenant.accountId, livemode: false },
+      pids: { database: stack.pids().database },
+    });
+    // Last on this stack: a million documents weigh on everything after them.
+    if (BIG > 0) await bigAccountRows({ run, results, stack, apiUrl, mongoUri: stack.mongoUri, databaseName: stack.databaseName, size: BIG, smallKey: listKey, say });
+    await benchDb.close();
+    echoClient.close();
+    // The jobs rows (issue 14) on a stack of their own, so their raw baselines share its database.
+    say("jobs: import, bulk update and retrieve during an import (bench/src/jobs.mjs)");
+    const jobsBench = await benchJobs({ say, duration: DURATION });
+    results.jobs = jobsBench.result;
+    // The files rows (issue 27) on a stack of their own: upload, import from a file and export against the driver.
+    const filesBench = FILE_ROWS > 0 ? await benchFiles({ say }) : null;
+    if (filesBench) results.files = filesBench.result;
+    const breakdown = await coreBreakdown(coreMetricsPort);
+    stack.admin.close();
+    stack.coreResources.close();
+
+    writeReport({
+      root,
+      results,
+      jobsRows: [...jobsBench.rows, ...(filesBench?.rows ?? [])],
+      breakdown,
+      settings: { connections: CONNECTIONS, duration: DURATION, warmup: WARMUP, depth: DEPTH, updates: UPDATES, updateWindow: UPDATE_WINDOW, big: BIG },
+      seedSeconds,
+      started,
+      say,
+    });
+  }
 } finally {
   await cleanup();
   await database?.stop();
