@@ -23,7 +23,6 @@
 // BENCH_ONLY=<group> (tracing, request-logs): that group's rows alone on the bench's stack, for a short check on a
 // shared machine; writes bench/results/<group>.{json,md} (alone.mjs) instead of the full report.
 import { mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
-import { createServer as createNetServer } from "node:net";
 import { loadavg, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -37,7 +36,7 @@ import { benchFiles } from "./files.mjs";
 import { benchJobs } from "./jobs.mjs";
 import { coreBreakdown, createRequests, httpsJson, runner } from "./load.mjs";
 import { writeReport } from "./report.mjs";
-import { startStack } from "./stack.mjs";
+import { freePorts, startStack, stopProcess } from "./stack.mjs";
 import { requestLogRows } from "./request-logs.mjs";
 import { tracingRows } from "./tracing.mjs";
 import { webhookRows } from "./webhooks.mjs";
@@ -68,21 +67,7 @@ const { PublicApi } = await import("@rms/cli/stack");
 const work = mkdtempSync(join(tmpdir(), "rms-bench-"));
 const children = [];
 const cleanup = async () => {
-  for (const child of children.reverse()) {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill("SIGTERM");
-      await new Promise((r) => {
-        const t = setTimeout(() => {
-          child.kill("SIGKILL");
-          r();
-        }, 15_000);
-        child.once("exit", () => {
-          clearTimeout(t);
-          r();
-        });
-      });
-    }
-  }
+  for (const child of children.reverse()) await stopProcess(child);
   rmSync(work, { recursive: true, force: true });
 };
 for (const signal of ["SIGINT", "SIGTERM"]) process.once(signal, () => void cleanup().then(() => process.exit(130)));
@@ -230,21 +215,4 @@ try {
 } finally {
   await cleanup();
   await database?.stop();
-}
-
-function freePorts(count) {
-  return Promise.all(
-    Array.from(
-      { length: count },
-      () =>
-        new Promise((resolve, reject) => {
-          const server = createNetServer();
-          server.listen(0, "127.0.0.1", () => {
-            const { port } = server.address();
-            server.close(() => resolve(port));
-          });
-          server.on("error", reject);
-        }),
-    ),
-  ).then((ports) => (new Set(ports).size === ports.length ? ports : freePorts(count)));
 }

@@ -3,7 +3,7 @@
 // tracing rows (tracing.mjs) and the request-log rows (request-logs.mjs) are two such pairs.
 import { readFileSync } from "node:fs";
 import { httpsJson, runner } from "./load.mjs";
-import { startStack } from "./stack.mjs";
+import { startStack, stopProcess } from "./stack.mjs";
 
 /**
  * Starts the second stack (`name`, its variables in `env`), makes it a resource and runs the GET on the sides that
@@ -50,21 +50,6 @@ export async function getOnTwoStacks({ stack, root, work, ports, own, connection
   } finally {
     second.admin.close();
     second.coreResources.close();
-    await stopStack(second.process);
+    await stopProcess(second.process);
   }
-}
-
-async function stopStack(child) {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  child.kill("SIGTERM");
-  await new Promise((resolve) => {
-    const timer = setTimeout(() => {
-      child.kill("SIGKILL");
-      resolve();
-    }, 15_000);
-    child.once("exit", () => {
-      clearTimeout(timer);
-      resolve();
-    });
-  });
 }
