@@ -1,7 +1,7 @@
 import type { UseQueryResult } from "@tanstack/react-query";
 import { type ReactNode, useState } from "react";
 import { ErrorNotice } from "./ErrorNotice";
-import { Loading, ScopeNote, Section } from "./ui";
+import { ActionForm, Loading, Options, ScopeNote, Section } from "./ui";
 
 /** One filter of a list page: a text box, a day or a choice; its value lives in the page's URL. */
 export interface FilterField {
@@ -125,14 +125,7 @@ function FilterForm({ spec, values, onFilter }: { spec: Extract<FilterSpec, { ap
   const [draft, setDraft] = useState<FilterValues>(() => Object.fromEntries(spec.fields.map((f) => [f.name, values[f.name]])));
   return (
     <Section title={spec.section}>
-      <form
-        className="form form-inline"
-        aria-label={spec.formLabel}
-        onSubmit={(e) => {
-          e.preventDefault();
-          onFilter(applied(draft));
-        }}
-      >
+      <ActionForm label={spec.formLabel} onSubmit={() => onFilter(applied(draft))}>
         <FilterFields spec={spec} values={draft} onChange={(name, value) => setDraft((d) => ({ ...d, [name]: value }))} />
         <div className="actions">
           <button type="submit">{spec.submitLabel ?? "Apply"}</button>
@@ -149,7 +142,7 @@ function FilterForm({ spec, values, onFilter }: { spec: Extract<FilterSpec, { ap
             </button>
           )}
         </div>
-      </form>
+      </ActionForm>
       {spec.after?.(draft)}
     </Section>
   );
@@ -165,11 +158,7 @@ function FilterFields({ spec, values, onChange }: { spec: FilterSpec; values: Fi
         {field.kind === "select" ? (
           <select id={id} value={value} onChange={(e) => onChange(field.name, e.target.value)}>
             <option value="">{field.anyLabel ?? "Any"}</option>
-            {(field.options ?? []).map((option) => (
-              <option key={option} value={option}>
-                {option}
-              </option>
-            ))}
+            <Options values={field.options ?? []} />
           </select>
         ) : (
           <input id={id} type={field.kind === "date" ? "date" : undefined} value={value} placeholder={field.placeholder} onChange={(e) => onChange(field.name, e.target.value)} />

@@ -7,7 +7,7 @@ import { useAuth } from "../app/auth";
 import { ErrorNotice } from "../components/ErrorNotice";
 import { IdLink } from "../components/IdLink";
 import { type Column, cursorPager, type FilterSpec, ListPage } from "../components/ListPage";
-import { ScopeNote, Section, StatusBadge, useScopeReason } from "../components/ui";
+import { ActionForm, Options, ScopeNote, Section, StatusBadge, useScopeReason } from "../components/ui";
 import { uploadFile } from "../lib/download";
 import { RESOURCE_STATUSES, type ResourceStatus } from "../lib/filters";
 import { INLINE_IMPORT_MAX, itemsOfFile } from "../lib/import-file";
@@ -113,14 +113,7 @@ function BulkJob() {
   return (
     <Section title="Bulk update or delete">
       <ScopeNote reason={reason} />
-      <form
-        className="form form-inline"
-        aria-label="Bulk update or delete"
-        onSubmit={(e) => {
-          e.preventDefault();
-          preview.mutate();
-        }}
-      >
+      <ActionForm label="Bulk update or delete" onSubmit={() => preview.mutate()}>
         <div className="field">
           <label htmlFor="b-type">Job</label>
           <select
@@ -148,11 +141,7 @@ function BulkJob() {
             }}
           >
             <option value="">any</option>
-            {RESOURCE_STATUSES.map((s) => (
-              <option key={s} value={s}>
-                {s}
-              </option>
-            ))}
+            <Options values={RESOURCE_STATUSES} />
           </select>
         </div>
         <div className="field">
@@ -193,11 +182,7 @@ function BulkJob() {
                 }}
               >
                 <option value="">(unchanged)</option>
-                {RESOURCE_STATUSES.map((s) => (
-                  <option key={s} value={s}>
-                    {s}
-                  </option>
-                ))}
+                <Options values={RESOURCE_STATUSES} />
               </select>
             </div>
             <div className="field field-wide">
@@ -220,7 +205,7 @@ function BulkJob() {
             Preview
           </button>
         </div>
-      </form>
+      </ActionForm>
       <ErrorNotice error={preview.error ?? create.error} />
       {preview.data && (
         <div className="preview" role="status">
@@ -292,11 +277,9 @@ function ImportJob() {
           ? "The file is uploaded to the files API, then imported."
           : `This server has no files API, so the rows are read here and sent with the job (at most ${INLINE_IMPORT_MAX.toLocaleString("en-US")}).`}
       </p>
-      <form
-        className="form form-inline"
-        aria-label="Import resources from a file"
-        onSubmit={(e) => {
-          e.preventDefault();
+      <ActionForm
+        label="Import resources from a file"
+        onSubmit={() => {
           setSent(null);
           start.mutate();
         }}
@@ -310,7 +293,7 @@ function ImportJob() {
             Upload and import
           </button>
         </div>
-      </form>
+      </ActionForm>
       {sent && (
         <div className="progress-line">
           <progress max={Math.max(sent.total, 1)} value={sent.sent} aria-label="Upload progress" />
@@ -340,14 +323,7 @@ function ExportJob() {
       ) : (
         <>
           <ScopeNote reason={reason} />
-          <form
-            className="form form-inline"
-            aria-label="Export resources"
-            onSubmit={(e) => {
-              e.preventDefault();
-              start.mutate();
-            }}
-          >
+          <ActionForm label="Export resources" onSubmit={() => start.mutate()}>
             <div className="field">
               <label htmlFor="x-format">Format</label>
               <select id="x-format" value={format} onChange={(e) => setFormat(e.target.value as "jsonl" | "csv")}>
@@ -360,7 +336,7 @@ function ExportJob() {
                 Start export
               </button>
             </div>
-          </form>
+          </ActionForm>
           <ErrorNotice error={start.error} />
         </>
       )}

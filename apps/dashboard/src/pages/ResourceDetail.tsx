@@ -5,7 +5,7 @@ import { type Resource, unwrap } from "../api/client";
 import { useAuth } from "../app/auth";
 import { ErrorNotice } from "../components/ErrorNotice";
 import { IdLink } from "../components/IdLink";
-import { ConfirmButton, Json, Loading, ScopeNote, Section, StatusBadge, useScopeReason } from "../components/ui";
+import { ActionForm, ConfirmButton, Json, Loading, Options, ScopeNote, Section, StatusBadge, useScopeReason } from "../components/ui";
 import { RESOURCE_STATUSES } from "../lib/filters";
 import { metadataChange, metadataText, parseMetadataText } from "../lib/metadata";
 import { formatTime } from "../lib/time";
@@ -86,23 +86,12 @@ function EditResource({ resource }: { resource: Resource }) {
   return (
     <Section title="Edit">
       <ScopeNote reason={reason} />
-      <form
-        className="form"
-        aria-label="Edit the resource"
-        onSubmit={(e) => {
-          e.preventDefault();
-          update.mutate();
-        }}
-      >
+      <ActionForm label="Edit the resource" inline={false} onSubmit={() => update.mutate()}>
         <label htmlFor="e-name">Name</label>
         <input id="e-name" value={name} required maxLength={200} disabled={!!reason} onChange={(e) => setName(e.target.value)} />
         <label htmlFor="e-status">Status</label>
         <select id="e-status" value={status} disabled={!!reason} onChange={(e) => setStatus(e.target.value as Resource["status"])}>
-          {RESOURCE_STATUSES.map((s) => (
-            <option key={s} value={s}>
-              {s}
-            </option>
-          ))}
+          <Options values={RESOURCE_STATUSES} />
         </select>
         <label htmlFor="e-metadata">Metadata (one key=value per line; remove a line to remove the key)</label>
         <textarea id="e-metadata" rows={4} value={metadata} disabled={!!reason} onChange={(e) => setMetadata(e.target.value)} />
@@ -112,7 +101,7 @@ function EditResource({ resource }: { resource: Resource }) {
           </button>
           <ConfirmButton label="Delete resource" confirmLabel="Yes, delete it" disabled={!!reason} busy={remove.isPending} onConfirm={() => remove.mutate()} />
         </div>
-      </form>
+      </ActionForm>
       {update.isSuccess && (
         <p className="notice notice-ok" role="status">
           Saved.

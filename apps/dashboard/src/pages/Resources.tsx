@@ -1,12 +1,12 @@
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { getRouteApi, Link, useNavigate } from "@tanstack/react-router";
-import { useState, type FormEvent } from "react";
+import { useState } from "react";
 import { type Resource, unwrap } from "../api/client";
 import { useAuth } from "../app/auth";
 import { ErrorNotice } from "../components/ErrorNotice";
 import { IdLink } from "../components/IdLink";
 import { type Column, cursorPager, type FilterSpec, ListPage, type PagerButton } from "../components/ListPage";
-import { ScopeNote, Section, StatusBadge, useScopeReason } from "../components/ui";
+import { ActionForm, Options, ScopeNote, Section, StatusBadge, useScopeReason } from "../components/ui";
 import { firstPage, isFiltered, listQuery, RESOURCE_STATUSES, type ResourceFilters, searchQueryOf } from "../lib/filters";
 import { parseMetadataText } from "../lib/metadata";
 import { formatTime } from "../lib/time";
@@ -107,12 +107,8 @@ function pagerButtons(filters: ResourceFilters, page: Page, searching: boolean, 
 
 function SearchForm({ draft, initial, onSearch }: { draft: ResourceFilters; initial: string; onSearch: (f: ResourceFilters) => void }) {
   const [query, setQuery] = useState(initial);
-  const search = (event: FormEvent) => {
-    event.preventDefault();
-    onSearch(query.trim() === "" ? {} : { q: query.trim() });
-  };
   return (
-    <form onSubmit={search} className="form form-inline" aria-label="Search">
+    <ActionForm label="Search" onSubmit={() => onSearch(query.trim() === "" ? {} : { q: query.trim() })}>
       <div className="field field-wide">
         <label htmlFor="f-query">Search query</label>
         <input id="f-query" value={query} placeholder={`name~'sta' AND status:'active'`} onChange={(e) => setQuery(e.target.value)} aria-describedby="f-query-help" />
@@ -127,7 +123,7 @@ function SearchForm({ draft, initial, onSearch }: { draft: ResourceFilters; init
           Use the filters as a query
         </button>
       </div>
-    </form>
+    </ActionForm>
   );
 }
 
@@ -149,14 +145,7 @@ function CreateResource() {
   return (
     <Section title="Create a resource">
       <ScopeNote reason={reason} />
-      <form
-        className="form form-inline"
-        aria-label="Create a resource"
-        onSubmit={(e) => {
-          e.preventDefault();
-          create.mutate();
-        }}
-      >
+      <ActionForm label="Create a resource" onSubmit={() => create.mutate()}>
         <div className="field">
           <label htmlFor="c-name">Name</label>
           <input id="c-name" value={name} required maxLength={200} disabled={!!reason} onChange={(e) => setName(e.target.value)} />
@@ -164,11 +153,7 @@ function CreateResource() {
         <div className="field">
           <label htmlFor="c-status">Status</label>
           <select id="c-status" value={status} disabled={!!reason} onChange={(e) => setStatus(e.target.value as typeof status)}>
-            {RESOURCE_STATUSES.map((s) => (
-              <option key={s} value={s}>
-                {s}
-              </option>
-            ))}
+            <Options values={RESOURCE_STATUSES} />
           </select>
         </div>
         <div className="field field-wide">
@@ -180,7 +165,7 @@ function CreateResource() {
             Create resource
           </button>
         </div>
-      </form>
+      </ActionForm>
       <ErrorNotice error={create.error} />
       {create.data && (
         <p className="notice notice-ok" role="status">

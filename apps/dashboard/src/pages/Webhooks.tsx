@@ -5,7 +5,7 @@ import { useAuth } from "../app/auth";
 import { ErrorNotice } from "../components/ErrorNotice";
 import { IdLink } from "../components/IdLink";
 import { SecretOnce } from "../components/SecretOnce";
-import { Loading, ScopeNote, Section, StatusBadge, useScopeReason } from "../components/ui";
+import { ActionForm, Loading, ScopeNote, Section, StatusBadge, useScopeReason } from "../components/ui";
 import { formatTime } from "../lib/time";
 import { EVENT_TYPES } from "./Events";
 
@@ -90,14 +90,7 @@ function CreateEndpoint() {
   };
   return (
     <Section title="Add an endpoint">
-      <form
-        className="form"
-        aria-label="Add a webhook endpoint"
-        onSubmit={(e) => {
-          e.preventDefault();
-          create.mutate();
-        }}
-      >
+      <ActionForm label="Add a webhook endpoint" inline={false} onSubmit={() => create.mutate()}>
         <label htmlFor="w-url">URL (https)</label>
         <input id="w-url" type="url" required value={url} placeholder="https://example.com/webhooks" onChange={(e) => setUrl(e.target.value)} />
         <label htmlFor="w-description">Description (optional)</label>
@@ -127,7 +120,7 @@ function CreateEndpoint() {
             Add endpoint
           </button>
         </div>
-      </form>
+      </ActionForm>
       <ErrorNotice error={create.error} />
       {create.data && <SecretOnce endpoint={create.data} />}
     </Section>
