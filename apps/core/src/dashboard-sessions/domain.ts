@@ -1,4 +1,5 @@
-import { DashboardSessionService, KEY_KIND, PRESENTED_KEY_ID_METADATA, SCOPES, type CallContext, type Scope, type ServiceImplementation } from "@rms/proto";
+import { DashboardSessionService, PRESENTED_KEY_ID_METADATA, SCOPES, type CallContext, type Scope, type ServiceImplementation } from "@rms/proto";
+import { keyMessage } from "../accounts/key-message.js";
 import { AccountStore } from "../accounts/store.js";
 import { serviceDomain } from "../domain.js";
 import { errors } from "../errors.js";
@@ -46,17 +47,7 @@ export function dashboardSessionService(store: AccountStore, checkKey: Presented
       });
       return {
         secret,
-        key: {
-          id: key._id,
-          accountId: key.account,
-          kind: KEY_KIND.valueOf(key.kind),
-          livemode: key.livemode,
-          scopes: key.scopes,
-          created: BigInt(key.created),
-          expiresAt: BigInt(key.expires_at ?? 0),
-          revokedAt: 0n,
-          prefix: key.prefix,
-        },
+        key: keyMessage(key),
       };
     },
   };
