@@ -34,9 +34,9 @@ import { depthRows } from "./depth.mjs";
 import { driverRows } from "./driver.mjs";
 import { benchFiles } from "./files.mjs";
 import { benchJobs } from "./jobs.mjs";
-import { coreBreakdown, createRequests, httpsJson, runner } from "./load.mjs";
+import { coreBreakdown, createRequests, runner } from "./load.mjs";
 import { writeReport } from "./report.mjs";
-import { freePorts, startStack, stopProcess } from "./stack.mjs";
+import { benchResource, freePorts, startStack, stopProcess } from "./stack.mjs";
 import { requestLogRows } from "./request-logs.mjs";
 import { tracingRows } from "./tracing.mjs";
 import { webhookRows } from "./webhooks.mjs";
@@ -86,13 +86,7 @@ try {
   // ---- data: one resource to retrieve
   const apiUrl = `https://127.0.0.1:${httpsPort}`;
   const headers = { authorization: `Bearer ${stack.key}` };
-  const created = await httpsJson(
-    "POST",
-    `${apiUrl}/v1/resources`,
-    ca,
-    { ...headers, "content-type": "application/json" },
-    JSON.stringify({ name: "bench", metadata: { plan: "pro" } }),
-  );
+  const created = await benchResource(apiUrl, ca, headers);
   const { key: verified } = await stack.admin.verifyKey({ secret: stack.key });
   const tenant = { accountId: verified.accountId, livemode: false };
 

@@ -12,7 +12,7 @@ import { fileURLToPath } from "node:url";
 import { C_KEYS, cKeyDocument } from "./baseline-c.mjs";
 import { startRole } from "./baselines.mjs";
 import { createRequests, httpsJson, runner } from "./load.mjs";
-import { freePorts, startStack, stopProcess } from "./stack.mjs";
+import { benchResource, freePorts, startStack, stopProcess } from "./stack.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const DURATION = Number(process.env.BENCH_DURATION ?? 5);
@@ -41,13 +41,7 @@ try {
   const apiUrl = `https://127.0.0.1:${httpsPort}`;
   const cUrl = `https://127.0.0.1:${cPort}`;
   const headers = { authorization: `Bearer ${stack.key}` };
-  const created = await httpsJson(
-    "POST",
-    `${apiUrl}/v1/resources`,
-    ca,
-    { ...headers, "content-type": "application/json" },
-    JSON.stringify({ name: "bench", metadata: { plan: "pro" } }),
-  );
+  const created = await benchResource(apiUrl, ca, headers);
   // A list and a search worth a page: 200 resources, half of them paused with plan=pro.
   for (let i = 0; i < 200; i++) {
     const body = `name=pairs-${i}&status=${i % 2 ? "paused" : "active"}&metadata[plan]=${i % 2 ? "pro" : "free"}`;

@@ -5,7 +5,7 @@ import { spawn } from "node:child_process";
 import { mkdirSync, openSync, readFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
-import { childPids } from "./load.mjs";
+import { childPids, httpsJson } from "./load.mjs";
 
 /**
  * `own` learns each process started (the database, then `rms start`) at once, so a failed start is cleaned up too.
@@ -133,4 +133,9 @@ export function freePorts(count) {
         }),
     ),
   ).then((ports) => (new Set(ports).size === ports.length ? ports : freePorts(count)));
+}
+
+/** Makes the resource a stack's GET rows read (the same on every stack the bench starts); answers it. */
+export function benchResource(apiUrl, ca, headers) {
+  return httpsJson("POST", `${apiUrl}/v1/resources`, ca, { ...headers, "content-type": "application/json" }, JSON.stringify({ name: "bench", metadata: { plan: "pro" } }));
 }

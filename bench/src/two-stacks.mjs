@@ -2,8 +2,8 @@
 // its own, the setting in its environment), both up during every run, the same GET measured on each in turn. The
 // tracing rows (tracing.mjs) and the request-log rows (request-logs.mjs) are two such pairs.
 import { readFileSync } from "node:fs";
-import { httpsJson, runner } from "./load.mjs";
-import { startStack, stopProcess } from "./stack.mjs";
+import { runner } from "./load.mjs";
+import { benchResource, startStack, stopProcess } from "./stack.mjs";
 
 /**
  * Starts the second stack (`name`, its variables in `env`), makes it a resource and runs the GET on the sides that
@@ -16,13 +16,7 @@ export async function getOnTwoStacks({ stack, root, work, ports, own, connection
     const secondCa = readFileSync(second.certFile);
     const secondUrl = `https://127.0.0.1:${ports.httpsPort}`;
     const secondHeaders = { authorization: `Bearer ${second.key}` };
-    const created = await httpsJson(
-      "POST",
-      `${secondUrl}/v1/resources`,
-      secondCa,
-      { ...secondHeaders, "content-type": "application/json" },
-      JSON.stringify({ name: "bench", metadata: { plan: "pro" } }),
-    );
+    const created = await benchResource(secondUrl, secondCa, secondHeaders);
     const results = {};
     const sides = {
       first: {
