@@ -1,6 +1,6 @@
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { getRouteApi, useNavigate } from "@tanstack/react-router";
-import { useState } from "react";
+import { type ChangeEvent, type Dispatch, type SetStateAction, useState } from "react";
 import { type Job, type Schemas, unwrap } from "../api/client";
 import type { paths } from "../api/schema";
 import { useAuth } from "../app/auth";
@@ -110,93 +110,51 @@ function BulkJob() {
     },
   });
   const reset = () => preview.reset();
+  /** A change to the filter or the update drops the preview: it no longer says what would be done. */
+  const edit =
+    <T extends string>(set: Dispatch<SetStateAction<T>>) =>
+    (e: ChangeEvent<HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement>) => {
+      set(e.target.value as T);
+      reset();
+    };
   return (
     <Section title="Bulk update or delete">
       <ScopeNote reason={reason} />
       <ActionForm label="Bulk update or delete" onSubmit={() => preview.mutate()}>
         <div className="field">
           <label htmlFor="b-type">Job</label>
-          <select
-            id="b-type"
-            value={type}
-            disabled={!!reason}
-            onChange={(e) => {
-              setType(e.target.value as BulkType);
-              reset();
-            }}
-          >
+          <select id="b-type" value={type} disabled={!!reason} onChange={edit(setType)}>
             <option value="resources.bulk_update">Update matching resources</option>
             <option value="resources.bulk_delete">Delete matching resources</option>
           </select>
         </div>
         <div className="field">
           <label htmlFor="b-status">Where status is</label>
-          <select
-            id="b-status"
-            value={status}
-            disabled={!!reason}
-            onChange={(e) => {
-              setStatus(e.target.value as ResourceStatus | "");
-              reset();
-            }}
-          >
+          <select id="b-status" value={status} disabled={!!reason} onChange={edit(setStatus)}>
             <option value="">any</option>
             <Options values={RESOURCE_STATUSES} />
           </select>
         </div>
         <div className="field">
           <label htmlFor="b-mkey">and metadata key</label>
-          <input
-            id="b-mkey"
-            value={metaKey}
-            disabled={!!reason}
-            onChange={(e) => {
-              setMetaKey(e.target.value);
-              reset();
-            }}
-          />
+          <input id="b-mkey" value={metaKey} disabled={!!reason} onChange={edit(setMetaKey)} />
         </div>
         <div className="field">
           <label htmlFor="b-mvalue">equals</label>
-          <input
-            id="b-mvalue"
-            value={metaValue}
-            disabled={!!reason}
-            onChange={(e) => {
-              setMetaValue(e.target.value);
-              reset();
-            }}
-          />
+          <input id="b-mvalue" value={metaValue} disabled={!!reason} onChange={edit(setMetaValue)} />
         </div>
         {type === "resources.bulk_update" && (
           <>
             <div className="field">
               <label htmlFor="b-newstatus">Set status to</label>
-              <select
-                id="b-newstatus"
-                value={newStatus}
-                disabled={!!reason}
-                onChange={(e) => {
-                  setNewStatus(e.target.value as ResourceStatus | "");
-                  reset();
-                }}
-              >
+              <select id="b-newstatus" value={newStatus} disabled={!!reason} onChange={edit(setNewStatus)}>
                 <option value="">(unchanged)</option>
                 <Options values={RESOURCE_STATUSES} />
               </select>
             </div>
             <div className="field field-wide">
               <label htmlFor="b-newmeta">Merge metadata (key=value per line; key= removes)</label>
-              <textarea
-                id="b-newmeta"
-                rows={2}
-                value={newMetadata}
-                disabled={!!reason}
-                onChange={(e) => {
-                  setNewMetadata(e.target.value);
-                  reset();
-                }}
-              />
+              <textarea id="b-newmeta" rows={2} value={newMetadata} disabled={!!reason} onChange={edit(setNewMetadata)} />
             </div>
           </>
         )}
