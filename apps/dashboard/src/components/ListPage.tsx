@@ -1,5 +1,6 @@
 import type { UseQueryResult } from "@tanstack/react-query";
 import { type ReactNode, useState } from "react";
+import { type Column, DataTable } from "./DataTable";
 import { ErrorNotice } from "./ErrorNotice";
 import { ActionForm, Loading, Options, ScopeNote, Section } from "./ui";
 
@@ -39,12 +40,6 @@ export type FilterSpec =
       /** More in the filter section, after the form (it sees the form's unapplied values). */
       readonly after?: (draft: FilterValues) => ReactNode;
     };
-
-export interface Column<Row> {
-  readonly header: string;
-  readonly cell: (row: Row) => ReactNode;
-  readonly className?: string;
-}
 
 export interface PagerButton {
   readonly label: string;
@@ -104,7 +99,7 @@ export function ListPage<Row extends { id: string }, Data extends ListData<Row>>
             <ErrorNotice error={query.error} />
             {query.data && (
               <>
-                <ListTable caption={list.caption} columns={list.columns} rows={query.data.data} />
+                <DataTable caption={list.caption} columns={list.columns} rows={query.data.data} />
                 {query.data.data.length === 0 && <p className="empty">{list.empty}</p>}
                 <Pager buttons={list.pager(query.data)} />
               </>
@@ -166,34 +161,6 @@ function FilterFields({ spec, values, onChange }: { spec: FilterSpec; values: Fi
       </div>
     );
   });
-}
-
-function ListTable<Row extends { id: string }>({ caption, columns, rows }: { caption: string; columns: readonly Column<Row>[]; rows: readonly Row[] }) {
-  return (
-    <table className="table">
-      <caption className="sr-only">{caption}</caption>
-      <thead>
-        <tr>
-          {columns.map((c) => (
-            <th scope="col" key={c.header}>
-              {c.header}
-            </th>
-          ))}
-        </tr>
-      </thead>
-      <tbody>
-        {rows.map((row) => (
-          <tr key={row.id}>
-            {columns.map((c) => (
-              <td key={c.header} className={c.className}>
-                {c.cell(row)}
-              </td>
-            ))}
-          </tr>
-        ))}
-      </tbody>
-    </table>
-  );
 }
 
 function Pager({ buttons }: { buttons: readonly PagerButton[] }) {

@@ -3,7 +3,8 @@ import { getRouteApi, useNavigate } from "@tanstack/react-router";
 import { type Event, unwrap } from "../api/client";
 import { useAuth } from "../app/auth";
 import { IdLink } from "../components/IdLink";
-import { type Column, cursorPager, type FilterSpec, ListPage } from "../components/ListPage";
+import type { Column } from "../components/DataTable";
+import { cursorPager, type FilterSpec, ListPage } from "../components/ListPage";
 import { useScopeReason } from "../components/ui";
 import { formatTime } from "../lib/time";
 

@@ -4,7 +4,8 @@ import { ApiFailure, type Schemas, unwrap } from "../api/client";
 import { useAuth } from "../app/auth";
 import { ErrorNotice, NotAvailable } from "../components/ErrorNotice";
 import { IdLink, idsInPath } from "../components/IdLink";
-import { type Column, cursorPager, type FilterSpec, ListPage } from "../components/ListPage";
+import type { Column } from "../components/DataTable";
+import { cursorPager, type FilterSpec, ListPage } from "../components/ListPage";
 import { Json, Loading, Section, StatusBadge } from "../components/ui";
 import { formatTime } from "../lib/time";
 

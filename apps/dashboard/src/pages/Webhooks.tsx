@@ -1,6 +1,6 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
-import { unwrap } from "../api/client";
+import { unwrap, type WebhookEndpoint } from "../api/client";
 import { useAuth } from "../app/auth";
 import { ErrorNotice } from "../components/ErrorNotice";
 import { IdLink } from "../components/IdLink";
@@ -8,8 +8,18 @@ import { SecretOnce } from "../components/SecretOnce";
 import { ActionForm, Loading, ScopeNote, Section, StatusBadge, useScopeReason } from "../components/ui";
 import { formatTime } from "../lib/time";
 import { EVENT_TYPES } from "./Events";
+import { type Column, DataTable } from "../components/DataTable";
 
 type EnabledEvent = "*" | (typeof EVENT_TYPES)[number];
+
+const ENDPOINT_COLUMNS: readonly Column<WebhookEndpoint>[] = [
+  { header: "Endpoint", cell: (w) => <IdLink id={w.id} /> },
+  { header: "URL", cell: (w) => w.url, className: "url" },
+  { header: "Events", cell: (w) => w.enabled_events.join(", ") },
+  { header: "Scheme", cell: (w) => w.signature_scheme },
+  { header: "Status", cell: (w) => <StatusBadge status={w.status} /> },
+  { header: "Created", cell: (w) => formatTime(w.created), className: "when" },
+];
 
 export function WebhooksPage() {
   const { client } = useAuth();
@@ -27,37 +37,7 @@ export function WebhooksPage() {
       <Section title="Endpoints (at most 16 per mode)">
         {endpoints.isPending && reason === null && <Loading what="endpoints" />}
         <ErrorNotice error={endpoints.error} />
-        {endpoints.data && (
-          <table className="table">
-            <caption className="sr-only">Webhook endpoints</caption>
-            <thead>
-              <tr>
-                <th scope="col">Endpoint</th>
-                <th scope="col">URL</th>
-                <th scope="col">Events</th>
-                <th scope="col">Scheme</th>
-                <th scope="col">Status</th>
-                <th scope="col">Created</th>
-              </tr>
-            </thead>
-            <tbody>
-              {endpoints.data.data.map((w) => (
-                <tr key={w.id}>
-                  <td>
-                    <IdLink id={w.id} />
-                  </td>
-                  <td className="url">{w.url}</td>
-                  <td>{w.enabled_events.join(", ")}</td>
-                  <td>{w.signature_scheme}</td>
-                  <td>
-                    <StatusBadge status={w.status} />
-                  </td>
-                  <td className="when">{formatTime(w.created)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        )}
+        {endpoints.data && <DataTable caption="Webhook endpoints" columns={ENDPOINT_COLUMNS} rows={endpoints.data.data} />}
         {endpoints.data && endpoints.data.data.length === 0 && <p className="empty">No endpoints yet.</p>}
       </Section>
     </div>
