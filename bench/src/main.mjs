@@ -12,21 +12,24 @@
 // results section of docs/performance.md. Accounts and keys come from the admin service, everything else
 // from the public API (and core's gRPC service for the rows that measure core alone).
 // The parts: stack.mjs, baselines.mjs, baseline-c.mjs, driver.mjs, load.mjs (runs and meters), receiver.mjs,
-// webhooks.mjs, depth.mjs, big.mjs, jobs.mjs, files.mjs, invariants.mjs (the read-only looks at stored state), report.mjs.
+// tracing.mjs and request-logs.mjs (a second stack beside the first: two-stacks.mjs), webhooks.mjs, depth.mjs,
+// big.mjs, jobs.mjs, files.mjs, invariants.mjs (the read-only looks at stored state), report.mjs, alone.mjs.
 // Tunables: BENCH_DURATION (s per run, default 8), BENCH_CONNECTIONS (default 16), BENCH_SEED (list depth, default 10000),
 // BENCH_DELIVERIES (events per deliveries/s run, default 500), BENCH_NOISY_RATE (creates/s of the noisy-neighbour rows,
 // 20), BENCH_NOISY_ITEMS (the dead endpoints' import, 625: 10,000 deliveries), BENCH_LIST_REQUESTS (5), BENCH_UPDATES (10000),
 // BENCH_JOB_ITEMS (10000), BENCH_JOB_ITEMS_LARGE (100000, 0 to skip), BENCH_BIG (the big account's resources, 1000000,
 // 0 to skip), BENCH_FILES_ROWS (the files rows' import and export, 1000000, 0 to skip), BENCH_FILES_UPLOAD_MB (512),
 // BENCH_PROFILE=1 (CPU profiles into bench/results/profiles/), BENCH_WEBHOOK_BACKLOG (the webhook backlog row's events for
-// one endpoint, 100000, 0 to skip), BENCH_ONLY=requests|webhooks (one group alone on the one stack, written to
-// bench/results/<group>.{json,md}: requests = the GET, keyed POST, list, two-filter list and search pairs against C;
-// webhooks = the delivery rows).
+// one endpoint, 100000, 0 to skip).
+// BENCH_ONLY=<group>: that group's rows alone on the bench's stack, for a before/after in minutes; writes
+// bench/results/<group>.{json,md} instead of the full report. requests = the GET, keyed POST, list, two-filter list
+// and search pairs against C; webhooks = the delivery rows (both with the report's checks); tracing and request-logs
+// (alone.mjs's table).
 import { mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
-import { createServer as createNetServer } from "node:net";
-import { tmpdir } from "node:os";
+import { loadavg, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { writeAloneReport } from "./alone.mjs";
 import { C_KEYS, cKeyDocument } from "./baseline-c.mjs";
 import { FIXED, startRole } from "./baselines.mjs";
 import { bigAccountRows } from "./big.mjs";
@@ -34,9 +37,9 @@ import { depthRows } from "./depth.mjs";
 import { driverRows } from "./driver.mjs";
 import { benchFiles } from "./files.mjs";
 import { benchJobs } from "./jobs.mjs";
-import { coreBreakdown, createRequests, httpsJson, runner } from "./load.mjs";
+import { coreBreakdown, createRequests, runner } from "./load.mjs";
 import { writeReport } from "./report.mjs";
-import { startStack } from "./stack.mjs";
+import { benchResource, freePorts, startStack, stopProcess } from "./stack.mjs";
 import { requestLogRows } from "./request-logs.mjs";
 import { tracingRows } from "./tracing.mjs";
 import { webhookRows } from "./webhooks.mjs";
@@ -55,34 +58,19 @@ const DELIVERIES = Number(process.env.BENCH_DELIVERIES ?? 500);
 const BIG = Number(process.env.BENCH_BIG ?? 1_000_000);
 /** The files rows' import and export size (BENCH_FILES_ROWS, default 1,000,000; 0 skips the files rows). */
 const FILE_ROWS = Number(process.env.BENCH_FILES_ROWS ?? 1_000_000);
-/** BENCH_ONLY: one group alone (a before/after of it in a few minutes); unset, every group. */
-const ONLY = process.env.BENCH_ONLY;
-if (ONLY !== undefined && ONLY !== "requests" && ONLY !== "webhooks") throw new Error(`BENCH_ONLY must be requests or webhooks, not ${ONLY}`);
-/** Whether a group runs: all of them in a whole run, the one named by BENCH_ONLY otherwise. */
-const runs = (group) => ONLY === undefined || ONLY === group;
+
+/** BENCH_ONLY: one group of rows alone (see GROUPS below). */
+const ONLY = process.env.BENCH_ONLY ?? "";
 
 const started = Date.now();
+const loadAtStart = loadavg()[0];
 const say = (line) => process.stderr.write(`bench: ${line}\n`);
 const proto = await import("@rms/proto");
 const { PublicApi } = await import("@rms/cli/stack");
 const work = mkdtempSync(join(tmpdir(), "rms-bench-"));
 const children = [];
 const cleanup = async () => {
-  for (const child of children.reverse()) {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill("SIGTERM");
-      await new Promise((r) => {
-        const t = setTimeout(() => {
-          child.kill("SIGKILL");
-          r();
-        }, 15_000);
-        child.once("exit", () => {
-          clearTimeout(t);
-          r();
-        });
-      });
-    }
-  }
+  for (const child of children.reverse()) await stopProcess(child);
   rmSync(work, { recursive: true, force: true });
 };
 for (const signal of ["SIGINT", "SIGTERM"]) process.once(signal, () => void cleanup().then(() => process.exit(130)));
@@ -98,39 +86,10 @@ try {
   const newApi = (key) => new PublicApi(stack.dataDir, httpsPort, key);
   const api = newApi(stack.key);
 
-  // ---- baselines
-  say("starting the baselines");
-  const echo = await startRole("echo", [String(echoPort)]);
-  children.push(echo);
-  const a = await startRole("baseline-a", [String(aPort), stack.certFile, stack.keyFile]);
-  children.push(a);
-  const b = await startRole("baseline-b", [String(bPort), stack.certFile, stack.keyFile, `127.0.0.1:${echoPort}`]);
-  children.push(b);
-  // C logs its request lines to a file, as the stack's go to its log file; at the stack's level (LOG_LEVEL, default info).
-  const c = await startRole("baseline-c", [String(cPort), stack.certFile, stack.keyFile, stack.mongoUri, stack.databaseName], {
-    stdout: openSync(join(work, "baseline-c.log"), "a"),
-  });
-  children.push(c);
-  const { MongoClient } = await import("mongodb");
-  const benchDb = await new MongoClient(stack.mongoUri).connect();
-  const cKeys = benchDb.db(stack.databaseName).collection(C_KEYS);
-  const cBaseline = {
-    url: `https://127.0.0.1:${cPort}`,
-    /** C's key collection learns a key of the stack (C finds it by its hash). */
-    key: (secret, tenant) => cKeys.insertOne(cKeyDocument(secret, tenant)),
-    pids: () => ({ baseline_c: c.pid, database: stack.pids().database }),
-  };
-
   // ---- data: one resource to retrieve
   const apiUrl = `https://127.0.0.1:${httpsPort}`;
   const headers = { authorization: `Bearer ${stack.key}` };
-  const created = await httpsJson(
-    "POST",
-    `${apiUrl}/v1/resources`,
-    ca,
-    { ...headers, "content-type": "application/json" },
-    JSON.stringify({ name: "bench", metadata: { plan: "pro" } }),
-  );
+  const created = await benchResource(apiUrl, ca, headers);
   const { key: verified } = await stack.admin.verifyKey({ secret: stack.key });
   const tenant = { accountId: verified.accountId, livemode: false };
 
@@ -143,13 +102,28 @@ try {
   say("warming the stack up (not measured)");
   await run.warm(`https://127.0.0.1:${httpsPort}/v1/resources/${created.id}`, { headers: { authorization: `Bearer ${stack.key}` } });
   await run.warm(`https://127.0.0.1:${httpsPort}/v1/resources`, createRequests({ authorization: `Bearer ${stack.key}` }));
-  if (runs("all")) {
-    await run.http("baseline_a", `https://127.0.0.1:${aPort}/v1/resources/${FIXED.id}`, {}, { baseline_a: a.pid });
-    await run.http("baseline_b", `https://127.0.0.1:${bPort}/v1/resources/${FIXED.id}`, {}, { baseline_b: b.pid, echo: echo.pid });
-  }
+  // Baseline C (what a user would write instead), for a whole run and for the request path alone.
+  const withC = ONLY === "" || ONLY === "requests";
+  // C logs its request lines to a file, as the stack's go to its log file; at the stack's level (LOG_LEVEL, default info).
+  const c = withC
+    ? await startRole("baseline-c", [String(cPort), stack.certFile, stack.keyFile, stack.mongoUri, stack.databaseName], {
+        stdout: openSync(join(work, "baseline-c.log"), "a"),
+      })
+    : null;
+  if (c) children.push(c);
+  const { MongoClient } = await import("mongodb");
+  const benchDb = await new MongoClient(stack.mongoUri).connect();
+  const cKeys = benchDb.db(stack.databaseName).collection(C_KEYS);
+  const cBaseline = {
+    url: `https://127.0.0.1:${cPort}`,
+    /** C's key collection learns a key of the stack (C finds it by its hash). */
+    key: (secret, tenant) => cKeys.insertOne(cKeyDocument(secret, tenant)),
+    pids: () => ({ baseline_c: c?.pid, database: stack.pids().database }),
+  };
+
   // The stack against C, each pair in the order stack, C, C, stack (run.pair: the mean of each side's two rounds).
-  await cBaseline.key(stack.key, verified);
-  if (runs("requests")) {
+  const requestPairs = async () => {
+    await cBaseline.key(stack.key, verified);
     await run.pair(
       { name: "get", url: `${apiUrl}/v1/resources/${created.id}`, opts: { headers }, pids: stack.pids() },
       { name: "c_get", url: `${cBaseline.url}/v1/resources/${created.id}`, opts: { headers }, pids: cBaseline.pids() },
@@ -158,77 +132,60 @@ try {
       { name: "post", url: `${apiUrl}/v1/resources`, opts: createRequests(headers), pids: stack.pids() },
       { name: "c_post", url: `${cBaseline.url}/v1/resources`, opts: createRequests(headers), pids: cBaseline.pids() },
     );
-  }
-  // GET with tracing on (a second stack, every request sampled and exported) vs off, both stacks up (bench/src/tracing.mjs).
-  const [tHttps, tCore, tMetrics, tCoreMetrics] = tracedPorts;
-  if (runs("all"))
-    await tracingRows({
-      results,
-      stack,
-      root,
-      work,
-      ports: { httpsPort: tHttps, corePort: tCore, metricsPort: tMetrics, coreMetricsPort: tCoreMetrics },
-      own,
-      connections: CONNECTIONS,
-      duration: DURATION,
-      warmup: WARMUP,
-      ca,
-      headers,
-      resourceId: created.id,
-      say,
-    });
-  // GET recorded in the request logs (this stack) vs a second stack with REQUEST_LOGS=off (bench/src/request-logs.mjs).
-  const [uHttps, uCore, uMetrics, uCoreMetrics] = unloggedPorts;
-  if (runs("all"))
-    await requestLogRows({
-      results,
-      stack,
-      root,
-      work,
-      ports: { httpsPort: uHttps, corePort: uCore, metricsPort: uMetrics, coreMetricsPort: uCoreMetrics },
-      own,
-      connections: CONNECTIONS,
-      duration: DURATION,
-      warmup: WARMUP,
-      ca,
-      headers,
-      resourceId: created.id,
-      say,
-    });
-  const echoClient = proto.createClient(proto.ResourceService, `127.0.0.1:${echoPort}`, { timeoutMs: 10_000 });
-  if (runs("all")) {
-    await run.grpc("grpc_echo", echoClient, { tenant, id: FIXED.id }, { echo: echo.pid });
-    await run.grpc("grpc_core", stack.coreResources, { tenant, id: created.id }, stack.pids());
-  }
-  if (runs("webhooks")) {
-    await webhookRows({ run, results, stack, api, newApi, apiUrl, resourceId: created.id, connections: CONNECTIONS, deliveries: DELIVERIES, say });
-  }
-  api.close();
-  // The deep page comes after the runs above: every extra document in the database weighs on what follows.
-  const { seedSeconds, listKey, listTenant } = !runs("requests")
-    ? { seedSeconds: 0 }
-    : await depthRows({
-        run,
-        results,
-        stack,
-        apiUrl,
-        ca,
-        c: cBaseline,
-        depth: DEPTH,
-        listRequests: LIST_REQUESTS,
-        updates: ONLY === undefined ? UPDATES : 0,
-        updateWindow: UPDATE_WINDOW,
-        say,
-      });
-  if (ONLY !== undefined) {
+  };
+  // The list pages against C, at a depth of DEPTH resources (and, in a whole run, the size rule's updates).
+  const deepPages = (updates) => depthRows({ run, results, stack, apiUrl, ca, c: cBaseline, depth: DEPTH, listRequests: LIST_REQUESTS, updates, updateWindow: UPDATE_WINDOW, say });
+  const webhooks = () => webhookRows({ run, results, stack, api, newApi, apiUrl, resourceId: created.id, connections: CONNECTIONS, deliveries: DELIVERIES, say });
+  // The rows of a second stack beside this one (its own four ports), by name: BENCH_ONLY runs one of them alone.
+  const beside = { stack, root, work, own, connections: CONNECTIONS, duration: DURATION, warmup: WARMUP, ca, headers, resourceId: created.id, say };
+  const portsOf = ([httpsPort, corePort, metricsPort, coreMetricsPort]) => ({ httpsPort, corePort, metricsPort, coreMetricsPort });
+  const GROUPS = {
+    // GET with tracing on (a second stack, every request sampled and exported) vs off, both stacks up (bench/src/tracing.mjs).
+    tracing: () => tracingRows({ ...beside, results, ports: portsOf(tracedPorts) }),
+    // GET recorded in the request logs (this stack) vs a second stack with REQUEST_LOGS=off (bench/src/request-logs.mjs).
+    "request-logs": () => requestLogRows({ ...beside, results, ports: portsOf(unloggedPorts) }),
+    requests: async () => {
+      await requestPairs();
+      return deepPages(0);
+    },
+    webhooks,
+  };
+  if (ONLY) {
+    if (!GROUPS[ONLY]) throw new Error(`BENCH_ONLY=${ONLY}: no such group (${Object.keys(GROUPS).join(", ")})`);
+    const depth = await GROUPS[ONLY]();
+    api.close();
     await benchDb.close();
-    echoClient.close();
-    const breakdown = await coreBreakdown(coreMetricsPort);
+    if (ONLY === "requests" || ONLY === "webhooks") {
+      // With the report's checks (ratios and targets), under the group's own name.
+      const breakdown = await coreBreakdown(coreMetricsPort);
+      const settings = { connections: CONNECTIONS, duration: DURATION, warmup: WARMUP, depth: DEPTH, updates: 0, updateWindow: 0, big: 0 };
+      writeReport({ root, results, jobsRows: [], breakdown, settings, seedSeconds: depth?.seedSeconds ?? 0, started, say, name: ONLY });
+    } else {
+      writeAloneReport({ root, group: ONLY, results, settings: { connections: CONNECTIONS, duration: DURATION }, loadAtStart });
+    }
     stack.admin.close();
     stack.coreResources.close();
-    const settings = { connections: CONNECTIONS, duration: DURATION, warmup: WARMUP, depth: DEPTH, updates: 0, updateWindow: 0, big: 0 };
-    writeReport({ root, results, jobsRows: [], breakdown, settings, seedSeconds, started, say, name: ONLY });
   } else {
+    // ---- baselines
+    say("starting the baselines");
+    const echo = await startRole("echo", [String(echoPort)]);
+    children.push(echo);
+    const a = await startRole("baseline-a", [String(aPort), stack.certFile, stack.keyFile]);
+    children.push(a);
+    const b = await startRole("baseline-b", [String(bPort), stack.certFile, stack.keyFile, `127.0.0.1:${echoPort}`]);
+    children.push(b);
+    await run.http("baseline_a", `https://127.0.0.1:${aPort}/v1/resources/${FIXED.id}`, {}, { baseline_a: a.pid });
+    await run.http("baseline_b", `https://127.0.0.1:${bPort}/v1/resources/${FIXED.id}`, {}, { baseline_b: b.pid, echo: echo.pid });
+    await requestPairs();
+    await GROUPS.tracing();
+    await GROUPS["request-logs"]();
+    const echoClient = proto.createClient(proto.ResourceService, `127.0.0.1:${echoPort}`, { timeoutMs: 10_000 });
+    await run.grpc("grpc_echo", echoClient, { tenant, id: FIXED.id }, { echo: echo.pid });
+    await run.grpc("grpc_core", stack.coreResources, { tenant, id: created.id }, stack.pids());
+    await webhooks();
+    api.close();
+    // The deep page comes after the runs above: every extra document in the database weighs on what follows.
+    const { seedSeconds, listKey, listTenant } = await deepPages(UPDATES);
     // D: the driver alone, on the resource the GET rows read and the list rows' account.
     await driverRows({
       run,
@@ -268,21 +225,4 @@ try {
 } finally {
   await cleanup();
   await database?.stop();
-}
-
-function freePorts(count) {
-  return Promise.all(
-    Array.from(
-      { length: count },
-      () =>
-        new Promise((resolve, reject) => {
-          const server = createNetServer();
-          server.listen(0, "127.0.0.1", () => {
-            const { port } = server.address();
-            server.close(() => resolve(port));
-          });
-          server.on("error", reject);
-        }),
-    ),
-  ).then((ports) => (new Set(ports).size === ports.length ? ports : freePorts(count)));
 }

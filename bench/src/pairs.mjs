@@ -6,14 +6,13 @@
 // BENCH_DURATION (s per round, default 5), BENCH_CONNECTIONS (16), BENCH_PAIRS (comma list of get,post,list,search;
 // default all), BENCH_PORT_BASE (fixed ports), BENCH_PROFILE=1 (CPU profiles of the stack's processes into bench/results/profiles/).
 import { mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { C_KEYS, cKeyDocument } from "./baseline-c.mjs";
 import { startRole } from "./baselines.mjs";
 import { createRequests, httpsJson, runner } from "./load.mjs";
-import { startStack } from "./stack.mjs";
+import { benchResource, freePorts, startStack, stopProcess } from "./stack.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const DURATION = Number(process.env.BENCH_DURATION ?? 5);
@@ -21,38 +20,14 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
 const PAIRS = new Set((process.env.BENCH_PAIRS ?? "get,post,list,search").split(","));
 const say = (line) => process.stderr.write(`pairs: ${line}\n`);
 
-const freePort = () =>
-  new Promise((resolve) => {
-    const server = createServer().listen(0, "127.0.0.1", () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-
 const work = mkdtempSync(join(tmpdir(), "rms-pairs-"));
 const children = [];
-const own = { database: (d) => children.push({ stop: () => d.stop() }), child: (c) => children.push({ stop: () => stopChild(c) }) };
-function stopChild(child) {
-  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
-  child.kill("SIGTERM");
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => {
-      child.kill("SIGKILL");
-      resolve();
-    }, 15_000);
-    child.once("exit", () => {
-      clearTimeout(timer);
-      resolve();
-    });
-  });
-}
+const own = { database: (d) => children.push({ stop: () => d.stop() }), child: (c) => children.push({ stop: () => stopProcess(c) }) };
 
 try {
   // BENCH_PORT_BASE: the ports from there (base+443, +51, +64, +65, +100), for a machine shared by port ranges.
   const base = Number(process.env.BENCH_PORT_BASE ?? 0);
-  const [httpsPort, corePort, metricsPort, coreMetricsPort, cPort] = base
-    ? [443, 51, 64, 65, 100].map((offset) => base + offset)
-    : await Promise.all(Array.from({ length: 5 }, freePort));
+  const [httpsPort, corePort, metricsPort, coreMetricsPort, cPort] = base ? [443, 51, 64, 65, 100].map((offset) => base + offset) : await freePorts(5);
   const stack = await startStack({ root, work, ports: { httpsPort, corePort, metricsPort, coreMetricsPort }, own, say });
   const ca = readFileSync(stack.certFile);
   const c = await startRole("baseline-c", [String(cPort), stack.certFile, stack.keyFile, stack.mongoUri, stack.databaseName], {
@@ -66,13 +41,7 @@ try {
   const apiUrl = `https://127.0.0.1:${httpsPort}`;
   const cUrl = `https://127.0.0.1:${cPort}`;
   const headers = { authorization: `Bearer ${stack.key}` };
-  const created = await httpsJson(
-    "POST",
-    `${apiUrl}/v1/resources`,
-    ca,
-    { ...headers, "content-type": "application/json" },
-    JSON.stringify({ name: "bench", metadata: { plan: "pro" } }),
-  );
+  const created = await benchResource(apiUrl, ca, headers);
   // A list and a search worth a page: 200 resources, half of them paused with plan=pro.
   for (let i = 0; i < 200; i++) {
     const body = `name=pairs-${i}&status=${i % 2 ? "paused" : "active"}&metadata[plan]=${i % 2 ? "pro" : "free"}`;

@@ -3,8 +3,9 @@
 // the pids of its processes for the meters.
 import { spawn } from "node:child_process";
 import { mkdirSync, openSync, readFileSync } from "node:fs";
+import { createServer } from "node:net";
 import { join } from "node:path";
-import { childPids } from "./load.mjs";
+import { childPids, httpsJson } from "./load.mjs";
 
 /**
  * `own` learns each process started (the database, then `rms start`) at once, so a failed start is cleaned up too.
@@ -98,4 +99,43 @@ async function until(probe, timeoutMs, failed) {
     if (Date.now() > deadline) throw new Error("timed out");
     await new Promise((r) => setTimeout(r, 200));
   }
+}
+
+/** Stops a process the bench started: SIGTERM (`rms start` stops its whole stack on it), SIGKILL after 15 s. */
+export async function stopProcess(child) {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  child.kill("SIGTERM");
+  await new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      resolve();
+    }, 15_000);
+    child.once("exit", () => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+}
+
+/** `count` distinct free ports on 127.0.0.1. */
+export function freePorts(count) {
+  return Promise.all(
+    Array.from(
+      { length: count },
+      () =>
+        new Promise((resolve, reject) => {
+          const server = createServer();
+          server.listen(0, "127.0.0.1", () => {
+            const { port } = server.address();
+            server.close(() => resolve(port));
+          });
+          server.on("error", reject);
+        }),
+    ),
+  ).then((ports) => (new Set(ports).size === ports.length ? ports : freePorts(count)));
+}
+
+/** Makes the resource a stack's GET rows read (the same on every stack the bench starts); answers it. */
+export function benchResource(apiUrl, ca, headers) {
+  return httpsJson("POST", `${apiUrl}/v1/resources`, ca, { ...headers, "content-type": "application/json" }, JSON.stringify({ name: "bench", metadata: { plan: "pro" } }));
 }

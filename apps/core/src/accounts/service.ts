@@ -1,25 +1,11 @@
-import type { MessageInitShape } from "@bufbuild/protobuf";
-import { KEY_HASH_PATTERN, KEY_KIND, LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX, type AdminService, type ApiKeySchema, type ServiceImplementation } from "@rms/proto";
+import { KEY_HASH_PATTERN, KEY_KIND, LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX, type AdminService, type ServiceImplementation } from "@rms/proto";
 import type { Logger } from "pino";
 import { errors } from "../errors.js";
 import { isId } from "../ids.js";
 import { hashSecret, isScope, parseSecret, type Scope } from "./secrets.js";
 import { refuseIfNotLive } from "./presented-key.js";
-import type { AccountStore, KeyDocument } from "./store.js";
-
-function toMessage(key: KeyDocument): MessageInitShape<typeof ApiKeySchema> {
-  return {
-    id: key._id,
-    accountId: key.account,
-    kind: KEY_KIND.valueOf(key.kind),
-    livemode: key.livemode,
-    scopes: key.scopes,
-    created: BigInt(key.created),
-    expiresAt: BigInt(key.expires_at ?? 0),
-    revokedAt: BigInt(key.revoked_at ?? 0),
-    prefix: key.prefix,
-  };
-}
+import { keyMessage } from "./key-message.js";
+import type { AccountStore } from "./store.js";
 
 const invalidKey = () => errors.unauthenticated("api_key_invalid", "Invalid API key provided.");
 
@@ -73,14 +59,14 @@ export function adminService(store: AccountStore, logger: Logger): ServiceImplem
         expiresAt: expiresAt === 0 ? null : expiresAt,
       });
       logger.info({ key_id: key._id, account_id: key.account, kind, livemode: key.livemode }, "key created");
-      return { key: toMessage(key), secret };
+      return { key: keyMessage(key), secret };
     },
 
     async listKeys(request) {
       if (!isId("acct", request.accountId) || !(await store.getAccount(request.accountId))) {
         throw errors.notFound("account", request.accountId, "account");
       }
-      return { keys: (await store.listKeys(request.accountId)).map(toMessage) };
+      return { keys: (await store.listKeys(request.accountId)).map(keyMessage) };
     },
 
     async revokeKey(request, context) {
@@ -100,7 +86,7 @@ export function adminService(store: AccountStore, logger: Logger): ServiceImplem
         throw errors.notFound("key", request.keyId, "key");
       }
       logger.warn({ key_id: key._id, account_id: key.account, reason: request.reason || "operator" }, "key revoked");
-      return { key: toMessage(key) };
+      return { key: keyMessage(key) };
     },
 
     async verifyKey(request) {
@@ -112,7 +98,7 @@ export function adminService(store: AccountStore, logger: Logger): ServiceImplem
       if (!key) throw invalidKey();
       // Asked to, a revoked or expired key is answered as it is (revoked_at / expires_at say why the caller must refuse it).
       if (!request.answerRefused) refuseIfNotLive(key);
-      return { key: toMessage(key) };
+      return { key: keyMessage(key) };
     },
   };
 }

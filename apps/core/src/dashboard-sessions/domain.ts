@@ -1,6 +1,5 @@
 import {
   DashboardSessionService,
-  KEY_KIND,
   PRESENTED_KEY_ID_METADATA,
   SCOPES,
   type CallContext,
@@ -8,6 +7,7 @@ import {
   type Scope,
   type ServiceImplementation,
 } from "@rms/proto";
+import { keyMessage } from "../accounts/key-message.js";
 import { AccountStore } from "../accounts/store.js";
 import { serviceDomain } from "../domain.js";
 import { errors } from "../errors.js";
@@ -66,17 +66,7 @@ export function dashboardSessionService(store: AccountStore, checkKey: Presented
       },
       reply: ({ key, secret }) => ({
         secret,
-        key: {
-          id: key._id,
-          accountId: key.account,
-          kind: KEY_KIND.valueOf(key.kind),
-          livemode: key.livemode,
-          scopes: key.scopes,
-          created: BigInt(key.created),
-          expiresAt: BigInt(key.expires_at ?? 0),
-          revokedAt: 0n,
-          prefix: key.prefix,
-        },
+        key: keyMessage(key),
       }),
     });
   const method = DashboardSessionService.method.createDashboardSession;

@@ -62,6 +62,31 @@ export function ConfirmButton({
   );
 }
 
+/** A form that runs `onSubmit` in place of the browser's submit (every form of the dashboard); `inline` lays its fields in a row. */
+export function ActionForm({ label, inline = true, onSubmit, children }: { label: string; inline?: boolean; onSubmit: () => void; children: ReactNode }) {
+  return (
+    <form
+      className={inline ? "form form-inline" : "form"}
+      aria-label={label}
+      onSubmit={(e) => {
+        e.preventDefault();
+        onSubmit();
+      }}
+    >
+      {children}
+    </form>
+  );
+}
+
+/** A select's options, each value its own label. */
+export function Options({ values }: { values: readonly string[] }) {
+  return values.map((value) => (
+    <option key={value} value={value}>
+      {value}
+    </option>
+  ));
+}
+
 export function Section({ title, children, actions }: { title: string; children: ReactNode; actions?: ReactNode }) {
   return (
     <section className="card" aria-label={title}>

@@ -4,6 +4,8 @@ import { ApiFailure, type Schemas, unwrap } from "../api/client";
 import { useAuth } from "../app/auth";
 import { ErrorNotice, NotAvailable } from "../components/ErrorNotice";
 import { IdLink } from "../components/IdLink";
+import type { Column } from "../components/DataTable";
+import { cursorPager, type FilterSpec, ListPage } from "../components/ListPage";
 import { Json, Loading, Section } from "../components/ui";
 import { formatBytes } from "../lib/progress";
 import { formatTime } from "../lib/time";
@@ -13,6 +15,20 @@ type Purpose = Schemas["File"]["purpose"];
 
 const route = getRouteApi("/files");
 const PURPOSES = ["resources_import", "resources_export", "job_results"] as const;
+
+type StoredFile = Schemas["File"];
+
+const FILE_FILTERS: FilterSpec = { apply: "change", idPrefix: "fl", fields: [{ name: "purpose", label: "Purpose", kind: "select", options: PURPOSES }] };
+
+const FILE_COLUMNS: readonly Column<StoredFile>[] = [
+  { header: "File", cell: (f) => <IdLink id={f.id} /> },
+  { header: "Name", cell: (f) => f.filename ?? "—" },
+  { header: "Purpose", cell: (f) => f.purpose },
+  { header: "Size", cell: (f) => formatBytes(f.size) },
+  { header: "Created", cell: (f) => formatTime(f.created), className: "when" },
+  { header: "Expires", cell: (f) => formatTime(f.expires_at), className: "when" },
+  { header: "Download", cell: (f) => <DownloadButton fileId={f.id} /> },
+];
 
 export function FilesPage() {
   const search = route.useSearch();
@@ -35,76 +51,24 @@ export function FilesPage() {
       ),
   });
   const missing = files.error instanceof ApiFailure && files.error.routeMissing ? files.error : null;
-  const rows = files.data?.data ?? [];
+  const base = search.purpose ? { purpose: search.purpose } : {};
   return (
-    <div>
-      <h1>Files</h1>
-      {missing ? (
-        <NotAvailable what="Files" error={missing} />
-      ) : (
-        <Section title="Files, newest first">
-          <div className="form form-inline">
-            <div className="field">
-              <label htmlFor="fl-purpose">Purpose</label>
-              <select id="fl-purpose" value={search.purpose ?? ""} onChange={(e) => void navigate({ search: { purpose: e.target.value || undefined } })}>
-                <option value="">Any</option>
-                {PURPOSES.map((p) => (
-                  <option key={p} value={p}>
-                    {p}
-                  </option>
-                ))}
-              </select>
-            </div>
-          </div>
-          {files.isPending && <Loading what="files" />}
-          <ErrorNotice error={files.error} />
-          {files.data && (
-            <table className="table">
-              <caption className="sr-only">Files</caption>
-              <thead>
-                <tr>
-                  <th scope="col">File</th>
-                  <th scope="col">Name</th>
-                  <th scope="col">Purpose</th>
-                  <th scope="col">Size</th>
-                  <th scope="col">Created</th>
-                  <th scope="col">Expires</th>
-                  <th scope="col">Download</th>
-                </tr>
-              </thead>
-              <tbody>
-                {rows.map((f) => (
-                  <tr key={f.id}>
-                    <td>
-                      <IdLink id={f.id} />
-                    </td>
-                    <td>{f.filename ?? "—"}</td>
-                    <td>{f.purpose}</td>
-                    <td>{formatBytes(f.size)}</td>
-                    <td className="when">{formatTime(f.created)}</td>
-                    <td className="when">{formatTime(f.expires_at)}</td>
-                    <td>
-                      <DownloadButton fileId={f.id} />
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          )}
-          {files.data && rows.length === 0 && <p className="empty">No files.</p>}
-          {files.data && (
-            <nav className="pager" aria-label="Pages">
-              <button type="button" disabled={!search.after} onClick={() => void navigate({ search: { purpose: search.purpose } })}>
-                First page
-              </button>
-              <button type="button" disabled={!files.data.has_more || !rows.at(-1)} onClick={() => void navigate({ search: { ...search, after: rows.at(-1)!.id } })}>
-                Older
-              </button>
-            </nav>
-          )}
-        </Section>
-      )}
-    </div>
+    <ListPage
+      title="Files"
+      unavailable={missing && <NotAvailable what="Files" error={missing} />}
+      filters={FILE_FILTERS}
+      values={base}
+      onFilter={(values) => void navigate({ search: values })}
+      list={{
+        title: "Files, newest first",
+        caption: "Files",
+        what: "files",
+        query: files,
+        columns: FILE_COLUMNS,
+        empty: "No files.",
+        pager: (page) => cursorPager(search, page, (cursor) => void navigate({ search: { ...base, ...cursor } }), false),
+      }}
+    />
   );
 }
 

@@ -1,7 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { getRouteApi, Link } from "@tanstack/react-router";
 import { useState } from "react";
-import { unwrap } from "../api/client";
+import { type Schemas, unwrap } from "../api/client";
 import { useAuth } from "../app/auth";
 import { ErrorNotice } from "../components/ErrorNotice";
 import { IdLink } from "../components/IdLink";
@@ -9,8 +9,17 @@ import { Json, Loading, ScopeNote, Section, StatusBadge, useScopeReason } from "
 import { downloadFile } from "../lib/download";
 import { isFinished, progressView } from "../lib/progress";
 import { formatTime } from "../lib/time";
+import { type Column, DataTable } from "../components/DataTable";
 
 const route = getRouteApi("/jobs/$id");
+
+const ITEM_ERROR_COLUMNS: readonly Column<Schemas["JobItemError"]>[] = [
+  { header: "Item", cell: (e) => e.index },
+  { header: "Resource", cell: (e) => <IdLink id={e.id} /> },
+  { header: "Code", cell: (e) => <code>{e.code}</code> },
+  { header: "Parameter", cell: (e) => e.param ?? "—" },
+  { header: "Message", cell: (e) => e.message },
+];
 
 export function JobDetailPage() {
   const { id } = route.useParams();
@@ -110,33 +119,7 @@ export function JobDetailPage() {
             {!errors.data && !errors.error && <p className="empty">None so far.</p>}
             <ErrorNotice error={errors.error} />
             {errors.data && errors.data.data.length > 0 && (
-              <table className="table">
-                <caption className="sr-only">Errors of {id}</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Item</th>
-                    <th scope="col">Resource</th>
-                    <th scope="col">Code</th>
-                    <th scope="col">Parameter</th>
-                    <th scope="col">Message</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {errors.data.data.map((e) => (
-                    <tr key={`${e.index}-${e.code}`}>
-                      <td>{e.index}</td>
-                      <td>
-                        <IdLink id={e.id} />
-                      </td>
-                      <td>
-                        <code>{e.code}</code>
-                      </td>
-                      <td>{e.param ?? "—"}</td>
-                      <td>{e.message}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
+              <DataTable caption={`Errors of ${id}`} columns={ITEM_ERROR_COLUMNS} rows={errors.data.data} rowKey={(e) => `${e.index}-${e.code}`} />
             )}
           </Section>
           <Section title="The job as JSON">

@@ -1,12 +1,14 @@
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { getRouteApi, useNavigate } from "@tanstack/react-router";
-import { useState } from "react";
+import { type ChangeEvent, type Dispatch, type SetStateAction, useState } from "react";
 import { type Job, type Schemas, unwrap } from "../api/client";
 import type { paths } from "../api/schema";
 import { useAuth } from "../app/auth";
 import { ErrorNotice } from "../components/ErrorNotice";
 import { IdLink } from "../components/IdLink";
-import { Loading, ScopeNote, Section, StatusBadge, useScopeReason } from "../components/ui";
+import type { Column } from "../components/DataTable";
+import { cursorPager, type FilterSpec, ListPage } from "../components/ListPage";
+import { ActionForm, Options, ScopeNote, Section, StatusBadge, useScopeReason } from "../components/ui";
 import { uploadFile } from "../lib/download";
 import { RESOURCE_STATUSES, type ResourceStatus } from "../lib/filters";
 import { INLINE_IMPORT_MAX, itemsOfFile } from "../lib/import-file";
@@ -17,6 +19,23 @@ import { formatTime } from "../lib/time";
 const route = getRouteApi("/jobs");
 const JOB_STATUSES = ["queued", "running", "succeeded", "failed", "canceled"] as const;
 const JOB_TYPES = ["resources.bulk_update", "resources.bulk_delete", "resources.import", "resources.export"] as const;
+
+const JOB_FILTERS: FilterSpec = {
+  apply: "change",
+  idPrefix: "j",
+  fields: [
+    { name: "status", label: "Status", kind: "select", options: JOB_STATUSES },
+    { name: "type", label: "Type", kind: "select", options: JOB_TYPES },
+  ],
+};
+
+const JOB_COLUMNS: readonly Column<Job>[] = [
+  { header: "Job", cell: (j) => <IdLink id={j.id} /> },
+  { header: "Type", cell: (j) => j.type },
+  { header: "Status", cell: (j) => <StatusBadge status={j.status} /> },
+  { header: "Progress", cell: (j) => progressView(j).label },
+  { header: "Created", cell: (j) => formatTime(j.created), className: "when" },
+];
 
 export function JobsPage() {
   const search = route.useSearch();
@@ -37,84 +56,28 @@ export function JobsPage() {
     refetchInterval: (q) => (q.state.data?.data.some((j) => j.status === "queued" || j.status === "running") ? 1_000 : false),
     queryFn: () => unwrap(client.GET("/v1/jobs", { params: { query } })),
   });
-  const rows = jobs.data?.data ?? [];
   const base = { ...(search.status ? { status: search.status } : {}), ...(search.type ? { type: search.type } : {}) };
   return (
-    <div>
-      <h1>Jobs</h1>
+    <ListPage
+      title="Jobs"
+      filters={JOB_FILTERS}
+      values={base}
+      onFilter={(values) => void navigate({ search: values })}
+      list={{
+        title: "Jobs, newest first",
+        caption: "Jobs",
+        what: "jobs",
+        reason,
+        query: jobs,
+        columns: JOB_COLUMNS,
+        empty: "No jobs.",
+        pager: (page) => cursorPager(search, page, (cursor) => void navigate({ search: { ...base, ...cursor } }), false),
+      }}
+    >
       <BulkJob />
       <ImportJob />
       <ExportJob />
-      <Section title="Jobs, newest first">
-        <ScopeNote reason={reason} />
-        <div className="form form-inline">
-          <div className="field">
-            <label htmlFor="j-status">Status</label>
-            <select id="j-status" value={search.status ?? ""} onChange={(e) => void navigate({ search: { ...base, status: e.target.value || undefined } })}>
-              <option value="">Any</option>
-              {JOB_STATUSES.map((s) => (
-                <option key={s} value={s}>
-                  {s}
-                </option>
-              ))}
-            </select>
-          </div>
-          <div className="field">
-            <label htmlFor="j-type">Type</label>
-            <select id="j-type" value={search.type ?? ""} onChange={(e) => void navigate({ search: { ...base, type: e.target.value || undefined } })}>
-              <option value="">Any</option>
-              {JOB_TYPES.map((t) => (
-                <option key={t} value={t}>
-                  {t}
-                </option>
-              ))}
-            </select>
-          </div>
-        </div>
-        {jobs.isPending && reason === null && <Loading what="jobs" />}
-        <ErrorNotice error={jobs.error} />
-        {jobs.data && (
-          <table className="table">
-            <caption className="sr-only">Jobs</caption>
-            <thead>
-              <tr>
-                <th scope="col">Job</th>
-                <th scope="col">Type</th>
-                <th scope="col">Status</th>
-                <th scope="col">Progress</th>
-                <th scope="col">Created</th>
-              </tr>
-            </thead>
-            <tbody>
-              {rows.map((j) => (
-                <tr key={j.id}>
-                  <td>
-                    <IdLink id={j.id} />
-                  </td>
-                  <td>{j.type}</td>
-                  <td>
-                    <StatusBadge status={j.status} />
-                  </td>
-                  <td>{progressView(j).label}</td>
-                  <td className="when">{formatTime(j.created)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        )}
-        {jobs.data && rows.length === 0 && <p className="empty">No jobs.</p>}
-        {jobs.data && (
-          <nav className="pager" aria-label="Pages">
-            <button type="button" disabled={!search.after && !search.before} onClick={() => void navigate({ search: base })}>
-              First page
-            </button>
-            <button type="button" disabled={(!search.before && !jobs.data.has_more) || !rows.at(-1)} onClick={() => void navigate({ search: { ...base, after: rows.at(-1)!.id } })}>
-              Older
-            </button>
-          </nav>
-        )}
-      </Section>
-    </div>
+    </ListPage>
   );
 }
 
@@ -148,108 +111,51 @@ function BulkJob() {
     },
   });
   const reset = () => preview.reset();
+  /** A change to the filter or the update drops the preview: it no longer says what would be done. */
+  const edit =
+    <T extends string>(set: Dispatch<SetStateAction<T>>) =>
+    (e: ChangeEvent<HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement>) => {
+      set(e.target.value as T);
+      reset();
+    };
   return (
     <Section title="Bulk update or delete">
       <ScopeNote reason={reason} />
-      <form
-        className="form form-inline"
-        aria-label="Bulk update or delete"
-        onSubmit={(e) => {
-          e.preventDefault();
-          preview.mutate();
-        }}
-      >
+      <ActionForm label="Bulk update or delete" onSubmit={() => preview.mutate()}>
         <div className="field">
           <label htmlFor="b-type">Job</label>
-          <select
-            id="b-type"
-            value={type}
-            disabled={!!reason}
-            onChange={(e) => {
-              setType(e.target.value as BulkType);
-              reset();
-            }}
-          >
+          <select id="b-type" value={type} disabled={!!reason} onChange={edit(setType)}>
             <option value="resources.bulk_update">Update matching resources</option>
             <option value="resources.bulk_delete">Delete matching resources</option>
           </select>
         </div>
         <div className="field">
           <label htmlFor="b-status">Where status is</label>
-          <select
-            id="b-status"
-            value={status}
-            disabled={!!reason}
-            onChange={(e) => {
-              setStatus(e.target.value as ResourceStatus | "");
-              reset();
-            }}
-          >
+          <select id="b-status" value={status} disabled={!!reason} onChange={edit(setStatus)}>
             <option value="">any</option>
-            {RESOURCE_STATUSES.map((s) => (
-              <option key={s} value={s}>
-                {s}
-              </option>
-            ))}
+            <Options values={RESOURCE_STATUSES} />
           </select>
         </div>
         <div className="field">
           <label htmlFor="b-mkey">and metadata key</label>
-          <input
-            id="b-mkey"
-            value={metaKey}
-            disabled={!!reason}
-            onChange={(e) => {
-              setMetaKey(e.target.value);
-              reset();
-            }}
-          />
+          <input id="b-mkey" value={metaKey} disabled={!!reason} onChange={edit(setMetaKey)} />
         </div>
         <div className="field">
           <label htmlFor="b-mvalue">equals</label>
-          <input
-            id="b-mvalue"
-            value={metaValue}
-            disabled={!!reason}
-            onChange={(e) => {
-              setMetaValue(e.target.value);
-              reset();
-            }}
-          />
+          <input id="b-mvalue" value={metaValue} disabled={!!reason} onChange={edit(setMetaValue)} />
         </div>
         {type === "resources.bulk_update" && (
           <>
             <div className="field">
               <label htmlFor="b-newstatus">Set status to</label>
-              <select
-                id="b-newstatus"
-                value={newStatus}
-                disabled={!!reason}
-                onChange={(e) => {
-                  setNewStatus(e.target.value as ResourceStatus | "");
-                  reset();
-                }}
-              >
+              <select id="b-newstatus" value={newStatus} disabled={!!reason} onChange={edit(setNewStatus)}>
                 <option value="">(unchanged)</option>
-                {RESOURCE_STATUSES.map((s) => (
-                  <option key={s} value={s}>
-                    {s}
-                  </option>
-                ))}
+                <Options values={RESOURCE_STATUSES} />
               </select>
             </div>
             <div className="field field-wide">
               <label htmlFor="b-newmeta">Merge metadata (key=value per line; key= removes)</label>
-              <textarea
-                id="b-newmeta"
-                rows={2}
-                value={newMetadata}
-                disabled={!!reason}
-                onChange={(e) => {
-                  setNewMetadata(e.target.value);
-                  reset();
-                }}
-              />
+              <textarea id="b-newmeta" rows={2} value={newMetadata} disabled={!!reason} onChange={edit(setNewMetadata)} />
             </div>
           </>
         )}
@@ -258,7 +164,7 @@ function BulkJob() {
             Preview
           </button>
         </div>
-      </form>
+      </ActionForm>
       <ErrorNotice error={preview.error ?? create.error} />
       {preview.data && (
         <div className="preview" role="status">
@@ -330,11 +236,9 @@ function ImportJob() {
           ? "The file is uploaded to the files API, then imported."
           : `This server has no files API, so the rows are read here and sent with the job (at most ${INLINE_IMPORT_MAX.toLocaleString("en-US")}).`}
       </p>
-      <form
-        className="form form-inline"
-        aria-label="Import resources from a file"
-        onSubmit={(e) => {
-          e.preventDefault();
+      <ActionForm
+        label="Import resources from a file"
+        onSubmit={() => {
           setSent(null);
           start.mutate();
         }}
@@ -348,7 +252,7 @@ function ImportJob() {
             Upload and import
           </button>
         </div>
-      </form>
+      </ActionForm>
       {sent && (
         <div className="progress-line">
           <progress max={Math.max(sent.total, 1)} value={sent.sent} aria-label="Upload progress" />
@@ -378,14 +282,7 @@ function ExportJob() {
       ) : (
         <>
           <ScopeNote reason={reason} />
-          <form
-            className="form form-inline"
-            aria-label="Export resources"
-            onSubmit={(e) => {
-              e.preventDefault();
-              start.mutate();
-            }}
-          >
+          <ActionForm label="Export resources" onSubmit={() => start.mutate()}>
             <div className="field">
               <label htmlFor="x-format">Format</label>
               <select id="x-format" value={format} onChange={(e) => setFormat(e.target.value as "jsonl" | "csv")}>
@@ -398,7 +295,7 @@ function ExportJob() {
                 Start export
               </button>
             </div>
-          </form>
+          </ActionForm>
           <ErrorNotice error={start.error} />
         </>
       )}

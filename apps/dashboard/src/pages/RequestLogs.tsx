@@ -1,25 +1,41 @@
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { getRouteApi, Link, useNavigate } from "@tanstack/react-router";
-import { useState } from "react";
 import { ApiFailure, type Schemas, unwrap } from "../api/client";
 import { useAuth } from "../app/auth";
 import { ErrorNotice, NotAvailable } from "../components/ErrorNotice";
 import { IdLink, idsInPath } from "../components/IdLink";
+import type { Column } from "../components/DataTable";
+import { cursorPager, type FilterSpec, ListPage } from "../components/ListPage";
 import { Json, Loading, Section, StatusBadge } from "../components/ui";
 import { formatTime } from "../lib/time";
 
 export type RequestLog = Schemas["RequestLog"];
 
 const FILTERS = ["status", "method", "path", "error_code", "api_key", "idempotency_key"] as const;
-type FilterName = (typeof FILTERS)[number];
-const LABELS: Record<FilterName, string> = {
-  status: "Status (e.g. 404 or 4xx)",
-  method: "Method",
-  path: "Path",
-  error_code: "Error code",
-  api_key: "API key id",
-  idempotency_key: "Idempotency key",
+
+const LOG_FILTERS: FilterSpec = {
+  apply: "submit",
+  idPrefix: "rl",
+  section: "Filter",
+  formLabel: "Filter request logs",
+  fields: [
+    { name: "status", label: "Status (e.g. 404 or 4xx)" },
+    { name: "method", label: "Method" },
+    { name: "path", label: "Path" },
+    { name: "error_code", label: "Error code" },
+    { name: "api_key", label: "API key id" },
+    { name: "idempotency_key", label: "Idempotency key" },
+  ],
 };
+
+const LOG_COLUMNS: readonly Column<RequestLog>[] = [
+  { header: "Request", cell: (log) => <IdLink id={log.id} /> },
+  { header: "Method", cell: (log) => log.method },
+  { header: "Path", cell: (log) => log.path, className: "url" },
+  { header: "Status", cell: (log) => <StatusBadge status={String(log.status)} /> },
+  { header: "Error", cell: (log) => log.error_code ?? "—" },
+  { header: "When", cell: (log) => formatTime(log.created), className: "when" },
+];
 
 const route = getRouteApi("/request-logs");
 
@@ -27,97 +43,35 @@ export function RequestLogsPage() {
   const search = route.useSearch();
   const navigate = useNavigate({ from: "/request-logs" });
   const auth = useAuth();
-  const [draft, setDraft] = useState<Partial<Record<FilterName, string>>>(() => Object.fromEntries(FILTERS.map((f) => [f, search[f] ?? ""])));
+  const filters = Object.fromEntries(FILTERS.filter((name) => search[name]).map((name) => [name, search[name]!]));
   const logs = useQuery({
     queryKey: ["request-logs", search],
     placeholderData: keepPreviousData,
-    queryFn: () => {
-      const filters = Object.fromEntries(FILTERS.filter((name) => search[name]).map((name) => [name, search[name]!])) as { method?: "GET" | "POST" | "DELETE" } & Record<
-        string,
-        string
-      >;
-      return unwrap(auth.client.GET("/v1/request_logs", { params: { query: { limit: 20, ...filters, ...(search.after ? { starting_after: search.after } : {}) } } }));
-    },
+    queryFn: () =>
+      unwrap(
+        auth.client.GET("/v1/request_logs", {
+          params: { query: { limit: 20, ...(filters as { method?: "GET" | "POST" | "DELETE" }), ...(search.after ? { starting_after: search.after } : {}) } },
+        }),
+      ),
   });
   const missing = logs.error instanceof ApiFailure && logs.error.routeMissing ? logs.error : null;
-  const rows = logs.data?.data ?? [];
-  const filters = Object.fromEntries(FILTERS.filter((f) => search[f]).map((f) => [f, search[f]]));
   return (
-    <div>
-      <h1>Request logs</h1>
-      {missing ? (
-        <NotAvailable what="Request logs" error={missing} />
-      ) : (
-        <>
-          <Section title="Filter">
-            <form
-              className="form form-inline"
-              aria-label="Filter request logs"
-              onSubmit={(e) => {
-                e.preventDefault();
-                void navigate({ search: Object.fromEntries(Object.entries(draft).filter(([, v]) => v && v.trim() !== "")) });
-              }}
-            >
-              {FILTERS.map((name) => (
-                <div className="field" key={name}>
-                  <label htmlFor={`rl-${name}`}>{LABELS[name]}</label>
-                  <input id={`rl-${name}`} value={draft[name] ?? ""} onChange={(e) => setDraft((d) => ({ ...d, [name]: e.target.value }))} />
-                </div>
-              ))}
-              <div className="actions">
-                <button type="submit">Apply</button>
-              </div>
-            </form>
-          </Section>
-          <Section title="Requests, newest first">
-            {logs.isPending && <Loading what="request logs" />}
-            <ErrorNotice error={logs.error} />
-            {logs.data && (
-              <table className="table">
-                <caption className="sr-only">Request logs</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">Request</th>
-                    <th scope="col">Method</th>
-                    <th scope="col">Path</th>
-                    <th scope="col">Status</th>
-                    <th scope="col">Error</th>
-                    <th scope="col">When</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {rows.map((log) => (
-                    <tr key={log.id}>
-                      <td>
-                        <IdLink id={log.id} />
-                      </td>
-                      <td>{log.method}</td>
-                      <td className="url">{log.path}</td>
-                      <td>
-                        <StatusBadge status={String(log.status)} />
-                      </td>
-                      <td>{log.error_code ?? "—"}</td>
-                      <td className="when">{formatTime(log.created)}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            )}
-            {logs.data && rows.length === 0 && <p className="empty">No requests match.</p>}
-            {logs.data && (
-              <nav className="pager" aria-label="Pages">
-                <button type="button" disabled={!search.after} onClick={() => void navigate({ search: filters })}>
-                  First page
-                </button>
-                <button type="button" disabled={!logs.data.has_more || !rows.at(-1)} onClick={() => void navigate({ search: { ...filters, after: rows.at(-1)!.id } })}>
-                  Older
-                </button>
-              </nav>
-            )}
-          </Section>
-        </>
-      )}
-    </div>
+    <ListPage
+      title="Request logs"
+      unavailable={missing && <NotAvailable what="Request logs" error={missing} />}
+      filters={LOG_FILTERS}
+      values={filters}
+      onFilter={(values) => void navigate({ search: values })}
+      list={{
+        title: "Requests, newest first",
+        caption: "Request logs",
+        what: "request logs",
+        query: logs,
+        columns: LOG_COLUMNS,
+        empty: "No requests match.",
+        pager: (page) => cursorPager(search, page, (cursor) => void navigate({ search: { ...filters, ...cursor } }), false),
+      }}
+    />
   );
 }
 

@@ -1,14 +1,15 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { getRouteApi, Link, useNavigate } from "@tanstack/react-router";
 import { useEffect, useState } from "react";
-import { type Resource, unwrap } from "../api/client";
+import { type Event, type Resource, unwrap } from "../api/client";
 import { useAuth } from "../app/auth";
 import { ErrorNotice } from "../components/ErrorNotice";
 import { IdLink } from "../components/IdLink";
-import { ConfirmButton, Json, Loading, ScopeNote, Section, StatusBadge, useScopeReason } from "../components/ui";
+import { ActionForm, ConfirmButton, Json, Loading, Options, ScopeNote, Section, StatusBadge, useScopeReason } from "../components/ui";
 import { RESOURCE_STATUSES } from "../lib/filters";
 import { metadataChange, metadataText, parseMetadataText } from "../lib/metadata";
 import { formatTime } from "../lib/time";
+import { type Column, DataTable } from "../components/DataTable";
 
 const route = getRouteApi("/resources/$id");
 
@@ -86,23 +87,12 @@ function EditResource({ resource }: { resource: Resource }) {
   return (
     <Section title="Edit">
       <ScopeNote reason={reason} />
-      <form
-        className="form"
-        aria-label="Edit the resource"
-        onSubmit={(e) => {
-          e.preventDefault();
-          update.mutate();
-        }}
-      >
+      <ActionForm label="Edit the resource" inline={false} onSubmit={() => update.mutate()}>
         <label htmlFor="e-name">Name</label>
         <input id="e-name" value={name} required maxLength={200} disabled={!!reason} onChange={(e) => setName(e.target.value)} />
         <label htmlFor="e-status">Status</label>
         <select id="e-status" value={status} disabled={!!reason} onChange={(e) => setStatus(e.target.value as Resource["status"])}>
-          {RESOURCE_STATUSES.map((s) => (
-            <option key={s} value={s}>
-              {s}
-            </option>
-          ))}
+          <Options values={RESOURCE_STATUSES} />
         </select>
         <label htmlFor="e-metadata">Metadata (one key=value per line; remove a line to remove the key)</label>
         <textarea id="e-metadata" rows={4} value={metadata} disabled={!!reason} onChange={(e) => setMetadata(e.target.value)} />
@@ -112,7 +102,7 @@ function EditResource({ resource }: { resource: Resource }) {
           </button>
           <ConfirmButton label="Delete resource" confirmLabel="Yes, delete it" disabled={!!reason} busy={remove.isPending} onConfirm={() => remove.mutate()} />
         </div>
-      </form>
+      </ActionForm>
       {update.isSuccess && (
         <p className="notice notice-ok" role="status">
           Saved.
@@ -124,6 +114,14 @@ function EditResource({ resource }: { resource: Resource }) {
 }
 
 /** The resource's events in `sequence` order (the list answers newest first; this page shows the story). */
+const RESOURCE_EVENT_COLUMNS: readonly Column<Event>[] = [
+  { header: "Sequence", cell: (e) => e.sequence },
+  { header: "Event", cell: (e) => <IdLink id={e.id} /> },
+  { header: "Type", cell: (e) => e.type },
+  { header: "Pending webhooks", cell: (e) => e.pending_webhooks },
+  { header: "Created", cell: (e) => formatTime(e.created), className: "when" },
+];
+
 function ResourceEvents({ id }: { id: string }) {
   const { client } = useAuth();
   const reason = useScopeReason("events:read");
@@ -140,33 +138,7 @@ function ResourceEvents({ id }: { id: string }) {
       <ScopeNote reason={reason} />
       {events.isPending && reason === null && <Loading what="events" />}
       <ErrorNotice error={events.error} />
-      {events.data && (
-        <table className="table">
-          <caption className="sr-only">Events of {id}</caption>
-          <thead>
-            <tr>
-              <th scope="col">Sequence</th>
-              <th scope="col">Event</th>
-              <th scope="col">Type</th>
-              <th scope="col">Pending webhooks</th>
-              <th scope="col">Created</th>
-            </tr>
-          </thead>
-          <tbody>
-            {sorted.map((e) => (
-              <tr key={e.id}>
-                <td>{e.sequence}</td>
-                <td>
-                  <IdLink id={e.id} />
-                </td>
-                <td>{e.type}</td>
-                <td>{e.pending_webhooks}</td>
-                <td className="when">{formatTime(e.created)}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+      {events.data && <DataTable caption={`Events of ${id}`} columns={RESOURCE_EVENT_COLUMNS} rows={sorted} />}
       {events.data?.has_more && (
         <p className="help">
           Showing the latest 100.{" "}

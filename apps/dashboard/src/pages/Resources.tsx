@@ -1,11 +1,13 @@
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { getRouteApi, Link, useNavigate } from "@tanstack/react-router";
-import { useState, type FormEvent } from "react";
+import { useState } from "react";
 import { type Resource, unwrap } from "../api/client";
 import { useAuth } from "../app/auth";
 import { ErrorNotice } from "../components/ErrorNotice";
 import { IdLink } from "../components/IdLink";
-import { Loading, ScopeNote, Section, StatusBadge, useScopeReason } from "../components/ui";
+import type { Column } from "../components/DataTable";
+import { cursorPager, type FilterSpec, ListPage, type PagerButton } from "../components/ListPage";
+import { ActionForm, Options, ScopeNote, Section, StatusBadge, useScopeReason } from "../components/ui";
 import { firstPage, isFiltered, listQuery, RESOURCE_STATUSES, type ResourceFilters, searchQueryOf } from "../lib/filters";
 import { parseMetadataText } from "../lib/metadata";
 import { formatTime } from "../lib/time";
@@ -18,6 +20,38 @@ interface Page {
   readonly has_more: boolean;
   readonly next_page?: string | null;
 }
+
+const RESOURCE_FILTERS = {
+  apply: "submit",
+  idPrefix: "f",
+  section: "Find resources",
+  formLabel: "Filter the list",
+  submitLabel: "Apply filters",
+  clearable: true,
+  fields: [
+    { name: "status", label: "Status", kind: "select", options: RESOURCE_STATUSES },
+    { name: "from", label: "Created from (UTC)", kind: "date" },
+    { name: "to", label: "Created to (UTC)", kind: "date" },
+    { name: "metaKey", id: "f-mkey", label: "Metadata key" },
+    { name: "metaValue", id: "f-mvalue", label: "Metadata value" },
+    { name: "ids", label: "Ids (up to 100, space-separated)", wide: true },
+  ],
+} as const satisfies FilterSpec;
+
+const RESOURCE_COLUMNS: readonly Column<Resource>[] = [
+  { header: "Id", cell: (r) => <IdLink id={r.id} /> },
+  { header: "Name", cell: (r) => r.name },
+  { header: "Status", cell: (r) => <StatusBadge status={r.status} /> },
+  {
+    header: "Metadata",
+    cell: (r) =>
+      Object.entries(r.metadata)
+        .map(([k, v]) => `${k}=${v}`)
+        .join(", "),
+    className: "meta",
+  },
+  { header: "Created", cell: (r) => formatTime(r.created), className: "when" },
+];
 
 /** Resources: every list filter and search, by cursor (never a count of the account), and create. */
 export function ResourcesPage() {
@@ -38,164 +72,59 @@ export function ResourcesPage() {
   });
 
   const setFilters = (next: ResourceFilters) => void navigate({ search: next });
+  const { q: _q, ...listFilters } = firstPage(filters);
 
   return (
-    <div>
-      <h1>Resources</h1>
+    <ListPage
+      title="Resources"
+      filters={{ ...RESOURCE_FILTERS, after: (draft) => <SearchForm draft={draft as ResourceFilters} initial={filters.q ?? ""} onSearch={setFilters} /> }}
+      values={listFilters}
+      onFilter={(values) => setFilters(values as ResourceFilters)}
+      list={{
+        title: searching ? "Search results" : "Resources, newest first",
+        caption: "Resources",
+        what: "resources",
+        reason: readReason,
+        query: page,
+        columns: RESOURCE_COLUMNS,
+        empty: searching ? "No match on this page." : isFiltered(filters) ? "No resource matches these filters." : "No resources yet.",
+        pager: (data) => pagerButtons(filters, data, searching, setFilters),
+      }}
+    >
       <CreateResource />
-      <Section title="Find resources">
-        <FilterForm filters={filters} onApply={setFilters} />
-      </Section>
-      <Section title={searching ? "Search results" : "Resources, newest first"}>
-        <ScopeNote reason={readReason} />
-        {page.isPending && readReason === null && <Loading what="resources" />}
-        <ErrorNotice error={page.error} />
-        {page.data && (
-          <>
-            <table className="table">
-              <caption className="sr-only">Resources</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Id</th>
-                  <th scope="col">Name</th>
-                  <th scope="col">Status</th>
-                  <th scope="col">Metadata</th>
-                  <th scope="col">Created</th>
-                </tr>
-              </thead>
-              <tbody>
-                {page.data.data.map((r) => (
-                  <tr key={r.id}>
-                    <td>
-                      <IdLink id={r.id} />
-                    </td>
-                    <td>{r.name}</td>
-                    <td>
-                      <StatusBadge status={r.status} />
-                    </td>
-                    <td className="meta">
-                      {Object.entries(r.metadata)
-                        .map(([k, v]) => `${k}=${v}`)
-                        .join(", ")}
-                    </td>
-                    <td className="when">{formatTime(r.created)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-            {page.data.data.length === 0 && (
-              <p className="empty">{searching ? "No match on this page." : isFiltered(filters) ? "No resource matches these filters." : "No resources yet."}</p>
-            )}
-            <Pager filters={filters} page={page.data} searching={searching} onGo={setFilters} />
-          </>
-        )}
-      </Section>
-    </div>
+    </ListPage>
   );
 }
 
-function Pager({ filters, page, searching, onGo }: { filters: ResourceFilters; page: Page; searching: boolean; onGo: (f: ResourceFilters) => void }) {
+/** A search's pages go on by its `next_page` (one way only); a list's by cursor, both ways. */
+function pagerButtons(filters: ResourceFilters, page: Page, searching: boolean, onGo: (f: ResourceFilters) => void): PagerButton[] {
   const base = firstPage(filters);
-  const first = page.data[0]?.id;
-  const last = page.data.at(-1)?.id;
-  const atStart = !filters.after && !filters.before && !filters.page;
-  const hasOlder = searching ? page.has_more && !!page.next_page : filters.before ? true : page.has_more;
-  const hasNewer = !searching && !atStart && (filters.after ? true : page.has_more);
-  return (
-    <nav className="pager" aria-label="Pages">
-      <button type="button" disabled={atStart} onClick={() => onGo(base)}>
-        First page
-      </button>
-      {!searching && (
-        <button type="button" disabled={!hasNewer || !first} onClick={() => onGo({ ...base, before: first! })}>
-          Newer
-        </button>
-      )}
-      <button type="button" disabled={!hasOlder || (!searching && !last)} onClick={() => onGo(searching ? { ...base, page: page.next_page! } : { ...base, after: last! })}>
-        {searching ? "More results" : "Older"}
-      </button>
-    </nav>
-  );
+  if (!searching) return cursorPager(filters, page, (cursor) => onGo({ ...base, ...cursor }), true);
+  return [
+    { label: "First page", disabled: !filters.after && !filters.before && !filters.page, go: () => onGo(base) },
+    { label: "More results", disabled: !page.has_more || !page.next_page, go: () => onGo({ ...base, page: page.next_page! }) },
+  ];
 }
 
-function FilterForm({ filters, onApply }: { filters: ResourceFilters; onApply: (f: ResourceFilters) => void }) {
-  const [draft, setDraft] = useState<ResourceFilters>(firstPage(filters));
-  const [query, setQuery] = useState(filters.q ?? "");
-  const set = (key: keyof ResourceFilters, value: string) => setDraft((d) => ({ ...d, [key]: value === "" ? undefined : value }));
-  const apply = (event: FormEvent) => {
-    event.preventDefault();
-    const { q: _q, ...rest } = draft;
-    onApply(Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined && v !== "")) as ResourceFilters);
-  };
-  const search = (event: FormEvent) => {
-    event.preventDefault();
-    onApply(query.trim() === "" ? {} : { q: query.trim() });
-  };
+function SearchForm({ draft, initial, onSearch }: { draft: ResourceFilters; initial: string; onSearch: (f: ResourceFilters) => void }) {
+  const [query, setQuery] = useState(initial);
   return (
-    <div className="filters">
-      <form onSubmit={apply} className="form form-inline" aria-label="Filter the list">
-        <div className="field">
-          <label htmlFor="f-status">Status</label>
-          <select id="f-status" value={draft.status ?? ""} onChange={(e) => set("status", e.target.value)}>
-            <option value="">Any</option>
-            {RESOURCE_STATUSES.map((s) => (
-              <option key={s} value={s}>
-                {s}
-              </option>
-            ))}
-          </select>
-        </div>
-        <div className="field">
-          <label htmlFor="f-from">Created from (UTC)</label>
-          <input id="f-from" type="date" value={draft.from ?? ""} onChange={(e) => set("from", e.target.value)} />
-        </div>
-        <div className="field">
-          <label htmlFor="f-to">Created to (UTC)</label>
-          <input id="f-to" type="date" value={draft.to ?? ""} onChange={(e) => set("to", e.target.value)} />
-        </div>
-        <div className="field">
-          <label htmlFor="f-mkey">Metadata key</label>
-          <input id="f-mkey" value={draft.metaKey ?? ""} onChange={(e) => set("metaKey", e.target.value)} />
-        </div>
-        <div className="field">
-          <label htmlFor="f-mvalue">Metadata value</label>
-          <input id="f-mvalue" value={draft.metaValue ?? ""} onChange={(e) => set("metaValue", e.target.value)} />
-        </div>
-        <div className="field field-wide">
-          <label htmlFor="f-ids">Ids (up to 100, space-separated)</label>
-          <input id="f-ids" value={draft.ids ?? ""} onChange={(e) => set("ids", e.target.value)} />
-        </div>
-        <div className="actions">
-          <button type="submit">Apply filters</button>
-          <button
-            type="button"
-            className="secondary"
-            onClick={() => {
-              setDraft({});
-              onApply({});
-            }}
-          >
-            Clear
-          </button>
-        </div>
-      </form>
-      <form onSubmit={search} className="form form-inline" aria-label="Search">
-        <div className="field field-wide">
-          <label htmlFor="f-query">Search query</label>
-          <input id="f-query" value={query} placeholder={`name~'sta' AND status:'active'`} onChange={(e) => setQuery(e.target.value)} aria-describedby="f-query-help" />
-          <p id="f-query-help" className="help">
-            Clauses joined by AND (or OR on one field): <code>status:'active'</code>, <code>name~'pre'</code> (a prefix), <code>metadata['plan']:'pro'</code>,{" "}
-            <code>created&gt;=1700000000</code>.
-          </p>
-        </div>
-        <div className="actions">
-          <button type="submit">Search</button>
-          <button type="button" className="secondary" onClick={() => setQuery(searchQueryOf(draft))}>
-            Use the filters as a query
-          </button>
-        </div>
-      </form>
-    </div>
+    <ActionForm label="Search" onSubmit={() => onSearch(query.trim() === "" ? {} : { q: query.trim() })}>
+      <div className="field field-wide">
+        <label htmlFor="f-query">Search query</label>
+        <input id="f-query" value={query} placeholder={`name~'sta' AND status:'active'`} onChange={(e) => setQuery(e.target.value)} aria-describedby="f-query-help" />
+        <p id="f-query-help" className="help">
+          Clauses joined by AND (or OR on one field): <code>status:'active'</code>, <code>name~'pre'</code> (a prefix), <code>metadata['plan']:'pro'</code>,{" "}
+          <code>created&gt;=1700000000</code>.
+        </p>
+      </div>
+      <div className="actions">
+        <button type="submit">Search</button>
+        <button type="button" className="secondary" onClick={() => setQuery(searchQueryOf(draft))}>
+          Use the filters as a query
+        </button>
+      </div>
+    </ActionForm>
   );
 }
 
@@ -217,14 +146,7 @@ function CreateResource() {
   return (
     <Section title="Create a resource">
       <ScopeNote reason={reason} />
-      <form
-        className="form form-inline"
-        aria-label="Create a resource"
-        onSubmit={(e) => {
-          e.preventDefault();
-          create.mutate();
-        }}
-      >
+      <ActionForm label="Create a resource" onSubmit={() => create.mutate()}>
         <div className="field">
           <label htmlFor="c-name">Name</label>
           <input id="c-name" value={name} required maxLength={200} disabled={!!reason} onChange={(e) => setName(e.target.value)} />
@@ -232,11 +154,7 @@ function CreateResource() {
         <div className="field">
           <label htmlFor="c-status">Status</label>
           <select id="c-status" value={status} disabled={!!reason} onChange={(e) => setStatus(e.target.value as typeof status)}>
-            {RESOURCE_STATUSES.map((s) => (
-              <option key={s} value={s}>
-                {s}
-              </option>
-            ))}
+            <Options values={RESOURCE_STATUSES} />
           </select>
         </div>
         <div className="field field-wide">
@@ -248,7 +166,7 @@ function CreateResource() {
             Create resource
           </button>
         </div>
-      </form>
+      </ActionForm>
       <ErrorNotice error={create.error} />
       {create.data && (
         <p className="notice notice-ok" role="status">

@@ -6,7 +6,7 @@ import { useAuth } from "../app/auth";
 import { AttemptsTable } from "../components/Attempts";
 import { ErrorNotice } from "../components/ErrorNotice";
 import { SecretOnce } from "../components/SecretOnce";
-import { ConfirmButton, Json, Loading, ScopeNote, Section, StatusBadge, useScopeReason } from "../components/ui";
+import { ActionForm, ConfirmButton, Json, Loading, ScopeNote, Section, StatusBadge, useScopeReason } from "../components/ui";
 import { formatTime } from "../lib/time";
 
 const route = getRouteApi("/webhooks/$id");
@@ -92,14 +92,7 @@ export function WebhookDetailPage() {
             <ErrorNotice error={setStatus.error ?? remove.error} />
           </Section>
           <Section title="Rotate the signing secret">
-            <form
-              className="form form-inline"
-              aria-label="Rotate the signing secret"
-              onSubmit={(e) => {
-                e.preventDefault();
-                rotate.mutate();
-              }}
-            >
+            <ActionForm label="Rotate the signing secret" onSubmit={() => rotate.mutate()}>
               <div className="field">
                 <label htmlFor="r-grace">The old secret keeps signing for</label>
                 <select id="r-grace" value={grace} onChange={(e) => setGrace(e.target.value)}>
@@ -114,19 +107,12 @@ export function WebhookDetailPage() {
                   Rotate secret
                 </button>
               </div>
-            </form>
+            </ActionForm>
             <ErrorNotice error={rotate.error} />
             {rotate.data && <SecretOnce endpoint={rotate.data} />}
           </Section>
           <Section title="Recover failed deliveries">
-            <form
-              className="form form-inline"
-              aria-label="Recover failed deliveries"
-              onSubmit={(e) => {
-                e.preventDefault();
-                recover.mutate();
-              }}
-            >
+            <ActionForm label="Recover failed deliveries" onSubmit={() => recover.mutate()}>
               <div className="field">
                 <label htmlFor="rec-since">Since (UTC, at most 14 days ago)</label>
                 <input id="rec-since" type="datetime-local" value={since} onChange={(e) => setSince(e.target.value)} required />
@@ -136,7 +122,7 @@ export function WebhookDetailPage() {
                   Recover
                 </button>
               </div>
-            </form>
+            </ActionForm>
             <ErrorNotice error={recover.error} />
             {recover.data && (
               <p className="notice notice-ok" role="status">

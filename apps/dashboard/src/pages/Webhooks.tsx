@@ -1,15 +1,25 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
-import { unwrap } from "../api/client";
+import { unwrap, type WebhookEndpoint } from "../api/client";
 import { useAuth } from "../app/auth";
 import { ErrorNotice } from "../components/ErrorNotice";
 import { IdLink } from "../components/IdLink";
 import { SecretOnce } from "../components/SecretOnce";
-import { Loading, ScopeNote, Section, StatusBadge, useScopeReason } from "../components/ui";
+import { ActionForm, Loading, ScopeNote, Section, StatusBadge, useScopeReason } from "../components/ui";
 import { formatTime } from "../lib/time";
 import { EVENT_TYPES } from "./Events";
+import { type Column, DataTable } from "../components/DataTable";
 
 type EnabledEvent = "*" | (typeof EVENT_TYPES)[number];
+
+const ENDPOINT_COLUMNS: readonly Column<WebhookEndpoint>[] = [
+  { header: "Endpoint", cell: (w) => <IdLink id={w.id} /> },
+  { header: "URL", cell: (w) => w.url, className: "url" },
+  { header: "Events", cell: (w) => w.enabled_events.join(", ") },
+  { header: "Scheme", cell: (w) => w.signature_scheme },
+  { header: "Status", cell: (w) => <StatusBadge status={w.status} /> },
+  { header: "Created", cell: (w) => formatTime(w.created), className: "when" },
+];
 
 export function WebhooksPage() {
   const { client } = useAuth();
@@ -27,37 +37,7 @@ export function WebhooksPage() {
       <Section title="Endpoints (at most 16 per mode)">
         {endpoints.isPending && reason === null && <Loading what="endpoints" />}
         <ErrorNotice error={endpoints.error} />
-        {endpoints.data && (
-          <table className="table">
-            <caption className="sr-only">Webhook endpoints</caption>
-            <thead>
-              <tr>
-                <th scope="col">Endpoint</th>
-                <th scope="col">URL</th>
-                <th scope="col">Events</th>
-                <th scope="col">Scheme</th>
-                <th scope="col">Status</th>
-                <th scope="col">Created</th>
-              </tr>
-            </thead>
-            <tbody>
-              {endpoints.data.data.map((w) => (
-                <tr key={w.id}>
-                  <td>
-                    <IdLink id={w.id} />
-                  </td>
-                  <td className="url">{w.url}</td>
-                  <td>{w.enabled_events.join(", ")}</td>
-                  <td>{w.signature_scheme}</td>
-                  <td>
-                    <StatusBadge status={w.status} />
-                  </td>
-                  <td className="when">{formatTime(w.created)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        )}
+        {endpoints.data && <DataTable caption="Webhook endpoints" columns={ENDPOINT_COLUMNS} rows={endpoints.data.data} />}
         {endpoints.data && endpoints.data.data.length === 0 && <p className="empty">No endpoints yet.</p>}
       </Section>
     </div>
@@ -90,14 +70,7 @@ function CreateEndpoint() {
   };
   return (
     <Section title="Add an endpoint">
-      <form
-        className="form"
-        aria-label="Add a webhook endpoint"
-        onSubmit={(e) => {
-          e.preventDefault();
-          create.mutate();
-        }}
-      >
+      <ActionForm label="Add a webhook endpoint" inline={false} onSubmit={() => create.mutate()}>
         <label htmlFor="w-url">URL (https)</label>
         <input id="w-url" type="url" required value={url} placeholder="https://example.com/webhooks" onChange={(e) => setUrl(e.target.value)} />
         <label htmlFor="w-description">Description (optional)</label>
@@ -127,7 +100,7 @@ function CreateEndpoint() {
             Add endpoint
           </button>
         </div>
-      </form>
+      </ActionForm>
       <ErrorNotice error={create.error} />
       {create.data && <SecretOnce endpoint={create.data} />}
     </Section>

@@ -1,5 +1,6 @@
 import type { Server as HttpServer } from "node:http";
 import type { Server, Socket } from "node:net";
+import { readFirstBytes } from "./first-bytes.js";
 
 /**
  * Plain HTTP sent to the HTTPS port (CONTRACT.md section 1, "Plain HTTP"; issue 31): a key that arrives so is as
@@ -16,29 +17,10 @@ export function divertPlainHttp(https: Server, plain: HttpServer, timeoutMs: num
   const tls = https.listeners("connection") as ((socket: Socket) => void)[];
   https.removeAllListeners("connection");
   https.on("connection", (socket: Socket) => {
-    const timer = setTimeout(() => socket.destroy(), timeoutMs);
-    const ignore = () => undefined;
-    const done = () => {
-      clearTimeout(timer);
-      socket.off("readable", onReadable);
-      socket.off("end", onEnd);
-      socket.off("error", ignore);
-    };
-    const onEnd = () => {
-      done();
-      socket.destroy();
-    };
-    const onReadable = () => {
-      const chunk = socket.read() as Buffer | null;
-      if (chunk === null || chunk.length === 0) return;
-      done();
-      socket.unshift(chunk);
-      if (chunk[0] === 0x16) for (const listener of tls) listener.call(https, socket);
+    readFirstBytes(socket, timeoutMs, (received) => () => {
+      socket.unshift(received);
+      if (received[0] === 0x16) for (const listener of tls) listener.call(https, socket);
       else plain.emit("connection", socket);
-    };
-    socket.on("readable", onReadable);
-    socket.on("end", onEnd);
-    // Until the first byte decides nobody else listens: a reset connection must not become an uncaught error.
-    socket.on("error", ignore);
+    });
   });
 }

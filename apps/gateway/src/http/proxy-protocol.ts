@@ -1,5 +1,6 @@
 import { isIP, type Server, type Socket } from "node:net";
 import type { TLSSocket } from "node:tls";
+import { readFirstBytes } from "./first-bytes.js";
 import { normalizeIp, VIA_PROXY_PROTOCOL } from "./https.js";
 
 /**
@@ -95,39 +96,22 @@ export function acceptProxyProtocol(server: Server, peers: ReadonlySet<string>):
   };
   server.on("connection", (socket: Socket) => {
     if (!peers.has(normalizeIp(socket.remoteAddress ?? ""))) return proceed(socket);
-    let received = Buffer.alloc(0);
-    const timer = setTimeout(() => socket.destroy(), HEADER_TIMEOUT_MS);
-    const ignore = () => undefined;
-    const done = () => {
-      clearTimeout(timer);
-      socket.off("readable", onReadable);
-      socket.off("end", onEnd);
-      socket.off("error", ignore);
-    };
-    const onEnd = () => {
-      done();
-      socket.destroy();
-    };
-    const onReadable = () => {
-      for (let chunk = socket.read() as Buffer | null; chunk !== null; chunk = socket.read() as Buffer | null) received = Buffer.concat([received, chunk]);
+    readFirstBytes(socket, HEADER_TIMEOUT_MS, (received) => {
       const parsed = parseProxyHeader(received);
-      if (parsed.kind === "more") return;
-      done();
-      if (parsed.kind === "invalid") {
-        socket.destroy();
-        return;
-      }
-      const rest = parsed.kind === "header" ? received.subarray(parsed.length) : received;
-      if (parsed.kind === "header" && parsed.client) presentAs(socket, parsed.client);
-      // A header without a client (v2 LOCAL, v1 UNKNOWN: the proxy's own health check) still came through the protocol.
-      else if (parsed.kind === "header") Object.defineProperty(socket, VIA_PROXY_PROTOCOL, { value: true, configurable: true });
-      if (rest.length > 0) socket.unshift(rest);
-      proceed(socket);
-    };
-    socket.on("readable", onReadable);
-    socket.on("end", onEnd);
-    // Until the header is read nobody else listens: a reset connection must not become an uncaught error.
-    socket.on("error", ignore);
+      if (parsed.kind === "more") return undefined;
+      return () => {
+        if (parsed.kind === "invalid") {
+          socket.destroy();
+          return;
+        }
+        const rest = parsed.kind === "header" ? received.subarray(parsed.length) : received;
+        if (parsed.kind === "header" && parsed.client) presentAs(socket, parsed.client);
+        // A header without a client (v2 LOCAL, v1 UNKNOWN: the proxy's own health check) still came through the protocol.
+        else if (parsed.kind === "header") Object.defineProperty(socket, VIA_PROXY_PROTOCOL, { value: true, configurable: true });
+        if (rest.length > 0) socket.unshift(rest);
+        proceed(socket);
+      };
+    });
   });
   // HTTPS: the TLS socket wrapping the connection reports its own peer; it takes the client's from the connection.
   server.prependListener("secureConnection", (tls: TLSSocket) => {

@@ -163,26 +163,13 @@ export interface StreamDeps {
 }
 
 /** A stream operation as its route file writes it. */
-export interface StreamOperationSpec
-  extends Omit<OperationSpec<never, never, never>, "service" | "rpc" | "request" | "reply" | "success" | "answerInCore" | "readOnly" | "secretInAnswer"> {
-  readonly success: SuccessSpec<never>;
+export interface StreamOperationSpec extends Omit<DescriptionSpec<never>, "secretInAnswer"> {
   readonly stream: StreamSpec;
 }
 
 export function defineStreamOperation(spec: StreamOperationSpec): Operation {
-  const parameters = spec.parameters ?? {};
   return {
-    method: spec.method,
-    path: spec.path,
-    scope: spec.scope,
-    summary: spec.summary,
-    parameters,
-    params: Object.keys(parameters),
-    pathParameters: spec.pathParameters ?? {},
-    success: spec.success,
-    variants: [],
-    errors: spec.errors ?? [],
-    ...(spec.timeoutMs !== undefined ? { timeoutMs: spec.timeoutMs } : {}),
+    ...described(spec),
     stream: spec.stream,
     prepare: () => {
       throw new Error(`${spec.method} ${spec.path} is a stream operation: it has no single core call`);
@@ -190,8 +177,8 @@ export function defineStreamOperation(spec: StreamOperationSpec): Operation {
   };
 }
 
-/** An operation as its route file writes it: typed against the core RPC it calls. */
-export interface OperationSpec<S extends CoreServiceName, M extends RpcName<S>, O> {
+/** What describes every kind of operation alike (core call, stream or local read): its route, parameters, answer and limits. */
+interface DescriptionSpec<O> {
   readonly method: Operation["method"];
   readonly path: string;
   readonly scope: Scope;
@@ -203,22 +190,13 @@ export interface OperationSpec<S extends CoreServiceName, M extends RpcName<S>, 
   readonly bodyParameterLimit?: number;
   readonly timeoutMs?: number;
   readonly secretInAnswer?: boolean;
-  /** A POST whose call changes nothing (a preview): a failure in transit is 503, not `outcome_unknown`. */
-  readonly readOnly?: boolean;
   /** Only a secret key may run it, whatever scopes a restricted key holds. */
   readonly secretKeyOnly?: boolean;
-  readonly service: S;
-  readonly rpc: M;
-  /** The request message, from the checked parameters. */
-  request(input: OperationInput): RpcRequest<S, M>;
-  /** What of the reply the success object renders (with the request, for an answer that repeats some of it). */
-  reply(reply: RpcReply<S, M>, input: OperationInput): O | undefined;
 }
 
-export function defineOperation<S extends CoreServiceName, M extends RpcName<S>, O>(spec: OperationSpec<S, M, O>): Operation {
+/** The one mapping of a spec to the operation's description; each kind adds how it runs (`prepare`, `stream`). */
+function described<O>(spec: DescriptionSpec<O>): Omit<Operation, "prepare" | "stream"> {
   const parameters = spec.parameters ?? {};
-  const success = spec.success as SuccessSpec<never>;
-  const write = spec.method !== "GET" && !spec.readOnly;
   return {
     method: spec.method,
     path: spec.path,
@@ -227,7 +205,7 @@ export function defineOperation<S extends CoreServiceName, M extends RpcName<S>,
     parameters,
     params: Object.keys(parameters),
     pathParameters: spec.pathParameters ?? {},
-    success,
+    success: spec.success as SuccessSpec<never>,
     variants: [],
     // A query string given an empty value is refused by one rule for every GET (routes/run.ts): say so.
     errors:
@@ -238,11 +216,31 @@ export function defineOperation<S extends CoreServiceName, M extends RpcName<S>,
     ...(spec.timeoutMs !== undefined ? { timeoutMs: spec.timeoutMs } : {}),
     ...(spec.secretInAnswer ? { secretInAnswer: true } : {}),
     ...(spec.secretKeyOnly ? { secretKeyOnly: true } : {}),
+  };
+}
+
+/** An operation as its route file writes it: typed against the core RPC it calls. */
+export interface OperationSpec<S extends CoreServiceName, M extends RpcName<S>, O> extends DescriptionSpec<O> {
+  /** A POST whose call changes nothing (a preview): a failure in transit is 503, not `outcome_unknown`. */
+  readonly readOnly?: boolean;
+  readonly service: S;
+  readonly rpc: M;
+  /** The request message, from the checked parameters. */
+  request(input: OperationInput): RpcRequest<S, M>;
+  /** What of the reply the success object renders (with the request, for an answer that repeats some of it). */
+  reply(reply: RpcReply<S, M>, input: OperationInput): O | undefined;
+}
+
+export function defineOperation<S extends CoreServiceName, M extends RpcName<S>, O>(spec: OperationSpec<S, M, O>): Operation {
+  const description = described(spec);
+  const write = spec.method !== "GET" && !spec.readOnly;
+  return {
+    ...description,
     prepare: (input) => ({
       service: spec.service,
       rpc: spec.rpc,
       request: spec.request(input),
-      success,
+      success: description.success,
       write,
       render: (reply) => spec.success.object.render(spec.reply(reply as RpcReply<S, M>, input)),
     }),
@@ -266,15 +264,8 @@ export function withVariant(operation: Operation, variant: Operation, selects: (
 }
 
 /** A read the gateway answers from its own stores (the request logs), as its route file writes it. */
-export interface LocalOperationSpec<R, O> {
+export interface LocalOperationSpec<R, O> extends Omit<DescriptionSpec<O>, "bodyParameterLimit" | "timeoutMs" | "secretInAnswer" | "secretKeyOnly"> {
   readonly method: "GET";
-  readonly path: string;
-  readonly scope: Scope;
-  readonly summary: string;
-  readonly parameters?: Readonly<Record<string, ParamSpec>>;
-  readonly pathParameters?: Readonly<Record<string, ParamSpec>>;
-  readonly success: SuccessSpec<O>;
-  readonly errors?: readonly ErrorCode[];
   /** Checks the request (throws ApiError on bad input) and returns the read it stands for. */
   read(input: OperationInput): (stores: LocalStores) => Promise<R>;
   /** What of the read's result the success object renders. */
@@ -287,19 +278,9 @@ export interface LocalOperationSpec<R, O> {
  * (key, rate limit, scope, parameters, errors), with the store read in place of the core call.
  */
 export function defineLocalOperation<R, O>(spec: LocalOperationSpec<R, O>): Operation {
-  const parameters = spec.parameters ?? {};
-  const success = spec.success as SuccessSpec<never>;
+  const description = described(spec);
   return {
-    method: spec.method,
-    path: spec.path,
-    scope: spec.scope,
-    summary: spec.summary,
-    parameters,
-    params: Object.keys(parameters),
-    pathParameters: spec.pathParameters ?? {},
-    success,
-    variants: [],
-    errors: spec.errors ?? [],
+    ...description,
     prepare: (input) => {
       const read = spec.read(input);
       return {
@@ -307,7 +288,7 @@ export function defineLocalOperation<R, O>(spec: LocalOperationSpec<R, O>): Oper
         service: "admin",
         rpc: `local:${spec.method} ${spec.path}`,
         request: null,
-        success,
+        success: description.success,
         write: false,
         local: read,
         render: (reply) => spec.success.object.render(spec.reply(reply as R)),

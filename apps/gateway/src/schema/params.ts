@@ -1,4 +1,6 @@
 import { exampleId, idPattern, LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX, METADATA_LIMITS, type IdPrefix } from "@rms/proto";
+import type { Params } from "../http/body.js";
+import { optionalInteger, optionalString } from "../http/params.js";
 import type { ParamSpec } from "../routes/operation.js";
 
 /** Page sizes of every list. */
@@ -70,4 +72,17 @@ export function pageParams(prefix: IdPrefix, noun: string): Record<string, Param
     // No example: the two are exclusive, and a request made of every example must be valid (starting_after's is shown).
     ending_before: { example: undefined, schema: { ...cursor, description: `Cursor: the page before this ${noun} id (newer). Not together with \`starting_after\` (400).` } },
   };
+}
+
+/** A list's `limit` as asked: 1 to 100 (else 400 `limit_invalid`), 20 when absent. */
+export function listLimit(params: Params): number {
+  return optionalInteger(params, "limit", { min: 1, max: LIST_LIMIT_MAX }, "limit_invalid") ?? LIST_LIMIT_DEFAULT;
+}
+
+/**
+ * The page a list request asks for (the parameters of `pageParams`), cursors `""` when absent. Both cursors at once
+ * and malformed cursors are core's to refuse (one rule, one place).
+ */
+export function pageRequest(params: Params): { limit: number; startingAfter: string; endingBefore: string } {
+  return { limit: listLimit(params), startingAfter: optionalString(params, "starting_after") ?? "", endingBefore: optionalString(params, "ending_before") ?? "" };
 }

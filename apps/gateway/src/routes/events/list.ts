@@ -1,5 +1,4 @@
-import { optionalInteger, optionalString } from "../../http/params.js";
-import { LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX, pageParams } from "../../schema/params.js";
+import { pageParams, pageRequest } from "../../schema/params.js";
 import { defineOperation } from "../operation.js";
 import { createdParam, deliverySuccessParam, objectParam, sequenceParam, typeParam, typesParam } from "./filters.js";
 import { EVENT_FILTERS, EventListObject } from "./objects.js";
@@ -20,16 +19,11 @@ export const listEvents = defineOperation({
   service: "events",
   rpc: "listEvents",
   request({ params, tenant }) {
-    const limit = optionalInteger(params, "limit", { min: 1, max: LIST_LIMIT_MAX }, "limit_invalid") ?? LIST_LIMIT_DEFAULT;
-    // Both cursors at once, malformed cursors and type with types are core's to refuse (one rule, one place).
-    const startingAfter = optionalString(params, "starting_after") ?? "";
-    const endingBefore = optionalString(params, "ending_before") ?? "";
+    // Type with types is core's to refuse (one rule, one place).
     const deliverySuccess = deliverySuccessParam(params);
     return {
       tenant,
-      limit,
-      startingAfter,
-      endingBefore,
+      ...pageRequest(params),
       type: typeParam(params),
       types: typesParam(params),
       created: createdParam(params),

@@ -1,6 +1,6 @@
 import { FILE_PURPOSES } from "@rms/proto";
-import { optionalInteger, optionalString } from "../../http/params.js";
-import { CREATED_RANGE_PARAM, LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX, pageParams } from "../../schema/params.js";
+import { optionalString } from "../../http/params.js";
+import { CREATED_RANGE_PARAM, pageParams, pageRequest } from "../../schema/params.js";
 import { createdParam } from "../events/filters.js";
 import { defineOperation } from "../operation.js";
 import { FileListObject } from "./objects.js";
@@ -21,12 +21,9 @@ export const listFiles = defineOperation({
   service: "files",
   rpc: "listFiles",
   request({ params, tenant }) {
-    const limit = optionalInteger(params, "limit", { min: 1, max: LIST_LIMIT_MAX }, "limit_invalid") ?? LIST_LIMIT_DEFAULT;
     return {
       tenant,
-      limit,
-      startingAfter: optionalString(params, "starting_after") ?? "",
-      endingBefore: optionalString(params, "ending_before") ?? "",
+      ...pageRequest(params),
       purpose: optionalString(params, "purpose") ?? "",
       created: createdParam(params),
     };

@@ -1,5 +1,5 @@
 import { optionalInteger } from "../../http/params.js";
-import { LIMIT_PARAM, LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX } from "../../schema/params.js";
+import { LIMIT_PARAM, listLimit } from "../../schema/params.js";
 import { defineOperation } from "../operation.js";
 import { JOB_ID_PATH, JobItemErrorListObject } from "./objects.js";
 
@@ -23,7 +23,7 @@ export const listJobErrors = defineOperation({
   service: "jobs",
   rpc: "listJobErrors",
   request({ params, path, tenant }) {
-    const limit = optionalInteger(params, "limit", { min: 1, max: LIST_LIMIT_MAX }, "limit_invalid") ?? LIST_LIMIT_DEFAULT;
+    const limit = listLimit(params);
     const startingAfter = optionalInteger(params, "starting_after", { min: 0, max: Number.MAX_SAFE_INTEGER });
     const endingBefore = optionalInteger(params, "ending_before", { min: 0, max: Number.MAX_SAFE_INTEGER });
     return {

@@ -1,6 +1,6 @@
 import { JOB_STATUSES, JOB_TYPES } from "@rms/proto";
-import { optionalInteger, optionalString } from "../../http/params.js";
-import { CREATED_RANGE_PARAM, LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX, pageParams } from "../../schema/params.js";
+import { optionalString } from "../../http/params.js";
+import { CREATED_RANGE_PARAM, pageParams, pageRequest } from "../../schema/params.js";
 import { createdParam } from "../events/filters.js";
 import { defineOperation } from "../operation.js";
 import { JobListObject } from "./objects.js";
@@ -26,13 +26,10 @@ export const listJobs = defineOperation({
   service: "jobs",
   rpc: "listJobs",
   request({ params, tenant }) {
-    const limit = optionalInteger(params, "limit", { min: 1, max: LIST_LIMIT_MAX }, "limit_invalid") ?? LIST_LIMIT_DEFAULT;
-    // Malformed cursors, both cursors, and unknown status or type are core's to refuse (one rule, one place).
+    // Unknown status or type is core's to refuse (one rule, one place).
     return {
       tenant,
-      limit,
-      startingAfter: optionalString(params, "starting_after") ?? "",
-      endingBefore: optionalString(params, "ending_before") ?? "",
+      ...pageRequest(params),
       status: optionalString(params, "status") ?? "",
       type: optionalString(params, "type") ?? "",
       created: createdParam(params),

@@ -1,7 +1,7 @@
 import { ApiError } from "../../errors.js";
-import { optionalEnum, optionalInteger, optionalString } from "../../http/params.js";
+import { optionalEnum, optionalString } from "../../http/params.js";
 import { ACCEPTED_COMBINATIONS, indexFor, type RequestLogFilter } from "../../request-logs/store.js";
-import { LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX } from "../../schema/params.js";
+import { listLimit } from "../../schema/params.js";
 import { createdParam } from "../events/filters.js";
 import { defineLocalOperation } from "../operation.js";
 import { REQUEST_LOG_LIST_PARAMS, RequestLogListObject } from "./objects.js";
@@ -72,7 +72,7 @@ export const listRequestLogs = defineLocalOperation({
   },
   errors: ["limit_invalid", "parameter_invalid", "parameter_invalid_empty"],
   read({ params, tenant }) {
-    const limit = optionalInteger(params, "limit", { min: 1, max: LIST_LIMIT_MAX }, "limit_invalid") ?? LIST_LIMIT_DEFAULT;
+    const limit = listLimit(params);
     const startingAfter = cursorParam(params, "starting_after");
     const endingBefore = cursorParam(params, "ending_before");
     if (startingAfter !== undefined && endingBefore !== undefined) throw invalid("ending_before", "Give starting_after or ending_before, not both.");

@@ -1,5 +1,4 @@
-import { optionalInteger, optionalString } from "../../http/params.js";
-import { LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX, pageParams } from "../../schema/params.js";
+import { pageParams, pageRequest } from "../../schema/params.js";
 import { defineOperation } from "../operation.js";
 import { filterParams, resourceFilterOf } from "./filter.js";
 import { ResourceListObject } from "./objects.js";
@@ -19,11 +18,8 @@ export const listResources = defineOperation({
   service: "resources",
   rpc: "listResources",
   request({ params, tenant }) {
-    const limit = optionalInteger(params, "limit", { min: 1, max: LIST_LIMIT_MAX }, "limit_invalid") ?? LIST_LIMIT_DEFAULT;
-    const startingAfter = optionalString(params, "starting_after") ?? "";
-    // Both cursors at once, malformed cursors, and the filter's rules (counts, id form, keys) are core's to refuse (one rule, one place).
-    const endingBefore = optionalString(params, "ending_before") ?? "";
-    return { tenant, limit, startingAfter, endingBefore, filter: resourceFilterOf(params) };
+    // The filter's rules (counts, id form, keys) are core's to refuse (one rule, one place).
+    return { tenant, ...pageRequest(params), filter: resourceFilterOf(params) };
   },
   reply: (page) => ({ items: page.resources, hasMore: page.hasMore }),
 });

@@ -1,6 +1,6 @@
 import { ATTEMPT_STATUSES, exampleId } from "@rms/proto";
-import { optionalEnum, optionalInteger, optionalString } from "../../http/params.js";
-import { idSchema, LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX, pageParams } from "../../schema/params.js";
+import { optionalEnum, optionalString } from "../../http/params.js";
+import { idSchema, pageParams, pageRequest } from "../../schema/params.js";
 import { defineOperation } from "../operation.js";
 import { WebhookAttemptListObject } from "./attempt-objects.js";
 import { ENDPOINT_ID_PATH } from "./objects.js";
@@ -22,13 +22,11 @@ export const listWebhookAttempts = defineOperation({
   service: "webhookEndpoints",
   rpc: "listWebhookAttempts",
   request({ params, path, tenant }) {
-    const limit = optionalInteger(params, "limit", { min: 1, max: LIST_LIMIT_MAX }, "limit_invalid") ?? LIST_LIMIT_DEFAULT;
-    const startingAfter = optionalString(params, "starting_after") ?? "";
-    const endingBefore = optionalString(params, "ending_before") ?? "";
+    const page = pageRequest(params);
     // A malformed event id is core's to refuse (one rule, one place).
     const eventId = optionalString(params, "event") ?? "";
     const status = optionalEnum(params, "status", ATTEMPT_STATUSES) ?? "";
-    return { tenant, webhookEndpointId: path["id"] ?? "", limit, startingAfter, endingBefore, eventId, status };
+    return { tenant, webhookEndpointId: path["id"] ?? "", ...page, eventId, status };
   },
   reply: (page) => page,
 });

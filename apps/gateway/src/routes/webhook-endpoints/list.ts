@@ -1,5 +1,4 @@
-import { optionalInteger, optionalString } from "../../http/params.js";
-import { LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX, pageParams } from "../../schema/params.js";
+import { pageParams, pageRequest } from "../../schema/params.js";
 import { defineOperation } from "../operation.js";
 import { WebhookEndpointListObject } from "./objects.js";
 
@@ -15,11 +14,7 @@ export const listWebhookEndpoints = defineOperation({
   service: "webhookEndpoints",
   rpc: "listWebhookEndpoints",
   request({ params, tenant }) {
-    const limit = optionalInteger(params, "limit", { min: 1, max: LIST_LIMIT_MAX }, "limit_invalid") ?? LIST_LIMIT_DEFAULT;
-    // Both cursors at once and malformed cursors are core's to refuse (one rule, one place).
-    const startingAfter = optionalString(params, "starting_after") ?? "";
-    const endingBefore = optionalString(params, "ending_before") ?? "";
-    return { tenant, limit, startingAfter, endingBefore };
+    return { tenant, ...pageRequest(params) };
   },
   reply: (page) => ({ items: page.webhookEndpoints, hasMore: page.hasMore }),
 });

@@ -1,0 +1,48 @@
+// The report of one group of rows run alone (`BENCH_ONLY=<group> npm run bench`, bench/src/main.mjs): a short check on
+// a shared machine. Writes bench/results/<group>.{json,md} (never the full report) and prints the table.
+import { writeFileSync } from "node:fs";
+import { cpus, loadavg, totalmem } from "node:os";
+import { join } from "node:path";
+import { writeCost } from "./request-logs.mjs";
+
+/** What each group adds below its table: the comparison its rows are for. */
+const SUMMARIES = {
+  "request-logs": (results) => {
+    const on = results.get_request_logs_on;
+    const off = results.get_request_logs_off;
+    const cost = writeCost(results);
+    return [
+      `Ratio recorded / not: **${(on.rps / off.rps).toFixed(3)}** req/s (target ≥ 0.95), p99 ${(on.p99 / off.p99).toFixed(2)}×.`,
+      `Write cost per logged request (CPU beyond the unrecorded GET): gateway ${cost.gateway_ms.toFixed(3)} ms, database ${cost.database_ms.toFixed(3)} ms, core ${cost.core_ms.toFixed(3)} ms.`,
+    ];
+  },
+  tracing: (results) => [
+    `Ratio traced / not: **${(results.get_tracing_on.rps / results.get_tracing_off.rps).toFixed(3)}** req/s, p99 ${(results.get_tracing_on.p99 / results.get_tracing_off.p99).toFixed(2)}×.`,
+  ],
+};
+
+/** `loadAtStart`: the 1-minute load average when the bench started, beside the one at the end (what else ran). */
+export function writeAloneReport({ root, group, results, settings, loadAtStart }) {
+  const cpu = (r, p) => (r.cpu_ms_per_request?.[p] ?? Number.NaN).toFixed(3);
+  const rounds = (r) => (r.rounds ? ` (${r.rounds.join(", ")})` : "");
+  const machine = `${cpus().length} cores (${cpus()[0]?.model ?? "?"}), ${Math.round(totalmem() / 2 ** 30)} GiB; ${settings.duration} s per run, ${settings.connections} connections`;
+  const rows = Object.entries(results).filter(([, r]) => typeof r.rps === "number");
+  const md = [
+    `# BENCH_ONLY=${group}`,
+    "",
+    `Measured ${new Date().toISOString()} on ${machine}; 1-minute load average ${loadAtStart.toFixed(1)} at the start, ${loadavg()[0].toFixed(1)} at the end.`,
+    "",
+    "| run | req/s (rounds) | p50 ms | p99 ms | gateway CPU ms/req | core CPU ms/req | database CPU ms/req | non-2xx |",
+    "|---|---|---|---|---|---|---|---|",
+    ...rows.map(
+      ([name, r]) => `| ${name} | ${Math.round(r.rps)}${rounds(r)} | ${r.p50} | ${r.p99} | ${cpu(r, "gateway")} | ${cpu(r, "core")} | ${cpu(r, "database")} | ${r.non2xx} |`,
+    ),
+    "",
+    ...(SUMMARIES[group]?.(results) ?? []),
+    "",
+  ].join("\n");
+  const out = join(root, "bench", "results");
+  writeFileSync(join(out, `${group}.json`), `${JSON.stringify({ machine, ...settings, results }, null, 2)}\n`);
+  writeFileSync(join(out, `${group}.md`), md);
+  process.stdout.write(md);
+}
