@@ -22,9 +22,11 @@
 // BENCH_PROFILE=1 (CPU profiles into bench/results/profiles/), BENCH_WEBHOOK_BACKLOG (the webhook backlog row's events for
 // one endpoint, 100000, 0 to skip).
 // BENCH_ONLY=<group>: that group's rows alone on the bench's stack, for a before/after in minutes; writes
-// bench/results/<group>.{json,md} instead of the full report. requests = the GET, keyed POST, list, two-filter list
-// and search pairs against C; webhooks = the delivery rows (both with the report's checks); tracing and request-logs
-// (alone.mjs's table).
+// bench/results/<group>.{json,md} instead of the full report, with the report's checks for
+//   requests: the GET, keyed POST, list, two-filter list and search pairs against C, and D (the driver alone, with
+//             the read concern's cost);
+//   webhooks: the delivery rows;
+// and alone.mjs's table for tracing and request-logs.
 import { mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -135,6 +137,17 @@ try {
   };
   // The list pages against C, at a depth of DEPTH resources (and, in a whole run, the size rule's updates).
   const deepPages = (updates) => depthRows({ run, results, stack, apiUrl, ca, c: cBaseline, depth: DEPTH, listRequests: LIST_REQUESTS, updates, updateWindow: UPDATE_WINDOW, say });
+  // D: the driver alone, on the resource the GET rows read and the list rows' account (and the read concern's cost).
+  const driverBaseline = (listTenant) =>
+    driverRows({
+      run,
+      results,
+      mongoUri: stack.mongoUri,
+      databaseName: stack.databaseName,
+      resourceId: created.id,
+      listTenant: { account: listTenant.accountId, livemode: false },
+      pids: { database: stack.pids().database },
+    });
   const webhooks = () => webhookRows({ run, results, stack, api, newApi, apiUrl, resourceId: created.id, connections: CONNECTIONS, deliveries: DELIVERIES, say });
   // The rows of a second stack beside this one (its own four ports), by name: BENCH_ONLY runs one of them alone.
   const beside = { stack, root, work, own, connections: CONNECTIONS, duration: DURATION, warmup: WARMUP, ca, headers, resourceId: created.id, say };
@@ -146,7 +159,9 @@ try {
     "request-logs": () => requestLogRows({ ...beside, results, ports: portsOf(unloggedPorts) }),
     requests: async () => {
       await requestPairs();
-      return deepPages(0);
+      const depth = await deepPages(0);
+      await driverBaseline(depth.listTenant);
+      return depth;
     },
     webhooks,
   };
@@ -186,16 +201,7 @@ try {
     api.close();
     // The deep page comes after the runs above: every extra document in the database weighs on what follows.
     const { seedSeconds, listKey, listTenant } = await deepPages(UPDATES);
-    // D: the driver alone, on the resource the GET rows read and the list rows' account.
-    await driverRows({
-      run,
-      results,
-      mongoUri: stack.mongoUri,
-      databaseName: stack.databaseName,
-      resourceId: created.id,
-      listTenant: { account: listTenant.accountId, livemode: false },
-      pids: { database: stack.pids().database },
-    });
+    await driverBaseline(listTenant);
     // Last on this stack: a million documents weigh on everything after them.
     if (BIG > 0) await bigAccountRows({ run, results, stack, apiUrl, mongoUri: stack.mongoUri, databaseName: stack.databaseName, size: BIG, smallKey: listKey, say });
     await benchDb.close();
