@@ -185,7 +185,8 @@ export function writeReport({ root, results, jobsRows, breakdown, settings, seed
   const rows = checks(results, settings);
   const f0 = (x) => (!Number.isFinite(x) ? "n/a" : x < 10 ? x.toFixed(2) : Math.round(x).toLocaleString("en"));
   const f2 = (x) => (Number.isFinite(x) ? x.toFixed(2) : "n/a");
-  const abs = (r) => `${f0(r.rps)} req/s, p50 ${f2(r.p50)} ms, p99 ${f2(r.p99)} ms`;
+  // A row whose side did not run in this group (BENCH_ONLY) says so rather than ending the report.
+  const abs = (r) => (r ? `${f0(r.rps)} req/s, p50 ${f2(r.p50)} ms, p99 ${f2(r.p99)} ms` : "not run");
   const machine = `${cpus().length} × ${cpus()[0]?.model?.trim() ?? "cpu"}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}, ${connections} connections, ${duration} s per run (after ${warmup} s warm-up), loopback`;
   const lines = [
     `Run ${new Date().toISOString()} — ${machine}.`,
