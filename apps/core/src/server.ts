@@ -17,6 +17,7 @@ import { eventRelay } from "./event-relay.js";
 import { openClient } from "./storage/client-options.js";
 import { ensureOutboxIndex } from "./storage/relay.js";
 import { IdempotencyRecords } from "./storage/idempotency-records.js";
+import { throughOutage } from "./storage/through-outage.js";
 import type { Domain, OpenDomain } from "./domain.js";
 import { DEFAULT_SETTINGS, type CoreSettings } from "./settings.js";
 
@@ -78,9 +79,15 @@ export async function startCore(options: CoreOptions): Promise<RunningCore> {
     relayNow: async (collection: string, id: string) => void (await relayOne.relayDocument(collection, id)),
   };
   const opened = DOMAINS.map((domain) => ({ domain, open: domain.open(context) }));
-  for (const { open } of opened) await open.ensureIndexes();
-  for (const name of OUTBOXES) await ensureOutboxIndex(db.collection(name));
-  await new IdempotencyRecords(db).ensureIndexes();
+  // Declared before serving; a start that meets an election waits for the new primary instead of exiting.
+  await throughOutage(
+    async () => {
+      for (const { open } of opened) await open.ensureIndexes();
+      for (const name of OUTBOXES) await ensureOutboxIndex(db.collection(name));
+      await new IdempotencyRecords(db).ensureIndexes();
+    },
+    { logger, what: "core indexes" },
+  );
 
   // HOP_SERVER_OPTIONS: no channelz bookkeeping per call (docs/performance.md, "The gRPC hop").
   const server = new Server({ ...HOP_SERVER_OPTIONS, "grpc.max_receive_message_length": 4 * 1024 * 1024, interceptors: [metrics.interceptor] });
