@@ -8,16 +8,13 @@
 import { writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { dirname, join } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { fileURLToPath } from "node:url";
 import { cpuMeter } from "./load.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const COUNT = Number(process.env.REQUEST_LOGS_WRITE_COUNT ?? 50_000);
 const BATCH = 1_000;
-const dist = (path) => import(pathToFileURL(join(root, "apps/gateway/dist", path)).href);
-const { keep, redact } = await dist("request-logs/redact.js");
-const { RequestLogStore } = await dist("request-logs/store.js");
-const { gatewayMongoClient } = await dist("stores.js");
+const { keep, redact, RequestLogStore, gatewayMongoClient } = await import("@rms/gateway/bench");
 const { newRequestId } = await import("@rms/proto");
 const { startDatabase } = await import("@rms/test-db");
 const { mkdtempSync, rmSync } = await import("node:fs");
