@@ -50,32 +50,33 @@ function testConfig(dataDir: string, overrides: Partial<GatewayConfig> = {}): Ga
 export type { KeyKindName };
 export type Mode = "live" | "test";
 
+/** What `startStack` can start differently from the test defaults. */
+export interface StackOptions {
+  trustedProxies?: string[];
+  logs?: { gateway?: Logger; core?: Logger };
+  /** Gateway settings over the test defaults (e.g. rate limits, or another MONGODB_URI). */
+  gateway?: Partial<GatewayConfig>;
+  /** Wraps the gateway's clients of the real core, e.g. to hold calls in flight. */
+  wrapCore?: (core: CoreClients) => CoreClients;
+  /** Core's database connection string, when it must differ from the gateway's (e.g. through a relay that can be cut). */
+  coreMongoUri?: string;
+  /** The gateway's rate limiter, e.g. one on a test clock so a test can pass a window without waiting for it. */
+  rateLimiter?: RateLimiter;
+  /** Core's settings (webhook sealing key, private addresses allowed). */
+  coreSettings?: CoreOptions["settings"];
+  /** Most pending plain-HTTP revocations the gateway keeps in memory (a smaller cap than the real one keeps a flood short). */
+  maxPendingRevocations?: number;
+  /** A worker beside core (every task: webhook deliveries, resends included, and jobs), as a real stack runs one. */
+  worker?: boolean;
+}
+
 /**
  * The whole stack for one test file: its own database, a real core on a free
  * port, the real gateway (HTTPS + plain-HTTP listeners) on free ports, and
  * clients: `api` over HTTPS trusting the gateway's development certificate,
  * `plain` over HTTP, `admin` straight to core's AdminService.
  */
-export async function startStack(
-  options: {
-    trustedProxies?: string[];
-    logs?: { gateway?: Logger; core?: Logger };
-    /** Gateway settings over the test defaults (e.g. rate limits, or another MONGODB_URI). */
-    gateway?: Partial<GatewayConfig>;
-    /** Wraps the gateway's clients of the real core, e.g. to hold calls in flight. */
-    wrapCore?: (core: CoreClients) => CoreClients;
-    /** Core's database connection string, when it must differ from the gateway's (e.g. through a relay that can be cut). */
-    coreMongoUri?: string;
-    /** The gateway's rate limiter, e.g. one on a test clock so a test can pass a window without waiting for it. */
-    rateLimiter?: RateLimiter;
-    /** Core's settings (webhook sealing key, private addresses allowed). */
-    coreSettings?: CoreOptions["settings"];
-    /** Most pending plain-HTTP revocations the gateway keeps in memory (a smaller cap than the real one keeps a flood short). */
-    maxPendingRevocations?: number;
-    /** A worker beside core (every task: webhook deliveries, resends included, and jobs), as a real stack runs one. */
-    worker?: boolean;
-  } = {},
-) {
+export async function startStack(options: StackOptions = {}) {
   const dataDir = await mkdtemp(join(tmpdir(), "rms-gateway-e2e-"));
   const mongoUri = inject("mongoUri");
   const databaseName = testDatabaseName("gateway");
@@ -202,15 +203,23 @@ export async function withSecretKey(stack: Stack, mode: Mode = "test") {
   return { account, key: secret };
 }
 
+/** What `useStackWithSecretKey` hands a test file once its stack is up (read it inside tests). */
+export interface StackWithSecretKey {
+  readonly stack: Stack;
+  /** A test-mode secret key of `account`. */
+  readonly key: string;
+  readonly account: Account;
+}
+
 /**
- * For a test file: a stack started before its tests and stopped after, with a
- * test-mode secret key. Read `stack` and `key` inside tests (they are set in beforeAll).
+ * For a test file: a stack (with `options`, e.g. a worker beside it) started before its tests and stopped after,
+ * with a test-mode secret key and its account. Read `stack` and `key` inside tests (they are set in beforeAll).
  */
-export function useStackWithSecretKey(): { readonly stack: Stack; readonly key: string } {
-  const context = {} as { stack: Stack; key: string };
+export function useStackWithSecretKey(options: StackOptions = {}): StackWithSecretKey {
+  const context = {} as { stack: Stack; key: string; account: Account };
   beforeAll(async () => {
-    context.stack = await startStack();
-    context.key = (await withSecretKey(context.stack)).key;
+    context.stack = await startStack(options);
+    Object.assign(context, await withSecretKey(context.stack));
   });
   afterAll(() => context.stack?.stop());
   return context;
