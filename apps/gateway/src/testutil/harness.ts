@@ -225,31 +225,28 @@ export function useStackWithSecretKey(options: StackOptions = {}): StackWithSecr
   return context;
 }
 
-/** What `useStackWithDatabase` hands a test file once its stack is up. */
-export interface StackWithDatabase {
-  readonly stack: Stack;
-  /** A test-mode secret key of `account`. */
-  readonly key: string;
-  readonly account: Account;
+/** What `useStackWithDatabase` hands a test file once its stack is up (read it inside tests). */
+export interface StackWithDatabase extends StackWithSecretKey {
   /** The stack's database, for what a test must read or set that the API does not show (core's documents). */
   readonly db: Db;
 }
 
 /**
- * For a test file that also reads or sets core's documents: a stack, a test-mode secret key with its account
- * and a client of the stack's database, started before the file's tests (then handed to `use`) and closed after.
+ * For a test file that also reads or sets core's documents: `useStackWithSecretKey` and a client of the stack's
+ * database, opened before the file's tests and closed after (before the stack stops).
  */
-export function useStackWithDatabase(use: (started: StackWithDatabase) => void): void {
-  let stack: Stack | undefined;
+export function useStackWithDatabase(options: StackOptions = {}): StackWithDatabase {
+  const context = {} as { stack: Stack; key: string; account: Account; db: Db };
   let mongo: MongoClient | undefined;
   beforeAll(async () => {
-    stack = await startStack();
-    const { key, account } = await withSecretKey(stack);
-    mongo = new MongoClient(stack.mongoUri);
-    use({ stack, key, account, db: mongo.db(stack.databaseName) });
+    context.stack = await startStack(options);
+    Object.assign(context, await withSecretKey(context.stack));
+    mongo = new MongoClient(context.stack.mongoUri);
+    context.db = mongo.db(context.stack.databaseName);
   });
   afterAll(async () => {
     await mongo?.close();
-    await stack?.stop();
+    await context.stack?.stop();
   });
+  return context;
 }
