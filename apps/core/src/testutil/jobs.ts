@@ -1,6 +1,9 @@
 import { RESOURCES_VOCABULARY } from "@rms/proto";
+import { eventually } from "@rms/test-db/testkit";
+import type {} from "@rms/test-db/vitest-setup";
 import type { Db } from "mongodb";
 import { pino } from "pino";
+import { expect, inject } from "vitest";
 import type { Tenant } from "../caller.js";
 import { JobStore } from "../jobs/store.js";
 import type { RequestedParams } from "../jobs/model.js";
@@ -11,6 +14,8 @@ import { importedResource, importedResourceId } from "../resources/batch.js";
 import type { ResourceDocument, ResourceStatusName } from "../resources/model.js";
 import { RESOURCES_COLLECTION } from "../resources/store.js";
 import { EVENTS_COLLECTION, OutboxRelay } from "../storage/relay.js";
+import { startWorker, type RunningWorker } from "../worker/run.js";
+import { jobsTask, type JobsTaskOptions } from "../worker/tasks/jobs.js";
 
 const NO_REQUEST = { requestId: null, idempotencyKey: null };
 
@@ -33,6 +38,23 @@ export async function queueJob(db: Db, tenant: Tenant, typed: RequestedParams): 
 
 export function jobOf(db: Db, id: string): Promise<RunnerJob | null> {
   return db.collection<RunnerJob>("jobs").findOne({ _id: id });
+}
+
+/** The job once it is finished (succeeded, failed or canceled), as its document stands; waits up to `timeoutMs`. */
+export function finishedJob(db: Db, id: string, timeoutMs = 60_000): Promise<RunnerJob> {
+  return eventually(
+    async () => {
+      const job = await jobOf(db, id);
+      expect(["succeeded", "failed", "canceled"]).toContain(job?.status);
+      return job!;
+    },
+    { timeoutMs, intervalMs: 50 },
+  );
+}
+
+/** An in-process worker running only the jobs task on the test's database: a poll every 20 ms, a 2 s lease. */
+export function jobsWorker(databaseName: string, options: JobsTaskOptions = {}, jobsPerAccount = 2): Promise<RunningWorker> {
+  return startWorker({ mongoUri: inject("mongoUri"), databaseName, tasks: [jobsTask({ pollMs: 20, leaseMs: 2_000, ...options })], settings: { jobsPerAccount } });
 }
 
 /** `count` resources of the tenant inserted at once, as creates would store them (with their created events). */
