@@ -1,11 +1,11 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { eventually } from "@rms/test-db/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { repoRoot } from "./paths.js";
 import { freePort } from "./stack/processes.js";
+import { startRms, stackEnv, type Ports, type RmsStart } from "./testutil/rms-start.js";
 
 /*
  * The README's shell examples, run in order against a real stack (`rms start`, what `npm start` runs, on free ports
@@ -116,47 +116,26 @@ const STATUS = "__doc_test_status__:";
 // The status goes to stderr (`%{stderr}`), so an answer piped or captured (`$(curl ... | field id)`) stays the answer.
 const CURL = `curl() { command curl -sS --max-time 60 -w '%{stderr}\\n${STATUS}%{http_code}\\n' "$@"; }`;
 
-let child: ChildProcess | undefined;
-let output = "";
+let stack: RmsStart | undefined;
 const dataDir = mkdtempSync(join(tmpdir(), "rms-readme-"));
 let env: Record<string, string | undefined>;
-let ports: { https: number; http: number; core: number };
+let ports: Ports;
 
 beforeAll(async () => {
   ports = { https: await freePort(), http: await freePort(), core: await freePort() };
   env = {
-    ...process.env,
-    MONGODB_URI: "",
-    RMS_ADMIN_TOKEN: "",
+    ...stackEnv(ports, dataDir),
     RMS_GATEWAY_TOKEN: "",
-    RMS_DATA_DIR: dataDir,
-    PORT: String(ports.https),
-    HTTP_PORT: String(ports.http),
-    CORE_ADDR: `127.0.0.1:${ports.core}`,
-    METRICS_PORT: "0",
-    CORE_METRICS_PORT: "0",
-    WORKER_METRICS_PORT: "0",
-    LOG_LEVEL: "warn",
     WEBHOOK_ALLOW_PRIVATE: "true",
     TMPDIR: mkdtempSync(join(tmpdir(), "rms-readme-tmp-")),
   };
-  child = spawn(process.execPath, [join(repoRoot, "apps/cli/bin/rms.js"), "start"], { cwd: repoRoot, env, stdio: ["ignore", "pipe", "pipe"] });
-  child.stdout!.on("data", (d) => (output += d));
-  child.stderr!.on("data", (d) => (output += d));
-  await eventually(
-    () => {
-      if (child!.exitCode !== null) throw new Error(`rms start exited:\n${output}`);
-      expect(output).toContain("rms: ready");
-    },
-    { timeoutMs: 120_000, intervalMs: 200 },
-  );
+  await startRms(env, { cwd: repoRoot, started: (started) => (stack = started) });
 }, 150_000);
 
 afterAll(async () => {
-  if (child && child.exitCode === null) {
-    const exited = new Promise((resolve) => child!.once("exit", resolve));
-    child.kill("SIGTERM");
-    await exited;
+  if (stack && stack.child.exitCode === null) {
+    stack.child.kill("SIGTERM");
+    await stack.exited;
   }
   rmSync(dataDir, { recursive: true, force: true });
   if (env?.["TMPDIR"]) rmSync(env["TMPDIR"], { recursive: true, force: true });
@@ -207,7 +186,7 @@ describe("the README's shell examples", () => {
   it("say where the ports are introduced that a key sent over plain HTTP is revoked, as the ready line does", () => {
     const tryIt = readme.slice(readme.indexOf("## Try it"));
     expect(tryIt.slice(0, tryIt.indexOf("```"))).toMatch(/plain HTTP[\s\S]*a key sent there is revoked/);
-    expect(output).toMatch(/rms: ready: .*rejecting: a key sent there is revoked/);
+    expect(stack!.output()).toMatch(/rms: ready: .*rejecting: a key sent there is revoked/);
   });
 
   it("run in order, as a new user pastes them, against a real stack", async () => {
@@ -216,7 +195,7 @@ describe("the README's shell examples", () => {
     // The README's examples are curl commands: without curl they cannot run, and that is said plainly.
     expect((await bash("command -v curl")).code, "the README's examples need curl on PATH").toBe(0);
     const before = await repositoryChanges();
-    const answers: string[] = [output];
+    const answers: string[] = [stack!.output()];
     const exports: string[] = [];
     const skipped: string[] = [];
     const failures: string[] = [];
