@@ -43,24 +43,37 @@ interface Block {
 
 const readme = readFileSync(join(repoRoot, "README.md"), "utf8");
 
+type Quote = "'" | '"' | null;
+
+/**
+ * One line read as bash reads it, from the quote open at its start (from the line before, or none): where its
+ * comment starts (`#` outside quotes, at the line's start or after a space; -1 for none), and the quote open at its
+ * end (or at its comment).
+ */
+function scanLine(line: string, open: Quote): { comment: number; quote: Quote } {
+  let quote = open;
+  for (let i = 0; i < line.length; i++) {
+    const c = line[i]!;
+    if (quote === "'") {
+      if (c === "'") quote = null;
+    } else if (c === "\\") i++;
+    else if (quote === '"') {
+      if (c === '"') quote = null;
+    } else if (c === "'" || c === '"') quote = c;
+    else if (c === "#" && (i === 0 || /\s/.test(line[i - 1]!))) return { comment: i, quote };
+  }
+  return { comment: -1, quote };
+}
+
 /** The commands of one block, split as bash would read them (quotes and `\` continuations). */
 export function commandsOf(text: string): string[] {
   const commands: string[] = [];
   let current = "";
-  let quote: "'" | '"' | null = null;
+  let quote: Quote = null;
   for (const line of text.split("\n")) {
     if (quote === null && current === "" && /^\s*(#|$)/.test(line)) continue;
     current += (current === "" ? "" : "\n") + line;
-    for (let i = 0; i < line.length; i++) {
-      const c = line[i]!;
-      if (quote === "'") {
-        if (c === "'") quote = null;
-      } else if (c === "\\") i++;
-      else if (quote === '"') {
-        if (c === '"') quote = null;
-      } else if (c === "'" || c === '"') quote = c;
-      else if (c === "#" && (i === 0 || /\s/.test(line[i - 1]!))) break;
-    }
+    quote = scanLine(line, quote).quote;
     if (quote === null && !/\\\s*$/.test(line.replace(/\s#.*$/, ""))) {
       commands.push(current);
       current = "";
@@ -72,21 +85,13 @@ export function commandsOf(text: string): string[] {
 
 /** The command without its comments (`#` outside quotes, at a line's start or after a space, to the line's end). */
 export function withoutComments(command: string): string {
-  let quote: "'" | '"' | null = null;
+  let quote: Quote = null;
   return command
     .split("\n")
     .map((line) => {
-      for (let i = 0; i < line.length; i++) {
-        const c = line[i]!;
-        if (quote === "'") {
-          if (c === "'") quote = null;
-        } else if (c === "\\") i++;
-        else if (quote === '"') {
-          if (c === '"') quote = null;
-        } else if (c === "'" || c === '"') quote = c;
-        else if (c === "#" && (i === 0 || /\s/.test(line[i - 1]!))) return line.slice(0, i).trimEnd();
-      }
-      return line;
+      const scanned = scanLine(line, quote);
+      quote = scanned.quote;
+      return scanned.comment === -1 ? line : line.slice(0, scanned.comment).trimEnd();
     })
     .join("\n");
 }
