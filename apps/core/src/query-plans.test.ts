@@ -21,7 +21,6 @@ import { claimJob, runSlot } from "./jobs/runner/claim.js";
 import { runJob } from "./jobs/runner/run.js";
 import type { RunnerJob } from "./jobs/runner/seam.js";
 import { catchUp } from "./jobs/runner/queue.js";
-import { DEFAULT_RETRY } from "./jobs/runner/transient.js";
 import { JobStore } from "./jobs/store.js";
 import type { PendingEvent, ResourceDocument, ResourceState } from "./resources/model.js";
 import { idBoundAt, matchingFilter, type MarkedResource } from "./resources/batch.js";
@@ -54,6 +53,7 @@ import { jobsTask } from "./worker/tasks/jobs.js";
 import type { WorkerContext } from "./worker/tasks/task.js";
 import { IDEMPOTENCY_RECORDS_COLLECTION, IdempotencyRecords, type IdempotencyRecord } from "./storage/idempotency-records.js";
 import { IDEMPOTENCY_RETENTION_MS, idempotencyScope } from "./storage/idempotent-insert.js";
+import { jobRunOptions } from "./testutil/jobs.js";
 import { expectExact, expectPage, expectPoint, usePlanCopies } from "./testutil/query-plans.js";
 
 /**
@@ -457,18 +457,7 @@ describe("jobs", () => {
     // The running jobs, then the first tenant's queue head (one key, one document), then a write by `_id`.
     expectFairClaim(claim, 1);
     const { plans: run } = await measure("job run (bulk_update)", () =>
-      runJob(claimed!.job, bulkExecutor("update"), {
-        db: work,
-        files: new JobFiles(work),
-        logger,
-        owner: "query-plans",
-        leaseMs: 60_000,
-        leases,
-        written: () => {},
-        stopping: () => false,
-        sleep: async () => {},
-        retry: DEFAULT_RETRY,
-      }),
+      runJob(claimed!.job, bulkExecutor("update"), jobRunOptions({ db: work, owner: "query-plans", leases, logger })),
     );
     const after = await jobs.findOne({ _id: data.target });
     expect(after).toMatchObject({ status: "succeeded" });

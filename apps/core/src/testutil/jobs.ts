@@ -9,7 +9,9 @@ import { JobStore } from "../jobs/store.js";
 import type { RequestedParams } from "../jobs/model.js";
 import { JobFiles } from "../files/for-jobs.js";
 import { DEFAULT_JOBS_QUEUED_PER_ACCOUNT } from "../settings.js";
+import type { RunOptions } from "../jobs/runner/run.js";
 import type { RunnerJob } from "../jobs/runner/seam.js";
+import { DEFAULT_RETRY } from "../jobs/runner/transient.js";
 import { importedResource, importedResourceId } from "../resources/batch.js";
 import type { ResourceDocument, ResourceStatusName } from "../resources/model.js";
 import { RESOURCES_COLLECTION } from "../resources/store.js";
@@ -50,6 +52,24 @@ export function finishedJob(db: Db, id: string, timeoutMs = 60_000): Promise<Run
     },
     { timeoutMs, intervalMs: 50 },
   );
+}
+
+/**
+ * What `runJob` needs to run a claimed job in a test, as a worker gives it: file storage on `db`, a silent logger, a
+ * 60 s lease, writes told to no one, never stopping, no wait between retries, the default retry policy; `options`
+ * names the database, the owner and its leases, and anything else to differ.
+ */
+export function jobRunOptions(options: Pick<RunOptions, "db" | "owner" | "leases"> & Partial<RunOptions>): RunOptions {
+  return {
+    files: jobFiles(options.db),
+    logger: pino({ level: "silent" }),
+    leaseMs: 60_000,
+    written: () => {},
+    stopping: () => false,
+    sleep: async () => {},
+    retry: DEFAULT_RETRY,
+    ...options,
+  };
 }
 
 /** An in-process worker running only the jobs task on the test's database: a poll every 20 ms, a 2 s lease. */

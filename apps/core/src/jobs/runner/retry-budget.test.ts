@@ -5,7 +5,6 @@
 import { testDatabaseName } from "@rms/test-db";
 import type {} from "@rms/test-db/vitest-setup";
 import { MongoClient, type Db } from "mongodb";
-import { pino } from "pino";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { inject } from "vitest";
 import type { Tenant } from "../../caller.js";
@@ -13,7 +12,7 @@ import type { MarkedResource } from "../../resources/batch.js";
 import { RESOURCES_COLLECTION } from "../../resources/store.js";
 import { FencedOut } from "../../storage/byte-store.js";
 import { LeaseQueue } from "../../storage/lease.js";
-import { fileBytes, jobFiles, jobOf, jsonLines, queueJob } from "../../testutil/jobs.js";
+import { fileBytes, jobOf, jobRunOptions, jsonLines, queueJob } from "../../testutil/jobs.js";
 import { claimJob, ensureRunnerIndexes } from "./claim.js";
 import { importExecutor } from "./import.js";
 import { runJob } from "./run.js";
@@ -70,18 +69,8 @@ async function claimAfterDeath(jobId: string, owner: string) {
 }
 
 function runOptions(owner: string, maxStalled: number) {
-  return {
-    db,
-    files: jobFiles(db),
-    logger: pino({ level: "silent" }),
-    owner,
-    leaseMs: LEASE_MS,
-    leases: new LeaseQueue<RunnerJob>(jobs(), { owner, leaseMs: LEASE_MS }),
-    written: () => {},
-    stopping: () => false,
-    sleep: async () => {},
-    retry: { maxStalled, backoffMs: () => 0 },
-  };
+  const leases = new LeaseQueue<RunnerJob>(jobs(), { owner, leaseMs: LEASE_MS });
+  return jobRunOptions({ db, owner, leaseMs: LEASE_MS, leases, retry: { maxStalled, backoffMs: () => 0 } });
 }
 
 it("a step's rows halve for each attempt without progress, down to a floor, and never pass the chunk", () => {
