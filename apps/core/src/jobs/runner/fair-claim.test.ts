@@ -1,8 +1,6 @@
-import { testDatabaseName } from "@rms/test-db";
 import { eventually } from "@rms/test-db/testkit";
 import type {} from "@rms/test-db/vitest-setup";
-import { MongoClient, type Db } from "mongodb";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { describe, expect, inject, it } from "vitest";
 import type { Tenant } from "../../caller.js";
 import { LeaseQueue } from "../../storage/lease.js";
 import { jobFiles, jobOf, jobRunOptions, jobStore, queueJob } from "../../testutil/jobs.js";
@@ -14,24 +12,15 @@ import { claimJob, ensureRunnerIndexes, type Claimed, type TenantKey } from "./c
 import { importExecutor } from "./import.js";
 import { runJob } from "./run.js";
 import type { Executor, RunnerJob } from "./seam.js";
+import { useTestDatabase } from "../../testutil/database.js";
 
 // CONTRACT.md section 6, "Fair sharing": at most JOBS_QUEUED_PER_ACCOUNT unfinished jobs per account and
 // mode, and a tenant with no job running is started before a further job of a tenant with one running,
 // whatever the busy tenants have queued.
 
-let client: MongoClient;
-let db: Db;
-let databaseName: string;
-beforeAll(async () => {
-  client = await new MongoClient(inject("mongoUri")).connect();
-  databaseName = testDatabaseName("jobs-fair");
-  db = client.db(databaseName);
+const { db, databaseName } = useTestDatabase("jobs-fair", async (db) => {
   await ensureRunnerIndexes(db.collection<RunnerJob>(JOBS_COLLECTION));
   await jobStore(db).ensureIndexes();
-});
-afterAll(async () => {
-  await db.dropDatabase();
-  await client.close();
 });
 
 const NO_REQUEST = { requestId: null, idempotencyKey: null };
