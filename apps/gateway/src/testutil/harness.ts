@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { AdminService, KEY_KIND, bearerMetadata, createClient, type KeyKindName } from "@rms/proto";
+import { AdminService, KEY_KIND, RpcError, bearerMetadata, createClient, type KeyKindName } from "@rms/proto";
 import { startCore, startWorker, type CoreOptions, type RunningCore } from "@rms/core";
 import { testDatabaseName } from "@rms/test-db";
 import { dropDatabase } from "@rms/test-db/testkit";
@@ -169,6 +169,15 @@ export async function startStack(options: StackOptions = {}) {
     /** Core's metrics port on 127.0.0.1. */
     coreMetricsPort: core.metricsPort!,
     newAccount,
+    /** Core's own verdict on a secret (not the gateway's): "valid" or the error code. */
+    async coreVerdict(secret: string): Promise<string> {
+      try {
+        await admin.verifyKey({ secret });
+        return "valid";
+      } catch (error) {
+        return error instanceof RpcError ? error.code : String(error);
+      }
+    },
     /** Stops core (the gateway keeps running), e.g. to see it degrade. */
     async stopCore() {
       await core?.stop(1_000);
