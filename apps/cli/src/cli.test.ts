@@ -1,44 +1,12 @@
 import { execFile } from "node:child_process";
 import { createServer, type AddressInfo, type Socket } from "node:net";
 import { promisify } from "node:util";
-import { startCore, type RunningCore } from "@rms/core";
-import { testDatabaseName } from "@rms/test-db";
-import type {} from "@rms/test-db/vitest-setup";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { CALL_DEADLINE_MS, runCli } from "./cli.js";
+import { ADMIN_TOKEN, useCliCore } from "./testutil/cli-core.js";
 
-const ADMIN_TOKEN = "cli-test-admin-token-0123456789";
-let core: RunningCore;
-const databaseName = testDatabaseName("cli");
-beforeAll(async () => {
-  core = await startCore({ mongoUri: inject("mongoUri"), databaseName, adminToken: ADMIN_TOKEN });
-});
-afterAll(async () => {
-  await core.mongo.db(databaseName).dropDatabase();
-  await core.stop(1_000);
-});
-
-/** Runs the CLI in-process against the test core; returns exit code and output. */
-async function rms(...args: string[]) {
-  let stdout = "";
-  let stderr = "";
-  const code = await runCli(args, {
-    env: { RMS_ADMIN_TOKEN: ADMIN_TOKEN, CORE_ADDR: core.address },
-    stdout: (t) => (stdout += t),
-    stderr: (t) => (stderr += t),
-  });
-  return {
-    code,
-    stdout,
-    stderr,
-    json: () =>
-      stdout
-        .trim()
-        .split("\n")
-        .filter(Boolean)
-        .map((line) => JSON.parse(line)),
-  };
-}
+const core = useCliCore("cli");
+const { rms } = core;
 
 describe("rms accounts and keys", () => {
   it("creates an account and keys of every kind, lists and revokes them, one JSON object per line", async () => {

@@ -1,33 +1,9 @@
 import { JobService, bearerMetadata, createClient } from "@rms/proto";
-import { startCore, type RunningCore } from "@rms/core";
-import { testDatabaseName } from "@rms/test-db";
-import type {} from "@rms/test-db/vitest-setup";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { runCli } from "./cli.js";
+import { describe, expect, it } from "vitest";
+import { ADMIN_TOKEN, useCliCore } from "./testutil/cli-core.js";
 
-const ADMIN_TOKEN = "cli-jobs-test-admin-token-0123456789";
-let core: RunningCore;
-const databaseName = testDatabaseName("cli-jobs");
-beforeAll(async () => {
-  core = await startCore({ mongoUri: inject("mongoUri"), databaseName, adminToken: ADMIN_TOKEN, relay: false });
-});
-afterAll(async () => {
-  await core.mongo.db(databaseName).dropDatabase();
-  await core.stop(1_000);
-});
-
-async function rms(...args: string[]) {
-  let stdout = "";
-  let stderr = "";
-  const code = await runCli(args, { env: { RMS_ADMIN_TOKEN: ADMIN_TOKEN, CORE_ADDR: core.address }, stdout: (t) => (stdout += t), stderr: (t) => (stderr += t) });
-  const json = () =>
-    stdout
-      .trim()
-      .split("\n")
-      .filter(Boolean)
-      .map((line) => JSON.parse(line));
-  return { code, stdout, stderr, json };
-}
+const core = useCliCore("cli-jobs", { relay: false });
+const { rms } = core;
 
 describe("rms jobs", () => {
   it("lists, shows and cancels jobs of any account and mode with the admin credential, one JSON object per line", async () => {

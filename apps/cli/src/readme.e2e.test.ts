@@ -1,11 +1,11 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { eventually } from "@rms/test-db/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { repoRoot } from "./paths.js";
 import { freePort } from "./stack/processes.js";
+import { startRms, stackEnv, type Ports, type RmsStart } from "./testutil/rms-start.js";
 
 /*
  * The README's shell examples, run in order against a real stack (`rms start`, what `npm start` runs, on free ports
@@ -43,24 +43,37 @@ interface Block {
 
 const readme = readFileSync(join(repoRoot, "README.md"), "utf8");
 
+type Quote = "'" | '"' | null;
+
+/**
+ * One line read as bash reads it, from the quote open at its start (from the line before, or none): where its
+ * comment starts (`#` outside quotes, at the line's start or after a space; -1 for none), and the quote open at its
+ * end (or at its comment).
+ */
+function scanLine(line: string, open: Quote): { comment: number; quote: Quote } {
+  let quote = open;
+  for (let i = 0; i < line.length; i++) {
+    const c = line[i]!;
+    if (quote === "'") {
+      if (c === "'") quote = null;
+    } else if (c === "\\") i++;
+    else if (quote === '"') {
+      if (c === '"') quote = null;
+    } else if (c === "'" || c === '"') quote = c;
+    else if (c === "#" && (i === 0 || /\s/.test(line[i - 1]!))) return { comment: i, quote };
+  }
+  return { comment: -1, quote };
+}
+
 /** The commands of one block, split as bash would read them (quotes and `\` continuations). */
 export function commandsOf(text: string): string[] {
   const commands: string[] = [];
   let current = "";
-  let quote: "'" | '"' | null = null;
+  let quote: Quote = null;
   for (const line of text.split("\n")) {
     if (quote === null && current === "" && /^\s*(#|$)/.test(line)) continue;
     current += (current === "" ? "" : "\n") + line;
-    for (let i = 0; i < line.length; i++) {
-      const c = line[i]!;
-      if (quote === "'") {
-        if (c === "'") quote = null;
-      } else if (c === "\\") i++;
-      else if (quote === '"') {
-        if (c === '"') quote = null;
-      } else if (c === "'" || c === '"') quote = c;
-      else if (c === "#" && (i === 0 || /\s/.test(line[i - 1]!))) break;
-    }
+    quote = scanLine(line, quote).quote;
     if (quote === null && !/\\\s*$/.test(line.replace(/\s#.*$/, ""))) {
       commands.push(current);
       current = "";
@@ -72,21 +85,13 @@ export function commandsOf(text: string): string[] {
 
 /** The command without its comments (`#` outside quotes, at a line's start or after a space, to the line's end). */
 export function withoutComments(command: string): string {
-  let quote: "'" | '"' | null = null;
+  let quote: Quote = null;
   return command
     .split("\n")
     .map((line) => {
-      for (let i = 0; i < line.length; i++) {
-        const c = line[i]!;
-        if (quote === "'") {
-          if (c === "'") quote = null;
-        } else if (c === "\\") i++;
-        else if (quote === '"') {
-          if (c === '"') quote = null;
-        } else if (c === "'" || c === '"') quote = c;
-        else if (c === "#" && (i === 0 || /\s/.test(line[i - 1]!))) return line.slice(0, i).trimEnd();
-      }
-      return line;
+      const scanned = scanLine(line, quote);
+      quote = scanned.quote;
+      return scanned.comment === -1 ? line : line.slice(0, scanned.comment).trimEnd();
     })
     .join("\n");
 }
@@ -116,47 +121,26 @@ const STATUS = "__doc_test_status__:";
 // The status goes to stderr (`%{stderr}`), so an answer piped or captured (`$(curl ... | field id)`) stays the answer.
 const CURL = `curl() { command curl -sS --max-time 60 -w '%{stderr}\\n${STATUS}%{http_code}\\n' "$@"; }`;
 
-let child: ChildProcess | undefined;
-let output = "";
+let stack: RmsStart | undefined;
 const dataDir = mkdtempSync(join(tmpdir(), "rms-readme-"));
 let env: Record<string, string | undefined>;
-let ports: { https: number; http: number; core: number };
+let ports: Ports;
 
 beforeAll(async () => {
   ports = { https: await freePort(), http: await freePort(), core: await freePort() };
   env = {
-    ...process.env,
-    MONGODB_URI: "",
-    RMS_ADMIN_TOKEN: "",
+    ...stackEnv(ports, dataDir),
     RMS_GATEWAY_TOKEN: "",
-    RMS_DATA_DIR: dataDir,
-    PORT: String(ports.https),
-    HTTP_PORT: String(ports.http),
-    CORE_ADDR: `127.0.0.1:${ports.core}`,
-    METRICS_PORT: "0",
-    CORE_METRICS_PORT: "0",
-    WORKER_METRICS_PORT: "0",
-    LOG_LEVEL: "warn",
     WEBHOOK_ALLOW_PRIVATE: "true",
     TMPDIR: mkdtempSync(join(tmpdir(), "rms-readme-tmp-")),
   };
-  child = spawn(process.execPath, [join(repoRoot, "apps/cli/bin/rms.js"), "start"], { cwd: repoRoot, env, stdio: ["ignore", "pipe", "pipe"] });
-  child.stdout!.on("data", (d) => (output += d));
-  child.stderr!.on("data", (d) => (output += d));
-  await eventually(
-    () => {
-      if (child!.exitCode !== null) throw new Error(`rms start exited:\n${output}`);
-      expect(output).toContain("rms: ready");
-    },
-    { timeoutMs: 120_000, intervalMs: 200 },
-  );
+  await startRms(env, { cwd: repoRoot, started: (started) => (stack = started) });
 }, 150_000);
 
 afterAll(async () => {
-  if (child && child.exitCode === null) {
-    const exited = new Promise((resolve) => child!.once("exit", resolve));
-    child.kill("SIGTERM");
-    await exited;
+  if (stack && stack.child.exitCode === null) {
+    stack.child.kill("SIGTERM");
+    await stack.exited;
   }
   rmSync(dataDir, { recursive: true, force: true });
   if (env?.["TMPDIR"]) rmSync(env["TMPDIR"], { recursive: true, force: true });
@@ -207,7 +191,7 @@ describe("the README's shell examples", () => {
   it("say where the ports are introduced that a key sent over plain HTTP is revoked, as the ready line does", () => {
     const tryIt = readme.slice(readme.indexOf("## Try it"));
     expect(tryIt.slice(0, tryIt.indexOf("```"))).toMatch(/plain HTTP[\s\S]*a key sent there is revoked/);
-    expect(output).toMatch(/rms: ready: .*rejecting: a key sent there is revoked/);
+    expect(stack!.output()).toMatch(/rms: ready: .*rejecting: a key sent there is revoked/);
   });
 
   it("run in order, as a new user pastes them, against a real stack", async () => {
@@ -216,7 +200,7 @@ describe("the README's shell examples", () => {
     // The README's examples are curl commands: without curl they cannot run, and that is said plainly.
     expect((await bash("command -v curl")).code, "the README's examples need curl on PATH").toBe(0);
     const before = await repositoryChanges();
-    const answers: string[] = [output];
+    const answers: string[] = [stack!.output()];
     const exports: string[] = [];
     const skipped: string[] = [];
     const failures: string[] = [];

@@ -1,12 +1,11 @@
 import { createHash } from "node:crypto";
 import { writeFileSync } from "node:fs";
-import { testDatabaseName } from "@rms/test-db";
-import { CommandLog, explainDuring, planTable, type QueryPlan } from "@rms/test-db/testkit";
+import type { QueryPlan } from "@rms/test-db/testkit";
 import type {} from "@rms/test-db/vitest-setup";
-import { MongoClient, type Db } from "mongodb";
+import type { Db } from "mongodb";
 import { pino } from "pino";
 import { Registry } from "prom-client";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { describe, expect, inject, it } from "vitest";
 import { hashSecret, newSecret } from "./accounts/secrets.js";
 import { AccountStore, type AccountDocument, type KeyDocument } from "./accounts/store.js";
 import type { Tenant } from "./caller.js";
@@ -22,7 +21,6 @@ import { claimJob, runSlot } from "./jobs/runner/claim.js";
 import { runJob } from "./jobs/runner/run.js";
 import type { RunnerJob } from "./jobs/runner/seam.js";
 import { catchUp } from "./jobs/runner/queue.js";
-import { DEFAULT_RETRY } from "./jobs/runner/transient.js";
 import { JobStore } from "./jobs/store.js";
 import type { PendingEvent, ResourceDocument, ResourceState } from "./resources/model.js";
 import { idBoundAt, matchingFilter, type MarkedResource } from "./resources/batch.js";
@@ -55,6 +53,8 @@ import { jobsTask } from "./worker/tasks/jobs.js";
 import type { WorkerContext } from "./worker/tasks/task.js";
 import { IDEMPOTENCY_RECORDS_COLLECTION, IdempotencyRecords, type IdempotencyRecord } from "./storage/idempotency-records.js";
 import { IDEMPOTENCY_RETENTION_MS, idempotencyScope } from "./storage/idempotent-insert.js";
+import { jobRunOptions } from "./testutil/jobs.js";
+import { expectExact, expectPage, expectPoint, usePlanCopies } from "./testutil/query-plans.js";
 
 /**
  * ARCHITECTURE rule 7 / CONTRACT.md section 10 "Indexes" (in ../shared/docs/): every query core and its
@@ -70,12 +70,6 @@ const NOW = Date.now();
 const DAY = 86_400_000;
 const logger = pino({ level: "silent" });
 const request = { requestId: null, idempotencyKey: null };
-
-let client: MongoClient;
-let log: CommandLog;
-let work: Db;
-let pristine: Db;
-const rows: { label: string; plan: QueryPlan }[] = [];
 
 // The measured tenant and the others, in both modes.
 const M: Tenant = { account: newId("acct", NOW - 90 * DAY), livemode: false };
@@ -98,72 +92,27 @@ const HOT_OBJECT_CHANGES = 600;
 /** The data set, made once so both copies hold the same documents. */
 const data = seedData();
 
-beforeAll(async () => {
-  const uri = inject("mongoUri");
-  client = await new MongoClient(uri, { monitorCommands: true }).connect();
-  log = new CommandLog(client);
-  work = client.db(testDatabaseName("plans_work"));
-  pristine = client.db(testDatabaseName("plans_pristine"));
-  for (const db of [work, pristine]) {
+const { work, measure } = usePlanCopies("plans", {
+  async prepare(db) {
     // The indexes as production declares them: core's start (domains and outboxes) and the workers' tasks.
-    const core = await startCore({ mongoUri: uri, databaseName: db.databaseName, adminToken: "query-plans-admin-token-0123", relay: false });
+    const core = await startCore({ mongoUri: inject("mongoUri"), databaseName: db.databaseName, adminToken: "query-plans-admin-token-0123", relay: false });
     await core.stop(1_000);
     const context = workerContext(db);
     for (const task of [jobsTask(), deliveryTask()]) await task.start(context).stop();
     for (const [name, docs] of Object.entries(data.collections)) await db.collection(name).insertMany(docs as never[]);
-  }
-}, 120_000);
-
-afterAll(async () => {
-  const table = planTable(rows);
-  if (process.env["QUERY_PLANS_OUT"]) writeFileSync(process.env["QUERY_PLANS_OUT"], table);
-  console.log(
-    `\nQuery plans (measured tenant: ${data.resources.filter((r) => r.account === M.account && !r.livemode).length} resources, ${
-      data.events.filter((e) => e.account === M.account && !e.livemode).length
-    } events, ${data.jobs.filter((j) => j.account === M.account && !j.livemode).length} jobs; ${Object.values(data.collections).reduce((n, docs) => n + docs.length, 0)} documents in all)\n${table}\n`,
-  );
-  await work?.dropDatabase();
-  await pristine?.dropDatabase();
-  await client?.close();
+  },
+  report(table) {
+    if (process.env["QUERY_PLANS_OUT"]) writeFileSync(process.env["QUERY_PLANS_OUT"], table);
+    console.log(
+      `\nQuery plans (measured tenant: ${data.resources.filter((r) => r.account === M.account && !r.livemode).length} resources, ${
+        data.events.filter((e) => e.account === M.account && !e.livemode).length
+      } events, ${data.jobs.filter((j) => j.account === M.account && !j.livemode).length} jobs; ${Object.values(data.collections).reduce((n, docs) => n + docs.length, 0)} documents in all)\n${table}\n`,
+    );
+  },
 });
 
 function workerContext(db: Db): WorkerContext {
   return { db, logger, workerId: "query-plans", written: () => {}, settings: DEFAULT_SETTINGS, metrics: new Registry() };
-}
-
-/**
- * Runs `work` on the working copy, explains every query it sent on the untouched copy, records the
- * plans for the table (one row per distinct shape, the costliest of its runs) and returns them.
- */
-async function measure<T>(label: string, run: () => Promise<T>): Promise<{ value: T; plans: QueryPlan[] }> {
-  const { value, plans } = await explainDuring(client, log, run, { database: pristine.databaseName });
-  expect(plans.length, `${label}: no query recorded`).toBeGreaterThan(0);
-  const worst = new Map<string, { plan: QueryPlan; runs: number }>();
-  for (const plan of plans) {
-    const key = `${plan.operation} ${plan.shape}`;
-    const seen = worst.get(key);
-    if (!seen || plan.totalDocsExamined > seen.plan.totalDocsExamined) worst.set(key, { plan, runs: (seen?.runs ?? 0) + 1 });
-    else seen.runs++;
-  }
-  for (const { plan, runs } of worst.values()) rows.push({ label: `${label}${runs > 1 ? ` (x${runs})` : ""}: ${plan.shape}`, plan });
-  return { value, plans };
-}
-
-/** A page of `limit`: no in-memory sort, and at most about two documents examined per item. */
-function expectPage(plan: QueryPlan, limit: number): void {
-  expect(plan.stages, plan.shape).not.toContain("SORT");
-  expect(plan.totalDocsExamined, plan.shape).toBeLessThanOrEqual(2 * limit + 10);
-  expect(plan.totalKeysExamined, plan.shape).toBeLessThanOrEqual(8 * (limit + 1) + 10);
-}
-
-/** A query by `_id` (or another unique key): one document at most. */
-function expectPoint(plan: QueryPlan): void {
-  expect(plan.totalDocsExamined, plan.shape).toBeLessThanOrEqual(1);
-}
-
-/** Work that examines what it returns (or writes), and at most `slack` more. */
-function expectExact(plan: QueryPlan, slack = 2): void {
-  expect(plan.totalDocsExamined, plan.shape).toBeLessThanOrEqual(plan.nReturned + slack);
 }
 
 const pageOf = (plans: QueryPlan[], collection: string) => {
@@ -508,18 +457,7 @@ describe("jobs", () => {
     // The running jobs, then the first tenant's queue head (one key, one document), then a write by `_id`.
     expectFairClaim(claim, 1);
     const { plans: run } = await measure("job run (bulk_update)", () =>
-      runJob(claimed!.job, bulkExecutor("update"), {
-        db: work,
-        files: new JobFiles(work),
-        logger,
-        owner: "query-plans",
-        leaseMs: 60_000,
-        leases,
-        written: () => {},
-        stopping: () => false,
-        sleep: async () => {},
-        retry: DEFAULT_RETRY,
-      }),
+      runJob(claimed!.job, bulkExecutor("update"), jobRunOptions({ db: work, owner: "query-plans", leases, logger })),
     );
     const after = await jobs.findOne({ _id: data.target });
     expect(after).toMatchObject({ status: "succeeded" });

@@ -6,17 +6,13 @@ import { tracingConfig } from "./config.js";
 import { contextOfStored, extractContext, injectContext, inSpan, startEdgeSpan, storedTrace, traceField, traceLogFields, tracer, untraced } from "./context.js";
 import { startTracing, type Tracing } from "./setup.js";
 import { tracingOn } from "./state.js";
-import { startOtlpReceiver, type OtlpReceiver } from "./testkit/index.js";
+import { startTracingToReceiver, type OtlpReceiver } from "./testkit/index.js";
 
 let receiver: OtlpReceiver;
 let tracing: Tracing;
 
 beforeAll(async () => {
-  receiver = await startOtlpReceiver();
-  // The exporter reads its endpoint from the process's environment, as in production.
-  process.env.OTEL_EXPORTER_OTLP_ENDPOINT = receiver.endpoint;
-  process.env.OTEL_EXPORTER_OTLP_PROTOCOL = "http/json";
-  tracing = startTracing(tracingConfig(process.env, "rms-test"));
+  ({ receiver, tracing } = await startTracingToReceiver("rms-test"));
 });
 
 afterAll(async () => {

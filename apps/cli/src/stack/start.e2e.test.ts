@@ -1,4 +1,4 @@
-import { execFile, spawn, type ChildProcess } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
@@ -8,16 +8,15 @@ import { promisify } from "node:util";
 import { writeTestPki } from "@rms/core/testing";
 import { eventually } from "@rms/test-db/testkit";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
-import { repoRoot } from "../paths.js";
+import { RMS_BIN, startRms, stackEnv, type Ports, type RmsStart } from "../testutil/rms-start.js";
 import { freePort } from "./processes.js";
 
 const run = promisify(execFile);
 
-const bin = new URL("../../bin/rms.js", import.meta.url).pathname;
 const dataDir = mkdtempSync(join(tmpdir(), "rms-stack-"));
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 // A failed test must not leave its stack holding the data directory for the next one.
-const started: Stack[] = [];
+const started: RmsStart[] = [];
 afterEach(async () => {
   for (const stack of started.splice(0)) {
     if (stack.child.exitCode !== null || stack.child.signalCode !== null) continue;
@@ -26,57 +25,9 @@ afterEach(async () => {
   }
 });
 
-interface Stack {
-  child: ChildProcess;
-  output: () => string;
-  /** Standard output alone: the JSON log stream. */
-  stdout: () => string;
-  exited: Promise<number | null>;
-}
-
-type Ports = { https: number; http: number; core: number };
-const stackEnv = (ports: Ports) => ({
-  ...process.env,
-  MONGODB_URI: "",
-  RMS_ADMIN_TOKEN: "",
-  RMS_DATA_DIR: dataDir,
-  PORT: String(ports.https),
-  HTTP_PORT: String(ports.http),
-  CORE_ADDR: `127.0.0.1:${ports.core}`,
-  METRICS_PORT: "0",
-  CORE_METRICS_PORT: "0",
-  WORKER_METRICS_PORT: "0",
-  LOG_LEVEL: "warn",
-});
-
-/** `rms start` (what `npm start` runs) as a real process on free ports and a temporary data dir; `npm: true` runs `npm start` itself. */
-async function startStack(ports: Ports, options: { npm?: boolean; env?: Record<string, string> } = {}): Promise<Stack> {
-  let output = "";
-  let stdout = "";
-  // npm_execpath: the npm that runs this test suite; plain `npm` when run some other way.
-  const npm = process.env.npm_execpath ? [process.execPath, process.env.npm_execpath] : ["npm"];
-  const [command, ...args] = options.npm ? [...npm, "start"] : [process.execPath, bin, "start"];
-  const child = spawn(command!, args, { ...(options.npm ? { cwd: repoRoot } : {}), env: { ...stackEnv(ports), ...options.env }, stdio: ["ignore", "pipe", "pipe"] });
-  child.stdout!.on("data", (d) => {
-    output += d;
-    stdout += d;
-  });
-  child.stderr!.on("data", (d) => {
-    output += d;
-  });
-  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
-  started.push({ child, output: () => output, stdout: () => stdout, exited });
-  let exitedEarly = false;
-  await eventually(
-    () => {
-      if (child.exitCode !== null) exitedEarly = true;
-      expect(output.includes("rms: ready") || exitedEarly, `rms start not ready:\n${output}`).toBe(true);
-    },
-    { timeoutMs: 120_000, intervalMs: 200 },
-  );
-  if (!output.includes("rms: ready")) throw new Error(`rms start exited early:\n${output}`);
-  return { child, output: () => output, stdout: () => stdout, exited };
-}
+/** `rms start` (what `npm start` runs) on `ports` and the test's data directory; `npm: true` runs `npm start` itself. */
+const startStack = (ports: Ports, options: { npm?: boolean; env?: Record<string, string> } = {}) =>
+  startRms({ ...stackEnv(ports, dataDir), ...options.env }, { npm: options.npm, started: (stack) => started.push(stack) });
 
 /** Processes (other than this one) whose command line or environment mentions `path`: what a stack left running. */
 function processesUsing(path: string): string[] {
@@ -305,13 +256,13 @@ describe("npm start (rms start)", () => {
     const ports = { https: await freePort(), http: await freePort(), core: await freePort() };
     const stack = await startStack(ports, { env: tlsEnv });
     const rms = (...args: string[]) =>
-      run(process.execPath, [bin, ...args], { env: { ...process.env, ...tlsEnv, RMS_ADMIN_TOKEN: "", RMS_DATA_DIR: dataDir, CORE_ADDR: `127.0.0.1:${ports.core}` } });
+      run(process.execPath, [RMS_BIN, ...args], { env: { ...process.env, ...tlsEnv, RMS_ADMIN_TOKEN: "", RMS_DATA_DIR: dataDir, CORE_ADDR: `127.0.0.1:${ports.core}` } });
     const account = JSON.parse((await rms("accounts", "create", "--json")).stdout);
     const key = JSON.parse((await rms("keys", "create", "--account", account.id, "--kind", "secret", "--mode", "test", "--json")).stdout);
     // Through the gateway, which reaches core over TLS with its client certificate.
     expect((await call(ports.https, "/v1/resources", key.secret, "name=over+mTLS")).status).toBe(201);
     // Without a certificate rms cannot get in.
-    const plaintext = await run(process.execPath, [bin, "accounts", "list"], {
+    const plaintext = await run(process.execPath, [RMS_BIN, "accounts", "list"], {
       env: { ...process.env, RMS_ADMIN_TOKEN: "", RMS_DATA_DIR: dataDir, CORE_ADDR: `127.0.0.1:${ports.core}` },
     }).catch((e: unknown) => e);
     expect(plaintext).toMatchObject({ code: 1, stderr: expect.stringContaining("cannot reach the core") });
@@ -320,7 +271,7 @@ describe("npm start (rms start)", () => {
   }, 180_000);
 
   it("refuses a wrong environment value with one line naming the variable", async () => {
-    const child = spawn(process.execPath, [bin, "start"], { env: { ...process.env, PORT: "not-a-port", RMS_DATA_DIR: dataDir }, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [RMS_BIN, "start"], { env: { ...process.env, PORT: "not-a-port", RMS_DATA_DIR: dataDir }, stdio: ["ignore", "pipe", "pipe"] });
     let stderr = "";
     child.stderr!.on("data", (d) => (stderr += d));
     const code = await new Promise((resolve) => child.once("exit", resolve));

@@ -40,21 +40,38 @@ async function partialUpload(port: number, head: string, body: string, bytes: nu
   return { answer: () => answer, closed, destroy: () => socket.destroy() };
 }
 
+/**
+ * A database of its own (dropped after the test), core (with `faults`, if any) and the gateway as processes, and a
+ * test account's key: the stack an upload test kills core in. `restartCore` starts core again on the same port.
+ */
+async function startUploadStack(name: string, faults?: string) {
+  const mongoUri = inject("mongoUri");
+  const databaseName = testDatabaseName(name);
+  running.push({ stop: () => dropDatabase(mongoUri, databaseName) });
+  const mongo = await new MongoClient(mongoUri).connect();
+  running.push({ stop: () => mongo.close() });
+  const corePort = await freePort();
+  const coreAddr = `127.0.0.1:${corePort}`;
+  const doomedCore = await startCoreProcess({ mongoUri, databaseName, port: corePort, faults });
+  running.push(doomedCore);
+  const gatewayPort = await freePort();
+  running.push(await startGatewayProcess({ coreAddr, mongoUri, databaseName, dataDir, port: gatewayPort }));
+  const { accountId, secret } = await newTestKey(coreAddr);
+  return {
+    db: mongo.db(databaseName),
+    doomedCore,
+    gatewayPort,
+    accountId,
+    secret,
+    async restartCore() {
+      running.push(await startCoreProcess({ mongoUri, databaseName, port: corePort }));
+    },
+  };
+}
+
 describe("a streamed upload when core dies", () => {
   it("kill -9 of core mid-upload: the client gets a clean error, a retry with the same key makes the one file, the dead attempt's bytes are swept", async () => {
-    const mongoUri = inject("mongoUri");
-    const databaseName = testDatabaseName("upload-crash");
-    running.push({ stop: () => dropDatabase(mongoUri, databaseName) });
-    const mongo = await new MongoClient(mongoUri).connect();
-    running.push({ stop: () => mongo.close() });
-    const db = mongo.db(databaseName);
-    const corePort = await freePort();
-    const coreAddr = `127.0.0.1:${corePort}`;
-    const doomedCore = await startCoreProcess({ mongoUri, databaseName, port: corePort });
-    running.push(doomedCore);
-    const gatewayPort = await freePort();
-    running.push(await startGatewayProcess({ coreAddr, mongoUri, databaseName, dataDir, port: gatewayPort }));
-    const { accountId, secret } = await newTestKey(coreAddr);
+    const { db, doomedCore, gatewayPort, accountId, secret, restartCore } = await startUploadStack("upload-crash");
 
     // About 4 MiB of rows: four chunks of the byte store.
     const rows = Array.from({ length: 90_000 }, (_, i) => `{"name":"row ${i}","metadata":{"n":"${i}"}}\n`).join("");
@@ -77,7 +94,7 @@ describe("a streamed upload when core dies", () => {
     expect(error.type).toBe("api_error");
     expect(await db.collection("files").countDocuments({ account: accountId })).toBe(0);
 
-    running.push(await startCoreProcess({ mongoUri, databaseName, port: corePort }));
+    await restartCore();
     const upload = () => httpsCall(dataDir, gatewayPort, "POST", "/v1/files", { key: secret, form: body, headers });
     // 5xx while the gateway reconnects, 409 while the dead attempt's lock lasts (30 s past its last bytes at most).
     let retry = await upload();
@@ -117,19 +134,7 @@ describe("a streamed upload when core dies", () => {
   }, 400_000);
 
   it("kill -9 of core after the file's document and before the key's record: the retry with the same key answers that same file", async () => {
-    const mongoUri = inject("mongoUri");
-    const databaseName = testDatabaseName("upload-crash-after");
-    running.push({ stop: () => dropDatabase(mongoUri, databaseName) });
-    const mongo = await new MongoClient(mongoUri).connect();
-    running.push({ stop: () => mongo.close() });
-    const db = mongo.db(databaseName);
-    const corePort = await freePort();
-    const coreAddr = `127.0.0.1:${corePort}`;
-    const doomedCore = await startCoreProcess({ mongoUri, databaseName, port: corePort, faults: "file.create:1" });
-    running.push(doomedCore);
-    const gatewayPort = await freePort();
-    running.push(await startGatewayProcess({ coreAddr, mongoUri, databaseName, dataDir, port: gatewayPort }));
-    const { accountId, secret } = await newTestKey(coreAddr);
+    const { db, doomedCore, gatewayPort, accountId, secret, restartCore } = await startUploadStack("upload-crash-after", "file.create:1");
 
     const rows = Array.from({ length: 2_000 }, (_, i) => `{"name":"after ${i}"}\n`).join("");
     const { body, type } = await multipart(rows);
@@ -141,7 +146,7 @@ describe("a streamed upload when core dies", () => {
     expect(await db.collection("files").countDocuments({ account: accountId })).toBe(1);
     expect(await db.collection("idempotency_keys").countDocuments({ account: accountId, completed: false })).toBe(1);
 
-    running.push(await startCoreProcess({ mongoUri, databaseName, port: corePort }));
+    await restartCore();
     let retry = await upload();
     const until = Date.now() + 120_000;
     while ((retry.status >= 500 || retry.status === 409) && Date.now() < until) {

@@ -1,24 +1,12 @@
 import { createHash, randomBytes } from "node:crypto";
-import { FileService, type ServiceClient } from "@rms/proto";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { UploadFileRequestSchema } from "@rms/proto";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startTestCore, type TestCore } from "../testutil/harness.js";
+import { describe, expect, it } from "vitest";
+import { useFilesCore } from "../testutil/files.js";
 import { CHUNK_BYTES } from "../storage/byte-store.js";
-import { FileStore } from "./store.js";
 import { UploadStore } from "./uploads.js";
 
-let t: TestCore;
-let files: ServiceClient<typeof FileService>;
-let store: FileStore;
-beforeAll(async () => {
-  t = await startTestCore();
-  files = t.client(FileService);
-  store = new FileStore(t.db);
-});
-afterAll(async () => {
-  await t?.stop();
-});
+const t = useFilesCore();
 
 type Tenant = { accountId: string; livemode: boolean };
 const sha = (bytes: Buffer) => createHash("sha256").update(bytes).digest("hex");
@@ -48,7 +36,7 @@ async function* uploadMessages(
 async function download(tenant: Tenant, id: string, range: { start?: bigint; end?: bigint; suffix?: bigint } = {}) {
   let head: unknown;
   const pieces: Buffer[] = [];
-  for await (const message of files.readFile({ tenant, id, ...range })) {
+  for await (const message of t.files.readFile({ tenant, id, ...range })) {
     if (message.part.case === "head") head = message.part.value;
     if (message.part.case === "data") pieces.push(Buffer.from(message.part.value));
   }
@@ -59,7 +47,7 @@ describe("files over gRPC", () => {
   it("uploads a stream (sha256 on the way in), reads it back whole and by range, lists and deletes it; 404 across accounts and modes", async () => {
     const account = await t.newAccount();
     const bytes = randomBytes(3 * CHUNK_BYTES + 1234);
-    const { file } = await files.uploadFile(uploadMessages(account.test, bytes));
+    const { file } = await t.files.uploadFile(uploadMessages(account.test, bytes));
     expect(file).toMatchObject({ purpose: "resources_import", filename: "rows.jsonl", type: "jsonl", size: BigInt(bytes.length), sha256: sha(bytes), livemode: false });
     expect(file!.expiresAt! - file!.created).toBe(7n * 24n * 3600n);
     const whole = await download(account.test, file!.id);
@@ -72,51 +60,53 @@ describe("files over gRPC", () => {
     await expect(download(account.test, file!.id, { start: BigInt(bytes.length) })).rejects.toMatchObject({ code: "range_not_satisfiable" });
 
     const other = await t.newAccount();
-    await expect(files.getFile({ tenant: other.test, id: file!.id })).rejects.toMatchObject({ code: "resource_missing" });
-    await expect(files.getFile({ tenant: account.live, id: file!.id })).rejects.toMatchObject({ code: "resource_missing" });
+    await expect(t.files.getFile({ tenant: other.test, id: file!.id })).rejects.toMatchObject({ code: "resource_missing" });
+    await expect(t.files.getFile({ tenant: account.live, id: file!.id })).rejects.toMatchObject({ code: "resource_missing" });
     await expect(download(account.live, file!.id)).rejects.toMatchObject({ code: "resource_missing" });
-    await expect(files.deleteFile({ tenant: other.test, id: file!.id })).rejects.toMatchObject({ code: "resource_missing" });
+    await expect(t.files.deleteFile({ tenant: other.test, id: file!.id })).rejects.toMatchObject({ code: "resource_missing" });
 
-    const listed = await files.listFiles({ tenant: account.test, purpose: "resources_import" });
+    const listed = await t.files.listFiles({ tenant: account.test, purpose: "resources_import" });
     expect(listed.files.map((f) => f.id)).toEqual([file!.id]);
-    expect((await files.listFiles({ tenant: account.test, purpose: "job_results" })).files).toEqual([]);
-    expect((await files.deleteFile({ tenant: account.test, id: file!.id })).id).toBe(file!.id);
-    await expect(files.getFile({ tenant: account.test, id: file!.id })).rejects.toMatchObject({ code: "resource_missing" });
+    expect((await t.files.listFiles({ tenant: account.test, purpose: "job_results" })).files).toEqual([]);
+    expect((await t.files.deleteFile({ tenant: account.test, id: file!.id })).id).toBe(file!.id);
+    await expect(t.files.getFile({ tenant: account.test, id: file!.id })).rejects.toMatchObject({ code: "resource_missing" });
     // Its bytes go at the next sweep.
-    await store.sweep();
-    expect(await store.bytes.chunks.countDocuments({ b: file!.id })).toBe(0);
+    await t.store.sweep();
+    expect(await t.store.bytes.chunks.countDocuments({ b: file!.id })).toBe(0);
   });
 
   it("past max_bytes: request_too_large and nothing kept; a stream without its end message keeps nothing", async () => {
     const account = await t.newAccount();
-    await expect(files.uploadFile(uploadMessages(account.test, randomBytes(2 * CHUNK_BYTES), { maxBytes: CHUNK_BYTES + 1 }))).rejects.toMatchObject({ code: "request_too_large" });
-    await expect(files.uploadFile(uploadMessages(account.test, randomBytes(CHUNK_BYTES + 10), { end: false }))).rejects.toMatchObject({ grpcCode: 14 });
-    expect(await store.files.countDocuments({ account: account.id })).toBe(0);
-    expect(await store.bytes.blobs.countDocuments({ state: "open" })).toBe(0);
+    await expect(t.files.uploadFile(uploadMessages(account.test, randomBytes(2 * CHUNK_BYTES), { maxBytes: CHUNK_BYTES + 1 }))).rejects.toMatchObject({
+      code: "request_too_large",
+    });
+    await expect(t.files.uploadFile(uploadMessages(account.test, randomBytes(CHUNK_BYTES + 10), { end: false }))).rejects.toMatchObject({ grpcCode: 14 });
+    expect(await t.store.files.countDocuments({ account: account.id })).toBe(0);
+    expect(await t.store.bytes.blobs.countDocuments({ state: "open" })).toBe(0);
   });
 
   it("refuses an unknown type, a purpose clients do not upload, and an upload stream that does not begin with its start", async () => {
     const account = await t.newAccount();
-    await expect(files.uploadFile(uploadMessages(account.test, Buffer.from("x"), { type: "xml" }))).rejects.toMatchObject({ code: "file_type_invalid" });
-    await expect(files.uploadFile(uploadMessages(account.test, Buffer.from("x"), { purpose: "job_results" }))).rejects.toMatchObject({
+    await expect(t.files.uploadFile(uploadMessages(account.test, Buffer.from("x"), { type: "xml" }))).rejects.toMatchObject({ code: "file_type_invalid" });
+    await expect(t.files.uploadFile(uploadMessages(account.test, Buffer.from("x"), { purpose: "job_results" }))).rejects.toMatchObject({
       code: "parameter_invalid",
       param: "purpose",
     });
     async function* noStart(): AsyncGenerator<Msg> {
       yield { part: { case: "data", value: Buffer.from("x") } };
     }
-    await expect(files.uploadFile(noStart())).rejects.toMatchObject({ code: "parameter_missing" });
+    await expect(t.files.uploadFile(noStart())).rejects.toMatchObject({ code: "parameter_missing" });
   });
 
   it("an Idempotency-Key repeat with the same bytes answers the first file (core's key protocol); other bytes under the key are idempotency_key_reused", async () => {
     const account = await t.newAccount();
     const bytes = randomBytes(5000);
     const key = { metadata: { "idempotency-key": "same-upload" } };
-    const first = await files.uploadFile(uploadMessages(account.test, bytes), key);
-    const again = await files.uploadFile(uploadMessages(account.test, bytes), key);
+    const first = await t.files.uploadFile(uploadMessages(account.test, bytes), key);
+    const again = await t.files.uploadFile(uploadMessages(account.test, bytes), key);
     expect(again.file!.id).toBe(first.file!.id);
-    await expect(files.uploadFile(uploadMessages(account.test, randomBytes(5000)), key)).rejects.toMatchObject({ code: "idempotency_key_reused" });
-    expect(await store.files.countDocuments({ account: account.id })).toBe(1);
+    await expect(t.files.uploadFile(uploadMessages(account.test, randomBytes(5000)), key)).rejects.toMatchObject({ code: "idempotency_key_reused" });
+    expect(await t.store.files.countDocuments({ account: account.id })).toBe(1);
   });
 });
 
@@ -127,14 +117,14 @@ describe("uploads in parts", () => {
       for (let at = 0; at < bytes.length; at += 512 * 1024) yield { part: { case: "data" as const, value: bytes.subarray(at, at + 512 * 1024) } };
       yield { part: { case: "end" as const, value: { size: BigInt(bytes.length) } } };
     }
-    return (await files.uploadPart(messages())).part!;
+    return (await t.files.uploadPart(messages())).part!;
   }
 
   it("parts in any order and at once, completed by ids in file order without a copy; the file's sha256 is the whole file's", async () => {
     const account = await t.newAccount();
     const pieces = [randomBytes(CHUNK_BYTES + 7), randomBytes(100), randomBytes(2 * CHUNK_BYTES)];
     const whole = Buffer.concat(pieces);
-    const { upload } = await files.createUpload({ tenant: account.test, purpose: "resources_import", filename: "big.csv", bytes: BigInt(whole.length), type: "csv" });
+    const { upload } = await t.files.createUpload({ tenant: account.test, purpose: "resources_import", filename: "big.csv", bytes: BigInt(whole.length), type: "csv" });
     expect(upload).toMatchObject({ status: "pending", bytes: BigInt(whole.length), filename: "big.csv" });
     expect(upload!.expiresAt - upload!.created).toBe(3600n);
     // In parallel, the last first; the second sent twice (a resend is just another part).
@@ -142,57 +132,57 @@ describe("uploads in parts", () => {
     expect(p2again!.id).not.toBe(p2!.id);
     expect(p1).toMatchObject({ size: BigInt(pieces[0]!.length), sha256: sha(pieces[0]!) });
     // Sizes that do not add up.
-    await expect(files.completeUpload({ tenant: account.test, id: upload!.id, partIds: [p1!.id, p3!.id] })).rejects.toMatchObject({ code: "upload_incomplete" });
-    const done = await files.completeUpload({ tenant: account.test, id: upload!.id, partIds: [p1!.id, p2!.id, p3!.id] });
+    await expect(t.files.completeUpload({ tenant: account.test, id: upload!.id, partIds: [p1!.id, p3!.id] })).rejects.toMatchObject({ code: "upload_incomplete" });
+    const done = await t.files.completeUpload({ tenant: account.test, id: upload!.id, partIds: [p1!.id, p2!.id, p3!.id] });
     expect(done.upload).toMatchObject({ status: "completed", file: { size: BigInt(whole.length), sha256: sha(whole), type: "csv", filename: "big.csv" } });
     // Repeated: the same answer.
-    expect((await files.completeUpload({ tenant: account.test, id: upload!.id, partIds: [p1!.id, p2!.id, p3!.id] })).upload!.file!.id).toBe(done.upload!.file!.id);
+    expect((await t.files.completeUpload({ tenant: account.test, id: upload!.id, partIds: [p1!.id, p2!.id, p3!.id] })).upload!.file!.id).toBe(done.upload!.file!.id);
     const read = await download(account.test, done.upload!.file!.id, { start: BigInt(CHUNK_BYTES), end: BigInt(CHUNK_BYTES + 200) });
     expect(read.bytes.equals(whole.subarray(CHUNK_BYTES, CHUNK_BYTES + 200))).toBe(true);
     expect((await download(account.test, done.upload!.file!.id)).bytes.equals(whole)).toBe(true);
     // No byte was copied: the file's chunks are the parts'.
-    const fileDoc = await store.files.findOne({ _id: done.upload!.file!.id });
+    const fileDoc = await t.store.files.findOne({ _id: done.upload!.file!.id });
     expect(fileDoc!.blobs.map((b) => b.id)).toEqual([p1!.id, p2!.id, p3!.id]);
     // The unused resend's bytes are reclaimed once its upload's hour is over; the used parts stay with the file.
     const later = Date.now() + 2 * 3600 * 1000;
-    await store.bytes.checkSoon([p1!.id, p2!.id, p3!.id, p2again!.id], Date.now());
-    await store.bytes.sweep((ids) => store.owners(ids, later), later, 1000);
-    expect(await store.bytes.chunks.countDocuments({ b: p2again!.id })).toBe(0);
-    expect(await store.bytes.chunks.countDocuments({ b: { $in: [p1!.id, p2!.id, p3!.id] } })).toBeGreaterThan(0);
+    await t.store.bytes.checkSoon([p1!.id, p2!.id, p3!.id, p2again!.id], Date.now());
+    await t.store.bytes.sweep((ids) => t.store.owners(ids, later), later, 1000);
+    expect(await t.store.bytes.chunks.countDocuments({ b: p2again!.id })).toBe(0);
+    expect(await t.store.bytes.chunks.countDocuments({ b: { $in: [p1!.id, p2!.id, p3!.id] } })).toBeGreaterThan(0);
     await expect(part(account.test, upload!.id, randomBytes(10))).rejects.toMatchObject({ code: "state_conflict" });
-    await expect(files.getUpload({ tenant: account.live, id: upload!.id })).rejects.toMatchObject({ code: "resource_missing" });
+    await expect(t.files.getUpload({ tenant: account.live, id: upload!.id })).rejects.toMatchObject({ code: "resource_missing" });
   });
 
   it("cancel: parts reclaimed; an upload past its hour shows expired and takes no part", async () => {
     const account = await t.newAccount();
-    const { upload } = await files.createUpload({ tenant: account.test, purpose: "resources_import", filename: "a.jsonl", bytes: 10n, type: "jsonl" });
+    const { upload } = await t.files.createUpload({ tenant: account.test, purpose: "resources_import", filename: "a.jsonl", bytes: 10n, type: "jsonl" });
     const p = await part(account.test, upload!.id, randomBytes(10));
-    const canceled = await files.cancelUpload({ tenant: account.test, id: upload!.id });
+    const canceled = await t.files.cancelUpload({ tenant: account.test, id: upload!.id });
     expect(canceled.upload!.status).toBe("canceled");
-    await expect(files.cancelUpload({ tenant: account.test, id: upload!.id })).rejects.toMatchObject({ code: "state_conflict" });
-    await store.sweep();
-    expect(await store.bytes.chunks.countDocuments({ b: p.id })).toBe(0);
+    await expect(t.files.cancelUpload({ tenant: account.test, id: upload!.id })).rejects.toMatchObject({ code: "state_conflict" });
+    await t.store.sweep();
+    expect(await t.store.bytes.chunks.countDocuments({ b: p.id })).toBe(0);
 
-    const uploads = new UploadStore(store);
+    const uploads = new UploadStore(t.store);
     const old = await uploads.create(
       { account: account.id, livemode: false },
       { purpose: "resources_import", filename: "b.jsonl", bytes: 5, type: "jsonl" },
       null,
       Date.now() - 2 * 3600 * 1000,
     );
-    expect((await files.getUpload({ tenant: account.test, id: old._id })).upload!.status).toBe("expired");
+    expect((await t.files.getUpload({ tenant: account.test, id: old._id })).upload!.status).toBe("expired");
     await expect(part(account.test, old._id, randomBytes(5))).rejects.toMatchObject({ code: "state_conflict" });
   });
 
   it("refuses bytes past 8 GiB, a part past the upload's bytes", async () => {
     const account = await t.newAccount();
-    await expect(files.createUpload({ tenant: account.test, purpose: "resources_import", filename: "a.jsonl", bytes: 8n * 1024n ** 3n + 1n, type: "jsonl" })).rejects.toMatchObject(
-      {
-        code: "parameter_invalid",
-        param: "bytes",
-      },
-    );
-    const { upload } = await files.createUpload({ tenant: account.test, purpose: "resources_import", filename: "a.jsonl", bytes: 10n, type: "jsonl" });
+    await expect(
+      t.files.createUpload({ tenant: account.test, purpose: "resources_import", filename: "a.jsonl", bytes: 8n * 1024n ** 3n + 1n, type: "jsonl" }),
+    ).rejects.toMatchObject({
+      code: "parameter_invalid",
+      param: "bytes",
+    });
+    const { upload } = await t.files.createUpload({ tenant: account.test, purpose: "resources_import", filename: "a.jsonl", bytes: 10n, type: "jsonl" });
     await expect(part(account.test, upload!.id, randomBytes(11))).rejects.toMatchObject({ code: "request_too_large" });
   });
 });

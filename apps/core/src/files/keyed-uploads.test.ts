@@ -1,24 +1,13 @@
 import { randomBytes } from "node:crypto";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { Metadata } from "@grpc/grpc-js";
-import { FileService, REPLAY_METADATA, type ServiceClient, type UploadFileRequestSchema, type UploadPartRequestSchema } from "@rms/proto";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { REPLAY_METADATA, type UploadFileRequestSchema, type UploadPartRequestSchema } from "@rms/proto";
+import { describe, expect, it } from "vitest";
 import { IDEMPOTENCY_RECORDS_COLLECTION, IdempotencyRecords } from "../storage/idempotency-records.js";
 import { CHUNK_BYTES } from "../storage/byte-store.js";
-import { startTestCore, type TestCore } from "../testutil/harness.js";
-import { FileStore } from "./store.js";
+import { useFilesCore } from "../testutil/files.js";
 
-let t: TestCore;
-let files: ServiceClient<typeof FileService>;
-let store: FileStore;
-beforeAll(async () => {
-  t = await startTestCore();
-  files = t.client(FileService);
-  store = new FileStore(t.db);
-});
-afterAll(async () => {
-  await t?.stop();
-});
+const t = useFilesCore();
 
 type Tenant = { accountId: string; livemode: boolean };
 type FileMsg = MessageInitShape<typeof UploadFileRequestSchema>;
@@ -63,27 +52,27 @@ async function keyed<T>(key: string, call: (options: { metadata: Record<string, 
   }
 }
 
-const blobCount = () => store.bytes.blobs.countDocuments({});
+const blobCount = () => t.store.bytes.blobs.countDocuments({});
 
 describe("uploads under an Idempotency-Key (rpc.upload: core's key protocol)", () => {
   it("a repeat with the same bytes replays the first file (marked), keeps none of its bytes; other bytes or fields are idempotency_key_reused", async () => {
     const account = await t.newAccount();
     const bytes = randomBytes(CHUNK_BYTES + 500);
-    const first = await keyed("up-1", (o) => files.uploadFile(fileMessages(account.test, bytes), o));
+    const first = await keyed("up-1", (o) => t.files.uploadFile(fileMessages(account.test, bytes), o));
     expect(first.replay).toBeUndefined();
     const blobs = await blobCount();
-    const again = await keyed("up-1", (o) => files.uploadFile(fileMessages(account.test, bytes), o));
+    const again = await keyed("up-1", (o) => t.files.uploadFile(fileMessages(account.test, bytes), o));
     expect(again.answer?.file?.id).toBe(first.answer?.file?.id);
     expect(again.replay?.requestId).toMatch(/^req_/);
     expect(await blobCount()).toBe(blobs);
-    const otherBytes = await keyed("up-1", (o) => files.uploadFile(fileMessages(account.test, randomBytes(CHUNK_BYTES + 500)), o));
+    const otherBytes = await keyed("up-1", (o) => t.files.uploadFile(fileMessages(account.test, randomBytes(CHUNK_BYTES + 500)), o));
     expect(otherBytes.error).toMatchObject({ code: "idempotency_key_reused" });
     // Another field of the start is refused at once, before its bytes are read: this stream never ends.
     const never = gate();
-    const otherName = await keyed("up-1", (o) => files.uploadFile(fileMessages(account.test, bytes, { filename: "other.jsonl", pause: never.opened, end: false }), o));
+    const otherName = await keyed("up-1", (o) => t.files.uploadFile(fileMessages(account.test, bytes, { filename: "other.jsonl", pause: never.opened, end: false }), o));
     expect(otherName.error).toMatchObject({ code: "idempotency_key_reused" });
     never.open();
-    expect(await store.files.countDocuments({ account: account.id })).toBe(1);
+    expect(await t.store.files.countDocuments({ account: account.id })).toBe(1);
     expect(await blobCount()).toBe(blobs);
   });
 
@@ -91,16 +80,16 @@ describe("uploads under an Idempotency-Key (rpc.upload: core's key protocol)", (
     const account = await t.newAccount();
     const bytes = randomBytes(2000);
     const paused = gate();
-    const first = keyed("up-flight", (o) => files.uploadFile(fileMessages(account.test, bytes, { pause: paused.opened }), o));
+    const first = keyed("up-flight", (o) => t.files.uploadFile(fileMessages(account.test, bytes, { pause: paused.opened }), o));
     // The lock is taken when the stream starts.
     const records = t.db.collection(IDEMPOTENCY_RECORDS_COLLECTION);
     while ((await records.countDocuments({ account: account.id })) === 0) await new Promise((resolve) => setTimeout(resolve, 20));
-    const meanwhile = await keyed("up-flight", (o) => files.uploadFile(fileMessages(account.test, bytes), o));
+    const meanwhile = await keyed("up-flight", (o) => t.files.uploadFile(fileMessages(account.test, bytes), o));
     expect(meanwhile.error).toMatchObject({ code: "idempotency_key_in_use" });
     paused.open();
     const answered = await first;
     expect(answered.answer?.file?.size).toBe(2000n);
-    const after = await keyed("up-flight", (o) => files.uploadFile(fileMessages(account.test, bytes), o));
+    const after = await keyed("up-flight", (o) => t.files.uploadFile(fileMessages(account.test, bytes), o));
     expect(after.answer?.file?.id).toBe(answered.answer?.file?.id);
     expect(after.replay).toBeDefined();
   });
@@ -109,51 +98,51 @@ describe("uploads under an Idempotency-Key (rpc.upload: core's key protocol)", (
     const account = await t.newAccount();
     const bytes = randomBytes(3000);
     // The purpose sent after the bytes is one clients do not upload.
-    const refused = await keyed("up-end", (o) => files.uploadFile(fileMessages(account.test, bytes, { purpose: "", endPurpose: "job_results" }), o));
+    const refused = await keyed("up-end", (o) => t.files.uploadFile(fileMessages(account.test, bytes, { purpose: "", endPurpose: "job_results" }), o));
     expect(refused.error).toMatchObject({ code: "parameter_invalid" });
     expect(refused.replay).toBeUndefined();
-    const replayed = await keyed("up-end", (o) => files.uploadFile(fileMessages(account.test, bytes, { purpose: "", endPurpose: "job_results" }), o));
+    const replayed = await keyed("up-end", (o) => t.files.uploadFile(fileMessages(account.test, bytes, { purpose: "", endPurpose: "job_results" }), o));
     expect(replayed.error).toMatchObject({ code: "parameter_invalid" });
     expect(replayed.replay).toBeDefined();
-    const other = await keyed("up-end", (o) => files.uploadFile(fileMessages(account.test, randomBytes(3000), { purpose: "", endPurpose: "job_results" }), o));
+    const other = await keyed("up-end", (o) => t.files.uploadFile(fileMessages(account.test, randomBytes(3000), { purpose: "", endPurpose: "job_results" }), o));
     expect(other.error).toMatchObject({ code: "idempotency_key_reused" });
 
-    const tooLarge = await keyed("up-413", (o) => files.uploadFile(fileMessages(account.test, randomBytes(2 * CHUNK_BYTES), { maxBytes: CHUNK_BYTES }), o));
+    const tooLarge = await keyed("up-413", (o) => t.files.uploadFile(fileMessages(account.test, randomBytes(2 * CHUNK_BYTES), { maxBytes: CHUNK_BYTES }), o));
     expect(tooLarge.error).toMatchObject({ code: "request_too_large" });
-    const again = await keyed("up-413", (o) => files.uploadFile(fileMessages(account.test, randomBytes(2 * CHUNK_BYTES), { maxBytes: CHUNK_BYTES }), o));
+    const again = await keyed("up-413", (o) => t.files.uploadFile(fileMessages(account.test, randomBytes(2 * CHUNK_BYTES), { maxBytes: CHUNK_BYTES }), o));
     expect(again.error).toMatchObject({ code: "request_too_large" });
     expect(again.replay).toBeDefined();
-    expect(await store.files.countDocuments({ account: account.id })).toBe(0);
+    expect(await t.store.files.countDocuments({ account: account.id })).toBe(0);
   });
 
   it("a stream cut off before its end records nothing and frees the key: the retry executes", async () => {
     const account = await t.newAccount();
     const bytes = randomBytes(CHUNK_BYTES + 10);
-    const cut = await keyed("up-cut", (o) => files.uploadFile(fileMessages(account.test, bytes, { end: false }), o));
+    const cut = await keyed("up-cut", (o) => t.files.uploadFile(fileMessages(account.test, bytes, { end: false }), o));
     expect(cut.error).toMatchObject({ grpcCode: 14 });
     expect(await t.db.collection(IDEMPOTENCY_RECORDS_COLLECTION).countDocuments({ account: account.id })).toBe(0);
-    const retry = await keyed("up-cut", (o) => files.uploadFile(fileMessages(account.test, bytes), o));
+    const retry = await keyed("up-cut", (o) => t.files.uploadFile(fileMessages(account.test, bytes), o));
     expect(retry.replay).toBeUndefined();
     expect(retry.answer?.file?.size).toBe(BigInt(bytes.length));
-    expect(await store.files.countDocuments({ account: account.id })).toBe(1);
+    expect(await t.store.files.countDocuments({ account: account.id })).toBe(1);
   });
 
   it("a part under a key is added once: the repeat answers the first part; other bytes are reused", async () => {
     const account = await t.newAccount();
-    const { upload } = await files.createUpload({ tenant: account.test, purpose: "resources_import", filename: "p.jsonl", bytes: 100n, type: "jsonl" });
+    const { upload } = await t.files.createUpload({ tenant: account.test, purpose: "resources_import", filename: "p.jsonl", bytes: 100n, type: "jsonl" });
     async function* partMessages(bytes: Buffer): AsyncGenerator<PartMsg> {
       yield { part: { case: "start", value: { tenant: account.test, uploadId: upload!.id } } };
       yield { part: { case: "data", value: bytes } };
       yield { part: { case: "end", value: { size: BigInt(bytes.length) } } };
     }
     const bytes = randomBytes(40);
-    const first = await keyed("part-1", (o) => files.uploadPart(partMessages(bytes), o));
-    const again = await keyed("part-1", (o) => files.uploadPart(partMessages(bytes), o));
+    const first = await keyed("part-1", (o) => t.files.uploadPart(partMessages(bytes), o));
+    const again = await keyed("part-1", (o) => t.files.uploadPart(partMessages(bytes), o));
     expect(again.answer?.part?.id).toBe(first.answer?.part?.id);
     expect(again.replay).toBeDefined();
-    const other = await keyed("part-1", (o) => files.uploadPart(partMessages(randomBytes(40)), o));
+    const other = await keyed("part-1", (o) => t.files.uploadPart(partMessages(randomBytes(40)), o));
     expect(other.error).toMatchObject({ code: "idempotency_key_reused" });
-    expect(await store.parts.countDocuments({ upload: upload!.id })).toBe(1);
+    expect(await t.store.parts.countDocuments({ upload: upload!.id })).toBe(1);
   });
 });
 
@@ -161,25 +150,25 @@ describe("a file made under a key whose record was never written (core died betw
   it("the retry takes the dead lock over and finds the first file (its id derives from the key's first use and the bytes); its own bytes are reclaimed", async () => {
     const account = await t.newAccount();
     const bytes = randomBytes(CHUNK_BYTES + 77);
-    const first = await keyed("up-crash", (o) => files.uploadFile(fileMessages(account.test, bytes), o));
+    const first = await keyed("up-crash", (o) => t.files.uploadFile(fileMessages(account.test, bytes), o));
     // What a core killed after the file's document and before the record leaves: the lock, held by nobody, past its end.
     const records = t.db.collection(IDEMPOTENCY_RECORDS_COLLECTION);
     await records.updateOne({ account: account.id } as never, { $set: { completed: false, locked_until: new Date(Date.now() - 1000) }, $unset: { answer: "" } });
-    const blobsBefore = new Set((await store.bytes.blobs.find({}, { projection: { _id: 1 } }).toArray()).map((b) => b._id));
-    const retry = await keyed("up-crash", (o) => files.uploadFile(fileMessages(account.test, bytes), o));
+    const blobsBefore = new Set((await t.store.bytes.blobs.find({}, { projection: { _id: 1 } }).toArray()).map((b) => b._id));
+    const retry = await keyed("up-crash", (o) => t.files.uploadFile(fileMessages(account.test, bytes), o));
     expect(retry.replay).toBeUndefined();
     expect(retry.answer?.file?.id).toBe(first.answer?.file?.id);
-    expect(await store.files.countDocuments({ account: account.id })).toBe(1);
+    expect(await t.store.files.countDocuments({ account: account.id })).toBe(1);
     // The retry's copy of the bytes is nobody's: the next pass reclaims it, the file's stay.
-    const file = await store.files.findOne({ _id: first.answer!.file!.id });
-    const retryCopy = (await store.bytes.blobs.find({}, { projection: { _id: 1 } }).toArray()).map((b) => b._id).filter((id) => !blobsBefore.has(id));
+    const file = await t.store.files.findOne({ _id: first.answer!.file!.id });
+    const retryCopy = (await t.store.bytes.blobs.find({}, { projection: { _id: 1 } }).toArray()).map((b) => b._id).filter((id) => !blobsBefore.has(id));
     expect(retryCopy).toHaveLength(1);
-    await store.sweep();
-    expect(await store.bytes.blobs.countDocuments({ _id: { $in: retryCopy } })).toBe(0);
-    expect(await store.bytes.chunks.countDocuments({ b: { $in: retryCopy } })).toBe(0);
-    expect(await store.bytes.chunks.countDocuments({ b: file!.blobs[0]!.id })).toBe(2);
+    await t.store.sweep();
+    expect(await t.store.bytes.blobs.countDocuments({ _id: { $in: retryCopy } })).toBe(0);
+    expect(await t.store.bytes.chunks.countDocuments({ b: { $in: retryCopy } })).toBe(0);
+    expect(await t.store.bytes.chunks.countDocuments({ b: file!.blobs[0]!.id })).toBe(2);
     const downloaded: Buffer[] = [];
-    for await (const message of files.readFile({ tenant: account.test, id: file!._id })) if (message.part.case === "data") downloaded.push(Buffer.from(message.part.value));
+    for await (const message of t.files.readFile({ tenant: account.test, id: file!._id })) if (message.part.case === "data") downloaded.push(Buffer.from(message.part.value));
     expect(Buffer.concat(downloaded).equals(bytes)).toBe(true);
   });
 });

@@ -1,10 +1,8 @@
-import { testDatabaseName } from "@rms/test-db";
-import { CommandLog, explainDuring, planTable, type QueryPlan } from "@rms/test-db/testkit";
-import type {} from "@rms/test-db/vitest-setup";
-import { Binary, MongoClient, type Db } from "mongodb";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { Binary } from "mongodb";
+import { describe, expect, it } from "vitest";
 import type { Tenant } from "../caller.js";
 import { newId } from "../ids.js";
+import { expectExact, expectPoint, usePlanCopies } from "../testutil/query-plans.js";
 import { BLOB_PREFIX, FILES_COLLECTION, UPLOAD_PARTS_COLLECTION, UPLOADS_COLLECTION, type FileDocument, type PartDocument, type UploadDocument } from "./model.js";
 import { FileStore } from "./store.js";
 import { UploadStore } from "./uploads.js";
@@ -22,11 +20,6 @@ const M: Tenant = { account: newId("acct", NOW - 90 * DAY), livemode: false };
 const TENANTS: Tenant[] = [M, { ...M, livemode: true }, ...[1, 2, 3].flatMap((n) => [false, true].map((livemode) => ({ account: newId("acct", NOW - (90 - n) * DAY), livemode })))];
 const PURPOSES = ["resources_import", "resources_export", "job_results"] as const;
 
-let client: MongoClient;
-let log: CommandLog;
-let work: Db;
-let pristine: Db;
-const rows: { label: string; plan: QueryPlan }[] = [];
 const mFiles: FileDocument[] = [];
 const mUploads: UploadDocument[] = [];
 const mParts: PartDocument[] = [];
@@ -101,43 +94,16 @@ function seed() {
   return { [FILES_COLLECTION]: files, [`${BLOB_PREFIX}s`]: blobs, [`${BLOB_PREFIX}_chunks`]: chunks, [UPLOADS_COLLECTION]: uploads, [UPLOAD_PARTS_COLLECTION]: parts };
 }
 
-beforeAll(async () => {
-  const uri = inject("mongoUri");
-  client = await new MongoClient(uri, { monitorCommands: true }).connect();
-  log = new CommandLog(client);
-  work = client.db(testDatabaseName("files_plans_work"));
-  pristine = client.db(testDatabaseName("files_plans_pristine"));
-  const data = seed();
-  for (const db of [work, pristine]) {
+/** The data set, made once so both copies hold the same documents. */
+const data = seed();
+
+const { work, pristine, measure } = usePlanCopies("files_plans", {
+  async prepare(db) {
     await new FileStore(db).ensureIndexes();
     for (const [name, docs] of Object.entries(data)) await db.collection(name).insertMany(docs.map((d) => ({ ...d })) as never[]);
-  }
-}, 120_000);
-
-afterAll(async () => {
-  console.log(`\nFiles query plans\n${planTable(rows)}\n`);
-  await work?.dropDatabase();
-  await pristine?.dropDatabase();
-  await client?.close();
+  },
+  report: (table) => console.log(`\nFiles query plans\n${table}\n`),
 });
-
-async function measure<T>(label: string, run: () => Promise<T>): Promise<QueryPlan[]> {
-  const { plans } = await explainDuring(client, log, run, { database: pristine.databaseName });
-  expect(plans.length, `${label}: no query recorded`).toBeGreaterThan(0);
-  // One row per distinct shape: the costliest of its runs.
-  const worst = new Map<string, { plan: QueryPlan; runs: number }>();
-  for (const plan of plans) {
-    const key = `${plan.operation} ${plan.shape}`;
-    const seen = worst.get(key);
-    if (!seen || plan.totalDocsExamined > seen.plan.totalDocsExamined) worst.set(key, { plan, runs: (seen?.runs ?? 0) + 1 });
-    else seen.runs++;
-  }
-  for (const { plan, runs } of worst.values()) rows.push({ label: `${label}${runs > 1 ? ` (x${runs})` : ""}: ${plan.shape}`, plan });
-  return plans;
-}
-
-const expectPoint = (plan: QueryPlan) => expect(plan.totalDocsExamined, plan.shape).toBeLessThanOrEqual(1);
-const expectExact = (plan: QueryPlan, slack = 2) => expect(plan.totalDocsExamined, plan.shape).toBeLessThanOrEqual(plan.nReturned + slack);
 
 describe("files", () => {
   it("list: a page with and without purpose and created bounds, from a cursor either way; no in-memory sort", async () => {
@@ -151,7 +117,7 @@ describe("files", () => {
       ["list before a cursor, by purpose", { limit: 20, endingBefore: cursor, purpose: "resources_import" as const }],
       ["list created range", { limit: 20, created }],
     ] as const) {
-      for (const plan of await measure(label, () => store.list(M, query))) {
+      for (const plan of (await measure(label, () => store.list(M, query))).plans) {
         expect(plan.stages, plan.shape).not.toContain("SORT");
         expect(plan.totalDocsExamined, plan.shape).toBeLessThanOrEqual(2 * 21 + 10);
       }
@@ -161,20 +127,20 @@ describe("files", () => {
   it("retrieve, delete, hold and release by id; the idempotent announce's lookup", async () => {
     const store = new FileStore(work);
     const file = mFiles[10]!;
-    for (const plan of await measure("retrieve", () => store.find(M, file._id))) expectPoint(plan);
-    for (const plan of await measure("hold", () => store.hold(M, file._id, newId("job")))) expectPoint(plan);
-    for (const plan of await measure("release", () => store.release(M, file._id, newId("job")))) expectPoint(plan);
-    for (const plan of await measure("delete", () => store.delete(M, mFiles[11]!._id))) expect(plan.totalDocsExamined).toBeLessThanOrEqual(2);
+    for (const plan of (await measure("retrieve", () => store.find(M, file._id))).plans) expectPoint(plan);
+    for (const plan of (await measure("hold", () => store.hold(M, file._id, newId("job")))).plans) expectPoint(plan);
+    for (const plan of (await measure("release", () => store.release(M, file._id, newId("job")))).plans) expectPoint(plan);
+    for (const plan of (await measure("delete", () => store.delete(M, mFiles[11]!._id))).plans) expect(plan.totalDocsExamined).toBeLessThanOrEqual(2);
     const lookup = () => store.files.findOne({ _id: file._id });
-    for (const plan of await measure("announce's repeat lookup", lookup)) expectExact(plan);
+    for (const plan of (await measure("announce's repeat lookup", lookup)).plans) expectExact(plan);
   });
 
   it("the sweep: blobs due, their owners (files by blob, parts by id), reclaiming one (chunks by blob)", async () => {
     const store = new FileStore(work);
-    for (const plan of await measure("sweep pass", () => store.sweep(NOW))) expectExact(plan, 110);
+    for (const plan of (await measure("sweep pass", () => store.sweep(NOW))).plans) expectExact(plan, 110);
     const ids = [...mFiles.slice(0, 50).map((f) => f._id), ...mParts.slice(0, 50).map((p) => p._id)];
-    for (const plan of await measure("owners", () => store.owners(ids, NOW))) expectExact(plan);
-    for (const plan of await measure("discard", () => store.bytes.discard(mFiles[12]!._id))) expectExact(plan);
+    for (const plan of (await measure("owners", () => store.owners(ids, NOW))).plans) expectExact(plan);
+    for (const plan of (await measure("discard", () => store.bytes.discard(mFiles[12]!._id))).plans) expectExact(plan);
   });
 
   it("reads: a range from the middle of a blob (the chunk at an offset, then the rest by offset); seal by index", async () => {
@@ -183,10 +149,10 @@ describe("files", () => {
     const read = async () => {
       for await (const _ of store.read(file, 20, 32)) void _;
     };
-    for (const plan of await measure("read from an offset", read)) expectExact(plan);
+    for (const plan of (await measure("read from an offset", read)).plans) expectExact(plan);
     await store.bytes.blobs.updateOne({ _id: mFiles[21]!._id }, { $set: { state: "open" } });
     await pristine.collection(`${BLOB_PREFIX}s`).updateOne({ _id: mFiles[21]!._id as never }, { $set: { state: "open" } });
-    for (const plan of await measure("seal", () => store.bytes.seal(mFiles[21]!._id))) expectExact(plan);
+    for (const plan of (await measure("seal", () => store.bytes.seal(mFiles[21]!._id))).plans) expectExact(plan);
   });
 });
 
@@ -195,9 +161,9 @@ describe("uploads", () => {
     const store = new FileStore(work);
     const uploads = new UploadStore(store);
     const upload = mUploads[3]!;
-    for (const plan of await measure("upload retrieve", () => uploads.get(M, upload._id))) expectPoint(plan);
+    for (const plan of (await measure("upload retrieve", () => uploads.get(M, upload._id))).plans) expectPoint(plan);
     const partIds = mParts.filter((p) => p.upload === upload._id).map((p) => p._id);
-    for (const plan of await measure("complete", () => uploads.complete(M, upload._id, partIds, NOW))) expectExact(plan, 5);
-    for (const plan of await measure("cancel", () => uploads.cancel(M, mUploads[4]!._id, NOW))) expectExact(plan, 5);
+    for (const plan of (await measure("complete", () => uploads.complete(M, upload._id, partIds, NOW))).plans) expectExact(plan, 5);
+    for (const plan of (await measure("cancel", () => uploads.cancel(M, mUploads[4]!._id, NOW))).plans) expectExact(plan, 5);
   });
 });

@@ -1,7 +1,7 @@
 import { AdminService, EventService, KeyKind, ResourceService, WebhookEndpointService, createClient, type AnyService, type ServiceClient } from "@rms/proto";
 import { testDatabaseName } from "@rms/test-db";
 import type {} from "@rms/test-db/vitest-setup";
-import { inject } from "vitest";
+import { afterAll, beforeAll, inject } from "vitest";
 import { DOMAINS } from "../domains.js";
 import { startCore, type CoreOptions, type RunningCore } from "../server.js";
 
@@ -60,3 +60,18 @@ export async function startTestCore({ relay = false, settings }: { relay?: boole
 }
 
 export type TestCore = Awaited<ReturnType<typeof startTestCore>>;
+
+/**
+ * For a test file: `startTestCore(options)` before its tests and its stop after. The object is there at once and
+ * is the test core once the file's tests run (its fields are filled in beforeAll), so tests read it as `t`.
+ */
+export function useTestCore(options: Parameters<typeof startTestCore>[0] = {}): TestCore {
+  const t = {} as TestCore;
+  let started: TestCore | undefined;
+  beforeAll(async () => {
+    started = await startTestCore(options);
+    Object.assign(t, started);
+  });
+  afterAll(() => started?.stop());
+  return t;
+}

@@ -1,16 +1,23 @@
 import { RESOURCES_VOCABULARY } from "@rms/proto";
+import { eventually } from "@rms/test-db/testkit";
+import type {} from "@rms/test-db/vitest-setup";
 import type { Db } from "mongodb";
 import { pino } from "pino";
+import { expect, inject } from "vitest";
 import type { Tenant } from "../caller.js";
 import { JobStore } from "../jobs/store.js";
 import type { RequestedParams } from "../jobs/model.js";
 import { JobFiles } from "../files/for-jobs.js";
 import { DEFAULT_JOBS_QUEUED_PER_ACCOUNT } from "../settings.js";
+import type { RunOptions } from "../jobs/runner/run.js";
 import type { RunnerJob } from "../jobs/runner/seam.js";
+import { DEFAULT_RETRY } from "../jobs/runner/transient.js";
 import { importedResource, importedResourceId } from "../resources/batch.js";
 import type { ResourceDocument, ResourceStatusName } from "../resources/model.js";
 import { RESOURCES_COLLECTION } from "../resources/store.js";
 import { EVENTS_COLLECTION, OutboxRelay } from "../storage/relay.js";
+import { startWorker, type RunningWorker } from "../worker/run.js";
+import { jobsTask, type JobsTaskOptions } from "../worker/tasks/jobs.js";
 
 const NO_REQUEST = { requestId: null, idempotencyKey: null };
 
@@ -33,6 +40,41 @@ export async function queueJob(db: Db, tenant: Tenant, typed: RequestedParams): 
 
 export function jobOf(db: Db, id: string): Promise<RunnerJob | null> {
   return db.collection<RunnerJob>("jobs").findOne({ _id: id });
+}
+
+/** The job once it is finished (succeeded, failed or canceled), as its document stands; waits up to `timeoutMs`. */
+export function finishedJob(db: Db, id: string, timeoutMs = 60_000): Promise<RunnerJob> {
+  return eventually(
+    async () => {
+      const job = await jobOf(db, id);
+      expect(["succeeded", "failed", "canceled"]).toContain(job?.status);
+      return job!;
+    },
+    { timeoutMs, intervalMs: 50 },
+  );
+}
+
+/**
+ * What `runJob` needs to run a claimed job in a test, as a worker gives it: file storage on `db`, a silent logger, a
+ * 60 s lease, writes told to no one, never stopping, no wait between retries, the default retry policy; `options`
+ * names the database, the owner and its leases, and anything else to differ.
+ */
+export function jobRunOptions(options: Pick<RunOptions, "db" | "owner" | "leases"> & Partial<RunOptions>): RunOptions {
+  return {
+    files: jobFiles(options.db),
+    logger: pino({ level: "silent" }),
+    leaseMs: 60_000,
+    written: () => {},
+    stopping: () => false,
+    sleep: async () => {},
+    retry: DEFAULT_RETRY,
+    ...options,
+  };
+}
+
+/** An in-process worker running only the jobs task on the test's database: a poll every 20 ms, a 2 s lease. */
+export function jobsWorker(databaseName: string, options: JobsTaskOptions = {}, jobsPerAccount = 2): Promise<RunningWorker> {
+  return startWorker({ mongoUri: inject("mongoUri"), databaseName, tasks: [jobsTask({ pollMs: 20, leaseMs: 2_000, ...options })], settings: { jobsPerAccount } });
 }
 
 /** `count` resources of the tenant inserted at once, as creates would store them (with their created events). */

@@ -1,23 +1,12 @@
-import { testDatabaseName } from "@rms/test-db";
-import type {} from "@rms/test-db/vitest-setup";
-import { MongoClient, type Db } from "mongodb";
-import { afterAll, beforeAll, expect, inject, it } from "vitest";
+import { expect, it } from "vitest";
 import { claimable } from "../storage/lease.js";
 import { keysPerIndex, winningStages } from "@rms/test-db/testkit";
 import { ENDPOINT_DUE_INDEX_NAME, TURN_INDEX_NAME, TURN_SORT, turnFilter, WEBHOOK_LANES_COLLECTION, type LaneDocument } from "./lanes.js";
 import { WEBHOOK_DELIVERIES_COLLECTION, type DeliveryDocument } from "./model.js";
 import { DUE_INDEX_NAME, DUE_SORT, endpointDueFilter, ensureDeliveryIndexes } from "./queue.js";
+import { useTestDatabase } from "../testutil/database.js";
 
-let client: MongoClient;
-let db: Db;
-beforeAll(async () => {
-  client = await new MongoClient(inject("mongoUri")).connect();
-  db = client.db(testDatabaseName("webhooks-claim-index"));
-});
-afterAll(async () => {
-  await db.dropDatabase();
-  await client.close();
-});
+const { db } = useTestDatabase("webhooks-claim-index");
 
 it("a claim reads the lane whose turn came first and then that endpoint's next due delivery, each from a partial index that leaves idle lanes and finished deliveries out; the queue depth from pending_due", async () => {
   await ensureDeliveryIndexes(db);

@@ -2,12 +2,10 @@
 // real database, and the exposition is one Prometheus accepts (our linter, and promtool itself when installed).
 import { randomBytes } from "node:crypto";
 import { lintExposition } from "@rms/metrics-server";
-import { testDatabaseName } from "@rms/test-db";
 import type {} from "@rms/test-db/vitest-setup";
 import { eventually } from "@rms/test-db/testkit";
-import { MongoClient, type Db } from "mongodb";
 import { Registry } from "prom-client";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, describe, expect, inject, it } from "vitest";
 import { newId } from "../ids.js";
 import { RESOURCES_COLLECTION } from "../resources/store.js";
 import { DEFAULT_SETTINGS } from "../settings.js";
@@ -26,10 +24,9 @@ import { deliveryTask } from "./tasks/deliveries.js";
 import { parseWorkerConfig } from "./config.js";
 import { startWorker } from "./run.js";
 import type { WorkerContext, WorkerTask } from "./tasks/task.js";
+import { useTestDatabase } from "../testutil/database.js";
 
-let client: MongoClient;
-let db: Db;
-const databaseName = testDatabaseName("worker-metrics");
+const { db, databaseName } = useTestDatabase("worker-metrics");
 const receivers: Receiver[] = [];
 
 async function receiver(status: number): Promise<Receiver> {
@@ -44,14 +41,8 @@ const scrape = async (port: number | null) => {
   return response.text();
 };
 
-beforeAll(async () => {
-  client = await new MongoClient(inject("mongoUri")).connect();
-  db = client.db(databaseName);
-});
 afterAll(async () => {
   await Promise.all(receivers.map((r) => r.close()));
-  await db?.dropDatabase();
-  await client?.close();
 });
 
 describe("a worker's /metrics", () => {

@@ -40,16 +40,6 @@ afterAll(async () => {
   await t?.stop();
 });
 
-/** Core's own verdict on a secret (not the gateway's): "valid" or the error code. */
-async function coreVerdict(secret: string): Promise<string> {
-  try {
-    await t.admin.verifyKey({ secret });
-    return "valid";
-  } catch (error) {
-    return error instanceof RpcError ? error.code : String(error);
-  }
-}
-
 /** Waits (bounded) until `check` holds; `what` names it when it never does. */
 async function until(check: () => Promise<boolean>, what: string): Promise<void> {
   await eventually(async () => expect(await check(), what).toBe(true), { timeoutMs: 10_000, intervalMs: 100 });
@@ -93,7 +83,7 @@ describe("plain HTTP revokes every secret or restricted key it sees", () => {
     const restricted = await freshKey("restricted");
     for (const key of [secret, restricted]) {
       expectHttpsRequired(await plainRequest(t.gateway.httpPort!, placement(key)));
-      expect(await coreVerdict(key)).toBe("api_key_revoked");
+      expect(await t.coreVerdict(key)).toBe("api_key_revoked");
       expect((await t.api.get("/v1/resources", { key })).json.error.code).toBe("api_key_revoked");
     }
   });
@@ -108,7 +98,7 @@ describe("plain HTTP revokes every secret or restricted key it sees", () => {
       body,
     }).catch((error: Error) => ({ status: 0, json: { error: { code: error.message } }, headers: {} }));
     expectHttpsRequired(response);
-    expect(await coreVerdict(key)).toBe("api_key_revoked");
+    expect(await t.coreVerdict(key)).toBe("api_key_revoked");
   });
 
   it("in headers over the size limit: 403 https_required (not 413), and the key is revoked", async () => {
@@ -117,19 +107,19 @@ describe("plain HTTP revokes every secret or restricted key it sees", () => {
     // From the trusted proxy it may have been HTTPS: the usual 413, the key kept.
     const trusted = await freshKey();
     expect(await rawExchange(t.gateway.httpPort!, oversize(trusted))).toMatch(/^HTTP\/1\.1 413 /);
-    expect(await coreVerdict(trusted)).toBe("valid");
+    expect(await t.coreVerdict(trusted)).toBe("valid");
     const answer = await rawExchange(t.gateway.httpPort!, oversize(key), "127.0.0.2");
     expect(answer).toMatch(/^HTTP\/1\.1 403 /);
     expect(answer).toContain('"code":"https_required"');
     expect(answer).toMatch(/Stripe-Should-Retry: false/i);
-    expect(await coreVerdict(key)).toBe("api_key_revoked");
+    expect(await t.coreVerdict(key)).toBe("api_key_revoked");
   });
 
   it("leaves publishable keys alone", async () => {
     const account = await t.newAccount();
     const { secret } = await account.key("publishable");
     expectHttpsRequired(await plainRequest(t.gateway.httpPort!, { path: "/v1/resources", headers: { authorization: `Bearer ${secret}` } }));
-    expect(await coreVerdict(secret)).toBe("valid");
+    expect(await t.coreVerdict(secret)).toBe("valid");
   });
 });
 
@@ -143,7 +133,7 @@ describe("X-Forwarded-Proto over the plain listener", () => {
     for (const proto of ["https, http", ["https", "http"], "HTTP", ""]) {
       const key = await freshKey();
       expectHttpsRequired(await plainRequest(t.gateway.httpPort!, { path: "/v1/resources", headers: { authorization: `Bearer ${key}`, "x-forwarded-proto": proto } }));
-      expect(await coreVerdict(key)).toBe("api_key_revoked");
+      expect(await t.coreVerdict(key)).toBe("api_key_revoked");
     }
   });
 
@@ -155,7 +145,7 @@ describe("X-Forwarded-Proto over the plain listener", () => {
       localAddress: "127.0.0.2",
     });
     expectHttpsRequired(response);
-    expect(await coreVerdict(key)).toBe("api_key_revoked");
+    expect(await t.coreVerdict(key)).toBe("api_key_revoked");
   });
 });
 
@@ -166,7 +156,7 @@ describe("a revocation core cannot take now", () => {
     revokeUnreachable = true;
     try {
       expectHttpsRequired(await plainRequest(t.gateway.httpPort!, { path: "/v1/resources", headers: { authorization: `Bearer ${key}` } }));
-      expect(await coreVerdict(key)).toBe("valid");
+      expect(await t.coreVerdict(key)).toBe("valid");
       expect(await pending.countDocuments({ _id: keyHash(key) as never })).toBe(1);
       // Only the key's hash is kept (CONTRACT.md section 4, in ../shared/docs/): no field of any pending record holds the secret.
       const records = await pending.find({}).toArray();
@@ -180,7 +170,7 @@ describe("a revocation core cannot take now", () => {
     } finally {
       revokeUnreachable = false;
     }
-    await until(async () => (await coreVerdict(key)) === "api_key_revoked", "the pending revocation reached core");
+    await until(async () => (await t.coreVerdict(key)) === "api_key_revoked", "the pending revocation reached core");
     await until(async () => (await pending.countDocuments({ _id: keyHash(key) as never })) === 0, "the pending record was removed");
   });
 
@@ -192,7 +182,7 @@ describe("a revocation core cannot take now", () => {
     const core = connectCore(t.coreAddress, ADMIN_TOKEN);
     const revoker = new KeyRevoker(core, new MongoPendingRevocationStore(db), pino({ level: "silent" }), { retryMs: 60_000 });
     try {
-      await until(async () => (await coreVerdict(key)) === "api_key_revoked", "the restarted gateway revoked the key");
+      await until(async () => (await t.coreVerdict(key)) === "api_key_revoked", "the restarted gateway revoked the key");
       await until(async () => (await db.collection(PENDING_REVOCATIONS_COLLECTION).countDocuments({ _id: keyHash(key) as never })) === 0, "the record was removed");
     } finally {
       revoker.close();
@@ -208,7 +198,7 @@ describe("plain HTTP sent to the HTTPS port", () => {
     for (const key of [await freshKey(), await freshKey("restricted")]) {
       const response = await plainRequest(t.gateway.httpsPort, { path: "/v1/resources", headers: { authorization: `Bearer ${key}` }, localAddress: "127.0.0.2" });
       expectHttpsRequired(response);
-      expect(await coreVerdict(key)).toBe("api_key_revoked");
+      expect(await t.coreVerdict(key)).toBe("api_key_revoked");
       expect((await t.api.get("/v1/resources", { key })).json.error.code).toBe("api_key_revoked");
     }
     const healthy = await freshKey();
@@ -221,6 +211,6 @@ describe("plain HTTP sent to the HTTPS port", () => {
     const answer = await rawExchange(t.gateway.httpsPort, oversize, "127.0.0.2");
     expect(answer).toMatch(/^HTTP\/1\.1 403 /);
     expect(answer).toContain('"code":"https_required"');
-    expect(await coreVerdict(key)).toBe("api_key_revoked");
+    expect(await t.coreVerdict(key)).toBe("api_key_revoked");
   });
 });

@@ -1,4 +1,14 @@
 export { requestFingerprint, canonicalJson } from "./fingerprint.js";
 export * from "./store.js";
-export { answerHeaders, idempotencyKeyOf, sendReplay, PER_REQUEST_HEADERS, REPLAYED_HEADER, ORIGINAL_REQUEST_HEADER } from "./replay.js";
+export {
+  answerHeaders,
+  idempotencyKeyOf,
+  recordedHeaders,
+  replayTrailerOf,
+  sendRefusalReplay,
+  sendReplay,
+  PER_REQUEST_HEADERS,
+  REPLAYED_HEADER,
+  ORIGINAL_REQUEST_HEADER,
+} from "./replay.js";
 export { recordSealer, processRecordSealer, type RecordSealer } from "./sealed-records.js";

@@ -1,6 +1,8 @@
 import type { ClientRequest, IncomingHttpHeaders } from "node:http";
+import type { Metadata } from "@grpc/grpc-js";
+import { REPLAY_METADATA, type IdempotentReplayTrailer } from "@rms/proto";
 import type { Response } from "express";
-import { ApiError } from "../errors.js";
+import { ApiError, errorBody, toApiError } from "../errors.js";
 import type { RecordedHeader, RecordedResponse } from "./store.js";
 
 /** Header names of a replayed response. */
@@ -54,4 +56,35 @@ export function sendReplay(res: Response, recorded: RecordedResponse): void {
   res.setHeader(REPLAYED_HEADER, "true");
   if (recorded.requestId) res.setHeader(ORIGINAL_REQUEST_HEADER, recorded.requestId);
   res.send(recorded.body);
+}
+
+/** Core's `rms-replay` trailer of a call under a key: there when core answered it as a replay of the key's first request. */
+export function replayTrailerOf(trailers: Metadata): IdempotentReplayTrailer | undefined {
+  const value = trailers.get(REPLAY_METADATA)[0];
+  return typeof value === "string" ? (JSON.parse(value) as IdempotentReplayTrailer) : undefined;
+}
+
+/** The headers core kept with an answer, as a gateway gave them (`answerHeaders`, as JSON); none if unreadable. */
+export function recordedHeaders(text: string): RecordedHeader[] {
+  try {
+    const parsed: unknown = JSON.parse(text);
+    return Array.isArray(parsed) ? (parsed as RecordedHeader[]) : [];
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * Sends core's refusal of a call it marked as a replay: the first answer was this refusal, so the same error body
+ * under the first request's id, with the first answer's recorded headers and the error's own.
+ */
+export function sendRefusalReplay(res: Response, error: unknown, replay: IdempotentReplayTrailer): void {
+  const refusal = toApiError(error);
+  const errorHeaders = Object.entries(refusal.headers).map(([name, value]) => ({ name, value }));
+  sendReplay(res, {
+    status: refusal.status,
+    body: Buffer.from(errorBody(refusal, replay.requestId), "utf8"),
+    requestId: replay.requestId,
+    headers: [...recordedHeaders(replay.headers), ...errorHeaders],
+  });
 }

@@ -4,7 +4,6 @@ import {
   ANSWER_HEADERS_METADATA,
   IDEMPOTENCY_KEY_METADATA,
   idempotencyScopeId,
-  REPLAY_METADATA,
   REQUEST_FINGERPRINT_METADATA,
   REQUEST_ID_METADATA,
   type IdempotentReplayTrailer,
@@ -12,14 +11,24 @@ import {
 import type { Request, RequestHandler, Response } from "express";
 import type { Logger } from "pino";
 import { callCore, type CoreClients } from "../core.js";
-import { ApiError, errorBody, toApiError } from "../errors.js";
+import { ApiError, toApiError } from "../errors.js";
 import { authenticate, authorize, presentedKeyMetadata, type Authenticated } from "../http/auth.js";
 import { requestParams } from "../http/body.js";
 import { rejectEmptyValues, rejectUnknown } from "../http/params.js";
 import type { PrincipalCache } from "../http/principal-cache.js";
 import { requestIdOf } from "../http/request-id.js";
 import { recordParams, recordPrincipal } from "../http/request-log.js";
-import { answerHeaders, idempotencyKeyOf, requestFingerprint, sendReplay, type RecordedHeader, type RecordedResponse, type RecordSealer } from "../idempotency/index.js";
+import {
+  answerHeaders,
+  idempotencyKeyOf,
+  recordedHeaders,
+  replayTrailerOf,
+  requestFingerprint,
+  sendRefusalReplay,
+  sendReplay,
+  type RecordedResponse,
+  type RecordSealer,
+} from "../idempotency/index.js";
 import { enforceRateLimit, type RateLimiter } from "../ratelimit/index.js";
 import { DEFAULT_FILES_MAX_BYTES, type GatewayConfig } from "../config.js";
 import type { LocalStores, Operation, PreparedCall, StreamSpec } from "./operation.js";
@@ -104,8 +113,7 @@ async function runAuthenticated(operation: Operation, deps: RunDeps, auth: Authe
   };
   let replay: IdempotentReplayTrailer | undefined;
   const onTrailers = (trailers: Metadata) => {
-    const value = trailers.get(REPLAY_METADATA)[0];
-    if (typeof value === "string") replay = JSON.parse(value) as IdempotentReplayTrailer;
+    replay = replayTrailerOf(trailers) ?? replay;
   };
   let reply: unknown;
   try {
@@ -113,14 +121,7 @@ async function runAuthenticated(operation: Operation, deps: RunDeps, auth: Authe
   } catch (error) {
     if (!replay) throw error;
     // The first answer was this refusal of core's: the same error body, under the first request's id.
-    const refusal = toApiError(error);
-    const errorHeaders = Object.entries(refusal.headers).map(([name, value]) => ({ name, value }));
-    return sendReplay(res, {
-      status: refusal.status,
-      body: Buffer.from(errorBody(refusal, replay.requestId), "utf8"),
-      requestId: replay.requestId,
-      headers: [...recordedHeaders(replay.headers), ...errorHeaders],
-    });
+    return sendRefusalReplay(res, error, replay);
   }
   if (!replay) return send(res, { status: call.success.status, body: JSON.stringify(call.render(reply)), headers: {} });
   const headers = recordedHeaders(replay.headers);
@@ -131,16 +132,6 @@ async function runAuthenticated(operation: Operation, deps: RunDeps, auth: Authe
     return sendReplay(res, operation.secretInAnswer ? openRecorded(deps, recorded, scope, res) : recorded);
   }
   sendReplay(res, { status: call.success.status, body: Buffer.from(JSON.stringify(call.render(reply)), "utf8"), requestId: replay.requestId, headers });
-}
-
-/** The headers core kept with an answer, as this gateway gave them (`answerHeaders`, as JSON); none if unreadable. */
-function recordedHeaders(text: string): RecordedHeader[] {
-  try {
-    const parsed: unknown = JSON.parse(text);
-    return Array.isArray(parsed) ? (parsed as RecordedHeader[]) : [];
-  } catch {
-    return [];
-  }
 }
 
 /**

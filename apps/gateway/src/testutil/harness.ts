@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { AdminService, KEY_KIND, bearerMetadata, createClient, type KeyKindName } from "@rms/proto";
+import { AdminService, KEY_KIND, RpcError, bearerMetadata, createClient, type KeyKindName } from "@rms/proto";
 import { startCore, startWorker, type CoreOptions, type RunningCore } from "@rms/core";
 import { testDatabaseName } from "@rms/test-db";
 import { dropDatabase } from "@rms/test-db/testkit";
@@ -50,32 +50,33 @@ function testConfig(dataDir: string, overrides: Partial<GatewayConfig> = {}): Ga
 export type { KeyKindName };
 export type Mode = "live" | "test";
 
+/** What `startStack` can start differently from the test defaults. */
+export interface StackOptions {
+  trustedProxies?: string[];
+  logs?: { gateway?: Logger; core?: Logger };
+  /** Gateway settings over the test defaults (e.g. rate limits, or another MONGODB_URI). */
+  gateway?: Partial<GatewayConfig>;
+  /** Wraps the gateway's clients of the real core, e.g. to hold calls in flight. */
+  wrapCore?: (core: CoreClients) => CoreClients;
+  /** Core's database connection string, when it must differ from the gateway's (e.g. through a relay that can be cut). */
+  coreMongoUri?: string;
+  /** The gateway's rate limiter, e.g. one on a test clock so a test can pass a window without waiting for it. */
+  rateLimiter?: RateLimiter;
+  /** Core's settings (webhook sealing key, private addresses allowed). */
+  coreSettings?: CoreOptions["settings"];
+  /** Most pending plain-HTTP revocations the gateway keeps in memory (a smaller cap than the real one keeps a flood short). */
+  maxPendingRevocations?: number;
+  /** A worker beside core (every task: webhook deliveries, resends included, and jobs), as a real stack runs one. */
+  worker?: boolean;
+}
+
 /**
  * The whole stack for one test file: its own database, a real core on a free
  * port, the real gateway (HTTPS + plain-HTTP listeners) on free ports, and
  * clients: `api` over HTTPS trusting the gateway's development certificate,
  * `plain` over HTTP, `admin` straight to core's AdminService.
  */
-export async function startStack(
-  options: {
-    trustedProxies?: string[];
-    logs?: { gateway?: Logger; core?: Logger };
-    /** Gateway settings over the test defaults (e.g. rate limits, or another MONGODB_URI). */
-    gateway?: Partial<GatewayConfig>;
-    /** Wraps the gateway's clients of the real core, e.g. to hold calls in flight. */
-    wrapCore?: (core: CoreClients) => CoreClients;
-    /** Core's database connection string, when it must differ from the gateway's (e.g. through a relay that can be cut). */
-    coreMongoUri?: string;
-    /** The gateway's rate limiter, e.g. one on a test clock so a test can pass a window without waiting for it. */
-    rateLimiter?: RateLimiter;
-    /** Core's settings (webhook sealing key, private addresses allowed). */
-    coreSettings?: CoreOptions["settings"];
-    /** Most pending plain-HTTP revocations the gateway keeps in memory (a smaller cap than the real one keeps a flood short). */
-    maxPendingRevocations?: number;
-    /** A worker beside core (every task: webhook deliveries, resends included, and jobs), as a real stack runs one. */
-    worker?: boolean;
-  } = {},
-) {
+export async function startStack(options: StackOptions = {}) {
   const dataDir = await mkdtemp(join(tmpdir(), "rms-gateway-e2e-"));
   const mongoUri = inject("mongoUri");
   const databaseName = testDatabaseName("gateway");
@@ -168,6 +169,15 @@ export async function startStack(
     /** Core's metrics port on 127.0.0.1. */
     coreMetricsPort: core.metricsPort!,
     newAccount,
+    /** Core's own verdict on a secret (not the gateway's): "valid" or the error code. */
+    async coreVerdict(secret: string): Promise<string> {
+      try {
+        await admin.verifyKey({ secret });
+        return "valid";
+      } catch (error) {
+        return error instanceof RpcError ? error.code : String(error);
+      }
+    },
     /** Stops core (the gateway keeps running), e.g. to see it degrade. */
     async stopCore() {
       await core?.stop(1_000);
@@ -202,45 +212,50 @@ export async function withSecretKey(stack: Stack, mode: Mode = "test") {
   return { account, key: secret };
 }
 
+/** What `useStackWithSecretKey` hands a test file once its stack is up (read it inside tests). */
+export interface StackWithSecretKey {
+  readonly stack: Stack;
+  /** A test-mode secret key of `account`. */
+  readonly key: string;
+  readonly account: Account;
+}
+
 /**
- * For a test file: a stack started before its tests and stopped after, with a
- * test-mode secret key. Read `stack` and `key` inside tests (they are set in beforeAll).
+ * For a test file: a stack (with `options`, e.g. a worker beside it) started before its tests and stopped after,
+ * with a test-mode secret key and its account. Read `stack` and `key` inside tests (they are set in beforeAll).
  */
-export function useStackWithSecretKey(): { readonly stack: Stack; readonly key: string } {
-  const context = {} as { stack: Stack; key: string };
+export function useStackWithSecretKey(options: StackOptions = {}): StackWithSecretKey {
+  const context = {} as { stack: Stack; key: string; account: Account };
   beforeAll(async () => {
-    context.stack = await startStack();
-    context.key = (await withSecretKey(context.stack)).key;
+    context.stack = await startStack(options);
+    Object.assign(context, await withSecretKey(context.stack));
   });
   afterAll(() => context.stack?.stop());
   return context;
 }
 
-/** What `useStackWithDatabase` hands a test file once its stack is up. */
-export interface StackWithDatabase {
-  readonly stack: Stack;
-  /** A test-mode secret key of `account`. */
-  readonly key: string;
-  readonly account: Account;
+/** What `useStackWithDatabase` hands a test file once its stack is up (read it inside tests). */
+export interface StackWithDatabase extends StackWithSecretKey {
   /** The stack's database, for what a test must read or set that the API does not show (core's documents). */
   readonly db: Db;
 }
 
 /**
- * For a test file that also reads or sets core's documents: a stack, a test-mode secret key with its account
- * and a client of the stack's database, started before the file's tests (then handed to `use`) and closed after.
+ * For a test file that also reads or sets core's documents: `useStackWithSecretKey` and a client of the stack's
+ * database, opened before the file's tests and closed after (before the stack stops).
  */
-export function useStackWithDatabase(use: (started: StackWithDatabase) => void): void {
-  let stack: Stack | undefined;
+export function useStackWithDatabase(options: StackOptions = {}): StackWithDatabase {
+  const context = {} as { stack: Stack; key: string; account: Account; db: Db };
   let mongo: MongoClient | undefined;
   beforeAll(async () => {
-    stack = await startStack();
-    const { key, account } = await withSecretKey(stack);
-    mongo = new MongoClient(stack.mongoUri);
-    use({ stack, key, account, db: mongo.db(stack.databaseName) });
+    context.stack = await startStack(options);
+    Object.assign(context, await withSecretKey(context.stack));
+    mongo = new MongoClient(context.stack.mongoUri);
+    context.db = mongo.db(context.stack.databaseName);
   });
   afterAll(async () => {
     await mongo?.close();
-    await stack?.stop();
+    await context.stack?.stop();
   });
+  return context;
 }

@@ -1,4 +1,7 @@
+import { eventually } from "@rms/test-db/testkit";
 import type { Db } from "mongodb";
+import { expect } from "vitest";
+import type { StackWithSecretKey } from "./harness.js";
 
 /** What several of the jobs route tests (routes/jobs/) check against and do. */
 
@@ -33,4 +36,17 @@ export const masked = (text: string) =>
 /** Moves a job to a state only the runner reaches (the runner is not part of these stacks). */
 export async function setJob(db: Db, id: string, fields: Record<string, unknown>) {
   await db.collection("jobs").updateOne({ _id: id as never }, { $set: fields });
+}
+
+/** The job `id` once a worker has finished it (succeeded, failed or canceled), as the API shows it; waits up to `timeoutMs`. */
+export function finishedJob({ stack, key }: StackWithSecretKey, id: string, timeoutMs: number) {
+  return eventually(
+    async () => {
+      // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON bodies; each assertion states the shape it expects.
+      const job = (await stack.api.get(`/v1/jobs/${id}`, { key })).json as Record<string, any>;
+      expect(["succeeded", "failed", "canceled"]).toContain(job.status);
+      return job;
+    },
+    { timeoutMs },
+  );
 }

@@ -1,8 +1,8 @@
 // Trace context across a gRPC call through the adapter, with tracing started as a process starts it and spans
 // exported to an in-process OTLP receiver: the server's span is a child of the client's, in the caller's trace.
 import { Server, ServerCredentials, status as GrpcStatus } from "@grpc/grpc-js";
-import { inSpan, startTracing, storedTrace, tracingConfig, type StoredTrace, type Tracing } from "@rms/telemetry";
-import { startOtlpReceiver, type OtlpReceiver } from "@rms/telemetry/testkit";
+import { inSpan, storedTrace, type StoredTrace, type Tracing } from "@rms/telemetry";
+import { startTracingToReceiver, type OtlpReceiver } from "@rms/telemetry/testkit";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { RpcError, ResourceService, addService, createClient, type ServiceImplementation } from "../index.js";
 
@@ -26,11 +26,7 @@ let tracing: Tracing;
 let server: Server;
 let address: string;
 beforeAll(async () => {
-  receiver = await startOtlpReceiver();
-  // The exporter reads its endpoint from the process's environment, as in production.
-  process.env.OTEL_EXPORTER_OTLP_ENDPOINT = receiver.endpoint;
-  process.env.OTEL_EXPORTER_OTLP_PROTOCOL = "http/json";
-  tracing = startTracing(tracingConfig(process.env, "rms-proto-test"));
+  ({ receiver, tracing } = await startTracingToReceiver("rms-proto-test"));
   server = new Server();
   addService(server, ResourceService, implementation);
   const port = await new Promise<number>((resolve, reject) => server.bindAsync("127.0.0.1:0", ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))));

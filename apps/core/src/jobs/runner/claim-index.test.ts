@@ -1,21 +1,10 @@
-import { testDatabaseName } from "@rms/test-db";
-import type {} from "@rms/test-db/vitest-setup";
-import { MongoClient, type Db } from "mongodb";
-import { afterAll, beforeAll, expect, inject, it } from "vitest";
+import { expect, it } from "vitest";
 import { keysPerIndex, winningStages } from "@rms/test-db/testkit";
 import { CLAIM_INDEX, CLAIM_INDEX_NAME, ensureRunnerIndexes } from "./claim.js";
 import type { RunnerJob } from "./seam.js";
+import { useTestDatabase } from "../../testutil/database.js";
 
-let client: MongoClient;
-let db: Db;
-beforeAll(async () => {
-  client = await new MongoClient(inject("mongoUri")).connect();
-  db = client.db(testDatabaseName("jobs-claim-index"));
-});
-afterAll(async () => {
-  await db.dropDatabase();
-  await client.close();
-});
+const { db } = useTestDatabase("jobs-claim-index");
 
 it("the claim's reads (the running jobs, a tenant's queue head) are answered from its partial index, which holds the unfinished jobs only", async () => {
   const jobs = db.collection<RunnerJob>("jobs");

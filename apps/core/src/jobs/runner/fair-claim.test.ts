@@ -1,12 +1,9 @@
-import { testDatabaseName } from "@rms/test-db";
 import { eventually } from "@rms/test-db/testkit";
 import type {} from "@rms/test-db/vitest-setup";
-import { MongoClient, type Db } from "mongodb";
-import { pino } from "pino";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { describe, expect, inject, it } from "vitest";
 import type { Tenant } from "../../caller.js";
 import { LeaseQueue } from "../../storage/lease.js";
-import { jobFiles, jobOf, jobStore, queueJob } from "../../testutil/jobs.js";
+import { jobFiles, jobOf, jobRunOptions, jobStore, queueJob } from "../../testutil/jobs.js";
 import { startWorker } from "../../worker/run.js";
 import { jobsTask } from "../../worker/tasks/jobs.js";
 import { JOBS_COLLECTION, type RequestedParams } from "../model.js";
@@ -15,25 +12,15 @@ import { claimJob, ensureRunnerIndexes, type Claimed, type TenantKey } from "./c
 import { importExecutor } from "./import.js";
 import { runJob } from "./run.js";
 import type { Executor, RunnerJob } from "./seam.js";
-import { DEFAULT_RETRY } from "./transient.js";
+import { useTestDatabase } from "../../testutil/database.js";
 
 // CONTRACT.md section 6, "Fair sharing": at most JOBS_QUEUED_PER_ACCOUNT unfinished jobs per account and
 // mode, and a tenant with no job running is started before a further job of a tenant with one running,
 // whatever the busy tenants have queued.
 
-let client: MongoClient;
-let db: Db;
-let databaseName: string;
-beforeAll(async () => {
-  client = await new MongoClient(inject("mongoUri")).connect();
-  databaseName = testDatabaseName("jobs-fair");
-  db = client.db(databaseName);
+const { db, databaseName } = useTestDatabase("jobs-fair", async (db) => {
   await ensureRunnerIndexes(db.collection<RunnerJob>(JOBS_COLLECTION));
   await jobStore(db).ensureIndexes();
-});
-afterAll(async () => {
-  await db.dropDatabase();
-  await client.close();
 });
 
 const NO_REQUEST = { requestId: null, idempotencyKey: null };
@@ -100,19 +87,7 @@ describe("JOBS_QUEUED_PER_ACCOUNT", () => {
     const leases = new LeaseQueue<RunnerJob>(jobs(), { owner, leaseMs: 60_000 });
     const claimed = (await claimJob(jobs(), leases, owner, 60_000, 2))!;
     expect(claimed.job.account).toBe(tenant.account);
-    const options = {
-      db,
-      files: jobFiles(db),
-      logger: pino({ level: "silent" }),
-      owner,
-      leaseMs: 60_000,
-      leases,
-      written: () => {},
-      stopping: () => false,
-      sleep: async () => {},
-      retry: DEFAULT_RETRY,
-    };
-    await runJob(claimed.job, importExecutor(), options);
+    await runJob(claimed.job, importExecutor(), jobRunOptions({ db, owner, leases }));
     const finished = await jobOf(db, claimed.job._id);
     expect(finished).toMatchObject({ status: "succeeded" });
     expect(finished?.queue_slot).toBeUndefined();

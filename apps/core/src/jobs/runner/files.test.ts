@@ -1,18 +1,13 @@
 import { createHash } from "node:crypto";
-import { testDatabaseName } from "@rms/test-db";
 import { eventually } from "@rms/test-db/testkit";
-import type {} from "@rms/test-db/vitest-setup";
-import { MongoClient, type Db } from "mongodb";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { inject } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { Tenant } from "../../caller.js";
 import { JobFiles } from "../../files/for-jobs.js";
 import type { MarkedResource } from "../../resources/batch.js";
 import { RESOURCES_COLLECTION } from "../../resources/store.js";
 import { EVENTS_COLLECTION } from "../../storage/relay.js";
-import { fileBytes, importFile, jobOf, jobStore, jsonLines, queueJob, relayAll, seedResources } from "../../testutil/jobs.js";
-import { startWorker, type RunningWorker } from "../../worker/run.js";
-import { jobsTask, type JobsTaskOptions } from "../../worker/tasks/jobs.js";
+import { fileBytes, importFile, jobOf, jobStore, finishedJob, jsonLines, jobsWorker, queueJob, relayAll, seedResources } from "../../testutil/jobs.js";
+import { useTestDatabase } from "../../testutil/database.js";
 import { jobSnapshot } from "../render.js";
 import { publicForm } from "../../public-form.js";
 import { ensureRunnerIndexes } from "./claim.js";
@@ -23,40 +18,15 @@ import type { RunnerJob } from "./seam.js";
 // Imports from files, exports and results files (CONTRACT.md section 11) through an in-process worker on the real
 // database; the kill -9 takeovers of both are in takeover.test.ts.
 
-let client: MongoClient;
-let db: Db;
-let databaseName: string;
-beforeAll(async () => {
-  client = await new MongoClient(inject("mongoUri")).connect();
-  databaseName = testDatabaseName("jobs-files");
-  db = client.db(databaseName);
+const { db, databaseName } = useTestDatabase("jobs-files", async (db) => {
   await ensureRunnerIndexes(db.collection<RunnerJob>("jobs"));
   await new JobFiles(db).ensureIndexes();
-});
-afterAll(async () => {
-  await db.dropDatabase();
-  await client.close();
 });
 
 let tenants = 0;
 const newTenant = (): Tenant => ({ account: `acct_files${process.pid}x${++tenants}`, livemode: false });
 const resources = () => db.collection<MarkedResource>(RESOURCES_COLLECTION);
 const sha256 = (bytes: Buffer) => createHash("sha256").update(bytes).digest("hex");
-
-async function worker(options: JobsTaskOptions = {}): Promise<RunningWorker> {
-  return startWorker({ mongoUri: inject("mongoUri"), databaseName, tasks: [jobsTask({ pollMs: 20, leaseMs: 2_000, ...options })], settings: { jobsPerAccount: 2 } });
-}
-
-async function finished(id: string, timeoutMs = 60_000): Promise<RunnerJob> {
-  return eventually(
-    async () => {
-      const job = await jobOf(db, id);
-      expect(["succeeded", "failed", "canceled"]).toContain(job?.status);
-      return job!;
-    },
-    { timeoutMs, intervalMs: 50 },
-  );
-}
 
 describe("imports from a file", () => {
   it("CSV: each row created once by its line, row errors with their line, results_file one line per row in row order, the file released", async () => {
@@ -72,8 +42,8 @@ describe("imports from a file", () => {
       "foxtrot,archived,";
     const file = await importFile(db, tenant, csv, "csv");
     const id = await queueJob(db, tenant, { type: "resources.import", params: { file } });
-    const w = await worker();
-    const job = await finished(id);
+    const w = await jobsWorker(databaseName);
+    const job = await finishedJob(db, id);
     await w.stop();
     expect(job.status).toBe("succeeded");
     expect(job.params).toEqual({ file });
@@ -121,8 +91,8 @@ describe("imports from a file", () => {
         return inner.step(run, state);
       },
     };
-    const w = await worker({ executors: { "resources.import": twice } });
-    const job = await finished(id);
+    const w = await jobsWorker(databaseName, { executors: { "resources.import": twice } });
+    const job = await finishedJob(db, id);
     await w.stop();
     const rows = lines.filter((l) => l !== "").length;
     expect(job.progress).toEqual({ total: rows, processed: rows, failed: 1, skipped: 0 });
@@ -143,8 +113,8 @@ describe("imports from a file", () => {
       await queueJob(db, tenant, { type: "resources.import", params: { file: notUtf8 } }),
       await queueJob(db, tenant, { type: "resources.import", params: { file: noName } }),
     ];
-    const w = await worker({ executors: { "resources.import": importExecutor(10, 10) } });
-    const jobs = await Promise.all(ids.map((id) => finished(id)));
+    const w = await jobsWorker(databaseName, { executors: { "resources.import": importExecutor(10, 10) } });
+    const jobs = await Promise.all(ids.map((id) => finishedJob(db, id)));
     await w.stop();
     for (const job of jobs) {
       expect(job.status).toBe("failed");
@@ -163,8 +133,8 @@ describe("imports from a file", () => {
     const queued = (await jobOf(db, id))!;
     expect(Object.keys(queued.params)).toEqual(["file"]);
     expect(JSON.stringify(publicForm(jobSnapshot(queued), "job")).length).toBeLessThan(8 * 1024);
-    const w = await worker();
-    const job = await finished(id);
+    const w = await jobsWorker(databaseName);
+    const job = await finishedJob(db, id);
     await w.stop();
     expect(job.result?.created).toBe(2_000);
     expect(JSON.stringify(publicForm(jobSnapshot(job), "job")).length).toBeLessThan(8 * 1024);
@@ -183,8 +153,8 @@ describe("imports from a file", () => {
     const lines = Array.from({ length: 300 }, (_, i) => JSON.stringify({ [`${"k".repeat(5_000)}${i}`]: "x" }));
     const file = await importFile(db, tenant, `${lines.join("\n")}\n`, "jsonl");
     const id = await queueJob(db, tenant, { type: "resources.import", params: { file } });
-    const w = await worker();
-    const job = await finished(id);
+    const w = await jobsWorker(databaseName);
+    const job = await finishedJob(db, id);
     await w.stop();
     expect(job.progress.failed).toBe(300);
     expect(job.result?.errors).toHaveLength(100);
@@ -208,8 +178,8 @@ describe("imports from a file", () => {
         ],
       },
     });
-    const w = await worker();
-    await finished(id);
+    const w = await jobsWorker(databaseName);
+    await finishedJob(db, id);
     await w.stop();
     const made = await resources().findOne({ account: tenant.account });
     expect(made?.metadata).toEqual([
@@ -225,8 +195,8 @@ describe("results of bulk jobs", () => {
     const ids = await seedResources(db, tenant, 12, (i) => ({ status: i < 7 ? "active" : "paused" }));
     const update = await queueJob(db, tenant, { type: "resources.bulk_update", params: { filter: { status: "active" }, update: { metadata: [{ k: "done", v: "1" }] } } });
     const remove = await queueJob(db, tenant, { type: "resources.bulk_delete", params: { filter: { status: "paused" } } });
-    const w = await worker();
-    const jobs = [await finished(update), await finished(remove)];
+    const w = await jobsWorker(databaseName);
+    const jobs = [await finishedJob(db, update), await finishedJob(db, remove)];
     await w.stop();
     const updated = jsonLines((await fileBytes(db, tenant, jobs[0]!.result!.results_file!)).bytes);
     expect(updated).toEqual(
@@ -256,8 +226,8 @@ describe("exports", () => {
     const paused = ids.filter((_, i) => i % 3 === 0);
     const jsonl = await queueJob(db, tenant, { type: "resources.export", params: { filter: {}, format: "jsonl" } });
     const csv = await queueJob(db, tenant, { type: "resources.export", params: { filter: { status: "paused" }, format: "csv" } });
-    const w = await worker({ executors: { "resources.export": exportExecutor(10) } });
-    const jobs = [await finished(jsonl), await finished(csv)];
+    const w = await jobsWorker(databaseName, { executors: { "resources.export": exportExecutor(10) } });
+    const jobs = [await finishedJob(db, jsonl), await finishedJob(db, csv)];
     await w.stop();
     expect(jobs.map((j) => j.status)).toEqual(["succeeded", "succeeded"]);
     expect(jobs[0]!.result).toMatchObject({ exported: 45, file: expect.stringMatching(/^file_/) });
@@ -300,8 +270,8 @@ describe("exports", () => {
         return inner.step(run, state);
       },
     };
-    const w = await worker({ executors: { "resources.export": twice } });
-    const job = await finished(id);
+    const w = await jobsWorker(databaseName, { executors: { "resources.export": twice } });
+    const job = await finishedJob(db, id);
     await w.stop();
     const rows = jsonLines((await fileBytes(db, tenant, job.result!.file!)).bytes);
     expect(rows.map((r) => r["id"])).toEqual([...ids].sort());
@@ -311,10 +281,10 @@ describe("exports", () => {
     const tenant = newTenant();
     await seedResources(db, tenant, 3_000);
     const id = await queueJob(db, tenant, { type: "resources.export", params: { filter: {}, format: "csv" } });
-    const w = await worker({ executors: { "resources.export": exportExecutor(20) } });
+    const w = await jobsWorker(databaseName, { executors: { "resources.export": exportExecutor(20) } });
     await eventually(async () => expect((await jobOf(db, id))?.progress.processed).toBeGreaterThan(0), { timeoutMs: 30_000, intervalMs: 10 });
     await jobStore(db).cancel(tenant, id, { requestId: null, idempotencyKey: null });
-    const job = await finished(id);
+    const job = await finishedJob(db, id);
     await w.stop();
     expect(job.status).toBe("canceled");
     expect(job.result).toMatchObject({ file: null });

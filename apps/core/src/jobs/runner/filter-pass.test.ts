@@ -1,8 +1,5 @@
-import { testDatabaseName } from "@rms/test-db";
 import { eventually } from "@rms/test-db/testkit";
-import type {} from "@rms/test-db/vitest-setup";
-import { MongoClient, type Db } from "mongodb";
-import { afterAll, beforeAll, expect, inject, it } from "vitest";
+import { expect, it } from "vitest";
 import type { Tenant } from "../../caller.js";
 import type { MarkedResource } from "../../resources/batch.js";
 import { RESOURCES_COLLECTION, ResourceStore } from "../../resources/store.js";
@@ -11,6 +8,7 @@ import { startWorkerProcess } from "../../testutil/process.js";
 import { JOBS_COLLECTION, jobDocumentIds } from "../model.js";
 import { JOB_ITEMS_COLLECTION, PAGE_SIZE, type JobItemsPage } from "./bulk.js";
 import type { RunnerJob } from "./seam.js";
+import { useTestDatabase } from "../../testutil/database.js";
 
 // CONTRACT.md section 6, "Fair sharing": evaluating a bulk job's filter is checkpointed work, so cancel and
 // SIGTERM take effect within one chunk of it (one `job_items` page), however many resources match. Real
@@ -19,23 +17,13 @@ import type { RunnerJob } from "./seam.js";
 const MATCHES = 50_000;
 const NO_REQUEST = { requestId: null, idempotencyKey: null };
 
-let client: MongoClient;
-let db: Db;
-let databaseName: string;
 const tenant: Tenant = { account: `acct_filterpass${process.pid}`, livemode: false };
-beforeAll(async () => {
-  client = await new MongoClient(inject("mongoUri")).connect();
-  databaseName = testDatabaseName("jobs-filter-pass");
-  db = client.db(databaseName);
+const { db, databaseName } = useTestDatabase("jobs-filter-pass", async (db) => {
   // The indexes core declares: the bulk filter walks `live_status_order`, as in production.
   await new ResourceStore(db).ensureIndexes();
   await jobStore(db).ensureIndexes();
   // The fixture: 50,000 resources of one tenant in core's document shape (as creates store them), inserted directly.
   await seedResources(db, tenant, MATCHES);
-}, 180_000);
-afterAll(async () => {
-  await db.dropDatabase();
-  await client.close();
 });
 
 const everyActive = { type: "resources.bulk_update" as const, params: { filter: { status: "active" as const }, update: { metadata: [{ k: "pass", v: "1" }] } } };

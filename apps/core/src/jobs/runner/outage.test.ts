@@ -1,7 +1,5 @@
-import { testDatabaseName } from "@rms/test-db";
 import { eventually, startTcpRelay, type TcpRelay } from "@rms/test-db/testkit";
 import type {} from "@rms/test-db/vitest-setup";
-import { MongoClient, type Db } from "mongodb";
 import { pino } from "pino";
 import { afterAll, afterEach, beforeAll, expect, inject, it } from "vitest";
 import type { Tenant } from "../../caller.js";
@@ -12,19 +10,14 @@ import { ensureRunnerIndexes } from "./claim.js";
 import { importExecutor } from "./import.js";
 import type { RunnerJob } from "./seam.js";
 import { jobsTask } from "../../worker/tasks/jobs.js";
+import { useTestDatabase } from "../../testutil/database.js";
 
 // A real outage: the worker's driver reaches the database only through a TCP relay the test cuts and
 // restores, while the test itself reads the database directly.
-let client: MongoClient;
-let db: Db;
-let databaseName: string;
+const { db, databaseName } = useTestDatabase("jobs-outage", (db) => ensureRunnerIndexes(db.collection<RunnerJob>("jobs")));
 let relay: TcpRelay;
 let running: RunningWorker | null = null;
 beforeAll(async () => {
-  client = await new MongoClient(inject("mongoUri")).connect();
-  databaseName = testDatabaseName("jobs-outage");
-  db = client.db(databaseName);
-  await ensureRunnerIndexes(db.collection<RunnerJob>("jobs"));
   relay = await startTcpRelay(inject("mongoUri"));
 });
 afterEach(async () => {
@@ -34,8 +27,6 @@ afterEach(async () => {
 });
 afterAll(async () => {
   await relay.close();
-  await db.dropDatabase();
-  await client.close();
 });
 
 const ITEMS = 4_000;

@@ -2,37 +2,25 @@
 // attempt, but only attempts in a row without a checkpoint count against the budget, and the step after a takeover is
 // smaller. Driven at the runner's own layer (claimJob, runJob) on a real database: a "death" is a run left hanging
 // before its checkpoint, its lease then run out, and the next claim a takeover, as after a SIGKILL.
-import { testDatabaseName } from "@rms/test-db";
-import type {} from "@rms/test-db/vitest-setup";
-import { MongoClient, type Db } from "mongodb";
-import { pino } from "pino";
-import { afterAll, beforeAll, expect, it } from "vitest";
-import { inject } from "vitest";
+import { afterAll, expect, it } from "vitest";
 import type { Tenant } from "../../caller.js";
 import type { MarkedResource } from "../../resources/batch.js";
 import { RESOURCES_COLLECTION } from "../../resources/store.js";
 import { FencedOut } from "../../storage/byte-store.js";
 import { LeaseQueue } from "../../storage/lease.js";
-import { fileBytes, jobFiles, jobOf, jsonLines, queueJob } from "../../testutil/jobs.js";
+import { fileBytes, jobOf, jobRunOptions, jsonLines, queueJob } from "../../testutil/jobs.js";
 import { claimJob, ensureRunnerIndexes } from "./claim.js";
 import { importExecutor } from "./import.js";
 import { runJob } from "./run.js";
 import type { Checkpoint, Executor, RunnerJob } from "./seam.js";
 import { stepRows } from "./step-size.js";
+import { useTestDatabase } from "../../testutil/database.js";
 
 const LEASE_MS = 60_000;
 
-let client: MongoClient;
-let db: Db;
-beforeAll(async () => {
-  client = await new MongoClient(inject("mongoUri")).connect();
-  db = client.db(testDatabaseName("jobs-retry-budget"));
-  await ensureRunnerIndexes(db.collection<RunnerJob>("jobs"));
-});
-afterAll(async () => {
+const { db } = useTestDatabase("jobs-retry-budget", (db) => ensureRunnerIndexes(db.collection<RunnerJob>("jobs")));
+afterAll(() => {
   for (const release of hanging.splice(0)) release();
-  await db.dropDatabase();
-  await client.close();
 });
 
 let tenants = 0;
@@ -70,18 +58,8 @@ async function claimAfterDeath(jobId: string, owner: string) {
 }
 
 function runOptions(owner: string, maxStalled: number) {
-  return {
-    db,
-    files: jobFiles(db),
-    logger: pino({ level: "silent" }),
-    owner,
-    leaseMs: LEASE_MS,
-    leases: new LeaseQueue<RunnerJob>(jobs(), { owner, leaseMs: LEASE_MS }),
-    written: () => {},
-    stopping: () => false,
-    sleep: async () => {},
-    retry: { maxStalled, backoffMs: () => 0 },
-  };
+  const leases = new LeaseQueue<RunnerJob>(jobs(), { owner, leaseMs: LEASE_MS });
+  return jobRunOptions({ db, owner, leaseMs: LEASE_MS, leases, retry: { maxStalled, backoffMs: () => 0 } });
 }
 
 it("a step's rows halve for each attempt without progress, down to a floor, and never pass the chunk", () => {

@@ -1,57 +1,25 @@
 import { IDEMPOTENCY_RETENTION_MS } from "@rms/proto";
-import { testDatabaseName } from "@rms/test-db";
 import { eventually } from "@rms/test-db/testkit";
-import type {} from "@rms/test-db/vitest-setup";
-import { MongoClient, type Db } from "mongodb";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { inject } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { Tenant } from "../../caller.js";
 import { idTimeMs } from "../../ids.js";
 import type { MarkedResource } from "../../resources/batch.js";
 import { RESOURCES_COLLECTION } from "../../resources/store.js";
 import { LeaseQueue } from "../../storage/lease.js";
 import { EVENTS_COLLECTION } from "../../storage/relay.js";
-import { eventCounts, jobFiles, jobOf, jobStore, queueJob, relayAll, seedResources } from "../../testutil/jobs.js";
-import { startWorker, type RunningWorker } from "../../worker/run.js";
+import { eventCounts, jobFiles, jobOf, jobStore, finishedJob, jobsWorker, queueJob, relayAll, seedResources } from "../../testutil/jobs.js";
+import { useTestDatabase } from "../../testutil/database.js";
 import { jobDocumentIds, jobRetainUntil, type JobErrorDocument, type RequestedParams } from "../model.js";
 import { bulkExecutor, JOB_ITEMS_COLLECTION, pageId, type JobItemsPage } from "./bulk.js";
 import { claimJob, ensureRunnerIndexes } from "./claim.js";
 import { importExecutor } from "./import.js";
 import type { Checkpoint, JobRun, RunnerJob } from "./seam.js";
-import { jobsTask, type JobsTaskOptions } from "../../worker/tasks/jobs.js";
 
-let client: MongoClient;
-let db: Db;
-let databaseName: string;
-beforeAll(async () => {
-  client = await new MongoClient(inject("mongoUri")).connect();
-  databaseName = testDatabaseName("jobs-runner");
-  db = client.db(databaseName);
-  await ensureRunnerIndexes(db.collection<RunnerJob>("jobs"));
-});
-afterAll(async () => {
-  await db.dropDatabase();
-  await client.close();
-});
+const { db, databaseName } = useTestDatabase("jobs-runner", (db) => ensureRunnerIndexes(db.collection<RunnerJob>("jobs")));
 
 let tenants = 0;
 const newTenant = (): Tenant => ({ account: `acct_runner${process.pid}x${++tenants}`, livemode: false });
 const resources = () => db.collection<MarkedResource>(RESOURCES_COLLECTION);
-
-async function worker(options: JobsTaskOptions = {}, jobsPerAccount = 2): Promise<RunningWorker> {
-  return startWorker({ mongoUri: inject("mongoUri"), databaseName, tasks: [jobsTask({ pollMs: 20, leaseMs: 2_000, ...options })], settings: { jobsPerAccount } });
-}
-
-async function finished(id: string, timeoutMs = 60_000): Promise<RunnerJob> {
-  return eventually(
-    async () => {
-      const job = await jobOf(db, id);
-      expect(["succeeded", "failed", "canceled"]).toContain(job?.status);
-      return job!;
-    },
-    { timeoutMs, intervalMs: 50 },
-  );
-}
 
 /** A job claimed by a test owner, and its run as an executor sees it, for driving executors step by step. */
 async function claimedRun(owner = `test-${Math.random()}`): Promise<{ run: JobRun; state: Checkpoint; written: string[] }> {
@@ -69,8 +37,8 @@ describe("resources.import", () => {
     items[700] = { name: "ok", status: "frozen" } as never;
     items[1_202] = { metadata: [] } as never;
     const id = await queueJob(db, tenant, { type: "resources.import", params: { items } });
-    const w = await worker();
-    const job = await finished(id);
+    const w = await jobsWorker(databaseName);
+    const job = await finishedJob(db, id);
     await w.stop();
     expect(job.status).toBe("succeeded");
     expect(job.progress).toEqual({ total: 1_203, processed: 1_203, failed: 3, skipped: 0 });
@@ -145,9 +113,9 @@ describe("resources.bulk_update", () => {
       type: "resources.bulk_update",
       params: { filter: { ids: [ids[1]!, ids[3]!], created: { gte: 0 } }, update: { metadata: "" } },
     });
-    const w = await worker();
-    const job = await finished(id);
-    const second = await finished(byIds);
+    const w = await jobsWorker(databaseName);
+    const job = await finishedJob(db, id);
+    const second = await finishedJob(db, byIds);
     await w.stop();
     expect(job.status).toBe("succeeded");
     expect(job.progress).toEqual({ total: match.length, processed: match.length, failed: 0, skipped: 0 });
@@ -245,8 +213,8 @@ describe("resources.bulk_update", () => {
     const full = Array.from({ length: 50 }, (_, i) => ({ k: `k${i}`, v: "v" }));
     const ids = await seedResources(db, tenant, 6, (i) => (i === 2 ? { metadata: full } : {}));
     const id = await queueJob(db, tenant, { type: "resources.bulk_update", params: { filter: { ids }, update: { metadata: [{ k: "extra", v: "1" }] } } });
-    const w = await worker();
-    const job = await finished(id);
+    const w = await jobsWorker(databaseName);
+    const job = await finishedJob(db, id);
     await w.stop();
     expect(job.status).toBe("succeeded");
     expect(job.progress).toEqual({ total: 6, processed: 6, failed: 1, skipped: 0 });
@@ -282,8 +250,8 @@ describe("resources.bulk_delete", () => {
     const tenant = newTenant();
     await seedResources(db, tenant, 20, (i) => ({ status: i < 5 ? "archived" : "active" }));
     const id = await queueJob(db, tenant, { type: "resources.bulk_delete", params: { filter: { status: "archived" } } });
-    const w = await worker();
-    const job = await finished(id);
+    const w = await jobsWorker(databaseName);
+    const job = await finishedJob(db, id);
     await w.stop();
     expect(job.result).toEqual({ deleted: 5, errors: [], results_file: expect.stringMatching(/^file_/) });
     expect(await resources().countDocuments({ account: tenant.account, deleted: { $exists: false } })).toBe(15);
@@ -301,10 +269,10 @@ describe("running", () => {
     const items = [{ name: "one" }];
     const first = await queueJob(db, tenant, { type: "resources.import", params: { items } });
     // Looks a minute apart: after the first job every lane waits that long, unless the counter moves.
-    const w = await worker({ pollMs: 60_000 });
-    expect((await finished(first, 20_000)).status).toBe("succeeded");
+    const w = await jobsWorker(databaseName, { pollMs: 60_000 });
+    expect((await finishedJob(db, first, 20_000)).status).toBe("succeeded");
     const second = await queueJob(db, tenant, { type: "resources.import", params: { items } });
-    const job = await finished(second, 20_000);
+    const job = await finishedJob(db, second, 20_000);
     await w.stop();
     expect(job.status).toBe("succeeded");
   });
@@ -313,10 +281,10 @@ describe("running", () => {
     const tenant = newTenant();
     const items = Array.from({ length: 3_000 }, (_, i) => ({ name: `c${i}` }));
     const id = await queueJob(db, tenant, { type: "resources.import", params: { items } });
-    const w = await worker({ executors: { "resources.import": importExecutor(20) } });
+    const w = await jobsWorker(databaseName, { executors: { "resources.import": importExecutor(20) } });
     await eventually(async () => expect((await jobOf(db, id))?.progress.processed).toBeGreaterThan(0), { timeoutMs: 30_000 });
     await jobStore(db).cancel(tenant, id, { requestId: null, idempotencyKey: null });
-    const job = await finished(id);
+    const job = await finishedJob(db, id);
     await w.stop();
     expect(job.status).toBe("canceled");
     expect(job.cancel_requested_at).not.toBeNull();
@@ -357,8 +325,8 @@ describe("running", () => {
       ids.push(await queueJob(db, t, { type: "resources.bulk_update", params: { filter: { status: "active" }, update: { status: "paused" } } }));
     }
     const small = { "resources.import": importExecutor(50), "resources.bulk_update": bulkExecutor("update", 50) };
-    const workers = [await worker({ executors: small }), await worker({ executors: small })];
-    const jobs = await Promise.all(ids.map((id) => finished(id)));
+    const workers = [await jobsWorker(databaseName, { executors: small }), await jobsWorker(databaseName, { executors: small })];
+    const jobs = await Promise.all(ids.map((id) => finishedJob(db, id)));
     await Promise.all(workers.map((w) => w.stop()));
     expect(jobs.map((j) => j.status)).toEqual(Array(6).fill("succeeded"));
     expect(jobs.map((j) => j.attempts)).toEqual(Array(6).fill(0));

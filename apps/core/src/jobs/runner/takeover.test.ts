@@ -1,32 +1,18 @@
-import { testDatabaseName } from "@rms/test-db";
 import { eventually } from "@rms/test-db/testkit";
-import type {} from "@rms/test-db/vitest-setup";
-import { MongoClient, type Db } from "mongodb";
-import { afterAll, beforeAll, expect, it } from "vitest";
-import { inject } from "vitest";
+import { expect, it } from "vitest";
 import type { Tenant } from "../../caller.js";
 import type { MarkedResource } from "../../resources/batch.js";
 import { RESOURCES_COLLECTION } from "../../resources/store.js";
 import { eventCounts, fileBytes, importFile, jobOf, jsonLines, queueJob, relayAll, seedResources } from "../../testutil/jobs.js";
 import { startWorkerProcess } from "../../testutil/process.js";
+import { useTestDatabase } from "../../testutil/database.js";
 import type { RunnerJob } from "./seam.js";
 
 // Real worker processes (the built worker entry), killed for real: the takeover and SIGTERM promises of
 // CONTRACT.md section 6. A short lease so a dead worker's job is taken over within seconds.
 const WORKER_ENV = { JOBS_LEASE_MS: "1500" };
 
-let client: MongoClient;
-let db: Db;
-let databaseName: string;
-beforeAll(async () => {
-  client = await new MongoClient(inject("mongoUri")).connect();
-  databaseName = testDatabaseName("jobs-takeover");
-  db = client.db(databaseName);
-});
-afterAll(async () => {
-  await db.dropDatabase();
-  await client.close();
-});
+const { db, databaseName } = useTestDatabase("jobs-takeover");
 
 let tenants = 0;
 const newTenant = (): Tenant => ({ account: `acct_takeover${process.pid}x${++tenants}`, livemode: false });
@@ -55,19 +41,28 @@ async function succeeded(id: string): Promise<RunnerJob> {
   );
 }
 
-it("SIGKILL mid-import: the next worker takes the job over after the lease and creates exactly the items, each with one resource.created event", async () => {
-  const tenant = newTenant();
-  const total = 6_000;
-  const id = await queueJob(db, tenant, { type: "resources.import", params: { items: Array.from({ length: total }, (_, i) => ({ name: `k${i}` })) } });
+/**
+ * A worker process killed (SIGKILL) once the job is midway, then a second one that finishes it: the first worker,
+ * the job as the first saw it midway, as it stood right after the kill, and as it succeeded.
+ */
+async function killMidwayThenFinish(id: string): Promise<{ first: { workerId: string }; before: RunnerJob; atKill: RunnerJob; job: RunnerJob }> {
   const first = await startWorkerProcess(databaseName, WORKER_ENV);
   const before = await midway(id);
   await first.kill();
   const atKill = (await jobOf(db, id))!;
-  expect(atKill.status).toBe("running");
-  expect(atKill.progress.processed).toBeLessThan(total);
   const second = await startWorkerProcess(databaseName, WORKER_ENV);
   const job = await succeeded(id);
   await second.stop();
+  return { first, before, atKill, job };
+}
+
+it("SIGKILL mid-import: the next worker takes the job over after the lease and creates exactly the items, each with one resource.created event", async () => {
+  const tenant = newTenant();
+  const total = 6_000;
+  const id = await queueJob(db, tenant, { type: "resources.import", params: { items: Array.from({ length: total }, (_, i) => ({ name: `k${i}` })) } });
+  const { first, before, atKill, job } = await killMidwayThenFinish(id);
+  expect(atKill.status).toBe("running");
+  expect(atKill.progress.processed).toBeLessThan(total);
   expect(before.lease_owner).toBe(first.workerId);
   expect(job.attempts).toBe(1); // the dead worker's attempt
   expect(job.epoch).toBe(2);
@@ -93,14 +88,8 @@ it("SIGKILL mid-bulk-update: every matched resource is updated once (version 1, 
     type: "resources.bulk_update",
     params: { filter: { status: "active" }, update: { status: "paused", metadata: [{ k: "bulk", v: "1" }] } },
   });
-  const first = await startWorkerProcess(databaseName, WORKER_ENV);
-  await midway(id);
-  await first.kill();
-  const atKill = (await jobOf(db, id))!;
+  const { atKill, job } = await killMidwayThenFinish(id);
   expect(atKill.progress.processed).toBeLessThan(total);
-  const second = await startWorkerProcess(databaseName, WORKER_ENV);
-  const job = await succeeded(id);
-  await second.stop();
   expect(job.result).toEqual({ updated: total, errors: [], results_file: expect.stringMatching(/^file_/) });
   expect(job.progress).toEqual({ total, processed: total, failed: 0, skipped: 0 });
   const all = await resources().find({ account: tenant.account }).toArray();
@@ -139,14 +128,8 @@ it("SIGKILL mid-import from a CSV file: each row created once, the results file 
   const csv = `name,metadata[n]\r\n${Array.from({ length: total }, (_, i) => (i % 1_000 === 999 ? `,${i}` : `"f, ${i}",${i}`)).join("\r\n")}\r\n`;
   const file = await importFile(db, tenant, csv, "csv");
   const id = await queueJob(db, tenant, { type: "resources.import", params: { file } });
-  const first = await startWorkerProcess(databaseName, WORKER_ENV);
-  await midway(id);
-  await first.kill();
-  const atKill = (await jobOf(db, id))!;
+  const { atKill, job } = await killMidwayThenFinish(id);
   expect(atKill.progress.processed).toBeLessThan(total);
-  const second = await startWorkerProcess(databaseName, WORKER_ENV);
-  const job = await succeeded(id);
-  await second.stop();
   expect(job.attempts).toBe(1);
   const failed = total / 1_000;
   expect(job.progress).toEqual({ total, processed: total, failed, skipped: 0 });
@@ -169,12 +152,7 @@ it("SIGKILL mid-export: the finished file holds every resource once, none missin
   const total = 30_000;
   const ids = await seedResources(db, tenant, total);
   const id = await queueJob(db, tenant, { type: "resources.export", params: { filter: {}, format: "jsonl" } });
-  const first = await startWorkerProcess(databaseName, WORKER_ENV);
-  await midway(id);
-  await first.kill();
-  const second = await startWorkerProcess(databaseName, WORKER_ENV);
-  const job = await succeeded(id);
-  await second.stop();
+  const { job } = await killMidwayThenFinish(id);
   expect(job.attempts).toBe(1);
   expect(job.result).toMatchObject({ exported: total });
   const rows = jsonLines((await fileBytes(db, tenant, job.result!.file!)).bytes);

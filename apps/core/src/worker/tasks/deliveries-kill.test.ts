@@ -1,9 +1,6 @@
 import { randomBytes } from "node:crypto";
-import { testDatabaseName } from "@rms/test-db";
-import type {} from "@rms/test-db/vitest-setup";
 import { eventually } from "@rms/test-db/testkit";
-import { MongoClient, type Db } from "mongodb";
-import { afterAll, beforeAll, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, expect, it } from "vitest";
 import { newId } from "../../ids.js";
 import { newEvent } from "../../storage/outbox.js";
 import { EVENTS_COLLECTION } from "../../storage/relay.js";
@@ -14,11 +11,10 @@ import { webhookFanOut, type RelayedEvent } from "../../webhook-deliveries/fanou
 import { WEBHOOK_LANES_COLLECTION } from "../../webhook-deliveries/lanes.js";
 import { WEBHOOK_ATTEMPTS_COLLECTION, WEBHOOK_DELIVERIES_COLLECTION, type AttemptDocument, type DeliveryDocument, type FannedOutEvent } from "../../webhook-deliveries/model.js";
 import { masterKey } from "../../webhooks/secret.js";
+import { useTestDatabase } from "../../testutil/database.js";
 
-let client: MongoClient;
-let db: Db;
+const { db, databaseName } = useTestDatabase("worker-kill");
 let receiver: Receiver;
-const databaseName = testDatabaseName("worker-kill");
 /** Events queued for the one endpoint: many flights' worth of batches. */
 const EVENTS = 300;
 /** The receiver kills the first worker as this delivery arrives, before answering it: a POST of a batch in the air. */
@@ -26,8 +22,6 @@ const KILL_AT = 60;
 let kill: (() => void) | null = null;
 
 beforeAll(async () => {
-  client = await new MongoClient(inject("mongoUri")).connect();
-  db = client.db(databaseName);
   receiver = await startReceiver({
     handler: (_request, response) => {
       if (receiver.deliveries.length === KILL_AT && kill) {
@@ -41,8 +35,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await receiver?.close();
-  await db?.dropDatabase();
-  await client?.close();
 });
 
 it("a worker SIGKILLed in the middle of a batch loses none of it: each delivery it held was recorded or is sent again, with the same webhook-id", async () => {

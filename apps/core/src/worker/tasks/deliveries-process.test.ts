@@ -1,10 +1,7 @@
 import { randomBytes } from "node:crypto";
-import { testDatabaseName } from "@rms/test-db";
-import type {} from "@rms/test-db/vitest-setup";
 import { eventually } from "@rms/test-db/testkit";
-import { MongoClient, type Db } from "mongodb";
 import { Webhook } from "standardwebhooks";
-import { afterAll, beforeAll, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, expect, it } from "vitest";
 import { newId } from "../../ids.js";
 import { newEvent } from "../../storage/outbox.js";
 import { EVENTS_COLLECTION } from "../../storage/relay.js";
@@ -14,21 +11,16 @@ import { insertEndpoint } from "../../testutil/webhooks.js";
 import { webhookFanOut, type RelayedEvent } from "../../webhook-deliveries/fanout.js";
 import type { FannedOutEvent } from "../../webhook-deliveries/model.js";
 import { masterKey } from "../../webhooks/secret.js";
+import { useTestDatabase } from "../../testutil/database.js";
 
-let client: MongoClient;
-let db: Db;
+const { db, databaseName } = useTestDatabase("worker-process");
 let receiver: Receiver;
-const databaseName = testDatabaseName("worker-process");
 
 beforeAll(async () => {
-  client = await new MongoClient(inject("mongoUri")).connect();
-  db = client.db(databaseName);
   receiver = await startReceiver();
 });
 afterAll(async () => {
   await receiver?.close();
-  await db?.dropDatabase();
-  await client?.close();
 });
 
 it("a worker process runs the delivery task with the settings of its environment (RMS_SECRET_KEY, WEBHOOK_ALLOW_PRIVATE)", async () => {

@@ -1,8 +1,7 @@
 import type { Metadata } from "@grpc/grpc-js";
-import { ANSWER_HEADERS_METADATA, REPLAY_METADATA, REQUEST_FINGERPRINT_METADATA, type IdempotentReplayTrailer } from "@rms/proto";
+import { ANSWER_HEADERS_METADATA, REQUEST_FINGERPRINT_METADATA, type IdempotentReplayTrailer } from "@rms/proto";
 import type { Response } from "express";
-import { errorBody, toApiError } from "../../errors.js";
-import { answerHeaders, requestFingerprint, sendReplay, type RecordedHeader } from "../../idempotency/index.js";
+import { answerHeaders, recordedHeaders, replayTrailerOf, requestFingerprint, sendRefusalReplay, sendReplay } from "../../idempotency/index.js";
 import type { StreamInput } from "../operation.js";
 
 /** The JSON answer of a stream upload: status and object. */
@@ -28,8 +27,7 @@ export async function sendUpload(input: StreamInput, rpc: string, start: unknown
   const { req, res, key } = input;
   let replay: IdempotentReplayTrailer | undefined;
   const onTrailers = (trailers: Metadata) => {
-    const value = trailers.get(REPLAY_METADATA)[0];
-    if (typeof value === "string") replay = JSON.parse(value) as IdempotentReplayTrailer;
+    replay = replayTrailerOf(trailers) ?? replay;
   };
   const metadata =
     key === undefined
@@ -48,14 +46,7 @@ export async function sendUpload(input: StreamInput, rpc: string, start: unknown
     // it without reading the repeat's bytes (it was decided before the first stream ended): the rest of the body is
     // not read either, and the connection closes after the answer.
     if (!req.complete) res.setHeader("Connection", "close");
-    const refusal = toApiError(error);
-    const errorHeaders = Object.entries(refusal.headers).map(([name, value]) => ({ name, value }));
-    return sendReplay(res, {
-      status: refusal.status,
-      body: Buffer.from(errorBody(refusal, replay.requestId), "utf8"),
-      requestId: replay.requestId,
-      headers: [...recordedHeaders(replay.headers), ...errorHeaders],
-    });
+    return sendRefusalReplay(res, error, replay);
   }
   if (replay)
     return sendReplay(res, {
@@ -69,16 +60,6 @@ export async function sendUpload(input: StreamInput, rpc: string, start: unknown
 
 function sendAnswer(res: Response, answer: UploadAnswer): void {
   res.status(answer.status).send(JSON.stringify(answer.body));
-}
-
-/** The headers core kept with an answer, as the gateway gave them (JSON); none if unreadable. */
-function recordedHeaders(text: string): RecordedHeader[] {
-  try {
-    const parsed: unknown = JSON.parse(text);
-    return Array.isArray(parsed) ? (parsed as RecordedHeader[]) : [];
-  } catch {
-    return [];
-  }
 }
 
 /** Chunks of at least `bytes` (but the last), at most `bytes` plus one piece: fewer, larger gRPC messages. */

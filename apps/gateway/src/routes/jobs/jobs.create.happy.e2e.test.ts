@@ -1,18 +1,11 @@
-import type { Db } from "mongodb";
 import { describe, expect, it } from "vitest";
-import { useStackWithDatabase, type Account, type Stack } from "../../testutil/harness.js";
+import { useStackWithDatabase } from "../../testutil/harness.js";
 import { JOB_FIELDS, RES_ID, masked } from "../../testutil/jobs.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON bodies; each assertion states the shape it expects.
 type Json = Record<string, any>;
 
-let stack: Stack;
-let key: string;
-let account: Account;
-let db: Db;
-useStackWithDatabase((started) => {
-  ({ stack, key, account, db } = started);
-});
+const ctx = useStackWithDatabase();
 
 describe("POST /v1/jobs", () => {
   it("queues an import given as a form with bracket notation, the same request as its JSON form (one Idempotency-Key replays across them)", async () => {
@@ -29,7 +22,7 @@ describe("POST /v1/jobs", () => {
         ],
       },
     };
-    const viaForm = await stack.api.post("/v1/jobs", { key, form, headers: { "Idempotency-Key": "import-1" } });
+    const viaForm = await ctx.stack.api.post("/v1/jobs", { key: ctx.key, form, headers: { "Idempotency-Key": "import-1" } });
     expect(viaForm.status).toBe(201);
     const job = viaForm.json as Json;
     expect(Object.keys(job)).toEqual(JOB_FIELDS);
@@ -52,23 +45,23 @@ describe("POST /v1/jobs", () => {
     expect(job.params).toEqual({ file: expect.stringMatching(/^file_/) });
     expect(Object.keys(job.params)).toEqual(["file"]);
 
-    const viaJson = await stack.api.post("/v1/jobs", { key, json, headers: { "Idempotency-Key": "import-1" } });
+    const viaJson = await ctx.stack.api.post("/v1/jobs", { key: ctx.key, json, headers: { "Idempotency-Key": "import-1" } });
     expect(viaJson.status).toBe(201);
     expect(viaJson.headers["idempotent-replayed"]).toBe("true");
     expect(viaJson.text).toBe(viaForm.text);
-    expect(await db.collection("jobs").countDocuments({ account: account.id })).toBe(1);
+    expect(await ctx.db.collection("jobs").countDocuments({ account: ctx.account.id })).toBe(1);
 
     // Without a key, the JSON version makes its own job whose body differs only in id and created.
-    const another = await stack.api.post("/v1/jobs", { key, json });
+    const another = await ctx.stack.api.post("/v1/jobs", { key: ctx.key, json });
     expect(another.status).toBe(201);
     expect(another.json.id).not.toBe(job.id);
     expect(masked(another.text)).toBe(masked(viaForm.text));
 
     // The job stores the file id alone (its items are the file's lines: core's tests read them back).
-    const stored = await db.collection("jobs").findOne({ _id: job.id });
+    const stored = await ctx.db.collection("jobs").findOne({ _id: job.id });
     expect(stored?.["params"]).toEqual({ file: job.params.file });
 
-    const reused = await stack.api.post("/v1/jobs", { key, json: { ...json, params: { items: [{ name: "other" }] } }, headers: { "Idempotency-Key": "import-1" } });
+    const reused = await ctx.stack.api.post("/v1/jobs", { key: ctx.key, json: { ...json, params: { items: [{ name: "other" }] } }, headers: { "Idempotency-Key": "import-1" } });
     expect(reused.status).toBe(400);
     expect(reused.json.error.code).toBe("idempotency_key_reused");
   });
@@ -79,17 +72,17 @@ describe("POST /v1/jobs", () => {
       type: "resources.bulk_update",
       params: { filter: { ids: [RES_ID], status: "active", metadata: { plan: "pro" }, created: { gte: 1700000000 } }, update: { status: "archived", metadata: { plan: "" } } },
     };
-    const viaForm = await stack.api.post("/v1/jobs", { key, form });
-    const viaJson = await stack.api.post("/v1/jobs", { key, json });
+    const viaForm = await ctx.stack.api.post("/v1/jobs", { key: ctx.key, form });
+    const viaJson = await ctx.stack.api.post("/v1/jobs", { key: ctx.key, json });
     expect(viaForm.status).toBe(201);
     expect(viaForm.json.params).toEqual(json.params);
     expect(viaForm.json.progress).toEqual({ total: null, processed: 0, failed: 0, skipped: 0 });
     expect(masked(viaJson.text)).toBe(masked(viaForm.text));
 
-    const indexed = await stack.api.post("/v1/jobs", { key, form: `type=resources.bulk_delete&params[filter][ids][0]=${RES_ID}&params[filter][created][lte]=5` });
+    const indexed = await ctx.stack.api.post("/v1/jobs", { key: ctx.key, form: `type=resources.bulk_delete&params[filter][ids][0]=${RES_ID}&params[filter][created][lte]=5` });
     expect(indexed.status).toBe(201);
     expect(indexed.json.params).toEqual({ filter: { ids: [RES_ID], created: { lte: 5 } } });
-    const clear = await stack.api.post("/v1/jobs", { key, form: "type=resources.bulk_update&params[filter][status]=paused&params[update][metadata]=" });
+    const clear = await ctx.stack.api.post("/v1/jobs", { key: ctx.key, form: "type=resources.bulk_update&params[filter][status]=paused&params[update][metadata]=" });
     expect(clear.status).toBe(201);
     expect(clear.json.params).toEqual({ filter: { status: "paused" }, update: { metadata: "" } });
   });

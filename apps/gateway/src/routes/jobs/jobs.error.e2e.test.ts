@@ -1,23 +1,17 @@
-import type { Db } from "mongodb";
 import { describe, expect, it } from "vitest";
 import { toForm } from "../../testutil/client.js";
-import { useStackWithDatabase, type Stack } from "../../testutil/harness.js";
+import { useStackWithDatabase } from "../../testutil/harness.js";
 import { RES_ID, masked, setJob } from "../../testutil/jobs.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON bodies; each assertion states the shape it expects.
 type Json = Record<string, any>;
 
-let stack: Stack;
-let key: string;
-let db: Db;
-useStackWithDatabase((started) => {
-  ({ stack, key, db } = started);
-});
+const ctx = useStackWithDatabase();
 
 describe("POST /v1/jobs", () => {
   it("accepts 10,000 items and 1,000 ids, refuses one more of either", async () => {
     const items = (n: number) => Array.from({ length: n }, (_, i) => ({ name: `item ${i}` }));
-    const ok = await stack.api.post("/v1/jobs", { key, json: { type: "resources.import", params: { items: items(10_000) } } });
+    const ok = await ctx.stack.api.post("/v1/jobs", { key: ctx.key, json: { type: "resources.import", params: { items: items(10_000) } } });
     expect(ok.status).toBe(201);
     expect(ok.json.progress.total).toBe(10_000);
     // The same in a form (indexed bracket notation) is refused: a form body holds at most 2,000 parameters, JSON
@@ -26,17 +20,17 @@ describe("POST /v1/jobs", () => {
       `type=resources.import&${items(n)
         .map((item, i) => `params[items][${i}][name]=${encodeURIComponent(item.name)}`)
         .join("&")}`;
-    const viaForm = await stack.api.post("/v1/jobs", { key, form: itemsForm(10_000) });
+    const viaForm = await ctx.stack.api.post("/v1/jobs", { key: ctx.key, form: itemsForm(10_000) });
     expect(viaForm.status).toBe(400);
     expect(viaForm.json.error).toMatchObject({
       code: "parameter_invalid",
       message: expect.stringMatching(/^Too many parameters for a form-encoded body: at most 2000\. .*application\/json/),
     });
-    const atCeiling = await stack.api.post("/v1/jobs", { key, form: itemsForm(1_999) });
+    const atCeiling = await ctx.stack.api.post("/v1/jobs", { key: ctx.key, form: itemsForm(1_999) });
     expect(atCeiling.status).toBe(201);
-    const sameAsJson = await stack.api.post("/v1/jobs", { key, json: { type: "resources.import", params: { items: items(1_999) } } });
+    const sameAsJson = await ctx.stack.api.post("/v1/jobs", { key: ctx.key, json: { type: "resources.import", params: { items: items(1_999) } } });
     expect(masked(atCeiling.text)).toBe(masked(sameAsJson.text));
-    const tooMany = await stack.api.post("/v1/jobs", { key, json: { type: "resources.import", params: { items: items(10_001) } } });
+    const tooMany = await ctx.stack.api.post("/v1/jobs", { key: ctx.key, json: { type: "resources.import", params: { items: items(10_001) } } });
     expect(tooMany.status).toBe(400);
     expect(tooMany.json.error).toMatchObject({ code: "parameter_invalid", param: "params[items]" });
 
@@ -45,12 +39,12 @@ describe("POST /v1/jobs", () => {
       `type=resources.bulk_delete&${ids(n)
         .map((id) => `params[filter][ids][]=${id}`)
         .join("&")}`;
-    expect((await stack.api.post("/v1/jobs", { key, form: form(1_000) })).status).toBe(201);
+    expect((await ctx.stack.api.post("/v1/jobs", { key: ctx.key, form: form(1_000) })).status).toBe(201);
     // A form list longer than 1,000 is refused by the form decoder (lists stay within 1,000 there), JSON by core's rule.
-    const overIdsForm = await stack.api.post("/v1/jobs", { key, form: form(1_001) });
+    const overIdsForm = await ctx.stack.api.post("/v1/jobs", { key: ctx.key, form: form(1_001) });
     expect(overIdsForm.status).toBe(400);
     expect(overIdsForm.json.error.code).toBe("parameter_invalid");
-    const overIds = await stack.api.post("/v1/jobs", { key, json: { type: "resources.bulk_delete", params: { filter: { ids: ids(1_001) } } } });
+    const overIds = await ctx.stack.api.post("/v1/jobs", { key: ctx.key, json: { type: "resources.bulk_delete", params: { filter: { ids: ids(1_001) } } } });
     expect(overIds.status).toBe(400);
     expect(overIds.json.error).toMatchObject({ code: "parameter_invalid", param: "params[filter][ids]" });
   });
@@ -94,11 +88,11 @@ describe("POST /v1/jobs", () => {
     ],
   ];
   it.each(bad)("refuses %s with 400 and queues nothing", async (_label, body, code, param) => {
-    const before = await db.collection("jobs").countDocuments();
-    const response = await stack.api.post("/v1/jobs", { key, json: body });
+    const before = await ctx.db.collection("jobs").countDocuments();
+    const response = await ctx.stack.api.post("/v1/jobs", { key: ctx.key, json: body });
     expect(response.status).toBe(400);
     expect(response.json.error).toMatchObject({ type: "invalid_request_error", code, param });
-    expect(await db.collection("jobs").countDocuments()).toBe(before);
+    expect(await ctx.db.collection("jobs").countDocuments()).toBe(before);
   });
 
   // CONTRACT.md section 3, "The filter model": the same mistake in a job's filter (JSON or form) and in the
@@ -114,9 +108,9 @@ describe("POST /v1/jobs", () => {
   ];
   it.each(filterMistakes)("refuses %s in a job's filter (JSON and form) as the list refuses it", async (_label, filter, code, param) => {
     const body = { type: "resources.bulk_delete", params: { filter } };
-    const viaJson = await stack.api.post("/v1/jobs", { key, json: body });
-    const viaForm = await stack.api.post("/v1/jobs", { key, form: toForm(body) });
-    const listed = await stack.api.get(`/v1/resources?${toForm(filter)}`, { key });
+    const viaJson = await ctx.stack.api.post("/v1/jobs", { key: ctx.key, json: body });
+    const viaForm = await ctx.stack.api.post("/v1/jobs", { key: ctx.key, form: toForm(body) });
+    const listed = await ctx.stack.api.get(`/v1/resources?${toForm(filter)}`, { key: ctx.key });
     // `metadata[k]` sits at `params[filter][metadata][k]`.
     const at = param.indexOf("[");
     const jobParam = at === -1 ? `params[filter][${param}]` : `params[filter][${param.slice(0, at)}]${param.slice(at)}`;
@@ -129,43 +123,43 @@ describe("POST /v1/jobs", () => {
   it("takes several statuses, up to 5 metadata keys and every created bound in both encodings, echoed as given", async () => {
     const filter = { status: ["paused", "archived"], metadata: { a: "1", b: "2", c: "3", d: "4", e: "5" }, created: { gt: 1, gte: 2, lt: 9_000_000_000, lte: 9_000_000_001 } };
     const body = { type: "resources.bulk_delete", params: { filter } };
-    const viaJson = await stack.api.post("/v1/jobs", { key, json: body });
+    const viaJson = await ctx.stack.api.post("/v1/jobs", { key: ctx.key, json: body });
     expect(viaJson.status).toBe(201);
     expect(viaJson.json.params.filter).toEqual(filter);
-    const viaForm = await stack.api.post("/v1/jobs", { key, form: toForm(body) });
+    const viaForm = await ctx.stack.api.post("/v1/jobs", { key: ctx.key, form: toForm(body) });
     expect(masked(viaForm.text)).toBe(masked(viaJson.text));
-    const six = await stack.api.post("/v1/jobs", { key, json: { ...body, params: { filter: { metadata: { ...filter.metadata, f: "6" } } } } });
+    const six = await ctx.stack.api.post("/v1/jobs", { key: ctx.key, json: { ...body, params: { filter: { metadata: { ...filter.metadata, f: "6" } } } } });
     expect(six.json.error).toMatchObject({ code: "parameter_invalid", param: "params[filter][metadata]" });
   });
 
   it("keeps the API's 1,000-parameter limit everywhere else", async () => {
     const form = Array.from({ length: 1_001 }, (_, i) => `metadata[k${i}]=v`).join("&");
-    const response = await stack.api.post("/v1/resources", { key, form: `name=a&${form}` });
+    const response = await ctx.stack.api.post("/v1/resources", { key: ctx.key, form: `name=a&${form}` });
     expect(response.status).toBe(400);
     expect(response.json.error.code).toBe("parameter_invalid");
   });
 
   it("names nested params in form requests too", async () => {
-    const response = await stack.api.post("/v1/jobs", { key, form: "type=resources.import&params[items][0][name]=a&params[items][2][name]=b" });
+    const response = await ctx.stack.api.post("/v1/jobs", { key: ctx.key, form: "type=resources.import&params[items][0][name]=a&params[items][2][name]=b" });
     expect(response.status).toBe(400);
     expect(response.json.error).toMatchObject({ code: "parameter_invalid", param: "params[items]" });
-    const unknown = await stack.api.post("/v1/jobs", { key, form: "type=resources.import&params[items][0][nme]=a" });
+    const unknown = await ctx.stack.api.post("/v1/jobs", { key: ctx.key, form: "type=resources.import&params[items][0][nme]=a" });
     expect(unknown.json.error).toMatchObject({ code: "parameter_unknown", param: "params[items][0][nme]" });
   });
 });
 
 describe("POST /v1/jobs/{id}/cancel", () => {
-  const newJob = async () => (await stack.api.post("/v1/jobs", { key, json: { type: "resources.import", params: { items: [{ name: "c" }] } } })).json as Json;
+  const newJob = async () => (await ctx.stack.api.post("/v1/jobs", { key: ctx.key, json: { type: "resources.import", params: { items: [{ name: "c" }] } } })).json as Json;
 
   it.each(["succeeded", "failed", "canceled"])("refuses to cancel a %s job with 409 state_conflict", async (status) => {
     const job = await newJob();
-    await setJob(db, job.id, { status, finished_at: job.created });
-    const response = await stack.api.post(`/v1/jobs/${job.id}/cancel`, { key, headers: { "Idempotency-Key": `cancel-${status}` } });
+    await setJob(ctx.db, job.id, { status, finished_at: job.created });
+    const response = await ctx.stack.api.post(`/v1/jobs/${job.id}/cancel`, { key: ctx.key, headers: { "Idempotency-Key": `cancel-${status}` } });
     expect(response.status).toBe(409);
     expect(response.json.error.code).toBe("state_conflict");
-    expect((await stack.api.get(`/v1/jobs/${job.id}`, { key })).json.status).toBe(status);
+    expect((await ctx.stack.api.get(`/v1/jobs/${job.id}`, { key: ctx.key })).json.status).toBe(status);
     // The refusal came from executing the request: a retry with the key replays it.
-    const replay = await stack.api.post(`/v1/jobs/${job.id}/cancel`, { key, headers: { "Idempotency-Key": `cancel-${status}` } });
+    const replay = await ctx.stack.api.post(`/v1/jobs/${job.id}/cancel`, { key: ctx.key, headers: { "Idempotency-Key": `cancel-${status}` } });
     expect(replay.headers["idempotent-replayed"]).toBe("true");
     expect(replay.text).toBe(response.text);
   });

@@ -1,33 +1,23 @@
-import { startWorker, type RunningWorker } from "@rms/core";
 import { eventually } from "@rms/test-db/testkit";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { beforeAll, expect, it } from "vitest";
 import { toForm } from "../../testutil/client.js";
-import { startStack, withSecretKey, type Stack } from "../../testutil/harness.js";
+import { useStackWithSecretKey, withSecretKey } from "../../testutil/harness.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON bodies; each assertion states the shape it expects.
 type Json = Record<string, any>;
 
 // CONTRACT.md section 3, "The filter model": one filter, the same resources in the list, search and a bulk job.
-let stack: Stack;
-let worker: RunningWorker;
-let key: string;
+const ctx = useStackWithSecretKey({ worker: true });
 const made: { id: string; status: string; team: string }[] = [];
 let foreign: string;
 beforeAll(async () => {
-  stack = await startStack();
-  worker = await startWorker({ mongoUri: stack.mongoUri, databaseName: stack.databaseName });
-  ({ key } = await withSecretKey(stack));
   for (let i = 0; i < 40; i++) {
     const status = i % 5 === 0 ? "archived" : i % 3 === 0 ? "paused" : "active";
     const team = ["red", "blue", "green"][i % 3]!;
-    const response = await stack.api.post("/v1/resources", { key, json: { name: `Unit ${i}`, status, metadata: { team, n: i } } });
+    const response = await ctx.stack.api.post("/v1/resources", { key: ctx.key, json: { name: `Unit ${i}`, status, metadata: { team, n: i } } });
     made.push({ id: response.json.id, status, team });
   }
-  foreign = (await stack.api.post("/v1/resources", { key: (await withSecretKey(stack)).key, json: { name: "Unit x", metadata: { team: "red" } } })).json.id;
-});
-afterAll(async () => {
-  await worker?.stop();
-  await stack?.stop();
+  foreign = (await ctx.stack.api.post("/v1/resources", { key: (await withSecretKey(ctx.stack)).key, json: { name: "Unit x", metadata: { team: "red" } } })).json.id;
 });
 
 /** Every id a list walk returns for `filter` (in the query string), in order, 7 per page. */
@@ -35,7 +25,7 @@ async function listWalk(filter: Json): Promise<string[]> {
   const seen: string[] = [];
   for (let page = 0; page < 50; page++) {
     const cursor = seen.length > 0 ? `&starting_after=${seen.at(-1)}` : "";
-    const response = await stack.api.get(`/v1/resources?limit=7&${toForm(filter)}${cursor}`, { key });
+    const response = await ctx.stack.api.get(`/v1/resources?limit=7&${toForm(filter)}${cursor}`, { key: ctx.key });
     expect(response.status, JSON.stringify(response.json)).toBe(200);
     seen.push(...response.json.data.map((r: Json) => r.id));
     if (!response.json.has_more) return seen;
@@ -48,7 +38,7 @@ async function searchWalk(query: string): Promise<string[]> {
   const seen: string[] = [];
   let page = "";
   for (let n = 0; n < 50; n++) {
-    const response = await stack.api.get(`/v1/resources/search?limit=5&query=${encodeURIComponent(query)}${page}`, { key });
+    const response = await ctx.stack.api.get(`/v1/resources/search?limit=5&query=${encodeURIComponent(query)}${page}`, { key: ctx.key });
     expect(response.status, JSON.stringify(response.json)).toBe(200);
     seen.push(...response.json.data.map((r: Json) => r.id));
     if (!response.json.has_more) return seen;
@@ -60,13 +50,13 @@ async function searchWalk(query: string): Promise<string[]> {
 /** The ids a bulk update with `filter` touched (each gets `metadata[mark]`), the job sent as JSON or as a form. */
 async function jobTouched(filter: Json, mark: string, encoding: "json" | "form"): Promise<string[]> {
   const body = { type: "resources.bulk_update", params: { filter, update: { metadata: { mark } } } };
-  const response = await stack.api.post("/v1/jobs", encoding === "json" ? { key, json: body } : { key, form: toForm(body) });
+  const response = await ctx.stack.api.post("/v1/jobs", encoding === "json" ? { key: ctx.key, json: body } : { key: ctx.key, form: toForm(body) });
   expect(response.status, JSON.stringify(response.json)).toBe(201);
   // The job echoes the filter as given.
   expect(response.json.params.filter).toEqual(filter);
   await eventually(
     async () => {
-      const job = (await stack.api.get(`/v1/jobs/${response.json.id}`, { key })).json as Json;
+      const job = (await ctx.stack.api.get(`/v1/jobs/${response.json.id}`, { key: ctx.key })).json as Json;
       expect(job.status).toBe("succeeded");
     },
     { timeoutMs: 30_000 },

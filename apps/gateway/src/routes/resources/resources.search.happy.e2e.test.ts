@@ -1,53 +1,43 @@
-import { startWorker, type RunningWorker } from "@rms/core";
 import { eventually } from "@rms/test-db/testkit";
 import { Agent } from "node:https";
 import Stripe from "stripe";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startStack, withSecretKey, type Stack } from "../../testutil/harness.js";
+import { beforeAll, describe, expect, it } from "vitest";
+import { useStackWithSecretKey } from "../../testutil/harness.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON bodies; each assertion states the shape it expects.
 type Json = Record<string, any>;
 
 // GET /v1/resources/search (CONTRACT.md section 3, "Search") over 1,300 resources made by an import.
-let stack: Stack;
-let worker: RunningWorker;
-let key: string;
+const ctx = useStackWithSecretKey({ worker: true });
 /** Every resource, newest first, as the list gives them. */
 let all: Json[] = [];
 
 const SPECIAL = ["Staging cluster", "staging-db", "STAGING eu", "Staging cluster two", "It's mine", 'Quote "q"', "Ünïcode Ärger", "x"];
 
 beforeAll(async () => {
-  stack = await startStack();
-  worker = await startWorker({ mongoUri: stack.mongoUri, databaseName: stack.databaseName });
-  ({ key } = await withSecretKey(stack));
   const items = Array.from({ length: 1_300 }, (_, i) => ({
     name: i < 1_300 - SPECIAL.length ? `Item ${i}` : SPECIAL[i - (1_300 - SPECIAL.length)]!,
     status: i % 4 === 0 ? "paused" : i % 7 === 0 ? "archived" : "active",
     metadata: { team: `t${i % 5}`, env: i % 3 === 0 ? "prod" : "dev", kind: "seeded" },
   }));
-  const job = await stack.api.post("/v1/jobs", { key, json: { type: "resources.import", params: { items } } });
+  const job = await ctx.stack.api.post("/v1/jobs", { key: ctx.key, json: { type: "resources.import", params: { items } } });
   await eventually(
     async () => {
-      expect((await stack.api.get(`/v1/jobs/${job.json.id}`, { key })).json.status).toBe("succeeded");
+      expect((await ctx.stack.api.get(`/v1/jobs/${job.json.id}`, { key: ctx.key })).json.status).toBe("succeeded");
     },
     { timeoutMs: 60_000 },
   );
   let cursor = "";
   for (;;) {
-    const page = (await stack.api.get(`/v1/resources?limit=100${cursor}`, { key })).json as Json;
+    const page = (await ctx.stack.api.get(`/v1/resources?limit=100${cursor}`, { key: ctx.key })).json as Json;
     all.push(...page.data);
     if (!page.has_more) break;
     cursor = `&starting_after=${all.at(-1)!.id}`;
   }
   all = all.filter(Boolean);
 }, 120_000);
-afterAll(async () => {
-  await worker?.stop();
-  await stack?.stop();
-});
 
-const get = (query: string, extra = "") => stack.api.get(`/v1/resources/search?query=${encodeURIComponent(query)}${extra}`, { key });
+const get = (query: string, extra = "") => ctx.stack.api.get(`/v1/resources/search?query=${encodeURIComponent(query)}${extra}`, { key: ctx.key });
 
 /** Every page of a search, in order: the ids and each page's size. */
 async function walk(query: string, limit = 100): Promise<{ ids: string[]; pages: Json[] }> {
@@ -144,28 +134,28 @@ describe("search", () => {
   });
 
   it("reads its writes: a resource created or changed just before is found as it is now", async () => {
-    const made = await stack.api.post("/v1/resources", { key, json: { name: "Fresh thing", metadata: { kind: "fresh" } } });
+    const made = await ctx.stack.api.post("/v1/resources", { key: ctx.key, json: { name: "Fresh thing", metadata: { kind: "fresh" } } });
     expect((await get("name:'Fresh thing'")).json.data.map((r: Json) => r.id)).toEqual([made.json.id]);
-    await stack.api.post(`/v1/resources/${made.json.id}`, { key, json: { name: "Renamed thing", status: "paused" } });
+    await ctx.stack.api.post(`/v1/resources/${made.json.id}`, { key: ctx.key, json: { name: "Renamed thing", status: "paused" } });
     expect((await get("name~'fresh'")).json.data).toEqual([]);
     expect((await get("name~'renamed' AND status:'paused'")).json.data).toMatchObject([{ id: made.json.id, name: "Renamed thing" }]);
-    await stack.api.delete(`/v1/resources/${made.json.id}`, { key });
+    await ctx.stack.api.delete(`/v1/resources/${made.json.id}`, { key: ctx.key });
     expect((await get("metadata['kind']:'fresh'")).json.data).toEqual([]);
   });
 
   it("gives the same bytes for the query string, a JSON body and a form body", async () => {
     const query = "metadata['team']:'t1' AND status:'paused'";
     const first = await get(query, "&limit=3");
-    const viaJson = await stack.api.get("/v1/resources/search", { key, json: { query, limit: 3 } });
-    const viaForm = await stack.api.get("/v1/resources/search", { key, form: { query, limit: "3" } });
+    const viaJson = await ctx.stack.api.get("/v1/resources/search", { key: ctx.key, json: { query, limit: 3 } });
+    const viaForm = await ctx.stack.api.get("/v1/resources/search", { key: ctx.key, form: { query, limit: "3" } });
     expect(viaJson.text).toBe(first.text);
     expect(viaForm.text).toBe(first.text);
-    const second = await stack.api.get("/v1/resources/search", { key, json: { query, limit: 3, page: first.json.next_page } });
+    const second = await ctx.stack.api.get("/v1/resources/search", { key: ctx.key, json: { query, limit: 3, page: first.json.next_page } });
     expect(second.json.data[0].id).not.toBe(first.json.data[0].id);
   });
 
   it("pages with stripe-node's search auto-paging (methodType search: next_page sent back as page)", async () => {
-    const stripe = new Stripe(key, { host: "127.0.0.1", port: stack.gateway.httpsPort, protocol: "https", httpAgent: new Agent({ ca: stack.gateway.certificate }) });
+    const stripe = new Stripe(ctx.key, { host: "127.0.0.1", port: ctx.stack.gateway.httpsPort, protocol: "https", httpAgent: new Agent({ ca: ctx.stack.gateway.certificate }) });
     class Resources extends (Stripe as unknown as { StripeResource: new (stripe: Stripe) => object }).StripeResource {
       search(params: Json) {
         // biome-ignore lint/suspicious/noExplicitAny: stripe-node's request method is not in its public types.
