@@ -13,6 +13,15 @@ const NOTHING_TO_DROP = new Set<unknown>([26, 27]);
  * absent already (new database, or another gateway dropped it first) is fine.
  */
 export async function dropRetiredIndex<T extends Document>(collection: Collection<T>, name: string): Promise<void> {
+  // Looked for first: `dropIndexes` takes the collection's exclusive lock before it finds nothing to drop.
+  const present = await collection
+    .listIndexes()
+    .toArray()
+    .catch((error: { code?: unknown }) => {
+      if (error.code === 26) return [];
+      throw error;
+    });
+  if (!present.some((index) => index.name === name)) return;
   try {
     await collection.dropIndex(name);
   } catch (error) {

@@ -6,6 +6,7 @@ import { newId } from "../ids.js";
 import { pageFrom, keysetIdRange, type CreatedRange } from "../storage/keyset-list.js";
 import { BlobIncomplete, ByteStore, type Sealed } from "../storage/byte-store.js";
 import { ensureExpiryIndex, expiryAt } from "../storage/expiry.js";
+import { dropRetiredIndexes } from "../storage/retired-indexes.js";
 import {
   BLOB_PREFIX,
   FILE_RETENTION_MS,
@@ -41,16 +42,6 @@ export interface NewFile {
  */
 const RETIRED_FILES_INDEX = "idempotency_unique";
 
-/** Drops an index this collection no longer has, when an installation of before made it. */
-async function dropRetiredIndex(collection: Collection<FileDocument>, name: string): Promise<void> {
-  const indexes = await collection.listIndexes().toArray();
-  if (!indexes.some((index) => index.name === name)) return;
-  await collection.dropIndex(name).catch((error: { code?: unknown }) => {
-    // Another core starting at the same time dropped it first (IndexNotFound).
-    if (error.code !== 27) throw error;
-  });
-}
-
 /** The projection of a file's document that reads answer (its blobs are the bytes' business only). */
 const FILE_FIELDS = { blobs: 0 } as const;
 
@@ -77,7 +68,7 @@ export class FileStore {
     await this.files.createIndex({ account: 1, livemode: 1, _id: 1 }, { name: "tenant_id" });
     await this.files.createIndex({ account: 1, livemode: 1, purpose: 1, _id: 1 }, { name: "tenant_purpose_id" });
     await this.files.createIndex({ "blobs.id": 1 }, { name: "blobs" });
-    await dropRetiredIndex(this.files, RETIRED_FILES_INDEX);
+    await dropRetiredIndexes(this.files, [RETIRED_FILES_INDEX]);
     await ensureExpiryIndex(this.files);
     await this.uploads.createIndex({ idempotency: 1 }, { unique: true, name: "idempotency_unique" });
     await ensureExpiryIndex(this.uploads);

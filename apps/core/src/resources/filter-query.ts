@@ -4,6 +4,7 @@ import type { Tenant } from "../caller.js";
 import { keysetIdRange } from "../storage/keyset-list.js";
 import { statusesOf, type NameMatch, type ResourceFilter } from "./filter.js";
 import type { ResourceDocument } from "./model.js";
+import { dropRetiredIndexes } from "../storage/retired-indexes.js";
 
 /**
  * The one place a resource filter (filter.ts) becomes a MongoDB query, for the list, search and the bulk
@@ -61,12 +62,7 @@ const REPLACED_INDEXES = ["live_order", "tenant_order", "tenant_status_order", "
 /** Declares FILTER_INDEXES, then drops the ones they replaced. */
 export async function ensureFilterIndexes(collection: Collection<ResourceDocument>): Promise<void> {
   for (const [name, keys] of Object.entries(FILTER_INDEXES)) await collection.createIndex(keys, { name, partialFilterExpression: LIVE_RESOURCE });
-  for (const name of REPLACED_INDEXES) {
-    await collection.dropIndex(name).catch((error: { code?: unknown }) => {
-      // NamespaceNotFound (26), IndexNotFound (27): nothing to drop (a new database, or dropped before).
-      if (error.code !== 26 && error.code !== 27) throw error;
-    });
-  }
+  await dropRetiredIndexes(collection, REPLACED_INDEXES);
 }
 
 /**

@@ -15,6 +15,7 @@ import { ensureFilterIndexes, findFilter, nameFields, resourceQuery } from "./fi
 import { searchPage, type SearchPage } from "./search.js";
 import { sameMetadata } from "./validation.js";
 import type { MetadataPair, PendingEvent, ResourceDocument, ResourceState, ResourceStatusName } from "./model.js";
+import { dropRetiredIndexes } from "../storage/retired-indexes.js";
 
 export interface ResourceChanges {
   name?: string;
@@ -70,10 +71,7 @@ export class ResourceStore {
 
   async ensureIndexes(): Promise<void> {
     // The unique key slot creates of before kept: the key's record and its transaction decide a create now.
-    await this.collection.dropIndex(REPLACED_SLOT_INDEX).catch((error: { code?: unknown }) => {
-      // NamespaceNotFound (26), IndexNotFound (27): nothing to drop (a new database, or dropped before).
-      if (error.code !== 26 && error.code !== 27) throw error;
-    });
+    await dropRetiredIndexes(this.collection, [REPLACED_SLOT_INDEX]);
     // The list, search and bulk jobs' filter (filter-query.ts): docs/database.md, "Every query has an index".
     await ensureFilterIndexes(this.collection);
     // Tombstones expire once their event is out and their idempotency window has closed (storage/tombstone.ts).
