@@ -1,6 +1,7 @@
 import { useState, type ReactNode } from "react";
 import { useAuth } from "../app/auth";
 import { missingScopeReason } from "../lib/scopes";
+import { formatTime } from "../lib/time";
 import type { Scope } from "../session";
 
 /** Pretty-printed JSON, as text (no HTML from the data ever). */
@@ -101,6 +102,21 @@ export function Section({ title, children, actions }: { title: string; children:
 
 export function StatusBadge({ status }: { status: string }) {
   return <span className={`badge badge-${status.replace(/[^a-z_]/g, "")}`}>{status}</span>;
+}
+
+/**
+ * A time as `formatTime` writes it, in a `<time>` whose date and clock each stay on one line: a narrow column
+ * breaks it between the two, never inside the date.
+ */
+export function Time({ seconds }: { seconds: number | null | undefined }) {
+  const text = formatTime(seconds);
+  const space = text.indexOf(" ");
+  if (seconds === null || seconds === undefined || space < 0) return <span>{text}</span>;
+  return (
+    <time dateTime={new Date(seconds * 1000).toISOString()}>
+      <span className="nowrap">{text.slice(0, space)}</span> <span className="nowrap">{text.slice(space + 1)}</span>
+    </time>
+  );
 }
 
 export function Loading({ what }: { what: string }) {

@@ -5,10 +5,9 @@ import { type Schemas, unwrap } from "../api/client";
 import { useAuth } from "../app/auth";
 import { ErrorNotice } from "../components/ErrorNotice";
 import { IdLink } from "../components/IdLink";
-import { Json, Loading, ScopeNote, Section, StatusBadge, useScopeReason } from "../components/ui";
+import { Json, Loading, ScopeNote, Section, StatusBadge, Time, useScopeReason } from "../components/ui";
 import { downloadFile } from "../lib/download";
 import { isFinished, progressView } from "../lib/progress";
-import { formatTime } from "../lib/time";
 import { type Column, DataTable } from "../components/DataTable";
 
 const route = getRouteApi("/jobs/$id");
@@ -17,8 +16,8 @@ const ITEM_ERROR_COLUMNS: readonly Column<Schemas["JobItemError"]>[] = [
   { header: "Item", cell: (e) => e.index },
   { header: "Resource", cell: (e) => <IdLink id={e.id} /> },
   { header: "Code", cell: (e) => <code>{e.code}</code> },
-  { header: "Parameter", cell: (e) => e.param ?? "—" },
-  { header: "Message", cell: (e) => e.message },
+  { header: "Parameter", cell: (e) => e.param ?? "—", className: "text" },
+  { header: "Message", cell: (e) => e.message, className: "text" },
 ];
 
 export function JobDetailPage() {
@@ -77,11 +76,17 @@ export function JobDetailPage() {
             </div>
             <dl className="details">
               <dt>Created</dt>
-              <dd>{formatTime(data.created)}</dd>
+              <dd>
+                <Time seconds={data.created} />
+              </dd>
               <dt>Started</dt>
-              <dd>{formatTime(data.started_at)}</dd>
+              <dd>
+                <Time seconds={data.started_at} />
+              </dd>
               <dt>Finished</dt>
-              <dd>{formatTime(data.finished_at)}</dd>
+              <dd>
+                <Time seconds={data.finished_at} />
+              </dd>
               <dt>Attempts</dt>
               <dd>{data.attempts}</dd>
               {data.failure_code && (

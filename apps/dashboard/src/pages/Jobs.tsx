@@ -8,13 +8,12 @@ import { ErrorNotice } from "../components/ErrorNotice";
 import { IdLink } from "../components/IdLink";
 import type { Column } from "../components/DataTable";
 import { cursorPager, type FilterSpec, ListPage } from "../components/ListPage";
-import { ActionForm, Options, ScopeNote, Section, StatusBadge, useScopeReason } from "../components/ui";
+import { ActionForm, Options, ScopeNote, Section, StatusBadge, Time, useScopeReason } from "../components/ui";
 import { uploadFile } from "../lib/download";
 import { RESOURCE_STATUSES, type ResourceStatus } from "../lib/filters";
 import { INLINE_IMPORT_MAX, itemsOfFile } from "../lib/import-file";
 import { parseMetadataText } from "../lib/metadata";
 import { progressView, uploadLabel } from "../lib/progress";
-import { formatTime } from "../lib/time";
 
 const route = getRouteApi("/jobs");
 const JOB_STATUSES = ["queued", "running", "succeeded", "failed", "canceled"] as const;
@@ -34,7 +33,7 @@ const JOB_COLUMNS: readonly Column<Job>[] = [
   { header: "Type", cell: (j) => j.type },
   { header: "Status", cell: (j) => <StatusBadge status={j.status} /> },
   { header: "Progress", cell: (j) => progressView(j).label },
-  { header: "Created", cell: (j) => formatTime(j.created), className: "when" },
+  { header: "Created", cell: (j) => <Time seconds={j.created} />, className: "when" },
 ];
 
 export function JobsPage() {

@@ -5,10 +5,9 @@ import { type Event, type Resource, unwrap } from "../api/client";
 import { useAuth } from "../app/auth";
 import { ErrorNotice } from "../components/ErrorNotice";
 import { IdLink } from "../components/IdLink";
-import { ActionForm, ConfirmButton, Json, Loading, Options, ScopeNote, Section, StatusBadge, useScopeReason } from "../components/ui";
+import { ActionForm, ConfirmButton, Json, Loading, Options, ScopeNote, Section, StatusBadge, Time, useScopeReason } from "../components/ui";
 import { RESOURCE_STATUSES } from "../lib/filters";
 import { metadataChange, metadataText, parseMetadataText } from "../lib/metadata";
-import { formatTime } from "../lib/time";
 import { type Column, DataTable } from "../components/DataTable";
 
 const route = getRouteApi("/resources/$id");
@@ -38,7 +37,9 @@ export function ResourceDetailPage() {
                 <StatusBadge status={resource.data.status} />
               </dd>
               <dt>Created</dt>
-              <dd>{formatTime(resource.data.created)}</dd>
+              <dd>
+                <Time seconds={resource.data.created} />
+              </dd>
             </dl>
             <Json value={resource.data} label="The resource as JSON" />
           </Section>
@@ -119,7 +120,7 @@ const RESOURCE_EVENT_COLUMNS: readonly Column<Event>[] = [
   { header: "Event", cell: (e) => <IdLink id={e.id} /> },
   { header: "Type", cell: (e) => e.type },
   { header: "Pending webhooks", cell: (e) => e.pending_webhooks },
-  { header: "Created", cell: (e) => formatTime(e.created), className: "when" },
+  { header: "Created", cell: (e) => <Time seconds={e.created} />, className: "when" },
 ];
 
 function ResourceEvents({ id }: { id: string }) {

@@ -7,10 +7,9 @@ import { ErrorNotice } from "../components/ErrorNotice";
 import { IdLink } from "../components/IdLink";
 import type { Column } from "../components/DataTable";
 import { cursorPager, type FilterSpec, ListPage, type PagerButton } from "../components/ListPage";
-import { ActionForm, Options, ScopeNote, Section, StatusBadge, useScopeReason } from "../components/ui";
+import { ActionForm, Options, ScopeNote, Section, StatusBadge, Time, useScopeReason } from "../components/ui";
 import { firstPage, isFiltered, listQuery, RESOURCE_STATUSES, type ResourceFilters, searchQueryOf } from "../lib/filters";
 import { parseMetadataText } from "../lib/metadata";
-import { formatTime } from "../lib/time";
 
 const route = getRouteApi("/resources");
 const PAGE = 20;
@@ -40,17 +39,17 @@ const RESOURCE_FILTERS = {
 
 const RESOURCE_COLUMNS: readonly Column<Resource>[] = [
   { header: "Id", cell: (r) => <IdLink id={r.id} /> },
-  { header: "Name", cell: (r) => r.name },
+  { header: "Name", cell: (r) => r.name, className: "text" },
   { header: "Status", cell: (r) => <StatusBadge status={r.status} /> },
   {
     header: "Metadata",
     cell: (r) =>
       Object.entries(r.metadata)
         .map(([k, v]) => `${k}=${v}`)
-        .join(", "),
-    className: "meta",
+        .join(", ") || "—",
+    className: "text",
   },
-  { header: "Created", cell: (r) => formatTime(r.created), className: "when" },
+  { header: "Created", cell: (r) => <Time seconds={r.created} />, className: "when" },
 ];
 
 /** Resources: every list filter and search, by cursor (never a count of the account), and create. */

@@ -6,8 +6,7 @@ import { useAuth } from "../app/auth";
 import { AttemptsTable } from "../components/Attempts";
 import { ErrorNotice } from "../components/ErrorNotice";
 import { SecretOnce } from "../components/SecretOnce";
-import { ActionForm, ConfirmButton, Json, Loading, ScopeNote, Section, StatusBadge, useScopeReason } from "../components/ui";
-import { formatTime } from "../lib/time";
+import { ActionForm, ConfirmButton, Json, Loading, ScopeNote, Section, StatusBadge, Time, useScopeReason } from "../components/ui";
 
 const route = getRouteApi("/webhooks/$id");
 
@@ -74,7 +73,9 @@ export function WebhookDetailPage() {
               <dt>Signature scheme</dt>
               <dd>{data.signature_scheme}</dd>
               <dt>Created</dt>
-              <dd>{formatTime(data.created)}</dd>
+              <dd>
+                <Time seconds={data.created} />
+              </dd>
             </dl>
             <Json value={data} label="The endpoint as JSON" />
             <div className="actions">
@@ -171,7 +172,9 @@ function EndpointAttempts({ id, status, event }: { id: string; status: string | 
           Resent: attempt <code>{resend.data.id}</code> scheduled.
         </p>
       )}
-      {attempts.data && <AttemptsTable attempts={attempts.data.data} caption={`Attempts to ${id}`} onResend={(a) => resend.mutate(a)} resendDisabled={resend.isPending} />}
+      {attempts.data && (
+        <AttemptsTable attempts={attempts.data.data} caption={`Attempts to ${id}`} omit={["endpoint"]} onResend={(a) => resend.mutate(a)} resendDisabled={resend.isPending} />
+      )}
       {attempts.data && attempts.data.data.length === 0 && <p className="empty">No attempts yet.</p>}
     </Section>
   );

@@ -5,8 +5,7 @@ import { useAuth } from "../app/auth";
 import { ErrorNotice } from "../components/ErrorNotice";
 import { IdLink } from "../components/IdLink";
 import { SecretOnce } from "../components/SecretOnce";
-import { ActionForm, Loading, ScopeNote, Section, StatusBadge, useScopeReason } from "../components/ui";
-import { formatTime } from "../lib/time";
+import { ActionForm, Loading, ScopeNote, Section, StatusBadge, Time, useScopeReason } from "../components/ui";
 import { EVENT_TYPES } from "./Events";
 import { type Column, DataTable } from "../components/DataTable";
 
@@ -14,11 +13,11 @@ type EnabledEvent = "*" | (typeof EVENT_TYPES)[number];
 
 const ENDPOINT_COLUMNS: readonly Column<WebhookEndpoint>[] = [
   { header: "Endpoint", cell: (w) => <IdLink id={w.id} /> },
-  { header: "URL", cell: (w) => w.url, className: "url" },
-  { header: "Events", cell: (w) => w.enabled_events.join(", ") },
+  { header: "URL", cell: (w) => w.url, className: "text" },
+  { header: "Events", cell: (w) => w.enabled_events.join(", "), className: "text" },
   { header: "Scheme", cell: (w) => w.signature_scheme },
   { header: "Status", cell: (w) => <StatusBadge status={w.status} /> },
-  { header: "Created", cell: (w) => formatTime(w.created), className: "when" },
+  { header: "Created", cell: (w) => <Time seconds={w.created} />, className: "when" },
 ];
 
 export function WebhooksPage() {
