@@ -1,7 +1,7 @@
 import type { WebhookAttempt } from "../api/client";
 import { type Column, DataTable } from "./DataTable";
 import { IdLink } from "./IdLink";
-import { StatusBadge, Time } from "./ui";
+import { Button, StatusBadge, Time } from "./ui";
 
 /** The columns a page may leave out because every row has the same value and the page already says it. */
 export type SameForEveryRow = "event" | "endpoint";
@@ -47,22 +47,22 @@ export function AttemptsTable({
   caption,
   omit = [],
   onResend,
-  resendDisabled,
+  resendBusy,
 }: {
   attempts: readonly WebhookAttempt[];
   caption: string;
   omit?: readonly SameForEveryRow[];
   onResend?: (a: WebhookAttempt) => void;
-  resendDisabled?: boolean;
+  resendBusy?: boolean;
 }) {
   const resend: Column<WebhookAttempt>[] = onResend
     ? [
         {
           header: "Resend",
           cell: (a) => (
-            <button type="button" disabled={resendDisabled} onClick={() => onResend(a)} aria-label={`Resend ${a.event} to ${a.webhook_endpoint}`}>
+            <Button busy={resendBusy} onClick={() => onResend(a)} aria-label={`Resend ${a.event} to ${a.webhook_endpoint}`}>
               Resend
-            </button>
+            </Button>
           ),
         },
       ]

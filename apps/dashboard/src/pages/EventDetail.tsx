@@ -5,7 +5,7 @@ import { useAuth } from "../app/auth";
 import { AttemptsTable } from "../components/Attempts";
 import { ErrorNotice } from "../components/ErrorNotice";
 import { IdLink } from "../components/IdLink";
-import { Json, Loading, ScopeNote, Section, StatusBadge, Time, useScopeReason } from "../components/ui";
+import { Button, Json, Loading, ScopeNote, Section, StatusBadge, Time, useScopeReason } from "../components/ui";
 
 const route = getRouteApi("/events/$id");
 
@@ -112,9 +112,9 @@ function EndpointDelivery({ eventId, endpoint }: { eventId: string; endpoint: We
           <span>{subscribed ? "no attempt yet (not subscribed to this type, or not yet due)" : "not subscribed"}</span>
         )}
       </p>
-      <button type="button" onClick={() => resend.mutate()} disabled={resend.isPending} aria-label={`Resend to ${endpoint.url}`}>
+      <Button onClick={() => resend.mutate()} busy={resend.isPending} aria-label={`Resend to ${endpoint.url}`}>
         Resend to this endpoint
-      </button>
+      </Button>
       {resend.data && (
         <span className="notice-inline" role="status">
           {" "}

@@ -5,7 +5,7 @@ import { type Schemas, unwrap } from "../api/client";
 import { useAuth } from "../app/auth";
 import { ErrorNotice } from "../components/ErrorNotice";
 import { IdLink } from "../components/IdLink";
-import { Json, Loading, ScopeNote, Section, StatusBadge, Time, useScopeReason } from "../components/ui";
+import { Button, Json, Loading, ScopeNote, Section, StatusBadge, Time, useScopeReason } from "../components/ui";
 import { downloadFile } from "../lib/download";
 import { isFinished, progressView } from "../lib/progress";
 import { type Column, DataTable } from "../components/DataTable";
@@ -101,9 +101,9 @@ export function JobDetailPage() {
             {!finished && (
               <>
                 <ScopeNote reason={writeReason} />
-                <button type="button" className="danger" disabled={!!writeReason || cancel.isPending || !!data.cancel_requested_at} onClick={() => cancel.mutate()}>
-                  Cancel job
-                </button>
+                <Button className="danger" disabled={!!writeReason} busy={cancel.isPending || !!data.cancel_requested_at} onClick={() => cancel.mutate()}>
+                  {data.cancel_requested_at ? "Cancel requested" : "Cancel job"}
+                </Button>
               </>
             )}
             <ErrorNotice error={cancel.error} />
@@ -128,7 +128,7 @@ export function JobDetailPage() {
             )}
           </Section>
           <Section title="The job as JSON">
-            <Json value={data} label="The job as JSON" />
+            <Json value={data} label="The job's fields" />
           </Section>
         </>
       )}

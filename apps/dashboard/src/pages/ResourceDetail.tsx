@@ -5,7 +5,7 @@ import { type Event, type Resource, unwrap } from "../api/client";
 import { useAuth } from "../app/auth";
 import { ErrorNotice } from "../components/ErrorNotice";
 import { IdLink } from "../components/IdLink";
-import { ActionForm, ConfirmButton, Json, Loading, Options, ScopeNote, Section, StatusBadge, Time, useScopeReason } from "../components/ui";
+import { ActionForm, Button, ConfirmButton, Json, Loading, Options, ScopeNote, Section, StatusBadge, Time, useScopeReason } from "../components/ui";
 import { RESOURCE_STATUSES } from "../lib/filters";
 import { metadataChange, metadataText, parseMetadataText } from "../lib/metadata";
 import { type Column, DataTable } from "../components/DataTable";
@@ -88,7 +88,7 @@ function EditResource({ resource }: { resource: Resource }) {
   return (
     <Section title="Edit">
       <ScopeNote reason={reason} />
-      <ActionForm label="Edit the resource" inline={false} onSubmit={() => update.mutate()}>
+      <ActionForm label="Edit the resource" inline={false} busy={update.isPending} onSubmit={() => update.mutate()}>
         <label htmlFor="e-name">Name</label>
         <input id="e-name" value={name} required maxLength={200} disabled={!!reason} onChange={(e) => setName(e.target.value)} />
         <label htmlFor="e-status">Status</label>
@@ -98,9 +98,9 @@ function EditResource({ resource }: { resource: Resource }) {
         <label htmlFor="e-metadata">Metadata (one key=value per line; remove a line to remove the key)</label>
         <textarea id="e-metadata" rows={4} value={metadata} disabled={!!reason} onChange={(e) => setMetadata(e.target.value)} />
         <div className="actions">
-          <button type="submit" disabled={!!reason || update.isPending}>
+          <Button type="submit" disabled={!!reason} busy={update.isPending}>
             Save changes
-          </button>
+          </Button>
           <ConfirmButton label="Delete resource" confirmLabel="Yes, delete it" disabled={!!reason} busy={remove.isPending} onConfirm={() => remove.mutate()} />
         </div>
       </ActionForm>

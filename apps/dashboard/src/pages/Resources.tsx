@@ -7,7 +7,7 @@ import { ErrorNotice } from "../components/ErrorNotice";
 import { IdLink } from "../components/IdLink";
 import type { Column } from "../components/DataTable";
 import { cursorPager, type FilterSpec, ListPage, type PagerButton } from "../components/ListPage";
-import { ActionForm, Options, ScopeNote, Section, StatusBadge, Time, useScopeReason } from "../components/ui";
+import { ActionForm, Button, Options, ScopeNote, Section, StatusBadge, Time, useScopeReason } from "../components/ui";
 import { firstPage, isFiltered, listQuery, RESOURCE_STATUSES, type ResourceFilters, searchQueryOf } from "../lib/filters";
 import { parseMetadataText } from "../lib/metadata";
 
@@ -145,7 +145,7 @@ function CreateResource() {
   return (
     <Section title="Create a resource">
       <ScopeNote reason={reason} />
-      <ActionForm label="Create a resource" onSubmit={() => create.mutate()}>
+      <ActionForm label="Create a resource" busy={create.isPending} onSubmit={() => create.mutate()}>
         <div className="field">
           <label htmlFor="c-name">Name</label>
           <input id="c-name" value={name} required maxLength={200} disabled={!!reason} onChange={(e) => setName(e.target.value)} />
@@ -161,9 +161,9 @@ function CreateResource() {
           <textarea id="c-metadata" rows={2} value={metadata} disabled={!!reason} onChange={(e) => setMetadata(e.target.value)} />
         </div>
         <div className="actions">
-          <button type="submit" disabled={!!reason || create.isPending}>
+          <Button type="submit" disabled={!!reason} busy={create.isPending}>
             Create resource
-          </button>
+          </Button>
         </div>
       </ActionForm>
       <ErrorNotice error={create.error} />
