@@ -10,6 +10,7 @@ import { cursorPager, type FilterSpec, ListPage, type PagerButton } from "../com
 import { ActionForm, Button, Options, ScopeNote, Section, StatusBadge, Time, useScopeReason } from "../components/ui";
 import { firstPage, isFiltered, listQuery, RESOURCE_STATUSES, type ResourceFilters, searchQueryOf } from "../lib/filters";
 import { parseMetadataText } from "../lib/metadata";
+import { emptySearchText, searchPage } from "../lib/search-walk";
 
 const route = getRouteApi("/resources");
 const PAGE = 20;
@@ -18,6 +19,8 @@ interface Page {
   readonly data: Resource[];
   readonly has_more: boolean;
   readonly next_page?: string | null;
+  /** A search page: how many requests it took (searchPage). */
+  readonly requests?: number;
 }
 
 const RESOURCE_FILTERS = {
@@ -64,10 +67,13 @@ export function ResourcesPage() {
     queryKey: ["resources", filters],
     enabled: readReason === null,
     placeholderData: keepPreviousData,
-    queryFn: () =>
+    queryFn: ({ signal }) =>
       searching
-        ? unwrap(client.GET("/v1/resources/search", { params: { query: { query: filters.q!, limit: PAGE, ...(filters.page ? { page: filters.page } : {}) } } }))
-        : unwrap(client.GET("/v1/resources", { params: { query: listQuery(filters, PAGE) } })),
+        ? searchPage(
+            (at) => unwrap(client.GET("/v1/resources/search", { params: { query: { query: filters.q!, limit: PAGE, ...(at ? { page: at } : {}) } }, signal })),
+            filters.page,
+          )
+        : unwrap(client.GET("/v1/resources", { params: { query: listQuery(filters, PAGE) }, signal })),
   });
 
   const setFilters = (next: ResourceFilters) => void navigate({ search: next });
@@ -86,7 +92,7 @@ export function ResourcesPage() {
         reason: readReason,
         query: page,
         columns: RESOURCE_COLUMNS,
-        empty: searching ? "No match on this page." : isFiltered(filters) ? "No resource matches these filters." : "No resources yet.",
+        empty: searching ? emptySearchText(page.data) : isFiltered(filters) ? "No resource matches these filters." : "No resources yet.",
         pager: (data) => pagerButtons(filters, data, searching, setFilters),
       }}
     >
