@@ -1,6 +1,6 @@
 // The dashboard in a real browser (the system's Chromium, driven by playwright-core; never a downloaded browser)
 // against the real stack that `npm start` runs, through the main flows of CONTRACT.md section 13, with axe on every
-// page and a keyboard-only pass. Each page's screenshot is written to artifacts/screenshots/ (git-ignored).
+// page and keyboard-only passes. Each page's screenshot is written to artifacts/screenshots/ (git-ignored).
 import { mkdirSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import { tmpdir } from "node:os";
@@ -59,6 +59,23 @@ describe.skipIf("missing" in browserFound)("the dashboard in Chromium", () => {
     return { ctx, p };
   };
   const url = (path: string) => `${stack.origin}/dashboard${path}`;
+  /** The focused element's name (its label, aria-label or text), or "main" for the main region. */
+  const focusedName = (p: Page) =>
+    p.evaluate(() => {
+      const el = document.activeElement as HTMLElement | null;
+      if (!el || el === document.body) return "";
+      if (el.id === "main") return "main";
+      const label = el.id ? document.querySelector(`label[for="${el.id}"]`)?.textContent : null;
+      return `${label ?? el.getAttribute("aria-label") ?? el.textContent ?? ""}`.trim();
+    });
+  /** Presses Tab until the focused control's name matches (at most 80 times). */
+  const tabTo = async (p: Page, accessibleName: RegExp) => {
+    for (let i = 0; i < 80; i++) {
+      await p.keyboard.press("Tab");
+      if (accessibleName.test(await focusedName(p))) return;
+    }
+    throw new Error(`no focusable control named ${accessibleName} within 80 tabs`);
+  };
 
   beforeAll(async () => {
     if ("missing" in browserFound) return;
@@ -280,19 +297,6 @@ describe.skipIf("missing" in browserFound)("the dashboard in Chromium", () => {
   it("creates a resource and resends an event with the keyboard alone", async () => {
     await page.goto(url("/resources"));
     await page.getByRole("heading", { name: "Resources", exact: true }).waitFor();
-    const tabTo = async (p: Page, accessibleName: RegExp) => {
-      for (let i = 0; i < 80; i++) {
-        await p.keyboard.press("Tab");
-        const name = await p.evaluate(() => {
-          const el = document.activeElement as HTMLElement | null;
-          if (!el) return "";
-          const label = el.id ? document.querySelector(`label[for="${el.id}"]`)?.textContent : null;
-          return `${label ?? el.getAttribute("aria-label") ?? el.textContent ?? ""}`.trim();
-        });
-        if (accessibleName.test(name)) return;
-      }
-      throw new Error(`no focusable control named ${accessibleName} within 80 tabs`);
-    };
     await tabTo(page, /^Name$/);
     await page.keyboard.type("Typed at the keyboard");
     await tabTo(page, /^Create resource$/);
@@ -308,6 +312,52 @@ describe.skipIf("missing" in browserFound)("the dashboard in Chromium", () => {
     await tabTo(page, new RegExp(`^Resend to ${hook.url.replace(/[.?]/g, "\\$&")}$`));
     await page.keyboard.press("Enter");
     await page.getByText("Scheduled attempt").waitFor();
+  });
+
+  it("keeps the keyboard's place: filters, opens a resource, saves it, asks to delete it, takes that back, deletes it", async () => {
+    const made = await stack.api("POST", "/v1/resources", { name: "Reached by keyboard", metadata: { reach: "keys" } });
+    const id = made.body.id as string;
+    await page.goto(url("/resources"));
+    await page.getByRole("heading", { name: "Resources", exact: true }).waitFor();
+    await tabTo(page, /^Metadata key$/);
+    await page.keyboard.type("reach");
+    await page.keyboard.press("Tab");
+    await page.keyboard.type("keys");
+    await page.keyboard.press("Enter");
+    await page.waitForURL(/metaValue=keys/);
+    await page.getByRole("link", { name: id }).waitFor();
+    await tabTo(page, new RegExp(`^${id}$`));
+    await page.keyboard.press("Enter");
+    await page.getByRole("heading", { name: "Reached by keyboard" }).waitFor();
+    // The link went away with the list: the focus is on the new page's main region, not back at the page's top.
+    await expect.poll(() => focusedName(page)).toBe("main");
+
+    // Saving keeps the focus on its button (a button disabled while its call runs would drop it to the top).
+    await tabTo(page, /^Name$/);
+    await page.keyboard.press("End");
+    await page.keyboard.type(", edited");
+    await tabTo(page, /^Save changes$/);
+    const saved = page.waitForResponse((r) => r.url().endsWith(`/v1/resources/${id}`) && r.request().method() === "POST");
+    await page.keyboard.press("Enter");
+    expect((await saved).status()).toBe(200);
+    await page.getByRole("heading", { name: "Reached by keyboard, edited" }).waitFor();
+    expect(await focusedName(page)).toBe("Save changes");
+
+    // The delete's question takes the focus to Cancel; Escape takes the question back and the focus to Delete.
+    await page.keyboard.press("Tab");
+    expect(await focusedName(page)).toBe("Delete resource");
+    await page.keyboard.press("Enter");
+    expect(await focusedName(page)).toBe("Cancel");
+    await page.keyboard.press("Escape");
+    expect(await focusedName(page)).toBe("Delete resource");
+    expect((await stack.api("GET", `/v1/resources/${id}`)).status).toBe(200);
+    await page.keyboard.press("Enter");
+    await page.keyboard.press("Shift+Tab");
+    expect(await focusedName(page)).toBe("Yes, delete it");
+    await page.keyboard.press("Enter");
+    await page.waitForURL(url("/resources"));
+    await expect.poll(() => focusedName(page)).toBe("main");
+    expect((await stack.api("GET", `/v1/resources/${id}`)).status).toBe(404);
   });
 
   it("edits a resource's name, status and metadata, and deletes it only after a confirmation", async () => {

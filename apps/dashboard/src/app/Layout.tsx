@@ -1,4 +1,5 @@
-import { Link, Outlet } from "@tanstack/react-router";
+import { Link, Outlet, useRouter } from "@tanstack/react-router";
+import { useEffect, useRef } from "react";
 import { describeKey, storedKey } from "../session";
 import { SignInPage } from "../pages/SignIn";
 import { useAuth } from "./auth";
@@ -13,15 +14,61 @@ const NAV = [
   { to: "/request-logs", label: "Request logs" },
 ] as const;
 
+/** Moves the keyboard's focus to the main region. */
+function focusMain() {
+  document.getElementById("main")?.focus({ preventScroll: true });
+}
+
+/** Moves the focus to the main region if the element that had it went away (the browser left it on the document). */
+function focusMainIfLost() {
+  const active = document.activeElement;
+  if (active === null || active === document.body || !active.isConnected) focusMain();
+}
+
+/**
+ * After a move to another page (or signing in or out), puts the focus on the new page's main region when the
+ * element that had it went away with the old page (a link in a table, the sign-in form): otherwise the next Tab
+ * starts again at the top of the document. Focus still on the navigation stays there.
+ */
+function useFocusAfterNavigation(signedIn: boolean) {
+  const router = useRouter();
+  useEffect(
+    () =>
+      router.subscribe("onRendered", (event) => {
+        if (event.fromLocation && event.pathChanged) focusMainIfLost();
+      }),
+    [router],
+  );
+  const first = useRef(true);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: runs when the tab signs in or out
+  useEffect(() => {
+    if (first.current) {
+      first.current = false;
+      return;
+    }
+    focusMainIfLost();
+  }, [signedIn]);
+}
+
 /** Every page: the header with the key's mode and sign-out, the navigation, and the page; sign-in without a key. */
 export function Layout() {
   const auth = useAuth();
+  useFocusAfterNavigation(auth.key !== null);
   if (!auth.key) return <SignInPage />;
   const { mode, kind } = describeKey(storedKey() ?? auth.key);
   const readOnly = auth.scopes !== null && !auth.scopes.some((s) => s.endsWith(":write"));
   return (
     <div className="shell">
-      <a href="#main" className="skip-link">
+      {/* biome-ignore lint/a11y/useValidAnchor: a skip link; its href works without script, the click only keeps #main out of the URL */}
+      <a
+        href="#main"
+        className="skip-link"
+        onClick={(e) => {
+          // The focus moves; the address bar keeps the page's URL (no #main in a link someone copies).
+          e.preventDefault();
+          focusMain();
+        }}
+      >
         Skip to content
       </a>
       <header className="topbar">

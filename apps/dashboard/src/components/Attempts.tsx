@@ -1,63 +1,85 @@
 import type { WebhookAttempt } from "../api/client";
-import { formatTime } from "../lib/time";
 import { type Column, DataTable } from "./DataTable";
 import { IdLink } from "./IdLink";
-import { StatusBadge } from "./ui";
+import { Button, StatusBadge, Time } from "./ui";
 
-const ATTEMPT_COLUMNS: readonly Column<WebhookAttempt>[] = [
-  { header: "Attempt", cell: (a) => <code>{a.id}</code> },
-  { header: "Event", cell: (a) => <IdLink id={a.event} /> },
-  { header: "Endpoint", cell: (a) => <IdLink id={a.webhook_endpoint} /> },
-  {
-    header: "Status",
-    cell: (a) => (
-      <>
-        <StatusBadge status={a.status} />
-        {a.failure_code && <span className="help"> {a.failure_code}</span>}
-      </>
-    ),
-  },
-  {
-    header: "Response",
-    cell: (a) => (
-      <>
-        <span>{a.response_status ?? "no response"}</span> <span className="help">{a.duration_ms} ms</span>
-        {a.response_body !== null && a.response_body !== "" && (
-          <details>
-            <summary>Body</summary>
-            <pre className="json">{a.response_body}</pre>
-          </details>
-        )}
-      </>
-    ),
-  },
-  { header: "Trigger", cell: (a) => a.trigger },
-  { header: "When", cell: (a) => formatTime(a.created), className: "when" },
-];
+/** The columns a page may leave out because every row has the same value and the page already says it. */
+export type SameForEveryRow = "event" | "endpoint";
 
-/** Attempts with their response status and the first KiB of the body the receiver answered. */
+function attemptColumns(omit: readonly SameForEveryRow[]): Column<WebhookAttempt>[] {
+  return [
+    { header: "Attempt", cell: (a) => <code className="id">{a.id}</code> },
+    ...(omit.includes("event") ? [] : [{ header: "Event", cell: (a: WebhookAttempt) => <IdLink id={a.event} /> }]),
+    ...(omit.includes("endpoint") ? [] : [{ header: "Endpoint", cell: (a: WebhookAttempt) => <IdLink id={a.webhook_endpoint} /> }]),
+    {
+      header: "Status",
+      cell: (a) => (
+        <>
+          <StatusBadge status={a.status} />
+          {a.failure_code && (
+            <>
+              {" "}
+              <code className="failure">{a.failure_code}</code>
+            </>
+          )}
+        </>
+      ),
+    },
+    {
+      header: "Response",
+      cell: (a) => (
+        <>
+          <span>{a.response_status ?? "no response"}</span> <span className="help">{a.duration_ms} ms</span>
+        </>
+      ),
+    },
+    { header: "Trigger", cell: (a) => a.trigger },
+    { header: "When", cell: (a) => <Time seconds={a.created} />, className: "when" },
+  ];
+}
+
+/**
+ * Attempts with their response status; the first KiB of the body the receiver answered opens under its attempt,
+ * across the table's width (in a cell of its own it would squeeze the table or run past it).
+ */
 export function AttemptsTable({
   attempts,
   caption,
+  omit = [],
   onResend,
-  resendDisabled,
+  resendBusy,
 }: {
   attempts: readonly WebhookAttempt[];
   caption: string;
+  omit?: readonly SameForEveryRow[];
   onResend?: (a: WebhookAttempt) => void;
-  resendDisabled?: boolean;
+  resendBusy?: boolean;
 }) {
   const resend: Column<WebhookAttempt>[] = onResend
     ? [
         {
           header: "Resend",
           cell: (a) => (
-            <button type="button" disabled={resendDisabled} onClick={() => onResend(a)} aria-label={`Resend ${a.event} to ${a.webhook_endpoint}`}>
+            <Button busy={resendBusy} onClick={() => onResend(a)} aria-label={`Resend ${a.event} to ${a.webhook_endpoint}`}>
               Resend
-            </button>
+            </Button>
           ),
         },
       ]
     : [];
-  return <DataTable caption={caption} columns={[...ATTEMPT_COLUMNS, ...resend]} rows={attempts} />;
+  return (
+    <DataTable
+      caption={caption}
+      columns={[...attemptColumns(omit), ...resend]}
+      rows={attempts}
+      detail={(a) =>
+        a.response_body === null || a.response_body === "" ? null : (
+          <details>
+            <summary>Response body of {a.id}</summary>
+            <pre className="body">{a.response_body}</pre>
+          </details>
+        )
+      }
+    />
+  );
 }

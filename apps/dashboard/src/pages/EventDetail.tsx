@@ -5,8 +5,7 @@ import { useAuth } from "../app/auth";
 import { AttemptsTable } from "../components/Attempts";
 import { ErrorNotice } from "../components/ErrorNotice";
 import { IdLink } from "../components/IdLink";
-import { Json, Loading, ScopeNote, Section, StatusBadge, useScopeReason } from "../components/ui";
-import { formatTime } from "../lib/time";
+import { Button, Json, Loading, ScopeNote, Section, StatusBadge, Time, useScopeReason } from "../components/ui";
 
 const route = getRouteApi("/events/$id");
 
@@ -38,7 +37,9 @@ export function EventDetailPage() {
               <dt>Sequence</dt>
               <dd>{event.data.sequence}</dd>
               <dt>Created</dt>
-              <dd>{formatTime(event.data.created)}</dd>
+              <dd>
+                <Time seconds={event.data.created} />
+              </dd>
               <dt>Request</dt>
               <dd>
                 <IdLink id={event.data.request?.id ?? null} />
@@ -105,15 +106,15 @@ function EndpointDelivery({ eventId, endpoint }: { eventId: string; endpoint: We
         State:{" "}
         {latest ? (
           <>
-            <StatusBadge status={latest.status} /> (latest attempt {formatTime(latest.created)}, response {latest.response_status ?? "none"})
+            <StatusBadge status={latest.status} /> (latest attempt <Time seconds={latest.created} />, response {latest.response_status ?? "none"})
           </>
         ) : (
           <span>{subscribed ? "no attempt yet (not subscribed to this type, or not yet due)" : "not subscribed"}</span>
         )}
       </p>
-      <button type="button" onClick={() => resend.mutate()} disabled={resend.isPending} aria-label={`Resend to ${endpoint.url}`}>
+      <Button onClick={() => resend.mutate()} busy={resend.isPending} aria-label={`Resend to ${endpoint.url}`}>
         Resend to this endpoint
-      </button>
+      </Button>
       {resend.data && (
         <span className="notice-inline" role="status">
           {" "}
@@ -122,7 +123,9 @@ function EndpointDelivery({ eventId, endpoint }: { eventId: string; endpoint: We
       )}
       <ErrorNotice error={resend.error as ApiFailure | null} />
       <ErrorNotice error={attempts.error} />
-      {attempts.data && attempts.data.data.length > 0 && <AttemptsTable attempts={attempts.data.data} caption={`Attempts of ${eventId} to ${endpoint.id}`} />}
+      {attempts.data && attempts.data.data.length > 0 && (
+        <AttemptsTable attempts={attempts.data.data} caption={`Attempts of ${eventId} to ${endpoint.id}`} omit={["event", "endpoint"]} />
+      )}
     </section>
   );
 }

@@ -5,8 +5,7 @@ import { useAuth } from "../app/auth";
 import { IdLink } from "../components/IdLink";
 import type { Column } from "../components/DataTable";
 import { cursorPager, type FilterSpec, ListPage } from "../components/ListPage";
-import { useScopeReason } from "../components/ui";
-import { formatTime } from "../lib/time";
+import { Time, useScopeReason } from "../components/ui";
 
 const route = getRouteApi("/events");
 
@@ -29,7 +28,7 @@ const EVENT_COLUMNS: readonly Column<Event>[] = [
   { header: "Object", cell: (e) => <IdLink id={(e.data.object as { id?: string }).id} /> },
   { header: "Sequence", cell: (e) => e.sequence },
   { header: "Pending webhooks", cell: (e) => e.pending_webhooks },
-  { header: "Created", cell: (e) => formatTime(e.created), className: "when" },
+  { header: "Created", cell: (e) => <Time seconds={e.created} />, className: "when" },
 ];
 
 /** Events, newest first, by cursor (never counted); filter by type (exact or `resource.*`) or by object. */

@@ -6,9 +6,8 @@ import { ErrorNotice, NotAvailable } from "../components/ErrorNotice";
 import { IdLink } from "../components/IdLink";
 import type { Column } from "../components/DataTable";
 import { cursorPager, type FilterSpec, ListPage } from "../components/ListPage";
-import { Json, Loading, Section } from "../components/ui";
+import { Json, Loading, Section, Time } from "../components/ui";
 import { formatBytes } from "../lib/progress";
-import { formatTime } from "../lib/time";
 import { DownloadButton } from "./JobDetail";
 
 type Purpose = Schemas["File"]["purpose"];
@@ -22,11 +21,11 @@ const FILE_FILTERS: FilterSpec = { apply: "change", idPrefix: "fl", fields: [{ n
 
 const FILE_COLUMNS: readonly Column<StoredFile>[] = [
   { header: "File", cell: (f) => <IdLink id={f.id} /> },
-  { header: "Name", cell: (f) => f.filename ?? "—" },
+  { header: "Name", cell: (f) => f.filename ?? "—", className: "text" },
   { header: "Purpose", cell: (f) => f.purpose },
   { header: "Size", cell: (f) => formatBytes(f.size) },
-  { header: "Created", cell: (f) => formatTime(f.created), className: "when" },
-  { header: "Expires", cell: (f) => formatTime(f.expires_at), className: "when" },
+  { header: "Created", cell: (f) => <Time seconds={f.created} />, className: "when" },
+  { header: "Expires", cell: (f) => <Time seconds={f.expires_at} />, className: "when" },
   { header: "Download", cell: (f) => <DownloadButton fileId={f.id} /> },
 ];
 

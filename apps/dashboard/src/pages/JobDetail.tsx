@@ -5,10 +5,9 @@ import { type Schemas, unwrap } from "../api/client";
 import { useAuth } from "../app/auth";
 import { ErrorNotice } from "../components/ErrorNotice";
 import { IdLink } from "../components/IdLink";
-import { Json, Loading, ScopeNote, Section, StatusBadge, useScopeReason } from "../components/ui";
+import { Button, Json, Loading, ScopeNote, Section, StatusBadge, Time, useScopeReason } from "../components/ui";
 import { downloadFile } from "../lib/download";
 import { isFinished, progressView } from "../lib/progress";
-import { formatTime } from "../lib/time";
 import { type Column, DataTable } from "../components/DataTable";
 
 const route = getRouteApi("/jobs/$id");
@@ -17,8 +16,8 @@ const ITEM_ERROR_COLUMNS: readonly Column<Schemas["JobItemError"]>[] = [
   { header: "Item", cell: (e) => e.index },
   { header: "Resource", cell: (e) => <IdLink id={e.id} /> },
   { header: "Code", cell: (e) => <code>{e.code}</code> },
-  { header: "Parameter", cell: (e) => e.param ?? "—" },
-  { header: "Message", cell: (e) => e.message },
+  { header: "Parameter", cell: (e) => e.param ?? "—", className: "text" },
+  { header: "Message", cell: (e) => e.message, className: "text" },
 ];
 
 export function JobDetailPage() {
@@ -77,11 +76,17 @@ export function JobDetailPage() {
             </div>
             <dl className="details">
               <dt>Created</dt>
-              <dd>{formatTime(data.created)}</dd>
+              <dd>
+                <Time seconds={data.created} />
+              </dd>
               <dt>Started</dt>
-              <dd>{formatTime(data.started_at)}</dd>
+              <dd>
+                <Time seconds={data.started_at} />
+              </dd>
               <dt>Finished</dt>
-              <dd>{formatTime(data.finished_at)}</dd>
+              <dd>
+                <Time seconds={data.finished_at} />
+              </dd>
               <dt>Attempts</dt>
               <dd>{data.attempts}</dd>
               {data.failure_code && (
@@ -96,9 +101,9 @@ export function JobDetailPage() {
             {!finished && (
               <>
                 <ScopeNote reason={writeReason} />
-                <button type="button" className="danger" disabled={!!writeReason || cancel.isPending || !!data.cancel_requested_at} onClick={() => cancel.mutate()}>
-                  Cancel job
-                </button>
+                <Button className="danger" disabled={!!writeReason} busy={cancel.isPending || !!data.cancel_requested_at} onClick={() => cancel.mutate()}>
+                  {data.cancel_requested_at ? "Cancel requested" : "Cancel job"}
+                </Button>
               </>
             )}
             <ErrorNotice error={cancel.error} />
@@ -123,7 +128,7 @@ export function JobDetailPage() {
             )}
           </Section>
           <Section title="The job as JSON">
-            <Json value={data} label="The job as JSON" />
+            <Json value={data} label="The job's fields" />
           </Section>
         </>
       )}

@@ -1,6 +1,6 @@
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { getRouteApi, useNavigate } from "@tanstack/react-router";
-import { type ChangeEvent, type Dispatch, type SetStateAction, useState } from "react";
+import { type ChangeEvent, type Dispatch, type SetStateAction, useRef, useState } from "react";
 import { type Job, type Schemas, unwrap } from "../api/client";
 import type { paths } from "../api/schema";
 import { useAuth } from "../app/auth";
@@ -8,13 +8,12 @@ import { ErrorNotice } from "../components/ErrorNotice";
 import { IdLink } from "../components/IdLink";
 import type { Column } from "../components/DataTable";
 import { cursorPager, type FilterSpec, ListPage } from "../components/ListPage";
-import { ActionForm, Options, ScopeNote, Section, StatusBadge, useScopeReason } from "../components/ui";
+import { ActionForm, Button, Options, ScopeNote, Section, StatusBadge, Time, useScopeReason } from "../components/ui";
 import { uploadFile } from "../lib/download";
 import { RESOURCE_STATUSES, type ResourceStatus } from "../lib/filters";
 import { INLINE_IMPORT_MAX, itemsOfFile } from "../lib/import-file";
 import { parseMetadataText } from "../lib/metadata";
 import { progressView, uploadLabel } from "../lib/progress";
-import { formatTime } from "../lib/time";
 
 const route = getRouteApi("/jobs");
 const JOB_STATUSES = ["queued", "running", "succeeded", "failed", "canceled"] as const;
@@ -34,7 +33,7 @@ const JOB_COLUMNS: readonly Column<Job>[] = [
   { header: "Type", cell: (j) => j.type },
   { header: "Status", cell: (j) => <StatusBadge status={j.status} /> },
   { header: "Progress", cell: (j) => progressView(j).label },
-  { header: "Created", cell: (j) => formatTime(j.created), className: "when" },
+  { header: "Created", cell: (j) => <Time seconds={j.created} />, className: "when" },
 ];
 
 export function JobsPage() {
@@ -111,6 +110,12 @@ function BulkJob() {
     },
   });
   const reset = () => preview.reset();
+  const previewButton = useRef<HTMLButtonElement>(null);
+  /** Cancel (or Escape in the preview) drops it and gives the focus back to Preview, which the keyboard came from. */
+  const cancel = () => {
+    reset();
+    previewButton.current?.focus();
+  };
   /** A change to the filter or the update drops the preview: it no longer says what would be done. */
   const edit =
     <T extends string>(set: Dispatch<SetStateAction<T>>) =>
@@ -121,7 +126,7 @@ function BulkJob() {
   return (
     <Section title="Bulk update or delete">
       <ScopeNote reason={reason} />
-      <ActionForm label="Bulk update or delete" onSubmit={() => preview.mutate()}>
+      <ActionForm label="Bulk update or delete" busy={preview.isPending} onSubmit={() => preview.mutate()}>
         <div className="field">
           <label htmlFor="b-type">Job</label>
           <select id="b-type" value={type} disabled={!!reason} onChange={edit(setType)}>
@@ -160,14 +165,22 @@ function BulkJob() {
           </>
         )}
         <div className="actions">
-          <button type="submit" disabled={!!reason || preview.isPending}>
+          <Button ref={previewButton} type="submit" disabled={!!reason} busy={preview.isPending}>
             Preview
-          </button>
+          </Button>
         </div>
       </ActionForm>
       <ErrorNotice error={preview.error ?? create.error} />
       {preview.data && (
-        <div className="preview" role="status">
+        <div
+          className="preview"
+          role="status"
+          onKeyDown={(e) => {
+            if (e.key !== "Escape") return;
+            e.preventDefault();
+            cancel();
+          }}
+        >
           <p>
             <strong>{preview.data.total.toLocaleString("en-US")}</strong> resource{preview.data.total === 1 ? " matches" : "s match"} now and would be{" "}
             {type === "resources.bulk_delete" ? "deleted" : "updated"}.
@@ -184,10 +197,10 @@ function BulkJob() {
             </p>
           )}
           <div className="actions">
-            <button type="button" className={type === "resources.bulk_delete" ? "danger" : ""} disabled={create.isPending} onClick={() => create.mutate()}>
+            <Button className={type === "resources.bulk_delete" ? "danger" : ""} busy={create.isPending} onClick={() => create.mutate()}>
               Confirm: {type === "resources.bulk_delete" ? "delete" : "update"} {preview.data.total.toLocaleString("en-US")}
-            </button>
-            <button type="button" className="secondary" onClick={reset}>
+            </Button>
+            <button type="button" className="secondary" onClick={cancel}>
               Cancel
             </button>
           </div>
@@ -248,9 +261,9 @@ function ImportJob() {
           <input id="i-file" type="file" accept=".csv,.jsonl,.ndjson,text/csv,application/x-ndjson" disabled={!!reason} onChange={(e) => setFile(e.target.files?.[0] ?? null)} />
         </div>
         <div className="actions">
-          <button type="submit" disabled={!!reason || !file || start.isPending}>
+          <Button type="submit" disabled={!!reason || !file} busy={start.isPending}>
             Upload and import
-          </button>
+          </Button>
         </div>
       </ActionForm>
       {sent && (
@@ -282,7 +295,7 @@ function ExportJob() {
       ) : (
         <>
           <ScopeNote reason={reason} />
-          <ActionForm label="Export resources" onSubmit={() => start.mutate()}>
+          <ActionForm label="Export resources" busy={start.isPending} onSubmit={() => start.mutate()}>
             <div className="field">
               <label htmlFor="x-format">Format</label>
               <select id="x-format" value={format} onChange={(e) => setFormat(e.target.value as "jsonl" | "csv")}>
@@ -291,9 +304,9 @@ function ExportJob() {
               </select>
             </div>
             <div className="actions">
-              <button type="submit" disabled={!!reason || start.isPending}>
+              <Button type="submit" disabled={!!reason} busy={start.isPending}>
                 Start export
-              </button>
+              </Button>
             </div>
           </ActionForm>
           <ErrorNotice error={start.error} />

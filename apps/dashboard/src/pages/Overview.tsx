@@ -4,8 +4,7 @@ import { ApiFailure, unwrap } from "../api/client";
 import { useAuth } from "../app/auth";
 import { ErrorNotice, NotAvailable } from "../components/ErrorNotice";
 import { IdLink } from "../components/IdLink";
-import { Loading, Section, StatusBadge } from "../components/ui";
-import { formatTime } from "../lib/time";
+import { Loading, Section, StatusBadge, Time } from "../components/ui";
 import { isScopeProbe } from "../lib/scopes";
 
 /** How many a bounded page holds: "n", or "100+" when there are more (the dashboard never counts a whole account). */
@@ -92,7 +91,7 @@ export function OverviewPage() {
             <ul>
               {undelivered.data.data.map((e) => (
                 <li key={e.id}>
-                  <IdLink id={e.id} /> {e.type}, {e.pending_webhooks} endpoint(s) pending, {formatTime(e.created)}
+                  <IdLink id={e.id} /> {e.type}, {e.pending_webhooks} endpoint(s) pending, <Time seconds={e.created} />
                 </li>
               ))}
             </ul>

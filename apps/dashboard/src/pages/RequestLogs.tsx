@@ -6,8 +6,7 @@ import { ErrorNotice, NotAvailable } from "../components/ErrorNotice";
 import { IdLink, idsInPath } from "../components/IdLink";
 import type { Column } from "../components/DataTable";
 import { cursorPager, type FilterSpec, ListPage } from "../components/ListPage";
-import { Json, Loading, Section, StatusBadge } from "../components/ui";
-import { formatTime } from "../lib/time";
+import { Json, Loading, Section, StatusBadge, Time } from "../components/ui";
 
 export type RequestLog = Schemas["RequestLog"];
 
@@ -31,10 +30,10 @@ const LOG_FILTERS: FilterSpec = {
 const LOG_COLUMNS: readonly Column<RequestLog>[] = [
   { header: "Request", cell: (log) => <IdLink id={log.id} /> },
   { header: "Method", cell: (log) => log.method },
-  { header: "Path", cell: (log) => log.path, className: "url" },
+  { header: "Path", cell: (log) => log.path, className: "text" },
   { header: "Status", cell: (log) => <StatusBadge status={String(log.status)} /> },
   { header: "Error", cell: (log) => log.error_code ?? "—" },
-  { header: "When", cell: (log) => formatTime(log.created), className: "when" },
+  { header: "When", cell: (log) => <Time seconds={log.created} />, className: "when" },
 ];
 
 const route = getRouteApi("/request-logs");
@@ -111,7 +110,7 @@ export function RequestLogDetailPage() {
               <dd>{touched.length === 0 ? "—" : touched.map((t) => <IdLink key={t} id={t} />)}</dd>
               <dt>When</dt>
               <dd>
-                {formatTime(data.created)}, {data.duration_ms} ms
+                <Time seconds={data.created} />, {data.duration_ms} ms
               </dd>
               <dt>Idempotency key</dt>
               <dd>

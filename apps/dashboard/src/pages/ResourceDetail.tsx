@@ -5,10 +5,9 @@ import { type Event, type Resource, unwrap } from "../api/client";
 import { useAuth } from "../app/auth";
 import { ErrorNotice } from "../components/ErrorNotice";
 import { IdLink } from "../components/IdLink";
-import { ActionForm, ConfirmButton, Json, Loading, Options, ScopeNote, Section, StatusBadge, useScopeReason } from "../components/ui";
+import { ActionForm, Button, ConfirmButton, Json, Loading, Options, ScopeNote, Section, StatusBadge, Time, useScopeReason } from "../components/ui";
 import { RESOURCE_STATUSES } from "../lib/filters";
 import { metadataChange, metadataText, parseMetadataText } from "../lib/metadata";
-import { formatTime } from "../lib/time";
 import { type Column, DataTable } from "../components/DataTable";
 
 const route = getRouteApi("/resources/$id");
@@ -38,7 +37,9 @@ export function ResourceDetailPage() {
                 <StatusBadge status={resource.data.status} />
               </dd>
               <dt>Created</dt>
-              <dd>{formatTime(resource.data.created)}</dd>
+              <dd>
+                <Time seconds={resource.data.created} />
+              </dd>
             </dl>
             <Json value={resource.data} label="The resource as JSON" />
           </Section>
@@ -87,7 +88,7 @@ function EditResource({ resource }: { resource: Resource }) {
   return (
     <Section title="Edit">
       <ScopeNote reason={reason} />
-      <ActionForm label="Edit the resource" inline={false} onSubmit={() => update.mutate()}>
+      <ActionForm label="Edit the resource" inline={false} busy={update.isPending} onSubmit={() => update.mutate()}>
         <label htmlFor="e-name">Name</label>
         <input id="e-name" value={name} required maxLength={200} disabled={!!reason} onChange={(e) => setName(e.target.value)} />
         <label htmlFor="e-status">Status</label>
@@ -97,9 +98,9 @@ function EditResource({ resource }: { resource: Resource }) {
         <label htmlFor="e-metadata">Metadata (one key=value per line; remove a line to remove the key)</label>
         <textarea id="e-metadata" rows={4} value={metadata} disabled={!!reason} onChange={(e) => setMetadata(e.target.value)} />
         <div className="actions">
-          <button type="submit" disabled={!!reason || update.isPending}>
+          <Button type="submit" disabled={!!reason} busy={update.isPending}>
             Save changes
-          </button>
+          </Button>
           <ConfirmButton label="Delete resource" confirmLabel="Yes, delete it" disabled={!!reason} busy={remove.isPending} onConfirm={() => remove.mutate()} />
         </div>
       </ActionForm>
@@ -119,7 +120,7 @@ const RESOURCE_EVENT_COLUMNS: readonly Column<Event>[] = [
   { header: "Event", cell: (e) => <IdLink id={e.id} /> },
   { header: "Type", cell: (e) => e.type },
   { header: "Pending webhooks", cell: (e) => e.pending_webhooks },
-  { header: "Created", cell: (e) => formatTime(e.created), className: "when" },
+  { header: "Created", cell: (e) => <Time seconds={e.created} />, className: "when" },
 ];
 
 function ResourceEvents({ id }: { id: string }) {

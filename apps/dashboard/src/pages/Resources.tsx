@@ -7,10 +7,10 @@ import { ErrorNotice } from "../components/ErrorNotice";
 import { IdLink } from "../components/IdLink";
 import type { Column } from "../components/DataTable";
 import { cursorPager, type FilterSpec, ListPage, type PagerButton } from "../components/ListPage";
-import { ActionForm, Options, ScopeNote, Section, StatusBadge, useScopeReason } from "../components/ui";
+import { ActionForm, Button, Options, ScopeNote, Section, StatusBadge, Time, useScopeReason } from "../components/ui";
 import { firstPage, isFiltered, listQuery, RESOURCE_STATUSES, type ResourceFilters, searchQueryOf } from "../lib/filters";
 import { parseMetadataText } from "../lib/metadata";
-import { formatTime } from "../lib/time";
+import { emptySearchText, searchPage } from "../lib/search-walk";
 
 const route = getRouteApi("/resources");
 const PAGE = 20;
@@ -19,6 +19,8 @@ interface Page {
   readonly data: Resource[];
   readonly has_more: boolean;
   readonly next_page?: string | null;
+  /** A search page: how many requests it took (searchPage). */
+  readonly requests?: number;
 }
 
 const RESOURCE_FILTERS = {
@@ -40,17 +42,17 @@ const RESOURCE_FILTERS = {
 
 const RESOURCE_COLUMNS: readonly Column<Resource>[] = [
   { header: "Id", cell: (r) => <IdLink id={r.id} /> },
-  { header: "Name", cell: (r) => r.name },
+  { header: "Name", cell: (r) => r.name, className: "text" },
   { header: "Status", cell: (r) => <StatusBadge status={r.status} /> },
   {
     header: "Metadata",
     cell: (r) =>
       Object.entries(r.metadata)
         .map(([k, v]) => `${k}=${v}`)
-        .join(", "),
-    className: "meta",
+        .join(", ") || "—",
+    className: "text",
   },
-  { header: "Created", cell: (r) => formatTime(r.created), className: "when" },
+  { header: "Created", cell: (r) => <Time seconds={r.created} />, className: "when" },
 ];
 
 /** Resources: every list filter and search, by cursor (never a count of the account), and create. */
@@ -65,10 +67,13 @@ export function ResourcesPage() {
     queryKey: ["resources", filters],
     enabled: readReason === null,
     placeholderData: keepPreviousData,
-    queryFn: () =>
+    queryFn: ({ signal }) =>
       searching
-        ? unwrap(client.GET("/v1/resources/search", { params: { query: { query: filters.q!, limit: PAGE, ...(filters.page ? { page: filters.page } : {}) } } }))
-        : unwrap(client.GET("/v1/resources", { params: { query: listQuery(filters, PAGE) } })),
+        ? searchPage(
+            (at) => unwrap(client.GET("/v1/resources/search", { params: { query: { query: filters.q!, limit: PAGE, ...(at ? { page: at } : {}) } }, signal })),
+            filters.page,
+          )
+        : unwrap(client.GET("/v1/resources", { params: { query: listQuery(filters, PAGE) }, signal })),
   });
 
   const setFilters = (next: ResourceFilters) => void navigate({ search: next });
@@ -87,7 +92,7 @@ export function ResourcesPage() {
         reason: readReason,
         query: page,
         columns: RESOURCE_COLUMNS,
-        empty: searching ? "No match on this page." : isFiltered(filters) ? "No resource matches these filters." : "No resources yet.",
+        empty: searching ? emptySearchText(page.data) : isFiltered(filters) ? "No resource matches these filters." : "No resources yet.",
         pager: (data) => pagerButtons(filters, data, searching, setFilters),
       }}
     >
@@ -146,7 +151,7 @@ function CreateResource() {
   return (
     <Section title="Create a resource">
       <ScopeNote reason={reason} />
-      <ActionForm label="Create a resource" onSubmit={() => create.mutate()}>
+      <ActionForm label="Create a resource" busy={create.isPending} onSubmit={() => create.mutate()}>
         <div className="field">
           <label htmlFor="c-name">Name</label>
           <input id="c-name" value={name} required maxLength={200} disabled={!!reason} onChange={(e) => setName(e.target.value)} />
@@ -162,9 +167,9 @@ function CreateResource() {
           <textarea id="c-metadata" rows={2} value={metadata} disabled={!!reason} onChange={(e) => setMetadata(e.target.value)} />
         </div>
         <div className="actions">
-          <button type="submit" disabled={!!reason || create.isPending}>
+          <Button type="submit" disabled={!!reason} busy={create.isPending}>
             Create resource
-          </button>
+          </Button>
         </div>
       </ActionForm>
       <ErrorNotice error={create.error} />

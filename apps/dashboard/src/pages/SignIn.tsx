@@ -27,7 +27,7 @@ export function SignInPage() {
   };
 
   return (
-    <main id="main" className="signin">
+    <main id="main" className="signin" tabIndex={-1}>
       <h1>Sign in to the rms dashboard</h1>
       {auth.reason && (
         <div className="notice notice-error" role="alert">

@@ -6,8 +6,7 @@ import { useAuth } from "../app/auth";
 import { AttemptsTable } from "../components/Attempts";
 import { ErrorNotice } from "../components/ErrorNotice";
 import { SecretOnce } from "../components/SecretOnce";
-import { ActionForm, ConfirmButton, Json, Loading, ScopeNote, Section, StatusBadge, useScopeReason } from "../components/ui";
-import { formatTime } from "../lib/time";
+import { ActionForm, Button, ConfirmButton, Json, Loading, ScopeNote, Section, StatusBadge, Time, useScopeReason } from "../components/ui";
 
 const route = getRouteApi("/webhooks/$id");
 
@@ -74,25 +73,27 @@ export function WebhookDetailPage() {
               <dt>Signature scheme</dt>
               <dd>{data.signature_scheme}</dd>
               <dt>Created</dt>
-              <dd>{formatTime(data.created)}</dd>
+              <dd>
+                <Time seconds={data.created} />
+              </dd>
             </dl>
             <Json value={data} label="The endpoint as JSON" />
             <div className="actions">
               {data.status === "enabled" ? (
-                <button type="button" onClick={() => setStatus.mutate("disabled")} disabled={setStatus.isPending}>
+                <Button onClick={() => setStatus.mutate("disabled")} busy={setStatus.isPending}>
                   Disable
-                </button>
+                </Button>
               ) : (
-                <button type="button" onClick={() => setStatus.mutate("enabled")} disabled={setStatus.isPending}>
+                <Button onClick={() => setStatus.mutate("enabled")} busy={setStatus.isPending}>
                   Enable
-                </button>
+                </Button>
               )}
               <ConfirmButton label="Delete endpoint" confirmLabel="Yes, delete it" busy={remove.isPending} onConfirm={() => remove.mutate()} />
             </div>
             <ErrorNotice error={setStatus.error ?? remove.error} />
           </Section>
           <Section title="Rotate the signing secret">
-            <ActionForm label="Rotate the signing secret" onSubmit={() => rotate.mutate()}>
+            <ActionForm label="Rotate the signing secret" busy={rotate.isPending} onSubmit={() => rotate.mutate()}>
               <div className="field">
                 <label htmlFor="r-grace">The old secret keeps signing for</label>
                 <select id="r-grace" value={grace} onChange={(e) => setGrace(e.target.value)}>
@@ -103,24 +104,24 @@ export function WebhookDetailPage() {
                 </select>
               </div>
               <div className="actions">
-                <button type="submit" disabled={rotate.isPending}>
+                <Button type="submit" busy={rotate.isPending}>
                   Rotate secret
-                </button>
+                </Button>
               </div>
             </ActionForm>
             <ErrorNotice error={rotate.error} />
             {rotate.data && <SecretOnce endpoint={rotate.data} />}
           </Section>
           <Section title="Recover failed deliveries">
-            <ActionForm label="Recover failed deliveries" onSubmit={() => recover.mutate()}>
+            <ActionForm label="Recover failed deliveries" busy={recover.isPending} onSubmit={() => recover.mutate()}>
               <div className="field">
                 <label htmlFor="rec-since">Since (UTC, at most 14 days ago)</label>
                 <input id="rec-since" type="datetime-local" value={since} onChange={(e) => setSince(e.target.value)} required />
               </div>
               <div className="actions">
-                <button type="submit" disabled={recover.isPending}>
+                <Button type="submit" busy={recover.isPending}>
                   Recover
-                </button>
+                </Button>
               </div>
             </ActionForm>
             <ErrorNotice error={recover.error} />
@@ -171,7 +172,9 @@ function EndpointAttempts({ id, status, event }: { id: string; status: string | 
           Resent: attempt <code>{resend.data.id}</code> scheduled.
         </p>
       )}
-      {attempts.data && <AttemptsTable attempts={attempts.data.data} caption={`Attempts to ${id}`} onResend={(a) => resend.mutate(a)} resendDisabled={resend.isPending} />}
+      {attempts.data && (
+        <AttemptsTable attempts={attempts.data.data} caption={`Attempts to ${id}`} omit={["endpoint"]} onResend={(a) => resend.mutate(a)} resendBusy={resend.isPending} />
+      )}
       {attempts.data && attempts.data.data.length === 0 && <p className="empty">No attempts yet.</p>}
     </Section>
   );

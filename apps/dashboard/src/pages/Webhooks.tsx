@@ -5,8 +5,7 @@ import { useAuth } from "../app/auth";
 import { ErrorNotice } from "../components/ErrorNotice";
 import { IdLink } from "../components/IdLink";
 import { SecretOnce } from "../components/SecretOnce";
-import { ActionForm, Loading, ScopeNote, Section, StatusBadge, useScopeReason } from "../components/ui";
-import { formatTime } from "../lib/time";
+import { ActionForm, Button, Loading, ScopeNote, Section, StatusBadge, Time, useScopeReason } from "../components/ui";
 import { EVENT_TYPES } from "./Events";
 import { type Column, DataTable } from "../components/DataTable";
 
@@ -14,11 +13,11 @@ type EnabledEvent = "*" | (typeof EVENT_TYPES)[number];
 
 const ENDPOINT_COLUMNS: readonly Column<WebhookEndpoint>[] = [
   { header: "Endpoint", cell: (w) => <IdLink id={w.id} /> },
-  { header: "URL", cell: (w) => w.url, className: "url" },
-  { header: "Events", cell: (w) => w.enabled_events.join(", ") },
+  { header: "URL", cell: (w) => w.url, className: "text" },
+  { header: "Events", cell: (w) => w.enabled_events.join(", "), className: "text" },
   { header: "Scheme", cell: (w) => w.signature_scheme },
   { header: "Status", cell: (w) => <StatusBadge status={w.status} /> },
-  { header: "Created", cell: (w) => formatTime(w.created), className: "when" },
+  { header: "Created", cell: (w) => <Time seconds={w.created} />, className: "when" },
 ];
 
 export function WebhooksPage() {
@@ -70,7 +69,7 @@ function CreateEndpoint() {
   };
   return (
     <Section title="Add an endpoint">
-      <ActionForm label="Add a webhook endpoint" inline={false} onSubmit={() => create.mutate()}>
+      <ActionForm label="Add a webhook endpoint" inline={false} busy={create.isPending} onSubmit={() => create.mutate()}>
         <label htmlFor="w-url">URL (https)</label>
         <input id="w-url" type="url" required value={url} placeholder="https://example.com/webhooks" onChange={(e) => setUrl(e.target.value)} />
         <label htmlFor="w-description">Description (optional)</label>
@@ -96,9 +95,9 @@ function CreateEndpoint() {
           </label>
         </fieldset>
         <div className="actions">
-          <button type="submit" disabled={create.isPending || events.length === 0}>
+          <Button type="submit" disabled={events.length === 0} busy={create.isPending}>
             Add endpoint
-          </button>
+          </Button>
         </div>
       </ActionForm>
       <ErrorNotice error={create.error} />
