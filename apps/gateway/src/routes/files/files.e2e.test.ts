@@ -1,15 +1,16 @@
-import { spawn, spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { Agent } from "node:https";
 import { connect as connectTls } from "node:tls";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { eventually } from "@rms/test-db/testkit";
 import { MongoClient } from "mongodb";
 import Stripe from "stripe";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startStack, withSecretKey, type Stack } from "../../testutil/harness.js";
+import { stripePython } from "../../testutil/stripe-python.js";
 
 const MAX = 3 * 1024 * 1024;
 let stack: Stack;
@@ -289,32 +290,55 @@ describe("Stripe's SDKs upload with their own multipart encoders", () => {
     expect((file as unknown as { sha256: string }).sha256).toBe(sha(bytes));
   });
 
-  it("stripe-python: stripe.File.create with upload_api_base pointed at the gateway (when stripe-python is installed: pip install --target <dir> stripe; STRIPE_PYTHON_PATH=<dir>)", async (context) => {
-    const env = { ...process.env, ...(process.env["STRIPE_PYTHON_PATH"] ? { PYTHONPATH: process.env["STRIPE_PYTHON_PATH"] } : {}) };
-    const probe = spawnSync("python3", ["-c", "import stripe"], { env, encoding: "utf8" });
-    if (probe.status !== 0) {
-      context.skip("stripe-python is not installed (see the test's title)");
+  it("stripe-python: stripe.File.create with upload_api_base pointed at the gateway, sent again with its idempotency_key a replay, other bytes under it 400 reused (stripe-python 16.1.0 installed once into the cache, or STRIPE_PYTHON_PATH=<dir>)", async (context) => {
+    const python = await stripePython();
+    if ("unavailable" in python) {
+      context.skip(`stripe-python cannot be installed here: ${python.unavailable}`);
       return;
     }
+    const env = { ...process.env, PYTHONPATH: python.path };
     const dir = await mkdtemp(join(tmpdir(), "rms-files-py-"));
     try {
       const ca = join(dir, "ca.pem");
       const data = join(dir, "python.csv");
       const bytes = Buffer.from("name,status\npy one,active\n");
+      const keyedData = join(dir, "keyed", "python.csv");
+      const keyedBytes = Buffer.from("name,status\npy keyed,active\n");
+      const otherData = join(dir, "other", "python.csv");
       await writeFile(ca, stack.gateway.certificate);
       await writeFile(data, bytes);
+      await mkdir(dirname(keyedData));
+      await writeFile(keyedData, keyedBytes);
+      await mkdir(dirname(otherData));
+      await writeFile(otherData, Buffer.from("name,status\npy other,active\n"));
+      // The same filename under the key, other bytes: only the bytes differ from the first request.
       const script = [
         "import json, os, stripe",
         "stripe.api_key = os.environ['KEY']",
         "stripe.api_base = os.environ['BASE']",
         "stripe.upload_api_base = os.environ['BASE']",
         "stripe.ca_bundle_path = os.environ['CA']",
-        "with open(os.environ['DATA'], 'rb') as fp:",
-        "    f = stripe.File.create(purpose='resources_import', file=fp)",
-        "print(json.dumps({'id': f.id, 'object': f.object, 'size': f.size, 'type': f.type, 'filename': f.filename, 'sha256': f['sha256']}))",
+        "def create(path, **options):",
+        "    with open(path, 'rb') as fp:",
+        "        return stripe.File.create(purpose='resources_import', file=fp, **options)",
+        "def answered(f):",
+        "    r = f.last_response",
+        "    return {'id': f.id, 'status': r.code, 'request_id': r.request_id, 'replayed': r.headers.get('Idempotent-Replayed'), 'original': r.headers.get('Original-Request')}",
+        "f = create(os.environ['DATA'])",
+        "out = {'file': {'id': f.id, 'object': f.object, 'size': f.size, 'type': f.type, 'filename': f.filename, 'sha256': f['sha256']}}",
+        "out['first'] = answered(create(os.environ['KEYED'], idempotency_key='py-file-1'))",
+        "out['again'] = answered(create(os.environ['KEYED'], idempotency_key='py-file-1'))",
+        "try:",
+        "    create(os.environ['OTHER'], idempotency_key='py-file-1')",
+        "    out['other'] = 'created'",
+        "except stripe.error.IdempotencyError as e:",
+        "    out['other'] = {'status': e.http_status, 'type': e.error.type, 'code': e.error.code}",
+        "print(json.dumps(out))",
       ].join("\n");
       // Not spawnSync: the gateway answering it runs in this process.
-      const child = spawn("python3", ["-c", script], { env: { ...env, KEY: key, BASE: `https://localhost:${stack.gateway.httpsPort}`, CA: ca, DATA: data } });
+      const child = spawn("python3", ["-c", script], {
+        env: { ...env, KEY: key, BASE: `https://localhost:${stack.gateway.httpsPort}`, CA: ca, DATA: data, KEYED: keyedData, OTHER: otherData },
+      });
       let stdout = "";
       let stderr = "";
       child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
@@ -322,9 +346,20 @@ describe("Stripe's SDKs upload with their own multipart encoders", () => {
       await new Promise((resolve) => child.once("close", resolve));
       const run = { stdout, stderr };
       expect(run.stderr).toBe("");
-      expect(JSON.parse(run.stdout)).toMatchObject({ object: "file", size: bytes.length, type: "csv", filename: "python.csv", sha256: sha(bytes) });
+      const answers = JSON.parse(run.stdout);
+      expect(answers.file).toMatchObject({ object: "file", size: bytes.length, type: "csv", filename: "python.csv", sha256: sha(bytes) });
+      expect(answers.first).toMatchObject({ status: 201, replayed: null, original: null });
+      expect(answers.again).toEqual({ id: answers.first.id, status: 201, request_id: expect.stringMatching(/^req_/), replayed: "true", original: answers.first.request_id });
+      expect(answers.again.request_id).not.toBe(answers.first.request_id);
+      expect(answers.other).toEqual({ status: 400, type: "idempotency_error", code: "idempotency_key_reused" });
+      expect(
+        await db()
+          .collection("files")
+          .countDocuments({ filename: "python.csv", sha256: sha(keyedBytes) }),
+      ).toBe(1);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
-  });
+    // The first run on a machine installs the wheels (pip, a few seconds; more on a busy machine).
+  }, 120_000);
 });

@@ -100,7 +100,9 @@ describe("POST /v1/files under an Idempotency-Key", () => {
     const first = await stripe.files.create({ purpose: "resources_import" as never, file }, { idempotencyKey: "sdk-file-1" });
     const again = await stripe.files.create({ purpose: "resources_import" as never, file }, { idempotencyKey: "sdk-file-1" });
     expect(again.id).toBe(first.id);
+    expect(first.lastResponse.headers["idempotent-replayed"]).toBeUndefined();
     expect(again.lastResponse.headers["idempotent-replayed"]).toBe("true");
+    expect(again.lastResponse.headers["original-request"]).toBe(first.lastResponse.requestId);
     await expect(stripe.files.create({ purpose: "resources_import" as never, file: { ...file, data: rows(41) } }, { idempotencyKey: "sdk-file-1" })).rejects.toMatchObject({
       statusCode: 400,
       code: "idempotency_key_reused",
