@@ -11,6 +11,7 @@ import { DEFAULT_SETTINGS, type CoreSettings } from "../settings.js";
 import { workerRegistry } from "./metrics.js";
 import type { RunningTask, WorkerContext, WorkerTask } from "./tasks/task.js";
 import { WORKER_TASKS } from "./tasks/index.js";
+import { throughOutage } from "../storage/through-outage.js";
 
 export interface WorkerOptions {
   mongoUri: string;
@@ -54,7 +55,8 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   const metricsServer: MetricsServer | null = options.metricsPort === undefined ? null : await startMetricsServer(metrics, options.metricsPort);
   watchCommands(mongo, metrics);
   try {
-    await mongo.connect();
+    // A worker started while the database has no primary (an election, a partition) waits for it, as core does.
+    await throughOutage(() => mongo.connect(), { logger, what: "worker connection" });
   } catch (error) {
     await metricsServer?.close();
     throw error;
