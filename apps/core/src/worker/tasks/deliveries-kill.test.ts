@@ -60,8 +60,10 @@ it("a worker SIGKILLed in the middle of a batch loses none of it: each delivery 
   });
   await killed;
   await first.kill();
+  // The kill is a signal: a POST of the same flight may still reach the receiver (answered, unrecorded) before the
+  // process is gone, so what was sent before is everything received until the first worker is dead.
   const sentBefore = receiver.deliveries.map((d) => d.headers["webhook-id"] as string);
-  expect(sentBefore).toHaveLength(KILL_AT);
+  expect(sentBefore.length).toBeGreaterThanOrEqual(KILL_AT);
 
   // What the dead worker held: its leased deliveries, as the next claim will find them.
   const held = await deliveries.find({ lease_owner: first.workerId }).toArray();
@@ -92,7 +94,7 @@ it("a worker SIGKILLed in the middle of a batch loses none of it: each delivery 
     expect(await second.stop()).toBe(0);
   }
 
-  const sentAfter = receiver.deliveries.slice(KILL_AT).map((d) => d.headers["webhook-id"] as string);
+  const sentAfter = receiver.deliveries.slice(sentBefore.length).map((d) => d.headers["webhook-id"] as string);
   const received = new Set([...sentBefore, ...sentAfter]);
   // Every event reached the receiver; every delivery the dead worker held was recorded by it or sent again.
   for (const event of prepared) expect(received.has(event._id)).toBe(true);
