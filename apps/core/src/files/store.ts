@@ -1,4 +1,4 @@
-import { isDuplicateKeyError } from "@rms/proto";
+import { isDuplicateKeyError, dropRetiredIndexes } from "@rms/proto";
 import type { Collection, Db, Filter } from "mongodb";
 import type { Tenant } from "../caller.js";
 import { errors } from "../errors.js";
@@ -6,7 +6,6 @@ import { newId } from "../ids.js";
 import { pageFrom, keysetIdRange, type CreatedRange } from "../storage/keyset-list.js";
 import { BlobIncomplete, ByteStore, type Sealed } from "../storage/byte-store.js";
 import { ensureExpiryIndex, expiryAt } from "../storage/expiry.js";
-import { dropRetiredIndexes } from "../storage/retired-indexes.js";
 import {
   BLOB_PREFIX,
   FILE_RETENTION_MS,

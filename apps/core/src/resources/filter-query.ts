@@ -1,10 +1,9 @@
-import { RESOURCE_STATUS } from "@rms/proto";
+import { RESOURCE_STATUS, dropRetiredIndexes } from "@rms/proto";
 import type { Collection, Filter } from "mongodb";
 import type { Tenant } from "../caller.js";
 import { keysetIdRange } from "../storage/keyset-list.js";
 import { statusesOf, type NameMatch, type ResourceFilter } from "./filter.js";
 import type { ResourceDocument } from "./model.js";
-import { dropRetiredIndexes } from "../storage/retired-indexes.js";
 
 /**
  * The one place a resource filter (filter.ts) becomes a MongoDB query, for the list, search and the bulk

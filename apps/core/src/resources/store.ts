@@ -1,3 +1,4 @@
+import { dropRetiredIndexes } from "@rms/proto";
 import { MongoBulkWriteError, type Collection, type Db } from "mongodb";
 import type { RequestInfo, Tenant } from "../caller.js";
 import { afterCommit, UNBOUNDED, type Budget } from "../budget.js";
@@ -15,7 +16,6 @@ import { ensureFilterIndexes, findFilter, nameFields, resourceQuery } from "./fi
 import { searchPage, type SearchPage } from "./search.js";
 import { sameMetadata } from "./validation.js";
 import type { MetadataPair, PendingEvent, ResourceDocument, ResourceState, ResourceStatusName } from "./model.js";
-import { dropRetiredIndexes } from "../storage/retired-indexes.js";
 
 export interface ResourceChanges {
   name?: string;

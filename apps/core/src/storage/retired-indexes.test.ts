@@ -1,6 +1,6 @@
 import { expect, it } from "vitest";
 import { useTestDatabase } from "../testutil/database.js";
-import { dropRetiredIndexes } from "./retired-indexes.js";
+import { dropRetiredIndexes } from "@rms/proto";
 
 const t = useTestDatabase("retired_indexes");
 

@@ -1,6 +1,5 @@
-import { isDuplicateKeyError } from "@rms/proto";
+import { isDuplicateKeyError, dropRetiredIndexes } from "@rms/proto";
 import type { Collection, Db } from "mongodb";
-import { dropRetiredIndex } from "../indexes.js";
 import type { RateLimitDecision, RateLimiter } from "./interface.js";
 
 /** One token taken: `<bucket>|<window>|<slot>`. */
@@ -44,7 +43,7 @@ export class MongoRateLimiter implements RateLimiter {
     await this.tokens.createIndex({ b: 1, w: 1 }, { name: "bucket_window" });
     await this.tokens.createIndex({ expires_at: 1 }, { name: "expires_at", expireAfterSeconds: 0 });
     // The index of the periodic deleteMany that the TTL index replaced, and the old windows left by that version.
-    await dropRetiredIndex(this.tokens, "window");
+    await dropRetiredIndexes(this.tokens, ["window"]);
     await this.tokens.deleteMany({ expires_at: { $exists: false }, w: { $lt: Math.floor(this.now() / WINDOW_MS) - 1 } });
   }
 
