@@ -12,6 +12,15 @@ afterAll(() => t.close());
 
 const logger = pino({ level: "silent" });
 
+/** The value once it stopped changing for 500 ms (changes already sent arrive late on a busy machine). */
+async function settled(read: () => number): Promise<number> {
+  for (;;) {
+    const seen = read();
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    if (read() === seen) return seen;
+  }
+}
+
 it("watch: each signal wakes the watcher (core's client, read concern local); a stream the server closes (the collection dropped) is opened again", async () => {
   const signal = new QueueSignal("test_queue", "work");
   let moves = 0;
@@ -32,8 +41,9 @@ it("watch: each signal wakes the watcher (core's client, read concern local); a 
       },
       { timeoutMs: 15_000, intervalMs: 200 },
     );
-    // Another queue's counter wakes nobody here.
-    const after = moves;
+    // The retries above may still have changes in flight: wait until none arrives for 500 ms, then another
+    // queue's counter must wake nobody here.
+    const after = await settled(() => moves);
     await new QueueSignal("test_queue", "other").signal(t.db, 5);
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(moves).toBe(after);
@@ -41,7 +51,7 @@ it("watch: each signal wakes the watcher (core's client, read concern local); a 
     await stop();
   }
   // Stopped: signals wake nothing.
-  const stopped = moves;
+  const stopped = await settled(() => moves);
   await signal.signal(t.db);
   await new Promise((resolve) => setTimeout(resolve, 300));
   expect(moves).toBe(stopped);
