@@ -100,7 +100,14 @@ export async function runFilesPhase(stack: ChaosStack, rows: number): Promise<Fi
   log(`files: export ${exported.status} after ${((Date.now() - started) / 1000).toFixed(1)} s, attempts ${exported.attempts}`);
 
   // The resources, through the list filtered by the tag (every page), by name.
-  const listed = await api.all<{ id: string; name: string }>("/v1/resources", `metadata[tag]=${tag}`);
+  log("files: counting: the resources by the list filtered by the tag, then the results file, then the export");
+  let shown = Date.now();
+  const listed = await api.all<{ id: string; name: string }>("/v1/resources", `metadata[tag]=${tag}`, (count) => {
+    if (Date.now() - shown < PROGRESS_EVERY_MS) return;
+    shown = Date.now();
+    log(`files: ${count} resources listed so far`);
+  });
+  log(`files: ${listed.length} resources listed`);
   const byName = tally(listed.map((r) => r.name));
   const expectedNames = new Set(names);
   // The results file: one line per row, line numbers 1..rows.

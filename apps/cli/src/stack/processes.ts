@@ -142,6 +142,12 @@ export async function httpsCall(
         let body = "";
         res.on("data", (d) => (body += d));
         res.on("end", () => resolve({ status: res.statusCode!, headers: res.headers, body }));
+        // A body cut short (the server killed, the socket timed out mid-body) fails the call instead of leaving it
+        // pending for ever: once the response began, the error is the response's, not the request's.
+        res.on("error", reject);
+        res.on("close", () => {
+          if (!res.complete) reject(new Error(`${method} ${path}: the response was cut short`));
+        });
       },
     );
     req.on("timeout", () => req.destroy(new Error("timeout")));

@@ -77,13 +77,17 @@ export class PublicApi {
     return this.send("GET", `${path}?limit=${limit}${query ? `&${query}` : ""}`);
   }
 
-  /** Every item of a list, newest first, walked with `starting_after` pages of 100. */
-  async all<T extends Identified>(path: string, query = ""): Promise<T[]> {
+  /**
+   * Every item of a list, newest first, walked with `starting_after` pages of 100; `walked` is told the count
+   * after each page (a long walk shows how far it is).
+   */
+  async all<T extends Identified>(path: string, query = "", walked?: (count: number) => void): Promise<T[]> {
     const items: T[] = [];
     for (;;) {
       const last = items.at(-1);
       const { data, has_more } = await this.page<T>(path, [query, last ? `starting_after=${last.id}` : ""].filter(Boolean).join("&"));
       items.push(...data);
+      walked?.(items.length);
       if (!has_more || data.length === 0) return items;
     }
   }
