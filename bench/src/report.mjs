@@ -171,6 +171,18 @@ export function checks(results, { depth, updates, updateWindow, big }) {
       "deliveries_floor",
     ),
     check(results, "the delivery floor vs the bare loop (what a delivery's durable bookkeeping costs at 4 in flight)", "deliveries_floor", "deliveries_bare"),
+    check(
+      results,
+      "the backlog drained by one worker vs the batched delivery floor (the bare loop with the batched design's database writes by hand: 4 flights of up to 32, writes grouped)",
+      "backlog_drain",
+      "deliveries_floor_batched",
+    ),
+    check(
+      results,
+      "the batched delivery floor vs the bare loop of the backlog row (what the batched bookkeeping costs at 4 in flight)",
+      "deliveries_floor_batched",
+      "backlog_bare",
+    ),
     check(results, "gRPC GetResource on core vs grpc-js echo", "grpc_core", "grpc_echo", { target: "≥ 0.60 req/s", minRps: 0.6 }),
     check(results, "GET /v1/resources/:id vs B", "get", "baseline_b"),
     check(results, "B vs A (cost of one gRPC hop)", "baseline_b", "baseline_a"),

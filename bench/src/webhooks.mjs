@@ -4,7 +4,7 @@
 // drained against the bare loop's time for the same POSTs, the time from each 201 to its delivery, and that time for a well-behaved account alone and beside
 // another account's 16 dead endpoints with a backlog (the noisy neighbour). Endpoints are made and switched through
 // the public API (`POST /v1/webhook_endpoints`, WEBHOOK_ALLOW_PRIVATE), accounts and keys through the admin service.
-import { createRequests, eventually } from "./load.mjs";
+import { cpuMeter, createRequests, eventually } from "./load.mjs";
 import { startReceiver } from "./receiver.mjs";
 
 export async function webhookRows({ run, results, stack, api, newApi, apiUrl, resourceId, connections, deliveries, say }) {
@@ -298,15 +298,145 @@ async function backlogRows({ results, stack, newApi, receiver, addEndpoint, coun
     await eventually(async () => (await deliveries.countDocuments({ endpoint: endpoint.id, status: "pending" })) >= count, 600_000);
     say("backlog: lifting the hold, draining");
     const t0 = performance.now();
+    // The CPU column: what each process (the receiver is in this one, "load") spends per delivery of the drain.
+    const cpu = cpuMeter({ ...stack.pids(), load: process.pid });
     await lanes.updateOne({ _id: endpoint.id }, { $set: { hold_until: 0, turn_at: Date.now() } });
     await DELIVERY_QUEUE.signal(db, 1);
     await eventually(async () => receiver.deliveredTo(["/backlog"]) >= count, 3_600_000);
     const seconds = (performance.now() - t0) / 1000;
-    results.backlog_drain = { rps: count / seconds, p50: NaN, p99: NaN, total: count, errors: 0, seconds, rss_mb: {} };
+    results.backlog_drain = { rps: count / seconds, p50: NaN, p99: NaN, total: count, errors: 0, seconds, rss_mb: {}, cpu_ms_per_request: perDelivery(cpu.stop(), count) };
     backlogApi.close();
     say("backlog: the bare loop, the same number of POSTs");
+    const bareCpu = cpuMeter({ load: process.pid });
     const bare = await bareDeliveriesTo(receiver, ["/backlog-bare"], count);
-    results.backlog_bare = { ...bare, seconds: count / bare.rps };
+    results.backlog_bare = { ...bare, seconds: count / bare.rps, cpu_ms_per_request: perDelivery(bareCpu.stop(), count) };
+    const floorCount = Math.min(count, BATCHED_FLOOR_DELIVERIES);
+    say(`backlog: the batched delivery floor, ${floorCount} deliveries`);
+    const floorCpu = cpuMeter({ ...stack.pids(), load: process.pid });
+    const floor = await floorBatchedDeliveries(receiver, floorCount, stack);
+    results.deliveries_floor_batched = { ...floor, cpu_ms_per_request: perDelivery(floorCpu.stop(), floorCount) };
+  } finally {
+    await client.close();
+  }
+}
+
+/** CPU ms per delivery of each process, from a cpuMeter's totals over `count` deliveries. */
+function perDelivery(cpuMs, count) {
+  return Object.fromEntries(Object.entries(cpuMs).map(([name, ms]) => [name, ms / Math.max(1, count)]));
+}
+
+/** Deliveries of the batched floor: enough for its steady pace (claims of 32 from an index), fewer than the backlog's for the run's time. */
+const BATCHED_FLOOR_DELIVERIES = 20_000;
+
+/**
+ * Items added while a flush is under way go in the next flush, one write for all (the group commit of
+ * webhook-deliveries/bookkeeping.ts, by hand); each add answers when its flush is written.
+ */
+function groupCommit(flush) {
+  let waiting = [];
+  let flushing = false;
+  const drain = async () => {
+    while (waiting.length > 0) {
+      const group = waiting;
+      waiting = [];
+      try {
+        await flush(group.map((g) => g.item));
+        for (const g of group) g.resolve();
+      } catch (error) {
+        for (const g of group) g.reject(error);
+      }
+    }
+    flushing = false;
+  };
+  return {
+    add: (item) =>
+      new Promise((resolve, reject) => {
+        waiting.push({ item, resolve, reject });
+        if (flushing) return;
+        flushing = true;
+        queueMicrotask(drain);
+      }),
+  };
+}
+
+/**
+ * The batched delivery floor (issue 32): the bare loop wrapped in the batched design's database work, by hand, on
+ * the stack's database (majority-acknowledged, journaled, as core's client), with none of the worker's own code.
+ * 4 flights at once (one endpoint's places), each in turn: the lane's turn (one findOneAndUpdate); up to 32 due
+ * deliveries leased in three round trips (their ids, one updateMany, a read back by lease token); the endpoint and
+ * the events (two reads at once); then the POSTs one after another, each one's writes joining groups flushed while
+ * the next POSTs go (the attempts in one insertMany, the events' `$pull` and the deliveries' deletes in one bulk
+ * write each); the flight's end is the lane's release, grouped too. The bound of the design with no code around it.
+ */
+export async function floorBatchedDeliveries(receiver, count, { mongoUri, databaseName }) {
+  const { MongoClient } = await import("mongodb");
+  const { DEFAULT_WEBHOOK_ENDPOINT_CONCURRENCY } = await import("@rms/core/settings");
+  const client = await new MongoClient(mongoUri, { writeConcern: { w: "majority", journal: true }, readConcern: { level: "local" } }).connect();
+  try {
+    const db = client.db(databaseName);
+    const lanes = db.collection("bench_floorb_lanes");
+    const deliveries = db.collection("bench_floorb_deliveries");
+    const events = db.collection("bench_floorb_events");
+    const attempts = db.collection("bench_floorb_attempts");
+    const endpoints = db.collection("bench_floorb_endpoints");
+    await deliveries.createIndex({ endpoint: 1, due_at: 1 }, { partialFilterExpression: { status: "pending" } });
+    const run = `${process.pid}-${Date.now()}`;
+    const endpoint = `we_floorb${run}`;
+    await endpoints.insertOne({ _id: endpoint, url: receiver.url("/floor-batched"), status: "enabled" });
+    await lanes.insertOne({ _id: endpoint, flights: 0, turn_at: 0 });
+    for (let from = 0; from < count; from += 10_000) {
+      const n = Array.from({ length: Math.min(10_000, count - from) }, (_, i) => from + i);
+      await events.insertMany(n.map((i) => ({ _id: `evt_floorb${run}-${i}`, type: "resource.created", pending_endpoints: [endpoint] })));
+      await deliveries.insertMany(
+        n.map((i) => ({ _id: `wd_floorb${run}-${i}`, endpoint, event: `evt_floorb${run}-${i}`, status: "pending", due_at: i, lease_until: 0, epoch: 0 })),
+      );
+    }
+    const post = await signedPoster(receiver, "/floor-batched");
+    const attemptWrites = groupCommit((items) => attempts.insertMany(items, { ordered: false }));
+    const pulls = groupCommit((items) =>
+      events.bulkWrite(
+        items.map((id) => ({ updateOne: { filter: { _id: id }, update: { $pull: { pending_endpoints: endpoint } } } })),
+        { ordered: false },
+      ),
+    );
+    const deletes = groupCommit((items) =>
+      deliveries.bulkWrite(
+        items.map((d) => ({ deleteOne: { filter: { _id: d._id, epoch: d.epoch } } })),
+        { ordered: false },
+      ),
+    );
+    const flightEnds = groupCommit((items) => lanes.updateOne({ _id: endpoint }, { $inc: { flights: -items.length }, $set: { turn_at: Date.now() } }));
+    let sent = 0;
+    const flight = async (place) => {
+      for (let round = 0; ; round++) {
+        const now = Date.now();
+        await lanes.findOneAndUpdate({ _id: endpoint }, { $inc: { flights: 1 }, $set: { turn_at: now } });
+        const token = `${place}-${round}`;
+        const free = { endpoint, status: "pending", due_at: { $lte: Number.MAX_SAFE_INTEGER }, lease_until: { $lte: now } };
+        const ids = (await deliveries.find(free, { sort: { due_at: 1 }, limit: 32, projection: { _id: 1 } }).toArray()).map((d) => d._id);
+        if (ids.length === 0) return flightEnds.add(place);
+        await deliveries.updateMany({ $and: [{ _id: { $in: ids } }, free] }, { $set: { lease_until: now + 60_000, lease_token: token }, $inc: { epoch: 1 } });
+        const mine = await deliveries.find({ _id: { $in: ids }, lease_token: token }, { sort: { due_at: 1 } }).toArray();
+        await Promise.all([endpoints.findOne({ _id: endpoint }), events.find({ _id: { $in: mine.map((d) => d.event) } }).toArray()]);
+        const written = [];
+        for (const delivery of mine) {
+          await post(sent++);
+          written.push(
+            (async () => {
+              await attemptWrites.add({ _id: `wa_${delivery._id}`, endpoint, event: delivery.event, status: "succeeded", response_status: 200 });
+              await pulls.add(delivery.event);
+              await deletes.add(delivery);
+            })(),
+          );
+        }
+        await Promise.all(written);
+        await flightEnds.add(place);
+      }
+    };
+    const t0 = performance.now();
+    await Promise.all(Array.from({ length: DEFAULT_WEBHOOK_ENDPOINT_CONCURRENCY }, (_, place) => flight(place)));
+    const seconds = (performance.now() - t0) / 1000;
+    return { rps: sent / seconds, p50: NaN, p99: NaN, total: sent, errors: 0, seconds, rss_mb: {} };
   } finally {
     await client.close();
   }
