@@ -92,3 +92,13 @@ it("claimMany leases several free documents in one write, earliest first; racing
   expect(won.length).toBeLessThanOrEqual(25);
   expect(await work.countDocuments({ queue: "many", lease_owner: { $ne: null } })).toBe(5 + won.length);
 });
+
+it("claimMany that finds one free document leases it with one findAndModify: of racing claims one wins it, with the new epoch and its token", async () => {
+  await work.insertOne({ _id: "lone-0", queue: "lone", step: 0 });
+  const racing = await Promise.all(Array.from({ length: 4 }, (_, i) => queue(`lone-racer-${i}`).claimMany({ queue: "lone" }, { step: 1 }, 10, `lone-${i}`)));
+  const won = racing.flat();
+  expect(won).toHaveLength(1);
+  expect(won[0]).toMatchObject({ _id: "lone-0", epoch: 1, lease_owner: `lone-racer-${racing.findIndex((r) => r.length === 1)}` });
+  expect(won[0]!.lease_token).toBe(`lone-${racing.findIndex((r) => r.length === 1)}`);
+  expect(await work.findOne({ _id: "lone-0" })).toMatchObject({ epoch: 1 });
+});

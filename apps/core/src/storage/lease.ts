@@ -64,10 +64,17 @@ export class LeaseQueue<T extends Document & Leased> {
     const ids = (await this.collection.find(free, { sort, limit, projection: { _id: 1 } }).toArray()).map((d) => d._id);
     if (ids.length === 0) return [];
     const mine = { $and: [{ _id: { $in: ids } }, free] } as Filter<T>;
-    const { modifiedCount } = await this.collection.updateMany(mine, {
+    const lease = {
       $set: { lease_owner: this.options.owner, lease_until: now + this.options.leaseMs, lease_token: token },
       $inc: { epoch: 1 },
-    } as unknown as UpdateFilter<T>);
+    } as unknown as UpdateFilter<T>;
+    // One document found (a calm queue: one delivery due in its lane): one findAndModify leases and returns it,
+    // a round trip instead of two on the way from a create to its webhook.
+    if (ids.length === 1) {
+      const one = await this.collection.findOneAndUpdate(mine, lease, { returnDocument: "after" });
+      return one ? [one] : [];
+    }
+    const { modifiedCount } = await this.collection.updateMany(mine, lease);
     if (modifiedCount === 0) return [];
     return this.collection.find({ _id: { $in: ids }, lease_owner: this.options.owner, lease_token: token } as Filter<T>, { sort }).toArray();
   }
