@@ -51,7 +51,8 @@ export class LeaseQueue<T extends Document & Leased> {
    * Takes up to `limit` documents matching `filter` (first in `sort` order) whose lease is free, in one write:
    * their ids are read, then one `updateMany` leases those still free (each document's filter is checked
    * again as it is written, so of two racing claims each document goes to one) under `token`, and the ones
-   * this claim won are read back with their new epochs, in `sort` order.
+   * this claim won are read back with their new epochs, in `sort` order. When one id is found, one
+   * `findAndModify` leases and returns it instead.
    */
   async claimMany(filter: Filter<T>, sort: Sort, limit: number, token: string): Promise<WithId<T>[]> {
     // One document: one findAndModify, a round trip instead of three.
