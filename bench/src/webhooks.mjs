@@ -360,6 +360,28 @@ function groupCommit(flush) {
 }
 
 /**
+ * The collections of a floor run (`bench_<name>_*`) with `count` pending deliveries of one endpoint at `url`, each with
+ * its event waiting for that endpoint, written 10,000 at a time; the claim's index on the deliveries.
+ */
+async function floorFixture(db, name, count, url) {
+  const collection = (kind) => db.collection(`bench_${name}_${kind}`);
+  const [lanes, deliveries, events, attempts, endpoints] = ["lanes", "deliveries", "events", "attempts", "endpoints"].map(collection);
+  await deliveries.createIndex({ endpoint: 1, due_at: 1 }, { partialFilterExpression: { status: "pending" } });
+  const run = `${process.pid}-${Date.now()}`;
+  const endpoint = `we_${name}${run}`;
+  await endpoints.insertOne({ _id: endpoint, url, status: "enabled" });
+  await lanes.insertOne({ _id: endpoint, flights: 0, turn_at: 0 });
+  for (let from = 0; from < count; from += 10_000) {
+    const n = Array.from({ length: Math.min(10_000, count - from) }, (_, i) => from + i);
+    await events.insertMany(n.map((i) => ({ _id: `evt_${name}${run}-${i}`, type: "resource.created", pending_endpoints: [endpoint] })));
+    await deliveries.insertMany(
+      n.map((i) => ({ _id: `wd_${name}${run}-${i}`, endpoint, event: `evt_${name}${run}-${i}`, status: "pending", due_at: i, lease_until: 0, epoch: 0 })),
+    );
+  }
+  return { lanes, deliveries, events, attempts, endpoints, endpoint, run };
+}
+
+/**
  * The batched delivery floor (issue 32): the bare loop wrapped in the batched design's database work, by hand, on
  * the stack's database (majority-acknowledged, journaled, as core's client), with none of the worker's own code.
  * 4 flights at once (one endpoint's places), each in turn: the lane's turn (one findOneAndUpdate); up to 32 due
@@ -373,24 +395,7 @@ export async function floorBatchedDeliveries(receiver, count, { mongoUri, databa
   const { DEFAULT_WEBHOOK_ENDPOINT_CONCURRENCY } = await import("@rms/core/settings");
   const client = await new MongoClient(mongoUri, { writeConcern: { w: "majority", journal: true }, readConcern: { level: "local" } }).connect();
   try {
-    const db = client.db(databaseName);
-    const lanes = db.collection("bench_floorb_lanes");
-    const deliveries = db.collection("bench_floorb_deliveries");
-    const events = db.collection("bench_floorb_events");
-    const attempts = db.collection("bench_floorb_attempts");
-    const endpoints = db.collection("bench_floorb_endpoints");
-    await deliveries.createIndex({ endpoint: 1, due_at: 1 }, { partialFilterExpression: { status: "pending" } });
-    const run = `${process.pid}-${Date.now()}`;
-    const endpoint = `we_floorb${run}`;
-    await endpoints.insertOne({ _id: endpoint, url: receiver.url("/floor-batched"), status: "enabled" });
-    await lanes.insertOne({ _id: endpoint, flights: 0, turn_at: 0 });
-    for (let from = 0; from < count; from += 10_000) {
-      const n = Array.from({ length: Math.min(10_000, count - from) }, (_, i) => from + i);
-      await events.insertMany(n.map((i) => ({ _id: `evt_floorb${run}-${i}`, type: "resource.created", pending_endpoints: [endpoint] })));
-      await deliveries.insertMany(
-        n.map((i) => ({ _id: `wd_floorb${run}-${i}`, endpoint, event: `evt_floorb${run}-${i}`, status: "pending", due_at: i, lease_until: 0, epoch: 0 })),
-      );
-    }
+    const { lanes, deliveries, events, attempts, endpoints, endpoint } = await floorFixture(client.db(databaseName), "floorb", count, receiver.url("/floor-batched"));
     const post = await signedPoster(receiver, "/floor-batched");
     const attemptWrites = groupCommit((items) => attempts.insertMany(items, { ordered: false }));
     const pulls = groupCommit((items) =>
@@ -453,21 +458,7 @@ export async function floorDeliveries(receiver, count, { mongoUri, databaseName 
   const { MongoClient } = await import("mongodb");
   const client = await new MongoClient(mongoUri, { writeConcern: { w: "majority", journal: true }, readConcern: { level: "local" } }).connect();
   try {
-    const db = client.db(databaseName);
-    const lanes = db.collection("bench_floor_lanes");
-    const deliveries = db.collection("bench_floor_deliveries");
-    const events = db.collection("bench_floor_events");
-    const attempts = db.collection("bench_floor_attempts");
-    const endpoints = db.collection("bench_floor_endpoints");
-    await deliveries.createIndex({ endpoint: 1, due_at: 1 }, { partialFilterExpression: { status: "pending" } });
-    const run = `${process.pid}-${Date.now()}`;
-    const endpoint = `we_floor${run}`;
-    await endpoints.insertOne({ _id: endpoint, url: receiver.url("/floor"), status: "enabled" });
-    await lanes.insertOne({ _id: endpoint, flights: 0, turn_at: 0 });
-    await events.insertMany(Array.from({ length: count }, (_, n) => ({ _id: `evt_floor${run}-${n}`, type: "resource.created", pending_endpoints: [endpoint] })));
-    await deliveries.insertMany(
-      Array.from({ length: count }, (_, n) => ({ _id: `wd_floor${run}-${n}`, endpoint, event: `evt_floor${run}-${n}`, status: "pending", due_at: n, lease_until: 0, epoch: 0 })),
-    );
+    const { lanes, deliveries, events, attempts, endpoints, endpoint, run } = await floorFixture(client.db(databaseName), "floor", count, receiver.url("/floor"));
     const post = await signedPoster(receiver, "/floor");
     return await deliveriesPerSecond(count, async (n) => {
       const now = Date.now();
