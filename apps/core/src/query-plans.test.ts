@@ -39,7 +39,7 @@ import { scheduleRecovery } from "./webhook-endpoints/recover.js";
 import { WebhookEndpointStore } from "./webhook-endpoints/store.js";
 import { repairLanes, wakeLanes, WEBHOOK_LANES_COLLECTION, type LaneDocument } from "./webhook-deliveries/lanes.js";
 import { queueDepthGauges } from "./webhook-deliveries/metrics.js";
-import { DeliveryQueue } from "./webhook-deliveries/queue.js";
+import { DELIVERIES_PER_FLIGHT, DeliveryQueue, DUE_SORT, endpointDueFilter } from "./webhook-deliveries/queue.js";
 import {
   scheduledDeliveryId,
   WEBHOOK_ATTEMPTS_COLLECTION,
@@ -672,6 +672,31 @@ describe("deliveries", () => {
     expect(claim.nReturned).toBe(1);
     expect(claim.totalDocsExamined).toBeLessThanOrEqual(1 + data.inFlight);
     for (const plan of busy.filter((p) => p !== claim)) expectPoint(plan);
+  });
+
+  it("a flight's claim that finds one due delivery in its lane: the seek of its id, then one findAndModify by _id (storage/lease.ts, claimMany)", async () => {
+    const deliveries = work.collection<DeliveryDocument>(WEBHOOK_DELIVERIES_COLLECTION);
+    const endpoint = newId("we");
+    const lone: DeliveryDocument = {
+      ...(await deliveries.findOne({ status: "pending" }))!,
+      _id: "wd_query_plans_lone",
+      endpoint,
+      due_at: NOW - 1_000,
+      lease_owner: null,
+      lease_until: null,
+      epoch: 0,
+    };
+    await deliveries.insertOne(lone);
+    try {
+      const leases = new LeaseQueue<DeliveryDocument>(deliveries, { owner: "query-plans", leaseMs: 60_000, now: () => NOW });
+      const claim = () => leases.claimMany(endpointDueFilter(endpoint, NOW), DUE_SORT, DELIVERIES_PER_FLIGHT * DEFAULT_SETTINGS.webhookEndpointConcurrency, "flight-1");
+      const { value, plans } = await measure("delivery claim of a flight: one due delivery in the lane", claim);
+      expect(value.map((d) => d._id)).toEqual([lone._id]);
+      expect(plans.map((p) => p.operation)).toEqual([`find ${WEBHOOK_DELIVERIES_COLLECTION}`, `findAndModify ${WEBHOOK_DELIVERIES_COLLECTION}`]);
+      for (const plan of plans) expect(plan.totalDocsExamined, plan.shape).toBeLessThanOrEqual(1);
+    } finally {
+      await deliveries.deleteOne({ _id: lone._id });
+    }
   });
 
   it("a producer's wake-up of its endpoints' lanes (fan-out, recover)", async () => {
