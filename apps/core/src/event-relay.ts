@@ -12,7 +12,8 @@ const SIGNAL_EVERY_MS = 20;
 
 /**
  * The event relay every core and worker process runs: the domains' outboxes, with the webhook fan-out
- * as its `prepare` hook, so an event reaches `events` only with its deliveries already queued.
+ * as its `prepare` hook, so an event reaches `events` only with its deliveries already queued. `sources` are the
+ * outbox collections it relays (the domains' by default; a test passes its own).
  */
 export function eventRelay(db: Db, logger: Logger, metrics?: Registry, sources: readonly string[] = OUTBOXES): OutboxRelay {
   const fanOut = webhookFanOut(db);
