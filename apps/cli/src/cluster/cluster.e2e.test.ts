@@ -94,6 +94,8 @@ function mongodPid(port: number): number {
 let cluster: ChildProcess;
 let output = "";
 let exited: Promise<number | null>;
+/** Set once a test or the teardown stops the cluster on purpose. */
+let stopping = false;
 let port = 0;
 let coreAddrs: string[] = [];
 let gatewayPorts: number[] = [];
@@ -172,6 +174,10 @@ beforeAll(async () => {
   cluster.stdout!.on("data", () => undefined);
   cluster.stderr!.on("data", (d) => (output += d));
   exited = new Promise((resolve) => cluster.once("exit", (code) => resolve(code)));
+  // A cluster that ends before a test stops it says why: its last output, where the failures that follow cannot.
+  cluster.once("exit", (code, signal) => {
+    if (!stopping) process.stderr.write(`rms cluster exited on its own (code ${code}, signal ${signal}); its last output:\n${output.slice(-6_000)}\n`);
+  });
   const deadline = Date.now() + 240_000;
   while (!output.includes("rms: ready") && cluster.exitCode === null && Date.now() < deadline) await sleep(250);
   if (!output.includes("rms: ready")) throw new Error(`rms cluster did not get ready:\n${output}`);
@@ -184,6 +190,7 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const agent of agents) agent.destroy();
   if (cluster && cluster.exitCode === null) {
+    stopping = true;
     cluster.kill("SIGTERM");
     await exited;
   }
@@ -399,6 +406,7 @@ describe("rms cluster", () => {
   }, 300_000);
 
   it("stops everything on SIGTERM: exit 0, no process of the cluster left", async () => {
+    stopping = true;
     cluster.kill("SIGTERM");
     const code = await Promise.race([exited, sleep(90_000).then(() => "still running")]);
     expect(code).toBe(0);
