@@ -3,8 +3,8 @@
 // the pids of its processes for the meters.
 import { spawn } from "node:child_process";
 import { mkdirSync, openSync, readFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { join } from "node:path";
+import { freePort } from "@rms/test-db";
 import { childPids, httpsJson } from "./load.mjs";
 
 /**
@@ -117,22 +117,11 @@ export async function stopProcess(child) {
   });
 }
 
-/** `count` distinct free ports on 127.0.0.1. */
-export function freePorts(count) {
-  return Promise.all(
-    Array.from(
-      { length: count },
-      () =>
-        new Promise((resolve, reject) => {
-          const server = createServer();
-          server.listen(0, "127.0.0.1", () => {
-            const { port } = server.address();
-            server.close(() => resolve(port));
-          });
-          server.on("error", reject);
-        }),
-    ),
-  ).then((ports) => (new Set(ports).size === ports.length ? ports : freePorts(count)));
+/** `count` distinct free ports (test-db's picker: below the ephemeral range, never the same one twice). */
+export async function freePorts(count) {
+  const ports = [];
+  for (let i = 0; i < count; i++) ports.push(await freePort());
+  return ports;
 }
 
 /** Makes the resource a stack's GET rows read (the same on every stack the bench starts); answers it. */

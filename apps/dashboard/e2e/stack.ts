@@ -3,25 +3,14 @@
 // prints the secret key, the curl line and the dashboard's sign-in link, as a new user sees them.
 import { execFile, spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import { freePort } from "@rms/test-db";
 
 const runFile = promisify(execFile);
 const repoRoot = new URL("../../../", import.meta.url).pathname;
 const rmsBin = join(repoRoot, "apps/cli/bin/rms.js");
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-    server.on("error", reject);
-  });
-}
 
 export interface Stack {
   readonly origin: string;

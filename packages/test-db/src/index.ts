@@ -6,3 +6,4 @@ export { testDatabaseName } from "./names.js";
 export { cacheDir, type Env } from "./cache.js";
 export { withLock } from "./lock.js";
 export { startReplicaSet, type ReplicaSetMember, type ReplicaSetOptions, type RunningReplicaSet } from "./replica-set-members.js";
+export { freePort } from "./ports.js";

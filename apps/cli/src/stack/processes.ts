@@ -1,24 +1,15 @@
 import { readFile } from "node:fs/promises";
 import { Agent, request } from "node:https";
-import { createServer } from "node:net";
 import { join } from "node:path";
 import { AdminService, KeyKind, bearerMetadata, createClient } from "@rms/proto";
+import { freePort } from "@rms/test-db";
 import { startNodeChild, waitUntil, type Child } from "./children.js";
 import { entryPoint } from "./entry-points.js";
 
 export const ADMIN_TOKEN = "process-test-admin-token-0123456789";
 export const GATEWAY_TOKEN = "process-test-gateway-token-0123456789";
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-    server.on("error", reject);
-  });
-}
+export { freePort };
 
 export function adminClient(coreAddr: string) {
   return createClient(AdminService, coreAddr, { metadata: bearerMetadata(ADMIN_TOKEN), timeoutMs: 5_000 });

@@ -1,5 +1,6 @@
+import { freePort } from "@rms/test-db";
 import { eventually } from "@rms/test-db/testkit";
-import { createServer, type Server } from "node:net";
+import { createServer } from "node:net";
 import type { AddressInfo } from "node:net";
 import { Webhook } from "standardwebhooks";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
@@ -410,11 +411,3 @@ describe("deliver over HTTPS", () => {
     expect(outcome).toMatchObject({ status: "failed", error: "timeout" });
   });
 });
-
-async function freePort(): Promise<number> {
-  const server: Server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const port = (server.address() as AddressInfo).port;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
