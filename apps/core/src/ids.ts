@@ -44,7 +44,8 @@ function idRandomChars(count: number): string {
   return out;
 }
 
-function encodeTime(ms: number): string {
+/** The time part of an id made at `ms` (its first TIME_CHARS characters after the prefix). */
+export function encodeTime(ms: number): string {
   let out = "";
   for (let i = 0, rest = ms; i < TIME_CHARS; i++, rest = Math.floor(rest / 62)) out = ALPHABET[rest % 62] + out;
   return out;

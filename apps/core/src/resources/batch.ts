@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { RpcError } from "@rms/proto";
 import type { AnyBulkWriteOperation, Filter } from "mongodb";
 import type { RequestInfo, Tenant } from "../caller.js";
-import { newId } from "../ids.js";
+import { encodeTime } from "../ids.js";
 import type { Loaded } from "../storage/documents.js";
 import { newEvent } from "../storage/outbox.js";
 import { tombstoneFields } from "../storage/tombstone.js";
@@ -40,13 +40,23 @@ const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
  * index in 5 base62 characters (62^5 > 10,000 items).
  */
 export function importedResourceId(job: string, index: number, chunkMs: number): string {
-  const time = newId("res", chunkMs).slice(4, 12);
-  const hash = createHash("sha256").update(job).digest();
-  let jobPart = "";
-  for (let i = 0; i < 9; i++) jobPart += BASE62[hash[i]! % 62];
+  const time = encodeTime(chunkMs);
+  const jobPart = jobIdPart(job);
   let indexPart = "";
   for (let i = 0, rest = index; i < 5; i++, rest = Math.floor(rest / 62)) indexPart = BASE62[rest % 62] + indexPart;
   return `res_${time}${jobPart}${indexPart}`;
+}
+
+/** The last job's 9 characters: an import asks for one job's thousands of times in a row (a hash each, before). */
+let lastJobPart: { job: string; part: string } | null = null;
+
+function jobIdPart(job: string): string {
+  if (lastJobPart?.job === job) return lastJobPart.part;
+  const hash = createHash("sha256").update(job).digest();
+  let part = "";
+  for (let i = 0; i < 9; i++) part += BASE62[hash[i]! % 62];
+  lastJobPart = { job, part };
+  return part;
 }
 
 /** A new resource of an import item, with its `resource.created` event in its outbox, as a create writes it. */
@@ -163,5 +173,5 @@ export function matchingFilter(tenant: Tenant, filter: ResourceFilter, after: st
 
 /** The highest id a resource made at `ms` can have: the bound of a bulk job started then. */
 export function idBoundAt(ms: number): string {
-  return `${newId("res", ms).slice(0, 12)}${"z".repeat(14)}`;
+  return `res_${encodeTime(ms)}${"z".repeat(14)}`;
 }

@@ -16,19 +16,34 @@ const BOM = Buffer.from([0xef, 0xbb, 0xbf]);
  * position to go on from. Throws FileInvalidError when the bytes cannot be read as the format at all (not
  * UTF-8; a CSV header without `name`, an unclosed quote, a record over ROW_BYTES_MAX).
  */
-export function readRows(source: AsyncIterable<Buffer>, format: RowFormat, from: RowCursor, columns: CsvColumns | null = null): AsyncGenerator<RowEvent> {
-  return format === "jsonl" ? jsonlRows(source, from) : csvRows(source, from, columns);
+export function readRows(
+  source: AsyncIterable<Buffer>,
+  format: RowFormat,
+  from: RowCursor,
+  columns: CsvColumns | null = null,
+  options: ReadOptions = {},
+): AsyncGenerator<RowEvent> {
+  const items = options.items ?? true;
+  return format === "jsonl" ? jsonlRows(source, from, items) : csvRows(source, from, columns, items);
 }
 
-function row(line: number, end: RowCursor, parsed: ItemOrError): RowEvent {
-  return { kind: "row", line, end, item: parsed.item, error: parsed.error };
+export interface ReadOptions {
+  /**
+   * False: rows are counted, not read as items (`item` and `error` both null). The file is still checked as its
+   * type (UTF-8, CSV structure): what an import's scan needs, without parsing every JSON line twice.
+   */
+  items?: boolean;
+}
+
+function row(line: number, end: RowCursor, parsed: ItemOrError | null): RowEvent {
+  return { kind: "row", line, end, item: parsed?.item ?? null, error: parsed?.error ?? null };
 }
 
 /**
  * JSONL: one row per line (`\n`, a `\r` before it dropped); a line of only spaces is skipped but counted.
  * A line longer than ROW_BYTES_MAX is an error of its row (skipped to its end), not of the file.
  */
-async function* jsonlRows(source: AsyncIterable<Buffer>, from: RowCursor): AsyncGenerator<RowEvent> {
+async function* jsonlRows(source: AsyncIterable<Buffer>, from: RowCursor, items: boolean): AsyncGenerator<RowEvent> {
   const utf8 = new Utf8Check(from.offset);
   let pending: Buffer = Buffer.alloc(0);
   let start = from.offset;
@@ -46,7 +61,7 @@ async function* jsonlRows(source: AsyncIterable<Buffer>, from: RowCursor): Async
     }
     const decoded = text.toString("utf8");
     if (decoded.trim() === "") return null;
-    return row(line, cursor, jsonLineItem(decoded));
+    return row(line, cursor, items ? jsonLineItem(decoded) : null);
   };
   for await (const chunk of source) {
     utf8.push(chunk);
@@ -128,7 +143,7 @@ function isBlankLine(bytes: Buffer): boolean {
  * an optional BOM). Lines are counted from the bytes, so a row's `line` is the line it starts on; a blank line
  * is skipped but counted.
  */
-async function* csvRows(source: AsyncIterable<Buffer>, from: RowCursor, known: CsvColumns | null): AsyncGenerator<RowEvent> {
+async function* csvRows(source: AsyncIterable<Buffer>, from: RowCursor, known: CsvColumns | null, items: boolean): AsyncGenerator<RowEvent> {
   const window = new Window();
   const utf8 = new Utf8Check(from.offset);
   async function* fed(): AsyncGenerator<Buffer> {
@@ -170,7 +185,7 @@ async function* csvRows(source: AsyncIterable<Buffer>, from: RowCursor, known: C
         yield { kind: "header", columns, end: cursor };
         continue;
       }
-      yield row(first, cursor, csvRecordItem(record, columns));
+      yield row(first, cursor, items ? csvRecordItem(record, columns) : null);
     }
   } catch (error) {
     if (error instanceof CsvError) throw new FileInvalidError(`The file is not valid CSV near line ${line + 1}: ${error.message}`);

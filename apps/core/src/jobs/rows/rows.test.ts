@@ -1,16 +1,28 @@
 import { describe, expect, it } from "vitest";
 import { FileInvalidError, FILE_START, type RowCursor, type RowEvent, type RowFormat } from "./model.js";
-import { readRows } from "./read.js";
+import { type ReadOptions, readRows } from "./read.js";
+
+/** The events of a read with `items: false`: each row's line and end as a full read has them, no item, no error. */
+function counted(events: RowEvent[]): RowEvent[] {
+  return events.map((e) => (e.kind === "row" ? { ...e, item: null, error: null } : e));
+}
 
 /** The file's bytes in chunks of `size` (1: every row split across chunks). */
 async function* chunks(bytes: Buffer, size: number): AsyncGenerator<Buffer> {
   for (let i = 0; i < bytes.length; i += size) yield bytes.subarray(i, i + size);
 }
 
-async function all(text: string | Buffer, format: RowFormat, size = 1 << 16, from: RowCursor = FILE_START, columns = null as never): Promise<RowEvent[]> {
+async function all(
+  text: string | Buffer,
+  format: RowFormat,
+  size = 1 << 16,
+  from: RowCursor = FILE_START,
+  columns = null as never,
+  options: ReadOptions = {},
+): Promise<RowEvent[]> {
   const bytes = typeof text === "string" ? Buffer.from(text) : text;
   const events: RowEvent[] = [];
-  for await (const event of readRows(chunks(bytes.subarray(from.offset), size), format, from, columns)) events.push(event);
+  for await (const event of readRows(chunks(bytes.subarray(from.offset), size), format, from, columns, options)) events.push(event);
   return events;
 }
 
@@ -59,10 +71,15 @@ describe("JSONL rows", () => {
     expect(rows(await all(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('{"name":"a"}\n')]), "jsonl", 1))).toEqual([{ line: 1, item: { name: "a" }, code: null }]);
   });
 
+  it("counted only (the scan): every row's line and end as a full read has them, no line parsed as JSON", async () => {
+    expect(await all(text, "jsonl", 3, FILE_START, null as never, { items: false })).toEqual(counted(await all(text, "jsonl")));
+  });
+
   it("refuses bytes that are not UTF-8, wherever they are", async () => {
     const bad = Buffer.concat([Buffer.from('{"name":"a"}\n{"name":"'), Buffer.from([0xc3, 0x28]), Buffer.from('"}\n')]);
     await expect(all(bad, "jsonl")).rejects.toBeInstanceOf(FileInvalidError);
     await expect(all(bad, "jsonl", 1)).rejects.toBeInstanceOf(FileInvalidError);
+    await expect(all(bad, "jsonl", 1, FILE_START, null as never, { items: false })).rejects.toBeInstanceOf(FileInvalidError);
     // A multi-byte sequence cut by the end of the file.
     await expect(all(Buffer.from([0x7b, 0xe2, 0x82]), "jsonl")).rejects.toBeInstanceOf(FileInvalidError);
   });
@@ -126,6 +143,11 @@ describe("CSV rows", () => {
       const rest = await all(text, "csv", 2, event.end, header.columns as never);
       expect(rest).toEqual(events.slice(i + 1));
     }
+  });
+
+  it("counted only (the scan): every row's line and end as a full read has them; a broken file is still refused", async () => {
+    expect(await all(text, "csv", 2, FILE_START, null as never, { items: false })).toEqual(counted(await all(text, "csv")));
+    await expect(all('name\n"open\n', "csv", 1 << 16, FILE_START, null as never, { items: false })).rejects.toBeInstanceOf(FileInvalidError);
   });
 
   it("refuses a file it cannot read as an import: no name column, unknown or repeated columns, an unclosed quote, not UTF-8, empty", async () => {

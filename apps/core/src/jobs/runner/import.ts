@@ -7,7 +7,7 @@ import { fileOf, type JobItemError } from "../model.js";
 import { readFileFrom } from "../files.js";
 import { FILE_START, FileInvalidError, type Row, type RowFormat } from "../rows/model.js";
 import { RpcError } from "@rms/proto";
-import { readRows } from "../rows/read.js";
+import { type ReadOptions, readRows } from "../rows/read.js";
 import { recordErrors } from "./errors-record.js";
 import { nextStepRows, stepRows } from "./step-size.js";
 import { newOutput, resultsFileResult, settleOutput, writePart } from "./output.js";
@@ -69,9 +69,9 @@ async function startPosition(run: JobRun, tenant: Tenant, file: string): Promise
 }
 
 /** Rows of the file from `position`, a file that cannot be read as its type failing the job. */
-async function* rowsFrom(run: JobRun, tenant: Tenant, file: string, position: ImportPosition, cursor = position.cursor) {
+async function* rowsFrom(run: JobRun, tenant: Tenant, file: string, position: ImportPosition, options: ReadOptions = {}) {
   try {
-    yield* readRows(readFileFrom(run.files, tenant, file, cursor.offset), position.format, cursor, position.columns);
+    yield* readRows(readFileFrom(run.files, tenant, file, position.cursor.offset), position.format, position.cursor, position.columns, options);
   } catch (error) {
     if (error instanceof FileInvalidError) throw new JobFailure("file_invalid", error.message);
     throw error;
@@ -83,7 +83,8 @@ async function scan(run: JobRun, tenant: Tenant, file: string, position: ImportP
   let next = { ...position };
   let counted = 0;
   const until = Date.now() + SCAN_STEP_MS;
-  for await (const event of rowsFrom(run, tenant, file, position)) {
+  // Counted only: the rows phase reads each row as an item.
+  for await (const event of rowsFrom(run, tenant, file, position, { items: false })) {
     if (event.kind === "header") {
       next = { ...next, columns: event.columns, rows_from: event.end, cursor: event.end };
       continue;
