@@ -1,0 +1,117 @@
+#!/usr/bin/env node
+// Where the files rows' RSS goes (docs/performance.md, "Files: memory"): on demand, not part of `npm run bench`.
+// A stack of its own (database, core, gateway, one worker), nothing else running on it: an upload of a
+// MEMORY_ROWS-row (200,000) JSONL file, its import, then its export; after each, the peak RSS of the three processes
+// (sampled every 100 ms) and at the end the worker's CPU seconds.
+//   MEMORY_WORKER_FLAGS="--max-old-space-size=160"  Node flags for the worker (a heap cap's RSS and CPU side by side)
+//   MEMORY_WORKER_FLAGS="--trace-gc"                 the worker's GC lines in bench/results/profiles/worker-gc.log
+//                                                   (its live heap: the size after each Mark-Compact)
+//   MEMORY_ALLOCATIONS=1                             every byte the worker allocates during the import and the
+//                                                   export, collected or not, sampled by V8's heap profiler into
+//                                                   bench/results/profiles/{import,export}.heapprofile
+// Run from bench/ after a build: `../node_modules/.bin/node src/files-memory.mjs`.
+import { spawn } from "node:child_process";
+import { mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { Agent } from "node:https";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { startDatabase } from "@rms/test-db";
+import { freePort, newTestKey, PublicApi, startCoreProcess, startGatewayProcess } from "@rms/cli/stack";
+import { jsonlChunks, peakRss, rssOf, upload } from "./files.mjs";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
+const profiles = join(root, "bench/results/profiles");
+const ROWS = Number(process.env.MEMORY_ROWS ?? 200_000);
+const WORKER_FLAGS = (process.env.MEMORY_WORKER_FLAGS ?? "").split(" ").filter(Boolean);
+const ALLOCATIONS = process.env.MEMORY_ALLOCATIONS === "1";
+const INSPECTOR_PORT = await freePort();
+
+mkdirSync(profiles, { recursive: true });
+const dir = mkdtempSync(join(tmpdir(), "rms-files-memory-"));
+const database = await startDatabase({ dataDir: join(dir, "db"), env: { ...process.env, MONGODB_URI: "" } });
+const databaseName = "filesmemory";
+const corePort = await freePort();
+const gatewayPort = await freePort();
+const core = await startCoreProcess({ mongoUri: database.uri, databaseName, port: corePort });
+const gateway = await startGatewayProcess({ coreAddr: `127.0.0.1:${corePort}`, mongoUri: database.uri, databaseName, dataDir: dir, port: gatewayPort });
+const workerLog = openSync(join(profiles, "worker-gc.log"), "w");
+const inspect = ALLOCATIONS ? [`--inspect=127.0.0.1:${INSPECTOR_PORT}`] : [];
+const worker = spawn(process.execPath, [...WORKER_FLAGS, ...inspect, join(root, "apps/core/dist/worker/main.js")], {
+  env: { PATH: process.env.PATH, MONGODB_URI: database.uri, MONGODB_DATABASE: databaseName, LOG_LEVEL: "warn", WORKER_METRICS_PORT: "0", RMS_SUPERVISED: "1" },
+  stdio: ["pipe", workerLog, workerLog],
+});
+const { secret } = await newTestKey(`127.0.0.1:${corePort}`);
+const api = new PublicApi(dir, gatewayPort, secret);
+const agent = new Agent({ ca: readFileSync(join(dir, "tls", "cert.pem")), keepAlive: true });
+const pids = { gateway: gateway.process.pid, core: core.process.pid, worker: worker.pid };
+const mib = (peak) => Object.fromEntries(Object.entries(peak).map(([name, bytes]) => [name, Math.round(bytes / 1024 / 1024)]));
+
+async function job(body) {
+  const started = performance.now();
+  const created = await api.send("POST", "/v1/jobs", { json: body });
+  for (;;) {
+    const current = await api.send("GET", `/v1/jobs/${created.id}`);
+    if (["succeeded", "failed", "canceled"].includes(current.status)) return { ms: Math.round(performance.now() - started), status: current.status };
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
+/** The worker's allocation sampler over the inspector protocol, or nothing without MEMORY_ALLOCATIONS. */
+async function allocationSampler() {
+  if (!ALLOCATIONS) return { start: async () => {}, stop: async () => {}, close: () => {} };
+  const [target] = await (await fetch(`http://127.0.0.1:${INSPECTOR_PORT}/json/list`)).json();
+  const socket = new WebSocket(target.webSocketDebuggerUrl);
+  await new Promise((resolve) => socket.addEventListener("open", resolve, { once: true }));
+  const waiting = new Map();
+  let lastId = 0;
+  socket.addEventListener("message", (message) => {
+    const reply = JSON.parse(message.data);
+    waiting.get(reply.id)?.(reply);
+    waiting.delete(reply.id);
+  });
+  const call = (method, params = {}) =>
+    new Promise((resolve) => {
+      waiting.set(++lastId, resolve);
+      socket.send(JSON.stringify({ id: lastId, method, params }));
+    });
+  await call("HeapProfiler.enable");
+  return {
+    // Collected objects kept in the samples: what is allocated, not only what survives.
+    start: () => call("HeapProfiler.startSampling", { samplingInterval: 16_384, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true }),
+    stop: async (name) => writeFileSync(join(profiles, `${name}.heapprofile`), JSON.stringify((await call("HeapProfiler.stopSampling")).result.profile)),
+    // An inspected process waits at its exit until its debugger has gone.
+    close: () => socket.close(),
+  };
+}
+
+const allocations = await allocationSampler();
+try {
+  await new Promise((resolve) => setTimeout(resolve, 2_000));
+  console.log("idle RSS (MiB)", mib(rssOf(pids)));
+  let sampler = peakRss(pids);
+  const file = await upload({ port: gatewayPort, agent, key: secret, chunks: jsonlChunks(ROWS, "memory"), filename: "rows.jsonl" });
+  console.log(`upload of ${file.size} bytes: peak RSS (MiB)`, mib(sampler.stop()));
+  sampler = peakRss(pids);
+  await allocations.start();
+  const imported = await job({ type: "resources.import", params: { file: file.id } });
+  await allocations.stop("import");
+  console.log(`import of ${ROWS} rows: ${imported.status} in ${imported.ms} ms; peak RSS (MiB)`, mib(sampler.stop()));
+  sampler = peakRss(pids);
+  await allocations.start();
+  const exported = await job({ type: "resources.export", params: { filter: { metadata: { tag: "memory" } } } });
+  await allocations.stop("export");
+  console.log(`export: ${exported.status} in ${exported.ms} ms; peak RSS (MiB)`, mib(sampler.stop()));
+  const stat = readFileSync(`/proc/${worker.pid}/stat`, "utf8").split(") ")[1].split(" ");
+  console.log(`worker CPU: ${(Number(stat[11]) + Number(stat[12])) / 100} s (flags: ${WORKER_FLAGS.join(" ") || "none"})`);
+} finally {
+  allocations.close();
+  agent.destroy();
+  api.close();
+  worker.kill("SIGTERM");
+  await new Promise((resolve) => worker.once("exit", resolve));
+  await gateway.stop();
+  await core.stop();
+  await database.stop();
+  rmSync(dir, { recursive: true, force: true });
+}
