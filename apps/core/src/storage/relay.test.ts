@@ -254,3 +254,22 @@ it("relays many documents together (the fast path's batches): each event once, a
     ),
   ).toBe(0);
 });
+
+it("a writer far ahead of the relay: the notices held stay at the cap, and what was dropped is caught up from the outbox index, each event once", async () => {
+  const cap = 10;
+  const relay = new OutboxRelay(t.db, { sources: ["things"], logger, queueMax: cap });
+  const docs = await Promise.all(Array.from({ length: 300 }, () => created()));
+  let most = 0;
+  for (const doc of docs) {
+    relay.notify("things", doc._id);
+    most = Math.max(most, relay.backlog);
+  }
+  expect(most).toBe(cap);
+  // No sweep runs here: only the fast path and its catch-up.
+  await relay.idle();
+  expect(relay.backlog).toBe(0);
+  for (const doc of docs) {
+    expect((await eventsOf(doc._id)).map((e) => e.sequence)).toEqual([0]);
+    expect((await t.things.findOne({ _id: doc._id }))!.pending_events).toEqual([]);
+  }
+});

@@ -32,6 +32,16 @@ export const EVENT_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
 /** Noticed documents the fast path relays together (one read, one insert, one bulk pull per collection). */
 export const RELAY_BATCH = 200;
 
+/**
+ * Notices the fast path holds at most (about 100 bytes each). A writer faster than the relay (an import of a million
+ * rows) would otherwise grow the queue by one entry per document written; past this, a notice is dropped and its
+ * collection marked, and the relay catches up from the outbox index instead, which holds every pending event anyway.
+ */
+export const FAST_PATH_QUEUE_MAX = 20_000;
+
+/** The pause before a catch-up round that failed is tried again. */
+const CATCH_UP_RETRY_MS = 1_000;
+
 /** Default time between sweeps. Normal traffic is relayed by the fast path; the sweep only finds what a crash left (and every start sweeps at once). */
 export const SWEEP_INTERVAL_MS = 5_000;
 
@@ -113,6 +123,8 @@ export interface RelayOptions {
   prepare?: (events: Relayed[]) => Promise<Relayed[]>;
   /** Told, without waiting, of the events (as `prepare` returned them) once they are all in `events`. */
   copied?: (events: readonly Relayed[]) => void;
+  /** The most notices held (FAST_PATH_QUEUE_MAX); a test makes it small. */
+  queueMax?: number;
 }
 
 /**
@@ -129,6 +141,9 @@ export interface RelayOptions {
 export class OutboxRelay {
   private readonly events: Collection<Relayed & Expiring>;
   private readonly queued = new Set<string>();
+  /** Collections with notices dropped at the cap, and how many: caught up from the outbox index (catchUp). */
+  private readonly overflowed = new Map<string, number>();
+  private readonly queueMax: number;
   private draining: Promise<void> | null = null;
   private timer: NodeJS.Timeout | null = null;
   private stopped = false;
@@ -138,15 +153,22 @@ export class OutboxRelay {
     private readonly options: RelayOptions,
   ) {
     this.events = db.collection<Relayed & Expiring>(EVENTS_COLLECTION);
+    this.queueMax = options.queueMax ?? FAST_PATH_QUEUE_MAX;
   }
 
   /** Tells the relay a document was just written; returns at once, the relay works in the background. */
   notify(collection: string, id: string): void {
     if (this.stopped) return;
-    this.queued.add(`${collection}\u0000${id}`);
+    if (this.queued.size < this.queueMax) this.queued.add(`${collection}\u0000${id}`);
+    else this.overflowed.set(collection, (this.overflowed.get(collection) ?? 0) + 1);
     this.draining ??= this.drain().finally(() => {
       this.draining = null;
     });
+  }
+
+  /** The notices held now: at most `queueMax`, however far writers run ahead. */
+  get backlog(): number {
+    return this.queued.size;
   }
 
   /** Resolves once every notified document has been relayed (for an orderly stop). */
@@ -154,8 +176,56 @@ export class OutboxRelay {
     while (this.draining) await this.draining;
   }
 
-  /** FAST_PATH_CONCURRENCY lanes, each relaying a batch of documents at a time: each batch is a few sequential round trips, and writes come faster than that. */
+  /** The notices in hand, then (when some were dropped at the cap) a catch-up from the outbox index, until neither is left. */
   private async drain(): Promise<void> {
+    while (!this.stopped && (this.queued.size > 0 || this.overflowed.size > 0)) {
+      await this.drainQueued();
+      const [collection] = this.overflowed.keys();
+      if (collection !== undefined && !this.stopped) await this.catchUp(collection);
+    }
+  }
+
+  /**
+   * One round of catch-up for a collection whose notices were dropped: the documents with pending events, read
+   * from the outbox index as the sweep reads them, relayed by FAST_PATH_CONCURRENCY batches at once. The mark goes
+   * only when a round finds nothing and no notice was dropped since it began (a document the read missed because
+   * it was not yet written has its notice counted after).
+   */
+  private async catchUp(collectionName: string): Promise<void> {
+    const dropped = this.overflowed.get(collectionName);
+    const pending = await this.db
+      .collection<TenantDocument>(collectionName)
+      .find(HAS_PENDING_EVENTS as Filter<TenantDocument>, { projection: { _id: 1 }, ...LIMIT })
+      .limit(RELAY_BATCH * FAST_PATH_CONCURRENCY)
+      .toArray()
+      .catch((error: unknown) => {
+        this.options.logger.warn({ err: error, collection: collectionName }, "relay catch-up read failed");
+        return null;
+      });
+    // The mark stays; the next round (or the sweep) reads again, after a pause rather than at once.
+    if (pending === null) return pause(CATCH_UP_RETRY_MS);
+    if (pending.length === 0) {
+      if (this.overflowed.get(collectionName) === dropped) this.overflowed.delete(collectionName);
+      return;
+    }
+    const ids = pending.map(({ _id }) => _id);
+    const batches = Array.from({ length: Math.ceil(ids.length / RELAY_BATCH) }, (_, i) => ids.slice(i * RELAY_BATCH, (i + 1) * RELAY_BATCH));
+    const failed = await Promise.all(
+      batches.map((batch) =>
+        this.relayDocuments(collectionName, batch).then(
+          () => false,
+          (error: unknown) => {
+            this.options.logger.warn({ err: error, collection: collectionName, count: batch.length }, "relay of documents failed");
+            return true;
+          },
+        ),
+      ),
+    );
+    if (failed.includes(true)) await pause(CATCH_UP_RETRY_MS);
+  }
+
+  /** FAST_PATH_CONCURRENCY lanes, each relaying a batch of documents at a time: each batch is a few sequential round trips, and writes come faster than that. */
+  private async drainQueued(): Promise<void> {
     const lane = async () => {
       while (this.queued.size > 0 && !this.stopped) {
         // Up to RELAY_BATCH noticed documents of one collection at a time: a job's chunk of hundreds of
@@ -292,6 +362,10 @@ export class OutboxRelay {
     await Promise.race([this.idle(), new Promise<void>((resolve) => (grace = setTimeout(resolve, STOP_GRACE_MS)))]);
     clearTimeout(grace);
   }
+}
+
+function pause(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
 }
 
 /** An unordered insert whose only failures are duplicate keys (events an earlier run already copied). */
