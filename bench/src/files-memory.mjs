@@ -18,7 +18,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { startDatabase } from "@rms/test-db";
 import { freePort, newTestKey, PublicApi, startCoreProcess, startGatewayProcess } from "@rms/cli/stack";
-import { jsonlChunks, peakRss, rssOf, upload } from "./files.mjs";
+import { jsonlChunks, peakRss, rssOf, runJob, upload } from "./files.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const profiles = join(root, "bench/results/profiles");
@@ -46,16 +46,6 @@ const api = new PublicApi(dir, gatewayPort, secret);
 const agent = new Agent({ ca: readFileSync(join(dir, "tls", "cert.pem")), keepAlive: true });
 const pids = { gateway: gateway.process.pid, core: core.process.pid, worker: worker.pid };
 const mib = (peak) => Object.fromEntries(Object.entries(peak).map(([name, bytes]) => [name, Math.round(bytes / 1024 / 1024)]));
-
-async function job(body) {
-  const started = performance.now();
-  const created = await api.send("POST", "/v1/jobs", { json: body });
-  for (;;) {
-    const current = await api.send("GET", `/v1/jobs/${created.id}`);
-    if (["succeeded", "failed", "canceled"].includes(current.status)) return { ms: Math.round(performance.now() - started), status: current.status };
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-}
 
 /** The worker's allocation sampler over the inspector protocol, or nothing without MEMORY_ALLOCATIONS. */
 async function allocationSampler() {
@@ -94,14 +84,14 @@ try {
   console.log(`upload of ${file.size} bytes: peak RSS (MiB)`, mib(sampler.stop()));
   sampler = peakRss(pids);
   await allocations.start();
-  const imported = await job({ type: "resources.import", params: { file: file.id } });
+  const imported = await runJob(api, { type: "resources.import", params: { file: file.id } }, 250);
   await allocations.stop("import");
-  console.log(`import of ${ROWS} rows: ${imported.status} in ${imported.ms} ms; peak RSS (MiB)`, mib(sampler.stop()));
+  console.log(`import of ${ROWS} rows: ${imported.job.status} in ${Math.round(imported.ms)} ms; peak RSS (MiB)`, mib(sampler.stop()));
   sampler = peakRss(pids);
   await allocations.start();
-  const exported = await job({ type: "resources.export", params: { filter: { metadata: { tag: "memory" } } } });
+  const exported = await runJob(api, { type: "resources.export", params: { filter: { metadata: { tag: "memory" } } } }, 250);
   await allocations.stop("export");
-  console.log(`export: ${exported.status} in ${exported.ms} ms; peak RSS (MiB)`, mib(sampler.stop()));
+  console.log(`export: ${exported.job.status} in ${Math.round(exported.ms)} ms; peak RSS (MiB)`, mib(sampler.stop()));
   const stat = readFileSync(`/proc/${worker.pid}/stat`, "utf8").split(") ")[1].split(" ");
   console.log(`worker CPU: ${(Number(stat[11]) + Number(stat[12])) / 100} s (flags: ${WORKER_FLAGS.join(" ") || "none"})`);
 } finally {

@@ -69,18 +69,7 @@ export async function benchFiles({ say = (l) => process.stderr.write(`bench-file
     const db = mongo.db(databaseName);
     const ca = readFileSync(join(dir, "tls", "cert.pem"));
     const agent = new Agent({ ca, keepAlive: true, maxSockets: 4 });
-    const job = async (body) => {
-      const t = performance.now();
-      const created = await api.send("POST", "/v1/jobs", { json: body });
-      for (;;) {
-        const current = await api.send("GET", `/v1/jobs/${created.id}`);
-        if (["succeeded", "failed", "canceled"].includes(current.status)) {
-          if (current.status !== "succeeded") throw new Error(`job ${created.id} ${current.status}: ${current.failure_code} ${current.failure_message}`);
-          return { ms: performance.now() - t, job: current };
-        }
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    };
+    const job = (body) => runJob(api, body);
     // Warm-up: a small upload, import and export through every layer.
     const warmFile = await upload({ port: gatewayPort, agent, key: secret, chunks: jsonlChunks(100, "warm"), filename: "warm.jsonl" });
     await job({ type: "resources.import", params: { file: warmFile.id } });
@@ -287,6 +276,20 @@ async function timed(work) {
 }
 
 /** `rows` JSONL rows, in chunks of about 1 MiB. */
+/** POST /v1/jobs with `body`, then its GET every `pollMs` until it ends; throws unless it succeeded. Its time and the job. */
+export async function runJob(api, body, pollMs = 100) {
+  const t = performance.now();
+  const created = await api.send("POST", "/v1/jobs", { json: body });
+  for (;;) {
+    const current = await api.send("GET", `/v1/jobs/${created.id}`);
+    if (["succeeded", "failed", "canceled"].includes(current.status)) {
+      if (current.status !== "succeeded") throw new Error(`job ${created.id} ${current.status}: ${current.failure_code} ${current.failure_message}`);
+      return { ms: performance.now() - t, job: current };
+    }
+    await new Promise((r) => setTimeout(r, pollMs));
+  }
+}
+
 export function* jsonlChunks(rows, tag) {
   let lines = [];
   let bytes = 0;

@@ -193,15 +193,10 @@ export class OutboxRelay {
    */
   private async catchUp(collectionName: string): Promise<void> {
     const dropped = this.overflowed.get(collectionName);
-    const pending = await this.db
-      .collection<TenantDocument>(collectionName)
-      .find(HAS_PENDING_EVENTS as Filter<TenantDocument>, { projection: { _id: 1 }, ...LIMIT })
-      .limit(RELAY_BATCH * FAST_PATH_CONCURRENCY)
-      .toArray()
-      .catch((error: unknown) => {
-        this.options.logger.warn({ err: error, collection: collectionName }, "relay catch-up read failed");
-        return null;
-      });
+    const pending = await pendingDocuments(this.db.collection<TenantDocument>(collectionName), RELAY_BATCH * FAST_PATH_CONCURRENCY).catch((error: unknown) => {
+      this.options.logger.warn({ err: error, collection: collectionName }, "relay catch-up read failed");
+      return null;
+    });
     // The mark stays; the next round (or the sweep) reads again, after a pause rather than at once.
     if (pending === null) return pause(CATCH_UP_RETRY_MS);
     if (pending.length === 0) {
@@ -319,10 +314,7 @@ export class OutboxRelay {
     let events = 0;
     for (const name of this.options.sources) {
       const collection = this.db.collection<TenantDocument>(name);
-      const stuck = await collection
-        .find(HAS_PENDING_EVENTS as Filter<TenantDocument>, { projection: { _id: 1 }, ...LIMIT })
-        .limit(SWEEP_BATCH)
-        .toArray();
+      const stuck = await pendingDocuments(collection, SWEEP_BATCH);
       if (stuck.length > 0)
         events += await this.relayDocuments(
           name,
@@ -362,6 +354,14 @@ export class OutboxRelay {
     await Promise.race([this.idle(), new Promise<void>((resolve) => (grace = setTimeout(resolve, STOP_GRACE_MS)))]);
     clearTimeout(grace);
   }
+}
+
+/** Up to `limit` documents with pending events, from the outbox index (the sweep's and the catch-up's one read). */
+function pendingDocuments(collection: Collection<TenantDocument>, limit: number): Promise<{ _id: string }[]> {
+  return collection
+    .find(HAS_PENDING_EVENTS as Filter<TenantDocument>, { projection: { _id: 1 }, ...LIMIT })
+    .limit(limit)
+    .toArray();
 }
 
 function pause(ms: number): Promise<void> {
