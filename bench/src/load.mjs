@@ -28,7 +28,6 @@ export async function runner({ results, connections, duration, warmup, ca, say }
       headers: opts.headers ?? {},
       method: opts.method ?? "GET",
       ...(opts.requests ? { requests: opts.requests } : {}),
-      ...(opts.overallRate ? { overallRate: opts.overallRate } : {}),
       ...(opts.body ? { body: opts.body } : {}),
     });
   return {
@@ -36,7 +35,7 @@ export async function runner({ results, connections, duration, warmup, ca, say }
     async warm(url, opts = {}) {
       await cannon(url, opts, warmup + duration);
     },
-    /** An autocannon run: `opts` are its headers, method, body, requests (per-request hooks) or overallRate. */
+    /** An autocannon run: `opts` are its headers, method, body or requests (per-request hooks). */
     async http(name, url, opts = {}, pids = {}) {
       const run = (seconds) => cannon(url, opts, seconds);
       const { r, rss_mb, cpu_ms_per_request } = await measured(name, pids, run, (r) => r.requests.total);
@@ -50,6 +49,17 @@ export async function runner({ results, connections, duration, warmup, ca, say }
         rss_mb,
         cpu_ms_per_request,
       };
+    },
+    /**
+     * `rate` requests per second, each sent at its own time whatever became of those before it (paced: an open
+     * loop, as many independent clients make them). autocannon's `overallRate` is not that: each connection sends
+     * its quota as fast as it can at the start of every second, so a "steady" 20/s arrives as a burst of 20 at
+     * once and its latencies measure the burst's queue. `opts` as for `http` (headers, method, body, requests).
+     */
+    async paced(name, url, opts, rate, pids = {}) {
+      const run = (seconds) => pacedRun(url, opts, rate, seconds, ca);
+      const { r, rss_mb, cpu_ms_per_request } = await measured(name, pids, run, (r) => r.total);
+      results[name] = { ...r, rss_mb, cpu_ms_per_request };
     },
     /**
      * Two HTTP runs compared with each other (`{ name, url, opts, pids }` each), in the order A B B A: each
@@ -123,6 +133,56 @@ export function createRequests(headers, onAnswer) {
       },
     ],
   };
+}
+
+/** One request of `opts` as autocannon would prepare it (its `requests[0].setupRequest`, else the plain fields). */
+function preparedRequest(opts) {
+  const template = opts.requests?.[0];
+  const base = { method: opts.method ?? template?.method ?? "GET", headers: opts.headers ?? {}, body: opts.body };
+  return template?.setupRequest ? template.setupRequest(base) : base;
+}
+
+/** The open loop of `paced`: request i leaves at i / rate s, over keep-alive connections opened as needed. */
+async function pacedRun(url, opts, rate, seconds, ca) {
+  const { Agent, request } = await import("node:https");
+  const agent = new Agent({ ca, keepAlive: true, maxSockets: 1024 });
+  const onResponse = opts.requests?.[0]?.onResponse;
+  const latencies = [];
+  let errors = 0;
+  let non2xx = 0;
+  const send = () =>
+    new Promise((resolve) => {
+      const { method, headers, body } = preparedRequest(opts);
+      const sent = performance.now();
+      const req = request(url, { method, agent, headers: body === undefined ? headers : { ...headers, "content-length": String(Buffer.byteLength(body)) } }, (res) => {
+        const chunks = [];
+        res.on("data", (chunk) => chunks.push(chunk));
+        res.on("end", () => {
+          latencies.push(performance.now() - sent);
+          if (res.statusCode >= 300) non2xx++;
+          onResponse?.(res.statusCode, Buffer.concat(chunks).toString("utf8"));
+          resolve();
+        });
+      });
+      req.on("error", () => {
+        errors++;
+        resolve();
+      });
+      req.end(body);
+    });
+  const count = Math.max(1, Math.round(rate * seconds));
+  const sending = [];
+  const t0 = performance.now();
+  for (let i = 0; i < count; i++) {
+    const wait = t0 + (i * 1000) / rate - performance.now();
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    sending.push(send());
+  }
+  await Promise.all(sending);
+  agent.destroy();
+  latencies.sort((x, y) => x - y);
+  const at = (q) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? NaN;
+  return { rps: count / seconds, p50: at(0.5), p99: at(0.99), total: count, errors, non2xx };
 }
 
 /** `concurrency` loops calling `call` back to back for `seconds`; throughput and latency percentiles. */

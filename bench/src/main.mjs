@@ -20,12 +20,14 @@
 // BENCH_JOB_ITEMS (10000), BENCH_JOB_ITEMS_LARGE (100000, 0 to skip), BENCH_BIG (the big account's resources, 1000000,
 // 0 to skip), BENCH_FILES_ROWS (the files rows' import and export, 1000000, 0 to skip), BENCH_FILES_UPLOAD_MB (512),
 // BENCH_PROFILE=1 (CPU profiles into bench/results/profiles/), BENCH_WEBHOOK_BACKLOG (the webhook backlog row's events for
-// one endpoint, 100000, 0 to skip).
+// one endpoint, 100000, 0 to skip), BENCH_LAG_TRACE (a file: a line per create of the create -> delivery rows, its row, when its
+// 201 came (ms) and its lag to the delivery, -1 when none came).
 // BENCH_ONLY=<group>: that group's rows alone on the bench's stack, for a before/after in minutes; writes
 // bench/results/<group>.{json,md} instead of the full report, with the report's checks for
 //   requests: the GET, keyed POST, list, two-filter list and search pairs against C, and D (the driver alone, with
 //             the read concern's cost);
 //   webhooks: the delivery rows;
+//   noisy: the noisy-neighbour rows alone, BENCH_NOISY_ROUNDS times;
 // and alone.mjs's table for tracing and request-logs.
 import { mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
@@ -44,7 +46,7 @@ import { writeReport } from "./report.mjs";
 import { benchResource, freePorts, startStack, stopProcess } from "./stack.mjs";
 import { requestLogRows } from "./request-logs.mjs";
 import { tracingRows } from "./tracing.mjs";
-import { webhookRows } from "./webhooks.mjs";
+import { noisyOnlyRows, webhookRows } from "./webhooks.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const DURATION = Number(process.env.BENCH_DURATION ?? 8);
@@ -164,13 +166,14 @@ try {
       return depth;
     },
     webhooks,
+    noisy: () => noisyOnlyRows({ run, results, stack, newApi, apiUrl, say }),
   };
   if (ONLY) {
     if (!GROUPS[ONLY]) throw new Error(`BENCH_ONLY=${ONLY}: no such group (${Object.keys(GROUPS).join(", ")})`);
     const depth = await GROUPS[ONLY]();
     api.close();
     await benchDb.close();
-    if (ONLY === "requests" || ONLY === "webhooks") {
+    if (ONLY === "requests" || ONLY === "webhooks" || ONLY === "noisy") {
       // With the report's checks (ratios and targets), under the group's own name.
       const breakdown = await coreBreakdown(coreMetricsPort);
       const settings = { connections: CONNECTIONS, duration: DURATION, warmup: WARMUP, depth: DEPTH, updates: 0, updateWindow: 0, big: 0 };

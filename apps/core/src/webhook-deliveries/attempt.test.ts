@@ -7,11 +7,11 @@ import { EVENTS_COLLECTION } from "../storage/relay.js";
 import { newTenant, thingsCollection } from "../testutil/storage.js";
 import { startReceiver, testCertificate, type Receiver, type ReceivedDelivery } from "../testutil/webhook-receiver.js";
 import { insertEndpoint, testKeyring } from "../testutil/webhooks.js";
-import { attemptDelivery, SECRET_UNAVAILABLE, type DeliveryEnvironment } from "./attempt.js";
+import { attemptDelivery, openSecrets, SECRET_UNAVAILABLE, type DeliveryEnvironment } from "./attempt.js";
 import { eventBody } from "./event-body.js";
 import { WEBHOOK_ATTEMPTS_COLLECTION, WEBHOOK_ENDPOINTS_COLLECTION, type AttemptDocument, type DeliveryEndpoint, type FannedOutEvent } from "./model.js";
 import { DISABLE_AFTER_FAILING_MS } from "../webhooks/schedule.js";
-import { newEndpointKeyPair, newEndpointSecret, verifyingKeyOf } from "../webhooks/secret.js";
+import { encryptSecret, newEndpointKeyPair, newEndpointSecret, verifyingKeyOf } from "../webhooks/secret.js";
 
 let t: Awaited<ReturnType<typeof thingsCollection>>;
 let https: Receiver;
@@ -184,5 +184,31 @@ describe("attemptDelivery", () => {
     const { attempt } = await attemptDelivery({ ...env, keyring: null }, { event, endpoint: endpoint.doc, trigger: "manual" });
     expect(attempt).toMatchObject({ status: "failed", error: SECRET_UNAVAILABLE, response_status: null });
     expect(https.deliveries.length).toBe(before);
+  });
+});
+
+describe("openSecrets", () => {
+  it("opens a document's secrets once and still drops one past its grace period on a later call; a new read of the endpoint opens its own", async () => {
+    const tenant = newTenant();
+    const nowMs = Date.now();
+    const [current, old] = [newEndpointSecret(), newEndpointSecret()];
+    const endpoint = await insertEndpoint(t.db, keyring, tenant, {
+      url: https.url("/in", "localhost"),
+      secrets: [
+        { secret: current, expires_at: null },
+        { secret: old, expires_at: nowMs + 1_000 },
+      ],
+    });
+
+    expect(openSecrets(endpoint.doc, keyring, nowMs)).toEqual([current, old]);
+    // The same document a flight holds, after the old secret's grace period: the opened list is filtered again.
+    expect(openSecrets(endpoint.doc, keyring, nowMs + 1_000)).toEqual([current]);
+    expect(openSecrets(endpoint.doc, null, nowMs)).toEqual([]);
+
+    // A rotation is a new read of the endpoint: the new document opens what it holds, not what the old one did.
+    const rotated = newEndpointSecret();
+    const reread: DeliveryEndpoint = { ...endpoint.doc, secrets: [{ sealed: encryptSecret(rotated, keyring, endpoint.doc._id), expires_at: null }] };
+    expect(openSecrets(reread, keyring, nowMs)).toEqual([rotated]);
+    expect(openSecrets(endpoint.doc, keyring, nowMs)).toEqual([current, old]);
   });
 });
