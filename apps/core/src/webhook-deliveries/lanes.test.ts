@@ -248,6 +248,8 @@ describe("the fair claim", () => {
 describe("the batched claim (issue 32)", () => {
   it("one claim takes every free place of the lane and up to 32 deliveries per place, dealt in turn; another worker's claim then finds the lane full", async () => {
     await queued("we_batch", 200);
+    // An endpoint that has answered before (a new lane gets one delivery per place: the next test).
+    await lanes().updateOne({ _id: "we_batch" }, { $set: { answering: true } });
     const [one, two] = [queue("worker-1"), queue("worker-2")];
     const flights = await one.claimFlights();
     expect(flights).toHaveLength(4);
@@ -274,6 +276,25 @@ describe("the batched claim (issue 32)", () => {
     await lanes().updateOne({ _id: "we_failing" }, { $set: { failures: FAILING_AFTER } });
     const failing = await queue("worker-2").claimFlights();
     expect(failing.map((f) => f.deliveries.length)).toEqual([1]);
+  });
+
+  it("an endpoint not yet known to answer gets one delivery per place; its first success makes it a batch per place, a failure takes that back", async () => {
+    await queued("we_new", 200);
+    const end = (flight: string, outcome: Partial<AttemptDocument>) =>
+      new Lanes(t.db).releaseFlights([{ endpoint: "we_new", flightIds: [flight], attempts: [attempt(outcome)] }], clock);
+
+    const first = await queue("worker").claimFlights();
+    expect(first.map((f) => f.deliveries.length)).toEqual([1, 1, 1, 1]);
+    expect(await lanes().findOne({ _id: "we_new" })).toMatchObject({ answering: false });
+
+    await end(first[0]!.flight.id, { status: "succeeded" });
+    expect(await lanes().findOne({ _id: "we_new" })).toMatchObject({ answering: true });
+    const batched = await queue("worker").claimFlights();
+    expect(batched.map((f) => f.deliveries.length)).toEqual([32]);
+
+    await end(first[1]!.flight.id, { error: "timeout" });
+    expect(await lanes().findOne({ _id: "we_new" })).toMatchObject({ answering: false, failures: 1 });
+    expect((await queue("worker").claimFlights()).map((f) => f.deliveries.length)).toEqual([1]);
   });
 
   it("two workers racing with batched claims over one lane's deliveries each get their own: no delivery is leased twice", async () => {

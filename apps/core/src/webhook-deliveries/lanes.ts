@@ -16,6 +16,9 @@ import { WEBHOOK_DELIVERIES_COLLECTION, type AttemptDocument, type DeliveryDocum
  *   flights as its limit gets no turn until the first of them can end.
  * - `failures`: consecutive failed attempts (timeouts, refusals, 5xx); from FAILING_AFTER on, the limit is 1.
  * - `hold_until`: a 429/503 `Retry-After` holds the whole endpoint, not only the delivery that got it.
+ * - `answering`: the endpoint's last attempt that told anything succeeded. Until then (a new lane, or after a
+ *   failure) a flight takes one delivery, not a batch: a batch for an endpoint that never answers is claimed,
+ *   waits out one attempt's timeout and goes back to the queue unsent, thousands of writes for nothing.
  * - `version`: moves with every write, so marking a lane idle applies only if nothing happened since it was read.
  * Every change is one single-document write (ARCHITECTURE data rule 1), written as an update pipeline.
  */
@@ -49,6 +52,8 @@ export interface LaneDocument extends Expiring {
   /** The limit the last claim applied (the wake-up of a full lane leaves its turn alone). */
   limit?: number;
   failures: number;
+  /** Absent on a lane created before the field: read as not answering until an attempt succeeds. */
+  answering?: boolean;
   hold_until: number;
   version: number;
 }
@@ -190,6 +195,7 @@ function flightEnd(end: FlightEnd, nowMs: number): { filter: Filter<LaneDocument
   const lastSuccess = outcomes.lastIndexOf("succeeded");
   const failingAfter = outcomes.slice(lastSuccess + 1).filter((o) => o === "failing").length;
   const streak = lastSuccess >= 0 ? failingAfter : { $add: [{ $ifNull: ["$failures", 0] }, failingAfter] };
+  const answering = failingAfter > 0 ? false : lastSuccess >= 0 ? true : { $ifNull: ["$answering", false] };
   const retryAfter = end.attempts.reduce<number | null>(
     (longest, a) => (a.retry_after === null || a.retry_after === undefined ? longest : Math.max(longest ?? 0, a.retry_after)),
     null,
@@ -198,7 +204,7 @@ function flightEnd(end: FlightEnd, nowMs: number): { filter: Filter<LaneDocument
   return {
     filter: { _id: end.endpoint },
     update: [
-      { $set: { flights: liveFlights(nowMs, end.flightIds), failures: streak, hold_until: hold, version: NEXT_VERSION, expires_at: expiresAt(nowMs) } },
+      { $set: { flights: liveFlights(nowMs, end.flightIds), failures: streak, answering, hold_until: hold, version: NEXT_VERSION, expires_at: expiresAt(nowMs) } },
       { $set: { turn_at: turnByNow(nowMs) } },
     ],
   };
@@ -232,6 +238,7 @@ export async function wakeLanes(db: Db, work: readonly LaneWork[], nowMs: number
             livemode: { $literal: w.livemode },
             flights: { $ifNull: ["$flights", []] },
             failures: { $ifNull: ["$failures", 0] },
+            answering: { $ifNull: ["$answering", false] },
             hold_until: HOLD,
             version: NEXT_VERSION,
             expires_at: expiresAt(nowMs),

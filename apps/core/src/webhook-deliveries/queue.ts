@@ -206,7 +206,7 @@ export class DeliveryQueue {
   /**
    * The next deliveries, fairly: the lane whose turn came first gives up to `places` flights (as many as it
    * has room for; none when full), then its endpoint's earliest due deliveries, up to `perFlight` per flight
-   * taken (1 while the endpoint is failing), are claimed under this process's lease in one write and dealt
+   * taken (1 until the endpoint is known to answer, and while it fails), are claimed under this process's lease in one write and dealt
    * to the flights in turn; a flight left without a delivery ends at once. A lane with nothing due gets its
    * next turn from its deliveries (lanes.ts, idle) and the next lane is tried, up to LANES_PER_CLAIM; empty
    * when no lane's turn has come.
@@ -221,7 +221,8 @@ export class DeliveryQueue {
       if (!taken) return [];
       if (taken.took.length === 0) continue;
       const { lane, took } = taken;
-      const each = (lane.failures ?? 0) >= FAILING_AFTER ? 1 : perFlight;
+      // One delivery per flight until the endpoint is known to answer (lanes.ts, `answering`), and while it fails.
+      const each = (lane.failures ?? 0) >= FAILING_AFTER || lane.answering !== true ? 1 : perFlight;
       const claimed = await this.queue.claimMany(endpointDueFilter(lane._id, nowMs), DUE_SORT, took.length * each, took[0]!.id);
       if (claimed.length > 0) {
         const used = took.slice(0, Math.min(took.length, claimed.length));
