@@ -6,10 +6,12 @@
 //   import:  a BENCH_FILES_ROWS-row (1,000,000) JSONL file, POST /v1/jobs to succeeded    vs insertMany of the same
 //            documents (core's, with their events, in batches of 10,000) into a collection of the bench's own
 //   export:  the resources that import made, POST /v1/jobs to succeeded                  vs the driver's cursor over
-//            them (id order) written to a file as JSON lines
+//            them (id order) written to a file as JSON lines; and vs its floor, the same cursor and lines written
+//            as chunk documents of core's layout, one per export part, majority and journaled (export-floor.mjs)
 //   for each: peak RSS of gateway, core and worker (sampled every 100 ms from /proc) vs their peak while idle (serving
 //            only the other account's GET loop, as during each), and another account's GET /v1/resources/:id p99
-//            while it runs vs idle.
+//            while it runs vs idle; the same loop's p99 during the GridFS upload by hand too (the upload's floor:
+//            what the database's own write of those bytes costs the other account).
 // Run alone at a small size: `BENCH_FILES_ROWS=20000 BENCH_FILES_UPLOAD_MB=16 node bench/src/files.mjs` (after a build).
 import { createWriteStream, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { request } from "node:https";
@@ -17,6 +19,7 @@ import { Agent } from "node:https";
 import { loadavg, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { exportFloor } from "./export-floor.mjs";
 import { resourceIndexes } from "./invariants.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
@@ -32,6 +35,7 @@ export async function benchFiles({ say = (l) => process.stderr.write(`bench-file
   const { startNodeChild } = await dist("apps/cli/dist/stack/children.js");
   const { PublicApi } = await dist("apps/cli/dist/stack/public-api.js");
   const core = await dist("apps/core/dist/resources/batch.js");
+  const { EXPORT_CHUNK } = await dist("apps/core/dist/jobs/runner/export.js");
 
   const dir = mkdtempSync(join(tmpdir(), "rms-bench-files-"));
   const database = await startDatabase({ dataDir: join(dir, "db"), env: { ...process.env, MONGODB_URI: "" } });
@@ -110,13 +114,17 @@ export async function benchFiles({ say = (l) => process.stderr.write(`bench-file
       return { ms: performance.now() - t, file };
     });
     if (uploaded.value.file.size !== uploadBytes) throw new Error(`uploaded ${uploaded.value.file.size} of ${uploadBytes} bytes`);
-    say(`GridFS: the same ${UPLOAD_MB} MiB through GridFSBucket.openUploadStream`);
-    const gridMs = await timed(async () => {
-      const bucket = new GridFSBucket(db, { bucketName: "bench_gridfs", writeConcern: { w: "majority", j: true } });
-      const stream = bucket.openUploadStream("big.jsonl");
-      for (const chunk of paddingChunks(uploadBytes)) if (!stream.write(chunk)) await new Promise((r) => stream.once("drain", r));
-      await new Promise((resolve, reject) => stream.end((error) => (error ? reject(error) : resolve())));
-    });
+    // The upload's floor, with the same GET loop beside it as beside the upload: its time is the upload row's
+    // baseline, its GET p99 shows what the database's own write of those bytes costs the other account.
+    const gridfs = await during(`GridFS: the same ${UPLOAD_MB} MiB through GridFSBucket.openUploadStream`, () =>
+      timed(async () => {
+        const bucket = new GridFSBucket(db, { bucketName: "bench_gridfs", writeConcern: { w: "majority", j: true } });
+        const stream = bucket.openUploadStream("big.jsonl");
+        for (const chunk of paddingChunks(uploadBytes)) if (!stream.write(chunk)) await new Promise((r) => stream.once("drain", r));
+        await new Promise((resolve, reject) => stream.end((error) => (error ? reject(error) : resolve())));
+      }),
+    );
+    const gridMs = gridfs.value;
 
     // ---- import vs insertMany
     say(`upload of the ${ROWS}-row JSONL file (not measured)`);
@@ -154,16 +162,20 @@ export async function benchFiles({ say = (l) => process.stderr.write(`bench-file
       job({ type: "resources.export", params: { filter: { metadata: { tag: "bench" } } } }),
     );
     if (exported.value.job.result.exported !== ROWS) throw new Error(`export wrote ${exported.value.job.result.exported} of ${ROWS}`);
+    const exportParts = await db.collection("file_blob_chunks").countDocuments({ b: exported.value.job.result.file });
+    const rawRows = () => raw.find({ account: rawTenant.account, livemode: false }, { projection: { pending_events: 0 } }).sort({ _id: 1 });
     say(`the driver's cursor over ${ROWS} documents (id order) written to a file as JSON lines`);
     const cursorMs = await timed(async () => {
       const out = createWriteStream(join(dir, "cursor.jsonl"));
-      const cursor = raw.find({ account: rawTenant.account, livemode: false }, { projection: { pending_events: 0 } }).sort({ _id: 1 });
-      for await (const doc of cursor) {
-        const line = `${JSON.stringify({ id: doc._id, object: "resource", name: doc.name, status: doc.status, metadata: Object.fromEntries(doc.metadata.map((p) => [p.k, p.v])), created: doc.created })}\n`;
+      for await (const doc of rawRows()) {
+        const line = exportLine(doc);
         if (!out.write(line)) await new Promise((r) => out.once("drain", r));
       }
       await new Promise((r) => out.end(r));
     });
+    say(`the export's floor: the same cursor and lines as chunk documents of ${EXPORT_CHUNK} rows (core's layout, majority)`);
+    const floor = await exportFloor({ db, rows: rawRows(), line: exportLine, rowsPerChunk: EXPORT_CHUNK });
+    if (floor.rows !== ROWS) throw new Error(`the export floor wrote ${floor.rows} of ${ROWS} rows`);
 
     const mib = (bytes) => bytes / 1024 / 1024;
     const growth = (peak, from = idleRss) => Object.fromEntries(Object.entries(peak).map(([name, bytes]) => [name, mib(bytes - from[name])]));
@@ -177,6 +189,7 @@ export async function benchFiles({ say = (l) => process.stderr.write(`bench-file
         ms: uploaded.value.ms,
         gridfs_ms: gridMs,
         ratio: uploaded.value.ms / gridMs,
+        gridfs_get_p99_ms: gridfs.getP99,
         rss_growth_mib: growth(uploaded.peak),
         rss_growth_from_start_mib: growth(uploaded.peak, uploaded.before),
         rss_growth_from_quiet_mib: growth(uploaded.peak, quietRss),
@@ -195,6 +208,10 @@ export async function benchFiles({ say = (l) => process.stderr.write(`bench-file
         ms: exported.value.ms,
         cursor_ms: cursorMs,
         ratio: exported.value.ms / cursorMs,
+        parts: exportParts,
+        floor_ms: floor.ms,
+        floor_chunks: floor.chunks,
+        floor_ratio: exported.value.ms / floor.ms,
         rss_growth_mib: growth(exported.peak),
         rss_growth_from_start_mib: growth(exported.peak, exported.before),
         rss_growth_from_quiet_mib: growth(exported.peak, quietRss),
@@ -222,6 +239,22 @@ export async function benchFiles({ say = (l) => process.stderr.write(`bench-file
         target: "≤ 1.5× time",
         ok: result.export.ratio <= 1.5,
         measured: `${Math.round(result.export.ms)} ms`,
+        against: `${Math.round(cursorMs)} ms`,
+      },
+      {
+        check: `export of ${n} resources vs its floor: the same cursor and JSON lines written as chunk documents of core's layout, one per ${EXPORT_CHUNK} rows, majority and journaled (time; what the export's own machinery costs: a query, a lease renewal and a checkpoint per part, the read-back for the sha256)`,
+        ratio: result.export.floor_ratio,
+        target: "(floor)",
+        ok: null,
+        measured: `${Math.round(result.export.ms)} ms, ${exportParts} parts`,
+        against: `${Math.round(floor.ms)} ms, ${floor.chunks} chunks`,
+      },
+      {
+        check: "the export's floor vs the driver's cursor written to a file (time; what writing the bytes durably into the database costs over a local file)",
+        ratio: floor.ms / cursorMs,
+        target: "(floor)",
+        ok: null,
+        measured: `${Math.round(floor.ms)} ms`,
         against: `${Math.round(cursorMs)} ms`,
       },
       {
@@ -253,6 +286,18 @@ export async function benchFiles({ say = (l) => process.stderr.write(`bench-file
           measured: `${r.get_p99_ms.toFixed(2)} ms`,
           against: `${result.idle_get_p99_ms.toFixed(2)} ms`,
         },
+        ...(name === "upload"
+          ? [
+              {
+                check: `another account's GET p99 during the GridFS upload of the same ${UPLOAD_MB} MiB by hand vs idle (the upload's floor: what the database's own write of those bytes costs the other account)`,
+                ratio: r.gridfs_get_p99_ms / result.idle_get_p99_ms,
+                target: "(floor)",
+                ok: null,
+                measured: `${r.gridfs_get_p99_ms.toFixed(2)} ms (our upload: ${r.get_p99_ms.toFixed(2)} ms)`,
+                against: `${result.idle_get_p99_ms.toFixed(2)} ms`,
+              },
+            ]
+          : []),
       ]),
     ];
     agent.destroy();
@@ -265,6 +310,11 @@ export async function benchFiles({ say = (l) => process.stderr.write(`bench-file
     await database.stop();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** A raw resource document as the export's JSONL line (the public resource object, fields in its order). */
+function exportLine(doc) {
+  return `${JSON.stringify({ id: doc._id, object: "resource", name: doc.name, status: doc.status, metadata: Object.fromEntries(doc.metadata.map((p) => [p.k, p.v])), created: doc.created })}\n`;
 }
 
 const sleepMs = (ms) => new Promise((r) => setTimeout(r, ms));
