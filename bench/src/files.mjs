@@ -385,7 +385,7 @@ export function* jsonlChunks(rows, tag) {
 }
 
 /** `total` bytes of JSONL-looking text, in chunks of 1 MiB (one buffer reused). */
-function* paddingChunks(total) {
+export function* paddingChunks(total) {
   const line = `${JSON.stringify({ name: "x".repeat(100) })}\n`;
   const piece = Buffer.from(line.repeat(Math.ceil((1 << 20) / line.length))).subarray(0, 1 << 20);
   for (let sent = 0; sent < total; sent += piece.length) yield piece.subarray(0, Math.min(piece.length, total - sent));
