@@ -9,6 +9,9 @@
 //   MEMORY_ALLOCATIONS=1                             every byte the worker allocates during the import and the
 //                                                   export, collected or not, sampled by V8's heap profiler into
 //                                                   bench/results/profiles/{import,export}.heapprofile
+//   MEMORY_CPU=1                                     the worker's CPU profile of the import and of the export, through
+//                                                   the inspector, into bench/results/profiles/{import,export}.cpuprofile
+//                                                   (read them with profile-top.mjs)
 // Run from bench/ after a build: `../node_modules/.bin/node src/files-memory.mjs`.
 import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -25,6 +28,7 @@ const profiles = join(root, "bench/results/profiles");
 const ROWS = Number(process.env.MEMORY_ROWS ?? 200_000);
 const WORKER_FLAGS = (process.env.MEMORY_WORKER_FLAGS ?? "").split(" ").filter(Boolean);
 const ALLOCATIONS = process.env.MEMORY_ALLOCATIONS === "1";
+const CPU = process.env.MEMORY_CPU === "1";
 const INSPECTOR_PORT = await freePort();
 
 mkdirSync(profiles, { recursive: true });
@@ -36,7 +40,7 @@ const gatewayPort = await freePort();
 const core = await startCoreProcess({ mongoUri: database.uri, databaseName, port: corePort });
 const gateway = await startGatewayProcess({ coreAddr: `127.0.0.1:${corePort}`, mongoUri: database.uri, databaseName, dataDir: dir, port: gatewayPort });
 const workerLog = openSync(join(profiles, "worker-gc.log"), "w");
-const inspect = ALLOCATIONS ? [`--inspect=127.0.0.1:${INSPECTOR_PORT}`] : [];
+const inspect = ALLOCATIONS || CPU ? [`--inspect=127.0.0.1:${INSPECTOR_PORT}`] : [];
 const worker = spawn(process.execPath, [...WORKER_FLAGS, ...inspect, join(root, "apps/core/dist/worker/main.js")], {
   env: { PATH: process.env.PATH, MONGODB_URI: database.uri, MONGODB_DATABASE: databaseName, LOG_LEVEL: "warn", WORKER_METRICS_PORT: "0", RMS_SUPERVISED: "1" },
   stdio: ["pipe", workerLog, workerLog],
@@ -47,9 +51,9 @@ const agent = new Agent({ ca: readFileSync(join(dir, "tls", "cert.pem")), keepAl
 const pids = { gateway: gateway.process.pid, core: core.process.pid, worker: worker.pid };
 const mib = (peak) => Object.fromEntries(Object.entries(peak).map(([name, bytes]) => [name, Math.round(bytes / 1024 / 1024)]));
 
-/** The worker's allocation sampler over the inspector protocol, or nothing without MEMORY_ALLOCATIONS. */
-async function allocationSampler() {
-  if (!ALLOCATIONS) return { start: async () => {}, stop: async () => {}, close: () => {} };
+/** The worker's allocation sampler (MEMORY_ALLOCATIONS) or CPU profiler (MEMORY_CPU) over the inspector protocol, or nothing. */
+async function phaseSampler() {
+  if (!ALLOCATIONS && !CPU) return { start: async () => {}, stop: async () => {}, close: () => {} };
   const [target] = await (await fetch(`http://127.0.0.1:${INSPECTOR_PORT}/json/list`)).json();
   const socket = new WebSocket(target.webSocketDebuggerUrl);
   await new Promise((resolve) => socket.addEventListener("open", resolve, { once: true }));
@@ -65,6 +69,15 @@ async function allocationSampler() {
       waiting.set(++lastId, resolve);
       socket.send(JSON.stringify({ id: lastId, method, params }));
     });
+  if (CPU) {
+    await call("Profiler.enable");
+    await call("Profiler.setSamplingInterval", { interval: 500 });
+    return {
+      start: () => call("Profiler.start"),
+      stop: async (name) => writeFileSync(join(profiles, `${name}.cpuprofile`), JSON.stringify((await call("Profiler.stop")).result.profile)),
+      close: () => socket.close(),
+    };
+  }
   await call("HeapProfiler.enable");
   return {
     // Collected objects kept in the samples: what is allocated, not only what survives.
@@ -75,7 +88,7 @@ async function allocationSampler() {
   };
 }
 
-const allocations = await allocationSampler();
+const allocations = await phaseSampler();
 try {
   await new Promise((resolve) => setTimeout(resolve, 2_000));
   console.log("idle RSS (MiB)", mib(rssOf(pids)));

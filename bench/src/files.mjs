@@ -6,10 +6,13 @@
 //   import:  a BENCH_FILES_ROWS-row (1,000,000) JSONL file, POST /v1/jobs to succeeded    vs insertMany of the same
 //            documents (core's, with their events, in batches of 10,000) into a collection of the bench's own
 //   export:  the resources that import made, POST /v1/jobs to succeeded                  vs the driver's cursor over
-//            them (id order) written to a file as JSON lines
+//            them (id order) written to a file as JSON lines; and vs its floor, the same cursor and lines written
+//            as chunk documents of core's layout, one per export part, majority and journaled (export-floor.mjs),
+//            run beside the GET loop as the export is (and alone, against the cursor, which runs alone)
 //   for each: peak RSS of gateway, core and worker (sampled every 100 ms from /proc) vs their peak while idle (serving
 //            only the other account's GET loop, as during each), and another account's GET /v1/resources/:id p99
-//            while it runs vs idle.
+//            while it runs vs idle; the same loop's p99 during the GridFS upload by hand too (the upload's floor:
+//            what the database's own write of those bytes costs the other account).
 // Run alone at a small size: `BENCH_FILES_ROWS=20000 BENCH_FILES_UPLOAD_MB=16 node bench/src/files.mjs` (after a build).
 import { createWriteStream, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { request } from "node:https";
@@ -17,6 +20,7 @@ import { Agent } from "node:https";
 import { loadavg, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { exportFloor } from "./export-floor.mjs";
 import { resourceIndexes } from "./invariants.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
@@ -32,6 +36,7 @@ export async function benchFiles({ say = (l) => process.stderr.write(`bench-file
   const { startNodeChild } = await dist("apps/cli/dist/stack/children.js");
   const { PublicApi } = await dist("apps/cli/dist/stack/public-api.js");
   const core = await dist("apps/core/dist/resources/batch.js");
+  const { EXPORT_CHUNK } = await dist("apps/core/dist/jobs/runner/export.js");
 
   const dir = mkdtempSync(join(tmpdir(), "rms-bench-files-"));
   const database = await startDatabase({ dataDir: join(dir, "db"), env: { ...process.env, MONGODB_URI: "" } });
@@ -62,6 +67,9 @@ export async function benchFiles({ say = (l) => process.stderr.write(`bench-file
     });
     children.push(workerChild);
     const pids = { gateway: gatewayChild.process.pid, core: coreChild.process.pid, worker: workerChild.process.pid };
+    // Whose CPU an operation (or its floor) took: the stack's processes, the database and this process (the client,
+    // the GET loop, and the floors' driver work).
+    const cpuPids = { ...pids, ...(database.pid ? { database: database.pid } : {}) };
     const { secret } = await newTestKey(`127.0.0.1:${corePort}`);
     const { secret: otherSecret } = await newTestKey(`127.0.0.1:${corePort}`);
     api = new PublicApi(dir, gatewayPort, secret);
@@ -90,6 +98,7 @@ export async function benchFiles({ say = (l) => process.stderr.write(`bench-file
       say(label);
       // RSS before this operation too: what an earlier one left on a heap (not returned to the system) shows apart.
       const before = rssOf(pids);
+      const cpu = cpuMeter(cpuPids);
       const sampler = peakRss(pids);
       const done = work();
       const get = await getLoop(
@@ -99,7 +108,7 @@ export async function benchFiles({ say = (l) => process.stderr.write(`bench-file
         ),
       );
       const value = await done;
-      return { value, before, peak: sampler.stop(), getP99: p99(get) };
+      return { value, before, peak: sampler.stop(), getP99: p99(get), cpu: cpu.stop() };
     };
 
     // ---- upload vs GridFS
@@ -110,13 +119,17 @@ export async function benchFiles({ say = (l) => process.stderr.write(`bench-file
       return { ms: performance.now() - t, file };
     });
     if (uploaded.value.file.size !== uploadBytes) throw new Error(`uploaded ${uploaded.value.file.size} of ${uploadBytes} bytes`);
-    say(`GridFS: the same ${UPLOAD_MB} MiB through GridFSBucket.openUploadStream`);
-    const gridMs = await timed(async () => {
-      const bucket = new GridFSBucket(db, { bucketName: "bench_gridfs", writeConcern: { w: "majority", j: true } });
-      const stream = bucket.openUploadStream("big.jsonl");
-      for (const chunk of paddingChunks(uploadBytes)) if (!stream.write(chunk)) await new Promise((r) => stream.once("drain", r));
-      await new Promise((resolve, reject) => stream.end((error) => (error ? reject(error) : resolve())));
-    });
+    // The upload's floor, with the same GET loop beside it as beside the upload: its time is the upload row's
+    // baseline, its GET p99 shows what the database's own write of those bytes costs the other account.
+    const gridfs = await during(`GridFS: the same ${UPLOAD_MB} MiB through GridFSBucket.openUploadStream`, () =>
+      timed(async () => {
+        const bucket = new GridFSBucket(db, { bucketName: "bench_gridfs", writeConcern: { w: "majority", j: true } });
+        const stream = bucket.openUploadStream("big.jsonl");
+        for (const chunk of paddingChunks(uploadBytes)) if (!stream.write(chunk)) await new Promise((r) => stream.once("drain", r));
+        await new Promise((resolve, reject) => stream.end((error) => (error ? reject(error) : resolve())));
+      }),
+    );
+    const gridMs = gridfs.value;
 
     // ---- import vs insertMany
     say(`upload of the ${ROWS}-row JSONL file (not measured)`);
@@ -150,20 +163,38 @@ export async function benchFiles({ say = (l) => process.stderr.write(`bench-file
     });
 
     // ---- export vs the driver's cursor to a file
+    // The relay's backlog (resources whose events are not yet copied, by its partial index) before and after the
+    // export: the import's events are still being copied while the export runs, on the same worker and database.
+    const outboxBacklog = () => db.collection("resources").countDocuments({ "pending_events._id": { $exists: true } }, { hint: "pending_events" });
+    const backlogBefore = await outboxBacklog();
     const exported = await during(`export of the ${ROWS} imported resources (POST to succeeded)`, () =>
       job({ type: "resources.export", params: { filter: { metadata: { tag: "bench" } } } }),
     );
     if (exported.value.job.result.exported !== ROWS) throw new Error(`export wrote ${exported.value.job.result.exported} of ${ROWS}`);
+    const backlogAfter = await outboxBacklog();
+    const exportParts = await db.collection("file_blob_chunks").countDocuments({ b: exported.value.job.result.file });
+    const rawRows = () => raw.find({ account: rawTenant.account, livemode: false }, { projection: { pending_events: 0 } }).sort({ _id: 1 });
     say(`the driver's cursor over ${ROWS} documents (id order) written to a file as JSON lines`);
+    const cursorCpu = cpuMeter(cpuPids);
     const cursorMs = await timed(async () => {
       const out = createWriteStream(join(dir, "cursor.jsonl"));
-      const cursor = raw.find({ account: rawTenant.account, livemode: false }, { projection: { pending_events: 0 } }).sort({ _id: 1 });
-      for await (const doc of cursor) {
-        const line = `${JSON.stringify({ id: doc._id, object: "resource", name: doc.name, status: doc.status, metadata: Object.fromEntries(doc.metadata.map((p) => [p.k, p.v])), created: doc.created })}\n`;
+      for await (const doc of rawRows()) {
+        const line = exportLine(doc);
         if (!out.write(line)) await new Promise((r) => out.once("drain", r));
       }
       await new Promise((r) => out.end(r));
     });
+    say(`the export's floor: the same cursor and lines as chunk documents of ${EXPORT_CHUNK} rows (core's layout, majority)`);
+    const cursorCpuS = cursorCpu.stop();
+    const floorCpu = cpuMeter(cpuPids);
+    const floor = await exportFloor({ db, rows: rawRows(), line: exportLine, rowsPerChunk: EXPORT_CHUNK });
+    const floorCpuS = floorCpu.stop();
+    if (floor.rows !== ROWS) throw new Error(`the export floor wrote ${floor.rows} of ${ROWS} rows`);
+    // The floor again beside the same GET loop as the export had (the loop alone keeps both cores busy): the export
+    // is compared with this one, the cursor with the floor alone.
+    const floorBeside = await during("the export's floor again, beside the other account's GET loop as the export was", () =>
+      exportFloor({ db, rows: rawRows(), line: exportLine, rowsPerChunk: EXPORT_CHUNK }),
+    );
 
     const mib = (bytes) => bytes / 1024 / 1024;
     const growth = (peak, from = idleRss) => Object.fromEntries(Object.entries(peak).map(([name, bytes]) => [name, mib(bytes - from[name])]));
@@ -177,6 +208,9 @@ export async function benchFiles({ say = (l) => process.stderr.write(`bench-file
         ms: uploaded.value.ms,
         gridfs_ms: gridMs,
         ratio: uploaded.value.ms / gridMs,
+        gridfs_get_p99_ms: gridfs.getP99,
+        cpu_s: uploaded.cpu,
+        gridfs_cpu_s: gridfs.cpu,
         rss_growth_mib: growth(uploaded.peak),
         rss_growth_from_start_mib: growth(uploaded.peak, uploaded.before),
         rss_growth_from_quiet_mib: growth(uploaded.peak, quietRss),
@@ -195,6 +229,17 @@ export async function benchFiles({ say = (l) => process.stderr.write(`bench-file
         ms: exported.value.ms,
         cursor_ms: cursorMs,
         ratio: exported.value.ms / cursorMs,
+        parts: exportParts,
+        relay_backlog_before: backlogBefore,
+        relay_backlog_after: backlogAfter,
+        floor_ms: floor.ms,
+        floor_chunks: floor.chunks,
+        floor_beside_ms: floorBeside.value.ms,
+        floor_ratio: exported.value.ms / floorBeside.value.ms,
+        floor_beside_cpu_s: floorBeside.cpu,
+        cpu_s: exported.cpu,
+        floor_cpu_s: floorCpuS,
+        cursor_cpu_s: cursorCpuS,
         rss_growth_mib: growth(exported.peak),
         rss_growth_from_start_mib: growth(exported.peak, exported.before),
         rss_growth_from_quiet_mib: growth(exported.peak, quietRss),
@@ -225,6 +270,22 @@ export async function benchFiles({ say = (l) => process.stderr.write(`bench-file
         against: `${Math.round(cursorMs)} ms`,
       },
       {
+        check: `export of ${n} resources vs its floor, both beside the other account's GET loop: the same cursor and JSON lines written as chunk documents of core's layout, one per ${EXPORT_CHUNK} rows, majority and journaled (time; what the export's own machinery costs: a query, a lease renewal and a checkpoint per part, the read-back for the sha256, and the relay's catch-up it runs beside)`,
+        ratio: result.export.floor_ratio,
+        target: "(floor)",
+        ok: null,
+        measured: `${Math.round(result.export.ms)} ms, ${exportParts} parts (the relay's backlog, resources with events to copy: ${backlogBefore} at its start, ${backlogAfter} at its end)`,
+        against: `${Math.round(floorBeside.value.ms)} ms, ${floorBeside.value.chunks} chunks (CPU s: ${cpuText(floorBeside.cpu)}; the export's: ${cpuText(exported.cpu)})`,
+      },
+      {
+        check: "the export's floor vs the driver's cursor written to a file, both alone (time; what writing the bytes durably into the database costs over a local file)",
+        ratio: floor.ms / cursorMs,
+        target: "(floor)",
+        ok: null,
+        measured: `${Math.round(floor.ms)} ms (CPU s: ${cpuText(floorCpuS)})`,
+        against: `${Math.round(cursorMs)} ms (CPU s: ${cpuText(cursorCpuS)})`,
+      },
+      {
         check: `upload of ${UPLOAD_MB} MiB (POST /v1/files) vs GridFSBucket.openUploadStream of the same bytes (time)`,
         ratio: result.upload.ratio,
         target: "(report)",
@@ -253,6 +314,18 @@ export async function benchFiles({ say = (l) => process.stderr.write(`bench-file
           measured: `${r.get_p99_ms.toFixed(2)} ms`,
           against: `${result.idle_get_p99_ms.toFixed(2)} ms`,
         },
+        ...(name === "upload"
+          ? [
+              {
+                check: `another account's GET p99 during the GridFS upload of the same ${UPLOAD_MB} MiB by hand vs idle (the upload's floor: what the database's own write of those bytes costs the other account)`,
+                ratio: r.gridfs_get_p99_ms / result.idle_get_p99_ms,
+                target: "(floor)",
+                ok: null,
+                measured: `${r.gridfs_get_p99_ms.toFixed(2)} ms (our upload: ${r.get_p99_ms.toFixed(2)} ms)`,
+                against: `${result.idle_get_p99_ms.toFixed(2)} ms (CPU s during the GridFS upload: ${cpuText(r.gridfs_cpu_s)}; during ours: ${cpuText(r.cpu_s)})`,
+              },
+            ]
+          : []),
       ]),
     ];
     agent.destroy();
@@ -265,6 +338,11 @@ export async function benchFiles({ say = (l) => process.stderr.write(`bench-file
     await database.stop();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** A raw resource document as the export's JSONL line (the public resource object, fields in its order). */
+function exportLine(doc) {
+  return `${JSON.stringify({ id: doc._id, object: "resource", name: doc.name, status: doc.status, metadata: Object.fromEntries(doc.metadata.map((p) => [p.k, p.v])), created: doc.created })}\n`;
 }
 
 const sleepMs = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -307,7 +385,7 @@ export function* jsonlChunks(rows, tag) {
 }
 
 /** `total` bytes of JSONL-looking text, in chunks of 1 MiB (one buffer reused). */
-function* paddingChunks(total) {
+export function* paddingChunks(total) {
   const line = `${JSON.stringify({ name: "x".repeat(100) })}\n`;
   const piece = Buffer.from(line.repeat(Math.ceil((1 << 20) / line.length))).subarray(0, 1 << 20);
   for (let sent = 0; sent < total; sent += piece.length) yield piece.subarray(0, Math.min(piece.length, total - sent));
@@ -368,6 +446,26 @@ async function latencies({ port, agent, key, path, until, concurrency }) {
   );
   return samples;
 }
+
+/** CPU seconds (user and system) each process of `pids` and this one used from now until `stop()`. */
+function cpuMeter(pids) {
+  const read = () => ({
+    ...Object.fromEntries(
+      Object.entries(pids).map(([name, pid]) => {
+        const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+        return [name, (Number(fields[11]) + Number(fields[12])) / 100];
+      }),
+    ),
+    bench: (process.cpuUsage().user + process.cpuUsage().system) / 1e6,
+  });
+  const start = read();
+  return { stop: () => Object.fromEntries(Object.entries(read()).map(([name, s]) => [name, s - start[name]])) };
+}
+
+const cpuText = (cpu) =>
+  Object.entries(cpu)
+    .map(([name, s]) => `${name} ${s.toFixed(1)}`)
+    .join(", ");
 
 function p99(samples) {
   const sorted = [...samples].sort((a, b) => a - b);

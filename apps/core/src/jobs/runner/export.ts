@@ -1,11 +1,10 @@
-import { stringify } from "csv-stringify/sync";
 import type { Filter } from "mongodb";
 import type { Tenant } from "../../caller.js";
-import { publicForm } from "../../public-form.js";
 import { matchingFilter, type MarkedResource } from "../../resources/batch.js";
-import { RESOURCES_COLLECTION, stateOf } from "../../resources/store.js";
+import { RESOURCES_COLLECTION } from "../../resources/store.js";
 import type { LoadedResource } from "../../resources/store.js";
 import { exportOf } from "../model.js";
+import { csvLine, csvResource, EXPORT_CSV_COLUMNS, jsonResource } from "./export-lines.js";
 import { newOutput, settleOutput, writePart } from "./output.js";
 import type { Executor } from "./seam.js";
 import { nextStepRows, stepRows } from "./step-size.js";
@@ -14,9 +13,6 @@ import { nextStepRows, stepRows } from "./step-size.js";
 export const EXPORT_CHUNK = 2_000;
 /** A part stops growing past this many bytes (of UTF-16 text: about as many bytes of UTF-8 for most rows). */
 export const PART_BYTES = 4 * 1024 * 1024;
-
-/** The CSV columns of an export, in order (CONTRACT.md section 11). */
-export const EXPORT_CSV_COLUMNS = ["id", "name", "status", "created", "metadata"] as const;
 
 /** The fields an export reads of a resource (never its outbox). */
 const PROJECTION = { _id: 1, account: 1, livemode: 1, name: 1, status: 1, metadata: 1, created: 1 } as const;
@@ -79,19 +75,4 @@ export function exportExecutor(chunk = EXPORT_CHUNK): Executor {
       return { file };
     },
   };
-}
-
-/** The public resource object, one JSON line. */
-function jsonResource(doc: LoadedResource): string {
-  return `${JSON.stringify(publicForm({ ...stateOf(doc) }, "resource"))}\n`;
-}
-
-/** One RFC 4180 record (CRLF, quoted where needed): id, name, status, created, metadata as JSON text. */
-function csvResource(doc: LoadedResource): string {
-  const resource = publicForm({ ...stateOf(doc) }, "resource");
-  return csvLine([doc._id, doc.name, doc.status, String(doc.created), JSON.stringify(resource["metadata"])]);
-}
-
-function csvLine(fields: string[]): string {
-  return stringify([fields], { record_delimiter: "\r\n" });
 }
