@@ -121,7 +121,11 @@ describe("the four requests of the issue", () => {
   });
 
   it("keeps a retrieve, a list page and a search page as answered (from the rendered object, and from core's page text)", async () => {
+    // One with nothing to redact (its record is the rendered object as it is, metadata map and all), one with key material.
+    const plain = await stack.api.post("/v1/resources", { key, json: { name: "plain", metadata: { plan: "pro", "2": "b" } } });
+    expect(plain.status).toBe(201);
     const answers = [
+      await stack.api.get(`/v1/resources/${plain.json.id}`, { key }),
       await stack.api.get(`/v1/resources/${resourceId}`, { key }),
       await stack.api.get("/v1/resources?limit=2", { key }),
       await stack.api.get(`/v1/resources/search?query=${encodeURIComponent("status:'active'")}&limit=2`, { key }),
