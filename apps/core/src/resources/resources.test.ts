@@ -219,6 +219,32 @@ describe("ListResources", () => {
     expect(before.resources.map((r) => r.id)).toEqual(made.slice(0, 1));
   });
 
+  it("answers the page as the public objects' JSON text with as_json, the same page in the same order", async () => {
+    const metadata = [
+      { key: "__proto__", value: "kept" },
+      { key: "2", value: "b" },
+      { key: "a", value: 'é"' },
+    ];
+    const scratch = (await t.newAccount()).test;
+    const made = (await t.resources.createResource({ tenant: scratch, name: "json", status: ResourceStatus.PAUSED, metadata })).resource!;
+    const page = await t.resources.listResources({ tenant: scratch, asJson: true });
+    expect(page.resources).toEqual([]);
+    expect(page.hasMore).toBe(false);
+    // Byte for byte what the gateway rendered from the message (gateway schema/objects.test.ts has the same text).
+    expect(page.dataJson).toBe(
+      `[{"id":"${made.id}","object":"resource","name":"json","status":"paused","metadata":{"2":"b","__proto__":"kept","a":"é\\""},"created":${made.created}}]`,
+    );
+    const found = await t.resources.searchResources({ tenant: scratch, query: "status:'paused'", asJson: true });
+    expect(found).toMatchObject({ resources: [], hasMore: false, nextPage: "", dataJson: page.dataJson });
+    const pages = await t.resources.listResources({ tenant: mine, limit: 3, asJson: true });
+    expect((JSON.parse(pages.dataJson) as { id: string }[]).map((r) => r.id)).toEqual(ids.slice(0, 3));
+    expect(pages.hasMore).toBe(true);
+    const empty = await t.resources.listResources({ tenant: { ...mine, livemode: true }, asJson: true });
+    expect(empty.dataJson).toBe("[]");
+    // Without it, the messages as before.
+    expect((await t.resources.listResources({ tenant: scratch })).dataJson).toBe("");
+  });
+
   it("never shows another tenant's resources", async () => {
     const page = await t.resources.listResources({ tenant: { ...mine, livemode: true } });
     expect(page.resources).toEqual([]);

@@ -9,6 +9,7 @@ import type { ResourceStatusName } from "./model.js";
 import type { LoadedResource, ResourceStore } from "./store.js";
 import { mergeMetadata, metadataUpdate } from "../metadata.js";
 import { filterFromMessage } from "./filter.js";
+import { resourcesJson } from "./render.js";
 import { pagePosition, pageToken } from "./search.js";
 import { parseSearchQuery } from "./search-query.js";
 import { validateName } from "./validation.js";
@@ -30,6 +31,11 @@ function toMessage(doc: LoadedResource): MessageInitShape<typeof ResourceSchema>
     created: BigInt(doc.created),
     livemode: doc.livemode,
   };
+}
+
+/** A page's resources: as messages, or (`as_json`, the gateway's reads) as the public objects' JSON text. */
+function pageItems(docs: readonly LoadedResource[], asJson: boolean): { resources: MessageInitShape<typeof ResourceSchema>[] } | { dataJson: string } {
+  return asJson ? { dataJson: resourcesJson(docs) } : { resources: docs.map(toMessage) };
 }
 
 /**
@@ -73,9 +79,9 @@ export function resourceService(store: ResourceStore, faults: Faults, checkKey: 
     }),
 
     listResources: rpc.read({
-      parse: (request) => ({ ...pageOf(request, "res", "resource"), filter: filterFromMessage(request.filter, "list") }),
+      parse: (request) => ({ ...pageOf(request, "res", "resource"), filter: filterFromMessage(request.filter, "list"), asJson: request.asJson }),
       load: (query, { tenant, budget }) => store.list(tenant, query, budget),
-      reply: (page) => ({ resources: page.items.map(toMessage), hasMore: page.hasMore }),
+      reply: (page, { asJson }) => ({ ...pageItems(page.items, asJson), hasMore: page.hasMore }),
     }),
 
     searchResources: rpc.read({
@@ -85,11 +91,15 @@ export function resourceService(store: ResourceStore, faults: Faults, checkKey: 
           throw errors.invalid("limit_invalid", `Invalid limit: must be an integer from 1 to ${LIST_LIMIT_MAX}.`, "limit");
         }
         const parsed = parseSearchQuery(request.query);
-        return { query: request.query, limit, after: pagePosition(request.page, request.query), parsed };
+        return { query: request.query, limit, after: pagePosition(request.page, request.query), parsed, asJson: request.asJson };
       },
       load: ({ parsed, limit, after }, { tenant, budget }) =>
         parsed.none ? Promise.resolve({ items: [], next: null }) : store.search(tenant, parsed.filter, { limit, after }, budget),
-      reply: (page, { query }) => ({ resources: page.items.map(toMessage), hasMore: page.next !== null, nextPage: page.next === null ? "" : pageToken(page.next, query) }),
+      reply: (page, { query, asJson }) => ({
+        ...pageItems(page.items, asJson),
+        hasMore: page.next !== null,
+        nextPage: page.next === null ? "" : pageToken(page.next, query),
+      }),
     }),
   });
 }

@@ -18,6 +18,11 @@ export interface RequestFacts {
   params?: unknown;
   /** The body as given to `res.send` (text or bytes), for the request log. */
   body?: unknown;
+  /**
+   * A success body as the gateway rendered it (`text` is the JSON text sent): the request log reads the object it
+   * was written from, or parses `text`, instead of parsing whatever was sent (routes/run.ts).
+   */
+  answer?: { readonly text: string; readonly object?: Record<string, unknown> };
 }
 
 const facts = new WeakMap<Response, RequestFacts>();
@@ -39,6 +44,11 @@ export function recordPrincipal(res: Response, principal: LoggedPrincipal): void
 /** Called once the parameters are parsed: the request log keeps them (redacted, cut at 8 KiB). */
 export function recordParams(res: Response, params: unknown): void {
   factsOf(res).params = params;
+}
+
+/** Called just before a rendered success body is sent as `answer.text` (the request log takes it from here). */
+export function recordAnswer(res: Response, answer: NonNullable<RequestFacts["answer"]>): void {
+  factsOf(res).answer = answer;
 }
 
 /** Called by the one function that sends errors: the request's line carries the error code. */

@@ -1,11 +1,11 @@
 import { KeyKind, requestIdTime } from "@rms/proto";
 import type { Request, RequestHandler, Response } from "express";
 import { clientAddress } from "../http/https.js";
-import { factsOf } from "../http/request-log.js";
+import { factsOf, type RequestFacts } from "../http/request-log.js";
 import { requestIdOf } from "../http/request-id.js";
 import { REPLAYED_HEADER } from "../idempotency/replay.js";
 import type { RequestLogRecorder } from "./recorder.js";
-import { keep, redact, redactText } from "./redact.js";
+import { KEPT_BYTES, keep, mayHoldSecret, redact, redactText } from "./redact.js";
 import type { RequestLogDocument } from "./store.js";
 
 /** What recording needs beyond the recorder. */
@@ -64,12 +64,51 @@ function answered(body: unknown, res: Response): Record<string, unknown> | null 
   else if (Buffer.isBuffer(body)) text = body.toString("utf8");
   else return null;
   if (text.length > PARSED_BYTES_MAX) return { truncated: true };
+  return parsedObject(text);
+}
+
+function parsedObject(text: string): Record<string, unknown> | null {
   try {
     const parsed: unknown = JSON.parse(text);
     return parsed !== null && typeof parsed === "object" && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : null;
   } catch {
     return null;
   }
+}
+
+/**
+ * What the record keeps of the answer (`response_body`). A success body the gateway rendered (`facts.answer`, its
+ * text being what was sent) is taken as the object it was written from, or its text parsed when it has none (a
+ * page core wrote); kept as it is when its text shows nothing to redact and fits the record, which is what
+ * `keep(redact(...))` of it would give. Any other answer (an error, a replay) is parsed back from what was sent.
+ */
+function answerOf(facts: RequestFacts, res: Response): { readonly body: Record<string, unknown> | null; readonly kept: Record<string, unknown> | null } {
+  const rendered = facts.answer;
+  const asSent = rendered === undefined || facts.body !== rendered.text || rendered.text.length > PARSED_BYTES_MAX;
+  if (asSent || !String(res.getHeader("Content-Type") ?? "").includes("json")) {
+    const body = answered(facts.body, res);
+    return { body, kept: body ? keep(redact(body)) : null };
+  }
+  const body = rendered.object !== undefined && isJsonValue(rendered.object) ? rendered.object : parsedObject(rendered.text);
+  if (!body) return { body, kept: null };
+  const whole = !mayHoldSecret(rendered.text) && Buffer.byteLength(rendered.text, "utf8") <= KEPT_BYTES;
+  return { body, kept: whole ? body : keep(redact(body)) };
+}
+
+/**
+ * A value that is what `JSON.parse` of its JSON text would give (strings, finite numbers, booleans, null, arrays,
+ * plain objects), so storing it stores what parsing the answer would have; anything else (undefined, a Date, a
+ * bigint) sends the record back to parsing the text.
+ */
+function isJsonValue(value: unknown): boolean {
+  if (value === null || typeof value === "string" || typeof value === "boolean") return true;
+  if (typeof value === "number") return Number.isFinite(value) && !Object.is(value, -0);
+  if (Array.isArray(value)) return value.every(isJsonValue);
+  if (typeof value !== "object") return false;
+  const prototype = Object.getPrototypeOf(value) as unknown;
+  if (prototype !== Object.prototype && prototype !== null) return false;
+  for (const key in value) if (!isJsonValue((value as Record<string, unknown>)[key])) return false;
+  return true;
 }
 
 /** The stored record of a finished request, or undefined when it belongs to no account. */
@@ -80,7 +119,7 @@ export function buildRecord(req: Request, res: Response, options: CaptureOptions
   const id = requestIdOf(res);
   const createdMs = requestIdTime(id) ?? Date.now();
   const status = res.statusCode;
-  const body = answered(facts.body, res);
+  const { body, kept } = answerOf(facts, res);
   const error = status >= 400 && body && typeof body["error"] === "object" && body["error"] !== null ? (body["error"] as Record<string, unknown>) : undefined;
   const errorType = typeof error?.["type"] === "string" ? error["type"] : undefined;
   const errorCode = typeof error?.["code"] === "string" ? error["code"] : facts.errorCode;
@@ -108,7 +147,7 @@ export function buildRecord(req: Request, res: Response, options: CaptureOptions
     user_agent: userAgent !== undefined ? redactText(userAgent).slice(0, 512) : null,
     created: Math.floor(createdMs / 1000),
     request_params: params,
-    response_body: body ? keep(redact(body)) : null,
+    response_body: kept,
     expires_at: new Date(createdMs + options.retentionDays * 86_400_000),
   };
 }

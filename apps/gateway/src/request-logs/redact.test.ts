@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { KEPT_BYTES, keep, redact, redactText, REDACTED } from "./redact.js";
+import { KEPT_BYTES, keep, mayHoldSecret, redact, redactText, REDACTED } from "./redact.js";
 
 describe("redact", () => {
   it("replaces key material wherever it is, in text, values and field names", () => {
@@ -23,6 +23,30 @@ describe("redact", () => {
       empty: { secret: null },
     });
     expect(redact({ name: "plain", n: 3, ok: true, none: null })).toEqual({ name: "plain", n: 3, ok: true, none: null });
+  });
+});
+
+describe("mayHoldSecret (a rendered answer kept as it is)", () => {
+  it("says yes for every value redact would change, as its JSON text shows it", () => {
+    const changed = [
+      { list: [`sk_test_${"a".repeat(32)}`] },
+      { [`whsec_${"Q".repeat(8)}`]: 1 },
+      { secret: "anything" },
+      { nested: { AUTHORIZATION: "Basic eA==" } },
+      { Private_Key: "pem" },
+      // The Kelvin sign lowercases to k: a secret field's name for redact.
+      { "api_\u212Aey_secret": "x" },
+    ];
+    for (const value of changed) {
+      expect(JSON.stringify(redact(value))).not.toBe(JSON.stringify(value));
+      expect(mayHoldSecret(JSON.stringify(value)), JSON.stringify(value)).toBe(true);
+    }
+  });
+
+  it("says no for an answer with nothing to redact", () => {
+    const text = '{"id":"res_0000000000000000000001","object":"resource","name":"secret plan","metadata":{"a":"sk_"},"has_more":false}';
+    expect(mayHoldSecret(text)).toBe(false);
+    expect(redact(JSON.parse(text))).toEqual(JSON.parse(text));
   });
 });
 

@@ -16,6 +16,24 @@ const KEY_MATERIAL = /(?:(?:sk|rk|pk)_(?:live|test)_[0-9A-Za-z]*|wh(?:sec|sk)_[0
 /** Fields whose value is a secret whatever it looks like (compared lower-case). */
 const SECRET_FIELDS: ReadonlySet<string> = new Set(["secret", "secrets", "private_key", "authorization", "api_key_secret", "password"]);
 
+/** KEY_MATERIAL without its global state, for a yes/no test. */
+const HAS_KEY_MATERIAL = new RegExp(KEY_MATERIAL.source);
+/**
+ * A SECRET_FIELDS name as a JSON field name: `"name"` in any case. Unicode case folding (`u`) matches every spelling
+ * that lowercases to a name (the Kelvin sign as `k`) and a few that do not: it may say yes in vain, never no in vain.
+ */
+const SECRET_FIELD_NAME = new RegExp(`"(?:${[...SECRET_FIELDS].join("|")})"`, "iu");
+
+/**
+ * Whether `redact` could change the value whose JSON text (as `JSON.stringify` writes it) is `text`: false when
+ * the text holds no key material and no secret field's name, so the value can be kept as it is. Key material is
+ * made of characters `JSON.stringify` never escapes, and a field's name is written in quotes, so the text shows
+ * both wherever the value holds them.
+ */
+export function mayHoldSecret(text: string): boolean {
+  return HAS_KEY_MATERIAL.test(text) || SECRET_FIELD_NAME.test(text);
+}
+
 /** Text with every piece of key material replaced. */
 export function redactText(text: string): string {
   if (!text.includes("_")) return text; // every pattern has one: the common case costs one scan

@@ -5,7 +5,7 @@ import type { ErrorCode } from "../errors.js";
 import type { Params } from "../http/body.js";
 import type { Scope } from "../http/auth.js";
 import type { Tenant } from "../http/principal.js";
-import type { JsonSchema, PublicObject } from "../schema/objects.js";
+import { renderAnswer, type JsonSchema, type PublicObject, type RenderedAnswer } from "../schema/objects.js";
 import type { RequestLogStore } from "../request-logs/store.js";
 
 /** The gateway's own stores an operation may read instead of calling core: the request logs (docs/request-logs.md). */
@@ -79,8 +79,8 @@ export interface PreparedCall extends CoreCall {
   readonly success: SuccessSpec<never>;
   /** False for a call that changes nothing: one that failed in transit did nothing (503, never `outcome_unknown`). */
   readonly write: boolean;
-  /** The success body, from core's reply. */
-  render(reply: unknown): Record<string, unknown>;
+  /** The success body, from core's reply: its JSON text (and the object it was written from, when there was one). */
+  render(reply: unknown): RenderedAnswer;
   /** Instead of the core call: a read of the gateway's own stores (an operation of `defineLocalOperation`). */
   readonly local?: (stores: LocalStores) => Promise<unknown>;
 }
@@ -242,7 +242,7 @@ export function defineOperation<S extends CoreServiceName, M extends RpcName<S>,
       request: spec.request(input),
       success: description.success,
       write,
-      render: (reply) => spec.success.object.render(spec.reply(reply as RpcReply<S, M>, input)),
+      render: (reply) => renderAnswer(spec.success.object, spec.reply(reply as RpcReply<S, M>, input)),
     }),
   };
 }
@@ -291,7 +291,7 @@ export function defineLocalOperation<R, O>(spec: LocalOperationSpec<R, O>): Oper
         success: description.success,
         write: false,
         local: read,
-        render: (reply) => spec.success.object.render(spec.reply(reply as R)),
+        render: (reply) => renderAnswer(spec.success.object, spec.reply(reply as R)),
       };
     },
   };

@@ -17,7 +17,7 @@ import { requestParams } from "../http/body.js";
 import { rejectEmptyValues, rejectUnknown } from "../http/params.js";
 import type { PrincipalCache } from "../http/principal-cache.js";
 import { requestIdOf } from "../http/request-id.js";
-import { recordParams, recordPrincipal } from "../http/request-log.js";
+import { recordAnswer, recordParams, recordPrincipal } from "../http/request-log.js";
 import {
   answerHeaders,
   idempotencyKeyOf,
@@ -31,6 +31,7 @@ import {
 } from "../idempotency/index.js";
 import { enforceRateLimit, type RateLimiter } from "../ratelimit/index.js";
 import { DEFAULT_FILES_MAX_BYTES, type GatewayConfig } from "../config.js";
+import type { RenderedAnswer } from "../schema/objects.js";
 import type { LocalStores, Operation, PreparedCall, StreamSpec } from "./operation.js";
 
 /** What running an operation needs of the gateway. */
@@ -100,7 +101,7 @@ async function runAuthenticated(operation: Operation, deps: RunDeps, auth: Authe
   const timeout = operation.timeoutMs !== undefined ? { timeoutMs: operation.timeoutMs } : {};
   if (key === undefined) {
     const reply = call.local ? await readLocal(call.local, deps.local) : await callCore(core, call, { metadata: base, ...timeout }, call.write);
-    return send(res, { status: call.success.status, body: JSON.stringify(call.render(reply)), headers: {} });
+    return sendRendered(res, call.success.status, call.render(reply));
   }
 
   // call core under the key
@@ -123,7 +124,7 @@ async function runAuthenticated(operation: Operation, deps: RunDeps, auth: Authe
     // The first answer was this refusal of core's: the same error body, under the first request's id.
     return sendRefusalReplay(res, error, replay);
   }
-  if (!replay) return send(res, { status: call.success.status, body: JSON.stringify(call.render(reply)), headers: {} });
+  if (!replay) return sendRendered(res, call.success.status, call.render(reply));
   const headers = recordedHeaders(replay.headers);
   if (replay.http) {
     // A gateway of before recorded this answer as its HTTP bytes (sealed when it held a secret): sent as it was.
@@ -131,7 +132,7 @@ async function runAuthenticated(operation: Operation, deps: RunDeps, auth: Authe
     const scope = idempotencyScopeId(principal.tenant.accountId, principal.tenant.livemode, key);
     return sendReplay(res, operation.secretInAnswer ? openRecorded(deps, recorded, scope, res) : recorded);
   }
-  sendReplay(res, { status: call.success.status, body: Buffer.from(JSON.stringify(call.render(reply)), "utf8"), requestId: replay.requestId, headers });
+  sendReplay(res, { status: call.success.status, body: Buffer.from(call.render(reply).text, "utf8"), requestId: replay.requestId, headers });
 }
 
 /**
@@ -167,6 +168,12 @@ function head(res: Response, answer: Answer): void {
 function send(res: Response, answer: Answer): void {
   head(res, answer);
   res.send(answer.body);
+}
+
+/** A success body as rendered: the request log takes its object as it is rather than parsing the text back. */
+function sendRendered(res: Response, status: number, rendered: RenderedAnswer): void {
+  recordAnswer(res, rendered);
+  send(res, { status, body: rendered.text, headers: {} });
 }
 
 /**

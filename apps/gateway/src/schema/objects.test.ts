@@ -2,8 +2,9 @@ import { create } from "@bufbuild/protobuf";
 import { ResourceSchema, ResourceStatus } from "@rms/proto";
 import { describe, expect, it } from "vitest";
 import { ApiError } from "../errors.js";
-import { DeletedResourceObject, ResourceListObject, ResourceObject } from "../routes/resources/objects.js";
-import type { PublicObject } from "./objects.js";
+import { ResourceSearchResultObject } from "../routes/resources/search.js";
+import { DeletedResourceObject, pageOf, ResourceListObject, ResourceObject } from "../routes/resources/objects.js";
+import { renderAnswer, type PublicObject } from "./objects.js";
 
 const resource = create(ResourceSchema, {
   id: "res_0000000000000000000001",
@@ -41,6 +42,26 @@ describe("a public object renders what it describes", () => {
     const deleted = DeletedResourceObject.render({ id: resource.id });
     expectDescribes(DeletedResourceObject as PublicObject<never>, deleted);
     expect(JSON.stringify(deleted)).toBe('{"id":"res_0000000000000000000001","object":"resource","deleted":true}');
+  });
+
+  it("writes a page core sent as JSON text byte for byte as the page rendered from messages", () => {
+    // Core's text of `resource` (core resources.test.ts checks core writes exactly this).
+    const itemsJson = JSON.stringify([ResourceObject.render(resource), ResourceObject.render({ ...resource, id: "res_0000000000000000000000" })]);
+    const messages = [resource, { ...resource, id: "res_0000000000000000000000" }];
+    for (const hasMore of [true, false]) {
+      const fromText = renderAnswer(ResourceListObject, pageOf({ resources: [], dataJson: itemsJson }, hasMore));
+      const fromMessages = renderAnswer(ResourceListObject, pageOf({ resources: messages, dataJson: "" }, hasMore));
+      expect(fromText.text).toBe(fromMessages.text);
+      expect(fromText.object).toBeUndefined();
+      expect(JSON.parse(fromMessages.text)).toEqual(fromMessages.object);
+      for (const nextPage of ["page_token", null]) {
+        const search = (answer: { resources: typeof messages; dataJson: string }) => renderAnswer(ResourceSearchResultObject, { ...pageOf(answer, hasMore), nextPage }).text;
+        expect(search({ resources: [], dataJson: itemsJson })).toBe(search({ resources: messages, dataJson: "" }));
+      }
+    }
+    expect(renderAnswer(ResourceListObject, pageOf({ resources: [], dataJson: "[]" }, false)).text).toBe('{"object":"list","url":"/v1/resources","has_more":false,"data":[]}');
+    // The wire form of such a page (what the OpenAPI checks read) is the same object.
+    expect(ResourceListObject.render(pageOf({ resources: [], dataJson: itemsJson }, true))).toEqual(ResourceListObject.render({ items: messages, hasMore: true }));
   });
 
   it("refuses a missing object or an unknown status from core as internal_error", () => {

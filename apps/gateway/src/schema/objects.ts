@@ -31,6 +31,25 @@ export interface PublicObject<S> {
   readonly uses: readonly PublicObject<never>[];
   /** The wire form; a missing source is a bug of core's answer (500). */
   render(source: S | undefined): Record<string, unknown>;
+  /**
+   * The wire form's JSON text, exactly `JSON.stringify(render(source))`, when the object can write it without
+   * building the wire form first (a page of items core sent as JSON text: `Page.itemsJson`); else undefined.
+   */
+  text?(source: S | undefined): string | undefined;
+}
+
+/** A success body: its JSON text, and the object it was written from when there was one (the request log keeps it). */
+export interface RenderedAnswer {
+  readonly text: string;
+  readonly object?: Record<string, unknown>;
+}
+
+/** The answer of `object` for `source`: its own text when it writes one, else the wire form and its JSON text. */
+export function renderAnswer<S>(object: PublicObject<S>, source: S | undefined): RenderedAnswer {
+  const text = object.text?.(source);
+  if (text !== undefined) return { text };
+  const wire = object.render(source);
+  return { text: JSON.stringify(wire), object: wire };
 }
 
 export function publicObject<S>(name: string, fields: Readonly<Record<string, Field<S>>>, uses: readonly PublicObject<never>[] = []): PublicObject<S> {
@@ -90,20 +109,61 @@ export function renderedObject<S>(
 export interface Page<S> {
   readonly items: readonly S[];
   readonly hasMore: boolean;
+  /**
+   * Instead of `items`: the items' public objects as one JSON array text, as core rendered them (a resource list
+   * or search with `as_json`); written into the answer as it is.
+   */
+  readonly itemsJson?: string;
+}
+
+/** A JSON array text core rendered (a page's items); anything else is a bug of core's answer (500). */
+function coreJsonArray(text: string): unknown[] {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw ApiError.internal();
+  }
+  if (!Array.isArray(parsed)) throw ApiError.internal();
+  return parsed;
+}
+
+/** A page's `data`: its items rendered, or core's JSON text of them parsed. */
+function pageData<S>(item: PublicObject<S>, page: Page<S>): unknown[] {
+  return page.itemsJson !== undefined ? coreJsonArray(page.itemsJson) : page.items.map((source) => item.render(source));
+}
+
+/**
+ * An envelope with its `data` last, as JSON text: the other fields as `JSON.stringify` writes them, then core's
+ * text of the items as it is, so the bytes are those of `JSON.stringify(render(page))`. Core's text is not parsed
+ * here: its shape is core's contract (resources/render.ts), checked by the tests of both.
+ */
+function envelopeText(head: Record<string, unknown>, itemsJson: string): string {
+  const fields = JSON.stringify(head);
+  return `${fields.slice(0, -1)},"data":${itemsJson}}`;
 }
 
 /** The list envelope of an object: `{object: "list", url, has_more, data}`. */
 export function listOf<S>(item: PublicObject<S>, url: string, maxItems: number): PublicObject<Page<S>> {
-  return publicObject<Page<S>>(
+  const list = publicObject<Page<S>>(
     `${item.name}List`,
     {
       object: constant("list"),
       url: field({ type: "string", const: url }, () => url),
       has_more: field({ type: "boolean" }, (page) => page.hasMore),
-      data: field({ type: "array", maxItems, items: schemaRef(item.name) }, (page) => page.items.map((source) => item.render(source))),
+      data: field({ type: "array", maxItems, items: schemaRef(item.name) }, (page) => pageData(item, page)),
     },
     [item as PublicObject<never>],
   );
+  return withPageText(list, (page) => ({ object: "list", url, has_more: page.hasMore }));
+}
+
+/** A page's envelope that writes its own text when core sent the items as JSON text (`Page.itemsJson`). */
+function withPageText<S, P extends Page<S>>(envelope: PublicObject<P>, head: (page: P) => Record<string, unknown>): PublicObject<P> {
+  return {
+    ...envelope,
+    text: (page) => (page?.itemsJson !== undefined ? envelopeText(head(page), page.itemsJson) : undefined),
+  };
 }
 
 /** One page of a search answer: what `searchResultOf` renders from. */
@@ -114,17 +174,18 @@ export interface SearchPage<S> extends Page<S> {
 
 /** Stripe's search envelope of an object: `{object: "search_result", url, has_more, next_page, data}`. */
 export function searchResultOf<S>(item: PublicObject<S>, url: string, maxItems: number): PublicObject<SearchPage<S>> {
-  return publicObject<SearchPage<S>>(
+  const result = publicObject<SearchPage<S>>(
     `${item.name}SearchResult`,
     {
       object: constant("search_result"),
       url: field({ type: "string", const: url }, () => url),
       has_more: field({ type: "boolean" }, (page) => page.hasMore),
       next_page: field({ type: ["string", "null"], description: "Pass as `page` to get the next page of the same query; null at the end." }, (page) => page.nextPage),
-      data: field({ type: "array", maxItems, items: schemaRef(item.name) }, (page) => page.items.map((source) => item.render(source))),
+      data: field({ type: "array", maxItems, items: schemaRef(item.name) }, (page) => pageData(item, page)),
     },
     [item as PublicObject<never>],
   );
+  return withPageText(result, (page) => ({ object: "search_result", url, has_more: page.hasMore, next_page: page.nextPage }));
 }
 
 /** The deletion result of an object: `{id, object, deleted: true}`. */

@@ -120,6 +120,29 @@ describe("the four requests of the issue", () => {
     expect(invalid).toMatchObject({ status: 400, error_code: "parameter_invalid", request_params: { name: "bad", status: "sleeping" } });
   });
 
+  it("keeps a retrieve, a list page and a search page as answered (from the rendered object, and from core's page text)", async () => {
+    // One with nothing to redact (its record is the rendered object as it is, metadata map and all), one with key material.
+    const plain = await stack.api.post("/v1/resources", { key, json: { name: "plain", metadata: { plan: "pro", "2": "b" } } });
+    expect(plain.status).toBe(201);
+    const answers = [
+      await stack.api.get(`/v1/resources/${plain.json.id}`, { key }),
+      await stack.api.get(`/v1/resources/${resourceId}`, { key }),
+      await stack.api.get("/v1/resources?limit=2", { key }),
+      await stack.api.get(`/v1/resources/search?query=${encodeURIComponent("status:'active'")}&limit=2`, { key }),
+    ];
+    for (const answer of answers) {
+      expect(answer.status).toBe(200);
+      const log = await eventually(async () => {
+        const found = await stack.api.get(`/v1/request_logs/${answer.headers["request-id"]}`, { key });
+        expect(found.status).toBe(200);
+        return found.json as Json;
+      });
+      // The created resource's metadata holds key material: redacted in every answer that shows it.
+      const redacted = JSON.parse(JSON.stringify(answer.json).replaceAll("sk_test_shouldnotbestored", "[redacted]")) as Json;
+      expect(log["response_body"]).toEqual(redacted);
+    }
+  });
+
   it("keeps no webhook secret: the endpoint create's answer has it redacted, and no stored record holds it", async () => {
     const endpoint = await eventually(async () => {
       const answer = await stack.api.get(`/v1/request_logs/${seen["endpoint"]!.id}`, { key });

@@ -1,7 +1,7 @@
 import { pageParams, pageRequest } from "../../schema/params.js";
 import { defineOperation } from "../operation.js";
 import { filterParams, resourceFilterOf } from "./filter.js";
-import { ResourceListObject } from "./objects.js";
+import { pageOf, ResourceListObject } from "./objects.js";
 
 /**
  * GET /v1/resources: one page, newest first, in the list envelope; filtered by status (one or several),
@@ -19,7 +19,8 @@ export const listResources = defineOperation({
   rpc: "listResources",
   request({ params, tenant }) {
     // The filter's rules (counts, id form, keys) are core's to refuse (one rule, one place).
-    return { tenant, ...pageRequest(params), filter: resourceFilterOf(params) };
+    // `asJson`: core answers the page's objects as JSON text, sent on as they are (objects.ts `pageOf`).
+    return { tenant, ...pageRequest(params), filter: resourceFilterOf(params), asJson: true };
   },
-  reply: (page) => ({ items: page.resources, hasMore: page.hasMore }),
+  reply: (page) => pageOf(page, page.hasMore),
 });

@@ -1,6 +1,6 @@
 import { exampleId, metadataMap, RESOURCE_NAME_MAX, RESOURCE_STATUS, ResourceStatus, type Resource, type ResourceStatusName } from "@rms/proto";
 import { ApiError } from "../../errors.js";
-import { constant, deletedOf, field, listOf, publicObject } from "../../schema/objects.js";
+import { constant, deletedOf, field, listOf, publicObject, type Page } from "../../schema/objects.js";
 import { idSchema, LIST_LIMIT_MAX, METADATA_OBJECT } from "../../schema/params.js";
 import type { ParamSpec } from "../operation.js";
 
@@ -26,6 +26,15 @@ export const ResourceObject = publicObject<Resource>("Resource", {
 });
 
 export const ResourceListObject = listOf(ResourceObject, "/v1/resources", LIST_LIMIT_MAX);
+
+/**
+ * A page of core's list or search answer. Asked with `as_json`, core answers the objects as JSON text
+ * (`data_json`, sent on as it is); a core of before that ignores the flag answers `resources`, rendered here.
+ * An empty page's text is "[]", never empty.
+ */
+export function pageOf(answer: { readonly resources: readonly Resource[]; readonly dataJson: string }, hasMore: boolean): Page<Resource> {
+  return answer.dataJson !== "" ? { items: [], hasMore, itemsJson: answer.dataJson } : { items: answer.resources, hasMore };
+}
 export const DeletedResourceObject = deletedOf(ResourceObject, "resource", RESOURCE_ID);
 
 function fail(): never {

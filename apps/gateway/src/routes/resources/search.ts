@@ -2,7 +2,7 @@ import { exampleId, LIST_LIMIT_MAX, SEARCH_LIMIT_DEFAULT, searchPageToken } from
 import { optionalInteger, optionalString, requiredString } from "../../http/params.js";
 import { searchResultOf } from "../../schema/objects.js";
 import { defineOperation } from "../operation.js";
-import { ResourceObject } from "./objects.js";
+import { pageOf, ResourceObject } from "./objects.js";
 
 export const ResourceSearchResultObject = searchResultOf(ResourceObject, "/v1/resources/search", LIST_LIMIT_MAX);
 
@@ -59,7 +59,7 @@ export const searchResources = defineOperation({
     const query = requiredString(params, "query");
     const limit = optionalInteger(params, "limit", { min: 1, max: LIST_LIMIT_MAX }, "limit_invalid") ?? SEARCH_LIMIT_DEFAULT;
     // A malformed page and the query's language are core's to refuse.
-    return { tenant, query, limit, page: optionalString(params, "page") ?? "" };
+    return { tenant, query, limit, page: optionalString(params, "page") ?? "", asJson: true };
   },
-  reply: (answer) => ({ items: answer.resources, hasMore: answer.hasMore, nextPage: answer.nextPage === "" ? null : answer.nextPage }),
+  reply: (answer) => ({ ...pageOf(answer, answer.hasMore), nextPage: answer.nextPage === "" ? null : answer.nextPage }),
 });

@@ -16,7 +16,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file rms/v1/resources.proto.
  */
 export const file_rms_v1_resources: GenFile = /*@__PURE__*/
-  fileDesc("ChZybXMvdjEvcmVzb3VyY2VzLnByb3RvEgZybXMudjEimAEKCFJlc291cmNlEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSJgoGc3RhdHVzGAMgASgOMhYucm1zLnYxLlJlc291cmNlU3RhdHVzEicKCG1ldGFkYXRhGAQgAygLMhUucm1zLnYxLk1ldGFkYXRhRW50cnkSDwoHY3JlYXRlZBgFIAEoAxIQCghsaXZlbW9kZRgGIAEoCCKWAQoVQ3JlYXRlUmVzb3VyY2VSZXF1ZXN0Eh4KBnRlbmFudBgBIAEoCzIOLnJtcy52MS5UZW5hbnQSDAoEbmFtZRgCIAEoCRImCgZzdGF0dXMYAyABKA4yFi5ybXMudjEuUmVzb3VyY2VTdGF0dXMSJwoIbWV0YWRhdGEYBCADKAsyFS5ybXMudjEuTWV0YWRhdGFFbnRyeSJmChZDcmVhdGVSZXNvdXJjZVJlc3BvbnNlEiIKCHJlc291cmNlGAEgASgLMhAucm1zLnYxLlJlc291cmNlEigKBnJlcGxheRgCIAEoCzIYLnJtcy52MS5JZGVtcG90ZW50UmVwbGF5Im8KEElkZW1wb3RlbnRSZXBsYXkSEgoKcmVxdWVzdF9pZBgBIAEoCRIPCgdoZWFkZXJzGAIgASgJEiIKBWVycm9yGAMgASgLMhMucm1zLnYxLkVycm9yRGV0YWlsEhIKCnVucmVjb3JkZWQYBCABKAgiQAoSR2V0UmVzb3VyY2VSZXF1ZXN0Eh4KBnRlbmFudBgBIAEoCzIOLnJtcy52MS5UZW5hbnQSCgoCaWQYAiABKAkiOQoTR2V0UmVzb3VyY2VSZXNwb25zZRIiCghyZXNvdXJjZRgBIAEoCzIQLnJtcy52MS5SZXNvdXJjZSLIAQoVVXBkYXRlUmVzb3VyY2VSZXF1ZXN0Eh4KBnRlbmFudBgBIAEoCzIOLnJtcy52MS5UZW5hbnQSCgoCaWQYAiABKAkSEQoEbmFtZRgDIAEoCUgAiAEBEiYKBnN0YXR1cxgEIAEoDjIWLnJtcy52MS5SZXNvdXJjZVN0YXR1cxInCghtZXRhZGF0YRgFIAMoCzIVLnJtcy52MS5NZXRhZGF0YUVudHJ5EhYKDmNsZWFyX21ldGFkYXRhGAYgASgIQgcKBV9uYW1lIjwKFlVwZGF0ZVJlc291cmNlUmVzcG9uc2USIgoIcmVzb3VyY2UYASABKAsyEC5ybXMudjEuUmVzb3VyY2UiQwoVRGVsZXRlUmVzb3VyY2VSZXF1ZXN0Eh4KBnRlbmFudBgBIAEoCzIOLnJtcy52MS5UZW5hbnQSCgoCaWQYAiABKAkiJAoWRGVsZXRlUmVzb3VyY2VSZXNwb25zZRIKCgJpZBgBIAEoCSLIAQoUTGlzdFJlc291cmNlc1JlcXVlc3QSHgoGdGVuYW50GAEgASgLMg4ucm1zLnYxLlRlbmFudBINCgVsaW1pdBgCIAEoBRIWCg5zdGFydGluZ19hZnRlchgDIAEoCRIVCg1lbmRpbmdfYmVmb3JlGAQgASgJEioKBnN0YXR1cxgFIAEoDjIWLnJtcy52MS5SZXNvdXJjZVN0YXR1c0ICGAESJgoGZmlsdGVyGAYgASgLMhYucm1zLnYxLlJlc291cmNlRmlsdGVyIk4KFUxpc3RSZXNvdXJjZXNSZXNwb25zZRIjCglyZXNvdXJjZXMYASADKAsyEC5ybXMudjEuUmVzb3VyY2USEAoIaGFzX21vcmUYAiABKAgilQEKDlJlc291cmNlRmlsdGVyEgsKA2lkcxgBIAMoCRImCgZzdGF0dXMYAiADKA4yFi5ybXMudjEuUmVzb3VyY2VTdGF0dXMSJwoIbWV0YWRhdGEYAyADKAsyFS5ybXMudjEuTWV0YWRhdGFFbnRyeRIlCgdjcmVhdGVkGAQgASgLMhQucm1zLnYxLkNyZWF0ZWRSYW5nZSJkChZTZWFyY2hSZXNvdXJjZXNSZXF1ZXN0Eh4KBnRlbmFudBgBIAEoCzIOLnJtcy52MS5UZW5hbnQSDQoFcXVlcnkYAiABKAkSDQoFbGltaXQYAyABKAUSDAoEcGFnZRgEIAEoCSJjChdTZWFyY2hSZXNvdXJjZXNSZXNwb25zZRIjCglyZXNvdXJjZXMYASADKAsyEC5ybXMudjEuUmVzb3VyY2USEAoIaGFzX21vcmUYAiABKAgSEQoJbmV4dF9wYWdlGAMgASgJKocBCg5SZXNvdXJjZVN0YXR1cxIfChtSRVNPVVJDRV9TVEFUVVNfVU5TUEVDSUZJRUQQABIaChZSRVNPVVJDRV9TVEFUVVNfQUNUSVZFEAESGgoWUkVTT1VSQ0VfU1RBVFVTX1BBVVNFRBACEhwKGFJFU09VUkNFX1NUQVRVU19BUkNISVZFRBADMu4DCg9SZXNvdXJjZVNlcnZpY2USTwoOQ3JlYXRlUmVzb3VyY2USHS5ybXMudjEuQ3JlYXRlUmVzb3VyY2VSZXF1ZXN0Gh4ucm1zLnYxLkNyZWF0ZVJlc291cmNlUmVzcG9uc2USRgoLR2V0UmVzb3VyY2USGi5ybXMudjEuR2V0UmVzb3VyY2VSZXF1ZXN0Ghsucm1zLnYxLkdldFJlc291cmNlUmVzcG9uc2USTwoOVXBkYXRlUmVzb3VyY2USHS5ybXMudjEuVXBkYXRlUmVzb3VyY2VSZXF1ZXN0Gh4ucm1zLnYxLlVwZGF0ZVJlc291cmNlUmVzcG9uc2USTwoORGVsZXRlUmVzb3VyY2USHS5ybXMudjEuRGVsZXRlUmVzb3VyY2VSZXF1ZXN0Gh4ucm1zLnYxLkRlbGV0ZVJlc291cmNlUmVzcG9uc2USTAoNTGlzdFJlc291cmNlcxIcLnJtcy52MS5MaXN0UmVzb3VyY2VzUmVxdWVzdBodLnJtcy52MS5MaXN0UmVzb3VyY2VzUmVzcG9uc2USUgoPU2VhcmNoUmVzb3VyY2VzEh4ucm1zLnYxLlNlYXJjaFJlc291cmNlc1JlcXVlc3QaHy5ybXMudjEuU2VhcmNoUmVzb3VyY2VzUmVzcG9uc2ViBnByb3RvMw", [file_rms_v1_common, file_rms_v1_errors, file_rms_v1_events]);
+  fileDesc("ChZybXMvdjEvcmVzb3VyY2VzLnByb3RvEgZybXMudjEimAEKCFJlc291cmNlEgoKAmlkGAEgASgJEgwKBG5hbWUYAiABKAkSJgoGc3RhdHVzGAMgASgOMhYucm1zLnYxLlJlc291cmNlU3RhdHVzEicKCG1ldGFkYXRhGAQgAygLMhUucm1zLnYxLk1ldGFkYXRhRW50cnkSDwoHY3JlYXRlZBgFIAEoAxIQCghsaXZlbW9kZRgGIAEoCCKWAQoVQ3JlYXRlUmVzb3VyY2VSZXF1ZXN0Eh4KBnRlbmFudBgBIAEoCzIOLnJtcy52MS5UZW5hbnQSDAoEbmFtZRgCIAEoCRImCgZzdGF0dXMYAyABKA4yFi5ybXMudjEuUmVzb3VyY2VTdGF0dXMSJwoIbWV0YWRhdGEYBCADKAsyFS5ybXMudjEuTWV0YWRhdGFFbnRyeSJmChZDcmVhdGVSZXNvdXJjZVJlc3BvbnNlEiIKCHJlc291cmNlGAEgASgLMhAucm1zLnYxLlJlc291cmNlEigKBnJlcGxheRgCIAEoCzIYLnJtcy52MS5JZGVtcG90ZW50UmVwbGF5Im8KEElkZW1wb3RlbnRSZXBsYXkSEgoKcmVxdWVzdF9pZBgBIAEoCRIPCgdoZWFkZXJzGAIgASgJEiIKBWVycm9yGAMgASgLMhMucm1zLnYxLkVycm9yRGV0YWlsEhIKCnVucmVjb3JkZWQYBCABKAgiQAoSR2V0UmVzb3VyY2VSZXF1ZXN0Eh4KBnRlbmFudBgBIAEoCzIOLnJtcy52MS5UZW5hbnQSCgoCaWQYAiABKAkiOQoTR2V0UmVzb3VyY2VSZXNwb25zZRIiCghyZXNvdXJjZRgBIAEoCzIQLnJtcy52MS5SZXNvdXJjZSLIAQoVVXBkYXRlUmVzb3VyY2VSZXF1ZXN0Eh4KBnRlbmFudBgBIAEoCzIOLnJtcy52MS5UZW5hbnQSCgoCaWQYAiABKAkSEQoEbmFtZRgDIAEoCUgAiAEBEiYKBnN0YXR1cxgEIAEoDjIWLnJtcy52MS5SZXNvdXJjZVN0YXR1cxInCghtZXRhZGF0YRgFIAMoCzIVLnJtcy52MS5NZXRhZGF0YUVudHJ5EhYKDmNsZWFyX21ldGFkYXRhGAYgASgIQgcKBV9uYW1lIjwKFlVwZGF0ZVJlc291cmNlUmVzcG9uc2USIgoIcmVzb3VyY2UYASABKAsyEC5ybXMudjEuUmVzb3VyY2UiQwoVRGVsZXRlUmVzb3VyY2VSZXF1ZXN0Eh4KBnRlbmFudBgBIAEoCzIOLnJtcy52MS5UZW5hbnQSCgoCaWQYAiABKAkiJAoWRGVsZXRlUmVzb3VyY2VSZXNwb25zZRIKCgJpZBgBIAEoCSLZAQoUTGlzdFJlc291cmNlc1JlcXVlc3QSHgoGdGVuYW50GAEgASgLMg4ucm1zLnYxLlRlbmFudBINCgVsaW1pdBgCIAEoBRIWCg5zdGFydGluZ19hZnRlchgDIAEoCRIVCg1lbmRpbmdfYmVmb3JlGAQgASgJEioKBnN0YXR1cxgFIAEoDjIWLnJtcy52MS5SZXNvdXJjZVN0YXR1c0ICGAESJgoGZmlsdGVyGAYgASgLMhYucm1zLnYxLlJlc291cmNlRmlsdGVyEg8KB2FzX2pzb24YByABKAgiYQoVTGlzdFJlc291cmNlc1Jlc3BvbnNlEiMKCXJlc291cmNlcxgBIAMoCzIQLnJtcy52MS5SZXNvdXJjZRIQCghoYXNfbW9yZRgCIAEoCBIRCglkYXRhX2pzb24YAyABKAkilQEKDlJlc291cmNlRmlsdGVyEgsKA2lkcxgBIAMoCRImCgZzdGF0dXMYAiADKA4yFi5ybXMudjEuUmVzb3VyY2VTdGF0dXMSJwoIbWV0YWRhdGEYAyADKAsyFS5ybXMudjEuTWV0YWRhdGFFbnRyeRIlCgdjcmVhdGVkGAQgASgLMhQucm1zLnYxLkNyZWF0ZWRSYW5nZSJ1ChZTZWFyY2hSZXNvdXJjZXNSZXF1ZXN0Eh4KBnRlbmFudBgBIAEoCzIOLnJtcy52MS5UZW5hbnQSDQoFcXVlcnkYAiABKAkSDQoFbGltaXQYAyABKAUSDAoEcGFnZRgEIAEoCRIPCgdhc19qc29uGAUgASgIInYKF1NlYXJjaFJlc291cmNlc1Jlc3BvbnNlEiMKCXJlc291cmNlcxgBIAMoCzIQLnJtcy52MS5SZXNvdXJjZRIQCghoYXNfbW9yZRgCIAEoCBIRCgluZXh0X3BhZ2UYAyABKAkSEQoJZGF0YV9qc29uGAQgASgJKocBCg5SZXNvdXJjZVN0YXR1cxIfChtSRVNPVVJDRV9TVEFUVVNfVU5TUEVDSUZJRUQQABIaChZSRVNPVVJDRV9TVEFUVVNfQUNUSVZFEAESGgoWUkVTT1VSQ0VfU1RBVFVTX1BBVVNFRBACEhwKGFJFU09VUkNFX1NUQVRVU19BUkNISVZFRBADMu4DCg9SZXNvdXJjZVNlcnZpY2USTwoOQ3JlYXRlUmVzb3VyY2USHS5ybXMudjEuQ3JlYXRlUmVzb3VyY2VSZXF1ZXN0Gh4ucm1zLnYxLkNyZWF0ZVJlc291cmNlUmVzcG9uc2USRgoLR2V0UmVzb3VyY2USGi5ybXMudjEuR2V0UmVzb3VyY2VSZXF1ZXN0Ghsucm1zLnYxLkdldFJlc291cmNlUmVzcG9uc2USTwoOVXBkYXRlUmVzb3VyY2USHS5ybXMudjEuVXBkYXRlUmVzb3VyY2VSZXF1ZXN0Gh4ucm1zLnYxLlVwZGF0ZVJlc291cmNlUmVzcG9uc2USTwoORGVsZXRlUmVzb3VyY2USHS5ybXMudjEuRGVsZXRlUmVzb3VyY2VSZXF1ZXN0Gh4ucm1zLnYxLkRlbGV0ZVJlc291cmNlUmVzcG9uc2USTAoNTGlzdFJlc291cmNlcxIcLnJtcy52MS5MaXN0UmVzb3VyY2VzUmVxdWVzdBodLnJtcy52MS5MaXN0UmVzb3VyY2VzUmVzcG9uc2USUgoPU2VhcmNoUmVzb3VyY2VzEh4ucm1zLnYxLlNlYXJjaFJlc291cmNlc1JlcXVlc3QaHy5ybXMudjEuU2VhcmNoUmVzb3VyY2VzUmVzcG9uc2ViBnByb3RvMw", [file_rms_v1_common, file_rms_v1_errors, file_rms_v1_events]);
 
 /**
  * @generated from message rms.v1.Resource
@@ -354,6 +354,14 @@ export type ListResourcesRequest = Message<"rms.v1.ListResourcesRequest"> & {
    * @generated from field: rms.v1.ResourceFilter filter = 6;
    */
   filter?: ResourceFilter | undefined;
+
+  /**
+   * Answer the page in `data_json` (the public objects' JSON text) instead of `resources`: what the gateway
+   * sends on, with no protobuf of the page and no second rendering. Unset: `resources`, as before.
+   *
+   * @generated from field: bool as_json = 7;
+   */
+  asJson: boolean;
 };
 
 /**
@@ -368,7 +376,7 @@ export const ListResourcesRequestSchema: GenMessage<ListResourcesRequest> = /*@_
  */
 export type ListResourcesResponse = Message<"rms.v1.ListResourcesResponse"> & {
   /**
-   * Newest first, whichever cursor was used.
+   * Newest first, whichever cursor was used. Empty when the request set `as_json`.
    *
    * @generated from field: repeated rms.v1.Resource resources = 1;
    */
@@ -378,6 +386,14 @@ export type ListResourcesResponse = Message<"rms.v1.ListResourcesResponse"> & {
    * @generated from field: bool has_more = 2;
    */
   hasMore: boolean;
+
+  /**
+   * With `as_json`: the page's public resource objects (the API's resource object), newest first, as one
+   * JSON array text, the `data` of the API's list answer as it is.
+   *
+   * @generated from field: string data_json = 3;
+   */
+  dataJson: string;
 };
 
 /**
@@ -459,6 +475,13 @@ export type SearchResourcesRequest = Message<"rms.v1.SearchResourcesRequest"> & 
    * @generated from field: string page = 4;
    */
   page: string;
+
+  /**
+   * As in ListResourcesRequest: the page in `data_json` instead of `resources`.
+   *
+   * @generated from field: bool as_json = 5;
+   */
+  asJson: boolean;
 };
 
 /**
@@ -473,7 +496,8 @@ export const SearchResourcesRequestSchema: GenMessage<SearchResourcesRequest> = 
  */
 export type SearchResourcesResponse = Message<"rms.v1.SearchResourcesResponse"> & {
   /**
-   * Newest first. Fewer than `limit` (even none) when the request's examined resources ran out first.
+   * Newest first. Fewer than `limit` (even none) when the request's examined resources ran out first. Empty when
+   * the request set `as_json`.
    *
    * @generated from field: repeated rms.v1.Resource resources = 1;
    */
@@ -490,6 +514,13 @@ export type SearchResourcesResponse = Message<"rms.v1.SearchResourcesResponse"> 
    * @generated from field: string next_page = 3;
    */
   nextPage: string;
+
+  /**
+   * With `as_json`: the page's public resource objects as one JSON array text, as in ListResourcesResponse.
+   *
+   * @generated from field: string data_json = 4;
+   */
+  dataJson: string;
 };
 
 /**
