@@ -13,6 +13,7 @@
 //                                                   the inspector, into bench/results/profiles/{import,export}.cpuprofile
 //                                                   (read them with profile-top.mjs)
 // Run from bench/ after a build: `../node_modules/.bin/node src/files-memory.mjs`.
+import { cpuProfiler, inspectorSession } from "./inspector.mjs";
 import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { Agent } from "node:https";
@@ -54,37 +55,15 @@ const mib = (peak) => Object.fromEntries(Object.entries(peak).map(([name, bytes]
 /** The worker's allocation sampler (MEMORY_ALLOCATIONS) or CPU profiler (MEMORY_CPU) over the inspector protocol, or nothing. */
 async function phaseSampler() {
   if (!ALLOCATIONS && !CPU) return { start: async () => {}, stop: async () => {}, close: () => {} };
-  const [target] = await (await fetch(`http://127.0.0.1:${INSPECTOR_PORT}/json/list`)).json();
-  const socket = new WebSocket(target.webSocketDebuggerUrl);
-  await new Promise((resolve) => socket.addEventListener("open", resolve, { once: true }));
-  const waiting = new Map();
-  let lastId = 0;
-  socket.addEventListener("message", (message) => {
-    const reply = JSON.parse(message.data);
-    waiting.get(reply.id)?.(reply);
-    waiting.delete(reply.id);
-  });
-  const call = (method, params = {}) =>
-    new Promise((resolve) => {
-      waiting.set(++lastId, resolve);
-      socket.send(JSON.stringify({ id: lastId, method, params }));
-    });
-  if (CPU) {
-    await call("Profiler.enable");
-    await call("Profiler.setSamplingInterval", { interval: 500 });
-    return {
-      start: () => call("Profiler.start"),
-      stop: async (name) => writeFileSync(join(profiles, `${name}.cpuprofile`), JSON.stringify((await call("Profiler.stop")).result.profile)),
-      close: () => socket.close(),
-    };
-  }
+  const session = await inspectorSession(INSPECTOR_PORT);
+  const { call } = session;
+  if (CPU) return { ...(await cpuProfiler(session, profiles)), close: session.close };
   await call("HeapProfiler.enable");
   return {
     // Collected objects kept in the samples: what is allocated, not only what survives.
     start: () => call("HeapProfiler.startSampling", { samplingInterval: 16_384, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true }),
     stop: async (name) => writeFileSync(join(profiles, `${name}.heapprofile`), JSON.stringify((await call("HeapProfiler.stopSampling")).result.profile)),
-    // An inspected process waits at its exit until its debugger has gone.
-    close: () => socket.close(),
+    close: session.close,
   };
 }
 

@@ -3,7 +3,7 @@
 // `npm run bench`. A stack of its own (database, core, gateway), one POST /v1/files of PROFILE_UPLOAD_MB (64) MiB,
 // both processes profiled through the inspector while it runs, into bench/results/profiles/upload-{gateway,core}.cpuprofile
 // (read them with profile-top.mjs). Run from bench/ after a build: `../node_modules/.bin/node src/upload-profile.mjs`.
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { Agent } from "node:https";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -11,6 +11,7 @@ import { fileURLToPath } from "node:url";
 import { startDatabase } from "@rms/test-db";
 import { freePort, newTestKey, startCoreProcess, startGatewayProcess } from "@rms/cli/stack";
 import { paddingChunks, upload } from "./files.mjs";
+import { cpuProfiler, inspectorSession } from "./inspector.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const MB = Number(process.env.PROFILE_UPLOAD_MB ?? 64);
@@ -19,28 +20,13 @@ mkdirSync(profiles, { recursive: true });
 
 /** A CPU profiler of the process whose inspector listens on `port`: start(), then stop(name) writes its profile. */
 async function profiler(port) {
-  const [target] = await (await fetch(`http://127.0.0.1:${port}/json/list`)).json();
-  const socket = new WebSocket(target.webSocketDebuggerUrl);
-  await new Promise((resolve) => socket.addEventListener("open", resolve, { once: true }));
-  const waiting = new Map();
-  let lastId = 0;
-  socket.addEventListener("message", (message) => {
-    const reply = JSON.parse(message.data);
-    waiting.get(reply.id)?.(reply);
-    waiting.delete(reply.id);
-  });
-  const call = (method, params = {}) =>
-    new Promise((resolve) => {
-      waiting.set(++lastId, resolve);
-      socket.send(JSON.stringify({ id: lastId, method, params }));
-    });
-  await call("Profiler.enable");
-  await call("Profiler.setSamplingInterval", { interval: 500 });
+  const session = await inspectorSession(port);
+  const cpu = await cpuProfiler(session, profiles);
   return {
-    start: () => call("Profiler.start"),
+    start: cpu.start,
     async stop(name) {
-      writeFileSync(join(profiles, `${name}.cpuprofile`), JSON.stringify((await call("Profiler.stop")).result.profile));
-      socket.close();
+      await cpu.stop(name);
+      session.close();
     },
   };
 }

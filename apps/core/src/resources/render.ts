@@ -1,4 +1,3 @@
-import { metadataMap } from "@rms/proto";
 import type { LoadedResource } from "./store.js";
 
 /**
@@ -11,15 +10,12 @@ export function resourcesJson(docs: readonly LoadedResource[]): string {
 
 /**
  * The public resource object: what `publicForm` makes of a resource's state (events and exports show it so; a test
- * holds the two equal), written out for the one kind, without the generic walk (a third of the page's cost).
+ * holds the two equal), written out for the one kind, without the generic walk (a third of the page's cost). Exports write their rows
+ * with it too (jobs/runner/export-lines.ts).
  */
 export function publicResource(doc: LoadedResource): Record<string, unknown> {
-  return {
-    id: doc._id,
-    object: "resource",
-    name: doc.name,
-    status: doc.status,
-    metadata: metadataMap(doc.metadata.map((pair) => [pair.k, pair.v])),
-    created: doc.created,
-  };
+  // Object.fromEntries defines each key as an own property (`__proto__` too, as the null-prototype map of
+  // `publicForm` does) and keeps the object in V8's fast mode, which JSON.stringify walks about twice as fast.
+  const metadata = Object.fromEntries(doc.metadata.map((pair) => [pair.k, pair.v]));
+  return { id: doc._id, object: "resource", name: doc.name, status: doc.status, metadata, created: doc.created };
 }
