@@ -135,6 +135,13 @@ export function createRequests(headers, onAnswer) {
   };
 }
 
+/** The p50 and p99 of `latencies` (ms; sorted here), NaN when there are none. */
+function medianAndP99(latencies) {
+  latencies.sort((x, y) => x - y);
+  const at = (q) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? NaN;
+  return { p50: at(0.5), p99: at(0.99) };
+}
+
 /** One request of `opts` as autocannon would prepare it (its `requests[0].setupRequest`, else the plain fields). */
 function preparedRequest(opts) {
   const template = opts.requests?.[0];
@@ -180,9 +187,7 @@ async function pacedRun(url, opts, rate, seconds, ca) {
   }
   await Promise.all(sending);
   agent.destroy();
-  latencies.sort((x, y) => x - y);
-  const at = (q) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? NaN;
-  return { rps: count / seconds, p50: at(0.5), p99: at(0.99), total: count, errors, non2xx };
+  return { rps: count / seconds, ...medianAndP99(latencies), total: count, errors, non2xx };
 }
 
 /** `concurrency` loops calling `call` back to back for `seconds`; throughput and latency percentiles. */
@@ -203,9 +208,7 @@ export async function closedLoop(call, concurrency, seconds) {
       }
     }),
   );
-  latencies.sort((x, y) => x - y);
-  const at = (q) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? NaN;
-  return { rps: latencies.length / seconds, p50: at(0.5), p99: at(0.99), errors, total: latencies.length };
+  return { rps: latencies.length / seconds, ...medianAndP99(latencies), errors, total: latencies.length };
 }
 
 /** Waits until the async `probe` answers true (looking every 100 ms), or throws after `timeoutMs`. */
