@@ -11,14 +11,19 @@
 //   - POST /v1/resources with Idempotency-Key: exactly once by a unique index on the key on the created document,
 //     which also holds the request's hash and the response; a repeat replays it (`Idempotent-Replayed`), another
 //     request under the key is 400 `idempotency_key_reused`;
+//   - POST /own-record/v1/resources: the same create in the stack's shape, its key's record in a collection of its
+//     own (C_RECORDS): the lock's insert beside the key check, then one transaction { insert the resource ; complete
+//     the record }; the bench's row c_post_own_record;
 //   - one pino request line per request at the stack's log level (LOG_LEVEL, default info), written asynchronously
 //     like the stack's.
-// It writes only collections of its own (C_KEYS, C_RESOURCES); it reads core's resources collection.
+// It writes only collections of its own (C_KEYS, C_RESOURCES, C_RECORDS); it reads core's resources collection.
 import { createHash, randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 
 export const C_KEYS = "bench_c_keys";
 export const C_RESOURCES = "bench_c_resources";
+/** The key records of C's create in the stack's shape (`/own-record/v1/resources`). */
+export const C_RECORDS = "bench_c_records";
 
 const hashOf = (secret) => createHash("sha256").update(secret).digest("hex");
 
@@ -44,6 +49,89 @@ const render = (doc) => {
   return { id: doc._id, object: "resource", name: doc.name, status: doc.status, metadata, created: doc.created };
 };
 
+/** The refusals of C's key check, as the stack words them. */
+const KEY_REFUSALS = {
+  missing: { code: "api_key_missing", message: "No API key provided." },
+  invalid: { code: "api_key_invalid", message: "Invalid API key provided." },
+  revoked: { code: "api_key_revoked", message: "This API key has been revoked." },
+  expired: { code: "api_key_expired", message: "This API key has expired." },
+};
+
+/**
+ * C's reads, shared with floor E (baseline-e.mjs) so both run the very same commands: the key check (one `findOne`
+ * by the key's hash), a resource by `_id`, and a page from the same index.
+ */
+export function cReads(db) {
+  const keys = db.collection(C_KEYS);
+  const resources = db.collection("resources");
+  const live = { deleted: { $exists: false } };
+  return {
+    /** `{ tenant }` for a usable key, `{ refused }` otherwise. */
+    async checkKey(secret) {
+      if (!secret) return { refused: KEY_REFUSALS.missing };
+      const key = await keys.findOne({ _id: hashOf(secret) });
+      if (!key) return { refused: KEY_REFUSALS.invalid };
+      if (key.revoked_at !== null) return { refused: KEY_REFUSALS.revoked };
+      if (key.expires_at !== null && key.expires_at <= Date.now() / 1000) return { refused: KEY_REFUSALS.expired };
+      return { tenant: { account: key.account, livemode: key.livemode } };
+    },
+    /** The public object of the tenant's live resource `id`, or null. */
+    async get(tenant, id) {
+      const doc = await resources.findOne({ _id: id }, { projection: { pending_events: 0 } });
+      if (!doc || doc.account !== tenant.account || doc.livemode !== tenant.livemode || doc.deleted !== undefined) return null;
+      return render(doc);
+    },
+    /** One page, newest first: `limit + 1` read. */
+    async page(tenant, filter, limit) {
+      const docs = await resources
+        .find({ account: tenant.account, livemode: tenant.livemode, ...filter, ...live }, { projection: { pending_events: 0 } })
+        .sort({ _id: -1 })
+        .limit(limit + 1)
+        .toArray();
+      return { data: docs.slice(0, limit).map(render), hasMore: docs.length > limit };
+    },
+  };
+}
+
+const metadataFilter = (k, v) => ({ metadata: { $elemMatch: { k, v } } });
+
+/** A list's filter from its `status` and `metadata[k]=v` parameters. */
+export function listFilter(status, metadata) {
+  const filter = {};
+  if (typeof status === "string") filter.status = status;
+  for (const [k, v] of Object.entries(metadata ?? {})) Object.assign(filter, metadataFilter(k, String(v)));
+  return filter;
+}
+
+/** A search's filter from the clauses the bench sends (`field:'value'` joined by AND, on status and metadata['key']); null for another query. */
+export function searchFilter(query) {
+  const filter = {};
+  for (const clause of query.split(" AND ")) {
+    const m = /^(status|metadata\['([^']+)'\]):'([^']*)'$/.exec(clause.trim());
+    if (!m) return null;
+    if (m[1] === "status") filter.status = m[3];
+    else Object.assign(filter, metadataFilter(m[2], m[3]));
+  }
+  return filter;
+}
+
+/** A create's parameters, or null when its name is not acceptable. */
+function parseCreate(body) {
+  const { name, status = "active", metadata = {} } = body ?? {};
+  if (typeof name !== "string" || name.length === 0 || [...name].length > 200) return null;
+  return { name, status, pairs: Object.entries(metadata).map(([k, v]) => ({ k, v: String(v) })) };
+}
+
+const newResource = ({ account, livemode }, { name, status, pairs }, nowMs) => ({
+  _id: newId(nowMs),
+  account,
+  livemode,
+  name,
+  status,
+  metadata: pairs,
+  created: Math.floor(nowMs / 1000),
+});
+
 const error = (res, status, type, code, message) =>
   res
     .status(status)
@@ -59,8 +147,6 @@ export async function baselineC(port, certFile, keyFile, mongoUri, databaseName)
   // The same durability as the stack's clients: majority, journaled, reads from the primary.
   const client = await new MongoClient(mongoUri, { writeConcern: { w: "majority", journal: true }, retryWrites: true, readPreference: "primary" }).connect();
   const db = client.db(databaseName);
-  const keys = db.collection(C_KEYS);
-  const resources = db.collection("resources");
   const created = db.collection(C_RESOURCES);
   await created.createIndex({ idempotency: 1 }, { unique: true, sparse: true, name: "idempotency_unique" });
   await created.createIndex({ account: 1, livemode: 1, _id: -1 }, { name: "tenant_order" });
@@ -88,39 +174,77 @@ export async function baselineC(port, certFile, keyFile, mongoUri, databaseName)
     );
     next();
   });
+  const reads = cReads(db);
+  const bodyParsers = [express.urlencoded({ extended: true, limit: "1mb" }), express.json({ limit: "1mb" })];
+  const records = db.collection(C_RECORDS);
+  await records.createIndex({ expires_at: 1 }, { name: "expires_at", expireAfterSeconds: 0 });
+  // The keyed create in the stack's shape (bench row c_post_own_record), before the key check below: it runs its own
+  // beside the lock, as core does. The lock is an insert of the key's record (unique `_id`, scoped by the presented
+  // key's hash so it needs no tenant first); then one transaction inserts the resource and completes the record with
+  // the answer, and its commit (majority, journaled) makes both durable. A repeat finds the record: its answer, 400
+  // under other parameters, 409 while the lock is held.
+  app.post("/own-record/v1/resources", ...bodyParsers, async (req, res) => {
+    const secret = /^Bearer (\S+)$/.exec(req.headers.authorization ?? "")?.[1];
+    const key = req.headers["idempotency-key"];
+    const parsed = parseCreate(req.body);
+    if (!parsed) return error(res, 400, "invalid_request_error", "parameter_invalid", "Invalid name.");
+    if (typeof key !== "string" || !secret) return error(res, 400, "invalid_request_error", "parameter_missing", "An Idempotency-Key and a key are needed.");
+    const _id = `${hashOf(secret)}/${key}`;
+    const requestHash = hashOf(JSON.stringify(parsed));
+    const nowMs = Date.now();
+    const lock = records.insertOne({ _id, request_hash: requestHash, completed: false, locked_until: new Date(nowMs + 15_000), expires_at: new Date(nowMs + 24 * 3600_000) }).then(
+      () => true,
+      (cause) => {
+        if (cause?.code !== 11000) throw cause;
+        return false;
+      },
+    );
+    const [checked, locked] = await Promise.all([reads.checkKey(secret), lock]);
+    if (checked.refused) {
+      if (locked) await records.deleteOne({ _id, completed: false });
+      return error(res, 401, "authentication_error", checked.refused.code, checked.refused.message);
+    }
+    if (!locked) {
+      const first = await records.findOne({ _id });
+      if (first && first.request_hash !== requestHash)
+        return error(res, 400, "idempotency_error", "idempotency_key_reused", "Keys for idempotent requests can only be used with the same parameters they were first used with.");
+      if (!first?.completed) return error(res, 409, "idempotency_error", "idempotency_key_in_use", "Try again later.");
+      res.setHeader("Idempotent-Replayed", "true");
+      res.setHeader("Original-Request", first.answer.request_id);
+      return res.status(first.answer.status).type("application/json").send(first.answer.body);
+    }
+    const doc = newResource(checked.tenant, parsed, nowMs);
+    const body = JSON.stringify(render(doc));
+    const session = client.startSession();
+    try {
+      session.startTransaction();
+      await created.insertOne(doc, { session });
+      await records.updateOne({ _id, completed: false }, { $set: { completed: true, answer: { status: 201, body, request_id: res.getHeader("Request-Id") } } }, { session });
+      await session.commitTransaction();
+    } catch (cause) {
+      if (session.inTransaction()) await session.abortTransaction().catch(() => undefined);
+      await records.deleteOne({ _id, completed: false }).catch(() => undefined);
+      throw cause;
+    } finally {
+      void session.endSession();
+    }
+    res.status(201).type("application/json").send(body);
+  });
   // The key check: by hash, revoked and expiry.
   app.use(async (req, res, next) => {
-    const secret = /^Bearer (\S+)$/.exec(req.headers.authorization ?? "")?.[1];
-    if (!secret) return error(res, 401, "authentication_error", "api_key_missing", "No API key provided.");
-    const key = await keys.findOne({ _id: hashOf(secret) });
-    if (!key) return error(res, 401, "authentication_error", "api_key_invalid", "Invalid API key provided.");
-    if (key.revoked_at !== null) return error(res, 401, "authentication_error", "api_key_revoked", "This API key has been revoked.");
-    if (key.expires_at !== null && key.expires_at <= Date.now() / 1000) return error(res, 401, "authentication_error", "api_key_expired", "This API key has expired.");
-    res.locals.tenant = { account: key.account, livemode: key.livemode };
+    const checked = await reads.checkKey(/^Bearer (\S+)$/.exec(req.headers.authorization ?? "")?.[1]);
+    if (checked.refused) return error(res, 401, "authentication_error", checked.refused.code, checked.refused.message);
+    res.locals.tenant = checked.tenant;
     next();
   });
   const tenantOf = (res) => res.locals.tenant;
-  const live = { deleted: { $exists: false } };
   const page = async (res, filter, limit, envelope) => {
-    const docs = await resources
-      .find({ ...tenantOf(res), ...filter, ...live }, { projection: { pending_events: 0 } })
-      .sort({ _id: -1 })
-      .limit(limit + 1)
-      .toArray();
-    const data = docs.slice(0, limit).map(render);
-    res.type("application/json").send(JSON.stringify({ ...envelope(docs.length > limit, data), data }));
+    const { data, hasMore } = await reads.page(tenantOf(res), filter, limit);
+    res.type("application/json").send(JSON.stringify({ ...envelope(hasMore, data), data }));
   };
-  const metadataFilter = (k, v) => ({ metadata: { $elemMatch: { k, v } } });
-
   app.get("/v1/resources/search", async (req, res) => {
-    // The clauses the bench sends: `field:'value'` joined by AND, on status and metadata['key'].
-    const filter = {};
-    for (const clause of String(req.query.query ?? "").split(" AND ")) {
-      const m = /^(status|metadata\['([^']+)'\]):'([^']*)'$/.exec(clause.trim());
-      if (!m) return error(res, 400, "invalid_request_error", "search_query_invalid", "Unsupported query.");
-      if (m[1] === "status") filter.status = m[3];
-      else Object.assign(filter, metadataFilter(m[2], m[3]));
-    }
+    const filter = searchFilter(String(req.query.query ?? ""));
+    if (!filter) return error(res, 400, "invalid_request_error", "search_query_invalid", "Unsupported query.");
     await page(res, filter, Number(req.query.limit ?? 10), (hasMore, data) => ({
       object: "search_result",
       url: "/v1/resources/search",
@@ -129,28 +253,20 @@ export async function baselineC(port, certFile, keyFile, mongoUri, databaseName)
     }));
   });
   app.get("/v1/resources", async (req, res) => {
-    const filter = {};
-    if (typeof req.query.status === "string") filter.status = req.query.status;
-    for (const [k, v] of Object.entries(req.query.metadata ?? {})) Object.assign(filter, metadataFilter(k, String(v)));
+    const filter = listFilter(req.query.status, req.query.metadata);
     await page(res, filter, Number(req.query.limit ?? 20), (hasMore) => ({ object: "list", url: "/v1/resources", has_more: hasMore }));
   });
   app.get("/v1/resources/:id", async (req, res) => {
-    const doc = await resources.findOne({ _id: req.params.id }, { projection: { pending_events: 0 } });
-    const { account, livemode } = tenantOf(res);
-    if (!doc || doc.account !== account || doc.livemode !== livemode || doc.deleted !== undefined) {
-      return error(res, 404, "invalid_request_error", "resource_missing", `No such resource: '${req.params.id}'`);
-    }
-    res.type("application/json").send(JSON.stringify(render(doc)));
+    const resource = await reads.get(tenantOf(res), req.params.id);
+    if (!resource) return error(res, 404, "invalid_request_error", "resource_missing", `No such resource: '${req.params.id}'`);
+    res.type("application/json").send(JSON.stringify(resource));
   });
-  app.post("/v1/resources", express.urlencoded({ extended: true, limit: "1mb" }), express.json({ limit: "1mb" }), async (req, res) => {
-    const { name, status = "active", metadata = {} } = req.body ?? {};
-    if (typeof name !== "string" || name.length === 0 || [...name].length > 200) {
-      return error(res, 400, "invalid_request_error", "parameter_invalid", "Invalid name.");
-    }
-    const pairs = Object.entries(metadata).map(([k, v]) => ({ k, v: String(v) }));
+  app.post("/v1/resources", ...bodyParsers, async (req, res) => {
+    const parsed = parseCreate(req.body);
+    if (!parsed) return error(res, 400, "invalid_request_error", "parameter_invalid", "Invalid name.");
     const { account, livemode } = tenantOf(res);
-    const nowMs = Date.now();
-    const doc = { _id: newId(nowMs), account, livemode, name, status, metadata: pairs, created: Math.floor(nowMs / 1000) };
+    const doc = newResource(tenantOf(res), parsed, Date.now());
+    const { name, status, pairs } = parsed;
     const body = JSON.stringify(render(doc));
     const key = req.headers["idempotency-key"];
     if (typeof key !== "string") {

@@ -4,6 +4,7 @@
 //   baseline-b: the same route calling a grpc-js echo service (the real rms.v1.ResourceService proto, no database).
 //   echo:       that echo service.
 //   baseline-c: Express 5 and the mongodb driver in one process, what a user would write instead (baseline-c.mjs).
+//   baseline-e, floor-core: floor E, the stack's two processes doing nothing but C's reads (baseline-e.mjs).
 // Baseline D, the driver alone, runs in the bench's own process (driver.mjs).
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
@@ -69,5 +70,7 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
   if (role === "baseline-a" || role === "baseline-b") await baseline(role, ...args);
   else if (role === "echo") await echo(args[0]);
   else if (role === "baseline-c") await (await import("./baseline-c.mjs")).baselineC(...args);
+  else if (role === "baseline-e") await (await import("./baseline-e.mjs")).baselineE(...args);
+  else if (role === "floor-core") await (await import("./baseline-e.mjs")).floorCore(...args);
   else throw new Error(`unknown role ${role}`);
 }

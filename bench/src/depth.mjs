@@ -9,7 +9,7 @@ import { httpsJson, sampleRss } from "./load.mjs";
 export const FILTERED_LIST = "limit=20&status=active&metadata[tier]=a";
 export const SEARCH = `limit=20&query=${encodeURIComponent("status:'active' AND metadata['tier']:'a'")}`;
 
-export async function depthRows({ run, results, stack, apiUrl, ca, c, depth, listRequests, updates, updateWindow, say }) {
+export async function depthRows({ run, results, stack, apiUrl, ca, c, e = null, depth, listRequests, updates, updateWindow, say }) {
   const { KeyKind } = await import("@rms/proto");
   const { admin, coreResources } = stack;
   const { account } = await admin.createAccount({});
@@ -62,15 +62,18 @@ export async function depthRows({ run, results, stack, apiUrl, ca, c, depth, lis
   await run.pair(
     { name: "list", url: `${apiUrl}/v1/resources?limit=20`, opts: listHeaders, pids: stack.pids() },
     { name: "c_list", url: `${c.url}/v1/resources?limit=20`, opts: listHeaders, pids: c.pids() },
+    e && { name: "e_list", url: `${e.url}/v1/resources?limit=20`, opts: listHeaders, pids: e.pids() },
   );
   // Two filters on the list, and the search with the same two conditions (one index drives both: tenant, metadata, status).
   await run.pair(
     { name: "list_filtered", url: `${apiUrl}/v1/resources?${FILTERED_LIST}`, opts: listHeaders, pids: stack.pids() },
     { name: "c_list_filtered", url: `${c.url}/v1/resources?${FILTERED_LIST}`, opts: listHeaders, pids: c.pids() },
+    e && { name: "e_list_filtered", url: `${e.url}/v1/resources?${FILTERED_LIST}`, opts: listHeaders, pids: e.pids() },
   );
   await run.pair(
     { name: "search", url: `${apiUrl}/v1/resources/search?${SEARCH}`, opts: listHeaders, pids: stack.pids() },
     { name: "c_search", url: `${c.url}/v1/resources/search?${SEARCH}`, opts: listHeaders, pids: c.pids() },
+    e && { name: "e_search", url: `${e.url}/v1/resources/search?${SEARCH}`, opts: listHeaders, pids: e.pids() },
   );
   // One resource updated UPDATES times through core: the first UPDATE_WINDOW updates against the last
   // (each waits for the one before, so a growing document or outbox would show as slower updates).

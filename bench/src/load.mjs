@@ -62,16 +62,15 @@ export async function runner({ results, connections, duration, warmup, ca, say }
       results[name] = { ...r, rss_mb, cpu_ms_per_request };
     },
     /**
-     * Two HTTP runs compared with each other (`{ name, url, opts, pids }` each), in the order A B B A: each
-     * side's figures are the mean of its two rounds, so a drift of the shared machine over the four runs (a
-     * neighbour's burst, JIT settling) weighs on both sides alike; `rounds` keeps each round's req/s.
+     * HTTP runs compared with each other (`{ name, url, opts, pids }` each), in the order A B B A (A B E E B A for
+     * three; a side that is null is left out): each side's figures are the mean of its two rounds, so a drift of the
+     * shared machine over the runs (a neighbour's burst, JIT settling) weighs on every side alike; `rounds` keeps
+     * each round's req/s.
      */
-    async pair(a, b) {
-      const rounds = new Map([
-        [a.name, []],
-        [b.name, []],
-      ]);
-      for (const side of [a, b, b, a]) {
+    async pair(...given) {
+      const sides = given.filter((side) => side !== null);
+      const rounds = new Map(sides.map((side) => [side.name, []]));
+      for (const side of [...sides, ...sides.toReversed()]) {
         await this.http(side.name, side.url, side.opts ?? {}, side.pids ?? {});
         rounds.get(side.name).push(results[side.name]);
       }

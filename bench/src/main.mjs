@@ -115,6 +115,16 @@ try {
       })
     : null;
   if (c) children.push(c);
+  // Floor E (the stack's two processes doing nothing but C's reads) beside C.
+  const [floorPort, ePort] = withC ? await freePorts(2) : [];
+  const floorCore = withC ? await startRole("floor-core", [String(floorPort), stack.mongoUri, stack.databaseName]) : null;
+  if (floorCore) children.push(floorCore);
+  const e = withC
+    ? await startRole("baseline-e", [String(ePort), stack.certFile, stack.keyFile, `127.0.0.1:${floorPort}`, stack.mongoUri, stack.databaseName], {
+        stdout: openSync(join(work, "baseline-e.log"), "a"),
+      })
+    : null;
+  if (e) children.push(e);
   const { MongoClient } = await import("mongodb");
   const benchDb = await new MongoClient(stack.mongoUri).connect();
   const cKeys = benchDb.db(stack.databaseName).collection(C_KEYS);
@@ -124,6 +134,8 @@ try {
     key: (secret, tenant) => cKeys.insertOne(cKeyDocument(secret, tenant)),
     pids: () => ({ baseline_c: c?.pid, database: stack.pids().database }),
   };
+  /** Floor E of the reads (baseline-e.mjs); C's key collection holds the keys it accepts. */
+  const eFloor = e ? { url: `https://127.0.0.1:${ePort}`, pids: () => ({ baseline_e: e.pid, floor_core: floorCore.pid, database: stack.pids().database }) } : null;
 
   // The stack against C, each pair in the order stack, C, C, stack (run.pair: the mean of each side's two rounds).
   const requestPairs = async () => {
@@ -131,14 +143,18 @@ try {
     await run.pair(
       { name: "get", url: `${apiUrl}/v1/resources/${created.id}`, opts: { headers }, pids: stack.pids() },
       { name: "c_get", url: `${cBaseline.url}/v1/resources/${created.id}`, opts: { headers }, pids: cBaseline.pids() },
+      eFloor && { name: "e_get", url: `${eFloor.url}/v1/resources/${created.id}`, opts: { headers }, pids: eFloor.pids() },
     );
     await run.pair(
       { name: "post", url: `${apiUrl}/v1/resources`, opts: createRequests(headers), pids: stack.pids() },
       { name: "c_post", url: `${cBaseline.url}/v1/resources`, opts: createRequests(headers), pids: cBaseline.pids() },
+      // C with its key's record in a collection of its own, in the stack's shape (baseline-c.mjs, the own-record route).
+      { name: "c_post_own_record", url: `${cBaseline.url}/own-record/v1/resources`, opts: createRequests(headers), pids: cBaseline.pids() },
     );
   };
   // The list pages against C, at a depth of DEPTH resources (and, in a whole run, the size rule's updates).
-  const deepPages = (updates) => depthRows({ run, results, stack, apiUrl, ca, c: cBaseline, depth: DEPTH, listRequests: LIST_REQUESTS, updates, updateWindow: UPDATE_WINDOW, say });
+  const deepPages = (updates) =>
+    depthRows({ run, results, stack, apiUrl, ca, c: cBaseline, e: eFloor, depth: DEPTH, listRequests: LIST_REQUESTS, updates, updateWindow: UPDATE_WINDOW, say });
   // D: the driver alone, on the resource the GET rows read and the list rows' account (and the read concern's cost).
   const driverBaseline = (listTenant) =>
     driverRows({

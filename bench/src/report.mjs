@@ -41,6 +41,18 @@ export function checks(results, { depth, updates, updateWindow, big }) {
       target: "≥ 0.70 req/s",
       minRps: 0.7,
     }),
+    // The bounds of the rows above (issue 30): floor E, the stack's two processes doing nothing but C's commands
+    // (baseline-e.mjs), and C with its key's record in a collection of its own, in the stack's shape.
+    check(results, "floor E vs C on retrieve (the stack's two processes, Express -> gRPC -> driver, with nothing else)", "e_get", "c_get"),
+    check(results, "GET /v1/resources/:id vs floor E (what the stack adds to its shape)", "get", "e_get"),
+    check(results, "floor E vs C on a list page", "e_list", "c_list"),
+    check(results, "list page vs floor E", "list", "e_list"),
+    check(results, "floor E vs C on the two-filter list", "e_list_filtered", "c_list_filtered"),
+    check(results, "two-filter list vs floor E", "list_filtered", "e_list_filtered"),
+    check(results, "floor E vs C on search", "e_search", "c_search"),
+    check(results, "search vs floor E", "search", "e_search"),
+    check(results, "C's create with its key's record in a collection of its own (the stack's shape) vs C's exactly-once create", "c_post_own_record", "c_post"),
+    check(results, "POST /v1/resources + Idempotency-Key vs C in the stack's shape", "post", "c_post_own_record"),
     check(results, "B vs C (the gRPC hop with no database against the database read it carries)", "baseline_b", "c_get"),
     check(results, "C vs D on retrieve (what HTTP, TLS, JSON, the key check and a log line cost)", "c_get", "d_find"),
     check(results, "C's exactly-once create vs D's insertOne", "c_post", "d_insert"),
