@@ -32,3 +32,13 @@ export interface ResourceDocument extends ResourceState, TenantDocument<PendingE
   name_lower: string;
   name_prefixes: string[];
 }
+
+/**
+ * A resource as the answers of retrieve, list and search read it: the fields its public object and message show,
+ * and those the tenant and tombstone checks read. The stored name's lower case and prefixes (up to 10 strings),
+ * the version and the key's scope stay in the database: a page of 21 documents is decoded from about half the bytes.
+ */
+export type AnsweredResource = Pick<ResourceDocument, "_id" | "account" | "livemode" | "deleted" | "name" | "status" | "metadata" | "created">;
+
+/** The projection that reads an AnsweredResource. */
+export const ANSWER_PROJECTION = { _id: 1, account: 1, livemode: 1, deleted: 1, name: 1, status: 1, metadata: 1, created: 1 } as const satisfies Record<keyof AnsweredResource, 1>;

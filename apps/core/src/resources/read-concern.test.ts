@@ -8,6 +8,7 @@ import { MongoClient, type CommandStartedEvent } from "mongodb";
 import { afterAll, beforeAll, expect, inject, it } from "vitest";
 import type { Tenant } from "../caller.js";
 import { clientOptions } from "../storage/client-options.js";
+import { ANSWER_PROJECTION } from "./model.js";
 import { ResourceStore } from "./store.js";
 
 const tenant: Tenant = { account: "acct_readconcern", livemode: false } as Tenant;
@@ -53,5 +54,34 @@ it("retrieve, list and search read with `majority`; an update decides from a `lo
   expect(new Set(searched)).toEqual(new Set(["majority"]));
   // The update's read (storage/versioned-update.ts) carries the client's `local`.
   expect(await readConcernsOf(() => store.update(tenant, id, { status: "paused" }, request as never))).toEqual(["local"]);
-  expect(await store.get(tenant, id)).toMatchObject({ status: "paused", version: 1 });
+  expect(await store.get(tenant, id)).toMatchObject({ status: "paused" });
+  expect(
+    await client
+      .db(databaseName)
+      .collection("resources")
+      .findOne({ _id: id as never }),
+  ).toMatchObject({ status: "paused", version: 1 });
+});
+
+it("retrieve, list and search read only the fields an answer shows (the name's prefixes, version and key scope stay in the database)", async () => {
+  const created = await store.create(tenant, { name: "projected", status: "active", metadata: [{ k: "plan", v: "pro" }] }, request as never);
+  const id = "doc" in created ? created.doc._id : "";
+  const answerFields = Object.keys(ANSWER_PROJECTION).sort();
+  const projections = async (run: () => Promise<unknown>) => {
+    commands.length = 0;
+    await run();
+    return commands
+      .filter((c) => (c.command.find ?? c.command.aggregate) === "resources")
+      .map((c) => JSON.stringify(c.command.projection ?? c.command.pipeline?.at(-1)?.$facet?.page?.at(-1)?.$project));
+  };
+  const expected = JSON.stringify(ANSWER_PROJECTION);
+  expect(await projections(() => store.get(tenant, id))).toEqual([expected]);
+  expect(await projections(() => store.list(tenant, { limit: 10, filter: {} }))).toEqual([expected]);
+  expect(await projections(() => store.search(tenant, { name: [{ value: "projected", prefix: false }] }, { limit: 10 }))).toEqual([expected]);
+  // A search the index does not finish (a metadata clause beside the status) projects inside its window's page.
+  expect(await projections(() => store.search(tenant, { status: ["active"], metadata: [{ k: "plan", v: "pro" }] }, { limit: 10 }))).toEqual([expected]);
+  const found = await store.get(tenant, id);
+  expect(Object.keys(found ?? {}).sort()).toEqual(answerFields.filter((field) => field !== "deleted"));
+  const page = await store.list(tenant, { limit: 1, filter: {} });
+  expect(Object.keys(page.items[0] ?? {}).sort()).toEqual(answerFields.filter((field) => field !== "deleted"));
 });

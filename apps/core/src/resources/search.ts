@@ -4,7 +4,7 @@ import type { Tenant } from "../caller.js";
 import { errors } from "../errors.js";
 import { UNBOUNDED, type Budget } from "../budget.js";
 import { isId } from "../ids.js";
-import { WITHOUT_OUTBOX, type Loaded } from "../storage/documents.js";
+import { ANSWER_PROJECTION, type AnsweredResource } from "./model.js";
 import { pageFrom } from "../storage/keyset-list.js";
 import type { ResourceFilter } from "./filter.js";
 import { findFilter, resourceQuery } from "./filter-query.js";
@@ -25,7 +25,7 @@ import type { ResourceDocument } from "./model.js";
 export const SEARCH_EXAMINED_MAX = 1_000;
 
 export interface SearchPage {
-  items: Loaded<ResourceDocument>[];
+  items: AnsweredResource[];
   /** Where the next page starts (`_id` below it), or null at the end. */
   next: string | null;
 }
@@ -40,8 +40,8 @@ export async function searchPage(
   const query = resourceQuery(tenant, filter, { lt: page.after });
   if (query.rest.length === 0) {
     const found = (await collection
-      .find(findFilter(query), { sort: { _id: -1 }, limit: page.limit + 1, hint: query.index, ...WITHOUT_OUTBOX, ...budget.db() })
-      .toArray()) as Loaded<ResourceDocument>[];
+      .find(findFilter(query), { sort: { _id: -1 }, limit: page.limit + 1, hint: query.index, projection: ANSWER_PROJECTION, ...budget.db() })
+      .toArray()) as AnsweredResource[];
     const { items, hasMore } = pageFrom(found, page.limit, false);
     return { items, next: hasMore ? items.at(-1)!._id : null };
   }
@@ -53,12 +53,12 @@ export async function searchPage(
     { $limit: SEARCH_EXAMINED_MAX },
     {
       $facet: {
-        page: [{ $match: { $and: query.rest } as Filter<ResourceDocument> }, { $limit: page.limit + 1 }, { $project: WITHOUT_OUTBOX.projection }],
+        page: [{ $match: { $and: query.rest } as Filter<ResourceDocument> }, { $limit: page.limit + 1 }, { $project: ANSWER_PROJECTION }],
         end: [{ $skip: SEARCH_EXAMINED_MAX - 1 }, { $project: { _id: 1 } }],
       },
     },
   ];
-  const [result] = await collection.aggregate<{ page: Loaded<ResourceDocument>[]; end: { _id: string }[] }>(pipeline, { hint: query.index, ...budget.db() }).toArray();
+  const [result] = await collection.aggregate<{ page: AnsweredResource[]; end: { _id: string }[] }>(pipeline, { hint: query.index, ...budget.db() }).toArray();
   const { items, hasMore } = pageFrom(result?.page ?? [], page.limit, false);
   if (hasMore) return { items, next: items.at(-1)!._id };
   return { items, next: result?.end[0]?._id ?? null };

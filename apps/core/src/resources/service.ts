@@ -5,8 +5,8 @@ import { errors } from "../errors.js";
 import type { Faults } from "../faults.js";
 import { defineRpcs, found, rpc, type PresentedKeyCheck } from "../grpc/define-rpc.js";
 import { pageOf } from "../grpc/list-request.js";
-import type { ResourceStatusName } from "./model.js";
-import type { LoadedResource, ResourceStore } from "./store.js";
+import type { AnsweredResource, ResourceStatusName } from "./model.js";
+import type { ResourceStore } from "./store.js";
 import { mergeMetadata, metadataUpdate } from "../metadata.js";
 import { filterFromMessage } from "./filter.js";
 import { resourcesJson } from "./render.js";
@@ -22,7 +22,7 @@ function statusName(value: ResourceStatus, param = "status"): ResourceStatusName
   return name;
 }
 
-function toMessage(doc: LoadedResource): MessageInitShape<typeof ResourceSchema> {
+function toMessage(doc: AnsweredResource): MessageInitShape<typeof ResourceSchema> {
   return {
     id: doc._id,
     name: doc.name,
@@ -34,7 +34,7 @@ function toMessage(doc: LoadedResource): MessageInitShape<typeof ResourceSchema>
 }
 
 /** A page's resources: as messages, or (`as_json`, the gateway's reads) as the public objects' JSON text. */
-function pageItems(docs: readonly LoadedResource[], asJson: boolean): { resources: MessageInitShape<typeof ResourceSchema>[] } | { dataJson: string } {
+function pageItems(docs: readonly AnsweredResource[], asJson: boolean): { resources: MessageInitShape<typeof ResourceSchema>[] } | { dataJson: string } {
   return asJson ? { dataJson: resourcesJson(docs) } : { resources: docs.map(toMessage) };
 }
 

@@ -3,7 +3,7 @@ import { MongoBulkWriteError, type Collection, type Db } from "mongodb";
 import type { RequestInfo, Tenant } from "../caller.js";
 import { afterCommit, UNBOUNDED, type Budget } from "../budget.js";
 import { newId } from "../ids.js";
-import { findLive, WITHOUT_OUTBOX, type Loaded } from "../storage/documents.js";
+import { findLive, type Loaded } from "../storage/documents.js";
 import { ensureExpiryIndex } from "../storage/expiry.js";
 import { idempotencyScope } from "../storage/idempotent-insert.js";
 import { writeWithin } from "../storage/write.js";
@@ -15,7 +15,7 @@ import type { ResourceFilter } from "./filter.js";
 import { ensureFilterIndexes, findFilter, nameFields, resourceQuery } from "./filter-query.js";
 import { searchPage, type SearchPage } from "./search.js";
 import { sameMetadata } from "./validation.js";
-import type { MetadataPair, PendingEvent, ResourceDocument, ResourceState, ResourceStatusName } from "./model.js";
+import { ANSWER_PROJECTION, type AnsweredResource, type MetadataPair, type PendingEvent, type ResourceDocument, type ResourceState, type ResourceStatusName } from "./model.js";
 
 export interface ResourceChanges {
   name?: string;
@@ -128,8 +128,8 @@ export class ResourceStore {
     return refused;
   }
 
-  get(tenant: Tenant, id: string, budget: Budget = UNBOUNDED): Promise<LoadedResource | null> {
-    return findLive(this.answers, tenant, id, budget);
+  get(tenant: Tenant, id: string, budget: Budget = UNBOUNDED): Promise<AnsweredResource | null> {
+    return findLive(this.answers, tenant, id, budget, ANSWER_PROJECTION);
   }
 
   /**
@@ -167,12 +167,12 @@ export class ResourceStore {
   }
 
   /** One page of the filter's matches, newest first, through the index its query names (filter-query.ts; storage/keyset-list.ts). */
-  async list(tenant: Tenant, query: ListQuery, budget: Budget = UNBOUNDED): Promise<{ items: LoadedResource[]; hasMore: boolean }> {
+  async list(tenant: Tenant, query: ListQuery, budget: Budget = UNBOUNDED): Promise<{ items: AnsweredResource[]; hasMore: boolean }> {
     const backwards = query.endingBefore !== undefined;
     const matching = resourceQuery(tenant, query.filter, { lt: query.startingAfter, gt: query.endingBefore });
     const found = (await this.answers
-      .find(findFilter(matching), { sort: { _id: backwards ? 1 : -1 }, limit: query.limit + 1, hint: matching.index, ...WITHOUT_OUTBOX, ...budget.db() })
-      .toArray()) as LoadedResource[];
+      .find(findFilter(matching), { sort: { _id: backwards ? 1 : -1 }, limit: query.limit + 1, hint: matching.index, projection: ANSWER_PROJECTION, ...budget.db() })
+      .toArray()) as AnsweredResource[];
     return pageFrom(found, query.limit, backwards);
   }
 

@@ -1,4 +1,4 @@
-import type { Collection, Filter } from "mongodb";
+import type { Collection, Document, Filter } from "mongodb";
 import type { Tenant } from "../caller.js";
 import { UNBOUNDED, type Budget } from "../budget.js";
 import type { RetainedUntil } from "./expiry.js";
@@ -41,7 +41,14 @@ export function liveFilter<D extends TenantDocument>(tenant: Tenant, id: string)
  * One live document of the tenant, or null. Found by `_id` alone (the `_id` index), tenant and
  * tombstone checked here: the same answer as a filter on all three.
  */
-export async function findLive<D extends TenantDocument>(collection: Collection<D>, tenant: Tenant, id: string, budget: Budget = UNBOUNDED): Promise<Loaded<D> | null> {
-  const doc = (await collection.findOne({ _id: id } as Filter<D>, { ...WITHOUT_OUTBOX, ...budget.db() })) as Loaded<D> | null;
+export async function findLive<D extends TenantDocument, R extends Pick<D, "account" | "livemode" | "deleted"> = Loaded<D>>(
+  collection: Collection<D>,
+  tenant: Tenant,
+  id: string,
+  budget: Budget = UNBOUNDED,
+  /** The fields to read (they must include the tenant and the tombstone); default: all but the outbox. */
+  projection: Document = WITHOUT_OUTBOX.projection,
+): Promise<R | null> {
+  const doc = (await collection.findOne({ _id: id } as Filter<D>, { projection, ...budget.db() })) as R | null;
   return doc && doc.account === tenant.account && doc.livemode === tenant.livemode && doc.deleted === undefined ? doc : null;
 }

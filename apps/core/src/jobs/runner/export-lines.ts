@@ -1,17 +1,17 @@
 import { stringify } from "csv-stringify/sync";
 import { publicResource } from "../../resources/render.js";
-import type { LoadedResource } from "../../resources/store.js";
+import type { AnsweredResource } from "../../resources/model.js";
 
 /** The CSV columns of an export, in order (CONTRACT.md section 11). */
 export const EXPORT_CSV_COLUMNS = ["id", "name", "status", "created", "metadata"] as const;
 
 /** The public resource object, one JSON line. */
-export function jsonResource(doc: LoadedResource): string {
+export function jsonResource(doc: AnsweredResource): string {
   return `${JSON.stringify(publicResource(doc))}\n`;
 }
 
 /** One RFC 4180 record (CRLF, quoted where needed): id, name, status, created, metadata as JSON text. */
-export function csvResource(doc: LoadedResource): string {
+export function csvResource(doc: AnsweredResource): string {
   return csvLine([doc._id, doc.name, doc.status, String(doc.created), JSON.stringify(publicResource(doc)["metadata"])]);
 }
 

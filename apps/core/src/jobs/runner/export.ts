@@ -1,8 +1,8 @@
 import type { Filter } from "mongodb";
 import type { Tenant } from "../../caller.js";
 import { matchingFilter, type MarkedResource } from "../../resources/batch.js";
+import { ANSWER_PROJECTION, type AnsweredResource } from "../../resources/model.js";
 import { RESOURCES_COLLECTION } from "../../resources/store.js";
-import type { LoadedResource } from "../../resources/store.js";
 import { exportOf } from "../model.js";
 import { csvLine, csvResource, EXPORT_CSV_COLUMNS, jsonResource } from "./export-lines.js";
 import { newOutput, settleOutput, writePart } from "./output.js";
@@ -13,9 +13,6 @@ import { nextStepRows, stepRows } from "./step-size.js";
 export const EXPORT_CHUNK = 2_000;
 /** A part stops growing past this many bytes (of UTF-16 text: about as many bytes of UTF-8 for most rows). */
 export const PART_BYTES = 4 * 1024 * 1024;
-
-/** The fields an export reads of a resource (never its outbox). */
-const PROJECTION = { _id: 1, account: 1, livemode: 1, name: 1, status: 1, metadata: 1, created: 1 } as const;
 
 /**
  * `resources.export` (CONTRACT.md section 11): the resources matching the filter when the job started, each
@@ -39,7 +36,7 @@ export function exportExecutor(chunk = EXPORT_CHUNK): Executor {
       const size = stepRows(state.step_rows, chunk, run.stalled?.() ?? 0);
       const cursor = run.db
         .collection<MarkedResource>(RESOURCES_COLLECTION)
-        .find(matchingFilter(tenant, filter, walk.last, walk.bound) as Filter<MarkedResource>, { projection: PROJECTION })
+        .find(matchingFilter(tenant, filter, walk.last, walk.bound) as Filter<MarkedResource>, { projection: ANSWER_PROJECTION })
         .sort({ _id: 1 })
         .limit(size)
         .batchSize(Math.min(size, 500));
@@ -50,7 +47,7 @@ export function exportExecutor(chunk = EXPORT_CHUNK): Executor {
       let last = walk.last;
       let cut = false;
       try {
-        for await (const doc of cursor as unknown as AsyncIterable<LoadedResource>) {
+        for await (const doc of cursor as unknown as AsyncIterable<AnsweredResource>) {
           const line = format === "csv" ? csvResource(doc) : jsonResource(doc);
           lines.push(line);
           bytes += line.length;
