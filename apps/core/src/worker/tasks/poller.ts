@@ -4,11 +4,12 @@ import type { WorkerContext, WorkerTask } from "./task.js";
 
 /**
  * How often a poller whose wake-up stream is open reads the counter: the reads are then the backstop (a move
- * the open stream did not deliver, as from a stream stalled without an error), not the way work is found.
- * 250 ms costs an idle worker 4 reads a second per queue instead of 50 (jobs) or 10 (deliveries), and still
- * claims a missed wake-up within a quarter of the jobs' full look (1 s) and an eighth of the deliveries' (2 s).
+ * the open stream did not deliver, as from a stream stalled without an error or lagging behind the majority
+ * commit), not the way work is found. 500 ms costs an idle worker 2 reads a second per queue instead of 50
+ * (jobs) or 10 (deliveries), and still claims a missed wake-up within half the jobs' full look (1 s) and a
+ * quarter of the deliveries' (2 s).
  */
-export const WAKE_UP_BACKSTOP_MS = 250;
+export const WAKE_UP_BACKSTOP_MS = 500;
 
 /** What work on a claimed item is handed: whether the worker is stopping, and a sleep that a stop ends at once. */
 export interface Lane {
