@@ -20,7 +20,7 @@ export const DEFAULT_POLL_MS = 1_000;
  * How often an idle worker reads the queue counter between its looks while its wake-up stream is not open
  * (not yet, or failed); while it is, every WAKE_UP_BACKSTOP_MS (poller.ts).
  */
-const SIGNAL_POLL_MS = 20;
+export const SIGNAL_POLL_MS = 20;
 
 export interface JobsTaskOptions extends Pick<JobQueueOptions, "executors" | "retry"> {
   /** Jobs one worker process runs at once. */
