@@ -6,9 +6,9 @@ const REOPEN_AFTER_MS = 1_000;
 
 /**
  * A queue's wake-up counter (docs/architecture.md, "Wake-up counters"): one document by `_id` that a
- * producer `$inc`s after queuing work and idle workers read every few ms, claiming at once when it moved
- * instead of at their next full look. Losing a signal (a slow database, two first upserts racing on the
- * duplicate key) costs one full look of latency: the work is queued all the same.
+ * producer `$inc`s after queuing work and idle workers read (every few ms, or as the backstop of `watch`),
+ * claiming at once when it moved instead of at their next full look. Losing a signal (a slow database, two
+ * first upserts racing on the duplicate key) costs one full look of latency: the work is queued all the same.
  */
 export class QueueSignal {
   constructor(
