@@ -98,7 +98,7 @@ export class QueuePoller<T> {
     this.now = options.now ?? Date.now;
   }
 
-  /** Reads the counter and claims now, then looks every `signalEveryMs` until stopped. */
+  /** Reads the counter and claims now, then looks every `signalEveryMs` (or WAKE_UP_BACKSTOP_MS) until stopped. */
   start(): void {
     if (this.stopped || this.timer !== null || this.looking !== null) return;
     this.unsubscribe ??=
