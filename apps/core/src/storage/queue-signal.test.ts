@@ -21,10 +21,16 @@ async function settled(read: () => number): Promise<number> {
   }
 }
 
-it("watch: each signal wakes the watcher (core's client, read concern local); a stream the server closes (the collection dropped) is opened again", async () => {
+it("watch: each signal wakes the watcher (core's client, read concern local); a stream the server closes (the collection dropped) is opened again, and reports it", async () => {
   const signal = new QueueSignal("test_queue", "work");
   let moves = 0;
-  const stop = signal.watch(t.db, () => moves++, logger);
+  const reports: boolean[] = [];
+  const stop = signal.watch(
+    t.db,
+    () => moves++,
+    logger,
+    (open) => reports.push(open),
+  );
   try {
     // The stream opens in the background: signal until one is seen.
     await eventually(async () => {
@@ -43,6 +49,8 @@ it("watch: each signal wakes the watcher (core's client, read concern local); a 
     );
     // The retries above may still have changes in flight: wait until none arrives for 500 ms, then another
     // queue's counter must wake nobody here.
+    // Open, closed by the drop, open again: each change of state reported once.
+    expect(reports.slice(0, 3)).toEqual([true, false, true]);
     const after = await settled(() => moves);
     await new QueueSignal("test_queue", "other").signal(t.db, 5);
     await new Promise((resolve) => setTimeout(resolve, 300));
@@ -55,4 +63,45 @@ it("watch: each signal wakes the watcher (core's client, read concern local); a 
   await signal.signal(t.db);
   await new Promise((resolve) => setTimeout(resolve, 300));
   expect(moves).toBe(stopped);
+});
+
+it("streamOpen: reported once the server has established the stream's cursor, so a single signal right after it wakes the watcher", async () => {
+  // Several fresh streams: a report made before the cursor existed would lose some of these single signals.
+  for (let round = 0; round < 5; round++) {
+    const signal = new QueueSignal("test_queue_open", `round${round}`);
+    let moves = 0;
+    const reports: boolean[] = [];
+    const stop = signal.watch(
+      t.db,
+      () => moves++,
+      logger,
+      (open) => reports.push(open),
+    );
+    try {
+      expect(reports).toEqual([]); // the driver has not even sent the stream's aggregate yet
+      await eventually(() => expect(reports).toEqual([true]));
+      await signal.signal(t.db);
+      await eventually(() => expect(moves).toBe(1));
+    } finally {
+      await stop();
+    }
+  }
+});
+
+it("streamOpen: a stream the server refuses (the local database has none) is never reported open", async () => {
+  const local = t.db.client.db("local");
+  const reports: boolean[] = [];
+  const stop = new QueueSignal("test_queue_refused", "work").watch(
+    local,
+    () => {},
+    logger,
+    (open) => reports.push(open),
+  );
+  try {
+    // Long enough for the first stream's refusal and a reopen after it (REOPEN_AFTER_MS).
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    expect(reports).not.toContain(true);
+  } finally {
+    await stop();
+  }
 });

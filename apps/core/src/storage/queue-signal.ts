@@ -6,9 +6,9 @@ const REOPEN_AFTER_MS = 1_000;
 
 /**
  * A queue's wake-up counter (docs/architecture.md, "Wake-up counters"): one document by `_id` that a
- * producer `$inc`s after queuing work and idle workers read every few ms, claiming at once when it moved
- * instead of at their next full look. Losing a signal (a slow database, two first upserts racing on the
- * duplicate key) costs one full look of latency: the work is queued all the same.
+ * producer `$inc`s after queuing work and idle workers read (every few ms, or as the backstop of `watch`),
+ * claiming at once when it moved instead of at their next full look. Losing a signal (a slow database, two
+ * first upserts racing on the duplicate key) costs one full look of latency: the work is queued all the same.
  */
 export class QueueSignal {
   constructor(
@@ -31,13 +31,25 @@ export class QueueSignal {
    * the only record of work; the reads go on). A stream that fails or is closed by the server (an election the
    * driver cannot resume across, a dropped collection) is opened again after REOPEN_AFTER_MS. Returns the stop,
    * which closes the stream.
+   *
+   * `streamOpen` is told each time the stream's state changes: true once the server has established its cursor
+   * (every move from then on reaches `moved`), false when it fails, closes or is being opened again. It starts
+   * false: the driver sends the stream's `aggregate` only after `watch` returns, and a move before the cursor
+   * exists is never seen by it.
    */
-  watch(db: Db, moved: () => void, logger: Logger): () => Promise<void> {
+  watch(db: Db, moved: () => void, logger: Logger, streamOpen: (open: boolean) => void = () => {}): () => Promise<void> {
     let stream: ChangeStream | null = null;
     let stopped = false;
     let reopen: NodeJS.Timeout | null = null;
     // One warning per run of failures (a stream that fails to open is opened again every second).
     let warned = false;
+    let reportedOpen = false;
+    const report = (from: ChangeStream, open: boolean) => {
+      // A stream replaced by another (or stopped) reports nothing.
+      if (stopped || stream !== from || reportedOpen === open) return;
+      reportedOpen = open;
+      streamOpen(open);
+    };
     const open = () => {
       reopen = null;
       if (stopped) return;
@@ -46,16 +58,22 @@ export class QueueSignal {
       stream = opened;
       opened.on("change", () => {
         warned = false;
+        report(opened, true);
         moved();
       });
+      // The driver sets a resume token from the server's first answer (the `aggregate` that established the
+      // cursor, its postBatchResumeToken) and from each later one: the first proves the stream open.
+      opened.on("resumeTokenChanged", () => report(opened, true));
       opened.on("error", (error: unknown) => {
         if (stopped) return;
+        report(opened, false);
         if (!warned) logger.warn({ err: error, queue: this.id }, "queue wake-up stream failed; the counter reads go on, and it is opened again");
         warned = true;
         void opened.close().catch(() => undefined);
       });
       // Closed by a failure, or by the server (an invalidate: the collection dropped or renamed): opened again.
       opened.on("close", () => {
+        report(opened, false);
         if (stopped || stream !== opened || reopen !== null) return;
         reopen = setTimeout(open, REOPEN_AFTER_MS);
         reopen.unref();

@@ -17,9 +17,10 @@ export function deliverySlots(endpointConcurrency: number): number {
   return 2 * ENDPOINTS_PER_TENANT * endpointConcurrency;
 }
 /**
- * How often a worker with a free slot reads the queue's counter (one document by `_id`). A change stream on
- * the counter wakes it at once when the counter moves (QueueSignal.watch); these reads are what a lost or
- * failed stream falls back on.
+ * How often a worker with a free slot reads the queue's counter (one document by `_id`) while its wake-up
+ * stream is not open. A change stream on the counter wakes it at once when the counter moves
+ * (QueueSignal.watch); while that stream is open the reads are only its backstop, every WAKE_UP_BACKSTOP_MS
+ * (poller.ts), and a stream not yet open or failed falls back on these.
  */
 export const DELIVERY_POLL_MS = 100;
 /**
@@ -77,7 +78,7 @@ export function deliveriesPoller(context: WorkerContext, options: DeliveryTaskOp
       }
     },
     signal: () => DELIVERY_QUEUE.read(db),
-    wakeUps: (wake) => DELIVERY_QUEUE.watch(db, wake, logger),
+    wakeUps: (wake, streamOpen) => DELIVERY_QUEUE.watch(db, wake, logger, streamOpen),
     signalEveryMs: options.pollMs ?? DELIVERY_POLL_MS,
     idleMs: DELIVERY_FULL_POLL_MS,
     now,

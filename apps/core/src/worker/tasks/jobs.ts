@@ -10,13 +10,17 @@ import type { WorkerTask } from "./task.js";
 export const DEFAULT_CONCURRENCY = 2;
 /**
  * Wait between full looks when there was nothing to take. New jobs and released ones move the queue
- * counter, which idle workers read every SIGNAL_POLL_MS (one document by `_id`); the full look (the running
- * jobs and the tenants' queue heads from the claim index, jobs/runner/claim.ts) is for expired leases, which
- * wait the lease anyway, and for a lost signal.
+ * counter, which a change stream watches (QueueSignal.watch: it wakes an idle worker at once) and idle
+ * workers read (one document by `_id`); the full look (the running jobs and the tenants' queue heads from
+ * the claim index, jobs/runner/claim.ts) is for expired leases, which wait the lease anyway, and for a lost
+ * signal.
  */
 export const DEFAULT_POLL_MS = 1_000;
-/** How often an idle worker reads the queue counter between its looks. */
-const SIGNAL_POLL_MS = 20;
+/**
+ * How often an idle worker reads the queue counter between its looks while its wake-up stream is not open
+ * (not yet, or failed); while it is, every WAKE_UP_BACKSTOP_MS (poller.ts).
+ */
+export const SIGNAL_POLL_MS = 20;
 
 export interface JobsTaskOptions extends Pick<JobQueueOptions, "executors" | "retry"> {
   /** Jobs one worker process runs at once. */
@@ -53,6 +57,7 @@ export function jobsTask(options: JobsTaskOptions = {}): WorkerTask {
       claim: () => queue.claim(),
       work: (claimed, lane) => queue.process(claimed, lane),
       signal: () => JOBS_QUEUE.read(db),
+      wakeUps: (wake, streamOpen) => JOBS_QUEUE.watch(db, wake, logger, streamOpen),
       signalEveryMs: SIGNAL_POLL_MS,
       idleMs: options.pollMs ?? DEFAULT_POLL_MS,
     });

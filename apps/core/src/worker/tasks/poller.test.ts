@@ -1,7 +1,7 @@
 import { eventually } from "@rms/test-db/testkit";
 import { pino } from "pino";
 import { afterEach, describe, expect, it } from "vitest";
-import { QueuePoller, type Lane, type PollerOptions } from "./poller.js";
+import { QueuePoller, WAKE_UP_BACKSTOP_MS, type Lane, type PollerOptions } from "./poller.js";
 
 const IDLE_MS = 60_000;
 
@@ -21,6 +21,8 @@ function fakeQueue() {
      * answers what its read found): claims then overlap, and `mostClaimsAtOnce` shows how many.
      */
     claimGate: null as Promise<void> | null,
+    /** While set, each counter read answers the counter as it stood when the read began, once this resolves. */
+    signalGate: null as Promise<void> | null,
     claimsNow: 0,
     mostClaimsAtOnce: 0,
     started: [] as string[],
@@ -49,7 +51,9 @@ function fakeQueue() {
     },
     async signal(): Promise<number> {
       state.signalReads++;
-      return state.counter;
+      const counter = state.counter;
+      await state.signalGate;
+      return counter;
     },
     work(item: string, lane: Lane): Promise<void> {
       state.started.push(item);
@@ -84,6 +88,19 @@ function poll(q: ReturnType<typeof fakeQueue>, options: Partial<PollerOptions<st
   poller.start();
   return { poller, clock };
 }
+
+/** A wake-up stream the test drives: `wake` as a change on the counter would, `open` as the stream reports its state. */
+function fakeWakeUps() {
+  const stream = { wake: () => {}, open: (_open: boolean) => {} };
+  const wakeUps: PollerOptions<string>["wakeUps"] = (wake, streamOpen) => {
+    stream.wake = wake;
+    stream.open = streamOpen;
+    return async () => {};
+  };
+  return { stream, wakeUps };
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Lets the poller read the counter a few more times (it looks every 5 ms), so that what it did not do is seen. */
 async function someLooks(q: ReturnType<typeof fakeQueue>): Promise<void> {
@@ -173,6 +190,66 @@ describe("the leased-queue poller", () => {
     poller.nudge();
     await eventually(() => expect(q.state.started).toEqual(["x"]));
     expect(q.state.signalReads).toBe(reads + 1);
+  });
+
+  it("counter reads: every signalEveryMs while the wake-up stream is not open, every WAKE_UP_BACKSTOP_MS while it is, every signalEveryMs again once it failed", async () => {
+    const q = fakeQueue();
+    const { stream, wakeUps } = fakeWakeUps();
+    const EVERY_MS = 20;
+    poll(q, { signalEveryMs: EVERY_MS, wakeUps });
+    const WINDOW_MS = 2_000;
+    const readsOver = async () => {
+      const before = q.state.signalReads;
+      await sleep(WINDOW_MS);
+      return q.state.signalReads - before;
+    };
+    const notYetOpen = await readsOver();
+    stream.open(true);
+    const open = await readsOver();
+    stream.open(false);
+    const failed = await readsOver();
+    process.stderr.write(
+      `counter reads in ${WINDOW_MS} ms: ${notYetOpen} before the stream opened, ${open} while open, ${failed} after it failed ` +
+        `(cadences ${EVERY_MS} ms and ${WAKE_UP_BACKSTOP_MS} ms: ${WINDOW_MS / EVERY_MS} and ${WINDOW_MS / WAKE_UP_BACKSTOP_MS})\n`,
+    );
+    // Generous bounds (a busy machine fires timers late, so it reads less, never more): open, at most a third of
+    // the fast cadence's reads, and some (the backstop goes on); not open, more than twice the backstop's.
+    expect(open).toBeLessThanOrEqual(WINDOW_MS / EVERY_MS / 3);
+    expect(open).toBeGreaterThan(0);
+    expect(notYetOpen).toBeGreaterThan((2 * WINDOW_MS) / WAKE_UP_BACKSTOP_MS);
+    expect(failed).toBeGreaterThan((2 * WINDOW_MS) / WAKE_UP_BACKSTOP_MS);
+  });
+
+  it("the stream's open and its failure each read the counter at once: a move the stream did not see is claimed then, not at the next read", async () => {
+    const q = fakeQueue();
+    const { stream, wakeUps } = fakeWakeUps();
+    // Counter reads a minute apart: only the reads on the stream's changes of state can find these.
+    poll(q, { signalEveryMs: 60_000, wakeUps });
+    await eventually(() => expect(q.state.claims).toBe(1));
+    q.queue("before-the-stream"); // moved before the stream's cursor existed: no wake-up for it
+    stream.open(true);
+    await eventually(() => expect(q.state.started).toEqual(["before-the-stream"]));
+    q.queue("while-it-failed"); // moved while the stream was failing: its change never came
+    stream.open(false);
+    await eventually(() => expect(q.state.started).toEqual(["before-the-stream", "while-it-failed"]));
+  });
+
+  it("a wake-up that comes while a look's counter read is in flight is not lost: another look follows at once", async () => {
+    const q = fakeQueue();
+    const { stream, wakeUps } = fakeWakeUps();
+    poll(q, { signalEveryMs: 60_000, wakeUps });
+    stream.open(true);
+    await eventually(() => expect(q.state.claims).toBe(1));
+    await eventually(() => expect(q.state.signalReads).toBe(2)); // the read on the open
+    let answer!: () => void;
+    q.state.signalGate = new Promise((resolve) => (answer = resolve));
+    stream.wake(); // a look whose read answers the counter as it stands now, before the move
+    await eventually(() => expect(q.state.signalReads).toBe(3));
+    q.queue("x");
+    stream.wake(); // the move's wake-up, while that read is in flight
+    q.state.signalGate = null;
+    answer();
+    await eventually(() => expect(q.state.started).toEqual(["x"]));
   });
 
   it("a lane freed while the claims in hand find nothing is filled again at once, not at the next look", async () => {

@@ -2,6 +2,15 @@
 import type { Logger } from "pino";
 import type { WorkerContext, WorkerTask } from "./task.js";
 
+/**
+ * How often a poller whose wake-up stream is open reads the counter: the reads are then the backstop (a move
+ * the open stream did not deliver, as from a stream stalled without an error or lagging behind the majority
+ * commit), not the way work is found. 500 ms costs an idle worker 2 reads a second per queue instead of 50
+ * (jobs) or 10 (deliveries), and still claims a missed wake-up within half the jobs' full look (1 s) and a
+ * quarter of the deliveries' (2 s).
+ */
+export const WAKE_UP_BACKSTOP_MS = 500;
+
 /** What work on a claimed item is handed: whether the worker is stopping, and a sleep that a stop ends at once. */
 export interface Lane {
   stopping(): boolean;
@@ -37,10 +46,12 @@ export interface PollerOptions<T> {
   readonly signal: () => Promise<number>;
   /**
    * Subscribes to the counter's moves (a change stream, QueueSignal.watch): each one nudges the poller, so an
-   * idle worker claims new work at once instead of at its next read. Returns the unsubscribe, run at stop.
+   * idle worker claims new work at once instead of at its next read. `streamOpen` tells whether the stream is
+   * established (true) or not yet, failed or being opened again (false): while it is, the counter is read
+   * every WAKE_UP_BACKSTOP_MS instead of `signalEveryMs`. Returns the unsubscribe, run at stop.
    */
-  readonly wakeUps?: (wake: () => void) => () => Promise<void>;
-  /** How often a poller with a free lane reads the counter. */
+  readonly wakeUps?: (wake: () => void, streamOpen: (open: boolean) => void) => () => Promise<void>;
+  /** How often a poller with a free lane reads the counter while it has no open wake-up stream. */
   readonly signalEveryMs: number;
   /**
    * The back-off: how long a poller whose last claim found nothing (or failed) waits before it claims again
@@ -53,8 +64,9 @@ export interface PollerOptions<T> {
 /**
  * One worker process's poller over a leased queue (deliveries, jobs). It claims until every lane is busy
  * or nothing is there; a lane that frees claims the next item at once. While a lane is free it reads only
- * the queue's counter, every `signalEveryMs`, and claims when the counter moved, when work it did asked to
- * be looked at again (`lookAgainAt`), or after `idleMs`: a claim is then rare work, not a poll.
+ * the queue's counter, every `signalEveryMs` (every WAKE_UP_BACKSTOP_MS while its wake-up stream is open),
+ * and claims when the counter moved, when work it did asked to be looked at again (`lookAgainAt`), or after
+ * `idleMs`: a claim is then rare work, not a poll.
  */
 export class QueuePoller<T> {
   private readonly now: () => number;
@@ -68,6 +80,10 @@ export class QueuePoller<T> {
   /** Claims under way (they count against `concurrency` with the work in flight). */
   private claiming = 0;
   private looking: Promise<void> | null = null;
+  /** A nudge came while a look ran (its counter read may have been answered before the move): look again at once. */
+  private lookAgain = false;
+  /** Whether the wake-up stream is established (`wakeUps`' report): the counter reads are then only the backstop. */
+  private wakeUpStreamOpen = false;
   private timer: NodeJS.Timeout | null = null;
   private stopped = false;
   private unsubscribe: (() => Promise<void>) | null = null;
@@ -82,10 +98,14 @@ export class QueuePoller<T> {
     this.now = options.now ?? Date.now;
   }
 
-  /** Reads the counter and claims now, then looks every `signalEveryMs` until stopped. */
+  /** Reads the counter and claims now, then looks every `signalEveryMs` (or WAKE_UP_BACKSTOP_MS) until stopped. */
   start(): void {
     if (this.stopped || this.timer !== null || this.looking !== null) return;
-    this.unsubscribe ??= this.options.wakeUps?.(() => this.nudge()) ?? null;
+    this.unsubscribe ??=
+      this.options.wakeUps?.(
+        () => this.nudge(),
+        (open) => this.streamOpenChanged(open),
+      ) ?? null;
     this.tick();
   }
 
@@ -115,6 +135,7 @@ export class QueuePoller<T> {
     if (this.stopped) return;
     // Claims under way may already have found nothing: one more fill follows them.
     if (this.filling !== null) this.fillAgain = true;
+    if (this.looking !== null) this.lookAgain = true;
     if (this.looking !== null || this.timer === null) return;
     clearTimeout(this.timer);
     this.tick();
@@ -135,14 +156,31 @@ export class QueuePoller<T> {
     return this.filling;
   }
 
+  /**
+   * The wake-up stream opened or failed. Either way the counter is read now: a move just before the stream's
+   * start is not in the stream, and one while it was failing was not delivered; then the reads go on at the
+   * cadence of the new state.
+   */
+  private streamOpenChanged(open: boolean): void {
+    if (open === this.wakeUpStreamOpen) return;
+    this.wakeUpStreamOpen = open;
+    this.nudge();
+  }
+
+  /** The wait before the next counter read: the fast cadence, or the backstop's while the wake-up stream is open. */
+  private readEveryMs(): number {
+    return this.wakeUpStreamOpen ? Math.max(this.options.signalEveryMs, WAKE_UP_BACKSTOP_MS) : this.options.signalEveryMs;
+  }
+
   private tick(): void {
     this.timer = null;
+    this.lookAgain = false;
     this.looking = this.look()
       .catch((error: unknown) => this.options.logger.warn({ err: error }, `${this.options.name}: look failed`))
       .finally(() => {
         this.looking = null;
         if (this.stopped) return;
-        this.timer = setTimeout(() => this.tick(), this.options.signalEveryMs);
+        this.timer = setTimeout(() => this.tick(), this.lookAgain ? 0 : this.readEveryMs());
         this.timer.unref();
       });
   }
