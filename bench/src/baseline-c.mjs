@@ -132,6 +132,31 @@ const newResource = ({ account, livemode }, { name, status, pairs }, nowMs) => (
   created: Math.floor(nowMs / 1000),
 });
 
+/**
+ * C's request id and its one pino line per request, written when the answer is sent (floor E writes the same):
+ * `accountOf(res)` names the account the request acted for.
+ */
+export function requestLine(logger, accountOf) {
+  return (req, res) => {
+    const started = process.hrtime.bigint();
+    const requestId = `req_${randomBytes(12).toString("base64url")}`;
+    res.setHeader("Request-Id", requestId);
+    res.on("finish", () =>
+      logger.info(
+        {
+          request_id: requestId,
+          method: req.method,
+          path: req.path,
+          status: res.statusCode,
+          duration_ms: Number((process.hrtime.bigint() - started) / 1_000_000n),
+          account: accountOf(res),
+        },
+        "request",
+      ),
+    );
+  };
+}
+
 const error = (res, status, type, code, message) =>
   res
     .status(status)
@@ -155,23 +180,9 @@ export async function baselineC(port, certFile, keyFile, mongoUri, databaseName)
   app.disable("x-powered-by");
   app.disable("etag");
   app.set("query parser", "extended");
+  const line = requestLine(logger, (res) => res.locals.tenant?.account ?? null);
   app.use((req, res, next) => {
-    const started = process.hrtime.bigint();
-    const requestId = `req_${randomBytes(12).toString("base64url")}`;
-    res.setHeader("Request-Id", requestId);
-    res.on("finish", () =>
-      logger.info(
-        {
-          request_id: requestId,
-          method: req.method,
-          path: req.path,
-          status: res.statusCode,
-          duration_ms: Number((process.hrtime.bigint() - started) / 1_000_000n),
-          account: res.locals.tenant?.account ?? null,
-        },
-        "request",
-      ),
-    );
+    line(req, res);
     next();
   });
   const reads = cReads(db);

@@ -11,9 +11,8 @@
 // presented key in each call's metadata. Nothing else: no request log, metrics, deadline budget, rate limit, scope or
 // parameter checks. So E is what the two processes of the design card cost by themselves, and the stack's rows
 // against E are what the stack adds on top of that shape.
-import { randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { cReads, listFilter, searchFilter } from "./baseline-c.mjs";
+import { cReads, listFilter, requestLine, searchFilter } from "./baseline-c.mjs";
 
 const PRESENTED_KEY = "x-presented-key";
 
@@ -87,23 +86,9 @@ export async function baselineE(port, certFile, keyFile, coreAddress, mongoUri, 
   app.disable("x-powered-by");
   app.disable("etag");
   app.set("query parser", "extended");
+  const line = requestLine(logger, (res) => res.locals.tenant?.accountId ?? null);
   app.use(async (req, res, next) => {
-    const started = process.hrtime.bigint();
-    const requestId = `req_${randomBytes(12).toString("base64url")}`;
-    res.setHeader("Request-Id", requestId);
-    res.on("finish", () =>
-      logger.info(
-        {
-          request_id: requestId,
-          method: req.method,
-          path: req.path,
-          status: res.statusCode,
-          duration_ms: Number((process.hrtime.bigint() - started) / 1_000_000n),
-          account: res.locals.tenant?.accountId ?? null,
-        },
-        "request",
-      ),
-    );
+    line(req, res);
     const secret = /^Bearer (\S+)$/.exec(req.headers.authorization ?? "")?.[1];
     if (!secret) return fail(res, { code: "api_key_missing", message: "No API key provided." }, 401);
     if (!principals.has(secret)) {
