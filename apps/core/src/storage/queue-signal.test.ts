@@ -21,67 +21,65 @@ async function settled(read: () => number): Promise<number> {
   }
 }
 
+/** Watches `signal` on `db`, counting its wake-ups and keeping its state reports in order. */
+function watching(signal: QueueSignal, db = t.db) {
+  const seen = { moves: 0, reports: [] as boolean[] };
+  const stop = signal.watch(
+    db,
+    () => seen.moves++,
+    logger,
+    (open) => seen.reports.push(open),
+  );
+  return { seen, stop };
+}
+
 it("watch: each signal wakes the watcher (core's client, read concern local); a stream the server closes (the collection dropped) is opened again, and reports it", async () => {
   const signal = new QueueSignal("test_queue", "work");
-  let moves = 0;
-  const reports: boolean[] = [];
-  const stop = signal.watch(
-    t.db,
-    () => moves++,
-    logger,
-    (open) => reports.push(open),
-  );
+  const { seen, stop } = watching(signal);
   try {
     // The stream opens in the background: signal until one is seen.
     await eventually(async () => {
       await signal.signal(t.db);
-      expect(moves).toBeGreaterThan(0);
+      expect(seen.moves).toBeGreaterThan(0);
     });
     // The server closes the stream (invalidate); the watch opens another and wakes on the next signals.
     await t.db.collection("test_queue").drop();
-    const before = moves;
+    const before = seen.moves;
     await eventually(
       async () => {
         await signal.signal(t.db);
-        expect(moves).toBeGreaterThan(before);
+        expect(seen.moves).toBeGreaterThan(before);
       },
       { timeoutMs: 15_000, intervalMs: 200 },
     );
     // The retries above may still have changes in flight: wait until none arrives for 500 ms, then another
     // queue's counter must wake nobody here.
     // Open, closed by the drop, open again: each change of state reported once.
-    expect(reports.slice(0, 3)).toEqual([true, false, true]);
-    const after = await settled(() => moves);
+    expect(seen.reports.slice(0, 3)).toEqual([true, false, true]);
+    const after = await settled(() => seen.moves);
     await new QueueSignal("test_queue", "other").signal(t.db, 5);
     await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(moves).toBe(after);
+    expect(seen.moves).toBe(after);
   } finally {
     await stop();
   }
   // Stopped: signals wake nothing.
-  const stopped = await settled(() => moves);
+  const stopped = await settled(() => seen.moves);
   await signal.signal(t.db);
   await new Promise((resolve) => setTimeout(resolve, 300));
-  expect(moves).toBe(stopped);
+  expect(seen.moves).toBe(stopped);
 });
 
 it("streamOpen: reported once the server has established the stream's cursor, so a single signal right after it wakes the watcher", async () => {
   // Several fresh streams: a report made before the cursor existed would lose some of these single signals.
   for (let round = 0; round < 5; round++) {
     const signal = new QueueSignal("test_queue_open", `round${round}`);
-    let moves = 0;
-    const reports: boolean[] = [];
-    const stop = signal.watch(
-      t.db,
-      () => moves++,
-      logger,
-      (open) => reports.push(open),
-    );
+    const { seen, stop } = watching(signal);
     try {
-      expect(reports).toEqual([]); // the driver has not even sent the stream's aggregate yet
-      await eventually(() => expect(reports).toEqual([true]));
+      expect(seen.reports).toEqual([]); // the driver has not even sent the stream's aggregate yet
+      await eventually(() => expect(seen.reports).toEqual([true]));
       await signal.signal(t.db);
-      await eventually(() => expect(moves).toBe(1));
+      await eventually(() => expect(seen.moves).toBe(1));
     } finally {
       await stop();
     }
@@ -90,17 +88,11 @@ it("streamOpen: reported once the server has established the stream's cursor, so
 
 it("streamOpen: a stream the server refuses (the local database has none) is never reported open", async () => {
   const local = t.db.client.db("local");
-  const reports: boolean[] = [];
-  const stop = new QueueSignal("test_queue_refused", "work").watch(
-    local,
-    () => {},
-    logger,
-    (open) => reports.push(open),
-  );
+  const { seen, stop } = watching(new QueueSignal("test_queue_refused", "work"), local);
   try {
     // Long enough for the first stream's refusal and a reopen after it (REOPEN_AFTER_MS).
     await new Promise((resolve) => setTimeout(resolve, 2_500));
-    expect(reports).not.toContain(true);
+    expect(seen.reports).not.toContain(true);
   } finally {
     await stop();
   }
