@@ -49,6 +49,9 @@ const render = (doc) => {
   return { id: doc._id, object: "resource", name: doc.name, status: doc.status, metadata, created: doc.created };
 };
 
+/** The key a request presents (`Authorization: Bearer <key>`), or undefined. */
+export const bearerOf = (req) => /^Bearer (\S+)$/.exec(req.headers.authorization ?? "")?.[1];
+
 /** The refusals of C's key check, as the stack words them. */
 const KEY_REFUSALS = {
   missing: { code: "api_key_missing", message: "No API key provided." },
@@ -195,7 +198,7 @@ export async function baselineC(port, certFile, keyFile, mongoUri, databaseName)
   // the answer, and its commit (majority, journaled) makes both durable. A repeat finds the record: its answer, 400
   // under other parameters, 409 while the lock is held.
   app.post("/own-record/v1/resources", ...bodyParsers, async (req, res) => {
-    const secret = /^Bearer (\S+)$/.exec(req.headers.authorization ?? "")?.[1];
+    const secret = bearerOf(req);
     const key = req.headers["idempotency-key"];
     const parsed = parseCreate(req.body);
     if (!parsed) return error(res, 400, "invalid_request_error", "parameter_invalid", "Invalid name.");
@@ -243,7 +246,7 @@ export async function baselineC(port, certFile, keyFile, mongoUri, databaseName)
   });
   // The key check: by hash, revoked and expiry.
   app.use(async (req, res, next) => {
-    const checked = await reads.checkKey(/^Bearer (\S+)$/.exec(req.headers.authorization ?? "")?.[1]);
+    const checked = await reads.checkKey(bearerOf(req));
     if (checked.refused) return error(res, 401, "authentication_error", checked.refused.code, checked.refused.message);
     res.locals.tenant = checked.tenant;
     next();

@@ -12,16 +12,14 @@
 // parameter checks. So E is what the two processes of the design card cost by themselves, and the stack's rows
 // against E are what the stack adds on top of that shape.
 import { readFileSync } from "node:fs";
-import { cReads, listFilter, requestLine, searchFilter } from "./baseline-c.mjs";
+import { bearerOf, cReads, listFilter, requestLine, searchFilter } from "./baseline-c.mjs";
 
 const PRESENTED_KEY = "x-presented-key";
-
-const STATUS_NAMES = ["", "active", "paused", "archived"];
 
 /** The gRPC server of floor E: C's key check beside C's read, on the database of the stack. */
 export async function floorCore(port, mongoUri, databaseName) {
   const { Server, ServerCredentials, status: GrpcStatus } = await import("@grpc/grpc-js");
-  const { ResourceService, addService, HOP_SERVER_OPTIONS, RpcError } = await import("@rms/proto");
+  const { RESOURCE_STATUS, ResourceService, addService, HOP_SERVER_OPTIONS, RpcError } = await import("@rms/proto");
   const { MongoClient } = await import("mongodb");
   const client = await new MongoClient(mongoUri, { writeConcern: { w: "majority", journal: true }, readPreference: "primary" }).connect();
   const reads = cReads(client.db(databaseName));
@@ -36,7 +34,7 @@ export async function floorCore(port, mongoUri, databaseName) {
   const asMessage = (resource) => ({
     id: resource.id,
     name: resource.name,
-    status: STATUS_NAMES.indexOf(resource.status),
+    status: RESOURCE_STATUS.valueOf(resource.status),
     metadata: Object.entries(resource.metadata).map(([key, value]) => ({ key, value })),
     created: BigInt(resource.created),
   });
@@ -52,7 +50,7 @@ export async function floorCore(port, mongoUri, databaseName) {
     return { resource: asMessage(resource) };
   };
   impl.listResources = async (request, context) => {
-    const filter = listFilter(STATUS_NAMES[request.filter?.status[0] ?? 0] || undefined, Object.fromEntries((request.filter?.metadata ?? []).map((m) => [m.key, m.value])));
+    const filter = listFilter(RESOURCE_STATUS.nameOf(request.filter?.status[0] ?? 0), Object.fromEntries((request.filter?.metadata ?? []).map((m) => [m.key, m.value])));
     const { data, hasMore } = await checked(context, request, (tenant) => reads.page(tenant, filter, request.limit || 20));
     return { dataJson: JSON.stringify(data), hasMore };
   };
@@ -75,7 +73,7 @@ export async function baselineE(port, certFile, keyFile, coreAddress, mongoUri, 
   const { default: express } = await import("express");
   const { createServer } = await import("node:https");
   const { default: pino } = await import("pino");
-  const { ResourceService, ResourceStatus, createClient } = await import("@rms/proto");
+  const { RESOURCE_STATUS, ResourceService, createClient } = await import("@rms/proto");
   const logger = pino({ level: process.env.LOG_LEVEL ?? "info", base: { service: "baseline-e" } }, pino.destination({ sync: false }));
   const { MongoClient } = await import("mongodb");
   const core = createClient(ResourceService, coreAddress, { timeoutMs: 10_000 });
@@ -89,7 +87,7 @@ export async function baselineE(port, certFile, keyFile, coreAddress, mongoUri, 
   const line = requestLine(logger, (res) => res.locals.tenant?.accountId ?? null);
   app.use(async (req, res, next) => {
     line(req, res);
-    const secret = /^Bearer (\S+)$/.exec(req.headers.authorization ?? "")?.[1];
+    const secret = bearerOf(req);
     if (!secret) return fail(res, { code: "api_key_missing", message: "No API key provided." }, 401);
     if (!principals.has(secret)) {
       const checked = await reads.checkKey(secret);
@@ -120,7 +118,7 @@ export async function baselineE(port, certFile, keyFile, coreAddress, mongoUri, 
     }
   });
   app.get("/v1/resources", async (req, res) => {
-    const status = typeof req.query.status === "string" ? [ResourceStatus[req.query.status.toUpperCase()]] : [];
+    const status = typeof req.query.status === "string" ? [RESOURCE_STATUS.valueOf(req.query.status)] : [];
     const metadata = Object.entries(req.query.metadata ?? {}).map(([key, value]) => ({ key, value: String(value) }));
     try {
       const reply = await core.listResources({ tenant: res.locals.tenant, limit: Number(req.query.limit ?? 20), filter: { status, metadata }, asJson: true }, res.locals.call);
@@ -134,7 +132,7 @@ export async function baselineE(port, certFile, keyFile, coreAddress, mongoUri, 
       const { resource } = await core.getResource({ tenant: res.locals.tenant, id: req.params.id }, res.locals.call);
       const metadata = Object.create(null);
       for (const { key, value } of resource.metadata) metadata[key] = value;
-      const status = STATUS_NAMES[resource.status];
+      const status = RESOURCE_STATUS.nameOf(resource.status);
       res.type("application/json").send(JSON.stringify({ id: resource.id, object: "resource", name: resource.name, status, metadata, created: Number(resource.created) }));
     } catch (cause) {
       fail(res, cause);
