@@ -1,7 +1,9 @@
+import { type AddressInfo, connect, createServer, type Socket } from "node:net";
 import { eventually } from "@rms/test-db/testkit";
 import { pino } from "pino";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { afterAll, beforeAll, expect, inject, it } from "vitest";
 import { thingsCollection } from "../testutil/storage.js";
+import { openClient } from "./client-options.js";
 import { QueueSignal } from "./queue-signal.js";
 
 let t: Awaited<ReturnType<typeof thingsCollection>>;
@@ -96,4 +98,64 @@ it("streamOpen: a stream the server refuses (the local database has none) is nev
   } finally {
     await stop();
   }
+});
+
+it("watch: a stream the driver resumes after a network error stays the only one (each signal wakes once), and stop closes it", async () => {
+  // A TCP proxy in front of the test's mongod, whose connections are cut: the stream's getMore fails with a network
+  // error, which the driver resumes by itself on the same ChangeStream (after closing its cursor: a `close` event).
+  const sockets = new Set<Socket>();
+  const target = new URL(inject("mongoUri").replace(/^mongodb:/, "http:"));
+  const proxy = createServer((client) => {
+    const server = connect(Number(target.port), target.hostname);
+    for (const [a, b] of [
+      [client, server],
+      [server, client],
+    ] as const) {
+      sockets.add(a);
+      a.on("error", () => b.destroy());
+      a.on("close", () => b.destroy());
+      a.pipe(b);
+    }
+  });
+  await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve));
+  const client = await openClient(`mongodb://127.0.0.1:${(proxy.address() as AddressInfo).port}/?directConnection=true`).connect();
+  const signal = new QueueSignal("test_queue_resumed", "work");
+  const { seen, stop } = watching(signal, client.db(t.db.databaseName));
+  const streamsOnServer = async () =>
+    (
+      await t.db.client
+        .db("admin")
+        .aggregate([{ $currentOp: { allUsers: true, idleCursors: true } }, { $match: { ns: `${t.db.databaseName}.test_queue_resumed` } }])
+        .toArray()
+    ).length;
+  try {
+    await eventually(async () => {
+      await signal.signal(t.db);
+      expect(seen.moves).toBeGreaterThan(0);
+    });
+    for (const socket of sockets) socket.destroy();
+    sockets.clear();
+    // Resumed (or opened again): signals wake the watcher again.
+    await eventually(
+      async () => {
+        const before = seen.moves;
+        await signal.signal(t.db);
+        await eventually(() => expect(seen.moves).toBeGreaterThan(before), { timeoutMs: 1_000 });
+      },
+      { timeoutMs: 20_000, intervalMs: 200 },
+    );
+    // Past the reopen delay: one signal, one wake-up (two streams would wake the watcher twice), one stream on the server.
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    const settledMoves = await settled(() => seen.moves);
+    await signal.signal(t.db);
+    await eventually(() => expect(seen.moves).toBeGreaterThan(settledMoves));
+    expect(await settled(() => seen.moves)).toBe(settledMoves + 1);
+    expect(await streamsOnServer()).toBe(1);
+  } finally {
+    await stop();
+  }
+  // Stopped: no stream of it is left on the server.
+  await eventually(async () => expect(await streamsOnServer()).toBe(0));
+  await client.close();
+  proxy.close();
 });

@@ -50,8 +50,13 @@ export class QueueSignal {
       reportedOpen = open;
       streamOpen(open);
     };
+    // A resume still under way (waiting for a primary) would make the stream a new cursor later: without a `change`
+    // listener the driver never starts it, and close() ends the stream for good.
+    const abandon = (from: ChangeStream) => {
+      from.removeAllListeners("change");
+      void from.close().catch(() => undefined);
+    };
     const open = () => {
-      reopen = null;
       if (stopped) return;
       // A change stream reads at majority whatever the client's read concern (core's is `local`).
       const opened = db.collection(this.collection, { readConcern: { level: "majority" } }).watch([{ $match: { "documentKey._id": this.id } }]);
@@ -65,17 +70,25 @@ export class QueueSignal {
       // cursor, its postBatchResumeToken) and from each later one: the first proves the stream open.
       opened.on("resumeTokenChanged", () => report(opened, true));
       opened.on("error", (error: unknown) => {
-        if (stopped) return;
+        // An abandoned stream (below) may still report its resume's failure: it is no longer this watch's.
+        if (stopped || stream !== opened) return;
         report(opened, false);
         if (!warned) logger.warn({ err: error, queue: this.id }, "queue wake-up stream failed; the counter reads go on, and it is opened again");
         warned = true;
         void opened.close().catch(() => undefined);
       });
-      // Closed by a failure, or by the server (an invalidate: the collection dropped or renamed): opened again.
+      // Closed by a failure, or by the server (an invalidate: the collection dropped or renamed): opened again. The
+      // driver also closes a stream's cursor before it resumes the same stream on a new one (a network error, an
+      // election): still open by then, it is kept, so one stream per watch stays (a second would wake twice).
       opened.on("close", () => {
         report(opened, false);
         if (stopped || stream !== opened || reopen !== null) return;
-        reopen = setTimeout(open, REOPEN_AFTER_MS);
+        reopen = setTimeout(() => {
+          reopen = null;
+          if (stopped || stream !== opened || !opened.closed) return;
+          abandon(opened);
+          open();
+        }, REOPEN_AFTER_MS);
         reopen.unref();
       });
     };
