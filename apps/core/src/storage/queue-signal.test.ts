@@ -1,5 +1,4 @@
-import { type AddressInfo, connect, createServer, type Socket } from "node:net";
-import { eventually } from "@rms/test-db/testkit";
+import { eventually, startTcpRelay } from "@rms/test-db/testkit";
 import { pino } from "pino";
 import { afterAll, beforeAll, expect, inject, it } from "vitest";
 import { thingsCollection } from "../testutil/storage.js";
@@ -101,24 +100,10 @@ it("streamOpen: a stream the server refuses (the local database has none) is nev
 });
 
 it("watch: a stream the driver resumes after a network error stays the only one (each signal wakes once), and stop closes it", async () => {
-  // A TCP proxy in front of the test's mongod, whose connections are cut: the stream's getMore fails with a network
-  // error, which the driver resumes by itself on the same ChangeStream (after closing its cursor: a `close` event).
-  const sockets = new Set<Socket>();
-  const target = new URL(inject("mongoUri").replace(/^mongodb:/, "http:"));
-  const proxy = createServer((client) => {
-    const server = connect(Number(target.port), target.hostname);
-    for (const [a, b] of [
-      [client, server],
-      [server, client],
-    ] as const) {
-      sockets.add(a);
-      a.on("error", () => b.destroy());
-      a.on("close", () => b.destroy());
-      a.pipe(b);
-    }
-  });
-  await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve));
-  const client = await openClient(`mongodb://127.0.0.1:${(proxy.address() as AddressInfo).port}/?directConnection=true`).connect();
+  // A TCP relay in front of the test's mongod, cut and restored: the stream's getMore fails with a network error,
+  // which the driver resumes by itself on the same ChangeStream (after closing its cursor: a `close` event).
+  const relay = await startTcpRelay(inject("mongoUri"));
+  const client = await openClient(relay.uri).connect();
   const signal = new QueueSignal("test_queue_resumed", "work");
   const { seen, stop } = watching(signal, client.db(t.db.databaseName));
   const streamsOnServer = async () =>
@@ -133,8 +118,8 @@ it("watch: a stream the driver resumes after a network error stays the only one 
       await signal.signal(t.db);
       expect(seen.moves).toBeGreaterThan(0);
     });
-    for (const socket of sockets) socket.destroy();
-    sockets.clear();
+    await relay.cut();
+    await relay.restore();
     // Resumed (or opened again): signals wake the watcher again.
     await eventually(
       async () => {
@@ -157,5 +142,5 @@ it("watch: a stream the driver resumes after a network error stays the only one 
   // Stopped: no stream of it is left on the server.
   await eventually(async () => expect(await streamsOnServer()).toBe(0));
   await client.close();
-  proxy.close();
+  await relay.close();
 });
