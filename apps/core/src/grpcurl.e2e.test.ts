@@ -2,20 +2,13 @@
 // .proto files): the client-streaming upload under an Idempotency-Key, the download stream, a dashboard session.
 import { spawn } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
-import { existsSync } from "node:fs";
-import { homedir } from "node:os";
-import { join } from "node:path";
+import { installedTool } from "@rms/test-db/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ADMIN_TOKEN, startTestCore, type TestCore } from "./testutil/harness.js";
 import { masterKey } from "./webhooks/index.js";
 
 /** grpcurl from GRPCURL, the PATH or Go's bin directory (`go install github.com/fullstorydev/grpcurl/cmd/grpcurl@v1.9.1`). */
-function findGrpcurl(): string | null {
-  const candidates = [process.env["GRPCURL"], ...(process.env["PATH"] ?? "").split(":").map((dir) => join(dir, "grpcurl")), join(homedir(), "go", "bin", "grpcurl")];
-  return candidates.find((path): path is string => path !== undefined && path !== "" && existsSync(path)) ?? null;
-}
-
-const GRPCURL = findGrpcurl();
+const GRPCURL = installedTool("grpcurl", "GRPCURL");
 
 let t: TestCore;
 let address: string;

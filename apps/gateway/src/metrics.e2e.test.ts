@@ -1,5 +1,7 @@
-// Both /metrics endpoints, after real traffic, parse as the Prometheus text format and pass promtool's lint rules.
+// Both /metrics endpoints, after real traffic, parse as the Prometheus text format and pass promtool's lint rules
+// (our linter always; `promtool check metrics` itself where it is installed).
 import { lintExposition } from "@rms/metrics-server";
+import { promtoolCheck, promtoolInstalled } from "@rms/test-db/testkit";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { startStack, withSecretKey, type Stack } from "./testutil/harness.js";
 
@@ -20,5 +22,6 @@ it("gateway and core expositions are clean after successes, errors and health ch
     const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
     expect(text.length).toBeGreaterThan(1_000);
     expect(lintExposition(text), `port ${port}`).toEqual([]);
+    if (promtoolInstalled) expect(promtoolCheck(text), `port ${port}`).toEqual({ status: 0, output: "" });
   }
 });

@@ -3,3 +3,4 @@ export { eventually, type EventuallyOptions } from "./eventually.js";
 export { startTcpRelay, type TcpRelay } from "./relay.js";
 export { dropDatabase } from "./drop.js";
 export { CommandLog, explainCommand, explainDuring, isQueryCommand, keysPerIndex, planTable, winningStages, type QueryPlan } from "./explain.js";
+export { installedTool, promtoolCheck, promtoolInstalled } from "./tools.js";

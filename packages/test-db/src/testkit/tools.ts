@@ -1,0 +1,26 @@
+import { spawnSync } from "node:child_process";
+import { existsSync } from "node:fs";
+import { homedir } from "node:os";
+import { join } from "node:path";
+
+/**
+ * A command-line tool a test drives when it is installed: the path in `envVariable`, the first on the PATH, or Go's
+ * bin directory (where `go install` puts grpcurl and promtool); null when none exists, and the test says it skipped.
+ */
+export function installedTool(name: string, envVariable: string): string | null {
+  const candidates = [process.env[envVariable], ...(process.env["PATH"] ?? "").split(":").map((dir) => join(dir, name)), join(homedir(), "go", "bin", name)];
+  return candidates.find((path): path is string => path !== undefined && path !== "" && existsSync(path)) ?? null;
+}
+
+/** `promtool` (Prometheus's own checker) from PROMTOOL, the PATH or Go's bin directory (`go install github.com/prometheus/prometheus/cmd/promtool@v0.316.0`). */
+const PROMTOOL = installedTool("promtool", "PROMTOOL");
+
+/** True when promtool is installed and runs. */
+export const promtoolInstalled = PROMTOOL !== null && spawnSync(PROMTOOL, ["--version"], { stdio: "ignore" }).status === 0;
+
+/** What `promtool check metrics` says of an exposition: its exit status and output (promtool must be installed). */
+export function promtoolCheck(text: string): { status: number | null; output: string } {
+  if (!PROMTOOL) throw new Error("promtool is not installed (PROMTOOL, the PATH or Go's bin directory)");
+  const run = spawnSync(PROMTOOL, ["check", "metrics"], { input: text, encoding: "utf8" });
+  return { status: run.status, output: `${run.stdout}${run.stderr}` };
+}
