@@ -22,6 +22,6 @@ it("gateway and core expositions are clean after successes, errors and health ch
     const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
     expect(text.length).toBeGreaterThan(1_000);
     expect(lintExposition(text), `port ${port}`).toEqual([]);
-    if (promtoolInstalled) expect(promtoolCheck(text), `port ${port}`).toEqual({ status: 0, output: "" });
+    if (promtoolInstalled()) expect(promtoolCheck(text), `port ${port}`).toEqual({ status: 0, output: "" });
   }
 });

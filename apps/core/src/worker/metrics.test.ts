@@ -142,13 +142,13 @@ describe("a worker's /metrics", () => {
       // Claimed once, or twice when the first claim came between the fan-out and the event's copy.
       expect(seriesValue(text, "webhook_deliveries_claimed_total")).toBeGreaterThanOrEqual(1);
       expect(lintExposition(text)).toEqual([]);
-      if (promtoolInstalled) expect(promtoolCheck(text)).toEqual({ status: 0, output: "" });
+      if (promtoolInstalled()) expect(promtoolCheck(text)).toEqual({ status: 0, output: "" });
     } finally {
       expect(await worker.stop()).toBe(0);
     }
   });
 
-  it.skipIf(!promtoolInstalled)("promtool check metrics accepts a worker's exposition (skipped: promtool is not installed)", async () => {
+  it.skipIf(!promtoolInstalled())("promtool check metrics accepts a worker's exposition (skipped where promtool is not installed)", async () => {
     const worker = await startWorker({ mongoUri: inject("mongoUri"), databaseName, metricsPort: 0, tasks: [deliveryTask({ pollMs: 50 })] });
     try {
       const result = promtoolCheck(await scrape(worker.metricsPort));

@@ -12,15 +12,25 @@ export function installedTool(name: string, envVariable: string): string | null 
   return candidates.find((path): path is string => path !== undefined && path !== "" && existsSync(path)) ?? null;
 }
 
-/** `promtool` (Prometheus's own checker) from PROMTOOL, the PATH or Go's bin directory (`go install github.com/prometheus/prometheus/cmd/promtool@v0.316.0`). */
-const PROMTOOL = installedTool("promtool", "PROMTOOL");
+/** `promtool` (Prometheus's own checker) from PROMTOOL, the PATH or Go's bin directory (`go install github.com/prometheus/prometheus/cmd/promtool@v0.316.0`), when it runs; looked up once, on first use (this module is imported by most test files). */
+let promtool: string | null | undefined;
+function promtoolPath(): string | null {
+  if (promtool === undefined) {
+    const found = installedTool("promtool", "PROMTOOL");
+    promtool = found !== null && spawnSync(found, ["--version"], { stdio: "ignore" }).status === 0 ? found : null;
+  }
+  return promtool;
+}
 
 /** True when promtool is installed and runs. */
-export const promtoolInstalled = PROMTOOL !== null && spawnSync(PROMTOOL, ["--version"], { stdio: "ignore" }).status === 0;
+export function promtoolInstalled(): boolean {
+  return promtoolPath() !== null;
+}
 
 /** What `promtool check metrics` says of an exposition: its exit status and output (promtool must be installed). */
 export function promtoolCheck(text: string): { status: number | null; output: string } {
-  if (!PROMTOOL) throw new Error("promtool is not installed (PROMTOOL, the PATH or Go's bin directory)");
-  const run = spawnSync(PROMTOOL, ["check", "metrics"], { input: text, encoding: "utf8" });
+  const path = promtoolPath();
+  if (!path) throw new Error("promtool is not installed (PROMTOOL, the PATH or Go's bin directory)");
+  const run = spawnSync(path, ["check", "metrics"], { input: text, encoding: "utf8" });
   return { status: run.status, output: `${run.stdout}${run.stderr}` };
 }
