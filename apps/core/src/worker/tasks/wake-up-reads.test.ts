@@ -49,7 +49,10 @@ it("an idle worker whose wake-up streams are open reads each queue's counter at 
   }
 });
 
-it("a job queued while the worker is idle is claimed through the wake-up (its full looks a minute apart)", async () => {
+// The wake-up and the backstop read both find the move here (a bound on the latency would be a timing threshold): what
+// this shows is that an idle worker with full looks a minute apart claims at once; that the stream itself wakes a
+// watcher is storage/queue-signal.test.ts's, and that a wake-up makes the poller look is poller.test.ts's.
+it("a job queued while the worker is idle is claimed long before its next full look (a minute away): by the wake-up, or at worst the backstop read", async () => {
   const tenant: Tenant = { account: `acct_wakeups${process.pid}`, livemode: false };
   const worker = await jobsWorker(databaseName, { pollMs: 60_000 });
   try {
