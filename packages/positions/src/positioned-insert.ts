@@ -97,7 +97,7 @@ async function positioned<D extends Tenanted>(
     const list = byTenant.get(key)!;
     const counter = await counters.findOneAndUpdate({ _id: key }, { $inc: { pos: list.length } }, { upsert: true, returnDocument: "after", session, ...options });
     const last = counter?.pos ?? list.length;
-    list.forEach((doc, i) => out.push({ ...doc, pos: last - list.length + 1 + i }));
+    out.push(...list.map((doc, i) => ({ ...doc, pos: last - list.length + 1 + i })));
   }
   return out;
 }
