@@ -89,7 +89,11 @@ export class EventLog {
       if ("event" in start) {
         const at = await this.events.findOne({ _id: start.event }, { ...options, projection: { account: 1, livemode: 1, pos: 1 } });
         if (!at || at.account !== tenant.account || at.livemode !== tenant.livemode) {
-          throw errors.invalid("parameter_invalid", `Invalid starting_after: ${start.event.slice(0, 64)} is no event of this account and mode (or it has expired).`, "starting_after");
+          throw errors.invalid(
+            "parameter_invalid",
+            `Invalid starting_after: ${start.event.slice(0, 64)} is no event of this account and mode (or it has expired).`,
+            "starting_after",
+          );
         }
         // An event copied before positions existed comes before every positioned one.
         after = at.pos ?? 0;
@@ -116,13 +120,19 @@ export class EventLog {
    */
   async *watch(resumeToken: ResumeToken | null, signal: { readonly aborted: boolean }): AsyncGenerator<WatchMessage> {
     const start = resumeToken ? null : await clusterTimeNow(this.db.client);
-    const stream: ChangeStream<PositionedEvent, ChangeStreamInsertDocument<PositionedEvent>> = this.events.watch(
+    // A change stream reads at majority whatever the client's read concern (core's is `local`).
+    const majority = this.db.collection<PositionedEvent>(EVENTS_COLLECTION, { readConcern: STREAM_READ_CONCERN });
+    const stream: ChangeStream<PositionedEvent, ChangeStreamInsertDocument<PositionedEvent>> = majority.watch(
       [{ $match: { operationType: "insert", "fullDocument.pos": { $exists: true } } }],
       { ...(resumeToken ? { resumeAfter: resumeToken } : { startAtOperationTime: start! }), maxAwaitTimeMS: WATCH_AWAIT_MS },
     );
     try {
-      // The first wait opens the stream on the server, so the start message carries a token it can resume from.
-      let change = await nextChange(stream);
+      // The first wait opens the stream on the server, so the start message carries a token it can resume from. The
+      // server refusing to open it from the token given (malformed, or its history gone) makes that token useless.
+      let change = await nextChange(stream).catch((error: unknown) => {
+        if (resumeToken && error instanceof MongoServerError) throw tokenLost();
+        throw error;
+      });
       yield { events: [], resumeToken: stream.resumeToken ?? resumeToken, clusterTime: start ? clusterTimeOf(start) : 0n };
       let beat = Date.now();
       while (!signal.aborted) {
@@ -150,9 +160,9 @@ async function nextChange<C extends Document>(stream: ChangeStream<PositionedEve
   try {
     return await stream.tryNext();
   } catch (error) {
-    if (error instanceof MongoServerError && TOKEN_LOST.has(error.code as number)) {
-      throw errors.of("resume_token_lost", "The watch's resume token is no longer in the database's history: start a new watch.");
-    }
+    if (error instanceof MongoServerError && TOKEN_LOST.has(error.code as number)) throw tokenLost();
     throw error;
   }
 }
+
+const tokenLost = () => errors.of("resume_token_lost", "The database cannot resume a watch from this token (its history is gone): start a new watch.");

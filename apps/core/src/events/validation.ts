@@ -101,7 +101,8 @@ export function logReadOf(request: ReadEventLogRequest): LogReadInput {
     if (after.value < 0n) throw errors.invalid("parameter_invalid", "Invalid after_position: a position is a whole number from 0.", "after_position");
     start = { position: Number(after.value) };
   } else if (after.case === "afterEvent") {
-    if (!isId("evt", after.value)) throw errors.invalid("parameter_invalid", `Invalid starting_after: '${after.value.slice(0, 64)}' is not an event id (evt_...).`, "starting_after");
+    if (!isId("evt", after.value))
+      throw errors.invalid("parameter_invalid", `Invalid starting_after: '${after.value.slice(0, 64)}' is not an event id (evt_...).`, "starting_after");
     start = { event: after.value };
   }
   const limit = request.limit === 0 ? LOG_READ_DEFAULT : request.limit;
