@@ -1,5 +1,5 @@
-import { clusterTimeNow, clusterTimeOf, readCausally, STREAM_READ_CONCERN, tenantKey, type PositionCounter } from "@rms/positions";
-import { MongoServerError, type ChangeStream, type ChangeStreamInsertDocument, type Collection, type Db, type Document, type ResumeToken } from "mongodb";
+import { readCausally, ResumeTokenLost, STREAM_READ_CONCERN, tenantKey, watchPositioned, type PositionCounter, type WatchMessage } from "@rms/positions";
+import type { Collection, Db, ResumeToken } from "mongodb";
 import type { Tenant } from "../caller.js";
 import { UNBOUNDED, type Budget } from "../budget.js";
 import { errors } from "../errors.js";
@@ -44,21 +44,6 @@ export interface LogRead {
   /** The tenant's last position when read. */
   readonly head: number;
 }
-
-/** One message of a watch: events in commit order, the token to resume after it, the commit time it covers. */
-export interface WatchMessage {
-  readonly events: PositionedEvent[];
-  readonly resumeToken: ResumeToken | null;
-  /** BSON timestamp as 64 bits; 0n when unchanged. */
-  readonly clusterTime: bigint;
-}
-
-/** How often a quiet watch sends its latest resume token (a heartbeat). */
-export const WATCH_HEARTBEAT_MS = 10_000;
-/** How long one wait for a change lasts on the server (the watch looks at its caller between waits). */
-const WATCH_AWAIT_MS = 1_000;
-/** Codes of a change stream that cannot resume from the token given: its history has left the oplog, or the token is bad. */
-const TOKEN_LOST = new Set([260, 280, 286]);
 
 /**
  * A tenant's events in stream order (docs/streams.md): by `pos`, the position the relay's copy gave each in its
@@ -113,40 +98,16 @@ export class EventLog {
   }
 
   /**
-   * Every positioned event copied from now on (or after `resumeToken`), of every tenant, in commit order, as messages:
-   * first the start (no events; the token and the time it starts at), then the events as the change stream gives
-   * them, and a heartbeat with the latest token every WATCH_HEARTBEAT_MS while quiet. Ends when `signal` aborts.
-   * A token whose history is gone is `resume_token_lost`: the caller starts afresh and catches up by position.
+   * Every positioned event copied from now on (or after `resumeToken`), of every tenant, in commit order
+   * (`watchPositioned`): the start, the events, heartbeats. A token whose history is gone is `resume_token_lost`:
+   * the gateway starts afresh and its streams catch up by position.
    */
-  async *watch(resumeToken: ResumeToken | null, signal: { readonly aborted: boolean }): AsyncGenerator<WatchMessage> {
-    const start = resumeToken ? null : await clusterTimeNow(this.db.client);
-    // A change stream reads at majority whatever the client's read concern (core's is `local`).
-    const majority = this.db.collection<PositionedEvent>(EVENTS_COLLECTION, { readConcern: STREAM_READ_CONCERN });
-    const stream: ChangeStream<PositionedEvent, ChangeStreamInsertDocument<PositionedEvent>> = majority.watch(
-      [{ $match: { operationType: "insert", "fullDocument.pos": { $exists: true } } }],
-      { ...(resumeToken ? { resumeAfter: resumeToken } : { startAtOperationTime: start! }), maxAwaitTimeMS: WATCH_AWAIT_MS },
-    );
+  async *watch(resumeToken: ResumeToken | null, signal: { readonly aborted: boolean }): AsyncGenerator<WatchMessage<PositionedEvent>> {
     try {
-      // The first wait opens the stream on the server, so the start message carries a token it can resume from. The
-      // server refusing to open it from the token given (malformed, or its history gone) makes that token useless.
-      let change = await nextChange(stream).catch((error: unknown) => {
-        if (resumeToken && error instanceof MongoServerError) throw tokenLost();
-        throw error;
-      });
-      yield { events: [], resumeToken: stream.resumeToken ?? resumeToken, clusterTime: start ? clusterTimeOf(start) : 0n };
-      let beat = Date.now();
-      while (!signal.aborted) {
-        if (change) {
-          yield { events: [change.fullDocument], resumeToken: change._id, clusterTime: clusterTimeOf(change.clusterTime) };
-          beat = Date.now();
-        } else if (Date.now() - beat >= WATCH_HEARTBEAT_MS) {
-          yield { events: [], resumeToken: stream.resumeToken, clusterTime: 0n };
-          beat = Date.now();
-        }
-        change = await nextChange(stream);
-      }
-    } finally {
-      await stream.close().catch(() => undefined);
+      yield* watchPositioned(this.events, resumeToken, signal);
+    } catch (error) {
+      if (error instanceof ResumeTokenLost) throw errors.of("resume_token_lost", error.message);
+      throw error;
     }
   }
 }
@@ -154,15 +115,3 @@ export class EventLog {
 function filterIsEmpty(filter: StreamFilter): boolean {
   return filter.object === "" && filter.exact.size === 0 && filter.prefixes.length === 0;
 }
-
-/** The next change, or null after one wait with none; a lost history is `resume_token_lost`. */
-async function nextChange<C extends Document>(stream: ChangeStream<PositionedEvent, C>): Promise<C | null> {
-  try {
-    return await stream.tryNext();
-  } catch (error) {
-    if (error instanceof MongoServerError && TOKEN_LOST.has(error.code as number)) throw tokenLost();
-    throw error;
-  }
-}
-
-const tokenLost = () => errors.of("resume_token_lost", "The database cannot resume a watch from this token (its history is gone): start a new watch.");

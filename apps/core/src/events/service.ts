@@ -65,7 +65,7 @@ export function eventService(store: EventStore, log: EventLog, checkKey: Present
     async *watchEvents(request, context) {
       for await (const message of log.watch(tokenOf(request.resumeToken), context.signal)) {
         yield {
-          events: message.events.map((event) => ({ accountId: event.account, positioned: positioned(event) })),
+          events: message.documents.map((event) => ({ accountId: event.account, positioned: positioned(event) })),
           resumeToken: tokenBytes(message.resumeToken),
           clusterTime: message.clusterTime,
         };
