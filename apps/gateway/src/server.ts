@@ -21,6 +21,13 @@ import { acceptProxyProtocol } from "./http/proxy-protocol.js";
 import { REQUEST_TIMEOUT_MS } from "./http/request-timeout.js";
 import { DEFAULT_REQUEST_LOGS } from "./config.js";
 import { RequestLogRecorder } from "./request-logs/recorder.js";
+import { DEFAULT_STREAM_LIMITS } from "./streams/connection.js";
+import { ChangeFeed } from "./streams/feed.js";
+import { StreamHub } from "./streams/hub.js";
+import { StreamServices, type EventValue } from "./streams/services.js";
+import { eventFeedSource, eventTokenLost } from "./routes/events/stream.js";
+import { requestLogFeedSource, requestLogTokenLost } from "./routes/request-logs/stream.js";
+import type { RequestLogDocument } from "./request-logs/store.js";
 
 /** Limits that keep one client from holding the gateway's sockets. */
 export const SERVER_LIMITS = {
@@ -112,6 +119,35 @@ function close(server: Server, graceMs: number): Promise<void> {
   });
 }
 
+/** The streams' hubs and feeds (docs/streams.md): events from core's watch, request logs from this gateway's own change stream. */
+function streamServices(
+  config: GatewayConfig,
+  core: CoreClients,
+  stores: ReturnType<typeof openStores>,
+  logger: Logger,
+  metrics: ReturnType<typeof gatewayMetrics>,
+  requestLogs: boolean,
+): StreamServices {
+  const eventsHub = new StreamHub<EventValue>();
+  const requestLogsHub = new StreamHub<RequestLogDocument>();
+  return new StreamServices(
+    { hub: eventsHub, feed: new ChangeFeed("events", eventFeedSource(core), eventsHub, logger, { tokenLost: eventTokenLost }) },
+    requestLogs
+      ? { hub: requestLogsHub, feed: new ChangeFeed("request_logs", requestLogFeedSource(stores.requestLogs), requestLogsHub, logger, { tokenLost: requestLogTokenLost }) }
+      : undefined,
+    stores.streamSlots,
+    { ...DEFAULT_STREAM_LIMITS, ...config.streams },
+    {
+      opened: (kind) => metrics.streamsOpen.labels(kind).inc(),
+      ended: (kind, reason) => {
+        metrics.streamsOpen.labels(kind).dec();
+        metrics.streamsEnded.labels(kind, reason).inc();
+      },
+    },
+    logger,
+  );
+}
+
 /** Starts the HTTPS API and (unless disabled) the plain-HTTP rejecting listener. */
 export async function startGateway(config: GatewayConfig, options: StartOptions = {}): Promise<RunningGateway> {
   const logger = options.logger ?? pino({ level: config.logLevel });
@@ -132,6 +168,7 @@ export async function startGateway(config: GatewayConfig, options: StartOptions 
       })
     : undefined;
   if (recorder) metrics.watchRequestLogsWaiting(() => recorder.waiting);
+  const streams = streamServices(config, core, stores, logger, metrics, recorder !== undefined);
   const app = createGatewayApp({
     core,
     config,
@@ -143,6 +180,7 @@ export async function startGateway(config: GatewayConfig, options: StartOptions 
     recordSealer: recordSealer(config.coreToken),
     dashboardDir: config.dashboardDir ?? null,
     local: { requestLogs: stores.requestLogs },
+    streams,
     ...(recorder ? { requestLogs: { recorder, retentionDays: requestLogSettings.retentionDays } } : {}),
   });
 
@@ -180,6 +218,8 @@ export async function startGateway(config: GatewayConfig, options: StartOptions 
       certificate: tls.cert,
       stop: () =>
         (stopping ??= (async () => {
+          // Streams end first (their clients resume at another gateway), or they would hold the close to its grace.
+          await streams.close();
           await Promise.all([close(https, config.shutdownGraceMs), plain ? close(plain, config.shutdownGraceMs) : undefined]);
           await metricsServer?.close();
           revoker.close();
@@ -190,6 +230,7 @@ export async function startGateway(config: GatewayConfig, options: StartOptions 
         })()),
     };
   } catch (error) {
+    await streams.close();
     await Promise.all([close(https, 0), plain ? close(plain, 0) : undefined, metricsServer?.close()]);
     revoker.close();
     if (!options.core) core.close();
