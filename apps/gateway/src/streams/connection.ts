@@ -119,7 +119,10 @@ export class StreamConnection<V> implements HubListener<V> {
 
   onItems(items: readonly StreamItem<V>[]): void {
     if (this.closed) return;
-    if (this.live) return this.process(items);
+    if (this.live) {
+      this.process(items);
+      return;
+    }
     if (this.overflowed) return;
     this.pending.push(...items);
     // Past the bound they are let go: the catch-up reads them by position.

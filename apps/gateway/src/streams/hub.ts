@@ -29,8 +29,8 @@ export class StreamHub<V = unknown> {
 
   /** Adds a subscriber of `tenant`; the answer removes it. */
   subscribe(tenant: string, listener: HubListener<V>): () => void {
-    let set = this.byTenant.get(tenant);
-    if (!set) this.byTenant.set(tenant, (set = new Set()));
+    const set = this.byTenant.get(tenant) ?? new Set<HubListener<V>>();
+    this.byTenant.set(tenant, set);
     set.add(listener);
     this.count++;
     return () => {
