@@ -181,12 +181,12 @@ export class RequestLogStore implements Indexed {
         if (!at) return null;
         after = at.pos ?? 0;
       } else after = start.position;
+      const query = this.logQuery(tenant, after, source, limit);
       const found = (await this.collection
-        .find(
-          { account: tenant.account, livemode: tenant.livemode, source: source === "all" ? { $in: ["api", "dashboard"] } : source, pos: { $gt: after } },
-          { ...options, sort: { pos: 1 }, hint: REQUEST_LOG_POSITION_INDEX, limit: limit + 1, projection: { expires_at: 0 } },
-        )
-        .toArray()) as (RequestLogDocument & { pos: number })[];
+        .find(query.filter, { ...options, sort: query.sort, hint: query.hint, limit: query.limit, projection: { expires_at: 0 } })
+        .toArray()) as (RequestLogDocument & {
+        pos: number;
+      })[];
       const full = found.length > limit;
       const records = found.slice(0, limit);
       const last = records.at(-1)?.pos ?? after;
@@ -222,6 +222,23 @@ export class RequestLogStore implements Indexed {
       ...(Object.keys(range).length > 0 ? { _id: range } : {}),
     };
     return { filter, sort: { _id: query.endingBefore !== undefined ? 1 : -1 }, hint, limit: query.limit + 1 };
+  }
+
+  /** The query of one catch-up read of a stream: the tenant's records of `source` after position `after` (the explain test runs exactly this). */
+  logQuery(
+    tenant: { account: string; livemode: boolean },
+    after: number,
+    source: SourceFilter,
+    limit: number,
+  ): { filter: Filter<RequestLogDocument>; sort: { pos: 1 }; hint: string; limit: number } {
+    // Only records written with positions have a source: no `null` here (unlike the list's `sourceCondition`).
+    const bySource = source === "all" ? { $in: ["api", "dashboard"] as RequestSource[] } : source;
+    return {
+      filter: { account: tenant.account, livemode: tenant.livemode, source: bySource, pos: { $gt: after } },
+      sort: { pos: 1 },
+      hint: REQUEST_LOG_POSITION_INDEX,
+      limit: limit + 1,
+    };
   }
 
   /** One page, newest first, and whether more follow (in the page's direction). */
