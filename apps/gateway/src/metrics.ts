@@ -18,6 +18,8 @@ export interface GatewayMetrics {
   readonly streamsOpen: Gauge<"stream">;
   /** Streams ended, by kind and why (`client`, `max_age`, `slow`, `shutdown`, `error`, `revoked`). */
   readonly streamsEnded: Counter<"stream" | "reason">;
+  /** Reports the bytes written to streams and not yet taken by their clients (read at each scrape). */
+  watchStreamBuffers(bytes: () => number): void;
   /** Reports how many request logs wait in memory for their batch (read at each scrape). */
   watchRequestLogsWaiting(count: () => number): void;
   /** Reports how many plain-HTTP revocations this gateway holds as pending (read at each scrape). */
@@ -89,6 +91,16 @@ export function gatewayMetrics(): GatewayMetrics {
     requestLogsWritten,
     streamsOpen,
     streamsEnded,
+    watchStreamBuffers(bytes) {
+      new Gauge({
+        name: "gateway_stream_buffered_bytes",
+        help: "Bytes written to this gateway's streams and not yet taken by their clients (a stream past its bound is dropped).",
+        registers: [registry],
+        collect() {
+          this.set(bytes());
+        },
+      });
+    },
     watchRequestLogsWaiting(count) {
       new Gauge({
         name: "gateway_request_logs_waiting",

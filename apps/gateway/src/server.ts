@@ -169,6 +169,7 @@ export async function startGateway(config: GatewayConfig, options: StartOptions 
     : undefined;
   if (recorder) metrics.watchRequestLogsWaiting(() => recorder.waiting);
   const streams = streamServices(config, core, stores, logger, metrics, recorder !== undefined);
+  metrics.watchStreamBuffers(() => streams.bufferedBytes);
   const app = createGatewayApp({
     core,
     config,

@@ -5,7 +5,7 @@ import { UNBOUNDED, type Budget } from "../budget.js";
 import { errors } from "../errors.js";
 import { boundedPage } from "../storage/bounded-page.js";
 import { EVENT_POSITION_INDEX, EVENT_POSITIONS_COLLECTION, EVENTS_COLLECTION } from "../storage/relay.js";
-import type { StoredEvent } from "./model.js";
+import { eventBytes, type StoredEvent } from "./model.js";
 
 /** An event as the relay copied it since streams exist: with its tenant's position. */
 export type PositionedEvent = StoredEvent & { pos: number };
@@ -87,7 +87,7 @@ export class EventLog {
         { account: tenant.account, livemode: tenant.livemode, pos: { $gt: after } },
         { ...options, sort: { pos: 1 }, hint: EVENT_POSITION_INDEX, limit: limit + 1, batchSize: Math.min(limit + 1, 101) },
       );
-      const { items, hasMore } = await boundedPage(cursor, limit, (event) => JSON.stringify(event.object).length);
+      const { items, hasMore } = await boundedPage(cursor, limit, eventBytes);
       const last = items.at(-1)?.pos ?? after;
       // A page cut short says so; one read to the end covers everything up to the head (positions the TTL index
       // already removed are simply not there).

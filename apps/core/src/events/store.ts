@@ -6,7 +6,7 @@ import type { Page } from "../grpc/list-request.js";
 import { ensureEventExpiryIndex, ensureEventPositionIndex, EVENTS_COLLECTION } from "../storage/relay.js";
 import { keysetIdRange } from "../storage/keyset-list.js";
 import { errors } from "../errors.js";
-import { EVENT_TYPES, type CreatedBounds, type ObjectFilter, type StoredEvent, type TypeFilter } from "./model.js";
+import { EVENT_TYPES, eventBytes, type CreatedBounds, type ObjectFilter, type StoredEvent, type TypeFilter } from "./model.js";
 
 export interface EventListQuery extends Page {
   type?: TypeFilter;
@@ -121,7 +121,7 @@ export class EventStore {
   /** A page of at most `limit` events (fewer once their objects pass the byte bound), newest first. */
   private async page(cursor: FindCursor<StoredEvent>, limit: number, backwards: boolean): Promise<{ items: StoredEvent[]; hasMore: boolean }> {
     // A `job.*` event snapshots the job's params (up to about 1 MiB): such a page holds fewer events.
-    const { items: page, hasMore } = await boundedPage(cursor, limit, (event) => JSON.stringify(event.object).length);
+    const { items: page, hasMore } = await boundedPage(cursor, limit, eventBytes);
     return { items: backwards ? page.reverse() : page, hasMore };
   }
 }

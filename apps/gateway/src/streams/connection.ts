@@ -12,7 +12,7 @@ export interface StreamLimits {
   readonly maxAgeMs: number;
   /** Streams one key may hold at once (10). */
   readonly perKey: number;
-  /** Bytes written to a stream and not yet taken by its client past which it is dropped (a slow or stalled reader). */
+  /** Bytes written to a stream and not yet taken by its client past which it is dropped at its next frame (a slow or stalled reader). */
   readonly bufferBytes: number;
   /** Items that may wait for a stream while it catches up; past it they are let go and read again by position. */
   readonly pendingMax: number;
@@ -109,9 +109,14 @@ export class StreamConnection<V> implements HubListener<V> {
     await this.gone;
   }
 
+  /** Bytes written to the stream that its client has not taken yet (at most about `bufferBytes`: past it, it is dropped). */
+  get buffered(): number {
+    return this.closed ? 0 : this.res.writableLength;
+  }
+
   /** Ends the stream (the client resumes from its last id): gracefully, or at once for a reader that does not read. */
   end(reason: StreamEnd): void {
-    if (this.closed) return;
+    if (this.closed || this.res.writableEnded) return;
     this.endReason = reason;
     if (reason === "slow") this.res.destroy();
     else this.res.end();
@@ -190,11 +195,15 @@ export class StreamConnection<V> implements HubListener<V> {
     this.process(waiting);
   }
 
-  /** Writes a frame; a client that lets more than `bufferBytes` wait is dropped (it resumes from its last id). */
+  /**
+   * Writes a frame. A client that let more than `bufferBytes` wait before it is dropped (it resumes from its last id):
+   * so one frame larger than the bound (a job's event) never drops a reader that reads.
+   */
   private send(frame: string): void {
-    if (this.closed) return;
+    if (this.closed || this.res.writableEnded) return;
+    const waiting = this.res.writableLength;
     this.res.write(frame);
-    if (this.res.writableLength > this.spec.limits.bufferBytes) this.end("slow");
+    if (waiting > this.spec.limits.bufferBytes) this.end("slow");
   }
 
   private onClose(): void {

@@ -51,6 +51,13 @@ export class StreamServices {
     return this.open.size;
   }
 
+  /** Bytes written to the open streams and not yet taken by their clients: bounded by `size` x `limits.bufferBytes` (and a frame each). */
+  get bufferedBytes(): number {
+    let bytes = 0;
+    for (const connection of this.open) bytes += connection.buffered;
+    return bytes;
+  }
+
   /** Ends every open stream (their clients resume elsewhere), stops the feeds and gives back the places. */
   async close(): Promise<void> {
     for (const connection of [...this.open]) connection.end("shutdown");

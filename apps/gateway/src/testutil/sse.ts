@@ -95,3 +95,48 @@ export function openSse(port: number, ca: string, path: string, options: { key: 
     req.end();
   });
 }
+
+/** A client that reconnects with `Last-Event-ID` whenever its stream ends, as the SDK's streams do: every event once. */
+export interface FollowedSse {
+  readonly events: SseEvent[];
+  /** Connections made (1 + reconnections). */
+  connections: number;
+  close(): void;
+}
+
+export function followSse(port: number, ca: string, path: string, options: { key: string; lastEventId?: string }): FollowedSse {
+  const events: SseEvent[] = [];
+  let current: SseStream | undefined;
+  let closed = false;
+  const followed: FollowedSse = {
+    events,
+    connections: 0,
+    close: () => {
+      closed = true;
+      current?.close();
+    },
+  };
+  const connect = async (lastEventId: string | undefined): Promise<void> => {
+    while (!closed) {
+      const stream = await openSse(port, ca, path, { key: options.key, ...(lastEventId ? { lastEventId } : {}) }).catch(() => undefined);
+      if (!stream || stream.status !== 200) {
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        continue;
+      }
+      current = stream;
+      followed.connections++;
+      // The stream's own list, read into ours as it grows.
+      const seen = stream.events;
+      const copy = () => {
+        while (seen.length > 0) events.push(seen.shift()!);
+      };
+      const timer = setInterval(copy, 20);
+      await stream.ended;
+      clearInterval(timer);
+      copy();
+      lastEventId = events.at(-1)?.id ?? lastEventId;
+    }
+  };
+  void connect(options.lastEventId);
+  return followed;
+}
