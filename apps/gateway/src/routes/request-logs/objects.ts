@@ -57,7 +57,7 @@ const cursor = { type: "string", pattern: "^(req_[0-9A-Za-z]{24})?$" } as const;
 
 /** `source`: which requests to show; the dashboard's own are hidden unless asked for (CONTRACT.md section 12). */
 export const SOURCE_PARAM = {
-  example: undefined,
+  example: "all",
   schema: {
     type: "string",
     enum: ["api", "dashboard", "all"],

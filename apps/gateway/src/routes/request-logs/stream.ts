@@ -52,8 +52,8 @@ export const streamRequestLogs = defineStreamOperation({
   scope: "request_logs:read",
   parameters: {
     status: REQUEST_LOG_LIST_PARAMS.status,
-    method: { ...REQUEST_LOG_LIST_PARAMS.method, example: undefined },
-    path: { ...REQUEST_LOG_LIST_PARAMS.path, example: undefined },
+    method: REQUEST_LOG_LIST_PARAMS.method,
+    path: REQUEST_LOG_LIST_PARAMS.path,
     api_key: REQUEST_LOG_LIST_PARAMS.api_key,
     idempotency_key: REQUEST_LOG_LIST_PARAMS.idempotency_key,
     error_code: REQUEST_LOG_LIST_PARAMS.error_code,
