@@ -78,7 +78,9 @@ export async function serveStream<V>(input: StreamInput, services: StreamService
       counters.opened(open.kind);
     });
   } catch (error) {
-    throw toApiError(error);
+    // The feed that did not start in time, or a store that did not answer: unavailable, not a bug.
+    if (error instanceof ApiError || error instanceof RpcError) throw toApiError(error);
+    throw ApiError.unavailable(error);
   } finally {
     clearInterval(recheck);
   }
