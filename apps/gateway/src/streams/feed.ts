@@ -52,7 +52,7 @@ export class ChangeFeed<V> {
   ready(): Promise<void> {
     this.running ??= this.run();
     if (this.started) return Promise.resolve();
-    const timeoutMs = this.options.readyTimeoutMs ?? 5_000;
+    const timeoutMs = this.options.readyTimeoutMs ?? 10_000;
     return new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`the ${this.name} feed did not start within ${timeoutMs} ms`)), timeoutMs);
       timer.unref();
