@@ -119,7 +119,7 @@ export function followSse(port: number, ca: string, path: string, options: { key
   const connect = async (lastEventId: string | undefined): Promise<void> => {
     while (!closed) {
       const stream = await openSse(port, ca, path, { key: options.key, ...(lastEventId ? { lastEventId } : {}) }).catch(() => undefined);
-      if (!stream || stream.status !== 200) {
+      if (stream?.status !== 200) {
         await new Promise((resolve) => setTimeout(resolve, 200));
         continue;
       }
