@@ -287,6 +287,7 @@ describe("records in idempotency_keys", () => {
       account: account.id,
       livemode: false,
       created: new Date(now - 60_000),
+      expires_at: new Date(now - 60_000 + 86_400_000),
       owner: "dead",
       completed: false,
       request_id: "req_dead",
