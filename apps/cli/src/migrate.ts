@@ -1,6 +1,7 @@
 import { hostname } from "node:os";
 import { RELEASE } from "@rms/config";
-import { migrate, migrationStatus, openDatabaseClient, planMigrations, type MigrationLogger, type MigrationStatus, type StepPlan, type StepStatus } from "@rms/core";
+import { migrate, migrationStatus, openDatabaseClient, planMigrations } from "@rms/core";
+import type { MigrationLogger, MigrationStatus, StepPlan, StepStatus } from "@rms/core";
 import type { Db } from "mongodb";
 import { checkDatabaseEnvironment } from "./config.js";
 
@@ -32,7 +33,8 @@ export async function migrateStatus(out: MigrateOutput, json: boolean): Promise<
     if (json) return out.stdout(`${JSON.stringify(statusJson(status, name))}\n`);
     out.stdout(`rms ${RELEASE}, database ${name}: ${status.steps.filter((s) => s.state === "done").length} of ${status.steps.length} steps done\n`);
     for (const step of status.steps) out.stdout(`${stepLine(step)}\n`);
-    out.stdout(`lease: ${status.lease ? `held by ${status.lease.owner} (${status.lease.release ?? "?"}) until ${new Date(status.lease.until).toISOString()}` : "free"}\n`);
+    const { lease } = status;
+    out.stdout(`lease: ${lease ? `held by ${lease.owner} (${lease.release ?? "?"}) until ${new Date(lease.until).toISOString()}` : "free"}\n`);
     out.stdout(`${rollbackLine(status)}\n`);
   });
 }
@@ -42,7 +44,8 @@ export async function migrateUp(out: MigrateOutput, options: { dryRun: boolean; 
   await withDatabase(out, async (db, name) => {
     if (options.dryRun) {
       const plans = await planMigrations(db);
-      if (options.json) return out.stdout(`${JSON.stringify({ object: "migration_plan", release: RELEASE, database: name, dry_run: true, steps: plans.map(planJson) })}\n`);
+      const plan = { object: "migration_plan", release: RELEASE, database: name, dry_run: true, steps: plans.map(planJson) };
+      if (options.json) return out.stdout(`${JSON.stringify(plan)}\n`);
       out.stdout(`rms ${RELEASE}, database ${name}: ${plans.length === 0 ? "every step is done, nothing to run" : `${plans.length} step(s) to run`}\n`);
       for (const plan of plans) {
         out.stdout(`${plan.id}  ${plan.kind}  ${plan.state}: ${plan.summary}\n`);
@@ -70,8 +73,8 @@ function stepLine(step: StepStatus): string {
   const counts = `${step.batches} batch(es), ${step.changed} changed`;
   const later = step.known ? "" : " (a later release's step)";
   if (step.state === "done") return `${head} ${step.finishedAt?.toISOString()} by ${step.finishedByRelease} (${counts})${later}`;
-  if (step.state === "running")
-    return `${head} ${counts}, next at part ${step.position?.part} after ${JSON.stringify(step.position?.after)}${step.error ? `; last error: ${step.error}` : ""}${later}`;
+  const error = step.error ? `; last error: ${step.error}` : "";
+  if (step.state === "running") return `${head} ${counts}, next at part ${step.position?.part} after ${JSON.stringify(step.position?.after)}${error}${later}`;
   return `${head} ${step.summary}`;
 }
 

@@ -40,7 +40,8 @@ it("does not wait behind a transaction left open on the collection when there is
 it("walks a collection in bounded batches by _id: each batch reads at most its size of index keys and writes only the old shape", async () => {
   const walked = t.db.collection<Document>("walked");
   // 2,000 documents, of which every fourth has the old shape.
-  await walked.insertMany(Array.from({ length: 2_000 }, (_, i) => ({ _id: `d_${String(i).padStart(5, "0")}` as never, ...(i % 4 === 0 ? { old: true } : { new: true }) })));
+  const shape = (i: number) => (i % 4 === 0 ? { old: true } : { new: true });
+  await walked.insertMany(Array.from({ length: 2_000 }, (_, i) => ({ _id: `d_${String(i).padStart(5, "0")}` as never, ...shape(i) })));
   const part = walkDocuments({ collection: "walked", where: { old: true }, what: "old documents", update: { $set: { new: true }, $unset: { old: "" } } });
   expect(await part.pending(t.db)).toBe("walked: 500 old documents");
 
@@ -65,8 +66,9 @@ it("walks a collection in bounded batches by _id: each batch reads at most its s
   expect(stats.nReturned).toBe(300);
   expect(stats.totalKeysExamined).toBeLessThanOrEqual(301);
   expect(stats.totalDocsExamined).toBe(0);
+  const oneBatch = { q: { $and: [{ _id: { $gte: "d_00300", $lte: "d_00599" } }, { old: true }] }, u: { $set: { new: true } }, multi: true };
   const update = await t.db.command({
-    explain: { update: "walked", updates: [{ q: { $and: [{ _id: { $gte: "d_00300", $lte: "d_00599" } }, { old: true }] }, u: { $set: { new: true } }, multi: true }] },
+    explain: { update: "walked", updates: [oneBatch] },
     verbosity: "executionStats",
   });
   const examined = (update["executionStats"] as { totalDocsExamined: number }).totalDocsExamined;

@@ -50,7 +50,7 @@ function coreProcess(): { child: ChildProcess; lines: Record<string, unknown>[];
 const STEP = "0007-resource-name-fields";
 const RESOURCES = 40_000;
 
-it("a step resumes where a core SIGKILLed mid-step left it, and of two cores started together one runs it: every batch recorded once", { timeout: 180_000 }, async () => {
+it("a step resumes where a core SIGKILLed mid-step left it; of two cores started together one runs it", { timeout: 180_000 }, async () => {
   // 40,000 resources as a build before their name fields left them: step 0007 walks them in 80 batches of 500.
   const resources = t.db.collection<{ _id: string }>("resources");
   const created = Math.floor(Date.now() / 1000);
@@ -59,7 +59,8 @@ it("a step resumes where a core SIGKILLed mid-step left it, and of two cores sta
       Array.from({ length: 10_000 }, (_, i) => {
         const n = from + i;
         const id = `res_${String(n).padStart(22, "0")}`;
-        return { _id: id, account: "acct_old", livemode: false, name: `Resource ${n}`, status: "active", metadata: [], created, version: 0, idempotency: id, pending_events: [] };
+        const tenant = { account: "acct_old", livemode: false };
+        return { _id: id, ...tenant, name: `Resource ${n}`, status: "active", metadata: [], created, version: 0, idempotency: id, pending_events: [] };
       }),
     );
   }

@@ -44,7 +44,8 @@ describe("a run", () => {
     expect(first.calls).toEqual([null, "doc_00009", "doc_00019"]);
     expect(await t.db.collection("ordered").countDocuments({ v: 2 })).toBe(23);
     const record = (await migrationRecords(t.db).findOne({ _id: "0001-first" }))!;
-    expect(record).toMatchObject({ state: "done", kind: "expand", release: "1.4.1", finished_by_release: "1.4.1", batches: 3, changed: 23, position: { part: 1, after: null } });
+    expect(record).toMatchObject({ state: "done", kind: "expand", release: "1.4.1", finished_by_release: "1.4.1", batches: 3, changed: 23 });
+    expect(record.position).toEqual({ part: 1, after: null });
     expect(record.runs).toEqual([expect.objectContaining({ owner: "core a", release: "1.4.1", from: { part: 0, after: null } })]);
     expect(record.finished_at!.getTime()).toBeGreaterThanOrEqual(record.started_at.getTime());
 
@@ -81,7 +82,8 @@ describe("a run", () => {
     await oldShaped(t.db, "raced", 40);
     const { step, calls } = countedStep("0001-raced", "raced");
     const slowly = async () => void (await new Promise((resolve) => setTimeout(resolve, 20)));
-    const [a, b] = await Promise.all(["core a", "core b"].map((owner) => migrate(t.db, options(owner, { steps: [step], batchSize: 10, pollMs: 20, afterBatch: slowly }))));
+    const run = (owner: string) => migrate(t.db, options(owner, { steps: [step], batchSize: 10, pollMs: 20, afterBatch: slowly }));
+    const [a, b] = await Promise.all([run("core a"), run("core b")]);
     expect([a!.ran, b!.ran].flat()).toEqual([step.id]);
     expect([a!.waited, b!.waited].sort()).toEqual([false, true]);
     expect(calls).toEqual([null, "doc_00009", "doc_00019", "doc_00029", "doc_00039"]);
@@ -122,7 +124,7 @@ describe("a run", () => {
 describe("what releases may run on the data", () => {
   const db = () => t.client.db(`${t.databaseName}_releases`);
 
-  it("computes the oldest release a rollback may go to from the contract steps that have run, and refuses to serve past a later release's contract", async () => {
+  it("computes how far back a rollback may go from the contract steps that have run, and refuses to serve past a later release's contract", async () => {
     const expand = countedStep("0001-expand", "releases_a").step;
     const contract = { ...countedStep("0002-contract", "releases_b", "contract").step, release: "1.4.3" };
     await migrate(db(), options("core a", { steps: [expand] }));

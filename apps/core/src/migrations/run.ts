@@ -174,8 +174,6 @@ async function refuseNewerContracts(db: Db, release: string): Promise<void> {
     .toArray();
   const newer = contracts.filter((record) => compareReleases(record.release, release) > 0);
   if (newer.length === 0) return;
-  throw new MigrationError(
-    "newer_contract",
-    `release ${release} cannot run on this database: contract step ${newer.map((r) => `${r._id} (${r.release})`).join(", ")} has run (docs/migrations.md, "Rollback")`,
-  );
+  const names = newer.map((record) => `${record._id} (${record.release})`).join(", ");
+  throw new MigrationError("newer_contract", `release ${release} cannot run on this database: contract step ${names} has run (docs/migrations.md, "Rollback")`);
 }

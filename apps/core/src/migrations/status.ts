@@ -42,14 +42,18 @@ export interface MigrationStatus {
 export async function migrationStatus(db: Db, steps: readonly MigrationStep[] = MIGRATION_STEPS): Promise<MigrationStatus> {
   const records = await recordsById(db);
   const known = new Set(steps.map((step) => step.id));
-  const rows = [...steps.map((step) => statusOf(step, records.get(step.id), true)), ...[...records.values()].filter((r) => !known.has(r._id)).map((r) => statusOf(r, r, false))];
+  const later = [...records.values()].filter((record) => !known.has(record._id));
+  const rows = [...steps.map((step) => statusOf(step, records.get(step.id), true)), ...later.map((record) => statusOf(record, record, false))];
   rows.sort((a, b) => a.id.localeCompare(b.id));
   const contracts = [...records.values()].filter((record) => record.kind === "contract");
   const rollbackFloor = contracts.reduce((floor, record) => (compareReleases(record.release, floor) > 0 ? record.release : floor), FIRST_RELEASE);
   return { steps: rows, lease: await migrationLeaseHolder(db), rollbackFloor, contracts: contracts.map((record) => record._id).sort() };
 }
 
-function statusOf(step: Pick<MigrationStep, "id" | "release" | "kind" | "summary"> | MigrationRecord, record: MigrationRecord | undefined, known: boolean): StepStatus {
+/** A step as this release declares it, or as the record of a step it does not know keeps it. */
+type Declared = Pick<MigrationStep, "id" | "release" | "kind" | "summary"> | MigrationRecord;
+
+function statusOf(step: Declared, record: MigrationRecord | undefined, known: boolean): StepStatus {
   return {
     id: "id" in step ? step.id : step._id,
     release: step.release,

@@ -70,10 +70,8 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
   try {
     // No task touches data before it has this release's shape (docs/migrations.md): a core normally runs the steps
     // first and this waits for it; a worker that finds none running (started before any core) runs them itself.
-    await throughOutage(() => migrate(db, { owner: `worker ${workerId}`, release: RELEASE, logger, ...(options.migrations?.steps ? { steps: options.migrations.steps } : {}) }), {
-      logger,
-      what: "migrations",
-    });
+    const steps = options.migrations?.steps ? { steps: options.migrations.steps } : {};
+    await throughOutage(() => migrate(db, { owner: `worker ${workerId}`, release: RELEASE, logger, ...steps }), { logger, what: "migrations" });
   } catch (error) {
     await mongo.close();
     await metricsServer?.close();

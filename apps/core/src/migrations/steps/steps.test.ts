@@ -29,7 +29,10 @@ async function runStep(id: string) {
 async function allIndexes(): Promise<Record<string, Document[]>> {
   const names = (await t.db.listCollections({}, { nameOnly: true }).toArray()).map((c) => c.name).sort();
   const out: Record<string, Document[]> = {};
-  for (const name of names) out[name] = (await t.db.collection(name).indexes()).map((i) => ({ name: i.name, key: i.key })).sort((a, b) => a.name!.localeCompare(b.name!));
+  for (const name of names) {
+    const indexes = (await t.db.collection(name).indexes()).map((index) => ({ name: index.name!, key: index.key }));
+    out[name] = indexes.sort((a, b) => a.name.localeCompare(b.name));
+  }
   return out;
 }
 
@@ -56,7 +59,8 @@ describe("1.4.0-shaped data, converted, then read by this release", () => {
     await t.db.collection("resources").createIndex({ account: 1, livemode: 1, _id: -1 }, { name: "live_order" });
     await t.db.collection("resources").createIndex({ idempotency: 1 }, { name: "idempotency_unique", unique: true });
     await t.db.collection("files").createIndex({ idempotency: 1 }, { name: "idempotency_unique", unique: true, sparse: true });
-    await t.db.collection("jobs").createIndex({ status: 1, _id: 1 }, { name: "unfinished_id", partialFilterExpression: { status: { $in: ["queued", "running"] } } });
+    const unfinished = { status: { $in: ["queued", "running"] } };
+    await t.db.collection("jobs").createIndex({ status: 1, _id: 1 }, { name: "unfinished_id", partialFilterExpression: unfinished });
     await t.db.collection("events").createIndex({ created: 1 }, { name: "created" });
     await t.db.collection("rate_limit_tokens").createIndex({ w: 1 }, { name: "window" });
     expect(await runStep("0001-retired-indexes")).toMatchObject({ state: "done", changed: 6 });
@@ -109,8 +113,8 @@ describe("1.4.0-shaped data, converted, then read by this release", () => {
     const converted = (await t.db.collection("idempotency_keys").findOne({ _id: key as never }))!;
     expect(converted).toMatchObject({ completed: false, locked_until: expiresAt, expires_at: expiresAt, fingerprint: "fp-http" });
     for (const field of ["status", "body", "headers", "answer"]) expect(converted).not.toHaveProperty(field);
-    const create = (fingerprint: string) =>
-      t.resources.createResource({ tenant: account.test, name: "again" }, { metadata: { "idempotency-key": "http-answer", [REQUEST_FINGERPRINT_METADATA]: fingerprint } });
+    const keyed = (fingerprint: string) => ({ metadata: { "idempotency-key": "http-answer", [REQUEST_FINGERPRINT_METADATA]: fingerprint } });
+    const create = (fingerprint: string) => t.resources.createResource({ tenant: account.test, name: "again" }, keyed(fingerprint));
     await expect(create("fp-http")).rejects.toMatchObject({ code: "idempotency_key_in_use" });
     await expect(create("fp-other")).rejects.toMatchObject({ code: "idempotency_key_reused" });
     expect((await t.resources.listResources({ tenant: account.test })).resources).toEqual([]);
@@ -120,7 +124,8 @@ describe("1.4.0-shaped data, converted, then read by this release", () => {
     const resources = t.db.collection("resources");
     await resources.dropIndex("expires_at_ttl");
     await resources.createIndex({ expires_at: 1 }, { expireAfterSeconds: 0, name: "expires_at_ttl" });
-    await expect(new ResourceStore(t.db).ensureIndexes()).rejects.toMatchObject({ codeName: expect.stringMatching(/IndexOptionsConflict|IndexKeySpecsConflict/) });
+    const conflict = { codeName: expect.stringMatching(/IndexOptionsConflict|IndexKeySpecsConflict/) };
+    await expect(new ResourceStore(t.db).ensureIndexes()).rejects.toMatchObject(conflict);
     await runStep("0004-partial-expiry-indexes");
     await new ResourceStore(t.db).ensureIndexes();
     const ttl = (await resources.indexes()).find((index) => index.name === "expires_at_ttl");
@@ -157,6 +162,7 @@ describe("1.4.0-shaped data, converted, then read by this release", () => {
     expect(await search()).toEqual([]);
     await runStep("0007-resource-name-fields");
     expect(await search()).toEqual([resource!.id]);
-    expect(await t.db.collection("resources").findOne({ _id: resource!.id as never })).toMatchObject({ name_lower: stored["name_lower"], name_prefixes: stored["name_prefixes"] });
+    const converted = await t.db.collection("resources").findOne({ _id: resource!.id as never });
+    expect(converted).toMatchObject({ name_lower: stored["name_lower"], name_prefixes: stored["name_prefixes"] });
   });
 });
