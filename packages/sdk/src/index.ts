@@ -29,6 +29,7 @@ export type {
   FileObject,
   Job,
   JobPreview,
+  MultipartBody,
   OperationId,
   Query,
   RequestLog,

@@ -2,7 +2,7 @@ import { platform } from "../platform.js";
 import type { RequestOptions } from "../options.js";
 import { newIdempotencyKey, type RequestSender } from "../request.js";
 import type { RMSResponse } from "../response.js";
-import type { Body, Schemas } from "../types.js";
+import type { Body, MultipartBody, Schemas } from "../types.js";
 
 /**
  * A file's bytes as `files.create` takes them: bytes, a Blob (a browser's File), a web ReadableStream or a Node
@@ -12,7 +12,7 @@ export type FileInput = Uint8Array | ArrayBuffer | Blob | ReadableStream<Uint8Ar
 
 export interface FileCreateParams {
   /** What the file is for: clients upload `resources_import` files. */
-  readonly purpose: Body<"createFile">["purpose"];
+  readonly purpose: MultipartBody<"createFile">["purpose"];
   readonly file: FileInput;
   /** The file's name; its extension gives its type (`.jsonl`, `.ndjson`, `.csv`). Default: the path's or the File's name. */
   readonly filename?: string;
