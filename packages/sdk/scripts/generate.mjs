@@ -98,10 +98,12 @@ function methodText(op) {
   const optional = op.params === "optional" ? "?" : "";
   const base = paramsType(op);
   if (op.variants.length === 0) return signature(`params${optional}: ${base}`, op.answer);
-  // A variant's answer comes when its flag is true: one signature each.
+  // A variant's answer comes when its flag is true: one signature each, and one for a flag known only at run time.
+  const either = `${[op.answer, ...op.variants.map((v) => v.answer)].map((s) => `Schemas[${quote(s)}]`).join(" | ")}`;
   return [
     ...op.variants.map((v) => signature(`params: ${base} & { ${v.flag}: true }`, v.answer)),
     signature(`params${optional}: ${base} & { ${op.variants.map((v) => `${v.flag}?: false`).join("; ")} }`, op.answer),
+    `${doc}    ${op.method}(${[...ids, `params${optional}: ${base}`, "options?: RequestOptions"].join(", ")}): Promise<RMSResponse<${either}>>;\n`,
   ].join("");
 }
 
