@@ -36,6 +36,14 @@ describe("the packed SDK, installed into an empty project", () => {
     expect(consumer.installed).toEqual([]);
   });
 
+  it("loads with require too (its CommonJS build), with every namespace", async () => {
+    const facts = await consumer.script("required.cjs", {});
+    expect(facts).toMatchObject({ version: "1.4.0", errors: "function", verify: "function" });
+    expect(facts["namespaces"]).toEqual(
+      expect.arrayContaining(["resources", "events", "webhookEndpoints", "jobs", "files", "uploads", "requestLogs", "dashboardSessions", "status"]),
+    );
+  });
+
   it("creates a resource without an idempotency key and with one (the repeat is a replay)", async () => {
     const facts = await consumer.script("create.mjs", direct);
     expect(facts["plain"]).toMatchObject({ name: "made by the SDK", metadata: { source: "sdk" }, status: 201, requestId: expect.stringMatching(/^req_/) });
