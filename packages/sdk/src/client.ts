@@ -31,12 +31,12 @@ export class RMS {
   readonly webhooks = Webhooks;
   /** This SDK's version. */
   static readonly VERSION = SDK_VERSION;
-  private readonly sender: RequestSender;
+  readonly #sender: RequestSender;
 
   constructor(apiKey: string, options: ClientOptions = {}) {
     if (typeof apiKey !== "string" || apiKey === "") throw new TypeError("new RMS(apiKey): an API key (sk_..., rk_... or pk_...) is required");
     const here = platform();
-    this.sender = new RequestSender({
+    this.#sender = new RequestSender({
       apiKey,
       baseUrl: (options.baseUrl ?? DEFAULT_BASE_URL).replace(/\/+$/, ""),
       timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
@@ -44,8 +44,8 @@ export class RMS {
       transport: here.transport({ ca: options.ca, fetch: options.fetch }),
       userAgent: here.userAgent,
     });
-    const generated = namespacesOf(OPERATIONS, this.sender);
-    const written = handWritten(this.sender) as unknown as Record<string, object>;
+    const generated = namespacesOf(OPERATIONS, this.#sender);
+    const written = handWritten(this.#sender) as unknown as Record<string, object>;
     for (const name of new Set([...Object.keys(generated), ...Object.keys(written)])) {
       Object.defineProperty(this, name, { value: Object.freeze({ ...generated[name], ...written[name] }), enumerable: true });
     }
@@ -56,6 +56,6 @@ export class RMS {
    * DELETE, the JSON body of a POST; the same retries, idempotency keys and errors as every method.
    */
   rawRequest<T extends object = Record<string, unknown>>(method: "GET" | "POST" | "DELETE", path: string, params?: object, options?: RequestOptions): Promise<RMSResponse<T>> {
-    return this.sender.json<T>({ method, path, ...(method === "POST" ? { json: params ?? {} } : { query: params }), options });
+    return this.#sender.json<T>({ method, path, ...(method === "POST" ? { json: params ?? {} } : { query: params }), options });
   }
 }
