@@ -371,7 +371,9 @@ export function openApiDocument(
       description:
         "A Stripe-style REST API. Every path is under `/v1`, HTTPS only. Request bodies may be JSON or " +
         "`application/x-www-form-urlencoded` with bracket notation; both give byte-identical responses. " +
-        "Authenticate with `Authorization: Bearer <key>` (or HTTP Basic with the key as user name, as `curl -u sk_...:` sends it).",
+        "Authenticate with `Authorization: Bearer <key>` (or HTTP Basic with the key as user name, as `curl -u sk_...:` sends it). " +
+        "Extensions on operations: `x-scope` (the key's scope it needs), `x-rms-sdk` (its namespace and method in the SDK, `@rms/sdk`), " +
+        "`x-mutually-exclusive-parameters` (pairs refused together with 400) and, on a response, `x-rms-selected-by` (the boolean parameter that selects it).",
     },
     // Relative: the origin this document was fetched from (`npm start` serves it on https://localhost:8443).
     servers: [{ url: "/", description: "The origin serving this document." }],
