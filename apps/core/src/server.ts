@@ -146,9 +146,7 @@ export async function startCore(options: CoreOptions): Promise<RunningCore> {
   if (relay && options.relay !== false) relay.start(options.relay?.sweepIntervalMs);
   const stopBackground = opened.flatMap(({ open }) => (open.start ? [open.start()] : []));
 
-  const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync(address, serverCredentials(options.tls), (err, bound) => (err ? reject(err) : resolve(bound))),
-  );
+  const port = await new Promise<number>((resolve, reject) => server.bindAsync(address, serverCredentials(options.tls), (err, bound) => (err ? reject(err) : resolve(bound))));
   const listening = `${address.replace(/:\d+$/, "")}:${port}`;
   let metricsServer: Awaited<ReturnType<typeof startMetricsServer>> | undefined;
   try {
