@@ -20,7 +20,8 @@ let seen: Seen[] = [];
 let failures: { left: number; code: GrpcStatus } = { left: 0, code: GrpcStatus.UNAVAILABLE };
 let hang = false;
 
-function attempt(context: CallContext): void {
+/** Records an attempt, then fails it as told or answers `answer`. */
+async function attempt<T>(context: CallContext, answer: T): Promise<T> {
   const metadata: Record<string, string> = {};
   for (const [key, value] of Object.entries(context.metadata.getMap())) metadata[key] = String(value);
   seen.push({ method: context.method.replace(/^.*\//, ""), metadata, deadline: context.deadline });
@@ -28,6 +29,7 @@ function attempt(context: CallContext): void {
     failures.left--;
     throw new RpcError(failures.code, { type: "api_error", code: "service_unavailable", message: "told to fail" });
   }
+  return answer;
 }
 
 const resource = { id: "res_1", name: "one", metadata: [], created: 1n, livemode: false };
@@ -36,12 +38,12 @@ let address = "";
 beforeAll(async () => {
   const never = () => new Promise<never>(() => {});
   addService(server, ResourceService, {
-    createResource: async (request, ctx) => (attempt(ctx), { resource: { ...resource, name: request.name } }),
-    getResource: async (request, ctx) => (hang ? never() : (attempt(ctx), { resource: { ...resource, id: request.id } })),
-    updateResource: async (_request, ctx) => (attempt(ctx), { resource }),
-    deleteResource: async (request, ctx) => (attempt(ctx), { id: request.id }),
-    listResources: async (_request, ctx) => (attempt(ctx), { resources: [resource] }),
-    searchResources: async (_request, ctx) => (attempt(ctx), { resources: [] }),
+    createResource: (request, ctx) => attempt(ctx, { resource: { ...resource, name: request.name } }),
+    getResource: (request, ctx) => (hang ? never() : attempt(ctx, { resource: { ...resource, id: request.id } })),
+    updateResource: (_request, ctx) => attempt(ctx, { resource }),
+    deleteResource: (request, ctx) => attempt(ctx, { id: request.id }),
+    listResources: (_request, ctx) => attempt(ctx, { resources: [resource] }),
+    searchResources: (_request, ctx) => attempt(ctx, { resources: [] }),
   });
   const port = await new Promise<number>((resolve, reject) => server.bindAsync("127.0.0.1:0", ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p))));
   address = `127.0.0.1:${port}`;
