@@ -40,6 +40,11 @@ export interface CoreOptions {
    * the `file` `reloadClients` reads again.
    */
   clients?: { readonly file?: string; readonly entries: readonly CredentialedClient[] };
+  /**
+   * Who server reflection answers: anyone (`open`), or known clients of the caller table only. Default: open on a
+   * loopback address, known clients elsewhere.
+   */
+  reflection?: "open" | "known clients";
   /** PEM material: serve gRPC over TLS and require client certificates signed by `ca`. Required off loopback. */
   tls?: { cert: Buffer; key: Buffer; ca: Buffer };
   logger?: Logger;
@@ -88,7 +93,7 @@ export async function startCore(options: CoreOptions): Promise<RunningCore> {
   const address = options.address ?? "127.0.0.1:0";
   const callers = new CallerTable(builtInClients({ operator: options.adminToken, gateway: options.gatewayToken }, METHOD_CALLERS), options.clients?.entries ?? []);
   // Reflection describes every service to whoever asks: open while core listens on loopback only.
-  const guard = callerGuard(callers, { reflectionOpen: isLoopbackAddress(address) });
+  const guard = callerGuard(callers, { reflectionOpen: (options.reflection ?? (isLoopbackAddress(address) ? "open" : "known clients")) === "open" });
   const metrics = new CoreMetrics((metadata, call) => guard.identify(metadata, call).label);
   const mongo = openClient(options.mongoUri, options.faults?.weakWrites === true);
   metrics.watch(mongo);
@@ -169,16 +174,16 @@ export async function startCore(options: CoreOptions): Promise<RunningCore> {
     reloadClients() {
       const file = options.clients?.file;
       if (!file) {
-        logger.info({ clients: callers.clients.map((c) => c.name) }, "clients: no CORE_CLIENTS_FILE to read again; the table stays as it is");
+        logger.info({ clients: callers.clients.map((c) => c.name), table: "kept: no CORE_CLIENTS_FILE to read" }, "clients file not set");
         return false;
       }
       try {
         callers.replace(readClientsFile(file, SERVED_METHODS));
       } catch (error) {
-        logger.error({ file, reason: (error as Error).message, clients: callers.clients.map((c) => c.name) }, "clients file refused: the table stays as it was");
+        logger.error({ file, reason: (error as Error).message, clients: callers.clients.map((c) => c.name), table: "kept as it was" }, "clients file refused");
         return false;
       }
-      logger.info({ file, clients: callers.clients.map((c) => c.name) }, "clients file read: the table changed");
+      logger.info({ file, clients: callers.clients.map((c) => c.name) }, "clients file read");
       return true;
     },
     async stop(graceMs = 10_000) {
