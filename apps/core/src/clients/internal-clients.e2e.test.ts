@@ -45,7 +45,6 @@ function writeClients(readerHashes: readonly string[], text?: string): void {
 
 let core: CoreProcess;
 let mongo: MongoClient;
-let operator: CoreClient;
 const opened: CoreClient[] = [];
 const clientWith = (secret: string) => {
   const client = createCoreClient({ address: core.address, token: secret, deadlineMs: 5_000 });
@@ -71,7 +70,6 @@ beforeAll(async () => {
   await first.stop();
   writeClients([keyHash(READER)]);
   core = await startCoreProcess(databaseName, { CORE_CLIENTS_FILE: clientsFile });
-  operator = clientWith(ADMIN_TOKEN);
 });
 
 afterAll(async () => {
