@@ -4,7 +4,7 @@ import { Server, ServerCredentials, status as GrpcStatus } from "@grpc/grpc-js";
 import { context, propagation, trace, TraceFlags } from "@opentelemetry/api";
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
 import { W3CTraceContextPropagator } from "@opentelemetry/core";
-import { ResourceService, RpcError, addService, type CallContext } from "@rms/proto";
+import { AdminService, ResourceService, RpcError, addService, type CallContext } from "@rms/proto";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createCoreClient, type CoreClient } from "./index.js";
 
@@ -44,6 +44,15 @@ beforeAll(async () => {
     deleteResource: (request, ctx) => attempt(ctx, { id: request.id }),
     listResources: (_request, ctx) => attempt(ctx, { resources: [resource] }),
     searchResources: (_request, ctx) => attempt(ctx, { resources: [] }),
+  });
+  const unused = () => Promise.reject(new RpcError(GrpcStatus.UNIMPLEMENTED, { type: "api_error", code: "internal_error", message: "not in this test" }));
+  addService(server, AdminService, {
+    createAccount: (_request, ctx) => attempt(ctx, { account: { id: "acct_1", created: 1n } }),
+    listAccounts: (_request, ctx) => attempt(ctx, { accounts: [] }),
+    createKey: unused,
+    listKeys: unused,
+    revokeKey: unused,
+    verifyKey: unused,
   });
   const port = await new Promise<number>((resolve, reject) => server.bindAsync("127.0.0.1:0", ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p))));
   address = `127.0.0.1:${port}`;
@@ -94,6 +103,17 @@ describe("retries of UNAVAILABLE", () => {
     failures.left = 10;
     await expect(core.resources.listResources({ tenant })).rejects.toMatchObject({ grpcCode: GrpcStatus.UNAVAILABLE, code: "service_unavailable" });
     expect(seen).toHaveLength(4);
+  });
+
+  it("sends the operator's account and key writes once, without a key: core keeps none for them", async () => {
+    failures.left = 1;
+    await expect(core.admin.createAccount({})).rejects.toMatchObject({ grpcCode: GrpcStatus.UNAVAILABLE });
+    expect(seen).toHaveLength(1);
+    expect(seen[0]!.metadata["idempotency-key"]).toBeUndefined();
+    // Its reads are repeated as any other.
+    failures.left = 1;
+    await core.admin.listAccounts({ limit: 1 });
+    expect(seen.map((s) => s.method)).toEqual(["CreateAccount", "ListAccounts", "ListAccounts"]);
   });
 
   it("repeats nothing else, and nothing at all when told not to", async () => {

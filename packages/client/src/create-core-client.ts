@@ -4,7 +4,7 @@ import { credentials as grpcCredentials, type ChannelCredentials } from "@grpc/g
 import { IDEMPOTENCY_KEY_METADATA, REQUEST_ID_METADATA, bearerMetadata, createClient, newRequestId, type AnyService, type CallOptions, type ServiceClient } from "@rms/proto";
 import { injectActiveContext, tracingOn } from "@rms/telemetry";
 import { DEFAULT_RETRY, retryServiceConfig, type RetryPolicy } from "./retry.js";
-import { CORE_SERVICES, isRead, type CoreServiceName } from "./services.js";
+import { CORE_SERVICES, isKeyedWrite, type CoreServiceName } from "./services.js";
 
 /** Core's mutual TLS from this side: the CA that signed core's certificate, and this service's certificate and key (PEM). */
 export type CoreTls =
@@ -37,7 +37,8 @@ export interface CoreCallOptions extends CallOptions {
   readonly requestId?: string;
   /**
    * A write's idempotency key (default: a new random one for this call, kept across its retries). Give your own to
-   * make a repeat of the same operation, in a later call or after a restart, answer the first outcome.
+   * make a repeat of the same operation, in a later call or after a restart, answer the first outcome. Not sent with
+   * AdminService's writes, which core keeps no key for (they are never retried either).
    */
   readonly idempotencyKey?: string;
 }
@@ -63,7 +64,8 @@ function channelCredentials(tls: CoreTls | undefined): ChannelCredentials {
 /**
  * A client of core for an internal service (docs/internal-clients.md): one namespace per service with the
  * generated request and answer types, each call with a deadline, retried on UNAVAILABLE (reads as they are, writes
- * under an idempotency key the client makes once per call), carrying the request id and the trace context. Thin
+ * under an idempotency key the client makes once per call; the operator's account and key writes, which core keeps no
+ * key for, never), carrying the request id and the trace context. Thin
  * on purpose: retries are grpc-js's own (the channel's service config), errors are @rms/proto's `RpcError` with
  * core's error detail (`code`, `message`, `param`).
  */
@@ -99,7 +101,7 @@ function wrap(service: AnyService, client: Record<string, Call>, options: CoreCl
   return Object.fromEntries(
     service.methods.map((method) => {
       const call = client[method.localName]!;
-      const keyed = method.methodKind === "unary" && !isRead(method);
+      const keyed = isKeyedWrite(method);
       return [
         method.localName,
         (request: unknown, callOptions: CoreCallOptions = {}) => {
