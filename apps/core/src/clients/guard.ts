@@ -37,7 +37,10 @@ export function callerGuard(table: CallerTable, { reflectionOpen }: { reflection
   const identify = (metadata: Metadata, call: Pick<ServerInterceptingCallInterface, "getAuthContext"> | null): Identity => {
     let identity = identities.get(metadata);
     if (!identity) {
-      identity = table.identify(bearerToken(metadata.get(AUTHORIZATION_METADATA)[0]), call ? certificateNames(call) : []);
+      // An `authorization` that is not a bearer token is a credential no entry has (`unknown`), not none.
+      const presented = metadata.get(AUTHORIZATION_METADATA)[0];
+      const token = presented === undefined ? null : (bearerToken(presented) ?? "");
+      identity = table.identify(token, call ? certificateNames(call) : []);
       identities.set(metadata, identity);
     }
     return identity;
