@@ -2,6 +2,7 @@ import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { GRPCIO_TOOLS, pythonPackages } from "@rms/test-db/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { repoRoot } from "./paths.js";
 import { freePort } from "./stack/processes.js";
@@ -29,14 +30,18 @@ import { startRms, stackEnv, type Ports, type RmsStart } from "./testutil/rms-st
  * (`npm start` itself, a receiver that runs until stopped): the test prints the list. A ```js block marked
  * `<!-- doc-test: node (reason) -->` is an ES module of the SDK's examples: it runs with node in the project the README
  * installs the SDK into (`$TMPDIR/my-app`, SDK_APP here), with the same substitutions and the exports before it; a
- * ```js block without that mark (the Stripe SDK notes, which tests of their own run) is not run. The stack runs with the
+ * ```js block without that mark (the Stripe SDK notes, which tests of their own run) is not run. A block marked
+ * `<!-- doc-test: python (reason) -->` runs with grpcio-tools on PYTHONPATH (installed once into the project's cache, as
+ * the SDK trials' stripe-python is), and is skipped, its reason printed, where python3, pip or the package cannot be
+ * had. A block of any language marked `<!-- doc-test: file (path) -->` is that file of the repository, byte for byte
+ * (the examples the shell blocks run are the ones the reader sees). The stack runs with the
  * variables the README asks the reader to start it with (WEBHOOK_ALLOW_PRIVATE=true, for the webhook examples).
  * An example that needs a file writes it outside the repository (`$TMPDIR`, here a directory of the test's own): a
  * file the examples leave in the repository fails the test.
  */
 
-/** What a block's marker allows: not running it, a failure, an empty list. */
-type Mark = "skip" | "may-fail" | "may-be-empty" | "script" | "node";
+/** What a block's marker allows: not running it, a failure, an empty list, one script; or what it needs (node, python). */
+type Mark = "skip" | "may-fail" | "may-be-empty" | "script" | "node" | "python";
 
 interface Block {
   readonly line: number;
@@ -115,7 +120,7 @@ export function blocksOf(markdown: string): Block[] {
         .slice(0, i)
         .reverse()
         .find((line) => line.trim() !== "") ?? "";
-    const marker = /^<!-- doc-test: (skip|may-fail|may-be-empty|script|node) \((.+)\) -->$/.exec(before.trim());
+    const marker = /^<!-- doc-test: (skip|may-fail|may-be-empty|script|node|python) \((.+)\) -->$/.exec(before.trim());
     const mark = marker ? { mark: { kind: marker[1] as Mark, reason: marker[2]! } } : {};
     const text = lines.slice(i + 1, end).join("\n");
     if (fence === "```js") {
@@ -124,6 +129,23 @@ export function blocksOf(markdown: string): Block[] {
     i = end;
   }
   return blocks;
+}
+
+/** Every fenced block marked `<!-- doc-test: file (path) -->`, whatever its language: the path and the block's text. */
+export function fileBlocksOf(markdown: string): { line: number; path: string; text: string }[] {
+  const found: { line: number; path: string; text: string }[] = [];
+  const lines = markdown.split("\n");
+  for (let i = 0; i < lines.length; i++) {
+    const path = /^<!-- doc-test: file \((.+)\) -->$/.exec(lines[i]!.trim())?.[1];
+    if (path === undefined) continue;
+    let open = i + 1;
+    while (open < lines.length && !lines[open]!.startsWith("```")) open++;
+    let close = open + 1;
+    while (close < lines.length && lines[close]!.trim() !== "```") close++;
+    found.push({ line: open + 1, path, text: `${lines.slice(open + 1, close).join("\n")}\n` });
+    i = close;
+  }
+  return found;
 }
 
 const STATUS = "__doc_test_status__:";
@@ -173,9 +195,9 @@ function repositoryChanges(): Promise<Set<string>> {
  * Runs one command in bash with the stack's environment, in a process group of its own: once bash exits, anything it
  * left running in the background (an unmarked receiver `... &`) is stopped with its group, so it cannot hold the test.
  */
-function bash(script: string): Promise<{ code: number; out: string }> {
+function bash(script: string, withEnv: Record<string, string | undefined> = env): Promise<{ code: number; out: string }> {
   return new Promise((resolve) => {
-    const shell = spawn("bash", ["-c", script], { cwd: repoRoot, env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+    const shell = spawn("bash", ["-c", script], { cwd: repoRoot, env: withEnv, detached: true, stdio: ["ignore", "pipe", "pipe"] });
     let out = "";
     shell.stdout!.on("data", (d) => (out += d));
     shell.stderr!.on("data", (d) => (out += d));
@@ -227,10 +249,21 @@ describe("the README's shell examples", () => {
       }
       return undefined;
     };
+    // grpcio-tools for the blocks that need it, installed on first need.
+    let python: { path: string } | { unavailable: string } | undefined;
     for (const block of blocks) {
       if (block.mark?.kind === "skip") {
         skipped.push(`README.md:${block.line} (${block.mark.reason}): ${block.commands[0]?.split("\n")[0]}`);
         continue;
+      }
+      let blockEnv = env;
+      if (block.mark?.kind === "python") {
+        python ??= await pythonPackages(GRPCIO_TOOLS);
+        if ("unavailable" in python) {
+          skipped.push(`README.md:${block.line} (${python.unavailable}): ${block.commands[0]?.split("\n")[0]}`);
+          continue;
+        }
+        blockEnv = { ...env, PYTHONPATH: python.path };
       }
       // A `script` block's commands share shell variables and functions, as in one terminal: they run as one script
       // that stops at the first failure.
@@ -258,7 +291,7 @@ describe("the README's shell examples", () => {
           writeFileSync(file, pasted);
           script = `cd "$TMPDIR/${SDK_APP}" && node ${JSON.stringify(file)}`;
         }
-        const { code, out } = await bash([...exports, CURL, script].join("\n"));
+        const { code, out } = await bash([...exports, CURL, script].join("\n"), blockEnv);
         ran++;
         const statuses = [...out.matchAll(new RegExp(`${STATUS}(\\d+)`, "g"))].map((m) => Number(m[1]));
         const answer = out.replace(new RegExp(`\\n?${STATUS}\\d+\\n?`, "g"), "\n");
@@ -293,6 +326,14 @@ describe("which blocks run", () => {
       [1, ["echo a"], undefined, undefined],
       [11, ["const a = 1;\nconsole.log(a);"], "node", true],
     ]);
+  });
+});
+
+describe("the README's example files", () => {
+  it("are shown as they are in the repository", () => {
+    const shown = fileBlocksOf(readme);
+    expect(shown.map((block) => block.path)).toEqual(expect.arrayContaining(["examples/internal-service/billing.ts", "examples/internal-service/billing.py"]));
+    for (const block of shown) expect(block.text, `README.md:${block.line} shows ${block.path}`).toBe(readFileSync(join(repoRoot, block.path), "utf8"));
   });
 });
 
