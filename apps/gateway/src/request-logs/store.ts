@@ -1,5 +1,5 @@
 import { ensurePositionIndex, insertPositioned, readCausally, STREAM_READ_CONCERN, tenantKey, type PositionCounter } from "@rms/positions";
-import { dropRetiredIndexes, requestIdFloorAt } from "@rms/proto";
+import { requestIdFloorAt } from "@rms/proto";
 import type { Collection, Db, Document, Filter, IndexSpecification } from "mongodb";
 import type { Indexed } from "../indexes.js";
 
@@ -79,22 +79,10 @@ const LIST_INDEXES: readonly { readonly fields: readonly FilterField[]; readonly
   { fields: ["error_code"], name: "tenant_source_error_code_id", partial: { error_code: { $exists: true } } },
 ];
 
-/** The list's indexes before `source` led them (their names could not be kept with other keys). */
-const RETIRED_INDEXES = [
-  "tenant_id",
-  "tenant_status_id",
-  "tenant_status_class_id",
-  "tenant_method_id",
-  "tenant_path_id",
-  "tenant_path_method_id",
-  "tenant_api_key_id",
-  "tenant_idempotency_key_id",
-  "tenant_error_code_id",
-];
-
 /**
- * The condition on `source` of a list: a record written before the field existed has none and counts as `api`
- * (`null` matches a missing field, and the index holds it as null).
+ * The condition on `source` of a list: a record written before the field existed (by a gateway of 1.4.0, also during a
+ * rolling upgrade) has none and counts as `api` (`null` matches a missing field, and the index holds it as null). A
+ * step of the next release gives those records `source: "api"` and this reads `api` alone (RELEASES.md).
  */
 export function sourceCondition(source: SourceFilter): RequestSource | { $in: (RequestSource | null)[] } {
   if (source === "dashboard") return "dashboard";
@@ -146,7 +134,8 @@ export class RequestLogStore implements Indexed {
     await ensurePositionIndex(this.collection as unknown as Collection<Document>, REQUEST_LOG_POSITION_INDEX, { source: 1 });
     // Retention (REQUEST_LOGS_RETENTION_DAYS) is the document's own `expires_at`.
     await this.collection.createIndex({ expires_at: 1 }, { name: "expires_at", expireAfterSeconds: 0 });
-    await dropRetiredIndexes(this.collection, RETIRED_INDEXES);
+    // The list's indexes before `source` led them (`tenant_id`, `tenant_status_id`, ...) stay while a gateway of 1.4.0
+    // may query them; a step of the next release drops them (RELEASES.md).
   }
 
   /**
