@@ -119,6 +119,8 @@ describe("GET /v1/events/stream", () => {
 
   it("filters by types[] (exact or prefix.*) and object, live and on resume", async () => {
     const target = await create("target");
+    // Its creation's event is copied before the streams start (else they would rightly get it too).
+    await eventually(async () => expect((await stack.api.get(`/v1/events?object=${target}`, { key })).json.data).toHaveLength(1));
     const byType = await open("/v1/events/stream?types[]=resource.updated");
     const byPrefix = await open("/v1/events/stream?types[]=resource.*");
     const byObject = await open(`/v1/events/stream?object=${target}`);
