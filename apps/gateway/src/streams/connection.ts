@@ -71,6 +71,8 @@ export class StreamConnection<V> implements HubListener<V> {
   private again = false;
   private catchingUp: Promise<void> | null = null;
   private closed = false;
+  /** True once the 200 has gone: before it, a reset only asks the first reads to go on (they see it anyway). */
+  private started = false;
   private endReason: StreamEnd = "client";
   private unsubscribe: () => void = () => {};
   private timers: NodeJS.Timeout[] = [];
@@ -99,12 +101,13 @@ export class StreamConnection<V> implements HubListener<V> {
     res.status(200);
     for (const [name, value] of Object.entries(SSE_HEADERS)) res.setHeader(name, value);
     res.flushHeaders();
+    this.started = true;
     opened();
     for (const item of first.items) this.send(item.frame());
     this.position = first.through;
     this.timers.push(setInterval(() => this.send(KEEP_ALIVE_FRAME), spec.limits.keepAliveMs));
     this.timers.push(setTimeout(() => this.end("max_age"), spec.limits.maxAgeMs));
-    if (first.through >= first.head) this.goLive();
+    if (first.through >= first.head && !this.again) this.goLive();
     else this.catchUp();
     await this.gone;
   }
@@ -138,7 +141,12 @@ export class StreamConnection<V> implements HubListener<V> {
   }
 
   onReset(): void {
-    if (!this.closed) this.catchUp();
+    if (this.closed) return;
+    if (!this.started) {
+      this.again = true;
+      return;
+    }
+    this.catchUp();
   }
 
   private process(items: readonly StreamItem<V>[]): void {
