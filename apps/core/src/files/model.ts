@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import type { FilePurpose, FileType, UploadStatus } from "@rms/proto";
+import { FILENAME_MAX_CHARS, type FilePurpose, type FileType, type UploadStatus } from "@rms/proto";
 import type { Tenant } from "../caller.js";
 import { idAt, idTimeMs } from "../ids.js";
 import type { BlobRef } from "../storage/byte-store.js";
@@ -30,7 +30,7 @@ export const PART_MAX_BYTES = 64 * 1024 * 1024;
 /** The most parts one completion may name. */
 export const UPLOAD_MAX_PARTS = 10_000;
 /** The longest filename kept. */
-export const FILENAME_MAX = 255;
+export const FILENAME_MAX = FILENAME_MAX_CHARS;
 
 export interface FileDocument extends Expiring {
   _id: string;

@@ -2,6 +2,8 @@ import type { DescMethodClientStreaming, DescMethodUnary } from "@bufbuild/proto
 import {
   FILE_PURPOSES,
   FILE_TYPES,
+  UPLOADED_FILE_PURPOSES,
+  filenameForType,
   FileService,
   type CallContext,
   type CancelUploadRequest,
@@ -67,13 +69,12 @@ function purposeOf(value: string, param = "purpose"): FilePurpose {
   return value as FilePurpose;
 }
 
-/** Clients upload imports only; jobs make the other purposes. */
+/** Clients upload imports only; jobs make the other purposes, so a refusal names only what may be uploaded. */
 function uploadPurposeOf(value: string): FilePurpose {
   if (value === "") throw errors.invalid("parameter_missing", "Missing required param: purpose.", "purpose");
-  const purpose = purposeOf(value);
-  if (purpose !== "resources_import")
-    throw errors.invalid("parameter_invalid", `Invalid purpose: only 'resources_import' files are uploaded; '${purpose}' files are made by jobs.`, "purpose");
-  return purpose;
+  if ((UPLOADED_FILE_PURPOSES as readonly string[]).includes(value)) return value as FilePurpose;
+  const allowed = UPLOADED_FILE_PURPOSES.map((p) => `'${p}'`).join(" or ");
+  throw errors.invalid("parameter_invalid", `Invalid purpose: files are uploaded with purpose ${allowed} (jobs make the others).`, "purpose");
 }
 
 function typeOf(value: string): FileType {
@@ -119,7 +120,8 @@ export function fileService(
         const described: NewFile = { purpose: "resources_import", type: "jsonl", filename: null };
         if (start.purpose !== "") described.purpose = uploadPurposeOf(start.purpose);
         described.type = typeOf(start.type);
-        described.filename = filenameOf(start.filename, false);
+        const filename = filenameOf(start.filename, false);
+        described.filename = filename === null ? null : filenameForType(filename, described.type);
         const limit = start.maxBytes > 0n ? Math.min(Number(start.maxBytes), maxBytes()) : maxBytes();
         return { described, purposeAtStart: start.purpose, limit };
       },
@@ -171,11 +173,12 @@ export function fileService(
     createUpload: rpc.write({
       parse: (request: CreateUploadRequest) => {
         const purpose = uploadPurposeOf(request.purpose);
-        const filename = filenameOf(request.filename, true) ?? "";
+        const named = filenameOf(request.filename, true) ?? "";
         if (request.bytes < 0n || request.bytes > BigInt(UPLOAD_MAX_BYTES)) {
           throw errors.invalid("parameter_invalid", `Invalid bytes: an upload is 0 to ${UPLOAD_MAX_BYTES} bytes (8 GiB).`, "bytes");
         }
-        return { purpose, filename, bytes: Number(request.bytes), type: typeOf(request.type) };
+        const type = typeOf(request.type);
+        return { purpose, filename: filenameForType(named, type), bytes: Number(request.bytes), type };
       },
       write: (upload, { tenant, info }) => uploads.create(tenant, upload, info.idempotencyKey),
       reply: (doc) => ({ upload: uploadMessage(doc, null) }),
