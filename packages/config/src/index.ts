@@ -13,6 +13,7 @@ export {
   mongoUri,
   port,
   positiveInt,
+  byteCount,
   rateLimitStore,
   token,
   TOKEN_MIN_CHARS,

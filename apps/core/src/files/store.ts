@@ -4,7 +4,7 @@ import type { Tenant } from "../caller.js";
 import { errors } from "../errors.js";
 import { newId } from "../ids.js";
 import { pageFrom, keysetIdRange, type CreatedRange } from "../storage/keyset-list.js";
-import { BlobIncomplete, ByteStore, type Sealed } from "../storage/byte-store.js";
+import { BlobIncomplete, BlobLost, ByteStore, type ByteStoreOptions, type Sealed } from "../storage/byte-store.js";
 import { ensureExpiryIndex, expiryAt } from "../storage/expiry.js";
 import {
   BLOB_PREFIX,
@@ -55,11 +55,28 @@ export class FileStore {
   readonly parts: Collection<PartDocument>;
   readonly bytes: ByteStore;
 
-  constructor(readonly db: Db) {
+  constructor(
+    readonly db: Db,
+    options: ByteStoreOptions = {},
+  ) {
     this.files = db.collection<FileDocument>(FILES_COLLECTION);
     this.uploads = db.collection<UploadDocument>(UPLOADS_COLLECTION);
     this.parts = db.collection<PartDocument>(UPLOAD_PARTS_COLLECTION);
-    this.bytes = new ByteStore(db, BLOB_PREFIX);
+    this.bytes = new ByteStore(db, BLOB_PREFIX, options);
+  }
+
+  /**
+   * Writes a stream as a new blob (ByteStore.write), answering the API's errors: a blob the sweep took from a
+   * writer that stalled past its lease is 503 (nothing kept; the client sends it again).
+   */
+  async writeBlob(id: string, source: AsyncIterable<Uint8Array>, options: { maxBytes?: number } = {}): Promise<Sealed> {
+    try {
+      return await this.bytes.write(id, source, options);
+    } catch (error) {
+      if (error instanceof BlobLost)
+        throw errors.of("service_unavailable", "The upload stalled past its writing lease and its bytes were reclaimed; nothing was kept. Send it again.");
+      throw error;
+    }
   }
 
   async ensureIndexes(): Promise<void> {
@@ -118,7 +135,7 @@ export class FileStore {
   ): Promise<FileDocument> {
     const nowMs = options.nowMs ?? Date.now();
     const blob = file.id ?? newId("file", nowMs);
-    const sealed = await this.bytes.write(blob, source, options.maxBytes === undefined ? {} : { maxBytes: options.maxBytes });
+    const sealed = await this.writeBlob(blob, source, options.maxBytes === undefined ? {} : { maxBytes: options.maxBytes });
     const id = file.id ?? options.idAfter?.(sealed) ?? blob;
     return this.announce(tenant, file, id, sealed, [{ id: blob, size: sealed.size }], nowMs);
   }

@@ -90,7 +90,7 @@ export class UploadStore {
     const maxBytes = Math.min(PART_MAX_BYTES, upload.bytes);
     let sealed: Sealed;
     try {
-      sealed = await this.files.bytes.write(id, source, { maxBytes });
+      sealed = await this.files.writeBlob(id, source, { maxBytes });
     } catch (error) {
       if (error instanceof BlobTooLarge) throw errors.of("request_too_large", `A part is at most ${maxBytes} bytes (64 MiB, and no more than the upload's bytes).`);
       throw error;

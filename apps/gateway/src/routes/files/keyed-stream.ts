@@ -62,14 +62,26 @@ function sendAnswer(res: Response, answer: UploadAnswer): void {
   res.status(answer.status).send(JSON.stringify(answer.body));
 }
 
-/** Chunks of at least `bytes` (but the last), at most `bytes` plus one piece: fewer, larger gRPC messages. */
-export async function* coalesce(source: AsyncIterable<Uint8Array>, bytes: number): AsyncGenerator<Uint8Array> {
+/**
+ * How long bytes wait in the gateway for more at most: a piece that arrives this long after the oldest one held is
+ * sent with them at once. A slow client's bytes then reach core as they come (a message a second at most), and
+ * core's keyed lock, renewed as data messages arrive, holds however slowly the upload moves.
+ */
+export const FLUSH_AFTER_MS = 1_000;
+
+/**
+ * Chunks of at most `bytes`, sent once `bytes` are held: fewer, larger gRPC messages. Bytes held for `flushAfterMs`
+ * go with the next piece, whatever their size.
+ */
+export async function* coalesce(source: AsyncIterable<Uint8Array>, bytes: number, flushAfterMs = FLUSH_AFTER_MS, now = Date.now): AsyncGenerator<Uint8Array> {
   let pending: Buffer[] = [];
   let size = 0;
+  let heldSince = 0;
   for await (const piece of source) {
+    if (size === 0) heldSince = now();
     pending.push(Buffer.from(piece.buffer, piece.byteOffset, piece.byteLength));
     size += piece.length;
-    if (size >= bytes) {
+    if (size >= bytes || (size > 0 && now() - heldSince >= flushAfterMs)) {
       const all = Buffer.concat(pending, size);
       for (let at = 0; at < all.length; at += bytes) yield all.subarray(at, at + bytes);
       pending = [];
