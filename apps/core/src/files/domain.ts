@@ -19,9 +19,10 @@ export const filesDomain = serviceDomain({
     uploadPart: both,
     completeUpload: both,
     cancelUpload: both,
+    admitUpload: both,
   },
   open({ db, checkKey, logger, faults, settings }) {
-    const store = new FileStore(db, { streamLeaseMs: settings.filesWriteLeaseMs });
+    const store = new FileStore(db, { streamLeaseMs: settings.filesWriteLeaseMs, quotaBytes: settings.filesQuotaBytes });
     const uploads = new UploadStore(store);
     return {
       indexes: store,

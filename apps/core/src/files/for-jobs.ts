@@ -2,8 +2,7 @@ import type { Db } from "mongodb";
 import type { Tenant } from "../caller.js";
 import { errors } from "../errors.js";
 import { jobFileId, type FileDocument, type FilePurpose, type FileType, type FileView, fileView } from "./model.js";
-import type { ByteStoreOptions } from "../storage/byte-store.js";
-import { FileStore } from "./store.js";
+import { FileStore, type FileStoreOptions } from "./store.js";
 
 /**
  * The files domain's surface for the jobs runner and the jobs domain (docs/files.md, "For jobs"): the one module of
@@ -47,7 +46,7 @@ const JOB_READ_BATCH = 1;
 export class JobFiles {
   readonly store: FileStore;
 
-  constructor(db: Db, options: ByteStoreOptions = {}) {
+  constructor(db: Db, options: FileStoreOptions = {}) {
     this.store = new FileStore(db, options);
   }
 

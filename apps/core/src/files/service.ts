@@ -4,8 +4,10 @@ import {
   FILE_TYPES,
   UPLOADED_FILE_PURPOSES,
   filenameForType,
+  idempotencyScopeId,
   FileService,
   type CallContext,
+  type AdmitUploadRequest,
   type CancelUploadRequest,
   type CompleteUploadRequest,
   type CreateUploadRequest,
@@ -24,7 +26,18 @@ import { tenantOf } from "../grpc/call-info.js";
 import { pageOf } from "../grpc/list-request.js";
 import { isId } from "../ids.js";
 import { BlobTooLarge } from "../storage/byte-store.js";
-import { FILENAME_MAX, UPLOAD_MAX_BYTES, fileView, keyedFileId, type FileDocument, type FilePurpose, type FileType, type PartDocument, type UploadDocument } from "./model.js";
+import {
+  FILENAME_MAX,
+  UPLOAD_MAX_BYTES,
+  fileView,
+  keyedFileId,
+  type FileDocument,
+  type FilePurpose,
+  type FileType,
+  type FileUsage,
+  type PartDocument,
+  type UploadDocument,
+} from "./model.js";
 import type { FileStore, NewFile } from "./store.js";
 import { uploadStatus, type UploadStore } from "./uploads.js";
 
@@ -58,6 +71,10 @@ function uploadMessage(doc: UploadDocument, file: FileDocument | null, nowMs = D
     expiresAt: BigInt(doc.expires),
     ...(file === null ? {} : { file: fileMessage(file) }),
   };
+}
+
+function usageMessage(usage: FileUsage) {
+  return { usedBytes: BigInt(usage.used), quotaBytes: BigInt(usage.quota) };
 }
 
 function partMessage(part: PartDocument) {
@@ -129,12 +146,16 @@ export function fileService(
         described.purpose = uploadPurposeOf(purposeAtStart || (end.purpose ?? ""));
       },
       async write({ described, limit }, bytes, { tenant, key }) {
+        // Within the tenant's quota, before a byte is read; a file that passes it on the way is cut there.
+        const usage = await store.admit(tenant);
+        const room = usage.quota - usage.used;
         try {
           const idAfter = key === null ? undefined : (sealed: { sha256: string; size: number }) => keyedFileId(key, sealed, described);
-          const file = await store.createFromStream(tenant, described, bytes, { maxBytes: limit, ...(idAfter ? { idAfter } : {}) });
+          const file = await store.createFromStream(tenant, described, bytes, { maxBytes: Math.min(limit, room), ...(idAfter ? { idAfter } : {}) });
           faults.afterWrite("file.create");
           return file;
         } catch (error) {
+          if (error instanceof BlobTooLarge && room < limit) throw store.pastQuota(usage);
           if (error instanceof BlobTooLarge) throw errors.of("request_too_large", `A file is at most ${limit} bytes.`, "file");
           throw error;
         }
@@ -143,8 +164,8 @@ export function fileService(
     }),
     // A part sent again without a key is another part; under the same key, the first part's answer.
     uploadPart: rpc.upload({
-      parse: (start: UploadPartStart) => ({ uploadId: uploadIdOf(start.uploadId) }),
-      write: ({ uploadId }, bytes, { tenant }) => uploads.addPart(tenant, uploadId, bytes),
+      parse: (start: UploadPartStart) => ({ uploadId: uploadIdOf(start.uploadId), declared: start.bytes === undefined ? undefined : Number(start.bytes) }),
+      write: ({ uploadId, declared }, bytes, { tenant }) => uploads.addPart(tenant, uploadId, bytes, declared),
       reply: (part) => ({ part: partMessage(part) }),
     }),
     getFile: rpc.read({
@@ -162,8 +183,22 @@ export function fileService(
         }
         return { ...page, ...(request.purpose === "" ? {} : { purpose: purposeOf(request.purpose) }), created };
       },
-      load: (query, { tenant }) => store.list(tenant, query),
-      reply: (page) => ({ files: page.items.map(fileMessage), hasMore: page.hasMore }),
+      load: async (query, { tenant }) => {
+        const [page, usage] = await Promise.all([store.list(tenant, query), store.usage(tenant)]);
+        return { ...page, usage };
+      },
+      reply: (page) => ({ files: page.items.map(fileMessage), hasMore: page.hasMore, usage: usageMessage(page.usage) }),
+    }),
+    // A question asked before an upload, never kept under a key itself; an upload whose key has a record is the
+    // record's to answer (a replay of a 201 must not meet today's quota).
+    admitUpload: rpc.read({
+      idempotency: "none",
+      parse: (request: AdmitUploadRequest) => ({ bytes: request.bytes === undefined ? undefined : Number(request.bytes), key: request.idempotencyKey }),
+      load: async ({ bytes, key }, { tenant }) => {
+        if (key !== "" && (await checkKey.keyed?.records.has(idempotencyScopeId(tenant.account, tenant.livemode, key)))) return store.usage(tenant);
+        return store.admit(tenant, bytes);
+      },
+      reply: (usage) => ({ usage: usageMessage(usage) }),
     }),
     deleteFile: rpc.write({
       parse: (request: DeleteFileRequest) => ({ id: fileIdOf(request.id) }),

@@ -217,6 +217,12 @@ export class IdempotencyRecords {
     };
   }
 
+  /** Whether the key has a record still in force (held, or completed within its retention). */
+  async has(scopeId: string): Promise<boolean> {
+    const record = await this.records.findOne({ _id: scopeId }, { projection: { created: 1, expires_at: 1 } });
+    return record !== null && this.expiryOf(record as IdempotencyRecord) >= this.now();
+  }
+
   /** When a record expires; one written before `expires_at` existed lacks it and expires `retentionMs` after first use. */
   private expiryOf(record: IdempotencyRecord): number {
     return record.expires_at?.getTime() ?? record.created.getTime() + this.retentionMs;

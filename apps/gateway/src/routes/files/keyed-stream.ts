@@ -1,8 +1,25 @@
-import type { Metadata } from "@grpc/grpc-js";
-import { ANSWER_HEADERS_METADATA, REQUEST_FINGERPRINT_METADATA, type IdempotentReplayTrailer } from "@rms/proto";
+import { status as GrpcStatus, type Metadata } from "@grpc/grpc-js";
+import { ANSWER_HEADERS_METADATA, IDEMPOTENCY_KEY_METADATA, REQUEST_FINGERPRINT_METADATA, RpcError, type IdempotentReplayTrailer } from "@rms/proto";
 import type { Response } from "express";
 import { answerHeaders, recordedHeaders, replayTrailerOf, requestFingerprint, sendRefusalReplay, sendReplay } from "../../idempotency/index.js";
 import type { StreamInput } from "../operation.js";
+
+/**
+ * Asks core whether a file may be uploaded (the account's quota), before a byte of its body is read and before
+ * `100 Continue` (a multipart body names its file only once read): a refusal is then a plain answer. The question is
+ * never kept under the request's Idempotency-Key; the key goes with it so that core admits a key that has a record
+ * (its first answer is the one to give).
+ */
+export async function admitUpload(input: StreamInput): Promise<void> {
+  const { [IDEMPOTENCY_KEY_METADATA]: _key, ...metadata } = input.metadata;
+  try {
+    await input.core.files.admitUpload({ tenant: input.tenant, idempotencyKey: input.key ?? "" }, { metadata });
+  } catch (error) {
+    // A core of before has no such question; it checks at the upload's start.
+    if (error instanceof RpcError && error.grpcCode === GrpcStatus.UNIMPLEMENTED) return;
+    throw error;
+  }
+}
 
 /** The JSON answer of a stream upload: status and object. */
 export interface UploadAnswer {
