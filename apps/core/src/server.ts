@@ -1,5 +1,7 @@
+import { hostname } from "node:os";
 import { Server, ServerCredentials } from "@grpc/grpc-js";
 import { ReflectionService } from "@grpc/reflection";
+import { RELEASE } from "@rms/config";
 import { addService, HOP_SERVER_OPTIONS, file_rms_v1_errors, file_grpc_health_v1_health, reflectionPackageDefinition, type ServeOptions } from "@rms/proto";
 import { HealthImplementation } from "grpc-health-check";
 import type { MongoClient } from "mongodb";
@@ -17,6 +19,7 @@ import { eventRelay } from "./event-relay.js";
 import { openClient } from "./storage/client-options.js";
 import { ensureOutboxIndex } from "./storage/relay.js";
 import { IdempotencyRecords } from "./storage/idempotency-records.js";
+import { migrate, type MigrationStep } from "./migrations/index.js";
 import { throughOutage } from "./storage/through-outage.js";
 import type { Domain, OpenDomain } from "./domain.js";
 import { DEFAULT_SETTINGS, type CoreSettings } from "./settings.js";
@@ -46,6 +49,8 @@ export interface CoreOptions {
   relay?: { sweepIntervalMs?: number } | false;
   /** Behaviour settings (settings.ts); defaults for what is not given. */
   settings?: Partial<CoreSettings>;
+  /** The migration steps to bring the database to before serving (every step by default) and their lease's length. */
+  migrations?: { steps?: readonly MigrationStep[]; leaseMs?: number };
 }
 
 export interface RunningCore {
@@ -79,7 +84,21 @@ export async function startCore(options: CoreOptions): Promise<RunningCore> {
     relayNow: async (collection: string, id: string) => void (await relayOne.relayDocument(collection, id)),
   };
   const opened = DOMAINS.map((domain) => ({ domain, open: domain.open(context) }));
-  // Declared before serving; a start that meets an election waits for the new primary instead of exiting.
+  // The data first (docs/migrations.md): this core runs the steps not done yet under the migration lease, or waits
+  // while another process runs them; it listens only after, so nothing reads data of a shape this release left behind.
+  // A start that meets an election waits for the new primary instead of exiting.
+  await throughOutage(
+    () =>
+      migrate(db, {
+        owner: `core ${hostname()}:${process.pid}`,
+        release: RELEASE,
+        logger,
+        ...(options.migrations?.steps ? { steps: options.migrations.steps } : {}),
+        ...(options.migrations?.leaseMs ? { leaseMs: options.migrations.leaseMs } : {}),
+      }),
+    { logger, what: "migrations" },
+  );
+  // Declared after the migrations (a step may drop an index whose options change) and before serving.
   await throughOutage(
     async () => {
       for (const { open } of opened) await open.ensureIndexes();
@@ -131,7 +150,7 @@ export async function startCore(options: CoreOptions): Promise<RunningCore> {
     await mongo.close();
     throw error;
   }
-  logger.info({ address, metrics_port: metricsServer?.port ?? null }, "core listening");
+  logger.info({ address, metrics_port: metricsServer?.port ?? null, release: RELEASE }, "core listening");
 
   return {
     address,

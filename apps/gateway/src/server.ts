@@ -8,7 +8,6 @@ import { connectCore, type CoreClients } from "./core.js";
 import { startMetricsServer } from "@rms/metrics-server";
 import { gatewayMetrics } from "./metrics.js";
 import { loadTls } from "./tls.js";
-import { recordSealer } from "./idempotency/index.js";
 import type { RateLimiter } from "./ratelimit/index.js";
 import { openStores } from "./stores.js";
 import { KeyRevoker } from "./revocation/revoker.js";
@@ -144,7 +143,6 @@ export async function startGateway(config: GatewayConfig, options: StartOptions 
     revoker,
     addressLimit,
     rateLimiter: stores.rateLimiter,
-    recordSealer: recordSealer(config.coreToken),
     dashboardDir: config.dashboardDir ?? null,
     local: { requestLogs: stores.requestLogs },
     ...(recorder ? { requestLogs: { recorder, retentionDays: requestLogSettings.retentionDays } } : {}),

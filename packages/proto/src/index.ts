@@ -15,7 +15,6 @@ export * from "./wire/metadata-map.js";
 export * from "./wire/limits.js";
 export * from "./wire/request-id.js";
 export * from "./wire/duplicate-key.js";
-export * from "./wire/retired-indexes.js";
 export * from "./wire/idempotency.js";
 export * from "./wire/health.js";
 export * from "./wire/search-page.js";

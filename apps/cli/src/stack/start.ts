@@ -1,3 +1,4 @@
+import { RELEASE } from "@rms/config";
 import { request } from "node:https";
 import { join, resolve } from "node:path";
 import { AdminService, DashboardSessionService, KeyKind, bearerMetadata, coreTlsFilesFromEnv, createClient, mutualTlsCredentials } from "@rms/proto";
@@ -135,6 +136,7 @@ export async function startStack(env: Record<string, string | undefined>): Promi
   parentWatch.unref();
 
   const dataDir = dataDirOf(env);
+  say(`release ${RELEASE} (RELEASES.md)`);
   try {
     // Everything the stack writes into the data directory (database files, tokens, TLS key) is owner-only.
     process.umask(PRIVATE_UMASK);

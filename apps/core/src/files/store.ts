@@ -1,4 +1,4 @@
-import { isDuplicateKeyError, dropRetiredIndexes, type RpcError } from "@rms/proto";
+import { isDuplicateKeyError, type RpcError } from "@rms/proto";
 import type { Collection, Db, Filter } from "mongodb";
 import type { Tenant } from "../caller.js";
 import { errors } from "../errors.js";
@@ -43,12 +43,6 @@ export interface NewFile {
   /** When its retention counts from (ms): its creation, or its job's finish. */
   retainFromMs?: number;
 }
-
-/**
- * The unique index that bound a file to the Idempotency-Key of its upload, before uploads ran under core's key
- * protocol. Files no longer carry that field, and a unique index over a missing field would let one file only.
- */
-const RETIRED_FILES_INDEX = "idempotency_unique";
 
 /** The projection of a file's document that reads answer (its blobs are the bytes' business only). */
 const FILE_FIELDS = { blobs: 0 } as const;
@@ -146,7 +140,6 @@ export class FileStore {
     await this.files.createIndex({ "blobs.id": 1 }, { name: "blobs" });
     // The usage's sum: the tenant's range, live files by their expiry, the size in the key (usage()).
     await this.files.createIndex({ account: 1, livemode: 1, expires_at: 1, size: 1 }, { name: "tenant_usage" });
-    await dropRetiredIndexes(this.files, [RETIRED_FILES_INDEX]);
     await ensureExpiryIndex(this.files);
     await this.uploads.createIndex({ idempotency: 1 }, { unique: true, name: "idempotency_unique" });
     await ensureExpiryIndex(this.uploads);

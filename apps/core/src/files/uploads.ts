@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { idempotencyScopeId, isDuplicateKeyError } from "@rms/proto";
+import { filenameForType, idempotencyScopeId, isDuplicateKeyError } from "@rms/proto";
 import type { Filter } from "mongodb";
 import type { Tenant } from "../caller.js";
 import { errors } from "../errors.js";
@@ -189,7 +189,8 @@ export class UploadStore {
     for await (const piece of this.files.bytes.read(blobs)) hash.update(piece);
     const file = await this.files.announce(
       tenant,
-      { purpose: upload.purpose, type: upload.type, filename: upload.filename, id: fileId },
+      // Its name as every file's (an upload a core of before created may lack its type's extension).
+      { purpose: upload.purpose, type: upload.type, filename: filenameForType(upload.filename, upload.type), id: fileId },
       fileId,
       { size: total, sha256: hash.digest("hex") },
       blobs,

@@ -18,7 +18,7 @@ import type { Logger } from "pino";
 import { inTransaction, type Budget } from "../budget.js";
 import type { RequestInfo, Tenant } from "../caller.js";
 import { errors, isUnansweredWrite } from "../errors.js";
-import { LOCK_MARGIN_MS, LOCK_TIMEOUT_MS, type IdempotencyLease, type IdempotencyRecord, type IdempotencyRecords, type RecordedAnswer } from "../storage/idempotency-records.js";
+import { LOCK_MARGIN_MS, LOCK_TIMEOUT_MS, type CompletedRecord, type IdempotencyLease, type IdempotencyRecords, type RecordedAnswer } from "../storage/idempotency-records.js";
 import { decryptSecret, encryptSecret, type Keyring } from "../webhooks/secret.js";
 
 /**
@@ -157,7 +157,7 @@ interface KeyedSteps<Res> {
   readonly atomically?: (lease: IdempotencyLease, scopeId: string, headers: string) => Promise<Res>;
   /** The part of the fingerprint known only once the call ran (an upload's bytes), recorded with its answer. */
   readonly content: () => string | null;
-  readonly replay: (record: IdempotencyRecord, scopeId: string) => Promise<Res>;
+  readonly replay: (record: CompletedRecord, scopeId: string) => Promise<Res>;
 }
 
 async function underKey<Res>(call: KeyedBase, fingerprint: string, steps: KeyedSteps<Res>): Promise<Res> {
@@ -312,19 +312,9 @@ function record(write: Promise<void>, keyed: KeyedCalls, requestId: string): Pro
 }
 
 /** The recorded answer again, marked as a replay (`rms-replay`): the reply message, or the error it was. */
-function replay<Res>(call: KeyedBase, record: IdempotencyRecord, scopeId: string): Res {
+function replay<Res>(call: KeyedBase, record: CompletedRecord, scopeId: string): Res {
   const { context, method, keyed } = call;
   const answer = record.answer;
-  if (!answer) {
-    // A gateway's record of before: its HTTP answer as it was (the gateway opens a sealed one itself).
-    const trailer: IdempotentReplayTrailer = {
-      requestId: record.request_id,
-      headers: JSON.stringify(record.headers ?? []),
-      http: { status: record.status!, body: Buffer.from(record.body!.buffer).toString("base64") },
-    };
-    context.setTrailer?.(REPLAY_METADATA, JSON.stringify(trailer));
-    return create(method.output) as Res;
-  }
   const trailer: IdempotentReplayTrailer = { requestId: record.request_id, headers: answer.headers };
   context.setTrailer?.(REPLAY_METADATA, JSON.stringify(trailer));
   if (answer.error) throw catalogueError(answer.error.code as AnyErrorCode, answer.error.message, answer.error.param || undefined);

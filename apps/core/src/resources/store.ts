@@ -1,4 +1,3 @@
-import { dropRetiredIndexes } from "@rms/proto";
 import { MongoBulkWriteError, type Collection, type Db } from "mongodb";
 import type { RequestInfo, Tenant } from "../caller.js";
 import { afterCommit, UNBOUNDED, type Budget } from "../budget.js";
@@ -40,9 +39,6 @@ export type LoadedResource = Loaded<ResourceDocument>;
 
 export const RESOURCES_COLLECTION = "resources";
 
-/** The unique index on `idempotency` resources had until creates committed with their key's record (issue 30). */
-const REPLACED_SLOT_INDEX = "idempotency_unique";
-
 export function stateOf(doc: LoadedResource): ResourceState {
   return { id: doc._id, name: doc.name, status: doc.status, metadata: doc.metadata, created: doc.created };
 }
@@ -70,8 +66,6 @@ export class ResourceStore {
   }
 
   async ensureIndexes(): Promise<void> {
-    // The unique key slot creates of before kept: the key's record and its transaction decide a create now.
-    await dropRetiredIndexes(this.collection, [REPLACED_SLOT_INDEX]);
     // The list, search and bulk jobs' filter (filter-query.ts): docs/database.md, "Every query has an index".
     await ensureFilterIndexes(this.collection);
     // Tombstones expire once their event is out and their idempotency window has closed (storage/tombstone.ts).

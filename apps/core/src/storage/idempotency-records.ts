@@ -10,10 +10,6 @@ import { writeWithin } from "./write.js";
  * run around every declared RPC by grpc/idempotent.ts). Built on single-document atomic writes only: the lock is an
  * `insertOne` under the unique `_id`, a stale lock is taken over with a conditional `deleteOne` and a new insert,
  * and the answer is recorded by an `updateOne` guarded by the holder's token. Retention is a TTL index.
- *
- * The collection and the `_id` are the ones the gateway used for its records before core kept them, and the
- * fields it wrote keep their meaning, so a record written by a gateway of before (its last 24 hours) still decides
- * a retry: its lock blocks until it ends, its answer (`status`, `body`: HTTP bytes) is replayed as it was.
  */
 export const IDEMPOTENCY_RECORDS_COLLECTION = "idempotency_keys";
 
@@ -56,20 +52,19 @@ export interface IdempotencyRecord {
   /** First use (a takeover of a stale lock keeps it). */
   created: Date;
   /** `created` + 24 h, or the end of the lock if later: the TTL index deletes the record then. */
-  expires_at?: Date;
+  expires_at: Date;
   /** The lock holder (random per attempt) and the end of its lock. */
   owner: string;
   locked_until: Date;
   completed: boolean;
   /** The request that holds or held the lock, and once completed the one whose answer is recorded. */
   request_id: string;
-  /** Core's record of the answer. */
+  /** The recorded answer, once completed. */
   answer?: RecordedAnswer;
-  /** A gateway's record of before: the HTTP answer's status, body bytes and headers. */
-  status?: number;
-  body?: Binary;
-  headers?: { name: string; value: string | string[] }[];
 }
+
+/** A completed record: the one a repeat is answered from. */
+export type CompletedRecord = IdempotencyRecord & { readonly answer: RecordedAnswer };
 
 /** Whose key: the scope id, and the tenant for the record's own fields. */
 export interface KeyScope {
@@ -97,7 +92,7 @@ export interface IdempotencyLease {
 
 export type BeginResult =
   | { readonly kind: "acquired"; readonly lease: IdempotencyLease }
-  | { readonly kind: "replay"; readonly record: IdempotencyRecord }
+  | { readonly kind: "replay"; readonly record: CompletedRecord }
   | { readonly kind: "reused" }
   | { readonly kind: "inFlight" };
 
@@ -127,9 +122,6 @@ export class IdempotencyRecords {
    */
   async ensureIndexes(): Promise<void> {
     await this.records.createIndex({ expires_at: 1 }, { name: "expires_at", expireAfterSeconds: 0 });
-    // Records a gateway wrote before `expires_at` existed get theirs, so the TTL index removes them too. A missing
-    // field is indexed as null, so this reads only those records.
-    await this.records.updateMany({ expires_at: { $exists: false } }, [{ $set: { expires_at: { $max: [{ $add: ["$created", this.retentionMs] }, "$locked_until"] } } }]);
   }
 
   /**
@@ -166,14 +158,14 @@ export class IdempotencyRecords {
       }
       const existing = await this.records.findOne({ _id }, budget.db());
       if (!existing) continue; // removed in between (expired or taken over): try to insert again
-      if (this.expiryOf(existing) < now) {
+      if (existing.expires_at.getTime() < now) {
         // Past its retention, not yet deleted by the TTL monitor: as good as absent. Deleted by its owner token,
         // so only the record read here goes, never one inserted since.
         await writeWithin(budget, (options) => this.records.deleteOne({ _id, owner: existing.owner }, options));
         continue;
       }
       if (existing.fingerprint !== fingerprint) return { kind: "reused" };
-      if (existing.completed && (existing.answer !== undefined || (existing.status !== undefined && existing.body !== undefined))) return { kind: "replay", record: existing };
+      if (existing.completed && existing.answer !== undefined) return { kind: "replay", record: existing as CompletedRecord };
       if (existing.locked_until.getTime() >= now) {
         // The holder may have answered already and be recording its answer (grpc/idempotent.ts records beside the
         // reply): a few short looks before calling it in flight.
@@ -219,12 +211,7 @@ export class IdempotencyRecords {
 
   /** Whether the key has a record still in force (held, or completed within its retention). */
   async has(scopeId: string): Promise<boolean> {
-    const record = await this.records.findOne({ _id: scopeId }, { projection: { created: 1, expires_at: 1 } });
-    return record !== null && this.expiryOf(record as IdempotencyRecord) >= this.now();
-  }
-
-  /** When a record expires; one written before `expires_at` existed lacks it and expires `retentionMs` after first use. */
-  private expiryOf(record: IdempotencyRecord): number {
-    return record.expires_at?.getTime() ?? record.created.getTime() + this.retentionMs;
+    const record = await this.records.findOne({ _id: scopeId }, { projection: { expires_at: 1 } });
+    return record !== null && record.expires_at.getTime() >= this.now();
   }
 }

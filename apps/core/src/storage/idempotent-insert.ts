@@ -10,29 +10,10 @@ import { writeWithin } from "./write.js";
 export { IDEMPOTENCY_RETENTION_MS };
 
 /**
- * The answer a create of issue 22 recorded with its document under the key's unique index. No longer written (the
- * key's record in core's idempotency records holds every answer now, grpc/idempotent.ts); read for the documents
- * made before, whose key stays bound to them for 24 hours.
- */
-export interface RecordedAnswer {
-  /** The caller's fingerprint of the request (the gateway's: method, path, RPC and message); decides "same request". */
-  fingerprint: string;
-  /** The id of the request answered first. */
-  request_id: string | null;
-  /** The answer's headers as the caller gave them (opaque here). */
-  headers: string;
-  /** What the first answer showed of the fields that may change after it (a create's name, status, metadata). */
-  shown?: Record<string, unknown>;
-  /** A refusal: the error the first request was answered with (the slot then holds no object). */
-  refused?: { type: string; code: string; message: string; param: string };
-}
-
-/**
  * The fields an idempotently created document carries (ARCHITECTURE data rule 3, in ../shared/docs/).
  * `idempotency`: `<account>/<mode>/<key>` of the creating request, or the document's own id when the
  * request had no key, so the unique index never sees two equal values. `request_hash`: the
- * creating request's fingerprint, so a different request under the same key is refused. `answer`: the
- * first answer, which creates of issue 22 recorded (read only, for their 24 hours).
+ * creating request's fingerprint, so a different request under the same key is refused.
  */
 export interface IdempotentDocument {
   _id: string;
@@ -40,7 +21,6 @@ export interface IdempotentDocument {
   created: number;
   idempotency: string;
   request_hash: string | null;
-  answer?: RecordedAnswer;
 }
 
 /** The document as reads load it (without its outbox), whether just made or found. */

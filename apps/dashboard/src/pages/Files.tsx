@@ -51,7 +51,8 @@ export function FilesPage() {
   });
   const missing = files.error instanceof ApiFailure && files.error.routeMissing ? files.error : null;
   const base = search.purpose ? { purpose: search.purpose } : {};
-  const usage = files.data && files.data.quota_bytes !== undefined ? storageUse(files.data.used_bytes, files.data.quota_bytes) : null;
+  // A core of before answers no quota (0): nothing to show.
+  const usage = files.data && files.data.quota_bytes > 0 ? storageUse(files.data.used_bytes, files.data.quota_bytes) : null;
   return (
     <ListPage
       title="Files"

@@ -11,4 +11,3 @@ export {
   REPLAYED_HEADER,
   ORIGINAL_REQUEST_HEADER,
 } from "./replay.js";
-export { recordSealer, processRecordSealer, type RecordSealer } from "./sealed-records.js";

@@ -1,4 +1,4 @@
-/** What a replay sends again (the answer core recorded, or a gateway's record of before): see replay.ts. */
+/** What a replay sends again (the answer core recorded): see replay.ts. */
 
 /** One header of a recorded answer, named as it was first sent. */
 export interface RecordedHeader {

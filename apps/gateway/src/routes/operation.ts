@@ -112,8 +112,6 @@ export interface Operation {
   readonly bodyParameterLimit?: number;
   /** The deadline of its core call, when it must differ from CORE_CALL_TIMEOUT_MS (a call that waits on a receiver). */
   readonly timeoutMs?: number;
-  /** Its answers carry a secret: core keeps them sealed (`idempotency: "sealed"`); a gateway of before sealed its own copy (idempotency/sealed-records.ts). */
-  readonly secretInAnswer?: boolean;
   /** Only a secret key may run it (a dashboard session), whatever scopes a restricted key holds. */
   readonly secretKeyOnly?: boolean;
   /** Checks the request and makes the one core call it stands for (throws ApiError on bad input). */
@@ -163,7 +161,7 @@ export interface StreamDeps {
 }
 
 /** A stream operation as its route file writes it. */
-export interface StreamOperationSpec extends Omit<DescriptionSpec<never>, "secretInAnswer"> {
+export interface StreamOperationSpec extends DescriptionSpec<never> {
   readonly stream: StreamSpec;
 }
 
@@ -189,7 +187,6 @@ interface DescriptionSpec<O> {
   readonly errors?: readonly ErrorCode[];
   readonly bodyParameterLimit?: number;
   readonly timeoutMs?: number;
-  readonly secretInAnswer?: boolean;
   /** Only a secret key may run it, whatever scopes a restricted key holds. */
   readonly secretKeyOnly?: boolean;
 }
@@ -214,7 +211,6 @@ function described<O>(spec: DescriptionSpec<O>): Omit<Operation, "prepare" | "st
         : (spec.errors ?? []),
     ...(spec.bodyParameterLimit !== undefined ? { bodyParameterLimit: spec.bodyParameterLimit } : {}),
     ...(spec.timeoutMs !== undefined ? { timeoutMs: spec.timeoutMs } : {}),
-    ...(spec.secretInAnswer ? { secretInAnswer: true } : {}),
     ...(spec.secretKeyOnly ? { secretKeyOnly: true } : {}),
   };
 }
@@ -264,7 +260,7 @@ export function withVariant(operation: Operation, variant: Operation, selects: (
 }
 
 /** A read the gateway answers from its own stores (the request logs), as its route file writes it. */
-export interface LocalOperationSpec<R, O> extends Omit<DescriptionSpec<O>, "bodyParameterLimit" | "timeoutMs" | "secretInAnswer" | "secretKeyOnly"> {
+export interface LocalOperationSpec<R, O> extends Omit<DescriptionSpec<O>, "bodyParameterLimit" | "timeoutMs" | "secretKeyOnly"> {
   readonly method: "GET";
   /** Checks the request (throws ApiError on bad input) and returns the read it stands for. */
   read(input: OperationInput): (stores: LocalStores) => Promise<R>;

@@ -1,13 +1,5 @@
 import type { Metadata } from "@grpc/grpc-js";
-import {
-  KeyKind,
-  ANSWER_HEADERS_METADATA,
-  IDEMPOTENCY_KEY_METADATA,
-  idempotencyScopeId,
-  REQUEST_FINGERPRINT_METADATA,
-  REQUEST_ID_METADATA,
-  type IdempotentReplayTrailer,
-} from "@rms/proto";
+import { KeyKind, ANSWER_HEADERS_METADATA, IDEMPOTENCY_KEY_METADATA, REQUEST_FINGERPRINT_METADATA, REQUEST_ID_METADATA, type IdempotentReplayTrailer } from "@rms/proto";
 import type { Request, RequestHandler, Response } from "express";
 import type { Logger } from "pino";
 import { callCore, type CoreClients } from "../core.js";
@@ -18,17 +10,7 @@ import { rejectEmptyValues, rejectUnknown } from "../http/params.js";
 import type { PrincipalCache } from "../http/principal-cache.js";
 import { requestIdOf } from "../http/request-id.js";
 import { recordAnswer, recordParams, recordPrincipal } from "../http/request-log.js";
-import {
-  answerHeaders,
-  idempotencyKeyOf,
-  recordedHeaders,
-  replayTrailerOf,
-  requestFingerprint,
-  sendRefusalReplay,
-  sendReplay,
-  type RecordedResponse,
-  type RecordSealer,
-} from "../idempotency/index.js";
+import { answerHeaders, idempotencyKeyOf, recordedHeaders, replayTrailerOf, requestFingerprint, sendRefusalReplay, sendReplay } from "../idempotency/index.js";
 import { enforceRateLimit, type RateLimiter } from "../ratelimit/index.js";
 import { DEFAULT_FILES_MAX_BYTES, type GatewayConfig } from "../config.js";
 import type { RenderedAnswer } from "../schema/objects.js";
@@ -42,7 +24,6 @@ export interface RunDeps {
   readonly config: Pick<GatewayConfig, "rateLimits" | "filesMaxBytes">;
   readonly logger: Logger;
   readonly rateLimiter: RateLimiter;
-  readonly recordSealer: RecordSealer;
 }
 
 /** An answer ready to send: status, body text and extra headers. */
@@ -126,26 +107,7 @@ async function runAuthenticated(operation: Operation, deps: RunDeps, auth: Authe
   }
   if (!replay) return sendRendered(res, call.success.status, call.render(reply));
   const headers = recordedHeaders(replay.headers);
-  if (replay.http) {
-    // A gateway of before recorded this answer as its HTTP bytes (sealed when it held a secret): sent as it was.
-    const recorded = { status: replay.http.status, body: Buffer.from(replay.http.body, "base64"), requestId: replay.requestId, headers };
-    const scope = idempotencyScopeId(principal.tenant.accountId, principal.tenant.livemode, key);
-    return sendReplay(res, operation.secretInAnswer ? openRecorded(deps, recorded, scope, res) : recorded);
-  }
   sendReplay(res, { status: call.success.status, body: Buffer.from(call.render(reply).text, "utf8"), requestId: replay.requestId, headers });
-}
-
-/**
- * A sealed record opened for its replay. One that does not open (sealed under another gateway credential,
- * or changed in the database) cannot be replayed, and running the request again could repeat its effect: 500.
- */
-function openRecorded(deps: RunDeps, recorded: RecordedResponse, scope: string, res: Response): RecordedResponse {
-  try {
-    return { ...recorded, body: deps.recordSealer.open(recorded.body, scope) };
-  } catch {
-    deps.logger.error({ request_id: requestIdOf(res) }, "a sealed idempotency record does not open");
-    throw ApiError.internal();
-  }
 }
 
 /** A local operation's read of the gateway's own store; 503 when that store is not there or does not answer. */

@@ -47,7 +47,6 @@ export const createDashboardSession = defineOperation({
   },
   success: { status: 201, description: "The session: its link carries a new restricted key.", object: DashboardSessionObject },
   errors: ["parameter_invalid", "insufficient_scope"],
-  secretInAnswer: true,
   service: "dashboardSessions",
   rpc: "createDashboardSession",
   request({ params, tenant }) {
