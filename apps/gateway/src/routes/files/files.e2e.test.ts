@@ -333,6 +333,31 @@ describe("uploads in parts", () => {
   });
 });
 
+describe("the parts of an upload and the account's storage", () => {
+  it("five parts of 10 bytes on bytes=10: the first is 201, the others 400 limit_exceeded; the first sent again is the same part; the list answers the use", async () => {
+    const { key: own } = await withSecretKey(stack);
+    const created = await stack.api.post("/v1/uploads", { key: own, json: { purpose: "resources_import", filename: "ten.jsonl", bytes: 10, type: "jsonl" } });
+    const send = (text: string) =>
+      stack.api.post(`/v1/uploads/${created.json.id}/parts`, { key: own, body: Buffer.from(text), headers: { "content-type": "application/octet-stream" } });
+    const first = await send("0123456789");
+    expect(first.status).toBe(201);
+    for (const digit of "1234") {
+      const other = await send(digit.repeat(10));
+      expect(other.status).toBe(400);
+      expect(other.json.error).toMatchObject({ code: "limit_exceeded", type: "invalid_request_error" });
+    }
+    const again = await send("0123456789");
+    expect(again.status).toBe(201);
+    expect(again.json).toEqual(first.json);
+    expect((await stack.api.get("/v1/files", { key: own })).json).toMatchObject({ object: "list", used_bytes: 10, quota_bytes: 10 * 1024 ** 3, data: [] });
+    const completed = await stack.api.post(`/v1/uploads/${created.json.id}/complete`, { key: own, json: { part_ids: [first.json.id] } });
+    expect(completed.json.file).toMatchObject({ size: 10, filename: "ten.jsonl" });
+    const listed = (await stack.api.get("/v1/files", { key: own })).json;
+    expect(Object.keys(listed)).toEqual(["object", "url", "has_more", "used_bytes", "quota_bytes", "data"]);
+    expect(listed).toMatchObject({ used_bytes: 10, data: [{ id: completed.json.file.id }] });
+  });
+});
+
 describe("Stripe's SDKs upload with their own multipart encoders", () => {
   it("stripe-node: files.create with the host pointed at the gateway", async () => {
     const stripe = new Stripe(key, { host: "127.0.0.1", port: stack.gateway.httpsPort, protocol: "https", httpAgent: new Agent({ ca: stack.gateway.certificate }) });
