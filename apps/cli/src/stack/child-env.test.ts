@@ -49,6 +49,13 @@ describe("what the launcher hands its children", () => {
     });
   });
 
+  it("gives core the caller table's file, and no other process", () => {
+    const withClients = { ...resolved, clientsFile: "/data/clients.json" };
+    expect(coreEnv(launcherEnv, config, withClients)).toMatchObject({ CORE_CLIENTS_FILE: "/data/clients.json" });
+    expect(gatewayEnv(launcherEnv, config, withClients)).not.toHaveProperty("CORE_CLIENTS_FILE");
+    expect(workerEnv(launcherEnv, config, withClients, 1)).not.toHaveProperty("CORE_CLIENTS_FILE");
+  });
+
   it("gives the gateway its variables, never the admin token", () => {
     const env = gatewayEnv(launcherEnv, config, resolved);
     expect(env).toMatchObject({

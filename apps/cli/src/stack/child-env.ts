@@ -13,6 +13,8 @@ export interface Resolved {
   readonly dataDir: string;
   /** Seals webhook secrets at rest: RMS_SECRET_KEY, or the development key. */
   readonly secretKey: string;
+  /** Core's CORE_CLIENTS_FILE: the one given, or the development one in the data directory. */
+  readonly clientsFile?: string;
 }
 
 /** Variables set in the config, as strings (unset ones are left out). */
@@ -72,6 +74,7 @@ export function coreEnv(env: Readonly<Record<string, string | undefined>>, confi
     ...pick(config, ["CORE_METRICS_PORT", "RMS_FAULTS"]),
     ...settings(env, resolved),
     RMS_ADMIN_TOKEN: resolved.adminToken,
+    ...(resolved.clientsFile ? { CORE_CLIENTS_FILE: resolved.clientsFile } : {}),
   };
 }
 

@@ -1,5 +1,5 @@
 import { FileService } from "@rms/proto";
-import { ADMIN_AND_GATEWAY as both, serviceDomain } from "../domain.js";
+import { OPERATOR_AND_GATEWAY as both, serviceDomain } from "../domain.js";
 import { fileService } from "./service.js";
 import { FileStore } from "./store.js";
 import { UploadStore } from "./uploads.js";
@@ -8,7 +8,7 @@ import { UploadStore } from "./uploads.js";
 export const filesDomain = serviceDomain({
   name: "files",
   service: FileService,
-  roles: {
+  callers: {
     uploadFile: both,
     getFile: both,
     listFiles: both,

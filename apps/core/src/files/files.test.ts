@@ -202,6 +202,13 @@ describe("uploads in parts", () => {
     const done = await t.files.completeUpload({ tenant: account.test, id: upload!.id, partIds: [first.id] });
     expect((await download(account.test, done.upload!.file!.id)).bytes.toString()).toBe("0123456789");
 
+    // A file whose bytes repeat: the second part's bytes are the first part, named twice in the completion.
+    const { upload: twice } = await t.files.createUpload({ tenant: account.test, purpose: "resources_import", filename: "c.jsonl", bytes: 20n, type: "jsonl" });
+    const half = await part(account.test, twice!.id, Buffer.from("abcdefghi\n"));
+    expect(await part(account.test, twice!.id, Buffer.from("abcdefghi\n"))).toEqual(half);
+    const doubled = await t.files.completeUpload({ tenant: account.test, id: twice!.id, partIds: [half.id, half.id] });
+    expect((await download(account.test, doubled.upload!.file!.id)).bytes.toString()).toBe("abcdefghi\nabcdefghi\n");
+
     // Two parts that fit alone and not together, sent at once: never both kept.
     const { upload: pair } = await t.files.createUpload({ tenant: account.test, purpose: "resources_import", filename: "b.jsonl", bytes: 10n, type: "jsonl" });
     const sent = await Promise.allSettled([part(account.test, pair!.id, randomBytes(6)), part(account.test, pair!.id, randomBytes(6))]);

@@ -236,7 +236,7 @@ export function fileService(
   };
   const streams: Pick<ServiceImplementation<typeof FileService>, "readFile"> = {
     async *readFile(request, context) {
-      const tenant = tenantOf(request.tenant);
+      const tenant = tenantOf(context, request.tenant, request.id);
       const id = fileIdOf(request.id);
       const [file] = await Promise.all([store.find(tenant, id), checkKey(context, tenant)]);
       const doc = found(file, "file", id);

@@ -172,7 +172,7 @@ export class UploadStore {
     if (status !== "pending") throw errors.conflict("state_conflict", `Upload ${id} is ${status}; only a pending upload can be completed.`);
     if (partIds.length === 0) throw errors.invalid("parameter_missing", "Missing required param: part_ids.", "part_ids");
     if (partIds.length > UPLOAD_MAX_PARTS) throw errors.invalid("parameter_invalid", `An upload is completed with at most ${UPLOAD_MAX_PARTS} parts.`, "part_ids");
-    if (new Set(partIds).size !== partIds.length) throw errors.invalid("parameter_invalid", "part_ids names a part more than once.", "part_ids");
+    // A part may be named more than once: a part is its bytes, and a file may hold the same bytes at two places.
     // Keep the parts from expiring while they are read (a completion just before the hour).
     await this.files.parts.updateMany({ upload: id, _id: { $in: [...partIds] } }, { $set: { expires_at: new Date(Math.max(upload.expires * 1000, nowMs + COMPLETING_MS)) } });
     const parts = await this.files.parts.find({ upload: id, _id: { $in: [...partIds] } } as Filter<PartDocument>, { projection: { size: 1 } }).toArray();

@@ -40,9 +40,10 @@ export interface Call {
   readonly info: RequestInfo;
 }
 
-/** A request that acts on one tenant's data. */
+/** A request that acts on one tenant's data (and may name one of its objects by `id`). */
 interface Scoped {
   readonly tenant?: TenantMessage | undefined;
+  readonly id?: unknown;
 }
 
 /** What a store answers for a create whose Idempotency-Key was first used with other parameters. */
@@ -87,7 +88,7 @@ export interface WriteSpec<Req, In, T, Res> extends Steps<Req, In> {
 }
 
 function prologue<Req extends Scoped, In>(spec: Steps<Req, In>, request: Req, context: CallContext): { input: In; call: Call } {
-  const tenant = tenantOf(request.tenant);
+  const tenant = tenantOf(context, request.tenant, request.id);
   const input = spec.parse ? spec.parse(request) : (request as unknown as In);
   return { input, call: { tenant, budget: budgetOf(context), info: requestInfo(context) } };
 }
@@ -114,7 +115,7 @@ function keyedRun<Req extends Scoped, In, Res>(
   const info = requestInfo(context);
   const key = info.idempotencyKey;
   if (key === null) return null;
-  const tenant = tenantOf(request.tenant);
+  const tenant = tenantOf(context, request.tenant, request.id);
   const budget = budgetOf(context);
   const call: Call = { tenant, budget, info };
   return runUnderKey({
@@ -207,7 +208,7 @@ function upload<Start extends Scoped, T, Res, In = Start>(spec: UploadSpec<Start
       // Every check of the start (and the key's record) is made before the bytes are first asked for: the caller
       // learns it may send them only then (files.proto).
       stream.onReady = context.sendHeaders ?? null;
-      const tenant = tenantOf(stream.start.tenant);
+      const tenant = tenantOf(context, stream.start.tenant);
       const budget = budgetOf(context);
       const call: Call = { tenant, budget, info };
       const perform = async (input: In, key: KeyUse | null): Promise<Res> => {

@@ -38,14 +38,10 @@ export function FilesPage() {
     placeholderData: keepPreviousData,
     queryFn: () =>
       unwrap(
-        auth.client.GET("/v1/files", {
-          params: {
-            query: {
-              limit: 20,
-              ...(search.purpose && (PURPOSES as readonly string[]).includes(search.purpose) ? { purpose: search.purpose as Purpose } : {}),
-              ...(search.after ? { starting_after: search.after } : {}),
-            },
-          },
+        auth.client.files.list({
+          limit: 20,
+          ...(search.purpose && (PURPOSES as readonly string[]).includes(search.purpose) ? { purpose: search.purpose as Purpose } : {}),
+          ...(search.after ? { starting_after: search.after } : {}),
         }),
       ),
   });
@@ -91,7 +87,7 @@ const fileRoute = getRouteApi("/files/$id");
 export function FileDetailPage() {
   const { id } = fileRoute.useParams();
   const auth = useAuth();
-  const file = useQuery({ queryKey: ["file", id], queryFn: () => unwrap(auth.client.GET("/v1/files/{id}", { params: { path: { id } } })) });
+  const file = useQuery({ queryKey: ["file", id], queryFn: () => unwrap(auth.client.files.retrieve(id)) });
   const missing = file.error instanceof ApiFailure && file.error.routeMissing ? file.error : null;
   return (
     <div>

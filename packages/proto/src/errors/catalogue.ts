@@ -60,8 +60,8 @@ export const ERROR_CATALOGUE = {
   https_required: { grpc: PERMISSION_DENIED, http: 403, type: "invalid_request_error" },
   resource_missing: { grpc: NOT_FOUND, http: 404, type: "invalid_request_error" },
   route_missing: { grpc: NOT_FOUND, http: 404, type: "invalid_request_error" },
-  // Two sides of one name: at the gateway an HTTP method a route lacks (405); in core a credential whose
-  // role may not call an RPC (grpc/permissions.ts). The latter reaching the gateway is a bug between the
+  // Two sides of one name: at the gateway an HTTP method a route lacks (405); in core a client whose entry of the
+  // caller table does not list an RPC (apps/core/src/clients/). The latter reaching the gateway is a bug between the
   // services: its status class (403) disagrees with 405, so the gateway answers 500.
   method_not_allowed: { grpc: PERMISSION_DENIED, http: 405, type: "invalid_request_error" },
   idempotency_key_in_use: { grpc: ABORTED, http: 409, type: "idempotency_error", retryable: true },

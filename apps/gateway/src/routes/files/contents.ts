@@ -72,8 +72,8 @@ export const fileContents = defineStreamOperation({
     streamsBody: false,
     successContent: {
       content: {
-        "application/x-ndjson": { schema: { type: "string", description: "A JSONL file's bytes." } },
-        "text/csv": { schema: { type: "string", description: "A CSV file's bytes." } },
+        "application/x-ndjson": { schema: { type: "string", format: "binary", description: "A JSONL file's bytes." } },
+        "text/csv": { schema: { type: "string", format: "binary", description: "A CSV file's bytes." } },
       },
       headers: {
         "Content-Length": { description: "The bytes served.", required: true, schema: { type: "string", pattern: "^[0-9]+$" } },

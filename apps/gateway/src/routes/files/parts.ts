@@ -51,6 +51,7 @@ export const uploadPart = defineStreamOperation({
   method: "POST",
   path: "/v1/uploads/:id/parts",
   summary: "Add a part to an upload",
+  clientMethod: "addPart",
   scope: "files:write",
   pathParameters: UPLOAD_ID_PATH,
   success: { status: 201, description: "The part, once its bytes are durable.", object: UploadPartObject as never },
@@ -62,7 +63,7 @@ export const uploadPart = defineStreamOperation({
       description:
         "The part's raw bytes, at most 64 MiB; the 1 MiB body limit does not apply, and the upload is cut only when nothing arrives for 30 s. " +
         "The same bytes sent again are the same part (its id again); a part that would take the upload's parts past its `bytes`, or the account past its storage quota, is 400 `limit_exceeded`.",
-      content: { "application/octet-stream": { schema: { type: "string", contentMediaType: "application/octet-stream", maxLength: PART_MAX_BYTES } } },
+      content: { "application/octet-stream": { schema: { type: "string", format: "binary", contentMediaType: "application/octet-stream", maxLength: PART_MAX_BYTES } } },
     },
     async handle(input, deps) {
       const { req, core, tenant, path } = input;

@@ -77,7 +77,8 @@ export const uploadFile = defineStreamOperation({
             required: [PURPOSE, FILE],
             properties: {
               [PURPOSE]: { type: "string", enum: ["resources_import"], description: "What the file is for: clients upload import files." },
-              [FILE]: { type: "string", contentMediaType: "application/octet-stream", description: "The file's bytes, in a part with a filename." },
+              // `format: binary` as well as 3.1's `contentMediaType`: generators type it as bytes (a Blob), not as text.
+              [FILE]: { type: "string", format: "binary", contentMediaType: "application/octet-stream", description: "The file's bytes, in a part with a filename." },
             },
           },
           // The file's type comes from its name's extension or a JSONL/CSV content type; application/octet-stream needs a

@@ -45,7 +45,8 @@ export const REQUEST_LOG_ID_PATH = { id: { example: EXAMPLE_REQUEST_ID, schema: 
   ParamSpec
 >;
 
-const cursor = { type: "string", pattern: "^(req_[0-9A-Za-z]{24})?$" } as const;
+// A query string given an empty value is refused like any empty parameter (400 `parameter_invalid_empty`).
+const cursor = { type: "string", pattern: "^req_[0-9A-Za-z]{24}$" } as const;
 
 /**
  * Cursors, page size and the filters of `GET /v1/request_logs` (CONTRACT.md section 12). The examples together
@@ -53,7 +54,11 @@ const cursor = { type: "string", pattern: "^(req_[0-9A-Za-z]{24})?$" } as const;
  */
 export const REQUEST_LOG_LIST_PARAMS = {
   limit: LIMIT_PARAM,
-  starting_after: { example: EXAMPLE_REQUEST_ID, schema: { ...cursor, description: "Cursor: the page after this request id (older). Not together with `ending_before` (400)." } },
+  starting_after: {
+    example: EXAMPLE_REQUEST_ID,
+    notWith: "ending_before",
+    schema: { ...cursor, description: "Cursor: the page after this request id (older). Not together with `ending_before` (400)." },
+  },
   ending_before: { example: undefined, schema: { ...cursor, description: "Cursor: the page before this request id (newer). Not together with `starting_after` (400)." } },
   status: { example: undefined, schema: { type: "string", pattern: "^[1-5](\\d\\d|xx)$", description: "An exact status (`404`) or a class (`2xx`, `4xx`, `5xx`)." } },
   method: { example: "POST", schema: { type: "string", enum: ["GET", "POST", "DELETE"], description: "The request's method." } },
