@@ -366,7 +366,9 @@ function commandContext(io: CliIo, core: () => string): CommandContext & { close
  */
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
   const program = new Command("rms")
-    .description("The Resource Management Service's CLI: a developer's view of an account (events, webhooks, request logs) with an API key, and the operator's (accounts, keys, jobs, the stack) with the admin token.")
+    .description(
+      "The Resource Management Service's CLI: a developer's view of an account (events, webhooks, request logs) with an API key, and the operator's (accounts, keys, jobs, the stack) with the admin token.",
+    )
     .version(cliVersion(), "-V, --version", "print the version of rms")
     .option("--core <addr>", "address of the core gRPC service", io.env.CORE_ADDR || DEFAULT_CORE_ADDR)
     .addHelpText("after", ENVIRONMENT_HELP)

@@ -60,7 +60,12 @@ export function listenCommand(command: Command, context: DeveloperContext): void
     const { rms } = apiClient(opts, context.env);
     await listen(
       rms,
-      { ...(opts.forwardTo ? { forwardTo: opts.forwardTo } : {}), ...(opts.events ? { events: opts.events } : {}), ...(opts.since ? { since: opts.since } : {}), json: !!opts.json },
+      {
+        ...(opts.forwardTo ? { forwardTo: opts.forwardTo } : {}),
+        ...(opts.events ? { events: opts.events } : {}),
+        ...(opts.since ? { since: opts.since } : {}),
+        json: !!opts.json,
+      },
       ioOf(context, true),
     );
   });
@@ -91,15 +96,17 @@ export function logsTailCommand(command: Command, context: DeveloperContext): vo
       .option("--error-code <code>", "only requests answered with this error code (resource_missing, ...)")
       .addOption(new Option("--source <source>", "whose requests: the API's (default), the dashboard's, or all").choices(["api", "dashboard", "all"]))
       .option("--json", "print each request log as one JSON object per line"),
-  ).action(async (opts: ApiFlags & { status?: string; method?: "GET" | "POST" | "DELETE"; path?: string; errorCode?: string; source?: "api" | "dashboard" | "all"; json?: boolean }) => {
-    const { rms } = apiClient(opts, context.env);
-    const filters = {
-      ...(opts.status ? { status: opts.status } : {}),
-      ...(opts.method ? { method: opts.method } : {}),
-      ...(opts.path ? { path: opts.path } : {}),
-      ...(opts.errorCode ? { error_code: opts.errorCode } : {}),
-      ...(opts.source ? { source: opts.source } : {}),
-    };
-    await tailLogs(rms, { filters, json: !!opts.json }, ioOf(context, true));
-  });
+  ).action(
+    async (opts: ApiFlags & { status?: string; method?: "GET" | "POST" | "DELETE"; path?: string; errorCode?: string; source?: "api" | "dashboard" | "all"; json?: boolean }) => {
+      const { rms } = apiClient(opts, context.env);
+      const filters = {
+        ...(opts.status ? { status: opts.status } : {}),
+        ...(opts.method ? { method: opts.method } : {}),
+        ...(opts.path ? { path: opts.path } : {}),
+        ...(opts.errorCode ? { error_code: opts.errorCode } : {}),
+        ...(opts.source ? { source: opts.source } : {}),
+      };
+      await tailLogs(rms, { filters, json: !!opts.json }, ioOf(context, true));
+    },
+  );
 }

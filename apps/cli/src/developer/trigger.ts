@@ -47,6 +47,9 @@ async function finished(rms: RMS, id: string, report: Parameters<Fixture["run"]>
   return job;
 }
 
+/** Items of the import `job.canceled` cancels: more than one chunk, so a running job meets a checkpoint. */
+const CANCELED_IMPORT_ITEMS = 2_000;
+
 /** A CSV whose header names a column an import does not know: the job fails as a whole (`file_invalid`), creating nothing. */
 const UNREADABLE_IMPORT = "colour\nred\n";
 
@@ -96,15 +99,14 @@ export const FIXTURES: Readonly<Record<string, Fixture>> = {
     },
   },
   "job.canceled": {
-    makes: "creates a bulk update that matches nothing and cancels it",
+    makes: `imports ${CANCELED_IMPORT_ITEMS} items that all fail its checks (nothing is created) and cancels the job`,
     async run(rms, report) {
-      // A job that changes nothing even when it runs; one that finishes before its cancel arrives is made again.
+      // Queued, the cancel is at once; running, it lands at the job's next checkpoint (one per 1,000 items). A job
+      // that finished before its cancel arrived is made again.
       for (let attempt = 1; attempt <= 5; attempt++) {
-        const job = await rms.jobs.create({
-          type: "resources.bulk_update",
-          params: { filter: { created: { lt: 1 } }, update: { metadata: metadataOf("job.canceled") } },
-        });
-        report(job, `created job ${job.id} (${job.type}, matching nothing)`);
+        const items = Array.from({ length: CANCELED_IMPORT_ITEMS }, () => ({ name: "" }));
+        const job = await rms.jobs.create({ type: "resources.import", params: { items } });
+        report(job, `created job ${job.id} (${job.type} of ${CANCELED_IMPORT_ITEMS} items without a name)`);
         try {
           await rms.jobs.cancel(job.id);
         } catch (error) {
@@ -118,7 +120,8 @@ export const FIXTURES: Readonly<Record<string, Fixture>> = {
     },
   },
   "webhook_endpoint.disabled": {
-    makes: "points a new endpoint at a receiver of its own on 127.0.0.1 that answers 410, creates a resource and waits for the delivery to disable the endpoint (a local stack started with WEBHOOK_ALLOW_PRIVATE=true)",
+    makes:
+      "points a new endpoint at a receiver of its own on 127.0.0.1 that answers 410, creates a resource and waits for the delivery to disable the endpoint (a local stack started with WEBHOOK_ALLOW_PRIVATE=true)",
     run: endpointDisabled,
   },
 };
