@@ -69,6 +69,32 @@ describe("rms.events.stream() against the gateway", () => {
     await reading;
   }, 180_000);
 
+  it("a stream that has received nothing yet resumes across a restart too: from the newest event listed before it opened", async () => {
+    const target = await stack.createResource("updated while the gateway is away");
+    const rms = new RMS(stack.key, { baseUrl: `https://localhost:${stack.gatewayPort}`, ca: stack.certificate });
+    let opens = 0;
+    const stream = rms.events.stream({ types: ["resource.updated"] }, { onOpen: () => opens++ });
+    onTestFinished(() => stream.close());
+    const received: WebhookEvent[] = [];
+    const reading = (async () => {
+      for await (const event of stream) received.push(event);
+    })();
+    await eventually(() => expect(opens).toBe(1), { timeoutMs: 30_000 });
+    const statuses: string[] = [];
+    await stack.restartGateway(async (otherPort) => {
+      for (const status of ["paused", "active", "paused"]) {
+        const reply = await stack.call("POST", `/v1/resources/${target}`, { form: `status=${status}`, port: otherPort });
+        expect(reply.status).toBe(200);
+        statuses.push(status);
+      }
+    });
+    await eventually(() => expect(received).toHaveLength(3), { timeoutMs: 60_000 });
+    expect(received.map((e) => [e.type, e.data.object.id, e.data.object.status])).toEqual(statuses.map((status) => ["resource.updated", target, status]));
+    expect(opens).toBeGreaterThanOrEqual(2);
+    stream.close();
+    await reading;
+  }, 180_000);
+
   it("throws RMSAuthenticationError once the key is revoked (the gateway ends the stream within a minute; the reconnection is refused)", async () => {
     const rms = new RMS(stack.key, { baseUrl: `https://localhost:${stack.gatewayPort}`, ca: stack.certificate });
     let opened = false;
