@@ -214,6 +214,16 @@ for (const transport of ["node:https", "fetch"] as const) {
       expect(seen).toHaveLength(1);
     });
 
+    it("close() while the caller holds an item ends the iteration, though more came in the same chunk", async () => {
+      reset(streamOf([frame("evt_1", "resource.created", event(1)) + frame("evt_2", "resource.created", event(2))]));
+      const stream = client().events.stream({ starting_after: "evt_0" });
+      const iterator = stream[Symbol.asyncIterator]();
+      expect((await take(iterator, 1)).map((e) => e.id)).toEqual(["evt_1"]);
+      stream.close();
+      expect(await iterator.next()).toEqual({ done: true, value: undefined });
+      expect(stream.lastEventId).toBe("evt_1");
+    });
+
     it("throws the reason of the caller's signal when it aborts", async () => {
       reset(streamOf([]));
       const controller = new AbortController();

@@ -193,6 +193,8 @@ export function liveStream<Item>(sender: RequestSender, route: StreamRoute, para
               }
               if (message.lastEventId !== "") itemCursor = message.lastEventId;
               yield item;
+              // Closed while the caller held the item: what was read with it stays unread.
+              if (stopper.signal.aborted) throw stopper.signal.reason;
             }
           }
         } catch (error) {
