@@ -6,6 +6,7 @@ import {
   httpStatusOf,
   idempotencyScopeId,
   ERROR_CATALOGUE,
+  isDuplicateKeyError,
   REPLAY_METADATA,
   REQUEST_FINGERPRINT_METADATA,
   RpcError,
@@ -99,16 +100,12 @@ export interface KeyedStream {
   onProgress: (() => Promise<void>) | null;
 }
 
-/** The key an upload runs under: its record's id and first use, the same for a retry after a crash. */
-export interface KeyUse {
-  readonly scopeId: string;
-  readonly firstUseMs: number;
-}
-
 export interface KeyedUpload<Res> extends KeyedBase {
   readonly stream: KeyedStream;
-  /** parse -> write (reading the bytes) -> reply, once the key's record is held. */
-  readonly execute: (key: KeyUse) => Promise<Res>;
+  /** The declaration's `atomic`: the upload's document and the record of its answer commit in one transaction. */
+  readonly atomic?: boolean;
+  /** parse -> write (reading the bytes) -> reply, once the key's record is held; `within`: the budget its commands run in. */
+  readonly execute: (within: Budget) => Promise<Res>;
 }
 
 /**
@@ -154,13 +151,13 @@ export function runUploadUnderKey<Res>(call: KeyedUpload<Res>): Promise<Res> {
   return underKey(call, fingerprint, {
     lockMs: UPLOAD_LOCK_MS,
     lock: "apart",
-    oneCommit: false,
+    oneCommit: call.atomic === true,
     onLease: (lease) => {
       stream.onProgress = async () => {
         await lease.extend(UPLOAD_LOCK_MS, budget).catch((cause: unknown) => lost(keyed, call.info.requestId ?? "", cause));
       };
     },
-    execute: (_within, lease, scopeId) => call.execute({ scopeId, firstUseMs: lease!.created.getTime() }),
+    execute: (within) => call.execute(within),
     content: () => stream.content(),
     replay: async (record, scopeId) => {
       const recorded = (record.answer as UploadAnswer | undefined)?.content;
@@ -184,7 +181,7 @@ interface KeyedSteps<Res> {
   /** Told of the lock apart once taken (an upload renews it while its bytes flow). */
   readonly onLease?: (lease: IdempotencyLease) => void;
   /** parse -> write -> reply; `within`: the budget its commands run in (the transaction's under `oneCommit`). */
-  readonly execute: (within: Budget, lease: IdempotencyLease | null, scopeId: string) => Promise<Res>;
+  readonly execute: (within: Budget) => Promise<Res>;
   /** The part of the fingerprint known only once the call ran (an upload's bytes), recorded with its answer. */
   readonly content: () => string | null;
   readonly replay: (record: CompletedRecord, scopeId: string) => Promise<Res>;
@@ -215,19 +212,28 @@ async function underKey<Res>(call: KeyedBase, fingerprint: string, steps: KeyedS
     return content === null ? answer : { ...answer, content };
   };
   if (steps.lock === "inTransaction") {
-    const taken = await acquire(call, keyed.records.beginInTransaction(scope, fingerprint, requestId, lockMs, budget), (lock) => lock.abort());
-    if ("record" in taken) return steps.replay(taken.record, scope.id);
-    const { lock } = taken;
-    const held: Held = {
-      complete: async (answer) => {
-        await lock.complete(answer, requestId);
-        return true;
-      },
-      // Nothing was committed: the abort took the lock with it.
-      release: async () => undefined,
-    };
-    keyed.faults?.afterWrite("keyed.locked");
-    return inOneCommit(call, lock.session, lock.within, held, (within) => steps.execute(within, null, scope.id), withContent, headers, scope.id);
+    // A write conflict of the call's own writes with a concurrent call's (two creates taking one free slot) aborts
+    // the transaction before anything commits: the attempt runs again, lock included, a few times at most.
+    for (let attempt = 1; ; attempt++) {
+      const taken = await acquire(call, keyed.records.beginInTransaction(scope, fingerprint, requestId, lockMs, budget), (lock) => lock.abort());
+      if ("record" in taken) return steps.replay(taken.record, scope.id);
+      const { lock } = taken;
+      const held: Held = {
+        complete: async (answer) => {
+          await lock.complete(answer, requestId);
+          return true;
+        },
+        // Nothing was committed: the abort took the lock with it.
+        release: async () => undefined,
+      };
+      keyed.faults?.afterWrite("keyed.locked");
+      try {
+        return await inOneCommit(call, lock.session, lock.within, held, (within) => steps.execute(within), withContent, headers, scope.id);
+      } catch (error) {
+        if (!(error instanceof AttemptConflict)) throw error;
+        if (attempt >= CONFLICT_ATTEMPTS) throw errors.unavailable();
+      }
+    }
   }
   const taken = await acquire(call, keyed.records.begin(scope, fingerprint, requestId, lockMs, budget), (lease) => lease.release());
   if ("record" in taken) return steps.replay(taken.record, scope.id);
@@ -239,11 +245,17 @@ async function underKey<Res>(call: KeyedBase, fingerprint: string, steps: KeyedS
     session.startTransaction();
     const within = inTransaction(budget, session);
     const held: Held = { complete: (answer) => lease.completeWithin(answer, requestId, within), release: () => lease.release() };
-    return inOneCommit(call, session, within, held, (w) => steps.execute(w, lease, scope.id), withContent, headers, scope.id);
+    try {
+      return await inOneCommit(call, session, within, held, (w) => steps.execute(w), withContent, headers, scope.id);
+    } catch (error) {
+      // The lock was taken over meanwhile (its holder past its end): nothing was done.
+      if (error instanceof AttemptConflict) throw errors.unavailable();
+      throw error;
+    }
   }
   let reply: Res;
   try {
-    reply = await steps.execute(budget, lease, scope.id);
+    reply = await steps.execute(budget);
   } catch (error) {
     const refusal = recordable(error);
     // Recorded before the answer (below); released otherwise: a retry must find the key free once told to retry.
@@ -353,17 +365,31 @@ async function inOneCommit<Res>(
   } catch (error) {
     if (!committed) {
       // Not after a commit was sent: its outcome is the server's (an abort would wait behind a commit without reply).
-      if (!commitSent && session.inTransaction()) await session.abortTransaction().catch(() => undefined);
+      if (!commitSent) {
+        if (session.inTransaction()) await session.abortTransaction().catch(() => undefined);
+        await within.aborted();
+      }
       // Nothing committed, or a commit whose outcome is unknown: the release removes a record still pending only.
       await held.release().catch((cause: unknown) => lost(keyed, requestId, cause));
-      // A conflict with a write made since the transaction began (the record taken over): nothing was done.
-      if (error instanceof MongoError && error.hasErrorLabel("TransientTransactionError")) throw errors.unavailable();
+      // A conflict with a write made since the transaction began (a concurrent call's, or the record taken over), or a
+      // duplicate key (which aborts a transaction): nothing was done.
+      if (!commitSent && isConflict(error)) throw new AttemptConflict();
     }
     throw error;
   } finally {
     // Not waited for: after a commit without reply it would wait as long.
     void session.endSession().catch(() => undefined);
   }
+}
+
+/** How many times a call in one commit runs again after its transaction met a concurrent call's writes. */
+const CONFLICT_ATTEMPTS = 5;
+
+/** A transaction aborted by a conflict before its commit: nothing was done, the attempt may run again. */
+class AttemptConflict extends Error {}
+
+function isConflict(error: unknown): boolean {
+  return error instanceof MongoError && (error.hasErrorLabel("TransientTransactionError") || isDuplicateKeyError(error));
 }
 
 /** Commits the call's transaction; its outcome is unknown when its reply has not come by the budget's end (the driver gives a commit no time limit of the call's). */
