@@ -50,8 +50,8 @@ describe("faults", () => {
 
     running.push(await startCoreProcess({ mongoUri, databaseName, port: corePort }));
     let retry = await call();
-    // The gateway reconnects to the new core (5xx meanwhile), and the key's record stays locked until the dead call's
-    // deadline and a margin have passed (409 meanwhile, at most 15 s): then the retry runs and finds the resource.
+    // The gateway reconnects to the new core (5xx meanwhile); the create committed with its key's record, so the
+    // retry is answered the first answer.
     const until = Date.now() + 60_000;
     while ((retry.status >= 500 || retry.status === 409) && Date.now() < until) {
       await new Promise((resolve) => setTimeout(resolve, 250));
@@ -64,6 +64,48 @@ describe("faults", () => {
     const again = await call();
     expect(JSON.parse(again.body).id).toBe(resource.id);
   }, 180_000);
+
+  it("core killed inside a keyed create's one commit (after the lock, after the insert, after the record): nothing committed, and a retry with the same key completes it once", async () => {
+    const mongoUri = inject("mongoUri");
+    // The three crash points at once, each with its own core, gateway and database: the server aborts every dead
+    // transaction in the same pass.
+    const crashAt = async (point: string) => {
+      const databaseName = testDatabaseName(`crash-${point.replace(".", "-")}`);
+      running.push({ stop: () => dropDatabase(mongoUri, databaseName) });
+      const corePort = await freePort();
+      const coreAddr = `127.0.0.1:${corePort}`;
+      // The key's lock is the transaction's first write: a core killed after it, after the create's insert, or after
+      // the record's completion, before the commit, leaves an open transaction and nothing committed.
+      const doomedCore = await startCoreProcess({ mongoUri, databaseName, port: corePort, faults: `${point}:1` });
+      running.push(doomedCore);
+      const gatewayPort = await freePort();
+      running.push(await startGatewayProcess({ coreAddr, mongoUri, databaseName, dataDir, port: gatewayPort }));
+      const { accountId, secret } = await newTestKey(coreAddr);
+      const call = () => httpsCall(dataDir, gatewayPort, "POST", "/v1/resources", { key: secret, form: "name=crash-once", headers: { "idempotency-key": "crash-key" } });
+      const first = await call();
+      expect(first.status, point).toBe(500);
+      expect(JSON.parse(first.body).error, point).toMatchObject({ code: "outcome_unknown" });
+      expect(await doomedCore.exited, point).toBe("SIGKILL");
+      expect(await countResources(mongoUri, databaseName, { account: accountId }), point).toBe(0);
+
+      running.push(await startCoreProcess({ mongoUri, databaseName, port: corePort }));
+      // 409 in flight while the server holds the dead transaction (its lifetime, 60 s by default, and up to half that
+      // again before the server looks), then the retry executes: one resource.
+      const started = Date.now();
+      let retry = await call();
+      while ((retry.status >= 500 || retry.status === 409) && Date.now() - started < 150_000) {
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        retry = await call();
+      }
+      console.log(`${point}: the retry completed ${Math.round((Date.now() - started) / 1000)} s after the crash`);
+      expect(retry.status, point).toBe(201);
+      expect(await countResources(mongoUri, databaseName, { account: accountId }), point).toBe(1);
+      const again = await call();
+      expect(again.headers["idempotent-replayed"], point).toBe("true");
+      expect(JSON.parse(again.body).id, point).toBe(JSON.parse(retry.body).id);
+    };
+    await Promise.all(["keyed.locked", "keyed.executed", "keyed.recorded"].map(crashAt));
+  }, 300_000);
 
   it("database stopped and restarted under traffic: 503 while it is down, then success with no restart of core or gateway", async () => {
     const dbPort = await freePort();
