@@ -244,58 +244,6 @@ export async function baselineC(port, certFile, keyFile, mongoUri, databaseName)
     }
     res.status(201).type("application/json").send(body);
   });
-  // TEMPORARY (the A/B of the keyed create's lock): the same create with the lock as the transaction's first write,
-  // beside the key check: one transaction { insert the record ; insert the resource ; complete the record }, one commit.
-  app.post("/lock-in-txn/v1/resources", ...bodyParsers, async (req, res) => {
-    const secret = bearerOf(req);
-    const key = req.headers["idempotency-key"];
-    const parsed = parseCreate(req.body);
-    if (!parsed) return error(res, 400, "invalid_request_error", "parameter_invalid", "Invalid name.");
-    if (typeof key !== "string" || !secret) return error(res, 400, "invalid_request_error", "parameter_missing", "An Idempotency-Key and a key are needed.");
-    const _id = `${hashOf(secret)}/${key}`;
-    const requestHash = hashOf(JSON.stringify(parsed));
-    const nowMs = Date.now();
-    const session = client.startSession();
-    session.startTransaction();
-    const lock = records
-      .insertOne({ _id, request_hash: requestHash, completed: false, locked_until: new Date(nowMs + 15_000), expires_at: new Date(nowMs + 24 * 3600_000) }, { session })
-      .then(
-        () => true,
-        (cause) => {
-          if (cause?.code !== 11000 && !cause?.hasErrorLabel?.("TransientTransactionError")) throw cause;
-          return false;
-        },
-      );
-    try {
-      const [checked, locked] = await Promise.all([reads.checkKey(secret), lock]);
-      if (checked.refused) return error(res, 401, "authentication_error", checked.refused.code, checked.refused.message);
-      if (!locked) {
-        await session.abortTransaction().catch(() => undefined);
-        const first = await records.findOne({ _id });
-        if (first && first.request_hash !== requestHash)
-          return error(
-            res,
-            400,
-            "idempotency_error",
-            "idempotency_key_reused",
-            "Keys for idempotent requests can only be used with the same parameters they were first used with.",
-          );
-        if (!first?.completed) return error(res, 409, "idempotency_error", "idempotency_key_in_use", "Try again later.");
-        res.setHeader("Idempotent-Replayed", "true");
-        res.setHeader("Original-Request", first.answer.request_id);
-        return res.status(first.answer.status).type("application/json").send(first.answer.body);
-      }
-      const doc = newResource(checked.tenant, parsed, nowMs);
-      const body = JSON.stringify(render(doc));
-      await created.insertOne(doc, { session });
-      await records.updateOne({ _id }, { $set: { completed: true, answer: { status: 201, body, request_id: res.getHeader("Request-Id") } } }, { session });
-      await session.commitTransaction();
-      res.status(201).type("application/json").send(body);
-    } finally {
-      if (session.inTransaction()) await session.abortTransaction().catch(() => undefined);
-      void session.endSession();
-    }
-  });
   // The key check: by hash, revoked and expiry.
   app.use(async (req, res, next) => {
     const checked = await reads.checkKey(bearerOf(req));

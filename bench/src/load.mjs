@@ -110,7 +110,7 @@ export function meanOfRounds(runs) {
  * One form create per request with a fresh Idempotency-Key, as autocannon `requests`; `onAnswer` (when given)
  * learns each 201's resource id with the time it was answered.
  */
-export function createRequests(headers, onAnswer, keyPrefix = "bench") {
+export function createRequests(headers, onAnswer) {
   let n = 0;
   return {
     method: "POST",
@@ -119,7 +119,7 @@ export function createRequests(headers, onAnswer, keyPrefix = "bench") {
         method: "POST",
         setupRequest: (req) => ({
           ...req,
-          headers: { ...headers, "content-type": "application/x-www-form-urlencoded", "idempotency-key": `${keyPrefix}-${process.pid}-${Date.now()}-${n++}` },
+          headers: { ...headers, "content-type": "application/x-www-form-urlencoded", "idempotency-key": `bench-${process.pid}-${Date.now()}-${n++}` },
           body: "name=bench&metadata[plan]=pro",
         }),
         ...(onAnswer

@@ -153,10 +153,6 @@ try {
       { name: "c_post", url: `${cBaseline.url}/v1/resources`, opts: createRequests(headers), pids: cBaseline.pids() },
       // C with its key's record in a collection of its own, in the stack's shape (baseline-c.mjs, the own-record route).
       { name: "c_post_own_record", url: `${cBaseline.url}/own-record/v1/resources`, opts: createRequests(headers), pids: cBaseline.pids() },
-      // TEMPORARY (the A/B of the keyed create's lock): C with the lock inside its transaction, and the stack with
-      // its lock apart (a key prefix core reads for this run only).
-      { name: "c_post_lock_in_txn", url: `${cBaseline.url}/lock-in-txn/v1/resources`, opts: createRequests(headers), pids: cBaseline.pids() },
-      { name: "post_lock_apart", url: `${apiUrl}/v1/resources`, opts: createRequests(headers, undefined, "ab-lock-apart-bench"), pids: stack.pids() },
     );
   };
   // The list pages against C, at a depth of DEPTH resources (and, in a whole run, the size rule's updates).

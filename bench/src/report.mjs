@@ -53,13 +53,6 @@ export function checks(results, { depth, updates, updateWindow, big }) {
     check(results, "search vs floor E", "search", "e_search"),
     check(results, "C's create with its key's record in a collection of its own (the stack's shape) vs C's exactly-once create", "c_post_own_record", "c_post"),
     check(results, "POST /v1/resources + Idempotency-Key vs C in the stack's shape", "post", "c_post_own_record"),
-    // TEMPORARY: the A/B of the keyed create's lock (inside the transaction: post; apart: post_lock_apart).
-    check(results, "A/B: keyed create, lock in the transaction vs lock apart", "post", "post_lock_apart"),
-    check(results, "A/B: keyed create (lock in the transaction) vs C", "post", "c_post", { target: "≥ 0.45", minRps: 0.45 }),
-    check(results, "A/B: keyed create (lock apart) vs C", "post_lock_apart", "c_post", { target: "≥ 0.45", minRps: 0.45 }),
-    check(results, "A/B: C, lock in its transaction vs lock apart", "c_post_lock_in_txn", "c_post_own_record"),
-    check(results, "A/B: keyed create (lock in the transaction) vs C in that shape", "post", "c_post_lock_in_txn", { target: "≥ 0.95", minRps: 0.95 }),
-    check(results, "A/B: keyed create (lock apart) vs C in that shape", "post_lock_apart", "c_post_own_record", { target: "≥ 0.95", minRps: 0.95 }),
     check(results, "B vs C (the gRPC hop with no database against the database read it carries)", "baseline_b", "c_get"),
     check(results, "C vs D on retrieve (what HTTP, TLS, JSON, the key check and a log line cost)", "c_get", "d_find"),
     check(results, "C's exactly-once create vs D's insertOne", "c_post", "d_insert"),

@@ -95,7 +95,7 @@ describe("an atomic write under a key", () => {
     expect(await recordOf("late")).toBeNull();
   });
 
-  it("a write conflict with a concurrent call's (two creates taking one free slot): the attempt runs again, lock included, and commits once", async () => {
+  it("a write conflict with a concurrent call's (two creates taking one free slot): the write runs again under the lock, and commits once", async () => {
     const runs = { count: 0 };
     const declaration = rpc.write({
       atomic: true,
@@ -117,24 +117,32 @@ describe("an atomic write under a key", () => {
     expect(await recordOf("conflict")).toMatchObject({ completed: true });
   });
 
-  it("a repeat sent while the first executes meets its lock inside the transaction: in flight, and the write is made once", async () => {
+  it("a repeat sent while the first executes finds its lock: in flight, and the write is made once", async () => {
     let release!: () => void;
     const held = new Promise<void>((resolve) => {
       release = resolve;
     });
     const { runs, call } = declared(() => held);
     const first = call("slow", "white");
-    await expect.poll(() => runs.count).toBe(1);
-    // The lock is the transaction's first write: nothing of it is committed while the first runs.
-    expect(await recordOf("slow")).toBeNull();
+    await expect.poll(() => recordOf("slow")).toMatchObject({ completed: false });
     await expect(call("slow", "white")).rejects.toMatchObject({ code: "idempotency_key_in_use" });
-    // Another request under the key meanwhile is in flight too (its record is not readable yet).
-    await expect(call("slow", "black")).rejects.toMatchObject({ code: "idempotency_key_in_use" });
+    // Another request under the key meanwhile is refused at once: the lock names its fingerprint.
+    await expect(call("slow", "black")).rejects.toMatchObject({ code: "idempotency_key_reused" });
     release();
     await first;
     expect(runs.count).toBe(1);
     expect(await thingsNamed("white")).toBe(1);
     expect(await recordOf("slow")).toMatchObject({ completed: true });
-    await expect(call("slow", "black")).rejects.toMatchObject({ code: "idempotency_key_reused" });
+  });
+
+  it("a lock taken over while the write ran (its holder past its end): the write does not commit", async () => {
+    const { call } = declared(async () => {
+      // What a takeover of a stale lock leaves: the record under another holder.
+      const records = t.db.collection<IdempotencyRecord>("idempotency_keys");
+      await records.updateOne({ _id: `${tenant.account}/test/taken` }, { $set: { owner: "another holder" } });
+    });
+    await expect(call("taken", "black")).rejects.toMatchObject({ code: "service_unavailable" });
+    expect(await thingsNamed("black")).toBe(0);
+    expect(await recordOf("taken")).toMatchObject({ completed: false, owner: "another holder" });
   });
 });

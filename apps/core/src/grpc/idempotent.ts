@@ -24,7 +24,7 @@ import {
   LOCK_MARGIN_MS,
   LOCK_TIMEOUT_MS,
   type CompletedRecord,
-  type Found,
+  type BeginResult,
   type IdempotencyLease,
   type IdempotencyRecords,
   type RecordedAnswer,
@@ -118,19 +118,12 @@ export const UPLOAD_LOCK_MS = 30_000;
 /** A recorded upload answer: with the content digest of its stream when the bytes had ended when it was decided. */
 type UploadAnswer = RecordedAnswer & { content?: string };
 
-/**
- * TEMPORARY (the A/B of the keyed create's lock, one bench run): a key with this prefix takes its lock as a write of its
- * own before the transaction, as the stack did before; every other key takes it inside the transaction.
- */
-const AB_LOCK_APART = "ab-lock-apart-";
-
 /** Runs one call under its Idempotency-Key: executes it once, or answers what the key's record holds. */
 export function runUnderKey<Res>(call: KeyedCall<Res>): Promise<Res> {
   const fingerprint = firstOf(call.context, REQUEST_FINGERPRINT_METADATA) ?? ownFingerprint(call.method, call.context.method, call.request);
-  const atomic = call.atomic === true;
   return underKey(call, fingerprint, {
-    lock: atomic && !call.info.idempotencyKey.startsWith(AB_LOCK_APART) ? "inTransaction" : "apart",
-    oneCommit: atomic,
+    oneCommit: call.atomic === true,
+    rerunnable: true,
     execute: (within) => call.execute(within),
     content: () => null,
     replay: async (record, scopeId) => replay(call, record, scopeId),
@@ -150,8 +143,9 @@ export function runUploadUnderKey<Res>(call: KeyedUpload<Res>): Promise<Res> {
   const { stream, keyed, budget } = call;
   return underKey(call, fingerprint, {
     lockMs: UPLOAD_LOCK_MS,
-    lock: "apart",
     oneCommit: call.atomic === true,
+    // Its bytes are read once.
+    rerunnable: false,
     onLease: (lease) => {
       stream.onProgress = async () => {
         await lease.extend(UPLOAD_LOCK_MS, budget).catch((cause: unknown) => lost(keyed, call.info.requestId ?? "", cause));
@@ -170,15 +164,11 @@ export function runUploadUnderKey<Res>(call: KeyedUpload<Res>): Promise<Res> {
 interface KeyedSteps<Res> {
   /** How long the lock holds if never completed nor released (default: the caller's deadline plus a margin). */
   readonly lockMs?: number;
-  /**
-   * Where the lock is taken: `"inTransaction"`, as the first write of the one transaction the call commits in (a
-   * unary call with `oneCommit`); `"apart"`, as a write of its own before executing (a lock that must be seen and
-   * held while a stream runs, longer than a transaction may live; and every call that is not `oneCommit`).
-   */
-  readonly lock: "inTransaction" | "apart";
   /** The call's writes and the record of its answer commit in one transaction (inOneCommit). */
   readonly oneCommit: boolean;
-  /** Told of the lock apart once taken (an upload renews it while its bytes flow). */
+  /** Whether `execute` may run again after its transaction met a concurrent call's writes (not a stream's). */
+  readonly rerunnable: boolean;
+  /** Told of the lock once taken (an upload renews it while its bytes flow). */
   readonly onLease?: (lease: IdempotencyLease) => void;
   /** parse -> write -> reply; `within`: the budget its commands run in (the transaction's under `oneCommit`). */
   readonly execute: (within: Budget) => Promise<Res>;
@@ -211,46 +201,29 @@ async function underKey<Res>(call: KeyedBase, fingerprint: string, steps: KeyedS
     const content = steps.content();
     return content === null ? answer : { ...answer, content };
   };
-  if (steps.lock === "inTransaction") {
-    // A write conflict of the call's own writes with a concurrent call's (two creates taking one free slot) aborts
-    // the transaction before anything commits: the attempt runs again, lock included, a few times at most.
-    for (let attempt = 1; ; attempt++) {
-      const taken = await acquire(call, keyed.records.beginInTransaction(scope, fingerprint, requestId, lockMs, budget), (lock) => lock.abort());
-      if ("record" in taken) return steps.replay(taken.record, scope.id);
-      const { lock } = taken;
-      const held: Held = {
-        complete: async (answer) => {
-          await lock.complete(answer, requestId);
-          return true;
-        },
-        // Nothing was committed: the abort took the lock with it.
-        release: async () => undefined,
-      };
-      keyed.faults?.afterWrite("keyed.locked");
-      try {
-        return await inOneCommit(call, lock.session, lock.within, held, (within) => steps.execute(within), withContent, headers, scope.id);
-      } catch (error) {
-        if (!(error instanceof AttemptConflict)) throw error;
-        if (attempt >= CONFLICT_ATTEMPTS) throw errors.unavailable();
-      }
-    }
-  }
   const taken = await acquire(call, keyed.records.begin(scope, fingerprint, requestId, lockMs, budget), (lease) => lease.release());
   if ("record" in taken) return steps.replay(taken.record, scope.id);
   const { lock: lease } = taken;
   steps.onLease?.(lease);
   keyed.faults?.afterWrite("keyed.locked");
   if (steps.oneCommit) {
-    const session = keyed.records.client.startSession();
-    session.startTransaction();
-    const within = inTransaction(budget, session);
-    const held: Held = { complete: (answer) => lease.completeWithin(answer, requestId, within), release: () => lease.release() };
-    try {
-      return await inOneCommit(call, session, within, held, (w) => steps.execute(w), withContent, headers, scope.id);
-    } catch (error) {
-      // The lock was taken over meanwhile (its holder past its end): nothing was done.
-      if (error instanceof AttemptConflict) throw errors.unavailable();
-      throw error;
+    // A write conflict of the call's own writes with a concurrent call's (two creates taking one free place of a
+    // limit) aborts the transaction before anything commits: under the same lock, the write runs again in a new one,
+    // a few times at most (a stream's bytes are read once: 503, nothing done).
+    for (let attempt = 1; ; attempt++) {
+      const session = keyed.records.client.startSession();
+      session.startTransaction();
+      const within = inTransaction(budget, session);
+      const held: Held = { complete: (answer) => lease.completeWithin(answer, requestId, within), release: () => lease.release() };
+      try {
+        return await inOneCommit(call, session, within, held, (w) => steps.execute(w), withContent, headers, scope.id);
+      } catch (error) {
+        if (!(error instanceof AttemptConflict)) throw error;
+        if (!steps.rerunnable || attempt >= CONFLICT_ATTEMPTS) {
+          await lease.release().catch((cause: unknown) => lost(keyed, requestId, cause));
+          throw errors.unavailable();
+        }
+      }
     }
   }
   let reply: Res;
@@ -278,17 +251,16 @@ async function underKey<Res>(call: KeyedBase, fingerprint: string, steps: KeyedS
  * a refused key drops a lock it took and executes nothing; another request's record is `idempotency_key_reused`, the
  * same request still executing `idempotency_key_in_use`.
  */
-async function acquire<L>(
+async function acquire(
   call: KeyedBase,
-  begin: Promise<{ readonly kind: "acquired"; readonly lease: L } | { readonly kind: "acquired"; readonly lock: L } | Found>,
-  drop: (lock: L) => Promise<void>,
-): Promise<{ readonly lock: L } | { readonly record: CompletedRecord }> {
+  begin: Promise<BeginResult>,
+  drop: (lease: IdempotencyLease) => Promise<void>,
+): Promise<{ readonly lock: IdempotencyLease } | { readonly record: CompletedRecord }> {
   const { keyed, context, tenant, budget, info } = call;
   const [key, begun] = await Promise.allSettled([call.checkKey(context, tenant, budget.db()), begin]);
-  const lockOf = (acquired: { readonly lease: L } | { readonly lock: L }): L => ("lease" in acquired ? acquired.lease : acquired.lock);
   if (key.status === "rejected") {
     // A refused key executes nothing and holds nothing.
-    if (begun.status === "fulfilled" && begun.value.kind === "acquired") await drop(lockOf(begun.value)).catch((cause: unknown) => lost(keyed, info.requestId ?? "", cause));
+    if (begun.status === "fulfilled" && begun.value.kind === "acquired") await drop(begun.value.lease).catch((cause: unknown) => lost(keyed, info.requestId ?? "", cause));
     throw key.reason;
   }
   if (begun.status === "rejected") throw begun.reason;
@@ -301,8 +273,7 @@ async function acquire<L>(
     case "replay":
       return { record: outcome.record };
   }
-  const lock = lockOf(outcome);
-  return { lock };
+  return { lock: outcome.lease };
 }
 
 /** The reply as recorded: its protobuf bytes, sealed when it holds a secret (a sealed call never runs without a keyring). */
@@ -317,8 +288,7 @@ function answerOf<Res>(call: KeyedBase, reply: Res, headers: string, scopeId: st
 /**
  * A call's writes and the record of its answer (or of a refusal) in one transaction, so one commit (majority,
  * journaled) makes both durable before the answer leaves, or neither: a crash at any point leaves either the answer
- * with its effect, or no effect (the retry executes once the lock is gone: with the transaction when the lock was
- * its first write, at the lock's end when it was taken apart). The record is completed only while this holder still
+ * with its effect, or the lock alone and no effect (the retry executes once the lock ends). The record is completed only while this holder still
  * owns the lock, and from then to the commit no takeover can remove it (a write to a document a transaction changed
  * waits for that transaction). docs/idempotency-and-limits.md, "One commit".
  */
@@ -369,11 +339,12 @@ async function inOneCommit<Res>(
         if (session.inTransaction()) await session.abortTransaction().catch(() => undefined);
         await within.aborted();
       }
+      // A conflict with a write made since the transaction began (a concurrent call's, or the record taken over), or a
+      // duplicate key (which aborts a transaction): nothing was done, and the caller runs the write again under its
+      // lock or gives the key back.
+      if (!commitSent && isConflict(error)) throw new AttemptConflict();
       // Nothing committed, or a commit whose outcome is unknown: the release removes a record still pending only.
       await held.release().catch((cause: unknown) => lost(keyed, requestId, cause));
-      // A conflict with a write made since the transaction began (a concurrent call's, or the record taken over), or a
-      // duplicate key (which aborts a transaction): nothing was done.
-      if (!commitSent && isConflict(error)) throw new AttemptConflict();
     }
     throw error;
   } finally {

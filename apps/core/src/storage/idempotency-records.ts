@@ -1,16 +1,16 @@
 import { randomBytes } from "node:crypto";
 import { IDEMPOTENCY_RETENTION_MS, isDuplicateKeyError } from "@rms/proto";
-import { MongoError, type Binary, type ClientSession, type Collection, type Db, type MongoClient } from "mongodb";
-import { inTransaction, UNBOUNDED, type Budget, type TransactionBudget } from "../budget.js";
+import type { Binary, Collection, Db, MongoClient } from "mongodb";
+import { UNBOUNDED, type Budget } from "../budget.js";
 import { writeWithin } from "./write.js";
 
 /**
  * Core's idempotency records: one document per account + mode + Idempotency-Key, which decides for every call
  * made under a key whether it runs, is replayed, is refused as reused or is in flight (docs/idempotency-and-limits.md;
- * run around every declared RPC by grpc/idempotent.ts). The lock is an `insertOne` under the unique `_id`: a write of
- * its own (`begin`), or the first write of the transaction the call's writes commit in (`beginInTransaction`). A stale
- * lock is taken over with a conditional `deleteOne` and a new insert, and the answer is recorded by an `updateOne`
- * guarded by the holder's token. Retention is a TTL index.
+ * run around every declared RPC by grpc/idempotent.ts). Built on single-document atomic writes: the lock is an
+ * `insertOne` under the unique `_id`, a stale lock is taken over with a conditional `deleteOne` and a new insert,
+ * and the answer is recorded by an `updateOne` guarded by the holder's token (inside the call's transaction for a
+ * call in one commit). Retention is a TTL index.
  */
 export const IDEMPOTENCY_RECORDS_COLLECTION = "idempotency_keys";
 
@@ -91,29 +91,10 @@ export interface IdempotencyLease {
   extend(lockMs: number, budget?: Budget): Promise<boolean>;
 }
 
-/**
- * The lock on a key taken inside a transaction: the record is the transaction's first write, invisible to others
- * until the commit, which makes it durable completed, with the call's writes, or not at all. A repeat meanwhile meets
- * the transaction's write conflict on the record (`idempotency_key_in_use`).
- */
-export interface TransactionLock {
-  /** The key's first use (a takeover of a stale lock keeps it). */
-  readonly created: Date;
-  /** The call's budget inside the transaction: every command given its `db()` joins it. */
-  readonly within: TransactionBudget;
-  readonly session: ClientSession;
-  /** Records the answer inside the transaction (committed with the call's writes). */
-  complete(answer: RecordedAnswer, requestId: string): Promise<void>;
-  /** Aborts the transaction (the lock with it) and ends its session. */
-  abort(): Promise<void>;
-}
-
 /** What a key holds when its lock could not be taken. */
-export type Found = { readonly kind: "replay"; readonly record: CompletedRecord } | { readonly kind: "reused" } | { readonly kind: "inFlight" };
+type Found = { readonly kind: "replay"; readonly record: CompletedRecord } | { readonly kind: "reused" } | { readonly kind: "inFlight" };
 
 export type BeginResult = { readonly kind: "acquired"; readonly lease: IdempotencyLease } | Found;
-
-export type BeginInTransactionResult = { readonly kind: "acquired"; readonly lock: TransactionLock } | Found;
 
 /** What `begin` does next after reading the record its insert collided with. */
 type Next = Found | { readonly kind: "again"; readonly created?: Date } | { readonly kind: "look" };
@@ -174,40 +155,6 @@ export class IdempotencyRecords {
     return { kind: "inFlight" };
   }
 
-  /**
-   * Takes the lock for a key as the first write of a transaction (started here, on `budget`'s time), or finds what
-   * the key holds, as `begin`. A record another transaction holds is invisible until it commits: the insert meets a
-   * write conflict, and a repeat is in flight once a few looks found nothing committed (the holder may be committing).
-   * A core that dies inside the transaction leaves nothing, and holds the key until the server aborts its transaction
-   * (`transactionLifetimeLimitSeconds`, 60 s by default, and up to half that again before the server looks).
-   */
-  async beginInTransaction(scope: KeyScope, fingerprint: string, requestId: string, lockMs: number, budget: Budget): Promise<BeginInTransactionResult> {
-    let created: Date | undefined;
-    let looks = 0;
-    for (let round = 0; round < MAX_ROUNDS; round++) {
-      const record = this.newRecord(scope, fingerprint, requestId, lockMs, created);
-      const session = this.client.startSession();
-      session.startTransaction();
-      const within = inTransaction(budget, session);
-      try {
-        await writeWithin(within, (options) => this.records.insertOne(record, options));
-        return { kind: "acquired", lock: this.transactionLock(record, session, within) };
-      } catch (error) {
-        await endTransaction(session);
-        if (!isDuplicateKeyError(error) && !isWriteConflict(error)) throw error;
-      }
-      const next = await this.afterCollision(scope.id, fingerprint, budget, looks);
-      if (next.kind === "look") {
-        looks++;
-        round--;
-        continue;
-      }
-      if (next.kind !== "again") return next;
-      created = next.created ?? created;
-    }
-    return { kind: "inFlight" };
-  }
-
   /** A record to insert as the lock: `created` is the key's first use (now, or the stale lock's it takes over). */
   private newRecord(scope: KeyScope, fingerprint: string, requestId: string, lockMs: number, created: Date | undefined): IdempotencyRecord {
     const now = this.now();
@@ -255,19 +202,6 @@ export class IdempotencyRecords {
     return { kind: "again", created: existing.created };
   }
 
-  private transactionLock(record: IdempotencyRecord, session: ClientSession, within: TransactionBudget): TransactionLock {
-    const { _id, owner } = record;
-    return {
-      created: record.created,
-      within,
-      session,
-      complete: async (answer, requestId) => {
-        await writeWithin(within, (options) => this.records.updateOne({ _id, owner }, { $set: { completed: true, answer, request_id: requestId } }, options));
-      },
-      abort: () => endTransaction(session),
-    };
-  }
-
   private lease(_id: string, owner: string, created: Date): IdempotencyLease {
     return {
       created,
@@ -304,15 +238,4 @@ export class IdempotencyRecords {
 async function pause<T>(next: T): Promise<T> {
   await new Promise((resolve) => setTimeout(resolve, IN_FLIGHT_LOOK_MS));
   return next;
-}
-
-/** A write that met another transaction's uncommitted write to the same document (or a commit since its snapshot). */
-function isWriteConflict(error: unknown): boolean {
-  return error instanceof MongoError && error.hasErrorLabel("TransientTransactionError");
-}
-
-/** Aborts a transaction still open and ends its session; neither is waited for beyond the abort. */
-async function endTransaction(session: ClientSession): Promise<void> {
-  if (session.inTransaction()) await session.abortTransaction().catch(() => undefined);
-  void session.endSession().catch(() => undefined);
 }
