@@ -65,32 +65,38 @@ describe("faults", () => {
     expect(JSON.parse(again.body).id).toBe(resource.id);
   }, 180_000);
 
-  it("core killed inside a keyed create's one commit (after the lock, after the insert, after the record): nothing committed, and a retry with the same key completes it once", async () => {
+  it("core killed between the writes of a keyed create (after the lock, after the insert, after the record, before the commit): nothing committed, and a retry with the same key completes it once", async () => {
     const mongoUri = inject("mongoUri");
-    // The three crash points at once, each with its own core, gateway and database: the server aborts every dead
-    // transaction in the same pass.
+    // The three crash points at once, each with its own core, gateway and database.
     const crashAt = async (point: string) => {
       const databaseName = testDatabaseName(`crash-${point.replace(".", "-")}`);
       running.push({ stop: () => dropDatabase(mongoUri, databaseName) });
       const corePort = await freePort();
       const coreAddr = `127.0.0.1:${corePort}`;
-      // The key's lock is the transaction's first write: a core killed after it, after the create's insert, or after
-      // the record's completion, before the commit, leaves an open transaction and nothing committed.
+      // The key's lock is a write of its own; the insert and the record's completion are in one transaction: a core
+      // killed after the lock, or inside the transaction, leaves the lock and nothing else.
       const doomedCore = await startCoreProcess({ mongoUri, databaseName, port: corePort, faults: `${point}:1` });
       running.push(doomedCore);
       const gatewayPort = await freePort();
       running.push(await startGatewayProcess({ coreAddr, mongoUri, databaseName, dataDir, port: gatewayPort }));
+      // A second core and gateway on the same database, already serving, where the retries go (a core started after
+      // the crash may wait for the dead transaction while it declares its indexes).
+      const otherCorePort = await freePort();
+      running.push(await startCoreProcess({ mongoUri, databaseName, port: otherCorePort }));
+      const otherGatewayPort = await freePort();
+      running.push(await startGatewayProcess({ coreAddr: `127.0.0.1:${otherCorePort}`, mongoUri, databaseName, dataDir, port: otherGatewayPort }));
       const { accountId, secret } = await newTestKey(coreAddr);
-      const call = () => httpsCall(dataDir, gatewayPort, "POST", "/v1/resources", { key: secret, form: "name=crash-once", headers: { "idempotency-key": "crash-key" } });
-      const first = await call();
+      const callAt = (port: number) => () =>
+        httpsCall(dataDir, port, "POST", "/v1/resources", { key: secret, form: "name=crash-once", headers: { "idempotency-key": "crash-key" } });
+      const first = await callAt(gatewayPort)();
+      const call = callAt(otherGatewayPort);
       expect(first.status, point).toBe(500);
       expect(JSON.parse(first.body).error, point).toMatchObject({ code: "outcome_unknown" });
       expect(await doomedCore.exited, point).toBe("SIGKILL");
       expect(await countResources(mongoUri, databaseName, { account: accountId }), point).toBe(0);
 
-      running.push(await startCoreProcess({ mongoUri, databaseName, port: corePort }));
-      // 409 in flight while the server holds the dead transaction (its lifetime, 60 s by default, and up to half that
-      // again before the server looks), then the retry executes: one resource.
+      // 409 in flight until the dead call's lock ends (its deadline and 5 s), then the retry takes it over and
+      // executes: one resource.
       const started = Date.now();
       let retry = await call();
       while ((retry.status >= 500 || retry.status === 409) && Date.now() - started < 150_000) {
