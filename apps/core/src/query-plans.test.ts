@@ -620,6 +620,9 @@ describe("webhook endpoints, attempts, recover", () => {
       ["attempts list event= status=failed", { limit: 20, event: mine[700]!.event, status: "failed" }],
       ["attempts list status=failed starting_after (deep)", { limit: 20, status: "failed", startingAfter: mine[1_500]!._id }],
       ["attempts list ending_before (deep)", { limit: 20, endingBefore: mine[1_500]!._id }],
+      ["attempts list created[gte]&created[lt]", { limit: 20, created: { gte: mine[1_200]!.created, lt: mine[300]!.created } }],
+      ["attempts list created[lte] status=failed starting_after (deep)", { limit: 20, status: "failed", created: { lte: mine[900]!.created }, startingAfter: mine[1_500]!._id }],
+      ["attempts list created[gt] event=", { limit: 20, event: mine[700]!.event, created: { gt: mine[2_000]!.created } }],
     ];
     for (const [label, query] of cases) {
       const { value, plans } = await measure(label, () => store.list(M, data.endpoints.busy, query));

@@ -10,6 +10,7 @@ import { resendEvent } from "./resend.js";
 import { retrieveWebhookEndpoint } from "./retrieve.js";
 import { rotateWebhookEndpointSecret } from "./rotate-secret.js";
 import { updateWebhookEndpoint } from "./update.js";
+import { retrieveWebhookEndpointDeliveryStats } from "./delivery-stats.js";
 
 /** Every public operation on webhook endpoints, their attempts and resends (all under `webhooks:write`). */
 export const WEBHOOK_ENDPOINT_OPERATIONS: readonly Operation[] = [
@@ -20,6 +21,7 @@ export const WEBHOOK_ENDPOINT_OPERATIONS: readonly Operation[] = [
   deleteWebhookEndpoint,
   rotateWebhookEndpointSecret,
   listWebhookAttempts,
+  retrieveWebhookEndpointDeliveryStats,
   recoverWebhookEndpoint,
   resendEvent,
 ];
