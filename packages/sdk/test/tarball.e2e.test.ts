@@ -1,7 +1,11 @@
+import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Consumer, makeConsumer } from "./consumer.js";
 import { FaultyProxy } from "./proxy.js";
 import { type Stack, startStack } from "./stack.js";
+
+/** The release the tarball says it is: the package's own version. */
+const PACKAGE_VERSION = (JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string }).version;
 
 /*
  * The SDK as an integrator gets it: `npm pack -w @rms/sdk`, installed into an empty directory outside the repository
@@ -38,7 +42,7 @@ describe("the packed SDK, installed into an empty project", () => {
 
   it("loads with require too (its CommonJS build), with every namespace", async () => {
     const facts = await consumer.script("required.cjs", {});
-    expect(facts).toMatchObject({ version: "1.4.0", errors: "function", verify: "function" });
+    expect(facts).toMatchObject({ version: PACKAGE_VERSION, errors: "function", verify: "function" });
     expect(facts["namespaces"]).toEqual(
       expect.arrayContaining(["resources", "events", "webhookEndpoints", "jobs", "files", "uploads", "requestLogs", "dashboardSessions", "status"]),
     );
