@@ -36,6 +36,7 @@ import { EVENTS_COLLECTION, SWEEP_BATCH } from "./storage/relay.js";
 import { AttemptStore } from "./webhook-endpoints/attempts.js";
 import type { WebhookEndpointDocument } from "./webhook-endpoints/model.js";
 import { scheduleRecovery } from "./webhook-endpoints/recover.js";
+import { eventDeliveries } from "./webhook-endpoints/event-deliveries.js";
 import { WebhookEndpointStore } from "./webhook-endpoints/store.js";
 import { repairLanes, wakeLanes, WEBHOOK_LANES_COLLECTION, type LaneDocument } from "./webhook-deliveries/lanes.js";
 import { queueDepthGauges } from "./webhook-deliveries/metrics.js";
@@ -628,6 +629,20 @@ describe("webhook endpoints, attempts, recover", () => {
       const { value, plans } = await measure(label, () => store.list(M, data.endpoints.busy, query));
       expect(value.items.length, label).toBeGreaterThan(0);
       expectPage(pageOf(plans, WEBHOOK_ATTEMPTS_COLLECTION), query.limit);
+    }
+  });
+
+  it("an event's deliveries: the tenant's endpoints, their scheduled deliveries by id, an attempt that succeeded for the others", async () => {
+    const waiting = data.events.find((e) => e.account === M.account && !e.livemode && (e.pending_endpoints ?? []).includes(data.endpoints.busy))!;
+    const delivered = data.events.find((e) => e.account === M.account && !e.livemode && (e.pending_endpoints ?? []).length === 0)!;
+    for (const [label, event] of [
+      ["event deliveries (an endpoint waits)", waiting],
+      ["event deliveries (none waits)", delivered],
+    ] as const) {
+      const { value, plans } = await measure(label, () => eventDeliveries(work, new WebhookEndpointStore(work), M, event));
+      expect(value.length, label).toBeGreaterThan(0);
+      // At most 16 endpoints: a page of them, their deliveries by id, one attempt each at most.
+      for (const plan of plans) expect(plan.totalDocsExamined, plan.shape).toBeLessThanOrEqual(16 + 2);
     }
   });
 

@@ -19,6 +19,7 @@ export const webhookEndpointsDomain = serviceDomain({
     recoverWebhookEndpoint: both,
     resendEvent: both,
     getWebhookEndpointDeliveryStats: both,
+    listEventDeliveries: both,
   },
   // `webhook_endpoint.disabled`, recorded with the write of delivery that disables an endpoint.
   outboxes: [WEBHOOK_ENDPOINTS_COLLECTION],

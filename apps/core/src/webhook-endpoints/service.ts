@@ -37,6 +37,7 @@ import type { AttemptStore } from "./attempts.js";
 import { scheduleResend } from "./resend.js";
 import { scheduleRecovery } from "./recover.js";
 import { deliveryStats, type DeliveryStats } from "./stats.js";
+import { eventDeliveries } from "./event-deliveries.js";
 import { wantsEvent } from "../webhook-deliveries/fanout.js";
 
 /** What the endpoint rules need of core's settings: the sealing key, the SSRF switch and recover's cap. */
@@ -275,6 +276,26 @@ export function webhookEndpointService(deps: EndpointServiceDeps): ServiceImplem
         return scheduleResend(deps.db, tenant, event._id, target._id, { budget });
       },
       reply: (attempt) => ({ webhookAttempt: attemptMessage(attempt) }),
+    }),
+
+    listEventDeliveries: rpc.read({
+      load: ({ eventId }, { budget }) => deps.db.collection<FannedOutEvent>(EVENTS_COLLECTION).findOne({ _id: eventId }, budget.db()),
+      async reply(event, { eventId }, { tenant, budget }) {
+        // A path id: anything that names no event of the caller is not found, as on GET /v1/events/{id}.
+        if (!event || event.account !== tenant.account || event.livemode !== tenant.livemode) throw errors.notFound("event", eventId);
+        const deliveries = await eventDeliveries(deps.db, store, tenant, event, budget);
+        return {
+          eventId: event._id,
+          deliveries: deliveries.map((d) => ({
+            webhookEndpointId: d.endpoint,
+            status: d.status,
+            attempts: d.attempts,
+            ...(d.nextAttemptAt !== null ? { nextAttemptAt: BigInt(Math.floor(d.nextAttemptAt / 1000)) } : {}),
+            ...(d.endedReason !== null ? { endedReason: d.endedReason } : {}),
+            subscribed: d.subscribed,
+          })),
+        };
+      },
     }),
 
     getWebhookEndpointDeliveryStats: rpc.read({

@@ -11,6 +11,7 @@ import { retrieveWebhookEndpoint } from "./retrieve.js";
 import { rotateWebhookEndpointSecret } from "./rotate-secret.js";
 import { updateWebhookEndpoint } from "./update.js";
 import { retrieveWebhookEndpointDeliveryStats } from "./delivery-stats.js";
+import { listEventDeliveries } from "./event-deliveries.js";
 
 /** Every public operation on webhook endpoints, their attempts and resends (all under `webhooks:write`). */
 export const WEBHOOK_ENDPOINT_OPERATIONS: readonly Operation[] = [
@@ -24,6 +25,7 @@ export const WEBHOOK_ENDPOINT_OPERATIONS: readonly Operation[] = [
   retrieveWebhookEndpointDeliveryStats,
   recoverWebhookEndpoint,
   resendEvent,
+  listEventDeliveries,
 ];
 
 /** The operational event of an endpoint, delivered to the account's other endpoints that subscribe to it. */

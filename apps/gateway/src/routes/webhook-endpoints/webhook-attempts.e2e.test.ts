@@ -271,12 +271,34 @@ describe("delivery_stats", () => {
     expect(stats.json.buckets).toHaveLength(24);
     expect(stats.json.buckets.at(-1)).toMatchObject({ failed: 2, succeeded: 0, pending: 0 });
 
+    // The event's page: this endpoint gave up after its retries; another that does not subscribe got none.
+    const other = await newEndpoint("/ok");
+    const deliveriesOf = await stack.api.get(`/v1/events/${event.id}/deliveries`, { key });
+    expect(deliveriesOf.status).toBe(200);
+    expect(deliveriesOf.json).toMatchObject({ object: "list", url: `/v1/events/${event.id}/deliveries`, has_more: false });
+    const byEndpoint = (id: string) => deliveriesOf.json.data.find((d: Json) => d.webhook_endpoint === id);
+    expect(byEndpoint(endpoint.id)).toEqual({
+      object: "webhook_delivery",
+      event: event.id,
+      webhook_endpoint: endpoint.id,
+      status: "failed",
+      attempts: 2,
+      next_attempt_at: null,
+      ended_reason: "schedule_exhausted",
+      subscribed: true,
+    });
+    expect(byEndpoint(other.id)).toMatchObject({ status: "none", subscribed: false, attempts: 0 });
+    await stack.api.delete(`/v1/webhook_endpoints/${other.id}`, { key });
+
     // A success ends the streak and moves the rate.
     await stack.api.post(`/v1/webhook_endpoints/${endpoint.id}`, { key, form: { url: receiver.url("/ok") } });
     expect((await stack.api.post(`/v1/events/${event.id}/resend`, { key, form: { webhook_endpoint: endpoint.id } })).json.status).toBe("succeeded");
     const after = (await stack.api.get(`/v1/webhook_endpoints/${endpoint.id}/delivery_stats`, { key })).json;
     expect(after).toMatchObject({ failure_streak: 0, failing_since: null, last_hour: { succeeded: 1, failed: 2, success_rate: 0.3333 } });
     expect(after.last_success_at).toBeGreaterThan(0);
+    expect((await stack.api.get(`/v1/events/${event.id}/deliveries`, { key })).json.data.find((d: Json) => d.webhook_endpoint === endpoint.id)).toMatchObject({
+      status: "succeeded",
+    });
 
     // The attempts list takes the same time bounds as the other lists.
     const now = Math.floor(Date.now() / 1000);
