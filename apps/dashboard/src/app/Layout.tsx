@@ -2,6 +2,7 @@ import { Link, Outlet, useRouter } from "@tanstack/react-router";
 import { useEffect, useRef } from "react";
 import { describeKey, storedKey } from "../session";
 import { SignInPage } from "../pages/SignIn";
+import { JumpBox } from "../components/JumpBox";
 import { useAuth } from "./auth";
 
 const NAV = [
@@ -73,6 +74,7 @@ export function Layout() {
       </a>
       <header className="topbar">
         <span className="brand">rms dashboard</span>
+        <JumpBox />
         <span className={`mode mode-${mode}`}>{mode === "live" ? "Live mode" : "Test mode"}</span>
         <span className="key-kind">
           {kind} key{readOnly ? " · read-only" : ""}
