@@ -18,6 +18,8 @@ import { ConnectionLimit } from "./http/connection-limit.js";
 import { divertPlainHttp } from "./http/plain-on-tls-port.js";
 import { acceptProxyProtocol } from "./http/proxy-protocol.js";
 import { REQUEST_TIMEOUT_MS } from "./http/request-timeout.js";
+import { answerBeforeContinue } from "./http/expect-continue.js";
+import { lingerOnEarlyClose } from "./http/linger.js";
 import { DEFAULT_REQUEST_LOGS } from "./config.js";
 import { RequestLogRecorder } from "./request-logs/recorder.js";
 
@@ -76,6 +78,8 @@ function applyLimits(server: Server, plainListener?: PlainListener): void {
     if (closing.has(server) && !res.headersSent) res.setHeader("Connection", "close");
   });
   answerClientErrors(server, plainListener);
+  answerBeforeContinue(server);
+  lingerOnEarlyClose(server);
   server.headersTimeout = SERVER_LIMITS.headersTimeoutMs;
   // Applied per request by the app instead (http/request-timeout.ts), so that uploads can take longer when data keeps coming.
   server.requestTimeout = 0;

@@ -15,6 +15,7 @@ const launcherEnv = {
   WEBHOOK_ALLOW_PRIVATE: "true",
   WEBHOOK_RETRY_SCHEDULE: "1s,2s",
   WEBHOOK_ENDPOINT_CONCURRENCY: "2",
+  FILES_QUOTA_BYTES: "21474836480",
 };
 const resolved = {
   mongoUri: "mongodb://127.0.0.1:27017",
@@ -42,6 +43,7 @@ describe("what the launcher hands its children", () => {
       WEBHOOK_ALLOW_PRIVATE: "true",
       WEBHOOK_RETRY_SCHEDULE: "1s,2s",
       WEBHOOK_ENDPOINT_CONCURRENCY: "2",
+      FILES_QUOTA_BYTES: "21474836480",
       RMS_SECRET_KEY: resolved.secretKey,
       RMS_ADMIN_TOKEN: resolved.adminToken,
     });
@@ -84,6 +86,7 @@ describe("what the launcher hands its children", () => {
       WEBHOOK_ALLOW_PRIVATE: "true",
       WEBHOOK_RETRY_SCHEDULE: "1s,2s",
       WEBHOOK_ENDPOINT_CONCURRENCY: "2",
+      FILES_QUOTA_BYTES: "21474836480",
       RMS_SECRET_KEY: resolved.secretKey,
     });
   });

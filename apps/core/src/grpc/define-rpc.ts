@@ -205,6 +205,9 @@ function upload<Start extends Scoped, T, Res, In = Start>(spec: UploadSpec<Start
       const keyed = policy !== "none" && method && key !== null ? (checkKey.keyed ?? null) : null;
       const serialize = keyed && method ? (message: UploadMessage<Start>) => toBinary(method.input, create(method.input, message as never)) : null;
       const stream = await UploadStream.open(requests, serialize);
+      // Every check of the start (and the key's record) is made before the bytes are first asked for: the caller
+      // learns it may send them only then (files.proto).
+      stream.onReady = context.sendHeaders ?? null;
       const tenant = tenantOf(context, stream.start.tenant);
       const budget = budgetOf(context);
       const call: Call = { tenant, budget, info };

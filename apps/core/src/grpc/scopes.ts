@@ -40,6 +40,7 @@ export const RPC_SCOPES: Readonly<Record<string, Scope>> = {
   "/rms.v1.FileService/UploadPart": "files:write",
   "/rms.v1.FileService/CompleteUpload": "files:write",
   "/rms.v1.FileService/CancelUpload": "files:write",
+  "/rms.v1.FileService/AdmitUpload": "files:write",
   // Secret keys only (a dashboard session): the service checks the kind; the gateway's route names this scope.
   "/rms.v1.DashboardSessionService/CreateDashboardSession": "resources:write",
 };

@@ -13,7 +13,7 @@ export const jobsDomain = serviceDomain({
   // The runner pushes job.* events into the job's outbox; cancel of a queued job does too.
   outboxes: [JOBS_COLLECTION],
   open({ db, checkKey, written, settings }) {
-    const store = new JobStore(db, written, settings.jobsQueuedPerAccount, new JobFiles(db));
+    const store = new JobStore(db, written, settings.jobsQueuedPerAccount, new JobFiles(db, { streamLeaseMs: settings.filesWriteLeaseMs }));
     return { indexes: store, implementation: jobService(store, checkKey) };
   },
 });

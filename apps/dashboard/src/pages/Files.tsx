@@ -9,7 +9,7 @@ import { cursorPager, type FilterSpec, ListPage } from "../components/ListPage";
 import { PageHeader } from "../components/Disclosure";
 import { JsonView } from "../components/JsonView";
 import { Loading, Section, Time } from "../components/ui";
-import { formatBytes } from "../lib/progress";
+import { formatBytes, storageUse } from "../lib/progress";
 import { usePageTitle } from "../lib/title";
 import { DownloadButton } from "./JobDetail";
 
@@ -56,6 +56,8 @@ export function FilesPage() {
   });
   const missing = files.error instanceof ApiFailure && files.error.routeMissing ? files.error : null;
   const base = search.purpose ? { purpose: search.purpose } : {};
+  // A core of before answers no quota (0): nothing to show.
+  const usage = files.data && files.data.quota_bytes > 0 ? storageUse(files.data.used_bytes, files.data.quota_bytes) : null;
   return (
     <ListPage
       title="Files"
@@ -72,7 +74,20 @@ export function FilesPage() {
         empty: "No files.",
         pager: (page) => cursorPager(search, page, (cursor) => void navigate({ search: { ...base, ...cursor } }), false),
       }}
-    />
+    >
+      {usage && (
+        <Section title="Storage">
+          <div className="progress-line">
+            <progress aria-label="Storage used" max={100} value={usage.percent} />
+            <span data-testid="storage-use">{usage.label}</span>
+          </div>
+          <p className="help">
+            Files of every purpose until they expire, and the parts of uploads not yet completed, in this mode. Past the quota an upload is refused (<code>limit_exceeded</code>);
+            deleting files makes room.
+          </p>
+        </Section>
+      )}
+    </ListPage>
   );
 }
 

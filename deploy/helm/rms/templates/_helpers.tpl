@@ -161,6 +161,18 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 - name: JOBS_LEASE_MS
   value: {{ . | quote }}
 {{- end }}
+{{- with .Values.settings.filesQuotaBytes }}
+- name: FILES_QUOTA_BYTES
+  value: {{ . | quote }}
+{{- end }}
+{{- with .Values.settings.filesWriteLeaseMs }}
+- name: FILES_WRITE_LEASE_MS
+  value: {{ . | quote }}
+{{- end }}
+{{- with .Values.settings.filesSweepIntervalMs }}
+- name: FILES_SWEEP_INTERVAL_MS
+  value: {{ . | quote }}
+{{- end }}
 {{- end }}
 
 {{- define "rms.gatewayTokenEnv" -}}

@@ -158,11 +158,17 @@ function clientStreamingHandler(
     const started = performance.now();
     // Trailers a handler sets (an upload's replay under its Idempotency-Key: `rms-replay`), sent with its answer or error.
     let trailers: Metadata | undefined;
+    let headersSent = false;
     const context: CallContext = {
       ...streamContext(method, call),
       setTrailer(key, value) {
         trailers ??= new Metadata();
         trailers.set(key, value);
+      },
+      sendHeaders() {
+        if (headersSent || call.cancelled) return;
+        headersSent = true;
+        call.sendMetadata(new Metadata());
       },
     };
     // The iterable ends with an error when the caller goes away (grpc-js emits "cancelled" and may not end the stream).

@@ -28,6 +28,11 @@ export interface CallContext {
   readonly caller: Caller | null;
   /** Adds a string to the call's trailing metadata, sent with its answer or its error (e.g. `rms-replay`). */
   readonly setTrailer?: (key: string, value: string) => void;
+  /**
+   * A client-streaming method's: sends the (empty) response headers now, before the answer: the caller's go-ahead
+   * for the messages it holds back (`CallOptions.onHeaders`). Once; later calls do nothing.
+   */
+  readonly sendHeaders?: () => void;
 }
 
 /**
@@ -51,6 +56,8 @@ export interface CallOptions {
   readonly signal?: AbortSignal;
   /** Told the call's trailing metadata once its status arrives, before its promise settles (success or error). */
   readonly onTrailers?: (trailers: Metadata) => void;
+  /** A client-streaming call's: told when the server sends its response headers ahead of its answer (`CallContext.sendHeaders`). */
+  readonly onHeaders?: () => void;
 }
 
 /**
