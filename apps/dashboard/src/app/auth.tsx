@@ -2,7 +2,7 @@ import { useQueryClient } from "@tanstack/react-query";
 import { createContext, useCallback, useContext, useEffect, useMemo, useState, type ReactNode } from "react";
 import { apiClient, type ApiFailure, type Client, whenSignedOut } from "../api/client";
 import { probeScopes } from "../lib/scopes";
-import { forgetKey, type Scope, storedKey, storedScopes, storeKey, storeScopes } from "../session";
+import { forgetKey, type Scope, storedKey, storedScopes, storeKey, storeScopes, takeKeyFromAddressBar } from "../session";
 
 /** Why the tab is at sign-in: the API's words when it refused the key, or the user signed out. */
 export interface SignOutReason {
@@ -85,6 +85,17 @@ export function AuthProvider({ children }: { children: ReactNode }) {
     },
     [learnScopes],
   );
+
+  // A sign-in link pasted into this tab while it is open changes only the fragment (no new load): sign in with its
+  // key, and take the key out of the address bar in every case.
+  useEffect(() => {
+    const onHashChange = () => {
+      const linked = takeKeyFromAddressBar();
+      if (linked && linked !== storedKey()) void signIn(linked).catch(() => {});
+    };
+    window.addEventListener("hashchange", onHashChange);
+    return () => window.removeEventListener("hashchange", onHashChange);
+  }, [signIn]);
 
   const value = useMemo<Auth>(
     () => ({ key, scopes, client, reason, signIn, signOut, can: (scope) => scopes?.includes(scope) ?? false }),

@@ -1,3 +1,4 @@
+import { useState } from "react";
 import type { WebhookAttempt } from "../api/client";
 import { type Column, DataTable } from "./DataTable";
 import { IdLink } from "./IdLink";
@@ -7,7 +8,7 @@ import { Button, StatusBadge, StatusCode, Time } from "./ui";
 /** The columns a page may leave out because every row has the same value and the page already says it. */
 export type SameForEveryRow = "event" | "endpoint";
 
-function attemptColumns(omit: readonly SameForEveryRow[]): Column<WebhookAttempt>[] {
+function attemptColumns(omit: readonly SameForEveryRow[], bodies: { open: ReadonlySet<string>; toggle: (id: string) => void }): Column<WebhookAttempt>[] {
   return [
     { header: "When", cell: (a) => <Time seconds={a.created} />, className: "when" },
     {
@@ -29,6 +30,14 @@ function attemptColumns(omit: readonly SameForEveryRow[]): Column<WebhookAttempt
       cell: (a) => (
         <>
           <StatusCode status={a.response_status} /> <span className="help">{a.duration_ms} ms</span>
+          {a.response_body ? (
+            <>
+              {" "}
+              <button type="button" className="link-button" aria-expanded={bodies.open.has(a.id)} aria-label={`Body of ${a.id}`} onClick={() => bodies.toggle(a.id)}>
+                Body
+              </button>
+            </>
+          ) : null}
         </>
       ),
     },
@@ -51,8 +60,8 @@ export function ResponseBody({ attempt, open = false }: { attempt: WebhookAttemp
 }
 
 /**
- * Attempts with their response status, newest first; the first KiB of the body the receiver answered opens under its
- * attempt, across the table's width, formatted when it is JSON.
+ * Attempts with their response status, newest first; the first KiB of the body the receiver answered opens (its Body
+ * button) under its attempt, across the table's width, formatted when it is JSON.
  */
 export function AttemptsTable({
   attempts,
@@ -68,6 +77,13 @@ export function AttemptsTable({
   onResend?: (a: WebhookAttempt) => void;
   resendBusy?: boolean;
 }) {
+  const [open, setOpen] = useState<ReadonlySet<string>>(new Set());
+  const toggle = (id: string) =>
+    setOpen((current) => {
+      const next = new Set(current);
+      if (!next.delete(id)) next.add(id);
+      return next;
+    });
   const resend: Column<WebhookAttempt>[] = onResend
     ? [
         {
@@ -80,5 +96,12 @@ export function AttemptsTable({
         },
       ]
     : [];
-  return <DataTable caption={caption} columns={[...attemptColumns(omit), ...resend]} rows={attempts} detail={(a) => (a.response_body ? <ResponseBody attempt={a} /> : null)} />;
+  return (
+    <DataTable
+      caption={caption}
+      columns={[...attemptColumns(omit, { open, toggle }), ...resend]}
+      rows={attempts}
+      detail={(a) => (a.response_body && open.has(a.id) ? <JsonView text={a.response_body} label={`Response body of ${a.id}`} /> : null)}
+    />
+  );
 }

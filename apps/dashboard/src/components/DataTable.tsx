@@ -53,7 +53,8 @@ export function DataTable<Row>({
                 <tr className={[more === null ? "" : "has-detail", rowClass?.(row) ?? ""].join(" ").trim() || undefined}>
                   {columns.map((c) => (
                     <td key={c.header} className={c.className} data-label={c.header}>
-                      {c.cell(row)}
+                      {/* One box for the cell's content: stacked, a cell is a grid of its heading and this. */}
+                      <div className="cell">{c.cell(row)}</div>
                     </td>
                   ))}
                 </tr>

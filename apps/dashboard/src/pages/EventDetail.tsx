@@ -241,7 +241,7 @@ function EndpointDeliveryView({ eventId, type, row }: { eventId: string; type: s
       )}
       <ErrorNotice error={resend.error} />
       {list.length > 0 && (
-        <details className="attempts-of" open={row.rank <= 1 && list.length > 1}>
+        <details className="attempts-of">
           <summary>
             {list.length}
             {row.attempts?.has_more ? "+" : ""} attempt{list.length === 1 ? "" : "s"}, newest first

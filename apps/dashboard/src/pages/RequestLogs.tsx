@@ -13,6 +13,7 @@ import { JsonView } from "../components/JsonView";
 import { Loading, Section, StatusCode, Time } from "../components/ui";
 import { curlOf } from "../lib/curl";
 import { dayBound } from "../lib/filters";
+import { shortUserAgent } from "../lib/user-agent";
 import { useLiveQuery } from "../lib/live";
 import { usePageTitle } from "../lib/title";
 
@@ -50,7 +51,14 @@ const LOG_COLUMNS: readonly Column<RequestLog>[] = [
   { header: "Path", cell: (log) => log.path, className: "text" },
   { header: "Error", cell: (log) => (log.error_code ? <code>{log.error_code}</code> : "—") },
   { header: "IP", cell: (log) => <code>{log.client_ip}</code> },
-  { header: "User agent", cell: (log) => <span className="ua">{log.user_agent ?? "—"}</span>, className: "text" },
+  {
+    header: "User agent",
+    cell: (log) => (
+      <span className="ua" title={log.user_agent ?? undefined}>
+        {shortUserAgent(log.user_agent)}
+      </span>
+    ),
+  },
   { header: "Request", cell: (log) => <IdLink id={log.id} /> },
 ];
 
