@@ -428,6 +428,8 @@ describe.skipIf("missing" in browserFound)("the dashboard in Chromium", () => {
         for (const [i, [name, path]] of pages.entries()) {
           await p.goto(url(path));
           await p.locator("main h1").first().waitFor();
+          // Still signed in: a page that fell back to sign-in would pass axe and prove nothing.
+          expect(await p.locator("main h1").first().textContent(), `${colorScheme} ${size} ${name}`).not.toBe("Sign in to the rms dashboard");
           // Every query answered (the live ones keep asking, so the network is never idle).
           await p.waitForFunction(() => document.querySelector(".loading") === null && !document.querySelector("main")?.textContent?.includes("…"), undefined, {
             timeout: 30_000,

@@ -95,7 +95,15 @@ export function Layout() {
         </ul>
       </nav>
       <main id="main" className="content" tabIndex={-1}>
-        {auth.scopes === null ? (
+        {auth.scopes === null && auth.probeFailure ? (
+          <div className="notice notice-error" role="alert">
+            <p className="notice-title">Could not check what this key may do</p>
+            <p>{auth.probeFailure}</p>
+            <button type="button" onClick={() => auth.retryProbe()}>
+              Try again
+            </button>
+          </div>
+        ) : auth.scopes === null ? (
           <p className="loading" role="status">
             Checking what this key may do…
           </p>
