@@ -246,15 +246,23 @@ export const rpc = { read, write, upload };
 type RequestOf<S, K extends keyof ServiceImplementation<S>> = Parameters<ServiceImplementation<S>[K]>[0];
 type ReplyOf<S, K extends keyof ServiceImplementation<S>> = Awaited<ReturnType<ServiceImplementation<S>[K]>>;
 
-/** One declaration per method of the service: a missing or misspelled one does not compile. */
-export type RpcDeclarations<S> = { readonly [K in keyof ServiceImplementation<S>]: Rpc<RequestOf<S, K>, ReplyOf<S, K>> };
+/**
+ * One declaration per method of the service: a missing or misspelled one does not compile. A server-streaming
+ * method is its handler itself (an async iterable of messages, such as a watch): it makes its own checks.
+ */
+export type RpcDeclarations<S> = {
+  readonly [K in keyof ServiceImplementation<S>]: ServiceImplementation<S>[K] extends (request: never, context: CallContext) => AsyncIterable<unknown>
+    ? ServiceImplementation<S>[K]
+    : Rpc<RequestOf<S, K>, ReplyOf<S, K>>;
+};
 
 /** A service's handlers from its declarations, each checking the presented key with `checkKey`. */
 export function defineRpcs<S extends AnyService>(service: S, checkKey: PresentedKeyCheck, rpcs: RpcDeclarations<S>): ServiceImplementation<S> {
-  const declared = rpcs as unknown as Readonly<Record<string, Rpc<unknown, unknown>>>;
+  const declared = rpcs as unknown as Readonly<Record<string, Rpc<unknown, unknown> | ((request: unknown, context: CallContext) => AsyncIterable<unknown>)>>;
   const handlers = service.methods.map((method) => {
     const declaration = declared[method.localName];
     if (!declaration) throw new Error(`no declaration for ${service.typeName}.${method.name}`);
+    if (typeof declaration === "function") return [method.localName, declaration] as const;
     return [method.localName, (request: unknown, context: CallContext) => declaration.run(request, context, checkKey, method as DescMethodUnary)] as const;
   });
   return Object.fromEntries(handlers) as unknown as ServiceImplementation<S>;
