@@ -779,6 +779,17 @@ describe("accounts and keys", () => {
     }
     const { plans: keys } = await measure("account keys list", () => store.listKeys(M.account));
     for (const plan of keys) expectExact(plan);
+    // The account's own list (GET /v1/api_keys): one mode's keys, by cursor.
+    const { value: page, plans: tenantKeys } = await measure("tenant keys list (GET /v1/api_keys)", () => store.listTenantKeys(M, { limit: 2 }));
+    expect(page.items).toHaveLength(2);
+    const { plans: deeper } = await measure("tenant keys list starting_after", () => store.listTenantKeys(M, { limit: 2, startingAfter: page.items[1]!._id }));
+    for (const plan of [...tenantKeys, ...deeper]) expectPage(plan, 2);
+    // A use, noted at most once per period: one update by id.
+    const { plans: used } = await measure("key use noted", async () => {
+      store.noteUse({ _id: key._id }, Math.floor(NOW / 1000));
+      await store.getKey(key._id);
+    });
+    for (const plan of used) expectPoint(plan);
     const { plans: accounts } = await measure("accounts list (operator)", () => store.listAccounts(20));
     for (const plan of accounts) expectExact(plan);
   });

@@ -269,6 +269,26 @@ describe.skipIf("missing" in browserFound)("the dashboard in Chromium", () => {
     expect(await page.getByRole("region", { name: "The request's parameters" }).textContent()).toContain('"name": ""');
   });
 
+  it("request logs leave out the dashboard's own requests unless asked, with statuses and methods as choices", async () => {
+    const made = await stack.api("GET", "/v1/resources?limit=2");
+    expect(made.status).toBe(200);
+    await page.goto(url("/request-logs"));
+    const table = page.getByRole("table", { name: "Request logs" });
+    const sources = () => table.locator('td[data-label="Source"]').allTextContents();
+    // The dashboard itself asked dozens of times by now (its polls, its scope probes): none of them is listed.
+    await expect.poll(async () => (await sources()).length, { timeout: 15_000 }).toBeGreaterThan(0);
+    expect(new Set(await sources())).toEqual(new Set(["api"]));
+    await page.getByRole("button", { name: "Filters" }).click();
+    await page.getByLabel("Requests made by").selectOption("all");
+    await page.getByLabel("Method").selectOption("GET");
+    await page.getByRole("button", { name: "Apply" }).click();
+    await page.waitForURL(/source=all/);
+    // Plain text in the address bar (never quoted JSON).
+    expect(page.url()).toMatch(/[?&]method=GET(&|$)/);
+    await expect.poll(async () => (await sources()).includes("dashboard")).toBe(true);
+    expect(new Set(await table.locator('td[data-label="Method"]').allTextContents())).toEqual(new Set(["GET"]));
+  });
+
   it("shows the failing endpoint failing on the overview, with its rate, last error and chart", async () => {
     // The failing receiver answered 503 to every attempt of "Made with curl"'s event (and of later ones).
     await expect.poll(async () => (await stack.api("GET", `/v1/webhook_endpoints/${failingId}/delivery_stats`)).body.failure_streak, { timeout: 30_000 }).toBeGreaterThan(0);

@@ -50,16 +50,14 @@ describe("ListEventDeliveries", () => {
     const dueAt = Date.now() + 300_000;
     // Still waiting for the first two (a 2xx pulls an endpoint out); the third's success deleted its delivery; the
     // fourth's delivery failed, then a resend got a 2xx.
-    await t.db
-      .collection(EVENTS_COLLECTION)
-      .insertOne({
-        _id: event as never,
-        account: tenant.accountId,
-        livemode: false,
-        type: "resource.created",
-        created: Math.floor(Date.now() / 1000),
-        pending_endpoints: [retrying, gaveUp],
-      });
+    await t.db.collection(EVENTS_COLLECTION).insertOne({
+      _id: event as never,
+      account: tenant.accountId,
+      livemode: false,
+      type: "resource.created",
+      created: Math.floor(Date.now() / 1000),
+      pending_endpoints: [retrying, gaveUp],
+    });
     await t.db
       .collection<DeliveryDocument>(WEBHOOK_DELIVERIES_COLLECTION)
       .insertMany([

@@ -108,7 +108,7 @@ function FailedRequests() {
   const failed = useQuery({
     queryKey: ["overview", "failed-requests"],
     queryFn: async () => {
-      const [client4xx, server5xx] = await Promise.all((["4xx", "5xx"] as const).map((status) => unwrap(client.requestLogs.list({ limit: 30, status }))));
+      const [client4xx, server5xx] = await Promise.all((["4xx", "5xx"] as const).map((status) => unwrap(client.requestLogs.list({ limit: 10, status }))));
       return [...client4xx!.data, ...server5xx!.data]
         .filter((log) => !isScopeProbe(log.request_params))
         .sort((a, b) => (a.id < b.id ? 1 : -1))

@@ -20,7 +20,13 @@ import { usePageTitle } from "../lib/title";
 export type RequestLog = Schemas["RequestLog"];
 
 /** The filters the page keeps in its URL (each as the API takes it, but `from`/`to`: UTC days for `created`). */
-const FILTERS = ["status", "method", "path", "error_code", "api_key", "idempotency_key", "from", "to"] as const;
+const FILTERS = ["status", "method", "path", "error_code", "api_key", "idempotency_key", "from", "to", "source"] as const;
+
+/** Whose requests: the API's (the list's default: the dashboard's own polls left out), everything, or the dashboard's. */
+export const SOURCE_CHOICES = [
+  { value: "all", label: "Everything, the dashboard's own too" },
+  { value: "dashboard", label: "The dashboard's own only" },
+] as const;
 
 /** Statuses offered: the classes, then the codes people look for. */
 export const STATUS_CHOICES = ["2xx", "4xx", "5xx", "400", "401", "403", "404", "409", "429", "500", "503"] as const;
@@ -41,6 +47,7 @@ const LOG_FILTERS: FilterSpec = {
     { name: "idempotency_key", label: "Idempotency key" },
     { name: "from", label: "From (UTC day)", kind: "date" },
     { name: "to", label: "To (UTC day)", kind: "date" },
+    { name: "source", label: "Requests made by", kind: "select", anyLabel: "API keys (not this dashboard)", options: SOURCE_CHOICES },
   ],
 };
 
@@ -60,6 +67,7 @@ const LOG_COLUMNS: readonly Column<RequestLog>[] = [
     ),
   },
   { header: "Request", cell: (log) => <IdLink id={log.id} /> },
+  { header: "Source", cell: (log) => (log.source === "dashboard" ? <span className="badge">dashboard</span> : "api") },
 ];
 
 const route = getRouteApi("/request-logs");
@@ -83,7 +91,7 @@ export function RequestLogsPage() {
       unwrap(
         auth.client.requestLogs.list({
           limit: 20,
-          ...(exact as { method?: "GET" | "POST" | "DELETE" }),
+          ...(exact as { method?: "GET" | "POST" | "DELETE"; source?: "api" | "dashboard" | "all" }),
           ...(from || to ? { created } : {}),
           ...cursor,
         }),
@@ -99,7 +107,7 @@ export function RequestLogsPage() {
       values={values}
       onFilter={(next) => void navigate({ search: { ...next, ...(search.live ? { live: search.live } : {}) } })}
       list={{
-        title: "Requests, newest first",
+        title: values.source === "all" ? "Requests, newest first (the dashboard's own too)" : values.source === "dashboard" ? "The dashboard's own requests, newest first" : "Requests, newest first",
         caption: "Request logs",
         what: "request logs",
         query: logs,
@@ -169,6 +177,8 @@ export function RequestLogDetailPage() {
               <dd>
                 <Time seconds={data.created} />, {data.duration_ms} ms
               </dd>
+              <dt>Source</dt>
+              <dd>{data.source === "dashboard" ? "this dashboard (a dashboard session's key)" : "an API key"}</dd>
               <dt>Client</dt>
               <dd>
                 <code>{data.client_ip}</code> {data.user_agent ?? "no user agent"}
