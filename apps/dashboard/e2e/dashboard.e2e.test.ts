@@ -389,6 +389,35 @@ describe.skipIf("missing" in browserFound)("the dashboard in Chromium", () => {
     await page.getByRole("alert").filter({ hasText: "No page shows nope_ ids" }).waitFor();
   });
 
+  it("the keys page lists the account's keys and sessions; a secret key revokes one, which then answers 401; a session sees no buttons", async () => {
+    const printed = await stack.rms(["keys", "create", "--account", stack.accountId, "--kind", "restricted", "--mode", "test", "--scopes", "resources:read", "--json"]);
+    const made = JSON.parse(printed.split("\n")[0]!) as { id: string; secret: string };
+    expect((await stack.api("GET", "/v1/resources?limit=1", undefined, made.secret)).status).toBe(200);
+    // Signed in with the secret key itself (pasted): revoking needs one.
+    const { ctx, p } = await newPage();
+    await p.goto(url("/keys"));
+    await p.getByLabel("API key").fill(stack.secretKey);
+    await p.getByRole("button", { name: "Sign in" }).click();
+    await p.getByRole("heading", { name: "API keys and sessions" }).waitFor();
+    expect(await p.title()).toBe("API keys · rms dashboard");
+    const row = p.getByRole("row").filter({ hasText: made.id });
+    await row.getByText("resources:read").waitFor();
+    // The sign-in links' keys are there too, marked.
+    await p.getByRole("row").filter({ hasText: "dashboard session" }).first().waitFor();
+    await row.getByRole("button", { name: `Revoke ${made.id}` }).click();
+    await row.getByRole("button", { name: "Yes, revoke it" }).click();
+    await row.getByText("revoked").waitFor();
+    const after = await stack.api("GET", "/v1/resources?limit=1", undefined, made.secret);
+    expect(after.status).toBe(401);
+    expect((after.body.error as { code: string }).code).toBe("api_key_revoked");
+    await ctx.close();
+    // A dashboard session (this tab's) reads the list, without the buttons, and says why.
+    await page.goto(url("/keys"));
+    await page.getByRole("row").filter({ hasText: made.id }).getByText("revoked").waitFor();
+    expect(await page.getByRole("button", { name: /^Revoke/ }).count()).toBe(0);
+    await page.getByText("Revoking a key needs a secret key").waitFor();
+  });
+
   it("has no serious or critical accessibility violation on any page, in both themes, at both sizes (axe), and screenshots each", async () => {
     const jobs = await stack.api("GET", "/v1/jobs?limit=100");
     const importJob = (jobs.body.data as { id: string; type: string }[]).find((j) => j.type === "resources.import")!.id;

@@ -51,7 +51,7 @@ const requestLogs = createRoute({
   validateSearch: strings(["status", "method", "path", "error_code", "api_key", "idempotency_key", "from", "to", "source", "live", "after", "before"] as const),
   component: RequestLogsPage,
 });
-const keys = createRoute({ getParentRoute: () => rootRoute, path: "/keys", component: KeysPage });
+const keys = createRoute({ getParentRoute: () => rootRoute, path: "/keys", validateSearch: strings(["after", "before"] as const), component: KeysPage });
 const requestLog = createRoute({ getParentRoute: () => rootRoute, path: "/request-logs/$id", component: RequestLogDetailPage });
 
 const routeTree = rootRoute.addChildren([overview, resources, resource, events, event, webhooks, webhook, jobs, job, files, file, requestLogs, requestLog, keys]);

@@ -13,6 +13,7 @@ const NAV = [
   { to: "/jobs", label: "Jobs" },
   { to: "/files", label: "Files" },
   { to: "/request-logs", label: "Request logs" },
+  { to: "/keys", label: "API keys" },
 ] as const;
 
 /** Moves the keyboard's focus to the main region. */

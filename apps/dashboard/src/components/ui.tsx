@@ -44,12 +44,15 @@ export function Button({ busy = false, type = "button", onClick, ...props }: Com
  */
 export function ConfirmButton({
   label,
+  name,
   confirmLabel,
   onConfirm,
   disabled,
   busy,
 }: {
   label: string;
+  /** The first button's accessible name when its words alone are not enough (beginning with them). */
+  name?: string;
   confirmLabel: string;
   onConfirm: () => void;
   disabled?: boolean;
@@ -70,7 +73,7 @@ export function ConfirmButton({
   };
   if (!asking) {
     return (
-      <Button ref={first} className="danger" disabled={disabled} busy={busy} onClick={() => ask(true)}>
+      <Button ref={first} className="danger" disabled={disabled} busy={busy} aria-label={name} onClick={() => ask(true)}>
         {label}
       </Button>
     );
@@ -152,8 +155,9 @@ export function StatusCode({ status }: { status: number | null | undefined }) {
   return <span className={`status-code status-${family}${status === 404 || status === 429 ? ` status-${status}` : ""}`}>{status}</span>;
 }
 
-export function StatusBadge({ status }: { status: string }) {
-  return <span className={`badge badge-${status.replace(/[^a-z_]/g, "")}`}>{status}</span>;
+/** A status as a badge coloured by its name's class (`badge-failed`), showing `label` when given. */
+export function StatusBadge({ status, label }: { status: string; label?: string }) {
+  return <span className={`badge badge-${status.replace(/[^a-z_]/g, "")}`}>{label ?? status}</span>;
 }
 
 /**
