@@ -63,6 +63,10 @@ describe.skipIf("missing" in browserFound)("the dashboard in Chromium", () => {
       if (message.type() === "error") consoleErrors.push(`${p.url()}: ${message.text()}`);
     });
     p.on("pageerror", (error) => consoleErrors.push(`${p.url()}: ${error.message}`));
+    // Which call a 5xx was (Chromium's console line names only the page).
+    p.on("response", (response) => {
+      if (response.status() >= 500) consoleErrors.push(`${p.url()}: ${response.request().method()} ${response.url()} answered ${response.status()}`);
+    });
   };
   const newPage = async () => {
     const ctx = await browser.newContext({ ignoreHTTPSErrors: true });
@@ -453,7 +457,8 @@ describe.skipIf("missing" in browserFound)("the dashboard in Chromium", () => {
         problems.push(`${name}: ${v.id} (${v.impact}): ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`);
       }
     };
-    // The four (theme, size) pairs at once, each in its own context: the machine's cores share the work.
+    // The four (theme, size) pairs one after another, each in its own context (at once they took as long on two busy
+    // cores, and starved the stack's own processes).
     const pairs = (["light", "dark"] as const).flatMap((colorScheme) =>
       (
         [
@@ -462,33 +467,31 @@ describe.skipIf("missing" in browserFound)("the dashboard in Chromium", () => {
         ] as const
       ).map(([size, viewport]) => ({ colorScheme, size, viewport })),
     );
-    await Promise.all(
-      pairs.map(async ({ colorScheme, size, viewport }) => {
-        const ctx = await browser.newContext({ ignoreHTTPSErrors: true, colorScheme, viewport });
-        const p = await ctx.newPage();
-        watch(p);
-        await p.goto(url("/"));
-        await p.getByRole("heading", { name: "Sign in to the rms dashboard" }).waitFor();
-        await check(p, `${colorScheme} ${size} sign-in`);
-        await shot(p, `${colorScheme}-${size}-00-sign-in`);
-        // The link pasted into this open tab signs it in.
-        await p.goto(stack.dashboardLink);
-        await p.getByRole("heading", { name: "Overview" }).waitFor();
-        for (const [i, [name, path]] of pages.entries()) {
-          await p.goto(url(path));
-          await p.locator("main h1").first().waitFor();
-          // Still signed in: a page that fell back to sign-in would pass axe and prove nothing.
-          expect(await p.locator("main h1").first().textContent(), `${colorScheme} ${size} ${name}`).not.toBe("Sign in to the rms dashboard");
-          // Every query answered (the live ones keep asking, so the network is never idle).
-          await p.waitForFunction(() => document.querySelector(".loading") === null && !document.querySelector("main")?.textContent?.includes("…"), undefined, {
-            timeout: 30_000,
-          });
-          await check(p, `${colorScheme} ${size} ${name}`);
-          await shot(p, `${colorScheme}-${size}-${String(i + 1).padStart(2, "0")}-${name}`);
-        }
-        await ctx.close();
-      }),
-    );
+    for (const { colorScheme, size, viewport } of pairs) {
+      const ctx = await browser.newContext({ ignoreHTTPSErrors: true, colorScheme, viewport });
+      const p = await ctx.newPage();
+      watch(p);
+      await p.goto(url("/"));
+      await p.getByRole("heading", { name: "Sign in to the rms dashboard" }).waitFor();
+      await check(p, `${colorScheme} ${size} sign-in`);
+      await shot(p, `${colorScheme}-${size}-00-sign-in`);
+      // The link pasted into this open tab signs it in.
+      await p.goto(stack.dashboardLink);
+      await p.getByRole("heading", { name: "Overview" }).waitFor();
+      for (const [i, [name, path]] of pages.entries()) {
+        await p.goto(url(path));
+        await p.locator("main h1").first().waitFor();
+        // Still signed in: a page that fell back to sign-in would pass axe and prove nothing.
+        expect(await p.locator("main h1").first().textContent(), `${colorScheme} ${size} ${name}`).not.toBe("Sign in to the rms dashboard");
+        // Every query answered (the live ones keep asking, so the network is never idle).
+        await p.waitForFunction(() => document.querySelector(".loading") === null && !document.querySelector("main")?.textContent?.includes("…"), undefined, {
+          timeout: 30_000,
+        });
+        await check(p, `${colorScheme} ${size} ${name}`);
+        await shot(p, `${colorScheme}-${size}-${String(i + 1).padStart(2, "0")}-${name}`);
+      }
+      await ctx.close();
+    }
     expect(problems).toEqual([]);
   }, 600_000);
 

@@ -61,8 +61,8 @@ const COLUMNS: readonly Column<Row>[] = [
   { header: "Last hour", cell: (r) => (r.stats ? <Rate counts={r.stats.last_hour} /> : "…") },
   { header: "Last day", cell: (r) => (r.stats ? <Rate counts={r.stats.last_day} /> : "…") },
   { header: "Last error", cell: (r) => <LastError stats={r.stats} />, className: "text" },
-  { header: "Next", cell: (r) => (r.stats ? nextAttemptText(r.stats) : "…"), className: "text" },
-  { header: "24 hours", cell: (r) => (r.stats ? <DeliveryChart buckets={r.stats.buckets} compact /> : "…") },
+  { header: "Next attempt", cell: (r) => (r.stats ? nextAttemptText(r.stats) : "…"), className: "text" },
+  { header: "Last 24 hours", cell: (r) => (r.stats ? <DeliveryChart buckets={r.stats.buckets} compact /> : "…") },
 ];
 
 function Rate({ counts }: { counts: DeliveryStats["last_hour"] }) {

@@ -18,7 +18,7 @@ import { type Column, DataTable } from "../components/DataTable";
 const route = getRouteApi("/jobs/$id");
 
 /** Where an item is: an import's row by its line in the file (1-based, the header counted), a bulk job's match by its number. */
-export function itemPlace(error: Pick<Schemas["JobItemError"], "index" | "line">): string {
+export function itemPlace(error: Pick<Schemas["JobItemError"], "index"> & { readonly line?: number | undefined }): string {
   return error.line !== undefined ? `line ${error.line}` : `match ${error.index + 1}`;
 }
 

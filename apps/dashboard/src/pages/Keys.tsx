@@ -67,8 +67,8 @@ export function KeysPage() {
     <div>
       <PageHeader title="API keys and sessions" />
       <p className="help">
-        Every key of this account in {auth.key && describeKey(auth.key).mode === "live" ? "live" : "test"} mode, dashboard sessions included (each sign-in link makes one).
-        Secrets are never shown again; "last used" is noted to within five minutes.
+        Every key of this account in {auth.key && describeKey(auth.key).mode === "live" ? "live" : "test"} mode, dashboard sessions included (each sign-in link makes one). Secrets
+        are never shown again; "last used" is noted to within five minutes.
       </p>
       {!canRevoke && <p className="scope-note">Revoking a key needs a secret key (sk_...): this tab signed in with another kind, so it shows the list only.</p>}
       <Section title="Keys, newest first">

@@ -67,8 +67,10 @@ const LOG_COLUMNS: readonly Column<RequestLog>[] = [
     ),
   },
   { header: "Request", cell: (log) => <IdLink id={log.id} /> },
-  { header: "Source", cell: (log) => (log.source === "dashboard" ? <span className="badge">dashboard</span> : "api") },
 ];
+
+/** Where a request came from, shown when the list holds more than the API's. */
+const SOURCE_COLUMN: Column<RequestLog> = { header: "Source", cell: (log) => (log.source === "dashboard" ? <span className="badge">dashboard</span> : "api") };
 
 const route = getRouteApi("/request-logs");
 
@@ -107,11 +109,16 @@ export function RequestLogsPage() {
       values={values}
       onFilter={(next) => void navigate({ search: { ...next, ...(search.live ? { live: search.live } : {}) } })}
       list={{
-        title: values.source === "all" ? "Requests, newest first (the dashboard's own too)" : values.source === "dashboard" ? "The dashboard's own requests, newest first" : "Requests, newest first",
+        title:
+          values.source === "all"
+            ? "Requests, newest first (the dashboard's own too)"
+            : values.source === "dashboard"
+              ? "The dashboard's own requests, newest first"
+              : "Requests, newest first",
         caption: "Request logs",
         what: "request logs",
         query: logs,
-        columns: LOG_COLUMNS,
+        columns: values.source ? [...LOG_COLUMNS, SOURCE_COLUMN] : LOG_COLUMNS,
         empty: "No requests match.",
         rowClass: (log) => (log.status >= 500 ? "row-failing" : undefined),
         actions: (
