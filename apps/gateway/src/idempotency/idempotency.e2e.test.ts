@@ -2,6 +2,7 @@ import { status as GrpcStatus } from "@grpc/grpc-js";
 import { RELEASE } from "@rms/config";
 import { MIGRATION_STEPS, MIGRATIONS_COLLECTION, migrate } from "@rms/core";
 import { ResourceService, RpcError, createClient } from "@rms/proto";
+import { eventually } from "@rms/test-db/testkit";
 import { Binary, MongoClient, type Collection } from "mongodb";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -190,8 +191,10 @@ describe("Idempotency-Key on POST", () => {
     expect(retry.headers["idempotent-replayed"]).toBe("true");
     expect(retry.headers["original-request"]).toBe(first.headers["request-id"]);
     expect(retry.json.name).toBe("updated once");
-    const events = await stack.api.get(`/v1/events?object=${created.json.id}`, { key });
-    expect(events.json.data.map((e: { type: string }) => e.type)).toEqual(["resource.updated", "resource.created"]);
+    await eventually(async () => {
+      const events = await stack.api.get(`/v1/events?object=${created.json.id}`, { key });
+      expect(events.json.data.map((e: { type: string }) => e.type)).toEqual(["resource.updated", "resource.created"]);
+    });
   });
 
   it("replays errors that came from executing (400 and 404 from core) with the same bytes", async () => {
