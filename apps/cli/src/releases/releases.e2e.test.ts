@@ -159,14 +159,14 @@ describe.each(RELEASES)("the packed database of release %s, under the current bu
     const records = await client.db(manifest.database).collection<{ _id: string }>("migrations").find({}).sort({ _id: 1 }).toArray();
     expect(records.map((r) => r._id)).toEqual(STEP_IDS);
     for (const record of records) expect(record, record._id).toMatchObject({ state: "done", finished_by_release: RELEASE });
-  });
+  }, 60_000);
 
   it("answers every recorded read as the release answered it", async () => {
     for (const read of manifest.reads) {
       const reply = await api.call("GET", read.path, { key: keyOf(read.key) });
       expectSameAnswer(read, reply.status, JSON.parse(reply.body));
     }
-  });
+  }, 300_000);
 
   it("keeps every key with its kind, mode, scopes, expiry and revocation; each key may do exactly what it could", async () => {
     const admin = adminClient(coreAddr);
@@ -199,7 +199,7 @@ describe.each(RELEASES)("the packed database of release %s, under the current bu
       if (key.kind === "restricted" && !key.scopes.includes("resources:read") && reply.status === 403) continue;
       expect(code, name).toBe(key.state);
     }
-  });
+  }, 300_000);
 
   it("replays the answers of requests made under an Idempotency-Key, byte for byte", async () => {
     for (const replay of manifest.replays) {
@@ -208,7 +208,7 @@ describe.each(RELEASES)("the packed database of release %s, under the current bu
       expect(reply.body, replay.idempotency_key).toBe(replay.body);
       expect(reply.headers["idempotent-replayed"], replay.idempotency_key).toBe("true");
     }
-  });
+  }, 60_000);
 
   it("serves every file byte for byte", async () => {
     for (const [name, file] of Object.entries(manifest.files)) {
@@ -216,7 +216,7 @@ describe.each(RELEASES)("the packed database of release %s, under the current bu
       expect(contents.status, name).toBe(200);
       expect({ sha256: sha256(contents.bytes), bytes: contents.bytes.length }, name).toEqual({ sha256: file.sha256, bytes: file.bytes });
     }
-  });
+  }, 60_000);
 
   it("delivers the deliveries the release left pending, signed with the secrets it recorded", async () => {
     const sk = keyOf("secret_test");
@@ -265,7 +265,7 @@ describe.each(RELEASES)("the packed database of release %s, under the current bu
         { timeoutMs: 30_000, intervalMs: 250 },
       );
     }
-  });
+  }, 180_000);
 
   it("takes new writes of every kind", async () => {
     const sk = keyOf("secret_test");
