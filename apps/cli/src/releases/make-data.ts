@@ -14,7 +14,7 @@ import { MongoClient } from "mongodb";
 import { Api } from "./http.js";
 import { ARCHIVE_FILE, MANIFEST_FILE, RELEASES_DATA_DIR, type ReleaseManifest } from "./manifest.js";
 import { releaseBuild } from "./build.js";
-import { packDataDirectory } from "./pack.js";
+import { binaryEngineEnv, packDataDirectory } from "./pack.js";
 import { writeReleaseData } from "./write-data.js";
 
 const say = (line: string) => process.stderr.write(`release-data: ${line}\n`);
@@ -37,7 +37,7 @@ async function main(): Promise<number> {
   const work = mkdtempSync(join(tmpdir(), "rms-release-data-"));
   const dbDir = join(work, "db");
   // A server of this machine's launcher (never MONGODB_URI: the data directory is what is packed).
-  const database = await startDatabase({ dataDir: dbDir, env: { ...process.env, MONGODB_URI: "" }, skip: ["external", "testcontainers"], logger: say });
+  const database = await startDatabase({ dataDir: dbDir, env: binaryEngineEnv(process.env), skip: ["external", "testcontainers"], logger: say });
   let launcher: ReturnType<typeof spawn> | undefined;
   try {
     const client = await new MongoClient(database.uri).connect();

@@ -25,7 +25,7 @@ import type { Child } from "../stack/children.js";
 import { adminClient, startCoreProcess, startGatewayProcess, startWorkerProcess } from "../stack/processes.js";
 import { Api, multipartFile, sleep } from "./http.js";
 import { ARCHIVE_FILE, readManifest, RELEASES_DATA_DIR, type ManifestRead, type ReleaseManifest } from "./manifest.js";
-import { unpackDataDirectory } from "./pack.js";
+import { binaryEngineEnv, unpackDataDirectory } from "./pack.js";
 import { signedWithPublicKey, signedWithSecret } from "./signatures.js";
 import { SCOPES } from "./write-data.js";
 
@@ -107,7 +107,7 @@ describe.each(RELEASES)("the packed database of release %s, under the current bu
 
   beforeAll(async () => {
     await unpackDataDirectory(join(RELEASES_DATA_DIR, release, ARCHIVE_FILE), join(work, "db"));
-    database = await startDatabase({ dataDir: join(work, "db"), env: { ...process.env, MONGODB_URI: "" }, skip: ["external", "testcontainers"] });
+    database = await startDatabase({ dataDir: join(work, "db"), env: binaryEngineEnv(process.env), skip: ["external", "testcontainers"] });
     const { version, feature_compatibility_version: fcv } = manifest.mongod;
     expect(
       opens(database.version, fcv),
