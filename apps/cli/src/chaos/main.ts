@@ -13,7 +13,8 @@
 // the database (partitions.ts, in a network namespace of the run's own), records every client operation of the
 // resources phase with readers beside the load (history.ts, readers.ts) and ends with the checker's verdict on
 // that history (checker.ts); `--weaken` runs core with write concern 1 and the gateways' rate limits in memory, to
-// show the checker can fail.
+// show the checker can fail. `--upgrade-from <commit>` starts the cluster on an earlier release's build and replaces
+// each process by this build while the load runs (upgrade.ts); `--rollback` then replaces each by that build again.
 import { join } from "node:path";
 import { ConfigError } from "@rms/config";
 import { newMasterKeyText } from "@rms/core/settings";
