@@ -14,6 +14,7 @@ export {
   mongoUri,
   port,
   positiveInt,
+  byteCount,
   rateLimitStore,
   token,
   TOKEN_MIN_CHARS,

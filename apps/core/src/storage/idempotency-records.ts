@@ -208,4 +208,10 @@ export class IdempotencyRecords {
       },
     };
   }
+
+  /** Whether the key has a record still in force (held, or completed within its retention). */
+  async has(scopeId: string): Promise<boolean> {
+    const record = await this.records.findOne({ _id: scopeId }, { projection: { expires_at: 1 } });
+    return record !== null && record.expires_at.getTime() >= this.now();
+  }
 }

@@ -15,6 +15,7 @@ import { enforceRateLimit, type RateLimiter } from "../ratelimit/index.js";
 import { DEFAULT_FILES_MAX_BYTES, type GatewayConfig } from "../config.js";
 import type { RenderedAnswer } from "../schema/objects.js";
 import type { LocalStores, Operation, PreparedCall, StreamSpec } from "./operation.js";
+import type { StreamServices } from "../streams/services.js";
 
 /** What running an operation needs of the gateway. */
 export interface RunDeps {
@@ -24,6 +25,8 @@ export interface RunDeps {
   readonly config: Pick<GatewayConfig, "rateLimits" | "filesMaxBytes">;
   readonly logger: Logger;
   readonly rateLimiter: RateLimiter;
+  /** The event and request-log streams (docs/streams.md); absent: those operations answer 503. */
+  readonly streams?: StreamServices | undefined;
 }
 
 /** An answer ready to send: status, body text and extra headers. */
@@ -149,8 +152,8 @@ async function runStream(operation: Operation, stream: StreamSpec, deps: RunDeps
   const metadata = { [REQUEST_ID_METADATA]: requestIdOf(res), ...presentedKeyMetadata(auth), ...(key !== undefined ? { [IDEMPOTENCY_KEY_METADATA]: key } : {}) };
   try {
     await stream.handle(
-      { req, res, tenant: auth.principal.tenant, path: req.params as Record<string, string>, params, key, metadata, core: deps.core },
-      { filesMaxBytes: deps.config.filesMaxBytes ?? DEFAULT_FILES_MAX_BYTES, logger: deps.logger },
+      { req, res, tenant: auth.principal.tenant, keyId: auth.principal.keyId, path: req.params as Record<string, string>, params, key, metadata, core: deps.core },
+      { filesMaxBytes: deps.config.filesMaxBytes ?? DEFAULT_FILES_MAX_BYTES, logger: deps.logger, streams: deps.streams, local: deps.local },
     );
   } catch (error) {
     if (!req.complete && !res.headersSent) res.setHeader("Connection", "close");

@@ -62,6 +62,7 @@ export function statusHandler(core: CoreClients, logger: Logger): RequestHandler
 export const statusRoute: KeylessRoute = {
   path: STATUS_PATH,
   operationId: "getStatus",
+  client: { namespace: "status", method: "retrieve" },
   summary: "Service status",
   description:
     "No key needed. `degraded` (503) while MongoDB or the core is unreachable; `degraded` (200) while MongoDB answers slowly (a ping over 1 s): requests are served, slowly.",

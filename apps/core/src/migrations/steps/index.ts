@@ -6,6 +6,7 @@ import { step as partialExpiryIndexes } from "./0004-partial-expiry-indexes.js";
 import { step as rateLimitTokensExpiry } from "./0005-rate-limit-tokens-expiry.js";
 import { step as createAnswersInDocuments } from "./0006-create-answers-in-documents.js";
 import { step as resourceNameFields } from "./0007-resource-name-fields.js";
+import { step as fileNamesByType } from "./0008-file-names-by-type.js";
 
 /**
  * Every migration step, in the order they run: one file per step in this folder, named by its id, and one line
@@ -19,4 +20,5 @@ export const MIGRATION_STEPS: readonly MigrationStep[] = [
   rateLimitTokensExpiry,
   createAnswersInDocuments,
   resourceNameFields,
+  fileNamesByType,
 ];

@@ -1,6 +1,6 @@
 import { readdirSync } from "node:fs";
 import { RELEASE } from "@rms/config";
-import { REQUEST_FINGERPRINT_METADATA } from "@rms/proto";
+import { FileService, REQUEST_FINGERPRINT_METADATA } from "@rms/proto";
 import { Binary, type Document } from "mongodb";
 import { pino } from "pino";
 import { describe, expect, it } from "vitest";
@@ -166,5 +166,34 @@ describe("1.4.0-shaped data, converted, then read by this release", () => {
     expect(await search()).toEqual([resource!.id]);
     const converted = await t.db.collection("resources").findOne({ _id: resource!.id as never });
     expect(converted).toMatchObject({ name_lower: stored["name_lower"], name_prefixes: stored["name_prefixes"] });
+  });
+
+  it("0008: a file or an upload named without its type's extension gets it; the file reads so, and an upload completes into a file so named", async () => {
+    const account = await t.newAccount();
+    const files = t.client(FileService);
+    async function* rows(filename: string) {
+      yield { part: { case: "start" as const, value: { tenant: account.test, purpose: "resources_import", filename, type: "csv", maxBytes: 0n } } };
+      yield { part: { case: "data" as const, value: Buffer.from("name\nx\n") } };
+      yield { part: { case: "end" as const, value: { size: 7n } } };
+    }
+    const kept = (await files.uploadFile(rows("kept.CSV"))).file!;
+    const renamed = (await files.uploadFile(rows("report.html"))).file!;
+    const { upload } = await files.createUpload({ tenant: account.test, purpose: "resources_import", filename: "page.html", bytes: 7n, type: "csv" });
+    // As 1.4.0 stored them: the names as sent.
+    await t.db.collection("files").updateOne({ _id: renamed.id as never }, { $set: { filename: "report.html" } });
+    await t.db.collection("uploads").updateOne({ _id: upload!.id as never }, { $set: { filename: "page.html" } });
+    const record = await runStep("0008-file-names-by-type");
+    expect(record).toMatchObject({ state: "done", changed: 2 });
+    expect((await files.getFile({ tenant: account.test, id: renamed.id })).file!.filename).toBe("report.html.csv");
+    expect((await files.getFile({ tenant: account.test, id: kept.id })).file!.filename).toBe("kept.CSV");
+    expect((await files.getUpload({ tenant: account.test, id: upload!.id })).upload!.filename).toBe("page.html.csv");
+    async function* part() {
+      yield { part: { case: "start" as const, value: { tenant: account.test, uploadId: upload!.id } } };
+      yield { part: { case: "data" as const, value: Buffer.from("name\nx\n") } };
+      yield { part: { case: "end" as const, value: { size: 7n } } };
+    }
+    const { part: sent } = await files.uploadPart(part());
+    const done = await files.completeUpload({ tenant: account.test, id: upload!.id, partIds: [sent!.id] });
+    expect(done.upload!.file!.filename).toBe("page.html.csv");
   });
 });

@@ -1,8 +1,25 @@
-import type { Metadata } from "@grpc/grpc-js";
-import { ANSWER_HEADERS_METADATA, REQUEST_FINGERPRINT_METADATA, type IdempotentReplayTrailer } from "@rms/proto";
+import { status as GrpcStatus, type Metadata } from "@grpc/grpc-js";
+import { ANSWER_HEADERS_METADATA, IDEMPOTENCY_KEY_METADATA, REQUEST_FINGERPRINT_METADATA, RpcError, type IdempotentReplayTrailer } from "@rms/proto";
 import type { Response } from "express";
 import { answerHeaders, recordedHeaders, replayTrailerOf, requestFingerprint, sendRefusalReplay, sendReplay } from "../../idempotency/index.js";
 import type { StreamInput } from "../operation.js";
+
+/**
+ * Asks core whether a file may be uploaded (the account's quota), before a byte of its body is read and before
+ * `100 Continue` (a multipart body names its file only once read): a refusal is then a plain answer. The question is
+ * never kept under the request's Idempotency-Key; the key goes with it so that core admits a key that has a record
+ * (its first answer is the one to give).
+ */
+export async function admitUpload(input: StreamInput): Promise<void> {
+  const { [IDEMPOTENCY_KEY_METADATA]: _key, ...metadata } = input.metadata;
+  try {
+    await input.core.files.admitUpload({ tenant: input.tenant, idempotencyKey: input.key ?? "" }, { metadata });
+  } catch (error) {
+    // A core of before has no such question; it checks at the upload's start.
+    if (error instanceof RpcError && error.grpcCode === GrpcStatus.UNIMPLEMENTED) return;
+    throw error;
+  }
+}
 
 /** The JSON answer of a stream upload: status and object. */
 export interface UploadAnswer {
@@ -62,14 +79,26 @@ function sendAnswer(res: Response, answer: UploadAnswer): void {
   res.status(answer.status).send(JSON.stringify(answer.body));
 }
 
-/** Chunks of at least `bytes` (but the last), at most `bytes` plus one piece: fewer, larger gRPC messages. */
-export async function* coalesce(source: AsyncIterable<Uint8Array>, bytes: number): AsyncGenerator<Uint8Array> {
+/**
+ * How long bytes wait in the gateway for more at most: a piece that arrives this long after the oldest one held is
+ * sent with them at once. A slow client's bytes then reach core as they come (a message a second at most), and
+ * core's keyed lock, renewed as data messages arrive, holds however slowly the upload moves.
+ */
+export const FLUSH_AFTER_MS = 1_000;
+
+/**
+ * Chunks of at most `bytes`, sent once `bytes` are held: fewer, larger gRPC messages. Bytes held for `flushAfterMs`
+ * go with the next piece, whatever their size.
+ */
+export async function* coalesce(source: AsyncIterable<Uint8Array>, bytes: number, flushAfterMs = FLUSH_AFTER_MS, now = Date.now): AsyncGenerator<Uint8Array> {
   let pending: Buffer[] = [];
   let size = 0;
+  let heldSince = 0;
   for await (const piece of source) {
+    if (size === 0) heldSince = now();
     pending.push(Buffer.from(piece.buffer, piece.byteOffset, piece.byteLength));
     size += piece.length;
-    if (size >= bytes) {
+    if (size >= bytes || (size > 0 && now() - heldSince >= flushAfterMs)) {
       const all = Buffer.concat(pending, size);
       for (let at = 0; at < all.length; at += bytes) yield all.subarray(at, at + bytes);
       pending = [];
