@@ -1,3 +1,4 @@
+import { IDEMPOTENCY_RETENTION_MS, idempotencyScopeId } from "@rms/proto";
 import { createHash } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import type { QueryPlan } from "@rms/test-db/testkit";
@@ -54,7 +55,6 @@ import { deliveryTask } from "./worker/tasks/deliveries.js";
 import { jobsTask } from "./worker/tasks/jobs.js";
 import type { WorkerContext } from "./worker/tasks/task.js";
 import { IDEMPOTENCY_RECORDS_COLLECTION, IdempotencyRecords, type IdempotencyRecord } from "./storage/idempotency-records.js";
-import { IDEMPOTENCY_RETENTION_MS, idempotencyScope } from "./storage/idempotent-insert.js";
 import { jobRunOptions } from "./testutil/jobs.js";
 import { expectExact, expectPage, expectPoint, usePlanCopies } from "./testutil/query-plans.js";
 
@@ -235,7 +235,7 @@ describe("idempotency records", () => {
         request_id: `req_${i}`,
       })),
     );
-    const scope = (key: string) => ({ id: idempotencyScope(M, key), account: M.account, livemode: M.livemode });
+    const scope = (key: string) => ({ id: idempotencyScopeId(M.account, M.livemode, key), account: M.account, livemode: M.livemode });
     const taken = await records.begin(scope("qp-1"), "fp-qp", "req_qp", 30_000);
     if (taken.kind !== "acquired") throw new Error("the key was taken");
     const held = await records.begin(scope("qp-2"), "fp-qp", "req_qp2", 30_000);

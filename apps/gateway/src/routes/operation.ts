@@ -145,7 +145,7 @@ export interface StreamInput {
   readonly params: Params;
   /** The Idempotency-Key of a POST, if any. */
   readonly key: string | undefined;
-  /** The metadata of its core calls: request id, presented key, Idempotency-Key. */
+  /** The metadata of its core calls: request id, presented key (a POST adds its Idempotency-Key: idempotency/keyed-call.ts). */
   readonly metadata: Readonly<Record<string, string>>;
   readonly core: CoreClients;
 }
