@@ -66,7 +66,12 @@ async function runAuthenticated(operation: Operation, deps: RunDeps, auth: Authe
     deps.logger.warn({ request_id: requestId, err: cause instanceof Error ? cause.message : String(cause) }, "rate limiter unavailable: answered 503"),
   );
   authorize(principal, operation.scope);
-  if (operation.secretKeyOnly && principal.kind !== KeyKind.SECRET) throw new ApiError("insufficient_scope", "Only a secret key (sk_...) may do this.");
+  if (operation.secretKeyOnly && principal.kind !== KeyKind.SECRET && !(operation.orDashboardSession && principal.dashboardSession)) {
+    throw new ApiError(
+      "insufficient_scope",
+      operation.orDashboardSession ? "Only a secret key (sk_...) or a dashboard session's key may do this." : "Only a secret key (sk_...) may do this.",
+    );
+  }
   if (operation.stream) return runStream(operation, operation.stream, deps, auth, req, res);
 
   // parse
