@@ -133,6 +133,7 @@ async function runStream(operation: Operation, stream: StreamSpec, deps: RunDeps
   const key = operation.method === "POST" ? idempotencyKeyOf(req.headers) : undefined;
   const params = operation.method === "GET" ? await requestParams(req, operation.bodyParameterLimit) : (Object.create(null) as Record<string, unknown>);
   rejectUnknown(params, operation.params);
+  if (operation.method === "GET") rejectEmptyValues(params);
   const metadata = { [REQUEST_ID_METADATA]: requestIdOf(res), ...presentedKeyMetadata(auth) };
   try {
     await stream.handle(
