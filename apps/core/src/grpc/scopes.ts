@@ -31,6 +31,8 @@ export const RPC_SCOPES: Readonly<Record<string, Scope>> = {
   "/rms.v1.WebhookEndpointService/ListWebhookAttempts": "webhooks:write",
   "/rms.v1.WebhookEndpointService/RecoverWebhookEndpoint": "webhooks:write",
   "/rms.v1.WebhookEndpointService/ResendEvent": "webhooks:write",
+  "/rms.v1.WebhookEndpointService/GetWebhookEndpointDeliveryStats": "webhooks:write",
+  "/rms.v1.WebhookEndpointService/ListEventDeliveries": "webhooks:write",
   "/rms.v1.FileService/UploadFile": "files:write",
   "/rms.v1.FileService/GetFile": "files:read",
   "/rms.v1.FileService/ListFiles": "files:read",
