@@ -2,7 +2,8 @@ import { useQueryClient } from "@tanstack/react-query";
 import { createContext, useCallback, useContext, useEffect, useMemo, useRef, useState, type ReactNode } from "react";
 import { apiClient, type ApiFailure, type Client, whenSignedOut } from "../api/client";
 import { probeScopes } from "../lib/scopes";
-import { forgetKey, type Scope, storedKey, storedScopes, storeKey, storeScopes, takeKeyFromAddressBar } from "../session";
+import type { Scope } from "../vocabulary";
+import { forgetKey, storedKey, storedScopes, storeKey, storeScopes, takeKeyFromAddressBar } from "../session";
 
 /** Why the tab is at sign-in: the API's words when it refused the key, or the user signed out. */
 export interface SignOutReason {

@@ -6,18 +6,17 @@ import { IdLink } from "../components/IdLink";
 import type { Column } from "../components/DataTable";
 import { cursorPager, type FilterSpec, ListPage } from "../components/ListPage";
 import { Time, useScopeReason } from "../components/ui";
+import { EVENT_TYPE_PREFIXES, EVENT_TYPES } from "../vocabulary";
 
 const route = getRouteApi("/events");
 
-export const EVENT_TYPES = ["resource.created", "resource.updated", "resource.deleted", "job.succeeded", "job.failed", "job.canceled", "webhook_endpoint.disabled"] as const;
-
-const EVENT_FILTERS: FilterSpec = {
+export const EVENT_FILTERS: FilterSpec = {
   apply: "submit",
   idPrefix: "ev",
   section: "Filter",
   formLabel: "Filter events",
   fields: [
-    { name: "type", label: "Type", kind: "select", anyLabel: "Any type", options: ["resource.*", "job.*", ...EVENT_TYPES] },
+    { name: "type", label: "Type", kind: "select", anyLabel: "Any type", options: [...EVENT_TYPE_PREFIXES, ...EVENT_TYPES] },
     { name: "object", label: "Object id", placeholder: "res_..." },
   ],
 };

@@ -11,16 +11,16 @@ import { JsonView } from "../components/JsonView";
 import { Loading, Section, Time } from "../components/ui";
 import { formatBytes, storageUse } from "../lib/progress";
 import { usePageTitle } from "../lib/title";
+import { FILE_PURPOSES } from "../vocabulary";
 import { DownloadButton } from "./JobDetail";
 
 type Purpose = Schemas["File"]["purpose"];
 
 const route = getRouteApi("/files");
-const PURPOSES = ["resources_import", "resources_export", "job_results"] as const;
 
 type StoredFile = Schemas["File"];
 
-const FILE_FILTERS: FilterSpec = { apply: "change", idPrefix: "fl", fields: [{ name: "purpose", label: "Purpose", kind: "select", options: PURPOSES }] };
+const FILE_FILTERS: FilterSpec = { apply: "change", idPrefix: "fl", fields: [{ name: "purpose", label: "Purpose", kind: "select", options: FILE_PURPOSES }] };
 
 /** What a file holds, in words: its name, or what its purpose says it is. */
 export function fileLabel(file: Pick<StoredFile, "id" | "filename" | "purpose">): string {
@@ -49,7 +49,7 @@ export function FilesPage() {
       unwrap(
         auth.client.files.list({
           limit: 20,
-          ...(search.purpose && (PURPOSES as readonly string[]).includes(search.purpose) ? { purpose: search.purpose as Purpose } : {}),
+          ...(search.purpose && (FILE_PURPOSES as readonly string[]).includes(search.purpose) ? { purpose: search.purpose as Purpose } : {}),
           ...(search.after ? { starting_after: search.after } : {}),
         }),
       ),

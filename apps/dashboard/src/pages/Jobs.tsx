@@ -12,16 +12,14 @@ import { ActionForm, Button, Options, ScopeNote, Section, StatusBadge, Time, use
 import { useDisclosure } from "../components/Disclosure";
 import { uploadFile } from "../lib/download";
 import { useLiveQuery } from "../lib/live";
-import { RESOURCE_STATUSES, type ResourceStatus } from "../lib/filters";
+import { JOB_STATUSES, JOB_TYPES, RESOURCE_STATUSES, type ResourceStatus } from "../vocabulary";
 import { INLINE_IMPORT_MAX, itemsOfFile } from "../lib/import-file";
 import { parseMetadataText } from "../lib/metadata";
 import { progressView, uploadLabel } from "../lib/progress";
 
 const route = getRouteApi("/jobs");
-const JOB_STATUSES = ["queued", "running", "succeeded", "failed", "canceled"] as const;
-const JOB_TYPES = ["resources.bulk_update", "resources.bulk_delete", "resources.import", "resources.export"] as const;
 
-const JOB_FILTERS: FilterSpec = {
+export const JOB_FILTERS: FilterSpec = {
   apply: "change",
   idPrefix: "j",
   fields: [

@@ -10,7 +10,7 @@ import { JsonView } from "../components/JsonView";
 import { ActionForm, Button, ConfirmButton, Loading, Options, ScopeNote, Section, StatusBadge, Time, useScopeReason } from "../components/ui";
 import { useLiveQuery } from "../lib/live";
 import { usePageTitle } from "../lib/title";
-import { RESOURCE_STATUSES } from "../lib/filters";
+import { RESOURCE_STATUSES } from "../vocabulary";
 import { metadataChange, metadataText, parseMetadataText } from "../lib/metadata";
 import { type Column, DataTable } from "../components/DataTable";
 
