@@ -10,7 +10,7 @@ import type { Column } from "../components/DataTable";
 import { cursorPager, type FilterSpec, ListPage } from "../components/ListPage";
 import { ActionForm, Button, Options, ScopeNote, Section, StatusBadge, Time, useScopeReason } from "../components/ui";
 import { useDisclosure } from "../components/Disclosure";
-import { uploadFile } from "../lib/download";
+import { uploadFile } from "../lib/upload";
 import { useLiveQuery } from "../lib/live";
 import { JOB_STATUSES, JOB_TYPES, RESOURCE_STATUSES, type ResourceStatus } from "../vocabulary";
 import { INLINE_IMPORT_MAX, itemsOfFile } from "../lib/import-file";
@@ -137,7 +137,7 @@ function BulkJob() {
     reset();
     previewButton.current?.focus();
   };
-  /** A change to the filter or the update drops the preview: it no longer says what would be done. */
+  /** A change to the filter or the update drops the preview: it would not say what the job does. */
   const edit =
     <T extends string>(set: Dispatch<SetStateAction<T>>) =>
     (e: ChangeEvent<HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement>) => {
