@@ -1,4 +1,4 @@
-import { keepPreviousData, useQuery } from "@tanstack/react-query";
+import { keepPreviousData } from "@tanstack/react-query";
 import { getRouteApi, useNavigate } from "@tanstack/react-router";
 import { type Event, unwrap } from "../api/client";
 import { useAuth } from "../app/auth";
@@ -6,6 +6,7 @@ import { IdLink } from "../components/IdLink";
 import type { Column } from "../components/DataTable";
 import { cursorPager, type FilterSpec, ListPage } from "../components/ListPage";
 import { Time, useScopeReason } from "../components/ui";
+import { followEvents, useLiveQuery } from "../lib/live";
 import { EVENT_TYPE_PREFIXES, EVENT_TYPES } from "../vocabulary";
 
 const route = getRouteApi("/events");
@@ -36,9 +37,13 @@ export function EventsPage() {
   const navigate = useNavigate({ from: "/events" });
   const { client } = useAuth();
   const reason = useScopeReason("events:read");
-  const events = useQuery({
+  const first = !search.after && !search.before;
+  // The first page follows the account's events as they are made (the filters' own); an older page stays as read.
+  const events = useLiveQuery("events", {
     queryKey: ["events", search],
     enabled: reason === null,
+    live: first,
+    follow: followEvents(client, { ...(search.type ? { types: [search.type] } : {}), ...(search.object ? { object: search.object } : {}) }),
     placeholderData: keepPreviousData,
     queryFn: () =>
       unwrap(

@@ -1,3 +1,4 @@
+import type { RequestLogStreamParams } from "@rms/sdk";
 import { keepPreviousData } from "@tanstack/react-query";
 import { getRouteApi, useNavigate } from "@tanstack/react-router";
 import { ApiFailure, type Schemas, unwrap } from "../api/client";
@@ -9,7 +10,7 @@ import { cursorPager, type FilterSpec, ListPage } from "../components/ListPage";
 import { StatusCode, Time } from "../components/ui";
 import { dayBound } from "../lib/filters";
 import { shortUserAgent } from "../lib/user-agent";
-import { useLiveQuery } from "../lib/live";
+import { followRequestLogs, useLiveQuery } from "../lib/live";
 
 export type RequestLog = Schemas["RequestLog"];
 
@@ -83,6 +84,7 @@ export function RequestLogsPage() {
     queryKey: ["request-logs", values, cursor],
     placeholderData: keepPreviousData,
     live,
+    follow: followRequestLogs(auth.client, exact as RequestLogStreamParams),
     queryFn: () =>
       unwrap(
         auth.client.requestLogs.list({
