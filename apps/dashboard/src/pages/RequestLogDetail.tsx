@@ -9,6 +9,7 @@ import { IdLink, idsInPath } from "../components/IdLink";
 import { JsonView } from "../components/JsonView";
 import { Loading, Section, StatusCode, Time } from "../components/ui";
 import { curlOf } from "../lib/curl";
+import { objectPage } from "../lib/jump";
 import { usePageTitle } from "../lib/title";
 
 const logRoute = getRouteApi("/request-logs/$id");
@@ -90,5 +91,5 @@ function idsIn(body: unknown): string[] {
   visit(body);
   const data = (body as { data?: unknown } | null)?.data;
   if (Array.isArray(data)) data.slice(0, 20).forEach(visit);
-  return out.filter((id) => /^(res|evt|we|job|file)_/.test(id));
+  return out.filter((id) => objectPage(id) !== null);
 }
