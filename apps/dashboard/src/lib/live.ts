@@ -110,23 +110,10 @@ export function useFollow<Item>(follow: Follow<Item> | undefined, queryKey: Quer
       return;
     }
     let closed = false;
-    let reading = false;
-    let again = false;
-    const refresh = async () => {
-      if (reading) {
-        again = true;
-        return;
-      }
-      reading = true;
-      try {
-        do {
-          again = false;
-          await queryClient.refetchQueries({ queryKey: latest.current.queryKey, exact: true }, { cancelRefetch: false });
-        } while (again && !closed);
-      } finally {
-        reading = false;
-      }
-    };
+    const refresh = oneReadAtATime(
+      () => queryClient.refetchQueries({ queryKey: latest.current.queryKey, exact: true }, { cancelRefetch: false }),
+      () => closed,
+    );
     setState("opening");
     const stream = current.open({
       onOpen: () => {
@@ -151,6 +138,30 @@ export function useFollow<Item>(follow: Follow<Item> | undefined, queryKey: Quer
   }, [streamKey, queryClient]);
 
   return state;
+}
+
+/**
+ * A trigger of `read` that runs one read at a time: a trigger during a read asks for one more read after it (however
+ * many came), since the read in flight may have been answered before what triggered it was made. `stopped` ends it.
+ */
+export function oneReadAtATime(read: () => Promise<unknown>, stopped: () => boolean = () => false): () => Promise<void> {
+  let reading = false;
+  let again = false;
+  return async () => {
+    if (reading) {
+      again = true;
+      return;
+    }
+    reading = true;
+    try {
+      do {
+        again = false;
+        await read();
+      } while (again && !stopped());
+    } finally {
+      reading = false;
+    }
+  };
 }
 
 /** Several queries of one feed (an endpoint's statistics per row of a table): the list form of useLiveQuery. */
