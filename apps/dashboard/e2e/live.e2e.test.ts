@@ -98,6 +98,25 @@ describe.skipIf("missing" in browserFound)("the dashboard's live parts in Chromi
     expect(await table.getByText("/v1/request_logs", { exact: true }).count()).toBe(0);
   });
 
+  it("polls a list slowly when its stream cannot open, and still shows what the API made", async () => {
+    const context = await browser.newContext({ ignoreHTTPSErrors: true });
+    const blocked = await context.newPage();
+    // A server (or a proxy) without the streams: every stream request fails before an answer.
+    await blocked.route("**/v1/*/stream*", (route) => route.abort());
+    try {
+      await blocked.goto(stack.dashboardLink.replace("/dashboard/#", "/dashboard/events#"));
+      await blocked.getByRole("table", { name: "Events" }).waitFor({ timeout: GENEROUS_MS });
+      const made = await stack.api("POST", "/v1/resources", { name: "Made with the streams blocked" });
+      await blocked
+        .getByRole("table", { name: "Events" })
+        .getByRole("row")
+        .filter({ hasText: made.body.id as string })
+        .waitFor({ timeout: GENEROUS_MS });
+    } finally {
+      await context.close();
+    }
+  });
+
   it("made no console error (the scope probes' refusals at sign-in aside: the browser logs every 4xx)", () => {
     expect(consoleErrors.filter((e) => !/Failed to load resource: the server responded with a status of 400/.test(e))).toEqual([]);
   });
