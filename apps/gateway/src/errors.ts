@@ -2,7 +2,7 @@ import { status as GrpcStatus } from "@grpc/grpc-js";
 import { errorTypeOf, httpStatusOf, isErrorCode, isRetryable, PUBLIC_ERROR_CODES, RpcError, standardMessageOf, TransportError, type ErrorCode, type ErrorType } from "@rms/proto";
 import type { ErrorRequestHandler } from "express";
 import type { Logger } from "pino";
-import { recordErrorCode } from "./http/request-log.js";
+import { recordErrorCode } from "./http/facts.js";
 import { requestIdOf } from "./http/request-id.js";
 
 /**

@@ -1,6 +1,6 @@
 import type { Server as HttpServer } from "node:http";
 import type { Server, Socket } from "node:net";
-import { readFirstBytes } from "./first-bytes.js";
+import { readFirstBytes } from "../transport/first-bytes.js";
 
 /**
  * Plain HTTP sent to the HTTPS port (CONTRACT.md section 1, "Plain HTTP"; issue 31): a key that arrives so is as

@@ -1,7 +1,7 @@
 import { exampleId, idPattern, LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX, METADATA_LIMITS, type IdPrefix } from "@rms/proto";
-import type { Params } from "../http/body.js";
-import { optionalInteger, optionalString } from "../http/params.js";
-import type { ParamSpec } from "../routes/operation.js";
+import type { Params } from "../parsing/body.js";
+import { optionalInteger, optionalString } from "../parsing/params.js";
+import type { ParamSpec } from "../engine/operation.js";
 
 /** Page sizes of every list. */
 export { LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX };

@@ -2,7 +2,7 @@ import { PRESENTED_KEY_METADATA, RpcError } from "@rms/proto";
 import { status as GrpcStatus } from "@grpc/grpc-js";
 import { tenantKey } from "@rms/positions";
 import { ApiError, toApiError } from "../errors.js";
-import type { StreamDeps, StreamInput } from "../routes/operation.js";
+import type { StreamDeps, StreamInput } from "../engine/operation.js";
 import { StreamConnection, type CatchUpReader, type StreamStart } from "./connection.js";
 import type { StreamChannel, StreamServices } from "./services.js";
 

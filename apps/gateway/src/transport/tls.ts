@@ -2,7 +2,7 @@ import { X509Certificate } from "node:crypto";
 import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { generate } from "selfsigned";
-import type { GatewayConfig } from "./config.js";
+import type { GatewayConfig } from "../config.js";
 
 export interface TlsMaterial {
   readonly cert: string;

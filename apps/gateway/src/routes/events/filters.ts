@@ -1,6 +1,6 @@
 import { ApiError } from "../../errors.js";
-import type { Params } from "../../http/body.js";
-import { optionalInteger, optionalString, optionalStringList, rejectUnknown, under } from "../../http/params.js";
+import type { Params } from "../../parsing/body.js";
+import { optionalInteger, optionalString, optionalStringList, rejectUnknown, under } from "../../parsing/params.js";
 
 const invalid = (param: string, message: string) => new ApiError("parameter_invalid", message, { param });
 

@@ -1,5 +1,5 @@
 import { pageParams, pageRequest } from "../../schema/params.js";
-import { defineOperation } from "../operation.js";
+import { defineOperation } from "../../engine/operation.js";
 import { createdParam, deliverySuccessParam, objectParam, sequenceParam, typeParam, typesParam } from "./filters.js";
 import { EVENT_FILTERS, EventListObject } from "./objects.js";
 

@@ -1,7 +1,7 @@
 import { status as GrpcStatus, type Metadata } from "@grpc/grpc-js";
 import { RpcError } from "@rms/proto";
 import { sendUnderKey } from "../../idempotency/index.js";
-import type { StreamInput } from "../operation.js";
+import type { StreamInput } from "../../engine/operation.js";
 
 /**
  * Asks core whether a file may be uploaded (the account's quota), before a byte of its body is read and before

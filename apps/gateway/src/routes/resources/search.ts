@@ -1,7 +1,7 @@
 import { exampleId, LIST_LIMIT_MAX, SEARCH_LIMIT_DEFAULT, searchPageToken } from "@rms/proto";
-import { optionalInteger, optionalString, requiredString } from "../../http/params.js";
+import { optionalInteger, optionalString, requiredString } from "../../parsing/params.js";
 import { searchResultOf } from "../../schema/objects.js";
-import { defineOperation } from "../operation.js";
+import { defineOperation } from "../../engine/operation.js";
 import { pageOf, ResourceObject } from "./objects.js";
 
 export const ResourceSearchResultObject = searchResultOf(ResourceObject, "/v1/resources/search", LIST_LIMIT_MAX);
