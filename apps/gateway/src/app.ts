@@ -2,7 +2,8 @@ import express, { type Express, type Request, type RequestHandler, type Response
 import type { Logger } from "pino";
 import type { GatewayConfig } from "./config.js";
 import type { CoreClients } from "./core.js";
-import { ApiError, errorMiddleware } from "./errors.js";
+import { ApiError } from "./errors.js";
+import { errorMiddleware } from "./http/send-error.js";
 import { PrincipalCache } from "./auth/principal-cache.js";
 import { cors } from "./http/cors.js";
 import { refusePendingRevocations, requireHttps } from "./plain-http/refusal.js";

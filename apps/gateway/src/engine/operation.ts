@@ -7,28 +7,15 @@ import { optionalBoolean } from "../parsing/params.js";
 import type { Scope } from "../auth/auth.js";
 import type { Tenant } from "../auth/principal.js";
 import { renderAnswer, type JsonSchema, type PublicObject, type RenderedAnswer } from "../schema/objects.js";
+import type { ParamSpec } from "../schema/params.js";
 import type { RequestLogStore } from "../request-logs/store.js";
 import type { StreamServices } from "../streams/services.js";
+
+export type { ParamSpec };
 
 /** The gateway's own stores an operation may read instead of calling core: the request logs (docs/request-logs.md). */
 export interface LocalStores {
   readonly requestLogs: RequestLogStore;
-}
-
-/** A parameter an operation accepts, as the API description shows it. */
-export interface ParamSpec {
-  /** Its JSON Schema, with a `description`. */
-  readonly schema: JsonSchema;
-  /** Required in a request body (query parameters are all optional). */
-  readonly required?: boolean;
-  /**
-   * A valid value, shown in the description (and sent by the drift test). The examples of one operation together
-   * make one valid request (issue 34), so of two exclusive parameters only one has an example: the other says
-   * `undefined` (and none is shown).
-   */
-  readonly example: unknown;
-  /** A parameter this one may not be sent with (400 when both are): the API document lists the pair. */
-  readonly notWith?: string;
 }
 
 /**

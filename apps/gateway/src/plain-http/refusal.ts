@@ -1,6 +1,7 @@
 import type { IncomingMessage } from "node:http";
 import type { RequestHandler } from "express";
-import { ApiError, sendError } from "../errors.js";
+import { ApiError } from "../errors.js";
+import { sendError } from "../http/send-error.js";
 import type { AddressRateLimit } from "../ratelimit/index.js";
 import { leakedKeyCandidates } from "../revocation/scan.js";
 import type { KeyRevoker } from "../revocation/revoker.js";

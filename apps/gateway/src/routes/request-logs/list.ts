@@ -1,8 +1,7 @@
 import { ApiError } from "../../errors.js";
 import { optionalEnum, optionalString } from "../../parsing/params.js";
 import { ACCEPTED_COMBINATIONS, indexFor, type RequestLogFilter, type SourceFilter } from "../../request-logs/store.js";
-import { listLimit } from "../../schema/params.js";
-import { createdParam } from "../events/filters.js";
+import { createdParam, listLimit } from "../../schema/params.js";
 import { defineLocalOperation } from "../../engine/operation.js";
 import { REQUEST_LOG_LIST_PARAMS, RequestLogListObject } from "./objects.js";
 

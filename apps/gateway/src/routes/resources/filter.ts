@@ -4,8 +4,7 @@ import { ApiError } from "../../errors.js";
 import type { Params } from "../../parsing/body.js";
 import { describe, listValue, optionalEnum, optionalMetadata } from "../../parsing/params.js";
 import type { JsonSchema } from "../../schema/objects.js";
-import { CREATED_RANGE_PARAM, idSchema } from "../../schema/params.js";
-import { createdParam } from "../events/filters.js";
+import { CREATED_RANGE_PARAM, createdParam, idSchema } from "../../schema/params.js";
 import type { ParamSpec } from "../../engine/operation.js";
 import { STATUS_NAMES, statusToProto } from "./objects.js";
 
