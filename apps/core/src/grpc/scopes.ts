@@ -51,9 +51,3 @@ export const RPC_SCOPES: Readonly<Record<string, Scope>> = {
   "/rms.v1.ApiKeyService/ListApiKeys": "resources:read",
   "/rms.v1.ApiKeyService/RevokeApiKey": "resources:write",
 };
-
-/**
- * The RPCs that act for no tenant and take no presented key: the gateway's feed of every tenant's events
- * (docs/streams.md). Only a caller that may see every account's events may be given them.
- */
-export const CROSS_TENANT_RPCS: ReadonlySet<string> = new Set(["/rms.v1.EventService/WatchEvents"]);
