@@ -72,7 +72,7 @@ export function adminService(store: AccountStore, logger: Logger): ServiceImplem
 
     async revokeKey(request, context) {
       // By the presented secret (or its hash): what the gateway does with a key it saw over plain HTTP. By id: not the
-      // gateway, so its credential alone cannot revoke keys it never saw (issue 31).
+      // gateway, so its credential alone cannot revoke keys it never saw.
       const bySecret = request.secret !== "" || request.secretHash !== "";
       const client = clientOf(context);
       if (!bySecret && client?.presentedKeyOnly) {

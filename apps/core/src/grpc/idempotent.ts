@@ -178,7 +178,7 @@ interface KeyedSteps<Res> {
   readonly replay: (record: CompletedRecord, scopeId: string) => Promise<Res>;
 }
 
-/** A lock taken, as the protocol uses it: record the answer (false: no longer this holder's), or give the key back. */
+/** A lock taken, as the protocol uses it: record the answer (false: another holder took the lock over), or give the key back. */
 interface Held {
   complete(answer: RecordedAnswer): Promise<boolean>;
   release(): Promise<void>;

@@ -12,7 +12,7 @@ export interface ParamSpec {
   readonly required?: boolean;
   /**
    * A valid value, shown in the description (and sent by the drift test). The examples of one operation together
-   * make one valid request (issue 34), so of two exclusive parameters only one has an example: the other says
+   * make one valid request, so of two exclusive parameters only one has an example: the other says
    * `undefined` (and none is shown).
    */
   readonly example: unknown;

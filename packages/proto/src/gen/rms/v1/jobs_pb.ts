@@ -415,8 +415,8 @@ export const JobFailureSchema: GenMessage<JobFailure> = /*@__PURE__*/
 
 /**
  * A job. Core renders its public object once (`json`): the same rendering its `job.*` events record, which
- * the gateway answers and `rms jobs --json` prints as it is. Fields 2 to 13 are no longer set (they were a
- * second rendering); they stay declared because removing a field breaks generated code (buf breaking, FILE).
+ * the gateway answers and `rms jobs --json` prints as it is. Fields 2 to 13 are deprecated and never set (`json`
+ * is the one rendering); they stay declared because removing a field breaks generated code (buf breaking, FILE).
  *
  * @generated from message rms.v1.Job
  */
