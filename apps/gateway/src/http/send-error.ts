@@ -15,7 +15,7 @@ export function sendError(res: Response, error: ApiError): void {
 
 /** The one Express error middleware: renders everything as the envelope, never a stack. */
 export function errorMiddleware(logger: Logger): ErrorRequestHandler {
-  return (error, req, res, next) => {
+  return (error, _req, res, next) => {
     const apiError = toApiError(error);
     const cause = error instanceof ApiError && error.cause !== undefined ? error.cause : error;
     if (cause instanceof TransportError && cause.deadlineExceeded) {
