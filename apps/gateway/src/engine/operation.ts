@@ -213,7 +213,7 @@ function described<O>(spec: DescriptionSpec<O>): Omit<Operation, "prepare" | "st
     pathParameters: spec.pathParameters ?? {},
     success: spec.success as SuccessSpec<never>,
     variants: [],
-    // A query string given an empty value is refused by one rule for every GET (routes/run.ts): say so.
+    // A query string given an empty value is refused by one rule for every GET (engine/run.ts): say so.
     errors:
       spec.method === "GET" && Object.keys(parameters).length > 0 && !spec.errors?.includes("parameter_invalid_empty")
         ? [...(spec.errors ?? []), "parameter_invalid_empty"]
@@ -293,7 +293,7 @@ export function defineLocalOperation<R, O>(spec: LocalOperationSpec<R, O>): Oper
     prepare: (input) => {
       const read = spec.read(input);
       return {
-        // No core call: `local` runs instead (routes/run.ts); the names only label it.
+        // No core call: `local` runs instead (engine/run.ts); the names only label it.
         service: "admin",
         rpc: `local:${spec.method} ${spec.path}`,
         request: null,

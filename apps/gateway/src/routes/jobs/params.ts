@@ -26,7 +26,7 @@ function objectAt(value: unknown, param: string): Params {
   return value as Params;
 }
 
-/** A list (http/params.ts `listValue`), or a single value as a list of one. */
+/** A list (parsing/params.ts `listValue`), or a single value as a list of one. */
 function listAt(value: unknown, param: string): unknown[] {
   const items = listValue(value, param);
   if (items) return items;
