@@ -4,7 +4,7 @@ import type { Scope } from "@rms/proto";
  * The scope each tenant RPC needs of the key presented for it: core enforces key kind and scope per RPC, as the
  * gateway does per route, so a gateway credential plus a tenant's publishable key cannot write. Keyed by
  * the gRPC method path. The gateway's route table says the same (each `defineOperation`'s `scope`);
- * `scopes.test.ts` checks that every tenant RPC core serves is listed here.
+ * `clients/built-in.test.ts` checks that every tenant RPC core serves is listed here.
  */
 export const RPC_SCOPES: Readonly<Record<string, Scope>> = {
   "/rms.v1.ResourceService/CreateResource": "resources:write",
