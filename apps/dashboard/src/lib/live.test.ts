@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { oneReadAtATime } from "./live";
+import { eventMatches, oneReadAtATime, requestLogMatches } from "./live";
 
 describe("a stream's items refresh a list one read at a time", () => {
   it("reads once per item when items come apart", async () => {
@@ -53,5 +53,26 @@ describe("a stream's items refresh a list one read at a time", () => {
     pending.shift()!();
     await first;
     expect(reads).toBe(1);
+  });
+});
+
+describe("what a page's stream follower lets through", () => {
+  it("matches events by type, prefix and object", () => {
+    const event = { type: "resource.updated", data: { object: { id: "res_1" } } } as never;
+    expect(eventMatches(event, {})).toBe(true);
+    expect(eventMatches(event, { types: ["resource.*"] })).toBe(true);
+    expect(eventMatches(event, { types: ["resource.created"] })).toBe(false);
+    expect(eventMatches(event, { object: "res_1" })).toBe(true);
+    expect(eventMatches(event, { types: ["job.*"], object: "res_1" })).toBe(false);
+  });
+
+  it("matches request logs by the list's filters", () => {
+    const log = { status: 404, method: "GET", path: "/v1/resources/res_1", error_code: "resource_missing", api_key: "key_1", idempotency_key: null } as never;
+    expect(requestLogMatches(log, {})).toBe(true);
+    expect(requestLogMatches(log, { status: "4xx", method: "GET" })).toBe(true);
+    expect(requestLogMatches(log, { status: "404", path: "/v1/resources/res_1/" })).toBe(true);
+    expect(requestLogMatches(log, { status: "5xx" })).toBe(false);
+    expect(requestLogMatches(log, { api_key: "key_2" })).toBe(false);
+    expect(requestLogMatches(log, { idempotency_key: "k" })).toBe(false);
   });
 });

@@ -1,13 +1,15 @@
-import type { EventStreamParams, LiveStream, RequestLogStreamParams, Schemas, StreamOptions, WebhookEvent } from "@rms/sdk";
+import type { Schemas, WebhookEvent } from "@rms/sdk";
 import { hashKey, type QueryKey, type UseQueryOptions, type UseQueryResult, useQueries, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useEffect, useRef, useState } from "react";
 import type { Client } from "../api/client";
+import { type SharedStream, type StreamState, sharedStream } from "./stream-hub";
 
 /**
  * The dashboard's live parts, in one place (docs/dashboard.md, "Live updates"): what each follows and how. A feed
- * the API streams (events, request logs) is read again when its stream brings an item, and polled slowly only while
- * its stream cannot open; the others (a job's progress, attempts, delivery statistics) have no stream and are asked
- * again while the tab is visible (TanStack Query's `refetchInterval`, which pauses in a hidden tab).
+ * the API streams (events, request logs) is read again when the tab's shared stream brings an item it matches, and
+ * polled slowly only while that stream is not open; the others (a job's progress, attempts, delivery statistics) have
+ * no stream and are asked again while the tab is visible (TanStack Query's `refetchInterval`, which pauses in a hidden
+ * tab).
  */
 export type Feed = PolledFeed | StreamedFeed;
 
@@ -35,38 +37,68 @@ export const FEED_INTERVAL_MS: Readonly<Record<PolledFeed, number>> = {
   "endpoint-health": 30_000,
 };
 
-/** How often a streamed feed is asked again while its stream cannot open (a server without streams, a key at its limit of streams). */
+/** How often a streamed feed is asked again while its stream is not open (opening, a server without streams, a key at its limit). */
 export const FALLBACK_INTERVAL_MS = 15_000;
 
-/** A stream whose items say that a query's answer changed. */
+/** A shared stream whose items may say that a query's answer changed. */
 export interface Follow<Item> {
-  /** What the stream follows (its filters, as text): another value closes it and opens a new one. */
+  /** What is followed (the stream and the filters, as text): another value follows anew. */
   readonly key: string;
-  /** Opens it: the SDK's `events.stream()` or `requestLogs.stream()`, with these options. */
-  readonly open: (options: StreamOptions) => LiveStream<Item>;
+  readonly stream: SharedStream<Item>;
   /** Whether an item changes what the query shows; every item does when absent. */
   readonly accept?: (item: Item) => boolean;
 }
 
-/** The account's events that match `params` (`types`, exact or `prefix.*`; one `object`). */
-export function followEvents(client: Client, params: EventStreamParams = {}): Follow<WebhookEvent> {
-  return { key: `events ${JSON.stringify(params)}`, open: (options) => client.events.stream(params, options) };
+type RequestLog = Schemas["RequestLog"];
+
+/** The tab's two streams per client: every event of the account, and the API's requests (not the dashboard's own). */
+const streams = new WeakMap<Client, { events: SharedStream<WebhookEvent>; requestLogs: SharedStream<RequestLog> }>();
+function streamsOf(client: Client) {
+  let found = streams.get(client);
+  if (!found) {
+    found = { events: sharedStream((options) => client.events.stream({}, options)), requestLogs: sharedStream((options) => client.requestLogs.stream({}, options)) };
+    streams.set(client, found);
+  }
+  return found;
 }
 
+/** The account's events that match `filter` (`types`, exact or `prefix.*`; one `object`). */
+export function followEvents(client: Client, filter: { readonly types?: readonly string[]; readonly object?: string } = {}): Follow<WebhookEvent> {
+  return { key: `events ${JSON.stringify(filter)}`, stream: streamsOf(client).events, accept: (event) => eventMatches(event, filter) };
+}
+
+export function eventMatches(event: Pick<WebhookEvent, "type" | "data">, { types, object }: { readonly types?: readonly string[]; readonly object?: string }): boolean {
+  if (types && types.length > 0 && !types.some((t) => (t.endsWith("*") ? event.type.startsWith(t.slice(0, -1)) : event.type === t))) return false;
+  return !object || (event.data.object as { id?: unknown }).id === object;
+}
+
+/** The filters a request log is matched against (the list's, as the page holds them). */
+export type RequestLogFilter = Readonly<Partial<Record<"status" | "method" | "path" | "error_code" | "api_key" | "idempotency_key", string>>>;
+
 /**
- * The account's request logs that match `params` (the list's filters and `source`). The dashboard's own requests
- * never refresh a list: each refresh is one of them, and would bring the next.
+ * The API's requests that match `filter`, and `accept`. The stream holds the API's requests only: the dashboard's
+ * own never refresh a list, since each refresh is one of them and would bring the next.
  */
-export function followRequestLogs(client: Client, params: RequestLogStreamParams = {}, accept?: (log: Schemas["RequestLog"]) => boolean): Follow<Schemas["RequestLog"]> {
+export function followRequestLogs(client: Client, filter: RequestLogFilter = {}, accept?: (log: RequestLog) => boolean): Follow<RequestLog> {
   return {
-    key: `request-logs ${JSON.stringify(params)}`,
-    open: (options) => client.requestLogs.stream(params, options),
-    accept: (log) => log.source !== "dashboard" && (accept?.(log) ?? true),
+    key: `request-logs ${JSON.stringify(filter)}`,
+    stream: streamsOf(client).requestLogs,
+    accept: (log) => requestLogMatches(log, filter) && (accept?.(log) ?? true),
   };
 }
 
-/** Where a followed stream is: not followed, opening, open (items refresh the query), or failed to open (polled slowly). */
-export type FollowState = "off" | "opening" | "open" | "failed";
+export function requestLogMatches(log: Pick<RequestLog, "status" | "method" | "path" | "error_code" | "api_key" | "idempotency_key">, filter: RequestLogFilter): boolean {
+  const { status, method, path, error_code, api_key, idempotency_key } = filter;
+  if (status && (/^[1-5]xx$/.test(status) ? `${Math.floor(log.status / 100)}xx` !== status : String(log.status) !== status)) return false;
+  if (method && log.method !== method) return false;
+  if (path && log.path.replace(/\/$/, "") !== path.replace(/\/$/, "")) return false;
+  if (error_code && log.error_code !== error_code) return false;
+  if (api_key && log.api_key !== api_key) return false;
+  return !idempotency_key || log.idempotency_key === idempotency_key;
+}
+
+/** Where a followed stream is (`stream-hub.ts`); the query is polled slowly whenever it is not open. */
+export type FollowState = StreamState;
 
 export type LiveQueryOptions<T, K extends QueryKey> = Omit<UseQueryOptions<T, Error, T, K>, "refetchInterval"> & {
   /** Whether the feed is followed now, given what was read last (a finished job stops); true when absent. */
@@ -85,27 +117,27 @@ export function useLiveQuery<T, K extends QueryKey = QueryKey>(feed: Feed, { liv
     ...options,
     refetchInterval: (query) => {
       if (!on(query.state.data)) return false;
-      if (follow) return state === "failed" ? FALLBACK_INTERVAL_MS : false;
+      if (follow) return state === "open" ? false : FALLBACK_INTERVAL_MS;
       return feed in FEED_INTERVAL_MS ? FEED_INTERVAL_MS[feed as PolledFeed] : FALLBACK_INTERVAL_MS;
     },
   });
 }
 
 /**
- * Follows `follow`'s stream while it is given, refetching `queryKey` when an item comes (one read at a time: items that
- * come during a read cause one more read after it), and once when the stream opens (what was made before it opened).
- * The stream closes when the component unmounts or `follow.key` changes.
+ * Follows `follow`'s shared stream while it is given, refetching `queryKey` when an item it accepts comes (one read at
+ * a time: items that come during a read cause one more read after it) and when the stream opens (what was made
+ * before). Following stops when the component unmounts or `follow.key` changes.
  */
 export function useFollow<Item>(follow: Follow<Item> | undefined, queryKey: QueryKey): FollowState {
   const queryClient = useQueryClient();
   const [state, setState] = useState<FollowState>("off");
   const latest = useRef({ follow, queryKey });
   latest.current = { follow, queryKey };
-  const streamKey = follow ? `${follow.key} ${hashKey(queryKey)}` : null;
+  const followKey = follow ? `${follow.key} ${hashKey(queryKey)}` : null;
 
   useEffect(() => {
     const current = latest.current.follow;
-    if (streamKey === null || !current) {
+    if (followKey === null || !current) {
       setState("off");
       return;
     }
@@ -114,28 +146,20 @@ export function useFollow<Item>(follow: Follow<Item> | undefined, queryKey: Quer
       () => queryClient.refetchQueries({ queryKey: latest.current.queryKey, exact: true }, { cancelRefetch: false }),
       () => closed,
     );
-    setState("opening");
-    const stream = current.open({
-      onOpen: () => {
-        if (closed) return;
-        setState("open");
-        void refresh();
+    const unsubscribe = current.stream.subscribe({
+      item: (item) => {
+        if (latest.current.follow?.accept?.(item) ?? true) void refresh();
+      },
+      opened: () => void refresh(),
+      state: (next) => {
+        if (!closed) setState(next);
       },
     });
-    void (async () => {
-      try {
-        for await (const item of stream) if (latest.current.follow?.accept?.(item) ?? true) void refresh();
-      } catch {
-        // The stream could not open (or the API refused it: a revoked key, a filter it rejects); the slow poll reads
-        // the list meanwhile, and its answer shows what went wrong (a 401 signs the tab out).
-        if (!closed) setState("failed");
-      }
-    })();
     return () => {
       closed = true;
-      stream.close();
+      unsubscribe();
     };
-  }, [streamKey, queryClient]);
+  }, [followKey, queryClient]);
 
   return state;
 }

@@ -1,4 +1,3 @@
-import type { RequestLogStreamParams } from "@rms/sdk";
 import { keepPreviousData } from "@tanstack/react-query";
 import { getRouteApi, useNavigate } from "@tanstack/react-router";
 import { ApiFailure, type Schemas, unwrap } from "../api/client";
@@ -84,7 +83,7 @@ export function RequestLogsPage() {
     queryKey: ["request-logs", values, cursor],
     placeholderData: keepPreviousData,
     live,
-    follow: followRequestLogs(auth.client, exact as RequestLogStreamParams),
+    follow: followRequestLogs(auth.client, exact),
     queryFn: () =>
       unwrap(
         auth.client.requestLogs.list({
