@@ -14,6 +14,8 @@ export interface GatewayMetrics {
   readonly requestLogsDropped: Counter;
   /** Request logs written to the database. */
   readonly requestLogsWritten: Counter;
+  /** Request logs the database refused, each dropped alone (the rest of its batch written). */
+  readonly requestLogsRefused: Counter;
   /** Reports how many request logs wait in memory for their batch (read at each scrape). */
   watchRequestLogsWaiting(count: () => number): void;
   /** Reports how many plain-HTTP revocations this gateway holds as pending (read at each scrape). */
@@ -54,6 +56,11 @@ export function gatewayMetrics(): GatewayMetrics {
     help: "Request logs written to the database (in batches, one insert per batch).",
     registers: [registry],
   });
+  const requestLogsRefused = new Counter({
+    name: "gateway_request_logs_refused_total",
+    help: "Request logs the database refused (no retry would write them): each dropped alone, the rest of its batch written.",
+    registers: [registry],
+  });
   // Each method, route and status's two series, looked up once (prom-client hashes a label object on every call).
   const series = new Map<string, { count: ReturnType<typeof requests.labels>; duration: ReturnType<typeof duration.labels> }>();
   const seriesOf = (method: string, route: string, statusCode: number) => {
@@ -71,6 +78,7 @@ export function gatewayMetrics(): GatewayMetrics {
     connectionsRefused,
     requestLogsDropped,
     requestLogsWritten,
+    requestLogsRefused,
     watchRequestLogsWaiting(count) {
       new Gauge({
         name: "gateway_request_logs_waiting",

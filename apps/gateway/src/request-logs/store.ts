@@ -1,5 +1,5 @@
 import { requestIdFloorAt } from "@rms/proto";
-import type { Collection, Db, Document, Filter, IndexSpecification } from "mongodb";
+import { BSON, MongoBulkWriteError, MongoInvalidArgumentError, type Collection, type Db, type Document, type Filter, type IndexSpecification } from "mongodb";
 import type { Indexed } from "../indexes.js";
 
 export const REQUEST_LOGS_COLLECTION = "request_logs";
@@ -28,10 +28,45 @@ export interface RequestLogDocument {
   user_agent: string | null;
   /** Unix seconds. */
   created: number;
-  request_params: Record<string, unknown> | null;
-  response_body: Record<string, unknown> | null;
+  /**
+   * The parameters as parsed (redacted, cut), as JSON text: a client's names are text here, never the database's
+   * field names, so any name is storable (a NUL byte, `$where`, `a.b`). Null when none were read.
+   */
+  request_params_json: string | null;
+  /** The answer's JSON (redacted, cut) as text, as `request_params_json`; null when it was not JSON. */
+  response_body_json: string | null;
   /** When the TTL index removes it: `created` + REQUEST_LOGS_RETENTION_DAYS. */
   expires_at: Date;
+}
+
+/**
+ * A record as read back: one written by a gateway of an earlier release holds the parameters and the answer as
+ * documents (`request_params`, `response_body`) instead of JSON text; it expires with its retention like any other.
+ */
+export type StoredRequestLog = Omit<RequestLogDocument, "request_params_json" | "response_body_json"> & {
+  request_params_json?: string | null;
+  response_body_json?: string | null;
+  request_params?: Record<string, unknown> | null;
+  response_body?: Record<string, unknown> | null;
+};
+
+function parsedJson(text: string | null | undefined): Record<string, unknown> | null {
+  if (text === null || text === undefined) return null;
+  try {
+    return JSON.parse(text) as Record<string, unknown>;
+  } catch {
+    return null;
+  }
+}
+
+/** A stored record's `request_params`, whichever way it was written. */
+export function requestParamsOf(record: StoredRequestLog): Record<string, unknown> | null {
+  return record.request_params_json !== undefined ? parsedJson(record.request_params_json) : (record.request_params ?? null);
+}
+
+/** A stored record's `response_body`, whichever way it was written. */
+export function responseBodyOf(record: StoredRequestLog): Record<string, unknown> | null {
+  return record.response_body_json !== undefined ? parsedJson(record.response_body_json) : (record.response_body ?? null);
 }
 
 /** The filters of `GET /v1/request_logs` that pick an index (the `created` range and the cursors go with any). */
@@ -88,6 +123,45 @@ export interface RequestLogQuery {
   readonly limit: number;
 }
 
+/** A record the database will never take (a retry would be refused the same way), and why. */
+export interface RefusedRecord {
+  readonly id: string;
+  readonly reason: string;
+}
+
+/** Most bytes of one document the database takes (its `maxBsonObjectSize`). */
+const DOCUMENT_BYTES_MAX = 16 * 1024 * 1024;
+
+/** Whether the driver refused the insert before sending it, for a document it cannot encode (the whole insert is refused). */
+function refusedByDriver(error: unknown): boolean {
+  return BSON.BSONError.isBSONError(error) || error instanceof MongoInvalidArgumentError;
+}
+
+/** Why the driver cannot encode a record, or undefined when it can. */
+function unencodable(record: RequestLogDocument): string | undefined {
+  try {
+    const bytes = BSON.calculateObjectSize(record);
+    if (bytes > DOCUMENT_BYTES_MAX) return `the record is ${bytes} bytes, more than a document may hold`;
+    BSON.serialize(record);
+    return undefined;
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error);
+  }
+}
+
+/**
+ * The records the server refused of an unordered insert (each one's own write error: it was not written, and a retry
+ * would be refused the same way); the others were written. A record already there (11000: a batch sent again) is
+ * no refusal. Throws the error when the outcome of the batch is not known record by record (a network error, a
+ * write concern not met), so that the whole batch is tried again.
+ */
+function refusedByServer(error: unknown, batch: readonly RequestLogDocument[]): RefusedRecord[] {
+  if (!(error instanceof MongoBulkWriteError)) throw error;
+  const writeErrors = Array.isArray(error.writeErrors) ? error.writeErrors : [error.writeErrors];
+  if (writeErrors.length === 0 || error.result?.getWriteConcernError() !== undefined) throw error;
+  return writeErrors.filter((e) => e.code !== 11000).map((e) => ({ id: batch[e.index]?._id ?? "", reason: e.errmsg ?? `code ${e.code}` }));
+}
+
 /** The gateway's request logs in MongoDB: written in batches by the recorder, read by the list and retrieve operations. */
 export class RequestLogStore implements Indexed {
   readonly collection: Collection<RequestLogDocument>;
@@ -105,14 +179,26 @@ export class RequestLogStore implements Indexed {
     await this.collection.createIndex({ expires_at: 1 }, { name: "expires_at", expireAfterSeconds: 0 });
   }
 
-  /** One unordered insert of a batch; a record already there (a batch sent again after an unknown outcome) is not an error. */
-  async insertBatch(batch: readonly RequestLogDocument[]): Promise<void> {
+  /**
+   * One unordered insert of a batch: every record is written but those the database refuses, which are answered
+   * (the recorder drops them; no retry would take them). A record already there (a batch sent again after an
+   * unknown outcome) is not an error. The driver refuses a whole insert for one document it cannot encode: then
+   * those are set apart and the rest inserted. Throws when the batch as a whole did not go (the database is away).
+   */
+  async insertBatch(batch: readonly RequestLogDocument[]): Promise<readonly RefusedRecord[]> {
     try {
       await this.collection.insertMany(batch as RequestLogDocument[], { ordered: false });
+      return [];
     } catch (error) {
-      const writeErrors = (error as { writeErrors?: { code?: number }[] | { code?: number } }).writeErrors;
-      const list = Array.isArray(writeErrors) ? writeErrors : writeErrors ? [writeErrors] : [];
-      if (list.length === 0 || list.some((e) => e.code !== 11000)) throw error;
+      if (!refusedByDriver(error)) return refusedByServer(error, batch);
+      const refused: RefusedRecord[] = [];
+      const encodable = batch.filter((record) => {
+        const reason = unencodable(record);
+        if (reason !== undefined) refused.push({ id: record._id, reason });
+        return reason === undefined;
+      });
+      if (refused.length === 0) throw error;
+      return encodable.length === 0 ? refused : [...refused, ...(await this.insertBatch(encodable))];
     }
   }
 
@@ -146,9 +232,9 @@ export class RequestLogStore implements Indexed {
   }
 
   /** One page, newest first, and whether more follow (in the page's direction). */
-  async list(query: RequestLogQuery): Promise<{ data: RequestLogDocument[]; hasMore: boolean }> {
+  async list(query: RequestLogQuery): Promise<{ data: StoredRequestLog[]; hasMore: boolean }> {
     const { filter, sort, hint, limit } = this.pageQuery(query);
-    const found = await this.collection.find(filter, { sort, hint, limit, projection: { expires_at: 0 } }).toArray();
+    const found: StoredRequestLog[] = await this.collection.find(filter, { sort, hint, limit, projection: { expires_at: 0 } }).toArray();
     const hasMore = found.length > query.limit;
     const data = found.slice(0, query.limit);
     if (sort._id === 1) data.reverse();
@@ -156,7 +242,7 @@ export class RequestLogStore implements Indexed {
   }
 
   /** One record of this account and mode, by its id; null when there is none (another tenant's is none too). */
-  async retrieve(account: string, livemode: boolean, id: string): Promise<RequestLogDocument | null> {
+  async retrieve(account: string, livemode: boolean, id: string): Promise<StoredRequestLog | null> {
     return this.collection.findOne({ _id: id, account, livemode }, { projection: { expires_at: 0 } });
   }
 }

@@ -1,7 +1,7 @@
 import { LIST_LIMIT_MAX } from "@rms/proto";
 import { constant, field, listOf, publicObject } from "../../schema/objects.js";
 import { CREATED_RANGE_PARAM, LIMIT_PARAM } from "../../schema/params.js";
-import type { RequestLogDocument } from "../../request-logs/store.js";
+import { requestParamsOf, responseBodyOf, type StoredRequestLog } from "../../request-logs/store.js";
 import type { ParamSpec } from "../operation.js";
 
 const REQUEST_ID = { type: "string", pattern: "^req_[0-9A-Za-z]{24}$" } as const;
@@ -13,7 +13,7 @@ const KEPT = {
 } as const;
 
 /** The public request log object of CONTRACT.md section 12, fields in contract order. */
-export const RequestLogObject = publicObject<RequestLogDocument>("RequestLog", {
+export const RequestLogObject = publicObject<StoredRequestLog>("RequestLog", {
   id: field({ ...REQUEST_ID, description: "The request's `Request-Id`." }, (r) => r._id),
   object: constant("request_log"),
   method: field({ type: "string" }, (r) => r.method),
@@ -32,9 +32,9 @@ export const RequestLogObject = publicObject<RequestLogDocument>("RequestLog", {
   created: field({ type: "integer", description: "Unix seconds." }, (r) => r.created),
   request_params: field(
     { ...KEPT, description: `The parameters as parsed (query or body); null when none were read (refused before) or they were file contents. ${KEPT.description}` },
-    (r) => r.request_params,
+    requestParamsOf,
   ),
-  response_body: field({ ...KEPT, description: `The JSON answered; null for an answer that was not JSON. ${KEPT.description}` }, (r) => r.response_body),
+  response_body: field({ ...KEPT, description: `The JSON answered; null for an answer that was not JSON. ${KEPT.description}` }, responseBodyOf),
 });
 
 export const RequestLogListObject = listOf(RequestLogObject, "/v1/request_logs", LIST_LIMIT_MAX);
