@@ -233,7 +233,7 @@ function dashboard(command: Command, context: CommandContext): void {
         expiresIn: BigInt(opts.expiresIn),
       });
       const url = `${origin}/dashboard/#key=${secret}`;
-      const session = { object: "dashboard_session", url, read_only: !!opts.readOnly, expires_at: Number(key!.expiresAt), api_key: key!.id };
+      const session = { id: key!.id, object: "dashboard_session", url, read_only: !!opts.readOnly, expires_at: Number(key!.expiresAt), api_key: key!.id, revoked_at: null };
       context.print(!!opts.json, session, `${url}\n(signs in until ${new Date(session.expires_at * 1000).toISOString()}; revoke with \`rms keys revoke ${key!.id}\`)`);
     });
 }

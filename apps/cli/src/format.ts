@@ -18,6 +18,8 @@ export function keyJson(key: ApiKey, secret?: string) {
     created: Number(key.created),
     expires_at: orNull(key.expiresAt),
     revoked_at: orNull(key.revokedAt),
+    // A dashboard session's key: the secret key that made it, whose revocation ends it too (null: the operator's).
+    ...(key.dashboardSession ? { dashboard_session: true, created_by: key.createdBy || null } : {}),
     ...(secret ? { secret } : {}),
   };
 }

@@ -157,8 +157,8 @@ function operationObject(operation: Operation): Schema {
       .map((s) => s[0]!.toUpperCase() + s.slice(1))
       .join("")}`,
     summary: operation.summary,
-    description: `${operation.secretKeyOnly ? "Needs a secret key." : `Needs the \`${operation.scope}\` scope.`}${errorsOf(operation)}`,
-    "x-scope": operation.scope,
+    description: `${operation.access ?? (operation.secretKeyOnly ? "Needs a secret key." : operation.scope === null ? "Any key of the account." : `Needs the \`${operation.scope}\` scope.`)}${errorsOf(operation)}`,
+    ...(operation.scope !== null ? { "x-scope": operation.scope } : {}),
     parameters,
     ...(requestBody ? { requestBody } : {}),
     responses: {

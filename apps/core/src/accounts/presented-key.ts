@@ -25,9 +25,9 @@ export function refuseIfNotLive(key: KeyDocument, nowSeconds = Date.now() / 1000
 
 /**
  * The check every declared RPC runs (grpc/define-rpc.ts).
- * One read by primary key: the key must exist, match the presented secret (its
- * hash, compared in constant time: the id alone came from the caller), belong to
- * the call's tenant, be live, and be of a kind and scopes that allow the RPC
+ * One read by primary key (two for a dashboard session's key: its creator's too): the key must exist, match the
+ * presented secret (its hash, compared in constant time: the id alone came from the caller), belong to
+ * the call's tenant, be live (a session's key also while its creator is), and be of a kind and scopes that allow the RPC
  * (`authorizeKey`). Only the operator's credential (role `admin`,
  * or a server run without roles, as in unit tests) may act without a presented
  * key: the gateway's credential acts for a client's key and nothing else, so a
@@ -44,7 +44,7 @@ export function presentedKeyCheck(store: AccountStore): PresentedKeyCheck {
     if (id === null || !isId("key", id)) throw invalidKey();
     const key = await store.getKey(id, options);
     if (!key || !sameHash(key.hash, hashSecret(secret)) || key.account !== tenant.account || key.livemode !== tenant.livemode) throw invalidKey();
-    refuseIfNotLive(key);
+    refuseIfNotLive(await store.inEffect(key, options));
     authorizeKey(key, context.method);
   };
 }
@@ -57,7 +57,7 @@ export function presentedKeyCheck(store: AccountStore): PresentedKeyCheck {
  */
 export function authorizeKey(key: Pick<KeyDocument, "kind" | "scopes">, method: string): void {
   if (key.kind === "secret") return;
-  const scope = RPC_SCOPES[method];
+  const scope = RPC_SCOPES[method] ?? undefined;
   if (key.kind === "publishable") {
     if (scope === "resources:read") return;
     throw errors.of("publishable_key_read_only", `Publishable keys are read-only; this request needs the '${scope ?? method}' scope. Use a secret or restricted key.`);

@@ -19,6 +19,29 @@ export interface KeyDocument {
   created: number;
   expires_at: number | null;
   revoked_at: number | null;
+  /**
+   * Present on a dashboard session's key only: the secret key that made it (null when the operator made it), which
+   * it ends with (`inEffect`). Absent on keys made before sessions were linked to their creator: those only expire.
+   */
+  dashboard_session?: { created_by: string | null };
+}
+
+/** The earlier of two optional times (null: never). */
+function earlier(a: number | null, b: number | null): number | null {
+  if (a === null) return b;
+  if (b === null) return a;
+  return Math.min(a, b);
+}
+
+/**
+ * A dashboard session's key as it is in effect: revoked once its creator is (at the earlier of the two times), and
+ * expired at the earlier of the two expiries. A creator that cannot be found ends it too. Any other key as it is.
+ */
+export function inEffectWith(key: KeyDocument, creator: KeyDocument | null): KeyDocument {
+  const createdBy = key.dashboard_session?.created_by;
+  if (createdBy === undefined || createdBy === null) return key;
+  if (!creator || creator._id !== createdBy) return { ...key, revoked_at: earlier(key.revoked_at, key.created) };
+  return { ...key, revoked_at: earlier(key.revoked_at, creator.revoked_at), expires_at: earlier(key.expires_at, creator.expires_at) };
 }
 
 const nowSeconds = () => Math.floor(Date.now() / 1000);
@@ -52,7 +75,15 @@ export class AccountStore {
     return this.accounts.find({}, { sort: { _id: -1 }, limit }).toArray();
   }
 
-  async createKey(input: { account: string; kind: KeyKindName; livemode: boolean; scopes: Scope[]; expiresAt: number | null }): Promise<{ key: KeyDocument; secret: string }> {
+  async createKey(input: {
+    account: string;
+    kind: KeyKindName;
+    livemode: boolean;
+    scopes: Scope[];
+    expiresAt: number | null;
+    /** A dashboard session's key: the secret key that made it (null: the operator). */
+    dashboardSession?: { createdBy: string | null };
+  }): Promise<{ key: KeyDocument; secret: string }> {
     const secret = newSecret(input.kind, input.livemode);
     const key: KeyDocument = {
       _id: newId("key"),
@@ -65,6 +96,7 @@ export class AccountStore {
       created: nowSeconds(),
       expires_at: input.expiresAt,
       revoked_at: null,
+      ...(input.dashboardSession ? { dashboard_session: { created_by: input.dashboardSession.createdBy } } : {}),
     };
     await this.keys.insertOne(key);
     return { key, secret };
@@ -77,6 +109,20 @@ export class AccountStore {
   /** By primary key: the cheap read behind every operation call's key check. */
   getKey(id: string, options: { timeoutMS?: number } = {}): Promise<KeyDocument | null> {
     return this.keys.findOne({ _id: id }, options);
+  }
+
+  /** The key as it is in effect (`inEffectWith`): a dashboard session's key costs one more read, of its creator. */
+  async inEffect(key: KeyDocument, options: { timeoutMS?: number } = {}): Promise<KeyDocument> {
+    const createdBy = key.dashboard_session?.created_by;
+    if (createdBy === undefined || createdBy === null) return key;
+    return inEffectWith(key, await this.getKey(createdBy, options));
+  }
+
+  /** The account's keys as they are in effect: a session's creator is one of them, so no more reads. */
+  async listKeysInEffect(account: string): Promise<KeyDocument[]> {
+    const keys = await this.listKeys(account);
+    const byId = new Map(keys.map((key) => [key._id, key]));
+    return keys.map((key) => inEffectWith(key, byId.get(key.dashboard_session?.created_by ?? "") ?? null));
   }
 
   findKeyByHash(hash: string): Promise<KeyDocument | null> {

@@ -1,8 +1,9 @@
 import { useQueryClient } from "@tanstack/react-query";
 import { createContext, useCallback, useContext, useEffect, useMemo, useState, type ReactNode } from "react";
 import { apiClient, type ApiFailure, type Client, whenSignedOut } from "../api/client";
+import { type AccountOfKey, endSession, fetchAccount } from "../lib/account";
 import { probeScopes } from "../lib/scopes";
-import { forgetKey, type Scope, storedKey, storedScopes, storeKey, storeScopes } from "../session";
+import { forgetKey, type Scope, storeAccount, storedAccount, storedKey, storedScopes, storeKey, storeScopes, takeLinkKey } from "../session";
 
 /** Why the tab is at sign-in: the API's words when it refused the key, or the user signed out. */
 export interface SignOutReason {
@@ -16,8 +17,15 @@ export interface Auth {
   readonly scopes: readonly Scope[] | null;
   readonly client: Client;
   readonly reason: SignOutReason | null;
+  /** The key's account and mode (null while learned, or when the server does not say). */
+  readonly account: AccountOfKey | null;
+  /** A sign-in link's key for which the user has not said yet whether to switch to it. */
+  readonly linkKey: string | null;
   signIn(key: string): Promise<void>;
+  /** Forgets the key; signing out of a dashboard session (no `reason`: the user's choice) ends the session too. */
   signOut(reason?: SignOutReason): void;
+  /** Switches to the held link's key (true) or keeps the tab's key and drops the link's (false). */
+  answerLink(switchTo: boolean): void;
   can(scope: Scope): boolean;
 }
 
@@ -34,13 +42,21 @@ export function AuthProvider({ children }: { children: ReactNode }) {
   const [key, setKey] = useState<string | null>(() => storedKey());
   const [scopes, setScopes] = useState<readonly Scope[] | null>(() => (storedKey() ? storedScopes() : null));
   const [reason, setReason] = useState<SignOutReason | null>(null);
+  const [account, setAccount] = useState<AccountOfKey | null>(() => (storedKey() ? storedAccount() : null));
+  const [linkKey, setLinkKey] = useState<string | null>(() => takeLinkKey());
   const client = useMemo(() => apiClient(() => storedKey()), []);
 
   const signOut = useCallback(
     (why?: SignOutReason) => {
+      // The user's sign-out of a session ends it at the API too (its key is refused from now on); a key the API
+      // refused already needs nothing more.
+      const key = storedKey();
+      const session = storedAccount();
+      if (!why && key && session?.dashboardSession) void endSession(key, session.apiKey);
       forgetKey();
       setKey(null);
       setScopes(null);
+      setAccount(null);
       setReason(why ?? null);
       queryClient.clear();
     },
@@ -58,7 +74,11 @@ export function AuthProvider({ children }: { children: ReactNode }) {
   const learnScopes = useCallback(
     async (secret: string) => {
       try {
-        const learned = await probeScopes(secret);
+        const [learned, owner] = await Promise.all([probeScopes(secret), fetchAccount(secret)]);
+        // Signed out (or switched) meanwhile: what was learned belongs to a key the tab no longer has.
+        if (storedKey() !== secret) return;
+        storeAccount(owner);
+        setAccount(owner);
         storeScopes(learned);
         setScopes(learned);
       } catch (error) {
@@ -86,9 +106,20 @@ export function AuthProvider({ children }: { children: ReactNode }) {
     [learnScopes],
   );
 
+  const answerLink = useCallback(
+    (switchTo: boolean) => {
+      const held = linkKey;
+      setLinkKey(null);
+      if (!switchTo || held === null) return;
+      queryClient.clear();
+      void signIn(held).catch(() => {});
+    },
+    [linkKey, queryClient, signIn],
+  );
+
   const value = useMemo<Auth>(
-    () => ({ key, scopes, client, reason, signIn, signOut, can: (scope) => scopes?.includes(scope) ?? false }),
-    [key, scopes, client, reason, signIn, signOut],
+    () => ({ key, scopes, client, reason, account, linkKey, signIn, signOut, answerLink, can: (scope) => scopes?.includes(scope) ?? false }),
+    [key, scopes, client, reason, account, linkKey, signIn, signOut, answerLink],
   );
   return <AuthContext.Provider value={value}>{children}</AuthContext.Provider>;
 }

@@ -112,6 +112,17 @@ function isJsonValue(value: unknown): boolean {
   return true;
 }
 
+/** As the `path` filter takes it: no trailing slash (Express routes `/v1/resources/` as `/v1/resources`). */
+function requestPath(req: Request): string {
+  return redactText(req.path.length > 1 && req.path.endsWith("/") ? req.path.slice(0, -1) : req.path).slice(0, 1_024);
+}
+
+/** The route the request matched (`/v1/resources/:id`): the path without the parts its client chose. */
+function routePattern(req: Request): string {
+  const route = (req.route as { path?: unknown } | undefined)?.path;
+  return typeof route === "string" ? route : "/v1";
+}
+
 /** The stored record of a finished request, or undefined when it belongs to no account. */
 export function buildRecord(req: Request, res: Response, options: CaptureOptions, durationMs: number): RequestLogDocument | undefined {
   const facts = factsOf(res);
@@ -124,17 +135,19 @@ export function buildRecord(req: Request, res: Response, options: CaptureOptions
   const error = status >= 400 && body && typeof body["error"] === "object" && body["error"] !== null ? (body["error"] as Record<string, unknown>) : undefined;
   const errorType = typeof error?.["type"] === "string" ? error["type"] : undefined;
   const errorCode = typeof error?.["code"] === "string" ? error["code"] : facts.errorCode;
+  // A key that no longer works is no longer its account's: its request is recorded without any text its client chose.
+  const refusedKey = errorCode === "api_key_revoked" || errorCode === "api_key_expired";
   const fileContent = FILE_CONTENT.test(headerText(req.headers["content-type"]) ?? "");
-  const params = !fileContent && facts.params !== undefined && facts.params !== null && typeof facts.params === "object" ? JSON.stringify(keep(redact(facts.params))) : null;
-  const idempotencyKey = req.method === "POST" ? headerText(req.headers["idempotency-key"]) : undefined;
-  const userAgent = headerText(req.headers["user-agent"]);
+  const params =
+    !refusedKey && !fileContent && facts.params !== undefined && facts.params !== null && typeof facts.params === "object" ? JSON.stringify(keep(redact(facts.params))) : null;
+  const idempotencyKey = req.method === "POST" && !refusedKey ? headerText(req.headers["idempotency-key"]) : undefined;
+  const userAgent = refusedKey ? undefined : headerText(req.headers["user-agent"]);
   return {
     _id: id,
     account: principal.tenant.accountId,
     livemode: principal.tenant.livemode,
     method: req.method,
-    // As the `path` filter takes it: no trailing slash (Express routes `/v1/resources/` as `/v1/resources`).
-    path: redactText(req.path.length > 1 && req.path.endsWith("/") ? req.path.slice(0, -1) : req.path).slice(0, 1_024),
+    path: refusedKey ? routePattern(req) : requestPath(req),
     status,
     status_class: `${Math.floor(status / 100)}xx`,
     ...(errorType !== undefined ? { error_type: errorType } : {}),

@@ -1,5 +1,6 @@
 import type { EventPayload, KeylessRoute, Operation } from "./operation.js";
-import { DASHBOARD_SESSION_OPERATIONS } from "./dashboard-sessions/create.js";
+import { ACCOUNT_OPERATIONS } from "./account/index.js";
+import { DASHBOARD_SESSION_OPERATIONS } from "./dashboard-sessions/index.js";
 import { EVENT_OPERATIONS } from "./events/index.js";
 import { EventObject } from "./events/objects.js";
 import { FILE_OPERATIONS } from "./files/index.js";
@@ -18,6 +19,7 @@ export const OPERATIONS: readonly Operation[] = [
   ...FILE_OPERATIONS,
   ...REQUEST_LOG_OPERATIONS,
   ...DASHBOARD_SESSION_OPERATIONS,
+  ...ACCOUNT_OPERATIONS,
 ];
 
 /** Paths served without a key, besides the API description itself. */

@@ -4,7 +4,7 @@ import type { CoreCall, CoreClients, CoreServiceName, RpcName, RpcReply, RpcRequ
 import type { ErrorCode } from "../errors.js";
 import type { Params } from "../http/body.js";
 import type { Scope } from "../http/auth.js";
-import type { Tenant } from "../http/principal.js";
+import type { Principal, Tenant } from "../http/principal.js";
 import { renderAnswer, type JsonSchema, type PublicObject, type RenderedAnswer } from "../schema/objects.js";
 import type { RequestLogStore } from "../request-logs/store.js";
 
@@ -61,6 +61,8 @@ export interface OperationInput {
   /** Path parameters such as `id`. */
   readonly path: Readonly<Record<string, string>>;
   readonly tenant: Tenant;
+  /** The key the request was made with (its id and kind, never its secret). */
+  readonly key: Pick<Principal, "keyId" | "kind" | "dashboardSession">;
   /** The origin the request was addressed to (`https://<Host>`), for answers that carry a link (a dashboard session). */
   readonly origin?: string;
 }
@@ -94,7 +96,10 @@ export interface Operation {
   readonly method: "GET" | "POST" | "DELETE";
   /** Express path, e.g. `/v1/resources/:id`. */
   readonly path: string;
-  readonly scope: Scope;
+  /** The scope its key needs; null: any key of the account (`access` says who), and a publishable key only reads. */
+  readonly scope: Scope | null;
+  /** Who may call it, for the API description, when its scope does not say (a null scope). */
+  readonly access?: string;
   /** One line for the API description. */
   readonly summary: string;
   /** Every parameter it accepts (query or body), by name; any other is 400 parameter_unknown. */
@@ -116,6 +121,11 @@ export interface Operation {
   readonly secretInAnswer?: boolean;
   /** Only a secret key may run it (a dashboard session), whatever scopes a restricted key holds. */
   readonly secretKeyOnly?: boolean;
+  /**
+   * Answered by the gateway alone (`defineLocalOperation`): no core call re-checks its key, so core verifies the key
+   * on every request (revoked or expired: refused at once), never from the cache of verified keys.
+   */
+  readonly local?: boolean;
   /** Checks the request and makes the one core call it stands for (throws ApiError on bad input). */
   prepare(input: OperationInput): PreparedCall;
   /**
@@ -181,7 +191,8 @@ export function defineStreamOperation(spec: StreamOperationSpec): Operation {
 interface DescriptionSpec<O> {
   readonly method: Operation["method"];
   readonly path: string;
-  readonly scope: Scope;
+  readonly scope: Scope | null;
+  readonly access?: string;
   readonly summary: string;
   readonly parameters?: Readonly<Record<string, ParamSpec>>;
   readonly pathParameters?: Readonly<Record<string, ParamSpec>>;
@@ -201,6 +212,7 @@ function described<O>(spec: DescriptionSpec<O>): Omit<Operation, "prepare" | "st
     method: spec.method,
     path: spec.path,
     scope: spec.scope,
+    ...(spec.access !== undefined ? { access: spec.access } : {}),
     summary: spec.summary,
     parameters,
     params: Object.keys(parameters),
@@ -281,6 +293,7 @@ export function defineLocalOperation<R, O>(spec: LocalOperationSpec<R, O>): Oper
   const description = described(spec);
   return {
     ...description,
+    local: true,
     prepare: (input) => {
       const read = spec.read(input);
       return {
