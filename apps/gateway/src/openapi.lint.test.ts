@@ -38,3 +38,12 @@ it("passes `redocly lint` with the recommended rules: 0 errors, 0 warnings (offl
     await rm(dir, { recursive: true, force: true });
   }
 });
+
+it("names no real host in any example: every URL with a host is under the reserved `.invalid` name (RFC 2606)", () => {
+  const text = JSON.stringify(openApiDocument(OPERATIONS));
+  // A client or fuzzer sending an example as it is must reach no one: a webhook endpoint made from an example
+  // delivers the account's events to its url.
+  const hosts = [...text.matchAll(/[a-z][a-z0-9+.-]*:\/\/([^/"'`\\\s:?#)]+)/gi)].map((m) => m[1]!.toLowerCase());
+  expect(hosts.filter((host) => host !== "<host>" && !host.endsWith(".invalid"))).toEqual([]);
+  expect(hosts.length).toBeGreaterThan(0);
+});
