@@ -76,7 +76,7 @@ function pathOf(expressPath: string): string {
 
 /** A parameter that takes an object (metadata): sent in forms with bracket notation. */
 function takesObject(spec: ParamSpec): boolean {
-  const forms = [spec.schema, ...((spec.schema["oneOf"] as Schema[] | undefined) ?? [])];
+  const forms = [spec.schema, ...((spec.schema["oneOf"] as Schema[] | undefined) ?? []), ...((spec.schema["anyOf"] as Schema[] | undefined) ?? [])];
   return forms.some((form) => form["type"] === "object");
 }
 

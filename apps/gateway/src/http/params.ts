@@ -143,7 +143,7 @@ export function optionalBoolean(params: Params, name: string): boolean | undefin
 export function optionalInteger(params: Params, name: string, range: { min: number; max: number }, code: ErrorCode = "parameter_invalid"): number | undefined {
   const value = params[name];
   if (value === undefined) return undefined;
-  const number = typeof value === "number" ? value : typeof value === "string" && /^[+-]?\d{1,15}$/.test(value) ? Number(value) : Number.NaN;
+  const number = typeof value === "number" ? value : typeof value === "string" && /^[+-]?\d{1,16}$/.test(value) ? Number(value) : Number.NaN;
   if (!Number.isSafeInteger(number) || number < range.min || number > range.max) {
     throw new ApiError(code, `Invalid ${name}: must be an integer from ${range.min} to ${range.max}.`, { param: name });
   }

@@ -106,6 +106,8 @@ export interface Operation {
   readonly parameters: Readonly<Record<string, ParamSpec>>;
   /** The names of `parameters`. */
   readonly params: readonly string[];
+  /** The names of `parameters` that take a list (a form body's single `name=a` is a list of one). */
+  readonly listParams: readonly string[];
   /** Each `:name` of the path. */
   readonly pathParameters: Readonly<Record<string, ParamSpec>>;
   readonly success: SuccessSpec<never>;
@@ -216,6 +218,9 @@ function described<O>(spec: DescriptionSpec<O>): Omit<Operation, "prepare" | "st
     summary: spec.summary,
     parameters,
     params: Object.keys(parameters),
+    listParams: Object.entries(parameters)
+      .filter(([, param]) => param.schema["type"] === "array")
+      .map(([name]) => name),
     pathParameters: spec.pathParameters ?? {},
     success: spec.success as SuccessSpec<never>,
     variants: [],

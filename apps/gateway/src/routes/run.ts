@@ -114,7 +114,7 @@ async function runAuthenticated(operation: Operation, deps: RunDeps, auth: Authe
 
   // parse
   const key = operation.method === "POST" ? idempotencyKeyOf(req.headers) : undefined;
-  const params = await requestParams(req, operation.bodyParameterLimit);
+  const params = await requestParams(req, operation.bodyParameterLimit, operation.listParams);
   recordParams(res, params);
   // Every operation declares its parameters once; anything else is refused before it runs.
   rejectUnknown(params, operation.params);

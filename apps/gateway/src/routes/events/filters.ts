@@ -1,6 +1,7 @@
 import { ApiError } from "../../errors.js";
 import type { Params } from "../../http/body.js";
 import { optionalInteger, optionalString, optionalStringList, rejectUnknown, under } from "../../http/params.js";
+import { INTEGER_MAX } from "../../schema/params.js";
 
 const invalid = (param: string, message: string) => new ApiError("parameter_invalid", message, { param });
 
@@ -27,7 +28,7 @@ function boundsParam(params: Params, name: string): Partial<Record<(typeof BOUND
     rejectUnknown(bounds, BOUNDS);
     const out: Partial<Record<(typeof BOUNDS)[number], bigint>> = {};
     for (const bound of BOUNDS) {
-      const at = optionalInteger(bounds, bound, { min: 0, max: Number.MAX_SAFE_INTEGER });
+      const at = optionalInteger(bounds, bound, { min: 0, max: INTEGER_MAX });
       if (at !== undefined) out[bound] = BigInt(at);
     }
     return out;
