@@ -1,7 +1,7 @@
 # syntax=docker/dockerfile:1
 # One image for every process of the service; the command chooses which (deploy/image/processes.json):
 #   docker run IMAGE gateway | core | worker | rms <args> | probe <check>      (default: gateway)
-# Build from the repository root:  docker build -t rms:1.4.0 .      (see deploy/README.md)
+# Build from the repository root:  docker build -t rms:1.4.1 .      (see deploy/README.md)
 # Pin the base by digest for reproducible builds: --build-arg NODE_IMAGE=node:24-slim@sha256:<digest>
 ARG NODE_IMAGE=node:24-slim
 

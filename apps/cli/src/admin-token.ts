@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import { newMasterKeyText } from "@rms/core/settings";
 
@@ -47,4 +47,15 @@ function createTokenFile(file: string, token: string = randomBytes(32).toString(
   mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
   writeFileSync(file, `${token}\n`, { mode: 0o600 });
   return token;
+}
+
+/**
+ * Core's clients file for the stack: CORE_CLIENTS_FILE as given (core checks it), else the development one in
+ * .data/, an empty table made on first start for the reader to fill in (docs/internal-clients.md).
+ */
+export function ensureClientsFile(env: Record<string, string | undefined>, file: string): string {
+  if (env.CORE_CLIENTS_FILE || existsSync(file)) return file;
+  mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
+  writeFileSync(file, `${JSON.stringify({ clients: [] })}\n`, { mode: 0o600 });
+  return file;
 }

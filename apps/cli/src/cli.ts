@@ -19,6 +19,7 @@ import { readFileSync } from "node:fs";
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import { MissingAdminTokenError, readAdminToken } from "./admin-token.js";
 import { accountJson, jobJson, jobLine, keyJson } from "./format.js";
+import { migrateStatus, migrateUp } from "./migrate.js";
 import { adminTokenFileOf } from "./paths.js";
 import { checkOperatorEnvironment, ConfigError, DEFAULT_CORE_ADDR } from "./config.js";
 
@@ -59,6 +60,8 @@ Environment:
   RMS_ADMIN_TOKEN    the admin token core accepts (default: the development token \`npm start\` keeps in RMS_DATA_DIR)
   CORE_ADDR          address of the core gRPC service (default ${DEFAULT_CORE_ADDR}; --core overrides it)
   RMS_DATA_DIR       the development data directory (default: .data/ at the repository root)
+  MONGODB_URI, MONGODB_DATABASE
+                     the database \`rms migrate\` works on (the one core uses; database default rms)
   CORE_TLS_CERT_FILE, CORE_TLS_KEY_FILE, CORE_TLS_CA_FILE
                      when set, talk to core over TLS presenting this client certificate`;
 
@@ -241,6 +244,21 @@ function dashboard(command: Command, context: CommandContext): void {
     });
 }
 
+function migrationsStatus(command: Command, context: CommandContext): void {
+  command
+    .description("show every migration step of the database: done, running (how far) or pending; the lease; how far back a rollback may go")
+    .option("--json", "print one JSON object")
+    .action(async (opts: { json?: boolean }) => migrateStatus(context.io, !!opts.json));
+}
+
+function migrationsUp(command: Command, context: CommandContext): void {
+  command
+    .description("run the migration steps not done yet, under the lease a core's start takes (waits while another process runs them)")
+    .option("--dry-run", "show what each step not done yet would change, and change nothing")
+    .option("--json", "print JSON objects, one per line")
+    .action(async (opts: { dryRun?: boolean; json?: boolean }) => migrateUp(context.io, { dryRun: !!opts.dryRun, json: !!opts.json }));
+}
+
 function start(command: Command, context: CommandContext): void {
   command.description("run the whole development stack in the foreground (what `npm start` does)").action(async () => {
     if (!context.io.startStack) throw new Error("start is not available here");
@@ -271,6 +289,10 @@ const COMMANDS: Readonly<Record<string, CommandGroup | CommandDefinition>> = {
   keys: { description: "manage API keys", commands: { create: keysCreate, list: keysList, revoke: keysRevoke } },
   jobs: { description: "look at and cancel jobs of any account", commands: { list: jobsList, get: jobsGet, cancel: jobsCancel } },
   dashboard,
+  migrate: {
+    description: "look at and run the database's migration steps (talks to MongoDB itself: MONGODB_URI, MONGODB_DATABASE)",
+    commands: { status: migrationsStatus, up: migrationsUp },
+  },
   start,
   cluster,
 };

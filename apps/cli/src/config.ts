@@ -1,4 +1,4 @@
-import { address, ConfigError, parseEnvironment, token } from "@rms/config";
+import { address, ConfigError, databaseName, mongoUri, parseEnvironment, token } from "@rms/config";
 import { z } from "zod";
 
 export { ConfigError };
@@ -15,4 +15,16 @@ const schema = z.object({
 /** Checks the variables `rms accounts|keys` read; a bad one is a ConfigError naming it. */
 export function checkOperatorEnvironment(env: Record<string, string | undefined>): void {
   parseEnvironment(schema, env);
+}
+
+/** What `rms migrate` reads: the database core uses, by the rules core reads them with. */
+const databaseSchema = z.object({
+  MONGODB_URI: mongoUri(),
+  MONGODB_DATABASE: databaseName(),
+});
+
+/** The database `rms migrate` works on; a missing or bad variable is a ConfigError naming it. */
+export function checkDatabaseEnvironment(env: Record<string, string | undefined>): { mongoUri: string; databaseName: string } {
+  const parsed = parseEnvironment(databaseSchema, env);
+  return { mongoUri: parsed.MONGODB_URI, databaseName: parsed.MONGODB_DATABASE };
 }

@@ -24,3 +24,13 @@ export function gatewayTokenFileOf(env: Record<string, string | undefined>): str
 export function secretKeyFileOf(env: Record<string, string | undefined>): string {
   return join(dataDirOf(env), "secret-key");
 }
+
+/** The development caller table of core (CORE_CLIENTS_FILE when set instead): `npm start` makes an empty one. */
+export function clientsFileOf(env: Record<string, string | undefined>): string {
+  return env.CORE_CLIENTS_FILE ? resolve(env.CORE_CLIENTS_FILE) : join(dataDirOf(env), "clients.json");
+}
+
+/** The process id of the core `npm start` runs, while it runs: `kill -HUP "$(cat .data/core.pid)"` makes it read its clients file again. */
+export function corePidFileOf(env: Record<string, string | undefined>): string {
+  return join(dataDirOf(env), "core.pid");
+}

@@ -1,7 +1,8 @@
 import { spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { GRPCIO_TOOLS, pythonPackages } from "@rms/test-db/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { repoRoot } from "./paths.js";
 import { freePort } from "./stack/processes.js";
@@ -26,19 +27,28 @@ import { startRms, stackEnv, type Ports, type RmsStart } from "./testutil/rms-st
  * (an earlier example took away what it would show), unless its block is marked
  * `<!-- doc-test: may-be-empty (reason) -->`. A block marked `<!-- doc-test: script (reason) -->` runs as one script (its
  * commands share shell variables, as in one terminal) that stops at its first failure. A block marked `<!-- doc-test: skip (reason) -->` is not run
- * (`npm start` itself, a receiver that runs until stopped): the test prints the list. The stack runs with the
+ * (`npm start` itself, a receiver that runs until stopped): the test prints the list. A ```js block marked
+ * `<!-- doc-test: node (reason) -->` is an ES module of the SDK's examples: it runs with node in the project the README
+ * installs the SDK into (`$TMPDIR/my-app`, SDK_APP here), with the same substitutions and the exports before it; a
+ * ```js block without that mark (the Stripe SDK notes, which tests of their own run) is not run. A block marked
+ * `<!-- doc-test: python (reason) -->` runs with grpcio-tools on PYTHONPATH (installed once into the project's cache, as
+ * the SDK trials' stripe-python is), and is skipped, its reason printed, where python3, pip or the package cannot be
+ * had. A block of any language marked `<!-- doc-test: file (path) -->` is that file of the repository, byte for byte
+ * (the examples the shell blocks run are the ones the reader sees). The stack runs with the
  * variables the README asks the reader to start it with (WEBHOOK_ALLOW_PRIVATE=true, for the webhook examples).
  * An example that needs a file writes it outside the repository (`$TMPDIR`, here a directory of the test's own): a
  * file the examples leave in the repository fails the test.
  */
 
-/** What a block's marker allows: not running it, a failure, an empty list. */
-type Mark = "skip" | "may-fail" | "may-be-empty" | "script";
+/** What a block's marker allows: not running it, a failure, an empty list, one script; or what it needs (node, python). */
+type Mark = "skip" | "may-fail" | "may-be-empty" | "script" | "node" | "python";
 
 interface Block {
   readonly line: number;
   readonly commands: string[];
   readonly mark?: { kind: Mark; reason: string };
+  /** A ```js block (marked `node`): one ES module, its whole text as the one command. */
+  readonly module?: true;
 }
 
 const readme = readFileSync(join(repoRoot, "README.md"), "utf8");
@@ -96,12 +106,13 @@ export function withoutComments(command: string): string {
     .join("\n");
 }
 
-/** Every ```sh block of the README, with its marker. */
+/** Every ```sh block of the README, and every ```js block marked `node`, with its marker. */
 export function blocksOf(markdown: string): Block[] {
   const blocks: Block[] = [];
   const lines = markdown.split("\n");
   for (let i = 0; i < lines.length; i++) {
-    if (lines[i]!.trim() !== "```sh") continue;
+    const fence = lines[i]!.trim();
+    if (fence !== "```sh" && fence !== "```js") continue;
     let end = i + 1;
     while (end < lines.length && lines[end]!.trim() !== "```") end++;
     const before =
@@ -109,17 +120,41 @@ export function blocksOf(markdown: string): Block[] {
         .slice(0, i)
         .reverse()
         .find((line) => line.trim() !== "") ?? "";
-    const marker = /^<!-- doc-test: (skip|may-fail|may-be-empty|script) \((.+)\) -->$/.exec(before.trim());
-    blocks.push({ line: i + 1, commands: commandsOf(lines.slice(i + 1, end).join("\n")), ...(marker ? { mark: { kind: marker[1] as Mark, reason: marker[2]! } } : {}) });
+    const marker = /^<!-- doc-test: (skip|may-fail|may-be-empty|script|node|python) \((.+)\) -->$/.exec(before.trim());
+    const mark = marker ? { mark: { kind: marker[1] as Mark, reason: marker[2]! } } : {};
+    const text = lines.slice(i + 1, end).join("\n");
+    if (fence === "```js") {
+      if (marker?.[1] === "node") blocks.push({ line: i + 1, commands: [text], module: true, ...mark });
+    } else blocks.push({ line: i + 1, commands: commandsOf(text), ...mark });
     i = end;
   }
   return blocks;
+}
+
+/** Every fenced block marked `<!-- doc-test: file (path) -->`, whatever its language: the path and the block's text. */
+export function fileBlocksOf(markdown: string): { line: number; path: string; text: string }[] {
+  const found: { line: number; path: string; text: string }[] = [];
+  const lines = markdown.split("\n");
+  for (let i = 0; i < lines.length; i++) {
+    const path = /^<!-- doc-test: file \((.+)\) -->$/.exec(lines[i]!.trim())?.[1];
+    if (path === undefined) continue;
+    let open = i + 1;
+    while (open < lines.length && !lines[open]!.startsWith("```")) open++;
+    let close = open + 1;
+    while (close < lines.length && lines[close]!.trim() !== "```") close++;
+    found.push({ line: open + 1, path, text: `${lines.slice(open + 1, close).join("\n")}\n` });
+    i = close;
+  }
+  return found;
 }
 
 const STATUS = "__doc_test_status__:";
 /** curl as the examples call it, telling the test each answer's status. */
 // The status goes to stderr (`%{stderr}`), so an answer piped or captured (`$(curl ... | field id)`) stays the answer.
 const CURL = `curl() { command curl -sS --max-time 60 -w '%{stderr}\\n${STATUS}%{http_code}\\n' "$@"; }`;
+
+/** Where the README installs the SDK (`"${TMPDIR:-/tmp}/my-app"`): its ```js examples run there. */
+const SDK_APP = "my-app";
 
 let stack: RmsStart | undefined;
 const dataDir = mkdtempSync(join(tmpdir(), "rms-readme-"));
@@ -160,9 +195,9 @@ function repositoryChanges(): Promise<Set<string>> {
  * Runs one command in bash with the stack's environment, in a process group of its own: once bash exits, anything it
  * left running in the background (an unmarked receiver `... &`) is stopped with its group, so it cannot hold the test.
  */
-function bash(script: string): Promise<{ code: number; out: string }> {
+function bash(script: string, withEnv: Record<string, string | undefined> = env): Promise<{ code: number; out: string }> {
   return new Promise((resolve) => {
-    const shell = spawn("bash", ["-c", script], { cwd: repoRoot, env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+    const shell = spawn("bash", ["-c", script], { cwd: repoRoot, env: withEnv, detached: true, stdio: ["ignore", "pipe", "pipe"] });
     let out = "";
     shell.stdout!.on("data", (d) => (out += d));
     shell.stderr!.on("data", (d) => (out += d));
@@ -214,10 +249,21 @@ describe("the README's shell examples", () => {
       }
       return undefined;
     };
+    // grpcio-tools for the blocks that need it, installed on first need.
+    let python: { path: string } | { unavailable: string } | undefined;
     for (const block of blocks) {
       if (block.mark?.kind === "skip") {
         skipped.push(`README.md:${block.line} (${block.mark.reason}): ${block.commands[0]?.split("\n")[0]}`);
         continue;
+      }
+      let blockEnv = env;
+      if (block.mark?.kind === "python") {
+        python ??= await pythonPackages(GRPCIO_TOOLS);
+        if ("unavailable" in python) {
+          skipped.push(`README.md:${block.line} (${python.unavailable}): ${block.commands[0]?.split("\n")[0]}`);
+          continue;
+        }
+        blockEnv = { ...env, PYTHONPATH: python.path };
       }
       // A `script` block's commands share shell variables and functions, as in one terminal: they run as one script
       // that stops at the first failure.
@@ -225,7 +271,7 @@ describe("the README's shell examples", () => {
       for (const command of commands) {
         const unresolved: string[] = [];
         // Comments are for the reader (an answer's shape, `# "public_key":"whpk_..."`): bash ignores them, so does this.
-        const pasted = withoutComments(command)
+        const pasted = (block.module ? command : withoutComments(command))
           .replace(/\b(localhost|127\.0\.0\.1):8443\b/g, `$1:${ports.https}`)
           .replace(/(^|[\s='"])\.data\//g, `$1${dataDir}/`)
           .replace(/\b([a-z][a-z0-9]*_(?:test_|live_)?)\.\.\./g, (all, prefix: string) => {
@@ -238,7 +284,14 @@ describe("the README's shell examples", () => {
           failures.push(`${where}: no earlier answer holds a value for ${unresolved.join(", ")}`);
           continue;
         }
-        const { code, out } = await bash([...exports, CURL, pasted].join("\n"));
+        // An SDK example is saved as a module in the project the README installed the SDK into, and run there.
+        let script = pasted;
+        if (block.module) {
+          const file = join(env["TMPDIR"]!, SDK_APP, `readme-${block.line}.mjs`);
+          writeFileSync(file, pasted);
+          script = `cd "$TMPDIR/${SDK_APP}" && node ${JSON.stringify(file)}`;
+        }
+        const { code, out } = await bash([...exports, CURL, script].join("\n"), blockEnv);
         ran++;
         const statuses = [...out.matchAll(new RegExp(`${STATUS}(\\d+)`, "g"))].map((m) => Number(m[1]));
         const answer = out.replace(new RegExp(`\\n?${STATUS}\\d+\\n?`, "g"), "\n");
@@ -262,6 +315,26 @@ describe("the README's shell examples", () => {
     // Every marker says why.
     for (const block of blocks) if (block.mark) expect(block.mark.reason.trim()).not.toBe("");
   }, 300_000);
+});
+
+describe("which blocks run", () => {
+  it("every sh block, and the js blocks marked node (whole, as one module)", () => {
+    const blocks = blocksOf(
+      "```sh\necho a\n```\n\n<!-- sdk-trial: x -->\n```js\nnot run\n```\n\n<!-- doc-test: node (an SDK example) -->\n```js\nconst a = 1;\nconsole.log(a);\n```\n",
+    );
+    expect(blocks.map((b) => [b.line, b.commands, b.mark?.kind, b.module])).toEqual([
+      [1, ["echo a"], undefined, undefined],
+      [11, ["const a = 1;\nconsole.log(a);"], "node", true],
+    ]);
+  });
+});
+
+describe("the README's example files", () => {
+  it("are shown as they are in the repository", () => {
+    const shown = fileBlocksOf(readme);
+    expect(shown.map((block) => block.path)).toEqual(expect.arrayContaining(["examples/internal-service/billing.ts", "examples/internal-service/billing.py"]));
+    for (const block of shown) expect(block.text, `README.md:${block.line} shows ${block.path}`).toBe(readFileSync(join(repoRoot, block.path), "utf8"));
+  });
 });
 
 describe("splitting a block into commands", () => {

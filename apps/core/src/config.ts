@@ -1,7 +1,12 @@
-import { address, ConfigError, databaseName, isLoopbackAddress, logLevel, mongoUri, parseEnvironment, port, token, type LogLevel } from "@rms/config";
+import { address, ConfigError, databaseName, filePath, isLoopbackAddress, logLevel, mongoUri, parseEnvironment, port, token, type LogLevel } from "@rms/config";
 import { coreTlsFilesFromEnv, type CoreTlsFiles } from "@rms/proto";
 import { tracingConfig, type TracingConfig } from "@rms/telemetry";
 import { z } from "zod";
+import { builtInClients } from "./clients/built-in.js";
+import type { CredentialedClient } from "./clients/client.js";
+import { ClientsFileError, readClientsFile } from "./clients/file.js";
+import { CallerTable } from "./clients/table.js";
+import { METHOD_CALLERS, SERVED_METHODS } from "./domains.js";
 import { parseFaults, type Faults } from "./faults.js";
 import { settingsFrom, settingsVariables, type CoreSettings } from "./settings.js";
 
@@ -14,6 +19,7 @@ const schema = z.object({
   CORE_ADDR: address("127.0.0.1:50051"),
   RMS_ADMIN_TOKEN: token(),
   RMS_GATEWAY_TOKEN: token().optional(),
+  CORE_CLIENTS_FILE: filePath().optional(),
   RMS_FAULTS: z.string().optional(),
   CORE_METRICS_PORT: port(9465),
   LOG_LEVEL: logLevel(),
@@ -26,8 +32,10 @@ export type CoreConfig = {
   databaseName: string;
   address: string;
   adminToken: string;
-  /** The gateway's own token (grpc/permissions.ts); no gateway can call when unset. */
+  /** The gateway's own token (the built-in `gateway` client); no gateway can call when unset. */
   gatewayToken: string | undefined;
+  /** CORE_CLIENTS_FILE and the caller-table entries it held at start (clients/file.ts); null when unset. */
+  clients: { file: string; entries: CredentialedClient[] } | null;
   /** gRPC over TLS with client certificates; required off loopback. */
   tls: CoreTlsFiles | null;
   logLevel: LogLevel;
@@ -71,6 +79,7 @@ export function parseCoreConfig(env: Record<string, string | undefined>): CoreCo
     address: c.CORE_ADDR,
     adminToken: c.RMS_ADMIN_TOKEN,
     gatewayToken: c.RMS_GATEWAY_TOKEN,
+    clients: c.CORE_CLIENTS_FILE === undefined ? null : clientsAtStart(c.CORE_CLIENTS_FILE, c.RMS_ADMIN_TOKEN, c.RMS_GATEWAY_TOKEN),
     tls,
     logLevel: c.LOG_LEVEL,
     faults,
@@ -79,4 +88,20 @@ export function parseCoreConfig(env: Record<string, string | undefined>): CoreCo
     settings: settingsFrom(c),
     tracing: tracingConfig(env, "rms-core"),
   };
+}
+
+/** The clients file as core starts with it: read and checked whole, against the built-in entries too (no shared token). */
+function clientsAtStart(file: string, adminToken: string, gatewayToken: string | undefined): { file: string; entries: CredentialedClient[] } {
+  try {
+    const entries = readClientsFile(file, SERVED_METHODS);
+    try {
+      new CallerTable(builtInClients({ operator: adminToken, gateway: gatewayToken }, METHOD_CALLERS), entries);
+    } catch (error) {
+      throw new ClientsFileError(`${file}: ${(error as Error).message}`);
+    }
+    return { file, entries };
+  } catch (error) {
+    if (error instanceof ClientsFileError) throw new ConfigError(`CORE_CLIENTS_FILE ${error.message}`);
+    throw error;
+  }
 }

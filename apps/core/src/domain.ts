@@ -4,7 +4,7 @@ import type { Db } from "mongodb";
 import type { Logger } from "pino";
 import type { PresentedKeyCheck } from "./grpc/define-rpc.js";
 import type { Faults } from "./faults.js";
-import type { Role } from "./grpc/permissions.js";
+import type { BuiltInName } from "./clients/built-in.js";
 import type { CoreSettings } from "./settings.js";
 
 /** What core hands every domain when it opens it over the database. */
@@ -25,19 +25,19 @@ export interface DomainContext {
   readonly settings: CoreSettings;
 }
 
-/** The roles allowed each method of a service: one row per method, a missing method does not compile. */
-export type MethodRoles<S> = { readonly [K in keyof ServiceImplementation<S>]: readonly Role[] };
+/** The built-in clients allowed each method of a service: one row per method, a missing method does not compile. */
+export type MethodCallers<S> = { readonly [K in keyof ServiceImplementation<S>]: readonly BuiltInName[] };
 
-/** A service a domain serves and who may call each of its methods (grpc/permissions.ts). */
+/** A service a domain serves and which built-in clients may call each of its methods (clients/built-in.ts). */
 export interface ServiceEntry {
   readonly service: AnyService;
   /** By gRPC path (`/rms.v1.Service/Method`). */
-  readonly roles: Readonly<Record<string, readonly Role[]>>;
+  readonly callers: Readonly<Record<string, readonly BuiltInName[]>>;
 }
 
-export function serviceEntry<S extends AnyService>(service: S, roles: MethodRoles<S>): ServiceEntry {
-  const byLocalName = roles as Readonly<Record<string, readonly Role[]>>;
-  return { service, roles: Object.fromEntries(service.methods.map((m) => [methodPath(m), byLocalName[m.localName] ?? []])) };
+export function serviceEntry<S extends AnyService>(service: S, callers: MethodCallers<S>): ServiceEntry {
+  const byLocalName = callers as Readonly<Record<string, readonly BuiltInName[]>>;
+  return { service, callers: Object.fromEntries(service.methods.map((m) => [methodPath(m), byLocalName[m.localName] ?? []])) };
 }
 
 /** A service's handlers, with the descriptor they implement (their pairing checked here, by type). */
@@ -75,8 +75,8 @@ export interface Domain {
   open(context: DomainContext): OpenDomain;
 }
 
-/** The roles of a method that both the operator and the gateway call. */
-export const ADMIN_AND_GATEWAY: readonly Role[] = ["admin", "gateway"];
+/** The built-in clients of a method that both the operator and the gateway call. */
+export const OPERATOR_AND_GATEWAY: readonly BuiltInName[] = ["operator", "gateway"];
 
 /** What a one-service domain builds when opened: its handlers and what declares its indexes (usually its store). */
 export interface OpenService<S extends AnyService> {
@@ -90,23 +90,23 @@ export interface OpenService<S extends AnyService> {
 export interface ServiceDomainSpec<S extends AnyService> {
   readonly name: string;
   readonly service: S;
-  /** Who may call each method; a missing method does not compile. */
-  readonly roles: MethodRoles<S>;
+  /** Which built-in clients may call each method; a missing method does not compile. */
+  readonly callers: MethodCallers<S>;
   /** Collections whose documents carry an outbox, for the relay's sweep (storage/relay.ts). */
   readonly outboxes?: readonly string[];
   open(context: DomainContext): OpenService<S>;
 }
 
 /**
- * The usual domain: one service, reflected from the proto file that declares it, with its role rows,
+ * The usual domain: one service, reflected from the proto file that declares it, with its callers' rows,
  * its outboxes, and an `open` that builds the store and the handlers.
  */
 export function serviceDomain<S extends AnyService>(spec: ServiceDomainSpec<S>): Domain {
-  const { name, service, roles, outboxes } = spec;
+  const { name, service, callers, outboxes } = spec;
   return {
     name,
     files: [service.file],
-    services: [serviceEntry(service, roles)],
+    services: [serviceEntry(service, callers)],
     ...(outboxes === undefined ? {} : { outboxes }),
     open(context) {
       const { implementation, indexes, start } = spec.open(context);

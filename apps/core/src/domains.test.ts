@@ -1,6 +1,6 @@
 import { methodPath, VOCABULARIES } from "@rms/proto";
 import { expect, it } from "vitest";
-import { DOMAINS, HEALTH_NAMES, METHOD_ROLES } from "./domains.js";
+import { DOMAINS, HEALTH_NAMES, METHOD_CALLERS } from "./domains.js";
 
 const services = DOMAINS.flatMap((d) => d.services.map((s) => s.service));
 
@@ -14,10 +14,10 @@ it("answers health for the server and every served service", () => {
   expect(HEALTH_NAMES).toEqual(["", ...services.map((s) => s.typeName)]);
 });
 
-it("gives every method of every served service at least one role, and lists nothing else", () => {
+it("gives every method of every served service at least one built-in caller, and lists nothing else", () => {
   const methods = services.flatMap((s) => s.methods.map(methodPath));
-  expect(Object.keys(METHOD_ROLES).sort()).toEqual([...methods].sort());
-  for (const path of methods) expect(METHOD_ROLES[path]!.length, path).toBeGreaterThan(0);
+  expect(Object.keys(METHOD_CALLERS).sort()).toEqual([...methods].sort());
+  for (const path of methods) expect(METHOD_CALLERS[path]!.length, path).toBeGreaterThan(0);
 });
 
 it("reflects the proto file of every served service", () => {

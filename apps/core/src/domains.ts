@@ -7,7 +7,7 @@ import { AccountStore } from "./accounts/store.js";
 import type { Domain, DomainContext } from "./domain.js";
 import type { Faults } from "./faults.js";
 import type { PresentedKeyCheck } from "./grpc/define-rpc.js";
-import type { Role } from "./grpc/permissions.js";
+import type { BuiltInName } from "./clients/built-in.js";
 import { IdempotencyRecords } from "./storage/idempotency-records.js";
 import { eventsDomain } from "./events/domain.js";
 import { filesDomain } from "./files/domain.js";
@@ -34,12 +34,15 @@ export const DOMAINS: readonly Domain[] = [
 ];
 
 /**
- * Which roles may call each method, by gRPC path, from the domains' rows. A method missing
- * here is refused to everyone (grpc/permissions.ts).
+ * Which built-in clients may call each method, by gRPC path, from the domains' rows: every method core serves
+ * (a clients file may name only these; clients/file.ts).
  */
-export const METHOD_ROLES: Readonly<Record<string, readonly Role[]>> = Object.fromEntries(
-  DOMAINS.flatMap((domain) => domain.services.flatMap((entry) => Object.entries(entry.roles))),
+export const METHOD_CALLERS: Readonly<Record<string, readonly BuiltInName[]>> = Object.fromEntries(
+  DOMAINS.flatMap((domain) => domain.services.flatMap((entry) => Object.entries(entry.callers))),
 );
+
+/** Every gRPC path core serves (`/rms.v1.ResourceService/GetResource`). */
+export const SERVED_METHODS: ReadonlySet<string> = new Set(Object.keys(METHOD_CALLERS));
 
 /** The names the health service answers for: the whole server ("") and each service. */
 export const HEALTH_NAMES: readonly string[] = ["", ...DOMAINS.flatMap((d) => d.services.map((s) => s.service.typeName))];
@@ -49,7 +52,7 @@ export const HEALTH_NAMES: readonly string[] = ["", ...DOMAINS.flatMap((d) => d.
  * records (grpc/idempotent.ts): every declared RPC called under an Idempotency-Key runs exactly once through them.
  */
 export function domainContext(db: Db, logger: Logger, faults: Faults, written: DomainContext["written"] = () => {}, settings: CoreSettings = DEFAULT_SETTINGS): DomainContext {
-  const keyed = { records: new IdempotencyRecords(db), keyring: settings.secretKeyring ?? null, logger };
+  const keyed = { records: new IdempotencyRecords(db), keyring: settings.secretKeyring ?? null, logger, faults };
   const checkKey: PresentedKeyCheck = Object.assign(presentedKeyCheck(new AccountStore(db)), { keyed });
   return { db, logger, faults, checkKey, written, settings };
 }

@@ -28,7 +28,7 @@ export const errors = {
   unauthenticated(code: "api_key_invalid" | "api_key_expired" | "api_key_revoked" | "admin_token_invalid", message: string): RpcError {
     return catalogueError(code, message);
   },
-  /** A known internal caller asking for a call its role does not allow (see grpc/permissions.ts). */
+  /** A known client asking for a call its entry of the caller table does not list (clients/). */
   permissionDenied(code: "method_not_allowed", message: string): RpcError {
     return catalogueError(code, message);
   },

@@ -4,3 +4,22 @@ export { parseCoreConfig, ConfigError, type CoreConfig } from "./config.js";
 export { startWorker, type RunningWorker, type WorkerOptions } from "./worker/run.js";
 export { parseWorkerConfig, type WorkerConfig } from "./worker/config.js";
 export { settingsVariables, DEFAULT_SETTINGS, type CoreSettings } from "./settings.js";
+export {
+  migrate,
+  migrationStatus,
+  planMigrations,
+  compareReleases,
+  MigrationError,
+  MIGRATION_STEPS,
+  MIGRATIONS_COLLECTION,
+  FIRST_RELEASE,
+  type MigrateOptions,
+  type MigrateResult,
+  type MigrationLogger,
+  type MigrationStatus,
+  type MigrationStep,
+  type StepPlan,
+  type StepStatus,
+} from "./migrations/index.js";
+// The database client every core process opens (majority, journaled writes; a URI weakening them is refused).
+export { openClient as openDatabaseClient } from "./storage/client-options.js";

@@ -1,6 +1,5 @@
 import type {} from "@rms/test-db/vitest-setup";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { ResourceStore } from "./resources/store.js";
 import { startTestCore, type TestCore } from "./testutil/harness.js";
 
 let t: TestCore;
@@ -58,29 +57,4 @@ it("core declares every index at start (TTL indexes for retention, partial ones 
     pending_due: { key: { status: 1, due_at: 1 }, partial: { status: "pending" } },
   });
   expect(await indexesOf("webhook_attempts")).toMatchObject({ expires_at_ttl: TTL });
-  // Retention is by TTL now: the former indexes of the periodic deletes are gone.
-  expect(await indexesOf("events")).not.toHaveProperty("created");
-  expect(await indexesOf("webhook_attempts")).not.toHaveProperty("created");
-  expect(await indexesOf("jobs")).not.toHaveProperty("status_finished_at");
-});
-
-it("replaces a TTL index declared before without its partial filter (live documents are not in it)", async () => {
-  await t.db.collection("resources").dropIndex("expires_at_ttl");
-  await t.db.collection("resources").createIndex({ expires_at: 1 }, { expireAfterSeconds: 0, name: "expires_at_ttl" });
-  await new ResourceStore(t.db).ensureIndexes();
-  expect((await indexesOf("resources"))["expires_at_ttl"]).toEqual(TTL);
-});
-
-it("drops the unique key slot resources had before creates committed with their key's record", async () => {
-  await t.db.collection("resources").createIndex({ idempotency: 1 }, { unique: true, name: "idempotency_unique" });
-  await new ResourceStore(t.db).ensureIndexes();
-  expect(await indexesOf("resources")).not.toHaveProperty("idempotency_unique");
-});
-
-it("drops the index the filter's indexes replaced (metadata without status), where an earlier version left it", async () => {
-  await t.db.collection("resources").createIndex({ account: 1, livemode: 1, "metadata.k": 1, "metadata.v": 1, _id: -1 }, { name: "tenant_metadata_order" });
-  await new ResourceStore(t.db).ensureIndexes();
-  expect(await indexesOf("resources")).not.toHaveProperty("tenant_metadata_order");
-  // Again, with nothing left to drop.
-  await new ResourceStore(t.db).ensureIndexes();
 });

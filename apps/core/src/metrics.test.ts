@@ -1,6 +1,6 @@
 // Core's /metrics over real gRPC calls: conventional labels, every service counted, an exposition promtool accepts.
 import { lintExposition } from "@rms/metrics-server";
-import { Health, createClient } from "@rms/proto";
+import { AdminService, Health, bearerMetadata, createClient } from "@rms/proto";
 import { testDatabaseName } from "@rms/test-db";
 import type {} from "@rms/test-db/vitest-setup";
 import { afterAll, beforeAll, expect, inject, it } from "vitest";
@@ -19,20 +19,25 @@ afterAll(async () => {
   await core.stop(1_000);
 });
 
-it("names series by service, short method, type and code name, counting health and reflection calls too", async () => {
+it("names series by service, short method, type, client and code name, counting health and reflection calls too", async () => {
   const health = createClient(Health, core.address, { timeoutMs: 5_000 });
   await health.check({ service: "" });
   health.close();
   const reply = await reflect(core.address, { listServices: "" });
   expect(reply.listServicesResponse?.service.map((s) => s.name)).toContain("rms.v1.ResourceService");
+  const operator = createClient(AdminService, core.address, { metadata: bearerMetadata(ADMIN_TOKEN), timeoutMs: 5_000 });
+  await operator.listAccounts({ limit: 1 });
+  operator.close();
 
   const text = await (await fetch(`http://127.0.0.1:${core.metricsPort}/metrics`)).text();
-  expect(text).toContain('grpc_server_handled_total{grpc_type="unary",grpc_service="grpc.health.v1.Health",grpc_method="Check",grpc_code="OK"} 1');
+  // Calls without a credential are the `anonymous` client's; the operator's token names the built-in `operator`.
+  expect(text).toContain('grpc_server_handled_total{grpc_type="unary",grpc_service="grpc.health.v1.Health",grpc_method="Check",client="anonymous",grpc_code="OK"} 1');
   expect(text).toMatch(
-    /grpc_server_handled_total\{grpc_type="bidi_stream",grpc_service="grpc.reflection.v1.ServerReflection",grpc_method="ServerReflectionInfo",grpc_code="(OK|CANCELLED)"\} 1/,
+    /grpc_server_handled_total\{grpc_type="bidi_stream",grpc_service="grpc.reflection.v1.ServerReflection",grpc_method="ServerReflectionInfo",client="anonymous",grpc_code="(OK|CANCELLED)"\} 1/,
   );
-  expect(text).toContain('grpc_server_started_total{grpc_type="unary",grpc_service="grpc.health.v1.Health",grpc_method="Check"} 1');
-  expect(text).toMatch(/grpc_server_handling_seconds_count\{grpc_type="unary",grpc_service="grpc.health.v1.Health",grpc_method="Check"\} 1/);
+  expect(text).toContain('grpc_server_started_total{grpc_type="unary",grpc_service="grpc.health.v1.Health",grpc_method="Check",client="anonymous"} 1');
+  expect(text).toMatch(/grpc_server_handling_seconds_count\{grpc_type="unary",grpc_service="grpc.health.v1.Health",grpc_method="Check",client="anonymous"\} 1/);
+  expect(text).toContain('grpc_server_handled_total{grpc_type="unary",grpc_service="rms.v1.AdminService",grpc_method="ListAccounts",client="operator",grpc_code="OK"} 1');
   expect(lintExposition(text)).toEqual([]);
 });
 

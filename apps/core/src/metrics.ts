@@ -1,4 +1,4 @@
-import { ServerInterceptingCall, status as GrpcStatus, type ServerInterceptor } from "@grpc/grpc-js";
+import { ServerInterceptingCall, status as GrpcStatus, type Metadata, type ServerInterceptingCallInterface, type ServerInterceptor } from "@grpc/grpc-js";
 import { collectProcessMetrics } from "@rms/metrics-server";
 import type { MongoClient } from "mongodb";
 import { Counter, Histogram, Registry } from "prom-client";
@@ -17,50 +17,75 @@ export function callLabels(path: string, requestStream: boolean, responseStream:
   return { grpc_type, grpc_service: match?.[1] ?? "unknown", grpc_method: match?.[2] ?? path };
 }
 
-/** Core's Prometheus metrics: every gRPC call (health and reflection included), database commands by name. One registry per core. */
+/**
+ * The `client` label of a call: the name of its entry in core's caller table, `anonymous` or `unknown`
+ * (clients/table.ts). Names come from the table, so the label's values are bounded by it.
+ */
+export type ClientLabeller = (metadata: Metadata, call: ServerInterceptingCallInterface) => string;
+
+/** Before a call's metadata has arrived (a call cancelled first) nobody is known. */
+const NOBODY = "anonymous";
+
+/** Core's Prometheus metrics: every gRPC call (health and reflection included) by client, database commands by name. One registry per core. */
 export class CoreMetrics {
   readonly registry = new Registry();
   private readonly started = new Counter({
     name: "grpc_server_started_total",
-    help: "gRPC calls started on the server, by type, service and method.",
-    labelNames: ["grpc_type", "grpc_service", "grpc_method"] as const,
+    help: "gRPC calls started on the server, by type, service, method and client (its name in core's caller table).",
+    labelNames: ["grpc_type", "grpc_service", "grpc_method", "client"] as const,
     registers: [this.registry],
   });
   private readonly handled = new Counter({
     name: "grpc_server_handled_total",
-    help: "gRPC calls completed on the server, by type, service, method and status code name.",
-    labelNames: ["grpc_type", "grpc_service", "grpc_method", "grpc_code"] as const,
+    help: "gRPC calls completed on the server, by type, service, method, client and status code name.",
+    labelNames: ["grpc_type", "grpc_service", "grpc_method", "client", "grpc_code"] as const,
     registers: [this.registry],
   });
   private readonly handlingSeconds = new Histogram({
     name: "grpc_server_handling_seconds",
-    help: "Time from the start of a gRPC call to its status, by type, service and method.",
-    labelNames: ["grpc_type", "grpc_service", "grpc_method"] as const,
+    help: "Time from the start of a gRPC call to its status, by type, service, method and client.",
+    labelNames: ["grpc_type", "grpc_service", "grpc_method", "client"] as const,
     buckets: BUCKETS,
     registers: [this.registry],
   });
 
-  constructor() {
+  constructor(private readonly clientOf: ClientLabeller = () => NOBODY) {
     collectProcessMetrics(this.registry);
   }
 
   /**
    * A server interceptor that counts and times every call the server runs, whichever service
-   * registered it (ours, health, reflection): the status it ends with, or CANCELLED.
+   * registered it (ours, health, reflection), by the client that makes it: the status it ends with, or CANCELLED.
    */
   readonly interceptor: ServerInterceptor = (descriptor, call) => {
-    const labels = callLabels(descriptor.path, descriptor.requestStream, descriptor.responseStream);
+    const path = callLabels(descriptor.path, descriptor.requestStream, descriptor.responseStream);
+    let labels = { ...path, client: NOBODY };
     const began = performance.now();
+    let started = false;
+    const start = () => {
+      if (started) return;
+      started = true;
+      this.started.inc(labels);
+    };
     let ended = false;
     const end = (code: GrpcStatus) => {
       if (ended) return;
       ended = true;
+      start();
       this.handled.inc({ ...labels, grpc_code: GrpcStatus[code] ?? String(code) });
       this.handlingSeconds.observe(labels, (performance.now() - began) / 1000);
     };
-    this.started.inc(labels);
     return new ServerInterceptingCall(call, {
-      start: (next) => next({ onCancel: () => end(GrpcStatus.CANCELLED) }),
+      start: (next) =>
+        next({
+          // Counted once the caller is known: its credential comes with the metadata.
+          onReceiveMetadata: (metadata, pass) => {
+            labels = { ...path, client: this.clientOf(metadata, call) };
+            start();
+            pass(metadata);
+          },
+          onCancel: () => end(GrpcStatus.CANCELLED),
+        }),
       sendStatus: (status, next) => {
         end(status.code);
         next(status);

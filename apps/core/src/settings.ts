@@ -1,4 +1,4 @@
-import { positiveInt } from "@rms/config";
+import { byteCount, positiveInt } from "@rms/config";
 import { z } from "zod";
 import { DEFAULT_RETRY_SCHEDULE, parseRetrySchedule } from "./webhooks/schedule.js";
 import { parseMasterKey, type Keyring } from "./webhooks/secret.js";
@@ -27,6 +27,12 @@ export interface CoreSettings {
   readonly webhookEndpointConcurrency: number;
   /** Events one `recover` call schedules at most (CONTRACT.md section 7: 10,000); not a variable, tests lower it. */
   readonly webhookRecoverMax: number;
+  /** A streamed upload's writing lease (FILES_WRITE_LEASE_MS): its bytes are reclaimed this long after its writer stopped renewing it. */
+  readonly filesWriteLeaseMs: number;
+  /** How often core sweeps the bytes no file or pending part owns (FILES_SWEEP_INTERVAL_MS). */
+  readonly filesSweepIntervalMs: number;
+  /** Bytes of files and pending parts one account may store per mode (FILES_QUOTA_BYTES); past it an upload is `limit_exceeded`. */
+  readonly filesQuotaBytes: number;
 }
 
 export const DEFAULT_JOBS_PER_ACCOUNT = 2;
@@ -36,6 +42,11 @@ export const DEFAULT_WEBHOOK_ENDPOINT_CONCURRENCY = 4;
 /** Above this, one endpoint's deliveries would be most of a worker's slots (worker/tasks/deliveries.ts). */
 export const MAX_WEBHOOK_ENDPOINT_CONCURRENCY = 64;
 export const DEFAULT_WEBHOOK_RECOVER_MAX = 10_000;
+/** 10 minutes: a streamed write renews it every minute while its writer is alive (storage/byte-store.ts). */
+export const DEFAULT_FILES_WRITE_LEASE_MS = 10 * 60 * 1000;
+export const DEFAULT_FILES_SWEEP_INTERVAL_MS = 60_000;
+/** 10 GiB (CONTRACT.md section 11): fits the embedded database's disk beside a few accounts. */
+export const DEFAULT_FILES_QUOTA_BYTES = 10 * 1024 ** 3;
 
 export const DEFAULT_SETTINGS: CoreSettings = {
   secretKeyring: null,
@@ -46,6 +57,9 @@ export const DEFAULT_SETTINGS: CoreSettings = {
   jobsLeaseMs: DEFAULT_JOBS_LEASE_MS,
   webhookEndpointConcurrency: DEFAULT_WEBHOOK_ENDPOINT_CONCURRENCY,
   webhookRecoverMax: DEFAULT_WEBHOOK_RECOVER_MAX,
+  filesWriteLeaseMs: DEFAULT_FILES_WRITE_LEASE_MS,
+  filesSweepIntervalMs: DEFAULT_FILES_SWEEP_INTERVAL_MS,
+  filesQuotaBytes: DEFAULT_FILES_QUOTA_BYTES,
 };
 
 /** A rule that runs `parse` and reports its error's message, so every process states a bad value the same way. */
@@ -74,6 +88,9 @@ export const settingsVariables = {
   WEBHOOK_ENDPOINT_CONCURRENCY: positiveInt()
     .refine((n) => n <= MAX_WEBHOOK_ENDPOINT_CONCURRENCY, `must be at most ${MAX_WEBHOOK_ENDPOINT_CONCURRENCY}`)
     .optional(),
+  FILES_WRITE_LEASE_MS: positiveInt().optional(),
+  FILES_SWEEP_INTERVAL_MS: positiveInt().optional(),
+  FILES_QUOTA_BYTES: byteCount().optional(),
 };
 
 type SettingsVariables = z.infer<z.ZodObject<typeof settingsVariables>>;
@@ -89,5 +106,8 @@ export function settingsFrom(variables: SettingsVariables): CoreSettings {
     jobsLeaseMs: variables.JOBS_LEASE_MS ?? DEFAULT_JOBS_LEASE_MS,
     webhookEndpointConcurrency: variables.WEBHOOK_ENDPOINT_CONCURRENCY ?? DEFAULT_WEBHOOK_ENDPOINT_CONCURRENCY,
     webhookRecoverMax: DEFAULT_WEBHOOK_RECOVER_MAX,
+    filesWriteLeaseMs: variables.FILES_WRITE_LEASE_MS ?? DEFAULT_FILES_WRITE_LEASE_MS,
+    filesSweepIntervalMs: variables.FILES_SWEEP_INTERVAL_MS ?? DEFAULT_FILES_SWEEP_INTERVAL_MS,
+    filesQuotaBytes: variables.FILES_QUOTA_BYTES ?? DEFAULT_FILES_QUOTA_BYTES,
   };
 }

@@ -209,6 +209,8 @@ describe.skipIf("missing" in browserFound)("the dashboard in Chromium", () => {
     await page.goto(url("/files"));
     await page.getByRole("cell", { name: "resources.csv" }).waitFor();
     await page.getByRole("cell", { name: "job_results" }).first().waitFor();
+    // What the account stores of its quota (GET /v1/files: used_bytes, quota_bytes).
+    expect(await page.getByTestId("storage-use").textContent()).toMatch(/^[\d.]+ (B|KB|MB) of 10\.0 GB used \(0%\)$/);
     await shot(page, "10-files");
 
     await page.goto(url("/jobs"));

@@ -2,7 +2,6 @@ import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
 import { RouterProvider } from "@tanstack/react-router";
 import { StrictMode } from "react";
 import { createRoot } from "react-dom/client";
-import { ApiFailure } from "./api/client";
 import { AuthProvider } from "./app/auth";
 import { router } from "./router";
 import { fragmentAction, holdLinkKey, keyFromFragment, storedKey, storeKey } from "./session";
@@ -20,8 +19,9 @@ if (window.location.hash.includes("key=")) window.history.replaceState(null, "",
 const queryClient = new QueryClient({
   defaultOptions: {
     queries: {
-      // An API refusal is an answer, not a glitch: shown at once, never retried (a 429 or 503 is tried once more).
-      retry: (count, error) => error instanceof ApiFailure && (error.status === 429 || error.status === 503 || error.status === 0) && count < 1,
+      // An API refusal is an answer, not a glitch: shown at once. The SDK itself retries what a retry can fix (the
+      // network, 429 after its Retry-After, 5xx), so a query is not tried again on top of that.
+      retry: false,
       refetchOnWindowFocus: false,
       staleTime: 2_000,
     },

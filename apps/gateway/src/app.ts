@@ -15,7 +15,6 @@ import { OPERATIONS } from "./routes/index.js";
 import { operationHandler } from "./routes/run.js";
 import { STATUS_PATH, statusHandler } from "./routes/status.js";
 import { OPENAPI_PATH, openApiHandler } from "./openapi.js";
-import { processRecordSealer, type RecordSealer } from "./idempotency/index.js";
 import type { AddressRateLimit, RateLimiter } from "./ratelimit/index.js";
 import type { GatewayMetrics } from "./metrics.js";
 import { traceRequests } from "./http/tracing.js";
@@ -24,6 +23,7 @@ import { requestTimeout } from "./http/request-timeout.js";
 import { recordRequests } from "./request-logs/capture.js";
 import type { RequestLogRecorder } from "./request-logs/recorder.js";
 import type { LocalStores } from "./routes/operation.js";
+import type { StreamServices } from "./streams/services.js";
 
 export { OPERATIONS };
 
@@ -41,12 +41,12 @@ export interface GatewayDeps {
   readonly metrics?: GatewayMetrics;
   /** Recently verified keys (a fresh one per app when omitted). */
   readonly principals?: PrincipalCache;
-  /** Opens answers a gateway of before recorded encrypted (a secret in them), for their last replays (a per-process key when omitted). */
-  readonly recordSealer?: RecordSealer;
   /** The dashboard's built files (apps/dashboard/dist), served at `/dashboard/`; null or missing: a page saying it is not built. */
   readonly dashboardDir?: string | null;
   /** The gateway's own stores its local operations read (GET /v1/request_logs); those answer 503 when omitted. */
   readonly local?: LocalStores;
+  /** The event and request-log streams (docs/streams.md); those operations answer 503 when omitted. */
+  readonly streams?: StreamServices;
   /** Records every request answered to a key of an account (none recorded when omitted), kept `retentionDays`. */
   readonly requestLogs?: { readonly recorder: RequestLogRecorder; readonly retentionDays: number };
 }
@@ -84,7 +84,6 @@ function lastMatch<T>(find: (path: string) => T): (path: string) => T {
 export function createGatewayApp(deps: GatewayDeps): Express {
   const { core, logger } = deps;
   const principals = deps.principals ?? new PrincipalCache();
-  const recordSealer = deps.recordSealer ?? processRecordSealer();
   const app = express();
   app.disable("x-powered-by");
   app.disable("etag");
@@ -128,7 +127,7 @@ export function createGatewayApp(deps: GatewayDeps): Express {
   for (const [path, methods] of methodsByPath) {
     for (const operation of OPERATIONS.filter((o) => o.path === path)) {
       const route = app.route(operation.path);
-      const handler = operationHandler(operation, { ...deps, recordSealer }, principals);
+      const handler = operationHandler(operation, deps, principals);
       if (operation.method === "GET") route.get(handler);
       else if (operation.method === "POST") route.post(handler);
       else route.delete(handler);

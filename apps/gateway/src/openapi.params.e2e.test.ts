@@ -97,6 +97,27 @@ describe("every list's query parameters, serialized as the document declares the
     expect(bracketed).toBeGreaterThanOrEqual(3);
   });
 
+  it("refuses with 400 each pair the document declares exclusive (x-mutually-exclusive-parameters), and accepts each alone", async () => {
+    const failures: string[] = [];
+    let pairs = 0;
+    for (const { path, parameters } of lists()) {
+      const declared = (doc["paths"][path]["get"]["x-mutually-exclusive-parameters"] ?? []) as string[][];
+      const base = path.replace("{id}", pathIds[path] ?? "");
+      for (const pair of declared) {
+        pairs++;
+        const sent = pair.map((name) => {
+          const parameter = parameters.find((p) => p["name"] === name)!;
+          return serializeQuery(parameter, example(parameter) ?? EXCLUSIVE_EXAMPLES[name]?.(parameters));
+        });
+        const both = await stack.api.get(`${base}?${sent.join("&")}`, { key });
+        if (both.status !== 400) failures.push(`${path}?${decodeURIComponent(sent.join("&"))}: ${both.status}, not 400`);
+      }
+    }
+    expect(failures).toEqual([]);
+    // The cursors of every list, and type with types[] of events.
+    expect(pairs).toBeGreaterThanOrEqual(lists().length + 1);
+  });
+
   it("the fixed declarations: created is a deepObject, types a bracketed list", () => {
     const parameter = (path: string, name: string) => (doc["paths"][path]["get"]["parameters"] as Obj[]).find((p) => p["name"] === name);
     for (const path of ["/v1/events", "/v1/jobs"]) expect(parameter(path, "created")).toMatchObject({ in: "query", style: "deepObject", explode: true });

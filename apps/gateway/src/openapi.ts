@@ -3,6 +3,7 @@ import { errorCatalogue } from "./errors.js";
 import { API_VERSION } from "./http/request-id.js";
 import { EVENT_OBJECT, EVENT_PAYLOADS, KEYLESS_ROUTES } from "./routes/index.js";
 import type { EventPayload, KeylessRoute, Operation, ParamSpec } from "./routes/operation.js";
+import { clientNameOf } from "./routes/client-names.js";
 import { schemaRef as ref, type JsonSchema, type PublicObject } from "./schema/objects.js";
 
 /**
@@ -136,6 +137,21 @@ function errorsOf(operation: Operation): string {
   return codes.length === 0 ? "" : ` Its own error codes, besides those of every operation: ${codes.map((code) => `\`${code}\``).join(", ")}.`;
 }
 
+/** Whether the operation's success answer is a list envelope (`{"object": "list", ...}`). */
+function answersList(operation: Operation): boolean {
+  const properties = operation.success.object.schema["properties"] as Record<string, Schema> | undefined;
+  return properties?.["object"]?.["const"] === "list";
+}
+
+/**
+ * The pairs of parameters that may not be sent together (two cursors, `type` and `types`: 400), as their query names:
+ * a rule a schema of separate query parameters cannot state, so generated clients read it from this extension.
+ */
+function exclusivePairs(operation: Operation): string[][] {
+  const queryName = (name: string) => (operation.method === "GET" && operation.parameters[name] && takesList(operation.parameters[name]) ? `${name}[]` : name);
+  return Object.entries(operation.parameters).flatMap(([name, spec]) => (spec.notWith ? [[queryName(name), queryName(spec.notWith)]] : []));
+}
+
 function operationObject(operation: Operation): Schema {
   const parameters = pathParameters(operation);
   let requestBody: Schema | undefined;
@@ -148,17 +164,15 @@ function operationObject(operation: Operation): Schema {
     for (const [name, spec] of Object.entries(operation.parameters)) parameters.push(queryParameter(name, spec));
   }
   const successHeaders = operation.method === "POST" ? { ...RATE_LIMIT_HEADERS, ...REPLAY_HEADERS } : RATE_LIMIT_HEADERS;
+  const name = clientNameOf(operation.method, operation.path, answersList(operation), operation.clientMethod);
+  const exclusive = exclusivePairs(operation);
   return {
-    operationId: `${operation.method.toLowerCase()}${pathOf(operation.path)
-      .replace(/[{}]/g, "")
-      .split("/")
-      .filter(Boolean)
-      .slice(1)
-      .map((s) => s[0]!.toUpperCase() + s.slice(1))
-      .join("")}`,
+    operationId: name.operationId,
     summary: operation.summary,
     description: `${operation.access ?? (operation.secretKeyOnly ? "Needs a secret key." : operation.scope === null ? "Any key of the account." : `Needs the \`${operation.scope}\` scope.`)}${errorsOf(operation)}`,
     ...(operation.scope !== null ? { "x-scope": operation.scope } : {}),
+    "x-rms-sdk": { namespace: name.namespace, method: name.method },
+    ...(exclusive.length > 0 ? { "x-mutually-exclusive-parameters": exclusive } : {}),
     parameters,
     ...(requestBody ? { requestBody } : {}),
     responses: {
@@ -180,7 +194,10 @@ function successResponses(operation: Operation, successHeaders: Record<string, u
     return answers;
   }
   return Object.fromEntries(
-    [operation.success, ...operation.variants].map((answer) => [String(answer.status), jsonResponse(answer.description, ref(answer.object.name), successHeaders)]),
+    [operation.success, ...operation.variants].map((answer) => [
+      String(answer.status),
+      { ...jsonResponse(answer.description, ref(answer.object.name), successHeaders), ...(answer.selectedBy ? { "x-rms-selected-by": answer.selectedBy } : {}) },
+    ]),
   );
 }
 
@@ -194,6 +211,7 @@ function keylessObject(route: KeylessRoute): Schema {
     operationId: route.operationId,
     summary: route.summary,
     description: route.description,
+    ...(route.client ? { "x-rms-sdk": route.client } : {}),
     security: [],
     parameters: [],
     responses: { ...responses, ...errorResponses(KEYLESS_ERRORS) },
@@ -353,7 +371,9 @@ export function openApiDocument(
       description:
         "A Stripe-style REST API. Every path is under `/v1`, HTTPS only. Request bodies may be JSON or " +
         "`application/x-www-form-urlencoded` with bracket notation; both give byte-identical responses. " +
-        "Authenticate with `Authorization: Bearer <key>` (or HTTP Basic with the key as user name, as `curl -u sk_...:` sends it).",
+        "Authenticate with `Authorization: Bearer <key>` (or HTTP Basic with the key as user name, as `curl -u sk_...:` sends it). " +
+        "Extensions on operations: `x-scope` (the key's scope it needs), `x-rms-sdk` (its namespace and method in the SDK, `@rms/sdk`), " +
+        "`x-mutually-exclusive-parameters` (pairs refused together with 400) and, on a response, `x-rms-selected-by` (the boolean parameter that selects it).",
     },
     // Relative: the origin this document was fetched from (`npm start` serves it on https://localhost:8443).
     servers: [{ url: "/", description: "The origin serving this document." }],

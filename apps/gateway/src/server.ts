@@ -8,7 +8,6 @@ import { connectCore, type CoreClients } from "./core.js";
 import { startMetricsServer } from "@rms/metrics-server";
 import { gatewayMetrics } from "./metrics.js";
 import { loadTls } from "./tls.js";
-import { recordSealer } from "./idempotency/index.js";
 import type { RateLimiter } from "./ratelimit/index.js";
 import { openStores } from "./stores.js";
 import { KeyRevoker } from "./revocation/revoker.js";
@@ -19,8 +18,17 @@ import { ConnectionLimit } from "./http/connection-limit.js";
 import { divertPlainHttp } from "./http/plain-on-tls-port.js";
 import { acceptProxyProtocol } from "./http/proxy-protocol.js";
 import { REQUEST_TIMEOUT_MS } from "./http/request-timeout.js";
+import { answerBeforeContinue } from "./http/expect-continue.js";
+import { lingerOnEarlyClose } from "./http/linger.js";
 import { DEFAULT_REQUEST_LOGS } from "./config.js";
 import { RequestLogRecorder } from "./request-logs/recorder.js";
+import { DEFAULT_STREAM_LIMITS } from "./streams/connection.js";
+import { ChangeFeed } from "./streams/feed.js";
+import { StreamHub } from "./streams/hub.js";
+import { StreamServices, type EventValue } from "./streams/services.js";
+import { eventFeedSource, eventTokenLost } from "./routes/events/stream.js";
+import { requestLogFeedSource, requestLogTokenLost } from "./routes/request-logs/stream.js";
+import type { RequestLogDocument } from "./request-logs/store.js";
 
 /** Limits that keep one client from holding the gateway's sockets. */
 export const SERVER_LIMITS = {
@@ -77,6 +85,8 @@ function applyLimits(server: Server, plainListener?: PlainListener): void {
     if (closing.has(server) && !res.headersSent) res.setHeader("Connection", "close");
   });
   answerClientErrors(server, plainListener);
+  answerBeforeContinue(server);
+  lingerOnEarlyClose(server);
   server.headersTimeout = SERVER_LIMITS.headersTimeoutMs;
   // Applied per request by the app instead (http/request-timeout.ts), so that uploads can take longer when data keeps coming.
   server.requestTimeout = 0;
@@ -112,6 +122,35 @@ function close(server: Server, graceMs: number): Promise<void> {
   });
 }
 
+/** The streams' hubs and feeds (docs/streams.md): events from core's watch, request logs from this gateway's own change stream. */
+function streamServices(
+  config: GatewayConfig,
+  core: CoreClients,
+  stores: ReturnType<typeof openStores>,
+  logger: Logger,
+  metrics: ReturnType<typeof gatewayMetrics>,
+  requestLogs: boolean,
+): StreamServices {
+  const eventsHub = new StreamHub<EventValue>();
+  const requestLogsHub = new StreamHub<RequestLogDocument>();
+  return new StreamServices(
+    { hub: eventsHub, feed: new ChangeFeed("events", eventFeedSource(core), eventsHub, logger, { tokenLost: eventTokenLost }) },
+    requestLogs
+      ? { hub: requestLogsHub, feed: new ChangeFeed("request_logs", requestLogFeedSource(stores.requestLogs), requestLogsHub, logger, { tokenLost: requestLogTokenLost }) }
+      : undefined,
+    stores.streamSlots,
+    { ...DEFAULT_STREAM_LIMITS, ...config.streams },
+    {
+      opened: (kind) => metrics.streamsOpen.labels(kind).inc(),
+      ended: (kind, reason) => {
+        metrics.streamsOpen.labels(kind).dec();
+        metrics.streamsEnded.labels(kind, reason).inc();
+      },
+    },
+    logger,
+  );
+}
+
 /** Starts the HTTPS API and (unless disabled) the plain-HTTP rejecting listener. */
 export async function startGateway(config: GatewayConfig, options: StartOptions = {}): Promise<RunningGateway> {
   const logger = options.logger ?? pino({ level: config.logLevel });
@@ -136,6 +175,8 @@ export async function startGateway(config: GatewayConfig, options: StartOptions 
       })
     : undefined;
   if (recorder) metrics.watchRequestLogsWaiting(() => recorder.waiting);
+  const streams = streamServices(config, core, stores, logger, metrics, recorder !== undefined);
+  metrics.watchStreamBuffers(() => streams.bufferedBytes);
   const app = createGatewayApp({
     core,
     config,
@@ -144,9 +185,9 @@ export async function startGateway(config: GatewayConfig, options: StartOptions 
     revoker,
     addressLimit,
     rateLimiter: stores.rateLimiter,
-    recordSealer: recordSealer(config.coreToken),
     dashboardDir: config.dashboardDir ?? null,
     local: { requestLogs: stores.requestLogs },
+    streams,
     ...(recorder ? { requestLogs: { recorder, retentionDays: requestLogSettings.retentionDays } } : {}),
   });
 
@@ -184,6 +225,8 @@ export async function startGateway(config: GatewayConfig, options: StartOptions 
       certificate: tls.cert,
       stop: () =>
         (stopping ??= (async () => {
+          // Streams end first (their clients resume at another gateway), or they would hold the close to its grace.
+          await streams.close();
           await Promise.all([close(https, config.shutdownGraceMs), plain ? close(plain, config.shutdownGraceMs) : undefined]);
           await metricsServer?.close();
           revoker.close();
@@ -194,6 +237,7 @@ export async function startGateway(config: GatewayConfig, options: StartOptions 
         })()),
     };
   } catch (error) {
+    await streams.close();
     await Promise.all([close(https, 0), plain ? close(plain, 0) : undefined, metricsServer?.close()]);
     revoker.close();
     if (!options.core) core.close();

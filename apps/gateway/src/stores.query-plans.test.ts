@@ -121,10 +121,6 @@ beforeAll(async () => {
       Array.from({ length: 900 }, (_, i) => ({ _id: `key_${i % 30}|${window - (i % 3)}|${i}`, b: `key_${i % 30}`, w: window - (i % 3), expires_at: new Date(now + 3_600_000) })),
     );
   await plainDb.collection<Raw>(PENDING_REVOCATIONS_COLLECTION).insertMany(Array.from({ length: 100 }, (_, i) => ({ _id: `hash_${i}`, since: new Date(now - i * 1_000) })));
-  // Written by the version before `expires_at`: tokens of three old windows of one key.
-  await plainDb
-    .collection<Raw>(RATE_LIMIT_COLLECTION)
-    .insertMany(Array.from({ length: 3 }, (_, i) => ({ _id: `key_legacy|${window - 10 - i}|0`, b: "key_legacy", w: window - 10 - i })));
 });
 afterAll(async () => {
   await plainDb.dropDatabase();
@@ -137,7 +133,7 @@ it("every query of the rate-limit and revocation stores is served by an index", 
   const hourAhead = Date.now() + 3_600_000;
   const limiters = [new MongoRateLimiter(db, () => hourAhead), new MongoRateLimiter(db, () => hourAhead)];
   const revocations = new MongoPendingRevocationStore(db);
-  // A start: indexes, and the fill-ins for what the version before TTL wrote.
+  // A start: indexes.
   for (const indexed of [limiters[0]!, revocations]) await step(() => indexed.ensureIndexes());
 
   // Rate limit: two gateways on one bucket, so the second collides and counts the window.
@@ -155,7 +151,6 @@ it("every query of the rate-limit and revocation stores is served by an index", 
   expect([...plans.keys()].sort()).toEqual(
     [
       "rate_limit_tokens aggregate {b,w}", // count of a window after a collision
-      "rate_limit_tokens delete {expires_at,w}", // start: old windows of the version before TTL
       "pending_revocations update {_id}", // add (upsert)
       "pending_revocations find {} sort {since}", // list, oldest first
       "pending_revocations delete {_id}", // remove

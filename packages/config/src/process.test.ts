@@ -3,6 +3,7 @@ import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { ConfigError } from "./environment.js";
 import { runProcess, type ProcessDefinition, type ProcessHost } from "./process.js";
+import { RELEASE } from "./release.js";
 
 /** A process as the lifecycle sees it: signals to raise, a launcher pipe to close, what it wrote and how it exited. */
 function fakeProcess(env: Record<string, string> = {}) {
@@ -62,7 +63,7 @@ describe("runProcess", () => {
     expect(await fake.exited).toBe(0);
     expect(calls.stopped).toBe(1);
     expect(fake.exits).toEqual([0]);
-    expect(fake.logged).toEqual(["stopping", "stopped"]);
+    expect(fake.logged).toEqual([`rms-probe ${RELEASE} starting`, "stopping", "stopped"]);
   });
 
   it("SIGINT stops it the same way", async () => {
@@ -103,7 +104,7 @@ describe("runProcess", () => {
     await runProcess(defined, fake.host);
     fake.signals.emit("SIGTERM");
     expect(await fake.exited).toBe(1);
-    expect(fake.logged).toEqual(["stopping", "stop failed"]);
+    expect(fake.logged).toEqual([`rms-probe ${RELEASE} starting`, "stopping", "stop failed"]);
   });
 
   it("a bad variable is one line on stderr and exit 2; nothing starts", async () => {
@@ -127,7 +128,7 @@ describe("runProcess", () => {
     await runProcess(defined, fake.host);
     expect(fake.exits).toEqual([1]);
     expect(fake.stderr).toEqual(["rms-probe: failed to start: address in use\n"]);
-    expect(fake.logged).toEqual(["failed to start"]);
+    expect(fake.logged).toEqual([`rms-probe ${RELEASE} starting`, "failed to start"]);
     expect(fake.signals.listenerCount("SIGTERM")).toBe(0);
   });
 });

@@ -1,4 +1,5 @@
 import { ConfigError } from "./environment.js";
+import { RELEASE } from "./release.js";
 
 /** What a process runs until it is told to stop. */
 export interface Stoppable {
@@ -41,7 +42,8 @@ export const EXIT_CONFIG = 2;
  * The lifecycle every entry point shares (core, worker, gateway): configuration (exit 2 on a bad value),
  * start (exit 1 if it fails), then one stop on SIGTERM, SIGINT or, when started by the launcher
  * (`supervised`: stdin is the launcher's pipe), the pipe's end: "launcher gone", even after a SIGKILL of
- * the launcher. Exit 0 once stopped, 1 if stopping failed. Resolves once the process runs (or has exited).
+ * the launcher. Exit 0 once stopped, 1 if stopping failed. Resolves once the process runs (or has exited). Its first log
+ * line names the release.
  */
 export async function runProcess<Config extends { readonly supervised?: boolean | undefined }, Logger extends LifecycleLogger, Running extends Stoppable>(
   definition: ProcessDefinition<Config, Logger, Running>,
@@ -64,6 +66,8 @@ export async function runProcess<Config extends { readonly supervised?: boolean 
   let running: Running;
   try {
     logger = definition.logger(config);
+    // The first line of every process: which release runs (RELEASES.md), so a log of a rolling upgrade says which is which.
+    logger.info({ release: RELEASE }, `${definition.name} ${RELEASE} starting`);
     running = await definition.start(config, logger);
   } catch (error) {
     logger?.error({ err: error }, "failed to start");

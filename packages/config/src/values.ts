@@ -41,6 +41,15 @@ export const databaseName = () =>
     .regex(/^[^/\\. "$*<>:|?]{1,63}$/, "must be a MongoDB database name")
     .default("rms");
 
+/** A count of bytes: a positive integer up to 2^53 - 1 (a size may pass the 9 digits of positiveInt: 10 GiB). */
+export const byteCount = () =>
+  z
+    .string()
+    .trim()
+    .regex(/^[1-9]\d{0,15}$/, "must be a positive number of bytes")
+    .transform(Number)
+    .refine((n) => Number.isSafeInteger(n), `must be at most ${Number.MAX_SAFE_INTEGER}`);
+
 export const positiveInt = () =>
   z
     .string()

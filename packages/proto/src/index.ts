@@ -5,7 +5,7 @@ export { addService, reflectionPackageDefinition, type ReflectionPackageDefiniti
 export { createClient, coreTlsFilesFromEnv, mutualTlsCredentials, HOP_CHANNEL_OPTIONS, HOP_SERVER_OPTIONS, type ClientOptions, type CoreTlsFiles } from "./grpc/client.js";
 export { RpcError, TransportError, isServiceError, STATUS_DETAILS_KEY, type ErrorFields } from "./grpc/rpc-error.js";
 export { toServiceDefinition, methodPath } from "./grpc/service-definition.js";
-export type { AnyService, CallContext, CallOptions, CallSignal, ServiceClient, ServiceImplementation } from "./grpc/types.js";
+export type { AnyService, CallContext, Caller, CallOptions, CallSignal, ServiceClient, ServiceImplementation } from "./grpc/types.js";
 // Each domain's vocabulary (id prefixes, event types, scopes, enum names) and the lists derived from them.
 export * from "./vocabulary/index.js";
 // Wire constants: each defined here once, used by core, gateway and CLI.
@@ -15,7 +15,6 @@ export * from "./wire/metadata-map.js";
 export * from "./wire/limits.js";
 export * from "./wire/request-id.js";
 export * from "./wire/duplicate-key.js";
-export * from "./wire/retired-indexes.js";
 export * from "./wire/idempotency.js";
 export * from "./wire/health.js";
 export * from "./wire/search-page.js";

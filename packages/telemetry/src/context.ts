@@ -36,6 +36,14 @@ export function injectContext(ctx: Context, set: (key: string, value: string) =>
   propagation.inject(ctx, null, { set: (_carrier, key, value) => set(key, value) });
 }
 
+/**
+ * Writes the active context's trace headers through `set`, by whatever propagator the process registered: a service
+ * traced by its own OpenTelemetry set-up passes its trace on without ours (none registered: nothing is written).
+ */
+export function injectActiveContext(set: (key: string, value: string) => void): void {
+  injectContext(context.active(), set);
+}
+
 function hex2(n: number): string {
   return (n & 0xff).toString(16).padStart(2, "0");
 }

@@ -8,6 +8,7 @@ export {
   contextOfStored,
   extractContext,
   failSpan,
+  injectActiveContext,
   injectContext,
   inSpan,
   SpanKind,

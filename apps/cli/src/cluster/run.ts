@@ -4,8 +4,8 @@ import { join } from "node:path";
 import { AdminService, bearerMetadata, coreTlsFilesFromEnv, createClient, mutualTlsCredentials } from "@rms/proto";
 import { z } from "zod";
 import { ConfigError, parseEnvironment } from "@rms/config";
-import { ensureAdminToken, ensureGatewayToken, ensureSecretKey } from "../admin-token.js";
-import { adminTokenFileOf, dataDirOf, gatewayTokenFileOf, secretKeyFileOf } from "../paths.js";
+import { ensureAdminToken, ensureClientsFile, ensureGatewayToken, ensureSecretKey } from "../admin-token.js";
+import { adminTokenFileOf, clientsFileOf, dataDirOf, gatewayTokenFileOf, secretKeyFileOf } from "../paths.js";
 import { parseStackConfig, type StackConfig } from "../stack/config.js";
 import { makePrivate, PRIVATE_UMASK } from "../stack/private-dir.js";
 import { bootstrapFirstAccount } from "../stack/start.js";
@@ -71,12 +71,14 @@ export async function runCluster(env: Record<string, string | undefined>): Promi
     const adminToken = ensureAdminToken(env, adminTokenFileOf(env));
     const gatewayToken = ensureGatewayToken(env, gatewayTokenFileOf(env));
     const secretKey = ensureSecretKey(env, secretKeyFileOf(env));
+    // Both cores read the same caller table (each re-reads it on its own SIGHUP).
+    const clientsFile = ensureClientsFile(env, clientsFileOf(env));
     const coreTls = coreTlsFilesFromEnv(env);
     const haproxy = await findOrInstallHaproxy(env, join(clusterDir, "haproxy-install.log"), say);
     cluster = await startCluster({
       env,
       config,
-      resolved: { adminToken, gatewayToken, coreTls, dataDir, secretKey },
+      resolved: { adminToken, gatewayToken, coreTls, dataDir, secretKey, clientsFile },
       clusterDir,
       haproxy,
       ...(electionTimeoutMillis !== undefined ? { electionTimeoutMillis } : {}),

@@ -6,6 +6,7 @@ import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFile
 import { tmpdir } from "node:os";
 import { dirname, join, relative, resolve } from "node:path";
 import { promisify } from "node:util";
+import { parseClientsFile, SERVED_METHODS } from "@rms/core/clients";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseAllDocuments } from "yaml";
 import { repoRoot } from "../paths.js";
@@ -144,6 +145,8 @@ const KUBE_VERSION = "1.31";
 const VALUE_SETS = {
   default: [] as string[],
   "external replica set": ["-f", join(CHART, "values-external-replicaset.yaml")],
+  // Internal services with entries in core's caller table (docs/internal-clients.md).
+  "internal clients": ["-f", join(CHART, "values-internal-clients.yaml")],
   // Tracing on (docs/observability.md, "Tracing"): the OTEL_* variables of `tracing.env`, to every process.
   tracing: [
     "--set",
@@ -341,6 +344,21 @@ describe.skipIf(!goLine)("the Helm chart (deploy/helm/rms)", () => {
         expect(tokens[0]).not.toBe(tokens[1]);
       });
 
+      it("gives core the caller table of `clients` from a Secret, as a file core's own checks take", () => {
+        const file = envOf(container("core")).get("CORE_CLIENTS_FILE");
+        if (name !== "internal clients") {
+          expect(file).toBeUndefined();
+          return;
+        }
+        expect(file?.value).toBe("/etc/rms/clients/clients.json");
+        const secret = manifests().find((m) => m.kind === "Secret" && m.metadata.name === "rms-clients") as unknown as { stringData: Record<string, string> };
+        const entries = parseClientsFile(secret.stringData["clients.json"]!, SERVED_METHODS, "rms-clients");
+        expect(entries.map((e) => e.client.name)).toEqual(["billing", "reports"]);
+        // A changed table rolls core's pods: they read the file at start.
+        const annotations = (find("Deployment", "core").spec as { template: { metadata: { annotations?: Record<string, string> } } }).template.metadata.annotations;
+        expect(annotations?.["checksum/clients"]).toMatch(/^[0-9a-f]{64}$/);
+      });
+
       it("puts the MongoDB URI of the values into the Secret the processes read it from", () => {
         const uri = name !== "external replica set" ? "mongodb://mongodb:27017/?replicaSet=rs0" : "mongodb://m1,m2,m3/?replicaSet=rs0";
         const secret = manifests().find((m) => m.kind === "Secret" && m.metadata.name === "rms-mongodb") as unknown as { stringData: Record<string, string> };
@@ -383,6 +401,8 @@ describe.skipIf(!goLine)("the Helm chart (deploy/helm/rms)", () => {
         expect(policy.ingress[0]!.from.map((f) => f.podSelector.matchLabels)).toEqual([
           (find("Deployment", "gateway").spec as { selector: { matchLabels: Record<string, string> } }).selector.matchLabels,
           { "rms.example/operator": "true" },
+          // The internal services' pods, once core has entries for them.
+          ...(name === "internal clients" ? [{ "rms.example/core-client": "true" }] : []),
         ]);
         for (const kind of PROCESS_KINDS) {
           const budget = find("PodDisruptionBudget", kind).spec as { selector: unknown; maxUnavailable: number };

@@ -15,6 +15,7 @@ const launcherEnv = {
   WEBHOOK_ALLOW_PRIVATE: "true",
   WEBHOOK_RETRY_SCHEDULE: "1s,2s",
   WEBHOOK_ENDPOINT_CONCURRENCY: "2",
+  FILES_QUOTA_BYTES: "21474836480",
 };
 const resolved = {
   mongoUri: "mongodb://127.0.0.1:27017",
@@ -42,9 +43,17 @@ describe("what the launcher hands its children", () => {
       WEBHOOK_ALLOW_PRIVATE: "true",
       WEBHOOK_RETRY_SCHEDULE: "1s,2s",
       WEBHOOK_ENDPOINT_CONCURRENCY: "2",
+      FILES_QUOTA_BYTES: "21474836480",
       RMS_SECRET_KEY: resolved.secretKey,
       RMS_ADMIN_TOKEN: resolved.adminToken,
     });
+  });
+
+  it("gives core the caller table's file, and no other process", () => {
+    const withClients = { ...resolved, clientsFile: "/data/clients.json" };
+    expect(coreEnv(launcherEnv, config, withClients)).toMatchObject({ CORE_CLIENTS_FILE: "/data/clients.json" });
+    expect(gatewayEnv(launcherEnv, config, withClients)).not.toHaveProperty("CORE_CLIENTS_FILE");
+    expect(workerEnv(launcherEnv, config, withClients, 1)).not.toHaveProperty("CORE_CLIENTS_FILE");
   });
 
   it("gives the gateway its variables, never the admin token", () => {
@@ -77,6 +86,7 @@ describe("what the launcher hands its children", () => {
       WEBHOOK_ALLOW_PRIVATE: "true",
       WEBHOOK_RETRY_SCHEDULE: "1s,2s",
       WEBHOOK_ENDPOINT_CONCURRENCY: "2",
+      FILES_QUOTA_BYTES: "21474836480",
       RMS_SECRET_KEY: resolved.secretKey,
     });
   });

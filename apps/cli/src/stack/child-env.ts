@@ -13,6 +13,8 @@ export interface Resolved {
   readonly dataDir: string;
   /** Seals webhook secrets at rest: RMS_SECRET_KEY, or the development key. */
   readonly secretKey: string;
+  /** Core's CORE_CLIENTS_FILE: the one given, or the development one in the data directory. */
+  readonly clientsFile?: string;
 }
 
 /** Variables set in the config, as strings (unset ones are left out). */
@@ -48,7 +50,17 @@ function shared(config: StackConfig, resolved: Resolved): Record<string, string>
 }
 
 /** The behaviour settings core and workers share (core's settings.ts), as the operator wrote them; validated already. */
-const SETTINGS = ["WEBHOOK_ALLOW_PRIVATE", "WEBHOOK_RETRY_SCHEDULE", "WEBHOOK_ENDPOINT_CONCURRENCY", "JOBS_PER_ACCOUNT", "JOBS_QUEUED_PER_ACCOUNT", "JOBS_LEASE_MS"] as const;
+const SETTINGS = [
+  "WEBHOOK_ALLOW_PRIVATE",
+  "WEBHOOK_RETRY_SCHEDULE",
+  "WEBHOOK_ENDPOINT_CONCURRENCY",
+  "JOBS_PER_ACCOUNT",
+  "JOBS_QUEUED_PER_ACCOUNT",
+  "JOBS_LEASE_MS",
+  "FILES_WRITE_LEASE_MS",
+  "FILES_SWEEP_INTERVAL_MS",
+  "FILES_QUOTA_BYTES",
+] as const;
 
 function settings(env: Readonly<Record<string, string | undefined>>, resolved: Resolved): Record<string, string> {
   return { ...Object.fromEntries(SETTINGS.flatMap((name) => (env[name] ? [[name, env[name]]] : []))), RMS_SECRET_KEY: resolved.secretKey };
@@ -62,6 +74,7 @@ export function coreEnv(env: Readonly<Record<string, string | undefined>>, confi
     ...pick(config, ["CORE_METRICS_PORT", "RMS_FAULTS"]),
     ...settings(env, resolved),
     RMS_ADMIN_TOKEN: resolved.adminToken,
+    ...(resolved.clientsFile ? { CORE_CLIENTS_FILE: resolved.clientsFile } : {}),
   };
 }
 

@@ -8,7 +8,7 @@ const root = mkdtempSync(join(tmpdir(), "rms-private-"));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 const mode = (path: string) => statSync(path).mode & 0o777;
 
-it("tightens a data directory left open by an earlier version: directories 0700, files 0600", () => {
+it("tightens a data directory left open: directories 0700, files 0600", () => {
   const dir = join(root, "data");
   mkdirSync(join(dir, "db", "nested"), { recursive: true, mode: 0o755 });
   writeFileSync(join(dir, "admin-token"), "x", { mode: 0o644 });

@@ -9,7 +9,7 @@ export const PRIVATE_UMASK = 0o077;
 
 /**
  * Creates `dir` if needed and makes it and everything under it owner-only: directories 0700,
- * files 0600. Fixes data directories made by earlier versions; symbolic links are left alone.
+ * files 0600, whoever left them open; symbolic links are left alone.
  */
 export function makePrivate(dir: string): void {
   mkdirSync(dir, { recursive: true, mode: PRIVATE_DIR_MODE });

@@ -1,5 +1,5 @@
 import { execFile, spawn } from "node:child_process";
-import { lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { isAbsolute, join } from "node:path";
@@ -179,6 +179,11 @@ describe("npm start (rms start)", () => {
     expect(workerEnvironment).toContain(`RMS_SECRET_KEY=${secretKey}`);
     expect(workerEnvironment.filter((entry) => /^RMS_(ADMIN|GATEWAY)_TOKEN=/.test(entry))).toEqual([]);
     expect(environmentOf("apps/core/dist/main.js")).toContain(`RMS_SECRET_KEY=${secretKey}`);
+    // Core's caller table for internal services: an empty one in the data directory, and core's pid to SIGHUP it with.
+    expect(JSON.parse(readFileSync(join(dataDir, "clients.json"), "utf8"))).toEqual({ clients: [] });
+    expect(environmentOf("apps/core/dist/main.js")).toContain(`CORE_CLIENTS_FILE=${join(dataDir, "clients.json")}`);
+    const corePid = Number(readFileSync(join(dataDir, "core.pid"), "utf8"));
+    expect(readFileSync(`/proc/${corePid}/cmdline`, "utf8")).toContain("apps/core/dist/main.js");
 
     const created = await call(ports.https, "/v1/resources", key!, "name=My+first+resource");
     expect(created.status).toBe(201);
@@ -187,6 +192,7 @@ describe("npm start (rms start)", () => {
     first.child.kill("SIGTERM");
     expect(await first.exited).toBe(0);
     for (const port of Object.values(ports)) expect(await portClosed(port), `port ${port} still open`).toBe(true);
+    expect(existsSync(join(dataDir, "core.pid"))).toBe(false);
     // Database files hold key hashes and recorded responses: the whole data directory is owner-only.
     expect(notPrivate(dataDir)).toEqual([]);
 

@@ -1,9 +1,11 @@
+import { rmSync, writeFileSync } from "node:fs";
+import { RELEASE } from "@rms/config";
 import { request } from "node:https";
 import { join, resolve } from "node:path";
 import { AdminService, DashboardSessionService, KeyKind, bearerMetadata, coreTlsFilesFromEnv, createClient, mutualTlsCredentials } from "@rms/proto";
 import { describeDatabase, startDatabase, type RunningDatabase } from "@rms/test-db";
-import { ensureAdminToken, ensureGatewayToken, ensureSecretKey } from "../admin-token.js";
-import { adminTokenFileOf, dataDirOf, gatewayTokenFileOf, secretKeyFileOf } from "../paths.js";
+import { ensureAdminToken, ensureClientsFile, ensureGatewayToken, ensureSecretKey } from "../admin-token.js";
+import { adminTokenFileOf, clientsFileOf, corePidFileOf, dataDirOf, gatewayTokenFileOf, secretKeyFileOf } from "../paths.js";
 import { coreEnv, gatewayEnv, workerEnv } from "./child-env.js";
 import { startNodeChild, waitUntil, type Child } from "./children.js";
 import { entryPoint } from "./entry-points.js";
@@ -113,6 +115,7 @@ export async function startStack(env: Record<string, string | undefined>): Promi
   const stopAll = () =>
     (stopping ??= (async () => {
       for (const child of [...children].reverse()) await child.stop(STOP_GRACE_MS);
+      rmSync(corePidFileOf(env), { force: true });
       await database?.stop();
     })());
 
@@ -135,6 +138,7 @@ export async function startStack(env: Record<string, string | undefined>): Promi
   parentWatch.unref();
 
   const dataDir = dataDirOf(env);
+  say(`release ${RELEASE} (RELEASES.md)`);
   try {
     // Everything the stack writes into the data directory (database files, tokens, TLS key) is owner-only.
     process.umask(PRIVATE_UMASK);
@@ -143,14 +147,17 @@ export async function startStack(env: Record<string, string | undefined>): Promi
     // The gateway gets a credential of its own that core allows only the calls the gateway makes.
     const gatewayToken = ensureGatewayToken(env, gatewayTokenFileOf(env));
     const secretKey = ensureSecretKey(env, secretKeyFileOf(env));
+    const clientsFile = ensureClientsFile(env, clientsFileOf(env));
     const coreTls = coreTlsFilesFromEnv(env);
     database = config.MONGODB_URI ? undefined : await startDatabase({ dataDir: join(dataDir, "db"), logger: say, env });
     const mongoUri = config.MONGODB_URI ?? database!.uri;
     if (database) say(`database: ${describeDatabase(database)}, data in ${join(dataDir, "db")}`);
 
-    const resolved = { mongoUri, adminToken, gatewayToken, coreTls, dataDir, secretKey };
+    const resolved = { mongoUri, adminToken, gatewayToken, coreTls, dataDir, secretKey, clientsFile };
     const core = startNodeChild("core", entryPoint("core"), coreEnv(env, config, resolved));
     children.push(core);
+    // Who to send SIGHUP to for a new caller table (docs/internal-clients.md); removed when the stack stops.
+    writeFileSync(corePidFileOf(env), `${core.process.pid}\n`);
     const admin = createClient(AdminService, config.CORE_ADDR, {
       metadata: bearerMetadata(adminToken),
       timeoutMs: 2_000,

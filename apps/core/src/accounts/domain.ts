@@ -7,14 +7,14 @@ import { AccountStore } from "./store.js";
 export const accountsDomain = serviceDomain({
   name: "accounts",
   service: AdminService,
-  roles: {
-    createAccount: ["admin"],
-    listAccounts: ["admin"],
-    createKey: ["admin"],
-    listKeys: ["admin"],
+  callers: {
+    createAccount: ["operator"],
+    listAccounts: ["operator"],
+    createKey: ["operator"],
+    listKeys: ["operator"],
     // The gateway revokes any key it sees over plain HTTP (CONTRACT.md section 2, in ../shared/docs/).
-    revokeKey: ["admin", "gateway"],
-    verifyKey: ["admin", "gateway"],
+    revokeKey: ["operator", "gateway"],
+    verifyKey: ["operator", "gateway"],
   },
   open({ db, logger }) {
     const store = new AccountStore(db);

@@ -2,6 +2,8 @@ import { timingSafeEqual } from "node:crypto";
 import { PRESENTED_KEY_ID_METADATA, PRESENTED_KEY_METADATA, withImpliedScopes, type CallContext } from "@rms/proto";
 import { errors } from "../errors.js";
 import { isId } from "../ids.js";
+import { clientOf } from "../clients/guard.js";
+import { refuseOutsideScope } from "../clients/tenant-scope.js";
 import type { PresentedKeyCheck } from "../grpc/define-rpc.js";
 import { RPC_SCOPES } from "../grpc/scopes.js";
 import { hashSecret } from "./secrets.js";
@@ -26,19 +28,22 @@ export function refuseIfNotLive(key: KeyDocument, nowSeconds = Date.now() / 1000
 /**
  * The check every declared RPC runs (grpc/define-rpc.ts).
  * One read by primary key (two for a dashboard session's key: its creator's too): the key must exist, match the
- * presented secret (its hash, compared in constant time: the id alone came from the caller), belong to
- * the call's tenant, be live (a session's key also while its creator is), and be of a kind and scopes that allow the RPC
- * (`authorizeKey`). Only the operator's credential (role `admin`,
- * or a server run without roles, as in unit tests) may act without a presented
- * key: the gateway's credential acts for a client's key and nothing else, so a
- * leaked gateway token alone reads no tenant's data.
+ * presented secret (its hash, compared in constant time: the id alone came from the caller), belong to the call's
+ * tenant, be live (a session's key also while its creator is), and be of a kind and scopes that allow the RPC
+ * (`authorizeKey`). Without a presented key the calling client acts on its own
+ * authority, within its entry's accounts and modes (the operator: all; an internal
+ * service: its lists; clients/): all but the gateway, whose credential acts for a
+ * client's key and nothing else, so a leaked gateway token alone reads no tenant's data.
  */
 export function presentedKeyCheck(store: AccountStore): PresentedKeyCheck {
   return async (context, tenant, options = {}) => {
+    // Every tenant call passes here: the client's scope is checked again, whatever path the tenant came by.
+    refuseOutsideScope(context, tenant);
     const secret = single(context, PRESENTED_KEY_METADATA);
     if (secret === null) {
-      if (context.caller === null || context.caller === "admin") return;
-      throw errors.permissionDenied("method_not_allowed", `The ${context.caller} credential acts only for a presented API key.`);
+      const client = clientOf(context);
+      if (!client?.presentedKeyOnly) return;
+      throw errors.permissionDenied("method_not_allowed", `The ${client.name} client acts only for a presented API key.`);
     }
     const id = single(context, PRESENTED_KEY_ID_METADATA);
     if (id === null || !isId("key", id)) throw invalidKey();

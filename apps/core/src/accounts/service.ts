@@ -1,5 +1,6 @@
 import { KEY_HASH_PATTERN, KEY_KIND, LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX, type AdminService, type ServiceImplementation } from "@rms/proto";
 import type { Logger } from "pino";
+import { clientOf } from "../clients/guard.js";
 import { errors } from "../errors.js";
 import { isId } from "../ids.js";
 import { hashSecret, isScope, parseSecret, type Scope } from "./secrets.js";
@@ -70,11 +71,12 @@ export function adminService(store: AccountStore, logger: Logger): ServiceImplem
     },
 
     async revokeKey(request, context) {
-      // By the presented secret (or its hash): what the gateway does with a key it saw over plain HTTP. By id: the
-      // operator only, so the gateway's credential alone cannot revoke keys it never saw (issue 31).
+      // By the presented secret (or its hash): what the gateway does with a key it saw over plain HTTP. By id: not the
+      // gateway, so its credential alone cannot revoke keys it never saw (issue 31).
       const bySecret = request.secret !== "" || request.secretHash !== "";
-      if (!bySecret && context.caller !== null && context.caller !== "admin") {
-        throw errors.permissionDenied("method_not_allowed", `The ${context.caller} credential revokes a key by its presented secret only.`);
+      const client = clientOf(context);
+      if (!bySecret && client?.presentedKeyOnly) {
+        throw errors.permissionDenied("method_not_allowed", `The ${client.name} client revokes a key by its presented secret only.`);
       }
       const key = bySecret
         ? await store.revokeKeyByHash(verifiedHash(request.secret, request.secretHash))

@@ -21,7 +21,8 @@ export interface KeyDocument {
   revoked_at: number | null;
   /**
    * Present on a dashboard session's key only: the secret key that made it (null when the operator made it), which
-   * it ends with (`inEffect`). Absent on keys made before sessions were linked to their creator: those only expire.
+   * it ends with (`inEffect`); its requests are recorded with `source: "dashboard"` (docs/request-logs.md). Absent on keys
+   * made before sessions were marked: those count as `api` and only expire.
    */
   dashboard_session?: { created_by: string | null };
 }

@@ -34,7 +34,8 @@ function presentedKeyIdOf(context: CallContext): string | null {
 /**
  * Dashboard sessions: a short-lived restricted key for a sign-in link. Core makes the key (the gateway never
  * does): for a public request only on behalf of a presented, live secret key of the same tenant (checked here
- * too, not only by the gateway), for the operator's CLI (role `admin`, no presented key) for any existing account.
+ * too, not only by the gateway), for a client acting on its own authority (the operator's CLI, no presented key)
+ * for any existing account.
  * A declared write whose answer holds the key's secret: under an Idempotency-Key it runs once and its answer is
  * recorded sealed (grpc/idempotent.ts), so a repeat gets the same key back, never a second one.
  */
@@ -63,7 +64,8 @@ export function dashboardSessionService(store: AccountStore, checkKey: Presented
           livemode: tenant.livemode,
           scopes: dashboardScopes(readOnly),
           expiresAt: Math.floor(Date.now() / 1000) + expiresIn,
-          // Linked to the key that made it: revoking that key ends the session (AccountStore.inEffect).
+          // Linked to the key that made it (revoking that key ends the session: AccountStore.inEffect), and marked as a
+          // session's: its requests are the dashboard's in the request logs (`source`).
           dashboardSession: { createdBy: presentedId },
         });
       },
@@ -105,7 +107,7 @@ export function dashboardSessionService(store: AccountStore, checkKey: Presented
 export const dashboardSessionsDomain = serviceDomain({
   name: "dashboard-sessions",
   service: DashboardSessionService,
-  roles: { createDashboardSession: ["admin", "gateway"], revokeDashboardSession: ["admin", "gateway"] },
+  callers: { createDashboardSession: ["operator", "gateway"], revokeDashboardSession: ["operator", "gateway"] },
   open({ db, checkKey }) {
     const store = new AccountStore(db);
     return { indexes: { ensureIndexes: async () => {} }, implementation: dashboardSessionService(store, checkKey) };

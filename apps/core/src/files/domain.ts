@@ -1,17 +1,14 @@
 import { FileService } from "@rms/proto";
-import { ADMIN_AND_GATEWAY as both, serviceDomain } from "../domain.js";
+import { OPERATOR_AND_GATEWAY as both, serviceDomain } from "../domain.js";
 import { fileService } from "./service.js";
 import { FileStore } from "./store.js";
 import { UploadStore } from "./uploads.js";
-
-/** How often core sweeps the bytes of blobs no file or pending part owns (storage/byte-store.ts). */
-export const FILES_SWEEP_INTERVAL_MS = 60_000;
 
 /** Files and uploads in parts (CONTRACT.md section 11, in ../shared/docs/; docs/files.md). Files record no events. */
 export const filesDomain = serviceDomain({
   name: "files",
   service: FileService,
-  roles: {
+  callers: {
     uploadFile: both,
     getFile: both,
     listFiles: both,
@@ -22,14 +19,16 @@ export const filesDomain = serviceDomain({
     uploadPart: both,
     completeUpload: both,
     cancelUpload: both,
+    admitUpload: both,
   },
-  open({ db, checkKey, logger, faults }) {
-    const store = new FileStore(db);
+  open({ db, checkKey, logger, faults, settings }) {
+    const store = new FileStore(db, { streamLeaseMs: settings.filesWriteLeaseMs, quotaBytes: settings.filesQuotaBytes });
     const uploads = new UploadStore(store);
     return {
       indexes: store,
       implementation: fileService(store, uploads, checkKey, undefined, faults),
-      // The sweep: each pass reclaims up to 100 blobs; a pass that reclaimed a full batch is followed at once by another.
+      // The sweep (every FILES_SWEEP_INTERVAL_MS): each pass reclaims up to 100 blobs; a pass that reclaimed a full
+      // batch is followed at once by another.
       start() {
         let stopped = false;
         let timer: NodeJS.Timeout | undefined;
@@ -45,7 +44,7 @@ export const filesDomain = serviceDomain({
           if (stopped) return;
           timer = setTimeout(() => {
             running = pass().then(schedule);
-          }, FILES_SWEEP_INTERVAL_MS);
+          }, settings.filesSweepIntervalMs);
           timer.unref();
         };
         schedule();

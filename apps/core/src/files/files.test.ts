@@ -127,9 +127,12 @@ describe("uploads in parts", () => {
     const { upload } = await t.files.createUpload({ tenant: account.test, purpose: "resources_import", filename: "big.csv", bytes: BigInt(whole.length), type: "csv" });
     expect(upload).toMatchObject({ status: "pending", bytes: BigInt(whole.length), filename: "big.csv" });
     expect(upload!.expiresAt - upload!.created).toBe(3600n);
-    // In parallel, the last first; the second sent twice (a resend is just another part).
+    // In parallel, the last first; the second sent twice (a resend is that part again: its bytes are the part).
+    const sentAt = new Date(Date.now() - 1000);
     const [p3, p1, p2, p2again] = await Promise.all([pieces[2]!, pieces[0]!, pieces[1]!, pieces[1]!].map((b) => part(account.test, upload!.id, b)));
-    expect(p2again!.id).not.toBe(p2!.id);
+    expect(p2again).toEqual(p2);
+    const copies = await t.store.bytes.blobs.find({ _id: { $regex: /^part_/, $nin: [p1!.id, p2!.id, p3!.id] }, created: { $gte: sentAt } }).toArray();
+    expect(copies).toHaveLength(1);
     expect(p1).toMatchObject({ size: BigInt(pieces[0]!.length), sha256: sha(pieces[0]!) });
     // Sizes that do not add up.
     await expect(t.files.completeUpload({ tenant: account.test, id: upload!.id, partIds: [p1!.id, p3!.id] })).rejects.toMatchObject({ code: "upload_incomplete" });
@@ -143,11 +146,11 @@ describe("uploads in parts", () => {
     // No byte was copied: the file's chunks are the parts'.
     const fileDoc = await t.store.files.findOne({ _id: done.upload!.file!.id });
     expect(fileDoc!.blobs.map((b) => b.id)).toEqual([p1!.id, p2!.id, p3!.id]);
-    // The unused resend's bytes are reclaimed once its upload's hour is over; the used parts stay with the file.
+    // The resend's copy of the bytes is reclaimed at the next sweep; the used parts stay with the file.
     const later = Date.now() + 2 * 3600 * 1000;
-    await t.store.bytes.checkSoon([p1!.id, p2!.id, p3!.id, p2again!.id], Date.now());
+    await t.store.bytes.checkSoon([p1!.id, p2!.id, p3!.id], Date.now());
     await t.store.bytes.sweep((ids) => t.store.owners(ids, later), later, 1000);
-    expect(await t.store.bytes.chunks.countDocuments({ b: p2again!.id })).toBe(0);
+    expect(await t.store.bytes.chunks.countDocuments({ b: copies[0]!._id })).toBe(0);
     expect(await t.store.bytes.chunks.countDocuments({ b: { $in: [p1!.id, p2!.id, p3!.id] } })).toBeGreaterThan(0);
     await expect(part(account.test, upload!.id, randomBytes(10))).rejects.toMatchObject({ code: "state_conflict" });
     await expect(t.files.getUpload({ tenant: account.live, id: upload!.id })).rejects.toMatchObject({ code: "resource_missing" });
@@ -168,8 +171,10 @@ describe("uploads in parts", () => {
       { account: account.id, livemode: false },
       { purpose: "resources_import", filename: "b.jsonl", bytes: 5, type: "jsonl" },
       null,
+      undefined,
       Date.now() - 2 * 3600 * 1000,
     );
+    if ("conflict" in old) throw new Error("no key, no conflict");
     expect((await t.files.getUpload({ tenant: account.test, id: old._id })).upload!.status).toBe("expired");
     await expect(part(account.test, old._id, randomBytes(5))).rejects.toMatchObject({ code: "state_conflict" });
   });
@@ -184,5 +189,32 @@ describe("uploads in parts", () => {
     });
     const { upload } = await t.files.createUpload({ tenant: account.test, purpose: "resources_import", filename: "a.jsonl", bytes: 10n, type: "jsonl" });
     await expect(part(account.test, upload!.id, randomBytes(11))).rejects.toMatchObject({ code: "request_too_large" });
+  });
+
+  it("a part past the upload's declared bytes is 400 limit_exceeded and not kept; the same bytes sent again are the part they made", async () => {
+    const account = await t.newAccount();
+    const { upload } = await t.files.createUpload({ tenant: account.test, purpose: "resources_import", filename: "a.jsonl", bytes: 10n, type: "jsonl" });
+    const first = await part(account.test, upload!.id, Buffer.from("0123456789"));
+    for (let i = 1; i < 5; i++) {
+      await expect(part(account.test, upload!.id, Buffer.from(`${i}`.repeat(10)))).rejects.toMatchObject({ code: "limit_exceeded" });
+    }
+    // A resend of the first part's bytes replaces it: the same part, nothing added.
+    expect(await part(account.test, upload!.id, Buffer.from("0123456789"))).toEqual(first);
+    expect(await t.store.parts.countDocuments({ upload: upload!.id })).toBe(1);
+    const done = await t.files.completeUpload({ tenant: account.test, id: upload!.id, partIds: [first.id] });
+    expect((await download(account.test, done.upload!.file!.id)).bytes.toString()).toBe("0123456789");
+
+    // A file whose bytes repeat: the second part's bytes are the first part, named twice in the completion.
+    const { upload: twice } = await t.files.createUpload({ tenant: account.test, purpose: "resources_import", filename: "c.jsonl", bytes: 20n, type: "jsonl" });
+    const half = await part(account.test, twice!.id, Buffer.from("abcdefghi\n"));
+    expect(await part(account.test, twice!.id, Buffer.from("abcdefghi\n"))).toEqual(half);
+    const doubled = await t.files.completeUpload({ tenant: account.test, id: twice!.id, partIds: [half.id, half.id] });
+    expect((await download(account.test, doubled.upload!.file!.id)).bytes.toString()).toBe("abcdefghi\nabcdefghi\n");
+
+    // Two parts that fit alone and not together, sent at once: never both kept.
+    const { upload: pair } = await t.files.createUpload({ tenant: account.test, purpose: "resources_import", filename: "b.jsonl", bytes: 10n, type: "jsonl" });
+    const sent = await Promise.allSettled([part(account.test, pair!.id, randomBytes(6)), part(account.test, pair!.id, randomBytes(6))]);
+    expect(sent.filter((r) => r.status === "fulfilled").length).toBeLessThanOrEqual(1);
+    expect((await t.store.parts.find({ upload: pair!.id }).toArray()).reduce((sum, p) => sum + p.size, 0)).toBeLessThanOrEqual(10);
   });
 });

@@ -2,7 +2,7 @@ import type { Db } from "mongodb";
 import type { Tenant } from "../caller.js";
 import { errors } from "../errors.js";
 import { jobFileId, type FileDocument, type FilePurpose, type FileType, type FileView, fileView } from "./model.js";
-import { FileStore } from "./store.js";
+import { FileStore, type FileStoreOptions } from "./store.js";
 
 /**
  * The files domain's surface for the jobs runner and the jobs domain (docs/files.md, "For jobs"): the one module of
@@ -46,8 +46,8 @@ const JOB_READ_BATCH = 1;
 export class JobFiles {
   readonly store: FileStore;
 
-  constructor(db: Db) {
-    this.store = new FileStore(db);
+  constructor(db: Db, options: FileStoreOptions = {}) {
+    this.store = new FileStore(db, options);
   }
 
   /** The indexes the calls below use (core declares them at start through the files domain; tests call this). */

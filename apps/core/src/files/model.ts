@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import type { FilePurpose, FileType, UploadStatus } from "@rms/proto";
+import { FILENAME_MAX_CHARS, type FilePurpose, type FileType, type UploadStatus } from "@rms/proto";
 import type { Tenant } from "../caller.js";
 import { idAt, idTimeMs } from "../ids.js";
 import type { BlobRef } from "../storage/byte-store.js";
@@ -30,7 +30,7 @@ export const PART_MAX_BYTES = 64 * 1024 * 1024;
 /** The most parts one completion may name. */
 export const UPLOAD_MAX_PARTS = 10_000;
 /** The longest filename kept. */
-export const FILENAME_MAX = 255;
+export const FILENAME_MAX = FILENAME_MAX_CHARS;
 
 export interface FileDocument extends Expiring {
   _id: string;
@@ -67,6 +67,7 @@ export interface UploadDocument extends Expiring {
   expires: number;
   /** The completed file's id. */
   file: string | null;
+  /** 1.4.0's key slot (storage/key-slot.ts): this release writes the upload's own id. */
   idempotency: string;
 }
 
@@ -79,6 +80,27 @@ export interface PartDocument extends Expiring {
   size: number;
   sha256: string;
   created: number;
+  /**
+   * `<upload>/<sha256>/<size>`, unique (`partContent`): the same bytes sent again to an upload are that part again,
+   * never a second one. Absent on parts stored before it (they expire within the hour of their upload).
+   */
+  content?: string;
+}
+
+/** A part's content key: its upload and its bytes' sha256 and size. */
+export function partContent(upload: string, sealed: { sha256: string; size: number }): string {
+  return `${upload}/${sealed.sha256}/${sealed.size}`;
+}
+
+/** The id of the file an upload completes into: derived from the upload's id, so a repeated completion finds it. */
+export function uploadFileId(upload: string): string {
+  return idAt("file", idTimeMs(upload), createHash("sha256").update(`file:${upload}`).digest());
+}
+
+/** What one account stores in one mode (bytes of live files and of pending uploads' parts), and its quota. */
+export interface FileUsage {
+  used: number;
+  quota: number;
 }
 
 /** A file as the API shows it (CONTRACT.md section 11). */
@@ -120,20 +142,4 @@ export function liveFileFilter(tenant: Tenant, id: string, nowMs = Date.now()) {
  */
 export function jobFileId(job: string, role: string): string {
   return idAt("file", idTimeMs(job), createHash("sha256").update(`file:${job}:${role}`).digest());
-}
-
-/**
- * The id of a file uploaded under an Idempotency-Key: from the key's record (its scope and first use, which a
- * takeover keeps) and what was uploaded, so a retry after a core died between the file and the key's record names
- * the same file; its time is the key's first use, as a new id's is its creation.
- */
-export function keyedFileId(
-  key: { scopeId: string; firstUseMs: number },
-  file: { sha256: string; size: number },
-  described: { purpose: string; filename: string | null; type: string },
-): string {
-  const digest = createHash("sha256")
-    .update(JSON.stringify([key.scopeId, file.sha256, file.size, described.purpose, described.filename, described.type]))
-    .digest();
-  return idAt("file", key.firstUseMs, digest);
 }

@@ -156,6 +156,34 @@ describe("files", () => {
   });
 });
 
+describe("usage", () => {
+  it("the tenant's sum of live files and of pending parts, read from index keys only; the completed uploads among them by id", async () => {
+    const store = new FileStore(work);
+    const { value, plans } = await measure("usage", () => store.usage(M, NOW));
+    const live = { account: M.account, livemode: M.livemode, expires_at: { $gt: new Date(NOW) } };
+    const sizes = async (docs: Promise<{ size: number }[]>) => (await docs).reduce((sum, d) => sum + d.size, 0);
+    // Held files (no expiry) count too.
+    const files = { ...live, expires_at: { $not: { $lte: new Date(NOW) } } };
+    expect(value.used).toBe((await sizes(store.files.find(files).toArray())) + (await sizes(store.parts.find(live).toArray())));
+    for (const plan of plans) {
+      expect(plan.stages, plan.shape).not.toContain("COLLSCAN");
+      // Covered: the sizes come from the index, no document is read.
+      if (plan.operation === "aggregate") expect(plan.totalDocsExamined, plan.shape).toBe(0);
+      else expectExact(plan);
+    }
+  });
+
+  it("a part's sum of its upload's parts, and its content's lookup", async () => {
+    const store = new FileStore(work);
+    const uploads = new UploadStore(store);
+    const upload = mUploads[6]!;
+    const received = () => (uploads as unknown as { receivedBytes(id: string): Promise<number> }).receivedBytes(upload._id);
+    // The upload's parts are read (5 here): a part is checked against the parts of its own upload only.
+    for (const plan of (await measure("an upload's parts' bytes", received)).plans) expect(plan.totalDocsExamined, plan.shape).toBeLessThanOrEqual(5);
+    for (const plan of (await measure("a part by content", () => store.parts.findOne({ content: `${upload._id}/x/1` }))).plans) expectPoint(plan);
+  });
+});
+
 describe("uploads", () => {
   it("retrieve, complete's parts by upload and ids, cancel's parts", async () => {
     const store = new FileStore(work);

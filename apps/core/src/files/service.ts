@@ -2,8 +2,12 @@ import type { DescMethodClientStreaming, DescMethodUnary } from "@bufbuild/proto
 import {
   FILE_PURPOSES,
   FILE_TYPES,
+  UPLOADED_FILE_PURPOSES,
+  filenameForType,
+  idempotencyScopeId,
   FileService,
   type CallContext,
+  type AdmitUploadRequest,
   type CancelUploadRequest,
   type CompleteUploadRequest,
   type CreateUploadRequest,
@@ -15,6 +19,7 @@ import {
   type UploadFileStart,
   type UploadPartStart,
 } from "@rms/proto";
+import { afterCommit } from "../budget.js";
 import { errors } from "../errors.js";
 import { NO_FAULTS, type Faults } from "../faults.js";
 import { found, rpc, type PresentedKeyCheck } from "../grpc/define-rpc.js";
@@ -22,7 +27,7 @@ import { tenantOf } from "../grpc/call-info.js";
 import { pageOf } from "../grpc/list-request.js";
 import { isId } from "../ids.js";
 import { BlobTooLarge } from "../storage/byte-store.js";
-import { FILENAME_MAX, UPLOAD_MAX_BYTES, fileView, keyedFileId, type FileDocument, type FilePurpose, type FileType, type PartDocument, type UploadDocument } from "./model.js";
+import { FILENAME_MAX, UPLOAD_MAX_BYTES, fileView, type FileDocument, type FilePurpose, type FileType, type FileUsage, type PartDocument, type UploadDocument } from "./model.js";
 import type { FileStore, NewFile } from "./store.js";
 import { uploadStatus, type UploadStore } from "./uploads.js";
 
@@ -58,6 +63,10 @@ function uploadMessage(doc: UploadDocument, file: FileDocument | null, nowMs = D
   };
 }
 
+function usageMessage(usage: FileUsage) {
+  return { usedBytes: BigInt(usage.used), quotaBytes: BigInt(usage.quota) };
+}
+
 function partMessage(part: PartDocument) {
   return { id: part._id, uploadId: part.upload, size: BigInt(part.size), sha256: part.sha256, created: BigInt(part.created) };
 }
@@ -67,13 +76,12 @@ function purposeOf(value: string, param = "purpose"): FilePurpose {
   return value as FilePurpose;
 }
 
-/** Clients upload imports only; jobs make the other purposes. */
+/** Clients upload imports only; jobs make the other purposes, so a refusal names only what may be uploaded. */
 function uploadPurposeOf(value: string): FilePurpose {
   if (value === "") throw errors.invalid("parameter_missing", "Missing required param: purpose.", "purpose");
-  const purpose = purposeOf(value);
-  if (purpose !== "resources_import")
-    throw errors.invalid("parameter_invalid", `Invalid purpose: only 'resources_import' files are uploaded; '${purpose}' files are made by jobs.`, "purpose");
-  return purpose;
+  if ((UPLOADED_FILE_PURPOSES as readonly string[]).includes(value)) return value as FilePurpose;
+  const allowed = UPLOADED_FILE_PURPOSES.map((p) => `'${p}'`).join(" or ");
+  throw errors.invalid("parameter_invalid", `Invalid purpose: files are uploaded with purpose ${allowed} (jobs make the others).`, "purpose");
 }
 
 function typeOf(value: string): FileType {
@@ -115,24 +123,31 @@ export function fileService(
   const declared = {
     // The purpose comes with the start, or with the end when the caller learnt it only after the bytes.
     uploadFile: rpc.upload({
+      // Under a key, the file's document commits with the record of its answer, once its bytes are durable.
+      atomic: true,
       parse: (start: UploadFileStart) => {
         const described: NewFile = { purpose: "resources_import", type: "jsonl", filename: null };
         if (start.purpose !== "") described.purpose = uploadPurposeOf(start.purpose);
         described.type = typeOf(start.type);
-        described.filename = filenameOf(start.filename, false);
+        const filename = filenameOf(start.filename, false);
+        described.filename = filename === null ? null : filenameForType(filename, described.type);
         const limit = start.maxBytes > 0n ? Math.min(Number(start.maxBytes), maxBytes()) : maxBytes();
         return { described, purposeAtStart: start.purpose, limit };
       },
       end: (end, { described, purposeAtStart }) => {
         described.purpose = uploadPurposeOf(purposeAtStart || (end.purpose ?? ""));
       },
-      async write({ described, limit }, bytes, { tenant, key }) {
+      async write({ described, limit }, bytes, { tenant, budget }) {
+        // Within the tenant's quota, before a byte is read; a file that passes it on the way is cut there.
+        const usage = await store.admit(tenant);
+        const room = usage.quota - usage.used;
         try {
-          const idAfter = key === null ? undefined : (sealed: { sha256: string; size: number }) => keyedFileId(key, sealed, described);
-          const file = await store.createFromStream(tenant, described, bytes, { maxBytes: limit, ...(idAfter ? { idAfter } : {}) });
-          faults.afterWrite("file.create");
+          const file = await store.createFromStream(tenant, described, bytes, { maxBytes: Math.min(limit, room), budget });
+          // The fault point is the durable write: under a key, the commit of the file's document with its record.
+          afterCommit(budget, () => faults.afterWrite("file.create"));
           return file;
         } catch (error) {
+          if (error instanceof BlobTooLarge && room < limit) throw store.pastQuota(usage);
           if (error instanceof BlobTooLarge) throw errors.of("request_too_large", `A file is at most ${limit} bytes.`, "file");
           throw error;
         }
@@ -141,8 +156,8 @@ export function fileService(
     }),
     // A part sent again without a key is another part; under the same key, the first part's answer.
     uploadPart: rpc.upload({
-      parse: (start: UploadPartStart) => ({ uploadId: uploadIdOf(start.uploadId) }),
-      write: ({ uploadId }, bytes, { tenant }) => uploads.addPart(tenant, uploadId, bytes),
+      parse: (start: UploadPartStart) => ({ uploadId: uploadIdOf(start.uploadId), declared: start.bytes === undefined ? undefined : Number(start.bytes) }),
+      write: ({ uploadId, declared }, bytes, { tenant }) => uploads.addPart(tenant, uploadId, bytes, declared),
       reply: (part) => ({ part: partMessage(part) }),
     }),
     getFile: rpc.read({
@@ -160,8 +175,22 @@ export function fileService(
         }
         return { ...page, ...(request.purpose === "" ? {} : { purpose: purposeOf(request.purpose) }), created };
       },
-      load: (query, { tenant }) => store.list(tenant, query),
-      reply: (page) => ({ files: page.items.map(fileMessage), hasMore: page.hasMore }),
+      load: async (query, { tenant }) => {
+        const [page, usage] = await Promise.all([store.list(tenant, query), store.usage(tenant)]);
+        return { ...page, usage };
+      },
+      reply: (page) => ({ files: page.items.map(fileMessage), hasMore: page.hasMore, usage: usageMessage(page.usage) }),
+    }),
+    // A question asked before an upload, never kept under a key itself; an upload whose key has a record is the
+    // record's to answer (a replay of a 201 must not meet today's quota).
+    admitUpload: rpc.read({
+      idempotency: "none",
+      parse: (request: AdmitUploadRequest) => ({ bytes: request.bytes === undefined ? undefined : Number(request.bytes), key: request.idempotencyKey }),
+      load: async ({ bytes, key }, { tenant }) => {
+        if (key !== "" && (await checkKey.keyed?.records.has(idempotencyScopeId(tenant.account, tenant.livemode, key)))) return store.usage(tenant);
+        return store.admit(tenant, bytes);
+      },
+      reply: (usage) => ({ usage: usageMessage(usage) }),
     }),
     deleteFile: rpc.write({
       parse: (request: DeleteFileRequest) => ({ id: fileIdOf(request.id) }),
@@ -169,15 +198,18 @@ export function fileService(
       reply: (doc) => ({ id: doc._id }),
     }),
     createUpload: rpc.write({
+      // Under a key, the upload's document commits with the record of its answer.
+      atomic: true,
       parse: (request: CreateUploadRequest) => {
         const purpose = uploadPurposeOf(request.purpose);
-        const filename = filenameOf(request.filename, true) ?? "";
+        const named = filenameOf(request.filename, true) ?? "";
         if (request.bytes < 0n || request.bytes > BigInt(UPLOAD_MAX_BYTES)) {
           throw errors.invalid("parameter_invalid", `Invalid bytes: an upload is 0 to ${UPLOAD_MAX_BYTES} bytes (8 GiB).`, "bytes");
         }
-        return { purpose, filename, bytes: Number(request.bytes), type: typeOf(request.type) };
+        const type = typeOf(request.type);
+        return { purpose, filename: filenameForType(named, type), bytes: Number(request.bytes), type };
       },
-      write: (upload, { tenant, info }) => uploads.create(tenant, upload, info.idempotencyKey),
+      write: (upload, { tenant, info, budget }) => uploads.create(tenant, upload, info.idempotencyKey, budget),
       reply: (doc) => ({ upload: uploadMessage(doc, null) }),
     }),
     getUpload: rpc.read({
@@ -198,7 +230,7 @@ export function fileService(
   };
   const streams: Pick<ServiceImplementation<typeof FileService>, "readFile"> = {
     async *readFile(request, context) {
-      const tenant = tenantOf(request.tenant);
+      const tenant = tenantOf(context, request.tenant, request.id);
       const id = fileIdOf(request.id);
       const [file] = await Promise.all([store.find(tenant, id), checkKey(context, tenant)]);
       const doc = found(file, "file", id);

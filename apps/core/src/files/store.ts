@@ -1,11 +1,13 @@
-import { isDuplicateKeyError, dropRetiredIndexes } from "@rms/proto";
+import { isDuplicateKeyError, type RpcError } from "@rms/proto";
 import type { Collection, Db, Filter } from "mongodb";
+import { UNBOUNDED, type Budget } from "../budget.js";
 import type { Tenant } from "../caller.js";
 import { errors } from "../errors.js";
 import { newId } from "../ids.js";
 import { pageFrom, keysetIdRange, type CreatedRange } from "../storage/keyset-list.js";
-import { BlobIncomplete, ByteStore, type Sealed } from "../storage/byte-store.js";
+import { BlobIncomplete, BlobLost, ByteStore, type ByteStoreOptions, type Sealed } from "../storage/byte-store.js";
 import { ensureExpiryIndex, expiryAt } from "../storage/expiry.js";
+import { writeWithin } from "../storage/write.js";
 import {
   BLOB_PREFIX,
   FILE_RETENTION_MS,
@@ -18,7 +20,16 @@ import {
   type FileType,
   type PartDocument,
   type UploadDocument,
+  type FileUsage,
+  uploadFileId,
 } from "./model.js";
+import { DEFAULT_FILES_QUOTA_BYTES } from "../settings.js";
+
+/** How a file store is set: its streamed writes' lease, and the quota per account and mode. */
+export interface FileStoreOptions extends ByteStoreOptions {
+  /** FILES_QUOTA_BYTES (default 10 GiB). */
+  readonly quotaBytes?: number;
+}
 
 /** What a new file is, besides its bytes. */
 export interface NewFile {
@@ -35,12 +46,6 @@ export interface NewFile {
   retainFromMs?: number;
 }
 
-/**
- * The unique index that bound a file to the Idempotency-Key of its upload, before uploads ran under core's key
- * protocol. Files no longer carry that field, and a unique index over a missing field would let one file only.
- */
-const RETIRED_FILES_INDEX = "idempotency_unique";
-
 /** The projection of a file's document that reads answer (its blobs are the bytes' business only). */
 const FILE_FIELDS = { blobs: 0 } as const;
 
@@ -55,11 +60,79 @@ export class FileStore {
   readonly parts: Collection<PartDocument>;
   readonly bytes: ByteStore;
 
-  constructor(readonly db: Db) {
+  /** Bytes of files and pending parts one account may store per mode (FILES_QUOTA_BYTES). */
+  readonly quotaBytes: number;
+
+  constructor(
+    readonly db: Db,
+    options: FileStoreOptions = {},
+  ) {
     this.files = db.collection<FileDocument>(FILES_COLLECTION);
     this.uploads = db.collection<UploadDocument>(UPLOADS_COLLECTION);
     this.parts = db.collection<PartDocument>(UPLOAD_PARTS_COLLECTION);
-    this.bytes = new ByteStore(db, BLOB_PREFIX);
+    this.bytes = new ByteStore(db, BLOB_PREFIX, options);
+    this.quotaBytes = options.quotaBytes ?? DEFAULT_FILES_QUOTA_BYTES;
+  }
+
+  /**
+   * What the tenant stores: the sizes of its live files (held ones included, expired ones not) and of the parts of
+   * its pending uploads, summed from the documents themselves at each call, each sum one range of an index with
+   * the size in it (no document read). Nothing is counted apart, so nothing can drift: a crash between a file's
+   * bytes and its document leaves bytes that no document names and that are not counted (the sweep reclaims
+   * them), an expired file stops counting at its `expires_at` whether or not the TTL monitor took it yet. The one
+   * fact kept in two places is an upload completed into a file while its parts still live (a core that died
+   * between the file and the parts' expiry): the parts of an upload whose file exists are left out, so its bytes
+   * count once.
+   */
+  async usage(tenant: Tenant, nowMs = Date.now()): Promise<FileUsage> {
+    const now = new Date(nowMs);
+    const tenantOf = { account: tenant.account, livemode: tenant.livemode };
+    const [files, parts] = await Promise.all([
+      this.files.aggregate<{ bytes: number }>([{ $match: { ...tenantOf, expires_at: { $not: { $lte: now } } } }, { $group: { _id: null, bytes: { $sum: "$size" } } }]).toArray(),
+      this.parts
+        .aggregate<{ _id: string; bytes: number }>([{ $match: { ...tenantOf, expires_at: { $gt: now } } }, { $group: { _id: "$upload", bytes: { $sum: "$size" } } }])
+        .toArray(),
+    ]);
+    let used = files[0]?.bytes ?? 0;
+    if (parts.length > 0) {
+      const completed = await this.files.find({ _id: { $in: parts.map((p) => uploadFileId(p._id)) } }, { projection: { _id: 1 } }).toArray();
+      const announced = new Set(completed.map((f) => f._id));
+      for (const upload of parts) if (!announced.has(uploadFileId(upload._id))) used += upload.bytes;
+    }
+    return { used, quota: this.quotaBytes };
+  }
+
+  /**
+   * The tenant's usage, when an upload of `bytes` more (unknown: any) may start: 400 `limit_exceeded` when the
+   * tenant is at its quota, or `bytes` would take it past. Asked before an upload reads its first byte.
+   */
+  async admit(tenant: Tenant, bytes?: number, nowMs = Date.now()): Promise<FileUsage> {
+    const usage = await this.usage(tenant, nowMs);
+    if (usage.used >= usage.quota || (bytes !== undefined && usage.used + bytes > usage.quota)) throw this.pastQuota(usage, bytes);
+    return usage;
+  }
+
+  /** The 400 `limit_exceeded` of an upload that does not fit in the tenant's room (`bytes`: its size, when known). */
+  pastQuota(usage: FileUsage, bytes?: number): RpcError {
+    const asked = bytes === undefined ? "" : `; an upload of ${bytes} bytes does not fit`;
+    return errors.invalid(
+      "limit_exceeded",
+      `This account stores ${usage.used} bytes of files and pending parts in this mode, of its quota of ${usage.quota} (FILES_QUOTA_BYTES)${asked}. Delete files, or cancel uploads, to make room.`,
+    );
+  }
+
+  /**
+   * Writes a stream as a new blob (ByteStore.write), answering the API's errors: a blob the sweep took from a
+   * writer that stalled past its lease is 503 (nothing kept; the client sends it again).
+   */
+  async writeBlob(id: string, source: AsyncIterable<Uint8Array>, options: { maxBytes?: number } = {}): Promise<Sealed> {
+    try {
+      return await this.bytes.write(id, source, options);
+    } catch (error) {
+      if (error instanceof BlobLost)
+        throw errors.of("service_unavailable", "The upload stalled past its writing lease and its bytes were reclaimed; nothing was kept. Send it again.");
+      throw error;
+    }
   }
 
   async ensureIndexes(): Promise<void> {
@@ -67,11 +140,14 @@ export class FileStore {
     await this.files.createIndex({ account: 1, livemode: 1, _id: 1 }, { name: "tenant_id" });
     await this.files.createIndex({ account: 1, livemode: 1, purpose: 1, _id: 1 }, { name: "tenant_purpose_id" });
     await this.files.createIndex({ "blobs.id": 1 }, { name: "blobs" });
-    await dropRetiredIndexes(this.files, [RETIRED_FILES_INDEX]);
+    // The usage's sum: the tenant's range, live files by their expiry, the size in the key (usage()).
+    await this.files.createIndex({ account: 1, livemode: 1, expires_at: 1, size: 1 }, { name: "tenant_usage" });
     await ensureExpiryIndex(this.files);
     await this.uploads.createIndex({ idempotency: 1 }, { unique: true, name: "idempotency_unique" });
     await ensureExpiryIndex(this.uploads);
     await this.parts.createIndex({ upload: 1, _id: 1 }, { name: "upload_id" });
+    await this.parts.createIndex({ content: 1 }, { unique: true, sparse: true, name: "content_unique" });
+    await this.parts.createIndex({ account: 1, livemode: 1, expires_at: 1, upload: 1, size: 1 }, { name: "tenant_usage" });
     await ensureExpiryIndex(this.parts);
   }
 
@@ -105,29 +181,26 @@ export class FileStore {
   }
 
   /**
-   * Stores a byte stream as a new file: the bytes first (hashed on the way, at most `maxBytes`), then its document.
-   * A repeat under an Idempotency-Key never gets here (core's key protocol answers it: grpc/idempotent.ts), but a
-   * retry after a core died between this document and the key's record does: `idAfter` then names the file from
-   * the key and the bytes (`keyedFileId`), so the retry finds the first file instead of making a second.
+   * Stores a byte stream as a new file: the bytes first (hashed on the way, at most `maxBytes`), then its document,
+   * written with `budget` (under an Idempotency-Key, in the transaction that records the answer: grpc/idempotent.ts).
    */
   async createFromStream(
     tenant: Tenant,
     file: NewFile,
     source: AsyncIterable<Uint8Array>,
-    options: { maxBytes?: number; nowMs?: number; idAfter?: (sealed: Sealed) => string } = {},
+    options: { maxBytes?: number; nowMs?: number; budget?: Budget } = {},
   ): Promise<FileDocument> {
     const nowMs = options.nowMs ?? Date.now();
-    const blob = file.id ?? newId("file", nowMs);
-    const sealed = await this.bytes.write(blob, source, options.maxBytes === undefined ? {} : { maxBytes: options.maxBytes });
-    const id = file.id ?? options.idAfter?.(sealed) ?? blob;
-    return this.announce(tenant, file, id, sealed, [{ id: blob, size: sealed.size }], nowMs);
+    const id = file.id ?? newId("file", nowMs);
+    const sealed = await this.writeBlob(id, source, options.maxBytes === undefined ? {} : { maxBytes: options.maxBytes });
+    return this.announce(tenant, file, id, sealed, [{ id, size: sealed.size }], nowMs, options.budget);
   }
 
   /**
    * Writes a file's document once its bytes are durable (`blobs`, sealed). A repeat of a deterministic id (a job's
    * output, an upload's completion) answers the first document when it is the same file.
    */
-  async announce(tenant: Tenant, file: NewFile, id: string, sealed: Sealed, blobs: FileDocument["blobs"], nowMs = Date.now()): Promise<FileDocument> {
+  async announce(tenant: Tenant, file: NewFile, id: string, sealed: Sealed, blobs: FileDocument["blobs"], nowMs = Date.now(), budget: Budget = UNBOUNDED): Promise<FileDocument> {
     const heldBy = file.heldBy ?? [];
     const retainUntil = expiryAt(file.retainFromMs ?? nowMs, FILE_RETENTION_MS);
     const doc: FileDocument = {
@@ -147,7 +220,7 @@ export class FileStore {
       ...(file.job === undefined ? {} : { job: file.job }),
     };
     try {
-      await this.files.insertOne(doc);
+      await writeWithin(budget, (options) => this.files.insertOne(doc, options));
       return doc;
     } catch (error) {
       if (!isDuplicateKeyError(error)) throw error;
@@ -162,7 +235,7 @@ export class FileStore {
       first.type === doc.type &&
       first.sha256 === doc.sha256;
     if (!same) throw errors.conflict("state_conflict", `File ${id} already exists with other contents.`);
-    // A retry's own copy of the bytes (a keyed upload after a crash) belongs to nothing: reclaimed at the next pass.
+    // A repeat's own copy of the bytes (a deterministic id announced twice) belongs to nothing: reclaimed at the next pass.
     const unused = blobs.map((b) => b.id).filter((b) => !first.blobs.some((f) => f.id === b));
     await this.bytes.checkSoon(unused, nowMs);
     return first;

@@ -1,12 +1,28 @@
 import { createHash } from "node:crypto";
-import { idempotencyScopeId, isDuplicateKeyError } from "@rms/proto";
+import { filenameForType, isDuplicateKeyError } from "@rms/proto";
 import type { Filter } from "mongodb";
+import { UNBOUNDED, type Budget } from "../budget.js";
 import type { Tenant } from "../caller.js";
 import { errors } from "../errors.js";
-import { idAt, idTimeMs, newId } from "../ids.js";
+import { newId } from "../ids.js";
 import { BlobTooLarge, type Sealed } from "../storage/byte-store.js";
-import { PART_MAX_BYTES, UPLOAD_EXPIRY_MS, UPLOAD_MAX_PARTS, type FileDocument, type FilePurpose, type FileType, type PartDocument, type UploadDocument } from "./model.js";
+import { madeBy140 } from "../storage/key-slot.js";
+import { writeWithin } from "../storage/write.js";
+import {
+  PART_MAX_BYTES,
+  UPLOAD_EXPIRY_MS,
+  UPLOAD_MAX_PARTS,
+  partContent,
+  uploadFileId,
+  type FileDocument,
+  type FilePurpose,
+  type FileType,
+  type PartDocument,
+  type UploadDocument,
+} from "./model.js";
 import type { FileStore } from "./store.js";
+
+export { uploadFileId };
 
 /** How long an upload's object stays readable after it expired unfinished (its status then `expired`). */
 const EXPIRED_UPLOAD_SHOWN_MS = 24 * 60 * 60 * 1000;
@@ -25,11 +41,6 @@ export function uploadStatus(upload: UploadDocument, nowMs = Date.now()): Upload
   return upload.status === "pending" && upload.expires * 1000 <= nowMs ? "expired" : upload.status;
 }
 
-/** The id of the file an upload completes into: derived from the upload's id, so a repeated completion finds it. */
-export function uploadFileId(upload: string): string {
-  return idAt("file", idTimeMs(upload), createHash("sha256").update(`file:${upload}`).digest());
-}
-
 /**
  * Uploads in parts (CONTRACT.md section 11, in ../shared/docs/; docs/files.md, "Uploads in parts"): each part is a
  * blob of its own, and the completed file is the list of its parts' blobs in the order given, so completing copies
@@ -38,7 +49,18 @@ export function uploadFileId(upload: string): string {
 export class UploadStore {
   constructor(private readonly files: FileStore) {}
 
-  async create(tenant: Tenant, upload: NewUpload, idempotencyKey: string | null, nowMs = Date.now()): Promise<UploadDocument> {
+  /**
+   * A new pending upload. Exactly once under an Idempotency-Key is the key's record's (grpc/idempotent.ts): the insert
+   * commits with the record of its answer in the call's transaction (`budget`). An upload a 1.4.0 core made under the
+   * key is answered instead, or `conflict` for another request (storage/key-slot.ts).
+   */
+  async create(tenant: Tenant, upload: NewUpload, idempotencyKey: string | null, budget: Budget = UNBOUNDED, nowMs = Date.now()): Promise<UploadDocument | { conflict: true }> {
+    const sameRequest = (first: UploadDocument) =>
+      first.purpose === upload.purpose && first.filename === upload.filename && first.bytes === upload.bytes && first.type === upload.type;
+    const earlier = await madeBy140(this.files.uploads, tenant, idempotencyKey, sameRequest, budget, nowMs);
+    if (earlier) return earlier.sameRequest ? earlier.doc : { conflict: true };
+    // An upload whose bytes cannot fit in the tenant's room is refused now, not at the part that passes it.
+    await this.files.admit(tenant, upload.bytes, nowMs);
     const id = newId("upl", nowMs);
     const created = Math.floor(nowMs / 1000);
     const expires = Math.floor((nowMs + UPLOAD_EXPIRY_MS) / 1000);
@@ -52,19 +74,10 @@ export class UploadStore {
       expires,
       file: null,
       expires_at: new Date(expires * 1000 + EXPIRED_UPLOAD_SHOWN_MS),
-      idempotency: idempotencyKey ? idempotencyScopeId(tenant.account, tenant.livemode, idempotencyKey) : id,
+      idempotency: id,
     };
-    try {
-      await this.files.uploads.insertOne(doc);
-      return doc;
-    } catch (error) {
-      if (!isDuplicateKeyError(error)) throw error;
-    }
-    const first = await this.files.uploads.findOne({ idempotency: doc.idempotency });
-    if (first === null) throw errors.outcomeUnknown();
-    const same = first.purpose === upload.purpose && first.filename === upload.filename && first.bytes === upload.bytes && first.type === upload.type;
-    if (!same) throw errors.of("idempotency_key_reused");
-    return first;
+    await writeWithin(budget, (options) => this.files.uploads.insertOne(doc, options));
+    return doc;
   }
 
   async get(tenant: Tenant, id: string, param = "id"): Promise<UploadDocument> {
@@ -81,18 +94,26 @@ export class UploadStore {
   }
 
   /**
-   * Stores one part (at most PART_MAX_BYTES, and at most the upload's `bytes`): its bytes, then its document. Parts
-   * may come in any order and at once; each is a new part, so a part sent again is simply another part.
+   * Stores one part (at most PART_MAX_BYTES, at most the upload's `bytes`, and within the tenant's quota, checked
+   * before a byte is read): its bytes, then its document. Parts may come in any order and at once. A part is its
+   * bytes: the same bytes sent again to the upload answer the part they made (its id, its `created`), so a resend
+   * replaces it rather than adding to it. A part that would take the upload's distinct parts past its `bytes` is 400
+   * `limit_exceeded`, and is not kept.
    */
-  async addPart(tenant: Tenant, uploadId: string, source: AsyncIterable<Uint8Array>, nowMs = Date.now()): Promise<PartDocument> {
+  async addPart(tenant: Tenant, uploadId: string, source: AsyncIterable<Uint8Array>, declared?: number, nowMs = Date.now()): Promise<PartDocument> {
     const upload = await this.pending(tenant, uploadId, nowMs);
+    const most = Math.min(PART_MAX_BYTES, upload.bytes);
+    const tooLarge = () => errors.of("request_too_large", `A part is at most ${most} bytes (64 MiB, and no more than the upload's bytes).`);
+    if (declared !== undefined && declared > most) throw tooLarge();
+    const usage = await this.files.admit(tenant, declared, nowMs);
     const id = newId("part", nowMs);
-    const maxBytes = Math.min(PART_MAX_BYTES, upload.bytes);
+    const room = usage.quota - usage.used;
     let sealed: Sealed;
     try {
-      sealed = await this.files.bytes.write(id, source, { maxBytes });
+      sealed = await this.files.writeBlob(id, source, { maxBytes: Math.min(most, room) });
     } catch (error) {
-      if (error instanceof BlobTooLarge) throw errors.of("request_too_large", `A part is at most ${maxBytes} bytes (64 MiB, and no more than the upload's bytes).`);
+      if (error instanceof BlobTooLarge && room < most) throw this.files.pastQuota(usage);
+      if (error instanceof BlobTooLarge) throw tooLarge();
       throw error;
     }
     const part: PartDocument = {
@@ -104,9 +125,36 @@ export class UploadStore {
       sha256: sealed.sha256,
       created: Math.floor(nowMs / 1000),
       expires_at: new Date(upload.expires * 1000),
+      content: partContent(uploadId, sealed),
     };
-    await this.files.parts.insertOne(part);
+    try {
+      await this.files.parts.insertOne(part);
+    } catch (error) {
+      if (!isDuplicateKeyError(error)) throw error;
+      // These bytes were received already: that part is the answer, and this copy of them is reclaimed.
+      const first = await this.files.parts.findOne({ content: part.content });
+      if (first === null) throw errors.outcomeUnknown();
+      await this.files.bytes.checkSoon([id], nowMs);
+      return first;
+    }
+    // The upload's distinct parts must stay within its bytes. Counted after the insert, so that parts sent at once
+    // cannot pass it together: each sees the others (both may then be refused; never both kept).
+    const received = await this.receivedBytes(uploadId);
+    if (received > upload.bytes) {
+      await this.files.parts.deleteOne({ _id: id });
+      await this.files.bytes.checkSoon([id], nowMs);
+      throw errors.invalid(
+        "limit_exceeded",
+        `The parts of upload ${uploadId} would add up to ${received} bytes with this one of ${part.size}; the upload was created with bytes=${upload.bytes}. Send a part again to replace it (the same bytes are the same part), or create another upload.`,
+      );
+    }
     return part;
+  }
+
+  /** The bytes of the upload's parts (distinct by content: a resend is the part it repeats). */
+  private async receivedBytes(uploadId: string): Promise<number> {
+    const [sum] = await this.files.parts.aggregate<{ bytes: number }>([{ $match: { upload: uploadId } }, { $group: { _id: null, bytes: { $sum: "$size" } } }]).toArray();
+    return sum?.bytes ?? 0;
   }
 
   /**
@@ -127,7 +175,7 @@ export class UploadStore {
     if (status !== "pending") throw errors.conflict("state_conflict", `Upload ${id} is ${status}; only a pending upload can be completed.`);
     if (partIds.length === 0) throw errors.invalid("parameter_missing", "Missing required param: part_ids.", "part_ids");
     if (partIds.length > UPLOAD_MAX_PARTS) throw errors.invalid("parameter_invalid", `An upload is completed with at most ${UPLOAD_MAX_PARTS} parts.`, "part_ids");
-    if (new Set(partIds).size !== partIds.length) throw errors.invalid("parameter_invalid", "part_ids names a part more than once.", "part_ids");
+    // A part may be named more than once: a part is its bytes, and a file may hold the same bytes at two places.
     // Keep the parts from expiring while they are read (a completion just before the hour).
     await this.files.parts.updateMany({ upload: id, _id: { $in: [...partIds] } }, { $set: { expires_at: new Date(Math.max(upload.expires * 1000, nowMs + COMPLETING_MS)) } });
     const parts = await this.files.parts.find({ upload: id, _id: { $in: [...partIds] } } as Filter<PartDocument>, { projection: { size: 1 } }).toArray();
@@ -144,7 +192,8 @@ export class UploadStore {
     for await (const piece of this.files.bytes.read(blobs)) hash.update(piece);
     const file = await this.files.announce(
       tenant,
-      { purpose: upload.purpose, type: upload.type, filename: upload.filename, id: fileId },
+      // Its name as every file's (an upload a core of before created may lack its type's extension).
+      { purpose: upload.purpose, type: upload.type, filename: filenameForType(upload.filename, upload.type), id: fileId },
       fileId,
       { size: total, sha256: hash.digest("hex") },
       blobs,
@@ -154,6 +203,15 @@ export class UploadStore {
       { _id: id, status: "pending" },
       { $set: { status: "completed", file: fileId, ...(file.expires_at ? { expires_at: file.expires_at } : {}) } },
       { returnDocument: "after" },
+    );
+    // The file owns the named parts' bytes now: the parts stop counting and expire, and the parts not named are
+    // reclaimed at the next sweep. (A core that dies before this leaves the parts to their hour; the usage counts
+    // the bytes once meanwhile, as the file's: store.ts `usage`.)
+    const unnamed = await this.files.parts.find({ upload: id, _id: { $nin: [...partIds] } }, { projection: { _id: 1 } }).toArray();
+    await this.files.parts.updateMany({ upload: id }, { $set: { expires_at: new Date(nowMs) } });
+    await this.files.bytes.checkSoon(
+      unnamed.map((p) => p._id),
+      nowMs,
     );
     return { upload: completed ?? (await this.get(tenant, id)), file };
   }

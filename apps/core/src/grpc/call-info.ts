@@ -1,6 +1,7 @@
 import { IDEMPOTENCY_KEY_METADATA, REQUEST_ID_METADATA, type CallContext, type Tenant as TenantMessage } from "@rms/proto";
 import type { RequestInfo, Tenant } from "../caller.js";
 import { errors } from "../errors.js";
+import { refuseOutsideScope } from "../clients/tenant-scope.js";
 
 function first(context: CallContext, key: string): string | null {
   const value = context.metadata.get(key)[0];
@@ -16,8 +17,13 @@ export function requestId(context: CallContext): string | null {
   return first(context, REQUEST_ID_METADATA);
 }
 
-/** The tenant a tenant-scoped request names; every such request must name one. */
-export function tenantOf(message: TenantMessage | undefined): Tenant {
+/**
+ * The tenant a tenant-scoped request names; every such request must name one, and one the calling client may act on
+ * (else it answers as if `named`, the object the request names by `id`, or the account did not exist).
+ */
+export function tenantOf(context: CallContext, message: TenantMessage | undefined, named?: unknown): Tenant {
   if (!message?.accountId) throw errors.invalid("parameter_missing", "Missing required param: tenant.", "tenant");
-  return { account: message.accountId, livemode: message.livemode };
+  const tenant = { account: message.accountId, livemode: message.livemode };
+  refuseOutsideScope(context, tenant, named);
+  return tenant;
 }

@@ -28,6 +28,8 @@ const PROGRESS_EVERY_MS = 10_000;
  */
 export class UploadStream<Start> implements KeyedStream {
   onProgress: (() => Promise<void>) | null = null;
+  /** Told once, when the bytes are first asked for: the start was accepted (the caller's go-ahead to send them). */
+  onReady: (() => void) | null = null;
   private readonly hash: Hash | null;
   private received = 0n;
   private digest: string | null = null;
@@ -58,6 +60,7 @@ export class UploadStream<Start> implements KeyedStream {
   async *bytes(onEnd?: (end: UploadEnd) => void): AsyncGenerator<Uint8Array> {
     if (this.reading) throw new Error("an upload's bytes are read once");
     this.reading = true;
+    this.onReady?.();
     for (;;) {
       const next = await this.iterator.next();
       if (next.done) throw errors.unavailable();

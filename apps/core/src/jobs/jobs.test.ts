@@ -295,7 +295,8 @@ describe("JobService", () => {
         const { events } = await t.events.listEvents({ tenant: test, type: "job.canceled", limit: 100 });
         expect(events.map((e) => JSON.parse(e.dataJson).object.id).sort()).toEqual(canceled.sort());
       });
-    });
+      // 30 creates, 30 cancels and 20 claims: a busy 2-core machine has taken more than the default 30 s.
+    }, 120_000);
 
     it("an unknown id is resource_missing", async () => {
       const { test } = await t.newAccount();

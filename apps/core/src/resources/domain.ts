@@ -1,5 +1,5 @@
 import { ResourceService } from "@rms/proto";
-import { ADMIN_AND_GATEWAY as both, serviceDomain } from "../domain.js";
+import { OPERATOR_AND_GATEWAY as both, serviceDomain } from "../domain.js";
 import { resourceService } from "./service.js";
 import { RESOURCES_COLLECTION, ResourceStore } from "./store.js";
 
@@ -7,7 +7,7 @@ import { RESOURCES_COLLECTION, ResourceStore } from "./store.js";
 export const resourcesDomain = serviceDomain({
   name: "resources",
   service: ResourceService,
-  roles: { createResource: both, getResource: both, updateResource: both, deleteResource: both, listResources: both, searchResources: both },
+  callers: { createResource: both, getResource: both, updateResource: both, deleteResource: both, listResources: both, searchResources: both },
   outboxes: [RESOURCES_COLLECTION],
   open({ db, faults, checkKey, written }) {
     const store = new ResourceStore(db, written);

@@ -1,4 +1,4 @@
-import { RESOURCE_STATUS, dropRetiredIndexes } from "@rms/proto";
+import { RESOURCE_STATUS } from "@rms/proto";
 import type { Collection, Filter } from "mongodb";
 import type { Tenant } from "../caller.js";
 import { keysetIdRange } from "../storage/keyset-list.js";
@@ -55,13 +55,9 @@ export type QueryIndex = FilterIndex | "_id_";
  */
 export const LIVE_RESOURCE = { deleted: { $eq: null } } as const;
 
-/** The indexes FILTER_INDEXES replaced: the same keys over tombstones too (and, before them, metadata without status), and `live_order` (issue 30). */
-const REPLACED_INDEXES = ["live_order", "tenant_order", "tenant_status_order", "tenant_metadata_status_order", "tenant_name_status_order", "tenant_metadata_order"];
-
-/** Declares FILTER_INDEXES, then drops the ones they replaced. */
+/** Declares FILTER_INDEXES. */
 export async function ensureFilterIndexes(collection: Collection<ResourceDocument>): Promise<void> {
   for (const [name, keys] of Object.entries(FILTER_INDEXES)) await collection.createIndex(keys, { name, partialFilterExpression: LIVE_RESOURCE });
-  await dropRetiredIndexes(collection, REPLACED_INDEXES);
 }
 
 /**

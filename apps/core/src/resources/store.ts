@@ -1,11 +1,10 @@
-import { dropRetiredIndexes } from "@rms/proto";
 import { MongoBulkWriteError, type Collection, type Db } from "mongodb";
 import type { RequestInfo, Tenant } from "../caller.js";
 import { afterCommit, UNBOUNDED, type Budget } from "../budget.js";
 import { newId } from "../ids.js";
 import { findLive, type Loaded } from "../storage/documents.js";
 import { ensureExpiryIndex } from "../storage/expiry.js";
-import { idempotencyScope } from "../storage/idempotent-insert.js";
+import { ownSlot } from "../storage/key-slot.js";
 import { writeWithin } from "../storage/write.js";
 import { pageFrom, type KeysetQuery } from "../storage/keyset-list.js";
 import { newEvent } from "../storage/outbox.js";
@@ -40,9 +39,6 @@ export type LoadedResource = Loaded<ResourceDocument>;
 
 export const RESOURCES_COLLECTION = "resources";
 
-/** The unique index on `idempotency` resources had until creates committed with their key's record (issue 30). */
-const REPLACED_SLOT_INDEX = "idempotency_unique";
-
 export function stateOf(doc: LoadedResource): ResourceState {
   return { id: doc._id, name: doc.name, status: doc.status, metadata: doc.metadata, created: doc.created };
 }
@@ -70,8 +66,6 @@ export class ResourceStore {
   }
 
   async ensureIndexes(): Promise<void> {
-    // The unique key slot creates of before kept: the key's record and its transaction decide a create now.
-    await dropRetiredIndexes(this.collection, [REPLACED_SLOT_INDEX]);
     // The list, search and bulk jobs' filter (filter-query.ts): docs/database.md, "Every query has an index".
     await ensureFilterIndexes(this.collection);
     // Tombstones expire once their event is out and their idempotency window has closed (storage/tombstone.ts).
@@ -82,14 +76,12 @@ export class ResourceStore {
    * Creates a resource: one insert, with its event in its outbox. Exactly once per Idempotency-Key is the key's
    * record's (grpc/idempotent.ts): under a key the insert commits in one transaction with the record of its answer
    * (the declaration's `atomic`), so a resource exists exactly when its key's answer does, and the document needs
-   * no unique slot of its own (docs/idempotency-and-limits.md, "One commit"). `idempotency` still names the key
-   * that made it (its own id without one).
+   * no unique slot of its own (docs/idempotency-and-limits.md, "One commit").
    */
   async create(tenant: Tenant, fields: ResourceFields, request: RequestInfo, budget: Budget = UNBOUNDED): Promise<{ doc: LoadedResource }> {
     const nowMs = Date.now();
     const state: ResourceState = { id: newId("res", nowMs), ...fields, created: Math.floor(nowMs / 1000) };
     const created: PendingEvent = newEvent("resource.created", tenant, state, request, null, nowMs);
-    const key = request.idempotencyKey;
     const doc: ResourceDocument = {
       _id: state.id,
       account: tenant.account,
@@ -97,8 +89,7 @@ export class ResourceStore {
       ...state,
       ...nameFields(state.name),
       version: 0,
-      idempotency: key ? idempotencyScope(tenant, key) : state.id,
-      request_hash: null,
+      ...ownSlot(state.id),
       pending_events: [created],
     };
     await writeWithin(budget, (options) => this.collection.insertOne(doc, options));

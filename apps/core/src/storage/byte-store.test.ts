@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { thingsCollection } from "../testutil/storage.js";
-import { BlobIncomplete, BlobTooLarge, ByteStore, CHUNK_BYTES, FencedOut, STREAM_LEASE_MS, WRITING_LEASE_MS } from "./byte-store.js";
+import { BlobIncomplete, BlobLost, BlobTooLarge, ByteStore, CHUNK_BYTES, FencedOut, STREAM_LEASE_MS, WRITING_LEASE_MS } from "./byte-store.js";
 
 let t: Awaited<ReturnType<typeof thingsCollection>>;
 let store: ByteStore;
@@ -120,4 +120,57 @@ it("the sweep reclaims blobs nobody owns once due (an abandoned write, a crash b
   // Once its owner lets go, the owned blob goes at the next pass after its time; the abandoned positional write after its lease.
   expect(await store.sweep(async () => new Map(), now + WRITING_LEASE_MS + 1000, 1000)).toBeGreaterThanOrEqual(2);
   expect(await store.chunks.countDocuments({ b: { $in: ["owned", "writing"] } })).toBe(0);
+});
+
+/** `first` at once, then `trickle` bytes one at a time, `gapMs` apart, with `between` run before each. */
+async function* slowly(first: Buffer, trickle: Buffer, gapMs: number, between: () => Promise<void> = async () => {}): AsyncGenerator<Uint8Array> {
+  yield first;
+  for (const byte of trickle) {
+    await new Promise((resolve) => setTimeout(resolve, gapMs));
+    await between();
+    yield Buffer.from([byte]);
+  }
+}
+
+it("a slow writer keeps its blob however long it takes: its lease is renewed while it is alive, and sweeps meanwhile take nothing", async () => {
+  // A lease of 2 s (renewed every 500 ms), sweeps between the bytes, and a write that lasts about two and a half
+  // leases, with a full chunk written first.
+  const short = new ByteStore(t.db, "bs", { streamLeaseMs: 2_000 });
+  const first = randomBytes(CHUNK_BYTES + 10);
+  const trickle = randomBytes(10);
+  let sweeps = 0;
+  const sweep = async () => {
+    sweeps++;
+    await short.sweep(async () => new Map());
+  };
+  const sealed = await short.write("slow", slowly(first, trickle, 500, sweep));
+  const whole = Buffer.concat([first, trickle]);
+  expect(sealed).toEqual({ size: whole.length, sha256: sha(whole) });
+  expect(sweeps).toBe(trickle.length);
+  expect((await collect(short.read([{ id: "slow", size: whole.length }]))).equals(whole)).toBe(true);
+  // Sealed, the lease runs from the seal: an owner written after it finds the blob there.
+  expect((await short.blobs.findOne({ _id: "slow" }))?.state).toBe("sealed");
+});
+
+it("a writer whose blob the sweep took (it stalled past its lease) fails with BlobLost and leaves nothing: never sealed over bytes that are gone", async () => {
+  const short = new ByteStore(t.db, "bs", { streamLeaseMs: 60_000 });
+  let taken = false;
+  // The writer stalls: its lease is made to have run out, and a sweep takes the blob, between two of its bytes.
+  const stall = async () => {
+    if (taken) return;
+    taken = true;
+    await short.blobs.updateOne({ _id: "stalled" }, { $set: { check_at: new Date(Date.now() - 1) } });
+    expect(await short.sweep(async () => new Map())).toBe(1);
+  };
+  await expect(short.write("stalled", slowly(randomBytes(CHUNK_BYTES + 10), randomBytes(3), 1, stall))).rejects.toBeInstanceOf(BlobLost);
+  expect(await short.blobs.countDocuments({ _id: "stalled" })).toBe(0);
+  expect(await short.chunks.countDocuments({ b: "stalled" })).toBe(0);
+});
+
+it("a blob taken by a sweep that stopped before its deletes is deleted by the next pass, whoever claims it", async () => {
+  await store.write("half-taken", pieces(randomBytes(10), 10));
+  await store.blobs.updateOne({ _id: "half-taken" }, { $set: { state: "reclaiming", check_at: new Date(Date.now() - 1) } });
+  await store.sweep(async (ids) => new Map(ids.map((id) => [id, null] as const)));
+  expect(await store.blobs.countDocuments({ _id: "half-taken" })).toBe(0);
+  expect(await store.chunks.countDocuments({ b: "half-taken" })).toBe(0);
 });

@@ -9,9 +9,13 @@ import { Binary, type Collection, type Db } from "mongodb";
  *
  * - A chunk is one document `{b: blob, n: index, o: offset, data}` under a unique `(b, n)` index; a write of index n
  *   again replaces it (a worker that took over a job's output rewrites what the dead one may have written).
- * - A blob document `{_id, state: "open"|"sealed", size, sha256, check_at}` is written before its first chunk.
- *   `check_at` is when the sweep looks at it next: while the blob is written, a writing lease renewed by the writes;
- *   once sealed and owned, the time its owner says it is needed until.
+ * - A blob document `{_id, state: "open"|"sealed"|"reclaiming", size, sha256, check_at}` is written before its first
+ *   chunk. `check_at` is when the sweep looks at it next: while the blob is written, a writing lease that its writer
+ *   renews while it is alive; once sealed and owned, the time its owner says it is needed until.
+ * - The sweep takes a blob by one write that sets `state: "reclaiming"` on a blob still due; a writer's renewal and
+ *   its seal both require a blob not being reclaimed. So a writer either renewed or sealed first (the blob is no
+ *   longer due, and the sweep's take finds nothing) or learns that its bytes are gone (BlobLost) and answers an
+ *   error: a blob is never sealed, and so never announced, after the sweep took it.
  * - Nothing is deleted by a TTL index here: a TTL index cannot take a blob's chunks with it. The sweep (`sweep`)
  *   reads blobs due for a check (index on `check_at`), asks the owners, and deletes the chunks and then the blob
  *   document of each one nobody owns (index on `(b, n)`). So chunks orphaned by a crash, by a client that went
@@ -28,9 +32,9 @@ export const CHUNK_BYTES = 1024 * 1024;
 export const MAX_PUT_CHUNK_BYTES = 15 * 1024 * 1024;
 /** How long a blob written by position (`putChunk`, a job's output) lives without a write before the sweep may take it. */
 export const WRITING_LEASE_MS = 24 * 60 * 60 * 1000;
-/** The same for a streamed write (`write`), which renews it every minute while bytes arrive. */
+/** The default of the same for a streamed write (`write`, FILES_WRITE_LEASE_MS), renewed by its writer while alive. */
 export const STREAM_LEASE_MS = 10 * 60 * 1000;
-/** How often a long write renews its lease (at most once per this many ms). */
+/** How often a streamed write renews its lease at most: every quarter of the lease, and at least once a minute. */
 const RENEW_EVERY_MS = 60 * 1000;
 /** When the sweep looks again at a blob whose owner keeps it with no end (a file held by a job). */
 const RECHECK_HELD_MS = 24 * 60 * 60 * 1000;
@@ -41,7 +45,8 @@ const READ_BATCH = 4;
 
 export interface BlobDocument {
   _id: string;
-  state: "open" | "sealed";
+  /** `reclaiming`: taken by the sweep, which deletes its chunks and then it; nothing renews or seals it any more. */
+  state: "open" | "sealed" | "reclaiming";
   created: Date;
   check_at: Date;
   size?: number;
@@ -90,13 +95,26 @@ export class FencedOut extends Error {}
 /** A put blob whose chunk indexes have a gap (`seal`): some chunk was never written or was reclaimed. */
 export class BlobIncomplete extends Error {}
 
+/** A blob the sweep took while it was being written (its writer stalled past its lease): its bytes are gone. */
+export class BlobLost extends Error {}
+
+/** The filter of a blob the sweep has not taken: a writer renews and seals only such a blob. */
+const NOT_RECLAIMING = { $in: ["open", "sealed"] as BlobDocument["state"][] };
+
+export interface ByteStoreOptions {
+  /** A streamed write's lease (FILES_WRITE_LEASE_MS): the sweep takes its blob this long after its writer stopped renewing. */
+  readonly streamLeaseMs?: number;
+}
+
 export class ByteStore {
   readonly blobs: Collection<BlobDocument>;
   readonly chunks: Collection<ChunkDocument>;
+  readonly streamLeaseMs: number;
 
-  constructor(db: Db, prefix = "blob") {
+  constructor(db: Db, prefix = "blob", options: ByteStoreOptions = {}) {
     this.blobs = db.collection<BlobDocument>(`${prefix}s`);
     this.chunks = db.collection<ChunkDocument>(`${prefix}_chunks`);
+    this.streamLeaseMs = options.streamLeaseMs ?? STREAM_LEASE_MS;
   }
 
   async ensureIndexes(): Promise<void> {
@@ -110,11 +128,24 @@ export class ByteStore {
     await this.blobs.updateOne({ _id: id }, { $set: { check_at: new Date(nowMs + leaseMs) }, $setOnInsert: { state: "open", created: new Date(nowMs) } }, { upsert: true });
   }
 
+  /** Moves a streamed write's lease on; false when the sweep took the blob (or it is gone). */
+  private async renew(id: string): Promise<boolean> {
+    const renewed = await this.blobs.updateOne({ _id: id, state: NOT_RECLAIMING }, { $set: { check_at: new Date(Date.now() + this.streamLeaseMs) } });
+    return renewed.matchedCount === 1;
+  }
+
   /**
    * Writes a whole byte stream as the blob `id` (a new id: one write per blob), in chunks of CHUNK_BYTES, hashing on
    * the way, and seals it. Holds at most one chunk. Past `maxBytes`, or when `source` throws (the client went
    * away), the chunks written so far are deleted (the sweep is the backstop if this process dies first) and the
    * error is rethrown (BlobTooLarge past the limit).
+   *
+   * While the write runs (bytes arriving, or awaited from a slow client, or chunk writes waiting for the database),
+   * its lease is renewed every quarter of it: the sweep never takes the blob of a live writer, however slowly its
+   * bytes come (a stream idle too long is cut by its caller, which ends the write). A writer that stalled past its
+   * lease anyway (a paused process) finds the blob taken at its next renewal or at its seal: BlobLost, its chunks
+   * deleted, and no seal, so nothing is announced over bytes that are gone. The seal moves the lease on once more,
+   * which covers the owner's write that follows it.
    */
   async write(id: string, source: AsyncIterable<Uint8Array>, options: { maxBytes?: number } = {}): Promise<Sealed> {
     const maxBytes = options.maxBytes ?? Number.POSITIVE_INFINITY;
@@ -123,8 +154,28 @@ export class ByteStore {
     let n = 0;
     let pending: Buffer[] = [];
     let pendingBytes = 0;
-    let renewedAt = Date.now();
-    await this.open(id, renewedAt, STREAM_LEASE_MS);
+    await this.open(id, Date.now(), this.streamLeaseMs);
+    // The lease's renewal: a timer of the write, so that it runs while the source is awaited as much as while it flows.
+    let lost = false;
+    let renewing: Promise<void> | null = null;
+    const renewEvery = Math.max(1, Math.min(RENEW_EVERY_MS, Math.floor(this.streamLeaseMs / 4)));
+    const renewal = setInterval(() => {
+      renewing ??= this.renew(id)
+        .then(
+          (held) => {
+            if (!held) lost = true;
+          },
+          // A failed renewal (the database unreachable) is tried again at the next tick; the sweep needs it too.
+          () => undefined,
+        )
+        .finally(() => {
+          renewing = null;
+        });
+    }, renewEvery);
+    renewal.unref();
+    const stillHeld = () => {
+      if (lost) throw new BlobLost(`blob ${id} was reclaimed while it was written`);
+    };
     // Up to WRITES_IN_FLIGHT chunk writes at once (each waits for a majority's journal): the source is read on
     // while they complete, and held back (its backpressure) once that many are waiting.
     const inFlight = new Set<Promise<void>>();
@@ -142,13 +193,11 @@ export class ByteStore {
       inFlight.add(tracked);
       if (inFlight.size >= WRITES_IN_FLIGHT) await Promise.race(inFlight);
       if (writeFailed !== undefined) throw writeFailed;
-      if (Date.now() - renewedAt > RENEW_EVERY_MS) {
-        renewedAt = Date.now();
-        await this.open(id, renewedAt, STREAM_LEASE_MS);
-      }
     };
+    let sealed: Sealed;
     try {
       for await (const piece of source) {
+        stillHeld();
         if (piece.length === 0) continue;
         size += piece.length;
         if (size > maxBytes) throw new BlobTooLarge(maxBytes);
@@ -165,14 +214,23 @@ export class ByteStore {
       if (pendingBytes > 0) await insert(Buffer.concat(pending, pendingBytes));
       await Promise.all(inFlight);
       if (writeFailed !== undefined) throw writeFailed;
+      clearInterval(renewal);
+      await renewing;
+      stillHeld();
+      sealed = { size, sha256: hash.digest("hex") };
+      // Sealed only if the sweep has not taken it (a blob id written again may be sealed already: same bytes).
+      const seal = await this.blobs.updateOne(
+        { _id: id, state: NOT_RECLAIMING },
+        { $set: { state: "sealed", size, sha256: sealed.sha256, chunks: n, check_at: new Date(Date.now() + this.streamLeaseMs) } },
+      );
+      if (seal.matchedCount !== 1) throw new BlobLost(`blob ${id} was reclaimed before it was sealed`);
     } catch (error) {
+      clearInterval(renewal);
       pending = [];
       await Promise.allSettled(inFlight);
       await this.discard(id).catch(() => {});
       throw error;
     }
-    const sealed = { size, sha256: hash.digest("hex") };
-    await this.blobs.updateOne({ _id: id }, { $set: { state: "sealed", size, sha256: sealed.sha256, chunks: n } });
     return sealed;
   }
 
@@ -210,6 +268,7 @@ export class ByteStore {
     const blob = await this.blobs.findOne({ _id: id });
     if (blob?.state === "sealed") return { size: blob.size ?? 0, sha256: blob.sha256 ?? "" };
     if (blob === null) throw new BlobIncomplete(`blob ${id} does not exist`);
+    if (blob.state === "reclaiming") throw new BlobIncomplete(`blob ${id} is being reclaimed`);
     const hash = createHash("sha256");
     let size = 0;
     let expected = 0;
@@ -228,7 +287,13 @@ export class ByteStore {
     }
     if (offsets.length > 0) await this.chunks.bulkWrite(offsets, { ordered: false });
     const sha256 = hash.digest("hex");
-    await this.blobs.updateOne({ _id: id, state: "open" }, { $set: { state: "sealed", size, sha256, chunks: expected } });
+    const sealedNow = await this.blobs.updateOne({ _id: id, state: "open" }, { $set: { state: "sealed", size, sha256, chunks: expected } });
+    if (sealedNow.matchedCount !== 1) {
+      // Sealed meanwhile by another finish (its record is the same bytes), or taken by the sweep: never announced then.
+      const now = await this.blobs.findOne({ _id: id }, { projection: { state: 1, size: 1, sha256: 1 } });
+      if (now?.state !== "sealed") throw new BlobIncomplete(`blob ${id} was reclaimed while it was sealed`);
+      return { size: now.size ?? 0, sha256: now.sha256 ?? "" };
+    }
     return { size, sha256 };
   }
 
@@ -292,11 +357,17 @@ export class ByteStore {
    * time or reclaimed (chunks, then the document). Answers how many it reclaimed.
    */
   async sweep(owners: Owners, nowMs = Date.now(), limit = 100): Promise<number> {
-    const due = await this.blobs.find({ check_at: { $lte: new Date(nowMs) } }, { sort: { check_at: 1 }, limit, projection: { _id: 1, check_at: 1 } }).toArray();
+    const due = await this.blobs.find({ check_at: { $lte: new Date(nowMs) } }, { sort: { check_at: 1 }, limit, projection: { _id: 1, check_at: 1, state: 1 } }).toArray();
     if (due.length === 0) return 0;
     const owned = await owners(due.map((b) => b._id));
     let reclaimed = 0;
     for (const blob of due) {
+      // Taken by a pass that stopped before its deletes: nothing may renew or seal it, so it goes now.
+      if (blob.state === "reclaiming") {
+        await this.discard(blob._id);
+        reclaimed++;
+        continue;
+      }
       if (owned.has(blob._id)) {
         const until = owned.get(blob._id) ?? null;
         const next = until === null ? nowMs + RECHECK_HELD_MS : Math.max(until.getTime(), nowMs + 60_000);
@@ -304,8 +375,12 @@ export class ByteStore {
         await this.blobs.updateOne({ _id: blob._id, check_at: blob.check_at }, { $set: { check_at: new Date(next) } });
         continue;
       }
-      // A writer that renewed its lease after this read keeps the blob: reclaim only what is still due.
-      const still = await this.blobs.findOneAndUpdate({ _id: blob._id, check_at: { $lte: new Date(nowMs) } }, { $set: { check_at: new Date(nowMs + RECHECK_HELD_MS) } });
+      // A writer that renewed its lease or sealed after this read keeps the blob: take only what is still due, and
+      // mark it taken in the same write, so that no renewal or seal succeeds after it.
+      const still = await this.blobs.findOneAndUpdate(
+        { _id: blob._id, check_at: { $lte: new Date(nowMs) }, state: NOT_RECLAIMING },
+        { $set: { state: "reclaiming", check_at: new Date(nowMs + RECHECK_HELD_MS) } },
+      );
       if (still === null) continue;
       await this.discard(blob._id);
       reclaimed++;

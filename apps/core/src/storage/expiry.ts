@@ -29,21 +29,12 @@ export interface RetainedUntil extends Expiring {
 export const EXPIRING = { [EXPIRES_AT]: { $type: "date" } } as const;
 
 /**
- * The TTL index on `expires_at`: each document goes at its own time. Partial (issue 30): the documents that never
- * expire (every live resource, endpoint, pending job) are not in it, so their inserts write one index entry fewer.
- * An index of the same name declared before without the filter is replaced.
+ * The TTL index on `expires_at`: each document goes at its own time. Partial: the documents that never expire (every
+ * live resource, endpoint, pending job) are not in it, so their inserts write one index entry fewer. (An index of the
+ * name with other options is a migration step's to drop: migrations/steps/0004-partial-expiry-indexes.ts.)
  */
 export async function ensureExpiryIndex<D extends Document>(collection: Collection<D>): Promise<void> {
-  const spec = { [EXPIRES_AT]: 1 } as const;
-  const options = { expireAfterSeconds: 0, name: "expires_at_ttl", partialFilterExpression: EXPIRING };
-  try {
-    await collection.createIndex(spec, options);
-  } catch (error) {
-    // IndexOptionsConflict (85), or IndexKeySpecsConflict (86) from servers that report a changed filter so.
-    if (![85, 86].includes((error as { code?: number }).code ?? 0)) throw error;
-    await collection.dropIndex(options.name);
-    await collection.createIndex(spec, options);
-  }
+  await collection.createIndex({ [EXPIRES_AT]: 1 }, { expireAfterSeconds: 0, name: "expires_at_ttl", partialFilterExpression: EXPIRING });
 }
 
 /** `ms` after `fromMs` as the Date a TTL index reads. */

@@ -192,9 +192,11 @@ it("copies each event with its expiry (30 days after it was made); the TTL index
   const old = await created(newTenant(), Date.now() - EVENT_RETENTION_MS - 60 * 60_000);
   const young = await created(newTenant(), Date.now() - EVENT_RETENTION_MS + 60 * 60_000);
   await relay.relayDocuments("things", [old._id, young._id]);
+  // The fast TTL monitor (shared by every file on this mongod) may already have removed the old one: that is the point.
   for (const doc of [old, young]) {
-    const [event] = await eventsOf(doc._id);
-    expect(event!.expires_at).toEqual(new Date(event!.created * 1000 + EVENT_RETENTION_MS));
+    const events = await eventsOf(doc._id);
+    if (doc === old && events.length === 0) continue;
+    expect(events[0]!.expires_at).toEqual(new Date(events[0]!.created * 1000 + EVENT_RETENTION_MS));
   }
   await eventually(async () => expect(await eventsOf(old._id)).toHaveLength(0), { timeoutMs: TTL_WAIT_MS });
   expect(await eventsOf(young._id)).toHaveLength(1);

@@ -9,12 +9,18 @@ export interface TestPki {
   /** One certificate for localhost, 127.0.0.1 and ::1, good as server and as client, signed by the CA. */
   readonly certFile: string;
   readonly keyFile: string;
+  /** The client certificates asked for, by name: signed by the CA, naming what was given as their SANs. */
+  readonly clients: Readonly<Record<string, { readonly certFile: string; readonly keyFile: string }>>;
 }
 
 const DAY_MS = 86_400_000;
 
-/** Writes a fresh CA and a leaf certificate signed by it into `dir` (the files CORE_TLS_* name). */
-export async function writeTestPki(dir: string): Promise<TestPki> {
+/**
+ * Writes a fresh CA and a leaf certificate signed by it into `dir` (the files CORE_TLS_* name), and a client
+ * certificate for each entry of `clients`, whose subject alternative names are its values (a `scheme://` one as a
+ * URI, any other as a DNS name).
+ */
+export async function writeTestPki(dir: string, clients: Readonly<Record<string, readonly string[]>> = {}): Promise<TestPki> {
   const notBeforeDate = new Date(Date.now() - 60_000);
   const notAfterDate = new Date(notBeforeDate.getTime() + DAY_MS);
   const common = { keyType: "ec" as const, curve: "P-256" as const, algorithm: "sha256", notBeforeDate, notAfterDate };
@@ -47,5 +53,21 @@ export async function writeTestPki(dir: string): Promise<TestPki> {
   await writeFile(files.caFile, ca.cert, { mode: 0o600 });
   await writeFile(files.certFile, leaf.cert, { mode: 0o600 });
   await writeFile(files.keyFile, leaf.private, { mode: 0o600 });
-  return files;
+  const made: Record<string, { certFile: string; keyFile: string }> = {};
+  for (const [name, sans] of Object.entries(clients)) {
+    const client = await generate([{ name: "commonName", value: name }], {
+      ...common,
+      ca: { key: ca.private, cert: ca.cert },
+      extensions: [
+        { name: "basicConstraints", cA: false },
+        { name: "keyUsage", digitalSignature: true },
+        { name: "extKeyUsage", clientAuth: true },
+        { name: "subjectAltName", altNames: sans.map((san) => (san.includes("://") ? { type: 6, value: san } : { type: 2, value: san })) },
+      ],
+    });
+    made[name] = { certFile: join(dir, `${name}.cert.pem`), keyFile: join(dir, `${name}.key.pem`) };
+    await writeFile(made[name].certFile, client.cert, { mode: 0o600 });
+    await writeFile(made[name].keyFile, client.private, { mode: 0o600 });
+  }
+  return { ...files, clients: made };
 }

@@ -8,11 +8,22 @@ import { ADMIN_TOKEN } from "./harness.js";
 
 const MAIN = fileURLToPath(new URL("../../dist/main.js", import.meta.url));
 
+/** A real core process and what it said: its log lines (JSON, parsed) as they come. */
+export interface CoreProcess {
+  readonly address: string;
+  /** Its `/metrics` port on 127.0.0.1. */
+  readonly metricsPort: number;
+  readonly child: ChildProcess;
+  /** Every log line so far. */
+  lines(): readonly Record<string, unknown>[];
+  stop(): Promise<void>;
+}
+
 /**
- * A real core process (the built `rms-core`) on a free port over the given database,
- * for tests that need several processes sharing one database.
+ * A real core process (the built `rms-core`) on a free port over the given database, for tests that need several
+ * processes sharing one database, or a process to signal; `env` adds to or overrides its variables.
  */
-export async function startCoreProcess(databaseName: string): Promise<{ address: string; stop(): Promise<void> }> {
+export async function startCoreProcess(databaseName: string, env: Record<string, string> = {}): Promise<CoreProcess> {
   if (!existsSync(MAIN)) throw new Error("apps/core is not built (run the build first): dist/main.js is missing");
   const child: ChildProcess = spawn(process.execPath, [MAIN], {
     env: {
@@ -23,22 +34,29 @@ export async function startCoreProcess(databaseName: string): Promise<{ address:
       CORE_METRICS_PORT: "0",
       RMS_ADMIN_TOKEN: ADMIN_TOKEN,
       LOG_LEVEL: "info",
+      ...env,
     },
     stdio: ["ignore", "pipe", "inherit"],
   });
-  const address = await new Promise<string>((resolve, reject) => {
+  const lines: Record<string, unknown>[] = [];
+  const { address, metricsPort } = await new Promise<{ address: string; metricsPort: number }>((resolve, reject) => {
     child.once("exit", (code) => reject(new Error(`core process exited (${code}) before listening`)));
     createInterface({ input: child.stdout! }).on("line", (line) => {
+      let entry: { msg?: string; address?: string; metrics_port?: number };
       try {
-        const entry = JSON.parse(line) as { msg?: string; address?: string };
-        if (entry.msg === "core listening" && entry.address) resolve(entry.address);
+        entry = JSON.parse(line) as typeof entry;
       } catch {
-        // not a log line
+        return; // not a log line
       }
+      lines.push(entry);
+      if (entry.msg === "core listening" && entry.address) resolve({ address: entry.address, metricsPort: entry.metrics_port ?? 0 });
     });
   });
   return {
     address,
+    metricsPort,
+    child,
+    lines: () => lines,
     async stop() {
       if (child.exitCode !== null) return;
       const exited = new Promise((resolve) => child.once("exit", resolve));

@@ -1,5 +1,5 @@
 import { WebhookEndpointService } from "@rms/proto";
-import { ADMIN_AND_GATEWAY as both, serviceDomain } from "../domain.js";
+import { OPERATOR_AND_GATEWAY as both, serviceDomain } from "../domain.js";
 import { AttemptStore } from "./attempts.js";
 import { webhookEndpointService } from "./service.js";
 import { WEBHOOK_ENDPOINTS_COLLECTION, WebhookEndpointStore } from "./store.js";
@@ -8,7 +8,7 @@ import { WEBHOOK_ENDPOINTS_COLLECTION, WebhookEndpointStore } from "./store.js";
 export const webhookEndpointsDomain = serviceDomain({
   name: "webhook-endpoints",
   service: WebhookEndpointService,
-  roles: {
+  callers: {
     createWebhookEndpoint: both,
     getWebhookEndpoint: both,
     updateWebhookEndpoint: both,

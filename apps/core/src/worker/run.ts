@@ -12,6 +12,8 @@ import { workerRegistry } from "./metrics.js";
 import type { RunningTask, WorkerContext, WorkerTask } from "./tasks/task.js";
 import { WORKER_TASKS } from "./tasks/index.js";
 import { throughOutage } from "../storage/through-outage.js";
+import { migrate, type MigrationStep } from "../migrations/index.js";
+import { RELEASE } from "@rms/config";
 
 export interface WorkerOptions {
   mongoUri: string;
@@ -24,6 +26,8 @@ export interface WorkerOptions {
   workerId?: string;
   /** Port of `GET /metrics` on 127.0.0.1 (0 picks a free one); no metrics server when omitted. */
   metricsPort?: number;
+  /** The migration steps the data must have had before any task runs (every step by default). */
+  migrations?: { steps?: readonly MigrationStep[] };
 }
 
 export interface RunningWorker {
@@ -62,8 +66,18 @@ export async function startWorker(options: WorkerOptions): Promise<RunningWorker
     throw error;
   }
   const db = mongo.db(options.databaseName);
-  const relay = eventRelay(db, logger, metrics);
   const workerId = options.workerId ?? newWorkerId();
+  try {
+    // No task touches data before it has this release's shape (docs/migrations.md): a core normally runs the steps
+    // first and this waits for it; a worker that finds none running (started before any core) runs them itself.
+    const steps = options.migrations?.steps ? { steps: options.migrations.steps } : {};
+    await throughOutage(() => migrate(db, { owner: `worker ${workerId}`, release: RELEASE, logger, ...steps }), { logger, what: "migrations" });
+  } catch (error) {
+    await mongo.close();
+    await metricsServer?.close();
+    throw error;
+  }
+  const relay = eventRelay(db, logger, metrics);
   const context: WorkerContext = {
     db,
     logger,

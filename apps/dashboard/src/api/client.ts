@@ -1,7 +1,6 @@
-import createClient, { type Middleware } from "openapi-fetch";
-import type { components, paths } from "./schema";
+import { RMS, RMSError, type Schemas as ApiSchemas } from "@rms/sdk";
 
-export type Schemas = components["schemas"];
+export type Schemas = ApiSchemas;
 export type Resource = Schemas["Resource"];
 export type Event = Schemas["Event"];
 export type Job = Schemas["Job"];
@@ -73,35 +72,52 @@ export function whenSignedOut(handler: (failure: ApiFailure) => void): void {
   onSignedOut = handler;
 }
 
-function authMiddleware(key: KeySource): Middleware {
-  return {
-    onRequest({ request }) {
+/** The API's origin: this page's (the dashboard uses the `/v1` API of the gateway that serves it, and nothing else). */
+export const API_ORIGIN = globalThis.location?.origin ?? "https://localhost";
+
+/**
+ * The client of the public API: the SDK, on this origin, with the tab's key read at every request (so signing in or
+ * out changes the key of the next call, not the client); no key, no Authorization header (401 `api_key_missing`).
+ */
+export function apiClient(key: KeySource): RMS {
+  return new RMS("tab-key", {
+    baseUrl: API_ORIGIN,
+    fetch: (input, init) => {
+      const headers = new Headers(init?.headers);
       const secret = key();
-      if (secret) request.headers.set("Authorization", `Bearer ${secret}`);
-      return request;
+      if (secret) headers.set("Authorization", `Bearer ${secret}`);
+      else headers.delete("Authorization");
+      return globalThis.fetch(input, { ...init, headers });
     },
-  };
+  });
 }
 
-/** The typed client of the public API, on this origin (the dashboard uses the `/v1` API and nothing else). */
-export function apiClient(key: KeySource) {
-  const client = createClient<paths>({ baseUrl: globalThis.location?.origin ?? "https://localhost" });
-  client.use(authMiddleware(key));
-  return client;
-}
+export type Client = RMS;
 
-export type Client = ReturnType<typeof apiClient>;
-
-/** The data of an openapi-fetch answer, or the ApiFailure it stands for (a 401 also signs the tab out). */
-export async function unwrap<T>(call: Promise<{ data?: T; error?: unknown; response: Response }>): Promise<T> {
-  let result: { data?: T; error?: unknown; response: Response };
-  try {
-    result = await call;
-  } catch (cause) {
-    throw networkFailure(cause);
+/** The ApiFailure of an SDK error (the API's answer, or none at all). */
+export function failureOfError(error: unknown): ApiFailure {
+  if (error instanceof ApiFailure) return error;
+  if (error instanceof RMSError && error.statusCode !== undefined) {
+    return new ApiFailure({
+      status: error.statusCode,
+      type: error.type,
+      code: error.code ?? "unexpected_answer",
+      message: error.message,
+      param: error.param,
+      requestId: error.requestId ?? null,
+    });
   }
-  if (result.response.ok && result.data !== undefined) return result.data;
-  const failure = failureOf(result.response.status, result.error, result.response.headers.get("Request-Id"));
-  if (failure.signedOut) onSignedOut(failure);
-  throw failure;
+  return networkFailure(error instanceof RMSError && error.cause !== undefined ? error.cause : error);
+}
+
+/** The answer of an SDK call, or the ApiFailure it stands for (a 401 also signs the tab out). */
+export async function unwrap<T>(call: PromiseLike<T>): Promise<T> {
+  try {
+    return await call;
+  } catch (error) {
+    if (error instanceof DOMException && error.name === "AbortError") throw error;
+    const failure = failureOfError(error);
+    if (failure.signedOut) onSignedOut(failure);
+    throw failure;
+  }
 }

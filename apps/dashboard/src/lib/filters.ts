@@ -59,19 +59,20 @@ export function splitIds(text: string): string[] {
     .filter(Boolean);
 }
 
-/** The list's query, as openapi-fetch takes it (bracket notation is its serializer's job). */
-export interface ListQuery {
+/** The list's filters, as the SDK takes them (the API's field names; bracket notation is the SDK's job). */
+interface ListFilters {
   limit: number;
   status?: ResourceStatus;
   created?: { gte?: number; lte?: number };
   metadata?: Record<string, string>;
-  "ids[]"?: string[];
-  starting_after?: string;
-  ending_before?: string;
+  ids?: string[];
 }
 
+/** The filters and at most one cursor (the API refuses both). */
+export type ListQuery = ListFilters & ({ starting_after?: string; ending_before?: never } | { starting_after?: never; ending_before?: string });
+
 export function listQuery(filters: ResourceFilters, limit = 20): ListQuery {
-  const query: ListQuery = { limit };
+  const query: ListFilters = { limit };
   if (filters.status) query.status = filters.status;
   if (filters.from || filters.to) {
     query.created = {};
@@ -79,20 +80,20 @@ export function listQuery(filters: ResourceFilters, limit = 20): ListQuery {
     if (filters.to) query.created.lte = dayBound(filters.to, true);
   }
   if (filters.metaKey) query.metadata = { [filters.metaKey]: filters.metaValue ?? "" };
-  if (filters.ids) query["ids[]"] = splitIds(filters.ids);
-  if (filters.after) query.starting_after = filters.after;
-  else if (filters.before) query.ending_before = filters.before;
+  if (filters.ids) query.ids = splitIds(filters.ids);
+  if (filters.after) return { ...query, starting_after: filters.after };
+  if (filters.before) return { ...query, ending_before: filters.before };
   return query;
 }
 
-/** The same query as the URL's query string the API reads (what openapi-fetch sends), for tests and links. */
+/** The same query as the URL's query string the API reads (what the SDK sends), for tests and links. */
 export function listQueryString(query: ListQuery): string {
   const params = new URLSearchParams();
   params.set("limit", String(query.limit));
   if (query.status) params.set("status", query.status);
   for (const [op, value] of Object.entries(query.created ?? {})) params.set(`created[${op}]`, String(value));
   for (const [key, value] of Object.entries(query.metadata ?? {})) params.set(`metadata[${key}]`, value);
-  for (const id of query["ids[]"] ?? []) params.append("ids[]", id);
+  for (const id of query.ids ?? []) params.append("ids[]", id);
   if (query.starting_after) params.set("starting_after", query.starting_after);
   if (query.ending_before) params.set("ending_before", query.ending_before);
   return params.toString();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { isFinished, progressView, uploadLabel } from "./progress";
+import { formatBytes, isFinished, progressView, storageUse, uploadLabel } from "./progress";
 
 const job = (status: "queued" | "running" | "succeeded" | "failed" | "canceled", total: number | null, processed: number, failed = 0, skipped = 0) => ({
   status,
@@ -29,5 +29,14 @@ describe("job progress", () => {
   it("shows an upload's bytes sent", () => {
     expect(uploadLabel(512 * 1024, 2 * 1024 * 1024)).toBe("512.0 KB of 2.0 MB sent (25%)");
     expect(uploadLabel(0, 0)).toBe("0 B of 0 B sent (100%)");
+  });
+});
+
+describe("storage use", () => {
+  it("says what is stored of the quota, in GB past a GiB, and its share", () => {
+    expect(storageUse(1536 * 1024, 10 * 1024 ** 3)).toEqual({ percent: 0, label: "1.5 MB of 10.0 GB used (0%)" });
+    expect(storageUse(10 * 1024 ** 3, 10 * 1024 ** 3)).toEqual({ percent: 100, label: "10.0 GB of 10.0 GB used (100%)" });
+    expect(storageUse(3, 4).percent).toBe(75);
+    expect(formatBytes(1024 ** 3 - 1)).toBe("1024.0 MB");
   });
 });

@@ -38,5 +38,12 @@ export function uploadLabel(sent: number, size: number): string {
 export function formatBytes(bytes: number): string {
   if (bytes < 1024) return `${bytes} B`;
   if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
-  return `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
+  if (bytes < 1024 ** 3) return `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
+  return `${(bytes / 1024 ** 3).toFixed(1)} GB`;
+}
+
+/** What an account stores of its quota (`GET /v1/files`: `used_bytes`, `quota_bytes`): the line and the share in percent. */
+export function storageUse(used: number, quota: number): { readonly percent: number; readonly label: string } {
+  const percent = quota <= 0 ? 100 : Math.min(100, Math.floor((used / quota) * 100));
+  return { percent, label: `${formatBytes(used)} of ${formatBytes(quota)} used (${percent}%)` };
 }

@@ -13,7 +13,8 @@ describe("what the key may do", () => {
 
   it("probes every scope with requests that change nothing", async () => {
     const seen: { path: string; method: string; body: unknown }[] = [];
-    const fetcher = (async (path: string, init: RequestInit) => {
+    const fetcher = (async (url: string, init: RequestInit) => {
+      const path = new URL(url).pathname;
       seen.push({ path, method: init.method ?? "GET", body: init.body });
       const status =
         path.startsWith("/v1/files") || path.startsWith("/v1/uploads") || path.startsWith("/v1/request_logs")

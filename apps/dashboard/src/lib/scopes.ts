@@ -1,3 +1,5 @@
+import { RMS, RMSError } from "@rms/sdk";
+import { API_ORIGIN } from "../api/client";
 import type { Scope } from "../session";
 
 /**
@@ -14,12 +16,12 @@ export interface ScopeProbe {
   readonly method: "GET" | "POST";
   readonly path: string;
   /** A body the route refuses (400) after the scope check, so the probe never changes anything. */
-  readonly body?: string;
+  readonly body?: Record<string, unknown>;
 }
 
 export const SCOPE_PROBES: readonly ScopeProbe[] = [
   { scope: "resources:read", method: "GET", path: "/v1/resources?limit=1" },
-  { scope: "resources:write", method: "POST", path: "/v1/resources", body: JSON.stringify({ scope_probe: true }) },
+  { scope: "resources:write", method: "POST", path: "/v1/resources", body: { scope_probe: true } },
   { scope: "events:read", method: "GET", path: "/v1/events?limit=1" },
   { scope: "jobs:read", method: "GET", path: "/v1/jobs?limit=1" },
   // A dry run (`validate_only`) of a job that matches nothing: a 200 preview, no job.
@@ -27,11 +29,11 @@ export const SCOPE_PROBES: readonly ScopeProbe[] = [
     scope: "jobs:write",
     method: "POST",
     path: "/v1/jobs",
-    body: JSON.stringify({ type: "resources.bulk_delete", params: { filter: { ids: ["res_0000000000000000000000"] } }, validate_only: true }),
+    body: { type: "resources.bulk_delete", params: { filter: { ids: ["res_0000000000000000000000"] } }, validate_only: true },
   },
   { scope: "webhooks:write", method: "GET", path: "/v1/webhook_endpoints?limit=1" },
   { scope: "files:read", method: "GET", path: "/v1/files?limit=1" },
-  { scope: "files:write", method: "POST", path: "/v1/uploads", body: JSON.stringify({ scope_probe: true }) },
+  { scope: "files:write", method: "POST", path: "/v1/uploads", body: { scope_probe: true } },
   { scope: "request_logs:read", method: "GET", path: "/v1/request_logs?limit=1" },
 ];
 
@@ -43,18 +45,22 @@ export function grants(status: number, code: string | undefined): boolean {
   return status < 500;
 }
 
-/** Runs every probe; a 401 (a dead key) rejects with the API's answer. */
-export async function probeScopes(key: string, fetcher: typeof fetch = fetch): Promise<Scope[]> {
+/**
+ * Runs every probe with `key` (through the SDK, without retries: an answer is what is asked for); a 401 (a dead key)
+ * rejects with the API's answer.
+ */
+export async function probeScopes(key: string, fetcher?: typeof fetch): Promise<Scope[]> {
+  const client = new RMS(key, { baseUrl: API_ORIGIN, maxNetworkRetries: 0, ...(fetcher ? { fetch: fetcher } : {}) });
   const results = await Promise.all(
     SCOPE_PROBES.map(async (probe) => {
-      const response = await fetcher(probe.path, {
-        method: probe.method,
-        headers: { Authorization: `Bearer ${key}`, ...(probe.body ? { "Content-Type": "application/json" } : {}) },
-        ...(probe.body ? { body: probe.body } : {}),
-      });
-      const body = (await response.json().catch(() => null)) as { error?: { code?: string; message?: string; request_id?: string } } | null;
-      if (response.status === 401) throw Object.assign(new Error(body?.error?.message ?? "The key was refused."), { status: 401, body });
-      return grants(response.status, body?.error?.code) ? probe.scope : null;
+      try {
+        await client.rawRequest(probe.method, probe.path, probe.body);
+        return probe.scope;
+      } catch (error) {
+        if (!(error instanceof RMSError) || error.statusCode === undefined) throw error;
+        if (error.statusCode === 401) throw Object.assign(new Error(error.message), { status: 401, body: { error: { message: error.message, request_id: error.requestId } } });
+        return grants(error.statusCode, error.code) ? probe.scope : null;
+      }
     }),
   );
   return results.filter((s): s is Scope => s !== null);

@@ -12,7 +12,7 @@ const route = getRouteApi("/events/$id");
 export function EventDetailPage() {
   const { id } = route.useParams();
   const { client } = useAuth();
-  const event = useQuery({ queryKey: ["event", id], queryFn: () => unwrap(client.GET("/v1/events/{id}", { params: { path: { id } } })) });
+  const event = useQuery({ queryKey: ["event", id], queryFn: () => unwrap(client.events.retrieve(id)) });
   const object = event.data?.data.object as { id?: string } | undefined;
   return (
     <div>
@@ -65,7 +65,7 @@ function Deliveries({ eventId }: { eventId: string }) {
   const endpoints = useQuery({
     queryKey: ["webhook-endpoints"],
     enabled: reason === null,
-    queryFn: () => unwrap(client.GET("/v1/webhook_endpoints", { params: { query: { limit: 100 } } })),
+    queryFn: () => unwrap(client.webhookEndpoints.list({ limit: 100 })),
   });
   return (
     <Section title="Deliveries to each endpoint">
@@ -89,10 +89,10 @@ function EndpointDelivery({ eventId, endpoint }: { eventId: string; endpoint: We
   const attempts = useQuery({
     queryKey: ["attempts", endpoint.id, { event: eventId }],
     refetchInterval: 1_000,
-    queryFn: () => unwrap(client.GET("/v1/webhook_endpoints/{id}/attempts", { params: { path: { id: endpoint.id }, query: { event: eventId, limit: 10 } } })),
+    queryFn: () => unwrap(client.webhookEndpoints.listAttempts(endpoint.id, { event: eventId, limit: 10 })),
   });
   const resend = useMutation({
-    mutationFn: () => unwrap(client.POST("/v1/events/{id}/resend", { params: { path: { id: eventId } }, body: { webhook_endpoint: endpoint.id } })),
+    mutationFn: () => unwrap(client.events.resend(eventId, { webhook_endpoint: endpoint.id })),
     onSuccess: () => void queryClient.invalidateQueries({ queryKey: ["attempts", endpoint.id] }),
   });
   const latest = attempts.data?.data[0];

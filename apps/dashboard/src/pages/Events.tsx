@@ -43,15 +43,11 @@ export function EventsPage() {
     placeholderData: keepPreviousData,
     queryFn: () =>
       unwrap(
-        client.GET("/v1/events", {
-          params: {
-            query: {
-              limit: 20,
-              ...(search.type ? { type: search.type } : {}),
-              ...(search.object ? { object: search.object } : {}),
-              ...(search.after ? { starting_after: search.after } : search.before ? { ending_before: search.before } : {}),
-            },
-          },
+        client.events.list({
+          limit: 20,
+          ...(search.type ? { type: search.type } : {}),
+          ...(search.object ? { object: search.object } : {}),
+          ...(search.after ? { starting_after: search.after } : search.before ? { ending_before: search.before } : {}),
         }),
       ),
   });

@@ -7,7 +7,7 @@ import { IdLink } from "../components/IdLink";
 import type { Column } from "../components/DataTable";
 import { cursorPager, type FilterSpec, ListPage } from "../components/ListPage";
 import { Json, Loading, Section, Time } from "../components/ui";
-import { formatBytes } from "../lib/progress";
+import { formatBytes, storageUse } from "../lib/progress";
 import { DownloadButton } from "./JobDetail";
 
 type Purpose = Schemas["File"]["purpose"];
@@ -38,19 +38,17 @@ export function FilesPage() {
     placeholderData: keepPreviousData,
     queryFn: () =>
       unwrap(
-        auth.client.GET("/v1/files", {
-          params: {
-            query: {
-              limit: 20,
-              ...(search.purpose && (PURPOSES as readonly string[]).includes(search.purpose) ? { purpose: search.purpose as Purpose } : {}),
-              ...(search.after ? { starting_after: search.after } : {}),
-            },
-          },
+        auth.client.files.list({
+          limit: 20,
+          ...(search.purpose && (PURPOSES as readonly string[]).includes(search.purpose) ? { purpose: search.purpose as Purpose } : {}),
+          ...(search.after ? { starting_after: search.after } : {}),
         }),
       ),
   });
   const missing = files.error instanceof ApiFailure && files.error.routeMissing ? files.error : null;
   const base = search.purpose ? { purpose: search.purpose } : {};
+  // A core of before answers no quota (0): nothing to show.
+  const usage = files.data && files.data.quota_bytes > 0 ? storageUse(files.data.used_bytes, files.data.quota_bytes) : null;
   return (
     <ListPage
       title="Files"
@@ -67,7 +65,20 @@ export function FilesPage() {
         empty: "No files.",
         pager: (page) => cursorPager(search, page, (cursor) => void navigate({ search: { ...base, ...cursor } }), false),
       }}
-    />
+    >
+      {usage && (
+        <Section title="Storage">
+          <div className="progress-line">
+            <progress aria-label="Storage used" max={100} value={usage.percent} />
+            <span data-testid="storage-use">{usage.label}</span>
+          </div>
+          <p className="help">
+            Files of every purpose until they expire, and the parts of uploads not yet completed, in this mode. Past the quota an upload is refused (<code>limit_exceeded</code>);
+            deleting files makes room.
+          </p>
+        </Section>
+      )}
+    </ListPage>
   );
 }
 
@@ -76,7 +87,7 @@ const fileRoute = getRouteApi("/files/$id");
 export function FileDetailPage() {
   const { id } = fileRoute.useParams();
   const auth = useAuth();
-  const file = useQuery({ queryKey: ["file", id], queryFn: () => unwrap(auth.client.GET("/v1/files/{id}", { params: { path: { id } } })) });
+  const file = useQuery({ queryKey: ["file", id], queryFn: () => unwrap(auth.client.files.retrieve(id)) });
   const missing = file.error instanceof ApiFailure && file.error.routeMissing ? file.error : null;
   return (
     <div>

@@ -29,16 +29,16 @@ export function JobDetailPage() {
     queryKey: ["job", id],
     // Live while unfinished: once a second, only while the tab is visible (TanStack Query pauses hidden tabs).
     refetchInterval: (q) => (q.state.data && isFinished(q.state.data.status) ? false : 1_000),
-    queryFn: () => unwrap(auth.client.GET("/v1/jobs/{id}", { params: { path: { id } } })),
+    queryFn: () => unwrap(auth.client.jobs.retrieve(id)),
   });
   const finished = job.data ? isFinished(job.data.status) : false;
   const errors = useQuery({
     queryKey: ["job-errors", id, finished],
     enabled: !!job.data && (job.data.progress.failed > 0 || finished),
-    queryFn: () => unwrap(auth.client.GET("/v1/jobs/{id}/errors", { params: { path: { id }, query: { limit: 100 } } })),
+    queryFn: () => unwrap(auth.client.jobs.listErrors(id, { limit: 100 })),
   });
   const cancel = useMutation({
-    mutationFn: () => unwrap(auth.client.POST("/v1/jobs/{id}/cancel", { params: { path: { id } } })),
+    mutationFn: () => unwrap(auth.client.jobs.cancel(id)),
     onSuccess: (updated) => {
       queryClient.setQueryData(["job", id], updated);
       void queryClient.invalidateQueries({ queryKey: ["jobs"] });
@@ -142,7 +142,7 @@ export function DownloadButton({ fileId }: { fileId: string }) {
   const [error, setError] = useState<unknown>(null);
   return (
     <>
-      <button type="button" disabled={!!reason} title={reason ?? undefined} onClick={() => void downloadFile(auth.key ?? "", fileId, fileId).then(() => setError(null), setError)}>
+      <button type="button" disabled={!!reason} title={reason ?? undefined} onClick={() => void downloadFile(auth.client, fileId, fileId).then(() => setError(null), setError)}>
         Download
       </button>
       <ErrorNotice error={error} />

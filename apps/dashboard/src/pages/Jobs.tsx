@@ -1,8 +1,8 @@
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { getRouteApi, useNavigate } from "@tanstack/react-router";
 import { type ChangeEvent, type Dispatch, type SetStateAction, useRef, useState } from "react";
-import { type Job, type Schemas, unwrap } from "../api/client";
-import type { paths } from "../api/schema";
+import { type Job, unwrap } from "../api/client";
+import type { Body } from "@rms/sdk";
 import { useAuth } from "../app/auth";
 import { ErrorNotice } from "../components/ErrorNotice";
 import { IdLink } from "../components/IdLink";
@@ -53,7 +53,7 @@ export function JobsPage() {
     placeholderData: keepPreviousData,
     // While a job on the page is unfinished, its progress updates every second (only while the tab is visible).
     refetchInterval: (q) => (q.state.data?.data.some((j) => j.status === "queued" || j.status === "running") ? 1_000 : false),
-    queryFn: () => unwrap(client.GET("/v1/jobs", { params: { query } })),
+    queryFn: () => unwrap(client.jobs.list(query)),
   });
   const base = { ...(search.status ? { status: search.status } : {}), ...(search.type ? { type: search.type } : {}) };
   return (
@@ -81,7 +81,7 @@ export function JobsPage() {
 }
 
 type BulkType = "resources.bulk_update" | "resources.bulk_delete";
-type JobCreate = paths["/v1/jobs"]["post"]["requestBody"]["content"]["application/json"];
+type JobCreate = Omit<Body<"createJob">, "validate_only">;
 
 /** Bulk update or delete: the filter, a preview (`validate_only`: how many match, the first ids), then confirm. */
 function BulkJob() {
@@ -97,13 +97,10 @@ function BulkJob() {
   const [newMetadata, setNewMetadata] = useState("");
   const filter = { ...(status ? { status } : {}), ...(metaKey ? { metadata: { [metaKey]: metaValue } } : {}) };
   const update = { ...(newStatus ? { status: newStatus } : {}), ...(newMetadata.trim() ? { metadata: parseMetadataText(newMetadata) } : {}) };
-  const body = (validateOnly: boolean) =>
-    (type === "resources.bulk_delete"
-      ? { type, params: { filter }, ...(validateOnly ? { validate_only: true } : {}) }
-      : { type, params: { filter, update }, ...(validateOnly ? { validate_only: true } : {}) }) as JobCreate;
-  const preview = useMutation({ mutationFn: () => unwrap(client.POST("/v1/jobs", { body: body(true) })) as unknown as Promise<Schemas["JobPreview"]> });
+  const body = () => (type === "resources.bulk_delete" ? { type, params: { filter } } : { type, params: { filter, update } }) as JobCreate;
+  const preview = useMutation({ mutationFn: () => unwrap(client.jobs.create({ ...body(), validate_only: true })) });
   const create = useMutation({
-    mutationFn: () => unwrap(client.POST("/v1/jobs", { body: body(false) })) as unknown as Promise<Job>,
+    mutationFn: () => unwrap(client.jobs.create(body())),
     onSuccess: (job) => {
       void queryClient.invalidateQueries({ queryKey: ["jobs"] });
       void navigate({ to: "/jobs/$id", params: { id: job.id } });
@@ -222,10 +219,9 @@ function ImportJob() {
   const start = useMutation({
     mutationFn: async (): Promise<Job> => {
       if (!file) throw new Error("Choose a file first.");
-      const key = auth.key ?? "";
       if (filesApi) {
-        const uploaded = await uploadFile(key, file, (s, t) => setSent({ sent: s, total: t }));
-        return unwrap(auth.client.POST("/v1/jobs", { body: { type: "resources.import", params: { file: uploaded.id } } })) as unknown as Promise<Job>;
+        const uploaded = await uploadFile(auth.client, file, (s, t) => setSent({ sent: s, total: t }));
+        return unwrap(auth.client.jobs.create({ type: "resources.import", params: { file: uploaded.id } }));
       }
       const items = await itemsOfFile(file.name, await file.text());
       if (items.length > INLINE_IMPORT_MAX)
@@ -233,7 +229,7 @@ function ImportJob() {
           `This server has no files API: an import sent from the browser takes at most ${INLINE_IMPORT_MAX.toLocaleString("en-US")} rows, this file has ${items.length.toLocaleString("en-US")}.`,
         );
       setSent({ sent: file.size, total: file.size });
-      return unwrap(auth.client.POST("/v1/jobs", { body: { type: "resources.import", params: { items: items as { name?: string }[] } } })) as unknown as Promise<Job>;
+      return unwrap(auth.client.jobs.create({ type: "resources.import", params: { items: items as { name: string }[] } }));
     },
     onSuccess: (job) => {
       void queryClient.invalidateQueries({ queryKey: ["jobs"] });
@@ -285,7 +281,7 @@ function ExportJob() {
   const available = auth.can("files:read");
   const reason = useScopeReason("jobs:write");
   const start = useMutation({
-    mutationFn: () => unwrap(auth.client.POST("/v1/jobs", { body: { type: "resources.export", params: { format } } })) as unknown as Promise<Job>,
+    mutationFn: () => unwrap(auth.client.jobs.create({ type: "resources.export", params: { format } })),
     onSuccess: (job) => void navigate({ to: "/jobs/$id", params: { id: job.id } }),
   });
   return (

@@ -16,31 +16,31 @@ export function countLabel(page: { data: unknown[]; has_more: boolean } | undefi
 export function OverviewPage() {
   const auth = useAuth();
   const { client } = auth;
-  const status = useQuery({ queryKey: ["status"], queryFn: () => unwrap(client.GET("/v1/status")) });
+  const status = useQuery({ queryKey: ["status"], queryFn: () => unwrap(client.status.retrieve()) });
   const resources = useQuery({
     queryKey: ["overview", "resources"],
     enabled: auth.can("resources:read"),
-    queryFn: () => unwrap(client.GET("/v1/resources", { params: { query: { limit: 100 } } })),
+    queryFn: () => unwrap(client.resources.list({ limit: 100 })),
   });
   const events = useQuery({
     queryKey: ["overview", "events"],
     enabled: auth.can("events:read"),
-    queryFn: () => unwrap(client.GET("/v1/events", { params: { query: { limit: 100 } } })),
+    queryFn: () => unwrap(client.events.list({ limit: 100 })),
   });
   const undelivered = useQuery({
     queryKey: ["overview", "undelivered"],
     enabled: auth.can("events:read"),
-    queryFn: () => unwrap(client.GET("/v1/events", { params: { query: { limit: 10, delivery_success: false } } })),
+    queryFn: () => unwrap(client.events.list({ limit: 10, delivery_success: false })),
   });
-  const jobs = useQuery({ queryKey: ["overview", "jobs"], enabled: auth.can("jobs:read"), queryFn: () => unwrap(client.GET("/v1/jobs", { params: { query: { limit: 100 } } })) });
+  const jobs = useQuery({ queryKey: ["overview", "jobs"], enabled: auth.can("jobs:read"), queryFn: () => unwrap(client.jobs.list({ limit: 100 })) });
   const endpoints = useQuery({
     queryKey: ["webhook-endpoints"],
     enabled: auth.can("webhooks:write"),
-    queryFn: () => unwrap(client.GET("/v1/webhook_endpoints", { params: { query: { limit: 100 } } })),
+    queryFn: () => unwrap(client.webhookEndpoints.list({ limit: 100 })),
   });
   const failed = useQuery({
     queryKey: ["overview", "failed-requests"],
-    queryFn: () => unwrap(client.GET("/v1/request_logs", { params: { query: { limit: 10, status: "4xx" } } })),
+    queryFn: () => unwrap(client.requestLogs.list({ limit: 10, status: "4xx" })),
     // The dashboard's own scope probes (lib/scopes.ts) are not failures anyone needs to see here.
     select: (page) => ({ ...page, data: page.data.filter((log) => !isScopeProbe(log.request_params)).slice(0, 5) }),
   });

@@ -47,11 +47,7 @@ export function RequestLogsPage() {
     queryKey: ["request-logs", search],
     placeholderData: keepPreviousData,
     queryFn: () =>
-      unwrap(
-        auth.client.GET("/v1/request_logs", {
-          params: { query: { limit: 20, ...(filters as { method?: "GET" | "POST" | "DELETE" }), ...(search.after ? { starting_after: search.after } : {}) } },
-        }),
-      ),
+      unwrap(auth.client.requestLogs.list({ limit: 20, ...(filters as { method?: "GET" | "POST" | "DELETE" }), ...(search.after ? { starting_after: search.after } : {}) })),
   });
   const missing = logs.error instanceof ApiFailure && logs.error.routeMissing ? logs.error : null;
   return (
@@ -79,7 +75,7 @@ const logRoute = getRouteApi("/request-logs/$id");
 export function RequestLogDetailPage() {
   const { id } = logRoute.useParams();
   const auth = useAuth();
-  const log = useQuery({ queryKey: ["request-log", id], queryFn: () => unwrap(auth.client.GET("/v1/request_logs/{id}", { params: { path: { id } } })) });
+  const log = useQuery({ queryKey: ["request-log", id], queryFn: () => unwrap(auth.client.requestLogs.retrieve(id)) });
   const missing = log.error instanceof ApiFailure && log.error.routeMissing ? log.error : null;
   const data = log.data;
   const touched = data ? [...new Set([...idsInPath(data.path), ...idsIn(data.response_body)])] : [];

@@ -15,7 +15,7 @@ const route = getRouteApi("/resources/$id");
 export function ResourceDetailPage() {
   const { id } = route.useParams();
   const { client } = useAuth();
-  const resource = useQuery({ queryKey: ["resource", id], queryFn: () => unwrap(client.GET("/v1/resources/{id}", { params: { path: { id } } })) });
+  const resource = useQuery({ queryKey: ["resource", id], queryFn: () => unwrap(client.resources.retrieve(id)) });
   return (
     <div>
       <p className="crumbs">
@@ -65,13 +65,7 @@ function EditResource({ resource }: { resource: Resource }) {
     setMetadata(metadataText(resource.metadata));
   }, [resource]);
   const update = useMutation({
-    mutationFn: () =>
-      unwrap(
-        client.POST("/v1/resources/{id}", {
-          params: { path: { id: resource.id } },
-          body: { name, status, metadata: metadataChange(resource.metadata, parseMetadataText(metadata)) },
-        }),
-      ),
+    mutationFn: () => unwrap(client.resources.update(resource.id, { name, status, metadata: metadataChange(resource.metadata, parseMetadataText(metadata)) })),
     onSuccess: (updated) => {
       queryClient.setQueryData(["resource", resource.id], updated);
       void queryClient.invalidateQueries({ queryKey: ["resource-events", resource.id] });
@@ -79,7 +73,7 @@ function EditResource({ resource }: { resource: Resource }) {
     },
   });
   const remove = useMutation({
-    mutationFn: () => unwrap(client.DELETE("/v1/resources/{id}", { params: { path: { id: resource.id } } })),
+    mutationFn: () => unwrap(client.resources.del(resource.id)),
     onSuccess: () => {
       void queryClient.invalidateQueries({ queryKey: ["resources"] });
       void navigate({ to: "/resources", search: {} });
@@ -131,7 +125,7 @@ function ResourceEvents({ id }: { id: string }) {
     enabled: reason === null,
     // An event is listed within about a second of its change: the list follows on its own while the tab is visible.
     refetchInterval: 2_000,
-    queryFn: () => unwrap(client.GET("/v1/events", { params: { query: { object: id, limit: 100 } } })),
+    queryFn: () => unwrap(client.events.list({ object: id, limit: 100 })),
   });
   const sorted = [...(events.data?.data ?? [])].sort((a, b) => a.sequence - b.sequence);
   return (

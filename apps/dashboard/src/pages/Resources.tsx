@@ -69,11 +69,8 @@ export function ResourcesPage() {
     placeholderData: keepPreviousData,
     queryFn: ({ signal }) =>
       searching
-        ? searchPage(
-            (at) => unwrap(client.GET("/v1/resources/search", { params: { query: { query: filters.q!, limit: PAGE, ...(at ? { page: at } : {}) } }, signal })),
-            filters.page,
-          )
-        : unwrap(client.GET("/v1/resources", { params: { query: listQuery(filters, PAGE) }, signal })),
+        ? searchPage((at) => unwrap(client.resources.search({ query: filters.q!, limit: PAGE, ...(at ? { page: at } : {}) }, { signal })), filters.page)
+        : unwrap(client.resources.list(listQuery(filters, PAGE), { signal })),
   });
 
   const setFilters = (next: ResourceFilters) => void navigate({ search: next });
@@ -141,7 +138,7 @@ function CreateResource() {
   const [status, setStatus] = useState<(typeof RESOURCE_STATUSES)[number]>("active");
   const [metadata, setMetadata] = useState("");
   const create = useMutation({
-    mutationFn: () => unwrap(client.POST("/v1/resources", { body: { name, status, metadata: parseMetadataText(metadata) } })),
+    mutationFn: () => unwrap(client.resources.create({ name, status, metadata: parseMetadataText(metadata) })),
     onSuccess: () => {
       setName("");
       setMetadata("");

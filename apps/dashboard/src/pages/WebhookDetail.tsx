@@ -20,21 +20,21 @@ export function WebhookDetailPage() {
   const endpoint = useQuery({
     queryKey: ["webhook-endpoint", id],
     enabled: reason === null,
-    queryFn: () => unwrap(client.GET("/v1/webhook_endpoints/{id}", { params: { path: { id } } })),
+    queryFn: () => unwrap(client.webhookEndpoints.retrieve(id)),
   });
   const refresh = () => {
     void queryClient.invalidateQueries({ queryKey: ["webhook-endpoint", id] });
     void queryClient.invalidateQueries({ queryKey: ["webhook-endpoints"] });
   };
   const setStatus = useMutation({
-    mutationFn: (status: "enabled" | "disabled") => unwrap(client.POST("/v1/webhook_endpoints/{id}", { params: { path: { id } }, body: { status } })),
+    mutationFn: (status: "enabled" | "disabled") => unwrap(client.webhookEndpoints.update(id, { status })),
     onSuccess: (updated) => {
       queryClient.setQueryData(["webhook-endpoint", id], updated);
       refresh();
     },
   });
   const remove = useMutation({
-    mutationFn: () => unwrap(client.DELETE("/v1/webhook_endpoints/{id}", { params: { path: { id } } })),
+    mutationFn: () => unwrap(client.webhookEndpoints.del(id)),
     onSuccess: () => {
       refresh();
       void navigate({ to: "/webhooks" });
@@ -42,12 +42,12 @@ export function WebhookDetailPage() {
   });
   const [grace, setGrace] = useState("86400");
   const rotate = useMutation({
-    mutationFn: () => unwrap(client.POST("/v1/webhook_endpoints/{id}/rotate_secret", { params: { path: { id } }, body: { expires_in: Number(grace) } })),
+    mutationFn: () => unwrap(client.webhookEndpoints.rotateSecret(id, { expires_in: Number(grace) })),
     onSuccess: refresh,
   });
   const [since, setSince] = useState(() => new Date(Date.now() - 86_400_000).toISOString().slice(0, 16));
   const recover = useMutation({
-    mutationFn: () => unwrap(client.POST("/v1/webhook_endpoints/{id}/recover", { params: { path: { id } }, body: { since: Math.floor(Date.parse(`${since}:00Z`) / 1000) } })),
+    mutationFn: () => unwrap(client.webhookEndpoints.recover(id, { since: Math.floor(Date.parse(`${since}:00Z`) / 1000) })),
     onSuccess: () => void queryClient.invalidateQueries({ queryKey: ["attempts", id] }),
   });
   const data = endpoint.data;
@@ -148,10 +148,10 @@ function EndpointAttempts({ id, status, event }: { id: string; status: string | 
     queryKey: ["attempts", id, filter],
     refetchInterval: 1_000,
     placeholderData: keepPreviousData,
-    queryFn: () => unwrap(client.GET("/v1/webhook_endpoints/{id}/attempts", { params: { path: { id }, query: { limit: 20, ...filter } } })),
+    queryFn: () => unwrap(client.webhookEndpoints.listAttempts(id, { limit: 20, ...filter })),
   });
   const resend = useMutation({
-    mutationFn: (attempt: WebhookAttempt) => unwrap(client.POST("/v1/events/{id}/resend", { params: { path: { id: attempt.event } }, body: { webhook_endpoint: id } })),
+    mutationFn: (attempt: WebhookAttempt) => unwrap(client.events.resend(attempt.event, { webhook_endpoint: id })),
     onSuccess: () => void queryClient.invalidateQueries({ queryKey: ["attempts", id] }),
   });
   return (

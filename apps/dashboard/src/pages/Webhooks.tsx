@@ -26,7 +26,7 @@ export function WebhooksPage() {
   const endpoints = useQuery({
     queryKey: ["webhook-endpoints"],
     enabled: reason === null,
-    queryFn: () => unwrap(client.GET("/v1/webhook_endpoints", { params: { query: { limit: 100 } } })),
+    queryFn: () => unwrap(client.webhookEndpoints.list({ limit: 100 })),
   });
   return (
     <div>
@@ -51,12 +51,7 @@ function CreateEndpoint() {
   const [events, setEvents] = useState<EnabledEvent[]>(["*"]);
   const [scheme, setScheme] = useState<"v1" | "v1a">("v1");
   const create = useMutation({
-    mutationFn: () =>
-      unwrap(
-        client.POST("/v1/webhook_endpoints", {
-          body: { url, enabled_events: events, signature_scheme: scheme, ...(description ? { description } : {}) },
-        }),
-      ),
+    mutationFn: () => unwrap(client.webhookEndpoints.create({ url, enabled_events: events, signature_scheme: scheme, ...(description ? { description } : {}) })),
     onSuccess: () => {
       setUrl("");
       setDescription("");

@@ -2,6 +2,7 @@ import type { IncomingMessage } from "node:http";
 import qs from "qs";
 import { ApiError } from "../errors.js";
 import { checkFormPairs, decodeFormComponent } from "./form-pairs.js";
+import { continueBody } from "./expect-continue.js";
 
 /** Largest accepted request body, in bytes (1 MiB). */
 export const BODY_LIMIT_BYTES = 1024 * 1024;
@@ -176,6 +177,8 @@ function unsupported(what: string): ApiError {
 function readBody(req: IncomingMessage): Promise<Buffer> {
   const declared = Number(req.headers["content-length"] ?? Number.NaN);
   if (Number.isFinite(declared) && declared > BODY_LIMIT_BYTES) return Promise.reject(tooLarge());
+  // Every check the headers allow is made: a client waiting on `Expect: 100-continue` may send the body now.
+  continueBody(req);
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;

@@ -1,6 +1,10 @@
 import { status as GrpcStatus } from "@grpc/grpc-js";
+import { RELEASE } from "@rms/config";
+import { MIGRATION_STEPS, MIGRATIONS_COLLECTION, migrate } from "@rms/core";
 import { ResourceService, RpcError, createClient } from "@rms/proto";
+import { eventually } from "@rms/test-db/testkit";
 import { Binary, MongoClient, type Collection } from "mongodb";
+import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { CoreClients } from "../core.js";
 import { GATEWAY_TOKEN, startStack, withSecretKey, type Stack } from "../testutil/harness.js";
@@ -55,7 +59,7 @@ const slowCore = gate();
 let stack: Stack;
 let mongo: MongoClient;
 let records: Collection<Record<string, unknown>>;
-/** Core's resources: a create's answer is recorded there, with the resource, under the key (not public). */
+/** Core's resources (not public). */
 let slots: Collection<Record<string, unknown>>;
 
 beforeAll(async () => {
@@ -187,8 +191,10 @@ describe("Idempotency-Key on POST", () => {
     expect(retry.headers["idempotent-replayed"]).toBe("true");
     expect(retry.headers["original-request"]).toBe(first.headers["request-id"]);
     expect(retry.json.name).toBe("updated once");
-    const events = await stack.api.get(`/v1/events?object=${created.json.id}`, { key });
-    expect(events.json.data.map((e: { type: string }) => e.type)).toEqual(["resource.updated", "resource.created"]);
+    await eventually(async () => {
+      const events = await stack.api.get(`/v1/events?object=${created.json.id}`, { key });
+      expect(events.json.data.map((e: { type: string }) => e.type)).toEqual(["resource.updated", "resource.created"]);
+    });
   });
 
   it("replays errors that came from executing (400 and 404 from core) with the same bytes", async () => {
@@ -284,6 +290,7 @@ describe("records in idempotency_keys", () => {
       account: account.id,
       livemode: false,
       created: new Date(now - 60_000),
+      expires_at: new Date(now - 60_000 + 86_400_000),
       owner: "dead",
       completed: false,
       request_id: "req_dead",
@@ -305,7 +312,6 @@ describe("records in idempotency_keys", () => {
     expect(record!["answer"]).toBeDefined();
     expect((record!["created"] as Date).getTime()).toBe(now - 60_000);
     expect((await listAll(key)).filter((r) => r.name === body.name)).toHaveLength(2); // "probe" and "crashed"
-    expect(await slots.countDocuments({ idempotency: `${account.id}/test/crashed` })).toBe(1);
   });
 
   it("keeps a record 24 hours after first use, and treats one past them as absent before the TTL index deletes it", async () => {
@@ -347,9 +353,10 @@ describe("core's record of the key (one record per key, whatever the operation)"
     expect(replay.headers["original-request"]).toBe(first.headers["request-id"]);
     expect(replay.text).toBe(first.text);
     expect(await records.findOne({ _id: `${account.id}/test/slot` as never })).toMatchObject({ completed: true, request_id: first.headers["request-id"] });
-    const slot = await slots.findOne({ idempotency: `${account.id}/test/slot` });
-    expect(slot).toMatchObject({ _id: first.json.id });
-    expect(slot!["answer"]).toBeUndefined();
+    // The resource holds no answer and no key: its slot is its own id.
+    const resource = await slots.findOne({ _id: first.json.id as never });
+    expect(resource).toMatchObject({ idempotency: first.json.id });
+    expect(resource!["answer"]).toBeUndefined();
   });
 
   it("replays the first answer byte for byte after the resource has changed, and after it was deleted", async () => {
@@ -415,39 +422,48 @@ describe("core's record of the key (one record per key, whatever the operation)"
     expect((await listAll(key)).map((r) => r.name).sort()).toEqual(["made", "renamed"]);
   });
 
-  it("replays a record a gateway of before wrote (its answer as HTTP bytes) as it was, and keeps its lock", async () => {
+  it("answers a record a gateway wrote as HTTP bytes (before core kept the records) as migration 0003 left it: in use, reused, never run again", async () => {
     const { account, key } = await withSecretKey(stack);
-    const json = { name: "recorded by a gateway of before" };
+    const json = { name: "recorded by the gateway" };
     // This request's fingerprint (the key is not part of it), as core recorded it under another key.
     expect((await stack.api.post("/v1/resources", { key, json, headers: withKey("fp-probe") })).status).toBe(201);
     const fingerprint = (await records.findOne({ _id: `${account.id}/test/fp-probe` as never }))!["fingerprint"] as string;
     const now = Date.now();
-    const old = {
+    const expiresAt = new Date(now + 20 * 3_600_000);
+    // The shape such a gateway left: its HTTP answer (`status`, `body`, `headers`), no `answer`.
+    await records.insertOne({
+      _id: `${account.id}/test/old-record` as never,
       account: account.id,
       livemode: false,
       fingerprint,
       created: new Date(now - 3_600_000),
-      expires_at: new Date(now + 20 * 3_600_000),
+      expires_at: expiresAt,
       owner: "old-gateway",
       request_id: "req_oldgateway",
-    };
-    const body = '{"id":"res_recordedbefore","object":"resource"}';
-    await records.insertOne({
-      _id: `${account.id}/test/old-record` as never,
-      ...old,
       locked_until: new Date(now - 3_599_000),
       completed: true,
       status: 201,
-      body: new Binary(Buffer.from(body)),
+      body: new Binary(Buffer.from('{"id":"res_recordedbefore","object":"resource"}')),
       headers: [{ name: "Content-Type", value: "application/json; charset=utf-8" }],
     });
-    await records.insertOne({ _id: `${account.id}/test/old-lock` as never, ...old, locked_until: new Date(now + 60_000), completed: false });
-    const replay = await stack.api.post("/v1/resources", { key, json, headers: withKey("old-record") });
-    expect(replay.status).toBe(201);
-    expect(replay.text).toBe(body);
-    expect(replay.headers).toMatchObject({ "idempotent-replayed": "true", "original-request": "req_oldgateway", "content-type": "application/json; charset=utf-8" });
-    expect((await stack.api.post("/v1/resources", { key, json, headers: withKey("old-lock") })).status).toBe(409);
-    expect((await listAll(key)).filter((r) => r.name === json.name)).toHaveLength(1); // the probe's only
+    // What a core of this release does at start, on a database the step has not run on yet.
+    const step = MIGRATION_STEPS.filter((s) => s.id === "0003-gateway-idempotency-answers");
+    await mongo
+      .db(stack.databaseName)
+      .collection(MIGRATIONS_COLLECTION)
+      .deleteOne({ _id: step[0]!.id as never });
+    expect((await migrate(mongo.db(stack.databaseName), { owner: "test", release: RELEASE, logger: pino({ level: "silent" }), steps: step })).ran).toEqual([step[0]!.id]);
+
+    const converted = (await records.findOne({ _id: `${account.id}/test/old-record` as never }))!;
+    expect(converted).toMatchObject({ completed: false, locked_until: expiresAt, fingerprint });
+    expect(converted).not.toHaveProperty("body");
+    const repeat = await stack.api.post("/v1/resources", { key, json, headers: withKey("old-record") });
+    expect(repeat.status).toBe(409);
+    expect(repeat.json.error.code).toBe("idempotency_key_in_use");
+    const other = await stack.api.post("/v1/resources", { key, json: { name: "another request" }, headers: withKey("old-record") });
+    expect(other.status).toBe(400);
+    expect(other.json.error.code).toBe("idempotency_key_reused");
+    expect((await listAll(key)).filter((r) => r.name === json.name || r.name === "another request")).toHaveLength(1); // the probe's only
   });
 
   it("refuses a replay to a key revoked since the first answer: 401, not the recorded answer", async () => {

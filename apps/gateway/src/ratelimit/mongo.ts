@@ -1,4 +1,4 @@
-import { isDuplicateKeyError, dropRetiredIndexes } from "@rms/proto";
+import { isDuplicateKeyError } from "@rms/proto";
 import type { Collection, Db } from "mongodb";
 import type { RateLimitDecision, RateLimiter } from "./interface.js";
 
@@ -42,9 +42,6 @@ export class MongoRateLimiter implements RateLimiter {
   async ensureIndexes(): Promise<void> {
     await this.tokens.createIndex({ b: 1, w: 1 }, { name: "bucket_window" });
     await this.tokens.createIndex({ expires_at: 1 }, { name: "expires_at", expireAfterSeconds: 0 });
-    // The index of the periodic deleteMany that the TTL index replaced, and the old windows left by that version.
-    await dropRetiredIndexes(this.tokens, ["window"]);
-    await this.tokens.deleteMany({ expires_at: { $exists: false }, w: { $lt: Math.floor(this.now() / WINDOW_MS) - 1 } });
   }
 
   async take(bucket: string, perSecond: number): Promise<RateLimitDecision> {

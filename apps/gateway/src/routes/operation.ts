@@ -3,10 +3,12 @@ import type { Logger } from "pino";
 import type { CoreCall, CoreClients, CoreServiceName, RpcName, RpcReply, RpcRequest } from "../core.js";
 import type { ErrorCode } from "../errors.js";
 import type { Params } from "../http/body.js";
+import { optionalBoolean } from "../http/params.js";
 import type { Scope } from "../http/auth.js";
 import type { Principal, Tenant } from "../http/principal.js";
 import { renderAnswer, type JsonSchema, type PublicObject, type RenderedAnswer } from "../schema/objects.js";
 import type { RequestLogStore } from "../request-logs/store.js";
+import type { StreamServices } from "../streams/services.js";
 
 /** The gateway's own stores an operation may read instead of calling core: the request logs (docs/request-logs.md). */
 export interface LocalStores {
@@ -25,6 +27,8 @@ export interface ParamSpec {
    * `undefined` (and none is shown).
    */
   readonly example: unknown;
+  /** A parameter this one may not be sent with (400 when both are): the API document lists the pair. */
+  readonly notWith?: string;
 }
 
 /**
@@ -48,6 +52,8 @@ export interface EventPayload {
 export interface KeylessRoute {
   readonly path: string;
   readonly operationId: string;
+  /** Its SDK namespace and method, when clients call it (`status.retrieve`). */
+  readonly client?: { readonly namespace: string; readonly method: string };
   readonly summary: string;
   readonly description: string;
   /** By HTTP status: the object answered (or a bare schema), and whether Retry-After comes with it. */
@@ -73,6 +79,8 @@ export interface SuccessSpec<O> {
   readonly description: string;
   /** The public object of the answer: renders the body and describes it. */
   readonly object: PublicObject<O>;
+  /** A variant's answer (`withVariant`): the boolean parameter that, when true, selects it. */
+  readonly selectedBy?: string;
 }
 
 /** The one core call a request stands for, and how its reply is answered. */
@@ -119,8 +127,6 @@ export interface Operation {
   readonly bodyParameterLimit?: number;
   /** The deadline of its core call, when it must differ from CORE_CALL_TIMEOUT_MS (a call that waits on a receiver). */
   readonly timeoutMs?: number;
-  /** Its answers carry a secret: core keeps them sealed (`idempotency: "sealed"`); a gateway of before sealed its own copy (idempotency/sealed-records.ts). */
-  readonly secretInAnswer?: boolean;
   /** Only a secret key may run it (a dashboard session), whatever scopes a restricted key holds. */
   readonly secretKeyOnly?: boolean;
   /**
@@ -128,6 +134,8 @@ export interface Operation {
    * on every request (revoked or expired: refused at once), never from the cache of verified keys.
    */
   readonly local?: boolean;
+  /** Its SDK method when the naming rules (client-names.ts) would name it badly (`addPart` for POST /v1/uploads/:id/parts). */
+  readonly clientMethod?: string;
   /** Checks the request and makes the one core call it stands for (throws ApiError on bad input). */
   prepare(input: OperationInput): PreparedCall;
   /**
@@ -142,12 +150,14 @@ export interface StreamInput {
   readonly req: Request;
   readonly res: Response;
   readonly tenant: Tenant;
+  /** The id of the key the request was made with (`key_...`). */
+  readonly keyId: string;
   readonly path: Readonly<Record<string, string>>;
   /** Query parameters (GET), unknown ones already refused. */
   readonly params: Params;
   /** The Idempotency-Key of a POST, if any. */
   readonly key: string | undefined;
-  /** The metadata of its core calls: request id, presented key, Idempotency-Key. */
+  /** The metadata of its core calls: request id, presented key (a POST adds its Idempotency-Key: idempotency/keyed-call.ts). */
   readonly metadata: Readonly<Record<string, string>>;
   readonly core: CoreClients;
 }
@@ -168,20 +178,27 @@ export interface StreamSpec {
   handle(input: StreamInput, deps: StreamDeps): Promise<void>;
 }
 
-/** What a stream handler may use of the gateway besides core (the file size limit, the logger). */
+/** What a stream handler may use of the gateway besides core (the file size limit, the logger, the event streams). */
 export interface StreamDeps {
   readonly filesMaxBytes: number;
   readonly logger: Logger;
+  /** The hubs, feeds and limits of `GET /v1/events/stream` and `GET /v1/request_logs/stream`; absent: they answer 503. */
+  readonly streams?: StreamServices | undefined;
+  /** The gateway's own stores (the request logs). */
+  readonly local?: LocalStores | undefined;
 }
 
 /** A stream operation as its route file writes it. */
-export interface StreamOperationSpec extends Omit<DescriptionSpec<never>, "secretInAnswer"> {
+export interface StreamOperationSpec extends DescriptionSpec<never> {
   readonly stream: StreamSpec;
+  /** Served from the gateway's own store (the request-log stream): its key is verified by core when it opens (`Operation.local`). */
+  readonly local?: boolean;
 }
 
 export function defineStreamOperation(spec: StreamOperationSpec): Operation {
   return {
     ...described(spec),
+    ...(spec.local ? { local: true } : {}),
     stream: spec.stream,
     prepare: () => {
       throw new Error(`${spec.method} ${spec.path} is a stream operation: it has no single core call`);
@@ -202,9 +219,10 @@ interface DescriptionSpec<O> {
   readonly errors?: readonly ErrorCode[];
   readonly bodyParameterLimit?: number;
   readonly timeoutMs?: number;
-  readonly secretInAnswer?: boolean;
   /** Only a secret key may run it, whatever scopes a restricted key holds. */
   readonly secretKeyOnly?: boolean;
+  /** Its SDK method, when the naming rules (client-names.ts) would name it badly. */
+  readonly clientMethod?: string;
 }
 
 /** The one mapping of a spec to the operation's description; each kind adds how it runs (`prepare`, `stream`). */
@@ -231,8 +249,8 @@ function described<O>(spec: DescriptionSpec<O>): Omit<Operation, "prepare" | "st
         : (spec.errors ?? []),
     ...(spec.bodyParameterLimit !== undefined ? { bodyParameterLimit: spec.bodyParameterLimit } : {}),
     ...(spec.timeoutMs !== undefined ? { timeoutMs: spec.timeoutMs } : {}),
-    ...(spec.secretInAnswer ? { secretInAnswer: true } : {}),
     ...(spec.secretKeyOnly ? { secretKeyOnly: true } : {}),
+    ...(spec.clientMethod ? { clientMethod: spec.clientMethod } : {}),
   };
 }
 
@@ -265,23 +283,25 @@ export function defineOperation<S extends CoreServiceName, M extends RpcName<S>,
 }
 
 /**
- * An operation that answers otherwise when `selects(params)` holds: another core call and another success
- * (POST /v1/jobs with `validate_only=true` answers a 200 `job_preview`). The variant has the same method,
- * path, scope and parameters, so the request is refused or accepted alike up to the choice; the API
- * document shows both answers. `selects` runs after the parameters are known and may refuse them (400).
+ * An operation that answers otherwise when its boolean parameter `flag` is true: another core call and another
+ * success (POST /v1/jobs with `validate_only=true` answers a 200 `job_preview`). The variant has the same method,
+ * path, scope and parameters, so the request is refused or accepted alike up to the choice; the API document shows
+ * both answers and names the flag that selects the variant's (`x-rms-selected-by`), so a typed client answers each
+ * call with the right one. The flag is read after the parameters are known, and a value that is not a boolean is 400.
  */
-export function withVariant(operation: Operation, variant: Operation, selects: (params: Params) => boolean): Operation {
+export function withVariant(operation: Operation, variant: Operation, flag: string): Operation {
   const same = variant.method === operation.method && variant.path === operation.path && variant.scope === operation.scope && variant.params.join() === operation.params.join();
   if (!same) throw new Error(`withVariant: ${variant.method} ${variant.path} differs from the operation it varies`);
+  if (!operation.parameters[flag]) throw new Error(`withVariant: ${operation.method} ${operation.path} has no parameter '${flag}'`);
   return {
     ...operation,
-    variants: [...operation.variants, variant.success, ...variant.variants],
-    prepare: (input) => (selects(input.params) ? variant : operation).prepare(input),
+    variants: [...operation.variants, { ...variant.success, selectedBy: flag }, ...variant.variants],
+    prepare: (input) => (optionalBoolean(input.params, flag) === true ? variant : operation).prepare(input),
   };
 }
 
 /** A read the gateway answers from its own stores (the request logs), as its route file writes it. */
-export interface LocalOperationSpec<R, O> extends Omit<DescriptionSpec<O>, "bodyParameterLimit" | "timeoutMs" | "secretInAnswer" | "secretKeyOnly"> {
+export interface LocalOperationSpec<R, O> extends Omit<DescriptionSpec<O>, "bodyParameterLimit" | "timeoutMs" | "secretKeyOnly" | "clientMethod"> {
   readonly method: "GET";
   /** Checks the request (throws ApiError on bad input) and returns the read it stands for. */
   read(input: OperationInput): (stores: LocalStores) => Promise<R>;

@@ -1,3 +1,4 @@
+import { RELEASE } from "@rms/config";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { startStack, type Stack } from "../testutil/harness.js";
 
@@ -10,7 +11,7 @@ afterAll(() => stack.stop());
 it("is operational, without a key", async () => {
   const response = await stack.api.get("/v1/status");
   expect(response.status).toBe(200);
-  expect(response.text).toBe('{"object":"status","status":"operational","version":"1.4"}');
+  expect(response.text).toBe(`{"object":"status","status":"operational","version":"1.4","release":"${RELEASE}"}`);
   expect(response.headers["request-id"]).toMatch(/^req_/);
 });
 
@@ -20,7 +21,7 @@ it("is degraded with 503 once core is gone, and API calls get 503 service_unavai
   await stack.stopCore();
   const response = await stack.api.get("/v1/status");
   expect(response.status).toBe(503);
-  expect(response.text).toBe('{"object":"status","status":"degraded","version":"1.4"}');
+  expect(response.text).toBe(`{"object":"status","status":"degraded","version":"1.4","release":"${RELEASE}"}`);
 
   const call = await stack.api.get("/v1/resources", { key });
   expect(call.status).toBe(503);

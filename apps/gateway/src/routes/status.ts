@@ -1,5 +1,6 @@
 import type { RequestHandler } from "express";
 import type { Logger } from "pino";
+import { RELEASE } from "@rms/config";
 import { DATABASE_HEALTH_SERVICE } from "@rms/proto";
 import { HEALTH_TIMEOUT_MS, type CoreClients } from "../core.js";
 import { API_VERSION, requestIdOf } from "../http/request-id.js";
@@ -10,11 +11,23 @@ export const STATUS_PATH = "/v1/status";
 
 type Status = "operational" | "degraded";
 
-/** The status object: `operational`, or `degraded` while core or its database is unreachable or the database is slow. */
+/**
+ * The status object: `operational`, or `degraded` while core or its database is unreachable or the database is slow;
+ * the API's version label, and the release of the gateway that answered (during a rolling upgrade two are seen).
+ */
 const StatusObject = publicObject<{ readonly status: Status }>("Status", {
   object: constant("status"),
   status: field({ type: "string", enum: ["operational", "degraded"] }, ({ status }) => status),
   version: field({ type: "string", const: API_VERSION }, () => API_VERSION),
+  release: field(
+    {
+      type: "string",
+      pattern: "^\\d+\\.\\d+\\.\\d+$",
+      example: RELEASE,
+      description: "The software release of the gateway that answered (`1.4.N`; the API's label stays `version`).",
+    },
+    () => RELEASE,
+  ),
 });
 
 /**
@@ -49,6 +62,7 @@ export function statusHandler(core: CoreClients, logger: Logger): RequestHandler
 export const statusRoute: KeylessRoute = {
   path: STATUS_PATH,
   operationId: "getStatus",
+  client: { namespace: "status", method: "retrieve" },
   summary: "Service status",
   description:
     "No key needed. `degraded` (503) while MongoDB or the core is unreachable; `degraded` (200) while MongoDB answers slowly (a ping over 1 s): requests are served, slowly.",

@@ -49,19 +49,19 @@ describe("a public object renders what it describes", () => {
     const itemsJson = JSON.stringify([ResourceObject.render(resource), ResourceObject.render({ ...resource, id: "res_0000000000000000000000" })]);
     const messages = [resource, { ...resource, id: "res_0000000000000000000000" }];
     for (const hasMore of [true, false]) {
-      const fromText = renderAnswer(ResourceListObject, pageOf({ resources: [], dataJson: itemsJson }, hasMore));
-      const fromMessages = renderAnswer(ResourceListObject, pageOf({ resources: messages, dataJson: "" }, hasMore));
+      const fromText = renderAnswer(ResourceListObject, pageOf({ dataJson: itemsJson }, hasMore));
+      const fromMessages = renderAnswer(ResourceListObject, { items: messages, hasMore });
       expect(fromText.text).toBe(fromMessages.text);
       expect(fromText.object).toBeUndefined();
       expect(JSON.parse(fromMessages.text)).toEqual(fromMessages.object);
       for (const nextPage of ["page_token", null]) {
-        const search = (answer: { resources: typeof messages; dataJson: string }) => renderAnswer(ResourceSearchResultObject, { ...pageOf(answer, hasMore), nextPage }).text;
-        expect(search({ resources: [], dataJson: itemsJson })).toBe(search({ resources: messages, dataJson: "" }));
+        const fromSearchText = renderAnswer(ResourceSearchResultObject, { ...pageOf({ dataJson: itemsJson }, hasMore), nextPage }).text;
+        expect(fromSearchText).toBe(renderAnswer(ResourceSearchResultObject, { items: messages, hasMore, nextPage }).text);
       }
     }
-    expect(renderAnswer(ResourceListObject, pageOf({ resources: [], dataJson: "[]" }, false)).text).toBe('{"object":"list","url":"/v1/resources","has_more":false,"data":[]}');
+    expect(renderAnswer(ResourceListObject, pageOf({ dataJson: "[]" }, false)).text).toBe('{"object":"list","url":"/v1/resources","has_more":false,"data":[]}');
     // The wire form of such a page (what the OpenAPI checks read) is the same object.
-    expect(ResourceListObject.render(pageOf({ resources: [], dataJson: itemsJson }, true))).toEqual(ResourceListObject.render({ items: messages, hasMore: true }));
+    expect(ResourceListObject.render(pageOf({ dataJson: itemsJson }, true))).toEqual(ResourceListObject.render({ items: messages, hasMore: true }));
   });
 
   it("refuses a missing object or an unknown status from core as internal_error", () => {

@@ -143,19 +143,28 @@ function envelopeText(head: Record<string, unknown>, itemsJson: string): string 
   return `${fields.slice(0, -1)},"data":${itemsJson}}`;
 }
 
-/** The list envelope of an object: `{object: "list", url, has_more, data}`. */
-export function listOf<S>(item: PublicObject<S>, url: string, maxItems: number): PublicObject<Page<S>> {
-  const list = publicObject<Page<S>>(
+/**
+ * The list envelope of an object: `{object: "list", url, has_more, data}`; `extra` fields (a list's facts beside its
+ * page, such as the files' usage) come after `has_more`, `data` stays last.
+ */
+export function listOf<S, P extends Page<S> = Page<S>>(item: PublicObject<S>, url: string, maxItems: number, extra: Readonly<Record<string, Field<P>>> = {}): PublicObject<P> {
+  const list = publicObject<P>(
     `${item.name}List`,
     {
       object: constant("list"),
       url: field({ type: "string", const: url }, () => url),
       has_more: field({ type: "boolean" }, (page) => page.hasMore),
+      ...extra,
       data: field({ type: "array", maxItems, items: schemaRef(item.name) }, (page) => pageData(item, page)),
     },
     [item as PublicObject<never>],
   );
-  return withPageText(list, (page) => ({ object: "list", url, has_more: page.hasMore }));
+  return withPageText(list, (page) => ({
+    object: "list",
+    url,
+    has_more: page.hasMore,
+    ...Object.fromEntries(Object.entries(extra).map(([name, f]) => [name, f.value(page)])),
+  }));
 }
 
 /** A page's envelope that writes its own text when core sent the items as JSON text (`Page.itemsJson`). */

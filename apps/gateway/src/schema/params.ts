@@ -73,7 +73,11 @@ export function pageParams(prefix: IdPrefix, noun: string): Record<string, Param
   const example = exampleId(prefix);
   return {
     limit: LIMIT_PARAM,
-    starting_after: { example, schema: { ...cursor, description: `Cursor: the page after this ${noun} id (older). Not together with \`ending_before\` (400).` } },
+    starting_after: {
+      example,
+      notWith: "ending_before",
+      schema: { ...cursor, description: `Cursor: the page after this ${noun} id (older). Not together with \`ending_before\` (400).` },
+    },
     // No example: the two are exclusive, and a request made of every example must be valid (starting_after's is shown).
     ending_before: { example: undefined, schema: { ...cursor, description: `Cursor: the page before this ${noun} id (newer). Not together with \`starting_after\` (400).` } },
   };

@@ -1,7 +1,4 @@
-import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
-import { cacheDir, withLock } from "@rms/test-db";
+import { pythonPackages } from "@rms/test-db/testkit";
 
 /**
  * stripe-python 16.1.0 and what it imports, each wheel's sha256 pinned (charset_normalizer's pure-Python wheel, so
@@ -18,49 +15,13 @@ const REQUIREMENTS = [
   "typing_extensions==4.16.0 --hash=sha256:481caa481374e813c1b176ada14e97f1f67a4539ce9cfeb3f350d78d6370c2e8",
 ];
 
-function run(args: readonly string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; output: string }> {
-  return new Promise((resolve) => {
-    const child = spawn("python3", args, { env, stdio: ["ignore", "pipe", "pipe"] });
-    let output = "";
-    child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
-    child.once("error", (error) => resolve({ code: null, output: error.message }));
-    child.once("close", (code) => resolve({ code, output }));
-  });
-}
-
-const lastLine = (text: string) => text.trim().split("\n").at(-1) ?? "";
-
 /**
  * A PYTHONPATH under which `import stripe` is stripe-python: `STRIPE_PYTHON_PATH` when set, else the pinned wheels
- * installed once (`python3 -m pip install --no-deps --require-hashes --target`) into `<cache>/stripe-python-16.1.0`,
- * outside the repository, as test-db installs its mongod (a lock; a temporary name renamed into place). Answers
- * why not when python3 or pip or the registry is missing.
+ * installed once into `<cache>/stripe-python-16.1.0`, outside the repository (@rms/test-db's `pythonPackages`).
+ * Answers why not when python3 or pip or the registry is missing.
  */
 export async function stripePython(env: NodeJS.ProcessEnv = process.env): Promise<{ path: string } | { unavailable: string }> {
   const given = env["STRIPE_PYTHON_PATH"];
   if (given) return { path: given };
-  const target = join(cacheDir(env), "stripe-python-16.1.0");
-  const installed = () => (existsSync(join(target, "stripe", "__init__.py")) ? { path: target } : undefined);
-  const found = installed();
-  if (found) return found;
-  const pip = await run(["-m", "pip", "--version"], env);
-  if (pip.code !== 0) return { unavailable: `no python3 with pip (${lastLine(pip.output)})` };
-  mkdirSync(cacheDir(env), { recursive: true });
-  return withLock<{ path: string } | { unavailable: string }>(`${target}.lock`, installed, async () => {
-    const staging = `${target}.partial-${process.pid}`;
-    rmSync(staging, { recursive: true, force: true });
-    mkdirSync(staging, { recursive: true });
-    const requirements = join(staging, "requirements.txt");
-    writeFileSync(requirements, `${REQUIREMENTS.join("\n")}\n`);
-    const args = ["-m", "pip", "install", "--no-deps", "--only-binary=:all:", "--require-hashes", "--disable-pip-version-check", "--no-input"];
-    const install = await run([...args, "--target", join(staging, "tree"), "-r", requirements], { ...env, PIP_NO_INPUT: "1" });
-    if (install.code !== 0 || !existsSync(join(staging, "tree", "stripe", "__init__.py"))) {
-      rmSync(staging, { recursive: true, force: true });
-      return { unavailable: `pip could not install stripe-python 16.1.0: ${lastLine(install.output)}` };
-    }
-    renameSync(join(staging, "tree"), target);
-    rmSync(staging, { recursive: true, force: true });
-    return { path: target };
-  });
+  return pythonPackages({ label: "stripe-python 16.1.0", folder: "stripe-python-16.1.0", requirements: REQUIREMENTS, probe: "stripe/__init__.py", requireHashes: true }, env);
 }

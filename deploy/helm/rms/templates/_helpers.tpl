@@ -89,9 +89,23 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- default (printf "%s.%s.svc:%v" (include "rms.componentName" (dict "root" . "component" "core")) .Release.Namespace .Values.core.port) .Values.gateway.coreAddr }}
 {{- end }}
 
+{{/* Core's caller table beyond its built-in entries (values `clients`): given at all, and the Secret holding it */}}
+{{- define "rms.clientsEnabled" -}}
+{{- if or .Values.clients.existingSecret .Values.clients.entries }}true{{ end }}
+{{- end }}
+
+{{- define "rms.clientsSecret" -}}
+{{- default (printf "%s-clients" (include "rms.fullname" .)) .Values.clients.existingSecret }}
+{{- end }}
+
+{{- define "rms.clientsSecretKey" -}}
+{{- if .Values.clients.existingSecret }}{{ .Values.clients.existingSecretKey }}{{ else }}clients.json{{ end }}
+{{- end }}
+
 {{/* Mount points */}}
 {{- define "rms.coreTlsDir" -}}/etc/rms/core-tls{{- end }}
 {{- define "rms.gatewayTlsDir" -}}/etc/rms/tls{{- end }}
+{{- define "rms.clientsDir" -}}/etc/rms/clients{{- end }}
 
 {{/* Environment every process reads: the database, the log level and tracing's OTEL_* variables */}}
 {{- define "rms.databaseEnv" -}}
@@ -145,6 +159,18 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- end }}
 {{- with .Values.settings.jobsLeaseMs }}
 - name: JOBS_LEASE_MS
+  value: {{ . | quote }}
+{{- end }}
+{{- with .Values.settings.filesQuotaBytes }}
+- name: FILES_QUOTA_BYTES
+  value: {{ . | quote }}
+{{- end }}
+{{- with .Values.settings.filesWriteLeaseMs }}
+- name: FILES_WRITE_LEASE_MS
+  value: {{ . | quote }}
+{{- end }}
+{{- with .Values.settings.filesSweepIntervalMs }}
+- name: FILES_SWEEP_INTERVAL_MS
   value: {{ . | quote }}
 {{- end }}
 {{- end }}
@@ -222,6 +248,10 @@ exec:
 {{- end }}
 {{- end }}
 {{- if and (not .Values.mongodb.existingSecret) (not .Values.mongodb.uri) }}{{ fail "mongodb.uri or mongodb.existingSecret is required" }}{{ end }}
+{{- if and .Values.clients.existingSecret .Values.clients.entries }}{{ fail "clients.entries or clients.existingSecret, not both" }}{{ end }}
+{{- range .Values.clients.entries }}
+{{- if not .name }}{{ fail "every entry of clients.entries needs a name" }}{{ end }}
+{{- end }}
 {{- end }}
 
 {{/* Egress every pod has (networkpolicies.yaml): MongoDB, DNS, the trace collector when tracing is on, and the extra rules. Called with dict "root" "component". */}}

@@ -140,6 +140,8 @@ function clientStreamingCall(channel: Client, method: Method, base: Metadata, op
       callOptions.signal?.addEventListener("abort", () => call.cancel(), { once: true });
       const onTrailers = callOptions.onTrailers;
       if (onTrailers) call.on("status", (status: StatusObject) => onTrailers(status.metadata));
+      const onHeaders = callOptions.onHeaders;
+      if (onHeaders) call.on("metadata", () => onHeaders());
       let cancelled = false;
       call.on("error", () => {
         cancelled = true;

@@ -15,13 +15,14 @@ import { once } from "node:events";
 import { RpcError } from "./rpc-error.js";
 import { toServiceDefinition, methodPath } from "./service-definition.js";
 import { endServerSpan, serverSpan } from "./tracing.js";
-import { tracingOn, withContext } from "@rms/telemetry";
-import type { AnyService, CallContext, ServiceImplementation } from "./types.js";
+import { tracingOn, withContext, type Attributes } from "@rms/telemetry";
+import type { AnyService, CallContext, Caller, ServiceImplementation } from "./types.js";
 
 export interface ServeOptions {
-  /** Runs before every handler; throw an RpcError to refuse the call (e.g. a missing admin token). */
-  /** Refuses a call by throwing; may name the caller, which handlers then see as `context.caller`. */
-  readonly authorize?: (context: CallContext) => string | undefined;
+  /** Runs before every handler: refuses a call by throwing an RpcError, or names the caller, which handlers see as `context.caller`. */
+  readonly authorize?: (context: CallContext) => Caller | undefined;
+  /** Attributes of a traced call's server span besides the method's (e.g. who calls, before `authorize` decides). */
+  readonly spanAttributes?: (context: CallContext) => Attributes;
   /** Turns a thrown non-RpcError into one (e.g. database outages into UNAVAILABLE); undefined: INTERNAL. */
   readonly mapError?: (error: unknown) => RpcError | undefined;
   /** Told about every call's outcome, for logs and metrics. `error` is set on failure. */
@@ -90,7 +91,7 @@ export function addService<S extends AnyService>(server: Server, service: S, imp
       };
       // With tracing on, the handler runs in a SERVER span, a child of the caller's (tracing.ts); its `onCallEnd` too,
       // so the call's log line carries the trace id.
-      const traced = tracingOn() ? serverSpan(method, call.metadata) : null;
+      const traced = tracingOn() ? serverSpan(method, call.metadata, options.spanAttributes?.(context)) : null;
       const answer = () =>
         run().then(
           (response) => {
@@ -157,11 +158,17 @@ function clientStreamingHandler(
     const started = performance.now();
     // Trailers a handler sets (an upload's replay under its Idempotency-Key: `rms-replay`), sent with its answer or error.
     let trailers: Metadata | undefined;
+    let headersSent = false;
     const context: CallContext = {
       ...streamContext(method, call),
       setTrailer(key, value) {
         trailers ??= new Metadata();
         trailers.set(key, value);
+      },
+      sendHeaders() {
+        if (headersSent || call.cancelled) return;
+        headersSent = true;
+        call.sendMetadata(new Metadata());
       },
     };
     // The iterable ends with an error when the caller goes away (grpc-js emits "cancelled" and may not end the stream).

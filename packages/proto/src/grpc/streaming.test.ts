@@ -9,7 +9,7 @@ const unary = async () => ({});
 const implementation = {
   async uploadFile(
     requests: AsyncIterable<{ part: { case: string; value: { filename?: string; length: number } } }>,
-    context: { metadata: { get(key: string): unknown[] }; setTrailer?: (key: string, value: string) => void },
+    context: { metadata: { get(key: string): unknown[] }; setTrailer?: (key: string, value: string) => void; sendHeaders?: () => void },
   ) {
     // A trailer the handler sets (an Idempotency-Key replay's `rms-replay`) goes with its answer or its error.
     const trailer = context.metadata.get("test-trailer")[0];
@@ -22,6 +22,10 @@ const implementation = {
       for await (const request of requests) {
         messages++;
         if (request.part.case === "start") filename = request.part.value.filename ?? "";
+        // A start it accepts: the go-ahead for the bytes; one it refuses: the answer, before any byte.
+        if (request.part.case === "start" && filename === "refuse-start")
+          throw new RpcError(GrpcStatus.INVALID_ARGUMENT, { type: "invalid_request_error", code: "limit_exceeded", message: "refused at the start" });
+        if (request.part.case === "start" && filename.startsWith("ask")) context.sendHeaders?.();
         if (request.part.case === "data") bytes += request.part.value.length;
         if (request.part.case === "end") ended = true;
         if (filename === "refuse" && bytes > 0) throw new RpcError(GrpcStatus.INVALID_ARGUMENT, { type: "invalid_request_error", code: "parameter_invalid", message: "refused" });
@@ -50,6 +54,7 @@ const implementation = {
   uploadPart: unary,
   completeUpload: unary,
   cancelUpload: unary,
+  admitUpload: unary,
 } as unknown as ServiceImplementation<typeof FileService>;
 
 let server: Server;
@@ -90,6 +95,30 @@ describe("streaming methods", () => {
     await expect(client.uploadFile(upload("refuse", 1), { metadata: { "test-trailer": "with-error" }, onTrailers })).rejects.toMatchObject({ code: "parameter_invalid" });
     await client.uploadFile(upload("b.jsonl", 1), { onTrailers });
     expect(echoed).toEqual(["with-answer", "with-error", undefined]);
+    client.close();
+  });
+
+  it("client streaming: the handler's sendHeaders reaches the caller's onHeaders before the answer, so a caller may hold its messages back until asked; a refusal of the start comes without it", async () => {
+    const client = createClient(FileService, address);
+    let asked!: () => void;
+    const go = new Promise<void>((resolve) => (asked = resolve));
+    let headers = 0;
+    async function* heldBack(filename: string) {
+      yield { part: { case: "start" as const, value: { filename } } };
+      await go;
+      yield { part: { case: "data" as const, value: new Uint8Array(10) } };
+      yield { part: { case: "end" as const, value: { size: 10n } } };
+    }
+    const reply = await client.uploadFile(heldBack("ask.jsonl"), {
+      onHeaders: () => {
+        headers++;
+        asked();
+      },
+    });
+    expect(reply.file).toMatchObject({ size: 10n });
+    expect(headers).toBe(1);
+    await expect(client.uploadFile(heldBack("refuse-start"), { onHeaders: () => headers++ })).rejects.toMatchObject({ code: "limit_exceeded" });
+    expect(headers).toBe(1);
     client.close();
   });
 

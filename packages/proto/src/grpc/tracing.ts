@@ -1,6 +1,6 @@
 import type { DescMethod } from "@bufbuild/protobuf";
 import { status as GrpcStatus, type Metadata } from "@grpc/grpc-js";
-import { extractContext, failSpan, injectContext, SpanKind, startSpan, type Context, type Span } from "@rms/telemetry";
+import { extractContext, failSpan, injectContext, SpanKind, startSpan, type Attributes, type Context, type Span } from "@rms/telemetry";
 
 /**
  * Trace context across gRPC (docs/observability.md, "Tracing"): the client side starts a CLIENT span per call and
@@ -36,12 +36,12 @@ export function endClientSpan(span: Span, code: GrpcStatus, error?: unknown): vo
 }
 
 /** A call's server span, a child of the context its metadata carries, and the context to run the handler in. */
-export function serverSpan(method: DescMethod, metadata: Metadata): { span: Span; context: Context } {
+export function serverSpan(method: DescMethod, metadata: Metadata, attributes: Attributes = {}): { span: Span; context: Context } {
   const parent = extractContext((key) => {
     const value = metadata.get(key)[0];
     return typeof value === "string" ? value : undefined;
   });
-  return startSpan(spanName(method), SpanKind.SERVER, attributesOf(method), parent);
+  return startSpan(spanName(method), SpanKind.SERVER, { ...attributesOf(method), ...attributes }, parent);
 }
 
 /** Ends a server span with the code the call answered. */

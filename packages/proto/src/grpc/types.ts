@@ -11,6 +11,11 @@ export interface CallSignal {
   readonly aborted: boolean;
 }
 
+/** Who a call comes from, as the server's `authorize` hook found it (core's caller table gives more than a name). */
+export interface Caller {
+  readonly name: string;
+}
+
 /** What a handler learns about its call besides the request message. */
 export interface CallContext {
   readonly method: string;
@@ -19,10 +24,15 @@ export interface CallContext {
   readonly signal: CallSignal;
   /** The caller's deadline (ms since the epoch); Infinity when it set none. */
   readonly deadline: number;
-  /** Who the server's `authorize` hook found the caller to be (e.g. a role); null without such a hook. */
-  readonly caller: string | null;
+  /** Who the server's `authorize` hook found the caller to be; null without such a hook. */
+  readonly caller: Caller | null;
   /** Adds a string to the call's trailing metadata, sent with its answer or its error (e.g. `rms-replay`). */
   readonly setTrailer?: (key: string, value: string) => void;
+  /**
+   * A client-streaming method's: sends the (empty) response headers now, before the answer: the caller's go-ahead
+   * for the messages it holds back (`CallOptions.onHeaders`). Once; later calls do nothing.
+   */
+  readonly sendHeaders?: () => void;
 }
 
 /**
@@ -46,6 +56,8 @@ export interface CallOptions {
   readonly signal?: AbortSignal;
   /** Told the call's trailing metadata once its status arrives, before its promise settles (success or error). */
   readonly onTrailers?: (trailers: Metadata) => void;
+  /** A client-streaming call's: told when the server sends its response headers ahead of its answer (`CallContext.sendHeaders`). */
+  readonly onHeaders?: () => void;
 }
 
 /**

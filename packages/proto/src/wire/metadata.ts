@@ -42,9 +42,4 @@ export interface IdempotentReplayTrailer {
   readonly requestId: string;
   /** The answer's headers as the gateway gave them (`ANSWER_HEADERS_METADATA`, JSON text; "[]" when none). */
   readonly headers: string;
-  /**
-   * An answer recorded as HTTP bytes by a gateway of before core kept the records (its last 24 hours): status and
-   * body (base64), sent as they are.
-   */
-  readonly http?: { readonly status: number; readonly body: string };
 }

@@ -4,3 +4,4 @@ export { startTcpRelay, type TcpRelay } from "./relay.js";
 export { dropDatabase } from "./drop.js";
 export { CommandLog, explainCommand, explainDuring, isQueryCommand, keysPerIndex, planTable, winningStages, type QueryPlan } from "./explain.js";
 export { installedTool, promtoolCheck, promtoolInstalled } from "./tools.js";
+export { GRPCIO_TOOLS, pythonPackages, type PythonPackages } from "./python.js";

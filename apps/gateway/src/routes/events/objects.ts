@@ -56,6 +56,7 @@ export const EVENT_ID_PATH = { id: { example: exampleId("evt"), schema: { type: 
 export const EVENT_FILTERS = {
   type: {
     example: "resource.*",
+    notWith: "types",
     schema: { type: "string", minLength: 1, maxLength: 100, description: "An exact event type, or a prefix ending in `*` (`resource.*`). Not together with `types`." },
   },
   types: {

@@ -1,4 +1,4 @@
-import type { ReadFileRequestSchema, File } from "@rms/proto";
+import { FILE_TYPES, filenameForType, type File, type FileType, type ReadFileRequestSchema } from "@rms/proto";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { once } from "node:events";
 import { ApiError, toApiError } from "../../errors.js";
@@ -13,9 +13,13 @@ export function contentTypeOf(type: string): string {
 /** A strong ETag from the file's sha256. */
 export const etagOf = (sha256: string) => `"${sha256}"`;
 
-/** `attachment; filename="..."` with an ASCII fallback and the UTF-8 name (RFC 6266). */
+/**
+ * `attachment; filename="..."` with an ASCII fallback and the UTF-8 name (RFC 6266). The name ends with its type's
+ * extension (`filenameForType`): core stores names so, and a file stored before it did is served so too.
+ */
 export function dispositionOf(file: Pick<File, "filename" | "id" | "type">): string {
-  const name = file.filename ?? `${file.id}.${file.type}`;
+  const type = (FILE_TYPES as readonly string[]).includes(file.type) ? (file.type as FileType) : "jsonl";
+  const name = filenameForType(file.filename ?? file.id, type);
   const ascii = name.replace(/[^\x20-\x7e]|["\\]/g, "_");
   const encoded = encodeURIComponent(name).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
   return `attachment; filename="${ascii}"; filename*=UTF-8''${encoded}`;
@@ -33,10 +37,22 @@ export function rangeOf(header: string | undefined): Range | null {
   if (!match) return null;
   const [, from = "", to = ""] = match;
   if (from === "" && to === "") return null;
-  if (from === "") return { suffix: BigInt(to) };
-  if (to === "") return { start: BigInt(from) };
+  if (from === "") return { suffix: position(to) };
+  if (to === "") return { start: position(from) };
   if (BigInt(to) < BigInt(from)) return null;
-  return { start: BigInt(from), end: BigInt(to) + 1n };
+  return { start: position(from), end: position(to) + 1n };
+}
+
+/** Past any file's size, a position means the same as this one: core reads it exactly (int64, a safe JS integer). */
+const FARTHEST = BigInt(Number.MAX_SAFE_INTEGER) - 1n;
+
+/**
+ * A range's number, held to FARTHEST: a start that far is past every file's end (416), an end that far is the
+ * file's end, a suffix that long the whole file (RFC 9110), so the answer is the one the exact number has.
+ */
+function position(digits: string): bigint {
+  const value = BigInt(digits);
+  return value > FARTHEST ? FARTHEST : value;
 }
 
 /**
@@ -56,8 +72,8 @@ export const fileContents = defineStreamOperation({
     streamsBody: false,
     successContent: {
       content: {
-        "application/x-ndjson": { schema: { type: "string", description: "A JSONL file's bytes." } },
-        "text/csv": { schema: { type: "string", description: "A CSV file's bytes." } },
+        "application/x-ndjson": { schema: { type: "string", format: "binary", description: "A JSONL file's bytes." } },
+        "text/csv": { schema: { type: "string", format: "binary", description: "A CSV file's bytes." } },
       },
       headers: {
         "Content-Length": { description: "The bytes served.", required: true, schema: { type: "string", pattern: "^[0-9]+$" } },

@@ -116,7 +116,8 @@ describe("POST /v1/files and downloads", () => {
       ["file", { data: Buffer.from("name\nx\n"), filename: "export", type: "text/csv" }],
     ]);
     const created = await stack.api.post("/v1/files", { key, body: csv.body, headers: { "content-type": csv.type } });
-    expect(created.json).toMatchObject({ type: "csv", filename: "export" });
+    // A name without its type's extension gets it (docs/files.md, "Filename").
+    expect(created.json).toMatchObject({ type: "csv", filename: "export.csv" });
     expect((await stack.api.get(`/v1/files/${created.json.id}/contents`, { key })).headers["content-type"]).toBe("text/csv; charset=utf-8");
     // `purpose` after the file is taken too (it goes to core with the upload's end).
     const late = await multipart([
@@ -173,6 +174,57 @@ describe("POST /v1/files and downloads", () => {
       const { body, type } = await multipart(fields);
       const answer = await stack.api.post("/v1/files", { key, body, headers: { "content-type": type } });
       expect(answer.json.error, JSON.stringify(fields.map((f) => f[0]))).toMatchObject({ code, param });
+    }
+  });
+
+  it("a name keeps the extension its type implies: report.html sent as text/csv is report.html.csv, stored and served", async () => {
+    const csv = await multipart([
+      ["purpose", "resources_import"],
+      ["file", { data: Buffer.from("name\n<script>x</script>\n"), filename: "report.html", type: "text/csv" }],
+    ]);
+    const created = await stack.api.post("/v1/files", { key, body: csv.body, headers: { "content-type": csv.type } });
+    expect(created.json).toMatchObject({ type: "csv", filename: "report.html.csv" });
+    const served = await stack.api.get(created.json.url, { key });
+    expect(served.headers["content-disposition"]).toBe(`attachment; filename="report.html.csv"; filename*=UTF-8''report.html.csv`);
+    // The type's own extensions, in any case, are kept as they are; a name at the length limit is cut to fit.
+    expect((await upload(rows(1), "Rows.NDJSON")).json.filename).toBe("Rows.NDJSON");
+    const long = `${"n".repeat(253)}.x`;
+    const named = await multipart([
+      ["purpose", "resources_import"],
+      ["file", { data: rows(1), filename: long, type: "application/x-ndjson" }],
+    ]);
+    const longFile = (await stack.api.post("/v1/files", { key, body: named.body, headers: { "content-type": named.type } })).json;
+    expect(longFile.filename).toBe(`${"n".repeat(249)}.jsonl`);
+    // Uploads in parts: the name given at the create, by the declared type.
+    const parts = await stack.api.post("/v1/uploads", { key, json: { purpose: "resources_import", filename: "page.html", bytes: 5, type: "jsonl" } });
+    expect(parts.json.filename).toBe("page.html.jsonl");
+  });
+
+  it("a Range past int64 answers 416 or the whole file, never 500", async () => {
+    const bytes = rows(10);
+    const file = (await upload(bytes)).json;
+    const huge = "99999999999999999999";
+    const past = await stack.api.get(file.url, { key, headers: { range: `bytes=${huge}-` } });
+    expect(past.status).toBe(416);
+    expect(past.headers["content-range"]).toBe(`bytes */${bytes.length}`);
+    expect((await stack.api.get(file.url, { key, headers: { range: `bytes=${huge}-${huge}9` } })).status).toBe(416);
+    for (const range of [`bytes=0-${huge}`, `bytes=-${huge}`, `bytes=0-9223372036854775807`, "bytes=-9223372036854775808"]) {
+      const whole = await stack.api.get(file.url, { key, headers: { range } });
+      expect(whole.status, range).toBe(206);
+      expect(whole.text, range).toBe(bytes.toString());
+      expect(whole.headers["content-range"], range).toBe(`bytes 0-${bytes.length - 1}/${bytes.length}`);
+    }
+  });
+
+  it("a wrong purpose names only what may be uploaded", async () => {
+    for (const purpose of ["resources_export", "job_results", "nope"]) {
+      const answer = await upload(rows(1), "a.jsonl", { purpose });
+      expect(answer.status).toBe(400);
+      expect(answer.json.error).toMatchObject({ code: "parameter_invalid", param: "purpose" });
+      expect(answer.json.error.message).toContain("'resources_import'");
+      expect(answer.json.error.message).not.toMatch(/resources_export|job_results/);
+      const parts = await stack.api.post("/v1/uploads", { key, json: { purpose, filename: "x.jsonl", bytes: 5, type: "jsonl" } });
+      expect(parts.json.error.message).not.toMatch(/resources_export|job_results/);
     }
   });
 
@@ -278,6 +330,31 @@ describe("uploads in parts", () => {
     expect((await stack.api.post("/v1/uploads", { key, json: { purpose: "resources_import", filename: "x.jsonl", bytes: 9 * 1024 ** 3, type: "jsonl" } })).json.error.param).toBe(
       "bytes",
     );
+  });
+});
+
+describe("the parts of an upload and the account's storage", () => {
+  it("five parts of 10 bytes on bytes=10: the first is 201, the others 400 limit_exceeded; the first sent again is the same part; the list answers the use", async () => {
+    const { key: own } = await withSecretKey(stack);
+    const created = await stack.api.post("/v1/uploads", { key: own, json: { purpose: "resources_import", filename: "ten.jsonl", bytes: 10, type: "jsonl" } });
+    const send = (text: string) =>
+      stack.api.post(`/v1/uploads/${created.json.id}/parts`, { key: own, body: Buffer.from(text), headers: { "content-type": "application/octet-stream" } });
+    const first = await send("0123456789");
+    expect(first.status).toBe(201);
+    for (const digit of "1234") {
+      const other = await send(digit.repeat(10));
+      expect(other.status).toBe(400);
+      expect(other.json.error).toMatchObject({ code: "limit_exceeded", type: "invalid_request_error" });
+    }
+    const again = await send("0123456789");
+    expect(again.status).toBe(201);
+    expect(again.json).toEqual(first.json);
+    expect((await stack.api.get("/v1/files", { key: own })).json).toMatchObject({ object: "list", used_bytes: 10, quota_bytes: 10 * 1024 ** 3, data: [] });
+    const completed = await stack.api.post(`/v1/uploads/${created.json.id}/complete`, { key: own, json: { part_ids: [first.json.id] } });
+    expect(completed.json.file).toMatchObject({ size: 10, filename: "ten.jsonl" });
+    const listed = (await stack.api.get("/v1/files", { key: own })).json;
+    expect(Object.keys(listed)).toEqual(["object", "url", "has_more", "used_bytes", "quota_bytes", "data"]);
+    expect(listed).toMatchObject({ used_bytes: 10, data: [{ id: completed.json.file.id }] });
   });
 });
 

@@ -112,7 +112,7 @@ describe("POST /v1/files under an Idempotency-Key", () => {
 });
 
 describe("POST /v1/uploads/{id}/parts under an Idempotency-Key", () => {
-  it("a part sent again under its key is the first part (replayed), not another; other bytes are 400 reused; without a key it is another part", async () => {
+  it("a part sent again under its key is the first part (replayed), not another; other bytes are 400 reused; without a key the same bytes are the same part", async () => {
     const created = await stack.api.post("/v1/uploads", { key, form: { purpose: "resources_import", filename: "parts.jsonl", bytes: "1000", type: "jsonl" } });
     const upl = created.json.id as string;
     const send = (bytes: Buffer, idempotencyKey?: string) =>
@@ -131,8 +131,11 @@ describe("POST /v1/uploads/{id}/parts under an Idempotency-Key", () => {
     const other = await send(randomBytes(500), "part-key-1");
     expect(other.status).toBe(400);
     expect(other.json.error.code).toBe("idempotency_key_reused");
+    // Without a key, the same bytes are the same part too (a part is its bytes: docs/files.md, "Parts"); other bytes another.
     const unkeyed = await send(bytes);
-    expect(unkeyed.json.id).not.toBe(first.json.id);
+    expect(unkeyed.json.id).toBe(first.json.id);
+    expect(unkeyed.headers["idempotent-replayed"]).toBeUndefined();
+    expect((await send(randomBytes(500))).json.id).not.toBe(first.json.id);
     expect(await db().collection("upload_parts").countDocuments({ upload: upl })).toBe(2);
     // A refusal of core (this upload does not exist) is replayed as it was.
     const missing = await stack.api.post("/v1/uploads/upl_0000000000000000000000/parts", {

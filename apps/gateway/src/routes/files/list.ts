@@ -16,7 +16,11 @@ export const listFiles = defineOperation({
     purpose: { example: "resources_import", schema: { type: "string", enum: [...FILE_PURPOSES], description: "Only files of this purpose." } },
     created: CREATED_RANGE_PARAM,
   },
-  success: { status: 200, description: "One page of files, newest first.", object: FileListObject },
+  success: {
+    status: 200,
+    description: "One page of files, newest first, with the bytes the account stores in this mode (`used_bytes`) and may store (`quota_bytes`).",
+    object: FileListObject,
+  },
   errors: ["limit_invalid", "parameter_invalid"],
   service: "files",
   rpc: "listFiles",
@@ -28,5 +32,5 @@ export const listFiles = defineOperation({
       created: createdParam(params),
     };
   },
-  reply: (page) => ({ items: page.files, hasMore: page.hasMore }),
+  reply: (page) => ({ items: page.files, hasMore: page.hasMore, usage: page.usage }),
 });

@@ -2,6 +2,7 @@ import type { Request } from "express";
 import busboy from "busboy";
 import type { Readable } from "node:stream";
 import { ApiError } from "../../errors.js";
+import { continueBody } from "../../http/expect-continue.js";
 
 /** The fields a multipart body had before its file, and its file as it streams in. */
 export interface MultipartFile {
@@ -20,13 +21,20 @@ export interface MultipartFile {
 
 const MULTIPART = /^multipart\/form-data\s*;/i;
 
+/** A multipart body whose headers were checked, ready to be read (`open`). */
+export interface MultipartBody {
+  /** Reads the body up to its file part (sending `100 Continue` first to a client waiting for it). */
+  open(): Promise<MultipartFile>;
+}
+
 /**
- * Streams a `multipart/form-data` body (busboy): waits for its file part and answers the text fields before it
- * (Stripe's SDKs, and curl's `-F` in order, send `purpose` first) and the file's bytes as they arrive. Nothing is
- * buffered but what busboy holds. A body that is not multipart is 415; a body without a file part is 400; a
- * second file, or a text field after the file that `after` refuses, fails the bytes (so nothing is kept).
+ * Checks a `multipart/form-data` request by its headers alone (415 when it is not multipart, 400 without a
+ * boundary), so that a refusal comes before a byte of the body is read; `open` then streams it (busboy): it waits
+ * for its file part and answers the text fields before it (Stripe's SDKs, and curl's `-F` in order, send `purpose`
+ * first) and the file's bytes as they arrive. Nothing is buffered but what busboy holds. A body without a file part
+ * is 400; a second file, or a text field after the file that `after` refuses, fails the bytes (so nothing is kept).
  */
-export function openMultipart(req: Request, options: { maxBytes: number; fileField: string; after: (name: string, value: string) => void }): Promise<MultipartFile> {
+export function multipartBody(req: Request, options: { maxBytes: number; fileField: string; after: (name: string, value: string) => void }): MultipartBody {
   const type = req.headers["content-type"] ?? "";
   if (!MULTIPART.test(type)) {
     throw new ApiError(
@@ -40,6 +48,14 @@ export function openMultipart(req: Request, options: { maxBytes: number; fileFie
   } catch {
     throw new ApiError("parameter_invalid", "The multipart body has no boundary.");
   }
+  return { open: () => readMultipart(req, parser, options) };
+}
+
+function readMultipart(
+  req: Request,
+  parser: busboy.Busboy,
+  options: { maxBytes: number; fileField: string; after: (name: string, value: string) => void },
+): Promise<MultipartFile> {
   return new Promise<MultipartFile>((resolve, reject) => {
     const fields = new Map<string, string>();
     let file: Readable | undefined;
@@ -91,6 +107,7 @@ export function openMultipart(req: Request, options: { maxBytes: number; fileFie
     req.on("close", () => {
       if (!req.complete) fail(new Error("the client closed the connection before the body ended"));
     });
+    continueBody(req);
     req.pipe(parser);
 
     async function* fileBytes(stream: Readable): AsyncGenerator<Uint8Array> {

@@ -1,5 +1,5 @@
-import { exampleId, FILE_PURPOSES, FILE_TYPES, idPattern, UPLOAD_STATUSES, type File, type Upload, type UploadPart } from "@rms/proto";
-import { constant, deletedOf, field, listOf, publicObject, schemaRef } from "../../schema/objects.js";
+import { exampleId, FILE_PURPOSES, FILE_TYPES, idPattern, UPLOAD_STATUSES, type File, type FileUsage, type Upload, type UploadPart } from "@rms/proto";
+import { constant, deletedOf, field, listOf, publicObject, schemaRef, type Page } from "../../schema/objects.js";
 import { idSchema, LIST_LIMIT_MAX } from "../../schema/params.js";
 import type { ParamSpec } from "../operation.js";
 
@@ -28,7 +28,25 @@ export const FileObject = publicObject<File>("File", {
   url: field({ type: "string", pattern: `^/v1/files/${idPattern("file")}/contents$`, description: "Where its bytes are downloaded." }, (f) => `/v1/files/${f.id}/contents`),
 });
 
-export const FileListObject = listOf(FileObject, "/v1/files", LIST_LIMIT_MAX);
+/** A page of files with what the account stores in the mode (CONTRACT.md section 11). */
+export interface FilePage extends Page<File> {
+  readonly usage: FileUsage | undefined;
+}
+
+export const FileListObject = listOf<File, FilePage>(FileObject, "/v1/files", LIST_LIMIT_MAX, {
+  used_bytes: field(
+    {
+      type: "integer",
+      minimum: 0,
+      description: "Bytes this account stores in this mode: its files (of every purpose, until they expire) and the parts of its pending uploads.",
+    },
+    (page) => Number(page.usage?.usedBytes ?? 0n),
+  ),
+  quota_bytes: field(
+    { type: "integer", minimum: 0, description: "The most bytes it may store (FILES_QUOTA_BYTES, 10 GiB by default); past it an upload is 400 `limit_exceeded`." },
+    (page) => Number(page.usage?.quotaBytes ?? 0n),
+  ),
+});
 export const DeletedFileObject = deletedOf(FileObject as never, "file", idSchema("file"));
 
 /** An upload in parts (CONTRACT.md section 11). */

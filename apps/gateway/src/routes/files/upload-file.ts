@@ -2,8 +2,8 @@ import { FILE_TYPES, type FileType, type UploadFileRequestSchema } from "@rms/pr
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { ApiError } from "../../errors.js";
 import { defineStreamOperation, type StreamInput } from "../operation.js";
-import { coalesce, sendUpload } from "./keyed-stream.js";
-import { openMultipart } from "./multipart.js";
+import { admitUpload, coalesce, sendUpload } from "./upload-stream.js";
+import { multipartBody } from "./multipart.js";
 import { FileObject } from "./objects.js";
 
 /** Bytes per gRPC message of an upload: well under gRPC's default 4 MiB limit. */
@@ -60,7 +60,7 @@ export const uploadFile = defineStreamOperation({
   summary: "Upload a file",
   scope: "files:write",
   success: { status: 201, description: "The file, once every byte is durable.", object: FileObject as never },
-  errors: ["parameter_missing", "parameter_invalid", "parameter_unknown", "file_type_invalid", "string_too_long", "request_too_large", "unsupported_media_type"],
+  errors: ["parameter_missing", "parameter_invalid", "parameter_unknown", "file_type_invalid", "string_too_long", "limit_exceeded", "request_too_large", "unsupported_media_type"],
   stream: {
     streamsBody: true,
     requestBody: {
@@ -77,7 +77,8 @@ export const uploadFile = defineStreamOperation({
             required: [PURPOSE, FILE],
             properties: {
               [PURPOSE]: { type: "string", enum: ["resources_import"], description: "What the file is for: clients upload import files." },
-              [FILE]: { type: "string", contentMediaType: "application/octet-stream", description: "The file's bytes, in a part with a filename." },
+              // `format: binary` as well as 3.1's `contentMediaType`: generators type it as bytes (a Blob), not as text.
+              [FILE]: { type: "string", format: "binary", contentMediaType: "application/octet-stream", description: "The file's bytes, in a part with a filename." },
             },
           },
           // The file's type comes from its name's extension or a JSONL/CSV content type; application/octet-stream needs a
@@ -104,7 +105,11 @@ export const uploadFile = defineStreamOperation({
         if (name === PURPOSE) throw new ApiError("parameter_invalid", "`purpose` is given twice.", { param: PURPOSE });
         throw new ApiError("parameter_unknown", `Received unknown parameter: ${name.slice(0, 100)}`, { param: name.slice(0, 100) });
       };
-      const body = await openMultipart(req, { maxBytes, fileField: FILE, after });
+      const form = multipartBody(req, { maxBytes, fileField: FILE, after });
+      // Within the account's quota, asked before a byte of the body is read (and before `100 Continue`); core asks
+      // again when the bytes come, and cuts a file that passes it on the way.
+      await admitUpload(input);
+      const body = await form.open();
       // Refused before a byte went to core: the rest of the body is not read (the answer closes the connection).
       const refuse = (error: ApiError): never => {
         throw error;

@@ -24,7 +24,7 @@ export const createUpload = defineOperation({
     type: { required: true, example: "jsonl", schema: { type: "string", enum: [...FILE_TYPES], description: "The file's type." } },
   },
   success: { status: 201, description: "The pending upload; send its parts, then complete it within the hour.", object: UploadObject },
-  errors: ["parameter_missing", "parameter_invalid", "string_too_long", "file_type_invalid"],
+  errors: ["parameter_missing", "parameter_invalid", "string_too_long", "file_type_invalid", "limit_exceeded"],
   service: "files",
   rpc: "createUpload",
   request({ params, tenant }) {

@@ -1,5 +1,5 @@
 import { JOB_TYPES } from "@rms/proto";
-import { optionalBoolean, optionalEnum } from "../../http/params.js";
+import { optionalEnum } from "../../http/params.js";
 import { ApiError, type ErrorCode } from "../../errors.js";
 import { defineOperation, withVariant, type OperationInput, type ParamSpec } from "../operation.js";
 import { JobObject, JobPreviewObject } from "./objects.js";
@@ -81,4 +81,4 @@ const preview = defineOperation({
 });
 
 /** POST /v1/jobs: a create, or with `validate_only=true` (a JSON boolean or the form's `"true"`) its preview. */
-export const createJob = withVariant(create, preview, (params) => optionalBoolean(params, "validate_only") === true);
+export const createJob = withVariant(create, preview, "validate_only");

@@ -14,7 +14,11 @@ export const listJobErrors = defineOperation({
   pathParameters: JOB_ID_PATH,
   parameters: {
     limit: LIMIT_PARAM,
-    starting_after: { example: 99, schema: { ...INDEX, description: "Cursor: the errors of items after this index. Not together with `ending_before` (400)." } },
+    starting_after: {
+      example: 99,
+      notWith: "ending_before",
+      schema: { ...INDEX, description: "Cursor: the errors of items after this index. Not together with `ending_before` (400)." },
+    },
     // No example: exclusive with starting_after, whose example is shown (the examples together make one valid request).
     ending_before: { example: undefined, schema: { ...INDEX, description: "Cursor: the errors of items before this index. Not together with `starting_after` (400)." } },
   },

@@ -35,6 +35,14 @@ export const RequestLogObject = publicObject<StoredRequestLog>("RequestLog", {
     requestParamsOf,
   ),
   response_body: field({ ...KEPT, description: `The JSON answered; null for an answer that was not JSON. ${KEPT.description}` }, responseBodyOf),
+  source: field(
+    {
+      type: "string",
+      enum: ["api", "dashboard"],
+      description: "Where the request came from, by its key: `dashboard` for a dashboard session's key (`POST /v1/dashboard_sessions`), `api` for every other key.",
+    },
+    (r) => r.source ?? "api",
+  ),
 });
 
 export const RequestLogListObject = listOf(RequestLogObject, "/v1/request_logs", LIST_LIMIT_MAX);
@@ -45,6 +53,7 @@ export const REQUEST_LOG_ID_PATH = { id: { example: EXAMPLE_REQUEST_ID, schema: 
   ParamSpec
 >;
 
+// A query string given an empty value is refused like any empty parameter (400 `parameter_invalid_empty`).
 const cursor = { type: "string", pattern: "^req_[0-9A-Za-z]{24}$" } as const;
 
 /**
@@ -68,13 +77,28 @@ const textFilterSchema = (name: keyof typeof TEXT_FILTERS, description: string) 
   description,
 });
 
+/** `source`: which requests to show; the dashboard's own are hidden unless asked for (CONTRACT.md section 12). */
+export const SOURCE_PARAM = {
+  example: "all",
+  schema: {
+    type: "string",
+    enum: ["api", "dashboard", "all"],
+    default: "api",
+    description: "`api` (the default): requests made with API keys; `dashboard`: those of dashboard sessions; `all`: both.",
+  },
+} satisfies ParamSpec;
+
 /**
  * Cursors, page size and the filters of `GET /v1/request_logs` (CONTRACT.md section 12). The examples together
  * make one accepted request (a path with a method, one cursor): the other filters have none.
  */
 export const REQUEST_LOG_LIST_PARAMS = {
   limit: LIMIT_PARAM,
-  starting_after: { example: EXAMPLE_REQUEST_ID, schema: { ...cursor, description: "Cursor: the page after this request id (older). Not together with `ending_before` (400)." } },
+  starting_after: {
+    example: EXAMPLE_REQUEST_ID,
+    notWith: "ending_before",
+    schema: { ...cursor, description: "Cursor: the page after this request id (older). Not together with `ending_before` (400)." },
+  },
   ending_before: { example: undefined, schema: { ...cursor, description: "Cursor: the page before this request id (newer). Not together with `starting_after` (400)." } },
   status: { example: undefined, schema: textFilterSchema("status", "An exact status (`404`) or a class (`2xx`, `4xx`, `5xx`).") },
   method: { example: "POST", schema: { type: "string", enum: ["GET", "POST", "DELETE"], description: "The request's method." } },
@@ -85,5 +109,6 @@ export const REQUEST_LOG_LIST_PARAMS = {
   api_key: { example: undefined, schema: textFilterSchema("api_key", "The id of the key the requests were made with.") },
   idempotency_key: { example: undefined, schema: textFilterSchema("idempotency_key", "The Idempotency-Key the requests carried (printable ASCII).") },
   error_code: { example: undefined, schema: textFilterSchema("error_code", "The error code answered.") },
+  source: SOURCE_PARAM,
   created: CREATED_RANGE_PARAM,
 } satisfies Record<string, ParamSpec>;

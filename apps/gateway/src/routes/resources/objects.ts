@@ -28,12 +28,11 @@ export const ResourceObject = publicObject<Resource>("Resource", {
 export const ResourceListObject = listOf(ResourceObject, "/v1/resources", LIST_LIMIT_MAX);
 
 /**
- * A page of core's list or search answer. Asked with `as_json`, core answers the objects as JSON text
- * (`data_json`, sent on as it is); a core of before that ignores the flag answers `resources`, rendered here.
- * An empty page's text is "[]", never empty.
+ * A page of core's list or search answer. Asked with `as_json`, core answers the objects as JSON text (`data_json`,
+ * sent on as it is; an empty page's text is "[]").
  */
-export function pageOf(answer: { readonly resources: readonly Resource[]; readonly dataJson: string }, hasMore: boolean): Page<Resource> {
-  return answer.dataJson !== "" ? { items: [], hasMore, itemsJson: answer.dataJson } : { items: answer.resources, hasMore };
+export function pageOf(answer: { readonly dataJson: string }, hasMore: boolean): Page<Resource> {
+  return { items: [], hasMore, itemsJson: answer.dataJson };
 }
 export const DeletedResourceObject = deletedOf(ResourceObject, "resource", RESOURCE_ID);
 

@@ -24,7 +24,6 @@ export const createWebhookEndpoint = defineOperation({
     object: WebhookEndpointWithSecretObject,
   },
   errors: ["parameter_missing", "parameter_invalid", "parameter_invalid_empty", "url_invalid", "string_too_long", "metadata_invalid", "limit_exceeded"],
-  secretInAnswer: true,
   service: "webhookEndpoints",
   rpc: "createWebhookEndpoint",
   request({ params, tenant }) {

@@ -34,7 +34,6 @@ export const rotateWebhookEndpointSecret = defineOperation({
   },
   success: { status: 200, description: "The endpoint with its new signing secret (`v1`) or public key (`v1a`).", object: WebhookEndpointWithSecretObject },
   errors: ["resource_missing", "parameter_invalid", "parameter_invalid_empty"],
-  secretInAnswer: true,
   service: "webhookEndpoints",
   rpc: "rotateWebhookEndpointSecret",
   request({ params, path, tenant }) {

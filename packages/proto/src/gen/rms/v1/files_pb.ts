@@ -14,7 +14,32 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file rms/v1/files.proto.
  */
 export const file_rms_v1_files: GenFile = /*@__PURE__*/
-  fileDesc("ChJybXMvdjEvZmlsZXMucHJvdG8SBnJtcy52MSK+AQoERmlsZRIKCgJpZBgBIAEoCRIPCgdwdXJwb3NlGAIgASgJEhUKCGZpbGVuYW1lGAMgASgJSACIAQESDAoEc2l6ZRgEIAEoAxIMCgR0eXBlGAUgASgJEg4KBnNoYTI1NhgGIAEoCRIPCgdjcmVhdGVkGAcgASgDEhcKCmV4cGlyZXNfYXQYCCABKANIAYgBARIQCghsaXZlbW9kZRgJIAEoCEILCglfZmlsZW5hbWVCDQoLX2V4cGlyZXNfYXQihwEKD1VwbG9hZEZpbGVTdGFydBIeCgZ0ZW5hbnQYASABKAsyDi5ybXMudjEuVGVuYW50Eg8KB3B1cnBvc2UYAiABKAkSFQoIZmlsZW5hbWUYAyABKAlIAIgBARIMCgR0eXBlGAQgASgJEhEKCW1heF9ieXRlcxgFIAEoA0ILCglfZmlsZW5hbWUiOwoJVXBsb2FkRW5kEgwKBHNpemUYASABKAMSFAoHcHVycG9zZRgCIAEoCUgAiAEBQgoKCF9wdXJwb3NlIncKEVVwbG9hZEZpbGVSZXF1ZXN0EigKBXN0YXJ0GAEgASgLMhcucm1zLnYxLlVwbG9hZEZpbGVTdGFydEgAEg4KBGRhdGEYAiABKAxIABIgCgNlbmQYAyABKAsyES5ybXMudjEuVXBsb2FkRW5kSABCBgoEcGFydCIwChJVcGxvYWRGaWxlUmVzcG9uc2USGgoEZmlsZRgBIAEoCzIMLnJtcy52MS5GaWxlIjwKDkdldEZpbGVSZXF1ZXN0Eh4KBnRlbmFudBgBIAEoCzIOLnJtcy52MS5UZW5hbnQSCgoCaWQYAiABKAkiLQoPR2V0RmlsZVJlc3BvbnNlEhoKBGZpbGUYASABKAsyDC5ybXMudjEuRmlsZSKoAQoQTGlzdEZpbGVzUmVxdWVzdBIeCgZ0ZW5hbnQYASABKAsyDi5ybXMudjEuVGVuYW50Eg0KBWxpbWl0GAIgASgFEhYKDnN0YXJ0aW5nX2FmdGVyGAMgASgJEhUKDWVuZGluZ19iZWZvcmUYBCABKAkSDwoHcHVycG9zZRgFIAEoCRIlCgdjcmVhdGVkGAYgASgLMhQucm1zLnYxLkNyZWF0ZWRSYW5nZSJCChFMaXN0RmlsZXNSZXNwb25zZRIbCgVmaWxlcxgBIAMoCzIMLnJtcy52MS5GaWxlEhAKCGhhc19tb3JlGAIgASgIIj8KEURlbGV0ZUZpbGVSZXF1ZXN0Eh4KBnRlbmFudBgBIAEoCzIOLnJtcy52MS5UZW5hbnQSCgoCaWQYAiABKAkiIAoSRGVsZXRlRmlsZVJlc3BvbnNlEgoKAmlkGAEgASgJIoYBCg9SZWFkRmlsZVJlcXVlc3QSHgoGdGVuYW50GAEgASgLMg4ucm1zLnYxLlRlbmFudBIKCgJpZBgCIAEoCRINCgVzdGFydBgDIAEoAxIQCgNlbmQYBCABKANIAIgBARITCgZzdWZmaXgYBSABKANIAYgBAUIGCgRfZW5kQgkKB19zdWZmaXgiRgoMUmVhZEZpbGVIZWFkEhoKBGZpbGUYASABKAsyDC5ybXMudjEuRmlsZRINCgVzdGFydBgCIAEoAxILCgNlbmQYAyABKAMiUAoQUmVhZEZpbGVSZXNwb25zZRIkCgRoZWFkGAEgASgLMhQucm1zLnYxLlJlYWRGaWxlSGVhZEgAEg4KBGRhdGEYAiABKAxIAEIGCgRwYXJ0IqUBCgZVcGxvYWQSCgoCaWQYASABKAkSDgoGc3RhdHVzGAIgASgJEg0KBWJ5dGVzGAMgASgDEhAKCGZpbGVuYW1lGAQgASgJEg8KB3B1cnBvc2UYBSABKAkSDAoEdHlwZRgGIAEoCRIPCgdjcmVhdGVkGAcgASgDEhIKCmV4cGlyZXNfYXQYCCABKAMSGgoEZmlsZRgJIAEoCzIMLnJtcy52MS5GaWxlInUKE0NyZWF0ZVVwbG9hZFJlcXVlc3QSHgoGdGVuYW50GAEgASgLMg4ucm1zLnYxLlRlbmFudBIPCgdwdXJwb3NlGAIgASgJEhAKCGZpbGVuYW1lGAMgASgJEg0KBWJ5dGVzGAQgASgDEgwKBHR5cGUYBSABKAkiNgoUQ3JlYXRlVXBsb2FkUmVzcG9uc2USHgoGdXBsb2FkGAEgASgLMg4ucm1zLnYxLlVwbG9hZCI+ChBHZXRVcGxvYWRSZXF1ZXN0Eh4KBnRlbmFudBgBIAEoCzIOLnJtcy52MS5UZW5hbnQSCgoCaWQYAiABKAkiMwoRR2V0VXBsb2FkUmVzcG9uc2USHgoGdXBsb2FkGAEgASgLMg4ucm1zLnYxLlVwbG9hZCJECg9VcGxvYWRQYXJ0U3RhcnQSHgoGdGVuYW50GAEgASgLMg4ucm1zLnYxLlRlbmFudBIRCgl1cGxvYWRfaWQYAiABKAkidwoRVXBsb2FkUGFydFJlcXVlc3QSKAoFc3RhcnQYASABKAsyFy5ybXMudjEuVXBsb2FkUGFydFN0YXJ0SAASDgoEZGF0YRgCIAEoDEgAEiAKA2VuZBgDIAEoCzIRLnJtcy52MS5VcGxvYWRFbmRIAEIGCgRwYXJ0IloKClVwbG9hZFBhcnQSCgoCaWQYASABKAkSEQoJdXBsb2FkX2lkGAIgASgJEgwKBHNpemUYAyABKAMSDgoGc2hhMjU2GAQgASgJEg8KB2NyZWF0ZWQYBSABKAMiNgoSVXBsb2FkUGFydFJlc3BvbnNlEiAKBHBhcnQYASABKAsyEi5ybXMudjEuVXBsb2FkUGFydCJVChVDb21wbGV0ZVVwbG9hZFJlcXVlc3QSHgoGdGVuYW50GAEgASgLMg4ucm1zLnYxLlRlbmFudBIKCgJpZBgCIAEoCRIQCghwYXJ0X2lkcxgDIAMoCSI4ChZDb21wbGV0ZVVwbG9hZFJlc3BvbnNlEh4KBnVwbG9hZBgBIAEoCzIOLnJtcy52MS5VcGxvYWQiQQoTQ2FuY2VsVXBsb2FkUmVxdWVzdBIeCgZ0ZW5hbnQYASABKAsyDi5ybXMudjEuVGVuYW50EgoKAmlkGAIgASgJIjYKFENhbmNlbFVwbG9hZFJlc3BvbnNlEh4KBnVwbG9hZBgBIAEoCzIOLnJtcy52MS5VcGxvYWQyyAUKC0ZpbGVTZXJ2aWNlEkUKClVwbG9hZEZpbGUSGS5ybXMudjEuVXBsb2FkRmlsZVJlcXVlc3QaGi5ybXMudjEuVXBsb2FkRmlsZVJlc3BvbnNlKAESOgoHR2V0RmlsZRIWLnJtcy52MS5HZXRGaWxlUmVxdWVzdBoXLnJtcy52MS5HZXRGaWxlUmVzcG9uc2USQAoJTGlzdEZpbGVzEhgucm1zLnYxLkxpc3RGaWxlc1JlcXVlc3QaGS5ybXMudjEuTGlzdEZpbGVzUmVzcG9uc2USQwoKRGVsZXRlRmlsZRIZLnJtcy52MS5EZWxldGVGaWxlUmVxdWVzdBoaLnJtcy52MS5EZWxldGVGaWxlUmVzcG9uc2USPwoIUmVhZEZpbGUSFy5ybXMudjEuUmVhZEZpbGVSZXF1ZXN0Ghgucm1zLnYxLlJlYWRGaWxlUmVzcG9uc2UwARJJCgxDcmVhdGVVcGxvYWQSGy5ybXMudjEuQ3JlYXRlVXBsb2FkUmVxdWVzdBocLnJtcy52MS5DcmVhdGVVcGxvYWRSZXNwb25zZRJACglHZXRVcGxvYWQSGC5ybXMudjEuR2V0VXBsb2FkUmVxdWVzdBoZLnJtcy52MS5HZXRVcGxvYWRSZXNwb25zZRJFCgpVcGxvYWRQYXJ0Ehkucm1zLnYxLlVwbG9hZFBhcnRSZXF1ZXN0Ghoucm1zLnYxLlVwbG9hZFBhcnRSZXNwb25zZSgBEk8KDkNvbXBsZXRlVXBsb2FkEh0ucm1zLnYxLkNvbXBsZXRlVXBsb2FkUmVxdWVzdBoeLnJtcy52MS5Db21wbGV0ZVVwbG9hZFJlc3BvbnNlEkkKDENhbmNlbFVwbG9hZBIbLnJtcy52MS5DYW5jZWxVcGxvYWRSZXF1ZXN0Ghwucm1zLnYxLkNhbmNlbFVwbG9hZFJlc3BvbnNlYgZwcm90bzM", [file_rms_v1_common, file_rms_v1_events]);
+  fileDesc("ChJybXMvdjEvZmlsZXMucHJvdG8SBnJtcy52MSI0CglGaWxlVXNhZ2USEgoKdXNlZF9ieXRlcxgBIAEoAxITCgtxdW90YV9ieXRlcxgCIAEoAyK+AQoERmlsZRIKCgJpZBgBIAEoCRIPCgdwdXJwb3NlGAIgASgJEhUKCGZpbGVuYW1lGAMgASgJSACIAQESDAoEc2l6ZRgEIAEoAxIMCgR0eXBlGAUgASgJEg4KBnNoYTI1NhgGIAEoCRIPCgdjcmVhdGVkGAcgASgDEhcKCmV4cGlyZXNfYXQYCCABKANIAYgBARIQCghsaXZlbW9kZRgJIAEoCEILCglfZmlsZW5hbWVCDQoLX2V4cGlyZXNfYXQihwEKD1VwbG9hZEZpbGVTdGFydBIeCgZ0ZW5hbnQYASABKAsyDi5ybXMudjEuVGVuYW50Eg8KB3B1cnBvc2UYAiABKAkSFQoIZmlsZW5hbWUYAyABKAlIAIgBARIMCgR0eXBlGAQgASgJEhEKCW1heF9ieXRlcxgFIAEoA0ILCglfZmlsZW5hbWUiOwoJVXBsb2FkRW5kEgwKBHNpemUYASABKAMSFAoHcHVycG9zZRgCIAEoCUgAiAEBQgoKCF9wdXJwb3NlIncKEVVwbG9hZEZpbGVSZXF1ZXN0EigKBXN0YXJ0GAEgASgLMhcucm1zLnYxLlVwbG9hZEZpbGVTdGFydEgAEg4KBGRhdGEYAiABKAxIABIgCgNlbmQYAyABKAsyES5ybXMudjEuVXBsb2FkRW5kSABCBgoEcGFydCIwChJVcGxvYWRGaWxlUmVzcG9uc2USGgoEZmlsZRgBIAEoCzIMLnJtcy52MS5GaWxlIjwKDkdldEZpbGVSZXF1ZXN0Eh4KBnRlbmFudBgBIAEoCzIOLnJtcy52MS5UZW5hbnQSCgoCaWQYAiABKAkiLQoPR2V0RmlsZVJlc3BvbnNlEhoKBGZpbGUYASABKAsyDC5ybXMudjEuRmlsZSKoAQoQTGlzdEZpbGVzUmVxdWVzdBIeCgZ0ZW5hbnQYASABKAsyDi5ybXMudjEuVGVuYW50Eg0KBWxpbWl0GAIgASgFEhYKDnN0YXJ0aW5nX2FmdGVyGAMgASgJEhUKDWVuZGluZ19iZWZvcmUYBCABKAkSDwoHcHVycG9zZRgFIAEoCRIlCgdjcmVhdGVkGAYgASgLMhQucm1zLnYxLkNyZWF0ZWRSYW5nZSJkChFMaXN0RmlsZXNSZXNwb25zZRIbCgVmaWxlcxgBIAMoCzIMLnJtcy52MS5GaWxlEhAKCGhhc19tb3JlGAIgASgIEiAKBXVzYWdlGAMgASgLMhEucm1zLnYxLkZpbGVVc2FnZSI/ChFEZWxldGVGaWxlUmVxdWVzdBIeCgZ0ZW5hbnQYASABKAsyDi5ybXMudjEuVGVuYW50EgoKAmlkGAIgASgJIiAKEkRlbGV0ZUZpbGVSZXNwb25zZRIKCgJpZBgBIAEoCSKGAQoPUmVhZEZpbGVSZXF1ZXN0Eh4KBnRlbmFudBgBIAEoCzIOLnJtcy52MS5UZW5hbnQSCgoCaWQYAiABKAkSDQoFc3RhcnQYAyABKAMSEAoDZW5kGAQgASgDSACIAQESEwoGc3VmZml4GAUgASgDSAGIAQFCBgoEX2VuZEIJCgdfc3VmZml4IkYKDFJlYWRGaWxlSGVhZBIaCgRmaWxlGAEgASgLMgwucm1zLnYxLkZpbGUSDQoFc3RhcnQYAiABKAMSCwoDZW5kGAMgASgDIlAKEFJlYWRGaWxlUmVzcG9uc2USJAoEaGVhZBgBIAEoCzIULnJtcy52MS5SZWFkRmlsZUhlYWRIABIOCgRkYXRhGAIgASgMSABCBgoEcGFydCKlAQoGVXBsb2FkEgoKAmlkGAEgASgJEg4KBnN0YXR1cxgCIAEoCRINCgVieXRlcxgDIAEoAxIQCghmaWxlbmFtZRgEIAEoCRIPCgdwdXJwb3NlGAUgASgJEgwKBHR5cGUYBiABKAkSDwoHY3JlYXRlZBgHIAEoAxISCgpleHBpcmVzX2F0GAggASgDEhoKBGZpbGUYCSABKAsyDC5ybXMudjEuRmlsZSJ1ChNDcmVhdGVVcGxvYWRSZXF1ZXN0Eh4KBnRlbmFudBgBIAEoCzIOLnJtcy52MS5UZW5hbnQSDwoHcHVycG9zZRgCIAEoCRIQCghmaWxlbmFtZRgDIAEoCRINCgVieXRlcxgEIAEoAxIMCgR0eXBlGAUgASgJIjYKFENyZWF0ZVVwbG9hZFJlc3BvbnNlEh4KBnVwbG9hZBgBIAEoCzIOLnJtcy52MS5VcGxvYWQiPgoQR2V0VXBsb2FkUmVxdWVzdBIeCgZ0ZW5hbnQYASABKAsyDi5ybXMudjEuVGVuYW50EgoKAmlkGAIgASgJIjMKEUdldFVwbG9hZFJlc3BvbnNlEh4KBnVwbG9hZBgBIAEoCzIOLnJtcy52MS5VcGxvYWQiYgoPVXBsb2FkUGFydFN0YXJ0Eh4KBnRlbmFudBgBIAEoCzIOLnJtcy52MS5UZW5hbnQSEQoJdXBsb2FkX2lkGAIgASgJEhIKBWJ5dGVzGAMgASgDSACIAQFCCAoGX2J5dGVzIncKEVVwbG9hZFBhcnRSZXF1ZXN0EigKBXN0YXJ0GAEgASgLMhcucm1zLnYxLlVwbG9hZFBhcnRTdGFydEgAEg4KBGRhdGEYAiABKAxIABIgCgNlbmQYAyABKAsyES5ybXMudjEuVXBsb2FkRW5kSABCBgoEcGFydCJaCgpVcGxvYWRQYXJ0EgoKAmlkGAEgASgJEhEKCXVwbG9hZF9pZBgCIAEoCRIMCgRzaXplGAMgASgDEg4KBnNoYTI1NhgEIAEoCRIPCgdjcmVhdGVkGAUgASgDIjYKElVwbG9hZFBhcnRSZXNwb25zZRIgCgRwYXJ0GAEgASgLMhIucm1zLnYxLlVwbG9hZFBhcnQiVQoVQ29tcGxldGVVcGxvYWRSZXF1ZXN0Eh4KBnRlbmFudBgBIAEoCzIOLnJtcy52MS5UZW5hbnQSCgoCaWQYAiABKAkSEAoIcGFydF9pZHMYAyADKAkiOAoWQ29tcGxldGVVcGxvYWRSZXNwb25zZRIeCgZ1cGxvYWQYASABKAsyDi5ybXMudjEuVXBsb2FkIkEKE0NhbmNlbFVwbG9hZFJlcXVlc3QSHgoGdGVuYW50GAEgASgLMg4ucm1zLnYxLlRlbmFudBIKCgJpZBgCIAEoCSI2ChRDYW5jZWxVcGxvYWRSZXNwb25zZRIeCgZ1cGxvYWQYASABKAsyDi5ybXMudjEuVXBsb2FkImsKEkFkbWl0VXBsb2FkUmVxdWVzdBIeCgZ0ZW5hbnQYASABKAsyDi5ybXMudjEuVGVuYW50EhIKBWJ5dGVzGAIgASgDSACIAQESFwoPaWRlbXBvdGVuY3lfa2V5GAMgASgJQggKBl9ieXRlcyI3ChNBZG1pdFVwbG9hZFJlc3BvbnNlEiAKBXVzYWdlGAEgASgLMhEucm1zLnYxLkZpbGVVc2FnZTKQBgoLRmlsZVNlcnZpY2USRQoKVXBsb2FkRmlsZRIZLnJtcy52MS5VcGxvYWRGaWxlUmVxdWVzdBoaLnJtcy52MS5VcGxvYWRGaWxlUmVzcG9uc2UoARI6CgdHZXRGaWxlEhYucm1zLnYxLkdldEZpbGVSZXF1ZXN0Ghcucm1zLnYxLkdldEZpbGVSZXNwb25zZRJACglMaXN0RmlsZXMSGC5ybXMudjEuTGlzdEZpbGVzUmVxdWVzdBoZLnJtcy52MS5MaXN0RmlsZXNSZXNwb25zZRJDCgpEZWxldGVGaWxlEhkucm1zLnYxLkRlbGV0ZUZpbGVSZXF1ZXN0Ghoucm1zLnYxLkRlbGV0ZUZpbGVSZXNwb25zZRI/CghSZWFkRmlsZRIXLnJtcy52MS5SZWFkRmlsZVJlcXVlc3QaGC5ybXMudjEuUmVhZEZpbGVSZXNwb25zZTABEkkKDENyZWF0ZVVwbG9hZBIbLnJtcy52MS5DcmVhdGVVcGxvYWRSZXF1ZXN0Ghwucm1zLnYxLkNyZWF0ZVVwbG9hZFJlc3BvbnNlEkAKCUdldFVwbG9hZBIYLnJtcy52MS5HZXRVcGxvYWRSZXF1ZXN0Ghkucm1zLnYxLkdldFVwbG9hZFJlc3BvbnNlEkUKClVwbG9hZFBhcnQSGS5ybXMudjEuVXBsb2FkUGFydFJlcXVlc3QaGi5ybXMudjEuVXBsb2FkUGFydFJlc3BvbnNlKAESTwoOQ29tcGxldGVVcGxvYWQSHS5ybXMudjEuQ29tcGxldGVVcGxvYWRSZXF1ZXN0Gh4ucm1zLnYxLkNvbXBsZXRlVXBsb2FkUmVzcG9uc2USSQoMQ2FuY2VsVXBsb2FkEhsucm1zLnYxLkNhbmNlbFVwbG9hZFJlcXVlc3QaHC5ybXMudjEuQ2FuY2VsVXBsb2FkUmVzcG9uc2USRgoLQWRtaXRVcGxvYWQSGi5ybXMudjEuQWRtaXRVcGxvYWRSZXF1ZXN0Ghsucm1zLnYxLkFkbWl0VXBsb2FkUmVzcG9uc2ViBnByb3RvMw", [file_rms_v1_common, file_rms_v1_events]);
+
+/**
+ * What one account stores in one mode: the bytes of its live files and of its pending uploads' parts, and its
+ * quota (FILES_QUOTA_BYTES).
+ *
+ * @generated from message rms.v1.FileUsage
+ */
+export type FileUsage = Message<"rms.v1.FileUsage"> & {
+  /**
+   * @generated from field: int64 used_bytes = 1;
+   */
+  usedBytes: bigint;
+
+  /**
+   * @generated from field: int64 quota_bytes = 2;
+   */
+  quotaBytes: bigint;
+};
+
+/**
+ * Describes the message rms.v1.FileUsage.
+ * Use `create(FileUsageSchema)` to create a new message.
+ */
+export const FileUsageSchema: GenMessage<FileUsage> = /*@__PURE__*/
+  messageDesc(file_rms_v1_files, 0);
 
 /**
  * @generated from message rms.v1.File
@@ -77,7 +102,7 @@ export type File = Message<"rms.v1.File"> & {
  * Use `create(FileSchema)` to create a new message.
  */
 export const FileSchema: GenMessage<File> = /*@__PURE__*/
-  messageDesc(file_rms_v1_files, 0);
+  messageDesc(file_rms_v1_files, 1);
 
 /**
  * @generated from message rms.v1.UploadFileStart
@@ -116,7 +141,7 @@ export type UploadFileStart = Message<"rms.v1.UploadFileStart"> & {
  * Use `create(UploadFileStartSchema)` to create a new message.
  */
 export const UploadFileStartSchema: GenMessage<UploadFileStart> = /*@__PURE__*/
-  messageDesc(file_rms_v1_files, 1);
+  messageDesc(file_rms_v1_files, 2);
 
 /**
  * The last message of an upload stream: the stream is complete only with it. A stream that ends without it (a
@@ -146,7 +171,7 @@ export type UploadEnd = Message<"rms.v1.UploadEnd"> & {
  * Use `create(UploadEndSchema)` to create a new message.
  */
 export const UploadEndSchema: GenMessage<UploadEnd> = /*@__PURE__*/
-  messageDesc(file_rms_v1_files, 2);
+  messageDesc(file_rms_v1_files, 3);
 
 /**
  * @generated from message rms.v1.UploadFileRequest
@@ -183,7 +208,7 @@ export type UploadFileRequest = Message<"rms.v1.UploadFileRequest"> & {
  * Use `create(UploadFileRequestSchema)` to create a new message.
  */
 export const UploadFileRequestSchema: GenMessage<UploadFileRequest> = /*@__PURE__*/
-  messageDesc(file_rms_v1_files, 3);
+  messageDesc(file_rms_v1_files, 4);
 
 /**
  * @generated from message rms.v1.UploadFileResponse
@@ -200,7 +225,7 @@ export type UploadFileResponse = Message<"rms.v1.UploadFileResponse"> & {
  * Use `create(UploadFileResponseSchema)` to create a new message.
  */
 export const UploadFileResponseSchema: GenMessage<UploadFileResponse> = /*@__PURE__*/
-  messageDesc(file_rms_v1_files, 4);
+  messageDesc(file_rms_v1_files, 5);
 
 /**
  * @generated from message rms.v1.GetFileRequest
@@ -222,7 +247,7 @@ export type GetFileRequest = Message<"rms.v1.GetFileRequest"> & {
  * Use `create(GetFileRequestSchema)` to create a new message.
  */
 export const GetFileRequestSchema: GenMessage<GetFileRequest> = /*@__PURE__*/
-  messageDesc(file_rms_v1_files, 5);
+  messageDesc(file_rms_v1_files, 6);
 
 /**
  * @generated from message rms.v1.GetFileResponse
@@ -239,7 +264,7 @@ export type GetFileResponse = Message<"rms.v1.GetFileResponse"> & {
  * Use `create(GetFileResponseSchema)` to create a new message.
  */
 export const GetFileResponseSchema: GenMessage<GetFileResponse> = /*@__PURE__*/
-  messageDesc(file_rms_v1_files, 6);
+  messageDesc(file_rms_v1_files, 7);
 
 /**
  * @generated from message rms.v1.ListFilesRequest
@@ -287,7 +312,7 @@ export type ListFilesRequest = Message<"rms.v1.ListFilesRequest"> & {
  * Use `create(ListFilesRequestSchema)` to create a new message.
  */
 export const ListFilesRequestSchema: GenMessage<ListFilesRequest> = /*@__PURE__*/
-  messageDesc(file_rms_v1_files, 7);
+  messageDesc(file_rms_v1_files, 8);
 
 /**
  * @generated from message rms.v1.ListFilesResponse
@@ -304,6 +329,11 @@ export type ListFilesResponse = Message<"rms.v1.ListFilesResponse"> & {
    * @generated from field: bool has_more = 2;
    */
   hasMore: boolean;
+
+  /**
+   * @generated from field: rms.v1.FileUsage usage = 3;
+   */
+  usage?: FileUsage | undefined;
 };
 
 /**
@@ -311,7 +341,7 @@ export type ListFilesResponse = Message<"rms.v1.ListFilesResponse"> & {
  * Use `create(ListFilesResponseSchema)` to create a new message.
  */
 export const ListFilesResponseSchema: GenMessage<ListFilesResponse> = /*@__PURE__*/
-  messageDesc(file_rms_v1_files, 8);
+  messageDesc(file_rms_v1_files, 9);
 
 /**
  * @generated from message rms.v1.DeleteFileRequest
@@ -333,7 +363,7 @@ export type DeleteFileRequest = Message<"rms.v1.DeleteFileRequest"> & {
  * Use `create(DeleteFileRequestSchema)` to create a new message.
  */
 export const DeleteFileRequestSchema: GenMessage<DeleteFileRequest> = /*@__PURE__*/
-  messageDesc(file_rms_v1_files, 9);
+  messageDesc(file_rms_v1_files, 10);
 
 /**
  * @generated from message rms.v1.DeleteFileResponse
@@ -350,7 +380,7 @@ export type DeleteFileResponse = Message<"rms.v1.DeleteFileResponse"> & {
  * Use `create(DeleteFileResponseSchema)` to create a new message.
  */
 export const DeleteFileResponseSchema: GenMessage<DeleteFileResponse> = /*@__PURE__*/
-  messageDesc(file_rms_v1_files, 10);
+  messageDesc(file_rms_v1_files, 11);
 
 /**
  * @generated from message rms.v1.ReadFileRequest
@@ -393,7 +423,7 @@ export type ReadFileRequest = Message<"rms.v1.ReadFileRequest"> & {
  * Use `create(ReadFileRequestSchema)` to create a new message.
  */
 export const ReadFileRequestSchema: GenMessage<ReadFileRequest> = /*@__PURE__*/
-  messageDesc(file_rms_v1_files, 11);
+  messageDesc(file_rms_v1_files, 12);
 
 /**
  * @generated from message rms.v1.ReadFileHead
@@ -422,7 +452,7 @@ export type ReadFileHead = Message<"rms.v1.ReadFileHead"> & {
  * Use `create(ReadFileHeadSchema)` to create a new message.
  */
 export const ReadFileHeadSchema: GenMessage<ReadFileHead> = /*@__PURE__*/
-  messageDesc(file_rms_v1_files, 12);
+  messageDesc(file_rms_v1_files, 13);
 
 /**
  * @generated from message rms.v1.ReadFileResponse
@@ -451,7 +481,7 @@ export type ReadFileResponse = Message<"rms.v1.ReadFileResponse"> & {
  * Use `create(ReadFileResponseSchema)` to create a new message.
  */
 export const ReadFileResponseSchema: GenMessage<ReadFileResponse> = /*@__PURE__*/
-  messageDesc(file_rms_v1_files, 13);
+  messageDesc(file_rms_v1_files, 14);
 
 /**
  * @generated from message rms.v1.Upload
@@ -512,7 +542,7 @@ export type Upload = Message<"rms.v1.Upload"> & {
  * Use `create(UploadSchema)` to create a new message.
  */
 export const UploadSchema: GenMessage<Upload> = /*@__PURE__*/
-  messageDesc(file_rms_v1_files, 14);
+  messageDesc(file_rms_v1_files, 15);
 
 /**
  * @generated from message rms.v1.CreateUploadRequest
@@ -549,7 +579,7 @@ export type CreateUploadRequest = Message<"rms.v1.CreateUploadRequest"> & {
  * Use `create(CreateUploadRequestSchema)` to create a new message.
  */
 export const CreateUploadRequestSchema: GenMessage<CreateUploadRequest> = /*@__PURE__*/
-  messageDesc(file_rms_v1_files, 15);
+  messageDesc(file_rms_v1_files, 16);
 
 /**
  * @generated from message rms.v1.CreateUploadResponse
@@ -566,7 +596,7 @@ export type CreateUploadResponse = Message<"rms.v1.CreateUploadResponse"> & {
  * Use `create(CreateUploadResponseSchema)` to create a new message.
  */
 export const CreateUploadResponseSchema: GenMessage<CreateUploadResponse> = /*@__PURE__*/
-  messageDesc(file_rms_v1_files, 16);
+  messageDesc(file_rms_v1_files, 17);
 
 /**
  * @generated from message rms.v1.GetUploadRequest
@@ -588,7 +618,7 @@ export type GetUploadRequest = Message<"rms.v1.GetUploadRequest"> & {
  * Use `create(GetUploadRequestSchema)` to create a new message.
  */
 export const GetUploadRequestSchema: GenMessage<GetUploadRequest> = /*@__PURE__*/
-  messageDesc(file_rms_v1_files, 17);
+  messageDesc(file_rms_v1_files, 18);
 
 /**
  * @generated from message rms.v1.GetUploadResponse
@@ -605,7 +635,7 @@ export type GetUploadResponse = Message<"rms.v1.GetUploadResponse"> & {
  * Use `create(GetUploadResponseSchema)` to create a new message.
  */
 export const GetUploadResponseSchema: GenMessage<GetUploadResponse> = /*@__PURE__*/
-  messageDesc(file_rms_v1_files, 18);
+  messageDesc(file_rms_v1_files, 19);
 
 /**
  * @generated from message rms.v1.UploadPartStart
@@ -620,6 +650,14 @@ export type UploadPartStart = Message<"rms.v1.UploadPartStart"> & {
    * @generated from field: string upload_id = 2;
    */
   uploadId: string;
+
+  /**
+   * The part's length, when the caller knows it (its Content-Length): checked against what the part may hold and
+   * the account's quota before a byte is read.
+   *
+   * @generated from field: optional int64 bytes = 3;
+   */
+  bytes?: bigint | undefined;
 };
 
 /**
@@ -627,7 +665,7 @@ export type UploadPartStart = Message<"rms.v1.UploadPartStart"> & {
  * Use `create(UploadPartStartSchema)` to create a new message.
  */
 export const UploadPartStartSchema: GenMessage<UploadPartStart> = /*@__PURE__*/
-  messageDesc(file_rms_v1_files, 19);
+  messageDesc(file_rms_v1_files, 20);
 
 /**
  * @generated from message rms.v1.UploadPartRequest
@@ -664,7 +702,7 @@ export type UploadPartRequest = Message<"rms.v1.UploadPartRequest"> & {
  * Use `create(UploadPartRequestSchema)` to create a new message.
  */
 export const UploadPartRequestSchema: GenMessage<UploadPartRequest> = /*@__PURE__*/
-  messageDesc(file_rms_v1_files, 20);
+  messageDesc(file_rms_v1_files, 21);
 
 /**
  * @generated from message rms.v1.UploadPart
@@ -701,7 +739,7 @@ export type UploadPart = Message<"rms.v1.UploadPart"> & {
  * Use `create(UploadPartSchema)` to create a new message.
  */
 export const UploadPartSchema: GenMessage<UploadPart> = /*@__PURE__*/
-  messageDesc(file_rms_v1_files, 21);
+  messageDesc(file_rms_v1_files, 22);
 
 /**
  * @generated from message rms.v1.UploadPartResponse
@@ -718,7 +756,7 @@ export type UploadPartResponse = Message<"rms.v1.UploadPartResponse"> & {
  * Use `create(UploadPartResponseSchema)` to create a new message.
  */
 export const UploadPartResponseSchema: GenMessage<UploadPartResponse> = /*@__PURE__*/
-  messageDesc(file_rms_v1_files, 22);
+  messageDesc(file_rms_v1_files, 23);
 
 /**
  * @generated from message rms.v1.CompleteUploadRequest
@@ -747,7 +785,7 @@ export type CompleteUploadRequest = Message<"rms.v1.CompleteUploadRequest"> & {
  * Use `create(CompleteUploadRequestSchema)` to create a new message.
  */
 export const CompleteUploadRequestSchema: GenMessage<CompleteUploadRequest> = /*@__PURE__*/
-  messageDesc(file_rms_v1_files, 23);
+  messageDesc(file_rms_v1_files, 24);
 
 /**
  * @generated from message rms.v1.CompleteUploadResponse
@@ -764,7 +802,7 @@ export type CompleteUploadResponse = Message<"rms.v1.CompleteUploadResponse"> & 
  * Use `create(CompleteUploadResponseSchema)` to create a new message.
  */
 export const CompleteUploadResponseSchema: GenMessage<CompleteUploadResponse> = /*@__PURE__*/
-  messageDesc(file_rms_v1_files, 24);
+  messageDesc(file_rms_v1_files, 25);
 
 /**
  * @generated from message rms.v1.CancelUploadRequest
@@ -786,7 +824,7 @@ export type CancelUploadRequest = Message<"rms.v1.CancelUploadRequest"> & {
  * Use `create(CancelUploadRequestSchema)` to create a new message.
  */
 export const CancelUploadRequestSchema: GenMessage<CancelUploadRequest> = /*@__PURE__*/
-  messageDesc(file_rms_v1_files, 25);
+  messageDesc(file_rms_v1_files, 26);
 
 /**
  * @generated from message rms.v1.CancelUploadResponse
@@ -803,7 +841,56 @@ export type CancelUploadResponse = Message<"rms.v1.CancelUploadResponse"> & {
  * Use `create(CancelUploadResponseSchema)` to create a new message.
  */
 export const CancelUploadResponseSchema: GenMessage<CancelUploadResponse> = /*@__PURE__*/
-  messageDesc(file_rms_v1_files, 26);
+  messageDesc(file_rms_v1_files, 27);
+
+/**
+ * @generated from message rms.v1.AdmitUploadRequest
+ */
+export type AdmitUploadRequest = Message<"rms.v1.AdmitUploadRequest"> & {
+  /**
+   * @generated from field: rms.v1.Tenant tenant = 1;
+   */
+  tenant?: Tenant | undefined;
+
+  /**
+   * The bytes about to be sent, when known.
+   *
+   * @generated from field: optional int64 bytes = 2;
+   */
+  bytes?: bigint | undefined;
+
+  /**
+   * The Idempotency-Key the upload will be sent under, if any: a key with a record in force is admitted whatever
+   * the checks say, for its record to answer the upload (the first answer again, or 409 while it runs).
+   *
+   * @generated from field: string idempotency_key = 3;
+   */
+  idempotencyKey: string;
+};
+
+/**
+ * Describes the message rms.v1.AdmitUploadRequest.
+ * Use `create(AdmitUploadRequestSchema)` to create a new message.
+ */
+export const AdmitUploadRequestSchema: GenMessage<AdmitUploadRequest> = /*@__PURE__*/
+  messageDesc(file_rms_v1_files, 28);
+
+/**
+ * @generated from message rms.v1.AdmitUploadResponse
+ */
+export type AdmitUploadResponse = Message<"rms.v1.AdmitUploadResponse"> & {
+  /**
+   * @generated from field: rms.v1.FileUsage usage = 1;
+   */
+  usage?: FileUsage | undefined;
+};
+
+/**
+ * Describes the message rms.v1.AdmitUploadResponse.
+ * Use `create(AdmitUploadResponseSchema)` to create a new message.
+ */
+export const AdmitUploadResponseSchema: GenMessage<AdmitUploadResponse> = /*@__PURE__*/
+  messageDesc(file_rms_v1_files, 29);
 
 /**
  * FileService owns files (the large inputs and outputs of bulk work) and uploads in parts. Bytes move in messages
@@ -875,7 +962,9 @@ export const FileService: GenService<{
     output: typeof GetUploadResponseSchema;
   },
   /**
-   * The first message is `start`, then `data` messages, then `end`.
+   * The first message is `start`, then `data` messages, then `end`. Both uploads send their (empty) response
+   * headers once `start` is accepted and the bytes are wanted: a caller that holds its bytes back until then
+   * (a client waiting for `100 Continue`) learns of a refusal before it sends any.
    *
    * @generated from rpc rms.v1.FileService.UploadPart
    */
@@ -899,6 +988,18 @@ export const FileService: GenService<{
     methodKind: "unary";
     input: typeof CancelUploadRequestSchema;
     output: typeof CancelUploadResponseSchema;
+  },
+  /**
+   * Whether a file may be uploaded now, asked before its bytes are read (a multipart body names its file's type
+   * and name only once read): fails `limit_exceeded` past the account's quota, as UploadFile would at its start,
+   * which checks again.
+   *
+   * @generated from rpc rms.v1.FileService.AdmitUpload
+   */
+  admitUpload: {
+    methodKind: "unary";
+    input: typeof AdmitUploadRequestSchema;
+    output: typeof AdmitUploadResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_rms_v1_files, 0);
