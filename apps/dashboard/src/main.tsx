@@ -4,17 +4,16 @@ import { StrictMode } from "react";
 import { createRoot } from "react-dom/client";
 import { AuthProvider } from "./app/auth";
 import { router } from "./router";
-import { fragmentAction, holdLinkKey, keyFromFragment, storedKey, storeKey } from "./session";
+import { fragmentAction, holdLinkKey, storedKey, storeKey, takeKeyFromAddressBar } from "./session";
 import "./styles.css";
 
 // A sign-in link: the key is in the fragment (never sent to a server). Keep it in this tab's sessionStorage (or,
 // when the tab is signed in with another key, in memory until the user says whether to switch) and take it out of
-// the address bar and the history at once.
-const fragmentKey = keyFromFragment(window.location.hash);
+// the address bar and the history at once (a link pasted into a tab already open: auth.tsx).
+const fragmentKey = takeKeyFromAddressBar();
 const action = fragmentAction(storedKey(), fragmentKey);
 if (action === "sign_in" && fragmentKey) storeKey(fragmentKey);
 if (action === "ask" && fragmentKey) holdLinkKey(fragmentKey);
-if (window.location.hash.includes("key=")) window.history.replaceState(null, "", window.location.pathname + window.location.search);
 
 const queryClient = new QueryClient({
   defaultOptions: {

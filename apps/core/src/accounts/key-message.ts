@@ -16,5 +16,6 @@ export function keyMessage(key: KeyDocument): MessageInitShape<typeof ApiKeySche
     prefix: key.prefix,
     dashboardSession: key.dashboard_session !== undefined,
     createdBy: key.dashboard_session?.created_by ?? "",
+    lastUsedAt: BigInt(key.last_used_at ?? 0),
   };
 }

@@ -25,6 +25,8 @@ export interface KeyDocument {
    * made before sessions were marked: those count as `api` and only expire.
    */
   dashboard_session?: { created_by: string | null };
+  /** Unix seconds of a use, noted at most every LAST_USED_GRANULARITY_S (`noteUse`); absent before the first. */
+  last_used_at?: number;
 }
 
 /** The earlier of two optional times (null: never). */
@@ -45,6 +47,13 @@ export function inEffectWith(key: KeyDocument, creator: KeyDocument | null): Key
   return { ...key, revoked_at: earlier(key.revoked_at, creator.revoked_at), expires_at: earlier(key.expires_at, creator.expires_at) };
 }
 
+/**
+ * How often a key's use is written, at most: a key's "last used" is right to within this, and its requests cost no
+ * write each (one per key per 5 minutes, whatever its rate or the number of cores: the write's filter lets only the
+ * first through).
+ */
+export const LAST_USED_GRANULARITY_S = 300;
+
 const nowSeconds = () => Math.floor(Date.now() / 1000);
 
 /** Accounts and their API keys. */
@@ -60,6 +69,33 @@ export class AccountStore {
   async ensureIndexes(): Promise<void> {
     await this.keys.createIndex({ hash: 1 }, { unique: true, name: "hash_unique" });
     await this.keys.createIndex({ account: 1, _id: -1 }, { name: "account_keys" });
+    // The account's own list of its keys, in one mode (`GET /v1/api_keys`), newest first by cursor.
+    await this.keys.createIndex({ account: 1, livemode: 1, _id: -1 }, { name: "tenant_keys" });
+  }
+
+  /** One page of a tenant's keys, newest first, by keyset on the id (`tenant_keys`). */
+  async listTenantKeys(
+    tenant: { account: string; livemode: boolean },
+    page: { limit: number; startingAfter?: string; endingBefore?: string },
+    options: { timeoutMS?: number } = {},
+  ): Promise<{ items: KeyDocument[]; hasMore: boolean }> {
+    const filter: Record<string, unknown> = { account: tenant.account, livemode: tenant.livemode };
+    const backwards = page.endingBefore !== undefined;
+    if (page.startingAfter !== undefined) filter["_id"] = { $lt: page.startingAfter };
+    if (page.endingBefore !== undefined) filter["_id"] = { $gt: page.endingBefore };
+    const found = await this.keys.find(filter, { sort: { _id: backwards ? 1 : -1 }, limit: page.limit + 1, projection: { hash: 0 }, hint: "tenant_keys", ...options }).toArray();
+    const items = found.slice(0, page.limit);
+    return { items: backwards ? items.reverse() : items, hasMore: found.length > page.limit };
+  }
+
+  /**
+   * Notes that `key` was used now, when its last noted use is older than LAST_USED_GRANULARITY_S: at most one write
+   * per key per period (the filter lets only the first of concurrent ones through), never awaited by the request.
+   */
+  noteUse(key: Pick<KeyDocument, "_id" | "last_used_at">, now: number = nowSeconds()): void {
+    if (key.last_used_at !== undefined && key.last_used_at > now - LAST_USED_GRANULARITY_S) return;
+    const stale = { $or: [{ last_used_at: { $exists: false } }, { last_used_at: { $lte: now - LAST_USED_GRANULARITY_S } }] };
+    void this.keys.updateOne({ _id: key._id, ...stale }, { $set: { last_used_at: now } }).catch(() => {});
   }
 
   async createAccount(): Promise<AccountDocument> {
@@ -121,8 +157,21 @@ export class AccountStore {
 
   /** The account's keys as they are in effect: a session's creator is one of them, so no more reads. */
   async listKeysInEffect(account: string): Promise<KeyDocument[]> {
-    const keys = await this.listKeys(account);
+    return this.keysInEffect(await this.listKeys(account));
+  }
+
+  /** Keys as they are in effect (`inEffectWith`): the sessions' creators not among them in one more read by `_id`. */
+  async keysInEffect(keys: readonly KeyDocument[], options: { timeoutMS?: number } = {}): Promise<KeyDocument[]> {
     const byId = new Map(keys.map((key) => [key._id, key]));
+    const missing = new Set<string>();
+    for (const key of keys) {
+      const createdBy = key.dashboard_session?.created_by;
+      if (typeof createdBy === "string" && !byId.has(createdBy)) missing.add(createdBy);
+    }
+    if (missing.size > 0) {
+      const creators = await this.keys.find({ _id: { $in: [...missing] } }, { projection: { hash: 0 }, ...options }).toArray();
+      for (const creator of creators) byId.set(creator._id, creator);
+    }
     return keys.map((key) => inEffectWith(key, byId.get(key.dashboard_session?.created_by ?? "") ?? null));
   }
 

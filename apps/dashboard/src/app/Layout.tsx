@@ -3,6 +3,7 @@ import { useEffect, useRef } from "react";
 import { describeKey, storedKey } from "../session";
 import { SignInPage } from "../pages/SignIn";
 import { SwitchAccountPage } from "../pages/SwitchAccount";
+import { JumpBox } from "../components/JumpBox";
 import { useAuth } from "./auth";
 
 const NAV = [
@@ -13,6 +14,7 @@ const NAV = [
   { to: "/jobs", label: "Jobs" },
   { to: "/files", label: "Files" },
   { to: "/request-logs", label: "Request logs" },
+  { to: "/keys", label: "API keys" },
 ] as const;
 
 /** Moves the keyboard's focus to the main region. */
@@ -75,6 +77,7 @@ export function Layout() {
       </a>
       <header className="topbar">
         <span className="brand">rms dashboard</span>
+        <JumpBox />
         {auth.account && (
           <span className="account" data-testid="account">
             <span className="sr-only">Account </span>
@@ -102,7 +105,15 @@ export function Layout() {
         </ul>
       </nav>
       <main id="main" className="content" tabIndex={-1}>
-        {auth.scopes === null ? (
+        {auth.scopes === null && auth.probeFailure ? (
+          <div className="notice notice-error" role="alert">
+            <p className="notice-title">Could not check what this key may do</p>
+            <p>{auth.probeFailure}</p>
+            <button type="button" onClick={() => auth.retryProbe()}>
+              Try again
+            </button>
+          </div>
+        ) : auth.scopes === null ? (
           <p className="loading" role="status">
             Checking what this key may do…
           </p>

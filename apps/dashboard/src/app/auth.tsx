@@ -1,9 +1,9 @@
 import { useQueryClient } from "@tanstack/react-query";
-import { createContext, useCallback, useContext, useEffect, useMemo, useState, type ReactNode } from "react";
+import { createContext, useCallback, useContext, useEffect, useMemo, useRef, useState, type ReactNode } from "react";
 import { apiClient, type ApiFailure, type Client, whenSignedOut } from "../api/client";
 import { type AccountOfKey, endSession, fetchAccount } from "../lib/account";
 import { probeScopes } from "../lib/scopes";
-import { forgetKey, type Scope, storeAccount, storedAccount, storedKey, storedScopes, storeKey, storeScopes, takeLinkKey } from "../session";
+import { forgetKey, fragmentAction, type Scope, storeAccount, storedAccount, storedKey, storedScopes, storeKey, storeScopes, takeKeyFromAddressBar, takeLinkKey } from "../session";
 
 /** Why the tab is at sign-in: the API's words when it refused the key, or the user signed out. */
 export interface SignOutReason {
@@ -21,6 +21,10 @@ export interface Auth {
   readonly account: AccountOfKey | null;
   /** A sign-in link's key for which the user has not said yet whether to switch to it. */
   readonly linkKey: string | null;
+  /** Why the key's scopes could not be learned (no answer came), or null. */
+  readonly probeFailure: string | null;
+  /** Asks again what the key may do, after a probe that got no answer. */
+  retryProbe(): void;
   signIn(key: string): Promise<void>;
   /** Forgets the key; signing out of a dashboard session (no `reason`: the user's choice) ends the session too. */
   signOut(reason?: SignOutReason): void;
@@ -44,6 +48,8 @@ export function AuthProvider({ children }: { children: ReactNode }) {
   const [reason, setReason] = useState<SignOutReason | null>(null);
   const [account, setAccount] = useState<AccountOfKey | null>(() => (storedKey() ? storedAccount() : null));
   const [linkKey, setLinkKey] = useState<string | null>(() => takeLinkKey());
+  /** Why the scopes could not be learned (no answer came); the layout offers to try again. */
+  const [probeFailure, setProbeFailure] = useState<string | null>(null);
   const client = useMemo(() => apiClient(() => storedKey()), []);
 
   const signOut = useCallback(
@@ -71,8 +77,13 @@ export function AuthProvider({ children }: { children: ReactNode }) {
     });
   }, [signOut]);
 
+  // The key whose scopes are being learned: one probe at a time per key (sign-in and the effect below both ask).
+  const probing = useRef<string | null>(null);
   const learnScopes = useCallback(
     async (secret: string) => {
+      if (probing.current === secret) return;
+      probing.current = secret;
+      setProbeFailure(null);
       try {
         const [learned, owner] = await Promise.all([probeScopes(secret), fetchAccount(secret)]);
         // Signed out (or switched) meanwhile: what was learned belongs to a key the tab no longer has.
@@ -82,9 +93,17 @@ export function AuthProvider({ children }: { children: ReactNode }) {
         storeScopes(learned);
         setScopes(learned);
       } catch (error) {
-        const body = (error as { body?: { error?: { message?: string; request_id?: string } } }).body;
-        signOut({ message: body?.error?.message ?? (error as Error).message, requestId: body?.error?.request_id ?? null });
+        // Only the API's refusal of the key signs out. No answer at all (the tab leaving the page mid-probe, the
+        // network) keeps the key: forgetting it then would sign the tab out of the page it is going to.
+        if ((error as { status?: number }).status === 401) {
+          const body = (error as { body?: { error?: { message?: string; request_id?: string } } }).body;
+          signOut({ message: body?.error?.message ?? (error as Error).message, requestId: body?.error?.request_id ?? null });
+        } else if (storedKey() === secret) {
+          setProbeFailure(error instanceof Error ? error.message : String(error));
+        }
         throw error;
+      } finally {
+        probing.current = null;
       }
     },
     [signOut],
@@ -92,8 +111,8 @@ export function AuthProvider({ children }: { children: ReactNode }) {
 
   // A key kept from before a reload, whose scopes were not learned yet.
   useEffect(() => {
-    if (key && scopes === null) void learnScopes(key).catch(() => {});
-  }, [key, scopes, learnScopes]);
+    if (key && scopes === null && probeFailure === null) void learnScopes(key).catch(() => {});
+  }, [key, scopes, probeFailure, learnScopes]);
 
   const signIn = useCallback(
     async (secret: string) => {
@@ -117,9 +136,36 @@ export function AuthProvider({ children }: { children: ReactNode }) {
     [linkKey, queryClient, signIn],
   );
 
+  // A sign-in link pasted into this tab while it is open changes only the fragment (no new load): its key signs in
+  // when the tab has none, and otherwise waits for the user's answer; the key leaves the address bar in every case.
+  useEffect(() => {
+    const onHashChange = () => {
+      const linked = takeKeyFromAddressBar();
+      const action = fragmentAction(storedKey(), linked);
+      if (action === "sign_in" && linked) void signIn(linked).catch(() => {});
+      if (action === "ask") setLinkKey(linked);
+    };
+    window.addEventListener("hashchange", onHashChange);
+    return () => window.removeEventListener("hashchange", onHashChange);
+  }, [signIn]);
+
+  const retryProbe = useCallback(() => setProbeFailure(null), []);
   const value = useMemo<Auth>(
-    () => ({ key, scopes, client, reason, account, linkKey, signIn, signOut, answerLink, can: (scope) => scopes?.includes(scope) ?? false }),
-    [key, scopes, client, reason, account, linkKey, signIn, signOut, answerLink],
+    () => ({
+      key,
+      scopes,
+      client,
+      reason,
+      account,
+      linkKey,
+      probeFailure,
+      retryProbe,
+      signIn,
+      signOut,
+      answerLink,
+      can: (scope) => scopes?.includes(scope) ?? false,
+    }),
+    [key, scopes, client, reason, account, linkKey, probeFailure, retryProbe, signIn, signOut, answerLink],
   );
   return <AuthContext.Provider value={value}>{children}</AuthContext.Provider>;
 }

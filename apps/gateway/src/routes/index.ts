@@ -1,5 +1,6 @@
 import type { EventPayload, KeylessRoute, Operation } from "./operation.js";
 import { ACCOUNT_OPERATIONS } from "./account/index.js";
+import { API_KEY_OPERATIONS } from "./api-keys/index.js";
 import { DASHBOARD_SESSION_OPERATIONS } from "./dashboard-sessions/index.js";
 import { EVENT_OPERATIONS } from "./events/index.js";
 import { EventObject } from "./events/objects.js";
@@ -20,6 +21,7 @@ export const OPERATIONS: readonly Operation[] = [
   ...REQUEST_LOG_OPERATIONS,
   ...DASHBOARD_SESSION_OPERATIONS,
   ...ACCOUNT_OPERATIONS,
+  ...API_KEY_OPERATIONS,
 ];
 
 /** Paths served without a key, besides the API description itself. */

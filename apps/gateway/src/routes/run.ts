@@ -90,7 +90,12 @@ async function runAuthenticated(operation: Operation, deps: RunDeps, auth: Authe
   if (operation.scope !== null) authorize(principal, operation.scope);
   else if (principal.kind === KeyKind.PUBLISHABLE && operation.method !== "GET")
     throw new ApiError("publishable_key_read_only", "Publishable keys are read-only. Use a secret or restricted key.");
-  if (operation.secretKeyOnly && principal.kind !== KeyKind.SECRET) throw new ApiError("insufficient_scope", "Only a secret key (sk_...) may do this.");
+  if (operation.secretKeyOnly && principal.kind !== KeyKind.SECRET && !(operation.orDashboardSession && principal.dashboardSession)) {
+    throw new ApiError(
+      "insufficient_scope",
+      operation.orDashboardSession ? "Only a secret key (sk_...) or a dashboard session's key may do this." : "Only a secret key (sk_...) may do this.",
+    );
+  }
   if (operation.stream) return runStream(operation, operation.stream, deps, auth, req, res);
 
   // parse
