@@ -1,6 +1,7 @@
 import { eventually } from "@rms/test-db/testkit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startStack, type Account, type Stack } from "../testutil/harness.js";
+import { openSse } from "../testutil/sse.js";
 
 // Keys that must not outlive their revocation (issue 41, item 3): reads the gateway answers alone check the key as
 // calls through core do, a dashboard session ends with the key that made it or when revoked, and a refused key's
@@ -31,12 +32,20 @@ describe("reads the gateway answers alone (request logs, the account)", () => {
     expect((await stack.api.get("/v1/account", { key: key.secret })).status).toBe(200);
     // Through core, so that the gateway's cache of verified keys holds it.
     expect((await stack.api.get("/v1/resources", { key: key.secret })).status).toBe(200);
+    const open = () => openSse(stack.gateway.httpsPort, stack.gateway.certificate, "/v1/request_logs/stream", { key: key.secret });
+    const streaming = await open();
+    expect(streaming.status).toBe(200);
+    streaming.close();
     await stack.admin.revokeKey({ keyId: key.id, reason: "test" });
     for (const path of ["/v1/request_logs", `/v1/request_logs/req_${"0".repeat(24)}`, "/v1/account"]) {
       const refused = await stack.api.get(path, { key: key.secret });
       expect(refused.status, path).toBe(401);
       expect(refused.json.error.code).toBe("api_key_revoked");
     }
+    // The stream of request logs too, when it opens.
+    const refusedStream = await open();
+    refusedStream.close();
+    expect([refusedStream.status, refusedStream.error?.code]).toEqual([401, "api_key_revoked"]);
   });
 
   it("refuse a dashboard key past its expires_in", async () => {
