@@ -65,6 +65,23 @@ describe.skipIf("missing" in browserFound)("the dashboard's session in Chromium"
     expect(await tabKey()).toBe(before);
   });
 
+  it("asks too when the link is pasted into the open tab (only the fragment changes, nothing loads)", async () => {
+    const before = await tabKey();
+    await page.goto(url("/"));
+    await page.getByRole("heading", { name: "Overview" }).waitFor();
+    await page.evaluate(() => {
+      (window as unknown as { notReloaded: boolean }).notReloaded = true;
+    });
+    await page.goto(other.link);
+    await page.getByRole("heading", { name: "Switch to the link's sign-in?" }).waitFor();
+    expect(await page.evaluate(() => (window as unknown as { notReloaded?: boolean }).notReloaded)).toBe(true);
+    expect(page.url()).not.toContain("key=");
+    expect(await tabKey()).toBe(before);
+    await page.getByRole("button", { name: "Stay signed in as before" }).click();
+    await page.getByTestId("account").getByText(stack.accountId).waitFor();
+    expect(await tabKey()).toBe(before);
+  });
+
   it("switches when asked to, and then names the link's account and mode", async () => {
     await page.goto(url("/events"));
     await page.goto(other.link);
