@@ -11,7 +11,8 @@ Requests changed before they are sent (`before_call`):
    which the API rightly answers 400 `idempotency_key_reused`, so every valid key is made unique per request.
 2. `starting_after` and `ending_before` exclude each other (400, as in Stripe), and so do the events list's `type`
    and `types`: one of the two is dropped.
-3. A search's `page` is the `next_page` of an earlier answer to the same query, opaque: a generated one is dropped.
+3. A search's `page` is the `next_page` of an earlier answer to the same query, opaque, and a stream's
+   `starting_after` is an item the account was sent (docs/streams.md, "Order and resume"): a generated one is dropped.
 4. `recover`'s `since` lies within the last 14 days, a window that moves: a generated time outside it is moved in.
 5. The stack delivers events to a webhook endpoint's `url`: any generated url becomes an https URL under the
    reserved `.invalid` name, which reaches no one (and a generated string is rarely a URL the API takes).
@@ -69,6 +70,8 @@ RECOVER_WINDOW_S = 14 * 86_400
 FORM_PARAMETERS_MAX = 2_000
 ENDPOINTS_KEPT = 8
 FORM = "application/x-www-form-urlencoded"
+# The streams, whose `starting_after` is a resume point (docs/streams.md).
+STREAM_PATHS = ("/v1/events/stream", "/v1/request_logs/stream")
 # Each accepted combination of request-log filters is one index (docs/request-logs.md); `path` pairs with `method`.
 REQUEST_LOG_FILTERS = ("status", "method", "path", "api_key", "idempotency_key", "error_code")
 # The job type a shape of `params` is for: the document names it in each shape's description (routes/jobs/params.ts).
@@ -178,6 +181,10 @@ def _drop_one_of(case, first, second):
 def _no_invented_page(case):
     if _is(case, "GET", "/v1/resources/search") and _query_ok(case, "page"):
         _drop_query(case, "page")
+    # A stream resumes after an item the account was sent: a generated id names none.
+    for path in STREAM_PATHS:
+        if _is(case, "GET", path) and _query_ok(case, "starting_after"):
+            _drop_query(case, "starting_after")
 
 
 def _since_in_window(case):
