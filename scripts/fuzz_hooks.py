@@ -30,26 +30,28 @@ Requests changed before they are sent (`before_call`):
     fuzzer names `file` (no extension) with `application/octet-stream` is sent as `text/csv`.
 11. A query parameter generated as null or as an empty object is sent as an empty value: the HTTP client leaves
     either out, which would send another request than the one judged (one without the invalid value).
+12. The run's own key is never revoked (a client does not revoke the key it works with; every later request would
+    be 401): `POST /v1/api_keys/{id}/revoke` of that key's id (`GET /v1/account` names it) names another key instead.
 
 After an answer (`after_call`):
-12. An account has at most 16 webhook endpoints per mode (`limit_exceeded`): after each endpoint made, those beyond
+13. An account has at most 16 webhook endpoints per mode (`limit_exceeded`): after each endpoint made, those beyond
     the newest 8 are deleted, so that the limit is never what a valid create meets.
 
 Failures not kept (`filter_failure`), each a refusal of a value whose validity the document cannot describe; the
 request is still sent, so a 5xx or a malformed answer is still reported:
-13. A search `query` refused for its grammar (400 `search_query_invalid`): a string the query language does not parse.
-14. A job's `params[file]` that names no file (400 `parameter_invalid`, "no such file"): an id of the right form that
+14. A search `query` refused for its grammar (400 `search_query_invalid`): a string the query language does not parse.
+15. A job's `params[file]` that names no file (400 `parameter_invalid`, "no such file"): an id of the right form that
     was never made (a missing object named in a parameter is 400, as in Stripe).
-15. `part_ids` refused by the upload they name (400 `parameter_invalid` on `part_ids`): ids that name no part of it,
+16. `part_ids` refused by the upload they name (400 `parameter_invalid` on `part_ids`): ids that name no part of it,
     or one part twice (the files API's rule; its document says only "part ids, in order").
-16. A part larger than its upload's declared `bytes` (413 `request_too_large`): a body's size tied to another object.
-17. A file part generated as other than text (null, a number, a list), taken as a file (ST201): a multipart part is
+17. A part larger than its upload's declared `bytes` (413 `request_too_large`): a body's size tied to another object.
+18. A file part generated as other than text (null, a number, a list), taken as a file (ST201): a multipart part is
     bytes, so schemathesis writes such a value as some text (`null`, JSON), which is a file like any other.
-18. A request "accepted" though invalid (ST201) whose invalid query parameters were never sent: an empty deepObject
+19. A request "accepted" though invalid (ST201) whose invalid query parameters were never sent: an empty deepObject
     (`metadata={}`) serializes to nothing, so the request sent is a valid one.
 
 And one encoding (`serializer`):
-19. A file part of a JSON Lines type (`application/jsonl`, `application/x-ndjson`, which the files API takes) is sent
+20. A file part of a JSON Lines type (`application/jsonl`, `application/x-ndjson`, which the files API takes) is sent
     as its text: schemathesis has no encoder of those types.
 """
 
@@ -65,6 +67,8 @@ import schemathesis
 
 VALID_KEY = re.compile(r"^[\x20-\x7e]{1,255}$")
 RESERVED_URL = "https://hooks.rms.invalid/fuzz"
+# A key id of the right form that names no key: what a revoke of the run's own key is sent with instead.
+OTHER_KEY_ID = "key_" + "0" * 22
 RESERVED_HTTPS_URL = re.compile(r"^https://([a-z0-9-]+\.)+invalid(/[!-~]*)?$")
 RECOVER_WINDOW_S = 14 * 86_400
 FORM_PARAMETERS_MAX = 2_000
@@ -176,6 +180,32 @@ def _drop_one_of(case, first, second):
         _drop_query(case, second)
     elif _query_ok(case, first):
         _drop_query(case, first)
+
+
+def _fuzz_api(path):
+    """GET `path` with the run's key (None when the run's settings are not there or it did not answer 200)."""
+    key = os.environ.get("RMS_FUZZ_KEY", "")
+    base = os.environ.get("RMS_FUZZ_BASE", "").rstrip("/")
+    if not key or not base:
+        return None
+    verify = os.environ.get("RMS_FUZZ_CA") or False
+    answer = requests.get(f"{base}{path}", headers={"Authorization": f"Bearer {key}"}, verify=verify, timeout=10)
+    return answer.json() if answer.status_code == 200 else None
+
+
+_own_key_id = []
+
+
+def _keep_own_key(case):
+    if not _is(case, "POST", "/v1/api_keys/{id}/revoke") or not case.path_parameters:
+        return
+    if not _own_key_id:
+        account = _fuzz_api("/v1/account")
+        if account is None:
+            return
+        _own_key_id.append(account.get("api_key"))
+    if case.path_parameters.get("id") == _own_key_id[0]:
+        case.path_parameters["id"] = OTHER_KEY_ID
 
 
 def _no_invented_page(case):
@@ -290,6 +320,7 @@ def before_call(ctx, case, **kwargs):
     _no_invented_page(case)
     _since_in_window(case)
     _reserved_url(case)
+    _keep_own_key(case)
     _request_log_filters(case)
     _null_query_sent_empty(case)
     if _is(case, "GET", "/v1/events"):
