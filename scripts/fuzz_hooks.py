@@ -50,8 +50,11 @@ request is still sent, so a 5xx or a malformed answer is still reported:
 19. A request "accepted" though invalid (ST201) whose invalid query parameters were never sent: an empty deepObject
     (`metadata={}`) serializes to nothing, so the request sent is a valid one.
 
+20. A job refused for the account's limit of unfinished jobs (400 `limit_exceeded`, at most 100 queued or running
+    per mode, CONTRACT.md section 6): the fuzzer makes jobs faster than one worker finishes them.
+
 And one encoding (`serializer`):
-20. A file part of a JSON Lines type (`application/jsonl`, `application/x-ndjson`, which the files API takes) is sent
+21. A file part of a JSON Lines type (`application/jsonl`, `application/x-ndjson`, which the files API takes) is sent
     as its text: schemathesis has no encoder of those types.
 """
 
@@ -386,6 +389,8 @@ def filter_failure(ctx, failure, case, response):
     if response.status_code == 400 and _is(case, "POST", "/v1/uploads/{id}/complete") and error.get("param") == "part_ids":
         return False
     if response.status_code == 413 and _is(case, "POST", "/v1/uploads/{id}/parts") and error.get("code") == "request_too_large":
+        return False
+    if response.status_code == 400 and _is(case, "POST", "/v1/jobs") and error.get("code") == "limit_exceeded" and "unfinished" in error.get("message", ""):
         return False
     return True
 

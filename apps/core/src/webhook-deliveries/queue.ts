@@ -313,7 +313,7 @@ export class DeliveryQueue {
       let stop = false;
       const timeoutMs = this.options.transport?.timeoutMs ?? DELIVERY_TIMEOUT_MS;
       for (const delivery of deliveries) {
-        // The first is sent whatever the lease (as a lone delivery always was); a later one only while its lease outlasts an attempt.
+        // The first is sent whatever the lease, as a lone delivery is; a later one only while its lease outlasts an attempt.
         const late = started.length > 0 && this.now() + timeoutMs + FLIGHT_SEND_MARGIN_MS > (delivery.lease_until ?? 0);
         if (stop || stopping() || late) {
           started.push(this.putBack(delivery));
@@ -381,7 +381,7 @@ export class DeliveryQueue {
       return released;
     };
     // A scheduled delivery that succeeded leaves the queue at once (the queue holds work and failures, not
-    // history): its attempt records the success, and the event no longer names the endpoint. A recovery
+    // history): its attempt records the success, and the event stops naming the endpoint. A recovery
     // delivery stays, `succeeded`: recover reads an event's deliveries to an endpoint to see whether they all failed.
     const done = async (fields: Partial<DeliveryDocument>): Promise<Processed> => {
       if (delivery.trigger !== "scheduled") return release({ ...fields, status: "succeeded", expires_at }, "succeeded");

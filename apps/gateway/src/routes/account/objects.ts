@@ -1,5 +1,5 @@
 import { idPattern, KeyKind } from "@rms/proto";
-import type { OperationInput } from "../operation.js";
+import type { OperationInput } from "../../engine/operation.js";
 import { constant, field, publicObject } from "../../schema/objects.js";
 
 const KEY_KINDS: Partial<Record<KeyKind, string>> = { [KeyKind.SECRET]: "secret", [KeyKind.RESTRICTED]: "restricted", [KeyKind.PUBLISHABLE]: "publishable" };

@@ -1,4 +1,4 @@
-import { defineLocalOperation } from "../operation.js";
+import { defineLocalOperation } from "../../engine/operation.js";
 import { AccountObject } from "./objects.js";
 
 /**

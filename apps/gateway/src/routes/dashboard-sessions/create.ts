@@ -1,5 +1,5 @@
-import { optionalBoolean, optionalInteger } from "../../http/params.js";
-import { defineOperation } from "../operation.js";
+import { optionalBoolean, optionalInteger } from "../../parsing/params.js";
+import { defineOperation } from "../../engine/operation.js";
 import { DashboardSessionObject, linkOrigin } from "./objects.js";
 
 /** Longest a dashboard session's key lives (seconds): one day; default one hour (core applies the same bounds). */

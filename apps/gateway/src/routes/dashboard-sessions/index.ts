@@ -1,4 +1,4 @@
-import type { Operation } from "../operation.js";
+import type { Operation } from "../../engine/operation.js";
 import { createDashboardSession } from "./create.js";
 import { revokeDashboardSession } from "./revoke.js";
 

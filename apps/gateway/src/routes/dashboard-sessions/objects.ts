@@ -1,6 +1,6 @@
 import { exampleId, idPattern, type ApiKey } from "@rms/proto";
 import { constant, field, publicObject } from "../../schema/objects.js";
-import type { ParamSpec } from "../operation.js";
+import type { ParamSpec } from "../../engine/operation.js";
 
 /** A `Host` header we put into a link: a host name or address and port, nothing else (else `localhost`). */
 export function linkOrigin(origin: string | undefined): string {

@@ -1,4 +1,4 @@
-import { defineOperation } from "../operation.js";
+import { defineOperation } from "../../engine/operation.js";
 import { DASHBOARD_SESSION_ID_PATH, DashboardSessionObject } from "./objects.js";
 
 /**

@@ -1,7 +1,7 @@
 import { ApiError } from "../../errors.js";
-import { optionalInteger } from "../../http/params.js";
+import { optionalInteger } from "../../parsing/params.js";
+import { defineOperation } from "../../engine/operation.js";
 import { INTEGER_MAX } from "../../schema/params.js";
-import { defineOperation } from "../operation.js";
 import { RecoveryObject } from "./attempt-objects.js";
 import { ENDPOINT_ID_PATH } from "./objects.js";
 
