@@ -34,9 +34,16 @@ export function Layout() {
       <header className="topbar">
         <span className="brand">rms dashboard</span>
         <JumpBox />
+        {auth.account && (
+          <span className="account" data-testid="account">
+            <span className="sr-only">Account </span>
+            {auth.account.id}
+          </span>
+        )}
         <span className={`mode mode-${mode}`}>{mode === "live" ? "Live mode" : "Test mode"}</span>
         <span className="key-kind">
-          {kind} key{readOnly ? " · read-only" : ""}
+          {kind} key{auth.account?.dashboardSession ? " · dashboard session" : ""}
+          {readOnly ? " · read-only" : ""}
         </span>
         <button type="button" className="signout" onClick={() => auth.signOut()}>
           Sign out
