@@ -87,7 +87,7 @@ export function AuthProvider({ children }: { children: ReactNode }) {
       setProbeFailure(null);
       try {
         const [learned, owner] = await Promise.all([probeScopes(secret), fetchAccount(secret)]);
-        // Signed out (or switched) meanwhile: what was learned belongs to a key the tab no longer has.
+        // Signed out (or switched) meanwhile: what was learned belongs to a key other than the tab's.
         if (storedKey() !== secret) return;
         storeAccount(owner);
         setAccount(owner);
