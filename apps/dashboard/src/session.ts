@@ -5,25 +5,12 @@
  */
 
 import { accountOf, type AccountOfKey } from "./lib/account";
+import { SCOPES, type Scope } from "./vocabulary";
 
 const KEY_ITEM = "rms.dashboard.key";
 const SCOPES_ITEM = "rms.dashboard.scopes";
 const ACCOUNT_ITEM = "rms.dashboard.account";
 const KEY_PATTERN = /^(sk|rk|pk)_(live|test)_[0-9A-Za-z]{16,}$/;
-
-/** Every scope the dashboard's controls may need (CONTRACT.md section 4). */
-export const ALL_SCOPES = [
-  "resources:read",
-  "resources:write",
-  "jobs:read",
-  "jobs:write",
-  "webhooks:write",
-  "events:read",
-  "files:read",
-  "files:write",
-  "request_logs:read",
-] as const;
-export type Scope = (typeof ALL_SCOPES)[number];
 
 export function looksLikeKey(text: string): boolean {
   return KEY_PATTERN.test(text.trim());
@@ -119,7 +106,7 @@ export function storedScopes(): Scope[] | null {
   if (!text) return null;
   try {
     const parsed = JSON.parse(text) as unknown;
-    return Array.isArray(parsed) ? (parsed.filter((s) => (ALL_SCOPES as readonly string[]).includes(s)) as Scope[]) : null;
+    return Array.isArray(parsed) ? (parsed.filter((s) => (SCOPES as readonly string[]).includes(s)) as Scope[]) : null;
   } catch {
     return null;
   }

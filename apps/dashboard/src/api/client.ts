@@ -30,7 +30,7 @@ export class ApiFailure extends Error {
     return this.status === 404 && this.code === "route_missing";
   }
 
-  /** The key no longer works: the tab goes back to sign-in with this message. */
+  /** The API refused the key (revoked, expired): the tab goes back to sign-in with this message. */
   get signedOut(): boolean {
     return this.status === 401;
   }

@@ -3,7 +3,8 @@ import { createContext, useCallback, useContext, useEffect, useMemo, useRef, use
 import { apiClient, type ApiFailure, type Client, whenSignedOut } from "../api/client";
 import { type AccountOfKey, endSession, fetchAccount } from "../lib/account";
 import { probeScopes } from "../lib/scopes";
-import { forgetKey, fragmentAction, type Scope, storeAccount, storedAccount, storedKey, storedScopes, storeKey, storeScopes, takeKeyFromAddressBar, takeLinkKey } from "../session";
+import { forgetKey, fragmentAction, storeAccount, storedAccount, storedKey, storedScopes, storeKey, storeScopes, takeKeyFromAddressBar, takeLinkKey } from "../session";
+import type { Scope } from "../vocabulary";
 
 /** Why the tab is at sign-in: the API's words when it refused the key, or the user signed out. */
 export interface SignOutReason {
@@ -86,7 +87,7 @@ export function AuthProvider({ children }: { children: ReactNode }) {
       setProbeFailure(null);
       try {
         const [learned, owner] = await Promise.all([probeScopes(secret), fetchAccount(secret)]);
-        // Signed out (or switched) meanwhile: what was learned belongs to a key the tab no longer has.
+        // Signed out (or switched) meanwhile: what was learned belongs to a key other than the tab's.
         if (storedKey() !== secret) return;
         storeAccount(owner);
         setAccount(owner);

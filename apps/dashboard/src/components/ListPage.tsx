@@ -166,7 +166,8 @@ function FilterForm({ spec, values, onFilter }: { spec: Extract<FilterSpec, { ap
   );
 }
 
-function FilterFields({ spec, values, onChange }: { spec: FilterSpec; values: FilterValues; onChange: (name: string, value: string) => void }) {
+/** A filter spec's controls (the page's form draws them). */
+export function FilterFields({ spec, values, onChange }: { spec: FilterSpec; values: FilterValues; onChange: (name: string, value: string) => void }) {
   return spec.fields.map((field) => {
     const id = field.id ?? `${spec.idPrefix}-${field.name}`;
     const value = values[field.name] ?? "";

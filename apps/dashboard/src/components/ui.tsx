@@ -4,7 +4,7 @@ export { JsonView as Json } from "./JsonView";
 import { useAuth } from "../app/auth";
 import { missingScopeReason } from "../lib/scopes";
 import { formatUtc, localParts } from "../lib/time";
-import type { Scope } from "../session";
+import type { Scope } from "../vocabulary";
 
 /** The reason a control needs a scope this key lacks, or null; the control is disabled and says why. */
 export function useScopeReason(scope: Scope): string | null {

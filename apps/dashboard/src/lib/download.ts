@@ -1,4 +1,3 @@
-import type { FileObject } from "@rms/sdk";
 import { type Client, unwrap } from "../api/client";
 
 /**
@@ -17,10 +16,4 @@ export async function downloadFile(client: Client, fileId: string, fallbackName:
   link.click();
   link.remove();
   setTimeout(() => URL.revokeObjectURL(url), 10_000);
-}
-
-/** Uploads a file through the SDK (`files.create`, purpose `resources_import`; parts above 64 MiB), reporting bytes sent as they go. */
-export function uploadFile(client: Client, file: File, onProgress: (sent: number, total: number) => void): Promise<FileObject> {
-  onProgress(0, file.size);
-  return unwrap(client.files.create({ purpose: "resources_import", file, filename: file.name }, { onProgress }));
 }

@@ -4,8 +4,7 @@
  * `metadata[key]=value`, `ids[]`, the cursors) or into a search query.
  */
 
-export const RESOURCE_STATUSES = ["active", "paused", "archived"] as const;
-export type ResourceStatus = (typeof RESOURCE_STATUSES)[number];
+import { RESOURCE_STATUSES, type ResourceStatus } from "../vocabulary";
 
 /** The page's search params: strings only, every one optional, none empty. */
 export interface ResourceFilters {

@@ -6,6 +6,7 @@ export type JumpTarget =
   | { readonly to: "/resources/$id" | "/events/$id" | "/webhooks/$id" | "/jobs/$id" | "/files/$id" | "/request-logs/$id"; readonly id: string }
   | { readonly to: "/keys"; readonly id: string };
 
+/** The page of each kind of object id: the one list of which kinds have a page (links, the jump box, ids in a request). */
 const PAGES = {
   res: "/resources/$id",
   evt: "/events/$id",
@@ -16,6 +17,14 @@ const PAGES = {
 } as const;
 
 export const JUMP_PREFIXES = [...Object.keys(PAGES), "key"] as const;
+
+export type ObjectPage = (typeof PAGES)[keyof typeof PAGES];
+
+/** The page that shows the object of `id` (`res_...`: `/resources/$id`), or null for a kind without one. */
+export function objectPage(id: string): ObjectPage | null {
+  const match = /^([a-z]+)_[0-9A-Za-z]+$/.exec(id);
+  return match ? ((PAGES as Record<string, ObjectPage>)[match[1]!] ?? null) : null;
+}
 
 /** The page an id opens, or why there is none (a message for the box). */
 export function jumpTarget(text: string): JumpTarget | { readonly problem: string } {

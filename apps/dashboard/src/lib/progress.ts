@@ -1,6 +1,8 @@
 import type { Job } from "../api/client";
+import type { JobStatus } from "../vocabulary";
 
-export const FINISHED_STATUSES = ["succeeded", "failed", "canceled"] as const;
+/** The statuses a job ends in (the vocabulary's, checked by type). */
+export const FINISHED_STATUSES = ["succeeded", "failed", "canceled"] as const satisfies readonly JobStatus[];
 
 export function isFinished(status: string): boolean {
   return (FINISHED_STATUSES as readonly string[]).includes(status);

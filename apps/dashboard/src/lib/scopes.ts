@@ -1,6 +1,6 @@
 import { RMS, RMSError } from "@rms/sdk";
 import { API_ORIGIN } from "../api/client";
-import type { Scope } from "../session";
+import { SCOPES, type Scope } from "../vocabulary";
 
 /**
  * How the dashboard learns what its key may do, through the public API only: one harmless request per scope, read
@@ -12,30 +12,29 @@ import type { Scope } from "../session";
  * feature is absent, so the scope is not offered either.
  */
 export interface ScopeProbe {
-  readonly scope: Scope;
   readonly method: "GET" | "POST";
   readonly path: string;
   /** A body the route refuses (400) after the scope check, so the probe never changes anything. */
   readonly body?: Record<string, unknown>;
 }
 
-export const SCOPE_PROBES: readonly ScopeProbe[] = [
-  { scope: "resources:read", method: "GET", path: "/v1/resources?limit=1" },
-  { scope: "resources:write", method: "POST", path: "/v1/resources", body: { scope_probe: true } },
-  { scope: "events:read", method: "GET", path: "/v1/events?limit=1" },
-  { scope: "jobs:read", method: "GET", path: "/v1/jobs?limit=1" },
+/** One probe per scope the API grants: a scope without one does not type-check, and the dashboard could not offer it. */
+export const SCOPE_PROBES: Readonly<Record<Scope, ScopeProbe>> = {
+  "resources:read": { method: "GET", path: "/v1/resources?limit=1" },
+  "resources:write": { method: "POST", path: "/v1/resources", body: { scope_probe: true } },
+  "events:read": { method: "GET", path: "/v1/events?limit=1" },
+  "jobs:read": { method: "GET", path: "/v1/jobs?limit=1" },
   // A dry run (`validate_only`) of a job that matches nothing: a 200 preview, no job.
-  {
-    scope: "jobs:write",
+  "jobs:write": {
     method: "POST",
     path: "/v1/jobs",
     body: { type: "resources.bulk_delete", params: { filter: { ids: ["res_0000000000000000000000"] } }, validate_only: true },
   },
-  { scope: "webhooks:write", method: "GET", path: "/v1/webhook_endpoints?limit=1" },
-  { scope: "files:read", method: "GET", path: "/v1/files?limit=1" },
-  { scope: "files:write", method: "POST", path: "/v1/uploads", body: { scope_probe: true } },
-  { scope: "request_logs:read", method: "GET", path: "/v1/request_logs?limit=1" },
-];
+  "webhooks:write": { method: "GET", path: "/v1/webhook_endpoints?limit=1" },
+  "files:read": { method: "GET", path: "/v1/files?limit=1" },
+  "files:write": { method: "POST", path: "/v1/uploads", body: { scope_probe: true } },
+  "request_logs:read": { method: "GET", path: "/v1/request_logs?limit=1" },
+};
 
 /** Whether an answer to a probe means the key has its scope. */
 export function grants(status: number, code: string | undefined): boolean {
@@ -52,14 +51,15 @@ export function grants(status: number, code: string | undefined): boolean {
 export async function probeScopes(key: string, fetcher?: typeof fetch): Promise<Scope[]> {
   const client = new RMS(key, { baseUrl: API_ORIGIN, maxNetworkRetries: 0, ...(fetcher ? { fetch: fetcher } : {}) });
   const results = await Promise.all(
-    SCOPE_PROBES.map(async (probe) => {
+    SCOPES.map(async (scope) => {
+      const probe = SCOPE_PROBES[scope];
       try {
         await client.rawRequest(probe.method, probe.path, probe.body);
-        return probe.scope;
+        return scope;
       } catch (error) {
         if (!(error instanceof RMSError) || error.statusCode === undefined) throw error;
         if (error.statusCode === 401) throw Object.assign(new Error(error.message), { status: 401, body: { error: { message: error.message, request_id: error.requestId } } });
-        return grants(error.statusCode, error.code) ? probe.scope : null;
+        return grants(error.statusCode, error.code) ? scope : null;
       }
     }),
   );

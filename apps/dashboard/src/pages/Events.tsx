@@ -1,4 +1,4 @@
-import { keepPreviousData, useQuery } from "@tanstack/react-query";
+import { keepPreviousData } from "@tanstack/react-query";
 import { getRouteApi, useNavigate } from "@tanstack/react-router";
 import { type Event, unwrap } from "../api/client";
 import { useAuth } from "../app/auth";
@@ -6,18 +6,18 @@ import { IdLink } from "../components/IdLink";
 import type { Column } from "../components/DataTable";
 import { cursorPager, type FilterSpec, ListPage } from "../components/ListPage";
 import { Time, useScopeReason } from "../components/ui";
+import { followEvents, useLiveQuery } from "../lib/live";
+import { EVENT_TYPE_PREFIXES, EVENT_TYPES } from "../vocabulary";
 
 const route = getRouteApi("/events");
 
-export const EVENT_TYPES = ["resource.created", "resource.updated", "resource.deleted", "job.succeeded", "job.failed", "job.canceled", "webhook_endpoint.disabled"] as const;
-
-const EVENT_FILTERS: FilterSpec = {
+export const EVENT_FILTERS: FilterSpec = {
   apply: "submit",
   idPrefix: "ev",
   section: "Filter",
   formLabel: "Filter events",
   fields: [
-    { name: "type", label: "Type", kind: "select", anyLabel: "Any type", options: ["resource.*", "job.*", ...EVENT_TYPES] },
+    { name: "type", label: "Type", kind: "select", anyLabel: "Any type", options: [...EVENT_TYPE_PREFIXES, ...EVENT_TYPES] },
     { name: "object", label: "Object id", placeholder: "res_..." },
   ],
 };
@@ -37,9 +37,13 @@ export function EventsPage() {
   const navigate = useNavigate({ from: "/events" });
   const { client } = useAuth();
   const reason = useScopeReason("events:read");
-  const events = useQuery({
+  const first = !search.after && !search.before;
+  // The first page follows the account's events as they are made (the filters' own); an older page stays as read.
+  const events = useLiveQuery("events", {
     queryKey: ["events", search],
     enabled: reason === null,
+    live: first,
+    follow: followEvents(client, { ...(search.type ? { types: [search.type] } : {}), ...(search.object ? { object: search.object } : {}) }),
     placeholderData: keepPreviousData,
     queryFn: () =>
       unwrap(

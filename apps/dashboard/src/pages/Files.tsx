@@ -1,32 +1,24 @@
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
-import { getRouteApi, Link, useNavigate } from "@tanstack/react-router";
+import { getRouteApi, useNavigate } from "@tanstack/react-router";
 import { ApiFailure, type Schemas, unwrap } from "../api/client";
 import { useAuth } from "../app/auth";
-import { ErrorNotice, NotAvailable } from "../components/ErrorNotice";
+import { NotAvailable } from "../components/ErrorNotice";
 import { IdLink } from "../components/IdLink";
 import type { Column } from "../components/DataTable";
 import { cursorPager, type FilterSpec, ListPage } from "../components/ListPage";
-import { PageHeader } from "../components/Disclosure";
-import { JsonView } from "../components/JsonView";
-import { Loading, Section, Time } from "../components/ui";
+import { Section, Time } from "../components/ui";
 import { formatBytes, storageUse } from "../lib/progress";
-import { usePageTitle } from "../lib/title";
-import { DownloadButton } from "./JobDetail";
+import { fileLabel } from "../lib/file-label";
+import { FILE_PURPOSES } from "../vocabulary";
+import { DownloadButton } from "../components/DownloadButton";
 
 type Purpose = Schemas["File"]["purpose"];
 
 const route = getRouteApi("/files");
-const PURPOSES = ["resources_import", "resources_export", "job_results"] as const;
 
 type StoredFile = Schemas["File"];
 
-const FILE_FILTERS: FilterSpec = { apply: "change", idPrefix: "fl", fields: [{ name: "purpose", label: "Purpose", kind: "select", options: PURPOSES }] };
-
-/** What a file holds, in words: its name, or what its purpose says it is. */
-export function fileLabel(file: Pick<StoredFile, "id" | "filename" | "purpose">): string {
-  if (file.filename) return file.filename;
-  return file.purpose === "resources_export" ? `the export ${file.id}` : file.purpose === "job_results" ? `the results ${file.id}` : file.id;
-}
+const FILE_FILTERS: FilterSpec = { apply: "change", idPrefix: "fl", fields: [{ name: "purpose", label: "Purpose", kind: "select", options: FILE_PURPOSES }] };
 
 const FILE_COLUMNS: readonly Column<StoredFile>[] = [
   { header: "File", cell: (f) => <IdLink id={f.id} /> },
@@ -49,14 +41,14 @@ export function FilesPage() {
       unwrap(
         auth.client.files.list({
           limit: 20,
-          ...(search.purpose && (PURPOSES as readonly string[]).includes(search.purpose) ? { purpose: search.purpose as Purpose } : {}),
+          ...(search.purpose && (FILE_PURPOSES as readonly string[]).includes(search.purpose) ? { purpose: search.purpose as Purpose } : {}),
           ...(search.after ? { starting_after: search.after } : {}),
         }),
       ),
   });
   const missing = files.error instanceof ApiFailure && files.error.routeMissing ? files.error : null;
   const base = search.purpose ? { purpose: search.purpose } : {};
-  // A core of before answers no quota (0): nothing to show.
+  // A server that keeps no quota answers 0: nothing to show.
   const usage = files.data && files.data.quota_bytes > 0 ? storageUse(files.data.used_bytes, files.data.quota_bytes) : null;
   return (
     <ListPage
@@ -88,34 +80,5 @@ export function FilesPage() {
         </Section>
       )}
     </ListPage>
-  );
-}
-
-const fileRoute = getRouteApi("/files/$id");
-
-export function FileDetailPage() {
-  const { id } = fileRoute.useParams();
-  const auth = useAuth();
-  const file = useQuery({ queryKey: ["file", id], queryFn: () => unwrap(auth.client.files.retrieve(id)) });
-  usePageTitle(id, file.data?.filename ?? "File");
-  const missing = file.error instanceof ApiFailure && file.error.routeMissing ? file.error : null;
-  return (
-    <div>
-      <PageHeader
-        title={file.data?.filename ?? "File"}
-        crumbs={
-          <>
-            <Link to="/files">Files</Link> / <code>{id}</code>
-          </>
-        }
-      />
-      {missing ? <NotAvailable what="Files" error={missing} /> : <ErrorNotice error={file.error} />}
-      {file.isPending && <Loading what="the file" />}
-      {file.data && (
-        <Section title="Details" actions={<DownloadButton fileId={id} label={`Download ${fileLabel(file.data)}`} />}>
-          <JsonView value={file.data} label="The file as JSON" />
-        </Section>
-      )}
-    </div>
   );
 }

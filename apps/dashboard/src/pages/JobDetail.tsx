@@ -5,13 +5,12 @@ import { useLiveQuery } from "../lib/live";
 import { usePageTitle } from "../lib/title";
 import { JobStatus } from "./Jobs";
 import { getRouteApi, Link } from "@tanstack/react-router";
-import { useState } from "react";
 import { type Schemas, unwrap } from "../api/client";
 import { useAuth } from "../app/auth";
 import { ErrorNotice } from "../components/ErrorNotice";
 import { IdLink } from "../components/IdLink";
 import { Button, Loading, ScopeNote, Section, Time, useScopeReason } from "../components/ui";
-import { downloadFile } from "../lib/download";
+import { DownloadButton } from "../components/DownloadButton";
 import { isFinished, progressView } from "../lib/progress";
 import { type Column, DataTable } from "../components/DataTable";
 
@@ -152,27 +151,5 @@ export function JobDetailPage() {
         </>
       )}
     </div>
-  );
-}
-
-/** Downloads a file under the name the API gives it; `label` says what it holds ("Download the export (CSV)"). */
-export function DownloadButton({ fileId, label, name }: { fileId: string; label: string; name?: string }) {
-  const auth = useAuth();
-  const reason = useScopeReason("files:read");
-  const [error, setError] = useState<unknown>(null);
-  return (
-    <>
-      <button
-        type="button"
-        className="secondary small"
-        disabled={!!reason}
-        aria-label={name}
-        title={reason ?? undefined}
-        onClick={() => void downloadFile(auth.client, fileId, fileId).then(() => setError(null), setError)}
-      >
-        {label}
-      </button>
-      <ErrorNotice error={error} />
-    </>
   );
 }

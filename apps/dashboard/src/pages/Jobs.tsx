@@ -10,18 +10,16 @@ import type { Column } from "../components/DataTable";
 import { cursorPager, type FilterSpec, ListPage } from "../components/ListPage";
 import { ActionForm, Button, Options, ScopeNote, Section, StatusBadge, Time, useScopeReason } from "../components/ui";
 import { useDisclosure } from "../components/Disclosure";
-import { uploadFile } from "../lib/download";
+import { uploadFile } from "../lib/upload";
 import { useLiveQuery } from "../lib/live";
-import { RESOURCE_STATUSES, type ResourceStatus } from "../lib/filters";
+import { JOB_STATUSES, JOB_TYPES, RESOURCE_STATUSES, type ResourceStatus } from "../vocabulary";
 import { INLINE_IMPORT_MAX, itemsOfFile } from "../lib/import-file";
 import { parseMetadataText } from "../lib/metadata";
 import { progressView, uploadLabel } from "../lib/progress";
 
 const route = getRouteApi("/jobs");
-const JOB_STATUSES = ["queued", "running", "succeeded", "failed", "canceled"] as const;
-const JOB_TYPES = ["resources.bulk_update", "resources.bulk_delete", "resources.import", "resources.export"] as const;
 
-const JOB_FILTERS: FilterSpec = {
+export const JOB_FILTERS: FilterSpec = {
   apply: "change",
   idPrefix: "j",
   fields: [
@@ -139,7 +137,7 @@ function BulkJob() {
     reset();
     previewButton.current?.focus();
   };
-  /** A change to the filter or the update drops the preview: it no longer says what would be done. */
+  /** A change to the filter or the update drops the preview: it would not say what the job does. */
   const edit =
     <T extends string>(set: Dispatch<SetStateAction<T>>) =>
     (e: ChangeEvent<HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement>) => {

@@ -9,7 +9,8 @@ import { ErrorNotice } from "../components/ErrorNotice";
 import { cursorPager, Pager } from "../components/ListPage";
 import { ConfirmButton, Loading, Section, StatusBadge, Time } from "../components/ui";
 import { usePageTitle } from "../lib/title";
-import { ALL_SCOPES, describeKey } from "../session";
+import { describeKey } from "../session";
+import { SCOPES } from "../vocabulary";
 
 type ApiKey = Schemas["ApiKey"];
 
@@ -17,7 +18,7 @@ const route = getRouteApi("/keys");
 
 function scopesText(key: ApiKey): string {
   if (key.kind === "secret") return "every scope";
-  if (ALL_SCOPES.every((s) => key.scopes.includes(s))) return "every scope";
+  if (SCOPES.every((s) => key.scopes.includes(s))) return "every scope";
   if (key.dashboard_session && key.scopes.every((s) => s.endsWith(":read"))) return "read only";
   return key.scopes.join(", ");
 }

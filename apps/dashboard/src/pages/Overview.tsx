@@ -8,6 +8,7 @@ import { EndpointHealthTable } from "../components/EndpointHealth";
 import { ErrorNotice, NotAvailable } from "../components/ErrorNotice";
 import { IdLink } from "../components/IdLink";
 import { Loading, Section, StatusBadge, StatusCode, Time } from "../components/ui";
+import { followEvents, followRequestLogs, useLiveQuery } from "../lib/live";
 import { isScopeProbe } from "../lib/scopes";
 import { relativeTime } from "../lib/time";
 import { usePageTitle } from "../lib/title";
@@ -54,7 +55,12 @@ type Delivery = Schemas["WebhookDelivery"];
 /** The latest events some endpoint has not answered 2xx yet, and which endpoints, with what comes next for each. */
 function Undelivered() {
   const { client } = useAuth();
-  const undelivered = useQuery({ queryKey: ["overview", "undelivered"], queryFn: () => unwrap(client.events.list({ limit: 5, delivery_success: false })) });
+  // A new event may be one not delivered yet: the list follows the account's events.
+  const undelivered = useLiveQuery("events", {
+    queryKey: ["overview", "undelivered"],
+    follow: followEvents(client),
+    queryFn: () => unwrap(client.events.list({ limit: 5, delivery_success: false })),
+  });
   const events = undelivered.data?.data ?? [];
   const deliveries = useQueries({
     queries: events.map((event) => ({ queryKey: ["event-deliveries", event.id], queryFn: () => unwrap(client.events.listDeliveries(event.id)) })),
@@ -105,8 +111,10 @@ type RequestLog = Schemas["RequestLog"];
 /** The latest requests answered 4xx or 5xx, newest first (the list leaves out the dashboard's own, as the API's does by default). */
 function FailedRequests() {
   const { client } = useAuth();
-  const failed = useQuery({
+  // Follows the API's requests, read again when one fails.
+  const failed = useLiveQuery("request-logs", {
     queryKey: ["overview", "failed-requests"],
+    follow: followRequestLogs(client, {}, (log) => log.status >= 400),
     queryFn: async () => {
       const [client4xx, server5xx] = await Promise.all((["4xx", "5xx"] as const).map((status) => unwrap(client.requestLogs.list({ limit: 10, status }))));
       return [...client4xx!.data, ...server5xx!.data]

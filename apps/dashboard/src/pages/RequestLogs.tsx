@@ -1,21 +1,15 @@
-import { keepPreviousData, useQuery } from "@tanstack/react-query";
-import { API_ORIGIN } from "../api/client";
-import { getRouteApi, Link, useNavigate } from "@tanstack/react-router";
+import { keepPreviousData } from "@tanstack/react-query";
+import { getRouteApi, useNavigate } from "@tanstack/react-router";
 import { ApiFailure, type Schemas, unwrap } from "../api/client";
 import { useAuth } from "../app/auth";
-import { ErrorNotice, NotAvailable } from "../components/ErrorNotice";
-import { IdLink, idsInPath } from "../components/IdLink";
+import { NotAvailable } from "../components/ErrorNotice";
+import { IdLink } from "../components/IdLink";
 import type { Column } from "../components/DataTable";
 import { cursorPager, type FilterSpec, ListPage } from "../components/ListPage";
-import { CopyButton } from "../components/CopyButton";
-import { PageHeader } from "../components/Disclosure";
-import { JsonView } from "../components/JsonView";
-import { Loading, Section, StatusCode, Time } from "../components/ui";
-import { curlOf } from "../lib/curl";
+import { StatusCode, Time } from "../components/ui";
 import { dayBound } from "../lib/filters";
 import { shortUserAgent } from "../lib/user-agent";
-import { useLiveQuery } from "../lib/live";
-import { usePageTitle } from "../lib/title";
+import { followRequestLogs, useLiveQuery } from "../lib/live";
 
 export type RequestLog = Schemas["RequestLog"];
 
@@ -89,6 +83,7 @@ export function RequestLogsPage() {
     queryKey: ["request-logs", values, cursor],
     placeholderData: keepPreviousData,
     live,
+    follow: followRequestLogs(auth.client, exact),
     queryFn: () =>
       unwrap(
         auth.client.requestLogs.list({
@@ -137,86 +132,4 @@ export function RequestLogsPage() {
       }}
     />
   );
-}
-
-const logRoute = getRouteApi("/request-logs/$id");
-
-export function RequestLogDetailPage() {
-  const { id } = logRoute.useParams();
-  const auth = useAuth();
-  const log = useQuery({ queryKey: ["request-log", id], queryFn: () => unwrap(auth.client.requestLogs.retrieve(id)) });
-  const missing = log.error instanceof ApiFailure && log.error.routeMissing ? log.error : null;
-  const data = log.data;
-  const touched = data ? [...new Set([...idsInPath(data.path), ...idsIn(data.response_body)])] : [];
-  usePageTitle(id, "Request");
-  return (
-    <div>
-      <PageHeader
-        title={data ? `${data.method} ${data.path}` : "Request"}
-        crumbs={
-          <>
-            <Link to="/request-logs">Request logs</Link> / <code>{id}</code>
-          </>
-        }
-      >
-        {data && <CopyButton value={curlOf(data, API_ORIGIN)} label="Copy as curl" name="Copy as curl (the key masked)" />}
-      </PageHeader>
-      {missing ? <NotAvailable what="Request logs" error={missing} /> : <ErrorNotice error={log.error} />}
-      {log.isPending && <Loading what="the request" />}
-      {data && (
-        <>
-          <Section title="Details">
-            <dl className="details">
-              <dt>Status</dt>
-              <dd>
-                <StatusCode status={data.status} /> {data.error_code && <code>{data.error_code}</code>}
-              </dd>
-              <dt>Key</dt>
-              <dd>
-                <Link to="/request-logs" search={{ api_key: data.api_key }}>
-                  {data.api_key}
-                </Link>{" "}
-                ({data.key_kind})
-              </dd>
-              <dt>Objects</dt>
-              <dd>{touched.length === 0 ? "—" : touched.map((t) => <IdLink key={t} id={t} />)}</dd>
-              <dt>When</dt>
-              <dd>
-                <Time seconds={data.created} />, {data.duration_ms} ms
-              </dd>
-              <dt>Source</dt>
-              <dd>{data.source === "dashboard" ? "this dashboard (a dashboard session's key)" : "an API key"}</dd>
-              <dt>Client</dt>
-              <dd>
-                <code>{data.client_ip}</code> {data.user_agent ?? "no user agent"}
-              </dd>
-              <dt>Idempotency key</dt>
-              <dd>
-                {data.idempotency_key ?? "—"}
-                {data.idempotent_replayed ? " (replayed)" : ""}
-              </dd>
-            </dl>
-          </Section>
-          <Section title="Parameters">
-            <JsonView value={data.request_params} label="The request's parameters" />
-          </Section>
-          <Section title="Answer">
-            <JsonView value={data.response_body} label="The answer's body" />
-          </Section>
-        </>
-      )}
-    </div>
-  );
-}
-
-/** Object ids in an answer's top level (`id`) and its list items, to link the objects a request touched. */
-function idsIn(body: unknown): string[] {
-  const out: string[] = [];
-  const visit = (value: unknown) => {
-    if (value && typeof value === "object" && "id" in value && typeof (value as { id: unknown }).id === "string") out.push((value as { id: string }).id);
-  };
-  visit(body);
-  const data = (body as { data?: unknown } | null)?.data;
-  if (Array.isArray(data)) data.slice(0, 20).forEach(visit);
-  return out.filter((id) => /^(res|evt|we|job|file)_/.test(id));
 }

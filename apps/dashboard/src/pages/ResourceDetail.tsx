@@ -8,9 +8,9 @@ import { IdLink } from "../components/IdLink";
 import { PageHeader, useDisclosure } from "../components/Disclosure";
 import { JsonView } from "../components/JsonView";
 import { ActionForm, Button, ConfirmButton, Loading, Options, ScopeNote, Section, StatusBadge, Time, useScopeReason } from "../components/ui";
-import { useLiveQuery } from "../lib/live";
+import { followEvents, useLiveQuery } from "../lib/live";
 import { usePageTitle } from "../lib/title";
-import { RESOURCE_STATUSES } from "../lib/filters";
+import { RESOURCE_STATUSES } from "../vocabulary";
 import { metadataChange, metadataText, parseMetadataText } from "../lib/metadata";
 import { type Column, DataTable } from "../components/DataTable";
 
@@ -132,10 +132,11 @@ const RESOURCE_EVENT_COLUMNS: readonly Column<Event>[] = [
 function ResourceEvents({ id }: { id: string }) {
   const { client } = useAuth();
   const reason = useScopeReason("events:read");
-  // An event is listed within about a second of its change: the list follows on its own while the tab is visible.
+  // The list follows the resource's events as they are made.
   const events = useLiveQuery("events", {
     queryKey: ["resource-events", id],
     enabled: reason === null,
+    follow: followEvents(client, { object: id }),
     queryFn: () => unwrap(client.events.list({ object: id, limit: 100 })),
   });
   const sorted = [...(events.data?.data ?? [])].sort((a, b) => a.sequence - b.sequence);

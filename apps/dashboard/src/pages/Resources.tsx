@@ -9,7 +9,8 @@ import { IdLink } from "../components/IdLink";
 import type { Column } from "../components/DataTable";
 import { cursorPager, type FilterSpec, ListPage, type PagerButton } from "../components/ListPage";
 import { ActionForm, Button, Options, ScopeNote, Section, StatusBadge, Time, useScopeReason } from "../components/ui";
-import { firstPage, isFiltered, listQuery, RESOURCE_STATUSES, type ResourceFilters, searchQueryOf } from "../lib/filters";
+import { firstPage, isFiltered, listQuery, type ResourceFilters, searchQueryOf } from "../lib/filters";
+import { RESOURCE_STATUSES } from "../vocabulary";
 import { parseMetadataText } from "../lib/metadata";
 import { emptySearchText, searchPage } from "../lib/search-walk";
 
@@ -24,7 +25,7 @@ interface Page {
   readonly requests?: number;
 }
 
-const RESOURCE_FILTERS = {
+export const RESOURCE_FILTERS = {
   apply: "submit",
   idPrefix: "f",
   section: "Find resources",

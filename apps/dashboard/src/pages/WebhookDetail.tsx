@@ -10,10 +10,11 @@ import { ErrorNotice } from "../components/ErrorNotice";
 import { JsonView } from "../components/JsonView";
 import { cursorPager, Pager } from "../components/ListPage";
 import { SecretOnce } from "../components/SecretOnce";
-import { ActionForm, Button, ConfirmButton, Loading, ScopeNote, Section, StatusBadge, Time, useScopeReason } from "../components/ui";
+import { ActionForm, Button, ConfirmButton, Loading, Options, ScopeNote, Section, StatusBadge, Time, useScopeReason } from "../components/ui";
 import { dayBound } from "../lib/filters";
 import { useLiveQuery } from "../lib/live";
 import { usePageTitle } from "../lib/title";
+import { ATTEMPT_STATUSES } from "../vocabulary";
 
 const route = getRouteApi("/webhooks/$id");
 
@@ -59,7 +60,7 @@ function EndpointAttempts({ id }: { id: string }) {
   const { client } = useAuth();
   const queryClient = useQueryClient();
   const navigate = useNavigate({ from: "/webhooks/$id" });
-  const status: "succeeded" | "failed" | undefined = search.status === "succeeded" || search.status === "failed" ? search.status : undefined;
+  const status = ATTEMPT_STATUSES.find((s) => s === search.status);
   const created = {
     ...(search.from ? { gte: dayBound(search.from, false) } : {}),
     ...(search.to ? { lte: dayBound(search.to, true) } : {}),
@@ -92,8 +93,7 @@ function EndpointAttempts({ id }: { id: string }) {
           <label htmlFor="a-status">Outcome</label>
           <select id="a-status" value={status ?? ""} onChange={(e) => setFilter("status", e.target.value)}>
             <option value="">Any</option>
-            <option value="succeeded">succeeded</option>
-            <option value="failed">failed</option>
+            <Options values={ATTEMPT_STATUSES} />
           </select>
         </div>
         <div className="field">

@@ -8,9 +8,9 @@ import { ErrorNotice } from "../components/ErrorNotice";
 import { SecretOnce } from "../components/SecretOnce";
 import { ActionForm, Button, Loading, ScopeNote, Section, useScopeReason } from "../components/ui";
 import { usePageTitle } from "../lib/title";
-import { EVENT_TYPES } from "./Events";
+import { EVENT_TYPES, type EventType } from "../vocabulary";
 
-type EnabledEvent = "*" | (typeof EVENT_TYPES)[number];
+type EnabledEvent = "*" | EventType;
 
 /** The endpoints with their delivery health, failing ones first; a new one behind "New endpoint". */
 export function WebhooksPage() {
@@ -64,17 +64,7 @@ function CreateEndpoint() {
         <input id="w-url" type="url" required value={url} placeholder="https://example.com/webhooks" onChange={(e) => setUrl(e.target.value)} />
         <label htmlFor="w-description">Description (optional)</label>
         <input id="w-description" value={description} maxLength={500} onChange={(e) => setDescription(e.target.value)} />
-        <fieldset>
-          <legend>Events to send</legend>
-          <label className="check">
-            <input type="checkbox" checked={events.includes("*")} onChange={(e) => toggle("*", e.target.checked)} /> Every event (*)
-          </label>
-          {EVENT_TYPES.map((t) => (
-            <label className="check" key={t}>
-              <input type="checkbox" checked={events.includes(t)} disabled={events.includes("*")} onChange={(e) => toggle(t, e.target.checked)} /> {t}
-            </label>
-          ))}
-        </fieldset>
+        <EventChoices events={events} toggle={toggle} />
         <fieldset>
           <legend>Signature scheme</legend>
           <label className="check">
@@ -93,5 +83,22 @@ function CreateEndpoint() {
       <ErrorNotice error={create.error} />
       {create.data && <SecretOnce endpoint={create.data} />}
     </Section>
+  );
+}
+
+/** What a new endpoint may subscribe to: every event, or any of the types the API records. */
+export function EventChoices({ events, toggle }: { events: readonly EnabledEvent[]; toggle: (type: EnabledEvent, on: boolean) => void }) {
+  return (
+    <fieldset>
+      <legend>Events to send</legend>
+      <label className="check">
+        <input type="checkbox" checked={events.includes("*")} onChange={(e) => toggle("*", e.target.checked)} /> Every event (*)
+      </label>
+      {EVENT_TYPES.map((t) => (
+        <label className="check" key={t}>
+          <input type="checkbox" checked={events.includes(t)} disabled={events.includes("*")} onChange={(e) => toggle(t, e.target.checked)} /> {t}
+        </label>
+      ))}
+    </fieldset>
   );
 }

@@ -1,65 +1,21 @@
-import { Link, Outlet, useRouter } from "@tanstack/react-router";
-import { useEffect, useRef } from "react";
-import { describeKey, storedKey } from "../session";
-import { SignInPage } from "../pages/SignIn";
-import { SwitchAccountPage } from "../pages/SwitchAccount";
+import { type AnyRoute, Link, Outlet, useRouter } from "@tanstack/react-router";
+import { useAuth } from "../app/auth";
 import { JumpBox } from "../components/JumpBox";
-import { useAuth } from "./auth";
+import { describeKey, storedKey } from "../session";
+import { focusMain } from "./focus";
 
-const NAV = [
-  { to: "/", label: "Overview" },
-  { to: "/resources", label: "Resources" },
-  { to: "/events", label: "Events" },
-  { to: "/webhooks", label: "Webhooks" },
-  { to: "/jobs", label: "Jobs" },
-  { to: "/files", label: "Files" },
-  { to: "/request-logs", label: "Request logs" },
-  { to: "/keys", label: "API keys" },
-] as const;
-
-/** Moves the keyboard's focus to the main region. */
-function focusMain() {
-  document.getElementById("main")?.focus({ preventScroll: true });
-}
-
-/** Moves the focus to the main region if the element that had it went away (the browser left it on the document). */
-function focusMainIfLost() {
-  const active = document.activeElement;
-  if (active === null || active === document.body || !active.isConnected) focusMain();
-}
-
-/**
- * After a move to another page (or signing in or out), puts the focus on the new page's main region when the
- * element that had it went away with the old page (a link in a table, the sign-in form): otherwise the next Tab
- * starts again at the top of the document. Focus still on the navigation stays there.
- */
-function useFocusAfterNavigation(signedIn: boolean) {
+/** The navigation's links: the router's top-level routes that name themselves (`staticData.nav`), in the router's order. */
+function useNavItems(): { to: string; label: string }[] {
   const router = useRouter();
-  useEffect(
-    () =>
-      router.subscribe("onRendered", (event) => {
-        if (event.fromLocation && event.pathChanged) focusMainIfLost();
-      }),
-    [router],
-  );
-  const first = useRef(true);
-  // biome-ignore lint/correctness/useExhaustiveDependencies: runs when the tab signs in or out
-  useEffect(() => {
-    if (first.current) {
-      first.current = false;
-      return;
-    }
-    focusMainIfLost();
-  }, [signedIn]);
+  const children = (router.routeTree.children ?? []) as readonly AnyRoute[];
+  return children.flatMap((route) => (route.options.staticData?.nav ? [{ to: route.fullPath as string, label: route.options.staticData.nav }] : []));
 }
 
-/** Every page: the header with the key's mode and sign-out, the navigation, and the page; sign-in without a key. */
+/** Every signed-in page's frame: the header with the key's mode and sign-out, the navigation, and the page. */
 export function Layout() {
   const auth = useAuth();
-  useFocusAfterNavigation(auth.key !== null);
-  if (!auth.key) return <SignInPage />;
-  if (auth.linkKey) return <SwitchAccountPage linkKey={auth.linkKey} />;
-  const { mode, kind } = describeKey(storedKey() ?? auth.key);
+  const nav = useNavItems();
+  const { mode, kind } = describeKey(storedKey() ?? auth.key ?? "");
   const readOnly = auth.scopes !== null && !auth.scopes.some((s) => s.endsWith(":write"));
   return (
     <div className="shell">
@@ -95,7 +51,7 @@ export function Layout() {
       </header>
       <nav aria-label="Main" className="nav">
         <ul>
-          {NAV.map((item) => (
+          {nav.map((item) => (
             <li key={item.to}>
               <Link to={item.to} activeOptions={{ exact: item.to === "/", includeSearch: false }} activeProps={{ "aria-current": "page", className: "active" }}>
                 {item.label}
