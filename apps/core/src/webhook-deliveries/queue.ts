@@ -110,6 +110,8 @@ export interface DeliveryQueueOptions {
   readonly lookAgainAt?: (atMs: number) => void;
   /** The group-commit window of the writes after a POST (bookkeeping.ts, BOOKKEEPING_WINDOW_MS by default). */
   readonly bookkeepingWindowMs?: number;
+  /** How long a flight goes on claiming its endpoint's deliveries (FLIGHT_CONTINUE_MS by default; tests). */
+  readonly continueMs?: number;
 }
 
 /** A claimed delivery and the flight it holds in its endpoint's lane (lanes.ts). */
@@ -302,8 +304,9 @@ export class DeliveryQueue {
 
   /**
    * A flight's deliveries, one after another: each is sent once its turn comes and its bookkeeping goes on
-   * while the next is sent. For an endpoint that answers, the flight then claims its endpoint's next due deliveries
-   * itself (the claim made beside the POST of its last delivery) and goes on with them, for up to FLIGHT_CONTINUE_MS.
+   * while the next is sent. For an endpoint that answers (or one deleted or disabled, whose deliveries end without a
+   * POST), the flight then claims its endpoint's next due deliveries itself (the claim made beside the POST of its
+   * last delivery) and goes on with them, for up to FLIGHT_CONTINUE_MS.
    * After an attempt that failed (the endpoint may be down) or once the lease leaves too little time for another
    * attempt, the rest go back to the queue unsent. The flight ends last, after every delivery's release, with what
    * its attempts tell the lane (each counted out of the in-flight gauge whatever the outcome). Its POSTs go over the
@@ -328,9 +331,17 @@ export class DeliveryQueue {
       let [endpoint, events] = await Promise.all([endpoints.findOne({ _id: endpointId }), this.eventsOf(batch)]);
       let stop = false;
       const timeoutMs = this.options.transport?.timeoutMs ?? DELIVERY_TIMEOUT_MS;
+      // The size of the next round: the claim's, or a batch when the endpoint is gone or disabled (its deliveries
+      // end without a POST, so a batch costs no wait: a deleted endpoint's backlog ends in batches).
+      const roundSize = () => (perFlight > 1 || !endpoint || endpoint.deleted === true || endpoint.status !== "enabled" ? DELIVERIES_PER_FLIGHT : 1);
       // Another round of the endpoint's due deliveries for this place: only while everything sent so far succeeded,
       // the worker is not stopping and the flight is young and far from its end in the lane.
-      const goOn = () => perFlight > 1 && !stop && !stopping() && this.now() - flightStarted < FLIGHT_CONTINUE_MS && this.now() + timeoutMs + FLIGHT_SEND_MARGIN_MS <= flight.until;
+      const goOn = () =>
+        roundSize() > 1 &&
+        !stop &&
+        !stopping() &&
+        this.now() - flightStarted < (this.options.continueMs ?? FLIGHT_CONTINUE_MS) &&
+        this.now() + timeoutMs + FLIGHT_SEND_MARGIN_MS <= flight.until;
       for (let round = 1; ; round++) {
         for (const [index, delivery] of batch.entries()) {
           // The first is sent whatever the lease (as a lone delivery always was); a later one only while its lease,
@@ -346,7 +357,7 @@ export class DeliveryQueue {
             endpoint = await endpoints.findOne({ _id: endpointId });
           }
           // The next round is claimed while the last delivery of this one is sent.
-          if (index === batch.length - 1 && goOn()) next = this.claimMore(endpointId, flight, round, perFlight);
+          if (index === batch.length - 1 && goOn()) next = this.claimMore(endpointId, flight, round, roundSize());
           const one = await this.start(delivery, endpoint, events.get(delivery.event) ?? null, connections).catch((error: unknown) => ({ done: Promise.reject(error) }) as Started);
           one.done.catch(() => undefined);
           started.push(one.done);

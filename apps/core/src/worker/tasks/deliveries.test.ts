@@ -31,7 +31,7 @@ import {
 import type { Resolver } from "../../webhooks/pinned-lookup.js";
 import { parseRetrySchedule } from "../../webhooks/schedule.js";
 import { wakeLanes, WEBHOOK_LANES_COLLECTION, type LaneDocument } from "../../webhook-deliveries/lanes.js";
-import { DeliveryQueue, ensureDeliveryIndexes, FLIGHT_CONTINUE_MS, type ClaimedFlight } from "../../webhook-deliveries/queue.js";
+import { DeliveryQueue, ensureDeliveryIndexes, type ClaimedFlight } from "../../webhook-deliveries/queue.js";
 import { DELIVERY_QUEUE } from "../../webhook-deliveries/model.js";
 import { deliveriesPoller, type DeliveryTaskOptions } from "./deliveries.js";
 import type { QueuePoller } from "./poller.js";
@@ -296,6 +296,27 @@ describe("the deliveries worker", () => {
     expect((await events().findOne({ _id: event._id }))!.pending_endpoints).toEqual([off.doc._id]);
   });
 
+  it("a deleted endpoint's backlog ends in batches: one flight ends a hundred deliveries that were claimed one at a time while it never answered", async () => {
+    const tenant = newTenant();
+    const target = await receiver();
+    const removed = await insertEndpoint(t.db, keyring, tenant, { url: target.url() });
+    const queuedEvents = [];
+    for (let i = 0; i < 100; i++) queuedEvents.push(await relayedEvent(tenant));
+    await t.db.collection<DeliveryEndpoint>(WEBHOOK_ENDPOINTS_COLLECTION).deleteOne({ _id: removed.doc._id });
+    // A clock that stands still: however slow the machine, the flight is young throughout (FLIGHT_CONTINUE_MS).
+    const frozen = Date.now();
+    const queue = new DeliveryQueue({ db: t.db, logger, owner: "ending", settings: context().settings, metrics: new Registry(), now: () => frozen });
+    const [flight] = await queue.claimFlights(1);
+    expect(flight!.deliveries).toHaveLength(1);
+    const processed = await queue.processFlight(flight!);
+    queue.close();
+    expect(processed).toHaveLength(100);
+    expect(new Set(processed.map((p) => p.step))).toEqual(new Set(["failed"]));
+    expect(await deliveries().countDocuments({ endpoint: removed.doc._id, status: "failed", ended_reason: "endpoint_deleted" })).toBe(100);
+    expect(await events().countDocuments({ _id: { $in: queuedEvents.map((e) => e._id) }, pending_endpoints: removed.doc._id })).toBe(0);
+    expect(target.deliveries).toHaveLength(0);
+  });
+
   it("after a crash between recording an attempt and applying it, the next claim applies it without sending again", async () => {
     const tenant = newTenant();
     const target = await receiver();
@@ -394,7 +415,7 @@ describe("the deliveries worker", () => {
     expect((await events().findOne({ _id: event._id }))!.pending_endpoints).toEqual([]);
   });
 
-  it("a flight of an endpoint that answers goes on with what is queued while it sends, over one connection, holding its one place; never past FLIGHT_CONTINUE_MS", async () => {
+  it("a flight of an endpoint that answers goes on with what is queued while it sends, over one connection, holding its one place; never past its time", async () => {
     const tenant = newTenant();
     // The real time, moved on by the test at one point.
     let ahead = 0;
@@ -412,7 +433,7 @@ describe("the deliveries worker", () => {
           // twelfth (claimed already) and claims nothing more, so those three wait for another flight.
           if (n === 11) {
             await Promise.all(Array.from({ length: 3 }, () => relayedEvent(tenant)));
-            ahead = FLIGHT_CONTINUE_MS;
+            ahead = continueMs;
           }
           response.end("ok");
         })();
@@ -421,7 +442,9 @@ describe("the deliveries worker", () => {
     const endpoint = await insertEndpoint(t.db, keyring, tenant, { url: target.url() });
     for (let i = 0; i < 2; i++) await relayedEvent(tenant);
     await lanes().updateOne({ _id: endpoint.doc._id }, { $set: { answering: true } });
-    const queue = new DeliveryQueue({ db: t.db, logger, owner: "continuing", settings: context().settings, metrics: new Registry(), now: () => Date.now() + ahead });
+    // A flight's time long enough for a slow machine, passed by moving the clock on.
+    const continueMs = 30_000;
+    const queue = new DeliveryQueue({ db: t.db, logger, owner: "continuing", settings: context().settings, metrics: new Registry(), now: () => Date.now() + ahead, continueMs });
     const [flight, ...others] = await queue.claimFlights(1);
     expect(others).toEqual([]);
     expect(flight!.deliveries).toHaveLength(2);
