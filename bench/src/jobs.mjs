@@ -27,7 +27,7 @@ export async function benchJobs({ say = (l) => process.stderr.write(`bench-jobs:
   const { startDatabase } = await import("@rms/test-db");
   const { MongoClient } = await import("mongodb");
   const { default: autocannon } = await import("autocannon");
-  const { freePort, newTestKey, startCoreProcess, startGatewayProcess, startNodeChild, PublicApi } = await import("@rms/cli/stack");
+  const { freePort, newTestKey, startCoreProcess, startGatewayProcess, startNodeChild, PublicApi, workerNodeFlags } = await import("@rms/cli/stack");
   const core = await import("@rms/core/bench");
 
   const dir = mkdtempSync(join(tmpdir(), "rms-bench-jobs-"));
@@ -51,14 +51,21 @@ export async function benchJobs({ say = (l) => process.stderr.write(`bench-jobs:
       }),
     );
     children.push(
-      startNodeChild("worker", join(root, "apps/core/dist/worker/main.js"), {
-        MONGODB_URI: database.uri,
-        MONGODB_DATABASE: databaseName,
-        LOG_LEVEL: "warn",
-        WORKER_METRICS_PORT: "0",
-        // BENCH_PROFILE=1: a CPU profile of the worker (written when it stops) into bench/results/profiles/.
-        ...(process.env.BENCH_PROFILE === "1" ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${join(root, "bench", "results", "profiles")}` } : {}),
-      }),
+      startNodeChild(
+        "worker",
+        join(root, "apps/core/dist/worker/main.js"),
+        {
+          MONGODB_URI: database.uri,
+          MONGODB_DATABASE: databaseName,
+          LOG_LEVEL: "warn",
+          WORKER_METRICS_PORT: "0",
+          // BENCH_PROFILE=1: a CPU profile of the worker (written when it stops) into bench/results/profiles/.
+          ...(process.env.BENCH_PROFILE === "1" ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${join(root, "bench", "results", "profiles")}` } : {}),
+        },
+        // With the heap `rms start` gives a worker (WORKER_HEAP_MB).
+        "inherit",
+        workerNodeFlags(),
+      ),
     );
     const { accountId, secret } = await newTestKey(`127.0.0.1:${corePort}`);
     api = new PublicApi(dir, gatewayPort, secret);
