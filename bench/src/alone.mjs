@@ -16,6 +16,15 @@ const SUMMARIES = {
       `Write cost per logged request (CPU beyond the unrecorded GET): gateway ${cost.gateway_ms.toFixed(3)} ms, database ${cost.database_ms.toFixed(3)} ms, core ${cost.core_ms.toFixed(3)} ms.`,
     ];
   },
+  streams: (results) => {
+    const open = results.streams_open;
+    const lag = results.stream_lag;
+    const ms = (x) => (x ?? Number.NaN).toFixed(1);
+    return [
+      `${open.streams} streams open on one gateway (opened in ${open.open_seconds.toFixed(1)} s): gateway RSS ${open.gateway_rss_mb_before.toFixed(1)} -> ${open.gateway_rss_mb_open.toFixed(1)} MB, **${open.rss_kb_per_stream.toFixed(1)} KB per stream**; one create reached every one of them within ${ms(open.fan_out_ms.max)} ms of its 201 (p50 ${ms(open.fan_out_ms.p50)} ms).`,
+      `At ${lag.rps} creates/s with ${lag.streams} streams open: 201 -> event on a stream p50 **${ms(lag.p50)} ms**, p99 **${ms(lag.p99)} ms** (target ≤ 250 ms), **${lag.p99_over_create_p99.toFixed(2)}×** the create's own p99 (${ms(lag.create_p99)} ms); ${lag.total} (create, stream) pairs, ${lag.missing} missing.`,
+    ];
+  },
   tracing: (results) =>
     [
       ["every request sampled", results.get_tracing_on, results.get_tracing_off],

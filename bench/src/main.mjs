@@ -22,13 +22,15 @@
 // BENCH_PROFILE=1 (CPU profiles into bench/results/profiles/), BENCH_WEBHOOK_BACKLOG (the webhook backlog row's events for
 // one endpoint, 100000, 0 to skip), BENCH_LAG_TRACE (a file: a line per create of the create -> delivery rows, its row, when its
 // 201 came (ms) and its lag to the delivery, -1 when none came).
+// BENCH_STREAMS (open streams of the streams row, 1000), BENCH_STREAM_RATE (creates/s of the stream lag row, 100),
+// BENCH_STREAM_LAG_STREAMS (streams open during it, 100).
 // BENCH_ONLY=<group>: that group's rows alone on the bench's stack, for a before/after in minutes; writes
 // bench/results/<group>.{json,md} instead of the full report, with the report's checks for
 //   requests: the GET, keyed POST, list, two-filter list and search pairs against C, and D (the driver alone, with
 //             the read concern's cost);
 //   webhooks: the delivery rows;
 //   noisy: the noisy-neighbour rows alone, BENCH_NOISY_ROUNDS times;
-// and alone.mjs's table for tracing and request-logs.
+// and alone.mjs's table for tracing, request-logs and streams.
 import { mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -45,6 +47,7 @@ import { coreBreakdown, createRequests, runner } from "./load.mjs";
 import { writeReport } from "./report.mjs";
 import { benchResource, freePorts, startStack, stopProcess } from "./stack.mjs";
 import { requestLogRows } from "./request-logs.mjs";
+import { streamRows } from "./streams.mjs";
 import { tracingRows } from "./tracing.mjs";
 import { noisyOnlyRows, webhookRows } from "./webhooks.mjs";
 
@@ -183,6 +186,8 @@ try {
     },
     webhooks,
     noisy: () => noisyOnlyRows({ run, results, stack, newApi, apiUrl, say }),
+    // 1,000 open streams on the gateway (memory per stream) and the lag from a create's 201 to its event on a stream (bench/src/streams.mjs).
+    streams: () => streamRows({ run, results, stack, apiUrl, ca, headers, accountId: verified.accountId, say }),
   };
   if (ONLY) {
     if (!GROUPS[ONLY]) throw new Error(`BENCH_ONLY=${ONLY}: no such group (${Object.keys(GROUPS).join(", ")})`);
@@ -217,6 +222,7 @@ try {
     await run.grpc("grpc_echo", echoClient, { tenant, id: FIXED.id }, { echo: echo.pid });
     await run.grpc("grpc_core", stack.coreResources, { tenant, id: created.id }, stack.pids());
     await webhooks();
+    await GROUPS.streams();
     api.close();
     // The deep page comes after the runs above: every extra document in the database weighs on what follows.
     const { seedSeconds, listKey, listTenant } = await deepPages(UPDATES);

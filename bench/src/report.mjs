@@ -78,6 +78,8 @@ export function checks(results, { depth, updates, updateWindow, big }) {
     check(results, "C's exactly-once create vs D's insertOne", "c_post", "d_insert"),
     check(results, "C's list page vs D's page query", "c_list", "d_page"),
     check(results, "read concern: D's retrieve by `_id` with `majority` (as core answers) vs `local` (time)", "d_find_majority", "d_find", { time: true }),
+    // The p99 column is the lag's p99 over the create's own p99 in the same run (bench/src/streams.mjs).
+    check(results, "201 -> event on a stream (100 streams open, paced creates) vs the create itself", "stream_lag", "stream_create", { target: "lag p99 ≤ 250 ms" }),
     check(results, "read concern: D's list page query with `majority` (as core answers) vs `local` (time)", "d_page_majority", "d_page", { time: true }),
     big > 0
       ? check(results, `list page of 20 at ${big.toLocaleString("en")} resources in the account vs at ${account} (time)`, "list_big", "list_small_again", {

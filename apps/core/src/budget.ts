@@ -20,6 +20,8 @@ export interface Budget {
   beforeWrite(): void;
   /** Runs `effect` once the writes made so far are durable: at once, or after the commit of the call's transaction. */
   afterCommit?(effect: () => void): void;
+  /** In a transaction: runs `undo` if it aborts (see `afterAbort`). */
+  afterAbort?(undo: () => Promise<void>): void;
 }
 
 /** Runs `effect` once the writes `budget` made are committed (budget.afterCommit), or at once. */
@@ -28,20 +30,44 @@ export function afterCommit(budget: Budget, effect: () => void): void {
   else effect();
 }
 
+/**
+ * Runs `undo` if the writes `budget` made are known never to commit (the call's transaction aborted): what a write
+ * made outside its transaction for it (a file's hold by a job that will not exist) is given back. Outside a
+ * transaction, never: the write stands.
+ */
+export function afterAbort(budget: Budget, undo: () => Promise<void>): void {
+  budget.afterAbort?.(undo);
+}
+
+/** Whether `budget`'s commands run in a transaction (a write conflict there aborts it: its caller runs it again). */
+export function inATransaction(budget: Budget): boolean {
+  return budget.afterAbort !== undefined;
+}
+
 /** A transaction's view of a call's budget: every command it runs joins `session`; effects wait for the commit. */
 export interface TransactionBudget extends Budget {
+  afterAbort(undo: () => Promise<void>): void;
   /** Runs the effects the writes asked for (after the commit). */
   committed(): void;
+  /** Runs what was to be given back if nothing committed (after an abort; never after a commit of unknown outcome). */
+  aborted(): Promise<void>;
 }
 
 export function inTransaction(budget: Budget, session: ClientSession): TransactionBudget {
   const effects: (() => void)[] = [];
+  const undos: (() => Promise<void>)[] = [];
   return {
     db: () => ({ ...budget.db(), session }),
     beforeWrite: () => budget.beforeWrite(),
     afterCommit: (effect) => void effects.push(effect),
+    afterAbort: (undo) => void undos.push(undo),
     committed: () => {
+      undos.length = 0;
       for (const effect of effects.splice(0)) effect();
+    },
+    aborted: async () => {
+      effects.length = 0;
+      for (const undo of undos.splice(0)) await undo().catch(() => undefined);
     },
   };
 }

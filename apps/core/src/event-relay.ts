@@ -1,9 +1,10 @@
+import { insertPositionedIn, type PositionCounter, type Tenanted } from "@rms/positions";
 import type { Db } from "mongodb";
 import type { Logger } from "pino";
 import type { Registry } from "prom-client";
 import { OUTBOXES } from "./domains.js";
 import type { PublishInTransaction } from "./storage/published-events.js";
-import { EVENTS_COLLECTION, eventExpiresAt, OutboxRelay, type Relayed } from "./storage/relay.js";
+import { EVENT_POSITIONS_COLLECTION, EVENTS_COLLECTION, eventExpiresAt, OutboxRelay, type Relayed } from "./storage/relay.js";
 import { webhookFanOut, type RelayedEvent } from "./webhook-deliveries/fanout.js";
 import { wakeLanes, type LaneWork } from "./webhook-deliveries/lanes.js";
 import { DELIVERY_QUEUE } from "./webhook-deliveries/model.js";
@@ -67,24 +68,25 @@ function deliverySignal(db: Db): (count: number) => void {
 
 /**
  * Events written with the changes that make them, in their transaction (storage/published-events.ts): the same
- * webhook fan-out the relay runs before its copy, then the insert into `events` (each with its 30 days), both with
- * the transaction's session; after the commit, the endpoints' lanes are woken and the queue counter moved, as the
+ * webhook fan-out the relay runs before its copy, then the insert into `events` (each with its 30 days and its
+ * tenant's next stream position, as the relay's copy gives them), all with the transaction's session; after the commit, the endpoints' lanes are woken and the queue counter moved, as the
  * relay does once it has queued deliveries. A bulk job's chunk publishes its events this way (docs/events.md,
  * "Events in the same batch").
  */
 export function eventPublisher(db: Db, metrics?: Registry): PublishInTransaction {
   const fanOut = webhookFanOut(db);
   const signal = deliverySignal(db);
-  const events = db.collection<Relayed>(EVENTS_COLLECTION);
+  const positioned = { documents: db.collection<Relayed & Tenanted>(EVENTS_COLLECTION), counters: db.collection<PositionCounter>(EVENT_POSITIONS_COLLECTION) };
   const counters = metrics ? relayCounters(metrics) : null;
   return async (batch, session) => {
     const wakeAfter: LaneWork[] = [];
     const prepared = await fanOut(batch as (Relayed & RelayedEvent)[], { session, wakeAfter });
-    if (prepared.length > 0)
-      await events.insertMany(
-        prepared.map((event) => ({ ...event, expires_at: eventExpiresAt(event) })),
-        { session },
-      );
+    // With their tenants' next stream positions, in commit order like the relay's copies (docs/streams.md).
+    await insertPositionedIn(
+      positioned,
+      prepared.map((event) => ({ ...event, expires_at: eventExpiresAt(event) })),
+      session,
+    );
     const waiting = prepared.filter((e) => (e.pending_endpoints?.length ?? 0) > 0).length;
     return async () => {
       if (wakeAfter.length > 0) await wakeLanes(db, wakeAfter);

@@ -4,11 +4,14 @@
  * the process kills itself with SIGKILL right after the database write and before
  * it answers, the worst moment for exactly-once (`file.create`: after an uploaded file's document, before the
  * key's record). Used by the fault tests and `npm run chaos`.
+ * Between the writes of a call under an Idempotency-Key (grpc/idempotent.ts), whatever the call: `keyed.locked` once
+ * its key's lock is taken, `keyed.executed` once its writes are made, `keyed.recorded` once its answer is recorded (in
+ * one commit: before the commit, whose own fault point is the write's, after it).
  * `writes.w1` is no crash point: it weakens core's writes to write concern 1 (acknowledged by the primary
  * alone), the deliberately weakened build `npm run chaos -- --cluster --weaken` runs to show that its history
  * checker finds the anomalies majority writes prevent (docs/scaling.md).
  */
-export const FAULT_POINTS = ["resource.create", "file.create", "writes.w1"] as const;
+export const FAULT_POINTS = ["resource.create", "file.create", "keyed.locked", "keyed.executed", "keyed.recorded", "writes.w1"] as const;
 export type FaultPoint = (typeof FAULT_POINTS)[number];
 
 export interface Faults {

@@ -1,7 +1,9 @@
+import { IDEMPOTENCY_RETENTION_MS, idempotencyScopeId } from "@rms/proto";
 import { createHash } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import type { QueryPlan } from "@rms/test-db/testkit";
 import type {} from "@rms/test-db/vitest-setup";
+import { tenantKey } from "@rms/positions";
 import type { Db } from "mongodb";
 import { pino } from "pino";
 import { Registry } from "prom-client";
@@ -12,6 +14,7 @@ import type { Tenant } from "./caller.js";
 import { eventRelay } from "./event-relay.js";
 import type { Bounds, StoredEvent } from "./events/model.js";
 import { EventStore } from "./events/store.js";
+import { EventLog, type StreamFilter } from "./events/log.js";
 import { idAt, newId } from "./ids.js";
 import { JOB_ERRORS_COLLECTION, JOBS_COLLECTION, type JobDocument, type JobErrorDocument, type JobFilter, type JobStatus, type JobType } from "./jobs/model.js";
 import { previewJob } from "./jobs/preview.js";
@@ -32,7 +35,7 @@ import { startCore } from "./server.js";
 import { DEFAULT_SETTINGS } from "./settings.js";
 import { LeaseQueue } from "./storage/lease.js";
 import { newEvent } from "./storage/outbox.js";
-import { EVENTS_COLLECTION, SWEEP_BATCH } from "./storage/relay.js";
+import { EVENT_POSITIONS_COLLECTION, EVENTS_COLLECTION, SWEEP_BATCH } from "./storage/relay.js";
 import { AttemptStore } from "./webhook-endpoints/attempts.js";
 import type { WebhookEndpointDocument } from "./webhook-endpoints/model.js";
 import { scheduleRecovery } from "./webhook-endpoints/recover.js";
@@ -52,7 +55,6 @@ import { deliveryTask } from "./worker/tasks/deliveries.js";
 import { jobsTask } from "./worker/tasks/jobs.js";
 import type { WorkerContext } from "./worker/tasks/task.js";
 import { IDEMPOTENCY_RECORDS_COLLECTION, IdempotencyRecords, type IdempotencyRecord } from "./storage/idempotency-records.js";
-import { IDEMPOTENCY_RETENTION_MS, idempotencyScope } from "./storage/idempotent-insert.js";
 import { jobRunOptions } from "./testutil/jobs.js";
 import { expectExact, expectPage, expectPoint, usePlanCopies } from "./testutil/query-plans.js";
 
@@ -233,7 +235,7 @@ describe("idempotency records", () => {
         request_id: `req_${i}`,
       })),
     );
-    const scope = (key: string) => ({ id: idempotencyScope(M, key), account: M.account, livemode: M.livemode });
+    const scope = (key: string) => ({ id: idempotencyScopeId(M.account, M.livemode, key), account: M.account, livemode: M.livemode });
     const taken = await records.begin(scope("qp-1"), "fp-qp", "req_qp", 30_000);
     if (taken.kind !== "acquired") throw new Error("the key was taken");
     const held = await records.begin(scope("qp-2"), "fp-qp", "req_qp2", 30_000);
@@ -360,6 +362,36 @@ describe("events", () => {
   it("retrieve by id", async () => {
     const { plans } = await measure("event retrieve", () => store().get(M, measured()[5]!._id));
     for (const plan of plans) expectPoint(plan);
+  });
+
+  it("a stream's catch-up: the tenant's head, a cursor event, and the next positions by the position index, filtered or not", async () => {
+    const log = () => new EventLog(work);
+    const everything: StreamFilter = { exact: new Set(), prefixes: [], object: "" };
+    const byPosition = measured().sort((a, b) => (a as StoredEvent & { pos: number }).pos - (b as StoredEvent & { pos: number }).pos);
+    const deep = byPosition[1_000]!;
+    const cases: [string, Parameters<EventLog["read"]>[1], StreamFilter][] = [
+      ["events stream head (start at the connection)", null, everything],
+      ["events stream after a position (deep)", { position: 1_001 }, everything],
+      ["events stream after an event (Last-Event-ID, deep)", { event: deep._id }, everything],
+      ["events stream after an event, types[]=job.*", { event: deep._id }, { exact: new Set(), prefixes: ["job."], object: "" }],
+    ];
+    for (const [label, start, filter] of cases) {
+      const { value, plans } = await measure(label, () => log().read(M, start, 100, filter, 0n));
+      const finds = plans.filter((p) => p.operation === `find ${EVENTS_COLLECTION}`).sort((a, b) => b.nReturned - a.nReturned);
+      for (const plan of plans.filter((p) => p.operation === `find ${EVENT_POSITIONS_COLLECTION}`)) expectPoint(plan);
+      if (start === null) {
+        expect(value.head, label).toBe(byPosition.length);
+        expect(finds, label).toEqual([]);
+        continue;
+      }
+      const [page, ...cursor] = finds;
+      expect(cursor, label).toHaveLength("event" in start ? 1 : 0);
+      for (const plan of cursor) expectPoint(plan);
+      // The page examines the positions it reads (the filter applies to them after), never more.
+      expectPage(page!, 100);
+      expect(page!.totalDocsExamined, label).toBeLessThanOrEqual(101);
+      expect(value.through, label).toBe(1_101);
+    }
   });
 });
 
@@ -1086,9 +1118,19 @@ function seedData() {
     return { ...doc, queue_slot: places.get(key)! };
   }
 
+  // Stream positions (the relay's copy gives them): each tenant's events numbered in id order here, and its counter.
+  const positions = new Map<string, number>();
+  for (const event of [...events].sort((a, b) => (a._id < b._id ? -1 : 1))) {
+    const key = tenantKey(event);
+    positions.set(key, (positions.get(key) ?? 0) + 1);
+    (event as StoredEvent & { pos: number }).pos = positions.get(key)!;
+  }
+  const event_positions = [...positions].map(([_id, pos]) => ({ _id, pos }));
+
   const collections = {
     [RESOURCES_COLLECTION]: resources,
     [EVENTS_COLLECTION]: events,
+    [EVENT_POSITIONS_COLLECTION]: event_positions,
     [JOBS_COLLECTION]: jobs,
     [JOB_ERRORS_COLLECTION]: job_errors,
     [WEBHOOK_ENDPOINTS_COLLECTION]: webhook_endpoints,

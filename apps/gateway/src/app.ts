@@ -23,6 +23,7 @@ import { requestTimeout } from "./http/request-timeout.js";
 import { recordRequests } from "./request-logs/capture.js";
 import type { RequestLogRecorder } from "./request-logs/recorder.js";
 import type { LocalStores } from "./routes/operation.js";
+import type { StreamServices } from "./streams/services.js";
 
 export { OPERATIONS };
 
@@ -44,6 +45,8 @@ export interface GatewayDeps {
   readonly dashboardDir?: string | null;
   /** The gateway's own stores its local operations read (GET /v1/request_logs); those answer 503 when omitted. */
   readonly local?: LocalStores;
+  /** The event and request-log streams (docs/streams.md); those operations answer 503 when omitted. */
+  readonly streams?: StreamServices;
   /** Records every request answered to a key of an account (none recorded when omitted), kept `retentionDays`. */
   readonly requestLogs?: { readonly recorder: RequestLogRecorder; readonly retentionDays: number };
 }

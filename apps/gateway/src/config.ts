@@ -1,3 +1,4 @@
+import type { StreamLimits } from "./streams/connection.js";
 import { address, ConfigError, databaseName, filePath, ipList, logLevel, mongoUri, parseEnvironment, port, positiveInt, rateLimitStore, token, type LogLevel } from "@rms/config";
 import { coreTlsFilesFromEnv, type CoreTlsFiles } from "@rms/proto";
 import { tracingConfig, type TracingConfig } from "@rms/telemetry";
@@ -64,6 +65,8 @@ export interface GatewayConfig {
   readonly filesMaxBytes?: number;
   /** The dashboard's built files (DASHBOARD_DIR; default apps/dashboard/dist beside this package), served at `/dashboard/`. */
   readonly dashboardDir?: string;
+  /** The streams' limits (docs/streams.md) over DEFAULT_STREAM_LIMITS (tests shorten them; no variable sets them). */
+  readonly streams?: Partial<StreamLimits>;
 }
 
 /** FILES_MAX_BYTES's default: 512 MiB (CONTRACT.md section 11). */

@@ -35,7 +35,7 @@ describe("error catalogue", () => {
     const retryable = errorCatalogue()
       .filter(({ code }) => isRetryable(code))
       .map(({ code }) => code);
-    expect(retryable).toEqual(["idempotency_key_in_use", "rate_limited", "outcome_unknown", "service_unavailable"]);
+    expect(retryable).toEqual(["idempotency_key_in_use", "rate_limited", "too_many_streams", "outcome_unknown", "service_unavailable"]);
     for (const { code } of errorCatalogue()) {
       expect(new ApiError(code, "x").headers["Stripe-Should-Retry"]).toBe(retryable.includes(code) ? "true" : "false");
     }

@@ -14,6 +14,12 @@ export interface GatewayMetrics {
   readonly requestLogsDropped: Counter;
   /** Request logs written to the database. */
   readonly requestLogsWritten: Counter;
+  /** Streams open now, by kind (`events`, `request_logs`). */
+  readonly streamsOpen: Gauge<"stream">;
+  /** Streams ended, by kind and why (`client`, `max_age`, `slow`, `shutdown`, `error`, `revoked`). */
+  readonly streamsEnded: Counter<"stream" | "reason">;
+  /** Reports the bytes written to streams and not yet taken by their clients (read at each scrape). */
+  watchStreamBuffers(bytes: () => number): void;
   /** Reports how many request logs wait in memory for their batch (read at each scrape). */
   watchRequestLogsWaiting(count: () => number): void;
   /** Reports how many plain-HTTP revocations this gateway holds as pending (read at each scrape). */
@@ -54,6 +60,18 @@ export function gatewayMetrics(): GatewayMetrics {
     help: "Request logs written to the database (in batches, one insert per batch).",
     registers: [registry],
   });
+  const streamsOpen = new Gauge({
+    name: "gateway_streams_open",
+    help: "Server-Sent Event streams open on this gateway, by kind (events, request_logs).",
+    labelNames: ["stream"] as const,
+    registers: [registry],
+  });
+  const streamsEnded = new Counter({
+    name: "gateway_streams_ended_total",
+    help: "Streams ended, by kind and reason: client (went away), max_age (the hour), slow (a reader that let too much wait: dropped), shutdown, error, revoked (its key).",
+    labelNames: ["stream", "reason"] as const,
+    registers: [registry],
+  });
   // Each method, route and status's two series, looked up once (prom-client hashes a label object on every call).
   const series = new Map<string, { count: ReturnType<typeof requests.labels>; duration: ReturnType<typeof duration.labels> }>();
   const seriesOf = (method: string, route: string, statusCode: number) => {
@@ -71,6 +89,18 @@ export function gatewayMetrics(): GatewayMetrics {
     connectionsRefused,
     requestLogsDropped,
     requestLogsWritten,
+    streamsOpen,
+    streamsEnded,
+    watchStreamBuffers(bytes) {
+      new Gauge({
+        name: "gateway_stream_buffered_bytes",
+        help: "Bytes written to this gateway's streams and not yet taken by their clients (a stream past its bound is dropped).",
+        registers: [registry],
+        collect() {
+          this.set(bytes());
+        },
+      });
+    },
     watchRequestLogsWaiting(count) {
       new Gauge({
         name: "gateway_request_logs_waiting",

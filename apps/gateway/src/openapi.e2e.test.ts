@@ -2,7 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { OPERATIONS } from "./app.js";
 import { errorCatalogue } from "./errors.js";
 import { OPENAPI_PATH, openApiDocument } from "./openapi.js";
+import { eventually } from "@rms/test-db/testkit";
 import { startStack, withSecretKey, type Stack } from "./testutil/harness.js";
+import { openSse } from "./testutil/sse.js";
 
 type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -127,9 +129,20 @@ describe("the OpenAPI document matches the gateway's operation table", () => {
 describe("the gateway accepts exactly the documented parameters", () => {
   let gw: Stack;
   let key: string;
+  /** An event and a request of the key's account: the streams' `starting_after` must name one that exists. */
+  let eventId: string;
+  let requestId: string;
   beforeAll(async () => {
     gw = await startStack();
     ({ key } = await withSecretKey(gw));
+    const created = await gw.api.post("/v1/resources", { key, form: { name: "cursor" } });
+    requestId = created.headers["request-id"]!;
+    eventId = await eventually(async () => {
+      const [event] = (await gw.api.get("/v1/events", { key })).json.data;
+      expect(event).toBeDefined();
+      return event.id as string;
+    });
+    await eventually(async () => expect((await gw.api.get(`/v1/request_logs/${requestId}`, { key })).status).toBe(200));
   });
   afterAll(() => gw?.stop());
 
@@ -151,8 +164,16 @@ describe("the gateway accepts exactly the documented parameters", () => {
           if (typeof value === "object" && value) for (const [k, v] of Object.entries(value)) form.append(`${name}[${k}]`, String(v));
           else form.append(name, String(value));
         }
+        if (operation.stream?.successContent?.content["text/event-stream"]) return streamAnswer(`${path}?${form.toString()}`);
         return operation.method === "POST" ? gw.api.post(path, { key, form: form.toString() }) : gw.api.send(operation.method, `${path}?${form.toString()}`, { key });
       };
+      // A stream answers 200 and stays open: its head is the answer (an error's body is whole).
+      const streamAnswer = async (url: string) => {
+        const stream = await openSse(gw.gateway.httpsPort, gw.gateway.certificate, url, { key });
+        stream.close();
+        return { status: stream.status, json: stream.status === 200 ? {} : { error: stream.error } };
+      };
+      const cursors: Record<string, string> = { "/v1/events/stream": eventId, "/v1/request_logs/stream": requestId };
       // A parameter exclusive with another shows no example (the examples together make one valid request): one here.
       const exclusive: Record<string, unknown> = {
         ending_before: operation.parameters["starting_after"]?.example,
@@ -166,7 +187,8 @@ describe("the gateway accepts exactly the documented parameters", () => {
         error_code: "resource_missing",
       };
       for (const name of operation.params) {
-        const response = await send({ [name]: operation.parameters[name]!.example ?? exclusive[name] });
+        const cursor = name === "starting_after" ? cursors[operation.path] : undefined;
+        const response = await send({ [name]: cursor ?? operation.parameters[name]!.example ?? exclusive[name] });
         expect(response.json.error?.code, `${name}`).not.toBe("parameter_unknown");
         // The described example is a valid value: whatever else is answered, it is not refused.
         expect(response.json.error?.param, `${name}`).not.toBe(name);

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { OPENAPI_PATH } from "./openapi.js";
 import { startStack, withSecretKey, type Stack } from "./testutil/harness.js";
 import { serializeQuery, type Obj } from "./testutil/openapi.js";
+import { openSse } from "./testutil/sse.js";
 
 // Issue 34 item 4: the document's examples are valid requests. For every operation, one request is built from every
 // example it declares (path parameters, all query parameters together, every body property together, as
@@ -43,6 +44,8 @@ interface Built {
   readonly method: string;
   readonly path: string;
   readonly body?: { json: Obj } | { form: string };
+  /** Answered as Server-Sent Events: a stream that stays open (its head is the answer). */
+  readonly stream?: boolean;
 }
 
 /** The requests the examples make: one per operation, a POST once per body encoding. */
@@ -63,7 +66,8 @@ function requests(): Built[] {
       const name = `${method.toUpperCase()} ${template}`;
       const content = operation["requestBody"]?.["content"] as Obj | undefined;
       if (!content) {
-        built.push({ name, method: method.toUpperCase(), path: url });
+        const stream = Boolean(operation["responses"]?.["200"]?.["content"]?.["text/event-stream"]);
+        built.push({ name, method: method.toUpperCase(), path: url, ...(stream ? { stream } : {}) });
         continue;
       }
       // A streamed body (multipart upload, octet-stream part) has no JSON or form example: the files e2e tests send those.
@@ -81,6 +85,13 @@ function requests(): Built[] {
   return built;
 }
 
+/** A stream's answer: its status, and an error's body (a 200 stays open: it is closed once its head has come). */
+async function streamHead(path: string) {
+  const stream = await openSse(stack.gateway.httpsPort, stack.gateway.certificate, path, { key });
+  stream.close();
+  return { status: stream.status, json: stream.status === 200 ? {} : { error: stream.error } };
+}
+
 describe("the OpenAPI document's examples", () => {
   it("cover every operation, and every parameter of each has one (but a cursor exclusive with another's)", () => {
     const names = requests().map((r) => r.name);
@@ -92,8 +103,9 @@ describe("the OpenAPI document's examples", () => {
     const failures: string[] = [];
     for (const request of requests()) {
       const opts = { key, ...(request.body ?? {}) };
-      const answer =
-        request.method === "GET"
+      const answer = request.stream
+        ? await streamHead(request.path)
+        : request.method === "GET"
           ? await stack.api.get(request.path, opts)
           : request.method === "DELETE"
             ? await stack.api.delete(request.path, opts)

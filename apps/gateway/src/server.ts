@@ -22,6 +22,13 @@ import { answerBeforeContinue } from "./http/expect-continue.js";
 import { lingerOnEarlyClose } from "./http/linger.js";
 import { DEFAULT_REQUEST_LOGS } from "./config.js";
 import { RequestLogRecorder } from "./request-logs/recorder.js";
+import { DEFAULT_STREAM_LIMITS } from "./streams/connection.js";
+import { ChangeFeed } from "./streams/feed.js";
+import { StreamHub } from "./streams/hub.js";
+import { StreamServices, type EventValue } from "./streams/services.js";
+import { eventFeedSource, eventTokenLost } from "./routes/events/stream.js";
+import { requestLogFeedSource, requestLogTokenLost } from "./routes/request-logs/stream.js";
+import type { RequestLogDocument } from "./request-logs/store.js";
 
 /** Limits that keep one client from holding the gateway's sockets. */
 export const SERVER_LIMITS = {
@@ -115,6 +122,35 @@ function close(server: Server, graceMs: number): Promise<void> {
   });
 }
 
+/** The streams' hubs and feeds (docs/streams.md): events from core's watch, request logs from this gateway's own change stream. */
+function streamServices(
+  config: GatewayConfig,
+  core: CoreClients,
+  stores: ReturnType<typeof openStores>,
+  logger: Logger,
+  metrics: ReturnType<typeof gatewayMetrics>,
+  requestLogs: boolean,
+): StreamServices {
+  const eventsHub = new StreamHub<EventValue>();
+  const requestLogsHub = new StreamHub<RequestLogDocument>();
+  return new StreamServices(
+    { hub: eventsHub, feed: new ChangeFeed("events", eventFeedSource(core), eventsHub, logger, { tokenLost: eventTokenLost }) },
+    requestLogs
+      ? { hub: requestLogsHub, feed: new ChangeFeed("request_logs", requestLogFeedSource(stores.requestLogs), requestLogsHub, logger, { tokenLost: requestLogTokenLost }) }
+      : undefined,
+    stores.streamSlots,
+    { ...DEFAULT_STREAM_LIMITS, ...config.streams },
+    {
+      opened: (kind) => metrics.streamsOpen.labels(kind).inc(),
+      ended: (kind, reason) => {
+        metrics.streamsOpen.labels(kind).dec();
+        metrics.streamsEnded.labels(kind, reason).inc();
+      },
+    },
+    logger,
+  );
+}
+
 /** Starts the HTTPS API and (unless disabled) the plain-HTTP rejecting listener. */
 export async function startGateway(config: GatewayConfig, options: StartOptions = {}): Promise<RunningGateway> {
   const logger = options.logger ?? pino({ level: config.logLevel });
@@ -135,6 +171,8 @@ export async function startGateway(config: GatewayConfig, options: StartOptions 
       })
     : undefined;
   if (recorder) metrics.watchRequestLogsWaiting(() => recorder.waiting);
+  const streams = streamServices(config, core, stores, logger, metrics, recorder !== undefined);
+  metrics.watchStreamBuffers(() => streams.bufferedBytes);
   const app = createGatewayApp({
     core,
     config,
@@ -145,6 +183,7 @@ export async function startGateway(config: GatewayConfig, options: StartOptions 
     rateLimiter: stores.rateLimiter,
     dashboardDir: config.dashboardDir ?? null,
     local: { requestLogs: stores.requestLogs },
+    streams,
     ...(recorder ? { requestLogs: { recorder, retentionDays: requestLogSettings.retentionDays } } : {}),
   });
 
@@ -182,6 +221,8 @@ export async function startGateway(config: GatewayConfig, options: StartOptions 
       certificate: tls.cert,
       stop: () =>
         (stopping ??= (async () => {
+          // Streams end first (their clients resume at another gateway), or they would hold the close to its grace.
+          await streams.close();
           await Promise.all([close(https, config.shutdownGraceMs), plain ? close(plain, config.shutdownGraceMs) : undefined]);
           await metricsServer?.close();
           revoker.close();
@@ -192,6 +233,7 @@ export async function startGateway(config: GatewayConfig, options: StartOptions 
         })()),
     };
   } catch (error) {
+    await streams.close();
     await Promise.all([close(https, 0), plain ? close(plain, 0) : undefined, metricsServer?.close()]);
     revoker.close();
     if (!options.core) core.close();

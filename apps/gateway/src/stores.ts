@@ -5,6 +5,7 @@ import type { Indexed } from "./indexes.js";
 import { MemoryRateLimiter, MongoRateLimiter, type RateLimiter } from "./ratelimit/index.js";
 import { MongoPendingRevocationStore, type PendingRevocationStore } from "./revocation/pending-store.js";
 import { RequestLogStore } from "./request-logs/store.js";
+import { MemoryStreamSlots, MongoStreamSlots, type StreamSlots } from "./streams/slots.js";
 
 /** The gateway's own state: rate-limit buckets, revocations not yet done and request logs (idempotency records are core's). */
 export interface GatewayStores {
@@ -12,6 +13,8 @@ export interface GatewayStores {
   readonly requestLogs: RequestLogStore;
   readonly rateLimiter: RateLimiter;
   readonly revocations: PendingRevocationStore;
+  /** The places of each key's streams: shared through the database with RATE_LIMIT_STORE=mongodb, else this gateway's own. */
+  readonly streamSlots: StreamSlots;
   close(): Promise<void>;
 }
 
@@ -55,7 +58,10 @@ export function openStores(
   const rateLimiter = overrides.rateLimiter ?? mongoLimiter ?? new MemoryRateLimiter();
   const revocations = new MongoPendingRevocationStore(db);
   const requestLogs = new RequestLogStore(db);
-  const indexed: Indexed[] = [revocations, requestLogs, ...(mongoLimiter ? [mongoLimiter] : [])];
+  // The streams' places follow the rate limits' store: shared across gateways exactly when the limits are.
+  const mongoSlots = config.rateLimitStore === "mongodb" ? new MongoStreamSlots(db, logger) : undefined;
+  const streamSlots = mongoSlots ?? new MemoryStreamSlots();
+  const indexed: Indexed[] = [revocations, requestLogs, ...(mongoLimiter ? [mongoLimiter] : []), ...(mongoSlots ? [mongoSlots] : [])];
 
   let stopped = false;
   const indexes = async () => {
@@ -75,9 +81,11 @@ export function openStores(
     requestLogs,
     rateLimiter,
     revocations,
+    streamSlots,
     async close() {
       stopped = true;
       await rateLimiter.close();
+      await streamSlots.close();
       await mongo.close();
     },
   };

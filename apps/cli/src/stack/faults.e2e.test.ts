@@ -50,8 +50,8 @@ describe("faults", () => {
 
     running.push(await startCoreProcess({ mongoUri, databaseName, port: corePort }));
     let retry = await call();
-    // The gateway reconnects to the new core (5xx meanwhile), and the key's record stays locked until the dead call's
-    // deadline and a margin have passed (409 meanwhile, at most 15 s): then the retry runs and finds the resource.
+    // The gateway reconnects to the new core (5xx meanwhile); the create committed with its key's record, so the
+    // retry is answered the first answer.
     const until = Date.now() + 60_000;
     while ((retry.status >= 500 || retry.status === 409) && Date.now() < until) {
       await new Promise((resolve) => setTimeout(resolve, 250));
@@ -64,6 +64,54 @@ describe("faults", () => {
     const again = await call();
     expect(JSON.parse(again.body).id).toBe(resource.id);
   }, 180_000);
+
+  it("core killed between the writes of a keyed create (after the lock, after the insert, after the record, before the commit): nothing committed, and a retry with the same key completes it once", async () => {
+    const mongoUri = inject("mongoUri");
+    // The three crash points at once, each with its own core, gateway and database.
+    const crashAt = async (point: string) => {
+      const databaseName = testDatabaseName(`crash-${point.replace(".", "-")}`);
+      running.push({ stop: () => dropDatabase(mongoUri, databaseName) });
+      const corePort = await freePort();
+      const coreAddr = `127.0.0.1:${corePort}`;
+      // The key's lock is a write of its own; the insert and the record's completion are in one transaction: a core
+      // killed after the lock, or inside the transaction, leaves the lock and nothing else.
+      const doomedCore = await startCoreProcess({ mongoUri, databaseName, port: corePort, faults: `${point}:1` });
+      running.push(doomedCore);
+      const gatewayPort = await freePort();
+      running.push(await startGatewayProcess({ coreAddr, mongoUri, databaseName, dataDir, port: gatewayPort }));
+      // A second core and gateway on the same database, already serving, where the retries go (a core started after
+      // the crash may wait for the dead transaction while it declares its indexes).
+      const otherCorePort = await freePort();
+      running.push(await startCoreProcess({ mongoUri, databaseName, port: otherCorePort }));
+      const otherGatewayPort = await freePort();
+      running.push(await startGatewayProcess({ coreAddr: `127.0.0.1:${otherCorePort}`, mongoUri, databaseName, dataDir, port: otherGatewayPort }));
+      const { accountId, secret } = await newTestKey(coreAddr);
+      const callAt = (port: number) => () =>
+        httpsCall(dataDir, port, "POST", "/v1/resources", { key: secret, form: "name=crash-once", headers: { "idempotency-key": "crash-key" } });
+      const first = await callAt(gatewayPort)();
+      const call = callAt(otherGatewayPort);
+      expect(first.status, point).toBe(500);
+      expect(JSON.parse(first.body).error, point).toMatchObject({ code: "outcome_unknown" });
+      expect(await doomedCore.exited, point).toBe("SIGKILL");
+      expect(await countResources(mongoUri, databaseName, { account: accountId }), point).toBe(0);
+
+      // 409 in flight until the dead call's lock ends (its deadline and 5 s), then the retry takes it over and
+      // executes: one resource.
+      const started = Date.now();
+      let retry = await call();
+      while ((retry.status >= 500 || retry.status === 409) && Date.now() - started < 150_000) {
+        await new Promise((resolve) => setTimeout(resolve, 500));
+        retry = await call();
+      }
+      console.log(`${point}: the retry completed ${Math.round((Date.now() - started) / 1000)} s after the crash`);
+      expect(retry.status, point).toBe(201);
+      expect(await countResources(mongoUri, databaseName, { account: accountId }), point).toBe(1);
+      const again = await call();
+      expect(again.headers["idempotent-replayed"], point).toBe("true");
+      expect(JSON.parse(again.body).id, point).toBe(JSON.parse(retry.body).id);
+    };
+    await Promise.all(["keyed.locked", "keyed.executed", "keyed.recorded"].map(crashAt));
+  }, 300_000);
 
   it("database stopped and restarted under traffic: 503 while it is down, then success with no restart of core or gateway", async () => {
     const dbPort = await freePort();

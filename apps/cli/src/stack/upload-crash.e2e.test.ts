@@ -133,7 +133,7 @@ describe("a streamed upload when core dies", () => {
     expect(await db.collection("file_blob_chunks").countDocuments({ b: { $in: kept } })).toBe(4);
   }, 400_000);
 
-  it("kill -9 of core after the file's document and before the key's record: the retry with the same key answers that same file", async () => {
+  it("kill -9 of core right after the file's one commit (its document with the key's record), before answering: the retry with the same key answers that same file", async () => {
     const { db, doomedCore, gatewayPort, accountId, secret, restartCore } = await startUploadStack("upload-crash-after", "file.create:1");
 
     const rows = Array.from({ length: 2_000 }, (_, i) => `{"name":"after ${i}"}\n`).join("");
@@ -142,9 +142,9 @@ describe("a streamed upload when core dies", () => {
     const first = await upload();
     expect(first.status).toBeGreaterThanOrEqual(500);
     expect(await doomedCore.exited).toBe("SIGKILL");
-    // The file was written, the key's record was not completed.
+    // The file and the record of its answer committed together.
     expect(await db.collection("files").countDocuments({ account: accountId })).toBe(1);
-    expect(await db.collection("idempotency_keys").countDocuments({ account: accountId, completed: false })).toBe(1);
+    expect(await db.collection("idempotency_keys").countDocuments({ account: accountId, completed: true })).toBe(1);
 
     await restartCore();
     let retry = await upload();
@@ -158,6 +158,7 @@ describe("a streamed upload when core dies", () => {
     expect(file).toMatchObject({ object: "file", size: Buffer.byteLength(rows), sha256: createHash("sha256").update(rows).digest("hex") });
     expect(await db.collection("files").countDocuments({ account: accountId })).toBe(1);
     expect((await db.collection("files").findOne({ account: accountId }))?.["_id"]).toBe(file.id);
+    expect(retry.headers["idempotent-replayed"]).toBe("true");
     const again = await upload();
     expect(again.body).toBe(retry.body);
     expect(again.headers["idempotent-replayed"]).toBe("true");

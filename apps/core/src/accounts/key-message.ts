@@ -14,5 +14,6 @@ export function keyMessage(key: KeyDocument): MessageInitShape<typeof ApiKeySche
     expiresAt: BigInt(key.expires_at ?? 0),
     revokedAt: BigInt(key.revoked_at ?? 0),
     prefix: key.prefix,
+    dashboardSession: key.dashboard_session !== undefined,
   };
 }

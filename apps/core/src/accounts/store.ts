@@ -19,6 +19,12 @@ export interface KeyDocument {
   created: number;
   expires_at: number | null;
   revoked_at: number | null;
+  /**
+   * Present on a dashboard session's key only: the secret key that made it (null when the operator made it). Its
+   * requests are recorded with `source: "dashboard"` (docs/request-logs.md). Absent on keys made before sessions
+   * were marked: those count as `api`.
+   */
+  dashboard_session?: { created_by: string | null };
 }
 
 const nowSeconds = () => Math.floor(Date.now() / 1000);
@@ -52,7 +58,15 @@ export class AccountStore {
     return this.accounts.find({}, { sort: { _id: -1 }, limit }).toArray();
   }
 
-  async createKey(input: { account: string; kind: KeyKindName; livemode: boolean; scopes: Scope[]; expiresAt: number | null }): Promise<{ key: KeyDocument; secret: string }> {
+  async createKey(input: {
+    account: string;
+    kind: KeyKindName;
+    livemode: boolean;
+    scopes: Scope[];
+    expiresAt: number | null;
+    /** A dashboard session's key: the secret key that made it (null: the operator). */
+    dashboardSession?: { createdBy: string | null };
+  }): Promise<{ key: KeyDocument; secret: string }> {
     const secret = newSecret(input.kind, input.livemode);
     const key: KeyDocument = {
       _id: newId("key"),
@@ -65,6 +79,7 @@ export class AccountStore {
       created: nowSeconds(),
       expires_at: input.expiresAt,
       revoked_at: null,
+      ...(input.dashboardSession ? { dashboard_session: { created_by: input.dashboardSession.createdBy } } : {}),
     };
     await this.keys.insertOne(key);
     return { key, secret };

@@ -59,9 +59,21 @@ describe("a clients file core refuses, saying where", () => {
     ["a built-in name", { ...entry, name: "gateway" }, /the name "gateway" is reserved/],
     ["a label's name", { ...entry, name: "unknown" }, /the name "unknown" is reserved/],
     ["admin calls for some accounts", { ...entry, methods: ["rms.v1.AdminService/ListKeys"] }, /AdminService methods need "accounts": "\*"/],
+    ["the events watch for some accounts", { ...entry, methods: ["rms.v1.EventService/WatchEvents"] }, /WatchEvents gives every account's data/],
+    ["the events watch in one mode", { ...entry, accounts: "*", methods: ["rms.v1.EventService/WatchEvents"] }, /needs "accounts": "\*" and both modes/],
   ])("%s", (_case, content, message) => {
     const text = typeof content === "string" ? content : JSON.stringify({ clients: [content] });
     expect(() => parseClientsFile(text, SERVED_METHODS, "clients.json")).toThrow(message);
+  });
+
+  it("leaves the events watch (every account's events) out of a Service/* of a client limited to some accounts or one mode", () => {
+    const [limited, everything] = parse([
+      { ...entry, methods: ["rms.v1.EventService/*"] },
+      { ...entry, name: "feed", token_sha256: [keyHash("feed-token-0123456789")], methods: ["rms.v1.EventService/*"], accounts: "*", modes: ["test", "live"] },
+    ]);
+    expect(limited!.client.methods.has("/rms.v1.EventService/ListEvents")).toBe(true);
+    expect(limited!.client.methods.has("/rms.v1.EventService/WatchEvents")).toBe(false);
+    expect(everything!.client.methods.has("/rms.v1.EventService/WatchEvents")).toBe(true);
   });
 
   it("a name or a credential given twice", () => {

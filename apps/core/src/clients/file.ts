@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { z } from "zod";
 import { isId } from "../ids.js";
+import { CROSS_TENANT_RPCS } from "../grpc/scopes.js";
 import { BUILT_IN_NAMES } from "./built-in.js";
 import type { CredentialedClient, Mode } from "./client.js";
 
@@ -92,6 +93,14 @@ export function parseClientsFile(text: string, served: ReadonlySet<string>, sour
     // Admin calls name accounts in fields of their own, not in a tenant: only a client that may act on every account gets them.
     if (entry.accounts !== "*" && [...methods].some((m) => m.startsWith(ADMIN_SERVICE))) {
       throw new ClientsFileError(`${where}: AdminService methods need "accounts": "*"`);
+    }
+    // A method that acts for no tenant (the events watch) hands out every account's data in both modes: a client
+    // limited to some accounts or one mode never gets it by a `Service/*`, and naming it is refused.
+    const everything = entry.accounts === "*" && entry.modes.includes("test") && entry.modes.includes("live");
+    if (!everything) {
+      const named = entry.methods.map((m) => (m.startsWith("/") ? m : `/${m}`)).filter((m) => CROSS_TENANT_RPCS.has(m));
+      if (named.length > 0) throw new ClientsFileError(`${where}: ${named.join(", ")} gives every account's data: it needs "accounts": "*" and both modes`);
+      for (const method of CROSS_TENANT_RPCS) methods.delete(method);
     }
     return {
       client: {

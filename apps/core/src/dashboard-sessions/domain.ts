@@ -63,6 +63,8 @@ export function dashboardSessionService(store: AccountStore, checkKey: Presented
           livemode: tenant.livemode,
           scopes: dashboardScopes(readOnly),
           expiresAt: Math.floor(Date.now() / 1000) + expiresIn,
+          // Marked as a session's: its requests are the dashboard's in the request logs (`source`).
+          dashboardSession: { createdBy: presentedId },
         });
       },
       reply: ({ key, secret }) => ({

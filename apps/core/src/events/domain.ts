@@ -1,5 +1,6 @@
 import { EventService } from "@rms/proto";
 import { OPERATOR_AND_GATEWAY as both, serviceDomain } from "../domain.js";
+import { EventLog } from "./log.js";
 import { eventService } from "./service.js";
 import { EventStore } from "./store.js";
 
@@ -7,9 +8,9 @@ import { EventStore } from "./store.js";
 export const eventsDomain = serviceDomain({
   name: "events",
   service: EventService,
-  callers: { getEvent: both, listEvents: both },
+  callers: { getEvent: both, listEvents: both, readEventLog: both, watchEvents: both },
   open({ db, checkKey }) {
     const store = new EventStore(db);
-    return { indexes: store, implementation: eventService(store, checkKey) };
+    return { indexes: store, implementation: eventService(store, new EventLog(db), checkKey) };
   },
 });

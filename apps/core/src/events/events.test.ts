@@ -119,4 +119,18 @@ describe("EventService over the relay", () => {
     await expect(t.events.listEvents({ tenant: test, object: id, created: { gte: 1n } })).rejects.toMatchObject({ param: "created" });
     await expect(t.events.listEvents({ tenant: test, object: id, deliverySuccess: true })).rejects.toMatchObject({ param: "delivery_success" });
   });
+
+  it("stops a page at 2 MiB counting each update's previous_attributes too: a page of large updates stays below gRPC's 4 MiB", async () => {
+    const { test } = await t.newAccount();
+    const metadata = (round: number) => Array.from({ length: 50 }, (_, k) => ({ key: `key${k}`, value: `${round}-`.padEnd(500, "x") }));
+    const { resource } = await t.resources.createResource({ tenant: test, name: "big", metadata: metadata(0) });
+    for (let round = 1; round <= 80; round++) await t.resources.updateResource({ tenant: test, id: resource!.id, metadata: metadata(round) });
+    await eventually(async () => expect((await t.events.listEvents({ tenant: test, object: resource!.id, limit: 1 })).events[0]?.sequence).toBe(80n), { timeoutMs: 30_000 });
+    const page = await t.events.listEvents({ tenant: test, limit: 100 });
+    expect(page.hasMore).toBe(true);
+    expect(page.events.length).toBeLessThan(81);
+    const bytes = page.events.reduce((sum, e) => sum + e.dataJson.length, 0);
+    expect(bytes).toBeLessThanOrEqual(3 * 1024 * 1024);
+    process.stderr.write(`a page of large updates: ${page.events.length} events, ${bytes} bytes of data\n`);
+  }, 120_000);
 });

@@ -44,3 +44,11 @@ export interface ObjectFilter {
 
 /** How a list narrows the tenant's events: one exact type, a type prefix (`resource.*`), or a set of exact types. */
 export type TypeFilter = { exact: string } | { prefix: string } | { anyOf: string[] };
+
+/**
+ * About the bytes an event's answer carries (its object and, for an update, the old values: both as JSON), for the
+ * pages that stop at 2 MiB (storage/bounded-page.ts): an update of large metadata carries both.
+ */
+export function eventBytes(event: StoredEvent): number {
+  return JSON.stringify(event.object).length + (event.previous_attributes ? JSON.stringify(event.previous_attributes).length : 0);
+}

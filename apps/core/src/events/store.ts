@@ -3,10 +3,10 @@ import type { Tenant } from "../caller.js";
 import { boundedPage } from "../storage/bounded-page.js";
 import { UNBOUNDED, type Budget } from "../budget.js";
 import type { Page } from "../grpc/list-request.js";
-import { ensureEventExpiryIndex, EVENTS_COLLECTION } from "../storage/relay.js";
+import { ensureEventExpiryIndex, ensureEventPositionIndex, EVENTS_COLLECTION } from "../storage/relay.js";
 import { keysetIdRange } from "../storage/keyset-list.js";
 import { errors } from "../errors.js";
-import { EVENT_TYPES, type CreatedBounds, type ObjectFilter, type StoredEvent, type TypeFilter } from "./model.js";
+import { EVENT_TYPES, eventBytes, type CreatedBounds, type ObjectFilter, type StoredEvent, type TypeFilter } from "./model.js";
 
 export interface EventListQuery extends Page {
   type?: TypeFilter;
@@ -41,6 +41,8 @@ export class EventStore {
     await this.collection.createIndex({ pending_endpoints: 1, _id: 1 }, { name: "pending_endpoint_order", partialFilterExpression: { undelivered: true } });
     // One object's events by sequence (`object=`, `sequence[...]`: gap repair): docs/events.md.
     await this.collection.createIndex({ account: 1, livemode: 1, [OBJECT_ID_FIELD]: 1, sequence: -1 }, { name: "tenant_object_sequence" });
+    // A tenant's events in stream order (`pos`, given by the relay's copy): a stream's catch-up, docs/streams.md.
+    await ensureEventPositionIndex(this.db);
   }
 
   async get(tenant: Tenant, id: string, budget: Budget = UNBOUNDED): Promise<StoredEvent | null> {
@@ -119,7 +121,7 @@ export class EventStore {
   /** A page of at most `limit` events (fewer once their objects pass the byte bound), newest first. */
   private async page(cursor: FindCursor<StoredEvent>, limit: number, backwards: boolean): Promise<{ items: StoredEvent[]; hasMore: boolean }> {
     // A `job.*` event snapshots the job's params (up to about 1 MiB): such a page holds fewer events.
-    const { items: page, hasMore } = await boundedPage(cursor, limit, (event) => JSON.stringify(event.object).length);
+    const { items: page, hasMore } = await boundedPage(cursor, limit, eventBytes);
     return { items: backwards ? page.reverse() : page, hasMore };
   }
 }

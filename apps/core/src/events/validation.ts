@@ -1,6 +1,7 @@
-import { ID_PREFIXES } from "@rms/proto";
+import { ID_PREFIXES, type ReadEventLogRequest } from "@rms/proto";
 import { errors } from "../errors.js";
 import { isId } from "../ids.js";
+import { LOG_READ_DEFAULT, LOG_READ_MAX, type LogStart, type StreamFilter } from "./log.js";
 import { TYPE_FILTER_MAX_LENGTH, TYPES_FILTER_MAX, type Bounds, type CreatedBounds, type ObjectFilter, type TypeFilter } from "./model.js";
 
 function checkType(value: string, param: string): string {
@@ -79,4 +80,44 @@ export function objectFilterOf(object: string, sequence: WireBounds, others: Oth
     );
   }
   return { id: object, sequence: bounds };
+}
+
+/** What a stream's catch-up read asks (ReadEventLog), checked. */
+export interface LogReadInput {
+  readonly start: LogStart;
+  readonly limit: number;
+  readonly filter: StreamFilter;
+  readonly afterClusterTime: bigint;
+}
+
+/**
+ * ReadEventLog's request: `after_position` (from 0) or `after_event` (an event id), `limit` (1 to LOG_READ_MAX;
+ * 0: the default), `types` (up to 20, each exact or a prefix ending in `*`) and `object` (an object id or empty).
+ */
+export function logReadOf(request: ReadEventLogRequest): LogReadInput {
+  const after = request.after;
+  let start: LogStart = null;
+  if (after.case === "afterPosition") {
+    if (after.value < 0n) throw errors.invalid("parameter_invalid", "Invalid after_position: a position is a whole number from 0.", "after_position");
+    start = { position: Number(after.value) };
+  } else if (after.case === "afterEvent") {
+    if (!isId("evt", after.value))
+      throw errors.invalid("parameter_invalid", `Invalid starting_after: '${after.value.slice(0, 64)}' is not an event id (evt_...).`, "starting_after");
+    start = { event: after.value };
+  }
+  const limit = request.limit === 0 ? LOG_READ_DEFAULT : request.limit;
+  if (!Number.isInteger(limit) || limit < 1 || limit > LOG_READ_MAX) throw errors.invalid("limit_invalid", `limit must be from 1 to ${LOG_READ_MAX}.`, "limit");
+  if (request.types.length > TYPES_FILTER_MAX) throw errors.invalid("parameter_invalid", `Invalid types: at most ${TYPES_FILTER_MAX} types.`, "types");
+  const exact = new Set<string>();
+  const prefixes: string[] = [];
+  for (const type of request.types) {
+    checkType(type, "types");
+    if (type.endsWith("*")) prefixes.push(type.slice(0, -1));
+    else exact.add(type);
+  }
+  const object = request.object;
+  if (object !== "" && !ID_PREFIXES.some((prefix) => isId(prefix, object))) {
+    throw errors.invalid("parameter_invalid", `Invalid object: '${object.slice(0, 64)}' is not an object id (such as res_..., job_... or we_...).`, "object");
+  }
+  return { start, limit, filter: { exact, prefixes, object }, afterClusterTime: request.afterClusterTime };
 }

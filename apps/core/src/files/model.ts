@@ -67,6 +67,7 @@ export interface UploadDocument extends Expiring {
   expires: number;
   /** The completed file's id. */
   file: string | null;
+  /** 1.4.0's key slot (storage/key-slot.ts): this release writes the upload's own id. */
   idempotency: string;
 }
 
@@ -141,20 +142,4 @@ export function liveFileFilter(tenant: Tenant, id: string, nowMs = Date.now()) {
  */
 export function jobFileId(job: string, role: string): string {
   return idAt("file", idTimeMs(job), createHash("sha256").update(`file:${job}:${role}`).digest());
-}
-
-/**
- * The id of a file uploaded under an Idempotency-Key: from the key's record (its scope and first use, which a
- * takeover keeps) and what was uploaded, so a retry after a core died between the file and the key's record names
- * the same file; its time is the key's first use, as a new id's is its creation.
- */
-export function keyedFileId(
-  key: { scopeId: string; firstUseMs: number },
-  file: { sha256: string; size: number },
-  described: { purpose: string; filename: string | null; type: string },
-): string {
-  const digest = createHash("sha256")
-    .update(JSON.stringify([key.scopeId, file.sha256, file.size, described.purpose, described.filename, described.type]))
-    .digest();
-  return idAt("file", key.firstUseMs, digest);
 }

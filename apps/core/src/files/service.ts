@@ -19,6 +19,7 @@ import {
   type UploadFileStart,
   type UploadPartStart,
 } from "@rms/proto";
+import { afterCommit } from "../budget.js";
 import { errors } from "../errors.js";
 import { NO_FAULTS, type Faults } from "../faults.js";
 import { found, rpc, type PresentedKeyCheck } from "../grpc/define-rpc.js";
@@ -26,18 +27,7 @@ import { tenantOf } from "../grpc/call-info.js";
 import { pageOf } from "../grpc/list-request.js";
 import { isId } from "../ids.js";
 import { BlobTooLarge } from "../storage/byte-store.js";
-import {
-  FILENAME_MAX,
-  UPLOAD_MAX_BYTES,
-  fileView,
-  keyedFileId,
-  type FileDocument,
-  type FilePurpose,
-  type FileType,
-  type FileUsage,
-  type PartDocument,
-  type UploadDocument,
-} from "./model.js";
+import { FILENAME_MAX, UPLOAD_MAX_BYTES, fileView, type FileDocument, type FilePurpose, type FileType, type FileUsage, type PartDocument, type UploadDocument } from "./model.js";
 import type { FileStore, NewFile } from "./store.js";
 import { uploadStatus, type UploadStore } from "./uploads.js";
 
@@ -133,6 +123,8 @@ export function fileService(
   const declared = {
     // The purpose comes with the start, or with the end when the caller learnt it only after the bytes.
     uploadFile: rpc.upload({
+      // Under a key, the file's document commits with the record of its answer, once its bytes are durable.
+      atomic: true,
       parse: (start: UploadFileStart) => {
         const described: NewFile = { purpose: "resources_import", type: "jsonl", filename: null };
         if (start.purpose !== "") described.purpose = uploadPurposeOf(start.purpose);
@@ -145,14 +137,14 @@ export function fileService(
       end: (end, { described, purposeAtStart }) => {
         described.purpose = uploadPurposeOf(purposeAtStart || (end.purpose ?? ""));
       },
-      async write({ described, limit }, bytes, { tenant, key }) {
+      async write({ described, limit }, bytes, { tenant, budget }) {
         // Within the tenant's quota, before a byte is read; a file that passes it on the way is cut there.
         const usage = await store.admit(tenant);
         const room = usage.quota - usage.used;
         try {
-          const idAfter = key === null ? undefined : (sealed: { sha256: string; size: number }) => keyedFileId(key, sealed, described);
-          const file = await store.createFromStream(tenant, described, bytes, { maxBytes: Math.min(limit, room), ...(idAfter ? { idAfter } : {}) });
-          faults.afterWrite("file.create");
+          const file = await store.createFromStream(tenant, described, bytes, { maxBytes: Math.min(limit, room), budget });
+          // The fault point is the durable write: under a key, the commit of the file's document with its record.
+          afterCommit(budget, () => faults.afterWrite("file.create"));
           return file;
         } catch (error) {
           if (error instanceof BlobTooLarge && room < limit) throw store.pastQuota(usage);
@@ -206,6 +198,8 @@ export function fileService(
       reply: (doc) => ({ id: doc._id }),
     }),
     createUpload: rpc.write({
+      // Under a key, the upload's document commits with the record of its answer.
+      atomic: true,
       parse: (request: CreateUploadRequest) => {
         const purpose = uploadPurposeOf(request.purpose);
         const named = filenameOf(request.filename, true) ?? "";
@@ -215,7 +209,7 @@ export function fileService(
         const type = typeOf(request.type);
         return { purpose, filename: filenameForType(named, type), bytes: Number(request.bytes), type };
       },
-      write: (upload, { tenant, info }) => uploads.create(tenant, upload, info.idempotencyKey),
+      write: (upload, { tenant, info, budget }) => uploads.create(tenant, upload, info.idempotencyKey, budget),
       reply: (doc) => ({ upload: uploadMessage(doc, null) }),
     }),
     getUpload: rpc.read({

@@ -1,11 +1,13 @@
 import { isDuplicateKeyError, type RpcError } from "@rms/proto";
 import type { Collection, Db, Filter } from "mongodb";
+import { UNBOUNDED, type Budget } from "../budget.js";
 import type { Tenant } from "../caller.js";
 import { errors } from "../errors.js";
 import { newId } from "../ids.js";
 import { pageFrom, keysetIdRange, type CreatedRange } from "../storage/keyset-list.js";
 import { BlobIncomplete, BlobLost, ByteStore, type ByteStoreOptions, type Sealed } from "../storage/byte-store.js";
 import { ensureExpiryIndex, expiryAt } from "../storage/expiry.js";
+import { writeWithin } from "../storage/write.js";
 import {
   BLOB_PREFIX,
   FILE_RETENTION_MS,
@@ -179,29 +181,26 @@ export class FileStore {
   }
 
   /**
-   * Stores a byte stream as a new file: the bytes first (hashed on the way, at most `maxBytes`), then its document.
-   * A repeat under an Idempotency-Key never gets here (core's key protocol answers it: grpc/idempotent.ts), but a
-   * retry after a core died between this document and the key's record does: `idAfter` then names the file from
-   * the key and the bytes (`keyedFileId`), so the retry finds the first file instead of making a second.
+   * Stores a byte stream as a new file: the bytes first (hashed on the way, at most `maxBytes`), then its document,
+   * written with `budget` (under an Idempotency-Key, in the transaction that records the answer: grpc/idempotent.ts).
    */
   async createFromStream(
     tenant: Tenant,
     file: NewFile,
     source: AsyncIterable<Uint8Array>,
-    options: { maxBytes?: number; nowMs?: number; idAfter?: (sealed: Sealed) => string } = {},
+    options: { maxBytes?: number; nowMs?: number; budget?: Budget } = {},
   ): Promise<FileDocument> {
     const nowMs = options.nowMs ?? Date.now();
-    const blob = file.id ?? newId("file", nowMs);
-    const sealed = await this.writeBlob(blob, source, options.maxBytes === undefined ? {} : { maxBytes: options.maxBytes });
-    const id = file.id ?? options.idAfter?.(sealed) ?? blob;
-    return this.announce(tenant, file, id, sealed, [{ id: blob, size: sealed.size }], nowMs);
+    const id = file.id ?? newId("file", nowMs);
+    const sealed = await this.writeBlob(id, source, options.maxBytes === undefined ? {} : { maxBytes: options.maxBytes });
+    return this.announce(tenant, file, id, sealed, [{ id, size: sealed.size }], nowMs, options.budget);
   }
 
   /**
    * Writes a file's document once its bytes are durable (`blobs`, sealed). A repeat of a deterministic id (a job's
    * output, an upload's completion) answers the first document when it is the same file.
    */
-  async announce(tenant: Tenant, file: NewFile, id: string, sealed: Sealed, blobs: FileDocument["blobs"], nowMs = Date.now()): Promise<FileDocument> {
+  async announce(tenant: Tenant, file: NewFile, id: string, sealed: Sealed, blobs: FileDocument["blobs"], nowMs = Date.now(), budget: Budget = UNBOUNDED): Promise<FileDocument> {
     const heldBy = file.heldBy ?? [];
     const retainUntil = expiryAt(file.retainFromMs ?? nowMs, FILE_RETENTION_MS);
     const doc: FileDocument = {
@@ -221,7 +220,7 @@ export class FileStore {
       ...(file.job === undefined ? {} : { job: file.job }),
     };
     try {
-      await this.files.insertOne(doc);
+      await writeWithin(budget, (options) => this.files.insertOne(doc, options));
       return doc;
     } catch (error) {
       if (!isDuplicateKeyError(error)) throw error;
@@ -236,7 +235,7 @@ export class FileStore {
       first.type === doc.type &&
       first.sha256 === doc.sha256;
     if (!same) throw errors.conflict("state_conflict", `File ${id} already exists with other contents.`);
-    // A retry's own copy of the bytes (a keyed upload after a crash) belongs to nothing: reclaimed at the next pass.
+    // A repeat's own copy of the bytes (a deterministic id announced twice) belongs to nothing: reclaimed at the next pass.
     const unused = blobs.map((b) => b.id).filter((b) => !first.blobs.some((f) => f.id === b));
     await this.bytes.checkSoon(unused, nowMs);
     return first;

@@ -1,10 +1,13 @@
 import { createHash } from "node:crypto";
-import { filenameForType, idempotencyScopeId, isDuplicateKeyError } from "@rms/proto";
+import { filenameForType, isDuplicateKeyError } from "@rms/proto";
 import type { Filter } from "mongodb";
+import { UNBOUNDED, type Budget } from "../budget.js";
 import type { Tenant } from "../caller.js";
 import { errors } from "../errors.js";
 import { newId } from "../ids.js";
 import { BlobTooLarge, type Sealed } from "../storage/byte-store.js";
+import { madeBy140 } from "../storage/key-slot.js";
+import { writeWithin } from "../storage/write.js";
 import {
   PART_MAX_BYTES,
   UPLOAD_EXPIRY_MS,
@@ -46,7 +49,16 @@ export function uploadStatus(upload: UploadDocument, nowMs = Date.now()): Upload
 export class UploadStore {
   constructor(private readonly files: FileStore) {}
 
-  async create(tenant: Tenant, upload: NewUpload, idempotencyKey: string | null, nowMs = Date.now()): Promise<UploadDocument> {
+  /**
+   * A new pending upload. Exactly once under an Idempotency-Key is the key's record's (grpc/idempotent.ts): the insert
+   * commits with the record of its answer in the call's transaction (`budget`). An upload a 1.4.0 core made under the
+   * key is answered instead, or `conflict` for another request (storage/key-slot.ts).
+   */
+  async create(tenant: Tenant, upload: NewUpload, idempotencyKey: string | null, budget: Budget = UNBOUNDED, nowMs = Date.now()): Promise<UploadDocument | { conflict: true }> {
+    const sameRequest = (first: UploadDocument) =>
+      first.purpose === upload.purpose && first.filename === upload.filename && first.bytes === upload.bytes && first.type === upload.type;
+    const earlier = await madeBy140(this.files.uploads, tenant, idempotencyKey, sameRequest, budget, nowMs);
+    if (earlier) return earlier.sameRequest ? earlier.doc : { conflict: true };
     // An upload whose bytes cannot fit in the tenant's room is refused now, not at the part that passes it.
     await this.files.admit(tenant, upload.bytes, nowMs);
     const id = newId("upl", nowMs);
@@ -62,19 +74,10 @@ export class UploadStore {
       expires,
       file: null,
       expires_at: new Date(expires * 1000 + EXPIRED_UPLOAD_SHOWN_MS),
-      idempotency: idempotencyKey ? idempotencyScopeId(tenant.account, tenant.livemode, idempotencyKey) : id,
+      idempotency: id,
     };
-    try {
-      await this.files.uploads.insertOne(doc);
-      return doc;
-    } catch (error) {
-      if (!isDuplicateKeyError(error)) throw error;
-    }
-    const first = await this.files.uploads.findOne({ idempotency: doc.idempotency });
-    if (first === null) throw errors.outcomeUnknown();
-    const same = first.purpose === upload.purpose && first.filename === upload.filename && first.bytes === upload.bytes && first.type === upload.type;
-    if (!same) throw errors.of("idempotency_key_reused");
-    return first;
+    await writeWithin(budget, (options) => this.files.uploads.insertOne(doc, options));
+    return doc;
   }
 
   async get(tenant: Tenant, id: string, param = "id"): Promise<UploadDocument> {

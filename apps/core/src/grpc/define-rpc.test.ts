@@ -160,13 +160,19 @@ describe("a declared read", () => {
 });
 
 describe("a service's declarations", () => {
-  it("serve every method of the service, each checking the key with the service's check", async () => {
+  it("serve every method of the service, each checking the key with the service's check; a server-streaming one is its handler", async () => {
     const { steps, checkKey } = recorder();
+    async function* watchEvents() {
+      yield { events: [] };
+    }
     const service = defineRpcs(EventService, checkKey, {
       getEvent: rpc.read({ load: async ({ id }) => id, reply: (id) => ({ event: { id } }) }),
       listEvents: rpc.read({ load: async () => [], reply: () => ({ events: [], hasMore: false }) }),
+      readEventLog: rpc.read({ load: async () => null, reply: () => ({}) }),
+      watchEvents,
     });
-    expect(Object.keys(service).sort()).toEqual(["getEvent", "listEvents"]);
+    expect(Object.keys(service).sort()).toEqual(["getEvent", "listEvents", "readEventLog", "watchEvents"]);
+    expect(service.watchEvents).toBe(watchEvents);
     expect(await service.getEvent(getEvent("evt_1"), contextOf())).toEqual({ event: { id: "evt_1" } });
     expect(steps).toEqual(["key acct_1 unbounded", "key ok"]);
   });
@@ -174,9 +180,10 @@ describe("a service's declarations", () => {
   it("do not compile with a method missing or misspelled", () => {
     const { checkKey } = recorder();
     const getEvent = rpc.read({ load: async () => null, reply: () => ({}) });
+    async function* watchEvents() {}
     // @ts-expect-error listEvents is missing
-    expect(() => defineRpcs(EventService, checkKey, { getEvent })).toThrow("no declaration for rms.v1.EventService.ListEvents");
+    expect(() => defineRpcs(EventService, checkKey, { getEvent, readEventLog: getEvent, watchEvents })).toThrow("no declaration for rms.v1.EventService.ListEvents");
     // @ts-expect-error listEvent is no method of EventService
-    expect(() => defineRpcs(EventService, checkKey, { getEvent, listEvent: getEvent })).toThrow("no declaration");
+    expect(() => defineRpcs(EventService, checkKey, { getEvent, readEventLog: getEvent, watchEvents, listEvent: getEvent })).toThrow("no declaration");
   });
 });

@@ -4,7 +4,7 @@ import type { RequestInfo, Tenant } from "../caller.js";
 import { errors } from "../errors.js";
 import { budgetOf, type Budget } from "../budget.js";
 import { requestInfo, tenantOf } from "./call-info.js";
-import { runUnderKey, runUploadUnderKey, type IdempotencyPolicy, type KeyedCalls, type KeyUse } from "./idempotent.js";
+import { runUnderKey, runUploadUnderKey, type IdempotencyPolicy, type KeyedCalls } from "./idempotent.js";
 import { UploadStream, type UploadEnd, type UploadMessage } from "./upload-stream.js";
 
 /**
@@ -172,16 +172,11 @@ export interface UploadSpec<Start, In, T, Res> extends Steps<Start, In> {
   end?(end: UploadEnd, input: In): void;
   /**
    * The write, once the presented key is confirmed: reads the bytes to their end (they throw if the stream was cut
-   * off). `call.key`: the Idempotency-Key it runs under, if any (what it makes may derive its id from it, so a retry
-   * after a crash finds what the first attempt made).
+   * off). With `atomic`, its document is written with `call.budget.db()` once the bytes are durable: under a key it
+   * then commits with the record of its answer.
    */
-  write(input: In, bytes: AsyncIterable<Uint8Array>, call: UploadCall): Promise<T>;
+  write(input: In, bytes: AsyncIterable<Uint8Array>, call: Call): Promise<T>;
   reply(written: T, input: In, call: Call): Res | Promise<Res>;
-}
-
-/** What an upload's write gets besides its input and bytes. */
-export interface UploadCall extends Call {
-  readonly key: KeyUse | null;
 }
 
 /** One declared client-streaming upload, as a service's handler runs it. */
@@ -211,15 +206,15 @@ function upload<Start extends Scoped, T, Res, In = Start>(spec: UploadSpec<Start
       const tenant = tenantOf(context, stream.start.tenant);
       const budget = budgetOf(context);
       const call: Call = { tenant, budget, info };
-      const perform = async (input: In, key: KeyUse | null): Promise<Res> => {
-        const written = await spec.write(input, stream.bytes(spec.end ? (end) => spec.end!(end, input) : undefined), { ...call, key });
+      const perform = async (input: In, within: Budget): Promise<Res> => {
+        const written = await spec.write(input, stream.bytes(spec.end ? (end) => spec.end!(end, input) : undefined), { ...call, budget: within });
         return spec.reply(written, input, call);
       };
       const parse = () => (spec.parse ? spec.parse(stream.start) : (stream.start as unknown as In));
       if (keyed === null || !method || key === null || policy === "none") {
         const input = parse();
         await checkKey(context, tenant, budget.db());
-        return perform(input, null);
+        return perform(input, budget);
       }
       return runUploadUnderKey({
         keyed,
@@ -231,7 +226,8 @@ function upload<Start extends Scoped, T, Res, In = Start>(spec: UploadSpec<Start
         info: { ...info, idempotencyKey: key },
         checkKey,
         stream,
-        execute: (use) => perform(parse(), use),
+        atomic: spec.atomic === true,
+        execute: (within) => perform(parse(), within),
       });
     },
   };
@@ -246,15 +242,23 @@ export const rpc = { read, write, upload };
 type RequestOf<S, K extends keyof ServiceImplementation<S>> = Parameters<ServiceImplementation<S>[K]>[0];
 type ReplyOf<S, K extends keyof ServiceImplementation<S>> = Awaited<ReturnType<ServiceImplementation<S>[K]>>;
 
-/** One declaration per method of the service: a missing or misspelled one does not compile. */
-export type RpcDeclarations<S> = { readonly [K in keyof ServiceImplementation<S>]: Rpc<RequestOf<S, K>, ReplyOf<S, K>> };
+/**
+ * One declaration per method of the service: a missing or misspelled one does not compile. A server-streaming
+ * method is its handler itself (an async iterable of messages, such as a watch): it makes its own checks.
+ */
+export type RpcDeclarations<S> = {
+  readonly [K in keyof ServiceImplementation<S>]: ServiceImplementation<S>[K] extends (request: never, context: CallContext) => AsyncIterable<unknown>
+    ? ServiceImplementation<S>[K]
+    : Rpc<RequestOf<S, K>, ReplyOf<S, K>>;
+};
 
 /** A service's handlers from its declarations, each checking the presented key with `checkKey`. */
 export function defineRpcs<S extends AnyService>(service: S, checkKey: PresentedKeyCheck, rpcs: RpcDeclarations<S>): ServiceImplementation<S> {
-  const declared = rpcs as unknown as Readonly<Record<string, Rpc<unknown, unknown>>>;
+  const declared = rpcs as unknown as Readonly<Record<string, Rpc<unknown, unknown> | ((request: unknown, context: CallContext) => AsyncIterable<unknown>)>>;
   const handlers = service.methods.map((method) => {
     const declaration = declared[method.localName];
     if (!declaration) throw new Error(`no declaration for ${service.typeName}.${method.name}`);
+    if (typeof declaration === "function") return [method.localName, declaration] as const;
     return [method.localName, (request: unknown, context: CallContext) => declaration.run(request, context, checkKey, method as DescMethodUnary)] as const;
   });
   return Object.fromEntries(handlers) as unknown as ServiceImplementation<S>;

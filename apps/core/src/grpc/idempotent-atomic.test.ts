@@ -95,15 +95,26 @@ describe("an atomic write under a key", () => {
     expect(await recordOf("late")).toBeNull();
   });
 
-  it("a lock taken over while the write ran (its holder past its end): the write does not commit", async () => {
-    const { call } = declared(async () => {
-      // What a takeover of a stale lock leaves: the record under another holder.
-      const records = t.db.collection<IdempotencyRecord>("idempotency_keys");
-      await records.updateOne({ _id: `${tenant.account}/test/taken` }, { $set: { owner: "another holder" } });
+  it("a write conflict with a concurrent call's (two creates taking one free slot): the write runs again under the lock, and commits once", async () => {
+    const runs = { count: 0 };
+    const declaration = rpc.write({
+      atomic: true,
+      write: async (req: CreateResourceRequest, { budget }: Call) => {
+        runs.count++;
+        const slot = `slot-${req.name}-${runs.count}`;
+        // The first attempt's slot is taken by another call meanwhile: its insert meets the other's document.
+        if (runs.count === 1) await t.things.insertOne({ ...thing(tenant), _id: slot, color: "other" });
+        const doc = { ...thing(tenant), _id: slot, color: req.name };
+        await t.things.insertOne(doc, budget.db());
+        return { doc };
+      },
+      reply: ({ doc }) => ({ resource: { id: doc._id, name: doc.color } }),
     });
-    await expect(call("taken", "black")).rejects.toMatchObject({ code: "service_unavailable" });
-    expect(await thingsNamed("black")).toBe(0);
-    expect(await recordOf("taken")).toMatchObject({ completed: false, owner: "another holder" });
+    const answer = await declaration.run(request("pink"), keyed("conflict"), checkKey(), method);
+    expect(runs.count).toBe(2);
+    expect(answer.resource?.id).toBe("slot-pink-2");
+    expect(await thingsNamed("pink")).toBe(1);
+    expect(await recordOf("conflict")).toMatchObject({ completed: true });
   });
 
   it("a repeat sent while the first executes finds its lock: in flight, and the write is made once", async () => {
@@ -115,9 +126,23 @@ describe("an atomic write under a key", () => {
     const first = call("slow", "white");
     await expect.poll(() => recordOf("slow")).toMatchObject({ completed: false });
     await expect(call("slow", "white")).rejects.toMatchObject({ code: "idempotency_key_in_use" });
+    // Another request under the key meanwhile is refused at once: the lock names its fingerprint.
+    await expect(call("slow", "black")).rejects.toMatchObject({ code: "idempotency_key_reused" });
     release();
     await first;
     expect(runs.count).toBe(1);
     expect(await thingsNamed("white")).toBe(1);
+    expect(await recordOf("slow")).toMatchObject({ completed: true });
+  });
+
+  it("a lock taken over while the write ran (its holder past its end): the write does not commit", async () => {
+    const { call } = declared(async () => {
+      // What a takeover of a stale lock leaves: the record under another holder.
+      const records = t.db.collection<IdempotencyRecord>("idempotency_keys");
+      await records.updateOne({ _id: `${tenant.account}/test/taken` }, { $set: { owner: "another holder" } });
+    });
+    await expect(call("taken", "black")).rejects.toMatchObject({ code: "service_unavailable" });
+    expect(await thingsNamed("black")).toBe(0);
+    expect(await recordOf("taken")).toMatchObject({ completed: false, owner: "another holder" });
   });
 });

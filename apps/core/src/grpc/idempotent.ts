@@ -6,6 +6,7 @@ import {
   httpStatusOf,
   idempotencyScopeId,
   ERROR_CATALOGUE,
+  isDuplicateKeyError,
   REPLAY_METADATA,
   REQUEST_FINGERPRINT_METADATA,
   RpcError,
@@ -15,10 +16,19 @@ import {
 } from "@rms/proto";
 import { Binary, MongoError, type ClientSession } from "mongodb";
 import type { Logger } from "pino";
-import { inTransaction, type Budget } from "../budget.js";
+import { inTransaction, type Budget, type TransactionBudget } from "../budget.js";
 import type { RequestInfo, Tenant } from "../caller.js";
 import { errors, isUnansweredWrite } from "../errors.js";
-import { LOCK_MARGIN_MS, LOCK_TIMEOUT_MS, type CompletedRecord, type IdempotencyLease, type IdempotencyRecords, type RecordedAnswer } from "../storage/idempotency-records.js";
+import type { Faults } from "../faults.js";
+import {
+  LOCK_MARGIN_MS,
+  LOCK_TIMEOUT_MS,
+  type CompletedRecord,
+  type BeginResult,
+  type IdempotencyLease,
+  type IdempotencyRecords,
+  type RecordedAnswer,
+} from "../storage/idempotency-records.js";
 import { decryptSecret, encryptSecret, type Keyring } from "../webhooks/secret.js";
 
 /**
@@ -46,6 +56,8 @@ export interface KeyedCalls {
   readonly records: IdempotencyRecords;
   readonly keyring: Keyring | null;
   readonly logger?: Logger;
+  /** Test-only crash points between the protocol's writes (faults.ts). */
+  readonly faults?: Faults;
 }
 
 export const IN_USE_MESSAGE =
@@ -88,16 +100,12 @@ export interface KeyedStream {
   onProgress: (() => Promise<void>) | null;
 }
 
-/** The key an upload runs under: its record's id and first use, the same for a retry after a crash. */
-export interface KeyUse {
-  readonly scopeId: string;
-  readonly firstUseMs: number;
-}
-
 export interface KeyedUpload<Res> extends KeyedBase {
   readonly stream: KeyedStream;
-  /** parse -> write (reading the bytes) -> reply, once the key's record is held. */
-  readonly execute: (key: KeyUse) => Promise<Res>;
+  /** The declaration's `atomic`: the upload's document and the record of its answer commit in one transaction. */
+  readonly atomic?: boolean;
+  /** parse -> write (reading the bytes) -> reply, once the key's record is held; `within`: the budget its commands run in. */
+  readonly execute: (within: Budget) => Promise<Res>;
 }
 
 /**
@@ -114,8 +122,9 @@ type UploadAnswer = RecordedAnswer & { content?: string };
 export function runUnderKey<Res>(call: KeyedCall<Res>): Promise<Res> {
   const fingerprint = firstOf(call.context, REQUEST_FINGERPRINT_METADATA) ?? ownFingerprint(call.method, call.context.method, call.request);
   return underKey(call, fingerprint, {
-    execute: () => call.execute(),
-    atomically: call.atomic ? (lease, scopeId, headers) => runAtomically(call, lease, headers, call.info.requestId ?? "", scopeId) : undefined,
+    oneCommit: call.atomic === true,
+    rerunnable: true,
+    execute: (within) => call.execute(within),
     content: () => null,
     replay: async (record, scopeId) => replay(call, record, scopeId),
   });
@@ -134,12 +143,15 @@ export function runUploadUnderKey<Res>(call: KeyedUpload<Res>): Promise<Res> {
   const { stream, keyed, budget } = call;
   return underKey(call, fingerprint, {
     lockMs: UPLOAD_LOCK_MS,
-    execute: (lease, scopeId) => {
+    oneCommit: call.atomic === true,
+    // Its bytes are read once.
+    rerunnable: false,
+    onLease: (lease) => {
       stream.onProgress = async () => {
         await lease.extend(UPLOAD_LOCK_MS, budget).catch((cause: unknown) => lost(keyed, call.info.requestId ?? "", cause));
       };
-      return call.execute({ scopeId, firstUseMs: lease.created.getTime() });
     },
+    execute: (within) => call.execute(within),
     content: () => stream.content(),
     replay: async (record, scopeId) => {
       const recorded = (record.answer as UploadAnswer | undefined)?.content;
@@ -152,33 +164,103 @@ export function runUploadUnderKey<Res>(call: KeyedUpload<Res>): Promise<Res> {
 interface KeyedSteps<Res> {
   /** How long the lock holds if never completed nor released (default: the caller's deadline plus a margin). */
   readonly lockMs?: number;
-  readonly execute: (lease: IdempotencyLease, scopeId: string) => Promise<Res>;
-  /** Instead of execute and record: the call's writes and its record in one transaction (runAtomically). */
-  readonly atomically?: (lease: IdempotencyLease, scopeId: string, headers: string) => Promise<Res>;
+  /** The call's writes and the record of its answer commit in one transaction (inOneCommit). */
+  readonly oneCommit: boolean;
+  /** Whether `execute` may run again after its transaction met a concurrent call's writes (not a stream's). */
+  readonly rerunnable: boolean;
+  /** Told of the lock once taken (an upload renews it while its bytes flow). */
+  readonly onLease?: (lease: IdempotencyLease) => void;
+  /** parse -> write -> reply; `within`: the budget its commands run in (the transaction's under `oneCommit`). */
+  readonly execute: (within: Budget) => Promise<Res>;
   /** The part of the fingerprint known only once the call ran (an upload's bytes), recorded with its answer. */
   readonly content: () => string | null;
   readonly replay: (record: CompletedRecord, scopeId: string) => Promise<Res>;
 }
 
+/** A lock taken, as the protocol uses it: record the answer (false: no longer this holder's), or give the key back. */
+interface Held {
+  complete(answer: RecordedAnswer): Promise<boolean>;
+  release(): Promise<void>;
+}
+
 async function underKey<Res>(call: KeyedBase, fingerprint: string, steps: KeyedSteps<Res>): Promise<Res> {
-  const { keyed, method, context, tenant, budget, info } = call;
+  const { keyed, context, tenant, budget, info } = call;
   const requestId = info.requestId ?? "";
   const scope = { id: idempotencyScopeId(tenant.account, tenant.livemode, info.idempotencyKey), account: tenant.account, livemode: tenant.livemode };
-  const now = Date.now();
   // The lock lasts as long as the caller waits for this call and a margin (core starts no write past the deadline,
   // and a write sent just before it ends within the driver's timeout); 30 s for a caller that gives no deadline.
-  const lockMs = steps.lockMs ?? (Number.isFinite(context.deadline) ? Math.max(0, context.deadline - now) + LOCK_MARGIN_MS : LOCK_TIMEOUT_MS);
+  const lockMs = steps.lockMs ?? (Number.isFinite(context.deadline) ? Math.max(0, context.deadline - Date.now()) + LOCK_MARGIN_MS : LOCK_TIMEOUT_MS);
   if (call.policy === "sealed" && !keyed.keyring) {
     // An answer holding a secret is kept only sealed; without RMS_SECRET_KEY a repeat could not get it back and
     // would execute again (a second key, a second endpoint): refused before anything runs.
     keyed.logger?.error({ request_id: requestId }, "RMS_SECRET_KEY is not configured: an answer holding a secret cannot be kept under its Idempotency-Key");
     throw errors.of("internal_error");
   }
-  const options = budget.db();
-  const [key, begun] = await Promise.allSettled([call.checkKey(context, tenant, options), keyed.records.begin(scope, fingerprint, requestId, lockMs, budget)]);
+  const headers = firstOf(context, ANSWER_HEADERS_METADATA) ?? "[]";
+  const withContent = (answer: RecordedAnswer): UploadAnswer => {
+    const content = steps.content();
+    return content === null ? answer : { ...answer, content };
+  };
+  const taken = await acquire(call, keyed.records.begin(scope, fingerprint, requestId, lockMs, budget), (lease) => lease.release());
+  if ("record" in taken) return steps.replay(taken.record, scope.id);
+  const { lock: lease } = taken;
+  steps.onLease?.(lease);
+  keyed.faults?.afterWrite("keyed.locked");
+  if (steps.oneCommit) {
+    // A write conflict of the call's own writes with a concurrent call's (two creates taking one free place of a
+    // limit) aborts the transaction before anything commits: under the same lock, the write runs again in a new one,
+    // a few times at most (a stream's bytes are read once: 503, nothing done).
+    for (let attempt = 1; ; attempt++) {
+      const session = keyed.records.client.startSession();
+      session.startTransaction();
+      const within = inTransaction(budget, session);
+      const held: Held = { complete: (answer) => lease.completeWithin(answer, requestId, within), release: () => lease.release() };
+      try {
+        return await inOneCommit(call, session, within, held, (w) => steps.execute(w), withContent, headers, scope.id);
+      } catch (error) {
+        if (!(error instanceof AttemptConflict)) throw error;
+        if (!steps.rerunnable || attempt >= CONFLICT_ATTEMPTS) {
+          await lease.release().catch((cause: unknown) => lost(keyed, requestId, cause));
+          throw errors.unavailable();
+        }
+      }
+    }
+  }
+  let reply: Res;
+  try {
+    reply = await steps.execute(budget);
+  } catch (error) {
+    const refusal = recordable(error);
+    // Recorded before the answer (below); released otherwise: a retry must find the key free once told to retry.
+    if (refusal) await record(lease.complete(withContent({ error: refusal, headers }), requestId, budget), keyed, requestId);
+    else await lease.release().catch((cause: unknown) => lost(keyed, requestId, cause));
+    throw error;
+  }
+  keyed.faults?.afterWrite("keyed.executed");
+  // The answer is recorded (majority-acknowledged) before the reply leaves: a client that has its answer has its
+  // memo too, so a crash of anything after the answer cannot make a retry run the request again (the durability
+  // e2e test kills mongod right after the last acknowledgement; recording beside the reply lost that record). If
+  // recording fails the caller still has its answer; the lock ends and a retry executes again.
+  await record(lease.complete(withContent(answerOf(call, reply, headers, scope.id)), requestId, budget), keyed, requestId);
+  keyed.faults?.afterWrite("keyed.recorded");
+  return reply;
+}
+
+/**
+ * The presented key checked beside the lock's taking: the lock (`held`) or the recorded answer of the same request;
+ * a refused key drops a lock it took and executes nothing; another request's record is `idempotency_key_reused`, the
+ * same request still executing `idempotency_key_in_use`.
+ */
+async function acquire(
+  call: KeyedBase,
+  begin: Promise<BeginResult>,
+  drop: (lease: IdempotencyLease) => Promise<void>,
+): Promise<{ readonly lock: IdempotencyLease } | { readonly record: CompletedRecord }> {
+  const { keyed, context, tenant, budget, info } = call;
+  const [key, begun] = await Promise.allSettled([call.checkKey(context, tenant, budget.db()), begin]);
   if (key.status === "rejected") {
     // A refused key executes nothing and holds nothing.
-    if (begun.status === "fulfilled" && begun.value.kind === "acquired") await begun.value.lease.release().catch((cause: unknown) => lost(keyed, requestId, cause));
+    if (begun.status === "fulfilled" && begun.value.kind === "acquired") await drop(begun.value.lease).catch((cause: unknown) => lost(keyed, info.requestId ?? "", cause));
     throw key.reason;
   }
   if (begun.status === "rejected") throw begun.reason;
@@ -189,80 +271,58 @@ async function underKey<Res>(call: KeyedBase, fingerprint: string, steps: KeyedS
     case "inFlight":
       throw errors.conflict("idempotency_key_in_use", IN_USE_MESSAGE);
     case "replay":
-      return steps.replay(outcome.record, scope.id);
+      return { record: outcome.record };
   }
-  const { lease } = outcome;
-  const headers = firstOf(context, ANSWER_HEADERS_METADATA) ?? "[]";
-  if (steps.atomically) return steps.atomically(lease, scope.id, headers);
-  const withContent = (answer: RecordedAnswer): UploadAnswer => {
-    const content = steps.content();
-    return content === null ? answer : { ...answer, content };
-  };
-  let reply: Res;
-  try {
-    reply = await steps.execute(lease, scope.id);
-  } catch (error) {
-    const refusal = recordable(error);
-    // Recorded before the answer (below); released otherwise: a retry must find the key free once told to retry.
-    if (refusal) await record(lease.complete(withContent({ error: refusal, headers }), requestId, budget), keyed, requestId);
-    else await lease.release().catch((cause: unknown) => lost(keyed, requestId, cause));
-    throw error;
-  }
-  // The answer is recorded (majority-acknowledged) before the reply leaves: a client that has its answer has its
-  // memo too, so a crash of anything after the answer cannot make a retry run the request again (the durability
-  // e2e test kills mongod right after the last acknowledgement; recording beside the reply lost that record). If
-  // recording fails the caller still has its answer; the lock ends and a retry executes again (the writes are
-  // idempotent per key underneath: a create finds what the first attempt made).
-  const bytes = toBinary(method.output, create(method.output, reply as MessageInitShape<typeof method.output>));
-  const sealed = call.policy === "sealed";
-  const recorded = withContent({
-    reply: sealed ? encryptSecret(Buffer.from(bytes).toString("base64"), keyed.keyring!, scope.id) : new Binary(bytes),
-    headers,
-  });
-  await record(lease.complete(recorded, requestId, budget), keyed, requestId);
-  return reply;
+  return { lock: outcome.lease };
 }
 
-/** The reply as recorded: its protobuf bytes, sealed when it holds a secret; null for a sealed one with no keyring. */
-function answerOf<Res>(call: KeyedCall<Res>, reply: Res, headers: string, scopeId: string): RecordedAnswer | null {
+/** The reply as recorded: its protobuf bytes, sealed when it holds a secret (a sealed call never runs without a keyring). */
+function answerOf<Res>(call: KeyedBase, reply: Res, headers: string, scopeId: string): RecordedAnswer {
   const { method, keyed } = call;
   const bytes = toBinary(method.output, create(method.output, reply as MessageInitShape<typeof method.output>));
   if (call.policy !== "sealed") return { reply: new Binary(bytes), headers };
-  if (!keyed.keyring) return null;
+  if (!keyed.keyring) throw errors.of("internal_error");
   return { reply: encryptSecret(Buffer.from(bytes).toString("base64"), keyed.keyring, scopeId), headers };
 }
 
 /**
- * A declaration's `atomic` call under its key: its writes and the record of its answer (or of a refusal) commit in
- * one transaction, so one commit (majority, journaled) makes both durable before the answer leaves, or neither: a
- * crash at any point leaves either the answer with its effect, or the lock alone and no effect (the retry executes
- * once the lock ends). The lock itself stays a write of its own, taken before (beside the key check), so a repeat
- * sent while this runs finds it: 409 in flight, or another operation's 400. The record is completed only while this
- * holder still owns the lock, and from then to the commit no takeover can remove it (a write to a document a
- * transaction changed waits for that transaction). docs/idempotency-and-limits.md, "One commit".
+ * A call's writes and the record of its answer (or of a refusal) in one transaction, so one commit (majority,
+ * journaled) makes both durable before the answer leaves, or neither: a crash at any point leaves either the answer
+ * with its effect, or the lock alone and no effect (the retry executes once the lock ends). The record is completed only while this holder still
+ * owns the lock, and from then to the commit no takeover can remove it (a write to a document a transaction changed
+ * waits for that transaction). docs/idempotency-and-limits.md, "One commit".
  */
-async function runAtomically<Res>(call: KeyedCall<Res>, lease: IdempotencyLease, headers: string, requestId: string, scopeId: string): Promise<Res> {
+async function inOneCommit<Res>(
+  call: KeyedBase,
+  session: ClientSession,
+  within: TransactionBudget,
+  held: Held,
+  execute: (within: Budget) => Promise<Res>,
+  withContent: (answer: RecordedAnswer) => RecordedAnswer,
+  headers: string,
+  scopeId: string,
+): Promise<Res> {
   const { keyed, budget } = call;
-  const session = keyed.records.client.startSession();
+  const requestId = call.info.requestId ?? "";
   let committed = false;
   let commitSent = false;
   try {
-    session.startTransaction();
-    const within = inTransaction(budget, session);
     let reply: Res | undefined;
     let refused: unknown = null;
-    let answer: RecordedAnswer | null;
+    let answer: RecordedAnswer;
     try {
-      reply = await call.execute(within);
-      answer = answerOf(call, reply, headers, scopeId);
+      reply = await execute(within);
+      answer = withContent(answerOf(call, reply, headers, scopeId));
     } catch (error) {
       const refusal = recordable(error);
       if (!refusal) throw error;
       refused = error;
-      answer = { error: refusal, headers };
+      answer = withContent({ error: refusal, headers });
     }
+    keyed.faults?.afterWrite("keyed.executed");
     // Past the lock's end a takeover may have run: commit nothing, the key's new holder decides.
-    if (answer && !(await lease.completeWithin(answer, requestId, within))) throw errors.unavailable();
+    if (!(await held.complete(answer))) throw errors.unavailable();
+    keyed.faults?.afterWrite("keyed.recorded");
     // The commit is a write like any other: not started once the budget is spent (the transaction is aborted below).
     budget.beforeWrite();
     const { timeoutMS } = budget.db();
@@ -270,24 +330,37 @@ async function runAtomically<Res>(call: KeyedCall<Res>, lease: IdempotencyLease,
     await commit(session, timeoutMS);
     committed = true;
     within.committed();
-    // A sealed answer with no keyring to seal it: the write stands, nothing is recorded (the key is free again).
-    if (!answer) await lease.release().catch((cause: unknown) => lost(keyed, requestId, cause));
     if (refused) throw refused;
     return reply as Res;
   } catch (error) {
     if (!committed) {
       // Not after a commit was sent: its outcome is the server's (an abort would wait behind a commit without reply).
-      if (!commitSent && session.inTransaction()) await session.abortTransaction().catch(() => undefined);
+      if (!commitSent) {
+        if (session.inTransaction()) await session.abortTransaction().catch(() => undefined);
+        await within.aborted();
+      }
+      // A conflict with a write made since the transaction began (a concurrent call's, or the record taken over), or a
+      // duplicate key (which aborts a transaction): nothing was done, and the caller runs the write again under its
+      // lock or gives the key back.
+      if (!commitSent && isConflict(error)) throw new AttemptConflict();
       // Nothing committed, or a commit whose outcome is unknown: the release removes a record still pending only.
-      await lease.release().catch((cause: unknown) => lost(keyed, requestId, cause));
-      // A conflict with a write made since the transaction began (the record taken over): nothing was done.
-      if (error instanceof MongoError && error.hasErrorLabel("TransientTransactionError")) throw errors.unavailable();
+      await held.release().catch((cause: unknown) => lost(keyed, requestId, cause));
     }
     throw error;
   } finally {
     // Not waited for: after a commit without reply it would wait as long.
     void session.endSession().catch(() => undefined);
   }
+}
+
+/** How many times a call in one commit runs again after its transaction met a concurrent call's writes. */
+const CONFLICT_ATTEMPTS = 5;
+
+/** A transaction aborted by a conflict before its commit: nothing was done, the attempt may run again. */
+class AttemptConflict extends Error {}
+
+function isConflict(error: unknown): boolean {
+  return error instanceof MongoError && (error.hasErrorLabel("TransientTransactionError") || isDuplicateKeyError(error));
 }
 
 /** Commits the call's transaction; its outcome is unknown when its reply has not come by the budget's end (the driver gives a commit no time limit of the call's). */

@@ -21,6 +21,7 @@ export const RPC_SCOPES: Readonly<Record<string, Scope>> = {
   "/rms.v1.JobService/ListJobErrors": "jobs:read",
   "/rms.v1.EventService/GetEvent": "events:read",
   "/rms.v1.EventService/ListEvents": "events:read",
+  "/rms.v1.EventService/ReadEventLog": "events:read",
   "/rms.v1.WebhookEndpointService/CreateWebhookEndpoint": "webhooks:write",
   "/rms.v1.WebhookEndpointService/GetWebhookEndpoint": "webhooks:write",
   "/rms.v1.WebhookEndpointService/UpdateWebhookEndpoint": "webhooks:write",
@@ -44,3 +45,9 @@ export const RPC_SCOPES: Readonly<Record<string, Scope>> = {
   // Secret keys only (a dashboard session): the service checks the kind; the gateway's route names this scope.
   "/rms.v1.DashboardSessionService/CreateDashboardSession": "resources:write",
 };
+
+/**
+ * The RPCs that act for no tenant and take no presented key: the gateway's feed of every tenant's events
+ * (docs/streams.md). Only a caller that may see every account's events may be given them.
+ */
+export const CROSS_TENANT_RPCS: ReadonlySet<string> = new Set(["/rms.v1.EventService/WatchEvents"]);

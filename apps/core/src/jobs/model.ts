@@ -3,7 +3,7 @@ import type { MetadataPair } from "../metadata.js";
 import type { ResourceFilter } from "../resources/filter.js";
 import type { TenantDocument } from "../storage/documents.js";
 import { expiryAt, type Expiring } from "../storage/expiry.js";
-import type { IdempotentDocument } from "../storage/idempotent-insert.js";
+import type { KeySlot } from "../storage/key-slot.js";
 import type { StoredTrace } from "@rms/telemetry";
 import type { OutboxEvent } from "../storage/outbox.js";
 import { QueueSignal } from "../storage/queue-signal.js";
@@ -208,7 +208,7 @@ export type JobEvent = OutboxEvent<(typeof JOBS_VOCABULARY.eventTypes)[number], 
  * carries the version its write made as its `sequence`. `deleted` is never used: a finished job gets
  * `retain_until` (jobRetainUntil) and expires then, once its outbox is empty (storage/expiry.ts).
  */
-export interface JobDocument extends TenantDocument<JobEvent>, IdempotentDocument {
+export interface JobDocument extends TenantDocument<JobEvent>, KeySlot {
   _id: string;
   type: JobType;
   status: JobStatus;

@@ -29,6 +29,8 @@ function indexCursor(value: bigint | undefined, param: string): number | undefin
 export function jobService(store: JobStore, checkKey: PresentedKeyCheck): ServiceImplementation<typeof JobService> {
   return defineRpcs(JobService, checkKey, {
     createJob: rpc.write({
+      // Under a key, the job's insert commits with the record of its answer (one commit).
+      atomic: true,
       parse: (request) => typedParamsOf(request.params),
       write: (typed, { tenant, info, budget }) => store.create(tenant, typed, info, budget),
       reply: (created) => {

@@ -3,12 +3,12 @@ import type { Collection, Db, Filter, FindCursor } from "mongodb";
 import { traceField } from "@rms/telemetry";
 import type { RequestInfo, Tenant } from "../caller.js";
 import { errors } from "../errors.js";
-import { UNBOUNDED, type Budget } from "../budget.js";
+import { afterAbort, afterCommit, inATransaction, UNBOUNDED, type Budget } from "../budget.js";
 import { newId } from "../ids.js";
 import { boundedPage, PAGE_BYTES_MAX } from "../storage/bounded-page.js";
 import { findLive, WITHOUT_OUTBOX, type Loaded } from "../storage/documents.js";
 import { ensureExpiryIndex } from "../storage/expiry.js";
-import { ensureIdempotencyIndex, fingerprint, insertOnce, type InsertOnceResult } from "../storage/idempotent-insert.js";
+import { fieldsFingerprint, madeBy140, ownSlot } from "../storage/key-slot.js";
 import { ensureKeysetIndexes, keysetIdRange } from "../storage/keyset-list.js";
 import { newEvent } from "../storage/outbox.js";
 import { DEFAULT_JOBS_QUEUED_PER_ACCOUNT } from "../settings.js";
@@ -61,15 +61,19 @@ function jobBytes(job: LoadedJob): number {
   return JSON.stringify(job.params).length + JSON.stringify(job.result).length;
 }
 
-/** A create refused because the tenant holds JOBS_QUEUED_PER_ACCOUNT unfinished jobs already. */
-export type CreateResult = InsertOnceResult<JobDocument> | { limitReached: true };
+/**
+ * A create's outcome: the job (`replayed`: one a 1.4.0 core made under the same key, storage/key-slot.ts), another
+ * request under a key 1.4.0 used (`conflict`), or refused because the tenant holds JOBS_QUEUED_PER_ACCOUNT unfinished
+ * jobs already.
+ */
+export type CreateResult = { doc: LoadedJob; replayed: boolean } | { conflict: true } | { limitReached: true };
 
 /** Retries of a cancel that lost a race with the runner (each loss means the job moved on). */
 const CANCEL_ATTEMPTS = 8;
 
 /**
- * Storage of jobs and their item errors, on the shared mechanisms of storage/: the create is an
- * idempotent insert, a cancel one single-document write (with its `job.canceled` event in the job's
+ * Storage of jobs and their item errors, on the shared mechanisms of storage/: the create is one insert
+ * (with the key's record under a key), a cancel one single-document write (with its `job.canceled` event in the job's
  * outbox when it finishes the job). The runner (jobs/runner/) writes the rest under its lease.
  */
 export class JobStore {
@@ -89,7 +93,8 @@ export class JobStore {
   }
 
   async ensureIndexes(): Promise<void> {
-    await ensureIdempotencyIndex(this.collection);
+    // 1.4.0's key slot, which its cores need beside this release's (storage/key-slot.ts).
+    await this.collection.createIndex({ idempotency: 1 }, { unique: true, name: "idempotency_unique" });
     await ensureQueueSlotIndex(this.collection);
     await ensureKeysetIndexes(this.collection, ["status", "type"]);
     // The list's status and type filters together (docs/database.md, "Every query has an index").
@@ -101,16 +106,21 @@ export class JobStore {
   }
 
   /**
-   * Queues a job, at most once per idempotency key (storage/idempotent-insert.ts), in a free place of its
-   * tenant's JOBS_QUEUED_PER_ACCOUNT (queue-limit.ts); with none left the answer is `limitReached`. A full
-   * tenant still tries one insert, so a retried create finds its first result rather than the limit.
+   * Queues a job in a free place of its tenant's JOBS_QUEUED_PER_ACCOUNT (queue-limit.ts); with none left the answer
+   * is `limitReached`. Exactly once under an Idempotency-Key is the key's record's (grpc/idempotent.ts): the insert
+   * commits with the record of its answer, in the call's transaction (`budget`), where two creates taking one free
+   * place conflict and the call runs again; without one, a place taken meanwhile moves on to the next.
    */
   async create(tenant: Tenant, requested: RequestedParams, request: RequestInfo, budget: Budget = UNBOUNDED): Promise<CreateResult> {
+    const fingerprint = () => fieldsFingerprint([requested.type, requested.params]);
+    const earlier = await madeBy140(this.collection, tenant, request.idempotencyKey, (first) => first.request_hash === fingerprint(), budget);
+    if (earlier) return earlier.sameRequest ? { doc: earlier.doc, replayed: true } : { conflict: true };
     const free = await freeQueueSlots(this.collection, tenant, this.queuedPerAccount, budget);
+    if (free.length === 0) return { limitReached: true };
     const nowMs = Date.now();
     const id = newId("job", nowMs);
     const { typed, total } = await this.stored(tenant, requested, id);
-    const doc: Omit<JobDocument, "idempotency" | "request_hash"> = {
+    const doc: JobDocument = {
       _id: id,
       account: tenant.account,
       livemode: tenant.livemode,
@@ -130,38 +140,36 @@ export class JobStore {
       lease_owner: null,
       lease_until: null,
       epoch: 0,
+      ...ownSlot(id),
       // The creating call's trace: the worker's run of the job continues it (jobs/runner/queue.ts).
       ...traceField(),
     };
-    // The fingerprint is of the request as sent (an inline import's items, not the file the create made of them).
-    const once = { tenant, key: request.idempotencyKey, fingerprint: fingerprint([requested.type, requested.params]) };
     const input = "file" in typed.params ? typed.params.file : null;
-    // The input is held before the job exists, so it cannot be reclaimed between the two (a hold whose job was
-    // never written is released below, or ends with the file's own expiry: docs/files.md, "Holds").
-    if (input !== null) await this.files!.hold(tenant, input, id);
-    let answer: CreateResult = { limitReached: true };
-    for (const queue_slot of free.length > 0 ? free : [0]) {
-      let created: InsertOnceResult<JobDocument>;
+    if (input !== null) {
+      // The input is held before the job exists, so it cannot be reclaimed between the two; given back if the job's
+      // transaction aborts (a hold whose job a killed core never wrote stays: docs/files.md, "Holds").
+      await this.files!.hold(tenant, input, id);
+      afterAbort(budget, () => this.files!.release(tenant, input, id));
+    }
+    // One free place, chosen at random so that concurrent creates rarely meet, in a transaction (a conflict aborts
+    // it); every free place in turn outside one.
+    const places = inATransaction(budget) ? [free[Math.floor(Math.random() * free.length)]!] : free;
+    for (const queue_slot of places) {
       try {
-        created = await insertOnce(this.collection, { ...doc, queue_slot }, once, budget);
+        await writeWithin(budget, (options) => this.collection.insertOne({ ...doc, queue_slot }, options));
       } catch (error) {
-        // The place was taken meanwhile by a concurrent create: the next one.
-        if (!isDuplicateKeyError(error)) throw error;
+        if (!isDuplicateKeyError(error) || inATransaction(budget)) throw error;
         continue;
       }
-      answer = created;
-      break;
-    }
-    const made = "doc" in answer && !answer.replayed;
-    if (made) {
       // Idle workers wake on the counter; not awaited: the 201 does not wait for it, and the job is durable already.
-      void JOBS_QUEUE.signal(this.db);
-    } else if (input !== null) {
-      // No job of this id (a replay, or the tenant's limit): its hold ends; a file made of inline items for it
-      // then expires at its own retention, like any file no job uses.
-      await this.files!.release(tenant, input, id).catch(() => {});
+      afterCommit(budget, () => void JOBS_QUEUE.signal(this.db));
+      const { pending_events: _outbox, ...loaded } = { ...doc, queue_slot };
+      return { doc: loaded, replayed: false };
     }
-    return answer;
+    // No job of this id: its hold ends; a file made of inline items for it then expires at its own retention, like
+    // any file no job uses.
+    if (input !== null) await this.files!.release(tenant, input, id).catch(() => {});
+    return { limitReached: true };
   }
 
   /**

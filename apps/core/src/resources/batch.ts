@@ -4,6 +4,7 @@ import type { AnyBulkWriteOperation, Filter } from "mongodb";
 import type { RequestInfo, Tenant } from "../caller.js";
 import { encodeTime } from "../ids.js";
 import type { Loaded } from "../storage/documents.js";
+import { ownSlot } from "../storage/key-slot.js";
 import { newEvent } from "../storage/outbox.js";
 import { tombstoneFields } from "../storage/tombstone.js";
 import type { MetadataPair, PendingEvent, ResourceDocument, ResourceState, ResourceStatusName } from "./model.js";
@@ -77,8 +78,7 @@ export function importedResource(
     ...nameFields(fields.name),
     version: 0,
     pending_events: [created],
-    idempotency: id,
-    request_hash: null,
+    ...ownSlot(id),
   };
 }
 

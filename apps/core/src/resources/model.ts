@@ -1,6 +1,6 @@
 import type { RESOURCES_VOCABULARY, ResourceStatusName } from "@rms/proto";
 import type { TenantDocument } from "../storage/documents.js";
-import type { IdempotentDocument } from "../storage/idempotent-insert.js";
+import type { KeySlot } from "../storage/key-slot.js";
 import type { OutboxEvent } from "../storage/outbox.js";
 
 /** Resource status as stored and as the public API spells it (the wire names of @rms/proto). */
@@ -25,7 +25,7 @@ export interface ResourceState {
 export type PendingEvent = OutboxEvent<(typeof RESOURCES_VOCABULARY.eventTypes)[number], ResourceState, Partial<Omit<ResourceState, "id" | "created">>>;
 
 /** The stored document of one resource: its state plus the shared storage fields (storage/). */
-export interface ResourceDocument extends ResourceState, TenantDocument<PendingEvent>, IdempotentDocument {
+export interface ResourceDocument extends ResourceState, TenantDocument<PendingEvent>, KeySlot {
   _id: string;
   created: number;
   /** What search matches a name by (filter-query.ts `nameFields`): the name lowercased, and its lowercased prefixes of 2 to 10 code points (and the whole, when longer). */

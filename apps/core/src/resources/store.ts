@@ -4,7 +4,7 @@ import { afterCommit, UNBOUNDED, type Budget } from "../budget.js";
 import { newId } from "../ids.js";
 import { findLive, type Loaded } from "../storage/documents.js";
 import { ensureExpiryIndex } from "../storage/expiry.js";
-import { idempotencyScope } from "../storage/idempotent-insert.js";
+import { ownSlot } from "../storage/key-slot.js";
 import { writeWithin } from "../storage/write.js";
 import { pageFrom, type KeysetQuery } from "../storage/keyset-list.js";
 import { newEvent } from "../storage/outbox.js";
@@ -76,14 +76,12 @@ export class ResourceStore {
    * Creates a resource: one insert, with its event in its outbox. Exactly once per Idempotency-Key is the key's
    * record's (grpc/idempotent.ts): under a key the insert commits in one transaction with the record of its answer
    * (the declaration's `atomic`), so a resource exists exactly when its key's answer does, and the document needs
-   * no unique slot of its own (docs/idempotency-and-limits.md, "One commit"). `idempotency` still names the key
-   * that made it (its own id without one).
+   * no unique slot of its own (docs/idempotency-and-limits.md, "One commit").
    */
   async create(tenant: Tenant, fields: ResourceFields, request: RequestInfo, budget: Budget = UNBOUNDED): Promise<{ doc: LoadedResource }> {
     const nowMs = Date.now();
     const state: ResourceState = { id: newId("res", nowMs), ...fields, created: Math.floor(nowMs / 1000) };
     const created: PendingEvent = newEvent("resource.created", tenant, state, request, null, nowMs);
-    const key = request.idempotencyKey;
     const doc: ResourceDocument = {
       _id: state.id,
       account: tenant.account,
@@ -91,8 +89,7 @@ export class ResourceStore {
       ...state,
       ...nameFields(state.name),
       version: 0,
-      idempotency: key ? idempotencyScope(tenant, key) : state.id,
-      request_hash: null,
+      ...ownSlot(state.id),
       pending_events: [created],
     };
     await writeWithin(budget, (options) => this.collection.insertOne(doc, options));

@@ -7,9 +7,10 @@ import { writeWithin } from "./write.js";
 /**
  * Core's idempotency records: one document per account + mode + Idempotency-Key, which decides for every call
  * made under a key whether it runs, is replayed, is refused as reused or is in flight (docs/idempotency-and-limits.md;
- * run around every declared RPC by grpc/idempotent.ts). Built on single-document atomic writes only: the lock is an
+ * run around every declared RPC by grpc/idempotent.ts). Built on single-document atomic writes: the lock is an
  * `insertOne` under the unique `_id`, a stale lock is taken over with a conditional `deleteOne` and a new insert,
- * and the answer is recorded by an `updateOne` guarded by the holder's token. Retention is a TTL index.
+ * and the answer is recorded by an `updateOne` guarded by the holder's token (inside the call's transaction for a
+ * call in one commit). Retention is a TTL index.
  */
 export const IDEMPOTENCY_RECORDS_COLLECTION = "idempotency_keys";
 
@@ -90,11 +91,13 @@ export interface IdempotencyLease {
   extend(lockMs: number, budget?: Budget): Promise<boolean>;
 }
 
-export type BeginResult =
-  | { readonly kind: "acquired"; readonly lease: IdempotencyLease }
-  | { readonly kind: "replay"; readonly record: CompletedRecord }
-  | { readonly kind: "reused" }
-  | { readonly kind: "inFlight" };
+/** What a key holds when its lock could not be taken. */
+type Found = { readonly kind: "replay"; readonly record: CompletedRecord } | { readonly kind: "reused" } | { readonly kind: "inFlight" };
+
+export type BeginResult = { readonly kind: "acquired"; readonly lease: IdempotencyLease } | Found;
+
+/** What `begin` does next after reading the record its insert collided with. */
+type Next = Found | { readonly kind: "again"; readonly created?: Date } | { readonly kind: "look" };
 
 export interface RecordsOptions {
   readonly retentionMs?: number;
@@ -130,58 +133,73 @@ export class IdempotencyRecords {
    * `lockMs`: how long the lock blocks repeats if its holder never completes or releases it.
    */
   async begin(scope: KeyScope, fingerprint: string, requestId: string, lockMs: number, budget: Budget = UNBOUNDED): Promise<BeginResult> {
-    const _id = scope.id;
     let created: Date | undefined;
-    let inFlightLooks = 0;
+    let looks = 0;
     for (let round = 0; round < MAX_ROUNDS; round++) {
-      const now = this.now();
-      const owner = randomBytes(12).toString("base64url");
-      const firstUse = created ?? new Date(now);
-      const lockedUntil = new Date(now + lockMs);
+      const record = this.newRecord(scope, fingerprint, requestId, lockMs, created);
       try {
-        const record: IdempotencyRecord = {
-          _id,
-          account: scope.account,
-          livemode: scope.livemode,
-          fingerprint,
-          created: firstUse,
-          expires_at: new Date(Math.max(firstUse.getTime() + this.retentionMs, lockedUntil.getTime())),
-          owner,
-          locked_until: lockedUntil,
-          completed: false,
-          request_id: requestId,
-        };
         await writeWithin(budget, (options) => this.records.insertOne(record, options));
-        return { kind: "acquired", lease: this.lease(_id, owner, firstUse) };
+        return { kind: "acquired", lease: this.lease(record._id, record.owner, record.created) };
       } catch (error) {
         if (!isDuplicateKeyError(error)) throw error;
       }
-      const existing = await this.records.findOne({ _id }, budget.db());
-      if (!existing) continue; // removed in between (expired or taken over): try to insert again
-      if (existing.expires_at.getTime() < now) {
-        // Past its retention, not yet deleted by the TTL monitor: as good as absent. Deleted by its owner token,
-        // so only the record read here goes, never one inserted since.
-        await writeWithin(budget, (options) => this.records.deleteOne({ _id, owner: existing.owner }, options));
+      const next = await this.afterCollision(scope.id, fingerprint, budget, looks);
+      if (next.kind === "look") {
+        looks++;
+        round--;
         continue;
       }
-      if (existing.fingerprint !== fingerprint) return { kind: "reused" };
-      if (existing.completed && existing.answer !== undefined) return { kind: "replay", record: existing as CompletedRecord };
-      if (existing.locked_until.getTime() >= now) {
-        // The holder may have answered already and be recording its answer (grpc/idempotent.ts records beside the
-        // reply): a few short looks before calling it in flight.
-        if (inFlightLooks++ < IN_FLIGHT_LOOKS) {
-          await new Promise((resolve) => setTimeout(resolve, IN_FLIGHT_LOOK_MS));
-          round--;
-          continue;
-        }
-        return { kind: "inFlight" };
-      }
-      // A lock left behind (its holder died or is far past its deadline): take it over. deleteOne is atomic, so of
-      // several retries at most one removes it; the insert decides the new holder.
-      created = existing.created;
-      await writeWithin(budget, (options) => this.records.deleteOne({ _id, locked_until: { $lt: new Date(now) }, completed: false }, options));
+      if (next.kind !== "again") return next;
+      created = next.created ?? created;
     }
     return { kind: "inFlight" };
+  }
+
+  /** A record to insert as the lock: `created` is the key's first use (now, or the stale lock's it takes over). */
+  private newRecord(scope: KeyScope, fingerprint: string, requestId: string, lockMs: number, created: Date | undefined): IdempotencyRecord {
+    const now = this.now();
+    const firstUse = created ?? new Date(now);
+    const lockedUntil = new Date(now + lockMs);
+    return {
+      _id: scope.id,
+      account: scope.account,
+      livemode: scope.livemode,
+      fingerprint,
+      created: firstUse,
+      expires_at: new Date(Math.max(firstUse.getTime() + this.retentionMs, lockedUntil.getTime())),
+      owner: randomBytes(12).toString("base64url"),
+      locked_until: lockedUntil,
+      completed: false,
+      request_id: requestId,
+    };
+  }
+
+  /**
+   * Reads what a lock's insert collided with and decides: the recorded answer of the same request, another request
+   * (`reused`, whatever its state), the same one still executing, or try again (a record past its retention or a
+   * stale lock removed here, keeping the stale lock's first use). `look`: nothing committed is there (removed in
+   * between, or held by a transaction not yet committed): look again shortly, `looks` times at most.
+   */
+  private async afterCollision(_id: string, fingerprint: string, budget: Budget, looks: number): Promise<Next> {
+    const now = this.now();
+    const existing = await this.records.findOne({ _id }, budget.db());
+    if (!existing) return looks < IN_FLIGHT_LOOKS ? pause({ kind: "look" }) : { kind: "inFlight" };
+    if (existing.expires_at.getTime() < now) {
+      // Past its retention, not yet deleted by the TTL monitor: as good as absent. Deleted by its owner token,
+      // so only the record read here goes, never one inserted since.
+      await writeWithin(budget, (options) => this.records.deleteOne({ _id, owner: existing.owner }, options));
+      return { kind: "again" };
+    }
+    if (existing.fingerprint !== fingerprint) return { kind: "reused" };
+    if (existing.completed && existing.answer !== undefined) return { kind: "replay", record: existing as CompletedRecord };
+    if (existing.locked_until.getTime() >= now) {
+      // The holder may have answered already and be recording its answer: a few short looks before calling it in flight.
+      return looks < IN_FLIGHT_LOOKS ? pause({ kind: "look" }) : { kind: "inFlight" };
+    }
+    // A lock left behind (its holder died or is far past its deadline): take it over. deleteOne is atomic, so of
+    // several retries at most one removes it; the insert decides the new holder.
+    await writeWithin(budget, (options) => this.records.deleteOne({ _id, locked_until: { $lt: new Date(now) }, completed: false }, options));
+    return { kind: "again", created: existing.created };
   }
 
   private lease(_id: string, owner: string, created: Date): IdempotencyLease {
@@ -214,4 +232,10 @@ export class IdempotencyRecords {
     const record = await this.records.findOne({ _id: scopeId }, { projection: { expires_at: 1 } });
     return record !== null && record.expires_at.getTime() >= this.now();
   }
+}
+
+/** Waits a short look's time, then answers `next`. */
+async function pause<T>(next: T): Promise<T> {
+  await new Promise((resolve) => setTimeout(resolve, IN_FLIGHT_LOOK_MS));
+  return next;
 }

@@ -1,12 +1,25 @@
-import { isDuplicateKeyError } from "@rms/proto";
-import { MongoBulkWriteError, type Collection, type Db, type Document, type Filter, type UpdateFilter } from "mongodb";
+import { ensurePositionIndex, insertPositioned, type PositionCounter, type Tenanted } from "@rms/positions";
+import { BSON, type Collection, type Db, type Document, type Filter, type UpdateFilter } from "mongodb";
 import type { Logger } from "pino";
 import { idTimeMs } from "../ids.js";
 import type { TenantDocument } from "./documents.js";
 import { ensureExpiryIndex, expiryAt, type Expiring } from "./expiry.js";
+import { GroupCommit } from "./group-commit.js";
 
 /** The collection relayed events live in, one document per event, `_id` the event id. */
 export const EVENTS_COLLECTION = "events";
+
+/**
+ * Each tenant's last stream position (`@rms/positions`): the relay's copy takes the next ones in the transaction that
+ * inserts the events, so a tenant's events are numbered 1, 2, 3, ... in the order their copies commit (docs/streams.md).
+ */
+export const EVENT_POSITIONS_COLLECTION = "event_positions";
+
+/** The index a stream's catch-up reads: a tenant's events by position (`account, livemode, pos`). */
+export const EVENT_POSITION_INDEX = "tenant_position";
+
+/** Most bytes (BSON) of the events one copy transaction inserts: a few `job.*` events of 1 MiB stay far below the server's limits. */
+const COPY_BYTES_MAX = 4 * 1024 * 1024;
 
 /** Documents one sweep of one collection looks at, so a sweep is a bounded amount of work. */
 export const SWEEP_BATCH = 100;
@@ -69,6 +82,11 @@ export async function ensureOutboxIndex<D extends Document>(collection: Collecti
 /** The TTL index that ends an event's 30 days (each copied event carries its `expires_at`). */
 export function ensureEventExpiryIndex(db: Db): Promise<void> {
   return ensureExpiryIndex(db.collection(EVENTS_COLLECTION));
+}
+
+/** The index of the events' positions (a stream's catch-up, docs/streams.md). */
+export function ensureEventPositionIndex(db: Db): Promise<void> {
+  return ensurePositionIndex(db.collection(EVENTS_COLLECTION), EVENT_POSITION_INDEX);
 }
 
 /** When a copied event expires: EVENT_RETENTION_MS after its creation (its `created`, else its id's time). */
@@ -139,7 +157,10 @@ export interface RelayOptions {
  * Slow path: `sweep` finds documents with pending events that a crash left, in bounded batches.
  */
 export class OutboxRelay {
-  private readonly events: Collection<Relayed & Expiring>;
+  private readonly events: Collection<Relayed & Tenanted & Expiring>;
+  private readonly positions: Collection<PositionCounter>;
+  /** One copy transaction at a time per relay: its lanes' events go together, so they never conflict on a tenant's counter. */
+  private readonly copies: GroupCommit<readonly Relayed[], void>;
   private readonly queued = new Set<string>();
   /** Collections with notices dropped at the cap, and how many: caught up from the outbox index (catchUp). */
   private readonly overflowed = new Map<string, number>();
@@ -152,8 +173,17 @@ export class OutboxRelay {
     private readonly db: Db,
     private readonly options: RelayOptions,
   ) {
-    this.events = db.collection<Relayed & Expiring>(EVENTS_COLLECTION);
+    this.events = db.collection<Relayed & Tenanted & Expiring>(EVENTS_COLLECTION);
+    this.positions = db.collection<PositionCounter>(EVENT_POSITIONS_COLLECTION);
     this.queueMax = options.queueMax ?? FAST_PATH_QUEUE_MAX;
+    this.copies = new GroupCommit({
+      concurrency: 1,
+      maxBatch: FAST_PATH_CONCURRENCY * 2,
+      flush: async (items) => {
+        for (const chunk of byBytes(items.flat(), COPY_BYTES_MAX)) await this.copyPositioned(chunk);
+        return items.map(() => undefined);
+      },
+    });
   }
 
   /** Tells the relay a document was just written; returns at once, the relay works in the background. */
@@ -293,16 +323,18 @@ export class OutboxRelay {
     return pending.length;
   }
 
-  /** Inserts each event by its id with its `expires_at` (one unordered insert); a duplicate key means an earlier run already copied that one. */
-  private async copy(events: readonly Relayed[]): Promise<void> {
-    try {
-      await this.events.insertMany(
-        events.map((event) => ({ ...event, expires_at: eventExpiresAt(event) })),
-        { ordered: false, ...LIMIT },
-      );
-    } catch (error) {
-      if (!onlyDuplicateKeys(error)) throw error;
-    }
+  /**
+   * Inserts each event by its id with its `expires_at` and its tenant's next position, in one transaction with the
+   * tenants' counters (`@rms/positions`); an event already there (an earlier run copied it) keeps its place. The
+   * relay's lanes hand their events to one copier, which runs one transaction at a time with all that waits.
+   */
+  private copy(events: readonly Relayed[]): Promise<void> {
+    return this.copies.add(events);
+  }
+
+  private async copyPositioned(events: readonly Relayed[]): Promise<void> {
+    const documents = events.map((event) => ({ ...(event as Relayed & Tenanted), expires_at: eventExpiresAt(event) }));
+    await insertPositioned({ documents: this.events, counters: this.positions }, documents, LIMIT);
   }
 
   /**
@@ -368,9 +400,20 @@ function pause(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms).unref());
 }
 
-/** An unordered insert whose only failures are duplicate keys (events an earlier run already copied). */
-function onlyDuplicateKeys(error: unknown): boolean {
-  if (!(error instanceof MongoBulkWriteError)) return isDuplicateKeyError(error);
-  const writeErrors = Array.isArray(error.writeErrors) ? error.writeErrors : [error.writeErrors];
-  return !error.writeConcernError && writeErrors.length > 0 && writeErrors.every((w) => w.code === 11000);
+/** The events in runs of at most `maxBytes` (BSON), in order; an event larger than that is a run alone. */
+function byBytes(events: readonly Relayed[], maxBytes: number): Relayed[][] {
+  const runs: Relayed[][] = [];
+  let bytes = 0;
+  for (const event of events) {
+    const size = BSON.calculateObjectSize(event as Document);
+    const run = runs.at(-1);
+    if (run && bytes + size <= maxBytes) {
+      run.push(event);
+      bytes += size;
+    } else {
+      runs.push([event]);
+      bytes = size;
+    }
+  }
+  return runs;
 }

@@ -6,7 +6,7 @@ import type { Tenant } from "../caller.js";
 import { newId } from "../ids.js";
 import { openClient } from "../storage/client-options.js";
 import type { TenantDocument } from "../storage/documents.js";
-import type { IdempotentDocument } from "../storage/idempotent-insert.js";
+import type { KeySlot } from "../storage/key-slot.js";
 import type { OutboxEvent } from "../storage/outbox.js";
 
 /**
@@ -14,7 +14,8 @@ import type { OutboxEvent } from "../storage/outbox.js";
  * tested on a document that is not a resource.
  */
 export type ThingEvent = OutboxEvent<"thing.created" | "thing.changed" | "thing.deleted", { id?: string; n: number; color: string }>;
-export interface ThingDocument extends TenantDocument<ThingEvent>, IdempotentDocument {
+export interface ThingDocument extends TenantDocument<ThingEvent>, KeySlot {
+  created: number;
   n: number;
   color: string;
 }

@@ -2,7 +2,7 @@ import { WEBHOOK_ENDPOINT_DESCRIPTION_MAX } from "@rms/proto";
 import type { WebhookEndpointStatusName } from "@rms/proto";
 import type { MetadataPair } from "../metadata.js";
 import type { TenantDocument } from "../storage/documents.js";
-import type { IdempotentDocument } from "../storage/idempotent-insert.js";
+import type { KeySlot } from "../storage/key-slot.js";
 import type { EndpointDisabledEvent } from "../webhook-deliveries/model.js";
 import type { KeyScheme } from "../webhooks/secret.js";
 
@@ -40,7 +40,7 @@ export interface StoredSecret extends KeyScheme {
  * holds one kind of event: `webhook_endpoint.disabled`, pushed by the write of delivery that disables it
  * (webhook-deliveries/disable.ts); the API's own changes of an endpoint record none.
  */
-export interface WebhookEndpointDocument extends TenantDocument<EndpointDisabledEvent>, IdempotentDocument {
+export interface WebhookEndpointDocument extends TenantDocument<EndpointDisabledEvent>, KeySlot {
   _id: string;
   url: string;
   enabled_events: string[];

@@ -119,6 +119,8 @@ export function webhookEndpointService(deps: EndpointServiceDeps): ServiceImplem
   return defineRpcs(WebhookEndpointService, checkKey, {
     createWebhookEndpoint: rpc.write({
       idempotency: "sealed",
+      // Under a key, the endpoint's insert commits with the record of its (sealed) answer.
+      atomic: true,
       parse: (request) => ({
         fields: {
           url: validateUrl(request.url, settings.webhookAllowPrivate),
@@ -144,8 +146,8 @@ export function webhookEndpointService(deps: EndpointServiceDeps): ServiceImplem
           throw errors.invalid("limit_exceeded", `An account can have at most ${ENDPOINTS_PER_TENANT} webhook endpoints in each mode; delete one first.`);
         }
         const { doc, replayed, secret } = created;
-        // A retried create (the first answer was lost) shows the endpoint's current secret: the caller never saw
-        // one. A `v1a` endpoint's answer shows its public key, as every answer does, and no secret.
+        // An endpoint a 1.4.0 core made under the key without recording its answer (storage/key-slot.ts) shows its
+        // current secret: the caller never saw one. A `v1a` endpoint's answer shows its public key, and no secret.
         const newest = doc.secrets[0]!;
         const shown = replayed ? (newest.scheme === "v1a" ? undefined : decryptSecret(newest.sealed, ring, doc._id)) : secret;
         return { webhookEndpoint: toMessage(doc, shown) };

@@ -1,11 +1,11 @@
 import { isDuplicateKeyError } from "@rms/proto";
 import type { Collection, Db, Filter } from "mongodb";
 import type { RequestInfo, Tenant } from "../caller.js";
-import { UNBOUNDED, type Budget } from "../budget.js";
+import { inATransaction, UNBOUNDED, type Budget } from "../budget.js";
 import { newId } from "../ids.js";
 import type { MetadataPair } from "../metadata.js";
 import { findLive, WITHOUT_OUTBOX, type Loaded } from "../storage/documents.js";
-import { ensureIdempotencyIndex, fingerprint, insertOnce, type InsertOnceResult } from "../storage/idempotent-insert.js";
+import { fieldsFingerprint, madeBy140, ownSlot } from "../storage/key-slot.js";
 import { ensureKeysetIndexes, listPage } from "../storage/keyset-list.js";
 import { updateVersioned } from "../storage/versioned-update.js";
 import { writeWithin } from "../storage/write.js";
@@ -45,10 +45,14 @@ export interface EndpointChanges {
 /** Seals a new signing key for the endpoint id it is bound to (the id is the sealing context), with its scheme. */
 export type SealFor = (endpointId: string) => StoredSecret;
 
-export type CreateResult = InsertOnceResult<WebhookEndpointDocument> | { limitReached: true };
+/**
+ * A create's outcome: the endpoint (`replayed`: one a 1.4.0 core made under the same key, storage/key-slot.ts),
+ * another request under a key 1.4.0 used (`conflict`), or refused at the tenant's ENDPOINTS_PER_TENANT.
+ */
+export type CreateResult = { doc: LoadedEndpoint; replayed: boolean } | { conflict: true } | { limitReached: true };
 
 /**
- * Storage of webhook endpoints on the shared mechanisms of storage/: idempotent create, versioned
+ * Storage of webhook endpoints on the shared mechanisms of storage/: one insert per create, versioned
  * update, keyset list. The 16-per-tenant limit is a unique index on (account, livemode, slot): a
  * create takes the first free slot, so no count can drift when a process dies between two writes.
  */
@@ -60,24 +64,32 @@ export class WebhookEndpointStore {
   }
 
   async ensureIndexes(): Promise<void> {
-    await ensureIdempotencyIndex(this.collection);
+    // 1.4.0's key slot, which its cores need beside this release's (storage/key-slot.ts).
+    await this.collection.createIndex({ idempotency: 1 }, { unique: true, name: "idempotency_unique" });
     await this.collection.createIndex({ account: 1, livemode: 1, slot: 1 }, { unique: true, name: "tenant_slot_unique" });
     await ensureKeysetIndexes(this.collection);
   }
 
   /**
-   * Creates an endpoint in the first free slot, at most once per idempotency key. A slot taken by a
-   * concurrent create (duplicate key) moves on to the next; with none left the answer is `limitReached`.
-   * A full tenant still tries one insert, so a retried create finds its first result rather than the limit.
+   * Creates an endpoint in a free slot; with none left the answer is `limitReached`. Exactly once under an
+   * Idempotency-Key is the key's record's (grpc/idempotent.ts): the insert commits with the record of its answer in
+   * the call's transaction (`budget`), where two creates taking one slot conflict and the call runs again; without
+   * one, a slot taken by a concurrent create (duplicate key) moves on to the next.
    */
   async create(tenant: Tenant, fields: EndpointFields, seal: SealFor, request: RequestInfo, budget: Budget = UNBOUNDED): Promise<CreateResult> {
+    // The scheme counts only when not the default, as 1.4.0 fingerprinted a `v1` create.
+    const fingerprint = (scheme: string | undefined) =>
+      fieldsFingerprint([fields.url, fields.enabled_events, fields.status, fields.description, fields.metadata.map((p) => [p.k, p.v]), ...(scheme ? [scheme] : [])]);
+    const earlier = await madeBy140(this.collection, tenant, request.idempotencyKey, (first) => first.request_hash === fingerprint(first.secrets[0]?.scheme), budget);
+    if (earlier) return earlier.sameRequest ? { doc: earlier.doc, replayed: true } : { conflict: true };
     const nowMs = Date.now();
     const id = newId("we", nowMs);
     const used = new Set(
       (await this.collection.find({ account: tenant.account, livemode: tenant.livemode }, { projection: { slot: 1 }, ...budget.db() }).toArray()).map((d) => d.slot),
     );
     const free = [...Array(ENDPOINTS_PER_TENANT).keys()].filter((slot) => !used.has(slot));
-    const base = {
+    if (free.length === 0) return { limitReached: true };
+    const doc: WebhookEndpointDocument = {
       _id: id,
       account: tenant.account,
       livemode: tenant.livemode,
@@ -86,16 +98,21 @@ export class WebhookEndpointStore {
       secrets: [seal(id)],
       version: 0,
       pending_events: [],
+      slot: 0,
+      ...ownSlot(id),
     };
-    // The scheme counts only when not the default, so a `v1` create fingerprints as it always did.
-    const scheme = base.secrets[0]!.scheme;
-    const requestHash = fingerprint([fields.url, fields.enabled_events, fields.status, fields.description, fields.metadata.map((p) => [p.k, p.v]), ...(scheme ? [scheme] : [])]);
-    for (const slot of free.length > 0 ? free : [0]) {
+    // One free slot, chosen at random so that concurrent creates rarely meet, in a transaction (a conflict aborts it);
+    // every free slot in turn outside one.
+    const slots = inATransaction(budget) ? [free[Math.floor(Math.random() * free.length)]!] : free;
+    for (const slot of slots) {
       try {
-        return await insertOnce(this.collection, { ...base, slot }, { tenant, key: request.idempotencyKey, fingerprint: requestHash }, budget);
+        await writeWithin(budget, (options) => this.collection.insertOne({ ...doc, slot }, options));
       } catch (error) {
-        if (!isDuplicateKeyError(error)) throw error;
+        if (!isDuplicateKeyError(error) || inATransaction(budget)) throw error;
+        continue;
       }
+      const { pending_events: _outbox, ...loaded } = { ...doc, slot };
+      return { doc: loaded, replayed: false };
     }
     return { limitReached: true };
   }

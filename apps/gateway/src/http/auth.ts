@@ -76,7 +76,13 @@ export async function verify(secret: string, core: CoreClients, res: Response): 
     throw fromCoreError(error);
   }
   if (!key) throw ApiError.internal();
-  const principal = { keyId: key.id, kind: key.kind, tenant: { accountId: key.accountId, livemode: key.livemode }, scopes: key.scopes };
+  const principal: Principal = {
+    keyId: key.id,
+    kind: key.kind,
+    tenant: { accountId: key.accountId, livemode: key.livemode },
+    scopes: key.scopes,
+    dashboardSession: key.dashboardSession,
+  };
   if (key.revokedAt !== 0n || (key.expiresAt !== 0n && Number(key.expiresAt) <= Date.now() / 1000)) {
     recordPrincipal(res, principal);
     if (key.revokedAt !== 0n) throw new ApiError("api_key_revoked", "This API key has been revoked.");

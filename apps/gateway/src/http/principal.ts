@@ -12,4 +12,6 @@ export interface Principal {
   readonly kind: KeyKind;
   readonly tenant: Tenant;
   readonly scopes: readonly string[];
+  /** The key of a dashboard session (POST /v1/dashboard_sessions): its requests' `source` is `dashboard`. */
+  readonly dashboardSession: boolean;
 }

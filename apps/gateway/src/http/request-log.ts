@@ -8,6 +8,8 @@ export interface LoggedPrincipal {
   readonly keyId: string;
   readonly kind: KeyKind;
   readonly tenant: { readonly accountId: string; readonly livemode: boolean };
+  /** A dashboard session's key: the request log's `source` is `dashboard`. */
+  readonly dashboardSession?: boolean;
 }
 
 /** What the access line of a request says beyond method, path and status; filled in while it runs. */

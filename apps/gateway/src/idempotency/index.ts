@@ -1,5 +1,5 @@
 export { requestFingerprint, canonicalJson } from "./fingerprint.js";
-export * from "./store.js";
+export { sendUnderKey, type KeyedCall } from "./keyed-call.js";
 export {
   answerHeaders,
   idempotencyKeyOf,
@@ -10,4 +10,6 @@ export {
   PER_REQUEST_HEADERS,
   REPLAYED_HEADER,
   ORIGINAL_REQUEST_HEADER,
+  type RecordedHeader,
+  type RecordedResponse,
 } from "./replay.js";

@@ -3,7 +3,22 @@ import type { Metadata } from "@grpc/grpc-js";
 import { REPLAY_METADATA, type IdempotentReplayTrailer } from "@rms/proto";
 import type { Response } from "express";
 import { ApiError, errorBody, toApiError } from "../errors.js";
-import type { RecordedHeader, RecordedResponse } from "./store.js";
+
+/** One header of a recorded answer, named as it was first sent. */
+export interface RecordedHeader {
+  readonly name: string;
+  readonly value: string | readonly string[];
+}
+
+/** A response as first sent, as a replay sends it again: status, headers and body bytes. */
+export interface RecordedResponse {
+  readonly status: number;
+  readonly body: Buffer;
+  /** Request id of the request that produced it. */
+  readonly requestId: string;
+  /** Its headers but the per-request ones (`answerHeaders`), replayed as they were. */
+  readonly headers?: readonly RecordedHeader[];
+}
 
 /** Header names of a replayed response. */
 export const REPLAYED_HEADER = "Idempotent-Replayed";

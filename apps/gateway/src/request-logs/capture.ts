@@ -148,6 +148,8 @@ export function buildRecord(req: Request, res: Response, options: CaptureOptions
     created: Math.floor(createdMs / 1000),
     request_params: params,
     response_body: kept,
+    // By the key that made the request: a dashboard session's key is the dashboard's (docs/request-logs.md).
+    source: principal.dashboardSession ? "dashboard" : "api",
     expires_at: new Date(createdMs + options.retentionDays * 86_400_000),
   };
 }

@@ -4,7 +4,16 @@ import type {} from "@rms/test-db/vitest-setup";
 import type { Document, MongoClient } from "mongodb";
 import { afterAll, beforeAll, expect, inject, it } from "vitest";
 import { gatewayMongoClient } from "../stores.js";
-import { ACCEPTED_COMBINATIONS, indexFor, RequestLogStore, type RequestLogDocument, type RequestLogFilter, type RequestLogQuery } from "./store.js";
+import {
+  ACCEPTED_COMBINATIONS,
+  indexFor,
+  REQUEST_LOG_POSITION_INDEX,
+  RequestLogStore,
+  type RequestLogDocument,
+  type RequestLogFilter,
+  type RequestLogQuery,
+  type SourceFilter,
+} from "./store.js";
 
 // Every page query of GET /v1/request_logs, explained on the real server (docs/database.md, "Every query has an
 // index"): each accepted combination of filters, with a created range and with each cursor, is served by its index
@@ -38,6 +47,8 @@ function record(account: string, livemode: boolean, ms: number, i: number): Requ
     created: Math.floor(ms / 1000),
     request_params: null,
     response_body: null,
+    // The dashboard's requests (a quarter), the API's, and records written before `source` existed (none).
+    ...(Math.floor(i / 12) % 4 === 0 ? { source: "dashboard" as const } : Math.floor(i / 12) % 4 === 3 ? {} : { source: "api" as const }),
     expires_at: new Date(ms + 14 * 86_400_000 + 10 * 365 * 86_400_000),
   };
 }
@@ -78,6 +89,13 @@ beforeAll(async () => {
     const account = i % 3 === 0 ? "acct_read" : `acct_other${i % 5}`;
     docs.push(record(account, Math.floor(i / 21) % 2 === 0, T0 + i * 333, Math.floor(i / 3)));
   }
+  // Stream positions as the recorder's batches give them: per tenant, in order, for the records that have a source.
+  const positions = new Map<string, number>();
+  for (const doc of docs.filter((d) => d.source !== undefined)) {
+    const tenant = `${doc.account}/${doc.livemode}`;
+    positions.set(tenant, (positions.get(tenant) ?? 0) + 1);
+    doc.pos = positions.get(tenant)!;
+  }
   await store.collection.insertMany(docs);
 });
 afterAll(async () => {
@@ -87,7 +105,10 @@ afterAll(async () => {
 
 /** Explains the page query the store runs for `query`. */
 async function explainPage(query: RequestLogQuery) {
-  const { filter, sort, hint, limit } = store.pageQuery(query);
+  return explainQuery(store.pageQuery(query));
+}
+
+async function explainQuery({ filter, sort, hint, limit }: { filter: Document; sort: Document; hint: string; limit: number }) {
   const explained = (await store.collection.find(filter, { sort, hint, limit }).explain("executionStats")) as Document;
   const stats = explained["executionStats"] as Document;
   const winning = (explained["queryPlanner"] as Document)["winningPlan"];
@@ -116,27 +137,72 @@ it("serves each accepted combination by its own index, alone, with a created ran
     ];
     for (const [label, extra] of variants) {
       for (const livemode of [false, true]) {
-        const plan = await explainPage({ account: "acct_read", livemode, filter, limit: LIMIT, ...extra });
-        const name = `${fields.join("+") || "(none)"} ${label} ${livemode ? "live" : "test"}`;
-        rows.push(`${name}: ${plan.indexes.join(",")} returned ${plan.returned}, docs ${plan.docsExamined}, keys ${plan.keysExamined}`);
-        expect(plan.stages, name).not.toContain("COLLSCAN");
-        expect(plan.stages, name).not.toContain("SORT");
-        expect(plan.indexes, name).toEqual([plan.hint]);
-        expect(plan.returned, `${name}: the seeded data matches it`).toBeGreaterThan(0);
-        // The index yields exactly the matches, in order: one page and the one that says more follow.
-        expect(plan.docsExamined, name).toBeLessThanOrEqual(LIMIT + 1);
-        expect(plan.keysExamined, name).toBeLessThanOrEqual(LIMIT + 2);
+        // `source`: one range of the index (dashboard), or one per value merged in id order (api with the records
+        // that have none; all): SORT_MERGE, never a blocking SORT.
+        for (const [source, ranges] of [
+          ["api", 3],
+          ["dashboard", 1],
+          ["all", 4],
+        ] as [SourceFilter, number][]) {
+          const plan = await explainPage({ account: "acct_read", livemode, filter, source, limit: LIMIT, ...extra });
+          const name = `${fields.join("+") || "(none)"} ${label} ${livemode ? "live" : "test"} source=${source}`;
+          rows.push(`${name}: ${plan.indexes.join(",")} returned ${plan.returned}, docs ${plan.docsExamined}, keys ${plan.keysExamined}`);
+          expect(plan.stages, name).not.toContain("COLLSCAN");
+          expect(plan.stages, name).not.toContain("SORT");
+          expect(new Set(plan.indexes), name).toEqual(new Set([plan.hint]));
+          expect(plan.returned, `${name}: the seeded data matches it`).toBeGreaterThan(0);
+          // The index yields exactly the matches, in order: one page and the one that says more follow.
+          expect(plan.docsExamined, name).toBeLessThanOrEqual(LIMIT + 1);
+          expect(plan.keysExamined, name).toBeLessThanOrEqual(LIMIT + 1 + ranges);
+        }
       }
     }
   }
-  expect(rows.length).toBe(ACCEPTED_COMBINATIONS.length * 12);
+  expect(rows.length).toBe(ACCEPTED_COMBINATIONS.length * 36);
+});
+
+it("hides the dashboard's own records by default: the API's and the older ones without a source; `all` shows both", async () => {
+  const count = async (source: SourceFilter | undefined) => {
+    let total = 0;
+    let cursor: string | undefined;
+    for (;;) {
+      const page = await store.list({ account: "acct_read", livemode: false, filter: {}, ...(source ? { source } : {}), limit: 100, ...(cursor ? { startingAfter: cursor } : {}) });
+      total += page.data.length;
+      if (!page.hasMore) return { total, sources: new Set(page.data.map((d) => d.source ?? "none")) };
+      cursor = page.data.at(-1)!._id;
+    }
+  };
+  const all = await store.collection.countDocuments({ account: "acct_read", livemode: false });
+  const dashboard = await store.collection.countDocuments({ account: "acct_read", livemode: false, source: "dashboard" });
+  expect((await count(undefined)).total).toBe(all - dashboard);
+  expect((await count("dashboard")).total).toBe(dashboard);
+  expect((await count("all")).total).toBe(all);
+});
+
+it("serves a stream's catch-up by the position index: the source's records after a position, in order, the page and one more examined", async () => {
+  for (const [source, ranges] of [
+    ["api", 1],
+    ["dashboard", 1],
+    ["all", 2],
+  ] as [SourceFilter, number][]) {
+    for (const after of [0, 400]) {
+      const plan = await explainQuery(store.logQuery({ account: "acct_read", livemode: false }, after, source, LIMIT));
+      const name = `stream source=${source} after ${after}`;
+      expect(plan.stages, name).not.toContain("COLLSCAN");
+      expect(plan.stages, name).not.toContain("SORT");
+      expect(new Set(plan.indexes), name).toEqual(new Set([REQUEST_LOG_POSITION_INDEX]));
+      expect(plan.returned, name).toBe(LIMIT + 1);
+      expect(plan.docsExamined, name).toBeLessThanOrEqual(LIMIT + 1);
+      expect(plan.keysExamined, name).toBeLessThanOrEqual(LIMIT + 1 + ranges);
+    }
+  }
 });
 
 it("has no index for other combinations (the list refuses them before any query)", () => {
   expect(indexFor({ status: 404, method: "GET" })).toBeUndefined();
   expect(indexFor({ status_class: "4xx", path: "/v1/resources" })).toBeUndefined();
   expect(indexFor({ api_key: "key_1", error_code: "resource_missing" })).toBeUndefined();
-  expect(indexFor({ method: "GET", path: "/v1/resources" })).toBe("tenant_path_method_id");
+  expect(indexFor({ method: "GET", path: "/v1/resources" })).toBe("tenant_source_path_method_id");
   expect(() => store.pageQuery({ account: "acct_read", livemode: false, filter: { status: 404, method: "GET" }, limit: 5 })).toThrow();
 });
 

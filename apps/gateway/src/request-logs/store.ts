@@ -1,8 +1,18 @@
+import { ensurePositionIndex, insertPositioned, readCausally, STREAM_READ_CONCERN, tenantKey, type PositionCounter } from "@rms/positions";
 import { requestIdFloorAt } from "@rms/proto";
 import type { Collection, Db, Document, Filter, IndexSpecification } from "mongodb";
 import type { Indexed } from "../indexes.js";
 
 export const REQUEST_LOGS_COLLECTION = "request_logs";
+/** Each tenant's last stream position of its request logs (`@rms/positions`), taken by the recorder's batch insert. */
+export const REQUEST_LOG_POSITIONS_COLLECTION = "request_log_positions";
+/** The index a stream's catch-up reads: a tenant's records of one source by position. */
+export const REQUEST_LOG_POSITION_INDEX = "tenant_source_position";
+
+/** Where a request came from: a dashboard session's key is `dashboard`, every other key `api` (docs/request-logs.md). */
+export type RequestSource = "api" | "dashboard";
+/** What a list or stream shows: one source (the API's by default), or both. */
+export type SourceFilter = RequestSource | "all";
 
 /** One request as stored: the public object's fields (CONTRACT.md section 12), its tenant and its expiry. */
 export interface RequestLogDocument {
@@ -30,6 +40,10 @@ export interface RequestLogDocument {
   created: number;
   request_params: Record<string, unknown> | null;
   response_body: Record<string, unknown> | null;
+  /** Absent on records written before it was: those count as `api`. */
+  source?: RequestSource;
+  /** The record's place in its tenant's stream (`@rms/positions`), given by the batch insert; absent before streams. */
+  pos?: number;
   /** When the TTL index removes it: `created` + REQUEST_LOGS_RETENTION_DAYS. */
   expires_at: Date;
 }
@@ -49,20 +63,31 @@ export type FilterField = keyof RequestLogFilter;
 
 /**
  * The indexes of the list, one per accepted combination of filters (by its fields, sorted), each
- * `(account, livemode, [fields], _id)`: the equality fields first, then the id, so an index yields exactly the
- * matches of a page in order and a `created` range or a cursor is a range of ids on it (docs/request-logs.md).
+ * `(account, livemode, source, [fields], _id)`: the equality fields first, then the id, so an index yields exactly
+ * the matches of a page in order (a source set is one range per source, merged in id order) and a `created` range or
+ * a cursor is a range of ids on it (docs/request-logs.md).
  */
 const LIST_INDEXES: readonly { readonly fields: readonly FilterField[]; readonly name: string; readonly partial?: Document }[] = [
-  { fields: [], name: "tenant_id" },
-  { fields: ["status"], name: "tenant_status_id" },
-  { fields: ["status_class"], name: "tenant_status_class_id" },
-  { fields: ["method"], name: "tenant_method_id" },
-  { fields: ["path"], name: "tenant_path_id" },
-  { fields: ["path", "method"], name: "tenant_path_method_id" },
-  { fields: ["api_key"], name: "tenant_api_key_id" },
-  { fields: ["idempotency_key"], name: "tenant_idempotency_key_id", partial: { idempotency_key: { $exists: true } } },
-  { fields: ["error_code"], name: "tenant_error_code_id", partial: { error_code: { $exists: true } } },
+  { fields: [], name: "tenant_source_id" },
+  { fields: ["status"], name: "tenant_source_status_id" },
+  { fields: ["status_class"], name: "tenant_source_status_class_id" },
+  { fields: ["method"], name: "tenant_source_method_id" },
+  { fields: ["path"], name: "tenant_source_path_id" },
+  { fields: ["path", "method"], name: "tenant_source_path_method_id" },
+  { fields: ["api_key"], name: "tenant_source_api_key_id" },
+  { fields: ["idempotency_key"], name: "tenant_source_idempotency_key_id", partial: { idempotency_key: { $exists: true } } },
+  { fields: ["error_code"], name: "tenant_source_error_code_id", partial: { error_code: { $exists: true } } },
 ];
+
+/**
+ * The condition on `source` of a list: a record written before the field existed (by a gateway of 1.4.0, also during a
+ * rolling upgrade) has none and counts as `api` (`null` matches a missing field, and the index holds it as null). A
+ * step of the next release gives those records `source: "api"` and this reads `api` alone (RELEASES.md).
+ */
+export function sourceCondition(source: SourceFilter): RequestSource | { $in: (RequestSource | null)[] } {
+  if (source === "dashboard") return "dashboard";
+  return { $in: source === "api" ? ["api", null] : ["api", "dashboard", null] };
+}
 
 const combination = (fields: readonly string[]) => [...fields].sort().join("+");
 const INDEX_OF = new Map(LIST_INDEXES.map((index) => [combination(index.fields), index]));
@@ -81,6 +106,8 @@ export interface RequestLogQuery {
   readonly account: string;
   readonly livemode: boolean;
   readonly filter: RequestLogFilter;
+  /** Absent: `api`. */
+  readonly source?: SourceFilter;
   /** Unix seconds, as the public filter takes them. */
   readonly created?: { gt?: number; gte?: number; lt?: number; lte?: number };
   readonly startingAfter?: string;
@@ -91,29 +118,69 @@ export interface RequestLogQuery {
 /** The gateway's request logs in MongoDB: written in batches by the recorder, read by the list and retrieve operations. */
 export class RequestLogStore implements Indexed {
   readonly collection: Collection<RequestLogDocument>;
+  private readonly positions: Collection<PositionCounter>;
 
-  constructor(db: Db) {
+  constructor(private readonly db: Db) {
     this.collection = db.collection<RequestLogDocument>(REQUEST_LOGS_COLLECTION);
+    this.positions = db.collection<PositionCounter>(REQUEST_LOG_POSITIONS_COLLECTION);
   }
 
   async ensureIndexes(): Promise<void> {
     for (const index of LIST_INDEXES) {
-      const key: IndexSpecification = { account: 1, livemode: 1, ...Object.fromEntries(index.fields.map((field) => [field, 1])), _id: 1 };
+      const key: IndexSpecification = { account: 1, livemode: 1, source: 1, ...Object.fromEntries(index.fields.map((field) => [field, 1])), _id: 1 };
       await this.collection.createIndex(key, { name: index.name, ...(index.partial ? { partialFilterExpression: index.partial } : {}) });
     }
+    // A stream's catch-up (docs/streams.md): a tenant's records of a source by position.
+    await ensurePositionIndex(this.collection as unknown as Collection<Document>, REQUEST_LOG_POSITION_INDEX, { source: 1 });
     // Retention (REQUEST_LOGS_RETENTION_DAYS) is the document's own `expires_at`.
     await this.collection.createIndex({ expires_at: 1 }, { name: "expires_at", expireAfterSeconds: 0 });
+    // The list's indexes before `source` led them (`tenant_id`, `tenant_status_id`, ...) stay while a gateway of 1.4.0
+    // may query them; a step of the next release drops them (RELEASES.md).
   }
 
-  /** One unordered insert of a batch; a record already there (a batch sent again after an unknown outcome) is not an error. */
+  /**
+   * One batch, each record with its tenant's next stream position, in one transaction with the tenants' counters
+   * (`@rms/positions`: positions in commit order, so a stream resumed by position misses none); a record already
+   * there (a batch sent again after an unknown outcome) keeps its place.
+   */
   async insertBatch(batch: readonly RequestLogDocument[]): Promise<void> {
-    try {
-      await this.collection.insertMany(batch as RequestLogDocument[], { ordered: false });
-    } catch (error) {
-      const writeErrors = (error as { writeErrors?: { code?: number }[] | { code?: number } }).writeErrors;
-      const list = Array.isArray(writeErrors) ? writeErrors : writeErrors ? [writeErrors] : [];
-      if (list.length === 0 || list.some((e) => e.code !== 11000)) throw error;
-    }
+    await insertPositioned({ documents: this.collection as Collection<RequestLogDocument & { _id: string }>, counters: this.positions }, batch);
+  }
+
+  /**
+   * A stream's catch-up (docs/streams.md): up to `limit` records of the tenant's `source` after position `after`
+   * (or after the record `afterId`), read at majority after `afterClusterTime`, with the tenant's head read first in
+   * the same causal session. The other filters apply to what is read (the caller's).
+   */
+  async readLog(
+    tenant: { account: string; livemode: boolean },
+    start: { position: number } | { id: string } | null,
+    source: SourceFilter,
+    limit: number,
+    afterClusterTime: bigint,
+  ): Promise<{ records: (RequestLogDocument & { pos: number })[]; through: number; head: number } | null> {
+    return readCausally(this.db.client, afterClusterTime, async (session) => {
+      const options = { session, readConcern: STREAM_READ_CONCERN };
+      const head = (await this.positions.findOne({ _id: tenantKey(tenant) }, options))?.pos ?? 0;
+      if (start === null) return { records: [], through: head, head };
+      let after: number;
+      if ("id" in start) {
+        const at = await this.collection.findOne({ _id: start.id, account: tenant.account, livemode: tenant.livemode }, { ...options, projection: { pos: 1 } });
+        // An unknown record (another tenant's, expired): the caller refuses the cursor.
+        if (!at) return null;
+        after = at.pos ?? 0;
+      } else after = start.position;
+      const query = this.logQuery(tenant, after, source, limit);
+      const found = (await this.collection
+        .find(query.filter, { ...options, sort: query.sort, hint: query.hint, limit: query.limit, projection: { expires_at: 0 } })
+        .toArray()) as (RequestLogDocument & {
+        pos: number;
+      })[];
+      const full = found.length > limit;
+      const records = found.slice(0, limit);
+      const last = records.at(-1)?.pos ?? after;
+      return { records, through: full ? last : Math.max(last, head, after), head };
+    });
   }
 
   /** The query of one page: its filter, sort and index (the explain test runs exactly this). */
@@ -139,10 +206,28 @@ export class RequestLogStore implements Indexed {
     const filter: Filter<RequestLogDocument> = {
       account: query.account,
       livemode: query.livemode,
+      source: sourceCondition(query.source ?? "api") as Filter<RequestLogDocument>["source"],
       ...(query.filter as Filter<RequestLogDocument>),
       ...(Object.keys(range).length > 0 ? { _id: range } : {}),
     };
     return { filter, sort: { _id: query.endingBefore !== undefined ? 1 : -1 }, hint, limit: query.limit + 1 };
+  }
+
+  /** The query of one catch-up read of a stream: the tenant's records of `source` after position `after` (the explain test runs exactly this). */
+  logQuery(
+    tenant: { account: string; livemode: boolean },
+    after: number,
+    source: SourceFilter,
+    limit: number,
+  ): { filter: Filter<RequestLogDocument>; sort: { pos: 1 }; hint: string; limit: number } {
+    // Only records written with positions have a source: no `null` here (unlike the list's `sourceCondition`).
+    const bySource = source === "all" ? { $in: ["api", "dashboard"] as RequestSource[] } : source;
+    return {
+      filter: { account: tenant.account, livemode: tenant.livemode, source: bySource, pos: { $gt: after } },
+      sort: { pos: 1 },
+      hint: REQUEST_LOG_POSITION_INDEX,
+      limit: limit + 1,
+    };
   }
 
   /** One page, newest first, and whether more follow (in the page's direction). */

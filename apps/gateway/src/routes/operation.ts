@@ -8,6 +8,7 @@ import type { Scope } from "../http/auth.js";
 import type { Tenant } from "../http/principal.js";
 import { renderAnswer, type JsonSchema, type PublicObject, type RenderedAnswer } from "../schema/objects.js";
 import type { RequestLogStore } from "../request-logs/store.js";
+import type { StreamServices } from "../streams/services.js";
 
 /** The gateway's own stores an operation may read instead of calling core: the request logs (docs/request-logs.md). */
 export interface LocalStores {
@@ -137,12 +138,14 @@ export interface StreamInput {
   readonly req: Request;
   readonly res: Response;
   readonly tenant: Tenant;
+  /** The id of the key the request was made with (`key_...`). */
+  readonly keyId: string;
   readonly path: Readonly<Record<string, string>>;
   /** Query parameters (GET), unknown ones already refused. */
   readonly params: Params;
   /** The Idempotency-Key of a POST, if any. */
   readonly key: string | undefined;
-  /** The metadata of its core calls: request id, presented key, Idempotency-Key. */
+  /** The metadata of its core calls: request id, presented key (a POST adds its Idempotency-Key: idempotency/keyed-call.ts). */
   readonly metadata: Readonly<Record<string, string>>;
   readonly core: CoreClients;
 }
@@ -163,10 +166,14 @@ export interface StreamSpec {
   handle(input: StreamInput, deps: StreamDeps): Promise<void>;
 }
 
-/** What a stream handler may use of the gateway besides core (the file size limit, the logger). */
+/** What a stream handler may use of the gateway besides core (the file size limit, the logger, the event streams). */
 export interface StreamDeps {
   readonly filesMaxBytes: number;
   readonly logger: Logger;
+  /** The hubs, feeds and limits of `GET /v1/events/stream` and `GET /v1/request_logs/stream`; absent: they answer 503. */
+  readonly streams?: StreamServices | undefined;
+  /** The gateway's own stores (the request logs). */
+  readonly local?: LocalStores | undefined;
 }
 
 /** A stream operation as its route file writes it. */

@@ -1,5 +1,4 @@
-import type { Metadata } from "@grpc/grpc-js";
-import { KeyKind, ANSWER_HEADERS_METADATA, IDEMPOTENCY_KEY_METADATA, REQUEST_FINGERPRINT_METADATA, REQUEST_ID_METADATA, type IdempotentReplayTrailer } from "@rms/proto";
+import { KeyKind, REQUEST_ID_METADATA } from "@rms/proto";
 import type { Request, RequestHandler, Response } from "express";
 import type { Logger } from "pino";
 import { callCore, type CoreClients } from "../core.js";
@@ -10,11 +9,12 @@ import { rejectEmptyValues, rejectUnknown } from "../http/params.js";
 import type { PrincipalCache } from "../http/principal-cache.js";
 import { requestIdOf } from "../http/request-id.js";
 import { recordAnswer, recordParams, recordPrincipal } from "../http/request-log.js";
-import { answerHeaders, idempotencyKeyOf, recordedHeaders, replayTrailerOf, requestFingerprint, sendRefusalReplay, sendReplay } from "../idempotency/index.js";
+import { idempotencyKeyOf, sendUnderKey } from "../idempotency/index.js";
 import { enforceRateLimit, type RateLimiter } from "../ratelimit/index.js";
 import { DEFAULT_FILES_MAX_BYTES, type GatewayConfig } from "../config.js";
 import type { RenderedAnswer } from "../schema/objects.js";
 import type { LocalStores, Operation, PreparedCall, StreamSpec } from "./operation.js";
+import type { StreamServices } from "../streams/services.js";
 
 /** What running an operation needs of the gateway. */
 export interface RunDeps {
@@ -24,6 +24,8 @@ export interface RunDeps {
   readonly config: Pick<GatewayConfig, "rateLimits" | "filesMaxBytes">;
   readonly logger: Logger;
   readonly rateLimiter: RateLimiter;
+  /** The event and request-log streams (docs/streams.md); absent: those operations answer 503. */
+  readonly streams?: StreamServices | undefined;
 }
 
 /** An answer ready to send: status, body text and extra headers. */
@@ -52,11 +54,9 @@ export function operationHandler(operation: Operation, deps: RunDeps, principals
 }
 
 /**
- * parse -> call core. Under an Idempotency-Key the call carries the key, the fingerprint of the request (method,
- * path, RPC and message: the JSON and form versions of one request are one request) and the headers this answer
- * carries; core decides whether it runs, replays, is reused or is in flight (apps/core/src/grpc/idempotent.ts), and
- * marks a replay with its `rms-replay` trailer, which is sent here as the first answer, byte for byte. Everything
- * refused before the call (rate limit, scope, parameters) records nothing.
+ * parse -> call core, under the request's Idempotency-Key (idempotency/keyed-call.ts: core decides whether it runs,
+ * replays, is reused or is in flight). Everything refused before the call (rate limit, scope, parameters) records
+ * nothing.
  */
 async function runAuthenticated(operation: Operation, deps: RunDeps, auth: Authenticated, req: Request, res: Response): Promise<void> {
   const { core } = deps;
@@ -78,36 +78,18 @@ async function runAuthenticated(operation: Operation, deps: RunDeps, auth: Authe
   // A query string's parameters are filters and cursors, none of which can be unset: one rule for every list.
   if (operation.method === "GET") rejectEmptyValues(params);
   const call = operation.prepare({ params, path: req.params as Record<string, string>, tenant: principal.tenant, origin: `https://${req.headers.host ?? "localhost"}` });
-  const base = { [REQUEST_ID_METADATA]: requestId, ...presentedKeyMetadata(auth) };
   const timeout = operation.timeoutMs !== undefined ? { timeoutMs: operation.timeoutMs } : {};
-  if (key === undefined) {
-    const reply = call.local ? await readLocal(call.local, deps.local) : await callCore(core, call, { metadata: base, ...timeout }, call.write);
-    return sendRendered(res, call.success.status, call.render(reply));
-  }
+  if (call.local) return sendRendered(res, call.success.status, call.render(await readLocal(call.local, deps.local)));
 
-  // call core under the key
-  const metadata = {
-    ...base,
-    [IDEMPOTENCY_KEY_METADATA]: key,
-    [REQUEST_FINGERPRINT_METADATA]: requestFingerprint(req.method, req.path, call.rpc, call.request),
-    // The headers this answer carries by now (all but the per-request ones and an error's own), recorded with it.
-    [ANSWER_HEADERS_METADATA]: JSON.stringify(answerHeaders(res)),
-  };
-  let replay: IdempotentReplayTrailer | undefined;
-  const onTrailers = (trailers: Metadata) => {
-    replay = replayTrailerOf(trailers) ?? replay;
-  };
-  let reply: unknown;
-  try {
-    reply = await callCore(core, call, { metadata, onTrailers, ...timeout }, call.write);
-  } catch (error) {
-    if (!replay) throw error;
-    // The first answer was this refusal of core's: the same error body, under the first request's id.
-    return sendRefusalReplay(res, error, replay);
-  }
-  if (!replay) return sendRendered(res, call.success.status, call.render(reply));
-  const headers = recordedHeaders(replay.headers);
-  sendReplay(res, { status: call.success.status, body: Buffer.from(call.render(reply).text, "utf8"), requestId: replay.requestId, headers });
+  // call core (under the key)
+  await sendUnderKey(req, res, key, {
+    metadata: { [REQUEST_ID_METADATA]: requestId, ...presentedKeyMetadata(auth) },
+    rpc: call.rpc,
+    message: call.request,
+    call: (metadata, onTrailers) => callCore(core, call, { metadata, onTrailers, ...timeout }, call.write),
+    send: (reply) => sendRendered(res, call.success.status, call.render(reply)),
+    render: (reply) => ({ status: call.success.status, text: call.render(reply).text }),
+  });
 }
 
 /** A local operation's read of the gateway's own store; 503 when that store is not there or does not answer. */
@@ -146,11 +128,11 @@ async function runStream(operation: Operation, stream: StreamSpec, deps: RunDeps
   const key = operation.method === "POST" ? idempotencyKeyOf(req.headers) : undefined;
   const params = operation.method === "GET" ? await requestParams(req, operation.bodyParameterLimit) : (Object.create(null) as Record<string, unknown>);
   rejectUnknown(params, operation.params);
-  const metadata = { [REQUEST_ID_METADATA]: requestIdOf(res), ...presentedKeyMetadata(auth), ...(key !== undefined ? { [IDEMPOTENCY_KEY_METADATA]: key } : {}) };
+  const metadata = { [REQUEST_ID_METADATA]: requestIdOf(res), ...presentedKeyMetadata(auth) };
   try {
     await stream.handle(
-      { req, res, tenant: auth.principal.tenant, path: req.params as Record<string, string>, params, key, metadata, core: deps.core },
-      { filesMaxBytes: deps.config.filesMaxBytes ?? DEFAULT_FILES_MAX_BYTES, logger: deps.logger },
+      { req, res, tenant: auth.principal.tenant, keyId: auth.principal.keyId, path: req.params as Record<string, string>, params, key, metadata, core: deps.core },
+      { filesMaxBytes: deps.config.filesMaxBytes ?? DEFAULT_FILES_MAX_BYTES, logger: deps.logger, streams: deps.streams, local: deps.local },
     );
   } catch (error) {
     if (!req.complete && !res.headersSent) res.setHeader("Connection", "close");

@@ -27,12 +27,13 @@ describe("the error catalogue", () => {
   it("keeps core's own credential codes out of the public ones", () => {
     expect(isErrorCode("admin_token_invalid")).toBe(false);
     expect(PUBLIC_ERROR_CODES).not.toContain("admin_token_invalid");
-    expect(PUBLIC_ERROR_CODES).toHaveLength(Object.keys(ERROR_CATALOGUE).length - 1);
+    expect(PUBLIC_ERROR_CODES).not.toContain("resume_token_lost");
+    expect(PUBLIC_ERROR_CODES).toHaveLength(Object.keys(ERROR_CATALOGUE).length - 2);
     expect(isErrorCode("resource_missing")).toBe(true);
     expect(isErrorCode("toString")).toBe(false);
   });
 
   it("marks exactly the codes whose retry may succeed as retryable", () => {
-    expect(PUBLIC_ERROR_CODES.filter(isRetryable).sort()).toEqual(["idempotency_key_in_use", "outcome_unknown", "rate_limited", "service_unavailable"]);
+    expect(PUBLIC_ERROR_CODES.filter(isRetryable).sort()).toEqual(["idempotency_key_in_use", "outcome_unknown", "rate_limited", "service_unavailable", "too_many_streams"]);
   });
 });

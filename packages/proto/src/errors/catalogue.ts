@@ -71,6 +71,8 @@ export const ERROR_CATALOGUE = {
   // A `Range` of a file's contents that starts at or past its end (with `Content-Range: bytes */<size>`).
   range_not_satisfiable: { grpc: GrpcStatus.OUT_OF_RANGE, http: 416, type: "invalid_request_error" },
   rate_limited: { grpc: RESOURCE_EXHAUSTED, http: 429, type: "rate_limit_error", retryable: true },
+  // A key that already holds the streams it may (10, CONTRACT.md section 14): one of them must end first.
+  too_many_streams: { grpc: RESOURCE_EXHAUSTED, http: 429, type: "rate_limit_error", retryable: true },
   internal_error: {
     grpc: INTERNAL,
     http: 500,
@@ -85,6 +87,9 @@ export const ERROR_CATALOGUE = {
     retryable: true,
     message: "The request timed out before its outcome was known: it may or may not have been performed. Retrying it with the same Idempotency-Key is safe.",
   },
+  // A watch resumed from a token whose history the database no longer holds (apps/core/src/events/watch.ts): the
+  // gateway starts a new watch and its streams catch up by position.
+  resume_token_lost: { grpc: GrpcStatus.FAILED_PRECONDITION, http: 500, type: "api_error", internal: true },
   service_unavailable: { grpc: UNAVAILABLE, http: 503, type: "api_error", retryable: true, message: "The service is temporarily unavailable. Retry the request later." },
 } as const satisfies Record<string, CatalogueEntry>;
 

@@ -4,7 +4,7 @@ import type { Request } from "express";
 import { ApiError } from "../../errors.js";
 import { awaitingContinue, continueBody } from "../../http/expect-continue.js";
 import { defineStreamOperation } from "../operation.js";
-import { coalesce, sendUpload } from "./keyed-stream.js";
+import { coalesce, sendUpload } from "./upload-stream.js";
 import { UPLOAD_ID_PATH, UploadPartObject } from "./objects.js";
 import { UPLOAD_MESSAGE_BYTES } from "./upload-file.js";
 

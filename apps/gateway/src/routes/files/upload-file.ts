@@ -2,7 +2,7 @@ import { FILE_TYPES, type FileType, type UploadFileRequestSchema } from "@rms/pr
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { ApiError } from "../../errors.js";
 import { defineStreamOperation, type StreamInput } from "../operation.js";
-import { admitUpload, coalesce, sendUpload } from "./keyed-stream.js";
+import { admitUpload, coalesce, sendUpload } from "./upload-stream.js";
 import { multipartBody } from "./multipart.js";
 import { FileObject } from "./objects.js";
 

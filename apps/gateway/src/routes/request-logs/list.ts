@@ -1,6 +1,6 @@
 import { ApiError } from "../../errors.js";
 import { optionalEnum, optionalString } from "../../http/params.js";
-import { ACCEPTED_COMBINATIONS, indexFor, type RequestLogFilter } from "../../request-logs/store.js";
+import { ACCEPTED_COMBINATIONS, indexFor, type RequestLogFilter, type SourceFilter } from "../../request-logs/store.js";
 import { listLimit } from "../../schema/params.js";
 import { createdParam } from "../events/filters.js";
 import { defineLocalOperation } from "../operation.js";
@@ -27,8 +27,16 @@ function textFilter(params: Record<string, unknown>, name: string, pattern: RegE
 
 const names = (fields: readonly string[]) => (fields.length === 0 ? "none" : fields.map((f) => (f === "status_class" ? "status (class)" : f)).join(" + "));
 
-/** The filters of a request, checked; 400 for a combination no index serves (section 12: refused, not scanned). */
-export function requestLogFilter(params: Record<string, unknown>): RequestLogFilter {
+/** `source`: `api` (absent), `dashboard` or `all`. */
+export function sourceParam(params: Record<string, unknown>): SourceFilter {
+  return optionalEnum(params, "source", ["api", "dashboard", "all"] as const) ?? "api";
+}
+
+/**
+ * The filters of a request, checked; 400 for a combination no index serves (section 12: refused, not scanned), unless
+ * `anyCombination` (a stream, whose catch-up reads every record of the source in order: docs/streams.md).
+ */
+export function requestLogFilter(params: Record<string, unknown>, anyCombination = false): RequestLogFilter {
   const filter: RequestLogFilter = {};
   const status = textFilter(params, "status", /^[1-5](\d\d|xx)$/, 3);
   if (status !== undefined) {
@@ -45,7 +53,7 @@ export function requestLogFilter(params: Record<string, unknown>): RequestLogFil
   if (idempotencyKey !== undefined) filter.idempotency_key = idempotencyKey;
   const errorCode = textFilter(params, "error_code", /^[a-z_]+$/, 64);
   if (errorCode !== undefined) filter.error_code = errorCode;
-  if (indexFor(filter) === undefined) {
+  if (!anyCombination && indexFor(filter) === undefined) {
     const given = Object.keys(filter);
     throw invalid(
       given.find((f) => f !== "path") ?? given[0] ?? "status",
@@ -67,7 +75,7 @@ export const listRequestLogs = defineLocalOperation({
   success: {
     status: 200,
     description:
-      "One page of this account's requests in this key's mode, newest first (kept 14 days). Each filter alone, or `path` with `method`, combines with `created` and the cursors; another combination is 400.",
+      "One page of this account's requests in this key's mode, newest first (kept 14 days); the dashboard's own only with `source`. Each filter alone, or `path` with `method`, combines with `source`, `created` and the cursors; another combination is 400.",
     object: RequestLogListObject,
   },
   errors: ["limit_invalid", "parameter_invalid", "parameter_invalid_empty"],
@@ -77,6 +85,7 @@ export const listRequestLogs = defineLocalOperation({
     const endingBefore = cursorParam(params, "ending_before");
     if (startingAfter !== undefined && endingBefore !== undefined) throw invalid("ending_before", "Give starting_after or ending_before, not both.");
     const filter = requestLogFilter(params);
+    const source = sourceParam(params);
     const bounds = createdParam(params);
     const created = Object.fromEntries(Object.entries(bounds).map(([bound, at]) => [bound, Number(at)]));
     return (stores) =>
@@ -84,6 +93,7 @@ export const listRequestLogs = defineLocalOperation({
         account: tenant.accountId,
         livemode: tenant.livemode,
         filter,
+        source,
         created,
         limit,
         ...(startingAfter !== undefined ? { startingAfter } : {}),

@@ -35,6 +35,14 @@ export const RequestLogObject = publicObject<RequestLogDocument>("RequestLog", {
     (r) => r.request_params,
   ),
   response_body: field({ ...KEPT, description: `The JSON answered; null for an answer that was not JSON. ${KEPT.description}` }, (r) => r.response_body),
+  source: field(
+    {
+      type: "string",
+      enum: ["api", "dashboard"],
+      description: "Where the request came from, by its key: `dashboard` for a dashboard session's key (`POST /v1/dashboard_sessions`), `api` for every other key.",
+    },
+    (r) => r.source ?? "api",
+  ),
 });
 
 export const RequestLogListObject = listOf(RequestLogObject, "/v1/request_logs", LIST_LIMIT_MAX);
@@ -47,6 +55,17 @@ export const REQUEST_LOG_ID_PATH = { id: { example: EXAMPLE_REQUEST_ID, schema: 
 
 // A query string given an empty value is refused like any empty parameter (400 `parameter_invalid_empty`).
 const cursor = { type: "string", pattern: "^req_[0-9A-Za-z]{24}$" } as const;
+
+/** `source`: which requests to show; the dashboard's own are hidden unless asked for (CONTRACT.md section 12). */
+export const SOURCE_PARAM = {
+  example: "all",
+  schema: {
+    type: "string",
+    enum: ["api", "dashboard", "all"],
+    default: "api",
+    description: "`api` (the default): requests made with API keys; `dashboard`: those of dashboard sessions; `all`: both.",
+  },
+} satisfies ParamSpec;
 
 /**
  * Cursors, page size and the filters of `GET /v1/request_logs` (CONTRACT.md section 12). The examples together
@@ -69,5 +88,6 @@ export const REQUEST_LOG_LIST_PARAMS = {
   api_key: { example: undefined, schema: { type: "string", pattern: "^key_[0-9A-Za-z]+$", description: "The id of the key the requests were made with." } },
   idempotency_key: { example: undefined, schema: { type: "string", minLength: 1, maxLength: 255, description: "The Idempotency-Key the requests carried." } },
   error_code: { example: undefined, schema: { type: "string", pattern: "^[a-z_]{1,64}$", description: "The error code answered." } },
+  source: SOURCE_PARAM,
   created: CREATED_RANGE_PARAM,
 } satisfies Record<string, ParamSpec>;

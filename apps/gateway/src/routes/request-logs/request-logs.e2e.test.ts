@@ -87,6 +87,7 @@ describe("the four requests of the issue", () => {
       "created",
       "request_params",
       "response_body",
+      "source",
     ]);
     expect(created).toMatchObject({
       object: "request_log",
@@ -104,6 +105,7 @@ describe("the four requests of the issue", () => {
       livemode: false,
       request_params: { name: "logged", metadata: { note: "key [redacted]" } },
       response_body: { ...seen["created"]!.json, metadata: { note: "key [redacted]" } },
+      source: "api",
     });
     expect(created["created"]).toBeGreaterThanOrEqual(startedAt);
     const missing = logs.find((l) => l["id"] === seen["missing"]!.id)!;

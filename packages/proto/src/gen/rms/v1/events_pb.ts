@@ -12,7 +12,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file rms/v1/events.proto.
  */
 export const file_rms_v1_events: GenFile = /*@__PURE__*/
-  fileDesc("ChNybXMvdjEvZXZlbnRzLnByb3RvEgZybXMudjEi3QEKBUV2ZW50EgoKAmlkGAEgASgJEgwKBHR5cGUYAiABKAkSDwoHY3JlYXRlZBgDIAEoAxIQCghsaXZlbW9kZRgEIAEoCBIQCghzZXF1ZW5jZRgFIAEoAxIRCglkYXRhX2pzb24YBiABKAkSFwoKcmVxdWVzdF9pZBgHIAEoCUgAiAEBEhwKD2lkZW1wb3RlbmN5X2tleRgIIAEoCUgBiAEBEhgKEHBlbmRpbmdfd2ViaG9va3MYCSABKAVCDQoLX3JlcXVlc3RfaWRCEgoQX2lkZW1wb3RlbmN5X2tleSI9Cg9HZXRFdmVudFJlcXVlc3QSHgoGdGVuYW50GAEgASgLMg4ucm1zLnYxLlRlbmFudBIKCgJpZBgCIAEoCSIwChBHZXRFdmVudFJlc3BvbnNlEhwKBWV2ZW50GAEgASgLMg0ucm1zLnYxLkV2ZW50InIKDENyZWF0ZWRSYW5nZRIPCgJndBgBIAEoA0gAiAEBEhAKA2d0ZRgCIAEoA0gBiAEBEg8KAmx0GAMgASgDSAKIAQESEAoDbHRlGAQgASgDSAOIAQFCBQoDX2d0QgYKBF9ndGVCBQoDX2x0QgYKBF9sdGUiogIKEUxpc3RFdmVudHNSZXF1ZXN0Eh4KBnRlbmFudBgBIAEoCzIOLnJtcy52MS5UZW5hbnQSDQoFbGltaXQYAiABKAUSFgoOc3RhcnRpbmdfYWZ0ZXIYAyABKAkSFQoNZW5kaW5nX2JlZm9yZRgEIAEoCRIMCgR0eXBlGAUgASgJEg0KBXR5cGVzGAYgAygJEiUKB2NyZWF0ZWQYByABKAsyFC5ybXMudjEuQ3JlYXRlZFJhbmdlEh0KEGRlbGl2ZXJ5X3N1Y2Nlc3MYCCABKAhIAIgBARIOCgZvYmplY3QYCSABKAkSJwoIc2VxdWVuY2UYCiABKAsyFS5ybXMudjEuU2VxdWVuY2VSYW5nZUITChFfZGVsaXZlcnlfc3VjY2VzcyJzCg1TZXF1ZW5jZVJhbmdlEg8KAmd0GAEgASgDSACIAQESEAoDZ3RlGAIgASgDSAGIAQESDwoCbHQYAyABKANIAogBARIQCgNsdGUYBCABKANIA4gBAUIFCgNfZ3RCBgoEX2d0ZUIFCgNfbHRCBgoEX2x0ZSJFChJMaXN0RXZlbnRzUmVzcG9uc2USHQoGZXZlbnRzGAEgAygLMg0ucm1zLnYxLkV2ZW50EhAKCGhhc19tb3JlGAIgASgIMpIBCgxFdmVudFNlcnZpY2USPQoIR2V0RXZlbnQSFy5ybXMudjEuR2V0RXZlbnRSZXF1ZXN0Ghgucm1zLnYxLkdldEV2ZW50UmVzcG9uc2USQwoKTGlzdEV2ZW50cxIZLnJtcy52MS5MaXN0RXZlbnRzUmVxdWVzdBoaLnJtcy52MS5MaXN0RXZlbnRzUmVzcG9uc2ViBnByb3RvMw", [file_rms_v1_common]);
+  fileDesc("ChNybXMvdjEvZXZlbnRzLnByb3RvEgZybXMudjEi3QEKBUV2ZW50EgoKAmlkGAEgASgJEgwKBHR5cGUYAiABKAkSDwoHY3JlYXRlZBgDIAEoAxIQCghsaXZlbW9kZRgEIAEoCBIQCghzZXF1ZW5jZRgFIAEoAxIRCglkYXRhX2pzb24YBiABKAkSFwoKcmVxdWVzdF9pZBgHIAEoCUgAiAEBEhwKD2lkZW1wb3RlbmN5X2tleRgIIAEoCUgBiAEBEhgKEHBlbmRpbmdfd2ViaG9va3MYCSABKAVCDQoLX3JlcXVlc3RfaWRCEgoQX2lkZW1wb3RlbmN5X2tleSI9Cg9HZXRFdmVudFJlcXVlc3QSHgoGdGVuYW50GAEgASgLMg4ucm1zLnYxLlRlbmFudBIKCgJpZBgCIAEoCSIwChBHZXRFdmVudFJlc3BvbnNlEhwKBWV2ZW50GAEgASgLMg0ucm1zLnYxLkV2ZW50InIKDENyZWF0ZWRSYW5nZRIPCgJndBgBIAEoA0gAiAEBEhAKA2d0ZRgCIAEoA0gBiAEBEg8KAmx0GAMgASgDSAKIAQESEAoDbHRlGAQgASgDSAOIAQFCBQoDX2d0QgYKBF9ndGVCBQoDX2x0QgYKBF9sdGUiogIKEUxpc3RFdmVudHNSZXF1ZXN0Eh4KBnRlbmFudBgBIAEoCzIOLnJtcy52MS5UZW5hbnQSDQoFbGltaXQYAiABKAUSFgoOc3RhcnRpbmdfYWZ0ZXIYAyABKAkSFQoNZW5kaW5nX2JlZm9yZRgEIAEoCRIMCgR0eXBlGAUgASgJEg0KBXR5cGVzGAYgAygJEiUKB2NyZWF0ZWQYByABKAsyFC5ybXMudjEuQ3JlYXRlZFJhbmdlEh0KEGRlbGl2ZXJ5X3N1Y2Nlc3MYCCABKAhIAIgBARIOCgZvYmplY3QYCSABKAkSJwoIc2VxdWVuY2UYCiABKAsyFS5ybXMudjEuU2VxdWVuY2VSYW5nZUITChFfZGVsaXZlcnlfc3VjY2VzcyJzCg1TZXF1ZW5jZVJhbmdlEg8KAmd0GAEgASgDSACIAQESEAoDZ3RlGAIgASgDSAGIAQESDwoCbHQYAyABKANIAogBARIQCgNsdGUYBCABKANIA4gBAUIFCgNfZ3RCBgoEX2d0ZUIFCgNfbHRCBgoEX2x0ZSJFChJMaXN0RXZlbnRzUmVzcG9uc2USHQoGZXZlbnRzGAEgAygLMg0ucm1zLnYxLkV2ZW50EhAKCGhhc19tb3JlGAIgASgIIlQKD1Bvc2l0aW9uZWRFdmVudBIcCgVldmVudBgBIAEoCzINLnJtcy52MS5FdmVudBIQCghwb3NpdGlvbhgCIAEoAxIRCglvYmplY3RfaWQYAyABKAkiuQEKE1JlYWRFdmVudExvZ1JlcXVlc3QSHgoGdGVuYW50GAEgASgLMg4ucm1zLnYxLlRlbmFudBIYCg5hZnRlcl9wb3NpdGlvbhgCIAEoA0gAEhUKC2FmdGVyX2V2ZW50GAMgASgJSAASDQoFbGltaXQYBCABKAUSDQoFdHlwZXMYBSADKAkSDgoGb2JqZWN0GAYgASgJEhoKEmFmdGVyX2NsdXN0ZXJfdGltZRgHIAEoBEIHCgVhZnRlciJeChRSZWFkRXZlbnRMb2dSZXNwb25zZRInCgZldmVudHMYASADKAsyFy5ybXMudjEuUG9zaXRpb25lZEV2ZW50Eg8KB3Rocm91Z2gYAiABKAMSDAoEaGVhZBgDIAEoAyIqChJXYXRjaEV2ZW50c1JlcXVlc3QSFAoMcmVzdW1lX3Rva2VuGAEgASgMIk8KDFdhdGNoZWRFdmVudBISCgphY2NvdW50X2lkGAEgASgJEisKCnBvc2l0aW9uZWQYAiABKAsyFy5ybXMudjEuUG9zaXRpb25lZEV2ZW50ImcKE1dhdGNoRXZlbnRzUmVzcG9uc2USJAoGZXZlbnRzGAEgAygLMhQucm1zLnYxLldhdGNoZWRFdmVudBIUCgxyZXN1bWVfdG9rZW4YAiABKAwSFAoMY2x1c3Rlcl90aW1lGAMgASgEMqcCCgxFdmVudFNlcnZpY2USPQoIR2V0RXZlbnQSFy5ybXMudjEuR2V0RXZlbnRSZXF1ZXN0Ghgucm1zLnYxLkdldEV2ZW50UmVzcG9uc2USQwoKTGlzdEV2ZW50cxIZLnJtcy52MS5MaXN0RXZlbnRzUmVxdWVzdBoaLnJtcy52MS5MaXN0RXZlbnRzUmVzcG9uc2USSQoMUmVhZEV2ZW50TG9nEhsucm1zLnYxLlJlYWRFdmVudExvZ1JlcXVlc3QaHC5ybXMudjEuUmVhZEV2ZW50TG9nUmVzcG9uc2USSAoLV2F0Y2hFdmVudHMSGi5ybXMudjEuV2F0Y2hFdmVudHNSZXF1ZXN0Ghsucm1zLnYxLldhdGNoRXZlbnRzUmVzcG9uc2UwAWIGcHJvdG8z", [file_rms_v1_common]);
 
 /**
  * @generated from message rms.v1.Event
@@ -295,6 +295,214 @@ export const ListEventsResponseSchema: GenMessage<ListEventsResponse> = /*@__PUR
   messageDesc(file_rms_v1_events, 6);
 
 /**
+ * An event with its place in its tenant's stream.
+ *
+ * @generated from message rms.v1.PositionedEvent
+ */
+export type PositionedEvent = Message<"rms.v1.PositionedEvent"> & {
+  /**
+   * @generated from field: rms.v1.Event event = 1;
+   */
+  event?: Event | undefined;
+
+  /**
+   * The tenant's positions are 1, 2, 3, ... without gaps, in the order the events' copies committed.
+   *
+   * @generated from field: int64 position = 2;
+   */
+  position: bigint;
+
+  /**
+   * The id of the object the event is about (`data.object.id`).
+   *
+   * @generated from field: string object_id = 3;
+   */
+  objectId: string;
+};
+
+/**
+ * Describes the message rms.v1.PositionedEvent.
+ * Use `create(PositionedEventSchema)` to create a new message.
+ */
+export const PositionedEventSchema: GenMessage<PositionedEvent> = /*@__PURE__*/
+  messageDesc(file_rms_v1_events, 7);
+
+/**
+ * @generated from message rms.v1.ReadEventLogRequest
+ */
+export type ReadEventLogRequest = Message<"rms.v1.ReadEventLogRequest"> & {
+  /**
+   * @generated from field: rms.v1.Tenant tenant = 1;
+   */
+  tenant?: Tenant | undefined;
+
+  /**
+   * Where to start: after this position, or after this event (its position is looked up; an id that is no event
+   * of the tenant is `parameter_invalid`, param `starting_after`); neither: nothing is read, only `head` answered.
+   *
+   * @generated from oneof rms.v1.ReadEventLogRequest.after
+   */
+  after: {
+    /**
+     * @generated from field: int64 after_position = 2;
+     */
+    value: bigint;
+    case: "afterPosition";
+  } | {
+    /**
+     * @generated from field: string after_event = 3;
+     */
+    value: string;
+    case: "afterEvent";
+  } | { case: undefined; value?: undefined };
+
+  /**
+   * Positions examined at most (1 to 500; 0: 100). The answer holds those of them that match.
+   *
+   * @generated from field: int32 limit = 4;
+   */
+  limit: number;
+
+  /**
+   * Exact types, or prefixes ending in `*` (`resource.*`); empty: every type.
+   *
+   * @generated from field: repeated string types = 5;
+   */
+  types: string[];
+
+  /**
+   * An object id: only that object's events; empty: every object.
+   *
+   * @generated from field: string object = 6;
+   */
+  object: string;
+
+  /**
+   * A BSON timestamp (seconds << 32 | increment): the read sees at least every event committed at or before it.
+   *
+   * @generated from field: uint64 after_cluster_time = 7;
+   */
+  afterClusterTime: bigint;
+};
+
+/**
+ * Describes the message rms.v1.ReadEventLogRequest.
+ * Use `create(ReadEventLogRequestSchema)` to create a new message.
+ */
+export const ReadEventLogRequestSchema: GenMessage<ReadEventLogRequest> = /*@__PURE__*/
+  messageDesc(file_rms_v1_events, 8);
+
+/**
+ * @generated from message rms.v1.ReadEventLogResponse
+ */
+export type ReadEventLogResponse = Message<"rms.v1.ReadEventLogResponse"> & {
+  /**
+   * The events that match, by position, oldest first.
+   *
+   * @generated from field: repeated rms.v1.PositionedEvent events = 1;
+   */
+  events: PositionedEvent[];
+
+  /**
+   * Every position up to this one was examined: the next read starts after it.
+   *
+   * @generated from field: int64 through = 2;
+   */
+  through: bigint;
+
+  /**
+   * The tenant's last position when read (0: none yet); `through` < `head` means more follow.
+   *
+   * @generated from field: int64 head = 3;
+   */
+  head: bigint;
+};
+
+/**
+ * Describes the message rms.v1.ReadEventLogResponse.
+ * Use `create(ReadEventLogResponseSchema)` to create a new message.
+ */
+export const ReadEventLogResponseSchema: GenMessage<ReadEventLogResponse> = /*@__PURE__*/
+  messageDesc(file_rms_v1_events, 9);
+
+/**
+ * @generated from message rms.v1.WatchEventsRequest
+ */
+export type WatchEventsRequest = Message<"rms.v1.WatchEventsRequest"> & {
+  /**
+   * Resume after this token (from a message of an earlier watch); empty: start now.
+   *
+   * @generated from field: bytes resume_token = 1;
+   */
+  resumeToken: Uint8Array;
+};
+
+/**
+ * Describes the message rms.v1.WatchEventsRequest.
+ * Use `create(WatchEventsRequestSchema)` to create a new message.
+ */
+export const WatchEventsRequestSchema: GenMessage<WatchEventsRequest> = /*@__PURE__*/
+  messageDesc(file_rms_v1_events, 10);
+
+/**
+ * One event of a watch, with the account it belongs to (its mode is `event.livemode`).
+ *
+ * @generated from message rms.v1.WatchedEvent
+ */
+export type WatchedEvent = Message<"rms.v1.WatchedEvent"> & {
+  /**
+   * @generated from field: string account_id = 1;
+   */
+  accountId: string;
+
+  /**
+   * @generated from field: rms.v1.PositionedEvent positioned = 2;
+   */
+  positioned?: PositionedEvent | undefined;
+};
+
+/**
+ * Describes the message rms.v1.WatchedEvent.
+ * Use `create(WatchedEventSchema)` to create a new message.
+ */
+export const WatchedEventSchema: GenMessage<WatchedEvent> = /*@__PURE__*/
+  messageDesc(file_rms_v1_events, 11);
+
+/**
+ * @generated from message rms.v1.WatchEventsResponse
+ */
+export type WatchEventsResponse = Message<"rms.v1.WatchEventsResponse"> & {
+  /**
+   * Events in commit order; empty for the first message (the watch's start) and for a heartbeat.
+   *
+   * @generated from field: repeated rms.v1.WatchedEvent events = 1;
+   */
+  events: WatchedEvent[];
+
+  /**
+   * Resume after this message with it.
+   *
+   * @generated from field: bytes resume_token = 2;
+   */
+  resumeToken: Uint8Array;
+
+  /**
+   * A BSON timestamp (seconds << 32 | increment): every event committed at or before it is in this message or an
+   * earlier one, or (the first message) is older than the watch. 0 when the message does not move it (a heartbeat).
+   *
+   * @generated from field: uint64 cluster_time = 3;
+   */
+  clusterTime: bigint;
+};
+
+/**
+ * Describes the message rms.v1.WatchEventsResponse.
+ * Use `create(WatchEventsResponseSchema)` to create a new message.
+ */
+export const WatchEventsResponseSchema: GenMessage<WatchEventsResponse> = /*@__PURE__*/
+  messageDesc(file_rms_v1_events, 12);
+
+/**
  * EventService reads the events the relay copied out of the objects' outboxes: one per committed
  * change, kept 30 days. Every request names its tenant; events of other tenants are not found.
  * Calls carry the caller's own token (the gateway's, or the admin's) as `authorization: Bearer <token>` metadata.
@@ -317,6 +525,28 @@ export const EventService: GenService<{
     methodKind: "unary";
     input: typeof ListEventsRequestSchema;
     output: typeof ListEventsResponseSchema;
+  },
+  /**
+   * One tenant's events in stream order (their `position`: the order their copies committed, docs/streams.md),
+   * after a position or after an event, with the tenant's last position. What a stream reads to catch up.
+   *
+   * @generated from rpc rms.v1.EventService.ReadEventLog
+   */
+  readEventLog: {
+    methodKind: "unary";
+    input: typeof ReadEventLogRequestSchema;
+    output: typeof ReadEventLogResponseSchema;
+  },
+  /**
+   * Every event copied from now on (or after `resume_token`), of every tenant, in commit order: the one feed a
+   * gateway process fans out to its streams. Backed by a change stream; the gateway's credential only.
+   *
+   * @generated from rpc rms.v1.EventService.WatchEvents
+   */
+  watchEvents: {
+    methodKind: "server_streaming";
+    input: typeof WatchEventsRequestSchema;
+    output: typeof WatchEventsResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_rms_v1_events, 0);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { coalesce } from "./keyed-stream.js";
+import { coalesce } from "./upload-stream.js";
 
 /** Pieces of `size` bytes, the clock moved by `gapMs` before each. */
 function slowSource(count: number, size: number, gapMs: number, clock: { now: number }): AsyncIterable<Uint8Array> {
