@@ -10,6 +10,7 @@
 //   MEMORY_ALLOCATIONS=1                             every byte the worker allocates during the import and the
 //                                                   export, collected or not, sampled by V8's heap profiler into
 //                                                   bench/results/profiles/{import,export}.heapprofile
+//   MEMORY_EXPORT=0                                  no export after the import
 //   MEMORY_CPU=1                                     the worker's CPU profile of the import and of the export, through
 //                                                   the inspector, into bench/results/profiles/{import,export}.cpuprofile
 //                                                   (read them with profile-top.mjs)
@@ -32,6 +33,8 @@ const ROWS = Number(process.env.MEMORY_ROWS ?? 200_000);
 const WORKER_FLAGS = process.env.MEMORY_WORKER_FLAGS === undefined ? workerNodeFlags() : process.env.MEMORY_WORKER_FLAGS.split(" ").filter(Boolean);
 const ALLOCATIONS = process.env.MEMORY_ALLOCATIONS === "1";
 const CPU = process.env.MEMORY_CPU === "1";
+/** MEMORY_EXPORT=0: the upload and the import only. */
+const EXPORT = process.env.MEMORY_EXPORT !== "0";
 const INSPECTOR_PORT = await freePort();
 
 mkdirSync(profiles, { recursive: true });
@@ -81,11 +84,13 @@ try {
   const imported = await runJob(api, { type: "resources.import", params: { file: file.id } }, 250);
   await allocations.stop("import");
   console.log(`import of ${ROWS} rows: ${imported.job.status} in ${Math.round(imported.ms)} ms; peak RSS (MiB)`, mib(sampler.stop()));
-  sampler = peakRss(pids);
-  await allocations.start();
-  const exported = await runJob(api, { type: "resources.export", params: { filter: { metadata: { tag: "memory" } } } }, 250);
-  await allocations.stop("export");
-  console.log(`export: ${exported.job.status} in ${Math.round(exported.ms)} ms; peak RSS (MiB)`, mib(sampler.stop()));
+  if (EXPORT) {
+    sampler = peakRss(pids);
+    await allocations.start();
+    const exported = await runJob(api, { type: "resources.export", params: { filter: { metadata: { tag: "memory" } } } }, 250);
+    await allocations.stop("export");
+    console.log(`export: ${exported.job.status} in ${Math.round(exported.ms)} ms; peak RSS (MiB)`, mib(sampler.stop()));
+  }
   const stat = readFileSync(`/proc/${worker.pid}/stat`, "utf8").split(") ")[1].split(" ");
   console.log(`worker CPU: ${(Number(stat[11]) + Number(stat[12])) / 100} s (flags: ${WORKER_FLAGS.join(" ") || "none"})`);
 } finally {
