@@ -327,9 +327,26 @@ export async function benchJobs({ say = (l) => process.stderr.write(`bench-jobs:
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
+  // Alone: bench/results/jobs.{json,md}, with the load average at the start and at the end (a shared machine).
+  const { writeFileSync } = await import("node:fs");
+  const { loadavg } = await import("node:os");
+  const loadAtStart = loadavg()[0];
+  const started = new Date().toISOString();
   const { rows, result } = await benchJobs();
-  process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
-  for (const r of rows)
-    process.stdout.write(`| ${r.check} | ${r.ratio.toFixed(2)} | ${r.target} | ${r.ok === null ? "" : r.ok ? "yes" : "**no**"} | ${r.measured} | ${r.against} |\n`);
+  const table = rows.map((r) => `| ${r.check} | ${r.ratio.toFixed(2)} | ${r.target} | ${r.ok === null ? "" : r.ok ? "yes" : "**no**"} | ${r.measured} | ${r.against} |`);
+  const md = [
+    "# The jobs rows alone (`node bench/src/jobs.mjs`)",
+    "",
+    `Measured ${started}; 1-minute load average ${loadAtStart.toFixed(1)} at the start, ${loadavg()[0].toFixed(1)} at the end.`,
+    "",
+    "| jobs check | ratio | target | met | measured | against |",
+    "|---|---|---|---|---|---|",
+    ...table,
+    "",
+  ].join("\n");
+  const out = join(root, "bench", "results");
+  writeFileSync(join(out, "jobs.json"), `${JSON.stringify({ started, load_at_start: loadAtStart, load_at_end: loadavg()[0], result }, null, 2)}\n`);
+  writeFileSync(join(out, "jobs.md"), md);
+  process.stdout.write(md);
   process.exit(0);
 }
