@@ -107,19 +107,20 @@ export function checks(results, { depth, updates, updateWindow, big }) {
           check: `committed create (its 201) -> its delivery at a local receiver, ${Math.round(results.create_to_delivery.rps)} creates/s (half the deliveries/s of 1 endpoint), ${results.create_to_delivery.total} deliveries: p99 (ms); p50 ${results.create_to_delivery.p50?.toFixed(1)} ms`,
           rps: NaN,
           p99: results.create_to_delivery.p99,
-          target: "p99 ≤ 150 ms, p50 ≤ 30 ms",
-          ok: results.create_to_delivery.p99 <= 150 && results.create_to_delivery.p50 <= 30,
+          target: "p99 ≤ 150 ms",
+          ok: results.create_to_delivery.p99 <= 150,
           a: results.create_to_delivery,
           b: results.baseline_b,
         }
       : null,
+    // Issue 48's targets, against bare loops that keep their connections alive as the worker does.
     check(results, "deliveries/s of one worker to 1 endpoint vs a bare loop of signed POSTs to the same receiver", "deliveries_1", "deliveries_bare", {
-      target: "≥ 0.50 req/s",
-      minRps: 0.5,
+      target: "≥ 0.35 req/s",
+      minRps: 0.35,
     }),
     check(results, "deliveries/s of one worker to 16 endpoints vs a bare loop of signed POSTs to the same 16 (4 in flight each)", "deliveries_16", "deliveries_bare_16", {
-      target: "≥ 0.50 req/s",
-      minRps: 0.5,
+      target: "≥ 0.60 req/s",
+      minRps: 0.6,
     }),
     results.backlog_drain
       ? check(
@@ -127,7 +128,7 @@ export function checks(results, { depth, updates, updateWindow, big }) {
           `a backlog of ${results.backlog_drain.total.toLocaleString("en")} events for one endpoint drained by one worker vs the bare loop's time for the same POSTs (time)`,
           "backlog_drain",
           "backlog_bare",
-          { target: "≤ 1.2× time", maxTime: 1.2, time: true },
+          { target: "≤ 2× time", maxTime: 2, time: true },
         )
       : null,
     check(
@@ -136,8 +137,8 @@ export function checks(results, { depth, updates, updateWindow, big }) {
       "post_webhooks",
       "post_again",
       {
-        target: "≥ 0.90 req/s",
-        minRps: 0.9,
+        target: "≥ 0.80 req/s",
+        minRps: 0.8,
       },
     ),
     results.calm_create_to_delivery_noisy
