@@ -18,7 +18,7 @@ import {
 import { readFileSync } from "node:fs";
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import { MissingAdminTokenError, readAdminToken } from "./admin-token.js";
-import { accountJson, jobJson, jobLine, keyJson } from "./format.js";
+import { accountJson, jobJson, jobLine, keyJson, keyLine } from "./format.js";
 import { migrateStatus, migrateUp } from "./migrate.js";
 import { adminTokenFileOf } from "./paths.js";
 import { checkOperatorEnvironment, ConfigError, DEFAULT_CORE_ADDR } from "./config.js";
@@ -139,10 +139,7 @@ function keysList(command: Command, context: CommandContext): void {
     .option("--json", JSON_OPTION)
     .action(async (opts: { account: string; json?: boolean }) => {
       const { keys: list } = await context.admin().listKeys({ accountId: opts.account });
-      for (const key of list) {
-        const state = key.revokedAt ? "revoked" : "active";
-        context.print(!!opts.json, keyJson(key), `${key.id}  ${key.prefix}…  ${keyJson(key).kind}  ${key.livemode ? "live" : "test"}  ${state}  ${key.scopes.join(",")}`);
-      }
+      for (const key of list) context.print(!!opts.json, keyJson(key), keyLine(key));
     });
 }
 

@@ -18,8 +18,29 @@ export function keyJson(key: ApiKey, secret?: string) {
     created: Number(key.created),
     expires_at: orNull(key.expiresAt),
     revoked_at: orNull(key.revokedAt),
+    dashboard_session: key.dashboardSession,
+    last_used_at: orNull(key.lastUsedAt),
     ...(secret ? { secret } : {}),
   };
+}
+
+const isoOf = (seconds: bigint) => new Date(Number(seconds) * 1000).toISOString().replace(/\.\d{3}Z$/, "Z");
+
+/**
+ * A key as `rms keys list` prints it: id, prefix, kind (a dashboard session's says so), mode, whether it works now
+ * (revoked, expired at, or active until its expiry), its scopes.
+ */
+export function keyLine(key: ApiKey, nowSeconds: number = Date.now() / 1000): string {
+  const kind = key.dashboardSession ? "dashboard-session" : (KEY_KIND.nameOf(key.kind) ?? "unknown");
+  const expires = Number(key.expiresAt);
+  const state = key.revokedAt
+    ? `revoked ${isoOf(key.revokedAt)}`
+    : expires !== 0 && expires <= nowSeconds
+      ? `expired ${isoOf(key.expiresAt)}`
+      : expires !== 0
+        ? `active, expires ${isoOf(key.expiresAt)}`
+        : "active, no expiry";
+  return `${key.id}  ${key.prefix}…  ${kind}  ${key.livemode ? "live" : "test"}  ${state}  ${key.scopes.join(",")}`;
 }
 
 /** The fields of the public job object a line shows. */

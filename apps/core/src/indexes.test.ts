@@ -43,6 +43,8 @@ it("core declares every index at start (TTL indexes for retention, partial ones 
     _id_: { key: { _id: 1 } },
     hash_unique: { key: { hash: 1 }, unique: true },
     account_keys: { key: { account: 1, _id: -1 } },
+    // GET /v1/api_keys: a tenant's keys of one mode, newest first.
+    tenant_keys: { key: { account: 1, livemode: 1, _id: -1 } },
   });
   expect(await indexesOf("events")).toMatchObject({ expires_at_ttl: TTL });
   expect(await indexesOf("jobs")).toMatchObject({

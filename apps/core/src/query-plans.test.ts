@@ -39,6 +39,7 @@ import { EVENT_POSITIONS_COLLECTION, EVENTS_COLLECTION, SWEEP_BATCH } from "./st
 import { AttemptStore } from "./webhook-endpoints/attempts.js";
 import type { WebhookEndpointDocument } from "./webhook-endpoints/model.js";
 import { scheduleRecovery } from "./webhook-endpoints/recover.js";
+import { eventDeliveries } from "./webhook-endpoints/event-deliveries.js";
 import { WebhookEndpointStore } from "./webhook-endpoints/store.js";
 import { repairLanes, wakeLanes, WEBHOOK_LANES_COLLECTION, type LaneDocument } from "./webhook-deliveries/lanes.js";
 import { queueDepthGauges } from "./webhook-deliveries/metrics.js";
@@ -652,11 +653,28 @@ describe("webhook endpoints, attempts, recover", () => {
       ["attempts list event= status=failed", { limit: 20, event: mine[700]!.event, status: "failed" }],
       ["attempts list status=failed starting_after (deep)", { limit: 20, status: "failed", startingAfter: mine[1_500]!._id }],
       ["attempts list ending_before (deep)", { limit: 20, endingBefore: mine[1_500]!._id }],
+      ["attempts list created[gte]&created[lt]", { limit: 20, created: { gte: mine[1_200]!.created, lt: mine[300]!.created } }],
+      ["attempts list created[lte] status=failed starting_after (deep)", { limit: 20, status: "failed", created: { lte: mine[900]!.created }, startingAfter: mine[1_500]!._id }],
+      ["attempts list created[gt] event=", { limit: 20, event: mine[700]!.event, created: { gt: mine[2_000]!.created } }],
     ];
     for (const [label, query] of cases) {
       const { value, plans } = await measure(label, () => store.list(M, data.endpoints.busy, query));
       expect(value.items.length, label).toBeGreaterThan(0);
       expectPage(pageOf(plans, WEBHOOK_ATTEMPTS_COLLECTION), query.limit);
+    }
+  });
+
+  it("an event's deliveries: the tenant's endpoints, their scheduled deliveries by id, an attempt that succeeded for the others", async () => {
+    const waiting = data.events.find((e) => e.account === M.account && !e.livemode && (e.pending_endpoints ?? []).includes(data.endpoints.busy))!;
+    const delivered = data.events.find((e) => e.account === M.account && !e.livemode && (e.pending_endpoints ?? []).length === 0)!;
+    for (const [label, event] of [
+      ["event deliveries (an endpoint waits)", waiting],
+      ["event deliveries (none waits)", delivered],
+    ] as const) {
+      const { value, plans } = await measure(label, () => eventDeliveries(work, new WebhookEndpointStore(work), M, event));
+      expect(value.length, label).toBeGreaterThan(0);
+      // At most 16 endpoints: a page of them, their deliveries by id, one attempt each at most.
+      for (const plan of plans) expect(plan.totalDocsExamined, plan.shape).toBeLessThanOrEqual(16 + 2);
     }
   });
 
@@ -761,6 +779,17 @@ describe("accounts and keys", () => {
     }
     const { plans: keys } = await measure("account keys list", () => store.listKeys(M.account));
     for (const plan of keys) expectExact(plan);
+    // The account's own list (GET /v1/api_keys): one mode's keys, by cursor.
+    const { value: page, plans: tenantKeys } = await measure("tenant keys list (GET /v1/api_keys)", () => store.listTenantKeys(M, { limit: 2 }));
+    expect(page.items).toHaveLength(2);
+    const { plans: deeper } = await measure("tenant keys list starting_after", () => store.listTenantKeys(M, { limit: 2, startingAfter: page.items[1]!._id }));
+    for (const plan of [...tenantKeys, ...deeper]) expectPage(plan, 2);
+    // A use, noted at most once per period: one update by id.
+    const { plans: used } = await measure("key use noted", async () => {
+      store.noteUse({ _id: key._id }, Math.floor(NOW / 1000));
+      await store.getKey(key._id);
+    });
+    for (const plan of used) expectPoint(plan);
     const { plans: accounts } = await measure("accounts list (operator)", () => store.listAccounts(20));
     for (const plan of accounts) expectExact(plan);
   });

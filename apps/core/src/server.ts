@@ -112,6 +112,9 @@ export async function startCore(options: CoreOptions): Promise<RunningCore> {
     relayNow: async (collection: string, id: string) => void (await relayOne.relayDocument(collection, id)),
   };
   const opened = DOMAINS.map((domain) => ({ domain, open: domain.open(context) }));
+  // Connected first, again and again while the database does not answer: the driver closes the topology of a client whose
+  // first operation fails, and every later operation then fails at once, so a start that met an outage would wait for nothing.
+  await throughOutage(() => mongo.connect(), { logger, what: "core connection" });
   // The data first (docs/migrations.md): this core runs the steps not done yet under the migration lease, or waits
   // while another process runs them; it listens only after, so nothing reads data of a shape this release left behind.
   // A start that meets an election waits for the new primary instead of exiting.

@@ -4,14 +4,13 @@ import { StrictMode } from "react";
 import { createRoot } from "react-dom/client";
 import { AuthProvider } from "./app/auth";
 import { router } from "./router";
-import { keyFromFragment, storeKey } from "./session";
+import { storeKey, takeKeyFromAddressBar } from "./session";
 import "./styles.css";
 
 // A sign-in link: the key is in the fragment (never sent to a server). Keep it in this tab's sessionStorage and
-// take it out of the address bar and the history at once.
-const fragmentKey = keyFromFragment(window.location.hash);
+// take it out of the address bar and the history at once (a link pasted into a tab already open: auth.tsx).
+const fragmentKey = takeKeyFromAddressBar();
 if (fragmentKey) storeKey(fragmentKey);
-if (window.location.hash.includes("key=")) window.history.replaceState(null, "", window.location.pathname + window.location.search);
 
 const queryClient = new QueryClient({
   defaultOptions: {

@@ -1,4 +1,4 @@
-import { createRootRoute, createRoute, createRouter } from "@tanstack/react-router";
+import { createRootRoute, createRoute, createRouter, parseSearchWith, stringifySearchWith } from "@tanstack/react-router";
 import { Layout } from "./app/Layout";
 import { parseFilters } from "./lib/filters";
 import { EventDetailPage } from "./pages/EventDetail";
@@ -6,6 +6,7 @@ import { EventsPage } from "./pages/Events";
 import { FileDetailPage, FilesPage } from "./pages/Files";
 import { JobDetailPage } from "./pages/JobDetail";
 import { JobsPage } from "./pages/Jobs";
+import { KeysPage } from "./pages/Keys";
 import { NotFoundPage } from "./pages/NotFound";
 import { OverviewPage } from "./pages/Overview";
 import { RequestLogDetailPage, RequestLogsPage } from "./pages/RequestLogs";
@@ -34,7 +35,12 @@ const resource = createRoute({ getParentRoute: () => rootRoute, path: "/resource
 const events = createRoute({ getParentRoute: () => rootRoute, path: "/events", validateSearch: strings(["type", "object", "after", "before"] as const), component: EventsPage });
 const event = createRoute({ getParentRoute: () => rootRoute, path: "/events/$id", component: EventDetailPage });
 const webhooks = createRoute({ getParentRoute: () => rootRoute, path: "/webhooks", component: WebhooksPage });
-const webhook = createRoute({ getParentRoute: () => rootRoute, path: "/webhooks/$id", validateSearch: strings(["status", "event"] as const), component: WebhookDetailPage });
+const webhook = createRoute({
+  getParentRoute: () => rootRoute,
+  path: "/webhooks/$id",
+  validateSearch: strings(["status", "event", "from", "to", "after", "before"] as const),
+  component: WebhookDetailPage,
+});
 const jobs = createRoute({ getParentRoute: () => rootRoute, path: "/jobs", validateSearch: strings(["status", "type", "after", "before"] as const), component: JobsPage });
 const job = createRoute({ getParentRoute: () => rootRoute, path: "/jobs/$id", component: JobDetailPage });
 const files = createRoute({ getParentRoute: () => rootRoute, path: "/files", validateSearch: strings(["purpose", "after"] as const), component: FilesPage });
@@ -42,14 +48,25 @@ const file = createRoute({ getParentRoute: () => rootRoute, path: "/files/$id", 
 const requestLogs = createRoute({
   getParentRoute: () => rootRoute,
   path: "/request-logs",
-  validateSearch: strings(["status", "method", "path", "error_code", "api_key", "idempotency_key", "after"] as const),
+  validateSearch: strings(["status", "method", "path", "error_code", "api_key", "idempotency_key", "from", "to", "source", "live", "after", "before"] as const),
   component: RequestLogsPage,
 });
+const keys = createRoute({ getParentRoute: () => rootRoute, path: "/keys", validateSearch: strings(["after", "before"] as const), component: KeysPage });
 const requestLog = createRoute({ getParentRoute: () => rootRoute, path: "/request-logs/$id", component: RequestLogDetailPage });
 
-const routeTree = rootRoute.addChildren([overview, resources, resource, events, event, webhooks, webhook, jobs, job, files, file, requestLogs, requestLog]);
+const routeTree = rootRoute.addChildren([overview, resources, resource, events, event, webhooks, webhook, jobs, job, files, file, requestLogs, requestLog, keys]);
 
-export const router = createRouter({ routeTree, basepath: "/dashboard", defaultPreload: false, scrollRestoration: true });
+/** Search params as plain text both ways (`?status=404`, never `?status=%22404%22`): every one the pages use is a string. */
+const asText = (value: unknown) => (typeof value === "string" ? value : JSON.stringify(value));
+
+export const router = createRouter({
+  routeTree,
+  basepath: "/dashboard",
+  defaultPreload: false,
+  scrollRestoration: true,
+  parseSearch: parseSearchWith((text) => text),
+  stringifySearch: stringifySearchWith(asText),
+});
 
 declare module "@tanstack/react-router" {
   interface Register {

@@ -26,6 +26,17 @@ export function looksLikeKey(text: string): boolean {
   return KEY_PATTERN.test(text.trim());
 }
 
+/**
+ * Takes a sign-in link's key out of the address bar: the key its `#key=...` fragment carries (null when none or not
+ * a key), and the fragment gone from the address bar and the history in every case, a malformed key's too.
+ */
+export function takeKeyFromAddressBar(): string | null {
+  const { hash, pathname, search } = window.location;
+  if (!hash.includes("key=")) return null;
+  window.history.replaceState(window.history.state, "", pathname + search);
+  return keyFromFragment(hash);
+}
+
 /** The key a `#key=...` fragment carries, or null. */
 export function keyFromFragment(hash: string): string | null {
   const params = new URLSearchParams(hash.replace(/^#/, ""));

@@ -1,6 +1,7 @@
 import { connectivityState, status as GrpcStatus, type Client } from "@grpc/grpc-js";
 import {
   AdminService,
+  ApiKeyService,
   DashboardSessionService,
   Health,
   HealthCheckResponse_ServingStatus,
@@ -36,6 +37,7 @@ export const CORE_SERVICES = {
   admin: AdminService,
   files: FileService,
   dashboardSessions: DashboardSessionService,
+  apiKeys: ApiKeyService,
 } as const;
 
 export type CoreServiceName = keyof typeof CORE_SERVICES;

@@ -115,7 +115,8 @@ describe("every list's query parameters, serialized as the document declares the
     }
     expect(failures).toEqual([]);
     // The cursors of every list, and type with types[] of events.
-    expect(pairs).toBeGreaterThanOrEqual(lists().length + 1);
+    // (A list in one page, such as an event's deliveries, has no cursors.)
+    expect(pairs).toBeGreaterThanOrEqual(lists().filter((l) => l.parameters.some((p) => p["name"] === "starting_after")).length + 1);
   });
 
   it("the fixed declarations: created is a deepObject, types a bracketed list", () => {

@@ -169,7 +169,7 @@ function operationObject(operation: Operation): Schema {
   return {
     operationId: name.operationId,
     summary: operation.summary,
-    description: `${operation.secretKeyOnly ? "Needs a secret key." : `Needs the \`${operation.scope}\` scope.`}${errorsOf(operation)}`,
+    description: `${operation.secretKeyOnly ? (operation.orDashboardSession ? "Needs a secret key or a dashboard session's key." : "Needs a secret key.") : `Needs the \`${operation.scope}\` scope.`}${errorsOf(operation)}`,
     "x-scope": operation.scope,
     "x-rms-sdk": { namespace: name.namespace, method: name.method },
     ...(exclusive.length > 0 ? { "x-mutually-exclusive-parameters": exclusive } : {}),

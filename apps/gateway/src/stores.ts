@@ -42,10 +42,10 @@ export const MONGO_OPTIONS = {
 export const gatewayMongoClient = (mongoUri: string) => new MongoClient(mongoUri, MONGO_OPTIONS);
 
 /**
- * Connects to MongoDB lazily (the gateway starts even while the database is
- * down; requests that need it get 503 until it is back) and declares every
- * index in the background, retrying until the database answers. Retention is
- * the TTL indexes' (rate-limit tokens, request logs): no sweep runs here.
+ * Connects to MongoDB in the background (the gateway starts even while the database is down; requests that need
+ * it get 503 until it is back) and declares every index, both retried until the database answers: the connection
+ * too, because the driver leaves a client whose first operation failed closed until it is connected again. Retention
+ * is the TTL indexes' (rate-limit tokens, request logs): no sweep runs here.
  */
 export function openStores(
   config: Pick<GatewayConfig, "mongoUri" | "mongoDatabase" | "rateLimitStore">,
@@ -67,6 +67,7 @@ export function openStores(
   const indexes = async () => {
     for (let delay = 1_000; !stopped; delay = Math.min(delay * 2, 30_000)) {
       try {
+        await mongo.connect();
         for (const store of indexed) await store.ensureIndexes();
         return;
       } catch (error) {

@@ -1,4 +1,4 @@
-import { AdminService, DashboardSessionService, EventService, FileService, JobService, ResourceService, WebhookEndpointService, type AnyService } from "@rms/proto";
+import { AdminService, ApiKeyService, DashboardSessionService, EventService, FileService, JobService, ResourceService, WebhookEndpointService, type AnyService } from "@rms/proto";
 
 /** Core's services, by the namespace a client calls them through (`core.resources.getResource(...)`). */
 export const CORE_SERVICES = {
@@ -9,6 +9,7 @@ export const CORE_SERVICES = {
   files: FileService,
   admin: AdminService,
   dashboardSessions: DashboardSessionService,
+  apiKeys: ApiKeyService,
 } as const satisfies Record<string, AnyService>;
 
 export type CoreServiceName = keyof typeof CORE_SERVICES;

@@ -10,6 +10,7 @@ import { findOrInstallHaproxy } from "../cluster/haproxy.js";
 import { parseStackConfig } from "../stack/config.js";
 import { ADMIN_TOKEN, freePort, GATEWAY_TOKEN } from "../stack/processes.js";
 import { log } from "./log.js";
+import type { ProcessKind } from "../stack/entry-points.js";
 import type { ChaosStack, ProcessName, StackOptions } from "./stack.js";
 
 /** The replica set's election timeout here (mongod's default is 10 s): elections within 2 to 4 s keep the run short. */
@@ -20,8 +21,15 @@ export interface ChaosCluster extends ChaosStack {
   readonly set: RunningReplicaSet;
 }
 
-/** `onSpawn`: called with each process's name and id as it starts (partitions.ts places it in its cgroup). */
-export async function startChaosCluster(options: StackOptions, onSpawn?: (name: string, pid: number) => void): Promise<ChaosCluster> {
+/**
+ * `onSpawn`: called with each process's name and id as it starts (partitions.ts places it in its cgroup). `entryPoints`:
+ * the build the processes start from (a rolling upgrade's earlier release; default this build).
+ */
+export async function startChaosCluster(
+  options: StackOptions,
+  onSpawn?: (name: string, pid: number) => void,
+  entryPoints?: Readonly<Record<ProcessKind, string>>,
+): Promise<ChaosCluster> {
   const dir = mkdtempSync(join(tmpdir(), "rms-chaos-cluster-"));
   const databaseName = "chaos";
   const env: Record<string, string | undefined> = {
@@ -58,6 +66,7 @@ export async function startChaosCluster(options: StackOptions, onSpawn?: (name: 
     },
     giveUpAfter: Number.POSITIVE_INFINITY,
     ...(onSpawn ? { onSpawn } : {}),
+    ...(entryPoints ? { entryPoints } : {}),
     ...(options.rateLimitStore ? { rateLimitStore: options.rateLimitStore } : {}),
   });
   const workerNames = Array.from({ length: CLUSTER_SHAPE.workers }, (_, i) => `worker${i + 1}` as const);

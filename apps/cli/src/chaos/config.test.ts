@@ -55,6 +55,16 @@ describe("chaos configuration", () => {
     expect(() => parseChaosConfig(env, [])).toThrow(new ConfigError(message));
   });
 
+  it("--upgrade-from <commit> with --cluster, and --rollback with both", () => {
+    expect(parseChaosConfig({}, ["--cluster", "--upgrade-from", "699d0a0"]).upgrade).toEqual({ from: "699d0a0", rollback: false });
+    expect(parseChaosConfig({}, ["--upgrade-from", "v1.4.0", "--cluster", "--rollback"]).upgrade).toEqual({ from: "v1.4.0", rollback: true });
+    expect(parseChaosConfig({}, ["--cluster"]).upgrade).toBeUndefined();
+    expect(() => parseChaosConfig({}, ["--upgrade-from", "699d0a0"])).toThrow(/add --cluster/);
+    expect(() => parseChaosConfig({}, ["--cluster", "--rollback"])).toThrow(/add --upgrade-from/);
+    expect(() => parseChaosConfig({}, ["--cluster", "--upgrade-from"])).toThrow(/needs a commit/);
+    expect(() => parseChaosConfig({}, ["--cluster", "--upgrade-from", "--rollback"])).toThrow(/needs a commit/);
+  });
+
   it("refuses an unknown argument", () => {
     expect(() => parseChaosConfig({}, ["--clutser"])).toThrow(/unknown argument "--clutser"/);
   });

@@ -56,14 +56,28 @@ export interface ChaosConfig {
   readonly noisy: boolean;
   /** `--cluster`: against the cluster of `npm run cluster`, with the replica set's primary killed and frozen too. */
   readonly cluster: boolean;
+  /**
+   * `--upgrade-from <commit>` (with `--cluster`): the cluster starts on that commit's build and each process is replaced
+   * by this build while the load runs (upgrade.ts); `--rollback` then replaces each one by that build again.
+   */
+  readonly upgrade?: { readonly from: string; readonly rollback: boolean };
 }
+
+/** The arguments the run takes; `--upgrade-from` takes a value. */
+const FLAGS = ["--cluster", "--weaken", "--rollback"];
 
 /** The chaos run's configuration from its environment and arguments; throws ConfigError on a bad value or an unknown argument. */
 export function parseChaosConfig(env: Readonly<Record<string, string | undefined>>, args: readonly string[]): ChaosConfig {
-  const unknown = args.find((arg) => arg !== "--cluster" && arg !== "--weaken");
-  if (unknown !== undefined) throw new ConfigError(`unknown argument ${JSON.stringify(unknown)}: the only ones are --cluster and --weaken`);
+  const at = args.indexOf("--upgrade-from");
+  const from = at >= 0 ? args[at + 1] : undefined;
+  if (at >= 0 && (from === undefined || from.startsWith("--"))) throw new ConfigError("--upgrade-from needs a commit (a release's commit, a tag or a branch)");
+  const unknown = args.find((arg, i) => !FLAGS.includes(arg) && !(at >= 0 && (i === at || i === at + 1)));
+  if (unknown !== undefined) throw new ConfigError(`unknown argument ${JSON.stringify(unknown)}: the only ones are --cluster, --weaken, --upgrade-from <commit> and --rollback`);
   const c = parseEnvironment(schema, env);
   const cluster = args.includes("--cluster");
+  const rollback = args.includes("--rollback");
+  if ((from !== undefined || rollback) && !cluster) throw new ConfigError("--upgrade-from and --rollback run against the cluster: add --cluster");
+  if (rollback && from === undefined) throw new ConfigError("--rollback rolls an upgrade back: add --upgrade-from <commit>");
   return {
     requests: c.CHAOS_REQUESTS,
     workers: c.CHAOS_WORKERS,
@@ -78,6 +92,7 @@ export function parseChaosConfig(env: Readonly<Record<string, string | undefined
     weaken: args.includes("--weaken"),
     noisy: c.CHAOS_NOISY === "1" && !cluster,
     cluster,
+    ...(from !== undefined ? { upgrade: { from, rollback } } : {}),
   };
 }
 

@@ -14,9 +14,13 @@ export interface LoadOptions {
   updatesOf: (i: number) => number;
   /** Every attempt is recorded here (history.ts), with its times, arguments and answer. */
   history?: History;
+  /** While true, a client that finds nothing left to send creates one more resource (a rolling upgrade is not done yet). */
+  more?: () => boolean;
 }
 
 export interface LoadOutcomes {
+  /** Creates sent: `total`, and the ones `more` asked for. */
+  creates: number;
   /** Creates acknowledged (201). */
   ok: number;
   /** Updates acknowledged (200). */
@@ -50,12 +54,13 @@ interface Step {
 
 /** Starts the load; `outcomes` grows while it runs (for progress lines), `done` resolves when it ends. */
 export function startLoad(api: PublicApi, options: LoadOptions): { outcomes: LoadOutcomes; done: Promise<void> } {
-  const outcomes: LoadOutcomes = { ok: 0, updated: 0, retries: 0, gaveUp: 0, acknowledged: new Set(), acknowledgedIds: new Set(), failures: {} };
+  const outcomes: LoadOutcomes = { creates: options.total, ok: 0, updated: 0, retries: 0, gaveUp: 0, acknowledged: new Set(), acknowledgedIds: new Set(), failures: {} };
   // Work queue: a request that fails goes to the back and is retried later with the same key, so a key locked
   // by a killed gateway (409 until its lock expires) does not stall a client.
   const pending: Step[] = Array.from({ length: options.total }, (_, i) => ({ i, step: 0 }));
   const client = async (_: unknown, c: number): Promise<void> => {
-    while (pending.length > 0 && Date.now() < options.deadline) {
+    while ((pending.length > 0 || options.more?.()) && Date.now() < options.deadline) {
+      if (pending.length === 0) pending.push({ i: outcomes.creates++, step: 0 });
       const work = pending.shift()!;
       const { i, step } = work;
       // An update carries a changing metadata value; retried after an unknown outcome it may apply twice,

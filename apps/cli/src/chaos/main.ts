@@ -13,7 +13,8 @@
 // the database (partitions.ts, in a network namespace of the run's own), records every client operation of the
 // resources phase with readers beside the load (history.ts, readers.ts) and ends with the checker's verdict on
 // that history (checker.ts); `--weaken` runs core with write concern 1 and the gateways' rate limits in memory, to
-// show the checker can fail.
+// show the checker can fail. `--upgrade-from <commit>` starts the cluster on an earlier release's build and replaces
+// each process by this build while the load runs (upgrade.ts); `--rollback` then replaces each by that build again.
 import { join } from "node:path";
 import { ConfigError } from "@rms/config";
 import { newMasterKeyText } from "@rms/core/settings";
@@ -37,6 +38,8 @@ import { check } from "./checker.js";
 import { History } from "./history.js";
 import { enterOwnNetwork, prepareNetwork, startPartitions, type Partitions } from "./partitions.js";
 import { finalReads, startReaders } from "./readers.js";
+import { releaseBuild } from "../releases/build.js";
+import { scriptsOf, startRollingUpgrade } from "./upgrade.js";
 
 /** Its configuration, parsed once (config.ts): a wrong value stops it here with one line, exit 2. */
 let config: ChaosConfig;
@@ -83,6 +86,9 @@ const WEAKEN = config.weaken;
 const READERS = config.readers;
 /** Where the history goes, one operation per line. */
 const HISTORY_FILE = config.historyFile ?? join(process.cwd(), `chaos-history-${new Date().toISOString().replace(/[:.]/g, "-")}.jsonl`);
+/** `--upgrade-from <commit>`: the cluster starts on that commit's build (built once, cached outside the repository). */
+const UPGRADE = config.upgrade;
+const upgradeFrom = UPGRADE ? await releaseBuild(UPGRADE.from, { log }) : undefined;
 // In the run's own network namespace (this process runs the rest there and exits with it), or without partitions.
 const partitionable = await enterOwnNetwork(CLUSTER && config.partitions);
 
@@ -96,7 +102,7 @@ const stackOptions = {
   settings: { RMS_SECRET_KEY: newMasterKeyText(), WEBHOOK_ALLOW_PRIVATE: "true", WEBHOOK_RETRY_SCHEDULE: RETRY_SCHEDULE, JOBS_LEASE_MS: "2000" },
 };
 const network = partitionable ? await prepareNetwork() : undefined;
-const stack: ChaosStack = CLUSTER ? await startChaosCluster(stackOptions, network?.place) : await startChaosStack(stackOptions);
+const stack: ChaosStack = CLUSTER ? await startChaosCluster(stackOptions, network?.place, upgradeFrom ? scriptsOf(upgradeFrom) : undefined) : await startChaosStack(stackOptions);
 const set = CLUSTER ? (stack as ChaosCluster).set : undefined;
 if (set) {
   log(
@@ -128,6 +134,17 @@ const dbFaults: DbFault[] = [];
 const resourcesFaults = set ? startDbFaults(set, { ...DB_FAULTS, first: "sigkill" }) : undefined;
 const partitions: Partitions | undefined = set && network ? await startPartitions(network, set, (stack as ChaosCluster).cluster, PARTITIONS) : undefined;
 const history = new History(HISTORY_FILE);
+// The rolling upgrade (upgrade.ts) begins once the load runs; the load goes on at least until every process is replaced.
+const upgrade = upgradeFrom
+  ? startRollingUpgrade((stack as ChaosCluster).cluster, {
+      from: upgradeFrom,
+      rollback: UPGRADE!.rollback,
+      databaseUri: stack.databaseUri,
+      databaseName: stack.databaseName,
+      startAfterMs: 10_000,
+    })
+  : undefined;
+if (upgradeFrom) log(`rolling upgrade from ${upgradeFrom.release} (${upgradeFrom.commit.slice(0, 12)})${UPGRADE!.rollback ? ", then a rollback to it" : ""}, beginning in 10 s`);
 // The cluster takes a while to start: its load gets its deadline from now.
 const load = startLoad(api, {
   total: TOTAL,
@@ -135,6 +152,7 @@ const load = startLoad(api, {
   deadline: CLUSTER ? Date.now() + CLUSTER_DEADLINE_MS : startedAt + DEADLINE_MS,
   updatesOf,
   history,
+  ...(upgrade ? { more: () => upgrade.running() } : {}),
 });
 const readers = startReaders(api, history, READERS);
 const { outcomes } = load;
@@ -142,10 +160,11 @@ const { received } = receiver;
 const progress = setInterval(() => {
   const { kills } = killer;
   log(
-    `${outcomes.ok}/${TOTAL} created, ${outcomes.updated} updates acknowledged, ${outcomes.retries} retries, ${received.answered2xx.size} events delivered, SIGKILLs core ${kills.core} gateway ${kills.gateway} workers ${kills.worker}, core crash-after-write ${stack.selfCrashes()}${elections ? `, database faults ${resourcesFaults?.faults.length ?? 0}, elections seen ${elections.elections()}` : ""}${partitions ? `, partitions ${partitions.partitions.length}` : ""}, history ${history.ops.length} operations`,
+    `${outcomes.ok}/${outcomes.creates} created, ${outcomes.updated} updates acknowledged, ${outcomes.retries} retries, ${received.answered2xx.size} events delivered, SIGKILLs core ${kills.core} gateway ${kills.gateway} workers ${kills.worker}, core crash-after-write ${stack.selfCrashes()}${elections ? `, database faults ${resourcesFaults?.faults.length ?? 0}, elections seen ${elections.elections()}` : ""}${partitions ? `, partitions ${partitions.partitions.length}` : ""}, history ${history.ops.length} operations`,
   );
 }, 10_000);
 await load.done;
+const upgraded = upgrade ? await upgrade.done : undefined;
 await readers.stop();
 clearInterval(progress);
 const kills = await killer.stop();
@@ -224,11 +243,17 @@ await network?.close();
 await stack.close();
 await receiver.close();
 
-printReport(resourcesReport({ expected: TOTAL, counts, outcomes, received, kills, coreCrashes: stack.selfCrashes(), seconds: Math.round(elapsedSeconds()) }), jobsReport(jobs), {
-  ...(noisyJobs && noisyDeliveries ? { noisy_neighbour: { jobs: noisyJobsReport(noisyJobs), deliveries: noisyDeliveriesReport(noisyDeliveries) } } : {}),
-  ...(files ? { files } : {}),
-  ...(clusterCounts ? { cluster: clusterCounts } : {}),
-  history: { file: HISTORY_FILE, weakened: WEAKEN, readers: READERS, reader_operations: readers.done(), final_walk: finals.walked, final_reads: finals.read, ...verdict },
-});
+printReport(
+  resourcesReport({ expected: outcomes.creates, counts, outcomes, received, kills, coreCrashes: stack.selfCrashes(), seconds: Math.round(elapsedSeconds()) }),
+  jobsReport(jobs),
+  {
+    ...(noisyJobs && noisyDeliveries ? { noisy_neighbour: { jobs: noisyJobsReport(noisyJobs), deliveries: noisyDeliveriesReport(noisyDeliveries) } } : {}),
+    ...(files ? { files } : {}),
+    ...(clusterCounts ? { cluster: clusterCounts } : {}),
+    ...(upgraded ? { upgrade: upgraded } : {}),
+    history: { file: HISTORY_FILE, weakened: WEAKEN, readers: READERS, reader_operations: readers.done(), final_walk: finals.walked, final_reads: finals.read, ...verdict },
+  },
+);
 const noisyOk = !noisyJobs || !noisyDeliveries || (noisyJobsOk(noisyJobs) && noisyDeliveries.undelivered === 0);
-process.exit(counts.ok && jobs.counts.ok && (files?.ok ?? true) && noisyOk && clusterOk && verdict.ok ? 0 : 1);
+const upgradeOk = !upgraded || upgraded.error === null;
+process.exit(counts.ok && jobs.counts.ok && (files?.ok ?? true) && noisyOk && clusterOk && upgradeOk && verdict.ok ? 0 : 1);

@@ -10,7 +10,7 @@ import { coreEnv, gatewayEnv, workerEnv, type Resolved } from "../stack/child-en
 import { startNodeChild, startProgramChild, type Child } from "../stack/children.js";
 import { workerNodeFlags } from "../stack/heap.js";
 import type { StackConfig } from "../stack/config.js";
-import { entryPoint } from "../stack/entry-points.js";
+import { entryPoint, type ProcessKind } from "../stack/entry-points.js";
 import { freePort } from "../stack/processes.js";
 import { statusOk } from "../stack/start.js";
 import { checkConfig, haproxyConfig, PROXY_SOURCE, type BalancedGateway } from "./haproxy.js";
@@ -54,6 +54,11 @@ export interface ClusterOptions {
    * takes `memory`, so that no majority write of the gateway comes before core's (chaos/main.ts).
    */
   rateLimitStore?: "mongodb" | "memory";
+  /**
+   * The scripts the processes start from (default: this build's, `entryPoint`): a rolling upgrade starts the cluster on
+   * an earlier release's build and `replace`s each process by this one (chaos/upgrade.ts).
+   */
+  entryPoints?: Readonly<Record<ProcessKind, string>>;
 }
 
 export interface Cluster {
@@ -71,6 +76,13 @@ export interface Cluster {
   running(name: ClusterProcess): Child | undefined;
   /** Signals a process if it runs now (default SIGKILL); its supervisor starts it again once it exits. */
   kill(name: ClusterProcess, signal?: NodeJS.Signals): boolean;
+  /** The script a process starts from now. */
+  scriptOf(name: ClusterProcess): string;
+  /**
+   * Starts a process from `script` from now on: the running one is stopped as a deployment stops it (SIGTERM, then
+   * SIGKILL after the grace), and its supervisor starts it again from the new script. Resolves once the old one is gone.
+   */
+  replace(name: ClusterProcess, script: string): Promise<void>;
   /** Restarts so far, by process (database members as `member<n>`). */
   restarts(): Readonly<Record<string, number>>;
   /** Resolves with one line when a process keeps failing right after its start. */
@@ -84,12 +96,17 @@ interface Slot {
   child?: Child;
 }
 
+const kindOf = (name: ClusterProcess): ProcessKind => (name.startsWith("core") ? "core" : name.startsWith("gateway") ? "gateway" : "worker");
+
 /** Starts the cluster; resolves once HAProxy answers `GET /v1/status` with 200 through a gateway. */
 export async function startCluster(options: ClusterOptions): Promise<Cluster> {
   const { env, config, log } = options;
   mkdirSync(options.clusterDir, { recursive: true });
   const slots = new Map<ClusterProcess, Slot>();
   const killedHere = new WeakSet<Child>();
+  const replaced = new WeakSet<Child>();
+  const scripts = new Map<ClusterProcess, string>();
+  const scriptOf = (name: ClusterProcess): string => scripts.get(name) ?? options.entryPoints?.[kindOf(name)] ?? entryPoint(kindOf(name));
   const restarts: Record<string, number> = {};
   const loops: Promise<void>[] = [];
   let stopping = false;
@@ -133,15 +150,18 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
           const child = slot.child!;
           const how = await child.exited;
           if (stopping) return;
-          const killed = killedHere.has(child);
+          // Stopped here to be started from another script: as much a decision of the caller as a kill.
+          const wasReplaced = replaced.has(child);
+          const killed = killedHere.has(child) || wasReplaced;
           options.onExit?.(name, how, killed);
           quickFailures = !killed && Date.now() - started < 5_000 ? quickFailures + 1 : 0;
           if (quickFailures >= (options.giveUpAfter ?? 5)) {
             giveUp(`${name} exited ${quickFailures} times in a row within 5 s of its start (last: ${how})`);
             return;
           }
-          restarts[name] = (restarts[name] ?? 0) + 1;
-          if (!killed) log(`${name} exited (${how}); starting it again`);
+          if (!wasReplaced) restarts[name] = (restarts[name] ?? 0) + 1;
+          if (wasReplaced) log(`${name} stopped (${how}); starting it from ${scriptOf(name)}`);
+          else if (!killed) log(`${name} exited (${how}); starting it again`);
           await sleep(RESTART_DELAY_MS);
           if (stopping) return;
           slot.child = launch();
@@ -201,7 +221,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     const coreAddrs = [config.CORE_ADDR];
     while (coreAddrs.length < CLUSTER_SHAPE.cores) coreAddrs.push(`${coreHost}:${await freePort()}`);
     for (const [i, addr] of coreAddrs.entries()) {
-      supervise(`core${i + 1}`, () => startNodeChild(`core${i + 1}`, entryPoint("core"), coreEnv(env, { ...config, CORE_ADDR: addr, CORE_METRICS_PORT: 0 }, resolved)));
+      supervise(`core${i + 1}`, () => startNodeChild(`core${i + 1}`, scriptOf(`core${i + 1}`), coreEnv(env, { ...config, CORE_ADDR: addr, CORE_METRICS_PORT: 0 }, resolved)));
     }
     await Promise.all(
       coreAddrs.map(async (addr, i) => {
@@ -221,7 +241,13 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     // Workers share only the database; they start once core has made the indexes.
     for (let n = 1; n <= CLUSTER_SHAPE.workers; n++) {
       supervise(`worker${n}`, () =>
-        startNodeChild(`worker${n}`, entryPoint("worker"), workerEnv(env, { ...config, WORKER_METRICS_PORT: 0 }, resolved, n), "inherit", workerNodeFlags(config.WORKER_HEAP_MB)),
+        startNodeChild(
+          `worker${n}`,
+          scriptOf(`worker${n}`),
+          workerEnv(env, { ...config, WORKER_METRICS_PORT: 0 }, resolved, n),
+          "inherit",
+          workerNodeFlags(config.WORKER_HEAP_MB),
+        ),
       );
     }
 
@@ -246,7 +272,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
         PROXY_PROTOCOL_PEERS: [...config.PROXY_PROTOCOL_PEERS, PROXY_SOURCE],
         RATE_LIMIT_STORE: options.rateLimitStore ?? "mongodb",
       };
-      supervise(name, () => startNodeChild(name, entryPoint("gateway"), gatewayEnv(env, gatewayConfig, resolved)));
+      supervise(name, () => startNodeChild(name, scriptOf(name), gatewayEnv(env, gatewayConfig, resolved)));
       await ready(gateway.name, () => statusOk(gateway.port));
     }
 
@@ -272,6 +298,14 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
         if (!child) return false;
         killedHere.add(child);
         return child.process.kill(signal);
+      },
+      scriptOf,
+      async replace(name, script) {
+        scripts.set(name, script);
+        const child = running(name);
+        if (!child) return;
+        replaced.add(child);
+        await child.stop(STOP_GRACE_MS);
       },
       restarts: () => ({ ...restarts }),
       failing,

@@ -454,6 +454,32 @@ describe.skipIf(!goLine)("the Helm chart (deploy/helm/rms)", () => {
         }
       });
 
+      it("replaces one pod at a time: a new pod first, an old one stopped only once the new one is ready", () => {
+        for (const kind of PROCESS_KINDS) {
+          expect((find("Deployment", kind).spec as { strategy: unknown }).strategy, kind).toEqual({ type: "RollingUpdate", rollingUpdate: { maxSurge: 1, maxUnavailable: 0 } });
+        }
+        // A core listens, and so is ready, only once the migrations are done; its start may run them (the hook off).
+        expect((container("core").startupProbe as { failureThreshold: number }).failureThreshold).toBe(60);
+      });
+
+      it("runs the new release's migrations before an upgrade: a pre-upgrade Job of `rms migrate up` with the new image and the database only", () => {
+        const job = find("Job", "migrate") as Manifest & { metadata: { annotations: Record<string, string> } };
+        expect(job.metadata.annotations).toMatchObject({ "helm.sh/hook": "pre-upgrade", "helm.sh/hook-delete-policy": "before-hook-creation,hook-succeeded" });
+        const spec = (job.spec as { template: { spec: { containers: Container[]; restartPolicy: string } } }).template.spec;
+        expect(spec.restartPolicy).toBe("Never");
+        const [migrate] = spec.containers;
+        expect(migrate!.args).toEqual(["rms", "migrate", "up"]);
+        expect((migrate as unknown as { image: string }).image).toBe((podSpec("core").containers as { image: string }[])[0]!.image);
+        const names = migrate!.env.map((e) => e.name);
+        expect(names.filter((n) => !["MONGODB_URI", "MONGODB_DATABASE", "LOG_LEVEL"].includes(n) && !n.startsWith("OTEL_"))).toEqual([]);
+        expect(names.filter((n) => n.endsWith("_TOKEN") || n === "RMS_SECRET_KEY")).toEqual([]);
+        expect(migrate!.securityContext).toMatchObject({ runAsNonRoot: true, readOnlyRootFilesystem: true, allowPrivilegeEscalation: false });
+        // It exists before the Job runs (a hook of a lower weight), and lets the Job reach MongoDB and DNS only.
+        const policy = find("NetworkPolicy", "migrate") as Manifest & { metadata: { annotations: Record<string, string> }; spec: { egress: { ports?: { port: number }[] }[] } };
+        expect(policy.metadata.annotations).toMatchObject({ "helm.sh/hook": "pre-upgrade", "helm.sh/hook-weight": "-1" });
+        expect(policy.spec.egress.flatMap((r) => (r.ports ?? []).map((p) => p.port)).filter((p) => p !== 27017 && p !== 53 && p !== 4317 && p !== 4318)).toEqual([]);
+      });
+
       it("uses the image of the chart's appVersion, the service's release", () => {
         const chart = read("deploy/helm/rms/Chart.yaml");
         const appVersion = /^appVersion: "(.+)"$/m.exec(chart)?.[1];

@@ -15,5 +15,6 @@ export function keyMessage(key: KeyDocument): MessageInitShape<typeof ApiKeySche
     revokedAt: BigInt(key.revoked_at ?? 0),
     prefix: key.prefix,
     dashboardSession: key.dashboard_session !== undefined,
+    lastUsedAt: BigInt(key.last_used_at ?? 0),
   };
 }

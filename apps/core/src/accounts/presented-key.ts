@@ -51,6 +51,7 @@ export function presentedKeyCheck(store: AccountStore): PresentedKeyCheck {
     if (!key || !sameHash(key.hash, hashSecret(secret)) || key.account !== tenant.account || key.livemode !== tenant.livemode) throw invalidKey();
     refuseIfNotLive(key);
     authorizeKey(key, context.method);
+    store.noteUse(key);
   };
 }
 

@@ -100,6 +100,8 @@ export function adminService(store: AccountStore, logger: Logger): ServiceImplem
       if (!key) throw invalidKey();
       // Asked to, a revoked or expired key is answered as it is (revoked_at / expires_at say why the caller must refuse it).
       if (!request.answerRefused) refuseIfNotLive(key);
+      // The gateway verifies a key here before its first request and every minute (its cache): a use, too.
+      if (key.revoked_at === null) store.noteUse(key);
       return { key: keyMessage(key) };
     },
   };

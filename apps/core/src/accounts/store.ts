@@ -25,7 +25,16 @@ export interface KeyDocument {
    * were marked: those count as `api`.
    */
   dashboard_session?: { created_by: string | null };
+  /** Unix seconds of a use, noted at most every LAST_USED_GRANULARITY_S (`noteUse`); absent before the first. */
+  last_used_at?: number;
 }
+
+/**
+ * How often a key's use is written, at most: a key's "last used" is right to within this, and its requests cost no
+ * write each (one per key per 5 minutes, whatever its rate or the number of cores: the write's filter lets only the
+ * first through).
+ */
+export const LAST_USED_GRANULARITY_S = 300;
 
 const nowSeconds = () => Math.floor(Date.now() / 1000);
 
@@ -42,6 +51,33 @@ export class AccountStore {
   async ensureIndexes(): Promise<void> {
     await this.keys.createIndex({ hash: 1 }, { unique: true, name: "hash_unique" });
     await this.keys.createIndex({ account: 1, _id: -1 }, { name: "account_keys" });
+    // The account's own list of its keys, in one mode (`GET /v1/api_keys`), newest first by cursor.
+    await this.keys.createIndex({ account: 1, livemode: 1, _id: -1 }, { name: "tenant_keys" });
+  }
+
+  /** One page of a tenant's keys, newest first, by keyset on the id (`tenant_keys`). */
+  async listTenantKeys(
+    tenant: { account: string; livemode: boolean },
+    page: { limit: number; startingAfter?: string; endingBefore?: string },
+    options: { timeoutMS?: number } = {},
+  ): Promise<{ items: KeyDocument[]; hasMore: boolean }> {
+    const filter: Record<string, unknown> = { account: tenant.account, livemode: tenant.livemode };
+    const backwards = page.endingBefore !== undefined;
+    if (page.startingAfter !== undefined) filter["_id"] = { $lt: page.startingAfter };
+    if (page.endingBefore !== undefined) filter["_id"] = { $gt: page.endingBefore };
+    const found = await this.keys.find(filter, { sort: { _id: backwards ? 1 : -1 }, limit: page.limit + 1, projection: { hash: 0 }, hint: "tenant_keys", ...options }).toArray();
+    const items = found.slice(0, page.limit);
+    return { items: backwards ? items.reverse() : items, hasMore: found.length > page.limit };
+  }
+
+  /**
+   * Notes that `key` was used now, when its last noted use is older than LAST_USED_GRANULARITY_S: at most one write
+   * per key per period (the filter lets only the first of concurrent ones through), never awaited by the request.
+   */
+  noteUse(key: Pick<KeyDocument, "_id" | "last_used_at">, now: number = nowSeconds()): void {
+    if (key.last_used_at !== undefined && key.last_used_at > now - LAST_USED_GRANULARITY_S) return;
+    const stale = { $or: [{ last_used_at: { $exists: false } }, { last_used_at: { $lte: now - LAST_USED_GRANULARITY_S } }] };
+    void this.keys.updateOne({ _id: key._id, ...stale }, { $set: { last_used_at: now } }).catch(() => {});
   }
 
   async createAccount(): Promise<AccountDocument> {

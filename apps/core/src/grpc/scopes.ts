@@ -31,6 +31,8 @@ export const RPC_SCOPES: Readonly<Record<string, Scope>> = {
   "/rms.v1.WebhookEndpointService/ListWebhookAttempts": "webhooks:write",
   "/rms.v1.WebhookEndpointService/RecoverWebhookEndpoint": "webhooks:write",
   "/rms.v1.WebhookEndpointService/ResendEvent": "webhooks:write",
+  "/rms.v1.WebhookEndpointService/GetWebhookEndpointDeliveryStats": "webhooks:write",
+  "/rms.v1.WebhookEndpointService/ListEventDeliveries": "webhooks:write",
   "/rms.v1.FileService/UploadFile": "files:write",
   "/rms.v1.FileService/GetFile": "files:read",
   "/rms.v1.FileService/ListFiles": "files:read",
@@ -44,6 +46,10 @@ export const RPC_SCOPES: Readonly<Record<string, Scope>> = {
   "/rms.v1.FileService/AdmitUpload": "files:write",
   // Secret keys only (a dashboard session): the service checks the kind; the gateway's route names this scope.
   "/rms.v1.DashboardSessionService/CreateDashboardSession": "resources:write",
+  // Secret keys or a dashboard session's key (list), secret keys (revoke): the service checks the kind; a session
+  // holds the read scopes, read-only too, so the list names one (the gateway's route names the same).
+  "/rms.v1.ApiKeyService/ListApiKeys": "resources:read",
+  "/rms.v1.ApiKeyService/RevokeApiKey": "resources:write",
 };
 
 /**

@@ -19,8 +19,11 @@ export interface JobFiles {
   release(tenant: Tenant, file: string, job: string): Promise<void>;
   /** The bytes of `file` from `offset` to its end, streamed. */
   readFrom(tenant: Tenant, file: string, offset: number): Promise<AsyncIterable<Uint8Array>>;
-  /** `job`'s output file of `purpose` (its id derived from the job and the purpose: a takeover finds the same file). */
-  output(tenant: Tenant, job: string, purpose: OutputPurpose, type: RowFormat): JobOutput;
+  /**
+   * `job`'s output file of `purpose` (its id derived from the job and the purpose: a takeover finds the same file),
+   * stored under `filename` (what a download saves it as).
+   */
+  output(tenant: Tenant, job: string, purpose: OutputPurpose, type: RowFormat, filename?: string | null): JobOutput;
 }
 
 /** A job's output file being written: chunks by index, then finish (or discard). */

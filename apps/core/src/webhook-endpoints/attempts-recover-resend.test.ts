@@ -37,6 +37,14 @@ async function endpointAt(tenant: Tenant, url: string, enabledEvents = ["job.fai
   return (await t.webhookEndpoints.createWebhookEndpoint({ tenant, url, enabledEvents })).webhookEndpoint!;
 }
 
+/**
+ * Subscribes an endpoint to resource.created once its events are fanned out (a resend must be of a type the endpoint
+ * subscribes to; subscribing only now keeps the scheduled deliveries away from it, so only resends reach it).
+ */
+async function subscribeAfter(tenant: Tenant, endpointId: string) {
+  await t.webhookEndpoints.updateWebhookEndpoint({ tenant, id: endpointId, enabledEvents: { types: ["resource.created"] } });
+}
+
 /** A resource created now, and its resource.created event once the relay has copied it. */
 async function newEvent(tenant: Tenant) {
   const { resource } = await t.resources.createResource({ tenant, name: "to deliver" });
@@ -80,6 +88,7 @@ describe("ResendEvent", () => {
     const { test: tenant } = await t.newAccount();
     const we = await endpointAt(tenant, broken.url());
     const [first, second] = [await newEvent(tenant), await newEvent(tenant)];
+    await subscribeAfter(tenant, we.id);
     const a1 = (await t.webhookEndpoints.resendEvent({ tenant, eventId: first.id, webhookEndpointId: we.id })).webhookAttempt!;
     expect(a1).toMatchObject({ status: "failed", responseStatus: 500, responseBody: "receiver is down", failureCode: "http_error", trigger: "manual" });
     await t.webhookEndpoints.updateWebhookEndpoint({ tenant, id: we.id, url: ok.url() });
@@ -97,6 +106,23 @@ describe("ResendEvent", () => {
     expect(page.webhookEndpointId).toBe(we.id);
     await expect(ids({ status: "pending" })).rejects.toMatchObject({ code: "parameter_invalid", param: "status" });
     await expect(ids({ eventId: "res_0000000000000000000000" })).rejects.toMatchObject({ code: "parameter_invalid", param: "event" });
+  });
+
+  it("refuses a resend to an endpoint not subscribed to the event's type: 400 parameter_invalid on webhook_endpoint, with its reason", async () => {
+    const { test: tenant } = await t.newAccount();
+    const we = await endpointAt(tenant, ok.url("/unsubscribed"), ["job.failed", "job.succeeded"]);
+    const event = await newEvent(tenant);
+    const before = ok.deliveries.length;
+    await expect(t.webhookEndpoints.resendEvent({ tenant, eventId: event.id, webhookEndpointId: we.id })).rejects.toMatchObject({
+      grpcCode: GrpcStatus.INVALID_ARGUMENT,
+      code: "parameter_invalid",
+      param: "webhook_endpoint",
+      message: `Invalid webhook_endpoint: ${we.id} is not subscribed to resource.created events (its enabled_events: job.failed, job.succeeded).`,
+    });
+    // Nothing was scheduled: no delivery, no attempt.
+    expect(await t.db.collection<DeliveryDocument>(WEBHOOK_DELIVERIES_COLLECTION).countDocuments({ endpoint: we.id })).toBe(0);
+    expect((await t.webhookEndpoints.listWebhookAttempts({ tenant, webhookEndpointId: we.id })).webhookAttempts).toHaveLength(0);
+    expect(ok.deliveries.slice(before).filter((d) => d.url === "/unsubscribed")).toHaveLength(0);
   });
 
   it("404s an event or endpoint of another account or mode, names a missing endpoint", async () => {

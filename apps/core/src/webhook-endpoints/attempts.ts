@@ -1,6 +1,7 @@
 import type { Db, Filter } from "mongodb";
 import type { Tenant } from "../caller.js";
 import { UNBOUNDED, type Budget } from "../budget.js";
+import { keysetIdRange, type CreatedRange } from "../storage/keyset-list.js";
 import { WEBHOOK_ATTEMPTS_COLLECTION, type AttemptDocument } from "../webhook-deliveries/model.js";
 
 export interface AttemptQuery {
@@ -9,11 +10,14 @@ export interface AttemptQuery {
   endingBefore?: string;
   event?: string;
   status?: AttemptDocument["status"];
+  /** Bounds on the time the attempt's id begins with (Unix seconds): a range of the same indexes. */
+  created?: CreatedRange;
 }
 
 /**
  * Reads of the attempts delivery records (webhook-deliveries/attempt.ts): one endpoint's, newest first, by keyset
- * on the attempt id (ids begin with the attempt's time), backed by delivery's `(endpoint, _id desc)` index.
+ * on the attempt id (ids begin with the attempt's time: when it was due), backed by delivery's `(endpoint, _id desc)`
+ * index and its `event` and `status` variants; `created` bounds are a range of the same ids.
  */
 export class AttemptStore {
   private readonly attempts;
@@ -27,8 +31,8 @@ export class AttemptStore {
     if (query.event !== undefined) filter.event = query.event;
     if (query.status !== undefined) filter.status = query.status;
     const backwards = query.endingBefore !== undefined;
-    if (query.startingAfter !== undefined) filter._id = { $lt: query.startingAfter };
-    if (query.endingBefore !== undefined) filter._id = { $gt: query.endingBefore };
+    const ids = keysetIdRange("wa", query, query.created);
+    if (ids) filter._id = ids;
     const found = await this.attempts.find(filter, { sort: { _id: backwards ? 1 : -1 }, limit: query.limit + 1, ...budget.db() }).toArray();
     const hasMore = found.length > query.limit;
     const page = found.slice(0, query.limit);

@@ -18,6 +18,8 @@ export const webhookEndpointsDomain = serviceDomain({
     listWebhookAttempts: both,
     recoverWebhookEndpoint: both,
     resendEvent: both,
+    getWebhookEndpointDeliveryStats: both,
+    listEventDeliveries: both,
   },
   // `webhook_endpoint.disabled`, recorded with the write of delivery that disables an endpoint.
   outboxes: [WEBHOOK_ENDPOINTS_COLLECTION],

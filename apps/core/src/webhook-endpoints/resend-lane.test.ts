@@ -46,6 +46,8 @@ it("ten resends to an endpoint that never answers: 4 connections at most, every 
     expect(found).toBeDefined();
     return found!;
   });
+  // Subscribed once its event is fanned out: resends must be of a subscribed type, and no scheduled delivery comes.
+  await t.webhookEndpoints.updateWebhookEndpoint({ tenant, id: we!.id, enabledEvents: { types: ["resource.created"] } });
 
   // Each call with a 4 s deadline: inline, every one would wait for its attempt's 15 s timeout and fail.
   const answers = await Promise.all(

@@ -7,6 +7,7 @@ import {
   type ServiceImplementation,
   type WebhookAttemptSchema,
   type WebhookEndpointSchema,
+  type GetWebhookEndpointDeliveryStatsResponseSchema,
 } from "@rms/proto";
 import type { Db } from "mongodb";
 import type { Logger } from "pino";
@@ -21,10 +22,23 @@ import { decryptSecret, encryptSecret, newEndpointKeyPair, newEndpointSecret, si
 import type { AttemptDocument, FannedOutEvent } from "../webhook-deliveries/model.js";
 import { ENDPOINTS_PER_TENANT, type StoredSecret, type WebhookEndpointStatusName } from "./model.js";
 import type { LoadedEndpoint, WebhookEndpointStore } from "./store.js";
-import { attemptStatusOf, eventIdOf, signatureSchemeOf, sinceOf, validateDescription, validateEnabledEvents, validateExpiresIn, validateUrl } from "./validation.js";
+import {
+  attemptStatusOf,
+  createdRangeOf,
+  eventIdOf,
+  signatureSchemeOf,
+  sinceOf,
+  validateDescription,
+  validateEnabledEvents,
+  validateExpiresIn,
+  validateUrl,
+} from "./validation.js";
 import type { AttemptStore } from "./attempts.js";
 import { scheduleResend } from "./resend.js";
 import { scheduleRecovery } from "./recover.js";
+import { deliveryStats, type DeliveryStats } from "./stats.js";
+import { eventDeliveries } from "./event-deliveries.js";
+import { wantsEvent } from "../webhook-deliveries/fanout.js";
 
 /** What the endpoint rules need of core's settings: the sealing key, the SSRF switch and recover's cap. */
 export type EndpointSettings = Pick<CoreSettings, "secretKeyring" | "webhookAllowPrivate"> & Partial<Pick<CoreSettings, "webhookRecoverMax">>;
@@ -43,6 +57,27 @@ function attemptMessage(doc: AttemptDocument): MessageInitShape<typeof WebhookAt
     trigger: doc.trigger,
     created: BigInt(doc.created),
     livemode: doc.livemode,
+  };
+}
+
+/** The statistics as the RPC answers them. */
+function statsMessage(endpointId: string, stats: DeliveryStats): MessageInitShape<typeof GetWebhookEndpointDeliveryStatsResponseSchema> {
+  return {
+    webhookEndpointId: endpointId,
+    asOf: BigInt(stats.asOf),
+    lastHour: stats.lastHour,
+    lastDay: stats.lastDay,
+    failureStreak: stats.failureStreak,
+    failureStreakCapped: stats.failureStreakCapped,
+    ...(stats.failingSince !== null ? { failingSince: BigInt(stats.failingSince) } : {}),
+    ...(stats.lastFailure ? { lastFailure: attemptMessage(stats.lastFailure) } : {}),
+    ...(stats.lastSuccessAt !== null ? { lastSuccessAt: BigInt(stats.lastSuccessAt) } : {}),
+    pending: stats.pending,
+    pendingCapped: stats.pendingCapped,
+    ...(stats.nextAttemptAt !== null ? { nextAttemptAt: BigInt(stats.nextAttemptAt) } : {}),
+    buckets: stats.buckets.map((b) => ({ ...b, start: BigInt(b.start) })),
+    attemptsCapped: stats.attemptsCapped,
+    ...(stats.countedFrom !== null ? { countedFrom: BigInt(stats.countedFrom) } : {}),
   };
 }
 
@@ -195,7 +230,8 @@ export function webhookEndpointService(deps: EndpointServiceDeps): ServiceImplem
         const paging = pageOf(request, "wa", "webhook attempt");
         const event = request.eventId === "" ? undefined : eventIdOf(request.eventId, "event");
         const status = attemptStatusOf(request.status);
-        return { endpointId: request.webhookEndpointId, query: { ...paging, ...(event ? { event } : {}), ...(status ? { status } : {}) } };
+        const created = createdRangeOf(request.created);
+        return { endpointId: request.webhookEndpointId, query: { ...paging, ...(event ? { event } : {}), ...(status ? { status } : {}), created } };
       },
       load: ({ endpointId }, { tenant, budget }) => store.get(tenant, endpointId, budget),
       async reply(doc, { endpointId, query }, { tenant, budget }) {
@@ -229,11 +265,47 @@ export function webhookEndpointService(deps: EndpointServiceDeps): ServiceImplem
         ]);
         if (!event || event.account !== tenant.account || event.livemode !== tenant.livemode) throw errors.notFound("event", eventId);
         const target = found(endpoint, "webhook endpoint", webhookEndpointId, "webhook_endpoint");
+        // A resend delivers what the endpoint asked for: an event of a type it does not subscribe to is refused.
+        if (!wantsEvent(target.enabled_events, event.type)) {
+          throw errors.invalid(
+            "parameter_invalid",
+            `Invalid webhook_endpoint: ${target._id} is not subscribed to ${event.type} events (its enabled_events: ${target.enabled_events.join(", ")}).`,
+            "webhook_endpoint",
+          );
+        }
         // One attempt, recorded like any other (trigger "manual"), made by a worker in the endpoint's lane
         // (resend.ts); it retries nothing, and a disabled endpoint may be tried too (its status does not change on success).
         return scheduleResend(deps.db, tenant, event._id, target._id, { budget });
       },
       reply: (attempt) => ({ webhookAttempt: attemptMessage(attempt) }),
+    }),
+
+    listEventDeliveries: rpc.read({
+      load: ({ eventId }, { budget }) => deps.db.collection<FannedOutEvent>(EVENTS_COLLECTION).findOne({ _id: eventId }, budget.db()),
+      async reply(event, { eventId }, { tenant, budget }) {
+        // A path id: anything that names no event of the caller is not found, as on GET /v1/events/{id}.
+        if (!event || event.account !== tenant.account || event.livemode !== tenant.livemode) throw errors.notFound("event", eventId);
+        const deliveries = await eventDeliveries(deps.db, store, tenant, event, budget);
+        return {
+          eventId: event._id,
+          deliveries: deliveries.map((d) => ({
+            webhookEndpointId: d.endpoint,
+            status: d.status,
+            attempts: d.attempts,
+            ...(d.nextAttemptAt !== null ? { nextAttemptAt: BigInt(Math.floor(d.nextAttemptAt / 1000)) } : {}),
+            ...(d.endedReason !== null ? { endedReason: d.endedReason } : {}),
+            subscribed: d.subscribed,
+          })),
+        };
+      },
+    }),
+
+    getWebhookEndpointDeliveryStats: rpc.read({
+      load: ({ id }, { tenant, budget }) => store.get(tenant, id, budget),
+      async reply(doc, { id }, { budget }) {
+        const endpoint = found(doc, "webhook endpoint", id);
+        return statsMessage(endpoint._id, await deliveryStats(deps.db, endpoint, Date.now(), budget));
+      },
     }),
 
     rotateWebhookEndpointSecret: rpc.write({

@@ -3,6 +3,7 @@ import { errors } from "../errors.js";
 import { codePointLength } from "../metadata.js";
 import { checkEndpointUrl } from "../webhooks/index.js";
 import { isId } from "../ids.js";
+import type { CreatedRange } from "../storage/keyset-list.js";
 import type { AttemptDocument } from "../webhook-deliveries/model.js";
 import { ALL_EVENTS, DESCRIPTION_MAX, RECOVER_MAX_AGE_S, EVENT_TYPES, ROTATION_GRACE_DEFAULT_S, ROTATION_GRACE_MAX_S } from "./model.js";
 
@@ -55,6 +56,16 @@ export function validateExpiresIn(expiresIn: bigint | undefined): number {
 export function eventIdOf(value: string, param: string): string {
   if (!isId("evt", value)) throw errors.invalid("parameter_invalid", `Invalid ${param}: '${value.slice(0, 64)}' is not an event id.`, param);
   return value;
+}
+
+/** `created[gt|gte|lt|lte]` of the attempts list, each a Unix time (the wire carries int64). */
+export function createdRangeOf(range: { gt?: bigint; gte?: bigint; lt?: bigint; lte?: bigint } | undefined): CreatedRange {
+  const out: CreatedRange = {};
+  for (const key of ["gt", "gte", "lt", "lte"] as const) {
+    const value = range?.[key];
+    if (value !== undefined) out[key] = Number(value);
+  }
+  return out;
 }
 
 /** The attempt status filter: empty is none. */

@@ -2,6 +2,7 @@ import { Link, Outlet, useRouter } from "@tanstack/react-router";
 import { useEffect, useRef } from "react";
 import { describeKey, storedKey } from "../session";
 import { SignInPage } from "../pages/SignIn";
+import { JumpBox } from "../components/JumpBox";
 import { useAuth } from "./auth";
 
 const NAV = [
@@ -12,6 +13,7 @@ const NAV = [
   { to: "/jobs", label: "Jobs" },
   { to: "/files", label: "Files" },
   { to: "/request-logs", label: "Request logs" },
+  { to: "/keys", label: "API keys" },
 ] as const;
 
 /** Moves the keyboard's focus to the main region. */
@@ -73,6 +75,7 @@ export function Layout() {
       </a>
       <header className="topbar">
         <span className="brand">rms dashboard</span>
+        <JumpBox />
         <span className={`mode mode-${mode}`}>{mode === "live" ? "Live mode" : "Test mode"}</span>
         <span className="key-kind">
           {kind} key{readOnly ? " · read-only" : ""}
@@ -93,7 +96,15 @@ export function Layout() {
         </ul>
       </nav>
       <main id="main" className="content" tabIndex={-1}>
-        {auth.scopes === null ? (
+        {auth.scopes === null && auth.probeFailure ? (
+          <div className="notice notice-error" role="alert">
+            <p className="notice-title">Could not check what this key may do</p>
+            <p>{auth.probeFailure}</p>
+            <button type="button" onClick={() => auth.retryProbe()}>
+              Try again
+            </button>
+          </div>
+        ) : auth.scopes === null ? (
           <p className="loading" role="status">
             Checking what this key may do…
           </p>

@@ -22,12 +22,15 @@ export function DataTable<Row>({
   rows,
   rowKey = (row) => (row as { id: string }).id,
   detail,
+  rowClass,
 }: {
   caption: string;
   columns: readonly Column<Row>[];
   rows: readonly Row[];
   rowKey?: (row: Row) => string;
   detail?: (row: Row) => ReactNode | null;
+  /** A class for a row (a failing endpoint's is marked). */
+  rowClass?: (row: Row) => string | undefined;
 }) {
   return (
     <div className="table-wrap">
@@ -47,10 +50,11 @@ export function DataTable<Row>({
             const more = detail?.(row) ?? null;
             return (
               <Fragment key={rowKey(row)}>
-                <tr className={more === null ? undefined : "has-detail"}>
+                <tr className={[more === null ? "" : "has-detail", rowClass?.(row) ?? ""].join(" ").trim() || undefined}>
                   {columns.map((c) => (
                     <td key={c.header} className={c.className} data-label={c.header}>
-                      {c.cell(row)}
+                      {/* One box for the cell's content: stacked, a cell is a grid of its heading and this. */}
+                      <div className="cell">{c.cell(row)}</div>
                     </td>
                   ))}
                 </tr>

@@ -2,7 +2,9 @@ import type { UseQueryResult } from "@tanstack/react-query";
 import { type ReactNode, useState } from "react";
 import { type Column, DataTable } from "./DataTable";
 import { ErrorNotice } from "./ErrorNotice";
-import { ActionForm, Loading, Options, ScopeNote, Section } from "./ui";
+import { usePageTitle } from "../lib/title";
+import { PageHeader, useDisclosure } from "./Disclosure";
+import { ActionForm, Loading, ScopeNote, Section } from "./ui";
 
 /** One filter of a list page: a text box, a day or a choice; its value lives in the page's URL. */
 export interface FilterField {
@@ -11,8 +13,8 @@ export interface FilterField {
   /** The control's id (its label points at it); `<idPrefix>-<name>` unless given. */
   readonly id?: string;
   readonly kind?: "text" | "date" | "select";
-  /** A select's choices, after its empty choice. */
-  readonly options?: readonly string[];
+  /** A select's choices, after its empty choice: a value that is its own label, or a value and its label. */
+  readonly options?: readonly (string | { readonly value: string; readonly label: string })[];
   /** The label of a select's empty choice. */
   readonly anyLabel?: string;
   readonly placeholder?: string;
@@ -54,7 +56,9 @@ interface ListData<Row> {
 
 export interface ListPageProps<Row extends { id: string }, Data extends ListData<Row>> {
   readonly title: string;
-  /** Sections above the filters (forms that create). */
+  /** Buttons beside the page's heading ("New ..."); the Filters button joins them for a form of filters. */
+  readonly actions?: ReactNode;
+  /** Sections above the filters (the forms the actions open). */
   readonly children?: ReactNode;
   /** Shown instead of the filters and the list (the server lacks the API). */
   readonly unavailable?: ReactNode;
@@ -74,12 +78,28 @@ export interface ListPageProps<Row extends { id: string }, Data extends ListData
     readonly columns: readonly Column<Row>[];
     readonly empty: string;
     readonly pager: (page: Data) => readonly PagerButton[];
+    /** Beside the list's heading (a live tail's switch). */
+    readonly actions?: ReactNode;
+    /** A class for a row. */
+    readonly rowClass?: (row: Row) => string | undefined;
   };
 }
 
 /** A list page: its filters (described, not written out), the list's table, by cursor, and its pager. */
-export function ListPage<Row extends { id: string }, Data extends ListData<Row>>({ title, children, unavailable, filters, values, onFilter, list }: ListPageProps<Row, Data>) {
+export function ListPage<Row extends { id: string }, Data extends ListData<Row>>({
+  title,
+  actions,
+  children,
+  unavailable,
+  filters,
+  values,
+  onFilter,
+  list,
+}: ListPageProps<Row, Data>) {
   const { query, reason } = list;
+  usePageTitle(title);
+  // The filters' form is out of the way until asked for, and open when the URL holds filters already.
+  const filtering = useDisclosure(Object.keys(values).length > 0);
   const inline = filters.apply === "change" && (
     <div className="form form-inline">
       <FilterFields spec={filters} values={values} onChange={(name, value) => onFilter(applied({ ...values, [name]: value }))} />
@@ -87,19 +107,22 @@ export function ListPage<Row extends { id: string }, Data extends ListData<Row>>
   );
   return (
     <div>
-      <h1>{title}</h1>
+      <PageHeader title={title}>
+        {actions}
+        {filters.apply === "submit" && !unavailable && filtering.button("Filters")}
+      </PageHeader>
       {children}
       {unavailable ?? (
         <>
-          {filters.apply === "submit" && <FilterForm spec={filters} values={values} onFilter={onFilter} />}
-          <Section title={list.title}>
+          {filters.apply === "submit" && filtering.body(<FilterForm spec={filters} values={values} onFilter={onFilter} />)}
+          <Section title={list.title} actions={list.actions}>
             <ScopeNote reason={reason ?? null} />
             {inline}
             {query.isPending && !reason && <Loading what={list.what} />}
             <ErrorNotice error={query.error} />
             {query.data && (
               <>
-                <DataTable caption={list.caption} columns={list.columns} rows={query.data.data} />
+                <DataTable caption={list.caption} columns={list.columns} rows={query.data.data} rowClass={list.rowClass} />
                 {query.data.data.length === 0 && <p className="empty">{list.empty}</p>}
                 <Pager buttons={list.pager(query.data)} />
               </>
@@ -153,7 +176,17 @@ function FilterFields({ spec, values, onChange }: { spec: FilterSpec; values: Fi
         {field.kind === "select" ? (
           <select id={id} value={value} onChange={(e) => onChange(field.name, e.target.value)}>
             <option value="">{field.anyLabel ?? "Any"}</option>
-            <Options values={field.options ?? []} />
+            {(field.options ?? []).map((option) =>
+              typeof option === "string" ? (
+                <option key={option} value={option}>
+                  {option}
+                </option>
+              ) : (
+                <option key={option.value} value={option.value}>
+                  {option.label}
+                </option>
+              ),
+            )}
           </select>
         ) : (
           <input id={id} type={field.kind === "date" ? "date" : undefined} value={value} placeholder={field.placeholder} onChange={(e) => onChange(field.name, e.target.value)} />
@@ -163,7 +196,7 @@ function FilterFields({ spec, values, onChange }: { spec: FilterSpec; values: Fi
   });
 }
 
-function Pager({ buttons }: { buttons: readonly PagerButton[] }) {
+export function Pager({ buttons }: { buttons: readonly PagerButton[] }) {
   return (
     <nav className="pager" aria-label="Pages">
       {buttons.map((b) => (

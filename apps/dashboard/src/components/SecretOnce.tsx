@@ -1,4 +1,4 @@
-import { CopyButton } from "./ui";
+import { CopyButton } from "./CopyButton";
 
 /** A new signing secret (or a v1a public key), shown once: the API never shows a secret again. */
 export function SecretOnce({ endpoint }: { endpoint: { id: string; secret?: string; public_key: string | null; signature_scheme: string } }) {

@@ -1,20 +1,10 @@
 import { type ComponentProps, type ReactNode, useEffect, useRef, useState } from "react";
+export { CopyButton } from "./CopyButton";
+export { JsonView as Json } from "./JsonView";
 import { useAuth } from "../app/auth";
 import { missingScopeReason } from "../lib/scopes";
-import { formatTime } from "../lib/time";
+import { formatUtc, localParts } from "../lib/time";
 import type { Scope } from "../session";
-
-/** Pretty-printed JSON, as text (no HTML from the data ever). */
-export function Json({ value, label }: { value: unknown; label: string }) {
-  return (
-    <section aria-label={label}>
-      {/* biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region must be reachable from the keyboard (axe: scrollable-region-focusable) */}
-      <pre className="json" tabIndex={0}>
-        {JSON.stringify(value, null, 2)}
-      </pre>
-    </section>
-  );
-}
 
 /** The reason a control needs a scope this key lacks, or null; the control is disabled and says why. */
 export function useScopeReason(scope: Scope): string | null {
@@ -54,12 +44,15 @@ export function Button({ busy = false, type = "button", onClick, ...props }: Com
  */
 export function ConfirmButton({
   label,
+  name,
   confirmLabel,
   onConfirm,
   disabled,
   busy,
 }: {
   label: string;
+  /** The first button's accessible name when its words alone are not enough (beginning with them). */
+  name?: string;
   confirmLabel: string;
   onConfirm: () => void;
   disabled?: boolean;
@@ -80,7 +73,7 @@ export function ConfirmButton({
   };
   if (!asking) {
     return (
-      <Button ref={first} className="danger" disabled={disabled} busy={busy} onClick={() => ask(true)}>
+      <Button ref={first} className="danger" disabled={disabled} busy={busy} aria-label={name} onClick={() => ask(true)}>
         {label}
       </Button>
     );
@@ -155,21 +148,28 @@ export function Section({ title, children, actions }: { title: string; children:
   );
 }
 
-export function StatusBadge({ status }: { status: string }) {
-  return <span className={`badge badge-${status.replace(/[^a-z_]/g, "")}`}>{status}</span>;
+/** An HTTP status, coloured by its class (2xx, 3xx, 4xx, 5xx); 404 and 429 have their own shade. */
+export function StatusCode({ status }: { status: number | null | undefined }) {
+  if (status === null || status === undefined) return <span className="status-code status-none">no response</span>;
+  const family = `${Math.floor(status / 100)}xx`;
+  return <span className={`status-code status-${family}${status === 404 || status === 429 ? ` status-${status}` : ""}`}>{status}</span>;
+}
+
+/** A status as a badge coloured by its name's class (`badge-failed`), showing `label` when given. */
+export function StatusBadge({ status, label }: { status: string; label?: string }) {
+  return <span className={`badge badge-${status.replace(/[^a-z_]/g, "")}`}>{label ?? status}</span>;
 }
 
 /**
- * A time as `formatTime` writes it, in a `<time>` whose date and clock each stay on one line: a narrow column
- * breaks it between the two, never inside the date.
+ * A time in local time (`formatTime`), its UTC time on hover (`title`), in a `<time>` whose date and clock each stay
+ * on one line: a narrow column breaks it between the two, never inside the date.
  */
 export function Time({ seconds }: { seconds: number | null | undefined }) {
-  const text = formatTime(seconds);
-  const space = text.indexOf(" ");
-  if (seconds === null || seconds === undefined || space < 0) return <span>{text}</span>;
+  const parts = localParts(seconds);
+  if (seconds === null || seconds === undefined || !parts) return <span>—</span>;
   return (
-    <time dateTime={new Date(seconds * 1000).toISOString()}>
-      <span className="nowrap">{text.slice(0, space)}</span> <span className="nowrap">{text.slice(space + 1)}</span>
+    <time dateTime={new Date(seconds * 1000).toISOString()} title={formatUtc(seconds)}>
+      <span className="nowrap">{parts.date}</span> <span className="nowrap">{parts.clock}</span>
     </time>
   );
 }
@@ -179,23 +179,5 @@ export function Loading({ what }: { what: string }) {
     <p className="loading" role="status">
       Loading {what}…
     </p>
-  );
-}
-
-/** Copies a value (a webhook secret) to the clipboard, saying so. */
-export function CopyButton({ value, label }: { value: string; label: string }) {
-  const [copied, setCopied] = useState(false);
-  return (
-    <button
-      type="button"
-      onClick={() => {
-        void navigator.clipboard?.writeText(value).then(
-          () => setCopied(true),
-          () => setCopied(false),
-        );
-      }}
-    >
-      {copied ? "Copied" : label}
-    </button>
   );
 }

@@ -6,8 +6,11 @@ import { ErrorNotice, NotAvailable } from "../components/ErrorNotice";
 import { IdLink } from "../components/IdLink";
 import type { Column } from "../components/DataTable";
 import { cursorPager, type FilterSpec, ListPage } from "../components/ListPage";
-import { Json, Loading, Section, Time } from "../components/ui";
+import { PageHeader } from "../components/Disclosure";
+import { JsonView } from "../components/JsonView";
+import { Loading, Section, Time } from "../components/ui";
 import { formatBytes, storageUse } from "../lib/progress";
+import { usePageTitle } from "../lib/title";
 import { DownloadButton } from "./JobDetail";
 
 type Purpose = Schemas["File"]["purpose"];
@@ -19,6 +22,12 @@ type StoredFile = Schemas["File"];
 
 const FILE_FILTERS: FilterSpec = { apply: "change", idPrefix: "fl", fields: [{ name: "purpose", label: "Purpose", kind: "select", options: PURPOSES }] };
 
+/** What a file holds, in words: its name, or what its purpose says it is. */
+export function fileLabel(file: Pick<StoredFile, "id" | "filename" | "purpose">): string {
+  if (file.filename) return file.filename;
+  return file.purpose === "resources_export" ? `the export ${file.id}` : file.purpose === "job_results" ? `the results ${file.id}` : file.id;
+}
+
 const FILE_COLUMNS: readonly Column<StoredFile>[] = [
   { header: "File", cell: (f) => <IdLink id={f.id} /> },
   { header: "Name", cell: (f) => f.filename ?? "—", className: "text" },
@@ -26,7 +35,7 @@ const FILE_COLUMNS: readonly Column<StoredFile>[] = [
   { header: "Size", cell: (f) => formatBytes(f.size) },
   { header: "Created", cell: (f) => <Time seconds={f.created} />, className: "when" },
   { header: "Expires", cell: (f) => <Time seconds={f.expires_at} />, className: "when" },
-  { header: "Download", cell: (f) => <DownloadButton fileId={f.id} /> },
+  { header: "Download", cell: (f) => <DownloadButton fileId={f.id} label="Download" name={`Download ${fileLabel(f)}`} /> },
 ];
 
 export function FilesPage() {
@@ -88,18 +97,23 @@ export function FileDetailPage() {
   const { id } = fileRoute.useParams();
   const auth = useAuth();
   const file = useQuery({ queryKey: ["file", id], queryFn: () => unwrap(auth.client.files.retrieve(id)) });
+  usePageTitle(id, file.data?.filename ?? "File");
   const missing = file.error instanceof ApiFailure && file.error.routeMissing ? file.error : null;
   return (
     <div>
-      <p className="crumbs">
-        <Link to="/files">Files</Link> / <code>{id}</code>
-      </p>
-      <h1>{file.data?.filename ?? "File"}</h1>
+      <PageHeader
+        title={file.data?.filename ?? "File"}
+        crumbs={
+          <>
+            <Link to="/files">Files</Link> / <code>{id}</code>
+          </>
+        }
+      />
       {missing ? <NotAvailable what="Files" error={missing} /> : <ErrorNotice error={file.error} />}
       {file.isPending && <Loading what="the file" />}
       {file.data && (
-        <Section title="Details" actions={<DownloadButton fileId={id} />}>
-          <Json value={file.data} label="The file as JSON" />
+        <Section title="Details" actions={<DownloadButton fileId={id} label={`Download ${fileLabel(file.data)}`} />}>
+          <JsonView value={file.data} label="The file as JSON" />
         </Section>
       )}
     </div>

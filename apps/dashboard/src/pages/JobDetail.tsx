@@ -1,19 +1,29 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { PageHeader } from "../components/Disclosure";
+import { JsonView } from "../components/JsonView";
+import { useLiveQuery } from "../lib/live";
+import { usePageTitle } from "../lib/title";
+import { JobStatus } from "./Jobs";
 import { getRouteApi, Link } from "@tanstack/react-router";
 import { useState } from "react";
 import { type Schemas, unwrap } from "../api/client";
 import { useAuth } from "../app/auth";
 import { ErrorNotice } from "../components/ErrorNotice";
 import { IdLink } from "../components/IdLink";
-import { Button, Json, Loading, ScopeNote, Section, StatusBadge, Time, useScopeReason } from "../components/ui";
+import { Button, Loading, ScopeNote, Section, Time, useScopeReason } from "../components/ui";
 import { downloadFile } from "../lib/download";
 import { isFinished, progressView } from "../lib/progress";
 import { type Column, DataTable } from "../components/DataTable";
 
 const route = getRouteApi("/jobs/$id");
 
+/** Where an item is: an import's row by its line in the file (1-based, the header counted), a bulk job's match by its number. */
+export function itemPlace(error: Pick<Schemas["JobItemError"], "index"> & { readonly line?: number | undefined }): string {
+  return error.line !== undefined ? `line ${error.line}` : `match ${error.index + 1}`;
+}
+
 const ITEM_ERROR_COLUMNS: readonly Column<Schemas["JobItemError"]>[] = [
-  { header: "Item", cell: (e) => e.index },
+  { header: "Where", cell: (e) => itemPlace(e) },
   { header: "Resource", cell: (e) => <IdLink id={e.id} /> },
   { header: "Code", cell: (e) => <code>{e.code}</code> },
   { header: "Parameter", cell: (e) => e.param ?? "—", className: "text" },
@@ -25,12 +35,13 @@ export function JobDetailPage() {
   const auth = useAuth();
   const queryClient = useQueryClient();
   const writeReason = useScopeReason("jobs:write");
-  const job = useQuery({
+  const job = useLiveQuery("job", {
     queryKey: ["job", id],
-    // Live while unfinished: once a second, only while the tab is visible (TanStack Query pauses hidden tabs).
-    refetchInterval: (q) => (q.state.data && isFinished(q.state.data.status) ? false : 1_000),
+    // Live while unfinished, only while the tab is visible.
+    live: (data) => !(data && isFinished(data.status)),
     queryFn: () => unwrap(auth.client.jobs.retrieve(id)),
   });
+  usePageTitle(id, job.data ? `${job.data.type} job` : "Job");
   const finished = job.data ? isFinished(job.data.status) : false;
   const errors = useQuery({
     queryKey: ["job-errors", id, finished],
@@ -48,25 +59,30 @@ export function JobDetailPage() {
   const view = data ? progressView(data) : null;
   const result = (data?.result ?? null) as Record<string, unknown> | null;
   const params = (data?.params ?? null) as Record<string, unknown> | null;
-  const named: [string, unknown][] = [
-    ["input", params?.["file"]],
-    ["export", result?.["file"]],
-    ["results, one line per item", result?.["results_file"]],
+  const format = typeof params?.["format"] === "string" ? ` (${String(params["format"]).toUpperCase()})` : "";
+  const named: [string, string, unknown][] = [
+    ["The file imported", "Download the imported file", params?.["file"]],
+    ["The export", `Download the export${format}`, result?.["file"]],
+    ["The results, one line per item", "Download the results", result?.["results_file"]],
   ];
-  const files = named.filter((f): f is [string, string] => typeof f[1] === "string");
+  const files = named.filter((f): f is [string, string, string] => typeof f[2] === "string");
   return (
     <div>
-      <p className="crumbs">
-        <Link to="/jobs">Jobs</Link> / <code>{id}</code>
-      </p>
-      <h1>{data ? `${data.type} job` : "Job"}</h1>
+      <PageHeader
+        title={data ? `${data.type} job` : "Job"}
+        crumbs={
+          <>
+            <Link to="/jobs">Jobs</Link> / <code>{id}</code>
+          </>
+        }
+      />
       {job.isPending && <Loading what="the job" />}
       <ErrorNotice error={job.error} />
       {data && view && (
         <>
           <Section title="Progress">
             <p>
-              <StatusBadge status={data.status} /> {data.cancel_requested_at && !finished && <span>cancel requested, stopping at the next checkpoint</span>}
+              <JobStatus job={data} /> {data.cancel_requested_at && !finished && <span>cancel requested, stopping at the next checkpoint</span>}
             </p>
             <div className="progress-line">
               {view.percent === null ? <progress aria-label="Job progress" /> : <progress aria-label="Job progress" max={100} value={view.percent} />}
@@ -110,10 +126,10 @@ export function JobDetailPage() {
           </Section>
           {files.length > 0 && (
             <Section title="Files">
-              <ul>
-                {files.map(([what, fileId]) => (
+              <ul className="plain-list">
+                {files.map(([what, action, fileId]) => (
                   <li key={fileId}>
-                    {what}: <IdLink id={fileId} /> <DownloadButton fileId={fileId} />
+                    {what}: <IdLink id={fileId} /> <DownloadButton fileId={fileId} label={action} />
                   </li>
                 ))}
               </ul>
@@ -124,11 +140,14 @@ export function JobDetailPage() {
             {!errors.data && !errors.error && <p className="empty">None so far.</p>}
             <ErrorNotice error={errors.error} />
             {errors.data && errors.data.data.length > 0 && (
-              <DataTable caption={`Errors of ${id}`} columns={ITEM_ERROR_COLUMNS} rows={errors.data.data} rowKey={(e) => `${e.index}-${e.code}`} />
+              <>
+                <p className="help">{data.type === "resources.import" ? "By the line of the file (the first line is 1; a CSV's header is line 1)." : "By match, in id order."}</p>
+                <DataTable caption={`Errors of ${id}`} columns={ITEM_ERROR_COLUMNS} rows={errors.data.data} rowKey={(e) => `${e.index}-${e.code}`} />
+              </>
             )}
           </Section>
           <Section title="The job as JSON">
-            <Json value={data} label="The job's fields" />
+            <JsonView value={data} label="The job's fields" openDepth={1} />
           </Section>
         </>
       )}
@@ -136,14 +155,22 @@ export function JobDetailPage() {
   );
 }
 
-export function DownloadButton({ fileId }: { fileId: string }) {
+/** Downloads a file under the name the API gives it; `label` says what it holds ("Download the export (CSV)"). */
+export function DownloadButton({ fileId, label, name }: { fileId: string; label: string; name?: string }) {
   const auth = useAuth();
   const reason = useScopeReason("files:read");
   const [error, setError] = useState<unknown>(null);
   return (
     <>
-      <button type="button" disabled={!!reason} title={reason ?? undefined} onClick={() => void downloadFile(auth.client, fileId, fileId).then(() => setError(null), setError)}>
-        Download
+      <button
+        type="button"
+        className="secondary small"
+        disabled={!!reason}
+        aria-label={name}
+        title={reason ?? undefined}
+        onClick={() => void downloadFile(auth.client, fileId, fileId).then(() => setError(null), setError)}
+      >
+        {label}
       </button>
       <ErrorNotice error={error} />
     </>

@@ -1,4 +1,4 @@
-import { keepPreviousData, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { keepPreviousData, useMutation, useQueryClient } from "@tanstack/react-query";
 import { getRouteApi, useNavigate } from "@tanstack/react-router";
 import { type ChangeEvent, type Dispatch, type SetStateAction, useRef, useState } from "react";
 import { type Job, unwrap } from "../api/client";
@@ -9,7 +9,9 @@ import { IdLink } from "../components/IdLink";
 import type { Column } from "../components/DataTable";
 import { cursorPager, type FilterSpec, ListPage } from "../components/ListPage";
 import { ActionForm, Button, Options, ScopeNote, Section, StatusBadge, Time, useScopeReason } from "../components/ui";
+import { useDisclosure } from "../components/Disclosure";
 import { uploadFile } from "../lib/download";
+import { useLiveQuery } from "../lib/live";
 import { RESOURCE_STATUSES, type ResourceStatus } from "../lib/filters";
 import { INLINE_IMPORT_MAX, itemsOfFile } from "../lib/import-file";
 import { parseMetadataText } from "../lib/metadata";
@@ -28,10 +30,22 @@ const JOB_FILTERS: FilterSpec = {
   ],
 };
 
+/** A job's status as the pages say it: a job that finished with failed rows says so, not a plain "succeeded". */
+export function JobStatus({ job }: { job: Pick<Job, "status" | "progress"> }) {
+  if (job.status === "succeeded" && job.progress.failed > 0) {
+    return (
+      <span className="badge badge-partial">
+        succeeded with {job.progress.failed.toLocaleString("en-US")} error{job.progress.failed === 1 ? "" : "s"}
+      </span>
+    );
+  }
+  return <StatusBadge status={job.status} />;
+}
+
 const JOB_COLUMNS: readonly Column<Job>[] = [
   { header: "Job", cell: (j) => <IdLink id={j.id} /> },
   { header: "Type", cell: (j) => j.type },
-  { header: "Status", cell: (j) => <StatusBadge status={j.status} /> },
+  { header: "Status", cell: (j) => <JobStatus job={j} /> },
   { header: "Progress", cell: (j) => progressView(j).label },
   { header: "Created", cell: (j) => <Time seconds={j.created} />, className: "when" },
 ];
@@ -47,18 +61,30 @@ export function JobsPage() {
     ...(search.type ? { type: search.type as Job["type"] } : {}),
     ...(search.after ? { starting_after: search.after } : search.before ? { ending_before: search.before } : {}),
   };
-  const jobs = useQuery({
+  // The first page follows new jobs (one started elsewhere appears) and the progress of running ones; an older page
+  // follows only while one of its jobs runs.
+  const first = !search.after && !search.before;
+  const jobs = useLiveQuery(first ? "jobs" : "job", {
     queryKey: ["jobs", search],
     enabled: reason === null,
     placeholderData: keepPreviousData,
-    // While a job on the page is unfinished, its progress updates every second (only while the tab is visible).
-    refetchInterval: (q) => (q.state.data?.data.some((j) => j.status === "queued" || j.status === "running") ? 1_000 : false),
+    live: (data) => first || (data?.data.some((j) => j.status === "queued" || j.status === "running") ?? false),
     queryFn: () => unwrap(client.jobs.list(query)),
   });
+  const bulk = useDisclosure();
+  const importing = useDisclosure();
+  const exporting = useDisclosure();
   const base = { ...(search.status ? { status: search.status } : {}), ...(search.type ? { type: search.type } : {}) };
   return (
     <ListPage
       title="Jobs"
+      actions={
+        <>
+          {bulk.button("Bulk update or delete")}
+          {importing.button("Import")}
+          {exporting.button("Export")}
+        </>
+      }
       filters={JOB_FILTERS}
       values={base}
       onFilter={(values) => void navigate({ search: values })}
@@ -73,9 +99,9 @@ export function JobsPage() {
         pager: (page) => cursorPager(search, page, (cursor) => void navigate({ search: { ...base, ...cursor } }), false),
       }}
     >
-      <BulkJob />
-      <ImportJob />
-      <ExportJob />
+      {bulk.body(<BulkJob />)}
+      {importing.body(<ImportJob />)}
+      {exporting.body(<ExportJob />)}
     </ListPage>
   );
 }

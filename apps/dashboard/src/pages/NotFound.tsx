@@ -1,6 +1,8 @@
 import { Link } from "@tanstack/react-router";
+import { usePageTitle } from "../lib/title";
 
 export function NotFoundPage() {
+  usePageTitle("No such page");
   return (
     <div>
       <h1>No such page</h1>

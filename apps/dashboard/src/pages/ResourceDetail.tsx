@@ -5,7 +5,11 @@ import { type Event, type Resource, unwrap } from "../api/client";
 import { useAuth } from "../app/auth";
 import { ErrorNotice } from "../components/ErrorNotice";
 import { IdLink } from "../components/IdLink";
-import { ActionForm, Button, ConfirmButton, Json, Loading, Options, ScopeNote, Section, StatusBadge, Time, useScopeReason } from "../components/ui";
+import { PageHeader, useDisclosure } from "../components/Disclosure";
+import { JsonView } from "../components/JsonView";
+import { ActionForm, Button, ConfirmButton, Loading, Options, ScopeNote, Section, StatusBadge, Time, useScopeReason } from "../components/ui";
+import { useLiveQuery } from "../lib/live";
+import { usePageTitle } from "../lib/title";
 import { RESOURCE_STATUSES } from "../lib/filters";
 import { metadataChange, metadataText, parseMetadataText } from "../lib/metadata";
 import { type Column, DataTable } from "../components/DataTable";
@@ -16,16 +20,25 @@ export function ResourceDetailPage() {
   const { id } = route.useParams();
   const { client } = useAuth();
   const resource = useQuery({ queryKey: ["resource", id], queryFn: () => unwrap(client.resources.retrieve(id)) });
+  const edit = useDisclosure();
+  usePageTitle(id, resource.data?.name ?? "Resource");
   return (
     <div>
-      <p className="crumbs">
-        <Link to="/resources">Resources</Link> / <code>{id}</code>
-      </p>
-      <h1>{resource.data ? resource.data.name : "Resource"}</h1>
+      <PageHeader
+        title={resource.data ? resource.data.name : "Resource"}
+        crumbs={
+          <>
+            <Link to="/resources">Resources</Link> / <code>{id}</code>
+          </>
+        }
+      >
+        {resource.data && edit.button("Edit")}
+      </PageHeader>
       {resource.isPending && <Loading what="the resource" />}
       <ErrorNotice error={resource.error} />
       {resource.data && (
         <>
+          {edit.body(<EditResource resource={resource.data} />)}
           <Section title="Details">
             <dl className="details">
               <dt>Id</dt>
@@ -41,9 +54,8 @@ export function ResourceDetailPage() {
                 <Time seconds={resource.data.created} />
               </dd>
             </dl>
-            <Json value={resource.data} label="The resource as JSON" />
+            <JsonView value={resource.data} label="The resource as JSON" openDepth={1} />
           </Section>
-          <EditResource resource={resource.data} />
         </>
       )}
       <ResourceEvents id={id} />
@@ -120,11 +132,10 @@ const RESOURCE_EVENT_COLUMNS: readonly Column<Event>[] = [
 function ResourceEvents({ id }: { id: string }) {
   const { client } = useAuth();
   const reason = useScopeReason("events:read");
-  const events = useQuery({
+  // An event is listed within about a second of its change: the list follows on its own while the tab is visible.
+  const events = useLiveQuery("events", {
     queryKey: ["resource-events", id],
     enabled: reason === null,
-    // An event is listed within about a second of its change: the list follows on its own while the tab is visible.
-    refetchInterval: 2_000,
     queryFn: () => unwrap(client.events.list({ object: id, limit: 100 })),
   });
   const sorted = [...(events.data?.data ?? [])].sort((a, b) => a.sequence - b.sequence);

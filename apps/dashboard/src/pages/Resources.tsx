@@ -3,6 +3,7 @@ import { getRouteApi, Link, useNavigate } from "@tanstack/react-router";
 import { useState } from "react";
 import { type Resource, unwrap } from "../api/client";
 import { useAuth } from "../app/auth";
+import { useDisclosure } from "../components/Disclosure";
 import { ErrorNotice } from "../components/ErrorNotice";
 import { IdLink } from "../components/IdLink";
 import type { Column } from "../components/DataTable";
@@ -74,11 +75,13 @@ export function ResourcesPage() {
   });
 
   const setFilters = (next: ResourceFilters) => void navigate({ search: next });
+  const create = useDisclosure();
   const { q: _q, ...listFilters } = firstPage(filters);
 
   return (
     <ListPage
       title="Resources"
+      actions={create.button("New resource")}
       filters={{ ...RESOURCE_FILTERS, after: (draft) => <SearchForm draft={draft as ResourceFilters} initial={filters.q ?? ""} onSearch={setFilters} /> }}
       values={listFilters}
       onFilter={(values) => setFilters(values as ResourceFilters)}
@@ -93,7 +96,7 @@ export function ResourcesPage() {
         pager: (data) => pagerButtons(filters, data, searching, setFilters),
       }}
     >
-      <CreateResource />
+      {create.body(<CreateResource />)}
     </ListPage>
   );
 }
@@ -146,7 +149,7 @@ function CreateResource() {
     },
   });
   return (
-    <Section title="Create a resource">
+    <Section title="New resource">
       <ScopeNote reason={reason} />
       <ActionForm label="Create a resource" busy={create.isPending} onSubmit={() => create.mutate()}>
         <div className="field">

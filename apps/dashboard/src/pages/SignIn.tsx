@@ -1,5 +1,6 @@
 import { useState, type FormEvent } from "react";
 import { useAuth } from "../app/auth";
+import { usePageTitle } from "../lib/title";
 import { looksLikeKey } from "../session";
 
 /** Sign-in: paste a key, or open a link from `rms dashboard` / `POST /v1/dashboard_sessions`. */
@@ -8,6 +9,7 @@ export function SignInPage() {
   const [key, setKey] = useState("");
   const [problem, setProblem] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
+  usePageTitle("Sign in");
 
   const submit = async (event: FormEvent) => {
     event.preventDefault();

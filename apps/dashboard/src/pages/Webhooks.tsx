@@ -1,25 +1,18 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
-import { unwrap, type WebhookEndpoint } from "../api/client";
+import { unwrap } from "../api/client";
 import { useAuth } from "../app/auth";
+import { PageHeader, useDisclosure } from "../components/Disclosure";
+import { EndpointHealthTable } from "../components/EndpointHealth";
 import { ErrorNotice } from "../components/ErrorNotice";
-import { IdLink } from "../components/IdLink";
 import { SecretOnce } from "../components/SecretOnce";
-import { ActionForm, Button, Loading, ScopeNote, Section, StatusBadge, Time, useScopeReason } from "../components/ui";
+import { ActionForm, Button, Loading, ScopeNote, Section, useScopeReason } from "../components/ui";
+import { usePageTitle } from "../lib/title";
 import { EVENT_TYPES } from "./Events";
-import { type Column, DataTable } from "../components/DataTable";
 
 type EnabledEvent = "*" | (typeof EVENT_TYPES)[number];
 
-const ENDPOINT_COLUMNS: readonly Column<WebhookEndpoint>[] = [
-  { header: "Endpoint", cell: (w) => <IdLink id={w.id} /> },
-  { header: "URL", cell: (w) => w.url, className: "text" },
-  { header: "Events", cell: (w) => w.enabled_events.join(", "), className: "text" },
-  { header: "Scheme", cell: (w) => w.signature_scheme },
-  { header: "Status", cell: (w) => <StatusBadge status={w.status} /> },
-  { header: "Created", cell: (w) => <Time seconds={w.created} />, className: "when" },
-];
-
+/** The endpoints with their delivery health, failing ones first; a new one behind "New endpoint". */
 export function WebhooksPage() {
   const { client } = useAuth();
   const reason = useScopeReason("webhooks:write");
@@ -28,15 +21,17 @@ export function WebhooksPage() {
     enabled: reason === null,
     queryFn: () => unwrap(client.webhookEndpoints.list({ limit: 100 })),
   });
+  const create = useDisclosure();
+  usePageTitle("Webhook endpoints");
   return (
     <div>
-      <h1>Webhook endpoints</h1>
+      <PageHeader title="Webhook endpoints">{reason === null && create.button("New endpoint")}</PageHeader>
       <ScopeNote reason={reason ? `${reason} Every webhook endpoint operation needs it, reading included.` : null} />
-      {reason === null && <CreateEndpoint />}
-      <Section title="Endpoints (at most 16 per mode)">
+      {reason === null && create.body(<CreateEndpoint />)}
+      <Section title="Endpoints and their delivery health (at most 16 per mode)">
         {endpoints.isPending && reason === null && <Loading what="endpoints" />}
         <ErrorNotice error={endpoints.error} />
-        {endpoints.data && <DataTable caption="Webhook endpoints" columns={ENDPOINT_COLUMNS} rows={endpoints.data.data} />}
+        {endpoints.data && endpoints.data.data.length > 0 && <EndpointHealthTable endpoints={endpoints.data.data} caption="Webhook endpoints and their delivery health" />}
         {endpoints.data && endpoints.data.data.length === 0 && <p className="empty">No endpoints yet.</p>}
       </Section>
     </div>
@@ -63,7 +58,7 @@ function CreateEndpoint() {
     else setEvents((current) => (on ? [...current.filter((t) => t !== "*"), type] : current.filter((t) => t !== type)));
   };
   return (
-    <Section title="Add an endpoint">
+    <Section title="New endpoint">
       <ActionForm label="Add a webhook endpoint" inline={false} busy={create.isPending} onSubmit={() => create.mutate()}>
         <label htmlFor="w-url">URL (https)</label>
         <input id="w-url" type="url" required value={url} placeholder="https://example.com/webhooks" onChange={(e) => setUrl(e.target.value)} />

@@ -1,4 +1,5 @@
 import type { EventPayload, KeylessRoute, Operation } from "./operation.js";
+import { API_KEY_OPERATIONS } from "./api-keys/index.js";
 import { DASHBOARD_SESSION_OPERATIONS } from "./dashboard-sessions/create.js";
 import { EVENT_OPERATIONS } from "./events/index.js";
 import { EventObject } from "./events/objects.js";
@@ -18,6 +19,7 @@ export const OPERATIONS: readonly Operation[] = [
   ...FILE_OPERATIONS,
   ...REQUEST_LOG_OPERATIONS,
   ...DASHBOARD_SESSION_OPERATIONS,
+  ...API_KEY_OPERATIONS,
 ];
 
 /** Paths served without a key, besides the API description itself. */

@@ -122,6 +122,8 @@ export interface Operation {
   readonly timeoutMs?: number;
   /** Only a secret key may run it (a dashboard session), whatever scopes a restricted key holds. */
   readonly secretKeyOnly?: boolean;
+  /** With `secretKeyOnly`: a dashboard session's key may run it too (the account's keys page lists them). */
+  readonly orDashboardSession?: boolean;
   /** Its SDK method when the naming rules (client-names.ts) would name it badly (`addPart` for POST /v1/uploads/:id/parts). */
   readonly clientMethod?: string;
   /** Checks the request and makes the one core call it stands for (throws ApiError on bad input). */
@@ -205,6 +207,8 @@ interface DescriptionSpec<O> {
   readonly timeoutMs?: number;
   /** Only a secret key may run it, whatever scopes a restricted key holds. */
   readonly secretKeyOnly?: boolean;
+  /** With `secretKeyOnly`: a dashboard session's key may run it too. */
+  readonly orDashboardSession?: boolean;
   /** Its SDK method, when the naming rules (client-names.ts) would name it badly. */
   readonly clientMethod?: string;
 }
@@ -230,6 +234,7 @@ function described<O>(spec: DescriptionSpec<O>): Omit<Operation, "prepare" | "st
     ...(spec.bodyParameterLimit !== undefined ? { bodyParameterLimit: spec.bodyParameterLimit } : {}),
     ...(spec.timeoutMs !== undefined ? { timeoutMs: spec.timeoutMs } : {}),
     ...(spec.secretKeyOnly ? { secretKeyOnly: true } : {}),
+    ...(spec.orDashboardSession ? { orDashboardSession: true } : {}),
     ...(spec.clientMethod ? { clientMethod: spec.clientMethod } : {}),
   };
 }
@@ -281,7 +286,7 @@ export function withVariant(operation: Operation, variant: Operation, flag: stri
 }
 
 /** A read the gateway answers from its own stores (the request logs), as its route file writes it. */
-export interface LocalOperationSpec<R, O> extends Omit<DescriptionSpec<O>, "bodyParameterLimit" | "timeoutMs" | "secretKeyOnly" | "clientMethod"> {
+export interface LocalOperationSpec<R, O> extends Omit<DescriptionSpec<O>, "bodyParameterLimit" | "timeoutMs" | "secretKeyOnly" | "orDashboardSession" | "clientMethod"> {
   readonly method: "GET";
   /** Checks the request (throws ApiError on bad input) and returns the read it stands for. */
   read(input: OperationInput): (stores: LocalStores) => Promise<R>;

@@ -66,7 +66,12 @@ async function runAuthenticated(operation: Operation, deps: RunDeps, auth: Authe
     deps.logger.warn({ request_id: requestId, err: cause instanceof Error ? cause.message : String(cause) }, "rate limiter unavailable: answered 503"),
   );
   authorize(principal, operation.scope);
-  if (operation.secretKeyOnly && principal.kind !== KeyKind.SECRET) throw new ApiError("insufficient_scope", "Only a secret key (sk_...) may do this.");
+  if (operation.secretKeyOnly && principal.kind !== KeyKind.SECRET && !(operation.orDashboardSession && principal.dashboardSession)) {
+    throw new ApiError(
+      "insufficient_scope",
+      operation.orDashboardSession ? "Only a secret key (sk_...) or a dashboard session's key may do this." : "Only a secret key (sk_...) may do this.",
+    );
+  }
   if (operation.stream) return runStream(operation, operation.stream, deps, auth, req, res);
 
   // parse
@@ -128,6 +133,7 @@ async function runStream(operation: Operation, stream: StreamSpec, deps: RunDeps
   const key = operation.method === "POST" ? idempotencyKeyOf(req.headers) : undefined;
   const params = operation.method === "GET" ? await requestParams(req, operation.bodyParameterLimit) : (Object.create(null) as Record<string, unknown>);
   rejectUnknown(params, operation.params);
+  if (operation.method === "GET") rejectEmptyValues(params);
   const metadata = { [REQUEST_ID_METADATA]: requestIdOf(res), ...presentedKeyMetadata(auth) };
   try {
     await stream.handle(

@@ -288,3 +288,12 @@ exec:
 {{ toYaml . }}
 {{- end }}
 {{- end }}
+
+{{/* One pod at a time (docs/operations.md, "Upgrade"): a new pod is added, and an old one stopped only once the new one is ready */}}
+{{- define "rms.rollingUpdate" -}}
+strategy:
+  type: RollingUpdate
+  rollingUpdate:
+    maxSurge: 1
+    maxUnavailable: 0
+{{- end }}

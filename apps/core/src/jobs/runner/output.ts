@@ -15,9 +15,17 @@ function tenantOf(run: JobRun): Tenant {
   return { account: run.job.account, livemode: run.job.livemode };
 }
 
+/**
+ * The name an output file is stored and downloaded under: named after its job and for what it holds
+ * (`job_..._results.jsonl`, `resources_export_job_....csv`), so a folder of downloads says which is which.
+ */
+export function outputFilename(job: string, purpose: OutputPurpose, format: RowFormat): string {
+  return purpose === "job_results" ? `${job}_results.${format}` : `resources_export_${job}.${format}`;
+}
+
 /** The job's output of `purpose` (the same file on every call and every worker: its id derives from the job). */
 export function outputOf(run: JobRun, purpose: OutputPurpose, format: RowFormat): JobOutput {
-  return run.files.output(tenantOf(run), run.job._id, purpose, format);
+  return run.files.output(tenantOf(run), run.job._id, purpose, format, outputFilename(run.job._id, purpose, format));
 }
 
 /**

@@ -38,9 +38,11 @@ it("upload CSV -> import -> results file download: each row's outcome by line, e
   expect(job).toMatchObject({ status: "succeeded", progress: { total: 4, processed: 4, failed: 1, skipped: 0 }, result: { created: 3 } });
   expect(job.result.errors).toEqual([{ index: 2, line: 4, id: null, code: "parameter_missing", param: "name", message: expect.any(String) }]);
   const results = await ctx.stack.api.get(`/v1/files/${job.result.results_file}`, { key: ctx.key });
-  expect(results.json).toMatchObject({ purpose: "job_results", type: "jsonl" });
+  // Named after its job, so a download says which job's results it holds.
+  expect(results.json).toMatchObject({ purpose: "job_results", type: "jsonl", filename: `${job.id}_results.jsonl` });
   const download = await ctx.stack.api.get(`/v1/files/${job.result.results_file}/contents`, { key: ctx.key });
   expect(download.status).toBe(200);
+  expect(download.headers["content-disposition"]).toContain(`filename="${job.id}_results.jsonl"`);
   expect(sha256(download.text)).toBe(results.json.sha256);
   const lines = download.text
     .trim()
@@ -88,7 +90,7 @@ it("export (JSONL and CSV) -> download: every resource once, and the bytes hash 
     )) as Json;
     expect(job.result).toMatchObject({ exported: 25, file: expect.stringMatching(/^file_/) });
     const file = (await ctx.stack.api.get(`/v1/files/${job.result.file}`, { key: own })).json as Json;
-    expect(file).toMatchObject({ purpose: "resources_export", type: format });
+    expect(file).toMatchObject({ purpose: "resources_export", type: format, filename: `resources_export_${job.id}.${format}` });
     const download = await ctx.stack.api.get(`/v1/files/${file.id}/contents`, { key: own });
     expect(download.status).toBe(200);
     expect(Buffer.byteLength(download.text)).toBe(file.size);

@@ -1,6 +1,7 @@
 import { ATTEMPT_STATUSES, exampleId } from "@rms/proto";
 import { optionalEnum, optionalString } from "../../http/params.js";
-import { idSchema, pageParams, pageRequest } from "../../schema/params.js";
+import { CREATED_RANGE_PARAM, idSchema, pageParams, pageRequest } from "../../schema/params.js";
+import { createdParam } from "../events/filters.js";
 import { defineOperation } from "../operation.js";
 import { WebhookAttemptListObject } from "./attempt-objects.js";
 import { ENDPOINT_ID_PATH } from "./objects.js";
@@ -16,6 +17,14 @@ export const listWebhookAttempts = defineOperation({
     ...pageParams("wa", "attempt"),
     event: { example: exampleId("evt"), schema: idSchema("evt", "Only attempts of this event.") },
     status: { example: "failed", schema: { type: "string", enum: [...ATTEMPT_STATUSES], description: "Only attempts with this outcome." } },
+    created: {
+      ...CREATED_RANGE_PARAM,
+      schema: {
+        ...CREATED_RANGE_PARAM.schema,
+        description:
+          "Bounds on the attempt's time, Unix seconds (`created[gte]=...`): the time its id begins with, when the attempt was due (the time it was made, unless the endpoint's lane was behind). With any filter.",
+      },
+    },
   },
   success: { status: 200, description: "One page of attempts, newest first (kept 30 days).", object: WebhookAttemptListObject },
   errors: ["resource_missing", "limit_invalid", "parameter_invalid", "parameter_invalid_empty"],
@@ -26,7 +35,7 @@ export const listWebhookAttempts = defineOperation({
     // A malformed event id is core's to refuse (one rule, one place).
     const eventId = optionalString(params, "event") ?? "";
     const status = optionalEnum(params, "status", ATTEMPT_STATUSES) ?? "";
-    return { tenant, webhookEndpointId: path["id"] ?? "", ...page, eventId, status };
+    return { tenant, webhookEndpointId: path["id"] ?? "", ...page, eventId, status, created: createdParam(params) };
   },
   reply: (page) => page,
 });

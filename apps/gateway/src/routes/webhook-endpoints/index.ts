@@ -10,6 +10,8 @@ import { resendEvent } from "./resend.js";
 import { retrieveWebhookEndpoint } from "./retrieve.js";
 import { rotateWebhookEndpointSecret } from "./rotate-secret.js";
 import { updateWebhookEndpoint } from "./update.js";
+import { retrieveWebhookEndpointDeliveryStats } from "./delivery-stats.js";
+import { listEventDeliveries } from "./event-deliveries.js";
 
 /** Every public operation on webhook endpoints, their attempts and resends (all under `webhooks:write`). */
 export const WEBHOOK_ENDPOINT_OPERATIONS: readonly Operation[] = [
@@ -20,8 +22,10 @@ export const WEBHOOK_ENDPOINT_OPERATIONS: readonly Operation[] = [
   deleteWebhookEndpoint,
   rotateWebhookEndpointSecret,
   listWebhookAttempts,
+  retrieveWebhookEndpointDeliveryStats,
   recoverWebhookEndpoint,
   resendEvent,
+  listEventDeliveries,
 ];
 
 /** The operational event of an endpoint, delivered to the account's other endpoints that subscribe to it. */

@@ -5,7 +5,7 @@ import type { AddressInfo, Socket } from "node:net";
 import { eventually } from "@rms/test-db/testkit";
 import { MongoClient } from "mongodb";
 import { Webhook } from "standardwebhooks";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startStack, withSecretKey, type Stack } from "../../testutil/harness.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON bodies; each assertion states the shape it expects.
@@ -81,6 +81,22 @@ async function newEndpoint(path: string, k = key, fields: Record<string, unknown
   return created.json;
 }
 
+/**
+ * Subscribes an endpoint to resource.created once the events a test resends are fanned out: a resend must be of a
+ * type the endpoint subscribes to, and subscribing only now keeps the scheduled deliveries of those events away.
+ */
+async function subscribe(endpoint: Json, k = key): Promise<void> {
+  const updated = await stack.api.post(`/v1/webhook_endpoints/${endpoint.id}`, { key: k, json: { enabled_events: ["resource.created"] } });
+  expect(updated.status).toBe(200);
+  subscribed.push({ id: endpoint.id, key: k });
+}
+
+/** Endpoints `subscribe` subscribed: deleted after their test, so no later test's events are delivered to them. */
+const subscribed: { id: string; key: string }[] = [];
+afterEach(async () => {
+  for (const { id, key: k } of subscribed.splice(0)) await stack.api.delete(`/v1/webhook_endpoints/${id}`, { key: k });
+});
+
 /** A new resource's resource.created event, once it is listed. */
 async function newEvent(k = key): Promise<Json> {
   const { json: resource } = await stack.api.post("/v1/resources", { key: k, form: { name: "hooked" } });
@@ -96,6 +112,7 @@ describe("resend", () => {
   it("delivers the event now and answers the attempt; the delivery verifies with the Standard Webhooks library", async () => {
     const endpoint = await newEndpoint("/ok");
     const event = await newEvent();
+    await subscribe(endpoint);
     const before = receiver.received.length;
     const resent = await stack.api.post(`/v1/events/${event.id}/resend`, { key, form: { webhook_endpoint: endpoint.id } });
     expect(resent.status).toBe(200);
@@ -134,6 +151,7 @@ describe("resend", () => {
   it("answers a failed attempt with 200 and its outcome; JSON and form requests alike", async () => {
     const endpoint = await newEndpoint("/down");
     const event = await newEvent();
+    await subscribe(endpoint);
     const viaJson = await stack.api.post(`/v1/events/${event.id}/resend`, { key, json: { webhook_endpoint: endpoint.id } });
     expect(viaJson.status).toBe(200);
     expect(viaJson.json).toMatchObject({ status: "failed", response_status: 503, response_body: "down for maintenance", failure_code: "http_error", trigger: "manual" });
@@ -142,6 +160,7 @@ describe("resend", () => {
   it("waits past the gateway's usual 10 s deadline for a receiver that never answers: the attempt ends at the 15 s delivery timeout", async () => {
     const endpoint = await newEndpoint("/silent");
     const event = await newEvent();
+    await subscribe(endpoint);
     const resent = await stack.api.post(`/v1/events/${event.id}/resend`, { key, form: { webhook_endpoint: endpoint.id } });
     expect(resent.status).toBe(200);
     expect(resent.json).toMatchObject({ status: "failed", failure_code: "timeout", response_status: null, trigger: "manual" });
@@ -164,6 +183,18 @@ describe("resend", () => {
     const refused = await stack.api.post(`/v1/events/${event.id}/resend`, { key: reader, form: { webhook_endpoint: endpoint.id } });
     expect(refused.status).toBe(403);
     expect(refused.json.error.code).toBe("insufficient_scope");
+    // An endpoint that does not subscribe to the event's type is refused, with the reason, and nothing is sent.
+    const before = receiver.received.length;
+    const unsubscribed = await stack.api.post(`/v1/events/${event.id}/resend`, { key, form: { webhook_endpoint: endpoint.id } });
+    expect(unsubscribed.status).toBe(400);
+    expect(unsubscribed.json.error).toMatchObject({
+      type: "invalid_request_error",
+      code: "parameter_invalid",
+      param: "webhook_endpoint",
+      message: `Invalid webhook_endpoint: ${endpoint.id} is not subscribed to resource.created events (its enabled_events: job.failed).`,
+    });
+    expect((await stack.api.get(`/v1/webhook_endpoints/${endpoint.id}/attempts`, { key })).json.data).toEqual([]);
+    expect(receiver.received.slice(before).filter((r) => r.headers["webhook-id"] === event.id)).toEqual([]);
   });
 });
 
@@ -171,6 +202,7 @@ describe("attempts", () => {
   it("lists an endpoint's attempts newest first, filtered by event and status, in the list envelope", async () => {
     const endpoint = await newEndpoint("/down");
     const [e1, e2] = [await newEvent(), await newEvent()];
+    await subscribe(endpoint);
     const resend = async (event: Json) => (await stack.api.post(`/v1/events/${event.id}/resend`, { key, form: { webhook_endpoint: endpoint.id } })).json;
     const a1 = await resend(e1);
     await stack.api.post(`/v1/webhook_endpoints/${endpoint.id}`, { key, form: { url: receiver.url("/ok") } });
@@ -196,6 +228,88 @@ describe("attempts", () => {
     }
     const { key: stranger } = await withSecretKey(stack);
     expect((await stack.api.get(`/v1/webhook_endpoints/${endpoint.id}/attempts`, { key: stranger })).status).toBe(404);
+  });
+});
+
+describe("delivery_stats", () => {
+  it("an endpoint's success rates, failure streak with its latest failure, pending deliveries and hourly counts; attempts by created", async () => {
+    const endpoint = await newEndpoint("/down", key, { enabled_events: ["resource.created"] });
+    const event = await newEvent();
+    const deliveries = mongo.db(stack.databaseName).collection("webhook_deliveries");
+    // The scheduled delivery fails twice (one retry) and ends.
+    await eventually(async () => expect(await deliveries.countDocuments({ endpoint: endpoint.id, event: event.id, status: "failed" })).toBe(1), { timeoutMs: 20_000 });
+    const stats = await stack.api.get(`/v1/webhook_endpoints/${endpoint.id}/delivery_stats`, { key });
+    expect(stats.status).toBe(200);
+    expect(Object.keys(stats.json)).toEqual([
+      "object",
+      "webhook_endpoint",
+      "as_of",
+      "last_hour",
+      "last_day",
+      "failure_streak",
+      "failing_since",
+      "last_failure",
+      "last_success_at",
+      "pending",
+      "next_attempt_at",
+      "buckets",
+      "counted_from",
+    ]);
+    expect(stats.json).toMatchObject({
+      object: "webhook_endpoint_delivery_stats",
+      webhook_endpoint: endpoint.id,
+      last_hour: { succeeded: 0, failed: 2, success_rate: 0 },
+      last_day: { succeeded: 0, failed: 2, success_rate: 0 },
+      failure_streak: 2,
+      last_failure: { object: "webhook_attempt", event: event.id, status: "failed", response_status: 503, response_body: "down for maintenance" },
+      last_success_at: null,
+      pending: 0,
+      next_attempt_at: null,
+      counted_from: null,
+    });
+    expect(stats.json.failing_since).toBeGreaterThan(0);
+    expect(stats.json.buckets).toHaveLength(24);
+    expect(stats.json.buckets.at(-1)).toMatchObject({ failed: 2, succeeded: 0, pending: 0 });
+
+    // The event's page: this endpoint gave up after its retries; another that does not subscribe got none.
+    const other = await newEndpoint("/ok");
+    const deliveriesOf = await stack.api.get(`/v1/events/${event.id}/deliveries`, { key });
+    expect(deliveriesOf.status).toBe(200);
+    expect(deliveriesOf.json).toMatchObject({ object: "list", url: `/v1/events/${event.id}/deliveries`, has_more: false });
+    const byEndpoint = (id: string) => deliveriesOf.json.data.find((d: Json) => d.webhook_endpoint === id);
+    expect(byEndpoint(endpoint.id)).toEqual({
+      object: "webhook_delivery",
+      event: event.id,
+      webhook_endpoint: endpoint.id,
+      status: "failed",
+      attempts: 2,
+      next_attempt_at: null,
+      ended_reason: "schedule_exhausted",
+      subscribed: true,
+    });
+    expect(byEndpoint(other.id)).toMatchObject({ status: "none", subscribed: false, attempts: 0 });
+    await stack.api.delete(`/v1/webhook_endpoints/${other.id}`, { key });
+
+    // A success ends the streak and moves the rate.
+    await stack.api.post(`/v1/webhook_endpoints/${endpoint.id}`, { key, form: { url: receiver.url("/ok") } });
+    expect((await stack.api.post(`/v1/events/${event.id}/resend`, { key, form: { webhook_endpoint: endpoint.id } })).json.status).toBe("succeeded");
+    const after = (await stack.api.get(`/v1/webhook_endpoints/${endpoint.id}/delivery_stats`, { key })).json;
+    expect(after).toMatchObject({ failure_streak: 0, failing_since: null, last_hour: { succeeded: 1, failed: 2, success_rate: 0.3333 } });
+    expect(after.last_success_at).toBeGreaterThan(0);
+    expect((await stack.api.get(`/v1/events/${event.id}/deliveries`, { key })).json.data.find((d: Json) => d.webhook_endpoint === endpoint.id)).toMatchObject({
+      status: "succeeded",
+    });
+
+    // The attempts list takes the same time bounds as the other lists.
+    const now = Math.floor(Date.now() / 1000);
+    const within = (await stack.api.get(`/v1/webhook_endpoints/${endpoint.id}/attempts?created[gte]=${now - 3600}&created[lte]=${now + 60}`, { key })).json;
+    expect(within.data).toHaveLength(3);
+    expect((await stack.api.get(`/v1/webhook_endpoints/${endpoint.id}/attempts?created[gt]=${now + 60}`, { key })).json.data).toEqual([]);
+    expect((await stack.api.get(`/v1/webhook_endpoints/${endpoint.id}/attempts?status=failed&created[lt]=${now + 60}`, { key })).json.data).toHaveLength(2);
+
+    const { key: stranger } = await withSecretKey(stack);
+    expect((await stack.api.get(`/v1/webhook_endpoints/${endpoint.id}/delivery_stats`, { key: stranger })).status).toBe(404);
+    await stack.api.delete(`/v1/webhook_endpoints/${endpoint.id}`, { key });
   });
 });
 
@@ -293,6 +407,7 @@ describe("v1a signatures end to end", () => {
     expect(endpoint).toMatchObject({ signature_scheme: "v1a", public_key: expect.stringMatching(/^whpk_/) });
     expect(endpoint).not.toHaveProperty("secret");
     const event = await newEvent();
+    await subscribe(endpoint);
     const before = receiver.received.length;
     const resent = await stack.api.post(`/v1/events/${event.id}/resend`, { key, json: { webhook_endpoint: endpoint.id } });
     expect(resent.json).toMatchObject({ status: "succeeded", failure_code: null });
@@ -313,6 +428,7 @@ describe("v1a signatures end to end", () => {
     const endpoint = await newEndpoint("/ok");
     const rotated = (await stack.api.post(`/v1/webhook_endpoints/${endpoint.id}/rotate_secret`, { key, form: { signature_scheme: "v1a", expires_in: "3600" } })).json;
     const event = await newEvent();
+    await subscribe(endpoint);
     const before = receiver.received.length;
     await stack.api.post(`/v1/events/${event.id}/resend`, { key, form: { webhook_endpoint: endpoint.id } });
     const delivery = receiver.received.slice(before).find((r) => r.headers["webhook-id"] === event.id)!;
@@ -333,6 +449,7 @@ describe("webhook_endpoint.disabled", () => {
     const everything = await stack.api.post("/v1/webhook_endpoints", { key: own, json: { url: receiver.url("/ok"), enabled_events: ["*"] } });
     const gone = await newEndpoint("/gone", own);
     const event = await newEvent(own);
+    await subscribe(gone, own);
     const attempt = (await stack.api.post(`/v1/events/${event.id}/resend`, { key: own, form: { webhook_endpoint: gone.id } })).json;
     expect(attempt).toMatchObject({ status: "failed", response_status: 410, failure_code: "http_error" });
 

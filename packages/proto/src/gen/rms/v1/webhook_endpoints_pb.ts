@@ -6,13 +6,15 @@ import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobu
 import { enumDesc, fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
 import type { MetadataEntry, Tenant } from "./common_pb.js";
 import { file_rms_v1_common } from "./common_pb.js";
+import type { CreatedRange } from "./events_pb.js";
+import { file_rms_v1_events } from "./events_pb.js";
 import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file rms/v1/webhook_endpoints.proto.
  */
 export const file_rms_v1_webhook_endpoints: GenFile = /*@__PURE__*/
-  fileDesc("Ch5ybXMvdjEvd2ViaG9va19lbmRwb2ludHMucHJvdG8SBnJtcy52MSLJAgoPV2ViaG9va0VuZHBvaW50EgoKAmlkGAEgASgJEgsKA3VybBgCIAEoCRIWCg5lbmFibGVkX2V2ZW50cxgDIAMoCRItCgZzdGF0dXMYBCABKA4yHS5ybXMudjEuV2ViaG9va0VuZHBvaW50U3RhdHVzEhgKC2Rlc2NyaXB0aW9uGAUgASgJSACIAQESJwoIbWV0YWRhdGEYBiADKAsyFS5ybXMudjEuTWV0YWRhdGFFbnRyeRIPCgdjcmVhdGVkGAcgASgDEhAKCGxpdmVtb2RlGAggASgIEhMKBnNlY3JldBgJIAEoCUgBiAEBEhgKEHNpZ25hdHVyZV9zY2hlbWUYCiABKAkSFwoKcHVibGljX2tleRgLIAEoCUgCiAEBQg4KDF9kZXNjcmlwdGlvbkIJCgdfc2VjcmV0Qg0KC19wdWJsaWNfa2V5Ih4KDUVuYWJsZWRFdmVudHMSDQoFdHlwZXMYASADKAki/wEKHENyZWF0ZVdlYmhvb2tFbmRwb2ludFJlcXVlc3QSHgoGdGVuYW50GAEgASgLMg4ucm1zLnYxLlRlbmFudBILCgN1cmwYAiABKAkSFgoOZW5hYmxlZF9ldmVudHMYAyADKAkSLQoGc3RhdHVzGAQgASgOMh0ucm1zLnYxLldlYmhvb2tFbmRwb2ludFN0YXR1cxIYCgtkZXNjcmlwdGlvbhgFIAEoCUgAiAEBEicKCG1ldGFkYXRhGAYgAygLMhUucm1zLnYxLk1ldGFkYXRhRW50cnkSGAoQc2lnbmF0dXJlX3NjaGVtZRgHIAEoCUIOCgxfZGVzY3JpcHRpb24iUgodQ3JlYXRlV2ViaG9va0VuZHBvaW50UmVzcG9uc2USMQoQd2ViaG9va19lbmRwb2ludBgBIAEoCzIXLnJtcy52MS5XZWJob29rRW5kcG9pbnQiRwoZR2V0V2ViaG9va0VuZHBvaW50UmVxdWVzdBIeCgZ0ZW5hbnQYASABKAsyDi5ybXMudjEuVGVuYW50EgoKAmlkGAIgASgJIk8KGkdldFdlYmhvb2tFbmRwb2ludFJlc3BvbnNlEjEKEHdlYmhvb2tfZW5kcG9pbnQYASABKAsyFy5ybXMudjEuV2ViaG9va0VuZHBvaW50Iq0CChxVcGRhdGVXZWJob29rRW5kcG9pbnRSZXF1ZXN0Eh4KBnRlbmFudBgBIAEoCzIOLnJtcy52MS5UZW5hbnQSCgoCaWQYAiABKAkSEAoDdXJsGAMgASgJSACIAQESLQoOZW5hYmxlZF9ldmVudHMYBCABKAsyFS5ybXMudjEuRW5hYmxlZEV2ZW50cxItCgZzdGF0dXMYBSABKA4yHS5ybXMudjEuV2ViaG9va0VuZHBvaW50U3RhdHVzEhgKC2Rlc2NyaXB0aW9uGAYgASgJSAGIAQESJwoIbWV0YWRhdGEYByADKAsyFS5ybXMudjEuTWV0YWRhdGFFbnRyeRIWCg5jbGVhcl9tZXRhZGF0YRgIIAEoCEIGCgRfdXJsQg4KDF9kZXNjcmlwdGlvbiJSCh1VcGRhdGVXZWJob29rRW5kcG9pbnRSZXNwb25zZRIxChB3ZWJob29rX2VuZHBvaW50GAEgASgLMhcucm1zLnYxLldlYmhvb2tFbmRwb2ludCJKChxEZWxldGVXZWJob29rRW5kcG9pbnRSZXF1ZXN0Eh4KBnRlbmFudBgBIAEoCzIOLnJtcy52MS5UZW5hbnQSCgoCaWQYAiABKAkiKwodRGVsZXRlV2ViaG9va0VuZHBvaW50UmVzcG9uc2USCgoCaWQYASABKAkiewobTGlzdFdlYmhvb2tFbmRwb2ludHNSZXF1ZXN0Eh4KBnRlbmFudBgBIAEoCzIOLnJtcy52MS5UZW5hbnQSDQoFbGltaXQYAiABKAUSFgoOc3RhcnRpbmdfYWZ0ZXIYAyABKAkSFQoNZW5kaW5nX2JlZm9yZRgEIAEoCSJkChxMaXN0V2ViaG9va0VuZHBvaW50c1Jlc3BvbnNlEjIKEXdlYmhvb2tfZW5kcG9pbnRzGAEgAygLMhcucm1zLnYxLldlYmhvb2tFbmRwb2ludBIQCghoYXNfbW9yZRgCIAEoCCKSAQoiUm90YXRlV2ViaG9va0VuZHBvaW50U2VjcmV0UmVxdWVzdBIeCgZ0ZW5hbnQYASABKAsyDi5ybXMudjEuVGVuYW50EgoKAmlkGAIgASgJEhcKCmV4cGlyZXNfaW4YAyABKANIAIgBARIYChBzaWduYXR1cmVfc2NoZW1lGAQgASgJQg0KC19leHBpcmVzX2luIlgKI1JvdGF0ZVdlYmhvb2tFbmRwb2ludFNlY3JldFJlc3BvbnNlEjEKEHdlYmhvb2tfZW5kcG9pbnQYASABKAsyFy5ybXMudjEuV2ViaG9va0VuZHBvaW50ItICCg5XZWJob29rQXR0ZW1wdBIKCgJpZBgBIAEoCRIQCghldmVudF9pZBgCIAEoCRIbChN3ZWJob29rX2VuZHBvaW50X2lkGAMgASgJEg4KBnN0YXR1cxgEIAEoCRIcCg9yZXNwb25zZV9zdGF0dXMYBSABKAVIAIgBARIaCg1yZXNwb25zZV9ib2R5GAYgASgJSAGIAQESFgoFZXJyb3IYByABKAlCAhgBSAKIAQESEwoLZHVyYXRpb25fbXMYCCABKAMSDwoHdHJpZ2dlchgJIAEoCRIPCgdjcmVhdGVkGAogASgDEhAKCGxpdmVtb2RlGAsgASgIEhkKDGZhaWx1cmVfY29kZRgMIAEoCUgDiAEBQhIKEF9yZXNwb25zZV9zdGF0dXNCEAoOX3Jlc3BvbnNlX2JvZHlCCAoGX2Vycm9yQg8KDV9mYWlsdXJlX2NvZGUiuQEKGkxpc3RXZWJob29rQXR0ZW1wdHNSZXF1ZXN0Eh4KBnRlbmFudBgBIAEoCzIOLnJtcy52MS5UZW5hbnQSGwoTd2ViaG9va19lbmRwb2ludF9pZBgCIAEoCRINCgVsaW1pdBgDIAEoBRIWCg5zdGFydGluZ19hZnRlchgEIAEoCRIVCg1lbmRpbmdfYmVmb3JlGAUgASgJEhAKCGV2ZW50X2lkGAYgASgJEg4KBnN0YXR1cxgHIAEoCSJ+ChtMaXN0V2ViaG9va0F0dGVtcHRzUmVzcG9uc2USMAoQd2ViaG9va19hdHRlbXB0cxgBIAMoCzIWLnJtcy52MS5XZWJob29rQXR0ZW1wdBIQCghoYXNfbW9yZRgCIAEoCBIbChN3ZWJob29rX2VuZHBvaW50X2lkGAMgASgJIloKHVJlY292ZXJXZWJob29rRW5kcG9pbnRSZXF1ZXN0Eh4KBnRlbmFudBgBIAEoCzIOLnJtcy52MS5UZW5hbnQSCgoCaWQYAiABKAkSDQoFc2luY2UYAyABKAMiRQoeUmVjb3ZlcldlYmhvb2tFbmRwb2ludFJlc3BvbnNlEhEKCXNjaGVkdWxlZBgBIAEoBRIQCghoYXNfbW9yZRgCIAEoCCJjChJSZXNlbmRFdmVudFJlcXVlc3QSHgoGdGVuYW50GAEgASgLMg4ucm1zLnYxLlRlbmFudBIQCghldmVudF9pZBgCIAEoCRIbChN3ZWJob29rX2VuZHBvaW50X2lkGAMgASgJIkYKE1Jlc2VuZEV2ZW50UmVzcG9uc2USLwoPd2ViaG9va19hdHRlbXB0GAEgASgLMhYucm1zLnYxLldlYmhvb2tBdHRlbXB0KosBChVXZWJob29rRW5kcG9pbnRTdGF0dXMSJwojV0VCSE9PS19FTkRQT0lOVF9TVEFUVVNfVU5TUEVDSUZJRUQQABIjCh9XRUJIT09LX0VORFBPSU5UX1NUQVRVU19FTkFCTEVEEAESJAogV0VCSE9PS19FTkRQT0lOVF9TVEFUVVNfRElTQUJMRUQQAjKTBwoWV2ViaG9va0VuZHBvaW50U2VydmljZRJkChVDcmVhdGVXZWJob29rRW5kcG9pbnQSJC5ybXMudjEuQ3JlYXRlV2ViaG9va0VuZHBvaW50UmVxdWVzdBolLnJtcy52MS5DcmVhdGVXZWJob29rRW5kcG9pbnRSZXNwb25zZRJbChJHZXRXZWJob29rRW5kcG9pbnQSIS5ybXMudjEuR2V0V2ViaG9va0VuZHBvaW50UmVxdWVzdBoiLnJtcy52MS5HZXRXZWJob29rRW5kcG9pbnRSZXNwb25zZRJkChVVcGRhdGVXZWJob29rRW5kcG9pbnQSJC5ybXMudjEuVXBkYXRlV2ViaG9va0VuZHBvaW50UmVxdWVzdBolLnJtcy52MS5VcGRhdGVXZWJob29rRW5kcG9pbnRSZXNwb25zZRJkChVEZWxldGVXZWJob29rRW5kcG9pbnQSJC5ybXMudjEuRGVsZXRlV2ViaG9va0VuZHBvaW50UmVxdWVzdBolLnJtcy52MS5EZWxldGVXZWJob29rRW5kcG9pbnRSZXNwb25zZRJhChRMaXN0V2ViaG9va0VuZHBvaW50cxIjLnJtcy52MS5MaXN0V2ViaG9va0VuZHBvaW50c1JlcXVlc3QaJC5ybXMudjEuTGlzdFdlYmhvb2tFbmRwb2ludHNSZXNwb25zZRJ2ChtSb3RhdGVXZWJob29rRW5kcG9pbnRTZWNyZXQSKi5ybXMudjEuUm90YXRlV2ViaG9va0VuZHBvaW50U2VjcmV0UmVxdWVzdBorLnJtcy52MS5Sb3RhdGVXZWJob29rRW5kcG9pbnRTZWNyZXRSZXNwb25zZRJeChNMaXN0V2ViaG9va0F0dGVtcHRzEiIucm1zLnYxLkxpc3RXZWJob29rQXR0ZW1wdHNSZXF1ZXN0GiMucm1zLnYxLkxpc3RXZWJob29rQXR0ZW1wdHNSZXNwb25zZRJnChZSZWNvdmVyV2ViaG9va0VuZHBvaW50EiUucm1zLnYxLlJlY292ZXJXZWJob29rRW5kcG9pbnRSZXF1ZXN0GiYucm1zLnYxLlJlY292ZXJXZWJob29rRW5kcG9pbnRSZXNwb25zZRJGCgtSZXNlbmRFdmVudBIaLnJtcy52MS5SZXNlbmRFdmVudFJlcXVlc3QaGy5ybXMudjEuUmVzZW5kRXZlbnRSZXNwb25zZWIGcHJvdG8z", [file_rms_v1_common]);
+  fileDesc("Ch5ybXMvdjEvd2ViaG9va19lbmRwb2ludHMucHJvdG8SBnJtcy52MSLJAgoPV2ViaG9va0VuZHBvaW50EgoKAmlkGAEgASgJEgsKA3VybBgCIAEoCRIWCg5lbmFibGVkX2V2ZW50cxgDIAMoCRItCgZzdGF0dXMYBCABKA4yHS5ybXMudjEuV2ViaG9va0VuZHBvaW50U3RhdHVzEhgKC2Rlc2NyaXB0aW9uGAUgASgJSACIAQESJwoIbWV0YWRhdGEYBiADKAsyFS5ybXMudjEuTWV0YWRhdGFFbnRyeRIPCgdjcmVhdGVkGAcgASgDEhAKCGxpdmVtb2RlGAggASgIEhMKBnNlY3JldBgJIAEoCUgBiAEBEhgKEHNpZ25hdHVyZV9zY2hlbWUYCiABKAkSFwoKcHVibGljX2tleRgLIAEoCUgCiAEBQg4KDF9kZXNjcmlwdGlvbkIJCgdfc2VjcmV0Qg0KC19wdWJsaWNfa2V5Ih4KDUVuYWJsZWRFdmVudHMSDQoFdHlwZXMYASADKAki/wEKHENyZWF0ZVdlYmhvb2tFbmRwb2ludFJlcXVlc3QSHgoGdGVuYW50GAEgASgLMg4ucm1zLnYxLlRlbmFudBILCgN1cmwYAiABKAkSFgoOZW5hYmxlZF9ldmVudHMYAyADKAkSLQoGc3RhdHVzGAQgASgOMh0ucm1zLnYxLldlYmhvb2tFbmRwb2ludFN0YXR1cxIYCgtkZXNjcmlwdGlvbhgFIAEoCUgAiAEBEicKCG1ldGFkYXRhGAYgAygLMhUucm1zLnYxLk1ldGFkYXRhRW50cnkSGAoQc2lnbmF0dXJlX3NjaGVtZRgHIAEoCUIOCgxfZGVzY3JpcHRpb24iUgodQ3JlYXRlV2ViaG9va0VuZHBvaW50UmVzcG9uc2USMQoQd2ViaG9va19lbmRwb2ludBgBIAEoCzIXLnJtcy52MS5XZWJob29rRW5kcG9pbnQiRwoZR2V0V2ViaG9va0VuZHBvaW50UmVxdWVzdBIeCgZ0ZW5hbnQYASABKAsyDi5ybXMudjEuVGVuYW50EgoKAmlkGAIgASgJIk8KGkdldFdlYmhvb2tFbmRwb2ludFJlc3BvbnNlEjEKEHdlYmhvb2tfZW5kcG9pbnQYASABKAsyFy5ybXMudjEuV2ViaG9va0VuZHBvaW50Iq0CChxVcGRhdGVXZWJob29rRW5kcG9pbnRSZXF1ZXN0Eh4KBnRlbmFudBgBIAEoCzIOLnJtcy52MS5UZW5hbnQSCgoCaWQYAiABKAkSEAoDdXJsGAMgASgJSACIAQESLQoOZW5hYmxlZF9ldmVudHMYBCABKAsyFS5ybXMudjEuRW5hYmxlZEV2ZW50cxItCgZzdGF0dXMYBSABKA4yHS5ybXMudjEuV2ViaG9va0VuZHBvaW50U3RhdHVzEhgKC2Rlc2NyaXB0aW9uGAYgASgJSAGIAQESJwoIbWV0YWRhdGEYByADKAsyFS5ybXMudjEuTWV0YWRhdGFFbnRyeRIWCg5jbGVhcl9tZXRhZGF0YRgIIAEoCEIGCgRfdXJsQg4KDF9kZXNjcmlwdGlvbiJSCh1VcGRhdGVXZWJob29rRW5kcG9pbnRSZXNwb25zZRIxChB3ZWJob29rX2VuZHBvaW50GAEgASgLMhcucm1zLnYxLldlYmhvb2tFbmRwb2ludCJKChxEZWxldGVXZWJob29rRW5kcG9pbnRSZXF1ZXN0Eh4KBnRlbmFudBgBIAEoCzIOLnJtcy52MS5UZW5hbnQSCgoCaWQYAiABKAkiKwodRGVsZXRlV2ViaG9va0VuZHBvaW50UmVzcG9uc2USCgoCaWQYASABKAkiewobTGlzdFdlYmhvb2tFbmRwb2ludHNSZXF1ZXN0Eh4KBnRlbmFudBgBIAEoCzIOLnJtcy52MS5UZW5hbnQSDQoFbGltaXQYAiABKAUSFgoOc3RhcnRpbmdfYWZ0ZXIYAyABKAkSFQoNZW5kaW5nX2JlZm9yZRgEIAEoCSJkChxMaXN0V2ViaG9va0VuZHBvaW50c1Jlc3BvbnNlEjIKEXdlYmhvb2tfZW5kcG9pbnRzGAEgAygLMhcucm1zLnYxLldlYmhvb2tFbmRwb2ludBIQCghoYXNfbW9yZRgCIAEoCCKSAQoiUm90YXRlV2ViaG9va0VuZHBvaW50U2VjcmV0UmVxdWVzdBIeCgZ0ZW5hbnQYASABKAsyDi5ybXMudjEuVGVuYW50EgoKAmlkGAIgASgJEhcKCmV4cGlyZXNfaW4YAyABKANIAIgBARIYChBzaWduYXR1cmVfc2NoZW1lGAQgASgJQg0KC19leHBpcmVzX2luIlgKI1JvdGF0ZVdlYmhvb2tFbmRwb2ludFNlY3JldFJlc3BvbnNlEjEKEHdlYmhvb2tfZW5kcG9pbnQYASABKAsyFy5ybXMudjEuV2ViaG9va0VuZHBvaW50ItICCg5XZWJob29rQXR0ZW1wdBIKCgJpZBgBIAEoCRIQCghldmVudF9pZBgCIAEoCRIbChN3ZWJob29rX2VuZHBvaW50X2lkGAMgASgJEg4KBnN0YXR1cxgEIAEoCRIcCg9yZXNwb25zZV9zdGF0dXMYBSABKAVIAIgBARIaCg1yZXNwb25zZV9ib2R5GAYgASgJSAGIAQESFgoFZXJyb3IYByABKAlCAhgBSAKIAQESEwoLZHVyYXRpb25fbXMYCCABKAMSDwoHdHJpZ2dlchgJIAEoCRIPCgdjcmVhdGVkGAogASgDEhAKCGxpdmVtb2RlGAsgASgIEhkKDGZhaWx1cmVfY29kZRgMIAEoCUgDiAEBQhIKEF9yZXNwb25zZV9zdGF0dXNCEAoOX3Jlc3BvbnNlX2JvZHlCCAoGX2Vycm9yQg8KDV9mYWlsdXJlX2NvZGUi4AEKGkxpc3RXZWJob29rQXR0ZW1wdHNSZXF1ZXN0Eh4KBnRlbmFudBgBIAEoCzIOLnJtcy52MS5UZW5hbnQSGwoTd2ViaG9va19lbmRwb2ludF9pZBgCIAEoCRINCgVsaW1pdBgDIAEoBRIWCg5zdGFydGluZ19hZnRlchgEIAEoCRIVCg1lbmRpbmdfYmVmb3JlGAUgASgJEhAKCGV2ZW50X2lkGAYgASgJEg4KBnN0YXR1cxgHIAEoCRIlCgdjcmVhdGVkGAggASgLMhQucm1zLnYxLkNyZWF0ZWRSYW5nZSJ+ChtMaXN0V2ViaG9va0F0dGVtcHRzUmVzcG9uc2USMAoQd2ViaG9va19hdHRlbXB0cxgBIAMoCzIWLnJtcy52MS5XZWJob29rQXR0ZW1wdBIQCghoYXNfbW9yZRgCIAEoCBIbChN3ZWJob29rX2VuZHBvaW50X2lkGAMgASgJIloKHVJlY292ZXJXZWJob29rRW5kcG9pbnRSZXF1ZXN0Eh4KBnRlbmFudBgBIAEoCzIOLnJtcy52MS5UZW5hbnQSCgoCaWQYAiABKAkSDQoFc2luY2UYAyABKAMiRQoeUmVjb3ZlcldlYmhvb2tFbmRwb2ludFJlc3BvbnNlEhEKCXNjaGVkdWxlZBgBIAEoBRIQCghoYXNfbW9yZRgCIAEoCCJjChJSZXNlbmRFdmVudFJlcXVlc3QSHgoGdGVuYW50GAEgASgLMg4ucm1zLnYxLlRlbmFudBIQCghldmVudF9pZBgCIAEoCRIbChN3ZWJob29rX2VuZHBvaW50X2lkGAMgASgJIkYKE1Jlc2VuZEV2ZW50UmVzcG9uc2USLwoPd2ViaG9va19hdHRlbXB0GAEgASgLMhYucm1zLnYxLldlYmhvb2tBdHRlbXB0IlQKJkdldFdlYmhvb2tFbmRwb2ludERlbGl2ZXJ5U3RhdHNSZXF1ZXN0Eh4KBnRlbmFudBgBIAEoCzIOLnJtcy52MS5UZW5hbnQSCgoCaWQYAiABKAkiMwoORGVsaXZlcnlDb3VudHMSEQoJc3VjY2VlZGVkGAEgASgFEg4KBmZhaWxlZBgCIAEoBSJTCg5EZWxpdmVyeUJ1Y2tldBINCgVzdGFydBgBIAEoAxIRCglzdWNjZWVkZWQYAiABKAUSDgoGZmFpbGVkGAMgASgFEg8KB3BlbmRpbmcYBCABKAUiuAQKJ0dldFdlYmhvb2tFbmRwb2ludERlbGl2ZXJ5U3RhdHNSZXNwb25zZRIbChN3ZWJob29rX2VuZHBvaW50X2lkGAEgASgJEg0KBWFzX29mGAIgASgDEikKCWxhc3RfaG91chgDIAEoCzIWLnJtcy52MS5EZWxpdmVyeUNvdW50cxIoCghsYXN0X2RheRgEIAEoCzIWLnJtcy52MS5EZWxpdmVyeUNvdW50cxIWCg5mYWlsdXJlX3N0cmVhaxgFIAEoBRIdChVmYWlsdXJlX3N0cmVha19jYXBwZWQYBiABKAgSGgoNZmFpbGluZ19zaW5jZRgHIAEoA0gAiAEBEiwKDGxhc3RfZmFpbHVyZRgIIAEoCzIWLnJtcy52MS5XZWJob29rQXR0ZW1wdBIcCg9sYXN0X3N1Y2Nlc3NfYXQYCSABKANIAYgBARIPCgdwZW5kaW5nGAogASgFEhYKDnBlbmRpbmdfY2FwcGVkGAsgASgIEhwKD25leHRfYXR0ZW1wdF9hdBgMIAEoA0gCiAEBEicKB2J1Y2tldHMYDSADKAsyFi5ybXMudjEuRGVsaXZlcnlCdWNrZXQSFwoPYXR0ZW1wdHNfY2FwcGVkGA4gASgIEhkKDGNvdW50ZWRfZnJvbRgPIAEoA0gDiAEBQhAKDl9mYWlsaW5nX3NpbmNlQhIKEF9sYXN0X3N1Y2Nlc3NfYXRCEgoQX25leHRfYXR0ZW1wdF9hdEIPCg1fY291bnRlZF9mcm9tIk4KGkxpc3RFdmVudERlbGl2ZXJpZXNSZXF1ZXN0Eh4KBnRlbmFudBgBIAEoCzIOLnJtcy52MS5UZW5hbnQSEAoIZXZlbnRfaWQYAiABKAkiwAEKDUV2ZW50RGVsaXZlcnkSGwoTd2ViaG9va19lbmRwb2ludF9pZBgBIAEoCRIOCgZzdGF0dXMYAiABKAkSEAoIYXR0ZW1wdHMYAyABKAUSHAoPbmV4dF9hdHRlbXB0X2F0GAQgASgDSACIAQESGQoMZW5kZWRfcmVhc29uGAUgASgJSAGIAQESEgoKc3Vic2NyaWJlZBgGIAEoCEISChBfbmV4dF9hdHRlbXB0X2F0Qg8KDV9lbmRlZF9yZWFzb24iWgobTGlzdEV2ZW50RGVsaXZlcmllc1Jlc3BvbnNlEhAKCGV2ZW50X2lkGAEgASgJEikKCmRlbGl2ZXJpZXMYAiADKAsyFS5ybXMudjEuRXZlbnREZWxpdmVyeSqLAQoVV2ViaG9va0VuZHBvaW50U3RhdHVzEicKI1dFQkhPT0tfRU5EUE9JTlRfU1RBVFVTX1VOU1BFQ0lGSUVEEAASIwofV0VCSE9PS19FTkRQT0lOVF9TVEFUVVNfRU5BQkxFRBABEiQKIFdFQkhPT0tfRU5EUE9JTlRfU1RBVFVTX0RJU0FCTEVEEAIy+AgKFldlYmhvb2tFbmRwb2ludFNlcnZpY2USZAoVQ3JlYXRlV2ViaG9va0VuZHBvaW50EiQucm1zLnYxLkNyZWF0ZVdlYmhvb2tFbmRwb2ludFJlcXVlc3QaJS5ybXMudjEuQ3JlYXRlV2ViaG9va0VuZHBvaW50UmVzcG9uc2USWwoSR2V0V2ViaG9va0VuZHBvaW50EiEucm1zLnYxLkdldFdlYmhvb2tFbmRwb2ludFJlcXVlc3QaIi5ybXMudjEuR2V0V2ViaG9va0VuZHBvaW50UmVzcG9uc2USZAoVVXBkYXRlV2ViaG9va0VuZHBvaW50EiQucm1zLnYxLlVwZGF0ZVdlYmhvb2tFbmRwb2ludFJlcXVlc3QaJS5ybXMudjEuVXBkYXRlV2ViaG9va0VuZHBvaW50UmVzcG9uc2USZAoVRGVsZXRlV2ViaG9va0VuZHBvaW50EiQucm1zLnYxLkRlbGV0ZVdlYmhvb2tFbmRwb2ludFJlcXVlc3QaJS5ybXMudjEuRGVsZXRlV2ViaG9va0VuZHBvaW50UmVzcG9uc2USYQoUTGlzdFdlYmhvb2tFbmRwb2ludHMSIy5ybXMudjEuTGlzdFdlYmhvb2tFbmRwb2ludHNSZXF1ZXN0GiQucm1zLnYxLkxpc3RXZWJob29rRW5kcG9pbnRzUmVzcG9uc2USdgobUm90YXRlV2ViaG9va0VuZHBvaW50U2VjcmV0Eioucm1zLnYxLlJvdGF0ZVdlYmhvb2tFbmRwb2ludFNlY3JldFJlcXVlc3QaKy5ybXMudjEuUm90YXRlV2ViaG9va0VuZHBvaW50U2VjcmV0UmVzcG9uc2USXgoTTGlzdFdlYmhvb2tBdHRlbXB0cxIiLnJtcy52MS5MaXN0V2ViaG9va0F0dGVtcHRzUmVxdWVzdBojLnJtcy52MS5MaXN0V2ViaG9va0F0dGVtcHRzUmVzcG9uc2USZwoWUmVjb3ZlcldlYmhvb2tFbmRwb2ludBIlLnJtcy52MS5SZWNvdmVyV2ViaG9va0VuZHBvaW50UmVxdWVzdBomLnJtcy52MS5SZWNvdmVyV2ViaG9va0VuZHBvaW50UmVzcG9uc2USRgoLUmVzZW5kRXZlbnQSGi5ybXMudjEuUmVzZW5kRXZlbnRSZXF1ZXN0Ghsucm1zLnYxLlJlc2VuZEV2ZW50UmVzcG9uc2USggEKH0dldFdlYmhvb2tFbmRwb2ludERlbGl2ZXJ5U3RhdHMSLi5ybXMudjEuR2V0V2ViaG9va0VuZHBvaW50RGVsaXZlcnlTdGF0c1JlcXVlc3QaLy5ybXMudjEuR2V0V2ViaG9va0VuZHBvaW50RGVsaXZlcnlTdGF0c1Jlc3BvbnNlEl4KE0xpc3RFdmVudERlbGl2ZXJpZXMSIi5ybXMudjEuTGlzdEV2ZW50RGVsaXZlcmllc1JlcXVlc3QaIy5ybXMudjEuTGlzdEV2ZW50RGVsaXZlcmllc1Jlc3BvbnNlYgZwcm90bzM", [file_rms_v1_common, file_rms_v1_events]);
 
 /**
  * @generated from message rms.v1.WebhookEndpoint
@@ -598,6 +600,13 @@ export type ListWebhookAttemptsRequest = Message<"rms.v1.ListWebhookAttemptsRequ
    * @generated from field: string status = 7;
    */
   status: string;
+
+  /**
+   * Bounds on the attempt's time (Unix seconds): the time its id begins with, when it was due.
+   *
+   * @generated from field: rms.v1.CreatedRange created = 8;
+   */
+  created?: CreatedRange | undefined;
 };
 
 /**
@@ -738,6 +747,295 @@ export const ResendEventResponseSchema: GenMessage<ResendEventResponse> = /*@__P
   messageDesc(file_rms_v1_webhook_endpoints, 20);
 
 /**
+ * @generated from message rms.v1.GetWebhookEndpointDeliveryStatsRequest
+ */
+export type GetWebhookEndpointDeliveryStatsRequest = Message<"rms.v1.GetWebhookEndpointDeliveryStatsRequest"> & {
+  /**
+   * @generated from field: rms.v1.Tenant tenant = 1;
+   */
+  tenant?: Tenant | undefined;
+
+  /**
+   * @generated from field: string id = 2;
+   */
+  id: string;
+};
+
+/**
+ * Describes the message rms.v1.GetWebhookEndpointDeliveryStatsRequest.
+ * Use `create(GetWebhookEndpointDeliveryStatsRequestSchema)` to create a new message.
+ */
+export const GetWebhookEndpointDeliveryStatsRequestSchema: GenMessage<GetWebhookEndpointDeliveryStatsRequest> = /*@__PURE__*/
+  messageDesc(file_rms_v1_webhook_endpoints, 21);
+
+/**
+ * Attempts of a period by outcome.
+ *
+ * @generated from message rms.v1.DeliveryCounts
+ */
+export type DeliveryCounts = Message<"rms.v1.DeliveryCounts"> & {
+  /**
+   * @generated from field: int32 succeeded = 1;
+   */
+  succeeded: number;
+
+  /**
+   * @generated from field: int32 failed = 2;
+   */
+  failed: number;
+};
+
+/**
+ * Describes the message rms.v1.DeliveryCounts.
+ * Use `create(DeliveryCountsSchema)` to create a new message.
+ */
+export const DeliveryCountsSchema: GenMessage<DeliveryCounts> = /*@__PURE__*/
+  messageDesc(file_rms_v1_webhook_endpoints, 22);
+
+/**
+ * One hour of the chart: attempts made in it by outcome, and deliveries still pending that fell due in it.
+ *
+ * @generated from message rms.v1.DeliveryBucket
+ */
+export type DeliveryBucket = Message<"rms.v1.DeliveryBucket"> & {
+  /**
+   * Unix seconds: the hour's start.
+   *
+   * @generated from field: int64 start = 1;
+   */
+  start: bigint;
+
+  /**
+   * @generated from field: int32 succeeded = 2;
+   */
+  succeeded: number;
+
+  /**
+   * @generated from field: int32 failed = 3;
+   */
+  failed: number;
+
+  /**
+   * @generated from field: int32 pending = 4;
+   */
+  pending: number;
+};
+
+/**
+ * Describes the message rms.v1.DeliveryBucket.
+ * Use `create(DeliveryBucketSchema)` to create a new message.
+ */
+export const DeliveryBucketSchema: GenMessage<DeliveryBucket> = /*@__PURE__*/
+  messageDesc(file_rms_v1_webhook_endpoints, 23);
+
+/**
+ * @generated from message rms.v1.GetWebhookEndpointDeliveryStatsResponse
+ */
+export type GetWebhookEndpointDeliveryStatsResponse = Message<"rms.v1.GetWebhookEndpointDeliveryStatsResponse"> & {
+  /**
+   * @generated from field: string webhook_endpoint_id = 1;
+   */
+  webhookEndpointId: string;
+
+  /**
+   * Unix seconds: the time the statistics were read at.
+   *
+   * @generated from field: int64 as_of = 2;
+   */
+  asOf: bigint;
+
+  /**
+   * @generated from field: rms.v1.DeliveryCounts last_hour = 3;
+   */
+  lastHour?: DeliveryCounts | undefined;
+
+  /**
+   * @generated from field: rms.v1.DeliveryCounts last_day = 4;
+   */
+  lastDay?: DeliveryCounts | undefined;
+
+  /**
+   * Failed attempts since the latest success (counted up to a bound; `failure_streak_capped` past it).
+   *
+   * @generated from field: int32 failure_streak = 5;
+   */
+  failureStreak: number;
+
+  /**
+   * @generated from field: bool failure_streak_capped = 6;
+   */
+  failureStreakCapped: boolean;
+
+  /**
+   * Unix seconds of the first failed attempt since the latest success; absent while the latest succeeded.
+   *
+   * @generated from field: optional int64 failing_since = 7;
+   */
+  failingSince?: bigint | undefined;
+
+  /**
+   * The newest failed attempt (30 days), with its response.
+   *
+   * @generated from field: rms.v1.WebhookAttempt last_failure = 8;
+   */
+  lastFailure?: WebhookAttempt | undefined;
+
+  /**
+   * Unix seconds of the newest successful attempt (30 days).
+   *
+   * @generated from field: optional int64 last_success_at = 9;
+   */
+  lastSuccessAt?: bigint | undefined;
+
+  /**
+   * Deliveries waiting for an attempt (counted up to a bound; `pending_capped` past it).
+   *
+   * @generated from field: int32 pending = 10;
+   */
+  pending: number;
+
+  /**
+   * @generated from field: bool pending_capped = 11;
+   */
+  pendingCapped: boolean;
+
+  /**
+   * Unix seconds when the earliest pending delivery is due (in the past while the endpoint's lane is busy).
+   *
+   * @generated from field: optional int64 next_attempt_at = 12;
+   */
+  nextAttemptAt?: bigint | undefined;
+
+  /**
+   * The last 24 hours, oldest first.
+   *
+   * @generated from field: repeated rms.v1.DeliveryBucket buckets = 13;
+   */
+  buckets: DeliveryBucket[];
+
+  /**
+   * The day held more attempts than one read counts: the counts are of the newest ones, from `counted_from`.
+   *
+   * @generated from field: bool attempts_capped = 14;
+   */
+  attemptsCapped: boolean;
+
+  /**
+   * @generated from field: optional int64 counted_from = 15;
+   */
+  countedFrom?: bigint | undefined;
+};
+
+/**
+ * Describes the message rms.v1.GetWebhookEndpointDeliveryStatsResponse.
+ * Use `create(GetWebhookEndpointDeliveryStatsResponseSchema)` to create a new message.
+ */
+export const GetWebhookEndpointDeliveryStatsResponseSchema: GenMessage<GetWebhookEndpointDeliveryStatsResponse> = /*@__PURE__*/
+  messageDesc(file_rms_v1_webhook_endpoints, 24);
+
+/**
+ * @generated from message rms.v1.ListEventDeliveriesRequest
+ */
+export type ListEventDeliveriesRequest = Message<"rms.v1.ListEventDeliveriesRequest"> & {
+  /**
+   * @generated from field: rms.v1.Tenant tenant = 1;
+   */
+  tenant?: Tenant | undefined;
+
+  /**
+   * @generated from field: string event_id = 2;
+   */
+  eventId: string;
+};
+
+/**
+ * Describes the message rms.v1.ListEventDeliveriesRequest.
+ * Use `create(ListEventDeliveriesRequestSchema)` to create a new message.
+ */
+export const ListEventDeliveriesRequestSchema: GenMessage<ListEventDeliveriesRequest> = /*@__PURE__*/
+  messageDesc(file_rms_v1_webhook_endpoints, 25);
+
+/**
+ * One event's delivery to one endpoint.
+ *
+ * @generated from message rms.v1.EventDelivery
+ */
+export type EventDelivery = Message<"rms.v1.EventDelivery"> & {
+  /**
+   * @generated from field: string webhook_endpoint_id = 1;
+   */
+  webhookEndpointId: string;
+
+  /**
+   * "pending": attempts go on (`next_attempt_at`); "succeeded": an attempt got a 2xx; "failed": the retries ended
+   * without one (`ended_reason`); "none": no delivery was scheduled (the endpoint did not exist or did not
+   * subscribe to the type when the event happened).
+   *
+   * @generated from field: string status = 2;
+   */
+  status: string;
+
+  /**
+   * Attempts made by the scheduled delivery.
+   *
+   * @generated from field: int32 attempts = 3;
+   */
+  attempts: number;
+
+  /**
+   * Unix seconds: when the next attempt is due, while pending.
+   *
+   * @generated from field: optional int64 next_attempt_at = 4;
+   */
+  nextAttemptAt?: bigint | undefined;
+
+  /**
+   * Why it ended without a success: "schedule_exhausted", "endpoint_disabled", "endpoint_deleted", "event_expired".
+   *
+   * @generated from field: optional string ended_reason = 5;
+   */
+  endedReason?: string | undefined;
+
+  /**
+   * The endpoint subscribes to the event's type now (a resend is accepted).
+   *
+   * @generated from field: bool subscribed = 6;
+   */
+  subscribed: boolean;
+};
+
+/**
+ * Describes the message rms.v1.EventDelivery.
+ * Use `create(EventDeliverySchema)` to create a new message.
+ */
+export const EventDeliverySchema: GenMessage<EventDelivery> = /*@__PURE__*/
+  messageDesc(file_rms_v1_webhook_endpoints, 26);
+
+/**
+ * @generated from message rms.v1.ListEventDeliveriesResponse
+ */
+export type ListEventDeliveriesResponse = Message<"rms.v1.ListEventDeliveriesResponse"> & {
+  /**
+   * @generated from field: string event_id = 1;
+   */
+  eventId: string;
+
+  /**
+   * One per endpoint of the account and mode, newest endpoint first.
+   *
+   * @generated from field: repeated rms.v1.EventDelivery deliveries = 2;
+   */
+  deliveries: EventDelivery[];
+};
+
+/**
+ * Describes the message rms.v1.ListEventDeliveriesResponse.
+ * Use `create(ListEventDeliveriesResponseSchema)` to create a new message.
+ */
+export const ListEventDeliveriesResponseSchema: GenMessage<ListEventDeliveriesResponse> = /*@__PURE__*/
+  messageDesc(file_rms_v1_webhook_endpoints, 27);
+
+/**
  * @generated from enum rms.v1.WebhookEndpointStatus
  */
 export enum WebhookEndpointStatus {
@@ -854,6 +1152,29 @@ export const WebhookEndpointService: GenService<{
     methodKind: "unary";
     input: typeof ResendEventRequestSchema;
     output: typeof ResendEventResponseSchema;
+  },
+  /**
+   * An endpoint's delivery health: success rates over the last hour and day, its failure streak, its latest
+   * failure, its pending deliveries and the next attempt, and hourly counts for a chart. Read from the attempts
+   * and the pending deliveries with bounded, index-only reads (docs/webhooks.md, "Delivery statistics").
+   *
+   * @generated from rpc rms.v1.WebhookEndpointService.GetWebhookEndpointDeliveryStats
+   */
+  getWebhookEndpointDeliveryStats: {
+    methodKind: "unary";
+    input: typeof GetWebhookEndpointDeliveryStatsRequestSchema;
+    output: typeof GetWebhookEndpointDeliveryStatsResponseSchema;
+  },
+  /**
+   * An event's delivery to each of the account's endpoints: pending (and when its next attempt is due), succeeded,
+   * failed (gave up, and why) or none (never scheduled), and whether the endpoint subscribes to its type now.
+   *
+   * @generated from rpc rms.v1.WebhookEndpointService.ListEventDeliveries
+   */
+  listEventDeliveries: {
+    methodKind: "unary";
+    input: typeof ListEventDeliveriesRequestSchema;
+    output: typeof ListEventDeliveriesResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_rms_v1_webhook_endpoints, 0);
