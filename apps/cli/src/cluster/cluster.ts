@@ -241,13 +241,7 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     // Workers share only the database; they start once core has made the indexes.
     for (let n = 1; n <= CLUSTER_SHAPE.workers; n++) {
       supervise(`worker${n}`, () =>
-        startNodeChild(
-          `worker${n}`,
-          scriptOf(`worker${n}`),
-          workerEnv(env, { ...config, WORKER_METRICS_PORT: 0 }, resolved, n),
-          "inherit",
-          workerNodeFlags(config.WORKER_HEAP_MB),
-        ),
+        startNodeChild(`worker${n}`, scriptOf(`worker${n}`), workerEnv(env, { ...config, WORKER_METRICS_PORT: 0 }, resolved, n), "inherit", workerNodeFlags(config.WORKER_HEAP_MB)),
       );
     }
 
