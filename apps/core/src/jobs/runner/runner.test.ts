@@ -113,6 +113,27 @@ describe("a chunk's changes and events in one transaction", () => {
     expect(created.every((r) => counts.get(`${r._id} resource.created`) === 1)).toBe(true);
   });
 
+  it("gives the chunks' events their tenant's next stream positions beside the relay's copies: every event of the tenant has one, none twice, none skipped", async () => {
+    const tenant = newTenant();
+    await seedResources(db, tenant, 50); // their events wait in the outbox, for the relay
+    const imported = await queueJob(db, tenant, { type: "resources.import", params: { items: Array.from({ length: 1_500 }, (_, i) => ({ name: `positioned-${i}` })) } });
+    const updated = await queueJob(db, tenant, { type: "resources.bulk_update", params: { filter: { status: "active" }, update: { status: "paused" } } });
+    const w = await jobsWorker(databaseName);
+    await relayAll(db);
+    const [importJob, updateJob] = [await finishedJob(db, imported), await finishedJob(db, updated)];
+    await w.stop();
+    await relayAll(db);
+    expect([importJob.status, updateJob.status]).toEqual(["succeeded", "succeeded"]);
+    const events = await db
+      .collection<{ type: string; pos?: number }>(EVENTS_COLLECTION)
+      .find({ account: tenant.account, livemode: tenant.livemode }, { projection: { type: 1, pos: 1 } })
+      .toArray();
+    expect(events.filter((e) => e.type === "resource.created")).toHaveLength(1_550);
+    expect(events.filter((e) => e.type === "resource.updated")).toHaveLength(updateJob.result!.updated!);
+    const positions = events.map((e) => e.pos).sort((a, b) => (a ?? 0) - (b ?? 0));
+    expect(positions).toEqual(positions.map((_, i) => i + 1));
+  }, 120_000);
+
   it("a worker killed inside a chunk's transaction: the run that takes the job over ends that transaction at once, not after the server's 60 s, and updates each item once", async () => {
     const tenant = newTenant();
     const ids = await seedResources(db, tenant, 20);
