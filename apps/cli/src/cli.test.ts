@@ -88,7 +88,7 @@ describe("rms itself", () => {
   it("names the environment it reads in its help", async () => {
     const result = await rms("--help");
     expect(result.code).toBe(0);
-    for (const variable of ["RMS_ADMIN_TOKEN", "CORE_ADDR", "RMS_DATA_DIR"]) expect(result.stdout).toContain(variable);
+    for (const variable of ["RMS_ADMIN_TOKEN", "CORE_ADDR", "RMS_DATA_DIR", "RMS_API_KEY", "RMS_API_BASE", "RMS_CA"]) expect(result.stdout).toContain(variable);
   });
 
   it("lists accounts with a valid --limit", async () => {

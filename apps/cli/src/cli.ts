@@ -16,12 +16,17 @@ import {
   type ServiceClient,
 } from "@rms/proto";
 import { readFileSync } from "node:fs";
+import { RMSError } from "@rms/sdk";
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import { MissingAdminTokenError, readAdminToken } from "./admin-token.js";
 import { accountJson, jobJson, jobLine, keyJson, keyLine } from "./format.js";
 import { migrateStatus, migrateUp } from "./migrate.js";
 import { adminTokenFileOf } from "./paths.js";
 import { checkOperatorEnvironment, ConfigError, DEFAULT_CORE_ADDR } from "./config.js";
+import { DEFAULT_API_BASE } from "./developer/api.js";
+import { listenCommand, logsTailCommand, triggerCommand } from "./developer/commands.js";
+import { describeApiError } from "./developer/errors.js";
+import { TriggerRefusedError } from "./developer/trigger.js";
 
 /** How long `rms` waits for each answer of core (the gRPC deadline of every call). */
 export const CALL_DEADLINE_MS = 5_000;
@@ -34,6 +39,8 @@ export interface CliIo {
   startStack?: () => Promise<number>;
   /** Runs the cluster (`rms cluster`); injected likewise. */
   startCluster?: () => Promise<number>;
+  /** A signal aborted on SIGINT or SIGTERM, for the commands that run until stopped (`listen`, `logs tail`). */
+  interrupted?: () => AbortSignal;
 }
 
 function futureUnixSeconds(value: string): number {
@@ -56,7 +63,13 @@ function cliVersion(): string {
 }
 
 const ENVIRONMENT_HELP = `
-Environment:
+Environment of the developer commands (listen, trigger, logs tail):
+  RMS_API_KEY        the API key (--api-key overrides it)
+  RMS_API_BASE       where the API is (default ${DEFAULT_API_BASE}; --api-base overrides it)
+  RMS_CA             a PEM certificate to trust besides the system's (--ca overrides it); for a localhost base
+                     the development certificate in RMS_DATA_DIR is trusted when it exists
+
+Environment of the operator commands:
   RMS_ADMIN_TOKEN    the admin token core accepts (default: the development token \`npm start\` keeps in RMS_DATA_DIR)
   CORE_ADDR          address of the core gRPC service (default ${DEFAULT_CORE_ADDR}; --core overrides it)
   RMS_DATA_DIR       the development data directory (default: .data/ at the repository root)
@@ -277,8 +290,15 @@ interface CommandGroup {
   readonly commands: Readonly<Record<string, CommandDefinition>>;
 }
 
-/** Every command of `rms`, in the order its help lists them. */
-const COMMANDS: Readonly<Record<string, CommandGroup | CommandDefinition>> = {
+/** The commands of a developer who holds an API key, on the SDK (docs/streams.md, "The CLI"). */
+const DEVELOPER_COMMANDS: Readonly<Record<string, CommandGroup | CommandDefinition>> = {
+  listen: (command, context) => listenCommand(command, context.io),
+  trigger: (command, context) => triggerCommand(command, context.io),
+  logs: { description: "the account's request logs", commands: { tail: (command, context) => logsTailCommand(command, context.io) } },
+};
+
+/** The operator's commands, in the order the help lists them: core's admin service, the database, the stacks. */
+const OPERATOR_COMMANDS: Readonly<Record<string, CommandGroup | CommandDefinition>> = {
   accounts: { description: "manage accounts", commands: { create: accountsCreate, list: accountsList } },
   keys: { description: "manage API keys", commands: { create: keysCreate, list: keysList, revoke: keysRevoke } },
   jobs: { description: "look at and cancel jobs of any account", commands: { list: jobsList, get: jobsGet, cancel: jobsCancel } },
@@ -292,13 +312,19 @@ const COMMANDS: Readonly<Record<string, CommandGroup | CommandDefinition>> = {
 };
 
 function declareCommands(program: Command, context: CommandContext): void {
-  for (const [name, entry] of Object.entries(COMMANDS)) {
-    if (typeof entry === "function") {
-      entry(program.command(name), context);
-      continue;
+  const groups = [
+    ["Commands for developers (an API key):", DEVELOPER_COMMANDS],
+    ["Operator commands (the admin token, core, the database):", OPERATOR_COMMANDS],
+  ] as const;
+  for (const [heading, commands] of groups) {
+    for (const [name, entry] of Object.entries(commands)) {
+      if (typeof entry === "function") {
+        entry(program.command(name).helpGroup(heading), context);
+        continue;
+      }
+      const group = program.command(name).helpGroup(heading).description(entry.description);
+      for (const [subcommand, define] of Object.entries(entry.commands)) define(group.command(subcommand), context);
     }
-    const group = program.command(name).description(entry.description);
-    for (const [subcommand, define] of Object.entries(entry.commands)) define(group.command(subcommand), context);
   }
 }
 
@@ -337,7 +363,9 @@ function commandContext(io: CliIo, core: () => string): CommandContext & { close
  */
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
   const program = new Command("rms")
-    .description("Operator CLI of the Resource Management Service: accounts, API keys and jobs.")
+    .description(
+      "The Resource Management Service's CLI: a developer's view of an account (events, webhooks, request logs) with an API key, and the operator's (accounts, keys, jobs, the stack) with the admin token.",
+    )
     .version(cliVersion(), "-V, --version", "print the version of rms")
     .option("--core <addr>", "address of the core gRPC service", io.env.CORE_ADDR || DEFAULT_CORE_ADDR)
     .addHelpText("after", ENVIRONMENT_HELP)
@@ -355,7 +383,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     if (error instanceof CommanderError) {
       return error.exitCode === 0 ? 0 : 2;
     }
-    if (error instanceof ConfigError) {
+    if (error instanceof ConfigError || error instanceof TriggerRefusedError) {
       io.stderr(`rms: ${error.message}\n`);
       return 2;
     }
@@ -368,6 +396,7 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
 
 function describe(error: unknown, core: string): string {
   if (error instanceof MissingAdminTokenError) return error.message;
+  if (error instanceof RMSError) return describeApiError(error);
   if (error instanceof RpcError) {
     // No answer before the deadline is not "unreachable": core was reached (or is being reached) but was too slow.
     if (error instanceof TransportError && error.deadlineExceeded) {

@@ -5,6 +5,6 @@
  */
 export { importedResource, importedResourceId, updateDecision } from "./resources/batch.js";
 export { eventExpiresAt, pullRelayed } from "./storage/relay.js";
-export { signatureHeader } from "./webhooks/signature.js";
+export { signatureHeader } from "@rms/webhook-signing";
 export { WEBHOOK_LANES_COLLECTION } from "./webhook-deliveries/lanes.js";
 export { DELIVERY_QUEUE, WEBHOOK_DELIVERIES_COLLECTION } from "./webhook-deliveries/model.js";

@@ -5,12 +5,12 @@ import { type WaitOptions, waitForJob } from "./jobs.js";
 import type { RequestOptions } from "./options.js";
 import type { RequestSender } from "./request.js";
 import type { RMSResponse } from "./response.js";
-import { type EventStreamMethods, type RequestLogStreamMethods, unavailableStream } from "./streams.js";
+import { EVENT_STREAM, type EventStreamMethods, liveStream, REQUEST_LOG_STREAM, type RequestLogStreamMethods } from "./streams.js";
 import type { Schemas } from "./types.js";
 
 /**
  * The methods written by hand: the operations whose body or answer is not JSON (the generated table lists them as
- * `custom`), and what the API has no route for (`jobs.wait`, the streams until their endpoints exist).
+ * `custom`), and what the API has no route for (`jobs.wait`).
  */
 export interface HandWrittenNamespaces {
   readonly files: {
@@ -40,8 +40,8 @@ export function handWritten(sender: RequestSender): HandWrittenNamespaces {
     },
     uploads: { addPart: (id, part, options) => uploader.addPart(id, part, options) },
     jobs: { wait: (id, options) => waitForJob(sender, id, options) },
-    events: { stream: unavailableStream("events.stream", "GET /v1/events/stream") },
-    requestLogs: { stream: unavailableStream("requestLogs.stream", "GET /v1/request_logs/stream") },
+    events: { stream: (params, options) => liveStream(sender, EVENT_STREAM, params, options) },
+    requestLogs: { stream: (params, options) => liveStream(sender, REQUEST_LOG_STREAM, params, options) },
   };
 }
 

@@ -46,6 +46,8 @@ export interface StartOptions {
   cacheSizeGB?: number;
   /** Skip engines, for tests of the launcher itself. */
   skip?: readonly Engine[];
+  /** A server started here accepts the server's test commands (fail points: a test makes the server refuse a command). Tests only. */
+  testCommands?: boolean;
 }
 
 /** A database that could not be started; the message is one line, `detail` has the server's last log lines. */
@@ -125,7 +127,8 @@ async function startMongod(engine: "mongod" | "mongodb-memory-server" | "pypi-wh
   const { dir, cleanup } = dataDirectory(options.dataDir);
   const port = options.port ?? (await freePort());
   const logFile = join(dir, "mongod.log");
-  const server = spawnServer(binary, mongodArgs({ dataDir: dir, port, cacheSizeGB: cacheSize(options, env) }), logFile);
+  const testCommands = options.testCommands ? ["--setParameter", "enableTestCommands=1"] : [];
+  const server = spawnServer(binary, [...mongodArgs({ dataDir: dir, port, cacheSizeGB: cacheSize(options, env) }), ...testCommands], logFile);
   const uri = replicaSetUri(port);
   let version: string;
   try {

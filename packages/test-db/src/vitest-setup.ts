@@ -16,7 +16,7 @@ declare module "vitest" {
 
 export async function setup(project: TestProject): Promise<() => Promise<void>> {
   const say = (line: string): boolean => process.stderr.write(`test-db: ${line}\n`);
-  const database = await startDatabase({ logger: say });
+  const database = await startDatabase({ logger: say, testCommands: true });
   say(`database: ${describeDatabase(database)}`);
   project.provide("mongoUri", database.uri);
   project.provide("mongoStartedHere", database.engine !== "external");

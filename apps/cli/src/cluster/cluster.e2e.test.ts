@@ -93,6 +93,8 @@ function mongodPid(port: number): number {
 
 let cluster: ChildProcess;
 let output = "";
+/** The processes' last error log lines. */
+const errorLines: string[] = [];
 let exited: Promise<number | null>;
 /** Set once a test or the teardown stops the cluster on purpose. */
 let stopping = false;
@@ -171,7 +173,11 @@ beforeAll(async () => {
     CLUSTER_ELECTION_TIMEOUT_MS: String(ELECTION_TIMEOUT_MS),
   };
   cluster = spawn(process.execPath, [bin, "cluster"], { env, stdio: ["ignore", "pipe", "pipe"] });
-  cluster.stdout!.on("data", () => undefined);
+  // The processes' log lines (LOG_LEVEL warn): the last ones at error level are kept, so a failure can show why.
+  cluster.stdout!.on("data", (d: Buffer) => {
+    for (const line of d.toString("utf8").split("\n")) if (line.includes('"level":50')) errorLines.push(line.slice(0, 2_000));
+    errorLines.splice(0, Math.max(0, errorLines.length - 50));
+  });
   cluster.stderr!.on("data", (d) => (output += d));
   exited = new Promise((resolve) => cluster.once("exit", (code) => resolve(code)));
   // A cluster that ends before a test stops it says why: its last output, where the failures that follow cannot.
@@ -341,7 +347,7 @@ describe("rms cluster", () => {
     for (const a of answers.filter((a) => a.status !== 0)) {
       expect(
         a.status === 201 || (a.status === 503 && a.code === "service_unavailable") || (a.status === 409 && a.code === "idempotency_key_in_use") || a.code === "outcome_unknown",
-        JSON.stringify(a),
+        `${JSON.stringify(a)}; the processes' last error lines:\n${errorLines.join("\n")}`,
       ).toBe(true);
       if (a.status === 503) expect(Number(a.retryAfter)).toBeGreaterThanOrEqual(1);
     }

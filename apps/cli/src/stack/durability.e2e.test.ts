@@ -293,12 +293,13 @@ describe("durability", () => {
         if (record?.completed !== true || record.answer === undefined) lost.push(`idempotency record ${k.key} (${record ? `completed ${record.completed}` : "missing"})`);
         else if ((k.path === "/v1/webhook_endpoints") !== (typeof record.answer.reply === "string")) lost.push(`recorded answer of ${k.key} (sealed only when it holds a secret)`);
       }
+      // Each keyed create made the one document its acknowledged answer names (it commits with its key's record).
       for (const k of keyed.filter((k) => k.path === "/v1/resources")) {
-        const bound = await resources.find({ idempotency: scope(k.key) }).toArray();
-        if (bound.length !== 1) lost.push(`core's binding of ${k.key} (${bound.length} documents)`);
+        const { id, name } = JSON.parse(k.body) as { id: string; name: string };
+        const named = await resources.find({ account: accountId, name }).toArray();
+        if (named.length !== 1 || named[0]!._id !== id) lost.push(`the resource of ${k.key} (${named.length} documents named ${name})`);
       }
-      if ((await db.collection<Doc>("webhook_endpoints").countDocuments({ _id: endpoint.id, idempotency: scope("durability-endpoint") })) !== 1)
-        lost.push(`endpoint ${endpoint.id}`);
+      if ((await db.collection<Doc>("webhook_endpoints").countDocuments({ _id: endpoint.id })) !== 1) lost.push(`endpoint ${endpoint.id}`);
       // Deliveries: an event copied before the kill that still waits for the endpoint has its delivery queued; one
       // that does not wait any more reached the receiver.
       let deliveriesQueued = 0;
@@ -310,7 +311,7 @@ describe("durability", () => {
       }
       // The job: at least as far as the progress the API showed.
       const jobs = db.collection<Doc>("jobs");
-      const storedJob = await jobs.findOne({ _id: job.id, idempotency: scope("durability-import") });
+      const storedJob = await jobs.findOne({ _id: job.id });
       if (!storedJob) lost.push(`job ${job.id}`);
       else if (storedJob.progress.processed < seenJob.progress.processed) lost.push(`job checkpoint: seen ${seenJob.progress.processed}, found ${storedJob.progress.processed}`);
       else if (!["running", "queued"].includes(seenJob.status) && storedJob.status !== seenJob.status) lost.push(`job status: seen ${seenJob.status}, found ${storedJob.status}`);

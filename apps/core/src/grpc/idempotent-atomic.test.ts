@@ -1,8 +1,10 @@
 import { create, type DescMethodUnary } from "@bufbuild/protobuf";
 import { Metadata } from "@grpc/grpc-js";
 import { CreateResourceRequestSchema, IDEMPOTENCY_KEY_METADATA, ResourceService, type CallContext, type CreateResourceRequest } from "@rms/proto";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { MongoServerError } from "mongodb";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { errors } from "../errors.js";
+import { openClient } from "../storage/client-options.js";
 import { IdempotencyRecords, type IdempotencyRecord } from "../storage/idempotency-records.js";
 import { newTenant, thing, thingsCollection } from "../testutil/storage.js";
 import { rpc, type Call, type PresentedKeyCheck } from "./define-rpc.js";
@@ -21,7 +23,7 @@ beforeAll(async () => {
 afterAll(() => t.close());
 
 const method = ResourceService.method.createResource as DescMethodUnary;
-const checkKey = (): PresentedKeyCheck => Object.assign(async () => undefined, { keyed: { records, keyring: null } });
+const checkKey = (over = records): PresentedKeyCheck => Object.assign(async () => undefined, { keyed: { records: over, keyring: null } });
 const tenant = newTenant();
 const request = (name: string): CreateResourceRequest => create(CreateResourceRequestSchema, { tenant: { accountId: tenant.account, livemode: tenant.livemode }, name });
 
@@ -31,21 +33,21 @@ function keyed(key: string, deadlineMs = 10_000): CallContext {
   return { method: "/rms.v1.ResourceService/CreateResource", metadata, signal: new AbortController().signal, deadline: Date.now() + deadlineMs, caller: null };
 }
 
-/** A create of one thing, then `after` (which may throw), under `atomic`; counts its executions. */
-function declared(after: (id: string) => Promise<void> | void = () => undefined) {
+/** A create of one thing, then `after` (which may throw), under `atomic`; counts its executions. `over`: another client's records and things. */
+function declared(after: (id: string) => Promise<void> | void = () => undefined, over = { records, things: () => t.things }) {
   const runs = { count: 0 };
   const declaration = rpc.write({
     atomic: true,
     write: async (req: CreateResourceRequest, { budget }: Call) => {
       runs.count++;
       const doc = { ...thing(tenant), color: req.name };
-      await t.things.insertOne(doc, budget.db());
+      await over.things().insertOne(doc, budget.db());
       await after(doc._id);
       return { doc };
     },
     reply: ({ doc }) => ({ resource: { id: doc._id, name: doc.color } }),
   });
-  return { runs, call: (key: string, name: string, deadlineMs?: number) => declaration.run(request(name), keyed(key, deadlineMs), checkKey(), method) };
+  return { runs, call: (key: string, name: string, deadlineMs?: number) => declaration.run(request(name), keyed(key, deadlineMs), checkKey(over.records), method) };
 }
 
 const recordOf = (key: string) => t.db.collection<IdempotencyRecord>("idempotency_keys").findOne({ _id: `${tenant.account}/test/${key}` });
@@ -144,5 +146,38 @@ describe("an atomic write under a key", () => {
     await expect(call("taken", "black")).rejects.toMatchObject({ code: "service_unavailable" });
     expect(await thingsNamed("black")).toBe(0);
     expect(await recordOf("taken")).toMatchObject({ completed: false, owner: "another holder" });
+  });
+
+  // NoSuchTransaction with TransientTransactionError is what a new primary answers for a transaction its predecessor
+  // had: nothing of it committed. Made here by a fail point on this test's own client (its appName), one commit only.
+  it("a commit refused as transient (an election lost the transaction): nothing committed, the call runs again under its lock and commits once", async () => {
+    const appName = `commit-refused-${process.pid}`;
+    const client = await openClient(`${inject("mongoUri")}&appName=${appName}`).connect();
+    try {
+      const db = client.db(t.db.databaseName);
+      const over = { records: new IdempotencyRecords(db), things: () => db.collection<ReturnType<typeof thing>>("things") };
+      const failPoint = (mode: unknown, data: object = {}) => client.db("admin").command({ configureFailPoint: "failCommand", mode, data });
+      const armed = await failPoint({ times: 1 }, { failCommands: ["commitTransaction"], errorCode: 251, errorLabels: ["TransientTransactionError"], appName }).catch(
+        (error: unknown) => error,
+      );
+      if (armed instanceof MongoServerError && !inject("mongoStartedHere")) {
+        console.log(`[skipped: the server at MONGODB_URI does not take fail points: ${armed.message}]`);
+        return;
+      }
+      expect(armed).not.toBeInstanceOf(Error);
+      try {
+        const { runs, call } = declared(() => undefined, over);
+        const answer = await call("transient-commit", "teal");
+        expect(runs.count).toBe(2);
+        expect(await thingsNamed("teal")).toBe(1);
+        expect(await recordOf("transient-commit")).toMatchObject({ completed: true });
+        expect(await call("transient-commit", "teal")).toMatchObject({ resource: { id: answer.resource?.id } });
+        expect(runs.count).toBe(2);
+      } finally {
+        await failPoint("off");
+      }
+    } finally {
+      await client.close();
+    }
   });
 });

@@ -334,15 +334,15 @@ async function inOneCommit<Res>(
     return reply as Res;
   } catch (error) {
     if (!committed) {
+      // A commit refused as transient (the transaction is gone: a new primary never had it) committed nothing.
+      const notCommitted = !commitSent || isConflict(error);
       // Not after a commit was sent: its outcome is the server's (an abort would wait behind a commit without reply).
-      if (!commitSent) {
-        if (session.inTransaction()) await session.abortTransaction().catch(() => undefined);
-        await within.aborted();
-      }
-      // A conflict with a write made since the transaction began (a concurrent call's, or the record taken over), or a
-      // duplicate key (which aborts a transaction): nothing was done, and the caller runs the write again under its
-      // lock or gives the key back.
-      if (!commitSent && isConflict(error)) throw new AttemptConflict();
+      if (!commitSent && session.inTransaction()) await session.abortTransaction().catch(() => undefined);
+      if (notCommitted) await within.aborted();
+      // A conflict with a write made since the transaction began (a concurrent call's, or the record taken over), a
+      // duplicate key (which aborts a transaction), or an election in its course: nothing was done, and the caller
+      // runs the write again under its lock or gives the key back.
+      if (notCommitted && isConflict(error)) throw new AttemptConflict();
       // Nothing committed, or a commit whose outcome is unknown: the release removes a record still pending only.
       await held.release().catch((cause: unknown) => lost(keyed, requestId, cause));
     }

@@ -1,4 +1,5 @@
 import type { ClientRequest, IncomingMessage } from "node:http";
+import { deliveryHeaders } from "@rms/webhook-signing";
 import { request as httpRequest } from "node:http";
 import { request as httpsRequest } from "node:https";
 import { isIP } from "node:net";
@@ -8,7 +9,6 @@ import type { EndpointConnections } from "./connections.js";
 import { bareHostname } from "./endpoint-url.js";
 import { lookupPinnedTo, resolveAndPin, systemResolver, type ResolvedAddress, type Resolver } from "./pinned-lookup.js";
 import { parseRetryAfter } from "./retry-after.js";
-import { signatureHeader } from "./signature.js";
 
 /** Success is a 2xx within this long (CONTRACT.md section 7, in ../shared/docs/); lookup, connect, TLS, headers and body all count. */
 export const DELIVERY_TIMEOUT_MS = 15_000;
@@ -16,7 +16,7 @@ export const DELIVERY_TIMEOUT_MS = 15_000;
 export const CONNECT_ATTEMPT_MS = 5_000;
 /** Bytes of a response body kept (and read: the socket is dropped after them). */
 export const RESPONSE_BODY_CAP_BYTES = 1024;
-export const WEBHOOK_USER_AGENT = "rms-webhooks/1.4";
+export { WEBHOOK_USER_AGENT } from "@rms/webhook-signing";
 
 export type AttemptError = "timeout" | "dns_failed" | "connection_failed" | "tls_failed" | "invalid_response" | "redirect" | "http_error" | "blocked_address" | "invalid_url";
 
@@ -121,14 +121,7 @@ export function deliver(request: DeliveryRequest, options: DeliveryOptions = {})
   if (url.username !== "" || url.password !== "") return Promise.resolve(outcome({ error: "invalid_url", detail: "credentials in url" }));
   const host = bareHostname(url);
   const body = Buffer.from(request.body, "utf8");
-  const headers = {
-    "content-type": "application/json",
-    "content-length": String(body.length),
-    "user-agent": WEBHOOK_USER_AGENT,
-    "webhook-id": request.eventId,
-    "webhook-timestamp": String(timestamp),
-    "webhook-signature": signatureHeader(request.secrets, request.eventId, timestamp, request.body),
-  };
+  const headers = deliveryHeaders({ eventId: request.eventId, timestampSeconds: timestamp, body: request.body, keys: request.secrets });
 
   return new Promise((resolve) => {
     let settled = false;

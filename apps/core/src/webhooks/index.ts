@@ -26,7 +26,7 @@ export {
   type SecretCryptoCode,
 } from "./secret.js";
 export { lookupPinnedTo, resolveAndPin, systemResolver, type Pin, type ResolvedAddress, type Resolver } from "./pinned-lookup.js";
-export { signatureHeader } from "./signature.js";
+export { signatureHeader } from "@rms/webhook-signing";
 export { parseRetryAfter } from "./retry-after.js";
 export {
   deliver,

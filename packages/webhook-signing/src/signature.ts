@@ -1,6 +1,6 @@
 import { sign } from "node:crypto";
 import { Webhook } from "standardwebhooks";
-import { PRIVATE_KEY_PREFIX, signingKeyOf } from "./secret.js";
+import { PRIVATE_KEY_PREFIX, signingKeyOf } from "./keys.js";
 
 /**
  * The `webhook-signature` header of the Standard Webhooks specification: one signature per valid key,

@@ -1,7 +1,7 @@
 import { verify } from "node:crypto";
 import { Webhook } from "standardwebhooks";
 import { describe, expect, it } from "vitest";
-import { newEndpointKeyPair, newEndpointSecret, verifyingKeyOf } from "./secret.js";
+import { newEndpointKeyPair, newEndpointSecret, verifyingKeyOf } from "./keys.js";
 import { signatureHeader } from "./signature.js";
 
 describe("signatureHeader", () => {
