@@ -10,7 +10,7 @@ import { startCore, type RunningCore } from "./server.js";
 void runProcess({
   name: "rms-core",
   config: parseCoreConfig,
-  // Asynchronous writes: a synchronous write per log line was a tenth of this process's CPU under load
+  // Asynchronous writes: a synchronous write per log line costs a tenth of this process's CPU under load
   // (docs/performance.md); lines still go out as soon as the previous write finishes, and pino flushes at exit.
   // Lines written inside a span carry its `trace_id` and `span_id` (docs/observability.md, "Tracing").
   logger: (config) => pino({ level: config.logLevel, base: { service: "core" }, ...traceLogOptions(config.tracing) }, pino.destination({ sync: false })),

@@ -1,21 +1,15 @@
 import { connectivityState, status as GrpcStatus, type Client } from "@grpc/grpc-js";
 import {
-  AdminService,
-  ApiKeyService,
-  DashboardSessionService,
+  CORE_SERVICES,
   Health,
   HealthCheckResponse_ServingStatus,
   REQUEST_ID_METADATA,
-  ResourceService,
-  EventService,
-  JobService,
-  WebhookEndpointService,
-  FileService,
   TransportError,
   bearerMetadata,
   createClient,
   mutualTlsCredentials,
   type CallOptions,
+  type CoreServiceName,
   type CoreTlsFiles,
   type ServiceClient,
 } from "@rms/proto";
@@ -28,19 +22,8 @@ export const HEALTH_TIMEOUT_MS = 1_000;
 
 export type ServingStatus = "SERVING" | "NOT_SERVING" | "UNKNOWN";
 
-/** Core's services the gateway calls, by the name its code uses; a new kind's service is one line here. */
-export const CORE_SERVICES = {
-  resources: ResourceService,
-  events: EventService,
-  jobs: JobService,
-  webhookEndpoints: WebhookEndpointService,
-  admin: AdminService,
-  files: FileService,
-  dashboardSessions: DashboardSessionService,
-  apiKeys: ApiKeyService,
-} as const;
-
-export type CoreServiceName = keyof typeof CORE_SERVICES;
+// Core's services the gateway calls, by the name its code uses: @rms/proto's one table, @rms/client's too.
+export type { CoreServiceName };
 /** One typed client per service of CORE_SERVICES. */
 export type CoreServiceClients = { readonly [K in CoreServiceName]: ServiceClient<(typeof CORE_SERVICES)[K]> };
 

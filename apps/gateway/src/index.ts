@@ -4,5 +4,5 @@ export { startGateway, SERVER_LIMITS, type RunningGateway, type StartOptions } f
 export { parseGatewayConfig, ConfigError, type GatewayConfig } from "./config.js";
 export { connectCore, type CoreClients, type ServingStatus } from "./core.js";
 export { ApiError, httpStatusOf, fromCoreError, type ErrorCode, type ErrorType } from "./errors.js";
-export { developmentCertificate, loadTls } from "./tls.js";
+export { developmentCertificate, loadTls } from "./transport/tls.js";
 export { openApiDocument, OPENAPI_PATH, type OpenApiDocument } from "./openapi.js";

@@ -12,7 +12,7 @@ const tracingOf = (config: GatewayConfig) => config.tracing ?? tracingConfig({},
 void runProcess({
   name: "gateway",
   config: parseGatewayConfig,
-  // Asynchronous writes: a synchronous write per log line was a tenth of this process's CPU under load
+  // Asynchronous writes: a synchronous write per log line costs a tenth of this process's CPU under load
   // (docs/performance.md); lines still go out as soon as the previous write finishes, and pino flushes at exit.
   // Lines written inside a request's span carry its `trace_id` and `span_id` (docs/observability.md, "Tracing").
   logger: (config) => pino({ level: config.logLevel, base: { service: "gateway" }, ...traceLogOptions(tracingOf(config)) }, pino.destination({ sync: false })),

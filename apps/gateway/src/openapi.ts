@@ -2,8 +2,8 @@ import type { RequestHandler } from "express";
 import { errorCatalogue } from "./errors.js";
 import { API_VERSION } from "./http/request-id.js";
 import { EVENT_OBJECT, EVENT_PAYLOADS, KEYLESS_ROUTES } from "./routes/index.js";
-import type { EventPayload, KeylessRoute, Operation, ParamSpec } from "./routes/operation.js";
-import { clientNameOf } from "./routes/client-names.js";
+import type { EventPayload, KeylessRoute, Operation, ParamSpec } from "./engine/operation.js";
+import { clientNameOf } from "./engine/client-names.js";
 import { schemaRef as ref, type JsonSchema, type PublicObject } from "./schema/objects.js";
 
 /**

@@ -7,19 +7,19 @@ import type { GatewayConfig } from "./config.js";
 import { connectCore, type CoreClients } from "./core.js";
 import { startMetricsServer } from "@rms/metrics-server";
 import { gatewayMetrics } from "./metrics.js";
-import { loadTls } from "./tls.js";
+import { loadTls } from "./transport/tls.js";
 import type { RateLimiter } from "./ratelimit/index.js";
 import { openStores } from "./stores.js";
 import { KeyRevoker } from "./revocation/revoker.js";
-import { answerClientErrors, type PlainListener } from "./http/client-error.js";
+import { answerClientErrors, type PlainListener } from "./plain-http/client-error.js";
 import { AddressRateLimit } from "./ratelimit/index.js";
-import { normalizeIp } from "./http/https.js";
-import { ConnectionLimit } from "./http/connection-limit.js";
-import { divertPlainHttp } from "./http/plain-on-tls-port.js";
-import { acceptProxyProtocol } from "./http/proxy-protocol.js";
-import { REQUEST_TIMEOUT_MS } from "./http/request-timeout.js";
-import { answerBeforeContinue } from "./http/expect-continue.js";
-import { lingerOnEarlyClose } from "./http/linger.js";
+import { normalizeIp } from "./transport/client-address.js";
+import { ConnectionLimit } from "./transport/connection-limit.js";
+import { divertPlainHttp } from "./plain-http/on-tls-port.js";
+import { acceptProxyProtocol } from "./transport/proxy-protocol.js";
+import { REQUEST_TIMEOUT_MS } from "./transport/request-timeout.js";
+import { answerBeforeContinue } from "./transport/expect-continue.js";
+import { lingerOnEarlyClose } from "./transport/linger.js";
 import { DEFAULT_REQUEST_LOGS } from "./config.js";
 import { RequestLogRecorder } from "./request-logs/recorder.js";
 import { DEFAULT_STREAM_LIMITS } from "./streams/connection.js";
@@ -33,7 +33,7 @@ import type { RequestLogDocument } from "./request-logs/store.js";
 /** Limits that keep one client from holding the gateway's sockets. */
 export const SERVER_LIMITS = {
   headersTimeoutMs: 10_000,
-  /** The whole request must arrive within this (http/request-timeout.ts), but on the upload routes (idle timeout only). */
+  /** The whole request must arrive within this (transport/request-timeout.ts), but on the upload routes (idle timeout only). */
   requestTimeoutMs: REQUEST_TIMEOUT_MS,
   keepAliveTimeoutMs: 5_000,
   maxConnections: 2_048,
@@ -88,7 +88,7 @@ function applyLimits(server: Server, plainListener?: PlainListener): void {
   answerBeforeContinue(server);
   lingerOnEarlyClose(server);
   server.headersTimeout = SERVER_LIMITS.headersTimeoutMs;
-  // Applied per request by the app instead (http/request-timeout.ts), so that uploads can take longer when data keeps coming.
+  // Applied per request by the app instead (transport/request-timeout.ts), so that uploads can take longer when data keeps coming.
   server.requestTimeout = 0;
   server.keepAliveTimeout = SERVER_LIMITS.keepAliveTimeoutMs;
   server.timeout = SERVER_LIMITS.idleTimeoutMs;
@@ -190,7 +190,7 @@ export async function startGateway(config: GatewayConfig, options: StartOptions 
   const serverOptions = { connectionsCheckingInterval: SERVER_LIMITS.connectionsCheckingIntervalMs };
   const https = createHttpsServer({ ...serverOptions, cert: tls.cert, key: tls.key, minVersion: "TLSv1.2", handshakeTimeout: SERVER_LIMITS.handshakeTimeoutMs }, app);
   // Plain HTTP sent to the HTTPS port is answered as the plain listener answers it (keys revoked, 403), by an HTTP
-  // server of the same app bound to no port (http/plain-on-tls-port.ts).
+  // server of the same app bound to no port (plain-http/on-tls-port.ts).
   const plainOnTlsPort = createHttpServer(serverOptions, app);
   divertPlainHttp(https, plainOnTlsPort, SERVER_LIMITS.handshakeTimeoutMs);
   applyLimits(https);

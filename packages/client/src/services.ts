@@ -1,18 +1,7 @@
-import { AdminService, ApiKeyService, DashboardSessionService, EventService, FileService, JobService, ResourceService, WebhookEndpointService, type AnyService } from "@rms/proto";
+import { AdminService, type AnyService } from "@rms/proto";
 
-/** Core's services, by the namespace a client calls them through (`core.resources.getResource(...)`). */
-export const CORE_SERVICES = {
-  resources: ResourceService,
-  jobs: JobService,
-  events: EventService,
-  webhookEndpoints: WebhookEndpointService,
-  files: FileService,
-  admin: AdminService,
-  dashboardSessions: DashboardSessionService,
-  apiKeys: ApiKeyService,
-} as const satisfies Record<string, AnyService>;
-
-export type CoreServiceName = keyof typeof CORE_SERVICES;
+// Core's services by namespace, one table with the gateway's (@rms/proto).
+export { CORE_SERVICES, type CoreServiceName } from "@rms/proto";
 
 type Method = AnyService["methods"][number];
 

@@ -6,6 +6,7 @@ export { createClient, coreTlsFilesFromEnv, mutualTlsCredentials, HOP_CHANNEL_OP
 export { RpcError, TransportError, isServiceError, STATUS_DETAILS_KEY, type ErrorFields } from "./grpc/rpc-error.js";
 export { toServiceDefinition, methodPath } from "./grpc/service-definition.js";
 export type { AnyService, CallContext, Caller, CallOptions, CallSignal, ServiceClient, ServiceImplementation } from "./grpc/types.js";
+export { CORE_SERVICES, type CoreServiceName } from "./grpc/core-services.js";
 // Each domain's vocabulary (id prefixes, event types, scopes, enum names) and the lists derived from them.
 export * from "./vocabulary/index.js";
 // Wire constants: each defined here once, used by core, gateway and CLI.

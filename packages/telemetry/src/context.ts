@@ -79,7 +79,7 @@ export function startSpan(name: string, kind: SpanKind, attributes: Attributes, 
 }
 
 /**
- * A span at the public edge (issue 31): the start of a new trace, whatever the client sent. A client's
+ * A span at the public edge: the start of a new trace, whatever the client sent. A client's
  * `traceparent` (read by `extractContext` into `client`) is kept as a link, never as the parent: its sampled flag
  * cannot force sampling under a ratio sampler (the sampler decides for a root), and its trace id is not stored on
  * the events and jobs the request writes.

@@ -87,7 +87,7 @@ export async function enterOwnNetwork(wanted: boolean): Promise<boolean> {
     return false;
   }
   if (!(await findOrInstallIptables(log))) return false;
-  // A run killed outright leaves its (empty) cgroups: those of launchers no longer alive go now.
+  // A run killed outright leaves its (empty) cgroups: those of launchers that have exited go now.
   for (const entry of readdirSync(root).filter((name) => /^rms-chaos-\d+$/.test(name))) {
     if (!existsSync(`/proc/${entry.slice("rms-chaos-".length)}`)) await removeCgroups(join(root, entry), 0);
   }

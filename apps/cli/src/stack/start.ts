@@ -83,7 +83,7 @@ function shellWord(text: string): string {
 }
 
 /**
- * The operator's ports, printed with `ready` (until now only in the children's log lines): core's gRPC service
+ * The operator's ports, printed with `ready` so no one reads them from the children's log lines: core's gRPC service
  * (`rms`, the admin commands) and every process's `/metrics`, all on loopback. A port set to 0 is a free one the
  * process picked: its log line says which.
  */

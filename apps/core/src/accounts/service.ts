@@ -1,7 +1,8 @@
-import { KEY_HASH_PATTERN, KEY_KIND, LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX, type AdminService, type ServiceImplementation } from "@rms/proto";
+import { KEY_HASH_PATTERN, KEY_KIND, type AdminService, type ServiceImplementation } from "@rms/proto";
 import type { Logger } from "pino";
 import { clientOf } from "../clients/guard.js";
 import { errors } from "../errors.js";
+import { limitOf } from "../grpc/list-request.js";
 import { isId } from "../ids.js";
 import { hashSecret, isScope, parseSecret, type Scope } from "./secrets.js";
 import { refuseIfNotLive } from "./presented-key.js";
@@ -30,8 +31,7 @@ export function adminService(store: AccountStore, logger: Logger): ServiceImplem
     },
 
     async listAccounts(request) {
-      const limit = request.limit === 0 ? LIST_LIMIT_DEFAULT : request.limit;
-      if (limit < 1 || limit > LIST_LIMIT_MAX) throw errors.invalid("limit_invalid", `limit must be from 1 to ${LIST_LIMIT_MAX}.`, "limit");
+      const limit = limitOf(request.limit);
       const accounts = await store.listAccounts(limit);
       return { accounts: accounts.map((a) => ({ id: a._id, created: BigInt(a.created) })) };
     },
@@ -72,7 +72,7 @@ export function adminService(store: AccountStore, logger: Logger): ServiceImplem
 
     async revokeKey(request, context) {
       // By the presented secret (or its hash): what the gateway does with a key it saw over plain HTTP. By id: not the
-      // gateway, so its credential alone cannot revoke keys it never saw (issue 31).
+      // gateway, so its credential alone cannot revoke keys it never saw.
       const bySecret = request.secret !== "" || request.secretHash !== "";
       const client = clientOf(context);
       if (!bySecret && client?.presentedKeyOnly) {

@@ -6,7 +6,8 @@ import type {} from "@rms/test-db/vitest-setup";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { startCore, type RunningCore } from "../server.js";
 import { DOMAINS, METHOD_CALLERS } from "../domains.js";
-import { CROSS_TENANT_RPCS, RPC_SCOPES } from "../grpc/scopes.js";
+import { RPC_SCOPES } from "../grpc/scopes.js";
+import { CROSS_TENANT_RPCS } from "./file.js";
 
 const ADMIN_TOKEN = "permissions-test-admin-token-0123";
 const GATEWAY_TOKEN = "permissions-test-gateway-token-0123";

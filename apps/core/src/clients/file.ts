@@ -1,9 +1,14 @@
 import { readFileSync } from "node:fs";
 import { z } from "zod";
 import { isId } from "../ids.js";
-import { CROSS_TENANT_RPCS } from "../grpc/scopes.js";
 import { BUILT_IN_NAMES } from "./built-in.js";
 import type { CredentialedClient, Mode } from "./client.js";
+
+/**
+ * The RPCs that act for no tenant and take no presented key: the gateway's feed of every tenant's events
+ * (docs/streams.md). Only a caller that may see every account's events may be given them.
+ */
+export const CROSS_TENANT_RPCS: ReadonlySet<string> = new Set(["/rms.v1.EventService/WatchEvents"]);
 
 /**
  * CORE_CLIENTS_FILE: more entries of core's caller table (CONTRACT.md section 15, in ../shared/docs/;

@@ -300,7 +300,7 @@ export class FileStore {
   }
 
   /**
-   * The job no longer uses the file: once no job holds it, it expires at its own retention (`retain_until`), or at
+   * The job is done with the file: once no job holds it, it expires at its own retention (`retain_until`), or at
    * once if that has passed. Repeating it changes nothing; a missing file is not an error.
    */
   async release(tenant: Tenant, id: string, job: string, nowMs = Date.now()): Promise<void> {

@@ -192,7 +192,7 @@ export class UploadStore {
     for await (const piece of this.files.bytes.read(blobs)) hash.update(piece);
     const file = await this.files.announce(
       tenant,
-      // Its name as every file's (an upload a core of before created may lack its type's extension).
+      // Its name as every file's (an upload an earlier release created may lack its type's extension).
       { purpose: upload.purpose, type: upload.type, filename: filenameForType(upload.filename, upload.type), id: fileId },
       fileId,
       { size: total, sha256: hash.digest("hex") },

@@ -3,18 +3,19 @@ import type { RequestInfo, Tenant } from "../caller.js";
 import { errors } from "../errors.js";
 import { refuseOutsideScope } from "../clients/tenant-scope.js";
 
-function first(context: CallContext, key: string): string | null {
+/** The value a caller sent under a metadata key; null when it sent none, or an empty one. */
+export function metadataValue(context: CallContext, key: string): string | null {
   const value = context.metadata.get(key)[0];
   return typeof value === "string" && value !== "" ? value : null;
 }
 
 /** The request id and idempotency key the caller passed, recorded with events. */
 export function requestInfo(context: CallContext): RequestInfo {
-  return { requestId: first(context, REQUEST_ID_METADATA), idempotencyKey: first(context, IDEMPOTENCY_KEY_METADATA) };
+  return { requestId: metadataValue(context, REQUEST_ID_METADATA), idempotencyKey: metadataValue(context, IDEMPOTENCY_KEY_METADATA) };
 }
 
 export function requestId(context: CallContext): string | null {
-  return first(context, REQUEST_ID_METADATA);
+  return metadataValue(context, REQUEST_ID_METADATA);
 }
 
 /**

@@ -20,6 +20,7 @@ import { inTransaction, type Budget, type TransactionBudget } from "../budget.js
 import type { RequestInfo, Tenant } from "../caller.js";
 import { errors, isUnansweredWrite } from "../errors.js";
 import type { Faults } from "../faults.js";
+import { metadataValue } from "./call-info.js";
 import {
   LOCK_MARGIN_MS,
   LOCK_TIMEOUT_MS,
@@ -120,7 +121,7 @@ type UploadAnswer = RecordedAnswer & { content?: string };
 
 /** Runs one call under its Idempotency-Key: executes it once, or answers what the key's record holds. */
 export function runUnderKey<Res>(call: KeyedCall<Res>): Promise<Res> {
-  const fingerprint = firstOf(call.context, REQUEST_FINGERPRINT_METADATA) ?? ownFingerprint(call.method, call.context.method, call.request);
+  const fingerprint = metadataValue(call.context, REQUEST_FINGERPRINT_METADATA) ?? ownFingerprint(call.method, call.context.method, call.request);
   return underKey(call, fingerprint, {
     oneCommit: call.atomic === true,
     rerunnable: true,
@@ -139,7 +140,7 @@ export function runUnderKey<Res>(call: KeyedCall<Res>): Promise<Res> {
  * decided before the first stream ended (a refusal of its start, a 413) is replayed without reading the repeat's.
  */
 export function runUploadUnderKey<Res>(call: KeyedUpload<Res>): Promise<Res> {
-  const fingerprint = firstOf(call.context, REQUEST_FINGERPRINT_METADATA) ?? ownFingerprint(call.method, call.context.method, call.stream.first);
+  const fingerprint = metadataValue(call.context, REQUEST_FINGERPRINT_METADATA) ?? ownFingerprint(call.method, call.context.method, call.stream.first);
   const { stream, keyed, budget } = call;
   return underKey(call, fingerprint, {
     lockMs: UPLOAD_LOCK_MS,
@@ -177,7 +178,7 @@ interface KeyedSteps<Res> {
   readonly replay: (record: CompletedRecord, scopeId: string) => Promise<Res>;
 }
 
-/** A lock taken, as the protocol uses it: record the answer (false: no longer this holder's), or give the key back. */
+/** A lock taken, as the protocol uses it: record the answer (false: another holder took the lock over), or give the key back. */
 interface Held {
   complete(answer: RecordedAnswer): Promise<boolean>;
   release(): Promise<void>;
@@ -196,7 +197,7 @@ async function underKey<Res>(call: KeyedBase, fingerprint: string, steps: KeyedS
     keyed.logger?.error({ request_id: requestId }, "RMS_SECRET_KEY is not configured: an answer holding a secret cannot be kept under its Idempotency-Key");
     throw errors.of("internal_error");
   }
-  const headers = firstOf(context, ANSWER_HEADERS_METADATA) ?? "[]";
+  const headers = metadataValue(context, ANSWER_HEADERS_METADATA) ?? "[]";
   const withContent = (answer: RecordedAnswer): UploadAnswer => {
     const content = steps.content();
     return content === null ? answer : { ...answer, content };
@@ -426,11 +427,6 @@ function ownFingerprint(method: KeyedMethod, path: string, request: unknown): st
     .update(path)
     .update(toBinary(method.input, create(method.input, request as MessageInitShape<typeof method.input>)))
     .digest("base64url");
-}
-
-function firstOf(context: CallContext, key: string): string | null {
-  const value = context.metadata.get(key)[0];
-  return typeof value === "string" && value !== "" ? value : null;
 }
 
 function lost(keyed: KeyedCalls, requestId: string, cause: unknown): void {

@@ -1,6 +1,7 @@
 import { expect, it } from "vitest";
 import { newId } from "../ids.js";
-import { LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX, pageOf } from "./list-request.js";
+import { LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX } from "@rms/proto";
+import { pageOf } from "./list-request.js";
 
 const paging = (fields: Partial<{ limit: number; startingAfter: string; endingBefore: string }>) => ({ limit: 0, startingAfter: "", endingBefore: "", ...fields });
 

@@ -1,9 +1,6 @@
-import { LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX } from "@rms/proto";
+import { LIST_LIMIT_DEFAULT, pageSize } from "@rms/proto";
 import { errors } from "../errors.js";
 import { isId, type IdPrefix } from "../ids.js";
-
-// The wire's list limits (@rms/proto), re-exported for the callers of pageOf.
-export { LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX };
 
 /** The paging fields every list request of rms.v1 carries. */
 export interface PagingRequest {
@@ -20,14 +17,19 @@ export interface Page {
 }
 
 /**
+ * A list or search request's page size by the API's one rule (@rms/proto's `pageSize`): 0 is how the wire says
+ * "not given" (a protobuf number is never absent), so it is `fallback`.
+ */
+export function limitOf(limit: number, fallback: number = LIST_LIMIT_DEFAULT): number {
+  return pageSize(limit === 0 ? undefined : limit, (message) => errors.invalid("limit_invalid", message, "limit"), fallback);
+}
+
+/**
  * Checks a list request's paging fields: limit 0 means the default; a cursor must be an id of
  * the listed kind (`noun` names it in the message); at most one cursor.
  */
 export function pageOf(request: PagingRequest, prefix: IdPrefix, noun: string): Page {
-  const limit = request.limit === 0 ? LIST_LIMIT_DEFAULT : request.limit;
-  if (!Number.isInteger(limit) || limit < 1 || limit > LIST_LIMIT_MAX) {
-    throw errors.invalid("limit_invalid", `Invalid limit: must be an integer from 1 to ${LIST_LIMIT_MAX}.`, "limit");
-  }
+  const limit = limitOf(request.limit);
   const cursor = (value: string, param: string): string | undefined => {
     if (value === "") return undefined;
     if (!isId(prefix, value)) throw errors.invalid("parameter_invalid", `Invalid ${param}: '${value.slice(0, 64)}' is not a ${noun} id.`, param);

@@ -1,10 +1,10 @@
 import type { Scope } from "@rms/proto";
 
 /**
- * The scope each tenant RPC needs of the key presented for it (issue 31: core enforces key kind and scope per RPC,
- * as the gateway does per route, so a gateway credential plus a tenant's publishable key cannot write). Keyed by
+ * The scope each tenant RPC needs of the key presented for it: core enforces key kind and scope per RPC, as the
+ * gateway does per route, so a gateway credential plus a tenant's publishable key cannot write. Keyed by
  * the gRPC method path. The gateway's route table says the same (each `defineOperation`'s `scope`);
- * `scopes.test.ts` checks that every tenant RPC core serves is listed here.
+ * `clients/built-in.test.ts` checks that every tenant RPC core serves is listed here.
  */
 export const RPC_SCOPES: Readonly<Record<string, Scope>> = {
   "/rms.v1.ResourceService/CreateResource": "resources:write",
@@ -51,9 +51,3 @@ export const RPC_SCOPES: Readonly<Record<string, Scope>> = {
   "/rms.v1.ApiKeyService/ListApiKeys": "resources:read",
   "/rms.v1.ApiKeyService/RevokeApiKey": "resources:write",
 };
-
-/**
- * The RPCs that act for no tenant and take no presented key: the gateway's feed of every tenant's events
- * (docs/streams.md). Only a caller that may see every account's events may be given them.
- */
-export const CROSS_TENANT_RPCS: ReadonlySet<string> = new Set(["/rms.v1.EventService/WatchEvents"]);

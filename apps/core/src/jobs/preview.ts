@@ -20,7 +20,7 @@ import { itemError } from "./render.js";
  *
  * - A bulk job: how many resources its filter matches now (`total`) and the first 10 of them in id order
  *   (`sample`), by the query the runner evaluates the filter with when the job starts (`resourceQuery`,
- *   bounded by the present instead of the job's start). What one preview examines is bounded (issue 31): the
+ *   bounded by the present instead of the job's start). What one preview examines is bounded: the
  *   first PREVIEW_EXAMINED_MAX documents of the filter's index range in id order, the conditions the index does
  *   not serve checked on them; when the range holds more, `total` counts the matches among those and
  *   `total_is_lower_bound` is true (docs/jobs.md, "Previews"). At most PREVIEWS_PER_ACCOUNT previews of one

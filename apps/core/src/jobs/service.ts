@@ -1,7 +1,7 @@
 import { JobService, type ServiceImplementation } from "@rms/proto";
 import { errors } from "../errors.js";
 import { defineRpcs, found, rpc, type PresentedKeyCheck } from "../grpc/define-rpc.js";
-import { LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX, pageOf } from "../grpc/list-request.js";
+import { limitOf, pageOf } from "../grpc/list-request.js";
 import { itemErrorJson, jobMessage } from "./render.js";
 import type { JobStore } from "./store.js";
 import { jobStatusFilter, jobTypeFilter, typedParamsOf } from "./validation.js";
@@ -70,10 +70,7 @@ export function jobService(store: JobStore, checkKey: PresentedKeyCheck): Servic
 
     listJobErrors: rpc.read({
       parse: (request) => {
-        const limit = request.limit === 0 ? LIST_LIMIT_DEFAULT : request.limit;
-        if (!Number.isInteger(limit) || limit < 1 || limit > LIST_LIMIT_MAX) {
-          throw errors.invalid("limit_invalid", `Invalid limit: must be an integer from 1 to ${LIST_LIMIT_MAX}.`, "limit");
-        }
+        const limit = limitOf(request.limit);
         const startingAfter = indexCursor(request.startingAfter, "starting_after");
         const endingBefore = indexCursor(request.endingBefore, "ending_before");
         if (startingAfter !== undefined && endingBefore !== undefined) {

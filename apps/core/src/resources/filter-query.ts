@@ -19,7 +19,7 @@ import type { ResourceDocument } from "./model.js";
  * - a name prefix (search): `live_name_status_order` on the lowercased name's first 2 to 10 characters
  *   (the index also holds the whole lowercased name when longer, for exact names);
  * - `status`, or none: `live_status_order`, all three statuses when the filter names none (a merge of three ranges
- *   in `_id` order: issue 30 dropped `live_order`, one index entry fewer for every create, which it only served).
+ *   in `_id` order, so no index of all live resources costs every create an entry for this case alone).
  * Every one of them holds live resources only, so a walk never reads a tombstone.
  * What that index does not serve (other metadata keys, a name longer than its stored prefixes, status or
  * metadata next to ids) is checked on each document it yields: `rest`. Every combination a list accepts
@@ -34,7 +34,7 @@ const STATUSES = RESOURCE_STATUS.names;
 /**
  * The indexes that serve the filter, by name (declared by the store at start). Each holds live resources
  * only (partial on LIVE_RESOURCE): a tombstone waits 24 h for its Idempotency-Key window, and were it in
- * these ranges a page would walk every tombstone between its matches (issue 31). Nothing reads tombstones
+ * these ranges a page would walk every tombstone between its matches. Nothing reads tombstones
  * through them: the relay finds them by `pending_events._id`, the TTL index removes them, and a read by id
  * goes to `_id_`.
  */

@@ -1,10 +1,10 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
-import { LIST_LIMIT_MAX, RESOURCE_STATUS, ResourceService, ResourceStatus, SEARCH_LIMIT_DEFAULT, type ResourceSchema, type ServiceImplementation } from "@rms/proto";
+import { RESOURCE_STATUS, ResourceService, ResourceStatus, SEARCH_LIMIT_DEFAULT, type ResourceSchema, type ServiceImplementation } from "@rms/proto";
 import { afterCommit } from "../budget.js";
 import { errors } from "../errors.js";
 import type { Faults } from "../faults.js";
 import { defineRpcs, found, rpc, type PresentedKeyCheck } from "../grpc/define-rpc.js";
-import { pageOf } from "../grpc/list-request.js";
+import { limitOf, pageOf } from "../grpc/list-request.js";
 import type { AnsweredResource, ResourceStatusName } from "./model.js";
 import type { ResourceStore } from "./store.js";
 import { mergeMetadata, metadataUpdate } from "../metadata.js";
@@ -86,10 +86,7 @@ export function resourceService(store: ResourceStore, faults: Faults, checkKey: 
 
     searchResources: rpc.read({
       parse: (request) => {
-        const limit = request.limit === 0 ? SEARCH_LIMIT_DEFAULT : request.limit;
-        if (!Number.isInteger(limit) || limit < 1 || limit > LIST_LIMIT_MAX) {
-          throw errors.invalid("limit_invalid", `Invalid limit: must be an integer from 1 to ${LIST_LIMIT_MAX}.`, "limit");
-        }
+        const limit = limitOf(request.limit, SEARCH_LIMIT_DEFAULT);
         const parsed = parseSearchQuery(request.query);
         return { query: request.query, limit, after: pagePosition(request.page, request.query), parsed, asJson: request.asJson };
       },

@@ -82,12 +82,12 @@ export interface IdempotencyLease {
   complete(answer: RecordedAnswer, requestId: string, budget?: Budget): Promise<void>;
   /**
    * Records the answer inside the caller's transaction (the budget's session), committed with the call's writes.
-   * False when the lock is no longer this holder's (taken over past its end): the transaction must not commit.
+   * False when another holder took the lock over (past its end): the transaction must not commit.
    */
   completeWithin(answer: RecordedAnswer, requestId: string, budget: Budget): Promise<boolean>;
   /** Ends the lock without recording anything, so the key can be used again. */
   release(): Promise<void>;
-  /** Holds the lock `lockMs` from now (a streamed upload's, while its bytes keep coming); false if no longer held. */
+  /** Holds the lock `lockMs` from now (a streamed upload's, while its bytes keep coming); false if another holder took it over. */
   extend(lockMs: number, budget?: Budget): Promise<boolean>;
 }
 

@@ -70,7 +70,7 @@ export class QueueSignal {
       // cursor, its postBatchResumeToken) and from each later one: the first proves the stream open.
       opened.on("resumeTokenChanged", () => report(opened, true));
       opened.on("error", (error: unknown) => {
-        // An abandoned stream (below) may still report its resume's failure: it is no longer this watch's.
+        // An abandoned stream (below) may still report its resume's failure: it belongs to no watch now.
         if (stopped || stream !== opened) return;
         report(opened, false);
         if (!warned) logger.warn({ err: error, queue: this.id }, "queue wake-up stream failed; the counter reads go on, and it is opened again");

@@ -67,7 +67,7 @@ export interface AppliedAttempt {
   readonly disabled: DisableReason | null;
 }
 
-/** Error of an attempt that could not sign: no valid secret could be opened (no RMS_SECRET_KEY, or a key that no longer opens it). */
+/** Error of an attempt that could not sign: no valid secret could be opened (no RMS_SECRET_KEY, or a key that does not open it). */
 export const SECRET_UNAVAILABLE = "secret_unavailable";
 
 interface OpenedSecret {
@@ -77,7 +77,7 @@ interface OpenedSecret {
 
 /**
  * Secrets opened, by keyring and by the endpoint document they were read from. A flight sends up to 32
- * deliveries with one read of its endpoint, and opening (an AES-GCM decipher per secret) was about 5 % of a
+ * deliveries with one read of its endpoint, and opening (an AES-GCM decipher per secret) costs about 5 % of a
  * worker's time when done per attempt. A new read of the endpoint (after a rotation, or a flight's re-read) is a
  * new document, opened afresh; weak keys let each go with its document.
  */

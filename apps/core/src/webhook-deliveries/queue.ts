@@ -344,7 +344,7 @@ export class DeliveryQueue {
         this.now() + timeoutMs + FLIGHT_SEND_MARGIN_MS <= flight.until;
       for (let round = 1; ; round++) {
         for (const [index, delivery] of batch.entries()) {
-          // The first is sent whatever the lease (as a lone delivery always was); a later one only while its lease,
+          // The first is sent whatever the lease, as a lone delivery is; a later one only while its lease,
           // and the flight's place in the lane, outlast an attempt.
           const late = started.length > 0 && this.now() + timeoutMs + FLIGHT_SEND_MARGIN_MS > Math.min(delivery.lease_until ?? 0, flight.until);
           if (stop || stopping() || late) {
@@ -463,7 +463,7 @@ export class DeliveryQueue {
       return released;
     };
     // A scheduled delivery that succeeded leaves the queue at once (the queue holds work and failures, not
-    // history): its attempt records the success, and the event no longer names the endpoint. A recovery
+    // history): its attempt records the success, and the event stops naming the endpoint. A recovery
     // delivery stays, `succeeded`: recover reads an event's deliveries to an endpoint to see whether they all failed.
     const done = async (fields: Partial<DeliveryDocument>): Promise<Processed> => {
       if (delivery.trigger !== "scheduled") return release({ ...fields, status: "succeeded", expires_at }, "succeeded");

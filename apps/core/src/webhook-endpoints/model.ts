@@ -30,7 +30,7 @@ export const SECRETS_MAX = 5;
  */
 export interface StoredSecret extends KeyScheme {
   sealed: string;
-  /** Unix ms after which it no longer signs; null for the current secret. */
+  /** Unix ms after which it stops signing; null for the current secret. */
   expires_at: number | null;
 }
 

@@ -12,7 +12,7 @@ import { recoveryDelivery, WEBHOOK_DELIVERIES_COLLECTION, type DeliveryDocument,
 export const RECOVER_PAGE = 500;
 /**
  * Waiting events one call examines at most (40 pages): past them the call stops with `hasMore`, whatever it
- * scheduled (issue 31). Events whose delivery is still pending are walked past, not scheduled; an endpoint with
+ * scheduled. Events whose delivery is still pending are walked past, not scheduled; an endpoint with
  * a long backlog of them would otherwise make one call read all of them (up to 30 days of events).
  */
 export const RECOVER_EXAMINED_MAX = 20_000;

@@ -17,7 +17,6 @@ import { pageOf } from "../grpc/list-request.js";
 import type { CoreSettings } from "../settings.js";
 import { mergeMetadata, metadataUpdate } from "../metadata.js";
 import { EVENTS_COLLECTION } from "../storage/relay.js";
-import type { DeliveryEnvironment } from "../webhook-deliveries/attempt.js";
 import { decryptSecret, encryptSecret, newEndpointKeyPair, newEndpointSecret, signingSchemeOf, type Keyring } from "../webhooks/index.js";
 import type { AttemptDocument, FannedOutEvent } from "../webhook-deliveries/model.js";
 import { ENDPOINTS_PER_TENANT, type StoredSecret, type WebhookEndpointStatusName } from "./model.js";
@@ -135,8 +134,6 @@ export interface EndpointServiceDeps {
   readonly settings: EndpointSettings;
   readonly checkKey: PresentedKeyCheck;
   readonly logger: Logger;
-  /** No longer used by core (resends are made by the workers, issue 31); kept so existing callers compile. */
-  readonly transport?: DeliveryEnvironment["transport"];
   /** Tells the relay of a write with an event (a resend's 410 disables the endpoint). */
   readonly written?: (collection: string, id: string) => void;
   /** Relays an endpoint's pending event before a delete (DomainContext.relayNow). */

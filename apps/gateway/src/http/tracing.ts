@@ -7,11 +7,12 @@ const NO_ATTRIBUTES = {};
 
 /**
  * One SERVER span per request while tracing is on (docs/observability.md, "Tracing"): the root of a new trace,
- * with the W3C `traceparent` the client sent, if any, kept as a link (issue 31: a client's sampled flag must not
- * force sampling, nor its trace id be stored on events and jobs), named by the route pattern (`GET /v1/resources/:id`, never a raw path);
- * everything the request does, its calls to core included, runs inside it. With tracing off it is not installed.
- * Requests to `untracedPaths` (the health check probes and load balancers poll) record nothing, not even their call to core.
- * A request the sampler leaves out makes the span and its context only: no attributes, no listeners.
+ * with the W3C `traceparent` the client sent, if any, kept as a link (a client's sampled flag must not force
+ * sampling, nor its trace id be stored on events and jobs), named by the route pattern (`GET /v1/resources/:id`,
+ * never a raw path); everything the request does, its calls to core included, runs inside it. With tracing off it is
+ * not installed. Requests to `untracedPaths` (the health check probes and load balancers poll) record nothing, not
+ * even their call to core. A request the sampler leaves out makes the span and its context only: no attributes, no
+ * listeners.
  */
 export function traceRequests(routeOf: (path: string) => string | undefined, untracedPaths: readonly string[] = []): RequestHandler | null {
   if (!tracingOn()) return null;

@@ -1,7 +1,7 @@
 import type { IncomingMessage } from "node:http";
 import type { RequestHandler } from "express";
 import { ApiError } from "../errors.js";
-import { addressBucket, clientAddress } from "../http/https.js";
+import { addressBucket, clientAddress } from "../transport/client-address.js";
 import type { RateLimitDecision, RateLimiter } from "./interface.js";
 
 /**

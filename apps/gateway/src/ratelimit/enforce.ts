@@ -1,5 +1,5 @@
 import { ApiError } from "../errors.js";
-import type { Principal } from "../http/principal.js";
+import type { Principal } from "../auth/principal.js";
 import type { Response } from "express";
 import type { RateLimitDecision, RateLimiter } from "./interface.js";
 

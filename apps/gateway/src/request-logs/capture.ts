@@ -1,7 +1,7 @@
 import { KeyKind, requestIdTime } from "@rms/proto";
 import type { Request, RequestHandler, Response } from "express";
-import { clientAddress } from "../http/https.js";
-import { factsOf, type RequestFacts } from "../http/request-log.js";
+import { clientAddress } from "../transport/client-address.js";
+import { factsOf, type RequestFacts } from "../http/facts.js";
 import { requestIdOf } from "../http/request-id.js";
 import { REPLAYED_HEADER } from "../idempotency/replay.js";
 import type { RequestLogRecorder } from "./recorder.js";

@@ -15,7 +15,7 @@ export const MAX_PENDING_IN_MEMORY = 10_000;
 /** The revoker's warnings (keys left pending, keys not checked over the address limit) come at most this often. */
 export const REVOCATION_LOG_INTERVAL_MS = 1_000;
 
-/** Core's answers that mean "nothing to revoke": not a key, or one that can no longer be used. */
+/** Core's answers that mean "nothing to revoke": not a key, or one that cannot be used (revoked, expired). */
 const NOTHING_TO_REVOKE = new Set(["api_key_invalid", "api_key_expired", "api_key_revoked"]);
 
 /** `unreachable`: core (or its database) could not be asked now; `failed`: core answered with another error. */
@@ -213,7 +213,7 @@ export class KeyRevoker {
       const { key } = await this.core.admin.verifyKey({ secretHash: hash }, options);
       this.unreachableUntil = 0;
       if (!key || (key.kind !== KeyKind.SECRET && key.kind !== KeyKind.RESTRICTED)) return "nothing";
-      // By the hash of the secret it saw, not by id: the gateway's credential revokes only keys presented to it (issue 31).
+      // By the hash of the secret it saw, not by id: the gateway's credential revokes only keys presented to it.
       await this.core.admin.revokeKey({ secretHash: hash, reason: REVOKE_REASON }, options);
       this.logger.warn({ request_id: requestId, key_id: key.id }, "API key revoked: it was sent over plain HTTP");
       return "revoked";

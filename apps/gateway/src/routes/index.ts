@@ -1,4 +1,4 @@
-import type { EventPayload, KeylessRoute, Operation } from "./operation.js";
+import type { EventPayload, KeylessRoute, Operation } from "../engine/operation.js";
 import { API_KEY_OPERATIONS } from "./api-keys/index.js";
 import { DASHBOARD_SESSION_OPERATIONS } from "./dashboard-sessions/create.js";
 import { EVENT_OPERATIONS } from "./events/index.js";

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startStack, type Stack } from "../testutil/harness.js";
 import { OPERATIONS } from "./index.js";
-import type { Operation } from "./operation.js";
+import type { Operation } from "../engine/operation.js";
 
 // Edges of parameter reading that every operation shares (issue 34, items 2 and 3), through the real stack.
 let stack: Stack;

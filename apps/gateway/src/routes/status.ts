@@ -5,7 +5,7 @@ import { DATABASE_HEALTH_SERVICE } from "@rms/proto";
 import { HEALTH_TIMEOUT_MS, type CoreClients } from "../core.js";
 import { API_VERSION, requestIdOf } from "../http/request-id.js";
 import { constant, field, publicObject } from "../schema/objects.js";
-import type { KeylessRoute } from "./operation.js";
+import type { KeylessRoute } from "../engine/operation.js";
 
 export const STATUS_PATH = "/v1/status";
 

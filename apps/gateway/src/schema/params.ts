@@ -1,7 +1,24 @@
-import { exampleId, idPattern, LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX, METADATA_LIMITS, type IdPrefix } from "@rms/proto";
-import type { Params } from "../http/body.js";
-import { optionalInteger, optionalString } from "../http/params.js";
-import type { ParamSpec } from "../routes/operation.js";
+import { exampleId, idPattern, LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX, METADATA_LIMITS, pageSize, type IdPrefix } from "@rms/proto";
+import { ApiError } from "../errors.js";
+import type { Params } from "../parsing/body.js";
+import { numberOf, optionalBounds, optionalString } from "../parsing/params.js";
+import type { JsonSchema } from "./objects.js";
+
+/** A parameter an operation accepts, as the API description shows it. */
+export interface ParamSpec {
+  /** Its JSON Schema, with a `description`. */
+  readonly schema: JsonSchema;
+  /** Required in a request body (query parameters are all optional). */
+  readonly required?: boolean;
+  /**
+   * A valid value, shown in the description (and sent by the drift test). The examples of one operation together
+   * make one valid request, so of two exclusive parameters only one has an example: the other says
+   * `undefined` (and none is shown).
+   */
+  readonly example: unknown;
+  /** A parameter this one may not be sent with (400 when both are): the API document lists the pair. */
+  readonly notWith?: string;
+}
 
 /** Page sizes of every list. */
 export { LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX };
@@ -44,6 +61,9 @@ export const CREATED_RANGE_PARAM: ParamSpec = {
   },
 };
 
+/** `created[gt|gte|lt|lte]` of a list as asked (CREATED_RANGE_PARAM), each a Unix time. */
+export const createdParam = (params: Params) => optionalBounds(params, "created");
+
 /** `limit` of every list: 1 to 100, default 20. */
 export const LIMIT_PARAM: ParamSpec = {
   example: 3,
@@ -78,9 +98,10 @@ export function pageParams(prefix: IdPrefix, noun: string): Record<string, Param
   };
 }
 
-/** A list's `limit` as asked: 1 to 100 (else 400 `limit_invalid`), 20 when absent. */
-export function listLimit(params: Params): number {
-  return optionalInteger(params, "limit", { min: 1, max: LIST_LIMIT_MAX }, "limit_invalid") ?? LIST_LIMIT_DEFAULT;
+/** A list's `limit` by the API's one page-size rule (@rms/proto's `pageSize`): 1 to 100, else 400 `limit_invalid`; `fallback` when absent. */
+export function listLimit(params: Params, fallback: number = LIST_LIMIT_DEFAULT): number {
+  const asked = params["limit"];
+  return pageSize(asked === undefined ? undefined : numberOf(asked), (message) => new ApiError("limit_invalid", message, { param: "limit" }), fallback);
 }
 
 /**

@@ -1,10 +1,26 @@
 import { PRESENTED_KEY_METADATA, RpcError } from "@rms/proto";
 import { status as GrpcStatus } from "@grpc/grpc-js";
 import { tenantKey } from "@rms/positions";
+import type { Request, Response } from "express";
 import { ApiError, toApiError } from "../errors.js";
-import type { StreamDeps, StreamInput } from "../routes/operation.js";
+import type { Tenant } from "../auth/principal.js";
+import type { CoreClients } from "../core.js";
 import { StreamConnection, type CatchUpReader, type StreamStart } from "./connection.js";
 import type { StreamChannel, StreamServices } from "./services.js";
+
+/** What a stream reads of its request: the part of a stream operation's input (engine/operation.ts) it needs. */
+export interface StreamRequest {
+  readonly req: Request;
+  readonly res: Response;
+  readonly tenant: Tenant;
+  /** The id of the key the stream was opened with: its places are counted per key. */
+  readonly keyId: string;
+  /** Query parameters, unknown ones already refused. */
+  readonly params: Readonly<Record<string, unknown>>;
+  /** The metadata of its core calls (the presented key, which the stream re-checks). */
+  readonly metadata: Readonly<Record<string, string>>;
+  readonly core: Pick<CoreClients, "admin">;
+}
 
 /** How often a stream asks core whether its key still works (a revoked or expired key's streams end). */
 export const KEY_RECHECK_MS = 60_000;
@@ -14,7 +30,7 @@ export const KEY_RECHECK_MS = 60_000;
  * reconnects, so it wins over the URL's) or `starting_after`; else now. An id of the wrong form is 400, naming where
  * it came from.
  */
-export function streamStartOf(input: StreamInput, pattern: RegExp, noun: string): { readonly id: string; readonly param: string } | null {
+export function streamStartOf(input: Pick<StreamRequest, "req" | "params">, pattern: RegExp, noun: string): { readonly id: string; readonly param: string } | null {
   const header = input.req.headers["last-event-id"];
   const fromHeader = typeof header === "string" && header.trim() !== "" ? header.trim() : undefined;
   const fromQuery = input.params["starting_after"];
@@ -26,7 +42,7 @@ export function streamStartOf(input: StreamInput, pattern: RegExp, noun: string)
 }
 
 /** The services of the streams, or 503 when this gateway runs without them. */
-export function streamServices(deps: StreamDeps): StreamServices {
+export function streamServices(deps: { readonly streams?: StreamServices | undefined }): StreamServices {
   if (!deps.streams) throw ApiError.unavailable();
   return deps.streams;
 }
@@ -43,7 +59,7 @@ export interface OpenStream<V> {
  * Serves one stream to its end: takes one of the key's places (the 11th is 429 `too_many_streams`), runs the
  * connection (docs/streams.md), ends it when the key stops working, and gives the place back when it ends.
  */
-export async function serveStream<V>(input: StreamInput, services: StreamServices, open: OpenStream<V>): Promise<void> {
+export async function serveStream<V>(input: StreamRequest, services: StreamServices, open: OpenStream<V>): Promise<void> {
   const { limits, slots, counters } = services;
   const slot = await slots.take(input.keyId, limits.perKey).catch((error: unknown) => {
     throw ApiError.unavailable(error);

@@ -87,7 +87,7 @@ export const ERROR_CATALOGUE = {
     retryable: true,
     message: "The request timed out before its outcome was known: it may or may not have been performed. Retrying it with the same Idempotency-Key is safe.",
   },
-  // A watch resumed from a token whose history the database no longer holds (apps/core/src/events/watch.ts): the
+  // A watch resumed from a token whose history the database has dropped (apps/core/src/events/watch.ts): the
   // gateway starts a new watch and its streams catch up by position.
   resume_token_lost: { grpc: GrpcStatus.FAILED_PRECONDITION, http: 500, type: "api_error", internal: true },
   service_unavailable: { grpc: UNAVAILABLE, http: 503, type: "api_error", retryable: true, message: "The service is temporarily unavailable. Retry the request later." },

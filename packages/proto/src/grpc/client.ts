@@ -29,7 +29,7 @@ const DEFAULT_CHANNEL_OPTIONS: ChannelOptions = {
 };
 
 /**
- * What grpc-js does on every call by default that the internal hop does not use (issue 22, measured with
+ * What grpc-js does on every call by default that the internal hop does not use (measured with
  * `node bench/src/grpc-hop.mjs`; docs/performance.md, "The gRPC hop"): channelz, the channel's per-call and
  * per-subchannel call counters and timestamps that only a channelz admin service reads (we run none). Retries stay
  * on: grpc-js retries only transparently here (a call the server never saw, during a reconnect), which a restart of

@@ -63,9 +63,9 @@ export function addService<S extends AnyService>(server: Server, service: S, imp
     handlers[method.localName] = (call: ServerUnaryCall<unknown, unknown>, callback: sendUnaryData<unknown>) => {
       const started = performance.now();
       // The call's own flag, read when asked: grpc-js sets it when the stream closes before the answer (the caller
-      // cancelled, or its deadline passed). It used to be an AbortController aborted on grpc-js's "cancelled" event,
-      // which grpc-js also emits once a call has ended normally: a DOMException and an event for every call, about a
-      // sixth of an echo server's CPU (docs/performance.md, "The gRPC hop").
+      // cancelled, or its deadline passed). Not an AbortController aborted on grpc-js's "cancelled" event, which
+      // grpc-js also emits once a call has ended normally: that costs a DOMException and an event for every call, about
+      // a sixth of an echo server's CPU (docs/performance.md, "The gRPC hop").
       const signal = {
         get aborted() {
           return call.cancelled;

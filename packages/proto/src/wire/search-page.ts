@@ -3,7 +3,7 @@ import { createHash } from "node:crypto";
 /**
  * The search's `next_page` token (docs/decisions.md, "Filters and search"): opaque to clients, base64url of
  * `1.<position id>.<digest of the query>`, so a token is refused with another query. Here, not in core, so the
- * API document's example of `page` is a token the server takes (issue 34: examples are valid requests).
+ * API document's example of `page` is a token the server takes (examples are valid requests).
  */
 const TOKEN_VERSION = "1";
 

@@ -63,7 +63,8 @@ async function startPosition(run: JobRun, tenant: Tenant, file: string): Promise
   try {
     found = await run.files.importFile(tenant, file);
   } catch (error) {
-    if (error instanceof RpcError && error.code === "resource_missing") throw new JobFailure("file_invalid", `The import's file ${file} can no longer be read.`);
+    if (error instanceof RpcError && error.code === "resource_missing")
+      throw new JobFailure("file_invalid", `The import's file ${file} cannot be read: it was deleted or has expired.`);
     throw error;
   }
   return { phase: "scan", format: found.type, cursor: FILE_START, columns: null, rows_from: null, total: 0 };

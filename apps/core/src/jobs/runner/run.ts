@@ -148,7 +148,7 @@ class ClaimedRun {
   private async afterFailure(error: unknown): Promise<boolean> {
     const { logger, retry } = this.options;
     if (error instanceof FencedOut) {
-      // Its successor wrote there: the job is no longer ours, and nothing more is written.
+      // Its successor wrote there: the job is another worker's now, and nothing more is written.
       this.lost = true;
       return true;
     }

@@ -79,7 +79,7 @@ export interface ImportPosition {
 /** What a step's executor answers: the checkpoint after its chunk, or null when every item is done. */
 export type StepResult = Checkpoint | null;
 
-/** How a checkpoint went: go on, stop for a cancel request, or stop because the job is no longer ours (or the worker is stopping). */
+/** How a checkpoint went: go on, stop for a cancel request, or stop because the job is another worker's now (or the worker is stopping). */
 export type CheckpointOutcome = "continue" | "cancel" | "lost";
 
 /** One job's execution as an executor sees it (the database-backed implementation is runner/run.ts). */

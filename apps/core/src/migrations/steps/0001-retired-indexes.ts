@@ -20,7 +20,7 @@ const RETIRED: Readonly<Record<string, readonly string[]>> = {
     "outbox_pending",
     "tombstones",
   ],
-  // The unique key slot of uploads before they ran under core's key protocol (a file no longer carries the field).
+  // The unique key slot of uploads before they ran under core's key protocol (no file carries the field now).
   files: ["idempotency_unique"],
   // The claim's index before the fair claim, the periodic delete's before the TTL index, and the first outbox indexes.
   jobs: ["unfinished_id", "status_finished_at", "outbox_pending", "tombstones"],

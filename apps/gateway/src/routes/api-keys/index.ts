@@ -1,4 +1,4 @@
-import type { Operation } from "../operation.js";
+import type { Operation } from "../../engine/operation.js";
 import { listApiKeys } from "./list.js";
 import { revokeApiKey } from "./revoke.js";
 

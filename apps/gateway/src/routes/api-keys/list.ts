@@ -1,5 +1,5 @@
 import { pageParams, pageRequest } from "../../schema/params.js";
-import { defineOperation } from "../operation.js";
+import { defineOperation } from "../../engine/operation.js";
 import { ApiKeyListObject } from "./objects.js";
 
 /** GET /v1/api_keys: the account's keys in this mode, dashboard sessions' included, newest first. */

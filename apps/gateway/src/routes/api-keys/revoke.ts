@@ -1,4 +1,4 @@
-import { defineOperation } from "../operation.js";
+import { defineOperation } from "../../engine/operation.js";
 import { ApiKeyObject, KEY_ID_PATH } from "./objects.js";
 
 /** POST /v1/api_keys/:id/revoke: ends a key of the account at once (secret keys only). */

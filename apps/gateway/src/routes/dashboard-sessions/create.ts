@@ -1,7 +1,7 @@
 import type { ApiKey } from "@rms/proto";
-import { optionalBoolean, optionalInteger } from "../../http/params.js";
+import { optionalBoolean, optionalInteger } from "../../parsing/params.js";
 import { constant, field, publicObject } from "../../schema/objects.js";
-import { defineOperation } from "../operation.js";
+import { defineOperation } from "../../engine/operation.js";
 
 /** Longest a dashboard session's key lives (seconds): one day; default one hour (core applies the same bounds). */
 const EXPIRES_IN_MAX_S = 86_400;

@@ -89,7 +89,8 @@ describe("GET /v1/events/stream", () => {
             expect((await stack.api.post(`/v1/resources/${id}`, { key, form: { name: `away-${i}-${n}-renamed` } })).status).toBe(200);
             // Spread over the 10 s of the disconnect (a load's pace, not a wait for a condition).
             const due = started + ((i + 4 * n + 1) * 10_000) / 100;
-            await new Promise((resolve) => setTimeout(resolve, Math.max(0, due - Date.now())));
+            // A timer may fire a millisecond before Date.now() reaches its due time: wait until it has.
+            while (Date.now() < due) await new Promise((resolve) => setTimeout(resolve, due - Date.now()));
           }
         })(),
       );

@@ -1,6 +1,6 @@
 import { ApiError } from "../../errors.js";
-import type { Params } from "../../http/body.js";
-import { optionalInteger, optionalString, optionalStringList, rejectUnknown, under } from "../../http/params.js";
+import type { Params } from "../../parsing/body.js";
+import { optionalBounds, optionalString, optionalStringList } from "../../parsing/params.js";
 
 const invalid = (param: string, message: string) => new ApiError("parameter_invalid", message, { param });
 
@@ -9,36 +9,8 @@ export function typesParam(params: Params): string[] {
   return optionalStringList(params, "types", "event types") ?? [];
 }
 
-const BOUNDS = ["gt", "gte", "lt", "lte"] as const;
-
-/**
- * `<name>[gt|gte|lt|lte]`, each a whole number from 0 (a JSON number or its decimal text), as every list and a
- * bulk job's filter take it: a bound is named `created[gte]` (under the caller's prefix,
- * `params[filter][created][gte]`), and any other bound is an unknown parameter.
- */
-function boundsParam(params: Params, name: string): Partial<Record<(typeof BOUNDS)[number], bigint>> {
-  const value = params[name];
-  if (value === undefined) return {};
-  if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    throw invalid(name, `Invalid ${name}: give bounds as ${BOUNDS.map((b) => `${name}[${b}]`).join(", ")}.`);
-  }
-  const bounds = value as Params;
-  return under(name, () => {
-    rejectUnknown(bounds, BOUNDS);
-    const out: Partial<Record<(typeof BOUNDS)[number], bigint>> = {};
-    for (const bound of BOUNDS) {
-      const at = optionalInteger(bounds, bound, { min: 0, max: Number.MAX_SAFE_INTEGER });
-      if (at !== undefined) out[bound] = BigInt(at);
-    }
-    return out;
-  });
-}
-
-/** `created[gt|gte|lt|lte]`, each a Unix time. */
-export const createdParam = (params: Params) => boundsParam(params, "created");
-
 /** `sequence[gt|gte|lt|lte]` (only with `object`: core's to refuse otherwise). */
-export const sequenceParam = (params: Params) => boundsParam(params, "sequence");
+export const sequenceParam = (params: Params) => optionalBounds(params, "sequence");
 
 /** `object`, as given (its form and the filters it combines with are core's to check). */
 export const objectParam = (params: Params): string => optionalString(params, "object") ?? "";

@@ -1,4 +1,4 @@
-import type { Operation } from "../operation.js";
+import type { Operation } from "../../engine/operation.js";
 import { listEvents } from "./list.js";
 import { retrieveEvent } from "./retrieve.js";
 import { streamEvents } from "./stream.js";

@@ -1,6 +1,6 @@
-import { pageParams, pageRequest } from "../../schema/params.js";
-import { defineOperation } from "../operation.js";
-import { createdParam, deliverySuccessParam, objectParam, sequenceParam, typeParam, typesParam } from "./filters.js";
+import { createdParam, pageParams, pageRequest } from "../../schema/params.js";
+import { defineOperation } from "../../engine/operation.js";
+import { deliverySuccessParam, objectParam, sequenceParam, typeParam, typesParam } from "./filters.js";
 import { EVENT_FILTERS, EventListObject } from "./objects.js";
 
 /** GET /v1/events: one page, newest first, in the list envelope. */

@@ -2,7 +2,7 @@ import { ENDPOINT_DISABLED_REASONS, exampleId, ID_PREFIXES, ID_SUFFIX_CHARS, typ
 import { API_VERSION } from "../../http/request-id.js";
 import { constant, coreJson, field, listOf, publicObject } from "../../schema/objects.js";
 import { CREATED_RANGE_PARAM, idSchema, LIST_LIMIT_MAX } from "../../schema/params.js";
-import type { ParamSpec } from "../operation.js";
+import type { ParamSpec } from "../../engine/operation.js";
 
 const EVENT_ID = idSchema("evt", "An event id: `evt_` and an opaque suffix.");
 const SEQUENCE = { type: "integer", minimum: 0 } as const;

@@ -1,4 +1,4 @@
-import { defineOperation } from "../operation.js";
+import { defineOperation } from "../../engine/operation.js";
 import { EVENT_ID_PATH, EventObject } from "./objects.js";
 
 /** GET /v1/events/:id */

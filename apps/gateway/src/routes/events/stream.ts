@@ -2,15 +2,15 @@ import { tenantKey } from "@rms/positions";
 import { ID_PREFIXES, ID_SUFFIX_CHARS, RpcError, type PositionedEvent } from "@rms/proto";
 import type { CoreClients } from "../../core.js";
 import { ApiError } from "../../errors.js";
-import type { Params } from "../../http/body.js";
-import { optionalString } from "../../http/params.js";
+import type { Params } from "../../parsing/body.js";
+import { optionalString } from "../../parsing/params.js";
 import type { CatchUpReader } from "../../streams/connection.js";
 import type { FeedSource } from "../../streams/feed.js";
 import { streamItem, type StreamItem } from "../../streams/hub.js";
 import { serveStream, streamServices, streamStartOf } from "../../streams/open.js";
 import type { EventValue } from "../../streams/services.js";
 import { sseFrame } from "../../streams/sse.js";
-import { defineStreamOperation } from "../operation.js";
+import { defineStreamOperation } from "../../engine/operation.js";
 import { typesParam } from "./filters.js";
 import { EVENT_FILTERS, EventObject, TYPES_FILTER_MAX } from "./objects.js";
 

@@ -2,7 +2,7 @@ import { FILE_TYPES, filenameForType, type File, type FileType, type ReadFileReq
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { once } from "node:events";
 import { ApiError, toApiError } from "../../errors.js";
-import { defineStreamOperation } from "../operation.js";
+import { defineStreamOperation } from "../../engine/operation.js";
 import { FILE_ID_PATH, FileObject } from "./objects.js";
 
 /** The Content-Type a file is served with. */

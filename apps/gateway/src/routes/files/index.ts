@@ -1,4 +1,4 @@
-import type { Operation } from "../operation.js";
+import type { Operation } from "../../engine/operation.js";
 import { fileContents } from "./contents.js";
 import { listFiles } from "./list.js";
 import { uploadPart } from "./parts.js";

@@ -2,7 +2,7 @@ import type { Request } from "express";
 import busboy from "busboy";
 import type { Readable } from "node:stream";
 import { ApiError } from "../../errors.js";
-import { continueBody } from "../../http/expect-continue.js";
+import { continueBody } from "../../transport/expect-continue.js";
 
 /** The fields a multipart body had before its file, and its file as it streams in. */
 export interface MultipartFile {

@@ -1,7 +1,7 @@
 import { exampleId, FILE_PURPOSES, FILE_TYPES, idPattern, UPLOAD_STATUSES, type File, type FileUsage, type Upload, type UploadPart } from "@rms/proto";
 import { constant, deletedOf, field, listOf, publicObject, schemaRef, type Page } from "../../schema/objects.js";
 import { idSchema, LIST_LIMIT_MAX } from "../../schema/params.js";
-import type { ParamSpec } from "../operation.js";
+import type { ParamSpec } from "../../engine/operation.js";
 
 const UNIX_TIME = { type: "integer", minimum: 0, description: "Unix seconds." };
 const SHA256 = { type: "string", pattern: "^[0-9a-f]{64}$", description: "The SHA-256 of the file's bytes, in hex." };

@@ -2,8 +2,8 @@ import type { UploadPartRequestSchema } from "@rms/proto";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { Request } from "express";
 import { ApiError } from "../../errors.js";
-import { awaitingContinue, continueBody } from "../../http/expect-continue.js";
-import { defineStreamOperation } from "../operation.js";
+import { awaitingContinue, continueBody } from "../../transport/expect-continue.js";
+import { defineStreamOperation } from "../../engine/operation.js";
 import { coalesce, sendUpload } from "./upload-stream.js";
 import { UPLOAD_ID_PATH, UploadPartObject } from "./objects.js";
 import { UPLOAD_MESSAGE_BYTES } from "./upload-file.js";
@@ -78,7 +78,7 @@ export const uploadPart = defineStreamOperation({
       const start = { ...first, ...(Number.isFinite(declared) ? { bytes: BigInt(declared) } : {}) };
       // Core checks the start (the upload pending, the length within it and the account's quota, the key's record)
       // and then asks for the bytes (its response headers): a client waiting for `100 Continue` gets it only then,
-      // or the refusal instead. A core that never asks (one of before) is not waited for past GO_AHEAD_WAIT_MS.
+      // or the refusal instead. A core that never asks (an earlier release, during a rolling upgrade) is not waited for past GO_AHEAD_WAIT_MS.
       const goAhead = waitForGoAhead(awaitingContinue(req));
       const messages = async function* (): AsyncGenerator<MessageInitShape<typeof UploadPartRequestSchema>> {
         yield { part: { case: "start", value: start } };

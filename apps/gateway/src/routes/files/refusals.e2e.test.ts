@@ -1,5 +1,5 @@
 // A refused upload answers instead of breaking the pipe: refusals known from the headers come before `100 Continue`,
-// a refusal mid-body comes with `Connection: close` while the server reads and drops the rest (http/linger.ts).
+// a refusal mid-body comes with `Connection: close` while the server reads and drops the rest (transport/linger.ts).
 // Real clients against the real stack: curl (when installed) and Node's https client.
 import { spawn } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";

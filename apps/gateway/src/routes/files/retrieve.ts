@@ -1,4 +1,4 @@
-import { defineOperation } from "../operation.js";
+import { defineOperation } from "../../engine/operation.js";
 import { DeletedFileObject, FILE_ID_PATH, FileObject } from "./objects.js";
 
 /** GET /v1/files/:id */

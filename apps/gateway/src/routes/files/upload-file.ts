@@ -1,7 +1,7 @@
 import { FILE_TYPES, type FileType, type UploadFileRequestSchema } from "@rms/proto";
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { ApiError } from "../../errors.js";
-import { defineStreamOperation, type StreamInput } from "../operation.js";
+import { defineStreamOperation, type StreamInput } from "../../engine/operation.js";
 import { admitUpload, coalesce, sendUpload } from "./upload-stream.js";
 import { multipartBody } from "./multipart.js";
 import { FileObject } from "./objects.js";

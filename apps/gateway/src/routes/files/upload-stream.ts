@@ -1,7 +1,7 @@
 import { status as GrpcStatus, type Metadata } from "@grpc/grpc-js";
 import { RpcError } from "@rms/proto";
 import { sendUnderKey } from "../../idempotency/index.js";
-import type { StreamInput } from "../operation.js";
+import type { StreamInput } from "../../engine/operation.js";
 
 /**
  * Asks core whether a file may be uploaded (the account's quota), before a byte of its body is read and before
@@ -13,7 +13,7 @@ export async function admitUpload(input: StreamInput): Promise<void> {
   try {
     await input.core.files.admitUpload({ tenant: input.tenant, idempotencyKey: input.key ?? "" }, { metadata: input.metadata });
   } catch (error) {
-    // A core of before has no such question; it checks at the upload's start.
+    // A core of an earlier release (during a rolling upgrade) has no such question; it checks at the upload's start.
     if (error instanceof RpcError && error.grpcCode === GrpcStatus.UNIMPLEMENTED) return;
     throw error;
   }

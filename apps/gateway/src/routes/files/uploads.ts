@@ -1,7 +1,7 @@
 import { FILE_TYPES } from "@rms/proto";
 import { ApiError } from "../../errors.js";
-import { optionalStringList, requiredString } from "../../http/params.js";
-import { defineOperation } from "../operation.js";
+import { optionalStringList, requiredString } from "../../parsing/params.js";
+import { defineOperation } from "../../engine/operation.js";
 import { UPLOAD_ID_PATH, UploadObject } from "./objects.js";
 
 /** Most bytes of an upload in parts: 8 GiB. */

@@ -1,4 +1,4 @@
-import { defineOperation } from "../operation.js";
+import { defineOperation } from "../../engine/operation.js";
 import { JOB_ID_PATH, JobObject } from "./objects.js";
 
 /** POST /v1/jobs/:id/cancel: queued -> canceled at once; running -> cancel_requested_at; finished -> 409. */

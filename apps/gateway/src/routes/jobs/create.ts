@@ -1,7 +1,7 @@
 import { JOB_TYPES } from "@rms/proto";
-import { optionalEnum } from "../../http/params.js";
+import { optionalEnum } from "../../parsing/params.js";
 import { ApiError, type ErrorCode } from "../../errors.js";
-import { defineOperation, withVariant, type OperationInput, type ParamSpec } from "../operation.js";
+import { defineOperation, withVariant, type OperationInput, type ParamSpec } from "../../engine/operation.js";
 import { JobObject, JobPreviewObject } from "./objects.js";
 import { jobParamsOf, PARAMS_SCHEMA } from "./params.js";
 

@@ -1,6 +1,6 @@
-import { optionalInteger } from "../../http/params.js";
+import { optionalInteger } from "../../parsing/params.js";
 import { LIMIT_PARAM, listLimit } from "../../schema/params.js";
-import { defineOperation } from "../operation.js";
+import { defineOperation } from "../../engine/operation.js";
 import { JOB_ID_PATH, JobItemErrorListObject } from "./objects.js";
 
 const INDEX = { type: "integer", minimum: 0 };

@@ -1,4 +1,4 @@
-import type { EventPayload, Operation } from "../operation.js";
+import type { EventPayload, Operation } from "../../engine/operation.js";
 import { JobObject } from "./objects.js";
 import { cancelJob } from "./cancel.js";
 import { createJob } from "./create.js";

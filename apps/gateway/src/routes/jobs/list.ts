@@ -1,8 +1,7 @@
 import { JOB_STATUSES, JOB_TYPES } from "@rms/proto";
-import { optionalString } from "../../http/params.js";
-import { CREATED_RANGE_PARAM, pageParams, pageRequest } from "../../schema/params.js";
-import { createdParam } from "../events/filters.js";
-import { defineOperation } from "../operation.js";
+import { optionalString } from "../../parsing/params.js";
+import { CREATED_RANGE_PARAM, createdParam, pageParams, pageRequest } from "../../schema/params.js";
+import { defineOperation } from "../../engine/operation.js";
 import { JobListObject } from "./objects.js";
 
 /** GET /v1/jobs: one page, newest first, in the list envelope. */

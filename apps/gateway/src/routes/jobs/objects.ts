@@ -1,7 +1,7 @@
 import { exampleId, idPattern, JOB_STATUSES, JOB_TYPES, type Job } from "@rms/proto";
 import { constant, field, listOf, publicObject, renderedObject, schemaRef } from "../../schema/objects.js";
 import { idSchema, LIST_LIMIT_MAX } from "../../schema/params.js";
-import type { ParamSpec } from "../operation.js";
+import type { ParamSpec } from "../../engine/operation.js";
 import { PARAMS_SCHEMA } from "./params.js";
 
 // The job and its item errors are rendered by core, once, as their `job.*` events show them (core's

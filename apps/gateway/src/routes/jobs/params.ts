@@ -1,10 +1,10 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import type { ImportItemSchema, JobParamsSchema, JobType, JobUpdateSchema, ResourceFilterSchema } from "@rms/proto";
 import { ApiError } from "../../errors.js";
-import type { Params } from "../../http/body.js";
+import type { Params } from "../../parsing/body.js";
 import type { JsonSchema } from "../../schema/objects.js";
 import { METADATA_OBJECT } from "../../schema/params.js";
-import { describe, listValue, optionalEnum, optionalMetadata, optionalString, rejectEmptyValues, rejectUnknown, under } from "../../http/params.js";
+import { describe, listValue, optionalEnum, optionalMetadata, optionalString, rejectEmptyValues, rejectUnknown, under } from "../../parsing/params.js";
 import { FILTER_PARAMS, filterSchema, resourceFilterOf } from "../resources/filter.js";
 import { STATUS_NAMES, statusToProto } from "../resources/objects.js";
 
@@ -26,7 +26,7 @@ function objectAt(value: unknown, param: string): Params {
   return value as Params;
 }
 
-/** A list (http/params.ts `listValue`), or a single value as a list of one. */
+/** A list (parsing/params.ts `listValue`), or a single value as a list of one. */
 function listAt(value: unknown, param: string): unknown[] {
   const items = listValue(value, param);
   if (items) return items;

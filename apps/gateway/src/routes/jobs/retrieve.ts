@@ -1,4 +1,4 @@
-import { defineOperation } from "../operation.js";
+import { defineOperation } from "../../engine/operation.js";
 import { JOB_ID_PATH, JobObject } from "./objects.js";
 
 /** GET /v1/jobs/:id */

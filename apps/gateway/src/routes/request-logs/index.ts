@@ -1,4 +1,4 @@
-import type { Operation } from "../operation.js";
+import type { Operation } from "../../engine/operation.js";
 import { listRequestLogs } from "./list.js";
 import { retrieveRequestLog } from "./retrieve.js";
 import { streamRequestLogs } from "./stream.js";

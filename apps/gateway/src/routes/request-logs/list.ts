@@ -1,9 +1,8 @@
 import { ApiError } from "../../errors.js";
-import { optionalEnum, optionalString } from "../../http/params.js";
+import { optionalEnum, optionalString } from "../../parsing/params.js";
 import { ACCEPTED_COMBINATIONS, indexFor, type RequestLogFilter, type SourceFilter } from "../../request-logs/store.js";
-import { listLimit } from "../../schema/params.js";
-import { createdParam } from "../events/filters.js";
-import { defineLocalOperation } from "../operation.js";
+import { createdParam, listLimit } from "../../schema/params.js";
+import { defineLocalOperation } from "../../engine/operation.js";
 import { REQUEST_LOG_LIST_PARAMS, RequestLogListObject } from "./objects.js";
 
 const REQUEST_ID = /^req_[0-9A-Za-z]{24}$/;

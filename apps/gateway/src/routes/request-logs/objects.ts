@@ -2,7 +2,7 @@ import { LIST_LIMIT_MAX } from "@rms/proto";
 import { constant, field, listOf, publicObject } from "../../schema/objects.js";
 import { CREATED_RANGE_PARAM, LIMIT_PARAM } from "../../schema/params.js";
 import type { RequestLogDocument } from "../../request-logs/store.js";
-import type { ParamSpec } from "../operation.js";
+import type { ParamSpec } from "../../engine/operation.js";
 
 const REQUEST_ID = { type: "string", pattern: "^req_[0-9A-Za-z]{24}$" } as const;
 /** A request id of the examples: well-formed, names no request. */

@@ -1,5 +1,5 @@
 import { ApiError } from "../../errors.js";
-import { defineLocalOperation } from "../operation.js";
+import { defineLocalOperation } from "../../engine/operation.js";
 import { REQUEST_LOG_ID_PATH, RequestLogObject } from "./objects.js";
 
 const REQUEST_ID = /^req_[0-9A-Za-z]{24}$/;

@@ -7,7 +7,7 @@ import type { FeedSource } from "../../streams/feed.js";
 import { streamItem, type StreamItem } from "../../streams/hub.js";
 import { serveStream, streamServices, streamStartOf } from "../../streams/open.js";
 import { sseFrame } from "../../streams/sse.js";
-import { defineStreamOperation } from "../operation.js";
+import { defineStreamOperation } from "../../engine/operation.js";
 import { requestLogFilter, sourceParam } from "./list.js";
 import { REQUEST_LOG_LIST_PARAMS, RequestLogObject } from "./objects.js";
 

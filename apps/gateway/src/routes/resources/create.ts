@@ -1,6 +1,6 @@
-import { optionalEnum, optionalMetadata, requiredString } from "../../http/params.js";
+import { optionalEnum, optionalMetadata, requiredString } from "../../parsing/params.js";
 import { metadataParam } from "../../schema/params.js";
-import { defineOperation } from "../operation.js";
+import { defineOperation } from "../../engine/operation.js";
 import { RESOURCE_PARAMS, ResourceObject, STATUS_NAMES, statusToProto } from "./objects.js";
 
 /** POST /v1/resources: 201 with the new resource. */

@@ -1,4 +1,4 @@
-import { defineOperation } from "../operation.js";
+import { defineOperation } from "../../engine/operation.js";
 import { DeletedResourceObject, RESOURCE_ID_PATH } from "./objects.js";
 
 /** DELETE /v1/resources/:id: 200 with the deletion result. */

@@ -1,12 +1,11 @@
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { exampleId, METADATA_LIMITS, RESOURCE_FILTER_LIMITS, type ResourceFilterSchema } from "@rms/proto";
 import { ApiError } from "../../errors.js";
-import type { Params } from "../../http/body.js";
-import { describe, listValue, optionalEnum, optionalMetadata } from "../../http/params.js";
+import type { Params } from "../../parsing/body.js";
+import { describe, listValue, optionalEnum, optionalMetadata } from "../../parsing/params.js";
 import type { JsonSchema } from "../../schema/objects.js";
-import { CREATED_RANGE_PARAM, idSchema } from "../../schema/params.js";
-import { createdParam } from "../events/filters.js";
-import type { ParamSpec } from "../operation.js";
+import { CREATED_RANGE_PARAM, createdParam, idSchema } from "../../schema/params.js";
+import type { ParamSpec } from "../../engine/operation.js";
 import { STATUS_NAMES, statusToProto } from "./objects.js";
 
 /**

@@ -1,4 +1,4 @@
-import type { EventPayload, Operation } from "../operation.js";
+import type { EventPayload, Operation } from "../../engine/operation.js";
 import { ResourceObject } from "./objects.js";
 import { createResource } from "./create.js";
 import { deleteResource } from "./delete.js";

@@ -1,5 +1,5 @@
 import { pageParams, pageRequest } from "../../schema/params.js";
-import { defineOperation } from "../operation.js";
+import { defineOperation } from "../../engine/operation.js";
 import { filterParams, resourceFilterOf } from "./filter.js";
 import { pageOf, ResourceListObject } from "./objects.js";
 

@@ -2,7 +2,7 @@ import { exampleId, metadataMap, RESOURCE_NAME_MAX, RESOURCE_STATUS, ResourceSta
 import { ApiError } from "../../errors.js";
 import { constant, deletedOf, field, listOf, publicObject, type Page } from "../../schema/objects.js";
 import { idSchema, LIST_LIMIT_MAX, METADATA_OBJECT } from "../../schema/params.js";
-import type { ParamSpec } from "../operation.js";
+import type { ParamSpec } from "../../engine/operation.js";
 
 export const STATUS_NAMES = RESOURCE_STATUS.names;
 export type StatusName = ResourceStatusName;

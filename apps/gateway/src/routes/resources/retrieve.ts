@@ -1,4 +1,4 @@
-import { defineOperation } from "../operation.js";
+import { defineOperation } from "../../engine/operation.js";
 import { RESOURCE_ID_PATH, ResourceObject } from "./objects.js";
 
 /** GET /v1/resources/:id */

@@ -1,7 +1,8 @@
 import { exampleId, LIST_LIMIT_MAX, SEARCH_LIMIT_DEFAULT, searchPageToken } from "@rms/proto";
-import { optionalInteger, optionalString, requiredString } from "../../http/params.js";
+import { optionalString, requiredString } from "../../parsing/params.js";
+import { listLimit } from "../../schema/params.js";
 import { searchResultOf } from "../../schema/objects.js";
-import { defineOperation } from "../operation.js";
+import { defineOperation } from "../../engine/operation.js";
 import { pageOf, ResourceObject } from "./objects.js";
 
 export const ResourceSearchResultObject = searchResultOf(ResourceObject, "/v1/resources/search", LIST_LIMIT_MAX);
@@ -57,7 +58,7 @@ export const searchResources = defineOperation({
   rpc: "searchResources",
   request({ params, tenant }) {
     const query = requiredString(params, "query");
-    const limit = optionalInteger(params, "limit", { min: 1, max: LIST_LIMIT_MAX }, "limit_invalid") ?? SEARCH_LIMIT_DEFAULT;
+    const limit = listLimit(params, SEARCH_LIMIT_DEFAULT);
     // A malformed page and the query's language are core's to refuse.
     return { tenant, query, limit, page: optionalString(params, "page") ?? "", asJson: true };
   },

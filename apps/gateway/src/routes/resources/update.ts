@@ -1,6 +1,6 @@
-import { optionalEnum, optionalMetadata, optionalString } from "../../http/params.js";
+import { optionalEnum, optionalMetadata, optionalString } from "../../parsing/params.js";
 import { metadataParam } from "../../schema/params.js";
-import { defineOperation } from "../operation.js";
+import { defineOperation } from "../../engine/operation.js";
 import { RESOURCE_ID_PATH, RESOURCE_PARAMS, ResourceObject, STATUS_NAMES, statusToProto } from "./objects.js";
 
 /** POST /v1/resources/:id: merges the given fields, 200 with the full resource. */

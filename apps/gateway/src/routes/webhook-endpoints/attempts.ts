@@ -1,8 +1,7 @@
 import { ATTEMPT_STATUSES, exampleId } from "@rms/proto";
-import { optionalEnum, optionalString } from "../../http/params.js";
-import { CREATED_RANGE_PARAM, idSchema, pageParams, pageRequest } from "../../schema/params.js";
-import { createdParam } from "../events/filters.js";
-import { defineOperation } from "../operation.js";
+import { optionalEnum, optionalString } from "../../parsing/params.js";
+import { CREATED_RANGE_PARAM, createdParam, idSchema, pageParams, pageRequest } from "../../schema/params.js";
+import { defineOperation } from "../../engine/operation.js";
 import { WebhookAttemptListObject } from "./attempt-objects.js";
 import { ENDPOINT_ID_PATH } from "./objects.js";
 

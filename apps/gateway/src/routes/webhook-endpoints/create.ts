@@ -1,6 +1,6 @@
-import { optionalEnum, optionalMetadata, requiredString } from "../../http/params.js";
+import { optionalEnum, optionalMetadata, requiredString } from "../../parsing/params.js";
 import { metadataParam } from "../../schema/params.js";
-import { defineOperation } from "../operation.js";
+import { defineOperation } from "../../engine/operation.js";
 import { SIGNATURE_SCHEMES } from "@rms/proto";
 import { descriptionParam, ENDPOINT_PARAMS, enabledEventsParam, SIGNATURE_SCHEME_PARAM, STATUS_NAMES, statusToProto, WebhookEndpointWithSecretObject } from "./objects.js";
 

@@ -1,4 +1,4 @@
-import { defineOperation } from "../operation.js";
+import { defineOperation } from "../../engine/operation.js";
 import { DeletedWebhookEndpointObject, ENDPOINT_ID_PATH } from "./objects.js";
 
 /** DELETE /v1/webhook_endpoints/:id: permanent; its slot of the 16 is free at once. */

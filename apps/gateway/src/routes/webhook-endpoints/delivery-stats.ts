@@ -1,4 +1,4 @@
-import { defineOperation } from "../operation.js";
+import { defineOperation } from "../../engine/operation.js";
 import { DeliveryStatsObject } from "./stats-objects.js";
 import { ENDPOINT_ID_PATH } from "./objects.js";
 

@@ -1,7 +1,7 @@
 import { exampleId, idPattern, type EventDelivery, type ListEventDeliveriesResponse } from "@rms/proto";
 import { constant, field, publicObject, schemaRef } from "../../schema/objects.js";
 import { idSchema } from "../../schema/params.js";
-import { defineOperation } from "../operation.js";
+import { defineOperation } from "../../engine/operation.js";
 
 /** One event's delivery to one endpoint. */
 export const EventDeliveryObject = publicObject<EventDelivery & { eventId: string }>("WebhookDelivery", {

@@ -1,5 +1,5 @@
 import { ENDPOINT_DISABLED_REASONS } from "@rms/proto";
-import type { EventPayload, Operation } from "../operation.js";
+import type { EventPayload, Operation } from "../../engine/operation.js";
 import { WebhookEndpointObject } from "./objects.js";
 import { listWebhookAttempts } from "./attempts.js";
 import { createWebhookEndpoint } from "./create.js";

@@ -1,5 +1,5 @@
 import { pageParams, pageRequest } from "../../schema/params.js";
-import { defineOperation } from "../operation.js";
+import { defineOperation } from "../../engine/operation.js";
 import { WebhookEndpointListObject } from "./objects.js";
 
 /** GET /v1/webhook_endpoints: one page, newest first, in the list envelope. */

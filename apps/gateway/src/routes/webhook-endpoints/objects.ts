@@ -10,12 +10,12 @@ import {
   type WebhookEndpointStatusName,
 } from "@rms/proto";
 import { ApiError } from "../../errors.js";
-import type { Params } from "../../http/body.js";
-import { optionalString, optionalStringList } from "../../http/params.js";
+import type { Params } from "../../parsing/body.js";
+import { optionalString, optionalStringList } from "../../parsing/params.js";
 import { API_VERSION } from "../../http/request-id.js";
 import { constant, deletedOf, field, listOf, publicObject, schemaRef, type Field, type PublicObject } from "../../schema/objects.js";
 import { idSchema, LIST_LIMIT_MAX, METADATA_OBJECT } from "../../schema/params.js";
-import type { ParamSpec } from "../operation.js";
+import type { ParamSpec } from "../../engine/operation.js";
 
 export const STATUS_NAMES = WEBHOOK_ENDPOINT_STATUS.names;
 

@@ -1,6 +1,6 @@
 import { ApiError } from "../../errors.js";
-import { optionalInteger } from "../../http/params.js";
-import { defineOperation } from "../operation.js";
+import { optionalInteger } from "../../parsing/params.js";
+import { defineOperation } from "../../engine/operation.js";
 import { RecoveryObject } from "./attempt-objects.js";
 import { ENDPOINT_ID_PATH } from "./objects.js";
 

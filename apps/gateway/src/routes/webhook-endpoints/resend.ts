@@ -1,6 +1,6 @@
 import { exampleId } from "@rms/proto";
-import { requiredNonEmptyString } from "../../http/params.js";
-import { defineOperation } from "../operation.js";
+import { requiredNonEmptyString } from "../../parsing/params.js";
+import { defineOperation } from "../../engine/operation.js";
 import { WebhookAttemptObject } from "./attempt-objects.js";
 
 /**

@@ -1,4 +1,4 @@
-import { defineOperation } from "../operation.js";
+import { defineOperation } from "../../engine/operation.js";
 import { ENDPOINT_ID_PATH, WebhookEndpointObject } from "./objects.js";
 
 /** GET /v1/webhook_endpoints/:id (never with its secret). */

@@ -1,6 +1,6 @@
 import { SIGNATURE_SCHEMES } from "@rms/proto";
-import { optionalEnum, optionalInteger } from "../../http/params.js";
-import { defineOperation } from "../operation.js";
+import { optionalEnum, optionalInteger } from "../../parsing/params.js";
+import { defineOperation } from "../../engine/operation.js";
 import { ENDPOINT_ID_PATH, SIGNATURE_SCHEME_PARAM, WebhookEndpointWithSecretObject } from "./objects.js";
 
 /** Longest grace period of a rotated secret, in seconds (7 days). */

@@ -1,6 +1,6 @@
-import { optionalEnum, optionalMetadata, optionalString } from "../../http/params.js";
+import { optionalEnum, optionalMetadata, optionalString } from "../../parsing/params.js";
 import { metadataParam } from "../../schema/params.js";
-import { defineOperation } from "../operation.js";
+import { defineOperation } from "../../engine/operation.js";
 import { descriptionParam, ENDPOINT_ID_PATH, ENDPOINT_PARAMS, enabledEventsParam, STATUS_NAMES, statusToProto, WebhookEndpointObject } from "./objects.js";
 
 /** POST /v1/webhook_endpoints/:id: changes the given fields, 200 with the endpoint. */

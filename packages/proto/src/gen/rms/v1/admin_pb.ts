@@ -288,7 +288,7 @@ export const ListKeysResponseSchema: GenMessage<ListKeysResponse> = /*@__PURE__*
  */
 export type RevokeKeyRequest = Message<"rms.v1.RevokeKeyRequest"> & {
   /**
-   * The operator's way: the key's id. The gateway's credential may not revoke by id (issue 31).
+   * The operator's way: the key's id. The gateway's credential may not revoke by id.
    *
    * @generated from field: string key_id = 1;
    */

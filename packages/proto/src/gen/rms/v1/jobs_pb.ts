@@ -19,7 +19,7 @@ export const file_rms_v1_jobs: GenFile = /*@__PURE__*/
   fileDesc("ChFybXMvdjEvam9icy5wcm90bxIGcm1zLnYxIr0BCglKb2JGaWx0ZXISCwoDaWRzGAEgAygJEiYKBnN0YXR1cxgCIAEoDjIWLnJtcy52MS5SZXNvdXJjZVN0YXR1cxInCghtZXRhZGF0YRgDIAMoCzIVLnJtcy52MS5NZXRhZGF0YUVudHJ5EhgKC2NyZWF0ZWRfZ3RlGAQgASgDSACIAQESGAoLY3JlYXRlZF9sdGUYBSABKANIAYgBAUIOCgxfY3JlYXRlZF9ndGVCDgoMX2NyZWF0ZWRfbHRlInQKCUpvYlVwZGF0ZRImCgZzdGF0dXMYASABKA4yFi5ybXMudjEuUmVzb3VyY2VTdGF0dXMSJwoIbWV0YWRhdGEYAiADKAsyFS5ybXMudjEuTWV0YWRhdGFFbnRyeRIWCg5jbGVhcl9tZXRhZGF0YRgDIAEoCCJxCgpJbXBvcnRJdGVtEhEKBG5hbWUYASABKAlIAIgBARITCgZzdGF0dXMYAiABKAlIAYgBARInCghtZXRhZGF0YRgDIAMoCzIVLnJtcy52MS5NZXRhZGF0YUVudHJ5QgcKBV9uYW1lQgkKB19zdGF0dXMijQEKEEJ1bGtVcGRhdGVQYXJhbXMSJQoGZmlsdGVyGAEgASgLMhEucm1zLnYxLkpvYkZpbHRlckICGAESIQoGdXBkYXRlGAIgASgLMhEucm1zLnYxLkpvYlVwZGF0ZRIvCg9yZXNvdXJjZV9maWx0ZXIYAyABKAsyFi5ybXMudjEuUmVzb3VyY2VGaWx0ZXIiagoQQnVsa0RlbGV0ZVBhcmFtcxIlCgZmaWx0ZXIYASABKAsyES5ybXMudjEuSm9iRmlsdGVyQgIYARIvCg9yZXNvdXJjZV9maWx0ZXIYAiABKAsyFi5ybXMudjEuUmVzb3VyY2VGaWx0ZXIiPwoMSW1wb3J0UGFyYW1zEiEKBWl0ZW1zGAEgAygLMhIucm1zLnYxLkltcG9ydEl0ZW0SDAoEZmlsZRgCIAEoCSJPCgxFeHBvcnRQYXJhbXMSLwoPcmVzb3VyY2VfZmlsdGVyGAEgASgLMhYucm1zLnYxLlJlc291cmNlRmlsdGVyEg4KBmZvcm1hdBgCIAEoCSLVAQoJSm9iUGFyYW1zEi8KC2J1bGtfdXBkYXRlGAEgASgLMhgucm1zLnYxLkJ1bGtVcGRhdGVQYXJhbXNIABIvCgtidWxrX2RlbGV0ZRgCIAEoCzIYLnJtcy52MS5CdWxrRGVsZXRlUGFyYW1zSAASLAoMaW1wb3J0X2l0ZW1zGAMgASgLMhQucm1zLnYxLkltcG9ydFBhcmFtc0gAEjAKEGV4cG9ydF9yZXNvdXJjZXMYBCABKAsyFC5ybXMudjEuRXhwb3J0UGFyYW1zSABCBgoEa2luZCJfCgtKb2JQcm9ncmVzcxISCgV0b3RhbBgBIAEoA0gAiAEBEhEKCXByb2Nlc3NlZBgCIAEoAxIOCgZmYWlsZWQYAyABKAMSDwoHc2tpcHBlZBgEIAEoA0IICgZfdG90YWwicgoMSm9iSXRlbUVycm9yEg0KBWluZGV4GAEgASgDEg8KAmlkGAIgASgJSACIAQESDAoEY29kZRgDIAEoCRISCgVwYXJhbRgEIAEoCUgBiAEBEg8KB21lc3NhZ2UYBSABKAlCBQoDX2lkQggKBl9wYXJhbSJUCglKb2JSZXN1bHQSEgoKY291bnRfbmFtZRgBIAEoCRINCgVjb3VudBgCIAEoAxIkCgZlcnJvcnMYAyADKAsyFC5ybXMudjEuSm9iSXRlbUVycm9yIisKCkpvYkZhaWx1cmUSDAoEY29kZRgBIAEoCRIPCgdtZXNzYWdlGAIgASgJIt0DCgNKb2ISCgoCaWQYASABKAkSEAoEdHlwZRgCIAEoCUICGAESEgoGc3RhdHVzGAMgASgJQgIYARIlCgZwYXJhbXMYBCABKAsyES5ybXMudjEuSm9iUGFyYW1zQgIYARIpCghwcm9ncmVzcxgFIAEoCzITLnJtcy52MS5Kb2JQcm9ncmVzc0ICGAESKgoGcmVzdWx0GAYgASgLMhEucm1zLnYxLkpvYlJlc3VsdEICGAFIAIgBARIqCgVlcnJvchgHIAEoCzISLnJtcy52MS5Kb2JGYWlsdXJlQgIYAUgBiAEBEhQKCGF0dGVtcHRzGAggASgDQgIYARIkChNjYW5jZWxfcmVxdWVzdGVkX2F0GAkgASgDQgIYAUgCiAEBEhQKCGxpdmVtb2RlGAogASgIQgIYARITCgdjcmVhdGVkGAsgASgDQgIYARIbCgpzdGFydGVkX2F0GAwgASgDQgIYAUgDiAEBEhwKC2ZpbmlzaGVkX2F0GA0gASgDQgIYAUgEiAEBEgwKBGpzb24YDiABKAlCCQoHX3Jlc3VsdEIICgZfZXJyb3JCFgoUX2NhbmNlbF9yZXF1ZXN0ZWRfYXRCDQoLX3N0YXJ0ZWRfYXRCDgoMX2ZpbmlzaGVkX2F0IlUKEENyZWF0ZUpvYlJlcXVlc3QSHgoGdGVuYW50GAEgASgLMg4ucm1zLnYxLlRlbmFudBIhCgZwYXJhbXMYAiABKAsyES5ybXMudjEuSm9iUGFyYW1zIi0KEUNyZWF0ZUpvYlJlc3BvbnNlEhgKA2pvYhgBIAEoCzILLnJtcy52MS5Kb2IiOwoNR2V0Sm9iUmVxdWVzdBIeCgZ0ZW5hbnQYASABKAsyDi5ybXMudjEuVGVuYW50EgoKAmlkGAIgASgJIioKDkdldEpvYlJlc3BvbnNlEhgKA2pvYhgBIAEoCzILLnJtcy52MS5Kb2IitAEKD0xpc3RKb2JzUmVxdWVzdBIeCgZ0ZW5hbnQYASABKAsyDi5ybXMudjEuVGVuYW50Eg0KBWxpbWl0GAIgASgFEhYKDnN0YXJ0aW5nX2FmdGVyGAMgASgJEhUKDWVuZGluZ19iZWZvcmUYBCABKAkSDgoGc3RhdHVzGAUgASgJEgwKBHR5cGUYBiABKAkSJQoHY3JlYXRlZBgHIAEoCzIULnJtcy52MS5DcmVhdGVkUmFuZ2UiPwoQTGlzdEpvYnNSZXNwb25zZRIZCgRqb2JzGAEgAygLMgsucm1zLnYxLkpvYhIQCghoYXNfbW9yZRgCIAEoCCKzAQoUTGlzdEpvYkVycm9yc1JlcXVlc3QSHgoGdGVuYW50GAEgASgLMg4ucm1zLnYxLlRlbmFudBIOCgZqb2JfaWQYAiABKAkSDQoFbGltaXQYAyABKAUSGwoOc3RhcnRpbmdfYWZ0ZXIYBCABKANIAIgBARIaCg1lbmRpbmdfYmVmb3JlGAUgASgDSAGIAQFCEQoPX3N0YXJ0aW5nX2FmdGVyQhAKDl9lbmRpbmdfYmVmb3JlIngKFUxpc3RKb2JFcnJvcnNSZXNwb25zZRIoCgZlcnJvcnMYASADKAsyFC5ybXMudjEuSm9iSXRlbUVycm9yQgIYARIQCghoYXNfbW9yZRgCIAEoCBIOCgZqb2JfaWQYAyABKAkSEwoLZXJyb3JzX2pzb24YBCADKAkiPgoQQ2FuY2VsSm9iUmVxdWVzdBIeCgZ0ZW5hbnQYASABKAsyDi5ybXMudjEuVGVuYW50EgoKAmlkGAIgASgJIi0KEUNhbmNlbEpvYlJlc3BvbnNlEhgKA2pvYhgBIAEoCzILLnJtcy52MS5Kb2IiVgoRUHJldmlld0pvYlJlcXVlc3QSHgoGdGVuYW50GAEgASgLMg4ucm1zLnYxLlRlbmFudBIhCgZwYXJhbXMYAiABKAsyES5ybXMudjEuSm9iUGFyYW1zIiIKElByZXZpZXdKb2JSZXNwb25zZRIMCgRqc29uGAEgASgJMpsDCgpKb2JTZXJ2aWNlEkAKCUNyZWF0ZUpvYhIYLnJtcy52MS5DcmVhdGVKb2JSZXF1ZXN0Ghkucm1zLnYxLkNyZWF0ZUpvYlJlc3BvbnNlEjcKBkdldEpvYhIVLnJtcy52MS5HZXRKb2JSZXF1ZXN0GhYucm1zLnYxLkdldEpvYlJlc3BvbnNlEj0KCExpc3RKb2JzEhcucm1zLnYxLkxpc3RKb2JzUmVxdWVzdBoYLnJtcy52MS5MaXN0Sm9ic1Jlc3BvbnNlEkwKDUxpc3RKb2JFcnJvcnMSHC5ybXMudjEuTGlzdEpvYkVycm9yc1JlcXVlc3QaHS5ybXMudjEuTGlzdEpvYkVycm9yc1Jlc3BvbnNlEkAKCUNhbmNlbEpvYhIYLnJtcy52MS5DYW5jZWxKb2JSZXF1ZXN0Ghkucm1zLnYxLkNhbmNlbEpvYlJlc3BvbnNlEkMKClByZXZpZXdKb2ISGS5ybXMudjEuUHJldmlld0pvYlJlcXVlc3QaGi5ybXMudjEuUHJldmlld0pvYlJlc3BvbnNlYgZwcm90bzM", [file_rms_v1_common, file_rms_v1_events, file_rms_v1_resources]);
 
 /**
- * No longer set: a bulk job's filter is `resource_filter` (the filter model of the list and search).
+ * Unused: a bulk job's filter is `resource_filter` (the filter model of the list and search).
  *
  * @generated from message rms.v1.JobFilter
  */
@@ -136,7 +136,7 @@ export const ImportItemSchema: GenMessage<ImportItem> = /*@__PURE__*/
  */
 export type BulkUpdateParams = Message<"rms.v1.BulkUpdateParams"> & {
   /**
-   * No longer set: see `resource_filter`.
+   * Unused: see `resource_filter`.
    *
    * @generated from field: rms.v1.JobFilter filter = 1 [deprecated = true];
    * @deprecated
@@ -168,7 +168,7 @@ export const BulkUpdateParamsSchema: GenMessage<BulkUpdateParams> = /*@__PURE__*
  */
 export type BulkDeleteParams = Message<"rms.v1.BulkDeleteParams"> & {
   /**
-   * No longer set: see `resource_filter`.
+   * Unused: see `resource_filter`.
    *
    * @generated from field: rms.v1.JobFilter filter = 1 [deprecated = true];
    * @deprecated
@@ -415,8 +415,8 @@ export const JobFailureSchema: GenMessage<JobFailure> = /*@__PURE__*/
 
 /**
  * A job. Core renders its public object once (`json`): the same rendering its `job.*` events record, which
- * the gateway answers and `rms jobs --json` prints as it is. Fields 2 to 13 are no longer set (they were a
- * second rendering); they stay declared because removing a field breaks generated code (buf breaking, FILE).
+ * the gateway answers and `rms jobs --json` prints as it is. Fields 2 to 13 are deprecated and never set (`json`
+ * is the one rendering); they stay declared because removing a field breaks generated code (buf breaking, FILE).
  *
  * @generated from message rms.v1.Job
  */
@@ -719,7 +719,7 @@ export const ListJobErrorsRequestSchema: GenMessage<ListJobErrorsRequest> = /*@_
  */
 export type ListJobErrorsResponse = Message<"rms.v1.ListJobErrorsResponse"> & {
   /**
-   * No longer set: see `errors_json`.
+   * Unused: see `errors_json`.
    *
    * @generated from field: repeated rms.v1.JobItemError errors = 1 [deprecated = true];
    * @deprecated

@@ -341,7 +341,7 @@ export type ListResourcesRequest = Message<"rms.v1.ListResourcesRequest"> & {
   endingBefore: string;
 
   /**
-   * No longer set: the list's status is `filter.status`.
+   * Unused: the list's status is `filter.status`.
    *
    * @generated from field: rms.v1.ResourceStatus status = 5 [deprecated = true];
    * @deprecated

@@ -506,7 +506,7 @@ export type WebhookAttempt = Message<"rms.v1.WebhookAttempt"> & {
   responseBody?: string | undefined;
 
   /**
-   * No longer set: see `failure_code` (a top-level `error` in a 2xx body reads as a failed request to Stripe's
+   * Unused: see `failure_code` (a top-level `error` in a 2xx body reads as a failed request to Stripe's
    * SDKs). Kept declared because removing a field breaks generated code (buf breaking, FILE).
    *
    * @generated from field: optional string error = 7 [deprecated = true];

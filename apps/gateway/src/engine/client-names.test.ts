@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { OPERATIONS } from "./index.js";
+import { OPERATIONS } from "../routes/index.js";
 import { clientNameOf } from "./client-names.js";
 import { openApiDocument } from "../openapi.js";
 

@@ -8,7 +8,7 @@ const awaiting = new WeakMap<IncomingMessage, ServerResponse>();
  * soon as the headers arrive, before anything was checked): `100 Continue` goes out only when the body is about to
  * be read (`continueBody`), after every check that needs no body (the key, the scope, the rate limit, the content
  * type, an upload's quota). A request refused before that gets its final answer instead, and its client sends no
- * body (Node then closes the connection after the answer; http/linger.ts reads what a client sends anyway).
+ * body (Node then closes the connection after the answer; transport/linger.ts reads what a client sends anyway).
  */
 export function answerBeforeContinue(server: Server): void {
   server.on("checkContinue", (req: IncomingMessage, res: ServerResponse) => {

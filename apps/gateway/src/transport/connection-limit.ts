@@ -1,5 +1,5 @@
 import type { Server, Socket } from "node:net";
-import { addressBucket, normalizeIp } from "./https.js";
+import { addressBucket, normalizeIp } from "./client-address.js";
 
 /**
  * At most `max` open connections per client address, over every listener it

@@ -22,7 +22,7 @@ export interface RequestFacts {
   body?: unknown;
   /**
    * A success body as the gateway rendered it (`text` is the JSON text sent): the request log reads the object it
-   * was written from, or parses `text`, instead of parsing whatever was sent (routes/run.ts).
+   * was written from, or parses `text`, instead of parsing whatever was sent (engine/run.ts).
    */
   answer?: { readonly text: string; readonly object?: Record<string, unknown> };
 }

@@ -1,7 +1,7 @@
 import { connect, type Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startStack, type Stack } from "../testutil/harness.js";
-import { addressBucket, normalizeIp } from "./https.js";
+import { addressBucket, normalizeIp } from "./client-address.js";
 import { parseProxyHeader } from "./proxy-protocol.js";
 
 // Issue 31, items 4 and 8 (CONTRACT.md section 8): client addresses are compared in one canonical form (an

@@ -28,7 +28,7 @@ const lingering = new WeakSet<Socket>();
 /**
  * Makes every connection of `server` linger (above) when Node closes it after an answer while the request's body
  * is unread: Node closes a connection whose answer says `Connection: close` by `socket.destroySoon()` once the
- * answer is written, and the gateway's own early closes (http/request-timeout.ts) do too, so that is the one place
+ * answer is written, and the gateway's own early closes (transport/request-timeout.ts) do too, so that is the one place
  * to take over. A body read to its end closes as before.
  */
 export function lingerOnEarlyClose(server: Server, limits: { maxMs: number; idleMs: number; maxBytes: number; checkEveryMs: number } = LINGER): void {
@@ -47,7 +47,7 @@ export function lingerOnEarlyClose(server: Server, limits: { maxMs: number; idle
 }
 
 function linger(socket: Socket, req: IncomingMessage, limits: { maxMs: number; idleMs: number; maxBytes: number; checkEveryMs: number }): void {
-  // Node's close after the answer and the gateway's own (http/request-timeout.ts) may both ask.
+  // Node's close after the answer and the gateway's own (transport/request-timeout.ts) may both ask.
   if (lingering.has(socket)) return;
   lingering.add(socket);
   const started = Date.now();

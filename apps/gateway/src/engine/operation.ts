@@ -2,33 +2,20 @@ import type { Request, Response } from "express";
 import type { Logger } from "pino";
 import type { CoreCall, CoreClients, CoreServiceName, RpcName, RpcReply, RpcRequest } from "../core.js";
 import type { ErrorCode } from "../errors.js";
-import type { Params } from "../http/body.js";
-import { optionalBoolean } from "../http/params.js";
-import type { Scope } from "../http/auth.js";
-import type { Tenant } from "../http/principal.js";
+import type { Params } from "../parsing/body.js";
+import { optionalBoolean } from "../parsing/params.js";
+import type { Scope } from "../auth/auth.js";
+import type { Tenant } from "../auth/principal.js";
 import { renderAnswer, type JsonSchema, type PublicObject, type RenderedAnswer } from "../schema/objects.js";
+import type { ParamSpec } from "../schema/params.js";
 import type { RequestLogStore } from "../request-logs/store.js";
 import type { StreamServices } from "../streams/services.js";
+
+export type { ParamSpec };
 
 /** The gateway's own stores an operation may read instead of calling core: the request logs (docs/request-logs.md). */
 export interface LocalStores {
   readonly requestLogs: RequestLogStore;
-}
-
-/** A parameter an operation accepts, as the API description shows it. */
-export interface ParamSpec {
-  /** Its JSON Schema, with a `description`. */
-  readonly schema: JsonSchema;
-  /** Required in a request body (query parameters are all optional). */
-  readonly required?: boolean;
-  /**
-   * A valid value, shown in the description (and sent by the drift test). The examples of one operation together
-   * make one valid request (issue 34), so of two exclusive parameters only one has an example: the other says
-   * `undefined` (and none is shown).
-   */
-  readonly example: unknown;
-  /** A parameter this one may not be sent with (400 when both are): the API document lists the pair. */
-  readonly notWith?: string;
 }
 
 /**
@@ -226,7 +213,7 @@ function described<O>(spec: DescriptionSpec<O>): Omit<Operation, "prepare" | "st
     pathParameters: spec.pathParameters ?? {},
     success: spec.success as SuccessSpec<never>,
     variants: [],
-    // A query string given an empty value is refused by one rule for every GET (routes/run.ts): say so.
+    // A query string given an empty value is refused by one rule for every GET (engine/run.ts): say so.
     errors:
       spec.method === "GET" && Object.keys(parameters).length > 0 && !spec.errors?.includes("parameter_invalid_empty")
         ? [...(spec.errors ?? []), "parameter_invalid_empty"]
@@ -306,7 +293,7 @@ export function defineLocalOperation<R, O>(spec: LocalOperationSpec<R, O>): Oper
     prepare: (input) => {
       const read = spec.read(input);
       return {
-        // No core call: `local` runs instead (routes/run.ts); the names only label it.
+        // No core call: `local` runs instead (engine/run.ts); the names only label it.
         service: "admin",
         rpc: `local:${spec.method} ${spec.path}`,
         request: null,

@@ -139,11 +139,16 @@ export function optionalBoolean(params: Params, name: string): boolean | undefin
   throw new ApiError("parameter_invalid", `Invalid ${name}: must be true or false.`, { param: name });
 }
 
+/** A JSON number, or the decimal text of an integer, as a number; NaN for anything else (which every range refuses). */
+export function numberOf(value: unknown): number {
+  return typeof value === "number" ? value : typeof value === "string" && /^[+-]?\d{1,15}$/.test(value) ? Number(value) : Number.NaN;
+}
+
 /** An integer from `min` to `max`, as a JSON number or its decimal string form. */
 export function optionalInteger(params: Params, name: string, range: { min: number; max: number }, code: ErrorCode = "parameter_invalid"): number | undefined {
   const value = params[name];
   if (value === undefined) return undefined;
-  const number = typeof value === "number" ? value : typeof value === "string" && /^[+-]?\d{1,15}$/.test(value) ? Number(value) : Number.NaN;
+  const number = numberOf(value);
   if (!Number.isSafeInteger(number) || number < range.min || number > range.max) {
     throw new ApiError(code, `Invalid ${name}: must be an integer from ${range.min} to ${range.max}.`, { param: name });
   }
@@ -180,4 +185,30 @@ export function optionalMetadata(params: Params, name = "metadata"): MetadataCha
     }
   }
   return { entries, clear: false };
+}
+
+const BOUNDS = ["gt", "gte", "lt", "lte"] as const;
+export type Bounds = Partial<Record<(typeof BOUNDS)[number], bigint>>;
+
+/**
+ * `<name>[gt|gte|lt|lte]`, each a whole number from 0 (a JSON number or its decimal text), as every list and a
+ * bulk job's filter take it: a bound is named `created[gte]` (under the caller's prefix,
+ * `params[filter][created][gte]`), and any other bound is an unknown parameter.
+ */
+export function optionalBounds(params: Params, name: string): Bounds {
+  const value = params[name];
+  if (value === undefined) return {};
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    throw new ApiError("parameter_invalid", `Invalid ${name}: give bounds as ${BOUNDS.map((b) => `${name}[${b}]`).join(", ")}.`, { param: name });
+  }
+  const bounds = value as Params;
+  return under(name, () => {
+    rejectUnknown(bounds, BOUNDS);
+    const out: Bounds = {};
+    for (const bound of BOUNDS) {
+      const at = optionalInteger(bounds, bound, { min: 0, max: Number.MAX_SAFE_INTEGER });
+      if (at !== undefined) out[bound] = BigInt(at);
+    }
+    return out;
+  });
 }

@@ -1,14 +1,14 @@
 import type { Server as HttpServer } from "node:http";
 import type { Server, Socket } from "node:net";
-import { readFirstBytes } from "./first-bytes.js";
+import { readFirstBytes } from "../transport/first-bytes.js";
 
 /**
- * Plain HTTP sent to the HTTPS port (CONTRACT.md section 1, "Plain HTTP"; issue 31): a key that arrives so is as
+ * Plain HTTP sent to the HTTPS port (CONTRACT.md section 1, "Plain HTTP"): a key that arrives so is as
  * compromised as one sent to the plain listener. The first bytes of each HTTPS connection are looked at before TLS
  * sees them: a TLS record starts with its content type (22, a handshake); anything else is handed, bytes untouched,
  * to `plain`, an HTTP server of the same app that is never bound to a port and answers as the plain listener does
- * (its keys revoked, 403 `https_required`, malformed requests scanned too). Without this, TLS refused the bytes
- * (`ERR_SSL_HTTP_REQUEST`) and the connection was closed with the key still valid.
+ * (its keys revoked, 403 `https_required`, malformed requests scanned too). TLS alone would refuse the bytes
+ * (`ERR_SSL_HTTP_REQUEST`) and close the connection with the key still valid.
  *
  * Call it right after creating the HTTPS server, before any other `connection` listener is attached: it wraps the
  * server's own (TLS) listeners only, so the connection cap and the PROXY protocol still see the connection first.

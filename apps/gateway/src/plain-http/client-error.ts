@@ -4,9 +4,9 @@ import { ApiError, errorBody } from "../errors.js";
 import type { AddressRateLimit } from "../ratelimit/index.js";
 import { leakedKeyCandidatesInRaw } from "../revocation/scan.js";
 import type { KeyRevoker } from "../revocation/revoker.js";
-import { normalizeIp } from "./https.js";
-import { httpsRequired } from "./plain-http.js";
-import { API_VERSION, newRequestId } from "./request-id.js";
+import { normalizeIp } from "../transport/client-address.js";
+import { httpsRequired } from "./refusal.js";
+import { API_VERSION, newRequestId } from "../http/request-id.js";
 
 /** What the plain-HTTP listener needs to treat a request it could not parse like any other plain request. */
 export interface PlainListener {

@@ -1,7 +1,7 @@
 import { isIP, type Server, type Socket } from "node:net";
 import type { TLSSocket } from "node:tls";
 import { readFirstBytes } from "./first-bytes.js";
-import { normalizeIp, VIA_PROXY_PROTOCOL } from "./https.js";
+import { normalizeIp, VIA_PROXY_PROTOCOL } from "./client-address.js";
 
 /**
  * The PROXY protocol (HAProxy's, versions 1 and 2), accepted only from PROXY_PROTOCOL_PEERS (configured apart from

@@ -2,7 +2,7 @@ import type { IncomingMessage } from "node:http";
 import qs from "qs";
 import { ApiError } from "../errors.js";
 import { checkFormPairs, decodeFormComponent } from "./form-pairs.js";
-import { continueBody } from "./expect-continue.js";
+import { continueBody } from "../transport/expect-continue.js";
 
 /** Largest accepted request body, in bytes (1 MiB). */
 export const BODY_LIMIT_BYTES = 1024 * 1024;

@@ -1,13 +1,14 @@
 import type { IncomingMessage } from "node:http";
 import type { RequestHandler } from "express";
-import { ApiError, sendError } from "../errors.js";
+import { ApiError } from "../errors.js";
+import { sendError } from "../http/send-error.js";
 import type { AddressRateLimit } from "../ratelimit/index.js";
 import { leakedKeyCandidates } from "../revocation/scan.js";
 import type { KeyRevoker } from "../revocation/revoker.js";
-import { BODY_LIMIT_BYTES } from "./body.js";
-import { arrivedOverHttps, clientAddress } from "./https.js";
-import { presentedKey } from "./auth.js";
-import { requestIdOf } from "./request-id.js";
+import { BODY_LIMIT_BYTES } from "../parsing/body.js";
+import { arrivedOverHttps, clientAddress } from "../transport/client-address.js";
+import { presentedKey } from "../auth/auth.js";
+import { requestIdOf } from "../http/request-id.js";
 
 export { REVOKE_REASON } from "../revocation/revoker.js";
 

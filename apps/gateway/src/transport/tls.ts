@@ -2,7 +2,6 @@ import { X509Certificate } from "node:crypto";
 import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { generate } from "selfsigned";
-import type { GatewayConfig } from "./config.js";
 
 export interface TlsMaterial {
   readonly cert: string;
@@ -75,8 +74,15 @@ export async function developmentCertificate(dir: string): Promise<TlsMaterial &
   return { cert: pems.cert, key: pems.private, certFile, generated: true };
 }
 
+/** Where the certificate comes from: its files (TLS_CERT_FILE, TLS_KEY_FILE), or none for the development one. */
+export interface TlsSource {
+  readonly tls: { readonly certFile: string; readonly keyFile: string } | null;
+  /** The development certificate is kept under `<dataDir>/tls`. */
+  readonly dataDir: string;
+}
+
 /** The configured certificate files, or the development certificate under `<dataDir>/tls`. */
-export async function loadTls(config: Pick<GatewayConfig, "tls" | "dataDir">): Promise<TlsMaterial & { generated: boolean; certFile: string }> {
+export async function loadTls(config: TlsSource): Promise<TlsMaterial & { generated: boolean; certFile: string }> {
   if (config.tls) {
     const [cert, key] = await Promise.all([readFile(config.tls.certFile, "utf8"), readFile(config.tls.keyFile, "utf8")]);
     return { cert, key, generated: false, certFile: config.tls.certFile };

@@ -5,8 +5,8 @@ import { ApiError, fromCoreError } from "../errors.js";
 import type { CoreClients } from "../core.js";
 import type { PrincipalCache } from "./principal-cache.js";
 import type { Principal } from "./principal.js";
-import { requestIdOf } from "./request-id.js";
-import { recordPrincipal } from "./request-log.js";
+import { requestIdOf } from "../http/request-id.js";
+import { recordPrincipal } from "../http/facts.js";
 
 export type { Scope };
 

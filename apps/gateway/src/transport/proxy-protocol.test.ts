@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { connect as tlsConnect } from "node:tls";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { developmentCertificate } from "../tls.js";
+import { developmentCertificate } from "./tls.js";
 import { acceptProxyProtocol, parseProxyHeader } from "./proxy-protocol.js";
 
 /** A version 2 header: PROXY (or LOCAL) over TCP4, source and destination as given. */

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from "node:http";
 import { describe, expect, it } from "vitest";
-import { arrivedOverHttps, clientAddress } from "./https.js";
+import { arrivedOverHttps, clientAddress } from "./client-address.js";
 
 /** A request as Node gives it: the peer's address and each header's lines. */
 function request(peer: string, headers: Record<string, string[]> = {}): IncomingMessage {
