@@ -69,9 +69,9 @@ function deliverySignal(db: Db): (count: number) => void {
 /**
  * Events written with the changes that make them, in their transaction (storage/published-events.ts): the same
  * webhook fan-out the relay runs before its copy, then the insert into `events` (each with its 30 days and its
- * tenant's next stream position, as the relay's copy gives them), all with the transaction's session; after the commit, the endpoints' lanes are woken and the queue counter moved, as the
- * relay does once it has queued deliveries. A bulk job's chunk publishes its events this way (docs/events.md,
- * "Events in the same batch").
+ * tenant's next stream position, as the relay's copy gives them), all with the transaction's session; after the
+ * commit, the endpoints' lanes are woken and the queue counter moved, as the relay does once it has queued
+ * deliveries. A bulk job's chunk publishes its events this way (docs/events.md, "Events in the same batch").
  */
 export function eventPublisher(db: Db, metrics?: Registry): PublishInTransaction {
   const fanOut = webhookFanOut(db);
