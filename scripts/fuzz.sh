@@ -2,7 +2,9 @@
 # `npm run fuzz`: schemathesis against the whole stack, driven by GET /v1/openapi.json.
 # Starts `rms start` on free ports with a throwaway data dir, takes the test key the
 # first start prints, runs a bounded schemathesis pass, prints its counts, stops the stack.
-# Tunables: FUZZ_MAX_EXAMPLES (default 30 per operation), FUZZ_MAX_TIME (seconds, default 180).
+# Tunables: FUZZ_MAX_EXAMPLES (default 30 per operation), FUZZ_MAX_TIME (seconds, default 180), FUZZ_SEED (default 1),
+# FUZZ_PORTS (four ports for HTTPS, core, and the gateway's and core's metrics; default: free ones).
+# The hooks (scripts/fuzz_hooks.py) and what each rule is for: docs/fuzzing.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -36,11 +38,11 @@ free_ports() { node -e '
   const n = Number(process.argv[1]); const servers = [];
   (async () => { for (let i = 0; i < n; i++) { const s = net.createServer(); await new Promise((r) => s.listen(0, "127.0.0.1", r)); servers.push(s); }
     console.log(servers.map((s) => s.address().port).join(" ")); servers.forEach((s) => s.close()); })();' "$1"; }
-read -r https_port core_port metrics_port core_metrics_port < <(free_ports 4)
+read -r https_port core_port metrics_port core_metrics_port < <(if [ -n "${FUZZ_PORTS:-}" ]; then echo "$FUZZ_PORTS"; else free_ports 4; fi)
 
 echo "fuzz: starting the stack (data in a temporary directory, HTTPS on $https_port)" >&2
 env -u MONGODB_URI RMS_DATA_DIR="$work/data" RMS_ADMIN_TOKEN="" PORT="$https_port" HTTP_PORT=0 CORE_ADDR="127.0.0.1:$core_port" \
-  METRICS_PORT="$metrics_port" CORE_METRICS_PORT="$core_metrics_port" RATE_LIMIT_TEST=100000 RATE_LIMIT_LIVE=100000 RATE_LIMIT_ADDRESS=100000 LOG_LEVEL=warn \
+  METRICS_PORT="$metrics_port" CORE_METRICS_PORT="$core_metrics_port" WORKER_METRICS_PORT=0 RATE_LIMIT_TEST=100000 RATE_LIMIT_LIVE=100000 RATE_LIMIT_ADDRESS=100000 LOG_LEVEL=warn \
   node apps/cli/dist/rms.js start >"$log" 2>&1 &
 stack_pid=$!
 for _ in $(seq 1 600); do
@@ -54,7 +56,7 @@ key=$(grep -oE 'sk_test_[0-9A-Za-z]+' "$log" | head -n 1)
 
 echo "fuzz: running schemathesis" >&2
 set +e
-RMS_FUZZ_KEY="$key" PYTHONPATH="$root/scripts" SCHEMATHESIS_HOOKS=fuzz_hooks \
+RMS_FUZZ_KEY="$key" RMS_FUZZ_BASE="https://localhost:$https_port" RMS_FUZZ_CA="$work/data/tls/cert.pem" PYTHONPATH="$root/scripts" SCHEMATHESIS_HOOKS=fuzz_hooks \
   .venv/bin/schemathesis --config-file scripts/schemathesis.toml run "https://localhost:$https_port/v1/openapi.json" \
   --tls-verify "$work/data/tls/cert.pem" \
   --checks all \

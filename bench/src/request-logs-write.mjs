@@ -46,8 +46,8 @@ try {
       client_ip: "127.0.0.1",
       user_agent: "autocannon",
       created: Math.floor(ms / 1000),
-      request_params: keep(redact({})),
-      response_body: keep(redact(JSON.parse(answer))),
+      request_params_json: JSON.stringify(keep(redact({}))),
+      response_body_json: JSON.stringify(keep(redact(JSON.parse(answer)))),
       expires_at: new Date(ms + 14 * 86_400_000),
     };
   };

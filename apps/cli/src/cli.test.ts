@@ -1,4 +1,7 @@
 import { execFile } from "node:child_process";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { createServer, type AddressInfo, type Socket } from "node:net";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
@@ -158,6 +161,22 @@ describe("the rms binary", () => {
       (e: unknown) => e,
     );
     expect((error as { stderr: string }).stderr).toContain("refused the admin token");
+    expect((error as { stderr: string }).stderr).toContain("RMS_ADMIN_TOKEN");
+  });
+
+  it("refusing a wrong admin token from a data directory, names the token file it read and RMS_DATA_DIR", async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), "rms-cli-token-"));
+    try {
+      await writeFile(join(dataDir, "admin-token"), "a-token-of-another-stack-0123456789\n");
+      let stderr = "";
+      const code = await runCli(["accounts", "list"], { env: { RMS_DATA_DIR: dataDir, CORE_ADDR: core.address }, stdout: () => {}, stderr: (t) => (stderr += t) });
+      expect(code).toBe(1);
+      expect(stderr).toContain(`refused the admin token read from ${join(dataDir, "admin-token")}`);
+      expect(stderr).toContain(`RMS_DATA_DIR=${dataDir}`);
+      expect(stderr.trim().split("\n")).toHaveLength(1);
+    } finally {
+      await rm(dataDir, { recursive: true, force: true });
+    }
   });
 });
 

@@ -202,6 +202,9 @@ function jobsList(command: Command, context: CommandContext): void {
         type: opts.type ?? "",
         startingAfter: opts.startingAfter ?? "",
       });
+      // No job of an account that does not exist: core's admin list does not ask, so an empty page is checked here
+      // (its keys' list refuses an unknown account), and the user is told instead of shown nothing.
+      if (list.length === 0) await context.admin().listKeys({ accountId: opts.account });
       for (const job of list) printJob(context, !!opts.json, job);
     });
 }
@@ -246,7 +249,7 @@ function dashboard(command: Command, context: CommandContext): void {
         expiresIn: BigInt(opts.expiresIn),
       });
       const url = `${origin}/dashboard/#key=${secret}`;
-      const session = { object: "dashboard_session", url, read_only: !!opts.readOnly, expires_at: Number(key!.expiresAt), api_key: key!.id };
+      const session = { id: key!.id, object: "dashboard_session", url, read_only: !!opts.readOnly, expires_at: Number(key!.expiresAt), api_key: key!.id, revoked_at: null };
       context.print(!!opts.json, session, `${url}\n(signs in until ${new Date(session.expires_at * 1000).toISOString()}; revoke with \`rms keys revoke ${key!.id}\`)`);
     });
 }
@@ -387,14 +390,24 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       io.stderr(`rms: ${error.message}\n`);
       return 2;
     }
-    io.stderr(`rms: ${describe(error, core())}\n`);
+    io.stderr(`rms: ${describe(error, core(), io.env)}\n`);
     return 1;
   } finally {
     context.close();
   }
 }
 
-function describe(error: unknown, core: string): string {
+/**
+ * Where the admin token came from, for the refusal of a wrong one: RMS_ADMIN_TOKEN, or the file of the data directory
+ * (RMS_DATA_DIR, or the repository's `.data/`), which belongs to another stack when the core refuses it.
+ */
+function adminTokenSource(env: Record<string, string | undefined>): string {
+  if (env.RMS_ADMIN_TOKEN) return "from RMS_ADMIN_TOKEN (it must be the token the running core was started with)";
+  const dataDir = env.RMS_DATA_DIR ? `RMS_DATA_DIR=${env.RMS_DATA_DIR}` : "RMS_DATA_DIR unset: the repository's .data/";
+  return `read from ${adminTokenFileOf(env)} (${dataDir}): the running core was started with another token; point RMS_DATA_DIR at the data directory of the stack that runs it, or set RMS_ADMIN_TOKEN`;
+}
+
+function describe(error: unknown, core: string, env: Record<string, string | undefined>): string {
   if (error instanceof MissingAdminTokenError) return error.message;
   if (error instanceof RMSError) return describeApiError(error);
   if (error instanceof RpcError) {
@@ -405,7 +418,7 @@ function describe(error: unknown, core: string): string {
     if (error.code === "service_unavailable" && error instanceof TransportError) return `cannot reach the core at ${core} (is \`npm start\` running?)`;
     // Core itself answered that it cannot serve now (its database is down or slow): say what it said.
     if (error.code === "service_unavailable") return `the core at ${core} could not serve the call: ${error.message} [service_unavailable]`;
-    if (error.code === "admin_token_invalid") return "the core refused the admin token (check RMS_ADMIN_TOKEN)";
+    if (error.code === "admin_token_invalid") return `the core at ${core} refused the admin token ${adminTokenSource(env)}`;
     return `${error.message}${error.param ? ` (${error.param})` : ""} [${error.code}]`;
   }
   return error instanceof Error ? error.message : String(error);

@@ -19,6 +19,8 @@ export function keyJson(key: ApiKey, secret?: string) {
     expires_at: orNull(key.expiresAt),
     revoked_at: orNull(key.revokedAt),
     dashboard_session: key.dashboardSession,
+    // A dashboard session's key: the secret key that made it, whose revocation ends it too (null: the operator's).
+    ...(key.dashboardSession ? { created_by: key.createdBy || null } : {}),
     last_used_at: orNull(key.lastUsedAt),
     ...(secret ? { secret } : {}),
   };

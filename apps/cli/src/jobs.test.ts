@@ -35,6 +35,10 @@ describe("rms jobs", () => {
     const again = await rms("jobs", "cancel", first.id, "--account", account, "--mode", "live");
     expect(again.code).toBe(1);
     expect(again.stderr).toMatch(/\[state_conflict\]\n$/);
+    // An account that does not exist is said so, not listed as having no jobs.
+    const nope = await rms("jobs", "list", "--account", "acct_nope", "--mode", "test");
+    expect([nope.code, nope.stdout]).toEqual([1, ""]);
+    expect(nope.stderr).toMatch(/^rms: No such account: 'acct_nope'.*\[resource_missing\]\n$/);
     const missing = await rms("jobs", "get", first.id, "--account", account, "--mode", "test");
     expect(missing.code).toBe(1);
     expect(missing.stderr).toMatch(/No such job.*\[resource_missing\]/);

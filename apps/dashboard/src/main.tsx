@@ -4,13 +4,16 @@ import { StrictMode } from "react";
 import { createRoot } from "react-dom/client";
 import { AuthProvider } from "./app/auth";
 import { router } from "./router";
-import { storeKey, takeKeyFromAddressBar } from "./session";
+import { fragmentAction, holdLinkKey, storedKey, storeKey, takeKeyFromAddressBar } from "./session";
 import "./styles.css";
 
-// A sign-in link: the key is in the fragment (never sent to a server). Keep it in this tab's sessionStorage and
-// take it out of the address bar and the history at once (a link pasted into a tab already open: auth.tsx).
+// A sign-in link: the key is in the fragment (never sent to a server). Keep it in this tab's sessionStorage (or,
+// when the tab is signed in with another key, in memory until the user says whether to switch) and take it out of
+// the address bar and the history at once (a link pasted into a tab already open: auth.tsx).
 const fragmentKey = takeKeyFromAddressBar();
-if (fragmentKey) storeKey(fragmentKey);
+const action = fragmentAction(storedKey(), fragmentKey);
+if (action === "sign_in" && fragmentKey) storeKey(fragmentKey);
+if (action === "ask" && fragmentKey) holdLinkKey(fragmentKey);
 
 const queryClient = new QueryClient({
   defaultOptions: {

@@ -76,6 +76,8 @@ describe("every response", () => {
     const ids = new Set<string>();
     for (const response of responses) {
       expect(response.headers["request-id"]).toMatch(/^req_[0-9A-Za-z]{24}$/);
+      // No browser guesses another type than the one sent (a JSON answer holding client text is never run as HTML).
+      expect(response.headers["x-content-type-options"]).toBe("nosniff");
       expect(response.headers["api-version"]).toBe("1.4");
       expect(response.headers["content-type"]).toBe("application/json; charset=utf-8");
       expect(response.headers["x-powered-by"]).toBeUndefined();
@@ -83,6 +85,17 @@ describe("every response", () => {
       ids.add(response.headers["request-id"]!);
     }
     expect(ids.size).toBe(responses.length);
+  });
+
+  it("carries X-Content-Type-Options: nosniff on every other kind of answer too", async () => {
+    const responses = [
+      await t.api.get("/v1/openapi.json"),
+      await t.api.post("/v1/resources", { key: keys.secret, json: { name: "sniffed" } }),
+      await t.api.delete("/v1/status"),
+      await t.api.send("OPTIONS", "/v1/resources", { headers: { origin: "https://app.invalid", "access-control-request-method": "POST" } }),
+      await t.api.post("/v1/resources", { key: keys.secret, body: "{", headers: { "content-type": "application/json" } }),
+    ];
+    for (const response of responses) expect([response.status, response.headers["x-content-type-options"]]).toEqual([response.status, "nosniff"]);
   });
 
   it("sends the request id to core", async () => {

@@ -14,6 +14,8 @@ export interface GatewayMetrics {
   readonly requestLogsDropped: Counter;
   /** Request logs written to the database. */
   readonly requestLogsWritten: Counter;
+  /** Request logs the database refused, each dropped alone (the rest of its batch written). */
+  readonly requestLogsRefused: Counter;
   /** Streams open now, by kind (`events`, `request_logs`). */
   readonly streamsOpen: Gauge<"stream">;
   /** Streams ended, by kind and why (`client`, `max_age`, `slow`, `shutdown`, `error`, `revoked`). */
@@ -60,6 +62,11 @@ export function gatewayMetrics(): GatewayMetrics {
     help: "Request logs written to the database (in batches, one insert per batch).",
     registers: [registry],
   });
+  const requestLogsRefused = new Counter({
+    name: "gateway_request_logs_refused_total",
+    help: "Request logs the database refused (no retry would write them): each dropped alone, the rest of its batch written.",
+    registers: [registry],
+  });
   const streamsOpen = new Gauge({
     name: "gateway_streams_open",
     help: "Server-Sent Event streams open on this gateway, by kind (events, request_logs).",
@@ -89,6 +96,7 @@ export function gatewayMetrics(): GatewayMetrics {
     connectionsRefused,
     requestLogsDropped,
     requestLogsWritten,
+    requestLogsRefused,
     streamsOpen,
     streamsEnded,
     watchStreamBuffers(bytes) {

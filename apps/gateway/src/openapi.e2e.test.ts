@@ -64,9 +64,30 @@ describe("the OpenAPI document matches the gateway's operation table", () => {
         expect([...params.query].sort()).toEqual([...operation.params].sort());
         expect(described!["requestBody"]).toBeUndefined();
       }
-      expect(described!["x-scope"]).toBe(operation.scope);
+      // An operation any key may call (its service decides who) names no scope.
+      expect(described!["x-scope"]).toBe(operation.scope ?? undefined);
       expect(described!["security"]).toBeUndefined(); // the document-wide bearer requirement applies
     }
+  });
+
+  it("lets no query parameter be the empty string, which every GET refuses (parameter_invalid_empty)", () => {
+    const takesEmpty = (schema: Obj): boolean => {
+      const choices = (schema["oneOf"] ?? schema["anyOf"]) as Obj[] | undefined;
+      if (choices) return choices.some((choice) => takesEmpty(resolve(choice)));
+      if (schema["type"] === "array") return takesEmpty(resolve(schema["items"] ?? {}));
+      if (schema["type"] === "object") return Object.values((schema["properties"] ?? {}) as Obj).some((p) => takesEmpty(resolve(p)));
+      if (schema["type"] !== undefined && schema["type"] !== "string" && !(Array.isArray(schema["type"]) && schema["type"].includes("string"))) return false;
+      if (Array.isArray(schema["enum"])) return schema["enum"].includes("");
+      if (typeof schema["minLength"] === "number" && schema["minLength"] > 0) return false;
+      return typeof schema["pattern"] !== "string" || new RegExp(schema["pattern"], "u").test("");
+    };
+    const offenders: string[] = [];
+    for (const [path, methods] of Object.entries(doc["paths"] as Obj)) {
+      for (const parameter of ((methods["get"]?.["parameters"] ?? []) as Obj[]).map(resolve)) {
+        if (parameter["in"] === "query" && takesEmpty(resolve(parameter["schema"] ?? {}))) offenders.push(`GET ${path} ${parameter["name"]}`);
+      }
+    }
+    expect(offenders).toEqual([]);
   });
 
   it("describes nothing the gateway does not serve", () => {

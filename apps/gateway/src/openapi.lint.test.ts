@@ -38,3 +38,35 @@ it("passes `redocly lint` with the recommended rules: 0 errors, 0 warnings (offl
     await rm(dir, { recursive: true, force: true });
   }
 });
+
+it("names no real host in any example: every URL with a host is under the reserved `.invalid` name (RFC 2606)", () => {
+  const text = JSON.stringify(openApiDocument(OPERATIONS));
+  // A client or fuzzer sending an example as it is must reach no one: a webhook endpoint made from an example
+  // delivers the account's events to its url.
+  const hosts = [...text.matchAll(/[a-z][a-z0-9+.-]*:\/\/([^/"'`\\\s:?#)]+)/gi)].map((m) => m[1]!.toLowerCase());
+  expect(hosts.filter((host) => host !== "<host>" && !host.endsWith(".invalid"))).toEqual([]);
+  expect(hosts.length).toBeGreaterThan(0);
+});
+
+it("describes a stream's answer as one Server-Sent Event (id, event, data: the object's JSON), as OpenAPI 3.1 tools read it", () => {
+  const paths = (openApiDocument(OPERATIONS) as { paths: Record<string, Record<string, { responses?: Record<string, { content?: Record<string, { schema?: unknown }> }> }>> })
+    .paths;
+  const streams = Object.entries(paths).flatMap(([path, item]) =>
+    Object.values(item).flatMap((operation) => {
+      const schema = operation.responses?.["200"]?.content?.["text/event-stream"]?.schema;
+      return schema ? [[path, schema] as const] : [];
+    }),
+  );
+  expect(streams.map(([path]) => path).sort()).toEqual(["/v1/events/stream", "/v1/request_logs/stream"]);
+  const objects = { "/v1/events/stream": "Event", "/v1/request_logs/stream": "RequestLog" } as Record<string, string>;
+  for (const [path, schema] of streams) {
+    expect(schema, path).toMatchObject({
+      type: "object",
+      required: ["id", "event", "data"],
+      properties: {
+        id: { type: "string", pattern: expect.stringMatching(/^\^(evt|req)_/) },
+        data: { type: "string", contentMediaType: "application/json", contentSchema: { $ref: `#/components/schemas/${objects[path]}` } },
+      },
+    });
+  }
+});

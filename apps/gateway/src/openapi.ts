@@ -77,7 +77,7 @@ function pathOf(expressPath: string): string {
 
 /** A parameter that takes an object (metadata): sent in forms with bracket notation. */
 function takesObject(spec: ParamSpec): boolean {
-  const forms = [spec.schema, ...((spec.schema["oneOf"] as Schema[] | undefined) ?? [])];
+  const forms = [spec.schema, ...((spec.schema["oneOf"] as Schema[] | undefined) ?? []), ...((spec.schema["anyOf"] as Schema[] | undefined) ?? [])];
   return forms.some((form) => form["type"] === "object");
 }
 
@@ -169,8 +169,8 @@ function operationObject(operation: Operation): Schema {
   return {
     operationId: name.operationId,
     summary: operation.summary,
-    description: `${operation.secretKeyOnly ? (operation.orDashboardSession ? "Needs a secret key or a dashboard session's key." : "Needs a secret key.") : `Needs the \`${operation.scope}\` scope.`}${errorsOf(operation)}`,
-    "x-scope": operation.scope,
+    description: `${operation.access ?? accessOf(operation)}${errorsOf(operation)}`,
+    ...(operation.scope !== null ? { "x-scope": operation.scope } : {}),
     "x-rms-sdk": { namespace: name.namespace, method: name.method },
     ...(exclusive.length > 0 ? { "x-mutually-exclusive-parameters": exclusive } : {}),
     parameters,
@@ -180,6 +180,12 @@ function operationObject(operation: Operation): Schema {
       ...errorResponses(),
     },
   };
+}
+
+/** Who may run an operation, as its description's first sentence. */
+function accessOf(operation: Operation): string {
+  if (operation.secretKeyOnly) return operation.orDashboardSession ? "Needs a secret key or a dashboard session's key." : "Needs a secret key.";
+  return operation.scope === null ? "Any key of the account." : `Needs the \`${operation.scope}\` scope.`;
 }
 
 /** The success answers: the success object (and variants) as JSON, or a stream operation's own content. */

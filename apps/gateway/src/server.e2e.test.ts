@@ -76,6 +76,7 @@ describe("listeners", () => {
     expect(raw).toMatch(/^HTTP\/1\.1 400 /);
     expect(raw).toMatch(/Request-Id: req_\w+/);
     expect(raw).toContain("Api-Version: 1.4");
+    expect(raw).toContain("X-Content-Type-Options: nosniff");
     const body = JSON.parse(raw.slice(raw.indexOf("\r\n\r\n") + 4));
     expect(body.error).toMatchObject({ type: "invalid_request_error", code: "parameter_invalid" });
   });

@@ -167,7 +167,11 @@ export async function startGateway(config: GatewayConfig, options: StartOptions 
   const recorder = requestLogSettings.enabled
     ? new RequestLogRecorder(stores.requestLogs, logger, {
         capacity: requestLogSettings.buffer,
-        counters: { dropped: (n) => metrics.requestLogsDropped.inc(n), written: (n) => metrics.requestLogsWritten.inc(n) },
+        counters: {
+          dropped: (n) => metrics.requestLogsDropped.inc(n),
+          written: (n) => metrics.requestLogsWritten.inc(n),
+          refused: (n) => metrics.requestLogsRefused.inc(n),
+        },
       })
     : undefined;
   if (recorder) metrics.watchRequestLogsWaiting(() => recorder.waiting);

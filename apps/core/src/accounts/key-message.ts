@@ -15,6 +15,7 @@ export function keyMessage(key: KeyDocument): MessageInitShape<typeof ApiKeySche
     revokedAt: BigInt(key.revoked_at ?? 0),
     prefix: key.prefix,
     dashboardSession: key.dashboard_session !== undefined,
+    createdBy: key.dashboard_session?.created_by ?? "",
     lastUsedAt: BigInt(key.last_used_at ?? 0),
   };
 }

@@ -27,9 +27,9 @@ export function refuseIfNotLive(key: KeyDocument, nowSeconds = Date.now() / 1000
 
 /**
  * The check every declared RPC runs (grpc/define-rpc.ts).
- * One read by primary key: the key must exist, match the presented secret (its
- * hash, compared in constant time: the id alone came from the caller), belong to
- * the call's tenant, be live, and be of a kind and scopes that allow the RPC
+ * One read by primary key (two for a dashboard session's key: its creator's too): the key must exist, match the
+ * presented secret (its hash, compared in constant time: the id alone came from the caller), belong to the call's
+ * tenant, be live (a session's key also while its creator is), and be of a kind and scopes that allow the RPC
  * (`authorizeKey`). Without a presented key the calling client acts on its own
  * authority, within its entry's accounts and modes (the operator: all; an internal
  * service: its lists; clients/): all but the gateway, whose credential acts for a
@@ -49,7 +49,7 @@ export function presentedKeyCheck(store: AccountStore): PresentedKeyCheck {
     if (id === null || !isId("key", id)) throw invalidKey();
     const key = await store.getKey(id, options);
     if (!key || !sameHash(key.hash, hashSecret(secret)) || key.account !== tenant.account || key.livemode !== tenant.livemode) throw invalidKey();
-    refuseIfNotLive(key);
+    refuseIfNotLive(await store.inEffect(key, options));
     authorizeKey(key, context.method);
     store.noteUse(key);
   };
@@ -63,7 +63,7 @@ export function presentedKeyCheck(store: AccountStore): PresentedKeyCheck {
  */
 export function authorizeKey(key: Pick<KeyDocument, "kind" | "scopes">, method: string): void {
   if (key.kind === "secret") return;
-  const scope = RPC_SCOPES[method];
+  const scope = RPC_SCOPES[method] ?? undefined;
   if (key.kind === "publishable") {
     if (scope === "resources:read") return;
     throw errors.of("publishable_key_read_only", `Publishable keys are read-only; this request needs the '${scope ?? method}' scope. Use a secret or restricted key.`);

@@ -67,7 +67,7 @@ export function adminService(store: AccountStore, logger: Logger): ServiceImplem
       if (!isId("acct", request.accountId) || !(await store.getAccount(request.accountId))) {
         throw errors.notFound("account", request.accountId, "account");
       }
-      return { keys: (await store.listKeys(request.accountId)).map(keyMessage) };
+      return { keys: (await store.listKeysInEffect(request.accountId)).map(keyMessage) };
     },
 
     async revokeKey(request, context) {
@@ -96,8 +96,9 @@ export function adminService(store: AccountStore, logger: Logger): ServiceImplem
       // Found by an exact match on the SHA-256 of the whole secret, so its hash is that hash: comparing the two
       // again proves nothing. Lookup timing cannot leak the secret: it depends on the hash, which an
       // attacker cannot steer towards a stored one without a preimage.
-      const key = await store.findKeyByHash(hash);
-      if (!key) throw invalidKey();
+      const found = await store.findKeyByHash(hash);
+      if (!found) throw invalidKey();
+      const key = await store.inEffect(found);
       // Asked to, a revoked or expired key is answered as it is (revoked_at / expires_at say why the caller must refuse it).
       if (!request.answerRefused) refuseIfNotLive(key);
       // The gateway verifies a key here before its first request and every minute (its cache): a use, too.

@@ -20,13 +20,31 @@ export interface KeyDocument {
   expires_at: number | null;
   revoked_at: number | null;
   /**
-   * Present on a dashboard session's key only: the secret key that made it (null when the operator made it). Its
-   * requests are recorded with `source: "dashboard"` (docs/request-logs.md). Absent on keys made before sessions
-   * were marked: those count as `api`.
+   * Present on a dashboard session's key only: the secret key that made it (null when the operator made it), which
+   * it ends with (`inEffect`); its requests are recorded with `source: "dashboard"` (docs/request-logs.md). Absent on keys
+   * made before sessions were marked: those count as `api` and only expire.
    */
   dashboard_session?: { created_by: string | null };
   /** Unix seconds of a use, noted at most every LAST_USED_GRANULARITY_S (`noteUse`); absent before the first. */
   last_used_at?: number;
+}
+
+/** The earlier of two optional times (null: never). */
+function earlier(a: number | null, b: number | null): number | null {
+  if (a === null) return b;
+  if (b === null) return a;
+  return Math.min(a, b);
+}
+
+/**
+ * A dashboard session's key as it is in effect: revoked once its creator is (at the earlier of the two times), and
+ * expired at the earlier of the two expiries. A creator that cannot be found ends it too. Any other key as it is.
+ */
+export function inEffectWith(key: KeyDocument, creator: KeyDocument | null): KeyDocument {
+  const createdBy = key.dashboard_session?.created_by;
+  if (createdBy === undefined || createdBy === null) return key;
+  if (!creator || creator._id !== createdBy) return { ...key, revoked_at: earlier(key.revoked_at, key.created) };
+  return { ...key, revoked_at: earlier(key.revoked_at, creator.revoked_at), expires_at: earlier(key.expires_at, creator.expires_at) };
 }
 
 /**
@@ -128,6 +146,33 @@ export class AccountStore {
   /** By primary key: the cheap read behind every operation call's key check. */
   getKey(id: string, options: { timeoutMS?: number } = {}): Promise<KeyDocument | null> {
     return this.keys.findOne({ _id: id }, options);
+  }
+
+  /** The key as it is in effect (`inEffectWith`): a dashboard session's key costs one more read, of its creator. */
+  async inEffect(key: KeyDocument, options: { timeoutMS?: number } = {}): Promise<KeyDocument> {
+    const createdBy = key.dashboard_session?.created_by;
+    if (createdBy === undefined || createdBy === null) return key;
+    return inEffectWith(key, await this.getKey(createdBy, options));
+  }
+
+  /** The account's keys as they are in effect: a session's creator is one of them, so no more reads. */
+  async listKeysInEffect(account: string): Promise<KeyDocument[]> {
+    return this.keysInEffect(await this.listKeys(account));
+  }
+
+  /** Keys as they are in effect (`inEffectWith`): the sessions' creators not among them in one more read by `_id`. */
+  async keysInEffect(keys: readonly KeyDocument[], options: { timeoutMS?: number } = {}): Promise<KeyDocument[]> {
+    const byId = new Map(keys.map((key) => [key._id, key]));
+    const missing = new Set<string>();
+    for (const key of keys) {
+      const createdBy = key.dashboard_session?.created_by;
+      if (typeof createdBy === "string" && !byId.has(createdBy)) missing.add(createdBy);
+    }
+    if (missing.size > 0) {
+      const creators = await this.keys.find({ _id: { $in: [...missing] } }, { projection: { hash: 0 }, ...options }).toArray();
+      for (const creator of creators) byId.set(creator._id, creator);
+    }
+    return keys.map((key) => inEffectWith(key, byId.get(key.dashboard_session?.created_by ?? "") ?? null));
   }
 
   findKeyByHash(hash: string): Promise<KeyDocument | null> {

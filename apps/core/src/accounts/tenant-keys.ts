@@ -33,7 +33,9 @@ export function apiKeyService(store: AccountStore, checkKey: PresentedKeyCheck):
             throw errors.of("insufficient_scope", "Only a secret key, or a dashboard session's key, can list the account's keys.");
           }
         }
-        return store.listTenantKeys(tenant, page, budget.db());
+        const found = await store.listTenantKeys(tenant, page, budget.db());
+        // A session whose creator is revoked or expired is listed as such (as every key check reads it).
+        return { ...found, items: await store.keysInEffect(found.items, budget.db()) };
       },
       reply: (page) => ({ keys: page.items.map(keyMessage), hasMore: page.hasMore }),
     });
@@ -49,7 +51,7 @@ export function apiKeyService(store: AccountStore, checkKey: PresentedKeyCheck):
         }
         const key = await store.getKey(id);
         if (!key || key.account !== tenant.account || key.livemode !== tenant.livemode) throw errors.notFound("key", id, "id");
-        return (await store.revokeKey(id)) ?? key;
+        return store.inEffect((await store.revokeKey(id)) ?? key);
       },
       reply: (key) => ({ key: keyMessage(key) }),
     });

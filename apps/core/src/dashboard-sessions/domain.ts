@@ -4,6 +4,7 @@ import {
   SCOPES,
   type CallContext,
   type CreateDashboardSessionRequest,
+  type RevokeDashboardSessionRequest,
   type Scope,
   type ServiceImplementation,
 } from "@rms/proto";
@@ -63,7 +64,8 @@ export function dashboardSessionService(store: AccountStore, checkKey: Presented
           livemode: tenant.livemode,
           scopes: dashboardScopes(readOnly),
           expiresAt: Math.floor(Date.now() / 1000) + expiresIn,
-          // Marked as a session's: its requests are the dashboard's in the request logs (`source`).
+          // Linked to the key that made it (revoking that key ends the session: AccountStore.inEffect), and marked as a
+          // session's: its requests are the dashboard's in the request logs (`source`).
           dashboardSession: { createdBy: presentedId },
         });
       },
@@ -72,9 +74,32 @@ export function dashboardSessionService(store: AccountStore, checkKey: Presented
         key: keyMessage(key),
       }),
     });
-  const method = DashboardSessionService.method.createDashboardSession;
+  // Who may end a session: any secret key of the tenant, or the session's own key (signing out); the operator too.
+  const revocation = (presentedId: string | null) =>
+    rpc.write({
+      parse: (request: RevokeDashboardSessionRequest) => {
+        if (!isId("key", request.id)) throw errors.notFound("dashboard session", request.id, "id");
+        return { id: request.id };
+      },
+      async write({ id }, { tenant }) {
+        const session = await store.getKey(id);
+        if (!session || session.account !== tenant.account || session.livemode !== tenant.livemode || session.dashboard_session === undefined) {
+          throw errors.notFound("dashboard session", id, "id");
+        }
+        if (presentedId !== null && presentedId !== id) {
+          const presented = isId("key", presentedId) ? await store.getKey(presentedId) : null;
+          if (presented?.kind !== "secret") throw errors.of("insufficient_scope", "Only a secret key, or the session's own key, can end a dashboard session.");
+        }
+        const revoked = await store.revokeKey(id);
+        return store.inEffect(revoked ?? session);
+      },
+      reply: (key) => ({ key: keyMessage(key) }),
+    });
+  const create = DashboardSessionService.method.createDashboardSession;
+  const revoke = DashboardSessionService.method.revokeDashboardSession;
   return {
-    createDashboardSession: (request, context) => declaration(presentedKeyIdOf(context)).run(request, context, checkKey, method),
+    createDashboardSession: (request, context) => declaration(presentedKeyIdOf(context)).run(request, context, checkKey, create),
+    revokeDashboardSession: (request, context) => revocation(presentedKeyIdOf(context)).run(request, context, checkKey, revoke),
   };
 }
 
@@ -82,7 +107,7 @@ export function dashboardSessionService(store: AccountStore, checkKey: Presented
 export const dashboardSessionsDomain = serviceDomain({
   name: "dashboard-sessions",
   service: DashboardSessionService,
-  callers: { createDashboardSession: ["operator", "gateway"] },
+  callers: { createDashboardSession: ["operator", "gateway"], revokeDashboardSession: ["operator", "gateway"] },
   open({ db, checkKey }) {
     const store = new AccountStore(db);
     return { indexes: { ensureIndexes: async () => {} }, implementation: dashboardSessionService(store, checkKey) };

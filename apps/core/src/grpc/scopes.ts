@@ -6,7 +6,7 @@ import type { Scope } from "@rms/proto";
  * the gRPC method path. The gateway's route table says the same (each `defineOperation`'s `scope`);
  * `clients/built-in.test.ts` checks that every tenant RPC core serves is listed here.
  */
-export const RPC_SCOPES: Readonly<Record<string, Scope>> = {
+export const RPC_SCOPES: Readonly<Record<string, Scope | null>> = {
   "/rms.v1.ResourceService/CreateResource": "resources:write",
   "/rms.v1.ResourceService/UpdateResource": "resources:write",
   "/rms.v1.ResourceService/DeleteResource": "resources:write",
@@ -46,6 +46,9 @@ export const RPC_SCOPES: Readonly<Record<string, Scope>> = {
   "/rms.v1.FileService/AdmitUpload": "files:write",
   // Secret keys only (a dashboard session): the service checks the kind; the gateway's route names this scope.
   "/rms.v1.DashboardSessionService/CreateDashboardSession": "resources:write",
+  // No scope (null): a secret key ends any session of its tenant, a session's own key that session (signing out, a
+  // read-only session too); the service decides. Publishable keys are refused here, as for every unscoped method.
+  "/rms.v1.DashboardSessionService/RevokeDashboardSession": null,
   // Secret keys or a dashboard session's key (list), secret keys (revoke): the service checks the kind; a session
   // holds the read scopes, read-only too, so the list names one (the gateway's route names the same).
   "/rms.v1.ApiKeyService/ListApiKeys": "resources:read",

@@ -2,6 +2,7 @@ import { Link, Outlet, useRouter } from "@tanstack/react-router";
 import { useEffect, useRef } from "react";
 import { describeKey, storedKey } from "../session";
 import { SignInPage } from "../pages/SignIn";
+import { SwitchAccountPage } from "../pages/SwitchAccount";
 import { JumpBox } from "../components/JumpBox";
 import { useAuth } from "./auth";
 
@@ -57,6 +58,7 @@ export function Layout() {
   const auth = useAuth();
   useFocusAfterNavigation(auth.key !== null);
   if (!auth.key) return <SignInPage />;
+  if (auth.linkKey) return <SwitchAccountPage linkKey={auth.linkKey} />;
   const { mode, kind } = describeKey(storedKey() ?? auth.key);
   const readOnly = auth.scopes !== null && !auth.scopes.some((s) => s.endsWith(":write"));
   return (
@@ -76,9 +78,16 @@ export function Layout() {
       <header className="topbar">
         <span className="brand">rms dashboard</span>
         <JumpBox />
+        {auth.account && (
+          <span className="account" data-testid="account">
+            <span className="sr-only">Account </span>
+            {auth.account.id}
+          </span>
+        )}
         <span className={`mode mode-${mode}`}>{mode === "live" ? "Live mode" : "Test mode"}</span>
         <span className="key-kind">
-          {kind} key{readOnly ? " · read-only" : ""}
+          {kind} key{auth.account?.dashboardSession ? " · dashboard session" : ""}
+          {readOnly ? " · read-only" : ""}
         </span>
         <button type="button" className="signout" onClick={() => auth.signOut()}>
           Sign out

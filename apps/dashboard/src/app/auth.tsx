@@ -1,8 +1,9 @@
 import { useQueryClient } from "@tanstack/react-query";
 import { createContext, useCallback, useContext, useEffect, useMemo, useRef, useState, type ReactNode } from "react";
 import { apiClient, type ApiFailure, type Client, whenSignedOut } from "../api/client";
+import { type AccountOfKey, endSession, fetchAccount } from "../lib/account";
 import { probeScopes } from "../lib/scopes";
-import { forgetKey, type Scope, storedKey, storedScopes, storeKey, storeScopes, takeKeyFromAddressBar } from "../session";
+import { forgetKey, fragmentAction, type Scope, storeAccount, storedAccount, storedKey, storedScopes, storeKey, storeScopes, takeKeyFromAddressBar, takeLinkKey } from "../session";
 
 /** Why the tab is at sign-in: the API's words when it refused the key, or the user signed out. */
 export interface SignOutReason {
@@ -16,12 +17,19 @@ export interface Auth {
   readonly scopes: readonly Scope[] | null;
   readonly client: Client;
   readonly reason: SignOutReason | null;
+  /** The key's account and mode (null while learned, or when the server does not say). */
+  readonly account: AccountOfKey | null;
+  /** A sign-in link's key for which the user has not said yet whether to switch to it. */
+  readonly linkKey: string | null;
   /** Why the key's scopes could not be learned (no answer came), or null. */
   readonly probeFailure: string | null;
   /** Asks again what the key may do, after a probe that got no answer. */
   retryProbe(): void;
   signIn(key: string): Promise<void>;
+  /** Forgets the key; signing out of a dashboard session (no `reason`: the user's choice) ends the session too. */
   signOut(reason?: SignOutReason): void;
+  /** Switches to the held link's key (true) or keeps the tab's key and drops the link's (false). */
+  answerLink(switchTo: boolean): void;
   can(scope: Scope): boolean;
 }
 
@@ -38,15 +46,23 @@ export function AuthProvider({ children }: { children: ReactNode }) {
   const [key, setKey] = useState<string | null>(() => storedKey());
   const [scopes, setScopes] = useState<readonly Scope[] | null>(() => (storedKey() ? storedScopes() : null));
   const [reason, setReason] = useState<SignOutReason | null>(null);
+  const [account, setAccount] = useState<AccountOfKey | null>(() => (storedKey() ? storedAccount() : null));
+  const [linkKey, setLinkKey] = useState<string | null>(() => takeLinkKey());
   /** Why the scopes could not be learned (no answer came); the layout offers to try again. */
   const [probeFailure, setProbeFailure] = useState<string | null>(null);
   const client = useMemo(() => apiClient(() => storedKey()), []);
 
   const signOut = useCallback(
     (why?: SignOutReason) => {
+      // The user's sign-out of a session ends it at the API too (its key is refused from now on); a key the API
+      // refused already needs nothing more.
+      const key = storedKey();
+      const session = storedAccount();
+      if (!why && key && session?.dashboardSession) void endSession(key, session.apiKey);
       forgetKey();
       setKey(null);
       setScopes(null);
+      setAccount(null);
       setReason(why ?? null);
       queryClient.clear();
     },
@@ -69,8 +85,11 @@ export function AuthProvider({ children }: { children: ReactNode }) {
       probing.current = secret;
       setProbeFailure(null);
       try {
-        const learned = await probeScopes(secret);
+        const [learned, owner] = await Promise.all([probeScopes(secret), fetchAccount(secret)]);
+        // Signed out (or switched) meanwhile: what was learned belongs to a key the tab no longer has.
         if (storedKey() !== secret) return;
+        storeAccount(owner);
+        setAccount(owner);
         storeScopes(learned);
         setScopes(learned);
       } catch (error) {
@@ -106,12 +125,25 @@ export function AuthProvider({ children }: { children: ReactNode }) {
     [learnScopes],
   );
 
-  // A sign-in link pasted into this tab while it is open changes only the fragment (no new load): sign in with its
-  // key, and take the key out of the address bar in every case.
+  const answerLink = useCallback(
+    (switchTo: boolean) => {
+      const held = linkKey;
+      setLinkKey(null);
+      if (!switchTo || held === null) return;
+      queryClient.clear();
+      void signIn(held).catch(() => {});
+    },
+    [linkKey, queryClient, signIn],
+  );
+
+  // A sign-in link pasted into this tab while it is open changes only the fragment (no new load): its key signs in
+  // when the tab has none, and otherwise waits for the user's answer; the key leaves the address bar in every case.
   useEffect(() => {
     const onHashChange = () => {
       const linked = takeKeyFromAddressBar();
-      if (linked && linked !== storedKey()) void signIn(linked).catch(() => {});
+      const action = fragmentAction(storedKey(), linked);
+      if (action === "sign_in" && linked) void signIn(linked).catch(() => {});
+      if (action === "ask") setLinkKey(linked);
     };
     window.addEventListener("hashchange", onHashChange);
     return () => window.removeEventListener("hashchange", onHashChange);
@@ -119,8 +151,21 @@ export function AuthProvider({ children }: { children: ReactNode }) {
 
   const retryProbe = useCallback(() => setProbeFailure(null), []);
   const value = useMemo<Auth>(
-    () => ({ key, scopes, client, reason, probeFailure, retryProbe, signIn, signOut, can: (scope) => scopes?.includes(scope) ?? false }),
-    [key, scopes, client, reason, probeFailure, retryProbe, signIn, signOut],
+    () => ({
+      key,
+      scopes,
+      client,
+      reason,
+      account,
+      linkKey,
+      probeFailure,
+      retryProbe,
+      signIn,
+      signOut,
+      answerLink,
+      can: (scope) => scopes?.includes(scope) ?? false,
+    }),
+    [key, scopes, client, reason, account, linkKey, probeFailure, retryProbe, signIn, signOut, answerLink],
   );
   return <AuthContext.Provider value={value}>{children}</AuthContext.Provider>;
 }

@@ -40,7 +40,9 @@ export interface Authenticated {
  * Who the key belongs to: from the cache of recently verified keys, else core's
  * VerifyKey; 401 (missing/invalid/expired/revoked) otherwise. A cached principal
  * is only half the check: the operation's call to core re-checks that the key is
- * live (metadata from `presentedKeyMetadata`).
+ * live (metadata from `presentedKeyMetadata`). Without `principals` (an operation
+ * no core call re-checks: one the gateway answers alone) core verifies the key
+ * every time.
  */
 export async function authenticate(headers: IncomingHttpHeaders, core: CoreClients, res: Response, principals?: PrincipalCache): Promise<Authenticated> {
   const secret = presentedKey(headers);
@@ -64,9 +66,23 @@ export function presentedKeyMetadata({ principal, secret }: Authenticated): Reco
 }
 
 /**
- * Core's VerifyKey: one round trip. A revoked or expired key is answered as it is (`answerRefused`) and refused
- * here, once its request is known to belong to the key's account: the request log records the refusal there
- * (CONTRACT.md section 12); an unknown key belongs to no account.
+ * The refusal of a key core knows but that is revoked or expired: a 401 that belongs to the key's account (its
+ * request log records it there, CONTRACT.md section 12), unlike an unknown key's. The request flow limits such a key's
+ * requests per key before recording them (routes/run.ts).
+ */
+export class RefusedKeyError extends ApiError {
+  constructor(
+    readonly principal: Principal,
+    code: "api_key_revoked" | "api_key_expired",
+  ) {
+    super(code, code === "api_key_revoked" ? "This API key has been revoked." : "This API key has expired.");
+  }
+}
+
+/**
+ * Core's VerifyKey: one round trip. A revoked or expired key (a dashboard session's key also once the key that made
+ * it is: core answers it so) is answered as it is (`answerRefused`) and refused here with a `RefusedKeyError`, which
+ * names its account; an unknown key belongs to no account.
  */
 export async function verify(secret: string, core: CoreClients, res: Response): Promise<Principal> {
   let key: ApiKey | undefined;
@@ -83,11 +99,8 @@ export async function verify(secret: string, core: CoreClients, res: Response): 
     scopes: key.scopes,
     dashboardSession: key.dashboardSession,
   };
-  if (key.revokedAt !== 0n || (key.expiresAt !== 0n && Number(key.expiresAt) <= Date.now() / 1000)) {
-    recordPrincipal(res, principal);
-    if (key.revokedAt !== 0n) throw new ApiError("api_key_revoked", "This API key has been revoked.");
-    throw new ApiError("api_key_expired", "This API key has expired.");
-  }
+  if (key.revokedAt !== 0n) throw new RefusedKeyError(principal, "api_key_revoked");
+  if (key.expiresAt !== 0n && Number(key.expiresAt) <= Date.now() / 1000) throw new RefusedKeyError(principal, "api_key_expired");
   return principal;
 }
 

@@ -10,7 +10,9 @@ const MAX_ENTRIES = 10_000;
  * itself is never kept). Safe to reuse because what it holds never changes for a
  * key (account, mode, kind, scopes): whether the key is still live (revoked,
  * expired) is re-checked by core inside every operation call, which refuses it
- * with 401 and makes the gateway drop the entry (docs/performance.md).
+ * with 401 and makes the gateway drop the entry (docs/performance.md). An operation
+ * the gateway answers alone (the request logs, the account) makes no such call, so
+ * it never takes a key from here: core verifies its key every time.
  */
 export class PrincipalCache {
   private readonly entries = new Map<string, { principal: Principal; until: number }>();

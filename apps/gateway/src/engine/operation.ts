@@ -5,7 +5,7 @@ import type { ErrorCode } from "../errors.js";
 import type { Params } from "../parsing/body.js";
 import { optionalBoolean } from "../parsing/params.js";
 import type { Scope } from "../auth/auth.js";
-import type { Tenant } from "../auth/principal.js";
+import type { Principal, Tenant } from "../auth/principal.js";
 import { renderAnswer, type JsonSchema, type PublicObject, type RenderedAnswer } from "../schema/objects.js";
 import type { ParamSpec } from "../schema/params.js";
 import type { RequestLogStore } from "../request-logs/store.js";
@@ -54,6 +54,8 @@ export interface OperationInput {
   /** Path parameters such as `id`. */
   readonly path: Readonly<Record<string, string>>;
   readonly tenant: Tenant;
+  /** The key the request was made with (its id and kind, never its secret). */
+  readonly key: Pick<Principal, "keyId" | "kind" | "dashboardSession">;
   /** The origin the request was addressed to (`https://<Host>`), for answers that carry a link (a dashboard session). */
   readonly origin?: string;
 }
@@ -89,13 +91,18 @@ export interface Operation {
   readonly method: "GET" | "POST" | "DELETE";
   /** Express path, e.g. `/v1/resources/:id`. */
   readonly path: string;
-  readonly scope: Scope;
+  /** The scope its key needs; null: any key of the account (`access` says who), and a publishable key only reads. */
+  readonly scope: Scope | null;
+  /** Who may call it, for the API description, when its scope does not say (a null scope). */
+  readonly access?: string;
   /** One line for the API description. */
   readonly summary: string;
   /** Every parameter it accepts (query or body), by name; any other is 400 parameter_unknown. */
   readonly parameters: Readonly<Record<string, ParamSpec>>;
   /** The names of `parameters`. */
   readonly params: readonly string[];
+  /** The names of `parameters` that take a list (a form body's single `name=a` is a list of one). */
+  readonly listParams: readonly string[];
   /** Each `:name` of the path. */
   readonly pathParameters: Readonly<Record<string, ParamSpec>>;
   readonly success: SuccessSpec<never>;
@@ -109,6 +116,11 @@ export interface Operation {
   readonly timeoutMs?: number;
   /** Only a secret key may run it (a dashboard session), whatever scopes a restricted key holds. */
   readonly secretKeyOnly?: boolean;
+  /**
+   * Answered by the gateway alone (`defineLocalOperation`): no core call re-checks its key, so core verifies the key
+   * on every request (revoked or expired: refused at once), never from the cache of verified keys.
+   */
+  readonly local?: boolean;
   /** With `secretKeyOnly`: a dashboard session's key may run it too (the account's keys page lists them). */
   readonly orDashboardSession?: boolean;
   /** Its SDK method when the naming rules (client-names.ts) would name it badly (`addPart` for POST /v1/uploads/:id/parts). */
@@ -168,11 +180,14 @@ export interface StreamDeps {
 /** A stream operation as its route file writes it. */
 export interface StreamOperationSpec extends DescriptionSpec<never> {
   readonly stream: StreamSpec;
+  /** Served from the gateway's own store (the request-log stream): its key is verified by core when it opens (`Operation.local`). */
+  readonly local?: boolean;
 }
 
 export function defineStreamOperation(spec: StreamOperationSpec): Operation {
   return {
     ...described(spec),
+    ...(spec.local ? { local: true } : {}),
     stream: spec.stream,
     prepare: () => {
       throw new Error(`${spec.method} ${spec.path} is a stream operation: it has no single core call`);
@@ -184,7 +199,8 @@ export function defineStreamOperation(spec: StreamOperationSpec): Operation {
 interface DescriptionSpec<O> {
   readonly method: Operation["method"];
   readonly path: string;
-  readonly scope: Scope;
+  readonly scope: Scope | null;
+  readonly access?: string;
   readonly summary: string;
   readonly parameters?: Readonly<Record<string, ParamSpec>>;
   readonly pathParameters?: Readonly<Record<string, ParamSpec>>;
@@ -207,9 +223,13 @@ function described<O>(spec: DescriptionSpec<O>): Omit<Operation, "prepare" | "st
     method: spec.method,
     path: spec.path,
     scope: spec.scope,
+    ...(spec.access !== undefined ? { access: spec.access } : {}),
     summary: spec.summary,
     parameters,
     params: Object.keys(parameters),
+    listParams: Object.entries(parameters)
+      .filter(([, param]) => param.schema["type"] === "array")
+      .map(([name]) => name),
     pathParameters: spec.pathParameters ?? {},
     success: spec.success as SuccessSpec<never>,
     variants: [],
@@ -290,6 +310,7 @@ export function defineLocalOperation<R, O>(spec: LocalOperationSpec<R, O>): Oper
   const description = described(spec);
   return {
     ...description,
+    local: true,
     prepare: (input) => {
       const read = spec.read(input);
       return {

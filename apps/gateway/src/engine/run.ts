@@ -3,7 +3,7 @@ import type { Request, RequestHandler, Response } from "express";
 import type { Logger } from "pino";
 import { callCore, type CoreClients } from "../core.js";
 import { ApiError, toApiError } from "../errors.js";
-import { authenticate, authorize, presentedKeyMetadata, type Authenticated } from "../auth/auth.js";
+import { authenticate, authorize, presentedKeyMetadata, RefusedKeyError, type Authenticated } from "../auth/auth.js";
 import { requestParams } from "../parsing/body.js";
 import { rejectEmptyValues, rejectUnknown } from "../parsing/params.js";
 import type { PrincipalCache } from "../auth/principal-cache.js";
@@ -41,8 +41,10 @@ interface Answer {
  * call carries the presented key, which core re-checks; a key core refuses leaves the cache.
  */
 export function operationHandler(operation: Operation, deps: RunDeps, principals: PrincipalCache): RequestHandler {
+  // No core call re-checks the key of an operation the gateway answers alone: its key is verified by core every time.
+  const cache = operation.local ? undefined : principals;
   return async (req, res) => {
-    const auth = await authenticate(req.headers, deps.core, res, principals);
+    const auth = await authenticateLimited(deps, req, res, cache);
     recordPrincipal(res, auth.principal);
     try {
       await runAuthenticated(operation, deps, auth, req, res);
@@ -51,6 +53,26 @@ export function operationHandler(operation: Operation, deps: RunDeps, principals
       throw error;
     }
   };
+}
+
+/**
+ * The request's key (`authenticate`). A key core knows but refuses (revoked, expired) is limited per key before its
+ * request is recorded for its account: a token of the key's own bucket, as its requests took while it was valid, so
+ * a revoked key makes no more records than it could before; past it, 429 and nothing recorded (CONTRACT.md section 8;
+ * the operator's access log still has the line). The record of the 401 keeps no text its client chose
+ * (request-logs/capture.ts).
+ */
+async function authenticateLimited(deps: RunDeps, req: Request, res: Response, cache: PrincipalCache | undefined): Promise<Authenticated> {
+  try {
+    return await authenticate(req.headers, deps.core, res, cache);
+  } catch (error) {
+    if (!(error instanceof RefusedKeyError)) throw error;
+    await enforceRateLimit(deps.rateLimiter, deps.config.rateLimits, error.principal, undefined, (cause) =>
+      deps.logger.warn({ request_id: requestIdOf(res), err: cause instanceof Error ? cause.message : String(cause) }, "rate limiter unavailable: answered 503"),
+    );
+    recordPrincipal(res, error.principal);
+    throw error;
+  }
 }
 
 /**
@@ -65,7 +87,9 @@ async function runAuthenticated(operation: Operation, deps: RunDeps, auth: Authe
   await enforceRateLimit(deps.rateLimiter, deps.config.rateLimits, principal, res, (cause) =>
     deps.logger.warn({ request_id: requestId, err: cause instanceof Error ? cause.message : String(cause) }, "rate limiter unavailable: answered 503"),
   );
-  authorize(principal, operation.scope);
+  if (operation.scope !== null) authorize(principal, operation.scope);
+  else if (principal.kind === KeyKind.PUBLISHABLE && operation.method !== "GET")
+    throw new ApiError("publishable_key_read_only", "Publishable keys are read-only. Use a secret or restricted key.");
   if (operation.secretKeyOnly && principal.kind !== KeyKind.SECRET && !(operation.orDashboardSession && principal.dashboardSession)) {
     throw new ApiError(
       "insufficient_scope",
@@ -76,13 +100,19 @@ async function runAuthenticated(operation: Operation, deps: RunDeps, auth: Authe
 
   // parse
   const key = operation.method === "POST" ? idempotencyKeyOf(req.headers) : undefined;
-  const params = await requestParams(req, operation.bodyParameterLimit);
+  const params = await requestParams(req, operation.bodyParameterLimit, operation.listParams);
   recordParams(res, params);
   // Every operation declares its parameters once; anything else is refused before it runs.
   rejectUnknown(params, operation.params);
   // A query string's parameters are filters and cursors, none of which can be unset: one rule for every list.
   if (operation.method === "GET") rejectEmptyValues(params);
-  const call = operation.prepare({ params, path: req.params as Record<string, string>, tenant: principal.tenant, origin: `https://${req.headers.host ?? "localhost"}` });
+  const call = operation.prepare({
+    params,
+    path: req.params as Record<string, string>,
+    tenant: principal.tenant,
+    key: principal,
+    origin: `https://${req.headers.host ?? "localhost"}`,
+  });
   const timeout = operation.timeoutMs !== undefined ? { timeoutMs: operation.timeoutMs } : {};
   if (call.local) return sendRendered(res, call.success.status, call.render(await readLocal(call.local, deps.local)));
 

@@ -18,6 +18,8 @@ export function responseHeaders(): RequestHandler {
     res.setHeader("Api-Version", API_VERSION);
     res.setHeader("Content-Type", "application/json; charset=utf-8");
     res.setHeader("Cache-Control", "no-store");
+    // A browser takes every answer as the type it says: a JSON answer holding a client's text is never sniffed as HTML.
+    res.setHeader("X-Content-Type-Options", "nosniff");
     next();
   };
 }

@@ -226,9 +226,9 @@ function utf8(bytes: Buffer): string {
 /**
  * The request body as parameters: JSON or form, anything else with a body is 415.
  * A request without a body has no body parameters. `limit`: most parameters of a JSON body; a form body takes
- * at most FORM_BODY_PARAMETER_LIMIT of them.
+ * at most FORM_BODY_PARAMETER_LIMIT of them. `lists`: the parameters that take a list, which a form may give once.
  */
-export async function bodyParams(req: IncomingMessage, limit: number = PARAMETER_LIMIT): Promise<Params> {
+export async function bodyParams(req: IncomingMessage, limit: number = PARAMETER_LIMIT, lists: readonly string[] = []): Promise<Params> {
   if (!hasBody(req)) return Object.create(null) as Params;
   const encoding = (req.headers["content-encoding"] ?? "identity").trim().toLowerCase();
   if (encoding !== "identity") throw unsupported(`Content-Encoding '${encoding.slice(0, 40)}' is not supported.`);
@@ -244,7 +244,8 @@ export async function bodyParams(req: IncomingMessage, limit: number = PARAMETER
     throw unsupported(`Content-Type '${mediaType.slice(0, 100)}' is not supported.`);
   }
   const text = utf8(await readBody(req));
-  if (mediaType === "application/json") return text.trim() === "" ? (Object.create(null) as Params) : parseJson(text, limit);
+  // No body but JSON's own whitespace is no parameters; anything else (a form feed, which `trim` would drop) is parsed, and refused.
+  if (mediaType === "application/json") return /^[ \t\n\r]*$/.test(text) ? (Object.create(null) as Params) : parseJson(text, limit);
   const formLimit = Math.min(limit, FORM_BODY_PARAMETER_LIMIT);
   if (limit > formLimit && formPartCount(text) > formLimit) {
     throw new ApiError(
@@ -252,7 +253,11 @@ export async function bodyParams(req: IncomingMessage, limit: number = PARAMETER
       `Too many parameters for a form-encoded body: at most ${formLimit}. This request takes up to ${limit} parameters as JSON: send it with Content-Type: application/json.`,
     );
   }
-  return parseForm(text, formLimit);
+  const form = parseForm(text, formLimit);
+  // OpenAPI's form encoding of a list is `name=a&name=b`, so a list parameter given once (`name=a`) is a list of one,
+  // as its JSON `["a"]` is. (A JSON string where a list belongs stays refused.)
+  for (const name of lists) if (typeof form[name] === "string") form[name] = [form[name]];
+  return form;
 }
 
 /** The query string of a request URL as parameters. */
@@ -271,9 +276,9 @@ export function queryParams(url: string): Params {
  * operation taking long lists, such as an import, allows more in JSON, and up to
  * FORM_BODY_PARAMETER_LIMIT in a form; the 1 MiB limit still holds).
  */
-export async function requestParams(req: IncomingMessage & { originalUrl?: string }, bodyLimit: number = PARAMETER_LIMIT): Promise<Params> {
+export async function requestParams(req: IncomingMessage & { originalUrl?: string }, bodyLimit: number = PARAMETER_LIMIT, lists: readonly string[] = []): Promise<Params> {
   const query = queryParams(req.originalUrl ?? req.url ?? "");
-  const body = await bodyParams(req, bodyLimit);
+  const body = await bodyParams(req, bodyLimit, lists);
   for (const key of Object.keys(query)) {
     if (Object.hasOwn(body, key)) throw new ApiError("parameter_invalid", `Parameter '${key}' was given both in the URL and in the body.`, { param: key });
     body[key] = query[key];

@@ -141,7 +141,7 @@ export function optionalBoolean(params: Params, name: string): boolean | undefin
 
 /** A JSON number, or the decimal text of an integer, as a number; NaN for anything else (which every range refuses). */
 export function numberOf(value: unknown): number {
-  return typeof value === "number" ? value : typeof value === "string" && /^[+-]?\d{1,15}$/.test(value) ? Number(value) : Number.NaN;
+  return typeof value === "number" ? value : typeof value === "string" && /^[+-]?\d{1,16}$/.test(value) ? Number(value) : Number.NaN;
 }
 
 /** An integer from `min` to `max`, as a JSON number or its decimal string form. */

@@ -77,22 +77,23 @@ function parsedObject(text: string): Record<string, unknown> | null {
 }
 
 /**
- * What the record keeps of the answer (`response_body`). A success body the gateway rendered (`facts.answer`, its
- * text being what was sent) is taken as the object it was written from, or its text parsed when it has none (a
- * page core wrote); kept as it is when its text shows nothing to redact and fits the record, which is what
- * `keep(redact(...))` of it would give. Any other answer (an error, a replay) is parsed back from what was sent.
+ * What the record keeps of the answer (`response_body`): the body, parsed (its error's type and code are read from
+ * it), and the JSON text stored. A success body the gateway rendered (`facts.answer`, its text being what was sent)
+ * is taken as the object it was written from, or its text parsed when it has none (a page core wrote); its text is
+ * stored as it is when it shows nothing to redact and fits the record, which is what `keep(redact(...))` of it would
+ * give. Any other answer (an error, a replay) is parsed back from what was sent.
  */
-function answerOf(facts: RequestFacts, res: Response): { readonly body: Record<string, unknown> | null; readonly kept: Record<string, unknown> | null } {
+function answerOf(facts: RequestFacts, res: Response): { readonly body: Record<string, unknown> | null; readonly kept: string | null } {
   const rendered = facts.answer;
   const asSent = rendered === undefined || facts.body !== rendered.text || rendered.text.length > PARSED_BYTES_MAX;
   if (asSent || !String(res.getHeader("Content-Type") ?? "").includes("json")) {
     const body = answered(facts.body, res);
-    return { body, kept: body ? keep(redact(body)) : null };
+    return { body, kept: body ? JSON.stringify(keep(redact(body))) : null };
   }
   const body = rendered.object !== undefined && isJsonValue(rendered.object) ? rendered.object : parsedObject(rendered.text);
   if (!body) return { body, kept: null };
   const whole = !mayHoldSecret(rendered.text) && Buffer.byteLength(rendered.text, "utf8") <= KEPT_BYTES;
-  return { body, kept: whole ? body : keep(redact(body)) };
+  return { body, kept: whole ? rendered.text : JSON.stringify(keep(redact(body))) };
 }
 
 /**
@@ -111,6 +112,17 @@ function isJsonValue(value: unknown): boolean {
   return true;
 }
 
+/** As the `path` filter takes it: no trailing slash (Express routes `/v1/resources/` as `/v1/resources`). */
+function requestPath(req: Request): string {
+  return redactText(req.path.length > 1 && req.path.endsWith("/") ? req.path.slice(0, -1) : req.path).slice(0, 1_024);
+}
+
+/** The route the request matched (`/v1/resources/:id`): the path without the parts its client chose. */
+function routePattern(req: Request): string {
+  const route = (req.route as { path?: unknown } | undefined)?.path;
+  return typeof route === "string" ? route : "/v1";
+}
+
 /** The stored record of a finished request, or undefined when it belongs to no account. */
 export function buildRecord(req: Request, res: Response, options: CaptureOptions, durationMs: number): RequestLogDocument | undefined {
   const facts = factsOf(res);
@@ -123,17 +135,19 @@ export function buildRecord(req: Request, res: Response, options: CaptureOptions
   const error = status >= 400 && body && typeof body["error"] === "object" && body["error"] !== null ? (body["error"] as Record<string, unknown>) : undefined;
   const errorType = typeof error?.["type"] === "string" ? error["type"] : undefined;
   const errorCode = typeof error?.["code"] === "string" ? error["code"] : facts.errorCode;
+  // A key that no longer works is no longer its account's: its request is recorded without any text its client chose.
+  const refusedKey = errorCode === "api_key_revoked" || errorCode === "api_key_expired";
   const fileContent = FILE_CONTENT.test(headerText(req.headers["content-type"]) ?? "");
-  const params = !fileContent && facts.params !== undefined && facts.params !== null && typeof facts.params === "object" ? keep(redact(facts.params)) : null;
-  const idempotencyKey = req.method === "POST" ? headerText(req.headers["idempotency-key"]) : undefined;
-  const userAgent = headerText(req.headers["user-agent"]);
+  const params =
+    !refusedKey && !fileContent && facts.params !== undefined && facts.params !== null && typeof facts.params === "object" ? JSON.stringify(keep(redact(facts.params))) : null;
+  const idempotencyKey = req.method === "POST" && !refusedKey ? headerText(req.headers["idempotency-key"]) : undefined;
+  const userAgent = refusedKey ? undefined : headerText(req.headers["user-agent"]);
   return {
     _id: id,
     account: principal.tenant.accountId,
     livemode: principal.tenant.livemode,
     method: req.method,
-    // As the `path` filter takes it: no trailing slash (Express routes `/v1/resources/` as `/v1/resources`).
-    path: redactText(req.path.length > 1 && req.path.endsWith("/") ? req.path.slice(0, -1) : req.path).slice(0, 1_024),
+    path: refusedKey ? routePattern(req) : requestPath(req),
     status,
     status_class: `${Math.floor(status / 100)}xx`,
     ...(errorType !== undefined ? { error_type: errorType } : {}),
@@ -146,8 +160,8 @@ export function buildRecord(req: Request, res: Response, options: CaptureOptions
     client_ip: clientAddress(req, options.trustedProxies),
     user_agent: userAgent !== undefined ? redactText(userAgent).slice(0, 512) : null,
     created: Math.floor(createdMs / 1000),
-    request_params: params,
-    response_body: kept,
+    request_params_json: params,
+    response_body_json: kept,
     // By the key that made the request: a dashboard session's key is the dashboard's (docs/request-logs.md).
     source: principal.dashboardSession ? "dashboard" : "api",
     expires_at: new Date(createdMs + options.retentionDays * 86_400_000),

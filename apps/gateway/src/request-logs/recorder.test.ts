@@ -29,8 +29,8 @@ function record(i: number): RequestLogDocument {
     client_ip: "127.0.0.1",
     user_agent: null,
     created: Math.floor(ms / 1000),
-    request_params: null,
-    response_body: null,
+    request_params_json: null,
+    response_body_json: null,
     expires_at: new Date(ms + 86_400_000),
   };
 }
@@ -117,7 +117,58 @@ describe("RequestLogRecorder", () => {
   it("takes a batch sent again (an unknown outcome) without error", async () => {
     const batch = [record(5_000), record(5_001)];
     await store.insertBatch(batch);
-    await expect(store.insertBatch([...batch, record(5_002)])).resolves.toBeUndefined();
+    await expect(store.insertBatch([...batch, record(5_002)])).resolves.toEqual([]);
     expect(await store.collection.countDocuments({ _id: { $in: [...batch.map((r) => r._id)] } })).toBe(2);
+  });
+
+  it("drops a record the driver cannot encode alone, counts it, logs it once, and writes the rest of its batch at once", async () => {
+    const logs = captured();
+    const counted = { written: 0, refused: 0 };
+    const recorder = new RequestLogRecorder(store, logs.logger, {
+      capacity: 10_000,
+      flushMs: 20,
+      counters: { dropped: () => {}, written: (n) => (counted.written += n), refused: (n) => (counted.refused += n) },
+    });
+    // A field name with a NUL byte: no BSON document can hold it, so the driver refuses the whole insert of its batch.
+    const unencodable = { ...record(6_000), ["a\u0000b"]: 1 } as RequestLogDocument;
+    const batch = [record(6_001), unencodable, record(6_002)];
+    for (const r of batch) recorder.add(r);
+    await recorder.flush();
+    expect(await store.collection.countDocuments({ _id: { $in: batch.map((r) => r._id) } })).toBe(2);
+    expect(counted).toEqual({ written: 2, refused: 1 });
+    expect(recorder.waiting).toBe(0);
+    const later = [record(6_003), record(6_004)];
+    for (const r of later) recorder.add(r);
+    await recorder.flush();
+    expect(await store.collection.countDocuments({ _id: { $in: later.map((r) => r._id) } })).toBe(2);
+    const lines = logs.lines.filter((l) => String(l["msg"]).startsWith("request log refused"));
+    expect(lines).toEqual([expect.objectContaining({ request_id: unencodable._id, refused: 1, reason: expect.stringContaining("null bytes") })]);
+    expect(logs.lines.some((l) => l["msg"] === "request logs not written yet; retrying")).toBe(false);
+    await recorder.close();
+  });
+
+  it("drops a record the server refuses alone (its own write error), and writes the rest of its batch", async () => {
+    const db = store.collection.db;
+    const refusedStatus = 599;
+    // The server's own refusal of one document: a validator that takes no record of this status.
+    await db.command({ collMod: store.collection.collectionName, validator: { status: { $ne: refusedStatus } }, validationAction: "error" });
+    try {
+      const counted = { written: 0, refused: 0 };
+      const recorder = new RequestLogRecorder(store, captured().logger, {
+        capacity: 10_000,
+        flushMs: 20,
+        counters: { dropped: () => {}, written: (n) => (counted.written += n), refused: (n) => (counted.refused += n) },
+      });
+      const refused = { ...record(7_000), status: refusedStatus };
+      const batch = [record(7_001), refused, record(7_002)];
+      for (const r of batch) recorder.add(r);
+      await recorder.flush();
+      expect(recorder.waiting).toBe(0);
+      expect(counted).toEqual({ written: 2, refused: 1 });
+      expect(await store.collection.countDocuments({ _id: { $in: batch.map((r) => r._id) } })).toBe(2);
+      await recorder.close();
+    } finally {
+      await db.command({ collMod: store.collection.collectionName, validator: {}, validationLevel: "off" });
+    }
   });
 });

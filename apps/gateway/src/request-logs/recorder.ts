@@ -1,15 +1,20 @@
 import type { Logger } from "pino";
-import type { RequestLogDocument } from "./store.js";
+import type { RefusedRecord, RequestLogDocument } from "./store.js";
 
-/** Where a batch goes: one insert per batch (RequestLogStore.insertBatch). */
+/**
+ * Where a batch goes: one insert per batch (RequestLogStore.insertBatch), answering the records the database will
+ * never take (the others are written), and throwing when the batch as a whole did not go.
+ */
 export interface RequestLogSink {
-  insertBatch(batch: readonly RequestLogDocument[]): Promise<void>;
+  insertBatch(batch: readonly RequestLogDocument[]): Promise<readonly RefusedRecord[]>;
 }
 
 /** What the recorder reports to the metrics (gateway_request_logs_*). */
 export interface RecorderCounters {
   dropped(count: number): void;
   written(count: number): void;
+  /** Records the database refused, each dropped alone (its batch's others are written). */
+  refused?(count: number): void;
 }
 
 export interface RecorderOptions {
@@ -30,8 +35,9 @@ export interface RecorderOptions {
  * later, one batch in flight at a time. While the database does not take them, records wait (a failed batch goes
  * back to the front) and at most `capacity` are kept in the buffer, beside the one batch being written (which
  * cannot be recalled; if its insert fails it comes back to the front and the bound drops the oldest of all): the
- * oldest are dropped first, counted, and logged once per `dropLogMs`. Nothing here can fail or slow the request it
- * records.
+ * oldest are dropped first, counted, and logged once per `dropLogMs`. A record the database refuses (one no retry
+ * would write) never holds its batch: it is dropped alone, counted and logged once, and the rest are written.
+ * Nothing here can fail or slow the request it records.
  */
 export class RequestLogRecorder {
   private queue: RequestLogDocument[] = [];
@@ -43,6 +49,8 @@ export class RequestLogRecorder {
   private failures = 0;
   private droppedSinceLog = 0;
   private lastDropLog = 0;
+  private refusedSinceLog = 0;
+  private lastRefusalLog = 0;
   private closed = false;
   private readonly flushMs: number;
   private readonly batchMax: number;
@@ -93,6 +101,7 @@ export class RequestLogRecorder {
     await this.flush().catch(() => undefined);
     this.closed = true;
     this.reportDrops(true);
+    this.reportRefused([], true);
   }
 
   private trim(): void {
@@ -122,6 +131,24 @@ export class RequestLogRecorder {
     this.lastDropLog = now;
   }
 
+  /**
+   * Refused records are counted; each is logged once (its request id, and the database's reason), at most one line
+   * per `dropLogMs` with the count since the last line, so a flood of them cannot flood the log.
+   */
+  private reportRefused(refused: readonly RefusedRecord[], force = false): void {
+    this.options.counters?.refused?.(refused.length);
+    this.refusedSinceLog += refused.length;
+    const now = Date.now();
+    if (this.refusedSinceLog === 0 || (!force && now - this.lastRefusalLog < this.dropLogMs)) return;
+    const [first] = refused;
+    this.logger.warn(
+      { ...(first ? { request_id: first.id, reason: first.reason.slice(0, 300) } : {}), refused: this.refusedSinceLog },
+      "request log refused by the database: dropped alone, the rest of its batch written",
+    );
+    this.refusedSinceLog = 0;
+    this.lastRefusalLog = now;
+  }
+
   private schedule(delayMs: number): void {
     if (this.timer || this.inFlight || this.closed) return;
     this.timer = setTimeout(() => {
@@ -140,9 +167,10 @@ export class RequestLogRecorder {
     this.writing = batch.length;
     this.inFlight = (async () => {
       try {
-        await this.sink.insertBatch(batch);
+        const refused = await this.sink.insertBatch(batch);
         this.failures = 0;
-        this.options.counters?.written(batch.length);
+        this.options.counters?.written(batch.length - refused.length);
+        if (refused.length > 0) this.reportRefused(refused);
       } catch (error) {
         // Back to the front, oldest first; the buffer's bound then drops the oldest of all.
         this.queue = [...batch, ...this.queue.slice(this.head)];

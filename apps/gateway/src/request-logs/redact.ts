@@ -45,7 +45,8 @@ export function redact(value: unknown): unknown {
   if (typeof value === "string") return redactText(value);
   if (Array.isArray(value)) return value.map(redact);
   if (value !== null && typeof value === "object") {
-    const out: Record<string, unknown> = {};
+    // Null-prototype: a client's `__proto__` is a field like any other, never the object's prototype.
+    const out: Record<string, unknown> = Object.create(null);
     for (const [name, field] of Object.entries(value as Record<string, unknown>)) {
       const kept = redactText(name);
       out[kept] = SECRET_FIELDS.has(name.toLowerCase()) && field !== null && field !== "" ? REDACTED : redact(field);
@@ -92,7 +93,7 @@ function cutValue(value: unknown, budget: number): unknown {
     return out;
   }
   if (value !== null && typeof value === "object") {
-    const out: Record<string, unknown> = {};
+    const out: Record<string, unknown> = Object.create(null);
     let used = 2;
     for (const [name, field] of Object.entries(value as Record<string, unknown>)) {
       const head = bytesOf(name) + 2;

@@ -45,8 +45,8 @@ function record(account: string, livemode: boolean, ms: number, i: number): Requ
     client_ip: "127.0.0.1",
     user_agent: null,
     created: Math.floor(ms / 1000),
-    request_params: null,
-    response_body: null,
+    request_params_json: null,
+    response_body_json: null,
     // The dashboard's requests (a quarter), the API's, and records written before `source` existed (none).
     ...(Math.floor(i / 12) % 4 === 0 ? { source: "dashboard" as const } : Math.floor(i / 12) % 4 === 3 ? {} : { source: "api" as const }),
     expires_at: new Date(ms + 14 * 86_400_000 + 10 * 365 * 86_400_000),

@@ -1,6 +1,6 @@
 import { ensurePositionIndex, insertPositioned, readCausally, STREAM_READ_CONCERN, tenantKey, type PositionCounter } from "@rms/positions";
 import { requestIdFloorAt } from "@rms/proto";
-import type { Collection, Db, Document, Filter, IndexSpecification } from "mongodb";
+import { BSON, MongoBulkWriteError, MongoInvalidArgumentError, type Collection, type Db, type Document, type Filter, type IndexSpecification } from "mongodb";
 import type { Indexed } from "../indexes.js";
 
 export const REQUEST_LOGS_COLLECTION = "request_logs";
@@ -38,14 +38,49 @@ export interface RequestLogDocument {
   user_agent: string | null;
   /** Unix seconds. */
   created: number;
-  request_params: Record<string, unknown> | null;
-  response_body: Record<string, unknown> | null;
+  /**
+   * The parameters as parsed (redacted, cut), as JSON text: a client's names are text here, never the database's
+   * field names, so any name is storable (a NUL byte, `$where`, `a.b`). Null when none were read.
+   */
+  request_params_json: string | null;
+  /** The answer's JSON (redacted, cut) as text, as `request_params_json`; null when it was not JSON. */
+  response_body_json: string | null;
   /** Absent on records written before it was: those count as `api`. */
   source?: RequestSource;
   /** The record's place in its tenant's stream (`@rms/positions`), given by the batch insert; absent before streams. */
   pos?: number;
   /** When the TTL index removes it: `created` + REQUEST_LOGS_RETENTION_DAYS. */
   expires_at: Date;
+}
+
+/**
+ * A record as read back: one written by a gateway of an earlier release holds the parameters and the answer as
+ * documents (`request_params`, `response_body`) instead of JSON text; it expires with its retention like any other.
+ */
+export type StoredRequestLog = Omit<RequestLogDocument, "request_params_json" | "response_body_json"> & {
+  request_params_json?: string | null;
+  response_body_json?: string | null;
+  request_params?: Record<string, unknown> | null;
+  response_body?: Record<string, unknown> | null;
+};
+
+function parsedJson(text: string | null | undefined): Record<string, unknown> | null {
+  if (text === null || text === undefined) return null;
+  try {
+    return JSON.parse(text) as Record<string, unknown>;
+  } catch {
+    return null;
+  }
+}
+
+/** A stored record's `request_params`, whichever way it was written. */
+export function requestParamsOf(record: StoredRequestLog): Record<string, unknown> | null {
+  return record.request_params_json !== undefined ? parsedJson(record.request_params_json) : (record.request_params ?? null);
+}
+
+/** A stored record's `response_body`, whichever way it was written. */
+export function responseBodyOf(record: StoredRequestLog): Record<string, unknown> | null {
+  return record.response_body_json !== undefined ? parsedJson(record.response_body_json) : (record.response_body ?? null);
 }
 
 /** The filters of `GET /v1/request_logs` that pick an index (the `created` range and the cursors go with any). */
@@ -115,6 +150,56 @@ export interface RequestLogQuery {
   readonly limit: number;
 }
 
+/** A record the database will never take (a retry would be refused the same way), and why. */
+export interface RefusedRecord {
+  readonly id: string;
+  readonly reason: string;
+}
+
+/** Most bytes of one document the database takes (its `maxBsonObjectSize`). */
+const DOCUMENT_BYTES_MAX = 16 * 1024 * 1024;
+
+/** Whether the driver refused the insert before sending it, for a document it cannot encode (the whole insert is refused). */
+function refusedByDriver(error: unknown): boolean {
+  return BSON.BSONError.isBSONError(error) || error instanceof MongoInvalidArgumentError;
+}
+
+/** Why the driver cannot encode a record, or undefined when it can. */
+function unencodable(record: RequestLogDocument): string | undefined {
+  try {
+    const bytes = BSON.calculateObjectSize(record);
+    if (bytes > DOCUMENT_BYTES_MAX) return `the record is ${bytes} bytes, more than a document may hold`;
+    BSON.serialize(record);
+    return undefined;
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error);
+  }
+}
+
+/**
+ * The records of a batch the database will never take, from the error that stopped its insert: those the driver
+ * cannot encode (it refuses the whole insert for one), or the one the server answered a write error of its own for
+ * (the insert is ordered, in a transaction: it stops at the first such record). None when the error is about the
+ * batch as a whole (the database away, a write concern not met, a transaction that may commit when run again).
+ */
+function refusedRecords(error: unknown, batch: readonly RequestLogDocument[]): RefusedRecord[] {
+  if (refusedByDriver(error)) {
+    return batch.flatMap((record) => {
+      const reason = unencodable(record);
+      return reason === undefined ? [] : [{ id: record._id, reason }];
+    });
+  }
+  if (!(error instanceof MongoBulkWriteError) || error.hasErrorLabel("TransientTransactionError") || error.hasErrorLabel("RetryableWriteError")) return [];
+  const ids = new Set(batch.map((record) => record._id));
+  const writeErrors = Array.isArray(error.writeErrors) ? error.writeErrors : [error.writeErrors];
+  return writeErrors
+    .filter((e) => e.code !== 11000)
+    .flatMap((e) => {
+      const id = (e.getOperation() as { _id?: unknown } | undefined)?._id;
+      return typeof id === "string" && ids.has(id) ? [{ id, reason: e.errmsg ?? `code ${e.code}` }] : [];
+    });
+}
+
 /** The gateway's request logs in MongoDB: written in batches by the recorder, read by the list and retrieve operations. */
 export class RequestLogStore implements Indexed {
   readonly collection: Collection<RequestLogDocument>;
@@ -141,10 +226,21 @@ export class RequestLogStore implements Indexed {
   /**
    * One batch, each record with its tenant's next stream position, in one transaction with the tenants' counters
    * (`@rms/positions`: positions in commit order, so a stream resumed by position misses none); a record already
-   * there (a batch sent again after an unknown outcome) keeps its place.
+   * there (a batch sent again after an unknown outcome) keeps its place. A record the database refuses (one no retry
+   * would write) is set apart and answered (the recorder drops it), and the rest are inserted: one record never holds
+   * its batch. Throws when the batch as a whole did not go (the database is away, a transaction that may succeed again).
    */
-  async insertBatch(batch: readonly RequestLogDocument[]): Promise<void> {
-    await insertPositioned({ documents: this.collection as Collection<RequestLogDocument & { _id: string }>, counters: this.positions }, batch);
+  async insertBatch(batch: readonly RequestLogDocument[]): Promise<readonly RefusedRecord[]> {
+    try {
+      await insertPositioned({ documents: this.collection as Collection<RequestLogDocument & { _id: string }>, counters: this.positions }, batch);
+      return [];
+    } catch (error) {
+      const refused = refusedRecords(error, batch);
+      if (refused.length === 0) throw error;
+      const apart = new Set(refused.map((record) => record.id));
+      const rest = batch.filter((record) => !apart.has(record._id));
+      return rest.length === 0 ? refused : [...refused, ...(await this.insertBatch(rest))];
+    }
   }
 
   /**
@@ -231,9 +327,9 @@ export class RequestLogStore implements Indexed {
   }
 
   /** One page, newest first, and whether more follow (in the page's direction). */
-  async list(query: RequestLogQuery): Promise<{ data: RequestLogDocument[]; hasMore: boolean }> {
+  async list(query: RequestLogQuery): Promise<{ data: StoredRequestLog[]; hasMore: boolean }> {
     const { filter, sort, hint, limit } = this.pageQuery(query);
-    const found = await this.collection.find(filter, { sort, hint, limit, projection: { expires_at: 0 } }).toArray();
+    const found: StoredRequestLog[] = await this.collection.find(filter, { sort, hint, limit, projection: { expires_at: 0 } }).toArray();
     const hasMore = found.length > query.limit;
     const data = found.slice(0, query.limit);
     if (sort._id === 1) data.reverse();
@@ -241,7 +337,7 @@ export class RequestLogStore implements Indexed {
   }
 
   /** One record of this account and mode, by its id; null when there is none (another tenant's is none too). */
-  async retrieve(account: string, livemode: boolean, id: string): Promise<RequestLogDocument | null> {
+  async retrieve(account: string, livemode: boolean, id: string): Promise<StoredRequestLog | null> {
     return this.collection.findOne({ _id: id, account, livemode }, { projection: { expires_at: 0 } });
   }
 }

@@ -1,6 +1,7 @@
 import type { EventPayload, KeylessRoute, Operation } from "../engine/operation.js";
+import { ACCOUNT_OPERATIONS } from "./account/index.js";
 import { API_KEY_OPERATIONS } from "./api-keys/index.js";
-import { DASHBOARD_SESSION_OPERATIONS } from "./dashboard-sessions/create.js";
+import { DASHBOARD_SESSION_OPERATIONS } from "./dashboard-sessions/index.js";
 import { EVENT_OPERATIONS } from "./events/index.js";
 import { EventObject } from "./events/objects.js";
 import { FILE_OPERATIONS } from "./files/index.js";
@@ -19,6 +20,7 @@ export const OPERATIONS: readonly Operation[] = [
   ...FILE_OPERATIONS,
   ...REQUEST_LOG_OPERATIONS,
   ...DASHBOARD_SESSION_OPERATIONS,
+  ...ACCOUNT_OPERATIONS,
   ...API_KEY_OPERATIONS,
 ];
 

@@ -7,7 +7,8 @@ import type { Operation } from "../engine/operation.js";
 let stack: Stack;
 let key: string;
 beforeAll(async () => {
-  stack = await startStack();
+  // The key that seals webhook secrets: a webhook endpoint's create answers one.
+  stack = await startStack({ coreSettings: { secretKeyring: { primary: { id: "edgeskey1", bytes: Buffer.alloc(32, 5) } } } });
   key = (await (await stack.newAccount()).key("secret")).secret;
 });
 afterAll(() => stack.stop());
@@ -87,5 +88,69 @@ describe("a parameter with an empty name is unknown, with param set to that name
     const answer = await stack.api.get("/v1/resources?=x", { key });
     expect(answer.status).toBe(400);
     expect(answer.json.error).toMatchObject({ code: "parameter_unknown", param: "" });
+  });
+});
+
+// What schemathesis found (issue 41): the document says what these requests may be, and the gateway takes exactly that.
+describe("the document's form encoding of a list, and its integers' bounds", () => {
+  it("a list parameter given once in a form (name=a, OpenAPI's form encoding of a list of one) is a list of one; a JSON string is no list", async () => {
+    const form = await stack.api.post("/v1/webhook_endpoints", { key, form: "url=https%3A%2F%2Fhooks.rms.invalid%2Fone&enabled_events=resource.created" });
+    expect(form.status, form.text).toBe(201);
+    expect(form.json.enabled_events).toEqual(["resource.created"]);
+    const updated = await stack.api.post(`/v1/webhook_endpoints/${form.json.id}`, { key, form: "enabled_events=resource.deleted" });
+    expect(updated.json.enabled_events).toEqual(["resource.deleted"]);
+    const json = await stack.api.post("/v1/webhook_endpoints", { key, json: { url: "https://hooks.rms.invalid/two", enabled_events: "resource.created" } });
+    expect(json.status).toBe(400);
+    expect(json.json.error).toMatchObject({ code: "parameter_invalid", param: "enabled_events" });
+    await stack.api.delete(`/v1/webhook_endpoints/${form.json.id}`, { key });
+  });
+
+  it("a JSON body of a form feed alone is no JSON (400), while an empty body is no parameters", async () => {
+    const resource = await stack.api.post("/v1/resources", { key, json: { name: "fed" } });
+    const fed = await stack.api.post(`/v1/resources/${resource.json.id}`, { key, body: "\f", headers: { "content-type": "application/json" } });
+    expect(fed.status).toBe(400);
+    expect(fed.json.error.code).toBe("parameter_invalid");
+    const blank = await stack.api.post(`/v1/resources/${resource.json.id}`, { key, body: " \r\n\t", headers: { "content-type": "application/json" } });
+    expect(blank.status).toBe(200);
+  });
+
+  it("an integer of 16 digits within the bound is taken (created[gte]=9007199254740991), and a created range states at least one bound", async () => {
+    expect((await stack.api.get("/v1/resources?created[gte]=9007199254740991", { key })).status).toBe(200);
+    expect((await stack.api.get("/v1/resources?created[lt]=7452944538778531", { key })).status).toBe(200);
+    const list = OPERATIONS.find((o) => o.method === "GET" && o.path === "/v1/resources")!;
+    expect(list.parameters["created"]!.schema["minProperties"]).toBe(1);
+  });
+
+  it("a bulk update's metadata keys: what the document's key rule refuses (empty, over 40 characters, a bracket) is refused, and what it takes is taken", async () => {
+    const create = OPERATIONS.find((o) => o.method === "POST" && o.path === "/v1/jobs")!;
+    type Schema = { properties?: Record<string, Schema>; oneOf?: Schema[]; anyOf?: Schema[]; propertyNames?: Record<string, unknown> };
+    const shapes = (create.parameters["params"]!.schema as Schema).anyOf ?? [];
+    const update = shapes.map((shape) => shape.properties?.["update"]).find((found) => found !== undefined);
+    const rule = update?.properties?.["metadata"]?.oneOf?.[0]?.propertyNames ?? {};
+    expect(rule).toMatchObject({ minLength: 1, maxLength: 40 });
+    const takes = (name: string) => [...name].length >= 1 && [...name].length <= 40 && new RegExp(rule["pattern"] as string, "u").test(name);
+    for (const name of ["", "k".repeat(40), "k".repeat(41), "a[b", "a]", "plan", "é".repeat(40)]) {
+      const json = { type: "resources.bulk_update", validate_only: true, params: { filter: { status: "archived" }, update: { metadata: { [name]: "v" } } } };
+      const answer = await stack.api.post("/v1/jobs", { key, json });
+      expect([name, answer.status]).toEqual([name, takes(name) ? 200 : 400]);
+    }
+  });
+
+  it("every integer parameter states the largest value the gateway takes (2^53 - 1), and one past it is refused", async () => {
+    const tooBig = "9007199254740992";
+    const offenders: string[] = [];
+    const integers = (schema: Record<string, unknown>, at: string): string[] => {
+      if (schema["type"] === "integer") return schema["maximum"] === undefined ? [at] : [];
+      const choices = [...((schema["oneOf"] ?? []) as Record<string, unknown>[]), ...((schema["anyOf"] ?? []) as Record<string, unknown>[])];
+      const nested = [...Object.entries((schema["properties"] ?? {}) as Record<string, Record<string, unknown>>), ...choices.map((s, i) => [`choice${i}`, s] as const)];
+      return nested.flatMap(([name, inner]) => integers(inner as Record<string, unknown>, `${at}.${name}`));
+    };
+    for (const operation of OPERATIONS)
+      for (const [name, spec] of Object.entries(operation.parameters)) offenders.push(...integers(spec.schema, `${operation.method} ${operation.path} ${name}`));
+    expect(offenders).toEqual([]);
+    for (const path of [`/v1/resources?created[gt]=${tooBig}`, `/v1/jobs/job_${"0".repeat(22)}/errors?starting_after=${tooBig}`]) {
+      const answer = await stack.api.get(path, { key });
+      expect([path, answer.status]).toEqual([path, 400]);
+    }
   });
 });

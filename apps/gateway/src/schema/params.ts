@@ -48,7 +48,10 @@ export function metadataParam(update: boolean): ParamSpec {
 /** The schema of stored metadata in a public object. */
 export const METADATA_OBJECT = { type: "object", maxProperties: METADATA_LIMITS.keys, additionalProperties: { type: "string", maxLength: METADATA_LIMITS.valueLength } } as const;
 
-const UNIX_TIME = { type: "integer", minimum: 0 } as const;
+/** The largest integer a parameter takes (2^53 - 1): one that JSON numbers carry exactly. */
+export const INTEGER_MAX = Number.MAX_SAFE_INTEGER;
+
+const UNIX_TIME = { type: "integer", minimum: 0, maximum: INTEGER_MAX } as const;
 
 /** `created[gt|gte|lt|lte]` of a list: bounds on the creation time, Unix seconds. */
 export const CREATED_RANGE_PARAM: ParamSpec = {
@@ -56,6 +59,8 @@ export const CREATED_RANGE_PARAM: ParamSpec = {
   schema: {
     type: "object",
     additionalProperties: false,
+    // At least one bound: an empty range is no condition (a job's filter with only `created: {}` is refused as empty).
+    minProperties: 1,
     properties: { gt: UNIX_TIME, gte: UNIX_TIME, lt: UNIX_TIME, lte: UNIX_TIME },
     description: "Bounds on the creation time, Unix seconds: `created[gt]`, `created[gte]`, `created[lt]`, `created[lte]`.",
   },

@@ -255,6 +255,24 @@ describe("exports", () => {
     expect(table.sha256).toBe(sha256(table.bytes));
   });
 
+  it("an export that matches nothing succeeds: an empty JSONL file, a CSV of its header alone", async () => {
+    const tenant = newTenant();
+    await seedResources(db, tenant, 3, (i) => ({ name: `e${i}`, status: "active", metadata: [] }));
+    const jsonl = await queueJob(db, tenant, { type: "resources.export", params: { filter: { status: "paused" }, format: "jsonl" } });
+    const csv = await queueJob(db, tenant, { type: "resources.export", params: { filter: { status: "paused" }, format: "csv" } });
+    const w = await jobsWorker(databaseName, { executors: { "resources.export": exportExecutor(10) } });
+    const jobs = [await finishedJob(db, jsonl), await finishedJob(db, csv)];
+    await w.stop();
+    expect(jobs.map((j) => [j.status, j.result?.exported])).toEqual([
+      ["succeeded", 0],
+      ["succeeded", 0],
+    ]);
+    const empty = await fileBytes(db, tenant, jobs[0]!.result!.file!);
+    expect([empty.size, empty.bytes.length, empty.sha256]).toEqual([0, 0, sha256(Buffer.alloc(0))]);
+    const header = await fileBytes(db, tenant, jobs[1]!.result!.file!);
+    expect(header.bytes.toString("utf8").trim()).toBe("id,name,status,created,metadata");
+  });
+
   it("a chunk redone after a takeover writes its part again in place: no row twice, none missing; resources made after the start are not exported", async () => {
     const tenant = newTenant();
     const ids = await seedResources(db, tenant, 33);

@@ -46,6 +46,9 @@ export async function settleOutput(run: JobRun, state: Checkpoint, how: "finish"
     await output.discard();
     return null;
   }
+  // An output of nothing (an export that matched no resource, as JSONL) is an empty file: its one part, empty, makes
+  // the blob the finish seals (without a part there is no blob, and the finish would take it for one lost).
+  if (state.output.parts === 0) await output.writeChunk(0, Buffer.alloc(0), run.job.epoch);
   return (await output.finish()).id;
 }
 

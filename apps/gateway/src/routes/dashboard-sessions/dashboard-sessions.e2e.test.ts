@@ -19,7 +19,8 @@ describe("POST /v1/dashboard_sessions", () => {
     const before = Math.floor(Date.now() / 1000);
     const response = await stack.api.post("/v1/dashboard_sessions", { key: secret, json: {} });
     expect(response.status).toBe(201);
-    expect(Object.keys(response.json)).toEqual(["object", "url", "read_only", "expires_at", "api_key"]);
+    expect(Object.keys(response.json)).toEqual(["id", "object", "url", "read_only", "expires_at", "api_key", "revoked_at"]);
+    expect(response.json.id).toBe(response.json.api_key);
     expect(response.json).toMatchObject({ object: "dashboard_session", read_only: false });
     expect(response.json.api_key).toMatch(/^key_[0-9A-Za-z]+$/);
     expect(response.json.expires_at).toBeGreaterThanOrEqual(before + 3600);

@@ -1,11 +1,11 @@
 import { ENDPOINT_DISABLED_REASONS, exampleId, ID_PREFIXES, ID_SUFFIX_CHARS, type Event } from "@rms/proto";
 import { API_VERSION } from "../../http/request-id.js";
 import { constant, coreJson, field, listOf, publicObject } from "../../schema/objects.js";
-import { CREATED_RANGE_PARAM, idSchema, LIST_LIMIT_MAX } from "../../schema/params.js";
+import { CREATED_RANGE_PARAM, idSchema, INTEGER_MAX, LIST_LIMIT_MAX } from "../../schema/params.js";
 import type { ParamSpec } from "../../engine/operation.js";
 
 const EVENT_ID = idSchema("evt", "An event id: `evt_` and an opaque suffix.");
-const SEQUENCE = { type: "integer", minimum: 0 } as const;
+const SEQUENCE = { type: "integer", minimum: 0, maximum: INTEGER_MAX } as const;
 /** Most exact types one `types` filter may name (CONTRACT.md section 7). */
 export const TYPES_FILTER_MAX = 20;
 

@@ -9,7 +9,7 @@ import type { FeedSource } from "../../streams/feed.js";
 import { streamItem, type StreamItem } from "../../streams/hub.js";
 import { serveStream, streamServices, streamStartOf } from "../../streams/open.js";
 import type { EventValue } from "../../streams/services.js";
-import { sseFrame } from "../../streams/sse.js";
+import { sseEventSchema, sseFrame } from "../../streams/sse.js";
 import { defineStreamOperation } from "../../engine/operation.js";
 import { typesParam } from "./filters.js";
 import { EVENT_FILTERS, EventObject, TYPES_FILTER_MAX } from "./objects.js";
@@ -97,10 +97,12 @@ export const streamEvents = defineStreamOperation({
     successContent: {
       content: {
         "text/event-stream": {
-          schema: {
-            type: "string",
-            description: "Server-Sent Events: `id: evt_...`, `event: <type>`, `data: <the Event object as JSON>`, then a blank line; comment lines (`: keep-alive`) between.",
-          },
+          schema: sseEventSchema({
+            id: EVENT_ID,
+            event: { type: "string", description: "The event's `type`." },
+            object: EventObject.name,
+            description: "One Server-Sent Event: `id: evt_...`, `event: <type>`, `data: <the Event object as JSON>`, then a blank line; comment lines (`: keep-alive`) between.",
+          }),
         },
       },
       headers: {},

@@ -1,9 +1,9 @@
 import { optionalInteger } from "../../parsing/params.js";
-import { LIMIT_PARAM, listLimit } from "../../schema/params.js";
+import { INTEGER_MAX, LIMIT_PARAM, listLimit } from "../../schema/params.js";
 import { defineOperation } from "../../engine/operation.js";
 import { JOB_ID_PATH, JobItemErrorListObject } from "./objects.js";
 
-const INDEX = { type: "integer", minimum: 0 };
+const INDEX = { type: "integer", minimum: 0, maximum: INTEGER_MAX };
 
 /** GET /v1/jobs/:id/errors: every failed item of a job, by index, in the list envelope. */
 export const listJobErrors = defineOperation({
@@ -28,8 +28,8 @@ export const listJobErrors = defineOperation({
   rpc: "listJobErrors",
   request({ params, path, tenant }) {
     const limit = listLimit(params);
-    const startingAfter = optionalInteger(params, "starting_after", { min: 0, max: Number.MAX_SAFE_INTEGER });
-    const endingBefore = optionalInteger(params, "ending_before", { min: 0, max: Number.MAX_SAFE_INTEGER });
+    const startingAfter = optionalInteger(params, "starting_after", { min: 0, max: INTEGER_MAX });
+    const endingBefore = optionalInteger(params, "ending_before", { min: 0, max: INTEGER_MAX });
     return {
       tenant,
       jobId: path["id"] ?? "",

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { useStackWithDatabase } from "../../testutil/harness.js";
+import { OPERATIONS } from "../index.js";
 import { JOB_FIELDS, RES_ID, masked } from "../../testutil/jobs.js";
 
 // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON bodies; each assertion states the shape it expects.
@@ -85,5 +86,25 @@ describe("POST /v1/jobs", () => {
     const clear = await ctx.stack.api.post("/v1/jobs", { key: ctx.key, form: "type=resources.bulk_update&params[filter][status]=paused&params[update][metadata]=" });
     expect(clear.status).toBe(201);
     expect(clear.json.params).toEqual({ filter: { status: "paused" }, update: { metadata: "" } });
+  });
+
+  it("takes an import item whose metadata breaks the resource rules (it fails alone when the job runs), and the document's item says no more", async () => {
+    const metadata = Object.fromEntries(Array.from({ length: 60 }, (_, i) => [`k${i}`, "v".repeat(600)]));
+    const created = await ctx.stack.api.post("/v1/jobs", { key: ctx.key, json: { type: "resources.import", params: { items: [{ name: "long", metadata }] } } });
+    expect(created.status, created.text).toBe(201);
+    // What schemathesis read as a limit the create does not keep: the item's metadata states its type only.
+    const create = OPERATIONS.find((o) => o.method === "POST" && o.path === "/v1/jobs")!;
+    const shapes = create.parameters["params"]!.schema["anyOf"] as Json[];
+    const item = shapes.map((shape) => shape["properties"]?.["items"]?.["items"]).find((found) => found !== undefined) as Json;
+    expect(item["properties"]["metadata"]).toMatchObject({ type: "object", additionalProperties: { type: ["string", "number", "boolean"] } });
+    expect(JSON.stringify(item)).not.toMatch(/maxLength|maxProperties/);
+    // And a bulk update's metadata given empty changes nothing, which the document says as the create does.
+    const empty = await ctx.stack.api.post("/v1/jobs", {
+      key: ctx.key,
+      json: { type: "resources.bulk_update", params: { filter: { status: "archived" }, update: { metadata: {} } } },
+    });
+    expect([empty.status, empty.json.error?.code]).toEqual([400, "parameter_invalid_empty"]);
+    const update = shapes.map((shape) => shape["properties"]?.["update"]).find((found) => found !== undefined) as Json;
+    expect(update["properties"]["metadata"]["oneOf"][0]["minProperties"]).toBe(1);
   });
 });

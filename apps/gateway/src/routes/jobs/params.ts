@@ -3,7 +3,7 @@ import type { ImportItemSchema, JobParamsSchema, JobType, JobUpdateSchema, Resou
 import { ApiError } from "../../errors.js";
 import type { Params } from "../../parsing/body.js";
 import type { JsonSchema } from "../../schema/objects.js";
-import { METADATA_OBJECT } from "../../schema/params.js";
+import { metadataParam } from "../../schema/params.js";
 import { describe, listValue, optionalEnum, optionalMetadata, optionalString, rejectEmptyValues, rejectUnknown, under } from "../../parsing/params.js";
 import { FILTER_PARAMS, filterSchema, resourceFilterOf } from "../resources/filter.js";
 import { STATUS_NAMES, statusToProto } from "../resources/objects.js";
@@ -124,22 +124,36 @@ const { minProperties: _atLeastOne, ...EXPORT_FILTER_SCHEMA } = filterSchema(
   "Which resources, as the list filters them, every condition optional (none: every resource of the account and mode). Evaluated when the job starts: resources made later are not exported.",
 );
 const FILE_ID: JsonSchema = { type: "string", pattern: "^file_[0-9A-Za-z]+$", description: "A file of purpose `resources_import` (`POST /v1/files`)." };
+const [UPDATE_METADATA_OBJECT, UPDATE_METADATA_CLEAR] = metadataParam(true).schema["oneOf"] as [JsonSchema, JsonSchema];
 const UPDATE_SCHEMA: JsonSchema = {
   type: "object",
   additionalProperties: false,
   minProperties: 1,
   description: 'The change, with the rules of the resource update: metadata keys merge, a key set to `""` is removed, `metadata: ""` removes all.',
-  properties: { status: STATUS, metadata: { oneOf: [METADATA_OBJECT, { type: "string", const: "" }] } },
+  // The resource update's metadata (keys' rules included), but an empty object changes nothing: an update of it alone
+  // is refused (`parameter_invalid_empty`).
+  properties: { status: STATUS, metadata: { oneOf: [{ ...UPDATE_METADATA_OBJECT, minProperties: 1 }, UPDATE_METADATA_CLEAR] } },
 };
 const ITEM_SCHEMA: JsonSchema = {
   type: "object",
   additionalProperties: false,
   description: "A resource to create; an item breaking the resource rules fails alone (counted in `progress.failed`).",
-  properties: { name: { type: "string" }, status: { type: "string" }, metadata: METADATA_OBJECT },
+  // Types only, as the create checks them: the resource rules (name length, status, metadata's limits) are checked
+  // per item when the job runs, a bad item failing alone, so the document states no more than the create refuses.
+  properties: {
+    name: { type: "string" },
+    status: { type: "string" },
+    metadata: {
+      type: "object",
+      additionalProperties: { type: ["string", "number", "boolean"] },
+      description: "Checked with the item when the job runs (the resource's metadata rules; numbers and booleans are taken as their text).",
+    },
+  },
 };
 /** The shape of `params` as the API document describes it (a create's parameter, the job object's field). */
 export const PARAMS_SCHEMA: JsonSchema = {
-  oneOf: [
+  // anyOf, not oneOf: a filter alone is the shape of a bulk delete's params and of an export's (`type` says which).
+  anyOf: [
     {
       type: "object",
       additionalProperties: false,

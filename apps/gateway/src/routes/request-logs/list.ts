@@ -3,7 +3,7 @@ import { optionalEnum, optionalString } from "../../parsing/params.js";
 import { ACCEPTED_COMBINATIONS, indexFor, type RequestLogFilter, type SourceFilter } from "../../request-logs/store.js";
 import { createdParam, listLimit } from "../../schema/params.js";
 import { defineLocalOperation } from "../../engine/operation.js";
-import { REQUEST_LOG_LIST_PARAMS, RequestLogListObject } from "./objects.js";
+import { REQUEST_LOG_LIST_PARAMS, RequestLogListObject, TEXT_FILTERS } from "./objects.js";
 
 const REQUEST_ID = /^req_[0-9A-Za-z]{24}$/;
 const invalid = (param: string, message: string) => new ApiError("parameter_invalid", message, { param });
@@ -16,11 +16,12 @@ function cursorParam(params: Record<string, unknown>, name: string): string | un
   return value;
 }
 
-/** A filter given as text: absent, or 1 to `max` characters of `pattern`. */
-function textFilter(params: Record<string, unknown>, name: string, pattern: RegExp, max: number): string | undefined {
+/** A filter given as text: absent, or 1 to its `max` characters matching its pattern (`TEXT_FILTERS`, as documented). */
+function textFilter(params: Record<string, unknown>, name: keyof typeof TEXT_FILTERS): string | undefined {
+  const { pattern, max } = TEXT_FILTERS[name];
   const value = optionalString(params, name);
   if (value === undefined) return undefined;
-  if (value.length === 0 || value.length > max || !pattern.test(value)) throw invalid(name, `Invalid ${name}.`);
+  if (value.length === 0 || value.length > max || !new RegExp(pattern).test(value)) throw invalid(name, `Invalid ${name}: 1 to ${max} characters matching ${pattern}.`);
   return value;
 }
 
@@ -37,20 +38,20 @@ export function sourceParam(params: Record<string, unknown>): SourceFilter {
  */
 export function requestLogFilter(params: Record<string, unknown>, anyCombination = false): RequestLogFilter {
   const filter: RequestLogFilter = {};
-  const status = textFilter(params, "status", /^[1-5](\d\d|xx)$/, 3);
+  const status = textFilter(params, "status");
   if (status !== undefined) {
     if (status.endsWith("xx")) filter.status_class = status;
     else filter.status = Number(status);
   }
   const method = optionalEnum(params, "method", ["GET", "POST", "DELETE"] as const);
   if (method !== undefined) filter.method = method;
-  const path = textFilter(params, "path", /^\/[\x21-\x7e]*$/, 1024);
+  const path = textFilter(params, "path");
   if (path !== undefined) filter.path = path.length > 1 && path.endsWith("/") ? path.slice(0, -1) : path;
-  const apiKey = textFilter(params, "api_key", /^key_[0-9A-Za-z]+$/, 64);
+  const apiKey = textFilter(params, "api_key");
   if (apiKey !== undefined) filter.api_key = apiKey;
-  const idempotencyKey = textFilter(params, "idempotency_key", /^[\x20-\x7e]+$/, 255);
+  const idempotencyKey = textFilter(params, "idempotency_key");
   if (idempotencyKey !== undefined) filter.idempotency_key = idempotencyKey;
-  const errorCode = textFilter(params, "error_code", /^[a-z_]+$/, 64);
+  const errorCode = textFilter(params, "error_code");
   if (errorCode !== undefined) filter.error_code = errorCode;
   if (!anyCombination && indexFor(filter) === undefined) {
     const given = Object.keys(filter);

@@ -1,7 +1,7 @@
 import { LIST_LIMIT_MAX } from "@rms/proto";
 import { constant, field, listOf, publicObject } from "../../schema/objects.js";
 import { CREATED_RANGE_PARAM, LIMIT_PARAM } from "../../schema/params.js";
-import type { RequestLogDocument } from "../../request-logs/store.js";
+import { requestParamsOf, responseBodyOf, type StoredRequestLog } from "../../request-logs/store.js";
 import type { ParamSpec } from "../../engine/operation.js";
 
 const REQUEST_ID = { type: "string", pattern: "^req_[0-9A-Za-z]{24}$" } as const;
@@ -13,7 +13,7 @@ const KEPT = {
 } as const;
 
 /** The public request log object of CONTRACT.md section 12, fields in contract order. */
-export const RequestLogObject = publicObject<RequestLogDocument>("RequestLog", {
+export const RequestLogObject = publicObject<StoredRequestLog>("RequestLog", {
   id: field({ ...REQUEST_ID, description: "The request's `Request-Id`." }, (r) => r._id),
   object: constant("request_log"),
   method: field({ type: "string" }, (r) => r.method),
@@ -32,9 +32,9 @@ export const RequestLogObject = publicObject<RequestLogDocument>("RequestLog", {
   created: field({ type: "integer", description: "Unix seconds." }, (r) => r.created),
   request_params: field(
     { ...KEPT, description: `The parameters as parsed (query or body); null when none were read (refused before) or they were file contents. ${KEPT.description}` },
-    (r) => r.request_params,
+    requestParamsOf,
   ),
-  response_body: field({ ...KEPT, description: `The JSON answered; null for an answer that was not JSON. ${KEPT.description}` }, (r) => r.response_body),
+  response_body: field({ ...KEPT, description: `The JSON answered; null for an answer that was not JSON. ${KEPT.description}` }, responseBodyOf),
   source: field(
     {
       type: "string",
@@ -55,6 +55,27 @@ export const REQUEST_LOG_ID_PATH = { id: { example: EXAMPLE_REQUEST_ID, schema: 
 
 // A query string given an empty value is refused like any empty parameter (400 `parameter_invalid_empty`).
 const cursor = { type: "string", pattern: "^req_[0-9A-Za-z]{24}$" } as const;
+
+/**
+ * The text filters as the list checks them (`list.ts`) and the document states them: the pattern each matches and
+ * its longest length. One definition, so the two cannot say different things.
+ */
+export const TEXT_FILTERS = {
+  status: { max: 3, pattern: "^[1-5](\\d\\d|xx)$" },
+  path: { max: 1024, pattern: "^/[\\x21-\\x7e]*$" },
+  api_key: { max: 64, pattern: "^key_[0-9A-Za-z]+$" },
+  idempotency_key: { max: 255, pattern: "^[\\x20-\\x7e]+$" },
+  error_code: { max: 64, pattern: "^[a-z_]+$" },
+} as const;
+
+/** A text filter's schema: its pattern and length as `TEXT_FILTERS` says. */
+const textFilterSchema = (name: keyof typeof TEXT_FILTERS, description: string) => ({
+  type: "string",
+  minLength: 1,
+  maxLength: TEXT_FILTERS[name].max,
+  pattern: TEXT_FILTERS[name].pattern,
+  description,
+});
 
 /** `source`: which requests to show; the dashboard's own are hidden unless asked for (CONTRACT.md section 12). */
 export const SOURCE_PARAM = {
@@ -79,15 +100,15 @@ export const REQUEST_LOG_LIST_PARAMS = {
     schema: { ...cursor, description: "Cursor: the page after this request id (older). Not together with `ending_before` (400)." },
   },
   ending_before: { example: undefined, schema: { ...cursor, description: "Cursor: the page before this request id (newer). Not together with `starting_after` (400)." } },
-  status: { example: undefined, schema: { type: "string", pattern: "^[1-5](\\d\\d|xx)$", description: "An exact status (`404`) or a class (`2xx`, `4xx`, `5xx`)." } },
+  status: { example: undefined, schema: textFilterSchema("status", "An exact status (`404`) or a class (`2xx`, `4xx`, `5xx`).") },
   method: { example: "POST", schema: { type: "string", enum: ["GET", "POST", "DELETE"], description: "The request's method." } },
   path: {
     example: "/v1/resources",
-    schema: { type: "string", pattern: "^/", maxLength: 1024, description: "An exact path: a collection (`/v1/resources`) or one object (`/v1/resources/res_...`)." },
+    schema: textFilterSchema("path", "An exact path: a collection (`/v1/resources`) or one object (`/v1/resources/res_...`)."),
   },
-  api_key: { example: undefined, schema: { type: "string", pattern: "^key_[0-9A-Za-z]+$", description: "The id of the key the requests were made with." } },
-  idempotency_key: { example: undefined, schema: { type: "string", minLength: 1, maxLength: 255, description: "The Idempotency-Key the requests carried." } },
-  error_code: { example: undefined, schema: { type: "string", pattern: "^[a-z_]{1,64}$", description: "The error code answered." } },
+  api_key: { example: undefined, schema: textFilterSchema("api_key", "The id of the key the requests were made with.") },
+  idempotency_key: { example: undefined, schema: textFilterSchema("idempotency_key", "The Idempotency-Key the requests carried (printable ASCII).") },
+  error_code: { example: undefined, schema: textFilterSchema("error_code", "The error code answered.") },
   source: SOURCE_PARAM,
   created: CREATED_RANGE_PARAM,
 } satisfies Record<string, ParamSpec>;

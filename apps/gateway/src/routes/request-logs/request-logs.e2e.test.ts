@@ -327,6 +327,29 @@ describe("the list's rules", () => {
     expect((await stack.api.get("/v1/request_logs/req_nope", { key })).status).toBe(404);
   });
 
+  it("takes a text filter exactly when the document's schema does (one definition of each)", async () => {
+    const doc = (await stack.api.get("/v1/openapi.json")).json;
+    const parameters = doc.paths["/v1/request_logs"].get.parameters as Json[];
+    const schemaOf = (name: string) => parameters.find((p) => p["name"] === name)!["schema"] as Json;
+    const accepts = (schema: Json, value: string) => value.length >= schema["minLength"] && value.length <= schema["maxLength"] && new RegExp(schema["pattern"]).test(value);
+    const values: [string, string][] = [
+      ["idempotency_key", "plain-key-1"],
+      ["idempotency_key", "clé"],
+      ["idempotency_key", "x".repeat(256)],
+      ["api_key", `key_${"a".repeat(60)}`],
+      ["api_key", `key_${"a".repeat(61)}`],
+      ["path", "/v1/resources"],
+      ["path", "/v1/a b"],
+      ["error_code", "resource_missing"],
+      ["error_code", "x".repeat(65)],
+      ["status", "404"],
+    ];
+    for (const [name, value] of values) {
+      const answer = await stack.api.get(`/v1/request_logs?${name}=${encodeURIComponent(value)}`, { key });
+      expect([name, value, answer.status]).toEqual([name, value, accepts(schemaOf(name), value) ? 200 : 400]);
+    }
+  });
+
   it("needs request_logs:read: secret keys have it, restricted keys only when given, publishable keys never", async () => {
     const { secret: publishable } = await account.key("publishable", "test");
     const { secret: without } = await account.key("restricted", "test", { scopes: ["resources:read"] });

@@ -6,7 +6,7 @@ import type { CatchUpReader } from "../../streams/connection.js";
 import type { FeedSource } from "../../streams/feed.js";
 import { streamItem, type StreamItem } from "../../streams/hub.js";
 import { serveStream, streamServices, streamStartOf } from "../../streams/open.js";
-import { sseFrame } from "../../streams/sse.js";
+import { sseEventSchema, sseFrame } from "../../streams/sse.js";
 import { defineStreamOperation } from "../../engine/operation.js";
 import { requestLogFilter, sourceParam } from "./list.js";
 import { REQUEST_LOG_LIST_PARAMS, RequestLogObject } from "./objects.js";
@@ -49,6 +49,8 @@ export const streamRequestLogs = defineStreamOperation({
   method: "GET",
   path: "/v1/request_logs/stream",
   summary: "Stream request logs",
+  // Read from the gateway's own records: no core call re-checks its key, so core verifies the key when it opens.
+  local: true,
   scope: "request_logs:read",
   parameters: {
     status: REQUEST_LOG_LIST_PARAMS.status,
@@ -80,11 +82,13 @@ export const streamRequestLogs = defineStreamOperation({
     successContent: {
       content: {
         "text/event-stream": {
-          schema: {
-            type: "string",
+          schema: sseEventSchema({
+            id: REQUEST_ID,
+            event: { type: "string", const: "request_log" },
+            object: RequestLogObject.name,
             description:
-              "Server-Sent Events: `id: req_...`, `event: request_log`, `data: <the RequestLog object as JSON>`, then a blank line; comment lines (`: keep-alive`) between.",
-          },
+              "One Server-Sent Event: `id: req_...`, `event: request_log`, `data: <the RequestLog object as JSON>`, then a blank line; comment lines (`: keep-alive`) between.",
+          }),
         },
       },
       headers: {},

@@ -100,7 +100,8 @@ export const ENDPOINT_ID_PATH = { id: { example: exampleId("we"), schema: { type
 /** Parameters of create and update. */
 export const ENDPOINT_PARAMS = {
   url: {
-    example: "https://hooks.example.com/rms",
+    // A reserved name (RFC 2606): an endpoint made from the example delivers to no one.
+    example: "https://hooks.rms.invalid/webhooks",
     schema: { type: "string", minLength: 1, maxLength: 2048, description: "Where events are POSTed: `https`, a public host, no credentials or fragment." },
   },
   enabled_events: {

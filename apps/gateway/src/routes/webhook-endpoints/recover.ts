@@ -1,6 +1,7 @@
 import { ApiError } from "../../errors.js";
 import { optionalInteger } from "../../parsing/params.js";
 import { defineOperation } from "../../engine/operation.js";
+import { INTEGER_MAX } from "../../schema/params.js";
 import { RecoveryObject } from "./attempt-objects.js";
 import { ENDPOINT_ID_PATH } from "./objects.js";
 
@@ -19,6 +20,7 @@ export const recoverWebhookEndpoint = defineOperation({
       schema: {
         type: "integer",
         minimum: 0,
+        maximum: INTEGER_MAX,
         description: "Unix seconds, at most 14 days ago and not in the future: every event since then whose deliveries to this endpoint all failed gets one recovery delivery.",
       },
     },
@@ -28,7 +30,7 @@ export const recoverWebhookEndpoint = defineOperation({
   service: "webhookEndpoints",
   rpc: "recoverWebhookEndpoint",
   request({ params, path, tenant }) {
-    const since = optionalInteger(params, "since", { min: 0, max: Number.MAX_SAFE_INTEGER });
+    const since = optionalInteger(params, "since", { min: 0, max: INTEGER_MAX });
     if (since === undefined) throw new ApiError("parameter_missing", "Missing required param: since.", { param: "since" });
     return { tenant, id: path["id"] ?? "", since: BigInt(since) };
   },

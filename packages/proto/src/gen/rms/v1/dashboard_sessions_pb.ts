@@ -14,7 +14,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file rms/v1/dashboard_sessions.proto.
  */
 export const file_rms_v1_dashboard_sessions: GenFile = /*@__PURE__*/
-  fileDesc("Ch9ybXMvdjEvZGFzaGJvYXJkX3Nlc3Npb25zLnByb3RvEgZybXMudjEiZgodQ3JlYXRlRGFzaGJvYXJkU2Vzc2lvblJlcXVlc3QSHgoGdGVuYW50GAEgASgLMg4ucm1zLnYxLlRlbmFudBIRCglyZWFkX29ubHkYAiABKAgSEgoKZXhwaXJlc19pbhgDIAEoAyJNCh5DcmVhdGVEYXNoYm9hcmRTZXNzaW9uUmVzcG9uc2USGwoDa2V5GAEgASgLMg4ucm1zLnYxLkFwaUtleRIOCgZzZWNyZXQYAiABKAkyggEKF0Rhc2hib2FyZFNlc3Npb25TZXJ2aWNlEmcKFkNyZWF0ZURhc2hib2FyZFNlc3Npb24SJS5ybXMudjEuQ3JlYXRlRGFzaGJvYXJkU2Vzc2lvblJlcXVlc3QaJi5ybXMudjEuQ3JlYXRlRGFzaGJvYXJkU2Vzc2lvblJlc3BvbnNlYgZwcm90bzM", [file_rms_v1_admin, file_rms_v1_common]);
+  fileDesc("Ch9ybXMvdjEvZGFzaGJvYXJkX3Nlc3Npb25zLnByb3RvEgZybXMudjEiZgodQ3JlYXRlRGFzaGJvYXJkU2Vzc2lvblJlcXVlc3QSHgoGdGVuYW50GAEgASgLMg4ucm1zLnYxLlRlbmFudBIRCglyZWFkX29ubHkYAiABKAgSEgoKZXhwaXJlc19pbhgDIAEoAyJNCh5DcmVhdGVEYXNoYm9hcmRTZXNzaW9uUmVzcG9uc2USGwoDa2V5GAEgASgLMg4ucm1zLnYxLkFwaUtleRIOCgZzZWNyZXQYAiABKAkiSwodUmV2b2tlRGFzaGJvYXJkU2Vzc2lvblJlcXVlc3QSHgoGdGVuYW50GAEgASgLMg4ucm1zLnYxLlRlbmFudBIKCgJpZBgCIAEoCSI9Ch5SZXZva2VEYXNoYm9hcmRTZXNzaW9uUmVzcG9uc2USGwoDa2V5GAEgASgLMg4ucm1zLnYxLkFwaUtleTLrAQoXRGFzaGJvYXJkU2Vzc2lvblNlcnZpY2USZwoWQ3JlYXRlRGFzaGJvYXJkU2Vzc2lvbhIlLnJtcy52MS5DcmVhdGVEYXNoYm9hcmRTZXNzaW9uUmVxdWVzdBomLnJtcy52MS5DcmVhdGVEYXNoYm9hcmRTZXNzaW9uUmVzcG9uc2USZwoWUmV2b2tlRGFzaGJvYXJkU2Vzc2lvbhIlLnJtcy52MS5SZXZva2VEYXNoYm9hcmRTZXNzaW9uUmVxdWVzdBomLnJtcy52MS5SZXZva2VEYXNoYm9hcmRTZXNzaW9uUmVzcG9uc2ViBnByb3RvMw", [file_rms_v1_admin, file_rms_v1_common]);
 
 /**
  * @generated from message rms.v1.CreateDashboardSessionRequest
@@ -77,6 +77,49 @@ export const CreateDashboardSessionResponseSchema: GenMessage<CreateDashboardSes
   messageDesc(file_rms_v1_dashboard_sessions, 1);
 
 /**
+ * @generated from message rms.v1.RevokeDashboardSessionRequest
+ */
+export type RevokeDashboardSessionRequest = Message<"rms.v1.RevokeDashboardSessionRequest"> & {
+  /**
+   * @generated from field: rms.v1.Tenant tenant = 1;
+   */
+  tenant?: Tenant | undefined;
+
+  /**
+   * The session's id: its key's id ("key_...").
+   *
+   * @generated from field: string id = 2;
+   */
+  id: string;
+};
+
+/**
+ * Describes the message rms.v1.RevokeDashboardSessionRequest.
+ * Use `create(RevokeDashboardSessionRequestSchema)` to create a new message.
+ */
+export const RevokeDashboardSessionRequestSchema: GenMessage<RevokeDashboardSessionRequest> = /*@__PURE__*/
+  messageDesc(file_rms_v1_dashboard_sessions, 2);
+
+/**
+ * @generated from message rms.v1.RevokeDashboardSessionResponse
+ */
+export type RevokeDashboardSessionResponse = Message<"rms.v1.RevokeDashboardSessionResponse"> & {
+  /**
+   * The session's key, revoked (the first revocation's time is kept when it was revoked already).
+   *
+   * @generated from field: rms.v1.ApiKey key = 1;
+   */
+  key?: ApiKey | undefined;
+};
+
+/**
+ * Describes the message rms.v1.RevokeDashboardSessionResponse.
+ * Use `create(RevokeDashboardSessionResponseSchema)` to create a new message.
+ */
+export const RevokeDashboardSessionResponseSchema: GenMessage<RevokeDashboardSessionResponse> = /*@__PURE__*/
+  messageDesc(file_rms_v1_dashboard_sessions, 3);
+
+/**
  * DashboardSessionService makes the short-lived restricted key a dashboard sign-in link carries
  * (docs/dashboard.md). Core makes the key; the gateway only asks, on behalf of a presented secret key.
  * Calls carry the caller's own token (the gateway's, or the admin's) as `authorization: Bearer <token>` metadata.
@@ -91,6 +134,18 @@ export const DashboardSessionService: GenService<{
     methodKind: "unary";
     input: typeof CreateDashboardSessionRequestSchema;
     output: typeof CreateDashboardSessionResponseSchema;
+  },
+  /**
+   * Ends a session at once: its key is revoked. A secret key of the tenant may end any session of the tenant; a
+   * session's own key may end that session (signing out). Another key, or an id that is no session of the tenant:
+   * refused (not found for the latter).
+   *
+   * @generated from rpc rms.v1.DashboardSessionService.RevokeDashboardSession
+   */
+  revokeDashboardSession: {
+    methodKind: "unary";
+    input: typeof RevokeDashboardSessionRequestSchema;
+    output: typeof RevokeDashboardSessionResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_rms_v1_dashboard_sessions, 0);
