@@ -25,9 +25,16 @@ const SUMMARIES = {
       `At ${lag.rps} creates/s with ${lag.streams} streams open: 201 -> event on a stream p50 **${ms(lag.p50)} ms**, p99 **${ms(lag.p99)} ms** (target ≤ 250 ms), **${lag.p99_over_create_p99.toFixed(2)}×** the create's own p99 (${ms(lag.create_p99)} ms); ${lag.total} (create, stream) pairs, ${lag.missing} missing.`,
     ];
   },
-  tracing: (results) => [
-    `Ratio traced / not: **${(results.get_tracing_on.rps / results.get_tracing_off.rps).toFixed(3)}** req/s, p99 ${(results.get_tracing_on.p99 / results.get_tracing_off.p99).toFixed(2)}×.`,
-  ],
+  tracing: (results) =>
+    [
+      ["every request sampled", results.get_tracing_on, results.get_tracing_off],
+      ["the production default's ratio", results.get_tracing_ratio, results.get_tracing_off_ratio],
+    ]
+      .filter(([, on, off]) => on && off)
+      .map(([what, on, off]) => {
+        const cpu = (r) => (r.cpu_ms_per_request?.gateway ?? Number.NaN) + (r.cpu_ms_per_request?.core ?? Number.NaN);
+        return `Traced (${what}) / not: **${(on.rps / off.rps).toFixed(3)}** req/s, p99 ${(on.p99 / off.p99).toFixed(2)}×; gateway + core CPU per request ${cpu(on).toFixed(3)} ms vs ${cpu(off).toFixed(3)} ms (**${(cpu(off) / cpu(on)).toFixed(2)}** of untraced by CPU).`;
+      }),
 };
 
 /** `loadAtStart`: the 1-minute load average when the bench started, beside the one at the end (what else ran). */

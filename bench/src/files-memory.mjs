@@ -3,12 +3,14 @@
 // A stack of its own (database, core, gateway, one worker), nothing else running on it: an upload of a
 // MEMORY_ROWS-row (200,000) JSONL file, its import, then its export; after each, the peak RSS of the three processes
 // (sampled every 100 ms) and at the end the worker's CPU seconds.
-//   MEMORY_WORKER_FLAGS="--max-old-space-size=160"  Node flags for the worker (a heap cap's RSS and CPU side by side)
+//   MEMORY_WORKER_FLAGS="--max-old-space-size=160"  Node flags for the worker instead of the launcher's (WORKER_HEAP_MB's;
+//                                                   "" for none: V8's own sizing; a heap cap's RSS and CPU side by side)
 //   MEMORY_WORKER_FLAGS="--trace-gc"                 the worker's GC lines in bench/results/profiles/worker-gc.log
 //                                                   (its live heap: the size after each Mark-Compact)
 //   MEMORY_ALLOCATIONS=1                             every byte the worker allocates during the import and the
 //                                                   export, collected or not, sampled by V8's heap profiler into
 //                                                   bench/results/profiles/{import,export}.heapprofile
+//   MEMORY_EXPORT=0                                  no export after the import
 //   MEMORY_CPU=1                                     the worker's CPU profile of the import and of the export, through
 //                                                   the inspector, into bench/results/profiles/{import,export}.cpuprofile
 //                                                   (read them with profile-top.mjs)
@@ -21,15 +23,18 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { startDatabase } from "@rms/test-db";
-import { freePort, newTestKey, PublicApi, startCoreProcess, startGatewayProcess } from "@rms/cli/stack";
+import { freePort, newTestKey, PublicApi, startCoreProcess, startGatewayProcess, workerNodeFlags } from "@rms/cli/stack";
 import { jsonlChunks, peakRss, rssOf, runJob, upload } from "./files.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const profiles = join(root, "bench/results/profiles");
 const ROWS = Number(process.env.MEMORY_ROWS ?? 200_000);
-const WORKER_FLAGS = (process.env.MEMORY_WORKER_FLAGS ?? "").split(" ").filter(Boolean);
+// The worker's flags: those `rms start` gives it (WORKER_HEAP_MB's heap) unless MEMORY_WORKER_FLAGS says otherwise.
+const WORKER_FLAGS = process.env.MEMORY_WORKER_FLAGS === undefined ? workerNodeFlags() : process.env.MEMORY_WORKER_FLAGS.split(" ").filter(Boolean);
 const ALLOCATIONS = process.env.MEMORY_ALLOCATIONS === "1";
 const CPU = process.env.MEMORY_CPU === "1";
+/** MEMORY_EXPORT=0: the upload and the import only. */
+const EXPORT = process.env.MEMORY_EXPORT !== "0";
 const INSPECTOR_PORT = await freePort();
 
 mkdirSync(profiles, { recursive: true });
@@ -79,11 +84,13 @@ try {
   const imported = await runJob(api, { type: "resources.import", params: { file: file.id } }, 250);
   await allocations.stop("import");
   console.log(`import of ${ROWS} rows: ${imported.job.status} in ${Math.round(imported.ms)} ms; peak RSS (MiB)`, mib(sampler.stop()));
-  sampler = peakRss(pids);
-  await allocations.start();
-  const exported = await runJob(api, { type: "resources.export", params: { filter: { metadata: { tag: "memory" } } } }, 250);
-  await allocations.stop("export");
-  console.log(`export: ${exported.job.status} in ${Math.round(exported.ms)} ms; peak RSS (MiB)`, mib(sampler.stop()));
+  if (EXPORT) {
+    sampler = peakRss(pids);
+    await allocations.start();
+    const exported = await runJob(api, { type: "resources.export", params: { filter: { metadata: { tag: "memory" } } } }, 250);
+    await allocations.stop("export");
+    console.log(`export: ${exported.job.status} in ${Math.round(exported.ms)} ms; peak RSS (MiB)`, mib(sampler.stop()));
+  }
   const stat = readFileSync(`/proc/${worker.pid}/stat`, "utf8").split(") ")[1].split(" ");
   console.log(`worker CPU: ${(Number(stat[11]) + Number(stat[12])) / 100} s (flags: ${WORKER_FLAGS.join(" ") || "none"})`);
 } finally {

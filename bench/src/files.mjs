@@ -34,6 +34,7 @@ export async function benchFiles({ say = (l) => process.stderr.write(`bench-file
   const dist = (p) => import(pathToFileURL(join(root, p)).href);
   const { freePort, newTestKey, startCoreProcess, startGatewayProcess } = await dist("apps/cli/dist/stack/processes.js");
   const { startNodeChild } = await dist("apps/cli/dist/stack/children.js");
+  const { workerNodeFlags } = await dist("apps/cli/dist/stack/heap.js");
   const { PublicApi } = await dist("apps/cli/dist/stack/public-api.js");
   const core = await dist("apps/core/dist/resources/batch.js");
   const { EXPORT_CHUNK } = await dist("apps/core/dist/jobs/runner/export.js");
@@ -59,12 +60,19 @@ export async function benchFiles({ say = (l) => process.stderr.write(`bench-file
       env: { RATE_LIMIT_TEST: "100000000", RATE_LIMIT_LIVE: "100000000", RATE_LIMIT_ADDRESS: "100000000", FILES_MAX_BYTES: String(Math.max(UPLOAD_MB, 512) * 1024 * 1024) },
     });
     children.push(gatewayChild);
-    const workerChild = startNodeChild("worker", join(root, "apps/core/dist/worker/main.js"), {
-      MONGODB_URI: database.uri,
-      MONGODB_DATABASE: databaseName,
-      LOG_LEVEL: "warn",
-      WORKER_METRICS_PORT: "0",
-    });
+    // With the heap `rms start` gives a worker (WORKER_HEAP_MB).
+    const workerChild = startNodeChild(
+      "worker",
+      join(root, "apps/core/dist/worker/main.js"),
+      {
+        MONGODB_URI: database.uri,
+        MONGODB_DATABASE: databaseName,
+        LOG_LEVEL: "warn",
+        WORKER_METRICS_PORT: "0",
+      },
+      "inherit",
+      workerNodeFlags(),
+    );
     children.push(workerChild);
     const pids = { gateway: gatewayChild.process.pid, core: coreChild.process.pid, worker: workerChild.process.pid };
     // Whose CPU an operation (or its floor) took: the stack's processes, the database and this process (the client,

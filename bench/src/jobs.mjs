@@ -27,7 +27,7 @@ export async function benchJobs({ say = (l) => process.stderr.write(`bench-jobs:
   const { startDatabase } = await import("@rms/test-db");
   const { MongoClient } = await import("mongodb");
   const { default: autocannon } = await import("autocannon");
-  const { freePort, newTestKey, startCoreProcess, startGatewayProcess, startNodeChild, PublicApi } = await import("@rms/cli/stack");
+  const { freePort, newTestKey, startCoreProcess, startGatewayProcess, startNodeChild, PublicApi, workerNodeFlags } = await import("@rms/cli/stack");
   const core = await import("@rms/core/bench");
 
   const dir = mkdtempSync(join(tmpdir(), "rms-bench-jobs-"));
@@ -51,14 +51,21 @@ export async function benchJobs({ say = (l) => process.stderr.write(`bench-jobs:
       }),
     );
     children.push(
-      startNodeChild("worker", join(root, "apps/core/dist/worker/main.js"), {
-        MONGODB_URI: database.uri,
-        MONGODB_DATABASE: databaseName,
-        LOG_LEVEL: "warn",
-        WORKER_METRICS_PORT: "0",
-        // BENCH_PROFILE=1: a CPU profile of the worker (written when it stops) into bench/results/profiles/.
-        ...(process.env.BENCH_PROFILE === "1" ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${join(root, "bench", "results", "profiles")}` } : {}),
-      }),
+      startNodeChild(
+        "worker",
+        join(root, "apps/core/dist/worker/main.js"),
+        {
+          MONGODB_URI: database.uri,
+          MONGODB_DATABASE: databaseName,
+          LOG_LEVEL: "warn",
+          WORKER_METRICS_PORT: "0",
+          // BENCH_PROFILE=1: a CPU profile of the worker (written when it stops) into bench/results/profiles/.
+          ...(process.env.BENCH_PROFILE === "1" ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${join(root, "bench", "results", "profiles")}` } : {}),
+        },
+        // With the heap `rms start` gives a worker (WORKER_HEAP_MB).
+        "inherit",
+        workerNodeFlags(),
+      ),
     );
     const { accountId, secret } = await newTestKey(`127.0.0.1:${corePort}`);
     api = new PublicApi(dir, gatewayPort, secret);
@@ -101,9 +108,19 @@ export async function benchJobs({ say = (l) => process.stderr.write(`bench-jobs:
     await raw.insertMany(docs, { ordered: false });
     const rawInsertMs = performance.now() - t;
     // The outbox floor (outbox-floor.mjs): the same inserts' events copied into `events` and pulled, by hand.
-    const floor = await outboxFloor({ db, raw, eventsName: RAW_EVENTS_COLLECTION });
+    const floor = await outboxFloor({ client: mongo, db, raw, eventsName: RAW_EVENTS_COLLECTION });
     say(`outbox floor: the relay's work over those ${ITEMS} resources, by hand`);
     const importFloorMs = rawInsertMs + (await floor.relayed(docs.map((d) => d._id)));
+    // The floor with the events written in the same batch as the resources (one transaction per chunk), on another tenant's copies.
+    const togetherTenant = { account: `acct_benchtogether${process.pid}`, livemode: false };
+    const togetherDocs = items("together").map((item, i) =>
+      core.importedResource(togetherTenant, core.importedResourceId("job_together", i, nowMs), { name: item.name, status: "active", metadata: [{ k: "tag", v: "raw" }] }, nowMs, {
+        requestId: null,
+        idempotencyKey: null,
+      }),
+    );
+    say(`floor with the events in the same batch: ${ITEMS} resources and their events, a transaction per ${1_000}`);
+    const importTogetherMs = await floor.together(togetherDocs);
     const rawLarge = async () => {
       const tenant = { account: `acct_benchrawlarge${process.pid}`, livemode: false };
       const many = Array.from({ length: LARGE_ITEMS }, (_, i) =>
@@ -127,6 +144,9 @@ export async function benchJobs({ say = (l) => process.stderr.write(`bench-jobs:
     say(`outbox floor: a bulk update of ${ITEMS} resources by hand, its status and metadata changed as the job's (one read, core's decisions, one bulk write, the relay's work)`);
     const updateFloor = await floor.update(baseTenant, { status: "active", metadata: [{ k: "step", v: "1" }] });
     if (updateFloor.changed !== ITEMS) throw new Error(`the update floor changed ${updateFloor.changed} of ${ITEMS}`);
+    say(`floor with the events in the same batch: a bulk update of ${ITEMS} resources by hand (one read, core's decisions, a transaction per 1,000 of updates and events)`);
+    const updateTogether = await floor.updateTogether(togetherTenant, { status: "paused", metadata: [{ k: "step", v: "1" }] });
+    if (updateTogether.changed !== ITEMS) throw new Error(`the update floor (together) changed ${updateTogether.changed} of ${ITEMS}`);
 
     // ---- the jobs, end to end through the public API
     say(`import of ${ITEMS} items (POST to succeeded)`);
@@ -178,6 +198,7 @@ export async function benchJobs({ say = (l) => process.stderr.write(`bench-jobs:
         raw_ms: rawInsertMs,
         ratio: imported.ms / rawInsertMs,
         floor_ms: importFloorMs,
+        floor_together_ms: importTogetherMs,
         created: imported.job.result.created,
       },
       update: {
@@ -189,6 +210,7 @@ export async function benchJobs({ say = (l) => process.stderr.write(`bench-jobs:
         floor_ms: updateFloor.ms,
         floor_write_ms: updateFloor.writeMs,
         floor_relay_ms: updateFloor.relayMs,
+        floor_together_ms: updateTogether.ms,
         updated: updated.job.result.updated,
       },
       import_large: large && { items: LARGE_ITEMS, jobs: large.jobs, job_ms: large.ms, raw_ms: rawLargeMs, ratio: large.ms / rawLargeMs, floor_ms: largeFloorMs },
@@ -254,6 +276,30 @@ export async function benchJobs({ say = (l) => process.stderr.write(`bench-jobs:
         against: `${Math.round(updateFloor.ms)} ms (writes ${Math.round(updateFloor.writeMs)}, relay ${Math.round(updateFloor.relayMs)})`,
       },
       {
+        check: `import of ${ITEMS.toLocaleString("en")} items vs its floor with the events in the same batch (a transaction per 1,000 inserting the resources and their events, by hand)`,
+        ratio: imported.ms / importTogetherMs,
+        target: "(context)",
+        ok: null,
+        measured: `${Math.round(imported.ms)} ms`,
+        against: `${Math.round(importTogetherMs)} ms`,
+      },
+      {
+        check: `bulk update of ${ITEMS.toLocaleString("en")} vs its floor with the events in the same batch (one read, core's decisions, a transaction per 1,000 of the updates and their events, by hand)`,
+        ratio: updated.ms / updateTogether.ms,
+        target: "(context)",
+        ok: null,
+        measured: `${Math.round(updated.ms)} ms`,
+        against: `${Math.round(updateTogether.ms)} ms`,
+      },
+      {
+        check: "floors with the events in the same batch vs raw insertMany and raw updateMany (what an event per change costs the database that way)",
+        ratio: importTogetherMs / rawInsertMs,
+        target: "(context)",
+        ok: null,
+        measured: `import ${(importTogetherMs / rawInsertMs).toFixed(2)}×, update ${(updateTogether.ms / rawUpdateMs).toFixed(2)}×`,
+        against: `${Math.round(rawInsertMs)} ms, ${Math.round(rawUpdateMs)} ms`,
+      },
+      {
         check: "outbox floor of the import of 10,000 vs raw insertMany; of the bulk update vs raw updateMany (what the outbox rule costs the database)",
         ratio: importFloorMs / rawInsertMs,
         target: "(context)",
@@ -281,9 +327,26 @@ export async function benchJobs({ say = (l) => process.stderr.write(`bench-jobs:
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
+  // Alone: bench/results/jobs.{json,md}, with the load average at the start and at the end (a shared machine).
+  const { writeFileSync } = await import("node:fs");
+  const { loadavg } = await import("node:os");
+  const loadAtStart = loadavg()[0];
+  const started = new Date().toISOString();
   const { rows, result } = await benchJobs();
-  process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
-  for (const r of rows)
-    process.stdout.write(`| ${r.check} | ${r.ratio.toFixed(2)} | ${r.target} | ${r.ok === null ? "" : r.ok ? "yes" : "**no**"} | ${r.measured} | ${r.against} |\n`);
+  const table = rows.map((r) => `| ${r.check} | ${r.ratio.toFixed(2)} | ${r.target} | ${r.ok === null ? "" : r.ok ? "yes" : "**no**"} | ${r.measured} | ${r.against} |`);
+  const md = [
+    "# The jobs rows alone (`node bench/src/jobs.mjs`)",
+    "",
+    `Measured ${started}; 1-minute load average ${loadAtStart.toFixed(1)} at the start, ${loadavg()[0].toFixed(1)} at the end.`,
+    "",
+    "| jobs check | ratio | target | met | measured | against |",
+    "|---|---|---|---|---|---|",
+    ...table,
+    "",
+  ].join("\n");
+  const out = join(root, "bench", "results");
+  writeFileSync(join(out, "jobs.json"), `${JSON.stringify({ started, load_at_start: loadAtStart, load_at_end: loadavg()[0], result }, null, 2)}\n`);
+  writeFileSync(join(out, "jobs.md"), md);
+  process.stdout.write(md);
   process.exit(0);
 }

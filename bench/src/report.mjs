@@ -10,6 +10,26 @@ const ratio = (x, y) => (y ? x / y : NaN);
 /** CPU ms per request of the gateway and core together, two decimals. */
 const serviceCpu = (r) => ((r.cpu_ms_per_request?.gateway ?? NaN) + (r.cpu_ms_per_request?.core ?? NaN)).toFixed(2);
 
+/**
+ * GET with tracing on (`on`, spans exported over OTLP/HTTP to a local sink) against the same GET with tracing off, both
+ * stacks up. CPU per request says more than req/s on a shared machine: gateway + core, traced and not, and their ratio.
+ */
+function tracingCheck(results, on, off, sampled) {
+  const a = results[on];
+  const b = results[off];
+  if (!a || !b) return null;
+  const cpuRatio = Number(serviceCpu(b)) / Number(serviceCpu(a));
+  return {
+    check: `GET /v1/resources/:id with tracing on (${sampled}) vs the same GET with tracing off, both stacks up; gateway + core CPU per request ${serviceCpu(a)} ms vs ${serviceCpu(b)} ms (${cpuRatio.toFixed(2)} of untraced by CPU)`,
+    rps: ratio(a.rps, b.rps),
+    p99: ratio(a.p99, b.p99),
+    target: "(context)",
+    ok: null,
+    a,
+    b,
+  };
+}
+
 /** One check: run `a` against run `b`; `time` when lower is better (the ratio is b's req/s over a's). */
 function check(results, label, aName, bName, { target = "(context)", minRps, maxP99, maxTime, time = false } = {}) {
   const a = results[aName];
@@ -87,19 +107,20 @@ export function checks(results, { depth, updates, updateWindow, big }) {
           check: `committed create (its 201) -> its delivery at a local receiver, ${Math.round(results.create_to_delivery.rps)} creates/s (half the deliveries/s of 1 endpoint), ${results.create_to_delivery.total} deliveries: p99 (ms); p50 ${results.create_to_delivery.p50?.toFixed(1)} ms`,
           rps: NaN,
           p99: results.create_to_delivery.p99,
-          target: "p99 ≤ 150 ms, p50 ≤ 30 ms",
-          ok: results.create_to_delivery.p99 <= 150 && results.create_to_delivery.p50 <= 30,
+          target: "p99 ≤ 150 ms",
+          ok: results.create_to_delivery.p99 <= 150,
           a: results.create_to_delivery,
           b: results.baseline_b,
         }
       : null,
+    // Issue 48's targets, against bare loops that keep their connections alive as the worker does.
     check(results, "deliveries/s of one worker to 1 endpoint vs a bare loop of signed POSTs to the same receiver", "deliveries_1", "deliveries_bare", {
-      target: "≥ 0.50 req/s",
-      minRps: 0.5,
+      target: "≥ 0.35 req/s",
+      minRps: 0.35,
     }),
     check(results, "deliveries/s of one worker to 16 endpoints vs a bare loop of signed POSTs to the same 16 (4 in flight each)", "deliveries_16", "deliveries_bare_16", {
-      target: "≥ 0.50 req/s",
-      minRps: 0.5,
+      target: "≥ 0.60 req/s",
+      minRps: 0.6,
     }),
     results.backlog_drain
       ? check(
@@ -107,7 +128,7 @@ export function checks(results, { depth, updates, updateWindow, big }) {
           `a backlog of ${results.backlog_drain.total.toLocaleString("en")} events for one endpoint drained by one worker vs the bare loop's time for the same POSTs (time)`,
           "backlog_drain",
           "backlog_bare",
-          { target: "≤ 1.2× time", maxTime: 1.2, time: true },
+          { target: "≤ 2× time", maxTime: 2, time: true },
         )
       : null,
     check(
@@ -116,8 +137,8 @@ export function checks(results, { depth, updates, updateWindow, big }) {
       "post_webhooks",
       "post_again",
       {
-        target: "≥ 0.90 req/s",
-        minRps: 0.9,
+        target: "≥ 0.80 req/s",
+        minRps: 0.8,
       },
     ),
     results.calm_create_to_delivery_noisy
@@ -131,18 +152,8 @@ export function checks(results, { depth, updates, updateWindow, big }) {
           b: results.calm_create_to_delivery,
         }
       : null,
-    results.get_tracing_on && results.get_tracing_off
-      ? {
-          // CPU per request says more than req/s on a shared machine: gateway + core, traced and not.
-          check: `GET /v1/resources/:id with tracing on (every request sampled, spans exported over OTLP/HTTP to a local sink) vs the same GET with tracing off, both stacks up; gateway + core CPU per request ${serviceCpu(results.get_tracing_on)} ms vs ${serviceCpu(results.get_tracing_off)} ms`,
-          rps: ratio(results.get_tracing_on.rps, results.get_tracing_off.rps),
-          p99: ratio(results.get_tracing_on.p99, results.get_tracing_off.p99),
-          target: "(context)",
-          ok: null,
-          a: results.get_tracing_on,
-          b: results.get_tracing_off,
-        }
-      : null,
+    tracingCheck(results, "get_tracing_on", "get_tracing_off", "every request sampled"),
+    tracingCheck(results, "get_tracing_ratio", "get_tracing_off_ratio", "the production default: a ratio of requests sampled, the others sampled out"),
     results.get_request_logs_on && results.get_request_logs_off
       ? {
           // Issue 28: recording every request (after the answer, batched) against a stack with REQUEST_LOGS=off.

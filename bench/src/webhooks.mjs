@@ -105,8 +105,8 @@ export async function webhookRows({ run, results, stack, api, newApi, apiUrl, re
   }
   await statusClient.close();
 
-  // The same deliveries without the pipeline: a bare loop of signed POSTs (the worker's signature and headers, a new
-  // connection each, as the worker makes them) to the same receiver, as many in flight as one endpoint gets
+  // The same deliveries without the pipeline: a bare loop of signed POSTs (the worker's signature and headers, over
+  // keep-alive connections, as the worker makes them) to the same receiver, as many in flight as one endpoint gets
   // (WEBHOOK_ENDPOINT_CONCURRENCY's default).
   say("run a bare loop of signed POSTs to the receiver");
   results.deliveries_bare = await bareDeliveries(receiver, deliveries);
@@ -240,9 +240,13 @@ async function writeCommands(client) {
   return ["insert", "update", "delete", "findAndModify"].reduce((sum, name) => sum + Number(metrics.commands[name]?.total ?? 0), 0);
 }
 
-/** A signed POST of a resource.created body to `path` at the receiver, a new connection each, as the worker makes them. */
+/**
+ * A signed POST of a resource.created body to `path` at the receiver, over keep-alive connections of its own (one
+ * agent per path, as the worker keeps one per endpoint and pinned address: webhooks/connections.ts).
+ */
 async function signedPoster(receiver, path) {
-  const { request } = await import("node:http");
+  const { Agent, request } = await import("node:http");
+  const agent = new Agent({ keepAlive: true, maxFreeSockets: 4, scheduling: "lifo" });
   const { signatureHeader } = await import("@rms/core/bench");
   const secret = `whsec_${Buffer.from("bench bare loop secret 32 bytes!").toString("base64")}`;
   const url = new URL(receiver.url(path));
@@ -266,7 +270,7 @@ async function signedPoster(receiver, path) {
           hostname: url.hostname,
           port: url.port,
           path: url.pathname,
-          agent: false,
+          agent,
           headers: {
             "content-type": "application/json",
             "content-length": String(Buffer.byteLength(body)),

@@ -78,6 +78,20 @@ export async function insertPositioned<D extends Tenanted>(
   return [];
 }
 
+/**
+ * As `insertPositioned`, inside the caller's transaction (`session`): the counters' increments and the inserts commit
+ * with whatever else that transaction writes (a bulk job's chunk writes its changes and their events together:
+ * apps/core's `eventPublisher`). Every document must be new: a duplicate aborts the caller's transaction, which
+ * leaves out what exists when it runs again. Answers the documents with their positions.
+ */
+export async function insertPositionedIn<D extends Tenanted>(collections: PositionedCollections<D>, docs: readonly D[], session: ClientSession): Promise<(D & { pos: number })[]> {
+  const pending = unique(docs);
+  if (pending.length === 0) return [];
+  const written = await positioned(collections.counters, pending, session, {});
+  await collections.documents.insertMany(written as unknown as OptionalUnlessRequiredId<D>[], { session, ordered: true });
+  return written;
+}
+
 /** The documents with their positions: one `$inc` per tenant, in tenant order, each tenant's in the order given. */
 async function positioned<D extends Tenanted>(
   counters: Collection<PositionCounter>,

@@ -1,6 +1,6 @@
 import { ConfigError } from "@rms/config";
 import { describe, expect, it } from "vitest";
-import { tracingConfig } from "./config.js";
+import { PRODUCTION_SAMPLE_RATIO, tracingConfig } from "./config.js";
 
 describe("tracingConfig", () => {
   it("is off without any OTEL_ variable: no exporter, the process's own service name", () => {
@@ -33,6 +33,14 @@ describe("tracingConfig", () => {
     expect(fromAttributes.serviceName).toBe("a");
     expect(fromAttributes.resourceAttributes).toEqual({ "deployment.environment": "prod" });
     expect(tracingConfig({ OTEL_SERVICE_NAME: "b", OTEL_RESOURCE_ATTRIBUTES: "service.name=a" }, "x").serviceName).toBe("b");
+  });
+
+  it("samples a ratio of traces by default in production (NODE_ENV=production), every trace elsewhere; the variables still decide", () => {
+    const on = { OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318" };
+    expect(tracingConfig({ ...on, NODE_ENV: "production" }, "x").sampler).toEqual({ name: "parentbased_traceidratio", ratio: PRODUCTION_SAMPLE_RATIO });
+    expect(tracingConfig({ ...on, NODE_ENV: "development" }, "x").sampler).toEqual({ name: "parentbased_always_on", ratio: 1 });
+    expect(tracingConfig({ ...on, NODE_ENV: "production", OTEL_TRACES_SAMPLER_ARG: "0.5" }, "x").sampler).toEqual({ name: "parentbased_traceidratio", ratio: 0.5 });
+    expect(tracingConfig({ ...on, NODE_ENV: "production", OTEL_TRACES_SAMPLER: "always_on" }, "x").sampler.name).toBe("always_on");
   });
 
   it("reads the sampler and the batch settings", () => {

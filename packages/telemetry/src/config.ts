@@ -23,6 +23,14 @@ export interface TracingConfig {
 
 type Env = Readonly<Record<string, string | undefined>>;
 
+/**
+ * The share of traces recorded in production (NODE_ENV=production, as the image sets) when OTEL_TRACES_SAMPLER is
+ * unset: the default sampler there is `parentbased_traceidratio` at this ratio, so tracing at volume records one
+ * request in ten and the others cost a span that records nothing (docs/observability.md, "Sampling"). Elsewhere
+ * (development, tests, the bench) the default stays the specification's `parentbased_always_on`.
+ */
+export const PRODUCTION_SAMPLE_RATIO = 0.1;
+
 function value(env: Env, name: string): string | undefined {
   const v = env[name]?.trim();
   return v === undefined || v === "" ? undefined : v;
@@ -72,10 +80,11 @@ export function tracingConfig(env: Env, defaultServiceName: string): TracingConf
   const protocol = value(env, protocolVariable) ?? "http/protobuf";
   if (!(PROTOCOLS as readonly string[]).includes(protocol)) throw new ConfigError(`${protocolVariable} must be http/protobuf or http/json`);
 
-  const sampler = (value(env, "OTEL_TRACES_SAMPLER") ?? "parentbased_always_on").toLowerCase() as SamplerName;
+  const production = value(env, "NODE_ENV") === "production";
+  const sampler = (value(env, "OTEL_TRACES_SAMPLER") ?? (production ? "parentbased_traceidratio" : "parentbased_always_on")).toLowerCase() as SamplerName;
   if (!SAMPLERS.includes(sampler)) throw new ConfigError(`OTEL_TRACES_SAMPLER must be one of ${SAMPLERS.join(", ")}`);
   const arg = value(env, "OTEL_TRACES_SAMPLER_ARG");
-  const ratio = arg === undefined ? 1 : Number(arg);
+  const ratio = arg === undefined ? (production ? PRODUCTION_SAMPLE_RATIO : 1) : Number(arg);
   if (sampler.endsWith("traceidratio") && !(Number.isFinite(ratio) && ratio >= 0 && ratio <= 1)) throw new ConfigError("OTEL_TRACES_SAMPLER_ARG must be a number from 0 to 1");
 
   let attributes: Record<string, string>;

@@ -133,14 +133,15 @@ export function failSpan(span: Span, error: unknown, message?: string): void {
 }
 
 /**
- * `trace_id` and `span_id` of the active span for a log line (pino's `mixin`), or no fields when none is active.
+ * `trace_id` and `span_id` of the active span for a log line (pino's `mixin`), or no fields when none is active or
+ * its trace is not sampled (no trace holds those ids: a line of a sampled-out request names none).
  * A new object every time: pino merges the line's own fields into it. With tracing off this is one context lookup.
  */
 export function traceLogFields(): { trace_id?: string; span_id?: string } {
   const span = trace.getActiveSpan();
   if (!span) return {};
   const sc = span.spanContext();
-  return trace.isSpanContextValid(sc) ? { trace_id: sc.traceId, span_id: sc.spanId } : {};
+  return (sc.traceFlags & TraceFlags.SAMPLED) !== 0 && trace.isSpanContextValid(sc) ? { trace_id: sc.traceId, span_id: sc.spanId } : {};
 }
 
 /** pino options for a process's logger: with tracing on, `traceLogFields` as its `mixin`; off, nothing (no cost per line). */

@@ -1,6 +1,6 @@
 // Tracing every process shares: one set-up from the standard OTEL_* variables (off unless an exporter is asked for),
 // and the small helpers that carry W3C trace context through gRPC metadata, HTTP headers and stored documents.
-export { tracingConfig, type OtlpProtocol, type SamplerName, type TracingConfig } from "./config.js";
+export { PRODUCTION_SAMPLE_RATIO, tracingConfig, type OtlpProtocol, type SamplerName, type TracingConfig } from "./config.js";
 export { startTracing, tracedProcess, type Tracing } from "./setup.js";
 export { tracingOn } from "./state.js";
 export {

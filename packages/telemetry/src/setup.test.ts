@@ -62,6 +62,16 @@ describe("with tracing on", () => {
     );
   });
 
+  it("under a sampled-out parent records nothing and logs no ids, yet stores and sends the parent's trace as not sampled", async () => {
+    const unsampled = contextOfStored({ traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00" });
+    await inSpan("sampled out", { kind: SpanKind.CONSUMER, parent: unsampled }, async (span) => {
+      expect(span.isRecording()).toBe(false);
+      expect(traceLogFields()).toEqual({});
+      // Its children in other processes (a worker's delivery) stay unsampled: the flag travels with the trace id.
+      expect(storedTrace()!.traceparent).toMatch(/^00-4bf92f3577b34da6a3ce929d0e0e4736-[0-9a-f]{16}-00$/);
+    });
+  });
+
   it("ignores a missing or malformed stored trace (a new trace starts)", () => {
     expect(trace.getSpan(contextOfStored(undefined))).toBeUndefined();
     expect(trace.getSpan(contextOfStored({ traceparent: "00-nothex-00-01" }))).toBeUndefined();

@@ -8,6 +8,7 @@ import { AdminService, bearerMetadata, createClient, mutualTlsCredentials } from
 import { startReplicaSet, type ReplicaSetMember, type RunningReplicaSet } from "@rms/test-db";
 import { coreEnv, gatewayEnv, workerEnv, type Resolved } from "../stack/child-env.js";
 import { startNodeChild, startProgramChild, type Child } from "../stack/children.js";
+import { workerNodeFlags } from "../stack/heap.js";
 import type { StackConfig } from "../stack/config.js";
 import { entryPoint, type ProcessKind } from "../stack/entry-points.js";
 import { freePort } from "../stack/processes.js";
@@ -239,7 +240,9 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
 
     // Workers share only the database; they start once core has made the indexes.
     for (let n = 1; n <= CLUSTER_SHAPE.workers; n++) {
-      supervise(`worker${n}`, () => startNodeChild(`worker${n}`, scriptOf(`worker${n}`), workerEnv(env, { ...config, WORKER_METRICS_PORT: 0 }, resolved, n)));
+      supervise(`worker${n}`, () =>
+        startNodeChild(`worker${n}`, scriptOf(`worker${n}`), workerEnv(env, { ...config, WORKER_METRICS_PORT: 0 }, resolved, n), "inherit", workerNodeFlags(config.WORKER_HEAP_MB)),
+      );
     }
 
     // Gateways on loopback only (HAProxy is their way in), each talking to its own core, trusting HAProxy's source

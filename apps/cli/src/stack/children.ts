@@ -14,11 +14,12 @@ export interface Child {
  * Starts a Node.js child that shares our stdout/stderr, with exactly `env` (empty values left out): nothing
  * else of our environment, so a child never gets what it must not have (e.g. the admin token). Its stdin is
  * a pipe it watches (RMS_SUPERVISED=1): if this process dies, even by SIGKILL, the pipe closes and the child
- * shuts itself down, so none outlives the launcher. With `stdout: "pipe"` its stdout is the caller's to read.
+ * shuts itself down, so none outlives the launcher. With `stdout: "pipe"` its stdout is the caller's to read;
+ * `nodeFlags` go to Node itself (a worker's heap: heap.ts).
  */
-export function startNodeChild(name: string, script: string, env: Record<string, string>, stdout: "inherit" | "pipe" = "inherit"): Child {
+export function startNodeChild(name: string, script: string, env: Record<string, string>, stdout: "inherit" | "pipe" = "inherit", nodeFlags: readonly string[] = []): Child {
   const childEnv = Object.fromEntries(Object.entries({ ...env, RMS_SUPERVISED: "1" }).filter(([, value]) => value !== ""));
-  const child = spawn(process.execPath, [script], {
+  const child = spawn(process.execPath, [...nodeFlags, script], {
     env: childEnv,
     // `pipe`: the caller reads the child's log lines from `process.stdout` (tests).
     stdio: ["pipe", stdout, "inherit"],

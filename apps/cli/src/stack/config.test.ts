@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { parseStackConfig } from "./config.js";
+import { DEFAULT_WORKER_HEAP_MB, WORKER_SEMI_SPACE_MB, workerNodeFlags } from "./heap.js";
 
 describe("stack configuration", () => {
   it("defaults every variable of the contract", () => {
@@ -12,7 +13,14 @@ describe("stack configuration", () => {
       WORKER_METRICS_PORT: 9466,
       LOG_LEVEL: "info",
       WORKERS: 1,
+      WORKER_HEAP_MB: DEFAULT_WORKER_HEAP_MB,
     });
+  });
+
+  it("gives workers the heap WORKER_HEAP_MB names, or V8's own sizing for 0", () => {
+    expect(workerNodeFlags(parseStackConfig({ WORKER_HEAP_MB: "256" }).WORKER_HEAP_MB)).toEqual(["--max-old-space-size=256", `--max-semi-space-size=${WORKER_SEMI_SPACE_MB}`]);
+    expect(workerNodeFlags(parseStackConfig({ WORKER_HEAP_MB: "0" }).WORKER_HEAP_MB)).toEqual([]);
+    expect(() => parseStackConfig({ WORKER_HEAP_MB: "32" })).toThrow("WORKER_HEAP_MB must be 0 (no cap) or a whole number of MiB from 64 to 65536");
   });
 
   it("treats empty values as unset", () => {

@@ -2,6 +2,7 @@ import { tracingConfig } from "@rms/telemetry";
 import { address, ConfigError, databaseName, filePath, ipList, logLevel, mongoUri, parseEnvironment, port, positiveInt, rateLimitStore, token } from "@rms/config";
 import { settingsVariables } from "@rms/core/settings";
 import { z } from "zod";
+import { DEFAULT_WORKER_HEAP_MB } from "./heap.js";
 
 /**
  * Every variable `npm start` reads or hands to core and gateway (CONTRACT.md section 9, in ../shared/docs/), checked before anything
@@ -47,6 +48,14 @@ const schema = z
       .transform(Number)
       .refine((n) => n <= 64, "must be a whole number from 0 to 64")
       .default(1),
+    /** Each worker's old generation in MiB (heap.ts); 0: V8's own sizing. */
+    WORKER_HEAP_MB: z
+      .string()
+      .trim()
+      .regex(/^\d{1,5}$/, "must be a whole number of MiB from 0 to 65536 (0: no cap)")
+      .transform(Number)
+      .refine((n) => n === 0 || (n >= 64 && n <= 65_536), "must be 0 (no cap) or a whole number of MiB from 64 to 65536")
+      .default(DEFAULT_WORKER_HEAP_MB),
     ...settingsVariables,
   })
   .superRefine((c, ctx) => {

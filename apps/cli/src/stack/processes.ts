@@ -5,6 +5,7 @@ import { AdminService, KeyKind, bearerMetadata, createClient } from "@rms/proto"
 import { freePort } from "@rms/test-db";
 import { startNodeChild, waitUntil, type Child } from "./children.js";
 import { entryPoint } from "./entry-points.js";
+import { workerNodeFlags } from "./heap.js";
 
 export const ADMIN_TOKEN = "process-test-admin-token-0123456789";
 export const GATEWAY_TOKEN = "process-test-gateway-token-0123456789";
@@ -51,8 +52,18 @@ export async function startCoreProcess(options: {
   return core;
 }
 
-/** A worker as a real process (webhook deliveries, jobs); it answers nothing, so it is running once spawned. */
-export function startWorkerProcess(options: { mongoUri: string; databaseName: string; name?: string; env?: Record<string, string>; stdout?: "inherit" | "pipe" }): Child {
+/**
+ * A worker as a real process (webhook deliveries, jobs), with the heap the launcher gives one (heap.ts; `heapMb`);
+ * it answers nothing, so it is running once spawned.
+ */
+export function startWorkerProcess(options: {
+  mongoUri: string;
+  databaseName: string;
+  name?: string;
+  env?: Record<string, string>;
+  stdout?: "inherit" | "pipe";
+  heapMb?: number;
+}): Child {
   return startNodeChild(
     options.name ?? "worker",
     entryPoint("worker"),
@@ -65,6 +76,7 @@ export function startWorkerProcess(options: { mongoUri: string; databaseName: st
       ...options.env,
     },
     options.stdout,
+    workerNodeFlags(options.heapMb),
   );
 }
 

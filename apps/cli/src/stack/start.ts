@@ -8,6 +8,7 @@ import { ensureAdminToken, ensureClientsFile, ensureGatewayToken, ensureSecretKe
 import { adminTokenFileOf, clientsFileOf, corePidFileOf, dataDirOf, gatewayTokenFileOf, secretKeyFileOf } from "../paths.js";
 import { coreEnv, gatewayEnv, workerEnv } from "./child-env.js";
 import { startNodeChild, waitUntil, type Child } from "./children.js";
+import { workerNodeFlags } from "./heap.js";
 import { entryPoint } from "./entry-points.js";
 import { makePrivate, PRIVATE_UMASK } from "./private-dir.js";
 import { parseStackConfig, StackConfigError, type StackConfig } from "./config.js";
@@ -178,7 +179,7 @@ export async function startStack(env: Record<string, string | undefined>): Promi
 
     // Workers share only the database with core; they start once core has made the indexes.
     for (let n = 1; n <= config.WORKERS; n++) {
-      children.push(startNodeChild(`worker-${n}`, entryPoint("worker"), workerEnv(env, config, resolved, n)));
+      children.push(startNodeChild(`worker-${n}`, entryPoint("worker"), workerEnv(env, config, resolved, n), "inherit", workerNodeFlags(config.WORKER_HEAP_MB)));
     }
 
     const gateway = startNodeChild("gateway", entryPoint("gateway"), gatewayEnv(env, config, resolved));

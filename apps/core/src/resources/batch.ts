@@ -84,7 +84,11 @@ export function importedResource(
 
 /** What one item of a bulk job comes to, given the resource as read now. */
 export type ItemDecision =
-  | { kind: "write"; op: AnyBulkWriteOperation<MarkedResource> }
+  /**
+   * The item's versioned, marked write: `op` with its event in the resource's outbox; `direct` the same change
+   * without it, for a write whose `event` (stamped with the version it makes) is inserted in the same transaction.
+   */
+  | { kind: "write"; op: AnyBulkWriteOperation<MarkedResource>; direct: AnyBulkWriteOperation<MarkedResource>; event: PendingEvent }
   /** Applied already (by this job before a takeover) or nothing to change. */
   | { kind: "done" }
   /** Gone before the job reached it (deleted by someone else). */
@@ -108,16 +112,15 @@ function marked(doc: Loaded<MarkedResource>, job: string): boolean {
  * tombstone included, moves it, so the document is still the live, unmarked one that was decided on).
  * The `_id` index finds the one document; the version is checked on it.
  */
-function guardedWrite(doc: Loaded<MarkedResource>, job: string, set: Partial<MarkedResource>, event: PendingEvent): AnyBulkWriteOperation<MarkedResource> {
+function guardedWrite(doc: Loaded<MarkedResource>, job: string, set: Partial<MarkedResource>, event: PendingEvent): Extract<ItemDecision, { kind: "write" }> {
+  const filter = { _id: doc._id, version: doc.version } as Filter<MarkedResource>;
+  const stamped = { ...event, sequence: doc.version + 1 };
+  const mark = { job_marks: { $each: [job], $slice: -JOB_MARKS_KEPT } };
   return {
-    updateOne: {
-      filter: { _id: doc._id, version: doc.version } as Filter<MarkedResource>,
-      update: {
-        $set: set,
-        $inc: { version: 1 },
-        $push: { pending_events: { $each: [{ ...event, sequence: doc.version + 1 }] }, job_marks: { $each: [job], $slice: -JOB_MARKS_KEPT } },
-      } as never,
-    },
+    kind: "write",
+    op: { updateOne: { filter, update: { $set: set, $inc: { version: 1 }, $push: { pending_events: { $each: [stamped] }, ...mark } } as never } },
+    direct: { updateOne: { filter, update: { $set: set, $inc: { version: 1 }, $push: mark } as never } },
+    event: stamped,
   };
 }
 
@@ -144,7 +147,7 @@ export function updateDecision(doc: Current, change: BulkChange, job: string, te
   const previous = changedFields(before, after);
   if (!previous) return { kind: "done" };
   const event: PendingEvent = newEvent("resource.updated", tenant, after, request, previous);
-  return { kind: "write", op: guardedWrite(doc, job, { status: after.status, metadata: after.metadata }, event) };
+  return guardedWrite(doc, job, { status: after.status, metadata: after.metadata }, event);
 }
 
 /** One item of a bulk delete: its tombstone with the `resource.deleted` event, or why none (deleted by this job already: done, once). */
@@ -153,7 +156,7 @@ export function deleteDecision(doc: Current, job: string, tenant: Tenant, reques
   if (marked(doc, job)) return { kind: "done" };
   if (doc.deleted) return { kind: "skipped" };
   const event: PendingEvent = newEvent("resource.deleted", tenant, stateOf(doc), request);
-  return { kind: "write", op: guardedWrite(doc, job, tombstoneFields(doc._id), event) };
+  return guardedWrite(doc, job, tombstoneFields(doc._id), event);
 }
 
 /** Did this job's write land on the resource (read again after a batch)? */

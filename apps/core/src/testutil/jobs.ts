@@ -10,7 +10,9 @@ import type { RequestedParams } from "../jobs/model.js";
 import { JobFiles } from "../files/for-jobs.js";
 import { DEFAULT_JOBS_QUEUED_PER_ACCOUNT } from "../settings.js";
 import type { RunOptions } from "../jobs/runner/run.js";
-import type { RunnerJob } from "../jobs/runner/seam.js";
+import type { JobRun, RunnerJob } from "../jobs/runner/seam.js";
+import { RunTransactions } from "../jobs/runner/transactions.js";
+import { eventPublisher } from "../event-relay.js";
 import { DEFAULT_RETRY } from "../jobs/runner/transient.js";
 import { importedResource, importedResourceId } from "../resources/batch.js";
 import type { ResourceDocument, ResourceStatusName } from "../resources/model.js";
@@ -65,10 +67,28 @@ export function jobRunOptions(options: Pick<RunOptions, "db" | "owner" | "leases
     logger: pino({ level: "silent" }),
     leaseMs: 60_000,
     written: () => {},
+    publish: eventPublisher(options.db),
     stopping: () => false,
     sleep: async () => {},
     retry: DEFAULT_RETRY,
     ...options,
+  };
+}
+
+/**
+ * A claimed job's run as an executor sees it, made by hand (an executor's steps driven by the test): file storage on
+ * `db`, the run's transactions under `owner`'s lease, its events published as a worker publishes them, and the
+ * written documents' ids collected into `written`.
+ */
+export function handRun(db: Db, job: RunnerJob, owner: string, written: string[] = []): JobRun {
+  const transactions = new RunTransactions(db, job, owner, pino({ level: "silent" }));
+  return {
+    db,
+    files: jobFiles(db),
+    job,
+    written: (_collection, ids) => written.push(...ids),
+    inTransaction: (work) => transactions.run(work),
+    publish: eventPublisher(db),
   };
 }
 

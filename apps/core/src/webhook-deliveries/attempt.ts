@@ -4,6 +4,7 @@ import type { Logger } from "pino";
 import { newId } from "../ids.js";
 import type { CoreSettings } from "../settings.js";
 import { EVENTS_COLLECTION } from "../storage/relay.js";
+import type { EndpointConnections } from "../webhooks/connections.js";
 import { deliver, type DeliveryOptions, type DeliveryOutcome } from "../webhooks/deliver.js";
 import { eventBody } from "./event-body.js";
 import {
@@ -55,6 +56,8 @@ export interface AttemptRequest {
   readonly delivery?: string;
   /** A fixed id (the worker's, per delivery and attempt number); a fresh `wa_` id when absent. */
   readonly attemptId?: string;
+  /** The endpoint's keep-alive connections (webhooks/connections.ts); absent, the attempt opens one of its own. */
+  readonly connections?: EndpointConnections;
 }
 
 export interface AppliedAttempt {
@@ -132,7 +135,10 @@ export async function performAttempt(env: DeliveryEnvironment, request: AttemptR
   const outcome: DeliveryOutcome | null =
     secrets.length === 0
       ? null
-      : await deliver({ url: endpoint.url, eventId: event._id, body: eventBody(event), secrets }, { allowPrivate: env.allowPrivate, now, ...env.transport });
+      : await deliver(
+          { url: endpoint.url, eventId: event._id, body: eventBody(event), secrets },
+          { allowPrivate: env.allowPrivate, now, ...env.transport, ...(request.connections ? { connections: request.connections } : {}) },
+        );
   return {
     _id: request.attemptId ?? newId("wa", now()),
     account: endpoint.account,

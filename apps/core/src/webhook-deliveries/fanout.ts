@@ -1,7 +1,7 @@
 import { isDuplicateKeyError } from "@rms/proto";
-import type { Db, Filter, MongoBulkWriteError } from "mongodb";
+import type { ClientSession, Db, Filter, MongoBulkWriteError } from "mongodb";
 import { EVENTS_COLLECTION } from "../storage/relay.js";
-import { wakeLanes } from "./lanes.js";
+import { wakeLanes, type LaneWork } from "./lanes.js";
 import { scheduledDeliveryId, WEBHOOK_DELIVERIES_COLLECTION, WEBHOOK_ENDPOINTS_COLLECTION, type DeliveryDocument, type DeliveryEndpoint, type FannedOutEvent } from "./model.js";
 
 /** The fields the relay's events carry that fan-out reads. */
@@ -14,7 +14,7 @@ export interface RelayedEvent {
   object?: { id?: unknown };
 }
 
-const OPERATION = { timeoutMS: 5_000 } as const;
+const OPERATION_ALONE = { timeoutMS: 5_000 } as const;
 
 /** True when an endpoint's `enabled_events` asks for this type: `*` or the exact type. */
 export function wantsEvent(enabledEvents: readonly string[], type: string): boolean {
@@ -36,13 +36,29 @@ function allDuplicates(error: unknown): boolean {
  * deliveries. An event already in `events` was fanned out before its insert: it is left as it is, so a
  * relay repeated after a crash never adds a delivery its stored `pending_endpoints` does not name.
  */
+/** How a fan-out runs inside a transaction: its reads and inserts with `session`, its lanes woken after the commit. */
+export interface FanOutInTransaction {
+  readonly session: ClientSession;
+  /** Receives the lanes to wake (lanes.ts `wakeLanes`), which the caller wakes once the transaction has committed. */
+  readonly wakeAfter: LaneWork[];
+}
+
 export function webhookFanOut(db: Db, now: () => number = Date.now) {
   const events = db.collection<FannedOutEvent>(EVENTS_COLLECTION);
   const endpoints = db.collection<DeliveryEndpoint>(WEBHOOK_ENDPOINTS_COLLECTION);
   const deliveries = db.collection<DeliveryDocument>(WEBHOOK_DELIVERIES_COLLECTION);
 
-  return async function prepare<E extends RelayedEvent>(batch: readonly E[]): Promise<(E & { pending_endpoints?: string[]; undelivered?: true })[]> {
+  /**
+   * With `transaction`, everything is written with its session and the lanes are left to wake after its commit
+   * (a lane's write inside it would meet the workers' writes of the same lane); alone, each write stands by itself.
+   */
+  return async function prepare<E extends RelayedEvent>(
+    batch: readonly E[],
+    transaction?: FanOutInTransaction,
+  ): Promise<(E & { pending_endpoints?: string[]; undelivered?: true })[]> {
     if (batch.length === 0) return [];
+    // Inside a transaction its session bounds the operations (a time limit of their own is not allowed there).
+    const operation = transaction ? { session: transaction.session } : OPERATION_ALONE;
     // One read of endpoints per tenant in the batch (a document's events share one tenant).
     const byTenant = new Map<string, Pick<DeliveryEndpoint, "_id" | "enabled_events">[]>();
     for (const event of batch) {
@@ -51,7 +67,7 @@ export function webhookFanOut(db: Db, now: () => number = Date.now) {
       const found = await endpoints
         .find({ account: event.account, livemode: event.livemode, status: "enabled" } as Filter<DeliveryEndpoint>, {
           projection: { _id: 1, enabled_events: 1 },
-          ...OPERATION,
+          ...operation,
         })
         .toArray();
       byTenant.set(key, found);
@@ -69,7 +85,7 @@ export function webhookFanOut(db: Db, now: () => number = Date.now) {
     // copy of an event copied before is a duplicate key whatever it carries).
     const asked = batch.filter((e) => wanting.get(e._id)!.length > 0).map((e) => e._id);
     const copied = new Set(
-      asked.length === 0 ? [] : (await events.find({ _id: { $in: asked } } as Filter<FannedOutEvent>, { projection: { _id: 1 }, ...OPERATION }).toArray()).map((e) => e._id),
+      asked.length === 0 ? [] : (await events.find({ _id: { $in: asked } } as Filter<FannedOutEvent>, { projection: { _id: 1 }, ...operation }).toArray()).map((e) => e._id),
     );
 
     const created = Math.floor(now() / 1000);
@@ -101,12 +117,14 @@ export function webhookFanOut(db: Db, now: () => number = Date.now) {
     });
     if (toInsert.length > 0) {
       try {
-        await deliveries.insertMany(toInsert, { ordered: false, ...OPERATION });
+        await deliveries.insertMany(toInsert, { ordered: false, ...operation });
       } catch (error) {
-        if (!allDuplicates(error)) throw error;
+        // (Inside a transaction a duplicate aborts it: the caller's transaction is retried, and nothing is fanned out twice.)
+        if (transaction || !allDuplicates(error)) throw error;
       }
       // After the insert (a repeat after a crash wakes them again): each endpoint's lane gets its turn.
-      await wakeLanes(db, toInsert, dueAt);
+      if (transaction) transaction.wakeAfter.push(...toInsert);
+      else await wakeLanes(db, toInsert, dueAt);
     }
     return prepared;
   };

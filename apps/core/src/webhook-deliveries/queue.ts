@@ -6,6 +6,7 @@ import { ensureExpiryIndex } from "../storage/expiry.js";
 import { LeaseQueue } from "../storage/lease.js";
 import { EVENT_RETENTION_MS, EVENTS_COLLECTION } from "../storage/relay.js";
 import { contextOfStored, inSpan, SpanKind, SpanStatusCode } from "@rms/telemetry";
+import { ConnectionPool, type EndpointConnections } from "../webhooks/connections.js";
 import { DELIVERY_TIMEOUT_MS } from "../webhooks/deliver.js";
 import { nextAttemptAtMs } from "../webhooks/schedule.js";
 import { applyAttempt, performAttempt, type DeliveryEnvironment } from "./attempt.js";
@@ -109,6 +110,8 @@ export interface DeliveryQueueOptions {
   readonly lookAgainAt?: (atMs: number) => void;
   /** The group-commit window of the writes after a POST (bookkeeping.ts, BOOKKEEPING_WINDOW_MS by default). */
   readonly bookkeepingWindowMs?: number;
+  /** How long a flight goes on claiming its endpoint's deliveries (FLIGHT_CONTINUE_MS by default; tests). */
+  readonly continueMs?: number;
 }
 
 /** A claimed delivery and the flight it holds in its endpoint's lane (lanes.ts). */
@@ -121,6 +124,11 @@ export interface ClaimedDelivery {
 export interface ClaimedFlight {
   readonly flight: Flight;
   readonly deliveries: readonly DeliveryDocument[];
+  /**
+   * Deliveries the place may claim at a time (DELIVERIES_PER_FLIGHT for an endpoint known to answer; 1 otherwise):
+   * above 1, the flight claims its endpoint's next due deliveries itself as it sends (FLIGHT_CONTINUE_MS).
+   */
+  readonly perFlight?: number;
 }
 
 /** What became of one claimed delivery and, when it stays queued (a retry, an event not copied yet), when it is due again. */
@@ -145,6 +153,14 @@ export const FLIGHT_SEND_MARGIN_MS = 5_000;
 
 /** How old a flight's read of its endpoint may be when it sends its next delivery (ms). */
 export const ENDPOINT_REREAD_MS = 1_000;
+
+/**
+ * How long a flight of an endpoint that answers goes on claiming that endpoint's next due deliveries itself, as its
+ * last ones are sent (ms): its place stays taken and the next deliveries go out while the records of the last ones
+ * are written, instead of a flight's end, a new turn of the lane and a new claim after each batch's bookkeeping. Past
+ * this, the flight ends and the place goes back to its lane, so the worker's slots keep turning over between lanes.
+ */
+export const FLIGHT_CONTINUE_MS = 1_000;
 
 /** A delivery started: the attempt it made, if any (the flight stops after one that failed), and its bookkeeping. */
 interface Started {
@@ -172,6 +188,8 @@ export class DeliveryQueue {
   private readonly schedule: readonly number[];
   private readonly metrics: DeliveryMetrics;
   readonly bookkeeping: DeliveryBookkeeping;
+  /** Keep-alive connections per endpoint, held by its flights (webhooks/connections.ts). */
+  readonly connections = new ConnectionPool();
 
   constructor(private readonly options: DeliveryQueueOptions) {
     this.now = options.now ?? Date.now;
@@ -226,7 +244,7 @@ export class DeliveryQueue {
       const claimed = await this.queue.claimMany(endpointDueFilter(lane._id, nowMs), DUE_SORT, took.length * each, took[0]!.id);
       if (claimed.length > 0) {
         const used = took.slice(0, Math.min(took.length, claimed.length));
-        const dealt = used.map((flight) => ({ flight, deliveries: [] as DeliveryDocument[] }));
+        const dealt = used.map((flight) => ({ flight, deliveries: [] as DeliveryDocument[], perFlight: each }));
         claimed.forEach((delivery, i) => {
           this.metrics.claimed();
           dealt[i % used.length]!.deliveries.push(delivery);
@@ -286,65 +304,124 @@ export class DeliveryQueue {
 
   /**
    * A flight's deliveries, one after another: each is sent once its turn comes and its bookkeeping goes on
-   * while the next is sent. After an attempt that failed (the endpoint may be down) or once the lease
-   * leaves too little time for another attempt, the rest go back to the queue unsent. The flight ends last,
-   * after every delivery's release, with what its attempts tell the lane (each counted out of the in-flight
-   * gauge whatever the outcome).
+   * while the next is sent. For an endpoint that answers (or one deleted or disabled, whose deliveries end without a
+   * POST), the flight then claims its endpoint's next due deliveries itself (the claim made beside the POST of its
+   * last delivery) and goes on with them, for up to FLIGHT_CONTINUE_MS.
+   * After an attempt that failed (the endpoint may be down) or once the lease leaves too little time for another
+   * attempt, the rest go back to the queue unsent. The flight ends last, after every delivery's release, with what
+   * its attempts tell the lane (each counted out of the in-flight gauge whatever the outcome). Its POSTs go over the
+   * endpoint's keep-alive connections, given back with the flight's end.
    */
   async processFlight(claimed: ClaimedFlight, stopping: () => boolean = () => false): Promise<Processed[]> {
     const { db } = this.options;
-    const { deliveries, flight } = claimed;
-    const endpointId = deliveries[0]!.endpoint;
+    const { flight } = claimed;
+    const endpointId = claimed.deliveries[0]!.endpoint;
     const started: Promise<Processed>[] = [];
     const attempts: AttemptDocument[] = [];
+    const connections = this.connections.acquire(endpointId);
+    const flightStarted = this.now();
+    const perFlight = claimed.perFlight ?? 1;
+    let taken = claimed.deliveries.length;
     let stopped: unknown = null;
+    let next: Promise<DeliveryDocument[]> | null = null;
     try {
-      const eventIds = [...new Set(deliveries.map((d) => d.event))];
       const endpoints = db.collection<DeliveryEndpoint & { deleted?: boolean }>(WEBHOOK_ENDPOINTS_COLLECTION);
       let endpointReadAt = this.now();
-      let [endpoint, read] = await Promise.all([
-        endpoints.findOne({ _id: endpointId }),
-        db
-          .collection<FannedOutEvent>(EVENTS_COLLECTION)
-          .find({ _id: { $in: eventIds } })
-          .toArray(),
-      ]);
-      const events = new Map(read.map((e) => [e._id, e]));
+      let batch = claimed.deliveries;
+      let [endpoint, events] = await Promise.all([endpoints.findOne({ _id: endpointId }), this.eventsOf(batch)]);
       let stop = false;
       const timeoutMs = this.options.transport?.timeoutMs ?? DELIVERY_TIMEOUT_MS;
-      for (const delivery of deliveries) {
-        // The first is sent whatever the lease, as a lone delivery is; a later one only while its lease outlasts an attempt.
-        const late = started.length > 0 && this.now() + timeoutMs + FLIGHT_SEND_MARGIN_MS > (delivery.lease_until ?? 0);
-        if (stop || stopping() || late) {
-          started.push(this.putBack(delivery));
-          continue;
+      // The size of the next round: the claim's, or a batch when the endpoint is gone or disabled (its deliveries
+      // end without a POST, so a batch costs no wait: a deleted endpoint's backlog ends in batches).
+      const roundSize = () => (perFlight > 1 || !endpoint || endpoint.deleted === true || endpoint.status !== "enabled" ? DELIVERIES_PER_FLIGHT : 1);
+      // Another round of the endpoint's due deliveries for this place: only while everything sent so far succeeded,
+      // the worker is not stopping and the flight is young and far from its end in the lane.
+      const goOn = () =>
+        roundSize() > 1 &&
+        !stop &&
+        !stopping() &&
+        this.now() - flightStarted < (this.options.continueMs ?? FLIGHT_CONTINUE_MS) &&
+        this.now() + timeoutMs + FLIGHT_SEND_MARGIN_MS <= flight.until;
+      for (let round = 1; ; round++) {
+        for (const [index, delivery] of batch.entries()) {
+          // The first is sent whatever the lease, as a lone delivery is; a later one only while its lease,
+          // and the flight's place in the lane, outlast an attempt.
+          const late = started.length > 0 && this.now() + timeoutMs + FLIGHT_SEND_MARGIN_MS > Math.min(delivery.lease_until ?? 0, flight.until);
+          if (stop || stopping() || late) {
+            started.push(this.putBack(delivery));
+            continue;
+          }
+          // A flight of slow answers reads its endpoint again: a rotated-out secret or a disabling applies within a second.
+          if (this.now() - endpointReadAt > ENDPOINT_REREAD_MS) {
+            endpointReadAt = this.now();
+            endpoint = await endpoints.findOne({ _id: endpointId });
+          }
+          // The next round is claimed while the last delivery of this one is sent.
+          if (index === batch.length - 1 && goOn()) next = this.claimMore(endpointId, flight, round, roundSize());
+          const one = await this.start(delivery, endpoint, events.get(delivery.event) ?? null, connections).catch((error: unknown) => ({ done: Promise.reject(error) }) as Started);
+          one.done.catch(() => undefined);
+          started.push(one.done);
+          if (one.attempt) {
+            attempts.push(one.attempt);
+            if (one.attempt.status !== "succeeded") stop = true;
+          }
         }
-        // A flight of slow answers reads its endpoint again: a rotated-out secret or a disabling applies within a second.
-        if (this.now() - endpointReadAt > ENDPOINT_REREAD_MS) {
-          endpointReadAt = this.now();
-          endpoint = await endpoints.findOne({ _id: endpointId });
-        }
-        const one = await this.start(delivery, endpoint, events.get(delivery.event) ?? null).catch((error: unknown) => ({ done: Promise.reject(error) }) as Started);
-        one.done.catch(() => undefined);
-        started.push(one.done);
-        if (one.attempt) {
-          attempts.push(one.attempt);
-          if (one.attempt.status !== "succeeded") stop = true;
-        }
+        if (next === null) break;
+        const more = await next;
+        next = null;
+        if (more.length === 0) break;
+        taken += more.length;
+        batch = more;
+        // A failure meanwhile (or a stop): the round just claimed goes back at once, unsent, through the loop above.
+        events = stop || stopping() ? new Map() : await this.eventsOf(batch);
       }
     } catch (error) {
-      // The reads before the first POST failed: the deliveries not started are left to their leases.
+      // A read failed: the deliveries not started are left to their leases, but a round being claimed goes back at once.
       stopped = error;
+      const unsent = next === null ? [] : await (next as Promise<DeliveryDocument[]>);
+      taken += unsent.length;
+      for (const delivery of unsent) started.push(this.putBack(delivery));
     }
     const settled = await Promise.allSettled(started);
-    for (const _ of deliveries) this.metrics.released();
+    for (let i = 0; i < taken; i++) this.metrics.released();
     // Last, after the deliveries' own releases: a lane given its turn while a delivery is still leased would
     // be set idle until that lease ends (nextTurnOf), and a retry due in 50 ms would wait a minute.
     await this.endFlights(endpointId, [flight.id], attempts);
+    this.connections.release(endpointId);
     if (stopped !== null) throw stopped;
     const failed = settled.find((s) => s.status === "rejected");
     if (failed) throw failed.reason;
     return settled.map((s) => (s as PromiseFulfilledResult<Processed>).value);
+  }
+
+  /** The events of `deliveries`, by id (one read). */
+  private async eventsOf(deliveries: readonly DeliveryDocument[]): Promise<Map<string, FannedOutEvent>> {
+    const ids = [...new Set(deliveries.map((d) => d.event))];
+    const read = await this.options.db
+      .collection<FannedOutEvent>(EVENTS_COLLECTION)
+      .find({ _id: { $in: ids } })
+      .toArray();
+    return new Map(read.map((e) => [e._id, e]));
+  }
+
+  /**
+   * The next round of a flight: up to `perFlight` of its endpoint's due deliveries, claimed under this process's
+   * lease (the place is the flight's already, so no lane write); none when a claim fails (the flight then ends).
+   */
+  private async claimMore(endpoint: string, flight: Flight, round: number, perFlight: number): Promise<DeliveryDocument[]> {
+    try {
+      const claimed = await this.queue.claimMany(endpointDueFilter(endpoint, this.now()), DUE_SORT, perFlight, `${flight.id}.${round}`);
+      for (const _ of claimed) this.metrics.claimed();
+      return claimed;
+    } catch (error) {
+      this.options.logger.warn({ err: error, endpoint }, "a flight's next claim failed; the flight ends");
+      return [];
+    }
+  }
+
+  /** Closes the keep-alive connections (the worker's stop). */
+  close(): void {
+    this.connections.close();
   }
 
   /** Ends flights of a lane (grouped with others); a failure is logged, the flights then end with their `until`. */
@@ -364,7 +441,12 @@ export class DeliveryQueue {
    * Ends it without an attempt when there is nothing to deliver to, else attempts it once (the POST is
    * awaited here); then, in `done`, its attempt's record and effects and its release.
    */
-  private async start(delivery: DeliveryDocument, endpoint: (DeliveryEndpoint & { deleted?: boolean }) | null, read: FannedOutEvent | null): Promise<Started> {
+  private async start(
+    delivery: DeliveryDocument,
+    endpoint: (DeliveryEndpoint & { deleted?: boolean }) | null,
+    read: FannedOutEvent | null,
+    connections?: EndpointConnections,
+  ): Promise<Started> {
     const { db } = this.options;
     const epoch = delivery.epoch;
     const now = (done: Promise<Processed>): Started => ({ done });
@@ -416,7 +498,7 @@ export class DeliveryQueue {
     // already: its outcome is applied again instead of sending a second time.
     const cleanBefore = (delivery.released_epoch ?? 0) === epoch - 1;
     const stored = cleanBefore ? null : await db.collection<AttemptDocument>(WEBHOOK_ATTEMPTS_COLLECTION).findOne({ _id: attemptId });
-    const made = stored ?? (await this.attempt(event, endpoint, delivery, attemptId));
+    const made = stored ?? (await this.attempt(event, endpoint, delivery, attemptId, connections));
     const finish = async (): Promise<Processed> => {
       const recorded = stored ?? (await this.bookkeeping.attempts.add(made));
       const disabled = await applyAttempt(this.env, recorded, endpoint);
@@ -453,7 +535,13 @@ export class DeliveryQueue {
   }
 
   /** Sends one attempt and counts it; the caller records it (grouped, bookkeeping.ts). */
-  private async attempt(event: FannedOutEvent, endpoint: DeliveryEndpoint, delivery: DeliveryDocument, attemptId: string): Promise<AttemptDocument> {
+  private async attempt(
+    event: FannedOutEvent,
+    endpoint: DeliveryEndpoint,
+    delivery: DeliveryDocument,
+    attemptId: string,
+    connections?: EndpointConnections,
+  ): Promise<AttemptDocument> {
     // A span continuing the trace of the call that made the event (its `trace`; docs/observability.md, "Tracing").
     const attributes = {
       "rms.delivery.id": delivery._id,
@@ -463,7 +551,7 @@ export class DeliveryQueue {
       "rms.delivery.attempt": delivery.attempts + 1,
     };
     return inSpan("webhook delivery", { kind: SpanKind.CONSUMER, attributes, parent: contextOfStored(event.trace) }, async (span) => {
-      const made = await performAttempt(this.env, { event, endpoint, trigger: delivery.trigger, delivery: delivery._id, attemptId });
+      const made = await performAttempt(this.env, { event, endpoint, trigger: delivery.trigger, delivery: delivery._id, attemptId, ...(connections ? { connections } : {}) });
       span.setAttribute("rms.delivery.outcome", made.status === "succeeded" ? "succeeded" : (made.error ?? "failed"));
       if (made.response_status !== null) span.setAttribute("http.response.status_code", made.response_status);
       if (made.status !== "succeeded") span.setStatus({ code: SpanStatusCode.ERROR, message: made.error ?? "failed" });

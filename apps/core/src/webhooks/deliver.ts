@@ -5,6 +5,7 @@ import { request as httpsRequest } from "node:https";
 import { isIP } from "node:net";
 import { performance } from "node:perf_hooks";
 import { addressPolicy, type AddressPolicy } from "./address-policy.js";
+import type { EndpointConnections } from "./connections.js";
 import { bareHostname } from "./endpoint-url.js";
 import { lookupPinnedTo, resolveAndPin, systemResolver, type ResolvedAddress, type Resolver } from "./pinned-lookup.js";
 import { parseRetryAfter } from "./retry-after.js";
@@ -39,6 +40,11 @@ export interface DeliveryOptions {
   readonly now?: () => number;
   /** Certificates to trust instead of the system's (tests with their own certificate authority). */
   readonly ca?: string | readonly string[];
+  /**
+   * The endpoint's keep-alive connections (connections.ts), one agent per pinned address; absent, each attempt opens
+   * a connection of its own and closes it.
+   */
+  readonly connections?: EndpointConnections;
 }
 
 export interface DeliveryOutcome {
@@ -73,12 +79,16 @@ function transportError(error: NodeJS.ErrnoException, phase: { connected: boolea
   return "connection_failed";
 }
 
+/** Errors of a reused keep-alive connection that the receiver closed as the request went out: nothing was answered. */
+const STALE_CONNECTION = new Set(["ECONNRESET", "EPIPE", "ECONNABORTED"]);
+
 /**
  * One delivery attempt of one event to one endpoint. Whatever the url, the
  * network or the receiver does, it resolves to an outcome and never rejects
  * (only a call without secrets, a caller's bug, throws). Redirects are not followed; the connection goes to
  * the addresses resolved and checked here, tried in order until one connects, with TLS verified against
- * the url's host name.
+ * the url's host name. With `connections`, an open connection to the same pinned address is used when there is one
+ * (a reused connection that the receiver had just closed is replaced once by a new one, before any answer).
  */
 export function deliver(request: DeliveryRequest, options: DeliveryOptions = {}): Promise<DeliveryOutcome> {
   const now = options.now ?? Date.now;
@@ -134,7 +144,7 @@ export function deliver(request: DeliveryRequest, options: DeliveryOptions = {})
 
     // One connection attempt per pinned address, in order: an address that cannot be connected to (refused,
     // unreachable, or no connection within CONNECT_ATTEMPT_MS while others remain) gives way to the next.
-    const sendTo = (addresses: readonly ResolvedAddress[], index: number): void => {
+    const sendTo = (addresses: readonly ResolvedAddress[], index: number, fresh = false): void => {
       if (settled) return;
       const phase = { connected: false, secured: false, tls };
       const more = index + 1 < addresses.length;
@@ -154,12 +164,18 @@ export function deliver(request: DeliveryRequest, options: DeliveryOptions = {})
         port: url.port === "" ? undefined : Number(url.port),
         path: `${url.pathname}${url.search}`,
         headers,
-        agent: false,
+        agent: fresh ? false : (options.connections?.agentFor({ tls, host, port: url.port === "" ? undefined : Number(url.port), address: addresses[index]! }) ?? false),
         lookup: lookupPinnedTo(host, addresses[index]!),
         ...(tls ? { servername: isIP(host) === 0 ? host : undefined, ...(options.ca ? { ca: options.ca as string | string[] } : {}) } : {}),
       });
       sent = attempt;
       attempt.on("socket", (socket) => {
+        // A kept-alive connection: connected (and its TLS verified) when it was opened, to this same address.
+        if (attempt.reusedSocket) {
+          phase.connected = true;
+          phase.secured = true;
+          return;
+        }
         if (more) connectTimer = setTimeout(() => !phase.connected && moveOn(), CONNECT_ATTEMPT_MS);
         socket.once("connect", () => {
           phase.connected = true;
@@ -169,6 +185,10 @@ export function deliver(request: DeliveryRequest, options: DeliveryOptions = {})
       });
       attempt.on("error", (error: NodeJS.ErrnoException) => {
         if (movedOn) return;
+        if (attempt.reusedSocket && responseStatus === null && STALE_CONNECTION.has(error.code ?? "")) {
+          movedOn = true;
+          return sendTo(addresses, index, true);
+        }
         if (more && !phase.connected) return moveOn();
         finish({ error: transportError(error, phase), detail: error.code ?? error.message, responseStatus, responseBody: responseText() });
       });

@@ -79,9 +79,9 @@ function parsedObject(text: string): Record<string, unknown> | null {
 /**
  * What the record keeps of the answer (`response_body`): the body, parsed (its error's type and code are read from
  * it), and the JSON text stored. A success body the gateway rendered (`facts.answer`, its text being what was sent)
- * is taken as the object it was written from, or its text parsed when it has none (a page core wrote); its text is
- * stored as it is when it shows nothing to redact and fits the record, which is what `keep(redact(...))` of it would
- * give. Any other answer (an error, a replay) is parsed back from what was sent.
+ * is stored as its text when that shows nothing to redact and fits the record (what `keep(redact(...))` of it would
+ * give), with no object; else taken as the object it was written from, or its text parsed when it has none (a page
+ * core wrote). Any other answer (an error, a replay) is parsed back from what was sent.
  */
 function answerOf(facts: RequestFacts, res: Response): { readonly body: Record<string, unknown> | null; readonly kept: string | null } {
   const rendered = facts.answer;
@@ -90,9 +90,12 @@ function answerOf(facts: RequestFacts, res: Response): { readonly body: Record<s
     const body = answered(facts.body, res);
     return { body, kept: body ? JSON.stringify(keep(redact(body))) : null };
   }
+  const whole = !mayHoldSecret(rendered.text) && Buffer.byteLength(rendered.text, "utf8") <= KEPT_BYTES;
+  // Its text is stored as it is, and only an error's fields are read from the object: a success kept whole is not
+  // converted again (a page core wrote as text is not parsed back).
+  if (whole && res.statusCode < 400) return { body: null, kept: rendered.text };
   const body = rendered.object !== undefined && isJsonValue(rendered.object) ? rendered.object : parsedObject(rendered.text);
   if (!body) return { body, kept: null };
-  const whole = !mayHoldSecret(rendered.text) && Buffer.byteLength(rendered.text, "utf8") <= KEPT_BYTES;
   return { body, kept: whole ? rendered.text : JSON.stringify(keep(redact(body))) };
 }
 

@@ -9,6 +9,7 @@ import { filterOf, updateOf, type JobItemError } from "../model.js";
 import { recordErrors } from "./errors-record.js";
 import { newOutput, resultsFileResult, settleOutput, writePart } from "./output.js";
 import { ContentionError } from "./transient.js";
+import { updateWithEvents } from "./with-events.js";
 import type { Checkpoint, Executor, JobRun } from "./seam.js";
 
 /** Ids per snapshot page (one `job_items` document each, one step and checkpoint of the filter pass). */
@@ -42,7 +43,9 @@ type Decide = (doc: Loaded<MarkedResource> | null, job: string, tenant: Tenant) 
  * change once recorded; resources made after the job started are outside the bound). Then each chunk of items is read in one query,
  * decided per item by the resource rules (resources/batch.ts), and written with one unordered
  * `bulkWrite` of versioned updates that also mark the resource with the job id: a takeover that
- * redoes the chunk sees the mark and does not apply the change again.
+ * redoes the chunk sees the mark and does not apply the change again. A bulk update's writes and their
+ * `resource.updated` events go in one transaction (with-events.ts); a bulk delete's tombstones carry their
+ * `resource.deleted` events in their outboxes (the relay's pull starts a tombstone's expiry).
  */
 export function bulkExecutor(kind: "update" | "delete", chunk = BULK_CHUNK): Executor {
   return {
@@ -55,7 +58,7 @@ export function bulkExecutor(kind: "update" | "delete", chunk = BULK_CHUNK): Exe
         ? (doc, job, tenant) => updateDecision(doc, update, job, tenant, NO_REQUEST)
         : (doc, job, tenant) => deleteDecision(doc, job, tenant, NO_REQUEST);
       const ids = await chunkIds(run.db, run.job._id, state.next, Math.min(chunk, snapshot.total - state.next));
-      const outcome = await applyChunk(run, ids, decide);
+      const outcome = await applyChunk(run, ids, decide, kind === "update" ? writeWithEvents : writeWithOutbox);
       const failed: JobItemError[] = [];
       const lines: string[] = [];
       let done = 0;
@@ -141,17 +144,56 @@ async function chunkIds(db: Db, job: string, from: number, count: number): Promi
 
 type Outcome = { kind: "done" } | { kind: "skipped" } | { kind: "failed"; error: { code: string; param: string | null; message: string } };
 
+type Write = Extract<ItemDecision, { kind: "write" }>;
+
 /**
- * Applies one chunk: read the items, decide each, write the changes in one unordered `bulkWrite`;
- * items whose versioned write lost a race (changed meanwhile) are read and decided again, so the
- * job's change is merged on top of their current state. Returns each item's outcome, in order.
+ * How a round's decided writes go to the database: answers those refused (by position) and which landed (their ids),
+ * or null when every write matched (each landed).
  */
-async function applyChunk(run: JobRun, ids: readonly string[], decide: Decide): Promise<Outcome[]> {
+type WriteRound = (
+  run: JobRun,
+  resources: Collection<MarkedResource>,
+  writes: readonly { id: string; write: Write }[],
+) => Promise<{ refused: Map<number, string>; landed: Set<string> | null }>;
+
+/**
+ * A bulk update's writes with their events in one transaction (with-events.ts): no outbox, nothing for a relay to
+ * copy or pull.
+ */
+const writeWithEvents: WriteRound = async (run, _resources, writes) => {
+  const { applied, refused } = await updateWithEvents(
+    run,
+    writes.map(({ id, write }) => ({ id, op: write.direct, event: write.event })),
+  );
+  return { refused, landed: applied.size === writes.length - refused.size ? null : applied };
+};
+
+/**
+ * A bulk delete's tombstones with their events in their outboxes (the relay's pull starts each tombstone's expiry:
+ * storage/relay.ts), one unordered `bulkWrite`.
+ */
+const writeWithOutbox: WriteRound = async (run, resources, writes) => {
+  const { refused, matched } = await writeAll(
+    resources,
+    writes.map((w) => w.write.op),
+  );
+  run.written(
+    RESOURCES_COLLECTION,
+    writes.map((w) => w.id),
+  );
+  return { refused, landed: matched === writes.length ? null : new Set() };
+};
+
+/**
+ * Applies one chunk: read the items, decide each, write the changes (`writeRound`); items whose versioned write lost a
+ * race (changed meanwhile) are read and decided again, so the job's change is merged on top of their current state.
+ * Returns each item's outcome, in order.
+ */
+async function applyChunk(run: JobRun, ids: readonly string[], decide: Decide, writeRound: WriteRound): Promise<Outcome[]> {
   const tenant: Tenant = { account: run.job.account, livemode: run.job.livemode };
   const resources = run.db.collection<MarkedResource>(RESOURCES_COLLECTION);
   const outcome: (Outcome | undefined)[] = ids.map(() => undefined);
   let open = ids.map((_, i) => i);
-  const touched = new Set<string>();
   for (let round = 0; open.length > 0; round++) {
     if (round === MAX_ROUNDS) throw new ContentionError(`job ${run.job._id}: chunk kept losing races`);
     const docs = await readAll(
@@ -159,25 +201,20 @@ async function applyChunk(run: JobRun, ids: readonly string[], decide: Decide): 
       tenant,
       open.map((i) => ids[i]!),
     );
-    const writes: { item: number; op: AnyBulkWriteOperation<MarkedResource> }[] = [];
+    const writes: { item: number; id: string; write: Write }[] = [];
     for (const i of open) {
       const decision = decide(docs.get(ids[i]!) ?? null, run.job._id, tenant);
-      if (decision.kind === "write") writes.push({ item: i, op: decision.op });
+      if (decision.kind === "write") writes.push({ item: i, id: ids[i]!, write: decision });
       else outcome[i] = decision;
     }
     if (writes.length === 0) break;
-    const { refused, matched } = await writeAll(
-      resources,
-      writes.map((w) => w.op),
-    );
+    const { refused, landed } = await writeRound(run, resources, writes);
     for (const [position, message] of refused) outcome[writes[position]!.item] = { kind: "failed", error: { code: "write_failed", param: null, message } };
-    for (const w of writes) touched.add(ids[w.item]!);
     // Every versioned write matched: each landed (the usual case, no second read).
-    if (matched === writes.length) break;
-    // Those not refused are decided again from what the database holds now: the mark shows which landed.
-    open = writes.filter((_, position) => !refused.has(position)).map((w) => w.item);
+    if (landed === null) break;
+    // Those not refused are decided again from what the database holds now (the mark shows which landed).
+    open = writes.filter((w, position) => !refused.has(position) && !landed.has(w.id)).map((w) => w.item);
   }
-  run.written(RESOURCES_COLLECTION, [...touched]);
   return outcome.map((o) => o ?? { kind: "done" });
 }
 

@@ -1,7 +1,6 @@
 import type { Tenant } from "../../caller.js";
 import { importedResource, importedResourceId } from "../../resources/batch.js";
 import type { ResourceDocument } from "../../resources/model.js";
-import { RESOURCES_COLLECTION, ResourceStore } from "../../resources/store.js";
 import { importItemFields } from "../items.js";
 import { fileOf, type JobItemError } from "../model.js";
 import { readFileFrom } from "../files.js";
@@ -12,6 +11,7 @@ import { recordErrors } from "./errors-record.js";
 import { nextStepRows, stepRows } from "./step-size.js";
 import { newOutput, resultsFileResult, settleOutput, writePart } from "./output.js";
 import { type Checkpoint, type Executor, type ImportPosition, JobFailure, type JobRun } from "./seam.js";
+import { insertWithEvents } from "./with-events.js";
 
 /** Rows per chunk: the most one step takes (one `insertMany`, one results part and one checkpoint each), and the rows that share one `chunk_ms`. */
 export const IMPORT_CHUNK = 1_000;
@@ -32,9 +32,10 @@ const NO_REQUEST = { requestId: null, idempotencyKey: null };
  *    exists, and the row count becomes `progress.total`.
  * 2. The rows, a chunk of IMPORT_CHUNK at a time from the position after the last row done: each row validated by
  *    the resource rules (a failing row is recorded and counted, the rest go on), the valid ones inserted with one
- *    unordered `insertMany`, each resource with its `resource.created` event in its own outbox and an id derived
- *    from the job id and the row's line (a chunk redone after a takeover inserts nothing twice: a duplicate key
- *    is what the first attempt wrote), and the chunk's results lines written as part `n` of the results file
+ *    `insertMany` in one transaction with their `resource.created` events (with-events.ts: no outbox), each with an
+ *    id derived from the job id and the row's line (a chunk redone after a takeover inserts nothing twice: the
+ *    transaction reads which are stored already, committed with their events), and the chunk's results lines
+ *    written as part `n` of the results file
  *    (a redo writes the same part again). The checkpoint then moves the position, the part count and the counts
  *    together in one write, so a takeover neither repeats nor skips a row or a results line.
  */
@@ -129,12 +130,9 @@ async function rowsChunk(run: JobRun, tenant: Tenant, file: string, state: Check
     inserted.push(i);
     outcomes.push({ id });
   });
-  const refused = await new ResourceStore(run.db).insertMany(docs);
+  // The resources and their events in one transaction (with-events.ts): no outbox for a relay to copy and pull.
+  const refused = await insertWithEvents(run, docs);
   for (const [position, message] of refused) outcomes[inserted[position]!] = { code: "write_failed", param: null, message };
-  run.written(
-    RESOURCES_COLLECTION,
-    docs.filter((_, i) => !refused.has(i)).map((d) => d._id),
-  );
   const failed: JobItemError[] = [];
   const lines: string[] = [];
   rows.forEach((row, i) => {

@@ -3,6 +3,7 @@ import type { Collection, Db, Filter } from "mongodb";
 import type { Logger } from "pino";
 import { RESOURCES_COLLECTION } from "../../resources/store.js";
 import { LeaseQueue } from "../../storage/lease.js";
+import type { PublishInTransaction } from "../../storage/published-events.js";
 import { HAS_PENDING_EVENTS } from "../../storage/relay.js";
 import { JOBS_COLLECTION, type JobType } from "../model.js";
 import { bulkExecutor } from "./bulk.js";
@@ -31,6 +32,8 @@ export interface JobQueueOptions {
   readonly perAccount: number;
   /** Tells this process's relay which document a write just changed. */
   readonly written: (collection: string, id: string) => void;
+  /** Writes a chunk's events in its transaction (event-relay.ts, eventPublisher). */
+  readonly publish: PublishInTransaction;
   /** Overrides the executors (tests: smaller chunks). */
   readonly executors?: Partial<Record<JobType, Executor>>;
   /** Overrides the retry budget and backoff (tests: a small one). */
@@ -75,7 +78,7 @@ export class JobQueue {
 
   /** Runs a claimed job to its end, or until `lane.stopping()` (then it checkpoints and releases the job). */
   async process({ job, takeover }: Claimed, lane: Pick<RunOptions, "stopping" | "sleep">): Promise<void> {
-    const { db, files, logger, owner, leaseMs, written } = this.options;
+    const { db, files, logger, owner, leaseMs, written, publish } = this.options;
     if (takeover) void catchUp(this.options, job);
     // One span per claim, continuing the trace of the call that created the job (docs/observability.md, "Tracing");
     // the run's log lines carry its ids.
@@ -83,7 +86,18 @@ export class JobQueue {
     try {
       await inSpan("job run", { kind: SpanKind.CONSUMER, attributes, parent: contextOfStored(job.trace) }, () => {
         logger.info({ job: job._id, type: job.type, epoch: job.epoch, takeover }, "jobs: claimed");
-        return runJob(job, this.executors[job.type], { db, files, logger, owner, leaseMs, leases: this.leases, written, ...lane, retry: this.options.retry ?? DEFAULT_RETRY });
+        return runJob(job, this.executors[job.type], {
+          db,
+          files,
+          logger,
+          owner,
+          leaseMs,
+          leases: this.leases,
+          written,
+          publish,
+          ...lane,
+          retry: this.options.retry ?? DEFAULT_RETRY,
+        });
       });
     } catch (error) {
       // Left to its lease: another attempt (here or elsewhere) takes it over once it runs out.

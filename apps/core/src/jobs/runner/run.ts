@@ -1,4 +1,5 @@
 import type { Collection, Db, Filter } from "mongodb";
+import type { PublishInTransaction } from "../../storage/published-events.js";
 import type { Logger } from "pino";
 import type { Loaded } from "../../storage/documents.js";
 import { FencedOut } from "../../storage/byte-store.js";
@@ -12,6 +13,7 @@ import { QUEUE_SLOT_RELEASE } from "../queue-limit.js";
 import { jobSnapshot } from "../render.js";
 import { isTransient, type RetryPolicy } from "./transient.js";
 import { type Checkpoint, type CheckpointOutcome, type Executor, JobFailure, type JobRun, type RunnerJob } from "./seam.js";
+import { RunTransactions } from "./transactions.js";
 
 export interface RunOptions {
   db: Db;
@@ -21,6 +23,8 @@ export interface RunOptions {
   leaseMs: number;
   leases: LeaseQueue<RunnerJob>;
   written: (collection: string, id: string) => void;
+  /** Writes a chunk's events in its transaction (storage/published-events.ts). */
+  publish: PublishInTransaction;
   /** True once the worker is stopping (SIGTERM): checkpoint and release at the next chunk boundary. */
   stopping: () => boolean;
   sleep: (ms: number) => Promise<void>;
@@ -43,6 +47,7 @@ export async function runJob(claimed: RunnerJob, executor: Executor, options: Ru
     await run.toTheEnd();
   } finally {
     clearInterval(heartbeat);
+    await run.end();
   }
 }
 
@@ -50,6 +55,7 @@ export async function runJob(claimed: RunnerJob, executor: Executor, options: Ru
 class ClaimedRun {
   private readonly jobs: Collection<RunnerJob>;
   private readonly run: JobRun;
+  private readonly transactions: RunTransactions;
   /** A heartbeat or a guarded write found another epoch: nothing more is written. */
   private lost = false;
   private state: Checkpoint;
@@ -62,6 +68,7 @@ class ClaimedRun {
     private readonly options: RunOptions,
   ) {
     this.jobs = options.db.collection<RunnerJob>(JOBS_COLLECTION);
+    this.transactions = new RunTransactions(options.db, job, options.owner, options.logger);
     this.run = {
       db: options.db,
       files: options.files,
@@ -70,10 +77,17 @@ class ClaimedRun {
       written: (collection, ids) => {
         for (const id of ids) options.written(collection, id);
       },
+      inTransaction: (work) => this.transactions.run(work),
+      publish: options.publish,
     };
     this.state = job.checkpoint!;
     this.stalled = job.stalled ?? 0;
     this.attempts = job.attempts;
+  }
+
+  /** Ends the run's transactions' session. */
+  end(): Promise<void> {
+    return this.transactions.end();
   }
 
   /** Renews the lease every lease/3; a renewal that finds another epoch stops the run at its next step. */

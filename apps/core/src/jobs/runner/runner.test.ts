@@ -1,5 +1,6 @@
 import { IDEMPOTENCY_RETENTION_MS } from "@rms/proto";
 import { eventually } from "@rms/test-db/testkit";
+import type { ClientSession } from "mongodb";
 import { describe, expect, it } from "vitest";
 import type { Tenant } from "../../caller.js";
 import { idTimeMs } from "../../ids.js";
@@ -7,7 +8,7 @@ import type { MarkedResource } from "../../resources/batch.js";
 import { RESOURCES_COLLECTION } from "../../resources/store.js";
 import { LeaseQueue } from "../../storage/lease.js";
 import { EVENTS_COLLECTION } from "../../storage/relay.js";
-import { eventCounts, jobFiles, jobOf, jobStore, finishedJob, jobsWorker, queueJob, relayAll, seedResources } from "../../testutil/jobs.js";
+import { eventCounts, handRun, jobOf, jobStore, finishedJob, jobsWorker, queueJob, relayAll, seedResources } from "../../testutil/jobs.js";
 import { useTestDatabase } from "../../testutil/database.js";
 import { jobDocumentIds, jobRetainUntil, type JobErrorDocument, type RequestedParams } from "../model.js";
 import { bulkExecutor, JOB_ITEMS_COLLECTION, pageId, type JobItemsPage } from "./bulk.js";
@@ -21,12 +22,15 @@ let tenants = 0;
 const newTenant = (): Tenant => ({ account: `acct_runner${process.pid}x${++tenants}`, livemode: false });
 const resources = () => db.collection<MarkedResource>(RESOURCES_COLLECTION);
 
+/** Thrown to leave a transaction's callback as a killed process leaves it (the test opens the transaction again by hand). */
+class Abandoned extends Error {}
+
 /** A job claimed by a test owner, and its run as an executor sees it, for driving executors step by step. */
 async function claimedRun(owner = `test-${Math.random()}`): Promise<{ run: JobRun; state: Checkpoint; written: string[] }> {
   const jobs = db.collection<RunnerJob>("jobs");
   const claimed = await claimJob(jobs, new LeaseQueue(jobs, { owner, leaseMs: 60_000 }), owner, 60_000, 100);
   const written: string[] = [];
-  return { run: { db, files: jobFiles(db), job: claimed!.job, written: (_c, ids) => written.push(...ids) }, state: claimed!.job.checkpoint!, written };
+  return { run: handRun(db, claimed!.job, owner, written), state: claimed!.job.checkpoint!, written };
 }
 
 describe("resources.import", () => {
@@ -92,6 +96,85 @@ describe("resources.import", () => {
     const counts = await eventCounts(db, tenant);
     expect([...counts.values()]).toEqual(Array(40).fill(1));
   });
+});
+
+describe("a chunk's changes and events in one transaction", () => {
+  it("leaves no outbox: each created resource's event is in events at the chunk's commit, with no relay", async () => {
+    const tenant = newTenant();
+    await queueJob(db, tenant, { type: "resources.import", params: { items: Array.from({ length: 30 }, (_, i) => ({ name: `together-${i}` })) } });
+    const { run, state } = await claimedRun();
+    const executor = importExecutor(30);
+    const scanned = (await executor.step(run, state))!;
+    expect(await executor.step(run, scanned)).toMatchObject({ next: 30, done: 30 });
+    const created = await resources().find({ account: tenant.account }).toArray();
+    expect(created).toHaveLength(30);
+    expect(created.filter((r) => (r.pending_events ?? []).length > 0)).toEqual([]);
+    const counts = await eventCounts(db, tenant);
+    expect(created.every((r) => counts.get(`${r._id} resource.created`) === 1)).toBe(true);
+  });
+
+  it("gives the chunks' events their tenant's next stream positions beside the relay's copies: every event of the tenant has one, none twice, none skipped", async () => {
+    const tenant = newTenant();
+    await seedResources(db, tenant, 50); // their events wait in the outbox, for the relay
+    const imported = await queueJob(db, tenant, { type: "resources.import", params: { items: Array.from({ length: 1_500 }, (_, i) => ({ name: `positioned-${i}` })) } });
+    const updated = await queueJob(db, tenant, { type: "resources.bulk_update", params: { filter: { status: "active" }, update: { status: "paused" } } });
+    const w = await jobsWorker(databaseName);
+    await relayAll(db);
+    const [importJob, updateJob] = [await finishedJob(db, imported), await finishedJob(db, updated)];
+    await w.stop();
+    await relayAll(db);
+    expect([importJob.status, updateJob.status]).toEqual(["succeeded", "succeeded"]);
+    const events = await db
+      .collection<{ type: string; pos?: number }>(EVENTS_COLLECTION)
+      .find({ account: tenant.account, livemode: tenant.livemode }, { projection: { type: 1, pos: 1 } })
+      .toArray();
+    expect(events.filter((e) => e.type === "resource.created")).toHaveLength(1_550);
+    expect(events.filter((e) => e.type === "resource.updated")).toHaveLength(updateJob.result!.updated!);
+    const positions = events.map((e) => e.pos).sort((a, b) => (a ?? 0) - (b ?? 0));
+    expect(positions).toEqual(positions.map((_, i) => i + 1));
+  }, 120_000);
+
+  it("a worker killed inside a chunk's transaction: the run that takes the job over ends that transaction at once, not after the server's 60 s, and updates each item once", async () => {
+    const tenant = newTenant();
+    const ids = await seedResources(db, tenant, 20);
+    const id = await queueJob(db, tenant, { type: "resources.bulk_update", params: { filter: { status: "active" }, update: { status: "paused" } } });
+    const dead = await claimedRun("dead-worker");
+    const executor = bulkExecutor("update");
+    // The filter pass: one page, which completes it.
+    const matched = (await executor.step(dead.run, dead.state))!;
+    expect(matched.snapshot).toMatchObject({ complete: true, total: 20 });
+    // The dead worker's chunk in the air: its session recorded, its transaction open with a change of the chunk's
+    // first resource, never committed (its process gone, nothing ends it but the server's reaping or a kill).
+    let held: ClientSession | null = null;
+    await dead.run
+      .inTransaction(async (session) => {
+        held = session;
+        throw new Abandoned();
+      })
+      .catch((error: unknown) => {
+        if (!(error instanceof Abandoned)) throw error;
+      });
+    held!.startTransaction();
+    await resources().updateOne({ _id: ids[0]! }, { $set: { name: "never committed" } }, { session: held! });
+
+    // The lease runs out; another worker takes the job over and redoes the chunk.
+    const jobs = db.collection<RunnerJob>("jobs");
+    await jobs.updateOne({ _id: id }, { $set: { lease_until: Date.now() - 1 } });
+    const takeover = await claimJob(jobs, new LeaseQueue(jobs, { owner: "next-worker", leaseMs: 60_000 }), "next-worker", 60_000, 100);
+    expect(takeover).toMatchObject({ takeover: true });
+    const run = handRun(db, takeover!.job, "next-worker");
+    const started = performance.now();
+    expect(await executor.step(run, matched)).toMatchObject({ next: 20, done: 20 });
+    const ms = performance.now() - started;
+    console.log(`the chunk redone beside the dead worker's open transaction took ${Math.round(ms)} ms (the server would have held it up to 60,000)`);
+    expect(ms).toBeLessThan(30_000);
+    // The dead worker's transaction is gone: its commit finds nothing to commit.
+    await expect(held!.commitTransaction()).rejects.toThrow();
+    const all = await resources().find({ account: tenant.account }).toArray();
+    expect(all.map((r) => [r.status, r.version, r.name === "never committed"])).toEqual(Array(20).fill(["paused", 1, false]));
+    const counts = await eventCounts(db, tenant);
+    expect(all.every((r) => counts.get(`${r._id} resource.updated`) === 1)).toBe(true);
+  }, 120_000);
 });
 
 describe("resources.bulk_update", () => {

@@ -1,4 +1,5 @@
-import type { Db } from "mongodb";
+import type { Binary, ClientSession, Db } from "mongodb";
+import type { PublishInTransaction } from "../../storage/published-events.js";
 import type { Loaded } from "../../storage/documents.js";
 import type { JobFiles, OutputPurpose } from "../files.js";
 import type { JobDocument, JobItemError, JobResult } from "../model.js";
@@ -91,6 +92,13 @@ export interface JobRun {
   stalled?(): number;
   /** Tells the relay which resources a chunk wrote (their events go out at once, not at the next sweep). */
   written(collection: string, ids: readonly string[]): void;
+  /**
+   * Runs `work` in one transaction of this run (transactions.ts): a chunk's changes and their events commit
+   * together. Retried whole when the server says it may be, so `work` decides from what it reads inside.
+   */
+  inTransaction<T>(work: (session: ClientSession) => Promise<T>): Promise<T>;
+  /** Fans out and inserts a chunk's events in its transaction (storage/published-events.ts); run the answer after the commit. */
+  readonly publish: PublishInTransaction;
 }
 
 /** The executor of one job type: one chunk of work per step, idempotent per item. */
@@ -122,4 +130,6 @@ export interface RunnerJob extends JobDocument {
   run_slot?: string;
   /** Attempts since the last checkpoint that made progress: the job fails when they reach the limit. */
   stalled?: number;
+  /** The session of the run's transactions (transactions.ts), ended by the run that takes the job over. */
+  txn_session?: Binary;
 }

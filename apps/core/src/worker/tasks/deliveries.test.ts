@@ -30,7 +30,7 @@ import {
 } from "../../webhook-deliveries/model.js";
 import type { Resolver } from "../../webhooks/pinned-lookup.js";
 import { parseRetrySchedule } from "../../webhooks/schedule.js";
-import { wakeLanes } from "../../webhook-deliveries/lanes.js";
+import { wakeLanes, WEBHOOK_LANES_COLLECTION, type LaneDocument } from "../../webhook-deliveries/lanes.js";
 import { DeliveryQueue, ensureDeliveryIndexes, type ClaimedFlight } from "../../webhook-deliveries/queue.js";
 import { DELIVERY_QUEUE } from "../../webhook-deliveries/model.js";
 import { deliveriesPoller, type DeliveryTaskOptions } from "./deliveries.js";
@@ -58,6 +58,7 @@ afterAll(() => t?.close());
 const deliveries = () => t.db.collection<DeliveryDocument>(WEBHOOK_DELIVERIES_COLLECTION);
 const attempts = () => t.db.collection<AttemptDocument>(WEBHOOK_ATTEMPTS_COLLECTION);
 const events = () => t.db.collection<FannedOutEvent>(EVENTS_COLLECTION);
+const lanes = () => t.db.collection<LaneDocument>(WEBHOOK_LANES_COLLECTION);
 const verify = (secret: string, delivery: ReceivedDelivery) => new Webhook(secret).verify(delivery.body, delivery.headers as Record<string, string>) as { id: string };
 
 async function receiver(options: { handler?: ReceiverHandler; tls?: boolean } = {}): Promise<Receiver> {
@@ -295,6 +296,27 @@ describe("the deliveries worker", () => {
     expect((await events().findOne({ _id: event._id }))!.pending_endpoints).toEqual([off.doc._id]);
   });
 
+  it("a deleted endpoint's backlog ends in batches: one flight ends a hundred deliveries that were claimed one at a time while it never answered", async () => {
+    const tenant = newTenant();
+    const target = await receiver();
+    const removed = await insertEndpoint(t.db, keyring, tenant, { url: target.url() });
+    const queuedEvents = [];
+    for (let i = 0; i < 100; i++) queuedEvents.push(await relayedEvent(tenant));
+    await t.db.collection<DeliveryEndpoint>(WEBHOOK_ENDPOINTS_COLLECTION).deleteOne({ _id: removed.doc._id });
+    // A clock that stands still: however slow the machine, the flight is young throughout (FLIGHT_CONTINUE_MS).
+    const frozen = Date.now();
+    const queue = new DeliveryQueue({ db: t.db, logger, owner: "ending", settings: context().settings, metrics: new Registry(), now: () => frozen });
+    const [flight] = await queue.claimFlights(1);
+    expect(flight!.deliveries).toHaveLength(1);
+    const processed = await queue.processFlight(flight!);
+    queue.close();
+    expect(processed).toHaveLength(100);
+    expect(new Set(processed.map((p) => p.step))).toEqual(new Set(["failed"]));
+    expect(await deliveries().countDocuments({ endpoint: removed.doc._id, status: "failed", ended_reason: "endpoint_deleted" })).toBe(100);
+    expect(await events().countDocuments({ _id: { $in: queuedEvents.map((e) => e._id) }, pending_endpoints: removed.doc._id })).toBe(0);
+    expect(target.deliveries).toHaveLength(0);
+  });
+
   it("after a crash between recording an attempt and applying it, the next claim applies it without sending again", async () => {
     const tenant = newTenant();
     const target = await receiver();
@@ -391,6 +413,54 @@ describe("the deliveries worker", () => {
       ["recovery", "succeeded"],
     ]);
     expect((await events().findOne({ _id: event._id }))!.pending_endpoints).toEqual([]);
+  });
+
+  it("a flight of an endpoint that answers goes on with what is queued while it sends, over one connection, holding its one place; never past its time", async () => {
+    const tenant = newTenant();
+    // The real time, moved on by the test at one point.
+    let ahead = 0;
+    let queuing: Promise<unknown> | null = null;
+    const flightsSeen: number[] = [];
+    const target = await receiver({
+      handler: (_request, response) => {
+        const n = target.deliveries.length;
+        // While the first delivery is in the air, ten more events are queued for the endpoint.
+        if (n === 1) queuing = Promise.all(Array.from({ length: 10 }, () => relayedEvent(tenant)));
+        void (async () => {
+          await queuing;
+          flightsSeen.push((await lanes().findOne({ _id: endpoint.doc._id }))!.flights.length);
+          // At the eleventh, three more are queued and the clock passes the flight's time: the flight sends its
+          // twelfth (claimed already) and claims nothing more, so those three wait for another flight.
+          if (n === 11) {
+            await Promise.all(Array.from({ length: 3 }, () => relayedEvent(tenant)));
+            ahead = continueMs;
+          }
+          response.end("ok");
+        })();
+      },
+    });
+    const endpoint = await insertEndpoint(t.db, keyring, tenant, { url: target.url() });
+    for (let i = 0; i < 2; i++) await relayedEvent(tenant);
+    await lanes().updateOne({ _id: endpoint.doc._id }, { $set: { answering: true } });
+    // A flight's time long enough for a slow machine, passed by moving the clock on.
+    const continueMs = 30_000;
+    const queue = new DeliveryQueue({ db: t.db, logger, owner: "continuing", settings: context().settings, metrics: new Registry(), now: () => Date.now() + ahead, continueMs });
+    const [flight, ...others] = await queue.claimFlights(1);
+    expect(others).toEqual([]);
+    expect(flight!.deliveries).toHaveLength(2);
+
+    const processed = await queue.processFlight(flight!);
+    queue.close();
+    expect(processed.map((p) => p.step)).toEqual(Array(12).fill("succeeded"));
+    expect(target.deliveries).toHaveLength(12);
+    expect(target.connections).toBe(1);
+    // One place of the lane, held from the first delivery to the last, and given back at the flight's end.
+    expect(new Set(flightsSeen)).toEqual(new Set([1]));
+    const lane = await lanes().findOne({ _id: endpoint.doc._id });
+    expect(lane!.flights).toEqual([]);
+    // The three queued past the flight's time were not claimed by it: pending, unleased.
+    const left = await deliveries().find({ endpoint: endpoint.doc._id }).toArray();
+    expect(left.map((d) => ({ status: d.status, lease_owner: d.lease_owner ?? null }))).toEqual(Array(3).fill({ status: "pending", lease_owner: null }));
   });
 
   it("pending_webhooks and the delivery_success filter follow the deliveries", async () => {

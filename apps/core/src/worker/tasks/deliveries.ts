@@ -46,6 +46,11 @@ export interface DeliveryTaskOptions extends Pick<DeliveryQueueOptions, "leaseMs
  * each claimed and attempted by the webhook-deliveries domain (webhook-deliveries/queue.ts).
  */
 export function deliveriesPoller(context: WorkerContext, options: DeliveryTaskOptions = {}): QueuePoller<ClaimedFlight> {
+  return deliveriesQueue(context, options).poller;
+}
+
+/** The deliveries queue of one worker process and its poller (not yet started); `queue.close()` after the poller's stop. */
+export function deliveriesQueue(context: WorkerContext, options: DeliveryTaskOptions = {}): { queue: DeliveryQueue; poller: QueuePoller<ClaimedFlight> } {
   const { db, logger } = context;
   const { leaseMs, transport, now, random, bookkeepingWindowMs } = options;
   const queue = new DeliveryQueue({
@@ -83,13 +88,14 @@ export function deliveriesPoller(context: WorkerContext, options: DeliveryTaskOp
     idleMs: DELIVERY_FULL_POLL_MS,
     now,
   });
-  return poller;
+  return { queue, poller };
 }
 
 /** The deliveries task: the queue's depth gauges and indexes, then its poller until stopped. */
 export function deliveryTask(options: DeliveryTaskOptions = {}): WorkerTask {
   return queueTask("webhook-deliveries", (context) => {
     queueDepthGauges(context.metrics, context.db.collection<DeliveryDocument>(WEBHOOK_DELIVERIES_COLLECTION));
-    return { indexes: ensureDeliveryIndexes(context.db), poller: deliveriesPoller(context, options) };
+    const { queue, poller } = deliveriesQueue(context, options);
+    return { indexes: ensureDeliveryIndexes(context.db), poller, close: () => queue.close() };
   });
 }

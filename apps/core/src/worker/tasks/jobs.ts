@@ -1,4 +1,5 @@
 // The jobs task: the shared poller over the jobs queue of jobs/runner/.
+import { eventPublisher } from "../../event-relay.js";
 import type { Claimed } from "../../jobs/runner/claim.js";
 import { JobQueue, type JobQueueOptions } from "../../jobs/runner/queue.js";
 import { JOBS_QUEUE } from "../../jobs/model.js";
@@ -47,6 +48,8 @@ export function jobsTask(options: JobsTaskOptions = {}): WorkerTask {
       leaseMs: options.leaseMs ?? settings.jobsLeaseMs,
       perAccount: settings.jobsPerAccount,
       written: context.written,
+      // A bulk job's chunks write their events in their own transactions (docs/events.md, "Events in the same batch").
+      publish: eventPublisher(db, context.metrics),
       ...(options.executors ? { executors: options.executors } : {}),
       ...(options.retry ? { retry: options.retry } : {}),
     });

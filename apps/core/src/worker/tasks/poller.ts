@@ -256,6 +256,8 @@ export class QueuePoller<T> {
 export interface OpenQueue<T> {
   readonly indexes: Promise<void>;
   readonly poller: QueuePoller<T>;
+  /** Frees what the queue's work holds beyond its items (open connections), once the poller has stopped. */
+  readonly close?: () => void;
 }
 
 /**
@@ -266,13 +268,14 @@ export function queueTask<T>(name: string, open: (context: WorkerContext) => Ope
   return {
     name,
     start(context) {
-      const { indexes, poller } = open(context);
+      const { indexes, poller, close } = open(context);
       const ready = indexes.catch((error: unknown) => context.logger.warn({ err: error }, `${name}: indexes not declared`));
       void ready.then(() => poller.start());
       return {
         async stop() {
           await ready;
           await poller.stop();
+          close?.();
         },
       };
     },
