@@ -34,11 +34,12 @@ describe("startReplicaSet", () => {
       let n = 0;
       // An insert cut by an election in a way the driver's one retry does not cover (priority takeovers by the
       // restarted member 0 can follow one another: 10107 "not primary", 11601 "operation was interrupted") is sent
-      // again with the same _id, for up to 30 s; a duplicate key then means the earlier one was applied.
+      // again with the same _id, for up to 90 s (elections on a loaded machine chain); a duplicate key then means the
+      // earlier one was applied.
       const ELECTION_CODES = new Set([189, 10107, 11600, 11601, 11602, 13435, 13436, 91]);
       const write = async (count: number) => {
         for (let i = 0; i < count; i++, n++) {
-          for (const deadline = Date.now() + 30_000; ; ) {
+          for (const deadline = Date.now() + 90_000; ; ) {
             const outcome = await docs.insertOne({ _id: n }).then(
               () => "done" as const,
               (error: { code?: number; name?: string }) => {
