@@ -87,7 +87,10 @@ function literalsOf(path, text) {
       else if (!fixed) {
         const ranges = isString
           ? [[start + 1, node.end - 1]]
-          : [[start + 1, node.head.end - 2], ...node.templateSpans.map((span) => [span.literal.getStart(file) + 1, span.literal.end - (ts.isTemplateTail(span.literal) ? 1 : 2)])];
+          : [
+              [start + 1, node.head.end - 2],
+              ...node.templateSpans.map((span) => [span.literal.getStart(file) + 1, span.literal.end - (ts.isTemplateTail(span.literal) ? 1 : 2)]),
+            ];
         splittable.push({ start, end: node.end, quote: text[start], ranges });
       }
       if (isString) return;

@@ -51,7 +51,8 @@ export function writeAloneReport({ root, group, results, settings, loadAtStart }
     "| run | req/s (rounds) | p50 ms | p99 ms | gateway CPU ms/req | core CPU ms/req | database CPU ms/req | non-2xx |",
     "|---|---|---|---|---|---|---|---|",
     ...rows.map(
-      ([name, r]) => `| ${name} | ${Math.round(r.rps)}${rounds(r)} | ${r.p50} | ${r.p99} | ${cpu(r, "gateway")} | ${cpu(r, "core")} | ${cpu(r, "database")} | ${r.non2xx} |`,
+      ([name, r]) =>
+        `| ${name} | ${Math.round(r.rps)}${rounds(r)} | ${r.p50} | ${r.p99} | ${cpu(r, "gateway")} | ${cpu(r, "core")} | ${cpu(r, "database")} | ${r.non2xx} |`,
     ),
     "",
     ...(SUMMARIES[group]?.(results) ?? []),

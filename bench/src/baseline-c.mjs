@@ -206,13 +206,15 @@ export async function baselineC(port, certFile, keyFile, mongoUri, databaseName)
     const _id = `${hashOf(secret)}/${key}`;
     const requestHash = hashOf(JSON.stringify(parsed));
     const nowMs = Date.now();
-    const lock = records.insertOne({ _id, request_hash: requestHash, completed: false, locked_until: new Date(nowMs + 15_000), expires_at: new Date(nowMs + 24 * 3600_000) }).then(
-      () => true,
-      (cause) => {
-        if (cause?.code !== 11000) throw cause;
-        return false;
-      },
-    );
+    const lock = records
+      .insertOne({ _id, request_hash: requestHash, completed: false, locked_until: new Date(nowMs + 15_000), expires_at: new Date(nowMs + 24 * 3600_000) })
+      .then(
+        () => true,
+        (cause) => {
+          if (cause?.code !== 11000) throw cause;
+          return false;
+        },
+      );
     const [checked, locked] = await Promise.all([reads.checkKey(secret), lock]);
     if (checked.refused) {
       if (locked) await records.deleteOne({ _id, completed: false });
@@ -221,7 +223,13 @@ export async function baselineC(port, certFile, keyFile, mongoUri, databaseName)
     if (!locked) {
       const first = await records.findOne({ _id });
       if (first && first.request_hash !== requestHash)
-        return error(res, 400, "idempotency_error", "idempotency_key_reused", "Keys for idempotent requests can only be used with the same parameters they were first used with.");
+        return error(
+          res,
+          400,
+          "idempotency_error",
+          "idempotency_key_reused",
+          "Keys for idempotent requests can only be used with the same parameters they were first used with.",
+        );
       if (!first?.completed) return error(res, 409, "idempotency_error", "idempotency_key_in_use", "Try again later.");
       res.setHeader("Idempotent-Replayed", "true");
       res.setHeader("Original-Request", first.answer.request_id);
@@ -233,7 +241,11 @@ export async function baselineC(port, certFile, keyFile, mongoUri, databaseName)
     try {
       session.startTransaction();
       await created.insertOne(doc, { session });
-      await records.updateOne({ _id, completed: false }, { $set: { completed: true, answer: { status: 201, body, request_id: res.getHeader("Request-Id") } } }, { session });
+      await records.updateOne(
+        { _id, completed: false },
+        { $set: { completed: true, answer: { status: 201, body, request_id: res.getHeader("Request-Id") } } },
+        { session },
+      );
       await session.commitTransaction();
     } catch (cause) {
       if (session.inTransaction()) await session.abortTransaction().catch(() => undefined);
@@ -298,7 +310,13 @@ export async function baselineC(port, certFile, keyFile, mongoUri, databaseName)
     const first = await created.findOne({ idempotency });
     if (!first) return error(res, 409, "idempotency_error", "idempotency_key_in_use", "Try again later.");
     if (first.request_hash !== requestHash)
-      return error(res, 400, "idempotency_error", "idempotency_key_reused", "Keys for idempotent requests can only be used with the same parameters they were first used with.");
+      return error(
+        res,
+        400,
+        "idempotency_error",
+        "idempotency_key_reused",
+        "Keys for idempotent requests can only be used with the same parameters they were first used with.",
+      );
     res.setHeader("Idempotent-Replayed", "true");
     res.setHeader("Original-Request", first.answer.request_id);
     res.status(first.answer.status).type("application/json").send(first.answer.body);

@@ -46,17 +46,22 @@ export async function floorCore(port, mongoUri, databaseName) {
   }
   impl.getResource = async (request, context) => {
     const resource = await checked(context, request, (tenant) => reads.get(tenant, request.id));
-    if (!resource) throw new RpcError(GrpcStatus.NOT_FOUND, { type: "invalid_request_error", code: "resource_missing", message: `No such resource: '${request.id}'` });
+    if (!resource)
+      throw new RpcError(GrpcStatus.NOT_FOUND, { type: "invalid_request_error", code: "resource_missing", message: `No such resource: '${request.id}'` });
     return { resource: asMessage(resource) };
   };
   impl.listResources = async (request, context) => {
-    const filter = listFilter(RESOURCE_STATUS.nameOf(request.filter?.status[0] ?? 0), Object.fromEntries((request.filter?.metadata ?? []).map((m) => [m.key, m.value])));
+    const filter = listFilter(
+      RESOURCE_STATUS.nameOf(request.filter?.status[0] ?? 0),
+      Object.fromEntries((request.filter?.metadata ?? []).map((m) => [m.key, m.value])),
+    );
     const { data, hasMore } = await checked(context, request, (tenant) => reads.page(tenant, filter, request.limit || 20));
     return { dataJson: JSON.stringify(data), hasMore };
   };
   impl.searchResources = async (request, context) => {
     const filter = searchFilter(request.query);
-    if (!filter) throw new RpcError(GrpcStatus.INVALID_ARGUMENT, { type: "invalid_request_error", code: "search_query_invalid", message: "Unsupported query." });
+    if (!filter)
+      throw new RpcError(GrpcStatus.INVALID_ARGUMENT, { type: "invalid_request_error", code: "search_query_invalid", message: "Unsupported query." });
     const { data, hasMore } = await checked(context, request, (tenant) => reads.page(tenant, filter, request.limit || 10));
     return { dataJson: JSON.stringify(data), hasMore, nextPage: hasMore ? Buffer.from(data.at(-1).id).toString("base64url") : "" };
   };
@@ -121,7 +126,10 @@ export async function baselineE(port, certFile, keyFile, coreAddress, mongoUri, 
     const status = typeof req.query.status === "string" ? [RESOURCE_STATUS.valueOf(req.query.status)] : [];
     const metadata = Object.entries(req.query.metadata ?? {}).map(([key, value]) => ({ key, value: String(value) }));
     try {
-      const reply = await core.listResources({ tenant: res.locals.tenant, limit: Number(req.query.limit ?? 20), filter: { status, metadata }, asJson: true }, res.locals.call);
+      const reply = await core.listResources(
+        { tenant: res.locals.tenant, limit: Number(req.query.limit ?? 20), filter: { status, metadata }, asJson: true },
+        res.locals.call,
+      );
       page(res, (r) => ({ object: "list", url: "/v1/resources", has_more: r.hasMore }), reply);
     } catch (cause) {
       fail(res, cause);
@@ -133,7 +141,9 @@ export async function baselineE(port, certFile, keyFile, coreAddress, mongoUri, 
       const metadata = Object.create(null);
       for (const { key, value } of resource.metadata) metadata[key] = value;
       const status = RESOURCE_STATUS.nameOf(resource.status);
-      res.type("application/json").send(JSON.stringify({ id: resource.id, object: "resource", name: resource.name, status, metadata, created: Number(resource.created) }));
+      res
+        .type("application/json")
+        .send(JSON.stringify({ id: resource.id, object: "resource", name: resource.name, status, metadata, created: Number(resource.created) }));
     } catch (cause) {
       fail(res, cause);
     }

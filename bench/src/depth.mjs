@@ -52,7 +52,14 @@ export async function depthRows({ run, results, stack, apiUrl, ca, c, e = null, 
     }
     times.sort((x, y) => x - y);
     const mean = times.reduce((x, y) => x + y, 0) / times.length;
-    results[name] = { rps: 1000 / mean, p50: times[Math.floor(times.length / 2)], p99: times[times.length - 1], total: times.length, errors: 0, rss_mb: rss.stop() };
+    results[name] = {
+      rps: 1000 / mean,
+      p50: times[Math.floor(times.length / 2)],
+      p99: times[times.length - 1],
+      total: times.length,
+      errors: 0,
+      rss_mb: rss.stop(),
+    };
   };
   await page("list_page1", `${apiUrl}/v1/resources?limit=20`);
   await page("list_deep", `${apiUrl}/v1/resources?limit=20&starting_after=${cursor}`);
@@ -91,7 +98,14 @@ export async function depthRows({ run, results, stack, apiUrl, ca, c, e = null, 
   const summary = (slice) => {
     const sorted = [...slice].sort((x, y) => x - y);
     const mean = sorted.reduce((x, y) => x + y, 0) / sorted.length;
-    return { rps: 1000 / mean, p50: sorted[Math.floor(sorted.length / 2)], p99: sorted[Math.floor(sorted.length * 0.99)], total: sorted.length, errors: 0, rss_mb: rssMb };
+    return {
+      rps: 1000 / mean,
+      p50: sorted[Math.floor(sorted.length / 2)],
+      p99: sorted[Math.floor(sorted.length * 0.99)],
+      total: sorted.length,
+      errors: 0,
+      rss_mb: rssMb,
+    };
   };
   results.update_first = summary(times.slice(0, updateWindow));
   results.update_last = summary(times.slice(-updateWindow));

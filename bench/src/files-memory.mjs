@@ -66,7 +66,8 @@ async function phaseSampler() {
   await call("HeapProfiler.enable");
   return {
     // Collected objects kept in the samples: what is allocated, not only what survives.
-    start: () => call("HeapProfiler.startSampling", { samplingInterval: 16_384, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true }),
+    start: () =>
+      call("HeapProfiler.startSampling", { samplingInterval: 16_384, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true }),
     stop: async (name) => writeFileSync(join(profiles, `${name}.heapprofile`), JSON.stringify((await call("HeapProfiler.stopSampling")).result.profile)),
     close: session.close,
   };

@@ -57,7 +57,12 @@ export async function benchFiles({ say = (l) => process.stderr.write(`bench-file
       databaseName,
       dataDir: dir,
       port: gatewayPort,
-      env: { RATE_LIMIT_TEST: "100000000", RATE_LIMIT_LIVE: "100000000", RATE_LIMIT_ADDRESS: "100000000", FILES_MAX_BYTES: String(Math.max(UPLOAD_MB, 512) * 1024 * 1024) },
+      env: {
+        RATE_LIMIT_TEST: "100000000",
+        RATE_LIMIT_LIVE: "100000000",
+        RATE_LIMIT_ADDRESS: "100000000",
+        FILES_MAX_BYTES: String(Math.max(UPLOAD_MB, 512) * 1024 * 1024),
+      },
     });
     children.push(gatewayChild);
     // With the heap `rms start` gives a worker (WORKER_HEAP_MB).
@@ -142,7 +147,9 @@ export async function benchFiles({ say = (l) => process.stderr.write(`bench-file
     // ---- import vs insertMany
     say(`upload of the ${ROWS}-row JSONL file (not measured)`);
     const rowsFile = await upload({ port: gatewayPort, agent, key: secret, chunks: jsonlChunks(ROWS, "bench"), filename: "rows.jsonl" });
-    const imported = await during(`import of ${ROWS} rows from the file (POST to succeeded)`, () => job({ type: "resources.import", params: { file: rowsFile.id } }));
+    const imported = await during(`import of ${ROWS} rows from the file (POST to succeeded)`, () =>
+      job({ type: "resources.import", params: { file: rowsFile.id } }),
+    );
     if (imported.value.job.result.created !== ROWS) throw new Error(`import created ${imported.value.job.result.created} of ${ROWS}`);
     const raw = db.collection(RAW_COLLECTION);
     for (const { key, v, ns, ...options } of await resourceIndexes(db)) await raw.createIndex(key, options);
@@ -524,7 +531,10 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
     ...rows.map((r) => `| ${r.check} | ${r.ratio.toFixed(2)} | ${r.target} | ${r.ok === null ? "" : r.ok ? "yes" : "**no**"} | ${r.measured} | ${r.against} |`),
   ].join("\n");
   const out = join(root, "bench", "results");
-  writeFileSync(join(out, "files.json"), `${JSON.stringify({ date: new Date().toISOString(), rows: ROWS, uploadMiB: UPLOAD_MB, result, checks: rows }, null, 2)}\n`);
+  writeFileSync(
+    join(out, "files.json"),
+    `${JSON.stringify({ date: new Date().toISOString(), rows: ROWS, uploadMiB: UPLOAD_MB, result, checks: rows }, null, 2)}\n`,
+  );
   writeFileSync(join(out, "files.md"), `# Files rows (bench/src/files.mjs run alone)\n\n${table}\n`);
   process.stdout.write(`${table}\n`);
   process.exit(0);

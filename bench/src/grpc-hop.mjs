@@ -22,7 +22,13 @@ const protoOf = (build) => import(build === "current" ? "@rms/proto" : build);
 async function server(interceptor, tuned, build) {
   const grpc = await import("@grpc/grpc-js");
   const { ResourceService, ResourceStatus, addService, HOP_SERVER_OPTIONS = {} } = await protoOf(build);
-  const resource = { id: "res_0VbmlGnEAqOeNqcwCzlGLg", name: "bench", status: ResourceStatus.ACTIVE, metadata: [{ key: "plan", value: "pro" }], created: 1700000000n };
+  const resource = {
+    id: "res_0VbmlGnEAqOeNqcwCzlGLg",
+    name: "bench",
+    status: ResourceStatus.ACTIVE,
+    metadata: [{ key: "plan", value: "pro" }],
+    created: 1700000000n,
+  };
   const interceptors = interceptor
     ? [
         (_descriptor, call) =>
@@ -81,7 +87,12 @@ async function measure(name, { tuned, interceptor, metadata, noRetries = false, 
   client.close();
   child.kill();
   const perCall = (ms) => ((1000 * ms) / calls).toFixed(0);
-  return { name, callsPerSecond: Math.round(calls / SECONDS), serverUsPerCall: perCall(serverMs), clientUsPerCall: perCall((clientUsage.user + clientUsage.system) / 1000) };
+  return {
+    name,
+    callsPerSecond: Math.round(calls / SECONDS),
+    serverUsPerCall: perCall(serverMs),
+    clientUsPerCall: perCall((clientUsage.user + clientUsage.system) / 1000),
+  };
 }
 
 if (process.argv[2] === "server") {

@@ -99,10 +99,16 @@ export async function benchJobs({ say = (l) => process.stderr.write(`bench-jobs:
     const baseTenant = { account: `acct_benchraw${process.pid}`, livemode: false };
     const nowMs = Date.now();
     const docs = items("raw").map((item, i) =>
-      core.importedResource(baseTenant, core.importedResourceId("job_raw", i, nowMs), { name: item.name, status: "active", metadata: [{ k: "tag", v: "raw" }] }, nowMs, {
-        requestId: null,
-        idempotencyKey: null,
-      }),
+      core.importedResource(
+        baseTenant,
+        core.importedResourceId("job_raw", i, nowMs),
+        { name: item.name, status: "active", metadata: [{ k: "tag", v: "raw" }] },
+        nowMs,
+        {
+          requestId: null,
+          idempotencyKey: null,
+        },
+      ),
     );
     let t = performance.now();
     await raw.insertMany(docs, { ordered: false });
@@ -114,20 +120,32 @@ export async function benchJobs({ say = (l) => process.stderr.write(`bench-jobs:
     // The floor with the events written in the same batch as the resources (one transaction per chunk), on another tenant's copies.
     const togetherTenant = { account: `acct_benchtogether${process.pid}`, livemode: false };
     const togetherDocs = items("together").map((item, i) =>
-      core.importedResource(togetherTenant, core.importedResourceId("job_together", i, nowMs), { name: item.name, status: "active", metadata: [{ k: "tag", v: "raw" }] }, nowMs, {
-        requestId: null,
-        idempotencyKey: null,
-      }),
+      core.importedResource(
+        togetherTenant,
+        core.importedResourceId("job_together", i, nowMs),
+        { name: item.name, status: "active", metadata: [{ k: "tag", v: "raw" }] },
+        nowMs,
+        {
+          requestId: null,
+          idempotencyKey: null,
+        },
+      ),
     );
     say(`floor with the events in the same batch: ${ITEMS} resources and their events, a transaction per ${1_000}`);
     const importTogetherMs = await floor.together(togetherDocs);
     const rawLarge = async () => {
       const tenant = { account: `acct_benchrawlarge${process.pid}`, livemode: false };
       const many = Array.from({ length: LARGE_ITEMS }, (_, i) =>
-        core.importedResource(tenant, core.importedResourceId("job_rawlarge", i, nowMs), { name: `raw-${i}`, status: "active", metadata: [{ k: "tag", v: "raw" }] }, nowMs, {
-          requestId: null,
-          idempotencyKey: null,
-        }),
+        core.importedResource(
+          tenant,
+          core.importedResourceId("job_rawlarge", i, nowMs),
+          { name: `raw-${i}`, status: "active", metadata: [{ k: "tag", v: "raw" }] },
+          nowMs,
+          {
+            requestId: null,
+            idempotencyKey: null,
+          },
+        ),
       );
       say(`raw insertMany of ${LARGE_ITEMS} resources`);
       const started = performance.now();
@@ -141,10 +159,14 @@ export async function benchJobs({ say = (l) => process.stderr.write(`bench-jobs:
     t = performance.now();
     await raw.updateMany({ account: baseTenant.account }, { $set: { status: "paused" }, $inc: { version: 1 } });
     const rawUpdateMs = performance.now() - t;
-    say(`outbox floor: a bulk update of ${ITEMS} resources by hand, its status and metadata changed as the job's (one read, core's decisions, one bulk write, the relay's work)`);
+    say(
+      `outbox floor: a bulk update of ${ITEMS} resources by hand, its status and metadata changed as the job's (one read, core's decisions, one bulk write, the relay's work)`,
+    );
     const updateFloor = await floor.update(baseTenant, { status: "active", metadata: [{ k: "step", v: "1" }] });
     if (updateFloor.changed !== ITEMS) throw new Error(`the update floor changed ${updateFloor.changed} of ${ITEMS}`);
-    say(`floor with the events in the same batch: a bulk update of ${ITEMS} resources by hand (one read, core's decisions, a transaction per 1,000 of updates and events)`);
+    say(
+      `floor with the events in the same batch: a bulk update of ${ITEMS} resources by hand (one read, core's decisions, a transaction per 1,000 of updates and events)`,
+    );
     const updateTogether = await floor.updateTogether(togetherTenant, { status: "paused", metadata: [{ k: "step", v: "1" }] });
     if (updateTogether.changed !== ITEMS) throw new Error(`the update floor (together) changed ${updateTogether.changed} of ${ITEMS}`);
 
@@ -152,7 +174,10 @@ export async function benchJobs({ say = (l) => process.stderr.write(`bench-jobs:
     say(`import of ${ITEMS} items (POST to succeeded)`);
     const imported = await runJob({ type: "resources.import", params: { items: items("bench") } });
     say(`bulk update of ${ITEMS} (POST to succeeded)`);
-    const updated = await runJob({ type: "resources.bulk_update", params: { filter: { metadata: { tag: "bench" } }, update: { status: "paused", metadata: { step: "1" } } } });
+    const updated = await runJob({
+      type: "resources.bulk_update",
+      params: { filter: { metadata: { tag: "bench" } }, update: { status: "paused", metadata: { step: "1" } } },
+    });
 
     // The large import: its jobs posted at once (each at most 10,000 items), timed to the last one's `succeeded`.
     let large = null;
@@ -213,7 +238,14 @@ export async function benchJobs({ say = (l) => process.stderr.write(`bench-jobs:
         floor_together_ms: updateTogether.ms,
         updated: updated.job.result.updated,
       },
-      import_large: large && { items: LARGE_ITEMS, jobs: large.jobs, job_ms: large.ms, raw_ms: rawLargeMs, ratio: large.ms / rawLargeMs, floor_ms: largeFloorMs },
+      import_large: large && {
+        items: LARGE_ITEMS,
+        jobs: large.jobs,
+        job_ms: large.ms,
+        raw_ms: rawLargeMs,
+        ratio: large.ms / rawLargeMs,
+        floor_ms: largeFloorMs,
+      },
       retrieve: { idle, during_import: busy, ratio: busy.rps / idle.rps, import_ms: background.ms },
       resources_with_pending_events_at_end: pendingAfter,
     };
@@ -333,7 +365,9 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
   const loadAtStart = loadavg()[0];
   const started = new Date().toISOString();
   const { rows, result } = await benchJobs();
-  const table = rows.map((r) => `| ${r.check} | ${r.ratio.toFixed(2)} | ${r.target} | ${r.ok === null ? "" : r.ok ? "yes" : "**no**"} | ${r.measured} | ${r.against} |`);
+  const table = rows.map(
+    (r) => `| ${r.check} | ${r.ratio.toFixed(2)} | ${r.target} | ${r.ok === null ? "" : r.ok ? "yes" : "**no**"} | ${r.measured} | ${r.against} |`,
+  );
   const md = [
     "# The jobs rows alone (`node bench/src/jobs.mjs`)",
     "",

@@ -160,16 +160,20 @@ async function pacedRun(url, opts, rate, seconds, ca) {
     new Promise((resolve) => {
       const { method, headers, body } = preparedRequest(opts);
       const sent = performance.now();
-      const req = request(url, { method, agent, headers: body === undefined ? headers : { ...headers, "content-length": String(Buffer.byteLength(body)) } }, (res) => {
-        const chunks = [];
-        res.on("data", (chunk) => chunks.push(chunk));
-        res.on("end", () => {
-          latencies.push(performance.now() - sent);
-          if (res.statusCode >= 300) non2xx++;
-          onResponse?.(res.statusCode, Buffer.concat(chunks).toString("utf8"));
-          resolve();
-        });
-      });
+      const req = request(
+        url,
+        { method, agent, headers: body === undefined ? headers : { ...headers, "content-length": String(Buffer.byteLength(body)) } },
+        (res) => {
+          const chunks = [];
+          res.on("data", (chunk) => chunks.push(chunk));
+          res.on("end", () => {
+            latencies.push(performance.now() - sent);
+            if (res.statusCode >= 300) non2xx++;
+            onResponse?.(res.statusCode, Buffer.concat(chunks).toString("utf8"));
+            resolve();
+          });
+        },
+      );
       req.on("error", () => {
         errors++;
         resolve();

@@ -138,7 +138,9 @@ try {
     pids: () => ({ baseline_c: c?.pid, database: stack.pids().database }),
   };
   /** Floor E of the reads (baseline-e.mjs); C's key collection holds the keys it accepts. */
-  const eFloor = e ? { url: `https://127.0.0.1:${ePort}`, pids: () => ({ baseline_e: e.pid, floor_core: floorCore.pid, database: stack.pids().database }) } : null;
+  const eFloor = e
+    ? { url: `https://127.0.0.1:${ePort}`, pids: () => ({ baseline_e: e.pid, floor_core: floorCore.pid, database: stack.pids().database }) }
+    : null;
 
   // The stack against C, each pair in the order stack, C, C, stack (run.pair: the mean of each side's two rounds).
   const requestPairs = async () => {
@@ -157,7 +159,20 @@ try {
   };
   // The list pages against C, at a depth of DEPTH resources (and, in a whole run, the size rule's updates).
   const deepPages = (updates) =>
-    depthRows({ run, results, stack, apiUrl, ca, c: cBaseline, e: eFloor, depth: DEPTH, listRequests: LIST_REQUESTS, updates, updateWindow: UPDATE_WINDOW, say });
+    depthRows({
+      run,
+      results,
+      stack,
+      apiUrl,
+      ca,
+      c: cBaseline,
+      e: eFloor,
+      depth: DEPTH,
+      listRequests: LIST_REQUESTS,
+      updates,
+      updateWindow: UPDATE_WINDOW,
+      say,
+    });
   // D: the driver alone, on the resource the GET rows read and the list rows' account (and the read concern's cost).
   const driverBaseline = (listTenant) =>
     driverRows({
@@ -169,7 +184,8 @@ try {
       listTenant: { account: listTenant.accountId, livemode: false },
       pids: { database: stack.pids().database },
     });
-  const webhooks = () => webhookRows({ run, results, stack, api, newApi, apiUrl, resourceId: created.id, connections: CONNECTIONS, deliveries: DELIVERIES, say });
+  const webhooks = () =>
+    webhookRows({ run, results, stack, api, newApi, apiUrl, resourceId: created.id, connections: CONNECTIONS, deliveries: DELIVERIES, say });
   // The rows of a second stack beside this one (its own four ports), by name: BENCH_ONLY runs one of them alone.
   const beside = { stack, root, work, own, connections: CONNECTIONS, duration: DURATION, warmup: WARMUP, ca, headers, resourceId: created.id, say };
   const portsOf = ([httpsPort, corePort, metricsPort, coreMetricsPort]) => ({ httpsPort, corePort, metricsPort, coreMetricsPort });
@@ -228,7 +244,8 @@ try {
     const { seedSeconds, listKey, listTenant } = await deepPages(UPDATES);
     await driverBaseline(listTenant);
     // Last on this stack: a million documents weigh on everything after them.
-    if (BIG > 0) await bigAccountRows({ run, results, stack, apiUrl, mongoUri: stack.mongoUri, databaseName: stack.databaseName, size: BIG, smallKey: listKey, say });
+    if (BIG > 0)
+      await bigAccountRows({ run, results, stack, apiUrl, mongoUri: stack.mongoUri, databaseName: stack.databaseName, size: BIG, smallKey: listKey, say });
     await benchDb.close();
     echoClient.close();
     // The jobs rows (issue 14) on a stack of their own, so their raw baselines share its database.

@@ -79,7 +79,9 @@ export function checks(results, { depth, updates, updateWindow, big }) {
     check(results, "C's list page vs D's page query", "c_list", "d_page"),
     check(results, "read concern: D's retrieve by `_id` with `majority` (as core answers) vs `local` (time)", "d_find_majority", "d_find", { time: true }),
     // The p99 column is the lag's p99 over the create's own p99 in the same run (bench/src/streams.mjs).
-    check(results, "201 -> event on a stream (100 streams open, paced creates) vs the create itself", "stream_lag", "stream_create", { target: "lag p99 ≤ 250 ms" }),
+    check(results, "201 -> event on a stream (100 streams open, paced creates) vs the create itself", "stream_lag", "stream_create", {
+      target: "lag p99 ≤ 250 ms",
+    }),
     check(results, "read concern: D's list page query with `majority` (as core answers) vs `local` (time)", "d_page_majority", "d_page", { time: true }),
     big > 0
       ? check(results, `list page of 20 at ${big.toLocaleString("en")} resources in the account vs at ${account} (time)`, "list_big", "list_small_again", {
@@ -89,18 +91,30 @@ export function checks(results, { depth, updates, updateWindow, big }) {
         })
       : null,
     big > 0
-      ? check(results, `two-filter list page at ${big.toLocaleString("en")} resources vs at ${account} (time)`, "list_filtered_big", "list_filtered_small_again", {
-          target: "≤ 1.2× time",
-          maxTime: 1.2,
-          time: true,
-        })
+      ? check(
+          results,
+          `two-filter list page at ${big.toLocaleString("en")} resources vs at ${account} (time)`,
+          "list_filtered_big",
+          "list_filtered_small_again",
+          {
+            target: "≤ 1.2× time",
+            maxTime: 1.2,
+            time: true,
+          },
+        )
       : null,
     big > 0
-      ? check(results, `search page (status and metadata) at ${big.toLocaleString("en")} resources vs at ${account} (time)`, "search_big", "search_small_again", {
-          target: "≤ 1.2× time",
-          maxTime: 1.2,
-          time: true,
-        })
+      ? check(
+          results,
+          `search page (status and metadata) at ${big.toLocaleString("en")} resources vs at ${account} (time)`,
+          "search_big",
+          "search_small_again",
+          {
+            target: "≤ 1.2× time",
+            maxTime: 1.2,
+            time: true,
+          },
+        )
       : null,
     results.create_to_delivery
       ? {
@@ -118,10 +132,16 @@ export function checks(results, { depth, updates, updateWindow, big }) {
       target: "≥ 0.35 req/s",
       minRps: 0.35,
     }),
-    check(results, "deliveries/s of one worker to 16 endpoints vs a bare loop of signed POSTs to the same 16 (4 in flight each)", "deliveries_16", "deliveries_bare_16", {
-      target: "≥ 0.60 req/s",
-      minRps: 0.6,
-    }),
+    check(
+      results,
+      "deliveries/s of one worker to 16 endpoints vs a bare loop of signed POSTs to the same 16 (4 in flight each)",
+      "deliveries_16",
+      "deliveries_bare_16",
+      {
+        target: "≥ 0.60 req/s",
+        minRps: 0.6,
+      },
+    ),
     results.backlog_drain
       ? check(
           results,
@@ -167,16 +187,32 @@ export function checks(results, { depth, updates, updateWindow, big }) {
         }
       : null,
     // Kept from the earlier issues.
-    check(results, `list page ${depth.toLocaleString("en")} deep vs page 1 (time)`, "list_deep", "list_page1", { target: "≤ 1.2× time", maxTime: 1.2, time: true }),
-    check(results, `update of one resource: last ${updateWindow} of ${updates.toLocaleString("en")} vs first ${updateWindow} (time)`, "update_last", "update_first", {
+    check(results, `list page ${depth.toLocaleString("en")} deep vs page 1 (time)`, "list_deep", "list_page1", {
       target: "≤ 1.2× time",
       maxTime: 1.2,
       time: true,
     }),
-    check(results, "GET /v1/resources/:id with a webhook endpoint (relay + fan-out + a worker delivering) vs the same GET just before", "get_webhooks", "get_again", {
-      target: "≥ 0.90 req/s",
-      minRps: 0.9,
-    }),
+    check(
+      results,
+      `update of one resource: last ${updateWindow} of ${updates.toLocaleString("en")} vs first ${updateWindow} (time)`,
+      "update_last",
+      "update_first",
+      {
+        target: "≤ 1.2× time",
+        maxTime: 1.2,
+        time: true,
+      },
+    ),
+    check(
+      results,
+      "GET /v1/resources/:id with a webhook endpoint (relay + fan-out + a worker delivering) vs the same GET just before",
+      "get_webhooks",
+      "get_again",
+      {
+        target: "≥ 0.90 req/s",
+        minRps: 0.9,
+      },
+    ),
     results.create_to_delivery_quarter
       ? {
           check: `committed create (its 201) -> its delivery, ${Math.round(results.create_to_delivery_quarter.rps)} creates/s (a quarter of the deliveries/s of 1 endpoint), ${results.create_to_delivery_quarter.total} deliveries: p99 (ms)`,
@@ -230,7 +266,9 @@ export function writeReport({ root, results, jobsRows, breakdown, settings, seed
     "",
     "| check | ratio (req/s) | ratio (p99) | target | met | measured | against |",
     "|---|---|---|---|---|---|---|",
-    ...rows.map((r) => `| ${r.check} | ${f2(r.rps)} | ${f2(r.p99)} | ${r.target} | ${r.ok === null ? "" : r.ok ? "yes" : "**no**"} | ${abs(r.a)} | ${abs(r.b)} |`),
+    ...rows.map(
+      (r) => `| ${r.check} | ${f2(r.rps)} | ${f2(r.p99)} | ${r.target} | ${r.ok === null ? "" : r.ok ? "yes" : "**no**"} | ${abs(r.a)} | ${abs(r.b)} |`,
+    ),
     "",
     "| jobs check | ratio | target | met | measured | against |",
     "|---|---|---|---|---|---|",

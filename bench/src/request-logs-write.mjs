@@ -28,7 +28,14 @@ try {
   const store = new RequestLogStore(client.db("rms_bench_request_logs"));
   await store.ensureIndexes();
   // What the GET row answers: one resource, as the stack renders it.
-  const answer = JSON.stringify({ id: "res_0VbmcTa0dnRox8QNLmcF1D", object: "resource", name: "bench", status: "active", metadata: { plan: "pro" }, created: 1_764_000_000 });
+  const answer = JSON.stringify({
+    id: "res_0VbmcTa0dnRox8QNLmcF1D",
+    object: "resource",
+    name: "bench",
+    status: "active",
+    metadata: { plan: "pro" },
+    created: 1_764_000_000,
+  });
   const build = (i) => {
     const ms = Date.now();
     return {

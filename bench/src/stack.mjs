@@ -17,7 +17,8 @@ export async function startStack({ root, work, ports, own, say, name = "", mongo
   const dataDir = join(work, `data${name ? `-${name}` : ""}`);
   const { startDatabase } = await import("@rms/test-db");
   const proto = await import("@rms/proto");
-  const database = process.env.MONGODB_URI || sharedUri ? null : await startDatabase({ dataDir: join(dataDir, "db"), env: { ...process.env, MONGODB_URI: "" } });
+  const database =
+    process.env.MONGODB_URI || sharedUri ? null : await startDatabase({ dataDir: join(dataDir, "db"), env: { ...process.env, MONGODB_URI: "" } });
   if (database) own.database(database);
   const mongoUri = sharedUri ?? process.env.MONGODB_URI ?? database.uri;
   const databaseName = extra.MONGODB_DATABASE || process.env.MONGODB_DATABASE || "rms";
@@ -126,5 +127,11 @@ export async function freePorts(count) {
 
 /** Makes the resource a stack's GET rows read (the same on every stack the bench starts); answers it. */
 export function benchResource(apiUrl, ca, headers) {
-  return httpsJson("POST", `${apiUrl}/v1/resources`, ca, { ...headers, "content-type": "application/json" }, JSON.stringify({ name: "bench", metadata: { plan: "pro" } }));
+  return httpsJson(
+    "POST",
+    `${apiUrl}/v1/resources`,
+    ca,
+    { ...headers, "content-type": "application/json" },
+    JSON.stringify({ name: "bench", metadata: { plan: "pro" } }),
+  );
 }

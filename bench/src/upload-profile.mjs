@@ -39,7 +39,14 @@ const gatewayPort = await freePort();
 const inspectors = { core: await freePort(), gateway: await freePort() };
 const inspect = (name) => ({ NODE_OPTIONS: `--inspect=127.0.0.1:${inspectors[name]}` });
 const core = await startCoreProcess({ mongoUri: database.uri, databaseName, port: corePort, env: inspect("core") });
-const gateway = await startGatewayProcess({ coreAddr: `127.0.0.1:${corePort}`, mongoUri: database.uri, databaseName, dataDir: dir, port: gatewayPort, env: inspect("gateway") });
+const gateway = await startGatewayProcess({
+  coreAddr: `127.0.0.1:${corePort}`,
+  mongoUri: database.uri,
+  databaseName,
+  dataDir: dir,
+  port: gatewayPort,
+  env: inspect("gateway"),
+});
 const { secret } = await newTestKey(`127.0.0.1:${corePort}`);
 const agent = new Agent({ ca: readFileSync(join(dir, "tls", "cert.pem")), keepAlive: true });
 const profilers = { core: await profiler(inspectors.core), gateway: await profiler(inspectors.gateway) };

@@ -11,7 +11,8 @@ import { startReceiver } from "./receiver.mjs";
 async function webhookHarness() {
   const receiver = await startReceiver();
   const { received } = receiver;
-  const addEndpoint = (client, path) => client.send("POST", "/v1/webhook_endpoints", { form: `url=${encodeURIComponent(receiver.url(path))}&enabled_events[]=*` });
+  const addEndpoint = (client, path) =>
+    client.send("POST", "/v1/webhook_endpoints", { form: `url=${encodeURIComponent(receiver.url(path))}&enabled_events[]=*` });
   // Settled: every create followed here has had its resource.created delivered, and no event of these accounts
   // still waits for an endpoint's 2xx (`delivery_success=false`).
   const drain = async (clients, followed = new Map()) =>
@@ -201,7 +202,8 @@ async function noisyNeighbourRows({ run, results, stack, newApi, apiUrl, receive
   const calm = newApi(calmKey);
   await addEndpoint(calm, "/calm");
   const headers = { authorization: `Bearer ${calmKey}` };
-  const row = (runName) => steadyCreateToDelivery({ run, stack, apiUrl, headers, rate, runName, received: receiver.received, drain: (followed) => drain([calm], followed), say });
+  const row = (runName) =>
+    steadyCreateToDelivery({ run, stack, apiUrl, headers, rate, runName, received: receiver.received, drain: (followed) => drain([calm], followed), say });
   // On a stack that has delivered nothing yet, the first row also pays for the pipeline's warm-up (BENCH_ONLY=noisy).
   if (warm) await row("post_calm_warm");
   results.calm_create_to_delivery = await row("post_calm");
@@ -355,7 +357,16 @@ async function backlogRows({ results, stack, newApi, receiver, addEndpoint, coun
     await DELIVERY_QUEUE.signal(db, 1);
     await eventually(async () => receiver.deliveredTo(["/backlog"]) >= count, 3_600_000);
     const seconds = (performance.now() - t0) / 1000;
-    results.backlog_drain = { rps: count / seconds, p50: NaN, p99: NaN, total: count, errors: 0, seconds, rss_mb: {}, cpu_ms_per_request: perDelivery(cpu.stop(), count) };
+    results.backlog_drain = {
+      rps: count / seconds,
+      p50: NaN,
+      p99: NaN,
+      total: count,
+      errors: 0,
+      seconds,
+      rss_mb: {},
+      cpu_ms_per_request: perDelivery(cpu.stop(), count),
+    };
     backlogApi.close();
     say("backlog: the bare loop, the same number of POSTs");
     const bareCpu = cpuMeter({ load: process.pid });
@@ -446,7 +457,12 @@ export async function floorBatchedDeliveries(receiver, count, { mongoUri, databa
   const { DEFAULT_WEBHOOK_ENDPOINT_CONCURRENCY } = await import("@rms/core/settings");
   const client = await new MongoClient(mongoUri, { writeConcern: { w: "majority", journal: true }, readConcern: { level: "local" } }).connect();
   try {
-    const { lanes, deliveries, events, attempts, endpoints, endpoint } = await floorFixture(client.db(databaseName), "floorb", count, receiver.url("/floor-batched"));
+    const { lanes, deliveries, events, attempts, endpoints, endpoint } = await floorFixture(
+      client.db(databaseName),
+      "floorb",
+      count,
+      receiver.url("/floor-batched"),
+    );
     const post = await signedPoster(receiver, "/floor-batched");
     const attemptWrites = groupCommit((items) => attempts.insertMany(items, { ordered: false }));
     const pulls = groupCommit((items) =>
@@ -509,7 +525,12 @@ export async function floorDeliveries(receiver, count, { mongoUri, databaseName 
   const { MongoClient } = await import("mongodb");
   const client = await new MongoClient(mongoUri, { writeConcern: { w: "majority", journal: true }, readConcern: { level: "local" } }).connect();
   try {
-    const { lanes, deliveries, events, attempts, endpoints, endpoint, run } = await floorFixture(client.db(databaseName), "floor", count, receiver.url("/floor"));
+    const { lanes, deliveries, events, attempts, endpoints, endpoint, run } = await floorFixture(
+      client.db(databaseName),
+      "floor",
+      count,
+      receiver.url("/floor"),
+    );
     const post = await signedPoster(receiver, "/floor");
     return await deliveriesPerSecond(count, async (n) => {
       const now = Date.now();

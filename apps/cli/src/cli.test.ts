@@ -108,7 +108,9 @@ describe("the rms binary", () => {
   const bin = new URL("../bin/rms.js", import.meta.url).pathname;
 
   it("works end to end as a process", async () => {
-    const { stdout } = await run(process.execPath, [bin, "accounts", "create", "--json"], { env: { ...process.env, RMS_ADMIN_TOKEN: ADMIN_TOKEN, CORE_ADDR: core.address } });
+    const { stdout } = await run(process.execPath, [bin, "accounts", "create", "--json"], {
+      env: { ...process.env, RMS_ADMIN_TOKEN: ADMIN_TOKEN, CORE_ADDR: core.address },
+    });
     expect(JSON.parse(stdout)).toMatchObject({ object: "account" });
   });
 
@@ -124,9 +126,9 @@ describe("the rms binary", () => {
   });
 
   it("exits non-zero with one clear line when the core is down", async () => {
-    const error = await run(process.execPath, [bin, "accounts", "create", "--json"], { env: { ...process.env, RMS_ADMIN_TOKEN: ADMIN_TOKEN, CORE_ADDR: "127.0.0.1:1" } }).catch(
-      (e: unknown) => e,
-    );
+    const error = await run(process.execPath, [bin, "accounts", "create", "--json"], {
+      env: { ...process.env, RMS_ADMIN_TOKEN: ADMIN_TOKEN, CORE_ADDR: "127.0.0.1:1" },
+    }).catch((e: unknown) => e);
     expect(error).toMatchObject({ code: 1, stdout: "" });
     expect((error as { stderr: string }).stderr).toBe("rms: cannot reach the core at 127.0.0.1:1 (is `npm start` running?)\n");
   });
@@ -148,7 +150,9 @@ describe("the rms binary", () => {
       console.log(`rms keys create against a core that never answers: exit ${code} after ${Date.now() - started} ms (deadline ${CALL_DEADLINE_MS} ms)`);
       expect({ code, stderr }).toEqual({
         code: 1,
-        stderr: `rms: the core at ${address} did not answer within the 5 s deadline (DEADLINE_EXCEEDED): it is up but overloaded, or its database answers slowly; a change asked for may still have been made\n`,
+        stderr:
+          `rms: the core at ${address} did not answer within the 5 s deadline (DEADLINE_EXCEEDED): it is up but overloaded, or its database ` +
+          `answers slowly; a change asked for may still have been made\n`,
       });
     } finally {
       for (const socket of held) socket.destroy();
@@ -157,9 +161,9 @@ describe("the rms binary", () => {
   });
 
   it("refuses a wrong admin token", async () => {
-    const error = await run(process.execPath, [bin, "accounts", "create"], { env: { ...process.env, RMS_ADMIN_TOKEN: "wrong-token-wrong-token", CORE_ADDR: core.address } }).catch(
-      (e: unknown) => e,
-    );
+    const error = await run(process.execPath, [bin, "accounts", "create"], {
+      env: { ...process.env, RMS_ADMIN_TOKEN: "wrong-token-wrong-token", CORE_ADDR: core.address },
+    }).catch((e: unknown) => e);
     expect((error as { stderr: string }).stderr).toContain("refused the admin token");
     expect((error as { stderr: string }).stderr).toContain("RMS_ADMIN_TOKEN");
   });
@@ -169,7 +173,11 @@ describe("the rms binary", () => {
     try {
       await writeFile(join(dataDir, "admin-token"), "a-token-of-another-stack-0123456789\n");
       let stderr = "";
-      const code = await runCli(["accounts", "list"], { env: { RMS_DATA_DIR: dataDir, CORE_ADDR: core.address }, stdout: () => {}, stderr: (t) => (stderr += t) });
+      const code = await runCli(["accounts", "list"], {
+        env: { RMS_DATA_DIR: dataDir, CORE_ADDR: core.address },
+        stdout: () => {},
+        stderr: (t) => (stderr += t),
+      });
       expect(code).toBe(1);
       expect(stderr).toContain(`refused the admin token read from ${join(dataDir, "admin-token")}`);
       expect(stderr).toContain(`RMS_DATA_DIR=${dataDir}`);
@@ -183,14 +191,28 @@ describe("the rms binary", () => {
 describe("rms dashboard", () => {
   it("prints a sign-in link whose restricted key has the scopes asked for, and refuses bad arguments", async () => {
     const account = (await rms("accounts", "create", "--json")).json()[0];
-    const session = await rms("dashboard", "--account", account.id, "--mode", "live", "--read-only", "--expires-in", "600", "--origin", "https://dash.example:9443/", "--json");
+    const session = await rms(
+      "dashboard",
+      "--account",
+      account.id,
+      "--mode",
+      "live",
+      "--read-only",
+      "--expires-in",
+      "600",
+      "--origin",
+      "https://dash.example:9443/",
+      "--json",
+    );
     expect(session.code).toBe(0);
     const printed = session.json()[0];
     expect(printed).toMatchObject({ object: "dashboard_session", read_only: true, api_key: expect.stringMatching(/^key_/) });
     expect(printed.url).toMatch(/^https:\/\/dash\.example:9443\/dashboard\/#key=rk_live_[0-9A-Za-z]{32}$/);
     expect(printed.expires_at).toBeGreaterThan(Date.now() / 1000 + 590);
     const keys = (await rms("keys", "list", "--account", account.id, "--json")).json();
-    expect(keys).toEqual([expect.objectContaining({ id: printed.api_key, kind: "restricted", livemode: true, scopes: expect.not.arrayContaining(["resources:write"]) })]);
+    expect(keys).toEqual([
+      expect.objectContaining({ id: printed.api_key, kind: "restricted", livemode: true, scopes: expect.not.arrayContaining(["resources:write"]) }),
+    ]);
 
     const human = await rms("dashboard", "--account", account.id, "--mode", "test");
     expect(human.stdout).toMatch(/^https:\/\/localhost:8443\/dashboard\/#key=rk_test_\S+\n\(signs in until .+; revoke with `rms keys revoke key_\S+`\)\n$/);

@@ -249,8 +249,20 @@ function dashboard(command: Command, context: CommandContext): void {
         expiresIn: BigInt(opts.expiresIn),
       });
       const url = `${origin}/dashboard/#key=${secret}`;
-      const session = { id: key!.id, object: "dashboard_session", url, read_only: !!opts.readOnly, expires_at: Number(key!.expiresAt), api_key: key!.id, revoked_at: null };
-      context.print(!!opts.json, session, `${url}\n(signs in until ${new Date(session.expires_at * 1000).toISOString()}; revoke with \`rms keys revoke ${key!.id}\`)`);
+      const session = {
+        id: key!.id,
+        object: "dashboard_session",
+        url,
+        read_only: !!opts.readOnly,
+        expires_at: Number(key!.expiresAt),
+        api_key: key!.id,
+        revoked_at: null,
+      };
+      context.print(
+        !!opts.json,
+        session,
+        `${url}\n(signs in until ${new Date(session.expires_at * 1000).toISOString()}; revoke with \`rms keys revoke ${key!.id}\`)`,
+      );
     });
 }
 
@@ -279,7 +291,8 @@ function start(command: Command, context: CommandContext): void {
 function cluster(command: Command, context: CommandContext): void {
   command
     .description(
-      "run the scale-out shape on this machine in the foreground (what `npm run cluster` does): a three-member replica set, two cores, two gateways, two workers, HAProxy in front",
+      "run the scale-out shape on this machine in the foreground (what `npm run cluster` does): a three-member replica set, two cores, two gateways, " +
+        "two workers, HAProxy in front",
     )
     .action(async () => {
       if (!context.io.startCluster) throw new Error("cluster is not available here");
@@ -367,7 +380,8 @@ function commandContext(io: CliIo, core: () => string): CommandContext & { close
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
   const program = new Command("rms")
     .description(
-      "The Resource Management Service's CLI: a developer's view of an account (events, webhooks, request logs) with an API key, and the operator's (accounts, keys, jobs, the stack) with the admin token.",
+      "The Resource Management Service's CLI: a developer's view of an account (events, webhooks, request logs) with an API key, and the operator's " +
+        "(accounts, keys, jobs, the stack) with the admin token.",
     )
     .version(cliVersion(), "-V, --version", "print the version of rms")
     .option("--core <addr>", "address of the core gRPC service", io.env.CORE_ADDR || DEFAULT_CORE_ADDR)
@@ -404,7 +418,10 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
 function adminTokenSource(env: Record<string, string | undefined>): string {
   if (env.RMS_ADMIN_TOKEN) return "from RMS_ADMIN_TOKEN (it must be the token the running core was started with)";
   const dataDir = env.RMS_DATA_DIR ? `RMS_DATA_DIR=${env.RMS_DATA_DIR}` : "RMS_DATA_DIR unset: the repository's .data/";
-  return `read from ${adminTokenFileOf(env)} (${dataDir}): the running core was started with another token; point RMS_DATA_DIR at the data directory of the stack that runs it, or set RMS_ADMIN_TOKEN`;
+  return (
+    `read from ${adminTokenFileOf(env)} (${dataDir}): the running core was started with another token; point RMS_DATA_DIR at the data directory ` +
+    `of the stack that runs it, or set RMS_ADMIN_TOKEN`
+  );
 }
 
 function describe(error: unknown, core: string, env: Record<string, string | undefined>): string {
@@ -413,7 +430,10 @@ function describe(error: unknown, core: string, env: Record<string, string | und
   if (error instanceof RpcError) {
     // No answer before the deadline is not "unreachable": core was reached (or is being reached) but was too slow.
     if (error instanceof TransportError && error.deadlineExceeded) {
-      return `the core at ${core} did not answer within the ${CALL_DEADLINE_MS / 1000} s deadline (DEADLINE_EXCEEDED): it is up but overloaded, or its database answers slowly; a change asked for may still have been made`;
+      return (
+        `the core at ${core} did not answer within the ${CALL_DEADLINE_MS / 1000} s deadline (DEADLINE_EXCEEDED): it is up but overloaded, or its ` +
+        `database answers slowly; a change asked for may still have been made`
+      );
     }
     if (error.code === "service_unavailable" && error instanceof TransportError) return `cannot reach the core at ${core} (is \`npm start\` running?)`;
     // Core itself answered that it cannot serve now (its database is down or slow): say what it said.

@@ -66,8 +66,13 @@ export function jobLine(job: Job): string {
   const { id, type, status, params, progress: p, result, cancel_requested_at } = jobJson(job) as unknown as PublicJob;
   const total = p.total === null ? "?" : String(p.total);
   const cancel = cancel_requested_at !== null ? "  cancel requested" : "";
-  const files = [params.file ? `from ${params.file}` : null, result?.results_file ? `results ${result.results_file}` : null, result?.file ? `file ${result.file}` : null].filter(
-    (part) => part !== null,
+  const files = [
+    params.file ? `from ${params.file}` : null,
+    result?.results_file ? `results ${result.results_file}` : null,
+    result?.file ? `file ${result.file}` : null,
+  ].filter((part) => part !== null);
+  return (
+    `${id}  ${type}  ${status}  ${p.processed}/${total} processed, ${p.failed} failed, ${p.skipped} ` +
+    `skipped${cancel}${files.length > 0 ? `  ${files.join(", ")}` : ""}`
   );
-  return `${id}  ${type}  ${status}  ${p.processed}/${total} processed, ${p.failed} failed, ${p.skipped} skipped${cancel}${files.length > 0 ? `  ${files.join(", ")}` : ""}`;
 }

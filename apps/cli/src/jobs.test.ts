@@ -19,7 +19,13 @@ describe("rms jobs", () => {
     expect(list.code).toBe(0);
     const jobs = list.json();
     expect(jobs.map((j) => j.id)).toEqual([second.id, first.id]);
-    expect(jobs[0]).toMatchObject({ object: "job", type: "resources.import", status: "queued", livemode: true, params: { file: expect.stringMatching(/^file_/) } });
+    expect(jobs[0]).toMatchObject({
+      object: "job",
+      type: "resources.import",
+      status: "queued",
+      livemode: true,
+      params: { file: expect.stringMatching(/^file_/) },
+    });
     expect((await rms("jobs", "list", "--account", account, "--mode", "test", "--json")).json()).toEqual([]);
     expect((await rms("jobs", "list", "--account", account, "--mode", "live", "--status", "canceled", "--json")).json()).toEqual([]);
 

@@ -320,7 +320,8 @@ describe("the README's shell examples", () => {
 describe("which blocks run", () => {
   it("every sh block, and the js blocks marked node (whole, as one module)", () => {
     const blocks = blocksOf(
-      "```sh\necho a\n```\n\n<!-- sdk-trial: x -->\n```js\nnot run\n```\n\n<!-- doc-test: node (an SDK example) -->\n```js\nconst a = 1;\nconsole.log(a);\n```\n",
+      "```sh\necho a\n```\n\n<!-- sdk-trial: x -->\n```js\nnot run\n```\n\n<!-- doc-test: node (an SDK example) -->\n```js\nconst a = " +
+        "1;\nconsole.log(a);\n```\n",
     );
     expect(blocks.map((b) => [b.line, b.commands, b.mark?.kind, b.module])).toEqual([
       [1, ["echo a"], undefined, undefined],
@@ -339,7 +340,11 @@ describe("the README's example files", () => {
 
 describe("splitting a block into commands", () => {
   it("follows quotes, continuations and comments", () => {
-    expect(commandsOf("a \\\n  -d x   # note\n#  an answer\nb 'one\ntwo' c\necho \"x # y\"")).toEqual(["a \\\n  -d x   # note", "b 'one\ntwo' c", 'echo "x # y"']);
+    expect(commandsOf("a \\\n  -d x   # note\n#  an answer\nb 'one\ntwo' c\necho \"x # y\"")).toEqual([
+      "a \\\n  -d x   # note",
+      "b 'one\ntwo' c",
+      'echo "x # y"',
+    ]);
     expect(withoutComments('a \\\n  -d x   # "id":"res_..."\necho "x # y" # z')).toBe('a \\\n  -d x\necho "x # y"');
   });
 });

@@ -3,7 +3,13 @@ import type { CallContext } from "@rms/proto";
 import { describe, expect, it } from "vitest";
 import { budgetOf, DEADLINE_MARGIN_MS } from "./budget.js";
 
-const contextOf = (deadline: number, signal = new AbortController().signal): CallContext => ({ method: "/x", metadata: new Metadata(), signal, deadline, caller: null });
+const contextOf = (deadline: number, signal = new AbortController().signal): CallContext => ({
+  method: "/x",
+  metadata: new Metadata(),
+  signal,
+  deadline,
+  caller: null,
+});
 
 describe("a call's budget", () => {
   it("gives each database command the time left before the caller's deadline, less the margin", () => {

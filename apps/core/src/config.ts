@@ -70,7 +70,8 @@ export function parseCoreConfig(env: Record<string, string | undefined>): CoreCo
   }
   if (!tls && !isLoopbackAddress(c.CORE_ADDR)) {
     throw new ConfigError(
-      `CORE_ADDR ${c.CORE_ADDR} is not a loopback address: set CORE_TLS_CERT_FILE, CORE_TLS_KEY_FILE and CORE_TLS_CA_FILE to serve gRPC over TLS with client certificates`,
+      `CORE_ADDR ${c.CORE_ADDR} is not a loopback address: set CORE_TLS_CERT_FILE, CORE_TLS_KEY_FILE and CORE_TLS_CA_FILE to serve gRPC over TLS with ` +
+        `client certificates`,
     );
   }
   return {

@@ -31,7 +31,10 @@ export function watchDatabaseHealth(db: Db, health: HealthImplementation, names:
     const pingMs = Math.round(performance.now() - started);
     if (next === "fast") logger.info({ ping_ms: pingMs }, "database answers again within the health threshold");
     else
-      logger.warn({ ping_ms: pingMs, slow_ms: DATABASE_SLOW_MS, state: next }, next === "slow" ? "database answers slowly: health degraded" : "database unreachable: not serving");
+      logger.warn(
+        { ping_ms: pingMs, slow_ms: DATABASE_SLOW_MS, state: next },
+        next === "slow" ? "database answers slowly: health degraded" : "database unreachable: not serving",
+      );
     state = next;
     for (const name of names) health.setStatus(name, next === "down" ? "NOT_SERVING" : "SERVING");
     health.setStatus(DATABASE_HEALTH_SERVICE, next === "fast" ? "SERVING" : "NOT_SERVING");

@@ -51,7 +51,13 @@ export const HEALTH_NAMES: readonly string[] = ["", ...DOMAINS.flatMap((d) => d.
  * What the domains share when opened over one database. Their presented-key check carries core's idempotency
  * records (grpc/idempotent.ts): every declared RPC called under an Idempotency-Key runs exactly once through them.
  */
-export function domainContext(db: Db, logger: Logger, faults: Faults, written: DomainContext["written"] = () => {}, settings: CoreSettings = DEFAULT_SETTINGS): DomainContext {
+export function domainContext(
+  db: Db,
+  logger: Logger,
+  faults: Faults,
+  written: DomainContext["written"] = () => {},
+  settings: CoreSettings = DEFAULT_SETTINGS,
+): DomainContext {
   const keyed = { records: new IdempotencyRecords(db), keyring: settings.secretKeyring ?? null, logger, faults };
   const checkKey: PresentedKeyCheck = Object.assign(presentedKeyCheck(new AccountStore(db)), { keyed });
   return { db, logger, faults, checkKey, written, settings };

@@ -35,7 +35,9 @@ describe("mapStoreError", () => {
   });
 
   it("says when the database was too slow for the call's deadline", () => {
-    expect(mapStoreError(new MongoOperationTimeoutError("timed out"))?.message).toMatch(/^Deadline exceeded: the database did not answer within the call's deadline/);
+    expect(mapStoreError(new MongoOperationTimeoutError("timed out"))?.message).toMatch(
+      /^Deadline exceeded: the database did not answer within the call's deadline/,
+    );
     expect(mapStoreError(new MongoNetworkError("connect ECONNREFUSED"))?.message).not.toMatch(/deadline/i);
   });
 

@@ -49,7 +49,8 @@ export const errors = {
   deadlinePassed(seconds: number): RpcError {
     return catalogueError(
       "service_unavailable",
-      `Deadline exceeded: the call's ${seconds} s deadline left core no time to finish it (the database answers slowly, or core is overloaded); nothing was written.`,
+      `Deadline exceeded: the call's ${seconds} s deadline left core no time to finish it (the database answers slowly, or core is overloaded); ` +
+        `nothing was written.`,
     );
   },
 };
@@ -83,12 +84,18 @@ export const ELECTION_ERROR_CODES: ReadonlySet<number> = new Set([
   13436, // NotPrimaryOrSecondary
 ]);
 
-/** Database outages (told apart by the driver's error classes, never by message text) become UNAVAILABLE (the gateway answers 503); other unknown errors stay unknown (500). */
+/**
+ * Database outages (told apart by the driver's error classes, never by message text) become UNAVAILABLE (the gateway
+ * answers 503); other unknown errors stay unknown (500).
+ */
 export function mapStoreError(error: unknown): RpcError | undefined {
   if (error instanceof RpcError) return error;
   // The driver's timeoutMS is the call's budget (budget.ts): the database was reached but too slow for the deadline.
   if (error instanceof MongoOperationTimeoutError)
-    return errors.of("service_unavailable", "Deadline exceeded: the database did not answer within the call's deadline (it answers slowly, or core is overloaded).");
+    return errors.of(
+      "service_unavailable",
+      "Deadline exceeded: the database did not answer within the call's deadline (it answers slowly, or core is overloaded).",
+    );
   if (isDatabaseOutage(error)) return errors.unavailable();
   return undefined;
 }

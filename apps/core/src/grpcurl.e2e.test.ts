@@ -77,13 +77,22 @@ describe.skipIf(!GRPCURL)("grpcurl (skipped when grpcurl is not installed: GRPCU
     const first = await grpcurl(["-v", address, "rms.v1.FileService/UploadFile"], uploadInput(account.test, bytes), key);
     expect(first.status).toBe(0);
     const file = firstJson(first.out)["file"] as Record<string, unknown>;
-    expect(file).toMatchObject({ purpose: "resources_import", filename: "grpcurl.jsonl", size: String(bytes.length), sha256: createHash("sha256").update(bytes).digest("hex") });
+    expect(file).toMatchObject({
+      purpose: "resources_import",
+      filename: "grpcurl.jsonl",
+      size: String(bytes.length),
+      sha256: createHash("sha256").update(bytes).digest("hex"),
+    });
     expect(first.out).not.toContain("rms-replay");
     const again = await grpcurl(["-v", address, "rms.v1.FileService/UploadFile"], uploadInput(account.test, bytes), key);
     expect(again.status).toBe(0);
     expect((firstJson(again.out)["file"] as Record<string, unknown>)["id"]).toBe(file["id"]);
     expect(again.out).toMatch(/rms-replay: \{"requestId"/);
-    const other = await grpcurl(["-v", address, "rms.v1.FileService/UploadFile"], uploadInput(account.test, Buffer.from(`${bytes.toString()}{"name":"more"}\n`)), key);
+    const other = await grpcurl(
+      ["-v", address, "rms.v1.FileService/UploadFile"],
+      uploadInput(account.test, Buffer.from(`${bytes.toString()}{"name":"more"}\n`)),
+      key,
+    );
     expect(other.status).not.toBe(0);
     expect(other.out).toContain("idempotency_key_reused");
     expect(await t.db.collection("files").countDocuments({ account: account.id })).toBe(1);

@@ -33,7 +33,9 @@ afterAll(async () => {
 });
 
 const check = (service: string) =>
-  new Promise<string>((resolve, reject) => client.Check({ service }, (err: Error | null, res: { status: string }) => (err ? reject(err) : resolve(res.status))));
+  new Promise<string>((resolve, reject) =>
+    client.Check({ service }, (err: Error | null, res: { status: string }) => (err ? reject(err) : resolve(res.status))),
+  );
 
 async function untilStatus(service: string, wanted: string): Promise<void> {
   await eventually(async () => expect(await check(service)).toBe(wanted));

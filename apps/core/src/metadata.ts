@@ -17,7 +17,11 @@ export const METADATA_VALUE_MAX = METADATA_LIMITS.valueLength;
 function validateKey(key: string, param: string): void {
   if (key.length === 0) throw errors.invalid("metadata_invalid", "Metadata keys must be at least 1 character long.", param);
   if (codePointLength(key) > METADATA_KEY_MAX) {
-    throw errors.invalid("metadata_invalid", `Metadata keys can be at most ${METADATA_KEY_MAX} characters long; '${key.slice(0, 50)}' is longer.`, `${param}[${key}]`);
+    throw errors.invalid(
+      "metadata_invalid",
+      `Metadata keys can be at most ${METADATA_KEY_MAX} characters long; '${key.slice(0, 50)}' is longer.`,
+      `${param}[${key}]`,
+    );
   }
   if (key.includes("[") || key.includes("]")) {
     throw errors.invalid("metadata_invalid", "Metadata keys may not contain '[' or ']'.", `${param}[${key}]`);
@@ -43,7 +47,12 @@ function checkCount(pairs: readonly MetadataPair[], param: string): void {
  * An error names its param under `param`, where the metadata sits in the request
  * (`metadata[k]`, or `params[filter][metadata][k]` inside a job's params).
  */
-export function mergeMetadata(existing: readonly MetadataPair[], changes: readonly { key: string; value: string }[], clear = false, param = "metadata"): MetadataPair[] {
+export function mergeMetadata(
+  existing: readonly MetadataPair[],
+  changes: readonly { key: string; value: string }[],
+  clear = false,
+  param = "metadata",
+): MetadataPair[] {
   const merged = new Map<string, string>(clear ? [] : existing.map((p) => [p.k, p.v]));
   for (const { key, value } of changes) {
     validateKey(key, param);
@@ -63,7 +72,10 @@ export function mergeMetadata(existing: readonly MetadataPair[], changes: readon
  * An update's metadata change, checked at once so a bad one fails before any read or write, as the
  * function that applies it to the current pairs; undefined when the update leaves metadata alone.
  */
-export function metadataUpdate(changes: readonly { key: string; value: string }[], clear: boolean): ((current: readonly MetadataPair[]) => MetadataPair[]) | undefined {
+export function metadataUpdate(
+  changes: readonly { key: string; value: string }[],
+  clear: boolean,
+): ((current: readonly MetadataPair[]) => MetadataPair[]) | undefined {
   if (!clear && changes.length === 0) return undefined;
   mergeMetadata(
     [],

@@ -1,4 +1,13 @@
-import { Counter, Gauge, Histogram, type CounterConfiguration, type GaugeConfiguration, type HistogramConfiguration, type Metric, type Registry } from "prom-client";
+import {
+  Counter,
+  Gauge,
+  Histogram,
+  type CounterConfiguration,
+  type GaugeConfiguration,
+  type HistogramConfiguration,
+  type Metric,
+  type Registry,
+} from "prom-client";
 
 /**
  * The metric of that name in the registry, made on first use: two instances of one task in a process

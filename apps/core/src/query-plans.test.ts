@@ -106,10 +106,12 @@ const { work, measure } = usePlanCopies("plans", {
   },
   report(table) {
     if (process.env["QUERY_PLANS_OUT"]) writeFileSync(process.env["QUERY_PLANS_OUT"], table);
+    const measured = <T extends { account: string; livemode: boolean }>(docs: readonly T[]) =>
+      docs.filter((d) => d.account === M.account && !d.livemode).length;
+    const documents = Object.values(data.collections).reduce((n, docs) => n + docs.length, 0);
     console.log(
-      `\nQuery plans (measured tenant: ${data.resources.filter((r) => r.account === M.account && !r.livemode).length} resources, ${
-        data.events.filter((e) => e.account === M.account && !e.livemode).length
-      } events, ${data.jobs.filter((j) => j.account === M.account && !j.livemode).length} jobs; ${Object.values(data.collections).reduce((n, docs) => n + docs.length, 0)} documents in all)\n${table}\n`,
+      `\nQuery plans (measured tenant: ${measured(data.resources)} resources, ${measured(data.events)} events, ${measured(data.jobs)} jobs; ` +
+        `${documents} documents in all)\n${table}\n`,
     );
   },
 });
@@ -147,7 +149,10 @@ describe("resources", () => {
       ["resources list created[gte]&created[lt]", { limit: 20, filter: { created: { gte: at(2_500), lt: at(500) } } }],
       ["resources list created[gt] starting_after (deep)", { limit: 20, filter: { created: { gt: at(2_900) } }, startingAfter: deep }],
       ["resources list created[lte] status=archived", { limit: 20, filter: { created: { lte: at(1_000) }, status: "archived" } }],
-      ["resources list created[lte] metadata[team] status=active", { limit: 20, filter: { created: { lte: at(1_000) }, metadata: [{ k: "team", v: "t4" }], status: "active" } }],
+      [
+        "resources list created[lte] metadata[team] status=active",
+        { limit: 20, filter: { created: { lte: at(1_000) }, metadata: [{ k: "team", v: "t4" }], status: "active" } },
+      ],
     ];
     for (const [label, query] of cases) {
       const { value, plans } = await measure(label, () => store().list(M, query));
@@ -165,7 +170,10 @@ describe("resources", () => {
       ["resources list ids[] (100)", { limit: 20, filter: { ids } }],
       ["resources list ids[] (100) starting_after (deep)", { limit: 20, filter: { ids }, startingAfter: deep }],
       ["resources list ids[] (100) status=archived", { limit: 20, filter: { ids, status: "archived" } }],
-      ["resources list ids[] (100) metadata[env] created[gte]", { limit: 20, filter: { ids, metadata: [{ k: "env", v: "prod" }], created: { gte: at(2_000) } } }],
+      [
+        "resources list ids[] (100) metadata[env] created[gte]",
+        { limit: 20, filter: { ids, metadata: [{ k: "env", v: "prod" }], created: { gte: at(2_000) } } },
+      ],
     ];
     for (const [label, query] of idCases) {
       const { plans } = await measure(label, () => store().list(M, query));
@@ -175,36 +183,40 @@ describe("resources", () => {
     }
   });
 
-  it("search: each driver (status, metadata, name prefix, created, none) bounds a request to 1,000 documents examined; what the driver serves alone reads a page", async () => {
-    const all = measured();
-    const since = all[2_500]!.created;
-    const cases: [string, string, "page" | "window"][] = [
-      ["search status", "status:'archived'", "page"],
-      ["search status OR status, created", `status:'archived' OR status:'paused' AND created>${since}`, "page"],
-      ["search created", `created>=${since}`, "page"],
-      ["search metadata AND status", "metadata['team']:'t3' AND status:'active'", "page"],
-      ["search name prefix (10 characters)", "name~'RESOURCE 1'", "page"],
-      ["search name prefix OR name prefix, status", "name~'resource 1' OR name~'resource 2' status:'active'", "page"],
-      ["search name prefix (12 characters)", "name~'resource 123'", "window"],
-      ["search name exact", "name:'resource 1234'", "window"],
-      ["search metadata AND metadata", "metadata['team']:'t3' AND metadata['env']:'prod'", "window"],
-      ["search metadata AND a rare name (window full, empty page)", "metadata['env']:'dev' AND name~'zz'", "window"],
-    ];
-    for (const [label, text, kind] of cases) {
-      const parsed = parseSearchQuery(text);
-      if (parsed.none) throw new Error(label);
-      const { value, plans } = await measure(label, () => store().search(M, parsed.filter, { limit: 20 }));
-      const [plan, ...others] = plans.filter((p) => p.operation.endsWith(RESOURCES_COLLECTION));
-      expect(others, label).toHaveLength(0);
-      expect(plan!.stages, label).not.toContain("SORT");
-      if (kind === "page") {
-        expect(value.items.length, label).toBeGreaterThan(0);
-        expectPage(plan!, 20);
-      } else {
-        expect(plan!.totalDocsExamined, label).toBeLessThanOrEqual(SEARCH_EXAMINED_MAX);
+  it(
+    "search: each driver (status, metadata, name prefix, created, none) bounds a request to 1,000 documents examined; what the driver serves alone " +
+      "reads a page",
+    async () => {
+      const all = measured();
+      const since = all[2_500]!.created;
+      const cases: [string, string, "page" | "window"][] = [
+        ["search status", "status:'archived'", "page"],
+        ["search status OR status, created", `status:'archived' OR status:'paused' AND created>${since}`, "page"],
+        ["search created", `created>=${since}`, "page"],
+        ["search metadata AND status", "metadata['team']:'t3' AND status:'active'", "page"],
+        ["search name prefix (10 characters)", "name~'RESOURCE 1'", "page"],
+        ["search name prefix OR name prefix, status", "name~'resource 1' OR name~'resource 2' status:'active'", "page"],
+        ["search name prefix (12 characters)", "name~'resource 123'", "window"],
+        ["search name exact", "name:'resource 1234'", "window"],
+        ["search metadata AND metadata", "metadata['team']:'t3' AND metadata['env']:'prod'", "window"],
+        ["search metadata AND a rare name (window full, empty page)", "metadata['env']:'dev' AND name~'zz'", "window"],
+      ];
+      for (const [label, text, kind] of cases) {
+        const parsed = parseSearchQuery(text);
+        if (parsed.none) throw new Error(label);
+        const { value, plans } = await measure(label, () => store().search(M, parsed.filter, { limit: 20 }));
+        const [plan, ...others] = plans.filter((p) => p.operation.endsWith(RESOURCES_COLLECTION));
+        expect(others, label).toHaveLength(0);
+        expect(plan!.stages, label).not.toContain("SORT");
+        if (kind === "page") {
+          expect(value.items.length, label).toBeGreaterThan(0);
+          expectPage(plan!, 20);
+        } else {
+          expect(plan!.totalDocsExamined, label).toBeLessThanOrEqual(SEARCH_EXAMINED_MAX);
+        }
       }
-    }
-  });
+    },
+  );
 
   it("retrieve, update and delete by id (a create reads nothing: a repeat under its key is the key's record's, below)", async () => {
     const [a, b] = measured().slice(10, 12);
@@ -293,7 +305,10 @@ describe("events", () => {
       ["events list delivery_success=true", { limit: 20, created: {}, deliverySuccess: true }],
       ["events list delivery_success=false type=job.*", { limit: 20, type: { prefix: "job." }, created: {}, deliverySuccess: false }],
       ["events list delivery_success=true type=job.canceled", { limit: 20, type: { exact: "job.canceled" }, created: {}, deliverySuccess: true }],
-      ["events list delivery_success=false types[]", { limit: 20, type: { anyOf: ["resource.deleted", "job.succeeded"] }, created: {}, deliverySuccess: false }],
+      [
+        "events list delivery_success=false types[]",
+        { limit: 20, type: { anyOf: ["resource.deleted", "job.succeeded"] }, created: {}, deliverySuccess: false },
+      ],
       ["events list delivery_success=false created[gte,lt]", { limit: 20, created: recent, deliverySuccess: false }],
       ["events list starting_after (deep)", { limit: 20, startingAfter: deep, created: {} }],
       ["events list ending_before (deep)", { limit: 20, endingBefore: deep, created: {} }],
@@ -318,7 +333,11 @@ describe("events", () => {
       ["events list object sequence[gt] (a short gap)", { limit: 20, created: {}, object: object({ gt: 590 }) }, [599, 591]],
       ["events list object sequence[gte,lte] (deep)", { limit: 20, created: {}, object: object({ gte: 100, lte: 150 }) }, [150, 131]],
       ["events list object starting_after (deep)", { limit: 20, created: {}, object: object(), startingAfter: bySequence(300) }, [299, 280]],
-      ["events list object ending_before (deep) sequence[lt]", { limit: 20, created: {}, object: object({ lt: 500 }), endingBefore: bySequence(200) }, [220, 201]],
+      [
+        "events list object ending_before (deep) sequence[lt]",
+        { limit: 20, created: {}, object: object({ lt: 500 }), endingBefore: bySequence(200) },
+        [220, 201],
+      ],
       ["events list object limit=100", { limit: 100, created: {}, object: object() }, [599, 500]],
     ];
     for (const [label, query, [newest, oldest]] of cases) {
@@ -423,7 +442,10 @@ describe("jobs", () => {
 
   it("retrieve, cancel, and a job's errors by index", async () => {
     const queued = measured().find((j) => j.status === "queued" && j._id !== data.target)!;
-    for (const { plans } of [await measure("job retrieve", () => store().get(M, queued._id)), await measure("job cancel (queued)", () => store().cancel(M, queued._id, request))]) {
+    for (const { plans } of [
+      await measure("job retrieve", () => store().get(M, queued._id)),
+      await measure("job cancel (queued)", () => store().cancel(M, queued._id, request)),
+    ]) {
       for (const plan of plans) expectPoint(plan);
     }
     const job = (await store().get(M, data.withErrors))!;
@@ -577,7 +599,8 @@ function expectFairClaim(plans: QueryPlan[], heads: number): void {
 }
 
 describe("job previews (validate_only)", () => {
-  const pristineMatches = (keep: (r: ResourceDocument) => boolean) => data.resources.filter((r) => r.account === M.account && !r.livemode && !r.deleted && keep(r)).length;
+  const pristineMatches = (keep: (r: ResourceDocument) => boolean) =>
+    data.resources.filter((r) => r.account === M.account && !r.livemode && !r.deleted && keep(r)).length;
   const team3 = (r: ResourceDocument) => r.metadata.some((p) => p.k === "team" && p.v === "t3");
 
   it("count and sample by the runner's filter query: index-served, each match examined once", async () => {
@@ -591,7 +614,11 @@ describe("job previews (validate_only)", () => {
       ["job preview metadata[team]", { metadata: [{ k: "team", v: "t3" }] }, pristineMatches(team3)],
       ["job preview ids[] (20)", { ids }, pristineMatches((r) => ids.includes(r._id))],
       ["job preview created[gte]", { created: { gte: since } }, pristineMatches((r) => r.created >= since)],
-      ["job preview status=paused created[gte]", { status: "paused", created: { gte: since } }, pristineMatches((r) => r.status === "paused" && r.created >= since)],
+      [
+        "job preview status=paused created[gte]",
+        { status: "paused", created: { gte: since } },
+        pristineMatches((r) => r.status === "paused" && r.created >= since),
+      ],
     ];
     for (const [label, filter, matches] of cases) {
       const { value, plans } = await measure(label, () => previewJob(work, M, { type: "resources.bulk_delete", params: { filter } }, null));
@@ -631,7 +658,9 @@ describe("webhook endpoints, attempts, recover", () => {
     const { plans } = await measure("webhook endpoints list", () => store.list(M, { limit: 20 }));
     expectPage(pageOf(plans, WEBHOOK_ENDPOINTS_COLLECTION), 20);
     const fields = { url: "https://example.com/hook", enabled_events: ["*"], status: "enabled" as const, description: null, metadata: [] };
-    const { plans: create } = await measure("webhook endpoint create (free slot)", () => store.create(M, fields, () => ({ sealed: "sealed", expires_at: null }), request));
+    const { plans: create } = await measure("webhook endpoint create (free slot)", () =>
+      store.create(M, fields, () => ({ sealed: "sealed", expires_at: null }), request),
+    );
     // At most 16 endpoints per account and mode.
     for (const plan of create) expect(plan.totalDocsExamined).toBeLessThanOrEqual(16);
     const id = data.endpoints.quiet;
@@ -654,7 +683,10 @@ describe("webhook endpoints, attempts, recover", () => {
       ["attempts list status=failed starting_after (deep)", { limit: 20, status: "failed", startingAfter: mine[1_500]!._id }],
       ["attempts list ending_before (deep)", { limit: 20, endingBefore: mine[1_500]!._id }],
       ["attempts list created[gte]&created[lt]", { limit: 20, created: { gte: mine[1_200]!.created, lt: mine[300]!.created } }],
-      ["attempts list created[lte] status=failed starting_after (deep)", { limit: 20, status: "failed", created: { lte: mine[900]!.created }, startingAfter: mine[1_500]!._id }],
+      [
+        "attempts list created[lte] status=failed starting_after (deep)",
+        { limit: 20, status: "failed", created: { lte: mine[900]!.created }, startingAfter: mine[1_500]!._id },
+      ],
       ["attempts list created[gt] event=", { limit: 20, event: mine[700]!.event, created: { gt: mine[2_000]!.created } }],
     ];
     for (const [label, query] of cases) {
@@ -679,7 +711,9 @@ describe("webhook endpoints, attempts, recover", () => {
   });
 
   it("recover: the events still waiting for the endpoint since then, and their deliveries", async () => {
-    const { value, plans } = await measure("webhook endpoint recover", () => scheduleRecovery(work, M, data.endpoints.busy, Math.floor((NOW - 14 * DAY) / 1000)));
+    const { value, plans } = await measure("webhook endpoint recover", () =>
+      scheduleRecovery(work, M, data.endpoints.busy, Math.floor((NOW - 14 * DAY) / 1000)),
+    );
     expect(value.scheduled).toBeGreaterThan(0);
     for (const plan of plans) expectExact(plan, 5);
   });
@@ -697,29 +731,34 @@ describe("deliveries", () => {
     for (const plan of plans) expectExact(plan);
   });
 
-  it("a worker's claim takes the lane whose turn came first (an empty one goes idle, then the next), then that endpoint's next due delivery (examining only those in flight before it); its attempt's reads and writes", async () => {
-    const queue = new DeliveryQueue({ db: work, logger, owner: "query-plans", settings: DEFAULT_SETTINGS, metrics: new Registry() });
-    await queue.repairLanesIfDue();
-    const { value: first, plans } = await measure("delivery claim: an empty lane, then the next", () => queue.claim());
-    expect(first?.delivery.endpoint).toBe(data.endpoints.gone);
-    const takes = plans.filter((p) => p.operation === `findAndModify ${WEBHOOK_LANES_COLLECTION}`);
-    expect(takes).toHaveLength(2);
-    // The head of the turn index, whatever the number of lanes (idle, full and held ones are not in it).
-    for (const take of takes) expect(take.totalDocsExamined, take.shape).toBeLessThanOrEqual(1);
-    for (const plan of plans.filter((p) => !takes.includes(p))) expect(plan.totalDocsExamined, plan.shape).toBeLessThanOrEqual(DEFAULT_SETTINGS.webhookEndpointConcurrency + 1);
-    const { plans: processing } = await measure("delivery processing and release (endpoint gone), the lane's release", () => queue.process(first!));
-    for (const plan of processing) expectPoint(plan);
-    // The gone endpoint was taken out of its event, and the flag with it.
-    expect(await work.collection<StoredEvent>(EVENTS_COLLECTION).findOne({ _id: data.waitingForGone })).not.toHaveProperty("undelivered");
+  it(
+    "a worker's claim takes the lane whose turn came first (an empty one goes idle, then the next), then that endpoint's next due delivery (examining " +
+      "only those in flight before it); its attempt's reads and writes",
+    async () => {
+      const queue = new DeliveryQueue({ db: work, logger, owner: "query-plans", settings: DEFAULT_SETTINGS, metrics: new Registry() });
+      await queue.repairLanesIfDue();
+      const { value: first, plans } = await measure("delivery claim: an empty lane, then the next", () => queue.claim());
+      expect(first?.delivery.endpoint).toBe(data.endpoints.gone);
+      const takes = plans.filter((p) => p.operation === `findAndModify ${WEBHOOK_LANES_COLLECTION}`);
+      expect(takes).toHaveLength(2);
+      // The head of the turn index, whatever the number of lanes (idle, full and held ones are not in it).
+      for (const take of takes) expect(take.totalDocsExamined, take.shape).toBeLessThanOrEqual(1);
+      for (const plan of plans.filter((p) => !takes.includes(p)))
+        expect(plan.totalDocsExamined, plan.shape).toBeLessThanOrEqual(DEFAULT_SETTINGS.webhookEndpointConcurrency + 1);
+      const { plans: processing } = await measure("delivery processing and release (endpoint gone), the lane's release", () => queue.process(first!));
+      for (const plan of processing) expectPoint(plan);
+      // The gone endpoint was taken out of its event, and the flag with it.
+      expect(await work.collection<StoredEvent>(EVENTS_COLLECTION).findOne({ _id: data.waitingForGone })).not.toHaveProperty("undelivered");
 
-    const { value: second, plans: busy } = await measure("delivery claim: a lane with deliveries in flight", () => queue.claim());
-    expect(second?.delivery.endpoint).toBe(data.endpoints.busy);
-    // The claim inside the lane: of one delivery (a claim of one place), one findAndModify (storage/lease.ts, claimMany).
-    const claim = busy.find((p) => p.operation === `findAndModify ${WEBHOOK_DELIVERIES_COLLECTION}`)!;
-    expect(claim.nReturned).toBe(1);
-    expect(claim.totalDocsExamined).toBeLessThanOrEqual(1 + data.inFlight);
-    for (const plan of busy.filter((p) => p !== claim)) expectPoint(plan);
-  });
+      const { value: second, plans: busy } = await measure("delivery claim: a lane with deliveries in flight", () => queue.claim());
+      expect(second?.delivery.endpoint).toBe(data.endpoints.busy);
+      // The claim inside the lane: of one delivery (a claim of one place), one findAndModify (storage/lease.ts, claimMany).
+      const claim = busy.find((p) => p.operation === `findAndModify ${WEBHOOK_DELIVERIES_COLLECTION}`)!;
+      expect(claim.nReturned).toBe(1);
+      expect(claim.totalDocsExamined).toBeLessThanOrEqual(1 + data.inFlight);
+      for (const plan of busy.filter((p) => p !== claim)) expectPoint(plan);
+    },
+  );
 
   it("a flight's claim that finds one due delivery in its lane: the seek of its id, then one findAndModify by _id (storage/lease.ts, claimMany)", async () => {
     const deliveries = work.collection<DeliveryDocument>(WEBHOOK_DELIVERIES_COLLECTION);
@@ -736,7 +775,8 @@ describe("deliveries", () => {
     await deliveries.insertOne(lone);
     try {
       const leases = new LeaseQueue<DeliveryDocument>(deliveries, { owner: "query-plans", leaseMs: 60_000, now: () => NOW });
-      const claim = () => leases.claimMany(endpointDueFilter(endpoint, NOW), DUE_SORT, DELIVERIES_PER_FLIGHT * DEFAULT_SETTINGS.webhookEndpointConcurrency, "flight-1");
+      const claim = () =>
+        leases.claimMany(endpointDueFilter(endpoint, NOW), DUE_SORT, DELIVERIES_PER_FLIGHT * DEFAULT_SETTINGS.webhookEndpointConcurrency, "flight-1");
       const { value, plans } = await measure("delivery claim of a flight: one due delivery in the lane", claim);
       expect(value.map((d) => d._id)).toEqual([lone._id]);
       expect(plans.map((p) => p.operation)).toEqual([`find ${WEBHOOK_DELIVERIES_COLLECTION}`, `findAndModify ${WEBHOOK_DELIVERIES_COLLECTION}`]);
@@ -911,7 +951,18 @@ function seedData() {
     for (let i = 0; i < nEvents; i++) {
       const at = NOW - 40 * DAY + Math.floor((i * 40 * DAY) / nEvents);
       const r = i % 100;
-      const type = r < 40 ? "resource.created" : r < 80 ? "resource.updated" : r < 95 ? "resource.deleted" : r < 98 ? "job.succeeded" : r < 99 ? "job.failed" : "job.canceled";
+      const type =
+        r < 40
+          ? "resource.created"
+          : r < 80
+            ? "resource.updated"
+            : r < 95
+              ? "resource.deleted"
+              : r < 98
+                ? "job.succeeded"
+                : r < 99
+                  ? "job.failed"
+                  : "job.canceled";
       const event = newEvent(type, tenant, { id: newId("res", at), name: `resource ${i}`, status: "active", metadata: [] }, request, null, at) as StoredEvent;
       const waiting = i % 25 === 3 ? [busy] : i % 100 === 54 ? [busy, quiet] : [];
       if (tenant === M && i === nEvents - 3) {
@@ -1170,5 +1221,18 @@ function seedData() {
     accounts,
   };
   const endpointsWithPending = new Set(webhook_deliveries.filter((d) => d.status === "pending").map((d) => d.endpoint)).size;
-  return { collections, resources, events, jobs, attempts: webhook_attempts, api_keys, endpoints, target, withErrors, waitingForGone, inFlight, endpointsWithPending };
+  return {
+    collections,
+    resources,
+    events,
+    jobs,
+    attempts: webhook_attempts,
+    api_keys,
+    endpoints,
+    target,
+    withErrors,
+    waitingForGone,
+    inFlight,
+    endpointsWithPending,
+  };
 }

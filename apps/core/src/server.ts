@@ -2,7 +2,15 @@ import { hostname } from "node:os";
 import { Server, ServerCredentials } from "@grpc/grpc-js";
 import { ReflectionService } from "@grpc/reflection";
 import { RELEASE } from "@rms/config";
-import { addService, HOP_SERVER_OPTIONS, RpcError, file_rms_v1_errors, file_grpc_health_v1_health, reflectionPackageDefinition, type ServeOptions } from "@rms/proto";
+import {
+  addService,
+  HOP_SERVER_OPTIONS,
+  RpcError,
+  file_rms_v1_errors,
+  file_grpc_health_v1_health,
+  reflectionPackageDefinition,
+  type ServeOptions,
+} from "@rms/proto";
 import { HealthImplementation } from "grpc-health-check";
 import type { MongoClient } from "mongodb";
 import { pino, type Logger } from "pino";
@@ -96,7 +104,10 @@ export async function startCore(options: CoreOptions): Promise<RunningCore> {
   }
   const logger = options.logger ?? pino({ level: "silent" });
   const address = options.address ?? "127.0.0.1:0";
-  const callers = new CallerTable(builtInClients({ operator: options.adminToken, gateway: options.gatewayToken }, METHOD_CALLERS), options.clients?.entries ?? []);
+  const callers = new CallerTable(
+    builtInClients({ operator: options.adminToken, gateway: options.gatewayToken }, METHOD_CALLERS),
+    options.clients?.entries ?? [],
+  );
   // Reflection describes every service to whoever asks: open while core listens on loopback only.
   const guard = callerGuard(callers, { reflectionOpen: (options.reflection ?? (isLoopbackAddress(address) ? "open" : "known clients")) === "open" });
   const metrics = new CoreMetrics((metadata, call) => guard.identify(metadata, call).label);
@@ -141,7 +152,11 @@ export async function startCore(options: CoreOptions): Promise<RunningCore> {
 
   // HOP_SERVER_OPTIONS: no channelz bookkeeping per call (docs/performance.md, "The gRPC hop").
   // The guard after the metrics: a reflection call it refuses is still counted (grpc-js runs the first one innermost).
-  const server = new Server({ ...HOP_SERVER_OPTIONS, "grpc.max_receive_message_length": 4 * 1024 * 1024, interceptors: [metrics.interceptor, guard.interceptor] });
+  const server = new Server({
+    ...HOP_SERVER_OPTIONS,
+    "grpc.max_receive_message_length": 4 * 1024 * 1024,
+    interceptors: [metrics.interceptor, guard.interceptor],
+  });
   const serveOptions: ServeOptions = {
     authorize: guard.authorize,
     spanAttributes: (context) => ({ "rms.client": guard.identityOf(context.metadata).label }),
@@ -173,7 +188,9 @@ export async function startCore(options: CoreOptions): Promise<RunningCore> {
   if (relay && options.relay !== false) relay.start(options.relay?.sweepIntervalMs);
   const stopBackground = opened.flatMap(({ open }) => (open.start ? [open.start()] : []));
 
-  const port = await new Promise<number>((resolve, reject) => server.bindAsync(address, serverCredentials(options.tls), (err, bound) => (err ? reject(err) : resolve(bound))));
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync(address, serverCredentials(options.tls), (err, bound) => (err ? reject(err) : resolve(bound))),
+  );
   const listening = `${address.replace(/:\d+$/, "")}:${port}`;
   let metricsServer: Awaited<ReturnType<typeof startMetricsServer>> | undefined;
   try {
@@ -186,7 +203,10 @@ export async function startCore(options: CoreOptions): Promise<RunningCore> {
     await mongo.close();
     throw error;
   }
-  logger.info({ address: listening, metrics_port: metricsServer?.port ?? null, release: RELEASE, clients: callers.clients.map((c) => c.name) }, "core listening");
+  logger.info(
+    { address: listening, metrics_port: metricsServer?.port ?? null, release: RELEASE, clients: callers.clients.map((c) => c.name) },
+    "core listening",
+  );
 
   return {
     address: listening,

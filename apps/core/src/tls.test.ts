@@ -67,7 +67,8 @@ describe("plaintext only on loopback", () => {
     for (const address of ["0.0.0.0:50051", "10.1.2.3:50051", "core.internal:50051"]) {
       expect(() => parseCoreConfig({ ...base, CORE_ADDR: address })).toThrow(
         new RegExp(
-          `^CORE_ADDR ${address} is not a loopback address: set CORE_TLS_CERT_FILE, CORE_TLS_KEY_FILE and CORE_TLS_CA_FILE to serve gRPC over TLS with client certificates$`,
+          `^CORE_ADDR ${address} is not a loopback address: set CORE_TLS_CERT_FILE, CORE_TLS_KEY_FILE and CORE_TLS_CA_FILE to serve gRPC over TLS with ` +
+            `client certificates$`,
         ),
       );
     }
@@ -76,7 +77,13 @@ describe("plaintext only on loopback", () => {
 
   it("accepts loopback addresses in plaintext and any address with all three files", () => {
     for (const address of ["127.0.0.1:50051", "localhost:50051", "127.0.0.2:1"]) expect(parseCoreConfig({ ...base, CORE_ADDR: address }).tls).toBeNull();
-    const tls = parseCoreConfig({ ...base, CORE_ADDR: "0.0.0.0:50051", CORE_TLS_CERT_FILE: "c.pem", CORE_TLS_KEY_FILE: "k.pem", CORE_TLS_CA_FILE: "ca.pem" }).tls;
+    const tls = parseCoreConfig({
+      ...base,
+      CORE_ADDR: "0.0.0.0:50051",
+      CORE_TLS_CERT_FILE: "c.pem",
+      CORE_TLS_KEY_FILE: "k.pem",
+      CORE_TLS_CA_FILE: "ca.pem",
+    }).tls;
     expect(tls).toEqual({ certFile: "c.pem", keyFile: "k.pem", caFile: "ca.pem" });
     expect(() => parseCoreConfig({ ...base, CORE_TLS_CERT_FILE: "c.pem" })).toThrow(/^CORE_TLS_KEY_FILE must be set together with the other CORE_TLS_ files$/);
   });

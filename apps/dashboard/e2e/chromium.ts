@@ -8,7 +8,8 @@ import { delimiter, join } from "node:path";
 
 const NAMES = ["chromium", "chromium-browser", "google-chrome-stable", "google-chrome"];
 const HOW_TO_GET_IT =
-  "install it from the system's packages (Debian, Ubuntu: sudo apt-get install chromium; Fedora: sudo dnf install chromium; macOS: brew install --cask chromium) or set CHROMIUM_PATH";
+  "install it from the system's packages (Debian, Ubuntu: sudo apt-get install chromium; Fedora: sudo dnf install chromium; macOS: brew install --cask " +
+  "chromium) or set CHROMIUM_PATH";
 
 function onPath(command: string, env: Readonly<Record<string, string | undefined>>): string | undefined {
   const dirs = [...(env.PATH ?? "").split(delimiter), "/usr/bin", "/usr/local/bin", "/snap/bin"];

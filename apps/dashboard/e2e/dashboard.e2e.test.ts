@@ -35,7 +35,9 @@ function receiver(failing = false): Promise<{ server: Server; url: string; recei
       else res.writeHead(200, { "Content-Type": "application/json" }).end('{"received":true}');
     });
   });
-  return new Promise((resolve) => server.listen(0, "127.0.0.1", () => resolve({ server, url: `http://127.0.0.1:${(server.address() as { port: number }).port}/hook`, received })));
+  return new Promise((resolve) =>
+    server.listen(0, "127.0.0.1", () => resolve({ server, url: `http://127.0.0.1:${(server.address() as { port: number }).port}/hook`, received })),
+  );
 }
 
 describe.skipIf("missing" in browserFound)("the dashboard in Chromium", () => {
@@ -297,7 +299,9 @@ describe.skipIf("missing" in browserFound)("the dashboard in Chromium", () => {
 
   it("shows the failing endpoint failing on the overview, with its rate, last error and chart", async () => {
     // The failing receiver answered 503 to every attempt of "Made with curl"'s event (and of later ones).
-    await expect.poll(async () => (await stack.api("GET", `/v1/webhook_endpoints/${failingId}/delivery_stats`)).body.failure_streak, { timeout: 30_000 }).toBeGreaterThan(0);
+    await expect
+      .poll(async () => (await stack.api("GET", `/v1/webhook_endpoints/${failingId}/delivery_stats`)).body.failure_streak, { timeout: 30_000 })
+      .toBeGreaterThan(0);
     await page.goto(url("/"));
     const row = page.getByRole("row").filter({ hasText: failing.url });
     await row.getByText("failing").waitFor();
@@ -321,34 +325,37 @@ describe.skipIf("missing" in browserFound)("the dashboard in Chromium", () => {
       .waitFor();
   });
 
-  it("the event page shows the failing delivery first, with its status and body formatted, and offers no resend where the endpoint does not subscribe", async () => {
-    const event = await stack.api("GET", `/v1/events?object=${resourceId}&limit=1`);
-    const eventId = (event.body.data as { id: string }[])[0]!.id;
-    await page.goto(url(`/events/${eventId}`));
-    await page.getByRole("heading", { name: "resource.created" }).waitFor();
-    const first = page.locator("section.delivery").first();
-    await expect.poll(() => first.getAttribute("aria-label"), { timeout: 30_000 }).toBe(`Delivery to ${failing.url}`);
-    await first.getByText(/Latest attempt failed/).waitFor();
-    await first.locator(".status-code", { hasText: "503" }).first().waitFor();
-    // The body, open and formatted: its keys and values as a tree, not one line of text with \n in it.
-    const body = first.getByRole("region", { name: /^Response body of wa_/ });
-    await body.getByText('"Down for maintenance until 14:00"').waitFor();
-    await body.getByText('"retry_in": ').waitFor();
-    // The next retry, or "gave up" once the schedule is done (1 s, 2 s, 3 s in this stack).
-    await first
-      .getByText(/next retry|gave up/)
-      .first()
-      .waitFor();
-    // The endpoint that subscribes to job.failed only: no Resend, and why.
-    const unsubscribed = page.getByRole("region", { name: `Delivery to ${hook.url}?jobs-only` });
-    await unsubscribed.getByText("Resend is not offered").waitFor();
-    expect(await unsubscribed.getByRole("button", { name: /Resend/ }).count()).toBe(0);
-    // The API refuses it too, with the reason.
-    const refused = await stack.api("POST", `/v1/events/${eventId}/resend`, { webhook_endpoint: unsubscribedId });
-    expect(refused.status).toBe(400);
-    expect(refused.body.error).toMatchObject({ code: "parameter_invalid", param: "webhook_endpoint" });
-    expect((refused.body.error as { message: string }).message).toContain("not subscribed to resource.created");
-  });
+  it(
+    "the event page shows the failing delivery first, with its status and body " + "formatted, and offers no resend where the endpoint does not subscribe",
+    async () => {
+      const event = await stack.api("GET", `/v1/events?object=${resourceId}&limit=1`);
+      const eventId = (event.body.data as { id: string }[])[0]!.id;
+      await page.goto(url(`/events/${eventId}`));
+      await page.getByRole("heading", { name: "resource.created" }).waitFor();
+      const first = page.locator("section.delivery").first();
+      await expect.poll(() => first.getAttribute("aria-label"), { timeout: 30_000 }).toBe(`Delivery to ${failing.url}`);
+      await first.getByText(/Latest attempt failed/).waitFor();
+      await first.locator(".status-code", { hasText: "503" }).first().waitFor();
+      // The body, open and formatted: its keys and values as a tree, not one line of text with \n in it.
+      const body = first.getByRole("region", { name: /^Response body of wa_/ });
+      await body.getByText('"Down for maintenance until 14:00"').waitFor();
+      await body.getByText('"retry_in": ').waitFor();
+      // The next retry, or "gave up" once the schedule is done (1 s, 2 s, 3 s in this stack).
+      await first
+        .getByText(/next retry|gave up/)
+        .first()
+        .waitFor();
+      // The endpoint that subscribes to job.failed only: no Resend, and why.
+      const unsubscribed = page.getByRole("region", { name: `Delivery to ${hook.url}?jobs-only` });
+      await unsubscribed.getByText("Resend is not offered").waitFor();
+      expect(await unsubscribed.getByRole("button", { name: /Resend/ }).count()).toBe(0);
+      // The API refuses it too, with the reason.
+      const refused = await stack.api("POST", `/v1/events/${eventId}/resend`, { webhook_endpoint: unsubscribedId });
+      expect(refused.status).toBe(400);
+      expect(refused.body.error).toMatchObject({ code: "parameter_invalid", param: "webhook_endpoint" });
+      expect((refused.body.error as { message: string }).message).toContain("not subscribed to resource.created");
+    },
+  );
 
   it("pages an endpoint's attempts newest first, in time order, by cursor", async () => {
     // Enough attempts for two pages: each resend to the failing endpoint is one.
@@ -396,7 +403,19 @@ describe.skipIf("missing" in browserFound)("the dashboard in Chromium", () => {
   });
 
   it("the keys page lists the account's keys and sessions; a secret key revokes one, which then answers 401; a session sees no buttons", async () => {
-    const printed = await stack.rms(["keys", "create", "--account", stack.accountId, "--kind", "restricted", "--mode", "test", "--scopes", "resources:read", "--json"]);
+    const printed = await stack.rms([
+      "keys",
+      "create",
+      "--account",
+      stack.accountId,
+      "--kind",
+      "restricted",
+      "--mode",
+      "test",
+      "--scopes",
+      "resources:read",
+      "--json",
+    ]);
     const made = JSON.parse(printed.split("\n")[0]!) as { id: string; secret: string };
     expect((await stack.api("GET", "/v1/resources?limit=1", undefined, made.secret)).status).toBe(200);
     // Signed in with the secret key itself (pasted): revoking needs one.

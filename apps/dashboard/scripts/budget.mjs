@@ -31,7 +31,9 @@ export function sdkBytes() {
 if (import.meta.url === `file://${process.argv[1]}`) {
   const scripts = firstLoadBytes(new URL("../dist/", import.meta.url));
   const total = scripts.reduce((sum, s) => sum + s.gzipped, 0);
-  const line = `dashboard: first-load JavaScript ${(total / 1024).toFixed(1)} KB gzipped (budget ${BUDGET_BYTES / 1024} KB) in ${scripts.length} file(s); its API client @rms/sdk: ${(sdkBytes() / 1024).toFixed(1)} KB gzipped`;
+  const line =
+    `dashboard: first-load JavaScript ${(total / 1024).toFixed(1)} KB gzipped (budget ${BUDGET_BYTES / 1024} KB) in ${scripts.length} ` +
+    `file(s); its API client @rms/sdk: ${(sdkBytes() / 1024).toFixed(1)} KB gzipped`;
   if (scripts.length === 0 || total > BUDGET_BYTES) {
     console.error(`${line}: over budget or none found`);
     process.exit(1);

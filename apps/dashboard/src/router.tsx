@@ -32,7 +32,13 @@ function strings<K extends string>(keys: readonly K[]) {
 const rootRoute = createRootRoute({ component: Root, notFoundComponent: NotFoundPage });
 
 const overview = createRoute({ staticData: { nav: "Overview" }, getParentRoute: () => rootRoute, path: "/", component: OverviewPage });
-const resources = createRoute({ staticData: { nav: "Resources" }, getParentRoute: () => rootRoute, path: "/resources", validateSearch: parseFilters, component: ResourcesPage });
+const resources = createRoute({
+  staticData: { nav: "Resources" },
+  getParentRoute: () => rootRoute,
+  path: "/resources",
+  validateSearch: parseFilters,
+  component: ResourcesPage,
+});
 const resource = createRoute({ getParentRoute: () => rootRoute, path: "/resources/$id", component: ResourceDetailPage });
 const events = createRoute({
   staticData: { nav: "Events" },
@@ -81,7 +87,22 @@ const keys = createRoute({
 });
 const requestLog = createRoute({ getParentRoute: () => rootRoute, path: "/request-logs/$id", component: RequestLogDetailPage });
 
-const routeTree = rootRoute.addChildren([overview, resources, resource, events, event, webhooks, webhook, jobs, job, files, file, requestLogs, requestLog, keys]);
+const routeTree = rootRoute.addChildren([
+  overview,
+  resources,
+  resource,
+  events,
+  event,
+  webhooks,
+  webhook,
+  jobs,
+  job,
+  files,
+  file,
+  requestLogs,
+  requestLog,
+  keys,
+]);
 
 /** Search params as plain text both ways (`?status=404`, never `?status=%22404%22`): every one the pages use is a string. */
 const asText = (value: unknown) => (typeof value === "string" ? value : JSON.stringify(value));

@@ -5,7 +5,17 @@ import { EVENT_TYPES, RESOURCE_STATUS } from "@rms/proto/vocabulary";
  * vocabularies in @rms/proto: the lists core and the gateway enforce, so a name a domain adds is offered by every page
  * that lists its kind without a copy here to keep in step (`vocabulary.test.tsx` holds the pages to it).
  */
-export { ATTEMPT_STATUSES, EVENT_TYPES, type EventType, FILE_PURPOSES, JOB_STATUSES, type JobStatus, JOB_TYPES, SCOPES, type Scope } from "@rms/proto/vocabulary";
+export {
+  ATTEMPT_STATUSES,
+  EVENT_TYPES,
+  type EventType,
+  FILE_PURPOSES,
+  JOB_STATUSES,
+  type JobStatus,
+  JOB_TYPES,
+  SCOPES,
+  type Scope,
+} from "@rms/proto/vocabulary";
 
 export const RESOURCE_STATUSES = RESOURCE_STATUS.names;
 export type ResourceStatus = (typeof RESOURCE_STATUSES)[number];

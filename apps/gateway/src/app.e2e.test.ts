@@ -178,7 +178,11 @@ describe("request bodies", () => {
   it("refuses other content types with 415", async () => {
     const response = await t.api.post("/v1/resources", { key: keys.secret, body: "<name>x</name>", headers: { "content-type": "application/xml" } });
     expectEnvelope(response, 415, "unsupported_media_type");
-    expectEnvelope(await t.api.post("/v1/resources", { key: keys.secret, body: "name=x", headers: { "content-type": "text/plain" } }), 415, "unsupported_media_type");
+    expectEnvelope(
+      await t.api.post("/v1/resources", { key: keys.secret, body: "name=x", headers: { "content-type": "text/plain" } }),
+      415,
+      "unsupported_media_type",
+    );
   });
 
   it("refuses a body over 1 MiB with 413", async () => {
@@ -192,7 +196,11 @@ describe("request bodies", () => {
   });
 
   it("accepts a JSON charset parameter", async () => {
-    const response = await t.api.post("/v1/resources", { key: keys.secret, body: '{"name":"x"}', headers: { "content-type": "application/json; charset=utf-8" } });
+    const response = await t.api.post("/v1/resources", {
+      key: keys.secret,
+      body: '{"name":"x"}',
+      headers: { "content-type": "application/json; charset=utf-8" },
+    });
     expect(response.status).toBe(201);
   });
 
@@ -213,7 +221,8 @@ describe("request bodies", () => {
     expect(viaForm.status).toBe(200);
     expect(viaForm.text).toBe(viaJson.text);
     expect(viaJson.text).toBe(
-      `{"id":"${created.json.id}","object":"resource","name":"Ünïcode ✓ & more","status":"paused","metadata":{"__proto__":"p","a.b":"c","$where":"1","n":"5"},"created":${created.json.created}}`,
+      `{"id":"${created.json.id}","object":"resource","name":"Ünïcode ✓ & ` +
+        `more","status":"paused","metadata":{"__proto__":"p","a.b":"c","$where":"1","n":"5"},"created":${created.json.created}}`,
     );
   });
 
@@ -284,7 +293,14 @@ describe("authentication and scopes", () => {
     });
     const server = new Server();
     const fail = () => Promise.reject(bug);
-    addService(server, ResourceService, { createResource: fail, getResource: fail, updateResource: fail, deleteResource: fail, listResources: fail, searchResources: fail });
+    addService(server, ResourceService, {
+      createResource: fail,
+      getResource: fail,
+      updateResource: fail,
+      deleteResource: fail,
+      listResources: fail,
+      searchResources: fail,
+    });
     const port = await new Promise<number>((resolve, reject) =>
       server.bindAsync("127.0.0.1:0", ServerCredentials.createInsecure(), (error, bound) => (error ? reject(error) : resolve(bound))),
     );
@@ -409,10 +425,13 @@ describe("core degraded or unreachable", () => {
     } finally {
       relay.delayReplies(0);
     }
-    await eventually(async () => expect((await down.api.get("/v1/status")).text).toBe(`{"object":"status","status":"operational","version":"1.4","release":"${RELEASE}"}`), {
-      timeoutMs: 20_000,
-      intervalMs: 200,
-    });
+    await eventually(
+      async () => expect((await down.api.get("/v1/status")).text).toBe(`{"object":"status","status":"operational","version":"1.4","release":"${RELEASE}"}`),
+      {
+        timeoutMs: 20_000,
+        intervalMs: 200,
+      },
+    );
   });
 
   it("GET /v1/status is degraded with 503 when core is NOT_SERVING, operational again when it serves", async () => {
@@ -426,10 +445,13 @@ describe("core degraded or unreachable", () => {
       await relay.restore();
     }
     // Right after the cut a loaded machine's database probe may still be slow (degraded with 200): wait for operational.
-    await eventually(async () => expect((await down.api.get("/v1/status")).text).toBe(`{"object":"status","status":"operational","version":"1.4","release":"${RELEASE}"}`), {
-      timeoutMs: 20_000,
-      intervalMs: 100,
-    });
+    await eventually(
+      async () => expect((await down.api.get("/v1/status")).text).toBe(`{"object":"status","status":"operational","version":"1.4","release":"${RELEASE}"}`),
+      {
+        timeoutMs: 20_000,
+        intervalMs: 100,
+      },
+    );
   });
 
   it("GET /v1/status is degraded with 503 when core is unreachable, and API calls get 503 without the cause", async () => {

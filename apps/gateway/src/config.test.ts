@@ -111,7 +111,9 @@ describe("parseGatewayConfig", () => {
   });
 
   it("wants all three CORE_TLS_ files or none", () => {
-    expect(() => parseGatewayConfig({ ...base, CORE_TLS_CERT_FILE: "/etc/gateway.pem" })).toThrow(/^CORE_TLS_KEY_FILE must be set together with the other CORE_TLS_ files$/);
+    expect(() => parseGatewayConfig({ ...base, CORE_TLS_CERT_FILE: "/etc/gateway.pem" })).toThrow(
+      /^CORE_TLS_KEY_FILE must be set together with the other CORE_TLS_ files$/,
+    );
   });
 
   it("requires MONGODB_URI (idempotency records live in the database)", () => {

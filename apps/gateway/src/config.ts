@@ -1,5 +1,19 @@
 import type { StreamLimits } from "./streams/connection.js";
-import { address, ConfigError, databaseName, filePath, ipList, logLevel, mongoUri, parseEnvironment, port, positiveInt, rateLimitStore, token, type LogLevel } from "@rms/config";
+import {
+  address,
+  ConfigError,
+  databaseName,
+  filePath,
+  ipList,
+  logLevel,
+  mongoUri,
+  parseEnvironment,
+  port,
+  positiveInt,
+  rateLimitStore,
+  token,
+  type LogLevel,
+} from "@rms/config";
 import { coreTlsFilesFromEnv, type CoreTlsFiles } from "@rms/proto";
 import { tracingConfig, type TracingConfig } from "@rms/telemetry";
 import { fileURLToPath } from "node:url";
@@ -113,7 +127,8 @@ export function parseGatewayConfig(env: Readonly<Record<string, string | undefin
   const c = parseEnvironment(schema, env);
   if ((c.TLS_CERT_FILE === undefined) !== (c.TLS_KEY_FILE === undefined)) {
     throw new ConfigError(
-      `${c.TLS_CERT_FILE === undefined ? "TLS_CERT_FILE" : "TLS_KEY_FILE"} is required when ${c.TLS_CERT_FILE === undefined ? "TLS_KEY_FILE" : "TLS_CERT_FILE"} is set`,
+      `${c.TLS_CERT_FILE === undefined ? "TLS_CERT_FILE" : "TLS_KEY_FILE"} is required when ` +
+        `${c.TLS_CERT_FILE === undefined ? "TLS_KEY_FILE" : "TLS_CERT_FILE"} is set`,
     );
   }
   let coreTls: CoreTlsFiles | null;

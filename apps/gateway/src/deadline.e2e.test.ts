@@ -42,7 +42,9 @@ beforeAll(async () => {
     ResourceService,
     stubbed(() => undefined),
   );
-  const port = await new Promise<number>((resolve, reject) => stub.bindAsync("127.0.0.1:0", ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p))));
+  const port = await new Promise<number>((resolve, reject) =>
+    stub.bindAsync("127.0.0.1:0", ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p))),
+  );
   t = await startStack({ logs: { gateway: logger }, wrapCore: () => connectCore(`127.0.0.1:${port}`, GATEWAY_TOKEN) });
 });
 afterAll(async () => {
@@ -56,9 +58,13 @@ describe("a core call that runs past its deadline", () => {
     async () => {
       const key = `sk_test_${"s".repeat(32)}`;
       const started = Date.now();
-      const [read, write] = await Promise.all([t.api.get("/v1/resources/res_00000000000000000000aa", { key }), t.api.post("/v1/resources", { key, json: { name: "x" } })]);
+      const [read, write] = await Promise.all([
+        t.api.get("/v1/resources/res_00000000000000000000aa", { key }),
+        t.api.post("/v1/resources", { key, json: { name: "x" } }),
+      ]);
       console.log(
-        `answers after ${Date.now() - started} ms (core call deadline ${CORE_CALL_TIMEOUT_MS} ms): ${read.status} ${read.json.error.code}, ${write.status} ${write.json.error.code}`,
+        `answers after ${Date.now() - started} ms (core call deadline ${CORE_CALL_TIMEOUT_MS} ms): ${read.status} ${read.json.error.code}, ` +
+          `${write.status} ${write.json.error.code}`,
       );
       expect([read.status, read.json.error.code, read.headers["retry-after"]]).toEqual([503, "service_unavailable", "1"]);
       expect([write.status, write.json.error.code]).toEqual([500, "outcome_unknown"]);

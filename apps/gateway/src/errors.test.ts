@@ -56,7 +56,9 @@ describe("error catalogue", () => {
     expect(errorBody(new ApiError("parameter_missing", "Missing name.", { param: "name" }), "req_1")).toBe(
       '{"error":{"type":"invalid_request_error","code":"parameter_missing","message":"Missing name.","param":"name","request_id":"req_1"}}',
     );
-    expect(errorBody(new ApiError("route_missing", "No."), "req_2")).toBe('{"error":{"type":"invalid_request_error","code":"route_missing","message":"No.","request_id":"req_2"}}');
+    expect(errorBody(new ApiError("route_missing", "No."), "req_2")).toBe(
+      '{"error":{"type":"invalid_request_error","code":"route_missing","message":"No.","request_id":"req_2"}}',
+    );
   });
 });
 

@@ -1,5 +1,15 @@
 import { status as GrpcStatus } from "@grpc/grpc-js";
-import { errorTypeOf, httpStatusOf, isErrorCode, isRetryable, PUBLIC_ERROR_CODES, RpcError, standardMessageOf, type ErrorCode, type ErrorType } from "@rms/proto";
+import {
+  errorTypeOf,
+  httpStatusOf,
+  isErrorCode,
+  isRetryable,
+  PUBLIC_ERROR_CODES,
+  RpcError,
+  standardMessageOf,
+  type ErrorCode,
+  type ErrorType,
+} from "@rms/proto";
 
 /**
  * The public error codes live in the shared catalogue (@rms/proto's ERROR_CATALOGUE):
@@ -34,7 +44,11 @@ export class ApiError extends Error {
   /** Extra response headers, e.g. Allow or WWW-Authenticate. */
   readonly headers: Readonly<Record<string, string>>;
 
-  constructor(code: ErrorCode, message: string, options: { param?: string | undefined; headers?: Record<string, string>; type?: ErrorType; cause?: unknown } = {}) {
+  constructor(
+    code: ErrorCode,
+    message: string,
+    options: { param?: string | undefined; headers?: Record<string, string>; type?: ErrorType; cause?: unknown } = {},
+  ) {
     // `cause`: what went wrong behind it, for the log only (never sent).
     super(capped(message, MESSAGE_LIMIT_CHARS), options.cause === undefined ? undefined : { cause: options.cause });
     this.name = "ApiError";

@@ -75,7 +75,9 @@ export function gatewayMetrics(): GatewayMetrics {
   });
   const streamsEnded = new Counter({
     name: "gateway_streams_ended_total",
-    help: "Streams ended, by kind and reason: client (went away), max_age (the hour), slow (a reader that let too much wait: dropped), shutdown, error, revoked (its key).",
+    help:
+      "Streams ended, by kind and reason: client (went away), max_age (the hour), slow (a reader that let too much wait: dropped), shutdown, " +
+      "error, revoked (its key).",
     labelNames: ["stream", "reason"] as const,
     registers: [registry],
   });

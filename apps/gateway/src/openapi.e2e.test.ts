@@ -186,7 +186,9 @@ describe("the gateway accepts exactly the documented parameters", () => {
           else form.append(name, String(value));
         }
         if (operation.stream?.successContent?.content["text/event-stream"]) return streamAnswer(`${path}?${form.toString()}`);
-        return operation.method === "POST" ? gw.api.post(path, { key, form: form.toString() }) : gw.api.send(operation.method, `${path}?${form.toString()}`, { key });
+        return operation.method === "POST"
+          ? gw.api.post(path, { key, form: form.toString() })
+          : gw.api.send(operation.method, `${path}?${form.toString()}`, { key });
       };
       // A stream answers 200 and stays open: its head is the answer (an error's body is whole).
       const streamAnswer = async (url: string) => {

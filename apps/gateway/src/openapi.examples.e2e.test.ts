@@ -31,7 +31,9 @@ function formOf(value: Obj, prefix = ""): string[] {
     const name = prefix ? `${prefix}[${key}]` : key;
     if (Array.isArray(item)) {
       return item.flatMap((element, i) =>
-        element !== null && typeof element === "object" ? formOf(element as Obj, `${name}[${i}]`) : [`${encodeURIComponent(`${name}[]`)}=${encodeURIComponent(String(element))}`],
+        element !== null && typeof element === "object"
+          ? formOf(element as Obj, `${name}[${i}]`)
+          : [`${encodeURIComponent(`${name}[]`)}=${encodeURIComponent(String(element))}`],
       );
     }
     if (item !== null && typeof item === "object") return formOf(item as Obj, name);
@@ -96,7 +98,8 @@ describe("the OpenAPI document's examples", () => {
   it("cover every operation, and every parameter of each has one (but a cursor exclusive with another's)", () => {
     const names = requests().map((r) => r.name);
     expect(names.length).toBeGreaterThan(20);
-    for (const name of ["GET /v1/resources", "GET /v1/resources/search", "POST /v1/jobs (form)", "POST /v1/webhook_endpoints/{id}/recover (JSON)"]) expect(names).toContain(name);
+    for (const name of ["GET /v1/resources", "GET /v1/resources/search", "POST /v1/jobs (form)", "POST /v1/webhook_endpoints/{id}/recover (JSON)"])
+      expect(names).toContain(name);
   });
 
   it("make requests the server accepts: no 4xx caused by an example", async () => {
@@ -113,7 +116,8 @@ describe("the OpenAPI document's examples", () => {
       const refusal = `${answer.status} ${answer.json?.error?.code ?? ""}`;
       if (answer.status >= 400 && !ALLOWED_REFUSALS.has(refusal)) {
         failures.push(
-          `${request.name}: ${refusal} ${answer.json?.error?.param ?? ""} ${answer.json?.error?.message ?? ""} <- ${request.path} ${JSON.stringify(request.body ?? "")}`,
+          `${request.name}: ${refusal} ${answer.json?.error?.param ?? ""} ${answer.json?.error?.message ?? ""} <- ${request.path} ` +
+            `${JSON.stringify(request.body ?? "")}`,
         );
       }
     }

@@ -49,8 +49,9 @@ it("names no real host in any example: every URL with a host is under the reserv
 });
 
 it("describes a stream's answer as one Server-Sent Event (id, event, data: the object's JSON), as OpenAPI 3.1 tools read it", () => {
-  const paths = (openApiDocument(OPERATIONS) as { paths: Record<string, Record<string, { responses?: Record<string, { content?: Record<string, { schema?: unknown }> }> }>> })
-    .paths;
+  const paths = (
+    openApiDocument(OPERATIONS) as { paths: Record<string, Record<string, { responses?: Record<string, { content?: Record<string, { schema?: unknown }> }> }>> }
+  ).paths;
   const streams = Object.entries(paths).flatMap(([path, item]) =>
     Object.values(item).flatMap((operation) => {
       const schema = operation.responses?.["200"]?.content?.["text/event-stream"]?.schema;

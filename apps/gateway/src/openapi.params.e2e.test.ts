@@ -52,7 +52,14 @@ describe("every list's query parameters, serialized as the document declares the
 
   it("finds the lists (events, jobs, resources, webhook endpoints, and the nested ones)", () => {
     expect(lists().map((l) => l.path)).toEqual(
-      expect.arrayContaining(["/v1/events", "/v1/jobs", "/v1/resources", "/v1/webhook_endpoints", "/v1/jobs/{id}/errors", "/v1/webhook_endpoints/{id}/attempts"]),
+      expect.arrayContaining([
+        "/v1/events",
+        "/v1/jobs",
+        "/v1/resources",
+        "/v1/webhook_endpoints",
+        "/v1/jobs/{id}/errors",
+        "/v1/webhook_endpoints/{id}/attempts",
+      ]),
     );
   });
 
@@ -89,7 +96,8 @@ describe("every list's query parameters, serialized as the document declares the
         ].join("&");
         if (query.includes("%5B")) bracketed++;
         const response = await stack.api.get(`${base}?${query}`, { key });
-        if (response.status !== 200) failures.push(`${path}?${decodeURIComponent(query)}: ${response.status} ${response.json?.error?.code} ${response.json?.error?.param ?? ""}`);
+        if (response.status !== 200)
+          failures.push(`${path}?${decodeURIComponent(query)}: ${response.status} ${response.json?.error?.code} ${response.json?.error?.param ?? ""}`);
       }
     }
     expect(failures).toEqual([]);

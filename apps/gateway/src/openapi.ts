@@ -115,7 +115,9 @@ function requestBodyOf(operation: Operation): Schema {
   const schema: Schema = {
     type: "object",
     additionalProperties: false,
-    properties: Object.fromEntries(entries.map(([name, spec]) => [name, { ...spec.schema, ...(spec.example !== undefined ? { examples: [spec.example] } : {}) }])),
+    properties: Object.fromEntries(
+      entries.map(([name, spec]) => [name, { ...spec.schema, ...(spec.example !== undefined ? { examples: [spec.example] } : {}) }]),
+    ),
     ...(required.length > 0 ? { required } : {}),
   };
   const encoding = Object.fromEntries(entries.filter(([, spec]) => takesObject(spec)).map(([name]) => [name, { style: "deepObject", explode: true }]));
@@ -193,7 +195,9 @@ function successResponses(operation: Operation, successHeaders: Record<string, u
   const raw = operation.stream?.successContent;
   if (raw) {
     const headers = { ...COMMON_HEADERS, ...raw.headers };
-    const answers: Record<string, Schema> = { [String(operation.success.status)]: { description: operation.success.description, headers, content: raw.content } };
+    const answers: Record<string, Schema> = {
+      [String(operation.success.status)]: { description: operation.success.description, headers, content: raw.content },
+    };
     for (const [status, extra] of Object.entries(raw.extra ?? {})) {
       answers[status] = { description: extra.description, headers: { ...headers, ...extra.headers }, ...(status === "304" ? {} : { content: raw.content }) };
     }
@@ -202,7 +206,10 @@ function successResponses(operation: Operation, successHeaders: Record<string, u
   return Object.fromEntries(
     [operation.success, ...operation.variants].map((answer) => [
       String(answer.status),
-      { ...jsonResponse(answer.description, ref(answer.object.name), successHeaders), ...(answer.selectedBy ? { "x-rms-selected-by": answer.selectedBy } : {}) },
+      {
+        ...jsonResponse(answer.description, ref(answer.object.name), successHeaders),
+        ...(answer.selectedBy ? { "x-rms-selected-by": answer.selectedBy } : {}),
+      },
     ]),
   );
 }
@@ -295,7 +302,11 @@ function webhooksOf(events: readonly EventPayload[]): Record<string, Schema> {
             `${event.summary} Signed by the Standard Webhooks rules: verify \`webhook-signature\` over \`webhook-id.webhook-timestamp.body\` ` +
             "with any Standard Webhooks library (`v1`: HMAC-SHA256 with the endpoint's `whsec_` secret; `v1a`: Ed25519 with its `whpk_` public key).",
           security: [],
-          parameters: [{ $ref: "#/components/parameters/WebhookId" }, { $ref: "#/components/parameters/WebhookTimestamp" }, { $ref: "#/components/parameters/WebhookSignature" }],
+          parameters: [
+            { $ref: "#/components/parameters/WebhookId" },
+            { $ref: "#/components/parameters/WebhookTimestamp" },
+            { $ref: "#/components/parameters/WebhookSignature" },
+          ],
           requestBody: { required: true, content: { "application/json": { schema: ref(`${pascal(event.type)}Event`) } } },
           responses: {
             "200": { description: "Received: any 2xx within 15 seconds is success; anything else is retried with growing delays." },
@@ -328,7 +339,8 @@ const WEBHOOK_HEADERS: Record<string, Schema> = {
     in: "header",
     required: true,
     description:
-      "Space-separated signatures, one per valid secret or key (two during a rotation's grace): `v1,<base64 HMAC-SHA256>` or `v1a,<base64 Ed25519>`, over `webhook-id.webhook-timestamp.body`.",
+      "Space-separated signatures, one per valid secret or key (two during a rotation's grace): `v1,<base64 HMAC-SHA256>` or `v1a,<base64 Ed25519>`, " +
+      "over `webhook-id.webhook-timestamp.body`.",
     schema: { type: "string", pattern: "^v1a?,[A-Za-z0-9+/=]+( v1a?,[A-Za-z0-9+/=]+)*$" },
   },
 };
@@ -359,12 +371,20 @@ export function openApiDocument(
     ...events.map((event) => event.object),
   ];
   const errorResponse = (status: string): Schema => {
-    const headers: Record<string, unknown> = { "Stripe-Should-Retry": { $ref: "#/components/headers/Stripe-Should-Retry" }, ...RATE_LIMIT_HEADERS, ...REPLAY_HEADERS };
+    const headers: Record<string, unknown> = {
+      "Stripe-Should-Retry": { $ref: "#/components/headers/Stripe-Should-Retry" },
+      ...RATE_LIMIT_HEADERS,
+      ...REPLAY_HEADERS,
+    };
     if (status === "405") headers["Allow"] = { description: "The verbs this path has, e.g. `GET, POST`.", schema: { type: "string" }, required: true };
     if (status === "401") headers["WWW-Authenticate"] = { description: "`Bearer`.", schema: { type: "string" }, required: true };
     if (status === "429" || status === "503") headers["Retry-After"] = { $ref: "#/components/headers/Retry-After" };
     if (status === "416")
-      headers["Content-Range"] = { description: "`bytes */<size>`: the file's size.", schema: { type: "string", pattern: "^bytes \\*/[0-9]+$" }, required: true };
+      headers["Content-Range"] = {
+        description: "`bytes */<size>`: the file's size.",
+        schema: { type: "string", pattern: "^bytes \\*/[0-9]+$" },
+        required: true,
+      };
     const codes = catalogue.filter((e) => String(e.status) === status).map((e) => `\`${e.code}\``);
     return jsonResponse(`${ERROR_STATUSES[status]!} Codes: ${codes.join(", ")}.`, ref("Error"), headers);
   };
@@ -407,16 +427,21 @@ export function openApiDocument(
           description: "`true` on a replayed response: the first answer's status, body and headers again; only `Request-Id` is the replay's own.",
           schema: { type: "string", const: "true" },
         },
-        "Original-Request": { description: "On a replayed response: the `Request-Id` of the request that produced it.", schema: { type: "string", pattern: "^req_[0-9A-Za-z]+$" } },
+        "Original-Request": {
+          description: "On a replayed response: the `Request-Id` of the request that produced it.",
+          schema: { type: "string", pattern: "^req_[0-9A-Za-z]+$" },
+        },
         "Retry-After": { description: "Seconds to wait before retrying.", required: true, schema: { type: "string", pattern: "^[0-9]+$" } },
         "RateLimit-Policy": {
           description:
-            'The key\'s rate limit (IETF draft "RateLimit header fields for HTTP"): `"key";q=<requests>;w=1`, requests per one-second window. On every answer to a request with a valid key (the 429 too); not on answers refused before a key was verified.',
+            'The key\'s rate limit (IETF draft "RateLimit header fields for HTTP"): `"key";q=<requests>;w=1`, requests per one-second window. On every ' +
+            "answer to a request with a valid key (the 429 too); not on answers refused before a key was verified.",
           schema: { type: "string", pattern: '^"key";q=[0-9]+;w=1$' },
         },
         RateLimit: {
           description:
-            'What is left of the key\'s limit after this request: `"key";r=<requests left>;t=<seconds until the window resets>`, from the same token bucket as the limit itself (shared by every gateway when RATE_LIMIT_STORE=mongodb). On a 429, `r=0` and `t` equals `Retry-After`.',
+            'What is left of the key\'s limit after this request: `"key";r=<requests left>;t=<seconds until the window resets>`, from the same token ' +
+            "bucket as the limit itself (shared by every gateway when RATE_LIMIT_STORE=mongodb). On a 429, `r=0` and `t` equals `Retry-After`.",
           schema: { type: "string", pattern: '^"key";r=[0-9]+;t=[0-9]+$' },
         },
         "Stripe-Should-Retry": {

@@ -21,10 +21,14 @@ beforeAll(async () => {
 });
 afterAll(() => stack?.stop());
 
-const resolve = (schema: Obj): Obj => (schema["$ref"] ? doc["components"][String(schema["$ref"]).split("/")[2]!][String(schema["$ref"]).split("/").at(-1)!] : schema);
+const resolve = (schema: Obj): Obj =>
+  schema["$ref"] ? doc["components"][String(schema["$ref"]).split("/")[2]!][String(schema["$ref"]).split("/").at(-1)!] : schema;
 const bodySchema = (type: string): Obj => resolve(doc["webhooks"][type]["post"]["requestBody"]["content"]["application/json"]["schema"]);
 
-/** The problems of `value` against `schema` (the keywords this document uses: $ref, type, const, enum, required, properties, additionalProperties, pattern, oneOf). */
+/**
+ * The problems of `value` against `schema` (the keywords this document uses: $ref, type, const, enum, required,
+ * properties, additionalProperties, pattern, oneOf).
+ */
 function problems(value: unknown, schema: Obj, at = "$"): string[] {
   const s = resolve(schema);
   if (s["oneOf"]) return (s["oneOf"] as Obj[]).some((option) => problems(value, option, at).length === 0) ? [] : [`${at}: matches no oneOf`];
@@ -92,7 +96,8 @@ describe("the webhooks section", () => {
       expect(listed.map((e) => e["type"]).sort()).toEqual(["job.canceled", "resource.created", "resource.deleted", "resource.updated", "resource.updated"]);
       return listed;
     });
-    for (const event of events) expect({ type: event["type"], problems: problems(event, bodySchema(String(event["type"]))) }).toEqual({ type: event["type"], problems: [] });
+    for (const event of events)
+      expect({ type: event["type"], problems: problems(event, bodySchema(String(event["type"]))) }).toEqual({ type: event["type"], problems: [] });
     // And a payload of another type does not pass as this one.
     expect(
       problems(

@@ -41,34 +41,37 @@ afterAll(async () => {
 
 const resources = () => mongo.db(stack.databaseName).collection<{ _id: string; account: string; name: string }>("resources");
 
-it("a create whose database reply never comes is 500 outcome_unknown, not 503; it committed, and the retry with the same Idempotency-Key returns it, once", async () => {
-  const headers = { "Idempotency-Key": "stalled-create" };
-  // The commit of the create's transaction (the resource with its recorded answer), not the lock before it.
-  relay.stallRepliesAfter("commitTransaction");
-  const first = await stack.api.post("/v1/resources", { key, form: { name: "stalled" }, headers });
-  relay.stallRepliesAfter(undefined);
-  expect(first.status).toBe(500);
-  expect(first.json.error).toMatchObject({ type: "api_error", code: "outcome_unknown" });
-  expect(first.json.error.message).toContain("same Idempotency-Key");
-  expect(first.headers["stripe-should-retry"]).toBe("true");
-  // The commit reached the database: this is the write a 503 would have lied about.
-  const stored = await resources().find({ account, name: "stalled" }).toArray();
-  expect(stored).toHaveLength(1);
+it(
+  "a create whose database reply never comes is 500 outcome_unknown, not 503; " + "it committed, and the retry with the same Idempotency-Key returns it, once",
+  async () => {
+    const headers = { "Idempotency-Key": "stalled-create" };
+    // The commit of the create's transaction (the resource with its recorded answer), not the lock before it.
+    relay.stallRepliesAfter("commitTransaction");
+    const first = await stack.api.post("/v1/resources", { key, form: { name: "stalled" }, headers });
+    relay.stallRepliesAfter(undefined);
+    expect(first.status).toBe(500);
+    expect(first.json.error).toMatchObject({ type: "api_error", code: "outcome_unknown" });
+    expect(first.json.error.message).toContain("same Idempotency-Key");
+    expect(first.headers["stripe-should-retry"]).toBe("true");
+    // The commit reached the database: this is the write a 503 would have lied about.
+    const stored = await resources().find({ account, name: "stalled" }).toArray();
+    expect(stored).toHaveLength(1);
 
-  // The answer committed with the resource, so the retry is its replay: the same resource, once.
-  const retry = await eventually(
-    async () => {
-      const answer = await stack.api.post("/v1/resources", { key, form: { name: "stalled" }, headers });
-      expect(answer.status).not.toBe(409);
-      return answer;
-    },
-    { timeoutMs: 45_000, intervalMs: 200 },
-  );
-  expect(retry.status).toBe(201);
-  expect(retry.headers["idempotent-replayed"]).toBe("true");
-  expect(retry.json.id).toBe(stored[0]!._id);
-  expect(await resources().countDocuments({ account, name: "stalled" })).toBe(1);
-});
+    // The answer committed with the resource, so the retry is its replay: the same resource, once.
+    const retry = await eventually(
+      async () => {
+        const answer = await stack.api.post("/v1/resources", { key, form: { name: "stalled" }, headers });
+        expect(answer.status).not.toBe(409);
+        return answer;
+      },
+      { timeoutMs: 45_000, intervalMs: 200 },
+    );
+    expect(retry.status).toBe(201);
+    expect(retry.headers["idempotent-replayed"]).toBe("true");
+    expect(retry.json.id).toBe(stored[0]!._id);
+    expect(await resources().countDocuments({ account, name: "stalled" })).toBe(1);
+  },
+);
 
 it("an update whose database reply never comes is 500 outcome_unknown; a read that cannot finish is 503 (nothing was done)", async () => {
   const created = await stack.api.post("/v1/resources", { key, form: { name: "before" } });

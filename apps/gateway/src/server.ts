@@ -136,7 +136,10 @@ function streamServices(
   return new StreamServices(
     { hub: eventsHub, feed: new ChangeFeed("events", eventFeedSource(core), eventsHub, logger, { tokenLost: eventTokenLost }) },
     requestLogs
-      ? { hub: requestLogsHub, feed: new ChangeFeed("request_logs", requestLogFeedSource(stores.requestLogs), requestLogsHub, logger, { tokenLost: requestLogTokenLost }) }
+      ? {
+          hub: requestLogsHub,
+          feed: new ChangeFeed("request_logs", requestLogFeedSource(stores.requestLogs), requestLogsHub, logger, { tokenLost: requestLogTokenLost }),
+        }
       : undefined,
     stores.streamSlots,
     { ...DEFAULT_STREAM_LIMITS, ...config.streams },
@@ -159,7 +162,12 @@ export async function startGateway(config: GatewayConfig, options: StartOptions 
   const core = options.core ?? connectCore(config.coreAddr, config.coreToken, config.coreTls);
   const metrics = gatewayMetrics();
   const stores = openStores(config, logger, { rateLimiter: options.rateLimiter });
-  const revoker = new KeyRevoker(core, stores.revocations, logger, options.maxPendingRevocations === undefined ? {} : { maxPending: options.maxPendingRevocations });
+  const revoker = new KeyRevoker(
+    core,
+    stores.revocations,
+    logger,
+    options.maxPendingRevocations === undefined ? {} : { maxPending: options.maxPendingRevocations },
+  );
   metrics.watchPendingRevocations(() => revoker.pendingCount);
   const trustedProxies = new Set(config.trustedProxies.map(normalizeIp));
   const addressLimit = new AddressRateLimit(stores.rateLimiter, config.addressRateLimit, trustedProxies);
@@ -192,7 +200,10 @@ export async function startGateway(config: GatewayConfig, options: StartOptions 
   });
 
   const serverOptions = { connectionsCheckingInterval: SERVER_LIMITS.connectionsCheckingIntervalMs };
-  const https = createHttpsServer({ ...serverOptions, cert: tls.cert, key: tls.key, minVersion: "TLSv1.2", handshakeTimeout: SERVER_LIMITS.handshakeTimeoutMs }, app);
+  const https = createHttpsServer(
+    { ...serverOptions, cert: tls.cert, key: tls.key, minVersion: "TLSv1.2", handshakeTimeout: SERVER_LIMITS.handshakeTimeoutMs },
+    app,
+  );
   // Plain HTTP sent to the HTTPS port is answered as the plain listener answers it (keys revoked, 403), by an HTTP
   // server of the same app bound to no port (plain-http/on-tls-port.ts).
   const plainOnTlsPort = createHttpServer(serverOptions, app);

@@ -115,12 +115,17 @@ beforeAll(async () => {
   // far from expiring (the TTL monitor leaves them alone while the test runs).
   const now = Date.now();
   const window = Math.floor(now / 1_000);
+  await plainDb.collection<Raw>(RATE_LIMIT_COLLECTION).insertMany(
+    Array.from({ length: 900 }, (_, i) => ({
+      _id: `key_${i % 30}|${window - (i % 3)}|${i}`,
+      b: `key_${i % 30}`,
+      w: window - (i % 3),
+      expires_at: new Date(now + 3_600_000),
+    })),
+  );
   await plainDb
-    .collection<Raw>(RATE_LIMIT_COLLECTION)
-    .insertMany(
-      Array.from({ length: 900 }, (_, i) => ({ _id: `key_${i % 30}|${window - (i % 3)}|${i}`, b: `key_${i % 30}`, w: window - (i % 3), expires_at: new Date(now + 3_600_000) })),
-    );
-  await plainDb.collection<Raw>(PENDING_REVOCATIONS_COLLECTION).insertMany(Array.from({ length: 100 }, (_, i) => ({ _id: `hash_${i}`, since: new Date(now - i * 1_000) })));
+    .collection<Raw>(PENDING_REVOCATIONS_COLLECTION)
+    .insertMany(Array.from({ length: 100 }, (_, i) => ({ _id: `hash_${i}`, since: new Date(now - i * 1_000) })));
 });
 afterAll(async () => {
   await plainDb.dropDatabase();
@@ -145,8 +150,17 @@ it("every query of the rate-limit and revocation stores is served by an index", 
   await step(async () => expect(await revocations.list()).toHaveLength(101));
   await step(() => revocations.remove("hash_plan"));
 
-  const table = [...plans].map(([shape, p]) => ({ query: shape, plan: [...new Set(p.stages)].join(">"), returned: p.nReturned, keys: p.keysExamined, docs: p.docsExamined }));
-  console.log(`gateway query plans (explain executionStats, MongoDB ${(await plainDb.admin().serverInfo())["version"]}):\n${table.map((r) => JSON.stringify(r)).join("\n")}`);
+  const table = [...plans].map(([shape, p]) => ({
+    query: shape,
+    plan: [...new Set(p.stages)].join(">"),
+    returned: p.nReturned,
+    keys: p.keysExamined,
+    docs: p.docsExamined,
+  }));
+  console.log(
+    `gateway query plans (explain executionStats, MongoDB ` +
+      `${(await plainDb.admin().serverInfo())["version"]}):\n${table.map((r) => JSON.stringify(r)).join("\n")}`,
+  );
 
   expect([...plans.keys()].sort()).toEqual(
     [

@@ -69,7 +69,11 @@ it("declares every index: a TTL index on expires_at for tokens, pending revocati
 
   const indexes = async (collection: string) =>
     (await db.collection(collection).indexes())
-      .map((index: Document) => ({ name: index["name"], key: index["key"], ...(index["expireAfterSeconds"] === undefined ? {} : { ttl: index["expireAfterSeconds"] }) }))
+      .map((index: Document) => ({
+        name: index["name"],
+        key: index["key"],
+        ...(index["expireAfterSeconds"] === undefined ? {} : { ttl: index["expireAfterSeconds"] }),
+      }))
       .sort((a, b) => String(a.name).localeCompare(String(b.name)));
   expect(await indexes(RATE_LIMIT_COLLECTION)).toEqual([
     { name: "_id_", key: { _id: 1 } },

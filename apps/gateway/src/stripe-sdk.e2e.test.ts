@@ -77,7 +77,10 @@ describe("stripe-node reads a failed job and a failed attempt as answers, not er
   let down: string;
   beforeAll(async () => {
     // A worker beside core: it makes resends (in the endpoint's lane).
-    gw = await startStack({ coreSettings: { secretKeyring: { primary: { id: "sdkkey01", bytes: Buffer.alloc(32, 9) } }, webhookAllowPrivate: true }, worker: true });
+    gw = await startStack({
+      coreSettings: { secretKeyring: { primary: { id: "sdkkey01", bytes: Buffer.alloc(32, 9) } }, webhookAllowPrivate: true },
+      worker: true,
+    });
     ({ key: secret } = await withSecretKey(gw));
     mongo = await new MongoClient(gw.mongoUri).connect();
     receiver = createServer((_req, res) => res.writeHead(503).end("down for maintenance"));
@@ -91,7 +94,13 @@ describe("stripe-node reads a failed job and a failed attempt as answers, not er
   });
 
   const client = () =>
-    new Stripe(secret, { host: "127.0.0.1", port: gw.gateway.httpsPort, protocol: "https", httpAgent: new Agent({ ca: gw.gateway.certificate }), maxNetworkRetries: 0 });
+    new Stripe(secret, {
+      host: "127.0.0.1",
+      port: gw.gateway.httpsPort,
+      protocol: "https",
+      httpAgent: new Agent({ ca: gw.gateway.certificate }),
+      maxNetworkRetries: 0,
+    });
 
   it("the SDK still throws on a 200 with a top-level error (what the renames avoid)", async () => {
     const fake = createServer((_req, res) => res.writeHead(200, { "content-type": "application/json" }).end('{"id":"wa_1","error":"connection_failed"}'));
@@ -133,7 +142,12 @@ describe("stripe-node reads a failed job and a failed attempt as answers, not er
       finished_at: Math.floor(Date.now() / 1000),
     });
     const failed = (await stripe.rawRequest("GET", `/v1/jobs/${job.id}`, {})) as unknown as Record<string, unknown>;
-    expect(failed).toMatchObject({ id: job.id, status: "failed", failure_code: "service_unavailable", failure_message: "The database did not answer in time." });
+    expect(failed).toMatchObject({
+      id: job.id,
+      status: "failed",
+      failure_code: "service_unavailable",
+      failure_message: "The database did not answer in time.",
+    });
     expect(failed).not.toHaveProperty("error");
     const listed = (await stripe.rawRequest("GET", "/v1/jobs", {})) as unknown as { data: Record<string, unknown>[] };
     expect(listed.data.find((j) => j["id"] === job.id)).toMatchObject({ failure_code: "service_unavailable" });

@@ -30,7 +30,13 @@ const proActive: string[] = [];
 beforeAll(async () => {
   stack = await startStack();
   const { key } = await withSecretKey(stack);
-  stripe = new Stripe(key, { host: "127.0.0.1", port: stack.gateway.httpsPort, protocol: "https", httpAgent: new Agent({ ca: stack.gateway.certificate }), maxNetworkRetries: 2 });
+  stripe = new Stripe(key, {
+    host: "127.0.0.1",
+    port: stack.gateway.httpsPort,
+    protocol: "https",
+    httpAgent: new Agent({ ca: stack.gateway.certificate }),
+    maxNetworkRetries: 2,
+  });
   for (let i = 0; i < 30; i++) {
     const plan = i % 3 === 0 ? "free" : "pro";
     const status = i % 4 === 0 ? "paused" : "active";

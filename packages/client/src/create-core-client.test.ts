@@ -54,7 +54,9 @@ beforeAll(async () => {
     revokeKey: unused,
     verifyKey: unused,
   });
-  const port = await new Promise<number>((resolve, reject) => server.bindAsync("127.0.0.1:0", ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p))));
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync("127.0.0.1:0", ServerCredentials.createInsecure(), (e, p) => (e ? reject(e) : resolve(p))),
+  );
   address = `127.0.0.1:${port}`;
 });
 afterAll(() => server.forceShutdown());

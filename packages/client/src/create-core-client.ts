@@ -1,7 +1,16 @@
 import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { credentials as grpcCredentials, type ChannelCredentials } from "@grpc/grpc-js";
-import { IDEMPOTENCY_KEY_METADATA, REQUEST_ID_METADATA, bearerMetadata, createClient, newRequestId, type AnyService, type CallOptions, type ServiceClient } from "@rms/proto";
+import {
+  IDEMPOTENCY_KEY_METADATA,
+  REQUEST_ID_METADATA,
+  bearerMetadata,
+  createClient,
+  newRequestId,
+  type AnyService,
+  type CallOptions,
+  type ServiceClient,
+} from "@rms/proto";
 import { injectActiveContext, tracingOn } from "@rms/telemetry";
 import { DEFAULT_RETRY, retryServiceConfig, type RetryPolicy } from "./retry.js";
 import { CORE_SERVICES, isKeyedWrite, type CoreServiceName } from "./services.js";
@@ -44,7 +53,9 @@ export interface CoreCallOptions extends CallOptions {
 }
 
 /** Every method of a service's typed client, with the client's call options. */
-type WithCoreOptions<C> = { [K in keyof C]: C[K] extends (request: infer R, options?: CallOptions) => infer A ? (request: R, options?: CoreCallOptions) => A : C[K] };
+type WithCoreOptions<C> = {
+  [K in keyof C]: C[K] extends (request: infer R, options?: CallOptions) => infer A ? (request: R, options?: CoreCallOptions) => A : C[K];
+};
 
 /** One namespace per core service (`core.resources`, `core.jobs`, ...), typed by the generated messages. */
 export type CoreClient = { readonly [K in CoreServiceName]: WithCoreOptions<ServiceClient<(typeof CORE_SERVICES)[K]>> } & {

@@ -3,7 +3,13 @@ import { describe, expect, it } from "vitest";
 import { ConfigError, parseEnvironment } from "./environment.js";
 import { address, isLoopbackAddress, logLevel, port, positiveInt, token } from "./values.js";
 
-const schema = z.object({ PORT: port(8443), CORE_ADDR: address("127.0.0.1:50051"), RMS_ADMIN_TOKEN: token(), RATE: positiveInt().optional(), LOG_LEVEL: logLevel() });
+const schema = z.object({
+  PORT: port(8443),
+  CORE_ADDR: address("127.0.0.1:50051"),
+  RMS_ADMIN_TOKEN: token(),
+  RATE: positiveInt().optional(),
+  LOG_LEVEL: logLevel(),
+});
 const parse = (env: Record<string, string | undefined>) => parseEnvironment(schema, env);
 const TOKEN = "0123456789abcdef";
 

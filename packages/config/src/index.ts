@@ -2,7 +2,16 @@
 // and the one lifecycle of an entry point (configuration, start, stop on a signal or the launcher's end).
 export { ConfigError, parseEnvironment } from "./environment.js";
 export { RELEASE } from "./release.js";
-export { EXIT_CONFIG, EXIT_FAILED, EXIT_STOPPED, runProcess, type LifecycleLogger, type ProcessDefinition, type ProcessHost, type Stoppable } from "./process.js";
+export {
+  EXIT_CONFIG,
+  EXIT_FAILED,
+  EXIT_STOPPED,
+  runProcess,
+  type LifecycleLogger,
+  type ProcessDefinition,
+  type ProcessHost,
+  type Stoppable,
+} from "./process.js";
 export {
   address,
   databaseName,

@@ -8,7 +8,10 @@ describe("lintExposition", () => {
     const registry = new Registry();
     new Counter({ name: "jobs_done_total", help: "Jobs done.", labelNames: ["queue"], registers: [registry] }).inc({ queue: 'a "quoted"\\ value\n' });
     new Gauge({ name: "queue_depth", help: "Depth.", registers: [registry] }).set(3);
-    new Histogram({ name: "job_duration_seconds", help: "Duration.", labelNames: ["queue"], buckets: [0.1, 1], registers: [registry] }).observe({ queue: "a" }, 0.5);
+    new Histogram({ name: "job_duration_seconds", help: "Duration.", labelNames: ["queue"], buckets: [0.1, 1], registers: [registry] }).observe(
+      { queue: "a" },
+      0.5,
+    );
     expect(lintExposition(await registry.metrics())).toEqual([]);
   });
 

@@ -34,7 +34,10 @@ afterAll(async () => {
   await dropDatabase(uri(), name);
 });
 
-const collectionsOf = (client: MongoClient) => ({ documents: client.db(name).collection<Doc>("docs"), counters: client.db(name).collection<PositionCounter>("counters") });
+const collectionsOf = (client: MongoClient) => ({
+  documents: client.db(name).collection<Doc>("docs"),
+  counters: client.db(name).collection<PositionCounter>("counters"),
+});
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** Time-ordered ids, as the service's are: the time first, so a later id sorts after an earlier one. */
 let idCounter = 0;
@@ -61,7 +64,8 @@ describe("positions in commit order", () => {
   });
 
   it(
-    "under six writers, three tenants, copies of one document by two writers and late inserts, a follower per tenant at majority and a change stream see every document once, in order, with no gap",
+    "under six writers, three tenants, copies of one document by two writers and late inserts, a follower per tenant at majority and a change stream " +
+      "see every document once, in order, with no gap",
     async () => {
       const tenants = [0, 1, 2].map((i) => ({ account: `acct_load${i}`, livemode: i === 2 }));
       const watched = collectionsOf(clients[6]!).documents;
@@ -108,7 +112,10 @@ describe("positions in commit order", () => {
         const readOnce = () =>
           readCausally(clients[6]!, clusterTimeOf(start), (session) =>
             documents
-              .find({ account: tenant.account, livemode: tenant.livemode, pos: { $gt: last } }, { session, readConcern: STREAM_READ_CONCERN, sort: { pos: 1 }, limit: 50 })
+              .find(
+                { account: tenant.account, livemode: tenant.livemode, pos: { $gt: last } },
+                { session, readConcern: STREAM_READ_CONCERN, sort: { pos: 1 }, limit: 50 },
+              )
               .toArray(),
           );
         for (;;) {

@@ -84,7 +84,11 @@ export async function insertPositioned<D extends Tenanted>(
  * apps/core's `eventPublisher`). Every document must be new: a duplicate aborts the caller's transaction, which
  * leaves out what exists when it runs again. Answers the documents with their positions.
  */
-export async function insertPositionedIn<D extends Tenanted>(collections: PositionedCollections<D>, docs: readonly D[], session: ClientSession): Promise<(D & { pos: number })[]> {
+export async function insertPositionedIn<D extends Tenanted>(
+  collections: PositionedCollections<D>,
+  docs: readonly D[],
+  session: ClientSession,
+): Promise<(D & { pos: number })[]> {
   const pending = unique(docs);
   if (pending.length === 0) return [];
   const written = await positioned(collections.counters, pending, session, {});
@@ -109,7 +113,11 @@ async function positioned<D extends Tenanted>(
   const out: (D & { pos: number })[] = [];
   for (const key of [...byTenant.keys()].sort()) {
     const list = byTenant.get(key)!;
-    const counter = await counters.findOneAndUpdate({ _id: key }, { $inc: { pos: list.length } }, { upsert: true, returnDocument: "after", session, ...options });
+    const counter = await counters.findOneAndUpdate(
+      { _id: key },
+      { $inc: { pos: list.length } },
+      { upsert: true, returnDocument: "after", session, ...options },
+    );
     const last = counter?.pos ?? list.length;
     out.push(...list.map((doc, i) => ({ ...doc, pos: last - list.length + 1 + i })));
   }

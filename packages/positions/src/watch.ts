@@ -40,10 +40,13 @@ export async function* watchPositioned<D extends Document>(
   const start = resumeToken ? null : await clusterTimeNow(collection.db.client);
   // A change stream reads at majority whatever its client's read concern.
   const majority = collection.db.collection<D>(collection.collectionName, { readConcern: STREAM_READ_CONCERN });
-  const stream: ChangeStream<D, ChangeStreamInsertDocument<D>> = majority.watch([{ $match: { operationType: "insert", [`fullDocument.${POSITION_FIELD}`]: { $exists: true } } }], {
-    ...(resumeToken ? { resumeAfter: resumeToken } : { startAtOperationTime: start! }),
-    maxAwaitTimeMS: WATCH_AWAIT_MS,
-  });
+  const stream: ChangeStream<D, ChangeStreamInsertDocument<D>> = majority.watch(
+    [{ $match: { operationType: "insert", [`fullDocument.${POSITION_FIELD}`]: { $exists: true } } }],
+    {
+      ...(resumeToken ? { resumeAfter: resumeToken } : { startAtOperationTime: start! }),
+      maxAwaitTimeMS: WATCH_AWAIT_MS,
+    },
+  );
   try {
     // The first wait opens the stream on the server, so the start message carries a token it can resume from. The
     // server refusing to open it from the token given makes that token useless.

@@ -52,7 +52,8 @@ describe("generated code", () => {
       const text = readFileSync(file, "utf8");
       // The contract lives beside the repository, not in it: a reader of the proto cannot open it.
       expect(text, relative(repo, file)).not.toMatch(/CONTRACT\.md|ARCHITECTURE\.md/);
-      for (const [, cited] of text.matchAll(/\b(docs\/[\w./-]+\.md)/g)) expect(statSync(join(repo, cited!)).isFile(), `${relative(repo, file)} cites ${cited}`).toBe(true);
+      for (const [, cited] of text.matchAll(/\b(docs\/[\w./-]+\.md)/g))
+        expect(statSync(join(repo, cited!)).isFile(), `${relative(repo, file)} cites ${cited}`).toBe(true);
     }
   });
 });

@@ -2,7 +2,15 @@
 // the grpc-js adapter, the domains' vocabularies, the wire constants and the error catalogue.
 export * from "./generated.js";
 export { addService, reflectionPackageDefinition, type ReflectionPackageDefinition, type ServeOptions } from "./grpc/server.js";
-export { createClient, coreTlsFilesFromEnv, mutualTlsCredentials, HOP_CHANNEL_OPTIONS, HOP_SERVER_OPTIONS, type ClientOptions, type CoreTlsFiles } from "./grpc/client.js";
+export {
+  createClient,
+  coreTlsFilesFromEnv,
+  mutualTlsCredentials,
+  HOP_CHANNEL_OPTIONS,
+  HOP_SERVER_OPTIONS,
+  type ClientOptions,
+  type CoreTlsFiles,
+} from "./grpc/client.js";
 export { RpcError, TransportError, isServiceError, STATUS_DETAILS_KEY, type ErrorFields } from "./grpc/rpc-error.js";
 export { toServiceDefinition, methodPath } from "./grpc/service-definition.js";
 export type { AnyService, CallContext, Caller, CallOptions, CallSignal, ServiceClient, ServiceImplementation } from "./grpc/types.js";

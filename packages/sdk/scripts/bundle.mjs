@@ -36,7 +36,9 @@ if (/\bfrom\s*["']node:|require\(["']node:/.test(browser.toString())) {
   process.exit(1);
 }
 const gzipped = gzipSync(browser, { level: 9 }).length;
-const line = `sdk: browser build ${(gzipped / 1024).toFixed(1)} KB gzipped (${(browser.length / 1024).toFixed(1)} KB minified; budget ${BROWSER_BUDGET_BYTES / 1024} KB)`;
+const line =
+  `sdk: browser build ${(gzipped / 1024).toFixed(1)} KB gzipped (${(browser.length / 1024).toFixed(1)} KB minified; budget ` +
+  `${BROWSER_BUDGET_BYTES / 1024} KB)`;
 if (gzipped > BROWSER_BUDGET_BYTES) {
   console.error(`${line}: over budget`);
   process.exit(1);

@@ -88,7 +88,11 @@ function paramsType(op) {
 function methodText(op) {
   const ids = op.pathParams.map((p) => `${p}: string`);
   const answer = (schema) =>
-    op.kind === "list" ? `ListCall<Schemas[${quote(schema)}]>` : op.kind === "search" ? `SearchCall<Schemas[${quote(schema)}]>` : `Promise<RMSResponse<Schemas[${quote(schema)}]>>`;
+    op.kind === "list"
+      ? `ListCall<Schemas[${quote(schema)}]>`
+      : op.kind === "search"
+        ? `SearchCall<Schemas[${quote(schema)}]>`
+        : `Promise<RMSResponse<Schemas[${quote(schema)}]>>`;
   const doc = `    /** ${op.summary}: \`${op.verb} ${op.path}\`. ${op.description.replace(/\*\//g, "*\\/")} */\n`;
   const signature = (params, schema) => {
     const args = [...ids, ...(params ? [params] : []), "options?: RequestOptions"].join(", ");

@@ -55,7 +55,12 @@ export class RMS {
    * Any call of the API by its verb and path, for what the SDK has no method for: parameters as the query of a GET or
    * DELETE, the JSON body of a POST; the same retries, idempotency keys and errors as every method.
    */
-  rawRequest<T extends object = Record<string, unknown>>(method: "GET" | "POST" | "DELETE", path: string, params?: object, options?: RequestOptions): Promise<RMSResponse<T>> {
+  rawRequest<T extends object = Record<string, unknown>>(
+    method: "GET" | "POST" | "DELETE",
+    path: string,
+    params?: object,
+    options?: RequestOptions,
+  ): Promise<RMSResponse<T>> {
     return this.#sender.json<T>({ method, path, ...(method === "POST" ? { json: params ?? {} } : { query: params }), options });
   }
 }

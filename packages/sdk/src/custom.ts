@@ -47,6 +47,10 @@ export function handWritten(sender: RequestSender): HandWrittenNamespaces {
 
 /** True when every custom operation of the API document has a hand-written method: a new one fails this type check. */
 type Covered = {
-  [N in keyof CustomMethodNames]: N extends keyof HandWrittenNamespaces ? ([CustomMethodNames[N]] extends [keyof HandWrittenNamespaces[N]] ? true : false) : false;
+  [N in keyof CustomMethodNames]: N extends keyof HandWrittenNamespaces
+    ? [CustomMethodNames[N]] extends [keyof HandWrittenNamespaces[N]]
+      ? true
+      : false
+    : false;
 };
 export const everyCustomOperationIsWritten: Covered[keyof Covered] extends true ? true : never = true;

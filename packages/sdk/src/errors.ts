@@ -74,7 +74,15 @@ export function errorOfAnswer(status: number, headers: Headers, body: unknown): 
   const envelope = (body !== null && typeof body === "object" ? (body as ErrorEnvelope).error : undefined) ?? {};
   const type =
     text(envelope.type) ??
-    (status === 401 ? "authentication_error" : status === 403 ? "permission_error" : status === 429 ? "rate_limit_error" : status >= 500 ? "api_error" : "invalid_request_error");
+    (status === 401
+      ? "authentication_error"
+      : status === 403
+        ? "permission_error"
+        : status === 429
+          ? "rate_limit_error"
+          : status >= 500
+            ? "api_error"
+            : "invalid_request_error");
   const Class = BY_TYPE[type] ?? RMSError;
   return new Class({
     type,

@@ -21,7 +21,14 @@ export { JobWaitTimeoutError, type WaitOptions } from "./jobs.js";
 export type { FileCreateParams, FileInput, UploadOptions } from "./files/upload.js";
 export { PART_BYTES, SINGLE_REQUEST_MAX_BYTES } from "./files/upload.js";
 export type { FileContents } from "./files/download.js";
-export { type EventStreamParams, type LiveStream, type ReconnectInfo, type RequestLogStreamParams, STREAM_IDLE_TIMEOUT_MS, type StreamOptions } from "./streams.js";
+export {
+  type EventStreamParams,
+  type LiveStream,
+  type ReconnectInfo,
+  type RequestLogStreamParams,
+  STREAM_IDLE_TIMEOUT_MS,
+  type StreamOptions,
+} from "./streams.js";
 export type {
   AtMostOne,
   Body,

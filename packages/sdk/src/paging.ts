@@ -52,7 +52,10 @@ class PagedCall<Page extends { data: readonly unknown[] }> implements ListCall<P
   }
 
   // biome-ignore lint/suspicious/noThenProperty: a call is awaitable for its first page, as stripe-node's lists are.
-  then<A = RMSResponse<Page>, B = never>(onFulfilled?: ((page: RMSResponse<Page>) => A | PromiseLike<A>) | null, onRejected?: ((reason: unknown) => B | PromiseLike<B>) | null) {
+  then<A = RMSResponse<Page>, B = never>(
+    onFulfilled?: ((page: RMSResponse<Page>) => A | PromiseLike<A>) | null,
+    onRejected?: ((reason: unknown) => B | PromiseLike<B>) | null,
+  ) {
     return this.firstPage().then(onFulfilled, onRejected);
   }
 

@@ -39,7 +39,9 @@ export interface SenderConfig {
 /** A random `Idempotency-Key` for a call that has none: the same on every retry of that call. */
 export function newIdempotencyKey(): string {
   const uuid =
-    typeof crypto.randomUUID === "function" ? crypto.randomUUID() : Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, "0")).join("");
+    typeof crypto.randomUUID === "function"
+      ? crypto.randomUUID()
+      : Array.from(crypto.getRandomValues(new Uint8Array(16)), (b) => b.toString(16).padStart(2, "0")).join("");
   return `sdk-${uuid}`;
 }
 

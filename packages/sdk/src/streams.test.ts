@@ -155,7 +155,10 @@ for (const transport of ["node:https", "fetch"] as const) {
     });
 
     it("throws a 401 after the stream ended (a revoked key) as RMSAuthenticationError, without trying again", async () => {
-      reset(streamOf([frame("evt_1", "resource.created", event(1))], "end"), errorOf(401, { type: "authentication_error", code: "api_key_revoked", message: "revoked" }));
+      reset(
+        streamOf([frame("evt_1", "resource.created", event(1))], "end"),
+        errorOf(401, { type: "authentication_error", code: "api_key_revoked", message: "revoked" }),
+      );
       const stream = client().events.stream({ starting_after: "evt_0" });
       const iterator = stream[Symbol.asyncIterator]();
       expect((await take(iterator, 1)).map((e) => e.id)).toEqual(["evt_1"]);
@@ -187,7 +190,11 @@ for (const transport of ["node:https", "fetch"] as const) {
     });
 
     it("throws RMSConnectionError when the first connection cannot be made at all", async () => {
-      const nowhere = new RMS("sk_test_x", { baseUrl: "http://127.0.0.1:1", maxNetworkRetries: 0, ...(transport === "fetch" ? { fetch: globalThis.fetch } : {}) });
+      const nowhere = new RMS("sk_test_x", {
+        baseUrl: "http://127.0.0.1:1",
+        maxNetworkRetries: 0,
+        ...(transport === "fetch" ? { fetch: globalThis.fetch } : {}),
+      });
       await expect(nowhere.events.stream({ starting_after: "evt_1" })[Symbol.asyncIterator]().next()).rejects.toBeInstanceOf(RMSConnectionError);
     });
 
@@ -239,7 +246,8 @@ for (const transport of ["node:https", "fetch"] as const) {
 describe("reconnectDelayMs", () => {
   const open = { everOpen: true, maxNetworkRetries: 2, serverRetryMs: undefined };
   const cut = new RMSConnectionError({ type: "connection_error", message: "cut" });
-  const answer = (statusCode: number, headers: Record<string, string> = {}, code?: string) => new RMSError({ type: "x", message: "x", statusCode, headers, code });
+  const answer = (statusCode: number, headers: Record<string, string> = {}, code?: string) =>
+    new RMSError({ type: "x", message: "x", statusCode, headers, code });
 
   it("after a stream that was delivering: a short pause with jitter, doubling while nothing comes, at most 8 s", () => {
     expect(reconnectDelayMs(cut, 1, open, () => 0)).toBe(250);
@@ -257,7 +265,9 @@ describe("reconnectDelayMs", () => {
   it("gives up on what no retry mends, and on a first connection after maxNetworkRetries", () => {
     for (const status of [400, 401, 403, 404]) expect(reconnectDelayMs(answer(status), 1, open)).toBeUndefined();
     expect(reconnectDelayMs(answer(503, { "stripe-should-retry": "false" }), 1, open)).toBeUndefined();
-    expect(reconnectDelayMs(new RMSConnectionError({ type: "connection_error", message: "x", cause: { code: "DEPTH_ZERO_SELF_SIGNED_CERT" } }), 1, open)).toBeUndefined();
+    expect(
+      reconnectDelayMs(new RMSConnectionError({ type: "connection_error", message: "x", cause: { code: "DEPTH_ZERO_SELF_SIGNED_CERT" } }), 1, open),
+    ).toBeUndefined();
     expect(reconnectDelayMs(cut, 3, { ...open, everOpen: false })).toBeUndefined();
     expect(reconnectDelayMs(cut, 2, { ...open, everOpen: false })).toBeDefined();
     expect(reconnectDelayMs(cut, 300, open)).toBeDefined();

@@ -137,7 +137,12 @@ export function liveStream<Item>(sender: RequestSender, route: StreamRoute, para
 
   /** The id of the newest item of the route's list, or undefined when there is none. */
   const readAnchor = async (signal: AbortSignal): Promise<string | undefined> => {
-    const page = await sender.json<{ data?: { id?: unknown }[] }>({ method: "GET", path: route.anchor.path, query: route.anchor.query, options: { ...options, signal } });
+    const page = await sender.json<{ data?: { id?: unknown }[] }>({
+      method: "GET",
+      path: route.anchor.path,
+      query: route.anchor.query,
+      options: { ...options, signal },
+    });
     const id = page.data?.[0]?.id;
     return typeof id === "string" ? id : undefined;
   };
@@ -168,7 +173,9 @@ export function liveStream<Item>(sender: RequestSender, route: StreamRoute, para
           if (!type.startsWith("text/event-stream")) {
             opened.body?.cancel().catch(() => {});
             const message = `The API answered ${route.path} with ${type || "no content type"}, not an event stream.`;
-            throw new Unrecoverable(new RMSAPIError({ type: "api_error", message, statusCode: opened.status, requestId: opened.info.requestId, headers: opened.info.headers }));
+            throw new Unrecoverable(
+              new RMSAPIError({ type: "api_error", message, statusCode: opened.status, requestId: opened.info.requestId, headers: opened.info.headers }),
+            );
           }
           everOpen = true;
           if (itemCursor === undefined && anchor !== undefined) anchorCursor = anchor;
@@ -188,7 +195,13 @@ export function liveStream<Item>(sender: RequestSender, route: StreamRoute, para
               } catch {
                 const text = `The stream ${route.path} carried data that is not JSON.`;
                 throw new Unrecoverable(
-                  new RMSAPIError({ type: "api_error", message: text, statusCode: opened.status, requestId: opened.info.requestId, headers: opened.info.headers }),
+                  new RMSAPIError({
+                    type: "api_error",
+                    message: text,
+                    statusCode: opened.status,
+                    requestId: opened.info.requestId,
+                    headers: opened.info.headers,
+                  }),
                 );
               }
               if (message.lastEventId !== "") itemCursor = message.lastEventId;

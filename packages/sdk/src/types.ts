@@ -16,7 +16,8 @@ export type Query<Id extends OperationId> = Unbracketed<NonNullable<operations[I
 export type Body<Id extends OperationId> = NonNullable<operations[Id]["requestBody"]> extends { content: { "application/json": infer B } } ? B : never;
 
 /** The `multipart/form-data` body of a POST operation (a file upload). */
-export type MultipartBody<Id extends OperationId> = NonNullable<operations[Id]["requestBody"]> extends { content: { "multipart/form-data": infer B } } ? B : never;
+export type MultipartBody<Id extends OperationId> =
+  NonNullable<operations[Id]["requestBody"]> extends { content: { "multipart/form-data": infer B } } ? B : never;
 
 /** At most one of two parameters (two cursors; `type` and `types`): the API refuses both with 400. */
 export type AtMostOne<Q, A extends keyof Q, B extends keyof Q> = ({ [K in A]?: Q[K] } & { [K in B]?: never }) | ({ [K in A]?: never } & { [K in B]?: Q[K] });

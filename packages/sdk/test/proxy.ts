@@ -7,7 +7,11 @@ import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from "node:
 import type { AddressInfo } from "node:net";
 
 /** What the proxy does with a request a rule matches. */
-export type Fault = { kind: "pass" } | { kind: "lose-answer" } | { kind: "cut-body-half" } | { kind: "answer"; status: number; headers: Record<string, string>; body: unknown };
+export type Fault =
+  | { kind: "pass" }
+  | { kind: "lose-answer" }
+  | { kind: "cut-body-half" }
+  | { kind: "answer"; status: number; headers: Record<string, string>; body: unknown };
 
 export interface Rule {
   readonly method: string;
@@ -77,7 +81,15 @@ export class FaultyProxy {
       return;
     }
     const upstream = httpsRequest(
-      { host: this.upstream.host, port: this.upstream.port, method: req.method, path: req.url, headers: forwardable(req.headers), ca: this.upstream.ca, agent: false },
+      {
+        host: this.upstream.host,
+        port: this.upstream.port,
+        method: req.method,
+        path: req.url,
+        headers: forwardable(req.headers),
+        ca: this.upstream.ca,
+        agent: false,
+      },
       (answer) => {
         seen.status = answer.statusCode;
         seen.replayed = answer.headers["idempotent-replayed"] === "true";

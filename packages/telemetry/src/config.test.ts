@@ -15,7 +15,10 @@ describe("tracingConfig", () => {
     expect(tracingConfig({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "https://collector/v1/traces" }, "x").exporter).toEqual({ protocol: "http/protobuf" });
     expect(tracingConfig({ OTEL_TRACES_EXPORTER: "otlp" }, "x").exporter).toEqual({ protocol: "http/protobuf" });
     expect(tracingConfig({ OTEL_TRACES_EXPORTER: "otlp", OTEL_EXPORTER_OTLP_PROTOCOL: "http/json" }, "x").exporter).toEqual({ protocol: "http/json" });
-    expect(tracingConfig({ OTEL_TRACES_EXPORTER: "otlp", OTEL_EXPORTER_OTLP_PROTOCOL: "http/json", OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: "http/protobuf" }, "x").exporter).toEqual({
+    expect(
+      tracingConfig({ OTEL_TRACES_EXPORTER: "otlp", OTEL_EXPORTER_OTLP_PROTOCOL: "http/json", OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: "http/protobuf" }, "x")
+        .exporter,
+    ).toEqual({
       protocol: "http/protobuf",
     });
   });
@@ -39,7 +42,10 @@ describe("tracingConfig", () => {
     const on = { OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318" };
     expect(tracingConfig({ ...on, NODE_ENV: "production" }, "x").sampler).toEqual({ name: "parentbased_traceidratio", ratio: PRODUCTION_SAMPLE_RATIO });
     expect(tracingConfig({ ...on, NODE_ENV: "development" }, "x").sampler).toEqual({ name: "parentbased_always_on", ratio: 1 });
-    expect(tracingConfig({ ...on, NODE_ENV: "production", OTEL_TRACES_SAMPLER_ARG: "0.5" }, "x").sampler).toEqual({ name: "parentbased_traceidratio", ratio: 0.5 });
+    expect(tracingConfig({ ...on, NODE_ENV: "production", OTEL_TRACES_SAMPLER_ARG: "0.5" }, "x").sampler).toEqual({
+      name: "parentbased_traceidratio",
+      ratio: 0.5,
+    });
     expect(tracingConfig({ ...on, NODE_ENV: "production", OTEL_TRACES_SAMPLER: "always_on" }, "x").sampler.name).toBe("always_on");
   });
 

@@ -4,7 +4,14 @@ import { parseKeyPairsIntoRecord } from "@opentelemetry/core";
 /** How a trace is chosen for recording (OTEL_TRACES_SAMPLER, OTEL_TRACES_SAMPLER_ARG). */
 export type SamplerName = "always_on" | "always_off" | "traceidratio" | "parentbased_always_on" | "parentbased_always_off" | "parentbased_traceidratio";
 
-const SAMPLERS: readonly SamplerName[] = ["always_on", "always_off", "traceidratio", "parentbased_always_on", "parentbased_always_off", "parentbased_traceidratio"];
+const SAMPLERS: readonly SamplerName[] = [
+  "always_on",
+  "always_off",
+  "traceidratio",
+  "parentbased_always_on",
+  "parentbased_always_off",
+  "parentbased_traceidratio",
+];
 const PROTOCOLS = ["http/protobuf", "http/json"] as const;
 export type OtlpProtocol = (typeof PROTOCOLS)[number];
 
@@ -76,7 +83,8 @@ export function tracingConfig(env: Env, defaultServiceName: string): TracingConf
   const unknown = exporters.find((e) => e !== "otlp" && e !== "none");
   if (unknown !== undefined) throw new ConfigError(`OTEL_TRACES_EXPORTER must be otlp or none (${unknown} is not supported)`);
   const endpoint = httpUrl(env, "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") ?? httpUrl(env, "OTEL_EXPORTER_OTLP_ENDPOINT");
-  const protocolVariable = value(env, "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL") !== undefined ? "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL" : "OTEL_EXPORTER_OTLP_PROTOCOL";
+  const protocolVariable =
+    value(env, "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL") !== undefined ? "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL" : "OTEL_EXPORTER_OTLP_PROTOCOL";
   const protocol = value(env, protocolVariable) ?? "http/protobuf";
   if (!(PROTOCOLS as readonly string[]).includes(protocol)) throw new ConfigError(`${protocolVariable} must be http/protobuf or http/json`);
 
@@ -85,7 +93,8 @@ export function tracingConfig(env: Env, defaultServiceName: string): TracingConf
   if (!SAMPLERS.includes(sampler)) throw new ConfigError(`OTEL_TRACES_SAMPLER must be one of ${SAMPLERS.join(", ")}`);
   const arg = value(env, "OTEL_TRACES_SAMPLER_ARG");
   const ratio = arg === undefined ? (production ? PRODUCTION_SAMPLE_RATIO : 1) : Number(arg);
-  if (sampler.endsWith("traceidratio") && !(Number.isFinite(ratio) && ratio >= 0 && ratio <= 1)) throw new ConfigError("OTEL_TRACES_SAMPLER_ARG must be a number from 0 to 1");
+  if (sampler.endsWith("traceidratio") && !(Number.isFinite(ratio) && ratio >= 0 && ratio <= 1))
+    throw new ConfigError("OTEL_TRACES_SAMPLER_ARG must be a number from 0 to 1");
 
   let attributes: Record<string, string>;
   try {

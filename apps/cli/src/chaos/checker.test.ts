@@ -7,7 +7,13 @@ import type { ListPage, NewOp, Op, Seen } from "./history.js";
 /** A history from operations in completion order. */
 const history = (...ops: NewOp[]): Op[] => ops.map((op, n) => ({ n, ...op }) as Op);
 
-const seen = (i: number, step: number, steps: number[] = range(step), created = 1000 + i): Seen => ({ id: `res_${i}`, name: `chaos-${i}`, step, steps, created });
+const seen = (i: number, step: number, steps: number[] = range(step), created = 1000 + i): Seen => ({
+  id: `res_${i}`,
+  name: `chaos-${i}`,
+  step,
+  steps,
+  created,
+});
 const range = (step: number) => Array.from({ length: step }, (_, k) => k + 1);
 
 const create = (i: number, invoked: number, completed: number, extra: Partial<NewOp> = {}): NewOp => ({
@@ -102,44 +108,65 @@ describe("the history checker", () => {
 
   it("lost-acknowledged-write: an acknowledged update absent from the final state; not when it was never acknowledged", () => {
     expect(found(history(create(1, 0, 1), update(1, 1, 2, 3), read(1, seen(1, 0, []), 50, 51, "final", true)))).toEqual({ "lost-acknowledged-write": 1 });
-    expect(found(history(create(1, 0, 1), update(1, 1, 2, 3, { outcome: "unknown", status: 500 }), read(1, seen(1, 0, []), 50, 51, "final", true)))).toEqual({});
+    expect(found(history(create(1, 0, 1), update(1, 1, 2, 3, { outcome: "unknown", status: 500 }), read(1, seen(1, 0, []), 50, 51, "final", true)))).toEqual(
+      {},
+    );
     // A create acknowledged and gone.
     expect(found(history(create(1, 0, 1), read(1, null, 50, 51, "final", true)))).toEqual({ "lost-acknowledged-write": 1 });
   });
 
   it("read-missed-acknowledged-create: a 404 after the create's acknowledgement; not one begun before it", () => {
-    expect(found(history(create(1, 0, 10), read(1, null, 11, 12), read(1, seen(1, 0), 50, 51, "final", true)))).toEqual({ "read-missed-acknowledged-create": 1 });
+    expect(found(history(create(1, 0, 10), read(1, null, 11, 12), read(1, seen(1, 0), 50, 51, "final", true)))).toEqual({
+      "read-missed-acknowledged-create": 1,
+    });
     expect(found(history(read(1, null, 5, 6), create(1, 0, 10), read(1, seen(1, 0), 50, 51, "final", true)))).toEqual({});
   });
 
   it("stale-read: an older step read after an update's acknowledgement; not while the update was in flight", () => {
-    expect(found(history(create(1, 0, 1), update(1, 1, 2, 10), read(1, seen(1, 0), 11, 12), read(1, seen(1, 1), 50, 51, "final", true)))).toEqual({ "stale-read": 1 });
+    expect(found(history(create(1, 0, 1), update(1, 1, 2, 10), read(1, seen(1, 0), 11, 12), read(1, seen(1, 1), 50, 51, "final", true)))).toEqual({
+      "stale-read": 1,
+    });
     expect(found(history(create(1, 0, 1), read(1, seen(1, 0), 3, 12), update(1, 1, 2, 10), read(1, seen(1, 1), 50, 51, "final", true)))).toEqual({});
   });
 
   it("read-of-vanished-write: a read showing an update the final state lacks (a dirty read); not one the final state holds", () => {
     const dirty = seen(1, 1);
-    expect(found(history(create(1, 0, 1), update(1, 1, 2, 30, { outcome: "unknown", status: 500 }), read(1, dirty, 5, 6), read(1, seen(1, 0, []), 50, 51, "final", true)))).toEqual(
-      {
-        "read-of-vanished-write": 1,
-        // The final read, begun after the dirty one, shows an older step too.
-        "version-went-back": 1,
-      },
-    );
-    expect(found(history(create(1, 0, 1), update(1, 1, 2, 30, { outcome: "unknown", status: 500 }), read(1, dirty, 5, 6), read(1, dirty, 50, 51, "final", true)))).toEqual({});
+    expect(
+      found(
+        history(
+          create(1, 0, 1),
+          update(1, 1, 2, 30, { outcome: "unknown", status: 500 }),
+          read(1, dirty, 5, 6),
+          read(1, seen(1, 0, []), 50, 51, "final", true),
+        ),
+      ),
+    ).toEqual({
+      "read-of-vanished-write": 1,
+      // The final read, begun after the dirty one, shows an older step too.
+      "version-went-back": 1,
+    });
+    expect(
+      found(history(create(1, 0, 1), update(1, 1, 2, 30, { outcome: "unknown", status: 500 }), read(1, dirty, 5, 6), read(1, dirty, 50, 51, "final", true))),
+    ).toEqual({});
   });
 
   it("version-went-back: a later read (another client) shows an older step than an earlier one; not when the reads overlap", () => {
     const writes = [create(1, 0, 1), update(1, 1, 2, 40, { outcome: "unknown", status: 500 })] as const;
-    expect(found(history(...writes, read(1, seen(1, 1), 5, 6, "reader-1"), read(1, seen(1, 0), 7, 8, "reader-2"), read(1, seen(1, 1), 50, 51, "final", true)))).toEqual({
+    expect(
+      found(history(...writes, read(1, seen(1, 1), 5, 6, "reader-1"), read(1, seen(1, 0), 7, 8, "reader-2"), read(1, seen(1, 1), 50, 51, "final", true))),
+    ).toEqual({
       "version-went-back": 1,
     });
-    expect(found(history(...writes, read(1, seen(1, 1), 5, 9, "reader-1"), read(1, seen(1, 0), 7, 8, "reader-2"), read(1, seen(1, 1), 50, 51, "final", true)))).toEqual({});
+    expect(
+      found(history(...writes, read(1, seen(1, 1), 5, 9, "reader-1"), read(1, seen(1, 0), 7, 8, "reader-2"), read(1, seen(1, 1), 50, 51, "final", true))),
+    ).toEqual({});
   });
 
   it("client-version-went-back: one client sees a resource's step go back", () => {
     const writes = [create(1, 0, 1), update(1, 1, 2, 40, { outcome: "unknown", status: 500 })] as const;
-    expect(found(history(...writes, read(1, seen(1, 1), 5, 6), read(1, seen(1, 0), 7, 8), read(1, seen(1, 1), 50, 51, "final", true)))).toEqual({ "client-version-went-back": 1 });
+    expect(found(history(...writes, read(1, seen(1, 1), 5, 6), read(1, seen(1, 0), 7, 8), read(1, seen(1, 1), 50, 51, "final", true)))).toEqual({
+      "client-version-went-back": 1,
+    });
     expect(found(history(...writes, read(1, seen(1, 0), 5, 6), read(1, seen(1, 1), 7, 8), read(1, seen(1, 1), 50, 51, "final", true)))).toEqual({});
   });
 
@@ -156,9 +183,12 @@ describe("the history checker", () => {
   });
 
   it("list-repeat: one id on two pages of a walk", () => {
-    const ops = (second: Seen) => history(create(1, 0, 1), create(2, 0, 1), create(3, 0, 1), walk([page(2, 3, [seen(3, 0), seen(2, 0)], true), page(4, 5, [second, seen(1, 0)])]));
+    const ops = (second: Seen) =>
+      history(create(1, 0, 1), create(2, 0, 1), create(3, 0, 1), walk([page(2, 3, [seen(3, 0), seen(2, 0)], true), page(4, 5, [second, seen(1, 0)])]));
     expect(found(ops(seen(2, 0)))).toEqual({ "list-repeat": 1 });
-    expect(found(history(create(1, 0, 1), create(2, 0, 1), create(3, 0, 1), walk([page(2, 3, [seen(3, 0), seen(2, 0)], true), page(4, 5, [seen(1, 0)])])))).toEqual({});
+    expect(
+      found(history(create(1, 0, 1), create(2, 0, 1), create(3, 0, 1), walk([page(2, 3, [seen(3, 0), seen(2, 0)], true), page(4, 5, [seen(1, 0)])]))),
+    ).toEqual({});
   });
 
   it("list-skip: a walk lacks a resource acknowledged before it began; one created during the walk may be missing", () => {

@@ -98,7 +98,15 @@ export function check(ops: readonly Op[], options: { examples?: number } = {}): 
   const observe = (seen: Seen, op: Op, interval: { invoked: number; completed: number }, final = false) => {
     const f = facts(indexOf(seen.name));
     f.ids.add(seen.id);
-    f.observations.push({ op: op.n, process: op.process, invoked: interval.invoked, completed: interval.completed, seen, final, ...(op.type === "write" ? { write: true } : {}) });
+    f.observations.push({
+      op: op.n,
+      process: op.process,
+      invoked: interval.invoked,
+      completed: interval.completed,
+      seen,
+      final,
+      ...(op.type === "write" ? { write: true } : {}),
+    });
   };
   const by_type: Record<string, number> = {};
 
@@ -125,7 +133,8 @@ export function check(ops: readonly Op[], options: { examples?: number } = {}): 
       case "read":
         if (op.final) finalReads.push(op);
         if (op.outcome === "ok" && op.seen) observe(op.seen, op, op, op.final);
-        else if (op.absent) facts(op.i).observations.push({ op: op.n, process: op.process, invoked: op.invoked, completed: op.completed, final: op.final === true });
+        else if (op.absent)
+          facts(op.i).observations.push({ op: op.n, process: op.process, invoked: op.invoked, completed: op.completed, final: op.final === true });
         break;
       case "list":
         lists.push(op);
@@ -158,7 +167,13 @@ export function check(ops: readonly Op[], options: { examples?: number } = {}): 
     if (f.final) {
       const fin = f.final.seen;
       if (!fin) {
-        if (created) add({ kind: "lost-acknowledged-write", i, ops: [created.op, f.final.op], detail: "the create was acknowledged; the final state has no such resource" });
+        if (created)
+          add({
+            kind: "lost-acknowledged-write",
+            i,
+            ops: [created.op, f.final.op],
+            detail: "the create was acknowledged; the final state has no such resource",
+          });
       } else {
         for (const [step, ack] of f.acked) {
           if (step > 0 && !fin.steps.includes(step))
@@ -172,7 +187,12 @@ export function check(ops: readonly Op[], options: { examples?: number } = {}): 
       if (!seen) {
         // A 404 after the create's acknowledgement (the final one is judged above).
         if (!o.final && created && created.at < o.invoked)
-          add({ kind: "read-missed-acknowledged-create", i, ops: [created.op, o.op], detail: "404 for a resource whose create was acknowledged before the read began" });
+          add({
+            kind: "read-missed-acknowledged-create",
+            i,
+            ops: [created.op, o.op],
+            detail: "404 for a resource whose create was acknowledged before the read began",
+          });
         continue;
       }
       // An older update applied over a newer one.
@@ -191,7 +211,8 @@ export function check(ops: readonly Op[], options: { examples?: number } = {}): 
         if (!fin) add({ kind: "read-of-vanished-write", i, ops: [o.op, f.final.op], detail: "a resource read that the final state does not have" });
         else {
           const vanished = seen.steps.filter((s) => !fin.steps.includes(s));
-          if (vanished.length > 0) add({ kind: "read-of-vanished-write", i, ops: [o.op, f.final.op], detail: `read showed s${vanished.join(", s")}, absent from the final state` });
+          if (vanished.length > 0)
+            add({ kind: "read-of-vanished-write", i, ops: [o.op, f.final.op], detail: `read showed s${vanished.join(", s")}, absent from the final state` });
         }
       }
     }

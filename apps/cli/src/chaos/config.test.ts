@@ -24,7 +24,12 @@ describe("chaos configuration", () => {
   });
 
   it("reads each variable, and --cluster (which never runs the noisy phase)", () => {
-    expect(parseChaosConfig({ CHAOS_REQUESTS: "0", CHAOS_WORKERS: "3", CHAOS_JOB_ITEMS: "200", CHAOS_NOISY_ITEMS: "50", CHAOS_NOISY_CREATES: "7", CHAOS_NOISY: "0" }, [])).toEqual({
+    expect(
+      parseChaosConfig(
+        { CHAOS_REQUESTS: "0", CHAOS_WORKERS: "3", CHAOS_JOB_ITEMS: "200", CHAOS_NOISY_ITEMS: "50", CHAOS_NOISY_CREATES: "7", CHAOS_NOISY: "0" },
+        [],
+      ),
+    ).toEqual({
       requests: 0,
       workers: 3,
       jobItems: 200,
@@ -41,7 +46,10 @@ describe("chaos configuration", () => {
     });
     expect(parseChaosConfig({}, ["--cluster"])).toMatchObject({ cluster: true, noisy: false });
     expect(
-      parseChaosConfig({ CHAOS_FILE_ROWS: "0", CHAOS_CLUSTER_LOAD_SECONDS: "60", CHAOS_READERS: "0", CHAOS_HISTORY: "h.jsonl", CHAOS_PARTITIONS: "0" }, ["--cluster", "--weaken"]),
+      parseChaosConfig({ CHAOS_FILE_ROWS: "0", CHAOS_CLUSTER_LOAD_SECONDS: "60", CHAOS_READERS: "0", CHAOS_HISTORY: "h.jsonl", CHAOS_PARTITIONS: "0" }, [
+        "--cluster",
+        "--weaken",
+      ]),
     ).toMatchObject({ fileRows: 0, clusterLoadSeconds: 60, readers: 0, historyFile: "h.jsonl", partitions: false, weaken: true });
   });
 
@@ -76,8 +84,12 @@ describe("chaos configuration", () => {
     expect(main).toContain("parseChaosConfig(process.env, process.argv.slice(2))");
   });
 
-  it("--weaken changes the deployment in two settings a real one could have, and nothing else: core's write concern 1 and the gateways' rate limits in memory", () => {
-    expect(deploymentOf(false)).toEqual({ coreFaults: "resource.create:0.02", rateLimitStore: "mongodb" });
-    expect(deploymentOf(true)).toEqual({ coreFaults: "resource.create:0.02,writes.w1:1", rateLimitStore: "memory" });
-  });
+  it(
+    "--weaken changes the deployment in two settings a real one could have, and nothing else: core's write concern 1 and the gateways' rate limits in " +
+      "memory",
+    () => {
+      expect(deploymentOf(false)).toEqual({ coreFaults: "resource.create:0.02", rateLimitStore: "mongodb" });
+      expect(deploymentOf(true)).toEqual({ coreFaults: "resource.create:0.02,writes.w1:1", rateLimitStore: "memory" });
+    },
+  );
 });

@@ -72,7 +72,8 @@ export function parseChaosConfig(env: Readonly<Record<string, string | undefined
   const from = at >= 0 ? args[at + 1] : undefined;
   if (at >= 0 && (from === undefined || from.startsWith("--"))) throw new ConfigError("--upgrade-from needs a commit (a release's commit, a tag or a branch)");
   const unknown = args.find((arg, i) => !FLAGS.includes(arg) && !(at >= 0 && (i === at || i === at + 1)));
-  if (unknown !== undefined) throw new ConfigError(`unknown argument ${JSON.stringify(unknown)}: the only ones are --cluster, --weaken, --upgrade-from <commit> and --rollback`);
+  if (unknown !== undefined)
+    throw new ConfigError(`unknown argument ${JSON.stringify(unknown)}: the only ones are --cluster, --weaken, --upgrade-from <commit> and --rollback`);
   const c = parseEnvironment(schema, env);
   const cluster = args.includes("--cluster");
   const rollback = args.includes("--rollback");

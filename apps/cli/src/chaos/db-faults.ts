@@ -54,7 +54,10 @@ export function startDbFaults(set: RunningReplicaSet, options: { minGapMs: numbe
         primary.signal("SIGKILL");
         const seen = await nextPrimary(primary, at);
         faults.push({ fault, member: primary.index + 1, ...seen });
-        log(`database: member ${seen.next_primary ?? "none"} primary after ${seen.seconds_to_next_primary ?? "-"} s; the killed one is started again on its files`);
+        log(
+          `database: member ${seen.next_primary ?? "none"} primary after ${seen.seconds_to_next_primary ?? "-"} s; the killed one is started again on ` +
+            `its files`,
+        );
       } else {
         log(`database: SIGSTOP of the primary, member ${primary.index + 1} (${primary.host}), for ${options.freezeMs / 1000} s`);
         primary.signal("SIGSTOP");
@@ -63,7 +66,8 @@ export function startDbFaults(set: RunningReplicaSet, options: { minGapMs: numbe
         primary.signal("SIGCONT");
         faults.push({ fault, member: primary.index + 1, ...seen });
         log(
-          `database: member ${seen.next_primary ?? "none"} primary after ${seen.seconds_to_next_primary ?? "-"} s; member ${primary.index + 1} resumed (SIGCONT) as a stale primary`,
+          `database: member ${seen.next_primary ?? "none"} primary after ${seen.seconds_to_next_primary ?? "-"} s; member ${primary.index + 1} resumed ` +
+            `(SIGCONT) as a stale primary`,
         );
       }
     }

@@ -49,7 +49,8 @@ export async function runFilesPhase(stack: ChaosStack, rows: number): Promise<Fi
   const started = Date.now();
   const tag = `files-${Date.now()}`;
   let key: Awaited<ReturnType<typeof newTestKey>> | undefined;
-  for (let tries = 0; !key; tries++) key = await newTestKey(stack.coreAddr).catch((error: unknown) => (tries < 100 ? sleep(500).then(() => undefined) : Promise.reject(error)));
+  for (let tries = 0; !key; tries++)
+    key = await newTestKey(stack.coreAddr).catch((error: unknown) => (tries < 100 ? sleep(500).then(() => undefined) : Promise.reject(error)));
   const api = new PublicApi(stack.dir, stack.gatewayPort, key.secret);
   const workers = stack.workerNames;
   const killer = startKiller(stack, 3_000, 7_000, () => (Math.random() < 0.5 ? [...workers] : anyOf(workers)));
@@ -78,14 +79,18 @@ export async function runFilesPhase(stack: ChaosStack, rows: number): Promise<Fi
       if (Date.now() - shown >= PROGRESS_EVERY_MS) {
         shown = Date.now();
         log(
-          `files: ${job.type} ${job.status}, ${job.progress.processed} of ${job.progress.total ?? "?"} processed, attempts ${job.attempts}, worker kills ${killer.kills.worker + midwayKills}`,
+          `files: ${job.type} ${job.status}, ${job.progress.processed} of ${job.progress.total ?? "?"} processed, attempts ${job.attempts}, worker ` +
+            `kills ${killer.kills.worker + midwayKills}`,
         );
       }
       await sleep(500);
     }
   };
 
-  log(`files: upload of a ${rows}-row JSONL file, its import, then an export of what it made; workers SIGKILLed every 3 to 7 s and every worker once midway through each job`);
+  log(
+    `files: upload of a ${rows}-row JSONL file, its import, then an export of what it made; workers SIGKILLed every 3 to 7 s and every worker once ` +
+      `midway through each job`,
+  );
   const names = Array.from({ length: rows }, (_, i) => `${tag}-${i}`);
   const jsonl = names.map((name) => JSON.stringify({ name, metadata: { tag } })).join("\n");
   const file = await upload(api, jsonl, `${tag}.jsonl`, `${tag}-upload`);
@@ -93,7 +98,10 @@ export async function runFilesPhase(stack: ChaosStack, rows: number): Promise<Fi
   await killMidway(importJob.id);
   const imported = await finished(importJob.id);
   log(`files: import ${imported.status} after ${((Date.now() - started) / 1000).toFixed(1)} s, attempts ${imported.attempts}`);
-  const exportJob = await api.send<JobView>("POST", "/v1/jobs", { json: { type: "resources.export", params: { filter: { metadata: { tag } } } }, idempotencyKey: `${tag}-export` });
+  const exportJob = await api.send<JobView>("POST", "/v1/jobs", {
+    json: { type: "resources.export", params: { filter: { metadata: { tag } } } },
+    idempotencyKey: `${tag}-export`,
+  });
   await killMidway(exportJob.id);
   const exported = await finished(exportJob.id);
   const kills = await killer.stop();
@@ -176,7 +184,8 @@ async function upload(api: PublicApi, text: string, filename: string, idempotenc
   const boundary = `----rms-chaos-${Date.now()}`;
   const body =
     `--${boundary}\r\nContent-Disposition: form-data; name="purpose"\r\n\r\nresources_import\r\n` +
-    `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${filename}"\r\nContent-Type: application/x-ndjson\r\n\r\n${text}\r\n--${boundary}--\r\n`;
+    `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${filename}"\r\nContent-Type: ` +
+    `application/x-ndjson\r\n\r\n${text}\r\n--${boundary}--\r\n`;
   for (let tries = 0; ; tries++) {
     const reply = await httpsCall(api.dataDir, api.port, "POST", "/v1/files", {
       key: api.key,

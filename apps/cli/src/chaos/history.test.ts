@@ -6,7 +6,11 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { History, outcomeOf, recordWrite, seenOf } from "./history.js";
 
-const reply = (status: number, body: unknown, headers: Record<string, string> = {}) => ({ status, headers, body: typeof body === "string" ? body : JSON.stringify(body) });
+const reply = (status: number, body: unknown, headers: Record<string, string> = {}) => ({
+  status,
+  headers,
+  body: typeof body === "string" ? body : JSON.stringify(body),
+});
 
 describe("the history's records", () => {
   it("classifies answers: 2xx ok; 4xx and 503 fail (nothing done); 500, other 5xx and no answer unknown", () => {
@@ -30,10 +34,26 @@ describe("the history's records", () => {
   it("records a write attempt with its answer's body and replay header, and the id a create answered with", () => {
     const created = { id: "res_9", object: "resource", name: "chaos-9", status: "active", metadata: {}, created: 1 };
     const op = recordWrite("writer-1", { i: 9, step: 0, key: "k" }, 10, reply(201, created, { "idempotent-replayed": "true" }));
-    expect(op).toMatchObject({ type: "write", i: 9, step: 0, key: "k", id: "res_9", invoked: 10, outcome: "ok", status: 201, body: JSON.stringify(created), replayed: true });
+    expect(op).toMatchObject({
+      type: "write",
+      i: 9,
+      step: 0,
+      key: "k",
+      id: "res_9",
+      invoked: 10,
+      outcome: "ok",
+      status: 201,
+      body: JSON.stringify(created),
+      replayed: true,
+    });
     // A 503 keeps no body (it is no outcome of the request); no answer, none either.
-    expect(recordWrite("writer-1", { i: 9, step: 1, key: "k1", id: "res_9" }, 10, reply(503, { error: { code: "service_unavailable" } }))).not.toHaveProperty("body");
-    expect(recordWrite("writer-1", { i: 9, step: 1, key: "k1", id: "res_9" }, 10, undefined, new Error("socket hang up"))).toMatchObject({ outcome: "unknown", code: "network" });
+    expect(recordWrite("writer-1", { i: 9, step: 1, key: "k1", id: "res_9" }, 10, reply(503, { error: { code: "service_unavailable" } }))).not.toHaveProperty(
+      "body",
+    );
+    expect(recordWrite("writer-1", { i: 9, step: 1, key: "k1", id: "res_9" }, 10, undefined, new Error("socket hang up"))).toMatchObject({
+      outcome: "unknown",
+      code: "network",
+    });
   });
 
   it("numbers the operations and writes one JSON object per line", async () => {

@@ -156,7 +156,13 @@ export class History {
 }
 
 /** A write attempt as the history records it, from its reply (or the error that took its place). */
-export function recordWrite(process: string, write: { i: number; step: number; key: string; id?: string }, invoked: number, reply: HttpsReply | undefined, error?: unknown): NewOp {
+export function recordWrite(
+  process: string,
+  write: { i: number; step: number; key: string; id?: string },
+  invoked: number,
+  reply: HttpsReply | undefined,
+  error?: unknown,
+): NewOp {
   const completed = now();
   const outcome = outcomeOf(reply, error);
   let seen: Seen | undefined;

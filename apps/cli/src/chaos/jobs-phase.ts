@@ -30,7 +30,8 @@ export async function runJobsPhase(stack: ChaosStack, state: StoredState, items:
   const tag = `jobs-${Date.now()}`;
   // Core may be starting again after a crash (its crash point, or a database fault of the cluster run).
   let key: Awaited<ReturnType<typeof newTestKey>> | undefined;
-  for (let tries = 0; !key; tries++) key = await newTestKey(stack.coreAddr).catch((error: unknown) => (tries < 100 ? sleep(500).then(() => undefined) : Promise.reject(error)));
+  for (let tries = 0; !key; tries++)
+    key = await newTestKey(stack.coreAddr).catch((error: unknown) => (tries < 100 ? sleep(500).then(() => undefined) : Promise.reject(error)));
   const { accountId, secret } = key;
   const api = new PublicApi(stack.dir, stack.gatewayPort, secret);
   const workers = stack.workerNames;
@@ -39,7 +40,10 @@ export async function runJobsPhase(stack: ChaosStack, state: StoredState, items:
   let midwayKills = 0;
   const elapsed = () => `${((Date.now() - started) / 1000).toFixed(1)} s`;
 
-  /** Each job loses its worker at least once: every worker is SIGKILLed once the job's first items are committed (`committed`: a resources list query that finds them). */
+  /**
+   * Each job loses its worker at least once: every worker is SIGKILLed once the job's first items are committed
+   * (`committed`: a resources list query that finds them).
+   */
   const killHolderMidway = async (job: JobRef, committed: string) => {
     const deadline = Date.now() + 60_000;
     while (Date.now() < deadline) {
@@ -59,7 +63,8 @@ export async function runJobsPhase(stack: ChaosStack, state: StoredState, items:
   };
 
   log(
-    `jobs: import of ${items} items, then a bulk update of them, ${workers.length} workers SIGKILLed every 3 to 7 s (half of the kills hit every worker, so the job's holder among them) and every worker once midway through each job`,
+    `jobs: import of ${items} items, then a bulk update of them, ${workers.length} workers SIGKILLed every 3 to 7 s (half of the kills hit every ` +
+      `worker, so the job's holder among them) and every worker once midway through each job`,
   );
   const importJob = await post(
     { type: "resources.import", params: { items: Array.from({ length: items }, (_, i) => ({ name: `${tag}-${i}`, metadata: { tag } })) } },

@@ -54,7 +54,16 @@ interface Step {
 
 /** Starts the load; `outcomes` grows while it runs (for progress lines), `done` resolves when it ends. */
 export function startLoad(api: PublicApi, options: LoadOptions): { outcomes: LoadOutcomes; done: Promise<void> } {
-  const outcomes: LoadOutcomes = { creates: options.total, ok: 0, updated: 0, retries: 0, gaveUp: 0, acknowledged: new Set(), acknowledgedIds: new Set(), failures: {} };
+  const outcomes: LoadOutcomes = {
+    creates: options.total,
+    ok: 0,
+    updated: 0,
+    retries: 0,
+    gaveUp: 0,
+    acknowledged: new Set(),
+    acknowledgedIds: new Set(),
+    failures: {},
+  };
   // Work queue: a request that fails goes to the back and is retried later with the same key, so a key locked
   // by a killed gateway (409 until its lock expires) does not stall a client.
   const pending: Step[] = Array.from({ length: options.total }, (_, i) => ({ i, step: 0 }));

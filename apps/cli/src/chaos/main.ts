@@ -54,7 +54,10 @@ try {
 const TOTAL = config.requests;
 const CONCURRENCY = 16;
 const DEADLINE_MS = 6 * 60_000;
-/** With `--cluster`, from the load's start (`CHAOS_CLUSTER_LOAD_SECONDS`, default 1,200): each database fault stops writes for seconds, and a frozen primary for up to 15 s. */
+/**
+ * With `--cluster`, from the load's start (`CHAOS_CLUSTER_LOAD_SECONDS`, default 1,200): each database fault stops
+ * writes for seconds, and a frozen primary for up to 15 s.
+ */
 const CLUSTER_DEADLINE_MS = config.clusterLoadSeconds * 1000;
 /** Bound on the wait, after the clients finish, for the relay to empty every outbox and the workers to finish every delivery. */
 const SETTLE_MS = 120_000;
@@ -102,11 +105,14 @@ const stackOptions = {
   settings: { RMS_SECRET_KEY: newMasterKeyText(), WEBHOOK_ALLOW_PRIVATE: "true", WEBHOOK_RETRY_SCHEDULE: RETRY_SCHEDULE, JOBS_LEASE_MS: "2000" },
 };
 const network = partitionable ? await prepareNetwork() : undefined;
-const stack: ChaosStack = CLUSTER ? await startChaosCluster(stackOptions, network?.place, upgradeFrom ? scriptsOf(upgradeFrom) : undefined) : await startChaosStack(stackOptions);
+const stack: ChaosStack = CLUSTER
+  ? await startChaosCluster(stackOptions, network?.place, upgradeFrom ? scriptsOf(upgradeFrom) : undefined)
+  : await startChaosStack(stackOptions);
 const set = CLUSTER ? (stack as ChaosCluster).set : undefined;
 if (set) {
   log(
-    `cluster up: ${set.members.length} mongod members (election timeout ${CHAOS_ELECTION_TIMEOUT_MS} ms), cores ${(stack as ChaosCluster).cluster.coreAddrs.join(", ")}, ${stack.killable.length} processes to SIGKILL, HAProxy on ${stack.gatewayPort}`,
+    `cluster up: ${set.members.length} mongod members (election timeout ${CHAOS_ELECTION_TIMEOUT_MS} ms), cores ` +
+      `${(stack as ChaosCluster).cluster.coreAddrs.join(", ")}, ${stack.killable.length} processes to SIGKILL, HAProxy on ${stack.gatewayPort}`,
   );
 }
 const elections = set ? watchElections(set) : undefined;
@@ -126,7 +132,8 @@ const endpoint = await api.send<{ id: string; secret: string }>("POST", "/v1/web
 });
 receiver.verifyWith(endpoint.secret);
 log(
-  `stack up with ${stack.workerNames.length} workers; ${TOTAL} creates, each followed by 1 or 2 updates, concurrency ${CONCURRENCY}; every event delivered to ${receiver.url} (${endpoint.id})`,
+  `stack up with ${stack.workerNames.length} workers; ${TOTAL} creates, each followed by 1 or 2 updates, concurrency ${CONCURRENCY}; every event ` +
+    `delivered to ${receiver.url} (${endpoint.id})`,
 );
 
 const killer = startKiller(stack, 5_000, 10_000, () => anyOf(stack.killable));
@@ -144,7 +151,10 @@ const upgrade = upgradeFrom
       startAfterMs: 10_000,
     })
   : undefined;
-if (upgradeFrom) log(`rolling upgrade from ${upgradeFrom.release} (${upgradeFrom.commit.slice(0, 12)})${UPGRADE!.rollback ? ", then a rollback to it" : ""}, beginning in 10 s`);
+if (upgradeFrom)
+  log(
+    `rolling upgrade from ${upgradeFrom.release} (${upgradeFrom.commit.slice(0, 12)})${UPGRADE!.rollback ? ", then a rollback to it" : ""}, beginning in 10 s`,
+  );
 // The cluster takes a while to start: its load gets its deadline from now.
 const load = startLoad(api, {
   total: TOTAL,
@@ -160,7 +170,14 @@ const { received } = receiver;
 const progress = setInterval(() => {
   const { kills } = killer;
   log(
-    `${outcomes.ok}/${outcomes.creates} created, ${outcomes.updated} updates acknowledged, ${outcomes.retries} retries, ${received.answered2xx.size} events delivered, SIGKILLs core ${kills.core} gateway ${kills.gateway} workers ${kills.worker}, core crash-after-write ${stack.selfCrashes()}${elections ? `, database faults ${resourcesFaults?.faults.length ?? 0}, elections seen ${elections.elections()}` : ""}${partitions ? `, partitions ${partitions.partitions.length}` : ""}, history ${history.ops.length} operations`,
+    `${outcomes.ok}/${outcomes.creates} created, ${outcomes.updated} updates acknowledged, ${outcomes.retries} retries, ${received.answered2xx.size} ` +
+      `events delivered, SIGKILLs core ${kills.core} gateway ${kills.gateway} workers ${kills.worker}, core crash-after-write ` +
+      [
+        stack.selfCrashes(),
+        elections ? `, database faults ${resourcesFaults?.faults.length ?? 0}, elections seen ${elections.elections()}` : "",
+        partitions ? `, partitions ${partitions.partitions.length}` : "",
+        `, history ${history.ops.length} operations`,
+      ].join(""),
   );
 }, 10_000);
 await load.done;
@@ -184,7 +201,8 @@ const finals = await finalReads(api, history);
 await history.close();
 const verdict = check(history.ops);
 log(
-  `history: ${verdict.operations} operations in ${HISTORY_FILE}; checker: ${verdict.ok ? "no anomaly" : JSON.stringify(Object.fromEntries(Object.entries(verdict.anomalies).filter(([, n]) => n > 0)))}`,
+  `history: ${verdict.operations} operations in ${HISTORY_FILE}; checker: ` +
+    `${verdict.ok ? "no anomaly" : JSON.stringify(Object.fromEntries(Object.entries(verdict.anomalies).filter(([, n]) => n > 0)))}`,
 );
 // The jobs phase: an import and a bulk update run by the same workers, SIGKILLed at random; core and gateway
 // stay up. A fresh account, so its 20,000 events do not all go to the receiver.
@@ -225,7 +243,8 @@ if (set && elections) {
     process_restarts: (stack as ChaosCluster).cluster.restarts(),
     db_faults: dbFaults,
   };
-  clusterOk = rollbacks.acknowledgedLost === 0 && withoutNewPrimary === 0 && dbFaults.some((f) => f.fault === "sigkill") && dbFaults.some((f) => f.fault === "sigstop");
+  clusterOk =
+    rollbacks.acknowledgedLost === 0 && withoutNewPrimary === 0 && dbFaults.some((f) => f.fault === "sigkill") && dbFaults.some((f) => f.fault === "sigstop");
   await elections.stop();
 }
 
@@ -251,7 +270,15 @@ printReport(
     ...(files ? { files } : {}),
     ...(clusterCounts ? { cluster: clusterCounts } : {}),
     ...(upgraded ? { upgrade: upgraded } : {}),
-    history: { file: HISTORY_FILE, weakened: WEAKEN, readers: READERS, reader_operations: readers.done(), final_walk: finals.walked, final_reads: finals.read, ...verdict },
+    history: {
+      file: HISTORY_FILE,
+      weakened: WEAKEN,
+      readers: READERS,
+      reader_operations: readers.done(),
+      final_walk: finals.walked,
+      final_reads: finals.read,
+      ...verdict,
+    },
   },
 );
 const noisyOk = !noisyJobs || !noisyDeliveries || (noisyJobsOk(noisyJobs) && noisyDeliveries.undelivered === 0);

@@ -36,7 +36,11 @@ export interface NoisyDeliveriesPhase {
   seconds: number;
 }
 
-export async function runNoisyDeliveriesPhase(stack: ChaosStack, state: StoredState, options: { items: number; creates: number }): Promise<NoisyDeliveriesPhase> {
+export async function runNoisyDeliveriesPhase(
+  stack: ChaosStack,
+  state: StoredState,
+  options: { items: number; creates: number },
+): Promise<NoisyDeliveriesPhase> {
   const started = Date.now();
   const tag = `noisy-${started}`;
   // Core's own crash points would stall every account alike; this phase measures what one account does to another.
@@ -73,7 +77,9 @@ export async function runNoisyDeliveriesPhase(stack: ChaosStack, state: StoredSt
       undelivered: measured.undelivered,
       seconds: Math.round((Date.now() - started) / 1000),
     };
-    log(`noisy neighbour: ${phase.delivered} deliveries of the other account, lag p50 ${phase.lagP50Ms} ms, p99 ${phase.lagP99Ms} ms, max ${phase.lagMaxMs} ms`);
+    log(
+      `noisy neighbour: ${phase.delivered} deliveries of the other account, lag p50 ${phase.lagP50Ms} ms, p99 ${phase.lagP99Ms} ms, max ${phase.lagMaxMs} ms`,
+    );
     for (const id of endpoints) await noisyApi.send("DELETE", `/v1/webhook_endpoints/${id}`);
     return phase;
   } finally {

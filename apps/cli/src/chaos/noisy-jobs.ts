@@ -69,7 +69,8 @@ export async function runNoisyJobs(stack: ChaosStack): Promise<NoisyJobs> {
     quietStatuses.push(status);
   }
   log(
-    `noisy jobs: the other account's ${QUIET_JOBS} jobs waited ${quietWaitMs.join(", ")} ms from create to start (${baselineWaitMs.join(", ")} ms with no flood), with ${floodQueuedAtEnd.join(", ")} of the flood still queued as each one finished`,
+    `noisy jobs: the other account's ${QUIET_JOBS} jobs waited ${quietWaitMs.join(", ")} ms from create to start (${baselineWaitMs.join(", ")} ms with ` +
+      `no flood), with ${floodQueuedAtEnd.join(", ")} of the flood still queued as each one finished`,
   );
   // The flood's leftovers are canceled, one request each (a job that finished meanwhile answers 409, which
   // `send` would retry as a key in use), so the workers' time goes to what comes after this phase.

@@ -14,14 +14,19 @@ const ELECTION_TIMEOUT_MS = 2_000;
 
 if (!(await enterOwnNetwork(true))) process.exit(2);
 const network = await prepareNetwork();
-const set = await startReplicaSet({ members: 3, electionTimeoutMillis: ELECTION_TIMEOUT_MS, onSpawn: (index, pid) => network.place(`member${index + 1}`, pid) });
+const set = await startReplicaSet({
+  members: 3,
+  electionTimeoutMillis: ELECTION_TIMEOUT_MS,
+  onSpawn: (index, pid) => network.place(`member${index + 1}`, pid),
+});
 const clients: MongoClient[] = [];
 const direct = (host: string) => {
   const client = new MongoClient(`mongodb://${host}/?directConnection=true`, { serverSelectionTimeoutMS: 5_000 });
   clients.push(client);
   return client.db("probe").collection<{ _id: string }>("writes");
 };
-const found = async (reads: ReturnType<typeof direct>, id: string, level: "local" | "majority") => (await reads.findOne({ _id: id }, { readConcern: { level } })) !== null;
+const found = async (reads: ReturnType<typeof direct>, id: string, level: "local" | "majority") =>
+  (await reads.findOne({ _id: id }, { readConcern: { level } })) !== null;
 
 /**
  * Another process (in a cgroup of its own, "client", like a core) that pings the set every 200 ms and prints one
@@ -35,7 +40,10 @@ for (;;) {
   process.stdout.write((ok ? "ok " : "fail ") + Date.now() + "\\n");
   await new Promise((r) => setTimeout(r, 200));
 }`;
-  const child = spawn(process.execPath, ["--input-type=module", "-e", script, uri], { stdio: ["ignore", "pipe", "ignore"], cwd: new URL("../..", import.meta.url).pathname });
+  const child = spawn(process.execPath, ["--input-type=module", "-e", script, uri], {
+    stdio: ["ignore", "pipe", "ignore"],
+    cwd: new URL("../..", import.meta.url).pathname,
+  });
   if (child.pid !== undefined) network.place("client", child.pid);
   const lines: string[] = [];
   let buffered = "";
@@ -113,7 +121,17 @@ try {
     pings_after_heal: pinger.between(clientHealedAt, Date.now()),
   };
   process.stdout.write(
-    `${JSON.stringify({ old_primary: old.index + 1, during, reads_on_old_primary: readsOnOld, next_primary: next === null ? null : next + 1, elected_after_ms: electedAfterMs, old_still_primary_after_election: oldStillPrimary, rolled_back_on_old_primary: rolledBack, after_heal: after, client })}\n`,
+    `${JSON.stringify({
+      old_primary: old.index + 1,
+      during,
+      reads_on_old_primary: readsOnOld,
+      next_primary: next === null ? null : next + 1,
+      elected_after_ms: electedAfterMs,
+      old_still_primary_after_election: oldStillPrimary,
+      rolled_back_on_old_primary: rolledBack,
+      after_heal: after,
+      client,
+    })}\n`,
   );
 } finally {
   for (const client of clients) await client.close().catch(() => undefined);

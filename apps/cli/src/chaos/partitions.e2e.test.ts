@@ -20,7 +20,8 @@ const cgroup2 = () =>
 const hostRules = () => (onPath("iptables") ? ["filter", "mangle"].map((table) => execFileSync("iptables", ["-w", "-t", table, "-S"]).toString()) : []);
 
 describe.skipIf(!possible)("partitions (needs root, unshare and ip: a network namespace and cgroups of the run's own)", () => {
-  it("cut the primary off from the other members: another is elected, the old one's unacknowledged write is read by `local` only, and rolled back; cut a process off from the database: it reaches no member until the heal", {
+  it("cut the primary off from the other members: another is elected, the old one's unacknowledged write is read by `local` only, and rolled back; cut " +
+    "a process off from the database: it reaches no member until the heal", {
     timeout: 300_000,
   }, async () => {
     const before = hostRules();

@@ -83,7 +83,9 @@ export async function enterOwnNetwork(wanted: boolean): Promise<boolean> {
   const ip = onPath("ip");
   const root = cgroup2Root();
   if (process.platform !== "linux" || process.getuid?.() !== 0 || !unshare || !ip || !root) {
-    log("partitions: need Linux, root, unshare, ip and a cgroup v2 hierarchy (the run's own network namespace and cgroups); the run goes on without partitions");
+    log(
+      "partitions: need Linux, root, unshare, ip and a cgroup v2 hierarchy (the run's own network namespace and cgroups); the run goes on without partitions",
+    );
     return false;
   }
   if (!(await findOrInstallIptables(log))) return false;
@@ -94,10 +96,14 @@ export async function enterOwnNetwork(wanted: boolean): Promise<boolean> {
   // What would be installed from the network inside, installed now: HAProxy.
   await findOrInstallHaproxy(process.env, "/dev/null", log);
   const cgroupDir = join(root, `rms-chaos-${process.pid}`);
-  const child = spawn(unshare, ["--net", "--", "sh", "-c", `${ip} link set lo up && exec "$0" "$@"`, process.execPath, ...process.execArgv, ...process.argv.slice(1)], {
-    stdio: "inherit",
-    env: { ...process.env, [INSIDE]: cgroupDir },
-  });
+  const child = spawn(
+    unshare,
+    ["--net", "--", "sh", "-c", `${ip} link set lo up && exec "$0" "$@"`, process.execPath, ...process.execArgv, ...process.argv.slice(1)],
+    {
+      stdio: "inherit",
+      env: { ...process.env, [INSIDE]: cgroupDir },
+    },
+  );
   for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.on(signal, () => child.kill(signal));
   const code = await new Promise<number>((resolve) => child.once("exit", (c, s) => resolve(c ?? (s ? 1 : 0))));
   if (!(await removeCgroups(cgroupDir, 30_000))) log(`partitions: could not remove the cgroups in ${cgroupDir}`);
@@ -124,7 +130,10 @@ export interface Partitions {
   stop(): Promise<void>;
 }
 
-/** The run's own cgroups and packet marks, set up before the cluster starts (so every socket is made in its process's cgroup, and every connection is tracked from its first packet). */
+/**
+ * The run's own cgroups and packet marks, set up before the cluster starts (so every socket is made in its process's
+ * cgroup, and every connection is tracked from its first packet).
+ */
 export interface Network {
   /** Places a process in its cgroup: called as it is spawned, before it opens any socket. */
   place(name: string, pid: number): void;
@@ -176,7 +185,18 @@ export async function prepareNetwork(): Promise<Network> {
           if (party === `member${member.index + 1}`) continue;
           await iptables(
             ..."-t mangle -A OUTPUT -p tcp -m conntrack --ctdir ORIGINAL".split(" "),
-            ...["-m", "cgroup", "--path", `${cgroupPath}/${party}`, "--dport", String(member.port), "-j", "CONNMARK", "--set-mark", String(mark(party, member.index))],
+            ...[
+              "-m",
+              "cgroup",
+              "--path",
+              `${cgroupPath}/${party}`,
+              "--dport",
+              String(member.port),
+              "-j",
+              "CONNMARK",
+              "--set-mark",
+              String(mark(party, member.index)),
+            ],
           );
         }
       }
@@ -237,19 +257,24 @@ export async function startPartitions(
       const which = 1 + (Math.floor(n / kinds.length) % 2);
       const target = kind === "primary-from-members" ? `member${primary.index + 1}` : kind === "core-from-database" ? `core${which}` : `gateway${which}`;
       const at = Date.now();
-      log(`partitions: ${kind}: ${target} cut off${kind === "primary-from-members" ? " from the other members" : " from every member"} for ${options.holdMs / 1000} s`);
+      log(
+        `partitions: ${kind}: ${target} cut off${kind === "primary-from-members" ? " from the other members" : " from every member"} for ` +
+          `${options.holdMs / 1000} s`,
+      );
       await (kind === "primary-from-members" ? cutter.isolateMember(primary.index) : cutter.isolateFromDatabase(target));
       let next: { next_primary: number | null; seconds_to_next_primary: number | null } = { next_primary: null, seconds_to_next_primary: null };
       while (Date.now() - at < options.holdMs) {
         const now = await set.primary();
-        if (next.next_primary === null && now && now !== primary) next = { next_primary: now.index + 1, seconds_to_next_primary: Math.round((Date.now() - at) / 100) / 10 };
+        if (next.next_primary === null && now && now !== primary)
+          next = { next_primary: now.index + 1, seconds_to_next_primary: Math.round((Date.now() - at) / 100) / 10 };
         await sleep(200);
       }
       await cutter.heal();
       const held = Math.round((Date.now() - at) / 100) / 10;
       partitions.push({ kind, target, at_s: Math.round((at - began) / 100) / 10, held_s: held, ...next });
       log(
-        `partitions: healed after ${held} s${kind === "primary-from-members" ? `; member ${next.next_primary ?? "none"} was elected after ${next.seconds_to_next_primary ?? "-"} s` : ""}`,
+        `partitions: healed after ${held} ` +
+          `s${kind === "primary-from-members" ? `; member ${next.next_primary ?? "none"} was elected after ${next.seconds_to_next_primary ?? "-"} s` : ""}`,
       );
     }
   })();

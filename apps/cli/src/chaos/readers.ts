@@ -84,7 +84,13 @@ async function walkList(api: PublicApi, history: History, process: string, final
       last = outcomeOf(reply, error);
       if (last.outcome === "ok") {
         const body = JSON.parse(reply!.body) as { data: unknown[]; has_more: boolean };
-        page = { invoked: pageInvoked, completed: now(), starting_after: after, items: body.data.map(seenOf).filter(Boolean) as Seen[], has_more: body.has_more };
+        page = {
+          invoked: pageInvoked,
+          completed: now(),
+          starting_after: after,
+          items: body.data.map(seenOf).filter(Boolean) as Seen[],
+          has_more: body.has_more,
+        };
       } else if (Date.now() > deadline || (reply && reply.status < 500 && reply.status !== 409 && reply.status !== 429)) {
         history.add({ type: "list", process, walk, limit: LIST_LIMIT, pages, invoked, completed: now(), ...last, ...(final ? { final } : {}) });
         return false;
@@ -124,7 +130,8 @@ export function startReaders(api: PublicApi, history: History, readers: number):
         continue;
       }
       // Half the picks among the newest 32: those still being updated.
-      const pick = Math.random() < 0.5 ? resources.length - 1 - Math.floor(Math.random() * Math.min(32, resources.length)) : Math.floor(Math.random() * resources.length);
+      const pick =
+        Math.random() < 0.5 ? resources.length - 1 - Math.floor(Math.random() * Math.min(32, resources.length)) : Math.floor(Math.random() * resources.length);
       const [i, id] = resources[pick]!;
       const dice = Math.random();
       if (dice < 0.6) await readOne(api, history, process, i, id);

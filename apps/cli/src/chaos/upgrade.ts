@@ -130,8 +130,17 @@ export function startRollingUpgrade(
     const client = await new MongoClient(options.databaseUri).connect();
     try {
       const db = client.db(options.databaseName);
-      const records = await db.collection<{ _id: string; kind: string; state: string; finished_by_release?: string }>(MIGRATIONS_COLLECTION).find({}).sort({ _id: 1 }).toArray();
-      report.migrations = records.map((r) => ({ id: r._id, kind: r.kind, state: r.state, ...(r.finished_by_release ? { finished_by_release: r.finished_by_release } : {}) }));
+      const records = await db
+        .collection<{ _id: string; kind: string; state: string; finished_by_release?: string }>(MIGRATIONS_COLLECTION)
+        .find({})
+        .sort({ _id: 1 })
+        .toArray();
+      report.migrations = records.map((r) => ({
+        id: r._id,
+        kind: r.kind,
+        state: r.state,
+        ...(r.finished_by_release ? { finished_by_release: r.finished_by_release } : {}),
+      }));
       report.rollback_floor = (await migrationStatus(db)).rollbackFloor;
     } finally {
       await client.close();

@@ -27,7 +27,13 @@ interface Reply {
 }
 
 /** One HTTPS request to 127.0.0.1:`port` from `agent` (which fixes the local address), trusting the development certificate. */
-function call(agent: Agent, port: number, method: string, path: string, options: { key?: string; form?: string; idempotencyKey?: string } = {}): Promise<Reply> {
+function call(
+  agent: Agent,
+  port: number,
+  method: string,
+  path: string,
+  options: { key?: string; form?: string; idempotencyKey?: string } = {},
+): Promise<Reply> {
   return new Promise((resolve, reject) => {
     const req = request(
       {
@@ -245,7 +251,8 @@ describe("rms cluster", () => {
     // Tolerance: the windows are whole clock seconds, so a run touching k of them allows at most k times the limit.
     const windows = Math.floor(ended / 1000) - Math.floor(started / 1000) + 1;
     process.stderr.write(
-      `rate limit across 2 gateways: ${allowed.join(" + ")} = ${allowed[0]! + allowed[1]!} allowed in ${windows} windows (limit ${RATE_LIMIT_LIVE}/s, so at most ${RATE_LIMIT_LIVE * windows}); ${limited.length} refused with 429\n`,
+      `rate limit across 2 gateways: ${allowed.join(" + ")} = ${allowed[0]! + allowed[1]!} allowed in ${windows} windows (limit ${RATE_LIMIT_LIVE}/s, ` +
+        `so at most ${RATE_LIMIT_LIVE * windows}); ${limited.length} refused with 429\n`,
     );
     expect(allowed.every((n) => n > 0)).toBe(true);
     expect(allowed[0]! + allowed[1]!).toBeLessThanOrEqual(RATE_LIMIT_LIVE * windows);
@@ -285,7 +292,8 @@ describe("rms cluster", () => {
     }
   });
 
-  it("under a stream of creates with Idempotency-Keys, a stepped-down and then a SIGKILLed primary: 201 or 503 (or 409 in flight), never a lie; retries give the same resources; none acknowledged is lost", async () => {
+  it("under a stream of creates with Idempotency-Keys, a stepped-down and then a SIGKILLed primary: 201 or 503 (or 409 in flight), never a lie; " +
+    "retries give the same resources; none acknowledged is lost", async () => {
     const { secret } = await newKey(coreAddrs[0]!, false);
     const answers: { key: string; status: number; code?: string; id?: string; retryAfter?: string }[] = [];
     let networkErrors = 0;
@@ -346,7 +354,10 @@ describe("rms cluster", () => {
     // could not know, 500 outcome_unknown, which says so); never a 500 internal_error.
     for (const a of answers.filter((a) => a.status !== 0)) {
       expect(
-        a.status === 201 || (a.status === 503 && a.code === "service_unavailable") || (a.status === 409 && a.code === "idempotency_key_in_use") || a.code === "outcome_unknown",
+        a.status === 201 ||
+          (a.status === 503 && a.code === "service_unavailable") ||
+          (a.status === 409 && a.code === "idempotency_key_in_use") ||
+          a.code === "outcome_unknown",
         `${JSON.stringify(a)}; the processes' last error lines:\n${errorLines.join("\n")}`,
       ).toBe(true);
       if (a.status === 503) expect(Number(a.retryAfter)).toBeGreaterThanOrEqual(1);

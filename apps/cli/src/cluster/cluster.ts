@@ -211,7 +211,8 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
       });
       for (const member of database.members) superviseMember(member);
       log(
-        `database: ${CLUSTER_SHAPE.members} members of replica set ${database.replicaSet} at ${database.uri} (mongod ${database.version}), data in ${dbDir}/member-{1..${CLUSTER_SHAPE.members}}`,
+        `database: ${CLUSTER_SHAPE.members} members of replica set ${database.replicaSet} at ${database.uri} (mongod ${database.version}), data in ` +
+          `${dbDir}/member-{1..${CLUSTER_SHAPE.members}}`,
       );
     }
     const resolved: Resolved = { ...options.resolved, mongoUri: config.MONGODB_URI ?? database!.uri };
@@ -221,7 +222,9 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     const coreAddrs = [config.CORE_ADDR];
     while (coreAddrs.length < CLUSTER_SHAPE.cores) coreAddrs.push(`${coreHost}:${await freePort()}`);
     for (const [i, addr] of coreAddrs.entries()) {
-      supervise(`core${i + 1}`, () => startNodeChild(`core${i + 1}`, scriptOf(`core${i + 1}`), coreEnv(env, { ...config, CORE_ADDR: addr, CORE_METRICS_PORT: 0 }, resolved)));
+      supervise(`core${i + 1}`, () =>
+        startNodeChild(`core${i + 1}`, scriptOf(`core${i + 1}`), coreEnv(env, { ...config, CORE_ADDR: addr, CORE_METRICS_PORT: 0 }, resolved)),
+      );
     }
     await Promise.all(
       coreAddrs.map(async (addr, i) => {
@@ -241,7 +244,13 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
     // Workers share only the database; they start once core has made the indexes.
     for (let n = 1; n <= CLUSTER_SHAPE.workers; n++) {
       supervise(`worker${n}`, () =>
-        startNodeChild(`worker${n}`, scriptOf(`worker${n}`), workerEnv(env, { ...config, WORKER_METRICS_PORT: 0 }, resolved, n), "inherit", workerNodeFlags(config.WORKER_HEAP_MB)),
+        startNodeChild(
+          `worker${n}`,
+          scriptOf(`worker${n}`),
+          workerEnv(env, { ...config, WORKER_METRICS_PORT: 0 }, resolved, n),
+          "inherit",
+          workerNodeFlags(config.WORKER_HEAP_MB),
+        ),
       );
     }
 
@@ -272,10 +281,16 @@ export async function startCluster(options: ClusterOptions): Promise<Cluster> {
 
     const configFile = join(options.clusterDir, "haproxy.cfg");
     const logFile = join(options.clusterDir, "haproxy.log");
-    writeFileSync(configFile, `${haproxyConfig({ host: config.HOST ?? "0.0.0.0", port: config.PORT, httpPort: config.HTTP_PORT === 0 ? null : config.HTTP_PORT, gateways })}\n`);
+    writeFileSync(
+      configFile,
+      `${haproxyConfig({ host: config.HOST ?? "0.0.0.0", port: config.PORT, httpPort: config.HTTP_PORT === 0 ? null : config.HTTP_PORT, gateways })}\n`,
+    );
     const refused = await checkConfig(options.haproxy, configFile, logFile);
     if (refused) throw new Error(refused);
-    const haproxyEnv = Object.fromEntries(Object.entries({ PATH: env.PATH, HOME: env.HOME, RMS_DATA_DIR: resolved.dataDir }).filter(([, v]) => v)) as Record<string, string>;
+    const haproxyEnv = Object.fromEntries(Object.entries({ PATH: env.PATH, HOME: env.HOME, RMS_DATA_DIR: resolved.dataDir }).filter(([, v]) => v)) as Record<
+      string,
+      string
+    >;
     supervise("haproxy", () => startProgramChild("haproxy", options.haproxy, ["-db", "-f", configFile], haproxyEnv, logFile));
     await ready("HAProxy", () => statusOk(config.PORT));
 

@@ -33,7 +33,8 @@ function run(command: string, args: readonly string[], logFile: string): Promise
 }
 
 const HOW_TO_GET_IT =
-  "install it from the system's packages (Debian, Ubuntu: sudo apt-get install haproxy; Fedora: sudo dnf install haproxy; macOS: brew install haproxy) or put it on PATH";
+  "install it from the system's packages (Debian, Ubuntu: sudo apt-get install haproxy; Fedora: sudo dnf install haproxy; macOS: brew install haproxy) " +
+  "or put it on PATH";
 
 /**
  * The `haproxy` binary: on PATH or in an sbin directory; else, as root with apt-get, installed with
@@ -78,7 +79,9 @@ export function haproxyConfig(options: { host: string; port: number; httpPort: n
     `backend ${name}`,
     "  balance roundrobin",
     `  source ${PROXY_SOURCE}`,
-    ...(healthChecked ? ["  option httpchk", "  http-check send meth GET uri /v1/status ver HTTP/1.1 hdr Host localhost", "  http-check expect status 200"] : []),
+    ...(healthChecked
+      ? ["  option httpchk", "  http-check send meth GET uri /v1/status ver HTTP/1.1 hdr Host localhost", "  http-check expect status 200"]
+      : []),
     // Backups are not checked: a dead one refuses the connection and the connection goes to another (redispatch).
     "  option allbackups",
     ...options.gateways.map((g) => `  server ${g.name} 127.0.0.1:${port(g)} send-proxy-v2 ${check(g)}`),

@@ -97,10 +97,13 @@ export async function runCluster(env: Record<string, string | undefined>): Promi
     }
     if (starting.signal.aborted) return exitCode;
     say(
-      `cluster: cores at ${cluster.coreAddrs.join(" and ")} (gateway n talks to core n); gateways at ${cluster.gateways.map((g) => `127.0.0.1:${g.port}`).join(" and ")}; ${CLUSTER_SHAPE.workers} workers; HAProxy configuration ${join(clusterDir, "haproxy.cfg")}`,
+      `cluster: cores at ${cluster.coreAddrs.join(" and ")} (gateway n talks to core n); gateways at ` +
+        `${cluster.gateways.map((g) => `127.0.0.1:${g.port}`).join(" and ")}; ${CLUSTER_SHAPE.workers} workers; HAProxy configuration ` +
+        `${join(clusterDir, "haproxy.cfg")}`,
     );
     say(
-      `ready: ${cluster.url} (HAProxy in front of ${CLUSTER_SHAPE.gateways} gateways; plain HTTP ${config.HTTP_PORT ? `on ${config.HTTP_PORT}, rejecting: a key sent there is revoked` : "off"})`,
+      `ready: ${cluster.url} (HAProxy in front of ${CLUSTER_SHAPE.gateways} gateways; plain HTTP ` +
+        `${config.HTTP_PORT ? `on ${config.HTTP_PORT}, rejecting: a key sent there is revoked` : "off"})`,
     );
     void cluster.failing.then((line) => {
       if (stopping) return;

@@ -106,7 +106,8 @@ describe("the container image", () => {
     try {
       const manifests = ["package.json", "package-lock.json"];
       for (const dir of ["apps", "packages"]) {
-        for (const name of readdirSync(join(repoRoot, dir))) if (existsSync(join(repoRoot, dir, name, "package.json"))) manifests.push(join(dir, name, "package.json"));
+        for (const name of readdirSync(join(repoRoot, dir)))
+          if (existsSync(join(repoRoot, dir, name, "package.json"))) manifests.push(join(dir, name, "package.json"));
       }
       for (const manifest of manifests) {
         mkdirSync(dirname(join(copy, manifest)), { recursive: true });
@@ -223,7 +224,12 @@ describe.skipIf(!goLine)("the Helm chart (deploy/helm/rms)", () => {
   let kubeScore = "";
   // helm keeps its config, cache and data here, not in the home directory.
   const helmHome = mkdtempSync(join(tmpdir(), "rms-helm-"));
-  const helmEnv = { ...process.env, HELM_CACHE_HOME: join(helmHome, "cache"), HELM_CONFIG_HOME: join(helmHome, "config"), HELM_DATA_HOME: join(helmHome, "data") };
+  const helmEnv = {
+    ...process.env,
+    HELM_CACHE_HOME: join(helmHome, "cache"),
+    HELM_CONFIG_HOME: join(helmHome, "config"),
+    HELM_DATA_HOME: join(helmHome, "data"),
+  };
   const rendered: Record<string, { text: string; manifests: Manifest[] }> = {};
 
   beforeAll(async () => {
@@ -231,7 +237,9 @@ describe.skipIf(!goLine)("the Helm chart (deploy/helm/rms)", () => {
     helm = await ensureGoTool("helm", process.env, say);
     kubeScore = await ensureGoTool("kube-score", process.env, say);
     for (const [name, values] of Object.entries(VALUE_SETS)) {
-      const { stdout } = await execFileAsync(helm, ["template", "rms", CHART, "--namespace", NAMESPACE, "--kube-version", `${KUBE_VERSION}.0`, ...values], { env: helmEnv });
+      const { stdout } = await execFileAsync(helm, ["template", "rms", CHART, "--namespace", NAMESPACE, "--kube-version", `${KUBE_VERSION}.0`, ...values], {
+        env: helmEnv,
+      });
       const manifests = parseAllDocuments(stdout)
         .map((document) => document.toJS() as Manifest | null)
         .filter((m): m is Manifest => m !== null);
@@ -242,7 +250,9 @@ describe.skipIf(!goLine)("the Helm chart (deploy/helm/rms)", () => {
 
   it(`is linted clean by helm ${GO_TOOLS.helm.version} (--strict), with each set of values`, async () => {
     for (const values of Object.values(VALUE_SETS)) {
-      const { stdout } = await execFileAsync(helm, ["lint", "--strict", CHART, "--namespace", NAMESPACE, "--kube-version", `${KUBE_VERSION}.0`, ...values], { env: helmEnv });
+      const { stdout } = await execFileAsync(helm, ["lint", "--strict", CHART, "--namespace", NAMESPACE, "--kube-version", `${KUBE_VERSION}.0`, ...values], {
+        env: helmEnv,
+      });
       expect(stdout).toContain("1 chart(s) linted, 0 chart(s) failed");
     }
   });
@@ -253,7 +263,9 @@ describe.skipIf(!goLine)("the Helm chart (deploy/helm/rms)", () => {
       for (const test of KUBE_SCORE_IGNORED) args.push("--ignore-test", test);
       for (const test of KUBE_SCORE_OPTIONAL) args.push("--enable-optional-test", test);
       const result = await new Promise<{ code: number; output: string }>((done) => {
-        const child = execFile(kubeScore, [...args, "-"], (error, stdout, stderr) => done({ code: error ? Number(error.code ?? 1) : 0, output: stdout + stderr }));
+        const child = execFile(kubeScore, [...args, "-"], (error, stdout, stderr) =>
+          done({ code: error ? Number(error.code ?? 1) : 0, output: stdout + stderr }),
+        );
         child.stdin!.end(text);
       });
       const problems = result.output.split("\n").filter((line) => /^\[(WARNING|CRITICAL)\]/.test(line));
@@ -289,8 +301,27 @@ describe.skipIf(!goLine)("the Helm chart (deploy/helm/rms)", () => {
           expect(names.filter((n) => !READS[kind].has(n))).toEqual([]);
         }
         const required = {
-          gateway: ["MONGODB_URI", "RMS_GATEWAY_TOKEN", "CORE_ADDR", "PORT", "TLS_CERT_FILE", "TLS_KEY_FILE", "CORE_TLS_CERT_FILE", "CORE_TLS_KEY_FILE", "CORE_TLS_CA_FILE"],
-          core: ["MONGODB_URI", "RMS_ADMIN_TOKEN", "RMS_GATEWAY_TOKEN", "RMS_SECRET_KEY", "CORE_ADDR", "CORE_TLS_CERT_FILE", "CORE_TLS_KEY_FILE", "CORE_TLS_CA_FILE"],
+          gateway: [
+            "MONGODB_URI",
+            "RMS_GATEWAY_TOKEN",
+            "CORE_ADDR",
+            "PORT",
+            "TLS_CERT_FILE",
+            "TLS_KEY_FILE",
+            "CORE_TLS_CERT_FILE",
+            "CORE_TLS_KEY_FILE",
+            "CORE_TLS_CA_FILE",
+          ],
+          core: [
+            "MONGODB_URI",
+            "RMS_ADMIN_TOKEN",
+            "RMS_GATEWAY_TOKEN",
+            "RMS_SECRET_KEY",
+            "CORE_ADDR",
+            "CORE_TLS_CERT_FILE",
+            "CORE_TLS_KEY_FILE",
+            "CORE_TLS_CA_FILE",
+          ],
           worker: ["MONGODB_URI", "RMS_SECRET_KEY", "WORKER_METRICS_PORT"],
         };
         for (const kind of PROCESS_KINDS) expect([...envOf(container(kind)).keys()]).toEqual(expect.arrayContaining(required[kind]));
@@ -322,7 +353,9 @@ describe.skipIf(!goLine)("the Helm chart (deploy/helm/rms)", () => {
           for (const e of c.env.filter((e) => /TOKEN|SECRET_KEY|MONGODB_URI/.test(e.name))) {
             expect(e.value, `${kind} ${e.name} is not inline`).toBeUndefined();
             const ref = e.valueFrom!.secretKeyRef!;
-            const secret = secrets.find((s) => s.metadata.name === ref.name) as { data?: Record<string, string>; stringData?: Record<string, string> } | undefined;
+            const secret = secrets.find((s) => s.metadata.name === ref.name) as
+              | { data?: Record<string, string>; stringData?: Record<string, string> }
+              | undefined;
             expect(secret, `${kind} ${e.name}: Secret ${ref.name}`).toBeDefined();
             expect(Object.keys({ ...secret!.data, ...secret!.stringData })).toContain(ref.key);
           }
@@ -334,7 +367,8 @@ describe.skipIf(!goLine)("the Helm chart (deploy/helm/rms)", () => {
           }
         }
         // The gateway and core each present their own certificate on the core link.
-        const secretOf = (kind: string) => (podSpec(kind).volumes as { name: string; secret?: { secretName: string } }[]).find((v) => v.name === "core-tls")!.secret!.secretName;
+        const secretOf = (kind: string) =>
+          (podSpec(kind).volumes as { name: string; secret?: { secretName: string } }[]).find((v) => v.name === "core-tls")!.secret!.secretName;
         expect(secretOf("gateway")).not.toBe(secretOf("core"));
         const generated = secrets.find((s) => s.metadata.name === "rms") as unknown as { data: Record<string, string> };
         const key = Buffer.from(generated.data.RMS_SECRET_KEY!, "base64").toString();
@@ -355,7 +389,8 @@ describe.skipIf(!goLine)("the Helm chart (deploy/helm/rms)", () => {
         const entries = parseClientsFile(secret.stringData["clients.json"]!, SERVED_METHODS, "rms-clients");
         expect(entries.map((e) => e.client.name)).toEqual(["billing", "reports"]);
         // A changed table rolls core's pods: they read the file at start.
-        const annotations = (find("Deployment", "core").spec as { template: { metadata: { annotations?: Record<string, string> } } }).template.metadata.annotations;
+        const annotations = (find("Deployment", "core").spec as { template: { metadata: { annotations?: Record<string, string> } } }).template.metadata
+          .annotations;
         expect(annotations?.["checksum/clients"]).toMatch(/^[0-9a-f]{64}$/);
       });
 
@@ -412,31 +447,37 @@ describe.skipIf(!goLine)("the Helm chart (deploy/helm/rms)", () => {
       });
 
       // Issue 31, item 9: egress is no longer open for every pod.
-      it("limits egress: gateway and core reach MongoDB, DNS, the collector (and the gateway core) only; workers the internet minus private, link-local and metadata ranges", () => {
-        type Peer = { podSelector?: { matchLabels: Record<string, string> }; namespaceSelector?: unknown; ipBlock?: { cidr: string; except?: string[] } };
-        type Rule = { to?: Peer[]; ports?: { port: number | string; protocol: string }[] };
-        const egress = (kind: string) => (find("NetworkPolicy", kind).spec as { egress: Rule[]; policyTypes: string[] }).egress;
-        const portsOf = (rules: Rule[]) => rules.flatMap((r) => (r.ports ?? []).map((p) => `${p.protocol}/${p.port}`)).sort();
-        const collector = name === "tracing" ? ["TCP/4317", "TCP/4318"] : [];
-        for (const kind of ["core", "gateway", "worker"]) {
-          expect((find("NetworkPolicy", kind).spec as { policyTypes: string[] }).policyTypes).toContain("Egress");
-          for (const rule of egress(kind).filter((r) => !r.to?.some((p) => p.ipBlock))) expect(rule.ports?.length, `${kind}: a rule without ports`).toBeGreaterThan(0);
-        }
-        expect(portsOf(egress("core"))).toEqual(["TCP/27017", "TCP/53", "UDP/53", ...collector].sort());
-        const grpcPort = container("core").ports!.find((p) => p.name === "grpc")!.containerPort;
-        expect(portsOf(egress("gateway"))).toEqual(["TCP/27017", "TCP/53", "UDP/53", `TCP/${grpcPort}`, ...collector].sort());
-        const toCore = egress("gateway").find((r) => r.ports?.some((p) => p.port === grpcPort))!;
-        expect(toCore.to).toEqual([
-          { podSelector: { matchLabels: (find("Deployment", "core").spec as { selector: { matchLabels: Record<string, string> } }).selector.matchLabels } },
-        ]);
-        for (const kind of ["core", "gateway"]) expect(egress(kind).some((r) => r.to?.some((p) => p.ipBlock))).toBe(false);
-        const internet = egress("worker").find((r) => r.to?.some((p) => p.ipBlock))!;
-        expect(internet.ports).toBeUndefined();
-        const v4 = internet.to!.find((p) => p.ipBlock!.cidr === "0.0.0.0/0")!.ipBlock!.except!;
-        for (const denied of ["10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "169.254.0.0/16", "127.0.0.0/8", "100.64.0.0/10"]) expect(v4).toContain(denied);
-        const v6 = internet.to!.find((p) => p.ipBlock!.cidr === "::/0")!.ipBlock!.except!;
-        for (const denied of ["fc00::/7", "fe80::/10", "::1/128"]) expect(v6).toContain(denied);
-      });
+      it(
+        "limits egress: gateway and core reach MongoDB, DNS, the collector (and the gateway core) only; workers the internet minus private, " +
+          "link-local and metadata ranges",
+        () => {
+          type Peer = { podSelector?: { matchLabels: Record<string, string> }; namespaceSelector?: unknown; ipBlock?: { cidr: string; except?: string[] } };
+          type Rule = { to?: Peer[]; ports?: { port: number | string; protocol: string }[] };
+          const egress = (kind: string) => (find("NetworkPolicy", kind).spec as { egress: Rule[]; policyTypes: string[] }).egress;
+          const portsOf = (rules: Rule[]) => rules.flatMap((r) => (r.ports ?? []).map((p) => `${p.protocol}/${p.port}`)).sort();
+          const collector = name === "tracing" ? ["TCP/4317", "TCP/4318"] : [];
+          for (const kind of ["core", "gateway", "worker"]) {
+            expect((find("NetworkPolicy", kind).spec as { policyTypes: string[] }).policyTypes).toContain("Egress");
+            for (const rule of egress(kind).filter((r) => !r.to?.some((p) => p.ipBlock)))
+              expect(rule.ports?.length, `${kind}: a rule without ports`).toBeGreaterThan(0);
+          }
+          expect(portsOf(egress("core"))).toEqual(["TCP/27017", "TCP/53", "UDP/53", ...collector].sort());
+          const grpcPort = container("core").ports!.find((p) => p.name === "grpc")!.containerPort;
+          expect(portsOf(egress("gateway"))).toEqual(["TCP/27017", "TCP/53", "UDP/53", `TCP/${grpcPort}`, ...collector].sort());
+          const toCore = egress("gateway").find((r) => r.ports?.some((p) => p.port === grpcPort))!;
+          expect(toCore.to).toEqual([
+            { podSelector: { matchLabels: (find("Deployment", "core").spec as { selector: { matchLabels: Record<string, string> } }).selector.matchLabels } },
+          ]);
+          for (const kind of ["core", "gateway"]) expect(egress(kind).some((r) => r.to?.some((p) => p.ipBlock))).toBe(false);
+          const internet = egress("worker").find((r) => r.to?.some((p) => p.ipBlock))!;
+          expect(internet.ports).toBeUndefined();
+          const v4 = internet.to!.find((p) => p.ipBlock!.cidr === "0.0.0.0/0")!.ipBlock!.except!;
+          for (const denied of ["10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "169.254.0.0/16", "127.0.0.0/8", "100.64.0.0/10"])
+            expect(v4).toContain(denied);
+          const v6 = internet.to!.find((p) => p.ipBlock!.cidr === "::/0")!.ipBlock!.except!;
+          for (const denied of ["fc00::/7", "fe80::/10", "::1/128"]) expect(v6).toContain(denied);
+        },
+      );
 
       it("runs every container as the image's numeric user, read-only, without capabilities, with requests and limits", () => {
         const [uid, gid] = (only("USER").at(-1)?.args ?? "").split(":").map(Number);
@@ -456,7 +497,10 @@ describe.skipIf(!goLine)("the Helm chart (deploy/helm/rms)", () => {
 
       it("replaces one pod at a time: a new pod first, an old one stopped only once the new one is ready", () => {
         for (const kind of PROCESS_KINDS) {
-          expect((find("Deployment", kind).spec as { strategy: unknown }).strategy, kind).toEqual({ type: "RollingUpdate", rollingUpdate: { maxSurge: 1, maxUnavailable: 0 } });
+          expect((find("Deployment", kind).spec as { strategy: unknown }).strategy, kind).toEqual({
+            type: "RollingUpdate",
+            rollingUpdate: { maxSurge: 1, maxUnavailable: 0 },
+          });
         }
         // A core listens, and so is ready, only once the migrations are done; its start may run them (the hook off).
         expect((container("core").startupProbe as { failureThreshold: number }).failureThreshold).toBe(60);
@@ -475,9 +519,14 @@ describe.skipIf(!goLine)("the Helm chart (deploy/helm/rms)", () => {
         expect(names.filter((n) => n.endsWith("_TOKEN") || n === "RMS_SECRET_KEY")).toEqual([]);
         expect(migrate!.securityContext).toMatchObject({ runAsNonRoot: true, readOnlyRootFilesystem: true, allowPrivilegeEscalation: false });
         // It exists before the Job runs (a hook of a lower weight), and lets the Job reach MongoDB and DNS only.
-        const policy = find("NetworkPolicy", "migrate") as Manifest & { metadata: { annotations: Record<string, string> }; spec: { egress: { ports?: { port: number }[] }[] } };
+        const policy = find("NetworkPolicy", "migrate") as Manifest & {
+          metadata: { annotations: Record<string, string> };
+          spec: { egress: { ports?: { port: number }[] }[] };
+        };
         expect(policy.metadata.annotations).toMatchObject({ "helm.sh/hook": "pre-upgrade", "helm.sh/hook-weight": "-1" });
-        expect(policy.spec.egress.flatMap((r) => (r.ports ?? []).map((p) => p.port)).filter((p) => p !== 27017 && p !== 53 && p !== 4317 && p !== 4318)).toEqual([]);
+        expect(
+          policy.spec.egress.flatMap((r) => (r.ports ?? []).map((p) => p.port)).filter((p) => p !== 27017 && p !== 53 && p !== 4317 && p !== 4318),
+        ).toEqual([]);
       });
 
       it("uses the image of the chart's appVersion, the service's release", () => {

@@ -25,7 +25,11 @@ interface Running {
 
 /** `node rms-entrypoint.mjs <args>` with exactly `env` (and PATH), as a container runs it. */
 function image(args: readonly string[], env: Record<string, string>): Running {
-  const child = spawn(process.execPath, [ENTRYPOINT, ...args], { cwd: repoRoot, env: { PATH: process.env.PATH ?? "", ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [ENTRYPOINT, ...args], {
+    cwd: repoRoot,
+    env: { PATH: process.env.PATH ?? "", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let output = "";
   child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString()));
   child.stderr!.on("data", (chunk: Buffer) => (output += chunk.toString()));

@@ -24,7 +24,10 @@ export function withApiOptions(command: Command): Command {
   return command
     .option("--api-key <key>", "the API key (sk_..., rk_...; default: RMS_API_KEY)")
     .option("--api-base <url>", `where the API is (default: RMS_API_BASE, else ${DEFAULT_API_BASE})`, apiBase)
-    .option("--ca <file>", "a PEM certificate to trust besides the system's (default: RMS_CA; for a localhost base, the development certificate of `npm start`)");
+    .option(
+      "--ca <file>",
+      "a PEM certificate to trust besides the system's (default: RMS_CA; for a localhost base, the development certificate of `npm start`)",
+    );
 }
 
 /** `https://host[:port][/path]`, without a trailing slash: the API is HTTPS only (a key sent over plain HTTP is revoked). */

@@ -97,7 +97,16 @@ export function logsTailCommand(command: Command, context: DeveloperContext): vo
       .addOption(new Option("--source <source>", "whose requests: the API's (default), the dashboard's, or all").choices(["api", "dashboard", "all"]))
       .option("--json", "print each request log as one JSON object per line"),
   ).action(
-    async (opts: ApiFlags & { status?: string; method?: "GET" | "POST" | "DELETE"; path?: string; errorCode?: string; source?: "api" | "dashboard" | "all"; json?: boolean }) => {
+    async (
+      opts: ApiFlags & {
+        status?: string;
+        method?: "GET" | "POST" | "DELETE";
+        path?: string;
+        errorCode?: string;
+        source?: "api" | "dashboard" | "all";
+        json?: boolean;
+      },
+    ) => {
       const { rms } = apiClient(opts, context.env);
       const filters = {
         ...(opts.status ? { status: opts.status } : {}),

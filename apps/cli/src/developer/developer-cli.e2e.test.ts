@@ -99,7 +99,8 @@ async function makeResources(n: number, prefix: string): Promise<string[]> {
 }
 
 describe("rms listen --forward-to", () => {
-  it("forwards 100 events made through the API, each verified once with the printed secret; killed and restarted with --since, the events made meanwhile arrive", async () => {
+  it("forwards 100 events made through the API, each verified once with the printed secret; killed and restarted with --since, the events made " +
+    "meanwhile arrive", async () => {
     const receiver = new Receiver(printedSecrets);
     onTestFinished(() => receiver.close());
     const url = await receiver.listen();
@@ -129,7 +130,9 @@ describe("rms listen --forward-to", () => {
       const got = new Set(receiver.verified.map((e) => e.object));
       const missing = meanwhile.filter((id) => !got.has(id));
       const listed = await Promise.all(missing.map((id) => stack.call("GET", `/v1/events?object=${id}`).then((r) => r.body)));
-      throw new Error(`${error}\nmissing ${missing.join(", ")}; their events: ${listed.join("\n")}\nsecond listen:\n${second.listen.stdout()}${second.listen.stderr()}`);
+      throw new Error(
+        `${error}\nmissing ${missing.join(", ")}; their events: ${listed.join("\n")}\nsecond listen:\n${second.listen.stdout()}${second.listen.stderr()}`,
+      );
     });
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     expect(receiver.refused).toEqual([]);
@@ -217,6 +220,13 @@ describe("rms logs tail", () => {
     expect(deleted.status).toBe(200);
     await tail.waitFor(/^\{.*\}$/m);
     const log = JSON.parse(tail.lines()[0]!);
-    expect(log).toMatchObject({ object: "request_log", id: deleted.headers["request-id"], method: "DELETE", path: `/v1/resources/${id}`, status: 200, source: "api" });
+    expect(log).toMatchObject({
+      object: "request_log",
+      id: deleted.headers["request-id"],
+      method: "DELETE",
+      path: `/v1/resources/${id}`,
+      status: 200,
+      source: "api",
+    });
   }, 120_000);
 });

@@ -27,7 +27,9 @@ export function forwardEvent(url: URL, event: { readonly id: string }, secret: s
       response.on("error", () => resolve({ status: response.statusCode ?? 0, durationMs: elapsed() }));
     });
     outgoing.on("timeout", () => outgoing.destroy(new Error(`no answer within ${FORWARD_TIMEOUT_MS / 1000} s`)));
-    outgoing.on("error", (error: NodeJS.ErrnoException) => resolve({ error: error.code === "ECONNREFUSED" ? "connection refused" : error.message, durationMs: elapsed() }));
+    outgoing.on("error", (error: NodeJS.ErrnoException) =>
+      resolve({ error: error.code === "ECONNREFUSED" ? "connection refused" : error.message, durationMs: elapsed() }),
+    );
     outgoing.end(body);
   });
 }

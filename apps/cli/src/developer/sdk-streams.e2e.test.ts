@@ -63,7 +63,8 @@ describe("rms.events.stream() against the gateway", () => {
     expect(opens).toBeGreaterThanOrEqual(2);
     expect(reconnects[0]!.lastEventId).toBe(received[4]!.id);
     console.log(
-      `across the restart: ${received.length} events over ${opens} connections; ${reconnects.length} reconnection attempts (${reconnects.map((r) => r.reason.message).join("; ")})`,
+      `across the restart: ${received.length} events over ${opens} connections; ${reconnects.length} reconnection attempts ` +
+        `(${reconnects.map((r) => r.reason.message).join("; ")})`,
     );
     stream.close();
     await reading;

@@ -79,7 +79,10 @@ export const FIXTURES: Readonly<Record<string, Fixture>> = {
   "job.succeeded": {
     makes: "imports one resource (an import job) and waits for it",
     async run(rms, report) {
-      const job = await rms.jobs.create({ type: "resources.import", params: { items: [{ name: `${NAME} job.succeeded`, metadata: metadataOf("job.succeeded") }] } });
+      const job = await rms.jobs.create({
+        type: "resources.import",
+        params: { items: [{ name: `${NAME} job.succeeded`, metadata: metadataOf("job.succeeded") }] },
+      });
       report(job, `created job ${job.id} (${job.type})`);
       const done = await finished(rms, job.id, report);
       if (done.status !== "succeeded") throw new Error(`the job ended ${done.status}, not succeeded`);
@@ -89,7 +92,11 @@ export const FIXTURES: Readonly<Record<string, Fixture>> = {
   "job.failed": {
     makes: "uploads a CSV with an unknown column and imports it: the job fails (file_invalid), creating nothing",
     async run(rms, report) {
-      const file = await rms.files.create({ purpose: "resources_import", file: new TextEncoder().encode(UNREADABLE_IMPORT), filename: "rms-trigger-job-failed.csv" });
+      const file = await rms.files.create({
+        purpose: "resources_import",
+        file: new TextEncoder().encode(UNREADABLE_IMPORT),
+        filename: "rms-trigger-job-failed.csv",
+      });
       report(file, `uploaded file ${file.id} (${file.filename})`);
       const job = await rms.jobs.create({ type: "resources.import", params: { file: file.id } });
       report(job, `created job ${job.id} (${job.type})`);
@@ -121,7 +128,8 @@ export const FIXTURES: Readonly<Record<string, Fixture>> = {
   },
   "webhook_endpoint.disabled": {
     makes:
-      "points a new endpoint at a receiver of its own on 127.0.0.1 that answers 410, creates a resource and waits for the delivery to disable the endpoint (a local stack started with WEBHOOK_ALLOW_PRIVATE=true)",
+      "points a new endpoint at a receiver of its own on 127.0.0.1 that answers 410, creates a resource and waits for the delivery to disable the " +
+      "endpoint (a local stack started with WEBHOOK_ALLOW_PRIVATE=true)",
     run: endpointDisabled,
   },
 };
@@ -150,7 +158,8 @@ async function endpointDisabled(rms: RMS, report: Parameters<Fixture["run"]>[1])
     } catch (error) {
       if (!(error instanceof RMSInvalidRequestError)) throw error;
       throw new TriggerRefusedError(
-        `webhook_endpoint.disabled needs a delivery to a receiver on this machine that answers 410, and this deployment refuses an endpoint at ${url}: ${error.message} (a local stack allows it when started with WEBHOOK_ALLOW_PRIVATE=true)`,
+        `webhook_endpoint.disabled needs a delivery to a receiver on this machine that answers 410, and this deployment refuses an endpoint at ${url}: ` +
+          `${error.message} (a local stack allows it when started with WEBHOOK_ALLOW_PRIVATE=true)`,
       );
     }
     await createResource(rms, "webhook_endpoint.disabled", report);
@@ -163,7 +172,8 @@ async function endpointDisabled(rms: RMS, report: Parameters<Fixture["run"]>[1])
       }
       if (Date.now() > deadline) {
         throw new TriggerRefusedError(
-          `webhook_endpoint.disabled needs a delivery to ${url}, and ${deliveries === 0 ? "none came" : "the endpoint was not disabled"} within ${DISABLE_WAIT_MS / 1000} s: the API must run on this machine and deliver to its loopback (WEBHOOK_ALLOW_PRIVATE=true)`,
+          `webhook_endpoint.disabled needs a delivery to ${url}, and ${deliveries === 0 ? "none came" : "the endpoint was not disabled"} within ` +
+            `${DISABLE_WAIT_MS / 1000} s: the API must run on this machine and deliver to its loopback (WEBHOOK_ALLOW_PRIVATE=true)`,
         );
       }
       await new Promise((resolve) => setTimeout(resolve, 250));

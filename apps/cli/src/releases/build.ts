@@ -72,7 +72,10 @@ function describe(dir: string, commit: string): ReleaseBuild {
  * The build of `commit`, made on first use: `git worktree add --detach` into the cache, then its `npm run build`
  * (which installs its own dependencies), its output in `<dir>.build.log`. Parallel callers build it once (a lock).
  */
-export async function releaseBuild(commit: string, options: { env?: Readonly<Record<string, string | undefined>>; log?: (line: string) => void } = {}): Promise<ReleaseBuild> {
+export async function releaseBuild(
+  commit: string,
+  options: { env?: Readonly<Record<string, string | undefined>>; log?: (line: string) => void } = {},
+): Promise<ReleaseBuild> {
   const env = options.env ?? process.env;
   const log = options.log ?? (() => undefined);
   const id = await fullCommit(commit);

@@ -111,7 +111,8 @@ describe.each(RELEASES)("the packed database of release %s, under the current bu
     const { version, feature_compatibility_version: fcv } = manifest.mongod;
     expect(
       opens(database.version, fcv),
-      `the data of ${release} was packed by mongod ${version} (feature compatibility ${fcv}); this machine's launcher started mongod ${database.version}, which cannot open it`,
+      `the data of ${release} was packed by mongod ${version} (feature compatibility ${fcv}); this machine's launcher started mongod ` +
+        `${database.version}, which cannot open it`,
     ).toBe(true);
     client = await new MongoClient(database.uri).connect();
     // Nothing expires by the server's clock: the processes' clock is a minute after the release stopped.
@@ -177,7 +178,10 @@ describe.each(RELEASES)("the packed database of release %s, under the current bu
           const now = listed.get(key.id);
           expect(now, name).toBeDefined();
           const kind = { secret: KeyKind.SECRET, publishable: KeyKind.PUBLISHABLE, restricted: KeyKind.RESTRICTED }[key.kind];
-          expect({ kind: now!.kind, livemode: now!.livemode, scopes: [...now!.scopes].sort(), expires_at: Number(now!.expiresAt), revoked: now!.revokedAt !== 0n }, name).toEqual({
+          expect(
+            { kind: now!.kind, livemode: now!.livemode, scopes: [...now!.scopes].sort(), expires_at: Number(now!.expiresAt), revoked: now!.revokedAt !== 0n },
+            name,
+          ).toEqual({
             kind,
             livemode: key.livemode,
             scopes: [...key.scopes].sort(),
@@ -239,9 +243,11 @@ describe.each(RELEASES)("the packed database of release %s, under the current bu
     for (const [name, ids] of Object.entries(manifest.pending_deliveries)) {
       const endpoint = manifest.endpoints[name]!;
       for (const delivery of receivers[name]!.deliveries.filter((d) => ids.includes(eventIdOf(d)))) {
-        if (endpoint.scheme === "v1a") expect(signedWithPublicKey(delivery.headers, delivery.body, endpoint.public_key!), `${name} ${eventIdOf(delivery)}`).toBe(true);
+        if (endpoint.scheme === "v1a")
+          expect(signedWithPublicKey(delivery.headers, delivery.body, endpoint.public_key!), `${name} ${eventIdOf(delivery)}`).toBe(true);
         // During the rotation's grace every secret recorded signs.
-        else for (const secret of endpoint.secrets) expect(signedWithSecret(delivery.headers, delivery.body, secret), `${name} ${eventIdOf(delivery)}`).toBe(true);
+        else
+          for (const secret of endpoint.secrets) expect(signedWithSecret(delivery.headers, delivery.body, secret), `${name} ${eventIdOf(delivery)}`).toBe(true);
       }
     }
     await eventually(
@@ -270,12 +276,21 @@ describe.each(RELEASES)("the packed database of release %s, under the current bu
   it("takes new writes of every kind", async () => {
     const sk = keyOf("secret_test");
     // Resources: create (keyed), update, delete, found by list and search; by a key the release made.
-    const made = await api.ok<{ id: string }>("POST", "/v1/resources", { key: sk, form: "name=after%20upgrade&metadata[batch]=new", idempotencyKey: "after-upgrade-create" });
+    const made = await api.ok<{ id: string }>("POST", "/v1/resources", {
+      key: sk,
+      form: "name=after%20upgrade&metadata[batch]=new",
+      idempotencyKey: "after-upgrade-create",
+    });
     const requestId = String(
-      (await api.call("POST", "/v1/resources", { key: sk, form: "name=after%20upgrade&metadata[batch]=new", idempotencyKey: "after-upgrade-create" })).headers["request-id"],
+      (await api.call("POST", "/v1/resources", { key: sk, form: "name=after%20upgrade&metadata[batch]=new", idempotencyKey: "after-upgrade-create" })).headers[
+        "request-id"
+      ],
     );
     await api.ok("POST", `/v1/resources/${made.id}`, { key: sk, form: "status=archived" });
-    const byRestricted = await api.ok<{ id: string }>("POST", "/v1/resources", { key: keyOf("restricted_resources_write"), form: "name=by%20an%20old%20restricted%20key" });
+    const byRestricted = await api.ok<{ id: string }>("POST", "/v1/resources", {
+      key: keyOf("restricted_resources_write"),
+      form: "name=by%20an%20old%20restricted%20key",
+    });
     await api.ok("DELETE", `/v1/resources/${byRestricted.id}`, { key: sk });
     expect((await api.call("GET", `/v1/resources/${byRestricted.id}`, { key: sk })).status).toBe(404);
     const searched = await api.ok<{ data: { id: string; status: string }[] }>("GET", `/v1/resources/search?query=${enc("name~'after'")}`, { key: sk });
@@ -287,7 +302,8 @@ describe.each(RELEASES)("the packed database of release %s, under the current bu
     const admin = adminClient(coreAddr);
     let restricted: string;
     try {
-      restricted = (await admin.createKey({ accountId: manifest.accounts["main"]!, kind: KeyKind.RESTRICTED, livemode: false, scopes: ["events:read"] })).secret;
+      restricted = (await admin.createKey({ accountId: manifest.accounts["main"]!, kind: KeyKind.RESTRICTED, livemode: false, scopes: ["events:read"] }))
+        .secret;
     } finally {
       admin.close();
     }
@@ -313,7 +329,10 @@ describe.each(RELEASES)("the packed database of release %s, under the current bu
 
     // Files and jobs: an upload, an import from it, a bulk update, an export; an upload in parts.
     const rows = `${JSON.stringify({ name: "new-import-1", metadata: { batch: "new" } })}\n${JSON.stringify({ name: "new-import-2" })}\n`;
-    const file = await api.ok<{ id: string }>("POST", "/v1/files", { key: sk, raw: multipartFile("resources_import", "new.jsonl", "application/x-ndjson", rows) });
+    const file = await api.ok<{ id: string }>("POST", "/v1/files", {
+      key: sk,
+      raw: multipartFile("resources_import", "new.jsonl", "application/x-ndjson", rows),
+    });
     const runJob = async (form: string) => {
       const job = await api.ok<{ id: string }>("POST", "/v1/jobs", { key: sk, form });
       let ended: { status: string; result: Record<string, unknown> | null } | undefined;
@@ -333,7 +352,10 @@ describe.each(RELEASES)("the packed database of release %s, under the current bu
     const lines = (await api.call("GET", `/v1/files/${exportFile}/contents`, { key: sk })).body.trim().split("\n");
     expect(lines.map((l) => JSON.parse(l).status).sort()).toEqual(["paused", "paused"]);
     const bytes = Buffer.from("name\r\nparted-after-upgrade\r\n");
-    const upload = await api.ok<{ id: string }>("POST", "/v1/uploads", { key: sk, form: `purpose=resources_import&filename=new.csv&bytes=${bytes.length}&type=csv` });
+    const upload = await api.ok<{ id: string }>("POST", "/v1/uploads", {
+      key: sk,
+      form: `purpose=resources_import&filename=new.csv&bytes=${bytes.length}&type=csv`,
+    });
     const part = await api.ok<{ id: string }>("POST", `/v1/uploads/${upload.id}/parts`, { key: sk, raw: { body: bytes, type: "application/octet-stream" } });
     const completed = await api.ok<{ status: string; file: { id: string; sha256: string } }>("POST", `/v1/uploads/${upload.id}/complete`, {
       key: sk,

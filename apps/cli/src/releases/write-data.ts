@@ -18,7 +18,17 @@ type Admin = ReturnType<typeof createClient<typeof AdminService>>;
 type Obj = Record<string, unknown> & { id: string };
 
 /** Every scope of 1.4.0, each given alone to a restricted key of its own. */
-export const SCOPES = ["resources:read", "resources:write", "jobs:read", "jobs:write", "webhooks:write", "events:read", "files:read", "files:write", "request_logs:read"] as const;
+export const SCOPES = [
+  "resources:read",
+  "resources:write",
+  "jobs:read",
+  "jobs:write",
+  "webhooks:write",
+  "events:read",
+  "files:read",
+  "files:write",
+  "request_logs:read",
+] as const;
 
 export interface WriteOptions {
   api: Api;
@@ -137,7 +147,10 @@ async function write(options: WriteOptions, api: Api, admin: Admin, receiverUrl:
     key: sk,
     form: `url=${enc(receiverUrl)}&enabled_events[]=resource.created&enabled_events[]=resource.updated&enabled_events[]=resource.deleted&signature_scheme=v1a`,
   });
-  const e3 = await api.ok<Obj>("POST", "/v1/webhook_endpoints", { key: sk, form: `url=${enc(receiverUrl)}&enabled_events[]=job.succeeded&description=disabled` });
+  const e3 = await api.ok<Obj>("POST", "/v1/webhook_endpoints", {
+    key: sk,
+    form: `url=${enc(receiverUrl)}&enabled_events[]=job.succeeded&description=disabled`,
+  });
   await api.ok("POST", `/v1/webhook_endpoints/${e3.id}`, { key: sk, form: "status=disabled" });
   endpoints["every_event"] = { id: e1.id, scheme: "v1", secrets: [e1.secret] };
   endpoints["resources_v1a"] = { id: e2.id, scheme: "v1a", secrets: [], public_key: e2.public_key };
@@ -205,7 +218,8 @@ async function write(options: WriteOptions, api: Api, admin: Admin, receiverUrl:
   const importFile = await upload("import_jsonl", "import.jsonl", "application/x-ndjson", `${jsonl}\n`);
   const badFile = await upload("import_bad_csv", "bad.csv", "text/csv", "title,status\nno name column,active\n");
 
-  const csv = `name,status,metadata[batch],metadata[note]\r\n${Array.from({ length: 20 }, (_, i) => `parted-${i + 1},${i % 2 ? "active" : "archived"},parts,"line ${i + 1}, quoted"`).join("\r\n")}\r\n`;
+  const rows = Array.from({ length: 20 }, (_, i) => `parted-${i + 1},${i % 2 ? "active" : "archived"},parts,"line ${i + 1}, quoted"`);
+  const csv = `name,status,metadata[batch],metadata[note]\r\n${rows.join("\r\n")}\r\n`;
   const csvBytes = Buffer.from(csv);
   const split = Math.floor(csvBytes.length / 2);
   const up = await api.ok<Obj>("POST", "/v1/uploads", { key: sk, form: `purpose=resources_import&filename=parts.csv&bytes=${csvBytes.length}&type=csv` });
@@ -214,7 +228,10 @@ async function write(options: WriteOptions, api: Api, admin: Admin, receiverUrl:
   const completed = await api.ok<Obj & { file: Obj }>("POST", `/v1/uploads/${up.id}/complete`, { key: sk, form: `part_ids[]=${p1.id}&part_ids[]=${p2.id}` });
   files["import_parts_csv"] = { id: completed.file.id, sha256: sha256(csvBytes), bytes: csvBytes.length };
   const pending = await api.ok<Obj>("POST", "/v1/uploads", { key: sk, form: "purpose=resources_import&filename=pending.jsonl&bytes=1000&type=jsonl" });
-  await api.ok("POST", `/v1/uploads/${pending.id}/parts`, { key: sk, raw: { body: Buffer.from('{"name":"never completed"}\n'), type: "application/octet-stream" } });
+  await api.ok("POST", `/v1/uploads/${pending.id}/parts`, {
+    key: sk,
+    raw: { body: Buffer.from('{"name":"never completed"}\n'), type: "application/octet-stream" },
+  });
 
   const jobs: Record<string, Obj> = {};
   const runJob = async (name: string, form: string, end: "succeeded" | "failed" = "succeeded") => {
@@ -222,7 +239,8 @@ async function write(options: WriteOptions, api: Api, admin: Admin, receiverUrl:
     for (let i = 0; ; i++) {
       const now = await api.ok<Obj & { status: string }>("GET", `/v1/jobs/${job.id}`, { key: sk });
       if (now.status === end) break;
-      if (["succeeded", "failed", "canceled"].includes(now.status) || i > 600) throw new Error(`job ${name}: ${now.status}, not ${end}: ${JSON.stringify(now)}`);
+      if (["succeeded", "failed", "canceled"].includes(now.status) || i > 600)
+        throw new Error(`job ${name}: ${now.status}, not ${end}: ${JSON.stringify(now)}`);
       await sleep(250);
     }
     jobs[name] = await api.ok<Obj>("GET", `/v1/jobs/${job.id}`, { key: sk });
@@ -230,9 +248,15 @@ async function write(options: WriteOptions, api: Api, admin: Admin, receiverUrl:
   };
   await runJob("import_file", `type=resources.import&params[file]=${importFile}`);
   await runJob("import_parts", `type=resources.import&params[file]=${completed.file.id}`);
-  await runJob("import_inline", "type=resources.import&params[items][0][name]=inline-1&params[items][1][name]=inline-2&params[items][1][status]=paused&params[items][2][name]=");
+  await runJob(
+    "import_inline",
+    "type=resources.import&params[items][0][name]=inline-1&params[items][1][name]=inline-2&params[items][1][status]=paused&params[items][2][name]=",
+  );
   await runJob("import_invalid_file", `type=resources.import&params[file]=${badFile}`, "failed");
-  await runJob("bulk_update", "type=resources.bulk_update&params[filter][metadata][batch]=imp&params[update][status]=paused&params[update][metadata][bulk]=yes");
+  await runJob(
+    "bulk_update",
+    "type=resources.bulk_update&params[filter][metadata][batch]=imp&params[update][status]=paused&params[update][metadata][bulk]=yes",
+  );
   await runJob("bulk_delete", "type=resources.bulk_delete&params[filter][metadata][batch]=del");
   await runJob("export_csv", "type=resources.export&params[filter][status]=paused&params[format]=csv");
   await runJob("export_all", "type=resources.export&params[format]=jsonl");
@@ -366,7 +390,9 @@ async function settleRelay(api: Api, key: string): Promise<void> {
 /** The events whose delivery to `endpoint` failed at least once and has not succeeded, once there are `count` of them. */
 async function waitForFailedAttempts(api: Api, key: string, endpoint: string, count: number): Promise<{ id: string; type: string }[]> {
   for (let i = 0; ; i++) {
-    const attempts = await api.ok<{ data: { event: string; status: string }[] }>("GET", `/v1/webhook_endpoints/${endpoint}/attempts?status=failed&limit=100`, { key });
+    const attempts = await api.ok<{ data: { event: string; status: string }[] }>("GET", `/v1/webhook_endpoints/${endpoint}/attempts?status=failed&limit=100`, {
+      key,
+    });
     const failed = [...new Set(attempts.data.map((a) => a.event))];
     if (failed.length >= count) {
       const events = [];
@@ -408,7 +434,10 @@ async function recordReads(api: Api, keys: Record<string, ManifestKey>, t: ReadT
   add("resources archived", `/v1/resources?limit=100&status=archived&${upTo}`);
   add("resources by metadata", `/v1/resources?limit=100&metadata[plan]=enterprise`);
   add("resources by an odd metadata key", `/v1/resources?limit=100&metadata[${enc("$where")}]=1`);
-  add("resources by ids", `/v1/resources?ids[]=${t.created["alpha"]!.id}&ids[]=${t.created["unicode"]!.id}&ids[]=${t.deleted}&ids[]=${t.created["live_one"]!.id}`);
+  add(
+    "resources by ids",
+    `/v1/resources?ids[]=${t.created["alpha"]!.id}&ids[]=${t.created["unicode"]!.id}&ids[]=${t.deleted}&ids[]=${t.created["live_one"]!.id}`,
+  );
   add("resources live", `/v1/resources?limit=100`, "secret_live");
   add("resources of the other account", `/v1/resources?limit=100`, "secret_other_account");
   add("resources with a publishable key", `/v1/resources?limit=100&${upTo}`, "publishable_test");

@@ -92,7 +92,13 @@ describe("what the launcher hands its children", () => {
   });
 
   it("gives every child the OTEL_* variables but OTEL_SERVICE_NAME (each process names itself)", () => {
-    const env = { ...launcherEnv, OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318", OTEL_TRACES_SAMPLER: "always_on", OTEL_SERVICE_NAME: "one-name", OTEL_SDK_DISABLED: "" };
+    const env = {
+      ...launcherEnv,
+      OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318",
+      OTEL_TRACES_SAMPLER: "always_on",
+      OTEL_SERVICE_NAME: "one-name",
+      OTEL_SDK_DISABLED: "",
+    };
     const traced = parseStackConfig(env);
     for (const child of [coreEnv(env, traced, resolved), gatewayEnv(env, traced, resolved), workerEnv(env, traced, resolved, 1)]) {
       expect(Object.fromEntries(Object.entries(child).filter(([name]) => name.startsWith("OTEL_")))).toEqual({

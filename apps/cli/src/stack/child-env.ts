@@ -32,7 +32,9 @@ function basics(env: Readonly<Record<string, string | undefined>>): Record<strin
  * (`rms-gateway`, `rms-core`, `rms-worker`).
  */
 function otel(env: Readonly<Record<string, string | undefined>>): Record<string, string> {
-  return Object.fromEntries(Object.entries(env).filter((entry): entry is [string, string] => entry[0].startsWith("OTEL_") && entry[0] !== "OTEL_SERVICE_NAME" && !!entry[1]));
+  return Object.fromEntries(
+    Object.entries(env).filter((entry): entry is [string, string] => entry[0].startsWith("OTEL_") && entry[0] !== "OTEL_SERVICE_NAME" && !!entry[1]),
+  );
 }
 
 function shared(config: StackConfig, resolved: Resolved): Record<string, string> {

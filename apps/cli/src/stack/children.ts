@@ -17,7 +17,13 @@ export interface Child {
  * shuts itself down, so none outlives the launcher. With `stdout: "pipe"` its stdout is the caller's to read;
  * `nodeFlags` go to Node itself (a worker's heap: heap.ts).
  */
-export function startNodeChild(name: string, script: string, env: Record<string, string>, stdout: "inherit" | "pipe" = "inherit", nodeFlags: readonly string[] = []): Child {
+export function startNodeChild(
+  name: string,
+  script: string,
+  env: Record<string, string>,
+  stdout: "inherit" | "pipe" = "inherit",
+  nodeFlags: readonly string[] = [],
+): Child {
   const childEnv = Object.fromEntries(Object.entries({ ...env, RMS_SUPERVISED: "1" }).filter(([, value]) => value !== ""));
   const child = spawn(process.execPath, [...nodeFlags, script], {
     env: childEnv,

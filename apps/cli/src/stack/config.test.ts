@@ -18,7 +18,10 @@ describe("stack configuration", () => {
   });
 
   it("gives workers the heap WORKER_HEAP_MB names, or V8's own sizing for 0", () => {
-    expect(workerNodeFlags(parseStackConfig({ WORKER_HEAP_MB: "256" }).WORKER_HEAP_MB)).toEqual(["--max-old-space-size=256", `--max-semi-space-size=${WORKER_SEMI_SPACE_MB}`]);
+    expect(workerNodeFlags(parseStackConfig({ WORKER_HEAP_MB: "256" }).WORKER_HEAP_MB)).toEqual([
+      "--max-old-space-size=256",
+      `--max-semi-space-size=${WORKER_SEMI_SPACE_MB}`,
+    ]);
     expect(workerNodeFlags(parseStackConfig({ WORKER_HEAP_MB: "0" }).WORKER_HEAP_MB)).toEqual([]);
     expect(() => parseStackConfig({ WORKER_HEAP_MB: "32" })).toThrow("WORKER_HEAP_MB must be 0 (no cap) or a whole number of MiB from 64 to 65536");
   });

@@ -1,5 +1,18 @@
 import { tracingConfig } from "@rms/telemetry";
-import { address, ConfigError, databaseName, filePath, ipList, logLevel, mongoUri, parseEnvironment, port, positiveInt, rateLimitStore, token } from "@rms/config";
+import {
+  address,
+  ConfigError,
+  databaseName,
+  filePath,
+  ipList,
+  logLevel,
+  mongoUri,
+  parseEnvironment,
+  port,
+  positiveInt,
+  rateLimitStore,
+  token,
+} from "@rms/config";
 import { settingsVariables } from "@rms/core/settings";
 import { z } from "zod";
 import { DEFAULT_WORKER_HEAP_MB } from "./heap.js";
@@ -65,12 +78,20 @@ const schema = z
     if (c.WORKER_METRICS_PORT !== 0 && c.WORKERS > 0) {
       const last = c.WORKER_METRICS_PORT + c.WORKERS - 1;
       if (last > 65535)
-        ctx.addIssue({ code: "custom", path: ["WORKER_METRICS_PORT"], message: `leaves no port for worker ${c.WORKERS} (the workers take ${c.WORKERS} ports from it)` });
+        ctx.addIssue({
+          code: "custom",
+          path: ["WORKER_METRICS_PORT"],
+          message: `leaves no port for worker ${c.WORKERS} (the workers take ${c.WORKERS} ports from it)`,
+        });
       // The other listeners of the stack must not fall in the workers' range: the second one to bind would fail.
       for (const name of ["PORT", "HTTP_PORT", "METRICS_PORT", "CORE_METRICS_PORT"] as const) {
         const taken = c[name];
         if (taken >= c.WORKER_METRICS_PORT && taken <= last) {
-          ctx.addIssue({ code: "custom", path: ["WORKER_METRICS_PORT"], message: `gives worker ${taken - c.WORKER_METRICS_PORT + 1} port ${taken}, which ${name} uses` });
+          ctx.addIssue({
+            code: "custom",
+            path: ["WORKER_METRICS_PORT"],
+            message: `gives worker ${taken - c.WORKER_METRICS_PORT + 1} port ${taken}, which ${name} uses`,
+          });
         }
       }
     }

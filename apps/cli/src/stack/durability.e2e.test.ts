@@ -26,7 +26,10 @@ type Doc = Json & { _id: string };
 
 /** Resources created one by one (half in forms, half in JSON), each with its own Idempotency-Key. */
 const CREATES = 24;
-/** Items of the import job: three chunks (IMPORT_CHUNK is 1,000). The kill comes once a checkpoint has been seen, often before the job finishes (the log says where it landed). */
+/**
+ * Items of the import job: three chunks (IMPORT_CHUNK is 1,000). The kill comes once a checkpoint has been seen, often
+ * before the job finishes (the log says where it landed).
+ */
 const IMPORT_ITEMS = 3_000;
 /** Requests in flight at once during the burst. */
 const CONCURRENCY = 4;
@@ -77,7 +80,9 @@ function metadataOf(pairs: { k: string; v: string }[] | undefined): Record<strin
 
 describe("durability", () => {
   it.skipIf(external)(
-    `${external ? "[skipped: MONGODB_URI is set, so there is no database process to SIGKILL] " : ""}every write the API acknowledged (creates with Idempotency-Keys in forms and JSON, updates, deletes, an endpoint, an import job's checkpoints, events, deliveries) survives a SIGKILL of mongod right after the last acknowledgement`,
+    `${external ? "[skipped: MONGODB_URI is set, so there is no database process to SIGKILL] " : ""}every write the API acknowledged (creates with ` +
+      `Idempotency-Keys in forms and JSON, updates, deletes, an endpoint, an import job's checkpoints, events, deliveries) survives a SIGKILL of ` +
+      `mongod right after the last acknowledgement`,
     async () => {
       // Made here, not at load: a skipped test leaves nothing behind. Removed last (cleanups run in reverse).
       const dataDir = mkdtempSync(join(tmpdir(), "rms-durability-"));
@@ -130,7 +135,9 @@ describe("durability", () => {
         request.on("data", (chunk: Buffer) => chunks.push(chunk));
         request.on("end", () => {
           try {
-            const { id } = verifier!.verify(Buffer.concat(chunks).toString("utf8"), request.headers as IncomingHttpHeaders & Record<string, string>) as { id: string };
+            const { id } = verifier!.verify(Buffer.concat(chunks).toString("utf8"), request.headers as IncomingHttpHeaders & Record<string, string>) as {
+              id: string;
+            };
             delivered.set(id, (delivered.get(id) ?? 0) + 1);
             response.end("ok");
           } catch {
@@ -172,7 +179,11 @@ describe("durability", () => {
       await inLanes(
         Array.from({ length: CREATES }, (_, i) => i),
         async (i) => {
-          const fields = { name: `durability-${i}`, status: i % 5 === 0 ? "paused" : "active", metadata: { i: String(i), lane: i % 2 === 0 ? "form" : "json" } };
+          const fields = {
+            name: `durability-${i}`,
+            status: i % 5 === 0 ? "paused" : "active",
+            metadata: { i: String(i), lane: i % 2 === 0 ? "form" : "json" },
+          };
           const payload = i % 2 === 0 ? { form: `name=durability-${i}&status=${fields.status}&metadata[i]=${i}&metadata[lane]=form` } : { json: fields };
           const body = await post("/v1/resources", payload, 201, `durability-create-${i}`);
           tracked[i] = { id: body.id, body, changes: [{ type: "resource.created", sequence: 0 }] };
@@ -238,7 +249,8 @@ describe("durability", () => {
       tracked.push({ id: lastBody.id, body: lastBody, changes: [{ type: "resource.created", sequence: 0 }] });
       const changes = tracked.reduce((sum, t) => sum + t.changes.length, 0);
       console.log(
-        `durability: acknowledged before the kill: ${tracked.length} creates (${keyed.filter((k) => k.path === "/v1/resources").length} with Idempotency-Keys, forms and JSON), ` +
+        `durability: acknowledged before the kill: ${tracked.length} creates (${keyed.filter((k) => k.path === "/v1/resources").length} with ` +
+          `Idempotency-Keys, forms and JSON), ` +
           `${changes - tracked.length - deleted.length} updates, ${deleted.length} deletes, 1 webhook endpoint, 1 import job of ${IMPORT_ITEMS} items ` +
           `(last seen ${seenJob.status}, processed ${seenJob.progress.processed}); ${keyed.length} Idempotency-Keys; ${delivered.size} events delivered so far`,
       );
@@ -276,7 +288,8 @@ describe("durability", () => {
         else {
           const found = { name: doc.name, status: doc.status, metadata: metadataOf(doc.metadata), version: doc.version, deleted: doc.deleted ?? false };
           const acknowledged = { name: t.body.name, status: t.body.status, metadata: t.body.metadata, version, deleted: false };
-          if (JSON.stringify(found) !== JSON.stringify(acknowledged)) lost.push(`${t.id}: acknowledged ${JSON.stringify(acknowledged)}, found ${JSON.stringify(found)}`);
+          if (JSON.stringify(found) !== JSON.stringify(acknowledged))
+            lost.push(`${t.id}: acknowledged ${JSON.stringify(acknowledged)}, found ${JSON.stringify(found)}`);
         }
         // Every change's event: in `events`, or still in the outbox of the document.
         for (const change of t.changes) {
@@ -290,8 +303,10 @@ describe("durability", () => {
       const records = db.collection<Doc>("idempotency_keys");
       for (const k of keyed) {
         const record = await records.findOne({ _id: scope(k.key) });
-        if (record?.completed !== true || record.answer === undefined) lost.push(`idempotency record ${k.key} (${record ? `completed ${record.completed}` : "missing"})`);
-        else if ((k.path === "/v1/webhook_endpoints") !== (typeof record.answer.reply === "string")) lost.push(`recorded answer of ${k.key} (sealed only when it holds a secret)`);
+        if (record?.completed !== true || record.answer === undefined)
+          lost.push(`idempotency record ${k.key} (${record ? `completed ${record.completed}` : "missing"})`);
+        else if ((k.path === "/v1/webhook_endpoints") !== (typeof record.answer.reply === "string"))
+          lost.push(`recorded answer of ${k.key} (sealed only when it holds a secret)`);
       }
       // Each keyed create made the one document its acknowledged answer names (it commits with its key's record).
       for (const k of keyed.filter((k) => k.path === "/v1/resources")) {
@@ -313,14 +328,18 @@ describe("durability", () => {
       const jobs = db.collection<Doc>("jobs");
       const storedJob = await jobs.findOne({ _id: job.id });
       if (!storedJob) lost.push(`job ${job.id}`);
-      else if (storedJob.progress.processed < seenJob.progress.processed) lost.push(`job checkpoint: seen ${seenJob.progress.processed}, found ${storedJob.progress.processed}`);
-      else if (!["running", "queued"].includes(seenJob.status) && storedJob.status !== seenJob.status) lost.push(`job status: seen ${seenJob.status}, found ${storedJob.status}`);
+      else if (storedJob.progress.processed < seenJob.progress.processed)
+        lost.push(`job checkpoint: seen ${seenJob.progress.processed}, found ${storedJob.progress.processed}`);
+      else if (!["running", "queued"].includes(seenJob.status) && storedJob.status !== seenJob.status)
+        lost.push(`job status: seen ${seenJob.status}, found ${storedJob.status}`);
       const importedBefore = await resources.countDocuments({ account: accountId, name: /^durability-import-/ });
       console.log(
         `durability: after the restart, in the database: ${tracked.length - deleted.length} live resources, ${deleted.length} deleted ` +
           `(${await resources.countDocuments({ _id: { $in: deleted.map((t) => t.id) }, deleted: true })} tombstones), ${keyed.length} idempotency keys; ` +
-          `of ${changes} change events ${changes - pendingInOutbox} in events and ${pendingInOutbox} not copied yet; ${before.found.length} events of the account in events, ` +
-          `${deliveriesQueued} deliveries queued; job ${storedJob?.status} at ${storedJob?.progress.processed}/${IMPORT_ITEMS} (seen ${seenJob.progress.processed}), ` +
+          `of ${changes} change events ${changes - pendingInOutbox} in events and ${pendingInOutbox} not copied yet; ${before.found.length} events of ` +
+          `the account in events, ` +
+          `${deliveriesQueued} deliveries queued; job ${storedJob?.status} at ${storedJob?.progress.processed}/${IMPORT_ITEMS} (seen ` +
+          `${seenJob.progress.processed}), ` +
           `${importedBefore} imported resources; acknowledged writes lost: ${lost.length}${lost.length > 0 ? `: ${lost.join("; ")}` : ""}`,
       );
       expect(lost, "acknowledged writes the restarted database does not hold").toEqual([]);
@@ -365,7 +384,10 @@ describe("durability", () => {
       const jobEvents = after.found.filter((e) => e.object.id === job.id);
       expect(jobEvents.map((e) => e.type)).toEqual(["job.succeeded"]);
       expect(after.found).toHaveLength(changes + IMPORT_ITEMS + 1);
-      expect(finishedJob).toMatchObject({ progress: { total: IMPORT_ITEMS, processed: IMPORT_ITEMS, failed: 0, skipped: 0 }, result: { created: IMPORT_ITEMS } });
+      expect(finishedJob).toMatchObject({
+        progress: { total: IMPORT_ITEMS, processed: IMPORT_ITEMS, failed: 0, skipped: 0 },
+        result: { created: IMPORT_ITEMS },
+      });
       expect(unverified).toBe(0);
 
       // Through the API: the acknowledged states, the deletions, and every key replays its first answer.
@@ -387,9 +409,11 @@ describe("durability", () => {
       expect(tracked.filter((t) => t.body !== null && !ids.has(t.id))).toEqual([]);
       const deliveredTwice = [...delivered.values()].filter((n) => n > 1).length;
       console.log(
-        `durability: after the restarted stack settled: job succeeded (${finishedJob.progress.processed}/${IMPORT_ITEMS} items, each once, attempts ${finishedJob.attempts}); ` +
+        `durability: after the restarted stack settled: job succeeded (${finishedJob.progress.processed}/${IMPORT_ITEMS} items, each once, attempts ` +
+          `${finishedJob.attempts}); ` +
           `${after.found.length} events (${changes} changes + ${IMPORT_ITEMS} imported + 1 job), 0 missing, 0 duplicated; ${delivered.size} events delivered ` +
-          `(${deliveredTwice} more than once); ${keyed.length} keys replayed with the first answer; ${tracked.length - deleted.length} resources read back as acknowledged, ` +
+          `(${deliveredTwice} more than once); ${keyed.length} keys replayed with the first answer; ${tracked.length - deleted.length} resources read ` +
+          `back as acknowledged, ` +
           `${deleted.length} deleted ones 404; settled ${((settledAt - restartedAt) / 1000).toFixed(1)} s after the restart`,
       );
     },

@@ -27,7 +27,8 @@ afterAll(async () => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-it(`test (a): with one account's ${DEAD_ENDPOINTS} endpoints never answering and ${(DEAD_ENDPOINTS * ITEMS).toLocaleString("en")} deliveries queued for them, another account's delivery arrives within ${BOUND_MS / 1000} s of its event (one worker)`, {
+it(`test (a): with one account's ${DEAD_ENDPOINTS} endpoints never answering and ${(DEAD_ENDPOINTS * ITEMS).toLocaleString("en")} deliveries queued ` +
+  `for them, another account's delivery arrives within ${BOUND_MS / 1000} s of its event (one worker)`, {
   timeout: 900_000,
 }, async () => {
   const mongoUri = inject("mongoUri");
@@ -84,7 +85,9 @@ it(`test (a): with one account's ${DEAD_ENDPOINTS} endpoints never answering and
 
   const lags = await timedDeliveries(calmApi, receiver, { count: 10, everyMs: 700, timeoutMs: 60_000, tag: "calm" });
   console.log(
-    `test (a): ${queued.toLocaleString("en")} deliveries pending for ${DEAD_ENDPOINTS} never-answering endpoints (queued in ${backlogSeconds} s, ${dead.connections} connections held so far); the other account's ${lags.length} deliveries arrived ${lags.join(", ")} ms after their events (max ${Math.max(...lags)} ms, p50 ${quantile(lags, 0.5)} ms; bound ${BOUND_MS} ms)`,
+    `test (a): ${queued.toLocaleString("en")} deliveries pending for ${DEAD_ENDPOINTS} never-answering endpoints (queued in ${backlogSeconds} s, ` +
+      `${dead.connections} connections held so far); the other account's ${lags.length} deliveries arrived ${lags.join(", ")} ms after their events ` +
+      `(max ${Math.max(...lags)} ms, p50 ${quantile(lags, 0.5)} ms; bound ${BOUND_MS} ms)`,
   );
   expect(queued).toBeGreaterThan(10_000);
   for (const lag of lags) expect(lag).toBeLessThan(BOUND_MS);

@@ -39,7 +39,8 @@ describe("faults", () => {
     running.push(await startGatewayProcess({ coreAddr, mongoUri, databaseName, dataDir, port: gatewayPort }));
     const { accountId, secret } = await newTestKey(coreAddr);
 
-    const call = () => httpsCall(dataDir, gatewayPort, "POST", "/v1/resources", { key: secret, form: "name=crash-once", headers: { "idempotency-key": "crash-key-1" } });
+    const call = () =>
+      httpsCall(dataDir, gatewayPort, "POST", "/v1/resources", { key: secret, form: "name=crash-once", headers: { "idempotency-key": "crash-key-1" } });
     const first = await call();
     // The connection to core was lost after the request reached it: the gateway cannot know, and must not say 503.
     expect(first.status).toBe(500);
@@ -65,7 +66,8 @@ describe("faults", () => {
     expect(JSON.parse(again.body).id).toBe(resource.id);
   }, 180_000);
 
-  it("core killed between the writes of a keyed create (after the lock, after the insert, after the record, before the commit): nothing committed, and a retry with the same key completes it once", async () => {
+  it("core killed between the writes of a keyed create (after the lock, after the insert, after the record, before the commit): nothing committed, and " +
+    "a retry with the same key completes it once", async () => {
     const mongoUri = inject("mongoUri");
     // The three crash points at once, each with its own core, gateway and database.
     const crashAt = async (point: string) => {

@@ -128,7 +128,11 @@ export async function queueDeadBacklog(
  * event's creation to its arrival (ms), in order; a create whose delivery did not come in time counts as
  * `timeoutMs`.
  */
-export async function timedDeliveries(api: PublicApi, receiver: ArrivalReceiver, options: { count: number; everyMs: number; timeoutMs: number; tag: string }): Promise<number[]> {
+export async function timedDeliveries(
+  api: PublicApi,
+  receiver: ArrivalReceiver,
+  options: { count: number; everyMs: number; timeoutMs: number; tag: string },
+): Promise<number[]> {
   const lags: number[] = [];
   for (let i = 0; i < options.count; i++) {
     const { id } = await api.send<{ id: string }>("POST", "/v1/resources", { form: `name=${options.tag}-${i}`, idempotencyKey: `${options.tag}-${i}` });

@@ -101,7 +101,10 @@ export class PublicApi {
     // Walked to the end: a page of jobs is cut at 2 MiB of parameters (an import's items), so with a few large
     // jobs of that status made since this one, the first page may not reach it.
     for (let after = ""; ; ) {
-      const { data, has_more } = await this.page<Identified>(`/v1/jobs`, `status=${status}&type=${job.type}&created[gte]=${job.created}${after ? `&starting_after=${after}` : ""}`);
+      const { data, has_more } = await this.page<Identified>(
+        `/v1/jobs`,
+        `status=${status}&type=${job.type}&created[gte]=${job.created}${after ? `&starting_after=${after}` : ""}`,
+      );
       if (data.some((j) => j.id === job.id)) return true;
       if (!has_more || data.length === 0) return false;
       after = data.at(-1)!.id;

@@ -73,7 +73,8 @@ async function startSlowStack(name: string) {
   const gatewayPort = await freePort();
   running.push(await startGatewayProcess({ coreAddr, mongoUri, databaseName, dataDir, port: gatewayPort }));
   const { secret } = await newTestKey(coreAddr);
-  const call = (method: string, path: string, form?: string) => httpsCall(dataDir, gatewayPort, method, path, { key: secret, ...(form === undefined ? {} : { form }) });
+  const call = (method: string, path: string, form?: string) =>
+    httpsCall(dataDir, gatewayPort, method, path, { key: secret, ...(form === undefined ? {} : { form }) });
   return { gatewayPort, secret, call };
 }
 
@@ -98,11 +99,14 @@ async function readAndImport(call: Awaited<ReturnType<typeof startSlowStack>>["c
 }
 
 describe("a slow upload, with the writing lease and the sweep shortened by their settings", () => {
-  it("POST /v1/files: a client sending a few bytes every half second for four leases gets 201, then the whole contents back, and an import of it succeeds", async () => {
+  it("POST /v1/files: a client sending a few bytes every half second for four leases gets 201, then the whole contents back, and an import of it " +
+    "succeeds", async () => {
     const { gatewayPort, secret, call } = await startSlowStack("slow-upload-file");
     const rows = importRows("slow");
     const { body, type } = await multipart(rows);
-    const head = `POST /v1/files HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${secret}\r\nContent-Type: ${type}\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n`;
+    const head =
+      `POST /v1/files HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${secret}\r\nContent-Type: ${type}\r\nContent-Length: ` +
+      `${body.length}\r\nConnection: close\r\n\r\n`;
     const started = Date.now();
     const answer = await slowRequest(gatewayPort, head, body);
     console.log(`slow upload: ${rows.length} bytes in ${Date.now() - started} ms (lease 2 s, sweep every 250 ms)`);
@@ -117,7 +121,9 @@ describe("a slow upload, with the writing lease and the sweep shortened by their
     const cut = rows.length - 1000;
     const pieces = [rows.subarray(0, cut), rows.subarray(cut)];
     const upload = JSON.parse((await call("POST", "/v1/uploads", `purpose=resources_import&filename=slow.jsonl&type=jsonl&bytes=${rows.length}`)).body);
-    const head = `POST /v1/uploads/${upload.id}/parts HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${secret}\r\nContent-Type: application/octet-stream\r\nContent-Length: ${pieces[0]!.length}\r\nConnection: close\r\n\r\n`;
+    const head =
+      `POST /v1/uploads/${upload.id}/parts HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${secret}\r\nContent-Type: ` +
+      `application/octet-stream\r\nContent-Length: ${pieces[0]!.length}\r\nConnection: close\r\n\r\n`;
     const slow = await slowRequest(gatewayPort, head, pieces[0]!);
     expect(slow.status).toBe(201);
     expect(slow.json).toMatchObject({ object: "upload.part", size: pieces[0]!.length, sha256: sha256(pieces[0]!) });

@@ -262,7 +262,9 @@ describe("npm start (rms start)", () => {
     const ports = { https: await freePort(), http: await freePort(), core: await freePort() };
     const stack = await startStack(ports, { env: tlsEnv });
     const rms = (...args: string[]) =>
-      run(process.execPath, [RMS_BIN, ...args], { env: { ...process.env, ...tlsEnv, RMS_ADMIN_TOKEN: "", RMS_DATA_DIR: dataDir, CORE_ADDR: `127.0.0.1:${ports.core}` } });
+      run(process.execPath, [RMS_BIN, ...args], {
+        env: { ...process.env, ...tlsEnv, RMS_ADMIN_TOKEN: "", RMS_DATA_DIR: dataDir, CORE_ADDR: `127.0.0.1:${ports.core}` },
+      });
     const account = JSON.parse((await rms("accounts", "create", "--json")).stdout);
     const key = JSON.parse((await rms("keys", "create", "--account", account.id, "--kind", "secret", "--mode", "test", "--json")).stdout);
     // Through the gateway, which reaches core over TLS with its client certificate.
@@ -277,7 +279,10 @@ describe("npm start (rms start)", () => {
   }, 180_000);
 
   it("refuses a wrong environment value with one line naming the variable", async () => {
-    const child = spawn(process.execPath, [RMS_BIN, "start"], { env: { ...process.env, PORT: "not-a-port", RMS_DATA_DIR: dataDir }, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [RMS_BIN, "start"], {
+      env: { ...process.env, PORT: "not-a-port", RMS_DATA_DIR: dataDir },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let stderr = "";
     child.stderr!.on("data", (d) => (stderr += d));
     const code = await new Promise((resolve) => child.once("exit", resolve));

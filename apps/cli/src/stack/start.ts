@@ -48,10 +48,19 @@ export async function bootstrapFirstAccount(
   const { account } = await admin.createAccount({});
   const { secret } = await admin.createKey({ accountId: account!.id, kind: KeyKind.SECRET, livemode: false });
   const session = sessions
-    ? await sessions.createDashboardSession({ tenant: { accountId: account!.id, livemode: false }, readOnly: false, expiresIn: BigInt(FIRST_START_DASHBOARD_S) })
+    ? await sessions.createDashboardSession({
+        tenant: { accountId: account!.id, livemode: false },
+        readOnly: false,
+        expiresIn: BigInt(FIRST_START_DASHBOARD_S),
+      })
     : undefined;
   const dashboard = session
-    ? ["Or open the dashboard (this link signs in for 24 hours; `npx rms dashboard` makes another):", "", `  https://localhost:${config.PORT}/dashboard/#key=${session.secret}`, ""]
+    ? [
+        "Or open the dashboard (this link signs in for 24 hours; `npx rms dashboard` makes another):",
+        "",
+        `  https://localhost:${config.PORT}/dashboard/#key=${session.secret}`,
+        "",
+      ]
     : [];
   // The development certificate as an absolute path: the line works pasted in any directory.
   const tls = config.TLS_CERT_FILE ? "" : ` --cacert ${shellWord(certificatePath(dataDir))}`;
@@ -89,7 +98,10 @@ function shellWord(text: string): string {
  */
 export function operatorPorts(config: Pick<StackConfig, "CORE_ADDR" | "METRICS_PORT" | "CORE_METRICS_PORT" | "WORKER_METRICS_PORT" | "WORKERS">): string {
   const port = (n: number) => (n === 0 ? "a free port" : String(n));
-  const workers = Array.from({ length: config.WORKERS }, (_, i) => `worker-${i + 1} ${config.WORKER_METRICS_PORT === 0 ? "a free port" : config.WORKER_METRICS_PORT + i}`);
+  const workers = Array.from(
+    { length: config.WORKERS },
+    (_, i) => `worker-${i + 1} ${config.WORKER_METRICS_PORT === 0 ? "a free port" : config.WORKER_METRICS_PORT + i}`,
+  );
   const metrics = [`gateway ${port(config.METRICS_PORT)}`, `core ${port(config.CORE_METRICS_PORT)}`, ...workers].join(", ");
   return `operator: core gRPC (npx rms) at ${config.CORE_ADDR}; /metrics on 127.0.0.1: ${metrics}`;
 }
@@ -179,7 +191,9 @@ export async function startStack(env: Record<string, string | undefined>): Promi
 
     // Workers share only the database with core; they start once core has made the indexes.
     for (let n = 1; n <= config.WORKERS; n++) {
-      children.push(startNodeChild(`worker-${n}`, entryPoint("worker"), workerEnv(env, config, resolved, n), "inherit", workerNodeFlags(config.WORKER_HEAP_MB)));
+      children.push(
+        startNodeChild(`worker-${n}`, entryPoint("worker"), workerEnv(env, config, resolved, n), "inherit", workerNodeFlags(config.WORKER_HEAP_MB)),
+      );
     }
 
     const gateway = startNodeChild("gateway", entryPoint("gateway"), gatewayEnv(env, config, resolved));
@@ -188,7 +202,9 @@ export async function startStack(env: Record<string, string | undefined>): Promi
     // The operator's ports first: `ready` is the last line, the one scripts and tests wait for.
     say(operatorPorts(config));
     say(
-      `ready: https://localhost:${config.PORT}/v1 (plain HTTP ${config.HTTP_PORT ? `on ${config.HTTP_PORT}, rejecting: a key sent there is revoked` : "off"}; core at ${config.CORE_ADDR}; ${config.WORKERS} worker${config.WORKERS === 1 ? "" : "s"})`,
+      `ready: https://localhost:${config.PORT}/v1 (plain HTTP ` +
+        `${config.HTTP_PORT ? `on ${config.HTTP_PORT}, rejecting: a key sent there is revoked` : "off"}; core at ${config.CORE_ADDR}; ` +
+        `${config.WORKERS} worker${config.WORKERS === 1 ? "" : "s"})`,
     );
 
     // Any child that dies on its own takes the stack down: a half-running stack helps no one.

@@ -43,7 +43,9 @@ const TRACE_ID = "4bf92f3577b34da6a3ce929d0e0e4736";
 const CLIENT_SPAN = "00f067aa0ba902b7";
 const JOB_TRACE_ID = "5cf92f3577b34da6a3ce929d0e0e4737";
 
-it("one trace spans gateway, core and the worker's delivery of the event; a job's run continues its create's trace; log lines carry the ids", { timeout: 180_000 }, async () => {
+it("one trace spans gateway, core and the worker's delivery of the event; a job's run continues its create's trace; log lines carry the ids", {
+  timeout: 180_000,
+}, async () => {
   const mongoUri = inject("mongoUri");
   const databaseName = testDatabaseName("tracing");
   cleanups.push(() => dropDatabase(mongoUri, databaseName));
@@ -81,7 +83,8 @@ it("one trace spans gateway, core and the worker's delivery of the event; a job'
 
   const inTrace = (traceId: string) => otlp.spans().filter((s) => s.traceId === traceId);
   /** The gateway's request span of the trace whose client span was `clientTrace`'s (by its link). */
-  const edgeOf = (clientTrace: string) => otlp.spans().find((s) => s.service === "rms-gateway" && s.kind === 2 && s.links.some((l) => l.traceId === clientTrace));
+  const edgeOf = (clientTrace: string) =>
+    otlp.spans().find((s) => s.service === "rms-gateway" && s.kind === 2 && s.links.some((l) => l.traceId === clientTrace));
   let spans: ReceivedSpan[] = [];
   await eventually(
     () => {
@@ -113,7 +116,11 @@ it("one trace spans gateway, core and the worker's delivery of the event; a job'
   // worker: the delivery continues the span that wrote the event (core's), read from the event document.
   const delivery = spans.find((s) => s.service === "rms-worker" && s.name === "webhook delivery")!;
   expect(delivery).toMatchObject({ kind: 5, parentSpanId: served.spanId, statusCode: 0 });
-  expect(delivery.attributes).toMatchObject({ "rms.event.type": "resource.created", "rms.event.id": receiver.createdEvent.get(created.id), "rms.delivery.outcome": "succeeded" });
+  expect(delivery.attributes).toMatchObject({
+    "rms.event.type": "resource.created",
+    "rms.event.id": receiver.createdEvent.get(created.id),
+    "rms.delivery.outcome": "succeeded",
+  });
   // What carried it: the event document's `trace` (core's span that wrote it), never shown by the API.
   const eventId = receiver.createdEvent.get(created.id)!;
   const stored = await mongo.db(databaseName).collection<{ _id: string; trace?: unknown }>("events").findOne({ _id: eventId });
@@ -122,7 +129,10 @@ it("one trace spans gateway, core and the worker's delivery of the event; a job'
   expect(JSON.parse((await api.request("GET", `/v1/events/${eventId}`)).body)).not.toHaveProperty("trace");
 
   // A job: its run, on the worker, continues the trace of the request that created it.
-  const job = await httpsCreate(api, `00-${JOB_TRACE_ID}-${CLIENT_SPAN}-01`, undefined, "/v1/jobs", { type: "resources.import", params: { items: [{ name: "imported" }] } });
+  const job = await httpsCreate(api, `00-${JOB_TRACE_ID}-${CLIENT_SPAN}-01`, undefined, "/v1/jobs", {
+    type: "resources.import",
+    params: { items: [{ name: "imported" }] },
+  });
   let jobTrace = "";
   await eventually(
     () => {
@@ -143,7 +153,10 @@ it("one trace spans gateway, core and the worker's delivery of the event; a job'
   await eventually(() => {
     const requestLine = gatewayLog.find((l) => l.msg === "request" && l.path === "/v1/resources" && l.method === "POST");
     expect(requestLine).toMatchObject({ trace_id: traceId, span_id: request.spanId });
-    expect(coreLog.find((l) => l.msg === "call" && l.method === "/rms.v1.ResourceService/CreateResource")).toMatchObject({ trace_id: traceId, span_id: served.spanId });
+    expect(coreLog.find((l) => l.msg === "call" && l.method === "/rms.v1.ResourceService/CreateResource")).toMatchObject({
+      trace_id: traceId,
+      span_id: served.spanId,
+    });
     const run = inTrace(jobTrace).find((s) => s.name === "job run")!;
     expect(workerLog.find((l) => l.msg === "jobs: claimed" && l.job === job.id)).toMatchObject({ trace_id: jobTrace, span_id: run.spanId });
   });

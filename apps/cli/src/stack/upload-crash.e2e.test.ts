@@ -70,14 +70,17 @@ async function startUploadStack(name: string, faults?: string) {
 }
 
 describe("a streamed upload when core dies", () => {
-  it("kill -9 of core mid-upload: the client gets a clean error, a retry with the same key makes the one file, the dead attempt's bytes are swept", async () => {
+  it("kill -9 of core mid-upload: the client gets a clean error, a retry with the same key makes the one file, the dead attempt's bytes are " +
+    "swept", async () => {
     const { db, doomedCore, gatewayPort, accountId, secret, restartCore } = await startUploadStack("upload-crash");
 
     // About 4 MiB of rows: four chunks of the byte store.
     const rows = Array.from({ length: 90_000 }, (_, i) => `{"name":"row ${i}","metadata":{"n":"${i}"}}\n`).join("");
     const { body, type } = await multipart(rows);
     const headers = { "content-type": type, "idempotency-key": "crash-upload-1" };
-    const head = `POST /v1/files HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${secret}\r\nIdempotency-Key: crash-upload-1\r\nContent-Type: ${type}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n`;
+    const head =
+      `POST /v1/files HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${secret}\r\nIdempotency-Key: crash-upload-1\r\nContent-Type: ` +
+      `${type}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n`;
     const first = await partialUpload(gatewayPort, head, body, 2_600_000);
     // Core has written chunks of this upload (and holds the key's lock) when it dies.
     await eventually(async () => expect(await db.collection("file_blob_chunks").countDocuments()).toBeGreaterThan(0), { timeoutMs: 30_000 });
@@ -133,12 +136,14 @@ describe("a streamed upload when core dies", () => {
     expect(await db.collection("file_blob_chunks").countDocuments({ b: { $in: kept } })).toBe(4);
   }, 400_000);
 
-  it("kill -9 of core right after the file's one commit (its document with the key's record), before answering: the retry with the same key answers that same file", async () => {
+  it("kill -9 of core right after the file's one commit (its document with the key's record), before answering: the retry with the same key answers " +
+    "that same file", async () => {
     const { db, doomedCore, gatewayPort, accountId, secret, restartCore } = await startUploadStack("upload-crash-after", "file.create:1");
 
     const rows = Array.from({ length: 2_000 }, (_, i) => `{"name":"after ${i}"}\n`).join("");
     const { body, type } = await multipart(rows);
-    const upload = () => httpsCall(dataDir, gatewayPort, "POST", "/v1/files", { key: secret, form: body, headers: { "content-type": type, "idempotency-key": "crash-after-1" } });
+    const upload = () =>
+      httpsCall(dataDir, gatewayPort, "POST", "/v1/files", { key: secret, form: body, headers: { "content-type": type, "idempotency-key": "crash-after-1" } });
     const first = await upload();
     expect(first.status).toBeGreaterThanOrEqual(500);
     expect(await doomedCore.exited).toBe("SIGKILL");

@@ -32,7 +32,11 @@ export function useCliCore(name: string, options: Pick<CoreOptions, "relay"> = {
     async rms(...args: string[]) {
       let stdout = "";
       let stderr = "";
-      const code = await runCli(args, { env: { RMS_ADMIN_TOKEN: ADMIN_TOKEN, CORE_ADDR: cliCore.address }, stdout: (t) => (stdout += t), stderr: (t) => (stderr += t) });
+      const code = await runCli(args, {
+        env: { RMS_ADMIN_TOKEN: ADMIN_TOKEN, CORE_ADDR: cliCore.address },
+        stdout: (t) => (stdout += t),
+        stderr: (t) => (stderr += t),
+      });
       const json = () =>
         stdout
           .trim()

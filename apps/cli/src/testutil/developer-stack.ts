@@ -128,7 +128,10 @@ export interface CliProcess {
 }
 
 export function runRms(args: readonly string[], env: Record<string, string>): CliProcess {
-  const child = spawn(process.execPath, [RMS_BIN, ...args], { env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [RMS_BIN, ...args], {
+    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   let out = "";
   let err = "";
   child.stdout!.on("data", (d) => (out += d));

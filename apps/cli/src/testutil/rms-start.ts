@@ -45,7 +45,10 @@ export interface RmsStart {
  * repository. `started` is told of the process as soon as it is spawned, so a test can stop it even when it never
  * gets ready. Resolves once it has printed `rms: ready`; throws with its output when it exits before that.
  */
-export async function startRms(env: Record<string, string | undefined>, options: { npm?: boolean; cwd?: string; started?: (stack: RmsStart) => void } = {}): Promise<RmsStart> {
+export async function startRms(
+  env: Record<string, string | undefined>,
+  options: { npm?: boolean; cwd?: string; started?: (stack: RmsStart) => void } = {},
+): Promise<RmsStart> {
   let output = "";
   let stdout = "";
   // npm_execpath: the npm that runs this test suite; plain `npm` when run some other way.

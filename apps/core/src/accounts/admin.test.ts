@@ -51,7 +51,10 @@ describe("accounts and keys", () => {
   });
 
   it("refuses unknown secrets, revoked keys and expired keys with distinct codes", async () => {
-    await expect(t.admin.verifyKey({ secret: `sk_test_${"A".repeat(32)}` })).rejects.toMatchObject({ grpcCode: GrpcStatus.UNAUTHENTICATED, code: "api_key_invalid" });
+    await expect(t.admin.verifyKey({ secret: `sk_test_${"A".repeat(32)}` })).rejects.toMatchObject({
+      grpcCode: GrpcStatus.UNAUTHENTICATED,
+      code: "api_key_invalid",
+    });
     await expect(t.admin.verifyKey({ secret: "garbage" })).rejects.toMatchObject({ code: "api_key_invalid" });
 
     const revoked = await t.admin.createKey({ accountId: account, kind: KeyKind.SECRET });
@@ -105,7 +108,11 @@ describe("accounts and keys", () => {
 
 describe("admin token", () => {
   it("is required on every call", async () => {
-    for (const metadata of [{} as Record<string, string>, { authorization: "Bearer wrong-token-0123456789" }, { authorization: "test-admin-token-0123456789" }]) {
+    for (const metadata of [
+      {} as Record<string, string>,
+      { authorization: "Bearer wrong-token-0123456789" },
+      { authorization: "test-admin-token-0123456789" },
+    ]) {
       const client = createClient(AdminService, t.core.address, { metadata });
       await expect(client.createAccount({})).rejects.toMatchObject({ grpcCode: GrpcStatus.UNAUTHENTICATED, code: "admin_token_invalid" });
       client.close();

@@ -66,7 +66,10 @@ export function authorizeKey(key: Pick<KeyDocument, "kind" | "scopes">, method: 
   const scope = RPC_SCOPES[method] ?? undefined;
   if (key.kind === "publishable") {
     if (scope === "resources:read") return;
-    throw errors.of("publishable_key_read_only", `Publishable keys are read-only; this request needs the '${scope ?? method}' scope. Use a secret or restricted key.`);
+    throw errors.of(
+      "publishable_key_read_only",
+      `Publishable keys are read-only; this request needs the '${scope ?? method}' scope. Use a secret or restricted key.`,
+    );
   }
   if (scope === undefined || withImpliedScopes(key.scopes).includes(scope)) return;
   throw errors.of("insufficient_scope", `The provided key does not have the required scope '${scope}' for this request.`);

@@ -83,7 +83,9 @@ export class AccountStore {
     const backwards = page.endingBefore !== undefined;
     if (page.startingAfter !== undefined) filter["_id"] = { $lt: page.startingAfter };
     if (page.endingBefore !== undefined) filter["_id"] = { $gt: page.endingBefore };
-    const found = await this.keys.find(filter, { sort: { _id: backwards ? 1 : -1 }, limit: page.limit + 1, projection: { hash: 0 }, hint: "tenant_keys", ...options }).toArray();
+    const found = await this.keys
+      .find(filter, { sort: { _id: backwards ? 1 : -1 }, limit: page.limit + 1, projection: { hash: 0 }, hint: "tenant_keys", ...options })
+      .toArray();
     const items = found.slice(0, page.limit);
     return { items: backwards ? items.reverse() : items, hasMore: found.length > page.limit };
   }

@@ -1,4 +1,11 @@
-import { ApiKeyService, PRESENTED_KEY_ID_METADATA, type CallContext, type ListApiKeysRequest, type RevokeApiKeyRequest, type ServiceImplementation } from "@rms/proto";
+import {
+  ApiKeyService,
+  PRESENTED_KEY_ID_METADATA,
+  type CallContext,
+  type ListApiKeysRequest,
+  type RevokeApiKeyRequest,
+  type ServiceImplementation,
+} from "@rms/proto";
 import { keyMessage } from "./key-message.js";
 import type { AccountStore, KeyDocument } from "./store.js";
 import { errors } from "../errors.js";

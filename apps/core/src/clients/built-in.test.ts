@@ -1,6 +1,17 @@
 // The built-in entries of the caller table over real gRPC: the gateway's credential reaches only what the gateway calls.
 import { status as GrpcStatus } from "@grpc/grpc-js";
-import { AdminService, EventService, JobService, KeyKind, PRESENTED_KEY_ID_METADATA, PRESENTED_KEY_METADATA, ResourceService, createClient, keyHash, methodPath } from "@rms/proto";
+import {
+  AdminService,
+  EventService,
+  JobService,
+  KeyKind,
+  PRESENTED_KEY_ID_METADATA,
+  PRESENTED_KEY_METADATA,
+  ResourceService,
+  createClient,
+  keyHash,
+  methodPath,
+} from "@rms/proto";
 import { testDatabaseName } from "@rms/test-db";
 import type {} from "@rms/test-db/vitest-setup";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";

@@ -20,7 +20,13 @@ describe("a clients file core takes", () => {
   it("gives each entry its methods, accounts and modes; a whole service by Service/*", () => {
     const [billing, importer] = parse([
       entry,
-      { name: "importer", tls_san: ["importer.internal"], methods: ["/rms.v1.ResourceService/*", "rms.v1.JobService/GetJob"], accounts: "*", modes: ["test", "live"] },
+      {
+        name: "importer",
+        tls_san: ["importer.internal"],
+        methods: ["/rms.v1.ResourceService/*", "rms.v1.JobService/GetJob"],
+        accounts: "*",
+        modes: ["test", "live"],
+      },
     ]);
     expect(billing!.tokenSha256).toEqual([HASH]);
     expect(mayCall(billing!.client, "/rms.v1.ResourceService/GetResource")).toBe(true);
@@ -28,7 +34,9 @@ describe("a clients file core takes", () => {
     expect(mayActOn(billing!.client, { account: ACCOUNT, livemode: false })).toBe(true);
     expect(mayActOn(billing!.client, { account: ACCOUNT, livemode: true })).toBe(false);
     expect(mayActOn(billing!.client, { account: "acct_other", livemode: false })).toBe(false);
-    expect([...importer!.client.methods].sort()).toEqual([...[...SERVED_METHODS].filter((m) => m.startsWith("/rms.v1.ResourceService/")), "/rms.v1.JobService/GetJob"].sort());
+    expect([...importer!.client.methods].sort()).toEqual(
+      [...[...SERVED_METHODS].filter((m) => m.startsWith("/rms.v1.ResourceService/")), "/rms.v1.JobService/GetJob"].sort(),
+    );
     expect(importer!.tlsSans).toEqual(["importer.internal"]);
     expect(mayActOn(importer!.client, { account: "acct_any", livemode: true })).toBe(true);
     // Upper-case hex is the same hash.
@@ -77,10 +85,14 @@ describe("a clients file core refuses, saying where", () => {
   });
 
   it("a name or a credential given twice", () => {
-    expect(() => parse([entry, { ...entry, token_sha256: [keyHash("other-token-0123456789")] }])).toThrow(/clients\[1\] \(billing\): another entry has this name/);
+    expect(() => parse([entry, { ...entry, token_sha256: [keyHash("other-token-0123456789")] }])).toThrow(
+      /clients\[1\] \(billing\): another entry has this name/,
+    );
     const builtIn = builtInClients({ operator: "operator-token-0123456789" }, METHOD_CALLERS);
     expect(() => new CallerTable(builtIn, [...parse([entry]), ...parse([{ ...entry, name: "copy" }])])).toThrow(/is also billing's/);
-    expect(() => new CallerTable(builtIn, parse([{ ...entry, token_sha256: [keyHash("operator-token-0123456789")] }]))).toThrow(/of billing is also operator's/);
+    expect(() => new CallerTable(builtIn, parse([{ ...entry, token_sha256: [keyHash("operator-token-0123456789")] }]))).toThrow(
+      /of billing is also operator's/,
+    );
   });
 });
 
@@ -94,10 +106,16 @@ describe("CORE_CLIENTS_FILE at start", () => {
     writeFileSync(file, JSON.stringify({ clients: [entry] }));
     expect(parseCoreConfig({ ...base, CORE_CLIENTS_FILE: file }).clients).toMatchObject({ file, entries: [{ client: { name: "billing" } }] });
     expect(parseCoreConfig(base).clients).toBeNull();
-    expect(() => parseCoreConfig({ ...base, CORE_CLIENTS_FILE: join(dir, "missing.json") })).toThrow(/^CORE_CLIENTS_FILE .*missing\.json: cannot be read \(ENOENT\)$/);
+    expect(() => parseCoreConfig({ ...base, CORE_CLIENTS_FILE: join(dir, "missing.json") })).toThrow(
+      /^CORE_CLIENTS_FILE .*missing\.json: cannot be read \(ENOENT\)$/,
+    );
     writeFileSync(file, JSON.stringify({ clients: [{ ...entry, modes: [] }] }));
-    expect(() => parseCoreConfig({ ...base, CORE_CLIENTS_FILE: file })).toThrow(/^CORE_CLIENTS_FILE .*clients\.json: clients\[0\]\.modes: must name at least one mode$/);
+    expect(() => parseCoreConfig({ ...base, CORE_CLIENTS_FILE: file })).toThrow(
+      /^CORE_CLIENTS_FILE .*clients\.json: clients\[0\]\.modes: must name at least one mode$/,
+    );
     writeFileSync(file, JSON.stringify({ clients: [{ ...entry, token_sha256: [keyHash(base.RMS_ADMIN_TOKEN)] }] }));
-    expect(() => parseCoreConfig({ ...base, CORE_CLIENTS_FILE: file })).toThrow(/^CORE_CLIENTS_FILE .*clients\.json: the token hash .* of billing is also operator's/);
+    expect(() => parseCoreConfig({ ...base, CORE_CLIENTS_FILE: file })).toThrow(
+      /^CORE_CLIENTS_FILE .*clients\.json: the token hash .* of billing is also operator's/,
+    );
   });
 });

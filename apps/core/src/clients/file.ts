@@ -46,9 +46,12 @@ const entrySchema = z
       .optional(),
     tls_san: z.array(z.string().trim().min(1, "must not be empty")).min(1, "must hold at least one name").optional(),
     methods: z.array(z.string()).min(1, "must name at least one method"),
-    accounts: z.union([z.literal("*"), z.array(z.string().refine((id) => isId("acct", id), "must be an account id (acct_...)")).min(1, "must name at least one account")], {
-      error: 'must be "*" or a list of account ids',
-    }),
+    accounts: z.union(
+      [z.literal("*"), z.array(z.string().refine((id) => isId("acct", id), "must be an account id (acct_...)")).min(1, "must name at least one account")],
+      {
+        error: 'must be "*" or a list of account ids',
+      },
+    ),
     modes: z.array(z.enum(["test", "live"], 'must be "test" or "live"')).min(1, "must name at least one mode"),
   })
   .strict();
@@ -62,7 +65,8 @@ function methodsOf(patterns: readonly string[], served: ReadonlySet<string>, whe
     const path = pattern.startsWith("/") ? pattern : `/${pattern}`;
     const service = /^\/([^/]+)\/\*$/.exec(path)?.[1];
     const matched = service === undefined ? (served.has(path) ? [path] : []) : [...served].filter((m) => m.startsWith(`/${service}/`));
-    if (matched.length === 0) throw new ClientsFileError(`${where}.methods[${at}]: core serves no ${service === undefined ? "method" : "service"} "${pattern}"`);
+    if (matched.length === 0)
+      throw new ClientsFileError(`${where}.methods[${at}]: core serves no ${service === undefined ? "method" : "service"} "${pattern}"`);
     for (const method of matched) methods.add(method);
   });
   return methods;

@@ -5,7 +5,10 @@ import { mayCall, type CoreClient } from "./client.js";
 import type { CallerTable, Identity } from "./table.js";
 
 /** Server reflection's methods (v1 and v1alpha): open on loopback, to known clients only elsewhere. */
-const REFLECTION_PATHS = new Set(["/grpc.reflection.v1.ServerReflection/ServerReflectionInfo", "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo"]);
+const REFLECTION_PATHS = new Set([
+  "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo",
+  "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo",
+]);
 
 /** The values of a verified client certificate's subject alternative names (`DNS:a, URI:b` gives `a`, `b`). */
 export function certificateNames(call: Pick<ServerInterceptingCallInterface, "getAuthContext">): string[] {

@@ -124,7 +124,10 @@ describe("a client limited to GetResource and ListResources of one account in te
     // A list of the other account names no object: NOT_FOUND for the account, existing or not.
     const listed = await refusal(billing.resources.listResources({ tenant: tenant(accounts.b), limit: 10 }));
     expect(listed).toMatchObject({ ...notFound, param: "tenant", message: `No such account: '${accounts.b}'` });
-    expect(await refusal(billing.resources.listResources({ tenant: tenant("acct_0000000000000000000000"), limit: 10 }))).toMatchObject({ ...notFound, param: "tenant" });
+    expect(await refusal(billing.resources.listResources({ tenant: tenant("acct_0000000000000000000000"), limit: 10 }))).toMatchObject({
+      ...notFound,
+      param: "tenant",
+    });
   });
 
   it("finds the live mode NOT_FOUND when it has only test", async () => {
@@ -168,8 +171,18 @@ describe("core's log and /metrics", () => {
       const refused = core.lines().filter((line) => line["msg"] === "call refused");
       expect(refused).toEqual(
         expect.arrayContaining([
-          expect.objectContaining({ client: "billing", method: "/rms.v1.ResourceService/CreateResource", refused: "method_not_allowed", code: GrpcStatus.PERMISSION_DENIED }),
-          expect.objectContaining({ client: "billing", method: "/rms.v1.ResourceService/GetResource", refused: "tenant_not_allowed", code: GrpcStatus.NOT_FOUND }),
+          expect.objectContaining({
+            client: "billing",
+            method: "/rms.v1.ResourceService/CreateResource",
+            refused: "method_not_allowed",
+            code: GrpcStatus.PERMISSION_DENIED,
+          }),
+          expect.objectContaining({
+            client: "billing",
+            method: "/rms.v1.ResourceService/GetResource",
+            refused: "tenant_not_allowed",
+            code: GrpcStatus.NOT_FOUND,
+          }),
           expect.objectContaining({ client: "billing", method: "/rms.v1.ResourceService/ListResources", refused: "tenant_not_allowed" }),
           expect.objectContaining({ client: "importer", method: "/rms.v1.ResourceService/CreateResource", refused: "tenant_not_allowed" }),
           expect.objectContaining({ client: "unknown", refused: "admin_token_invalid", code: GrpcStatus.UNAUTHENTICATED }),
@@ -184,7 +197,9 @@ describe("core's log and /metrics", () => {
 
   it("count calls by client, in an exposition promtool accepts", async () => {
     const text = await (await fetch(`http://127.0.0.1:${core.metricsPort}/metrics`)).text();
-    expect(text).toMatch(/grpc_server_handled_total\{grpc_type="unary",grpc_service="rms.v1.ResourceService",grpc_method="ListResources",client="billing",grpc_code="OK"\} [1-9]/);
+    expect(text).toMatch(
+      /grpc_server_handled_total\{grpc_type="unary",grpc_service="rms.v1.ResourceService",grpc_method="ListResources",client="billing",grpc_code="OK"\} [1-9]/,
+    );
     expect(text).toMatch(/grpc_server_handled_total\{[^}]*grpc_method="CreateResource",client="billing",grpc_code="PERMISSION_DENIED"\} 1/);
     expect(text).toMatch(/grpc_server_handled_total\{[^}]*grpc_method="CreateResource",client="importer",grpc_code="OK"\} 2/);
     expect(text).toMatch(/grpc_server_started_total\{[^}]*client="unknown"\} [1-9]/);

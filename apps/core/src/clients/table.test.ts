@@ -13,7 +13,14 @@ const table = new CallerTable(
   parseClientsFile(
     JSON.stringify({
       clients: [
-        { name: "billing", token_sha256: [keyHash("billing-token-0123456789")], tls_san: ["billing.internal"], methods: ["rms.v1.EventService/*"], accounts: "*", modes: ["test"] },
+        {
+          name: "billing",
+          token_sha256: [keyHash("billing-token-0123456789")],
+          tls_san: ["billing.internal"],
+          methods: ["rms.v1.EventService/*"],
+          accounts: "*",
+          modes: ["test"],
+        },
       ],
     }),
     SERVED_METHODS,
@@ -48,7 +55,9 @@ it("takes a new file whole, or keeps what it had", () => {
   const copy = new CallerTable(builtInClients({ operator: "operator-token-0123456789" }, METHOD_CALLERS));
   expect(copy.clients.map((c) => c.name)).toEqual(["operator"]);
   const clash = parseClientsFile(
-    JSON.stringify({ clients: [{ name: "x", token_sha256: [keyHash("operator-token-0123456789")], methods: ["rms.v1.EventService/*"], accounts: "*", modes: ["test"] }] }),
+    JSON.stringify({
+      clients: [{ name: "x", token_sha256: [keyHash("operator-token-0123456789")], methods: ["rms.v1.EventService/*"], accounts: "*", modes: ["test"] }],
+    }),
     SERVED_METHODS,
     "f",
   );

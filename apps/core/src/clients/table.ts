@@ -21,7 +21,8 @@ function lookupOf(entries: readonly CredentialedClient[]): Lookup {
   for (const { client, tokenSha256, tlsSans } of entries) {
     for (const hash of tokenSha256) {
       const other = byTokenSha256.get(hash);
-      if (other) throw new ClientsFileError(`the token hash ${hash.slice(0, 12)}... of ${client.name} is also ${other.name}'s: every client has tokens of its own`);
+      if (other)
+        throw new ClientsFileError(`the token hash ${hash.slice(0, 12)}... of ${client.name} is also ${other.name}'s: every client has tokens of its own`);
       byTokenSha256.set(hash, client);
     }
     for (const san of tlsSans) {

@@ -26,7 +26,11 @@ export class TenantRefusal extends RpcError {
     const refusal =
       typeof named === "string" && kind !== undefined
         ? // The file service names uploads by `upl_` ids and quotes at most 64 characters of an id it cannot read.
-          catalogueError("resource_missing", `No such ${named.startsWith("upl_") && kind === "file" ? "upload" : kind}: '${kind === "file" ? named.slice(0, 64) : named}'`, "id")
+          catalogueError(
+            "resource_missing",
+            `No such ${named.startsWith("upl_") && kind === "file" ? "upload" : kind}: '${kind === "file" ? named.slice(0, 64) : named}'`,
+            "id",
+          )
         : catalogueError("resource_missing", `No such account: '${tenant.account}'`, "tenant");
     super(refusal.grpcCode, { type: refusal.type, code: refusal.code, message: refusal.message, ...(refusal.param ? { param: refusal.param } : {}) });
     this.name = "TenantRefusal";

@@ -77,14 +77,18 @@ describe("a client known by its certificate", () => {
       grpcCode: GrpcStatus.PERMISSION_DENIED,
       code: "method_not_allowed",
     });
-    await expect(billing.resources.listResources({ tenant: { accountId: accounts.b, livemode: false } })).rejects.toMatchObject({ grpcCode: GrpcStatus.NOT_FOUND });
+    await expect(billing.resources.listResources({ tenant: { accountId: accounts.b, livemode: false } })).rejects.toMatchObject({
+      grpcCode: GrpcStatus.NOT_FOUND,
+    });
   });
 
   it("is UNAUTHENTICATED when its certificate names no client, or when the token it sends is unknown (a token, when sent, decides)", async () => {
     await expect(client("stranger").resources.listResources({ tenant: { accountId: accounts.a, livemode: false } })).rejects.toMatchObject({
       grpcCode: GrpcStatus.UNAUTHENTICATED,
     });
-    await expect(client("billing", "not-a-known-token-0123456789").resources.listResources({ tenant: { accountId: accounts.a, livemode: false } })).rejects.toMatchObject({
+    await expect(
+      client("billing", "not-a-known-token-0123456789").resources.listResources({ tenant: { accountId: accounts.a, livemode: false } }),
+    ).rejects.toMatchObject({
       grpcCode: GrpcStatus.UNAUTHENTICATED,
     });
   });
@@ -95,7 +99,11 @@ describe("off loopback", () => {
     await expect(reflect(core.address, { listServices: "" }, { credentials: channel("stranger") })).rejects.toMatchObject({ code: GrpcStatus.UNAUTHENTICATED });
     const byCertificate = await reflect(core.address, { listServices: "" }, { credentials: channel("billing") });
     expect(byCertificate.listServicesResponse?.service.map((s) => s.name)).toContain("rms.v1.ResourceService");
-    const byToken = await reflect(core.address, { listServices: "" }, { credentials: channel("stranger"), metadata: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+    const byToken = await reflect(
+      core.address,
+      { listServices: "" },
+      { credentials: channel("stranger"), metadata: { authorization: `Bearer ${ADMIN_TOKEN}` } },
+    );
     expect(byToken.listServicesResponse?.service.map((s) => s.name)).toContain("rms.v1.AdminService");
   });
 

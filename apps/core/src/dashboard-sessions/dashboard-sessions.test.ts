@@ -1,4 +1,12 @@
-import { ApiKeyService, DashboardSessionService, KeyKind, PRESENTED_KEY_ID_METADATA, PRESENTED_KEY_METADATA, REPLAY_METADATA, type ServiceClient } from "@rms/proto";
+import {
+  ApiKeyService,
+  DashboardSessionService,
+  KeyKind,
+  PRESENTED_KEY_ID_METADATA,
+  PRESENTED_KEY_METADATA,
+  REPLAY_METADATA,
+  type ServiceClient,
+} from "@rms/proto";
 import type { Metadata } from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { IDEMPOTENCY_RECORDS_COLLECTION } from "../storage/idempotency-records.js";
@@ -19,7 +27,10 @@ async function session(tenant: { accountId: string; livemode: boolean }, key: st
   const onTrailers = (trailers: Metadata) => {
     replay = trailers.get(REPLAY_METADATA)[0] as string | undefined;
   };
-  const answer = await sessions.createDashboardSession({ tenant, ...fields }, { metadata: { "idempotency-key": key, "rms-request-id": `req_${key}` }, onTrailers });
+  const answer = await sessions.createDashboardSession(
+    { tenant, ...fields },
+    { metadata: { "idempotency-key": key, "rms-request-id": `req_${key}` }, onTrailers },
+  );
   return { answer, replay };
 }
 
@@ -70,7 +81,9 @@ describe("CreateDashboardSession under an Idempotency-Key", () => {
     try {
       const account = await bare.newAccount();
       const client = bare.client(DashboardSessionService);
-      await expect(client.createDashboardSession({ tenant: account.test }, { metadata: { "idempotency-key": "dash-nokey" } })).rejects.toMatchObject({ code: "internal_error" });
+      await expect(client.createDashboardSession({ tenant: account.test }, { metadata: { "idempotency-key": "dash-nokey" } })).rejects.toMatchObject({
+        code: "internal_error",
+      });
       expect((await bare.admin.listKeys({ accountId: account.id })).keys.filter((k) => k.kind === bare.KeyKind.RESTRICTED)).toHaveLength(0);
       // Without a key it works as before.
       expect((await client.createDashboardSession({ tenant: account.test })).secret).toMatch(/^rk_test_/);
@@ -129,9 +142,9 @@ describe("a dashboard session made by a secret key", () => {
     const restricted = await t.admin.createKey({ accountId: account.id, kind: KeyKind.RESTRICTED, livemode: false, scopes: ["resources:write"] });
     // A restricted key that is no session, and another session, may not end it.
     const insufficient = { code: "insufficient_scope" };
-    await expect(sessions.revokeDashboardSession({ tenant: account.test, id: first.id }, presenting({ id: restricted.key!.id, secret: restricted.secret }))).rejects.toMatchObject(
-      insufficient,
-    );
+    await expect(
+      sessions.revokeDashboardSession({ tenant: account.test, id: first.id }, presenting({ id: restricted.key!.id, secret: restricted.secret })),
+    ).rejects.toMatchObject(insufficient);
     await expect(sessions.revokeDashboardSession({ tenant: account.test, id: first.id }, presenting(second))).rejects.toMatchObject(insufficient);
     // A key that is no session's, another account's session, an id of nothing: not found.
     const missing = { code: "resource_missing", param: "id" };

@@ -11,7 +11,10 @@ afterAll(() => t?.stop());
 describe("EventService over the relay", () => {
   it("shows one event per change of a resource, newest first, with sequence, previous_attributes and the deleted object as it was", async () => {
     const { test } = await t.newAccount();
-    const { resource } = await t.resources.createResource({ tenant: test, name: "first", metadata: [{ key: "a", value: "1" }] }, { metadata: { "rms-request-id": "req_create" } });
+    const { resource } = await t.resources.createResource(
+      { tenant: test, name: "first", metadata: [{ key: "a", value: "1" }] },
+      { metadata: { "rms-request-id": "req_create" } },
+    );
     const id = resource!.id;
     await t.resources.updateResource({ tenant: test, id, name: "second" });
     await t.resources.deleteResource({ tenant: test, id });
@@ -68,8 +71,14 @@ describe("EventService over the relay", () => {
 
   it("refuses type with types, more than 20 types and a malformed cursor", async () => {
     const { test } = await t.newAccount();
-    await expect(t.events.listEvents({ tenant: test, type: "resource.created", types: ["resource.updated"] })).rejects.toMatchObject({ code: "parameter_invalid", param: "types" });
-    await expect(t.events.listEvents({ tenant: test, types: Array.from({ length: 21 }, (_, i) => `t${i}`) })).rejects.toMatchObject({ code: "parameter_invalid", param: "types" });
+    await expect(t.events.listEvents({ tenant: test, type: "resource.created", types: ["resource.updated"] })).rejects.toMatchObject({
+      code: "parameter_invalid",
+      param: "types",
+    });
+    await expect(t.events.listEvents({ tenant: test, types: Array.from({ length: 21 }, (_, i) => `t${i}`) })).rejects.toMatchObject({
+      code: "parameter_invalid",
+      param: "types",
+    });
     await expect(t.events.listEvents({ tenant: test, startingAfter: "res_x" })).rejects.toMatchObject({ code: "parameter_invalid", param: "starting_after" });
   });
 
@@ -106,7 +115,10 @@ describe("EventService over the relay", () => {
         return page;
       })
     ).events;
-    await expect(t.events.listEvents({ tenant: test, object: id, startingAfter: otherEvent!.id })).rejects.toMatchObject({ code: "parameter_invalid", param: "starting_after" });
+    await expect(t.events.listEvents({ tenant: test, object: id, startingAfter: otherEvent!.id })).rejects.toMatchObject({
+      code: "parameter_invalid",
+      param: "starting_after",
+    });
 
     // Another mode, or an id nothing has, lists nothing.
     expect((await t.events.listEvents({ tenant: live, object: id })).events).toEqual([]);
@@ -114,7 +126,10 @@ describe("EventService over the relay", () => {
 
     await expect(t.events.listEvents({ tenant: test, sequence: { gt: 2n } })).rejects.toMatchObject({ code: "parameter_missing", param: "object" });
     await expect(t.events.listEvents({ tenant: test, object: "res_nope" })).rejects.toMatchObject({ code: "parameter_invalid", param: "object" });
-    await expect(t.events.listEvents({ tenant: test, object: id, type: "resource.updated" })).rejects.toMatchObject({ code: "parameter_invalid", param: "type" });
+    await expect(t.events.listEvents({ tenant: test, object: id, type: "resource.updated" })).rejects.toMatchObject({
+      code: "parameter_invalid",
+      param: "type",
+    });
     await expect(t.events.listEvents({ tenant: test, object: id, types: ["resource.updated"] })).rejects.toMatchObject({ param: "types" });
     await expect(t.events.listEvents({ tenant: test, object: id, created: { gte: 1n } })).rejects.toMatchObject({ param: "created" });
     await expect(t.events.listEvents({ tenant: test, object: id, deliverySuccess: true })).rejects.toMatchObject({ param: "delivery_success" });
@@ -125,7 +140,9 @@ describe("EventService over the relay", () => {
     const metadata = (round: number) => Array.from({ length: 50 }, (_, k) => ({ key: `key${k}`, value: `${round}-`.padEnd(500, "x") }));
     const { resource } = await t.resources.createResource({ tenant: test, name: "big", metadata: metadata(0) });
     for (let round = 1; round <= 80; round++) await t.resources.updateResource({ tenant: test, id: resource!.id, metadata: metadata(round) });
-    await eventually(async () => expect((await t.events.listEvents({ tenant: test, object: resource!.id, limit: 1 })).events[0]?.sequence).toBe(80n), { timeoutMs: 30_000 });
+    await eventually(async () => expect((await t.events.listEvents({ tenant: test, object: resource!.id, limit: 1 })).events[0]?.sequence).toBe(80n), {
+      timeoutMs: 30_000,
+    });
     const page = await t.events.listEvents({ tenant: test, limit: 100 });
     expect(page.hasMore).toBe(true);
     expect(page.events.length).toBeLessThan(81);

@@ -47,7 +47,13 @@ describe("ReadEventLog", () => {
     expect(all.through).toBe(5n);
     // Positions follow the order the relay's copies committed, not the order of the requests: an object's own events
     // keep their order (one outbox), other objects' may come between.
-    expect(all.events.map((e) => e.event!.type).sort()).toEqual(["resource.created", "resource.created", "resource.created", "resource.created", "resource.updated"]);
+    expect(all.events.map((e) => e.event!.type).sort()).toEqual([
+      "resource.created",
+      "resource.created",
+      "resource.created",
+      "resource.created",
+      "resource.updated",
+    ]);
     const updatedAt = all.events.findIndex((e) => e.event!.type === "resource.updated") + 1;
     expect(all.events[updatedAt - 1]!.objectId).toBe(ids[0]);
 

@@ -44,7 +44,12 @@ export function eventService(store: EventStore, log: EventLog, checkKey: Present
         const paging = pageOf(request, "evt", "event");
         const type = typeFilterOf(request.type, request.types);
         const created = createdBoundsOf(request.created);
-        const object = objectFilterOf(request.object, request.sequence, { type: request.type, types: request.types, created, deliverySuccess: request.deliverySuccess });
+        const object = objectFilterOf(request.object, request.sequence, {
+          type: request.type,
+          types: request.types,
+          created,
+          deliverySuccess: request.deliverySuccess,
+        });
         return {
           ...paging,
           ...(type ? { type } : {}),

@@ -87,13 +87,20 @@ export class EventStore {
    * order them only as far as the clocks of the processes that made them agree). A cursor is an event of
    * that object, read once for its sequence; the page is then a range of the `tenant_object_sequence` index.
    */
-  private async listOfObject(tenant: Tenant, query: EventListQuery & { object: ObjectFilter }, budget: Budget): Promise<{ items: StoredEvent[]; hasMore: boolean }> {
+  private async listOfObject(
+    tenant: Tenant,
+    query: EventListQuery & { object: ObjectFilter },
+    budget: Budget,
+  ): Promise<{ items: StoredEvent[]; hasMore: boolean }> {
     const sequence: Record<string, number> = {};
     for (const [bound, value] of Object.entries(query.object.sequence)) sequence[`$${bound}`] = value;
     const backwards = query.endingBefore !== undefined;
     const [param, cursorId] = backwards ? ["ending_before", query.endingBefore!] : ["starting_after", query.startingAfter];
     if (cursorId !== undefined) {
-      const at = await this.collection.findOne({ _id: cursorId }, { projection: { account: 1, livemode: 1, [OBJECT_ID_FIELD]: 1, sequence: 1 }, ...budget.db() });
+      const at = await this.collection.findOne(
+        { _id: cursorId },
+        { projection: { account: 1, livemode: 1, [OBJECT_ID_FIELD]: 1, sequence: 1 }, ...budget.db() },
+      );
       const of = at?.object as { id?: unknown } | undefined;
       if (!at || at.account !== tenant.account || at.livemode !== tenant.livemode || of?.id !== query.object.id) {
         throw errors.invalid("parameter_invalid", `Invalid ${param}: ${cursorId} is not an event of ${query.object.id}.`, param);

@@ -57,7 +57,8 @@ export interface OtherFilters {
 export function objectFilterOf(object: string, sequence: WireBounds, others: OtherFilters): ObjectFilter | undefined {
   const bounds = boundsOf(sequence);
   if (object === "") {
-    if (Object.keys(bounds).length > 0) throw errors.invalid("parameter_missing", "sequence[...] needs object: the id of the object whose events to list.", "object");
+    if (Object.keys(bounds).length > 0)
+      throw errors.invalid("parameter_missing", "sequence[...] needs object: the id of the object whose events to list.", "object");
     return undefined;
   }
   if (!ID_PREFIXES.some((prefix) => isId(prefix, object))) {

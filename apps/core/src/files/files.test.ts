@@ -48,7 +48,14 @@ describe("files over gRPC", () => {
     const account = await t.newAccount();
     const bytes = randomBytes(3 * CHUNK_BYTES + 1234);
     const { file } = await t.files.uploadFile(uploadMessages(account.test, bytes));
-    expect(file).toMatchObject({ purpose: "resources_import", filename: "rows.jsonl", type: "jsonl", size: BigInt(bytes.length), sha256: sha(bytes), livemode: false });
+    expect(file).toMatchObject({
+      purpose: "resources_import",
+      filename: "rows.jsonl",
+      type: "jsonl",
+      size: BigInt(bytes.length),
+      sha256: sha(bytes),
+      livemode: false,
+    });
     expect(file!.expiresAt! - file!.created).toBe(7n * 24n * 3600n);
     const whole = await download(account.test, file!.id);
     expect(whole.bytes.equals(bytes)).toBe(true);
@@ -98,16 +105,19 @@ describe("files over gRPC", () => {
     await expect(t.files.uploadFile(noStart())).rejects.toMatchObject({ code: "parameter_missing" });
   });
 
-  it("an Idempotency-Key repeat with the same bytes answers the first file (core's key protocol); other bytes under the key are idempotency_key_reused", async () => {
-    const account = await t.newAccount();
-    const bytes = randomBytes(5000);
-    const key = { metadata: { "idempotency-key": "same-upload" } };
-    const first = await t.files.uploadFile(uploadMessages(account.test, bytes), key);
-    const again = await t.files.uploadFile(uploadMessages(account.test, bytes), key);
-    expect(again.file!.id).toBe(first.file!.id);
-    await expect(t.files.uploadFile(uploadMessages(account.test, randomBytes(5000)), key)).rejects.toMatchObject({ code: "idempotency_key_reused" });
-    expect(await t.store.files.countDocuments({ account: account.id })).toBe(1);
-  });
+  it(
+    "an Idempotency-Key repeat with the same bytes answers the first file " + "(core's key protocol); other bytes under the key are idempotency_key_reused",
+    async () => {
+      const account = await t.newAccount();
+      const bytes = randomBytes(5000);
+      const key = { metadata: { "idempotency-key": "same-upload" } };
+      const first = await t.files.uploadFile(uploadMessages(account.test, bytes), key);
+      const again = await t.files.uploadFile(uploadMessages(account.test, bytes), key);
+      expect(again.file!.id).toBe(first.file!.id);
+      await expect(t.files.uploadFile(uploadMessages(account.test, randomBytes(5000)), key)).rejects.toMatchObject({ code: "idempotency_key_reused" });
+      expect(await t.store.files.countDocuments({ account: account.id })).toBe(1);
+    },
+  );
 });
 
 describe("uploads in parts", () => {
@@ -124,7 +134,13 @@ describe("uploads in parts", () => {
     const account = await t.newAccount();
     const pieces = [randomBytes(CHUNK_BYTES + 7), randomBytes(100), randomBytes(2 * CHUNK_BYTES)];
     const whole = Buffer.concat(pieces);
-    const { upload } = await t.files.createUpload({ tenant: account.test, purpose: "resources_import", filename: "big.csv", bytes: BigInt(whole.length), type: "csv" });
+    const { upload } = await t.files.createUpload({
+      tenant: account.test,
+      purpose: "resources_import",
+      filename: "big.csv",
+      bytes: BigInt(whole.length),
+      type: "csv",
+    });
     expect(upload).toMatchObject({ status: "pending", bytes: BigInt(whole.length), filename: "big.csv" });
     expect(upload!.expiresAt - upload!.created).toBe(3600n);
     // In parallel, the last first; the second sent twice (a resend is that part again: its bytes are the part).
@@ -135,11 +151,15 @@ describe("uploads in parts", () => {
     expect(copies).toHaveLength(1);
     expect(p1).toMatchObject({ size: BigInt(pieces[0]!.length), sha256: sha(pieces[0]!) });
     // Sizes that do not add up.
-    await expect(t.files.completeUpload({ tenant: account.test, id: upload!.id, partIds: [p1!.id, p3!.id] })).rejects.toMatchObject({ code: "upload_incomplete" });
+    await expect(t.files.completeUpload({ tenant: account.test, id: upload!.id, partIds: [p1!.id, p3!.id] })).rejects.toMatchObject({
+      code: "upload_incomplete",
+    });
     const done = await t.files.completeUpload({ tenant: account.test, id: upload!.id, partIds: [p1!.id, p2!.id, p3!.id] });
     expect(done.upload).toMatchObject({ status: "completed", file: { size: BigInt(whole.length), sha256: sha(whole), type: "csv", filename: "big.csv" } });
     // Repeated: the same answer.
-    expect((await t.files.completeUpload({ tenant: account.test, id: upload!.id, partIds: [p1!.id, p2!.id, p3!.id] })).upload!.file!.id).toBe(done.upload!.file!.id);
+    expect((await t.files.completeUpload({ tenant: account.test, id: upload!.id, partIds: [p1!.id, p2!.id, p3!.id] })).upload!.file!.id).toBe(
+      done.upload!.file!.id,
+    );
     const read = await download(account.test, done.upload!.file!.id, { start: BigInt(CHUNK_BYTES), end: BigInt(CHUNK_BYTES + 200) });
     expect(read.bytes.equals(whole.subarray(CHUNK_BYTES, CHUNK_BYTES + 200))).toBe(true);
     expect((await download(account.test, done.upload!.file!.id)).bytes.equals(whole)).toBe(true);

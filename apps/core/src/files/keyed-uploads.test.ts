@@ -28,14 +28,21 @@ async function* fileMessages(
   yield {
     part: {
       case: "start",
-      value: { tenant, purpose: options.purpose ?? "resources_import", filename: options.filename ?? "rows.jsonl", type: "jsonl", maxBytes: BigInt(options.maxBytes ?? 0) },
+      value: {
+        tenant,
+        purpose: options.purpose ?? "resources_import",
+        filename: options.filename ?? "rows.jsonl",
+        type: "jsonl",
+        maxBytes: BigInt(options.maxBytes ?? 0),
+      },
     },
   };
   const half = Math.floor(bytes.length / 2);
   yield { part: { case: "data", value: bytes.subarray(0, half) } };
   if (options.pause) await options.pause;
   yield { part: { case: "data", value: bytes.subarray(half) } };
-  if (options.end !== false) yield { part: { case: "end", value: { size: BigInt(bytes.length), ...(options.endPurpose === undefined ? {} : { purpose: options.endPurpose }) } } };
+  if (options.end !== false)
+    yield { part: { case: "end", value: { size: BigInt(bytes.length), ...(options.endPurpose === undefined ? {} : { purpose: options.endPurpose }) } } };
 }
 
 /** An upload under `key`: its answer (or error) and the `rms-replay` trailer core sent with it (undefined: executed). */
@@ -46,7 +53,11 @@ async function keyed<T>(key: string, call: (options: { metadata: Record<string, 
     replay = typeof value === "string" ? (JSON.parse(value) as { requestId: string }) : undefined;
   };
   try {
-    return { answer: await call({ metadata: { "idempotency-key": key, "rms-request-id": `req_${randomBytes(4).toString("hex")}` }, onTrailers }), replay, error: undefined };
+    return {
+      answer: await call({ metadata: { "idempotency-key": key, "rms-request-id": `req_${randomBytes(4).toString("hex")}` }, onTrailers }),
+      replay,
+      error: undefined,
+    };
   } catch (error) {
     return { answer: undefined, replay, error: error as { code?: string; grpcCode?: number } };
   }
@@ -69,7 +80,9 @@ describe("uploads under an Idempotency-Key (rpc.upload: core's key protocol)", (
     expect(otherBytes.error).toMatchObject({ code: "idempotency_key_reused" });
     // Another field of the start is refused at once, before its bytes are read: this stream never ends.
     const never = gate();
-    const otherName = await keyed("up-1", (o) => t.files.uploadFile(fileMessages(account.test, bytes, { filename: "other.jsonl", pause: never.opened, end: false }), o));
+    const otherName = await keyed("up-1", (o) =>
+      t.files.uploadFile(fileMessages(account.test, bytes, { filename: "other.jsonl", pause: never.opened, end: false }), o),
+    );
     expect(otherName.error).toMatchObject({ code: "idempotency_key_reused" });
     never.open();
     expect(await t.store.files.countDocuments({ account: account.id })).toBe(1);
@@ -104,7 +117,9 @@ describe("uploads under an Idempotency-Key (rpc.upload: core's key protocol)", (
     const replayed = await keyed("up-end", (o) => t.files.uploadFile(fileMessages(account.test, bytes, { purpose: "", endPurpose: "job_results" }), o));
     expect(replayed.error).toMatchObject({ code: "parameter_invalid" });
     expect(replayed.replay).toBeDefined();
-    const other = await keyed("up-end", (o) => t.files.uploadFile(fileMessages(account.test, randomBytes(3000), { purpose: "", endPurpose: "job_results" }), o));
+    const other = await keyed("up-end", (o) =>
+      t.files.uploadFile(fileMessages(account.test, randomBytes(3000), { purpose: "", endPurpose: "job_results" }), o),
+    );
     expect(other.error).toMatchObject({ code: "idempotency_key_reused" });
 
     const tooLarge = await keyed("up-413", (o) => t.files.uploadFile(fileMessages(account.test, randomBytes(2 * CHUNK_BYTES), { maxBytes: CHUNK_BYTES }), o));
@@ -156,7 +171,10 @@ describe("a file under a key whose core died before its one commit", () => {
     const dead = first.answer!.file!.id;
     await t.store.files.deleteOne({ _id: dead });
     const records = t.db.collection(IDEMPOTENCY_RECORDS_COLLECTION);
-    await records.updateOne({ account: account.id } as never, { $set: { completed: false, locked_until: new Date(Date.now() - 1000) }, $unset: { answer: "" } });
+    await records.updateOne({ account: account.id } as never, {
+      $set: { completed: false, locked_until: new Date(Date.now() - 1000) },
+      $unset: { answer: "" },
+    });
     const retry = await keyed("up-crash", (o) => t.files.uploadFile(fileMessages(account.test, bytes), o));
     expect(retry.replay).toBeUndefined();
     expect(retry.answer?.file?.id).not.toBe(dead);
@@ -169,7 +187,8 @@ describe("a file under a key whose core died before its one commit", () => {
     expect(await t.store.bytes.chunks.countDocuments({ b: dead })).toBe(0);
     expect(await t.store.bytes.chunks.countDocuments({ b: file!.blobs[0]!.id })).toBe(2);
     const downloaded: Buffer[] = [];
-    for await (const message of t.files.readFile({ tenant: account.test, id: file!._id })) if (message.part.case === "data") downloaded.push(Buffer.from(message.part.value));
+    for await (const message of t.files.readFile({ tenant: account.test, id: file!._id }))
+      if (message.part.case === "data") downloaded.push(Buffer.from(message.part.value));
     expect(Buffer.concat(downloaded).equals(bytes)).toBe(true);
     // And the retry's answer is the key's from now on.
     const again = await keyed("up-crash", (o) => t.files.uploadFile(fileMessages(account.test, bytes), o));

@@ -116,7 +116,9 @@ export interface FileView {
   livemode: boolean;
 }
 
-export function fileView(doc: Pick<FileDocument, "_id" | "purpose" | "filename" | "size" | "type" | "sha256" | "created" | "livemode" | "expires_at">): FileView {
+export function fileView(
+  doc: Pick<FileDocument, "_id" | "purpose" | "filename" | "size" | "type" | "sha256" | "created" | "livemode" | "expires_at">,
+): FileView {
   return {
     id: doc._id,
     purpose: doc.purpose,

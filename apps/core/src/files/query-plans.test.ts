@@ -3,7 +3,15 @@ import { describe, expect, it } from "vitest";
 import type { Tenant } from "../caller.js";
 import { newId } from "../ids.js";
 import { expectExact, expectPoint, usePlanCopies } from "../testutil/query-plans.js";
-import { BLOB_PREFIX, FILES_COLLECTION, UPLOAD_PARTS_COLLECTION, UPLOADS_COLLECTION, type FileDocument, type PartDocument, type UploadDocument } from "./model.js";
+import {
+  BLOB_PREFIX,
+  FILES_COLLECTION,
+  UPLOAD_PARTS_COLLECTION,
+  UPLOADS_COLLECTION,
+  type FileDocument,
+  type PartDocument,
+  type UploadDocument,
+} from "./model.js";
 import { FileStore } from "./store.js";
 import { UploadStore } from "./uploads.js";
 
@@ -17,7 +25,11 @@ import { UploadStore } from "./uploads.js";
 const NOW = Date.now();
 const DAY = 86_400_000;
 const M: Tenant = { account: newId("acct", NOW - 90 * DAY), livemode: false };
-const TENANTS: Tenant[] = [M, { ...M, livemode: true }, ...[1, 2, 3].flatMap((n) => [false, true].map((livemode) => ({ account: newId("acct", NOW - (90 - n) * DAY), livemode })))];
+const TENANTS: Tenant[] = [
+  M,
+  { ...M, livemode: true },
+  ...[1, 2, 3].flatMap((n) => [false, true].map((livemode) => ({ account: newId("acct", NOW - (90 - n) * DAY), livemode }))),
+];
 const PURPOSES = ["resources_import", "resources_export", "job_results"] as const;
 
 const mFiles: FileDocument[] = [];
@@ -91,7 +103,13 @@ function seed() {
       }
     }
   }
-  return { [FILES_COLLECTION]: files, [`${BLOB_PREFIX}s`]: blobs, [`${BLOB_PREFIX}_chunks`]: chunks, [UPLOADS_COLLECTION]: uploads, [UPLOAD_PARTS_COLLECTION]: parts };
+  return {
+    [FILES_COLLECTION]: files,
+    [`${BLOB_PREFIX}s`]: blobs,
+    [`${BLOB_PREFIX}_chunks`]: chunks,
+    [UPLOADS_COLLECTION]: uploads,
+    [UPLOAD_PARTS_COLLECTION]: parts,
+  };
 }
 
 /** The data set, made once so both copies hold the same documents. */

@@ -57,12 +57,16 @@ describe("the files quota", () => {
     await upload(account.test, randomBytes(3500));
     // At the quota: refused at the start, before a byte is read (a stream that never sends one is answered).
     async function* startOnly() {
-      yield { part: { case: "start" as const, value: { tenant: account.test, purpose: "resources_import", filename: "q.jsonl", type: "jsonl", maxBytes: 0n } } };
+      yield {
+        part: { case: "start" as const, value: { tenant: account.test, purpose: "resources_import", filename: "q.jsonl", type: "jsonl", maxBytes: 0n } },
+      };
       await new Promise(() => {});
     }
     await expect(files.uploadFile(startOnly())).rejects.toMatchObject({ code: "limit_exceeded" });
     await expect(files.admitUpload({ tenant: account.test })).rejects.toMatchObject({ code: "limit_exceeded" });
-    await expect(files.createUpload({ tenant: account.test, purpose: "resources_import", filename: "u.jsonl", bytes: 1n, type: "jsonl" })).rejects.toMatchObject({
+    await expect(
+      files.createUpload({ tenant: account.test, purpose: "resources_import", filename: "u.jsonl", bytes: 1n, type: "jsonl" }),
+    ).rejects.toMatchObject({
       code: "limit_exceeded",
     });
     // Under an Idempotency-Key that has a record, the question is the record's: admitted (its answer is replayed).
@@ -76,32 +80,48 @@ describe("the files quota", () => {
     expect((await upload(account.test, randomBytes(1000))).size).toBe(1000n);
   });
 
-  it("parts count while their upload is pending, once as the file after completion, never twice: not even after a crash between the file and the parts' expiry", async () => {
-    const account = await t.newAccount();
-    const { upload: pending } = await files.createUpload({ tenant: account.test, purpose: "resources_import", filename: "p.jsonl", bytes: 3000n, type: "jsonl" });
-    // A part whose declared length passes the upload's bytes, or the quota, is refused at its start, before a byte.
-    async function* declared(bytes: bigint) {
-      yield { part: { case: "start" as const, value: { tenant: account.test, uploadId: pending!.id, bytes } } };
-      await new Promise(() => {});
-    }
-    await expect(files.uploadPart(declared(3001n))).rejects.toMatchObject({ code: "request_too_large" });
-    const pieces = [randomBytes(1000), randomBytes(2000)];
-    const parts = [await part(account.test, pending!.id, pieces[0]!), await part(account.test, pending!.id, pieces[1]!)];
-    expect((await usageOf(account.test)).usedBytes).toBe(3000n);
-    const done = await files.completeUpload({ tenant: account.test, id: pending!.id, partIds: parts.map((p) => p.id) });
-    expect(done.upload!.file!.sha256).toBe(sha(Buffer.concat(pieces)));
-    expect((await usageOf(account.test)).usedBytes).toBe(3000n);
-    // As if core died after the file and before the parts' expiry: the parts live on, and still count once.
-    await store.parts.updateMany({ upload: pending!.id }, { $set: { expires_at: new Date(Date.now() + 3_600_000) } });
-    expect(await store.files.countDocuments({ _id: uploadFileId(pending!.id) })).toBe(1);
-    expect((await usageOf(account.test)).usedBytes).toBe(3000n);
-    // A canceled upload's parts stop counting at once.
-    const { upload: canceled } = await files.createUpload({ tenant: account.test, purpose: "resources_import", filename: "c.jsonl", bytes: 500n, type: "jsonl" });
-    await part(account.test, canceled!.id, randomBytes(500));
-    expect((await usageOf(account.test)).usedBytes).toBe(3500n);
-    await files.cancelUpload({ tenant: account.test, id: canceled!.id });
-    expect((await usageOf(account.test)).usedBytes).toBe(3000n);
-  });
+  it(
+    "parts count while their upload is pending, once as the file after completion, never twice: not even after a crash between the file and the " +
+      "parts' expiry",
+    async () => {
+      const account = await t.newAccount();
+      const { upload: pending } = await files.createUpload({
+        tenant: account.test,
+        purpose: "resources_import",
+        filename: "p.jsonl",
+        bytes: 3000n,
+        type: "jsonl",
+      });
+      // A part whose declared length passes the upload's bytes, or the quota, is refused at its start, before a byte.
+      async function* declared(bytes: bigint) {
+        yield { part: { case: "start" as const, value: { tenant: account.test, uploadId: pending!.id, bytes } } };
+        await new Promise(() => {});
+      }
+      await expect(files.uploadPart(declared(3001n))).rejects.toMatchObject({ code: "request_too_large" });
+      const pieces = [randomBytes(1000), randomBytes(2000)];
+      const parts = [await part(account.test, pending!.id, pieces[0]!), await part(account.test, pending!.id, pieces[1]!)];
+      expect((await usageOf(account.test)).usedBytes).toBe(3000n);
+      const done = await files.completeUpload({ tenant: account.test, id: pending!.id, partIds: parts.map((p) => p.id) });
+      expect(done.upload!.file!.sha256).toBe(sha(Buffer.concat(pieces)));
+      expect((await usageOf(account.test)).usedBytes).toBe(3000n);
+      // As if core died after the file and before the parts' expiry: the parts live on, and still count once.
+      await store.parts.updateMany({ upload: pending!.id }, { $set: { expires_at: new Date(Date.now() + 3_600_000) } });
+      expect(await store.files.countDocuments({ _id: uploadFileId(pending!.id) })).toBe(1);
+      expect((await usageOf(account.test)).usedBytes).toBe(3000n);
+      // A canceled upload's parts stop counting at once.
+      const { upload: canceled } = await files.createUpload({
+        tenant: account.test,
+        purpose: "resources_import",
+        filename: "c.jsonl",
+        bytes: 500n,
+        type: "jsonl",
+      });
+      await part(account.test, canceled!.id, randomBytes(500));
+      expect((await usageOf(account.test)).usedBytes).toBe(3500n);
+      await files.cancelUpload({ tenant: account.test, id: canceled!.id });
+      expect((await usageOf(account.test)).usedBytes).toBe(3000n);
+    },
+  );
 
   it("an expired file stops counting at its expiry, before the TTL monitor takes it; a held one counts", async () => {
     const account = await t.newAccount();

@@ -27,7 +27,17 @@ import { tenantOf } from "../grpc/call-info.js";
 import { pageOf } from "../grpc/list-request.js";
 import { isId } from "../ids.js";
 import { BlobTooLarge } from "../storage/byte-store.js";
-import { FILENAME_MAX, UPLOAD_MAX_BYTES, fileView, type FileDocument, type FilePurpose, type FileType, type FileUsage, type PartDocument, type UploadDocument } from "./model.js";
+import {
+  FILENAME_MAX,
+  UPLOAD_MAX_BYTES,
+  fileView,
+  type FileDocument,
+  type FilePurpose,
+  type FileType,
+  type FileUsage,
+  type PartDocument,
+  type UploadDocument,
+} from "./model.js";
 import type { FileStore, NewFile } from "./store.js";
 import { uploadStatus, type UploadStore } from "./uploads.js";
 
@@ -72,7 +82,8 @@ function partMessage(part: PartDocument) {
 }
 
 function purposeOf(value: string, param = "purpose"): FilePurpose {
-  if (!(FILE_PURPOSES as readonly string[]).includes(value)) throw errors.invalid("parameter_invalid", `Invalid purpose: must be one of ${FILE_PURPOSES.join(", ")}.`, param);
+  if (!(FILE_PURPOSES as readonly string[]).includes(value))
+    throw errors.invalid("parameter_invalid", `Invalid purpose: must be one of ${FILE_PURPOSES.join(", ")}.`, param);
   return value as FilePurpose;
 }
 
@@ -85,7 +96,8 @@ function uploadPurposeOf(value: string): FilePurpose {
 }
 
 function typeOf(value: string): FileType {
-  if (!(FILE_TYPES as readonly string[]).includes(value)) throw errors.invalid("file_type_invalid", `Invalid file type: must be one of ${FILE_TYPES.join(", ")}.`, "type");
+  if (!(FILE_TYPES as readonly string[]).includes(value))
+    throw errors.invalid("file_type_invalid", `Invalid file type: must be one of ${FILE_TYPES.join(", ")}.`, "type");
   return value as FileType;
 }
 
@@ -243,7 +255,8 @@ export function fileService(
       }
       yield { part: { case: "head" as const, value: { file: fileMessage(doc), start: BigInt(start), end: BigInt(end) } } };
       for await (const piece of store.read(doc, start, end)) {
-        for (let at = 0; at < piece.length; at += READ_MESSAGE_BYTES) yield { part: { case: "data" as const, value: piece.subarray(at, at + READ_MESSAGE_BYTES) } };
+        for (let at = 0; at < piece.length; at += READ_MESSAGE_BYTES)
+          yield { part: { case: "data" as const, value: piece.subarray(at, at + READ_MESSAGE_BYTES) } };
       }
     },
   };
@@ -252,7 +265,12 @@ export function fileService(
     Object.entries(declared).map(([name, declaration]) => [
       name,
       (request: unknown, context: CallContext) =>
-        (declaration as { run: (r: unknown, c: CallContext, k: PresentedKeyCheck, m: unknown) => Promise<unknown> }).run(request, context, checkKey, methods[name]),
+        (declaration as { run: (r: unknown, c: CallContext, k: PresentedKeyCheck, m: unknown) => Promise<unknown> }).run(
+          request,
+          context,
+          checkKey,
+          methods[name],
+        ),
     ]),
   );
   return { ...handlers, ...streams } as unknown as ServiceImplementation<typeof FileService>;

@@ -88,9 +88,14 @@ export class FileStore {
     const now = new Date(nowMs);
     const tenantOf = { account: tenant.account, livemode: tenant.livemode };
     const [files, parts] = await Promise.all([
-      this.files.aggregate<{ bytes: number }>([{ $match: { ...tenantOf, expires_at: { $not: { $lte: now } } } }, { $group: { _id: null, bytes: { $sum: "$size" } } }]).toArray(),
+      this.files
+        .aggregate<{ bytes: number }>([{ $match: { ...tenantOf, expires_at: { $not: { $lte: now } } } }, { $group: { _id: null, bytes: { $sum: "$size" } } }])
+        .toArray(),
       this.parts
-        .aggregate<{ _id: string; bytes: number }>([{ $match: { ...tenantOf, expires_at: { $gt: now } } }, { $group: { _id: "$upload", bytes: { $sum: "$size" } } }])
+        .aggregate<{ _id: string; bytes: number }>([
+          { $match: { ...tenantOf, expires_at: { $gt: now } } },
+          { $group: { _id: "$upload", bytes: { $sum: "$size" } } },
+        ])
         .toArray(),
     ]);
     let used = files[0]?.bytes ?? 0;
@@ -117,7 +122,8 @@ export class FileStore {
     const asked = bytes === undefined ? "" : `; an upload of ${bytes} bytes does not fit`;
     return errors.invalid(
       "limit_exceeded",
-      `This account stores ${usage.used} bytes of files and pending parts in this mode, of its quota of ${usage.quota} (FILES_QUOTA_BYTES)${asked}. Delete files, or cancel uploads, to make room.`,
+      `This account stores ${usage.used} bytes of files and pending parts in this mode, of its quota of ${usage.quota} (FILES_QUOTA_BYTES)${asked}. ` +
+        `Delete files, or cancel uploads, to make room.`,
     );
   }
 
@@ -200,7 +206,15 @@ export class FileStore {
    * Writes a file's document once its bytes are durable (`blobs`, sealed). A repeat of a deterministic id (a job's
    * output, an upload's completion) answers the first document when it is the same file.
    */
-  async announce(tenant: Tenant, file: NewFile, id: string, sealed: Sealed, blobs: FileDocument["blobs"], nowMs = Date.now(), budget: Budget = UNBOUNDED): Promise<FileDocument> {
+  async announce(
+    tenant: Tenant,
+    file: NewFile,
+    id: string,
+    sealed: Sealed,
+    blobs: FileDocument["blobs"],
+    nowMs = Date.now(),
+    budget: Budget = UNBOUNDED,
+  ): Promise<FileDocument> {
     const heldBy = file.heldBy ?? [];
     const retainUntil = expiryAt(file.retainFromMs ?? nowMs, FILE_RETENTION_MS);
     const doc: FileDocument = {
@@ -265,17 +279,21 @@ export class FileStore {
     if (ids !== undefined) filter["_id"] = ids;
     filter["$or"] = [{ expires_at: { $exists: false } }, { expires_at: { $gt: new Date(nowMs) } }];
     const backwards = query.endingBefore !== undefined;
-    const found = await this.files.find(filter as Filter<FileDocument>, { sort: { _id: backwards ? 1 : -1 }, limit: query.limit + 1, projection: FILE_FIELDS }).toArray();
+    const found = await this.files
+      .find(filter as Filter<FileDocument>, { sort: { _id: backwards ? 1 : -1 }, limit: query.limit + 1, projection: FILE_FIELDS })
+      .toArray();
     return pageFrom(found, query.limit, backwards);
   }
 
   /** Deletes the tenant's file (404 if none; 409 `state_conflict` while an unfinished job uses it); its bytes go at the next sweep. */
   async delete(tenant: Tenant, id: string, nowMs = Date.now()): Promise<FileDocument> {
     const file = await this.get(tenant, id, "id", nowMs);
-    if (file.held_by.length > 0) throw errors.conflict("state_conflict", `File ${id} is in use by an unfinished job (${file.held_by[0]}) and cannot be deleted.`);
+    if (file.held_by.length > 0)
+      throw errors.conflict("state_conflict", `File ${id} is in use by an unfinished job (${file.held_by[0]}) and cannot be deleted.`);
     const deleted = await this.files.findOneAndDelete({ ...liveFileFilter(tenant, id, nowMs), "held_by.0": { $exists: false } } as Filter<FileDocument>);
     if (deleted === null) {
-      if ((await this.find(tenant, id, nowMs)) !== null) throw errors.conflict("state_conflict", `File ${id} is in use by an unfinished job and cannot be deleted.`);
+      if ((await this.find(tenant, id, nowMs)) !== null)
+        throw errors.conflict("state_conflict", `File ${id} is in use by an unfinished job and cannot be deleted.`);
       throw errors.notFound("file", id);
     }
     await this.bytes.checkSoon(

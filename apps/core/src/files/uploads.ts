@@ -54,7 +54,13 @@ export class UploadStore {
    * commits with the record of its answer in the call's transaction (`budget`). An upload a 1.4.0 core made under the
    * key is answered instead, or `conflict` for another request (storage/key-slot.ts).
    */
-  async create(tenant: Tenant, upload: NewUpload, idempotencyKey: string | null, budget: Budget = UNBOUNDED, nowMs = Date.now()): Promise<UploadDocument | { conflict: true }> {
+  async create(
+    tenant: Tenant,
+    upload: NewUpload,
+    idempotencyKey: string | null,
+    budget: Budget = UNBOUNDED,
+    nowMs = Date.now(),
+  ): Promise<UploadDocument | { conflict: true }> {
     const sameRequest = (first: UploadDocument) =>
       first.purpose === upload.purpose && first.filename === upload.filename && first.bytes === upload.bytes && first.type === upload.type;
     const earlier = await madeBy140(this.files.uploads, tenant, idempotencyKey, sameRequest, budget, nowMs);
@@ -145,7 +151,8 @@ export class UploadStore {
       await this.files.bytes.checkSoon([id], nowMs);
       throw errors.invalid(
         "limit_exceeded",
-        `The parts of upload ${uploadId} would add up to ${received} bytes with this one of ${part.size}; the upload was created with bytes=${upload.bytes}. Send a part again to replace it (the same bytes are the same part), or create another upload.`,
+        `The parts of upload ${uploadId} would add up to ${received} bytes with this one of ${part.size}; the upload was created with ` +
+          `bytes=${upload.bytes}. Send a part again to replace it (the same bytes are the same part), or create another upload.`,
       );
     }
     return part;
@@ -153,7 +160,9 @@ export class UploadStore {
 
   /** The bytes of the upload's parts (distinct by content: a resend is the part it repeats). */
   private async receivedBytes(uploadId: string): Promise<number> {
-    const [sum] = await this.files.parts.aggregate<{ bytes: number }>([{ $match: { upload: uploadId } }, { $group: { _id: null, bytes: { $sum: "$size" } } }]).toArray();
+    const [sum] = await this.files.parts
+      .aggregate<{ bytes: number }>([{ $match: { upload: uploadId } }, { $group: { _id: null, bytes: { $sum: "$size" } } }])
+      .toArray();
     return sum?.bytes ?? 0;
   }
 
@@ -174,10 +183,14 @@ export class UploadStore {
     }
     if (status !== "pending") throw errors.conflict("state_conflict", `Upload ${id} is ${status}; only a pending upload can be completed.`);
     if (partIds.length === 0) throw errors.invalid("parameter_missing", "Missing required param: part_ids.", "part_ids");
-    if (partIds.length > UPLOAD_MAX_PARTS) throw errors.invalid("parameter_invalid", `An upload is completed with at most ${UPLOAD_MAX_PARTS} parts.`, "part_ids");
+    if (partIds.length > UPLOAD_MAX_PARTS)
+      throw errors.invalid("parameter_invalid", `An upload is completed with at most ${UPLOAD_MAX_PARTS} parts.`, "part_ids");
     // A part may be named more than once: a part is its bytes, and a file may hold the same bytes at two places.
     // Keep the parts from expiring while they are read (a completion just before the hour).
-    await this.files.parts.updateMany({ upload: id, _id: { $in: [...partIds] } }, { $set: { expires_at: new Date(Math.max(upload.expires * 1000, nowMs + COMPLETING_MS)) } });
+    await this.files.parts.updateMany(
+      { upload: id, _id: { $in: [...partIds] } },
+      { $set: { expires_at: new Date(Math.max(upload.expires * 1000, nowMs + COMPLETING_MS)) } },
+    );
     const parts = await this.files.parts.find({ upload: id, _id: { $in: [...partIds] } } as Filter<PartDocument>, { projection: { size: 1 } }).toArray();
     const sizes = new Map(parts.map((p) => [p._id, p.size]));
     const missing = partIds.find((p) => !sizes.has(p));

@@ -117,7 +117,11 @@ describe("a declared write", () => {
 
   it("hands the write the request id and Idempotency-Key the caller sent", async () => {
     const recorded = rpc.write({ write: async (_req: CreateResourceRequest, call) => call.info, reply: (info) => info });
-    const info = await recorded.run(request(), contextOf({ metadata: { [REQUEST_ID_METADATA]: "req_1", [IDEMPOTENCY_KEY_METADATA]: "k-1" } }), recorder().checkKey);
+    const info = await recorded.run(
+      request(),
+      contextOf({ metadata: { [REQUEST_ID_METADATA]: "req_1", [IDEMPOTENCY_KEY_METADATA]: "k-1" } }),
+      recorder().checkKey,
+    );
     expect(info).toEqual({ requestId: "req_1", idempotencyKey: "k-1" });
   });
 });
@@ -182,7 +186,9 @@ describe("a service's declarations", () => {
     const getEvent = rpc.read({ load: async () => null, reply: () => ({}) });
     async function* watchEvents() {}
     // @ts-expect-error listEvents is missing
-    expect(() => defineRpcs(EventService, checkKey, { getEvent, readEventLog: getEvent, watchEvents })).toThrow("no declaration for rms.v1.EventService.ListEvents");
+    expect(() => defineRpcs(EventService, checkKey, { getEvent, readEventLog: getEvent, watchEvents })).toThrow(
+      "no declaration for rms.v1.EventService.ListEvents",
+    );
     // @ts-expect-error listEvent is no method of EventService
     expect(() => defineRpcs(EventService, checkKey, { getEvent, readEventLog: getEvent, watchEvents, listEvent: getEvent })).toThrow("no declaration");
   });

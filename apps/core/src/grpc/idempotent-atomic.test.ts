@@ -25,7 +25,8 @@ afterAll(() => t.close());
 const method = ResourceService.method.createResource as DescMethodUnary;
 const checkKey = (over = records): PresentedKeyCheck => Object.assign(async () => undefined, { keyed: { records: over, keyring: null } });
 const tenant = newTenant();
-const request = (name: string): CreateResourceRequest => create(CreateResourceRequestSchema, { tenant: { accountId: tenant.account, livemode: tenant.livemode }, name });
+const request = (name: string): CreateResourceRequest =>
+  create(CreateResourceRequestSchema, { tenant: { accountId: tenant.account, livemode: tenant.livemode }, name });
 
 function keyed(key: string, deadlineMs = 10_000): CallContext {
   const metadata = new Metadata();
@@ -47,7 +48,10 @@ function declared(after: (id: string) => Promise<void> | void = () => undefined,
     },
     reply: ({ doc }) => ({ resource: { id: doc._id, name: doc.color } }),
   });
-  return { runs, call: (key: string, name: string, deadlineMs?: number) => declaration.run(request(name), keyed(key, deadlineMs), checkKey(over.records), method) };
+  return {
+    runs,
+    call: (key: string, name: string, deadlineMs?: number) => declaration.run(request(name), keyed(key, deadlineMs), checkKey(over.records), method),
+  };
 }
 
 const recordOf = (key: string) => t.db.collection<IdempotencyRecord>("idempotency_keys").findOne({ _id: `${tenant.account}/test/${key}` });
@@ -157,9 +161,10 @@ describe("an atomic write under a key", () => {
       const db = client.db(t.db.databaseName);
       const over = { records: new IdempotencyRecords(db), things: () => db.collection<ReturnType<typeof thing>>("things") };
       const failPoint = (mode: unknown, data: object = {}) => client.db("admin").command({ configureFailPoint: "failCommand", mode, data });
-      const armed = await failPoint({ times: 1 }, { failCommands: ["commitTransaction"], errorCode: 251, errorLabels: ["TransientTransactionError"], appName }).catch(
-        (error: unknown) => error,
-      );
+      const armed = await failPoint(
+        { times: 1 },
+        { failCommands: ["commitTransaction"], errorCode: 251, errorLabels: ["TransientTransactionError"], appName },
+      ).catch((error: unknown) => error);
       if (armed instanceof MongoServerError && !inject("mongoStartedHere")) {
         console.log(`[skipped: the server at MONGODB_URI does not take fail points: ${armed.message}]`);
         return;

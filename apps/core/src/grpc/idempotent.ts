@@ -62,7 +62,8 @@ export interface KeyedCalls {
 }
 
 export const IN_USE_MESSAGE =
-  "There is currently another in-progress request using this Idempotency-Key (that probably means you submitted twice, and the other request is still going through). Please try again later.";
+  "There is currently another in-progress request using this Idempotency-Key (that probably means you submitted twice, and the other request is still " +
+  "going through). Please try again later.";
 
 /** The presented-key check as define-rpc.ts runs it. */
 type KeyCheck = (context: CallContext, tenant: Tenant, options?: { timeoutMS?: number }) => Promise<void>;
@@ -261,7 +262,8 @@ async function acquire(
   const [key, begun] = await Promise.allSettled([call.checkKey(context, tenant, budget.db()), begin]);
   if (key.status === "rejected") {
     // A refused key executes nothing and holds nothing.
-    if (begun.status === "fulfilled" && begun.value.kind === "acquired") await drop(begun.value.lease).catch((cause: unknown) => lost(keyed, info.requestId ?? "", cause));
+    if (begun.status === "fulfilled" && begun.value.kind === "acquired")
+      await drop(begun.value.lease).catch((cause: unknown) => lost(keyed, info.requestId ?? "", cause));
     throw key.reason;
   }
   if (begun.status === "rejected") throw begun.reason;
@@ -364,7 +366,10 @@ function isConflict(error: unknown): boolean {
   return error instanceof MongoError && (error.hasErrorLabel("TransientTransactionError") || isDuplicateKeyError(error));
 }
 
-/** Commits the call's transaction; its outcome is unknown when its reply has not come by the budget's end (the driver gives a commit no time limit of the call's). */
+/**
+ * Commits the call's transaction; its outcome is unknown when its reply has not come by the budget's end (the driver
+ * gives a commit no time limit of the call's).
+ */
 async function commit(session: ClientSession, timeoutMS: number | undefined): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<never>((_, reject) => {

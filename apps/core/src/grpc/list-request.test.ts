@@ -3,7 +3,12 @@ import { newId } from "../ids.js";
 import { LIST_LIMIT_DEFAULT, LIST_LIMIT_MAX } from "@rms/proto";
 import { pageOf } from "./list-request.js";
 
-const paging = (fields: Partial<{ limit: number; startingAfter: string; endingBefore: string }>) => ({ limit: 0, startingAfter: "", endingBefore: "", ...fields });
+const paging = (fields: Partial<{ limit: number; startingAfter: string; endingBefore: string }>) => ({
+  limit: 0,
+  startingAfter: "",
+  endingBefore: "",
+  ...fields,
+});
 
 it("takes the default limit for 0 and keeps the bounds", () => {
   expect(pageOf(paging({}), "job", "job")).toEqual({ limit: LIST_LIMIT_DEFAULT });

@@ -49,7 +49,10 @@ export class UploadStream<Start> implements KeyedStream {
    * Reads the stream's first message, which must be its `start`. `serialize` (the method's request message to
    * bytes) is given when the upload runs under a key: its bytes are then hashed and its end digested.
    */
-  static async open<Start>(requests: AsyncIterable<UploadMessage<Start>>, serialize: ((message: UploadMessage<Start>) => Uint8Array) | null): Promise<UploadStream<Start>> {
+  static async open<Start>(
+    requests: AsyncIterable<UploadMessage<Start>>,
+    serialize: ((message: UploadMessage<Start>) => Uint8Array) | null,
+  ): Promise<UploadStream<Start>> {
     const iterator = requests[Symbol.asyncIterator]();
     const first = await iterator.next();
     if (first.done || first.value.part.case !== "start") throw errors.invalid("parameter_missing", "An upload stream begins with its start message.");
@@ -74,7 +77,8 @@ export class UploadStream<Start> implements KeyedStream {
         }
         yield part.value;
       } else if (part.case === "end") {
-        if (part.value.size !== this.received) throw errors.invalid("parameter_invalid", `The upload's end says ${part.value.size} bytes; ${this.received} arrived.`);
+        if (part.value.size !== this.received)
+          throw errors.invalid("parameter_invalid", `The upload's end says ${part.value.size} bytes; ${this.received} arrived.`);
         if (this.hash && this.serialize) {
           this.digest = createHash("sha256").update(this.hash.digest("hex")).update(this.serialize(next.value)).digest("base64url");
         }

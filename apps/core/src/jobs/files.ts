@@ -44,5 +44,6 @@ export type OutputPurpose = "resources_export" | "job_results";
 
 /** The bytes of `file` from `offset`, as one stream (the readers of jobs/rows/ take an iterable of buffers). */
 export async function* readFileFrom(files: JobFiles, tenant: Tenant, file: string, offset: number): AsyncGenerator<Buffer> {
-  for await (const piece of await files.readFrom(tenant, file, offset)) yield Buffer.isBuffer(piece) ? piece : Buffer.from(piece.buffer, piece.byteOffset, piece.byteLength);
+  for await (const piece of await files.readFrom(tenant, file, offset))
+    yield Buffer.isBuffer(piece) ? piece : Buffer.from(piece.buffer, piece.byteOffset, piece.byteLength);
 }

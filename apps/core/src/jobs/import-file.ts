@@ -13,7 +13,8 @@ export async function importFileOf(files: JobFiles, tenant: Tenant, id: string):
   try {
     return await files.importFile(tenant, id, "params[file]");
   } catch (error) {
-    if (error instanceof RpcError && error.code === "resource_missing") throw errors.invalid("parameter_invalid", `Invalid params[file]: no such file: '${id}'.`, "params[file]");
+    if (error instanceof RpcError && error.code === "resource_missing")
+      throw errors.invalid("parameter_invalid", `Invalid params[file]: no such file: '${id}'.`, "params[file]");
     if (error instanceof RpcError && error.code === "parameter_invalid") {
       throw errors.invalid("parameter_invalid", `Invalid params[file]: '${id}' is not a file of purpose resources_import.`, "params[file]");
     }

@@ -31,7 +31,8 @@ const RES = (n: number) => `res_${String(n).padStart(22, "0")}`;
 const params = (init: Parameters<typeof create<typeof JobParamsSchema>>[1]): JobParams => create(JobParamsSchema, init);
 const importOf = (n: number) => params({ kind: { case: "importItems", value: { items: Array.from({ length: n }, (_, i) => ({ name: `n${i}` })) } } });
 const deleteOf = (resourceFilter: Record<string, unknown>) => params({ kind: { case: "bulkDelete", value: { resourceFilter } } });
-const updateOf = (resourceFilter: Record<string, unknown>, update: Record<string, unknown>) => params({ kind: { case: "bulkUpdate", value: { resourceFilter, update } } });
+const updateOf = (resourceFilter: Record<string, unknown>, update: Record<string, unknown>) =>
+  params({ kind: { case: "bulkUpdate", value: { resourceFilter, update } } });
 
 /** The code and param of the error a check throws, or "ok". */
 function outcome(check: () => unknown): string {
@@ -66,7 +67,11 @@ describe("job-level params rules (typedParamsOf)", () => {
     ["a 41-character key", deleteOf({ metadata: [{ key: "k".repeat(41), value: "1" }] }), `metadata_invalid params[filter][metadata][${"k".repeat(41)}]`],
     ["5 keys", deleteOf({ metadata: Array.from({ length: 5 }, (_, i) => ({ key: `k${i}`, value: "1" })) }), "ok"],
     ["6 keys", deleteOf({ metadata: Array.from({ length: 6 }, (_, i) => ({ key: `k${i}`, value: "1" })) }), "parameter_invalid params[filter][metadata]"],
-    ["update without update", params({ kind: { case: "bulkUpdate", value: { resourceFilter: { status: [ResourceStatus.ACTIVE] } } } }), "parameter_missing params[update]"],
+    [
+      "update without update",
+      params({ kind: { case: "bulkUpdate", value: { resourceFilter: { status: [ResourceStatus.ACTIVE] } } } }),
+      "parameter_missing params[update]",
+    ],
     ["an empty update", updateOf({ status: [ResourceStatus.ACTIVE] }, {}), "parameter_invalid_empty params[update]"],
     ["update of status", updateOf({ status: [ResourceStatus.ACTIVE] }, { status: ResourceStatus.ARCHIVED }), "ok"],
     ["update removing a key", updateOf({ status: [ResourceStatus.ACTIVE] }, { metadata: [{ key: "k", value: "" }] }), "ok"],
@@ -76,8 +81,16 @@ describe("job-level params rules (typedParamsOf)", () => {
       updateOf({ status: [ResourceStatus.ACTIVE] }, { clearMetadata: true, metadata: [{ key: "k", value: "v" }] }),
       "parameter_invalid params[update][metadata]",
     ],
-    ["an update value of 501", updateOf({ status: [ResourceStatus.ACTIVE] }, { metadata: [{ key: "k", value: "v".repeat(501) }] }), "metadata_invalid params[update][metadata][k]"],
-    ["an update key with a bracket", updateOf({ status: [ResourceStatus.ACTIVE] }, { metadata: [{ key: "a]", value: "v" }] }), "metadata_invalid params[update][metadata][a]]"],
+    [
+      "an update value of 501",
+      updateOf({ status: [ResourceStatus.ACTIVE] }, { metadata: [{ key: "k", value: "v".repeat(501) }] }),
+      "metadata_invalid params[update][metadata][k]",
+    ],
+    [
+      "an update key with a bracket",
+      updateOf({ status: [ResourceStatus.ACTIVE] }, { metadata: [{ key: "a]", value: "v" }] }),
+      "metadata_invalid params[update][metadata][a]]",
+    ],
   ];
   it.each(cases)("%s: %s", (_label, given, expected) => {
     expect(outcome(() => typedParamsOf(given))).toBe(expected);
@@ -88,7 +101,9 @@ describe("job-level params rules (typedParamsOf)", () => {
       type: "resources.bulk_update",
       params: { filter: { metadata: [{ k: "__proto__", v: "x" }], created: { lte: 9 } }, update: { metadata: "" } },
     });
-    const typed = typedParamsOf(params({ kind: { case: "importItems", value: { items: [{ name: "a", status: "nope", metadata: [{ key: "a.b", value: "1" }] }, {}] } } }));
+    const typed = typedParamsOf(
+      params({ kind: { case: "importItems", value: { items: [{ name: "a", status: "nope", metadata: [{ key: "a.b", value: "1" }] }, {}] } } }),
+    );
     expect(typed).toEqual({ type: "resources.import", params: { items: [{ name: "a", status: "nope", metadata: [{ k: "a.b", v: "1" }] }, {}] } });
   });
 });
@@ -144,7 +159,16 @@ describe("JobService", () => {
     await expect(jobs.listJobErrors({ tenant: other.test, jobId: first.id })).rejects.toMatchObject({ code: "resource_missing" });
     expect((await jobs.listJobs({ tenant: other.test })).jobs).toEqual([]);
     const stored = await t.db.collection<JobDocument>("jobs").findOne({ _id: first.id });
-    expect(stored).toMatchObject({ status: "queued", attempts: 0, lease_owner: null, lease_until: null, epoch: 0, version: 0, pending_events: [], cancel_requested_at: null });
+    expect(stored).toMatchObject({
+      status: "queued",
+      attempts: 0,
+      lease_owner: null,
+      lease_until: null,
+      epoch: 0,
+      version: 0,
+      pending_events: [],
+      cancel_requested_at: null,
+    });
   });
 
   it("lists newest first with status, type and created filters, both cursors", async () => {
@@ -201,7 +225,9 @@ describe("JobService", () => {
   describe("cancel in each state", () => {
     it("queued: canceled at once, finished_at set, epoch moved on, job.canceled in the same write; the event shows params with maps", async () => {
       const { test } = await t.newAccount();
-      const job = (await jobs.createJob({ tenant: test, params: updateOf({ metadata: [{ key: "a.b", value: "1" }] }, { metadata: [{ key: "$set", value: "x" }] }) })).job!;
+      const job = (
+        await jobs.createJob({ tenant: test, params: updateOf({ metadata: [{ key: "a.b", value: "1" }] }, { metadata: [{ key: "$set", value: "x" }] }) })
+      ).job!;
       // A worker claimed it a moment ago (lease and epoch), but had not started it yet.
       await t.db.collection<JobDocument>("jobs").updateOne({ _id: job.id }, { $set: { lease_owner: "w1", lease_until: Date.now() + 30_000, epoch: 1 } });
       const canceled = (await jobs.cancelJob({ tenant: test, id: job.id }, { metadata: { "rms-request-id": "req_cancel" } })).job!;
@@ -319,7 +345,8 @@ describe("JobService", () => {
       message: "long",
     }));
     await t.db.collection("job_errors").insertMany(docs as never[]);
-    const indexes = async (request: Record<string, unknown>) => (await jobs.listJobErrors({ tenant: test, jobId: job.id, ...request })).errorsJson.map((e) => JSON.parse(e).index);
+    const indexes = async (request: Record<string, unknown>) =>
+      (await jobs.listJobErrors({ tenant: test, jobId: job.id, ...request })).errorsJson.map((e) => JSON.parse(e).index);
     expect(await indexes({})).toEqual([1, 2, 3, 10, 12]);
     const page = await jobs.listJobErrors({ tenant: test, jobId: job.id, limit: 2 });
     expect(page).toMatchObject({ hasMore: true, jobId: job.id });
@@ -332,7 +359,8 @@ describe("JobService", () => {
 });
 
 describe("retention", () => {
-  it("a finished job expires (TTL index) 30 days after it finished, once its event is out, and its errors with it; an unfinished, younger or unrelayed job stays", {
+  it("a finished job expires (TTL index) 30 days after it finished, once its event is out, and its errors with it; an unfinished, younger or unrelayed " +
+    "job stays", {
     timeout: TTL_TEST_TIMEOUT_MS,
   }, async () => {
     // A database of its own: core's relay would otherwise relay the outbox this test fills.
@@ -349,7 +377,17 @@ describe("retention", () => {
       const created = await store.create(tenant, { type: "resources.import", params: { items: [{ name: "r" }] } }, request);
       if (!("doc" in created)) throw new Error("not created");
       const id = created.doc._id;
-      await store.errors.insertOne({ _id: `${id}:0`, job: id, account: tenant.account, livemode: false, index: 0, id: null, code: "c", param: null, message: "m" });
+      await store.errors.insertOne({
+        _id: `${id}:0`,
+        job: id,
+        account: tenant.account,
+        livemode: false,
+        index: 0,
+        id: null,
+        code: "c",
+        param: null,
+        message: "m",
+      });
       return id;
     };
     // Finished at a chosen time: the cancel of a queued job takes a clock. A runner's finish gives the job's

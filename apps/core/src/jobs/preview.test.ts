@@ -93,22 +93,28 @@ describe("JobService.PreviewJob (validate_only)", () => {
     expect(await t.db.collection(RESOURCES_COLLECTION).countDocuments({ account: test.accountId })).toBe(0);
   });
 
-  it("previews a file import by reading its first 1,000 rows (a lower bound of a longer file), errors with their line; an unreadable file is 400 on params[file]", async () => {
-    const { id, test } = await t.newAccount();
-    const tenant = { account: id, livemode: false };
-    const lines = Array.from({ length: 1_500 }, (_, i) => (i === 4 ? '{"name":""}' : i === 7 ? "not json" : JSON.stringify({ name: `p${i}` })));
-    const file = await importFile(t.db, tenant, `${lines.join("\n")}\n`, "jsonl");
-    const before = await footprint();
-    const shown = await preview(test, params({ kind: { case: "importItems", value: { file } } }));
-    expect(shown).toMatchObject({ object: "job_preview", type: "resources.import", total: 1_000, sample: [] });
-    expect(shown.errors.map((e: { index: number; line: number; code: string }) => [e.index, e.line, e.code])).toEqual([
-      [4, 5, "parameter_invalid_empty"],
-      [7, 8, "parameter_invalid"],
-    ]);
-    expect(await footprint()).toEqual(before);
-    const noName = await importFile(t.db, tenant, "status\nactive\n", "csv");
-    await expect(preview(test, params({ kind: { case: "importItems", value: { file: noName } } }))).rejects.toMatchObject({ message: expect.stringContaining("params[file]") });
-  });
+  it(
+    "previews a file import by reading its first 1,000 rows (a lower bound of a longer file), errors with their line; an unreadable file is 400 on " +
+      "params[file]",
+    async () => {
+      const { id, test } = await t.newAccount();
+      const tenant = { account: id, livemode: false };
+      const lines = Array.from({ length: 1_500 }, (_, i) => (i === 4 ? '{"name":""}' : i === 7 ? "not json" : JSON.stringify({ name: `p${i}` })));
+      const file = await importFile(t.db, tenant, `${lines.join("\n")}\n`, "jsonl");
+      const before = await footprint();
+      const shown = await preview(test, params({ kind: { case: "importItems", value: { file } } }));
+      expect(shown).toMatchObject({ object: "job_preview", type: "resources.import", total: 1_000, sample: [] });
+      expect(shown.errors.map((e: { index: number; line: number; code: string }) => [e.index, e.line, e.code])).toEqual([
+        [4, 5, "parameter_invalid_empty"],
+        [7, 8, "parameter_invalid"],
+      ]);
+      expect(await footprint()).toEqual(before);
+      const noName = await importFile(t.db, tenant, "status\nactive\n", "csv");
+      await expect(preview(test, params({ kind: { case: "importItems", value: { file: noName } } }))).rejects.toMatchObject({
+        message: expect.stringContaining("params[file]"),
+      });
+    },
+  );
 
   it("refuses bad params exactly as a create does", async () => {
     const { test } = await t.newAccount();
@@ -145,9 +151,14 @@ describe("a preview's bounds", () => {
     try {
       const log = new CommandLog(client);
       const db = client.db(t.db.databaseName);
-      const { value, plans } = await explainDuring(client, log, () => previewJob(db, tenant, { type: "resources.bulk_delete", params: { filter } }, null, UNBOUNDED, 1_000), {
-        database: t.db.databaseName,
-      });
+      const { value, plans } = await explainDuring(
+        client,
+        log,
+        () => previewJob(db, tenant, { type: "resources.bulk_delete", params: { filter } }, null, UNBOUNDED, 1_000),
+        {
+          database: t.db.databaseName,
+        },
+      );
       expect(value).toMatchObject({ total: 10, total_is_lower_bound: true });
       expect(value.sample).toHaveLength(10);
       expect(plans.length).toBeGreaterThan(0);

@@ -18,7 +18,10 @@ export const QUEUE_SLOT_RELEASE = { queue_slot: "" } as const;
 
 /** Partial: only the unfinished jobs hold a place, so the finished ones the 30 days keep are not in it. */
 export async function ensureQueueSlotIndex(jobs: Collection<JobDocument>): Promise<void> {
-  await jobs.createIndex({ account: 1, livemode: 1, queue_slot: 1 }, { unique: true, name: QUEUE_SLOT_INDEX_NAME, partialFilterExpression: { queue_slot: { $exists: true } } });
+  await jobs.createIndex(
+    { account: 1, livemode: 1, queue_slot: 1 },
+    { unique: true, name: QUEUE_SLOT_INDEX_NAME, partialFilterExpression: { queue_slot: { $exists: true } } },
+  );
 }
 
 /**

@@ -39,7 +39,14 @@ export function jobMessage(doc: Loaded<JobDocument>): MessageInitShape<typeof Jo
 
 /** One failed item's public fields, in `result.errors` and in `GET /v1/jobs/{id}/errors` alike. */
 export function itemError(error: JobItemError): JobItemError {
-  return { index: error.index, ...(error.line !== undefined ? { line: error.line } : {}), id: error.id, code: error.code, param: error.param, message: error.message };
+  return {
+    index: error.index,
+    ...(error.line !== undefined ? { line: error.line } : {}),
+    id: error.id,
+    code: error.code,
+    param: error.param,
+    message: error.message,
+  };
 }
 
 /** One failed item as ListJobErrors answers it: JSON text. */

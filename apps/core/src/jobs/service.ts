@@ -18,7 +18,8 @@ function createdBounds(range: { gt?: bigint; gte?: bigint; lt?: bigint; lte?: bi
 /** An item index as a cursor: absent, or a non-negative integer. */
 function indexCursor(value: bigint | undefined, param: string): number | undefined {
   if (value === undefined) return undefined;
-  if (value < 0n || value > BigInt(Number.MAX_SAFE_INTEGER)) throw errors.invalid("parameter_invalid", `Invalid ${param}: must be an item index (an integer from 0).`, param);
+  if (value < 0n || value > BigInt(Number.MAX_SAFE_INTEGER))
+    throw errors.invalid("parameter_invalid", `Invalid ${param}: must be an item index (an integer from 0).`, param);
   return Number(value);
 }
 
@@ -76,7 +77,10 @@ export function jobService(store: JobStore, checkKey: PresentedKeyCheck): Servic
         if (startingAfter !== undefined && endingBefore !== undefined) {
           throw errors.invalid("parameter_invalid", "You may only specify one of starting_after and ending_before.", "ending_before");
         }
-        return { jobId: request.jobId, page: { limit, ...(startingAfter !== undefined ? { startingAfter } : {}), ...(endingBefore !== undefined ? { endingBefore } : {}) } };
+        return {
+          jobId: request.jobId,
+          page: { limit, ...(startingAfter !== undefined ? { startingAfter } : {}), ...(endingBefore !== undefined ? { endingBefore } : {}) },
+        };
       },
       load: ({ jobId }, { tenant, budget }) => store.get(tenant, jobId, budget),
       async reply(doc, { jobId, page }, { budget }) {

@@ -223,7 +223,9 @@ export class JobStore {
       if (current.status === "running") {
         if (current.cancel_requested_at !== null) return current;
         const filter = { _id: id, status: "running", cancel_requested_at: null } as Filter<JobDocument>;
-        const result = await writeWithin(budget, (options) => this.collection.updateOne(filter, { $set: { cancel_requested_at: at }, $inc: { version: 1 } }, options));
+        const result = await writeWithin(budget, (options) =>
+          this.collection.updateOne(filter, { $set: { cancel_requested_at: at }, $inc: { version: 1 } }, options),
+        );
         if (result.modifiedCount === 1) return { ...current, cancel_requested_at: at, version: current.version + 1 };
         continue;
       }
@@ -290,7 +292,9 @@ export class JobStore {
     const backwards = query.endingBefore !== undefined;
     if (query.startingAfter !== undefined) filter["index"] = { $gt: query.startingAfter };
     if (query.endingBefore !== undefined) filter["index"] = { $lt: query.endingBefore };
-    const found = await this.errors.find(filter as Filter<JobErrorDocument>, { sort: { index: backwards ? -1 : 1 }, limit: query.limit + 1, ...budget.db() }).toArray();
+    const found = await this.errors
+      .find(filter as Filter<JobErrorDocument>, { sort: { index: backwards ? -1 : 1 }, limit: query.limit + 1, ...budget.db() })
+      .toArray();
     const page = found.slice(0, query.limit);
     return { items: backwards ? page.reverse() : page, hasMore: found.length > query.limit };
   }

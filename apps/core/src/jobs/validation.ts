@@ -81,7 +81,8 @@ function updateOf(message: JobUpdateMessage | undefined): JobUpdate {
 function itemsOf(items: readonly { name?: string; status?: string; metadata: { key: string; value: string }[] }[]): ImportItem[] {
   const param = "params[items]";
   if (items.length === 0) throw errors.invalid("parameter_invalid_empty", `${param} is empty: give at least one item.`, param);
-  if (items.length > IMPORT_ITEMS_MAX) throw errors.invalid("parameter_invalid", `Invalid ${param}: at most ${IMPORT_ITEMS_MAX} items, got ${items.length}.`, param);
+  if (items.length > IMPORT_ITEMS_MAX)
+    throw errors.invalid("parameter_invalid", `Invalid ${param}: at most ${IMPORT_ITEMS_MAX} items, got ${items.length}.`, param);
   return items.map((item) => ({
     ...(item.name !== undefined ? { name: item.name } : {}),
     ...(item.status !== undefined ? { status: item.status } : {}),
@@ -95,7 +96,8 @@ function importOf(value: { items: readonly { name?: string; status?: string; met
     throw errors.invalid("parameter_invalid", "Give either params[file] (an uploaded file) or params[items], not both.", "params[file]");
   }
   if (value.file !== "") {
-    if (!/^file_[0-9A-Za-z]{1,64}$/.test(value.file)) throw errors.invalid("parameter_invalid", "Invalid params[file]: must be a file id (file_...).", "params[file]");
+    if (!/^file_[0-9A-Za-z]{1,64}$/.test(value.file))
+      throw errors.invalid("parameter_invalid", "Invalid params[file]: must be a file id (file_...).", "params[file]");
     return { type: "resources.import", params: { file: value.file } };
   }
   return { type: "resources.import", params: { items: itemsOf(value.items) } };
@@ -139,6 +141,7 @@ export function jobStatusFilter(value: string): JobStatus | undefined {
 /** A list's `type` filter: empty is none. */
 export function jobTypeFilter(value: string): JobType | undefined {
   if (value === "") return undefined;
-  if (!(JOB_TYPES as readonly string[]).includes(value)) throw errors.invalid("parameter_invalid", `Invalid type: must be one of ${JOB_TYPES.join(", ")}.`, "type");
+  if (!(JOB_TYPES as readonly string[]).includes(value))
+    throw errors.invalid("parameter_invalid", `Invalid type: must be one of ${JOB_TYPES.join(", ")}.`, "type");
   return value as JobType;
 }

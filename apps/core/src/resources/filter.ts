@@ -51,7 +51,8 @@ export const filterRules = {
   },
   /** A metadata pair to match: the key and value rules of metadata itself (a key that cannot exist would match nothing, silently), and a value. */
   metadata(pair: { key: string; value: string }, param: string): MetadataPair {
-    if (pair.value === "") throw errors.invalid("parameter_invalid", `Invalid ${param}[${pair.key}]: a value to match must not be empty.`, `${param}[${pair.key}]`);
+    if (pair.value === "")
+      throw errors.invalid("parameter_invalid", `Invalid ${param}[${pair.key}]: a value to match must not be empty.`, `${param}[${pair.key}]`);
     mergeMetadata([], [pair], false, param);
     return { k: pair.key, v: pair.value };
   },
@@ -64,7 +65,8 @@ export const filterRules = {
     }
   },
   time(value: bigint | number, param: string): number {
-    if (value < 0 || BigInt(value) > BigInt(Number.MAX_SAFE_INTEGER)) throw errors.invalid("parameter_invalid", `Invalid ${param}: must be a Unix time in seconds.`, param);
+    if (value < 0 || BigInt(value) > BigInt(Number.MAX_SAFE_INTEGER))
+      throw errors.invalid("parameter_invalid", `Invalid ${param}: must be a Unix time in seconds.`, param);
     return Number(value);
   },
 };
@@ -86,14 +88,18 @@ export function filterFromMessage(message: ResourceFilterMessage | undefined, pl
   const at = (name: string) => paramAt(prefix, name);
   if (message.ids.length > 0) {
     const most = RESOURCE_FILTER_LIMITS[place].ids;
-    if (message.ids.length > most) throw errors.invalid("parameter_invalid", `Invalid ${at("ids")}: at most ${most} ids, got ${message.ids.length}.`, at("ids"));
+    if (message.ids.length > most)
+      throw errors.invalid("parameter_invalid", `Invalid ${at("ids")}: at most ${most} ids, got ${message.ids.length}.`, at("ids"));
     message.ids.forEach((id, i) => {
-      if (!isId("res", id)) throw errors.invalid("parameter_invalid", `Invalid ${at(`ids[${i}]`)}: '${id.slice(0, 64)}' is not a resource id.`, at(`ids[${i}]`));
+      if (!isId("res", id))
+        throw errors.invalid("parameter_invalid", `Invalid ${at(`ids[${i}]`)}: '${id.slice(0, 64)}' is not a resource id.`, at(`ids[${i}]`));
     });
     filter.ids = [...new Set(message.ids)];
   }
   if (message.status.length > 0) {
-    const names = message.status.map((value) => filterRules.status(value === ResourceStatus.UNSPECIFIED ? "" : (RESOURCE_STATUS.nameOf(value) ?? ""), at("status")));
+    const names = message.status.map((value) =>
+      filterRules.status(value === ResourceStatus.UNSPECIFIED ? "" : (RESOURCE_STATUS.nameOf(value) ?? ""), at("status")),
+    );
     const distinct = [...new Set(names)];
     filter.status = distinct.length === 1 ? distinct[0]! : distinct;
   }

@@ -28,7 +28,10 @@ export type PendingEvent = OutboxEvent<(typeof RESOURCES_VOCABULARY.eventTypes)[
 export interface ResourceDocument extends ResourceState, TenantDocument<PendingEvent>, KeySlot {
   _id: string;
   created: number;
-  /** What search matches a name by (filter-query.ts `nameFields`): the name lowercased, and its lowercased prefixes of 2 to 10 code points (and the whole, when longer). */
+  /**
+   * What search matches a name by (filter-query.ts `nameFields`): the name lowercased, and its lowercased prefixes of 2
+   * to 10 code points (and the whole, when longer).
+   */
   name_lower: string;
   name_prefixes: string[];
 }
@@ -41,4 +44,7 @@ export interface ResourceDocument extends ResourceState, TenantDocument<PendingE
 export type AnsweredResource = Pick<ResourceDocument, "_id" | "account" | "livemode" | "deleted" | "name" | "status" | "metadata" | "created">;
 
 /** The projection that reads an AnsweredResource. */
-export const ANSWER_PROJECTION = { _id: 1, account: 1, livemode: 1, deleted: 1, name: 1, status: 1, metadata: 1, created: 1 } as const satisfies Record<keyof AnsweredResource, 1>;
+export const ANSWER_PROJECTION = { _id: 1, account: 1, livemode: 1, deleted: 1, name: 1, status: 1, metadata: 1, created: 1 } as const satisfies Record<
+  keyof AnsweredResource,
+  1
+>;

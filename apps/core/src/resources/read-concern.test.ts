@@ -80,7 +80,9 @@ it("retrieve, list and search read only the fields an answer shows (the name's p
   expect(await projections(() => store.search(tenant, { name: [{ value: "projected", prefix: false }] }, { limit: 10 }))).toEqual([expected]);
   // A search the index does not finish (an exact name with a metadata pair: the name's index, the pair checked on each
   // document) reads through the aggregate's window, and projects inside its page.
-  const windowed = await projections(() => store.search(tenant, { name: [{ value: "projected", prefix: false }], metadata: [{ k: "plan", v: "pro" }] }, { limit: 10 }));
+  const windowed = await projections(() =>
+    store.search(tenant, { name: [{ value: "projected", prefix: false }], metadata: [{ k: "plan", v: "pro" }] }, { limit: 10 }),
+  );
   expect(commands.map((c) => c.commandName)).toContain("aggregate");
   expect(windowed).toEqual([expected]);
   const found = await store.get(tenant, id);

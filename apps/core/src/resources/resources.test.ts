@@ -60,7 +60,11 @@ describe("GetResource", () => {
     const { resource } = await t.resources.createResource({ tenant, name: "mine" });
     const other = await t.newAccount();
     for (const foreign of [other.test, other.live, { ...tenant, livemode: true }]) {
-      await expect(t.resources.getResource({ tenant: foreign, id: resource!.id })).rejects.toMatchObject({ grpcCode: GrpcStatus.NOT_FOUND, code: "resource_missing", param: "id" });
+      await expect(t.resources.getResource({ tenant: foreign, id: resource!.id })).rejects.toMatchObject({
+        grpcCode: GrpcStatus.NOT_FOUND,
+        code: "resource_missing",
+        param: "id",
+      });
     }
   });
 
@@ -110,7 +114,14 @@ describe("UpdateResource", () => {
 
   it("allows every status transition", async () => {
     const { resource } = await t.resources.createResource({ tenant, name: "s" });
-    for (const status of [ResourceStatus.ARCHIVED, ResourceStatus.ACTIVE, ResourceStatus.PAUSED, ResourceStatus.ARCHIVED, ResourceStatus.PAUSED, ResourceStatus.ACTIVE]) {
+    for (const status of [
+      ResourceStatus.ARCHIVED,
+      ResourceStatus.ACTIVE,
+      ResourceStatus.PAUSED,
+      ResourceStatus.ARCHIVED,
+      ResourceStatus.PAUSED,
+      ResourceStatus.ACTIVE,
+    ]) {
       const { resource: updated } = await t.resources.updateResource({ tenant, id: resource!.id, status });
       expect(updated?.status).toBe(status);
     }
@@ -135,7 +146,9 @@ describe("UpdateResource", () => {
   it("applies the 50-key limit to the merged result and writes nothing when it fails", async () => {
     const fifty = Array.from({ length: 50 }, (_, i) => ({ key: `k${i}`, value: "v" }));
     const { resource } = await t.resources.createResource({ tenant, name: "full", metadata: fifty });
-    await expect(t.resources.updateResource({ tenant, id: resource!.id, metadata: [{ key: "one_more", value: "v" }] })).rejects.toMatchObject({ code: "metadata_invalid" });
+    await expect(t.resources.updateResource({ tenant, id: resource!.id, metadata: [{ key: "one_more", value: "v" }] })).rejects.toMatchObject({
+      code: "metadata_invalid",
+    });
     expect((await storedDoc(resource!.id))?.version).toBe(0);
   });
 
@@ -149,7 +162,9 @@ describe("UpdateResource", () => {
 
   it("is 404 for another tenant's resource", async () => {
     const { resource } = await t.resources.createResource({ tenant, name: "mine" });
-    await expect(t.resources.updateResource({ tenant: { ...tenant, livemode: true }, id: resource!.id, name: "theirs" })).rejects.toMatchObject({ code: "resource_missing" });
+    await expect(t.resources.updateResource({ tenant: { ...tenant, livemode: true }, id: resource!.id, name: "theirs" })).rejects.toMatchObject({
+      code: "resource_missing",
+    });
   });
 });
 
@@ -269,7 +284,8 @@ describe("ListResources", () => {
 describe("idempotent create (idempotency-key metadata)", () => {
   it("makes one resource for many concurrent creates with one key: each other one gets it back, or in-flight while the first runs", async () => {
     const scratch = (await t.newAccount()).test;
-    const create = () => t.resources.createResource({ tenant: scratch, name: "once", metadata: [{ key: "a", value: "1" }] }, { metadata: { "idempotency-key": "k-1" } });
+    const create = () =>
+      t.resources.createResource({ tenant: scratch, name: "once", metadata: [{ key: "a", value: "1" }] }, { metadata: { "idempotency-key": "k-1" } });
     const results = await Promise.allSettled(Array.from({ length: 20 }, create));
     const made = results.flatMap((r) => (r.status === "fulfilled" ? [r.value.resource!.id] : []));
     for (const r of results) if (r.status === "rejected") expect(r.reason).toMatchObject({ code: "idempotency_key_in_use", grpcCode: GrpcStatus.ABORTED });
@@ -306,7 +322,9 @@ describe("idempotency keys expire after 24 hours", () => {
     // Age the first use by 25 hours, as if a day had passed: the key's record and the resource it made.
     await t.db.collection<ResourceDocument>("resources").updateOne({ _id: first.resource!.id }, { $inc: { created: -25 * 3600 } });
     const dayAgo = new Date(Date.now() - 25 * 3600 * 1000);
-    await t.db.collection<{ _id: string }>("idempotency_keys").updateOne({ _id: `${scratch.accountId}/test/daily` }, { $set: { created: dayAgo, expires_at: dayAgo } });
+    await t.db
+      .collection<{ _id: string }>("idempotency_keys")
+      .updateOne({ _id: `${scratch.accountId}/test/daily` }, { $set: { created: dayAgo, expires_at: dayAgo } });
     const second = await t.resources.createResource({ tenant: scratch, name: "day two" }, { metadata: { "idempotency-key": "daily" } });
     expect(second.resource!.id).not.toBe(first.resource!.id);
     expect(second.resource!.name).toBe("day two");
@@ -342,7 +360,10 @@ describe("one record per key, whatever the operation (grpc/idempotent.ts)", () =
   it("replays a refusal from executing under the key (a 404), marked with the first request's id", async () => {
     const scratch = (await t.newAccount()).test;
     const call = (requestId: string) =>
-      t.resources.updateResource({ tenant: scratch, id: "res_00000000000000000000000", name: "n" }, { metadata: { "idempotency-key": "gone", "rms-request-id": requestId } });
+      t.resources.updateResource(
+        { tenant: scratch, id: "res_00000000000000000000000", name: "n" },
+        { metadata: { "idempotency-key": "gone", "rms-request-id": requestId } },
+      );
     await expect(call("req_first")).rejects.toMatchObject({ code: "resource_missing" });
     let trailer: string | undefined;
     await expect(

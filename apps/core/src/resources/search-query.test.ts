@@ -95,6 +95,8 @@ describe("the search query language", () => {
 
   it("takes 10 clauses and 5 metadata keys", () => {
     expect(parsed(Array.from({ length: 10 }, (_, i) => `created>${i}`).join(" AND "))).toEqual({ created: { gt: 9 } });
-    expect(parsed(Array.from({ length: 5 }, (_, i) => `metadata['k${i}']:'1'`).join(" "))).toMatchObject({ metadata: expect.arrayContaining([{ k: "k4", v: "1" }]) });
+    expect(parsed(Array.from({ length: 5 }, (_, i) => `metadata['k${i}']:'1'`).join(" "))).toMatchObject({
+      metadata: expect.arrayContaining([{ k: "k4", v: "1" }]),
+    });
   });
 });

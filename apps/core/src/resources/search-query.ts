@@ -26,7 +26,10 @@ import { codePointLength, NAME_MAX_CODE_POINTS } from "./validation.js";
 export type ParsedSearch = { filter: ResourceFilter; none: false } | { filter: null; none: true };
 
 type Punct = "[" | "]" | ":" | "~" | ">" | ">=" | "<" | "<=";
-type Token = { kind: "word" | "string" | "number"; text: string; at: number } | { kind: "punct"; text: Punct; at: number } | { kind: "end"; text: ""; at: number };
+type Token =
+  | { kind: "word" | "string" | "number"; text: string; at: number }
+  | { kind: "punct"; text: Punct; at: number }
+  | { kind: "end"; text: ""; at: number };
 
 type Field = { kind: "status" | "name" | "created" } | { kind: "metadata"; key: string };
 interface Clause {
@@ -144,7 +147,10 @@ class Parser {
       const clause = this.clause();
       if (group[0]!.field.kind === "created" || clause.field.kind === "created") throw invalid(or.at, "created clauses can only be joined by AND.");
       if (fieldLabel(clause.field) !== fieldLabel(group[0]!.field)) {
-        throw invalid(clause.at, `OR joins clauses on the same field only (${fieldLabel(clause.field)} after ${fieldLabel(group[0]!.field)}); join different fields with AND.`);
+        throw invalid(
+          clause.at,
+          `OR joins clauses on the same field only (${fieldLabel(clause.field)} after ${fieldLabel(group[0]!.field)}); join different fields with AND.`,
+        );
       }
       group.push(clause);
     }
@@ -264,6 +270,10 @@ function filterOf(groups: Clause[][]): ParsedSearch {
 /** Parses a search query into the resource filter, or refuses it with 400 `search_query_invalid` at the position of the problem. */
 export function parseSearchQuery(query: string): ParsedSearch {
   if (query.trim() === "")
-    throw errors.invalid("search_query_invalid", "Invalid query at position 1: the query is empty; give at least one clause, such as status:'active'.", "query");
+    throw errors.invalid(
+      "search_query_invalid",
+      "Invalid query at position 1: the query is empty; give at least one clause, such as status:'active'.",
+      "query",
+    );
   return filterOf(new Parser(tokenize(query)).query());
 }

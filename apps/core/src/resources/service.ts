@@ -67,7 +67,10 @@ export function resourceService(store: ResourceStore, faults: Faults, checkKey: 
         const name = request.name === undefined ? undefined : validateName(request.name);
         const status = statusName(request.status);
         const metadata = metadataUpdate(request.metadata, request.clearMetadata);
-        return { id: request.id, change: { ...(name !== undefined ? { name } : {}), ...(status !== undefined ? { status } : {}), ...(metadata ? { metadata } : {}) } };
+        return {
+          id: request.id,
+          change: { ...(name !== undefined ? { name } : {}), ...(status !== undefined ? { status } : {}), ...(metadata ? { metadata } : {}) },
+        };
       },
       write: ({ id, change }, { tenant, info, budget }) => store.update(tenant, id, change, info, budget),
       reply: (doc, { id }) => ({ resource: toMessage(found(doc, "resource", id)) }),

@@ -14,7 +14,15 @@ import type { ResourceFilter } from "./filter.js";
 import { ensureFilterIndexes, findFilter, nameFields, resourceQuery } from "./filter-query.js";
 import { searchPage, type SearchPage } from "./search.js";
 import { sameMetadata } from "./validation.js";
-import { ANSWER_PROJECTION, type AnsweredResource, type MetadataPair, type PendingEvent, type ResourceDocument, type ResourceState, type ResourceStatusName } from "./model.js";
+import {
+  ANSWER_PROJECTION,
+  type AnsweredResource,
+  type MetadataPair,
+  type PendingEvent,
+  type ResourceDocument,
+  type ResourceState,
+  type ResourceStatusName,
+} from "./model.js";
 
 export interface ResourceChanges {
   name?: string;
@@ -152,7 +160,13 @@ export class ResourceStore {
 
   /** Tombstones the resource with its deletion event. Returns null when it was already gone. */
   async delete(tenant: Tenant, id: string, request: RequestInfo, budget: Budget = UNBOUNDED): Promise<LoadedResource | null> {
-    const before = await tombstone(this.collection, tenant, id, (current): PendingEvent => newEvent("resource.deleted", tenant, stateOf(current), request), budget);
+    const before = await tombstone(
+      this.collection,
+      tenant,
+      id,
+      (current): PendingEvent => newEvent("resource.deleted", tenant, stateOf(current), request),
+      budget,
+    );
     if (before) this.written(RESOURCES_COLLECTION, id);
     return before;
   }
@@ -162,7 +176,13 @@ export class ResourceStore {
     const backwards = query.endingBefore !== undefined;
     const matching = resourceQuery(tenant, query.filter, { lt: query.startingAfter, gt: query.endingBefore });
     const found = (await this.answers
-      .find(findFilter(matching), { sort: { _id: backwards ? 1 : -1 }, limit: query.limit + 1, hint: matching.index, projection: ANSWER_PROJECTION, ...budget.db() })
+      .find(findFilter(matching), {
+        sort: { _id: backwards ? 1 : -1 },
+        limit: query.limit + 1,
+        hint: matching.index,
+        projection: ANSWER_PROJECTION,
+        ...budget.db(),
+      })
       .toArray()) as AnsweredResource[];
     return pageFrom(found, query.limit, backwards);
   }

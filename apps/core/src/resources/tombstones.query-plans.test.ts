@@ -30,7 +30,8 @@ let log: CommandLog;
 let newest: string[];
 let oldest: string[];
 
-const resource = (ms: number, i: number): ResourceDocument => importedResource(tenant, newId("res", ms), { name: `Lima ${i}`, status: "active", metadata }, ms, NO_REQUEST);
+const resource = (ms: number, i: number): ResourceDocument =>
+  importedResource(tenant, newId("res", ms), { name: `Lima ${i}`, status: "active", metadata }, ms, NO_REQUEST);
 
 beforeAll(async () => {
   client = await new MongoClient(inject("mongoUri"), { monitorCommands: true }).connect();

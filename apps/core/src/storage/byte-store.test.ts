@@ -86,41 +86,48 @@ it("chunks put by index: a rewrite replaces, seal streams them once (size, sha25
   await expect(store.seal("gap")).rejects.toBeInstanceOf(BlobIncomplete);
 });
 
-it("a fenced put replaces a chunk of a lower or equal fence (or none) and is refused by one of a higher fence: a writer whose lease was taken over cannot overwrite its successor's chunk", async () => {
-  const [dead, successor, zombie] = [Buffer.from("rows 1-1000 of the dead worker\n"), Buffer.from("rows 1-250\n"), Buffer.from("late rows 1-1000\n")];
-  await store.putChunk("fenced", 0, Buffer.from("unfenced\n"));
-  await store.putChunk("fenced", 0, dead, Date.now(), 4);
-  await store.putChunk("fenced", 0, successor, Date.now(), 5);
-  await expect(store.putChunk("fenced", 0, zombie, Date.now(), 4)).rejects.toBeInstanceOf(FencedOut);
-  await store.putChunk("fenced", 0, successor, Date.now(), 5); // the successor's redo of its own part
-  const sealed = await store.seal("fenced");
-  expect(sealed).toEqual({ size: successor.length, sha256: sha(successor) });
-  expect((await collect(store.read([{ id: "fenced", size: successor.length }]))).equals(successor)).toBe(true);
-  expect(await store.chunks.countDocuments({ b: "fenced" })).toBe(1);
-});
+it(
+  "a fenced put replaces a chunk of a lower or equal fence (or none) and is refused by one of a higher fence: a writer whose lease was taken over " +
+    "cannot overwrite its successor's chunk",
+  async () => {
+    const [dead, successor, zombie] = [Buffer.from("rows 1-1000 of the dead worker\n"), Buffer.from("rows 1-250\n"), Buffer.from("late rows 1-1000\n")];
+    await store.putChunk("fenced", 0, Buffer.from("unfenced\n"));
+    await store.putChunk("fenced", 0, dead, Date.now(), 4);
+    await store.putChunk("fenced", 0, successor, Date.now(), 5);
+    await expect(store.putChunk("fenced", 0, zombie, Date.now(), 4)).rejects.toBeInstanceOf(FencedOut);
+    await store.putChunk("fenced", 0, successor, Date.now(), 5); // the successor's redo of its own part
+    const sealed = await store.seal("fenced");
+    expect(sealed).toEqual({ size: successor.length, sha256: sha(successor) });
+    expect((await collect(store.read([{ id: "fenced", size: successor.length }]))).equals(successor)).toBe(true);
+    expect(await store.chunks.countDocuments({ b: "fenced" })).toBe(1);
+  },
+);
 
-it("the sweep reclaims blobs nobody owns once due (an abandoned write, a crash before the owner was written), keeps owned ones until their owner's time", async () => {
-  const now = Date.now();
-  await store.write("owned", pieces(randomBytes(10), 10));
-  await store.write("orphan", pieces(randomBytes(10), 10));
-  await store.putChunk("writing", 0, randomBytes(10), now);
-  const ownedUntil = new Date(now + 3 * STREAM_LEASE_MS);
-  const owners = async (ids: readonly string[]) => new Map(ids.filter((id) => id === "owned").map((id) => [id, ownedUntil] as const));
-  // Not yet due: nothing happens.
-  expect(await store.sweep(owners, now)).toBe(0);
-  // After the streamed write's lease: the orphan goes, the owned one is kept until its owner's time, the blob being
-  // written by position (a longer lease) stays.
-  const later = now + STREAM_LEASE_MS + 1000;
-  const reclaimed = await store.sweep(owners, later, 1000);
-  expect(reclaimed).toBeGreaterThanOrEqual(1);
-  expect(await store.blobs.countDocuments({ _id: "orphan" })).toBe(0);
-  expect(await store.chunks.countDocuments({ b: "orphan" })).toBe(0);
-  expect((await store.blobs.findOne({ _id: "owned" }))?.check_at).toEqual(ownedUntil);
-  expect(await store.chunks.countDocuments({ b: "writing" })).toBe(1);
-  // Once its owner lets go, the owned blob goes at the next pass after its time; the abandoned positional write after its lease.
-  expect(await store.sweep(async () => new Map(), now + WRITING_LEASE_MS + 1000, 1000)).toBeGreaterThanOrEqual(2);
-  expect(await store.chunks.countDocuments({ b: { $in: ["owned", "writing"] } })).toBe(0);
-});
+it(
+  "the sweep reclaims blobs nobody owns once due (an abandoned write, a crash " + "before the owner was written), keeps owned ones until their owner's time",
+  async () => {
+    const now = Date.now();
+    await store.write("owned", pieces(randomBytes(10), 10));
+    await store.write("orphan", pieces(randomBytes(10), 10));
+    await store.putChunk("writing", 0, randomBytes(10), now);
+    const ownedUntil = new Date(now + 3 * STREAM_LEASE_MS);
+    const owners = async (ids: readonly string[]) => new Map(ids.filter((id) => id === "owned").map((id) => [id, ownedUntil] as const));
+    // Not yet due: nothing happens.
+    expect(await store.sweep(owners, now)).toBe(0);
+    // After the streamed write's lease: the orphan goes, the owned one is kept until its owner's time, the blob being
+    // written by position (a longer lease) stays.
+    const later = now + STREAM_LEASE_MS + 1000;
+    const reclaimed = await store.sweep(owners, later, 1000);
+    expect(reclaimed).toBeGreaterThanOrEqual(1);
+    expect(await store.blobs.countDocuments({ _id: "orphan" })).toBe(0);
+    expect(await store.chunks.countDocuments({ b: "orphan" })).toBe(0);
+    expect((await store.blobs.findOne({ _id: "owned" }))?.check_at).toEqual(ownedUntil);
+    expect(await store.chunks.countDocuments({ b: "writing" })).toBe(1);
+    // Once its owner lets go, the owned blob goes at the next pass after its time; the abandoned positional write after its lease.
+    expect(await store.sweep(async () => new Map(), now + WRITING_LEASE_MS + 1000, 1000)).toBeGreaterThanOrEqual(2);
+    expect(await store.chunks.countDocuments({ b: { $in: ["owned", "writing"] } })).toBe(0);
+  },
+);
 
 /** `first` at once, then `trickle` bytes one at a time, `gapMs` apart, with `between` run before each. */
 async function* slowly(first: Buffer, trickle: Buffer, gapMs: number, between: () => Promise<void> = async () => {}): AsyncGenerator<Uint8Array> {

@@ -125,7 +125,11 @@ export class ByteStore {
 
   /** Writes (or renews) the blob's document as open, before any chunk: from now the sweep knows it. */
   async open(id: string, nowMs = Date.now(), leaseMs = WRITING_LEASE_MS): Promise<void> {
-    await this.blobs.updateOne({ _id: id }, { $set: { check_at: new Date(nowMs + leaseMs) }, $setOnInsert: { state: "open", created: new Date(nowMs) } }, { upsert: true });
+    await this.blobs.updateOne(
+      { _id: id },
+      { $set: { check_at: new Date(nowMs + leaseMs) }, $setOnInsert: { state: "open", created: new Date(nowMs) } },
+      { upsert: true },
+    );
   }
 
   /** Moves a streamed write's lease on; false when the sweep took the blob (or it is gone). */
@@ -183,12 +187,14 @@ export class ByteStore {
     const insert = async (bytes: Buffer) => {
       const index = n++;
       // An upsert: a blob id may be written again (a job create repeated after a crash writes the same bytes).
-      const write = this.chunks.replaceOne({ _id: `${id}/${index}` }, { b: id, n: index, o: index * CHUNK_BYTES, data: new Binary(bytes) }, { upsert: true }).then(
-        () => undefined,
-        (error: unknown) => {
-          writeFailed ??= error;
-        },
-      );
+      const write = this.chunks
+        .replaceOne({ _id: `${id}/${index}` }, { b: id, n: index, o: index * CHUNK_BYTES, data: new Binary(bytes) }, { upsert: true })
+        .then(
+          () => undefined,
+          (error: unknown) => {
+            writeFailed ??= error;
+          },
+        );
       const tracked = write.finally(() => inFlight.delete(tracked));
       inFlight.add(tracked);
       if (inFlight.size >= WRITES_IN_FLIGHT) await Promise.race(inFlight);
@@ -252,7 +258,11 @@ export class ByteStore {
     // No chunk, or one of a fence at most ours: replaced (or inserted). One of a higher fence: the filter matches
     // nothing, the upsert's insert meets the `_id` and is refused.
     try {
-      await this.chunks.replaceOne({ _id: `${id}/${n}`, $or: [{ f: { $exists: false } }, { f: { $lte: fence } }] }, { b: id, n, f: fence, data }, { upsert: true });
+      await this.chunks.replaceOne(
+        { _id: `${id}/${n}`, $or: [{ f: { $exists: false } }, { f: { $lte: fence } }] },
+        { b: id, n, f: fence, data },
+        { upsert: true },
+      );
     } catch (error) {
       if (isDuplicateKeyError(error)) throw new FencedOut(`chunk ${n} of ${id} was written under a fence above ${fence}`);
       throw error;
@@ -357,7 +367,9 @@ export class ByteStore {
    * time or reclaimed (chunks, then the document). Answers how many it reclaimed.
    */
   async sweep(owners: Owners, nowMs = Date.now(), limit = 100): Promise<number> {
-    const due = await this.blobs.find({ check_at: { $lte: new Date(nowMs) } }, { sort: { check_at: 1 }, limit, projection: { _id: 1, check_at: 1, state: 1 } }).toArray();
+    const due = await this.blobs
+      .find({ check_at: { $lte: new Date(nowMs) } }, { sort: { check_at: 1 }, limit, projection: { _id: 1, check_at: 1, state: 1 } })
+      .toArray();
     if (due.length === 0) return 0;
     const owned = await owners(due.map((b) => b._id));
     let reclaimed = 0;

@@ -39,7 +39,11 @@ export const CLIENT_OPTIONS = {
  * concern 1, only for the chaos run's deliberately weakened build (faults.ts, `writes.w1`).
  */
 export function clientOptions(weakWrites = false): MongoClientOptions {
-  return { ...CLIENT_OPTIONS, writeConcern: weakWrites ? { w: 1, journal: true } : { ...CLIENT_OPTIONS.writeConcern }, readConcern: { ...CLIENT_OPTIONS.readConcern } };
+  return {
+    ...CLIENT_OPTIONS,
+    writeConcern: weakWrites ? { w: 1, journal: true } : { ...CLIENT_OPTIONS.writeConcern },
+    readConcern: { ...CLIENT_OPTIONS.readConcern },
+  };
 }
 
 /** The durability settings a client ended up with, the URI's options and ours merged by the driver. */
@@ -75,7 +79,8 @@ export function openClient(uri: string, weakWrites = false): MongoClient {
   const changed = (Object.keys(REQUIRED) as (keyof typeof REQUIRED)[]).filter((key) => actual[key] !== required[key]);
   if (changed.length > 0) {
     throw new Error(
-      `the MongoDB URI changes ${changed.map((key) => `${key} (${String(actual[key])}, required ${String(required[key])})`).join(", ")}: remove those options from it`,
+      `the MongoDB URI changes ${changed.map((key) => `${key} (${String(actual[key])}, required ${String(required[key])})`).join(", ")}: remove those ` +
+        `options from it`,
     );
   }
   return client;

@@ -206,7 +206,9 @@ export class IdempotencyRecords {
     return {
       created,
       complete: async (answer, requestId, budget = UNBOUNDED) => {
-        await writeWithin(budget, (options) => this.records.updateOne({ _id, owner, completed: false }, { $set: { completed: true, answer, request_id: requestId } }, options));
+        await writeWithin(budget, (options) =>
+          this.records.updateOne({ _id, owner, completed: false }, { $set: { completed: true, answer, request_id: requestId } }, options),
+        );
       },
       completeWithin: async (answer, requestId, budget) => {
         const result = await writeWithin(budget, (options) =>

@@ -78,7 +78,9 @@ it("a `created` range is the range of ids made in those seconds, bounds included
   const s = 1_700_000_000;
   const made = (ms: number) => newId("evt", ms);
   const inRange = (id: string, range: Record<string, string> | undefined) =>
-    (range?.["$gte"] === undefined || id >= range["$gte"]) && (range?.["$gt"] === undefined || id > range["$gt"]) && (range?.["$lt"] === undefined || id < range["$lt"]);
+    (range?.["$gte"] === undefined || id >= range["$gte"]) &&
+    (range?.["$gt"] === undefined || id > range["$gt"]) &&
+    (range?.["$lt"] === undefined || id < range["$lt"]);
   const cases: [CreatedRange, number[], number[]][] = [
     [{ gte: s }, [s * 1000, s * 1000 + 999, (s + 5) * 1000], [s * 1000 - 1]],
     [{ gt: s }, [(s + 1) * 1000], [s * 1000 + 999]],

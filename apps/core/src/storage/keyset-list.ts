@@ -84,7 +84,10 @@ export function keysetIdRange(
  * The indexes of keyset lists: `(account, livemode, _id desc)` for the whole list and
  * `(account, livemode, field, _id desc)` per equality filter.
  */
-export async function ensureKeysetIndexes<D extends TenantDocument>(collection: Collection<D>, filterFields: readonly (keyof D & string)[] = []): Promise<void> {
+export async function ensureKeysetIndexes<D extends TenantDocument>(
+  collection: Collection<D>,
+  filterFields: readonly (keyof D & string)[] = [],
+): Promise<void> {
   await collection.createIndex({ account: 1, livemode: 1, _id: -1 }, { name: "tenant_order" });
   for (const field of filterFields) {
     await collection.createIndex({ account: 1, livemode: 1, [field]: 1, _id: -1 }, { name: `tenant_${field}_order` });

@@ -73,7 +73,11 @@ it("claims in the order asked for, and only what the filter matches", async () =
   ]);
   const q = queue("orderly");
   const picked = [];
-  for (let doc = await q.claim({ queue: "order", done: { $ne: true } }, { step: 1 }); doc; doc = await q.claim({ queue: "order", done: { $ne: true } }, { step: 1 })) {
+  for (
+    let doc = await q.claim({ queue: "order", done: { $ne: true } }, { step: 1 });
+    doc;
+    doc = await q.claim({ queue: "order", done: { $ne: true } }, { step: 1 })
+  ) {
     picked.push(doc._id);
   }
   expect(picked).toEqual(["order-a", "order-b"]);

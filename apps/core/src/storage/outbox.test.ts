@@ -29,10 +29,16 @@ it("appends all of a change's events in the write that makes the change, and non
   const doc = thing(tenant);
   await t.things.insertOne(doc);
   const request = { requestId: null, idempotencyKey: null };
-  const events: ThingEvent[] = [newEvent("thing.changed", tenant, { n: 1, color: "red" }, request), newEvent("thing.changed", tenant, { n: 1, color: "blue" }, request)];
+  const events: ThingEvent[] = [
+    newEvent("thing.changed", tenant, { n: 1, color: "red" }, request),
+    newEvent("thing.changed", tenant, { n: 1, color: "blue" }, request),
+  ];
   await t.things.updateOne({ _id: doc._id }, { $set: { n: 1 }, ...pushEvents(events) });
   // A write whose filter fails records nothing: the event exists only with its change.
-  await t.things.updateOne({ _id: doc._id, version: 99 }, { $set: { n: 2 }, ...pushEvents([newEvent("thing.changed", tenant, { n: 2, color: "red" }, request)]) });
+  await t.things.updateOne(
+    { _id: doc._id, version: 99 },
+    { $set: { n: 2 }, ...pushEvents([newEvent("thing.changed", tenant, { n: 2, color: "red" }, request)]) },
+  );
   const stored = (await t.things.findOne({ _id: doc._id }))!;
   expect(stored.n).toBe(1);
   expect(stored.pending_events.map((e) => e._id)).toEqual(events.map((e) => e._id));

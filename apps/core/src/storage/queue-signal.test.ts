@@ -34,42 +34,46 @@ function watching(signal: QueueSignal, db = t.db) {
   return { seen, stop };
 }
 
-it("watch: each signal wakes the watcher (core's client, read concern local); a stream the server closes (the collection dropped) is opened again, and reports it", async () => {
-  const signal = new QueueSignal("test_queue", "work");
-  const { seen, stop } = watching(signal);
-  try {
-    // The stream opens in the background: signal until one is seen.
-    await eventually(async () => {
-      await signal.signal(t.db);
-      expect(seen.moves).toBeGreaterThan(0);
-    });
-    // The server closes the stream (invalidate); the watch opens another and wakes on the next signals.
-    await t.db.collection("test_queue").drop();
-    const before = seen.moves;
-    await eventually(
-      async () => {
+it(
+  "watch: each signal wakes the watcher (core's client, read concern local); a stream the server closes (the collection dropped) is opened again, and " +
+    "reports it",
+  async () => {
+    const signal = new QueueSignal("test_queue", "work");
+    const { seen, stop } = watching(signal);
+    try {
+      // The stream opens in the background: signal until one is seen.
+      await eventually(async () => {
         await signal.signal(t.db);
-        expect(seen.moves).toBeGreaterThan(before);
-      },
-      { timeoutMs: 15_000, intervalMs: 200 },
-    );
-    // The retries above may still have changes in flight: wait until none arrives for 500 ms, then another
-    // queue's counter must wake nobody here.
-    // Open, closed by the drop, open again: each change of state reported once.
-    expect(seen.reports.slice(0, 3)).toEqual([true, false, true]);
-    const after = await settled(() => seen.moves);
-    await new QueueSignal("test_queue", "other").signal(t.db, 5);
+        expect(seen.moves).toBeGreaterThan(0);
+      });
+      // The server closes the stream (invalidate); the watch opens another and wakes on the next signals.
+      await t.db.collection("test_queue").drop();
+      const before = seen.moves;
+      await eventually(
+        async () => {
+          await signal.signal(t.db);
+          expect(seen.moves).toBeGreaterThan(before);
+        },
+        { timeoutMs: 15_000, intervalMs: 200 },
+      );
+      // The retries above may still have changes in flight: wait until none arrives for 500 ms, then another
+      // queue's counter must wake nobody here.
+      // Open, closed by the drop, open again: each change of state reported once.
+      expect(seen.reports.slice(0, 3)).toEqual([true, false, true]);
+      const after = await settled(() => seen.moves);
+      await new QueueSignal("test_queue", "other").signal(t.db, 5);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(seen.moves).toBe(after);
+    } finally {
+      await stop();
+    }
+    // Stopped: signals wake nothing.
+    const stopped = await settled(() => seen.moves);
+    await signal.signal(t.db);
     await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(seen.moves).toBe(after);
-  } finally {
-    await stop();
-  }
-  // Stopped: signals wake nothing.
-  const stopped = await settled(() => seen.moves);
-  await signal.signal(t.db);
-  await new Promise((resolve) => setTimeout(resolve, 300));
-  expect(seen.moves).toBe(stopped);
-});
+    expect(seen.moves).toBe(stopped);
+  },
+);
 
 it("streamOpen: reported once the server has established the stream's cursor, so a single signal right after it wakes the watcher", async () => {
   // Several fresh streams: a report made before the cursor existed would lose some of these single signals.

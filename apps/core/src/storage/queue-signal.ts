@@ -19,7 +19,9 @@ export class QueueSignal {
   /** Tells idle workers that `count` items were queued; never fails. */
   async signal(db: Db, count = 1): Promise<void> {
     try {
-      await db.collection<{ _id: string; queued: number }>(this.collection).updateOne({ _id: this.id }, { $inc: { queued: count } }, { upsert: true, timeoutMS: 5_000 });
+      await db
+        .collection<{ _id: string; queued: number }>(this.collection)
+        .updateOne({ _id: this.id }, { $inc: { queued: count } }, { upsert: true, timeoutMS: 5_000 });
     } catch {
       // Workers find the work by their periodic look.
     }

@@ -108,7 +108,9 @@ it("the write path's notice relays in the background: a resource updated many ti
   expect(await eventsOf(doc._id)).toHaveLength(202);
 });
 
-it("a tombstone expires (TTL) only once its event is out and its idempotency window has closed, never with an event pending", { timeout: TTL_TEST_TIMEOUT_MS }, async () => {
+it("a tombstone expires (TTL) only once its event is out and its idempotency window has closed, never with an event pending", {
+  timeout: TTL_TEST_TIMEOUT_MS,
+}, async () => {
   await fastTtlMonitor(t.db);
   await ensureExpiryIndex(t.things);
   const relay = relayOf();
@@ -126,7 +128,10 @@ it("a tombstone expires (TTL) only once its event is out and its idempotency win
 
   // Events out: each tombstone gets its expiry in the write that empties its outbox.
   await relay.relayDocuments("things", [young._id, old._id]);
-  expect(await t.things.findOne({ _id: young._id })).toMatchObject({ pending_events: [], expires_at: new Date(idTimeMs(young._id) + IDEMPOTENCY_RETENTION_MS) });
+  expect(await t.things.findOne({ _id: young._id })).toMatchObject({
+    pending_events: [],
+    expires_at: new Date(idTimeMs(young._id) + IDEMPOTENCY_RETENTION_MS),
+  });
   expect((await eventsOf(old._id)).at(-1)).toMatchObject({ type: "thing.deleted", sequence: 1, object: { id: old._id, n: 0, color: "red" } });
 
   // The old one goes; the one whose window is still open stays (a retried create still finds it), and so
@@ -164,28 +169,36 @@ it("the pull that empties an outbox starts the document's expiry; one that leave
   expect("expires_at" in relayed).toBe(false);
 });
 
-it("a document read without retain_until gets a plain $pull guarded by its absence: one made a tombstone since keeps its events for the next relay, which starts its expiry", async () => {
-  const doc = await created();
-  const read = (await t.things.findOne({ _id: doc._id }, { projection: { pending_events: 1, retain_until: 1 } }))!;
-  const pull = relayedPull(
-    read,
-    read.pending_events.map((e) => e._id),
-  );
-  expect(pull.update).toHaveProperty("$pull");
-  // Between the relay's read and its pull, a delete makes it a tombstone (retain_until) with its own event.
-  const removed = await tombstone(t.things, doc, doc._id, (current) => newEvent("thing.deleted", doc, { id: doc._id, n: current.n, color: current.color }, request));
-  expect(removed).not.toBeNull();
-  expect((await t.db.collection<TenantDocument>("things").updateOne(pull.filter, pull.update)).matchedCount).toBe(0);
-  expect((await t.things.findOne({ _id: doc._id }))!.pending_events).toHaveLength(2);
-  // The next relay reads it with its retain_until: the pipeline pull empties the outbox and starts the expiry.
-  await relayOf().relayDocument("things", doc._id);
-  const after = (await t.things.findOne({ _id: doc._id }))!;
-  expect(after.pending_events).toEqual([]);
-  expect(after.expires_at).toBeInstanceOf(Date);
-  expect((await eventsOf(doc._id)).map((e) => e.type)).toEqual(["thing.created", "thing.deleted"]);
-});
+it(
+  "a document read without retain_until gets a plain $pull guarded by its absence: one made a tombstone since keeps its events for the next relay, " +
+    "which starts its expiry",
+  async () => {
+    const doc = await created();
+    const read = (await t.things.findOne({ _id: doc._id }, { projection: { pending_events: 1, retain_until: 1 } }))!;
+    const pull = relayedPull(
+      read,
+      read.pending_events.map((e) => e._id),
+    );
+    expect(pull.update).toHaveProperty("$pull");
+    // Between the relay's read and its pull, a delete makes it a tombstone (retain_until) with its own event.
+    const removed = await tombstone(t.things, doc, doc._id, (current) =>
+      newEvent("thing.deleted", doc, { id: doc._id, n: current.n, color: current.color }, request),
+    );
+    expect(removed).not.toBeNull();
+    expect((await t.db.collection<TenantDocument>("things").updateOne(pull.filter, pull.update)).matchedCount).toBe(0);
+    expect((await t.things.findOne({ _id: doc._id }))!.pending_events).toHaveLength(2);
+    // The next relay reads it with its retain_until: the pipeline pull empties the outbox and starts the expiry.
+    await relayOf().relayDocument("things", doc._id);
+    const after = (await t.things.findOne({ _id: doc._id }))!;
+    expect(after.pending_events).toEqual([]);
+    expect(after.expires_at).toBeInstanceOf(Date);
+    expect((await eventsOf(doc._id)).map((e) => e.type)).toEqual(["thing.created", "thing.deleted"]);
+  },
+);
 
-it("copies each event with its expiry (30 days after it was made); the TTL index removes it then and keeps younger ones", { timeout: TTL_TEST_TIMEOUT_MS }, async () => {
+it("copies each event with its expiry (30 days after it was made); the TTL index removes it then and keeps younger ones", {
+  timeout: TTL_TEST_TIMEOUT_MS,
+}, async () => {
   await fastTtlMonitor(t.db);
   await ensureEventExpiryIndex(t.db);
   const relay = relayOf();

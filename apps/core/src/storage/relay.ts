@@ -103,8 +103,16 @@ export function eventExpiresAt(event: Relayed): Date {
  */
 export function pullRelayed(ids: readonly string[]): Document[] {
   return [
-    { $set: { pending_events: { $filter: { input: { $ifNull: ["$pending_events", []] }, cond: { $not: [{ $in: ["$$this._id", { $literal: [...ids] }] }] } } } } },
-    { $set: { expires_at: { $cond: [{ $and: [{ $eq: [{ $size: "$pending_events" }, 0] }, { $eq: [{ $type: "$retain_until" }, "date"] }] }, "$retain_until", "$expires_at"] } } },
+    {
+      $set: { pending_events: { $filter: { input: { $ifNull: ["$pending_events", []] }, cond: { $not: [{ $in: ["$$this._id", { $literal: [...ids] }] }] } } } },
+    },
+    {
+      $set: {
+        expires_at: {
+          $cond: [{ $and: [{ $eq: [{ $size: "$pending_events" }, 0] }, { $eq: [{ $type: "$retain_until" }, "date"] }] }, "$retain_until", "$expires_at"],
+        },
+      },
+    },
   ];
 }
 
@@ -249,7 +257,10 @@ export class OutboxRelay {
     if (failed.includes(true)) await pause(CATCH_UP_RETRY_MS);
   }
 
-  /** FAST_PATH_CONCURRENCY lanes, each relaying a batch of documents at a time: each batch is a few sequential round trips, and writes come faster than that. */
+  /**
+   * FAST_PATH_CONCURRENCY lanes, each relaying a batch of documents at a time: each batch is a few sequential round
+   * trips, and writes come faster than that.
+   */
   private async drainQueued(): Promise<void> {
     const lane = async () => {
       while (this.queued.size > 0 && !this.stopped) {

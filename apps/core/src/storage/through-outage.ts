@@ -34,7 +34,10 @@ export async function throughOutage<T>(step: () => Promise<T>, options: ThroughO
     } catch (error) {
       if (!isDatabaseOutage(error) || now() >= giveUpAt) throw error;
       const waitMs = delay(attempt);
-      options.logger.warn({ err: error instanceof Error ? error.message : String(error), attempt, retry_in_ms: waitMs }, `${options.what}: database unavailable; retrying`);
+      options.logger.warn(
+        { err: error instanceof Error ? error.message : String(error), attempt, retry_in_ms: waitMs },
+        `${options.what}: database unavailable; retrying`,
+      );
       await new Promise((resolve) => setTimeout(resolve, waitMs));
     }
   }

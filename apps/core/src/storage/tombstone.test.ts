@@ -17,7 +17,12 @@ it("marks the document deleted with its event in one write; reads, updates and d
   const tenant = newTenant();
   const doc = thing(tenant, { n: 7 });
   await t.things.insertOne(doc);
-  const gone = await tombstone(t.things, tenant, doc._id, (current): ThingEvent => newEvent("thing.deleted", tenant, { n: current.n, color: current.color }, request));
+  const gone = await tombstone(
+    t.things,
+    tenant,
+    doc._id,
+    (current): ThingEvent => newEvent("thing.deleted", tenant, { n: current.n, color: current.color }, request),
+  );
   const { pending_events: _outbox, ...before } = doc;
   expect(gone).toEqual(before); // as it was before the delete, as reads load it
   const stored = (await t.things.findOne({ _id: doc._id }))!;
@@ -36,7 +41,9 @@ it("records exactly one deletion event when many delete at once", async () => {
   const doc = thing(tenant);
   await t.things.insertOne(doc);
   const results = await Promise.all(
-    Array.from({ length: 10 }, () => tombstone(t.things, tenant, doc._id, (c): ThingEvent => newEvent("thing.deleted", tenant, { n: c.n, color: c.color }, request))),
+    Array.from({ length: 10 }, () =>
+      tombstone(t.things, tenant, doc._id, (c): ThingEvent => newEvent("thing.deleted", tenant, { n: c.n, color: c.color }, request)),
+    ),
   );
   expect(results.filter((r) => r !== null)).toHaveLength(1);
   expect((await t.things.findOne({ _id: doc._id }))!.pending_events).toHaveLength(1);

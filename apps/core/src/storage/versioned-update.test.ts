@@ -64,7 +64,13 @@ it("refuses to write when the caller's deadline leaves no budget (UNAVAILABLE, n
   const tenant = newTenant();
   const doc = thing(tenant);
   await t.things.insertOne(doc);
-  const context = { method: "/test/Update", metadata: new Metadata(), signal: new AbortController().signal, deadline: Date.now() + DEADLINE_MARGIN_MS / 2, caller: null };
+  const context = {
+    method: "/test/Update",
+    metadata: new Metadata(),
+    signal: new AbortController().signal,
+    deadline: Date.now() + DEADLINE_MARGIN_MS / 2,
+    caller: null,
+  };
   await expect(updateVersioned(t.things, tenant, doc._id, bump(tenant), budgetOf(context))).rejects.toMatchObject({ code: "service_unavailable" });
   expect((await t.things.findOne({ _id: doc._id }))!.version).toBe(0);
 });

@@ -94,7 +94,12 @@ export function handRun(db: Db, job: RunnerJob, owner: string, written: string[]
 
 /** An in-process worker running only the jobs task on the test's database: a poll every 20 ms, a 2 s lease. */
 export function jobsWorker(databaseName: string, options: JobsTaskOptions = {}, jobsPerAccount = 2): Promise<RunningWorker> {
-  return startWorker({ mongoUri: inject("mongoUri"), databaseName, tasks: [jobsTask({ pollMs: 20, leaseMs: 2_000, ...options })], settings: { jobsPerAccount } });
+  return startWorker({
+    mongoUri: inject("mongoUri"),
+    databaseName,
+    tasks: [jobsTask({ pollMs: 20, leaseMs: 2_000, ...options })],
+    settings: { jobsPerAccount },
+  });
 }
 
 /** `count` resources of the tenant inserted at once, as creates would store them (with their created events). */

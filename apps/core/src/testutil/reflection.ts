@@ -2,7 +2,11 @@ import { createRequire } from "node:module";
 import { credentials, loadPackageDefinition, Metadata, type ChannelCredentials } from "@grpc/grpc-js";
 import { loadSync } from "@grpc/proto-loader";
 
-type Reply = { listServicesResponse?: { service: { name: string }[] }; fileDescriptorResponse?: { fileDescriptorProto: Buffer[] }; errorResponse?: { errorMessage: string } };
+type Reply = {
+  listServicesResponse?: { service: { name: string }[] };
+  fileDescriptorResponse?: { fileDescriptorProto: Buffer[] };
+  errorResponse?: { errorMessage: string };
+};
 
 /** One request on grpc.reflection.v1 ServerReflectionInfo (as grpcurl makes them), and its reply; `via`: the channel's credentials and the call's metadata. */
 export function reflect(

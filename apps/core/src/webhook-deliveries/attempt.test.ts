@@ -49,26 +49,43 @@ async function storedEvent(tenant: ReturnType<typeof newTenant>, pending: string
 }
 
 describe("attemptDelivery", () => {
-  it("delivers over HTTPS a body the Standard Webhooks library verifies, records the attempt, and takes the endpoint out of the event's pending ones", async () => {
-    const tenant = newTenant();
-    const endpoint = await insertEndpoint(t.db, keyring, tenant, { url: https.url("/in", "localhost") });
-    const other = "we_other";
-    const event = await storedEvent(tenant, [endpoint.doc._id, other]);
-    const before = https.deliveries.length;
+  it(
+    "delivers over HTTPS a body the Standard Webhooks library verifies, records " + "the attempt, and takes the endpoint out of the event's pending ones",
+    async () => {
+      const tenant = newTenant();
+      const endpoint = await insertEndpoint(t.db, keyring, tenant, { url: https.url("/in", "localhost") });
+      const other = "we_other";
+      const event = await storedEvent(tenant, [endpoint.doc._id, other]);
+      const before = https.deliveries.length;
 
-    const { attempt, disabled } = await attemptDelivery(env, { event, endpoint: endpoint.doc, trigger: "manual" });
+      const { attempt, disabled } = await attemptDelivery(env, { event, endpoint: endpoint.doc, trigger: "manual" });
 
-    expect(disabled).toBeNull();
-    expect(attempt).toMatchObject({ status: "succeeded", response_status: 200, response_body: "ok", error: null, trigger: "manual", event: event._id, endpoint: endpoint.doc._id });
-    const delivery = https.deliveries[before]!;
-    const verified = verify(endpoint.secrets[0]!, delivery) as Record<string, unknown>;
-    expect(verified).toEqual(JSON.parse(eventBody(event)));
-    expect(verified).toMatchObject({ id: event._id, object: "event", api_version: "1.4", pending_webhooks: 2, data: { object: { object: "resource", metadata: { a: "1" } } } });
-    expect(await t.db.collection<AttemptDocument>(WEBHOOK_ATTEMPTS_COLLECTION).findOne({ _id: attempt._id })).toMatchObject({ status: "succeeded" });
-    expect((await t.db.collection<FannedOutEvent>(EVENTS_COLLECTION).findOne({ _id: event._id }))!.pending_endpoints).toEqual([other]);
-    // Another endpoint still waits: the flag stays.
-    expect(await t.db.collection<FannedOutEvent>(EVENTS_COLLECTION).findOne({ _id: event._id })).toMatchObject({ undelivered: true });
-  });
+      expect(disabled).toBeNull();
+      expect(attempt).toMatchObject({
+        status: "succeeded",
+        response_status: 200,
+        response_body: "ok",
+        error: null,
+        trigger: "manual",
+        event: event._id,
+        endpoint: endpoint.doc._id,
+      });
+      const delivery = https.deliveries[before]!;
+      const verified = verify(endpoint.secrets[0]!, delivery) as Record<string, unknown>;
+      expect(verified).toEqual(JSON.parse(eventBody(event)));
+      expect(verified).toMatchObject({
+        id: event._id,
+        object: "event",
+        api_version: "1.4",
+        pending_webhooks: 2,
+        data: { object: { object: "resource", metadata: { a: "1" } } },
+      });
+      expect(await t.db.collection<AttemptDocument>(WEBHOOK_ATTEMPTS_COLLECTION).findOne({ _id: attempt._id })).toMatchObject({ status: "succeeded" });
+      expect((await t.db.collection<FannedOutEvent>(EVENTS_COLLECTION).findOne({ _id: event._id }))!.pending_endpoints).toEqual([other]);
+      // Another endpoint still waits: the flag stays.
+      expect(await t.db.collection<FannedOutEvent>(EVENTS_COLLECTION).findOne({ _id: event._id })).toMatchObject({ undelivered: true });
+    },
+  );
 
   it("the same attempt id is recorded once", async () => {
     const tenant = newTenant();

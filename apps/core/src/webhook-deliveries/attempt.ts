@@ -189,7 +189,10 @@ export async function applyAttempt(env: DeliveryEnvironment, attempt: AttemptDoc
     return null;
   }
   const atMs = now();
-  const { streak, disable } = afterAttempt({ failingSinceMs: endpoint.failing_since ?? null }, { succeeded: false, disableEndpoint: attempt.disable_endpoint, atMs });
+  const { streak, disable } = afterAttempt(
+    { failingSinceMs: endpoint.failing_since ?? null },
+    { succeeded: false, disableEndpoint: attempt.disable_endpoint, atMs },
+  );
   // Only the first failure of a streak sets its start; a concurrent attempt does not move it later.
   if (endpoint.failing_since == null)
     await endpoints.updateOne({ _id: endpoint._id, failing_since: null } as Filter<DeliveryEndpoint>, { $set: { failing_since: streak.failingSinceMs } });

@@ -3,7 +3,14 @@ import type { AnyBulkWriteOperation, Collection, Db, Filter, MongoBulkWriteError
 import { GroupCommit } from "../storage/group-commit.js";
 import { EVENTS_COLLECTION } from "../storage/relay.js";
 import type { FlightEnd, Lanes } from "./lanes.js";
-import { WEBHOOK_ATTEMPTS_COLLECTION, WEBHOOK_DELIVERIES_COLLECTION, webhookExpiresAt, type AttemptDocument, type DeliveryDocument, type FannedOutEvent } from "./model.js";
+import {
+  WEBHOOK_ATTEMPTS_COLLECTION,
+  WEBHOOK_DELIVERIES_COLLECTION,
+  webhookExpiresAt,
+  type AttemptDocument,
+  type DeliveryDocument,
+  type FannedOutEvent,
+} from "./model.js";
 
 /**
  * The writes one worker's deliveries make, each grouped across every delivery of the process (group commit,
@@ -98,10 +105,17 @@ export async function writeDeliveries(deliveries: Collection<DeliveryDocument>, 
   const ops: AnyBulkWriteOperation<DeliveryDocument>[] = items.map((w) =>
     w.kind === "delete"
       ? { deleteOne: { filter: held(w) } }
-      : { updateOne: { filter: held(w), update: { $set: { ...w.set, released_epoch: w.epoch, lease_owner: null, lease_until: null }, $unset: { lease_token: "" } } } },
+      : {
+          updateOne: {
+            filter: held(w),
+            update: { $set: { ...w.set, released_epoch: w.epoch, lease_owner: null, lease_until: null }, $unset: { lease_token: "" } },
+          },
+        },
   );
   const result = await deliveries.bulkWrite(ops, { ordered: false });
   if (result.matchedCount + result.deletedCount === items.length) return items.map(() => true);
-  const after = new Map((await deliveries.find({ _id: { $in: items.map((w) => w.id) } }, { projection: { released_epoch: 1 } }).toArray()).map((d) => [d._id, d]));
+  const after = new Map(
+    (await deliveries.find({ _id: { $in: items.map((w) => w.id) } }, { projection: { released_epoch: 1 } }).toArray()).map((d) => [d._id, d]),
+  );
   return items.map((w) => (w.kind === "delete" ? !after.has(w.id) : after.get(w.id)?.released_epoch === w.epoch));
 }

@@ -78,75 +78,78 @@ function worker(workerId: string): QueuePoller<ClaimedFlight> {
 }
 
 describe("webhook_endpoint.disabled", () => {
-  it("a 410 records one event (reason gone, the endpoint as disabled, no secret) in the disabling write, delivered to the other subscribed endpoints only", async () => {
-    const tenant = newTenant();
-    const gone = await receiver((_q, response) => response.writeHead(410).end("gone"));
-    const listening = await receiver();
-    const a = await insertEndpoint(t.db, keyring, tenant, { url: gone.url(), enabled_events: ["resource.created", "webhook_endpoint.disabled"] });
-    const b = await insertEndpoint(t.db, keyring, tenant, { url: listening.url("/b"), enabled_events: ["webhook_endpoint.disabled"] });
-    const all = await insertEndpoint(t.db, keyring, tenant, { url: listening.url("/all"), enabled_events: ["*"] });
-    const other = await insertEndpoint(t.db, keyring, tenant, { url: listening.url("/other"), enabled_events: ["resource.created"] });
-    const elsewhere = await insertEndpoint(t.db, keyring, newTenant(), { url: listening.url("/elsewhere"), enabled_events: ["webhook_endpoint.disabled"] });
-    const event = await relayedEvent(tenant);
-    const written: string[] = [];
-    const env: DeliveryEnvironment = { db: t.db, keyring, allowPrivate: true, written: (collection, id) => written.push(`${collection}/${id}`) };
+  it(
+    "a 410 records one event (reason gone, the endpoint as disabled, no secret) " + "in the disabling write, delivered to the other subscribed endpoints only",
+    async () => {
+      const tenant = newTenant();
+      const gone = await receiver((_q, response) => response.writeHead(410).end("gone"));
+      const listening = await receiver();
+      const a = await insertEndpoint(t.db, keyring, tenant, { url: gone.url(), enabled_events: ["resource.created", "webhook_endpoint.disabled"] });
+      const b = await insertEndpoint(t.db, keyring, tenant, { url: listening.url("/b"), enabled_events: ["webhook_endpoint.disabled"] });
+      const all = await insertEndpoint(t.db, keyring, tenant, { url: listening.url("/all"), enabled_events: ["*"] });
+      const other = await insertEndpoint(t.db, keyring, tenant, { url: listening.url("/other"), enabled_events: ["resource.created"] });
+      const elsewhere = await insertEndpoint(t.db, keyring, newTenant(), { url: listening.url("/elsewhere"), enabled_events: ["webhook_endpoint.disabled"] });
+      const event = await relayedEvent(tenant);
+      const written: string[] = [];
+      const env: DeliveryEnvironment = { db: t.db, keyring, allowPrivate: true, written: (collection, id) => written.push(`${collection}/${id}`) };
 
-    const { disabled } = await attemptDelivery(env, { event, endpoint: a.doc, trigger: "scheduled" });
+      const { disabled } = await attemptDelivery(env, { event, endpoint: a.doc, trigger: "scheduled" });
 
-    expect(disabled).toBe("gone");
-    const stored = (await endpoints().findOne({ _id: a.doc._id }))!;
-    expect(stored).toMatchObject({ status: "disabled", disabled_reason: "gone", version: 1 });
-    expect(stored.pending_events).toHaveLength(1);
-    const [recorded] = stored.pending_events;
-    expect(recorded).toMatchObject({ type: "webhook_endpoint.disabled", reason: "gone", sequence: 1, account: tenant.account, livemode: tenant.livemode });
-    expect(recorded!.object).toEqual({
-      id: a.doc._id,
-      url: a.doc.url,
-      enabled_events: ["resource.created", "webhook_endpoint.disabled"],
-      status: "disabled",
-      description: null,
-      metadata: [],
-      livemode: false,
-      api_version: "1.4",
-      created: a.doc.created,
-      signature_scheme: "v1",
-      public_key: null,
-    });
-    expect(JSON.stringify(recorded)).not.toMatch(/whsec_|sealed|enc1\./);
-    expect(written).toEqual([`${WEBHOOK_ENDPOINTS_COLLECTION}/${a.doc._id}`]);
-
-    // An operator enables it again before the relay copies the event: it still does not get its own event.
-    await endpoints().updateOne({ _id: a.doc._id }, { $set: { status: "enabled" } });
-    await eventRelay(t.db, logger).relayDocument(WEBHOOK_ENDPOINTS_COLLECTION, a.doc._id);
-    const [copied] = await disabledEventsOf(a);
-    expect(copied).toBeDefined();
-    expect([...copied!.pending_endpoints!].sort()).toEqual([b.doc._id, all.doc._id].sort());
-    const queued = await deliveries().find({ event: copied!._id }).toArray();
-    expect(queued.map((d) => d.endpoint).sort()).toEqual([b.doc._id, all.doc._id].sort());
-    expect((await endpoints().findOne({ _id: a.doc._id }))!.pending_events).toEqual([]);
-
-    // The workers deliver it, signed like any event, with `data.reason` and the endpoint without its secret.
-    await endpoints().updateOne({ _id: a.doc._id }, { $set: { status: "disabled" } });
-    worker(newId("wa"));
-    const arrived = await eventually(() => {
-      const found = listening.deliveries.filter((d) => d.headers["webhook-id"] === copied!._id);
-      expect(found.map((d) => d.url).sort()).toEqual(["/all", "/b"]);
-      return found;
-    });
-    for (const delivery of arrived) {
-      const secret = delivery.url === "/b" ? b.secrets[0]! : all.secrets[0]!;
-      const body = new Webhook(secret).verify(delivery.body, delivery.headers as Record<string, string>) as { data: Record<string, unknown> };
-      expect(body).toMatchObject({
-        type: "webhook_endpoint.disabled",
-        sequence: 1,
-        data: { reason: "gone", object: { id: a.doc._id, object: "webhook_endpoint", status: "disabled" } },
+      expect(disabled).toBe("gone");
+      const stored = (await endpoints().findOne({ _id: a.doc._id }))!;
+      expect(stored).toMatchObject({ status: "disabled", disabled_reason: "gone", version: 1 });
+      expect(stored.pending_events).toHaveLength(1);
+      const [recorded] = stored.pending_events;
+      expect(recorded).toMatchObject({ type: "webhook_endpoint.disabled", reason: "gone", sequence: 1, account: tenant.account, livemode: tenant.livemode });
+      expect(recorded!.object).toEqual({
+        id: a.doc._id,
+        url: a.doc.url,
+        enabled_events: ["resource.created", "webhook_endpoint.disabled"],
+        status: "disabled",
+        description: null,
+        metadata: [],
+        livemode: false,
+        api_version: "1.4",
+        created: a.doc.created,
+        signature_scheme: "v1",
+        public_key: null,
       });
-      expect(body.data["object"]).not.toHaveProperty("secret");
-    }
-    // Neither the endpoint not subscribed to it (`other`) nor another account's (`elsewhere`) got one.
-    expect(queued.map((d) => d.endpoint)).not.toContain(other.doc._id);
-    expect(queued.map((d) => d.endpoint)).not.toContain(elsewhere.doc._id);
-  });
+      expect(JSON.stringify(recorded)).not.toMatch(/whsec_|sealed|enc1\./);
+      expect(written).toEqual([`${WEBHOOK_ENDPOINTS_COLLECTION}/${a.doc._id}`]);
+
+      // An operator enables it again before the relay copies the event: it still does not get its own event.
+      await endpoints().updateOne({ _id: a.doc._id }, { $set: { status: "enabled" } });
+      await eventRelay(t.db, logger).relayDocument(WEBHOOK_ENDPOINTS_COLLECTION, a.doc._id);
+      const [copied] = await disabledEventsOf(a);
+      expect(copied).toBeDefined();
+      expect([...copied!.pending_endpoints!].sort()).toEqual([b.doc._id, all.doc._id].sort());
+      const queued = await deliveries().find({ event: copied!._id }).toArray();
+      expect(queued.map((d) => d.endpoint).sort()).toEqual([b.doc._id, all.doc._id].sort());
+      expect((await endpoints().findOne({ _id: a.doc._id }))!.pending_events).toEqual([]);
+
+      // The workers deliver it, signed like any event, with `data.reason` and the endpoint without its secret.
+      await endpoints().updateOne({ _id: a.doc._id }, { $set: { status: "disabled" } });
+      worker(newId("wa"));
+      const arrived = await eventually(() => {
+        const found = listening.deliveries.filter((d) => d.headers["webhook-id"] === copied!._id);
+        expect(found.map((d) => d.url).sort()).toEqual(["/all", "/b"]);
+        return found;
+      });
+      for (const delivery of arrived) {
+        const secret = delivery.url === "/b" ? b.secrets[0]! : all.secrets[0]!;
+        const body = new Webhook(secret).verify(delivery.body, delivery.headers as Record<string, string>) as { data: Record<string, unknown> };
+        expect(body).toMatchObject({
+          type: "webhook_endpoint.disabled",
+          sequence: 1,
+          data: { reason: "gone", object: { id: a.doc._id, object: "webhook_endpoint", status: "disabled" } },
+        });
+        expect(body.data["object"]).not.toHaveProperty("secret");
+      }
+      // Neither the endpoint not subscribed to it (`other`) nor another account's (`elsewhere`) got one.
+      expect(queued.map((d) => d.endpoint)).not.toContain(other.doc._id);
+      expect(queued.map((d) => d.endpoint)).not.toContain(elsewhere.doc._id);
+    },
+  );
 
   it("5 days of failed attempts (on an injected clock) disable with reason failing, once", async () => {
     const tenant = newTenant();

@@ -58,7 +58,9 @@ it("queues one delivery per enabled endpoint of the tenant that wants the type, 
   expect(await storedEvent(event._id)).toMatchObject({ undelivered: true });
   const deliveries = await deliveriesOf(event._id);
   expect(deliveries.map((d) => d._id).sort()).toEqual(wanted.map((e) => scheduledDeliveryId(event._id, e)).sort());
-  expect(deliveries.every((d) => d.status === "pending" && d.trigger === "scheduled" && d.attempts === 0 && d.account === tenant.account && d.epoch === 0)).toBe(true);
+  expect(
+    deliveries.every((d) => d.status === "pending" && d.trigger === "scheduled" && d.attempts === 0 && d.account === tenant.account && d.epoch === 0),
+  ).toBe(true);
 });
 
 it("an event of a tenant without endpoints is copied with no pending endpoints and no deliveries", async () => {

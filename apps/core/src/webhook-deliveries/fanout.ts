@@ -2,7 +2,14 @@ import { isDuplicateKeyError } from "@rms/proto";
 import type { ClientSession, Db, Filter, MongoBulkWriteError } from "mongodb";
 import { EVENTS_COLLECTION } from "../storage/relay.js";
 import { wakeLanes, type LaneWork } from "./lanes.js";
-import { scheduledDeliveryId, WEBHOOK_DELIVERIES_COLLECTION, WEBHOOK_ENDPOINTS_COLLECTION, type DeliveryDocument, type DeliveryEndpoint, type FannedOutEvent } from "./model.js";
+import {
+  scheduledDeliveryId,
+  WEBHOOK_DELIVERIES_COLLECTION,
+  WEBHOOK_ENDPOINTS_COLLECTION,
+  type DeliveryDocument,
+  type DeliveryEndpoint,
+  type FannedOutEvent,
+} from "./model.js";
 
 /** The fields the relay's events carry that fan-out reads. */
 export interface RelayedEvent {
@@ -77,7 +84,9 @@ export function webhookFanOut(db: Db, now: () => number = Date.now) {
     const wanting = new Map(
       batch.map((event) => [
         event._id,
-        (byTenant.get(`${event.account}\u0000${event.livemode}`) ?? []).filter((e) => e._id !== event.object?.id && wantsEvent(e.enabled_events ?? [], event.type)),
+        (byTenant.get(`${event.account}\u0000${event.livemode}`) ?? []).filter(
+          (e) => e._id !== event.object?.id && wantsEvent(e.enabled_events ?? [], event.type),
+        ),
       ]),
     );
 
@@ -85,7 +94,9 @@ export function webhookFanOut(db: Db, now: () => number = Date.now) {
     // copy of an event copied before is a duplicate key whatever it carries).
     const asked = batch.filter((e) => wanting.get(e._id)!.length > 0).map((e) => e._id);
     const copied = new Set(
-      asked.length === 0 ? [] : (await events.find({ _id: { $in: asked } } as Filter<FannedOutEvent>, { projection: { _id: 1 }, ...operation }).toArray()).map((e) => e._id),
+      asked.length === 0
+        ? []
+        : (await events.find({ _id: { $in: asked } } as Filter<FannedOutEvent>, { projection: { _id: 1 }, ...operation }).toArray()).map((e) => e._id),
     );
 
     const created = Math.floor(now() / 1000);

@@ -246,23 +246,26 @@ describe("the fair claim", () => {
 });
 
 describe("the batched claim (issue 32)", () => {
-  it("one claim takes every free place of the lane and up to 32 deliveries per place, dealt in turn; another worker's claim then finds the lane full", async () => {
-    await queued("we_batch", 200);
-    // An endpoint that has answered before (a new lane gets one delivery per place: the next test).
-    await lanes().updateOne({ _id: "we_batch" }, { $set: { answering: true } });
-    const [one, two] = [queue("worker-1"), queue("worker-2")];
-    const flights = await one.claimFlights();
-    expect(flights).toHaveLength(4);
-    expect(flights.map((f) => f.deliveries.length)).toEqual([32, 32, 32, 32]);
-    const ids = flights.flatMap((f) => f.deliveries.map((d) => d._id));
-    expect(new Set(ids).size).toBe(128);
-    // Earliest due first, dealt round robin: the first place has the 1st, 5th, 9th...
-    const byDue = [...flights.flatMap((f) => f.deliveries)].sort((a, b) => a.due_at - b.due_at);
-    expect(flights[0]!.deliveries[1]!._id).toBe(byDue[4]!._id);
-    expect(await inFlight("we_batch")).toBe(4);
-    expect(await two.claimFlights()).toEqual([]);
-    expect(await deliveries().countDocuments({ lease_owner: "worker-1", epoch: 1 })).toBe(128);
-  });
+  it(
+    "one claim takes every free place of the lane and up to 32 deliveries per " + "place, dealt in turn; another worker's claim then finds the lane full",
+    async () => {
+      await queued("we_batch", 200);
+      // An endpoint that has answered before (a new lane gets one delivery per place: the next test).
+      await lanes().updateOne({ _id: "we_batch" }, { $set: { answering: true } });
+      const [one, two] = [queue("worker-1"), queue("worker-2")];
+      const flights = await one.claimFlights();
+      expect(flights).toHaveLength(4);
+      expect(flights.map((f) => f.deliveries.length)).toEqual([32, 32, 32, 32]);
+      const ids = flights.flatMap((f) => f.deliveries.map((d) => d._id));
+      expect(new Set(ids).size).toBe(128);
+      // Earliest due first, dealt round robin: the first place has the 1st, 5th, 9th...
+      const byDue = [...flights.flatMap((f) => f.deliveries)].sort((a, b) => a.due_at - b.due_at);
+      expect(flights[0]!.deliveries[1]!._id).toBe(byDue[4]!._id);
+      expect(await inFlight("we_batch")).toBe(4);
+      expect(await two.claimFlights()).toEqual([]);
+      expect(await deliveries().countDocuments({ lease_owner: "worker-1", epoch: 1 })).toBe(128);
+    },
+  );
 
   it("places with no delivery for them end at once; a failing endpoint gets one place of one delivery", async () => {
     await queued("we_few", 2);
@@ -306,28 +309,33 @@ describe("the batched claim (issue 32)", () => {
     for (let e = 0; e < 6; e++) expect(await inFlight(`we_race${e}`)).toBeLessThanOrEqual(4);
   });
 
-  it("a flight's several attempts tell the lane what one at a time would have: successes end the streak, a failure after them starts one; the longest Retry-After holds", async () => {
-    await queued("we_told", 1);
-    const lanesOf = new Lanes(t.db);
-    const taken = await lanesOf.takeFlights([{ id: "f1", until: clock + 1_000 }], clock, 4);
-    await lanes().updateOne({ _id: "we_told" }, { $set: { failures: 3 } });
-    await lanesOf.releaseFlights(
-      [
-        {
-          endpoint: "we_told",
-          flightIds: [taken!.took[0]!.id],
-          attempts: [attempt({ status: "succeeded" }), attempt({ error: "timeout" }), attempt({ error: "http_error", response_status: 503, retry_after: 7 })],
-        },
-      ],
-      clock,
-    );
-    expect(await lanes().findOne({ _id: "we_told" })).toMatchObject({ failures: 2, hold_until: clock + 7_000, flights: [] });
-  });
+  it(
+    "a flight's several attempts tell the lane what one at a time would have: successes end the streak, a failure after them starts one; the longest " +
+      "Retry-After holds",
+    async () => {
+      await queued("we_told", 1);
+      const lanesOf = new Lanes(t.db);
+      const taken = await lanesOf.takeFlights([{ id: "f1", until: clock + 1_000 }], clock, 4);
+      await lanes().updateOne({ _id: "we_told" }, { $set: { failures: 3 } });
+      await lanesOf.releaseFlights(
+        [
+          {
+            endpoint: "we_told",
+            flightIds: [taken!.took[0]!.id],
+            attempts: [attempt({ status: "succeeded" }), attempt({ error: "timeout" }), attempt({ error: "http_error", response_status: 503, retry_after: 7 })],
+          },
+        ],
+        clock,
+      );
+      expect(await lanes().findOne({ _id: "we_told" })).toMatchObject({ failures: 2, hold_until: clock + 7_000, flights: [] });
+    },
+  );
 });
 
 describe("laneOutcome", () => {
   it("counts timeouts, refusals, TLS and name failures and 5xx; a success ends the streak; other failures leave it", () => {
-    for (const error of ["timeout", "connection_failed", "tls_failed", "dns_failed", "invalid_response"]) expect(laneOutcome(attempt({ error }))).toBe("failing");
+    for (const error of ["timeout", "connection_failed", "tls_failed", "dns_failed", "invalid_response"])
+      expect(laneOutcome(attempt({ error }))).toBe("failing");
     expect(laneOutcome(attempt({ error: "http_error", response_status: 500 }))).toBe("failing");
     expect(laneOutcome(attempt({ error: "http_error", response_status: 404 }))).toBe("neutral");
     for (const error of ["redirect", "blocked_address", "invalid_url", "secret_unavailable"]) expect(laneOutcome(attempt({ error }))).toBe("neutral");

@@ -80,7 +80,9 @@ export async function ensureLaneIndexes(db: Db): Promise<void> {
   const lanes = db.collection<LaneDocument>(WEBHOOK_LANES_COLLECTION);
   await lanes.createIndex({ turn_at: 1 }, { name: TURN_INDEX_NAME, partialFilterExpression: { turn_at: { $gte: 0 } } });
   await ensureExpiryIndex(lanes);
-  await db.collection(WEBHOOK_DELIVERIES_COLLECTION).createIndex(ENDPOINT_DUE_INDEX, { name: ENDPOINT_DUE_INDEX_NAME, partialFilterExpression: { status: "pending" } });
+  await db
+    .collection(WEBHOOK_DELIVERIES_COLLECTION)
+    .createIndex(ENDPOINT_DUE_INDEX, { name: ENDPOINT_DUE_INDEX_NAME, partialFilterExpression: { status: "pending" } });
 }
 
 // ---- pipeline pieces
@@ -93,7 +95,10 @@ const notBeforeHold = (candidate: unknown) => ({ $cond: [{ $isNumber: candidate 
 const liveFlights = (nowMs: number, without: readonly string[] = []) => ({
   $filter: {
     input: { $ifNull: ["$flights", []] },
-    cond: without.length === 0 ? { $gt: ["$$this.until", nowMs] } : { $and: [{ $gt: ["$$this.until", nowMs] }, { $not: [{ $in: ["$$this.id", { $literal: [...without] }] }] }] },
+    cond:
+      without.length === 0
+        ? { $gt: ["$$this.until", nowMs] }
+        : { $and: [{ $gt: ["$$this.until", nowMs] }, { $not: [{ $in: ["$$this.id", { $literal: [...without] }] }] }] },
   },
 });
 /** Its turn now at the latest: a lane that may have work (a flight ended, work was queued). */
@@ -204,7 +209,16 @@ function flightEnd(end: FlightEnd, nowMs: number): { filter: Filter<LaneDocument
   return {
     filter: { _id: end.endpoint },
     update: [
-      { $set: { flights: liveFlights(nowMs, end.flightIds), failures: streak, answering, hold_until: hold, version: NEXT_VERSION, expires_at: expiresAt(nowMs) } },
+      {
+        $set: {
+          flights: liveFlights(nowMs, end.flightIds),
+          failures: streak,
+          answering,
+          hold_until: hold,
+          version: NEXT_VERSION,
+          expires_at: expiresAt(nowMs),
+        },
+      },
       { $set: { turn_at: turnByNow(nowMs) } },
     ],
   };
@@ -282,11 +296,14 @@ export async function repairLanes(db: Db, nowMs: number = Date.now()): Promise<n
   for (let done = false; !done; ) {
     const batch: LaneWork[] = [];
     while (batch.length < REPAIR_BATCH) {
-      const next: DeliveryDocument | null = await deliveries.findOne({ ...(after === null ? {} : { endpoint: { $gt: after } }), status: "pending" } as Filter<DeliveryDocument>, {
-        sort: ENDPOINT_DUE_INDEX,
-        hint: ENDPOINT_DUE_INDEX_NAME,
-        projection: { endpoint: 1, account: 1, livemode: 1 },
-      });
+      const next: DeliveryDocument | null = await deliveries.findOne(
+        { ...(after === null ? {} : { endpoint: { $gt: after } }), status: "pending" } as Filter<DeliveryDocument>,
+        {
+          sort: ENDPOINT_DUE_INDEX,
+          hint: ENDPOINT_DUE_INDEX_NAME,
+          projection: { endpoint: 1, account: 1, livemode: 1 },
+        },
+      );
       if (!next) {
         done = true;
         break;
@@ -296,9 +313,11 @@ export async function repairLanes(db: Db, nowMs: number = Date.now()): Promise<n
     }
     if (batch.length === 0) break;
     const turned = new Set(
-      (await lanes.find({ _id: { $in: batch.map((w) => w.endpoint) }, ...turnFilter(Number.MAX_SAFE_INTEGER) } as Filter<LaneDocument>, { projection: { _id: 1 } }).toArray()).map(
-        (l) => l._id,
-      ),
+      (
+        await lanes
+          .find({ _id: { $in: batch.map((w) => w.endpoint) }, ...turnFilter(Number.MAX_SAFE_INTEGER) } as Filter<LaneDocument>, { projection: { _id: 1 } })
+          .toArray()
+      ).map((l) => l._id),
     );
     const work = batch.filter((w) => !turned.has(w.endpoint));
     await wakeLanes(db, work, nowMs);

@@ -76,7 +76,10 @@ export class DeliveryMetrics {
       help: "Deliveries this worker ended as failed, by reason: schedule_exhausted, endpoint_disabled, endpoint_deleted, event_expired.",
       labelNames: ["reason"],
     });
-    this.inFlightGauge = gaugeIn(registry, { name: "webhook_deliveries_in_flight", help: "Deliveries this worker holds now (claimed, attempt not yet ended)." });
+    this.inFlightGauge = gaugeIn(registry, {
+      name: "webhook_deliveries_in_flight",
+      help: "Deliveries this worker holds now (claimed, attempt not yet ended).",
+    });
   }
 
   claimed(): void {
@@ -166,7 +169,9 @@ export function queueDepthGauges(registry: Registry, deliveries: Collection<Deli
   });
   gaugeIn(registry, {
     name: "webhook_deliveries_oldest_due_age_seconds",
-    help: `How long the most overdue pending delivery has been due (0 when none is; one being attempted included); read at most every ${QUEUE_SAMPLE_MS / 1000} s.`,
+    help:
+      `How long the most overdue pending delivery has been due (0 when none is; one being attempted included); read at most every ` +
+      `${QUEUE_SAMPLE_MS / 1000} s.`,
     async collect() {
       this.set((await fresh()).oldestDueAgeSeconds);
     },

@@ -358,7 +358,9 @@ export class DeliveryQueue {
           }
           // The next round is claimed while the last delivery of this one is sent.
           if (index === batch.length - 1 && goOn()) next = this.claimMore(endpointId, flight, round, roundSize());
-          const one = await this.start(delivery, endpoint, events.get(delivery.event) ?? null, connections).catch((error: unknown) => ({ done: Promise.reject(error) }) as Started);
+          const one = await this.start(delivery, endpoint, events.get(delivery.event) ?? null, connections).catch(
+            (error: unknown) => ({ done: Promise.reject(error) }) as Started,
+          );
           one.done.catch(() => undefined);
           started.push(one.done);
           if (one.attempt) {
@@ -516,7 +518,13 @@ export class DeliveryQueue {
       // Recovery and manual deliveries are one attempt each; scheduled ones follow the schedule.
       const next =
         delivery.trigger === "scheduled"
-          ? nextAttemptAtMs({ schedule: this.schedule, attemptsMade: attemptNumber, failedAtMs: atMs, retryAfterSeconds: recorded.retry_after, random: this.random })
+          ? nextAttemptAtMs({
+              schedule: this.schedule,
+              attemptsMade: attemptNumber,
+              failedAtMs: atMs,
+              retryAfterSeconds: recorded.retry_after,
+              random: this.random,
+            })
           : null;
       if (next === null) return withAttempt(await giveUp("schedule_exhausted", failed));
       return withAttempt(await release({ ...failed, due_at: next }, "retry", next));
@@ -551,7 +559,14 @@ export class DeliveryQueue {
       "rms.delivery.attempt": delivery.attempts + 1,
     };
     return inSpan("webhook delivery", { kind: SpanKind.CONSUMER, attributes, parent: contextOfStored(event.trace) }, async (span) => {
-      const made = await performAttempt(this.env, { event, endpoint, trigger: delivery.trigger, delivery: delivery._id, attemptId, ...(connections ? { connections } : {}) });
+      const made = await performAttempt(this.env, {
+        event,
+        endpoint,
+        trigger: delivery.trigger,
+        delivery: delivery._id,
+        attemptId,
+        ...(connections ? { connections } : {}),
+      });
       span.setAttribute("rms.delivery.outcome", made.status === "succeeded" ? "succeeded" : (made.error ?? "failed"));
       if (made.response_status !== null) span.setAttribute("http.response.status_code", made.response_status);
       if (made.status !== "succeeded") span.setStatus({ code: SpanStatusCode.ERROR, message: made.error ?? "failed" });

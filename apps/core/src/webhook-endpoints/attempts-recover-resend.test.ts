@@ -60,7 +60,10 @@ describe("ResendEvent", () => {
   // Resends are made by the workers, in the endpoint's lane (resend.ts): one runs for these tests (not for
   // recover's below, which look at the deliveries they schedule before any worker takes them).
   beforeAll(() => {
-    worker = deliveriesPoller({ db: t.db, logger: pino({ level: "silent" }), workerId: "resend-test", written: () => {}, settings, metrics: new Registry() }, { pollMs: 50 });
+    worker = deliveriesPoller(
+      { db: t.db, logger: pino({ level: "silent" }), workerId: "resend-test", written: () => {}, settings, metrics: new Registry() },
+      { pollMs: 50 },
+    );
     worker.start();
   });
   afterAll(async () => {
@@ -73,7 +76,14 @@ describe("ResendEvent", () => {
     const event = await newEvent(tenant);
     const before = ok.deliveries.length;
     const { webhookAttempt: attempt } = await t.webhookEndpoints.resendEvent({ tenant, eventId: event.id, webhookEndpointId: we.id });
-    expect(attempt).toMatchObject({ eventId: event.id, webhookEndpointId: we.id, status: "succeeded", responseStatus: 200, responseBody: "ok", trigger: "manual" });
+    expect(attempt).toMatchObject({
+      eventId: event.id,
+      webhookEndpointId: we.id,
+      status: "succeeded",
+      responseStatus: 200,
+      responseBody: "ok",
+      trigger: "manual",
+    });
     expect(attempt?.error).toBeUndefined();
     expect(attempt?.id).toMatch(/^wa_[0-9A-Za-z]{22}$/);
     const received = ok.deliveries.slice(before).find((d) => d.url === "/resend");
@@ -139,7 +149,9 @@ describe("ResendEvent", () => {
       code: "resource_missing",
       param: "webhook_endpoint",
     });
-    await expect(t.webhookEndpoints.resendEvent({ tenant: a.live, eventId: event.id, webhookEndpointId: we.id })).rejects.toMatchObject({ code: "resource_missing" });
+    await expect(t.webhookEndpoints.resendEvent({ tenant: a.live, eventId: event.id, webhookEndpointId: we.id })).rejects.toMatchObject({
+      code: "resource_missing",
+    });
     await expect(t.webhookEndpoints.resendEvent({ tenant: a.test, eventId: event.id, webhookEndpointId: "" })).rejects.toMatchObject({
       code: "parameter_missing",
       param: "webhook_endpoint",
@@ -239,7 +251,10 @@ describe("RecoverWebhookEndpoint", () => {
     const a = await t.newAccount();
     const we = await endpointAt(a.test, ok.url());
     for (const since of [BigInt(nowS() + 120), BigInt(nowS() - 14 * 86_400 - 120)]) {
-      await expect(t.webhookEndpoints.recoverWebhookEndpoint({ tenant: a.test, id: we.id, since })).rejects.toMatchObject({ code: "parameter_invalid", param: "since" });
+      await expect(t.webhookEndpoints.recoverWebhookEndpoint({ tenant: a.test, id: we.id, since })).rejects.toMatchObject({
+        code: "parameter_invalid",
+        param: "since",
+      });
     }
     // 0 is a value out of the range, not a missing one (the gateway answers a request without `since` itself).
     for (const request of [
@@ -252,7 +267,9 @@ describe("RecoverWebhookEndpoint", () => {
         message: expect.stringMatching(/14 days ago/),
       });
     }
-    await expect(t.webhookEndpoints.recoverWebhookEndpoint({ tenant: a.live, id: we.id, since: BigInt(nowS()) })).rejects.toMatchObject({ code: "resource_missing" });
+    await expect(t.webhookEndpoints.recoverWebhookEndpoint({ tenant: a.live, id: we.id, since: BigInt(nowS()) })).rejects.toMatchObject({
+      code: "resource_missing",
+    });
     await t.webhookEndpoints.updateWebhookEndpoint({ tenant: a.test, id: we.id, status: 2 });
     await expect(t.webhookEndpoints.recoverWebhookEndpoint({ tenant: a.test, id: we.id, since: BigInt(nowS()) })).rejects.toMatchObject({
       grpcCode: GrpcStatus.ABORTED,

@@ -3,7 +3,13 @@ import { newId } from "../ids.js";
 import { EVENTS_COLLECTION } from "../storage/relay.js";
 import { startTestCore, type TestCore } from "../testutil/harness.js";
 import { masterKey } from "../webhooks/index.js";
-import { scheduledDeliveryId, WEBHOOK_ATTEMPTS_COLLECTION, WEBHOOK_DELIVERIES_COLLECTION, type AttemptDocument, type DeliveryDocument } from "../webhook-deliveries/model.js";
+import {
+  scheduledDeliveryId,
+  WEBHOOK_ATTEMPTS_COLLECTION,
+  WEBHOOK_DELIVERIES_COLLECTION,
+  type AttemptDocument,
+  type DeliveryDocument,
+} from "../webhook-deliveries/model.js";
 
 type Tenant = { accountId: string; livemode: boolean };
 
@@ -37,63 +43,67 @@ function delivery(tenant: Tenant, event: string, endpointId: string, fields: Par
 }
 
 describe("ListEventDeliveries", () => {
-  it("says each endpoint's delivery: pending with its next attempt, failed with why, succeeded (its delivery gone or a later 2xx), none; and whether it subscribes now", async () => {
-    const { test: tenant } = await t.newAccount();
-    const [retrying, gaveUp, delivered, resentOk, unsubscribed] = [
-      await endpoint(tenant, ["*"]),
-      await endpoint(tenant, ["resource.created"]),
-      await endpoint(tenant, ["*"]),
-      await endpoint(tenant, ["*"]),
-      await endpoint(tenant, ["job.failed"]),
-    ];
-    const event = newId("evt");
-    const dueAt = Date.now() + 300_000;
-    // Still waiting for the first two (a 2xx pulls an endpoint out); the third's success deleted its delivery; the
-    // fourth's delivery failed, then a resend got a 2xx.
-    await t.db.collection(EVENTS_COLLECTION).insertOne({
-      _id: event as never,
-      account: tenant.accountId,
-      livemode: false,
-      type: "resource.created",
-      created: Math.floor(Date.now() / 1000),
-      pending_endpoints: [retrying, gaveUp],
-    });
-    await t.db
-      .collection<DeliveryDocument>(WEBHOOK_DELIVERIES_COLLECTION)
-      .insertMany([
-        delivery(tenant, event, retrying, { status: "pending", attempts: 2, due_at: dueAt }),
-        delivery(tenant, event, gaveUp, { status: "failed", attempts: 8, ended_reason: "schedule_exhausted" }),
-        delivery(tenant, event, resentOk, { status: "failed", attempts: 8, ended_reason: "schedule_exhausted" }),
-      ]);
-    await t.db.collection<AttemptDocument>(WEBHOOK_ATTEMPTS_COLLECTION).insertOne({
-      _id: newId("wa"),
-      account: tenant.accountId,
-      livemode: false,
-      event,
-      endpoint: delivered,
-      status: "succeeded",
-      response_status: 200,
-      response_body: "ok",
-      error: null,
-      duration_ms: 3,
-      trigger: "scheduled",
-      created: Math.floor(Date.now() / 1000),
-      delivery: null,
-      disable_endpoint: false,
-      retry_after: null,
-    });
+  it(
+    "says each endpoint's delivery: pending with its next attempt, failed with why, succeeded (its delivery gone or a later 2xx), none; and whether " +
+      "it subscribes now",
+    async () => {
+      const { test: tenant } = await t.newAccount();
+      const [retrying, gaveUp, delivered, resentOk, unsubscribed] = [
+        await endpoint(tenant, ["*"]),
+        await endpoint(tenant, ["resource.created"]),
+        await endpoint(tenant, ["*"]),
+        await endpoint(tenant, ["*"]),
+        await endpoint(tenant, ["job.failed"]),
+      ];
+      const event = newId("evt");
+      const dueAt = Date.now() + 300_000;
+      // Still waiting for the first two (a 2xx pulls an endpoint out); the third's success deleted its delivery; the
+      // fourth's delivery failed, then a resend got a 2xx.
+      await t.db.collection(EVENTS_COLLECTION).insertOne({
+        _id: event as never,
+        account: tenant.accountId,
+        livemode: false,
+        type: "resource.created",
+        created: Math.floor(Date.now() / 1000),
+        pending_endpoints: [retrying, gaveUp],
+      });
+      await t.db
+        .collection<DeliveryDocument>(WEBHOOK_DELIVERIES_COLLECTION)
+        .insertMany([
+          delivery(tenant, event, retrying, { status: "pending", attempts: 2, due_at: dueAt }),
+          delivery(tenant, event, gaveUp, { status: "failed", attempts: 8, ended_reason: "schedule_exhausted" }),
+          delivery(tenant, event, resentOk, { status: "failed", attempts: 8, ended_reason: "schedule_exhausted" }),
+        ]);
+      await t.db.collection<AttemptDocument>(WEBHOOK_ATTEMPTS_COLLECTION).insertOne({
+        _id: newId("wa"),
+        account: tenant.accountId,
+        livemode: false,
+        event,
+        endpoint: delivered,
+        status: "succeeded",
+        response_status: 200,
+        response_body: "ok",
+        error: null,
+        duration_ms: 3,
+        trigger: "scheduled",
+        created: Math.floor(Date.now() / 1000),
+        delivery: null,
+        disable_endpoint: false,
+        retry_after: null,
+      });
 
-    const { deliveries, eventId } = await t.webhookEndpoints.listEventDeliveries({ tenant, eventId: event });
-    expect(eventId).toBe(event);
-    const of = (id: string) => deliveries.find((d) => d.webhookEndpointId === id);
-    expect(deliveries).toHaveLength(5);
-    expect(of(retrying)).toMatchObject({ status: "pending", attempts: 2, nextAttemptAt: BigInt(Math.floor(dueAt / 1000)), subscribed: true });
-    expect(of(gaveUp)).toMatchObject({ status: "failed", attempts: 8, endedReason: "schedule_exhausted", subscribed: true });
-    expect(of(gaveUp)?.nextAttemptAt).toBeUndefined();
-    expect(of(delivered)).toMatchObject({ status: "succeeded", subscribed: true });
-    expect(of(resentOk)).toMatchObject({ status: "succeeded" });
-    expect(of(unsubscribed)).toMatchObject({ status: "none", attempts: 0, subscribed: false });
-  });
+      const { deliveries, eventId } = await t.webhookEndpoints.listEventDeliveries({ tenant, eventId: event });
+      expect(eventId).toBe(event);
+      const of = (id: string) => deliveries.find((d) => d.webhookEndpointId === id);
+      expect(deliveries).toHaveLength(5);
+      expect(of(retrying)).toMatchObject({ status: "pending", attempts: 2, nextAttemptAt: BigInt(Math.floor(dueAt / 1000)), subscribed: true });
+      expect(of(gaveUp)).toMatchObject({ status: "failed", attempts: 8, endedReason: "schedule_exhausted", subscribed: true });
+      expect(of(gaveUp)?.nextAttemptAt).toBeUndefined();
+      expect(of(delivered)).toMatchObject({ status: "succeeded", subscribed: true });
+      expect(of(resentOk)).toMatchObject({ status: "succeeded" });
+      expect(of(unsubscribed)).toMatchObject({ status: "none", attempts: 0, subscribed: false });
+    },
+  );
 
   it("an event of another account or mode is not found", async () => {
     const a = await t.newAccount();

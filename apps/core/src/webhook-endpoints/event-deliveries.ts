@@ -33,7 +33,13 @@ export interface EventDelivery {
   subscribed: boolean;
 }
 
-export async function eventDeliveries(db: Db, endpoints: WebhookEndpointStore, tenant: Tenant, event: FannedOutEvent, budget: Budget = UNBOUNDED): Promise<EventDelivery[]> {
+export async function eventDeliveries(
+  db: Db,
+  endpoints: WebhookEndpointStore,
+  tenant: Tenant,
+  event: FannedOutEvent,
+  budget: Budget = UNBOUNDED,
+): Promise<EventDelivery[]> {
   const { items } = await endpoints.list(tenant, { limit: ENDPOINTS_PER_TENANT }, budget);
   const ids = items.map((endpoint) => scheduledDeliveryId(event._id, endpoint._id));
   const scheduled = await db

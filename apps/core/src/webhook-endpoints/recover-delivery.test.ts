@@ -26,7 +26,10 @@ let answer = 500;
 beforeAll(async () => {
   t = await startTestCore({ relay: true, settings });
   receiver = await startReceiver({ handler: (_req, res) => res.writeHead(answer).end(String(answer)) });
-  worker = deliveriesPoller({ db: t.db, logger: pino({ level: "silent" }), workerId: "recover-test", written: () => {}, settings, metrics: new Registry() }, { pollMs: 50 });
+  worker = deliveriesPoller(
+    { db: t.db, logger: pino({ level: "silent" }), workerId: "recover-test", written: () => {}, settings, metrics: new Registry() },
+    { pollMs: 50 },
+  );
   worker.start();
 });
 afterAll(async () => {
@@ -70,53 +73,59 @@ it("an event whose scheduled delivery failed for good is delivered by a recovery
   expect((await t.webhookEndpoints.recoverWebhookEndpoint({ tenant, id: we!.id, since })).scheduled).toBe(0);
 });
 
-it("a recover over more events than its cap says has_more and schedules the rest on the next call; its deliveries are paced like any other of the endpoint (at most 4 in flight)", async () => {
-  const { test: tenant } = await t.newAccount();
-  let inFlight = 0;
-  let most = 0;
-  let up = false;
-  const slow = await startReceiver({
-    handler: (_req, res) => {
-      if (!up) return void res.writeHead(500).end();
-      inFlight++;
-      most = Math.max(most, inFlight);
-      setTimeout(() => {
-        inFlight--;
-        res.end("ok");
-      }, 150);
-    },
-  });
-  try {
-    const { webhookEndpoint: we } = await t.webhookEndpoints.createWebhookEndpoint({ tenant, url: slow.url(), enabledEvents: ["resource.created"] });
-    const count = 12;
-    for (let i = 0; i < count; i++) await t.resources.createResource({ tenant, name: `missed-${i}` });
-    const deliveries = t.db.collection<DeliveryDocument>(WEBHOOK_DELIVERIES_COLLECTION);
-    await eventually(async () => expect(await deliveries.countDocuments({ endpoint: we!.id, status: "failed" })).toBe(count), { timeoutMs: 30_000 });
-
-    up = true;
-    const since = BigInt(Math.floor(Date.now() / 1000) - 600);
-    const calls = [];
-    for (;;) {
-      const answer = await t.webhookEndpoints.recoverWebhookEndpoint({ tenant, id: we!.id, since });
-      calls.push({ scheduled: answer.scheduled, hasMore: answer.hasMore });
-      if (!answer.hasMore) break;
-    }
-    expect(calls.slice(0, 2)).toEqual([
-      { scheduled: 5, hasMore: true },
-      { scheduled: 5, hasMore: true },
-    ]);
-    expect(calls.reduce((n, c) => n + c.scheduled, 0)).toBe(count);
-    await eventually(
-      async () =>
-        expect((await t.webhookEndpoints.listWebhookAttempts({ tenant, webhookEndpointId: we!.id, status: "succeeded", limit: 100 })).webhookAttempts).toHaveLength(count),
-      {
-        timeoutMs: 30_000,
+it(
+  "a recover over more events than its cap says has_more and schedules the rest on the next call; its deliveries are paced like any other of the " +
+    "endpoint (at most 4 in flight)",
+  async () => {
+    const { test: tenant } = await t.newAccount();
+    let inFlight = 0;
+    let most = 0;
+    let up = false;
+    const slow = await startReceiver({
+      handler: (_req, res) => {
+        if (!up) return void res.writeHead(500).end();
+        inFlight++;
+        most = Math.max(most, inFlight);
+        setTimeout(() => {
+          inFlight--;
+          res.end("ok");
+        }, 150);
       },
-    );
-    // The worker has 128 slots; the endpoint's lane lets 4 of them at it.
-    console.log(`recover of ${count} events with a cap of 5: calls ${JSON.stringify(calls)}; at most ${most} deliveries in flight at the receiver`);
-    expect(most).toBeLessThanOrEqual(4);
-  } finally {
-    await slow.close();
-  }
-});
+    });
+    try {
+      const { webhookEndpoint: we } = await t.webhookEndpoints.createWebhookEndpoint({ tenant, url: slow.url(), enabledEvents: ["resource.created"] });
+      const count = 12;
+      for (let i = 0; i < count; i++) await t.resources.createResource({ tenant, name: `missed-${i}` });
+      const deliveries = t.db.collection<DeliveryDocument>(WEBHOOK_DELIVERIES_COLLECTION);
+      await eventually(async () => expect(await deliveries.countDocuments({ endpoint: we!.id, status: "failed" })).toBe(count), { timeoutMs: 30_000 });
+
+      up = true;
+      const since = BigInt(Math.floor(Date.now() / 1000) - 600);
+      const calls = [];
+      for (;;) {
+        const answer = await t.webhookEndpoints.recoverWebhookEndpoint({ tenant, id: we!.id, since });
+        calls.push({ scheduled: answer.scheduled, hasMore: answer.hasMore });
+        if (!answer.hasMore) break;
+      }
+      expect(calls.slice(0, 2)).toEqual([
+        { scheduled: 5, hasMore: true },
+        { scheduled: 5, hasMore: true },
+      ]);
+      expect(calls.reduce((n, c) => n + c.scheduled, 0)).toBe(count);
+      await eventually(
+        async () =>
+          expect(
+            (await t.webhookEndpoints.listWebhookAttempts({ tenant, webhookEndpointId: we!.id, status: "succeeded", limit: 100 })).webhookAttempts,
+          ).toHaveLength(count),
+        {
+          timeoutMs: 30_000,
+        },
+      );
+      // The worker has 128 slots; the endpoint's lane lets 4 of them at it.
+      console.log(`recover of ${count} events with a cap of 5: calls ${JSON.stringify(calls)}; at most ${most} deliveries in flight at the receiver`);
+      expect(most).toBeLessThanOrEqual(4);
+    } finally {
+      await slow.close();
+    }
+  },
+);

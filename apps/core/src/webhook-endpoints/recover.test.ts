@@ -34,7 +34,11 @@ async function failedEvents(tenant: Tenant, endpoint: string, count: number, sta
     const slice = ids.slice(from, from + 5_000);
     await t.db
       .collection<FannedOutEvent>(EVENTS_COLLECTION)
-      .insertMany(slice.map((id) => ({ _id: id, ...tenant, type: "resource.created", created, pending_endpoints: [endpoint], undelivered: true }) as unknown as FannedOutEvent));
+      .insertMany(
+        slice.map(
+          (id) => ({ _id: id, ...tenant, type: "resource.created", created, pending_endpoints: [endpoint], undelivered: true }) as unknown as FannedOutEvent,
+        ),
+      );
     await t.db.collection<DeliveryDocument>(WEBHOOK_DELIVERIES_COLLECTION).insertMany(
       slice.map((id) => ({
         _id: scheduledDeliveryId(id, endpoint),
@@ -57,7 +61,8 @@ async function failedEvents(tenant: Tenant, endpoint: string, count: number, sta
   return ids;
 }
 
-it(`schedules the oldest ${DEFAULT_WEBHOOK_RECOVER_MAX.toLocaleString("en")} failed events and says has_more; the next call schedules the rest; then nothing is left`, {
+it(`schedules the oldest ${DEFAULT_WEBHOOK_RECOVER_MAX.toLocaleString("en")} failed events and says has_more; the next call schedules the rest; then ` +
+  `nothing is left`, {
   timeout: 180_000,
 }, async () => {
   const tenant = newTenant();
@@ -76,7 +81,10 @@ it(`schedules the oldest ${DEFAULT_WEBHOOK_RECOVER_MAX.toLocaleString("en")} fai
   const first = (await recoveries()).map((d) => d.event).sort();
   expect(first).toEqual(ids.slice(0, DEFAULT_WEBHOOK_RECOVER_MAX));
   // Its deliveries wait in the endpoint's lane like any other.
-  expect(await t.db.collection<LaneDocument>(WEBHOOK_LANES_COLLECTION).findOne({ _id: endpoint })).toMatchObject({ account: tenant.account, turn_at: expect.any(Number) });
+  expect(await t.db.collection<LaneDocument>(WEBHOOK_LANES_COLLECTION).findOne({ _id: endpoint })).toMatchObject({
+    account: tenant.account,
+    turn_at: expect.any(Number),
+  });
 
   // The first ones are pending now: the next call walks past them to the rest.
   expect(await scheduleRecovery(t.db, tenant, endpoint, since)).toEqual({ scheduled: total - DEFAULT_WEBHOOK_RECOVER_MAX, hasMore: false });

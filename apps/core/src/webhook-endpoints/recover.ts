@@ -76,7 +76,10 @@ export async function scheduleRecovery(db: Db, tenant: Tenant, endpoint: string,
     if (page.length === 0) return { scheduled, hasMore: false };
     const ids = page.map((e) => e._id);
     const byEvent = new Map<string, { pending: boolean; count: number }>();
-    for await (const d of deliveries.find({ endpoint, event: { $in: ids } } as Filter<DeliveryDocument>, { projection: { event: 1, status: 1 }, ...budget.db() })) {
+    for await (const d of deliveries.find({ endpoint, event: { $in: ids } } as Filter<DeliveryDocument>, {
+      projection: { event: 1, status: 1 },
+      ...budget.db(),
+    })) {
       const seen = byEvent.get(d.event) ?? { pending: false, count: 0 };
       byEvent.set(d.event, { pending: seen.pending || d.status === "pending", count: seen.count + 1 });
     }
@@ -102,7 +105,11 @@ export async function scheduleRecovery(db: Db, tenant: Tenant, endpoint: string,
 }
 
 /** Inserts `docs` (unordered); an id already there (a racing recovery of the same round) is not counted. Answers how many were inserted. */
-async function insertNew<D>(docs: D[], insert: (docs: D[], options: { timeoutMS?: number }) => Promise<{ insertedCount: number }>, budget: Budget): Promise<number> {
+async function insertNew<D>(
+  docs: D[],
+  insert: (docs: D[], options: { timeoutMS?: number }) => Promise<{ insertedCount: number }>,
+  budget: Budget,
+): Promise<number> {
   if (docs.length === 0) return 0;
   try {
     return (await writeWithin(budget, (options) => insert(docs, options))).insertedCount;

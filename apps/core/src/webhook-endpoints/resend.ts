@@ -20,7 +20,8 @@ import {
  *
  * The call inserts a `manual` delivery due now, wakes the lane and the workers, then waits for the worker to
  * finish it (point reads of the delivery on `_id`) and reads its attempt (its id is known in advance: the
- * worker's `attemptIdOf` of the delivery's first attempt), until the call's deadline leaves RESEND_ANSWER_MARGIN_MS. The answer is the attempt as made, or, when
+ * worker's `attemptIdOf` of the delivery's first attempt), until the call's deadline leaves RESEND_ANSWER_MARGIN_MS.
+ * The answer is the attempt as made, or, when
  * it was not made in time (the lane is busy, the endpoint slow), the attempt as scheduled: the same id with
  * `status: "pending"`; it is listed under the endpoint's attempts once made. At most RESEND_WAITERS_MAX calls of
  * one process wait at once; the next ones answer the scheduled attempt at once.

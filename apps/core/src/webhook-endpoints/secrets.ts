@@ -13,6 +13,7 @@ export function validSecrets(secrets: readonly StoredSecret[], nowMs: number): S
 export function rotatedSecrets(current: readonly StoredSecret[], next: StoredSecret, nowMs: number, graceS: number): StoredSecret[] {
   const until = nowMs + graceS * 1000;
   // Each kept key keeps its scheme (and public key): a rotation between schemes signs in both during the grace.
-  const kept = graceS === 0 ? [] : validSecrets(current, nowMs).map((s) => ({ ...s, expires_at: s.expires_at === null ? until : Math.min(s.expires_at, until) }));
+  const kept =
+    graceS === 0 ? [] : validSecrets(current, nowMs).map((s) => ({ ...s, expires_at: s.expires_at === null ? until : Math.min(s.expires_at, until) }));
   return [{ ...next, expires_at: null }, ...kept].slice(0, SECRETS_MAX);
 }

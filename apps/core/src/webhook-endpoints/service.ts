@@ -243,7 +243,8 @@ export function webhookEndpointService(deps: EndpointServiceDeps): ServiceImplem
       async write({ id, since }, { tenant, budget }) {
         const endpoint = found(await store.get(tenant, id, budget), "webhook endpoint", id);
         // Workers end every delivery to a disabled endpoint without an attempt: recovering one would do nothing.
-        if (endpoint.status !== "enabled") throw errors.conflict("state_conflict", "This webhook endpoint is disabled; enable it before recovering its events.");
+        if (endpoint.status !== "enabled")
+          throw errors.conflict("state_conflict", "This webhook endpoint is disabled; enable it before recovering its events.");
         return scheduleRecovery(deps.db, tenant, endpoint._id, since, { budget, ...(settings.webhookRecoverMax ? { max: settings.webhookRecoverMax } : {}) });
       },
       reply: ({ scheduled, hasMore }) => ({ scheduled, hasMore }),
@@ -307,7 +308,12 @@ export function webhookEndpointService(deps: EndpointServiceDeps): ServiceImplem
 
     rotateWebhookEndpointSecret: rpc.write({
       idempotency: "sealed",
-      parse: (request) => ({ id: request.id, graceS: validateExpiresIn(request.expiresIn), scheme: signatureSchemeOf(request.signatureScheme), ring: keyring() }),
+      parse: (request) => ({
+        id: request.id,
+        graceS: validateExpiresIn(request.expiresIn),
+        scheme: signatureSchemeOf(request.signatureScheme),
+        ring: keyring(),
+      }),
       async write({ id, graceS, scheme, ring }, { tenant, budget }) {
         // Without a scheme the new key is of the endpoint's current one; with one, the endpoint moves to it.
         let secret: string | undefined;

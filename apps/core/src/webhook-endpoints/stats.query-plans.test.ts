@@ -86,7 +86,9 @@ const { work, measure } = usePlanCopies("stats_plans", {
     await db.collection(WEBHOOK_DELIVERIES_COLLECTION).insertMany(data.deliveries as never[]);
   },
   report(table) {
-    console.log(`\nDelivery statistics over ${data.attempts.length.toLocaleString("en-US")} attempts of ${ENDPOINTS.toLocaleString("en-US")} endpoints\n${table}\n`);
+    console.log(
+      `\nDelivery statistics over ${data.attempts.length.toLocaleString("en-US")} attempts of ${ENDPOINTS.toLocaleString("en-US")} endpoints\n${table}\n`,
+    );
   },
 });
 
@@ -134,7 +136,8 @@ describe("delivery statistics over 10,000 endpoints' attempts", () => {
     const quietMs = await fastest(() => deliveryStats(work, { _id: QUIET }, NOW));
     const pageMs = await fastest(() => new AttemptStore(work).list({ account: tenant.account, livemode: false }, FLOODED, { limit: 100 }));
     console.log(
-      `delivery stats: flooded endpoint ${statsMs.toFixed(1)} ms (bounded at ${STATS_ATTEMPTS_MAX} attempts, ${STATS_PENDING_MAX} pending, a streak of ${STREAK_MAX}), quiet endpoint ${quietMs.toFixed(1)} ms; a page of 100 attempts ${pageMs.toFixed(1)} ms`,
+      `delivery stats: flooded endpoint ${statsMs.toFixed(1)} ms (bounded at ${STATS_ATTEMPTS_MAX} attempts, ${STATS_PENDING_MAX} pending, a streak of ` +
+        `${STREAK_MAX}), quiet endpoint ${quietMs.toFixed(1)} ms; a page of 100 attempts ${pageMs.toFixed(1)} ms`,
     );
   });
 });

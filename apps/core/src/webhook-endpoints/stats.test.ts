@@ -68,60 +68,63 @@ function pending(tenant: Tenant, endpoint: string, dueMs: number, n: number): De
 }
 
 describe("delivery statistics", () => {
-  it("counts the last hour and day by outcome, the streak since the latest success, the latest failure, the pending deliveries and the next one due", async () => {
-    const { test: tenant } = await t.newAccount();
-    const we = await endpointOf(tenant);
-    const other = await endpointOf(tenant);
-    const now = Date.now();
-    const docs: AttemptDocument[] = [
-      // Two days ago: outside the day.
-      attempt(tenant, we.id, now - 48 * HOUR_MS, "failed", 1),
-      // Five hours ago: two successes, one failure.
-      attempt(tenant, we.id, now - 5 * HOUR_MS, "succeeded", 2),
-      attempt(tenant, we.id, now - 5 * HOUR_MS + MIN, "failed", 3),
-      attempt(tenant, we.id, now - 5 * HOUR_MS + 2 * MIN, "succeeded", 4),
-      // The last hour: three failures in a row after the latest success.
-      attempt(tenant, we.id, now - 50 * MIN, "failed", 5),
-      attempt(tenant, we.id, now - 20 * MIN, "failed", 6),
-      attempt(tenant, we.id, now - MIN, "failed", 7),
-      // Another endpoint's, which count nowhere here.
-      attempt(tenant, other.id, now - MIN, "succeeded", 8),
-    ];
-    await t.db.collection<AttemptDocument>(WEBHOOK_ATTEMPTS_COLLECTION).insertMany(docs);
-    await t.db
-      .collection<DeliveryDocument>(WEBHOOK_DELIVERIES_COLLECTION)
-      .insertMany([pending(tenant, we.id, now - 3 * HOUR_MS, 1), pending(tenant, we.id, now + 5 * MIN, 2), pending(tenant, other.id, now - 30 * HOUR_MS, 3)]);
-    await t.db.collection<{ _id: string }>(WEBHOOK_ENDPOINTS_COLLECTION).updateOne({ _id: we.id }, { $set: { failing_since: now - 50 * MIN } });
+  it(
+    "counts the last hour and day by outcome, the streak since the latest " + "success, the latest failure, the pending deliveries and the next one due",
+    async () => {
+      const { test: tenant } = await t.newAccount();
+      const we = await endpointOf(tenant);
+      const other = await endpointOf(tenant);
+      const now = Date.now();
+      const docs: AttemptDocument[] = [
+        // Two days ago: outside the day.
+        attempt(tenant, we.id, now - 48 * HOUR_MS, "failed", 1),
+        // Five hours ago: two successes, one failure.
+        attempt(tenant, we.id, now - 5 * HOUR_MS, "succeeded", 2),
+        attempt(tenant, we.id, now - 5 * HOUR_MS + MIN, "failed", 3),
+        attempt(tenant, we.id, now - 5 * HOUR_MS + 2 * MIN, "succeeded", 4),
+        // The last hour: three failures in a row after the latest success.
+        attempt(tenant, we.id, now - 50 * MIN, "failed", 5),
+        attempt(tenant, we.id, now - 20 * MIN, "failed", 6),
+        attempt(tenant, we.id, now - MIN, "failed", 7),
+        // Another endpoint's, which count nowhere here.
+        attempt(tenant, other.id, now - MIN, "succeeded", 8),
+      ];
+      await t.db.collection<AttemptDocument>(WEBHOOK_ATTEMPTS_COLLECTION).insertMany(docs);
+      await t.db
+        .collection<DeliveryDocument>(WEBHOOK_DELIVERIES_COLLECTION)
+        .insertMany([pending(tenant, we.id, now - 3 * HOUR_MS, 1), pending(tenant, we.id, now + 5 * MIN, 2), pending(tenant, other.id, now - 30 * HOUR_MS, 3)]);
+      await t.db.collection<{ _id: string }>(WEBHOOK_ENDPOINTS_COLLECTION).updateOne({ _id: we.id }, { $set: { failing_since: now - 50 * MIN } });
 
-    const {
-      lastHour,
-      lastDay,
-      failureStreak,
-      lastFailure,
-      pending: waiting,
-      nextAttemptAt,
-      buckets,
-      failingSince,
-      lastSuccessAt,
-    } = await t.webhookEndpoints.getWebhookEndpointDeliveryStats({ tenant, id: we.id });
-    expect(lastHour).toMatchObject({ succeeded: 0, failed: 3 });
-    expect(lastDay).toMatchObject({ succeeded: 2, failed: 4 });
-    expect(failureStreak).toBe(3);
-    expect(Number(failingSince)).toBe(Math.floor((now - 50 * MIN) / 1000));
-    expect(Number(lastSuccessAt)).toBe(docs[3]!.created);
-    expect(lastFailure).toMatchObject({ id: docs[6]!._id, responseStatus: 503, responseBody: '{"error":"down 7"}', failureCode: "http_error" });
-    expect(waiting).toBe(2);
-    expect(Number(nextAttemptAt)).toBe(Math.floor((now - 3 * HOUR_MS) / 1000));
-    // 24 hours, oldest first; each attempt in the hour its time falls in, each pending delivery in the hour it fell due
-    // (the current hour for one due later).
-    expect(buckets).toHaveLength(24);
-    const hourOf = (ms: number) => buckets.findIndex((b) => Number(b.start) * 1000 <= ms && ms < Number(b.start) * 1000 + HOUR_MS);
-    expect(buckets[hourOf(now - 5 * HOUR_MS + MIN)]!.failed).toBeGreaterThanOrEqual(1);
-    expect(buckets.reduce((n, b) => n + b.succeeded, 0)).toBe(2);
-    expect(buckets.reduce((n, b) => n + b.failed, 0)).toBe(4);
-    expect(buckets[hourOf(now - 3 * HOUR_MS)]!.pending).toBe(1);
-    expect(buckets[23]!.pending).toBe(1);
-  });
+      const {
+        lastHour,
+        lastDay,
+        failureStreak,
+        lastFailure,
+        pending: waiting,
+        nextAttemptAt,
+        buckets,
+        failingSince,
+        lastSuccessAt,
+      } = await t.webhookEndpoints.getWebhookEndpointDeliveryStats({ tenant, id: we.id });
+      expect(lastHour).toMatchObject({ succeeded: 0, failed: 3 });
+      expect(lastDay).toMatchObject({ succeeded: 2, failed: 4 });
+      expect(failureStreak).toBe(3);
+      expect(Number(failingSince)).toBe(Math.floor((now - 50 * MIN) / 1000));
+      expect(Number(lastSuccessAt)).toBe(docs[3]!.created);
+      expect(lastFailure).toMatchObject({ id: docs[6]!._id, responseStatus: 503, responseBody: '{"error":"down 7"}', failureCode: "http_error" });
+      expect(waiting).toBe(2);
+      expect(Number(nextAttemptAt)).toBe(Math.floor((now - 3 * HOUR_MS) / 1000));
+      // 24 hours, oldest first; each attempt in the hour its time falls in, each pending delivery in the hour it fell due
+      // (the current hour for one due later).
+      expect(buckets).toHaveLength(24);
+      const hourOf = (ms: number) => buckets.findIndex((b) => Number(b.start) * 1000 <= ms && ms < Number(b.start) * 1000 + HOUR_MS);
+      expect(buckets[hourOf(now - 5 * HOUR_MS + MIN)]!.failed).toBeGreaterThanOrEqual(1);
+      expect(buckets.reduce((n, b) => n + b.succeeded, 0)).toBe(2);
+      expect(buckets.reduce((n, b) => n + b.failed, 0)).toBe(4);
+      expect(buckets[hourOf(now - 3 * HOUR_MS)]!.pending).toBe(1);
+      expect(buckets[23]!.pending).toBe(1);
+    },
+  );
 
   it("an endpoint with no attempt: zeros, no streak, no failure, nothing due", async () => {
     const { test: tenant } = await t.newAccount();
@@ -148,7 +151,9 @@ describe("delivery statistics", () => {
     const now = Date.now();
     const n = STATS_ATTEMPTS_MAX + 500;
     // Spread over the last 20 hours, newest every few seconds.
-    const docs = Array.from({ length: n }, (_, i) => attempt(tenant, we.id, now - Math.floor((i * 20 * HOUR_MS) / n) - 1, i % 2 === 0 ? "succeeded" : "failed", i));
+    const docs = Array.from({ length: n }, (_, i) =>
+      attempt(tenant, we.id, now - Math.floor((i * 20 * HOUR_MS) / n) - 1, i % 2 === 0 ? "succeeded" : "failed", i),
+    );
     await t.db.collection<AttemptDocument>(WEBHOOK_ATTEMPTS_COLLECTION).insertMany(docs);
     const stats = await deliveryStats(t.db, { _id: we.id }, now);
     expect(stats.attemptsCapped).toBe(true);

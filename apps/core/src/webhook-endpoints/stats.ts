@@ -70,7 +70,12 @@ export function hourStarts(nowMs: number): number[] {
 }
 
 /** The statistics of `endpoint` (already checked to be the caller's: every read below filters on it alone). */
-export async function deliveryStats(db: Db, endpoint: { _id: string; failing_since?: number | null }, nowMs: number, budget: Budget = UNBOUNDED): Promise<DeliveryStats> {
+export async function deliveryStats(
+  db: Db,
+  endpoint: { _id: string; failing_since?: number | null },
+  nowMs: number,
+  budget: Budget = UNBOUNDED,
+): Promise<DeliveryStats> {
   const attempts = db.collection<AttemptDocument>(WEBHOOK_ATTEMPTS_COLLECTION);
   const deliveries = db.collection<DeliveryDocument>(WEBHOOK_DELIVERIES_COLLECTION);
   const starts = hourStarts(nowMs);
@@ -81,7 +86,10 @@ export async function deliveryStats(db: Db, endpoint: { _id: string; failing_sin
     attempts.findOne({ endpoint: id, status: "succeeded" }, { sort: { _id: -1 }, projection: { _id: 1, created: 1 }, ...budget.db() }),
     attempts.findOne({ endpoint: id, status: "failed" }, { sort: { _id: -1 }, ...budget.db() }),
     pendingByHour(db, id, starts, budget),
-    deliveries.findOne({ endpoint: id, status: "pending" }, { sort: { due_at: 1 }, projection: { _id: 0, due_at: 1 }, hint: "endpoint_pending_due", ...budget.db() }),
+    deliveries.findOne(
+      { endpoint: id, status: "pending" },
+      { sort: { due_at: 1 }, projection: { _id: 0, due_at: 1 }, hint: "endpoint_pending_due", ...budget.db() },
+    ),
   ]);
   // The streak: failed attempts after the newest success (all of them, in 30 days, when none succeeded).
   const streakFilter = { endpoint: id, status: "failed" as const, ...(latestSuccess ? { _id: { $gt: latestSuccess._id } } : {}) };
@@ -93,7 +101,8 @@ export async function deliveryStats(db: Db, endpoint: { _id: string; failing_sin
     failed: counted.hours[i]?.failed ?? 0,
     pending: pendingBuckets.hours[i] ?? 0,
   }));
-  const sum = (rows: readonly DeliveryCounts[]) => rows.reduce((a, b) => ({ succeeded: a.succeeded + b.succeeded, failed: a.failed + b.failed }), { succeeded: 0, failed: 0 });
+  const sum = (rows: readonly DeliveryCounts[]) =>
+    rows.reduce((a, b) => ({ succeeded: a.succeeded + b.succeeded, failed: a.failed + b.failed }), { succeeded: 0, failed: 0 });
   const failingSinceMs = endpoint.failing_since ?? null;
   return {
     asOf: Math.floor(nowMs / 1000),
@@ -137,7 +146,10 @@ async function attemptBuckets(
   ];
   const rows = await db
     .collection(WEBHOOK_ATTEMPTS_COLLECTION)
-    .aggregate<{ _id: { h: number; s: "succeeded" | "failed"; recent: boolean }; n: number; first: string }>(pipeline, { hint: "endpoint_status_order", ...budget.db() })
+    .aggregate<{ _id: { h: number; s: "succeeded" | "failed"; recent: boolean }; n: number; first: string }>(pipeline, {
+      hint: "endpoint_status_order",
+      ...budget.db(),
+    })
     .toArray();
   const hours = starts.map(() => ({ succeeded: 0, failed: 0 }));
   const lastHour = { succeeded: 0, failed: 0 };

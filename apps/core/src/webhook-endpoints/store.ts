@@ -79,13 +79,28 @@ export class WebhookEndpointStore {
   async create(tenant: Tenant, fields: EndpointFields, seal: SealFor, request: RequestInfo, budget: Budget = UNBOUNDED): Promise<CreateResult> {
     // The scheme counts only when not the default, as 1.4.0 fingerprinted a `v1` create.
     const fingerprint = (scheme: string | undefined) =>
-      fieldsFingerprint([fields.url, fields.enabled_events, fields.status, fields.description, fields.metadata.map((p) => [p.k, p.v]), ...(scheme ? [scheme] : [])]);
-    const earlier = await madeBy140(this.collection, tenant, request.idempotencyKey, (first) => first.request_hash === fingerprint(first.secrets[0]?.scheme), budget);
+      fieldsFingerprint([
+        fields.url,
+        fields.enabled_events,
+        fields.status,
+        fields.description,
+        fields.metadata.map((p) => [p.k, p.v]),
+        ...(scheme ? [scheme] : []),
+      ]);
+    const earlier = await madeBy140(
+      this.collection,
+      tenant,
+      request.idempotencyKey,
+      (first) => first.request_hash === fingerprint(first.secrets[0]?.scheme),
+      budget,
+    );
     if (earlier) return earlier.sameRequest ? { doc: earlier.doc, replayed: true } : { conflict: true };
     const nowMs = Date.now();
     const id = newId("we", nowMs);
     const used = new Set(
-      (await this.collection.find({ account: tenant.account, livemode: tenant.livemode }, { projection: { slot: 1 }, ...budget.db() }).toArray()).map((d) => d.slot),
+      (await this.collection.find({ account: tenant.account, livemode: tenant.livemode }, { projection: { slot: 1 }, ...budget.db() }).toArray()).map(
+        (d) => d.slot,
+      ),
     );
     const free = [...Array(ENDPOINTS_PER_TENANT).keys()].filter((slot) => !used.has(slot));
     if (free.length === 0) return { limitReached: true };
@@ -186,10 +201,17 @@ export class WebhookEndpointStore {
    * endpoint with an empty outbox is deleted: a `webhook_endpoint.disabled` event still waiting in it is
    * relayed first (`relayNow`), so deleting the endpoint never loses the event of its disabling.
    */
-  async delete(tenant: Tenant, id: string, budget: Budget = UNBOUNDED, relayNow?: (collection: string, id: string) => Promise<void>): Promise<LoadedEndpoint | null> {
+  async delete(
+    tenant: Tenant,
+    id: string,
+    budget: Budget = UNBOUNDED,
+    relayNow?: (collection: string, id: string) => Promise<void>,
+  ): Promise<LoadedEndpoint | null> {
     const filter = { _id: id, account: tenant.account, livemode: tenant.livemode } as Filter<WebhookEndpointDocument>;
     for (let attempt = 0; attempt < DELETE_ATTEMPTS; attempt++) {
-      const deleted = await writeWithin(budget, (options) => this.collection.findOneAndDelete({ ...filter, ...OUTBOX_EMPTY }, { ...WITHOUT_OUTBOX, ...options }));
+      const deleted = await writeWithin(budget, (options) =>
+        this.collection.findOneAndDelete({ ...filter, ...OUTBOX_EMPTY }, { ...WITHOUT_OUTBOX, ...options }),
+      );
       if (deleted) return deleted as LoadedEndpoint;
       if (!(await this.collection.findOne(filter, { projection: { _id: 1 }, ...budget.db() }))) return null;
       if (!relayNow) break;

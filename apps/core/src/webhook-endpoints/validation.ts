@@ -25,10 +25,15 @@ export function validateUrl(url: string, allowPrivate: boolean): string {
 
 /** At least one type, each `*` or a known type; duplicates dropped, order kept. */
 export function validateEnabledEvents(types: readonly string[]): string[] {
-  if (types.length === 0) throw errors.invalid("parameter_missing", "Missing required param: enabled_events (at least one event type, or '*').", "enabled_events");
+  if (types.length === 0)
+    throw errors.invalid("parameter_missing", "Missing required param: enabled_events (at least one event type, or '*').", "enabled_events");
   for (const type of types) {
     if (!KNOWN.has(type)) {
-      throw errors.invalid("parameter_invalid", `Invalid enabled_events: '${type.slice(0, 64)}' is not '*' or a known event type (${EVENT_TYPES.join(", ")}).`, "enabled_events");
+      throw errors.invalid(
+        "parameter_invalid",
+        `Invalid enabled_events: '${type.slice(0, 64)}' is not '*' or a known event type (${EVENT_TYPES.join(", ")}).`,
+        "enabled_events",
+      );
     }
   }
   return [...new Set(types)];

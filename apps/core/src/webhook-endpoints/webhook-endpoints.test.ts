@@ -82,7 +82,9 @@ describe("the limit of 16 endpoints per account and mode", () => {
     const refused = results.filter((r): r is PromiseRejectedResult => r.status === "rejected");
     expect(made).toHaveLength(ENDPOINTS_PER_TENANT);
     for (const r of refused) expect(r.reason).toMatchObject({ grpcCode: GrpcStatus.INVALID_ARGUMENT, code: "limit_exceeded" });
-    const slots = (await t.db.collection<WebhookEndpointDocument>("webhook_endpoints").find({ account: tenant.accountId, livemode: false }).toArray()).map((d) => d.slot);
+    const slots = (await t.db.collection<WebhookEndpointDocument>("webhook_endpoints").find({ account: tenant.accountId, livemode: false }).toArray()).map(
+      (d) => d.slot,
+    );
     expect(slots.sort((a, b) => a - b)).toEqual([...Array(16).keys()]);
     // The other mode has its own 16.
     await expect(create(live)).resolves.toBeDefined();
@@ -116,7 +118,10 @@ describe("Get, Update, Delete, List", () => {
     const b = await t.newAccount();
     const we = (await create(a.test)).webhookEndpoint!;
     for (const tenant of [a.live, b.test]) {
-      await expect(t.webhookEndpoints.getWebhookEndpoint({ tenant, id: we.id })).rejects.toMatchObject({ grpcCode: GrpcStatus.NOT_FOUND, code: "resource_missing" });
+      await expect(t.webhookEndpoints.getWebhookEndpoint({ tenant, id: we.id })).rejects.toMatchObject({
+        grpcCode: GrpcStatus.NOT_FOUND,
+        code: "resource_missing",
+      });
       await expect(t.webhookEndpoints.updateWebhookEndpoint({ tenant, id: we.id, description: "x" })).rejects.toMatchObject({ code: "resource_missing" });
       await expect(t.webhookEndpoints.rotateWebhookEndpointSecret({ tenant, id: we.id })).rejects.toMatchObject({ code: "resource_missing" });
       await expect(t.webhookEndpoints.deleteWebhookEndpoint({ tenant, id: we.id })).rejects.toMatchObject({ code: "resource_missing" });
@@ -146,23 +151,39 @@ describe("Get, Update, Delete, List", () => {
         { key: "c", value: "3" },
       ],
     });
-    expect(updated).toMatchObject({ url: "https://other.example.com/h", enabledEvents: ["resource.deleted"], status: WebhookEndpointStatus.DISABLED, description: "d" });
+    expect(updated).toMatchObject({
+      url: "https://other.example.com/h",
+      enabledEvents: ["resource.deleted"],
+      status: WebhookEndpointStatus.DISABLED,
+      description: "d",
+    });
     expect(updated?.metadata.map((m) => [m.key, m.value])).toEqual([
       ["b", "2"],
       ["c", "3"],
     ]);
     expect(updated?.secret).toBeUndefined();
     await t.db.collection<WebhookEndpointDocument>("webhook_endpoints").updateOne({ _id: we.id }, { $set: { disabled_reason: "gone" } });
-    const { webhookEndpoint: cleared } = await t.webhookEndpoints.updateWebhookEndpoint({ tenant, id: we.id, description: "", status: WebhookEndpointStatus.ENABLED });
+    const { webhookEndpoint: cleared } = await t.webhookEndpoints.updateWebhookEndpoint({
+      tenant,
+      id: we.id,
+      description: "",
+      status: WebhookEndpointStatus.ENABLED,
+    });
     expect(cleared?.description).toBeUndefined();
     expect((await stored(we.id))?.disabled_reason).toBeNull();
     await expect(t.webhookEndpoints.updateWebhookEndpoint({ tenant, id: we.id, enabledEvents: { types: [] } })).rejects.toMatchObject({
       code: "parameter_missing",
       param: "enabled_events",
     });
-    await expect(t.webhookEndpoints.updateWebhookEndpoint({ tenant, id: we.id, url: "ftp://x.example.com/" })).rejects.toMatchObject({ code: "url_invalid", param: "url" });
+    await expect(t.webhookEndpoints.updateWebhookEndpoint({ tenant, id: we.id, url: "ftp://x.example.com/" })).rejects.toMatchObject({
+      code: "url_invalid",
+      param: "url",
+    });
     // `url=` on an update is an attempt to unset it, not a missing param.
-    await expect(t.webhookEndpoints.updateWebhookEndpoint({ tenant, id: we.id, url: "" })).rejects.toMatchObject({ code: "parameter_invalid_empty", param: "url" });
+    await expect(t.webhookEndpoints.updateWebhookEndpoint({ tenant, id: we.id, url: "" })).rejects.toMatchObject({
+      code: "parameter_invalid_empty",
+      param: "url",
+    });
   });
 
   it("lists newest first with the standard cursors; a deleted id still works as a cursor", async () => {
@@ -179,7 +200,9 @@ describe("Get, Update, Delete, List", () => {
     expect(page2.webhookEndpoints.map((w) => w.id)).toEqual(newest.slice(2, 4));
     const before = await t.webhookEndpoints.listWebhookEndpoints({ tenant, limit: 10, endingBefore: newest[3]! });
     expect(before.webhookEndpoints.map((w) => w.id)).toEqual([newest[0], newest[2]]);
-    await expect(t.webhookEndpoints.listWebhookEndpoints({ tenant, startingAfter: "res_0000000000000000000000" })).rejects.toMatchObject({ code: "parameter_invalid" });
+    await expect(t.webhookEndpoints.listWebhookEndpoints({ tenant, startingAfter: "res_0000000000000000000000" })).rejects.toMatchObject({
+      code: "parameter_invalid",
+    });
   });
 });
 
@@ -211,7 +234,10 @@ describe("RotateWebhookEndpointSecret", () => {
     expect(doc.secrets).toHaveLength(1);
     expect(decryptSecret(doc.secrets[0]!.sealed, keyring, we.id)).toBe(last!.secret);
     for (const expiresIn of [-1n, 604_801n]) {
-      await expect(t.webhookEndpoints.rotateWebhookEndpointSecret({ tenant, id: we.id, expiresIn })).rejects.toMatchObject({ code: "parameter_invalid", param: "expires_in" });
+      await expect(t.webhookEndpoints.rotateWebhookEndpointSecret({ tenant, id: we.id, expiresIn })).rejects.toMatchObject({
+        code: "parameter_invalid",
+        param: "expires_in",
+      });
     }
   });
 

@@ -118,7 +118,18 @@ describe("classifyAddress", () => {
   it("covers every IPv4 range of the contract in both families (each range has a v4 and a v6 row)", () => {
     const v4 = new Set(BLOCKED.filter(([a]) => !a.includes(":")).map(([, r]) => r));
     const v6 = new Set(BLOCKED.filter(([a]) => a.includes(":")).map(([, r]) => r));
-    for (const range of ["loopback", "private", "link_local", "carrier_grade_nat", "metadata", "unspecified", "multicast", "documentation", "benchmarking", "reserved"]) {
+    for (const range of [
+      "loopback",
+      "private",
+      "link_local",
+      "carrier_grade_nat",
+      "metadata",
+      "unspecified",
+      "multicast",
+      "documentation",
+      "benchmarking",
+      "reserved",
+    ]) {
       expect(v4.has(range as BlockedRange), `v4 ${range}`).toBe(true);
       expect(v6.has(range as BlockedRange), `v6 ${range}`).toBe(true);
     }

@@ -54,21 +54,24 @@ describe("an endpoint's keep-alive connections", () => {
     expect(target.connections).toBe(2);
   });
 
-  it("check the address at every attempt: a name that now resolves to a refused address is refused, though a connection to its last address is open", async () => {
-    const target = await receiver();
-    const table = { address: "127.0.0.1" };
-    const connections = new EndpointConnections();
-    open.push(connections);
-    const options = { allowPrivate: true, policy: allowLoopbackBut2, resolve: movingResolver(table), connections };
-    expect(await deliver(request(target.url("/hook", "hook.test")), options)).toMatchObject({ status: "succeeded" });
-    table.address = "127.0.0.2";
-    expect(await deliver(request(target.url("/hook", "hook.test"), 2), options)).toMatchObject({ status: "failed", error: "blocked_address" });
-    expect(target.deliveries).toHaveLength(1);
-    // Back to the address checked before: its connection is used again.
-    table.address = "127.0.0.1";
-    expect(await deliver(request(target.url("/hook", "hook.test"), 3), options)).toMatchObject({ status: "succeeded" });
-    expect(target.connections).toBe(1);
-  });
+  it(
+    "check the address at every attempt: a name that now resolves to a refused " + "address is refused, though a connection to its last address is open",
+    async () => {
+      const target = await receiver();
+      const table = { address: "127.0.0.1" };
+      const connections = new EndpointConnections();
+      open.push(connections);
+      const options = { allowPrivate: true, policy: allowLoopbackBut2, resolve: movingResolver(table), connections };
+      expect(await deliver(request(target.url("/hook", "hook.test")), options)).toMatchObject({ status: "succeeded" });
+      table.address = "127.0.0.2";
+      expect(await deliver(request(target.url("/hook", "hook.test"), 2), options)).toMatchObject({ status: "failed", error: "blocked_address" });
+      expect(target.deliveries).toHaveLength(1);
+      // Back to the address checked before: its connection is used again.
+      table.address = "127.0.0.1";
+      expect(await deliver(request(target.url("/hook", "hook.test"), 3), options)).toMatchObject({ status: "succeeded" });
+      expect(target.connections).toBe(1);
+    },
+  );
 
   it("connect only to the address pinned to their agent, whatever lookup a request brings", async () => {
     const target = await receiver();

@@ -53,7 +53,14 @@ describe("deliver over HTTP", () => {
     const outcome = await deliver(request(target.url("/hook?x=1")), loopback);
     const wallMs = performance.now() - calledAt;
 
-    expect(outcome).toMatchObject({ status: "succeeded", responseStatus: 200, responseBody: "ok", error: null, disableEndpoint: false, retryAfterSeconds: null });
+    expect(outcome).toMatchObject({
+      status: "succeeded",
+      responseStatus: 200,
+      responseBody: "ok",
+      error: null,
+      disableEndpoint: false,
+      retryAfterSeconds: null,
+    });
     // The attempt's duration lies within the time the call took, as measured around it.
     expect(outcome.durationMs).toBeGreaterThanOrEqual(0);
     expect(outcome.durationMs).toBeLessThanOrEqual(Math.ceil(wallMs));

@@ -18,7 +18,16 @@ export const CONNECT_ATTEMPT_MS = 5_000;
 export const RESPONSE_BODY_CAP_BYTES = 1024;
 export { WEBHOOK_USER_AGENT } from "@rms/webhook-signing";
 
-export type AttemptError = "timeout" | "dns_failed" | "connection_failed" | "tls_failed" | "invalid_response" | "redirect" | "http_error" | "blocked_address" | "invalid_url";
+export type AttemptError =
+  | "timeout"
+  | "dns_failed"
+  | "connection_failed"
+  | "tls_failed"
+  | "invalid_response"
+  | "redirect"
+  | "http_error"
+  | "blocked_address"
+  | "invalid_url";
 
 export interface DeliveryRequest {
   readonly url: string;
@@ -140,7 +149,10 @@ export function deliver(request: DeliveryRequest, options: DeliveryOptions = {})
       resolve(outcome(ending, judged));
     };
     // A response that has not ended (or filled the cap) by the deadline is a timeout, whatever its status.
-    const timer = setTimeout(() => finish({ error: "timeout", detail: `no complete answer within ${timeoutMs} ms`, responseStatus, responseBody: responseText() }), timeoutMs);
+    const timer = setTimeout(
+      () => finish({ error: "timeout", detail: `no complete answer within ${timeoutMs} ms`, responseStatus, responseBody: responseText() }),
+      timeoutMs,
+    );
 
     // One connection attempt per pinned address, in order: an address that cannot be connected to (refused,
     // unreachable, or no connection within CONNECT_ATTEMPT_MS while others remain) gives way to the next.
@@ -164,7 +176,9 @@ export function deliver(request: DeliveryRequest, options: DeliveryOptions = {})
         port: url.port === "" ? undefined : Number(url.port),
         path: `${url.pathname}${url.search}`,
         headers,
-        agent: fresh ? false : (options.connections?.agentFor({ tls, host, port: url.port === "" ? undefined : Number(url.port), address: addresses[index]! }) ?? false),
+        agent: fresh
+          ? false
+          : (options.connections?.agentFor({ tls, host, port: url.port === "" ? undefined : Number(url.port), address: addresses[index]! }) ?? false),
         lookup: lookupPinnedTo(host, addresses[index]!),
         ...(tls ? { servername: isIP(host) === 0 ? host : undefined, ...(options.ca ? { ca: options.ca as string | string[] } : {}) } : {}),
       });
@@ -195,7 +209,8 @@ export function deliver(request: DeliveryRequest, options: DeliveryOptions = {})
       attempt.on("response", (response) => {
         responseStatus = response.statusCode ?? 0;
         const judged = judgeResponse(responseStatus, response.headers, now());
-        const complete = () => finish({ error: judged.error, detail: judged.error ? `status ${responseStatus}` : null, responseStatus, responseBody: responseText() }, judged);
+        const complete = () =>
+          finish({ error: judged.error, detail: judged.error ? `status ${responseStatus}` : null, responseStatus, responseBody: responseText() }, judged);
         response.on("data", (chunk: Buffer) => {
           chunks.push(chunk);
           received += chunk.length;

@@ -2,9 +2,19 @@ import { isIP } from "node:net";
 import { type BlockedRange, classifyAddress } from "./address-policy.js";
 
 /** Why an endpoint url is refused; the caller maps each to a 400 on `url`. */
-export type EndpointUrlProblem = "url_invalid" | "url_too_long" | "url_scheme" | "url_credentials" | "url_fragment" | "url_port" | "url_blocked_address" | "url_local_name";
+export type EndpointUrlProblem =
+  | "url_invalid"
+  | "url_too_long"
+  | "url_scheme"
+  | "url_credentials"
+  | "url_fragment"
+  | "url_port"
+  | "url_blocked_address"
+  | "url_local_name";
 
-export type EndpointUrlCheck = { readonly ok: true; readonly url: string } | { readonly ok: false; readonly problem: EndpointUrlProblem; readonly message: string };
+export type EndpointUrlCheck =
+  | { readonly ok: true; readonly url: string }
+  | { readonly ok: false; readonly problem: EndpointUrlProblem; readonly message: string };
 
 export const MAX_ENDPOINT_URL_LENGTH = 2048;
 
@@ -66,7 +76,10 @@ export function checkEndpointUrl(text: string, options: { allowPrivate: boolean 
   if (isIP(host) !== 0) {
     const verdict = classifyAddress(host);
     if (!verdict.allowed)
-      return refuse("url_blocked_address", `The url's host ${host} is ${RANGE_PHRASES[verdict.range]} address; webhooks are delivered to public addresses only.`);
+      return refuse(
+        "url_blocked_address",
+        `The url's host ${host} is ${RANGE_PHRASES[verdict.range]} address; webhooks are delivered to public addresses only.`,
+      );
     return { ok: true, url: url.href };
   }
   const name = host.endsWith(".") ? host.slice(0, -1) : host;

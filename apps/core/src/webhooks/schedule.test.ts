@@ -1,5 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { afterAttempt, DEFAULT_RETRY_SCHEDULE, DISABLE_AFTER_FAILING_MS, MAX_RETRY_AFTER_SECONDS, nextAttemptAtMs, parseRetrySchedule, RetryScheduleError } from "./schedule.js";
+import {
+  afterAttempt,
+  DEFAULT_RETRY_SCHEDULE,
+  DISABLE_AFTER_FAILING_MS,
+  MAX_RETRY_AFTER_SECONDS,
+  nextAttemptAtMs,
+  parseRetrySchedule,
+  RetryScheduleError,
+} from "./schedule.js";
 
 const S = 1000;
 const M = 60 * S;
@@ -55,7 +63,9 @@ describe("nextAttemptAtMs", () => {
 
   it("jitters by at most 10% either way, driven by the injected random", () => {
     expect(nextAttemptAtMs({ schedule, attemptsMade: 2, failedAtMs, random: () => 0 })! - failedAtMs).toBe(270 * S);
-    expect(nextAttemptAtMs({ schedule, attemptsMade: 2, failedAtMs, random: () => 0.999_999 })! - failedAtMs).toBe(Math.round(5 * M * (1 + 0.1 * (2 * 0.999_999 - 1))));
+    expect(nextAttemptAtMs({ schedule, attemptsMade: 2, failedAtMs, random: () => 0.999_999 })! - failedAtMs).toBe(
+      Math.round(5 * M * (1 + 0.1 * (2 * 0.999_999 - 1))),
+    );
     expect(nextAttemptAtMs({ schedule, attemptsMade: 2, failedAtMs, random: () => 0.25 })! - failedAtMs).toBe(285 * S);
   });
 
@@ -66,7 +76,9 @@ describe("nextAttemptAtMs", () => {
   });
 
   it("caps Retry-After at a day", () => {
-    expect(nextAttemptAtMs({ schedule, attemptsMade: 1, failedAtMs, retryAfterSeconds: 365 * 86_400, random: middle })! - failedAtMs).toBe(MAX_RETRY_AFTER_SECONDS * S);
+    expect(nextAttemptAtMs({ schedule, attemptsMade: 1, failedAtMs, retryAfterSeconds: 365 * 86_400, random: middle })! - failedAtMs).toBe(
+      MAX_RETRY_AFTER_SECONDS * S,
+    );
   });
 
   it("does not retry past the schedule even when Retry-After asks for later", () => {
@@ -97,6 +109,9 @@ describe("afterAttempt", () => {
   });
 
   it("disables at once on 410 (gone)", () => {
-    expect(afterAttempt({ failingSinceMs: null }, { succeeded: false, disableEndpoint: true, atMs: t0 })).toEqual({ streak: { failingSinceMs: t0 }, disable: "gone" });
+    expect(afterAttempt({ failingSinceMs: null }, { succeeded: false, disableEndpoint: true, atMs: t0 })).toEqual({
+      streak: { failingSinceMs: t0 },
+      disable: "gone",
+    });
   });
 });

@@ -67,7 +67,8 @@ export function signingSchemeOf(newest: KeyScheme | undefined): { signature_sche
 
 /** A master key from its 32 bytes. The id is a keyed hash, so it tells nothing about the key. */
 export function masterKey(bytes: Uint8Array): MasterKey {
-  if (bytes.length !== MASTER_KEY_BYTES) throw new SecretCryptoError("secret_key_invalid", `A secret key must be ${MASTER_KEY_BYTES} bytes, got ${bytes.length}.`);
+  if (bytes.length !== MASTER_KEY_BYTES)
+    throw new SecretCryptoError("secret_key_invalid", `A secret key must be ${MASTER_KEY_BYTES} bytes, got ${bytes.length}.`);
   const key = Buffer.from(bytes);
   const id = createHmac("sha256", key).update("rms webhook secret key id").digest("base64url").slice(0, 8);
   return { id, bytes: key };

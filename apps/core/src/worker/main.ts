@@ -15,7 +15,13 @@ void runProcess({
     // A delivery's or job's span continues the trace stored on its document (docs/observability.md, "Tracing").
     const tracing = startTracing(config.tracing, (message) => logger.warn({ exporter: message }, "tracing: export problem"));
     return tracedProcess(tracing, async () => {
-      const worker = await startWorker({ mongoUri: config.mongoUri, databaseName: config.databaseName, logger, settings: config.settings, metricsPort: config.metricsPort });
+      const worker = await startWorker({
+        mongoUri: config.mongoUri,
+        databaseName: config.databaseName,
+        logger,
+        settings: config.settings,
+        metricsPort: config.metricsPort,
+      });
       logger.info({ worker: worker.workerId, metrics_port: worker.metricsPort }, "worker running");
       return worker;
     });

@@ -58,5 +58,7 @@ it("refuses a bad setting with one line naming the variable", () => {
     encoding: "utf8",
   });
   expect(run.status).toBe(2);
-  expect(run.stderr.trim().split("\n")).toEqual([`rms-worker: WEBHOOK_RETRY_SCHEDULE delay 1 ("soon") must be a whole number with a unit ms, s, m, h or d, such as 30s`]);
+  expect(run.stderr.trim().split("\n")).toEqual([
+    `rms-worker: WEBHOOK_RETRY_SCHEDULE delay 1 ("soon") must be a whole number with a unit ms, s, m, h or d, such as 30s`,
+  ]);
 });

@@ -3,7 +3,18 @@ import { createContext, useCallback, useContext, useEffect, useMemo, useRef, use
 import { apiClient, type ApiFailure, type Client, whenSignedOut } from "../api/client";
 import { type AccountOfKey, endSession, fetchAccount } from "../lib/account";
 import { probeScopes } from "../lib/scopes";
-import { forgetKey, fragmentAction, storeAccount, storedAccount, storedKey, storedScopes, storeKey, storeScopes, takeKeyFromAddressBar, takeLinkKey } from "../session";
+import {
+  forgetKey,
+  fragmentAction,
+  storeAccount,
+  storedAccount,
+  storedKey,
+  storedScopes,
+  storeKey,
+  storeScopes,
+  takeKeyFromAddressBar,
+  takeLinkKey,
+} from "../session";
 import type { Scope } from "../vocabulary";
 
 /** Why the tab is at sign-in: the API's words when it refused the key, or the user signed out. */

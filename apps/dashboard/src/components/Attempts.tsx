@@ -33,7 +33,13 @@ function attemptColumns(omit: readonly SameForEveryRow[], bodies: { open: Readon
           {a.response_body ? (
             <>
               {" "}
-              <button type="button" className="link-button" aria-expanded={bodies.open.has(a.id)} aria-label={`Body of ${a.id}`} onClick={() => bodies.toggle(a.id)}>
+              <button
+                type="button"
+                className="link-button"
+                aria-expanded={bodies.open.has(a.id)}
+                aria-label={`Body of ${a.id}`}
+                onClick={() => bodies.toggle(a.id)}
+              >
                 Body
               </button>
             </>

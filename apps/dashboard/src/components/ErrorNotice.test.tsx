@@ -7,7 +7,9 @@ describe("error display", () => {
   it("shows the API's message, code, parameter and request id", () => {
     const failure = failureOf(
       400,
-      { error: { type: "invalid_request_error", code: "parameter_invalid_empty", message: "name must not be empty.", param: "name", request_id: "req_abc123" } },
+      {
+        error: { type: "invalid_request_error", code: "parameter_invalid_empty", message: "name must not be empty.", param: "name", request_id: "req_abc123" },
+      },
       "req_header",
     );
     const html = renderToStaticMarkup(<ErrorNotice error={failure} />);
@@ -32,7 +34,11 @@ describe("error display", () => {
   });
 
   it("says a missing route is a feature this server lacks, with the request id", () => {
-    const missing = failureOf(404, { error: { type: "invalid_request_error", code: "route_missing", message: "Unrecognized request URL.", request_id: "req_404" } }, null);
+    const missing = failureOf(
+      404,
+      { error: { type: "invalid_request_error", code: "route_missing", message: "Unrecognized request URL.", request_id: "req_404" } },
+      null,
+    );
     expect(missing.routeMissing).toBe(true);
     const html = renderToStaticMarkup(<NotAvailable what="Files" error={missing} />);
     expect(html).toContain("Files are not available on this server");

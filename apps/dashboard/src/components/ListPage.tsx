@@ -139,7 +139,15 @@ function applied(values: FilterValues): FilterValues {
   return Object.fromEntries(Object.entries(values).flatMap(([name, value]) => (value && value.trim() !== "" ? [[name, value.trim()]] : [])));
 }
 
-function FilterForm({ spec, values, onFilter }: { spec: Extract<FilterSpec, { apply: "submit" }>; values: FilterValues; onFilter: (values: FilterValues) => void }) {
+function FilterForm({
+  spec,
+  values,
+  onFilter,
+}: {
+  spec: Extract<FilterSpec, { apply: "submit" }>;
+  values: FilterValues;
+  onFilter: (values: FilterValues) => void;
+}) {
   const [draft, setDraft] = useState<FilterValues>(() => Object.fromEntries(spec.fields.map((f) => [f.name, values[f.name]])));
   return (
     <Section title={spec.section}>
@@ -190,7 +198,13 @@ export function FilterFields({ spec, values, onChange }: { spec: FilterSpec; val
             )}
           </select>
         ) : (
-          <input id={id} type={field.kind === "date" ? "date" : undefined} value={value} placeholder={field.placeholder} onChange={(e) => onChange(field.name, e.target.value)} />
+          <input
+            id={id}
+            type={field.kind === "date" ? "date" : undefined}
+            value={value}
+            placeholder={field.placeholder}
+            onChange={(e) => onChange(field.name, e.target.value)}
+          />
         )}
       </div>
     );

@@ -34,7 +34,9 @@ describe("the key's account", () => {
     const missing = (async () => new Response(JSON.stringify({ error: { code: "route_missing", message: "no" } }), { status: 404 })) as unknown as typeof fetch;
     expect(await fetchAccount(A, missing)).toBeNull();
     const revoked = (async () =>
-      new Response(JSON.stringify({ error: { code: "api_key_revoked", message: "This API key has been revoked." } }), { status: 401 })) as unknown as typeof fetch;
+      new Response(JSON.stringify({ error: { code: "api_key_revoked", message: "This API key has been revoked." } }), {
+        status: 401,
+      })) as unknown as typeof fetch;
     await expect(fetchAccount(A, revoked)).rejects.toThrow("This API key has been revoked.");
   });
 

@@ -15,7 +15,8 @@ describe("copy as curl", () => {
       "https://localhost:8443",
     );
     expect(text).toBe(
-      "curl -X GET 'https://localhost:8443/v1/resources?limit=3&created%5Bgte%5D=1&ids%5B%5D=res_a&ids%5B%5D=res_b' \\\n  -H 'Authorization: Bearer sk_test_********'",
+      "curl -X GET 'https://localhost:8443/v1/resources?limit=3&created%5Bgte%5D=1&ids%5B%5D=res_a&ids%5B%5D=res_b' \\\n  -H 'Authorization: Bearer " +
+        "sk_test_********'",
     );
     expect(text).not.toMatch(/sk_test_[0-9A-Za-z]{8}/);
   });

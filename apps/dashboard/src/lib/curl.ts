@@ -39,7 +39,10 @@ export function queryOf(params: unknown): string {
 export function curlOf(log: LoggedRequest, origin: string): string {
   const params = log.request_params && typeof log.request_params === "object" && Object.keys(log.request_params).length > 0 ? log.request_params : null;
   const query = log.method === "GET" && params ? `?${queryOf(params)}` : "";
-  const lines = [`curl -X ${log.method} ${shellQuote(`${origin}${log.path}${query}`)}`, `-H ${shellQuote(`Authorization: Bearer ${maskedKey(log.key_kind, log.livemode)}`)}`];
+  const lines = [
+    `curl -X ${log.method} ${shellQuote(`${origin}${log.path}${query}`)}`,
+    `-H ${shellQuote(`Authorization: Bearer ${maskedKey(log.key_kind, log.livemode)}`)}`,
+  ];
   if (log.idempotency_key) lines.push(`-H ${shellQuote(`Idempotency-Key: ${log.idempotency_key}`)}`);
   if (log.method !== "GET" && params) lines.push(`-H 'Content-Type: application/json'`, `-d ${shellQuote(JSON.stringify(params))}`);
   return lines.join(" \\\n  ");

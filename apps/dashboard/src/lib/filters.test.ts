@@ -3,7 +3,9 @@ import { dayBound, firstPage, isFiltered, listQuery, listQueryString, parseFilte
 
 describe("resource filters", () => {
   it("keep only known, well-formed search params from the URL", () => {
-    expect(parseFilters({ status: "paused", from: "2026-11-01", to: "not a day", metaKey: " plan ", metaValue: "pro", extra: "x", ids: "", after: "res_1" })).toEqual({
+    expect(
+      parseFilters({ status: "paused", from: "2026-11-01", to: "not a day", metaKey: " plan ", metaValue: "pro", extra: "x", ids: "", after: "res_1" }),
+    ).toEqual({
       status: "paused",
       from: "2026-11-01",
       metaKey: "plan",
@@ -14,7 +16,10 @@ describe("resource filters", () => {
   });
 
   it("become the list's query in the API's bracket notation, one page by cursor", () => {
-    const query = listQuery({ status: "active", from: "2026-11-01", to: "2026-11-02", metaKey: "plan", metaValue: "pro", ids: "res_a, res_b res_c", after: "res_z" }, 20);
+    const query = listQuery(
+      { status: "active", from: "2026-11-01", to: "2026-11-02", metaKey: "plan", metaValue: "pro", ids: "res_a, res_b res_c", after: "res_z" },
+      20,
+    );
     expect(listQueryString(query)).toBe(
       [
         "limit=20",

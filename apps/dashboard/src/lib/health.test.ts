@@ -33,7 +33,11 @@ describe("endpoint health", () => {
     expect(healthOf({ status: "enabled" }, stats({ last_day: { succeeded: 5, failed: 1, success_rate: 0.83 } })).level).toBe("degraded");
     expect(healthOf({ status: "enabled" }, stats({ last_day: { succeeded: 5, failed: 0, success_rate: 1 } })).level).toBe("healthy");
     expect(healthOf({ status: "enabled" }, stats({})).level).toBe("idle");
-    expect(byHealth([{ level: "healthy" as const }, { level: "idle" as const }, { level: "failing" as const }]).map((r) => r.level)).toEqual(["failing", "healthy", "idle"]);
+    expect(byHealth([{ level: "healthy" as const }, { level: "idle" as const }, { level: "failing" as const }]).map((r) => r.level)).toEqual([
+      "failing",
+      "healthy",
+      "idle",
+    ]);
   });
 
   it("says when the next attempt comes", () => {

@@ -21,13 +21,19 @@ export type HealthLevel = "disabled" | "failing" | "degraded" | "healthy" | "idl
 
 /** How an endpoint is doing, in a word and a sentence: what the overview sorts and colours by. */
 export function healthOf(endpoint: { status: string }, stats: DeliveryStats | undefined): { level: HealthLevel; label: string; detail: string } {
-  if (endpoint.status === "disabled") return { level: "disabled", label: "disabled", detail: "Disabled: nothing is delivered to it until it is enabled again." };
+  if (endpoint.status === "disabled")
+    return { level: "disabled", label: "disabled", detail: "Disabled: nothing is delivered to it until it is enabled again." };
   if (!stats) return { level: "idle", label: "…", detail: "" };
   if (stats.failure_streak > 0) {
     const streak = stats.failure_streak >= 1_000 ? "1,000+" : String(stats.failure_streak);
-    return { level: "failing", label: "failing", detail: `${streak} failed in a row${stats.failing_since ? `, the first ${relativeTime(stats.failing_since)}` : ""}` };
+    return {
+      level: "failing",
+      label: "failing",
+      detail: `${streak} failed in a row${stats.failing_since ? `, the first ${relativeTime(stats.failing_since)}` : ""}`,
+    };
   }
-  if (stats.last_day.failed > 0) return { level: "degraded", label: "recovered", detail: `The latest attempt succeeded; ${stats.last_day.failed} failed in 24 hours` };
+  if (stats.last_day.failed > 0)
+    return { level: "degraded", label: "recovered", detail: `The latest attempt succeeded; ${stats.last_day.failed} failed in 24 hours` };
   if (stats.last_day.succeeded === 0) return { level: "idle", label: "no traffic", detail: "No attempt in 24 hours" };
   return { level: "healthy", label: "healthy", detail: "Every attempt in 24 hours succeeded" };
 }

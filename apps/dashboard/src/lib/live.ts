@@ -56,7 +56,10 @@ const streams = new WeakMap<Client, { events: SharedStream<WebhookEvent>; reques
 function streamsOf(client: Client) {
   let found = streams.get(client);
   if (!found) {
-    found = { events: sharedStream((options) => client.events.stream({}, options)), requestLogs: sharedStream((options) => client.requestLogs.stream({}, options)) };
+    found = {
+      events: sharedStream((options) => client.events.stream({}, options)),
+      requestLogs: sharedStream((options) => client.requestLogs.stream({}, options)),
+    };
     streams.set(client, found);
   }
   return found;
@@ -67,7 +70,10 @@ export function followEvents(client: Client, filter: { readonly types?: readonly
   return { key: `events ${JSON.stringify(filter)}`, stream: streamsOf(client).events, accept: (event) => eventMatches(event, filter) };
 }
 
-export function eventMatches(event: Pick<WebhookEvent, "type" | "data">, { types, object }: { readonly types?: readonly string[]; readonly object?: string }): boolean {
+export function eventMatches(
+  event: Pick<WebhookEvent, "type" | "data">,
+  { types, object }: { readonly types?: readonly string[]; readonly object?: string },
+): boolean {
   if (types && types.length > 0 && !types.some((t) => (t.endsWith("*") ? event.type.startsWith(t.slice(0, -1)) : event.type === t))) return false;
   return !object || (event.data.object as { id?: unknown }).id === object;
 }
@@ -87,7 +93,10 @@ export function followRequestLogs(client: Client, filter: RequestLogFilter = {},
   };
 }
 
-export function requestLogMatches(log: Pick<RequestLog, "status" | "method" | "path" | "error_code" | "api_key" | "idempotency_key">, filter: RequestLogFilter): boolean {
+export function requestLogMatches(
+  log: Pick<RequestLog, "status" | "method" | "path" | "error_code" | "api_key" | "idempotency_key">,
+  filter: RequestLogFilter,
+): boolean {
   const { status, method, path, error_code, api_key, idempotency_key } = filter;
   if (status && (/^[1-5]xx$/.test(status) ? `${Math.floor(log.status / 100)}xx` !== status : String(log.status) !== status)) return false;
   if (method && log.method !== method) return false;
@@ -109,7 +118,10 @@ export type LiveQueryOptions<T, K extends QueryKey> = Omit<UseQueryOptions<T, Er
 };
 
 /** A query that follows `feed` while `live` says so: the one hook every live part of a page uses. */
-export function useLiveQuery<T, K extends QueryKey = QueryKey>(feed: Feed, { live = true, follow, ...options }: LiveQueryOptions<T, K>): UseQueryResult<T, Error> {
+export function useLiveQuery<T, K extends QueryKey = QueryKey>(
+  feed: Feed,
+  { live = true, follow, ...options }: LiveQueryOptions<T, K>,
+): UseQueryResult<T, Error> {
   const queryClient = useQueryClient();
   const on = (data: T | undefined) => (typeof live === "function" ? live(data) : live) && options.enabled !== false;
   const state = useFollow(follow && on(queryClient.getQueryData<T>(options.queryKey)) ? follow : undefined, options.queryKey);
@@ -189,6 +201,9 @@ export function oneReadAtATime(read: () => Promise<unknown>, stopped: () => bool
 }
 
 /** Several queries of one feed (an endpoint's statistics per row of a table): the list form of useLiveQuery. */
-export function useLiveQueries<T>(feed: PolledFeed, queries: readonly Omit<UseQueryOptions<T, Error, T, QueryKey>, "refetchInterval">[]): UseQueryResult<T, Error>[] {
+export function useLiveQueries<T>(
+  feed: PolledFeed,
+  queries: readonly Omit<UseQueryOptions<T, Error, T, QueryKey>, "refetchInterval">[],
+): UseQueryResult<T, Error>[] {
   return useQueries({ queries: queries.map((query) => ({ ...query, refetchInterval: FEED_INTERVAL_MS[feed] })) }) as UseQueryResult<T, Error>[];
 }

@@ -38,12 +38,16 @@ describe("what the key may do", () => {
 
   it("rejects with the API's answer when the key itself is refused", async () => {
     const fetcher = (async () =>
-      new Response(JSON.stringify({ error: { code: "api_key_expired", message: "This API key has expired.", request_id: "req_1" } }), { status: 401 })) as unknown as typeof fetch;
+      new Response(JSON.stringify({ error: { code: "api_key_expired", message: "This API key has expired.", request_id: "req_1" } }), {
+        status: 401,
+      })) as unknown as typeof fetch;
     await expect(probeScopes("rk_test_x", fetcher)).rejects.toThrow("This API key has expired.");
   });
 
   it("says which scope a disabled control needs", () => {
-    expect(missingScopeReason(["resources:read"], "resources:write")).toBe("This key does not have the resources:write scope (a read-only session changes nothing).");
+    expect(missingScopeReason(["resources:read"], "resources:write")).toBe(
+      "This key does not have the resources:write scope (a read-only session changes nothing).",
+    );
     expect(missingScopeReason(["resources:read"], "resources:read")).toBeNull();
   });
 

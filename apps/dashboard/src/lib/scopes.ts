@@ -8,7 +8,8 @@ import { SCOPES, type Scope } from "../vocabulary";
  * before anything else is checked; any other answer (200, or 400 for the write probes that carry an unknown
  * parameter, which change nothing) means the key has it. `jobs:write` is probed with a dry run (`validate_only`),
  * which answers 200; `resources:write` and `files:write` have no dry run, so their probes carry the unknown
- * parameter `scope_probe` (the overview leaves those requests out of "latest failed requests"). A route the server does not have (`404 route_missing`) means the
+ * parameter `scope_probe` (the overview leaves those requests out of "latest failed requests"). A route the server does
+ * not have (`404 route_missing`) means the
  * feature is absent, so the scope is not offered either.
  */
 export interface ScopeProbe {
@@ -58,7 +59,8 @@ export async function probeScopes(key: string, fetcher?: typeof fetch): Promise<
         return scope;
       } catch (error) {
         if (!(error instanceof RMSError) || error.statusCode === undefined) throw error;
-        if (error.statusCode === 401) throw Object.assign(new Error(error.message), { status: 401, body: { error: { message: error.message, request_id: error.requestId } } });
+        if (error.statusCode === 401)
+          throw Object.assign(new Error(error.message), { status: 401, body: { error: { message: error.message, request_id: error.requestId } } });
         return grants(error.statusCode, error.code) ? scope : null;
       }
     }),
@@ -68,7 +70,9 @@ export async function probeScopes(key: string, fetcher?: typeof fetch): Promise<
 
 /** Why a control is disabled: the scope it needs and the key lacks, in words; null when allowed. */
 export function missingScopeReason(scopes: readonly Scope[], needed: Scope): string | null {
-  return scopes.includes(needed) ? null : `This key does not have the ${needed} scope${needed.endsWith(":write") ? " (a read-only session changes nothing)" : ""}.`;
+  return scopes.includes(needed)
+    ? null
+    : `This key does not have the ${needed} scope${needed.endsWith(":write") ? " (a read-only session changes nothing)" : ""}.`;
 }
 
 /** Whether a recorded request was one of these probes (its parameters carry `scope_probe`). */

@@ -35,6 +35,8 @@ describe("a page of search results", () => {
 
   it("says no match, or none yet in the part searched", () => {
     expect(emptySearchText({ has_more: false, requests: 3 })).toBe("No match.");
-    expect(emptySearchText({ has_more: true, requests: 20 })).toBe("No match yet in the part searched so far (20 requests, at most 20,000 resources); More results searches on.");
+    expect(emptySearchText({ has_more: true, requests: 20 })).toBe(
+      "No match yet in the part searched so far (20 requests, at most 20,000 resources); More results searches on.",
+    );
   });
 });

@@ -31,5 +31,8 @@ export async function searchPage<Row>(
 export function emptySearchText(page: { has_more: boolean; requests?: number } | undefined): string {
   if (!page?.has_more) return "No match.";
   const requests = page.requests ?? 1;
-  return `No match yet in the part searched so far (${requests.toLocaleString("en-US")} request${requests === 1 ? "" : "s"}, at most ${(requests * 1000).toLocaleString("en-US")} resources); More results searches on.`;
+  return (
+    `No match yet in the part searched so far (${requests.toLocaleString("en-US")} request${requests === 1 ? "" : "s"}, at most ` +
+    `${(requests * 1000).toLocaleString("en-US")} resources); More results searches on.`
+  );
 }

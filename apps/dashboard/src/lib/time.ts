@@ -9,7 +9,10 @@ const pad = (n: number) => String(n).padStart(2, "0");
 export function localParts(seconds: number | null | undefined): { date: string; clock: string } | null {
   if (seconds === null || seconds === undefined) return null;
   const d = new Date(seconds * 1000);
-  return { date: `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}`, clock: `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}` };
+  return {
+    date: `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}`,
+    clock: `${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`,
+  };
 }
 
 /** Unix seconds as local `YYYY-MM-DD HH:MM:SS`; "—" for none. */
@@ -31,6 +34,7 @@ export function formatUtc(seconds: number | null | undefined): string {
 export function relativeTime(seconds: number, nowMs: number = Date.now()): string {
   const delta = Math.round(seconds - nowMs / 1000);
   const abs = Math.abs(delta);
-  const [n, unit] = abs < 90 ? [abs, "s"] : abs < 5_400 ? [Math.round(abs / 60), "min"] : abs < 172_800 ? [Math.round(abs / 3600), "h"] : [Math.round(abs / 86_400), "d"];
+  const [n, unit] =
+    abs < 90 ? [abs, "s"] : abs < 5_400 ? [Math.round(abs / 60), "min"] : abs < 172_800 ? [Math.round(abs / 3600), "h"] : [Math.round(abs / 86_400), "d"];
   return delta >= 0 ? `in ${n} ${unit}` : `${n} ${unit} ago`;
 }

@@ -127,7 +127,9 @@ function Deliveries({ eventId, type, pending }: { eventId: string; type: string;
       )}
       {list.length > 0 && (
         <p className="help">
-          {pending === 0 ? "Every endpoint that was sent this event answered 2xx." : `${pending} endpoint${pending === 1 ? " has" : "s have"} not answered 2xx yet.`}
+          {pending === 0
+            ? "Every endpoint that was sent this event answered 2xx."
+            : `${pending} endpoint${pending === 1 ? " has" : "s have"} not answered 2xx yet.`}
         </p>
       )}
       {rows.map((row) => (
@@ -177,7 +179,8 @@ function DeliveryState({ delivery, type }: { delivery: Delivery | undefined; typ
     default:
       return (
         <span>
-          <span className="badge">not sent</span> {delivery.subscribed ? "the endpoint did not exist or did not subscribe when the event happened" : `not subscribed to ${type}`}
+          <span className="badge">not sent</span>{" "}
+          {delivery.subscribed ? "the endpoint did not exist or did not subscribe when the event happened" : `not subscribed to ${type}`}
         </span>
       );
   }
@@ -210,8 +213,8 @@ function EndpointDeliveryView({ eventId, type, row }: { eventId: string; type: s
       {latestFailure && (
         <div className="last-failure">
           <p>
-            Latest attempt failed: <StatusCode status={latestFailure.response_status} /> <code>{latestFailure.failure_code}</code>, <Time seconds={latestFailure.created} />,{" "}
-            {latestFailure.duration_ms} ms
+            Latest attempt failed: <StatusCode status={latestFailure.response_status} /> <code>{latestFailure.failure_code}</code>,{" "}
+            <Time seconds={latestFailure.created} />, {latestFailure.duration_ms} ms
           </p>
           <ResponseBody attempt={latestFailure} open />
         </div>

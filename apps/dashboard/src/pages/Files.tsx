@@ -74,8 +74,8 @@ export function FilesPage() {
             <span data-testid="storage-use">{usage.label}</span>
           </div>
           <p className="help">
-            Files of every purpose until they expire, and the parts of uploads not yet completed, in this mode. Past the quota an upload is refused (<code>limit_exceeded</code>);
-            deleting files makes room.
+            Files of every purpose until they expire, and the parts of uploads not yet completed, in this mode. Past the quota an upload is refused (
+            <code>limit_exceeded</code>); deleting files makes room.
           </p>
         </Section>
       )}

@@ -140,7 +140,9 @@ export function JobDetailPage() {
             <ErrorNotice error={errors.error} />
             {errors.data && errors.data.data.length > 0 && (
               <>
-                <p className="help">{data.type === "resources.import" ? "By the line of the file (the first line is 1; a CSV's header is line 1)." : "By match, in id order."}</p>
+                <p className="help">
+                  {data.type === "resources.import" ? "By the line of the file (the first line is 1; a CSV's header is line 1)." : "By match, in id order."}
+                </p>
                 <DataTable caption={`Errors of ${id}`} columns={ITEM_ERROR_COLUMNS} rows={errors.data.data} rowKey={(e) => `${e.index}-${e.code}`} />
               </>
             )}

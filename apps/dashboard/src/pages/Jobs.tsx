@@ -250,7 +250,8 @@ function ImportJob() {
       const items = await itemsOfFile(file.name, await file.text());
       if (items.length > INLINE_IMPORT_MAX)
         throw new Error(
-          `This server has no files API: an import sent from the browser takes at most ${INLINE_IMPORT_MAX.toLocaleString("en-US")} rows, this file has ${items.length.toLocaleString("en-US")}.`,
+          `This server has no files API: an import sent from the browser takes at most ${INLINE_IMPORT_MAX.toLocaleString("en-US")} rows, this file ` +
+            `has ${items.length.toLocaleString("en-US")}.`,
         );
       setSent({ sent: file.size, total: file.size });
       return unwrap(auth.client.jobs.create({ type: "resources.import", params: { items: items as { name: string }[] } }));
@@ -264,7 +265,8 @@ function ImportJob() {
     <Section title="Import resources from a file">
       <ScopeNote reason={reason} />
       <p className="help">
-        CSV with a header row (<code>name</code>, optionally <code>status</code> and <code>metadata[key]</code> columns) or JSONL (one <code>{'{"name": ...}'}</code> per line).{" "}
+        CSV with a header row (<code>name</code>, optionally <code>status</code> and <code>metadata[key]</code> columns) or JSONL (one{" "}
+        <code>{'{"name": ...}'}</code> per line).{" "}
         {filesApi
           ? "The file is uploaded to the files API, then imported."
           : `This server has no files API, so the rows are read here and sent with the job (at most ${INLINE_IMPORT_MAX.toLocaleString("en-US")}).`}
@@ -278,7 +280,13 @@ function ImportJob() {
       >
         <div className="field field-wide">
           <label htmlFor="i-file">File (.csv, .jsonl)</label>
-          <input id="i-file" type="file" accept=".csv,.jsonl,.ndjson,text/csv,application/x-ndjson" disabled={!!reason} onChange={(e) => setFile(e.target.files?.[0] ?? null)} />
+          <input
+            id="i-file"
+            type="file"
+            accept=".csv,.jsonl,.ndjson,text/csv,application/x-ndjson"
+            disabled={!!reason}
+            onChange={(e) => setFile(e.target.files?.[0] ?? null)}
+          />
         </div>
         <div className="actions">
           <Button type="submit" disabled={!!reason || !file} busy={start.isPending}>

@@ -40,7 +40,10 @@ const COLUMNS: readonly Column<ApiKey>[] = [
     ),
   },
   { header: "Scopes", cell: scopesText, className: "text" },
-  { header: "Status", cell: (k) => <StatusBadge status={k.status === "active" ? "enabled" : k.status === "revoked" ? "disabled" : "canceled"} label={k.status} /> },
+  {
+    header: "Status",
+    cell: (k) => <StatusBadge status={k.status === "active" ? "enabled" : k.status === "revoked" ? "disabled" : "canceled"} label={k.status} />,
+  },
   { header: "Created", cell: (k) => <Time seconds={k.created} />, className: "when" },
   { header: "Expires", cell: (k) => (k.expires_at === null ? "never" : <Time seconds={k.expires_at} />), className: "when" },
   { header: "Last used", cell: (k) => (k.last_used_at === null ? "not since noted" : <Time seconds={k.last_used_at} />), className: "when" },
@@ -63,13 +66,15 @@ export function KeysPage() {
     placeholderData: keepPreviousData,
     queryFn: () => unwrap(auth.client.apiKeys.list({ limit: 20, ...cursor })),
   });
-  const columns: Column<ApiKey>[] = canRevoke ? [...COLUMNS, { header: "Revoke", cell: (k) => (k.status === "active" ? <RevokeButton keyId={k.id} /> : "—") }] : [...COLUMNS];
+  const columns: Column<ApiKey>[] = canRevoke
+    ? [...COLUMNS, { header: "Revoke", cell: (k) => (k.status === "active" ? <RevokeButton keyId={k.id} /> : "—") }]
+    : [...COLUMNS];
   return (
     <div>
       <PageHeader title="API keys and sessions" />
       <p className="help">
-        Every key of this account in {auth.key && describeKey(auth.key).mode === "live" ? "live" : "test"} mode, dashboard sessions included (each sign-in link makes one). Secrets
-        are never shown again; "last used" is noted to within five minutes.
+        Every key of this account in {auth.key && describeKey(auth.key).mode === "live" ? "live" : "test"} mode, dashboard sessions included (each sign-in link
+        makes one). Secrets are never shown again; "last used" is noted to within five minutes.
       </p>
       {!canRevoke && <p className="scope-note">Revoking a key needs a secret key (sk_...): this tab signed in with another kind, so it shows the list only.</p>}
       <Section title="Keys, newest first">
@@ -77,7 +82,12 @@ export function KeysPage() {
         <ErrorNotice error={keys.error} />
         {keys.data && (
           <>
-            <DataTable caption="API keys and dashboard sessions" columns={columns} rows={keys.data.data} rowClass={(k) => (k.status === "active" ? undefined : "row-ended")} />
+            <DataTable
+              caption="API keys and dashboard sessions"
+              columns={columns}
+              rows={keys.data.data}
+              rowClass={(k) => (k.status === "active" ? undefined : "row-ended")}
+            />
             {keys.data.data.length === 0 && <p className="empty">No keys.</p>}
             <Pager buttons={cursorPager(search, keys.data, (c) => void navigate({ search: c }), true)} />
           </>

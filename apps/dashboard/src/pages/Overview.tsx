@@ -33,7 +33,9 @@ export function OverviewPage() {
     <div>
       <PageHeader title="Overview" />
       <Section title="Webhook endpoints">
-        {!auth.can("webhooks:write") && <p className="scope-note">This key does not have the webhooks:write scope: endpoints and their deliveries are not shown.</p>}
+        {!auth.can("webhooks:write") && (
+          <p className="scope-note">This key does not have the webhooks:write scope: endpoints and their deliveries are not shown.</p>
+        )}
         {endpoints.isPending && auth.can("webhooks:write") && <Loading what="endpoints" />}
         <ErrorNotice error={endpoints.error} />
         {endpoints.data && endpoints.data.data.length === 0 && (
@@ -41,7 +43,9 @@ export function OverviewPage() {
             No webhook endpoints. <Link to="/webhooks">Add one</Link>.
           </p>
         )}
-        {endpoints.data && endpoints.data.data.length > 0 && <EndpointHealthTable endpoints={endpoints.data.data} caption="Webhook endpoints by delivery health, failing first" />}
+        {endpoints.data && endpoints.data.data.length > 0 && (
+          <EndpointHealthTable endpoints={endpoints.data.data} caption="Webhook endpoints by delivery health, failing first" />
+        )}
       </Section>
       {auth.can("events:read") && auth.can("webhooks:write") && <Undelivered />}
       <FailedRequests />
@@ -151,7 +155,11 @@ function Counts() {
   const auth = useAuth();
   const { client } = auth;
   const status = useQuery({ queryKey: ["status"], queryFn: () => unwrap(client.status.retrieve()) });
-  const resources = useQuery({ queryKey: ["overview", "resources"], enabled: auth.can("resources:read"), queryFn: () => unwrap(client.resources.list({ limit: 100 })) });
+  const resources = useQuery({
+    queryKey: ["overview", "resources"],
+    enabled: auth.can("resources:read"),
+    queryFn: () => unwrap(client.resources.list({ limit: 100 })),
+  });
   const events = useQuery({ queryKey: ["overview", "events"], enabled: auth.can("events:read"), queryFn: () => unwrap(client.events.list({ limit: 100 })) });
   const jobs = useQuery({ queryKey: ["overview", "jobs"], enabled: auth.can("jobs:read"), queryFn: () => unwrap(client.jobs.list({ limit: 100 })) });
   return (

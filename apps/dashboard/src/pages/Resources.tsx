@@ -118,9 +118,15 @@ function SearchForm({ draft, initial, onSearch }: { draft: ResourceFilters; init
     <ActionForm label="Search" onSubmit={() => onSearch(query.trim() === "" ? {} : { q: query.trim() })}>
       <div className="field field-wide">
         <label htmlFor="f-query">Search query</label>
-        <input id="f-query" value={query} placeholder={`name~'sta' AND status:'active'`} onChange={(e) => setQuery(e.target.value)} aria-describedby="f-query-help" />
+        <input
+          id="f-query"
+          value={query}
+          placeholder={`name~'sta' AND status:'active'`}
+          onChange={(e) => setQuery(e.target.value)}
+          aria-describedby="f-query-help"
+        />
         <p id="f-query-help" className="help">
-          Clauses joined by AND (or OR on one field): <code>status:'active'</code>, <code>name~'pre'</code> (a prefix), <code>metadata['plan']:'pro'</code>,{" "}
+          Clauses joined by AND (OR on one field): <code>status:'active'</code>, <code>name~'pre'</code> (a prefix), <code>metadata['plan']:'pro'</code>,{" "}
           <code>created&gt;=1700000000</code>.
         </p>
       </div>

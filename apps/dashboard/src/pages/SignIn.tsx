@@ -43,8 +43,8 @@ export function SignInPage() {
         </div>
       )}
       <p>
-        Open a sign-in link (<code>npx rms dashboard --account acct_... --mode test</code>, the link <code>npm start</code> prints, or <code>POST /v1/dashboard_sessions</code>), or
-        paste an API key. The key stays in this tab only and is forgotten when you sign out or close it.
+        Open a sign-in link (<code>npx rms dashboard --account acct_... --mode test</code>, the link <code>npm start</code> prints, or{" "}
+        <code>POST /v1/dashboard_sessions</code>), or paste an API key. The key stays in this tab only and is forgotten when you sign out or close it.
       </p>
       <form onSubmit={(e) => void submit(e)} className="form">
         <label htmlFor="signin-key">API key</label>

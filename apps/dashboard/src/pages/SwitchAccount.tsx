@@ -3,7 +3,10 @@ import { useAuth } from "../app/auth";
 import { type AccountOfKey, describeAccount, fetchAccount } from "../lib/account";
 import { describeKey } from "../session";
 
-type LinkAccount = { readonly state: "loading" } | { readonly state: "known"; readonly account: AccountOfKey | null } | { readonly state: "refused"; readonly message: string };
+type LinkAccount =
+  | { readonly state: "loading" }
+  | { readonly state: "known"; readonly account: AccountOfKey | null }
+  | { readonly state: "refused"; readonly message: string };
 
 /**
  * A sign-in link opened in a tab already signed in with another key: the link may lead to another account or mode,
@@ -26,7 +29,12 @@ export function SwitchAccountPage({ linkKey }: { readonly linkKey: string }) {
 
   const current = auth.account ? describeAccount(auth.account) : `a ${describeKey(auth.key ?? "").mode} mode key`;
   const target = link.state === "known" ? (link.account ? describeAccount(link.account) : `a ${describeKey(linkKey).mode} mode key`) : null;
-  const same = link.state === "known" && link.account !== null && auth.account !== null && link.account.id === auth.account.id && link.account.livemode === auth.account.livemode;
+  const same =
+    link.state === "known" &&
+    link.account !== null &&
+    auth.account !== null &&
+    link.account.id === auth.account.id &&
+    link.account.livemode === auth.account.livemode;
   return (
     <main id="main" className="signin" tabIndex={-1}>
       <h1>Switch to the link's sign-in?</h1>

@@ -125,7 +125,13 @@ function EndpointAttempts({ id }: { id: string }) {
       {attempts.data && (
         <>
           <p className="help">Newest first{firstPage ? ", updated as attempts are made" : ""}; times are local (hover for UTC).</p>
-          <AttemptsTable attempts={attempts.data.data} caption={`Attempts to ${id}`} omit={["endpoint"]} onResend={(a) => resend.mutate(a)} resendBusy={resend.isPending} />
+          <AttemptsTable
+            attempts={attempts.data.data}
+            caption={`Attempts to ${id}`}
+            omit={["endpoint"]}
+            onResend={(a) => resend.mutate(a)}
+            resendBusy={resend.isPending}
+          />
           {attempts.data.data.length === 0 && <p className="empty">{Object.keys(filters).length > 0 ? "No attempt matches." : "No attempts yet."}</p>}
           <Pager buttons={cursorPager(search, attempts.data, (c) => void navigate({ search: { ...base, ...c } }), true)} />
         </>

@@ -31,7 +31,9 @@ export function WebhooksPage() {
       <Section title="Endpoints and their delivery health (at most 16 per mode)">
         {endpoints.isPending && reason === null && <Loading what="endpoints" />}
         <ErrorNotice error={endpoints.error} />
-        {endpoints.data && endpoints.data.data.length > 0 && <EndpointHealthTable endpoints={endpoints.data.data} caption="Webhook endpoints and their delivery health" />}
+        {endpoints.data && endpoints.data.data.length > 0 && (
+          <EndpointHealthTable endpoints={endpoints.data.data} caption="Webhook endpoints and their delivery health" />
+        )}
         {endpoints.data && endpoints.data.data.length === 0 && <p className="empty">No endpoints yet.</p>}
       </Section>
     </div>
@@ -46,7 +48,8 @@ function CreateEndpoint() {
   const [events, setEvents] = useState<EnabledEvent[]>(["*"]);
   const [scheme, setScheme] = useState<"v1" | "v1a">("v1");
   const create = useMutation({
-    mutationFn: () => unwrap(client.webhookEndpoints.create({ url, enabled_events: events, signature_scheme: scheme, ...(description ? { description } : {}) })),
+    mutationFn: () =>
+      unwrap(client.webhookEndpoints.create({ url, enabled_events: events, signature_scheme: scheme, ...(description ? { description } : {}) })),
     onSuccess: () => {
       setUrl("");
       setDescription("");
@@ -71,7 +74,8 @@ function CreateEndpoint() {
             <input type="radio" name="w-scheme" value="v1" checked={scheme === "v1"} onChange={() => setScheme("v1")} /> v1: HMAC-SHA256 with a shared secret
           </label>
           <label className="check">
-            <input type="radio" name="w-scheme" value="v1a" checked={scheme === "v1a"} onChange={() => setScheme("v1a")} /> v1a: Ed25519, receivers verify with a public key
+            <input type="radio" name="w-scheme" value="v1a" checked={scheme === "v1a"} onChange={() => setScheme("v1a")} /> v1a: Ed25519, receivers verify with
+            a public key
           </label>
         </fieldset>
         <div className="actions">

@@ -70,7 +70,14 @@ describe("GET /v1/account", () => {
     expect(own.json).toEqual({ id: account.id, object: "account", livemode: false, api_key: key.id, key_kind: "secret", dashboard_session: false });
     const dashboard = await session(key.secret, { read_only: true });
     const viaSession = await stack.api.get("/v1/account", { key: dashboard.key });
-    expect(viaSession.json).toEqual({ id: account.id, object: "account", livemode: false, api_key: dashboard.id, key_kind: "restricted", dashboard_session: true });
+    expect(viaSession.json).toEqual({
+      id: account.id,
+      object: "account",
+      livemode: false,
+      api_key: dashboard.id,
+      key_kind: "restricted",
+      dashboard_session: true,
+    });
     const publishable = await account.key("publishable", "live");
     expect((await stack.api.get("/v1/account", { key: publishable.secret })).json).toMatchObject({ id: account.id, livemode: true, key_kind: "publishable" });
   });
@@ -193,7 +200,14 @@ describe("a refused key's requests", () => {
     );
     expect(logs.map((l) => l["id"]).sort()).toEqual(refused.map((a) => a.headers["request-id"]).sort());
     for (const log of logs) {
-      expect(log).toMatchObject({ status: 401, error_code: "api_key_revoked", path: "/v1/resources/:id", user_agent: null, request_params: null, idempotency_key: null });
+      expect(log).toMatchObject({
+        status: 401,
+        error_code: "api_key_revoked",
+        path: "/v1/resources/:id",
+        user_agent: null,
+        request_params: null,
+        idempotency_key: null,
+      });
     }
     expect(JSON.stringify(logs)).not.toContain("evil");
   });
@@ -203,7 +217,11 @@ describe("a refused key's requests", () => {
     const reader = await account.key("secret", "test");
     const revoked = await account.key("secret", "test");
     await stack.admin.revokeKey({ keyId: revoked.id, reason: "test" });
-    const answer = await stack.api.post("/v1/resources", { key: revoked.secret, json: { name: "evil.invalid" }, headers: { "idempotency-key": "evil.invalid" } });
+    const answer = await stack.api.post("/v1/resources", {
+      key: revoked.secret,
+      json: { name: "evil.invalid" },
+      headers: { "idempotency-key": "evil.invalid" },
+    });
     expect(answer.status).toBe(401);
     const log = await eventually(
       async () => {

@@ -19,7 +19,11 @@ describe("client names (SDK namespace and method, OpenAPI operationId)", () => {
     expect(named("GET", "/v1/files/:id/contents")).toMatchObject({ method: "contents", operationId: "retrieveFileContents" });
     expect(named("POST", "/v1/uploads/:id/parts", false, "addPart")).toMatchObject({ method: "addPart", operationId: "addUploadPart" });
     // A route added later is named by the same rules, with no line of its own.
-    expect(named("POST", "/v1/dashboard_sessions/:id/revoke")).toEqual({ namespace: "dashboardSessions", method: "revoke", operationId: "revokeDashboardSession" });
+    expect(named("POST", "/v1/dashboard_sessions/:id/revoke")).toEqual({
+      namespace: "dashboardSessions",
+      method: "revoke",
+      operationId: "revokeDashboardSession",
+    });
     expect(named("GET", "/v1/events/stream")).toMatchObject({ namespace: "events", method: "stream", operationId: "streamEvents" });
     expect(() => named("PUT", "/v1/resources/:id")).toThrow(/clientMethod/);
   });

@@ -66,7 +66,8 @@ export function clientNameOf(method: string, path: string, answersList: boolean,
     }
     const word = camel(third);
     if (method === "POST") return name(word, verbPhrase(word, kind));
-    if (method === "GET") return answersList ? name(`list${upperFirst(word)}`, `list${kind}${upperFirst(word)}`) : name(word, `retrieve${kind}${upperFirst(word)}`);
+    if (method === "GET")
+      return answersList ? name(`list${upperFirst(word)}`, `list${kind}${upperFirst(word)}`) : name(word, `retrieve${kind}${upperFirst(word)}`);
     return undefined;
   })();
   if (!byPath) throw new Error(`client name: no rule names ${method} ${path}; give the operation a clientMethod`);

@@ -282,7 +282,11 @@ export function defineOperation<S extends CoreServiceName, M extends RpcName<S>,
  * call with the right one. The flag is read after the parameters are known, and a value that is not a boolean is 400.
  */
 export function withVariant(operation: Operation, variant: Operation, flag: string): Operation {
-  const same = variant.method === operation.method && variant.path === operation.path && variant.scope === operation.scope && variant.params.join() === operation.params.join();
+  const same =
+    variant.method === operation.method &&
+    variant.path === operation.path &&
+    variant.scope === operation.scope &&
+    variant.params.join() === operation.params.join();
   if (!same) throw new Error(`withVariant: ${variant.method} ${variant.path} differs from the operation it varies`);
   if (!operation.parameters[flag]) throw new Error(`withVariant: ${operation.method} ${operation.path} has no parameter '${flag}'`);
   return {
@@ -293,7 +297,8 @@ export function withVariant(operation: Operation, variant: Operation, flag: stri
 }
 
 /** A read the gateway answers from its own stores (the request logs), as its route file writes it. */
-export interface LocalOperationSpec<R, O> extends Omit<DescriptionSpec<O>, "bodyParameterLimit" | "timeoutMs" | "secretKeyOnly" | "orDashboardSession" | "clientMethod"> {
+export interface LocalOperationSpec<R, O>
+  extends Omit<DescriptionSpec<O>, "bodyParameterLimit" | "timeoutMs" | "secretKeyOnly" | "orDashboardSession" | "clientMethod"> {
   readonly method: "GET";
   /** Checks the request (throws ApiError on bad input) and returns the read it stands for. */
   read(input: OperationInput): (stores: LocalStores) => Promise<R>;

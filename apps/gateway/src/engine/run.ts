@@ -167,7 +167,17 @@ async function runStream(operation: Operation, stream: StreamSpec, deps: RunDeps
   const metadata = { [REQUEST_ID_METADATA]: requestIdOf(res), ...presentedKeyMetadata(auth) };
   try {
     await stream.handle(
-      { req, res, tenant: auth.principal.tenant, keyId: auth.principal.keyId, path: req.params as Record<string, string>, params, key, metadata, core: deps.core },
+      {
+        req,
+        res,
+        tenant: auth.principal.tenant,
+        keyId: auth.principal.keyId,
+        path: req.params as Record<string, string>,
+        params,
+        key,
+        metadata,
+        core: deps.core,
+      },
       { filesMaxBytes: deps.config.filesMaxBytes ?? DEFAULT_FILES_MAX_BYTES, logger: deps.logger, streams: deps.streams, local: deps.local },
     );
   } catch (error) {

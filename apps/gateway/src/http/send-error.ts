@@ -26,7 +26,10 @@ export function errorMiddleware(logger: Logger): ErrorRequestHandler {
       );
     } else if (apiError.code === "service_unavailable") {
       // An outage of core or the database (or core's own answer that the deadline left it no time): one line, no stack.
-      logger.warn({ request_id: requestIdOf(res), code: apiError.code, cause: cause instanceof Error ? cause.message : String(cause) }, "dependency unavailable");
+      logger.warn(
+        { request_id: requestIdOf(res), code: apiError.code, cause: cause instanceof Error ? cause.message : String(cause) },
+        "dependency unavailable",
+      );
     } else if (apiError.status >= 500) {
       // Log the cause (for operators), never send it.
       const detail = error instanceof RpcError ? { grpc_code: error.grpcCode, code: error.code, message: error.message } : { err: error };

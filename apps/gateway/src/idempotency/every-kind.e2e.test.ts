@@ -56,7 +56,11 @@ const KINDS: Kind[] = [
     name: "webhook endpoint",
     collection: "webhook_endpoints",
     create: (key, k) =>
-      stack.api.post("/v1/webhook_endpoints", { key, json: { url: "https://hooks.example.com/once", enabled_events: ["resource.created"] }, headers: { "idempotency-key": k } }),
+      stack.api.post("/v1/webhook_endpoints", {
+        key,
+        json: { url: "https://hooks.example.com/once", enabled_events: ["resource.created"] },
+        headers: { "idempotency-key": k },
+      }),
     end: async (key, id) => void expect((await stack.api.delete(`/v1/webhook_endpoints/${id}`, { key })).status).toBe(200),
     retrieve: (key, id) => stack.api.get(`/v1/webhook_endpoints/${id}`, { key }),
     endedStatus: 404,
@@ -76,7 +80,11 @@ const KINDS: Kind[] = [
     name: "upload",
     collection: "uploads",
     create: (key, k) =>
-      stack.api.post("/v1/uploads", { key, json: { purpose: "resources_import", filename: "once.jsonl", bytes: 10, type: "jsonl" }, headers: { "idempotency-key": k } }),
+      stack.api.post("/v1/uploads", {
+        key,
+        json: { purpose: "resources_import", filename: "once.jsonl", bytes: 10, type: "jsonl" },
+        headers: { "idempotency-key": k },
+      }),
     end: async (key, id) => void expect((await stack.api.post(`/v1/uploads/${id}/cancel`, { key })).status).toBe(200),
     retrieve: (key, id) => stack.api.get(`/v1/uploads/${id}`, { key }),
     endedStatus: 200,
@@ -84,7 +92,12 @@ const KINDS: Kind[] = [
   {
     name: "job",
     collection: "jobs",
-    create: (key, k) => stack.api.post("/v1/jobs", { key, json: { type: "resources.bulk_delete", params: { filter: { status: "archived" } } }, headers: { "idempotency-key": k } }),
+    create: (key, k) =>
+      stack.api.post("/v1/jobs", {
+        key,
+        json: { type: "resources.bulk_delete", params: { filter: { status: "archived" } } },
+        headers: { "idempotency-key": k },
+      }),
     // Canceled while queued, or already finished by a worker (409): either way no longer what the first answer showed.
     end: async (key, id) => void expect([200, 409]).toContain((await stack.api.post(`/v1/jobs/${id}/cancel`, { key })).status),
     retrieve: (key, id) => stack.api.get(`/v1/jobs/${id}`, { key }),

@@ -86,7 +86,8 @@ describe("Idempotency-Key on POST", () => {
     const responses: Awaited<ReturnType<typeof stack.api.post>>[] = [];
     for (let wave = 0; wave < 4; wave++) responses.push(...(await Promise.all(Array.from({ length: 50 }, () => stack.api.post("/v1/resources", request)))));
     for (const r of responses) expect([201, 409]).toContain(r.status);
-    for (const r of responses.filter((r) => r.status === 409)) expect(r.json.error).toMatchObject({ type: "idempotency_error", code: "idempotency_key_in_use" });
+    for (const r of responses.filter((r) => r.status === 409))
+      expect(r.json.error).toMatchObject({ type: "idempotency_error", code: "idempotency_key_in_use" });
     const successes = responses.filter((r) => r.status === 201);
     expect(successes.length).toBeGreaterThan(0);
     expect(successes.filter((r) => r.headers["idempotent-replayed"] !== "true")).toHaveLength(1);
@@ -101,7 +102,11 @@ describe("Idempotency-Key on POST", () => {
 
   it("replays a form request after its JSON version, byte for byte, with Idempotent-Replayed", async () => {
     const { key } = await withSecretKey(stack);
-    const first = await stack.api.post("/v1/resources", { key, json: { name: "both encodings", metadata: { plan: "pro", seats: 5 } }, headers: withKey("enc") });
+    const first = await stack.api.post("/v1/resources", {
+      key,
+      json: { name: "both encodings", metadata: { plan: "pro", seats: 5 } },
+      headers: withKey("enc"),
+    });
     expect(first.status).toBe(201);
     expect(first.headers["idempotent-replayed"]).toBeUndefined();
     const second = await stack.api.post("/v1/resources", { key, form: "name=both+encodings&metadata[plan]=pro&metadata[seats]=5", headers: withKey("enc") });
@@ -221,7 +226,8 @@ describe("Idempotency-Key on POST", () => {
     const { key } = await withSecretKey(stack);
     // Written per message or per connection, not part of the answer (Date may also differ by a second).
     const perMessage = new Set(["date", "connection", "keep-alive", "request-id"]);
-    const answerOf = (headers: Readonly<Record<string, string | undefined>>) => Object.fromEntries(Object.entries(headers).filter(([name]) => !perMessage.has(name)));
+    const answerOf = (headers: Readonly<Record<string, string | undefined>>) =>
+      Object.fromEntries(Object.entries(headers).filter(([name]) => !perMessage.has(name)));
     const cases: [string, string, Record<string, unknown>, number][] = [
       ["201", "/v1/resources", { name: "h" }, 201],
       ["400 from core", "/v1/resources", { name: "x".repeat(201) }, 400],
@@ -233,7 +239,11 @@ describe("Idempotency-Key on POST", () => {
       const replay = await stack.api.post(path, request);
       expect([first.status, replay.status], label).toEqual([status, status]);
       expect(replay.text, label).toBe(first.text);
-      expect(answerOf(replay.headers), label).toEqual({ ...answerOf(first.headers), "idempotent-replayed": "true", "original-request": first.headers["request-id"] });
+      expect(answerOf(replay.headers), label).toEqual({
+        ...answerOf(first.headers),
+        "idempotent-replayed": "true",
+        "original-request": first.headers["request-id"],
+      });
       expect(replay.headers["request-id"], label).toMatch(/^req_/);
       expect(replay.headers["request-id"], label).not.toBe(first.headers["request-id"]);
       if (status >= 400) expect(replay.headers["stripe-should-retry"], label).toBe("false");
@@ -452,7 +462,9 @@ describe("core's record of the key (one record per key, whatever the operation)"
       .db(stack.databaseName)
       .collection(MIGRATIONS_COLLECTION)
       .deleteOne({ _id: step[0]!.id as never });
-    expect((await migrate(mongo.db(stack.databaseName), { owner: "test", release: RELEASE, logger: pino({ level: "silent" }), steps: step })).ran).toEqual([step[0]!.id]);
+    expect((await migrate(mongo.db(stack.databaseName), { owner: "test", release: RELEASE, logger: pino({ level: "silent" }), steps: step })).ran).toEqual([
+      step[0]!.id,
+    ]);
 
     const converted = (await records.findOne({ _id: `${account.id}/test/old-record` as never }))!;
     expect(converted).toMatchObject({ completed: false, locked_until: expiresAt, fingerprint });

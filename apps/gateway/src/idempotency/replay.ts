@@ -43,9 +43,18 @@ export function idempotencyKeyOf(headers: IncomingHttpHeaders): string | undefin
  * connection and per message as it sends (`Date`, `Connection`, `Keep-Alive`, the body's length or encoding).
  */
 export const PER_REQUEST_HEADERS: ReadonlySet<string> = new Set(
-  ["Request-Id", REPLAYED_HEADER, ORIGINAL_REQUEST_HEADER, "RateLimit", "RateLimit-Policy", "Date", "Connection", "Keep-Alive", "Content-Length", "Transfer-Encoding"].map((name) =>
-    name.toLowerCase(),
-  ),
+  [
+    "Request-Id",
+    REPLAYED_HEADER,
+    ORIGINAL_REQUEST_HEADER,
+    "RateLimit",
+    "RateLimit-Policy",
+    "Date",
+    "Connection",
+    "Keep-Alive",
+    "Content-Length",
+    "Transfer-Encoding",
+  ].map((name) => name.toLowerCase()),
 );
 
 /** The headers set on an answer about to be sent, but the per-request ones: what its replays send again. */

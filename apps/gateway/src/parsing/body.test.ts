@@ -65,7 +65,11 @@ describe("parseForm (Stripe bracket notation)", () => {
     } catch (error) {
       refused = error;
     }
-    expect(refused).toMatchObject({ code: "parameter_invalid", param: "params[filter][ids]", message: "Invalid params[filter][ids]: at most 1000 values in one list." });
+    expect(refused).toMatchObject({
+      code: "parameter_invalid",
+      param: "params[filter][ids]",
+      message: "Invalid params[filter][ids]: at most 1000 values in one list.",
+    });
     // Within the usual limit, 1,001 values are first of all too many parameters.
     expect(() => parseForm(ids(1001))).toThrow(/^Too many parameters: at most 1000\.$/);
   });

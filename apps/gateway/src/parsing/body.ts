@@ -91,7 +91,10 @@ export function parseForm(text: string, limit: number = PARAMETER_LIMIT): Params
       // (a job's form): name the list, as its JSON form's answer does.
       const list = /array limit/i.test(error.message) ? overlongList(text) : undefined;
       if (list !== undefined) throw new ApiError("parameter_invalid", `Invalid ${list}: at most ${PARAMETER_LIMIT} values in one list.`, { param: list });
-      throw new ApiError("parameter_invalid", `Too many parameters or nesting too deep: at most ${limit} parameters, nested at most ${NESTING_DEPTH_LIMIT} levels.`);
+      throw new ApiError(
+        "parameter_invalid",
+        `Too many parameters or nesting too deep: at most ${limit} parameters, nested at most ${NESTING_DEPTH_LIMIT} levels.`,
+      );
     }
     throw new ApiError("parameter_invalid", "The parameters could not be parsed.");
   }
@@ -116,7 +119,8 @@ function overlongList(text: string): string | undefined {
 const tooDeep = () => new ApiError("parameter_invalid", `The request body is nested too deeply: at most ${NESTING_DEPTH_LIMIT} levels.`);
 
 function checkWellFormed(text: string): void {
-  if (!text.isWellFormed()) throw new ApiError("parameter_invalid", "The request contains a lone UTF-16 surrogate (\\uD800-\\uDFFF without its pair): not a valid Unicode string.");
+  if (!text.isWellFormed())
+    throw new ApiError("parameter_invalid", "The request contains a lone UTF-16 surrogate (\\uD800-\\uDFFF without its pair): not a valid Unicode string.");
 }
 
 /** Re-creates JSON objects with null prototypes, counting parameters like the form parser does. */
@@ -250,7 +254,8 @@ export async function bodyParams(req: IncomingMessage, limit: number = PARAMETER
   if (limit > formLimit && formPartCount(text) > formLimit) {
     throw new ApiError(
       "parameter_invalid",
-      `Too many parameters for a form-encoded body: at most ${formLimit}. This request takes up to ${limit} parameters as JSON: send it with Content-Type: application/json.`,
+      `Too many parameters for a form-encoded body: at most ${formLimit}. This request takes up to ${limit} parameters as JSON: send it with ` +
+        `Content-Type: application/json.`,
     );
   }
   const form = parseForm(text, formLimit);
@@ -276,7 +281,11 @@ export function queryParams(url: string): Params {
  * operation taking long lists, such as an import, allows more in JSON, and up to
  * FORM_BODY_PARAMETER_LIMIT in a form; the 1 MiB limit still holds).
  */
-export async function requestParams(req: IncomingMessage & { originalUrl?: string }, bodyLimit: number = PARAMETER_LIMIT, lists: readonly string[] = []): Promise<Params> {
+export async function requestParams(
+  req: IncomingMessage & { originalUrl?: string },
+  bodyLimit: number = PARAMETER_LIMIT,
+  lists: readonly string[] = [],
+): Promise<Params> {
   const query = queryParams(req.originalUrl ?? req.url ?? "");
   const body = await bodyParams(req, bodyLimit, lists);
   for (const key of Object.keys(query)) {

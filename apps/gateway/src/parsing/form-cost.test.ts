@@ -32,7 +32,11 @@ function cpuMs(run: () => unknown, runs = 5): number {
   return least;
 }
 
-const item = (i: number) => [`params[items][${i}][name]=item-${String(i).padStart(5, "0")}`, `params[items][${i}][status]=active`, `params[items][${i}][metadata][plan]=pro`];
+const item = (i: number) => [
+  `params[items][${i}][name]=item-${String(i).padStart(5, "0")}`,
+  `params[items][${i}][status]=active`,
+  `params[items][${i}][metadata][plan]=pro`,
+];
 /** `type` and whole items, as many as fit in `bytes`. */
 function importForm(bytes: number): { text: string; parameters: number } {
   const parts = ["type=resources.import"];
@@ -78,9 +82,14 @@ describe("the cost of a request body", () => {
     await expect(bodyParams(request("application/x-www-form-urlencoded", form), JOB_BODY_PARAMETER_LIMIT)).rejects.toMatchObject({
       status: 400,
       code: "parameter_invalid",
-      message: `Too many parameters for a form-encoded body: at most ${FORM_BODY_PARAMETER_LIMIT}. This request takes up to ${JOB_BODY_PARAMETER_LIMIT} parameters as JSON: send it with Content-Type: application/json.`,
+      message:
+        `Too many parameters for a form-encoded body: at most ${FORM_BODY_PARAMETER_LIMIT}. This request takes up to ` +
+        `${JOB_BODY_PARAMETER_LIMIT} parameters as JSON: send it with Content-Type: application/json.`,
     });
-    const json = JSON.stringify({ type: "resources.import", params: { items: Array.from({ length: 10_000 }, (_, i) => ({ name: `item-${i}`, metadata: { plan: "pro" } })) } });
+    const json = JSON.stringify({
+      type: "resources.import",
+      params: { items: Array.from({ length: 10_000 }, (_, i) => ({ name: `item-${i}`, metadata: { plan: "pro" } })) },
+    });
     const params = await bodyParams(request("application/json", json), JOB_BODY_PARAMETER_LIMIT);
     expect((params["params"] as { items: unknown[] }).items).toHaveLength(10_000);
     // At the ceiling a form is taken.

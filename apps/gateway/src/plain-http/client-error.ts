@@ -77,7 +77,8 @@ export function answerClientErrors(server: Server, plain?: PlainListener): void 
         .join("");
       socket.end(
         `HTTP/1.1 ${apiError.status} ${REASONS[apiError.status] ?? "Error"}\r\n` +
-          `Request-Id: ${requestId}\r\nApi-Version: ${API_VERSION}\r\n${extra}Content-Type: application/json; charset=utf-8\r\nX-Content-Type-Options: nosniff\r\n` +
+          `Request-Id: ${requestId}\r\nApi-Version: ${API_VERSION}\r\n${extra}Content-Type: application/json; charset=utf-8\r\nX-Content-Type-Options: ` +
+          `nosniff\r\n` +
           `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
       );
       // A client that does not read the answer does not keep the socket.

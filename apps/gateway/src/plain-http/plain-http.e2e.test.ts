@@ -64,7 +64,12 @@ describe("plain HTTP revokes every secret or restricted key it sees", () => {
     ["the query string", (key) => ({ path: `/v1/resources?api_key=${key}` })],
     [
       "a form body",
-      (key) => ({ method: "POST", path: "/v1/resources", headers: { "content-type": "application/x-www-form-urlencoded" }, body: `name=x&key=${encodeURIComponent(key)}` }),
+      (key) => ({
+        method: "POST",
+        path: "/v1/resources",
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        body: `name=x&key=${encodeURIComponent(key)}`,
+      }),
     ],
     [
       "a JSON body, \\u-escaped",
@@ -75,7 +80,10 @@ describe("plain HTTP revokes every secret or restricted key it sees", () => {
         body: JSON.stringify({ name: "x", key }).replace('"sk_', '"\\u0073k_').replace('"rk_', '"\\u0072k_'),
       }),
     ],
-    ["a body of another type on an unknown path", (key) => ({ method: "PUT", path: "/nowhere", headers: { "content-type": "text/plain" }, body: `my key is ${key}.` })],
+    [
+      "a body of another type on an unknown path",
+      (key) => ({ method: "PUT", path: "/nowhere", headers: { "content-type": "text/plain" }, body: `my key is ${key}.` }),
+    ],
   ];
 
   it.each(placements)("in %s: 403 https_required, and the key is revoked in core", async (_where, placement) => {
@@ -126,13 +134,16 @@ describe("plain HTTP revokes every secret or restricted key it sees", () => {
 describe("X-Forwarded-Proto over the plain listener", () => {
   it("serves a trusted proxy's https, but not when the client wrote https and the proxy appended http", async () => {
     const served = await freshKey();
-    expect((await plainRequest(t.gateway.httpPort!, { path: "/v1/resources", headers: { authorization: `Bearer ${served}`, "x-forwarded-proto": "http, https" } })).status).toBe(
-      200,
-    );
+    expect(
+      (await plainRequest(t.gateway.httpPort!, { path: "/v1/resources", headers: { authorization: `Bearer ${served}`, "x-forwarded-proto": "http, https" } }))
+        .status,
+    ).toBe(200);
 
     for (const proto of ["https, http", ["https", "http"], "HTTP", ""]) {
       const key = await freshKey();
-      expectHttpsRequired(await plainRequest(t.gateway.httpPort!, { path: "/v1/resources", headers: { authorization: `Bearer ${key}`, "x-forwarded-proto": proto } }));
+      expectHttpsRequired(
+        await plainRequest(t.gateway.httpPort!, { path: "/v1/resources", headers: { authorization: `Bearer ${key}`, "x-forwarded-proto": proto } }),
+      );
       expect(await t.coreVerdict(key)).toBe("api_key_revoked");
     }
   });
@@ -183,7 +194,10 @@ describe("a revocation core cannot take now", () => {
     const revoker = new KeyRevoker(core, new MongoPendingRevocationStore(db), pino({ level: "silent" }), { retryMs: 60_000 });
     try {
       await until(async () => (await t.coreVerdict(key)) === "api_key_revoked", "the restarted gateway revoked the key");
-      await until(async () => (await db.collection(PENDING_REVOCATIONS_COLLECTION).countDocuments({ _id: keyHash(key) as never })) === 0, "the record was removed");
+      await until(
+        async () => (await db.collection(PENDING_REVOCATIONS_COLLECTION).countDocuments({ _id: keyHash(key) as never })) === 0,
+        "the record was removed",
+      );
     } finally {
       revoker.close();
       core.close();
@@ -196,7 +210,11 @@ describe("a revocation core cannot take now", () => {
 describe("plain HTTP sent to the HTTPS port", () => {
   it("revokes a secret or restricted key in a request and answers 403 https_required; HTTPS still works on the port", async () => {
     for (const key of [await freshKey(), await freshKey("restricted")]) {
-      const response = await plainRequest(t.gateway.httpsPort, { path: "/v1/resources", headers: { authorization: `Bearer ${key}` }, localAddress: "127.0.0.2" });
+      const response = await plainRequest(t.gateway.httpsPort, {
+        path: "/v1/resources",
+        headers: { authorization: `Bearer ${key}` },
+        localAddress: "127.0.0.2",
+      });
       expectHttpsRequired(response);
       expect(await t.coreVerdict(key)).toBe("api_key_revoked");
       expect((await t.api.get("/v1/resources", { key })).json.error.code).toBe("api_key_revoked");

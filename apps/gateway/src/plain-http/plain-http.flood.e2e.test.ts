@@ -72,7 +72,8 @@ describe("a plain-HTTP flood while core is down", () => {
     const stored = await mongo.db(t.databaseName).collection(PENDING_REVOCATIONS_COLLECTION).countDocuments();
     console.log(
       `flood of ${REQUESTS * MAX_CANDIDATES} key-shaped strings in ${REQUESTS} plain-HTTP requests with core down: ` +
-        `${inMemory} pending in memory (cap ${CAP}), ${stored} in the store; RSS of the test process (gateway and test client) ${mib(rssBefore)} before, ${mib(rssAfter)} after`,
+        `${inMemory} pending in memory (cap ${CAP}), ${stored} in the store; RSS of the test process (gateway and test client) ${mib(rssBefore)} ` +
+        `before, ${mib(rssAfter)} after`,
     );
     expect(statuses.every((status) => status === 403)).toBe(true);
     expect(inMemory).toBe(CAP);

@@ -13,7 +13,10 @@ import { requestIdOf } from "../http/request-id.js";
 export { REVOKE_REASON } from "../revocation/revoker.js";
 
 export function httpsRequired(): ApiError {
-  return new ApiError("https_required", "Requests must be made over HTTPS. A secret or restricted API key sent over plain HTTP is compromised and is revoked at once.");
+  return new ApiError(
+    "https_required",
+    "Requests must be made over HTTPS. A secret or restricted API key sent over plain HTTP is compromised and is revoked at once.",
+  );
 }
 
 /** Up to the body size limit of a request's body, whatever its type; the rest is not read. */

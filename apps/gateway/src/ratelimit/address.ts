@@ -48,9 +48,13 @@ export class AddressRateLimit {
         throw ApiError.unavailable();
       }
       if (!decision.allowed) {
-        throw new ApiError("rate_limited", "Too many requests from this address hit the API too quickly. Retry after the number of seconds in the Retry-After header.", {
-          headers: { "Retry-After": String(decision.retryAfterSeconds) },
-        });
+        throw new ApiError(
+          "rate_limited",
+          "Too many requests from this address hit the API too quickly. Retry after the number of seconds in the Retry-After header.",
+          {
+            headers: { "Retry-After": String(decision.retryAfterSeconds) },
+          },
+        );
       }
       next();
     };

@@ -22,10 +22,17 @@ export function rateLimitHeaders(perSecond: number, decision: RateLimitDecision)
 
 /**
  * One token from the key's bucket, or 429 `rate_limited` with Retry-After; 503 when the shared store is
- * unreachable (its cause told to `failed`: the caller logs it, the client's 503 says nothing of it). The answer carries RateLimit-Policy and RateLimit (set on `res` here, so every later answer
+ * unreachable (its cause told to `failed`: the caller logs it, the client's 503 says nothing of it). The answer carries
+ * RateLimit-Policy and RateLimit (set on `res` here, so every later answer
  * to the request has them, the 429 too), from the token just taken or refused.
  */
-export async function enforceRateLimit(limiter: RateLimiter, limits: RateLimits, principal: Principal, res?: Response, failed?: (cause: unknown) => void): Promise<void> {
+export async function enforceRateLimit(
+  limiter: RateLimiter,
+  limits: RateLimits,
+  principal: Principal,
+  res?: Response,
+  failed?: (cause: unknown) => void,
+): Promise<void> {
   let decision: RateLimitDecision;
   const perSecond = principal.tenant.livemode ? limits.live : limits.test;
   try {

@@ -253,7 +253,10 @@ describe("rate limit per client address before a key is verified", () => {
     // From 127.0.0.3: a bucket of its own, full (3 tokens).
     const before = lookups;
     const keys = Array.from({ length: 5 }, (_, i) => randomKey(200 + i));
-    const response = await plainRequest(stack.gateway.httpPort!, { path: `/v1/resources?${keys.map((key, i) => `k${i}=${key}`).join("&")}`, localAddress: "127.0.0.3" });
+    const response = await plainRequest(stack.gateway.httpPort!, {
+      path: `/v1/resources?${keys.map((key, i) => `k${i}=${key}`).join("&")}`,
+      localAddress: "127.0.0.3",
+    });
     expect(response.json.error.code).toBe("https_required");
     expect(lookups - before).toBe(3);
   });

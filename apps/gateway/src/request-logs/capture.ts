@@ -142,7 +142,9 @@ export function buildRecord(req: Request, res: Response, options: CaptureOptions
   const refusedKey = errorCode === "api_key_revoked" || errorCode === "api_key_expired";
   const fileContent = FILE_CONTENT.test(headerText(req.headers["content-type"]) ?? "");
   const params =
-    !refusedKey && !fileContent && facts.params !== undefined && facts.params !== null && typeof facts.params === "object" ? JSON.stringify(keep(redact(facts.params))) : null;
+    !refusedKey && !fileContent && facts.params !== undefined && facts.params !== null && typeof facts.params === "object"
+      ? JSON.stringify(keep(redact(facts.params)))
+      : null;
   const idempotencyKey = req.method === "POST" && !refusedKey ? headerText(req.headers["idempotency-key"]) : undefined;
   const userAgent = refusedKey ? undefined : headerText(req.headers["user-agent"]);
   return {

@@ -71,7 +71,11 @@ describe("RequestLogRecorder", () => {
       },
     };
     const written: number[] = [];
-    const recorder = new RequestLogRecorder(sink, captured().logger, { capacity: 10_000, flushMs: 50, counters: { dropped: () => {}, written: (n) => written.push(n) } });
+    const recorder = new RequestLogRecorder(sink, captured().logger, {
+      capacity: 10_000,
+      flushMs: 50,
+      counters: { dropped: () => {}, written: (n) => written.push(n) },
+    });
     const records = Array.from({ length: 300 }, (_, i) => record(i));
     for (const r of records) recorder.add(r);
     expect(inserts).toBe(0); // nothing is written on the adding request's path
@@ -86,7 +90,12 @@ describe("RequestLogRecorder", () => {
   it("while the database is stopped: keeps at most its capacity, drops the oldest, counts them, logs once, then writes the rest", async () => {
     const logs = captured();
     let dropped = 0;
-    const recorder = new RequestLogRecorder(store, logs.logger, { capacity: 50, flushMs: 20, dropLogMs: 60_000, counters: { dropped: (n) => (dropped += n), written: () => {} } });
+    const recorder = new RequestLogRecorder(store, logs.logger, {
+      capacity: 50,
+      flushMs: 20,
+      dropLogMs: 60_000,
+      counters: { dropped: (n) => (dropped += n), written: () => {} },
+    });
     await relay.cut();
     const records = Array.from({ length: 200 }, (_, i) => record(1_000 + i));
     const extra = Array.from({ length: 10 }, (_, i) => record(2_000 + i));

@@ -126,7 +126,10 @@ export class RequestLogRecorder {
     if (this.droppedSinceLog === 0) return;
     const now = Date.now();
     if (!force && now - this.lastDropLog < this.dropLogMs) return;
-    this.logger.warn({ dropped: this.droppedSinceLog, buffer: this.options.capacity }, "request logs dropped: the database did not take them and the buffer was full");
+    this.logger.warn(
+      { dropped: this.droppedSinceLog, buffer: this.options.capacity },
+      "request logs dropped: the database did not take them and the buffer was full",
+    );
     this.droppedSinceLog = 0;
     this.lastDropLog = now;
   }
@@ -177,7 +180,8 @@ export class RequestLogRecorder {
         this.head = 0;
         this.writing = 0;
         this.failures += 1;
-        if (this.failures === 1) this.logger.warn({ err: error instanceof Error ? error.message : String(error), waiting: this.queued }, "request logs not written yet; retrying");
+        if (this.failures === 1)
+          this.logger.warn({ err: error instanceof Error ? error.message : String(error), waiting: this.queued }, "request logs not written yet; retrying");
         this.trim();
       } finally {
         this.inFlight = undefined;
@@ -185,7 +189,8 @@ export class RequestLogRecorder {
         this.reportDrops(false);
       }
       // More waiting: at once after a success (a backlog drains batch after batch), backing off after failures.
-      if (this.queued > 0 && !this.closed) this.schedule(this.failures === 0 ? (this.queued >= this.batchMax ? 0 : this.flushMs) : Math.min(250 * 2 ** this.failures, 5_000));
+      if (this.queued > 0 && !this.closed)
+        this.schedule(this.failures === 0 ? (this.queued >= this.batchMax ? 0 : this.flushMs) : Math.min(250 * 2 ** this.failures, 5_000));
     })();
     return this.inFlight;
   }

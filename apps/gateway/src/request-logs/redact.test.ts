@@ -57,7 +57,12 @@ describe("keep (8 KiB)", () => {
   });
 
   it("cuts a longer one to at most 8 KiB of JSON, keeping leading fields whole and marking it truncated", () => {
-    const list = { object: "list", url: "/v1/resources", has_more: true, data: Array.from({ length: 100 }, (_, i) => ({ id: `res_${i}`, name: "n".repeat(200) })) };
+    const list = {
+      object: "list",
+      url: "/v1/resources",
+      has_more: true,
+      data: Array.from({ length: 100 }, (_, i) => ({ id: `res_${i}`, name: "n".repeat(200) })),
+    };
     const kept = keep(list);
     expect(kept["truncated"]).toBe(true);
     expect(kept).toMatchObject({ object: "list", url: "/v1/resources", has_more: true });

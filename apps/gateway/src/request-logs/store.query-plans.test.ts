@@ -166,7 +166,14 @@ it("hides the dashboard's own records by default: the API's and the older ones w
     let total = 0;
     let cursor: string | undefined;
     for (;;) {
-      const page = await store.list({ account: "acct_read", livemode: false, filter: {}, ...(source ? { source } : {}), limit: 100, ...(cursor ? { startingAfter: cursor } : {}) });
+      const page = await store.list({
+        account: "acct_read",
+        livemode: false,
+        filter: {},
+        ...(source ? { source } : {}),
+        limit: 100,
+        ...(cursor ? { startingAfter: cursor } : {}),
+      });
       total += page.data.length;
       if (!page.hasMore) return { total, sources: new Set(page.data.map((d) => d.source ?? "none")) };
       cursor = page.data.at(-1)!._id;

@@ -16,7 +16,8 @@ const keyOf = (i: number) => `sk_test_${String(i).padStart(32, "0")}`;
 function fakeCore(valid: readonly string[]) {
   const byHash = new Map(valid.map((secret, i) => [keyHash(secret), { id: `key_${i}`, kind: KeyKind.SECRET }]));
   const state = { up: false, calls: 0, revoked: [] as string[] };
-  const down = () => Promise.reject(new TransportError(GrpcStatus.UNAVAILABLE, { type: "api_error", code: "service_unavailable", message: "No connection established" }));
+  const down = () =>
+    Promise.reject(new TransportError(GrpcStatus.UNAVAILABLE, { type: "api_error", code: "service_unavailable", message: "No connection established" }));
   const admin = {
     verifyKey(request: { secretHash: string }) {
       state.calls++;
@@ -58,48 +59,53 @@ function capturingLogger() {
 }
 
 describe("KeyRevoker while core is unreachable", () => {
-  it("keeps at most 10,000 pending hashes (oldest dropped first), asks core once, logs a bounded number of lines, and revokes the valid keys it kept once core is back", async () => {
-    const total = MAX_PENDING_IN_MEMORY + 2_000;
-    const firstValid = keyOf(0);
-    const lastValid = keyOf(total - 1);
-    const { core, state } = fakeCore([firstValid, lastValid]);
-    const { store, records, state: storeState } = fakeStore();
-    const { logger, lines } = capturingLogger();
-    const revoker = new KeyRevoker(core, store, logger, { retryMs: 60_000 });
-    try {
-      const started = Date.now();
-      for (let i = 0; i < total; i += MAX_CANDIDATES) {
-        const candidates = Array.from({ length: Math.min(MAX_CANDIDATES, total - i) }, (_, j) => keyOf(i + j));
-        await revoker.revokeSeen(candidates, `req_${i}`, (count) => Promise.resolve(count));
+  it(
+    "keeps at most 10,000 pending hashes (oldest dropped first), asks core once, logs a bounded number of lines, and revokes the valid keys it kept " +
+      "once core is back",
+    async () => {
+      const total = MAX_PENDING_IN_MEMORY + 2_000;
+      const firstValid = keyOf(0);
+      const lastValid = keyOf(total - 1);
+      const { core, state } = fakeCore([firstValid, lastValid]);
+      const { store, records, state: storeState } = fakeStore();
+      const { logger, lines } = capturingLogger();
+      const revoker = new KeyRevoker(core, store, logger, { retryMs: 60_000 });
+      try {
+        const started = Date.now();
+        for (let i = 0; i < total; i += MAX_CANDIDATES) {
+          const candidates = Array.from({ length: Math.min(MAX_CANDIDATES, total - i) }, (_, j) => keyOf(i + j));
+          await revoker.revokeSeen(candidates, `req_${i}`, (count) => Promise.resolve(count));
+        }
+        const elapsedS = (Date.now() - started) / 1000;
+        console.log(
+          `${total} candidates in ${total / MAX_CANDIDATES} requests: ${revoker.pendingCount} pending kept, ${state.calls} core calls, ${lines.length} ` +
+            `log lines in ${elapsedS.toFixed(2)} s`,
+        );
+
+        expect(revoker.pendingCount).toBe(MAX_PENDING_IN_MEMORY);
+        expect(revoker.isPending(firstValid)).toBe(false); // among the oldest: dropped
+        expect(revoker.isPending(keyOf(total - MAX_PENDING_IN_MEMORY - 1))).toBe(false);
+        expect(revoker.isPending(keyOf(total - MAX_PENDING_IN_MEMORY))).toBe(true);
+        expect(revoker.isPending(lastValid)).toBe(true);
+        // The first candidate found core unreachable; the others went straight to pending.
+        expect(state.calls).toBe(1);
+        // At most one warning per second, whatever the number of requests.
+        expect(lines.length).toBeLessThanOrEqual(Math.ceil(elapsedS) + 1);
+
+        // Core and the store are back: the kept valid key is revoked, and the pending ones are forgotten.
+        state.up = true;
+        storeState.down = false;
+        await revoker.retryPending();
+        expect(state.revoked).toEqual(["key_1"]);
+        expect(revoker.isPending(lastValid)).toBe(false);
+        expect(revoker.pendingCount).toBe(0);
+        expect(records.size).toBe(0);
+        expect(lines.some((line) => line.msg.includes("dropped from memory") && line["dropped"] === 2_000)).toBe(true);
+      } finally {
+        revoker.close();
       }
-      const elapsedS = (Date.now() - started) / 1000;
-      console.log(
-        `${total} candidates in ${total / MAX_CANDIDATES} requests: ${revoker.pendingCount} pending kept, ${state.calls} core calls, ${lines.length} log lines in ${elapsedS.toFixed(2)} s`,
-      );
-
-      expect(revoker.pendingCount).toBe(MAX_PENDING_IN_MEMORY);
-      expect(revoker.isPending(firstValid)).toBe(false); // among the oldest: dropped
-      expect(revoker.isPending(keyOf(total - MAX_PENDING_IN_MEMORY - 1))).toBe(false);
-      expect(revoker.isPending(keyOf(total - MAX_PENDING_IN_MEMORY))).toBe(true);
-      expect(revoker.isPending(lastValid)).toBe(true);
-      // The first candidate found core unreachable; the others went straight to pending.
-      expect(state.calls).toBe(1);
-      // At most one warning per second, whatever the number of requests.
-      expect(lines.length).toBeLessThanOrEqual(Math.ceil(elapsedS) + 1);
-
-      // Core and the store are back: the kept valid key is revoked, and the pending ones are forgotten.
-      state.up = true;
-      storeState.down = false;
-      await revoker.retryPending();
-      expect(state.revoked).toEqual(["key_1"]);
-      expect(revoker.isPending(lastValid)).toBe(false);
-      expect(revoker.pendingCount).toBe(0);
-      expect(records.size).toBe(0);
-      expect(lines.some((line) => line.msg.includes("dropped from memory") && line["dropped"] === 2_000)).toBe(true);
-    } finally {
-      revoker.close();
-    }
-  });
+    },
+  );
 
   it("keeps only hashes: what reaches the store holds no secret", async () => {
     const { core } = fakeCore([]);

@@ -19,7 +19,9 @@ function unescapeLeniently(text: string): string {
 
 /** Base64 (standard or URL-safe) runs long enough to hold a key, decoded (Basic credentials, tokens). */
 function base64Decodings(text: string): string[] {
-  return (text.match(/[A-Za-z0-9+/_-]{40,}={0,2}/g) ?? []).map((run) => Buffer.from(run, run.includes("-") || run.includes("_") ? "base64url" : "base64").toString("latin1"));
+  return (text.match(/[A-Za-z0-9+/_-]{40,}={0,2}/g) ?? []).map((run) =>
+    Buffer.from(run, run.includes("-") || run.includes("_") ? "base64url" : "base64").toString("latin1"),
+  );
 }
 
 function collect(text: string, into: Set<string>): void {

@@ -15,7 +15,9 @@ afterAll(() => stack.stop());
 
 /** The operation's path with each `:name` replaced by its example (a refusal of the query comes before any lookup). */
 function pathOf(operation: Operation): string {
-  return operation.path.replace(/:(\w+)/g, (_all, name: string) => String(operation.parameters[name]?.example ?? operation.pathParameters[name]?.example ?? "x"));
+  return operation.path.replace(/:(\w+)/g, (_all, name: string) =>
+    String(operation.parameters[name]?.example ?? operation.pathParameters[name]?.example ?? "x"),
+  );
 }
 
 /** Every GET that takes query parameters: the lists, search, and whatever is added to the route list later. */
@@ -24,18 +26,33 @@ const lists = OPERATIONS.filter((operation) => operation.method === "GET" && ope
 describe("an empty filter is refused by one rule on every list (parameter_invalid_empty, naming it)", () => {
   it("covers the lists of every kind", () => {
     const paths = lists.map((operation) => operation.path);
-    for (const path of ["/v1/resources", "/v1/resources/search", "/v1/events", "/v1/jobs", "/v1/webhook_endpoints", "/v1/webhook_endpoints/:id/attempts", "/v1/jobs/:id/errors"]) {
+    for (const path of [
+      "/v1/resources",
+      "/v1/resources/search",
+      "/v1/events",
+      "/v1/jobs",
+      "/v1/webhook_endpoints",
+      "/v1/webhook_endpoints/:id/attempts",
+      "/v1/jobs/:id/errors",
+    ]) {
       expect(paths).toContain(path);
     }
   });
 
-  it.each(lists.map((operation) => [`${operation.method} ${operation.path}`, operation] as const))("%s: every parameter given empty", async (_name, operation) => {
-    for (const name of operation.params) {
-      const answer = await stack.api.get(`${pathOf(operation)}?${name}=`, { key });
-      expect({ name, status: answer.status, error: answer.json.error }).toMatchObject({ name, status: 400, error: { code: "parameter_invalid_empty", param: name } });
-      expect(operation.errors).toContain("parameter_invalid_empty");
-    }
-  });
+  it.each(lists.map((operation) => [`${operation.method} ${operation.path}`, operation] as const))(
+    "%s: every parameter given empty",
+    async (_name, operation) => {
+      for (const name of operation.params) {
+        const answer = await stack.api.get(`${pathOf(operation)}?${name}=`, { key });
+        expect({ name, status: answer.status, error: answer.json.error }).toMatchObject({
+          name,
+          status: 400,
+          error: { code: "parameter_invalid_empty", param: name },
+        });
+        expect(operation.errors).toContain("parameter_invalid_empty");
+      }
+    },
+  );
 
   it("nested and listed filters too: created[gte]=, status[]=, metadata[plan]=, and the filters together (GET /v1/jobs?status=&type=)", async () => {
     const cases: [string, string][] = [
@@ -121,20 +138,23 @@ describe("the document's form encoding of a list, and its integers' bounds", () 
     expect(list.parameters["created"]!.schema["minProperties"]).toBe(1);
   });
 
-  it("a bulk update's metadata keys: what the document's key rule refuses (empty, over 40 characters, a bracket) is refused, and what it takes is taken", async () => {
-    const create = OPERATIONS.find((o) => o.method === "POST" && o.path === "/v1/jobs")!;
-    type Schema = { properties?: Record<string, Schema>; oneOf?: Schema[]; anyOf?: Schema[]; propertyNames?: Record<string, unknown> };
-    const shapes = (create.parameters["params"]!.schema as Schema).anyOf ?? [];
-    const update = shapes.map((shape) => shape.properties?.["update"]).find((found) => found !== undefined);
-    const rule = update?.properties?.["metadata"]?.oneOf?.[0]?.propertyNames ?? {};
-    expect(rule).toMatchObject({ minLength: 1, maxLength: 40 });
-    const takes = (name: string) => [...name].length >= 1 && [...name].length <= 40 && new RegExp(rule["pattern"] as string, "u").test(name);
-    for (const name of ["", "k".repeat(40), "k".repeat(41), "a[b", "a]", "plan", "é".repeat(40)]) {
-      const json = { type: "resources.bulk_update", validate_only: true, params: { filter: { status: "archived" }, update: { metadata: { [name]: "v" } } } };
-      const answer = await stack.api.post("/v1/jobs", { key, json });
-      expect([name, answer.status]).toEqual([name, takes(name) ? 200 : 400]);
-    }
-  });
+  it(
+    "a bulk update's metadata keys: what the document's key rule refuses (empty, " + "over 40 characters, a bracket) is refused, and what it takes is taken",
+    async () => {
+      const create = OPERATIONS.find((o) => o.method === "POST" && o.path === "/v1/jobs")!;
+      type Schema = { properties?: Record<string, Schema>; oneOf?: Schema[]; anyOf?: Schema[]; propertyNames?: Record<string, unknown> };
+      const shapes = (create.parameters["params"]!.schema as Schema).anyOf ?? [];
+      const update = shapes.map((shape) => shape.properties?.["update"]).find((found) => found !== undefined);
+      const rule = update?.properties?.["metadata"]?.oneOf?.[0]?.propertyNames ?? {};
+      expect(rule).toMatchObject({ minLength: 1, maxLength: 40 });
+      const takes = (name: string) => [...name].length >= 1 && [...name].length <= 40 && new RegExp(rule["pattern"] as string, "u").test(name);
+      for (const name of ["", "k".repeat(40), "k".repeat(41), "a[b", "a]", "plan", "é".repeat(40)]) {
+        const json = { type: "resources.bulk_update", validate_only: true, params: { filter: { status: "archived" }, update: { metadata: { [name]: "v" } } } };
+        const answer = await stack.api.post("/v1/jobs", { key, json });
+        expect([name, answer.status]).toEqual([name, takes(name) ? 200 : 400]);
+      }
+    },
+  );
 
   it("every integer parameter states the largest value the gateway takes (2^53 - 1), and one past it is refused", async () => {
     const tooBig = "9007199254740992";
@@ -142,11 +162,15 @@ describe("the document's form encoding of a list, and its integers' bounds", () 
     const integers = (schema: Record<string, unknown>, at: string): string[] => {
       if (schema["type"] === "integer") return schema["maximum"] === undefined ? [at] : [];
       const choices = [...((schema["oneOf"] ?? []) as Record<string, unknown>[]), ...((schema["anyOf"] ?? []) as Record<string, unknown>[])];
-      const nested = [...Object.entries((schema["properties"] ?? {}) as Record<string, Record<string, unknown>>), ...choices.map((s, i) => [`choice${i}`, s] as const)];
+      const nested = [
+        ...Object.entries((schema["properties"] ?? {}) as Record<string, Record<string, unknown>>),
+        ...choices.map((s, i) => [`choice${i}`, s] as const),
+      ];
       return nested.flatMap(([name, inner]) => integers(inner as Record<string, unknown>, `${at}.${name}`));
     };
     for (const operation of OPERATIONS)
-      for (const [name, spec] of Object.entries(operation.parameters)) offenders.push(...integers(spec.schema, `${operation.method} ${operation.path} ${name}`));
+      for (const [name, spec] of Object.entries(operation.parameters))
+        offenders.push(...integers(spec.schema, `${operation.method} ${operation.path} ${name}`));
     expect(offenders).toEqual([]);
     for (const path of [`/v1/resources?created[gt]=${tooBig}`, `/v1/jobs/job_${"0".repeat(22)}/errors?starting_after=${tooBig}`]) {
       const answer = await stack.api.get(path, { key });

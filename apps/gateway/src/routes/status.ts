@@ -65,7 +65,8 @@ export const statusRoute: KeylessRoute = {
   client: { namespace: "status", method: "retrieve" },
   summary: "Service status",
   description:
-    "No key needed. `degraded` (503) while MongoDB or the core is unreachable; `degraded` (200) while MongoDB answers slowly (a ping over 1 s): requests are served, slowly.",
+    "No key needed. `degraded` (503) while MongoDB or the core is unreachable; `degraded` (200) while MongoDB answers slowly (a ping over 1 s): " +
+    "requests are served, slowly.",
   responses: {
     "200": { description: "Operational, or degraded but serving (the database answers slowly).", object: StatusObject },
     "503": { description: "Degraded.", object: StatusObject, retryAfter: true },

@@ -147,7 +147,12 @@ function envelopeText(head: Record<string, unknown>, itemsJson: string): string 
  * The list envelope of an object: `{object: "list", url, has_more, data}`; `extra` fields (a list's facts beside its
  * page, such as the files' usage) come after `has_more`, `data` stays last.
  */
-export function listOf<S, P extends Page<S> = Page<S>>(item: PublicObject<S>, url: string, maxItems: number, extra: Readonly<Record<string, Field<P>>> = {}): PublicObject<P> {
+export function listOf<S, P extends Page<S> = Page<S>>(
+  item: PublicObject<S>,
+  url: string,
+  maxItems: number,
+  extra: Readonly<Record<string, Field<P>>> = {},
+): PublicObject<P> {
   const list = publicObject<P>(
     `${item.name}List`,
     {
@@ -189,7 +194,10 @@ export function searchResultOf<S>(item: PublicObject<S>, url: string, maxItems: 
       object: constant("search_result"),
       url: field({ type: "string", const: url }, () => url),
       has_more: field({ type: "boolean" }, (page) => page.hasMore),
-      next_page: field({ type: ["string", "null"], description: "Pass as `page` to get the next page of the same query; null at the end." }, (page) => page.nextPage),
+      next_page: field(
+        { type: ["string", "null"], description: "Pass as `page` to get the next page of the same query; null at the end." },
+        (page) => page.nextPage,
+      ),
       data: field({ type: "array", maxItems, items: schemaRef(item.name) }, (page) => pageData(item, page)),
     },
     [item as PublicObject<never>],

@@ -46,7 +46,11 @@ export function metadataParam(update: boolean): ParamSpec {
 }
 
 /** The schema of stored metadata in a public object. */
-export const METADATA_OBJECT = { type: "object", maxProperties: METADATA_LIMITS.keys, additionalProperties: { type: "string", maxLength: METADATA_LIMITS.valueLength } } as const;
+export const METADATA_OBJECT = {
+  type: "object",
+  maxProperties: METADATA_LIMITS.keys,
+  additionalProperties: { type: "string", maxLength: METADATA_LIMITS.valueLength },
+} as const;
 
 /** The largest integer a parameter takes (2^53 - 1): one that JSON numbers carry exactly. */
 export const INTEGER_MAX = Number.MAX_SAFE_INTEGER;
@@ -99,7 +103,10 @@ export function pageParams(prefix: IdPrefix, noun: string): Record<string, Param
       schema: { ...cursor, description: `Cursor: the page after this ${noun} id (older). Not together with \`ending_before\` (400).` },
     },
     // No example: the two are exclusive, and a request made of every example must be valid (starting_after's is shown).
-    ending_before: { example: undefined, schema: { ...cursor, description: `Cursor: the page before this ${noun} id (newer). Not together with \`starting_after\` (400).` } },
+    ending_before: {
+      example: undefined,
+      schema: { ...cursor, description: `Cursor: the page before this ${noun} id (newer). Not together with \`starting_after\` (400).` },
+    },
   };
 }
 
@@ -114,5 +121,9 @@ export function listLimit(params: Params, fallback: number = LIST_LIMIT_DEFAULT)
  * and malformed cursors are core's to refuse (one rule, one place).
  */
 export function pageRequest(params: Params): { limit: number; startingAfter: string; endingBefore: string } {
-  return { limit: listLimit(params), startingAfter: optionalString(params, "starting_after") ?? "", endingBefore: optionalString(params, "ending_before") ?? "" };
+  return {
+    limit: listLimit(params),
+    startingAfter: optionalString(params, "starting_after") ?? "",
+    endingBefore: optionalString(params, "ending_before") ?? "",
+  };
 }

@@ -30,11 +30,16 @@ export const KEY_RECHECK_MS = 60_000;
  * reconnects, so it wins over the URL's) or `starting_after`; else now. An id of the wrong form is 400, naming where
  * it came from.
  */
-export function streamStartOf(input: Pick<StreamRequest, "req" | "params">, pattern: RegExp, noun: string): { readonly id: string; readonly param: string } | null {
+export function streamStartOf(
+  input: Pick<StreamRequest, "req" | "params">,
+  pattern: RegExp,
+  noun: string,
+): { readonly id: string; readonly param: string } | null {
   const header = input.req.headers["last-event-id"];
   const fromHeader = typeof header === "string" && header.trim() !== "" ? header.trim() : undefined;
   const fromQuery = input.params["starting_after"];
-  if (fromQuery !== undefined && typeof fromQuery !== "string") throw new ApiError("parameter_invalid", "Invalid starting_after: must be a string.", { param: "starting_after" });
+  if (fromQuery !== undefined && typeof fromQuery !== "string")
+    throw new ApiError("parameter_invalid", "Invalid starting_after: must be a string.", { param: "starting_after" });
   const [id, param] = fromHeader !== undefined ? [fromHeader, "Last-Event-ID"] : [fromQuery, "starting_after"];
   if (id === undefined || id === "") return null;
   if (!pattern.test(id)) throw new ApiError("parameter_invalid", `Invalid ${param}: must be ${noun} id.`, { param });

@@ -34,7 +34,8 @@ async function create(name: string): Promise<string> {
   }
 }
 
-it("a primary steps down while events are made: an open stream gets each once, and one resumed with Last-Event-ID after the election gets every event made while away, once, in the same order", async () => {
+it("a primary steps down while events are made: an open stream gets each once, and one resumed with Last-Event-ID after the election gets every event " +
+  "made while away, once, in the same order", async () => {
   const live = followSse(stack.gateway.httpsPort, stack.gateway.certificate, "/v1/events/stream", { key });
   const away = await openSse(stack.gateway.httpsPort, stack.gateway.certificate, "/v1/events/stream", { key });
   const seed = await create("seed");
@@ -67,7 +68,8 @@ it("a primary steps down while events are made: an open stream gets each once, a
   expect(new Set(liveIds).size).toBe(liveIds.length);
   expect(liveIds.slice(liveIds.indexOf(last) + 1)).toEqual(resumedIds);
   process.stderr.write(
-    `election: ${made.length} events made across it; the open stream got ${liveIds.length} over ${live.connections} connection(s), the resumed one ${resumedIds.length}\n`,
+    `election: ${made.length} events made across it; the open stream got ${liveIds.length} over ${live.connections} connection(s), the resumed one ` +
+      `${resumedIds.length}\n`,
   );
   resumed.close();
   live.close();

@@ -57,7 +57,8 @@ it("drops a reader that stops reading its socket, holding at most its bound for 
   expect(mostBuffered).toBeLessThanOrEqual(2 * (BUFFER_BYTES + 60_000));
   expect(await metric("gateway_stream_buffered_bytes")).toBeLessThanOrEqual(BUFFER_BYTES + 60_000);
   process.stderr.write(
-    `stalled reader: dropped; the reading one got all 300 over ${reading.connections} connections; most bytes held for the streams at once ${mostBuffered} (bound ${BUFFER_BYTES} each) over 16 MB of events\n`,
+    `stalled reader: dropped; the reading one got all 300 over ${reading.connections} connections; most bytes held for the streams at once ` +
+      `${mostBuffered} (bound ${BUFFER_BYTES} each) over 16 MB of events\n`,
   );
   reading.close();
   stalled.close();

@@ -18,21 +18,24 @@ export function plainRequest(
   options: { method?: string; path: string; headers?: Record<string, string | string[]>; body?: string | Buffer; localAddress?: string },
 ): Promise<RawResponse> {
   return new Promise((resolve, reject) => {
-    const req = request({ host: "127.0.0.1", port, method: options.method ?? "GET", path: options.path, localAddress: options.localAddress, agent: false }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on("data", (chunk: Buffer) => chunks.push(chunk));
-      res.on("end", () => {
-        const text = Buffer.concat(chunks).toString("utf8");
-        let json: unknown;
-        try {
-          json = text ? JSON.parse(text) : undefined;
-        } catch {
-          json = undefined;
-        }
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, json });
-      });
-      res.on("error", reject);
-    });
+    const req = request(
+      { host: "127.0.0.1", port, method: options.method ?? "GET", path: options.path, localAddress: options.localAddress, agent: false },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (chunk: Buffer) => chunks.push(chunk));
+        res.on("end", () => {
+          const text = Buffer.concat(chunks).toString("utf8");
+          let json: unknown;
+          try {
+            json = text ? JSON.parse(text) : undefined;
+          } catch {
+            json = undefined;
+          }
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, json });
+        });
+        res.on("error", reject);
+      },
+    );
     for (const [name, value] of Object.entries(options.headers ?? {})) req.setHeader(name, value);
     // A server may answer before reading a large body and close: the answer still counts.
     req.on("error", reject);

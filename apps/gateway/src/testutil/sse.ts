@@ -40,7 +40,11 @@ export function openSse(port: number, ca: string, path: string, options: { key: 
         method: "GET",
         ca,
         agent: false,
-        headers: { authorization: `Bearer ${options.key}`, accept: "text/event-stream", ...(options.lastEventId ? { "last-event-id": options.lastEventId } : {}) },
+        headers: {
+          authorization: `Bearer ${options.key}`,
+          accept: "text/event-stream",
+          ...(options.lastEventId ? { "last-event-id": options.lastEventId } : {}),
+        },
       },
       (res) => {
         const events: SseEvent[] = [];

@@ -23,5 +23,8 @@ const REQUIREMENTS = [
 export async function stripePython(env: NodeJS.ProcessEnv = process.env): Promise<{ path: string } | { unavailable: string }> {
   const given = env["STRIPE_PYTHON_PATH"];
   if (given) return { path: given };
-  return pythonPackages({ label: "stripe-python 16.1.0", folder: "stripe-python-16.1.0", requirements: REQUIREMENTS, probe: "stripe/__init__.py", requireHashes: true }, env);
+  return pythonPackages(
+    { label: "stripe-python 16.1.0", folder: "stripe-python-16.1.0", requirements: REQUIREMENTS, probe: "stripe/__init__.py", requireHashes: true },
+    env,
+  );
 }

@@ -62,8 +62,10 @@ function parseV2(data: Buffer): Parsed {
   if (command !== 0x1) return { kind: "invalid" };
   const family = data[13]! >> 4;
   const body = data.subarray(16, length);
-  if (family === 0x1 && body.length >= 12) return { kind: "header", length, client: { address: normalizeIp([...body.subarray(0, 4)].join(".")), port: body.readUInt16BE(8) } };
-  if (family === 0x2 && body.length >= 36) return { kind: "header", length, client: { address: normalizeIp(ipv6(body.subarray(0, 16))), port: body.readUInt16BE(32) } };
+  if (family === 0x1 && body.length >= 12)
+    return { kind: "header", length, client: { address: normalizeIp([...body.subarray(0, 4)].join(".")), port: body.readUInt16BE(8) } };
+  if (family === 0x2 && body.length >= 36)
+    return { kind: "header", length, client: { address: normalizeIp(ipv6(body.subarray(0, 16))), port: body.readUInt16BE(32) } };
   return { kind: "header", length, client: null }; // UNSPEC or a UNIX socket: no client address to take
 }
 

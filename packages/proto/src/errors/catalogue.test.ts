@@ -20,7 +20,8 @@ describe("the error catalogue", () => {
 
   it("words idempotency_key_reused once, for the gateway's records and core's creates alike", () => {
     expect(catalogueError("idempotency_key_reused").message).toBe(
-      "Keys for idempotent requests can only be used with the same parameters they were first used with. Try using a key other than the one used on the original request.",
+      "Keys for idempotent requests can only be used with the same parameters they were first used with. Try using a key other than the one used on " +
+        "the original request.",
     );
   });
 
@@ -34,6 +35,12 @@ describe("the error catalogue", () => {
   });
 
   it("marks exactly the codes whose retry may succeed as retryable", () => {
-    expect(PUBLIC_ERROR_CODES.filter(isRetryable).sort()).toEqual(["idempotency_key_in_use", "outcome_unknown", "rate_limited", "service_unavailable", "too_many_streams"]);
+    expect(PUBLIC_ERROR_CODES.filter(isRetryable).sort()).toEqual([
+      "idempotency_key_in_use",
+      "outcome_unknown",
+      "rate_limited",
+      "service_unavailable",
+      "too_many_streams",
+    ]);
   });
 });

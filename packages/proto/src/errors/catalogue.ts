@@ -48,7 +48,9 @@ export const ERROR_CATALOGUE = {
   idempotency_key_reused: {
     ...invalid,
     type: "idempotency_error",
-    message: "Keys for idempotent requests can only be used with the same parameters they were first used with. Try using a key other than the one used on the original request.",
+    message:
+      "Keys for idempotent requests can only be used with the same parameters they were first used with. Try using a key other than the one used on " +
+      "the original request.",
   },
   api_key_missing: unauthenticated,
   api_key_invalid: unauthenticated,
@@ -90,7 +92,13 @@ export const ERROR_CATALOGUE = {
   // A watch resumed from a token whose history the database has dropped (apps/core/src/events/watch.ts): the
   // gateway starts a new watch and its streams catch up by position.
   resume_token_lost: { grpc: GrpcStatus.FAILED_PRECONDITION, http: 500, type: "api_error", internal: true },
-  service_unavailable: { grpc: UNAVAILABLE, http: 503, type: "api_error", retryable: true, message: "The service is temporarily unavailable. Retry the request later." },
+  service_unavailable: {
+    grpc: UNAVAILABLE,
+    http: 503,
+    type: "api_error",
+    retryable: true,
+    message: "The service is temporarily unavailable. Retry the request later.",
+  },
 } as const satisfies Record<string, CatalogueEntry>;
 
 /** Every code, core's internal ones included. */

@@ -9,9 +9,19 @@ const implementation: ServiceImplementation<typeof ResourceService> = {
   async createResource(request, context) {
     if (request.name === "boom") throw new Error("secret driver text that must not leak");
     if (request.name.startsWith("half"))
-      throw new RpcError(GrpcStatus.INVALID_ARGUMENT, { type: "invalid_request_error", code: "parameter_invalid", param: "name", message: `bad '${request.name.slice(0, 5)}'` });
+      throw new RpcError(GrpcStatus.INVALID_ARGUMENT, {
+        type: "invalid_request_error",
+        code: "parameter_invalid",
+        param: "name",
+        message: `bad '${request.name.slice(0, 5)}'`,
+      });
     if (request.name === "")
-      throw new RpcError(GrpcStatus.INVALID_ARGUMENT, { type: "invalid_request_error", code: "parameter_invalid_empty", param: "name", message: "name is empty" });
+      throw new RpcError(GrpcStatus.INVALID_ARGUMENT, {
+        type: "invalid_request_error",
+        code: "parameter_invalid_empty",
+        param: "name",
+        message: "name is empty",
+      });
     return {
       resource: {
         id: "res_x",
@@ -50,7 +60,9 @@ beforeAll(async () => {
     },
   });
   new ReflectionService(reflectionPackageDefinition([file_rms_v1_resources, file_rms_v1_admin])).addToServer(server);
-  const port = await new Promise<number>((resolve, reject) => server.bindAsync("127.0.0.1:0", ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))));
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync("127.0.0.1:0", ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
+  );
   address = `127.0.0.1:${port}`;
 });
 afterAll(() => server.forceShutdown());

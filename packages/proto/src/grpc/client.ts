@@ -1,7 +1,15 @@
 import { once } from "node:events";
 import { readFileSync } from "node:fs";
 import { create, fromBinary, toBinary, type DescMessage } from "@bufbuild/protobuf";
-import { Client, credentials as grpcCredentials, Metadata, status as GrpcStatus, type ChannelCredentials, type ChannelOptions, type StatusObject } from "@grpc/grpc-js";
+import {
+  Client,
+  credentials as grpcCredentials,
+  Metadata,
+  status as GrpcStatus,
+  type ChannelCredentials,
+  type ChannelOptions,
+  type StatusObject,
+} from "@grpc/grpc-js";
 import { tracingOn } from "@rms/telemetry";
 import { RpcError, TransportError, isServiceError } from "./rpc-error.js";
 import { methodPath } from "./service-definition.js";
@@ -60,8 +68,16 @@ function toRpcError(error: unknown): RpcError {
  * A typed promise client for a protobuf-es service over grpc-js: one method per
  * RPC, rejecting with RpcError (the server's ErrorDetail when it sent one).
  */
-export function createClient<S extends AnyService>(service: S, address: string, options: ClientOptions = {}): ServiceClient<S> & { close(): void; readonly channel: Client } {
-  const channel = new Client(address, options.credentials ?? grpcCredentials.createInsecure(), { ...DEFAULT_CHANNEL_OPTIONS, ...HOP_CHANNEL_OPTIONS, ...options.channelOptions });
+export function createClient<S extends AnyService>(
+  service: S,
+  address: string,
+  options: ClientOptions = {},
+): ServiceClient<S> & { close(): void; readonly channel: Client } {
+  const channel = new Client(address, options.credentials ?? grpcCredentials.createInsecure(), {
+    ...DEFAULT_CHANNEL_OPTIONS,
+    ...HOP_CHANNEL_OPTIONS,
+    ...options.channelOptions,
+  });
   const client: Record<string, unknown> = {
     close: () => channel.close(),
     channel,
@@ -132,11 +148,18 @@ function clientStreamingCall(channel: Client, method: Method, base: Metadata, op
   return (requests: AsyncIterable<unknown>, callOptions: CallOptions = {}) =>
     new Promise((resolve, reject) => {
       let failed: unknown;
-      const call = channel.makeClientStreamRequest(path, serialize, deserialize, callMetadata(base, callOptions), deadlineOf(callOptions, options), (error, response) => {
-        if (failed !== undefined) reject(failed);
-        else if (error) reject(toRpcError(error));
-        else resolve(response);
-      });
+      const call = channel.makeClientStreamRequest(
+        path,
+        serialize,
+        deserialize,
+        callMetadata(base, callOptions),
+        deadlineOf(callOptions, options),
+        (error, response) => {
+          if (failed !== undefined) reject(failed);
+          else if (error) reject(toRpcError(error));
+          else resolve(response);
+        },
+      );
       callOptions.signal?.addEventListener("abort", () => call.cancel(), { once: true });
       const onTrailers = callOptions.onTrailers;
       if (onTrailers) call.on("status", (status: StatusObject) => onTrailers(status.metadata));

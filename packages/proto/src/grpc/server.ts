@@ -172,7 +172,9 @@ function clientStreamingHandler(
       },
     };
     // The iterable ends with an error when the caller goes away (grpc-js emits "cancelled" and may not end the stream).
-    call.on("cancelled", () => call.destroy(new RpcError(GrpcStatus.CANCELLED, { type: "api_error", code: "service_unavailable", message: "The caller cancelled the call." })));
+    call.on("cancelled", () =>
+      call.destroy(new RpcError(GrpcStatus.CANCELLED, { type: "api_error", code: "service_unavailable", message: "The caller cancelled the call." })),
+    );
     const run = async () => {
       const caller = options.authorize?.(context) ?? null;
       return create(method.output, (await handler.call(self, call, { ...context, caller })) as never);

@@ -28,7 +28,8 @@ const implementation = {
         if (request.part.case === "start" && filename.startsWith("ask")) context.sendHeaders?.();
         if (request.part.case === "data") bytes += request.part.value.length;
         if (request.part.case === "end") ended = true;
-        if (filename === "refuse" && bytes > 0) throw new RpcError(GrpcStatus.INVALID_ARGUMENT, { type: "invalid_request_error", code: "parameter_invalid", message: "refused" });
+        if (filename === "refuse" && bytes > 0)
+          throw new RpcError(GrpcStatus.INVALID_ARGUMENT, { type: "invalid_request_error", code: "parameter_invalid", message: "refused" });
       }
     } catch (error) {
       seen.uploads.push({ bytes, messages, ended, failed: error instanceof Error ? error.message : String(error) });
@@ -38,7 +39,8 @@ const implementation = {
     return { file: { id: "file_x", size: BigInt(bytes), filename: `${filename}:${context.metadata.get("rms-request-id")[0] ?? ""}` } };
   },
   async *readFile(request: { id: string; start: bigint; end?: bigint }) {
-    if (request.id === "missing") throw new RpcError(GrpcStatus.NOT_FOUND, { type: "invalid_request_error", code: "resource_missing", message: "No such file" });
+    if (request.id === "missing")
+      throw new RpcError(GrpcStatus.NOT_FOUND, { type: "invalid_request_error", code: "resource_missing", message: "No such file" });
     yield { part: { case: "head", value: { start: request.start, end: request.end ?? 0n } } };
     try {
       for (let i = 0; i < 1000; i++) yield { part: { case: "data", value: Buffer.alloc(64 * 1024, i % 256) } };
@@ -62,7 +64,9 @@ let address: string;
 beforeAll(async () => {
   server = new Server();
   addService(server, FileService, implementation);
-  const port = await new Promise<number>((resolve, reject) => server.bindAsync("127.0.0.1:0", ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))));
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync("127.0.0.1:0", ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
+  );
   address = `127.0.0.1:${port}`;
 });
 afterAll(() => server.forceShutdown());
@@ -92,67 +96,80 @@ describe("streaming methods", () => {
     const echoed: unknown[] = [];
     const onTrailers = (trailers: { get(key: string): unknown[] }) => echoed.push(trailers.get("test-echo")[0]);
     await client.uploadFile(upload("a.jsonl", 1), { metadata: { "test-trailer": "with-answer" }, onTrailers });
-    await expect(client.uploadFile(upload("refuse", 1), { metadata: { "test-trailer": "with-error" }, onTrailers })).rejects.toMatchObject({ code: "parameter_invalid" });
+    await expect(client.uploadFile(upload("refuse", 1), { metadata: { "test-trailer": "with-error" }, onTrailers })).rejects.toMatchObject({
+      code: "parameter_invalid",
+    });
     await client.uploadFile(upload("b.jsonl", 1), { onTrailers });
     expect(echoed).toEqual(["with-answer", "with-error", undefined]);
     client.close();
   });
 
-  it("client streaming: the handler's sendHeaders reaches the caller's onHeaders before the answer, so a caller may hold its messages back until asked; a refusal of the start comes without it", async () => {
-    const client = createClient(FileService, address);
-    let asked!: () => void;
-    const go = new Promise<void>((resolve) => (asked = resolve));
-    let headers = 0;
-    async function* heldBack(filename: string) {
-      yield { part: { case: "start" as const, value: { filename } } };
-      await go;
-      yield { part: { case: "data" as const, value: new Uint8Array(10) } };
-      yield { part: { case: "end" as const, value: { size: 10n } } };
-    }
-    const reply = await client.uploadFile(heldBack("ask.jsonl"), {
-      onHeaders: () => {
-        headers++;
-        asked();
-      },
-    });
-    expect(reply.file).toMatchObject({ size: 10n });
-    expect(headers).toBe(1);
-    await expect(client.uploadFile(heldBack("refuse-start"), { onHeaders: () => headers++ })).rejects.toMatchObject({ code: "limit_exceeded" });
-    expect(headers).toBe(1);
-    client.close();
-  });
+  it(
+    "client streaming: the handler's sendHeaders reaches the caller's onHeaders before the answer, so a caller may hold its messages back until " +
+      "asked; a refusal of the start comes without it",
+    async () => {
+      const client = createClient(FileService, address);
+      let asked!: () => void;
+      const go = new Promise<void>((resolve) => (asked = resolve));
+      let headers = 0;
+      async function* heldBack(filename: string) {
+        yield { part: { case: "start" as const, value: { filename } } };
+        await go;
+        yield { part: { case: "data" as const, value: new Uint8Array(10) } };
+        yield { part: { case: "end" as const, value: { size: 10n } } };
+      }
+      const reply = await client.uploadFile(heldBack("ask.jsonl"), {
+        onHeaders: () => {
+          headers++;
+          asked();
+        },
+      });
+      expect(reply.file).toMatchObject({ size: 10n });
+      expect(headers).toBe(1);
+      await expect(client.uploadFile(heldBack("refuse-start"), { onHeaders: () => headers++ })).rejects.toMatchObject({ code: "limit_exceeded" });
+      expect(headers).toBe(1);
+      client.close();
+    },
+  );
 
-  it("client streaming: a source that fails cancels the call; the server never sees the stream's own end message (grpc-js may half-close first); the caller gets the source's error", async () => {
-    const client = createClient(FileService, address);
-    const before = seen.uploads.length;
-    await expect(client.uploadFile(upload("cut", 5, new Error("client went away")))).rejects.toThrow("client went away");
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    const last = seen.uploads.slice(before);
-    expect(last).toHaveLength(1);
-    expect(last[0]?.ended).toBe(false);
-    client.close();
-  });
+  it(
+    "client streaming: a source that fails cancels the call; the server never sees the stream's own end message (grpc-js may half-close first); the " +
+      "caller gets the source's error",
+    async () => {
+      const client = createClient(FileService, address);
+      const before = seen.uploads.length;
+      await expect(client.uploadFile(upload("cut", 5, new Error("client went away")))).rejects.toThrow("client went away");
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      const last = seen.uploads.slice(before);
+      expect(last).toHaveLength(1);
+      expect(last[0]?.ended).toBe(false);
+      client.close();
+    },
+  );
 
-  it("server streaming: messages as an async iterable; leaving the loop early cancels the call and stops the server's generator; errors are RpcErrors", async () => {
-    const client = createClient(FileService, address);
-    let count = 0;
-    let head: unknown;
-    for await (const message of client.readFile({ id: "f", start: 5n, end: 10n })) {
-      if (message.part.case === "head") head = message.part.value;
-      else count++;
-    }
-    expect(head).toMatchObject({ start: 5n, end: 10n });
-    expect(count).toBe(1000);
-    const stoppedBefore = seen.readsStopped;
-    let taken = 0;
-    for await (const _ of client.readFile({ id: "f" })) if (++taken === 3) break;
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(seen.readsStopped).toBe(stoppedBefore + 1);
-    await expect(
-      (async () => {
-        for await (const _ of client.readFile({ id: "missing" })) void _;
-      })(),
-    ).rejects.toMatchObject({ code: "resource_missing" });
-    client.close();
-  });
+  it(
+    "server streaming: messages as an async iterable; leaving the loop early " + "cancels the call and stops the server's generator; errors are RpcErrors",
+    async () => {
+      const client = createClient(FileService, address);
+      let count = 0;
+      let head: unknown;
+      for await (const message of client.readFile({ id: "f", start: 5n, end: 10n })) {
+        if (message.part.case === "head") head = message.part.value;
+        else count++;
+      }
+      expect(head).toMatchObject({ start: 5n, end: 10n });
+      expect(count).toBe(1000);
+      const stoppedBefore = seen.readsStopped;
+      let taken = 0;
+      for await (const _ of client.readFile({ id: "f" })) if (++taken === 3) break;
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(seen.readsStopped).toBe(stoppedBefore + 1);
+      await expect(
+        (async () => {
+          for await (const _ of client.readFile({ id: "missing" })) void _;
+        })(),
+      ).rejects.toMatchObject({ code: "resource_missing" });
+      client.close();
+    },
+  );
 });

@@ -32,7 +32,9 @@ beforeAll(async () => {
   addService(server, ResourceService, implementation, {
     spanAttributes: (context) => ({ "rms.client": context.metadata.get("x-caller")[0] === "billing" ? "billing" : "anonymous" }),
   });
-  const port = await new Promise<number>((resolve, reject) => server.bindAsync("127.0.0.1:0", ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))));
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync("127.0.0.1:0", ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
+  );
   address = `127.0.0.1:${port}`;
 });
 afterAll(async () => {
@@ -64,7 +66,12 @@ it("sends the caller's trace context as metadata; the handler runs in a SERVER s
   expect(clients.every((s) => s.parentSpanId === requestSpan)).toBe(true);
   expect(servers).toHaveLength(3);
   for (const s of servers) expect(clients.map((c) => c.spanId)).toContain(s.parentSpanId);
-  expect(servers[0]!.attributes).toMatchObject({ "rpc.system": "grpc", "rpc.service": "rms.v1.ResourceService", "rpc.method": "CreateResource", "rms.client": "billing" });
+  expect(servers[0]!.attributes).toMatchObject({
+    "rpc.system": "grpc",
+    "rpc.service": "rms.v1.ResourceService",
+    "rpc.method": "CreateResource",
+    "rms.client": "billing",
+  });
   // The caller's INVALID_ARGUMENT is an error of the client span only; the server's INTERNAL of both.
   expect(servers.map((s) => [s.attributes["rpc.grpc.status_code"], s.statusCode]).sort()).toEqual([
     [0, 0],

@@ -19,7 +19,14 @@ function spanName(method: DescMethod): string {
 }
 
 /** Codes that make a server span an error: the server's fault, not the caller's (OpenTelemetry's gRPC conventions). */
-const SERVER_ERRORS = new Set([GrpcStatus.UNKNOWN, GrpcStatus.DEADLINE_EXCEEDED, GrpcStatus.UNIMPLEMENTED, GrpcStatus.INTERNAL, GrpcStatus.UNAVAILABLE, GrpcStatus.DATA_LOSS]);
+const SERVER_ERRORS = new Set([
+  GrpcStatus.UNKNOWN,
+  GrpcStatus.DEADLINE_EXCEEDED,
+  GrpcStatus.UNIMPLEMENTED,
+  GrpcStatus.INTERNAL,
+  GrpcStatus.UNAVAILABLE,
+  GrpcStatus.DATA_LOSS,
+]);
 
 /** A call's client span, its trace headers already written into the call's metadata. */
 export function clientSpan(method: DescMethod, metadata: Metadata): Span {

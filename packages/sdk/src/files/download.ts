@@ -54,7 +54,10 @@ export async function fileContents(sender: RequestSender, id: string, options?: 
     const from = /^bytes (\d+)-/.exec(rest.headers.get("content-range") ?? "")?.[1];
     if (rest.status !== 206 || Number(from) !== received || (etag && rest.headers.get("etag") !== etag)) {
       rest.body?.cancel().catch(() => {});
-      throw new RMSError({ type: "api_error", message: `files.contents: ${id} could not be resumed at byte ${received} (the file changed or the server ignored the range)` });
+      throw new RMSError({
+        type: "api_error",
+        message: `files.contents: ${id} could not be resumed at byte ${received} (the file changed or the server ignored the range)`,
+      });
     }
     reader = rest.body!.getReader();
   };

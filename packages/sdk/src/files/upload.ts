@@ -291,7 +291,9 @@ export class FileUploader {
       return Object.defineProperty(completed.file, "lastResponse", { value: completed.lastResponse, enumerable: false }) as FileAnswer;
     } catch (error) {
       // Its parts are reclaimed now rather than when the upload expires.
-      await this.sender.json({ method: "POST", path: `${path}/cancel`, options: { ...options, idempotencyKey: undefined, maxNetworkRetries: 0 } }).catch(() => {});
+      await this.sender
+        .json({ method: "POST", path: `${path}/cancel`, options: { ...options, idempotencyKey: undefined, maxNetworkRetries: 0 } })
+        .catch(() => {});
       throw error;
     }
   }

@@ -51,7 +51,8 @@ function nodeBody(body: RequestBody, onProgress: ((sent: number) => void) | unde
     typeof body === "string" || body instanceof Uint8Array
       ? Readable.from([typeof body === "string" ? Buffer.from(body) : body])
       : Readable.fromWeb((body instanceof Blob ? body.stream() : body) as import("node:stream/web").ReadableStream<Uint8Array>);
-  const length = typeof body === "string" ? Buffer.byteLength(body) : body instanceof Uint8Array ? body.byteLength : body instanceof Blob ? body.size : undefined;
+  const length =
+    typeof body === "string" ? Buffer.byteLength(body) : body instanceof Uint8Array ? body.byteLength : body instanceof Blob ? body.size : undefined;
   if (!onProgress) return { stream: source, length };
   let sent = 0;
   source.on("data", (chunk: Buffer) => {
@@ -71,8 +72,10 @@ function httpsTransport(ca: string | Uint8Array | undefined): Transport {
       const body = request.body === undefined ? undefined : nodeBody(request.body, request.onBodyProgress);
       const headers: Record<string, string> = { ...request.headers };
       if (body?.length !== undefined) headers["Content-Length"] = String(body.length);
-      const outgoing = (secure ? httpsRequest : httpRequest)(url, { method: request.method, headers, agent: secure ? tls : plain, signal: request.signal }, (message) =>
-        resolve({ status: message.statusCode ?? 0, headers: headersOf(message), body: webBody(message) }),
+      const outgoing = (secure ? httpsRequest : httpRequest)(
+        url,
+        { method: request.method, headers, agent: secure ? tls : plain, signal: request.signal },
+        (message) => resolve({ status: message.statusCode ?? 0, headers: headersOf(message), body: webBody(message) }),
       );
       outgoing.on("error", reject);
       if (!body) outgoing.end();

@@ -202,10 +202,14 @@ function shapeOfStatement(statement: Document): string {
   return parts.join(" ");
 }
 
-/** A value's shape: objects by their keys (operators kept, and numbers when `directions`: a sort), arrays of objects by their shapes, of values by their length, other values as nothing. */
+/**
+ * A value's shape: objects by their keys (operators kept, and numbers when `directions`: a sort), arrays of objects by
+ * their shapes, of values by their length, other values as nothing.
+ */
 function shapeOf(value: unknown, directions = false): string {
   if (value instanceof Map) return shapeOf(Object.fromEntries(value), directions);
-  if (Array.isArray(value)) return value.some((v) => v !== null && typeof v === "object" && !isBsonValue(v)) ? `[${value.map((v) => shapeOf(v)).join(", ")}]` : `[${value.length}]`;
+  if (Array.isArray(value))
+    return value.some((v) => v !== null && typeof v === "object" && !isBsonValue(v)) ? `[${value.map((v) => shapeOf(v)).join(", ")}]` : `[${value.length}]`;
   if (value === null || typeof value !== "object" || isBsonValue(value)) return "";
   const entries = Object.entries(value as Document).map(([key, child]) => {
     if (directions && typeof child === "number") return `${key}: ${child}`;

@@ -51,7 +51,16 @@ export async function pythonPackages(packages: PythonPackages, env: Env = proces
     mkdirSync(staging, { recursive: true });
     const requirements = join(staging, "requirements.txt");
     writeFileSync(requirements, `${packages.requirements.join("\n")}\n`);
-    const args = ["-m", "pip", "install", "--no-deps", "--only-binary=:all:", "--disable-pip-version-check", "--no-input", ...(packages.requireHashes ? ["--require-hashes"] : [])];
+    const args = [
+      "-m",
+      "pip",
+      "install",
+      "--no-deps",
+      "--only-binary=:all:",
+      "--disable-pip-version-check",
+      "--no-input",
+      ...(packages.requireHashes ? ["--require-hashes"] : []),
+    ];
     const install = await python([...args, "--target", join(staging, "tree"), "-r", requirements], { ...env, PIP_NO_INPUT: "1" });
     if (install.code !== 0 || !existsSync(join(staging, "tree", packages.probe))) {
       rmSync(staging, { recursive: true, force: true });

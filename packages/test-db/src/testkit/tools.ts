@@ -12,7 +12,11 @@ export function installedTool(name: string, envVariable: string): string | null 
   return candidates.find((path): path is string => path !== undefined && path !== "" && existsSync(path)) ?? null;
 }
 
-/** `promtool` (Prometheus's own checker) from PROMTOOL, the PATH or Go's bin directory (`go install github.com/prometheus/prometheus/cmd/promtool@v0.316.0`), when it runs; looked up once, on first use (this module is imported by most test files). */
+/**
+ * `promtool` (Prometheus's own checker) from PROMTOOL, the PATH or Go's bin directory (`go install
+ * github.com/prometheus/prometheus/cmd/promtool@v0.316.0`), when it runs; looked up once, on first use (this module is
+ * imported by most test files).
+ */
 let promtool: string | null | undefined;
 function promtoolPath(): string | null {
   if (promtool === undefined) {

@@ -53,7 +53,12 @@ export function jsonLineItem(text: string): ItemOrError {
       // As the API takes an inline item's metadata: strings, and numbers and booleans as their text.
       if (typeof v === "string") pairs.push({ k, v });
       else if ((typeof v === "number" && Number.isFinite(v)) || typeof v === "boolean") pairs.push({ k, v: String(v) });
-      else return rowError("metadata_invalid", `metadata[${k.slice(0, 40)}]`, `Invalid value for metadata[${k.slice(0, 40)}]: values must be strings, got ${describe(v)}.`);
+      else
+        return rowError(
+          "metadata_invalid",
+          `metadata[${k.slice(0, 40)}]`,
+          `Invalid value for metadata[${k.slice(0, 40)}]: values must be strings, got ${describe(v)}.`,
+        );
     }
     if (pairs.length > 0) item.metadata = pairs;
   }

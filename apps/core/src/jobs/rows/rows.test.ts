@@ -68,7 +68,9 @@ describe("JSONL rows", () => {
   });
 
   it("skips a BOM at the start of the file", async () => {
-    expect(rows(await all(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('{"name":"a"}\n')]), "jsonl", 1))).toEqual([{ line: 1, item: { name: "a" }, code: null }]);
+    expect(rows(await all(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('{"name":"a"}\n')]), "jsonl", 1))).toEqual([
+      { line: 1, item: { name: "a" }, code: null },
+    ]);
   });
 
   it("counted only (the scan): every row's line and end as a full read has them, no line parsed as JSON", async () => {

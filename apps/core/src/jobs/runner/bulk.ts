@@ -225,7 +225,10 @@ async function readAll(resources: Collection<MarkedResource>, tenant: Tenant, id
 }
 
 /** One unordered `bulkWrite`; a refused operation (other than a lost race, which matches nothing) fails its item only. */
-async function writeAll(resources: Collection<MarkedResource>, ops: AnyBulkWriteOperation<MarkedResource>[]): Promise<{ refused: Map<number, string>; matched: number }> {
+async function writeAll(
+  resources: Collection<MarkedResource>,
+  ops: AnyBulkWriteOperation<MarkedResource>[],
+): Promise<{ refused: Map<number, string>; matched: number }> {
   const refused = new Map<number, string>();
   try {
     const result = await resources.bulkWrite(ops, { ordered: false });

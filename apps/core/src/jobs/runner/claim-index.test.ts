@@ -13,9 +13,17 @@ it("the claim's reads (the running jobs, a tenant's queue head) are answered fro
   expect(names).toEqual(["_id_", "run_slot_unique", CLAIM_INDEX_NAME].sort());
   expect((await jobs.indexes()).find((index) => index.name === CLAIM_INDEX_NAME)?.key).toEqual(CLAIM_INDEX);
   // And the items pages of bulk jobs expire (run.ts).
-  expect((await db.collection("job_items").indexes()).find((index) => index.name === "expires_at_ttl")).toMatchObject({ key: { expires_at: 1 }, expireAfterSeconds: 0 });
+  expect((await db.collection("job_items").indexes()).find((index) => index.name === "expires_at_ttl")).toMatchObject({
+    key: { expires_at: 1 },
+    expireAfterSeconds: 0,
+  });
   const statuses = ["queued", "running", "succeeded", "failed", "canceled"];
-  const docs = Array.from({ length: 300 }, (_, i) => ({ _id: `job_${String(i).padStart(4, "0")}`, account: `acct_${i % 7}`, livemode: i % 2 === 0, status: statuses[i % 5]! }));
+  const docs = Array.from({ length: 300 }, (_, i) => ({
+    _id: `job_${String(i).padStart(4, "0")}`,
+    account: `acct_${i % 7}`,
+    livemode: i % 2 === 0,
+    status: statuses[i % 5]!,
+  }));
   await db.collection<{ _id: string }>("jobs").insertMany(docs);
   for (const query of [
     jobs.find({ status: "running" }).hint(CLAIM_INDEX_NAME),

@@ -146,14 +146,24 @@ async function* queueHeads(jobs: Collection<RunnerJob>, after: TenantKey | null)
 /** The queue head of the first tenant after `cursor` (of the first tenant at all when null) that has a queued job. */
 async function headAfter(jobs: Collection<RunnerJob>, cursor: TenantKey | null): Promise<Glance | null> {
   const head = (filter: Record<string, unknown>) =>
-    jobs.findOne({ status: "queued", ...filter } as Filter<RunnerJob>, { projection: GLANCE, sort: HEAD_ORDER, hint: CLAIM_INDEX_NAME }) as Promise<Glance | null>;
+    jobs.findOne({ status: "queued", ...filter } as Filter<RunnerJob>, {
+      projection: GLANCE,
+      sort: HEAD_ORDER,
+      hint: CLAIM_INDEX_NAME,
+    }) as Promise<Glance | null>;
   if (cursor === null) return head({});
   // The same account's live mode comes after its test mode.
   const live = cursor.livemode ? null : await head({ account: cursor.account, livemode: true });
   return live ?? head({ account: { $gt: cursor.account } });
 }
 
-async function takeSlot(jobs: Collection<RunnerJob>, candidate: Glance, owner: string, leaseMs: number, perAccount: number): Promise<RunnerJob | null | "full"> {
+async function takeSlot(
+  jobs: Collection<RunnerJob>,
+  candidate: Glance,
+  owner: string,
+  leaseMs: number,
+  perAccount: number,
+): Promise<RunnerJob | null | "full"> {
   for (let n = 0; n < perAccount; n++) {
     const now = Date.now();
     try {

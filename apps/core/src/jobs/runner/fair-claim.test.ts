@@ -46,25 +46,28 @@ async function cancelAll(...of: Tenant[]): Promise<void> {
 }
 
 describe("JOBS_QUEUED_PER_ACCOUNT", () => {
-  it("the next create past 100 unfinished jobs is refused; 20 concurrent creates at the limit do not pass it, nor 20 racing for the last 5 places", async () => {
-    const store = jobStore(db);
-    const tenant = newTenant();
-    const other = newTenant();
-    await flood(tenant, 95);
-    const racing = await Promise.all(Array.from({ length: 20 }, () => store.create(tenant, ONE, NO_REQUEST)));
-    expect(racing.filter((r) => "doc" in r)).toHaveLength(5);
-    expect(racing.filter((r) => "limitReached" in r)).toHaveLength(15);
-    const atLimit = await Promise.all(Array.from({ length: 20 }, () => store.create(tenant, ONE, NO_REQUEST)));
-    expect(atLimit.every((r) => "limitReached" in r)).toBe(true);
-    const held = await jobs()
-      .find({ account: tenant.account, queue_slot: { $exists: true } })
-      .toArray();
-    expect(held.map((j) => j.queue_slot).sort((a, b) => a! - b!)).toEqual([...Array(100).keys()]);
-    // Per account and mode: the same account's live mode and another account are not limited by it.
-    expect("doc" in (await store.create({ ...tenant, livemode: true }, ONE, NO_REQUEST))).toBe(true);
-    expect("doc" in (await store.create(other, ONE, NO_REQUEST))).toBe(true);
-    await cancelAll(tenant, other, { ...tenant, livemode: true });
-  });
+  it(
+    "the next create past 100 unfinished jobs is refused; 20 concurrent " + "creates at the limit do not pass it, nor 20 racing for the last 5 places",
+    async () => {
+      const store = jobStore(db);
+      const tenant = newTenant();
+      const other = newTenant();
+      await flood(tenant, 95);
+      const racing = await Promise.all(Array.from({ length: 20 }, () => store.create(tenant, ONE, NO_REQUEST)));
+      expect(racing.filter((r) => "doc" in r)).toHaveLength(5);
+      expect(racing.filter((r) => "limitReached" in r)).toHaveLength(15);
+      const atLimit = await Promise.all(Array.from({ length: 20 }, () => store.create(tenant, ONE, NO_REQUEST)));
+      expect(atLimit.every((r) => "limitReached" in r)).toBe(true);
+      const held = await jobs()
+        .find({ account: tenant.account, queue_slot: { $exists: true } })
+        .toArray();
+      expect(held.map((j) => j.queue_slot).sort((a, b) => a! - b!)).toEqual([...Array(100).keys()]);
+      // Per account and mode: the same account's live mode and another account are not limited by it.
+      expect("doc" in (await store.create({ ...tenant, livemode: true }, ONE, NO_REQUEST))).toBe(true);
+      expect("doc" in (await store.create(other, ONE, NO_REQUEST))).toBe(true);
+      await cancelAll(tenant, other, { ...tenant, livemode: true });
+    },
+  );
 
   // A retried keyed create at the limit replays its first job: the key's record answers before the store is asked
   // (grpc/idempotent.ts; jobs.test.ts "queues a job once per Idempotency-Key").
@@ -103,6 +106,7 @@ async function queueWith(store: JobStore, tenant: Tenant): Promise<string> {
 }
 
 describe("the fair claim", () => {
+  // Two floods of 100 jobs and their claims: well within a second alone, far longer on a loaded machine.
   it("a tenant with no job running is claimed before a further job of a tenant with one running, whatever the busy ones have queued", async () => {
     // Two accounts each at their limit of 100 queued (the old claim read the 200 oldest unfinished jobs of
     // all tenants: these hid every later job), then a quiet account with one job.
@@ -132,49 +136,58 @@ describe("the fair claim", () => {
     const running = await jobs().countDocuments({ account: a.account, status: "running" });
     expect(running).toBe(2);
     await cancelAll(a, b, quiet);
-  });
+  }, 120_000);
 
-  it("(b) one account at its limit of queued jobs: another account's small job starts and finishes on a real worker while the first one's backlog is still queued", async () => {
-    const busy = newTenant();
-    const other = newTenant();
-    const ids = await flood(busy, 100);
-    expect(await jobStore(db).create(busy, ONE, NO_REQUEST)).toEqual({ limitReached: true });
-    const createdAt = Date.now();
-    const [small] = await flood(other, 1);
-    // The order in which the worker starts jobs, and when the small one started.
-    const started: string[] = [];
-    let smallStartedAt = 0;
-    const inner = importExecutor();
-    const recording: Executor = {
-      step(run, state) {
-        if (state.next === 0 && !started.includes(run.job._id)) started.push(run.job._id);
-        if (run.job._id === small && smallStartedAt === 0) smallStartedAt = Date.now();
-        return inner.step(run, state);
-      },
-    };
-    const worker = await startWorker({ mongoUri: inject("mongoUri"), databaseName, tasks: [jobsTask({ pollMs: 20, executors: { "resources.import": recording } })] });
-    try {
-      const done = await eventually(
-        async () => {
-          const job = await jobOf(db, small!);
-          expect(job?.status).toBe("succeeded");
-          return job!;
+  it(
+    "(b) one account at its limit of queued jobs: another account's small job starts and finishes on a real worker while the first one's backlog is " +
+      "still queued",
+    async () => {
+      const busy = newTenant();
+      const other = newTenant();
+      const ids = await flood(busy, 100);
+      expect(await jobStore(db).create(busy, ONE, NO_REQUEST)).toEqual({ limitReached: true });
+      const createdAt = Date.now();
+      const [small] = await flood(other, 1);
+      // The order in which the worker starts jobs, and when the small one started.
+      const started: string[] = [];
+      let smallStartedAt = 0;
+      const inner = importExecutor();
+      const recording: Executor = {
+        step(run, state) {
+          if (state.next === 0 && !started.includes(run.job._id)) started.push(run.job._id);
+          if (run.job._id === small && smallStartedAt === 0) smallStartedAt = Date.now();
+          return inner.step(run, state);
         },
-        { timeoutMs: 60_000, intervalMs: 20 },
-      );
-      const stillQueued = await jobs().countDocuments({ account: busy.account, status: "queued" });
-      const busyStartedBefore = started.indexOf(small!);
-      console.log(
-        `fair claim (b): the other account's job was the worker's start number ${busyStartedBefore + 1} (after ${busyStartedBefore} of the busy account's), waited ${smallStartedAt - createdAt} ms from create to start; ${stillQueued} of the busy account's 100 still queued when it succeeded`,
-      );
-      expect(done.status).toBe("succeeded");
-      // At most one of the busy account's jobs started before it (the worker's other lane), never its backlog.
-      expect(busyStartedBefore).toBeLessThanOrEqual(1);
-      expect(stillQueued).toBeGreaterThan(0);
-      expect(ids.length).toBe(100);
-    } finally {
-      await worker.stop();
-    }
-    await cancelAll(busy, other);
-  });
+      };
+      const worker = await startWorker({
+        mongoUri: inject("mongoUri"),
+        databaseName,
+        tasks: [jobsTask({ pollMs: 20, executors: { "resources.import": recording } })],
+      });
+      try {
+        const done = await eventually(
+          async () => {
+            const job = await jobOf(db, small!);
+            expect(job?.status).toBe("succeeded");
+            return job!;
+          },
+          { timeoutMs: 60_000, intervalMs: 20 },
+        );
+        const stillQueued = await jobs().countDocuments({ account: busy.account, status: "queued" });
+        const busyStartedBefore = started.indexOf(small!);
+        console.log(
+          `fair claim (b): the other account's job was the worker's start number ${busyStartedBefore + 1} (after ${busyStartedBefore} of the busy ` +
+            `account's), waited ${smallStartedAt - createdAt} ms from create to start; ${stillQueued} of the busy account's 100 still queued when it succeeded`,
+        );
+        expect(done.status).toBe("succeeded");
+        // At most one of the busy account's jobs started before it (the worker's other lane), never its backlog.
+        expect(busyStartedBefore).toBeLessThanOrEqual(1);
+        expect(stillQueued).toBeGreaterThan(0);
+        expect(ids.length).toBe(100);
+      } finally {
+        await worker.stop();
+      }
+      await cancelAll(busy, other);
+    },
+  );
 });

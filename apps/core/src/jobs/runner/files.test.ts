@@ -77,32 +77,36 @@ describe("imports from a file", () => {
     expect(input.held_by).toEqual([]);
   });
 
-  it("JSONL in small chunks: blank lines skipped, a line that is not one object fails alone; a redo of every chunk (a takeover at each) writes each row and results line once", async () => {
-    const tenant = newTenant();
-    const lines = Array.from({ length: 95 }, (_, i) => (i % 10 === 3 ? "" : i === 50 ? "[1,2]" : JSON.stringify({ name: `j${i}`, metadata: { i } })));
-    const file = await importFile(db, tenant, `${lines.join("\n")}\n`, "jsonl");
-    const id = await queueJob(db, tenant, { type: "resources.import", params: { file } });
-    // Each chunk is run twice from the same checkpoint, as a worker killed before its checkpoint leaves it.
-    const inner = importExecutor(7, 20);
-    const twice = {
-      ...inner,
-      async step(run: Parameters<typeof inner.step>[0], state: Parameters<typeof inner.step>[1]) {
-        await inner.step(run, state);
-        return inner.step(run, state);
-      },
-    };
-    const w = await jobsWorker(databaseName, { executors: { "resources.import": twice } });
-    const job = await finishedJob(db, id);
-    await w.stop();
-    const rows = lines.filter((l) => l !== "").length;
-    expect(job.progress).toEqual({ total: rows, processed: rows, failed: 1, skipped: 0 });
-    expect(await resources().countDocuments({ account: tenant.account })).toBe(rows - 1);
-    const results = jsonLines((await fileBytes(db, tenant, job.result!.results_file!)).bytes);
-    expect(results.map((r) => r["line"])).toEqual(lines.flatMap((l, i) => (l === "" ? [] : [i + 1])));
-    expect(results.find((r) => r["line"] === 51)).toMatchObject({ code: "parameter_invalid", param: null });
-    await relayAll(db);
-    expect(await db.collection(EVENTS_COLLECTION).countDocuments({ account: tenant.account, type: "resource.created" })).toBe(rows - 1);
-  });
+  it(
+    "JSONL in small chunks: blank lines skipped, a line that is not one object fails alone; a redo of every chunk (a takeover at each) writes each " +
+      "row and results line once",
+    async () => {
+      const tenant = newTenant();
+      const lines = Array.from({ length: 95 }, (_, i) => (i % 10 === 3 ? "" : i === 50 ? "[1,2]" : JSON.stringify({ name: `j${i}`, metadata: { i } })));
+      const file = await importFile(db, tenant, `${lines.join("\n")}\n`, "jsonl");
+      const id = await queueJob(db, tenant, { type: "resources.import", params: { file } });
+      // Each chunk is run twice from the same checkpoint, as a worker killed before its checkpoint leaves it.
+      const inner = importExecutor(7, 20);
+      const twice = {
+        ...inner,
+        async step(run: Parameters<typeof inner.step>[0], state: Parameters<typeof inner.step>[1]) {
+          await inner.step(run, state);
+          return inner.step(run, state);
+        },
+      };
+      const w = await jobsWorker(databaseName, { executors: { "resources.import": twice } });
+      const job = await finishedJob(db, id);
+      await w.stop();
+      const rows = lines.filter((l) => l !== "").length;
+      expect(job.progress).toEqual({ total: rows, processed: rows, failed: 1, skipped: 0 });
+      expect(await resources().countDocuments({ account: tenant.account })).toBe(rows - 1);
+      const results = jsonLines((await fileBytes(db, tenant, job.result!.results_file!)).bytes);
+      expect(results.map((r) => r["line"])).toEqual(lines.flatMap((l, i) => (l === "" ? [] : [i + 1])));
+      expect(results.find((r) => r["line"] === 51)).toMatchObject({ code: "parameter_invalid", param: null });
+      await relayAll(db);
+      expect(await db.collection(EVENTS_COLLECTION).countDocuments({ account: tenant.account, type: "resource.created" })).toBe(rows - 1);
+    },
+  );
 
   it("a file that is not UTF-8, or a CSV without a name column, fails the job with file_invalid before anything is created", async () => {
     const tenant = newTenant();
@@ -193,7 +197,10 @@ describe("results of bulk jobs", () => {
   it("a bulk update's and a bulk delete's results_file: one line per item in id order, updated or deleted", async () => {
     const tenant = newTenant();
     const ids = await seedResources(db, tenant, 12, (i) => ({ status: i < 7 ? "active" : "paused" }));
-    const update = await queueJob(db, tenant, { type: "resources.bulk_update", params: { filter: { status: "active" }, update: { metadata: [{ k: "done", v: "1" }] } } });
+    const update = await queueJob(db, tenant, {
+      type: "resources.bulk_update",
+      params: { filter: { status: "active" }, update: { metadata: [{ k: "done", v: "1" }] } },
+    });
     const remove = await queueJob(db, tenant, { type: "resources.bulk_delete", params: { filter: { status: "paused" } } });
     const w = await jobsWorker(databaseName);
     const jobs = [await finishedJob(db, update), await finishedJob(db, remove)];
@@ -273,31 +280,34 @@ describe("exports", () => {
     expect(header.bytes.toString("utf8").trim()).toBe("id,name,status,created,metadata");
   });
 
-  it("a chunk redone after a takeover writes its part again in place: no row twice, none missing; resources made after the start are not exported", async () => {
-    const tenant = newTenant();
-    const ids = await seedResources(db, tenant, 33);
-    const id = await queueJob(db, tenant, { type: "resources.export", params: { filter: {}, format: "jsonl" } });
-    const inner = exportExecutor(4);
-    let late = false;
-    const twice = {
-      ...inner,
-      async step(run: Parameters<typeof inner.step>[0], state: Parameters<typeof inner.step>[1]) {
-        if (!late) {
-          late = true;
-          // Made after the job started: a seeded resource's id is a second older than now, so wait past that.
-          await new Promise((resolve) => setTimeout(resolve, 1_500));
-          await seedResources(db, tenant, 5);
-        }
-        await inner.step(run, state);
-        return inner.step(run, state);
-      },
-    };
-    const w = await jobsWorker(databaseName, { executors: { "resources.export": twice } });
-    const job = await finishedJob(db, id);
-    await w.stop();
-    const rows = jsonLines((await fileBytes(db, tenant, job.result!.file!)).bytes);
-    expect(rows.map((r) => r["id"])).toEqual([...ids].sort());
-  });
+  it(
+    "a chunk redone after a takeover writes its part again in place: no row " + "twice, none missing; resources made after the start are not exported",
+    async () => {
+      const tenant = newTenant();
+      const ids = await seedResources(db, tenant, 33);
+      const id = await queueJob(db, tenant, { type: "resources.export", params: { filter: {}, format: "jsonl" } });
+      const inner = exportExecutor(4);
+      let late = false;
+      const twice = {
+        ...inner,
+        async step(run: Parameters<typeof inner.step>[0], state: Parameters<typeof inner.step>[1]) {
+          if (!late) {
+            late = true;
+            // Made after the job started: a seeded resource's id is a second older than now, so wait past that.
+            await new Promise((resolve) => setTimeout(resolve, 1_500));
+            await seedResources(db, tenant, 5);
+          }
+          await inner.step(run, state);
+          return inner.step(run, state);
+        },
+      };
+      const w = await jobsWorker(databaseName, { executors: { "resources.export": twice } });
+      const job = await finishedJob(db, id);
+      await w.stop();
+      const rows = jsonLines((await fileBytes(db, tenant, job.result!.file!)).bytes);
+      expect(rows.map((r) => r["id"])).toEqual([...ids].sort());
+    },
+  );
 
   it("cancel leaves no file: the parts written are dropped and result.file is null", async () => {
     const tenant = newTenant();

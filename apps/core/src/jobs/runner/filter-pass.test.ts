@@ -26,7 +26,10 @@ const { db, databaseName } = useTestDatabase("jobs-filter-pass", async (db) => {
   await seedResources(db, tenant, MATCHES);
 });
 
-const everyActive = { type: "resources.bulk_update" as const, params: { filter: { status: "active" as const }, update: { metadata: [{ k: "pass", v: "1" }] } } };
+const everyActive = {
+  type: "resources.bulk_update" as const,
+  params: { filter: { status: "active" as const }, update: { metadata: [{ k: "pass", v: "1" }] } },
+};
 
 /** Matches snapshotted so far (the checkpointed filter pass), read from the job. */
 const snapshotted = (job: RunnerJob | null) => job?.checkpoint?.snapshot?.total ?? 0;
@@ -47,7 +50,8 @@ function inFilterPass(id: string): Promise<RunnerJob> {
 const applied = () => db.collection<MarkedResource>(RESOURCES_COLLECTION).countDocuments({ account: tenant.account, version: { $gt: 0 } });
 const itemsPages = (id: string) => db.collection<JobItemsPage>(JOB_ITEMS_COLLECTION).countDocuments({ _id: jobDocumentIds(id) });
 
-it("cancel during the filter pass of a bulk job over 50,000 matches takes effect within one chunk; nothing is applied and its items pages are deleted", async () => {
+it("cancel during the filter pass of a bulk job over 50,000 matches takes effect within one chunk; nothing is applied and its items pages are " +
+  "deleted", async () => {
   const id = await queueJob(db, tenant, everyActive);
   const worker = await startWorkerProcess(databaseName);
   try {
@@ -64,7 +68,8 @@ it("cancel during the filter pass of a bulk job over 50,000 matches takes effect
     );
     const atEffect = snapshotted(job);
     console.log(
-      `filter pass (c), cancel: ${before} of ${MATCHES} matches snapshotted when the cancel was sent, ${landed} when it landed, ${atEffect} when it took effect (+${atEffect - landed}; chunk ${PAGE_SIZE}); items applied ${job.progress.processed}`,
+      `filter pass (c), cancel: ${before} of ${MATCHES} matches snapshotted when the cancel was sent, ${landed} when it landed, ${atEffect} when it ` +
+        `took effect (+${atEffect - landed}; chunk ${PAGE_SIZE}); items applied ${job.progress.processed}`,
     );
     expect(atEffect - landed).toBeLessThanOrEqual(PAGE_SIZE);
     expect(atEffect).toBeLessThan(MATCHES);
@@ -89,7 +94,8 @@ it("SIGTERM during the filter pass: the worker checkpoints the page in hand, rel
   const released = (await jobOf(db, id))!;
   const atEffect = snapshotted(released);
   console.log(
-    `filter pass (c), SIGTERM: ${before} of ${MATCHES} matches snapshotted when the signal was sent, ${atEffect} at the release (+${atEffect - before}; chunk ${PAGE_SIZE}); exit ${exitedMs} ms after the signal; items applied ${released.progress.processed}`,
+    `filter pass (c), SIGTERM: ${before} of ${MATCHES} matches snapshotted when the signal was sent, ${atEffect} at the release ` +
+      `(+${atEffect - before}; chunk ${PAGE_SIZE}); exit ${exitedMs} ms after the signal; items applied ${released.progress.processed}`,
   );
   // The page in flight when the signal came, and at most one more checkpointed between the read above and the signal.
   expect(atEffect - before).toBeLessThanOrEqual(2 * PAGE_SIZE);
@@ -116,7 +122,9 @@ it("SIGTERM during the filter pass: the worker checkpoints the page in hand, rel
     expect(new Set(ids).size).toBe(ids.length);
     expect([...ids].sort()).toEqual(ids);
     await jobStore(db).cancel(tenant, id, NO_REQUEST);
-    await eventually(async () => expect((await db.collection<RunnerJob>(JOBS_COLLECTION).findOne({ _id: id }))?.status).toBe("canceled"), { timeoutMs: 60_000 });
+    await eventually(async () => expect((await db.collection<RunnerJob>(JOBS_COLLECTION).findOne({ _id: id }))?.status).toBe("canceled"), {
+      timeoutMs: 60_000,
+    });
   } finally {
     expect(await second.stop()).toBe(0);
   }

@@ -85,7 +85,8 @@ async function committed(tenant: Tenant): Promise<{ names: string[]; created: nu
   return { names: docs.map((d) => d.name).sort(), created: docs.map((d) => counts.get(`${d._id} resource.created`) ?? 0) };
 }
 
-it("an outage shorter than the retry budget: the import goes on after it, every item created once with one event, the retries counted in attempts", async () => {
+it("an outage shorter than the retry budget: the import goes on after it, every item created once with one event, the retries counted in " +
+  "attempts", async () => {
   const tenant = newTenant();
   const id = await importQueued(tenant);
   const worker = await workerThroughRelay(1_000);
@@ -104,7 +105,8 @@ it("an outage shorter than the retry budget: the import goes on after it, every 
   expect(created.every((n) => n === 1)).toBe(true);
 }, 180_000);
 
-it("an outage past the retry budget: the job fails with service_unavailable once the database answers again; the chunks committed before stay, with their events", async () => {
+it("an outage past the retry budget: the job fails with service_unavailable once the database answers again; the chunks committed before stay, with " +
+  "their events", async () => {
   const tenant = newTenant();
   const id = await importQueued(tenant);
   const maxStalled = 3;

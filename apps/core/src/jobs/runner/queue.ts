@@ -111,7 +111,10 @@ export class JobQueue {
  * moved; core's sweep would find them, a hundred every few seconds. Tell this worker's relay of the
  * tenant's resources with pending events instead (a bounded lookup, once per takeover).
  */
-export async function catchUp(context: Pick<JobQueueOptions, "db" | "logger" | "written">, job: Pick<RunnerJob, "_id" | "account" | "livemode">): Promise<void> {
+export async function catchUp(
+  context: Pick<JobQueueOptions, "db" | "logger" | "written">,
+  job: Pick<RunnerJob, "_id" | "account" | "livemode">,
+): Promise<void> {
   try {
     const stuck = await context.db
       .collection<{ _id: string }>(RESOURCES_COLLECTION)

@@ -69,46 +69,50 @@ it("a step's rows halve for each attempt without progress, down to a floor, and 
   expect(stepRows(undefined, 10, 3)).toBe(10);
 });
 
-it("workers dying after every checkpoint: more takeovers than the budget, yet the import succeeds (each attempt made progress), every row once in the resources and the results file", async () => {
-  const tenant = newTenant();
-  const total = 400;
-  const maxStalled = 2;
-  const id = await queueJob(db, tenant, { type: "resources.import", params: { items: Array.from({ length: total }, (_, i) => ({ name: `budget-${i}` })) } });
-  const inner = importExecutor(100);
-  let claimed = await claimJob(jobs(), new LeaseQueue(jobs(), { owner: "w0", leaseMs: LEASE_MS }), "w0", LEASE_MS, 100);
-  let deaths = 0;
-  const stepsAfterTakeover: number[] = [];
-  for (let worker = 1; ; worker++) {
-    expect(claimed?.job._id).toBe(id);
-    const before = claimed!.job.checkpoint!.next;
-    // Each worker does one step and checkpoints it, does the next one's work, and dies before its checkpoint.
-    const { executor, died } = dyingAfter(inner, 1);
-    const run = runJob(claimed!.job, executor, runOptions(`w${worker - 1}`, maxStalled));
-    const outcome = await Promise.race([died.then(() => "died" as const), run.then(() => "ended" as const)]);
-    if (outcome === "ended") break;
-    deaths++;
-    const after = (await jobOf(db, id))!;
-    if (worker > 1 && before > 0) stepsAfterTakeover.push(after.checkpoint!.next - before);
-    claimed = await claimAfterDeath(id, `w${worker}`);
-    expect(claimed?.takeover).toBe(true);
-    expect(claimed?.job.stalled).toBe(1);
-  }
-  const job = (await jobOf(db, id))!;
-  expect(deaths).toBeGreaterThan(maxStalled);
-  expect(job.status).toBe("succeeded");
-  expect(job.attempts).toBe(deaths);
-  expect(job.result?.created).toBe(total);
-  // A step right after a takeover took at most half a chunk (less if steps were slow): the checkpoint moved by 1 to 50 of the chunk's 100 rows.
-  expect(stepsAfterTakeover.length).toBeGreaterThan(0);
-  expect(stepsAfterTakeover.every((n) => n > 0 && n <= 50)).toBe(true);
-  // The dead workers' rows (a whole chunk each, past the checkpoint) and their redos in half steps: one resource per row.
-  const names = (await db.collection<MarkedResource>(RESOURCES_COLLECTION).find({ account: tenant.account }).toArray()).map((r) => r.name);
-  expect(names).toHaveLength(total);
-  expect(new Set(names).size).toBe(total);
-  // The results file: one line per row, in row order, the dead workers' parts rewritten in place.
-  const results = jsonLines((await fileBytes(db, tenant, job.result!.results_file!)).bytes);
-  expect(results.map((r) => r["line"])).toEqual(Array.from({ length: total }, (_, i) => i + 1));
-});
+it(
+  "workers dying after every checkpoint: more takeovers than the budget, yet the import succeeds (each attempt made progress), every row once in the " +
+    "resources and the results file",
+  async () => {
+    const tenant = newTenant();
+    const total = 400;
+    const maxStalled = 2;
+    const id = await queueJob(db, tenant, { type: "resources.import", params: { items: Array.from({ length: total }, (_, i) => ({ name: `budget-${i}` })) } });
+    const inner = importExecutor(100);
+    let claimed = await claimJob(jobs(), new LeaseQueue(jobs(), { owner: "w0", leaseMs: LEASE_MS }), "w0", LEASE_MS, 100);
+    let deaths = 0;
+    const stepsAfterTakeover: number[] = [];
+    for (let worker = 1; ; worker++) {
+      expect(claimed?.job._id).toBe(id);
+      const before = claimed!.job.checkpoint!.next;
+      // Each worker does one step and checkpoints it, does the next one's work, and dies before its checkpoint.
+      const { executor, died } = dyingAfter(inner, 1);
+      const run = runJob(claimed!.job, executor, runOptions(`w${worker - 1}`, maxStalled));
+      const outcome = await Promise.race([died.then(() => "died" as const), run.then(() => "ended" as const)]);
+      if (outcome === "ended") break;
+      deaths++;
+      const after = (await jobOf(db, id))!;
+      if (worker > 1 && before > 0) stepsAfterTakeover.push(after.checkpoint!.next - before);
+      claimed = await claimAfterDeath(id, `w${worker}`);
+      expect(claimed?.takeover).toBe(true);
+      expect(claimed?.job.stalled).toBe(1);
+    }
+    const job = (await jobOf(db, id))!;
+    expect(deaths).toBeGreaterThan(maxStalled);
+    expect(job.status).toBe("succeeded");
+    expect(job.attempts).toBe(deaths);
+    expect(job.result?.created).toBe(total);
+    // A step right after a takeover took at most half a chunk (less if steps were slow): the checkpoint moved by 1 to 50 of the chunk's 100 rows.
+    expect(stepsAfterTakeover.length).toBeGreaterThan(0);
+    expect(stepsAfterTakeover.every((n) => n > 0 && n <= 50)).toBe(true);
+    // The dead workers' rows (a whole chunk each, past the checkpoint) and their redos in half steps: one resource per row.
+    const names = (await db.collection<MarkedResource>(RESOURCES_COLLECTION).find({ account: tenant.account }).toArray()).map((r) => r.name);
+    expect(names).toHaveLength(total);
+    expect(new Set(names).size).toBe(total);
+    // The results file: one line per row, in row order, the dead workers' parts rewritten in place.
+    const results = jsonLines((await fileBytes(db, tenant, job.result!.results_file!)).bytes);
+    expect(results.map((r) => r["line"])).toEqual(Array.from({ length: total }, (_, i) => i + 1));
+  },
+);
 
 it("workers dying before any checkpoint: the job fails with service_unavailable once the attempts in a row without progress reach the budget", async () => {
   const tenant = newTenant();

@@ -157,7 +157,10 @@ class ClaimedRun {
       return true;
     }
     if (!isTransient(error)) {
-      logger.error({ err: error, name: (error as Error)?.name, code: (error as { code?: unknown })?.code, job: this.job._id }, "job failed on an unexpected error");
+      logger.error(
+        { err: error, name: (error as Error)?.name, code: (error as { code?: unknown })?.code, job: this.job._id },
+        "job failed on an unexpected error",
+      );
       await this.finish("failed", { code: "internal_error", message: "The job stopped on an internal error." });
       return true;
     }
@@ -272,7 +275,9 @@ class ClaimedRun {
     await db
       .collection<JobItemsPage>(JOB_ITEMS_COLLECTION)
       .deleteMany({ _id: jobDocumentIds(job._id) })
-      .catch((failure: unknown) => this.options.logger.warn({ err: failure, job: job._id }, "jobs: items pages not deleted at the finish; their expiry removes them"));
+      .catch((failure: unknown) =>
+        this.options.logger.warn({ err: failure, job: job._id }, "jobs: items pages not deleted at the finish; their expiry removes them"),
+      );
     return true;
   }
 
@@ -313,7 +318,10 @@ function progressOf(state: Checkpoint, job: RunnerJob): RunnerJob["progress"] {
   return { total: totalOf(state, job), processed: state.next, failed: state.failed, skipped: state.skipped };
 }
 
-/** `progress.total` once known: an import's rows once its scan is done (an inline import's from create), a bulk job's matches once recorded, an export's rows once written. */
+/**
+ * `progress.total` once known: an import's rows once its scan is done (an inline import's from create), a bulk job's
+ * matches once recorded, an export's rows once written.
+ */
 function totalOf(state: Checkpoint, job: RunnerJob): number | null {
   if (state.import) return state.import.phase === "rows" ? state.import.total : job.progress.total;
   if (state.export) return state.export.complete ? state.next : null;

@@ -34,45 +34,55 @@ async function claimedRun(owner = `test-${Math.random()}`): Promise<{ run: JobRu
 }
 
 describe("resources.import", () => {
-  it("creates every valid item once, each with its resource.created event; invalid items fail alone, in progress, job_errors and result.errors; the job.succeeded event is in the job's outbox", async () => {
-    const tenant = newTenant();
-    const items = Array.from({ length: 1_203 }, (_, i) => ({ name: `item-${i}`, metadata: [{ k: "i", v: String(i) }] }));
-    items[5] = { name: "", metadata: [] };
-    items[700] = { name: "ok", status: "frozen" } as never;
-    items[1_202] = { metadata: [] } as never;
-    const id = await queueJob(db, tenant, { type: "resources.import", params: { items } });
-    const w = await jobsWorker(databaseName);
-    const job = await finishedJob(db, id);
-    await w.stop();
-    expect(job.status).toBe("succeeded");
-    expect(job.progress).toEqual({ total: 1_203, processed: 1_203, failed: 3, skipped: 0 });
-    expect(job.result?.created).toBe(1_200);
-    expect(job.result?.errors.map((e) => [e.index, e.code, e.param])).toEqual([
-      [5, "parameter_invalid_empty", "name"],
-      [700, "parameter_invalid", "status"],
-      [1_202, "parameter_missing", "name"],
-    ]);
-    expect(await db.collection("job_errors").countDocuments({ job: id })).toBe(3);
-    expect(job.started_at).not.toBeNull();
-    expect(job.finished_at).not.toBeNull();
-    expect(job.lease_owner).toBeNull();
-    expect(job.run_slot).toBeUndefined();
-    const created = await resources().find({ account: tenant.account }).toArray();
-    expect(created).toHaveLength(1_200);
-    expect(new Set(created.map((r) => r.name)).size).toBe(1_200);
-    expect(created.find((r) => r.name === "item-6")?.metadata).toEqual([{ k: "i", v: "6" }]);
-    await relayAll(db);
-    const counts = await eventCounts(db, tenant);
-    expect(created.every((r) => counts.get(`${r._id} resource.created`) === 1)).toBe(true);
-    const jobEvents = await db.collection(EVENTS_COLLECTION).find({ "object.id": id }).toArray();
-    expect(jobEvents.map((e) => [e.type, e.sequence, e.object.status, e.object.result.created])).toEqual([["job.succeeded", job.version, "succeeded", 1_200]]);
-    // Retention: the finishing write set when the job may go (30 days after it finished), its errors carry
-    // that expiry already, and the relay's pull of its event made it the job's own.
-    const retainUntil = jobRetainUntil(job.finished_at!);
-    expect(job.retain_until).toEqual(retainUntil);
-    expect((await db.collection<JobErrorDocument>("job_errors").find({ job: id }).toArray()).map((e) => e.expires_at)).toEqual([retainUntil, retainUntil, retainUntil]);
-    expect((await jobOf(db, id))?.expires_at).toEqual(retainUntil);
-  });
+  it(
+    "creates every valid item once, each with its resource.created event; invalid items fail alone, in progress, job_errors and result.errors; the " +
+      "job.succeeded event is in the job's outbox",
+    async () => {
+      const tenant = newTenant();
+      const items = Array.from({ length: 1_203 }, (_, i) => ({ name: `item-${i}`, metadata: [{ k: "i", v: String(i) }] }));
+      items[5] = { name: "", metadata: [] };
+      items[700] = { name: "ok", status: "frozen" } as never;
+      items[1_202] = { metadata: [] } as never;
+      const id = await queueJob(db, tenant, { type: "resources.import", params: { items } });
+      const w = await jobsWorker(databaseName);
+      const job = await finishedJob(db, id);
+      await w.stop();
+      expect(job.status).toBe("succeeded");
+      expect(job.progress).toEqual({ total: 1_203, processed: 1_203, failed: 3, skipped: 0 });
+      expect(job.result?.created).toBe(1_200);
+      expect(job.result?.errors.map((e) => [e.index, e.code, e.param])).toEqual([
+        [5, "parameter_invalid_empty", "name"],
+        [700, "parameter_invalid", "status"],
+        [1_202, "parameter_missing", "name"],
+      ]);
+      expect(await db.collection("job_errors").countDocuments({ job: id })).toBe(3);
+      expect(job.started_at).not.toBeNull();
+      expect(job.finished_at).not.toBeNull();
+      expect(job.lease_owner).toBeNull();
+      expect(job.run_slot).toBeUndefined();
+      const created = await resources().find({ account: tenant.account }).toArray();
+      expect(created).toHaveLength(1_200);
+      expect(new Set(created.map((r) => r.name)).size).toBe(1_200);
+      expect(created.find((r) => r.name === "item-6")?.metadata).toEqual([{ k: "i", v: "6" }]);
+      await relayAll(db);
+      const counts = await eventCounts(db, tenant);
+      expect(created.every((r) => counts.get(`${r._id} resource.created`) === 1)).toBe(true);
+      const jobEvents = await db.collection(EVENTS_COLLECTION).find({ "object.id": id }).toArray();
+      expect(jobEvents.map((e) => [e.type, e.sequence, e.object.status, e.object.result.created])).toEqual([
+        ["job.succeeded", job.version, "succeeded", 1_200],
+      ]);
+      // Retention: the finishing write set when the job may go (30 days after it finished), its errors carry
+      // that expiry already, and the relay's pull of its event made it the job's own.
+      const retainUntil = jobRetainUntil(job.finished_at!);
+      expect(job.retain_until).toEqual(retainUntil);
+      expect((await db.collection<JobErrorDocument>("job_errors").find({ job: id }).toArray()).map((e) => e.expires_at)).toEqual([
+        retainUntil,
+        retainUntil,
+        retainUntil,
+      ]);
+      expect((await jobOf(db, id))?.expires_at).toEqual(retainUntil);
+    },
+  );
 
   it("a chunk redone after a takeover (same checkpoint) inserts nothing twice: the ids derive from the job and the index", async () => {
     const tenant = newTenant();
@@ -113,10 +123,14 @@ describe("a chunk's changes and events in one transaction", () => {
     expect(created.every((r) => counts.get(`${r._id} resource.created`) === 1)).toBe(true);
   });
 
-  it("gives the chunks' events their tenant's next stream positions beside the relay's copies: every event of the tenant has one, none twice, none skipped", async () => {
+  it("gives the chunks' events their tenant's next stream positions beside the relay's copies: every event of the tenant has one, none twice, none " +
+    "skipped", async () => {
     const tenant = newTenant();
     await seedResources(db, tenant, 50); // their events wait in the outbox, for the relay
-    const imported = await queueJob(db, tenant, { type: "resources.import", params: { items: Array.from({ length: 1_500 }, (_, i) => ({ name: `positioned-${i}` })) } });
+    const imported = await queueJob(db, tenant, {
+      type: "resources.import",
+      params: { items: Array.from({ length: 1_500 }, (_, i) => ({ name: `positioned-${i}` })) },
+    });
     const updated = await queueJob(db, tenant, { type: "resources.bulk_update", params: { filter: { status: "active" }, update: { status: "paused" } } });
     const w = await jobsWorker(databaseName);
     await relayAll(db);
@@ -134,7 +148,8 @@ describe("a chunk's changes and events in one transaction", () => {
     expect(positions).toEqual(positions.map((_, i) => i + 1));
   }, 120_000);
 
-  it("a worker killed inside a chunk's transaction: the run that takes the job over ends that transaction at once, not after the server's 60 s, and updates each item once", async () => {
+  it("a worker killed inside a chunk's transaction: the run that takes the job over ends that transaction at once, not after the server's 60 s, and " +
+    "updates each item once", async () => {
     const tenant = newTenant();
     const ids = await seedResources(db, tenant, 20);
     const id = await queueJob(db, tenant, { type: "resources.bulk_update", params: { filter: { status: "active" }, update: { status: "paused" } } });
@@ -224,61 +239,69 @@ describe("resources.bulk_update", () => {
     });
   });
 
-  it("a chunk redone after a takeover applies nothing twice (the job's mark), an item deleted after the filter was evaluated is skipped, and resources made after the start are not items", async () => {
-    const tenant = newTenant();
-    const ids = await seedResources(db, tenant, 12);
-    await queueJob(db, tenant, { type: "resources.bulk_update", params: { filter: { status: "active" }, update: { metadata: [{ k: "n", v: "1" }] } } });
-    const { run, state } = await claimedRun();
-    const executor = bulkExecutor("update", 5);
-    const snapshotted = (await executor.step(run, state))!;
-    expect(snapshotted.snapshot).toMatchObject({ complete: true, total: 12, pages: 1 });
-    await seedResources(db, tenant, 3); // made after the start: outside the job's items
-    await jobStore(db).get(tenant, run.job._id); // (the job is untouched by reads)
-    await resources().updateOne({ _id: ids[7]! }, { $set: { deleted: true } });
-    const first = (await executor.step(run, snapshotted))!;
-    const redo = (await executor.step(run, snapshotted))!;
-    expect(redo).toEqual(first);
-    const second = (await executor.step(run, first))!;
-    const third = (await executor.step(run, second))!;
-    expect(third).toMatchObject({ next: 12, done: 11, skipped: 1, failed: 0 });
-    expect(await executor.step(run, third)).toBeNull();
-    const all = await resources().find({ account: tenant.account }).toArray();
-    expect(
-      all
-        .filter((r) => r.version === 1)
-        .map((r) => r._id)
-        .sort(),
-    ).toEqual(ids.filter((id) => id !== ids[7]).sort());
-    expect(all.filter((r) => !ids.includes(r._id)).every((r) => r.version === 0)).toBe(true);
-    await relayAll(db);
-    const counts = await eventCounts(db, tenant);
-    expect(ids.filter((id) => id !== ids[7]).every((id) => counts.get(`${id} resource.updated`) === 1)).toBe(true);
-  });
+  it(
+    "a chunk redone after a takeover applies nothing twice (the job's mark), an item deleted after the filter was evaluated is skipped, and resources " +
+      "made after the start are not items",
+    async () => {
+      const tenant = newTenant();
+      const ids = await seedResources(db, tenant, 12);
+      await queueJob(db, tenant, { type: "resources.bulk_update", params: { filter: { status: "active" }, update: { metadata: [{ k: "n", v: "1" }] } } });
+      const { run, state } = await claimedRun();
+      const executor = bulkExecutor("update", 5);
+      const snapshotted = (await executor.step(run, state))!;
+      expect(snapshotted.snapshot).toMatchObject({ complete: true, total: 12, pages: 1 });
+      await seedResources(db, tenant, 3); // made after the start: outside the job's items
+      await jobStore(db).get(tenant, run.job._id); // (the job is untouched by reads)
+      await resources().updateOne({ _id: ids[7]! }, { $set: { deleted: true } });
+      const first = (await executor.step(run, snapshotted))!;
+      const redo = (await executor.step(run, snapshotted))!;
+      expect(redo).toEqual(first);
+      const second = (await executor.step(run, first))!;
+      const third = (await executor.step(run, second))!;
+      expect(third).toMatchObject({ next: 12, done: 11, skipped: 1, failed: 0 });
+      expect(await executor.step(run, third)).toBeNull();
+      const all = await resources().find({ account: tenant.account }).toArray();
+      expect(
+        all
+          .filter((r) => r.version === 1)
+          .map((r) => r._id)
+          .sort(),
+      ).toEqual(ids.filter((id) => id !== ids[7]).sort());
+      expect(all.filter((r) => !ids.includes(r._id)).every((r) => r.version === 0)).toBe(true);
+      await relayAll(db);
+      const counts = await eventCounts(db, tenant);
+      expect(ids.filter((id) => id !== ids[7]).every((id) => counts.get(`${id} resource.updated`) === 1)).toBe(true);
+    },
+  );
 
-  it("the filter is evaluated one page of 1,000 ids per step (each a checkpoint); a page written by an attempt before a takeover is kept and the pass goes on after it", async () => {
-    const tenant = newTenant();
-    const ids = (await seedResources(db, tenant, 2_500)).sort();
-    await queueJob(db, tenant, { type: "resources.bulk_delete", params: { filter: { created: { gte: 0 } } } });
-    const { run, state } = await claimedRun();
-    // The attempt before saw other matches for page 0 (here: without the first resource).
-    await db.collection<JobItemsPage>(JOB_ITEMS_COLLECTION).insertOne({ _id: pageId(run.job._id, 0), job: run.job._id, page: 0, ids: ids.slice(1, 1_001) });
-    const executor = bulkExecutor("delete");
-    const first = (await executor.step(run, state))!;
-    expect(first.snapshot).toMatchObject({ complete: false, pages: 1, total: 1_000, last: ids[1_000] });
-    // A step redone (its checkpoint was lost) finds the page it wrote: the same checkpoint.
-    const second = (await executor.step(run, first))!;
-    expect(await executor.step(run, first)).toEqual(second);
-    expect(second.snapshot).toMatchObject({ complete: false, pages: 2, total: 2_000, last: ids[2_000] });
-    const third = (await executor.step(run, second))!;
-    expect(third.snapshot).toMatchObject({ complete: true, pages: 3, total: 2_499, last: ids[2_499] });
-    expect(third.next).toBe(0);
-    // The pages are found by their `_id` range, `<job>:` (the index `_id_`): no other index is needed.
-    const pages = await db
-      .collection<JobItemsPage>(JOB_ITEMS_COLLECTION)
-      .find({ _id: jobDocumentIds(run.job._id) })
-      .toArray();
-    expect(pages.sort((a, b) => a.page - b.page).flatMap((p) => p.ids)).toEqual(ids.slice(1));
-  });
+  it(
+    "the filter is evaluated one page of 1,000 ids per step (each a checkpoint); a page written by an attempt before a takeover is kept and the pass " +
+      "goes on after it",
+    async () => {
+      const tenant = newTenant();
+      const ids = (await seedResources(db, tenant, 2_500)).sort();
+      await queueJob(db, tenant, { type: "resources.bulk_delete", params: { filter: { created: { gte: 0 } } } });
+      const { run, state } = await claimedRun();
+      // The attempt before saw other matches for page 0 (here: without the first resource).
+      await db.collection<JobItemsPage>(JOB_ITEMS_COLLECTION).insertOne({ _id: pageId(run.job._id, 0), job: run.job._id, page: 0, ids: ids.slice(1, 1_001) });
+      const executor = bulkExecutor("delete");
+      const first = (await executor.step(run, state))!;
+      expect(first.snapshot).toMatchObject({ complete: false, pages: 1, total: 1_000, last: ids[1_000] });
+      // A step redone (its checkpoint was lost) finds the page it wrote: the same checkpoint.
+      const second = (await executor.step(run, first))!;
+      expect(await executor.step(run, first)).toEqual(second);
+      expect(second.snapshot).toMatchObject({ complete: false, pages: 2, total: 2_000, last: ids[2_000] });
+      const third = (await executor.step(run, second))!;
+      expect(third.snapshot).toMatchObject({ complete: true, pages: 3, total: 2_499, last: ids[2_499] });
+      expect(third.next).toBe(0);
+      // The pages are found by their `_id` range, `<job>:` (the index `_id_`): no other index is needed.
+      const pages = await db
+        .collection<JobItemsPage>(JOB_ITEMS_COLLECTION)
+        .find({ _id: jobDocumentIds(run.job._id) })
+        .toArray();
+      expect(pages.sort((a, b) => a.page - b.page).flatMap((p) => p.ids)).toEqual(ids.slice(1));
+    },
+  );
 
   it("a match count that is a multiple of the page ends the pass with a step that finds nothing more", async () => {
     const tenant = newTenant();

@@ -33,7 +33,10 @@ export const DATABASE_ENGINE: JobEngine = {
 export interface Checkpoint {
   /** Items `[0, next)` are done. */
   next: number;
-  /** Unix ms that the next chunk's imported resources take for their ids and `created` (import only), fixed before the chunk is written so a redo derives the same ids. */
+  /**
+   * Unix ms that the next chunk's imported resources take for their ids and `created` (import only), fixed before the
+   * chunk is written so a redo derives the same ids.
+   */
   chunk_ms: number;
   /**
    * Import only: the item index where the rows that take `chunk_ms` end (absent: `next` plus the executor's chunk).

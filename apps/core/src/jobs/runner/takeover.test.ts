@@ -99,7 +99,8 @@ it("SIGKILL mid-bulk-update: every matched resource is updated once (version 1, 
   expect(all.every((r) => counts.get(`${r._id} resource.updated`) === 1)).toBe(true);
 }, 180_000);
 
-it("SIGTERM: the worker checkpoints, releases the job at once and exits 0; the next worker continues without waiting for a lease or counting an attempt", async () => {
+it("SIGTERM: the worker checkpoints, releases the job at once and exits 0; the next worker continues without waiting for a lease or counting an " +
+  "attempt", async () => {
   const tenant = newTenant();
   const total = 6_000;
   const id = await queueJob(db, tenant, { type: "resources.import", params: { items: Array.from({ length: total }, (_, i) => ({ name: `t${i}` })) } });

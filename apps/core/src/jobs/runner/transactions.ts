@@ -45,7 +45,9 @@ export class RunTransactions {
     const id = this.session.serverSession.id.id;
     const previous = this.job.txn_session;
     if (previous && !Buffer.from(previous.buffer).equals(Buffer.from(id.buffer))) await endSession(this.db, previous, this.logger, this.job._id);
-    const written = await this.jobs.updateOne({ _id: this.job._id, epoch: this.job.epoch, lease_owner: this.owner } as Filter<RunnerJob>, { $set: { txn_session: id } });
+    const written = await this.jobs.updateOne({ _id: this.job._id, epoch: this.job.epoch, lease_owner: this.owner } as Filter<RunnerJob>, {
+      $set: { txn_session: id },
+    });
     if (written.matchedCount === 0) throw new FencedOut(`job ${this.job._id}: its lease was taken over`);
     this.recorded = true;
     return this.session;

@@ -6,7 +6,9 @@ it("tells transient failures (no answer, a cleared pool under a batch, lost race
   expect(isTransient(new MongoNetworkError("cut"))).toBe(true);
   expect(isTransient(new ContentionError("races"))).toBe(true);
   expect(isTransient(new MongoServerError({ code: 50, errmsg: "time limit" }))).toBe(true);
-  expect(isTransient(new MongoBulkWriteError({ message: "pool cleared", code: undefined, writeErrors: [] } as never, { insertedCount: 0 } as never))).toBe(true);
+  expect(isTransient(new MongoBulkWriteError({ message: "pool cleared", code: undefined, writeErrors: [] } as never, { insertedCount: 0 } as never))).toBe(
+    true,
+  );
   expect(isTransient(new MongoServerError({ code: 2, errmsg: "bad value" }))).toBe(false);
   expect(isTransient(new MongoServerError({ code: 1, errmsg: "internal error" }))).toBe(false);
   expect(isTransient(new TypeError("bug"))).toBe(false);

@@ -80,7 +80,9 @@ export function insertWithEvents(run: JobRun, docs: readonly ResourceDocument[])
 async function insertTogether(run: JobRun, resources: Collection<ResourceDocument>, docs: readonly ResourceDocument[]): Promise<void> {
   const after = await run.inTransaction(async (session): Promise<AfterCommit | null> => {
     const ids = docs.map((d) => d._id);
-    const stored = new Set((await resources.find({ _id: { $in: ids } } as Filter<ResourceDocument>, { projection: { _id: 1 }, session }).toArray()).map((d) => d._id));
+    const stored = new Set(
+      (await resources.find({ _id: { $in: ids } } as Filter<ResourceDocument>, { projection: { _id: 1 }, session }).toArray()).map((d) => d._id),
+    );
     const fresh = docs.filter((d) => !stored.has(d._id));
     if (fresh.length === 0) return null;
     await resources.insertMany(fresh.map(withoutOutbox), { session });
@@ -128,9 +130,11 @@ async function updateTogether(run: JobRun, resources: Collection<MarkedResource>
     landed =
       result.matchedCount === writes.length
         ? writes.map((w) => w.id)
-        : (await resources.find({ _id: { $in: writes.map((w) => w.id) }, job_marks: run.job._id } as Filter<MarkedResource>, { projection: { _id: 1 }, session }).toArray()).map(
-            (d) => d._id,
-          );
+        : (
+            await resources
+              .find({ _id: { $in: writes.map((w) => w.id) }, job_marks: run.job._id } as Filter<MarkedResource>, { projection: { _id: 1 }, session })
+              .toArray()
+          ).map((d) => d._id);
     const events = new Set(landed);
     const published = writes.filter((w) => events.has(w.id)).map((w) => w.event);
     return published.length === 0 ? null : run.publish(published, session);

@@ -51,7 +51,9 @@ async function relayedEvent(tenant: ReturnType<typeof newTenant>): Promise<Fanne
   return prepared as FannedOutEvent;
 }
 
-it("a name whose DNS never answers fails its attempt (dns_failed) within the lookup's limit, and another account's delivery arrives meanwhile", { timeout: 60_000 }, async () => {
+it("a name whose DNS never answers fails its attempt (dns_failed) within the lookup's limit, and another account's delivery arrives meanwhile", {
+  timeout: 60_000,
+}, async () => {
   const stuck = newTenant();
   const other = newTenant();
   // More endpoints than the 4 threads of the process's pool, all named at the silent DNS server.
@@ -90,7 +92,8 @@ it("a name whose DNS never answers fails its attempt (dns_failed) within the loo
     );
     const durations = failed.map((a) => a.duration_ms);
     console.log(
-      `test (f): ${names.length} attempts to names whose DNS never answers failed after ${Math.min(...durations)}-${Math.max(...durations)} ms (lookup limit ${NAME_LOOKUP_TIMEOUT_MS} ms); the other account's delivery, queued while they waited, arrived ${otherLagMs} ms after it was queued`,
+      `test (f): ${names.length} attempts to names whose DNS never answers failed after ${Math.min(...durations)}-${Math.max(...durations)} ms (lookup ` +
+        `limit ${NAME_LOOKUP_TIMEOUT_MS} ms); the other account's delivery, queued while they waited, arrived ${otherLagMs} ms after it was queued`,
     );
     expect(failed.map((a) => a.error)).toEqual(names.map(() => "dns_failed"));
     // Within the lookup's limit (with a margin for a loaded machine), well before the 15 s attempt timeout.

@@ -9,7 +9,13 @@ import { startReceiver, type Receiver } from "../../testutil/webhook-receiver.js
 import { insertEndpoint } from "../../testutil/webhooks.js";
 import { webhookFanOut, type RelayedEvent } from "../../webhook-deliveries/fanout.js";
 import { WEBHOOK_LANES_COLLECTION } from "../../webhook-deliveries/lanes.js";
-import { WEBHOOK_ATTEMPTS_COLLECTION, WEBHOOK_DELIVERIES_COLLECTION, type AttemptDocument, type DeliveryDocument, type FannedOutEvent } from "../../webhook-deliveries/model.js";
+import {
+  WEBHOOK_ATTEMPTS_COLLECTION,
+  WEBHOOK_DELIVERIES_COLLECTION,
+  type AttemptDocument,
+  type DeliveryDocument,
+  type FannedOutEvent,
+} from "../../webhook-deliveries/model.js";
 import { masterKey } from "../../webhooks/secret.js";
 import { useTestDatabase } from "../../testutil/database.js";
 
@@ -43,7 +49,9 @@ it("a worker SIGKILLed in the middle of a batch loses none of it: each delivery 
   await insertEndpoint(db, { primary: masterKey(keyBytes) }, tenant, { url: receiver.url() });
   const queued = Array.from(
     { length: EVENTS },
-    (_, n) => newEvent("resource.created", tenant, { id: newId("res"), name: `k${n}` }, { requestId: null, idempotencyKey: null }) as ReturnType<typeof newEvent> & RelayedEvent,
+    (_, n) =>
+      newEvent("resource.created", tenant, { id: newId("res"), name: `k${n}` }, { requestId: null, idempotencyKey: null }) as ReturnType<typeof newEvent> &
+        RelayedEvent,
   );
   const prepared = await webhookFanOut(db)(queued);
   await db.collection<FannedOutEvent>(EVENTS_COLLECTION).insertMany(prepared as FannedOutEvent[]);

@@ -59,7 +59,8 @@ const deliveries = () => t.db.collection<DeliveryDocument>(WEBHOOK_DELIVERIES_CO
 const attempts = () => t.db.collection<AttemptDocument>(WEBHOOK_ATTEMPTS_COLLECTION);
 const events = () => t.db.collection<FannedOutEvent>(EVENTS_COLLECTION);
 const lanes = () => t.db.collection<LaneDocument>(WEBHOOK_LANES_COLLECTION);
-const verify = (secret: string, delivery: ReceivedDelivery) => new Webhook(secret).verify(delivery.body, delivery.headers as Record<string, string>) as { id: string };
+const verify = (secret: string, delivery: ReceivedDelivery) =>
+  new Webhook(secret).verify(delivery.body, delivery.headers as Record<string, string>) as { id: string };
 
 async function receiver(options: { handler?: ReceiverHandler; tls?: boolean } = {}): Promise<Receiver> {
   const started = await startReceiver({ ...(options.handler ? { handler: options.handler } : {}), ...(options.tls ? { tls: certificate } : {}) });
@@ -74,7 +75,13 @@ function context(overrides: Partial<WorkerContext["settings"]> = {}, workerId = 
     workerId,
     written: () => {},
     metrics: new Registry(),
-    settings: { ...DEFAULT_SETTINGS, secretKeyring: keyring, webhookAllowPrivate: true, webhookRetrySchedule: parseRetrySchedule("100ms,200ms,300ms"), ...overrides },
+    settings: {
+      ...DEFAULT_SETTINGS,
+      secretKeyring: keyring,
+      webhookAllowPrivate: true,
+      webhookRetrySchedule: parseRetrySchedule("100ms,200ms,300ms"),
+      ...overrides,
+    },
   };
 }
 
@@ -343,7 +350,11 @@ describe("the deliveries worker", () => {
     worker();
     // Claimed and put back, more than once, without an attempt.
     await eventually(async () =>
-      expect(await deliveries().findOne({ event: event._id })).toMatchObject({ status: "pending", attempts: 0, epoch: expect.toSatisfy((n: number) => n >= 2) }),
+      expect(await deliveries().findOne({ event: event._id })).toMatchObject({
+        status: "pending",
+        attempts: 0,
+        epoch: expect.toSatisfy((n: number) => n >= 2),
+      }),
     );
     expect(target.deliveries).toHaveLength(0);
     await events().insertOne(prepared);
@@ -415,53 +426,64 @@ describe("the deliveries worker", () => {
     expect((await events().findOne({ _id: event._id }))!.pending_endpoints).toEqual([]);
   });
 
-  it("a flight of an endpoint that answers goes on with what is queued while it sends, over one connection, holding its one place; never past its time", async () => {
-    const tenant = newTenant();
-    // The real time, moved on by the test at one point.
-    let ahead = 0;
-    let queuing: Promise<unknown> | null = null;
-    const flightsSeen: number[] = [];
-    const target = await receiver({
-      handler: (_request, response) => {
-        const n = target.deliveries.length;
-        // While the first delivery is in the air, ten more events are queued for the endpoint.
-        if (n === 1) queuing = Promise.all(Array.from({ length: 10 }, () => relayedEvent(tenant)));
-        void (async () => {
-          await queuing;
-          flightsSeen.push((await lanes().findOne({ _id: endpoint.doc._id }))!.flights.length);
-          // At the eleventh, three more are queued and the clock passes the flight's time: the flight sends its
-          // twelfth (claimed already) and claims nothing more, so those three wait for another flight.
-          if (n === 11) {
-            await Promise.all(Array.from({ length: 3 }, () => relayedEvent(tenant)));
-            ahead = continueMs;
-          }
-          response.end("ok");
-        })();
-      },
-    });
-    const endpoint = await insertEndpoint(t.db, keyring, tenant, { url: target.url() });
-    for (let i = 0; i < 2; i++) await relayedEvent(tenant);
-    await lanes().updateOne({ _id: endpoint.doc._id }, { $set: { answering: true } });
-    // A flight's time long enough for a slow machine, passed by moving the clock on.
-    const continueMs = 30_000;
-    const queue = new DeliveryQueue({ db: t.db, logger, owner: "continuing", settings: context().settings, metrics: new Registry(), now: () => Date.now() + ahead, continueMs });
-    const [flight, ...others] = await queue.claimFlights(1);
-    expect(others).toEqual([]);
-    expect(flight!.deliveries).toHaveLength(2);
+  it(
+    "a flight of an endpoint that answers goes on with what is queued while it " + "sends, over one connection, holding its one place; never past its time",
+    async () => {
+      const tenant = newTenant();
+      // The real time, moved on by the test at one point.
+      let ahead = 0;
+      let queuing: Promise<unknown> | null = null;
+      const flightsSeen: number[] = [];
+      const target = await receiver({
+        handler: (_request, response) => {
+          const n = target.deliveries.length;
+          // While the first delivery is in the air, ten more events are queued for the endpoint.
+          if (n === 1) queuing = Promise.all(Array.from({ length: 10 }, () => relayedEvent(tenant)));
+          void (async () => {
+            await queuing;
+            flightsSeen.push((await lanes().findOne({ _id: endpoint.doc._id }))!.flights.length);
+            // At the eleventh, three more are queued and the clock passes the flight's time: the flight sends its
+            // twelfth (claimed already) and claims nothing more, so those three wait for another flight.
+            if (n === 11) {
+              await Promise.all(Array.from({ length: 3 }, () => relayedEvent(tenant)));
+              ahead = continueMs;
+            }
+            response.end("ok");
+          })();
+        },
+      });
+      const endpoint = await insertEndpoint(t.db, keyring, tenant, { url: target.url() });
+      for (let i = 0; i < 2; i++) await relayedEvent(tenant);
+      await lanes().updateOne({ _id: endpoint.doc._id }, { $set: { answering: true } });
+      // A flight's time long enough for a slow machine, passed by moving the clock on.
+      const continueMs = 30_000;
+      const queue = new DeliveryQueue({
+        db: t.db,
+        logger,
+        owner: "continuing",
+        settings: context().settings,
+        metrics: new Registry(),
+        now: () => Date.now() + ahead,
+        continueMs,
+      });
+      const [flight, ...others] = await queue.claimFlights(1);
+      expect(others).toEqual([]);
+      expect(flight!.deliveries).toHaveLength(2);
 
-    const processed = await queue.processFlight(flight!);
-    queue.close();
-    expect(processed.map((p) => p.step)).toEqual(Array(12).fill("succeeded"));
-    expect(target.deliveries).toHaveLength(12);
-    expect(target.connections).toBe(1);
-    // One place of the lane, held from the first delivery to the last, and given back at the flight's end.
-    expect(new Set(flightsSeen)).toEqual(new Set([1]));
-    const lane = await lanes().findOne({ _id: endpoint.doc._id });
-    expect(lane!.flights).toEqual([]);
-    // The three queued past the flight's time were not claimed by it: pending, unleased.
-    const left = await deliveries().find({ endpoint: endpoint.doc._id }).toArray();
-    expect(left.map((d) => ({ status: d.status, lease_owner: d.lease_owner ?? null }))).toEqual(Array(3).fill({ status: "pending", lease_owner: null }));
-  });
+      const processed = await queue.processFlight(flight!);
+      queue.close();
+      expect(processed.map((p) => p.step)).toEqual(Array(12).fill("succeeded"));
+      expect(target.deliveries).toHaveLength(12);
+      expect(target.connections).toBe(1);
+      // One place of the lane, held from the first delivery to the last, and given back at the flight's end.
+      expect(new Set(flightsSeen)).toEqual(new Set([1]));
+      const lane = await lanes().findOne({ _id: endpoint.doc._id });
+      expect(lane!.flights).toEqual([]);
+      // The three queued past the flight's time were not claimed by it: pending, unleased.
+      const left = await deliveries().find({ endpoint: endpoint.doc._id }).toArray();
+      expect(left.map((d) => ({ status: d.status, lease_owner: d.lease_owner ?? null }))).toEqual(Array(3).fill({ status: "pending", lease_owner: null }));
+    },
+  );
 
   it("pending_webhooks and the delivery_success filter follow the deliveries", async () => {
     const tenant = newTenant();
@@ -488,7 +510,9 @@ describe("the deliveries worker", () => {
   });
 });
 
-it("keeps attempts and finished deliveries 30 days (TTL index): older ones go, a pending delivery and younger ones stay", { timeout: TTL_TEST_TIMEOUT_MS }, async () => {
+it("keeps attempts and finished deliveries 30 days (TTL index): older ones go, a pending delivery and younger ones stay", {
+  timeout: TTL_TEST_TIMEOUT_MS,
+}, async () => {
   await fastTtlMonitor(t.db);
   await ensureDeliveryIndexes(t.db);
   const tenant = newTenant();
@@ -540,7 +564,10 @@ it("keeps attempts and finished deliveries 30 days (TTL index): older ones go, a
   ]);
   worker();
   await eventually(async () =>
-    expect(await deliveries().findOne({ _id: "retention-failed-young" })).toMatchObject({ status: "failed", expires_at: new Date((young + 30 * 86_400) * 1000) }),
+    expect(await deliveries().findOne({ _id: "retention-failed-young" })).toMatchObject({
+      status: "failed",
+      expires_at: new Date((young + 30 * 86_400) * 1000),
+    }),
   );
   await eventually(async () => expect(await attempts().countDocuments({ _id: "wa_retention_old" })).toBe(0), { timeoutMs: TTL_WAIT_MS });
   await eventually(async () => expect(await deliveries().countDocuments({ _id: "retention-failed-old" })).toBe(0), { timeoutMs: TTL_WAIT_MS });

@@ -192,33 +192,37 @@ describe("the leased-queue poller", () => {
     expect(q.state.signalReads).toBe(reads + 1);
   });
 
-  it("counter reads: every signalEveryMs while the wake-up stream is not open, every WAKE_UP_BACKSTOP_MS while it is, every signalEveryMs again once it failed", async () => {
-    const q = fakeQueue();
-    const { stream, wakeUps } = fakeWakeUps();
-    const EVERY_MS = 20;
-    poll(q, { signalEveryMs: EVERY_MS, wakeUps });
-    const WINDOW_MS = 2_000;
-    const readsOver = async () => {
-      const before = q.state.signalReads;
-      await sleep(WINDOW_MS);
-      return q.state.signalReads - before;
-    };
-    const notYetOpen = await readsOver();
-    stream.open(true);
-    const open = await readsOver();
-    stream.open(false);
-    const failed = await readsOver();
-    process.stderr.write(
-      `counter reads in ${WINDOW_MS} ms: ${notYetOpen} before the stream opened, ${open} while open, ${failed} after it failed ` +
-        `(cadences ${EVERY_MS} ms and ${WAKE_UP_BACKSTOP_MS} ms: ${WINDOW_MS / EVERY_MS} and ${WINDOW_MS / WAKE_UP_BACKSTOP_MS})\n`,
-    );
-    // Generous bounds (a busy machine fires timers late, so it reads less, never more): open, at most a third of
-    // the fast cadence's reads, and some (the backstop goes on); not open, more than twice the backstop's.
-    expect(open).toBeLessThanOrEqual(WINDOW_MS / EVERY_MS / 3);
-    expect(open).toBeGreaterThan(0);
-    expect(notYetOpen).toBeGreaterThan((2 * WINDOW_MS) / WAKE_UP_BACKSTOP_MS);
-    expect(failed).toBeGreaterThan((2 * WINDOW_MS) / WAKE_UP_BACKSTOP_MS);
-  });
+  it(
+    "counter reads: every signalEveryMs while the wake-up stream is not open, every WAKE_UP_BACKSTOP_MS while it is, every signalEveryMs again once " +
+      "it failed",
+    async () => {
+      const q = fakeQueue();
+      const { stream, wakeUps } = fakeWakeUps();
+      const EVERY_MS = 20;
+      poll(q, { signalEveryMs: EVERY_MS, wakeUps });
+      const WINDOW_MS = 2_000;
+      const readsOver = async () => {
+        const before = q.state.signalReads;
+        await sleep(WINDOW_MS);
+        return q.state.signalReads - before;
+      };
+      const notYetOpen = await readsOver();
+      stream.open(true);
+      const open = await readsOver();
+      stream.open(false);
+      const failed = await readsOver();
+      process.stderr.write(
+        `counter reads in ${WINDOW_MS} ms: ${notYetOpen} before the stream opened, ${open} while open, ${failed} after it failed ` +
+          `(cadences ${EVERY_MS} ms and ${WAKE_UP_BACKSTOP_MS} ms: ${WINDOW_MS / EVERY_MS} and ${WINDOW_MS / WAKE_UP_BACKSTOP_MS})\n`,
+      );
+      // Generous bounds (a busy machine fires timers late, so it reads less, never more): open, at most a third of
+      // the fast cadence's reads, and some (the backstop goes on); not open, more than twice the backstop's.
+      expect(open).toBeLessThanOrEqual(WINDOW_MS / EVERY_MS / 3);
+      expect(open).toBeGreaterThan(0);
+      expect(notYetOpen).toBeGreaterThan((2 * WINDOW_MS) / WAKE_UP_BACKSTOP_MS);
+      expect(failed).toBeGreaterThan((2 * WINDOW_MS) / WAKE_UP_BACKSTOP_MS);
+    },
+  );
 
   it("the stream's open and its failure each read the counter at once: a move the stream did not see is claimed then, not at the next read", async () => {
     const q = fakeQueue();

@@ -52,19 +52,22 @@ it("an idle worker whose wake-up streams are open reads each queue's counter at 
 // The wake-up and the backstop read both find the move here (a bound on the latency would be a timing threshold): what
 // this shows is that an idle worker with full looks a minute apart claims at once; that the stream itself wakes a
 // watcher is storage/queue-signal.test.ts's, and that a wake-up makes the poller look is poller.test.ts's.
-it("a job queued while the worker is idle is claimed long before its next full look (a minute away): by the wake-up, or at worst the backstop read", async () => {
-  const tenant: Tenant = { account: `acct_wakeups${process.pid}`, livemode: false };
-  const worker = await jobsWorker(databaseName, { pollMs: 60_000 });
-  try {
-    await sleep(SETTLE_MS);
-    const id = await queueJob(db, tenant, { type: "resources.import", params: { items: [{ name: "woken" }] } });
-    const createdAt = Date.now();
-    await eventually(async () => expect((await jobOf(db, id))?.started_at).toBeTruthy(), { timeoutMs: 20_000, intervalMs: 5 });
-    process.stderr.write(`job claimed ${Date.now() - createdAt} ms after its create returned (backstop reads every ${WAKE_UP_BACKSTOP_MS} ms)\n`);
-  } finally {
-    await worker.stop();
-  }
-});
+it(
+  "a job queued while the worker is idle is claimed long before its next " + "full look (a minute away): by the wake-up, or at worst the backstop read",
+  async () => {
+    const tenant: Tenant = { account: `acct_wakeups${process.pid}`, livemode: false };
+    const worker = await jobsWorker(databaseName, { pollMs: 60_000 });
+    try {
+      await sleep(SETTLE_MS);
+      const id = await queueJob(db, tenant, { type: "resources.import", params: { items: [{ name: "woken" }] } });
+      const createdAt = Date.now();
+      await eventually(async () => expect((await jobOf(db, id))?.started_at).toBeTruthy(), { timeoutMs: 20_000, intervalMs: 5 });
+      process.stderr.write(`job claimed ${Date.now() - createdAt} ms after its create returned (backstop reads every ${WAKE_UP_BACKSTOP_MS} ms)\n`);
+    } finally {
+      await worker.stop();
+    }
+  },
+);
 
 it("a poller whose wake-up stream the server refuses reads its counter at the fast cadence; beside it, one whose stream is open does not", async () => {
   /** A poller over a queue counter of `on` that counts its reads; nothing to claim. */

@@ -20,7 +20,10 @@ export const AccountObject = publicObject<Caller>("Account", {
   object: constant("account"),
   livemode: field({ type: "boolean", description: "The mode of the key: live (true) or test (false)." }, (c) => c.tenant.livemode),
   api_key: field({ type: "string", pattern: `^${idPattern("key")}$`, description: "The id of the key the request was made with." }, (c) => c.key.keyId),
-  key_kind: field({ type: "string", enum: ["secret", "restricted", "publishable"], description: "The kind of that key." }, (c) => KEY_KINDS[c.key.kind] ?? "secret"),
+  key_kind: field(
+    { type: "string", enum: ["secret", "restricted", "publishable"], description: "The kind of that key." },
+    (c) => KEY_KINDS[c.key.kind] ?? "secret",
+  ),
   dashboard_session: field(
     { type: "boolean", description: "True when the key is a dashboard session's (`POST /v1/dashboard_sessions/{api_key}/revoke` ends it)." },
     (c) => c.key.dashboardSession,

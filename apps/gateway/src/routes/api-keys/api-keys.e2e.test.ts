@@ -22,7 +22,19 @@ it("lists the account's keys of this mode for a secret key and for a dashboard s
   expect(ids).toContain(restricted.id);
   expect(ids).not.toContain(live.id);
   const shown = (listed.json.data as Record<string, unknown>[]).find((k) => k["id"] === session.id)!;
-  expect(Object.keys(shown)).toEqual(["id", "object", "kind", "dashboard_session", "scopes", "livemode", "status", "created", "expires_at", "revoked_at", "last_used_at"]);
+  expect(Object.keys(shown)).toEqual([
+    "id",
+    "object",
+    "kind",
+    "dashboard_session",
+    "scopes",
+    "livemode",
+    "status",
+    "created",
+    "expires_at",
+    "revoked_at",
+    "last_used_at",
+  ]);
   expect(shown).toMatchObject({ object: "api_key", kind: "restricted", dashboard_session: true, status: "active", livemode: false });
   expect(shown["expires_at"]).toBeGreaterThan(Date.now() / 1000);
   // No secret, no hash, no part of one, anywhere in the answer.

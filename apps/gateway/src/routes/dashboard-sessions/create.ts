@@ -20,7 +20,11 @@ export const createDashboardSession = defineOperation({
       schema: { type: "integer", minimum: 1, maximum: EXPIRES_IN_MAX_S, default: 3600, description: "Seconds the key lives, at most 86400." },
     },
   },
-  success: { status: 201, description: "The session: its link carries a new restricted key, which ends with the secret key that made it.", object: DashboardSessionObject },
+  success: {
+    status: 201,
+    description: "The session: its link carries a new restricted key, which ends with the secret key that made it.",
+    object: DashboardSessionObject,
+  },
   errors: ["parameter_invalid", "insufficient_scope"],
   service: "dashboardSessions",
   rpc: "createDashboardSession",

@@ -92,35 +92,40 @@ describe("POST /v1/dashboard_sessions", () => {
     expect(keys).toHaveLength(2);
   });
 
-  it("under an Idempotency-Key: one key, the repeat is the first answer (same link) marked replayed, the record holds no secret in clear; another body is 400 reused", async () => {
-    const account = await stack.newAccount();
-    const { secret } = await account.key("secret", "test");
-    const post = (json: Record<string, unknown>) => stack.api.post("/v1/dashboard_sessions", { key: secret, json, headers: { "idempotency-key": "dash-session-1" } });
-    const first = await post({ expires_in: 900 });
-    expect(first.status).toBe(201);
-    const again = await post({ expires_in: 900 });
-    expect(again.status).toBe(201);
-    expect(again.text).toBe(first.text);
-    expect(again.headers["idempotent-replayed"]).toBe("true");
-    expect(again.headers["original-request"]).toBe(first.headers["request-id"]);
-    const made = KEY_IN_LINK.exec(first.json.url as string)![1]!;
-    // The replayed link's key works: it is the one key made.
-    expect((await stack.api.get("/v1/resources", { key: KEY_IN_LINK.exec(again.json.url as string)![1]! })).status).toBe(200);
-    const { keys } = await stack.admin.listKeys({ accountId: account.id });
-    expect(keys.filter((k) => k.id !== undefined && k.id === first.json.api_key)).toHaveLength(1);
-    expect(keys).toHaveLength(2);
-    const mongo = await new MongoClient(stack.mongoUri).connect();
-    try {
-      const records = await mongo.db(stack.databaseName).collection("idempotency_keys").find({ account: account.id }).toArray();
-      expect(records).toHaveLength(1);
-      expect(JSON.stringify(records)).not.toContain(made);
-      expect(JSON.stringify(records)).not.toContain(made.slice("rk_test_".length));
-    } finally {
-      await mongo.close();
-    }
-    const other = await post({ expires_in: 900, read_only: true });
-    expect(other.status).toBe(400);
-    expect(other.json.error).toMatchObject({ code: "idempotency_key_reused" });
-    expect((await stack.admin.listKeys({ accountId: account.id })).keys).toHaveLength(2);
-  });
+  it(
+    "under an Idempotency-Key: one key, the repeat is the first answer (same link) marked replayed, the record holds no secret in clear; another body " +
+      "is 400 reused",
+    async () => {
+      const account = await stack.newAccount();
+      const { secret } = await account.key("secret", "test");
+      const post = (json: Record<string, unknown>) =>
+        stack.api.post("/v1/dashboard_sessions", { key: secret, json, headers: { "idempotency-key": "dash-session-1" } });
+      const first = await post({ expires_in: 900 });
+      expect(first.status).toBe(201);
+      const again = await post({ expires_in: 900 });
+      expect(again.status).toBe(201);
+      expect(again.text).toBe(first.text);
+      expect(again.headers["idempotent-replayed"]).toBe("true");
+      expect(again.headers["original-request"]).toBe(first.headers["request-id"]);
+      const made = KEY_IN_LINK.exec(first.json.url as string)![1]!;
+      // The replayed link's key works: it is the one key made.
+      expect((await stack.api.get("/v1/resources", { key: KEY_IN_LINK.exec(again.json.url as string)![1]! })).status).toBe(200);
+      const { keys } = await stack.admin.listKeys({ accountId: account.id });
+      expect(keys.filter((k) => k.id !== undefined && k.id === first.json.api_key)).toHaveLength(1);
+      expect(keys).toHaveLength(2);
+      const mongo = await new MongoClient(stack.mongoUri).connect();
+      try {
+        const records = await mongo.db(stack.databaseName).collection("idempotency_keys").find({ account: account.id }).toArray();
+        expect(records).toHaveLength(1);
+        expect(JSON.stringify(records)).not.toContain(made);
+        expect(JSON.stringify(records)).not.toContain(made.slice("rk_test_".length));
+      } finally {
+        await mongo.close();
+      }
+      const other = await post({ expires_in: 900, read_only: true });
+      expect(other.status).toBe(400);
+      expect(other.json.error).toMatchObject({ code: "idempotency_key_reused" });
+      expect((await stack.admin.listKeys({ accountId: account.id })).keys).toHaveLength(2);
+    },
+  );
 });

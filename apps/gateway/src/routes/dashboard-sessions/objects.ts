@@ -4,7 +4,9 @@ import type { ParamSpec } from "../../engine/operation.js";
 
 /** A `Host` header we put into a link: a host name or address and port, nothing else (else `localhost`). */
 export function linkOrigin(origin: string | undefined): string {
-  return origin !== undefined && /^https:\/\/[A-Za-z0-9.-]+(:[0-9]{1,5})?$|^https:\/\/\[[0-9A-Fa-f:.]+\](:[0-9]{1,5})?$/.test(origin) ? origin : "https://localhost";
+  return origin !== undefined && /^https:\/\/[A-Za-z0-9.-]+(:[0-9]{1,5})?$|^https:\/\/\[[0-9A-Fa-f:.]+\](:[0-9]{1,5})?$/.test(origin)
+    ? origin
+    : "https://localhost";
 }
 
 /** A session as answered: its key, and the link only when the key's secret is at hand (the create's answer). */
@@ -32,15 +34,17 @@ export const DashboardSessionObject = publicObject<Session>("DashboardSession", 
       type: ["string", "null"],
       format: "uri",
       description:
-        "Open it in a browser: `https://<host>/dashboard/#key=rk_...`. The fragment never reaches a server. Only in the create's answer (the key is shown once); null in any other.",
+        "Open it in a browser: `https://<host>/dashboard/#key=rk_...`. The fragment never reaches a server. Only in the create's answer (the key is " +
+        "shown once); null in any other.",
     },
     (s) => (s.secret === null ? null : `${s.origin}/dashboard/#key=${s.secret}`),
   ),
   read_only: field({ type: "boolean", description: "True: the key has only the read scopes." }, (s) => readOnly(s.key)),
   expires_at: field({ type: "integer", description: "Unix seconds; the key is refused after it." }, (s) => Number(s.key.expiresAt)),
   api_key: field({ ...SESSION_ID, description: "The id of the restricted key (for `rms keys revoke`)." }, (s) => s.key.id),
-  revoked_at: field({ type: ["integer", "null"], description: "Unix seconds when the session was ended (revoked, or the key that made it revoked); null while it is not." }, (s) =>
-    s.key.revokedAt === 0n ? null : Number(s.key.revokedAt),
+  revoked_at: field(
+    { type: ["integer", "null"], description: "Unix seconds when the session was ended (revoked, or the key that made it revoked); null while it is not." },
+    (s) => (s.key.revokedAt === 0n ? null : Number(s.key.revokedAt)),
   ),
 });
 

@@ -13,7 +13,8 @@ let created: Json;
 beforeAll(async () => {
   stack = await startStack();
   ({ key, account } = await withSecretKey(stack));
-  created = (await stack.api.post("/v1/resources", { key, form: { name: "first", metadata: { team: "a" } }, headers: { "Idempotency-Key": "events-story-1" } })).json;
+  created = (await stack.api.post("/v1/resources", { key, form: { name: "first", metadata: { team: "a" } }, headers: { "Idempotency-Key": "events-story-1" } }))
+    .json;
   resourceId = created.id;
   expect((await stack.api.post(`/v1/resources/${resourceId}`, { key, form: { name: "second" } })).status).toBe(200);
   expect((await stack.api.send("DELETE", `/v1/resources/${resourceId}`, { key })).status).toBe(200);
@@ -72,7 +73,10 @@ it("filters by type, type prefix, types and created, from the query string, a fo
     key,
     form: { limit: "1", types: { 0: "resource.created", 1: "resource.updated" }, created: { gte: String(all[2]!.created) } },
   });
-  const viaJson = await stack.api.get("/v1/events", { key, json: { limit: 1, types: ["resource.created", "resource.updated"], created: { gte: all[2]!.created } } });
+  const viaJson = await stack.api.get("/v1/events", {
+    key,
+    json: { limit: 1, types: ["resource.created", "resource.updated"], created: { gte: all[2]!.created } },
+  });
   expect(viaQuery.json.data.map((e: Json) => e.type)).toEqual(["resource.updated"]);
   expect(viaQuery.json.has_more).toBe(true);
   expect(viaForm.text).toBe(viaQuery.text);

@@ -13,14 +13,21 @@ export const TYPES_FILTER_MAX = 20;
 export const EventObject = publicObject<Event>("Event", {
   id: field(EVENT_ID, (e) => e.id),
   object: constant("event"),
-  type: field({ type: "string", description: "`resource.created`, `resource.updated`, `resource.deleted`, `job.failed`, `webhook_endpoint.disabled`, ..." }, (e) => e.type),
+  type: field(
+    { type: "string", description: "`resource.created`, `resource.updated`, `resource.deleted`, `job.failed`, `webhook_endpoint.disabled`, ..." },
+    (e) => e.type,
+  ),
   created: field({ type: "integer", description: "Unix seconds." }, (e) => Number(e.created)),
   livemode: field({ type: "boolean" }, (e) => e.livemode),
   api_version: constant(API_VERSION),
-  sequence: field({ type: "integer", description: "Grows with every committed change of the same object: drop an event older than one already applied." }, (e) =>
-    Number(e.sequence),
+  sequence: field(
+    { type: "integer", description: "Grows with every committed change of the same object: drop an event older than one already applied." },
+    (e) => Number(e.sequence),
   ),
-  pending_webhooks: field({ type: "integer", minimum: 0, description: "Endpoints that have not yet answered this event with a 2xx." }, (e) => e.pendingWebhooks),
+  pending_webhooks: field(
+    { type: "integer", minimum: 0, description: "Endpoints that have not yet answered this event with a 2xx." },
+    (e) => e.pendingWebhooks,
+  ),
   data: field(
     {
       type: "object",
@@ -50,14 +57,22 @@ export const EventObject = publicObject<Event>("Event", {
 export const EventListObject = listOf(EventObject, "/v1/events", LIST_LIMIT_MAX);
 
 /** The `:id` of `/v1/events/:id`. */
-export const EVENT_ID_PATH = { id: { example: exampleId("evt"), schema: { type: "string", description: "The event id." } } } satisfies Record<string, ParamSpec>;
+export const EVENT_ID_PATH = { id: { example: exampleId("evt"), schema: { type: "string", description: "The event id." } } } satisfies Record<
+  string,
+  ParamSpec
+>;
 
 /** The filters of `GET /v1/events`. */
 export const EVENT_FILTERS = {
   type: {
     example: "resource.*",
     notWith: "types",
-    schema: { type: "string", minLength: 1, maxLength: 100, description: "An exact event type, or a prefix ending in `*` (`resource.*`). Not together with `types`." },
+    schema: {
+      type: "string",
+      minLength: 1,
+      maxLength: 100,
+      description: "An exact event type, or a prefix ending in `*` (`resource.*`). Not together with `types`.",
+    },
   },
   types: {
     // No example: exclusive with `type`, whose example is shown (the examples together make one valid request).
@@ -82,7 +97,8 @@ export const EVENT_FILTERS = {
       type: "string",
       pattern: `^(${ID_PREFIXES.join("|")})_[0-9A-Za-z]{${ID_SUFFIX_CHARS}}$`,
       description:
-        "An object id (`res_...`, `job_...`, `we_...`): only that object's events, newest change (highest `sequence`) first. Combines with `sequence` and the cursors only (a cursor is then an event of that object).",
+        "An object id (`res_...`, `job_...`, `we_...`): only that object's events, newest change (highest `sequence`) first. Combines with `sequence` " +
+        "and the cursors only (a cursor is then an event of that object).",
     },
   },
   sequence: {
@@ -92,7 +108,8 @@ export const EVENT_FILTERS = {
       additionalProperties: false,
       properties: { gt: SEQUENCE, gte: SEQUENCE, lt: SEQUENCE, lte: SEQUENCE },
       description:
-        "Bounds on `sequence`, only together with `object` (else 400 `parameter_missing`, param `object`): `sequence[gt]=7` after applying sequence 7 gets exactly the events missed since.",
+        "Bounds on `sequence`, only together with `object` (else 400 `parameter_missing`, param `object`): `sequence[gt]=7` after applying sequence 7 " +
+        "gets exactly the events missed since.",
     },
   },
 } satisfies Record<string, ParamSpec>;

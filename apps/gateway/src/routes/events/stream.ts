@@ -22,8 +22,11 @@ const READ_LIMIT = 200;
 /** An event as a stream sends it: `id`, `event` (its type) and `data` (the event object, as GET /v1/events/{id} answers it). */
 export function eventItem(accountId: string, positioned: PositionedEvent): StreamItem<EventValue> {
   const event = positioned.event!;
-  return streamItem(tenantKey({ account: accountId, livemode: event.livemode }), Number(positioned.position), { type: event.type, objectId: positioned.objectId }, () =>
-    sseFrame(event.id, event.type, JSON.stringify(EventObject.render(event))),
+  return streamItem(
+    tenantKey({ account: accountId, livemode: event.livemode }),
+    Number(positioned.position),
+    { type: event.type, objectId: positioned.objectId },
+    () => sseFrame(event.id, event.type, JSON.stringify(EventObject.render(event))),
   );
 }
 
@@ -52,9 +55,11 @@ interface EventStreamFilter {
 function filterOf(params: Params): EventStreamFilter {
   const types = typesParam(params);
   if (types.length > TYPES_FILTER_MAX) throw new ApiError("parameter_invalid", `Invalid types: at most ${TYPES_FILTER_MAX} types.`, { param: "types" });
-  for (const type of types) if (type.length === 0 || type.length > 100) throw new ApiError("parameter_invalid", "Invalid types: each is 1 to 100 characters.", { param: "types" });
+  for (const type of types)
+    if (type.length === 0 || type.length > 100) throw new ApiError("parameter_invalid", "Invalid types: each is 1 to 100 characters.", { param: "types" });
   const object = optionalString(params, "object") ?? "";
-  if (object !== "" && !OBJECT_ID.test(object)) throw new ApiError("parameter_invalid", "Invalid object: must be an object id (res_..., job_..., we_...).", { param: "object" });
+  if (object !== "" && !OBJECT_ID.test(object))
+    throw new ApiError("parameter_invalid", "Invalid object: must be an object id (res_..., job_..., we_...).", { param: "object" });
   return { types, object };
 }
 
@@ -63,7 +68,8 @@ function passes(filter: EventStreamFilter): (value: EventValue) => boolean {
   const exact = new Set(filter.types.filter((t) => !t.endsWith("*")));
   const prefixes = filter.types.filter((t) => t.endsWith("*")).map((t) => t.slice(0, -1));
   return ({ type, objectId }) =>
-    (filter.object === "" || objectId === filter.object) && ((exact.size === 0 && prefixes.length === 0) || exact.has(type) || prefixes.some((p) => type.startsWith(p)));
+    (filter.object === "" || objectId === filter.object) &&
+    ((exact.size === 0 && prefixes.length === 0) || exact.has(type) || prefixes.some((p) => type.startsWith(p)));
 }
 
 /** GET /v1/events/stream: the account's events in this key's mode as Server-Sent Events (CONTRACT.md section 14). */
@@ -81,14 +87,17 @@ export const streamEvents = defineStreamOperation({
         type: "string",
         pattern: EVENT_ID.source,
         description:
-          "Start after this event: every later one comes, those made while the client was away included. The `Last-Event-ID` header (sent by a reconnecting EventSource) wins over it. Absent: from the connection on.",
+          "Start after this event: every later one comes, those made while the client was away included. The `Last-Event-ID` header (sent by a " +
+          "reconnecting EventSource) wins over it. Absent: from the connection on.",
       },
     },
   },
   success: {
     status: 200,
     description:
-      "`text/event-stream`: each event as `id: evt_...`, `event: <type>`, `data: <the event object>`, in the order their copies committed (oldest first), once each; a `: keep-alive` comment every 15 s; the server ends the stream after an hour (resume with `Last-Event-ID`). A key holds at most 10 streams.",
+      "`text/event-stream`: each event as `id: evt_...`, `event: <type>`, `data: <the event object>`, in the order their copies committed (oldest " +
+      "first), once each; a `: keep-alive` comment every 15 s; the server ends the stream after an hour (resume with `Last-Event-ID`). A key holds " +
+      "at most 10 streams.",
     object: EventObject as never,
   },
   errors: ["parameter_invalid", "too_many_streams"],
@@ -101,7 +110,9 @@ export const streamEvents = defineStreamOperation({
             id: EVENT_ID,
             event: { type: "string", description: "The event's `type`." },
             object: EventObject.name,
-            description: "One Server-Sent Event: `id: evt_...`, `event: <type>`, `data: <the Event object as JSON>`, then a blank line; comment lines (`: keep-alive`) between.",
+            description:
+              "One Server-Sent Event: `id: evt_...`, `event: <type>`, `data: <the Event object as JSON>`, then a blank line; comment lines (`: " +
+              "keep-alive`) between.",
           }),
         },
       },

@@ -84,7 +84,9 @@ export const fileContents = defineStreamOperation({
       extra: {
         "206": {
           description: "The range asked for (`Range: bytes=a-b`, `bytes=a-`, `bytes=-n`).",
-          headers: { "Content-Range": { description: "`bytes a-b/size`.", required: true, schema: { type: "string", pattern: "^bytes [0-9]+-[0-9]+/[0-9]+$" } } },
+          headers: {
+            "Content-Range": { description: "`bytes a-b/size`.", required: true, schema: { type: "string", pattern: "^bytes [0-9]+-[0-9]+/[0-9]+$" } },
+          },
         },
         "304": { description: "`If-None-Match` names the file's ETag: not sent again.", headers: {} },
       },
@@ -113,7 +115,9 @@ export const fileContents = defineStreamOperation({
             }
             // A range of an empty file is unsatisfiable (RFC 9110): there is no first byte to serve.
             if (range && end === start)
-              throw new ApiError("range_not_satisfiable", "The file is empty: no range of it can be served.", { headers: { "Content-Range": `bytes */${file.size}` } });
+              throw new ApiError("range_not_satisfiable", "The file is empty: no range of it can be served.", {
+                headers: { "Content-Range": `bytes */${file.size}` },
+              });
             res.setHeader("Content-Type", contentTypeOf(file.type));
             res.setHeader("Content-Length", String(end - start));
             if (range) res.setHeader("Content-Range", `bytes ${start}-${end - 1n}/${file.size}`);

@@ -110,72 +110,75 @@ describe("POST /v1/files and downloads", () => {
     expect((await stack.api.get(file.url, { key })).status).toBe(404);
   });
 
-  it("a CSV by its content type; form and JSON bodies are 415; a file part without a filename, a wrong type, a missing purpose or an unknown field are 400", async () => {
-    const csv = await multipart([
-      ["purpose", "resources_import"],
-      ["file", { data: Buffer.from("name\nx\n"), filename: "export", type: "text/csv" }],
-    ]);
-    const created = await stack.api.post("/v1/files", { key, body: csv.body, headers: { "content-type": csv.type } });
-    // A name without its type's extension gets it (docs/files.md, "Filename").
-    expect(created.json).toMatchObject({ type: "csv", filename: "export.csv" });
-    expect((await stack.api.get(`/v1/files/${created.json.id}/contents`, { key })).headers["content-type"]).toBe("text/csv; charset=utf-8");
-    // `purpose` after the file is taken too (it goes to core with the upload's end).
-    const late = await multipart([
-      ["file", { data: Buffer.from("name\nlate\n"), filename: "late.csv" }],
-      ["purpose", "resources_import"],
-    ]);
-    expect((await stack.api.post("/v1/files", { key, body: late.body, headers: { "content-type": late.type } })).json).toMatchObject({
-      object: "file",
-      filename: "late.csv",
-      purpose: "resources_import",
-    });
+  it(
+    "a CSV by its content type; form and JSON bodies are 415; a file part without " + "a filename, a wrong type, a missing purpose or an unknown field are 400",
+    async () => {
+      const csv = await multipart([
+        ["purpose", "resources_import"],
+        ["file", { data: Buffer.from("name\nx\n"), filename: "export", type: "text/csv" }],
+      ]);
+      const created = await stack.api.post("/v1/files", { key, body: csv.body, headers: { "content-type": csv.type } });
+      // A name without its type's extension gets it (docs/files.md, "Filename").
+      expect(created.json).toMatchObject({ type: "csv", filename: "export.csv" });
+      expect((await stack.api.get(`/v1/files/${created.json.id}/contents`, { key })).headers["content-type"]).toBe("text/csv; charset=utf-8");
+      // `purpose` after the file is taken too (it goes to core with the upload's end).
+      const late = await multipart([
+        ["file", { data: Buffer.from("name\nlate\n"), filename: "late.csv" }],
+        ["purpose", "resources_import"],
+      ]);
+      expect((await stack.api.post("/v1/files", { key, body: late.body, headers: { "content-type": late.type } })).json).toMatchObject({
+        object: "file",
+        filename: "late.csv",
+        purpose: "resources_import",
+      });
 
-    expect((await stack.api.post("/v1/files", { key, form: { purpose: "resources_import" } })).json.error.code).toBe("unsupported_media_type");
-    expect((await stack.api.post("/v1/files", { key, json: { purpose: "resources_import" } })).status).toBe(415);
-    const cases: [Parameters<typeof multipart>[0], string, string][] = [
-      [
+      expect((await stack.api.post("/v1/files", { key, form: { purpose: "resources_import" } })).json.error.code).toBe("unsupported_media_type");
+      expect((await stack.api.post("/v1/files", { key, json: { purpose: "resources_import" } })).status).toBe(415);
+      const cases: [Parameters<typeof multipart>[0], string, string][] = [
         [
-          ["purpose", "resources_import"],
-          ["file", { data: Buffer.from("x"), filename: "a.xml" }],
+          [
+            ["purpose", "resources_import"],
+            ["file", { data: Buffer.from("x"), filename: "a.xml" }],
+          ],
+          "file_type_invalid",
+          "file",
         ],
-        "file_type_invalid",
-        "file",
-      ],
-      [[["file", { data: Buffer.from("x"), filename: "a.jsonl" }]], "parameter_missing", "purpose"],
-      [[["purpose", "resources_import"]], "parameter_missing", "file"],
-      [
+        [[["file", { data: Buffer.from("x"), filename: "a.jsonl" }]], "parameter_missing", "purpose"],
+        [[["purpose", "resources_import"]], "parameter_missing", "file"],
         [
-          ["purpose", "resources_import"],
-          ["color", "red"],
-          ["file", { data: Buffer.from("x"), filename: "a.jsonl" }],
+          [
+            ["purpose", "resources_import"],
+            ["color", "red"],
+            ["file", { data: Buffer.from("x"), filename: "a.jsonl" }],
+          ],
+          "parameter_unknown",
+          "color",
         ],
-        "parameter_unknown",
-        "color",
-      ],
-      [
         [
-          ["purpose", "job_results"],
-          ["file", { data: Buffer.from("x"), filename: "a.jsonl" }],
+          [
+            ["purpose", "job_results"],
+            ["file", { data: Buffer.from("x"), filename: "a.jsonl" }],
+          ],
+          "parameter_invalid",
+          "purpose",
         ],
-        "parameter_invalid",
-        "purpose",
-      ],
-      [
         [
-          ["purpose", "resources_import"],
-          ["file", { data: Buffer.from("x"), filename: "a.jsonl" }],
-          ["extra", "1"],
+          [
+            ["purpose", "resources_import"],
+            ["file", { data: Buffer.from("x"), filename: "a.jsonl" }],
+            ["extra", "1"],
+          ],
+          "parameter_unknown",
+          "extra",
         ],
-        "parameter_unknown",
-        "extra",
-      ],
-    ];
-    for (const [fields, code, param] of cases) {
-      const { body, type } = await multipart(fields);
-      const answer = await stack.api.post("/v1/files", { key, body, headers: { "content-type": type } });
-      expect(answer.json.error, JSON.stringify(fields.map((f) => f[0]))).toMatchObject({ code, param });
-    }
-  });
+      ];
+      for (const [fields, code, param] of cases) {
+        const { body, type } = await multipart(fields);
+        const answer = await stack.api.post("/v1/files", { key, body, headers: { "content-type": type } });
+        expect(answer.json.error, JSON.stringify(fields.map((f) => f[0]))).toMatchObject({ code, param });
+      }
+    },
+  );
 
   it("a name keeps the extension its type implies: report.html sent as text/csv is report.html.csv, stored and served", async () => {
     const csv = await multipart([
@@ -249,7 +252,9 @@ describe("POST /v1/files and downloads", () => {
     ]);
     const socket = connectTls({ host: "127.0.0.1", port: stack.gateway.httpsPort, ca: stack.gateway.certificate, servername: "localhost" });
     await new Promise<void>((resolve, reject) => socket.once("secureConnect", resolve).once("error", reject));
-    socket.write(`POST /v1/files HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${key}\r\nContent-Type: ${type}\r\nContent-Length: ${body.length}\r\n\r\n`);
+    socket.write(
+      `POST /v1/files HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${key}\r\nContent-Type: ${type}\r\nContent-Length: ${body.length}\r\n\r\n`,
+    );
     // More than a chunk (1 MiB) goes in, so core has written chunks before the client goes.
     socket.write(body.subarray(0, 1_600_000));
     await eventually(async () => expect(await db().collection("file_blob_chunks").countDocuments()).toBeGreaterThan(beforeChunks));
@@ -262,17 +267,21 @@ describe("POST /v1/files and downloads", () => {
     expect(await db().collection("files").countDocuments()).toBe(beforeFiles);
   });
 
-  it("an Idempotency-Key repeat with the same bytes answers the first file (core's key protocol, rpc.upload); other bytes under the key are idempotency_key_reused", async () => {
-    const bytes = rows(100);
-    const first = await upload(bytes, "same.jsonl", { headers: { "idempotency-key": "file-once" } });
-    const again = await upload(bytes, "same.jsonl", { headers: { "idempotency-key": "file-once" } });
-    expect(again.status).toBe(201);
-    expect(again.text).toBe(first.text);
-    const other = await upload(rows(101), "same.jsonl", { headers: { "idempotency-key": "file-once" } });
-    expect(other.status).toBe(400);
-    expect(other.json.error.code).toBe("idempotency_key_reused");
-    expect(await db().collection("files").countDocuments({ filename: "same.jsonl" })).toBe(1);
-  });
+  it(
+    "an Idempotency-Key repeat with the same bytes answers the first file (core's key protocol, rpc.upload); other bytes under the key are " +
+      "idempotency_key_reused",
+    async () => {
+      const bytes = rows(100);
+      const first = await upload(bytes, "same.jsonl", { headers: { "idempotency-key": "file-once" } });
+      const again = await upload(bytes, "same.jsonl", { headers: { "idempotency-key": "file-once" } });
+      expect(again.status).toBe(201);
+      expect(again.text).toBe(first.text);
+      const other = await upload(rows(101), "same.jsonl", { headers: { "idempotency-key": "file-once" } });
+      expect(other.status).toBe(400);
+      expect(other.json.error.code).toBe("idempotency_key_reused");
+      expect(await db().collection("files").countDocuments({ filename: "same.jsonl" })).toBe(1);
+    },
+  );
 
   it("tenancy and modes: another account's or mode's file is 404 everywhere; scopes: files:read reads, files:write uploads and deletes", async () => {
     const file = (await upload(rows(3), "mine.jsonl")).json;
@@ -305,9 +314,19 @@ describe("uploads in parts", () => {
   it("create, parts in parallel and in any order, complete by ids in file order, download the whole; cancel; errors", async () => {
     const pieces = [randomBytes(1_500_000), randomBytes(10), randomBytes(700_000)];
     const whole = Buffer.concat(pieces);
-    const created = await stack.api.post("/v1/uploads", { key, form: { purpose: "resources_import", filename: "parts.csv", bytes: String(whole.length), type: "csv" } });
+    const created = await stack.api.post("/v1/uploads", {
+      key,
+      form: { purpose: "resources_import", filename: "parts.csv", bytes: String(whole.length), type: "csv" },
+    });
     expect(created.status).toBe(201);
-    expect(created.json).toMatchObject({ object: "upload", status: "pending", bytes: whole.length, filename: "parts.csv", purpose: "resources_import", file: null });
+    expect(created.json).toMatchObject({
+      object: "upload",
+      status: "pending",
+      bytes: whole.length,
+      filename: "parts.csv",
+      purpose: "resources_import",
+      file: null,
+    });
     const upl = created.json.id as string;
     const send = (bytes: Buffer) => stack.api.post(`/v1/uploads/${upl}/parts`, { key, body: bytes, headers: { "content-type": "application/octet-stream" } });
     const [p3, p1, p2] = await Promise.all([send(pieces[2]!), send(pieces[0]!), send(pieces[1]!)]);
@@ -316,7 +335,10 @@ describe("uploads in parts", () => {
     expect((await stack.api.post(`/v1/uploads/${upl}/parts`, { key, json: { a: 1 } })).status).toBe(415);
     const short = await stack.api.post(`/v1/uploads/${upl}/complete`, { key, json: { part_ids: [p1!.json.id, p2!.json.id] } });
     expect(short.json.error).toMatchObject({ code: "upload_incomplete" });
-    const completed = await stack.api.post(`/v1/uploads/${upl}/complete`, { key, form: `part_ids[]=${p1!.json.id}&part_ids[]=${p2!.json.id}&part_ids[]=${p3!.json.id}` });
+    const completed = await stack.api.post(`/v1/uploads/${upl}/complete`, {
+      key,
+      form: `part_ids[]=${p1!.json.id}&part_ids[]=${p2!.json.id}&part_ids[]=${p3!.json.id}`,
+    });
     expect(completed.status).toBe(200);
     expect(completed.json).toMatchObject({ status: "completed", file: { object: "file", size: whole.length, sha256: sha(whole), type: "csv" } });
     const download = await stack.api.get(completed.json.file.url, { key, headers: { range: "bytes=1499990-1500019" } });
@@ -327,47 +349,60 @@ describe("uploads in parts", () => {
     const canceled = await stack.api.post(`/v1/uploads/${other.json.id}/cancel`, { key });
     expect(canceled.json.status).toBe("canceled");
     expect((await stack.api.post(`/v1/uploads/${other.json.id}/cancel`, { key })).status).toBe(409);
-    expect((await stack.api.post("/v1/uploads", { key, json: { purpose: "resources_import", filename: "x.jsonl", bytes: 9 * 1024 ** 3, type: "jsonl" } })).json.error.param).toBe(
-      "bytes",
-    );
+    expect(
+      (await stack.api.post("/v1/uploads", { key, json: { purpose: "resources_import", filename: "x.jsonl", bytes: 9 * 1024 ** 3, type: "jsonl" } })).json.error
+        .param,
+    ).toBe("bytes");
   });
 });
 
 describe("the parts of an upload and the account's storage", () => {
-  it("five parts of 10 bytes on bytes=10: the first is 201, the others 400 limit_exceeded; the first sent again is the same part; the list answers the use", async () => {
-    const { key: own } = await withSecretKey(stack);
-    const created = await stack.api.post("/v1/uploads", { key: own, json: { purpose: "resources_import", filename: "ten.jsonl", bytes: 10, type: "jsonl" } });
-    const send = (text: string) =>
-      stack.api.post(`/v1/uploads/${created.json.id}/parts`, { key: own, body: Buffer.from(text), headers: { "content-type": "application/octet-stream" } });
-    const first = await send("0123456789");
-    expect(first.status).toBe(201);
-    for (const digit of "1234") {
-      const other = await send(digit.repeat(10));
-      expect(other.status).toBe(400);
-      expect(other.json.error).toMatchObject({ code: "limit_exceeded", type: "invalid_request_error" });
-    }
-    const again = await send("0123456789");
-    expect(again.status).toBe(201);
-    expect(again.json).toEqual(first.json);
-    expect((await stack.api.get("/v1/files", { key: own })).json).toMatchObject({ object: "list", used_bytes: 10, quota_bytes: 10 * 1024 ** 3, data: [] });
-    const completed = await stack.api.post(`/v1/uploads/${created.json.id}/complete`, { key: own, json: { part_ids: [first.json.id] } });
-    expect(completed.json.file).toMatchObject({ size: 10, filename: "ten.jsonl" });
-    const listed = (await stack.api.get("/v1/files", { key: own })).json;
-    expect(Object.keys(listed)).toEqual(["object", "url", "has_more", "used_bytes", "quota_bytes", "data"]);
-    expect(listed).toMatchObject({ used_bytes: 10, data: [{ id: completed.json.file.id }] });
-  });
+  it(
+    "five parts of 10 bytes on bytes=10: the first is 201, the others 400 " + "limit_exceeded; the first sent again is the same part; the list answers the use",
+    async () => {
+      const { key: own } = await withSecretKey(stack);
+      const created = await stack.api.post("/v1/uploads", { key: own, json: { purpose: "resources_import", filename: "ten.jsonl", bytes: 10, type: "jsonl" } });
+      const send = (text: string) =>
+        stack.api.post(`/v1/uploads/${created.json.id}/parts`, { key: own, body: Buffer.from(text), headers: { "content-type": "application/octet-stream" } });
+      const first = await send("0123456789");
+      expect(first.status).toBe(201);
+      for (const digit of "1234") {
+        const other = await send(digit.repeat(10));
+        expect(other.status).toBe(400);
+        expect(other.json.error).toMatchObject({ code: "limit_exceeded", type: "invalid_request_error" });
+      }
+      const again = await send("0123456789");
+      expect(again.status).toBe(201);
+      expect(again.json).toEqual(first.json);
+      expect((await stack.api.get("/v1/files", { key: own })).json).toMatchObject({ object: "list", used_bytes: 10, quota_bytes: 10 * 1024 ** 3, data: [] });
+      const completed = await stack.api.post(`/v1/uploads/${created.json.id}/complete`, { key: own, json: { part_ids: [first.json.id] } });
+      expect(completed.json.file).toMatchObject({ size: 10, filename: "ten.jsonl" });
+      const listed = (await stack.api.get("/v1/files", { key: own })).json;
+      expect(Object.keys(listed)).toEqual(["object", "url", "has_more", "used_bytes", "quota_bytes", "data"]);
+      expect(listed).toMatchObject({ used_bytes: 10, data: [{ id: completed.json.file.id }] });
+    },
+  );
 });
 
 describe("Stripe's SDKs upload with their own multipart encoders", () => {
   it("stripe-node: files.create with the host pointed at the gateway", async () => {
-    const stripe = new Stripe(key, { host: "127.0.0.1", port: stack.gateway.httpsPort, protocol: "https", httpAgent: new Agent({ ca: stack.gateway.certificate }) });
+    const stripe = new Stripe(key, {
+      host: "127.0.0.1",
+      port: stack.gateway.httpsPort,
+      protocol: "https",
+      httpAgent: new Agent({ ca: stack.gateway.certificate }),
+    });
     const bytes = rows(50);
-    const file = await stripe.files.create({ purpose: "resources_import" as never, file: { data: bytes, name: "node.jsonl", type: "application/octet-stream" } });
+    const file = await stripe.files.create({
+      purpose: "resources_import" as never,
+      file: { data: bytes, name: "node.jsonl", type: "application/octet-stream" },
+    });
     expect(file).toMatchObject({ object: "file", filename: "node.jsonl", size: bytes.length, type: "jsonl" });
     expect((file as unknown as { sha256: string }).sha256).toBe(sha(bytes));
   });
 
-  it("stripe-python: stripe.File.create with upload_api_base pointed at the gateway, sent again with its idempotency_key a replay, other bytes under it 400 reused (stripe-python 16.1.0 installed once into the cache, or STRIPE_PYTHON_PATH=<dir>)", async (context) => {
+  it("stripe-python: stripe.File.create with upload_api_base pointed at the gateway, sent again with its idempotency_key a replay, other bytes under " +
+    "it 400 reused (stripe-python 16.1.0 installed once into the cache, or STRIPE_PYTHON_PATH=<dir>)", async (context) => {
     const python = await stripePython();
     if ("unavailable" in python) {
       context.skip(`stripe-python cannot be installed here: ${python.unavailable}`);
@@ -400,7 +435,8 @@ describe("Stripe's SDKs upload with their own multipart encoders", () => {
         "        return stripe.File.create(purpose='resources_import', file=fp, **options)",
         "def answered(f):",
         "    r = f.last_response",
-        "    return {'id': f.id, 'status': r.code, 'request_id': r.request_id, 'replayed': r.headers.get('Idempotent-Replayed'), 'original': r.headers.get('Original-Request')}",
+        "    return {'id': f.id, 'status': r.code, 'request_id': r.request_id, 'replayed': r.headers.get('Idempotent-Replayed'), 'original': " +
+          "r.headers.get('Original-Request')}",
         "f = create(os.environ['DATA'])",
         "out = {'file': {'id': f.id, 'object': f.object, 'size': f.size, 'type': f.type, 'filename': f.filename, 'sha256': f['sha256']}}",
         "out['first'] = answered(create(os.environ['KEYED'], idempotency_key='py-file-1'))",
@@ -426,7 +462,13 @@ describe("Stripe's SDKs upload with their own multipart encoders", () => {
       const answers = JSON.parse(run.stdout);
       expect(answers.file).toMatchObject({ object: "file", size: bytes.length, type: "csv", filename: "python.csv", sha256: sha(bytes) });
       expect(answers.first).toMatchObject({ status: 201, replayed: null, original: null });
-      expect(answers.again).toEqual({ id: answers.first.id, status: 201, request_id: expect.stringMatching(/^req_/), replayed: "true", original: answers.first.request_id });
+      expect(answers.again).toEqual({
+        id: answers.first.id,
+        status: 201,
+        request_id: expect.stringMatching(/^req_/),
+        replayed: "true",
+        original: answers.first.request_id,
+      });
       expect(answers.again.request_id).not.toBe(answers.first.request_id);
       expect(answers.other).toEqual({ status: 400, type: "idempotency_error", code: "idempotency_key_reused" });
       expect(

@@ -68,7 +68,8 @@ describe("POST /v1/files under an Idempotency-Key", () => {
     let answer = "";
     socket.on("data", (piece: Buffer) => (answer += piece.toString("latin1")));
     socket.write(
-      `POST /v1/files HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${key}\r\nIdempotency-Key: file-slow\r\nContent-Type: ${type}\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n`,
+      `POST /v1/files HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${key}\r\nIdempotency-Key: file-slow\r\nContent-Type: ` +
+        `${type}\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n`,
     );
     socket.write(body.subarray(0, 1000));
     // Core took the key's lock when the stream started.
@@ -94,7 +95,12 @@ describe("POST /v1/files under an Idempotency-Key", () => {
   });
 
   it("stripe-node retries files.create with its idempotencyKey: one file, the second answer the first", async () => {
-    const stripe = new Stripe(key, { host: "127.0.0.1", port: stack.gateway.httpsPort, protocol: "https", httpAgent: new Agent({ ca: stack.gateway.certificate }) });
+    const stripe = new Stripe(key, {
+      host: "127.0.0.1",
+      port: stack.gateway.httpsPort,
+      protocol: "https",
+      httpAgent: new Agent({ ca: stack.gateway.certificate }),
+    });
     const bytes = rows(40);
     const file = { data: bytes, name: "sdk-keyed.jsonl", type: "application/octet-stream" };
     const first = await stripe.files.create({ purpose: "resources_import" as never, file }, { idempotencyKey: "sdk-file-1" });
@@ -103,7 +109,9 @@ describe("POST /v1/files under an Idempotency-Key", () => {
     expect(first.lastResponse.headers["idempotent-replayed"]).toBeUndefined();
     expect(again.lastResponse.headers["idempotent-replayed"]).toBe("true");
     expect(again.lastResponse.headers["original-request"]).toBe(first.lastResponse.requestId);
-    await expect(stripe.files.create({ purpose: "resources_import" as never, file: { ...file, data: rows(41) } }, { idempotencyKey: "sdk-file-1" })).rejects.toMatchObject({
+    await expect(
+      stripe.files.create({ purpose: "resources_import" as never, file: { ...file, data: rows(41) } }, { idempotencyKey: "sdk-file-1" }),
+    ).rejects.toMatchObject({
       statusCode: 400,
       code: "idempotency_key_reused",
     });
@@ -112,44 +120,51 @@ describe("POST /v1/files under an Idempotency-Key", () => {
 });
 
 describe("POST /v1/uploads/{id}/parts under an Idempotency-Key", () => {
-  it("a part sent again under its key is the first part (replayed), not another; other bytes are 400 reused; without a key the same bytes are the same part", async () => {
-    const created = await stack.api.post("/v1/uploads", { key, form: { purpose: "resources_import", filename: "parts.jsonl", bytes: "1000", type: "jsonl" } });
-    const upl = created.json.id as string;
-    const send = (bytes: Buffer, idempotencyKey?: string) =>
-      stack.api.post(`/v1/uploads/${upl}/parts`, {
+  it(
+    "a part sent again under its key is the first part (replayed), not another; other bytes are 400 reused; without a key the same bytes are the same " +
+      "part",
+    async () => {
+      const created = await stack.api.post("/v1/uploads", {
+        key,
+        form: { purpose: "resources_import", filename: "parts.jsonl", bytes: "1000", type: "jsonl" },
+      });
+      const upl = created.json.id as string;
+      const send = (bytes: Buffer, idempotencyKey?: string) =>
+        stack.api.post(`/v1/uploads/${upl}/parts`, {
+          key,
+          body: bytes,
+          headers: { "content-type": "application/octet-stream", ...(idempotencyKey ? { "idempotency-key": idempotencyKey } : {}) },
+        });
+      const bytes = randomBytes(500);
+      const first = await send(bytes, "part-key-1");
+      expect(first.status).toBe(201);
+      const again = await send(bytes, "part-key-1");
+      expect(again.text).toBe(first.text);
+      expect(again.headers["idempotent-replayed"]).toBe("true");
+      expect(again.headers["original-request"]).toBe(first.headers["request-id"]);
+      const other = await send(randomBytes(500), "part-key-1");
+      expect(other.status).toBe(400);
+      expect(other.json.error.code).toBe("idempotency_key_reused");
+      // Without a key, the same bytes are the same part too (a part is its bytes: docs/files.md, "Parts"); other bytes another.
+      const unkeyed = await send(bytes);
+      expect(unkeyed.json.id).toBe(first.json.id);
+      expect(unkeyed.headers["idempotent-replayed"]).toBeUndefined();
+      expect((await send(randomBytes(500))).json.id).not.toBe(first.json.id);
+      expect(await db().collection("upload_parts").countDocuments({ upload: upl })).toBe(2);
+      // A refusal of core (this upload does not exist) is replayed as it was.
+      const missing = await stack.api.post("/v1/uploads/upl_0000000000000000000000/parts", {
         key,
         body: bytes,
-        headers: { "content-type": "application/octet-stream", ...(idempotencyKey ? { "idempotency-key": idempotencyKey } : {}) },
+        headers: { "content-type": "application/octet-stream", "idempotency-key": "part-missing" },
       });
-    const bytes = randomBytes(500);
-    const first = await send(bytes, "part-key-1");
-    expect(first.status).toBe(201);
-    const again = await send(bytes, "part-key-1");
-    expect(again.text).toBe(first.text);
-    expect(again.headers["idempotent-replayed"]).toBe("true");
-    expect(again.headers["original-request"]).toBe(first.headers["request-id"]);
-    const other = await send(randomBytes(500), "part-key-1");
-    expect(other.status).toBe(400);
-    expect(other.json.error.code).toBe("idempotency_key_reused");
-    // Without a key, the same bytes are the same part too (a part is its bytes: docs/files.md, "Parts"); other bytes another.
-    const unkeyed = await send(bytes);
-    expect(unkeyed.json.id).toBe(first.json.id);
-    expect(unkeyed.headers["idempotent-replayed"]).toBeUndefined();
-    expect((await send(randomBytes(500))).json.id).not.toBe(first.json.id);
-    expect(await db().collection("upload_parts").countDocuments({ upload: upl })).toBe(2);
-    // A refusal of core (this upload does not exist) is replayed as it was.
-    const missing = await stack.api.post("/v1/uploads/upl_0000000000000000000000/parts", {
-      key,
-      body: bytes,
-      headers: { "content-type": "application/octet-stream", "idempotency-key": "part-missing" },
-    });
-    expect(missing.status).toBe(404);
-    const missingAgain = await stack.api.post("/v1/uploads/upl_0000000000000000000000/parts", {
-      key,
-      body: bytes,
-      headers: { "content-type": "application/octet-stream", "idempotency-key": "part-missing" },
-    });
-    expect(missingAgain.text).toBe(missing.text);
-    expect(missingAgain.headers["idempotent-replayed"]).toBe("true");
-  });
+      expect(missing.status).toBe(404);
+      const missingAgain = await stack.api.post("/v1/uploads/upl_0000000000000000000000/parts", {
+        key,
+        body: bytes,
+        headers: { "content-type": "application/octet-stream", "idempotency-key": "part-missing" },
+      });
+      expect(missingAgain.text).toBe(missing.text);
+      expect(missingAgain.headers["idempotent-replayed"]).toBe("true");
+    },
+  );
 });

@@ -44,7 +44,11 @@ export function multipartBody(req: Request, options: { maxBytes: number; fileFie
   }
   let parser: busboy.Busboy;
   try {
-    parser = busboy({ headers: req.headers, limits: { files: 1, fields: 20, parts: 21, fieldSize: 64 * 1024, fileSize: options.maxBytes + 1 }, defParamCharset: "utf8" });
+    parser = busboy({
+      headers: req.headers,
+      limits: { files: 1, fields: 20, parts: 21, fieldSize: 64 * 1024, fileSize: options.maxBytes + 1 },
+      defParamCharset: "utf8",
+    });
   } catch {
     throw new ApiError("parameter_invalid", "The multipart body has no boundary.");
   }
@@ -91,7 +95,9 @@ function readMultipart(
       file = stream;
       // Its errors reach the reader through its iteration; this keeps one after the reader finished from going unhandled.
       stream.on("error", () => undefined);
-      stream.on("limit", () => fail(new ApiError("request_too_large", `A file is at most ${options.maxBytes} bytes (FILES_MAX_BYTES).`, { param: options.fileField })));
+      stream.on("limit", () =>
+        fail(new ApiError("request_too_large", `A file is at most ${options.maxBytes} bytes (FILES_MAX_BYTES).`, { param: options.fileField })),
+      );
       resolve({ fields, name, filename: info.filename, mimeType: info.mimeType, bytes: fileBytes(stream) });
     });
     parser.on("filesLimit", () => fail(new ApiError("parameter_invalid", "The body holds more than one file; send one file per request.")));

@@ -25,7 +25,10 @@ export const FileObject = publicObject<File>("File", {
     (f) => (f.expiresAt === undefined ? null : Number(f.expiresAt)),
   ),
   livemode: field({ type: "boolean" }, (f) => f.livemode),
-  url: field({ type: "string", pattern: `^/v1/files/${idPattern("file")}/contents$`, description: "Where its bytes are downloaded." }, (f) => `/v1/files/${f.id}/contents`),
+  url: field(
+    { type: "string", pattern: `^/v1/files/${idPattern("file")}/contents$`, description: "Where its bytes are downloaded." },
+    (f) => `/v1/files/${f.id}/contents`,
+  ),
 });
 
 /** A page of files with what the account stores in the mode (CONTRACT.md section 11). */
@@ -43,7 +46,11 @@ export const FileListObject = listOf<File, FilePage>(FileObject, "/v1/files", LI
     (page) => Number(page.usage?.usedBytes ?? 0n),
   ),
   quota_bytes: field(
-    { type: "integer", minimum: 0, description: "The most bytes it may store (FILES_QUOTA_BYTES, 10 GiB by default); past it an upload is 400 `limit_exceeded`." },
+    {
+      type: "integer",
+      minimum: 0,
+      description: "The most bytes it may store (FILES_QUOTA_BYTES, 10 GiB by default); past it an upload is 400 `limit_exceeded`.",
+    },
     (page) => Number(page.usage?.quotaBytes ?? 0n),
   ),
 });
@@ -61,7 +68,9 @@ export const UploadObject = publicObject<Upload>(
     purpose: field({ type: "string", enum: ["resources_import"] }, (u) => u.purpose),
     type: field({ type: "string", enum: [...FILE_TYPES] }, (u) => u.type),
     created: field(UNIX_TIME, (u) => Number(u.created)),
-    expires_at: field({ ...UNIX_TIME, description: "Unix seconds: an upload not completed by then expires and its parts are reclaimed." }, (u) => Number(u.expiresAt)),
+    expires_at: field({ ...UNIX_TIME, description: "Unix seconds: an upload not completed by then expires and its parts are reclaimed." }, (u) =>
+      Number(u.expiresAt),
+    ),
     file: field({ oneOf: [schemaRef("File"), { type: "null" }], description: "The file, once completed." }, (u) => (u.file ? FileObject.render(u.file) : null)),
   },
   [FileObject as never],
@@ -80,4 +89,7 @@ export const UploadPartObject = publicObject<UploadPart>("UploadPart", {
 /** The `:id` of `/v1/files/:id`. */
 export const FILE_ID_PATH = { id: { example: exampleId("file"), schema: { type: "string", description: "The file id." } } } satisfies Record<string, ParamSpec>;
 /** The `:id` of `/v1/uploads/:id`. */
-export const UPLOAD_ID_PATH = { id: { example: exampleId("upl"), schema: { type: "string", description: "The upload id." } } } satisfies Record<string, ParamSpec>;
+export const UPLOAD_ID_PATH = { id: { example: exampleId("upl"), schema: { type: "string", description: "The upload id." } } } satisfies Record<
+  string,
+  ParamSpec
+>;

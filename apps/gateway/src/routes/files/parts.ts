@@ -62,8 +62,11 @@ export const uploadPart = defineStreamOperation({
       required: true,
       description:
         "The part's raw bytes, at most 64 MiB; the 1 MiB body limit does not apply, and the upload is cut only when nothing arrives for 30 s. " +
-        "The same bytes sent again are the same part (its id again); a part that would take the upload's parts past its `bytes`, or the account past its storage quota, is 400 `limit_exceeded`.",
-      content: { "application/octet-stream": { schema: { type: "string", format: "binary", contentMediaType: "application/octet-stream", maxLength: PART_MAX_BYTES } } },
+        "The same bytes sent again are the same part (its id again); a part that would take the upload's parts past its `bytes`, or the account past " +
+        "its storage quota, is 400 `limit_exceeded`.",
+      content: {
+        "application/octet-stream": { schema: { type: "string", format: "binary", contentMediaType: "application/octet-stream", maxLength: PART_MAX_BYTES } },
+      },
     },
     async handle(input, deps) {
       const { req, core, tenant, path } = input;
@@ -72,7 +75,8 @@ export const uploadPart = defineStreamOperation({
         throw new ApiError("unsupported_media_type", `A part's body is application/octet-stream, not '${type.slice(0, 100) || "no content type"}'.`);
       }
       const declared = Number(req.headers["content-length"] ?? Number.NaN);
-      if (Number.isFinite(declared) && declared > PART_MAX_BYTES) throw new ApiError("request_too_large", `A part is at most ${PART_MAX_BYTES} bytes (64 MiB).`);
+      if (Number.isFinite(declared) && declared > PART_MAX_BYTES)
+        throw new ApiError("request_too_large", `A part is at most ${PART_MAX_BYTES} bytes (64 MiB).`);
       // The fingerprint's start is the request's; the length goes to core besides, for its checks before the bytes.
       const first = { tenant, uploadId: path["id"] ?? "" };
       const start = { ...first, ...(Number.isFinite(declared) ? { bytes: BigInt(declared) } : {}) };

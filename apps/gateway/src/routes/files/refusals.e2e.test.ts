@@ -146,7 +146,8 @@ function wholeBodyUpload(path: string, options: { secret: string; body: Buffer; 
     socket.once("secureConnect", () => {
       const expect = options.expect ? "Expect: 100-continue\r\n" : "";
       socket.write(
-        `POST ${path} HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${options.secret}\r\nContent-Type: ${options.type}\r\nContent-Length: ${options.body.length}\r\n${expect}\r\n`,
+        `POST ${path} HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${options.secret}\r\nContent-Type: ${options.type}\r\nContent-Length: ` +
+          `${options.body.length}\r\n${expect}\r\n`,
       );
       if (!options.expect) return void sendBody().catch(reject);
       // The interim answer, read on its own; the final one is read after the body, as such a client does.
@@ -184,7 +185,13 @@ function curlUpload(curl: string, path: string, options: { secret: string; expec
     child.on("close", (exit) => {
       const at = stdout.lastIndexOf("\n");
       const body = stdout.slice(0, at);
-      resolve({ exit, status: Number(stdout.slice(at + 1)), json: body ? JSON.parse(body) : {}, continued: /^< HTTP\/1\.1 100 Continue/m.test(stderr), stderr });
+      resolve({
+        exit,
+        status: Number(stdout.slice(at + 1)),
+        json: body ? JSON.parse(body) : {},
+        continued: /^< HTTP\/1\.1 100 Continue/m.test(stderr),
+        stderr,
+      });
     });
   });
 }
@@ -231,7 +238,11 @@ describe("Expect: 100-continue: a refusal the headers decide comes instead of 10
     expect(answer.continued).toBe(false);
     const curl = installedTool("curl", "CURL");
     if (!curl) return context.skip("curl is not installed");
-    const byCurl = await curlUpload(curl, "/v1/files", { secret: "sk_test_not_a_key_0000000000000000", expect: true, form: ["purpose=resources_import", `file=@${bigFile}`] });
+    const byCurl = await curlUpload(curl, "/v1/files", {
+      secret: "sk_test_not_a_key_0000000000000000",
+      expect: true,
+      form: ["purpose=resources_import", `file=@${bigFile}`],
+    });
     expect(byCurl.exit, byCurl.stderr.slice(-2000)).toBe(0);
     expect(byCurl.status).toBe(401);
     expect(byCurl.continued).toBe(false);
@@ -258,15 +269,30 @@ describe("Expect: 100-continue: a refusal the headers decide comes instead of 10
     const file = await multipart(Buffer.from('{"name":"x"}\n'), "one.jsonl");
     const refused = await nodeUpload("/v1/files", { secret: full, body: file.body, type: file.type, expect: true });
     expect(refused).toMatchObject({ status: 400, continued: false, json: { error: { code: "limit_exceeded" } } });
-    const part = await nodeUpload(`/v1/uploads/${upload.json.id}/parts`, { secret: full, body: Buffer.from("0123456789"), type: "application/octet-stream", expect: true });
+    const part = await nodeUpload(`/v1/uploads/${upload.json.id}/parts`, {
+      secret: full,
+      body: Buffer.from("0123456789"),
+      type: "application/octet-stream",
+      expect: true,
+    });
     expect(part).toMatchObject({ status: 400, continued: false, json: { error: { code: "limit_exceeded" } } });
-    const missing = await nodeUpload("/v1/uploads/upl_0000000000000000000000/parts", { secret: full, body: Buffer.from("x"), type: "application/octet-stream", expect: true });
+    const missing = await nodeUpload("/v1/uploads/upl_0000000000000000000000/parts", {
+      secret: full,
+      body: Buffer.from("x"),
+      type: "application/octet-stream",
+      expect: true,
+    });
     expect(missing).toMatchObject({ status: 404, continued: false });
 
     // With room, a part under Expect: 100-continue gets its 100 Continue once core asked for the bytes, then 201.
     const { key: roomy } = await withSecretKey(stack);
     const open = await stack.api.post("/v1/uploads", { key: roomy, json: { purpose: "resources_import", filename: "ok.jsonl", bytes: 10, type: "jsonl" } });
-    const accepted = await nodeUpload(`/v1/uploads/${open.json.id}/parts`, { secret: roomy, body: Buffer.from("0123456789"), type: "application/octet-stream", expect: true });
+    const accepted = await nodeUpload(`/v1/uploads/${open.json.id}/parts`, {
+      secret: roomy,
+      body: Buffer.from("0123456789"),
+      type: "application/octet-stream",
+      expect: true,
+    });
     expect(accepted).toMatchObject({ status: 201, continued: true, json: { object: "upload.part", size: 10 } });
     const whole = await nodeUpload("/v1/files", { secret: roomy, body: file.body, type: file.type, expect: true });
     expect(whole).toMatchObject({ status: 201, continued: true, json: { object: "file" } });

@@ -35,7 +35,12 @@ function startMessage(input: StreamInput, start: { purpose: string | undefined; 
   return { tenant: input.tenant, purpose: start.purpose ?? "", filename: start.filename, type: start.type, maxBytes: BigInt(start.maxBytes) };
 }
 
-function uploadMessages(first: ReturnType<typeof startMessage>, purposeBefore: string | undefined, bytes: AsyncIterable<Uint8Array>, after: ReadonlyMap<string, string>) {
+function uploadMessages(
+  first: ReturnType<typeof startMessage>,
+  purposeBefore: string | undefined,
+  bytes: AsyncIterable<Uint8Array>,
+  after: ReadonlyMap<string, string>,
+) {
   return (async function* (): AsyncGenerator<MessageInitShape<typeof UploadFileRequestSchema>> {
     yield { part: { case: "start", value: first } };
     let size = 0n;
@@ -60,14 +65,25 @@ export const uploadFile = defineStreamOperation({
   summary: "Upload a file",
   scope: "files:write",
   success: { status: 201, description: "The file, once every byte is durable.", object: FileObject as never },
-  errors: ["parameter_missing", "parameter_invalid", "parameter_unknown", "file_type_invalid", "string_too_long", "limit_exceeded", "request_too_large", "unsupported_media_type"],
+  errors: [
+    "parameter_missing",
+    "parameter_invalid",
+    "parameter_unknown",
+    "file_type_invalid",
+    "string_too_long",
+    "limit_exceeded",
+    "request_too_large",
+    "unsupported_media_type",
+  ],
   stream: {
     streamsBody: true,
     requestBody: {
       required: true,
       description:
-        "`multipart/form-data`, as Stripe's SDKs send it: the field `purpose` and one part `file` with a filename (`purpose` first lets a refusal come before the bytes are sent). " +
-        "Its type comes from the extension (`.jsonl`, `.ndjson`, `.csv`) or the part's content type (`application/x-ndjson`, `application/jsonl`, `text/csv`). " +
+        "`multipart/form-data`, as Stripe's SDKs send it: the field `purpose` and one part `file` with a filename (`purpose` first lets a refusal come " +
+        "before the bytes are sent). " +
+        "Its type comes from the extension (`.jsonl`, `.ndjson`, `.csv`) or the part's content type (`application/x-ndjson`, `application/jsonl`, " +
+        "`text/csv`). " +
         "At most FILES_MAX_BYTES (512 MiB by default); the 1 MiB body limit does not apply, and the upload is cut only when nothing arrives for 30 s.",
       content: {
         "multipart/form-data": {
@@ -78,7 +94,12 @@ export const uploadFile = defineStreamOperation({
             properties: {
               [PURPOSE]: { type: "string", enum: ["resources_import"], description: "What the file is for: clients upload import files." },
               // `format: binary` as well as 3.1's `contentMediaType`: generators type it as bytes (a Blob), not as text.
-              [FILE]: { type: "string", format: "binary", contentMediaType: "application/octet-stream", description: "The file's bytes, in a part with a filename." },
+              [FILE]: {
+                type: "string",
+                format: "binary",
+                contentMediaType: "application/octet-stream",
+                description: "The file's bytes, in a part with a filename.",
+              },
             },
           },
           // The file's type comes from its name's extension or a JSONL/CSV content type; application/octet-stream needs a
@@ -117,7 +138,11 @@ export const uploadFile = defineStreamOperation({
       for (const name of body.fields.keys())
         if (name !== PURPOSE) refuse(new ApiError("parameter_unknown", `Received unknown parameter: ${name.slice(0, 100)}`, { param: name.slice(0, 100) }));
       if (body.name !== FILE)
-        refuse(new ApiError("parameter_unknown", `Received unknown parameter: ${body.name.slice(0, 100)}; the file part is named \`file\`.`, { param: body.name.slice(0, 100) }));
+        refuse(
+          new ApiError("parameter_unknown", `Received unknown parameter: ${body.name.slice(0, 100)}; the file part is named \`file\`.`, {
+            param: body.name.slice(0, 100),
+          }),
+        );
       purposeBefore = body.fields.get(PURPOSE);
       if (purposeBefore === "") refuse(new ApiError("parameter_missing", "Missing required param: purpose.", { param: PURPOSE }));
       if (!body.filename) refuse(new ApiError("parameter_invalid", "The file part has no filename.", { param: FILE }));
@@ -135,7 +160,11 @@ export const uploadFile = defineStreamOperation({
       }
       const first = startMessage(input, { purpose: purposeBefore, filename, type: type as FileType, maxBytes });
       await sendUpload(input, "uploadFile", first, async ({ metadata, onTrailers }) => {
-        const reply = await core.files.uploadFile(uploadMessages(first, purposeBefore, body.bytes, trailing), { metadata, onTrailers, timeoutMs: 24 * 60 * 60 * 1000 });
+        const reply = await core.files.uploadFile(uploadMessages(first, purposeBefore, body.bytes, trailing), {
+          metadata,
+          onTrailers,
+          timeoutMs: 24 * 60 * 60 * 1000,
+        });
         return { status: 201, body: FileObject.render(reply.file) };
       });
     },

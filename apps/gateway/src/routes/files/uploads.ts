@@ -20,7 +20,11 @@ export const createUpload = defineOperation({
       schema: { type: "string", enum: ["resources_import"], description: "What the file is for (uploads make import files)." },
     },
     filename: { required: true, example: "rows.jsonl", schema: { type: "string", minLength: 1, maxLength: 255, description: "The file's name." } },
-    bytes: { required: true, example: 10485760, schema: { type: "integer", minimum: 0, maximum: UPLOAD_MAX_BYTES, description: "The file's total size in bytes, at most 8 GiB." } },
+    bytes: {
+      required: true,
+      example: 10485760,
+      schema: { type: "integer", minimum: 0, maximum: UPLOAD_MAX_BYTES, description: "The file's total size in bytes, at most 8 GiB." },
+    },
     type: { required: true, example: "jsonl", schema: { type: "string", enum: [...FILE_TYPES], description: "The file's type." } },
   },
   success: { status: 201, description: "The pending upload; send its parts, then complete it within the hour.", object: UploadObject },
@@ -67,7 +71,13 @@ export const completeUpload = defineOperation({
     part_ids: {
       required: true,
       example: ["part_0000000000000000000000"],
-      schema: { type: "array", minItems: 1, maxItems: 10_000, items: { type: "string" }, description: "The parts, in file order; their sizes add up to the upload's `bytes`." },
+      schema: {
+        type: "array",
+        minItems: 1,
+        maxItems: 10_000,
+        items: { type: "string" },
+        description: "The parts, in file order; their sizes add up to the upload's `bytes`.",
+      },
     },
   },
   // 10,000 part ids fit; a form body is bounded by the parameter limit of forms.

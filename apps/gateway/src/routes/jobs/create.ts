@@ -20,7 +20,9 @@ const JOB_CREATE_PARAMS = {
     required: true,
     schema: {
       ...PARAMS_SCHEMA,
-      description: "By type: `filter` and `update`; `filter`; `file` (an uploaded `resources_import` file) or `items` (up to 10,000); an export's optional `filter` and `format`.",
+      description:
+        "By type: `filter` and `update`; `filter`; `file` (an uploaded `resources_import` file) or `items` (up to 10,000); an export's optional " +
+        "`filter` and `format`.",
     },
   },
   validate_only: {
@@ -35,7 +37,14 @@ const JOB_CREATE_PARAMS = {
   },
 } satisfies Record<string, ParamSpec>;
 
-const JOB_CREATE_ERRORS: readonly ErrorCode[] = ["parameter_missing", "parameter_invalid", "parameter_invalid_empty", "parameter_unknown", "string_too_long", "metadata_invalid"];
+const JOB_CREATE_ERRORS: readonly ErrorCode[] = [
+  "parameter_missing",
+  "parameter_invalid",
+  "parameter_invalid_empty",
+  "parameter_unknown",
+  "string_too_long",
+  "metadata_invalid",
+];
 
 /** The request of a create and of its preview alike: one tenant, one typed params (the same checks). */
 function jobRequest({ params, tenant }: OperationInput) {

@@ -20,7 +20,10 @@ export const listJobErrors = defineOperation({
       schema: { ...INDEX, description: "Cursor: the errors of items after this index. Not together with `ending_before` (400)." },
     },
     // No example: exclusive with starting_after, whose example is shown (the examples together make one valid request).
-    ending_before: { example: undefined, schema: { ...INDEX, description: "Cursor: the errors of items before this index. Not together with `starting_after` (400)." } },
+    ending_before: {
+      example: undefined,
+      schema: { ...INDEX, description: "Cursor: the errors of items before this index. Not together with `starting_after` (400)." },
+    },
   },
   success: { status: 200, description: "One page of the job's item errors, by item index (ascending).", object: JobItemErrorListObject },
   errors: ["resource_missing", "limit_invalid", "parameter_invalid"],

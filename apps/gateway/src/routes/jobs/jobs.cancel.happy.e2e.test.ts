@@ -9,7 +9,8 @@ type Json = Record<string, any>;
 const ctx = useStackWithDatabase();
 
 describe("POST /v1/jobs/{id}/cancel", () => {
-  const newJob = async () => (await ctx.stack.api.post("/v1/jobs", { key: ctx.key, json: { type: "resources.import", params: { items: [{ name: "c" }] } } })).json as Json;
+  const newJob = async () =>
+    (await ctx.stack.api.post("/v1/jobs", { key: ctx.key, json: { type: "resources.import", params: { items: [{ name: "c" }] } } })).json as Json;
 
   it("cancels a queued job at once, with its job.canceled event; a second cancel is 409", async () => {
     const job = await newJob();

@@ -62,16 +62,25 @@ describe("POST /v1/jobs", () => {
     const stored = await ctx.db.collection("jobs").findOne({ _id: job.id });
     expect(stored?.["params"]).toEqual({ file: job.params.file });
 
-    const reused = await ctx.stack.api.post("/v1/jobs", { key: ctx.key, json: { ...json, params: { items: [{ name: "other" }] } }, headers: { "Idempotency-Key": "import-1" } });
+    const reused = await ctx.stack.api.post("/v1/jobs", {
+      key: ctx.key,
+      json: { ...json, params: { items: [{ name: "other" }] } },
+      headers: { "Idempotency-Key": "import-1" },
+    });
     expect(reused.status).toBe(400);
     expect(reused.json.error.code).toBe("idempotency_key_reused");
   });
 
   it("queues a bulk update and a bulk delete from forms (ids[], string integers) and JSON alike", async () => {
-    const form = `type=resources.bulk_update&params[filter][ids][]=${RES_ID}&params[filter][status]=active&params[filter][metadata][plan]=pro&params[filter][created][gte]=1700000000&params[update][status]=archived&params[update][metadata][plan]=`;
+    const form =
+      `type=resources.bulk_update&params[filter][ids][]=${RES_ID}&params[filter][status]=active&params[filter][metadata][plan]=pro` +
+      "&params[filter][created][gte]=1700000000&params[update][status]=archived&params[update][metadata][plan]=";
     const json = {
       type: "resources.bulk_update",
-      params: { filter: { ids: [RES_ID], status: "active", metadata: { plan: "pro" }, created: { gte: 1700000000 } }, update: { status: "archived", metadata: { plan: "" } } },
+      params: {
+        filter: { ids: [RES_ID], status: "active", metadata: { plan: "pro" }, created: { gte: 1700000000 } },
+        update: { status: "archived", metadata: { plan: "" } },
+      },
     };
     const viaForm = await ctx.stack.api.post("/v1/jobs", { key: ctx.key, form });
     const viaJson = await ctx.stack.api.post("/v1/jobs", { key: ctx.key, json });
@@ -80,10 +89,16 @@ describe("POST /v1/jobs", () => {
     expect(viaForm.json.progress).toEqual({ total: null, processed: 0, failed: 0, skipped: 0 });
     expect(masked(viaJson.text)).toBe(masked(viaForm.text));
 
-    const indexed = await ctx.stack.api.post("/v1/jobs", { key: ctx.key, form: `type=resources.bulk_delete&params[filter][ids][0]=${RES_ID}&params[filter][created][lte]=5` });
+    const indexed = await ctx.stack.api.post("/v1/jobs", {
+      key: ctx.key,
+      form: `type=resources.bulk_delete&params[filter][ids][0]=${RES_ID}&params[filter][created][lte]=5`,
+    });
     expect(indexed.status).toBe(201);
     expect(indexed.json.params).toEqual({ filter: { ids: [RES_ID], created: { lte: 5 } } });
-    const clear = await ctx.stack.api.post("/v1/jobs", { key: ctx.key, form: "type=resources.bulk_update&params[filter][status]=paused&params[update][metadata]=" });
+    const clear = await ctx.stack.api.post("/v1/jobs", {
+      key: ctx.key,
+      form: "type=resources.bulk_update&params[filter][status]=paused&params[update][metadata]=",
+    });
     expect(clear.status).toBe(201);
     expect(clear.json.params).toEqual({ filter: { status: "paused" }, update: { metadata: "" } });
   });

@@ -60,16 +60,36 @@ describe("POST /v1/jobs", () => {
     ["item not an object", { type: "resources.import", params: { items: ["a"] } }, "parameter_invalid", "params[items][0]"],
     ["unknown item field", { type: "resources.import", params: { items: [{ name: "a", colour: "red" }] } }, "parameter_unknown", "params[items][0][colour]"],
     ["item name not a string", { type: "resources.import", params: { items: [{ name: "a" }, { name: 5 }] } }, "parameter_invalid", "params[items][1][name]"],
-    ["item metadata value null", { type: "resources.import", params: { items: [{ name: "a", metadata: { k: null } }] } }, "metadata_invalid", "params[items][0][metadata][k]"],
+    [
+      "item metadata value null",
+      { type: "resources.import", params: { items: [{ name: "a", metadata: { k: null } }] } },
+      "metadata_invalid",
+      "params[items][0][metadata][k]",
+    ],
     ["no filter", { type: "resources.bulk_delete", params: {} }, "parameter_missing", "params[filter]"],
     ["empty filter", { type: "resources.bulk_delete", params: { filter: {} } }, "parameter_invalid_empty", "params[filter]"],
     ["unknown filter field", { type: "resources.bulk_delete", params: { filter: { name: "a" } } }, "parameter_unknown", "params[filter][name]"],
     ["bad filter status", { type: "resources.bulk_delete", params: { filter: { status: "gone" } } }, "parameter_invalid", "params[filter][status]"],
     ["malformed id", { type: "resources.bulk_delete", params: { filter: { ids: [RES_ID, "job_x"] } } }, "parameter_invalid", "params[filter][ids][1]"],
     ["empty ids", { type: "resources.bulk_delete", params: { filter: { ids: [] } } }, "parameter_invalid_empty", "params[filter][ids]"],
-    ["unknown created bound", { type: "resources.bulk_delete", params: { filter: { created: { since: 1 } } } }, "parameter_unknown", "params[filter][created][since]"],
-    ["created not an integer", { type: "resources.bulk_delete", params: { filter: { created: { gte: "soon" } } } }, "parameter_invalid", "params[filter][created][gte]"],
-    ["empty metadata filter value", { type: "resources.bulk_delete", params: { filter: { metadata: { k: "" } } } }, "parameter_invalid_empty", "params[filter][metadata][k]"],
+    [
+      "unknown created bound",
+      { type: "resources.bulk_delete", params: { filter: { created: { since: 1 } } } },
+      "parameter_unknown",
+      "params[filter][created][since]",
+    ],
+    [
+      "created not an integer",
+      { type: "resources.bulk_delete", params: { filter: { created: { gte: "soon" } } } },
+      "parameter_invalid",
+      "params[filter][created][gte]",
+    ],
+    [
+      "empty metadata filter value",
+      { type: "resources.bulk_delete", params: { filter: { metadata: { k: "" } } } },
+      "parameter_invalid_empty",
+      "params[filter][metadata][k]",
+    ],
     [
       "metadata filter key with brackets",
       { type: "resources.bulk_delete", params: { filter: { metadata: { "a[b]": "1" } } } },
@@ -78,8 +98,18 @@ describe("POST /v1/jobs", () => {
     ],
     ["no update", { type: "resources.bulk_update", params: { filter: { status: "active" } } }, "parameter_missing", "params[update]"],
     ["empty update", { type: "resources.bulk_update", params: { filter: { status: "active" }, update: {} } }, "parameter_invalid_empty", "params[update]"],
-    ["update of name", { type: "resources.bulk_update", params: { filter: { status: "active" }, update: { name: "x" } } }, "parameter_unknown", "params[update][name]"],
-    ["bad update status", { type: "resources.bulk_update", params: { filter: { status: "active" }, update: { status: "" } } }, "parameter_invalid_empty", "params[update][status]"],
+    [
+      "update of name",
+      { type: "resources.bulk_update", params: { filter: { status: "active" }, update: { name: "x" } } },
+      "parameter_unknown",
+      "params[update][name]",
+    ],
+    [
+      "bad update status",
+      { type: "resources.bulk_update", params: { filter: { status: "active" }, update: { status: "" } } },
+      "parameter_invalid_empty",
+      "params[update][status]",
+    ],
     [
       "update metadata value too long",
       { type: "resources.bulk_update", params: { filter: { status: "active" }, update: { metadata: { k: "x".repeat(501) } } } },
@@ -121,7 +151,11 @@ describe("POST /v1/jobs", () => {
   });
 
   it("takes several statuses, up to 5 metadata keys and every created bound in both encodings, echoed as given", async () => {
-    const filter = { status: ["paused", "archived"], metadata: { a: "1", b: "2", c: "3", d: "4", e: "5" }, created: { gt: 1, gte: 2, lt: 9_000_000_000, lte: 9_000_000_001 } };
+    const filter = {
+      status: ["paused", "archived"],
+      metadata: { a: "1", b: "2", c: "3", d: "4", e: "5" },
+      created: { gt: 1, gte: 2, lt: 9_000_000_000, lte: 9_000_000_001 },
+    };
     const body = { type: "resources.bulk_delete", params: { filter } };
     const viaJson = await ctx.stack.api.post("/v1/jobs", { key: ctx.key, json: body });
     expect(viaJson.status).toBe(201);
@@ -149,7 +183,8 @@ describe("POST /v1/jobs", () => {
 });
 
 describe("POST /v1/jobs/{id}/cancel", () => {
-  const newJob = async () => (await ctx.stack.api.post("/v1/jobs", { key: ctx.key, json: { type: "resources.import", params: { items: [{ name: "c" }] } } })).json as Json;
+  const newJob = async () =>
+    (await ctx.stack.api.post("/v1/jobs", { key: ctx.key, json: { type: "resources.import", params: { items: [{ name: "c" }] } } })).json as Json;
 
   it.each(["succeeded", "failed", "canceled"])("refuses to cancel a %s job with 409 state_conflict", async (status) => {
     const job = await newJob();

@@ -29,7 +29,8 @@ describe("GET /v1/jobs/{id}/errors", () => {
       { index: 0, id: null, code: "parameter_invalid_empty", param: "name", message: "empty" },
       { index: 2, id: null, code: "parameter_invalid_empty", param: "name", message: "empty" },
     ]);
-    const indexes = async (query: string) => ((await ctx.stack.api.get(`/v1/jobs/${job.id}/errors?${query}`, { key: ctx.key })).json.data as Json[]).map((e) => e.index);
+    const indexes = async (query: string) =>
+      ((await ctx.stack.api.get(`/v1/jobs/${job.id}/errors?${query}`, { key: ctx.key })).json.data as Json[]).map((e) => e.index);
     expect(await indexes("starting_after=2")).toEqual([5, 11]);
     expect(await indexes("ending_before=11&limit=2")).toEqual([2, 5]);
     expect((await ctx.stack.api.get(`/v1/jobs/${job.id}/errors?starting_after=1&ending_before=3`, { key: ctx.key })).json.error.code).toBe("parameter_invalid");

@@ -22,7 +22,8 @@ afterAll(async () => {
 
 const small = { type: "resources.import", params: { items: [{ name: "one" }] } };
 
-it("(b) one account queues jobs up to its limit, the next is 400 limit_exceeded in JSON and in a form; another account's small job starts and finishes on a worker while that backlog is still queued", async () => {
+it("(b) one account queues jobs up to its limit, the next is 400 limit_exceeded in JSON and in a form; another account's small job starts and finishes " +
+  "on a worker while that backlog is still queued", async () => {
   for (let i = 0; i < 100; i++) expect((await stack.api.post("/v1/jobs", { key: busy, json: small })).status).toBe(201);
   const overJson = await stack.api.post("/v1/jobs", { key: busy, json: small });
   const overForm = await stack.api.post("/v1/jobs", { key: busy, form: "type=resources.import&params[items][0][name]=one" });
@@ -47,7 +48,8 @@ it("(b) one account queues jobs up to its limit, the next is 400 limit_exceeded 
     const queued = (await stack.api.get("/v1/jobs?status=queued&limit=100", { key: busy })).json as Json;
     const stillQueued = queued.data.length;
     console.log(
-      `fair jobs e2e (b): the other account's job succeeded ${job.finished_at - job.created} s after its create, with ${stillQueued} of the busy account's 100 jobs still queued`,
+      `fair jobs e2e (b): the other account's job succeeded ${job.finished_at - job.created} s after its create, with ${stillQueued} of the busy ` +
+        `account's 100 jobs still queued`,
     );
     expect(stillQueued).toBeGreaterThan(0);
   } finally {

@@ -75,7 +75,9 @@ it("export (JSONL and CSV) -> download: every resource once, and the bytes hash 
   const { key: own } = await withSecretKey(ctx.stack);
   const ids: string[] = [];
   for (let i = 0; i < 25; i++)
-    ids.push((await ctx.stack.api.post("/v1/resources", { key: own, json: { name: i === 3 ? 'a "quoted", name' : `x${i}`, metadata: { i: String(i) } } })).json.id);
+    ids.push(
+      (await ctx.stack.api.post("/v1/resources", { key: own, json: { name: i === 3 ? 'a "quoted", name' : `x${i}`, metadata: { i: String(i) } } })).json.id,
+    );
   for (const format of ["jsonl", "csv"] as const) {
     const created = await ctx.stack.api.post("/v1/jobs", { key: own, json: { type: "resources.export", params: { format } } });
     expect(created.status).toBe(201);

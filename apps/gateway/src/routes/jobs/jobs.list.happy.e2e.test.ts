@@ -12,7 +12,10 @@ describe("GET /v1/jobs and /v1/jobs/{id}", () => {
     const { key: own, account: mine } = await withSecretKey(ctx.stack);
     const ids: string[] = [];
     for (let i = 0; i < 4; i++) {
-      const body = i % 2 === 0 ? { type: "resources.import", params: { items: [{ name: `n${i}` }] } } : { type: "resources.bulk_delete", params: { filter: { ids: [RES_ID] } } };
+      const body =
+        i % 2 === 0
+          ? { type: "resources.import", params: { items: [{ name: `n${i}` }] } }
+          : { type: "resources.bulk_delete", params: { filter: { ids: [RES_ID] } } };
       ids.push((await ctx.stack.api.post("/v1/jobs", { key: own, json: body })).json.id);
     }
     await setJob(ctx.db, ids[1]!, { status: "succeeded", finished_at: 1_800_000_000, result: { deleted: 1, errors: [] } });

@@ -59,7 +59,14 @@ describe("POST /v1/jobs with validate_only=true", () => {
   });
 
   it("previews an import: the item count and the items that would fail (as result.errors shows them), in both encodings", async () => {
-    const items = [{ name: "ok" }, { name: "" }, { name: "x".repeat(201) }, { name: "fine", status: "paused" }, { name: "bad", status: "gone" }, { metadata: { k: "v" } }];
+    const items = [
+      { name: "ok" },
+      { name: "" },
+      { name: "x".repeat(201) },
+      { name: "fine", status: "paused" },
+      { name: "bad", status: "gone" },
+      { metadata: { k: "v" } },
+    ];
     // A form's "true", here in JSON too: both encodings take the text form of a boolean.
     const json = { type: "resources.import", params: { items }, validate_only: "true" };
     const form =
@@ -89,9 +96,15 @@ describe("POST /v1/jobs with validate_only=true", () => {
     expect(previewed.status).toBe(400);
     expect(previewed.json.error).toEqual({ ...created.json.error, request_id: previewed.json.error.request_id });
     expect(previewed.json.error).toMatchObject({ code: "parameter_invalid_empty", param: "params[filter]" });
-    const unknownItemField = await ctx.stack.api.post("/v1/jobs", { key: ctx.key, form: "type=resources.import&validate_only=true&params[items][0][colour]=red" });
+    const unknownItemField = await ctx.stack.api.post("/v1/jobs", {
+      key: ctx.key,
+      form: "type=resources.import&validate_only=true&params[items][0][colour]=red",
+    });
     expect(unknownItemField.json.error).toMatchObject({ code: "parameter_unknown", param: "params[items][0][colour]" });
-    const notBoolean = await ctx.stack.api.post("/v1/jobs", { key: ctx.key, json: { type: "resources.import", params: { items: [{ name: "a" }] }, validate_only: "yes" } });
+    const notBoolean = await ctx.stack.api.post("/v1/jobs", {
+      key: ctx.key,
+      json: { type: "resources.import", params: { items: [{ name: "a" }] }, validate_only: "yes" },
+    });
     expect(notBoolean.status).toBe(400);
     expect(notBoolean.json.error).toMatchObject({ code: "parameter_invalid", param: "validate_only" });
     expect(await ctx.db.collection("jobs").countDocuments({ account: ctx.account.id })).toBe(0);
@@ -106,7 +119,11 @@ describe("POST /v1/jobs with validate_only=true", () => {
     const request = { type: "resources.import", params: { items: [{ name: "a" }, { name: "" }] } };
     const headers = { "Idempotency-Key": "preview-1" };
     const first = await ctx.stack.api.post("/v1/jobs", { key: own, json: { ...request, validate_only: true }, headers });
-    const again = await ctx.stack.api.post("/v1/jobs", { key: own, form: "type=resources.import&params[items][0][name]=a&params[items][1][name]=&validate_only=true", headers });
+    const again = await ctx.stack.api.post("/v1/jobs", {
+      key: own,
+      form: "type=resources.import&params[items][0][name]=a&params[items][1][name]=&validate_only=true",
+      headers,
+    });
     expect(first.status).toBe(200);
     expect(again.status).toBe(200);
     expect(again.headers["idempotent-replayed"]).toBe("true");
@@ -119,7 +136,8 @@ describe("POST /v1/jobs with validate_only=true", () => {
 
   it("needs jobs:write, like a create", async () => {
     const owner = await ctx.stack.newAccount();
-    const preview = (k: string) => ctx.stack.api.post("/v1/jobs", { key: k, json: { type: "resources.import", params: { items: [{ name: "s" }] }, validate_only: true } });
+    const preview = (k: string) =>
+      ctx.stack.api.post("/v1/jobs", { key: k, json: { type: "resources.import", params: { items: [{ name: "s" }] }, validate_only: true } });
     const writer = (await owner.key("restricted", "test", { scopes: ["jobs:write"] })).secret;
     const reader = (await owner.key("restricted", "test", { scopes: ["jobs:read", "resources:read"] })).secret;
     const publishable = (await owner.key("publishable")).secret;

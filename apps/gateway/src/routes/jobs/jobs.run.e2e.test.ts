@@ -52,7 +52,8 @@ it("imports from a bracket-notation form: good items created, a bad item failed 
 
 it("bulk-updates by ids[] in a form and bulk-deletes by a JSON filter", async () => {
   const ids: string[] = [];
-  for (const name of ["u1", "u2", "u3"]) ids.push((await ctx.stack.api.post("/v1/resources", { key: ctx.key, form: { name, metadata: { team: "x" } } })).json.id);
+  for (const name of ["u1", "u2", "u3"])
+    ids.push((await ctx.stack.api.post("/v1/resources", { key: ctx.key, form: { name, metadata: { team: "x" } } })).json.id);
   const form = `type=resources.bulk_update&${ids
     .slice(0, 2)
     .map((id) => `params[filter][ids][]=${id}`)

@@ -5,7 +5,8 @@ const ctx = useStackWithSecretKey();
 
 describe("GET /v1/jobs and /v1/jobs/{id}", () => {
   it("answers 404 for a job of another account or mode, and keeps lists apart", async () => {
-    const job = (await ctx.stack.api.post("/v1/jobs", { key: ctx.key, json: { type: "resources.import", params: { items: [{ name: "mine" }] } } })).json.id as string;
+    const job = (await ctx.stack.api.post("/v1/jobs", { key: ctx.key, json: { type: "resources.import", params: { items: [{ name: "mine" }] } } })).json
+      .id as string;
     const other = (await withSecretKey(ctx.stack)).key;
     const live = (await ctx.account.key("secret", "live")).secret;
     for (const stranger of [other, live]) {
@@ -28,7 +29,8 @@ describe("scopes", () => {
   it("jobs:read reads, jobs:write also writes (and reads), other keys get 403", async () => {
     const owner = await ctx.stack.newAccount();
     const secret = (await owner.key("secret")).secret;
-    const job = (await ctx.stack.api.post("/v1/jobs", { key: secret, json: { type: "resources.import", params: { items: [{ name: "s" }] } } })).json.id as string;
+    const job = (await ctx.stack.api.post("/v1/jobs", { key: secret, json: { type: "resources.import", params: { items: [{ name: "s" }] } } })).json
+      .id as string;
     const reader = (await owner.key("restricted", "test", { scopes: ["jobs:read"] })).secret;
     const writer = (await owner.key("restricted", "test", { scopes: ["jobs:write"] })).secret;
     const resourcesOnly = (await owner.key("restricted", "test", { scopes: ["resources:read", "resources:write"] })).secret;

@@ -18,7 +18,9 @@ export const listJobs = defineOperation({
   },
   success: {
     status: 200,
-    description: "One page of jobs, newest first (finished jobs are kept 30 days). A page holds fewer than `limit` jobs when their params are large; `has_more` says more follow.",
+    description:
+      "One page of jobs, newest first (finished jobs are kept 30 days). A page holds fewer than `limit` jobs when their params are large; `has_more` " +
+      "says more follow.",
     object: JobListObject,
   },
   errors: ["limit_invalid", "parameter_invalid"],

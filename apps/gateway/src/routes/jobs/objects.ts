@@ -42,7 +42,10 @@ export const JobObject = renderedObject<Job>(
       additionalProperties: false,
       required: ["total", "processed", "failed", "skipped"],
       properties: {
-        total: { type: ["integer", "null"], description: "Items of the job: an import's from the start, a bulk job's once its filter is evaluated (null until then)." },
+        total: {
+          type: ["integer", "null"],
+          description: "Items of the job: an import's from the start, a bulk job's once its filter is evaluated (null until then).",
+        },
         processed: { type: "integer" },
         failed: { type: "integer" },
         skipped: { type: "integer", description: "Items deleted before the job reached them." },
@@ -62,10 +65,15 @@ export const JobObject = renderedObject<Job>(
         results_file: {
           type: ["string", "null"],
           description:
-            'A `job_results` file: an import\'s has one line per input row in row order, `{"line":n,"id":"res_..."}` or `{"line":n,"code","param","message"}`; ' +
-            'a bulk job\'s one line per item, `{"id","outcome":"updated"|"deleted"|"skipped"}` or `{"id","code","param","message"}`. Null when the job wrote none.',
+            'A `job_results` file: an import\'s has one line per input row in row order, `{"line":n,"id":"res_..."}` or ' +
+            '`{"line":n,"code","param","message"}`; ' +
+            'a bulk job\'s one line per item, `{"id","outcome":"updated"|"deleted"|"skipped"}` or `{"id","code","param","message"}`. Null when the job ' +
+            "wrote none.",
         },
-        file: { type: ["string", "null"], description: "An export's `resources_export` file (a succeeded export only; a canceled or failed one leaves no file)." },
+        file: {
+          type: ["string", "null"],
+          description: "An export's `resources_export` file (a succeeded export only; a canceled or failed one leaves no file).",
+        },
       },
     },
     failure_code: {
@@ -97,8 +105,10 @@ export const JobPreviewObject = renderedObject<string>(
       type: "integer",
       minimum: 0,
       description:
-        "A bulk job or an export: the resources its filter matches now, among the first 100,000 of the range its filter's index walks (`total_is_lower_bound` says whether it stopped there). " +
-        "An inline import: its item count. A file import: the rows of the file's first 1,000 that were read (the file's row count when it has no more; `total_is_lower_bound` when it has).",
+        "A bulk job or an export: the resources its filter matches now, among the first 100,000 of the range its filter's index walks " +
+        "(`total_is_lower_bound` says whether it stopped there). " +
+        "An inline import: its item count. A file import: the rows of the file's first 1,000 that were read (the file's row count when it has no more; " +
+        "`total_is_lower_bound` when it has).",
     },
     sample: {
       type: "array",
@@ -111,12 +121,14 @@ export const JobPreviewObject = renderedObject<string>(
       maxItems: 100,
       items: schemaRef(JobItemErrorObject.name),
       description:
-        "An import: the items (a file import: the rows among its first 1,000) that would fail, the first 100, as `result.errors` would show them (`id` null). Empty for a bulk job.",
+        "An import: the items (a file import: the rows among its first 1,000) that would fail, the first 100, as `result.errors` would show them (`id` " +
+        "null). Empty for a bulk job.",
     },
     total_is_lower_bound: {
       type: "boolean",
       description:
-        "A bulk job: true when counting stopped after examining 100,000 resources, so `total` means at least as many (the job itself takes every match). Always false for an import.",
+        "A bulk job: true when counting stopped after examining 100,000 resources, so `total` means at least as many (the job itself takes every " +
+        "match). Always false for an import.",
     },
   },
   (json) => json,
@@ -140,7 +152,9 @@ export const JobItemErrorListObject = publicObject<JobErrorPage>(
     object: constant("list"),
     url: field({ type: "string", pattern: `^/v1/jobs/${idPattern("job")}/errors$` }, (page) => `/v1/jobs/${page.jobId}/errors`),
     has_more: field({ type: "boolean" }, (page) => page.hasMore),
-    data: field({ type: "array", maxItems: LIST_LIMIT_MAX, items: schemaRef(JobItemErrorObject.name) }, (page) => page.items.map((e) => JobItemErrorObject.render(e))),
+    data: field({ type: "array", maxItems: LIST_LIMIT_MAX, items: schemaRef(JobItemErrorObject.name) }, (page) =>
+      page.items.map((e) => JobItemErrorObject.render(e)),
+    ),
   },
   [JobItemErrorObject as never],
 );

@@ -90,7 +90,8 @@ export function jobParamsOf(type: JobType, raw: unknown): MessageInitShape<typeo
           throw new ApiError("parameter_invalid", "Give either params[file] (an uploaded file) or params[items], not both.", { param: "params[file]" });
         return { kind: { case: "importItems", value: { file, items: [] } } };
       }
-      if (params["items"] === undefined) throw new ApiError("parameter_missing", "Missing required param: params[file] (or params[items]).", { param: "params[file]" });
+      if (params["items"] === undefined)
+        throw new ApiError("parameter_missing", "Missing required param: params[file] (or params[items]).", { param: "params[file]" });
       const items = listAt(params["items"], "params[items]");
       return { kind: { case: "importItems", value: { items: items.map(itemOf) } } };
     }
@@ -121,7 +122,8 @@ const FILTER_SCHEMA = filterSchema(
 );
 const { minProperties: _atLeastOne, ...EXPORT_FILTER_SCHEMA } = filterSchema(
   "job",
-  "Which resources, as the list filters them, every condition optional (none: every resource of the account and mode). Evaluated when the job starts: resources made later are not exported.",
+  "Which resources, as the list filters them, every condition optional (none: every resource of the account and mode). Evaluated when the job starts: " +
+    "resources made later are not exported.",
 );
 const FILE_ID: JsonSchema = { type: "string", pattern: "^file_[0-9A-Za-z]+$", description: "A file of purpose `resources_import` (`POST /v1/files`)." };
 const [UPDATE_METADATA_OBJECT, UPDATE_METADATA_CLEAR] = metadataParam(true).schema["oneOf"] as [JsonSchema, JsonSchema];

@@ -21,7 +21,8 @@ function textFilter(params: Record<string, unknown>, name: keyof typeof TEXT_FIL
   const { pattern, max } = TEXT_FILTERS[name];
   const value = optionalString(params, name);
   if (value === undefined) return undefined;
-  if (value.length === 0 || value.length > max || !new RegExp(pattern).test(value)) throw invalid(name, `Invalid ${name}: 1 to ${max} characters matching ${pattern}.`);
+  if (value.length === 0 || value.length > max || !new RegExp(pattern).test(value))
+    throw invalid(name, `Invalid ${name}: 1 to ${max} characters matching ${pattern}.`);
   return value;
 }
 
@@ -75,7 +76,8 @@ export const listRequestLogs = defineLocalOperation({
   success: {
     status: 200,
     description:
-      "One page of this account's requests in this key's mode, newest first (kept 14 days); the dashboard's own only with `source`. Each filter alone, or `path` with `method`, combines with `source`, `created` and the cursors; another combination is 400.",
+      "One page of this account's requests in this key's mode, newest first (kept 14 days); the dashboard's own only with `source`. Each filter alone, " +
+      "or `path` with `method`, combines with `source`, `created` and the cursors; another combination is 400.",
     object: RequestLogListObject,
   },
   errors: ["limit_invalid", "parameter_invalid", "parameter_invalid_empty"],

@@ -31,7 +31,10 @@ export const RequestLogObject = publicObject<StoredRequestLog>("RequestLog", {
   livemode: field({ type: "boolean" }, (r) => r.livemode),
   created: field({ type: "integer", description: "Unix seconds." }, (r) => r.created),
   request_params: field(
-    { ...KEPT, description: `The parameters as parsed (query or body); null when none were read (refused before) or they were file contents. ${KEPT.description}` },
+    {
+      ...KEPT,
+      description: `The parameters as parsed (query or body); null when none were read (refused before) or they were file contents. ${KEPT.description}`,
+    },
     requestParamsOf,
   ),
   response_body: field({ ...KEPT, description: `The JSON answered; null for an answer that was not JSON. ${KEPT.description}` }, responseBodyOf),
@@ -39,7 +42,8 @@ export const RequestLogObject = publicObject<StoredRequestLog>("RequestLog", {
     {
       type: "string",
       enum: ["api", "dashboard"],
-      description: "Where the request came from, by its key: `dashboard` for a dashboard session's key (`POST /v1/dashboard_sessions`), `api` for every other key.",
+      description:
+        "Where the request came from, by its key: `dashboard` for a dashboard session's key (`POST /v1/dashboard_sessions`), `api` for every other key.",
     },
     (r) => r.source ?? "api",
   ),
@@ -48,10 +52,9 @@ export const RequestLogObject = publicObject<StoredRequestLog>("RequestLog", {
 export const RequestLogListObject = listOf(RequestLogObject, "/v1/request_logs", LIST_LIMIT_MAX);
 
 /** The `:id` of `/v1/request_logs/:id`. */
-export const REQUEST_LOG_ID_PATH = { id: { example: EXAMPLE_REQUEST_ID, schema: { type: "string", description: "The request id (`Request-Id`)." } } } satisfies Record<
-  string,
-  ParamSpec
->;
+export const REQUEST_LOG_ID_PATH = {
+  id: { example: EXAMPLE_REQUEST_ID, schema: { type: "string", description: "The request id (`Request-Id`)." } },
+} satisfies Record<string, ParamSpec>;
 
 // A query string given an empty value is refused like any empty parameter (400 `parameter_invalid_empty`).
 const cursor = { type: "string", pattern: "^req_[0-9A-Za-z]{24}$" } as const;
@@ -99,7 +102,10 @@ export const REQUEST_LOG_LIST_PARAMS = {
     notWith: "ending_before",
     schema: { ...cursor, description: "Cursor: the page after this request id (older). Not together with `ending_before` (400)." },
   },
-  ending_before: { example: undefined, schema: { ...cursor, description: "Cursor: the page before this request id (newer). Not together with `starting_after` (400)." } },
+  ending_before: {
+    example: undefined,
+    schema: { ...cursor, description: "Cursor: the page before this request id (newer). Not together with `starting_after` (400)." },
+  },
   status: { example: undefined, schema: textFilterSchema("status", "An exact status (`404`) or a class (`2xx`, `4xx`, `5xx`).") },
   method: { example: "POST", schema: { type: "string", enum: ["GET", "POST", "DELETE"], description: "The request's method." } },
   path: {

@@ -48,7 +48,10 @@ describe("the four requests of the issue", () => {
     });
     const missing = await stack.api.get("/v1/resources/res_0000000000000000000000", { key });
     const invalid = await stack.api.post("/v1/resources", { key, json: { name: "bad", status: "sleeping" } });
-    const endpoint = await stack.api.post("/v1/webhook_endpoints", { key, json: { url: "https://hooks.example.com/logs", enabled_events: ["resource.created"] } });
+    const endpoint = await stack.api.post("/v1/webhook_endpoints", {
+      key,
+      json: { url: "https://hooks.example.com/logs", enabled_events: ["resource.created"] },
+    });
     expect([created.status, missing.status, invalid.status, endpoint.status]).toEqual([201, 404, 400, 201]);
     expect(endpoint.json.secret).toMatch(/^whsec_/);
     resourceId = created.json.id;
@@ -266,7 +269,9 @@ describe("what is recorded, and for whom", () => {
         }),
         expect.objectContaining({ status: 200 }),
       ]);
-      expect(await list(`?api_key=${expired.id}`)).toEqual([expect.objectContaining({ id: refusedExpired.headers["request-id"], status: 401, error_code: "api_key_expired" })]);
+      expect(await list(`?api_key=${expired.id}`)).toEqual([
+        expect.objectContaining({ id: refusedExpired.headers["request-id"], status: 401, error_code: "api_key_expired" }),
+      ]);
     });
     expect(await raw().countDocuments({ _id: unknown.headers["request-id"] as never })).toBe(0);
   });
@@ -331,7 +336,8 @@ describe("the list's rules", () => {
     const doc = (await stack.api.get("/v1/openapi.json")).json;
     const parameters = doc.paths["/v1/request_logs"].get.parameters as Json[];
     const schemaOf = (name: string) => parameters.find((p) => p["name"] === name)!["schema"] as Json;
-    const accepts = (schema: Json, value: string) => value.length >= schema["minLength"] && value.length <= schema["maxLength"] && new RegExp(schema["pattern"]).test(value);
+    const accepts = (schema: Json, value: string) =>
+      value.length >= schema["minLength"] && value.length <= schema["maxLength"] && new RegExp(schema["pattern"]).test(value);
     const values: [string, string][] = [
       ["idempotency_key", "plain-key-1"],
       ["idempotency_key", "clé"],

@@ -33,7 +33,13 @@ function holdsSecret(schema: Obj | undefined, seen = new Set<string>()): boolean
     return holdsSecret(doc["components"]["schemas"][name], seen);
   }
   if (schema["properties"] && "secret" in schema["properties"]) return true;
-  const children = [...(schema["oneOf"] ?? []), ...(schema["anyOf"] ?? []), ...(schema["allOf"] ?? []), ...Object.values(schema["properties"] ?? {}), schema["items"]];
+  const children = [
+    ...(schema["oneOf"] ?? []),
+    ...(schema["anyOf"] ?? []),
+    ...(schema["allOf"] ?? []),
+    ...Object.values(schema["properties"] ?? {}),
+    schema["items"],
+  ];
   return children.some((child: Obj | undefined) => holdsSecret(child, seen));
 }
 
@@ -59,7 +65,9 @@ function secretsIn(value: unknown): string[] {
 
 it("walks every operation answering a secret, in both encodings and as a replay, and no log holds a secret", async () => {
   const operations = secretOperations();
-  expect(operations.map((o) => `${o.method} ${o.path}`).sort()).toEqual(expect.arrayContaining(["post /v1/webhook_endpoints", "post /v1/webhook_endpoints/{id}/rotate_secret"]));
+  expect(operations.map((o) => `${o.method} ${o.path}`).sort()).toEqual(
+    expect.arrayContaining(["post /v1/webhook_endpoints", "post /v1/webhook_endpoints/{id}/rotate_secret"]),
+  );
   const endpoint = await stack.api.post("/v1/webhook_endpoints", { key, json: { url: "https://hooks.example.com/walk", enabled_events: ["*"] } });
   expect(endpoint.status).toBe(201);
   const secrets = new Set<string>(secretsIn(endpoint.json));
@@ -75,7 +83,11 @@ it("walks every operation answering a secret, in both encodings and as a replay,
     for (const encoding of ["json", "form"] as const) {
       const idempotencyKey = `walk-${n++}`;
       const send = () =>
-        stack.api.post(path.replace("{id}", endpoint.json.id), { key, ...(encoding === "json" ? { json: body } : { form: body }), headers: { "idempotency-key": idempotencyKey } });
+        stack.api.post(path.replace("{id}", endpoint.json.id), {
+          key,
+          ...(encoding === "json" ? { json: body } : { form: body }),
+          headers: { "idempotency-key": idempotencyKey },
+        });
       const first = await send();
       const replay = await send();
       expect(first.status, `${path} ${encoding}: ${first.text}`).toBeLessThan(300);

@@ -19,7 +19,9 @@ type Positioned = RequestLogDocument & { pos: number };
 
 /** A request log as a stream sends it: `id: req_...`, `event: request_log`, `data: <the request log object>`. */
 export function requestLogItem(record: Positioned): StreamItem<RequestLogDocument> {
-  return streamItem(tenantKey(record), record.pos, record as RequestLogDocument, () => sseFrame(record._id, "request_log", JSON.stringify(RequestLogObject.render(record))));
+  return streamItem(tenantKey(record), record.pos, record as RequestLogDocument, () =>
+    sseFrame(record._id, "request_log", JSON.stringify(RequestLogObject.render(record))),
+  );
 }
 
 /** The gateway's one feed of its request logs: its own change stream of them, resumed by its token (docs/streams.md). */
@@ -66,14 +68,17 @@ export const streamRequestLogs = defineStreamOperation({
         type: "string",
         pattern: REQUEST_ID.source,
         description:
-          "Start after this request log: every later one comes, those recorded while the client was away included. The `Last-Event-ID` header wins over it. Absent: from the connection on.",
+          "Start after this request log: every later one comes, those recorded while the client was away included. The `Last-Event-ID` header wins " +
+          "over it. Absent: from the connection on.",
       },
     },
   },
   success: {
     status: 200,
     description:
-      "`text/event-stream`: each request log as `id: req_...`, `event: request_log`, `data: <the request log object>`, in the order they were recorded (oldest first), once each; filters as the list's (any combination), the dashboard's own only with `source`; a `: keep-alive` comment every 15 s; the server ends the stream after an hour. A key holds at most 10 streams.",
+      "`text/event-stream`: each request log as `id: req_...`, `event: request_log`, `data: <the request log object>`, in the order they were recorded " +
+      "(oldest first), once each; filters as the list's (any combination), the dashboard's own only with `source`; a `: keep-alive` comment every 15 " +
+      "s; the server ends the stream after an hour. A key holds at most 10 streams.",
     object: RequestLogObject as never,
   },
   errors: ["parameter_invalid", "too_many_streams"],
@@ -87,7 +92,8 @@ export const streamRequestLogs = defineStreamOperation({
             event: { type: "string", const: "request_log" },
             object: RequestLogObject.name,
             description:
-              "One Server-Sent Event: `id: req_...`, `event: request_log`, `data: <the RequestLog object as JSON>`, then a blank line; comment lines (`: keep-alive`) between.",
+              "One Server-Sent Event: `id: req_...`, `event: request_log`, `data: <the RequestLog object as JSON>`, then a blank line; comment lines " +
+              "(`: keep-alive`) between.",
           }),
         },
       },
@@ -108,9 +114,13 @@ export const streamRequestLogs = defineStreamOperation({
           throw ApiError.unavailable(error);
         });
         if (!page)
-          throw new ApiError("parameter_invalid", `Invalid ${after?.param ?? "starting_after"}: no request log of this account and mode has this id (or it has expired).`, {
-            param: after?.param ?? "starting_after",
-          });
+          throw new ApiError(
+            "parameter_invalid",
+            `Invalid ${after?.param ?? "starting_after"}: no request log of this account and mode has this id (or it has expired).`,
+            {
+              param: after?.param ?? "starting_after",
+            },
+          );
         return { items: page.records.filter(keep).map(requestLogItem), through: page.through, head: page.head };
       };
       await serveStream(input, services, {

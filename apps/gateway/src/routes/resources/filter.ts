@@ -26,7 +26,8 @@ function stringsAt(params: Params, name: string, noun: string): string[] | undef
   if (!items) throw new ApiError("parameter_invalid", `Invalid ${name}: must be a list of ${noun}, got ${describe(value)}.`, { param: name });
   if (items.length === 0) throw new ApiError("parameter_invalid_empty", `Invalid ${name}: give at least one value.`, { param: name });
   items.forEach((item, i) => {
-    if (typeof item !== "string") throw new ApiError("parameter_invalid", `Invalid ${name}[${i}]: must be one of the ${noun}, got ${describe(item)}.`, { param: `${name}[${i}]` });
+    if (typeof item !== "string")
+      throw new ApiError("parameter_invalid", `Invalid ${name}[${i}]: must be one of the ${noun}, got ${describe(item)}.`, { param: `${name}[${i}]` });
   });
   return items as string[];
 }

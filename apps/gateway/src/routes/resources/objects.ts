@@ -44,10 +44,18 @@ function fail(): never {
 export const RESOURCE_PARAMS = {
   name: {
     example: "Staging cluster",
-    schema: { type: "string", minLength: 1, maxLength: RESOURCE_NAME_MAX, description: `1 to ${RESOURCE_NAME_MAX} characters (Unicode code points), kept as given.` },
+    schema: {
+      type: "string",
+      minLength: 1,
+      maxLength: RESOURCE_NAME_MAX,
+      description: `1 to ${RESOURCE_NAME_MAX} characters (Unicode code points), kept as given.`,
+    },
   },
   status: { example: "paused", schema: { ...STATUS, description: "`active` (default on create), `paused` or `archived`." } },
 } satisfies Record<string, ParamSpec>;
 
 /** The `:id` of `/v1/resources/:id`. */
-export const RESOURCE_ID_PATH = { id: { example: exampleId("res"), schema: { type: "string", description: "The resource id." } } } satisfies Record<string, ParamSpec>;
+export const RESOURCE_ID_PATH = { id: { example: exampleId("res"), schema: { type: "string", description: "The resource id." } } } satisfies Record<
+  string,
+  ParamSpec
+>;

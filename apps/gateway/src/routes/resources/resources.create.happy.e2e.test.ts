@@ -20,7 +20,9 @@ it("creates a resource with defaults: 201 and exactly the six fields", async () 
 it("gives the same bytes for the JSON and the form version of a create", async () => {
   const viaForm = await ctx.stack.api.post("/v1/resources", {
     key: ctx.key,
-    form: "name=%20Spaces+kept%20&status=archived&metadata[plan]=pro&metadata[seats]=5&metadata[__proto__]=data&metadata[a.b]=c&metadata[%24where]=x&metadata[0]=zero",
+    form:
+      "name=%20Spaces+kept%20&status=archived&metadata[plan]=pro&metadata[seats]=5" +
+      "&metadata[__proto__]=data&metadata[a.b]=c&metadata[%24where]=x&metadata[0]=zero",
   });
   const viaJson = await ctx.stack.api.post("/v1/resources", {
     key: ctx.key,
@@ -30,7 +32,8 @@ it("gives the same bytes for the JSON and the form version of a create", async (
   expect([viaForm.status, viaJson.status]).toEqual([201, 201]);
   expect(normalized(viaJson.text)).toBe(normalized(viaForm.text));
   expect(normalized(viaJson.text)).toBe(
-    '{"id":"res_X","object":"resource","name":" Spaces kept ","status":"archived","metadata":{"0":"zero","plan":"pro","seats":"5","__proto__":"data","a.b":"c","$where":"x"},"created":0}',
+    '{"id":"res_X","object":"resource","name":" Spaces kept ' +
+      '","status":"archived","metadata":{"0":"zero","plan":"pro","seats":"5","__proto__":"data","a.b":"c","$where":"x"},"created":0}',
   );
 });
 

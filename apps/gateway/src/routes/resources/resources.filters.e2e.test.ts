@@ -17,7 +17,8 @@ beforeAll(async () => {
     const response = await ctx.stack.api.post("/v1/resources", { key: ctx.key, json: { name: `Unit ${i}`, status, metadata: { team, n: i } } });
     made.push({ id: response.json.id, status, team });
   }
-  foreign = (await ctx.stack.api.post("/v1/resources", { key: (await withSecretKey(ctx.stack)).key, json: { name: "Unit x", metadata: { team: "red" } } })).json.id;
+  foreign = (await ctx.stack.api.post("/v1/resources", { key: (await withSecretKey(ctx.stack)).key, json: { name: "Unit x", metadata: { team: "red" } } })).json
+    .id;
 });
 
 /** Every id a list walk returns for `filter` (in the query string), in order, 7 per page. */
@@ -69,7 +70,12 @@ const sorted = (ids: string[]) => [...ids].sort();
 it.each([
   ["several statuses", { status: ["paused", "archived"] }, "status:'paused' OR status:'archived'", "json"],
   ["one metadata key and a status", { metadata: { team: "red" }, status: "active" }, "metadata['team']:'red' AND status:'active'", "form"],
-  ["a created range with metadata", { created: { gte: 0, lte: 4_102_444_800 }, metadata: { team: "blue" } }, "created>=0 created<=4102444800 metadata['team']:'blue'", "json"],
+  [
+    "a created range with metadata",
+    { created: { gte: 0, lte: 4_102_444_800 }, metadata: { team: "blue" } },
+    "created>=0 created<=4102444800 metadata['team']:'blue'",
+    "json",
+  ],
   ["a created range that ends before them", { created: { lt: 1 }, status: "active" }, "created<1 AND status:'active'", "form"],
 ] as const)("%s: the list, search and a bulk update select the same resources", async (_label, filter, query, encoding) => {
   const listed = await listWalk(filter);

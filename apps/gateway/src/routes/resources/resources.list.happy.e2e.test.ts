@@ -8,7 +8,10 @@ beforeAll(async () => {
   stack = await startStack();
   ({ key } = await withSecretKey(stack));
   for (let i = 0; i < 25; i++) {
-    const response = await stack.api.post("/v1/resources", { key, form: { name: `r${i}`, status: i % 3 === 0 ? "paused" : "active", metadata: { i: String(i) } } });
+    const response = await stack.api.post("/v1/resources", {
+      key,
+      form: { name: `r${i}`, status: i % 3 === 0 ? "paused" : "active", metadata: { i: String(i) } },
+    });
     ids.push(response.json.id);
   }
 });
@@ -124,7 +127,10 @@ describe("filters: created, metadata, ids, several statuses, combined with each 
     const viaQuery = await stack.api.get(`/v1/resources?${idsQuery(chosen)}&metadata[i]=6&created[gte]=${first}&status[]=paused&status[]=active`, { key });
     const json = { ids: chosen, metadata: { i: 6 }, created: { gte: first }, status: ["paused", "active"] };
     const viaJson = await stack.api.get("/v1/resources", { key, json });
-    const viaForm = await stack.api.get("/v1/resources", { key, form: `${idsQuery(chosen)}&metadata[i]=6&created[gte]=${first}&status[0]=paused&status[1]=active` });
+    const viaForm = await stack.api.get("/v1/resources", {
+      key,
+      form: `${idsQuery(chosen)}&metadata[i]=6&created[gte]=${first}&status[0]=paused&status[1]=active`,
+    });
     expect(viaQuery.json.data.map((r: { id: string }) => r.id)).toEqual([ids[6]]);
     expect(viaJson.text).toBe(viaQuery.text);
     expect(viaForm.text).toBe(viaQuery.text);

@@ -103,7 +103,9 @@ describe("search", () => {
     expect((await walk(`created>=${oldest()} AND created<=${newest()}`)).ids).toEqual(all.map((r) => r.id));
     expect((await walk(`created>${newest()}`)).ids).toEqual([]);
     expect((await walk(`created<${oldest()} status:'active'`)).ids).toEqual([]);
-    expect((await walk(`created:${newest()} AND name~'staging'`)).ids).toEqual(all.filter((r) => r.created === newest() && lower(r).startsWith("staging")).map((r) => r.id));
+    expect((await walk(`created:${newest()} AND name~'staging'`)).ids).toEqual(
+      all.filter((r) => r.created === newest() && lower(r).startsWith("staging")).map((r) => r.id),
+    );
   });
 
   it("clauses that cannot all hold find nothing", async () => {
@@ -155,7 +157,12 @@ describe("search", () => {
   });
 
   it("pages with stripe-node's search auto-paging (methodType search: next_page sent back as page)", async () => {
-    const stripe = new Stripe(ctx.key, { host: "127.0.0.1", port: ctx.stack.gateway.httpsPort, protocol: "https", httpAgent: new Agent({ ca: ctx.stack.gateway.certificate }) });
+    const stripe = new Stripe(ctx.key, {
+      host: "127.0.0.1",
+      port: ctx.stack.gateway.httpsPort,
+      protocol: "https",
+      httpAgent: new Agent({ ca: ctx.stack.gateway.certificate }),
+    });
     class Resources extends (Stripe as unknown as { StripeResource: new (stripe: Stripe) => object }).StripeResource {
       search(params: Json) {
         // biome-ignore lint/suspicious/noExplicitAny: stripe-node's request method is not in its public types.

@@ -32,7 +32,12 @@ describe("scope matrix: key kind x mode x endpoint", () => {
     { label: "secret", kind: "secret", allowed: () => undefined },
     { label: "publishable", kind: "publishable", allowed: (e) => (WRITES.has(e) ? "publishable_key_read_only" : undefined) },
     { label: "restricted resources:read", kind: "restricted", scopes: ["resources:read"], allowed: (e) => (WRITES.has(e) ? "insufficient_scope" : undefined) },
-    { label: "restricted resources:write", kind: "restricted", scopes: ["resources:write"], allowed: (e) => (WRITES.has(e) ? undefined : "insufficient_scope") },
+    {
+      label: "restricted resources:write",
+      kind: "restricted",
+      scopes: ["resources:write"],
+      allowed: (e) => (WRITES.has(e) ? undefined : "insufficient_scope"),
+    },
     { label: "restricted read+write", kind: "restricted", scopes: ["resources:read", "resources:write"], allowed: () => undefined },
     { label: "restricted jobs:write", kind: "restricted", scopes: ["jobs:write"], allowed: () => "insufficient_scope" },
   ];

@@ -11,11 +11,16 @@ async function create(body: Record<string, unknown>) {
 
 it("updates with 200 and the full resource; JSON and form give the same bytes", async () => {
   const a = await create({ name: "a", metadata: { keep: "1", drop: "2" } });
-  const viaJson = await ctx.stack.api.post(`/v1/resources/${a.id}`, { key: ctx.key, json: { name: "renamed", status: "paused", metadata: { drop: "", added: 3 } } });
+  const viaJson = await ctx.stack.api.post(`/v1/resources/${a.id}`, {
+    key: ctx.key,
+    json: { name: "renamed", status: "paused", metadata: { drop: "", added: 3 } },
+  });
   const viaForm = await ctx.stack.api.post(`/v1/resources/${a.id}`, { key: ctx.key, form: "name=renamed&status=paused&metadata[drop]=&metadata[added]=3" });
   expect([viaJson.status, viaForm.status]).toEqual([200, 200]);
   expect(viaForm.text).toBe(viaJson.text);
-  expect(viaJson.text).toBe(`{"id":"${a.id}","object":"resource","name":"renamed","status":"paused","metadata":{"keep":"1","added":"3"},"created":${a.created}}`);
+  expect(viaJson.text).toBe(
+    `{"id":"${a.id}","object":"resource","name":"renamed","status":"paused","metadata":{"keep":"1","added":"3"},"created":${a.created}}`,
+  );
 });
 
 it("leaves omitted fields unchanged; an empty body returns the resource as it is", async () => {

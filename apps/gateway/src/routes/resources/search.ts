@@ -50,7 +50,8 @@ export const searchResources = defineOperation({
   success: {
     status: 200,
     description:
-      "Matches, newest first. One request examines at most 1,000 resources, so a page may hold fewer than `limit` (even none) while `has_more` is true; walking every `next_page` returns every match once.",
+      "Matches, newest first. One request examines at most 1,000 resources, so a page may hold fewer than `limit` (even none) while `has_more` is " +
+      "true; walking every `next_page` returns every match once.",
     object: ResourceSearchResultObject,
   },
   errors: ["parameter_missing", "search_query_invalid", "limit_invalid", "parameter_invalid"],

@@ -13,17 +13,25 @@ export const WebhookAttemptObject = publicObject<WebhookAttempt>("WebhookAttempt
       type: "string",
       enum: [...ATTEMPT_STATUSES, "pending"],
       description:
-        "`pending` only in a resend's answer when its attempt was not made before the call's deadline (the endpoint's lane is busy or the receiver slow); the attempt is listed under this id once made.",
+        "`pending` only in a resend's answer when its attempt was not made before the call's deadline (the endpoint's lane is busy or the receiver " +
+        "slow); the attempt is listed under this id once made.",
     },
     (a) => a.status,
   ),
-  response_status: field({ type: ["integer", "null"], description: "The receiver's HTTP status; null when no response came." }, (a) => a.responseStatus ?? null),
-  response_body: field({ type: ["string", "null"], description: "The first 1 KiB of the response body; null when no response came." }, (a) => a.responseBody ?? null),
+  response_status: field(
+    { type: ["integer", "null"], description: "The receiver's HTTP status; null when no response came." },
+    (a) => a.responseStatus ?? null,
+  ),
+  response_body: field(
+    { type: ["string", "null"], description: "The first 1 KiB of the response body; null when no response came." },
+    (a) => a.responseBody ?? null,
+  ),
   failure_code: field(
     {
       type: ["string", "null"],
       description:
-        "Why it failed: `timeout`, `dns_failed`, `connection_failed`, `tls_failed`, `invalid_response`, `redirect`, `http_error`, `blocked_address`, `invalid_url`, `secret_unavailable`; null on success.",
+        "Why it failed: `timeout`, `dns_failed`, `connection_failed`, `tls_failed`, `invalid_response`, `redirect`, `http_error`, `blocked_address`, " +
+        "`invalid_url`, `secret_unavailable`; null on success.",
     },
     (a) => a.failureCode ?? null,
   ),
@@ -37,7 +45,10 @@ export const WebhookAttemptListObject = publicObject<ListWebhookAttemptsResponse
   "WebhookAttemptList",
   {
     object: constant("list"),
-    url: field({ type: "string", pattern: `^/v1/webhook_endpoints/${idPattern("we")}/attempts$` }, (page) => `/v1/webhook_endpoints/${page.webhookEndpointId}/attempts`),
+    url: field(
+      { type: "string", pattern: `^/v1/webhook_endpoints/${idPattern("we")}/attempts$` },
+      (page) => `/v1/webhook_endpoints/${page.webhookEndpointId}/attempts`,
+    ),
     has_more: field({ type: "boolean" }, (page) => page.hasMore),
     data: field({ type: "array", maxItems: LIST_LIMIT_MAX, items: schemaRef(WebhookAttemptObject.name) }, (page) =>
       page.webhookAttempts.map((a) => WebhookAttemptObject.render(a)),
@@ -49,7 +60,10 @@ export const WebhookAttemptListObject = publicObject<ListWebhookAttemptsResponse
 /** The answer of a recovery: how many deliveries it scheduled, and whether events were left for another call. */
 export const RecoveryObject = publicObject<{ readonly scheduled: number; readonly hasMore: boolean }>("WebhookRecovery", {
   object: constant("recovery"),
-  scheduled: field({ type: "integer", minimum: 0, maximum: 10_000, description: "Recovery deliveries scheduled, one per event, at most 10,000 per call." }, (r) => r.scheduled),
+  scheduled: field(
+    { type: "integer", minimum: 0, maximum: 10_000, description: "Recovery deliveries scheduled, one per event, at most 10,000 per call." },
+    (r) => r.scheduled,
+  ),
   has_more: field(
     { type: "boolean", description: "True when more events whose deliveries all failed are left (the call stopped at 10,000): call again for the rest." },
     (r) => r.hasMore,

@@ -21,7 +21,8 @@ export const listWebhookAttempts = defineOperation({
       schema: {
         ...CREATED_RANGE_PARAM.schema,
         description:
-          "Bounds on the attempt's time, Unix seconds (`created[gte]=...`): the time its id begins with, when the attempt was due (the time it was made, unless the endpoint's lane was behind). With any filter.",
+          "Bounds on the attempt's time, Unix seconds (`created[gte]=...`): the time its id begins with, when the attempt was due (the time it was " +
+          "made, unless the endpoint's lane was behind). With any filter.",
       },
     },
   },

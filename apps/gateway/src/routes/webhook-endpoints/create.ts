@@ -2,7 +2,15 @@ import { optionalEnum, optionalMetadata, requiredString } from "../../parsing/pa
 import { metadataParam } from "../../schema/params.js";
 import { defineOperation } from "../../engine/operation.js";
 import { SIGNATURE_SCHEMES } from "@rms/proto";
-import { descriptionParam, ENDPOINT_PARAMS, enabledEventsParam, SIGNATURE_SCHEME_PARAM, STATUS_NAMES, statusToProto, WebhookEndpointWithSecretObject } from "./objects.js";
+import {
+  descriptionParam,
+  ENDPOINT_PARAMS,
+  enabledEventsParam,
+  SIGNATURE_SCHEME_PARAM,
+  STATUS_NAMES,
+  statusToProto,
+  WebhookEndpointWithSecretObject,
+} from "./objects.js";
 
 /** POST /v1/webhook_endpoints: 201 with the new endpoint and its secret (shown this once). */
 export const createWebhookEndpoint = defineOperation({

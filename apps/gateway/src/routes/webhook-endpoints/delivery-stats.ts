@@ -12,7 +12,8 @@ export const retrieveWebhookEndpointDeliveryStats = defineOperation({
   success: {
     status: 200,
     description:
-      "Success rates over the last hour and day, the failure streak, the latest failure, the pending deliveries and when the next is due, and the last 24 hours by hour: read from the attempts (kept 30 days) and the queue, with bounded reads.",
+      "Success rates over the last hour and day, the failure streak, the latest failure, the pending deliveries and when the next is due, and the last " +
+      "24 hours by hour: read from the attempts (kept 30 days) and the queue, with bounded reads.",
     object: DeliveryStatsObject,
   },
   errors: ["resource_missing"],

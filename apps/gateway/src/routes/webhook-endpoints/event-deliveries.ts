@@ -13,7 +13,8 @@ export const EventDeliveryObject = publicObject<EventDelivery & { eventId: strin
       type: "string",
       enum: ["pending", "succeeded", "failed", "none"],
       description:
-        "`pending`: attempts go on (`next_attempt_at`); `succeeded`: an attempt got a 2xx; `failed`: the retries ended without one (`ended_reason`); `none`: no delivery was scheduled (the endpoint did not exist, or did not subscribe to the type, when the event happened).",
+        "`pending`: attempts go on (`next_attempt_at`); `succeeded`: an attempt got a 2xx; `failed`: the retries ended without one (`ended_reason`); " +
+        "`none`: no delivery was scheduled (the endpoint did not exist, or did not subscribe to the type, when the event happened).",
     },
     (d) => d.status,
   ),
@@ -57,7 +58,9 @@ export const listEventDeliveries = defineOperation({
   pathParameters: { id: { example: exampleId("evt"), schema: { type: "string", description: "The event id." } } },
   success: {
     status: 200,
-    description: "The event's delivery to each endpoint of the account and mode, newest endpoint first: pending with its next attempt, succeeded, failed with why, or none.",
+    description:
+      "The event's delivery to each endpoint of the account and mode, newest endpoint first: pending with its next attempt, succeeded, failed with " +
+      "why, or none.",
     object: EventDeliveryListObject,
   },
   errors: ["resource_missing"],

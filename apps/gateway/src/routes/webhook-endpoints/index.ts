@@ -32,7 +32,9 @@ export const WEBHOOK_ENDPOINT_OPERATIONS: readonly Operation[] = [
 export const WEBHOOK_ENDPOINT_EVENTS: readonly EventPayload[] = [
   {
     type: "webhook_endpoint.disabled",
-    summary: "An endpoint was disabled: `reason` is `gone` (it answered 410) or `failing` (5 days of failed attempts); `data.object` is the endpoint, without its secret.",
+    summary:
+      "An endpoint was disabled: `reason` is `gone` (it answered 410) or `failing` (5 days of failed attempts); `data.object` is the endpoint, without " +
+      "its secret.",
     object: WebhookEndpointObject,
     reasons: ENDPOINT_DISABLED_REASONS,
   },

@@ -64,7 +64,10 @@ export const WebhookEndpointObject = publicObject<WebhookEndpoint>("WebhookEndpo
 /** The same with its newest signing secret: the create and rotate answers of a `v1` endpoint only. */
 const WebhookEndpointWithSecret = publicObject<WebhookEndpoint>("WebhookEndpointWithSecret", {
   ...fields,
-  secret: field({ type: "string", pattern: "^whsec_[A-Za-z0-9+/]{43}=$", description: "The signing secret: shown here and in the rotate answer only." }, (w) => w.secret ?? fail()),
+  secret: field(
+    { type: "string", pattern: "^whsec_[A-Za-z0-9+/]{43}=$", description: "The signing secret: shown here and in the rotate answer only." },
+    (w) => w.secret ?? fail(),
+  ),
 });
 
 /**
@@ -95,7 +98,10 @@ export const WebhookEndpointListObject = listOf(WebhookEndpointObject, "/v1/webh
 export const DeletedWebhookEndpointObject = deletedOf(WebhookEndpointObject, "webhook_endpoint", ENDPOINT_ID);
 
 /** The `:id` of `/v1/webhook_endpoints/:id`. */
-export const ENDPOINT_ID_PATH = { id: { example: exampleId("we"), schema: { type: "string", description: "The webhook endpoint id." } } } satisfies Record<string, ParamSpec>;
+export const ENDPOINT_ID_PATH = { id: { example: exampleId("we"), schema: { type: "string", description: "The webhook endpoint id." } } } satisfies Record<
+  string,
+  ParamSpec
+>;
 
 /** Parameters of create and update. */
 export const ENDPOINT_PARAMS = {

@@ -21,11 +21,17 @@ export const recoverWebhookEndpoint = defineOperation({
         type: "integer",
         minimum: 0,
         maximum: INTEGER_MAX,
-        description: "Unix seconds, at most 14 days ago and not in the future: every event since then whose deliveries to this endpoint all failed gets one recovery delivery.",
+        description:
+          "Unix seconds, at most 14 days ago and not in the future: every event since then whose deliveries to this endpoint all failed gets one " +
+          "recovery delivery.",
       },
     },
   },
-  success: { status: 200, description: "How many recovery deliveries were scheduled (at most 10,000, oldest events first), and whether more are left.", object: RecoveryObject },
+  success: {
+    status: 200,
+    description: "How many recovery deliveries were scheduled (at most 10,000, oldest events first), and whether more are left.",
+    object: RecoveryObject,
+  },
   errors: ["resource_missing", "parameter_missing", "parameter_invalid", "state_conflict"],
   service: "webhookEndpoints",
   rpc: "recoverWebhookEndpoint",

@@ -27,7 +27,8 @@ export const resendEvent = defineOperation({
   success: {
     status: 200,
     description:
-      "The attempt, made by a worker in the endpoint's lane before this answer (it may have failed: see `status` and `failure_code`), or, when not made within the call's deadline, as scheduled: `status: \"pending\"`, listed under the same id once made.",
+      "The attempt, made by a worker in the endpoint's lane before this answer (it may have failed: see `status` and `failure_code`), or, when not " +
+      'made within the call\'s deadline, as scheduled: `status: "pending"`, listed under the same id once made.',
     object: WebhookAttemptObject,
   },
   errors: ["resource_missing", "parameter_missing", "parameter_invalid", "parameter_invalid_empty"],

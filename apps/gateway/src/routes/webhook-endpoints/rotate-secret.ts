@@ -28,7 +28,9 @@ export const rotateWebhookEndpointSecret = defineOperation({
       ...SIGNATURE_SCHEME_PARAM,
       schema: {
         ...SIGNATURE_SCHEME_PARAM.schema,
-        description: `${SIGNATURE_SCHEME_PARAM.schema.description} Default: the endpoint's current scheme; another one moves the endpoint to it (the previous key keeps signing in its own scheme during \`expires_in\`).`,
+        description:
+          `${SIGNATURE_SCHEME_PARAM.schema.description} Default: the endpoint's current scheme; another one moves the endpoint to it (the ` +
+          `previous key keeps signing in its own scheme during \`expires_in\`).`,
       },
     },
   },

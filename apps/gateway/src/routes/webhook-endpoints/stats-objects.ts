@@ -10,10 +10,13 @@ const UNIX_OR_NULL = (description: string) => ({ type: ["integer", "null"], desc
 export const DeliveryCountsObject = publicObject<DeliveryCounts | undefined>("WebhookDeliveryCounts", {
   succeeded: field(COUNT, (c) => c?.succeeded ?? 0),
   failed: field(COUNT, (c) => c?.failed ?? 0),
-  success_rate: field({ type: ["number", "null"], minimum: 0, maximum: 1, description: "succeeded / (succeeded + failed); null when no attempt was made." }, (c) => {
-    const total = (c?.succeeded ?? 0) + (c?.failed ?? 0);
-    return total === 0 ? null : Math.round(((c?.succeeded ?? 0) / total) * 10_000) / 10_000;
-  }),
+  success_rate: field(
+    { type: ["number", "null"], minimum: 0, maximum: 1, description: "succeeded / (succeeded + failed); null when no attempt was made." },
+    (c) => {
+      const total = (c?.succeeded ?? 0) + (c?.failed ?? 0);
+      return total === 0 ? null : Math.round(((c?.succeeded ?? 0) / total) * 10_000) / 10_000;
+    },
+  ),
 });
 
 /** One hour of the chart. */
@@ -31,7 +34,9 @@ export const DeliveryStatsObject = publicObject<GetWebhookEndpointDeliveryStatsR
     object: constant("webhook_endpoint_delivery_stats"),
     webhook_endpoint: field(idSchema("we"), (s) => s.webhookEndpointId),
     as_of: field({ type: "integer", description: "Unix seconds: when these were read." }, (s) => Number(s.asOf)),
-    last_hour: field({ ...schemaRef(DeliveryCountsObject.name), description: "Attempts of the last 60 minutes." }, (s) => DeliveryCountsObject.render(s.lastHour)),
+    last_hour: field({ ...schemaRef(DeliveryCountsObject.name), description: "Attempts of the last 60 minutes." }, (s) =>
+      DeliveryCountsObject.render(s.lastHour),
+    ),
     last_day: field({ ...schemaRef(DeliveryCountsObject.name), description: "Attempts of the last 24 hours (the hours of `buckets`)." }, (s) =>
       DeliveryCountsObject.render(s.lastDay),
     ),
@@ -43,11 +48,17 @@ export const DeliveryStatsObject = publicObject<GetWebhookEndpointDeliveryStatsR
       s.failingSince === undefined ? null : Number(s.failingSince),
     ),
     last_failure: field(
-      { oneOf: [schemaRef(WebhookAttemptObject.name), { type: "null" }], description: "The newest failed attempt (30 days), with the receiver's status and body." },
+      {
+        oneOf: [schemaRef(WebhookAttemptObject.name), { type: "null" }],
+        description: "The newest failed attempt (30 days), with the receiver's status and body.",
+      },
       (s) => (s.lastFailure ? WebhookAttemptObject.render(s.lastFailure) : null),
     ),
     last_success_at: field(UNIX_OR_NULL("The newest successful attempt (30 days)."), (s) => (s.lastSuccessAt === undefined ? null : Number(s.lastSuccessAt))),
-    pending: field({ ...COUNT, description: "Deliveries waiting for an attempt (first ones and retries); counted up to 1,000 (1,000 means 1,000 or more)." }, (s) => s.pending),
+    pending: field(
+      { ...COUNT, description: "Deliveries waiting for an attempt (first ones and retries); counted up to 1,000 (1,000 means 1,000 or more)." },
+      (s) => s.pending,
+    ),
     next_attempt_at: field(UNIX_OR_NULL("When the earliest pending delivery is due; in the past while the endpoint's lane works through a backlog."), (s) =>
       s.nextAttemptAt === undefined ? null : Number(s.nextAttemptAt),
     ),
@@ -55,7 +66,9 @@ export const DeliveryStatsObject = publicObject<GetWebhookEndpointDeliveryStatsR
       s.buckets.map((b) => DeliveryBucketObject.render(b)),
     ),
     counted_from: field(
-      UNIX_OR_NULL("Set when the day held more than 5,000 attempts: the counts are of the newest 5,000, made from this hour on (Unix seconds); null otherwise."),
+      UNIX_OR_NULL(
+        "Set when the day held more than 5,000 attempts: the counts are of the newest 5,000, made from this hour on (Unix seconds); null otherwise.",
+      ),
       (s) => (s.attemptsCapped && s.countedFrom !== undefined ? Number(s.countedFrom) : null),
     ),
   },

@@ -154,7 +154,13 @@ describe("resend", () => {
     await subscribe(endpoint);
     const viaJson = await stack.api.post(`/v1/events/${event.id}/resend`, { key, json: { webhook_endpoint: endpoint.id } });
     expect(viaJson.status).toBe(200);
-    expect(viaJson.json).toMatchObject({ status: "failed", response_status: 503, response_body: "down for maintenance", failure_code: "http_error", trigger: "manual" });
+    expect(viaJson.json).toMatchObject({
+      status: "failed",
+      response_status: 503,
+      response_body: "down for maintenance",
+      failure_code: "http_error",
+      trigger: "manual",
+    });
   });
 
   it("waits past the gateway's usual 10 s deadline for a receiver that never answers: the attempt ends at the 15 s delivery timeout", async () => {
@@ -212,7 +218,8 @@ describe("attempts", () => {
     expect(list.status).toBe(200);
     expect(list.json).toMatchObject({ object: "list", url: `/v1/webhook_endpoints/${endpoint.id}/attempts`, has_more: false });
     expect(list.json.data).toEqual([a3, a2, a1]);
-    const ids = async (query: string) => (await stack.api.get(`/v1/webhook_endpoints/${endpoint.id}/attempts?${query}`, { key })).json.data.map((a: Json) => a.id);
+    const ids = async (query: string) =>
+      (await stack.api.get(`/v1/webhook_endpoints/${endpoint.id}/attempts?${query}`, { key })).json.data.map((a: Json) => a.id);
     expect(await ids(`event=${e1.id}`)).toEqual([a3.id, a1.id]);
     expect(await ids("status=failed")).toEqual([a1.id]);
     expect(await ids(`status=succeeded&event=${e2.id}`)).toEqual([a2.id]);
@@ -237,7 +244,9 @@ describe("delivery_stats", () => {
     const event = await newEvent();
     const deliveries = mongo.db(stack.databaseName).collection("webhook_deliveries");
     // The scheduled delivery fails twice (one retry) and ends.
-    await eventually(async () => expect(await deliveries.countDocuments({ endpoint: endpoint.id, event: event.id, status: "failed" })).toBe(1), { timeoutMs: 20_000 });
+    await eventually(async () => expect(await deliveries.countDocuments({ endpoint: endpoint.id, event: event.id, status: "failed" })).toBe(1), {
+      timeoutMs: 20_000,
+    });
     const stats = await stack.api.get(`/v1/webhook_endpoints/${endpoint.id}/delivery_stats`, { key });
     expect(stats.status).toBe(200);
     expect(Object.keys(stats.json)).toEqual([
@@ -348,7 +357,11 @@ describe("recover", () => {
     for (const zero of [{ form: { since: "0" } }, { json: { since: 0 } }, { json: { since: "0" } }, { form: { since: "1" } }]) {
       const bad = await stack.api.post(`/v1/webhook_endpoints/${endpoint.id}/recover`, { key, ...zero });
       expect(bad.status).toBe(400);
-      expect(bad.json.error).toMatchObject({ code: "parameter_invalid", param: "since", message: expect.stringMatching(/from \d+ \(14 days ago\) to \d+ \(now\)/) });
+      expect(bad.json.error).toMatchObject({
+        code: "parameter_invalid",
+        param: "since",
+        message: expect.stringMatching(/from \d+ \(14 days ago\) to \d+ \(now\)/),
+      });
     }
     const missing = await stack.api.post(`/v1/webhook_endpoints/${endpoint.id}/recover`, { key, form: {} });
     expect(missing.json.error).toMatchObject({ code: "parameter_missing", param: "since" });
@@ -402,31 +415,38 @@ function verifiedByPython(publicKey: string, delivery: Received): string | null 
 }
 
 describe("v1a signatures end to end", () => {
-  it("a v1a endpoint's delivery verifies with its public key alone (node:crypto, and Python's cryptography when installed); the v1 library finds no signature it knows", async () => {
-    const endpoint = await newEndpoint("/ok", key, { signature_scheme: "v1a" });
-    expect(endpoint).toMatchObject({ signature_scheme: "v1a", public_key: expect.stringMatching(/^whpk_/) });
-    expect(endpoint).not.toHaveProperty("secret");
-    const event = await newEvent();
-    await subscribe(endpoint);
-    const before = receiver.received.length;
-    const resent = await stack.api.post(`/v1/events/${event.id}/resend`, { key, json: { webhook_endpoint: endpoint.id } });
-    expect(resent.json).toMatchObject({ status: "succeeded", failure_code: null });
-    const delivery = receiver.received.slice(before).find((r) => r.headers["webhook-id"] === event.id)!;
-    expect(String(delivery.headers["webhook-signature"])).toMatch(/^v1a,[A-Za-z0-9+/]{86}==$/);
-    expect(verifiesV1a(endpoint.public_key, delivery)).toBe(true);
-    expect(JSON.parse(delivery.body)).toMatchObject({ id: event.id, type: "resource.created", data: event.data });
-    // A changed body, or another endpoint's public key, does not verify.
-    expect(verifiesV1a(endpoint.public_key, { ...delivery, body: delivery.body.replace("hooked", "hacked") })).toBe(false);
-    const other = await newEndpoint("/ok", key, { signature_scheme: "v1a" });
-    expect(verifiesV1a(other.public_key, delivery)).toBe(false);
-    const python = verifiedByPython(endpoint.public_key, delivery);
-    if (python !== null) expect(python).toBe("verified");
-    expect(() => new Webhook(`whsec_${Buffer.alloc(32, 1).toString("base64")}`).verify(delivery.body, delivery.headers as Record<string, string>)).toThrow(/No matching signature/);
-  });
+  it(
+    "a v1a endpoint's delivery verifies with its public key alone (node:crypto, and Python's cryptography when installed); the v1 library finds no " +
+      "signature it knows",
+    async () => {
+      const endpoint = await newEndpoint("/ok", key, { signature_scheme: "v1a" });
+      expect(endpoint).toMatchObject({ signature_scheme: "v1a", public_key: expect.stringMatching(/^whpk_/) });
+      expect(endpoint).not.toHaveProperty("secret");
+      const event = await newEvent();
+      await subscribe(endpoint);
+      const before = receiver.received.length;
+      const resent = await stack.api.post(`/v1/events/${event.id}/resend`, { key, json: { webhook_endpoint: endpoint.id } });
+      expect(resent.json).toMatchObject({ status: "succeeded", failure_code: null });
+      const delivery = receiver.received.slice(before).find((r) => r.headers["webhook-id"] === event.id)!;
+      expect(String(delivery.headers["webhook-signature"])).toMatch(/^v1a,[A-Za-z0-9+/]{86}==$/);
+      expect(verifiesV1a(endpoint.public_key, delivery)).toBe(true);
+      expect(JSON.parse(delivery.body)).toMatchObject({ id: event.id, type: "resource.created", data: event.data });
+      // A changed body, or another endpoint's public key, does not verify.
+      expect(verifiesV1a(endpoint.public_key, { ...delivery, body: delivery.body.replace("hooked", "hacked") })).toBe(false);
+      const other = await newEndpoint("/ok", key, { signature_scheme: "v1a" });
+      expect(verifiesV1a(other.public_key, delivery)).toBe(false);
+      const python = verifiedByPython(endpoint.public_key, delivery);
+      if (python !== null) expect(python).toBe("verified");
+      expect(() => new Webhook(`whsec_${Buffer.alloc(32, 1).toString("base64")}`).verify(delivery.body, delivery.headers as Record<string, string>)).toThrow(
+        /No matching signature/,
+      );
+    },
+  );
 
   it("during a rotation from v1 to v1a both schemes sign: the old secret with the library, the new public key with node:crypto", async () => {
     const endpoint = await newEndpoint("/ok");
-    const rotated = (await stack.api.post(`/v1/webhook_endpoints/${endpoint.id}/rotate_secret`, { key, form: { signature_scheme: "v1a", expires_in: "3600" } })).json;
+    const rotated = (await stack.api.post(`/v1/webhook_endpoints/${endpoint.id}/rotate_secret`, { key, form: { signature_scheme: "v1a", expires_in: "3600" } }))
+      .json;
     const event = await newEvent();
     await subscribe(endpoint);
     const before = receiver.received.length;
@@ -445,7 +465,10 @@ describe("v1a signatures end to end", () => {
 describe("webhook_endpoint.disabled", () => {
   it("a 410 disables the endpoint with one event (reason gone, the endpoint as GET shows it), for the account's other subscribed endpoints only", async () => {
     const { key: own } = await withSecretKey(stack);
-    const listening = await stack.api.post("/v1/webhook_endpoints", { key: own, json: { url: receiver.url("/ok"), enabled_events: ["webhook_endpoint.disabled"] } });
+    const listening = await stack.api.post("/v1/webhook_endpoints", {
+      key: own,
+      json: { url: receiver.url("/ok"), enabled_events: ["webhook_endpoint.disabled"] },
+    });
     const everything = await stack.api.post("/v1/webhook_endpoints", { key: own, json: { url: receiver.url("/ok"), enabled_events: ["*"] } });
     const gone = await newEndpoint("/gone", own);
     const event = await newEvent(own);
@@ -479,9 +502,13 @@ describe("webhook_endpoint.disabled", () => {
     // The worker records a batch's attempts first and the event's count after them (docs/webhooks.md): read until it is in.
     await eventually(async () => expect((await stack.api.get(`/v1/events/${disabled!.id}`, { key: own })).json.pending_webhooks).toBe(0));
     const before = receiver.received.length;
-    expect((await stack.api.post(`/v1/events/${disabled!.id}/resend`, { key: own, form: { webhook_endpoint: listening.json.id } })).json.status).toBe("succeeded");
+    expect((await stack.api.post(`/v1/events/${disabled!.id}/resend`, { key: own, form: { webhook_endpoint: listening.json.id } })).json.status).toBe(
+      "succeeded",
+    );
     const delivery = receiver.received.slice(before).find((r) => r.headers["webhook-id"] === disabled!.id)!;
-    expect(new Webhook(listening.json.secret).verify(delivery.body, delivery.headers as Record<string, string>)).toMatchObject({ data: { reason: "gone", object: shown } });
+    expect(new Webhook(listening.json.secret).verify(delivery.body, delivery.headers as Record<string, string>)).toMatchObject({
+      data: { reason: "gone", object: shown },
+    });
 
     // Exactly once per disabling: another 410 to the disabled endpoint records nothing more.
     await stack.api.post(`/v1/events/${event.id}/resend`, { key: own, form: { webhook_endpoint: gone.id } });

@@ -38,7 +38,20 @@ beforeAll(async () => {
 afterAll(() => stack?.stop());
 
 const FIELDS = { url: "https://hooks.example.com/rms", enabled_events: ["resource.created", "job.failed"], description: "ops", metadata: { team: "a" } };
-const OBJECT_KEYS = ["id", "object", "url", "enabled_events", "status", "description", "metadata", "livemode", "api_version", "created", "signature_scheme", "public_key"];
+const OBJECT_KEYS = [
+  "id",
+  "object",
+  "url",
+  "enabled_events",
+  "status",
+  "description",
+  "metadata",
+  "livemode",
+  "api_version",
+  "created",
+  "signature_scheme",
+  "public_key",
+];
 
 describe("webhook endpoints over HTTPS", () => {
   it("creates (201, secret shown), retrieves and lists (no secret), in contract shape", async () => {
@@ -266,9 +279,18 @@ it("never writes a secret into the gateway's or core's logs", async () => {
 });
 
 it("works from the stripe-node SDK's own webhook endpoint methods (indexed form arrays, delete)", async () => {
-  const stripe = new Stripe(key, { host: "127.0.0.1", port: stack.gateway.httpsPort, protocol: "https", httpAgent: new Agent({ ca: stack.gateway.certificate }) });
+  const stripe = new Stripe(key, {
+    host: "127.0.0.1",
+    port: stack.gateway.httpsPort,
+    protocol: "https",
+    httpAgent: new Agent({ ca: stack.gateway.certificate }),
+  });
   // The SDK's types name Stripe's own event types; ours are passed as they are.
-  const created = await stripe.webhookEndpoints.create({ url: FIELDS.url, enabled_events: ["resource.created", "job.failed"] as never, metadata: { via: "sdk" } });
+  const created = await stripe.webhookEndpoints.create({
+    url: FIELDS.url,
+    enabled_events: ["resource.created", "job.failed"] as never,
+    metadata: { via: "sdk" },
+  });
   expect(created).toMatchObject({ object: "webhook_endpoint", enabled_events: ["resource.created", "job.failed"], metadata: { via: "sdk" } });
   expect(created.secret).toMatch(/^whsec_/);
   const updated = await stripe.webhookEndpoints.update(created.id, { description: "from the sdk" });
