@@ -138,7 +138,7 @@ export function buildRecord(req: Request, res: Response, options: CaptureOptions
   const error = status >= 400 && body && typeof body["error"] === "object" && body["error"] !== null ? (body["error"] as Record<string, unknown>) : undefined;
   const errorType = typeof error?.["type"] === "string" ? error["type"] : undefined;
   const errorCode = typeof error?.["code"] === "string" ? error["code"] : facts.errorCode;
-  // A key that no longer works is no longer its account's: its request is recorded without any text its client chose.
+  // A refused key (revoked or expired) speaks for no account: its request is recorded without any text its client chose.
   const refusedKey = errorCode === "api_key_revoked" || errorCode === "api_key_expired";
   const fileContent = FILE_CONTENT.test(headerText(req.headers["content-type"]) ?? "");
   const params =
