@@ -3,7 +3,8 @@ import type { Db } from "mongodb";
 import type { Tenant } from "../caller.js";
 import { newId } from "../ids.js";
 import { WEBHOOK_ENDPOINTS_COLLECTION, type DisablingEndpoint } from "../webhook-deliveries/model.js";
-import { encryptSecret, masterKey, newEndpointSecret, PRIVATE_KEY_PREFIX, publicKeyOf, type Keyring } from "../webhooks/secret.js";
+import { encryptSecret, masterKey, type Keyring } from "../webhooks/secret.js";
+import { newEndpointSecret, PRIVATE_KEY_PREFIX, publicKeyOf } from "@rms/webhook-signing";
 
 /** A keyring with a fresh random master key, as RMS_SECRET_KEY would give. */
 export function testKeyring(): Keyring {

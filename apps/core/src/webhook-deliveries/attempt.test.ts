@@ -11,7 +11,8 @@ import { attemptDelivery, openSecrets, SECRET_UNAVAILABLE, type DeliveryEnvironm
 import { eventBody } from "./event-body.js";
 import { WEBHOOK_ATTEMPTS_COLLECTION, WEBHOOK_ENDPOINTS_COLLECTION, type AttemptDocument, type DeliveryEndpoint, type FannedOutEvent } from "./model.js";
 import { DISABLE_AFTER_FAILING_MS } from "../webhooks/schedule.js";
-import { encryptSecret, newEndpointKeyPair, newEndpointSecret, verifyingKeyOf } from "../webhooks/secret.js";
+import { encryptSecret } from "../webhooks/secret.js";
+import { newEndpointKeyPair, newEndpointSecret, verifyingKeyOf } from "@rms/webhook-signing";
 
 let t: Awaited<ReturnType<typeof thingsCollection>>;
 let https: Receiver;

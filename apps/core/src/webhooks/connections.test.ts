@@ -7,7 +7,7 @@ import type { AddressPolicy } from "./address-policy.js";
 import { ConnectionPool, EndpointConnections } from "./connections.js";
 import { deliver, type DeliveryRequest } from "./deliver.js";
 import type { Resolver } from "./pinned-lookup.js";
-import { newEndpointSecret } from "./secret.js";
+import { newEndpointSecret } from "@rms/webhook-signing";
 
 const secret = newEndpointSecret();
 const open: Array<{ close(): Promise<void> | void }> = [];

@@ -8,7 +8,7 @@ import { startReceiver, testCertificate, type Receiver, type ReceivedDelivery } 
 import type { AddressPolicy } from "./address-policy.js";
 import { deliver, RESPONSE_BODY_CAP_BYTES, WEBHOOK_USER_AGENT, type DeliveryRequest } from "./deliver.js";
 import type { Resolver } from "./pinned-lookup.js";
-import { newEndpointSecret } from "./secret.js";
+import { newEndpointSecret } from "@rms/webhook-signing";
 
 const secret = newEndpointSecret();
 const event = { id: "evt_0000000000000000000001", object: "event", type: "resource.created", data: { object: { id: "res_1", name: "ünïcode ✓" } } };

@@ -5,28 +5,30 @@ export { checkEndpointUrl, MAX_ENDPOINT_URL_LENGTH, type EndpointUrlCheck, type 
 export {
   decryptSecret,
   encryptSecret,
-  isEndpointSecret,
   masterKey,
   needsReencryption,
-  newEndpointKeyPair,
-  newEndpointSecret,
   newMasterKeyText,
   parseMasterKey,
-  PRIVATE_KEY_PREFIX,
-  PUBLIC_KEY_PREFIX,
-  publicKeyOf,
-  SECRET_PREFIX,
   SecretCryptoError,
   signingSchemeOf,
-  verifyingKeyOf,
-  type EndpointKeyPair,
   type KeyScheme,
   type Keyring,
   type MasterKey,
   type SecretCryptoCode,
 } from "./secret.js";
+export {
+  isEndpointSecret,
+  newEndpointKeyPair,
+  newEndpointSecret,
+  PRIVATE_KEY_PREFIX,
+  PUBLIC_KEY_PREFIX,
+  publicKeyOf,
+  SECRET_PREFIX,
+  signatureHeader,
+  verifyingKeyOf,
+  type EndpointKeyPair,
+} from "@rms/webhook-signing";
 export { lookupPinnedTo, resolveAndPin, systemResolver, type Pin, type ResolvedAddress, type Resolver } from "./pinned-lookup.js";
-export { signatureHeader } from "@rms/webhook-signing";
 export { parseRetryAfter } from "./retry-after.js";
 export {
   deliver,

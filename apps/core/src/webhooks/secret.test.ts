@@ -4,20 +4,15 @@ import { describe, expect, it } from "vitest";
 import {
   decryptSecret,
   encryptSecret,
-  isEndpointSecret,
   masterKey,
   needsReencryption,
-  newEndpointKeyPair,
-  newEndpointSecret,
   newMasterKeyText,
   parseMasterKey,
-  publicKeyOf,
   SecretCryptoError,
-  signingKeyOf,
   signingSchemeOf,
   type Keyring,
-  verifyingKeyOf,
 } from "./secret.js";
+import { isEndpointSecret, newEndpointKeyPair, newEndpointSecret, publicKeyOf, signingKeyOf, verifyingKeyOf } from "@rms/webhook-signing";
 
 const keyA = masterKey(randomBytes(32));
 const keyB = masterKey(randomBytes(32));

@@ -1,19 +1,5 @@
 import { createCipheriv, createDecipheriv, createHmac, randomBytes } from "node:crypto";
 
-// The key forms are shared with the CLI's `rms listen` (@rms/webhook-signing); core's imports keep coming from here.
-export {
-  isEndpointSecret,
-  newEndpointKeyPair,
-  newEndpointSecret,
-  PRIVATE_KEY_PREFIX,
-  PUBLIC_KEY_PREFIX,
-  publicKeyOf,
-  SECRET_PREFIX,
-  signingKeyOf,
-  verifyingKeyOf,
-  type EndpointKeyPair,
-} from "@rms/webhook-signing";
-
 /**
  * Endpoint signing secrets (CONTRACT.md section 7, in ../shared/docs/): stored only
  * encrypted (AES-256-GCM), shown in clear only in create and rotate answers.
