@@ -11,20 +11,27 @@
 //                                                   export, collected or not, sampled by V8's heap profiler into
 //                                                   bench/results/profiles/{import,export}.heapprofile
 //   MEMORY_EXPORT=0                                  no export after the import
+//   MEMORY_UPLOAD_MB=512                             instead of the rows: an upload of that many MiB of JSONL-looking
+//                                                   text, nothing after it (a file of any size: the upload's bound)
+//   MEMORY_PROBE=1                                   gateway's and core's process.memoryUsage() sampled in them
+//                                                   (memory-probe.mjs): at idle and at each phase's peak RSS, its
+//                                                   heap (used, total) and its bytes outside it (external, arrayBuffers);
+//                                                   MEMORY_PROBE_LIVE=1 collects before each sample: what is alive
+//   MEMORY_GATEWAY_FLAGS, MEMORY_CORE_FLAGS          Node flags for gateway and core (none by default, as `rms start`)
 //   MEMORY_CPU=1                                     the worker's CPU profile of the import and of the export, through
 //                                                   the inspector, into bench/results/profiles/{import,export}.cpuprofile
 //                                                   (read them with profile-top.mjs)
 // Run from bench/ after a build: `../node_modules/.bin/node src/files-memory.mjs`.
 import { cpuProfiler, inspectorSession } from "./inspector.mjs";
 import { spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { Agent } from "node:https";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { startDatabase } from "@rms/test-db";
 import { freePort, newTestKey, PublicApi, startCoreProcess, startGatewayProcess, workerNodeFlags } from "@rms/cli/stack";
-import { jsonlChunks, peakRss, rssOf, runJob, upload } from "./files.mjs";
+import { jsonlChunks, paddingChunks, peakRss, rssOf, runJob, upload } from "./files.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const profiles = join(root, "bench/results/profiles");
@@ -35,6 +42,8 @@ const ALLOCATIONS = process.env.MEMORY_ALLOCATIONS === "1";
 const CPU = process.env.MEMORY_CPU === "1";
 /** MEMORY_EXPORT=0: the upload and the import only. */
 const EXPORT = process.env.MEMORY_EXPORT !== "0";
+const UPLOAD_MB = Number(process.env.MEMORY_UPLOAD_MB ?? 0);
+const PROBE = process.env.MEMORY_PROBE === "1";
 const INSPECTOR_PORT = await freePort();
 
 mkdirSync(profiles, { recursive: true });
@@ -43,8 +52,22 @@ const database = await startDatabase({ dataDir: join(dir, "db"), env: { ...proce
 const databaseName = "filesmemory";
 const corePort = await freePort();
 const gatewayPort = await freePort();
-const core = await startCoreProcess({ mongoUri: database.uri, databaseName, port: corePort });
-const gateway = await startGatewayProcess({ coreAddr: `127.0.0.1:${corePort}`, mongoUri: database.uri, databaseName, dataDir: dir, port: gatewayPort });
+/** NODE_OPTIONS of a probed process: its flags, and the probe writing to `<dir>/<name>.probe.json`. */
+const nodeOptions = (name, flags = "") => {
+  const probe = PROBE ? `--import=${join(dirname(fileURLToPath(import.meta.url)), "memory-probe.mjs")}` : "";
+  const options = [flags, probe].filter(Boolean).join(" ");
+  const live = process.env.MEMORY_PROBE_LIVE ? { MEMORY_PROBE_LIVE: process.env.MEMORY_PROBE_LIVE } : {};
+  return options ? { NODE_OPTIONS: options, MEMORY_PROBE_FILE: join(dir, `${name}.probe.json`), ...live } : {};
+};
+const core = await startCoreProcess({ mongoUri: database.uri, databaseName, port: corePort, env: nodeOptions("core", process.env.MEMORY_CORE_FLAGS) });
+const gateway = await startGatewayProcess({
+  coreAddr: `127.0.0.1:${corePort}`,
+  mongoUri: database.uri,
+  databaseName,
+  dataDir: dir,
+  port: gatewayPort,
+  env: nodeOptions("gateway", process.env.MEMORY_GATEWAY_FLAGS),
+});
 const workerLog = openSync(join(profiles, "worker-gc.log"), "w");
 const inspect = ALLOCATIONS || CPU ? [`--inspect=127.0.0.1:${INSPECTOR_PORT}`] : [];
 const worker = spawn(process.execPath, [...WORKER_FLAGS, ...inspect, join(root, "apps/core/dist/worker/main.js")], {
@@ -73,27 +96,54 @@ async function phaseSampler() {
   };
 }
 
+/** The probe's figures of gateway and core for the phase that ends (MEMORY_PROBE), printed; the next phase starts. */
+async function probed(phase) {
+  if (!PROBE) return;
+  for (const [name, child] of [
+    ["gateway", gateway],
+    ["core", core],
+  ]) {
+    const file = join(dir, `${name}.probe.json`);
+    rmSync(file, { force: true });
+    child.process.kill("SIGUSR2");
+    for (let i = 0; i < 100 && !existsSync(file); i++) await new Promise((resolve) => setTimeout(resolve, 20));
+    const { atPeakRss, peaks } = JSON.parse(readFileSync(file, "utf8"));
+    const line = (usage) =>
+      Object.entries(usage)
+        .map(([field, value]) => `${field} ${value}`)
+        .join(", ");
+    console.log(`  ${phase}, ${name} (MiB): at its peak RSS ${line(atPeakRss)}; each field's peak ${line(peaks)}`);
+  }
+}
+
 const allocations = await phaseSampler();
 try {
   await new Promise((resolve) => setTimeout(resolve, 2_000));
   console.log("idle RSS (MiB)", mib(rssOf(pids)));
+  await probed("idle");
   let sampler = peakRss(pids);
-  const file = await upload({ port: gatewayPort, agent, key: secret, chunks: jsonlChunks(ROWS, "memory"), filename: "rows.jsonl" });
-  console.log(`upload of ${file.size} bytes: peak RSS (MiB)`, mib(sampler.stop()));
-  sampler = peakRss(pids);
-  await allocations.start();
-  const imported = await runJob(api, { type: "resources.import", params: { file: file.id } }, 250);
-  await allocations.stop("import");
-  console.log(`import of ${ROWS} rows: ${imported.job.status} in ${Math.round(imported.ms)} ms; peak RSS (MiB)`, mib(sampler.stop()));
-  if (EXPORT) {
+  const chunks = UPLOAD_MB > 0 ? paddingChunks(UPLOAD_MB * 1024 * 1024) : jsonlChunks(ROWS, "memory");
+  const started = performance.now();
+  const file = await upload({ port: gatewayPort, agent, key: secret, chunks, filename: "rows.jsonl" });
+  console.log(`upload of ${file.size} bytes in ${Math.round(performance.now() - started)} ms: peak RSS (MiB)`, mib(sampler.stop()));
+  await probed("upload");
+  // A file of padding is not for an import: its upload is the whole run.
+  if (UPLOAD_MB === 0) {
     sampler = peakRss(pids);
     await allocations.start();
-    const exported = await runJob(api, { type: "resources.export", params: { filter: { metadata: { tag: "memory" } } } }, 250);
-    await allocations.stop("export");
-    console.log(`export: ${exported.job.status} in ${Math.round(exported.ms)} ms; peak RSS (MiB)`, mib(sampler.stop()));
+    const imported = await runJob(api, { type: "resources.import", params: { file: file.id } }, 250);
+    await allocations.stop("import");
+    console.log(`import of ${ROWS} rows: ${imported.job.status} in ${Math.round(imported.ms)} ms; peak RSS (MiB)`, mib(sampler.stop()));
+    if (EXPORT) {
+      sampler = peakRss(pids);
+      await allocations.start();
+      const exported = await runJob(api, { type: "resources.export", params: { filter: { metadata: { tag: "memory" } } } }, 250);
+      await allocations.stop("export");
+      console.log(`export: ${exported.job.status} in ${Math.round(exported.ms)} ms; peak RSS (MiB)`, mib(sampler.stop()));
+    }
+    const stat = readFileSync(`/proc/${worker.pid}/stat`, "utf8").split(") ")[1].split(" ");
+    console.log(`worker CPU: ${(Number(stat[11]) + Number(stat[12])) / 100} s (flags: ${WORKER_FLAGS.join(" ") || "none"})`);
   }
-  const stat = readFileSync(`/proc/${worker.pid}/stat`, "utf8").split(") ")[1].split(" ");
-  console.log(`worker CPU: ${(Number(stat[11]) + Number(stat[12])) / 100} s (flags: ${WORKER_FLAGS.join(" ") || "none"})`);
 } finally {
   allocations.close();
   agent.destroy();

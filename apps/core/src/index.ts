@@ -23,3 +23,5 @@ export {
 } from "./migrations/index.js";
 // The database client every core process opens (majority, journaled writes; a URI weakening them is refused).
 export { openClient as openDatabaseClient } from "./storage/client-options.js";
+// What an upload holds in core between its gRPC stream and MongoDB (the gateway's tests count the bytes in flight).
+export { STREAMED_WRITE_BYTES_HELD } from "./storage/byte-store.js";

@@ -1,13 +1,20 @@
 // The whole public face of @rms/proto: generated types (every file under gen/, listed by the generate step),
 // the grpc-js adapter, the domains' vocabularies, the wire constants and the error catalogue.
 export * from "./generated.js";
-export { addService, reflectionPackageDefinition, type ReflectionPackageDefinition, type ServeOptions } from "./grpc/server.js";
+export {
+  addService,
+  reflectionPackageDefinition,
+  CLIENT_STREAM_READ_AHEAD,
+  type ReflectionPackageDefinition,
+  type ServeOptions,
+} from "./grpc/server.js";
 export {
   createClient,
   coreTlsFilesFromEnv,
   mutualTlsCredentials,
   HOP_CHANNEL_OPTIONS,
   HOP_SERVER_OPTIONS,
+  CLIENT_STREAM_UNSENT_BYTES,
   type ClientOptions,
   type CoreTlsFiles,
 } from "./grpc/client.js";

@@ -40,6 +40,11 @@ const RENEW_EVERY_MS = 60 * 1000;
 const RECHECK_HELD_MS = 24 * 60 * 60 * 1000;
 /** Chunk writes of one streamed write in flight at once: it holds about this many MiB. */
 const WRITES_IN_FLIGHT = 4;
+/**
+ * The bytes a streamed write holds at most: its chunk writes in flight, and the chunk it fills meanwhile (what
+ * an upload keeps in core while the database is slower than its sender: docs/files.md, "Memory").
+ */
+export const STREAMED_WRITE_BYTES_HELD = (WRITES_IN_FLIGHT + 1) * CHUNK_BYTES;
 /** Chunks a read keeps in flight: the driver's batch, so a read holds about this many MiB. */
 const READ_BATCH = 4;
 

@@ -1,4 +1,3 @@
-import { once } from "node:events";
 import { readFileSync } from "node:fs";
 import { create, fromBinary, toBinary, type DescMessage } from "@bufbuild/protobuf";
 import {
@@ -90,7 +89,7 @@ export function createClient<S extends AnyService>(
     if (method.methodKind === "server_streaming") client[method.localName] = serverStreamingCall(channel, method, base, options);
     if (method.methodKind !== "unary") continue;
     const path = methodPath(method);
-    const serialize = (value: never) => Buffer.from(toBinary(method.input, value));
+    const serialize = (value: never) => binary(toBinary(method.input, value));
     const deserialize = (bytes: Buffer) => fromBinary(method.output, bytes);
     client[method.localName] = (request: unknown, callOptions: CallOptions = {}) =>
       new Promise((resolve, reject) => {
@@ -137,13 +136,23 @@ function deadlineOf(callOptions: CallOptions, options: ClientOptions) {
 }
 
 /**
- * A client-streaming call: the requests are written as the iterable yields them, each after the previous one left
- * the send buffer; when the iterable throws (its source failed: a client of ours went away), the call is cancelled
- * and the promise rejects with that error. The answer (or the server's error) settles the promise.
+ * Bytes of a client stream's messages handed to grpc-js but not yet sent on the connection (the HTTP/2 stream's
+ * flow-control window lets them go as the server reads): two of an upload's 256 KiB messages, so one is ready when
+ * the other leaves. grpc-js's own writable would queue 16 messages of any size (up to 64 MiB of 4 MiB messages)
+ * before it pushes back; with this the iterable is pulled, and its source read, only as fast as the server takes it.
+ */
+export const CLIENT_STREAM_UNSENT_BYTES = 512 * 1024;
+
+/**
+ * A client-streaming call: the requests are serialized and written as the iterable yields them, while fewer than
+ * CLIENT_STREAM_UNSENT_BYTES of them wait to be sent (a write's callback says it left); when the iterable throws (its
+ * source failed: a client of ours went away), the call is cancelled and the promise rejects with that error. The
+ * answer (or the server's error) settles the promise.
  */
 function clientStreamingCall(channel: Client, method: Method, base: Metadata, options: ClientOptions) {
   const path = methodPath(method);
-  const serialize = (value: never) => Buffer.from(toBinary(method.input, value));
+  // The pump serializes each message itself, to count its bytes.
+  const serialize = (bytes: Buffer) => bytes;
   const deserialize = (bytes: Buffer) => fromBinary(method.output, bytes);
   return (requests: AsyncIterable<unknown>, callOptions: CallOptions = {}) =>
     new Promise((resolve, reject) => {
@@ -166,14 +175,30 @@ function clientStreamingCall(channel: Client, method: Method, base: Metadata, op
       const onHeaders = callOptions.onHeaders;
       if (onHeaders) call.on("metadata", () => onHeaders());
       let cancelled = false;
-      call.on("error", () => {
+      let unsent = 0;
+      let sent: (() => void) | null = null;
+      const wake = () => {
+        const waiting = sent;
+        sent = null;
+        waiting?.();
+      };
+      // An error, or an answer before the last message (the server refused it): nothing more is written.
+      const stop = () => {
         cancelled = true;
-        call.emit("drain");
-      });
+        wake();
+      };
+      call.on("error", stop);
+      call.on("status", stop);
       const pump = async () => {
         for await (const request of requests) {
           if (cancelled) return;
-          if (!call.write(fromInit(method.input, request))) await once(call, "drain");
+          const bytes = binary(toBinary(method.input, fromInit(method.input, request)));
+          unsent += bytes.length;
+          call.write(bytes, () => {
+            unsent -= bytes.length;
+            wake();
+          });
+          while (unsent >= CLIENT_STREAM_UNSENT_BYTES && !cancelled) await new Promise<void>((resolve) => (sent = resolve));
         }
         if (!cancelled) call.end();
       };
@@ -184,13 +209,18 @@ function clientStreamingCall(channel: Client, method: Method, base: Metadata, op
     });
 }
 
+/** A Buffer over the serialized message's memory: grpc-js copies it into its frame, so a copy here is garbage only. */
+function binary(bytes: Uint8Array): Buffer {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
 /**
  * A server-streaming call as an async iterable of messages: read as the loop asks (grpc-js stops reading from the
  * network when its buffer is full); the server's error is thrown as an RpcError; leaving the loop early cancels.
  */
 function serverStreamingCall(channel: Client, method: Method, base: Metadata, options: ClientOptions) {
   const path = methodPath(method);
-  const serialize = (value: never) => Buffer.from(toBinary(method.input, value));
+  const serialize = (value: never) => binary(toBinary(method.input, value));
   const deserialize = (bytes: Buffer) => fromBinary(method.output, bytes);
   return (request: unknown, callOptions: CallOptions = {}): AsyncIterable<unknown> => ({
     async *[Symbol.asyncIterator]() {

@@ -142,8 +142,22 @@ function toStatus(error: unknown, options: ServeOptions) {
 }
 
 /**
+ * Messages of a client stream read ahead of its handler (besides the one it holds): one, so that the next is there
+ * when the handler asks. grpc-js's readable keeps Node's default of 16 objects, which is 16 messages of up to 4 MiB
+ * (the receive limit) read from the network before a slow handler pushes back; with one, an upload's bytes wait
+ * in the sender rather than here.
+ */
+export const CLIENT_STREAM_READ_AHEAD = 1;
+
+/** Sets how far a call's readable reads ahead: Node has no setter for a readable's high-water mark after it is made. */
+function limitReadAhead(call: ServerReadableStream<unknown, unknown>): void {
+  const state = (call as unknown as { _readableState?: { highWaterMark?: unknown } })._readableState;
+  if (state && typeof state.highWaterMark === "number") state.highWaterMark = CLIENT_STREAM_READ_AHEAD;
+}
+
+/**
  * A client-streaming method: the handler reads the call's messages as an async iterable (grpc-js reads the next one
- * from the network when the loop asks, so a slow handler slows the sender) and answers once. A caller that cancels
+ * from the network when the loop asks, at most CLIENT_STREAM_READ_AHEAD ahead, so a slow handler slows the sender) and answers once. A caller that cancels
  * ends the iterable with an error, so the handler's loop throws rather than waiting forever. A cancelled call may
  * also look like a complete one (grpc-js half-closes the stream before it resets it): a method whose messages must
  * all arrive ends its stream with a message of its own (files.proto, `UploadEnd`).
@@ -156,6 +170,7 @@ function clientStreamingHandler(
 ): UntypedHandleCall {
   return (call: ServerReadableStream<unknown, unknown>, callback: sendUnaryData<unknown>) => {
     const started = performance.now();
+    limitReadAhead(call);
     // Trailers a handler sets (an upload's replay under its Idempotency-Key: `rms-replay`), sent with its answer or error.
     let trailers: Metadata | undefined;
     let headersSent = false;

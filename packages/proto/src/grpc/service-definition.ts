@@ -19,12 +19,17 @@ export function toServiceDefinition(service: DescService): ServiceDefinition {
       path: methodPath(method),
       requestStream: method.methodKind === "client_streaming" || method.methodKind === "bidi_streaming",
       responseStream: method.methodKind === "server_streaming" || method.methodKind === "bidi_streaming",
-      requestSerialize: (value) => Buffer.from(toBinary(method.input, value as never)),
+      requestSerialize: (value) => binary(toBinary(method.input, value as never)),
       requestDeserialize: (bytes: Buffer) => fromBinary(method.input, bytes),
-      responseSerialize: (value) => Buffer.from(toBinary(method.output, value as never)),
+      responseSerialize: (value) => binary(toBinary(method.output, value as never)),
       responseDeserialize: (bytes: Buffer) => fromBinary(method.output, bytes),
       originalName: method.name,
     };
   }
   return definition as ServiceDefinition;
+}
+
+/** A Buffer over the serialized message's memory: grpc-js copies it into its frame, so a copy here is garbage only. */
+function binary(bytes: Uint8Array): Buffer {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }

@@ -16,6 +16,10 @@ export async function startTcpRelay(mongoUri: string) {
   let stallMarker: Buffer | undefined;
   /** Every reply reaches its client this much later than the server sent it (order kept). */
   let replyDelayMs = 0;
+  /** Requests are held back on every connection that sends one containing this, while it is set. */
+  let holdMarker: Buffer | undefined;
+  /** The held connections' forwarding, each resumed by `releaseHeld`. */
+  const held = new Set<() => void>();
   let server: Server | undefined;
   let port = 0;
   async function open(): Promise<void> {
@@ -28,9 +32,20 @@ export async function startTcpRelay(mongoUri: string) {
         socket.on("error", () => undefined);
       }
       let stalled = false;
+      let holding: Buffer[] | undefined;
       client.on("data", (chunk: Buffer) => {
         if (stallMarker && chunk.includes(stallMarker)) stalled = true;
-        upstream.write(chunk);
+        if (!holding && holdMarker && chunk.includes(holdMarker)) {
+          const queue: Buffer[] = [];
+          holding = queue;
+          held.add(function resume() {
+            held.delete(resume);
+            holding = undefined;
+            for (const waiting of queue) upstream.write(waiting);
+          });
+        }
+        if (holding) holding.push(chunk);
+        else upstream.write(chunk);
       });
       // Replies held back by `delayReplies` are written in order, each when its time has come.
       let queue = Promise.resolve();
@@ -83,6 +98,20 @@ export async function startTcpRelay(mongoUri: string) {
      */
     stallRepliesAfter(marker: string | undefined): void {
       stallMarker = marker === undefined ? undefined : Buffer.from(marker);
+    },
+    /**
+     * From now on, a connection that sends a request containing `marker` (e.g. a collection's name) holds it and
+     * every later request back, unsent, until `releaseHeld`: a database whose writes do not complete (nothing is
+     * lost; they run once released). Undefined stops holding new requests.
+     */
+    holdRequestsWith(marker: string | undefined): void {
+      holdMarker = marker === undefined ? undefined : Buffer.from(marker);
+    },
+    /** Sends what the held connections held back, in order, and forwards them again; answers how many were held. */
+    releaseHeld(): number {
+      const count = held.size;
+      for (const resume of [...held]) resume();
+      return count;
     },
     /** From now on every reply arrives `ms` later than the server sent it (a slow database); 0 stops delaying. */
     delayReplies(ms: number): void {

@@ -4,9 +4,8 @@ import type { Request } from "express";
 import { ApiError } from "../../errors.js";
 import { awaitingContinue, continueBody } from "../../transport/expect-continue.js";
 import { defineStreamOperation } from "../../engine/operation.js";
-import { coalesce, sendUpload } from "./upload-stream.js";
+import { UPLOAD_MESSAGE_BYTES, coalesce, sendUpload } from "./upload-stream.js";
 import { UPLOAD_ID_PATH, UploadPartObject } from "./objects.js";
-import { UPLOAD_MESSAGE_BYTES } from "./upload-file.js";
 
 /** The most bytes of one part: 64 MiB. */
 export const PART_MAX_BYTES = 64 * 1024 * 1024;

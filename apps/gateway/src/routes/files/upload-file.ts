@@ -2,12 +2,9 @@ import { FILE_TYPES, type FileType, type UploadFileRequestSchema } from "@rms/pr
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { ApiError } from "../../errors.js";
 import { defineStreamOperation, type StreamInput } from "../../engine/operation.js";
-import { admitUpload, coalesce, sendUpload } from "./upload-stream.js";
+import { UPLOAD_MESSAGE_BYTES, admitUpload, coalesce, sendUpload } from "./upload-stream.js";
 import { multipartBody } from "./multipart.js";
 import { FileObject } from "./objects.js";
-
-/** Bytes per gRPC message of an upload: well under gRPC's default 4 MiB limit. */
-export const UPLOAD_MESSAGE_BYTES = 256 * 1024;
 
 /** A file's type from its name's extension, else from the part's content type; null when neither says. */
 export function fileTypeOf(filename: string, mimeType: string): FileType | null {

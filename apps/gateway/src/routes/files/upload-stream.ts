@@ -1,5 +1,5 @@
 import { status as GrpcStatus, type Metadata } from "@grpc/grpc-js";
-import { RpcError } from "@rms/proto";
+import { CLIENT_STREAM_UNSENT_BYTES, RpcError } from "@rms/proto";
 import { sendUnderKey } from "../../idempotency/index.js";
 import type { StreamInput } from "../../engine/operation.js";
 
@@ -49,6 +49,25 @@ export function sendUpload(
     render,
   });
 }
+
+/** Bytes per gRPC message of an upload: well under gRPC's default 4 MiB limit. */
+export const UPLOAD_MESSAGE_BYTES = 256 * 1024;
+
+/**
+ * Bytes of a request body read from the socket that the gateway's stream parts hold before they reach `coalesce`:
+ * the TLS socket's and the request's readable buffers, and busboy's (its writable and the file's readable), each at
+ * most Node's default high-water mark of 64 KiB.
+ */
+const INTAKE_BYTES = 4 * 64 * 1024;
+/** The HTTP/2 stream's flow-control window to core (Node's default, which grpc-js keeps): sent, not yet read. */
+const HTTP2_WINDOW_BYTES = 64 * 1024;
+
+/**
+ * What one upload holds in the gateway at most, read from the client's socket and not yet read by core: the intake,
+ * `coalesce`'s message being filled and the one it yielded, the messages not yet sent on the gRPC stream
+ * (CLIENT_STREAM_UNSENT_BYTES), and the HTTP/2 window. A client faster than core is read only as fast as core reads.
+ */
+export const GATEWAY_UPLOAD_BYTES_HELD = INTAKE_BYTES + 2 * UPLOAD_MESSAGE_BYTES + CLIENT_STREAM_UNSENT_BYTES + HTTP2_WINDOW_BYTES;
 
 /**
  * How long bytes wait in the gateway for more at most: a piece that arrives this long after the oldest one held is
