@@ -17,7 +17,11 @@
 //                                                   (memory-probe.mjs): at idle and at each phase's peak RSS, its
 //                                                   heap (used, total) and its bytes outside it (external, arrayBuffers);
 //                                                   MEMORY_PROBE_LIVE=1 collects before each sample: what is alive
-//   MEMORY_GATEWAY_FLAGS, MEMORY_CORE_FLAGS          Node flags for gateway and core (none by default, as `rms start`)
+//   MEMORY_GATEWAY_FLAGS="", MEMORY_CORE_FLAGS=""    Node flags for gateway and core instead of the launcher's
+//                                                   (SEMI_SPACE_MB's; "" for none: V8's own sizing)
+//   MEMORY_GETS=20000                                before the upload, that many GETs of one resource (16 at once):
+//                                                   gateway's and core's CPU ms per request, the request path's cost
+//                                                   of their flags (CPU time hardly depends on the machine's load)
 //   MEMORY_CPU=1                                     the worker's CPU profile of the import and of the export, through
 //                                                   the inspector, into bench/results/profiles/{import,export}.cpuprofile
 //                                                   (read them with profile-top.mjs)
@@ -30,7 +34,7 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { startDatabase } from "@rms/test-db";
-import { freePort, newTestKey, PublicApi, startCoreProcess, startGatewayProcess, workerNodeFlags } from "@rms/cli/stack";
+import { freePort, newTestKey, PublicApi, serviceNodeFlags, startCoreProcess, startGatewayProcess, workerNodeFlags } from "@rms/cli/stack";
 import { jsonlChunks, paddingChunks, peakRss, rssOf, runJob, upload } from "./files.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
@@ -44,6 +48,7 @@ const CPU = process.env.MEMORY_CPU === "1";
 const EXPORT = process.env.MEMORY_EXPORT !== "0";
 const UPLOAD_MB = Number(process.env.MEMORY_UPLOAD_MB ?? 0);
 const PROBE = process.env.MEMORY_PROBE === "1";
+const GETS = Number(process.env.MEMORY_GETS ?? 0);
 const INSPECTOR_PORT = await freePort();
 
 mkdirSync(profiles, { recursive: true });
@@ -52,22 +57,29 @@ const database = await startDatabase({ dataDir: join(dir, "db"), env: { ...proce
 const databaseName = "filesmemory";
 const corePort = await freePort();
 const gatewayPort = await freePort();
-/** NODE_OPTIONS of a probed process: its flags, and the probe writing to `<dir>/<name>.probe.json`. */
-const nodeOptions = (name, flags = "") => {
-  const probe = PROBE ? `--import=${join(dirname(fileURLToPath(import.meta.url)), "memory-probe.mjs")}` : "";
-  const options = [flags, probe].filter(Boolean).join(" ");
+/** The probe's NODE_OPTIONS for a process (MEMORY_PROBE), writing to `<dir>/<name>.probe.json`. */
+const probeEnv = (name) => {
+  if (!PROBE) return {};
   const live = process.env.MEMORY_PROBE_LIVE ? { MEMORY_PROBE_LIVE: process.env.MEMORY_PROBE_LIVE } : {};
-  return options ? { NODE_OPTIONS: options, MEMORY_PROBE_FILE: join(dir, `${name}.probe.json`), ...live } : {};
+  const probe = join(dirname(fileURLToPath(import.meta.url)), "memory-probe.mjs");
+  return { NODE_OPTIONS: `--import=${probe}`, MEMORY_PROBE_FILE: join(dir, `${name}.probe.json`), ...live };
 };
-const core = await startCoreProcess({ mongoUri: database.uri, databaseName, port: corePort, env: nodeOptions("core", process.env.MEMORY_CORE_FLAGS) });
+/** Node's flags for gateway or core: the launcher's unless MEMORY_GATEWAY_FLAGS / MEMORY_CORE_FLAGS says otherwise. */
+const flagsOf = (variable) => (process.env[variable] === undefined ? serviceNodeFlags() : process.env[variable].split(" ").filter(Boolean));
+const GATEWAY_FLAGS = flagsOf("MEMORY_GATEWAY_FLAGS");
+const CORE_FLAGS = flagsOf("MEMORY_CORE_FLAGS");
+const core = await startCoreProcess({ mongoUri: database.uri, databaseName, port: corePort, env: probeEnv("core"), nodeFlags: CORE_FLAGS });
 const gateway = await startGatewayProcess({
   coreAddr: `127.0.0.1:${corePort}`,
   mongoUri: database.uri,
   databaseName,
   dataDir: dir,
   port: gatewayPort,
-  env: nodeOptions("gateway", process.env.MEMORY_GATEWAY_FLAGS),
+  // The GETs' loop runs past the default rate limits, as the bench's stacks do.
+  env: { ...probeEnv("gateway"), RATE_LIMIT_TEST: "100000000", RATE_LIMIT_ADDRESS: "100000000" },
+  nodeFlags: GATEWAY_FLAGS,
 });
+console.log(`flags: gateway ${GATEWAY_FLAGS.join(" ") || "none"}, core ${CORE_FLAGS.join(" ") || "none"}, worker ${WORKER_FLAGS.join(" ") || "none"}`);
 const workerLog = openSync(join(profiles, "worker-gc.log"), "w");
 const inspect = ALLOCATIONS || CPU ? [`--inspect=127.0.0.1:${INSPECTOR_PORT}`] : [];
 const worker = spawn(process.execPath, [...WORKER_FLAGS, ...inspect, join(root, "apps/core/dist/worker/main.js")], {
@@ -96,6 +108,29 @@ async function phaseSampler() {
   };
 }
 
+/** User + system CPU seconds of a process, from /proc. */
+function cpuSeconds(pid) {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+  return (Number(stat[11]) + Number(stat[12])) / 100;
+}
+
+/** GETS GETs of one resource, 16 at once: gateway's and core's CPU ms per request. */
+async function requestPathCpu() {
+  const { id } = await api.send("POST", "/v1/resources", { json: { name: "probe" } });
+  const before = { gateway: cpuSeconds(pids.gateway), core: cpuSeconds(pids.core) };
+  let left = GETS;
+  await Promise.all(
+    Array.from({ length: 16 }, async () => {
+      while (left-- > 0) {
+        const reply = await api.request("GET", `/v1/resources/${id}`);
+        if (reply.status !== 200) throw new Error(`GET: ${reply.status}`);
+      }
+    }),
+  );
+  const perRequest = (name) => (((cpuSeconds(pids[name]) - before[name]) * 1000) / GETS).toFixed(3);
+  console.log(`${GETS} GETs: CPU ms per request gateway ${perRequest("gateway")}, core ${perRequest("core")}`);
+}
+
 /** The probe's figures of gateway and core for the phase that ends (MEMORY_PROBE), printed; the next phase starts. */
 async function probed(phase) {
   if (!PROBE) return;
@@ -121,6 +156,10 @@ try {
   await new Promise((resolve) => setTimeout(resolve, 2_000));
   console.log("idle RSS (MiB)", mib(rssOf(pids)));
   await probed("idle");
+  if (GETS > 0) {
+    await requestPathCpu();
+    await probed("GETs");
+  }
   let sampler = peakRss(pids);
   const chunks = UPLOAD_MB > 0 ? paddingChunks(UPLOAD_MB * 1024 * 1024) : jsonlChunks(ROWS, "memory");
   const started = performance.now();

@@ -4,6 +4,6 @@
  */
 export { freePort, newTestKey, startCoreProcess, startGatewayProcess } from "./processes.js";
 export { startNodeChild } from "./children.js";
-export { DEFAULT_WORKER_HEAP_MB, workerNodeFlags } from "./heap.js";
+export { DEFAULT_WORKER_HEAP_MB, serviceNodeFlags, workerNodeFlags } from "./heap.js";
 export { PublicApi } from "./public-api.js";
 export { queueDeadBacklog, startSilentServer } from "./noisy-neighbour.js";

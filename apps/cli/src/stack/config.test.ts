@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { parseStackConfig } from "./config.js";
-import { DEFAULT_WORKER_HEAP_MB, WORKER_SEMI_SPACE_MB, workerNodeFlags } from "./heap.js";
+import { DEFAULT_SEMI_SPACE_MB, DEFAULT_WORKER_HEAP_MB, WORKER_SEMI_SPACE_MB, serviceNodeFlags, workerNodeFlags } from "./heap.js";
 
 describe("stack configuration", () => {
   it("defaults every variable of the contract", () => {
@@ -14,7 +14,15 @@ describe("stack configuration", () => {
       LOG_LEVEL: "info",
       WORKERS: 1,
       WORKER_HEAP_MB: DEFAULT_WORKER_HEAP_MB,
+      SEMI_SPACE_MB: DEFAULT_SEMI_SPACE_MB,
     });
+  });
+
+  it("gives gateway and core the semi-spaces SEMI_SPACE_MB names, or V8's own sizing for 0", () => {
+    expect(serviceNodeFlags(parseStackConfig({}).SEMI_SPACE_MB)).toEqual([`--max-semi-space-size=${DEFAULT_SEMI_SPACE_MB}`]);
+    expect(serviceNodeFlags(parseStackConfig({ SEMI_SPACE_MB: "8" }).SEMI_SPACE_MB)).toEqual(["--max-semi-space-size=8"]);
+    expect(serviceNodeFlags(parseStackConfig({ SEMI_SPACE_MB: "0" }).SEMI_SPACE_MB)).toEqual([]);
+    expect(() => parseStackConfig({ SEMI_SPACE_MB: "1024" })).toThrow("SEMI_SPACE_MB must be a whole number of MiB from 0 to 256");
   });
 
   it("gives workers the heap WORKER_HEAP_MB names, or V8's own sizing for 0", () => {

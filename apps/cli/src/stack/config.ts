@@ -15,7 +15,7 @@ import {
 } from "@rms/config";
 import { settingsVariables } from "@rms/core/settings";
 import { z } from "zod";
-import { DEFAULT_WORKER_HEAP_MB } from "./heap.js";
+import { DEFAULT_SEMI_SPACE_MB, DEFAULT_WORKER_HEAP_MB } from "./heap.js";
 
 /**
  * Every variable `npm start` reads or hands to core and gateway (CONTRACT.md section 9, in ../shared/docs/), checked before anything
@@ -69,6 +69,14 @@ const schema = z
       .transform(Number)
       .refine((n) => n === 0 || (n >= 64 && n <= 65_536), "must be 0 (no cap) or a whole number of MiB from 64 to 65536")
       .default(DEFAULT_WORKER_HEAP_MB),
+    /** Gateway's and core's young generation: each semi-space in MiB (heap.ts); 0: V8's own sizing. */
+    SEMI_SPACE_MB: z
+      .string()
+      .trim()
+      .regex(/^\d{1,3}$/, "must be a whole number of MiB from 0 to 256 (0: V8's own sizing)")
+      .transform(Number)
+      .refine((n) => n <= 256, "must be a whole number of MiB from 0 to 256 (0: V8's own sizing)")
+      .default(DEFAULT_SEMI_SPACE_MB),
     ...settingsVariables,
   })
   .superRefine((c, ctx) => {

@@ -5,7 +5,7 @@ import { AdminService, KeyKind, bearerMetadata, createClient } from "@rms/proto"
 import { freePort } from "@rms/test-db";
 import { startNodeChild, waitUntil, type Child } from "./children.js";
 import { entryPoint } from "./entry-points.js";
-import { workerNodeFlags } from "./heap.js";
+import { serviceNodeFlags, workerNodeFlags } from "./heap.js";
 
 export const ADMIN_TOKEN = "process-test-admin-token-0123456789";
 export const GATEWAY_TOKEN = "process-test-gateway-token-0123456789";
@@ -26,6 +26,8 @@ export async function startCoreProcess(options: {
   env?: Record<string, string>;
   /** `pipe`: its log lines are read from `process.stdout` (with LOG_LEVEL in `env`). */
   stdout?: "inherit" | "pipe";
+  /** Node's flags: the launcher's (heap.ts) unless given. */
+  nodeFlags?: readonly string[];
 }): Promise<Child> {
   const core = startNodeChild(
     "core",
@@ -42,6 +44,7 @@ export async function startCoreProcess(options: {
       ...options.env,
     },
     options.stdout,
+    options.nodeFlags ?? serviceNodeFlags(),
   );
   const admin = adminClient(`127.0.0.1:${options.port}`);
   try {
@@ -89,6 +92,8 @@ export async function startGatewayProcess(options: {
   port: number;
   env?: Record<string, string>;
   stdout?: "inherit" | "pipe";
+  /** Node's flags: the launcher's (heap.ts) unless given. */
+  nodeFlags?: readonly string[];
 }): Promise<Child> {
   const gateway = startNodeChild(
     "gateway",
@@ -106,6 +111,7 @@ export async function startGatewayProcess(options: {
       ...options.env,
     },
     options.stdout,
+    options.nodeFlags ?? serviceNodeFlags(),
   );
   await waitUntil("gateway", () => httpsCall(options.dataDir, options.port, "GET", "/v1/status").then(() => true), 60_000, gateway);
   return gateway;

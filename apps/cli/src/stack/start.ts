@@ -8,7 +8,7 @@ import { ensureAdminToken, ensureClientsFile, ensureGatewayToken, ensureSecretKe
 import { adminTokenFileOf, clientsFileOf, corePidFileOf, dataDirOf, gatewayTokenFileOf, secretKeyFileOf } from "../paths.js";
 import { coreEnv, gatewayEnv, workerEnv } from "./child-env.js";
 import { startNodeChild, waitUntil, type Child } from "./children.js";
-import { workerNodeFlags } from "./heap.js";
+import { serviceNodeFlags, workerNodeFlags } from "./heap.js";
 import { entryPoint } from "./entry-points.js";
 import { makePrivate, PRIVATE_UMASK } from "./private-dir.js";
 import { parseStackConfig, StackConfigError, type StackConfig } from "./config.js";
@@ -167,7 +167,7 @@ export async function startStack(env: Record<string, string | undefined>): Promi
     if (database) say(`database: ${describeDatabase(database)}, data in ${join(dataDir, "db")}`);
 
     const resolved = { mongoUri, adminToken, gatewayToken, coreTls, dataDir, secretKey, clientsFile };
-    const core = startNodeChild("core", entryPoint("core"), coreEnv(env, config, resolved));
+    const core = startNodeChild("core", entryPoint("core"), coreEnv(env, config, resolved), "inherit", serviceNodeFlags(config.SEMI_SPACE_MB));
     children.push(core);
     // Who to send SIGHUP to for a new caller table (docs/internal-clients.md); removed when the stack stops.
     writeFileSync(corePidFileOf(env), `${core.process.pid}\n`);
@@ -196,7 +196,7 @@ export async function startStack(env: Record<string, string | undefined>): Promi
       );
     }
 
-    const gateway = startNodeChild("gateway", entryPoint("gateway"), gatewayEnv(env, config, resolved));
+    const gateway = startNodeChild("gateway", entryPoint("gateway"), gatewayEnv(env, config, resolved), "inherit", serviceNodeFlags(config.SEMI_SPACE_MB));
     children.push(gateway);
     await waitUntil("gateway", () => statusOk(config.PORT), 60_000, gateway);
     // The operator's ports first: `ready` is the last line, the one scripts and tests wait for.
