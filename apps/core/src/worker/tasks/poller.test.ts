@@ -170,7 +170,7 @@ describe("the leased-queue poller", () => {
     await eventually(() => expect(q.state.started).toEqual(["retry"]));
   });
 
-  it("claimsAtOnce: once SOLO_CLAIMS claims in a row found work, claims overlap up to that many, and claims and work in hand never exceed the lanes", async () => {
+  it("claimsAtOnce: once SOLO_CLAIMS claims in a row found work, claims overlap up to that many; claims and work in hand stay within the lanes", async () => {
     const q = fakeQueue();
     q.queue("a", "b", "c", "d", "e", "f");
     let open!: () => void;
