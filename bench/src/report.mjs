@@ -245,6 +245,13 @@ export function checks(results, { depth, updates, updateWindow, big }) {
       "deliveries_floor",
     ),
     check(results, "the delivery floor vs the bare loop (what a delivery's durable bookkeeping costs at 4 in flight)", "deliveries_floor", "deliveries_bare"),
+    // The batched floor is the database's bound per delivery, whatever the endpoints: the 16 endpoints' row against it.
+    check(
+      results,
+      "deliveries/s of one worker to 16 endpoints vs the batched delivery floor (a delivery's writes cost the database the same whatever its endpoint)",
+      "deliveries_16",
+      "deliveries_floor_batched",
+    ),
     check(
       results,
       "the backlog drained by one worker vs the batched delivery floor (the bare loop with the batched design's database writes by hand: 4 flights of up to 32, writes grouped)",
