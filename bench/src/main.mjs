@@ -23,7 +23,8 @@
 // one endpoint, 100000, 0 to skip), BENCH_LAG_TRACE (a file: a line per create of the create -> delivery rows, its row, when its
 // 201 came (ms) and its lag to the delivery, -1 when none came).
 // BENCH_STREAMS (open streams of the streams row, 1000), BENCH_STREAM_RATE (creates/s of the stream lag row, 100),
-// BENCH_STREAM_LAG_STREAMS (streams open during it, 100).
+// BENCH_STREAM_LAG_STREAMS (streams open during it, 100). BENCH_DB_TOP=1: after each create -> delivery row, what the
+// database did per create, by collection and by command (bench/src/db-top.mjs).
 // BENCH_ONLY=<group>: that group's rows alone on the bench's stack, for a before/after in minutes; writes
 // bench/results/<group>.{json,md} instead of the full report, with the report's checks for
 //   requests: the GET, keyed POST, list, two-filter list and search pairs against C, and D (the driver alone, with

@@ -1,9 +1,10 @@
 #!/usr/bin/env node
 // The write cost of one request log, in isolation (issue 28, item 5): what recording adds per request to the
 // gateway (redaction and the 8 KiB cut of the parameters and of a GET's answer, the record itself) and to the
-// database (its share of a batched insert of 1,000 into `request_logs` with its nine list indexes and the TTL
-// index), as CPU time from /proc, with nothing else of the stack running. `node bench/src/request-logs-write.mjs`
-// after a build; REQUEST_LOGS_WRITE_COUNT records (default 50,000). Prints one line and writes
+// database (its share of a batch written as the recorder writes it: one transaction with the tenant's stream counter,
+// into `request_logs` with its list, position and TTL indexes), as CPU time from /proc, with nothing else of the stack
+// running. `node bench/src/request-logs-write.mjs` after a build; REQUEST_LOGS_WRITE_COUNT records (default 50,000)
+// in batches of REQUEST_LOGS_WRITE_BATCH (default 1,000). Prints one line and writes
 // bench/results/request-logs-write.json.
 import { writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
@@ -13,7 +14,7 @@ import { cpuMeter } from "./load.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const COUNT = Number(process.env.REQUEST_LOGS_WRITE_COUNT ?? 50_000);
-const BATCH = 1_000;
+const BATCH = Number(process.env.REQUEST_LOGS_WRITE_BATCH ?? 1_000);
 const { keep, redact, RequestLogStore, gatewayMongoClient } = await import("@rms/gateway/bench");
 const { newRequestId } = await import("@rms/proto");
 const { startDatabase } = await import("@rms/test-db");
@@ -55,6 +56,7 @@ try {
       created: Math.floor(ms / 1000),
       request_params_json: JSON.stringify(keep(redact({}))),
       response_body_json: JSON.stringify(keep(redact(JSON.parse(answer)))),
+      source: "api",
       expires_at: new Date(ms + 14 * 86_400_000),
     };
   };

@@ -5,6 +5,7 @@
 // another account's 16 dead endpoints with a backlog (the noisy neighbour). Endpoints are made and switched through
 // the public API (`POST /v1/webhook_endpoints`, WEBHOOK_ALLOW_PRIVATE), accounts and keys through the admin service.
 import { cpuMeter, createRequests, eventually } from "./load.mjs";
+import { dbTop } from "./db-top.mjs";
 import { startReceiver } from "./receiver.mjs";
 
 /** The receiver every webhook row delivers to, and the two helpers the rows share around it. */
@@ -155,6 +156,7 @@ export async function webhookRows({ run, results, stack, api, newApi, apiUrl, re
  */
 async function steadyCreateToDelivery({ run, stack, apiUrl, headers, rate, runName, received, drain, say }) {
   const answeredAt = new Map();
+  const top = process.env.BENCH_DB_TOP === "1" ? await dbTop(stack.mongoUri) : null;
   await run.paced(
     runName,
     `${apiUrl}/v1/resources`,
@@ -164,6 +166,7 @@ async function steadyCreateToDelivery({ run, stack, apiUrl, headers, rate, runNa
   );
   say(`waiting for the deliveries of ${runName}`);
   await drain(answeredAt);
+  await top?.stop(runName, answeredAt.size);
   const lags = [];
   for (const [id, at] of answeredAt) if (received.createdAt.has(id)) lags.push(received.createdAt.get(id) - at);
   if (process.env.BENCH_LAG_TRACE) {
