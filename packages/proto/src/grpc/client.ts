@@ -11,7 +11,7 @@ import {
 } from "@grpc/grpc-js";
 import { tracingOn } from "@rms/telemetry";
 import { RpcError, TransportError, isServiceError } from "./rpc-error.js";
-import { methodPath } from "./service-definition.js";
+import { binary, methodPath } from "./service-definition.js";
 import { clientSpan, endClientSpan } from "./tracing.js";
 import type { AnyService, CallOptions, ServiceClient } from "./types.js";
 
@@ -207,11 +207,6 @@ function clientStreamingCall(channel: Client, method: Method, base: Metadata, op
         call.cancel();
       });
     });
-}
-
-/** A Buffer over the serialized message's memory: grpc-js copies it into its frame, so a copy here is garbage only. */
-function binary(bytes: Uint8Array): Buffer {
-  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
 /**

@@ -30,6 +30,6 @@ export function toServiceDefinition(service: DescService): ServiceDefinition {
 }
 
 /** A Buffer over the serialized message's memory: grpc-js copies it into its frame, so a copy here is garbage only. */
-function binary(bytes: Uint8Array): Buffer {
+export function binary(bytes: Uint8Array): Buffer {
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
