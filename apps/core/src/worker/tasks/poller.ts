@@ -11,14 +11,6 @@ import type { WorkerContext, WorkerTask } from "./task.js";
  */
 export const WAKE_UP_BACKSTOP_MS = 500;
 
-/**
- * Claims a fill makes one at a time, each having found work, before `claimsAtOnce` of them overlap. Measured on the
- * deliveries queue at 20 creates/s to one endpoint (the bench's `top` of the database per run): with every fill
- * starting 4 claims at once, its lane took 12 writes per delivery, and the database spent more on them than on the
- * deliveries themselves.
- */
-export const SOLO_CLAIMS = 2;
-
 /** What work on a claimed item is handed: whether the worker is stopping, and a sleep that a stop ends at once. */
 export interface Lane {
   stopping(): boolean;
@@ -32,10 +24,9 @@ export interface PollerOptions<T> {
   /** Items worked at once. */
   readonly concurrency: number;
   /**
-   * Claims made at once while filling free lanes (default 1), once SOLO_CLAIMS in a row have found work. A claim is a
-   * few sequential round trips, so one at a time caps a worker at about one item per round-trip time however many
-   * lanes are free; several at once overlap those round trips (each claim is a single-document write, so concurrent
-   * claims are safe).
+   * Claims made at once while filling free lanes (default 1). A claim is a few sequential round trips, so one
+   * at a time caps a worker at about one item per round-trip time however many lanes are free; several at
+   * once overlap those round trips (each claim is a single-document write, so concurrent claims are safe).
    */
   readonly claimsAtOnce?: number;
   /**
@@ -207,42 +198,32 @@ export class QueuePoller<T> {
   private async claimUntilFull(): Promise<void> {
     this.fillAgain = false;
     if (this.dueAt <= this.now()) this.dueAt = Number.POSITIVE_INFINITY;
-    // One claim at a time until SOLO_CLAIMS in a row found work. Most fills find one item or none (a wake-up for the
-    // one delivery just queued, a flight that ended), and each claim beside it would find nothing at the price of
-    // its writes (a deliveries claim takes its lane's free places before it knows there is nothing for them). Work
-    // past that is a backlog: the claims then overlap.
-    for (let claimed = 0; claimed < SOLO_CLAIMS; claimed++) if (!(await this.claimOnce())) return;
     const chains = Math.max(1, Math.min(this.options.claimsAtOnce ?? 1, this.options.concurrency));
     await Promise.all(Array.from({ length: chains }, () => this.claimChain()));
   }
 
   /** One chain of claims: claims while a lane is free, until a claim finds nothing (then the back-off starts). */
   private async claimChain(): Promise<void> {
-    while (await this.claimOnce());
-  }
-
-  /** One claim while a lane is free, its items set to work: false when no lane is free or it found nothing (or failed). */
-  private async claimOnce(): Promise<boolean> {
-    if (this.stopped || this.inFlight.size + this.claiming >= this.options.concurrency) return false;
-    let items: readonly T[] = [];
-    this.claiming++;
-    try {
-      if (this.options.claimSome) items = await this.options.claimSome();
-      else {
-        const item = await this.options.claim();
-        items = item === null ? [] : [item];
+    while (!this.stopped && this.inFlight.size + this.claiming < this.options.concurrency) {
+      let items: readonly T[] = [];
+      this.claiming++;
+      try {
+        if (this.options.claimSome) items = await this.options.claimSome();
+        else {
+          const item = await this.options.claim();
+          items = item === null ? [] : [item];
+        }
+      } catch (error) {
+        this.options.logger.warn({ err: error }, `${this.options.name}: claim failed`);
+      } finally {
+        this.claiming--;
       }
-    } catch (error) {
-      this.options.logger.warn({ err: error }, `${this.options.name}: claim failed`);
-    } finally {
-      this.claiming--;
+      if (items.length === 0) {
+        this.idleUntil = this.now() + this.options.idleMs;
+        return;
+      }
+      for (const item of items) this.run(item);
     }
-    if (items.length === 0) {
-      this.idleUntil = this.now() + this.options.idleMs;
-      return false;
-    }
-    for (const item of items) this.run(item);
-    return true;
   }
 
   private run(item: T): void {
