@@ -8,6 +8,7 @@ import { openClient } from "../storage/client-options.js";
 import { IdempotencyRecords, type IdempotencyRecord } from "../storage/idempotency-records.js";
 import { newTenant, thing, thingsCollection } from "../testutil/storage.js";
 import { rpc, type Call, type PresentedKeyCheck } from "./define-rpc.js";
+import { conflictPause } from "./idempotent.js";
 
 /**
  * A declaration's `atomic` under an Idempotency-Key (idempotent.ts `runAtomically`), on a genuine mongod: the write
@@ -121,6 +122,39 @@ describe("an atomic write under a key", () => {
     expect(answer.resource?.id).toBe("slot-pink-2");
     expect(await thingsNamed("pink")).toBe(1);
     expect(await recordOf("conflict")).toMatchObject({ completed: true });
+  });
+
+  it("many creates at once contending for one count (a limit's places): each runs again until it commits, none is refused", async () => {
+    // Each attempt's write to the one count conflicts with every other transaction's still open: a round commits
+    // one of them, so the last of 12 needs up to 12 attempts, more than a fixed handful of immediate retries gives.
+    const count = `count-${tenant.account}`;
+    await t.db.collection<{ _id: string; n: number }>("counts").insertOne({ _id: count, n: 0 });
+    const runs = { count: 0 };
+    const declaration = rpc.write({
+      atomic: true,
+      write: async (req: CreateResourceRequest, { budget }: Call) => {
+        runs.count++;
+        await t.db.collection<{ _id: string; n: number }>("counts").updateOne({ _id: count }, { $inc: { n: 1 } }, budget.db());
+        const doc = { ...thing(tenant), color: req.name };
+        await t.things.insertOne(doc, budget.db());
+        return { doc };
+      },
+      reply: ({ doc }) => ({ resource: { id: doc._id, name: doc.color } }),
+    });
+    const creates = Array.from({ length: 12 }, (_, i) => declaration.run(request("crowd"), keyed(`crowd-${i}`), checkKey(), method));
+    const outcomes = await Promise.allSettled(creates);
+    const refused = outcomes.filter((o) => o.status === "rejected").map((o) => (o as PromiseRejectedResult).reason);
+    console.log(`12 creates at once on one count: ${runs.count} attempts, ${refused.length} refused`);
+    expect(refused).toEqual([]);
+    expect(await thingsNamed("crowd")).toBe(12);
+    expect(await t.db.collection<{ _id: string; n: number }>("counts").findOne({ _id: count })).toMatchObject({ n: 12 });
+  });
+
+  it("the pause between attempts is jittered, and grows to at most 64 ms", () => {
+    expect(conflictPause(1, () => 0.999)).toBe(3);
+    expect(conflictPause(3, () => 0.5)).toBe(8);
+    expect(conflictPause(20, () => 0.999)).toBe(63);
+    expect(conflictPause(5, () => 0)).toBe(0);
   });
 
   it("a repeat sent while the first executes finds its lock: in flight, and the write is made once", async () => {

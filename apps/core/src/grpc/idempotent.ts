@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { setTimeout as sleep } from "node:timers/promises";
 import { create, fromBinary, toBinary, type DescMethodClientStreaming, type DescMethodUnary, type MessageInitShape } from "@bufbuild/protobuf";
 import {
   ANSWER_HEADERS_METADATA,
@@ -211,7 +212,7 @@ async function underKey<Res>(call: KeyedBase, fingerprint: string, steps: KeyedS
   if (steps.oneCommit) {
     // A write conflict of the call's own writes with a concurrent call's (two creates taking one free place of a
     // limit) aborts the transaction before anything commits: under the same lock, the write runs again in a new one,
-    // a few times at most (a stream's bytes are read once: 503, nothing done).
+    // after a jittered pause, while the call's budget lasts (a stream's bytes are read once: 503, nothing done).
     for (let attempt = 1; ; attempt++) {
       const session = keyed.records.client.startSession();
       session.startTransaction();
@@ -221,10 +222,12 @@ async function underKey<Res>(call: KeyedBase, fingerprint: string, steps: KeyedS
         return await inOneCommit(call, session, within, held, (w) => steps.execute(w), withContent, headers, scope.id);
       } catch (error) {
         if (!(error instanceof AttemptConflict)) throw error;
-        if (!steps.rerunnable || attempt >= CONFLICT_ATTEMPTS) {
+        const pause = conflictPause(attempt);
+        if (!steps.rerunnable || attempt >= CONFLICT_ATTEMPTS || !hasTimeFor(budget, pause)) {
           await lease.release().catch((cause: unknown) => lost(keyed, requestId, cause));
           throw errors.unavailable();
         }
+        await sleep(pause);
       }
     }
   }
@@ -356,8 +359,28 @@ async function inOneCommit<Res>(
   }
 }
 
-/** How many times a call in one commit runs again after its transaction met a concurrent call's writes. */
-const CONFLICT_ATTEMPTS = 5;
+/**
+ * How many times at most a call in one commit runs after its transaction met concurrent calls' writes. Calls that
+ * contend for one document (a limit's count of an account) conflict all but one per round: n at once need up to n
+ * rounds, so the bound is the call's budget, and this count only stops a call that has none (no deadline).
+ */
+export const CONFLICT_ATTEMPTS = 32;
+/** The pause before the next attempt: full jitter up to 4 ms, doubling per attempt to at most 64 ms, so the losers spread out. */
+export function conflictPause(attempt: number, random: () => number = Math.random): number {
+  return Math.floor(random() * Math.min(64, 4 * 2 ** (attempt - 1)));
+}
+
+/** Whether the budget leaves time for a pause and another attempt (its commands run in what is left). */
+function hasTimeFor(budget: Budget, pauseMs: number): boolean {
+  try {
+    const { timeoutMS } = budget.db();
+    return timeoutMS === undefined || timeoutMS > pauseMs + MIN_ATTEMPT_MS;
+  } catch {
+    return false;
+  }
+}
+/** Less time than this left after the pause: another attempt would not reach its commit. */
+const MIN_ATTEMPT_MS = 50;
 
 /** A transaction aborted by a conflict before its commit: nothing was done, the attempt may run again. */
 class AttemptConflict extends Error {}
