@@ -8,6 +8,7 @@ import { join } from "node:path";
 import AxeBuilder from "@axe-core/playwright";
 import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { BrowserErrors } from "./browser-errors";
 import { findOrInstallChromium } from "./chromium";
 import { type Stack, startStack, trustDevelopmentCertificate } from "./stack";
 
@@ -54,22 +55,13 @@ describe.skipIf("missing" in browserFound)("the dashboard in Chromium", () => {
   /** An endpoint that subscribes to job.failed only: resource events are not for it. */
   let unsubscribedId: string;
   /** What the browser reported as errors (a CSP violation among them), by page. */
-  const consoleErrors: string[] = [];
+  const browserErrors = new BrowserErrors();
 
   const shot = async (p: Page, name: string) => {
     mkdirSync(SCREENSHOTS, { recursive: true });
     await p.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: true });
   };
-  const watch = (p: Page) => {
-    p.on("console", (message) => {
-      if (message.type() === "error") consoleErrors.push(`${p.url()}: ${message.text()}`);
-    });
-    p.on("pageerror", (error) => consoleErrors.push(`${p.url()}: ${error.message}`));
-    // Which call a 5xx was (Chromium's console line names only the page).
-    p.on("response", (response) => {
-      if (response.status() >= 500) consoleErrors.push(`${p.url()}: ${response.request().method()} ${response.url()} answered ${response.status()}`);
-    });
-  };
+  const watch = (p: Page) => browserErrors.watch(p);
   const newPage = async () => {
     const ctx = await browser.newContext({ ignoreHTTPSErrors: true });
     const p = await ctx.newPage();
@@ -659,7 +651,7 @@ describe.skipIf("missing" in browserFound)("the dashboard in Chromium", () => {
 
   it("loaded nothing the CSP refused and threw nothing", () => {
     // 4xx answers the tests asked for on purpose are logged by Chromium as failed loads; everything else is a bug.
-    expect(consoleErrors.filter((e) => !/Failed to load resource: the server responded with a status of (400|401|403|404)/.test(e))).toEqual([]);
+    expect(browserErrors.unexpected([400, 401, 403, 404])).toEqual([]);
     void context;
   });
 });

@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { BrowserErrors } from "./browser-errors";
 import { findOrInstallChromium } from "./chromium";
 import { type Stack, startStack, trustDevelopmentCertificate } from "./stack";
 
@@ -20,7 +21,7 @@ describe.skipIf("missing" in browserFound)("the dashboard's live parts in Chromi
   let stack: Stack;
   let browser: Browser;
   let page: Page;
-  const consoleErrors: string[] = [];
+  const browserErrors = new BrowserErrors();
   /** The paths of the API calls the page made (`/v1/events/stream`, `/v1/events`, ...). */
   const calls: string[] = [];
 
@@ -35,10 +36,7 @@ describe.skipIf("missing" in browserFound)("the dashboard's live parts in Chromi
     browser = await chromium.launch({ executablePath: browserFound.path, headless: true, args: ["--no-sandbox", "--disable-dev-shm-usage"] });
     const context = await browser.newContext({ ignoreHTTPSErrors: true });
     page = await context.newPage();
-    page.on("console", (message) => {
-      if (message.type() === "error") consoleErrors.push(`${page.url()}: ${message.text()}`);
-    });
-    page.on("pageerror", (error) => consoleErrors.push(`${page.url()}: ${error.message}`));
+    browserErrors.watch(page);
     page.on("request", (request) => {
       const url = new URL(request.url());
       if (url.pathname.startsWith("/v1/")) calls.push(url.pathname);
@@ -118,6 +116,6 @@ describe.skipIf("missing" in browserFound)("the dashboard's live parts in Chromi
   });
 
   it("made no console error (the scope probes' refusals at sign-in aside: the browser logs every 4xx)", () => {
-    expect(consoleErrors.filter((e) => !/Failed to load resource: the server responded with a status of 400/.test(e))).toEqual([]);
+    expect(browserErrors.unexpected([400])).toEqual([]);
   });
 });

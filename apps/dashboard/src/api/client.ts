@@ -29,11 +29,6 @@ export class ApiFailure extends Error {
   get routeMissing(): boolean {
     return this.status === 404 && this.code === "route_missing";
   }
-
-  /** The API refused the key (revoked, expired): the tab goes back to sign-in with this message. */
-  get signedOut(): boolean {
-    return this.status === 401;
-  }
 }
 
 interface ErrorEnvelope {
@@ -66,10 +61,22 @@ export function networkFailure(cause: unknown): ApiFailure {
 
 type KeySource = () => string | null;
 
-/** What the client does when the API refuses the key (401): forget it and show sign-in with the API's message. */
-let onSignedOut: (failure: ApiFailure) => void = () => {};
-export function whenSignedOut(handler: (failure: ApiFailure) => void): void {
+/**
+ * What the client does when the API refuses a key (401): told the refusal and the key the request carried, which may
+ * no longer be the tab's (a request sent before a sign-out, answered after the next sign-in).
+ */
+let onSignedOut: (failure: ApiFailure, refusedKey: string) => void = () => {};
+export function whenSignedOut(handler: (failure: ApiFailure, refusedKey: string) => void): void {
   onSignedOut = handler;
+}
+
+/** Tells the handler of a refusal of `sentKey`, with the API's message (read from a copy: the SDK reads the answer). */
+async function refused(response: Response, sentKey: string): Promise<void> {
+  const body = await response
+    .clone()
+    .json()
+    .catch(() => null);
+  onSignedOut(failureOf(response.status, body, response.headers.get("request-id")), sentKey);
 }
 
 /** The API's origin: this page's (the dashboard uses the `/v1` API of the gateway that serves it, and nothing else). */
@@ -77,17 +84,20 @@ export const API_ORIGIN = globalThis.location?.origin ?? "https://localhost";
 
 /**
  * The client of the public API: the SDK, on this origin, with the tab's key read at every request (so signing in or
- * out changes the key of the next call, not the client); no key, no Authorization header (401 `api_key_missing`).
+ * out changes the key of the next call, not the client); no key, no Authorization header (401 `api_key_missing`). A
+ * 401 to a request that carried a key is told to `whenSignedOut`'s handler with that key.
  */
 export function apiClient(key: KeySource): RMS {
   return new RMS("tab-key", {
     baseUrl: API_ORIGIN,
-    fetch: (input, init) => {
+    fetch: async (input, init) => {
       const headers = new Headers(init?.headers);
       const secret = key();
       if (secret) headers.set("Authorization", `Bearer ${secret}`);
       else headers.delete("Authorization");
-      return globalThis.fetch(input, { ...init, headers });
+      const response = await globalThis.fetch(input, { ...init, headers });
+      if (response.status === 401 && secret) await refused(response, secret);
+      return response;
     },
   });
 }
@@ -110,14 +120,12 @@ export function failureOfError(error: unknown): ApiFailure {
   return networkFailure(error instanceof RMSError && error.cause !== undefined ? error.cause : error);
 }
 
-/** The answer of an SDK call, or the ApiFailure it stands for (a 401 also signs the tab out). */
+/** The answer of an SDK call, or the ApiFailure it stands for (a 401 has signed the tab out already: `apiClient`). */
 export async function unwrap<T>(call: PromiseLike<T>): Promise<T> {
   try {
     return await call;
   } catch (error) {
     if (error instanceof DOMException && error.name === "AbortError") throw error;
-    const failure = failureOfError(error);
-    if (failure.signedOut) onSignedOut(failure);
-    throw failure;
+    throw failureOfError(error);
   }
 }

@@ -82,10 +82,11 @@ export function AuthProvider({ children }: { children: ReactNode }) {
   );
 
   useEffect(() => {
-    // Only the first refusal signs out and says why: a request still in flight, or one sent after the key was
-    // forgotten (401 `api_key_missing`), must not replace the API's message (the revoked key's) with its own.
-    whenSignedOut((failure: ApiFailure) => {
-      if (storedKey()) signOut({ message: failure.message, requestId: failure.requestId });
+    // Only a refusal of the tab's key signs out, the first one, and says why: a request still in flight must not
+    // replace the API's message (the revoked key's) with its own, and one sent with a key the tab has left since (a
+    // session signed out of, then another key signed in) is no word on the key it holds now.
+    whenSignedOut((failure: ApiFailure, refusedKey: string) => {
+      if (refusedKey === storedKey()) signOut({ message: failure.message, requestId: failure.requestId });
     });
   }, [signOut]);
 
@@ -105,12 +106,14 @@ export function AuthProvider({ children }: { children: ReactNode }) {
         storeScopes(learned);
         setScopes(learned);
       } catch (error) {
-        // Only the API's refusal of the key signs out. No answer at all (the tab leaving the page mid-probe, the
-        // network) keeps the key: forgetting it then would sign the tab out of the page it is going to.
+        // Signed out (or switched) meanwhile: the answer is no word on the key the tab holds now. Else only the API's
+        // refusal of the key signs out. No answer at all (the tab leaving the page mid-probe, the network) keeps the
+        // key: forgetting it then would sign the tab out of the page it is going to.
+        if (storedKey() !== secret) throw error;
         if ((error as { status?: number }).status === 401) {
           const body = (error as { body?: { error?: { message?: string; request_id?: string } } }).body;
           signOut({ message: body?.error?.message ?? (error as Error).message, requestId: body?.error?.request_id ?? null });
-        } else if (storedKey() === secret) {
+        } else {
           setProbeFailure(error instanceof Error ? error.message : String(error));
         }
         throw error;
