@@ -499,13 +499,22 @@ describe("the deliveries worker", () => {
     const endpoint = await insertEndpoint(t.db, keyring, tenant, { url: target.url() });
     for (let i = 0; i < 12; i++) await relayedEvent(tenant);
     await lanes().updateOne({ _id: endpoint.doc._id }, { $set: { answering: true } });
-    const queue = new DeliveryQueue({ db: client.db(t.db.databaseName), logger, owner: "bounded", settings: context().settings, metrics: new Registry(), unrecordedMax: 4 });
+    const queue = new DeliveryQueue({
+      db: client.db(t.db.databaseName),
+      logger,
+      owner: "bounded",
+      settings: context().settings,
+      metrics: new Registry(),
+      unrecordedMax: 4,
+    });
     // Other tests' lanes may have work too (left leased here): this endpoint's turn comes within a few claims.
     let flight: ClaimedFlight | undefined;
     for (let claims = 0; claims < 10 && !flight; claims++) flight = (await queue.claimFlights(1)).find((f) => f.deliveries[0]!.endpoint === endpoint.doc._id);
     expect(flight!.deliveries).toHaveLength(12);
     const heldMs = 5_000;
-    const armed = await failPoint({ times: 1 }, { failCommands: ["insert"], blockConnection: true, blockTimeMS: heldMs, appName }).catch((error: unknown) => error);
+    const armed = await failPoint({ times: 1 }, { failCommands: ["insert"], blockConnection: true, blockTimeMS: heldMs, appName }).catch(
+      (error: unknown) => error,
+    );
     if (armed instanceof MongoServerError && !inject("mongoStartedHere")) {
       console.log(`[skipped: the server at MONGODB_URI does not take fail points: ${armed.message}]`);
       queue.close();
