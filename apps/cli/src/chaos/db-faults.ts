@@ -4,7 +4,7 @@
 // steps down and rolls back what no majority had). One fault at a time, each once the set is whole again; and a
 // watcher that counts the elections it sees.
 import type { ReplicaSetMember, RunningReplicaSet } from "@rms/test-db";
-import { log, sleep } from "./log.js";
+import { log, noteFault, sleep } from "./log.js";
 
 export type DbFaultKind = "sigkill" | "sigstop";
 
@@ -52,6 +52,7 @@ export function startDbFaults(set: RunningReplicaSet, options: { minGapMs: numbe
       if (fault === "sigkill") {
         log(`database: SIGKILL of the primary, member ${primary.index + 1} (${primary.host})`);
         primary.signal("SIGKILL");
+        noteFault("SIGKILL of the primary");
         const seen = await nextPrimary(primary, at);
         faults.push({ fault, member: primary.index + 1, ...seen });
         log(
@@ -61,6 +62,7 @@ export function startDbFaults(set: RunningReplicaSet, options: { minGapMs: numbe
       } else {
         log(`database: SIGSTOP of the primary, member ${primary.index + 1} (${primary.host}), for ${options.freezeMs / 1000} s`);
         primary.signal("SIGSTOP");
+        noteFault("SIGSTOP of the primary");
         const seen = await nextPrimary(primary, at);
         await sleep(Math.max(0, options.freezeMs - (Date.now() - at)));
         primary.signal("SIGCONT");

@@ -12,7 +12,7 @@ import { promisify } from "node:util";
 import type { RunningReplicaSet } from "@rms/test-db";
 import type { Cluster } from "../cluster/cluster.js";
 import { findOrInstallHaproxy } from "../cluster/haproxy.js";
-import { log, sleep } from "./log.js";
+import { log, noteFault, sleep } from "./log.js";
 
 const run = promisify(execFile);
 /** Set in the run's own namespace: the cgroup directory the outer process removes once the run ends. */
@@ -261,6 +261,7 @@ export async function startPartitions(
         `partitions: ${kind}: ${target} cut off${kind === "primary-from-members" ? " from the other members" : " from every member"} for ` +
           `${options.holdMs / 1000} s`,
       );
+      noteFault(`partition ${kind}`);
       await (kind === "primary-from-members" ? cutter.isolateMember(primary.index) : cutter.isolateFromDatabase(target));
       let next: { next_primary: number | null; seconds_to_next_primary: number | null } = { next_primary: null, seconds_to_next_primary: null };
       while (Date.now() - at < options.holdMs) {

@@ -4,6 +4,7 @@
 import { createServer, type IncomingHttpHeaders } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Webhook } from "standardwebhooks";
+import { elapsedSeconds } from "./log.js";
 
 export interface Received {
   /** Every request that reached the receiver. */
@@ -14,6 +15,8 @@ export interface Received {
   refused: number;
   /** Event id -> how many times it was answered 2xx. */
   answered2xx: Map<string, number>;
+  /** Event id -> when each of its 2xx answers was given (seconds since the run began), for the repeated ones' causes. */
+  answered2xxAt: Map<string, number[]>;
 }
 
 export interface Receiver {
@@ -27,7 +30,7 @@ export interface Receiver {
 
 export async function startReceiver(options: { failureRate: number }): Promise<Receiver> {
   let verifier: Webhook | undefined;
-  const received: Received = { requests: 0, unverified: 0, refused: 0, answered2xx: new Map() };
+  const received: Received = { requests: 0, unverified: 0, refused: 0, answered2xx: new Map(), answered2xxAt: new Map() };
   const server = createServer((request, response) => {
     const chunks: Buffer[] = [];
     request.on("data", (chunk: Buffer) => chunks.push(chunk));
@@ -48,6 +51,7 @@ export async function startReceiver(options: { failureRate: number }): Promise<R
         return;
       }
       received.answered2xx.set(id, (received.answered2xx.get(id) ?? 0) + 1);
+      received.answered2xxAt.set(id, [...(received.answered2xxAt.get(id) ?? []), elapsedSeconds()]);
       response.end("ok");
     });
   });

@@ -1,9 +1,11 @@
 // The printed report of `npm run chaos`: one JSON object on stdout, the resources phase's counts with the
 // load's and the kills' figures, the jobs phase's under `jobs` (docs/events.md, docs/jobs.md) and the noisy
 // neighbour's under `noisy_neighbour.deliveries` (docs/webhooks.md), its jobs part under `noisy_neighbour.jobs` (docs/jobs.md).
+import { repeatedDeliveries } from "./duplicates.js";
 import type { ResourcesPhaseCounts } from "./invariants.js";
 import type { JobsPhase } from "./jobs-phase.js";
 import type { LoadOutcomes } from "./load.js";
+import { faultTimeline } from "./log.js";
 import type { NoisyDeliveriesPhase } from "./noisy-deliveries-phase.js";
 import type { Received } from "./receiver.js";
 import type { ProcessKind } from "./stack.js";
@@ -20,6 +22,7 @@ export interface ResourcesPhaseReport {
 
 export function resourcesReport(phase: ResourcesPhaseReport): Record<string, unknown> {
   const { counts, outcomes, received, kills } = phase;
+  const repeats = repeatedDeliveries(received.answered2xxAt, faultTimeline);
   return {
     resources_expected: phase.expected,
     resources_found: counts.found,
@@ -35,6 +38,9 @@ export function resourcesReport(phase: ResourcesPhaseReport): Record<string, unk
     deliveries: counts.deliveries,
     undelivered: counts.undelivered,
     duplicate_deliveries: counts.duplicateDeliveries,
+    // What each repeat is laid to (duplicates.ts): the last fault before its first answer's record was due.
+    duplicate_deliveries_by_fault: repeats.by_fault,
+    duplicate_deliveries_seconds_to_repeat: repeats.seconds_to_repeat,
     events_with_pending_webhooks: counts.eventsWithPendingWebhooks,
     delivery_requests: received.requests,
     delivery_requests_refused_by_receiver: received.refused,

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { startDatabase } from "@rms/test-db";
 import type { Child } from "../stack/children.js";
 import { freePort, startCoreProcess, startGatewayProcess, startWorkerProcess } from "../stack/processes.js";
-import { log, sleep } from "./log.js";
+import { log, noteFault, sleep } from "./log.js";
 
 /** A process of the single stack (`core`, `gateway`, `worker<n>`) or of the cluster (`core<n>`, `gateway<n>`, `worker<n>`). */
 export type ProcessName = "core" | "gateway" | `core${number}` | `gateway${number}` | `worker${number}`;
@@ -150,7 +150,11 @@ export function startKiller(stack: ChaosStack, minMs: number, maxMs: number, cho
     while (killing) {
       await sleep(minMs + Math.random() * (maxMs - minMs));
       if (!killing) break;
-      for (const name of await choose()) if (stack.kill(name)) kills[kindOf(name)]++;
+      for (const name of await choose())
+        if (stack.kill(name)) {
+          kills[kindOf(name)]++;
+          noteFault(`SIGKILL of a ${kindOf(name)}`);
+        }
     }
   })();
   return {

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseAllDocuments } from "yaml";
 import { repoRoot } from "../paths.js";
 import { entryPoint, PROCESS_KINDS, processTable } from "../stack/entry-points.js";
+import { serviceNodeFlags, workerNodeFlags } from "../stack/heap.js";
 import { ensureGoTool, GO_TOOLS, goVersion } from "../testutil/go-tools.js";
 
 const execFileAsync = promisify(execFile);
@@ -209,10 +210,12 @@ function variablesRead(files: readonly string[]): Set<string> {
 const TLS_SOURCE = "packages/proto/src/grpc/client.ts";
 /** The OTEL_* variables every process reads (tracing, @rms/telemetry). */
 const TRACING_SOURCE = "packages/telemetry/src/config.ts";
+/** What node itself reads, for every process: its V8 flags (the launcher's, heap.ts). */
+const NODE_READS = ["NODE_OPTIONS"];
 const READS = {
-  gateway: variablesRead(["apps/gateway/src/config.ts", TLS_SOURCE, TRACING_SOURCE]),
-  core: variablesRead(["apps/core/src/config.ts", "apps/core/src/settings.ts", TLS_SOURCE, TRACING_SOURCE]),
-  worker: variablesRead(["apps/core/src/worker/config.ts", "apps/core/src/settings.ts", TRACING_SOURCE]),
+  gateway: new Set([...variablesRead(["apps/gateway/src/config.ts", TLS_SOURCE, TRACING_SOURCE]), ...NODE_READS]),
+  core: new Set([...variablesRead(["apps/core/src/config.ts", "apps/core/src/settings.ts", TLS_SOURCE, TRACING_SOURCE]), ...NODE_READS]),
+  worker: new Set([...variablesRead(["apps/core/src/worker/config.ts", "apps/core/src/settings.ts", TRACING_SOURCE]), ...NODE_READS]),
 };
 
 const goLine = await goVersion(process.env);
@@ -330,6 +333,11 @@ describe.skipIf(!goLine)("the Helm chart (deploy/helm/rms)", () => {
         expect([...envOf(container("worker")).keys()].filter((n) => n.endsWith("_TOKEN"))).toEqual([]);
         // Several gateways share their rate limits.
         expect(envOf(container("gateway")).get("RATE_LIMIT_STORE")?.value).toBe("mongodb");
+      });
+
+      it("starts each process with the V8 heap flags the launcher gives it (heap.ts), through NODE_OPTIONS", () => {
+        const expected = { gateway: serviceNodeFlags(), core: serviceNodeFlags(), worker: workerNodeFlags() };
+        for (const kind of PROCESS_KINDS) expect(envOf(container(kind)).get("NODE_OPTIONS")?.value?.split(" "), kind).toEqual(expected[kind]);
       });
 
       it("gives every process the OTEL_* variables of tracing.env, and none without", () => {

@@ -104,14 +104,16 @@ export interface DeliveryQueueOptions {
   readonly transport?: DeliveryEnvironment["transport"];
   readonly now?: () => number;
   readonly random?: () => number;
-  /** Told when lanes may have work at a time no counter announces (a lane's next turn, more lanes than one claim looks at). */
   /** Tells the process's event relay of a write with an event (an endpoint disabled). */
   readonly written?: (collection: string, id: string) => void;
+  /** Told when lanes may have work at a time no counter announces (a lane's next turn, more lanes than one claim looks at). */
   readonly lookAgainAt?: (atMs: number) => void;
   /** The group-commit window of the writes after a POST (bookkeeping.ts, BOOKKEEPING_WINDOW_MS by default). */
   readonly bookkeepingWindowMs?: number;
   /** How long a flight goes on claiming its endpoint's deliveries (FLIGHT_CONTINUE_MS by default; tests). */
   readonly continueMs?: number;
+  /** How many of a flight's deliveries may be sent and not yet recorded (FLIGHT_UNRECORDED_MAX by default; tests). */
+  readonly unrecordedMax?: number;
 }
 
 /** A claimed delivery and the flight it holds in its endpoint's lane (lanes.ts). */
@@ -150,6 +152,14 @@ export const DELIVERIES_PER_FLIGHT = 32;
  * end before the delivery's lease: the rest go back to the queue unleased, never sent under an expired lease.
  */
 export const FLIGHT_SEND_MARGIN_MS = 5_000;
+
+/**
+ * How many of a flight's deliveries may be sent while their records are not yet durable: the next waits for the
+ * record of the one this many before it. What a crash of the worker, or a primary away for seconds, sends a second
+ * time is what was sent and not recorded, so this bounds it per flight; at full speed a record is durable a few
+ * deliveries after its POST, so the bound is rarely reached (docs/webhooks.md, "At least once").
+ */
+export const FLIGHT_UNRECORDED_MAX = 8;
 
 /** How old a flight's read of its endpoint may be when it sends its next delivery (ms). */
 export const ENDPOINT_REREAD_MS = 1_000;
@@ -342,8 +352,12 @@ export class DeliveryQueue {
         !stopping() &&
         this.now() - flightStarted < (this.options.continueMs ?? FLIGHT_CONTINUE_MS) &&
         this.now() + timeoutMs + FLIGHT_SEND_MARGIN_MS <= flight.until;
+      const unrecordedMax = this.options.unrecordedMax ?? FLIGHT_UNRECORDED_MAX;
       for (let round = 1; ; round++) {
         for (const [index, delivery] of batch.entries()) {
+          // Every delivery before the one `unrecordedMax` back was waited for already: at most that many are unrecorded.
+          const recordedFirst = started[started.length - unrecordedMax];
+          if (recordedFirst) await recordedFirst.catch(() => undefined);
           // The first is sent whatever the lease, as a lone delivery is; a later one only while its lease,
           // and the flight's place in the lane, outlast an attempt.
           const late = started.length > 0 && this.now() + timeoutMs + FLIGHT_SEND_MARGIN_MS > Math.min(delivery.lease_until ?? 0, flight.until);
