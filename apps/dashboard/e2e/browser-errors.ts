@@ -1,9 +1,9 @@
 // What the browser reported as errors during a test file's run, for its last test ("loaded nothing the CSP refused
 // and threw nothing"): console errors (a CSP violation among them), uncaught exceptions, and failed loads with the
-// call and the status they got. A load the API refused with 503 and Retry-After (its answer while too busy to serve:
-// a slow core's health check, a stream's feed that did not start in time) that the SDK tried again and got through
-// is printed, not counted: on a loaded machine that is the API doing what it says, and a call that never got through
-// still counts.
+// call and the status they got. A 503 with Retry-After (the API's answer when what it depends on did not answer in
+// time: core's call deadline, its 1 s health check behind /v1/status, a stream's feed not started within 10 s) whose
+// call the SDK tried again and got through is printed, not counted: on a loaded machine that is the API doing what it
+// says. A call that never got through, a 503 without Retry-After and every other 5xx still count.
 import type { Page } from "playwright-core";
 
 const FAILED_LOAD = /^Failed to load resource: the server responded with a status of (\d{3})/;
