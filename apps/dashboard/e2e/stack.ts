@@ -2,7 +2,7 @@
 // the gateway, which serves the built dashboard) on free ports and a fresh data directory, so its first start
 // prints the secret key, the curl line and the dashboard's sign-in link, as a new user sees them.
 import { execFile, spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -11,6 +11,41 @@ import { freePort } from "@rms/test-db";
 const runFile = promisify(execFile);
 const repoRoot = new URL("../../../", import.meta.url).pathname;
 const rmsBin = join(repoRoot, "apps/cli/bin/rms.js");
+const dashboardBuild = join(repoRoot, "apps/dashboard/dist");
+
+/** The files a build's page and scripts name (`/dashboard/assets/index-<hash>.js`, `./papaparse.min-<hash>.js`) that `dir` lacks. */
+function missingAssets(dir: string): string[] {
+  const index = join(dir, "index.html");
+  if (!existsSync(index)) return ["index.html"];
+  const assets = join(dir, "assets");
+  const texts = [
+    readFileSync(index, "utf8"),
+    ...(existsSync(assets) ? readdirSync(assets) : []).filter((f) => f.endsWith(".js")).map((f) => readFileSync(join(assets, f), "utf8")),
+  ];
+  const named = new Set(texts.flatMap((text) => [...text.matchAll(/(?:\/dashboard\/assets\/|\.\/)([\w.-]+\.(?:js|css))/g)].map((m) => m[1]!)));
+  return [...named].filter((name) => !existsSync(join(assets, name)));
+}
+
+/**
+ * A copy of the dashboard's build for one stack to serve: other packages' tests run `npm start`, whose build rewrites
+ * apps/dashboard/dist while these tests run (a page asked for meanwhile answered 500, an asset's name changed under a
+ * loaded page). Copied again while the copy is not one whole build (taken mid-build), for up to two minutes.
+ */
+async function snapshotDashboardBuild(): Promise<string> {
+  const deadline = Date.now() + 120_000;
+  for (let attempt = 1; ; attempt++) {
+    const dir = mkdtempSync(join(tmpdir(), "rms-dashboard-e2e-build-"));
+    if (existsSync(dashboardBuild)) cpSync(dashboardBuild, dir, { recursive: true });
+    const missing = missingAssets(dir);
+    if (missing.length === 0) {
+      if (attempt > 1) console.log(`dashboard e2e: the dashboard's build was whole at copy ${attempt}`);
+      return dir;
+    }
+    rmSync(dir, { recursive: true, force: true });
+    if (Date.now() > deadline) throw new Error(`apps/dashboard/dist is no whole build (missing ${missing.join(", ")}): run npm run build`);
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+  }
+}
 
 export interface Stack {
   readonly origin: string;
@@ -28,6 +63,7 @@ export interface Stack {
 
 export async function startStack(extraEnv: Record<string, string> = {}): Promise<Stack> {
   const dataDir = mkdtempSync(join(tmpdir(), "rms-dashboard-e2e-"));
+  const dashboardDir = await snapshotDashboardBuild();
   const [https, http, core] = [await freePort(), await freePort(), await freePort()];
   const env: Record<string, string | undefined> = {
     ...process.env,
@@ -41,6 +77,7 @@ export async function startStack(extraEnv: Record<string, string> = {}): Promise
     CORE_METRICS_PORT: "0",
     WORKER_METRICS_PORT: "0",
     LOG_LEVEL: "warn",
+    DASHBOARD_DIR: dashboardDir,
     WEBHOOK_ALLOW_PRIVATE: "true",
     WEBHOOK_RETRY_SCHEDULE: "1s,2s,3s",
     // The browser tests make a few dozen calls a second with one key at their busiest.
@@ -57,6 +94,7 @@ export async function startStack(extraEnv: Record<string, string> = {}): Promise
     if (child.exitCode !== null || Date.now() > deadline) {
       child.kill("SIGTERM");
       rmSync(dataDir, { recursive: true, force: true });
+      rmSync(dashboardDir, { recursive: true, force: true });
       throw new Error(`rms start did not become ready:\n${output}`);
     }
     await new Promise((r) => setTimeout(r, 200));
@@ -93,6 +131,7 @@ export async function startStack(extraEnv: Record<string, string> = {}): Promise
         await exited;
       }
       rmSync(dataDir, { recursive: true, force: true });
+      rmSync(dashboardDir, { recursive: true, force: true });
     },
   };
 }

@@ -16,6 +16,7 @@ const launcherEnv = {
   WEBHOOK_RETRY_SCHEDULE: "1s,2s",
   WEBHOOK_ENDPOINT_CONCURRENCY: "2",
   FILES_QUOTA_BYTES: "21474836480",
+  DASHBOARD_DIR: "/srv/dashboard",
 };
 const resolved = {
   mongoUri: "mongodb://127.0.0.1:27017",
@@ -66,6 +67,7 @@ describe("what the launcher hands its children", () => {
       DATA_DIR: "/data",
       PORT: "8443",
       HTTP_PORT: "8080",
+      DASHBOARD_DIR: "/srv/dashboard",
     });
     expect(env).not.toHaveProperty("RMS_ADMIN_TOKEN");
     expect(env).not.toHaveProperty("RMS_DB_ENGINE");

@@ -121,6 +121,7 @@ export function gatewayEnv(env: Readonly<Record<string, string | undefined>>, co
       "REQUEST_LOGS_RETENTION_DAYS",
       "FILES_MAX_BYTES",
       "SHUTDOWN_GRACE_MS",
+      "DASHBOARD_DIR",
     ]),
     ...trustedProxies,
     DATA_DIR: resolved.dataDir,

@@ -52,6 +52,8 @@ const schema = z
     REQUEST_LOGS_RETENTION_DAYS: positiveInt().optional(),
     FILES_MAX_BYTES: positiveInt().optional(),
     SHUTDOWN_GRACE_MS: positiveInt().optional(),
+    /** The dashboard's build the gateway serves (default: apps/dashboard/dist beside the gateway). */
+    DASHBOARD_DIR: filePath().optional(),
     RMS_FAULTS: z.string().optional(),
     LOG_LEVEL: logLevel(),
     WORKERS: z
