@@ -219,19 +219,25 @@ describe("npm start (rms start)", () => {
     const stack = await startStack(ports, { env: { WORKERS: "2", WORKER_METRICS_PORT: String(base) } });
     expect(stack.output()).toContain(`worker-1 ${base}, worker-2 ${base + 1}`);
     // Read until both workers are there: on a loaded machine a worker may still be starting when `ready` is printed.
-    await eventually(() => {
-      const workerPorts = environmentsOf("apps/core/dist/worker/main.js")
-        .map((environment) => environment.find((entry) => entry.startsWith("WORKER_METRICS_PORT=")))
-        .sort();
-      expect(workerPorts).toEqual([`WORKER_METRICS_PORT=${base}`, `WORKER_METRICS_PORT=${base + 1}`]);
-    });
+    await eventually(
+      () => {
+        const workerPorts = environmentsOf("apps/core/dist/worker/main.js")
+          .map((environment) => environment.find((entry) => entry.startsWith("WORKER_METRICS_PORT=")))
+          .sort();
+        expect(workerPorts).toEqual([`WORKER_METRICS_PORT=${base}`, `WORKER_METRICS_PORT=${base + 1}`]);
+      },
+      { timeoutMs: 60_000, intervalMs: 250 },
+    );
+    // A worker serves /metrics as it starts and registers the deliveries' counters once its queue is open: read until they are there.
     for (const port of [base, base + 1]) {
-      const text = await eventually(async () => {
-        const response = await fetch(`http://127.0.0.1:${port}/metrics`);
-        expect(response.status).toBe(200);
-        return response.text();
-      });
-      expect(text).toContain("webhook_deliveries_claimed_total");
+      await eventually(
+        async () => {
+          const response = await fetch(`http://127.0.0.1:${port}/metrics`);
+          expect(response.status).toBe(200);
+          expect(await response.text()).toContain("webhook_deliveries_claimed_total");
+        },
+        { timeoutMs: 60_000, intervalMs: 250 },
+      );
     }
     stack.child.kill("SIGTERM");
     expect(await stack.exited).toBe(0);
