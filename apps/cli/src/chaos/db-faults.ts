@@ -52,7 +52,7 @@ export function startDbFaults(set: RunningReplicaSet, options: { minGapMs: numbe
       if (fault === "sigkill") {
         log(`database: SIGKILL of the primary, member ${primary.index + 1} (${primary.host})`);
         primary.signal("SIGKILL");
-        noteFault("SIGKILL of the primary");
+        noteFault("primary", "SIGKILL of the primary");
         const seen = await nextPrimary(primary, at);
         faults.push({ fault, member: primary.index + 1, ...seen });
         log(
@@ -62,7 +62,7 @@ export function startDbFaults(set: RunningReplicaSet, options: { minGapMs: numbe
       } else {
         log(`database: SIGSTOP of the primary, member ${primary.index + 1} (${primary.host}), for ${options.freezeMs / 1000} s`);
         primary.signal("SIGSTOP");
-        noteFault("SIGSTOP of the primary");
+        noteFault("primary", "SIGSTOP of the primary");
         const seen = await nextPrimary(primary, at);
         await sleep(Math.max(0, options.freezeMs - (Date.now() - at)));
         primary.signal("SIGCONT");

@@ -33,5 +33,5 @@ export function repeatedDeliveries(answeredAt: ReadonlyMap<string, readonly numb
 
 /** A worker's records are cut off by its own death or by its primary's faults; core's and the gateways' are not theirs. */
 function cutsOffRecords(fault: FaultAt): boolean {
-  return fault.what.includes("worker") || fault.what.includes("primary");
+  return fault.target === "worker" || fault.target === "primary";
 }

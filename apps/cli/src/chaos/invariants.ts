@@ -155,7 +155,7 @@ export async function countResourcesPhase(input: {
   for (const r of resources) for (let s = 0; s <= versionOf(r); s++) if (!byChange.seen.has(`${r.id}/${s}`)) missingEvents++;
   // Deliveries: what the receiver answered 2xx to. Undelivered: an event never answered 2xx; duplicates: 2xx
   // answers beyond the first for an event (allowed: a worker killed after the POST and before recording it).
-  const deliveries = [...received.answered2xx.values()].reduce((sum, n) => sum + n, 0);
+  const deliveries = [...received.answered2xx.values()].reduce((sum, times) => sum + times.length, 0);
   const counts = {
     found: resources.length,
     duplicates: byName.extra,

@@ -261,7 +261,7 @@ export async function startPartitions(
         `partitions: ${kind}: ${target} cut off${kind === "primary-from-members" ? " from the other members" : " from every member"} for ` +
           `${options.holdMs / 1000} s`,
       );
-      noteFault(`partition ${kind}`);
+      noteFault(kind === "primary-from-members" ? "primary" : kind === "core-from-database" ? "core" : "gateway", `partition ${kind}`);
       await (kind === "primary-from-members" ? cutter.isolateMember(primary.index) : cutter.isolateFromDatabase(target));
       let next: { next_primary: number | null; seconds_to_next_primary: number | null } = { next_primary: null, seconds_to_next_primary: null };
       while (Date.now() - at < options.holdMs) {

@@ -22,7 +22,7 @@ export interface ResourcesPhaseReport {
 
 export function resourcesReport(phase: ResourcesPhaseReport): Record<string, unknown> {
   const { counts, outcomes, received, kills } = phase;
-  const repeats = repeatedDeliveries(received.answered2xxAt, faultTimeline);
+  const repeats = repeatedDeliveries(received.answered2xx, faultTimeline);
   return {
     resources_expected: phase.expected,
     resources_found: counts.found,

@@ -153,7 +153,7 @@ export function startKiller(stack: ChaosStack, minMs: number, maxMs: number, cho
       for (const name of await choose())
         if (stack.kill(name)) {
           kills[kindOf(name)]++;
-          noteFault(`SIGKILL of a ${kindOf(name)}`);
+          noteFault(kindOf(name), `SIGKILL of a ${kindOf(name)}`);
         }
     }
   })();
