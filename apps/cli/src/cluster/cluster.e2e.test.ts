@@ -241,7 +241,7 @@ describe("rms cluster", () => {
     const answers: Reply[][] = [[], []];
     const started = Date.now();
     // Bursts of twice the limit at each gateway at once, until one is refused: clients that wait for each answer never
-    // pass the limit when a busy machine answers fewer than it per second (seen in CI: 40 allowed in 4 s, no 429).
+    // pass the limit when a busy machine answers fewer than it per second.
     for (let burst = 0; burst < 10 && !answers.flat().some((r) => r.status === 429); burst++) {
       await Promise.all(
         gatewayPorts.map(async (gatewayPort, g) => {

@@ -157,7 +157,7 @@ export const FLIGHT_SEND_MARGIN_MS = 5_000;
  * How many of a flight's deliveries may be sent while their records are not yet durable: the next waits for the
  * record of the one this many before it. What a crash of the worker, or a primary away for seconds, sends a second
  * time is what was sent and not recorded, so this bounds it per flight; at full speed a record is durable a few
- * deliveries after its POST, so the bound is rarely reached (docs/webhooks.md, "At least once").
+ * deliveries after its POST, so the bound is rarely reached (docs/webhooks.md, "What a batch may lose to a SIGKILL").
  */
 export const FLIGHT_UNRECORDED_MAX = 8;
 
