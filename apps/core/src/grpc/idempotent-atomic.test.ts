@@ -1,11 +1,10 @@
 import { create, type DescMethodUnary } from "@bufbuild/protobuf";
 import { Metadata } from "@grpc/grpc-js";
 import { CreateResourceRequestSchema, IDEMPOTENCY_KEY_METADATA, ResourceService, type CallContext, type CreateResourceRequest } from "@rms/proto";
-import { MongoServerError } from "mongodb";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { errors } from "../errors.js";
-import { openClient } from "../storage/client-options.js";
 import { IdempotencyRecords, type IdempotencyRecord } from "../storage/idempotency-records.js";
+import { failPointClient } from "../testutil/fail-points.js";
 import { newTenant, thing, thingsCollection } from "../testutil/storage.js";
 import { rpc, type Call, type PresentedKeyCheck } from "./define-rpc.js";
 import { conflictPause } from "./idempotent.js";
@@ -189,21 +188,11 @@ describe("an atomic write under a key", () => {
   // NoSuchTransaction with TransientTransactionError is what a new primary answers for a transaction its predecessor
   // had: nothing of it committed. Made here by a fail point on this test's own client (its appName), one commit only.
   it("a commit refused as transient (an election lost the transaction): nothing committed, the call runs again under its lock and commits once", async () => {
-    const appName = `commit-refused-${process.pid}`;
-    const client = await openClient(`${inject("mongoUri")}&appName=${appName}`).connect();
+    const faults = await failPointClient("commit-refused");
     try {
-      const db = client.db(t.db.databaseName);
+      const db = faults.client.db(t.db.databaseName);
       const over = { records: new IdempotencyRecords(db), things: () => db.collection<ReturnType<typeof thing>>("things") };
-      const failPoint = (mode: unknown, data: object = {}) => client.db("admin").command({ configureFailPoint: "failCommand", mode, data });
-      const armed = await failPoint(
-        { times: 1 },
-        { failCommands: ["commitTransaction"], errorCode: 251, errorLabels: ["TransientTransactionError"], appName },
-      ).catch((error: unknown) => error);
-      if (armed instanceof MongoServerError && !inject("mongoStartedHere")) {
-        console.log(`[skipped: the server at MONGODB_URI does not take fail points: ${armed.message}]`);
-        return;
-      }
-      expect(armed).not.toBeInstanceOf(Error);
+      if (!(await faults.arm({ times: 1 }, { failCommands: ["commitTransaction"], errorCode: 251, errorLabels: ["TransientTransactionError"] }))) return;
       try {
         const { runs, call } = declared(() => undefined, over);
         const answer = await call("transient-commit", "teal");
@@ -213,10 +202,10 @@ describe("an atomic write under a key", () => {
         expect(await call("transient-commit", "teal")).toMatchObject({ resource: { id: answer.resource?.id } });
         expect(runs.count).toBe(2);
       } finally {
-        await failPoint("off");
+        await faults.off();
       }
     } finally {
-      await client.close();
+      await faults.close();
     }
   });
 });
